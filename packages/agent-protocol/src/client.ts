@@ -1,0 +1,230 @@
+/**
+ * AgentClient: the control plane's typed way to run a command on a server's agent over any
+ * AgentTransport. It fills in the request id and deadline, and turns an error reply into an
+ * AgentCommandError, so callers get the result object or an exception.
+ */
+import { randomUUID } from "node:crypto";
+import { AgentCommandError, AgentProtocolError } from "./errors.ts";
+import {
+  type BuildImageCommand,
+  type BuildImageResult,
+  type CancelJobResult,
+  type CleanBuildCacheResult,
+  type Command,
+  type CommandName,
+  type CommandReply,
+  type CommandRequest,
+  type Container,
+  type ContainerConfig,
+  type ContainerStats,
+  type DeployServiceCommand,
+  type DeployServiceResult,
+  type EnsureProxyCommand,
+  type ListContainersCommand,
+  type PingResult,
+  type ProxyFile,
+  type ProxyFileRemoved,
+  type ProxyFileScope,
+  type ProxyFileWritten,
+  type ProxyReloaded,
+  type ProxyService,
+  RESULT_NAME_OF_COMMAND,
+  type RegistryAuth,
+  type RegistryLoginResult,
+  type RestartContainerResult,
+  type ResultOfCommand,
+  type SecurityAuditResult,
+  type ServiceAction,
+  type ServiceActionResult,
+  type ValidateServerResult,
+} from "./messages.ts";
+import { assertValidName, assertValidServerId } from "./names.ts";
+import type { AgentTransport } from "./transport.ts";
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
+
+/** A request for `serverId` with a fresh id and a deadline `timeoutMs` from now. */
+export function makeCommandRequest(
+  serverId: string,
+  command: Command,
+  timeoutMs: number,
+  nowUnixMs = Date.now(),
+): CommandRequest {
+  return { requestId: randomUUID(), serverId, deadlineUnixMs: nowUnixMs + timeoutMs, ...command };
+}
+
+/** The result a reply carries for `command`, or an AgentCommandError for an error reply. */
+export function resultOf<C extends CommandName>(
+  reply: CommandReply,
+  command: C,
+  serverId: string,
+): ResultOfCommand[C] {
+  if (reply.result === "error") {
+    throw new AgentCommandError(reply.error.code, reply.error.message, serverId, command);
+  }
+  const expected = RESULT_NAME_OF_COMMAND[command];
+  if (reply.result !== expected) {
+    throw new AgentProtocolError(`${command} was answered with a ${reply.result} result`);
+  }
+  return (reply as unknown as Record<string, ResultOfCommand[C]>)[expected]!;
+}
+
+export class AgentClient {
+  constructor(
+    readonly transport: AgentTransport,
+    readonly defaultTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
+  ) {}
+
+  /** Runs any command and returns its result. */
+  async run<C extends Command>(
+    serverId: string,
+    command: C,
+    timeoutMs = this.defaultTimeoutMs,
+  ): Promise<ResultOfCommand[C["command"]]> {
+    assertValidServerId(serverId);
+    const request = makeCommandRequest(serverId, command, timeoutMs);
+    const reply = await this.transport.request(serverId, request, timeoutMs);
+    return resultOf(reply, command.command as C["command"], serverId);
+  }
+
+  ping(serverId: string, timeoutMs?: number): Promise<PingResult> {
+    return this.run(serverId, { command: "ping", ping: {} }, timeoutMs);
+  }
+
+  validateServer(serverId: string, timeoutMs?: number): Promise<ValidateServerResult> {
+    return this.run(serverId, { command: "validateServer", validateServer: {} }, timeoutMs);
+  }
+
+  securityAudit(serverId: string, timeoutMs?: number): Promise<SecurityAuditResult> {
+    return this.run(serverId, { command: "securityAudit", securityAudit: {} }, timeoutMs);
+  }
+
+  async listContainers(
+    serverId: string,
+    filter: ListContainersCommand = {},
+    timeoutMs?: number,
+  ): Promise<Container[]> {
+    const list = await this.run(serverId, { command: "listContainers", listContainers: filter }, timeoutMs);
+    return list.containers;
+  }
+
+  inspectContainer(serverId: string, containerId: string, timeoutMs?: number): Promise<ContainerConfig> {
+    assertValidName(containerId, "container id");
+    return this.run(serverId, { command: "inspectContainer", inspectContainer: { containerId } }, timeoutMs);
+  }
+
+  restartContainer(
+    serverId: string,
+    containerId: string,
+    options: { stopTimeoutSeconds?: number; timeoutMs?: number } = {},
+  ): Promise<RestartContainerResult> {
+    assertValidName(containerId, "container id");
+    const restartContainer = { containerId, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
+    return this.run(serverId, { command: "restartContainer", restartContainer }, options.timeoutMs);
+  }
+
+  // ---- deployments ----
+
+  /** Builds (and pushes) an image; progress goes to the command's log stream. */
+  buildImage(serverId: string, command: BuildImageCommand, timeoutMs: number): Promise<BuildImageResult> {
+    assertValidName(command.appName, "appName");
+    return this.run(serverId, { command: "buildImage", buildImage: command }, timeoutMs);
+  }
+
+  /** Creates or updates an application's Swarm service and waits for its new tasks. */
+  deployService(
+    serverId: string,
+    command: DeployServiceCommand,
+    timeoutMs: number,
+  ): Promise<DeployServiceResult> {
+    assertValidName(command.spec.name, "service name");
+    return this.run(serverId, { command: "deployService", deployService: command }, timeoutMs);
+  }
+
+  serviceAction(
+    serverId: string,
+    serviceName: string,
+    action: ServiceAction,
+    options: { replicas?: number; timeoutMs?: number } = {},
+  ): Promise<ServiceActionResult> {
+    assertValidName(serviceName, "service name");
+    const serviceAction = { serviceName, action, replicas: options.replicas ?? 0 };
+    return this.run(serverId, { command: "serviceAction", serviceAction }, options.timeoutMs);
+  }
+
+  /** Stops the running build or deploy of job `jobId` (a deployment id). */
+  cancelJob(serverId: string, jobId: string, timeoutMs?: number): Promise<CancelJobResult> {
+    return this.run(serverId, { command: "cancelJob", cancelJob: { jobId } }, timeoutMs);
+  }
+
+  cleanBuildCache(serverId: string, timeoutMs?: number): Promise<CleanBuildCacheResult> {
+    return this.run(serverId, { command: "cleanBuildCache", cleanBuildCache: {} }, timeoutMs);
+  }
+
+  /** Logs in to a registry through the server's Docker Engine; the registry's refusal is an error. */
+  registryLogin(serverId: string, auth: RegistryAuth, timeoutMs?: number): Promise<RegistryLoginResult> {
+    return this.run(serverId, { command: "registryLogin", registryLogin: { auth } }, timeoutMs);
+  }
+
+  /** One sample of the resource use of the running containers of a Swarm service. */
+  async containerStats(
+    serverId: string,
+    swarmServiceName: string,
+    timeoutMs?: number,
+  ): Promise<ContainerStats[]> {
+    assertValidName(swarmServiceName, "service name");
+    const list = await this.run(
+      serverId,
+      { command: "containerStats", containerStats: { swarmServiceName } },
+      timeoutMs,
+    );
+    return list.containers;
+  }
+
+  // ---- proxy ----
+
+  writeProxyFile(
+    serverId: string,
+    scope: ProxyFileScope,
+    fileName: string,
+    content: string,
+    timeoutMs?: number,
+  ): Promise<ProxyFileWritten> {
+    return this.run(
+      serverId,
+      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content } },
+      timeoutMs,
+    );
+  }
+
+  readProxyFile(
+    serverId: string,
+    scope: ProxyFileScope,
+    fileName: string,
+    timeoutMs?: number,
+  ): Promise<ProxyFile> {
+    return this.run(serverId, { command: "readProxyFile", readProxyFile: { scope, fileName } }, timeoutMs);
+  }
+
+  removeProxyFile(
+    serverId: string,
+    scope: ProxyFileScope,
+    fileName: string,
+    timeoutMs?: number,
+  ): Promise<ProxyFileRemoved> {
+    return this.run(
+      serverId,
+      { command: "removeProxyFile", removeProxyFile: { scope, fileName } },
+      timeoutMs,
+    );
+  }
+
+  /** Creates or updates the proxy's Swarm service. */
+  ensureProxy(serverId: string, command: EnsureProxyCommand, timeoutMs?: number): Promise<ProxyService> {
+    return this.run(serverId, { command: "ensureProxy", ensureProxy: command }, timeoutMs);
+  }
+
+  reloadProxy(serverId: string, timeoutMs?: number): Promise<ProxyReloaded> {
+    return this.run(serverId, { command: "reloadProxy", reloadProxy: {} }, timeoutMs);
+  }
+}

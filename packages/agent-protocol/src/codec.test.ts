@@ -1,0 +1,424 @@
+/**
+ * Codec tests: every message survives an encode/decode round trip with all of its fields set,
+ * the samples together set every field of proto/agent.proto (so messages.ts cannot fall behind
+ * the .proto), and unknown or malformed input decodes to the documented fallbacks.
+ */
+import protobuf from "protobufjs";
+import { describe, expect, it } from "vitest";
+import {
+  agentProtoRoot,
+  decodeCommandReply,
+  decodeCommandRequest,
+  decodeEvent,
+  decodeHeartbeat,
+  decodeLogChunk,
+  decodeStreamLogsRequest,
+  encodeCommandReply,
+  encodeCommandRequest,
+  encodeEvent,
+  encodeHeartbeat,
+  encodeLogChunk,
+  encodeStreamLogsRequest,
+  messageType,
+  ProtocolDecodeError,
+} from "./codec.ts";
+import type {
+  AgentEvent,
+  CommandReply,
+  CommandRequest,
+  Heartbeat,
+  LogChunk,
+  StreamLogsRequest,
+} from "./messages.ts";
+
+const header = { requestId: "r-1", serverId: "srv-1", deadlineUnixMs: 1_900_000_000_123 };
+
+const requests: CommandRequest[] = [
+  { ...header, command: "ping", ping: {} },
+  { ...header, command: "validateServer", validateServer: {} },
+  { ...header, command: "securityAudit", securityAudit: {} },
+  {
+    ...header,
+    command: "listContainers",
+    listContainers: {
+      all: true,
+      nameMatch: "web",
+      labels: { "com.example.app": "shop", tier: "" },
+      swarmServiceName: "shop_web",
+      stackNamespace: "shop",
+      composeProject: "shop-compose",
+    },
+  },
+  { ...header, command: "inspectContainer", inspectContainer: { containerId: "abc123" } },
+  {
+    ...header,
+    command: "restartContainer",
+    restartContainer: { containerId: "web-1", stopTimeoutSeconds: 5 },
+  },
+  {
+    ...header,
+    command: "buildImage",
+    buildImage: {
+      jobId: "d-1",
+      logStreamId: "d-1",
+      appName: "web",
+      imageName: "platform/web:d-1",
+      git: {
+        url: "https://git.example.com/a/b.git",
+        branch: "main",
+        sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----",
+        httpUsername: "x-access-token",
+        httpPassword: "t0k3n",
+        enableSubmodules: true,
+      },
+      buildType: "dockerfile",
+      buildPath: "app",
+      dockerfile: "Dockerfile",
+      dockerContextPath: ".",
+      dockerBuildStage: "runtime",
+      buildArgs: { NODE_ENV: "production" },
+      buildSecrets: { NPM_TOKEN: "s3cr3t" },
+      publishDirectory: "dist",
+      isStaticSpa: true,
+      noCache: true,
+      herokuVersion: "24",
+      railpackVersion: "0.1.0",
+      pushRegistry: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
+      pushImagePrefix: "team",
+    },
+  },
+  {
+    ...header,
+    command: "buildImage",
+    buildImage: {
+      jobId: "d-2",
+      logStreamId: "d-2",
+      appName: "web",
+      imageName: "platform/web:d-2",
+      archive: { url: "http://127.0.0.1:3000/agent/artifacts/x", format: "zip", sha256: "ab".repeat(32) },
+      buildType: "static",
+      // Scalars and maps left at their defaults, as decoding gives them.
+      buildPath: "",
+      dockerfile: "",
+      dockerContextPath: "",
+      dockerBuildStage: "",
+      buildArgs: {},
+      buildSecrets: {},
+      publishDirectory: "",
+      isStaticSpa: false,
+      noCache: false,
+      herokuVersion: "",
+      railpackVersion: "",
+      pushImagePrefix: "",
+    },
+  },
+  {
+    ...header,
+    command: "deployService",
+    deployService: {
+      jobId: "d-1",
+      logStreamId: "d-1",
+      spec: {
+        name: "web",
+        image: "platform/web:d-1",
+        env: ["A=1"],
+        command: ["node"],
+        args: ["server.js"],
+        replicas: 2,
+        labels: { "platform.appName": "web" },
+        networks: ["platform-network"],
+        ports: [{ publishedPort: 18080, targetPort: 80, protocol: "tcp", publishMode: "host" }],
+        memoryLimitBytes: 268_435_456,
+        memoryReservationBytes: 134_217_728,
+        nanoCpusLimit: 1_000_000_000,
+        nanoCpusReservation: 500_000_000,
+        healthCheck: {
+          test: ["CMD-SHELL", "wget -q -O- localhost"],
+          intervalNs: 1_000_000_000,
+          timeoutNs: 2_000_000_000,
+          startPeriodNs: 3_000_000_000,
+          retries: 3,
+        },
+        restartPolicy: { condition: "on-failure", delayNs: 5, maxAttempts: 3, windowNs: 7 },
+        mounts: [{ type: "volume", source: "data", target: "/data", readOnly: true }],
+        files: { "/app/.env": "A=1\n" },
+      },
+      registryAuth: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
+      waitSeconds: 60,
+    },
+  },
+  {
+    ...header,
+    command: "serviceAction",
+    serviceAction: { serviceName: "web", action: "START", replicas: 2 },
+  },
+  { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
+  { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
+  {
+    ...header,
+    command: "registryLogin",
+    registryLogin: { auth: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" } },
+  },
+  {
+    ...header,
+    command: "writeProxyFile",
+    writeProxyFile: { scope: "dynamic", fileName: "web.yml", content: "http: {}\n" },
+  },
+  { ...header, command: "readProxyFile", readProxyFile: { scope: "static", fileName: "" } },
+  { ...header, command: "removeProxyFile", removeProxyFile: { scope: "certificate", fileName: "web-1.crt" } },
+  {
+    ...header,
+    command: "ensureProxy",
+    ensureProxy: {
+      image: "traefik:v3",
+      staticConfig: "entryPoints: {}\n",
+      dashboard: true,
+      httpPort: 80,
+      httpsPort: 443,
+      dashboardPort: 8080,
+    },
+  },
+  { ...header, command: "reloadProxy", reloadProxy: {} },
+  { ...header, command: "containerStats", containerStats: { swarmServiceName: "web" } },
+];
+
+const tool = (version: string) => ({ enabled: true, version });
+
+const replies: CommandReply[] = [
+  { requestId: "r-1", result: "error", error: { code: "NOT_FOUND", message: "no such container" } },
+  {
+    requestId: "r-1",
+    result: "ping",
+    ping: { agentVersion: "0.1.0", hostname: "h", timeUnixMs: 1_700_000_000_000 },
+  },
+  {
+    requestId: "r-1",
+    result: "validateServer",
+    validateServer: {
+      docker: tool("27.0.1"),
+      rclone: tool("1.60.1"),
+      nixpacks: tool("1.29.0"),
+      buildpacks: tool("0.35.1"),
+      railpack: tool("0.0.64"),
+      isPlatformNetworkInstalled: true,
+      isSwarmInstalled: true,
+      isMainDirectoryInstalled: true,
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "securityAudit",
+    securityAudit: {
+      ufw: { installed: true, active: true, defaultIncoming: "deny" },
+      ssh: { enabled: true, keyAuth: true, permitRootLogin: "no", passwordAuth: "no", usePam: "yes" },
+      nonRootUser: { hasValidSudoUser: true },
+      unattendedUpgrades: { installed: true, active: true, updateEnabled: 1, upgradeEnabled: 1 },
+      fail2ban: { installed: true, enabled: true, active: true, sshEnabled: "true", sshMode: "aggressive" },
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "containers",
+    containers: {
+      containers: [
+        {
+          id: "c1",
+          names: ["web-1"],
+          image: "platform-test/busybox:latest",
+          imageId: "sha256:abc",
+          command: "httpd -f",
+          createdUnix: 1_700_000_000,
+          state: "running",
+          status: "Up 2 minutes",
+          labels: { a: "b" },
+          ports: [{ ip: "127.0.0.1", privatePort: 8080, publicPort: 18080, type: "tcp" }],
+          networks: ["bridge"],
+        },
+      ],
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "containerConfig",
+    containerConfig: { id: "c1", name: "web-1", inspectJson: "{}" },
+  },
+  {
+    requestId: "r-1",
+    result: "restartContainer",
+    restartContainer: { id: "c1", startedAt: "2025-01-01T00:00:00.000000000Z" },
+  },
+  {
+    requestId: "r-1",
+    result: "buildImage",
+    buildImage: {
+      imageName: "platform/web:d-1",
+      imageId: "sha256:def",
+      pushedImage: "127.0.0.1:5000/team/web:d-1",
+      commitHash: "0123abc",
+      commitMessage: "Fix",
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "deployService",
+    deployService: { serviceId: "svc1", created: true, runningTasks: 2 },
+  },
+  { requestId: "r-1", result: "serviceAction", serviceAction: { found: true } },
+  { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true } },
+  { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
+  { requestId: "r-1", result: "registryLogin", registryLogin: { status: "Login Succeeded" } },
+  {
+    requestId: "r-1",
+    result: "proxyFileWritten",
+    proxyFileWritten: { path: "/etc/platform/traefik/dynamic/web.yml" },
+  },
+  { requestId: "r-1", result: "proxyFile", proxyFile: { exists: true, content: "http: {}\n" } },
+  { requestId: "r-1", result: "proxyFileRemoved", proxyFileRemoved: { removed: true } },
+  { requestId: "r-1", result: "proxyService", proxyService: { serviceId: "svc2", created: false } },
+  { requestId: "r-1", result: "proxyReloaded", proxyReloaded: { found: true } },
+  { requestId: "r-1", result: "error", error: { code: "CANCELLED", message: "stopped" } },
+  {
+    requestId: "r-1",
+    result: "containerStats",
+    containerStats: {
+      containers: [
+        {
+          id: "c1",
+          name: "web.1.abc",
+          status: "Up 2 minutes",
+          startedAtUnixMs: 1_700_000_000_000,
+          cpuPercent: 12.5,
+          memoryUsageBytes: 1_048_576,
+          memoryLimitBytes: 268_435_456,
+          networkRxBytes: 2048,
+          networkTxBytes: 1024,
+        },
+      ],
+    },
+  },
+];
+
+const heartbeat: Heartbeat = {
+  serverId: "srv-1",
+  agentVersion: "0.1.0",
+  hostname: "host-a",
+  sentAtUnixMs: 1_700_000_000_000,
+  dockerReachable: true,
+  dockerVersion: "27.0.1",
+  swarmState: "active",
+};
+const event: AgentEvent = {
+  serverId: "srv-1",
+  kind: "container.die",
+  timeUnixMs: 5,
+  attributes: { id: "c1" },
+};
+const logChunk: LogChunk = { streamId: "s1", seq: 7, data: new Uint8Array([104, 105]), final: true };
+const streamLogs: StreamLogsRequest = {
+  serverId: "srv-1",
+  streamId: "s1",
+  containerId: "c1",
+  follow: true,
+  tailLines: 100,
+  sinceUnixMs: 1_700_000_000_000,
+};
+
+/** Adds "Type.field" for every field set (non-default) in `value`, recursing into messages. */
+function collectSetFields(type: protobuf.Type, value: Record<string, unknown>, into: Set<string>): void {
+  for (const field of type.fieldsArray) {
+    const fieldValue = value[field.name];
+    if (fieldValue === undefined || fieldValue === null) continue;
+    into.add(`${type.name}.${field.name}`);
+    field.resolve();
+    if (field.resolvedType instanceof protobuf.Type) {
+      const items = field.map
+        ? Object.values(fieldValue as object)
+        : field.repeated
+          ? (fieldValue as unknown[])
+          : [fieldValue];
+      for (const item of items) collectSetFields(field.resolvedType, item as Record<string, unknown>, into);
+    }
+  }
+}
+
+function allFields(): Set<string> {
+  const names = new Set<string>();
+  const visit = (namespace: protobuf.NamespaceBase) => {
+    for (const nested of namespace.nestedArray) {
+      if (nested instanceof protobuf.Type)
+        for (const field of nested.fieldsArray) names.add(`${nested.name}.${field.name}`);
+      if (nested instanceof protobuf.Namespace) visit(nested);
+    }
+  };
+  visit(agentProtoRoot);
+  return names;
+}
+
+describe("codec", () => {
+  it("round-trips every command request", () => {
+    for (const request of requests)
+      expect(decodeCommandRequest(encodeCommandRequest(request))).toEqual(request);
+  });
+
+  it("round-trips every reply", () => {
+    for (const reply of replies) expect(decodeCommandReply(encodeCommandReply(reply))).toEqual(reply);
+  });
+
+  it("round-trips heartbeats, events, log chunks and log stream requests", () => {
+    expect(decodeHeartbeat(encodeHeartbeat(heartbeat))).toEqual(heartbeat);
+    expect(decodeEvent(encodeEvent(event))).toEqual(event);
+    const chunk = decodeLogChunk(encodeLogChunk(logChunk));
+    expect({ ...chunk, data: new Uint8Array(chunk.data) }).toEqual(logChunk);
+    expect(decodeStreamLogsRequest(encodeStreamLogsRequest(streamLogs))).toEqual(streamLogs);
+  });
+
+  it("the samples set every field of agent.proto, so messages.ts covers the whole contract", () => {
+    const seen = new Set<string>();
+    for (const request of requests) collectSetFields(messageType("CommandRequest"), request as never, seen);
+    for (const reply of replies) collectSetFields(messageType("CommandReply"), reply as never, seen);
+    collectSetFields(messageType("Heartbeat"), heartbeat as never, seen);
+    collectSetFields(messageType("Event"), event as never, seen);
+    collectSetFields(messageType("LogChunk"), logChunk as never, seen);
+    collectSetFields(messageType("StreamLogsRequest"), streamLogs as never, seen);
+    const missing = [...allFields()].filter((name) => !seen.has(name));
+    expect(missing).toEqual([]);
+  });
+
+  it("leaves an absent tool version out (the API shows it as null)", () => {
+    const reply: CommandReply = {
+      requestId: "r",
+      result: "validateServer",
+      validateServer: {
+        docker: { enabled: false },
+        rclone: { enabled: false },
+        nixpacks: { enabled: false },
+        buildpacks: { enabled: false },
+        railpack: { enabled: false },
+        isPlatformNetworkInstalled: false,
+        isSwarmInstalled: false,
+        isMainDirectoryInstalled: false,
+      },
+    };
+    const decoded = decodeCommandReply(encodeCommandReply(reply));
+    expect(decoded).toEqual(reply);
+    expect(decoded.result === "validateServer" && "version" in decoded.validateServer.docker).toBe(false);
+  });
+
+  it("decodes a request without a known command as command 'unknown'", () => {
+    const bytes = encodeCommandRequest({ ...header, command: "unknown" });
+    expect(decodeCommandRequest(bytes)).toEqual({ ...header, command: "unknown" });
+  });
+
+  it("decodes a reply without a known result as an UNIMPLEMENTED error", () => {
+    const bytes = messageType("CommandReply").encode({ requestId: "r-9" }).finish();
+    expect(decodeCommandReply(bytes)).toEqual({
+      requestId: "r-9",
+      result: "error",
+      error: { code: "UNIMPLEMENTED", message: expect.any(String) },
+    });
+  });
+
+  it("refuses bytes that are not a message", () => {
+    expect(() => decodeCommandRequest(new Uint8Array([0xff, 0xff, 0xff, 0xff]))).toThrow(ProtocolDecodeError);
+  });
+});

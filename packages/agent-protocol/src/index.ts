@@ -1,0 +1,13 @@
+/**
+ * @platform/agent-protocol: the contract between the control plane and the agents
+ * (proto/agent.proto), shared by both sides.
+ */
+export * from "./client.ts";
+export * from "./codec.ts";
+export * from "./errors.ts";
+export * from "./memory-transport.ts";
+export * from "./messages.ts";
+export * from "./names.ts";
+export * from "./nats-transport.ts";
+export * from "./subjects.ts";
+export * from "./transport.ts";

@@ -1,0 +1,570 @@
+/**
+ * TypeScript shapes of the messages in proto/agent.proto, as the codecs in codec.ts produce and
+ * accept them: camelCase field names, int64 as number, enums as their names, and each `oneof`
+ * as a discriminated union (`command` in CommandRequest, `result` in CommandReply).
+ * codec.test.ts checks that every proto field appears here.
+ */
+
+// ---- commands ------------------------------------------------------------------------------
+
+export type PingCommand = Record<string, never>;
+export type ValidateServerCommand = Record<string, never>;
+export type SecurityAuditCommand = Record<string, never>;
+
+export interface ListContainersCommand {
+  /** Include stopped containers too (like `docker ps -a`). */
+  all?: boolean;
+  /** Substring one of the container's names must contain. */
+  nameMatch?: string;
+  /** Labels the container must carry; an empty value only requires the key. */
+  labels?: Record<string, string>;
+  /** Label com.docker.swarm.service.name. */
+  swarmServiceName?: string;
+  /** Label com.docker.stack.namespace. */
+  stackNamespace?: string;
+  /** Label com.docker.compose.project. */
+  composeProject?: string;
+}
+
+export interface InspectContainerCommand {
+  containerId: string;
+}
+
+export interface RestartContainerCommand {
+  containerId: string;
+  /** Seconds to wait for a stop before killing; 0 or absent = Docker's default. */
+  stopTimeoutSeconds?: number;
+}
+
+// ---- deployments (build, Swarm service, jobs, registries) ---------------------------------
+
+/** Credentials for a registry; the password never appears in logs or errors. */
+export interface RegistryAuth {
+  /** Host[:port] as in image names. */
+  serverAddress: string;
+  username: string;
+  password: string;
+}
+
+export interface GitSource {
+  url: string;
+  branch: string;
+  /** OpenSSH private key for ssh URLs; "" or absent for none. */
+  sshPrivateKey?: string;
+  /** HTTP basic credentials (provider tokens), never put into the URL or logs. */
+  httpUsername?: string;
+  httpPassword?: string;
+  enableSubmodules?: boolean;
+}
+
+export interface ArchiveSource {
+  /** http(s) URL on the control plane, valid once. */
+  url: string;
+  format: "tar.gz" | "zip";
+  /** Hex SHA-256 the download must match. */
+  sha256: string;
+}
+
+export type BuildType =
+  | "dockerfile"
+  | "static"
+  | "nixpacks"
+  | "railpack"
+  | "heroku_buildpacks"
+  | "paketo_buildpacks";
+
+export type BuildSource =
+  | { git: GitSource; archive?: undefined }
+  | { archive: ArchiveSource; git?: undefined };
+
+export type BuildImageCommand = BuildSource & {
+  /** The deployment id; cancelJob with it stops the build. */
+  jobId: string;
+  /** Progress goes to agent.<serverId>.logs.<logStreamId>. */
+  logStreamId: string;
+  appName: string;
+  /** Tag of the built image. */
+  imageName: string;
+  buildType: BuildType;
+  buildPath?: string;
+  dockerfile?: string;
+  dockerContextPath?: string;
+  dockerBuildStage?: string;
+  buildArgs?: Record<string, string>;
+  /** BuildKit-style secrets (id = key), never build args. */
+  buildSecrets?: Record<string, string>;
+  publishDirectory?: string;
+  isStaticSpa?: boolean;
+  noCache?: boolean;
+  herokuVersion?: string;
+  railpackVersion?: string;
+  /** Push after the build as <serverAddress>/<pushImagePrefix/><appName>:<tag>. */
+  pushRegistry?: RegistryAuth;
+  pushImagePrefix?: string;
+};
+
+export interface BuildImageResult {
+  imageName: string;
+  imageId: string;
+  /** The reference pushed; "" without a push registry. */
+  pushedImage: string;
+  commitHash: string;
+  commitMessage: string;
+}
+
+export interface ServicePort {
+  publishedPort: number;
+  targetPort: number;
+  protocol: "tcp" | "udp";
+  publishMode: "host" | "ingress";
+}
+
+export interface ServiceHealthCheck {
+  test: string[];
+  intervalNs?: number;
+  timeoutNs?: number;
+  startPeriodNs?: number;
+  retries?: number;
+}
+
+export interface ServiceRestartPolicy {
+  condition: "none" | "on-failure" | "any";
+  delayNs?: number;
+  maxAttempts?: number;
+  windowNs?: number;
+}
+
+export interface ServiceMount {
+  type: "bind" | "volume";
+  source: string;
+  target: string;
+  readOnly?: boolean;
+}
+
+/** The Swarm service of an application. */
+export interface ServiceSpec {
+  /** The appName; also the DNS name on the platform network. */
+  name: string;
+  image: string;
+  /** KEY=VALUE entries. */
+  env: string[];
+  /** Replaces the image's entrypoint when not empty. */
+  command?: string[];
+  args?: string[];
+  replicas: number;
+  labels?: Record<string, string>;
+  networks?: string[];
+  ports?: ServicePort[];
+  memoryLimitBytes?: number;
+  memoryReservationBytes?: number;
+  nanoCpusLimit?: number;
+  nanoCpusReservation?: number;
+  healthCheck?: ServiceHealthCheck;
+  restartPolicy?: ServiceRestartPolicy;
+  mounts?: ServiceMount[];
+  /** Files written on the host and mounted read-only: container path -> content. */
+  files?: Record<string, string>;
+}
+
+export interface DeployServiceCommand {
+  jobId: string;
+  logStreamId: string;
+  spec: ServiceSpec;
+  /** Credentials Swarm pulls the image with; absent for local images. */
+  registryAuth?: RegistryAuth;
+  /** Wait for the new tasks to run (and be healthy) this long; 0 or absent = 120. */
+  waitSeconds?: number;
+}
+
+export interface DeployServiceResult {
+  serviceId: string;
+  created: boolean;
+  runningTasks: number;
+}
+
+export type ServiceAction = "START" | "STOP" | "RELOAD" | "REMOVE";
+
+export interface ServiceActionCommand {
+  serviceName: string;
+  action: ServiceAction;
+  /** Replicas for START. */
+  replicas?: number;
+}
+
+export interface ServiceActionResult {
+  /** False when there is no such service. */
+  found: boolean;
+}
+
+export interface CancelJobCommand {
+  jobId: string;
+}
+
+export interface CancelJobResult {
+  /** True when a command of the job was running and has been stopped. */
+  cancelled: boolean;
+}
+
+export type CleanBuildCacheCommand = Record<string, never>;
+
+export interface CleanBuildCacheResult {
+  reclaimedBytes: number;
+}
+
+export interface RegistryLoginCommand {
+  auth: RegistryAuth;
+}
+
+export interface RegistryLoginResult {
+  /** The engine's status text ("Login Succeeded"). */
+  status: string;
+}
+
+// ---- monitoring ------------------------------------------------------------------------------
+
+export interface ContainerStatsCommand {
+  /** appName of the service (label com.docker.swarm.service.name). */
+  swarmServiceName: string;
+}
+
+export interface ContainerStats {
+  id: string;
+  name: string;
+  /** Docker's status text ("Up 5 minutes"). */
+  status: string;
+  startedAtUnixMs: number;
+  /** Percent of one core over the sample (200 = two cores busy). */
+  cpuPercent: number;
+  /** Without the page cache. */
+  memoryUsageBytes: number;
+  /** The container's limit, or the host's memory when unlimited. */
+  memoryLimitBytes: number;
+  networkRxBytes: number;
+  networkTxBytes: number;
+}
+
+export interface ContainerStatsList {
+  containers: ContainerStats[];
+}
+
+// ---- proxy (Traefik) ------------------------------------------------------------------------
+
+/** `static` is traefik.yml (fileName ignored), `dynamic` dynamic/<name>, `certificate` PEM files. */
+export type ProxyFileScope = "static" | "dynamic" | "certificate";
+
+export interface WriteProxyFileCommand {
+  scope: ProxyFileScope;
+  fileName: string;
+  content: string;
+}
+
+export interface ProxyFileWritten {
+  /** Absolute path on the server. */
+  path: string;
+}
+
+export interface ReadProxyFileCommand {
+  scope: ProxyFileScope;
+  fileName: string;
+}
+
+export interface ProxyFile {
+  exists: boolean;
+  content: string;
+}
+
+export type RemoveProxyFileCommand = ReadProxyFileCommand;
+
+export interface ProxyFileRemoved {
+  removed: boolean;
+}
+
+/** Creates or updates the proxy's Swarm service (writes traefik.yml first). */
+export interface EnsureProxyCommand {
+  image: string;
+  staticConfig: string;
+  dashboard: boolean;
+  httpPort: number;
+  httpsPort: number;
+  dashboardPort: number;
+}
+
+export interface ProxyService {
+  serviceId: string;
+  created: boolean;
+}
+
+export type ReloadProxyCommand = Record<string, never>;
+
+export interface ProxyReloaded {
+  found: boolean;
+}
+
+/** The `command` oneof: the discriminant names the member that is set. */
+export type Command =
+  | { command: "ping"; ping: PingCommand }
+  | { command: "validateServer"; validateServer: ValidateServerCommand }
+  | { command: "securityAudit"; securityAudit: SecurityAuditCommand }
+  | { command: "listContainers"; listContainers: ListContainersCommand }
+  | { command: "inspectContainer"; inspectContainer: InspectContainerCommand }
+  | { command: "restartContainer"; restartContainer: RestartContainerCommand }
+  | { command: "buildImage"; buildImage: BuildImageCommand }
+  | { command: "deployService"; deployService: DeployServiceCommand }
+  | { command: "serviceAction"; serviceAction: ServiceActionCommand }
+  | { command: "cancelJob"; cancelJob: CancelJobCommand }
+  | { command: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheCommand }
+  | { command: "registryLogin"; registryLogin: RegistryLoginCommand }
+  | { command: "containerStats"; containerStats: ContainerStatsCommand }
+  | { command: "writeProxyFile"; writeProxyFile: WriteProxyFileCommand }
+  | { command: "readProxyFile"; readProxyFile: ReadProxyFileCommand }
+  | { command: "removeProxyFile"; removeProxyFile: RemoveProxyFileCommand }
+  | { command: "ensureProxy"; ensureProxy: EnsureProxyCommand }
+  | { command: "reloadProxy"; reloadProxy: ReloadProxyCommand };
+
+/**
+ * What decoding yields for a request whose command this version does not know (a newer sender).
+ * It is never sent; the agent answers it with UNIMPLEMENTED.
+ */
+export interface UnknownCommand {
+  command: "unknown";
+}
+
+export type CommandName = Command["command"];
+
+export interface CommandRequestHeader {
+  requestId: string;
+  serverId: string;
+  /** Unix ms after which the agent refuses the command; 0 = no deadline. */
+  deadlineUnixMs: number;
+}
+
+export type CommandRequest = CommandRequestHeader & (Command | UnknownCommand);
+
+// ---- replies -------------------------------------------------------------------------------
+
+export type ErrorCode =
+  | "CODE_UNSPECIFIED"
+  | "INVALID_ARGUMENT"
+  | "NOT_FOUND"
+  | "DEADLINE_EXCEEDED"
+  | "UNAVAILABLE"
+  | "UNIMPLEMENTED"
+  | "INTERNAL"
+  | "CANCELLED"
+  | "FAILED";
+
+export interface AgentErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+export interface PingResult {
+  agentVersion: string;
+  hostname: string;
+  timeUnixMs: number;
+}
+
+export interface ToolStatus {
+  enabled: boolean;
+  /** Absent when the tool is missing or its version could not be read (spec: null). */
+  version?: string;
+}
+
+/** server.validate (spec 2.5). */
+export interface ValidateServerResult {
+  docker: ToolStatus;
+  rclone: ToolStatus;
+  nixpacks: ToolStatus;
+  buildpacks: ToolStatus;
+  railpack: ToolStatus;
+  isPlatformNetworkInstalled: boolean;
+  isSwarmInstalled: boolean;
+  isMainDirectoryInstalled: boolean;
+}
+
+export interface UfwAudit {
+  installed: boolean;
+  active: boolean;
+  defaultIncoming: string;
+}
+
+export interface SshAudit {
+  enabled: boolean;
+  keyAuth: boolean;
+  permitRootLogin: string;
+  passwordAuth: string;
+  usePam: string;
+}
+
+export interface NonRootUserAudit {
+  hasValidSudoUser: boolean;
+}
+
+export interface UnattendedUpgradesAudit {
+  installed: boolean;
+  active: boolean;
+  updateEnabled: number;
+  upgradeEnabled: number;
+}
+
+export interface Fail2banAudit {
+  installed: boolean;
+  enabled: boolean;
+  active: boolean;
+  sshEnabled: string;
+  sshMode: string;
+}
+
+/** server.security (spec 2.5). */
+export interface SecurityAuditResult {
+  ufw: UfwAudit;
+  ssh: SshAudit;
+  nonRootUser: NonRootUserAudit;
+  unattendedUpgrades: UnattendedUpgradesAudit;
+  fail2ban: Fail2banAudit;
+}
+
+export interface ContainerPort {
+  ip: string;
+  privatePort: number;
+  publicPort: number;
+  type: string;
+}
+
+export interface Container {
+  id: string;
+  /** Without Docker's leading "/". */
+  names: string[];
+  image: string;
+  imageId: string;
+  command: string;
+  /** Unix seconds. */
+  createdUnix: number;
+  state: string;
+  status: string;
+  labels: Record<string, string>;
+  ports: ContainerPort[];
+  networks: string[];
+}
+
+export interface ContainerList {
+  containers: Container[];
+}
+
+export interface ContainerConfig {
+  id: string;
+  name: string;
+  /** The Docker Engine's container inspect JSON. */
+  inspectJson: string;
+}
+
+export interface RestartContainerResult {
+  id: string;
+  /** State.StartedAt after the restart (RFC 3339). */
+  startedAt: string;
+}
+
+/** The `result` oneof of CommandReply. */
+export type ReplyResult =
+  | { result: "error"; error: AgentErrorBody }
+  | { result: "ping"; ping: PingResult }
+  | { result: "validateServer"; validateServer: ValidateServerResult }
+  | { result: "securityAudit"; securityAudit: SecurityAuditResult }
+  | { result: "containers"; containers: ContainerList }
+  | { result: "containerConfig"; containerConfig: ContainerConfig }
+  | { result: "restartContainer"; restartContainer: RestartContainerResult }
+  | { result: "buildImage"; buildImage: BuildImageResult }
+  | { result: "deployService"; deployService: DeployServiceResult }
+  | { result: "serviceAction"; serviceAction: ServiceActionResult }
+  | { result: "cancelJob"; cancelJob: CancelJobResult }
+  | { result: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheResult }
+  | { result: "registryLogin"; registryLogin: RegistryLoginResult }
+  | { result: "containerStats"; containerStats: ContainerStatsList }
+  | { result: "proxyFileWritten"; proxyFileWritten: ProxyFileWritten }
+  | { result: "proxyFile"; proxyFile: ProxyFile }
+  | { result: "proxyFileRemoved"; proxyFileRemoved: ProxyFileRemoved }
+  | { result: "proxyService"; proxyService: ProxyService }
+  | { result: "proxyReloaded"; proxyReloaded: ProxyReloaded };
+
+export type ReplyResultName = ReplyResult["result"];
+
+export type CommandReply = { requestId: string } & ReplyResult;
+
+/** Which reply result answers which command. */
+export interface ResultOfCommand {
+  ping: PingResult;
+  validateServer: ValidateServerResult;
+  securityAudit: SecurityAuditResult;
+  listContainers: ContainerList;
+  inspectContainer: ContainerConfig;
+  restartContainer: RestartContainerResult;
+  buildImage: BuildImageResult;
+  deployService: DeployServiceResult;
+  serviceAction: ServiceActionResult;
+  cancelJob: CancelJobResult;
+  cleanBuildCache: CleanBuildCacheResult;
+  registryLogin: RegistryLoginResult;
+  containerStats: ContainerStatsList;
+  writeProxyFile: ProxyFileWritten;
+  readProxyFile: ProxyFile;
+  removeProxyFile: ProxyFileRemoved;
+  ensureProxy: ProxyService;
+  reloadProxy: ProxyReloaded;
+}
+
+export const RESULT_NAME_OF_COMMAND = {
+  ping: "ping",
+  validateServer: "validateServer",
+  securityAudit: "securityAudit",
+  listContainers: "containers",
+  inspectContainer: "containerConfig",
+  restartContainer: "restartContainer",
+  buildImage: "buildImage",
+  deployService: "deployService",
+  serviceAction: "serviceAction",
+  cancelJob: "cancelJob",
+  cleanBuildCache: "cleanBuildCache",
+  registryLogin: "registryLogin",
+  containerStats: "containerStats",
+  writeProxyFile: "proxyFileWritten",
+  readProxyFile: "proxyFile",
+  removeProxyFile: "proxyFileRemoved",
+  ensureProxy: "proxyService",
+  reloadProxy: "proxyReloaded",
+} as const satisfies Record<CommandName, Exclude<ReplyResultName, "error">>;
+
+// ---- messages the agent sends on its own ---------------------------------------------------
+
+export interface Heartbeat {
+  serverId: string;
+  agentVersion: string;
+  hostname: string;
+  sentAtUnixMs: number;
+  dockerReachable: boolean;
+  dockerVersion: string;
+  /** Swarm LocalNodeState ("inactive", "active", ...); "" when unknown. */
+  swarmState: string;
+}
+
+export interface AgentEvent {
+  serverId: string;
+  kind: string;
+  timeUnixMs: number;
+  attributes: Record<string, string>;
+}
+
+export interface StreamLogsRequest {
+  serverId: string;
+  streamId: string;
+  containerId: string;
+  follow: boolean;
+  tailLines: number;
+  sinceUnixMs: number;
+}
+
+export interface LogChunk {
+  streamId: string;
+  seq: number;
+  data: Uint8Array;
+  final: boolean;
+}

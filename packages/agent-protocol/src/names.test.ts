@@ -1,0 +1,69 @@
+/** Tests of name validation and subject naming. */
+import { describe, expect, it } from "vitest";
+import { assertValidName, assertValidServerId, InvalidNameError, isValidName } from "./names.ts";
+import {
+  agentSubjectsWildcard,
+  commandSubject,
+  eventsSubject,
+  heartbeatSubject,
+  logsSubject,
+  serverIdOfSubject,
+} from "./subjects.ts";
+
+describe("isValidName", () => {
+  it("accepts container ids, names and app names", () => {
+    for (const name of ["abc123", "web-1", "shop_web.1.x7", "My.App-2", "a".repeat(64)]) {
+      expect(isValidName(name)).toBe(true);
+    }
+  });
+
+  it("refuses shell metacharacters, paths, spaces, dots-only and non-strings", () => {
+    for (const name of [
+      "x; rm -rf /",
+      "../x",
+      "a/b",
+      "",
+      " ",
+      "a b",
+      "$(id)",
+      "a\nb",
+      ".",
+      "..",
+      "...",
+      "ü",
+    ]) {
+      expect(isValidName(name)).toBe(false);
+    }
+    expect(isValidName(undefined)).toBe(false);
+    expect(isValidName(42)).toBe(false);
+  });
+
+  it("assertValidName names what was refused", () => {
+    expect(() => assertValidName("x; rm -rf /", "container id")).toThrow(InvalidNameError);
+    expect(() => assertValidName("../x", "container id")).toThrow(/invalid container id "..\/x"/);
+    expect(assertValidName("ok-name")).toBe("ok-name");
+  });
+});
+
+describe("subjects", () => {
+  it("names the subjects of one server", () => {
+    expect(commandSubject("srv_1-a")).toBe("agent.srv_1-a.cmd");
+    expect(heartbeatSubject("srv1")).toBe("agent.srv1.heartbeat");
+    expect(eventsSubject("srv1")).toBe("agent.srv1.events");
+    expect(logsSubject("srv1", "build-42")).toBe("agent.srv1.logs.build-42");
+    expect(agentSubjectsWildcard("srv1")).toBe("agent.srv1.>");
+  });
+
+  it("refuses server ids that would change the subject", () => {
+    for (const bad of ["a.b", "*", ">", "", "a b", "a/b", "x.>"]) {
+      expect(() => commandSubject(bad)).toThrow(InvalidNameError);
+      expect(() => assertValidServerId(bad)).toThrow(/server id/);
+    }
+    expect(() => logsSubject("srv1", "a.b")).toThrow(InvalidNameError);
+  });
+
+  it("reads the server id back from a subject", () => {
+    expect(serverIdOfSubject("agent.srv1.heartbeat")).toBe("srv1");
+    expect(serverIdOfSubject("other.srv1.heartbeat")).toBeUndefined();
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * Validation of names that reach Docker or the file system (container ids and names, app
+ * names, label keys): the project-wide pattern ^[a-zA-Z0-9.\-_]+$. The control plane and the
+ * agent use these same functions, so both refuse the same names.
+ */
+
+/** The pattern every container id, container/app name and label key must match. */
+export const NAME_PATTERN = /^[a-zA-Z0-9.\-_]+$/;
+
+/** Pattern of server ids, which become NATS subject tokens (no dots). */
+export const SERVER_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * True when `name` matches NAME_PATTERN and is not made of dots only ("." and ".." would walk
+ * out of a directory when a name becomes a path).
+ */
+export function isValidName(name: unknown): name is string {
+  return typeof name === "string" && NAME_PATTERN.test(name) && !/^\.+$/.test(name);
+}
+
+/** Thrown when a name or id is refused by the validation above. */
+export class InvalidNameError extends Error {
+  constructor(what: string, value: unknown, pattern: RegExp = NAME_PATTERN) {
+    const shown = typeof value === "string" ? JSON.stringify(value.slice(0, 80)) : typeof value;
+    super(`invalid ${what} ${shown}: it must match ${pattern.source}`);
+    this.name = "InvalidNameError";
+  }
+}
+
+/** Returns `name` when valid, throws InvalidNameError otherwise; `what` names it in the message. */
+export function assertValidName(name: unknown, what = "name"): string {
+  if (!isValidName(name)) throw new InvalidNameError(what, name);
+  return name;
+}
+
+export function isValidServerId(serverId: unknown): serverId is string {
+  return typeof serverId === "string" && SERVER_ID_PATTERN.test(serverId);
+}
+
+/** Returns `serverId` when it matches SERVER_ID_PATTERN, throws otherwise. */
+export function assertValidServerId(serverId: unknown): string {
+  if (!isValidServerId(serverId)) throw new InvalidNameError("server id", serverId, SERVER_ID_PATTERN);
+  return serverId;
+}
