@@ -1,0 +1,237 @@
+/**
+ * The dynamic configuration (file provider) of one application or compose service, generated from
+ * its stored domains and Basic-auth credentials. Pure: the agent writes the result to
+ * `<dynamic directory>/<appName>.yml` (see dynamicConfigFileName) and removes the file when this
+ * returns null.
+ */
+import { isValidName } from "@platform/agent-protocol";
+import { z } from "zod";
+import { TraefikConfigError } from "./errors.ts";
+import { isApr1Hash } from "./htpasswd.ts";
+import {
+  addPrefixMiddlewareName,
+  basicAuthMiddlewareName,
+  customCertificateFiles,
+  LETSENCRYPT_RESOLVER,
+  redirectToHttpsMiddlewareName,
+  routerName,
+  secureRouterName,
+  serviceName,
+  stripPrefixMiddlewareName,
+  WEB_ENTRYPOINT,
+  WEBSECURE_ENTRYPOINT,
+} from "./names.ts";
+import type { DynamicConfig, HttpMiddleware, HttpRouter, RouterTls, TlsCertificate } from "./types.ts";
+import {
+  certResolverSchema,
+  hostSchema,
+  hostToAscii,
+  isWildcardHost,
+  pathProblem,
+  portSchema,
+  usernameSchema,
+  wildcardCertificateProblem,
+} from "./validation.ts";
+import { zodIssues } from "./zod-issues.ts";
+
+const dockerName = z.string().refine(isValidName, "must match ^[a-zA-Z0-9.\\-_]+$");
+
+/** A routing path where "", "/" and null all mean the root. */
+const optionalPath = z
+  .string()
+  .nullish()
+  .superRefine((path, ctx) => {
+    if (!path || path === "/") return;
+    const message = pathProblem(path);
+    if (message) ctx.addIssue({ code: "custom", message });
+  });
+
+const domainRouteSchema = z
+  .object({
+    /** The domain's stable key (its stored uniqueConfigKey); part of the names it gets. */
+    uniqueConfigKey: z.union([z.number().int().nonnegative(), z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)]),
+    host: hostSchema,
+    /** Routing path; "", "/" or null routes the whole host. */
+    path: optionalPath,
+    /** Container port the traffic goes to. */
+    port: portSchema,
+    https: z.boolean(),
+    certificateType: z.enum(["letsencrypt", "custom", "none"]),
+    /** `custom` only: take the certificate from this resolver instead of the domain's PEM files. */
+    customCertResolver: certResolverSchema.nullish(),
+    /** Remove `path` before forwarding (default true). */
+    stripPath: z.boolean().optional(),
+    /** Prefix added to the forwarded path (after stripping); "", "/" or null adds none. */
+    internalPath: optionalPath,
+    /** The Swarm service the domain sends to when not the service's own (a compose service). */
+    swarmServiceName: dockerName.nullish(),
+  })
+  .superRefine((domain, ctx) => {
+    const message = wildcardCertificateProblem(domain.host, domain.certificateType);
+    if (message) ctx.addIssue({ code: "custom", path: ["certificateType"], message });
+  });
+
+const credentialSchema = z.object({
+  username: usernameSchema,
+  /** The APR1 hash made when the credential was saved (hashPassword). */
+  passwordHash: z.string().refine(isApr1Hash, "must be an APR1 hash ($apr1$salt$hash)"),
+});
+
+const serviceRoutingSchema = z
+  .object({
+    /** The service's appName: names its routers, services, middlewares and its file. */
+    appName: dockerName,
+    /** The Swarm service (DNS name on the platform network) domains send to; default appName. */
+    swarmServiceName: dockerName.nullish(),
+    domains: z.array(domainRouteSchema),
+    credentials: z.array(credentialSchema),
+  })
+  .superRefine((service, ctx) => {
+    reportDuplicates(service.domains, (domain) => String(domain.uniqueConfigKey), "uniqueConfigKey", ctx);
+    reportDuplicates(service.credentials, (credential) => credential.username, "username", ctx);
+  });
+
+function reportDuplicates<T>(
+  items: T[],
+  keyOf: (item: T) => string,
+  field: string,
+  ctx: z.RefinementCtx,
+): void {
+  const seen = new Set<string>();
+  items.forEach((item, index) => {
+    const key = keyOf(item);
+    if (seen.has(key)) {
+      const list = field === "username" ? "credentials" : "domains";
+      ctx.addIssue({ code: "custom", path: [list, index, field], message: `duplicate ${field} ${key}` });
+    }
+    seen.add(key);
+  });
+}
+
+const optionsSchema = z.object({
+  /** Absolute directory (as Traefik sees it) holding custom certificates' PEM files. */
+  certificatesDirectory: z
+    .string()
+    .refine((directory) => !pathProblem(directory), "must be an absolute path without `..`"),
+});
+
+export type DomainRoute = z.input<typeof domainRouteSchema>;
+export type BasicAuthCredential = z.input<typeof credentialSchema>;
+export type ServiceRouting = z.input<typeof serviceRoutingSchema>;
+export type DynamicConfigOptions = z.input<typeof optionsSchema>;
+
+/**
+ * The Traefik dynamic configuration of one service, or null when it has no domain (its file
+ * should then not exist). Throws TraefikConfigError listing every refused input field.
+ */
+export function dynamicConfigFor(
+  service: ServiceRouting,
+  options: DynamicConfigOptions,
+): DynamicConfig | null {
+  const parsedService = serviceRoutingSchema.safeParse(service);
+  const parsedOptions = optionsSchema.safeParse(options);
+  const issues = [
+    ...(parsedService.success ? [] : zodIssues(parsedService.error)),
+    ...(parsedOptions.success ? [] : zodIssues(parsedOptions.error, "options")),
+  ];
+  if (!parsedService.success || !parsedOptions.success) throw new TraefikConfigError(issues);
+  const { appName, swarmServiceName, domains, credentials } = parsedService.data;
+  if (domains.length === 0) return null;
+
+  const config: DynamicConfig = { http: { routers: {}, services: {} } };
+  const middlewares: Record<string, HttpMiddleware> = {};
+  const certificates: TlsCertificate[] = [];
+
+  const authMiddleware = credentials.length > 0 ? basicAuthMiddlewareName(appName) : undefined;
+  if (authMiddleware) {
+    middlewares[authMiddleware] = {
+      basicAuth: {
+        users: credentials.map((credential) => `${credential.username}:${credential.passwordHash}`),
+        removeHeader: true,
+      },
+    };
+  }
+
+  for (const domain of domains) {
+    const key = domain.uniqueConfigKey;
+    const path = rootless(domain.path);
+    const internalPath = rootless(domain.internalPath);
+    const rule = [hostMatcher(hostToAscii(domain.host)), path && `PathPrefix(\`${path}\`)`]
+      .filter(Boolean)
+      .join(" && ");
+    const service = serviceName(appName, key);
+    const upstream = domain.swarmServiceName ?? swarmServiceName ?? appName;
+    config.http.services[service] = {
+      loadBalancer: { servers: [{ url: `http://${upstream}:${domain.port}` }], passHostHeader: true },
+    };
+
+    // Middlewares of the router that serves the traffic (websecure, or web without https).
+    const serving: string[] = [];
+    if (path && domain.stripPath !== false) {
+      const name = stripPrefixMiddlewareName(appName, key);
+      middlewares[name] = { stripPrefix: { prefixes: [path] } };
+      serving.push(name);
+    }
+    if (internalPath) {
+      const name = addPrefixMiddlewareName(appName, key);
+      middlewares[name] = { addPrefix: { prefix: internalPath } };
+      serving.push(name);
+    }
+    if (authMiddleware) serving.push(authMiddleware);
+
+    const tls = domain.https ? routerTls(domain) : undefined;
+    if (!tls) {
+      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, serving);
+      continue;
+    }
+    const redirect = redirectToHttpsMiddlewareName(appName);
+    middlewares[redirect] = { redirectScheme: { scheme: "https", permanent: true } };
+    config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, [redirect]);
+    config.http.routers[secureRouterName(appName, key)] = {
+      ...router(WEBSECURE_ENTRYPOINT, rule, service, serving),
+      tls,
+    };
+    if (domain.certificateType === "custom" && !domain.customCertResolver) {
+      certificates.push(customCertificateFiles(parsedOptions.data.certificatesDirectory, appName, key));
+    }
+  }
+
+  if (Object.keys(middlewares).length > 0) config.http.middlewares = middlewares;
+  if (certificates.length > 0) config.tls = { certificates };
+  return config;
+}
+
+function rootless(path: string | null | undefined): string | undefined {
+  return path && path !== "/" ? path : undefined;
+}
+
+/** `Host(...)`, or for `*.example.com` a HostRegexp matching exactly one label before it. */
+function hostMatcher(asciiHost: string): string {
+  if (!isWildcardHost(asciiHost)) return `Host(\`${asciiHost}\`)`;
+  const parent = asciiHost.slice(2).replaceAll(".", "\\.");
+  return `HostRegexp(\`^[a-z0-9-]+\\.${parent}$\`)`;
+}
+
+/** The TLS section of a domain's websecure router, or undefined when it is served over HTTP only. */
+function routerTls(domain: z.output<typeof domainRouteSchema>): RouterTls | undefined {
+  switch (domain.certificateType) {
+    case "none":
+      return undefined;
+    case "letsencrypt":
+      return { certResolver: LETSENCRYPT_RESOLVER };
+    case "custom":
+      if (!domain.customCertResolver) return {}; // the certificate comes from the tls.certificates files
+      return isWildcardHost(domain.host)
+        ? { certResolver: domain.customCertResolver, domains: [{ main: hostToAscii(domain.host) }] }
+        : { certResolver: domain.customCertResolver };
+  }
+}
+
+function router(entryPoint: string, rule: string, service: string, middlewares: string[]): HttpRouter {
+  return {
+    entryPoints: [entryPoint],
+    rule,
+    service,
+    ...(middlewares.length > 0 ? { middlewares } : {}),
+  };
+}
