@@ -1,0 +1,280 @@
+/**
+ * AgentCore: the agent's command handler, independent of how commands arrive. It turns one
+ * CommandRequest into one CommandReply using the local Docker Engine, the host's files and
+ * `--version` probes, and maps failures to protocol error codes (a bad name is refused before
+ * Docker is called).
+ */
+import { hostname as osHostname } from "node:os";
+import {
+  type CommandReply,
+  type CommandRequest,
+  errorReply,
+  type Heartbeat,
+  InvalidNameError,
+  type LogChunk,
+  refuseIfExpired,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import type { Logger } from "pino";
+import { securityAudit } from "./audit/index.ts";
+import { type ServiceProbe, systemctlProbe } from "./audit/services.ts";
+import { CommandError } from "./command-error.ts";
+import { Deployer } from "./deploy/index.ts";
+import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
+import {
+  createDockerClient,
+  DEFAULT_DOCKER_SOCKET,
+  engineMessage,
+  engineStatus,
+  isEngineUnreachable,
+  withTimeout,
+} from "./docker/engine.ts";
+import { containerStats } from "./docker/stats.ts";
+import { ProxyManager } from "./proxy/index.ts";
+import { registryLogin } from "./registry/login.ts";
+import { swarmState } from "./validate/engine-facts.ts";
+import { validateServer } from "./validate/index.ts";
+import { AGENT_VERSION } from "./version.ts";
+
+export const DEFAULT_MAIN_DIRECTORY = "/etc/platform";
+
+export interface AgentCoreOptions {
+  /** The server this agent runs on; commands for another server are refused. */
+  serverId: string;
+  /** Docker Engine socket (default /var/run/docker.sock); ignored when `docker` is given. */
+  dockerSocket?: string;
+  /** A ready dockerode client (tests inject one). */
+  docker?: Docker;
+  /** The platform's main directory on the server (default /etc/platform). */
+  mainDirectory?: string;
+  /** Root of the files the security audit reads (default "/"). */
+  hostRoot?: string;
+  /** systemd unit states for the audit (default: ask systemctl). */
+  serviceProbe?: ServiceProbe;
+  /** PATH searched for rclone, nixpacks, pack and railpack (default: the agent's PATH). */
+  toolSearchPath?: string;
+  /** Timeout of each `<tool> --version` (default 5000 ms). */
+  toolTimeoutMs?: number;
+  /** Reported hostname (default: os.hostname()). */
+  hostname?: string;
+  /** Publishes log chunks of long commands (startAgent passes the transport's). */
+  publishLogChunk?: (chunk: LogChunk) => void;
+  /** The proxy's Swarm service name (default platform-traefik; tests use their own). */
+  proxyServiceName?: string;
+  logger?: Logger;
+}
+
+export class AgentCore {
+  readonly serverId: string;
+  readonly docker: Docker;
+  readonly hostname: string;
+  private readonly dockerSocket: string;
+  readonly mainDirectory: string;
+  private readonly hostRoot: string;
+  private readonly serviceProbe: ServiceProbe;
+  readonly deployer: Deployer;
+  readonly proxy: ProxyManager;
+
+  constructor(private readonly options: AgentCoreOptions) {
+    this.serverId = options.serverId;
+    this.dockerSocket = options.dockerSocket ?? DEFAULT_DOCKER_SOCKET;
+    this.docker = options.docker ?? createDockerClient(this.dockerSocket);
+    this.hostname = options.hostname ?? osHostname();
+    this.mainDirectory = options.mainDirectory ?? DEFAULT_MAIN_DIRECTORY;
+    this.hostRoot = options.hostRoot ?? "/";
+    this.serviceProbe = options.serviceProbe ?? systemctlProbe();
+    const { docker, mainDirectory } = this;
+    const logger = options.logger;
+    this.deployer = new Deployer({
+      docker,
+      mainDirectory,
+      publishLogChunk: options.publishLogChunk ?? (() => {}),
+      logger,
+    });
+    this.proxy = new ProxyManager({ docker, mainDirectory, serviceName: options.proxyServiceName, logger });
+  }
+
+  /** Runs one command; never rejects (failures become error replies). */
+  async handle(request: CommandRequest): Promise<CommandReply> {
+    const started = performance.now();
+    const reply = await this.run(request);
+    this.options.logger?.debug(
+      {
+        requestId: request.requestId,
+        command: request.command,
+        result: reply.result,
+        code: reply.result === "error" ? reply.error.code : undefined,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+      },
+      "command handled",
+    );
+    return reply;
+  }
+
+  private async run(request: CommandRequest): Promise<CommandReply> {
+    const { requestId } = request;
+    if (request.serverId !== this.serverId) {
+      return errorReply(
+        requestId,
+        "INVALID_ARGUMENT",
+        `this agent serves ${this.serverId}, not ${request.serverId}`,
+      );
+    }
+    const expired = refuseIfExpired(request);
+    if (expired) return expired;
+    try {
+      switch (request.command) {
+        case "ping":
+          return {
+            requestId,
+            result: "ping",
+            ping: { agentVersion: AGENT_VERSION, hostname: this.hostname, timeUnixMs: Date.now() },
+          };
+        case "validateServer":
+          return {
+            requestId,
+            result: "validateServer",
+            validateServer: await validateServer(this.docker, {
+              mainDirectory: this.mainDirectory,
+              searchPath: this.options.toolSearchPath,
+              timeoutMs: this.options.toolTimeoutMs,
+            }),
+          };
+        case "securityAudit":
+          return {
+            requestId,
+            result: "securityAudit",
+            securityAudit: await securityAudit(this.hostRoot, this.serviceProbe),
+          };
+        case "listContainers":
+          return {
+            requestId,
+            result: "containers",
+            containers: { containers: await listContainers(this.docker, request.listContainers) },
+          };
+        case "inspectContainer":
+          return {
+            requestId,
+            result: "containerConfig",
+            containerConfig: await inspectContainer(this.docker, request.inspectContainer.containerId),
+          };
+        case "restartContainer":
+          return {
+            requestId,
+            result: "restartContainer",
+            restartContainer: await restartContainer(
+              this.docker,
+              request.restartContainer.containerId,
+              request.restartContainer.stopTimeoutSeconds,
+            ),
+          };
+        case "buildImage":
+          return {
+            requestId,
+            result: "buildImage",
+            buildImage: await this.deployer.buildImage(request.buildImage),
+          };
+        case "deployService":
+          return {
+            requestId,
+            result: "deployService",
+            deployService: await this.deployer.deployService(request.deployService),
+          };
+        case "serviceAction":
+          return {
+            requestId,
+            result: "serviceAction",
+            serviceAction: await this.deployer.serviceAction(request.serviceAction),
+          };
+        case "cancelJob":
+          return {
+            requestId,
+            result: "cancelJob",
+            cancelJob: await this.deployer.cancelJob(request.cancelJob),
+          };
+        case "cleanBuildCache":
+          return {
+            requestId,
+            result: "cleanBuildCache",
+            cleanBuildCache: await this.deployer.cleanBuildCache(),
+          };
+        case "registryLogin":
+          return {
+            requestId,
+            result: "registryLogin",
+            registryLogin: await registryLogin(this.docker, request.registryLogin),
+          };
+        case "containerStats":
+          return {
+            requestId,
+            result: "containerStats",
+            containerStats: {
+              containers: await containerStats(this.docker, request.containerStats.swarmServiceName),
+            },
+          };
+        case "writeProxyFile":
+          return {
+            requestId,
+            result: "proxyFileWritten",
+            proxyFileWritten: await this.proxy.writeFile(request.writeProxyFile),
+          };
+        case "readProxyFile":
+          return {
+            requestId,
+            result: "proxyFile",
+            proxyFile: await this.proxy.readFile(request.readProxyFile),
+          };
+        case "removeProxyFile":
+          return {
+            requestId,
+            result: "proxyFileRemoved",
+            proxyFileRemoved: await this.proxy.removeFile(request.removeProxyFile),
+          };
+        case "ensureProxy":
+          return {
+            requestId,
+            result: "proxyService",
+            proxyService: await this.proxy.ensure(request.ensureProxy),
+          };
+        case "reloadProxy":
+          return { requestId, result: "proxyReloaded", proxyReloaded: await this.proxy.reload() };
+        default:
+          return errorReply(requestId, "UNIMPLEMENTED", "this agent does not know the command");
+      }
+    } catch (error) {
+      return this.errorToReply(requestId, request.command, error);
+    }
+  }
+
+  private errorToReply(requestId: string, command: string, error: unknown): CommandReply {
+    if (error instanceof CommandError) return errorReply(requestId, error.code, error.message);
+    if (error instanceof InvalidNameError) return errorReply(requestId, "INVALID_ARGUMENT", error.message);
+    if (isEngineUnreachable(error)) {
+      return errorReply(
+        requestId,
+        "UNAVAILABLE",
+        `the Docker Engine is not reachable at ${this.dockerSocket}`,
+      );
+    }
+    if (engineStatus(error) === 404) return errorReply(requestId, "NOT_FOUND", engineMessage(error));
+    this.options.logger?.warn({ requestId, command, err: error }, "command failed");
+    return errorReply(requestId, "INTERNAL", `${command} failed: ${engineMessage(error)}`);
+  }
+
+  /** The heartbeat describing this agent and its engine now. */
+  async heartbeat(): Promise<Heartbeat> {
+    let dockerVersion = "";
+    try {
+      dockerVersion = (await withTimeout(this.docker.version(), 3000, "docker version")).Version;
+    } catch {}
+    return {
+      serverId: this.serverId,
+      agentVersion: AGENT_VERSION,
+      hostname: this.hostname,
+      sentAtUnixMs: Date.now(),
+      dockerReachable: dockerVersion !== "",
+      dockerVersion,
+      swarmState: dockerVersion ? await swarmState(this.docker) : "",
+    };
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Shallow clone of one branch of a Git repository into a build's work directory: execFile-style
+ * argv only, no prompts, no ext::/file transports; credentials through GIT_ASKPASS or an SSH key
+ * file, never in the URL, argv or logs.
+ */
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { GitSource } from "@platform/agent-protocol";
+import { CommandError } from "../command-error.ts";
+import type { LogStream } from "./log-stream.ts";
+import { runProcess } from "./process.ts";
+import { checkBranch, checkGitUrl } from "./validate.ts";
+
+export interface ClonedCommit {
+  commitHash: string;
+  commitMessage: string;
+}
+
+// A helper git runs for every credential prompt: the answer comes from the environment.
+const ASKPASS_SCRIPT = `#!/bin/sh
+case "$1" in
+  Username*) printf '%s\\n' "$PLATFORM_GIT_USERNAME" ;;
+  *) printf '%s\\n' "$PLATFORM_GIT_PASSWORD" ;;
+esac
+`;
+
+/** Checks the source before anything runs (INVALID_ARGUMENT). */
+export function checkGitSource(source: GitSource): void {
+  checkGitUrl("git.url", source.url);
+  checkBranch("git.branch", source.branch);
+}
+
+export async function cloneRepository(
+  source: GitSource,
+  directory: string,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<ClonedCommit> {
+  const { kind } = checkGitUrl("git.url", source.url);
+  checkBranch("git.branch", source.branch);
+  const secretsDir = await mkdtemp(path.join(tmpdir(), "platform-git-"));
+  try {
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: secretsDir,
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      LANG: "C.UTF-8",
+    };
+    if (kind === "ssh") {
+      // git runs GIT_SSH_COMMAND through a shell: every path in it is single-quoted. No user ssh
+      // config, no agent, and no key of the server's own user: only the application's key.
+      const knownHosts = path.join(secretsDir, "known_hosts");
+      const sshOptions = ["-F", "/dev/null", "-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none"];
+      sshOptions.push(
+        "-o",
+        "StrictHostKeyChecking=accept-new",
+        "-o",
+        `UserKnownHostsFile=${shellQuote(knownHosts)}`,
+      );
+      sshOptions.push("-o", "BatchMode=yes");
+      if (source.sshPrivateKey) {
+        const keyFile = path.join(secretsDir, "id_key");
+        const key = source.sshPrivateKey.endsWith("\n") ? source.sshPrivateKey : `${source.sshPrivateKey}\n`;
+        await writeFile(keyFile, key, { mode: 0o600 });
+        sshOptions.unshift("-i", shellQuote(keyFile));
+      } else {
+        sshOptions.push("-o", "PubkeyAuthentication=no");
+      }
+      env.GIT_SSH_COMMAND = ["ssh", ...sshOptions].join(" ");
+    } else if (source.httpUsername || source.httpPassword) {
+      const askpass = path.join(secretsDir, "askpass.sh");
+      await writeFile(askpass, ASKPASS_SCRIPT, { mode: 0o700 });
+      await chmod(askpass, 0o700);
+      env.GIT_ASKPASS = askpass;
+      env.PLATFORM_GIT_USERNAME = source.httpUsername || "x-access-token";
+      env.PLATFORM_GIT_PASSWORD = source.httpPassword ?? "";
+    }
+
+    const args = ["-c", "protocol.ext.allow=never", "-c", "protocol.file.allow=never"];
+    args.push("clone", "--depth", "1", "--branch", source.branch);
+    if (source.enableSubmodules) args.push("--recurse-submodules", "--shallow-submodules");
+    args.push("--", source.url, directory);
+    log.line(`$ git ${args.join(" ")}`);
+    const clone = await runProcess("git", args, { env, signal, log });
+    if (clone.exitCode !== 0) {
+      throw new CommandError(
+        "FAILED",
+        `git clone failed: ${log.mask(lastLine(clone.tail, `exit code ${clone.exitCode}`))}`,
+      );
+    }
+    const show = await runProcess("git", ["log", "-1", "--format=%H%n%B"], {
+      cwd: directory,
+      env,
+      signal,
+      log,
+      captureStdout: true,
+    });
+    const [hash = "", ...message] = show.stdout.split("\n");
+    const commit = { commitHash: hash.trim(), commitMessage: log.mask(message.join("\n").trim()) };
+    log.line(`checked out ${commit.commitHash} (${source.branch})`);
+    return commit;
+  } finally {
+    await rm(secretsDir, { recursive: true, force: true });
+  }
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+export function lastLine(tail: string[], fallback: string): string {
+  const line = [...tail].reverse().find((entry) => /error|fatal|failed/i.test(entry)) ?? tail.at(-1);
+  return (line ?? fallback).trim().slice(0, 300);
+}

@@ -1,0 +1,325 @@
+/**
+ * Deployments on this server: image builds, the Swarm services of applications, and the jobs
+ * (builds and deploys) that cancelJob can stop.
+ */
+import { mkdir, rm } from "node:fs/promises";
+import path from "node:path";
+import type {
+  BuildImageCommand,
+  BuildImageResult,
+  CancelJobCommand,
+  CancelJobResult,
+  CleanBuildCacheResult,
+  DeployServiceCommand,
+  DeployServiceResult,
+  LogChunk,
+  ServiceActionCommand,
+  ServiceActionResult,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import type { Logger } from "pino";
+import { CommandError } from "../command-error.ts";
+import { engineMessage } from "../docker/engine.ts";
+import {
+  type ArchiveLimits,
+  checkArchiveSource,
+  DEFAULT_ARCHIVE_LIMITS,
+  fetchArchive,
+  unpackArchive,
+} from "./archive.ts";
+import {
+  cliBuild,
+  type DockerCli,
+  dockerBuild,
+  findDockerCli,
+  prepareStaticContext,
+  pushImage,
+  type StaticImage,
+  staticImageFromEnv,
+} from "./build.ts";
+import { checkGitSource, cloneRepository } from "./git.ts";
+import { JobRegistry, throwIfCancelled } from "./jobs.ts";
+import { LogStream, SecretMasker } from "./log-stream.ts";
+import { deployService, serviceAction } from "./service.ts";
+import {
+  checkAppName,
+  checkBuildStage,
+  checkImageName,
+  checkKeys,
+  checkRelativePath,
+  invalid,
+  resolveInside,
+} from "./validate.ts";
+
+export interface DeployerOptions {
+  docker: Docker;
+  /** The platform's main directory on the server. */
+  mainDirectory: string;
+  /** Publishes one chunk of a log stream (agent.<serverId>.logs.<streamId>). */
+  publishLogChunk: (chunk: LogChunk) => void;
+  logger?: Logger;
+  /** Base image of static builds (default: PLATFORM_STATIC_IMAGE / _FLAVOR, else nginx:1.27-alpine). */
+  staticImage?: StaticImage;
+  /** The docker CLI to build with (default: PLATFORM_DOCKER_CLI, else the first with BuildKit). */
+  dockerCli?: string;
+  /** Where nixpacks, railpack and pack are looked for (default: PATH). */
+  toolSearchPath?: string;
+  archiveLimits?: ArchiveLimits;
+}
+
+const BUILD_TYPES = new Set([
+  "dockerfile",
+  "static",
+  "nixpacks",
+  "railpack",
+  "heroku_buildpacks",
+  "paketo_buildpacks",
+]);
+
+export class Deployer {
+  private readonly jobs = new JobRegistry();
+  private cli?: Promise<DockerCli>;
+
+  constructor(readonly options: DeployerOptions) {}
+
+  async buildImage(command: BuildImageCommand): Promise<BuildImageResult> {
+    const log = this.logStream(command.logStreamId, [
+      ...Object.values(command.buildSecrets ?? {}),
+      command.pushRegistry?.password,
+      command.git?.sshPrivateKey,
+      command.git?.httpPassword,
+    ]);
+    try {
+      checkBuildCommand(command);
+    } catch (error) {
+      log.close(`error (INVALID_ARGUMENT): ${log.mask((error as Error).message)}`);
+      throw error;
+    }
+    return this.runJob(command.jobId, log, async (signal) => {
+      const workDir = path.join(this.options.mainDirectory, "builds", command.appName, command.jobId);
+      await rm(workDir, { recursive: true, force: true });
+      await mkdir(workDir, { recursive: true, mode: 0o700 });
+      try {
+        return await this.build(command, workDir, log, signal);
+      } finally {
+        await rm(workDir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  private async build(
+    command: BuildImageCommand,
+    workDir: string,
+    log: LogStream,
+    signal: AbortSignal,
+  ): Promise<BuildImageResult> {
+    const sourceDir = path.join(workDir, "source");
+    let commit = { commitHash: "", commitMessage: "" };
+    if (command.git) {
+      commit = await cloneRepository(command.git, sourceDir, log, signal);
+    } else {
+      const archiveFile = path.join(workDir, `source.${command.archive.format}`);
+      log.line(`fetching the ${command.archive.format} archive`);
+      await fetchArchive(command.archive, archiveFile, this.archiveLimits, signal);
+      await unpackArchive(archiveFile, command.archive.format, sourceDir, this.archiveLimits, log);
+      await rm(archiveFile, { force: true });
+    }
+    throwIfCancelled(signal);
+
+    const buildRoot = await resolveInside(
+      "buildPath",
+      sourceDir,
+      sourceDir,
+      checkRelativePath("buildPath", command.buildPath),
+    );
+    const cli = await this.dockerCli();
+    const labels = { "platform.app": command.appName };
+    if (command.buildType === "dockerfile") {
+      // As in Dokploy: the Dockerfile is relative to the build path, the context to the source
+      // root, and without a context the Dockerfile's directory is the context.
+      const dockerfile = await resolveInside(
+        "dockerfile",
+        sourceDir,
+        buildRoot,
+        checkRelativePath("dockerfile", command.dockerfile) || "Dockerfile",
+      );
+      const contextPath = checkRelativePath("dockerContextPath", command.dockerContextPath);
+      const contextDir = contextPath
+        ? await resolveInside("dockerContextPath", sourceDir, sourceDir, contextPath)
+        : path.dirname(dockerfile);
+      await dockerBuild({
+        cli,
+        command,
+        contextDir,
+        dockerfile,
+        secretsDir: path.join(workDir, "secrets"),
+        log,
+        signal,
+        extraLabels: labels,
+      });
+    } else if (command.buildType === "static") {
+      const publishDir = await resolveInside(
+        "publishDirectory",
+        sourceDir,
+        buildRoot,
+        checkRelativePath("publishDirectory", command.publishDirectory),
+      );
+      const staticImage = this.options.staticImage ?? staticImageFromEnv();
+      log.line(
+        `serving ${command.publishDirectory || "."} with ${staticImage.image}${command.isStaticSpa ? " (SPA fallback to index.html)" : ""}`,
+      );
+      const contextDir = path.join(workDir, "static");
+      const dockerfile = await prepareStaticContext(
+        publishDir,
+        contextDir,
+        staticImage,
+        Boolean(command.isStaticSpa),
+      );
+      await dockerBuild({
+        cli,
+        command: { ...command, dockerBuildStage: "", buildArgs: {}, buildSecrets: {} },
+        contextDir,
+        dockerfile,
+        secretsDir: path.join(workDir, "secrets"),
+        log,
+        signal,
+        extraLabels: labels,
+      });
+    } else {
+      await cliBuild(command.buildType, command, buildRoot, cli, this.options.toolSearchPath, log, signal);
+    }
+    throwIfCancelled(signal);
+
+    const image = (await this.options.docker.getImage(command.imageName).inspect()) as { Id: string };
+    log.line(`built ${command.imageName} (${image.Id})`);
+    let pushedImage = "";
+    if (command.pushRegistry?.serverAddress) {
+      pushedImage = await pushImage(
+        this.options.docker,
+        command.imageName,
+        command.pushRegistry,
+        command.pushImagePrefix ?? "",
+        command.appName,
+        log,
+        signal,
+      );
+    }
+    return { imageName: command.imageName, imageId: image.Id, pushedImage, ...commit };
+  }
+
+  async deployService(command: DeployServiceCommand): Promise<DeployServiceResult> {
+    const log = this.logStream(command.logStreamId, [command.registryAuth?.password]);
+    if (!command.spec) throw invalid("spec", "is required");
+    return this.runJob(command.jobId, log, (signal) =>
+      deployService(this.options.docker, this.options.mainDirectory, command, log, signal),
+    );
+  }
+
+  async serviceAction(command: ServiceActionCommand): Promise<ServiceActionResult> {
+    const found = await serviceAction(
+      this.options.docker,
+      this.options.mainDirectory,
+      command.serviceName,
+      command.action,
+      command.replicas,
+    );
+    return { found };
+  }
+
+  async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {
+    return { cancelled: this.jobs.cancel(command.jobId) };
+  }
+
+  async cleanBuildCache(): Promise<CleanBuildCacheResult> {
+    try {
+      // dockerode's pruneBuilder sends no query: `all` (unused cache too, not only dangling) is set here.
+      const result = await new Promise<{ SpaceReclaimed?: number }>((resolve, reject) =>
+        this.options.docker.modem.dial(
+          {
+            path: "/build/prune?",
+            method: "POST",
+            options: { all: true },
+            statusCodes: { 200: true, 500: "server error" },
+          },
+          (error: unknown, data: unknown) =>
+            error ? reject(error) : resolve((data ?? {}) as { SpaceReclaimed?: number }),
+        ),
+      );
+      return { reclaimedBytes: result.SpaceReclaimed ?? 0 };
+    } catch (error) {
+      throw new CommandError("FAILED", `pruning the build cache failed: ${engineMessage(error)}`);
+    }
+  }
+
+  private get archiveLimits(): ArchiveLimits {
+    return this.options.archiveLimits ?? DEFAULT_ARCHIVE_LIMITS;
+  }
+
+  private dockerCli(): Promise<DockerCli> {
+    const socketPath =
+      (this.options.docker.modem as { socketPath?: string }).socketPath ?? "/var/run/docker.sock";
+    this.cli ??= findDockerCli(socketPath, this.options.dockerCli ?? process.env.PLATFORM_DOCKER_CLI);
+    this.cli.catch(() => {
+      this.cli = undefined;
+    });
+    return this.cli;
+  }
+
+  private logStream(streamId: string, secrets: (string | undefined)[]): LogStream {
+    return new LogStream(streamId, this.options.publishLogChunk, new SecretMasker(secrets));
+  }
+
+  /** Runs a job's work, logs its failure, and ends its log stream in every case. */
+  private async runJob<T>(
+    jobId: string,
+    log: LogStream,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    try {
+      const result = await this.jobs.run(jobId, work);
+      log.close("done");
+      return result;
+    } catch (error) {
+      const commandError =
+        error instanceof CommandError
+          ? error
+          : new CommandError("INTERNAL", log.mask((error as Error)?.message ?? String(error)));
+      const message = log.mask(commandError.message);
+      this.options.logger?.warn({ jobId, code: commandError.code, message }, "job failed");
+      log.close(`error (${commandError.code}): ${message}`);
+      throw new CommandError(commandError.code, message);
+    }
+  }
+}
+
+function checkBuildCommand(command: BuildImageCommand): void {
+  checkAppName("appName", command.appName);
+  if (!command.jobId || !/^[A-Za-z0-9_-]+$/.test(command.jobId))
+    throw invalid("jobId", "must match ^[A-Za-z0-9_-]+$");
+  checkImageName("imageName", command.imageName);
+  if (!BUILD_TYPES.has(command.buildType)) throw invalid("buildType", "is not a known build type");
+  if (command.git) checkGitSource(command.git);
+  else if (command.archive) checkArchiveSource(command.archive);
+  else throw invalid("source", "a git or archive source is required");
+  checkRelativePath("buildPath", command.buildPath);
+  checkRelativePath("dockerfile", command.dockerfile);
+  checkRelativePath("dockerContextPath", command.dockerContextPath);
+  checkRelativePath("publishDirectory", command.publishDirectory);
+  if (command.dockerBuildStage) checkBuildStage("dockerBuildStage", command.dockerBuildStage);
+  checkKeys("buildArgs", command.buildArgs);
+  checkKeys("buildSecrets", command.buildSecrets);
+  if (command.railpackVersion && !/^[0-9]+\.[0-9]+\.[0-9]+$/.test(command.railpackVersion)) {
+    throw invalid("railpackVersion", "must be a version like 0.15.4");
+  }
+  if (command.herokuVersion && !/^[0-9]+$/.test(command.herokuVersion))
+    throw invalid("herokuVersion", "must be a number");
+  if (
+    command.pushRegistry?.serverAddress &&
+    !/^[A-Za-z0-9.-]+(:[0-9]+)?$/.test(command.pushRegistry.serverAddress)
+  ) {
+    throw invalid("pushRegistry.serverAddress", "must be host[:port]");
+  }
+  if (command.pushImagePrefix && !/^[a-z0-9]+(?:[._/-][a-z0-9]+)*$/.test(command.pushImagePrefix)) {
+    throw invalid("pushImagePrefix", "is not a valid repository prefix");
+  }
+}

@@ -1,0 +1,386 @@
+/**
+ * deployService and serviceAction against the real Docker Engine (Swarm): a git repository with
+ * a Dockerfile is built, deployed with a host-mode port and redeployed after a commit; a broken
+ * update rolls back; a start-first update is proven from Docker's task timestamps; start, stop,
+ * reload and remove act on the service.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  type BuildImageCommand,
+  type Command,
+  type CommandReply,
+  type DeployServiceCommand,
+  makeCommandRequest,
+  type ServiceSpec,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AgentCore } from "../core.ts";
+import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { type GitServer, startGitServer } from "../testing/git-server.ts";
+import { freePort, LogCollector, waitForHttp } from "./test-support.ts";
+
+const serverId = "deploy-service-test";
+const NETWORK = "platform-network";
+let docker: Docker;
+let core: AgentCore;
+let mainDirectory: string;
+let git: GitServer;
+const logs = new LogCollector();
+const services: string[] = [];
+const images: string[] = [];
+const prefix = uniqueName("svc").toLowerCase();
+let counter = 0;
+
+function send(command: Command): Promise<CommandReply> {
+  return core.handle(makeCommandRequest(serverId, command, 600_000));
+}
+
+async function deploy(spec: ServiceSpec, waitSeconds = 90) {
+  counter++;
+  if (!services.includes(spec.name)) services.push(spec.name);
+  const command: DeployServiceCommand = {
+    jobId: `deploy-${prefix}-${counter}`,
+    logStreamId: `deploy-stream-${prefix}-${counter}`,
+    spec,
+    waitSeconds,
+  };
+  const reply = await send({ command: "deployService", deployService: command });
+  return { reply, log: logs.text(command.logStreamId) };
+}
+
+async function build(repo: string, tag: string) {
+  counter++;
+  const command: BuildImageCommand = {
+    jobId: `build-${prefix}-${counter}`,
+    logStreamId: `build-stream-${prefix}-${counter}`,
+    appName: `${prefix}-web`,
+    imageName: `platform-test/${prefix}-web:${tag}`,
+    buildType: "dockerfile",
+    git: { url: git.url(repo), branch: "main" },
+  };
+  images.push(command.imageName);
+  const reply = await send({ command: "buildImage", buildImage: command });
+  if (reply.result !== "buildImage")
+    throw new Error(`${JSON.stringify(reply)}\n${logs.text(command.logStreamId)}`);
+  return reply.buildImage;
+}
+
+interface Task {
+  ID: string;
+  CreatedAt: string;
+  DesiredState: string;
+  Spec: { ForceUpdate?: number; ContainerSpec: { Env?: string[] } };
+  Status: { State: string; Timestamp: string; Err?: string; ContainerStatus?: { ContainerID?: string } };
+}
+
+async function tasksOf(name: string): Promise<Task[]> {
+  return (await docker.listTasks({ filters: { service: [name] } })) as Task[];
+}
+
+beforeAll(async () => {
+  docker = await requireDocker();
+  mainDirectory = await mkdtemp(path.join(tmpdir(), "agent-service-main-"));
+  core = new AgentCore({ serverId, docker, mainDirectory, publishLogChunk: logs.publish });
+  git = await startGitServer();
+  await git.createRepo("web", {
+    Dockerfile: `FROM ${TEST_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+    "index.html": "web version one\n",
+  });
+});
+
+afterAll(async () => {
+  for (const name of services) await dockerCli(["service", "rm", name]).catch(() => {});
+  // Containers of removed services go away asynchronously; images can only be removed after.
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const left = await dockerCli([
+      "ps",
+      "-aq",
+      "--filter",
+      `label=platform.service`,
+      "--filter",
+      `name=${prefix}`,
+    ]);
+    if (!left) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  for (const image of images) await dockerCli(["rmi", "-f", image]).catch(() => {});
+  await git?.close();
+  if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
+}, 120_000);
+
+describe("deploy a git repository with a Dockerfile on a host-mode port", () => {
+  const name = `${prefix}-web`;
+  let port: number;
+
+  it("builds, deploys, serves; a commit plus redeploy serves the new content", async () => {
+    port = await freePort();
+    const v1 = await build("web", "v1");
+    const spec = (image: string): ServiceSpec => ({
+      name,
+      image,
+      env: ["GREETING=hi", "SECRET_TOKEN=env-secret-123"],
+      replicas: 1,
+      labels: { "platform.application": "test" },
+      networks: [NETWORK],
+      ports: [{ publishedPort: port, targetPort: 8080, protocol: "tcp", publishMode: "host" }],
+      memoryLimitBytes: 64 * 1024 * 1024,
+      nanoCpusLimit: 500_000_000,
+      memoryReservationBytes: 8 * 1024 * 1024,
+      restartPolicy: { condition: "any", delayNs: 1_000_000_000 },
+      files: { "/www/config.txt": "mounted config file\n" },
+    });
+    const first = await deploy(spec(v1.imageName));
+    if (first.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(first.reply)}\n${first.log}`);
+    expect(first.reply.deployService).toMatchObject({ created: true, runningTasks: 1 });
+    expect(first.log).toMatch(/task 1 \(\w+\): running/);
+    await waitForHttp(
+      `http://127.0.0.1:${port}/`,
+      (status, body) => status === 200 && body === "web version one\n",
+    );
+    const config = await waitForHttp(`http://127.0.0.1:${port}/config.txt`, (status) => status === 200);
+    expect(config.body).toBe("mounted config file\n");
+    const filesRoot = path.join(mainDirectory, "applications", name, "files");
+    const [version] = await readdir(filesRoot);
+    expect(await readFile(path.join(filesRoot, version ?? "", "www", "config.txt"), "utf8")).toBe(
+      "mounted config file\n",
+    );
+
+    const inspect = (await docker.getService(name).inspect()) as {
+      Spec: {
+        Labels: Record<string, string>;
+        TaskTemplate: {
+          ContainerSpec: { Env: string[]; Mounts: { Target: string; ReadOnly: boolean }[] };
+          Resources: { Limits: { MemoryBytes: number; NanoCPUs: number } };
+          Networks: { Target: string }[];
+        };
+        UpdateConfig: { Order: string; FailureAction: string };
+        RollbackConfig: { Order: string };
+        EndpointSpec: { Ports: { PublishMode: string; PublishedPort: number }[] };
+      };
+    };
+    expect(inspect.Spec.Labels["platform.application"]).toBe("test");
+    expect(inspect.Spec.TaskTemplate.ContainerSpec.Env).toContain("GREETING=hi");
+    expect(inspect.Spec.TaskTemplate.ContainerSpec.Mounts).toContainEqual(
+      expect.objectContaining({ Target: "/www/config.txt", ReadOnly: true }),
+    );
+    expect(inspect.Spec.TaskTemplate.Resources.Limits).toEqual({
+      MemoryBytes: 64 * 1024 * 1024,
+      NanoCPUs: 500_000_000,
+    });
+    expect(inspect.Spec.TaskTemplate.Networks).toHaveLength(1);
+    // A host-mode port cannot be bound twice on one node: this service updates stop-first.
+    expect(inspect.Spec.UpdateConfig).toMatchObject({ Order: "stop-first", FailureAction: "rollback" });
+    expect(inspect.Spec.EndpointSpec.Ports).toEqual([
+      expect.objectContaining({ PublishMode: "host", PublishedPort: port }),
+    ]);
+
+    await git.commit("web", { "index.html": "web version two\n" }, "second version");
+    const v2 = await build("web", "v2");
+    const second = await deploy(spec(v2.imageName));
+    if (second.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(second.reply)}\n${second.log}`);
+    expect(second.reply.deployService).toMatchObject({ created: false, runningTasks: 1 });
+    await waitForHttp(
+      `http://127.0.0.1:${port}/`,
+      (status, body) => status === 200 && body === "web version two\n",
+    );
+    expect(first.log + second.log).not.toContain("env-secret-123");
+  }, 240_000);
+
+  it("rolls a broken update back: FAILED with the task's error, the previous version serves again", async () => {
+    const current = (await docker.getService(name).inspect()) as {
+      Spec: { TaskTemplate: { ContainerSpec: { Image: string } } };
+    };
+    const image = current.Spec.TaskTemplate.ContainerSpec.Image;
+    const broken: ServiceSpec = {
+      name,
+      image,
+      env: [],
+      command: ["sh", "-c", "echo crashing; exit 3"],
+      replicas: 1,
+      networks: [NETWORK],
+      ports: [{ publishedPort: port, targetPort: 8080, protocol: "tcp", publishMode: "host" }],
+    };
+    const { reply, log } = await deploy(broken);
+    expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
+    if (reply.result === "error") expect(reply.error.message).toMatch(/non-zero exit \(3\)/);
+    expect(log).toMatch(/rolling back|rollback/);
+    await waitForHttp(
+      `http://127.0.0.1:${port}/`,
+      (status, body) => status === 200 && body === "web version two\n",
+    );
+    const after = (await docker.getService(name).inspect()) as {
+      Spec: { TaskTemplate: { ContainerSpec: { Command?: string[] } } };
+    };
+    expect(after.Spec.TaskTemplate.ContainerSpec.Command).toBeUndefined();
+  }, 240_000);
+});
+
+describe("start-first update of a service without published ports", () => {
+  const name = `${prefix}-sf`;
+
+  it("starts the new task and has it healthy before the old one stops (Docker's timestamps)", async () => {
+    const spec = (version: string): ServiceSpec => ({
+      name,
+      image: TEST_IMAGE,
+      env: [`VERSION=${version}`],
+      command: ["httpd", "-f", "-p", "8080", "-h", "/www"],
+      replicas: 1,
+      networks: [NETWORK],
+      healthCheck: {
+        test: ["CMD-SHELL", "wget -q -O- http://127.0.0.1:8080/ >/dev/null || exit 1"],
+        intervalNs: 1_000_000_000,
+        timeoutNs: 2_000_000_000,
+        retries: 3,
+      },
+    });
+    const first = await deploy(spec("1"));
+    if (first.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(first.reply)}\n${first.log}`);
+    const second = await deploy(spec("2"));
+    if (second.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(second.reply)}\n${second.log}`);
+    expect(second.reply.deployService).toMatchObject({ created: false, runningTasks: 1 });
+
+    const inspect = (await docker.getService(name).inspect()) as {
+      Spec: { UpdateConfig: { Order: string; Monitor: number } };
+    };
+    expect(inspect.Spec.UpdateConfig.Order).toBe("start-first");
+
+    // The old task has to be shut down by now; wait for Swarm to record it.
+    let tasks: Task[] = [];
+    for (let attempt = 0; attempt < 60; attempt++) {
+      tasks = await tasksOf(name);
+      const old = tasks.find((task) => task.Spec.ContainerSpec.Env?.includes("VERSION=1"));
+      if (old && old.Status.State !== "running") break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const oldTask = tasks.find((task) => task.Spec.ContainerSpec.Env?.includes("VERSION=1"));
+    const newTask = tasks.find((task) => task.Spec.ContainerSpec.Env?.includes("VERSION=2"));
+    if (!oldTask || !newTask) throw new Error(JSON.stringify(tasks));
+    expect(newTask.Status.State).toBe("running");
+    expect(["shutdown", "complete"]).toContain(oldTask.Status.State);
+    const oldStopped = Date.parse(oldTask.Status.Timestamp);
+    const newRunning = Date.parse(newTask.Status.Timestamp);
+    // The new container passed its health check before the old task stopped.
+    const container = (await docker
+      .getContainer(newTask.Status.ContainerStatus?.ContainerID ?? "")
+      .inspect()) as {
+      State: { Health: { Log: { End: string; ExitCode: number }[] } };
+    };
+    const firstHealthy = Math.min(
+      ...container.State.Health.Log.filter((probe) => probe.ExitCode === 0).map((probe) =>
+        Date.parse(probe.End),
+      ),
+    );
+    expect(Date.parse(newTask.CreatedAt)).toBeLessThan(oldStopped);
+    expect(firstHealthy).toBeLessThanOrEqual(oldStopped);
+    expect(newRunning).toBeLessThanOrEqual(oldStopped);
+  }, 240_000);
+});
+
+describe("cancelJob of a deploy", () => {
+  it("stops waiting for a service that never gets healthy and answers CANCELLED", async () => {
+    const name = `${prefix}-cancel`;
+    services.push(name);
+    const command: DeployServiceCommand = {
+      jobId: `deploy-${prefix}-cancel`,
+      logStreamId: `deploy-stream-${prefix}-cancel`,
+      spec: {
+        name,
+        image: TEST_IMAGE,
+        env: [],
+        command: ["sleep", "600"],
+        replicas: 1,
+        healthCheck: { test: ["CMD-SHELL", "exit 1"], intervalNs: 1_000_000_000, retries: 100 },
+      },
+      waitSeconds: 300,
+    };
+    const pending = send({ command: "deployService", deployService: command });
+    for (
+      let attempt = 0;
+      attempt < 100 && !logs.text(command.logStreamId).includes("creating service");
+      attempt++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await send({ command: "cancelJob", cancelJob: { jobId: command.jobId } })).toMatchObject({
+      cancelJob: { cancelled: true },
+    });
+    expect(await pending).toMatchObject({ result: "error", error: { code: "CANCELLED" } });
+    expect(logs.forStream(command.logStreamId).at(-1)).toMatchObject({ final: true });
+  }, 60_000);
+});
+
+describe("serviceAction", () => {
+  const name = `${prefix}-act`;
+
+  it("stops, starts, reloads and removes a service; a missing one is not found", async () => {
+    const spec: ServiceSpec = {
+      name,
+      image: TEST_IMAGE,
+      env: [],
+      command: ["httpd", "-f", "-p", "8080", "-h", "/www"],
+      replicas: 1,
+      files: { "/etc/app/.env": "A=1\n" },
+    };
+    const created = await deploy(spec);
+    if (created.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(created.reply)}\n${created.log}`);
+    const inspect = async () =>
+      (await docker.getService(name).inspect()) as {
+        Spec: { Mode: { Replicated: { Replicas: number } }; TaskTemplate: { ForceUpdate?: number } };
+      };
+    const act = (action: "START" | "STOP" | "RELOAD" | "REMOVE", replicas?: number) =>
+      send({ command: "serviceAction", serviceAction: { serviceName: name, action, replicas } });
+
+    expect(await act("STOP")).toMatchObject({ result: "serviceAction", serviceAction: { found: true } });
+    expect((await inspect()).Spec.Mode.Replicated.Replicas).toBe(0);
+    // A deploy of a stopped service brings it back with the new spec.
+    const redeployed = await deploy({ ...spec, env: ["AFTER_STOP=1"] });
+    expect(redeployed.reply).toMatchObject({
+      result: "deployService",
+      deployService: { created: false, runningTasks: 1 },
+    });
+    expect(await act("STOP")).toMatchObject({ serviceAction: { found: true } });
+    expect(await act("START", 2)).toMatchObject({ serviceAction: { found: true } });
+    expect((await inspect()).Spec.Mode.Replicated.Replicas).toBe(2);
+    const before = (await inspect()).Spec.TaskTemplate.ForceUpdate ?? 0;
+    expect(await act("RELOAD")).toMatchObject({ serviceAction: { found: true } });
+    expect((await inspect()).Spec.TaskTemplate.ForceUpdate).toBe(before + 1);
+    expect(existsSync(path.join(mainDirectory, "applications", name, "files"))).toBe(true);
+    expect(await act("REMOVE")).toMatchObject({ serviceAction: { found: true } });
+    await expect(docker.getService(name).inspect()).rejects.toThrow();
+    expect(existsSync(path.join(mainDirectory, "applications", name))).toBe(false);
+    for (const action of ["START", "STOP", "RELOAD", "REMOVE"] as const) {
+      expect(await act(action)).toMatchObject({ result: "serviceAction", serviceAction: { found: false } });
+    }
+  }, 120_000);
+
+  it.each([
+    ["spec.name", { name: "bad;name" }],
+    ["spec.image", { image: "Bad Image" }],
+    ["spec.files", { files: { "/etc/../../x": "y" } }],
+    ["spec.files", { files: { "relative/path": "y" } }],
+    ["spec.env", { env: ["BAD KEY=1"] }],
+    ["spec.networks", { networks: ["no-such-network-here"] }],
+  ])("refuses a spec with a bad %s (INVALID_ARGUMENT, nothing created)", async (field, overrides) => {
+    const name = `${prefix}-bad`;
+    const { reply } = await deploy({
+      name,
+      image: TEST_IMAGE,
+      env: [],
+      replicas: 1,
+      ...overrides,
+    } as ServiceSpec);
+    expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    if (reply.result === "error") expect(reply.error.message.startsWith(`${field}: `)).toBe(true);
+    await expect(docker.getService(name).inspect()).rejects.toThrow();
+  });
+});

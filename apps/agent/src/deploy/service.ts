@@ -1,0 +1,487 @@
+/**
+ * The Swarm service of an application: created or updated in place (rolling update that rolls
+ * back on failure), then watched until it runs the new spec, each task state change logged.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type {
+  DeployServiceCommand,
+  DeployServiceResult,
+  RegistryAuth,
+  ServiceSpec,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { engineMessage, engineStatus } from "../docker/engine.ts";
+import { cancelled, sleep } from "./jobs.ts";
+import type { LogStream } from "./log-stream.ts";
+import { checkAppName, checkImageName, hasControlCharacters, invalid } from "./validate.ts";
+
+const SECOND_NS = 1_000_000_000;
+const POLL_MS = 500;
+
+/** Label on every service the agent manages. */
+export const MANAGED_LABEL = "platform.managed";
+
+export function filesDirectory(mainDirectory: string, serviceName: string): string {
+  return path.join(mainDirectory, "applications", serviceName, "files");
+}
+
+export function checkServiceSpec(spec: ServiceSpec): void {
+  checkAppName("spec.name", spec.name);
+  if (!spec.image) throw invalid("spec.image", "is required");
+  checkImageName("spec.image", spec.image);
+  for (const entry of spec.env ?? []) {
+    const key = entry.split("=", 1)[0] ?? "";
+    if (!entry.includes("=") || !/^[A-Za-z_][A-Za-z0-9_.-]*$/.test(key)) {
+      throw invalid(
+        "spec.env",
+        `entry for ${JSON.stringify(key.slice(0, 50))} must be KEY=VALUE with a valid key`,
+      );
+    }
+  }
+  for (const port of spec.ports ?? []) {
+    const valid = (n: number) => Number.isInteger(n) && n >= 1 && n <= 65535;
+    if (!valid(port.targetPort) || (port.publishedPort !== 0 && !valid(port.publishedPort))) {
+      throw invalid("spec.ports", "ports must be between 1 and 65535");
+    }
+    if (port.protocol !== "tcp" && port.protocol !== "udp")
+      throw invalid("spec.ports", "protocol must be tcp or udp");
+    if (port.publishMode !== "host" && port.publishMode !== "ingress") {
+      throw invalid("spec.ports", "publishMode must be host or ingress");
+    }
+  }
+  for (const mount of spec.mounts ?? []) {
+    if (mount.type !== "bind" && mount.type !== "volume")
+      throw invalid("spec.mounts", "type must be bind or volume");
+    if (!mount.target.startsWith("/") || hasControlCharacters(mount.target) || mount.target.includes(",")) {
+      throw invalid("spec.mounts", "target must be an absolute container path");
+    }
+    if (mount.type === "bind" && !mount.source.startsWith("/"))
+      throw invalid("spec.mounts", "bind source must be absolute");
+  }
+  for (const containerPath of Object.keys(spec.files ?? {})) fileHostPath("/", containerPath);
+  for (const network of spec.networks ?? []) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(network))
+      throw invalid("spec.networks", `${network} is not a network name`);
+  }
+}
+
+/** Where a `files` entry lives on the host: <filesDir>/<container path>, never outside. */
+function fileHostPath(filesDir: string, containerPath: string): string {
+  if (!containerPath.startsWith("/") || hasControlCharacters(containerPath) || containerPath.includes(",")) {
+    throw invalid(
+      "spec.files",
+      `${JSON.stringify(containerPath.slice(0, 100))} must be an absolute container path`,
+    );
+  }
+  const parts = containerPath.split("/").filter((part) => part && part !== ".");
+  if (parts.length === 0 || parts.includes("..")) {
+    throw invalid(
+      "spec.files",
+      `${JSON.stringify(containerPath.slice(0, 100))} must name a file without '..'`,
+    );
+  }
+  return path.join(filesDir, ...parts);
+}
+
+function hasHostPort(spec: ServiceSpec): boolean {
+  return (spec.ports ?? []).some((port) => port.publishMode === "host" && port.publishedPort > 0);
+}
+
+function monitorNs(spec: ServiceSpec): number {
+  const health = spec.healthCheck;
+  if (!health) return 5 * SECOND_NS;
+  const interval = health.intervalNs || 30 * SECOND_NS;
+  const retries = health.retries || 3;
+  // Long enough for the health check to fail `retries` times after the task started.
+  return Math.min(120 * SECOND_NS, Math.max(5 * SECOND_NS, interval * retries + (health.timeoutNs || 0)));
+}
+
+async function networkIds(docker: Docker, names: string[]): Promise<{ Target: string }[]> {
+  const targets: { Target: string }[] = [];
+  for (const name of names) {
+    try {
+      const network = (await docker.getNetwork(name).inspect()) as { Id: string };
+      targets.push({ Target: network.Id });
+    } catch (error) {
+      if (engineStatus(error) === 404) throw invalid("spec.networks", `network ${name} does not exist`);
+      throw error;
+    }
+  }
+  return targets;
+}
+
+export function swarmSpec(
+  spec: ServiceSpec,
+  networks: { Target: string }[],
+  fileMounts: { Type: string; Source: string; Target: string; ReadOnly: boolean }[],
+  forceUpdate: number,
+): Record<string, unknown> {
+  const order = hasHostPort(spec) ? "stop-first" : "start-first";
+  const health = spec.healthCheck;
+  const resources: Record<string, Record<string, number>> = { Limits: {}, Reservations: {} };
+  if (spec.memoryLimitBytes) (resources.Limits as Record<string, number>).MemoryBytes = spec.memoryLimitBytes;
+  if (spec.nanoCpusLimit) (resources.Limits as Record<string, number>).NanoCPUs = spec.nanoCpusLimit;
+  if (spec.memoryReservationBytes)
+    (resources.Reservations as Record<string, number>).MemoryBytes = spec.memoryReservationBytes;
+  if (spec.nanoCpusReservation)
+    (resources.Reservations as Record<string, number>).NanoCPUs = spec.nanoCpusReservation;
+  const restart = spec.restartPolicy;
+  return {
+    Name: spec.name,
+    Labels: { ...(spec.labels ?? {}), [MANAGED_LABEL]: "true" },
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: spec.image,
+        Env: spec.env ?? [],
+        ...(spec.command?.length ? { Command: spec.command } : {}),
+        ...(spec.args?.length ? { Args: spec.args } : {}),
+        Labels: { [MANAGED_LABEL]: "true", "platform.service": spec.name },
+        ...(health?.test.length
+          ? {
+              HealthCheck: {
+                Test: health.test,
+                Interval: health.intervalNs || undefined,
+                Timeout: health.timeoutNs || undefined,
+                StartPeriod: health.startPeriodNs || undefined,
+                Retries: health.retries || undefined,
+              },
+            }
+          : {}),
+        Mounts: [
+          ...(spec.mounts ?? []).map((mount) => ({
+            Type: mount.type,
+            Source: mount.source,
+            Target: mount.target,
+            ReadOnly: Boolean(mount.readOnly),
+          })),
+          ...fileMounts,
+        ],
+      },
+      Resources: resources,
+      RestartPolicy: restart
+        ? {
+            Condition: restart.condition,
+            Delay: restart.delayNs || undefined,
+            MaxAttempts: restart.maxAttempts || undefined,
+            Window: restart.windowNs || undefined,
+          }
+        : { Condition: "any", Delay: 5 * SECOND_NS },
+      Networks: networks,
+      ForceUpdate: forceUpdate,
+    },
+    Mode: { Replicated: { Replicas: spec.replicas } },
+    UpdateConfig: {
+      Parallelism: 1,
+      Delay: 0,
+      Order: order,
+      FailureAction: "rollback",
+      Monitor: monitorNs(spec),
+      MaxFailureRatio: 0,
+    },
+    RollbackConfig: {
+      Parallelism: 1,
+      Delay: 0,
+      Order: order,
+      FailureAction: "pause",
+      Monitor: monitorNs(spec),
+      MaxFailureRatio: 0,
+    },
+    EndpointSpec: {
+      Ports: (spec.ports ?? []).map((port) => ({
+        Protocol: port.protocol,
+        TargetPort: port.targetPort,
+        ...(port.publishedPort ? { PublishedPort: port.publishedPort } : {}),
+        PublishMode: port.publishMode,
+      })),
+    },
+  };
+}
+
+function authConfig(auth: RegistryAuth | undefined) {
+  if (!auth?.serverAddress) return undefined;
+  return { username: auth.username, password: auth.password, serveraddress: auth.serverAddress };
+}
+
+async function pullImage(
+  docker: Docker,
+  image: string,
+  auth: RegistryAuth,
+  log: LogStream,
+  signal: AbortSignal,
+) {
+  log.line(`pulling ${image} from ${auth.serverAddress}`);
+  try {
+    const stream = await docker.pull(image, { authconfig: authConfig(auth), abortSignal: signal } as object);
+    await new Promise<void>((resolve, reject) => {
+      docker.modem.followProgress(
+        stream,
+        (error: Error | null) => (error ? reject(error) : resolve()),
+        (event: { status?: string; error?: string; errorDetail?: { message?: string } }) => {
+          if (event.error || event.errorDetail) reject(new Error(event.errorDetail?.message ?? event.error));
+        },
+      );
+    });
+  } catch (error) {
+    if (signal.aborted) throw cancelled();
+    throw new CommandError("FAILED", `pulling ${image} failed: ${log.mask(engineMessage(error))}`);
+  }
+  log.line(`pulled ${image}`);
+}
+
+interface SwarmTask {
+  ID: string;
+  Slot?: number;
+  CreatedAt?: string;
+  DesiredState?: string;
+  Spec?: { ForceUpdate?: number; ContainerSpec?: { Image?: string } };
+  Status?: { State?: string; Message?: string; Err?: string; Timestamp?: string };
+}
+
+interface SwarmService {
+  ID: string;
+  Version: { Index: number };
+  Spec: Record<string, unknown> & {
+    TaskTemplate?: { ForceUpdate?: number };
+    Mode?: { Replicated?: { Replicas?: number } };
+  };
+  UpdateStatus?: { State?: string; StartedAt?: string; CompletedAt?: string; Message?: string };
+}
+
+/**
+ * Writes `files` into a directory named after their content hash (files/<hash>/<container path>)
+ * and returns their read-only bind mounts. The directory of the running version is kept: a
+ * rollback to it must find its files. Older ones are removed.
+ */
+async function writeFiles(
+  mainDirectory: string,
+  spec: ServiceSpec,
+  existing: SwarmService | undefined,
+  log: LogStream,
+): Promise<{ Type: string; Source: string; Target: string; ReadOnly: boolean }[]> {
+  const filesRoot = filesDirectory(mainDirectory, spec.name);
+  const entries = Object.entries(spec.files ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  const version = createHash("sha256").update(JSON.stringify(entries)).digest("hex").slice(0, 16);
+  const versionDir = path.join(filesRoot, version);
+  const keep = new Set([version]);
+  const existingMounts = (
+    existing?.Spec.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined
+  )?.ContainerSpec?.Mounts;
+  for (const mount of existingMounts ?? []) {
+    const relative = path.relative(filesRoot, mount.Source ?? "");
+    if (relative && !relative.startsWith("..")) keep.add(relative.split(path.sep)[0] as string);
+  }
+  for (const entry of await readdir(filesRoot).catch(() => [] as string[])) {
+    if (!keep.has(entry)) await rm(path.join(filesRoot, entry), { recursive: true, force: true });
+  }
+  const mounts = [];
+  for (const [containerPath, content] of entries) {
+    const hostPath = fileHostPath(versionDir, containerPath);
+    await mkdir(path.dirname(hostPath), { recursive: true, mode: 0o700 });
+    await writeFile(hostPath, content, { mode: 0o644 });
+    mounts.push({ Type: "bind", Source: hostPath, Target: containerPath, ReadOnly: true });
+    log.line(`wrote ${containerPath} (mounted read-only)`);
+  }
+  return mounts;
+}
+
+export async function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
+  try {
+    return (await docker.getService(name).inspect()) as SwarmService;
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function deployService(
+  docker: Docker,
+  mainDirectory: string,
+  command: DeployServiceCommand,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<DeployServiceResult> {
+  const { spec } = command;
+  checkServiceSpec(spec);
+  const waitMs = (command.waitSeconds || 120) * 1000;
+
+  const existing = await findService(docker, spec.name);
+  const fileMounts = await writeFiles(mainDirectory, spec, existing, log);
+
+  if (command.registryAuth?.serverAddress)
+    await pullImage(docker, spec.image, command.registryAuth, log, signal);
+  const networks = await networkIds(docker, spec.networks ?? []);
+  const auth = authConfig(command.registryAuth);
+  let serviceId: string;
+  // Tasks of the new spec carry this counter (a rollback restores the previous one).
+  let forceUpdate = 0;
+  const startedAt = Date.now();
+  try {
+    if (existing) {
+      forceUpdate = (existing.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
+      const body = swarmSpec(spec, networks, fileMounts, forceUpdate);
+      log.line(
+        `updating service ${spec.name} to ${spec.image} (${hasHostPort(spec) ? "stop-first" : "start-first"})`,
+      );
+      await docker.getService(existing.ID).update({
+        _query: { version: existing.Version.Index },
+        _body: body,
+        ...(auth ? { authconfig: auth } : {}),
+      } as never);
+      serviceId = existing.ID;
+    } else {
+      log.line(`creating service ${spec.name} with ${spec.image}`);
+      const created = await docker.createService({
+        ...swarmSpec(spec, networks, fileMounts, 0),
+        ...(auth ? { authconfig: auth } : {}),
+      } as never);
+      serviceId = created.id as string;
+    }
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    throw new CommandError("FAILED", `the engine refused the service: ${log.mask(engineMessage(error))}`);
+  }
+
+  const runningTasks = await waitForConvergence(
+    docker,
+    serviceId,
+    spec,
+    forceUpdate,
+    !existing,
+    startedAt,
+    waitMs,
+    log,
+    signal,
+  );
+  log.line(`service ${spec.name} runs ${runningTasks} task(s) of the new version`);
+  return { serviceId, created: !existing, runningTasks };
+}
+
+function describeTask(task: SwarmTask): string {
+  const status = task.Status ?? {};
+  const detail = status.Err || status.Message || "";
+  return `task ${task.Slot ?? "?"} (${task.ID.slice(0, 12)}): ${status.State}${detail ? ` - ${detail}` : ""}`;
+}
+
+async function waitForConvergence(
+  docker: Docker,
+  serviceId: string,
+  spec: ServiceSpec,
+  forceUpdate: number,
+  created: boolean,
+  startedAt: number,
+  waitMs: number,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<number> {
+  const seen = new Map<string, string>();
+  let failure: string | undefined;
+  let rollbackLogged = false;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    if (signal.aborted) throw cancelled();
+    const service = (await docker.getService(serviceId).inspect()) as SwarmService;
+    const tasks = (await docker.listTasks({ filters: { service: [serviceId] } })) as SwarmTask[];
+    for (const task of tasks) {
+      const key = `${task.Status?.State}|${task.Status?.Err ?? ""}`;
+      if (seen.get(task.ID) !== key) {
+        seen.set(task.ID, key);
+        log.line(describeTask(task));
+      }
+    }
+    // Tasks of the new spec: same ForceUpdate counter and image.
+    const current = tasks.filter(
+      (task) =>
+        (task.Spec?.ForceUpdate ?? 0) === forceUpdate && task.Spec?.ContainerSpec?.Image === spec.image,
+    );
+    const running = current.filter(
+      (task) => task.DesiredState === "running" && task.Status?.State === "running",
+    );
+    const failed = current.find((task) => ["failed", "rejected"].includes(task.Status?.State ?? ""));
+
+    if (created) {
+      if (running.length >= spec.replicas) return running.length;
+      if (failed) throw new CommandError("FAILED", `the service's task failed: ${failureReason(failed)}`);
+    } else {
+      const update = service.UpdateStatus;
+      const fresh = update?.StartedAt ? Date.parse(update.StartedAt) >= startedAt - 2000 : false;
+      const state = fresh ? update?.State : undefined;
+      if (failed) failure ??= failureReason(failed);
+      if (state === "rollback_started" && !rollbackLogged) {
+        rollbackLogged = true;
+        log.line(`update failed, rolling back: ${update?.Message ?? ""}`);
+      }
+      // Answer once the rollback is over, so that the previous version serves again.
+      if (state === "rollback_completed" || state === "rollback_paused" || state === "paused") {
+        log.line(`update ${state.replace("_", " ")}: ${update?.Message ?? ""}`);
+        const reason = failure ?? update?.Message ?? "the update failed";
+        const previous =
+          state === "rollback_completed"
+            ? "the previous one was restored"
+            : `the rollback did not complete (${update?.Message ?? state})`;
+        throw new CommandError("FAILED", `the new version did not start, ${previous}: ${reason}`);
+      }
+      if (state === "completed" && running.length >= spec.replicas) return running.length;
+      // An update Swarm had nothing to roll (a service scaled to 0 before) may get no fresh
+      // UpdateStatus: then it is done once only tasks of the new spec are meant to run.
+      const oldOnes = tasks.filter((task) => task.DesiredState === "running" && !current.includes(task));
+      const quiet = !state && Date.now() - startedAt > 5000;
+      if (quiet && oldOnes.length === 0 && running.length >= spec.replicas) return running.length;
+    }
+    if (Date.now() > deadline) {
+      const reason = failure ? `: ${failure}` : failed ? `: ${failureReason(failed)}` : "";
+      throw new CommandError(
+        "FAILED",
+        `the service did not run the new version within ${waitMs / 1000} s${reason}`,
+      );
+    }
+    await sleep(POLL_MS, signal);
+  }
+}
+
+function failureReason(task: SwarmTask): string {
+  return (task.Status?.Err || task.Status?.Message || task.Status?.State || "unknown error").slice(0, 300);
+}
+
+export async function serviceAction(
+  docker: Docker,
+  mainDirectory: string,
+  name: string,
+  action: "START" | "STOP" | "RELOAD" | "REMOVE",
+  replicas: number | undefined,
+): Promise<boolean> {
+  checkAppName("serviceName", name);
+  const service = await findService(docker, name);
+  if (!service) {
+    if (action === "REMOVE")
+      await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
+    return false;
+  }
+  const handle = docker.getService(service.ID);
+  try {
+    if (action === "REMOVE") {
+      await handle.remove();
+      await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
+      return true;
+    }
+    const spec = structuredClone(service.Spec) as SwarmService["Spec"];
+    if (action === "START" || action === "STOP") {
+      spec.Mode = { Replicated: { Replicas: action === "STOP" ? 0 : (replicas ?? 1) || 1 } };
+    } else {
+      spec.TaskTemplate = {
+        ...(spec.TaskTemplate ?? {}),
+        ForceUpdate: (spec.TaskTemplate?.ForceUpdate ?? 0) + 1,
+      };
+    }
+    await handle.update({ _query: { version: service.Version.Index }, _body: spec } as never);
+    return true;
+  } catch (error) {
+    if (engineStatus(error) === 404) return false;
+    throw new CommandError(
+      "FAILED",
+      `${action.toLowerCase()} of service ${name} failed: ${engineMessage(error)}`,
+    );
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Container commands against the Docker Engine: list (with name and label filters), inspect and
+ * restart. Every id, name and label reaching Docker is checked against the name pattern first.
+ */
+import {
+  assertValidName,
+  type Container,
+  type ContainerConfig,
+  type ListContainersCommand,
+  type RestartContainerResult,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+
+export const SWARM_SERVICE_LABEL = "com.docker.swarm.service.name";
+export const STACK_NAMESPACE_LABEL = "com.docker.stack.namespace";
+export const COMPOSE_PROJECT_LABEL = "com.docker.compose.project";
+
+/** Docker `label` filters for a list command, after validating every name in it. */
+export function labelFilters(filter: ListContainersCommand): string[] {
+  const labels: Record<string, string> = { ...(filter.labels ?? {}) };
+  if (filter.swarmServiceName) labels[SWARM_SERVICE_LABEL] = filter.swarmServiceName;
+  if (filter.stackNamespace) labels[STACK_NAMESPACE_LABEL] = filter.stackNamespace;
+  if (filter.composeProject) labels[COMPOSE_PROJECT_LABEL] = filter.composeProject;
+  return Object.entries(labels).map(([key, value]) => {
+    assertValidName(key, "label key");
+    return value === "" ? key : `${key}=${assertValidName(value, `value of label ${key}`)}`;
+  });
+}
+
+function toContainer(info: Docker.ContainerInfo): Container {
+  return {
+    id: info.Id,
+    names: (info.Names ?? []).map((name) => name.replace(/^\//, "")),
+    image: info.Image ?? "",
+    imageId: info.ImageID ?? "",
+    command: info.Command ?? "",
+    createdUnix: info.Created ?? 0,
+    state: info.State ?? "",
+    status: info.Status ?? "",
+    labels: info.Labels ?? {},
+    ports: (info.Ports ?? []).map((port) => ({
+      ip: port.IP ?? "",
+      privatePort: port.PrivatePort ?? 0,
+      publicPort: port.PublicPort ?? 0,
+      type: port.Type ?? "",
+    })),
+    networks: Object.keys(info.NetworkSettings?.Networks ?? {}),
+  };
+}
+
+export async function listContainers(docker: Docker, filter: ListContainersCommand): Promise<Container[]> {
+  const nameMatch = filter.nameMatch ? assertValidName(filter.nameMatch, "name filter") : "";
+  const labels = labelFilters(filter);
+  const infos = await docker.listContainers({
+    all: filter.all ?? false,
+    filters: labels.length > 0 ? { label: labels } : {},
+  });
+  return infos
+    .map(toContainer)
+    .filter((container) => !nameMatch || container.names.some((name) => name.includes(nameMatch)));
+}
+
+export async function inspectContainer(docker: Docker, containerId: string): Promise<ContainerConfig> {
+  const id = assertValidName(containerId, "container id");
+  const info = await docker.getContainer(id).inspect();
+  return { id: info.Id, name: info.Name.replace(/^\//, ""), inspectJson: JSON.stringify(info) };
+}
+
+export async function restartContainer(
+  docker: Docker,
+  containerId: string,
+  stopTimeoutSeconds = 0,
+): Promise<RestartContainerResult> {
+  const id = assertValidName(containerId, "container id");
+  const container = docker.getContainer(id);
+  await container.restart(stopTimeoutSeconds > 0 ? { t: stopTimeoutSeconds } : {});
+  const info = await container.inspect();
+  return { id: info.Id, startedAt: info.State.StartedAt };
+}

@@ -1,0 +1,167 @@
+/**
+ * The platform's proxy (Traefik) on this server: its files under <main directory>/traefik,
+ * written atomically, and its Swarm service.
+ */
+import type {
+  EnsureProxyCommand,
+  ProxyFile,
+  ProxyFileRemoved,
+  ProxyFileWritten,
+  ProxyReloaded,
+  ProxyService,
+  ReadProxyFileCommand,
+  RemoveProxyFileCommand,
+  WriteProxyFileCommand,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import type { Logger } from "pino";
+import { CommandError } from "../command-error.ts";
+import { engineStatus } from "../docker/engine.ts";
+import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
+import { isImageReference } from "./image-reference.ts";
+import { PROXY_SERVICE_NAME } from "./paths.ts";
+import {
+  DASHBOARD_TARGET_PORT,
+  findProxyService,
+  HTTP_TARGET_PORT,
+  HTTPS_TARGET_PORT,
+  proxyServiceSpec,
+  requirePlatformNetwork,
+  swarmManagerNodeId,
+  updateService,
+} from "./service.ts";
+
+export interface ProxyManagerOptions {
+  docker: Docker;
+  /** The platform's main directory on the server; the proxy's files live in <it>/traefik. */
+  mainDirectory: string;
+  /** The proxy's Swarm service (default platform-traefik; tests use their own names). */
+  serviceName?: string;
+  logger?: Logger;
+}
+
+const STATIC_SCOPE = proxyFileLocation("static", "");
+
+export class ProxyManager {
+  private readonly files: ProxyFiles;
+  readonly serviceName: string;
+
+  constructor(readonly options: ProxyManagerOptions) {
+    this.files = new ProxyFiles(options.mainDirectory);
+    this.serviceName = options.serviceName ?? PROXY_SERVICE_NAME;
+  }
+
+  async writeFile(command: WriteProxyFileCommand): Promise<ProxyFileWritten> {
+    const location = proxyFileLocation(command.scope, command.fileName);
+    const content = checkContent(command.content);
+    const written = await this.files.write(location, content);
+    this.options.logger?.info({ scope: command.scope, path: written }, "proxy file written");
+    return { path: written };
+  }
+
+  async readFile(command: ReadProxyFileCommand): Promise<ProxyFile> {
+    const content = await this.files.read(proxyFileLocation(command.scope, command.fileName));
+    return content === undefined ? { exists: false, content: "" } : { exists: true, content };
+  }
+
+  async removeFile(command: RemoveProxyFileCommand): Promise<ProxyFileRemoved> {
+    const removed = await this.files.remove(proxyFileLocation(command.scope, command.fileName));
+    if (removed)
+      this.options.logger?.info({ scope: command.scope, fileName: command.fileName }, "proxy file removed");
+    return { removed };
+  }
+
+  /**
+   * Writes traefik.yml, then creates the service or updates its spec in place. Traefik reads its
+   * static configuration only when it starts, so a changed traefik.yml also restarts the task.
+   */
+  async ensure(command: EnsureProxyCommand): Promise<ProxyService> {
+    const image = checkImage(command.image);
+    const staticConfig = checkContent(command.staticConfig, "staticConfig");
+    const { httpPort, httpsPort, dashboardPort } = hostPorts(command);
+    const { docker } = this.options;
+    const nodeId = await swarmManagerNodeId(docker);
+    await requirePlatformNetwork(docker);
+    const existing = await findProxyService(docker, this.serviceName);
+
+    // Only compared (to restart Traefik when it changed); the write below makes every check.
+    const previousConfig = await this.files.read(STATIC_SCOPE).catch(() => undefined);
+    const staticPath = await this.files.write(STATIC_SCOPE, staticConfig);
+    const settings = {
+      serviceName: this.serviceName,
+      image,
+      proxyDirectory: await this.files.proxyDirectory(),
+      nodeId,
+      httpPort,
+      httpsPort,
+      dashboardPort,
+    };
+
+    if (existing === undefined) {
+      try {
+        const service = await docker.createService(proxyServiceSpec({ ...settings, forceUpdate: 0 }));
+        this.options.logger?.info({ service: this.serviceName, image, staticPath }, "proxy service created");
+        return { serviceId: service.id, created: true };
+      } catch (error) {
+        // Created meanwhile by a concurrent ensure: update that one instead.
+        if (engineStatus(error) !== 409) throw error;
+      }
+    }
+    const current = existing ?? (await findProxyService(docker, this.serviceName));
+    if (current === undefined) throw new CommandError("FAILED", `the service ${this.serviceName} vanished`);
+    const forceUpdate =
+      (current.spec.TaskTemplate?.ForceUpdate ?? 0) + (previousConfig === staticConfig ? 0 : 1);
+    await updateService(docker, current, proxyServiceSpec({ ...settings, forceUpdate }));
+    this.options.logger?.info({ service: this.serviceName, image, staticPath }, "proxy service updated");
+    return { serviceId: current.id, created: false };
+  }
+
+  /** Restarts the proxy's task (Traefik re-reads traefik.yml); found false when there is none. */
+  async reload(): Promise<ProxyReloaded> {
+    const { docker } = this.options;
+    const existing = await findProxyService(docker, this.serviceName);
+    if (existing === undefined) return { found: false };
+    const taskTemplate = existing.spec.TaskTemplate ?? {};
+    const spec = {
+      ...existing.spec,
+      TaskTemplate: { ...taskTemplate, ForceUpdate: (taskTemplate.ForceUpdate ?? 0) + 1 },
+    };
+    await updateService(docker, existing, spec);
+    this.options.logger?.info({ service: this.serviceName }, "proxy service reloaded");
+    return { found: true };
+  }
+}
+
+function checkImage(image: unknown): string {
+  if (!isImageReference(image)) {
+    throw new CommandError("INVALID_ARGUMENT", "image must be an image reference such as traefik:v3");
+  }
+  return image;
+}
+
+/**
+ * The host ports to publish: 0 (unset) means the entry point's own port (80, 443, 8080); the
+ * dashboard's only when it is enabled. INVALID_ARGUMENT naming the field otherwise.
+ */
+export function hostPorts(
+  command: Pick<EnsureProxyCommand, "httpPort" | "httpsPort" | "dashboard" | "dashboardPort">,
+): { httpPort: number; httpsPort: number; dashboardPort?: number } {
+  const httpPort = checkPort(command.httpPort, "httpPort", HTTP_TARGET_PORT);
+  const httpsPort = checkPort(command.httpsPort, "httpsPort", HTTPS_TARGET_PORT);
+  const dashboardPort = command.dashboard
+    ? checkPort(command.dashboardPort, "dashboardPort", DASHBOARD_TARGET_PORT)
+    : undefined;
+  const ports = [httpPort, httpsPort, ...(dashboardPort === undefined ? [] : [dashboardPort])];
+  if (new Set(ports).size !== ports.length) {
+    throw new CommandError("INVALID_ARGUMENT", "httpPort, httpsPort and dashboardPort must differ");
+  }
+  return { httpPort, httpsPort, dashboardPort };
+}
+
+function checkPort(port: unknown, field: string, defaultPort: number): number {
+  if (port === 0 || port === undefined) return defaultPort;
+  if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new CommandError("INVALID_ARGUMENT", `${field} must be a port number (1-65535)`);
+  }
+  return port;
+}

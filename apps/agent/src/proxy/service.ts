@@ -1,0 +1,130 @@
+/**
+ * The proxy's Swarm service: one Traefik task pinned to this node (its files are here), on the
+ * platform network, reading /etc/traefik/traefik.yml from the mounted proxy directory, with its
+ * entry points published in host mode (the ingress routing mesh is not used).
+ */
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { engineStatus } from "../docker/engine.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
+import {
+  PROXY_SERVICE_LABEL,
+  PROXY_SERVICE_LABEL_VALUE,
+  STATIC_CONFIG_PATH,
+  TRAEFIK_CONTAINER_DIRECTORY,
+} from "./paths.ts";
+
+/** The ports of Traefik's entry points inside its container (see @platform/traefik-config). */
+export const HTTP_TARGET_PORT = 80;
+export const HTTPS_TARGET_PORT = 443;
+export const DASHBOARD_TARGET_PORT = 8080;
+const DOCKER_SOCKET = "/var/run/docker.sock";
+
+export interface ProxyServiceSettings {
+  serviceName: string;
+  image: string;
+  /** Absolute path of the proxy's directory on the server (mounted at /etc/traefik). */
+  proxyDirectory: string;
+  /** The Swarm node the task is pinned to (this server). */
+  nodeId: string;
+  httpPort: number;
+  httpsPort: number;
+  /** Published only when set. */
+  dashboardPort?: number;
+  forceUpdate: number;
+}
+
+/** The service's full spec (create, and update in place). */
+export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.ServiceSpec {
+  const published = [
+    { TargetPort: HTTP_TARGET_PORT, PublishedPort: settings.httpPort },
+    { TargetPort: HTTPS_TARGET_PORT, PublishedPort: settings.httpsPort },
+    ...(settings.dashboardPort === undefined
+      ? []
+      : [{ TargetPort: DASHBOARD_TARGET_PORT, PublishedPort: settings.dashboardPort }]),
+  ];
+  return {
+    Name: settings.serviceName,
+    Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE },
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: settings.image,
+        // The image's entrypoint runs `traefik` with these arguments (as the official image does).
+        Args: [`--configFile=${STATIC_CONFIG_PATH}`],
+        Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE },
+        Mounts: [
+          { Type: "bind", Source: settings.proxyDirectory, Target: TRAEFIK_CONTAINER_DIRECTORY },
+          { Type: "bind", Source: DOCKER_SOCKET, Target: DOCKER_SOCKET, ReadOnly: true },
+        ],
+      },
+      RestartPolicy: { Condition: "any" },
+      Placement: { Constraints: [`node.id==${settings.nodeId}`] },
+      Networks: [{ Target: PLATFORM_NETWORK }],
+      ForceUpdate: settings.forceUpdate,
+    },
+    Mode: { Replicated: { Replicas: 1 } },
+    EndpointSpec: {
+      Ports: published.map((port) => ({ Protocol: "tcp", PublishMode: "host", ...port })),
+    },
+  };
+}
+
+export interface ExistingService {
+  id: string;
+  version: number;
+  spec: Docker.ServiceSpec;
+}
+
+/** The service named `serviceName`, or undefined; FAILED when it is not the platform's proxy. */
+export async function findProxyService(
+  docker: Docker,
+  serviceName: string,
+): Promise<ExistingService | undefined> {
+  let info: { ID: string; Version: { Index: number }; Spec: Docker.ServiceSpec };
+  try {
+    info = await docker.getService(serviceName).inspect();
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+  const spec = info.Spec;
+  if (spec.Labels?.[PROXY_SERVICE_LABEL] !== PROXY_SERVICE_LABEL_VALUE) {
+    throw new CommandError(
+      "FAILED",
+      `a Swarm service named ${serviceName} exists but is not the platform's proxy (no label ${PROXY_SERVICE_LABEL}=${PROXY_SERVICE_LABEL_VALUE}); remove or rename it`,
+    );
+  }
+  return { id: info.ID, version: info.Version.Index, spec };
+}
+
+/** Replaces the service's spec (the engine refuses a stale `version`). */
+export async function updateService(docker: Docker, existing: ExistingService, spec: Docker.ServiceSpec) {
+  // `_query`/`_body` keep the version in the query string and the spec alone in the body.
+  await docker.getService(existing.id).update({ _query: { version: existing.version }, _body: spec });
+}
+
+/** This node's Swarm id; FAILED when it cannot run services (not an active Swarm manager). */
+export async function swarmManagerNodeId(docker: Docker): Promise<string> {
+  const info = await docker.info();
+  const swarm = info.Swarm ?? {};
+  if (swarm.LocalNodeState !== "active" || !swarm.ControlAvailable || !swarm.NodeID) {
+    throw new CommandError(
+      "FAILED",
+      "this server is not an active Docker Swarm manager, so it cannot run the proxy's service",
+    );
+  }
+  return swarm.NodeID as string;
+}
+
+/** FAILED when the platform's overlay network is missing (server.setup creates it). */
+export async function requirePlatformNetwork(docker: Docker): Promise<void> {
+  try {
+    await docker.getNetwork(PLATFORM_NETWORK).inspect();
+  } catch (error) {
+    if (engineStatus(error) !== 404) throw error;
+    throw new CommandError(
+      "FAILED",
+      `the network ${PLATFORM_NETWORK} does not exist on this server: run the server's setup first`,
+    );
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Test helpers for the real Docker Engine: a client that fails with a clear hint when the
+ * engine or the test image is missing, and throwaway containers that are removed afterwards.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import type Docker from "dockerode";
+import { createDockerClient, DEFAULT_DOCKER_SOCKET } from "../docker/engine.ts";
+
+const run = promisify(execFile);
+
+export const TEST_DOCKER_SOCKET = process.env.AGENT_DOCKER_SOCKET ?? DEFAULT_DOCKER_SOCKET;
+export const TEST_IMAGE = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
+
+/** A client for the local engine; throws "run scripts/docker-setup.sh" when it is not reachable. */
+export async function requireDocker(): Promise<Docker> {
+  const docker = createDockerClient(TEST_DOCKER_SOCKET, 30_000);
+  try {
+    await docker.ping();
+  } catch (error) {
+    throw new Error(
+      `the Docker Engine is not reachable at ${TEST_DOCKER_SOCKET} (${(error as Error).message}): run scripts/docker-setup.sh`,
+    );
+  }
+  try {
+    await docker.getImage(TEST_IMAGE).inspect();
+  } catch {
+    throw new Error(`the test image ${TEST_IMAGE} is missing: run scripts/build-test-images.sh`);
+  }
+  return docker;
+}
+
+/** Runs the docker CLI (argv, no shell) and returns its trimmed stdout. */
+export async function dockerCli(args: string[]): Promise<string> {
+  const { stdout } = await run("docker", args, {
+    env: { ...process.env, DOCKER_HOST: `unix://${TEST_DOCKER_SOCKET}` },
+  });
+  return stdout.trim();
+}
+
+/** Starts `docker run -d --name <name> [--label k=v]... <image> <command...>`; returns the id. */
+export async function runTestContainer(
+  name: string,
+  command: string[],
+  labels: Record<string, string> = {},
+): Promise<string> {
+  const labelArgs = Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
+  return dockerCli([
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--label",
+    "platform.test=agent",
+    ...labelArgs,
+    TEST_IMAGE,
+    ...command,
+  ]);
+}
+
+export async function removeContainer(nameOrId: string): Promise<void> {
+  await dockerCli(["rm", "-f", nameOrId]).catch(() => {});
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,40 @@
+/** server.validate: the engine facts and the tool probes, gathered in parallel. */
+import type { ValidateServerResult } from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import {
+  dockerStatus,
+  isMainDirectoryInstalled,
+  isPlatformNetworkInstalled,
+  isSwarmInstalled,
+} from "./engine-facts.ts";
+import { type ToolProbeOptions, toolStatus } from "./tools.ts";
+
+export interface ValidateOptions extends ToolProbeOptions {
+  mainDirectory: string;
+}
+
+export async function validateServer(
+  docker: Docker,
+  options: ValidateOptions,
+): Promise<ValidateServerResult> {
+  const [engine, rclone, nixpacks, buildpacks, railpack, network, swarm, mainDirectory] = await Promise.all([
+    dockerStatus(docker),
+    toolStatus("rclone", options),
+    toolStatus("nixpacks", options),
+    toolStatus("pack", options),
+    toolStatus("railpack", options),
+    isPlatformNetworkInstalled(docker),
+    isSwarmInstalled(docker),
+    isMainDirectoryInstalled(options.mainDirectory),
+  ]);
+  return {
+    docker: engine,
+    rclone,
+    nixpacks,
+    buildpacks,
+    railpack,
+    isPlatformNetworkInstalled: network,
+    isSwarmInstalled: swarm,
+    isMainDirectoryInstalled: mainDirectory,
+  };
+}
