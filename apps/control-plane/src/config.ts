@@ -1,0 +1,123 @@
+/**
+ * Configuration from environment variables, parsed once at start by one zod schema.
+ * A bad value stops the process with a message naming the variable.
+ */
+import { fromSeed } from "@nats-io/nkeys";
+import { z } from "zod";
+
+export const editions = ["self-hosted", "cloud"] as const;
+export type Edition = (typeof editions)[number];
+
+const natsUrlSchema = z.string().regex(/^(nats|tls|wss?):\/\//, "must be a nats://, tls:// or ws(s):// URL");
+
+/** True when `seed` is an nkey seed of an account (SA...), the key that signs agents' user JWTs. */
+function isAccountSeed(seed: string): boolean {
+  try {
+    return seed.startsWith("SA") && fromSeed(new TextEncoder().encode(seed)).getPublicKey().startsWith("A");
+  } catch {
+    return false;
+  }
+}
+
+const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  PLATFORM_DATA_DIR: z.string().min(1).default("./.platform-data"),
+  NATS_URL: natsUrlSchema.optional(),
+  /** The control plane's own NATS credentials (.creds file: user JWT + nkey seed). */
+  NATS_CREDS: z.string().min(1).optional(),
+  /** Seed of the NATS account whose users the agents become (signs their user JWTs). */
+  NATS_ACCOUNT_SEED: z
+    .string()
+    .refine(isAccountSeed, "must be an nkey account seed (starts with SA, for example from `nsc`)")
+    .optional(),
+  /** The NATS URL handed to agents at enrollment (default: NATS_URL). */
+  NATS_AGENT_URL: natsUrlSchema.optional(),
+  PLATFORM_SECRET_KEY: z
+    .string()
+    .min(32, "must be at least 32 characters (for example: openssl rand -base64 32)")
+    .optional(),
+  PLATFORM_EDITION: z.enum(editions).default("self-hosted"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 24 * 3600),
+  PLATFORM_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s'"`$;&|<>\\]+$/, "must be an http:// or https:// URL")
+    .optional(),
+  /** Deployments that may run at once across all applications (one at a time per application). */
+  DEPLOYMENT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
+  /** Lets custom Git URLs point at this machine (localhost, 127.x, ::1); for tests only. */
+  PLATFORM_ALLOW_LOOPBACK_GIT: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  natsUrl: string | undefined;
+  natsCredsFile: string | undefined;
+  natsAccountSeed: string | undefined;
+  natsAgentUrl: string | undefined;
+  secretKey: string | undefined;
+  edition: Edition;
+  logLevel: z.infer<typeof configSchema>["LOG_LEVEL"];
+  sessionTtlSeconds: number;
+  /** URL servers' agents use to reach this control plane (enrollment); derived when unset. */
+  platformUrl: string | undefined;
+  /** This machine's public IP as server.publicIp reports it; detected from interfaces when unset. */
+  publicIp: string | undefined;
+  /** Deployments running at once across all applications. */
+  deploymentConcurrency: number;
+  /** Custom Git URLs may name loopback hosts (tests with a local git server); default false. */
+  allowLoopbackGit: boolean;
+}
+
+export class ConfigError extends Error {}
+
+/** The NATS settings beside NATS_URL mean nothing without it. */
+const environmentSchema = configSchema.superRefine((env, context) => {
+  for (const variable of ["NATS_CREDS", "NATS_ACCOUNT_SEED", "NATS_AGENT_URL"] as const) {
+    if (env[variable] !== undefined && env.NATS_URL === undefined) {
+      context.addIssue({ code: "custom", path: [variable], message: "needs NATS_URL to be set too" });
+    }
+  }
+});
+
+/** Parses the environment; throws ConfigError listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const parsed = environmentSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const c = parsed.data;
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    databaseUrl: c.DATABASE_URL,
+    dataDir: c.PLATFORM_DATA_DIR,
+    natsUrl: c.NATS_URL,
+    natsCredsFile: c.NATS_CREDS,
+    natsAccountSeed: c.NATS_ACCOUNT_SEED,
+    natsAgentUrl: c.NATS_AGENT_URL,
+    secretKey: c.PLATFORM_SECRET_KEY,
+    edition: c.PLATFORM_EDITION,
+    logLevel: c.LOG_LEVEL,
+    sessionTtlSeconds: c.SESSION_TTL_SECONDS,
+    platformUrl: c.PLATFORM_URL,
+    publicIp: c.PLATFORM_PUBLIC_IP,
+    deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
+    allowLoopbackGit: c.PLATFORM_ALLOW_LOOPBACK_GIT === "true",
+  };
+}

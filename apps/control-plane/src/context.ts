@@ -1,0 +1,46 @@
+/**
+ * The service context, built once at start and handed to every procedure: configuration,
+ * database, logger and the crypto helpers. Tests build their own with a fresh database.
+ */
+import type { Logger } from "pino";
+import type { AgentHub } from "./agents/hub.ts";
+import type { Config } from "./config.ts";
+import type { SecretBox } from "./crypto/secret-box.ts";
+import type { Db } from "./db/database.ts";
+import type { Role } from "./db/schema.ts";
+import type { DeploymentQueue } from "./deployments/queue.ts";
+
+export interface ServiceContext {
+  config: Config;
+  db: Db;
+  databaseKind: "postgres" | "pglite";
+  logger: Logger;
+  secrets: SecretBox;
+  /** HMAC key for session JWTs, derived from the master secret. */
+  sessionSigningKey: Uint8Array;
+  /** The agents of the servers (and of this machine, LOCAL_SERVER_ID). */
+  agents: AgentHub;
+  /** The deployment queue and its worker (live logs, aborting running deployments). */
+  deployments: DeploymentQueue;
+  now(): Date;
+}
+
+/** Who is calling, resolved from a session token or an API key, within one organization. */
+export interface Caller {
+  userId: string;
+  email: string;
+  organizationId: string;
+  role: Role;
+  canCreateProjects: boolean;
+  canDeleteProjects: boolean;
+  canAccessAuditLog: boolean;
+  credential: { kind: "session"; sessionId: string } | { kind: "apiKey"; apiKeyId: string };
+}
+
+export interface RequestContext {
+  services: ServiceContext;
+  requestId: string;
+  logger: Logger;
+  /** The authenticated caller; null only inside public procedures. */
+  caller: Caller | null;
+}

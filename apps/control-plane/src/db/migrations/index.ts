@@ -1,0 +1,21 @@
+/** Every migration, in order. Add new ones at the end; never edit a released one. */
+import type { Migration } from "kysely";
+import * as foundation from "./20261122-0001-foundation.ts";
+import * as servers from "./20261123-0001-servers.ts";
+import * as serverHostKeys from "./20261123-0002-server-host-keys.ts";
+import * as applications from "./20261123-0004-applications.ts";
+import * as deployments from "./20261123-0005-deployments.ts";
+import * as registries from "./20261123-0006-registries.ts";
+import * as ports from "./20261123-0007-ports.ts";
+import * as domainsSecurity from "./20261123-0008-domains-security.ts";
+
+export const migrations: Record<string, Migration> = {
+  "20261122-0001-foundation": foundation,
+  "20261123-0001-servers": servers,
+  "20261123-0002-server-host-keys": serverHostKeys,
+  "20261123-0004-applications": applications,
+  "20261123-0005-deployments": deployments,
+  "20261123-0006-registries": registries,
+  "20261123-0007-ports": ports,
+  "20261123-0008-domains-security": domainsSecurity,
+};

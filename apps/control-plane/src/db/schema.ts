@@ -1,0 +1,434 @@
+/**
+ * Table types as kysely sees them (camelCase; the CamelCasePlugin maps to snake_case columns).
+ * Timestamps come back as ISO strings (see database.ts type parsers).
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+
+type Timestamp = ColumnType<string, string | undefined, string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export type Role = "owner" | "admin" | "member";
+
+export interface OrganizationTable {
+  organizationId: string;
+  name: string;
+  ownerId: string;
+  createdAt: Timestamp;
+}
+
+export interface UserTable {
+  userId: string;
+  email: string;
+  name: string;
+  image: string | null;
+  passwordHash: string;
+  createdAt: Timestamp;
+}
+
+export interface MemberTable {
+  memberId: string;
+  organizationId: string;
+  userId: string;
+  role: Role;
+  canCreateProjects: Generated<boolean>;
+  canDeleteProjects: Generated<boolean>;
+  canAccessAuditLog: Generated<boolean>;
+  createdAt: Timestamp;
+}
+
+export interface SessionTable {
+  sessionId: string;
+  userId: string;
+  activeOrganizationId: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  createdAt: Timestamp;
+}
+
+export interface ApiKeyTable {
+  apiKeyId: string;
+  userId: string;
+  organizationId: string;
+  name: string;
+  prefix: string | null;
+  start: string;
+  keyHash: string;
+  metadata: Json<Record<string, unknown>>;
+  expiresAt: string | null;
+  rateLimitEnabled: boolean;
+  rateLimitTimeWindowMs: number | null;
+  rateLimitMax: number | null;
+  bucketTokens: number | null;
+  bucketUpdatedAt: string | null;
+  remaining: number | null;
+  refillAmount: number | null;
+  refillIntervalMs: number | null;
+  lastRefillAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: Timestamp;
+}
+
+export type InvitationStatus = "pending" | "accepted" | "canceled";
+
+export interface InvitationTable {
+  invitationId: string;
+  organizationId: string;
+  email: string;
+  role: Role;
+  status: InvitationStatus;
+  inviterId: string;
+  expiresAt: string;
+  createdAt: Timestamp;
+}
+
+export interface ProjectTable {
+  projectId: string;
+  organizationId: string;
+  name: string;
+  description: string | null;
+  env: Generated<string>;
+  createdAt: Timestamp;
+}
+
+export interface EnvironmentTable {
+  environmentId: string;
+  projectId: string;
+  name: string;
+  description: string | null;
+  env: Generated<string>;
+  isDefault: Generated<boolean>;
+  createdAt: Timestamp;
+}
+
+export interface SshKeyTable {
+  sshKeyId: string;
+  organizationId: string;
+  name: string;
+  description: string | null;
+  publicKey: string;
+  privateKeySealed: string;
+  lastUsedAt: string | null;
+  createdAt: Timestamp;
+}
+
+export type ServerType = "deploy" | "build";
+export type ServerStatus = "inactive" | "active";
+
+export interface ServerTable {
+  serverId: string;
+  organizationId: string;
+  name: string;
+  description: string | null;
+  ipAddress: string;
+  port: Generated<number>;
+  username: string;
+  sshKeyId: string | null;
+  serverType: Generated<ServerType>;
+  serverStatus: Generated<ServerStatus>;
+  agentPublicKey: string | null;
+  agentVersion: string | null;
+  enrolledAt: string | null;
+  lastHeartbeatAt: string | null;
+  setupLog: Generated<string>;
+  createdAt: Timestamp;
+  /** `SHA256:…` fingerprint of the SSH host key seen at the first server.setup (trust on first use). */
+  hostKeySha256: string | null;
+  /** Whether the proxy of this server serves its dashboard on :8080 (settings.toggleDashboard). */
+  proxyDashboardEnabled: Generated<boolean>;
+}
+
+export interface AgentEnrollmentTable {
+  tokenHash: string;
+  serverId: string;
+  expiresAt: string;
+  usedAt: string | null;
+  createdAt: Timestamp;
+}
+
+export interface Database {
+  organizations: OrganizationTable;
+  users: UserTable;
+  members: MemberTable;
+  sessions: SessionTable;
+  apiKeys: ApiKeyTable;
+  invitations: InvitationTable;
+  projects: ProjectTable;
+  environments: EnvironmentTable;
+  sshKeys: SshKeyTable;
+  servers: ServerTable;
+  agentEnrollments: AgentEnrollmentTable;
+  applications: ApplicationTable;
+  deployments: DeploymentTable;
+  events: EventTable;
+  registries: RegistryTable;
+  domains: DomainTable;
+  security: SecurityTable;
+  webServerSettings: WebServerSettingsTable;
+  ports: PortTable;
+}
+
+export type User = Selectable<UserTable>;
+export type Member = Selectable<MemberTable>;
+export type ApiKey = Selectable<ApiKeyTable>;
+export type NewApiKey = Insertable<ApiKeyTable>;
+export type Invitation = Selectable<InvitationTable>;
+export type Project = Selectable<ProjectTable>;
+export type ProjectUpdate = Updateable<ProjectTable>;
+export type Environment = Selectable<EnvironmentTable>;
+export type SshKey = Selectable<SshKeyTable>;
+export type Server = Selectable<ServerTable>;
+
+export type ApplicationStatus = "idle" | "running" | "done" | "error";
+export type SourceType = "github" | "gitlab" | "bitbucket" | "gitea" | "docker" | "git" | "drop";
+export type BuildType =
+  | "dockerfile"
+  | "nixpacks"
+  | "heroku_buildpacks"
+  | "paketo_buildpacks"
+  | "railpack"
+  | "static";
+export type TriggerType = "push" | "tag";
+
+/** Docker Swarm's HealthConfig (durations in nanoseconds), as Dokploy stores it. */
+export interface HealthCheckSwarm {
+  Test?: string[];
+  Interval?: number;
+  Timeout?: number;
+  StartPeriod?: number;
+  Retries?: number;
+}
+
+/** Docker Swarm's RestartPolicy (durations in nanoseconds), as Dokploy stores it. */
+export interface RestartPolicySwarm {
+  Condition?: "none" | "on-failure" | "any";
+  Delay?: number;
+  MaxAttempts?: number;
+  Window?: number;
+}
+
+type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
+
+export interface ApplicationTable {
+  applicationId: string;
+  name: string;
+  appName: string;
+  description: string | null;
+  environmentId: string;
+  serverId: string | null;
+  applicationStatus: Generated<ApplicationStatus>;
+  sourceType: Generated<SourceType>;
+  buildType: Generated<BuildType>;
+  githubId: string | null;
+  repository: string | null;
+  owner: string | null;
+  branch: string | null;
+  buildPath: Generated<string>;
+  triggerType: Generated<TriggerType>;
+  watchPaths: NullableJson<string[]>;
+  enableSubmodules: Generated<boolean>;
+  gitlabId: string | null;
+  gitlabProjectId: number | null;
+  gitlabRepository: string | null;
+  gitlabOwner: string | null;
+  gitlabBranch: string | null;
+  gitlabBuildPath: Generated<string>;
+  gitlabPathNamespace: string | null;
+  bitbucketId: string | null;
+  bitbucketRepository: string | null;
+  bitbucketRepositorySlug: string | null;
+  bitbucketOwner: string | null;
+  bitbucketBranch: string | null;
+  bitbucketBuildPath: Generated<string>;
+  giteaId: string | null;
+  giteaRepository: string | null;
+  giteaOwner: string | null;
+  giteaBranch: string | null;
+  giteaBuildPath: Generated<string>;
+  customGitUrl: string | null;
+  customGitBranch: string | null;
+  customGitBuildPath: string | null;
+  /** The API calls it customGitSSHKeyId (Dokploy's name); CamelCasePlugin needs this spelling. */
+  customGitSshKeyId: string | null;
+  dockerImage: string | null;
+  username: string | null;
+  /** SecretBox-sealed registry password; never returned. */
+  passwordSealed: string | null;
+  registryUrl: string | null;
+  dockerfile: Generated<string | null>;
+  dockerContextPath: string | null;
+  dockerBuildStage: string | null;
+  publishDirectory: string | null;
+  isStaticSpa: Generated<boolean>;
+  herokuVersion: Generated<string | null>;
+  railpackVersion: string | null;
+  cleanCache: Generated<boolean>;
+  env: string | null;
+  buildArgs: string | null;
+  /** SecretBox-sealed build secrets (KEY=VALUE lines); never returned. */
+  buildSecretsSealed: string | null;
+  createEnvFile: Generated<boolean>;
+  memoryLimit: string | null;
+  memoryReservation: string | null;
+  cpuLimit: string | null;
+  cpuReservation: string | null;
+  command: string | null;
+  args: NullableJson<string[]>;
+  replicas: Generated<number>;
+  healthCheckSwarm: NullableJson<HealthCheckSwarm>;
+  restartPolicySwarm: NullableJson<RestartPolicySwarm>;
+  autoDeploy: Generated<boolean>;
+  refreshToken: string;
+  isPreviewDeploymentsActive: Generated<boolean>;
+  previewLimit: Generated<number>;
+  previewWildcard: string | null;
+  previewPath: Generated<string>;
+  previewEnv: string | null;
+  previewBuildArgs: string | null;
+  previewPort: Generated<number>;
+  previewHttps: Generated<boolean>;
+  previewLabels: NullableJson<string[]>;
+  previewRequireCollaboratorPermissions: Generated<boolean>;
+  createdAt: Timestamp;
+  /** Registries (on delete set null): pull from, push built images to, store rollback images. */
+  registryId: string | null;
+  buildRegistryId: string | null;
+  rollbackRegistryId: string | null;
+  /** SecretBox-sealed secret verifying inbound deploy webhooks (HMAC key / GitLab token); never returned. */
+  webhookSecretSealed: string | null;
+}
+
+export type Application = Selectable<ApplicationTable>;
+export type NewApplication = Insertable<ApplicationTable>;
+export type ApplicationUpdate = Updateable<ApplicationTable>;
+
+export type RegistryType = "cloud" | "selfHosted";
+
+export interface RegistryTable {
+  registryId: string;
+  registryName: string;
+  /** host[:port], normalized from what the caller gave. */
+  registryUrl: string;
+  username: string;
+  /** SecretBox-sealed password or token; never returned. */
+  passwordSealed: string;
+  imagePrefix: string | null;
+  registryType: Generated<RegistryType>;
+  organizationId: string;
+  createdAt: Timestamp;
+}
+
+export type Registry = Selectable<RegistryTable>;
+
+/** A published port of an application's Swarm service (Dokploy's `port`); applied on the next deploy. */
+export interface PortTable {
+  portId: string;
+  applicationId: string;
+  publishedPort: number;
+  targetPort: number;
+  protocol: Generated<"tcp" | "udp">;
+  publishMode: Generated<"host" | "ingress">;
+  createdAt: Timestamp;
+}
+
+export type Port = Selectable<PortTable>;
+
+export type DomainCertificateType = "letsencrypt" | "custom" | "none";
+export type DomainType = "application" | "compose" | "preview";
+
+export interface DomainTable {
+  domainId: string;
+  /** ASCII (punycode) form, lower case; a wildcard keeps its leading `*.`. */
+  host: string;
+  path: Generated<string>;
+  port: Generated<number>;
+  https: Generated<boolean>;
+  certificateType: DomainCertificateType;
+  customCertResolver: string | null;
+  /** PEM certificate chain of a custom certificate (public). */
+  certificate: string | null;
+  /** SecretBox-sealed PEM private key of a custom certificate; never returned. */
+  certificateKeySealed: string | null;
+  domainType: DomainType;
+  applicationId: string | null;
+  composeId: string | null;
+  serviceName: string | null;
+  uniqueConfigKey: Generated<number>;
+  stripPath: Generated<boolean>;
+  internalPath: string | null;
+  createdAt: Timestamp;
+}
+
+export type Domain = Selectable<DomainTable>;
+
+export interface SecurityTable {
+  securityId: string;
+  applicationId: string;
+  username: string;
+  /** APR1 hash (`$apr1$salt$hash`); the password itself is never stored. */
+  passwordHash: string;
+  createdAt: Timestamp;
+}
+
+export type Security = Selectable<SecurityTable>;
+
+/** The one row of instance-wide web server settings (spec 4.9). */
+export interface WebServerSettingsTable {
+  id: Generated<number>;
+  host: string | null;
+  letsEncryptEmail: string | null;
+  certificateType: Generated<DomainCertificateType>;
+  https: Generated<boolean>;
+  /** SecretBox-sealed; shown redacted. */
+  sshPrivateKeySealed: string | null;
+  enableDockerCleanup: Generated<boolean>;
+  dashboardEnabled: Generated<boolean>;
+  traefikImage: Generated<string>;
+  /** Host ports the proxy publishes (80, 443, 8080 unless an operator changed them). */
+  proxyHttpPort: Generated<number>;
+  proxyHttpsPort: Generated<number>;
+  proxyDashboardPort: Generated<number>;
+  wildcardDomain: Generated<string>;
+  serverIp: string | null;
+  updatedAt: Timestamp;
+}
+
+export type WebServerSettings = Selectable<WebServerSettingsTable>;
+
+export type DeploymentStatus = "idle" | "running" | "done" | "error";
+
+/** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
+export interface DeploymentTable {
+  deploymentId: string;
+  applicationId: string;
+  kind: "deploy" | "redeploy";
+  title: string;
+  description: string | null;
+  status: Generated<DeploymentStatus>;
+  /** "<ISO timestamp> <line>" lines, the last LOG_CAP_BYTES kept (deployments/logs.ts). */
+  logs: Generated<string>;
+  errorMessage: string | null;
+  commitHash: string | null;
+  commitMessage: string | null;
+  imageName: string | null;
+  archivePath: string | null;
+  archiveFormat: "zip" | "tar.gz" | null;
+  /** Null: the control plane's own machine. */
+  serverId: string | null;
+  createdAt: Timestamp;
+  startedAt: string | null;
+  completedAt: string | null;
+}
+
+export type Deployment = Selectable<DeploymentTable>;
+
+export type EventKind = "appDeploy" | "appBuildError";
+
+/** An event kept for later notification delivery (spec 6.1). */
+export interface EventTable {
+  eventId: string;
+  organizationId: string;
+  kind: EventKind;
+  applicationId: string | null;
+  payload: Json<{ applicationName: string; status: string; message: string }>;
+  createdAt: Timestamp;
+}

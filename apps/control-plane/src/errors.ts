@@ -1,0 +1,68 @@
+/**
+ * The one error type of the API: a machine code from a closed list, mapped to one HTTP
+ * status, rendered as one envelope `{error: {message, code, data}}`.
+ */
+import type { z } from "zod";
+
+export const errorStatus = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_SUPPORTED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export interface ErrorBody {
+  error: { message: string; code: ErrorCode; data: Record<string, unknown> };
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly data: Record<string, unknown> = {},
+    /** Extra response headers, such as Retry-After. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return {
+      error: { message: this.message, code: this.code, data: { ...this.data, httpStatus: this.status } },
+    };
+  }
+}
+
+export const badRequest = (message: string, data?: Record<string, unknown>) =>
+  new ApiError("BAD_REQUEST", message, data);
+export const notFound = (what: string) => new ApiError("NOT_FOUND", `${what} not found`);
+export const forbidden = (message: string) => new ApiError("FORBIDDEN", message);
+export const conflict = (message: string, data?: Record<string, unknown>) =>
+  new ApiError("CONFLICT", message, data);
+export const unauthorized = (message = "Authentication required") => new ApiError("UNAUTHORIZED", message);
+
+/** A 400 that names every failing field of a zod parse. */
+export function fromZodError(error: z.ZodError): ApiError {
+  const issues = error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(input)",
+    message: issue.message,
+  }));
+  const summary = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+  return new ApiError("BAD_REQUEST", `Invalid input: ${summary}`, {
+    fields: [...new Set(issues.map((i) => i.path))],
+    issues,
+  });
+}

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { procedureTable } from "./dispatcher.ts";
+import { allRouters } from "./routers/index.ts";
+import { startTestPlatform, type TestPlatform } from "./testing/harness.ts";
+
+describe("OpenAPI document and docs page", () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  it("lists every registered procedure with its method", async () => {
+    const { status, body } = await platform.request("/api/openapi.json");
+    expect(status).toBe(200);
+    expect(body.openapi).toBe("3.1.0");
+    const procedures = procedureTable(allRouters);
+    expect(procedures.size).toBeGreaterThan(0);
+    for (const [name, procedure] of procedures) {
+      const method = procedure.kind === "query" ? "get" : "post";
+      expect(body.paths[`/api/${name}`]?.[method], name).toBeDefined();
+    }
+    expect(Object.keys(body.paths)).toHaveLength(procedures.size);
+  });
+
+  it("describes inputs: query parameters for queries, JSON bodies for mutations", async () => {
+    const { body } = await platform.request("/api/openapi.json");
+    const register = body.paths["/api/auth.register"].post;
+    expect(register.requestBody.content["application/json"].schema.required).toEqual(
+      expect.arrayContaining(["email", "password", "name"]),
+    );
+    expect(register.security).toEqual([]);
+  });
+
+  it("serves the interactive reference page and its assets without a CDN", async () => {
+    const page = await platform.request("/api/docs");
+    expect(page.status).toBe(200);
+    expect(page.body).toContain("/api/docs/swagger-ui-bundle.js");
+    expect(page.body).not.toMatch(/https?:\/\//);
+    const bundle = await platform.app.request("/api/docs/swagger-ui-bundle.js");
+    expect(bundle.status).toBe(200);
+    expect((await platform.request("/api/docs/..%2Fpackage.json")).status).toBe(404);
+  });
+});
+
+describe("health", () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  it("reports liveness and the database state", async () => {
+    const { status, body } = await platform.request("/health");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ status: "ok", checks: { database: { status: "up" } } });
+  });
+
+  it("answers 503 when the database is gone", async () => {
+    await platform.services.db.destroy();
+    const { status, body } = await platform.request("/health");
+    expect(status).toBe(503);
+    expect(body.checks.database.status).toBe("down");
+  });
+});

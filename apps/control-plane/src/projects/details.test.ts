@@ -1,0 +1,148 @@
+/** Query counts of the nested views, and the service-kind extension point, at the repository level. */
+import type { KyselyPlugin } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/database.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { withEnvironments } from "./details.ts";
+import { insertEnvironment, insertProject, listProjects } from "./repository.ts";
+import { copyServices, type ServiceKindHooks, serviceKindHooks } from "./services.ts";
+
+function counting(db: Db): { db: Db; queries: string[] } {
+  const queries: string[] = [];
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      queries.push(args.node.kind);
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  return { db: db.withPlugin(plugin), queries };
+}
+
+describe("project details", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await platform.registerOwner();
+    const db = platform.services.db;
+    for (let i = 0; i < 100; i++) {
+      const project = await insertProject(db, {
+        organizationId: owner.user.organizationId,
+        name: `Project ${i}`,
+        description: null,
+        env: "",
+      });
+      for (const [name, isDefault] of [
+        ["production", true],
+        ["staging", false],
+      ] as const) {
+        await insertEnvironment(db, {
+          projectId: project.projectId,
+          name,
+          description: null,
+          env: "",
+          isDefault,
+        });
+      }
+    }
+  });
+  afterAll(() => platform.close());
+  afterEach(() => {
+    delete serviceKindHooks.redis;
+  });
+
+  it("nests 100 projects' environments with one query for all environments (no N+1)", async () => {
+    const { db, queries } = counting(platform.services.db);
+    const projects = await listProjects(db, owner.user.organizationId);
+    const details = await withEnvironments(db, projects);
+    expect(details).toHaveLength(100);
+    expect(details.every((p) => p.environments.map((e) => e.name).join() === "production,staging")).toBe(
+      true,
+    );
+    // Projects, environments, then one query per registered service kind.
+    const kinds = Object.keys(serviceKindHooks).length;
+    expect(queries).toEqual(Array(2 + kinds).fill("SelectQueryNode"));
+
+    const response = await platform.query("project.all", {}, { token: owner.token });
+    expect(response.status).toBe(200);
+    expect(response.body).toHaveLength(100);
+  });
+
+  it("asks each registered service kind once for all environments and nests the rows", async () => {
+    const calls: (readonly string[])[] = [];
+    const projects = await listProjects(platform.services.db, owner.user.organizationId);
+    const target = projects[0]!;
+    const hooks: ServiceKindHooks = {
+      listSummaries: async (_db, environmentIds) => {
+        calls.push(environmentIds);
+        const first = environmentIds[0]!;
+        return [
+          {
+            environmentId: first,
+            redisId: "r1",
+            name: "cache",
+            appName: "cache-abc",
+            description: null,
+            serverId: null,
+            createdAt: "2026-01-01T00:00:00.000Z",
+            applicationStatus: "idle",
+            internalOnly: "stripped by the output schema",
+          },
+        ];
+      },
+      copy: async () => {},
+      teardown: async () => {},
+    };
+    serviceKindHooks.redis = hooks;
+
+    const details = await withEnvironments(platform.services.db, [target]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toHaveLength(2);
+    const withCache = details[0]!.environments.find((e) => e.environmentId === calls[0]![0]);
+    expect(withCache?.redis).toHaveLength(1);
+
+    const one = await platform.query("project.one", { projectId: target.projectId }, { token: owner.token });
+    const nested = one.body.environments.flatMap((e: any) => e.redis);
+    expect(nested).toEqual([
+      {
+        redisId: "r1",
+        name: "cache",
+        appName: "cache-abc",
+        description: null,
+        serverId: null,
+        createdAt: "2026-01-01T00:00:00.000Z",
+        applicationStatus: "idle",
+      },
+    ]);
+  });
+
+  it("copies the selected (or all) services of the source environment through the kind's hook", async () => {
+    const copied: { ids: readonly string[]; target: string }[] = [];
+    serviceKindHooks.redis = {
+      listSummaries: async (_db, environmentIds) =>
+        environmentIds.map((environmentId) => ({ environmentId, redisId: `redis-of-${environmentId}` })),
+      copy: async (_db, ids, target) => {
+        copied.push({ ids, target: target.targetEnvironmentId });
+      },
+      teardown: async () => {},
+    };
+    const db = platform.services.db;
+    const args = {
+      sourceEnvironmentId: "src",
+      targetEnvironmentId: "dst",
+      sameProject: false,
+      secrets: platform.services.secrets,
+    };
+    await copyServices(db, { ...args, selection: "all" });
+    await copyServices(db, { ...args, selection: [{ id: "redis-of-src", type: "redis" }] });
+    await copyServices(db, { ...args, selection: "none" });
+    expect(copied).toEqual([
+      { ids: ["redis-of-src"], target: "dst" },
+      { ids: ["redis-of-src"], target: "dst" },
+    ]);
+    await expect(
+      copyServices(db, { ...args, selection: [{ id: "redis-of-other", type: "redis" }] }),
+    ).rejects.toMatchObject({ code: "BAD_REQUEST", data: { fields: ["selectedServices.0"] } });
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * The SQL of projects and environments: plain functions taking the database (or a
+ * transaction) first. Every lookup by id is scoped to an organization, so a row of another
+ * organization is simply not found. Rules (permissions, defaults, conflicts) live in the routers.
+ */
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Environment, Project } from "../db/schema.ts";
+
+export type { Environment, Project };
+
+export interface ProjectValues {
+  organizationId: string;
+  name: string;
+  description: string | null;
+  env: string;
+}
+
+export interface EnvironmentValues {
+  projectId: string;
+  name: string;
+  description: string | null;
+  env: string;
+  isDefault: boolean;
+}
+
+export interface ProjectPatch {
+  name?: string;
+  description?: string | null;
+  env?: string;
+}
+
+export type EnvironmentPatch = ProjectPatch;
+
+export const ENVIRONMENT_NAME_CONSTRAINT = "environments_project_name_unique";
+
+export function insertProject(db: Db, values: ProjectValues): Promise<Project> {
+  return db
+    .insertInto("projects")
+    .values({ projectId: newId(), ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function insertEnvironment(db: Db, values: EnvironmentValues): Promise<Environment> {
+  return db
+    .insertInto("environments")
+    .values({ environmentId: newId(), ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function findProject(db: Db, organizationId: string, projectId: string): Promise<Project | undefined> {
+  return db
+    .selectFrom("projects")
+    .selectAll()
+    .where("projectId", "=", projectId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** The organization's projects, newest first. */
+export function listProjects(db: Db, organizationId: string): Promise<Project[]> {
+  return db
+    .selectFrom("projects")
+    .selectAll()
+    .where("organizationId", "=", organizationId)
+    .orderBy("createdAt", "desc")
+    .orderBy("projectId", "desc")
+    .execute();
+}
+
+/** Environments of many projects in one query: per project the default first, then by age. */
+export async function listEnvironments(db: Db, projectIds: readonly string[]): Promise<Environment[]> {
+  if (projectIds.length === 0) return [];
+  return db
+    .selectFrom("environments")
+    .selectAll()
+    .where("projectId", "in", projectIds)
+    .orderBy("isDefault", "desc")
+    .orderBy("createdAt", "asc")
+    .orderBy("name", "asc")
+    .execute();
+}
+
+export async function updateProject(
+  db: Db,
+  organizationId: string,
+  projectId: string,
+  patch: ProjectPatch,
+): Promise<Project | undefined> {
+  if (Object.keys(patch).length === 0) return findProject(db, organizationId, projectId);
+  return db
+    .updateTable("projects")
+    .set(patch)
+    .where("projectId", "=", projectId)
+    .where("organizationId", "=", organizationId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Deletes a project; its environments go with it (ON DELETE CASCADE). */
+export async function deleteProject(db: Db, organizationId: string, projectId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("projects")
+    .where("projectId", "=", projectId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Escapes LIKE wildcards so user text matches literally (backslash is Postgres' default escape). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, "\\$&");
+}
+
+const containing = (text: string) => `%${escapeLike(text)}%`;
+
+export interface ProjectSearch {
+  /** Matches name or description. */
+  q?: string | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Case-insensitive partial matching; blank filters are ignored. Newest first. */
+export async function searchProjects(
+  db: Db,
+  organizationId: string,
+  search: ProjectSearch,
+): Promise<{ items: Project[]; total: number }> {
+  const q = search.q?.trim();
+  const name = search.name?.trim();
+  const description = search.description?.trim();
+  let filtered = db.selectFrom("projects").where("organizationId", "=", organizationId);
+  if (q) {
+    const pattern = containing(q);
+    filtered = filtered.where((eb) =>
+      eb.or([eb("name", "ilike", pattern), eb("description", "ilike", pattern)]),
+    );
+  }
+  if (name) filtered = filtered.where("name", "ilike", containing(name));
+  if (description) filtered = filtered.where("description", "ilike", containing(description));
+
+  const [items, count] = await Promise.all([
+    filtered
+      .selectAll()
+      .orderBy("createdAt", "desc")
+      .orderBy("projectId", "desc")
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.total) };
+}
+
+/** An environment, found only when its project belongs to the organization. */
+export function findEnvironment(
+  db: Db,
+  organizationId: string,
+  environmentId: string,
+): Promise<Environment | undefined> {
+  return db
+    .selectFrom("environments")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("environments")
+    .where("environments.environmentId", "=", environmentId)
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+export async function updateEnvironment(
+  db: Db,
+  environmentId: string,
+  patch: EnvironmentPatch,
+): Promise<Environment | undefined> {
+  if (Object.keys(patch).length === 0) {
+    return db
+      .selectFrom("environments")
+      .selectAll()
+      .where("environmentId", "=", environmentId)
+      .executeTakeFirst();
+  }
+  return db
+    .updateTable("environments")
+    .set(patch)
+    .where("environmentId", "=", environmentId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteEnvironment(db: Db, environmentId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("environments")
+    .where("environmentId", "=", environmentId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** True when `error` is Postgres' unique_violation (23505) of `constraint` (pg and PGlite alike). */
+export function isUniqueViolation(error: unknown, constraint: string): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const {
+    code,
+    constraint: violated,
+    message,
+  } = error as {
+    code?: unknown;
+    constraint?: unknown;
+    message?: unknown;
+  };
+  if (code !== "23505") return false;
+  return violated === constraint || (typeof message === "string" && message.includes(constraint));
+}

@@ -1,0 +1,182 @@
+/**
+ * The services an environment holds (spec 2.8): applications, the five database kinds and
+ * compose stacks. Projects and environments only see them through the three hooks below, so
+ * the issue that adds a service kind registers it in `serviceKindHooks` and project.one,
+ * project.all, environment.*, project.duplicate and both removals pick it up.
+ */
+import { z } from "zod";
+import { applicationHooks } from "../applications/service-kind.ts";
+import type { ServiceContext } from "../context.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/database.ts";
+import { badRequest } from "../errors.ts";
+
+export const serviceKinds = [
+  "application",
+  "postgres",
+  "mysql",
+  "mariadb",
+  "mongo",
+  "redis",
+  "compose",
+] as const;
+export type ServiceKind = (typeof serviceKinds)[number];
+
+/** The field of an environment that lists the services of a kind (Dokploy's names). */
+export const serviceFields = {
+  application: "applications",
+  postgres: "postgres",
+  mysql: "mysql",
+  mariadb: "mariadb",
+  mongo: "mongo",
+  redis: "redis",
+  compose: "compose",
+} as const satisfies Record<ServiceKind, string>;
+
+/** The id field of a kind's summary: applicationId, postgresId, … composeId. */
+export const serviceIdKey = (kind: ServiceKind) => `${kind}Id` as const;
+
+const statusSchema = z.enum(["idle", "running", "done", "error"]);
+const summaryBase = {
+  name: z.string(),
+  appName: z.string(),
+  description: z.string().nullable(),
+  serverId: z.string().nullable(),
+  createdAt: z.string(),
+};
+const databaseSummary = { ...summaryBase, applicationStatus: statusSchema };
+
+/** What project.one / project.all / environment.one show of each service. */
+export const environmentServicesShape = {
+  applications: z.array(z.object({ applicationId: z.string(), ...databaseSummary })),
+  postgres: z.array(z.object({ postgresId: z.string(), ...databaseSummary })),
+  mysql: z.array(z.object({ mysqlId: z.string(), ...databaseSummary })),
+  mariadb: z.array(z.object({ mariadbId: z.string(), ...databaseSummary })),
+  mongo: z.array(z.object({ mongoId: z.string(), ...databaseSummary })),
+  redis: z.array(z.object({ redisId: z.string(), ...databaseSummary })),
+  compose: z.array(z.object({ composeId: z.string(), ...summaryBase, composeStatus: statusSchema })),
+};
+export type EnvironmentServices = {
+  [F in keyof typeof environmentServicesShape]: z.input<(typeof environmentServicesShape)[F]>;
+};
+
+/** A summary row as a kind's hook returns it: the summary fields plus its environment. */
+export type ServiceSummaryRow = { environmentId: string } & Record<string, unknown>;
+
+export interface ServiceKindHooks {
+  /** Summaries of this kind in all the given environments, in ONE query (no N+1). */
+  listSummaries(db: Db, environmentIds: readonly string[]): Promise<ServiceSummaryRow[]>;
+  /**
+   * Copies the services `ids` (all of this kind in the source environment, already checked)
+   * into `targetEnvironmentId`, inside the caller's transaction. `sameProject` tells whether
+   * names need a " (copy)" suffix; `secrets` reseals secrets bound to the copied row.
+   */
+  copy(
+    db: Db,
+    ids: readonly string[],
+    target: { targetEnvironmentId: string; sameProject: boolean; secrets: SecretBox },
+  ): Promise<void>;
+  /** Stops and removes the running workloads of this kind before their rows are deleted. */
+  teardown(services: ServiceContext, environmentIds: readonly string[]): Promise<void>;
+}
+
+/**
+ * The one registration point: later issues add `postgres: postgresHooks`, and so on.
+ * A kind without hooks has no rows yet, so it lists, copies and tears down nothing.
+ */
+export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {
+  application: applicationHooks,
+};
+
+export const emptyServices = (): EnvironmentServices => ({
+  applications: [],
+  postgres: [],
+  mysql: [],
+  mariadb: [],
+  mongo: [],
+  redis: [],
+  compose: [],
+});
+
+/** Service summaries of every given environment, keyed by environmentId (one query per kind). */
+export async function loadServiceSummaries(
+  db: Db,
+  environmentIds: readonly string[],
+): Promise<Map<string, EnvironmentServices>> {
+  const byEnvironment = new Map(environmentIds.map((id) => [id, emptyServices()]));
+  if (environmentIds.length === 0) return byEnvironment;
+  await Promise.all(
+    serviceKinds.map(async (kind) => {
+      const hooks = serviceKindHooks[kind];
+      if (!hooks) return;
+      for (const row of await hooks.listSummaries(db, environmentIds)) {
+        const services = byEnvironment.get(row.environmentId);
+        (services?.[serviceFields[kind]] as unknown[] | undefined)?.push(row);
+      }
+    }),
+  );
+  return byEnvironment;
+}
+
+export interface ServiceSelection {
+  id: string;
+  type: ServiceKind;
+}
+
+/**
+ * project.duplicate's service-copy step. `selection` is "all" (includeServices without a
+ * list), "none" (includeServices false) or an explicit list, each of which must be a service
+ * of the source environment (else 400 naming `selectedServices.<index>`).
+ */
+export async function copyServices(
+  db: Db,
+  args: {
+    sourceEnvironmentId: string;
+    targetEnvironmentId: string;
+    sameProject: boolean;
+    selection: "all" | "none" | readonly ServiceSelection[];
+    secrets: SecretBox;
+  },
+): Promise<void> {
+  if (args.selection === "none") return;
+  const source =
+    (await loadServiceSummaries(db, [args.sourceEnvironmentId])).get(args.sourceEnvironmentId) ??
+    emptyServices();
+  const present = (kind: ServiceKind) =>
+    (source[serviceFields[kind]] as Record<string, unknown>[]).map((row) => String(row[serviceIdKey(kind)]));
+
+  const idsByKind = new Map<ServiceKind, string[]>();
+  if (args.selection === "all") {
+    for (const kind of serviceKinds) idsByKind.set(kind, present(kind));
+  } else {
+    const missing: string[] = [];
+    for (const [index, { id, type }] of args.selection.entries()) {
+      if (!present(type).includes(id)) missing.push(`selectedServices.${index}`);
+      else idsByKind.set(type, [...new Set([...(idsByKind.get(type) ?? []), id])]);
+    }
+    if (missing.length > 0) {
+      throw badRequest(`Selected services are not in the source environment: ${missing.join(", ")}`, {
+        fields: missing,
+      });
+    }
+  }
+  for (const [kind, ids] of idsByKind) {
+    const hooks = serviceKindHooks[kind];
+    if (hooks && ids.length > 0) {
+      await hooks.copy(db, ids, {
+        targetEnvironmentId: args.targetEnvironmentId,
+        sameProject: args.sameProject,
+        secrets: args.secrets,
+      });
+    }
+  }
+}
+
+/** Stops every service of the environments; called before a project or environment is deleted. */
+export async function teardownServices(
+  services: ServiceContext,
+  environmentIds: readonly string[],
+): Promise<void> {
+  if (environmentIds.length === 0) return;
+  for (const kind of serviceKinds) await serviceKindHooks[kind]?.teardown(services, environmentIds);
+}

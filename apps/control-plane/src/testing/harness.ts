@@ -1,0 +1,186 @@
+/**
+ * Integration harness: a control plane on a fresh database (a new Postgres database per
+ * harness, or an in-memory PGlite when PLATFORM_TEST_DB=pglite), called in-process through
+ * `app.request()`. Log lines are kept so tests can check that no secret reaches them.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import pino from "pino";
+import type { AgentHubOptions } from "../agents/agent-hub.ts";
+import { createApp } from "../app.ts";
+import { type Config, loadConfig } from "../config.ts";
+import type { ServiceContext } from "../context.ts";
+import type { DatabaseTarget } from "../db/database.ts";
+import type { DeploymentQueueOptions } from "../deployments/queue.ts";
+import { createServices, REDACTED_LOG_PATHS } from "../services.ts";
+
+export const testDatabaseKind = (process.env.PLATFORM_TEST_DB ?? "postgres") as "postgres" | "pglite";
+const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export interface CallOptions {
+  /** Session token or API key, sent as Authorization: Bearer. */
+  token?: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface Session {
+  token: string;
+  user: { id: string; userId: string; email: string; organizationId: string; role: string };
+}
+
+export class TestPlatform {
+  private counter = 0;
+
+  constructor(
+    readonly app: ReturnType<typeof createApp>,
+    readonly services: ServiceContext,
+    readonly logLines: string[],
+    private readonly cleanup: () => Promise<void>,
+  ) {}
+
+  /** A raw request to the in-process app. */
+  async request(pathAndQuery: string, init: RequestInit & CallOptions = {}): Promise<ApiResponse> {
+    const headers = new Headers(init.headers);
+    if (init.token) headers.set("authorization", `Bearer ${init.token}`);
+    if (init.apiKey) headers.set("x-api-key", init.apiKey);
+    if (init.body !== undefined && !headers.has("content-type"))
+      headers.set("content-type", "application/json");
+    const response = await this.app.request(pathAndQuery, { ...init, headers });
+    const text = await response.text();
+    let body: unknown = text;
+    try {
+      body = text === "" ? undefined : JSON.parse(text);
+    } catch {}
+    return { status: response.status, body, headers: response.headers };
+  }
+
+  /** GET /api/{name} with the input as plain query parameters. */
+  query<T = any>(
+    name: string,
+    input: Record<string, unknown> = {},
+    auth: CallOptions = {},
+  ): Promise<ApiResponse<T>> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(input)) {
+      if (value === undefined) continue;
+      params.set(key, typeof value === "object" ? JSON.stringify(value) : String(value));
+    }
+    const qs = params.toString();
+    return this.request(`/api/${name}${qs ? `?${qs}` : ""}`, { method: "GET", ...auth });
+  }
+
+  /** POST /api/{name} with the input as a JSON body. */
+  mutate<T = any>(name: string, input: unknown = {}, auth: CallOptions = {}): Promise<ApiResponse<T>> {
+    return this.request(`/api/${name}`, { method: "POST", body: JSON.stringify(input), ...auth });
+  }
+
+  /** Registers the first user (owner of the first organization). */
+  async registerOwner(email = "owner@example.com", password = "correct-horse-battery"): Promise<Session> {
+    const response = await this.mutate("auth.register", { email, password, name: "Owner" });
+    if (response.status !== 200) throw new Error(`register failed: ${JSON.stringify(response.body)}`);
+    return response.body as Session;
+  }
+
+  /** Invites a user into the owner's organization with a role and registers them. */
+  async addMember(owner: Session, role: "admin" | "member", email?: string): Promise<Session> {
+    const address = email ?? `user${++this.counter}-${role}@example.com`;
+    const invited = await this.mutate(
+      "organization.inviteMember",
+      { email: address, role },
+      { token: owner.token },
+    );
+    if (invited.status !== 200) throw new Error(`invite failed: ${JSON.stringify(invited.body)}`);
+    const registered = await this.mutate("auth.register", {
+      email: address,
+      password: "correct-horse-battery",
+      name: `User ${this.counter}`,
+      invitationId: invited.body.invitationId,
+    });
+    if (registered.status !== 200) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
+    return registered.body as Session;
+  }
+
+  close(): Promise<void> {
+    return this.cleanup();
+  }
+}
+
+/** A fresh database (Postgres, or in-memory PGlite with PLATFORM_TEST_DB=pglite) and its removal. */
+export async function createTestDatabase(): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
+  let database: DatabaseTarget;
+  let dropDatabase = async () => {};
+  if (testDatabaseKind === "pglite") {
+    database = { kind: "pglite", dataDir: null };
+  } else {
+    const name = `platform_t_${randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    database = { kind: "postgres", url: url.toString() };
+    dropDatabase = async () => {
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists ${name} with (force)`);
+      await dropper.end();
+    };
+  }
+  return { target: database, drop: dropDatabase };
+}
+
+/**
+ * Starts a control plane on a fresh database; `env` overrides configuration variables (NATS_URL,
+ * NATS_CREDS, ...) and `options.agents` the agent hub's settings (heartbeat timeout, local agent).
+ */
+export async function startTestPlatform(
+  env: Record<string, string> = {},
+  options: { agents?: AgentHubOptions; deployments?: DeploymentQueueOptions; database?: DatabaseTarget } = {},
+): Promise<TestPlatform> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-test-"));
+  const config: Config = loadConfig({
+    PLATFORM_DATA_DIR: dataDir,
+    PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
+    LOG_LEVEL: "info",
+    ...env,
+  });
+  const logLines: string[] = [];
+  const logger = pino(
+    { level: "info", redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } },
+    { write: (line: string) => logLines.push(line) },
+  );
+
+  // A database given by the caller outlives the platform (a restart test starts another on it).
+  const { target: database, drop: dropDatabase } = options.database
+    ? { target: options.database, drop: async () => {} }
+    : await createTestDatabase();
+  let running: Awaited<ReturnType<typeof createServices>>;
+  try {
+    running = await createServices(config, {
+      logger,
+      database,
+      agents: options.agents,
+      deployments: options.deployments,
+    });
+  } catch (error) {
+    await dropDatabase();
+    throw error;
+  }
+  const app = createApp(running.services);
+  return new TestPlatform(app, running.services, logLines, async () => {
+    await running.close();
+    await dropDatabase();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+}

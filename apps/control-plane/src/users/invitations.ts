@@ -1,0 +1,137 @@
+/**
+ * SQL for invitations: create, list, cancel, accept. An invitation is pending until accepted
+ * or canceled; a pending one past its expiry is shown as `expired` and can no longer be used.
+ */
+
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Invitation, Role } from "../db/schema.ts";
+
+export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+export type InvitationDisplayStatus = Invitation["status"] | "expired";
+
+/** The status a client sees: a pending invitation past its expiry is `expired`. */
+export function displayStatus(invitation: Pick<Invitation, "status" | "expiresAt">, now: Date) {
+  if (invitation.status === "pending" && new Date(invitation.expiresAt) <= now) return "expired" as const;
+  return invitation.status;
+}
+
+export function createInvitation(
+  db: Db,
+  values: { organizationId: string; email: string; role: Role; inviterId: string; expiresAt: string },
+) {
+  return db
+    .insertInto("invitations")
+    .values({ invitationId: newId(), status: "pending", ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Whether the organization already has a member with this email. */
+export async function isMemberEmail(db: Db, organizationId: string, email: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("members")
+    .innerJoin("users", "users.userId", "members.userId")
+    .select("members.memberId")
+    .where("members.organizationId", "=", organizationId)
+    .where("users.email", "=", email)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function hasLivePendingInvitation(
+  db: Db,
+  organizationId: string,
+  email: string,
+  nowIso: string,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom("invitations")
+    .select("invitationId")
+    .where("organizationId", "=", organizationId)
+    .where("email", "=", email)
+    .where("status", "=", "pending")
+    .where("expiresAt", ">", nowIso)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export function listInvitations(db: Db, organizationId: string) {
+  return db
+    .selectFrom("invitations")
+    .selectAll()
+    .where("organizationId", "=", organizationId)
+    .orderBy("createdAt", "desc")
+    .orderBy("invitationId", "asc")
+    .execute();
+}
+
+export function findInvitation(db: Db, organizationId: string, invitationId: string) {
+  return db
+    .selectFrom("invitations")
+    .selectAll()
+    .where("organizationId", "=", organizationId)
+    .where("invitationId", "=", invitationId)
+    .executeTakeFirst();
+}
+
+export async function setInvitationStatus(
+  db: Db,
+  invitationId: string,
+  status: Invitation["status"],
+): Promise<void> {
+  await db.updateTable("invitations").set({ status }).where("invitationId", "=", invitationId).execute();
+}
+
+/** Pending, unexpired invitations addressed to an email, with their organization. */
+export async function pendingInvitationsFor(db: Db, email: string, nowIso: string) {
+  const rows = await db
+    .selectFrom("invitations")
+    .innerJoin("organizations", "organizations.organizationId", "invitations.organizationId")
+    .select([
+      "invitations.invitationId",
+      "invitations.email",
+      "invitations.role",
+      "invitations.status",
+      "invitations.expiresAt",
+      "organizations.organizationId",
+      "organizations.name as organizationName",
+      "organizations.createdAt as organizationCreatedAt",
+    ])
+    .where("invitations.email", "=", email)
+    .where("invitations.status", "=", "pending")
+    .where("invitations.expiresAt", ">", nowIso)
+    .orderBy("invitations.createdAt", "desc")
+    .orderBy("invitations.invitationId", "asc")
+    .execute();
+  return rows.map((row) => ({
+    id: row.invitationId,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    expiresAt: row.expiresAt,
+    organization: {
+      id: row.organizationId,
+      name: row.organizationName,
+      createdAt: row.organizationCreatedAt,
+    },
+  }));
+}
+
+/** The pending, unexpired invitation with this id addressed to this email, locked for update. */
+export function findPendingInvitationForEmail(trx: Db, invitationId: string, email: string, nowIso: string) {
+  return trx
+    .selectFrom("invitations")
+    .selectAll()
+    .where("invitationId", "=", invitationId)
+    .where("email", "=", email)
+    .where("status", "=", "pending")
+    .where("expiresAt", ">", nowIso)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function addMember(trx: Db, organizationId: string, userId: string, role: Role): Promise<void> {
+  await trx.insertInto("members").values({ memberId: newId(), organizationId, userId, role }).execute();
+}
