@@ -1,0 +1,193 @@
+/**
+ * The AgentHub of a running control plane. Without NATS_URL everything stays in the process:
+ * an InMemoryAgentTransport and the agent of the control plane's own machine (LOCAL_SERVER_ID)
+ * running on it. With NATS_URL, commands and heartbeats cross NATS (the local agent too, over
+ * the control plane's own connection), and remote agents enroll for their own credentials.
+ */
+import { readFile } from "node:fs/promises";
+import { type RunningAgent, type StartAgentOptions, startAgent } from "@platform/agent";
+import {
+  AgentClient,
+  type AgentTransport,
+  connect,
+  credsAuthenticator,
+  InMemoryAgentTransport,
+  NatsAgentTransport,
+  type NatsConnection,
+  type Subscription,
+} from "@platform/agent-protocol";
+import type { Logger } from "pino";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/database.ts";
+import { ApiError } from "../errors.ts";
+import { markActiveIfValid } from "./activation.ts";
+import { createEnrollmentToken, enroll } from "./enrollment.ts";
+import { HeartbeatRecorder } from "./heartbeats.ts";
+import {
+  type AgentConnection,
+  type AgentEnrollRequest,
+  type AgentEnrollResponse,
+  type AgentHub,
+  type EnrollmentToken,
+  HEARTBEAT_TIMEOUT_MS,
+  LOCAL_SERVER_ID,
+} from "./hub.ts";
+import { NatsAccountSigner } from "./nats-signer.ts";
+
+export interface AgentHubOptions {
+  /** A server is online while its last heartbeat is younger than this (default 30 s). */
+  heartbeatTimeoutMs?: number;
+  /** Least time between two writes of one server's last_heartbeat_at (default: timeout / 4). */
+  heartbeatWriteIntervalMs?: number;
+  /** Default timeout of agent commands (default 10 s). */
+  commandTimeoutMs?: number;
+  /** Settings of the in-process agent of this machine (Docker socket, ...); false: run none. */
+  localAgent?: false | Omit<StartAgentOptions, "transport" | "serverId">;
+}
+
+export interface AgentHubDeps {
+  db: Db;
+  logger: Logger;
+  now(): Date;
+}
+
+class RunningAgentHub implements AgentHub {
+  readonly client: AgentClient;
+  private readonly heartbeatTimeoutMs: number;
+  private heartbeats: Subscription | undefined;
+  private localAgent: RunningAgent | undefined;
+  private localTransport: AgentTransport | undefined;
+
+  constructor(
+    private readonly deps: AgentHubDeps,
+    private readonly transport: AgentTransport,
+    private readonly connection: NatsConnection | undefined,
+    private readonly signer: NatsAccountSigner,
+    readonly natsUrlForAgents: string | null,
+    options: AgentHubOptions,
+  ) {
+    this.client = new AgentClient(transport, options.commandTimeoutMs);
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
+  }
+
+  async start(options: AgentHubOptions): Promise<void> {
+    const { db, logger, now } = this.deps;
+    const recorder = new HeartbeatRecorder({
+      db,
+      logger,
+      now,
+      writeIntervalMs: options.heartbeatWriteIntervalMs ?? Math.floor(this.heartbeatTimeoutMs / 4),
+      tryActivate: (serverId) => markActiveIfValid({ db, logger, agents: this }, serverId),
+    });
+    this.heartbeats = this.transport.subscribeHeartbeats((heartbeat) => {
+      recorder.record(heartbeat).catch((error) => logger.warn({ err: error }, "heartbeat not recorded"));
+    });
+    await this.transport.flush();
+    if (options.localAgent === false) return;
+    // Over NATS the local agent gets its own transport (its own subscriptions) on the shared connection.
+    this.localTransport = this.connection ? new NatsAgentTransport(this.connection) : this.transport;
+    this.localAgent = await startAgent({
+      ...options.localAgent,
+      logger: options.localAgent?.logger ?? logger.child({ component: "local-agent" }),
+      transport: this.localTransport,
+      serverId: LOCAL_SERVER_ID,
+    });
+  }
+
+  async createEnrollmentToken(serverId: string): Promise<EnrollmentToken> {
+    if (!this.natsUrlForAgents) throw withoutNats();
+    return createEnrollmentToken(this.deps.db, serverId, this.deps.now());
+  }
+
+  enroll(request: AgentEnrollRequest): Promise<AgentEnrollResponse> {
+    const { db, logger, now } = this.deps;
+    return enroll(
+      { db, logger, now: now(), signer: this.signer, natsUrlForAgents: this.natsUrlForAgents },
+      request,
+    );
+  }
+
+  connectionOf(server: { lastHeartbeatAt: string | null }): AgentConnection {
+    const { lastHeartbeatAt } = server;
+    const ageMs =
+      lastHeartbeatAt === null
+        ? Number.POSITIVE_INFINITY
+        : this.deps.now().getTime() - Date.parse(lastHeartbeatAt);
+    return { online: ageMs < this.heartbeatTimeoutMs, lastHeartbeatAt };
+  }
+
+  async close(): Promise<void> {
+    await this.localAgent?.stop();
+    this.heartbeats?.unsubscribe();
+    if (this.localTransport !== this.transport) await this.localTransport?.close();
+    await this.transport.close();
+    if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
+  }
+}
+
+function withoutNats(): ApiError {
+  return new ApiError(
+    "CONFLICT",
+    "This control plane runs without NATS (NATS_URL is not set): only its own machine has an agent",
+  );
+}
+
+export async function connectControlPlaneNats(
+  config: Config,
+  name = "platform-control-plane",
+): Promise<NatsConnection> {
+  const url = config.natsUrl!;
+  const authenticator = config.natsCredsFile
+    ? credsAuthenticator(await readFile(config.natsCredsFile))
+    : undefined;
+  try {
+    return await connect({
+      servers: url,
+      authenticator,
+      name,
+      timeout: 5000,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+    });
+  } catch (error) {
+    throw new Error(`NATS is not reachable at ${url}: ${(error as Error).message}`);
+  }
+}
+
+/** Starts the hub for `config`: NATS when NATS_URL is set, in memory otherwise. */
+export async function startAgentHub(
+  config: Config,
+  deps: AgentHubDeps,
+  options: AgentHubOptions = {},
+): Promise<AgentHub> {
+  const signer = NatsAccountSigner.fromSeed(config.natsAccountSeed);
+  let hub: RunningAgentHub;
+  if (config.natsUrl) {
+    if (!signer.configured) {
+      deps.logger.warn(
+        "NATS_ACCOUNT_SEED is not set: agents' credentials are signed by a throwaway key, which only a NATS server without authentication accepts (agents are not isolated from each other)",
+      );
+    }
+    const connection = await connectControlPlaneNats(config);
+    const transport = new NatsAgentTransport(connection, {
+      onError: (error) => deps.logger.warn({ err: error }, "NATS message dropped"),
+    });
+    hub = new RunningAgentHub(
+      deps,
+      transport,
+      connection,
+      signer,
+      config.natsAgentUrl ?? config.natsUrl,
+      options,
+    );
+  } else {
+    hub = new RunningAgentHub(deps, new InMemoryAgentTransport(), undefined, signer, null, options);
+  }
+  try {
+    await hub.start(options);
+  } catch (error) {
+    await hub.close().catch(() => {});
+    throw error;
+  }
+  return hub;
+}

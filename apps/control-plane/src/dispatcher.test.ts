@@ -1,0 +1,252 @@
+/** The procedure layer's wire forms and error statuses, on a router made for the test. */
+import { once } from "node:events";
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createApp, MAX_BODY_BYTES } from "./app.ts";
+import { defineRouter, mutation, query } from "./procedure.ts";
+import { authRouter } from "./routers/auth.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "./testing/harness.ts";
+
+const echoRouter = defineRouter("echo", {
+  get: query({
+    access: "member",
+    input: z.object({
+      text: z.string().min(1),
+      count: z.number().int().min(1).max(5).default(1),
+      loud: z.boolean().default(false),
+      tags: z.array(z.string()).optional(),
+    }),
+    output: z.object({
+      text: z.string(),
+      count: z.number(),
+      loud: z.boolean(),
+      tags: z.array(z.string()).optional(),
+    }),
+    handler: ({ input }) => input,
+  }),
+  set: mutation({
+    access: "member",
+    input: z.object({ name: z.string().min(1), size: z.number().int().positive() }),
+    output: z.object({ name: z.string(), size: z.number() }),
+    handler: ({ input }) => ({ ...input, secret: "must-be-stripped" }),
+  }),
+  adminOnly: mutation({
+    access: "admin",
+    input: z.object({}).optional(),
+    output: z.object({ ok: z.boolean() }),
+    handler: () => ({ ok: true }),
+  }),
+  selfHostedOnly: query({
+    access: "member",
+    editions: ["self-hosted"],
+    input: z.object({}).optional(),
+    output: z.object({ ok: z.boolean() }),
+    handler: () => ({ ok: true }),
+  }),
+  broken: query({
+    access: "member",
+    input: z.object({}).optional(),
+    output: z.object({ ok: z.boolean() }),
+    handler: () => {
+      throw new Error("connect ECONNREFUSED /var/run/secret.sock (docker run --password hunter2)");
+    },
+  }),
+});
+
+describe("dispatcher", () => {
+  let platform: TestPlatform;
+  let app: Hono;
+  let owner: Session;
+  const auth = () => ({ authorization: `Bearer ${owner.token}` });
+  const call = async (path: string, init: RequestInit = {}) => {
+    const response = await app.request(path, {
+      ...init,
+      headers: { ...auth(), ...(init.headers as object) },
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  };
+  const post = (path: string, body: unknown) =>
+    call(path, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    app = createApp(platform.services, [authRouter, echoRouter]) as unknown as Hono;
+    owner = await platform.registerOwner();
+  });
+  afterAll(() => platform.close());
+
+  describe("input forms", () => {
+    it("coerces plain query parameters by the schema", async () => {
+      const r = await call("/api/echo.get?text=hi&count=3&loud=true&tags=a&tags=b");
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ text: "hi", count: 3, loud: true, tags: ["a", "b"] });
+    });
+
+    it("accepts ?input= with plain JSON on both prefixes", async () => {
+      const input = encodeURIComponent(JSON.stringify({ text: "hi", count: 2 }));
+      expect((await call(`/api/echo.get?input=${input}`)).body).toEqual({
+        text: "hi",
+        count: 2,
+        loud: false,
+      });
+      expect((await call(`/api/trpc/echo.get?input=${input}`)).body).toEqual({
+        result: { data: { text: "hi", count: 2, loud: false } },
+      });
+    });
+
+    it("answers superjson inputs with superjson envelopes", async () => {
+      const input = encodeURIComponent(JSON.stringify({ json: { text: "hi" } }));
+      expect((await call(`/api/trpc/echo.get?input=${input}`)).body).toEqual({
+        result: { data: { json: { text: "hi", count: 1, loud: false } } },
+      });
+      const r = await post("/api/trpc/echo.set", { json: { name: "a", size: 1 }, meta: { values: {} } });
+      expect(r.body).toEqual({ result: { data: { json: { name: "a", size: 1 } } } });
+    });
+
+    it("takes mutations as JSON bodies and strips fields the output schema does not declare", async () => {
+      const r = await post("/api/echo.set", { name: "a", size: 1 });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ name: "a", size: 1 });
+      expect((await post("/api/trpc/echo.set", { name: "a", size: 1 })).body).toEqual({
+        result: { data: { name: "a", size: 1 } },
+      });
+    });
+
+    it("accepts a JSON body on a query over real HTTP (registry.one / security.one style)", async () => {
+      const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+      await once(server, "listening");
+      const { port } = server.address() as AddressInfo;
+      try {
+        const body = await new Promise<string>((resolve, reject) => {
+          const payload = JSON.stringify({ text: "body" });
+          const req = httpRequest(
+            {
+              host: "127.0.0.1",
+              port,
+              path: "/api/echo.get",
+              method: "GET",
+              headers: {
+                ...auth(),
+                "content-type": "application/json",
+                "content-length": Buffer.byteLength(payload),
+              },
+            },
+            (res) => {
+              let text = "";
+              res.on("data", (chunk) => (text += chunk)).on("end", () => resolve(text));
+            },
+          );
+          req.on("error", reject);
+          req.end(payload);
+        });
+        expect(JSON.parse(body)).toEqual({ text: "body", count: 1, loud: false });
+      } finally {
+        server.close();
+      }
+    });
+
+    it("serves tRPC batches", async () => {
+      const input = encodeURIComponent(
+        JSON.stringify({ 0: { json: { text: "a" } }, 1: { text: "b", count: 9 } }),
+      );
+      const r = await call(`/api/trpc/echo.get,echo.get?batch=1&input=${input}`);
+      expect(r.status).toBe(207);
+      expect(r.body[0]).toEqual({ result: { data: { json: { text: "a", count: 1, loud: false } } } });
+      expect(r.body[1].error.code).toBe("BAD_REQUEST");
+    });
+  });
+
+  describe("errors", () => {
+    it("400 lists every failing field", async () => {
+      const r = await post("/api/echo.set", { name: "", size: -1 });
+      expect(r.status).toBe(400);
+      expect(r.body.error.code).toBe("BAD_REQUEST");
+      expect(r.body.error.data.fields).toEqual(["name", "size"]);
+      expect(r.body.error.message).toContain("name");
+      expect(r.body.error.message).toContain("size");
+    });
+
+    it("400 for malformed JSON", async () => {
+      const r = await call("/api/echo.set", {
+        method: "POST",
+        body: "{not json",
+        headers: { "content-type": "application/json" },
+      });
+      expect(r.status).toBe(400);
+    });
+
+    it("401 without credentials, with a bad key, and for a credential in the query string", async () => {
+      const none = await app.request("/api/echo.get?text=x");
+      expect(none.status).toBe(401);
+      expect((await none.json()).error.code).toBe("UNAUTHORIZED");
+      const bad = await app.request("/api/echo.get?text=x", { headers: { "x-api-key": "nope" } });
+      expect(bad.status).toBe(401);
+      const inQuery = await app.request(`/api/echo.get?text=x&token=${owner.token}`);
+      expect(inQuery.status).toBe(401);
+      expect((await inQuery.json()).error.message).toMatch(/query string/);
+    });
+
+    it("403 for a role below the procedure's and for a procedure off on this edition", async () => {
+      const member = await platform.addMember(owner, "member");
+      const r = await app.request("/api/echo.adminOnly", {
+        method: "POST",
+        headers: { authorization: `Bearer ${member.token}` },
+      });
+      expect(r.status).toBe(403);
+      expect((await post("/api/echo.adminOnly", {})).status).toBe(200);
+
+      const cloud = await startTestPlatform({ PLATFORM_EDITION: "cloud" });
+      try {
+        const cloudApp = createApp(cloud.services, [authRouter, echoRouter]);
+        const cloudOwner = await cloud.registerOwner();
+        const off = await cloudApp.request("/api/echo.selfHostedOnly", {
+          headers: { authorization: `Bearer ${cloudOwner.token}` },
+        });
+        expect(off.status).toBe(403);
+        expect((await off.json()).error.message).toContain("cloud edition");
+      } finally {
+        await cloud.close();
+      }
+      expect((await call("/api/echo.selfHostedOnly")).status).toBe(200);
+    });
+
+    it("404 for an unknown procedure and route", async () => {
+      const r = await call("/api/echo.nothing");
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe("NOT_FOUND");
+      expect((await call("/api/trpc/nothing.here")).status).toBe(404);
+      expect((await call("/elsewhere")).body.error.code).toBe("NOT_FOUND");
+    });
+
+    it("405 for the wrong method, with Allow", async () => {
+      const r = await call("/api/echo.set", { method: "GET" });
+      expect(r.status).toBe(405);
+      expect(r.headers.get("allow")).toBe("POST");
+      expect(r.body.error.code).toBe("METHOD_NOT_SUPPORTED");
+      expect((await post("/api/echo.get", { text: "x" })).status).toBe(405);
+    });
+
+    it("413 for a body over 1 MiB, with the error body", async () => {
+      const r = await post("/api/echo.set", { name: "x".repeat(MAX_BODY_BYTES), size: 1 });
+      expect(r.status).toBe(413);
+      expect(r.body.error.code).toBe("PAYLOAD_TOO_LARGE");
+    });
+
+    it("500 carries no stack trace, path or command line", async () => {
+      const r = await call("/api/echo.broken");
+      expect(r.status).toBe(500);
+      expect(r.body).toEqual({
+        error: { message: "Internal server error", code: "INTERNAL_SERVER_ERROR", data: { httpStatus: 500 } },
+      });
+    });
+  });
+});
