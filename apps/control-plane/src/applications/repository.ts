@@ -1,0 +1,273 @@
+/**
+ * The SQL of applications: plain functions taking the database (or a transaction) first.
+ * Every lookup by id is scoped to an organization through environment -> project, so a row of
+ * another organization is simply not found. Rules live in routers/application.ts.
+ */
+import { randomBytes } from "node:crypto";
+import { newId, randomToken } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Application, ApplicationUpdate, NewApplication } from "../db/schema.ts";
+import { escapeLike } from "../projects/repository.ts";
+
+export type { Application, ApplicationUpdate };
+
+export const APP_NAME_CONSTRAINT = "applications_app_name_unique";
+
+/** What application.one adds: where the application lives. */
+export interface ApplicationPlace {
+  organizationId: string;
+  projectId: string;
+  projectName: string;
+  environmentName: string;
+}
+
+export type LocatedApplication = Application & ApplicationPlace;
+
+/** A fresh webhook token (application.refreshToken rotates it). */
+export const newRefreshToken = () => randomToken(32);
+
+const SUFFIX_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * An appName from a display name (or an existing appName): lowercase slug of at most 50
+ * characters plus a random 6-character suffix, always matching the spec 8 pattern.
+ */
+export function generateAppName(from: string): string {
+  const slug =
+    from
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 50)
+      .replace(/-+$/, "") || "app";
+  const suffix = [...randomBytes(6)].map((byte) => SUFFIX_ALPHABET[byte % SUFFIX_ALPHABET.length]).join("");
+  return `${slug}-${suffix}`;
+}
+
+export function insertApplication(
+  db: Db,
+  values: Omit<NewApplication, "applicationId" | "refreshToken"> & { applicationId?: string },
+): Promise<Application> {
+  return db
+    .insertInto("applications")
+    .values({ applicationId: newId(), refreshToken: newRefreshToken(), ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+function selectLocatedApplications(db: Db, organizationId: string) {
+  return db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("applications")
+    .select([
+      "projects.organizationId",
+      "projects.projectId",
+      "projects.name as projectName",
+      "environments.name as environmentName",
+    ])
+    .where("projects.organizationId", "=", organizationId);
+}
+
+export function findApplication(
+  db: Db,
+  organizationId: string,
+  applicationId: string,
+): Promise<LocatedApplication | undefined> {
+  return selectLocatedApplications(db, organizationId)
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+}
+
+/** The application of the organization with this appName (appNames are unique instance-wide). */
+export function findApplicationByAppName(
+  db: Db,
+  organizationId: string,
+  appName: string,
+): Promise<LocatedApplication | undefined> {
+  return selectLocatedApplications(db, organizationId)
+    .where("applications.appName", "=", appName)
+    .executeTakeFirst();
+}
+
+/** Applies `patch` to an application already found in the caller's organization. */
+export async function updateApplication(
+  db: Db,
+  applicationId: string,
+  patch: ApplicationUpdate,
+): Promise<Application | undefined> {
+  if (Object.keys(patch).length === 0) {
+    return db
+      .selectFrom("applications")
+      .selectAll()
+      .where("applicationId", "=", applicationId)
+      .executeTakeFirst();
+  }
+  return db
+    .updateTable("applications")
+    .set(patch)
+    .where("applicationId", "=", applicationId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteApplication(db: Db, applicationId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("applications")
+    .where("applicationId", "=", applicationId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** True when `serverId` is a server of the organization. */
+export async function serverBelongsTo(db: Db, organizationId: string, serverId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("servers")
+    .select("serverId")
+    .where("serverId", "=", serverId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** True when `sshKeyId` is an SSH key of the organization. */
+export async function sshKeyBelongsTo(db: Db, organizationId: string, sshKeyId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("sshKeys")
+    .select("sshKeyId")
+    .where("sshKeyId", "=", sshKeyId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * How many applications each given server carries, in one query
+ * (`select server_id, count(*) from applications where server_id in (…) group by server_id`).
+ */
+export async function countApplicationsByServer(
+  db: Db,
+  serverIds: readonly string[],
+): Promise<Array<{ serverId: string; count: number }>> {
+  if (serverIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("applications")
+    .select((eb) => ["serverId", eb.fn.countAll<number>().as("count")])
+    .where("serverId", "in", serverIds)
+    .groupBy("serverId")
+    .execute();
+  return rows.map((row) => ({ serverId: row.serverId!, count: Number(row.count) }));
+}
+
+/** Summaries of the applications of many environments in one query, oldest first. */
+export function listApplicationSummaries(db: Db, environmentIds: readonly string[]) {
+  return db
+    .selectFrom("applications")
+    .select([
+      "applicationId",
+      "environmentId",
+      "name",
+      "appName",
+      "description",
+      "serverId",
+      "applicationStatus",
+      "createdAt",
+    ])
+    .where("environmentId", "in", environmentIds)
+    .orderBy("createdAt", "asc")
+    .orderBy("applicationId", "asc")
+    .execute();
+}
+
+/** Applications of many ids with their organization (for duplication). */
+export function listApplicationsWithOrganization(db: Db, applicationIds: readonly string[]) {
+  return db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("applications")
+    .select("projects.organizationId")
+    .where("applications.applicationId", "in", applicationIds)
+    .orderBy("applications.createdAt", "asc")
+    .execute();
+}
+
+export interface ApplicationSearch {
+  q?: string | undefined;
+  name?: string | undefined;
+  appName?: string | undefined;
+  description?: string | undefined;
+  repository?: string | undefined;
+  owner?: string | undefined;
+  dockerImage?: string | undefined;
+  projectId?: string | undefined;
+  environmentId?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+const containing = (text: string) => `%${escapeLike(text)}%`;
+
+/** Case-insensitive partial matching of the text filters (blank ones ignored); newest first. */
+export async function searchApplications(db: Db, organizationId: string, search: ApplicationSearch) {
+  let filtered = db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .where("projects.organizationId", "=", organizationId);
+  const q = search.q?.trim();
+  if (q) {
+    const pattern = containing(q);
+    filtered = filtered.where((eb) =>
+      eb.or([
+        eb("applications.name", "ilike", pattern),
+        eb("applications.appName", "ilike", pattern),
+        eb("applications.description", "ilike", pattern),
+      ]),
+    );
+  }
+  const textFilters = [
+    ["applications.name", search.name],
+    ["applications.appName", search.appName],
+    ["applications.description", search.description],
+    ["applications.repository", search.repository],
+    ["applications.owner", search.owner],
+    ["applications.dockerImage", search.dockerImage],
+  ] as const;
+  for (const [column, value] of textFilters) {
+    const text = value?.trim();
+    if (text) filtered = filtered.where(column, "ilike", containing(text));
+  }
+  if (search.projectId) filtered = filtered.where("projects.projectId", "=", search.projectId);
+  if (search.environmentId)
+    filtered = filtered.where("applications.environmentId", "=", search.environmentId);
+
+  const [items, count] = await Promise.all([
+    filtered
+      .select([
+        "applications.applicationId",
+        "applications.name",
+        "applications.appName",
+        "applications.description",
+        "applications.environmentId",
+        "projects.projectId",
+        "applications.serverId",
+        "applications.applicationStatus",
+        "applications.sourceType",
+        "applications.buildType",
+        "applications.repository",
+        "applications.owner",
+        "applications.branch",
+        "applications.dockerImage",
+        "applications.createdAt",
+      ])
+      .orderBy("applications.createdAt", "desc")
+      .orderBy("applications.applicationId", "desc")
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.total) };
+}

@@ -1,0 +1,326 @@
+/** Applications as the API shows and accepts them (spec 2.3, 4.1). */
+import { z } from "zod";
+import { envSchema } from "../env-vars.ts";
+import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
+import {
+  appNameSchema,
+  branchSchema,
+  buildStageSchema,
+  cpuSchema,
+  dockerImageSchema,
+  gitUrlSchema,
+  healthCheckSwarmSchema,
+  memorySchema,
+  namespacePathSchema,
+  plainTextSchema,
+  providerIdSchema,
+  registryUrlSchema,
+  relativeFileSchema,
+  relativePathSchema,
+  repositoryNameSchema,
+  restartPolicySwarmSchema,
+  versionSchema,
+  watchPathsSchema,
+} from "./validation.ts";
+
+export const applicationStatuses = ["idle", "running", "done", "error"] as const;
+export const sourceTypes = ["github", "gitlab", "bitbucket", "gitea", "docker", "git", "drop"] as const;
+export const buildTypes = [
+  "dockerfile",
+  "nixpacks",
+  "heroku_buildpacks",
+  "paketo_buildpacks",
+  "railpack",
+  "static",
+] as const;
+export const triggerTypes = ["push", "tag"] as const;
+
+export const idSchema = z.string().min(1).max(100);
+
+/** A clearable text field: "" clears it like null (what forms send for an emptied field). */
+const clearable = <T extends z.ZodType>(schema: T) =>
+  z.union([z.literal("").transform(() => null), schema]).nullish();
+export const applicationIdInput = z.object({ applicationId: idSchema });
+
+export { appNameSchema, descriptionSchema, nameSchema };
+
+export const createInput = z.object({
+  name: nameSchema,
+  environmentId: idSchema,
+  appName: appNameSchema.optional(),
+  description: descriptionSchema,
+  serverId: clearable(idSchema),
+});
+
+/** application.update: the spec's fields plus the run settings that have no other setter. */
+export const updateInput = z.object({
+  applicationId: idSchema,
+  name: nameSchema.optional(),
+  appName: appNameSchema.optional(),
+  description: descriptionSchema,
+  env: envSchema.nullish(),
+  memoryLimit: clearable(memorySchema),
+  memoryReservation: clearable(memorySchema),
+  cpuLimit: clearable(cpuSchema),
+  cpuReservation: clearable(cpuSchema),
+  command: plainTextSchema(10_000).nullish(),
+  args: z.array(plainTextSchema(10_000)).max(1000).nullish(),
+  autoDeploy: z.boolean().optional(),
+  cleanCache: z.boolean().optional(),
+  replicas: z.number().int().min(1).max(100).optional(),
+  healthCheckSwarm: healthCheckSwarmSchema.nullish(),
+  restartPolicySwarm: restartPolicySwarmSchema.nullish(),
+  isPreviewDeploymentsActive: z.boolean().optional(),
+  previewLimit: z.number().int().min(0).max(100).optional(),
+  previewWildcard: z
+    .string()
+    .trim()
+    .max(255)
+    .regex(
+      /^(?:\*\.)?[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?$/,
+      "must be a domain such as *.preview.example.com",
+    )
+    .nullish(),
+  previewPath: z
+    .string()
+    .trim()
+    .max(500)
+    .regex(/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/, "must be a URL path starting with '/'")
+    .optional(),
+  previewEnv: envSchema.nullish(),
+  previewBuildArgs: envSchema.nullish(),
+  previewPort: z.number().int().min(1).max(65535).optional(),
+  previewHttps: z.boolean().optional(),
+  previewLabels: z.array(plainTextSchema(200)).max(100).nullish(),
+  previewRequireCollaboratorPermissions: z.boolean().optional(),
+  /** Registries of the organization: pull from, push builds to, keep rollback images in. */
+  registryId: clearable(idSchema),
+  buildRegistryId: clearable(idSchema),
+  rollbackRegistryId: clearable(idSchema),
+  /** Verifies inbound deploy webhooks (GitHub/Gitea HMAC key, GitLab token); write-only, "" clears. */
+  webhookSecret: z.string().max(1000).nullish(),
+});
+
+export const searchInput = z
+  .object({
+    q: z.string().max(200).optional(),
+    name: z.string().max(200).optional(),
+    appName: z.string().max(200).optional(),
+    description: z.string().max(200).optional(),
+    repository: z.string().max(200).optional(),
+    owner: z.string().max(200).optional(),
+    dockerImage: z.string().max(200).optional(),
+    projectId: idSchema.optional(),
+    environmentId: idSchema.optional(),
+    limit: z.number().int().min(1).max(100).default(20),
+    offset: z.number().int().min(0).default(0),
+  })
+  .prefault({});
+
+const gitFields = { enableSubmodules: z.boolean(), watchPaths: watchPathsSchema.nullish() };
+
+export const saveGithubProviderInput = z.object({
+  applicationId: idSchema,
+  githubId: providerIdSchema,
+  owner: repositoryNameSchema,
+  repository: repositoryNameSchema.nullish(),
+  branch: branchSchema.nullish(),
+  buildPath: relativePathSchema.optional(),
+  triggerType: z.enum(triggerTypes).default("push"),
+  ...gitFields,
+});
+
+export const saveGitlabProviderInput = z.object({
+  applicationId: idSchema,
+  gitlabId: providerIdSchema,
+  gitlabProjectId: z.number().int().min(1),
+  gitlabOwner: namespacePathSchema,
+  gitlabRepository: repositoryNameSchema,
+  gitlabBranch: branchSchema,
+  gitlabBuildPath: relativePathSchema,
+  gitlabPathNamespace: namespacePathSchema,
+  ...gitFields,
+});
+
+export const saveBitbucketProviderInput = z.object({
+  applicationId: idSchema,
+  bitbucketId: providerIdSchema,
+  bitbucketOwner: repositoryNameSchema,
+  bitbucketRepository: repositoryNameSchema,
+  bitbucketRepositorySlug: repositoryNameSchema.nullish(),
+  bitbucketBranch: branchSchema,
+  bitbucketBuildPath: relativePathSchema,
+  ...gitFields,
+});
+
+export const saveGiteaProviderInput = z.object({
+  applicationId: idSchema,
+  giteaId: providerIdSchema,
+  giteaOwner: repositoryNameSchema,
+  giteaRepository: repositoryNameSchema,
+  giteaBranch: branchSchema,
+  giteaBuildPath: relativePathSchema,
+  ...gitFields,
+});
+
+export const saveGitProviderInput = z.object({
+  applicationId: idSchema,
+  customGitUrl: gitUrlSchema.nullish(),
+  customGitBranch: branchSchema.nullish(),
+  customGitBuildPath: relativePathSchema.nullish(),
+  customGitSSHKeyId: clearable(idSchema),
+  ...gitFields,
+});
+
+/** An absent password keeps the stored one; null or "" clears it (it is never shown to re-send). */
+export const saveDockerProviderInput = z.object({
+  applicationId: idSchema,
+  dockerImage: dockerImageSchema.nullish(),
+  username: plainTextSchema(255).nullish(),
+  password: plainTextSchema(10_000).nullish(),
+  registryUrl: clearable(registryUrlSchema),
+});
+
+export const saveBuildTypeInput = z.object({
+  applicationId: idSchema,
+  buildType: z.enum(buildTypes),
+  dockerContextPath: relativePathSchema.nullable(),
+  dockerBuildStage: z.union([z.literal(""), buildStageSchema]).nullable(),
+  dockerfile: relativeFileSchema.nullish(),
+  publishDirectory: relativePathSchema.nullish(),
+  isStaticSpa: z.boolean().optional(),
+  herokuVersion: versionSchema.nullish(),
+  railpackVersion: versionSchema.nullish(),
+});
+
+/** An absent buildSecrets keeps the stored value (never shown); null or "" clears it. */
+export const saveEnvironmentInput = z.object({
+  applicationId: idSchema,
+  createEnvFile: z.boolean(),
+  env: envSchema.nullish(),
+  buildArgs: envSchema.nullish(),
+  buildSecrets: envSchema.nullish(),
+});
+
+export const moveInput = z.object({ applicationId: idSchema, targetEnvironmentId: idSchema });
+
+const nullableString = z.string().nullable();
+
+/**
+ * The stored application as every response shows it. The registry password and build secrets
+ * are sealed at rest and left out; the refresh token is shown (webhook URLs carry it).
+ */
+export const applicationSchema = z.object({
+  applicationId: z.string(),
+  name: z.string(),
+  appName: z.string(),
+  description: nullableString,
+  environmentId: z.string(),
+  serverId: nullableString,
+  applicationStatus: z.enum(applicationStatuses),
+  sourceType: z.enum(sourceTypes),
+  buildType: z.enum(buildTypes),
+  githubId: nullableString,
+  repository: nullableString,
+  owner: nullableString,
+  branch: nullableString,
+  buildPath: z.string(),
+  triggerType: z.enum(triggerTypes),
+  watchPaths: z.array(z.string()).nullable(),
+  enableSubmodules: z.boolean(),
+  gitlabId: nullableString,
+  gitlabProjectId: z.number().nullable(),
+  gitlabRepository: nullableString,
+  gitlabOwner: nullableString,
+  gitlabBranch: nullableString,
+  gitlabBuildPath: z.string(),
+  gitlabPathNamespace: nullableString,
+  bitbucketId: nullableString,
+  bitbucketRepository: nullableString,
+  bitbucketRepositorySlug: nullableString,
+  bitbucketOwner: nullableString,
+  bitbucketBranch: nullableString,
+  bitbucketBuildPath: z.string(),
+  giteaId: nullableString,
+  giteaRepository: nullableString,
+  giteaOwner: nullableString,
+  giteaBranch: nullableString,
+  giteaBuildPath: z.string(),
+  customGitUrl: nullableString,
+  customGitBranch: nullableString,
+  customGitBuildPath: nullableString,
+  customGitSSHKeyId: nullableString,
+  dockerImage: nullableString,
+  username: nullableString,
+  registryUrl: nullableString,
+  dockerfile: nullableString,
+  dockerContextPath: nullableString,
+  dockerBuildStage: nullableString,
+  publishDirectory: nullableString,
+  isStaticSpa: z.boolean(),
+  herokuVersion: nullableString,
+  railpackVersion: nullableString,
+  cleanCache: z.boolean(),
+  env: nullableString,
+  buildArgs: nullableString,
+  createEnvFile: z.boolean(),
+  memoryLimit: nullableString,
+  memoryReservation: nullableString,
+  cpuLimit: nullableString,
+  cpuReservation: nullableString,
+  command: nullableString,
+  args: z.array(z.string()).nullable(),
+  replicas: z.number(),
+  healthCheckSwarm: healthCheckSwarmSchema.nullable(),
+  restartPolicySwarm: restartPolicySwarmSchema.nullable(),
+  autoDeploy: z.boolean(),
+  refreshToken: z.string(),
+  isPreviewDeploymentsActive: z.boolean(),
+  previewLimit: z.number(),
+  previewWildcard: nullableString,
+  previewPath: z.string(),
+  previewEnv: nullableString,
+  previewBuildArgs: nullableString,
+  previewPort: z.number(),
+  previewHttps: z.boolean(),
+  previewLabels: z.array(z.string()).nullable(),
+  previewRequireCollaboratorPermissions: z.boolean(),
+  createdAt: z.string(),
+  registryId: nullableString,
+  buildRegistryId: nullableString,
+  rollbackRegistryId: nullableString,
+});
+
+/** application.one: the application with its environment and project, deployments and provider access. */
+export const applicationDetailSchema = applicationSchema.extend({
+  environment: z.object({
+    environmentId: z.string(),
+    name: z.string(),
+    project: z.object({ projectId: z.string(), name: z.string() }),
+  }),
+  deployments: z.array(z.record(z.string(), z.unknown())),
+  hasGitProviderAccess: z.boolean(),
+  unauthorizedProvider: z.string().nullable(),
+});
+
+export const applicationSummarySchema = z.object({
+  applicationId: z.string(),
+  name: z.string(),
+  appName: z.string(),
+  description: nullableString,
+  environmentId: z.string(),
+  projectId: z.string(),
+  serverId: nullableString,
+  applicationStatus: z.enum(applicationStatuses),
+  sourceType: z.enum(sourceTypes),
+  buildType: z.enum(buildTypes),
+  repository: nullableString,
+  owner: nullableString,
+  branch: nullableString,
+  dockerImage: nullableString,
+  createdAt: z.string(),
+});
+
+export const deletedSchema = z.object({ applicationId: z.string(), name: z.string(), appName: z.string() });
+
+export type ApplicationView = z.input<typeof applicationSchema>;

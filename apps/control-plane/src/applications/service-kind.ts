@@ -1,0 +1,100 @@
+/**
+ * Applications as a service kind of environments (projects/services.ts): their summaries in
+ * project.one/all and environment.*, their copies in project.duplicate, their teardown before
+ * an environment or project is removed, and their count per server (servers/service-count.ts).
+ */
+import { newId } from "../crypto/ids.ts";
+import type { SecretBox } from "../crypto/secret-box.ts";
+import type { Db } from "../db/database.ts";
+import type { ServiceKindHooks } from "../projects/services.ts";
+import { serviceCountersByKind } from "../servers/service-count.ts";
+import {
+  countApplicationsByServer,
+  generateAppName,
+  insertApplication,
+  listApplicationSummaries,
+  listApplicationsWithOrganization,
+} from "./repository.ts";
+import { type ApplicationSecretField, openApplicationSecret, sealApplicationSecret } from "./views.ts";
+
+/** Reseals a secret for the copy: the seal is bound to the application it belongs to. */
+function reseal(
+  secrets: SecretBox,
+  field: ApplicationSecretField,
+  from: { applicationId: string; organizationId: string },
+  to: { applicationId: string; organizationId: string },
+  sealed: string | null,
+): string | null {
+  return sealApplicationSecret(secrets, field, to, openApplicationSecret(secrets, field, from, sealed));
+}
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+/**
+ * Copies applications into another environment with their whole configuration, as Dokploy's
+ * duplicate does: a new id, appName and webhook token, status idle, " (copy)" in the same project.
+ */
+async function copyApplications(
+  db: Db,
+  secrets: SecretBox,
+  ids: readonly string[],
+  target: { targetEnvironmentId: string; sameProject: boolean },
+): Promise<void> {
+  for (const source of await listApplicationsWithOrganization(db, ids)) {
+    const {
+      applicationId,
+      organizationId,
+      refreshToken: _token,
+      createdAt: _createdAt,
+      applicationStatus: _status,
+      watchPaths,
+      args,
+      previewLabels,
+      healthCheckSwarm,
+      restartPolicySwarm,
+      passwordSealed,
+      buildSecretsSealed,
+      webhookSecretSealed,
+      ...settings
+    } = source;
+    const copy = { applicationId: newId(), organizationId };
+    await insertApplication(db, {
+      ...settings,
+      applicationId: copy.applicationId,
+      name: target.sameProject ? `${settings.name} (copy)` : settings.name,
+      appName: generateAppName(settings.appName.replace(/-[a-z0-9]{6}$/, "")),
+      environmentId: target.targetEnvironmentId,
+      applicationStatus: "idle",
+      watchPaths: json(watchPaths),
+      args: json(args),
+      previewLabels: json(previewLabels),
+      healthCheckSwarm: json(healthCheckSwarm),
+      restartPolicySwarm: json(restartPolicySwarm),
+      passwordSealed: reseal(secrets, "password", { applicationId, organizationId }, copy, passwordSealed),
+      buildSecretsSealed: reseal(
+        secrets,
+        "buildSecrets",
+        { applicationId, organizationId },
+        copy,
+        buildSecretsSealed,
+      ),
+      webhookSecretSealed: reseal(
+        secrets,
+        "webhookSecret",
+        { applicationId, organizationId },
+        copy,
+        webhookSecretSealed,
+      ),
+    });
+  }
+}
+
+export const applicationHooks: ServiceKindHooks = {
+  listSummaries: (db, environmentIds) => listApplicationSummaries(db, environmentIds),
+  copy: (db, ids, target) => copyApplications(db, target.secrets, ids, target),
+  // Applications get Swarm services only once deployments exist (issue 4's deployment work);
+  // until then nothing runs that could be stopped, and the rows go with the environment (cascade).
+  teardown: async () => {},
+};
+
+serviceCountersByKind.application = countApplicationsByServer;

@@ -1,0 +1,325 @@
+/**
+ * Field rules for application inputs (spec 2.3, 8), written as zod schemas so a bad value is a
+ * 400 naming its field before anything changes. Values that later reach git, Docker or a file
+ * path are held to the narrowest form that still covers what users write; everything runs as
+ * argv later, so these rules are the first fence, not the only one.
+ */
+import { BlockList, isIP } from "node:net";
+import { z } from "zod";
+
+/** Spec 8; 63 is the longest DNS label, which Swarm service names also become. */
+export const APP_NAME_PATTERN = /^[a-zA-Z0-9.\-_]+$/;
+export const appNameSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(63)
+  .regex(APP_NAME_PATTERN, "may contain only letters, digits, '.', '-' and '_'");
+
+/** Characters a shell would act on; refused in names that reach git even though we never use a shell. */
+const SHELL_METACHARACTERS = /[$`;&|<>()'"\\!{}]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+/** Why `name` is not a branch name by git check-ref-format's rules, or null when it is one. */
+export function branchNameProblem(name: string): string | null {
+  if (name.length === 0) return "must not be empty";
+  if (name.length > 255) return "must be at most 255 characters";
+  if (CONTROL_CHARACTERS.test(name) || name.includes(" "))
+    return "must not contain spaces or control characters";
+  if (/[~^:?*[]/.test(name)) return "must not contain ~ ^ : ? * [";
+  if (SHELL_METACHARACTERS.test(name)) return "must not contain shell metacharacters or backslashes";
+  if (name.startsWith("-")) return "must not start with '-'";
+  if (name.includes("..")) return "must not contain '..'";
+  if (name.includes("@{") || name === "@") return "must not be '@' or contain '@{'";
+  if (name.startsWith("/") || name.endsWith("/") || name.includes("//")) return "has an empty path component";
+  if (name.endsWith(".")) return "must not end with '.'";
+  for (const component of name.split("/")) {
+    if (component.startsWith(".")) return "no path component may start with '.'";
+    if (component.endsWith(".lock")) return "no path component may end with '.lock'";
+  }
+  return null;
+}
+
+export const branchSchema = z.string().superRefine((name, ctx) => {
+  const problem = branchNameProblem(name);
+  if (problem)
+    ctx.addIssue({ code: "custom", message: `is not a valid branch name: ${problem}`, input: name });
+});
+
+/**
+ * A path inside a repository or build context: `/` or `.` is its root, a leading `/` or `./`
+ * is relative to it. No `..` component, no backslash, no control characters (NUL included).
+ * Deployment code still resolves it under its root and checks it stays there.
+ */
+export function relativePathProblem(value: string): string | null {
+  if (value.length > 500) return "must be at most 500 characters";
+  if (CONTROL_CHARACTERS.test(value)) return "must not contain control characters";
+  if (value.includes("\\")) return "must not contain backslashes";
+  if (value.split("/").includes("..")) return "must not contain '..'";
+  return null;
+}
+
+export const relativePathSchema = z
+  .string()
+  .trim()
+  .superRefine((value, ctx) => {
+    const problem = relativePathProblem(value);
+    if (problem)
+      ctx.addIssue({ code: "custom", message: `is not a safe relative path: ${problem}`, input: value });
+  });
+
+/** A path that must name something (a Dockerfile, a publish directory): not empty and not the root. */
+export const relativeFileSchema = relativePathSchema.refine((value) => !/^[./]*$/.test(value), {
+  message: "must name a file or directory inside the build context",
+});
+
+/**
+ * A Docker image reference by the grammar of distribution/reference: [domain[:port]/]path
+ * [:tag][@digest]. The path components are lowercase; a domain needs a `.` or `:` or be
+ * `localhost` to count as one, exactly as Docker reads it.
+ */
+const alphanumeric = "[a-z0-9]+";
+const separator = "(?:[._]|__|[-]+)";
+const pathComponent = `${alphanumeric}(?:${separator}${alphanumeric})*`;
+const domainComponent = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+const domain = `(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
+const tag = "[\\w][\\w.-]{0,127}";
+const digest = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+export const DOCKER_REFERENCE_PATTERN = new RegExp(
+  `^(?:${domain}/)?${pathComponent}(?:/${pathComponent})*(?::${tag})?(?:@${digest})?$`,
+);
+
+export const dockerImageSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(512)
+  .regex(
+    DOCKER_REFERENCE_PATTERN,
+    "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag",
+  );
+
+/** A registry host for `docker login`: host[:port][/path], optionally with an https:// or http:// prefix. */
+export const registryUrlSchema = z
+  .string()
+  .trim()
+  .max(255)
+  .regex(
+    /^(?:https?:\/\/)?[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]{1,5})?(?:\/[a-zA-Z0-9._\-/]*)?$/,
+    "must be a registry host such as ghcr.io or registry.example.com:5000",
+  );
+
+/** Names shown to git providers and CLIs: owner, repository, slug. */
+export const repositoryNameSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(100)
+  .regex(/^[A-Za-z0-9._-]+$/, "may contain only letters, digits, '.', '-' and '_'")
+  .refine((value) => !value.startsWith("-") && value !== "." && value !== "..", {
+    message: "must not start with '-' or be '.' or '..'",
+  });
+
+/** GitLab's namespace path (group/subgroup/project). */
+export const namespacePathSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(255)
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9._-]*(?:\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/,
+    "is not a namespace path such as group/project",
+  )
+  .refine((value) => !value.split("/").includes(".."), { message: "must not contain '..'" });
+
+/** Provider connection ids (githubId, gitlabId, …) and other ids we only store. */
+export const providerIdSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(100)
+  .regex(/^[A-Za-z0-9_-]+$/, "is not an id");
+
+/** `512m`, `2g`, `1.5g` or plain bytes (`268435456`), as Docker reads memory sizes. */
+export const memorySchema = z
+  .string()
+  .trim()
+  .regex(/^[0-9]+(?:\.[0-9]+)?(?:[bkmg]|[kmg]b)?$/i, "must be a size such as 512m, 2g or a number of bytes")
+  .refine((value) => Number.parseFloat(value) > 0, { message: "must be more than zero" });
+
+/** `0.5`, `2`: CPUs as docker's --cpus reads them. */
+export const cpuSchema = z
+  .string()
+  .trim()
+  .regex(/^[0-9]+(?:\.[0-9]+)?$/, "must be a number of CPUs such as 0.5 or 2")
+  .refine((value) => Number.parseFloat(value) > 0 && Number.parseFloat(value) <= 1024, {
+    message: "must be more than 0 and at most 1024",
+  });
+
+/** Free text that reaches a process (command, args, watch paths): no NUL or other control characters. */
+export const plainTextSchema = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((value) => !CONTROL_CHARACTERS.test(value), { message: "must not contain control characters" });
+
+/** A version label such as `24` or `0.15.4`. */
+export const versionSchema = z
+  .string()
+  .trim()
+  .max(50)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "is not a version such as 24 or 0.15.4");
+
+/** A Dockerfile stage name (FROM … AS name). */
+export const buildStageSchema = z
+  .string()
+  .trim()
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "is not a build stage name");
+
+/**
+ * Addresses a Git URL may never point at: loopback, link-local (cloud metadata such as
+ * 169.254.169.254), unspecified and multicast. Private ranges stay allowed: self-hosted users
+ * run Gitea on their LAN. A hostname is checked again where it is resolved, at clone time.
+ */
+const loopbackAddresses = new BlockList();
+loopbackAddresses.addSubnet("127.0.0.0", 8, "ipv4");
+loopbackAddresses.addAddress("::1", "ipv6");
+const refusedGitAddresses = new BlockList();
+refusedGitAddresses.addSubnet("169.254.0.0", 16, "ipv4");
+refusedGitAddresses.addSubnet("0.0.0.0", 8, "ipv4");
+refusedGitAddresses.addSubnet("224.0.0.0", 4, "ipv4");
+refusedGitAddresses.addAddress("::", "ipv6");
+refusedGitAddresses.addSubnet("fe80::", 10, "ipv6");
+refusedGitAddresses.addSubnet("ff00::", 8, "ipv6");
+
+const HOSTNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
+
+export interface GitHostOptions {
+  /** Allow localhost and loopback addresses (PLATFORM_ALLOW_LOOPBACK_GIT, tests only). */
+  allowLoopback?: boolean;
+}
+
+/** Why the IP address `address` may not be a Git server, or null. */
+export function gitAddressProblem(address: string, options: GitHostOptions = {}): string | null {
+  const family = isIP(address);
+  if (family === 0) return "is not an IP address";
+  const type = family === 6 ? "ipv6" : "ipv4";
+  if (!options.allowLoopback && loopbackAddresses.check(address, type)) {
+    return "points at a loopback address (this machine)";
+  }
+  if (refusedGitAddresses.check(address, type)) {
+    return "points at a link-local, unspecified or multicast address";
+  }
+  return null;
+}
+
+/** Why `host` may not be a Git server, or null. Numeric forms (0x7f.1, 2130706433) are normalized first. */
+export function gitHostProblem(host: string, options: GitHostOptions = {}): string | null {
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}/`).hostname;
+  } catch {
+    return "has an invalid host";
+  }
+  const bare = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
+  if ((bare === "localhost" || bare.endsWith(".localhost")) && !options.allowLoopback) {
+    return "points at this machine (localhost)";
+  }
+  if (isIP(bare) === 0) return HOSTNAME_PATTERN.test(bare) ? null : "has an invalid host name";
+  return gitAddressProblem(bare, options);
+}
+
+/** scp-like `user@host:path` (git's own syntax for SSH), as git reads it: no `/` before the colon. */
+const SCP_LIKE = /^([A-Za-z0-9_][A-Za-z0-9._-]*)@([A-Za-z0-9.-]+|\[[0-9a-fA-F:.]+\]):([^:].*)$/;
+
+/** The host a custom Git URL names (scp-like or URL form), or null when it has none. */
+export function gitUrlHost(value: string): string | null {
+  const scp = SCP_LIKE.exec(value);
+  if (scp) return scp[2]!.replace(/^\[|\]$/g, "");
+  try {
+    return new URL(value).hostname.replace(/^\[|\]$/g, "") || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Why `value` is not an acceptable custom Git URL, or null. */
+export function gitUrlProblem(value: string, options: GitHostOptions = {}): string | null {
+  if (value.length > 2000) return "must be at most 2000 characters";
+  if (CONTROL_CHARACTERS.test(value) || /\s/.test(value))
+    return "must not contain spaces or control characters";
+  if (value.startsWith("-") || value.includes("--upload-pack") || value.includes("--config")) {
+    return "must not look like a git option";
+  }
+  const scp = SCP_LIKE.exec(value);
+  if (scp) {
+    const path = scp[3]!;
+    if (path.startsWith("-")) return "must not look like a git option";
+    return gitHostProblem(scp[2]!, options);
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return "must be an https://, http://, ssh:// or git@host:path URL";
+  }
+  if (!["https:", "http:", "ssh:"].includes(url.protocol)) {
+    return "must be an https://, http://, ssh:// or git@host:path URL";
+  }
+  if (!url.hostname) return "has no host";
+  if (url.username.startsWith("-")) return "must not look like a git option";
+  return gitHostProblem(url.host, options);
+}
+
+/**
+ * Every rule of gitUrlProblem but the loopback one, which depends on configuration
+ * (PLATFORM_ALLOW_LOOPBACK_GIT): the procedure checks it with gitUrlProblem and the config.
+ */
+export const gitUrlSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .superRefine((value, ctx) => {
+    const problem = gitUrlProblem(value, { allowLoopback: true });
+    if (problem)
+      ctx.addIssue({ code: "custom", message: `is not an allowed Git URL: ${problem}`, input: value });
+  });
+
+/** Watch paths: globs relative to the repository, `!` to exclude. */
+export const watchPathsSchema = z.array(plainTextSchema(500).pipe(z.string().min(1))).max(100);
+
+/** Docker Swarm HealthConfig; durations in nanoseconds as Docker takes them. */
+const nanoseconds = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const healthCheckSwarmSchema = z.strictObject({
+  Test: z.array(plainTextSchema(1000)).max(100).optional(),
+  Interval: nanoseconds.optional(),
+  Timeout: nanoseconds.optional(),
+  StartPeriod: nanoseconds.optional(),
+  Retries: z.number().int().min(0).max(1000).optional(),
+});
+
+export const restartPolicySwarmSchema = z.strictObject({
+  Condition: z.enum(["none", "on-failure", "any"]).optional(),
+  Delay: nanoseconds.optional(),
+  MaxAttempts: z.number().int().min(0).max(1_000_000).optional(),
+  Window: nanoseconds.optional(),
+});
+
+const MEMORY_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** Bytes of a memory size accepted by memorySchema (`512m`, `1.5g`, `64mb`, `268435456`), as Docker reads it. */
+export function memoryBytes(value: string): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)([bkmg])?b?$/i.exec(value.trim());
+  if (!match) throw new Error("not a memory size");
+  return Math.floor(Number.parseFloat(match[1]!) * MEMORY_UNITS[(match[2] ?? "").toLowerCase()]!);
+}
+
+/** Nano CPUs (Docker's NanoCPUs) of a CPU count accepted by cpuSchema (`0.5`, `2`). */
+export function nanoCpus(value: string): number {
+  return Math.round(Number.parseFloat(value.trim()) * 1e9);
+}

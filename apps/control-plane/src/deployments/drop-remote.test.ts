@@ -1,0 +1,165 @@
+/**
+ * A drop upload built on a server other than the control plane's own: the remote agent cannot
+ * read the control plane's disk, so it downloads the archive once from
+ * GET /agent/artifacts/<one-time token> at PLATFORM_URL and checks its SHA-256.
+ */
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { serve } from "@hono/node-server";
+import { type RunningAgent, startAgent } from "@platform/agent";
+import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertTestServer } from "../agents/testing/agents.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { archiveSourceFor } from "./drop.ts";
+
+const run = promisify(execFile);
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let platform: TestPlatform;
+let http: ReturnType<typeof serve> | undefined;
+let remoteAgent: RunningAgent | undefined;
+let owner: Session;
+let baseUrl: string;
+let work: string;
+const appName = uniqueName("d2-remote");
+
+beforeAll(async () => {
+  await requireDocker();
+  work = await mkdtemp(path.join(tmpdir(), "d2-remote-"));
+  const port = await freePort();
+  baseUrl = `http://127.0.0.1:${port}`;
+  platform = await startTestPlatform({ PLATFORM_URL: baseUrl }, { agents: { localAgent: false } });
+  http = serve({ fetch: platform.app.fetch, port, hostname: "127.0.0.1" });
+  owner = await platform.registerOwner();
+}, 60_000);
+
+afterAll(async () => {
+  await dockerCli(["service", "rm", appName]).catch(() => {});
+  await remoteAgent?.stop();
+  await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
+  await platform?.close();
+  const images = await dockerCli([
+    "image",
+    "ls",
+    "--format",
+    "{{.Repository}}:{{.Tag}}",
+    `platform/${appName}`,
+  ]);
+  for (const image of images.split("\n").filter(Boolean))
+    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  await rm(work, { recursive: true, force: true });
+}, 60_000);
+
+describe("archives for remote servers", () => {
+  it("are offered once at /agent/artifacts/<token> with their SHA-256; the local agent gets a file:// URL", async () => {
+    const file = path.join(work, "code.tar.gz");
+    await writeFile(file, "not really an archive, only bytes");
+    const expectedSha = createHash("sha256")
+      .update(await readFile(file))
+      .digest("hex");
+
+    const remote = await archiveSourceFor(platform.services, "some-server", { path: file, format: "tar.gz" });
+    expect(remote.url.startsWith(`${baseUrl}/agent/artifacts/`)).toBe(true);
+    expect(remote.sha256).toBe(expectedSha);
+    const first = await fetch(remote.url);
+    expect(first.status).toBe(200);
+    expect(await first.text()).toBe("not really an archive, only bytes");
+    expect((await fetch(remote.url)).status).toBe(404);
+    expect((await fetch(`${baseUrl}/agent/artifacts/guessed-token`)).status).toBe(404);
+
+    const local = await archiveSourceFor(platform.services, "local", { path: file, format: "tar.gz" });
+    expect(local.url).toBe(`file://${file}`);
+  });
+
+  it("a drop upload for an application on a remote server deploys there", async () => {
+    const serverId = await insertTestServer(platform, owner.user.organizationId, "remote");
+    remoteAgent = await startAgent({
+      transport: platform.services.agents.client.transport,
+      serverId,
+      mainDirectory: work,
+    });
+    const project = await platform.mutate("project.create", { name: "Remote" }, { token: owner.token });
+    const app = await platform.mutate(
+      "application.create",
+      { name: "remote", environmentId: project.body.environment.environmentId, appName, serverId },
+      { token: owner.token },
+    );
+    expect(app.status, JSON.stringify(app.body)).toBe(200);
+    const { applicationId } = app.body;
+    await platform.mutate(
+      "application.saveBuildType",
+      {
+        applicationId,
+        buildType: "dockerfile",
+        dockerfile: "Dockerfile",
+        dockerContextPath: ".",
+        dockerBuildStage: "",
+      },
+      { token: owner.token },
+    );
+    const publishedPort = await freePort();
+    await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort, targetPort: 8080 },
+      { token: owner.token },
+    );
+
+    const source = path.join(work, "source");
+    await run("mkdir", ["-p", source]);
+    await writeFile(path.join(source, "index.html"), "built on the remote server");
+    await writeFile(
+      path.join(source, "Dockerfile"),
+      `FROM ${TEST_IMAGE}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+    );
+    const { stdout } = await run("tar", ["-cz", "-C", source, "Dockerfile", "index.html"], {
+      encoding: "buffer",
+    });
+    const form = new FormData();
+    form.set("applicationId", applicationId);
+    form.set("zip", new Blob([new Uint8Array(stdout)]), "code.tar.gz");
+    const uploaded = await fetch(`${baseUrl}/api/application.dropDeployment`, {
+      method: "POST",
+      body: form,
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
+    const body = await uploaded.json();
+    expect(uploaded.status, JSON.stringify(body)).toBe(200);
+
+    let row: { status: string; logs: string } | undefined;
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      row = await platform.services.db
+        .selectFrom("deployments")
+        .select(["status", "logs"])
+        .where("deploymentId", "=", body.deploymentId)
+        .executeTakeFirstOrThrow();
+      if (row.status === "done" || row.status === "error") break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(row?.status, row?.logs).toBe("done");
+    expect(row?.logs).not.toMatch(/artifacts\/[A-Za-z0-9_-]{20,}/);
+
+    let served = "";
+    for (let attempt = 0; attempt < 60 && served !== "built on the remote server"; attempt++) {
+      served = await fetch(`http://127.0.0.1:${publishedPort}/`)
+        .then((response) => response.text())
+        .then((text) => text.trim())
+        .catch(() => "");
+      if (served !== "built on the remote server") await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(served).toBe("built on the remote server");
+  }, 180_000);
+});

@@ -1,0 +1,222 @@
+/**
+ * Drop deployments: `POST /api/application.dropDeployment` (multipart: applicationId and the
+ * archive in the field `zip`, as Dokploy's form sends it; a .zip or a .tar.gz, recognized by
+ * its first bytes) stores the archive under the data directory and queues a deployment of it.
+ * The agent that builds it fetches it once: the control plane's own agent by a file:// URL, a
+ * remote server's agent at GET /agent/artifacts/<one-time token>. The agent unpacks it (no entry
+ * may leave the build directory) and checks its SHA-256.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pathToFileURL } from "node:url";
+import type { ArchiveSource } from "@platform/agent-protocol";
+import type { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { findApplication, updateApplication } from "../applications/repository.ts";
+import { authenticate } from "../auth/caller.ts";
+import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import { controlPlaneUrlForAgents } from "../servers/ssh-setup.ts";
+import { startApplicationDeployment } from "./start.ts";
+
+/** Largest archive accepted by application.dropDeployment. */
+export const MAX_DROP_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** How long a remote agent has to fetch an archive offered to it. */
+const ARTIFACT_TTL_MS = 60 * 60 * 1000;
+/** Archives kept per application (the newest ones; redeploy rebuilds the newest). */
+const KEPT_UPLOADS = 3;
+
+export type ArchiveFormat = "zip" | "tar.gz";
+
+/** Archives offered to remote agents: one-time token -> file. Tokens are 256-bit random. */
+const offeredArtifacts = new Map<string, { filePath: string; expiresAt: number }>();
+
+function offerArtifact(filePath: string, now: number): string {
+  for (const [token, offer] of offeredArtifacts) if (offer.expiresAt < now) offeredArtifacts.delete(token);
+  const token = randomBytes(32).toString("base64url");
+  offeredArtifacts.set(token, { filePath, expiresAt: now + ARTIFACT_TTL_MS });
+  return token;
+}
+
+/** The file of a valid token, which stops being valid at once. */
+function takeArtifact(token: string, now: number): string | undefined {
+  const offer = offeredArtifacts.get(token);
+  offeredArtifacts.delete(token);
+  return offer && offer.expiresAt >= now ? offer.filePath : undefined;
+}
+
+async function sha256OfFile(filePath: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(filePath)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** The ArchiveSource of a stored upload for the agent of `serverId`. */
+export async function archiveSourceFor(
+  services: ServiceContext,
+  serverId: string,
+  archive: { path: string; format: ArchiveFormat },
+): Promise<ArchiveSource> {
+  const sha256 = await sha256OfFile(archive.path).catch(() => {
+    throw new Error("The uploaded archive is no longer stored on the control plane: upload it again");
+  });
+  if (serverId === LOCAL_SERVER_ID) {
+    return { url: pathToFileURL(archive.path).href, format: archive.format, sha256 };
+  }
+  const base = controlPlaneUrlForAgents(services, controlPlanePublicIp(services.config));
+  if (!base) {
+    throw new Error("Set PLATFORM_URL so remote servers can download the uploaded archive");
+  }
+  const token = offerArtifact(archive.path, services.now().getTime());
+  return { url: `${base}/agent/artifacts/${token}`, format: archive.format, sha256 };
+}
+
+function uploadDirectory(services: ServiceContext, applicationId: string): string {
+  return path.resolve(services.config.dataDir, "uploads", applicationId);
+}
+
+/** The newest stored upload of the application (a redeploy of a drop source rebuilds it). */
+export async function latestUpload(
+  services: ServiceContext,
+  applicationId: string,
+): Promise<{ path: string; format: ArchiveFormat } | undefined> {
+  const directory = uploadDirectory(services, applicationId);
+  const names = await readdir(directory).catch(() => [] as string[]);
+  const archives = names.filter((name) => name.endsWith(".zip") || name.endsWith(".tar.gz")).sort();
+  const newest = archives.at(-1);
+  if (!newest) return undefined;
+  return { path: path.join(directory, newest), format: newest.endsWith(".zip") ? "zip" : "tar.gz" };
+}
+
+/** Removes the application's stored uploads (application.delete). */
+export async function removeUploads(services: ServiceContext, applicationId: string): Promise<void> {
+  await rm(uploadDirectory(services, applicationId), { recursive: true, force: true });
+}
+
+/** zip or gzip by the first bytes; anything else is refused. */
+function formatOf(bytes: Uint8Array): ArchiveFormat | undefined {
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return "zip";
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return "tar.gz";
+  return undefined;
+}
+
+/** Stores the archive as <dataDir>/uploads/<applicationId>/<time>-<id>.<ext>, keeping the newest few. */
+async function storeUpload(
+  services: ServiceContext,
+  applicationId: string,
+  bytes: Uint8Array,
+  format: ArchiveFormat,
+): Promise<string> {
+  const directory = uploadDirectory(services, applicationId);
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  const stamp = services.now().getTime().toString().padStart(15, "0");
+  const filePath = path.join(directory, `${stamp}-${newId()}.${format}`);
+  await writeFile(filePath, bytes, { mode: 0o600 });
+  const names = (await readdir(directory)).sort();
+  for (const old of names.slice(0, Math.max(0, names.length - KEPT_UPLOADS))) {
+    await rm(path.join(directory, old), { force: true });
+  }
+  return filePath;
+}
+
+const tooLarge = () =>
+  new ApiError("PAYLOAD_TOO_LARGE", `The archive exceeds ${MAX_DROP_UPLOAD_BYTES} bytes`, {
+    maxBytes: MAX_DROP_UPLOAD_BYTES,
+    fields: ["zip"],
+  });
+
+async function dropDeployment(services: ServiceContext, request: Request, url: URL) {
+  const caller = await authenticate(
+    services,
+    {
+      authorization: request.headers.get("authorization") ?? undefined,
+      apiKey: request.headers.get("x-api-key") ?? undefined,
+    },
+    url.searchParams.keys(),
+  );
+  if (!request.headers.get("content-type")?.toLowerCase().startsWith("multipart/form-data")) {
+    throw badRequest("Send multipart/form-data with the fields applicationId and zip", {
+      fields: ["zip"],
+    });
+  }
+  let form: FormData;
+  try {
+    form = await request.formData();
+  } catch {
+    throw badRequest("The multipart body could not be read", { fields: ["zip"] });
+  }
+  const applicationId = form.get("applicationId");
+  if (typeof applicationId !== "string" || applicationId.trim() === "" || applicationId.length > 100) {
+    throw badRequest("applicationId is required", { fields: ["applicationId"] });
+  }
+  const file = form.get("zip");
+  if (!file || typeof file === "string") {
+    throw badRequest("Attach the archive (.zip or .tar.gz) in the field zip", { fields: ["zip"] });
+  }
+  if (file.size > MAX_DROP_UPLOAD_BYTES) throw tooLarge();
+  const application = await findApplication(services.db, caller.organizationId, applicationId);
+  if (!application) throw notFound("Application");
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  const format = formatOf(bytes);
+  if (!format) throw badRequest("The archive must be a .zip or a .tar.gz file", { fields: ["zip"] });
+
+  const archivePath = await storeUpload(services, application.applicationId, bytes, format);
+  await updateApplication(services.db, application.applicationId, { sourceType: "drop" });
+  const { deploymentId } = await startApplicationDeployment(services, {
+    applicationId: application.applicationId,
+    kind: "deploy",
+    archive: { path: archivePath, format },
+  });
+  return { success: true as const, deploymentId };
+}
+
+/**
+ * Registers the drop upload (both API prefixes) and the artifact download. Call before the
+ * general /api body limit: the upload has its own, larger one.
+ */
+export function registerDropRoutes(app: Hono, services: ServiceContext): void {
+  const limit = bodyLimit({
+    maxSize: MAX_DROP_UPLOAD_BYTES + 64 * 1024,
+    onError: (c) => c.json(tooLarge().toBody(), 413),
+  });
+  for (const [route, trpc] of [
+    ["/api/application.dropDeployment", false],
+    ["/api/trpc/application.dropDeployment", true],
+  ] as const) {
+    app.post(route, limit, async (c) => {
+      try {
+        const result = await dropDeployment(services, c.req.raw, new URL(c.req.url));
+        return c.json(trpc ? { result: { data: result } } : result);
+      } catch (error) {
+        const apiError =
+          error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
+        if (!(error instanceof ApiError)) services.logger.error({ err: error }, "drop upload failed");
+        return c.json(apiError.toBody(), apiError.status as 400);
+      }
+    });
+  }
+
+  app.get("/agent/artifacts/:token", async (c) => {
+    const filePath = takeArtifact(c.req.param("token"), services.now().getTime());
+    const size = filePath
+      ? await stat(filePath)
+          .then((s) => s.size)
+          .catch(() => undefined)
+      : undefined;
+    if (!filePath || size === undefined) {
+      return c.json(new ApiError("NOT_FOUND", "Unknown or already used artifact").toBody(), 404);
+    }
+    const body = Readable.toWeb(createReadStream(filePath)) as ReadableStream;
+    return c.body(body, 200, {
+      "content-type": "application/octet-stream",
+      "content-length": String(size),
+      "cache-control": "no-store",
+    });
+  });
+}

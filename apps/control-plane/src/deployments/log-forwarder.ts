@@ -1,0 +1,71 @@
+/**
+ * Follows an agent's log stream (agent.<serverId>.logs.<streamId>) while a command runs and
+ * hands its UTF-8 text to `log` line by line, in `seq` order. The reply of the command and the
+ * stream's last chunks travel separately, so after the reply it waits briefly for the chunk
+ * marked final before it stops.
+ */
+import type { LogChunk } from "@platform/agent-protocol";
+import type { ServiceContext } from "../context.ts";
+
+/** How long to wait for the rest of the stream after the command answered. */
+const TAIL_WAIT_MS = 2000;
+
+export async function forwardAgentLog<T>(
+  services: ServiceContext,
+  serverId: string,
+  streamId: string,
+  log: (line: string) => void,
+  command: () => Promise<T>,
+): Promise<T> {
+  const decoder = new TextDecoder();
+  const pending = new Map<number, LogChunk>();
+  let nextSeq = 0;
+  let partial = "";
+  let finished = false;
+  let onFinal: (() => void) | undefined;
+
+  const emit = (text: string) => {
+    partial += text;
+    const lines = partial.split(/\r?\n/);
+    partial = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") log(line);
+  };
+  const flush = () => {
+    emit(decoder.decode());
+    if (partial.trim() !== "") log(partial);
+    partial = "";
+  };
+  const receive = (chunk: LogChunk) => {
+    if (finished || chunk.seq < nextSeq) return;
+    pending.set(chunk.seq, chunk);
+    for (let next = pending.get(nextSeq); next; next = pending.get(nextSeq)) {
+      pending.delete(nextSeq);
+      nextSeq++;
+      emit(decoder.decode(next.data, { stream: true }));
+      if (next.final) {
+        finished = true;
+        flush();
+        onFinal?.();
+        return;
+      }
+    }
+  };
+
+  const subscription = services.agents.client.transport.subscribeLogs(serverId, streamId, receive);
+  try {
+    await services.agents.client.transport.flush();
+    const result = await command().finally(async () => {
+      if (!finished) {
+        await new Promise<void>((resolve) => {
+          onFinal = resolve;
+          setTimeout(resolve, TAIL_WAIT_MS).unref();
+        });
+      }
+    });
+    return result;
+  } finally {
+    subscription.unsubscribe();
+    if (!finished) flush();
+    finished = true;
+  }
+}

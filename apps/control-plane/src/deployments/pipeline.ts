@@ -1,0 +1,261 @@
+/**
+ * One deployment of an application, from its row to agent commands: load the application and
+ * its inherited variables, pick its server, build the image from its source (or take the
+ * Docker image as is), push it when a build registry is set, then create or update its Swarm
+ * service. The agent's log stream is forwarded line by line into the deployment's log; an
+ * abort of the run cancels the agent's job. A failure throws an Error whose message is the
+ * reason (already logged); no secret is ever part of it.
+ */
+import {
+  AgentCommandError,
+  AgentTimeoutError,
+  AgentUnavailableError,
+  type BuildImageCommand,
+  InvalidNameError,
+  type RegistryAuth,
+} from "@platform/agent-protocol";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { openApplicationSecret } from "../applications/views.ts";
+import type { ServiceContext } from "../context.ts";
+import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
+import { findRegistryCredentials } from "../registries/repository.ts";
+import { listApplicationPorts } from "../routers/port.ts";
+import { latestUpload } from "./drop.ts";
+import { forwardAgentLog } from "./log-forwarder.ts";
+import { serverOf } from "./runtime.ts";
+import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
+import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
+import type { DeploymentKind } from "./start.ts";
+
+export interface DeploymentRun {
+  deploymentId: string;
+  applicationId: string;
+  kind: DeploymentKind;
+  archive?: { path: string; format: "zip" | "tar.gz" };
+  /** Appends one line to the deployment's log (D1 timestamps, stores and streams it). */
+  log(line: string): void;
+  /** Aborted by cancelDeployment / killBuild / deployment.killProcess. */
+  signal: AbortSignal;
+}
+
+export interface DeploymentOutcome {
+  imageName: string;
+  commitHash?: string;
+  commitMessage?: string;
+}
+
+export const BUILD_TIMEOUT_MS = 30 * 60_000;
+export const DEPLOY_TIMEOUT_MS = 10 * 60_000;
+const CLEAN_CACHE_TIMEOUT_MS = 10 * 60_000;
+
+/** A failure whose message is already fit for the user and the log. */
+class DeploymentFailure extends Error {}
+
+const fail = (reason: string): never => {
+  throw new DeploymentFailure(reason);
+};
+
+async function loadApplication(services: ServiceContext, applicationId: string) {
+  return services.db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("applications")
+    .select(["projects.organizationId", "projects.env as projectEnv", "environments.env as environmentEnv"])
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+}
+
+/** Docker repository names are lowercase `[a-z0-9]` words joined by `.`, `_` or `-`. */
+export function imageRepositoryOf(appName: string): string {
+  const name = appName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  return name || "app";
+}
+
+/** `platform/<appName>:<deploymentId>` (a tag may not start with `-` or `.`). */
+export function imageNameFor(appName: string, deploymentId: string): string {
+  const tag = /^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`;
+  return `platform/${imageRepositoryOf(appName)}:${tag}`;
+}
+
+function envRecord(text: string | null): Record<string, string> {
+  if (!text) return {};
+  return Object.fromEntries(parseEnv(text).map(({ key, value }) => [key, value]));
+}
+
+/** The reason of a failed agent call, fit for the deployment log. */
+function reasonOf(error: unknown, stage: string, serverId: string, signal: AbortSignal): string {
+  if (signal.aborted) return "Deployment cancelled";
+  if (error instanceof DeploymentFailure) return error.message;
+  if (error instanceof AgentCommandError) {
+    if (error.code === "CANCELLED") return "Deployment cancelled";
+    if (error.code === "UNIMPLEMENTED")
+      return `The agent of server ${serverId} cannot ${stage}: update the agent`;
+    return `${stage[0]!.toUpperCase()}${stage.slice(1)} failed: ${error.agentMessage}`;
+  }
+  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
+  if (error instanceof AgentTimeoutError) {
+    return `${stage[0]!.toUpperCase()}${stage.slice(1)} did not finish within ${Math.round(error.timeoutMs / 60_000)} minutes`;
+  }
+  if (error instanceof InvalidNameError) return error.message;
+  if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
+  // Our own checks (source.ts, service-spec.ts) throw plain Errors with user-facing messages.
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Builds and deploys; throws an Error whose message is the failure reason (already logged). */
+export async function runApplicationDeployment(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  const client = services.agents.client;
+  let serverId = LOCAL_SERVER_ID;
+  let stage = "prepare the deployment";
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const cancelOnAbort = () => {
+    log("Cancelling…");
+    client.cancelJob(serverId, run.deploymentId).catch((error: unknown) => {
+      services.logger.warn({ err: error, deploymentId: run.deploymentId }, "cancelJob failed");
+    });
+  };
+  run.signal.addEventListener("abort", cancelOnAbort, { once: true });
+  const checkAborted = () => {
+    if (run.signal.aborted) fail("Deployment cancelled");
+  };
+
+  try {
+    checkAborted();
+    const app = await loadApplication(services, run.applicationId);
+    if (!app) return fail("The application no longer exists");
+    if (app.serverId === null && services.config.edition === "cloud") {
+      fail("The application has no server: set serverId (required on the cloud edition)");
+    }
+    serverId = serverOf(app);
+    const deployable: DeployableApplication = app;
+
+    const archive =
+      run.archive ??
+      (app.sourceType === "drop" ? await latestUpload(services, app.applicationId) : undefined);
+    const source = await deploymentSourceOf(services, deployable, serverId, archive);
+    const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
+    const ports = await listApplicationPorts(services, app.applicationId);
+
+    let image: string;
+    let registryAuth: RegistryAuth | undefined;
+    let outcome: DeploymentOutcome;
+
+    if (source.kind === "image") {
+      image = source.image;
+      registryAuth = source.registryAuth;
+      if (registryAuth) secrets.push(registryAuth.password);
+      log(`Using the image ${image} (no build)`);
+      outcome = { imageName: image };
+    } else {
+      const sshKey = source.source.git?.sshPrivateKey;
+      // A key is many lines; a log line could only ever hold one of them.
+      if (sshKey)
+        secrets.push(
+          ...sshKey.split(/\r?\n/).filter((line) => line.length >= 16 && !line.startsWith("-----")),
+        );
+      const buildSecrets = envRecord(
+        openApplicationSecret(services.secrets, "buildSecrets", deployable, app.buildSecretsSealed),
+      );
+      secrets.push(...Object.values(buildSecrets));
+      const imageName = imageNameFor(app.appName, run.deploymentId);
+      const command: BuildImageCommand = {
+        ...source.source,
+        jobId: run.deploymentId,
+        logStreamId: `${run.deploymentId}-build`,
+        appName: app.appName,
+        imageName,
+        buildType: app.buildType,
+        buildPath: source.buildPath,
+        dockerfile: app.dockerfile ?? undefined,
+        dockerContextPath: app.dockerContextPath ?? undefined,
+        dockerBuildStage: app.dockerBuildStage ?? undefined,
+        buildArgs: envRecord(app.buildArgs),
+        buildSecrets,
+        publishDirectory: app.publishDirectory ?? undefined,
+        isStaticSpa: app.isStaticSpa,
+        herokuVersion: app.herokuVersion ?? undefined,
+        railpackVersion: app.railpackVersion ?? undefined,
+      };
+
+      if (run.kind === "redeploy" && app.cleanCache) {
+        stage = "clean the build cache";
+        log("Cleaning the build cache…");
+        const { reclaimedBytes } = await client.cleanBuildCache(serverId, CLEAN_CACHE_TIMEOUT_MS);
+        log(`Build cache cleaned (${reclaimedBytes} bytes reclaimed)`);
+        command.noCache = true;
+      }
+      if (app.buildRegistryId) {
+        const registry =
+          (await findRegistryCredentials(services, app.organizationId, app.buildRegistryId)) ??
+          fail("The build registry no longer exists");
+        secrets.push(registry.password);
+        const { registryUrl: serverAddress, username, password } = registry;
+        command.pushRegistry = { serverAddress, username, password };
+        command.pushImagePrefix = registry.imagePrefix ?? undefined;
+      }
+
+      checkAborted();
+      stage = "build";
+      log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
+      log(`Building ${imageName} (${app.buildType})…`);
+      if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
+      const built = await forwardAgentLog(services, serverId, command.logStreamId, log, () =>
+        client.buildImage(serverId, command, BUILD_TIMEOUT_MS),
+      );
+      if (built.commitHash) log(`Built commit ${built.commitHash}`);
+      image = imageName;
+      if (built.pushedImage) {
+        log(`Pushed ${built.pushedImage}`);
+        image = built.pushedImage;
+        registryAuth = command.pushRegistry;
+      }
+      outcome = {
+        imageName: image,
+        commitHash: built.commitHash || undefined,
+        commitMessage: built.commitMessage || undefined,
+      };
+    }
+
+    checkAborted();
+    stage = "deploy";
+    const spec = buildServiceSpec({ app, image, env, ports });
+    log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
+    const logStreamId = `${run.deploymentId}-deploy`;
+    const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
+      client.deployService(
+        serverId,
+        { jobId: run.deploymentId, logStreamId, spec, registryAuth },
+        DEPLOY_TIMEOUT_MS,
+      ),
+    );
+    log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);
+    log("Done");
+    return outcome;
+  } catch (error) {
+    const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
+    if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {
+      services.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
+    }
+    log(`Error: ${reason}`);
+    throw new Error(reason);
+  } finally {
+    run.signal.removeEventListener("abort", cancelOnAbort);
+  }
+}
+
+/** Replaces every known secret value (of 4+ characters) in `text`. */
+function maskSecrets(text: string, secrets: readonly string[]): string {
+  let masked = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) masked = masked.replaceAll(secret, "********");
+  }
+  return masked;
+}

@@ -1,0 +1,342 @@
+/**
+ * The deployment queue: one job per deployment, at most one running per application, at most
+ * `concurrency` running in all. The deployment row is the job's state (idle = waiting); the
+ * queue only decides when a job runs.
+ *
+ * With NATS_URL the jobs are JetStream messages on a work-queue stream, one subject and one
+ * durable consumer per application with max_ack_pending 1: JetStream keeps them across
+ * restarts, hands them out in order and never two of one application at once. A message is
+ * acked when its job ended (or was dropped: its row is no longer idle).
+ * Without NATS_URL an in-process queue is rebuilt from the waiting rows at start.
+ *
+ * A deployment that was running when its control plane stopped (gracefully or not) is marked
+ * error at the next start, and its job is not re-run. After a crash, JetStream hands that job's
+ * message out again once its ack wait (30 s) ran out; it is skipped (its row is no longer idle)
+ * and the application's next jobs follow.
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+} from "@nats-io/jetstream";
+import { type NatsConnection, nanos } from "@nats-io/transport-node";
+import { connectControlPlaneNats } from "../agents/agent-hub.ts";
+import type { Config } from "../config.ts";
+import type { ServiceContext } from "../context.ts";
+import {
+  applicationsWithWaitingDeployments,
+  failDeployments,
+  hasWaitingDeployments,
+  waitingDeployments,
+} from "./repository.ts";
+import { type DeploymentRunner, DeploymentWorker } from "./worker.ts";
+
+export const DEFAULT_DEPLOYMENT_CONCURRENCY = 2;
+export const INTERRUPTED_REASON =
+  "Interrupted: the control plane stopped while this deployment ran; deploy again";
+
+export interface DeploymentQueueOptions {
+  /** Deployments running at once across all applications (default: config, else 2). */
+  concurrency?: number;
+  /** Runs a deployment (default: the pipeline, runApplicationDeployment). */
+  runner?: DeploymentRunner;
+  /** JetStream stream name (default PLATFORM_DEPLOYMENTS); tests give each file its own. */
+  stream?: string;
+  /** Subject prefix of the jobs (default platform.deployments). */
+  subjectPrefix?: string;
+  /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 30 s). */
+  ackWaitMs?: number;
+}
+
+export interface QueuedJob {
+  deploymentId: string;
+  applicationId: string;
+}
+
+export interface DeploymentQueue {
+  readonly worker: DeploymentWorker;
+  /** Recovers what a previous run left (running -> error, waiting jobs resumed), then runs jobs. */
+  start(services: ServiceContext): Promise<void>;
+  enqueue(job: QueuedJob): Promise<void>;
+  /** Stops taking jobs, aborts the running ones (marked error) and waits for them. */
+  close(): Promise<void>;
+}
+
+export function createDeploymentQueue(config: Config, options: DeploymentQueueOptions = {}): DeploymentQueue {
+  const concurrency = options.concurrency ?? config.deploymentConcurrency ?? DEFAULT_DEPLOYMENT_CONCURRENCY;
+  const worker = new DeploymentWorker(concurrency, options.runner);
+  return config.natsUrl
+    ? new JetStreamDeploymentQueue(config, worker, options)
+    : new EmbeddedDeploymentQueue(worker);
+}
+
+/** Marks what a stopped control plane left running as failed (see the module comment). */
+async function failInterrupted(services: ServiceContext): Promise<void> {
+  const ids = await failDeployments(services.db, {}, ["running"], INTERRUPTED_REASON, services.now());
+  if (ids.length === 0) return;
+  services.logger.warn({ deploymentIds: ids }, "deployments interrupted by a stop marked as failed");
+  const applications = await services.db
+    .selectFrom("deployments")
+    .select("applicationId")
+    .where("deploymentId", "in", ids)
+    .execute();
+  await services.db
+    .updateTable("applications")
+    .set({ applicationStatus: "error" })
+    .where(
+      "applicationId",
+      "in",
+      applications.map((row) => row.applicationId),
+    )
+    .where("applicationStatus", "=", "running")
+    .execute();
+}
+
+/** Without NATS: jobs in memory, rebuilt from the waiting rows at start. */
+class EmbeddedDeploymentQueue implements DeploymentQueue {
+  private services: ServiceContext | undefined;
+  private readonly waiting: QueuedJob[] = [];
+  private readonly busyApplications = new Set<string>();
+  private readonly active = new Set<Promise<void>>();
+  private closing = false;
+
+  constructor(readonly worker: DeploymentWorker) {}
+
+  async start(services: ServiceContext): Promise<void> {
+    this.services = services;
+    await failInterrupted(services);
+    this.waiting.push(...(await waitingDeployments(services.db)));
+    this.pump();
+  }
+
+  async enqueue(job: QueuedJob): Promise<void> {
+    if (this.closing) throw new Error("the deployment queue is closed");
+    this.waiting.push(job);
+    this.pump();
+  }
+
+  /** Starts every waiting job whose application is free, while slots are free. */
+  private pump(): void {
+    const services = this.services;
+    if (!services || this.closing) return;
+    while (this.busyApplications.size < this.worker.slots.size) {
+      const index = this.waiting.findIndex((job) => !this.busyApplications.has(job.applicationId));
+      if (index < 0) return;
+      const [job] = this.waiting.splice(index, 1) as [QueuedJob];
+      this.busyApplications.add(job.applicationId);
+      const run = this.worker.execute(services, job.deploymentId).finally(() => {
+        this.busyApplications.delete(job.applicationId);
+        this.active.delete(run);
+        this.pump();
+      });
+      this.active.add(run);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.worker.abortAll(INTERRUPTED_REASON);
+    await Promise.all([...this.active]);
+  }
+}
+
+const DEFAULT_ACK_WAIT_MS = 30_000;
+const PULL_EXPIRES_MS = 1_000;
+
+/** With NATS: a JetStream work-queue stream, one durable consumer per application. */
+class JetStreamDeploymentQueue implements DeploymentQueue {
+  private services: ServiceContext | undefined;
+  private connection: NatsConnection | undefined;
+  private manager: JetStreamManager | undefined;
+  private client: JetStreamClient | undefined;
+  private readonly stream: string;
+  private readonly subjectPrefix: string;
+  private readonly ackWaitMs: number;
+  private readonly consumers = new Set<string>();
+  /** Per application: its pull loop, and a counter bumped by every enqueue (see drain). */
+  private readonly loops = new Map<string, { pokes: number; done: Promise<void> }>();
+  private closing = false;
+  /** The in-memory queue used when the NATS account has no JetStream. */
+  private fallback: EmbeddedDeploymentQueue | undefined;
+
+  constructor(
+    private readonly config: Config,
+    readonly worker: DeploymentWorker,
+    options: DeploymentQueueOptions,
+  ) {
+    this.stream = options.stream ?? "PLATFORM_DEPLOYMENTS";
+    this.subjectPrefix = options.subjectPrefix ?? "platform.deployments";
+    this.ackWaitMs = options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
+  }
+
+  async start(services: ServiceContext): Promise<void> {
+    this.services = services;
+    this.connection = await connectControlPlaneNats(this.config, "platform-control-plane-deployments");
+    try {
+      try {
+        this.manager = await jetstreamManager(this.connection);
+      } catch (error) {
+        if (!/jetstream is not enabled|no responders/i.test((error as Error).message)) throw error;
+        services.logger.error(
+          { err: error },
+          "NATS has no JetStream for this account: deployments are queued in memory (waiting ones are recovered from the database at start); enable JetStream for a durable queue",
+        );
+        await this.connection.close();
+        this.fallback = new EmbeddedDeploymentQueue(this.worker);
+        return this.fallback.start(services);
+      }
+      this.client = jetstream(this.connection);
+      await this.ensureStream(this.manager);
+      await failInterrupted(services);
+      for (const applicationId of await applicationsWithWaitingDeployments(services.db)) {
+        await this.ensureConsumer(applicationId);
+        this.poke(applicationId);
+      }
+    } catch (error) {
+      await this.connection.close();
+      throw new Error(`The deployment queue could not start on NATS JetStream: ${(error as Error).message}`);
+    }
+  }
+
+  private async ensureStream(manager: JetStreamManager): Promise<void> {
+    try {
+      await manager.streams.info(this.stream);
+    } catch {
+      await manager.streams.add({
+        name: this.stream,
+        subjects: [`${this.subjectPrefix}.>`],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+      });
+    }
+  }
+
+  private subjectOf(applicationId: string): string {
+    return `${this.subjectPrefix}.app.${applicationId}`;
+  }
+
+  private consumerOf(applicationId: string): string {
+    return `app-${applicationId}`;
+  }
+
+  private async ensureConsumer(applicationId: string): Promise<void> {
+    if (!/^[A-Za-z0-9_-]+$/.test(applicationId)) throw new Error(`Bad application id ${applicationId}`);
+    if (this.consumers.has(applicationId)) return;
+    await this.manager!.consumers.add(this.stream, {
+      durable_name: this.consumerOf(applicationId),
+      filter_subject: this.subjectOf(applicationId),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_ack_pending: 1,
+      ack_wait: nanos(this.ackWaitMs),
+    });
+    this.consumers.add(applicationId);
+  }
+
+  async enqueue(job: QueuedJob): Promise<void> {
+    if (this.fallback) return this.fallback.enqueue(job);
+    if (this.closing || !this.client) throw new Error("the deployment queue is closed");
+    await this.ensureConsumer(job.applicationId);
+    await this.client.publish(this.subjectOf(job.applicationId), JSON.stringify(job), {
+      msgID: job.deploymentId,
+    });
+    this.poke(job.applicationId);
+  }
+
+  /** Makes sure the application's pull loop runs and sees the job just published. */
+  private poke(applicationId: string): void {
+    const loop = this.loops.get(applicationId);
+    if (loop) {
+      loop.pokes++;
+      return;
+    }
+    const state = { pokes: 0, done: Promise.resolve() };
+    this.loops.set(applicationId, state);
+    state.done = this.drain(applicationId, state);
+  }
+
+  /**
+   * Pulls the application's jobs one at a time until its consumer is empty. A pull that comes
+   * back empty ends the loop only if no enqueue happened meanwhile: the check and the removal
+   * from `loops` happen in the same tick, so a later enqueue starts a new loop.
+   */
+  private async drain(applicationId: string, state: { pokes: number }): Promise<void> {
+    const { logger } = this.services!;
+    try {
+      while (!this.closing) {
+        const pokes = state.pokes;
+        let message: JsMsg | null;
+        try {
+          const consumer = await this.client!.consumers.get(this.stream, this.consumerOf(applicationId));
+          message = await consumer.next({ expires: PULL_EXPIRES_MS });
+        } catch (error) {
+          if (this.closing) return;
+          logger.warn({ err: error, applicationId }, "deployment queue pull failed; retrying");
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          continue;
+        }
+        if (!message) {
+          if (pokes !== state.pokes) continue;
+          // A job still waiting with nothing delivered: the job before it is held by a control
+          // plane that died, until its ack wait runs out. Keep pulling.
+          if (await hasWaitingDeployments(this.services!.db, applicationId)) continue;
+          if (pokes === state.pokes) return;
+          continue;
+        }
+        await this.handle(message);
+      }
+    } finally {
+      // Runs in the same tick as the return above: no enqueue can slip in between.
+      this.loops.delete(applicationId);
+    }
+  }
+
+  /**
+   * Runs the job of one message and acks it once the job ended (a nak hands it back when the
+   * control plane is stopping before it started). Never throws: an ack lost with the connection
+   * only means a redelivery, which finds the row no longer idle and skips it.
+   */
+  private async handle(message: JsMsg): Promise<void> {
+    const settle = (how: "ack" | "nak" | "term" | "working") => {
+      try {
+        message[how]();
+      } catch (error) {
+        this.services!.logger.warn({ err: error }, `deployment job message: ${how} failed`);
+      }
+    };
+    // Tells JetStream the job is still held, well within its ack wait.
+    const heartbeat = setInterval(() => settle("working"), this.ackWaitMs / 3);
+    try {
+      let job: QueuedJob;
+      try {
+        job = message.json<QueuedJob>();
+      } catch {
+        return settle("term");
+      }
+      const release = await this.worker.slots.acquire();
+      try {
+        if (this.closing) return settle("nak");
+        await this.worker.execute(this.services!, job.deploymentId);
+      } finally {
+        release();
+      }
+      settle("ack");
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.fallback) return this.fallback.close();
+    this.closing = true;
+    await this.worker.abortAll(INTERRUPTED_REASON);
+    await Promise.all([...this.loops.values()].map((loop) => loop.done));
+    if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
+  }
+}

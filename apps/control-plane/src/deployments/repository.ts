@@ -1,0 +1,253 @@
+/**
+ * Deployment rows. A row is also its queue job: idle = waiting, running = active, done =
+ * completed, error = failed. Every read for a caller goes through the organization of the
+ * application (another organization's deployment is not found).
+ */
+import { sql } from "kysely";
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Deployment, DeploymentStatus } from "../db/schema.ts";
+import type { DeploymentKind } from "./start.ts";
+
+export type { Deployment };
+
+/** What a caller sees of a deployment: the row with where its live log is, without the archive. */
+export type DeploymentView = {
+  deploymentId: string;
+  applicationId: string;
+  title: string;
+  description: string | null;
+  status: DeploymentStatus;
+  logPath: string;
+  logs: string;
+  errorMessage: string | null;
+  commitHash: string | null;
+  commitMessage: string | null;
+  imageName: string | null;
+  serverId: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+};
+
+/** The live-log address of a deployment (the log itself is in the record: no file). */
+export const logPathOf = (deploymentId: string) =>
+  `/api/deployment.logs?deploymentId=${encodeURIComponent(deploymentId)}`;
+
+export function toDeploymentView(row: Deployment): DeploymentView {
+  const { archivePath: _p, archiveFormat: _f, kind: _k, ...rest } = row;
+  return { ...rest, logPath: logPathOf(row.deploymentId) };
+}
+
+export interface NewDeployment {
+  applicationId: string;
+  kind: DeploymentKind;
+  title: string;
+  description: string | null;
+  serverId: string | null;
+  archive?: { path: string; format: "zip" | "tar.gz" };
+}
+
+export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
+  const { archive, ...rest } = values;
+  return db
+    .insertInto("deployments")
+    .values({
+      deploymentId: newId(),
+      ...rest,
+      archivePath: archive?.path ?? null,
+      archiveFormat: archive?.format ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Deployments joined to their organization, for reads on behalf of a caller. */
+function inOrganization(db: Db, organizationId: string) {
+  return db
+    .selectFrom("deployments")
+    .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .where("projects.organizationId", "=", organizationId);
+}
+
+export function findDeployment(
+  db: Db,
+  organizationId: string,
+  deploymentId: string,
+): Promise<Deployment | undefined> {
+  return inOrganization(db, organizationId)
+    .selectAll("deployments")
+    .where("deployments.deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+}
+
+export function listDeployments(
+  db: Db,
+  organizationId: string,
+  filter: { applicationId?: string; serverId?: string } = {},
+): Promise<Deployment[]> {
+  let query = inOrganization(db, organizationId).selectAll("deployments");
+  if (filter.applicationId) query = query.where("deployments.applicationId", "=", filter.applicationId);
+  if (filter.serverId) query = query.where("deployments.serverId", "=", filter.serverId);
+  return query.orderBy("deployments.createdAt", "desc").orderBy("deployments.deploymentId").execute();
+}
+
+export interface QueueRow extends Deployment {
+  appName: string;
+  applicationName: string;
+  environmentId: string;
+  projectId: string;
+}
+
+/** Waiting and active jobs of the organization, then its latest finished ones. */
+export async function listQueueJobs(
+  db: Db,
+  organizationId: string,
+  finishedLimit: number,
+): Promise<QueueRow[]> {
+  const base = () =>
+    inOrganization(db, organizationId)
+      .selectAll("deployments")
+      .select([
+        "applications.appName",
+        "applications.name as applicationName",
+        "applications.environmentId",
+        "projects.projectId",
+      ]);
+  const open = await base()
+    .where("deployments.status", "in", ["idle", "running"])
+    .orderBy("deployments.createdAt")
+    .execute();
+  const finished = await base()
+    .where("deployments.status", "in", ["done", "error"])
+    .orderBy("deployments.completedAt", "desc")
+    .limit(finishedLimit)
+    .execute();
+  return [...open, ...finished];
+}
+
+/** Moves a waiting deployment to running; undefined when it is no longer waiting. */
+export function claimDeployment(db: Db, deploymentId: string, now: Date): Promise<Deployment | undefined> {
+  return db
+    .updateTable("deployments")
+    .set({ status: "running", startedAt: now.toISOString() })
+    .where("deploymentId", "=", deploymentId)
+    .where("status", "=", "idle")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface DeploymentResult {
+  status: "done" | "error";
+  errorMessage?: string | null;
+  imageName?: string | null;
+  commitHash?: string | null;
+  commitMessage?: string | null;
+}
+
+export async function finishDeployment(
+  db: Db,
+  deploymentId: string,
+  result: DeploymentResult,
+  now: Date,
+): Promise<void> {
+  await db
+    .updateTable("deployments")
+    .set({ ...result, completedAt: now.toISOString() })
+    .where("deploymentId", "=", deploymentId)
+    .execute();
+}
+
+/**
+ * Marks the deployments picked by `filter` that are in one of `statuses` as failed with
+ * `reason`, appending it to their log (waiting ones dropped from the queue, or ones a stopped
+ * control plane left running). Answers the ids it changed.
+ */
+export async function failDeployments(
+  db: Db,
+  filter: { deploymentId?: string; applicationId?: string },
+  statuses: DeploymentStatus[],
+  reason: string,
+  now: Date,
+): Promise<string[]> {
+  const line = `${now.toISOString()} ${reason}\n`;
+  let query = db
+    .updateTable("deployments")
+    .set({
+      status: "error",
+      errorMessage: reason,
+      completedAt: now.toISOString(),
+      logs: sql<string>`logs || ${line}`,
+    })
+    .where("status", "in", statuses);
+  if (filter.deploymentId) query = query.where("deploymentId", "=", filter.deploymentId);
+  if (filter.applicationId) query = query.where("applicationId", "=", filter.applicationId);
+  const rows = await query.returning("deploymentId").execute();
+  return rows.map((row) => row.deploymentId);
+}
+
+/** Applications with waiting deployments (resumed when the control plane starts). */
+export async function applicationsWithWaitingDeployments(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom("deployments")
+    .select("applicationId")
+    .where("status", "=", "idle")
+    .groupBy("applicationId")
+    .orderBy(sql`min(created_at)`)
+    .execute();
+  return rows.map((row) => row.applicationId);
+}
+
+export async function hasWaitingDeployments(db: Db, applicationId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("deployments")
+    .select("deploymentId")
+    .where("applicationId", "=", applicationId)
+    .where("status", "=", "idle")
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export function waitingDeployments(db: Db): Promise<Pick<Deployment, "deploymentId" | "applicationId">[]> {
+  return db
+    .selectFrom("deployments")
+    .select(["deploymentId", "applicationId"])
+    .where("status", "=", "idle")
+    .orderBy("createdAt")
+    .orderBy("deploymentId")
+    .execute();
+}
+
+/** Deletes one deployment unless it is running; answers whether it was deleted. */
+export async function deleteDeployment(db: Db, deploymentId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("deployments")
+    .where("deploymentId", "=", deploymentId)
+    .where("status", "!=", "running")
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Deletes the application's finished deployments except its newest successful one (the version
+ * that serves); waiting and running ones stay. Answers the deleted rows.
+ */
+export async function deleteFinishedDeployments(db: Db, applicationId: string): Promise<Deployment[]> {
+  const serving = await db
+    .selectFrom("deployments")
+    .select("deploymentId")
+    .where("applicationId", "=", applicationId)
+    .where("status", "=", "done")
+    .orderBy("completedAt", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  let query = db
+    .deleteFrom("deployments")
+    .where("applicationId", "=", applicationId)
+    .where("status", "in", ["done", "error"]);
+  if (serving) query = query.where("deploymentId", "!=", serving.deploymentId);
+  return query.returningAll().execute();
+}

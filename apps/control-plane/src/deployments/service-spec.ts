@@ -1,0 +1,147 @@
+/**
+ * An application row (and its project's and environment's variables, and its ports) as the
+ * Swarm service the agent creates or updates: env with inheritance and references resolved,
+ * resources, command/args, replicas, health check, restart policy, ports, network and labels.
+ */
+import type { ServicePort, ServiceSpec } from "@platform/agent-protocol";
+import { memoryBytes, nanoCpus } from "../applications/validation.ts";
+import type { Application, Port } from "../db/schema.ts";
+import { type EnvVar, mergeEnv, parseEnv } from "../env-vars.ts";
+
+/** The overlay network every application joins (created by scripts/docker-setup.sh / server setup). */
+export const PLATFORM_NETWORK = "platform-network";
+
+/** Where createEnvFile puts the application's variables inside its containers. */
+export const ENV_FILE_PATH = "/app/.env";
+
+/**
+ * Resolves `${{project.KEY}}` and `${{environment.KEY}}` (Dokploy's shared-variable syntax) in
+ * the values of `vars`. An unknown reference fails the deployment naming the reference (a
+ * variable name, never a value).
+ */
+export function resolveEnvReferences(
+  vars: readonly EnvVar[],
+  scopes: { project: readonly EnvVar[]; environment: readonly EnvVar[] },
+): EnvVar[] {
+  const lookup = {
+    project: new Map(scopes.project.map(({ key, value }) => [key, value])),
+    environment: new Map(scopes.environment.map(({ key, value }) => [key, value])),
+  };
+  return vars.map(({ key, value }) => ({
+    key,
+    value: value.replace(
+      /\$\{\{\s*(project|environment)\.([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g,
+      (_match, scope: "project" | "environment", name: string) => {
+        const resolved = lookup[scope].get(name);
+        if (resolved === undefined) {
+          throw new Error(`The variable ${key} refers to \${{${scope}.${name}}}, which is not defined`);
+        }
+        return resolved;
+      },
+    ),
+  }));
+}
+
+/** The application's variables: project -> environment -> application, references resolved. */
+export function applicationEnv(
+  app: Pick<Application, "env">,
+  projectEnv: string,
+  environmentEnv: string,
+): EnvVar[] {
+  const project = parseEnv(projectEnv);
+  const environment = parseEnv(environmentEnv);
+  return resolveEnvReferences(mergeEnv(project, environment, app.env), { project, environment });
+}
+
+/**
+ * Splits a command line into argv the way a POSIX shell splits words (single and double
+ * quotes, backslash escapes), without any expansion: no shell ever runs it.
+ */
+export function splitCommandLine(text: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    if (quote === "'") {
+      if (char === "'") quote = null;
+      else word += char;
+    } else if (quote === '"') {
+      if (char === '"') quote = null;
+      else if (char === "\\" && i + 1 < text.length && '"\\$`'.includes(text[i + 1]!)) word += text[++i];
+      else word += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      inWord = true;
+    } else if (char === "\\" && i + 1 < text.length) {
+      word += text[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (quote) throw new Error("The command has an unterminated quote");
+  if (inWord) words.push(word);
+  return words;
+}
+
+export interface ServiceSpecInput {
+  app: Application;
+  image: string;
+  env: readonly EnvVar[];
+  ports: readonly Port[];
+}
+
+/** The Swarm service of the application running `image`. */
+export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): ServiceSpec {
+  const envLines = env.map(({ key, value }) => `${key}=${value}`);
+  const spec: ServiceSpec = {
+    name: app.appName,
+    image,
+    env: envLines,
+    replicas: app.replicas,
+    labels: { "platform.applicationId": app.applicationId, "platform.appName": app.appName },
+    networks: [PLATFORM_NETWORK],
+    ports: ports.map(
+      (port): ServicePort => ({
+        publishedPort: port.publishedPort,
+        targetPort: port.targetPort,
+        protocol: port.protocol,
+        publishMode: port.publishMode,
+      }),
+    ),
+  };
+  if (app.command?.trim()) spec.command = splitCommandLine(app.command);
+  if (app.args && app.args.length > 0) spec.args = [...app.args];
+  if (app.memoryLimit) spec.memoryLimitBytes = memoryBytes(app.memoryLimit);
+  if (app.memoryReservation) spec.memoryReservationBytes = memoryBytes(app.memoryReservation);
+  if (app.cpuLimit) spec.nanoCpusLimit = nanoCpus(app.cpuLimit);
+  if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
+  const health = app.healthCheckSwarm;
+  if (health && (health.Test?.length ?? 0) > 0) {
+    spec.healthCheck = {
+      test: health.Test ?? [],
+      intervalNs: health.Interval,
+      timeoutNs: health.Timeout,
+      startPeriodNs: health.StartPeriod,
+      retries: health.Retries,
+    };
+  }
+  const restart = app.restartPolicySwarm;
+  if (restart) {
+    spec.restartPolicy = {
+      condition: restart.Condition ?? "any",
+      delayNs: restart.Delay,
+      maxAttempts: restart.MaxAttempts,
+      windowNs: restart.Window,
+    };
+  }
+  if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
+  return spec;
+}

@@ -1,0 +1,187 @@
+/**
+ * Where an application's code or image comes from, as agent command fields: the Git clone
+ * (URL, branch, credentials, build path) or the uploaded archive to build, or the Docker image
+ * to run as is. Provider connections (spec 2.12) have no records yet, so github, gitlab and
+ * bitbucket repositories are cloned anonymously over HTTPS; a Gitea repository needs its
+ * provider's URL and fails with a message saying so.
+ */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import type { BuildSource, RegistryAuth } from "@platform/agent-protocol";
+import { gitAddressProblem, gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
+import { openApplicationSecret } from "../applications/views.ts";
+import type { ServiceContext } from "../context.ts";
+import type { Application } from "../db/schema.ts";
+import { findRegistryCredentials } from "../registries/repository.ts";
+import { findSshKey, openPrivateKey } from "../servers/ssh-keys.ts";
+import { archiveSourceFor } from "./drop.ts";
+
+/** The application as the pipeline loads it: the row and the organization it belongs to. */
+export type DeployableApplication = Application & { organizationId: string };
+
+/** The code to build: the BuildImageCommand's source and its build path. */
+export interface CodeSource {
+  kind: "code";
+  source: BuildSource;
+  buildPath: string | undefined;
+  /** For the log: what is fetched (a URL without credentials, or "the uploaded archive"). */
+  description: string;
+}
+
+/** An image to run without building (sourceType docker). */
+export interface ImageSource {
+  kind: "image";
+  image: string;
+  registryAuth: RegistryAuth | undefined;
+}
+
+export type DeploymentSource = CodeSource | ImageSource;
+
+/** Fails the deployment with a reason the user can act on. */
+const fail = (reason: string): never => {
+  throw new Error(reason);
+};
+
+function required(value: string | null | undefined, field: string): string {
+  if (value === null || value === undefined || value.trim() === "") {
+    return fail(`The application has no ${field}: save its source first`);
+  }
+  return value.trim();
+}
+
+/** The registry host an image reference names (Docker Hub when it names none). */
+export function registryHostOf(image: string): string {
+  const first = image.split("/")[0]!;
+  const isHost = image.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost");
+  return isHost ? first : "docker.io";
+}
+
+/** Credentials to pull a `docker` source image: a registry record, else the application's own. */
+async function pullAuthOf(services: ServiceContext, app: DeployableApplication, image: string) {
+  if (app.registryId) {
+    const registry = await findRegistryCredentials(services, app.organizationId, app.registryId);
+    if (registry) {
+      return {
+        serverAddress: registry.registryUrl,
+        username: registry.username,
+        password: registry.password,
+      };
+    }
+  }
+  const password = openApplicationSecret(services.secrets, "password", app, app.passwordSealed);
+  if (!app.username || !password) return undefined;
+  const serverAddress =
+    app.registryUrl?.replace(/^https?:\/\//, "").replace(/\/+$/, "") || registryHostOf(image);
+  return { serverAddress, username: app.username, password };
+}
+
+/**
+ * Checks again, where the name is resolved, that a custom Git URL does not reach this machine
+ * or a link-local (metadata) address; a host name could resolve to one.
+ */
+async function checkGitHostResolution(services: ServiceContext, url: string): Promise<void> {
+  const options = { allowLoopback: services.config.allowLoopbackGit };
+  const problem = gitUrlProblem(url, options);
+  if (problem) fail(`The Git URL is not allowed: it ${problem}`);
+  const host = gitUrlHost(url);
+  if (!host || isIP(host) !== 0) return;
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(host, { all: true });
+  } catch {
+    return fail(`The Git host ${host} does not resolve`);
+  }
+  for (const { address } of addresses) {
+    const addressProblem = gitAddressProblem(address, options);
+    if (addressProblem) fail(`The Git host ${host} resolves to an address that ${addressProblem}`);
+  }
+}
+
+function gitCode(
+  url: string,
+  branch: string,
+  buildPath: string | null,
+  app: DeployableApplication,
+  credentials: { sshPrivateKey?: string } = {},
+): CodeSource {
+  return {
+    kind: "code",
+    source: {
+      git: {
+        url,
+        branch,
+        enableSubmodules: app.enableSubmodules,
+        sshPrivateKey: credentials.sshPrivateKey,
+      },
+    },
+    buildPath: buildPath ?? undefined,
+    description: `${url} (branch ${branch})`,
+  };
+}
+
+/** The source of `app` for the agent of `serverId`. */
+export async function deploymentSourceOf(
+  services: ServiceContext,
+  app: DeployableApplication,
+  serverId: string,
+  archive: { path: string; format: "zip" | "tar.gz" } | undefined,
+): Promise<DeploymentSource> {
+  switch (app.sourceType) {
+    case "drop": {
+      if (!archive)
+        return fail("No archive was uploaded for this deployment: use application.dropDeployment");
+      return {
+        kind: "code",
+        source: { archive: await archiveSourceFor(services, serverId, archive) },
+        buildPath: undefined,
+        description: `the uploaded ${archive.format} archive`,
+      };
+    }
+    case "docker": {
+      const image = required(app.dockerImage, "dockerImage");
+      return { kind: "image", image, registryAuth: await pullAuthOf(services, app, image) };
+    }
+    case "github": {
+      const owner = required(app.owner, "owner");
+      const repository = required(app.repository, "repository");
+      return gitCode(
+        `https://github.com/${owner}/${repository}.git`,
+        app.branch ?? "main",
+        app.buildPath,
+        app,
+      );
+    }
+    case "gitlab": {
+      const path =
+        app.gitlabPathNamespace ??
+        `${required(app.gitlabOwner, "gitlabOwner")}/${required(app.gitlabRepository, "gitlabRepository")}`;
+      return gitCode(`https://gitlab.com/${path}.git`, app.gitlabBranch ?? "main", app.gitlabBuildPath, app);
+    }
+    case "bitbucket": {
+      const owner = required(app.bitbucketOwner, "bitbucketOwner");
+      const slug = app.bitbucketRepositorySlug ?? required(app.bitbucketRepository, "bitbucketRepository");
+      return gitCode(
+        `https://bitbucket.org/${owner}/${slug}.git`,
+        app.bitbucketBranch ?? "main",
+        app.bitbucketBuildPath,
+        app,
+      );
+    }
+    case "gitea":
+      return fail(
+        "Gitea repositories are cloned through a Gitea provider connection (its URL and token), which this version does not store yet: use a custom Git URL (sourceType git) instead",
+      );
+    case "git": {
+      const url = required(app.customGitUrl, "customGitUrl");
+      await checkGitHostResolution(services, url);
+      let sshPrivateKey: string | undefined;
+      if (app.customGitSshKeyId) {
+        const key =
+          (await findSshKey(services.db, app.organizationId, app.customGitSshKeyId)) ??
+          fail("The SSH key of the Git source no longer exists");
+        sshPrivateKey = await openPrivateKey(services, key);
+      }
+      return gitCode(url, app.customGitBranch ?? "main", app.customGitBuildPath, app, { sshPrivateKey });
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Stopping deployments: a running one is aborted (the pipeline cancels the agent's job and the
+ * worker stores it as error with the reason), a waiting one is dropped from the queue (stored
+ * as error with the reason; its job is skipped when the queue reaches it).
+ */
+import type { ServiceContext } from "../context.ts";
+import type { Deployment } from "../db/schema.ts";
+import { failDeployments } from "./repository.ts";
+
+/** How long a stop waits for the aborted deployment to store its end before answering. */
+const ABORT_WAIT_MS = 30_000;
+
+export type StopResult = "aborted" | "dropped" | "not-running";
+
+async function dropWaiting(
+  services: ServiceContext,
+  filter: { deploymentId?: string; applicationId?: string },
+  reason: string,
+): Promise<string[]> {
+  const now = services.now();
+  const ids = await failDeployments(services.db, filter, ["idle"], reason, now);
+  for (const id of ids)
+    services.deployments.worker.logs.dropped(id, `${now.toISOString()} ${reason}`, reason);
+  return ids;
+}
+
+async function abortRunning(services: ServiceContext, deployment: Deployment, reason: string): Promise<void> {
+  const finished = services.deployments.worker.abort(deployment.deploymentId, reason);
+  if (finished) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, ABORT_WAIT_MS)))]);
+    clearTimeout(timer);
+    return;
+  }
+  // Marked running but not running here: left by a control plane that stopped.
+  await failDeployments(
+    services.db,
+    { deploymentId: deployment.deploymentId },
+    ["running"],
+    reason,
+    services.now(),
+  );
+}
+
+/** Stops one deployment, running or waiting. */
+export async function stopDeployment(
+  services: ServiceContext,
+  deployment: Deployment,
+  reason: string,
+): Promise<StopResult> {
+  if (deployment.status === "running") {
+    await abortRunning(services, deployment, reason);
+    return "aborted";
+  }
+  if (deployment.status === "idle") {
+    const dropped = await dropWaiting(services, { deploymentId: deployment.deploymentId }, reason);
+    // It may have started in between.
+    if (dropped.length === 0) return stopRunningDeployment(services, deployment.applicationId, reason);
+    return "dropped";
+  }
+  return "not-running";
+}
+
+/** Aborts the application's running deployment, if any. */
+export async function stopRunningDeployment(
+  services: ServiceContext,
+  applicationId: string,
+  reason: string,
+): Promise<StopResult> {
+  const running = await services.db
+    .selectFrom("deployments")
+    .selectAll()
+    .where("applicationId", "=", applicationId)
+    .where("status", "=", "running")
+    .execute();
+  for (const deployment of running) await abortRunning(services, deployment, reason);
+  return running.length > 0 ? "aborted" : "not-running";
+}
+
+/** Drops every waiting deployment of the application; answers how many. */
+export async function dropWaitingDeployments(
+  services: ServiceContext,
+  applicationId: string,
+  reason: string,
+): Promise<number> {
+  return (await dropWaiting(services, { applicationId }, reason)).length;
+}

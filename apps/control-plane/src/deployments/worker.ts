@@ -1,0 +1,196 @@
+/**
+ * Runs one deployment job: claims the record (idle -> running), runs the pipeline with a log
+ * and an abort signal, and stores the outcome: deployment done | error, application done |
+ * error, and an appDeploy | appBuildError event. A deployment stopped by killProcess,
+ * killBuild or cancelDeployment ends in error with the reason as its errorMessage and puts the
+ * application back to the status it had before (the previous version keeps serving); it emits
+ * no event.
+ */
+import type { ServiceContext } from "../context.ts";
+import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
+import { recordEvent } from "./events.ts";
+import { DeploymentLogHub } from "./logs.ts";
+import { type DeploymentOutcome, type DeploymentRun, runApplicationDeployment } from "./pipeline.ts";
+import { claimDeployment, type DeploymentResult, failDeployments, finishDeployment } from "./repository.ts";
+
+export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
+
+/** A counting semaphore: at most `size` holders at once, served in arrival order. */
+export class Slots {
+  private used = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  async acquire(): Promise<() => void> {
+    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    else this.used++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.used--;
+    };
+  }
+}
+
+interface RunningJob {
+  controller: AbortController;
+  finished: Promise<void>;
+}
+
+export class DeploymentWorker {
+  readonly logs = new DeploymentLogHub();
+  readonly slots: Slots;
+  private readonly running = new Map<string, RunningJob>();
+
+  constructor(
+    concurrency: number,
+    private readonly runner: DeploymentRunner = runApplicationDeployment,
+  ) {
+    this.slots = new Slots(concurrency);
+  }
+
+  /** Whether the deployment runs in this process. */
+  isRunning(deploymentId: string): boolean {
+    return this.running.has(deploymentId);
+  }
+
+  /**
+   * Aborts a deployment running in this process; answers a promise settled once its end is
+   * stored, or undefined when it does not run here.
+   */
+  abort(deploymentId: string, reason: string): Promise<void> | undefined {
+    const job = this.running.get(deploymentId);
+    if (!job) return undefined;
+    job.controller.abort(new Error(reason));
+    return job.finished;
+  }
+
+  /** Aborts every running deployment and waits until each has stored its end. */
+  async abortAll(reason: string): Promise<void> {
+    const jobs = [...this.running.values()];
+    for (const job of jobs) job.controller.abort(new Error(reason));
+    await Promise.all(jobs.map((job) => job.finished));
+  }
+
+  /** Runs the deployment if it is still waiting; never throws (failures are stored and logged). */
+  async execute(services: ServiceContext, deploymentId: string): Promise<void> {
+    let finish!: () => void;
+    const job: RunningJob = {
+      controller: new AbortController(),
+      finished: new Promise((resolve) => {
+        finish = resolve;
+      }),
+    };
+    this.running.set(deploymentId, job);
+    try {
+      await this.run(services, deploymentId, job.controller);
+    } catch (error) {
+      services.logger.error({ err: error, deploymentId }, "deployment job failed to run");
+      const reason = "Internal error: the deployment could not be run (see the control plane's log)";
+      await failDeployments(services.db, { deploymentId }, ["running"], reason, services.now()).catch(
+        () => {},
+      );
+      this.logs.end(deploymentId, "error", reason);
+    } finally {
+      this.running.delete(deploymentId);
+      finish();
+    }
+  }
+
+  private async run(services: ServiceContext, deploymentId: string, controller: AbortController) {
+    const { db, logger } = services;
+    const deployment = await claimDeployment(db, deploymentId, services.now());
+    if (!deployment) return; // dropped from the queue, or already run
+    const application = await db
+      .selectFrom("applications")
+      .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+      .innerJoin("projects", "projects.projectId", "environments.projectId")
+      .select([
+        "applications.applicationId",
+        "applications.name",
+        "applications.applicationStatus",
+        "projects.organizationId",
+      ])
+      .where("applications.applicationId", "=", deployment.applicationId)
+      .executeTakeFirst();
+    if (!application) return; // deleted meanwhile: its deployments went with it
+    const previousStatus = application.applicationStatus;
+    await setApplicationStatus(services, application.applicationId, "running");
+
+    const log = this.logs.open(db, deploymentId, (error) =>
+      logger.warn({ err: error, deploymentId }, "deployment log not stored"),
+    );
+    log.append(`Deployment ${deploymentId} started: ${deployment.title}`);
+    let result: DeploymentResult;
+    let cancelled = false;
+    try {
+      const outcome = await this.runner(services, {
+        deploymentId,
+        applicationId: deployment.applicationId,
+        kind: deployment.kind,
+        archive:
+          deployment.archivePath && deployment.archiveFormat
+            ? { path: deployment.archivePath, format: deployment.archiveFormat }
+            : undefined,
+        log: (line) => log.append(line),
+        signal: controller.signal,
+      });
+      result = {
+        status: "done",
+        imageName: outcome.imageName,
+        commitHash: outcome.commitHash ?? null,
+        commitMessage: outcome.commitMessage ?? null,
+      };
+      log.append("Deployment done");
+    } catch (error) {
+      cancelled = controller.signal.aborted;
+      const message = cancelled
+        ? (controller.signal.reason as Error).message
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      result = { status: "error", errorMessage: message };
+      log.append(cancelled ? message : `Deployment failed: ${message}`);
+    }
+    await log.close();
+    await finishDeployment(db, deploymentId, result, services.now());
+    const applicationStatus: ApplicationStatus = cancelled ? previousStatus : result.status;
+    await setApplicationStatus(services, application.applicationId, applicationStatus);
+    if (!cancelled) {
+      await recordEvent(
+        db,
+        {
+          organizationId: application.organizationId,
+          kind: result.status === "done" ? "appDeploy" : "appBuildError",
+          applicationId: application.applicationId,
+          payload: {
+            applicationName: application.name,
+            status: result.status === "done" ? "success" : "error",
+            message:
+              result.status === "done"
+                ? `${deployment.title}: deployed`
+                : `${deployment.title}: ${result.errorMessage}`,
+          },
+        },
+        services.now(),
+      ).catch((error) => logger.warn({ err: error, deploymentId }, "deployment event not stored"));
+    }
+    this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);
+  }
+}
+
+async function setApplicationStatus(
+  services: ServiceContext,
+  applicationId: string,
+  status: ApplicationStatus,
+): Promise<void> {
+  await services.db
+    .updateTable("applications")
+    .set({ applicationStatus: status })
+    .where("applicationId", "=", applicationId)
+    .execute();
+}

@@ -1,0 +1,65 @@
+/**
+ * application.readAppMonitoring: one sample of the running containers of an application's
+ * service, summed over its replicas, in the shape the spec gives (cpu, memory, network,
+ * containers).
+ */
+import type { ContainerStats } from "@platform/agent-protocol";
+import { z } from "zod";
+import { nanoCpus } from "../applications/validation.ts";
+
+export const appMonitoringSchema = z.object({
+  cpu: z.object({
+    /** Percent of one core used by all replicas together (200 = two cores busy). */
+    usage: z.number(),
+    /** The application's cpuLimit in the same unit (cores × 100), null when unlimited. */
+    limit: z.number().nullable(),
+  }),
+  memory: z.object({
+    /** Bytes in use by all replicas (without the page cache). */
+    usage: z.number(),
+    /** Sum of the replicas' limits in bytes (the host's memory for an unlimited replica). */
+    limit: z.number(),
+    percentage: z.number(),
+  }),
+  network: z.object({ rx: z.number(), tx: z.number() }),
+  containers: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      status: z.string(),
+      /** Seconds since the container started. */
+      uptime: z.number(),
+    }),
+  ),
+});
+
+export type AppMonitoring = z.infer<typeof appMonitoringSchema>;
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+export function summarizeAppMonitoring(
+  stats: ContainerStats[],
+  cpuLimit: string | null,
+  nowUnixMs: number,
+): AppMonitoring {
+  const sum = (pick: (container: ContainerStats) => number) =>
+    stats.reduce((total, container) => total + pick(container), 0);
+  const memoryUsage = sum((c) => c.memoryUsageBytes);
+  const memoryLimit = sum((c) => c.memoryLimitBytes);
+  const cores = cpuLimit ? nanoCpus(cpuLimit) / 1e9 : null;
+  return {
+    cpu: { usage: round2(sum((c) => c.cpuPercent)), limit: cores === null ? null : round2(cores * 100) },
+    memory: {
+      usage: memoryUsage,
+      limit: memoryLimit,
+      percentage: memoryLimit > 0 ? round2((memoryUsage / memoryLimit) * 100) : 0,
+    },
+    network: { rx: sum((c) => c.networkRxBytes), tx: sum((c) => c.networkTxBytes) },
+    containers: stats.map((c) => ({
+      id: c.id.slice(0, 12),
+      name: c.name,
+      status: c.status,
+      uptime: c.startedAtUnixMs > 0 ? Math.max(0, Math.floor((nowUnixMs - c.startedAtUnixMs) / 1000)) : 0,
+    })),
+  };
+}

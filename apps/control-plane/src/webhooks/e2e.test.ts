@@ -1,0 +1,169 @@
+/**
+ * Webhooks end to end: a Git repository served on 127.0.0.1 with a Dockerfile, a custom-Git
+ * application published on a host-mode port, and the real pipeline on the real Docker Engine.
+ * A GitHub push webhook deploys it; a commit plus a webhook serves the new content; a push to
+ * another branch and a push touching only unwatched files deploy nothing.
+ */
+import { createServer } from "node:net";
+import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiResponse, type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { githubPush } from "./samples.ts";
+
+const DEPLOY_WAIT_MS = 180_000;
+const DOCKERFILE = `FROM ${TEST_IMAGE}
+COPY index.html /www/index.html
+CMD ["httpd", "-f", "-p", "8080", "-h", "/www"]
+`;
+
+let platform: TestPlatform;
+let git: GitServer;
+let owner: Session;
+const appName = uniqueName("webhook-e2e");
+const as = () => ({ token: owner.token });
+
+async function ok(name: string, input: Record<string, unknown>) {
+  const response = await platform.mutate(name, input, as());
+  expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
+  return response.body;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitForDeployment(deploymentId: string) {
+  const deadline = Date.now() + DEPLOY_WAIT_MS;
+  while (Date.now() < deadline) {
+    const row = await platform.services.db
+      .selectFrom("deployments")
+      .select(["status", "logs", "commitHash", "title"])
+      .where("deploymentId", "=", deploymentId)
+      .executeTakeFirstOrThrow();
+    if (row.status !== "idle" && row.status !== "running") return row;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`deployment ${deploymentId} did not end within ${DEPLOY_WAIT_MS} ms`);
+}
+
+/** The body served at 127.0.0.1:port once it equals `expected` (or the last one seen). */
+async function servedBody(port: number, expected: string): Promise<string> {
+  let last = "(no answer)";
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
+      last = (await response.text()).trim();
+      if (last === expected) return last;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return last;
+}
+
+beforeAll(async () => {
+  await requireDocker();
+  git = await startGitServer();
+  platform = await startTestPlatform(
+    { PLATFORM_ALLOW_LOOPBACK_GIT: "true" },
+    { agents: { localAgent: { mainDirectory: "/nonexistent" } } },
+  );
+  owner = await platform.registerOwner();
+}, 60_000);
+
+afterAll(async () => {
+  await dockerCli(["service", "rm", appName]).catch(() => {});
+  await platform?.close();
+  await git?.close();
+  const images = await dockerCli([
+    "image",
+    "ls",
+    "--format",
+    "{{.Repository}}:{{.Tag}}",
+    `platform/${appName}*`,
+  ]).catch(() => "");
+  for (const image of images.split("\n").filter(Boolean))
+    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+}, 120_000);
+
+describe("a GitHub push webhook on a real repository", () => {
+  it("deploys on push, redeploys the new commit, and ignores other branches and unwatched files", async () => {
+    const firstSha = await git.createRepo("hooked", { Dockerfile: DOCKERFILE, "index.html": "version one" });
+    const project = await ok("project.create", { name: "Webhooks" });
+    const app = await ok("application.create", {
+      name: "hooked",
+      appName,
+      environmentId: project.environment.environmentId,
+    });
+    const applicationId = app.applicationId as string;
+    await ok("application.saveGitProvider", {
+      applicationId,
+      customGitUrl: git.url("hooked"),
+      customGitBranch: "main",
+      customGitBuildPath: "/",
+      enableSubmodules: false,
+      watchPaths: ["**", "!docs/**"],
+    });
+    await ok("application.saveBuildType", {
+      applicationId,
+      buildType: "dockerfile",
+      dockerfile: "Dockerfile",
+      dockerContextPath: ".",
+      dockerBuildStage: "",
+    });
+    const port = await freePort();
+    await ok("port.create", { applicationId, publishedPort: port, targetPort: 8080 });
+    const { refreshToken } = (await platform.query("application.one", { applicationId }, as())).body;
+
+    const hook = (payload: unknown): Promise<ApiResponse> =>
+      platform.request(`/api/deploy/github/${applicationId}?refreshToken=${refreshToken}`, {
+        method: "POST",
+        body: JSON.stringify(payload),
+        headers: { "x-github-event": "push" },
+      });
+    const push = (ref: string, sha: string, message: string, files: string[]) => ({
+      ...githubPush(ref, [{ message, modified: files }]),
+      after: sha,
+    });
+
+    const first = await hook(push("refs/heads/main", firstSha, "first version", ["index.html"]));
+    expect(first.body).toMatchObject({ deployed: true });
+    const firstRun = await waitForDeployment(first.body.deploymentId);
+    expect(firstRun.status, firstRun.logs).toBe("done");
+    expect(firstRun.title).toBe(`GitHub push ${firstSha.slice(0, 7)}`);
+    expect(await servedBody(port, "version one")).toBe("version one");
+
+    const secondSha = await git.commit("hooked", { "index.html": "version two" }, "second version");
+    const second = await hook(push("refs/heads/main", secondSha, "second version", ["index.html"]));
+    expect(second.body).toMatchObject({ deployed: true });
+    const secondRun = await waitForDeployment(second.body.deploymentId);
+    expect(secondRun.status, secondRun.logs).toBe("done");
+    expect(secondRun.commitHash).toBe(secondSha);
+    expect(await servedBody(port, "version two")).toBe("version two");
+
+    const otherSha = await git.commit(
+      "hooked",
+      { "index.html": "version on a branch" },
+      "branch work",
+      "feature",
+    );
+    const other = await hook(push("refs/heads/feature", otherSha, "branch work", ["index.html"]));
+    expect(other.body).toMatchObject({
+      deployed: false,
+      message: expect.stringMatching(/not the application's branch/),
+    });
+
+    const docsSha = await git.commit("hooked", { "docs/notes.md": "notes" }, "docs only");
+    const docs = await hook(push("refs/heads/main", docsSha, "docs only", ["docs/notes.md"]));
+    expect(docs.body).toMatchObject({ deployed: false, message: expect.stringMatching(/watchPaths/) });
+
+    const deployments = (await platform.query("deployment.all", { applicationId }, as())).body as unknown[];
+    expect(deployments).toHaveLength(2);
+    expect(await servedBody(port, "version two")).toBe("version two");
+  }, 400_000);
+});

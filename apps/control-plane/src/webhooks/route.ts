@@ -1,0 +1,147 @@
+/**
+ * Inbound deploy webhooks (spec 4.15, 6.2): POST /api/deploy/{github|gitlab|bitbucket|gitea}/
+ * <applicationId>?refreshToken=…. The application id and refresh token authenticate the call
+ * (an unknown application and a wrong token get the same 401); when the application has a webhook
+ * secret, the provider's signature over the raw body must match too. A push that should not deploy
+ * (autoDeploy off, another branch, no new tag, no watched file changed) is a 200 saying why.
+ */
+import type { Context, Hono } from "hono";
+import type { AppEnv } from "../app.ts";
+import { openApplicationSecret } from "../applications/views.ts";
+import type { ServiceContext } from "../context.ts";
+import { startApplicationDeployment } from "../deployments/start.ts";
+import { ApiError } from "../errors.ts";
+import { decideDeployment } from "./decide.ts";
+import {
+  nonPushEvent,
+  PayloadError,
+  type PushEvent,
+  parsePushEvent,
+  type WebhookProvider,
+  webhookProviders,
+} from "./payload.ts";
+import { constantTimeEqual, verifySignature } from "./signature.ts";
+
+const PROVIDER_NAMES: Record<WebhookProvider, string> = {
+  github: "GitHub",
+  gitlab: "GitLab",
+  bitbucket: "Bitbucket",
+  gitea: "Gitea",
+};
+const MAX_DESCRIPTION_CHARS = 1000;
+
+export type WebhookAnswer =
+  | { success: true; deployed: true; deploymentId: string; message: string }
+  | { success: true; deployed: false; message: string };
+
+function fail(c: Context<AppEnv>, error: ApiError) {
+  return c.json(error.toBody(), error.status as 400);
+}
+
+async function findApplicationWithOrganization(services: ServiceContext, applicationId: string) {
+  return services.db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("applications")
+    .select("projects.organizationId")
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+}
+
+/** GitHub may send `application/x-www-form-urlencoded` with the JSON in a `payload` field. */
+function parseBody(contentType: string | undefined, raw: Uint8Array): unknown {
+  const text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
+  if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
+    return JSON.parse(new URLSearchParams(text).get("payload") ?? "");
+  }
+  return JSON.parse(text);
+}
+
+function titleOf(provider: WebhookProvider, push: PushEvent): string {
+  const name = PROVIDER_NAMES[provider];
+  if (push.ref.startsWith("refs/tags/")) return `${name} tag ${push.ref.slice("refs/tags/".length)}`;
+  return push.headSha ? `${name} push ${push.headSha.slice(0, 7)}` : `${name} push`;
+}
+
+export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: ServiceContext): void {
+  app.post("/api/deploy/:provider/:applicationId", async (c) => {
+    const provider = c.req.param("provider") as WebhookProvider;
+    if (!webhookProviders.includes(provider)) {
+      return fail(
+        c,
+        new ApiError("NOT_FOUND", `Unknown webhook provider; use one of ${webhookProviders.join(", ")}`),
+      );
+    }
+    const logger = c.get("logger");
+    const token = c.req.query("refreshToken") ?? "";
+    const application = await findApplicationWithOrganization(services, c.req.param("applicationId"));
+    // Compare even without an application, so both refusals take the same path.
+    const tokenMatches = constantTimeEqual(token, application?.refreshToken ?? "\u0000no-application");
+    if (!application || !tokenMatches) {
+      return fail(c, new ApiError("UNAUTHORIZED", "Unknown application or wrong refreshToken"));
+    }
+
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const secret = openApplicationSecret(
+      services.secrets,
+      "webhookSecret",
+      application,
+      application.webhookSecretSealed,
+    );
+    if (secret !== null && !verifySignature(provider, secret, c.req.raw.headers, raw)) {
+      logger.warn({ applicationId: application.applicationId, provider }, "webhook signature mismatch");
+      return fail(
+        c,
+        new ApiError("UNAUTHORIZED", `Missing or invalid ${PROVIDER_NAMES[provider]} webhook signature`),
+      );
+    }
+
+    const ignoredEvent = nonPushEvent(provider, c.req.raw.headers);
+    if (ignoredEvent !== null) {
+      return c.json({
+        success: true,
+        deployed: false,
+        message: `Ignored the ${ignoredEvent} event: only pushes deploy`,
+      } satisfies WebhookAnswer);
+    }
+
+    let push: PushEvent;
+    try {
+      push = parsePushEvent(provider, parseBody(c.req.header("content-type"), raw));
+    } catch (error) {
+      const reason = error instanceof PayloadError ? error.message : "the body is not JSON";
+      return fail(c, new ApiError("BAD_REQUEST", `Invalid webhook body: ${reason}`, { fields: ["body"] }));
+    }
+
+    const decision = decideDeployment(application, push);
+    if (!decision.deploy) {
+      logger.info(
+        { applicationId: application.applicationId, provider, ref: push.ref, reason: decision.reason },
+        "webhook: nothing deployed",
+      );
+      return c.json({
+        success: true,
+        deployed: false,
+        message: `Nothing deployed: ${decision.reason}`,
+      } satisfies WebhookAnswer);
+    }
+    try {
+      const { deploymentId } = await startApplicationDeployment(services, {
+        applicationId: application.applicationId,
+        kind: "deploy",
+        title: titleOf(provider, push),
+        description: push.headMessage.trim().slice(0, MAX_DESCRIPTION_CHARS) || undefined,
+      });
+      logger.info(
+        { applicationId: application.applicationId, provider, ref: push.ref, deploymentId },
+        "webhook: deployment started",
+      );
+      const message = decision.note ? `Deployment started (${decision.note})` : "Deployment started";
+      return c.json({ success: true, deployed: true, deploymentId, message } satisfies WebhookAnswer);
+    } catch (error) {
+      if (error instanceof ApiError) return fail(c, error);
+      throw error;
+    }
+  });
+}
