@@ -1,0 +1,72 @@
+/**
+ * The SQL of domains and security credentials. Lookups by id are scoped to an organization
+ * through application -> environment -> project, so another organization's row is not found.
+ */
+import type { Db } from "../db/database.ts";
+import type { Domain, Security } from "../db/schema.ts";
+
+export type { Domain, Security };
+
+export const SECURITY_USERNAME_CONSTRAINT = "security_application_username_unique";
+
+/** A domain with the organization its application belongs to. */
+export type LocatedDomain = Domain & { organizationId: string };
+
+export function findDomain(
+  db: Db,
+  organizationId: string,
+  domainId: string,
+): Promise<LocatedDomain | undefined> {
+  return db
+    .selectFrom("domains")
+    .innerJoin("applications", "applications.applicationId", "domains.applicationId")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("domains")
+    .select("projects.organizationId")
+    .where("domains.domainId", "=", domainId)
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** The application's domains, in the order they were created. */
+export function listApplicationDomains(db: Db, applicationId: string): Promise<Domain[]> {
+  return db
+    .selectFrom("domains")
+    .selectAll()
+    .where("applicationId", "=", applicationId)
+    .where("domainType", "=", "application")
+    .orderBy("uniqueConfigKey", "asc")
+    .execute();
+}
+
+/** A credential with the organization its application belongs to. */
+export type LocatedSecurity = Security & { organizationId: string };
+
+export function findSecurity(
+  db: Db,
+  organizationId: string,
+  securityId: string,
+): Promise<LocatedSecurity | undefined> {
+  return db
+    .selectFrom("security")
+    .innerJoin("applications", "applications.applicationId", "security.applicationId")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("security")
+    .select("projects.organizationId")
+    .where("security.securityId", "=", securityId)
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** The application's credentials, oldest first (the order of the basicAuth users). */
+export function listApplicationCredentials(db: Db, applicationId: string): Promise<Security[]> {
+  return db
+    .selectFrom("security")
+    .selectAll()
+    .where("applicationId", "=", applicationId)
+    .orderBy("createdAt", "asc")
+    .orderBy("username", "asc")
+    .execute();
+}

@@ -1,0 +1,131 @@
+/** zod inputs and outputs of the domain and security routers (spec 2.2, 2.7, 4.4, 4.7). */
+import { isValidName } from "@platform/agent-protocol";
+import {
+  certResolverSchema,
+  hostSchema,
+  passwordSchema,
+  portSchema,
+  usernameSchema,
+} from "@platform/traefik-config";
+import { z } from "zod";
+import type { Domain } from "../db/schema.ts";
+
+const id = z.string().min(1).max(64);
+const certificateTypeSchema = z.enum(["letsencrypt", "custom", "none"]);
+
+/** "" and "/" mean the root; other paths are checked when the domain is saved (pathProblem). */
+const pathInput = z.string().max(1024);
+const pemInput = z.string().max(64 * 1024);
+
+export const domainFields = {
+  host: hostSchema,
+  path: pathInput.nullish(),
+  port: portSchema.nullish(),
+  https: z.boolean().optional(),
+  certificateType: certificateTypeSchema,
+  customCertResolver: certResolverSchema.nullish(),
+  certificate: pemInput.nullish(),
+  certificateKey: pemInput.nullish(),
+  serviceName: z.string().refine(isValidName, "must match ^[a-zA-Z0-9.\\-_]+$").nullish(),
+  stripPath: z.boolean().optional(),
+  internalPath: pathInput.nullish(),
+};
+
+export const createDomainInput = z.object({
+  ...domainFields,
+  domainType: z.enum(["application", "compose", "preview"]),
+  applicationId: id.nullish(),
+  composeId: id.nullish(),
+  previewDeploymentId: id.nullish(),
+});
+
+export const updateDomainInput = z.object({
+  domainId: id,
+  host: domainFields.host.optional(),
+  path: domainFields.path,
+  port: domainFields.port,
+  https: domainFields.https,
+  certificateType: certificateTypeSchema.optional(),
+  customCertResolver: domainFields.customCertResolver,
+  certificate: domainFields.certificate,
+  certificateKey: domainFields.certificateKey,
+  serviceName: domainFields.serviceName,
+  stripPath: domainFields.stripPath,
+  internalPath: domainFields.internalPath,
+});
+
+export const domainIdInput = z.object({ domainId: id });
+
+export const domainSchema = z.object({
+  domainId: z.string(),
+  host: z.string(),
+  path: z.string(),
+  port: z.number(),
+  https: z.boolean(),
+  certificateType: certificateTypeSchema,
+  customCertResolver: z.string().nullable(),
+  /** The PEM certificate (public); the key is never returned. */
+  certificate: z.string().nullable(),
+  domainType: z.enum(["application", "compose", "preview"]),
+  applicationId: z.string().nullable(),
+  composeId: z.string().nullable(),
+  previewDeploymentId: z.string().nullable(),
+  serviceName: z.string().nullable(),
+  uniqueConfigKey: z.string(),
+  stripPath: z.boolean(),
+  internalPath: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export function toDomainView(domain: Domain): z.input<typeof domainSchema> {
+  return {
+    domainId: domain.domainId,
+    host: domain.host,
+    path: domain.path,
+    port: domain.port,
+    https: domain.https,
+    certificateType: domain.certificateType,
+    customCertResolver: domain.customCertResolver,
+    certificate: domain.certificate,
+    domainType: domain.domainType,
+    applicationId: domain.applicationId,
+    composeId: domain.composeId,
+    previewDeploymentId: null,
+    serviceName: domain.serviceName,
+    uniqueConfigKey: String(domain.uniqueConfigKey),
+    stripPath: domain.stripPath,
+    internalPath: domain.internalPath,
+    createdAt: domain.createdAt,
+  };
+}
+
+// ---- security ----
+
+/** A password may hold any character but a line break or NUL (it travels in one header line). */
+const credentialPassword = passwordSchema.refine(
+  (password) => !["\r", "\n", "\u0000"].some((character) => password.includes(character)),
+  "must not contain a line break",
+);
+
+export const createSecurityInput = z.object({
+  applicationId: id,
+  username: usernameSchema,
+  password: credentialPassword,
+});
+
+export const updateSecurityInput = z.object({
+  securityId: id,
+  username: usernameSchema.optional(),
+  password: credentialPassword.optional(),
+});
+
+export const securityIdInput = z.object({ securityId: id });
+
+export const securitySchema = z.object({
+  securityId: z.string(),
+  applicationId: z.string(),
+  username: z.string(),
+  /** Always "": only the APR1 hash is kept, and it is not shown either. */
+  password: z.literal(""),
+  createdAt: z.string(),
+});
