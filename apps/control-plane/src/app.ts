@@ -1,0 +1,91 @@
+/**
+ * The HTTP application: request ids and access logs, the body limit, health, the OpenAPI
+ * document, and the procedure dispatcher on both prefixes.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
+import type { Logger } from "pino";
+import type { Caller, ServiceContext } from "./context.ts";
+import { databaseIsUp } from "./db/database.ts";
+import { registerDropRoutes } from "./deployments/drop.ts";
+import { registerDeploymentLogRoute } from "./deployments/log-stream.ts";
+import { Dispatcher, procedureTable } from "./dispatcher.ts";
+import { ApiError } from "./errors.ts";
+import { MAX_BODY_BYTES } from "./limits.ts";
+import { registerOpenApiRoutes } from "./openapi.ts";
+import type { RouterDef } from "./procedure.ts";
+import { allRouters } from "./routers/index.ts";
+import { registerAgentBundleRoutes } from "./servers/agent-bundle.ts";
+import { registerDeployWebhookRoutes } from "./webhooks/route.ts";
+
+export { MAX_BODY_BYTES };
+
+export type AppEnv = { Variables: { requestId: string; logger: Logger; caller: Caller } };
+
+export function createApp(services: ServiceContext, routers: RouterDef[] = allRouters): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const procedures = procedureTable(routers);
+  const dispatcher = new Dispatcher(services, procedures);
+
+  app.use(requestId({ limitLength: 64 }));
+  app.use(async (c, next) => {
+    const started = performance.now();
+    const logger = services.logger.child({ requestId: c.get("requestId") });
+    c.set("logger", logger);
+    await next();
+    const caller = c.get("caller");
+    logger.info(
+      {
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        userId: caller?.userId,
+      },
+      "request",
+    );
+  });
+  // Before the general body limit: the drop upload has its own, larger one.
+  registerDropRoutes(app as unknown as Hono, services);
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => {
+        const error = new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${MAX_BODY_BYTES} bytes`, {
+          maxBytes: MAX_BODY_BYTES,
+        });
+        return c.json(error.toBody(), 413);
+      },
+    }),
+  );
+
+  app.get("/health", async (c) => {
+    const database = (await databaseIsUp(services.db)) ? "up" : "down";
+    const ready = database === "up";
+    return c.json(
+      {
+        status: ready ? "ok" : "unavailable",
+        checks: { database: { status: database, kind: services.databaseKind } },
+      },
+      ready ? 200 : 503,
+    );
+  });
+
+  registerOpenApiRoutes(app as unknown as Hono, procedures);
+  registerAgentBundleRoutes(app as unknown as Hono);
+  registerDeployWebhookRoutes(app, services);
+  registerDeploymentLogRoute(app as unknown as Hono, services);
+  app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
+  app.all("/api/:path", (c) => dispatcher.handle(c, false));
+
+  app.notFound((c) =>
+    c.json(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404),
+  );
+  app.onError((error, c) => {
+    (c.get("logger") ?? services.logger).error({ err: error }, "unhandled error");
+    return c.json(new ApiError("INTERNAL_SERVER_ERROR", "Internal server error").toBody(), 500);
+  });
+  return app;
+}

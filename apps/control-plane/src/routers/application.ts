@@ -1,0 +1,640 @@
+/**
+ * application (spec 4.1): the application row, its deployments (deploy and redeploy queue a
+ * job and answer at once; see deployments/), its service (start/stop/reload through the agent)
+ * and its Traefik file. Procedures not listed here are not registered until they do their
+ * work. An application of another organization is a 404.
+ */
+import { z } from "zod";
+import { callAgent } from "../agents/errors.ts";
+import { requireCanDeleteServices } from "../applications/permissions.ts";
+import {
+  APP_NAME_CONSTRAINT,
+  type Application,
+  type ApplicationUpdate,
+  deleteApplication,
+  findApplication,
+  findApplicationByAppName,
+  generateAppName,
+  insertApplication,
+  type LocatedApplication,
+  newRefreshToken,
+  searchApplications,
+  serverBelongsTo,
+  sshKeyBelongsTo,
+  updateApplication,
+} from "../applications/repository.ts";
+import {
+  applicationDetailSchema,
+  applicationIdInput,
+  applicationSchema,
+  applicationSummarySchema,
+  createInput,
+  deletedSchema,
+  moveInput,
+  saveBitbucketProviderInput,
+  saveBuildTypeInput,
+  saveDockerProviderInput,
+  saveEnvironmentInput,
+  saveGiteaProviderInput,
+  saveGithubProviderInput,
+  saveGitlabProviderInput,
+  saveGitProviderInput,
+  searchInput,
+  updateInput,
+} from "../applications/schemas.ts";
+import { appNameSchema, gitUrlProblem, plainTextSchema } from "../applications/validation.ts";
+import { sealApplicationSecret, toApplicationView } from "../applications/views.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import type { Db } from "../db/database.ts";
+import type { ApplicationStatus } from "../db/schema.ts";
+import { removeUploads } from "../deployments/drop.ts";
+import { deleteFinishedDeployments, listDeployments, toDeploymentView } from "../deployments/repository.ts";
+import {
+  reloadApplicationService,
+  removeApplicationService,
+  serverOf,
+  startApplicationService,
+  stopApplicationService,
+} from "../deployments/runtime.ts";
+import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
+import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { badRequest, conflict, notFound } from "../errors.ts";
+import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
+import { moveApplicationProxy, removeApplicationProxy } from "../proxy/sync.ts";
+import { checkRegistryReferences } from "../registries/repository.ts";
+
+const JSON_COLUMNS = new Set([
+  "watchPaths",
+  "args",
+  "previewLabels",
+  "healthCheckSwarm",
+  "restartPolicySwarm",
+]);
+
+/** The columns an input sets: absent fields are left alone, null clears, lists are stored as JSON. */
+function columnsOf(input: Record<string, unknown>): ApplicationUpdate {
+  const patch: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined || key === "applicationId") continue;
+    const column = key === "customGitSSHKeyId" ? "customGitSshKeyId" : key;
+    patch[column] = JSON_COLUMNS.has(key) && value !== null ? JSON.stringify(value) : value;
+  }
+  return patch as ApplicationUpdate;
+}
+
+async function load(db: Db, caller: Caller, applicationId: string): Promise<LocatedApplication> {
+  const application = await findApplication(db, caller.organizationId, applicationId);
+  if (!application) throw notFound("Application");
+  return application;
+}
+
+/** Runs a write that may set appName; a taken appName is a 409 naming the field. */
+async function withUniqueAppName<T>(appName: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, APP_NAME_CONSTRAINT)) {
+      throw conflict(`The appName "${appName}" is already in use`, { fields: ["appName"] });
+    }
+    throw error;
+  }
+}
+
+/** Loads the application, applies `patch` and answers `{success: true}`. */
+async function patchApplication(
+  services: ServiceContext,
+  caller: Caller,
+  applicationId: string,
+  patch: (application: LocatedApplication) => ApplicationUpdate | Promise<ApplicationUpdate>,
+) {
+  const application = await load(services.db, caller, applicationId);
+  await updateApplication(services.db, application.applicationId, await patch(application));
+  return success;
+}
+
+/** What application.start and application.stop answer (spec 4.1). */
+const serviceStatusSchema = z.object({
+  applicationId: z.string(),
+  name: z.string(),
+  appName: z.string(),
+  applicationStatus: z.enum(["idle", "running", "done", "error"]),
+});
+
+/** Sets the status after a start/stop and answers it. */
+async function serviceStatus(services: ServiceContext, application: Application, status: ApplicationStatus) {
+  await updateApplication(services.db, application.applicationId, { applicationStatus: status });
+  const { applicationId, name, appName } = application;
+  return { applicationId, name, appName, applicationStatus: status };
+}
+
+/** Git fields back to their defaults (disconnectGitProvider). */
+const DISCONNECTED_GIT: ApplicationUpdate = {
+  sourceType: "github",
+  githubId: null,
+  repository: null,
+  owner: null,
+  branch: null,
+  buildPath: "/",
+  triggerType: "push",
+  watchPaths: null,
+  enableSubmodules: false,
+  gitlabId: null,
+  gitlabProjectId: null,
+  gitlabRepository: null,
+  gitlabOwner: null,
+  gitlabBranch: null,
+  gitlabBuildPath: "/",
+  gitlabPathNamespace: null,
+  bitbucketId: null,
+  bitbucketRepository: null,
+  bitbucketRepositorySlug: null,
+  bitbucketOwner: null,
+  bitbucketBranch: null,
+  bitbucketBuildPath: "/",
+  giteaId: null,
+  giteaRepository: null,
+  giteaOwner: null,
+  giteaBranch: null,
+  giteaBuildPath: "/",
+  customGitUrl: null,
+  customGitBranch: null,
+  customGitBuildPath: null,
+  customGitSshKeyId: null,
+};
+
+/**
+ * Whether the caller may use the application's Git provider connection. Provider connections
+ * (spec 2.12) have no records yet, so there is no owner to compare with: every member may.
+ */
+function gitProviderAccess(_application: Application): {
+  hasGitProviderAccess: boolean;
+  unauthorizedProvider: string | null;
+} {
+  return { hasGitProviderAccess: true, unauthorizedProvider: null };
+}
+
+const deployInput = z.object({
+  applicationId: z.string().min(1).max(100),
+  title: plainTextSchema(200).optional(),
+  description: plainTextSchema(1000).optional(),
+});
+const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
+
+async function queueDeployment(
+  services: ServiceContext,
+  caller: Caller,
+  kind: DeploymentKind,
+  input: z.infer<typeof deployInput>,
+) {
+  const application = await load(services.db, caller, input.applicationId);
+  const { deploymentId } = await startApplicationDeployment(services, {
+    applicationId: application.applicationId,
+    kind,
+    title: input.title,
+    description: input.description,
+  });
+  return { success: true as const, deploymentId };
+}
+
+export const applicationRouter = defineRouter("application", {
+  create: mutation({
+    summary: "Create an application in an environment (status idle)",
+    access: "member",
+    input: createInput,
+    output: applicationSchema,
+    handler: async ({ services, caller, input }) => {
+      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+      if (!environment) throw notFound("Environment");
+      const serverId = input.serverId ?? null;
+      if (serverId === null && services.config.edition === "cloud") {
+        throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
+      }
+      if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+        throw notFound("Server");
+      }
+      const appName = input.appName ?? generateAppName(input.name);
+      const application = await withUniqueAppName(appName, () =>
+        insertApplication(services.db, {
+          name: input.name,
+          appName,
+          description: input.description ?? null,
+          environmentId: environment.environmentId,
+          serverId,
+        }),
+      );
+      return toApplicationView(application);
+    },
+  }),
+
+  one: query({
+    summary: "An application with its environment, project and deployments",
+    access: "member",
+    input: applicationIdInput,
+    output: applicationDetailSchema,
+    handler: async ({ services, caller, input }) => {
+      const {
+        organizationId: _o,
+        projectId,
+        projectName,
+        environmentName,
+        ...application
+      } = await load(services.db, caller, input.applicationId);
+      return {
+        ...toApplicationView(application),
+        environment: {
+          environmentId: application.environmentId,
+          name: environmentName,
+          project: { projectId, name: projectName },
+        },
+        deployments: (
+          await listDeployments(services.db, caller.organizationId, {
+            applicationId: application.applicationId,
+          })
+        ).map(toDeploymentView),
+        ...gitProviderAccess(application),
+      };
+    },
+  }),
+
+  update: mutation({
+    summary: "Change an application's settings",
+    access: "member",
+    input: updateInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      let before: LocatedApplication | undefined;
+      const result = await withUniqueAppName(input.appName, () =>
+        patchApplication(services, caller, input.applicationId, async (application) => {
+          before = application;
+          await checkRegistryReferences(services.db, caller.organizationId, input);
+          const { webhookSecret, ...rest } = input;
+          const patch = columnsOf(rest);
+          if (webhookSecret !== undefined) {
+            patch.webhookSecretSealed = sealApplicationSecret(
+              services.secrets,
+              "webhookSecret",
+              application,
+              webhookSecret,
+            );
+          }
+          return patch;
+        }),
+      );
+      // A new appName or server moves the application's Traefik file.
+      if (before) await moveApplicationProxy(services, before);
+      return result;
+    },
+  }),
+
+  search: query({
+    summary: "Search the organization's applications",
+    access: "member",
+    input: searchInput,
+    output: z.object({ items: z.array(applicationSummarySchema), total: z.number().int() }),
+    handler: ({ services, caller, input }) => searchApplications(services.db, caller.organizationId, input),
+  }),
+
+  saveGithubProvider: mutation({
+    summary: "Build from a GitHub repository",
+    access: "member",
+    input: saveGithubProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({
+        ...columnsOf(input),
+        sourceType: "github",
+      })),
+  }),
+
+  saveGitlabProvider: mutation({
+    summary: "Build from a GitLab repository",
+    access: "member",
+    input: saveGitlabProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({
+        ...columnsOf(input),
+        sourceType: "gitlab",
+      })),
+  }),
+
+  saveBitbucketProvider: mutation({
+    summary: "Build from a Bitbucket repository",
+    access: "member",
+    input: saveBitbucketProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({
+        ...columnsOf(input),
+        sourceType: "bitbucket",
+      })),
+  }),
+
+  saveGiteaProvider: mutation({
+    summary: "Build from a Gitea repository",
+    access: "member",
+    input: saveGiteaProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({
+        ...columnsOf(input),
+        sourceType: "gitea",
+      })),
+  }),
+
+  saveGitProvider: mutation({
+    summary: "Build from a custom Git URL (HTTPS or SSH with a stored key)",
+    access: "member",
+    input: saveGitProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, async () => {
+        const loopbackProblem =
+          input.customGitUrl &&
+          gitUrlProblem(input.customGitUrl, { allowLoopback: services.config.allowLoopbackGit });
+        if (loopbackProblem) {
+          throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
+            fields: ["customGitUrl"],
+          });
+        }
+        const sshKeyId = input.customGitSSHKeyId;
+        if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
+          throw notFound("SSH key");
+        }
+        return { ...columnsOf(input), sourceType: "git" };
+      }),
+  }),
+
+  saveDockerProvider: mutation({
+    summary: "Run a Docker image (with registry credentials when needed)",
+    access: "member",
+    input: saveDockerProviderInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, (application) => {
+        const { password, ...rest } = input;
+        const patch: ApplicationUpdate = { ...columnsOf(rest), sourceType: "docker" };
+        if (password !== undefined) {
+          patch.passwordSealed = sealApplicationSecret(services.secrets, "password", application, password);
+        }
+        return patch;
+      }),
+  }),
+
+  disconnectGitProvider: mutation({
+    summary: "Remove the Git source: every Git field back to its default",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => DISCONNECTED_GIT),
+  }),
+
+  saveBuildType: mutation({
+    summary: "Choose how the application is built",
+    access: "member",
+    input: saveBuildTypeInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({
+        ...columnsOf(input),
+        dockerBuildStage: input.dockerBuildStage || null,
+      })),
+  }),
+
+  saveEnvironment: mutation({
+    summary: "Set the application's variables, build arguments and build secrets",
+    access: "member",
+    input: saveEnvironmentInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, (application) => {
+        const { buildSecrets, ...rest } = input;
+        const patch = columnsOf(rest);
+        if (buildSecrets !== undefined) {
+          patch.buildSecretsSealed = sealApplicationSecret(
+            services.secrets,
+            "buildSecrets",
+            application,
+            buildSecrets,
+          );
+        }
+        return patch;
+      }),
+  }),
+
+  start: mutation({
+    summary: "Start the application's service again (status done)",
+    access: "member",
+    input: applicationIdInput,
+    output: serviceStatusSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      await startApplicationService(services, application);
+      return serviceStatus(services, application, "done");
+    },
+  }),
+
+  stop: mutation({
+    summary: "Stop the application's service: scale it to 0 (status idle)",
+    access: "member",
+    input: applicationIdInput,
+    output: serviceStatusSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      await stopApplicationService(services, application);
+      return serviceStatus(services, application, "idle");
+    },
+  }),
+
+  reload: mutation({
+    summary: "Restart the application's tasks with the same configuration (no rebuild)",
+    access: "member",
+    input: applicationIdInput.extend({ appName: appNameSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      if (input.appName !== application.appName) {
+        throw badRequest("appName is not the application's appName", { fields: ["appName"] });
+      }
+      await reloadApplicationService(services, application);
+      return success;
+    },
+  }),
+
+  readAppMonitoring: query({
+    summary: "One sample of the CPU, memory and network use of the application's running containers",
+    access: "member",
+    editions: ["self-hosted"],
+    input: z.object({ appName: appNameSchema }),
+    output: appMonitoringSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const application = await findApplicationByAppName(services.db, caller.organizationId, input.appName);
+      if (!application) throw notFound("Application");
+      const serverId = serverOf(application);
+      const stats = await callAgent(
+        serverId,
+        () => services.agents.client.containerStats(serverId, application.appName, 15_000),
+        logger,
+      );
+      return summarizeAppMonitoring(stats, application.cpuLimit, services.now().getTime());
+    },
+  }),
+
+  markRunning: mutation({
+    summary: "Set the application's status to running by hand",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({ applicationStatus: "running" })),
+  }),
+
+  move: mutation({
+    summary: "Move the application to another environment of the organization",
+    access: "member",
+    input: moveInput,
+    output: applicationSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      const target = await findEnvironment(services.db, caller.organizationId, input.targetEnvironmentId);
+      if (!target) throw notFound("Environment");
+      const moved = await updateApplication(services.db, application.applicationId, {
+        environmentId: target.environmentId,
+      });
+      if (!moved) throw notFound("Application");
+      return toApplicationView(moved);
+    },
+  }),
+
+  refreshToken: mutation({
+    summary: "Replace the webhook token (the old webhook URL stops working)",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: ({ services, caller, input }) =>
+      patchApplication(services, caller, input.applicationId, () => ({ refreshToken: newRefreshToken() })),
+  }),
+
+  delete: mutation({
+    summary: "Delete the application (irreversible)",
+    access: "member",
+    input: applicationIdInput,
+    output: deletedSchema,
+    handler: async ({ services, caller, input }) => {
+      requireCanDeleteServices(caller);
+      const application = await load(services.db, caller, input.applicationId);
+      // No deployment may go on creating a service for an application that is gone.
+      await dropWaitingDeployments(services, application.applicationId, "The application was deleted");
+      await stopRunningDeployment(services, application.applicationId, "The application was deleted");
+      await removeApplicationService(services, application);
+      await removeUploads(services, application.applicationId);
+      await removeApplicationProxy(services, application);
+      await deleteApplication(services.db, application.applicationId);
+      return {
+        applicationId: application.applicationId,
+        name: application.name,
+        appName: application.appName,
+      };
+    },
+  }),
+
+  deploy: mutation({
+    summary: "Queue a deployment of the application; answers at once with its deploymentId",
+    access: "member",
+    input: deployInput,
+    output: deployStartedSchema,
+    handler: ({ services, caller, input }) => queueDeployment(services, caller, "deploy", input),
+  }),
+
+  redeploy: mutation({
+    summary: "Queue a rebuild (clears the build cache first when cleanCache is on); answers at once",
+    access: "member",
+    input: deployInput,
+    output: deployStartedSchema,
+    handler: ({ services, caller, input }) => queueDeployment(services, caller, "redeploy", input),
+  }),
+
+  cancelDeployment: mutation({
+    summary: "Stop the application's running deployment (every edition)",
+    access: "member",
+    input: applicationIdInput,
+    output: z.object({ success: z.boolean(), message: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      const result = await stopRunningDeployment(
+        services,
+        application.applicationId,
+        "Cancelled by application.cancelDeployment",
+      );
+      return result === "aborted"
+        ? { success: true, message: "Deployment cancelled" }
+        : { success: false, message: "No deployment is running for this application" };
+    },
+  }),
+
+  killBuild: mutation({
+    summary: "Stop the application's running deployment and its build",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      await stopRunningDeployment(services, application.applicationId, "Killed by application.killBuild");
+      return success;
+    },
+  }),
+
+  cleanQueues: mutation({
+    summary: "Drop the application's waiting deployments (a running one goes on)",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      await dropWaitingDeployments(
+        services,
+        application.applicationId,
+        "Removed from the queue by application.cleanQueues",
+      );
+      return success;
+    },
+  }),
+
+  clearDeployments: mutation({
+    summary: "Delete the application's finished deployments except the newest successful one",
+    access: "member",
+    input: applicationIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      requireCanDeleteServices(caller);
+      const application = await load(services.db, caller, input.applicationId);
+      await deleteFinishedDeployments(services.db, application.applicationId);
+      return success;
+    },
+  }),
+
+  readTraefikConfig: query({
+    summary: "The application's Traefik file on its server as YAML text (empty when it has none)",
+    access: "member",
+    input: applicationIdInput,
+    output: z.string(),
+    handler: async ({ services, caller, input }) =>
+      readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId)),
+  }),
+
+  updateTraefikConfig: mutation({
+    summary: "Replace the application's Traefik file (YAML checked against Traefik's file-provider schema)",
+    access: "member",
+    input: z.object({ applicationId: z.string().min(1).max(64), traefikConfig: z.string().max(256 * 1024) }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      await updateApplicationTraefikConfig(services, application, input.traefikConfig);
+      return success;
+    },
+  }),
+});

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+describe("auth", () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  it("registers the first user as owner of a new organization, then closes registration", async () => {
+    const first = await platform.mutate("auth.register", {
+      email: "Owner@Example.com",
+      password: "correct-horse-battery",
+      name: "Owner",
+    });
+    expect(first.status).toBe(200);
+    expect(first.body.user).toMatchObject({ email: "owner@example.com", role: "owner" });
+    expect(first.body.token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(JSON.stringify(first.body)).not.toContain("correct-horse-battery");
+    expect(JSON.stringify(first.body)).not.toContain("scrypt");
+
+    const second = await platform.mutate("auth.register", {
+      email: "stranger@example.com",
+      password: "correct-horse-battery",
+      name: "Stranger",
+    });
+    expect(second.status).toBe(403);
+    expect(second.body.error.code).toBe("FORBIDDEN");
+  });
+
+  it("logs in with the right password only, with one message for both failures", async () => {
+    const ok = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ token: expect.any(String), expiresAt: expect.any(String) });
+
+    const wrong = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: "wrong-password",
+    });
+    const unknown = await platform.mutate("auth.login", {
+      email: "nobody@example.com",
+      password: "wrong-password",
+    });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body.error.message).toBe(unknown.body.error.message);
+  });
+
+  it("revokes a session on logout", async () => {
+    const { body } = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+    });
+    expect((await platform.mutate("auth.logout", {}, { token: body.token })).status).toBe(200);
+    const after = await platform.mutate("auth.logout", {}, { token: body.token });
+    expect(after.status).toBe(401);
+  });
+
+  it("refuses a forged or tampered session token", async () => {
+    const { body } = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+    });
+    const [header, payload] = body.token.split(".");
+    const forged = `${header}.${payload}.${"A".repeat(43)}`;
+    expect((await platform.mutate("auth.logout", {}, { token: forged })).status).toBe(401);
+  });
+
+  it("keeps passwords out of the logs", () => {
+    expect(platform.logLines.join("\n")).not.toContain("correct-horse-battery");
+  });
+
+  it("rejects a short password and a bad email naming both fields", async () => {
+    const response = await platform.mutate("auth.register", {
+      email: "not-an-email",
+      password: "short",
+      name: "X",
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.data.fields).toEqual(expect.arrayContaining(["email", "password"]));
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * auth: register, login, logout (spec section 5 leaves the login flow open; see
+ * docs/decisions.md). Registration is open only while no user exists, or with a pending
+ * invitation for the same email.
+ */
+import { sql } from "kysely";
+import { z } from "zod";
+import { hashPassword, verifyPassword } from "../auth/password.ts";
+import { issueSession, revokeSession } from "../auth/session.ts";
+import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
+import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
+import { emailSchema, getUserView, passwordSchema, userSchema } from "../users/user-view.ts";
+
+const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user: userSchema });
+
+async function startSession(services: ServiceContext, userId: string, organizationId: string) {
+  const { token, expiresAt } = await issueSession(services, userId, organizationId);
+  return { token, expiresAt, user: await getUserView(services.db, organizationId, userId) };
+}
+
+// Compared against when the email is unknown, so both failures take the same time.
+const dummyHash = hashPassword("not-a-real-password");
+
+export const authRouter = defineRouter("auth", {
+  register: mutation({
+    summary: "Create the first user and organization, or accept an invitation",
+    access: "public",
+    input: z.object({
+      email: emailSchema,
+      password: passwordSchema,
+      name: z.string().trim().min(1).max(100),
+      invitationId: z.string().min(1).optional(),
+    }),
+    output: sessionSchema,
+    handler: async ({ services, input }) => {
+      const passwordHash = await hashPassword(input.password);
+      const { userId, organizationId } = await services.db.transaction().execute(async (trx) => {
+        // Serializes concurrent registrations so only one can become the first owner.
+        await sql`lock table users in share row exclusive mode`.execute(trx);
+        const taken = await trx
+          .selectFrom("users")
+          .select("userId")
+          .where("email", "=", input.email)
+          .executeTakeFirst();
+        if (taken) throw conflict("A user with this email already exists", { fields: ["email"] });
+        const anyUser = await trx.selectFrom("users").select("userId").limit(1).executeTakeFirst();
+        const userId = newId();
+
+        if (!anyUser) {
+          if (input.invitationId)
+            throw badRequest("No invitation can exist before the first user", { fields: ["invitationId"] });
+          const organizationId = newId();
+          await trx
+            .insertInto("users")
+            .values({ userId, email: input.email, name: input.name, image: null, passwordHash })
+            .execute();
+          await trx
+            .insertInto("organizations")
+            .values({ organizationId, name: `${input.name}'s organization`, ownerId: userId })
+            .execute();
+          await trx
+            .insertInto("members")
+            .values({
+              memberId: newId(),
+              organizationId,
+              userId,
+              role: "owner",
+              canCreateProjects: true,
+              canDeleteProjects: true,
+              canAccessAuditLog: true,
+            })
+            .execute();
+          return { userId, organizationId };
+        }
+
+        if (!input.invitationId) {
+          throw forbidden(
+            "Registration is closed: ask an administrator of an organization for an invitation",
+          );
+        }
+        const invitation = await trx
+          .selectFrom("invitations")
+          .selectAll()
+          .where("invitationId", "=", input.invitationId)
+          .where("status", "=", "pending")
+          .executeTakeFirst();
+        if (
+          !invitation ||
+          invitation.email !== input.email ||
+          new Date(invitation.expiresAt) <= services.now()
+        ) {
+          throw new ApiError("NOT_FOUND", "No pending invitation with this id for this email", {
+            fields: ["invitationId"],
+          });
+        }
+        await trx
+          .insertInto("users")
+          .values({ userId, email: input.email, name: input.name, image: null, passwordHash })
+          .execute();
+        await trx
+          .insertInto("members")
+          .values({
+            memberId: newId(),
+            organizationId: invitation.organizationId,
+            userId,
+            role: invitation.role,
+          })
+          .execute();
+        await trx
+          .updateTable("invitations")
+          .set({ status: "accepted" })
+          .where("invitationId", "=", invitation.invitationId)
+          .execute();
+        return { userId, organizationId: invitation.organizationId };
+      });
+      return startSession(services, userId, organizationId);
+    },
+  }),
+
+  login: mutation({
+    summary: "Exchange email and password for a session token",
+    access: "public",
+    input: z.object({
+      email: emailSchema,
+      password: z.string().min(1).max(256),
+      organizationId: z.string().min(1).optional(),
+    }),
+    output: sessionSchema,
+    handler: async ({ services, input }) => {
+      const user = await services.db
+        .selectFrom("users")
+        .select(["userId", "passwordHash"])
+        .where("email", "=", input.email)
+        .executeTakeFirst();
+      const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
+      if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
+      let memberships = services.db
+        .selectFrom("members")
+        .innerJoin("organizations", "organizations.organizationId", "members.organizationId")
+        .select("members.organizationId")
+        .where("members.userId", "=", user.userId);
+      if (input.organizationId)
+        memberships = memberships.where("members.organizationId", "=", input.organizationId);
+      // The user's own organization first, then the oldest membership.
+      const membership = await memberships
+        .orderBy(sql`organizations.owner_id = ${user.userId}`, "desc")
+        .orderBy("members.createdAt", "asc")
+        .executeTakeFirst();
+      if (!membership) {
+        throw new ApiError(
+          "UNAUTHORIZED",
+          input.organizationId ? "Not a member of this organization" : "This user belongs to no organization",
+        );
+      }
+      return startSession(services, user.userId, membership.organizationId);
+    },
+  }),
+
+  logout: mutation({
+    summary: "Revoke the session token used for this request",
+    access: "member",
+    input: z.object({}).optional(),
+    output: successSchema,
+    handler: async ({ services, caller }) => {
+      if (caller.credential.kind !== "session") {
+        throw badRequest("logout ends a session; delete an API key with user.deleteApiKey");
+      }
+      await revokeSession(services, caller.credential.sessionId);
+      return success;
+    },
+  }),
+});

@@ -1,0 +1,231 @@
+/**
+ * deployment (spec 4.2): deployment records, the queue's jobs, and stopping or removing a
+ * deployment. Deployments are read through their application's organization: another
+ * organization's ids are a 404. The live log is GET /api/deployment.logs (deployments/log-stream.ts).
+ */
+import { z } from "zod";
+import { requireCanDeleteServices } from "../applications/permissions.ts";
+import { findApplication } from "../applications/repository.ts";
+import { idSchema } from "../applications/schemas.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import type { DeploymentStatus } from "../db/schema.ts";
+import {
+  deleteDeployment,
+  findDeployment,
+  listDeployments,
+  listQueueJobs,
+  toDeploymentView,
+} from "../deployments/repository.ts";
+import { stopDeployment } from "../deployments/stop.ts";
+import { conflict, notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+
+const deploymentStatuses = ["idle", "running", "done", "error"] as const;
+
+export const deploymentSchema = z.object({
+  deploymentId: z.string(),
+  applicationId: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(deploymentStatuses),
+  logPath: z.string(),
+  logs: z.string(),
+  errorMessage: z.string().nullable(),
+  commitHash: z.string().nullable(),
+  commitMessage: z.string().nullable(),
+  imageName: z.string().nullable(),
+  serverId: z.string().nullable(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+});
+
+const centralizedSchema = deploymentSchema.extend({
+  application: z.object({ applicationId: z.string(), name: z.string(), appName: z.string() }),
+});
+
+const jobStates = { idle: "waiting", running: "active", done: "completed", error: "failed" } as const;
+
+export const queueJobSchema = z.object({
+  /** The deployment's id. */
+  id: z.string(),
+  /** deploy or redeploy. */
+  name: z.enum(["deploy", "redeploy"]),
+  state: z.enum(["waiting", "active", "completed", "failed"]),
+  queuedAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  failedReason: z.string().nullable(),
+  deploymentId: z.string(),
+  title: z.string(),
+  applicationId: z.string(),
+  appName: z.string(),
+  applicationName: z.string(),
+  environmentId: z.string(),
+  projectId: z.string(),
+  serverId: z.string().nullable(),
+});
+
+/** Finished jobs queueList shows besides every waiting and active one. */
+const QUEUE_FINISHED_LIMIT = 100;
+/** Deployments allCentralized answers (newest first). */
+const CENTRALIZED_LIMIT = 500;
+
+const deploymentIdInput = z.object({ deploymentId: idSchema });
+const serviceTypes = [
+  "application",
+  "compose",
+  "server",
+  "schedule",
+  "previewDeployment",
+  "backup",
+  "volumeBackup",
+  "postgres",
+  "mysql",
+  "mariadb",
+  "mongo",
+  "redis",
+] as const;
+
+async function applicationDeployments(services: ServiceContext, caller: Caller, applicationId: string) {
+  if (!(await findApplication(services.db, caller.organizationId, applicationId)))
+    throw notFound("Application");
+  const rows = await listDeployments(services.db, caller.organizationId, { applicationId });
+  return rows.map(toDeploymentView);
+}
+
+async function serverDeployments(services: ServiceContext, caller: Caller, serverId: string) {
+  const server = await services.db
+    .selectFrom("servers")
+    .select("serverId")
+    .where("serverId", "=", serverId)
+    .where("organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!server) throw notFound("Server");
+  const rows = await listDeployments(services.db, caller.organizationId, { serverId });
+  return rows.map(toDeploymentView);
+}
+
+async function loadDeployment(services: ServiceContext, caller: Caller, deploymentId: string) {
+  const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
+  if (!deployment) throw notFound("Deployment");
+  return deployment;
+}
+
+export const deploymentRouter = defineRouter("deployment", {
+  all: query({
+    summary: "The application's deployments, newest first",
+    access: "member",
+    input: z.object({ applicationId: idSchema }),
+    output: z.array(deploymentSchema),
+    handler: ({ services, caller, input }) => applicationDeployments(services, caller, input.applicationId),
+  }),
+
+  allByCompose: query({
+    summary: "A compose application's deployments (none until compose exists)",
+    access: "member",
+    input: z.object({ composeId: idSchema }),
+    output: z.array(deploymentSchema),
+    handler: () => [],
+  }),
+
+  allByServer: query({
+    summary: "The deployments that ran on a server, newest first",
+    access: "member",
+    input: z.object({ serverId: idSchema }),
+    output: z.array(deploymentSchema),
+    handler: ({ services, caller, input }) => serverDeployments(services, caller, input.serverId),
+  }),
+
+  allByType: query({
+    summary: "The deployments of one service of a type (application and server so far)",
+    access: "member",
+    input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
+    output: z.array(deploymentSchema),
+    handler: ({ services, caller, input }) => {
+      if (input.type === "application") return applicationDeployments(services, caller, input.id);
+      if (input.type === "server") return serverDeployments(services, caller, input.id);
+      return [];
+    },
+  }),
+
+  allCentralized: query({
+    summary: "The organization's deployments, newest first (at most 500)",
+    access: "member",
+    input: noInput,
+    output: z.array(centralizedSchema),
+    handler: async ({ services, caller }) => {
+      const rows = (await listDeployments(services.db, caller.organizationId)).slice(0, CENTRALIZED_LIMIT);
+      const applications = new Map(
+        (rows.length === 0
+          ? []
+          : await services.db
+              .selectFrom("applications")
+              .select(["applicationId", "name", "appName"])
+              .where("applicationId", "in", [...new Set(rows.map((row) => row.applicationId))])
+              .execute()
+        ).map((application) => [application.applicationId, application]),
+      );
+      return rows.flatMap((row) => {
+        const application = applications.get(row.applicationId);
+        return application ? [{ ...toDeploymentView(row), application }] : [];
+      });
+    },
+  }),
+
+  queueList: query({
+    summary: "The deployment queue: waiting and active jobs, then the latest 100 finished ones",
+    access: "member",
+    input: noInput,
+    output: z.array(queueJobSchema),
+    handler: async ({ services, caller }) => {
+      const rows = await listQueueJobs(services.db, caller.organizationId, QUEUE_FINISHED_LIMIT);
+      return rows.map((row) => ({
+        id: row.deploymentId,
+        name: row.kind,
+        state: jobStates[row.status as DeploymentStatus],
+        queuedAt: row.createdAt,
+        startedAt: row.startedAt,
+        finishedAt: row.completedAt,
+        failedReason: row.status === "error" ? row.errorMessage : null,
+        deploymentId: row.deploymentId,
+        title: row.title,
+        applicationId: row.applicationId,
+        appName: row.appName,
+        applicationName: row.applicationName,
+        environmentId: row.environmentId,
+        projectId: row.projectId,
+        serverId: row.serverId,
+      }));
+    },
+  }),
+
+  killProcess: mutation({
+    summary: "Stop a deployment: abort it if running, drop it from the queue if waiting",
+    access: "member",
+    input: deploymentIdInput,
+    output: z.object({ success: z.boolean(), message: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      const deployment = await loadDeployment(services, caller, input.deploymentId);
+      const result = await stopDeployment(services, deployment, "Killed by deployment.killProcess");
+      if (result === "aborted") return { success: true, message: "Deployment killed" };
+      if (result === "dropped") return { success: true, message: "Deployment removed from the queue" };
+      return { success: false, message: `The deployment is not running (status ${deployment.status})` };
+    },
+  }),
+
+  removeDeployment: mutation({
+    summary: "Remove a deployment from the history (a running one cannot be removed)",
+    access: "member",
+    input: deploymentIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      requireCanDeleteServices(caller);
+      const deployment = await loadDeployment(services, caller, input.deploymentId);
+      if (!(await deleteDeployment(services.db, deployment.deploymentId))) {
+        throw conflict("The deployment is running; kill it first (deployment.killProcess)");
+      }
+      return success;
+    },
+  }),
+});

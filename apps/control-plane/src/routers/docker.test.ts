@@ -1,0 +1,312 @@
+/**
+ * docker.* (spec 4.13) against the real Docker Engine, as a contract run over both agent links:
+ * the embedded agent on the in-memory transport (no NATS_URL) and the local agent over a real
+ * nats-server with JWT auth. Bad names are 400s that never reach the agent; another
+ * organization's server is a 404.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { dockerCli, removeContainer, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import { InMemoryAgentTransport, NatsAgentTransport } from "@platform/agent-protocol";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { insertTestServer } from "../agents/testing/agents.ts";
+import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
+import { createUserDirectly } from "../projects/test-support.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+const image = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
+const SLEEPER = ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"];
+const prefix = uniqueName("cp-docker");
+const standalone = `${prefix}-web`;
+const composeProject = `${prefix}-compose`;
+const composeContainer = `${composeProject}-db-1`;
+const stack = `${prefix}-stack`;
+const service = `${stack}_api`;
+let mainDirectory: string;
+
+async function serviceContainerId(): Promise<string> {
+  const id = await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${service}`]);
+  if (!id) throw new Error(`no running container of ${service} yet`);
+  return id;
+}
+
+beforeAll(async () => {
+  await requireDocker();
+  mainDirectory = await mkdtemp(path.join(tmpdir(), "cp-docker-"));
+  await dockerCli(["run", "-d", "--name", standalone, "-p", "127.0.0.1::8080", image, ...SLEEPER]);
+  await dockerCli([
+    "run",
+    "-d",
+    "--name",
+    composeContainer,
+    "--label",
+    `com.docker.compose.project=${composeProject}`,
+    image,
+    ...SLEEPER,
+  ]);
+  // A real Swarm service labelled the way `docker stack deploy` labels its services.
+  await dockerCli([
+    "service",
+    "create",
+    "--detach",
+    "--no-resolve-image",
+    "--name",
+    service,
+    "--label",
+    `com.docker.stack.namespace=${stack}`,
+    "--container-label",
+    `com.docker.stack.namespace=${stack}`,
+    image,
+    ...SLEEPER,
+  ]);
+  await vi.waitFor(serviceContainerId, { timeout: 30_000, interval: 250 });
+});
+
+afterAll(async () => {
+  await dockerCli(["service", "rm", service]).catch(() => {});
+  await removeContainer(standalone);
+  await removeContainer(composeContainer);
+  if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
+});
+
+interface Setup {
+  name: string;
+  transport: typeof InMemoryAgentTransport | typeof NatsAgentTransport;
+  start(): Promise<{ platform: TestPlatform; stop(): Promise<void> }>;
+}
+
+const setups: Setup[] = [
+  {
+    name: "embedded agent, in-memory transport",
+    transport: InMemoryAgentTransport,
+    async start() {
+      const platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+      return { platform, stop: () => platform.close() };
+    },
+  },
+  {
+    name: "local agent over NATS with JWT auth",
+    transport: NatsAgentTransport,
+    async start() {
+      const nats: JwtNats = await startJwtNats();
+      const platform = await startTestPlatform(nats.env, { agents: { localAgent: { mainDirectory } } });
+      return {
+        platform,
+        stop: async () => {
+          await platform.close();
+          await nats.stop();
+        },
+      };
+    },
+  },
+];
+
+describe.each(setups)("docker.* ($name)", (setup) => {
+  let platform: TestPlatform;
+  let stop: () => Promise<void>;
+  let owner: Session;
+  const as = () => ({ token: owner.token });
+
+  beforeAll(async () => {
+    ({ platform, stop } = await setup.start());
+    owner = await platform.registerOwner();
+  });
+  afterAll(async () => stop?.());
+
+  it("reaches the local agent over the transport of the setup", () => {
+    expect(platform.services.agents.client.transport).toBeInstanceOf(setup.transport);
+  });
+
+  it("getContainers lists every container of this machine in Dokploy's shape", async () => {
+    const response = await platform.query("docker.getContainers", {}, as());
+    expect(response.status).toBe(200);
+    const web = response.body.find((container: { name: string }) => container.name === standalone);
+    const id = await dockerCli(["inspect", "-f", "{{.Id}}", standalone]);
+    const port = await dockerCli(["port", standalone, "8080/tcp"]);
+    expect(web).toEqual({
+      containerId: id.slice(0, 12),
+      name: standalone,
+      image,
+      ports: `${port}->8080/tcp`,
+      state: "running",
+      status: expect.stringMatching(/^Up /),
+      serverId: null,
+    });
+  });
+
+  it("getConfig answers the container's full configuration", async () => {
+    const response = await platform.query("docker.getConfig", { containerId: standalone }, as());
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      Name: `/${standalone}`,
+      Config: { Image: image },
+      State: { Running: true },
+      HostConfig: expect.any(Object),
+      NetworkSettings: expect.any(Object),
+    });
+  });
+
+  it("restartContainer restarts the real container", async () => {
+    const before = await dockerCli(["inspect", "-f", "{{.State.StartedAt}}", standalone]);
+    const response = await platform.mutate("docker.restartContainer", { containerId: standalone }, as());
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ success: true });
+    const after = await dockerCli(["inspect", "-f", "{{.State.Running}} {{.State.StartedAt}}", standalone]);
+    expect(after.startsWith("true ")).toBe(true);
+    expect(after).not.toBe(`true ${before}`);
+  });
+
+  it("getContainersByAppNameMatch finds by name, compose project and stack", async () => {
+    const byName = await platform.query("docker.getContainersByAppNameMatch", { appName: prefix }, as());
+    expect(byName.status).toBe(200);
+    const names = byName.body.map((container: { name: string }) => container.name);
+    expect(names).toEqual(expect.arrayContaining([standalone, composeContainer]));
+    expect(byName.body[0]).toEqual({
+      containerId: expect.stringMatching(/^[0-9a-f]{12}$/),
+      name: expect.any(String),
+      state: expect.any(String),
+      status: expect.any(String),
+    });
+
+    const compose = await platform.query(
+      "docker.getContainersByAppNameMatch",
+      { appName: composeProject, appType: "docker-compose" },
+      as(),
+    );
+    expect(compose.body.map((container: { name: string }) => container.name)).toEqual([composeContainer]);
+
+    const stackContainers = await platform.query(
+      "docker.getContainersByAppNameMatch",
+      { appName: stack, appType: "stack" },
+      as(),
+    );
+    expect(stackContainers.body.map((container: { containerId: string }) => container.containerId)).toEqual([
+      (await serviceContainerId()).slice(0, 12),
+    ]);
+  });
+
+  it("getContainersByAppLabel finds standalone containers by name and swarm ones by service", async () => {
+    const standaloneResponse = await platform.query(
+      "docker.getContainersByAppLabel",
+      { appName: standalone, type: "standalone" },
+      as(),
+    );
+    expect(standaloneResponse.body).toEqual([
+      { containerId: expect.any(String), name: standalone, state: "running" },
+    ]);
+    const swarm = await platform.query(
+      "docker.getContainersByAppLabel",
+      { appName: service, type: "swarm" },
+      as(),
+    );
+    expect(swarm.body).toEqual([
+      {
+        containerId: (await serviceContainerId()).slice(0, 12),
+        name: expect.stringContaining(service),
+        state: "running",
+      },
+    ]);
+  });
+
+  it("getStackContainersByAppName and getServiceContainersByAppName list the service's containers", async () => {
+    const hostname = (await platform.services.agents.client.ping("local")).hostname;
+    for (const [procedure, appName] of [
+      ["docker.getStackContainersByAppName", stack],
+      ["docker.getServiceContainersByAppName", service],
+    ] as const) {
+      const response = await platform.query(procedure, { appName }, as());
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual([
+        {
+          containerId: (await serviceContainerId()).slice(0, 12),
+          name: expect.stringContaining(service),
+          state: "running",
+          node: hostname,
+          currentState: expect.stringMatching(/^Up /),
+          error: "",
+        },
+      ]);
+    }
+    const none = await platform.query(
+      "docker.getServiceContainersByAppName",
+      { appName: `${prefix}-none` },
+      as(),
+    );
+    expect(none.body).toEqual([]);
+  });
+
+  it("refuses bad container ids and app names with a 400 that never reaches the agent", async () => {
+    const request = vi.spyOn(platform.services.agents.client.transport, "request");
+    try {
+      for (const containerId of ["abc;rm -rf /", "../etc", "$(id)", "a b", "..", "", `${standalone}\n`]) {
+        for (const call of [
+          () => platform.mutate("docker.restartContainer", { containerId }, as()),
+          () => platform.query("docker.getConfig", { containerId }, as()),
+        ]) {
+          const response = await call();
+          expect(response.status, containerId).toBe(400);
+          expect(response.body.error.data.fields).toEqual(["containerId"]);
+        }
+      }
+      for (const appName of ["x|y", "../x", "a'b"]) {
+        for (const name of [
+          "docker.getContainersByAppNameMatch",
+          "docker.getStackContainersByAppName",
+          "docker.getServiceContainersByAppName",
+        ]) {
+          const response = await platform.query(name, { appName }, as());
+          expect(response.status, `${name} ${appName}`).toBe(400);
+          expect(response.body.error.data.fields).toEqual(["appName"]);
+        }
+      }
+      const badType = await platform.query(
+        "docker.getContainersByAppLabel",
+        { appName: "x", type: "compose" },
+        as(),
+      );
+      expect(badType.body.error.data.fields).toEqual(["type"]);
+      const badServer = await platform.query("docker.getContainers", { serverId: "a.b>" }, as());
+      expect(badServer.status).toBe(400);
+      expect(badServer.body.error.data.fields).toEqual(["serverId"]);
+      expect(request).not.toHaveBeenCalled();
+    } finally {
+      request.mockRestore();
+    }
+  });
+
+  it("a server of another organization is a 404, an unknown container a 404", async () => {
+    const other = await createUserDirectly(platform, { email: `other-${setup.name.length}@example.com` });
+    const otherServer = await insertTestServer(platform, other.user.organizationId);
+    for (const [name, input] of [
+      ["docker.getContainers", { serverId: otherServer }],
+      ["docker.getConfig", { containerId: standalone, serverId: otherServer }],
+    ] as const) {
+      const response = await platform.query(name, input, as());
+      expect(response.status).toBe(404);
+      expect(response.body.error.message).toBe("Server not found");
+    }
+    const restart = await platform.mutate(
+      "docker.restartContainer",
+      { containerId: standalone, serverId: otherServer },
+      as(),
+    );
+    expect(restart.status).toBe(404);
+
+    const missing = await platform.query("docker.getConfig", { containerId: `${prefix}-missing` }, as());
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe("NOT_FOUND");
+  });
+
+  it("a server whose agent is not connected answers 503", async () => {
+    const serverId = await insertTestServer(platform, owner.user.organizationId);
+    const response = await platform.query("docker.getContainers", { serverId }, as());
+    expect(response.status).toBe(503);
+    expect(response.body.error.message).toBe(`The agent of server ${serverId} is not connected`);
+  });
+
+  it("needs a session", async () => {
+    const response = await platform.query("docker.getContainers", {});
+    expect(response.status).toBe(401);
+  });
+});

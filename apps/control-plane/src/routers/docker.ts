@@ -1,0 +1,187 @@
+/**
+ * docker (spec 4.13): container inspection through the agent of a server, or of the control
+ * plane's own machine when serverId is omitted. Container ids and app names must match
+ * ^[a-zA-Z0-9.\-_]+$ in the input schema, so a bad one is a 400 that never reaches an agent.
+ * A server of another organization is a 404.
+ */
+import type { ListContainersCommand } from "@platform/agent-protocol";
+import { z } from "zod";
+import {
+  appContainerSchema,
+  appNameSchema,
+  containerIdSchema,
+  containerSummarySchema,
+  labelledContainerSchema,
+  serverIdSchema,
+  taskContainerSchema,
+  toAppContainer,
+  toContainerSummary,
+  toLabelledContainer,
+  toTaskContainer,
+} from "../agents/container-views.ts";
+import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+
+interface Target {
+  /** The server whose agent runs the command (LOCAL_SERVER_ID for this machine). */
+  agentServerId: string;
+  /** The serverId as the caller gave it; null for this machine. */
+  serverId: string | null;
+}
+
+/** The agent to ask for `serverId`, checking that the server belongs to the caller's organization. */
+async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
+  if (serverId === undefined || serverId === LOCAL_SERVER_ID) {
+    // On the cloud edition the control plane's machine is the operator's, not a tenant's.
+    if (services.config.edition === "cloud") {
+      throw new ApiError("BAD_REQUEST", "Invalid input: serverId: is required on the cloud edition", {
+        fields: ["serverId"],
+      });
+    }
+    return { agentServerId: LOCAL_SERVER_ID, serverId: null };
+  }
+  const server = await services.db
+    .selectFrom("servers")
+    .select("serverId")
+    .where("serverId", "=", serverId)
+    .where("organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!server) throw notFound("Server");
+  return { agentServerId: server.serverId, serverId: server.serverId };
+}
+
+async function listContainers(
+  services: ServiceContext,
+  caller: Caller,
+  serverId: string | undefined,
+  filter: ListContainersCommand,
+) {
+  const target = await resolveTarget(services, caller, serverId);
+  const containers = await callAgent(
+    target.agentServerId,
+    () => services.agents.client.listContainers(target.agentServerId, filter),
+    services.logger,
+  );
+  return { target, containers };
+}
+
+/** Containers of a Swarm service or stack on the server, with the server's hostname as node. */
+async function taskContainers(
+  services: ServiceContext,
+  caller: Caller,
+  serverId: string | undefined,
+  filter: ListContainersCommand,
+) {
+  const target = await resolveTarget(services, caller, serverId);
+  const { client } = services.agents;
+  const [containers, ping] = await callAgent(
+    target.agentServerId,
+    () =>
+      Promise.all([client.listContainers(target.agentServerId, filter), client.ping(target.agentServerId)]),
+    services.logger,
+  );
+  return containers.map((container) => toTaskContainer(container, ping.hostname));
+}
+
+const serverIdInput = { serverId: serverIdSchema.optional() };
+
+export const dockerRouter = defineRouter("docker", {
+  getContainers: query({
+    summary: "Every container of the server (running or not)",
+    access: "member",
+    input: z.object(serverIdInput).optional(),
+    output: z.array(containerSummarySchema),
+    handler: async ({ services, caller, input }) => {
+      const { target, containers } = await listContainers(services, caller, input?.serverId, { all: true });
+      return containers.map((container) => toContainerSummary(container, target.serverId));
+    },
+  }),
+
+  restartContainer: mutation({
+    summary: "Restart one container",
+    access: "member",
+    input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const { agentServerId } = await resolveTarget(services, caller, input.serverId);
+      await callAgent(
+        agentServerId,
+        () =>
+          services.agents.client.restartContainer(agentServerId, input.containerId, { timeoutMs: 60_000 }),
+        services.logger,
+      );
+      return success;
+    },
+  }),
+
+  getConfig: query({
+    summary: "The full configuration of one container (docker inspect)",
+    access: "member",
+    input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
+    output: z.record(z.string(), z.unknown()),
+    handler: async ({ services, caller, input }) => {
+      const { agentServerId } = await resolveTarget(services, caller, input.serverId);
+      const config = await callAgent(
+        agentServerId,
+        () => services.agents.client.inspectContainer(agentServerId, input.containerId),
+        services.logger,
+      );
+      return JSON.parse(config.inspectJson) as Record<string, unknown>;
+    },
+  }),
+
+  getContainersByAppNameMatch: query({
+    summary: "Containers whose name contains appName, or of the compose project or stack appName",
+    access: "member",
+    input: z.object({
+      appName: appNameSchema,
+      appType: z.enum(["stack", "docker-compose"]).optional(),
+      ...serverIdInput,
+    }),
+    output: z.array(appContainerSchema),
+    handler: async ({ services, caller, input }) => {
+      const filter: ListContainersCommand =
+        input.appType === "stack"
+          ? { all: true, stackNamespace: input.appName }
+          : input.appType === "docker-compose"
+            ? { all: true, composeProject: input.appName }
+            : { all: true, nameMatch: input.appName };
+      const { containers } = await listContainers(services, caller, input.serverId, filter);
+      return containers.map(toAppContainer);
+    },
+  }),
+
+  getContainersByAppLabel: query({
+    summary: "Running containers of the Swarm service appName, or whose name contains appName",
+    access: "member",
+    input: z.object({ appName: appNameSchema, type: z.enum(["standalone", "swarm"]), ...serverIdInput }),
+    output: z.array(labelledContainerSchema),
+    handler: async ({ services, caller, input }) => {
+      const filter: ListContainersCommand =
+        input.type === "swarm" ? { swarmServiceName: input.appName } : { nameMatch: input.appName };
+      const { containers } = await listContainers(services, caller, input.serverId, filter);
+      return containers.map(toLabelledContainer);
+    },
+  }),
+
+  getStackContainersByAppName: query({
+    summary: "Containers of the stack appName on the server",
+    access: "member",
+    input: z.object({ appName: appNameSchema, ...serverIdInput }),
+    output: z.array(taskContainerSchema),
+    handler: ({ services, caller, input }) =>
+      taskContainers(services, caller, input.serverId, { all: true, stackNamespace: input.appName }),
+  }),
+
+  getServiceContainersByAppName: query({
+    summary: "Containers of the Swarm service appName on the server",
+    access: "member",
+    input: z.object({ appName: appNameSchema, ...serverIdInput }),
+    output: z.array(taskContainerSchema),
+    handler: ({ services, caller, input }) =>
+      taskContainers(services, caller, input.serverId, { all: true, swarmServiceName: input.appName }),
+  }),
+});

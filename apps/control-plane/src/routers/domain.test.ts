@@ -1,0 +1,711 @@
+/**
+ * domain.* and application.read/updateTraefikConfig against the in-process local agent, which
+ * writes the proxy files into a temporary main directory: the files are read back from disk and
+ * compared with what @platform/traefik-config generates, and checked against Traefik's schema.
+ */
+import { readdir } from "node:fs/promises";
+import {
+  dynamicConfigFor,
+  parseDynamicConfig,
+  toYaml,
+  validateDynamicConfig,
+} from "@platform/traefik-config";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { newId } from "../crypto/ids.ts";
+import { setDnsResolver } from "../domains/dns.ts";
+import {
+  certificateFile,
+  createApplication,
+  dynamicFile,
+  type ProxyTestPlatform,
+  readIfExists,
+  selfSignedCertificate,
+  startProxyTestPlatform,
+} from "../proxy/test-support.ts";
+
+const PUBLIC_IP = "203.0.113.7";
+let test: ProxyTestPlatform;
+const as = (session = test.owner) => ({ token: session.token });
+
+async function createDomain(input: Record<string, unknown>, session = test.owner) {
+  return test.platform.mutate("domain.create", { domainType: "application", ...input }, as(session));
+}
+
+async function domainsOf(applicationId: string) {
+  const response = await test.platform.query("domain.byApplicationId", { applicationId }, as());
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body as Array<Record<string, any>>;
+}
+
+beforeAll(async () => {
+  test = await startProxyTestPlatform({ PLATFORM_PUBLIC_IP: PUBLIC_IP });
+}, 60_000);
+
+afterAll(async () => {
+  setDnsResolver(undefined);
+  await test?.close();
+});
+
+describe("domain.create / update / delete write the application's Traefik file", () => {
+  let app: { applicationId: string; appName: string };
+  let first: Record<string, any>;
+  let second: Record<string, any>;
+
+  beforeAll(async () => {
+    app = await createApplication(test);
+  });
+
+  it("creating a domain writes <appName>.yml exactly as generated, valid against the schema", async () => {
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "Shop.Example.com",
+      port: 8080,
+      certificateType: "letsencrypt",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    first = created.body;
+    expect(first).toMatchObject({
+      domainId: expect.any(String),
+      host: "shop.example.com",
+      path: "/",
+      port: 8080,
+      https: true,
+      certificateType: "letsencrypt",
+      domainType: "application",
+      applicationId: app.applicationId,
+      composeId: null,
+      certificate: null,
+      uniqueConfigKey: expect.stringMatching(/^\d+$/),
+      stripPath: true,
+      internalPath: null,
+    });
+    const text = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    const expected = dynamicConfigFor(
+      {
+        appName: app.appName,
+        domains: [
+          {
+            uniqueConfigKey: Number(first.uniqueConfigKey),
+            host: "shop.example.com",
+            path: "/",
+            port: 8080,
+            https: true,
+            certificateType: "letsencrypt",
+          },
+        ],
+        credentials: [],
+      },
+      { certificatesDirectory: "/etc/traefik/dynamic/certificates" },
+    );
+    expect(text).toBe(toYaml(expected!));
+    expect(validateDynamicConfig(parse(text!))).toEqual([]);
+    const key = first.uniqueConfigKey;
+    expect(parse(text!).http.routers[`${app.appName}-router-websecure-${key}`]).toEqual({
+      entryPoints: ["websecure"],
+      rule: "Host(`shop.example.com`)",
+      service: `${app.appName}-service-${key}`,
+      tls: { certResolver: "letsencrypt" },
+    });
+  });
+
+  it("a second domain with a path adds its routers and strip-prefix middleware to the same file", async () => {
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "shop.example.com",
+      path: "/api",
+      port: 3000,
+      https: false,
+      certificateType: "none",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    second = created.body;
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    expect(validateDynamicConfig(config)).toEqual([]);
+    const key = second.uniqueConfigKey;
+    expect(config.http.routers[`${app.appName}-router-${key}`]).toEqual({
+      entryPoints: ["web"],
+      rule: "Host(`shop.example.com`) && PathPrefix(`/api`)",
+      service: `${app.appName}-service-${key}`,
+      middlewares: [`stripprefix-${app.appName}-${key}`],
+    });
+    expect(config.http.services[`${app.appName}-service-${key}`]).toEqual({
+      loadBalancer: { servers: [{ url: `http://${app.appName}:3000` }], passHostHeader: true },
+    });
+    expect(Object.keys(config.http.routers)).toHaveLength(3);
+  });
+
+  it("byApplicationId lists the domains and one answers each", async () => {
+    const list = await domainsOf(app.applicationId);
+    expect(list.map((domain) => domain.domainId)).toEqual([first.domainId, second.domainId]);
+    const one = await test.platform.query("domain.one", { domainId: second.domainId }, as());
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(second);
+  });
+
+  it("update rewrites the file", async () => {
+    const updated = await test.platform.mutate(
+      "domain.update",
+      { domainId: first.domainId, host: "store.example.com", https: false },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body).toMatchObject({ host: "store.example.com", https: false, port: 8080 });
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    expect(config.http.routers[`${app.appName}-router-${first.uniqueConfigKey}`].rule).toBe(
+      "Host(`store.example.com`)",
+    );
+    expect(config.http.routers[`${app.appName}-router-websecure-${first.uniqueConfigKey}`]).toBeUndefined();
+  });
+
+  it("deleting the last domain removes the file", async () => {
+    expect((await test.platform.mutate("domain.delete", { domainId: first.domainId }, as())).status).toBe(
+      200,
+    );
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toContain("PathPrefix(`/api`)");
+    const deleted = await test.platform.mutate("domain.delete", { domainId: second.domainId }, as());
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.domainId).toBe(second.domainId);
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBeUndefined();
+    expect(await domainsOf(app.applicationId)).toEqual([]);
+    expect((await test.platform.query("domain.one", { domainId: second.domainId }, as())).status).toBe(404);
+  });
+});
+
+describe("refused input changes nothing", () => {
+  let app: { applicationId: string; appName: string };
+  let before: string | undefined;
+
+  beforeAll(async () => {
+    app = await createApplication(test);
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "safe.example.com",
+      certificateType: "none",
+    });
+    expect(created.status).toBe(200);
+    before = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    expect(before).toBeDefined();
+  });
+
+  const expectRefused = async (input: Record<string, unknown>, field: string) => {
+    const response = await createDomain({
+      applicationId: app.applicationId,
+      certificateType: "none",
+      ...input,
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual([field]);
+    expect(await domainsOf(app.applicationId)).toHaveLength(1);
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+  };
+
+  it.each([
+    ["a backtick (rule injection)", "evil.com`) || Host(`victim.com"],
+    ["a closing parenthesis", "evil.com)"],
+    ["a space", "evil .com"],
+    ["a newline (YAML injection)", "evil.com\n    middlewares: [x]"],
+    ["a quote", 'evil.com"'],
+    ["a slash", "evil.com/x"],
+    ["a colon", "evil.com:80"],
+    ["a wildcard in the middle", "a.*.example.com"],
+  ])("a host with %s is a 400 naming host", async (_case, host) => {
+    await expectRefused({ host }, "host");
+  });
+
+  it.each([
+    ["../../etc/x"],
+    ["/../../etc/x"],
+    ["/a/%2e%2e/b"],
+    ["/x\nfoo: bar"],
+    ["/x`) || Host(`y"],
+    ["/x y"],
+  ])("the path %j is a 400 naming path", async (path) => {
+    await expectRefused({ host: "ok.example.com", path }, "path");
+  });
+
+  it("an internalPath with `..` is a 400 naming internalPath", async () => {
+    await expectRefused({ host: "ok.example.com", path: "/a", internalPath: "/x/../.." }, "internalPath");
+  });
+
+  it.each([[0], [65536], [1.5]])("port %j is a 400 naming port", async (port) => {
+    await expectRefused({ host: "ok.example.com", port }, "port");
+  });
+
+  it("a wildcard host needs a custom certificate", async () => {
+    await expectRefused({ host: "*.example.com", certificateType: "letsencrypt" }, "certificateType");
+  });
+
+  it("a custom certificate needs a certificate and its own key", async () => {
+    const pair = selfSignedCertificate("custom.example.com");
+    const otherPair = selfSignedCertificate("custom.example.com");
+    await expectRefused({ host: "custom.example.com", certificateType: "custom" }, "certificate");
+    await expectRefused(
+      { host: "custom.example.com", certificateType: "custom", certificate: pair.certificate },
+      "certificateKey",
+    );
+    await expectRefused(
+      {
+        host: "custom.example.com",
+        certificateType: "custom",
+        certificate: pair.certificate,
+        certificateKey: otherPair.key,
+      },
+      "certificateKey",
+    );
+    await expectRefused(
+      {
+        host: "custom.example.com",
+        certificateType: "custom",
+        certificate: "not a pem",
+        certificateKey: pair.key,
+      },
+      "certificate",
+    );
+  });
+
+  it("a certificate resolver name that would break the YAML is refused", async () => {
+    await expectRefused(
+      { host: "r.example.com", certificateType: "custom", customCertResolver: "x\n  evil: 1" },
+      "customCertResolver",
+    );
+  });
+
+  it("an update with a bad host is a 400 and leaves domain and file as they were", async () => {
+    const [domain] = await domainsOf(app.applicationId);
+    const response = await test.platform.mutate(
+      "domain.update",
+      { domainId: domain!.domainId, host: "x`)" },
+      as(),
+    );
+    expect(response.status).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["host"]);
+    expect((await domainsOf(app.applicationId))[0]!.host).toBe("safe.example.com");
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+  });
+
+  it("domainType rules: applicationId required, compose services do not exist, preview is not created here", async () => {
+    const missing = await createDomain({ host: "a.example.com", certificateType: "none" });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.data.fields).toEqual(["applicationId"]);
+    const compose = await createDomain({
+      domainType: "compose",
+      composeId: "c1",
+      serviceName: "web",
+      host: "a.example.com",
+      certificateType: "none",
+    });
+    expect(compose.status).toBe(404);
+    const composeMissing = await createDomain({
+      domainType: "compose",
+      host: "a.example.com",
+      certificateType: "none",
+    });
+    expect(composeMissing.status).toBe(400);
+    expect(composeMissing.body.error.data.fields).toEqual(["composeId"]);
+    const preview = await createDomain({
+      domainType: "preview",
+      applicationId: app.applicationId,
+      host: "a.example.com",
+      certificateType: "none",
+    });
+    expect(preview.status).toBe(400);
+    expect(preview.body.error.data.fields).toEqual(["domainType"]);
+    expect((await test.platform.query("domain.byComposeId", { composeId: "c1" }, as())).status).toBe(404);
+  });
+});
+
+describe("hosts and certificates", () => {
+  it("an internationalized host is stored and routed in punycode", async () => {
+    const app = await createApplication(test);
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "bücher.example",
+      certificateType: "letsencrypt",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.host).toBe("xn--bcher-kva.example");
+    const text = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    expect(text).toContain("Host(`xn--bcher-kva.example`)");
+    expect(text).not.toContain("bücher");
+  });
+
+  it("a wildcard host with a custom certificate writes the PEM files the configuration names", async () => {
+    const app = await createApplication(test);
+    const pair = selfSignedCertificate("*.wild.example.com");
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "*.wild.example.com",
+      certificateType: "custom",
+      certificate: pair.certificate,
+      certificateKey: pair.key,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.certificate).toBe(pair.certificate);
+    expect(JSON.stringify(created.body)).not.toContain("PRIVATE KEY");
+    const key = created.body.uniqueConfigKey;
+    const base = `${app.appName}-${key}`;
+    expect(await readIfExists(certificateFile(test, `${base}.crt`))).toBe(pair.certificate);
+    expect(await readIfExists(certificateFile(test, `${base}.key`))).toBe(pair.key);
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    expect(validateDynamicConfig(config)).toEqual([]);
+    expect(config.tls.certificates).toEqual([
+      {
+        certFile: `/etc/traefik/dynamic/certificates/${base}.crt`,
+        keyFile: `/etc/traefik/dynamic/certificates/${base}.key`,
+      },
+    ]);
+    expect(config.http.routers[`${app.appName}-router-websecure-${key}`].rule).toBe(
+      "HostRegexp(`^[a-z0-9-]+\\.wild\\.example\\.com$`)",
+    );
+    // The key is sealed at rest.
+    const row = await test.platform.services.db
+      .selectFrom("domains")
+      .selectAll()
+      .where("domainId", "=", created.body.domainId)
+      .executeTakeFirstOrThrow();
+    expect(row.certificateKeySealed).not.toContain("PRIVATE KEY");
+    const keyBody = pair.key.split("\n")[1]!;
+    expect(row.certificateKeySealed).not.toContain(keyBody);
+    expect(test.platform.logLines.join("\n")).not.toContain(keyBody);
+
+    // Leaving `custom` removes the PEM files.
+    const updated = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, host: "plain.example.com", certificateType: "letsencrypt" },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body.certificate).toBeNull();
+    expect(await readIfExists(certificateFile(test, `${base}.crt`))).toBeUndefined();
+    expect(await readIfExists(certificateFile(test, `${base}.key`))).toBeUndefined();
+    expect(parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!).tls).toBeUndefined();
+  });
+});
+
+describe("concurrent changes", () => {
+  it("domains created at the same time all end up in the file", async () => {
+    const app = await createApplication(test);
+    const hosts = ["c1", "c2", "c3", "c4", "c5"].map((label) => `${label}.example.com`);
+    const responses = await Promise.all(
+      hosts.map((host) => createDomain({ applicationId: app.applicationId, host, certificateType: "none" })),
+    );
+    for (const response of responses) expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    const rules = Object.values(config.http.routers).map((router) => (router as { rule: string }).rule);
+    expect(rules.sort()).toEqual(hosts.map((host) => `Host(\`${host}\`)`).sort());
+  });
+});
+
+describe("application.update moves the file with the appName", () => {
+  it("a new appName removes <old>.yml and writes <new>.yml naming the new service", async () => {
+    const app = await createApplication(test);
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "moved.example.com",
+      certificateType: "none",
+    });
+    expect(created.status).toBe(200);
+    const appName = `${app.appName}-renamed`;
+    const updated = await test.platform.mutate(
+      "application.update",
+      { applicationId: app.applicationId, appName },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBeUndefined();
+    const config = parse((await readIfExists(dynamicFile(test, `${appName}.yml`)))!);
+    expect(
+      config.http.services[`${appName}-service-${created.body.uniqueConfigKey}`].loadBalancer.servers,
+    ).toEqual([{ url: `http://${appName}:3000` }]);
+  });
+});
+
+describe("another organization's ids are 404", () => {
+  it("domain procedures on a stranger's application or domain are 404", async () => {
+    const mine = await createApplication(test);
+    const created = await createDomain({
+      applicationId: mine.applicationId,
+      host: "mine.example.com",
+      certificateType: "none",
+    });
+    expect(created.status).toBe(200);
+    const domainId = created.body.domainId;
+    const stranger = test.stranger;
+    expect((await test.platform.query("domain.one", { domainId }, as(stranger))).status).toBe(404);
+    expect(
+      (
+        await test.platform.query(
+          "domain.byApplicationId",
+          { applicationId: mine.applicationId },
+          as(stranger),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (await test.platform.mutate("domain.update", { domainId, host: "stolen.example.com" }, as(stranger)))
+        .status,
+    ).toBe(404);
+    expect((await test.platform.mutate("domain.delete", { domainId }, as(stranger))).status).toBe(404);
+    expect(
+      (
+        await createDomain(
+          { applicationId: mine.applicationId, host: "x.example.com", certificateType: "none" },
+          stranger,
+        )
+      ).status,
+    ).toBe(404);
+    expect((await domainsOf(mine.applicationId)).map((domain) => domain.host)).toEqual(["mine.example.com"]);
+    expect(
+      (
+        await test.platform.query(
+          "application.readTraefikConfig",
+          { applicationId: mine.applicationId },
+          as(stranger),
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await test.platform.mutate(
+          "application.updateTraefikConfig",
+          { applicationId: mine.applicationId, traefikConfig: "http: {}\n" },
+          as(stranger),
+        )
+      ).status,
+    ).toBe(404);
+  });
+});
+
+describe("application.readTraefikConfig / updateTraefikConfig", () => {
+  let app: { applicationId: string; appName: string };
+  let file: string;
+
+  beforeAll(async () => {
+    app = await createApplication(test);
+    file = dynamicFile(test, `${app.appName}.yml`);
+  });
+
+  it('reads "" without a file and the file\'s text with one', async () => {
+    const empty = await test.platform.query(
+      "application.readTraefikConfig",
+      { applicationId: app.applicationId },
+      as(),
+    );
+    expect(empty.status).toBe(200);
+    expect(empty.body).toBe("");
+    expect(
+      (
+        await createDomain({
+          applicationId: app.applicationId,
+          host: "cfg.example.com",
+          certificateType: "none",
+        })
+      ).status,
+    ).toBe(200);
+    const read = await test.platform.query(
+      "application.readTraefikConfig",
+      { applicationId: app.applicationId },
+      as(),
+    );
+    expect(read.body).toBe(await readIfExists(file));
+  });
+
+  it.each([
+    ["invalid YAML", "http:\n  routers: [\n"],
+    [
+      "an unknown key",
+      "http:\n  routers:\n    r:\n      rule: Host(`a.com`)\n      service: s\n      evil: true\n",
+    ],
+    ["a YAML tag", "http: !!binary aGVsbG8=\n"],
+    ["several documents", "http: {}\n---\nhttp: {}\n"],
+  ])("%s is a 400 naming traefikConfig and the file stays", async (_case, traefikConfig) => {
+    const before = await readIfExists(file);
+    const response = await test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: app.applicationId, traefikConfig },
+      as(),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["traefikConfig"]);
+    expect(await readIfExists(file)).toBe(before);
+  });
+
+  it("valid YAML replaces the file as written", async () => {
+    const traefikConfig = [
+      "http:",
+      "  routers:",
+      "    custom:",
+      "      rule: Host(`custom.example.com`)",
+      "      service: custom",
+      "  services:",
+      "    custom:",
+      "      loadBalancer:",
+      "        servers:",
+      `          - url: http://${app.appName}:8080`,
+      "",
+    ].join("\n");
+    expect(parseDynamicConfig(traefikConfig).ok).toBe(true);
+    const response = await test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: app.applicationId, traefikConfig },
+      as(),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(await readIfExists(file)).toBe(traefikConfig);
+  });
+
+  it("application.delete removes the file", async () => {
+    const pair = selfSignedCertificate("gone.example.com");
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "gone.example.com",
+      certificateType: "custom",
+      certificate: pair.certificate,
+      certificateKey: pair.key,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const certificate = certificateFile(test, `${app.appName}-${created.body.uniqueConfigKey}.crt`);
+    expect(await readIfExists(certificate)).toBe(pair.certificate);
+    const deleted = await test.platform.mutate(
+      "application.delete",
+      { applicationId: app.applicationId },
+      as(),
+    );
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(await readIfExists(file)).toBeUndefined();
+    expect(await readIfExists(certificate)).toBeUndefined();
+    const left = await test.platform.services.db
+      .selectFrom("domains")
+      .select("domainId")
+      .where("applicationId", "=", app.applicationId)
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it("no file ever lands outside the dynamic directory", async () => {
+    const names = await readdir(dynamicFile(test, ""));
+    for (const name of names) expect(name).toMatch(/^([a-zA-Z0-9][a-zA-Z0-9._-]*\.yml|certificates)$/);
+  });
+});
+
+describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => {
+  const insertServer = async (ipAddress: string, organizationId = test.owner.user.organizationId) => {
+    const serverId = newId();
+    await test.platform.services.db
+      .insertInto("servers")
+      .values({
+        serverId,
+        organizationId,
+        name: "node",
+        description: null,
+        ipAddress,
+        username: "root",
+        sshKeyId: null,
+        agentPublicKey: null,
+        agentVersion: null,
+        enrolledAt: null,
+        lastHeartbeatAt: null,
+        hostKeySha256: null,
+      })
+      .execute();
+    return serverId;
+  };
+
+  it("generates <appName>-<hash>.<server-ip>.traefik.me for this machine and for a server", async () => {
+    const local = await test.platform.mutate("domain.generateDomain", { appName: "My_App.v2" }, as());
+    expect(local.status, JSON.stringify(local.body)).toBe(200);
+    expect(local.body).toMatch(/^my-app-v2-[a-z0-9]{6}\.203\.0\.113\.7\.traefik\.me$/);
+    const serverId = await insertServer("198.51.100.4");
+    const remote = await test.platform.mutate("domain.generateDomain", { appName: "shop", serverId }, as());
+    expect(remote.body).toMatch(/^shop-[a-z0-9]{6}\.198\.51\.100\.4\.traefik\.me$/);
+    const again = await test.platform.mutate("domain.generateDomain", { appName: "shop", serverId }, as());
+    expect(again.body).not.toBe(remote.body);
+  });
+
+  it("uses the configured wildcard domain", async () => {
+    await test.platform.services.db
+      .updateTable("webServerSettings")
+      .set({ wildcardDomain: "sslip.io" })
+      .where("id", "=", 1)
+      .execute();
+    try {
+      const local = await test.platform.mutate("domain.generateDomain", { appName: "shop" }, as());
+      expect(local.body).toMatch(/^shop-[a-z0-9]{6}\.203\.0\.113\.7\.sslip\.io$/);
+    } finally {
+      await test.platform.services.db
+        .updateTable("webServerSettings")
+        .set({ wildcardDomain: "traefik.me" })
+        .where("id", "=", 1)
+        .execute();
+    }
+  });
+
+  it("refuses a bad appName and another organization's server", async () => {
+    const bad = await test.platform.mutate("domain.generateDomain", { appName: "a b;rm -rf" }, as());
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.data.fields).toEqual(["appName"]);
+    const theirs = await insertServer("198.51.100.9", test.stranger.user.organizationId);
+    expect(
+      (await test.platform.mutate("domain.generateDomain", { appName: "x", serverId: theirs }, as())).status,
+    ).toBe(404);
+    expect(
+      (await test.platform.query("domain.canGenerateTraefikMeDomains", { serverId: theirs }, as())).status,
+    ).toBe(404);
+  });
+
+  it('canGenerateTraefikMeDomains answers the IPv4 address, or "" for a host name', async () => {
+    const local = await test.platform.query(
+      "domain.canGenerateTraefikMeDomains",
+      { serverId: "local" },
+      as(),
+    );
+    expect(local.body).toBe(PUBLIC_IP);
+    const named = await insertServer("node.example.com");
+    const byName = await test.platform.query("domain.canGenerateTraefikMeDomains", { serverId: named }, as());
+    expect(byName.status).toBe(200);
+    expect(byName.body).toBe("");
+    const generated = await test.platform.mutate(
+      "domain.generateDomain",
+      { appName: "x", serverId: named },
+      as(),
+    );
+    expect(generated.status).toBe(400);
+    expect(generated.body.error.data.fields).toEqual(["serverId"]);
+  });
+
+  it("validateDomain looks the host up through the injected resolver", async () => {
+    const asked: string[] = [];
+    setDnsResolver(async (host) => {
+      asked.push(host);
+      if (host === "missing.example.com") throw Object.assign(new Error("nope"), { code: "ENOTFOUND" });
+      return host === "xn--bcher-kva.example" ? [PUBLIC_IP] : ["192.0.2.1"];
+    });
+    const valid = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "bücher.example", serverIp: PUBLIC_IP },
+      as(),
+    );
+    expect(valid.body).toEqual({ isValid: true, resolvedIp: PUBLIC_IP });
+    const elsewhere = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "a.example.com", serverIp: PUBLIC_IP },
+      as(),
+    );
+    expect(elsewhere.body).toMatchObject({
+      isValid: false,
+      resolvedIp: "192.0.2.1",
+      error: expect.stringContaining(PUBLIC_IP),
+    });
+    const missing = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "missing.example.com" },
+      as(),
+    );
+    expect(missing.body).toEqual({ isValid: false, resolvedIp: "", error: "Domain not found" });
+    const injected = await test.platform.mutate("domain.validateDomain", { domain: "a.com`)" }, as());
+    expect(injected.status).toBe(400);
+    expect(injected.body.error.data.fields).toEqual(["domain"]);
+    expect(asked).toEqual(["xn--bcher-kva.example", "a.example.com", "missing.example.com"]);
+  });
+});

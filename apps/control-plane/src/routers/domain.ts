@@ -1,0 +1,376 @@
+/**
+ * domain (spec 2.7, 4.4): an application's hosts and paths routed by the proxy of its server.
+ * Every change is saved and the application's Traefik file rewritten in one transaction: when
+ * the agent refuses or cannot be reached, the row change is rolled back. Compose services do not
+ * exist yet, so a compose domain's composeId is never found (404).
+ */
+import { randomBytes } from "node:crypto";
+import { isIPv4, isIPv6 } from "node:net";
+import { isValidName } from "@platform/agent-protocol";
+import {
+  hostProblem,
+  hostSchema,
+  hostToAscii,
+  isWildcardHost,
+  pathProblem,
+  wildcardCertificateProblem,
+} from "@platform/traefik-config";
+import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { findApplication } from "../applications/repository.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Domain } from "../db/schema.ts";
+import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
+import { validateDomainDns } from "../domains/dns.ts";
+import { findDomain, listApplicationDomains } from "../domains/repository.ts";
+import {
+  createDomainInput,
+  domainIdInput,
+  domainSchema,
+  toDomainView,
+  updateDomainInput,
+} from "../domains/schemas.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { defineRouter, mutation, query } from "../procedure.ts";
+import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import {
+  certificateKeyContext,
+  hasCertificateFiles,
+  proxyServerOf,
+  removeCertificateFiles,
+  syncApplicationProxyWith,
+} from "../proxy/sync.ts";
+import { controlPlanePublicIp } from "../servers/public-ip.ts";
+
+/** A domain's routing settings as they will be stored (certificateKey: undefined keeps the stored one). */
+interface DomainSettings {
+  host: string;
+  path: string;
+  port: number;
+  https: boolean;
+  certificateType: Domain["certificateType"];
+  customCertResolver: string | null;
+  certificate: string | null;
+  certificateKey: string | null | undefined;
+  serviceName: string | null;
+  stripPath: boolean;
+  internalPath: string | null;
+}
+
+const field = (name: string, message: string) =>
+  badRequest(`Invalid input: ${name}: ${message}`, { fields: [name] });
+
+const isRoot = (path: string | null | undefined) => !path || path === "/";
+
+/** Checks the settings together and returns them as stored: host in punycode, paths normalized. */
+function checkedSettings(settings: DomainSettings, storedKeySealed: string | null): DomainSettings {
+  const hostIssue = hostProblem(settings.host);
+  if (hostIssue) throw field("host", hostIssue);
+  const wildcardIssue = wildcardCertificateProblem(settings.host, settings.certificateType);
+  if (wildcardIssue) throw field("certificateType", wildcardIssue);
+  const path = isRoot(settings.path) ? "/" : settings.path;
+  const pathIssue = path === "/" ? undefined : pathProblem(path);
+  if (pathIssue) throw field("path", pathIssue);
+  const internalPath = isRoot(settings.internalPath) ? null : settings.internalPath;
+  const internalPathIssue = internalPath ? pathProblem(internalPath) : undefined;
+  if (internalPathIssue) throw field("internalPath", internalPathIssue);
+
+  const custom = settings.certificateType === "custom";
+  const customCertResolver = custom ? settings.customCertResolver : null;
+  let certificate: string | null = null;
+  let certificateKey: string | null | undefined = null;
+  if (custom && !customCertResolver) {
+    certificate = settings.certificate;
+    certificateKey = settings.certificateKey;
+    if (!certificate) {
+      throw field("certificate", "is required with certificateType `custom` (or give customCertResolver)");
+    }
+    const certificateIssue = certificateProblem(certificate);
+    if (certificateIssue) throw field("certificate", certificateIssue);
+    if (certificateKey) {
+      const keyIssue = privateKeyProblem(certificateKey);
+      if (keyIssue) throw field("certificateKey", keyIssue);
+      if (!keyMatchesCertificate(certificate, certificateKey)) {
+        throw field("certificateKey", "is not the private key of the certificate");
+      }
+    } else if (!storedKeySealed) {
+      throw field("certificateKey", "is required with certificateType `custom` (or give customCertResolver)");
+    }
+  }
+  return {
+    ...settings,
+    host: hostToAscii(settings.host),
+    path,
+    internalPath,
+    customCertResolver,
+    certificate,
+    certificateKey,
+  };
+}
+
+/** Serializes the changes of one application's domains (its row is locked until commit). */
+async function lockApplication(trx: Db, applicationId: string): Promise<void> {
+  await trx
+    .selectFrom("applications")
+    .select("applicationId")
+    .where("applicationId", "=", applicationId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
+  const domain = await findDomain(services.db, caller.organizationId, domainId);
+  if (!domain) throw notFound("Domain");
+  return domain;
+}
+
+async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
+  const application = await findApplication(services.db, caller.organizationId, applicationId);
+  if (!application) throw notFound("Application");
+  return application;
+}
+
+const sealKey = (services: ServiceContext, key: string, domainId: string, organizationId: string) =>
+  services.secrets.encrypt(key, certificateKeyContext(domainId, organizationId));
+
+/** The IP a server is reached at for generated domains: its address, or this machine's. */
+async function serverIpOf(services: ServiceContext, caller: Caller, serverId: string | undefined) {
+  if (serverId && serverId !== LOCAL_SERVER_ID) {
+    const server = await services.db
+      .selectFrom("servers")
+      .select("ipAddress")
+      .where("serverId", "=", serverId)
+      .where("organizationId", "=", caller.organizationId)
+      .executeTakeFirst();
+    if (!server) throw notFound("Server");
+    return server.ipAddress;
+  }
+  if (services.config.edition === "cloud") {
+    throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
+  }
+  const settings = await loadWebServerSettings(services.db);
+  return settings.serverIp || controlPlanePublicIp(services.config);
+}
+
+const LABEL_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** `<appName>-<hash>.<server-ip>.<wildcard domain>`, the appName made a valid DNS label. */
+function generatedHost(appName: string, ip: string, wildcardDomain: string): string {
+  const hash = [...randomBytes(6)].map((byte) => LABEL_ALPHABET[byte % LABEL_ALPHABET.length]).join("");
+  const label =
+    appName
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 63 - hash.length - 1)
+      .replace(/-+$/, "") || "app";
+  return `${label}-${hash}.${ip}.${wildcardDomain}`;
+}
+
+export const domainRouter = defineRouter("domain", {
+  create: mutation({
+    summary: "Add a domain to an application; its Traefik file is rewritten at once",
+    access: "member",
+    input: createDomainInput,
+    output: domainSchema,
+    handler: async ({ services, caller, input }) => {
+      if (input.domainType === "preview") {
+        throw field("domainType", "preview domains are made by preview deployments");
+      }
+      if (input.domainType === "compose") {
+        if (!input.composeId) throw field("composeId", "is required when domainType is `compose`");
+        throw notFound("Compose");
+      }
+      if (!input.applicationId) throw field("applicationId", "is required when domainType is `application`");
+      const application = await loadApplication(services, caller, input.applicationId);
+      proxyServerOf(services, application);
+      const settings = checkedSettings(
+        {
+          host: input.host,
+          path: input.path ?? "/",
+          port: input.port ?? 3000,
+          https: input.https ?? true,
+          certificateType: input.certificateType,
+          customCertResolver: input.customCertResolver ?? null,
+          certificate: input.certificate ?? null,
+          certificateKey: input.certificateKey ?? null,
+          serviceName: input.serviceName ?? null,
+          stripPath: input.stripPath ?? true,
+          internalPath: input.internalPath ?? null,
+        },
+        null,
+      );
+      const domainId = newId();
+      const { certificateKey, ...columns } = settings;
+      const domain = await services.db.transaction().execute(async (trx) => {
+        await lockApplication(trx, application.applicationId);
+        const row = await trx
+          .insertInto("domains")
+          .values({
+            domainId,
+            ...columns,
+            certificateKeySealed: certificateKey
+              ? sealKey(services, certificateKey, domainId, application.organizationId)
+              : null,
+            domainType: "application",
+            applicationId: application.applicationId,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await syncApplicationProxyWith(services, trx, application.applicationId);
+        return row;
+      });
+      return toDomainView(domain);
+    },
+  }),
+
+  byApplicationId: query({
+    summary: "The domains of an application",
+    access: "member",
+    input: z.object({ applicationId: z.string().min(1).max(64) }),
+    output: z.array(domainSchema),
+    handler: async ({ services, caller, input }) => {
+      const application = await loadApplication(services, caller, input.applicationId);
+      return (await listApplicationDomains(services.db, application.applicationId)).map(toDomainView);
+    },
+  }),
+
+  byComposeId: query({
+    summary: "The domains of a compose service",
+    access: "member",
+    input: z.object({ composeId: z.string().min(1).max(64) }),
+    output: z.array(domainSchema),
+    handler: () => {
+      throw notFound("Compose");
+    },
+  }),
+
+  one: query({
+    summary: "One domain",
+    access: "member",
+    input: domainIdInput,
+    output: domainSchema,
+    handler: async ({ services, caller, input }) =>
+      toDomainView(await loadDomain(services, caller, input.domainId)),
+  }),
+
+  update: mutation({
+    summary: "Change a domain; its application's Traefik file is rewritten at once",
+    access: "member",
+    input: updateDomainInput,
+    output: domainSchema,
+    handler: async ({ services, caller, input }) => {
+      const existing = await loadDomain(services, caller, input.domainId);
+      const certificateType = input.certificateType ?? existing.certificateType;
+      const settings = checkedSettings(
+        {
+          host: input.host ?? existing.host,
+          path: input.path === undefined ? existing.path : (input.path ?? "/"),
+          port: input.port ?? existing.port,
+          https: input.https ?? existing.https,
+          certificateType,
+          customCertResolver:
+            input.customCertResolver === undefined ? existing.customCertResolver : input.customCertResolver,
+          certificate: input.certificate === undefined ? existing.certificate : input.certificate,
+          certificateKey: input.certificateKey ?? undefined,
+          serviceName: input.serviceName === undefined ? existing.serviceName : input.serviceName,
+          stripPath: input.stripPath ?? existing.stripPath,
+          internalPath: input.internalPath === undefined ? existing.internalPath : input.internalPath,
+        },
+        existing.certificateKeySealed,
+      );
+      const { certificateKey, ...columns } = settings;
+      const keepsFiles = hasCertificateFiles(settings);
+      const application = await loadApplication(services, caller, existing.applicationId!);
+      const serverId = proxyServerOf(services, application);
+      const domain = await services.db.transaction().execute(async (trx) => {
+        await lockApplication(trx, application.applicationId);
+        const row = await trx
+          .updateTable("domains")
+          .set({
+            ...columns,
+            certificateKeySealed: !keepsFiles
+              ? null
+              : certificateKey
+                ? sealKey(services, certificateKey, existing.domainId, existing.organizationId)
+                : existing.certificateKeySealed,
+          })
+          .where("domainId", "=", existing.domainId)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        await syncApplicationProxyWith(services, trx, application.applicationId);
+        if (hasCertificateFiles(existing) && !keepsFiles) {
+          await removeCertificateFiles(services, serverId, application.appName, existing);
+        }
+        return row;
+      });
+      return toDomainView(domain);
+    },
+  }),
+
+  delete: mutation({
+    summary: "Remove a domain; the application's Traefik file is rewritten (or removed with the last)",
+    access: "member",
+    input: domainIdInput,
+    output: domainSchema,
+    handler: async ({ services, caller, input }) => {
+      const existing = await loadDomain(services, caller, input.domainId);
+      const application = await loadApplication(services, caller, existing.applicationId!);
+      const serverId = proxyServerOf(services, application);
+      await services.db.transaction().execute(async (trx) => {
+        await lockApplication(trx, application.applicationId);
+        await trx.deleteFrom("domains").where("domainId", "=", existing.domainId).execute();
+        await syncApplicationProxyWith(services, trx, application.applicationId);
+        if (hasCertificateFiles(existing)) {
+          await removeCertificateFiles(services, serverId, application.appName, existing);
+        }
+      });
+      return toDomainView(existing);
+    },
+  }),
+
+  generateDomain: mutation({
+    summary: "A free host for an application: <appName>-<hash>.<server-ip>.<wildcard domain>",
+    access: "member",
+    input: z.object({
+      appName: z.string().min(1).max(63).refine(isValidName, "must match ^[a-zA-Z0-9.\\-_]+$"),
+      serverId: z.string().min(1).max(64).nullish(),
+    }),
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const ip = await serverIpOf(services, caller, input.serverId ?? undefined);
+      if (!isIPv4(ip)) {
+        throw field("serverId", "the server has no public IPv4 address to build a wildcard DNS domain from");
+      }
+      const settings = await loadWebServerSettings(services.db);
+      return generatedHost(input.appName, ip, settings.wildcardDomain);
+    },
+  }),
+
+  canGenerateTraefikMeDomains: query({
+    summary: "The server's IPv4 address when domains can be generated for it, else an empty string",
+    access: "member",
+    input: z.object({ serverId: z.string().min(1).max(64) }),
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const ip = await serverIpOf(services, caller, input.serverId);
+      return isIPv4(ip) ? ip : "";
+    },
+  }),
+
+  validateDomain: mutation({
+    summary: "Whether a host's DNS records point at the server (serverIp)",
+    access: "member",
+    input: z.object({
+      domain: hostSchema.refine((host) => !isWildcardHost(host), "a wildcard host cannot be looked up"),
+      serverIp: z
+        .string()
+        .refine((ip) => ip === "" || isIPv4(ip) || isIPv6(ip), "must be an IPv4 or IPv6 address")
+        .nullish(),
+    }),
+    output: z.object({ isValid: z.boolean(), resolvedIp: z.string(), error: z.string().optional() }),
+    handler: ({ input }) => validateDomainDns(hostToAscii(input.domain), input.serverIp || undefined),
+  }),
+});

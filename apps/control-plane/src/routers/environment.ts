@@ -1,0 +1,145 @@
+/**
+ * environment: the environments of a project (spec 2.8). Names are unique within a project
+ * (409 CONFLICT naming `name`). The default environment, made with the project, can be
+ * neither renamed nor removed (400), as in Dokploy: it goes with its project.
+ */
+import { z } from "zod";
+import { badRequest, conflict, notFound } from "../errors.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { withServices } from "../projects/details.ts";
+import { requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  deleteEnvironment,
+  ENVIRONMENT_NAME_CONSTRAINT,
+  findEnvironment,
+  findProject,
+  insertEnvironment,
+  isUniqueViolation,
+  listEnvironments,
+  updateEnvironment,
+} from "../projects/repository.ts";
+import {
+  descriptionSchema,
+  environmentDetailSchema,
+  environmentSchema,
+  envSchema,
+  nameSchema,
+  patchOf,
+} from "../projects/schemas.ts";
+import { teardownServices } from "../projects/services.ts";
+
+const idSchema = z.string().min(1);
+
+/** Runs an insert or update, turning a duplicate name into 409 naming `name`. */
+async function uniqueName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, ENVIRONMENT_NAME_CONSTRAINT)) {
+      throw conflict(`This project already has an environment named "${name}"`, { fields: ["name"] });
+    }
+    throw error;
+  }
+}
+
+export const environmentRouter = defineRouter("environment", {
+  create: mutation({
+    summary: "Add an environment to a project",
+    access: "member",
+    input: z.object({
+      projectId: idSchema,
+      name: nameSchema,
+      description: descriptionSchema,
+      env: envSchema.optional(),
+    }),
+    output: environmentSchema,
+    handler: async ({ services, caller, input }) => {
+      const project = await findProject(services.db, caller.organizationId, input.projectId);
+      if (!project) throw notFound("Project");
+      return uniqueName(input.name, () =>
+        insertEnvironment(services.db, {
+          projectId: project.projectId,
+          name: input.name,
+          description: input.description ?? null,
+          env: input.env ?? "",
+          isDefault: false,
+        }),
+      );
+    },
+  }),
+
+  one: query({
+    summary: "An environment with its project and services",
+    access: "member",
+    input: z.object({ environmentId: idSchema }),
+    output: environmentDetailSchema,
+    handler: async ({ services, caller, input }) => {
+      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+      if (!environment) throw notFound("Environment");
+      const project = await findProject(services.db, caller.organizationId, environment.projectId);
+      if (!project) throw notFound("Environment");
+      const [detail] = await withServices(services.db, [environment]);
+      return { ...detail!, project };
+    },
+  }),
+
+  byProjectId: query({
+    summary: "The environments of a project, default first",
+    access: "member",
+    input: z.object({ projectId: idSchema }),
+    output: z.array(environmentDetailSchema),
+    handler: async ({ services, caller, input }) => {
+      const project = await findProject(services.db, caller.organizationId, input.projectId);
+      if (!project) throw notFound("Project");
+      const environments = await withServices(
+        services.db,
+        await listEnvironments(services.db, [project.projectId]),
+      );
+      return environments.map((environment) => ({ ...environment, project }));
+    },
+  }),
+
+  update: mutation({
+    summary: "Change an environment's name, description or variables",
+    access: "member",
+    input: z.object({
+      environmentId: idSchema,
+      name: nameSchema.optional(),
+      description: descriptionSchema,
+      env: envSchema.optional(),
+    }),
+    output: environmentSchema,
+    handler: async ({ services, caller, input }) => {
+      const current = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+      if (!current) throw notFound("Environment");
+      if (current.isDefault && input.name !== undefined && input.name !== current.name) {
+        throw badRequest("The default environment cannot be renamed", { fields: ["name"] });
+      }
+      const updated = await uniqueName(input.name, () =>
+        updateEnvironment(services.db, current.environmentId, patchOf(input)),
+      );
+      if (!updated) throw notFound("Environment");
+      return updated;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Delete an environment and its services (irreversible); not the default one",
+    access: "member",
+    input: z.object({ environmentId: idSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      requireCanDeleteProjects(caller, "environments");
+      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+      if (!environment) throw notFound("Environment");
+      if (environment.isDefault) {
+        throw badRequest("The default environment cannot be removed; remove the project instead", {
+          fields: ["environmentId"],
+        });
+      }
+      await teardownServices(services, [environment.environmentId]);
+      await deleteEnvironment(services.db, environment.environmentId);
+      return success;
+    },
+  }),
+});

@@ -1,0 +1,37 @@
+/** Every spec router, registered in one place: the whole API surface at a glance. */
+import type { RouterDef } from "../procedure.ts";
+import { agentRouter } from "./agent.ts";
+import { applicationRouter } from "./application.ts";
+import { authRouter } from "./auth.ts";
+import { deploymentRouter } from "./deployment.ts";
+import { dockerRouter } from "./docker.ts";
+import { domainRouter } from "./domain.ts";
+import { environmentRouter } from "./environment.ts";
+import { organizationRouter } from "./organization.ts";
+import { portRouter } from "./port.ts";
+import { projectRouter } from "./project.ts";
+import { registryRouter } from "./registry.ts";
+import { securityRouter } from "./security.ts";
+import { serverRouter } from "./server.ts";
+import { settingsRouter } from "./settings.ts";
+import { sshKeyRouter } from "./ssh-key.ts";
+import { userRouter } from "./user.ts";
+
+export const allRouters: RouterDef[] = [
+  authRouter,
+  userRouter,
+  organizationRouter,
+  projectRouter,
+  environmentRouter,
+  dockerRouter,
+  agentRouter,
+  serverRouter,
+  sshKeyRouter,
+  applicationRouter,
+  deploymentRouter,
+  portRouter,
+  registryRouter,
+  domainRouter,
+  securityRouter,
+  settingsRouter,
+];

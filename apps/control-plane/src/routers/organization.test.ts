@@ -1,0 +1,370 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { createOtherOrganization, login } from "../users/test-support.ts";
+
+describe("organization", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let admin: Session;
+  let member: Session;
+  let other: Session & { organizationId: string };
+  const as = (session: Session) => ({ token: session.token });
+  const orgId = () => owner.user.organizationId;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await platform.registerOwner();
+    admin = await platform.addMember(owner, "admin");
+    member = await platform.addMember(owner, "member");
+    other = await createOtherOrganization(platform);
+  });
+  afterAll(() => platform.close());
+
+  describe("inviteMember", () => {
+    it("creates a pending invitation valid for 7 days", async () => {
+      const before = Date.now();
+      const r = await platform.mutate(
+        "organization.inviteMember",
+        { email: "New.Person@Example.com", role: "member" },
+        as(admin),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({
+        invitationId: expect.any(String),
+        email: "new.person@example.com",
+        role: "member",
+        status: "pending",
+        organizationId: orgId(),
+        inviterId: admin.user.id,
+      });
+      const expiresAt = new Date(r.body.expiresAt).getTime();
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 7 * 86_400_000 - 1000);
+      expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000 + 1000);
+    });
+
+    it("is 409 for an existing member and for an email with a pending invitation", async () => {
+      const existing = await platform.mutate(
+        "organization.inviteMember",
+        { email: member.user.email, role: "member" },
+        as(owner),
+      );
+      expect(existing.status).toBe(409);
+      expect(existing.body.error.data.fields).toEqual(["email"]);
+      const twice = await platform.mutate(
+        "organization.inviteMember",
+        { email: "new.person@example.com", role: "member" },
+        as(owner),
+      );
+      expect(twice.status).toBe(409);
+    });
+
+    it("lets only the owner invite administrators", async () => {
+      const byAdmin = await platform.mutate(
+        "organization.inviteMember",
+        { email: "would-be-admin@example.com", role: "admin" },
+        as(admin),
+      );
+      expect(byAdmin.status).toBe(403);
+      const byOwner = await platform.mutate(
+        "organization.inviteMember",
+        { email: "would-be-admin@example.com", role: "admin" },
+        as(owner),
+      );
+      expect(byOwner.status).toBe(200);
+    });
+
+    it("is 403 for members, 401 without credentials, 400 naming bad fields", async () => {
+      const input = { email: "someone@example.com", role: "member" };
+      expect((await platform.mutate("organization.inviteMember", input, as(member))).status).toBe(403);
+      expect((await platform.mutate("organization.inviteMember", input)).status).toBe(401);
+      const bad = await platform.mutate(
+        "organization.inviteMember",
+        { email: "nope", role: "owner" },
+        as(owner),
+      );
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.data.fields).toEqual(["email", "role"]);
+    });
+  });
+
+  describe("allInvitations and removeInvitation", () => {
+    it("lists the organization's invitations to administrators only", async () => {
+      const r = await platform.query("organization.allInvitations", {}, as(admin));
+      expect(r.status).toBe(200);
+      expect(r.body.map((i: any) => i.email)).toEqual(
+        expect.arrayContaining(["new.person@example.com", "would-be-admin@example.com"]),
+      );
+      expect(r.body.every((i: any) => i.organizationId === orgId())).toBe(true);
+      expect((await platform.query("organization.allInvitations", {}, as(member))).status).toBe(403);
+      expect((await platform.query("organization.allInvitations", {}, as(other))).body).toEqual([]);
+    });
+
+    it("cancels an invitation, which then cannot be used to register", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "canceled@example.com", role: "member" },
+        as(admin),
+      );
+      const r = await platform.mutate(
+        "organization.removeInvitation",
+        { invitationId: invite.body.invitationId },
+        as(admin),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true });
+      const listed = (await platform.query("organization.allInvitations", {}, as(admin))).body.find(
+        (i: any) => i.id === invite.body.invitationId,
+      );
+      expect(listed.status).toBe("canceled");
+      const register = await platform.mutate("auth.register", {
+        email: "canceled@example.com",
+        password: "correct-horse-battery",
+        name: "Canceled",
+        invitationId: invite.body.invitationId,
+      });
+      expect(register.status).toBe(404);
+      // The email can be invited again.
+      const again = await platform.mutate(
+        "organization.inviteMember",
+        { email: "canceled@example.com", role: "member" },
+        as(admin),
+      );
+      expect(again.status).toBe(200);
+    });
+
+    it("shows an expired invitation as expired", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "late@example.com", role: "member" },
+        as(owner),
+      );
+      await platform.services.db
+        .updateTable("invitations")
+        .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+        .where("invitationId", "=", invite.body.invitationId)
+        .execute();
+      const listed = (await platform.query("organization.allInvitations", {}, as(owner))).body.find(
+        (i: any) => i.id === invite.body.invitationId,
+      );
+      expect(listed.status).toBe("expired");
+    });
+
+    it("is 404 for another organization's invitation, 409 for an accepted one, 403 for members", async () => {
+      const theirs = await platform.mutate(
+        "organization.inviteMember",
+        { email: "theirs@example.com", role: "member" },
+        as(other),
+      );
+      const r = await platform.mutate(
+        "organization.removeInvitation",
+        { invitationId: theirs.body.invitationId },
+        as(owner),
+      );
+      expect(r.status).toBe(404);
+
+      const joined = await platform.addMember(owner, "member", "joined@example.com");
+      const accepted = (await platform.query("organization.allInvitations", {}, as(owner))).body.find(
+        (i: any) => i.email === joined.user.email,
+      );
+      expect(accepted.status).toBe("accepted");
+      const late = await platform.mutate(
+        "organization.removeInvitation",
+        { invitationId: accepted.id },
+        as(owner),
+      );
+      expect(late.status).toBe(409);
+      expect(
+        (await platform.mutate("organization.removeInvitation", { invitationId: accepted.id }, as(member)))
+          .status,
+      ).toBe(403);
+    });
+  });
+
+  describe("acceptInvitation", () => {
+    it("lets a registered user with the invited email join the organization", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: other.user.email, role: "member" },
+        as(owner),
+      );
+      const wrongUser = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(member),
+      );
+      expect(wrongUser.status).toBe(404);
+
+      const r = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(other),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ id: orgId(), role: "member", ownerId: owner.user.id });
+      const all = await platform.query("organization.all", {}, as(other));
+      expect(all.body.map((o: any) => [o.id, o.role])).toEqual([
+        [other.organizationId, "owner"],
+        [orgId(), "member"],
+      ]);
+      const again = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(other),
+      );
+      expect(again.status).toBe(404);
+      const users = await platform.query("user.all", {}, as(owner));
+      expect(users.body.map((u: any) => u.email)).toContain(other.user.email);
+    });
+
+    it("is 404 for an expired invitation", async () => {
+      const invitee = await createOtherOrganization(platform, "expired-invitee@example.com");
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "expired-invitee@example.com", role: "member" },
+        as(owner),
+      );
+      await platform.services.db
+        .updateTable("invitations")
+        .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+        .where("invitationId", "=", invite.body.invitationId)
+        .execute();
+      const r = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(invitee),
+      );
+      expect(r.status).toBe(404);
+    });
+  });
+
+  describe("all and one", () => {
+    it("lists the caller's organizations with the caller's role", async () => {
+      const r = await platform.query("organization.all", {}, as(member));
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual([
+        {
+          id: orgId(),
+          name: "Owner's organization",
+          ownerId: owner.user.id,
+          createdAt: expect.any(String),
+          role: "member",
+        },
+      ]);
+      expect((await platform.query("organization.all")).status).toBe(401);
+    });
+
+    it("gives one organization of the caller, 404 for another", async () => {
+      const r = await platform.query("organization.one", { organizationId: orgId() }, as(admin));
+      expect(r.body).toMatchObject({ id: orgId(), role: "admin" });
+      const theirs = await platform.query(
+        "organization.one",
+        { organizationId: other.organizationId },
+        as(admin),
+      );
+      expect(theirs.status).toBe(404);
+      const missing = await platform.query("organization.one", {}, as(admin));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["organizationId"]);
+    });
+  });
+
+  describe("update", () => {
+    it("lets the owner rename the organization", async () => {
+      const r = await platform.mutate(
+        "organization.update",
+        { organizationId: orgId(), name: "  Acme  " },
+        as(owner),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ id: orgId(), name: "Acme", role: "owner" });
+      expect(
+        (await platform.query("organization.one", { organizationId: orgId() }, as(member))).body.name,
+      ).toBe("Acme");
+    });
+
+    it("is 403 for administrators, 400 naming name, 404 for another organization", async () => {
+      const byAdmin = await platform.mutate(
+        "organization.update",
+        { organizationId: orgId(), name: "X" },
+        as(admin),
+      );
+      expect(byAdmin.status).toBe(403);
+      const blank = await platform.mutate(
+        "organization.update",
+        { organizationId: orgId(), name: " " },
+        as(owner),
+      );
+      expect(blank.status).toBe(400);
+      expect(blank.body.error.data.fields).toEqual(["name"]);
+      const theirs = await platform.mutate(
+        "organization.update",
+        { organizationId: other.organizationId, name: "Mine now" },
+        as(owner),
+      );
+      expect(theirs.status).toBe(404);
+      expect(
+        (await platform.query("organization.one", { organizationId: other.organizationId }, as(other))).body
+          .name,
+      ).toBe("Other organization");
+    });
+
+    it("acts only on the active organization", async () => {
+      // The owner of ours joins the other organization as a member, then acts from ours.
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: owner.user.email, role: "member" },
+        as(other),
+      );
+      await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(owner),
+      );
+      const r = await platform.mutate(
+        "organization.update",
+        { organizationId: other.organizationId, name: "Renamed from elsewhere" },
+        as(owner),
+      );
+      expect(r.status).toBe(403);
+      expect(r.body.error.message).toMatch(/active organization/);
+    });
+  });
+
+  describe("setActive", () => {
+    it("switches the session's active organization", async () => {
+      const session = await login(platform, other.user.email);
+      expect((await platform.query("user.get", {}, as(session))).body.organizationId).toBe(
+        other.organizationId,
+      );
+      const r = await platform.mutate("organization.setActive", { organizationId: orgId() }, as(session));
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ id: orgId(), role: "member" });
+      const me = await platform.query("user.get", {}, as(session));
+      expect(me.body).toMatchObject({ organizationId: orgId(), role: "member" });
+      expect((await platform.query("user.all", {}, as(session))).status).toBe(403);
+      await platform.mutate("organization.setActive", { organizationId: other.organizationId }, as(session));
+      expect((await platform.query("user.all", {}, as(session))).status).toBe(200);
+    });
+
+    it("is 404 for an organization the caller is not in, 400 for an API key", async () => {
+      const r = await platform.mutate(
+        "organization.setActive",
+        { organizationId: other.organizationId },
+        as(member),
+      );
+      expect(r.status).toBe(404);
+      const { body: key } = await platform.mutate(
+        "user.createApiKey",
+        { name: "k", organizationId: orgId(), metadata: { organizationId: orgId() } },
+        as(member),
+      );
+      const viaKey = await platform.mutate(
+        "organization.setActive",
+        { organizationId: orgId() },
+        { apiKey: key.key },
+      );
+      expect(viaKey.status).toBe(400);
+      expect(viaKey.body.error.data.fields).toEqual(["organizationId"]);
+    });
+  });
+});

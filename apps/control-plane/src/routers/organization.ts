@@ -1,0 +1,207 @@
+/**
+ * organization: the caller's organizations, switching the session's active organization, and
+ * invitations (the spec leaves this router's procedures open; see docs/decisions.md).
+ */
+import { z } from "zod";
+import type { Invitation } from "../db/schema.ts";
+import { badRequest, conflict, forbidden, notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import {
+  addMember,
+  createInvitation,
+  displayStatus,
+  findInvitation,
+  findPendingInvitationForEmail,
+  hasLivePendingInvitation,
+  INVITATION_TTL_MS,
+  isMemberEmail,
+  listInvitations,
+  setInvitationStatus,
+} from "../users/invitations.ts";
+import {
+  findMembership,
+  findOrganizationOf,
+  listOrganizationsOf,
+  renameOrganization,
+  setSessionOrganization,
+} from "../users/repository.ts";
+import { emailSchema, roleSchema } from "../users/user-view.ts";
+
+const organizationSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  ownerId: z.string(),
+  createdAt: z.string(),
+  /** The caller's role in this organization. */
+  role: roleSchema,
+});
+
+const invitationSchema = z.object({
+  id: z.string(),
+  invitationId: z.string(),
+  organizationId: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  status: z.enum(["pending", "accepted", "canceled", "expired"]),
+  inviterId: z.string(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+});
+
+function invitationView(invitation: Invitation, now: Date) {
+  return {
+    id: invitation.invitationId,
+    invitationId: invitation.invitationId,
+    organizationId: invitation.organizationId,
+    email: invitation.email,
+    role: invitation.role,
+    status: displayStatus(invitation, now),
+    inviterId: invitation.inviterId,
+    expiresAt: invitation.expiresAt,
+    createdAt: invitation.createdAt,
+  };
+}
+
+const organizationIdInput = z.object({ organizationId: z.string().min(1).max(64) });
+const invitationIdInput = z.object({ invitationId: z.string().min(1).max(64) });
+
+export const organizationRouter = defineRouter("organization", {
+  all: query({
+    summary: "Organizations the caller belongs to, with the caller's role in each",
+    access: "member",
+    input: noInput,
+    output: z.array(organizationSchema),
+    handler: ({ services, caller }) => listOrganizationsOf(services.db, caller.userId),
+  }),
+
+  one: query({
+    summary: "One organization the caller belongs to",
+    access: "member",
+    input: organizationIdInput,
+    output: organizationSchema,
+    handler: async ({ services, caller, input }) => {
+      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+      if (!organization) throw notFound("Organization");
+      return organization;
+    },
+  }),
+
+  update: mutation({
+    summary: "Rename the active organization (owner only)",
+    access: "owner",
+    input: organizationIdInput.extend({ name: z.string().trim().min(1).max(100) }),
+    output: organizationSchema,
+    handler: async ({ services, caller, input }) => {
+      if (input.organizationId !== caller.organizationId) {
+        // Callers act only within their active organization.
+        if (!(await findMembership(services.db, input.organizationId, caller.userId))) {
+          throw notFound("Organization");
+        }
+        throw forbidden("Only the active organization can be updated; switch with organization.setActive");
+      }
+      await renameOrganization(services.db, input.organizationId, input.name);
+      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+      if (!organization) throw notFound("Organization");
+      return organization;
+    },
+  }),
+
+  setActive: mutation({
+    summary: "Switch the session's active organization",
+    access: "member",
+    input: organizationIdInput,
+    output: organizationSchema,
+    handler: async ({ services, caller, input }) => {
+      if (caller.credential.kind !== "session") {
+        throw badRequest("An API key belongs to one organization; only a session can switch", {
+          fields: ["organizationId"],
+        });
+      }
+      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+      if (!organization) throw notFound("Organization");
+      await setSessionOrganization(services.db, caller.credential.sessionId, input.organizationId);
+      return organization;
+    },
+  }),
+
+  inviteMember: mutation({
+    summary: "Invite someone by email into the active organization (valid 7 days)",
+    access: "admin",
+    input: z.object({ email: emailSchema, role: z.enum(["admin", "member"]) }),
+    output: invitationSchema,
+    handler: async ({ services, caller, input }) => {
+      if (input.role === "admin" && caller.role !== "owner") {
+        throw forbidden("Only the organization owner can invite administrators");
+      }
+      const now = services.now();
+      if (await isMemberEmail(services.db, caller.organizationId, input.email)) {
+        throw conflict("This user is already a member of the organization", { fields: ["email"] });
+      }
+      if (
+        await hasLivePendingInvitation(services.db, caller.organizationId, input.email, now.toISOString())
+      ) {
+        throw conflict("This email already has a pending invitation", { fields: ["email"] });
+      }
+      const invitation = await createInvitation(services.db, {
+        organizationId: caller.organizationId,
+        email: input.email,
+        role: input.role,
+        inviterId: caller.userId,
+        expiresAt: new Date(now.getTime() + INVITATION_TTL_MS).toISOString(),
+      });
+      return invitationView(invitation, now);
+    },
+  }),
+
+  allInvitations: query({
+    summary: "Invitations of the active organization, newest first",
+    access: "admin",
+    input: noInput,
+    output: z.array(invitationSchema),
+    handler: async ({ services, caller }) => {
+      const now = services.now();
+      return (await listInvitations(services.db, caller.organizationId)).map((i) => invitationView(i, now));
+    },
+  }),
+
+  removeInvitation: mutation({
+    summary: "Cancel an invitation of the active organization",
+    access: "admin",
+    input: invitationIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const invitation = await findInvitation(services.db, caller.organizationId, input.invitationId);
+      if (!invitation) throw notFound("Invitation");
+      if (invitation.status === "accepted") {
+        throw conflict("This invitation was already accepted; remove the user with user.remove", {
+          fields: ["invitationId"],
+        });
+      }
+      await setInvitationStatus(services.db, invitation.invitationId, "canceled");
+      return success;
+    },
+  }),
+
+  acceptInvitation: mutation({
+    summary: "Join an organization with an invitation addressed to the caller's email",
+    access: "member",
+    input: invitationIdInput,
+    output: organizationSchema,
+    handler: async ({ services, caller, input }) => {
+      const organizationId = await services.db.transaction().execute(async (trx) => {
+        const now = services.now().toISOString();
+        const invitation = await findPendingInvitationForEmail(trx, input.invitationId, caller.email, now);
+        if (!invitation) throw notFound("Pending invitation");
+        if (await findMembership(trx, invitation.organizationId, caller.userId)) {
+          throw conflict("You are already a member of this organization", { fields: ["invitationId"] });
+        }
+        await addMember(trx, invitation.organizationId, caller.userId, invitation.role);
+        await setInvitationStatus(trx, invitation.invitationId, "accepted");
+        return invitation.organizationId;
+      });
+      const organization = await findOrganizationOf(services.db, caller.userId, organizationId);
+      if (!organization) throw notFound("Organization");
+      return organization;
+    },
+  }),
+});

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserDirectly } from "../projects/test-support.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+describe("port", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let stranger: Session;
+  let applicationId: string;
+  const as = (session: Session) => ({ token: session.token });
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({}, { agents: { localAgent: false } });
+    owner = await platform.registerOwner();
+    stranger = await createUserDirectly(platform, { email: "stranger@example.com" });
+    const project = await platform.mutate("project.create", { name: "Shop" }, as(owner));
+    const application = await platform.mutate(
+      "application.create",
+      { name: "Web", environmentId: project.body.environment.environmentId },
+      as(owner),
+    );
+    applicationId = application.body.applicationId;
+  });
+  afterAll(() => platform?.close());
+
+  it("creates a port (host mode and tcp by default), reads, updates and deletes it", async () => {
+    const created = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 8080, targetPort: 80 },
+      as(owner),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({
+      applicationId,
+      publishedPort: 8080,
+      targetPort: 80,
+      protocol: "tcp",
+      publishMode: "host",
+    });
+    const { portId } = created.body;
+
+    const one = await platform.query("port.one", { portId }, as(owner));
+    expect(one.body).toMatchObject({ portId, publishedPort: 8080 });
+
+    const updated = await platform.mutate(
+      "port.update",
+      { portId, targetPort: 3000, publishMode: "ingress" },
+      as(owner),
+    );
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({
+      portId,
+      publishedPort: 8080,
+      targetPort: 3000,
+      publishMode: "ingress",
+    });
+
+    const deleted = await platform.mutate("port.delete", { portId }, as(owner));
+    expect(deleted.status).toBe(200);
+    expect((await platform.query("port.one", { portId }, as(owner))).status).toBe(404);
+  });
+
+  it("refuses the same published port and protocol twice (409), allows it for udp", async () => {
+    const first = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 9000, targetPort: 80 },
+      as(owner),
+    );
+    expect(first.status).toBe(200);
+    const again = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 9000, targetPort: 81 },
+      as(owner),
+    );
+    expect(again.status).toBe(409);
+    expect(again.body.error.data.fields).toEqual(["publishedPort"]);
+    const udp = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 9000, targetPort: 81, protocol: "udp" },
+      as(owner),
+    );
+    expect(udp.status).toBe(200);
+    const clash = await platform.mutate(
+      "port.update",
+      { portId: udp.body.portId, protocol: "tcp" },
+      as(owner),
+    );
+    expect(clash.status).toBe(409);
+  });
+
+  it.each([
+    [{ publishedPort: 0, targetPort: 80 }, "publishedPort"],
+    [{ publishedPort: 65536, targetPort: 80 }, "publishedPort"],
+    [{ publishedPort: 8081, targetPort: -1 }, "targetPort"],
+    [{ publishedPort: 8081, targetPort: 1.5 }, "targetPort"],
+    [{ publishedPort: 8081, targetPort: 80, protocol: "sctp" }, "protocol"],
+    [{ publishedPort: 8081, targetPort: 80, publishMode: "global" }, "publishMode"],
+  ])("refuses %j with a 400 naming %s", async (fields, field) => {
+    const response = await platform.mutate("port.create", { applicationId, ...fields }, as(owner));
+    expect(response.status).toBe(400);
+    expect(response.body.error.data.fields).toContain(field);
+  });
+
+  it("hides another organization's application and ports (404)", async () => {
+    const port = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 7000, targetPort: 80 },
+      as(owner),
+    );
+    const { portId } = port.body;
+    const create = await platform.mutate(
+      "port.create",
+      { applicationId, publishedPort: 7001, targetPort: 80 },
+      as(stranger),
+    );
+    expect(create.status).toBe(404);
+    expect((await platform.query("port.one", { portId }, as(stranger))).status).toBe(404);
+    expect((await platform.mutate("port.update", { portId, targetPort: 1 }, as(stranger))).status).toBe(404);
+    expect((await platform.mutate("port.delete", { portId }, as(stranger))).status).toBe(404);
+    expect((await platform.query("port.one", { portId }, as(owner))).body.targetPort).toBe(80);
+  });
+});

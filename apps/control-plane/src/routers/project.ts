@@ -1,0 +1,214 @@
+/**
+ * project (spec 4.5): projects of the caller's organization, each created with a default
+ * "production" environment. Another organization's project is a 404. Services inside
+ * environments are reached only through projects/services.ts.
+ */
+import { z } from "zod";
+import { conflict, notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { withEnvironments, withServices } from "../projects/details.ts";
+import { requireCanCreateProjects, requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  deleteProject,
+  ENVIRONMENT_NAME_CONSTRAINT,
+  type Environment,
+  findEnvironment,
+  findProject,
+  insertEnvironment,
+  insertProject,
+  isUniqueViolation,
+  listEnvironments,
+  listProjects,
+  type Project,
+  searchProjects,
+  updateProject,
+} from "../projects/repository.ts";
+import {
+  DEFAULT_ENVIRONMENT,
+  descriptionSchema,
+  environmentDetailSchema,
+  environmentSchema,
+  envSchema,
+  nameSchema,
+  patchOf,
+  projectDetailSchema,
+  projectSchema,
+} from "../projects/schemas.ts";
+import { copyServices, serviceKinds, teardownServices } from "../projects/services.ts";
+
+const idSchema = z.string().min(1);
+
+export const projectRouter = defineRouter("project", {
+  create: mutation({
+    summary: "Create a project with its default environment",
+    access: "member",
+    input: z.object({ name: nameSchema, description: descriptionSchema, env: envSchema.optional() }),
+    output: z.object({ project: projectSchema, environment: environmentSchema }),
+    handler: ({ services, caller, input }) => {
+      requireCanCreateProjects(caller);
+      return services.db.transaction().execute(async (trx) => {
+        const project = await insertProject(trx, {
+          organizationId: caller.organizationId,
+          name: input.name,
+          description: input.description ?? null,
+          env: input.env ?? "",
+        });
+        const environment = await insertEnvironment(trx, {
+          projectId: project.projectId,
+          ...DEFAULT_ENVIRONMENT,
+          env: "",
+          isDefault: true,
+        });
+        return { project, environment };
+      });
+    },
+  }),
+
+  one: query({
+    summary: "A project with its environments and their services",
+    access: "member",
+    input: z.object({ projectId: idSchema }),
+    output: projectDetailSchema,
+    handler: async ({ services, caller, input }) => {
+      const project = await findProject(services.db, caller.organizationId, input.projectId);
+      if (!project) throw notFound("Project");
+      const [detail] = await withEnvironments(services.db, [project]);
+      return detail!;
+    },
+  }),
+
+  all: query({
+    summary: "Every project of the organization with environments and service summaries",
+    access: "member",
+    input: noInput,
+    output: z.array(projectDetailSchema),
+    handler: async ({ services, caller }) =>
+      withEnvironments(services.db, await listProjects(services.db, caller.organizationId)),
+  }),
+
+  update: mutation({
+    summary: "Change a project's name, description or variables",
+    access: "member",
+    input: z.object({
+      projectId: idSchema,
+      name: nameSchema.optional(),
+      description: descriptionSchema,
+      env: envSchema.optional(),
+    }),
+    output: projectSchema,
+    handler: async ({ services, caller, input }) => {
+      const project = await updateProject(
+        services.db,
+        caller.organizationId,
+        input.projectId,
+        patchOf(input),
+      );
+      if (!project) throw notFound("Project");
+      return project;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Delete a project with all its environments and services (irreversible)",
+    access: "member",
+    input: z.object({ projectId: idSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      requireCanDeleteProjects(caller, "projects");
+      const project = await findProject(services.db, caller.organizationId, input.projectId);
+      if (!project) throw notFound("Project");
+      const environments = await listEnvironments(services.db, [project.projectId]);
+      // Workloads stop before their rows go; the environments cascade with the project.
+      await teardownServices(
+        services,
+        environments.map((e) => e.environmentId),
+      );
+      await deleteProject(services.db, caller.organizationId, project.projectId);
+      return success;
+    },
+  }),
+
+  duplicate: mutation({
+    summary: "Copy an environment into a new project, or into a new environment of the same project",
+    access: "member",
+    input: z.object({
+      sourceEnvironmentId: idSchema,
+      name: nameSchema,
+      description: descriptionSchema,
+      includeServices: z.boolean().default(true),
+      selectedServices: z.array(z.object({ id: idSchema, type: z.enum(serviceKinds) })).optional(),
+      duplicateInSameProject: z.boolean().default(false),
+    }),
+    output: environmentDetailSchema,
+    handler: async ({ services, caller, input }) => {
+      if (!input.duplicateInSameProject) requireCanCreateProjects(caller);
+      const source = await findEnvironment(services.db, caller.organizationId, input.sourceEnvironmentId);
+      if (!source) throw notFound("Environment");
+      const sourceProject = await findProject(services.db, caller.organizationId, source.projectId);
+      if (!sourceProject) throw notFound("Environment");
+
+      let created: { project: Project; environment: Environment };
+      try {
+        created = await services.db.transaction().execute(async (trx) => {
+          let project = sourceProject;
+          let environment: Environment;
+          if (input.duplicateInSameProject) {
+            environment = await insertEnvironment(trx, {
+              projectId: sourceProject.projectId,
+              name: input.name,
+              description: input.description !== undefined ? input.description : source.description,
+              env: source.env,
+              isDefault: false,
+            });
+          } else {
+            project = await insertProject(trx, {
+              organizationId: caller.organizationId,
+              name: input.name,
+              description: input.description ?? null,
+              env: sourceProject.env,
+            });
+            environment = await insertEnvironment(trx, {
+              projectId: project.projectId,
+              ...DEFAULT_ENVIRONMENT,
+              env: source.env,
+              isDefault: true,
+            });
+          }
+          await copyServices(trx, {
+            sourceEnvironmentId: source.environmentId,
+            targetEnvironmentId: environment.environmentId,
+            sameProject: input.duplicateInSameProject,
+            selection: !input.includeServices ? "none" : (input.selectedServices ?? "all"),
+            secrets: services.secrets,
+          });
+          return { project, environment };
+        });
+      } catch (error) {
+        if (isUniqueViolation(error, ENVIRONMENT_NAME_CONSTRAINT)) {
+          throw conflict(`This project already has an environment named "${input.name}"`, {
+            fields: ["name"],
+          });
+        }
+        throw error;
+      }
+      const [environment] = await withServices(services.db, [created.environment]);
+      return { ...environment!, project: created.project };
+    },
+  }),
+
+  search: query({
+    summary: "Search projects by name and description",
+    access: "member",
+    input: z
+      .object({
+        q: z.string().max(200).optional(),
+        name: z.string().max(200).optional(),
+        description: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(100).default(20),
+        offset: z.number().int().min(0).default(0),
+      })
+      .prefault({}),
+    output: z.object({ items: z.array(projectSchema), total: z.number().int() }),
+    handler: ({ services, caller, input }) => searchProjects(services.db, caller.organizationId, input),
+  }),
+});

@@ -1,0 +1,515 @@
+/**
+ * registry.* (spec 2.1, 4.6) on a real database, with testRegistry going through the embedded
+ * agent to the real Docker Engine and real registries (scripts/start-test-registry.sh): the
+ * password is sealed and never returned nor logged, addresses are normalized and hostile ones
+ * refused, members read while administrators write, another organization's registry is a 404
+ * (also as an application's reference), and removing a registry clears applications' references.
+ */
+
+import { request as httpRequest } from "node:http";
+import { requireDocker } from "@platform/agent/testing/docker.ts";
+import { startTestRegistries, type TestRegistries } from "@platform/agent/testing/registry.ts";
+import { NatsAgentTransport } from "@platform/agent-protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listen } from "../agents/testing/agents.ts";
+import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
+import { createUserDirectly } from "../projects/test-support.ts";
+import { findRegistryCredentials } from "../registries/repository.ts";
+import { normalizeRegistryUrl } from "../registries/schemas.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+const PASSWORD = "s3cret-registry-password";
+
+describe("normalizeRegistryUrl", () => {
+  it.each([
+    ["ghcr.io", "ghcr.io"],
+    ["Registry.Example.com:5000", "registry.example.com:5000"],
+    ["https://index.docker.io/v1/", "index.docker.io"],
+    ["http://127.0.0.1:5050", "127.0.0.1:5050"],
+    ["registry.gitlab.com/group/project", "registry.gitlab.com"],
+    ["https://[::1]:5000/", "[::1]:5000"],
+    ["http://registry.example.com:80", "registry.example.com:80"],
+    ["https://0xa9fea9fe.example.com", "0xa9fea9fe.example.com"],
+  ])("%s -> %s", (input, expected) => {
+    expect(normalizeRegistryUrl(input)).toEqual({ address: expected });
+  });
+
+  it.each([
+    "",
+    "ftp://registry.example.com",
+    "file:///etc/passwd",
+    "javascript://x",
+    "https://user:pw@registry.example.com",
+    "user@registry.example.com",
+    "registry.example.com/../admin",
+    "registry example.com",
+    "registry.example.com\n",
+    "https://169.254.169.254/latest",
+    "https://0xa9fea9fe",
+    "[fe80::1]:5000",
+    "registry.example.com:99999",
+    "$(touch /tmp/x)",
+    "reg;istry.example.com",
+  ])("refuses %j", (input) => {
+    expect(normalizeRegistryUrl(input)).toHaveProperty("problem");
+  });
+});
+
+describe("registry", () => {
+  let platform: TestPlatform;
+  let registries: TestRegistries;
+  let owner: Session;
+  let admin: Session;
+  let member: Session;
+  let stranger: Session;
+  const as = (session: Session) => ({ token: session.token });
+
+  const create = async (input: Record<string, unknown> = {}, session = owner) => {
+    const response = await platform.mutate(
+      "registry.create",
+      {
+        registryName: "Local",
+        registryUrl: `http://${registries.http}/`,
+        username: registries.username,
+        password: registries.password,
+        registryType: "selfHosted",
+        ...input,
+      },
+      as(session),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    return response.body as Record<string, any>;
+  };
+
+  const newApplication = async (session: Session) => {
+    const project = await platform.mutate("project.create", { name: "Shop" }, as(session));
+    expect(project.status, JSON.stringify(project.body)).toBe(200);
+    const app = await platform.mutate(
+      "application.create",
+      { name: "Web", environmentId: project.body.environment.environmentId },
+      as(session),
+    );
+    expect(app.status, JSON.stringify(app.body)).toBe(200);
+    return app.body.applicationId as string;
+  };
+
+  beforeAll(async () => {
+    await requireDocker();
+    registries = await startTestRegistries();
+    platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory: "/nonexistent" } } });
+    owner = await platform.registerOwner();
+    admin = await platform.addMember(owner, "admin");
+    member = await platform.addMember(owner, "member");
+    stranger = await createUserDirectly(platform, { email: "stranger@example.com" });
+  }, 300_000);
+
+  afterAll(async () => platform?.close());
+
+  it("creates a registry with a normalized address, sealing the password and never returning it", async () => {
+    const registry = await create({ password: PASSWORD, imagePrefix: "team/apps" });
+    expect(registry).toMatchObject({
+      registryName: "Local",
+      registryUrl: registries.http,
+      username: registries.username,
+      imagePrefix: "team/apps",
+      registryType: "selfHosted",
+      organizationId: owner.user.organizationId,
+    });
+    expect(registry).not.toHaveProperty("password");
+    expect(registry).not.toHaveProperty("passwordSealed");
+
+    const row = await platform.services.db
+      .selectFrom("registries")
+      .selectAll()
+      .where("registryId", "=", registry.registryId)
+      .executeTakeFirstOrThrow();
+    expect(row.passwordSealed).not.toContain(PASSWORD);
+
+    for (const response of [
+      await platform.query("registry.one", { registryId: registry.registryId }, as(member)),
+      await platform.query("registry.all", {}, as(member)),
+    ]) {
+      expect(response.status).toBe(200);
+      expect(JSON.stringify(response.body)).not.toContain(PASSWORD);
+      expect(JSON.stringify(response.body)).not.toContain("passwordSealed");
+    }
+    const credentials = await findRegistryCredentials(
+      platform.services,
+      owner.user.organizationId,
+      registry.registryId,
+    );
+    expect(credentials).toEqual({
+      registryUrl: registries.http,
+      username: registries.username,
+      password: PASSWORD,
+      imagePrefix: "team/apps",
+    });
+  });
+
+  it("defaults registryType to cloud and lists the new registry", async () => {
+    const registry = await create({ registryType: undefined, registryUrl: "ghcr.io" });
+    expect(registry.registryType).toBe("cloud");
+    const all = await platform.query("registry.all", {}, as(owner));
+    expect(all.body.map((r: { registryId: string }) => r.registryId)).toContain(registry.registryId);
+  });
+
+  it("answers registry.one given as a GET with a JSON body (spec 4.0) over real HTTP", async () => {
+    const registry = await create({ password: PASSWORD });
+    const server = await listen(platform);
+    try {
+      const body = JSON.stringify({ registryId: registry.registryId });
+      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const request = httpRequest(`${server.url}/api/registry.one`, {
+          method: "GET",
+          headers: {
+            authorization: `Bearer ${owner.token}`,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+          },
+        });
+        request.on("response", (response) => {
+          let text = "";
+          response.on("data", (chunk) => (text += chunk));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+        });
+        request.on("error", reject);
+        request.end(body);
+      });
+      expect(answer.status, answer.text).toBe(200);
+      expect(JSON.parse(answer.text)).toMatchObject({
+        registryId: registry.registryId,
+        registryUrl: registries.http,
+      });
+      expect(answer.text).not.toContain(PASSWORD);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("lets members read but only administrators write", async () => {
+    const registry = await create({}, admin);
+    const denied = [
+      await platform.mutate(
+        "registry.create",
+        { registryName: "x", registryUrl: "ghcr.io", username: "u", password: "p" },
+        as(member),
+      ),
+      await platform.mutate(
+        "registry.update",
+        { registryId: registry.registryId, registryName: "y" },
+        as(member),
+      ),
+      await platform.mutate("registry.remove", { registryId: registry.registryId }, as(member)),
+      await platform.mutate("registry.testRegistryById", { registryId: registry.registryId }, as(member)),
+    ];
+    for (const response of denied) expect(response.status).toBe(403);
+    expect(
+      (await platform.query("registry.one", { registryId: registry.registryId }, as(member))).status,
+    ).toBe(200);
+  });
+
+  it.each([
+    [{ registryUrl: "ftp://registry.example.com" }, "registryUrl"],
+    [{ registryUrl: "https://user:pw@registry.example.com" }, "registryUrl"],
+    [{ registryUrl: "registry.example.com/../x" }, "registryUrl"],
+    [{ registryUrl: "registry .example.com" }, "registryUrl"],
+    [{ registryUrl: "http://169.254.169.254" }, "registryUrl"],
+    [{ imagePrefix: "Team Apps" }, "imagePrefix"],
+    [{ imagePrefix: "../etc" }, "imagePrefix"],
+    [{ imagePrefix: "team/$(id)" }, "imagePrefix"],
+    [{ registryType: "private" }, "registryType"],
+    [{ registryName: "" }, "registryName"],
+    [{ username: "two words" }, "username"],
+    [{ password: "" }, "password"],
+  ])("refuses %j naming %s, storing nothing", async (input, field) => {
+    const before = await platform.services.db.selectFrom("registries").select("registryId").execute();
+    const response = await platform.mutate(
+      "registry.create",
+      { registryName: "Bad", registryUrl: "ghcr.io", username: "u", password: "p", ...input },
+      as(owner),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toContain(field);
+    const after = await platform.services.db.selectFrom("registries").select("registryId").execute();
+    expect(after.length).toBe(before.length);
+  });
+
+  it("updates fields and re-seals a new password; an absent password keeps the stored one", async () => {
+    const registry = await create({ password: PASSWORD });
+    const renamed = await platform.mutate(
+      "registry.update",
+      {
+        registryId: registry.registryId,
+        registryName: "Renamed",
+        registryUrl: "HTTPS://Reg.Example.com:443/v2/",
+      },
+      as(owner),
+    );
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    expect(renamed.body).toEqual({ success: true });
+    const one = await platform.query("registry.one", { registryId: registry.registryId }, as(owner));
+    expect(one.body).toMatchObject({ registryName: "Renamed", registryUrl: "reg.example.com:443" });
+    const org = owner.user.organizationId;
+    expect((await findRegistryCredentials(platform.services, org, registry.registryId))?.password).toBe(
+      PASSWORD,
+    );
+
+    await platform.mutate(
+      "registry.update",
+      { registryId: registry.registryId, password: "new-pass" },
+      as(owner),
+    );
+    expect((await findRegistryCredentials(platform.services, org, registry.registryId))?.password).toBe(
+      "new-pass",
+    );
+
+    const bad = await platform.mutate(
+      "registry.update",
+      { registryId: registry.registryId, registryUrl: "gopher://x" },
+      as(owner),
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.data.fields).toEqual(["registryUrl"]);
+  });
+
+  it("answers 404 for another organization's registry everywhere", async () => {
+    const registry = await create();
+    const id = { registryId: registry.registryId };
+    const responses = [
+      await platform.query("registry.one", id, as(stranger)),
+      await platform.mutate("registry.update", { ...id, registryName: "Mine" }, as(stranger)),
+      await platform.mutate("registry.remove", id, as(stranger)),
+      await platform.mutate("registry.testRegistryById", id, as(stranger)),
+    ];
+    for (const response of responses) expect(response.status).toBe(404);
+    expect((await platform.query("registry.all", {}, as(stranger))).body).toEqual([]);
+    expect(
+      await findRegistryCredentials(platform.services, stranger.user.organizationId, registry.registryId),
+    ).toBe(undefined);
+    const still = await platform.query("registry.one", id, as(owner));
+    expect(still.body.registryName).toBe("Local");
+  });
+
+  it("links applications to registries of the organization only, and clears the links on remove", async () => {
+    const pull = await create();
+    const push = await create();
+    const applicationId = await newApplication(owner);
+    const linked = await platform.mutate(
+      "application.update",
+      {
+        applicationId,
+        registryId: pull.registryId,
+        buildRegistryId: push.registryId,
+        rollbackRegistryId: push.registryId,
+      },
+      as(owner),
+    );
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+    let app = (await platform.query("application.one", { applicationId }, as(owner))).body;
+    expect(app).toMatchObject({
+      registryId: pull.registryId,
+      buildRegistryId: push.registryId,
+      rollbackRegistryId: push.registryId,
+    });
+
+    const theirs = await create({}, owner);
+    const strangerApp = await newApplication(stranger);
+    for (const field of ["registryId", "buildRegistryId", "rollbackRegistryId"]) {
+      const refused = await platform.mutate(
+        "application.update",
+        { applicationId: strangerApp, [field]: theirs.registryId },
+        as(stranger),
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(404);
+      expect(refused.body.error.data.fields).toEqual([field]);
+    }
+    const strangerRow = await platform.services.db
+      .selectFrom("applications")
+      .select(["registryId", "buildRegistryId", "rollbackRegistryId"])
+      .where("applicationId", "=", strangerApp)
+      .executeTakeFirstOrThrow();
+    expect(strangerRow).toEqual({ registryId: null, buildRegistryId: null, rollbackRegistryId: null });
+
+    expect(
+      (await platform.mutate("registry.remove", { registryId: push.registryId }, as(owner))).status,
+    ).toBe(200);
+    app = (await platform.query("application.one", { applicationId }, as(owner))).body;
+    expect(app).toMatchObject({
+      registryId: pull.registryId,
+      buildRegistryId: null,
+      rollbackRegistryId: null,
+    });
+    expect((await platform.query("registry.one", { registryId: push.registryId }, as(owner))).status).toBe(
+      404,
+    );
+    const removal = platform.logLines.find(
+      (line) => line.includes("registry removed") && line.includes(push.registryId),
+    );
+    expect(removal).toContain(applicationId);
+
+    const cleared = await platform.mutate("application.update", { applicationId, registryId: "" }, as(owner));
+    expect(cleared.status).toBe(200);
+    app = (await platform.query("application.one", { applicationId }, as(owner))).body;
+    expect(app.registryId).toBe(null);
+  });
+
+  describe("testRegistry through the agent and a real registry", () => {
+    const test = (input: Record<string, unknown>) =>
+      platform.mutate(
+        "registry.testRegistry",
+        {
+          registryUrl: registries.http,
+          username: registries.username,
+          password: registries.password,
+          registryType: "selfHosted",
+          ...input,
+        },
+        as(owner),
+      );
+
+    it("succeeds with the right credentials", async () => {
+      const response = await test({});
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toEqual({ success: true });
+    });
+
+    it("passes the registry's refusal of a wrong password back as a 400, without the password", async () => {
+      const response = await test({ password: "wrong-password-for-test" });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.message).toMatch(/401|unauthorized/i);
+      expect(JSON.stringify(response.body)).not.toContain("wrong-password-for-test");
+    });
+
+    it("names the lookup failure for a host that does not resolve", async () => {
+      const response = await test({ registryUrl: "registry.invalid:5000" });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.message).toMatch(/registry\.invalid/);
+      expect(response.body.error.message).toMatch(/no such host|lookup/i);
+    });
+
+    it("names the certificate problem for a registry with a self-signed certificate", async () => {
+      const response = await test({ registryUrl: `https://${registries.tls}` });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.message).toMatch(/certificate|x509/i);
+    });
+
+    it("refuses a bad address before reaching any agent", async () => {
+      const response = await test({ registryUrl: "ssh://127.0.0.1:22" });
+      expect(response.status).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["registryUrl"]);
+    });
+
+    it("answers 404 for a server of another organization", async () => {
+      const server = await platform.services.db
+        .insertInto("servers")
+        .values({
+          serverId: "stranger-server",
+          organizationId: stranger.user.organizationId,
+          name: "theirs",
+          description: null,
+          ipAddress: "10.0.0.9",
+          username: "root",
+          sshKeyId: null,
+          agentPublicKey: null,
+          agentVersion: null,
+          enrolledAt: null,
+          lastHeartbeatAt: null,
+          hostKeySha256: null,
+        })
+        .returning("serverId")
+        .executeTakeFirstOrThrow();
+      const response = await test({ serverId: server.serverId });
+      expect(response.status).toBe(404);
+    });
+
+    it("tests a stored registry by id, with its sealed password", async () => {
+      const good = await create();
+      const ok = await platform.mutate(
+        "registry.testRegistryById",
+        { registryId: good.registryId },
+        as(admin),
+      );
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body).toEqual({ success: true });
+
+      const bad = await create({ password: "not-the-password" });
+      const refused = await platform.mutate(
+        "registry.testRegistryById",
+        { registryId: bad.registryId },
+        as(owner),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toMatch(/401|unauthorized/i);
+    });
+
+    it("never writes a registry password to the log", () => {
+      const log = platform.logLines.join("\n");
+      for (const secret of [
+        PASSWORD,
+        registries.password,
+        "wrong-password-for-test",
+        "not-the-password",
+        "new-pass",
+      ]) {
+        expect(log).not.toContain(secret);
+      }
+    });
+  });
+});
+
+describe("registry on the cloud edition", () => {
+  let platform: TestPlatform;
+  afterAll(async () => platform?.close());
+
+  it("requires a serverId to test a registry (the control plane's machine is not a tenant's)", async () => {
+    platform = await startTestPlatform({ PLATFORM_EDITION: "cloud" }, { agents: { localAgent: false } });
+    const owner = await platform.registerOwner();
+    const response = await platform.mutate(
+      "registry.testRegistry",
+      { registryUrl: "ghcr.io", username: "u", password: "p" },
+      { token: owner.token },
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["serverId"]);
+  });
+});
+
+describe("registry.testRegistry with the local agent over NATS (JWT auth)", () => {
+  let nats: JwtNats;
+  let platform: TestPlatform;
+  let registries: TestRegistries;
+  let owner: Session;
+
+  beforeAll(async () => {
+    registries = await startTestRegistries();
+    nats = await startJwtNats();
+    platform = await startTestPlatform(nats.env, {
+      agents: { localAgent: { mainDirectory: "/nonexistent" } },
+    });
+    owner = await platform.registerOwner();
+  }, 300_000);
+
+  afterAll(async () => {
+    await platform?.close();
+    await nats?.stop();
+  });
+
+  it("logs in, and carries the registry's refusal back, through NATS", async () => {
+    expect(platform.services.agents.client.transport).toBeInstanceOf(NatsAgentTransport);
+    const input = {
+      registryUrl: registries.http,
+      username: registries.username,
+      password: registries.password,
+    };
+    const ok = await platform.mutate("registry.testRegistry", input, { token: owner.token });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const refused = await platform.mutate(
+      "registry.testRegistry",
+      { ...input, password: "nats-wrong-password" },
+      { token: owner.token },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/401|unauthorized/i);
+    expect(platform.logLines.join("\n")).not.toContain("nats-wrong-password");
+  });
+});

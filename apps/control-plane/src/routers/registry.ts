@@ -1,0 +1,126 @@
+/**
+ * registry (spec 2.1, 4.6): container registries of the organization, for pulling images, pushing
+ * builds and keeping rollback images. Administrators write and test (registries belong with the
+ * organization's settings), members read. The password is write-only: sealed at rest and in no
+ * response, not even registry.one. Another organization's registry is a 404.
+ */
+import { z } from "zod";
+import { notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { testRegistryLogin } from "../registries/login.ts";
+import {
+  deleteRegistry,
+  findRegistry,
+  insertRegistry,
+  listRegistries,
+  openRegistryPassword,
+  toRegistryView,
+  updateRegistry,
+} from "../registries/repository.ts";
+import {
+  createRegistryInput,
+  idSchema,
+  registryIdInput,
+  registrySchema,
+  testRegistryInput,
+  updateRegistryInput,
+} from "../registries/schemas.ts";
+
+export const registryRouter = defineRouter("registry", {
+  create: mutation({
+    summary: "Store a container registry (the password is encrypted and never shown again)",
+    access: "admin",
+    input: createRegistryInput,
+    output: registrySchema,
+    handler: async ({ services, caller, input }) =>
+      toRegistryView(
+        await insertRegistry(services, caller.organizationId, {
+          ...input,
+          imagePrefix: input.imagePrefix || null,
+        }),
+      ),
+  }),
+
+  all: query({
+    summary: "The organization's registries, newest first (without passwords)",
+    access: "member",
+    input: noInput,
+    output: z.array(registrySchema),
+    handler: async ({ services, caller }) =>
+      (await listRegistries(services.db, caller.organizationId)).map(toRegistryView),
+  }),
+
+  one: query({
+    summary: "One registry (without its password)",
+    access: "member",
+    input: registryIdInput,
+    output: registrySchema,
+    handler: async ({ services, caller, input }) => {
+      const registry = await findRegistry(services.db, caller.organizationId, input.registryId);
+      if (!registry) throw notFound("Registry");
+      return toRegistryView(registry);
+    },
+  }),
+
+  update: mutation({
+    summary: "Change a registry; an absent password keeps the stored one",
+    access: "admin",
+    input: updateRegistryInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const { registryId, imagePrefix, ...fields } = input;
+      const patch = imagePrefix === undefined ? fields : { ...fields, imagePrefix: imagePrefix || null };
+      if (!(await updateRegistry(services, caller.organizationId, registryId, patch))) {
+        throw notFound("Registry");
+      }
+      return success;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Delete a registry; applications using it lose the reference (set to null)",
+    access: "admin",
+    input: registryIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const affected = await deleteRegistry(services.db, caller.organizationId, input.registryId);
+      if (!affected) throw notFound("Registry");
+      if (affected.length > 0) {
+        logger.info(
+          { registryId: input.registryId, applicationIds: affected },
+          "registry removed; its applications no longer refer to it",
+        );
+      }
+      return success;
+    },
+  }),
+
+  testRegistry: mutation({
+    summary: "Log in to a registry through a server's Docker Engine (nothing is stored)",
+    access: "admin",
+    input: testRegistryInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await testRegistryLogin(services, caller, input);
+      return success;
+    },
+  }),
+
+  testRegistryById: mutation({
+    summary: "Log in to a stored registry through a server's Docker Engine",
+    access: "admin",
+    input: registryIdInput.extend({ serverId: idSchema.optional() }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const registry = await findRegistry(services.db, caller.organizationId, input.registryId);
+      if (!registry) throw notFound("Registry");
+      await testRegistryLogin(services, caller, {
+        registryUrl: registry.registryUrl,
+        username: registry.username,
+        password: openRegistryPassword(services, registry),
+        serverId: input.serverId,
+      });
+      return success;
+    },
+  }),
+});

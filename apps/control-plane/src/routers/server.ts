@@ -1,0 +1,339 @@
+/**
+ * server (spec 4.8): the machines deployments run on. A server is registered with an address,
+ * SSH user and key (status `inactive`); server.setup installs its agent over SSH, and the
+ * server turns `active` once that agent enrolled and validates. validate and security ask the
+ * agent; another organization's server is a 404.
+ */
+import { isIP } from "node:net";
+import { z } from "zod";
+import { markActiveIfValid } from "../agents/activation.ts";
+import { callAgent } from "../agents/errors.ts";
+import type { ServiceContext } from "../context.ts";
+import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import {
+  defineRouter,
+  type HandlerArgs,
+  mutation,
+  noInput,
+  query,
+  success,
+  successSchema,
+} from "../procedure.ts";
+import { ensureProxyOn } from "../proxy/proxy-service.ts";
+import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import {
+  deleteServer,
+  findServer,
+  insertServer,
+  listServers,
+  type ServerPatch,
+  toServerViews,
+  updateServer,
+} from "../servers/repository.ts";
+import {
+  descriptionSchema,
+  idSchema,
+  ipAddressSchema,
+  nameSchema,
+  portSchema,
+  securityResultSchema,
+  serverDetailSchema,
+  serverSchema,
+  serverTypeSchema,
+  usernameSchema,
+  validateResultSchema,
+} from "../servers/schemas.ts";
+import { countServicesByServer } from "../servers/service-count.ts";
+import { findSshKey } from "../servers/ssh-keys.ts";
+import { controlPlaneUrlForAgents, refusedAddressReason, runSetupOverSsh } from "../servers/ssh-setup.ts";
+
+/** validate and security answer within this, so a silent agent is an error, not a hang. */
+const AGENT_QUERY_TIMEOUT_MS = 15_000;
+/** How long server.setup waits for the new agent to answer before it reports. */
+const AGENT_WAIT_AFTER_SETUP_MS = 30_000;
+
+const serverIdInput = z.object({ serverId: idSchema });
+
+async function requireServer(services: ServiceContext, organizationId: string, serverId: string) {
+  const server = await findServer(services.db, organizationId, serverId);
+  if (!server) throw notFound("Server");
+  return server;
+}
+
+/** A sshKeyId must name a key of the caller's organization (another's is a 404). */
+async function checkSshKey(
+  services: ServiceContext,
+  organizationId: string,
+  sshKeyId: string | null | undefined,
+) {
+  if (!sshKeyId) return;
+  if (!(await findSshKey(services.db, organizationId, sshKeyId))) {
+    throw new ApiError("NOT_FOUND", "SSH key not found", { fields: ["sshKeyId"] });
+  }
+}
+
+/** Literal IPs that can never be a server (link-local/metadata, unspecified, multicast). */
+function checkAddress(services: ServiceContext, ipAddress: string | undefined) {
+  if (ipAddress === undefined || !isIP(ipAddress)) return;
+  const reason = refusedAddressReason(ipAddress, services.config.edition);
+  if (reason) throw badRequest(`ipAddress ${reason}`, { fields: ["ipAddress"] });
+}
+
+/** Polls until the agent of `serverId` answers a ping, or `timeoutMs` passed. */
+async function agentAnswers(services: ServiceContext, serverId: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await services.agents.client.ping(serverId, 2000);
+      return true;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  return false;
+}
+
+/** Servers whose setup runs in this process: a second concurrent setup is refused. */
+const runningSetups = new Set<string>();
+
+async function setup(args: HandlerArgs<{ serverId: string }, "admin">) {
+  const { serverId } = args.input;
+  if (runningSetups.has(serverId)) throw conflict("A setup of this server is already running");
+  runningSetups.add(serverId);
+  try {
+    return await runSetup(args);
+  } finally {
+    runningSetups.delete(serverId);
+  }
+}
+
+function requireControlPlaneUrl(services: ServiceContext): string {
+  const controlPlaneUrl = controlPlaneUrlForAgents(services, controlPlanePublicIp(services.config));
+  if (!controlPlaneUrl) {
+    throw new ApiError(
+      "CONFLICT",
+      "The control plane does not know the URL its agents reach it at: set PLATFORM_URL (or PLATFORM_PUBLIC_IP)",
+    );
+  }
+  return controlPlaneUrl;
+}
+
+/** Installs (or updates) the server's proxy; answers the failure's message, or undefined. */
+async function installProxy(services: ServiceContext, serverId: string): Promise<string | undefined> {
+  try {
+    await ensureProxyOn(services, serverId);
+    return undefined;
+  } catch (error) {
+    services.logger.warn({ err: error, serverId }, "the proxy was not installed");
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+async function runSetup({ services, caller, input, logger }: HandlerArgs<{ serverId: string }, "admin">) {
+  const server = await requireServer(services, caller.organizationId, input.serverId);
+  const controlPlaneUrl = requireControlPlaneUrl(services);
+  const outcome = await runSetupOverSsh(services, server, controlPlaneUrl);
+  logger.info({ serverId: server.serverId, installed: outcome.installed }, "server setup ran");
+  if (!outcome.installed) {
+    return { serverId: server.serverId, serverStatus: server.serverStatus, message: outcome.failure };
+  }
+  if (!(await agentAnswers(services, server.serverId, AGENT_WAIT_AFTER_SETUP_MS))) {
+    return {
+      serverId: server.serverId,
+      serverStatus: server.serverStatus,
+      message: "The agent is installed but does not answer yet; the server turns active once it connects",
+    };
+  }
+  const activation = await markActiveIfValid(services, server.serverId);
+  if (activation.serverStatus !== "active") {
+    const message = `The agent is connected, but the server lacks ${activation.missing.join(", ")}`;
+    return { serverId: server.serverId, serverStatus: activation.serverStatus, message };
+  }
+  const proxyFailure = await installProxy(services, server.serverId);
+  const message = proxyFailure
+    ? `The agent is connected and validation passed, but the proxy was not installed: ${proxyFailure}`
+    : "Server is set up: its agent is connected, validation passed and the proxy is installed";
+  return { serverId: server.serverId, serverStatus: activation.serverStatus, message };
+}
+
+export const serverRouter = defineRouter("server", {
+  create: mutation({
+    summary: "Register a server (inactive until server.setup installs its agent)",
+    access: "admin",
+    input: z.object({
+      name: nameSchema,
+      description: descriptionSchema,
+      ipAddress: ipAddressSchema,
+      port: portSchema.default(22),
+      username: usernameSchema,
+      sshKeyId: idSchema.nullish(),
+      serverType: serverTypeSchema.default("deploy"),
+    }),
+    output: serverSchema,
+    handler: async ({ services, caller, input }) => {
+      checkAddress(services, input.ipAddress);
+      await checkSshKey(services, caller.organizationId, input.sshKeyId);
+      const server = await insertServer(services.db, {
+        organizationId: caller.organizationId,
+        name: input.name,
+        description: input.description ?? null,
+        ipAddress: input.ipAddress,
+        port: input.port,
+        username: input.username,
+        sshKeyId: input.sshKeyId ?? null,
+        serverType: input.serverType,
+      });
+      const [view] = await toServerViews(services, [server]);
+      return view!;
+    },
+  }),
+
+  one: query({
+    summary: "A server with its connection state and the output of its last setup",
+    access: "member",
+    input: serverIdInput,
+    output: serverDetailSchema,
+    handler: async ({ services, caller, input }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      const [view] = await toServerViews(services, [server]);
+      return { ...view!, setupLog: server.setupLog };
+    },
+  }),
+
+  all: query({
+    summary: "Every server of the organization with totalSum (services on it), newest first",
+    access: "member",
+    input: noInput,
+    output: z.array(serverSchema),
+    handler: async ({ services, caller }) =>
+      toServerViews(services, await listServers(services.db, caller.organizationId)),
+  }),
+
+  update: mutation({
+    summary: "Change a server's name, address, port, SSH user or key, or type",
+    access: "admin",
+    input: z.object({
+      serverId: idSchema,
+      name: nameSchema.optional(),
+      description: descriptionSchema,
+      ipAddress: ipAddressSchema.optional(),
+      port: portSchema.optional(),
+      username: usernameSchema.optional(),
+      sshKeyId: idSchema.nullish(),
+      serverType: serverTypeSchema.optional(),
+    }),
+    output: serverSchema,
+    handler: async ({ services, caller, input }) => {
+      checkAddress(services, input.ipAddress);
+      await checkSshKey(services, caller.organizationId, input.sshKeyId);
+      const patch: ServerPatch = {};
+      for (const field of ["name", "ipAddress", "port", "username", "serverType"] as const) {
+        if (input[field] !== undefined) (patch as Record<string, unknown>)[field] = input[field];
+      }
+      if (input.description !== undefined) patch.description = input.description;
+      if (input.sshKeyId !== undefined) patch.sshKeyId = input.sshKeyId;
+      const server = await updateServer(services.db, caller.organizationId, input.serverId, patch);
+      if (!server) throw notFound("Server");
+      const [view] = await toServerViews(services, [server]);
+      return view!;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Delete a server; refused while services are placed on it",
+    access: "admin",
+    input: serverIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      const totalSum =
+        (await countServicesByServer(services.db, [server.serverId])).get(server.serverId) ?? 0;
+      if (totalSum > 0) {
+        throw conflict(
+          `Server has ${totalSum} service${totalSum === 1 ? "" : "s"} on it; delete or move them first`,
+          { totalSum },
+        );
+      }
+      await deleteServer(services.db, caller.organizationId, server.serverId);
+      return success;
+    },
+  }),
+
+  publicIp: query({
+    summary: "The control plane machine's public IP (empty on the cloud edition)",
+    access: "member",
+    input: noInput,
+    output: z.object({ publicIp: z.string() }),
+    handler: ({ services }) => ({ publicIp: controlPlanePublicIp(services.config) }),
+  }),
+
+  validate: query({
+    summary: "What the server's agent finds installed (Docker, Swarm, network, build tools)",
+    access: "member",
+    input: serverIdInput,
+    output: validateResultSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      const result = await callAgent(
+        server.serverId,
+        () => services.agents.client.validateServer(server.serverId, AGENT_QUERY_TIMEOUT_MS),
+        logger,
+      );
+      const tool = (status: { enabled: boolean; version?: string }) => ({
+        enabled: status.enabled,
+        version: status.version ?? null,
+      });
+      return {
+        ...result,
+        docker: tool(result.docker),
+        rclone: tool(result.rclone),
+        nixpacks: tool(result.nixpacks),
+        buildpacks: tool(result.buildpacks),
+        railpack: tool(result.railpack),
+      };
+    },
+  }),
+
+  security: query({
+    summary: "The server's security audit (ufw, ssh, sudo user, unattended upgrades, fail2ban)",
+    access: "member",
+    input: serverIdInput,
+    output: securityResultSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      return callAgent(
+        server.serverId,
+        () => services.agents.client.securityAudit(server.serverId, AGENT_QUERY_TIMEOUT_MS),
+        logger,
+      );
+    },
+  }),
+
+  enrollmentCommand: mutation({
+    summary: "A one-time enrollment token and the command that installs the agent by hand on the server",
+    access: "admin",
+    input: serverIdInput,
+    output: z.object({ token: z.string(), expiresAt: z.string(), command: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      const controlPlaneUrl = requireControlPlaneUrl(services);
+      const { token, expiresAt } = await services.agents.createEnrollmentToken(server.serverId);
+      const command =
+        `curl -fsSL ${controlPlaneUrl}/agent/install.sh | sudo sh -s -- ` +
+        `--control-plane-url ${controlPlaneUrl} --enrollment-token ${token}`;
+      return { token, expiresAt, command };
+    },
+  }),
+
+  setup: mutation({
+    summary: "Install the agent over SSH; the server turns active once its agent enrolls and validates",
+    access: "admin",
+    input: serverIdInput,
+    output: z.object({
+      serverId: z.string(),
+      serverStatus: z.enum(["inactive", "active"]),
+      message: z.string(),
+    }),
+    handler: setup,
+  }),
+});

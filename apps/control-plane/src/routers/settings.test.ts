@@ -1,0 +1,347 @@
+/**
+ * settings.* (web server and proxy) against the in-process local agent, the real Docker Engine
+ * and the Traefik stand-in image (scripts/build-traefik-standin-image.sh, run here): the proxy
+ * service Docker reports, the static configuration on disk checked against Traefik's schema,
+ * the administrator and edition rules.
+ */
+import { execFile } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { requireDocker } from "@platform/agent/testing/docker.ts";
+import { parseStaticConfig, validateDynamicConfig, validateStaticConfig } from "@platform/traefik-config";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { newId } from "../crypto/ids.ts";
+import {
+  dynamicFile,
+  type ProxyTestPlatform,
+  readIfExists,
+  startProxyTestPlatform,
+  staticFile,
+} from "../proxy/test-support.ts";
+import { startTestPlatform } from "../testing/harness.ts";
+
+const run = promisify(execFile);
+const STANDIN_IMAGE = "platform-test/traefik-standin:latest";
+const buildScript = fileURLToPath(
+  new URL("../../../../scripts/build-traefik-standin-image.sh", import.meta.url),
+);
+
+let test: ProxyTestPlatform;
+let docker: Awaited<ReturnType<typeof requireDocker>>;
+let ports: { http: number; https: number; dashboard: number };
+const as = (session = test.owner) => ({ token: session.token });
+
+/** A TCP port nobody listens on now (host-mode publishing binds every interface). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return address.port;
+}
+
+async function proxyService(): Promise<any> {
+  return docker.getService(test.proxyServiceName).inspect();
+}
+
+beforeAll(async () => {
+  docker = await requireDocker();
+  await run("bash", [buildScript], { maxBuffer: 16 * 1024 * 1024 });
+  test = await startProxyTestPlatform();
+  ports = { http: await freePort(), https: await freePort(), dashboard: await freePort() };
+  await test.platform.services.db
+    .updateTable("webServerSettings")
+    .set({
+      traefikImage: STANDIN_IMAGE,
+      proxyHttpPort: ports.http,
+      proxyHttpsPort: ports.https,
+      proxyDashboardPort: ports.dashboard,
+    })
+    .where("id", "=", 1)
+    .execute();
+}, 180_000);
+
+afterAll(async () => {
+  if (docker && test)
+    await docker
+      .getService(test.proxyServiceName)
+      .remove()
+      .catch(() => {});
+  await test?.close();
+});
+
+describe("settings: proxy service and static configuration", () => {
+  it("getWebServerSettings starts with the defaults and no SSH key", async () => {
+    const response = await test.platform.query("settings.getWebServerSettings", {}, as());
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toEqual({
+      host: null,
+      letsEncryptEmail: null,
+      certificateType: "none",
+      https: false,
+      serverIp: null,
+      sshPrivateKey: null,
+      enableDockerCleanup: false,
+      metricsConfig: null,
+      enableDashboard: false,
+      traefikImage: STANDIN_IMAGE,
+      wildcardDomain: "traefik.me",
+    });
+  });
+
+  it("getWebServerSettings shows a stored SSH key redacted", async () => {
+    const sealed = test.platform.services.secrets.encrypt("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret", {
+      table: "web_server_settings",
+      rowId: "1",
+      organizationId: "instance",
+    });
+    await test.platform.services.db
+      .updateTable("webServerSettings")
+      .set({ sshPrivateKeySealed: sealed })
+      .where("id", "=", 1)
+      .execute();
+    const response = await test.platform.query("settings.getWebServerSettings", {}, as());
+    expect(response.body.sshPrivateKey).toBe("[redacted]");
+    expect(JSON.stringify(response.body)).not.toContain("secret");
+    expect(JSON.stringify(response.body)).not.toContain(sealed);
+  });
+
+  it("toggleDashboard installs the proxy service with the configured image, ports, mounts and arguments", async () => {
+    const response = await test.platform.mutate("settings.toggleDashboard", { enableDashboard: true }, as());
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const service = await proxyService();
+    const container = service.Spec.TaskTemplate.ContainerSpec;
+    expect(container.Image.split("@")[0]).toBe(STANDIN_IMAGE);
+    expect(container.Args).toEqual(["--configFile=/etc/traefik/traefik.yml"]);
+    expect(container.Mounts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Type: "bind",
+          Source: expect.stringMatching(/traefik$/),
+          Target: "/etc/traefik",
+        }),
+      ]),
+    );
+    const published = service.Spec.EndpointSpec.Ports.map(
+      (port: { TargetPort: number; PublishedPort: number; PublishMode: string }) => [
+        port.TargetPort,
+        port.PublishedPort,
+        port.PublishMode,
+      ],
+    );
+    expect(published).toEqual([
+      [80, ports.http, "host"],
+      [443, ports.https, "host"],
+      [8080, ports.dashboard, "host"],
+    ]);
+    const staticText = await readIfExists(staticFile(test));
+    const config = parse(staticText!);
+    expect(validateStaticConfig(config)).toEqual([]);
+    expect(config.api).toEqual({ dashboard: true, insecure: true });
+    expect(config.entryPoints.traefik).toEqual({ address: ":8080" });
+    expect(config.providers.file).toEqual({ directory: "/etc/traefik/dynamic", watch: true });
+    expect(config.accessLog).toEqual({ filePath: "/etc/traefik/access.log", format: "json" });
+    expect(config.certificatesResolvers.letsencrypt.acme).toEqual({
+      storage: "/etc/traefik/acme.json",
+      httpChallenge: { entryPoint: "web" },
+    });
+    const settings = await test.platform.query("settings.getWebServerSettings", {}, as());
+    expect(settings.body.enableDashboard).toBe(true);
+  });
+
+  it("toggleDashboard off unpublishes 8080 and drops the dashboard from traefik.yml", async () => {
+    const response = await test.platform.mutate("settings.toggleDashboard", { enableDashboard: false }, as());
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const service = await proxyService();
+    expect(service.Spec.EndpointSpec.Ports.map((port: { TargetPort: number }) => port.TargetPort)).toEqual([
+      80, 443,
+    ]);
+    const config = parse((await readIfExists(staticFile(test)))!);
+    expect(validateStaticConfig(config)).toEqual([]);
+    expect(config.api).toBeUndefined();
+    expect(config.entryPoints.traefik).toBeUndefined();
+  });
+
+  it("readTraefikConfig answers traefik.yml as it is on disk", async () => {
+    const response = await test.platform.query("settings.readTraefikConfig", {}, as());
+    expect(response.status).toBe(200);
+    expect(response.body).toBe(await readIfExists(staticFile(test)));
+  });
+
+  it.each([
+    ["invalid YAML", "entryPoints: [\n"],
+    ["an unknown key", "entryPoints:\n  web:\n    address: ':80'\nevil: true\n"],
+    ["a misspelt key", "entryPoint:\n  web:\n    address: ':80'\n"],
+    ["an empty document", ""],
+  ])(
+    "updateTraefikConfig with %s is a 400 naming traefikConfig and traefik.yml stays",
+    async (_case, text) => {
+      const before = await readIfExists(staticFile(test));
+      const response = await test.platform.mutate(
+        "settings.updateTraefikConfig",
+        { traefikConfig: text },
+        as(),
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["traefikConfig"]);
+      expect(await readIfExists(staticFile(test))).toBe(before);
+    },
+  );
+
+  it("updateTraefikConfig writes a valid configuration and restarts the proxy", async () => {
+    const before = (await proxyService()).Version.Index;
+    const text = [
+      "entryPoints:",
+      "  web:",
+      "    address: ':80'",
+      "  websecure:",
+      "    address: ':443'",
+      "providers:",
+      "  file:",
+      "    directory: /etc/traefik/dynamic",
+      "    watch: true",
+      "log:",
+      "  level: DEBUG",
+      "",
+    ].join("\n");
+    expect(parseStaticConfig(text).ok).toBe(true);
+    const response = await test.platform.mutate(
+      "settings.updateTraefikConfig",
+      { traefikConfig: text },
+      as(),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(await readIfExists(staticFile(test))).toBe(text);
+    // Restarting is a service update (a forced one): the engine's version of the service moves on.
+    expect((await proxyService()).Version.Index).toBeGreaterThan(before);
+  });
+
+  it("reloadTraefik restarts the proxy's task", async () => {
+    const before = await proxyService();
+    const response = await test.platform.mutate("settings.reloadTraefik", {}, as());
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const after = await proxyService();
+    expect(after.Version.Index).toBeGreaterThan(before.Version.Index);
+    expect(after.Spec.TaskTemplate.ForceUpdate).not.toBe(before.Spec.TaskTemplate.ForceUpdate);
+  });
+
+  it("toggleDashboard keeps an administrator's edits of traefik.yml", async () => {
+    const response = await test.platform.mutate("settings.toggleDashboard", { enableDashboard: true }, as());
+    expect(response.status).toBe(200);
+    const config = parse((await readIfExists(staticFile(test)))!);
+    expect(config.log).toEqual({ level: "DEBUG" });
+    expect(config.api).toEqual({ dashboard: true, insecure: true });
+    expect(validateStaticConfig(config)).toEqual([]);
+  });
+
+  it("assignDomainServer routes the control plane's host through the proxy", async () => {
+    const refused = await test.platform.mutate(
+      "settings.assignDomainServer",
+      { host: "cp.example.com", certificateType: "letsencrypt", https: true },
+      as(),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.data.fields).toEqual(["letsEncryptEmail"]);
+    const injected = await test.platform.mutate(
+      "settings.assignDomainServer",
+      { host: "cp.example.com`) || Host(`x", certificateType: "none", https: false },
+      as(),
+    );
+    expect(injected.status).toBe(400);
+    expect(injected.body.error.data.fields).toEqual(["host"]);
+    expect(await readIfExists(dynamicFile(test, "platform-control-plane.yml"))).toBeUndefined();
+
+    const response = await test.platform.mutate(
+      "settings.assignDomainServer",
+      {
+        host: "cp.example.com",
+        certificateType: "letsencrypt",
+        https: true,
+        letsEncryptEmail: "ops@example.com",
+      },
+      as(),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const config = parse((await readIfExists(dynamicFile(test, "platform-control-plane.yml")))!);
+    expect(validateDynamicConfig(config)).toEqual([]);
+    expect(config.http.routers["platform-control-plane-router-websecure-dashboard"]).toMatchObject({
+      rule: "Host(`cp.example.com`)",
+      tls: { certResolver: "letsencrypt" },
+    });
+    expect(config.http.services["platform-control-plane-service-dashboard"].loadBalancer.servers).toEqual([
+      { url: `http://platform-control-plane:${test.platform.services.config.port}` },
+    ]);
+    const staticConfig = parse((await readIfExists(staticFile(test)))!);
+    expect(staticConfig.certificatesResolvers.letsencrypt.acme.email).toBe("ops@example.com");
+    const settings = await test.platform.query("settings.getWebServerSettings", {}, as());
+    expect(settings.body).toMatchObject({
+      host: "cp.example.com",
+      certificateType: "letsencrypt",
+      https: true,
+      letsEncryptEmail: "ops@example.com",
+    });
+  });
+
+  it("settings need an administrator, and another organization's server is a 404", async () => {
+    const member = await test.platform.addMember(test.owner, "member");
+    for (const [name, input] of [
+      ["settings.toggleDashboard", { enableDashboard: true }],
+      ["settings.reloadTraefik", {}],
+      ["settings.updateTraefikConfig", { traefikConfig: "entryPoints: {}\n" }],
+      ["settings.assignDomainServer", { host: "x.example.com", certificateType: "none", https: false }],
+    ] as const) {
+      expect((await test.platform.mutate(name, input, as(member))).status, name).toBe(403);
+    }
+    expect((await test.platform.query("settings.getWebServerSettings", {}, as(member))).status).toBe(403);
+    expect((await test.platform.query("settings.readTraefikConfig", {}, as(member))).status).toBe(403);
+    const strangersServer = newId();
+    await test.platform.services.db
+      .insertInto("servers")
+      .values({
+        serverId: strangersServer,
+        organizationId: test.stranger.user.organizationId,
+        name: "theirs",
+        description: null,
+        ipAddress: "198.51.100.20",
+        username: "root",
+        sshKeyId: null,
+        agentPublicKey: null,
+        agentVersion: null,
+        enrolledAt: null,
+        lastHeartbeatAt: null,
+        hostKeySha256: null,
+      })
+      .execute();
+    for (const [name, input] of [
+      ["settings.reloadTraefik", { serverId: strangersServer }],
+      ["settings.toggleDashboard", { enableDashboard: true, serverId: strangersServer }],
+      ["settings.updateTraefikConfig", { traefikConfig: "entryPoints: {}\n", serverId: strangersServer }],
+    ] as const) {
+      expect((await test.platform.mutate(name, input, as())).status, name).toBe(404);
+    }
+    const read = await test.platform.query("settings.readTraefikConfig", { serverId: strangersServer }, as());
+    expect(read.status).toBe(404);
+  });
+});
+
+describe("settings on the cloud edition", () => {
+  it("are refused with 403", async () => {
+    const cloud = await startTestPlatform({ PLATFORM_EDITION: "cloud" }, { agents: { localAgent: false } });
+    try {
+      const owner = await cloud.registerOwner();
+      const response = await cloud.query("settings.getWebServerSettings", {}, { token: owner.token });
+      expect(response.status).toBe(403);
+      const toggle = await cloud.mutate(
+        "settings.toggleDashboard",
+        { enableDashboard: true },
+        { token: owner.token },
+      );
+      expect(toggle.status).toBe(403);
+    } finally {
+      await cloud.close();
+    }
+  });
+});

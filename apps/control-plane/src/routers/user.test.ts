@@ -1,0 +1,452 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { createOtherOrganization, login, TEST_PASSWORD } from "../users/test-support.ts";
+
+describe("user", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let admin: Session;
+  let member: Session;
+  let other: Session & { organizationId: string };
+  const as = (session: Session) => ({ token: session.token });
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await platform.registerOwner();
+    admin = await platform.addMember(owner, "admin");
+    member = await platform.addMember(owner, "member");
+    other = await createOtherOrganization(platform);
+  });
+  afterAll(() => platform.close());
+
+  describe("all", () => {
+    it("lists the users of the caller's organization for administrators", async () => {
+      const r = await platform.query("user.all", {}, as(admin));
+      expect(r.status).toBe(200);
+      expect(r.body.map((u: any) => u.email)).toEqual([
+        owner.user.email,
+        admin.user.email,
+        member.user.email,
+      ]);
+      expect(r.body[0]).toMatchObject({
+        id: owner.user.id,
+        userId: owner.user.id,
+        role: "owner",
+        organizationId: owner.user.organizationId,
+        canCreateProjects: true,
+      });
+      expect(JSON.stringify(r.body)).not.toMatch(/scrypt|passwordHash/);
+    });
+
+    it("shows another organization only its own users", async () => {
+      const r = await platform.query("user.all", {}, as(other));
+      expect(r.body.map((u: any) => u.email)).toEqual([other.user.email]);
+    });
+
+    it("is 403 for a member and 401 without credentials", async () => {
+      const r = await platform.query("user.all", {}, as(member));
+      expect(r.status).toBe(403);
+      expect(r.body.error.code).toBe("FORBIDDEN");
+      const anonymous = await platform.query("user.all");
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.body.error.code).toBe("UNAUTHORIZED");
+    });
+  });
+
+  describe("one", () => {
+    it("gives a member their own record", async () => {
+      const r = await platform.query("user.one", { userId: member.user.id }, as(member));
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ id: member.user.id, email: member.user.email, role: "member" });
+    });
+
+    it("gives administrators any member, members only themselves", async () => {
+      expect((await platform.query("user.one", { userId: member.user.id }, as(admin))).status).toBe(200);
+      expect((await platform.query("user.one", { userId: owner.user.id }, as(admin))).status).toBe(200);
+      const r = await platform.query("user.one", { userId: admin.user.id }, as(member));
+      expect(r.status).toBe(403);
+    });
+
+    it("is 404 for a user of another organization, 400 naming userId when it is missing", async () => {
+      const r = await platform.query("user.one", { userId: other.user.id }, as(owner));
+      expect(r.status).toBe(404);
+      expect(r.body.error.code).toBe("NOT_FOUND");
+      const missing = await platform.query("user.one", {}, as(owner));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["userId"]);
+    });
+
+    it("is served on the tRPC prefix too", async () => {
+      const input = encodeURIComponent(JSON.stringify({ json: { userId: owner.user.id } }));
+      const r = await platform.request(`/api/trpc/user.one?input=${input}`, { token: owner.token });
+      expect(r.body.result.data.json).toMatchObject({ id: owner.user.id, role: "owner" });
+    });
+  });
+
+  describe("get", () => {
+    it("returns the current user with an apiKeys list", async () => {
+      const r = await platform.query("user.get", {}, as(member));
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ id: member.user.id, role: "member", apiKeys: [] });
+      expect(JSON.stringify(r.body)).not.toMatch(/scrypt|passwordHash/);
+    });
+
+    it("is 401 without credentials", async () => {
+      expect((await platform.query("user.get")).status).toBe(401);
+    });
+  });
+
+  describe("update", () => {
+    it("changes name and email; blank fields are left alone", async () => {
+      const user = await platform.addMember(owner, "member", "rename-me@example.com");
+      const r = await platform.mutate(
+        "user.update",
+        { name: "Renamed", email: "Renamed@Example.com", password: "", currentPassword: "" },
+        as(user),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true });
+      const me = await platform.query("user.get", {}, as(user));
+      expect(me.body).toMatchObject({ name: "Renamed", email: "renamed@example.com" });
+      expect((await login(platform, "renamed@example.com")).user.id).toBe(user.user.id);
+      // Sending one's own email again is not a conflict.
+      expect((await platform.mutate("user.update", { email: "renamed@example.com" }, as(user))).status).toBe(
+        200,
+      );
+    });
+
+    it("sets and clears the image", async () => {
+      await platform.mutate("user.update", { image: "/avatars/avatar-1.png" }, as(member));
+      expect((await platform.query("user.get", {}, as(member))).body.image).toBe("/avatars/avatar-1.png");
+      await platform.mutate("user.update", { image: null }, as(member));
+      expect((await platform.query("user.get", {}, as(member))).body.image).toBeNull();
+    });
+
+    it("is 409 naming email when another user has it", async () => {
+      const r = await platform.mutate("user.update", { email: owner.user.email }, as(member));
+      expect(r.status).toBe(409);
+      expect(r.body.error.code).toBe("CONFLICT");
+      expect(r.body.error.data.fields).toEqual(["email"]);
+      const otherOrg = await platform.mutate("user.update", { email: other.user.email }, as(member));
+      expect(otherOrg.status).toBe(409);
+    });
+
+    it("is 400 naming each invalid field", async () => {
+      const r = await platform.mutate(
+        "user.update",
+        { email: "nope", name: "   ", password: "short" },
+        as(member),
+      );
+      expect(r.status).toBe(400);
+      expect(r.body.error.data.fields).toEqual(expect.arrayContaining(["email", "name", "password"]));
+    });
+
+    it("needs the right current password to change the password, then revokes other sessions", async () => {
+      const user = await platform.addMember(owner, "member", "password-change@example.com");
+      const second = await login(platform, "password-change@example.com");
+
+      const missing = await platform.mutate("user.update", { password: "a-new-password" }, as(user));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["currentPassword"]);
+
+      const wrong = await platform.mutate(
+        "user.update",
+        { password: "a-new-password", currentPassword: "not-my-password" },
+        as(user),
+      );
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.error.data.fields).toEqual(["currentPassword"]);
+      // A wrong current password leaves the session alone.
+      expect((await platform.query("user.get", {}, as(user))).status).toBe(200);
+
+      const ok = await platform.mutate(
+        "user.update",
+        { password: "a-new-password", currentPassword: TEST_PASSWORD },
+        as(user),
+      );
+      expect(ok.status).toBe(200);
+      expect((await platform.query("user.get", {}, as(user))).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(second))).status).toBe(401);
+
+      const oldLogin = await platform.mutate("auth.login", {
+        email: "password-change@example.com",
+        password: TEST_PASSWORD,
+      });
+      expect(oldLogin.status).toBe(401);
+      const newLogin = await platform.mutate("auth.login", {
+        email: "password-change@example.com",
+        password: "a-new-password",
+      });
+      expect(newLogin.status).toBe(200);
+      expect(platform.logLines.join("\n")).not.toContain("a-new-password");
+    });
+  });
+
+  describe("remove", () => {
+    it("is refused to members (403)", async () => {
+      const target = await platform.addMember(owner, "member");
+      const r = await platform.mutate("user.remove", { userId: target.user.id }, as(member));
+      expect(r.status).toBe(403);
+    });
+
+    it("never removes the owner, not even by the owner", async () => {
+      const byAdmin = await platform.mutate("user.remove", { userId: owner.user.id }, as(admin));
+      expect(byAdmin.status).toBe(403);
+      expect(byAdmin.body.error.message).toMatch(/owner cannot be removed/);
+      const byOwner = await platform.mutate("user.remove", { userId: owner.user.id }, as(owner));
+      expect(byOwner.status).toBe(403);
+    });
+
+    it("does not let an administrator remove themselves", async () => {
+      const r = await platform.mutate("user.remove", { userId: admin.user.id }, as(admin));
+      expect(r.status).toBe(403);
+      expect(r.body.error.message).toMatch(/cannot remove themselves/);
+    });
+
+    it("lets only the owner remove administrators", async () => {
+      const target = await platform.addMember(owner, "admin");
+      const byAdmin = await platform.mutate("user.remove", { userId: target.user.id }, as(admin));
+      expect(byAdmin.status).toBe(403);
+      expect(byAdmin.body.error.message).toMatch(/Only the organization owner/);
+      const byOwner = await platform.mutate("user.remove", { userId: target.user.id }, as(owner));
+      expect(byOwner.status).toBe(200);
+      expect(byOwner.body).toEqual({ success: true });
+    });
+
+    it("removes a member with their sessions and API keys, and the user row when no organization is left", async () => {
+      const target = await platform.addMember(owner, "member", "leaving@example.com");
+      const { body: key } = await platform.mutate(
+        "user.createApiKey",
+        {
+          name: "ci",
+          organizationId: owner.user.organizationId,
+          metadata: { organizationId: owner.user.organizationId },
+        },
+        as(target),
+      );
+      expect((await platform.query("user.get", {}, { apiKey: key.key })).status).toBe(200);
+
+      const r = await platform.mutate("user.remove", { userId: target.user.id }, as(admin));
+      expect(r.status).toBe(200);
+      expect((await platform.query("user.get", {}, as(target))).status).toBe(401);
+      expect((await platform.query("user.get", {}, { apiKey: key.key })).status).toBe(401);
+      expect((await platform.query("user.one", { userId: target.user.id }, as(admin))).status).toBe(404);
+      const db = platform.services.db;
+      expect(await db.selectFrom("users").where("userId", "=", target.user.id).selectAll().execute()).toEqual(
+        [],
+      );
+      expect(
+        await db.selectFrom("apiKeys").where("userId", "=", target.user.id).selectAll().execute(),
+      ).toEqual([]);
+      const again = await platform.mutate("user.remove", { userId: target.user.id }, as(admin));
+      expect(again.status).toBe(404);
+    });
+
+    it("keeps a user who belongs to another organization, with that organization's keys", async () => {
+      // A member of the other organization joins ours through an invitation.
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: other.user.email, role: "member" },
+        as(owner),
+      );
+      expect(
+        (
+          await platform.mutate(
+            "organization.acceptInvitation",
+            { invitationId: invite.body.invitationId },
+            as(other),
+          )
+        ).status,
+      ).toBe(200);
+      const ours = await login(platform, other.user.email, owner.user.organizationId);
+      const theirKey = await platform.mutate(
+        "user.createApiKey",
+        {
+          name: "home",
+          organizationId: other.organizationId,
+          metadata: { organizationId: other.organizationId },
+        },
+        as(other),
+      );
+      const ourKey = await platform.mutate(
+        "user.createApiKey",
+        {
+          name: "guest",
+          organizationId: owner.user.organizationId,
+          metadata: { organizationId: owner.user.organizationId },
+        },
+        as(ours),
+      );
+      expect(
+        (await platform.query("user.checkUserOrganizations", { userId: other.user.id }, as(owner))).body,
+      ).toEqual({ count: 2 });
+
+      expect((await platform.mutate("user.remove", { userId: other.user.id }, as(owner))).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(ours))).status).toBe(401);
+      expect((await platform.query("user.get", {}, { apiKey: ourKey.body.key })).status).toBe(401);
+      const home = await platform.query("user.get", {}, { apiKey: theirKey.body.key });
+      expect(home.status).toBe(200);
+      expect(home.body).toMatchObject({
+        id: other.user.id,
+        role: "owner",
+        organizationId: other.organizationId,
+      });
+      expect((await platform.query("user.get", {}, as(other))).status).toBe(200);
+      expect(
+        (await platform.query("user.checkUserOrganizations", { userId: other.user.id }, as(other))).body,
+      ).toEqual({ count: 1 });
+    });
+
+    it("is 404 for a user of another organization", async () => {
+      const r = await platform.mutate("user.remove", { userId: other.user.id }, as(owner));
+      expect(r.status).toBe(404);
+      expect((await platform.query("user.get", {}, as(other))).status).toBe(200);
+    });
+  });
+
+  describe("assignPermissions", () => {
+    it("lets the owner change a member's role and flags", async () => {
+      const target = await platform.addMember(owner, "member");
+      expect((await platform.query("user.all", {}, as(target))).status).toBe(403);
+      const r = await platform.mutate(
+        "user.assignPermissions",
+        { id: target.user.id, role: "admin", canCreateProjects: true, canAccessAuditLog: true },
+        as(owner),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true });
+      const view = await platform.query("user.one", { userId: target.user.id }, as(owner));
+      expect(view.body).toMatchObject({
+        role: "admin",
+        canCreateProjects: true,
+        canDeleteProjects: false,
+        canAccessAuditLog: true,
+      });
+      // The new role applies to the member's existing session.
+      expect((await platform.query("user.all", {}, as(target))).status).toBe(200);
+    });
+
+    it("is 403 for administrators and members", async () => {
+      const body = { id: member.user.id, canCreateProjects: true };
+      const byAdmin = await platform.mutate("user.assignPermissions", body, as(admin));
+      expect(byAdmin.status).toBe(403);
+      expect(byAdmin.body.error.message).toMatch(/owner/);
+      expect((await platform.mutate("user.assignPermissions", body, as(member))).status).toBe(403);
+    });
+
+    it("refuses role owner and any change to the owner with 400 naming the field", async () => {
+      const toOwner = await platform.mutate(
+        "user.assignPermissions",
+        { id: member.user.id, role: "owner" },
+        as(owner),
+      );
+      expect(toOwner.status).toBe(400);
+      expect(toOwner.body.error.data.fields).toEqual(["role"]);
+      const ownerChange = await platform.mutate(
+        "user.assignPermissions",
+        { id: owner.user.id, role: "member" },
+        as(owner),
+      );
+      expect(ownerChange.status).toBe(400);
+      expect(ownerChange.body.error.data.fields).toEqual(["id"]);
+      const badRole = await platform.mutate(
+        "user.assignPermissions",
+        { id: member.user.id, role: "root" },
+        as(owner),
+      );
+      expect(badRole.status).toBe(400);
+      expect(badRole.body.error.data.fields).toEqual(["role"]);
+      expect((await platform.query("user.one", { userId: owner.user.id }, as(owner))).body.role).toBe(
+        "owner",
+      );
+    });
+
+    it("is 404 for a user of another organization", async () => {
+      const r = await platform.mutate(
+        "user.assignPermissions",
+        { id: other.user.id, role: "member" },
+        as(owner),
+      );
+      expect(r.status).toBe(404);
+    });
+  });
+
+  describe("getInvitations", () => {
+    it("lists pending, unexpired invitations addressed to the caller", async () => {
+      const invitee = await createOtherOrganization(
+        platform,
+        "invitee@example.com",
+        "Invitee's organization",
+      );
+      expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
+
+      const live = await platform.mutate(
+        "organization.inviteMember",
+        { email: "invitee@example.com", role: "member" },
+        as(owner),
+      );
+      const canceled = await platform.mutate(
+        "organization.inviteMember",
+        { email: "invitee@example.com", role: "admin" },
+        as(other),
+      );
+      await platform.mutate(
+        "organization.removeInvitation",
+        { invitationId: canceled.body.invitationId },
+        as(other),
+      );
+
+      const r = await platform.query("user.getInvitations", {}, as(invitee));
+      expect(r.status).toBe(200);
+      const organization = (
+        await platform.query("organization.one", { organizationId: owner.user.organizationId }, as(owner))
+      ).body;
+      expect(r.body).toEqual([
+        {
+          id: live.body.invitationId,
+          email: "invitee@example.com",
+          role: "member",
+          status: "pending",
+          expiresAt: live.body.expiresAt,
+          organization: { id: organization.id, name: organization.name, createdAt: organization.createdAt },
+        },
+      ]);
+
+      await platform.services.db
+        .updateTable("invitations")
+        .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+        .where("invitationId", "=", live.body.invitationId)
+        .execute();
+      expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
+      // Nobody else sees them.
+      expect((await platform.query("user.getInvitations", {}, as(member))).body).toEqual([]);
+    });
+  });
+
+  describe("checkUserOrganizations", () => {
+    it("counts the organizations of the caller or of a member, for administrators", async () => {
+      expect(
+        (await platform.query("user.checkUserOrganizations", { userId: member.user.id }, as(member))).body,
+      ).toEqual({ count: 1 });
+      const r = await platform.query("user.checkUserOrganizations", { userId: member.user.id }, as(admin));
+      expect(r.body).toEqual({ count: 1 });
+    });
+
+    it("is 403 for a member asking about someone else, 404 for another organization's user", async () => {
+      expect(
+        (await platform.query("user.checkUserOrganizations", { userId: admin.user.id }, as(member))).status,
+      ).toBe(403);
+      expect(
+        (await platform.query("user.checkUserOrganizations", { userId: other.user.id }, as(owner))).status,
+      ).toBe(404);
+      expect(
+        (await platform.query("user.checkUserOrganizations", {}, as(owner))).body.error.data.fields,
+      ).toEqual(["userId"]);
+    });
+  });
+
+  it("does not offer the procedures of later issues", async () => {
+    expect((await platform.mutate("user.sendInvitation", {}, as(owner))).status).toBe(404);
+    expect((await platform.query("user.getMetricsToken", {}, as(owner))).status).toBe(404);
+  });
+});

@@ -1,0 +1,327 @@
+/**
+ * user: the users of the caller's organization, the caller's own profile and API keys, and the
+ * invitations addressed to the caller (spec 4.10). user.sendInvitation and user.getMetricsToken
+ * come with notifications and the agent.
+ */
+import { z } from "zod";
+import { createApiKey } from "../auth/api-key.ts";
+import { hashPassword, verifyPassword } from "../auth/password.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { pendingInvitationsFor } from "../users/invitations.ts";
+import {
+  countMemberships,
+  deleteOwnApiKey,
+  emailTakenByOther,
+  findMembership,
+  findUserCredentials,
+  isUniqueViolation,
+  listApiKeys,
+  removeFromOrganization,
+  revokeOtherSessions,
+  updateMembership,
+  updateUser,
+} from "../users/repository.ts";
+import {
+  emailSchema,
+  getUserView,
+  passwordSchema,
+  roleSchema,
+  selectUserViews,
+  userSchema,
+} from "../users/user-view.ts";
+
+/** Clients (Dokploy's UI among them) send "" for a field left empty: treat it as absent. */
+const blankAsAbsent = (value: unknown) => (value === "" ? undefined : value);
+
+const apiKeySummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string().nullable(),
+  start: z.string(),
+  organizationId: z.string(),
+  createdAt: z.string(),
+  expiresAt: z.string().nullable(),
+});
+
+const invitationSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  status: z.enum(["pending", "accepted", "canceled"]),
+  expiresAt: z.string(),
+  organization: z.object({ id: z.string(), name: z.string(), createdAt: z.string() }),
+});
+
+const userIdInput = z.object({ userId: z.string().min(1).max(64) });
+
+/** Longest rate-limit window or refill interval: the API key columns hold milliseconds in an int. */
+export const MAX_API_KEY_INTERVAL_SECONDS = 24 * 24 * 3600;
+export const MAX_API_KEY_EXPIRES_IN_SECONDS = 365 * 24 * 3600;
+const MAX_COUNT = 1_000_000_000;
+
+const optionalCount = (min: number) => z.number().int().min(min).max(MAX_COUNT).nullish();
+const optionalSeconds = (max: number) => z.number().int().min(1).max(max).nullish();
+
+const createApiKeyInput = z.object({
+  name: z.string().trim().min(1).max(100),
+  metadata: z.object({ organizationId: z.string().min(1).max(64) }),
+  organizationId: z.string().min(1).max(64),
+  prefix: z.preprocess(
+    blankAsAbsent,
+    z
+      .string()
+      .regex(/^[a-zA-Z0-9_-]{1,32}$/, "must be 1 to 32 letters, digits, '_' or '-'")
+      .nullish(),
+  ),
+  expiresIn: optionalSeconds(MAX_API_KEY_EXPIRES_IN_SECONDS),
+  rateLimitEnabled: z.boolean().nullish(),
+  rateLimitTimeWindow: optionalSeconds(MAX_API_KEY_INTERVAL_SECONDS),
+  rateLimitMax: optionalCount(1),
+  remaining: optionalCount(0),
+  refillAmount: optionalCount(1),
+  refillInterval: optionalSeconds(MAX_API_KEY_INTERVAL_SECONDS),
+});
+
+/**
+ * The user `userId` as `caller` may see it: their own record, or for administrators and the
+ * owner any member of the organization. Users outside the organization are 404.
+ */
+async function visibleUser(services: ServiceContext, caller: Caller, userId: string) {
+  const membership = await findMembership(services.db, caller.organizationId, userId);
+  if (!membership) throw notFound("User");
+  if (userId !== caller.userId && caller.role === "member") {
+    throw forbidden("Administrator rights required to read another user");
+  }
+  return membership;
+}
+
+export const userRouter = defineRouter("user", {
+  all: query({
+    summary: "Users of the caller's organization",
+    access: "admin",
+    input: noInput,
+    output: z.array(userSchema),
+    handler: ({ services, caller }) =>
+      selectUserViews(services.db, caller.organizationId)
+        .orderBy("members.createdAt", "asc")
+        .orderBy("users.userId", "asc")
+        .execute(),
+  }),
+
+  one: query({
+    summary: "One user: the caller's own record, or any member for administrators",
+    access: "member",
+    input: userIdInput,
+    output: userSchema,
+    handler: async ({ services, caller, input }) => {
+      await visibleUser(services, caller, input.userId);
+      return getUserView(services.db, caller.organizationId, input.userId);
+    },
+  }),
+
+  get: query({
+    summary: "The current user with their API keys (never the keys themselves)",
+    access: "member",
+    input: noInput,
+    output: userSchema.extend({ apiKeys: z.array(apiKeySummarySchema) }),
+    handler: async ({ services, caller }) => ({
+      ...(await getUserView(services.db, caller.organizationId, caller.userId)),
+      apiKeys: await listApiKeys(services.db, caller.userId),
+    }),
+  }),
+
+  update: mutation({
+    summary: "Update the current user's profile; a new password needs the current one",
+    access: "member",
+    input: z.object({
+      name: z.preprocess(blankAsAbsent, z.string().trim().min(1).max(100).optional()),
+      email: z.preprocess(blankAsAbsent, emailSchema.optional()),
+      image: z.string().max(262_144).nullish(),
+      currentPassword: z.preprocess(blankAsAbsent, z.string().max(256).optional()),
+      password: z.preprocess(blankAsAbsent, passwordSchema.optional()),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      let passwordHash: string | undefined;
+      if (input.password !== undefined) {
+        if (input.currentPassword === undefined) {
+          throw badRequest("currentPassword is required to change the password", {
+            fields: ["currentPassword"],
+          });
+        }
+        const user = await findUserCredentials(services.db, caller.userId);
+        if (!user || !(await verifyPassword(input.currentPassword, user.passwordHash))) {
+          throw badRequest("currentPassword is incorrect", { fields: ["currentPassword"] });
+        }
+        passwordHash = await hashPassword(input.password);
+      }
+      if (input.email !== undefined && (await emailTakenByOther(services.db, input.email, caller.userId))) {
+        throw conflict("A user with this email already exists", { fields: ["email"] });
+      }
+      try {
+        await updateUser(services.db, caller.userId, {
+          name: input.name,
+          email: input.email,
+          image: input.image === "" ? null : input.image,
+          passwordHash,
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw conflict("A user with this email already exists", { fields: ["email"] });
+        }
+        throw error;
+      }
+      if (passwordHash) {
+        const keep = caller.credential.kind === "session" ? caller.credential.sessionId : null;
+        await revokeOtherSessions(services.db, caller.userId, keep, services.now().toISOString());
+      }
+      return success;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Remove a user from the organization (the owner cannot be removed)",
+    access: "admin",
+    input: userIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await services.db.transaction().execute(async (trx) => {
+        const target = await findMembership(trx, caller.organizationId, input.userId);
+        if (!target) throw notFound("User");
+        if (target.role === "owner") throw forbidden("The organization owner cannot be removed");
+        if (target.userId === caller.userId) throw forbidden("Administrators cannot remove themselves");
+        if (target.role === "admin" && caller.role !== "owner") {
+          throw forbidden("Only the organization owner can remove administrators");
+        }
+        await removeFromOrganization(trx, caller.organizationId, target.userId);
+      });
+      return success;
+    },
+  }),
+
+  assignPermissions: mutation({
+    summary: "Set a member's role and permission flags (owner only)",
+    access: "owner",
+    input: z.object({
+      id: z.string().min(1).max(64),
+      role: roleSchema.optional(),
+      canCreateProjects: z.boolean().optional(),
+      canDeleteProjects: z.boolean().optional(),
+      canAccessAuditLog: z.boolean().optional(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const target = await findMembership(services.db, caller.organizationId, input.id);
+      if (!target) throw notFound("User");
+      if (target.role === "owner") {
+        throw badRequest("The owner's role and permissions cannot be changed", { fields: ["id"] });
+      }
+      if (input.role === "owner") {
+        throw badRequest("role cannot be owner: transferring ownership is not supported", {
+          fields: ["role"],
+        });
+      }
+      await updateMembership(services.db, caller.organizationId, input.id, {
+        role: input.role,
+        canCreateProjects: input.canCreateProjects,
+        canDeleteProjects: input.canDeleteProjects,
+        canAccessAuditLog: input.canAccessAuditLog,
+      });
+      return success;
+    },
+  }),
+
+  createApiKey: mutation({
+    summary: "Create an API key; the key is returned once, only here",
+    access: "member",
+    input: createApiKeyInput,
+    output: z.object({
+      id: z.string(),
+      name: z.string(),
+      key: z.string(),
+      prefix: z.string().nullable(),
+      createdAt: z.string(),
+      expiresAt: z.string().nullable(),
+    }),
+    handler: async ({ services, caller, input }) => {
+      if (input.metadata.organizationId !== input.organizationId) {
+        throw badRequest("metadata.organizationId must equal organizationId", {
+          fields: ["metadata.organizationId"],
+        });
+      }
+      const hasRefillAmount = input.refillAmount != null;
+      if (hasRefillAmount !== (input.refillInterval != null)) {
+        const missing = hasRefillAmount ? "refillInterval" : "refillAmount";
+        throw badRequest(`refillAmount and refillInterval go together: ${missing} is missing`, {
+          fields: [missing],
+        });
+      }
+      if (input.organizationId !== caller.organizationId) {
+        if (!(await findMembership(services.db, input.organizationId, caller.userId))) {
+          throw notFound("Organization");
+        }
+        if (caller.credential.kind === "apiKey") {
+          throw new ApiError("FORBIDDEN", "An API key can only create keys for its own organization", {
+            fields: ["organizationId"],
+          });
+        }
+      }
+      const { row, key } = await createApiKey(services, {
+        name: input.name,
+        userId: caller.userId,
+        organizationId: input.organizationId,
+        prefix: input.prefix ?? undefined,
+        metadata: { organizationId: input.organizationId },
+        expiresInSeconds: input.expiresIn ?? undefined,
+        rateLimitEnabled: input.rateLimitEnabled ?? undefined,
+        rateLimitTimeWindowSeconds: input.rateLimitTimeWindow ?? undefined,
+        rateLimitMax: input.rateLimitMax ?? undefined,
+        // A refill without a starting budget starts full.
+        remaining: input.remaining ?? input.refillAmount ?? undefined,
+        refillAmount: input.refillAmount ?? undefined,
+        refillIntervalSeconds: input.refillInterval ?? undefined,
+      });
+      return {
+        id: row.apiKeyId,
+        name: row.name,
+        key,
+        prefix: row.prefix,
+        createdAt: row.createdAt,
+        expiresAt: row.expiresAt,
+      };
+    },
+  }),
+
+  deleteApiKey: mutation({
+    summary: "Delete one of the caller's own API keys",
+    access: "member",
+    input: z.object({ apiKeyId: z.string().min(1).max(64) }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      if (!(await deleteOwnApiKey(services.db, caller.userId, input.apiKeyId))) throw notFound("API key");
+      return success;
+    },
+  }),
+
+  getInvitations: query({
+    summary: "Pending invitations addressed to the current user's email",
+    access: "member",
+    input: noInput,
+    output: z.array(invitationSchema),
+    handler: ({ services, caller }) =>
+      pendingInvitationsFor(services.db, caller.email, services.now().toISOString()),
+  }),
+
+  checkUserOrganizations: query({
+    summary: "How many organizations a user belongs to",
+    access: "member",
+    input: userIdInput,
+    output: z.object({ count: z.number().int() }),
+    handler: async ({ services, caller, input }) => {
+      await visibleUser(services, caller, input.userId);
+      return { count: await countMemberships(services.db, input.userId) };
+    },
+  }),
+});

@@ -1,0 +1,111 @@
+/**
+ * Builds the service context from the configuration: opens and migrates the database, loads
+ * (or creates once) the master secret, and sets up the logger.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import pino, { type Logger } from "pino";
+import { type AgentHubOptions, startAgentHub } from "./agents/agent-hub.ts";
+import type { Config } from "./config.ts";
+import type { ServiceContext } from "./context.ts";
+import { randomToken } from "./crypto/ids.ts";
+import { deriveKey, SecretBox } from "./crypto/secret-box.ts";
+import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/database.ts";
+import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
+
+/** Field names whose values never reach a log line. */
+export const REDACTED_LOG_PATHS = [
+  "password",
+  "*.password",
+  "token",
+  "*.token",
+  "key",
+  "*.key",
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  'headers["x-api-key"]',
+  "secret",
+  "*.secret",
+];
+
+export function createLogger(level: Config["logLevel"]): Logger {
+  return pino({ level, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } });
+}
+
+/** PLATFORM_SECRET_KEY, or a key generated on first start and kept in the data directory. */
+export function resolveMasterSecret(config: Config): string {
+  if (config.secretKey) return config.secretKey;
+  const file = path.resolve(config.dataDir, "secret.key");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(config.dataDir, { recursive: true });
+  const secret = randomToken(32);
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+export interface RunningServices {
+  services: ServiceContext;
+  close(): Promise<void>;
+}
+
+export async function createServices(
+  config: Config,
+  options: {
+    logger?: Logger;
+    database?: DatabaseTarget;
+    agents?: AgentHubOptions;
+    deployments?: DeploymentQueueOptions;
+  } = {},
+): Promise<RunningServices> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const target: DatabaseTarget =
+    options.database ??
+    (config.databaseUrl
+      ? { kind: "postgres", url: config.databaseUrl }
+      : { kind: "pglite", dataDir: config.dataDir });
+  const database = openDatabase(target);
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const masterSecret = resolveMasterSecret(config);
+  const now = () => new Date();
+  let agents: ServiceContext["agents"];
+  try {
+    agents = await startAgentHub(config, { db: database.db, logger, now }, options.agents);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const services: ServiceContext = {
+    config,
+    db: database.db,
+    databaseKind: database.kind,
+    logger,
+    secrets: new SecretBox(masterSecret),
+    sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
+    agents,
+    deployments: createDeploymentQueue(config, options.deployments),
+    now,
+  };
+  try {
+    await services.deployments.start(services);
+  } catch (error) {
+    await agents.close();
+    await database.close();
+    throw error;
+  }
+  return {
+    services,
+    close: async () => {
+      // Running deployments are aborted first: stopping them needs the agents.
+      await services.deployments.close();
+      await agents.close();
+      await database.close();
+    },
+  };
+}
