@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the command-line tools some tests call, when missing (idempotent):
+# - htpasswd (Debian apache2-utils): the Traefik configuration tests verify every APR1 hash with it;
+# - openssl: the domain tests make self-signed certificates.
+set -euo pipefail
+
+missing=()
+command -v htpasswd >/dev/null || missing+=(apache2-utils)
+command -v openssl >/dev/null || missing+=(openssl)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Starts the container registries the tests log in to, push to and pull from: Debian's
+# docker-registry (CNCF Distribution 2.8) with htpasswd auth, in the background, data and logs
+# under /tmp/platform-test-registry. Idempotent: installs, generates and starts only what is
+# missing. Prints the addresses and the (test-only) credentials; `--self-test` also pushes
+# platform-test/busybox:latest to the HTTP registry and pulls it back with the docker CLI.
+#
+#   http  127.0.0.1:5050   plain HTTP (Docker treats 127.0.0.0/8 as an insecure registry)
+#   tls   <docker0 IP>:5443 TLS with a self-signed certificate. It listens on the docker0 bridge
+#         address (local to this machine) because Docker skips certificate checks for
+#         127.0.0.0/8: only a non-loopback address makes the engine refuse the unknown CA.
+set -euo pipefail
+
+BASE="${TEST_REGISTRY_DIR:-/tmp/platform-test-registry}"
+HTTP_PORT="${TEST_REGISTRY_PORT:-5050}"
+TLS_PORT="${TEST_REGISTRY_TLS_PORT:-5443}"
+USERNAME="platform-test"
+PASSWORD="platform-test-password"
+
+if ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null; then
+  echo "installing docker-registry and apache2-utils"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    docker-registry apache2-utils openssl curl >/dev/null
+fi
+
+mkdir -p "$BASE"
+if [ ! -s "$BASE/htpasswd" ]; then
+  htpasswd -Bbn "$USERNAME" "$PASSWORD" >"$BASE/htpasswd"
+fi
+
+# The docker0 bridge address: owned by this machine, outside Docker's insecure 127.0.0.0/8.
+TLS_HOST="${TEST_REGISTRY_TLS_HOST:-$(ip -4 -o addr show docker0 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}')}"
+if [ -z "$TLS_HOST" ]; then
+  echo "cannot find the docker0 bridge address for the TLS registry (is dockerd running?)" >&2
+  exit 1
+fi
+
+if [ ! -s "$BASE/tls.crt" ] || ! openssl x509 -in "$BASE/tls.crt" -noout -text | grep -q "IP Address:$TLS_HOST"; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=platform-test-registry" \
+    -addext "subjectAltName=IP:$TLS_HOST,IP:127.0.0.1" \
+    -keyout "$BASE/tls.key" -out "$BASE/tls.crt" 2>/dev/null
+fi
+
+# write_config <name> <listen address> [tls]
+write_config() {
+  local name=$1 addr=$2 tls=${3:-}
+  mkdir -p "$BASE/$name/data"
+  {
+    echo "version: 0.1"
+    echo "log: {level: info}"
+    echo "storage:"
+    echo "  filesystem: {rootdirectory: $BASE/$name/data}"
+    echo "  delete: {enabled: true}"
+    echo "http:"
+    echo "  addr: $addr"
+    echo "  secret: platform-test-only"
+    if [ -n "$tls" ]; then
+      echo "  tls: {certificate: $BASE/tls.crt, key: $BASE/tls.key}"
+    fi
+    echo "auth:"
+    echo "  htpasswd: {realm: platform-test, path: $BASE/htpasswd}"
+  } >"$BASE/$name/config.yml"
+}
+
+# start <name>: runs the instance unless its pid file names a live process.
+start() {
+  local name=$1 pid_file="$BASE/$1/registry.pid" log="$BASE/$1/registry.log"
+  if [ -s "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+    return
+  fi
+  echo "starting the $name registry (log: $log)"
+  nohup docker-registry serve "$BASE/$name/config.yml" >>"$log" 2>&1 </dev/null &
+  echo $! >"$pid_file"
+}
+
+# wait_up <url>: the registry answers /v2/ (401 without credentials) once it is ready.
+wait_up() {
+  for _ in $(seq 1 100); do
+    code=$(curl -sk -o /dev/null -w '%{http_code}' "$1" || true)
+    [ "$code" = "401" ] && return 0
+    sleep 0.1
+  done
+  echo "the registry at $1 did not come up" >&2
+  return 1
+}
+
+write_config http "127.0.0.1:$HTTP_PORT"
+write_config tls "$TLS_HOST:$TLS_PORT" tls
+start http
+start tls
+wait_up "http://127.0.0.1:$HTTP_PORT/v2/"
+wait_up "https://$TLS_HOST:$TLS_PORT/v2/"
+
+echo "TEST_REGISTRY=127.0.0.1:$HTTP_PORT"
+echo "TEST_REGISTRY_TLS=$TLS_HOST:$TLS_PORT"
+echo "TEST_REGISTRY_USERNAME=$USERNAME"
+echo "TEST_REGISTRY_PASSWORD=$PASSWORD"
+
+if [ "${1:-}" = "--self-test" ]; then
+  # A throwaway docker config, so the login does not touch the caller's ~/.docker.
+  config_dir=$(mktemp -d)
+  trap 'rm -rf "$config_dir"' EXIT
+  image="127.0.0.1:$HTTP_PORT/platform-test/self-test:latest"
+  echo "$PASSWORD" | docker --config "$config_dir" login -u "$USERNAME" --password-stdin "127.0.0.1:$HTTP_PORT" >/dev/null 2>&1
+  docker tag platform-test/busybox:latest "$image"
+  docker --config "$config_dir" push "$image" >/dev/null
+  docker rmi "$image" >/dev/null
+  docker --config "$config_dir" pull "$image" >/dev/null
+  docker rmi "$image" >/dev/null
+  echo "self-test: pushed and pulled $image"
+fi
