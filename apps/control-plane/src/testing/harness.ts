@@ -133,6 +133,16 @@ export async function createTestDatabase(): Promise<{ target: DatabaseTarget; dr
     dropDatabase = async () => {
       const dropper = new pg.Client({ connectionString: adminUrl });
       await dropper.connect();
+      // A closed pool's connections may still be ending; forcing the drop while they are would
+      // deliver "terminating connection" errors to clients nobody listens to any more.
+      for (let waited = 0; waited < 5_000; waited += 50) {
+        const { rows } = await dropper.query(
+          "select count(*)::int as n from pg_stat_activity where datname = $1",
+          [name],
+        );
+        if (rows[0].n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await dropper.query(`drop database if exists ${name} with (force)`);
       await dropper.end();
     };
