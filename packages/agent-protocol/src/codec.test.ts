@@ -85,6 +85,8 @@ const requests: CommandRequest[] = [
       railpackVersion: "0.1.0",
       pushRegistry: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
       pushImagePrefix: "team",
+      rollbackRegistry: { serverAddress: "registry.example.com", username: "r", password: "rp" },
+      rollbackImagePrefix: "rollbacks",
     },
   },
   {
@@ -110,6 +112,7 @@ const requests: CommandRequest[] = [
       herokuVersion: "",
       railpackVersion: "",
       pushImagePrefix: "",
+      rollbackImagePrefix: "",
     },
   },
   {
@@ -256,6 +259,7 @@ const replies: CommandReply[] = [
       pushedImage: "127.0.0.1:5000/team/web:d-1",
       commitHash: "0123abc",
       commitMessage: "Fix",
+      rollbackImage: "registry.example.com/rollbacks/web:d-1",
     },
   },
   {

@@ -101,6 +101,9 @@ export type BuildImageCommand = BuildSource & {
   /** Push after the build as <serverAddress>/<pushImagePrefix/><appName>:<tag>. */
   pushRegistry?: RegistryAuth;
   pushImagePrefix?: string;
+  /** Also push after the build, for rollbacks, as <serverAddress>/<rollbackImagePrefix/><appName>:<tag>. */
+  rollbackRegistry?: RegistryAuth;
+  rollbackImagePrefix?: string;
 };
 
 export interface BuildImageResult {
@@ -110,6 +113,8 @@ export interface BuildImageResult {
   pushedImage: string;
   commitHash: string;
   commitMessage: string;
+  /** The reference pushed to the rollback registry; "" without one. */
+  rollbackImage: string;
 }
 
 export interface ServicePort {

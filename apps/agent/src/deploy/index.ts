@@ -13,6 +13,7 @@ import type {
   DeployServiceCommand,
   DeployServiceResult,
   LogChunk,
+  RegistryAuth,
   ServiceActionCommand,
   ServiceActionResult,
 } from "@platform/agent-protocol";
@@ -86,6 +87,7 @@ export class Deployer {
     const log = this.logStream(command.logStreamId, [
       ...Object.values(command.buildSecrets ?? {}),
       command.pushRegistry?.password,
+      command.rollbackRegistry?.password,
       command.git?.sshPrivateKey,
       command.git?.httpPassword,
     ]);
@@ -192,19 +194,21 @@ export class Deployer {
 
     const image = (await this.options.docker.getImage(command.imageName).inspect()) as { Id: string };
     log.line(`built ${command.imageName} (${image.Id})`);
-    let pushedImage = "";
-    if (command.pushRegistry?.serverAddress) {
-      pushedImage = await pushImage(
-        this.options.docker,
-        command.imageName,
-        command.pushRegistry,
-        command.pushImagePrefix ?? "",
-        command.appName,
-        log,
-        signal,
-      );
-    }
-    return { imageName: command.imageName, imageId: image.Id, pushedImage, ...commit };
+    const push = (registry: RegistryAuth | undefined, prefix: string | undefined) =>
+      registry?.serverAddress
+        ? pushImage(
+            this.options.docker,
+            command.imageName,
+            registry,
+            prefix ?? "",
+            command.appName,
+            log,
+            signal,
+          )
+        : Promise.resolve("");
+    const pushedImage = await push(command.pushRegistry, command.pushImagePrefix);
+    const rollbackImage = await push(command.rollbackRegistry, command.rollbackImagePrefix);
+    return { imageName: command.imageName, imageId: image.Id, pushedImage, rollbackImage, ...commit };
   }
 
   async deployService(command: DeployServiceCommand): Promise<DeployServiceResult> {
@@ -313,13 +317,25 @@ function checkBuildCommand(command: BuildImageCommand): void {
   }
   if (command.herokuVersion && !/^[0-9]+$/.test(command.herokuVersion))
     throw invalid("herokuVersion", "must be a number");
-  if (
-    command.pushRegistry?.serverAddress &&
-    !/^[A-Za-z0-9.-]+(:[0-9]+)?$/.test(command.pushRegistry.serverAddress)
-  ) {
-    throw invalid("pushRegistry.serverAddress", "must be host[:port]");
+  checkPushTarget(command.pushRegistry, "pushRegistry", command.pushImagePrefix, "pushImagePrefix");
+  checkPushTarget(
+    command.rollbackRegistry,
+    "rollbackRegistry",
+    command.rollbackImagePrefix,
+    "rollbackImagePrefix",
+  );
+}
+
+function checkPushTarget(
+  registry: RegistryAuth | undefined,
+  registryField: string,
+  prefix: string | undefined,
+  prefixField: string,
+): void {
+  if (registry?.serverAddress && !/^[A-Za-z0-9.-]+(:[0-9]+)?$/.test(registry.serverAddress)) {
+    throw invalid(`${registryField}.serverAddress`, "must be host[:port]");
   }
-  if (command.pushImagePrefix && !/^[a-z0-9]+(?:[._/-][a-z0-9]+)*$/.test(command.pushImagePrefix)) {
-    throw invalid("pushImagePrefix", "is not a valid repository prefix");
+  if (prefix && !/^[a-z0-9]+(?:[._/-][a-z0-9]+)*$/.test(prefix)) {
+    throw invalid(prefixField, "is not a valid repository prefix");
   }
 }

@@ -149,4 +149,59 @@ describe("registry push and pull", () => {
     expect(JSON.stringify(reply)).not.toContain(wrong);
     expect(logs.text(command.logStreamId)).not.toContain(wrong);
   }, 240_000);
+
+  it("also pushes the built image to the rollback registry, whose refusal fails the build", async () => {
+    const auth = `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+    const tagsOf = async (repository: string) =>
+      (
+        await fetch(`http://${registry}/v2/${repository}/tags/list`, { headers: { authorization: auth } })
+      ).json();
+    const command: BuildImageCommand = {
+      ...buildCommand("rollback", password),
+      rollbackRegistry: { serverAddress: registry, username, password },
+      rollbackImagePrefix: "platform-rollbacks",
+    };
+    const pushed = `${registry}/platform-tests/${prefix}-app:deploy-rollback`;
+    const stored = `${registry}/platform-rollbacks/${prefix}-app:deploy-rollback`;
+    images.push(pushed, stored);
+    const reply = await send({ command: "buildImage", buildImage: command });
+    if (reply.result !== "buildImage")
+      throw new Error(`${JSON.stringify(reply)}\n${logs.text(command.logStreamId)}`);
+    expect(reply.buildImage).toMatchObject({ pushedImage: pushed, rollbackImage: stored });
+    expect(await tagsOf(`platform-rollbacks/${prefix}-app`)).toMatchObject({ tags: ["deploy-rollback"] });
+    expect(await tagsOf(`platform-tests/${prefix}-app`)).toMatchObject({
+      tags: expect.arrayContaining(["deploy-rollback"]),
+    });
+    const text = logs.text(command.logStreamId);
+    expect(text).toContain(`pushed ${stored}`);
+    expect(text.indexOf(`pushed ${pushed}`)).toBeLessThan(text.indexOf(`pushed ${stored}`));
+    expect(text).not.toContain(password);
+
+    // Without a build registry, only the rollback copy is pushed; a wrong password fails the job.
+    const wrong = "wrong-rollback-pw-7c1d";
+    const refused: BuildImageCommand = {
+      ...buildCommand("rollback-wrong", password),
+      pushRegistry: undefined,
+      rollbackRegistry: { serverAddress: registry, username, password: wrong },
+      rollbackImagePrefix: "platform-rollbacks",
+    };
+    images.push(`${registry}/platform-rollbacks/${prefix}-app:deploy-rollback-wrong`);
+    const failed = await send({ command: "buildImage", buildImage: refused });
+    expect(failed).toMatchObject({ result: "error", error: { code: "FAILED" } });
+    if (failed.result === "error") {
+      expect(failed.error.message).toMatch(
+        /^pushing .*\/platform-rollbacks\/.* failed: .*(unauthorized|authentication required|no basic auth)/i,
+      );
+    }
+    expect(JSON.stringify(failed)).not.toContain(wrong);
+    expect(logs.text(refused.logStreamId)).not.toContain(wrong);
+
+    // The rollback target is checked like the push target.
+    const invalid = await send({
+      command: "buildImage",
+      buildImage: { ...refused, jobId: `job-${prefix}-bad`, rollbackImagePrefix: "Bad Prefix" },
+    });
+    expect(invalid).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    if (invalid.result === "error") expect(invalid.error.message).toContain("rollbackImagePrefix");
+  }, 240_000);
 });

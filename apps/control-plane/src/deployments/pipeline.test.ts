@@ -899,6 +899,50 @@ describe("registries", () => {
     },
     DEPLOY_WAIT_MS * 2,
   );
+
+  it(
+    "stores every build in rollbackRegistryId as <prefix>/<appName>:<deploymentId>, and deploys the local image",
+    async () => {
+      const address = registry.TEST_REGISTRY!;
+      const username = registry.TEST_REGISTRY_USERNAME!;
+      const password = registry.TEST_REGISTRY_PASSWORD!;
+      const created = await ok("registry.create", {
+        registryName: "rollbacks",
+        registryUrl: address,
+        username,
+        password,
+        registryType: "selfHosted",
+        imagePrefix: "d2-rollbacks",
+      });
+      await git.createRepo("rollback", {
+        Dockerfile: SERVING_DOCKERFILE,
+        "index.html": "kept for rollbacks",
+      });
+      const app = await gitApp("rollback", "rollback");
+      await ok("application.update", {
+        applicationId: app.applicationId,
+        rollbackRegistryId: created.registryId,
+      });
+      const port = await publish(app.applicationId);
+      const built = await deploy(app.applicationId);
+      expect(built.status, built.logs).toBe("done");
+      // The tag of the local build (the deployment id, `d`-prefixed unless it starts with a word character).
+      const tag = built.imageName!.split(":").pop()!;
+      const stored = `${address}/d2-rollbacks/${app.appName}:${tag}`;
+      images.push(stored);
+      expect(built.logs).toContain(`Stored the rollback image ${stored}`);
+      // The service runs the local build: the rollback copy is not the deployed image.
+      expect(built.imageName?.startsWith("platform/")).toBe(true);
+      expect(await servedBody(port, "/", "kept for rollbacks")).toBe("kept for rollbacks");
+      const tags = await fetch(`http://${address}/v2/d2-rollbacks/${app.appName}/tags/list`, {
+        headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` },
+      });
+      expect(await tags.json()).toMatchObject({ tags: [tag] });
+      expect(built.logs).not.toContain(password);
+      expect(platform.logLines.join("\n")).not.toContain(password);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
 });
 
 describe("cancellation and services that were never deployed", () => {

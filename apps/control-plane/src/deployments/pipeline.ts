@@ -1,10 +1,11 @@
 /**
  * One deployment of an application, from its row to agent commands: load the application and
  * its inherited variables, pick its server, build the image from its source (or take the
- * Docker image as is), push it when a build registry is set, then create or update its Swarm
- * service. The agent's log stream is forwarded line by line into the deployment's log; an
- * abort of the run cancels the agent's job. A failure throws an Error whose message is the
- * reason (already logged); no secret is ever part of it.
+ * Docker image as is), push it when a build registry is set and store a copy in the rollback
+ * registry when one is set, then create or update its Swarm service. The agent's log stream is
+ * forwarded line by line into the deployment's log; an abort of the run cancels the agent's
+ * job. A failure throws an Error whose message is the reason (already logged); no secret is
+ * ever part of it.
  */
 import {
   AgentCommandError,
@@ -192,14 +193,23 @@ export async function runApplicationDeployment(
         log(`Build cache cleaned (${reclaimedBytes} bytes reclaimed)`);
         command.noCache = true;
       }
-      if (app.buildRegistryId) {
+      // buildRegistryId and rollbackRegistryId: registries the agent pushes the built image to.
+      const pushTarget = async (registryId: string, kind: "build" | "rollback") => {
         const registry =
-          (await findRegistryCredentials(services, app.organizationId, app.buildRegistryId)) ??
-          fail("The build registry no longer exists");
+          (await findRegistryCredentials(services, app.organizationId, registryId)) ??
+          fail(`The ${kind} registry no longer exists`);
         secrets.push(registry.password);
         const { registryUrl: serverAddress, username, password } = registry;
-        command.pushRegistry = { serverAddress, username, password };
-        command.pushImagePrefix = registry.imagePrefix ?? undefined;
+        const auth: RegistryAuth = { serverAddress, username, password };
+        return [auth, registry.imagePrefix ?? undefined] as const;
+      };
+      if (app.buildRegistryId)
+        [command.pushRegistry, command.pushImagePrefix] = await pushTarget(app.buildRegistryId, "build");
+      if (app.rollbackRegistryId) {
+        [command.rollbackRegistry, command.rollbackImagePrefix] = await pushTarget(
+          app.rollbackRegistryId,
+          "rollback",
+        );
       }
 
       checkAborted();
@@ -207,6 +217,8 @@ export async function runApplicationDeployment(
       log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
       log(`Building ${imageName} (${app.buildType})…`);
       if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
+      if (command.rollbackRegistry)
+        log(`Storing a rollback image in ${command.rollbackRegistry.serverAddress} after the build…`);
       const built = await forwardAgentLog(services, serverId, command.logStreamId, log, () =>
         client.buildImage(serverId, command, BUILD_TIMEOUT_MS),
       );
@@ -217,6 +229,7 @@ export async function runApplicationDeployment(
         image = built.pushedImage;
         registryAuth = command.pushRegistry;
       }
+      if (built.rollbackImage) log(`Stored the rollback image ${built.rollbackImage}`);
       outcome = {
         imageName: image,
         commitHash: built.commitHash || undefined,
