@@ -8,7 +8,7 @@ import {
   usernameSchema,
 } from "@platform/traefik-config";
 import { z } from "zod";
-import type { Domain } from "../db/schema.ts";
+import type { Domain, Security } from "../db/schema.ts";
 
 const id = z.string().min(1).max(64);
 const certificateTypeSchema = z.enum(["letsencrypt", "custom", "none"]);
@@ -129,3 +129,13 @@ export const securitySchema = z.object({
   password: z.literal(""),
   createdAt: z.string(),
 });
+
+export function toSecurityView(security: Security): z.input<typeof securitySchema> {
+  return {
+    securityId: security.securityId,
+    applicationId: security.applicationId,
+    username: security.username,
+    password: "",
+    createdAt: security.createdAt,
+  };
+}

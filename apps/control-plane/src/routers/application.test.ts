@@ -218,13 +218,16 @@ describe("application", () => {
   });
 
   describe("one", () => {
-    it("shows the application with its environment, project, deployments and provider access", async () => {
+    it("shows the application with its environment, project, deployments, routing and provider access", async () => {
       const app = await create({ name: "Detail" });
       const detail = await one(app.applicationId);
       expect(detail).toEqual({
         ...app,
         environment: { environmentId, name: "production", project: { projectId, name: "Shop" } },
         deployments: [],
+        domains: [],
+        ports: [],
+        security: [],
         hasGitProviderAccess: true,
         unauthorizedProvider: null,
       });

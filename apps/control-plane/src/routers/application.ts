@@ -58,6 +58,8 @@ import {
 } from "../deployments/runtime.ts";
 import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
+import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
@@ -65,6 +67,7 @@ import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy, removeApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
+import { listApplicationPorts, portSchema } from "./port.ts";
 
 const JSON_COLUMNS = new Set([
   "watchPaths",
@@ -230,10 +233,14 @@ export const applicationRouter = defineRouter("application", {
   }),
 
   one: query({
-    summary: "An application with its environment, project and deployments",
+    summary: "An application with its environment, project, deployments, domains, ports and credentials",
     access: "member",
     input: applicationIdInput,
-    output: applicationDetailSchema,
+    output: applicationDetailSchema.extend({
+      domains: z.array(domainSchema),
+      ports: z.array(portSchema),
+      security: z.array(securitySchema),
+    }),
     handler: async ({ services, caller, input }) => {
       const {
         organizationId: _o,
@@ -254,6 +261,11 @@ export const applicationRouter = defineRouter("application", {
             applicationId: application.applicationId,
           })
         ).map(toDeploymentView),
+        domains: (await listApplicationDomains(services.db, application.applicationId)).map(toDomainView),
+        ports: await listApplicationPorts(services, application.applicationId),
+        security: (await listApplicationCredentials(services.db, application.applicationId)).map(
+          toSecurityView,
+        ),
         ...gitProviderAccess(application),
       };
     },

@@ -142,6 +142,28 @@ describe("security credentials protect the application through its Traefik file"
     expect(test.platform.logLines.join("\n")).not.toContain("hunter2");
   });
 
+  it("application.one lists the credentials without passwords, beside its domains and ports", async () => {
+    const port = await test.platform.mutate(
+      "port.create",
+      { applicationId: app.applicationId, publishedPort: 18_080, targetPort: 80 },
+      as(),
+    );
+    expect(port.status, JSON.stringify(port.body)).toBe(200);
+    const one = await test.platform.query("application.one", { applicationId: app.applicationId }, as());
+    expect(one.status, JSON.stringify(one.body)).toBe(200);
+    expect(one.body.security.map((s: { username: string }) => s.username).sort()).toEqual(["alice", "bob"]);
+    expect(one.body.security.every((s: { password: string }) => s.password === "")).toBe(true);
+    expect(JSON.stringify(one.body)).not.toContain("$apr1$");
+    expect(one.body.domains.map((d: { host: string }) => d.host)).toEqual(
+      (
+        await test.platform.query("domain.byApplicationId", { applicationId: app.applicationId }, as())
+      ).body.map((d: { host: string }) => d.host),
+    );
+    expect(one.body.domains.length).toBeGreaterThan(0);
+    expect(one.body.ports).toEqual([port.body]);
+    expect((await test.platform.mutate("port.delete", { portId: port.body.portId }, as())).status).toBe(200);
+  });
+
   it.each([
     ["a username with `:` (htpasswd field injection)", { username: "eve:x" }, "username"],
     ["a username with a newline (htpasswd line injection)", { username: "eve\nmallory" }, "username"],

@@ -9,11 +9,12 @@ import { findApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import { findSecurity, SECURITY_USERNAME_CONSTRAINT, type Security } from "../domains/repository.ts";
+import { findSecurity, SECURITY_USERNAME_CONSTRAINT } from "../domains/repository.ts";
 import {
   createSecurityInput,
   securityIdInput,
   securitySchema,
+  toSecurityView,
   updateSecurityInput,
 } from "../domains/schemas.ts";
 import { conflict, notFound } from "../errors.ts";
@@ -55,14 +56,6 @@ async function changeCredentials(
   }
 }
 
-const toView = (security: Security) => ({
-  securityId: security.securityId,
-  applicationId: security.applicationId,
-  username: security.username,
-  password: "" as const,
-  createdAt: security.createdAt,
-});
-
 export const securityRouter = defineRouter("security", {
   create: mutation({
     summary: "Protect an application with one more HTTP Basic credential",
@@ -93,7 +86,7 @@ export const securityRouter = defineRouter("security", {
     input: securityIdInput,
     output: securitySchema,
     handler: async ({ services, caller, input }) =>
-      toView(await loadSecurity(services, caller, input.securityId)),
+      toSecurityView(await loadSecurity(services, caller, input.securityId)),
   }),
 
   update: mutation({
