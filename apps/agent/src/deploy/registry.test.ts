@@ -20,7 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { type GitServer, startGitServer } from "../testing/git-server.ts";
-import { freePort, LogCollector, waitForHttp } from "./test-support.ts";
+import { freePort, waitForHttp } from "../testing/net.ts";
+import { LogCollector } from "./test-support.ts";
 
 const run = promisify(execFile);
 const serverId = "deploy-registry-test";

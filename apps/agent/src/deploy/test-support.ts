@@ -1,46 +1,9 @@
 /**
- * Helpers of the deploy tests: free host ports, hand-made archives (so that malicious entries
- * can be written exactly as an attacker would), HTTP polling and log collection.
+ * Helpers of the deploy tests: hand-made archives (so that malicious entries can be written
+ * exactly as an attacker would) and log collection. Ports and HTTP polling: ../testing/net.ts.
  */
-import { createServer } from "node:net";
 import { gzipSync } from "node:zlib";
 import type { LogChunk } from "@platform/agent-protocol";
-
-/** A free TCP port on 127.0.0.1 in 42000-42999. */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 42000 + Math.floor(Math.random() * 1000);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once("error", () => resolve(false));
-      server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error("no free port in 42000-42999");
-}
-
-/** GETs the URL until it answers `expected` (status and body check) or the time runs out. */
-export async function waitForHttp(
-  url: string,
-  accept: (status: number, body: string) => boolean,
-  timeoutMs = 30_000,
-): Promise<{ status: number; body: string }> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "no answer";
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2000) });
-      const body = await response.text();
-      if (accept(response.status, body)) return { status: response.status, body };
-      last = `${response.status} ${body.slice(0, 100)}`;
-    } catch (error) {
-      last = (error as Error).message;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`${url} did not answer as expected within ${timeoutMs} ms (last: ${last})`);
-}
 
 /** Collects the log chunks the agent publishes, per stream. */
 export class LogCollector {

@@ -7,7 +7,6 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +21,7 @@ import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
 import { requireDocker, uniqueName } from "../testing/docker.ts";
+import { freePort } from "../testing/net.ts";
 
 const run = promisify(execFile);
 // A task restart takes seconds, much longer on a busy machine: allow for several per test.
@@ -55,14 +55,6 @@ async function newAgent(name: string): Promise<{ agent: AgentCore; directory: st
 }
 
 /** A TCP port nobody listens on now (on every interface, as host-mode publishing binds). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 function staticConfig(marker: string): string {
   return `# ${marker}\nentryPoints:\n  web:\n    address: ":80"\n  websecure:\n    address: ":443"\n`;

@@ -6,27 +6,19 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { serve } from "@hono/node-server";
 import { type RunningAgent, startAgent } from "@platform/agent";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertTestServer } from "../agents/testing/agents.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { archiveSourceFor } from "./drop.ts";
 
 const run = promisify(execFile);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let platform: TestPlatform;
 let http: ReturnType<typeof serve> | undefined;

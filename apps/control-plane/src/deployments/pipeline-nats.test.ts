@@ -3,13 +3,13 @@
  * build log stream on NATS subjects. The build output reaches the deployment log line by line.
  */
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -22,14 +22,6 @@ let mainDirectory: string;
 const appName = uniqueName("d2-nats");
 const queueSuffix = `${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 const queueStream = `D2_PIPELINE_${queueSuffix}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   await requireDocker();

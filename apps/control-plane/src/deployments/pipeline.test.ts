@@ -7,13 +7,13 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { crc32 } from "node:zlib";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
+import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -38,19 +38,7 @@ const directories: string[] = [];
 
 const as = () => ({ token: owner.token });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function ok(name: string, input: Record<string, unknown>) {
-  const response = await platform.mutate(name, input, as());
-  expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
-  return response.body;
-}
+const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
 async function createApp(name: string): Promise<{ applicationId: string; appName: string }> {
   const appName = uniqueName(`d2-${name}`);
@@ -64,53 +52,15 @@ async function publish(applicationId: string, targetPort = 8080): Promise<number
   return publishedPort;
 }
 
-interface DeploymentRow {
-  status: string;
-  logs: string;
-  errorMessage: string | null;
-  imageName: string | null;
-  commitHash: string | null;
-}
-
-async function waitForDeployment(deploymentId: string): Promise<DeploymentRow> {
-  const deadline = Date.now() + DEPLOY_WAIT_MS;
-  while (Date.now() < deadline) {
-    const row = await platform.services.db
-      .selectFrom("deployments")
-      .select(["status", "logs", "errorMessage", "imageName", "commitHash"])
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirstOrThrow();
-    if (row.status !== "idle" && row.status !== "running") return row as DeploymentRow;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`deployment ${deploymentId} did not end within ${DEPLOY_WAIT_MS} ms`);
-}
+const waitForDeployment = (deploymentId: string) => platform.waitForDeployment(deploymentId, DEPLOY_WAIT_MS);
 
 async function deploy(applicationId: string, kind: "deploy" | "redeploy" = "deploy") {
   const { deploymentId } = await ok(`application.${kind}`, { applicationId });
-  const row = await waitForDeployment(deploymentId);
-  return { deploymentId, ...row };
+  return waitForDeployment(deploymentId);
 }
 
 async function applicationStatus(applicationId: string): Promise<string> {
   return (await platform.query("application.one", { applicationId }, as())).body.applicationStatus;
-}
-
-/** The body served at 127.0.0.1:port/path once it equals `expected` (or the last one seen). */
-async function servedBody(port: number, pathname: string, expected: string): Promise<string> {
-  let last = "(no answer)";
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}${pathname}`, {
-        signal: AbortSignal.timeout(2000),
-      });
-      last = (await response.text()).trim();
-      if (last === expected) return last;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return last;
 }
 
 async function useDockerfile(applicationId: string) {

@@ -7,13 +7,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -34,19 +34,7 @@ const services: string[] = [];
 
 const as = () => ({ token: owner.token });
 
-async function ok(name: string, input: Record<string, unknown>) {
-  const response = await platform.mutate(name, input, as());
-  expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
-  return response.body;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
 async function createApp(name: string): Promise<{ applicationId: string; appName: string }> {
   const appName = uniqueName(`d1-${name}`);

@@ -5,10 +5,10 @@
  * the administrator and edition rules.
  */
 import { execFile } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { parseStaticConfig, validateDynamicConfig, validateStaticConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -34,14 +34,6 @@ let ports: { http: number; https: number; dashboard: number };
 const as = (session = test.owner) => ({ token: session.token });
 
 /** A TCP port nobody listens on now (host-mode publishing binds every interface). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
-}
 
 async function proxyService(): Promise<any> {
   return docker.getService(test.proxyServiceName).inspect();

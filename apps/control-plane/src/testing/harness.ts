@@ -84,6 +84,29 @@ export class TestPlatform {
     return this.request(`/api/${name}`, { method: "POST", body: JSON.stringify(input), ...auth });
   }
 
+  /** mutate() that throws, with the answer, unless it is a 200; returns the body. */
+  async mutateOk<T = any>(name: string, input: unknown, auth: CallOptions): Promise<T> {
+    const response = await this.mutate<T>(name, input, auth);
+    if (response.status !== 200)
+      throw new Error(`${name} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    return response.body;
+  }
+
+  /** The deployment's row once it has ended (neither idle nor running). */
+  async waitForDeployment(deploymentId: string, timeoutMs = 180_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const row = await this.services.db
+        .selectFrom("deployments")
+        .selectAll()
+        .where("deploymentId", "=", deploymentId)
+        .executeTakeFirstOrThrow();
+      if (row.status !== "idle" && row.status !== "running") return row;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error(`deployment ${deploymentId} did not end within ${timeoutMs} ms`);
+  }
+
   /** Registers the first user (owner of the first organization). */
   async registerOwner(email = "owner@example.com", password = "correct-horse-battery"): Promise<Session> {
     const response = await this.mutate("auth.register", { email, password, name: "Owner" });

@@ -4,9 +4,9 @@
  * A GitHub push webhook deploys it; a commit plus a webhook serves the new content; a push to
  * another branch and a push touching only unwatched files deploy nothing.
  */
-import { createServer } from "node:net";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
+import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { githubPush } from "./samples.ts";
@@ -23,48 +23,9 @@ let owner: Session;
 const appName = uniqueName("webhook-e2e");
 const as = () => ({ token: owner.token });
 
-async function ok(name: string, input: Record<string, unknown>) {
-  const response = await platform.mutate(name, input, as());
-  expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
-  return response.body;
-}
+const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function waitForDeployment(deploymentId: string) {
-  const deadline = Date.now() + DEPLOY_WAIT_MS;
-  while (Date.now() < deadline) {
-    const row = await platform.services.db
-      .selectFrom("deployments")
-      .select(["status", "logs", "commitHash", "title"])
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirstOrThrow();
-    if (row.status !== "idle" && row.status !== "running") return row;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`deployment ${deploymentId} did not end within ${DEPLOY_WAIT_MS} ms`);
-}
-
-/** The body served at 127.0.0.1:port once it equals `expected` (or the last one seen). */
-async function servedBody(port: number, expected: string): Promise<string> {
-  let last = "(no answer)";
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) });
-      last = (await response.text()).trim();
-      if (last === expected) return last;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  return last;
-}
+const waitForDeployment = (deploymentId: string) => platform.waitForDeployment(deploymentId, DEPLOY_WAIT_MS);
 
 beforeAll(async () => {
   await requireDocker();
@@ -136,7 +97,7 @@ describe("a GitHub push webhook on a real repository", () => {
     const firstRun = await waitForDeployment(first.body.deploymentId);
     expect(firstRun.status, firstRun.logs).toBe("done");
     expect(firstRun.title).toBe(`GitHub push ${firstSha.slice(0, 7)}`);
-    expect(await servedBody(port, "version one")).toBe("version one");
+    expect(await servedBody(port, "/", "version one")).toBe("version one");
 
     const secondSha = await git.commit("hooked", { "index.html": "version two" }, "second version");
     const second = await hook(push("refs/heads/main", secondSha, "second version", ["index.html"]));
@@ -144,7 +105,7 @@ describe("a GitHub push webhook on a real repository", () => {
     const secondRun = await waitForDeployment(second.body.deploymentId);
     expect(secondRun.status, secondRun.logs).toBe("done");
     expect(secondRun.commitHash).toBe(secondSha);
-    expect(await servedBody(port, "version two")).toBe("version two");
+    expect(await servedBody(port, "/", "version two")).toBe("version two");
 
     const otherSha = await git.commit(
       "hooked",
@@ -164,6 +125,6 @@ describe("a GitHub push webhook on a real repository", () => {
 
     const deployments = (await platform.query("deployment.all", { applicationId }, as())).body as unknown[];
     expect(deployments).toHaveLength(2);
-    expect(await servedBody(port, "version two")).toBe("version two");
+    expect(await servedBody(port, "/", "version two")).toBe("version two");
   }, 400_000);
 });
