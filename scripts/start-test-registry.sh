@@ -6,9 +6,11 @@
 # platform-test/busybox:latest to the HTTP registry and pulls it back with the docker CLI.
 #
 #   http  127.0.0.1:5050   plain HTTP (Docker treats 127.0.0.0/8 as an insecure registry)
-#   tls   <docker0 IP>:5443 TLS with a self-signed certificate. It listens on the docker0 bridge
-#         address (local to this machine) because Docker skips certificate checks for
-#         127.0.0.0/8: only a non-loopback address makes the engine refuse the unknown CA.
+#   tls   198.51.100.2:5443 TLS with a self-signed certificate, inside the network namespace
+#         platform-test-registry that this script makes (a veth pair, 198.51.100.0/30 from the
+#         documentation range). Docker skips certificate checks for 127.0.0.0/8, so only an
+#         address outside loopback makes the engine refuse the unknown CA; a namespace of our
+#         own keeps that traffic off every other network.
 set -euo pipefail
 
 BASE="${TEST_REGISTRY_DIR:-/tmp/platform-test-registry}"
@@ -29,11 +31,18 @@ if [ ! -s "$BASE/htpasswd" ]; then
   htpasswd -Bbn "$USERNAME" "$PASSWORD" >"$BASE/htpasswd"
 fi
 
-# The docker0 bridge address: owned by this machine, outside Docker's insecure 127.0.0.0/8.
-TLS_HOST="${TEST_REGISTRY_TLS_HOST:-$(ip -4 -o addr show docker0 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}')}"
-if [ -z "$TLS_HOST" ]; then
-  echo "cannot find the docker0 bridge address for the TLS registry (is dockerd running?)" >&2
-  exit 1
+NETNS=platform-test-registry
+TLS_HOST=198.51.100.2
+if [ ! -e "/run/netns/$NETNS" ]; then
+  echo "making the network namespace $NETNS ($TLS_HOST)"
+  ip netns add "$NETNS"
+  ip link add ptreg-host type veth peer name ptreg-ns
+  ip link set ptreg-ns netns "$NETNS"
+  ip addr add 198.51.100.1/30 dev ptreg-host
+  ip link set ptreg-host up
+  ip netns exec "$NETNS" ip addr add "$TLS_HOST/30" dev ptreg-ns
+  ip netns exec "$NETNS" ip link set ptreg-ns up
+  ip netns exec "$NETNS" ip link set lo up
 fi
 
 if [ ! -s "$BASE/tls.crt" ] || ! openssl x509 -in "$BASE/tls.crt" -noout -text | grep -q "IP Address:$TLS_HOST"; then
@@ -42,9 +51,9 @@ if [ ! -s "$BASE/tls.crt" ] || ! openssl x509 -in "$BASE/tls.crt" -noout -text |
     -keyout "$BASE/tls.key" -out "$BASE/tls.crt" 2>/dev/null
 fi
 
-# write_config <name> <listen address> [tls]
+# write_config <name> <listen address> [tls]: a changed configuration stops the running instance.
 write_config() {
-  local name=$1 addr=$2 tls=${3:-}
+  local name=$1 addr=$2 tls=${3:-} config="$BASE/$1/config.yml"
   mkdir -p "$BASE/$name/data"
   {
     echo "version: 0.1"
@@ -60,17 +69,23 @@ write_config() {
     fi
     echo "auth:"
     echo "  htpasswd: {realm: platform-test, path: $BASE/htpasswd}"
-  } >"$BASE/$name/config.yml"
+  } >"$config.new"
+  if ! cmp -s "$config.new" "$config"; then
+    if [ -s "$BASE/$name/registry.pid" ]; then kill "$(cat "$BASE/$name/registry.pid")" 2>/dev/null || true; fi
+    rm -f "$BASE/$name/registry.pid"
+  fi
+  mv "$config.new" "$config"
 }
 
-# start <name>: runs the instance unless its pid file names a live process.
+# start <name> [command prefix…]: runs the instance unless its pid file names a live process.
 start() {
   local name=$1 pid_file="$BASE/$1/registry.pid" log="$BASE/$1/registry.log"
+  shift
   if [ -s "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
     return
   fi
   echo "starting the $name registry (log: $log)"
-  nohup docker-registry serve "$BASE/$name/config.yml" >>"$log" 2>&1 </dev/null &
+  nohup "$@" docker-registry serve "$BASE/$name/config.yml" >>"$log" 2>&1 </dev/null &
   echo $! >"$pid_file"
 }
 
@@ -88,7 +103,7 @@ wait_up() {
 write_config http "127.0.0.1:$HTTP_PORT"
 write_config tls "$TLS_HOST:$TLS_PORT" tls
 start http
-start tls
+start tls ip netns exec "$NETNS"
 wait_up "http://127.0.0.1:$HTTP_PORT/v2/"
 wait_up "https://$TLS_HOST:$TLS_PORT/v2/"
 

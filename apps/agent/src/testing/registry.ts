@@ -12,7 +12,7 @@ const script = path.resolve(
 export interface TestRegistries {
   /** 127.0.0.1:<port>, plain HTTP with htpasswd auth. */
   http: string;
-  /** A local non-loopback address with a self-signed certificate. */
+  /** 198.51.100.2:<port> in a network namespace of the tests, TLS with a self-signed certificate. */
   tls: string;
   username: string;
   password: string;
