@@ -88,7 +88,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
   async function start(
     pipeline: ScriptedPipeline | DeploymentRunner,
     concurrency = 2,
-    options: { database?: DatabaseTarget; secret?: string } = {},
+    options: { database?: DatabaseTarget; secret?: string; consumerInactiveMs?: number } = {},
   ): Promise<TestPlatform> {
     const platform = await startTestPlatform(
       { ...env, ...(options.secret ? { PLATFORM_SECRET_KEY: options.secret } : {}) },
@@ -96,6 +96,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
         agents: { localAgent: false },
         deployments: {
           ...queueNames,
+          consumerInactiveMs: options.consumerInactiveMs,
           concurrency,
           runner: pipeline instanceof ScriptedPipeline ? pipeline.runner : pipeline,
         },
@@ -614,6 +615,35 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
         async () => (await row(waiting)).status === "done",
       );
       expect(after.started).toEqual([waiting]);
+    },
+  );
+
+  it.skipIf(mode === "embedded")(
+    "JetStream removes an idle application's consumer, and the next deploy makes it again",
+    async () => {
+      const pipeline = new ScriptedPipeline();
+      const platform = await start(pipeline, 2, { consumerInactiveMs: 1_000 });
+      const t = await setup(platform);
+      const app = await t.createApp("Idle");
+      const connection = await connect({ servers: NATS_URL });
+      const manager = await jetstreamManager(connection);
+      const consumerExists = () =>
+        manager.consumers.info(queueNames.stream, `app-${app}`).then(
+          () => true,
+          () => false,
+        );
+      try {
+        const first = await t.deploy(app);
+        await pipeline.finish(first);
+        await t.waitStatus(first, "done");
+        await waitFor("the idle consumer to be removed", async () => !(await consumerExists()));
+        const second = await t.deploy(app);
+        expect(await consumerExists()).toBe(true);
+        await pipeline.finish(second);
+        await t.waitStatus(second, "done");
+      } finally {
+        await connection.close();
+      }
     },
   );
 

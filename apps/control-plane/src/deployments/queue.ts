@@ -6,7 +6,8 @@
  * With NATS_URL the jobs are JetStream messages on a work-queue stream, one subject and one
  * durable consumer per application with max_ack_pending 1: JetStream keeps them across
  * restarts, hands them out in order and never two of one application at once. A message is
- * acked when its job ended (or was dropped: its row is no longer idle).
+ * acked when its job ended (or was dropped: its row is no longer idle). JetStream removes a
+ * consumer unpulled for a day (a deleted or idle application); the next enqueue makes it again.
  * Without NATS_URL an in-process queue is rebuilt from the waiting rows at start.
  *
  * A deployment that was running when its control plane stopped (gracefully or not) is marked
@@ -52,6 +53,8 @@ export interface DeploymentQueueOptions {
   subjectPrefix?: string;
   /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 30 s). */
   ackWaitMs?: number;
+  /** How long an application's consumer may go unpulled before JetStream removes it (default 24 h). */
+  consumerInactiveMs?: number;
 }
 
 export interface QueuedJob {
@@ -148,6 +151,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
 const PULL_EXPIRES_MS = 1_000;
+const DEFAULT_CONSUMER_INACTIVE_MS = 24 * 60 * 60_000;
 
 /** With NATS: a JetStream work-queue stream, one durable consumer per application. */
 class JetStreamDeploymentQueue implements DeploymentQueue {
@@ -158,7 +162,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   private readonly stream: string;
   private readonly subjectPrefix: string;
   private readonly ackWaitMs: number;
-  private readonly consumers = new Set<string>();
+  private readonly consumerInactiveMs: number;
   /** Per application: its pull loop, and a counter bumped by every enqueue (see drain). */
   private readonly loops = new Map<string, { pokes: number; done: Promise<void> }>();
   private closing = false;
@@ -173,6 +177,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
     this.stream = options.stream ?? "PLATFORM_DEPLOYMENTS";
     this.subjectPrefix = options.subjectPrefix ?? "platform.deployments";
     this.ackWaitMs = options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
+    this.consumerInactiveMs = options.consumerInactiveMs ?? DEFAULT_CONSUMER_INACTIVE_MS;
   }
 
   async start(services: ServiceContext): Promise<void> {
@@ -225,18 +230,30 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
     return `app-${applicationId}`;
   }
 
+  /**
+   * Creates the application's consumer, or finds it. It is not cached: JetStream removes a
+   * consumer nobody pulled for consumerInactiveMs (deleted or idle applications), and the next
+   * enqueue must then make it again. A consumer made with other settings by an earlier version
+   * is used as it is.
+   */
   private async ensureConsumer(applicationId: string): Promise<void> {
     if (!/^[A-Za-z0-9_-]+$/.test(applicationId)) throw new Error(`Bad application id ${applicationId}`);
-    if (this.consumers.has(applicationId)) return;
-    await this.manager!.consumers.add(this.stream, {
-      durable_name: this.consumerOf(applicationId),
-      filter_subject: this.subjectOf(applicationId),
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      max_ack_pending: 1,
-      ack_wait: nanos(this.ackWaitMs),
-    });
-    this.consumers.add(applicationId);
+    try {
+      await this.manager!.consumers.add(this.stream, {
+        durable_name: this.consumerOf(applicationId),
+        filter_subject: this.subjectOf(applicationId),
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        max_ack_pending: 1,
+        ack_wait: nanos(this.ackWaitMs),
+        inactive_threshold: nanos(this.consumerInactiveMs),
+      });
+    } catch (error) {
+      const existing = await this.manager!.consumers.info(this.stream, this.consumerOf(applicationId)).catch(
+        () => undefined,
+      );
+      if (!existing) throw error;
+    }
   }
 
   async enqueue(job: QueuedJob): Promise<void> {
