@@ -8,8 +8,12 @@ import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { Caller, ServiceContext } from "./context.ts";
 import { databaseIsUp } from "./db/database.ts";
-import { registerDropRoutes } from "./deployments/drop.ts";
-import { registerDeploymentLogRoute } from "./deployments/log-stream.ts";
+import { dropDeploymentOpenApi, registerDropRoutes } from "./deployments/drop.ts";
+import {
+  DEPLOYMENT_LOGS_PATH,
+  deploymentLogsOpenApi,
+  registerDeploymentLogRoute,
+} from "./deployments/log-stream.ts";
 import { Dispatcher, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
@@ -17,7 +21,7 @@ import { registerOpenApiRoutes } from "./openapi.ts";
 import type { RouterDef } from "./procedure.ts";
 import { allRouters } from "./routers/index.ts";
 import { registerAgentBundleRoutes } from "./servers/agent-bundle.ts";
-import { registerDeployWebhookRoutes } from "./webhooks/route.ts";
+import { deployWebhookOpenApi, registerDeployWebhookRoutes } from "./webhooks/route.ts";
 
 export { MAX_BODY_BYTES };
 
@@ -73,7 +77,11 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     );
   });
 
-  registerOpenApiRoutes(app as unknown as Hono, procedures);
+  registerOpenApiRoutes(app as unknown as Hono, procedures, {
+    [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
+    "/api/application.dropDeployment": dropDeploymentOpenApi,
+    "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
+  });
   registerAgentBundleRoutes(app as unknown as Hono);
   registerDeployWebhookRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);

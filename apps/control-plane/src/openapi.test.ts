@@ -20,7 +20,29 @@ describe("OpenAPI document and docs page", () => {
       const method = procedure.kind === "query" ? "get" : "post";
       expect(body.paths[`/api/${name}`]?.[method], name).toBeDefined();
     }
-    expect(Object.keys(body.paths)).toHaveLength(procedures.size);
+    const routes = [
+      "/api/deployment.logs",
+      "/api/application.dropDeployment",
+      "/api/deploy/{provider}/{applicationId}",
+    ];
+    expect(Object.keys(body.paths)).toHaveLength(procedures.size + routes.length);
+  });
+
+  it("describes the routes outside the procedure layer: live logs, drop uploads and deploy webhooks", async () => {
+    const { body } = await platform.request("/api/openapi.json");
+    const logs = body.paths["/api/deployment.logs"].get;
+    expect(Object.keys(logs.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(logs.parameters.map((p: { name: string }) => p.name)).toEqual(["deploymentId"]);
+    const drop = body.paths["/api/application.dropDeployment"].post;
+    expect(drop.requestBody.content["multipart/form-data"].schema.required).toEqual(["applicationId", "zip"]);
+    const webhook = body.paths["/api/deploy/{provider}/{applicationId}"].post;
+    expect(webhook.security).toEqual([]);
+    expect(webhook.parameters.find((p: { name: string }) => p.name === "provider").schema.enum).toEqual([
+      "github",
+      "gitlab",
+      "bitbucket",
+      "gitea",
+    ]);
   });
 
   it("describes inputs: query parameters for queries, JSON bodies for mutations", async () => {

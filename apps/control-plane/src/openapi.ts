@@ -34,7 +34,19 @@ const errorBodySchema = {
   },
 };
 
-export function buildOpenApiDocument(procedures: ProcedureTable): Record<string, unknown> {
+/** An OpenAPI path item for a route served outside the procedure layer (SSE, multipart, webhooks). */
+export type OpenApiPathItem = Record<string, unknown>;
+
+/** The error responses every route shares. */
+export const errorResponse = {
+  description: "Error",
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+};
+
+export function buildOpenApiDocument(
+  procedures: ProcedureTable,
+  routes: Record<string, OpenApiPathItem> = {},
+): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [name, procedure] of [...procedures.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const input = toJsonSchema(procedure.input, "input");
@@ -51,10 +63,7 @@ export function buildOpenApiDocument(procedures: ProcedureTable): Record<string,
           description: "Success",
           content: { "application/json": { schema: toJsonSchema(procedure.output, "output") } },
         },
-        default: {
-          description: "Error",
-          content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
-        },
+        default: errorResponse,
       },
     };
     if (procedure.access === "admin" || procedure.access === "owner") {
@@ -76,6 +85,7 @@ export function buildOpenApiDocument(procedures: ProcedureTable): Record<string,
     }
     paths[`/api/${name}`] = { [procedure.kind === "query" ? "get" : "post"]: operation };
   }
+  Object.assign(paths, routes);
   return {
     openapi: "3.1.0",
     info: {
@@ -110,8 +120,12 @@ const docsPage = `<!doctype html>
 <script src="/api/docs/init.js"></script></body></html>`;
 const docsInit = `window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#ui" });`;
 
-export function registerOpenApiRoutes(app: Hono, procedures: ProcedureTable): void {
-  const document = buildOpenApiDocument(procedures);
+export function registerOpenApiRoutes(
+  app: Hono,
+  procedures: ProcedureTable,
+  routes: Record<string, OpenApiPathItem>,
+): void {
+  const document = buildOpenApiDocument(procedures, routes);
   app.get("/api/openapi.json", (c) => c.json(document));
   app.get("/api/docs", (c) => c.html(docsPage));
   app.get("/api/docs/init.js", (c) =>

@@ -21,12 +21,52 @@ import { authenticate } from "../auth/caller.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
+import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import { controlPlaneUrlForAgents } from "../servers/ssh-setup.ts";
 import { startApplicationDeployment } from "./start.ts";
 
 /** Largest archive accepted by application.dropDeployment. */
 export const MAX_DROP_UPLOAD_BYTES = 100 * 1024 * 1024;
+
+export const dropDeploymentOpenApi: OpenApiPathItem = {
+  post: {
+    operationId: "application.dropDeployment",
+    tags: ["application"],
+    summary: "Upload a .zip or .tar.gz (at most 100 MiB) and deploy it",
+    security: [{ bearer: [] }, { apiKey: [] }],
+    requestBody: {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: {
+            type: "object",
+            required: ["applicationId", "zip"],
+            properties: {
+              applicationId: { type: "string" },
+              zip: { type: "string", format: "binary", description: "The archive (.zip or .tar.gz)" },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      "200": {
+        description: "The deployment is queued",
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["success", "deploymentId"],
+              properties: { success: { const: true }, deploymentId: { type: "string" } },
+            },
+          },
+        },
+      },
+      default: errorResponse,
+    },
+  },
+};
 /** How long a remote agent has to fetch an archive offered to it. */
 const ARTIFACT_TTL_MS = 60 * 60 * 1000;
 /** Archives kept per application (the newest ones; redeploy rebuilds the newest). */

@@ -10,10 +10,30 @@ import { authenticate } from "../auth/caller.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
+import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import type { LogEvent } from "./logs.ts";
 import { findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
+
+export const deploymentLogsOpenApi: OpenApiPathItem = {
+  get: {
+    operationId: "deployment.logs",
+    tags: ["deployment"],
+    summary: "Follow a deployment's log live (server-sent events)",
+    description:
+      "Events `log` (data: one `<ISO timestamp> <line>`) for the log so far and each new line, then one `end` event (data: JSON `{status, errorMessage}`).",
+    security: [{ bearer: [] }, { apiKey: [] }],
+    parameters: [{ name: "deploymentId", in: "query", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": {
+        description: "The log as an event stream",
+        content: { "text/event-stream": { schema: { type: "string" } } },
+      },
+      default: errorResponse,
+    },
+  },
+};
 
 /** How often a follower re-reads the row when no line arrives (ends stale or removed ones). */
 const POLL_MS = 2_000;

@@ -11,6 +11,7 @@ import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { startApplicationDeployment } from "../deployments/start.ts";
 import { ApiError } from "../errors.ts";
+import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { decideDeployment } from "./decide.ts";
 import {
   nonPushEvent,
@@ -33,6 +34,41 @@ const MAX_DESCRIPTION_CHARS = 1000;
 export type WebhookAnswer =
   | { success: true; deployed: true; deploymentId: string; message: string }
   | { success: true; deployed: false; message: string };
+
+export const deployWebhookOpenApi: OpenApiPathItem = {
+  post: {
+    operationId: "deploy.webhook",
+    tags: ["deploy"],
+    summary: "A Git provider's push webhook: deploys when autoDeploy, branch or tag, and watchPaths allow",
+    security: [],
+    parameters: [
+      { name: "provider", in: "path", required: true, schema: { enum: [...webhookProviders] } },
+      { name: "applicationId", in: "path", required: true, schema: { type: "string" } },
+      { name: "refreshToken", in: "query", required: true, schema: { type: "string" } },
+    ],
+    requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
+    responses: {
+      "200": {
+        description: "Deployed, or why not",
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["success", "deployed", "message"],
+              properties: {
+                success: { const: true },
+                deployed: { type: "boolean" },
+                deploymentId: { type: "string" },
+                message: { type: "string" },
+              },
+            },
+          },
+        },
+      },
+      default: errorResponse,
+    },
+  },
+};
 
 function fail(c: Context<AppEnv>, error: ApiError) {
   return c.json(error.toBody(), error.status as 400);
