@@ -54,8 +54,6 @@ async function newAgent(name: string): Promise<{ agent: AgentCore; directory: st
   };
 }
 
-/** A TCP port nobody listens on now (on every interface, as host-mode publishing binds). */
-
 function staticConfig(marker: string): string {
   return `# ${marker}\nentryPoints:\n  web:\n    address: ":80"\n  websecure:\n    address: ":443"\n`;
 }

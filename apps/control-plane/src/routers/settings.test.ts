@@ -33,8 +33,6 @@ let docker: Awaited<ReturnType<typeof requireDocker>>;
 let ports: { http: number; https: number; dashboard: number };
 const as = (session = test.owner) => ({ token: session.token });
 
-/** A TCP port nobody listens on now (host-mode publishing binds every interface). */
-
 async function proxyService(): Promise<any> {
   return docker.getService(test.proxyServiceName).inspect();
 }
