@@ -69,6 +69,7 @@ async function main(): Promise<void> {
   const helloPort = 3912;
   const api = start("apps/control-plane/src/main.ts", apiPort, {
     DATABASE_URL: url.toString(),
+    PLATFORM_LOCAL_PROXY: "false",
     PLATFORM_DATA_DIR: dataDir,
   });
   const hello = start("bench/hello-hono.ts", helloPort);

@@ -57,6 +57,8 @@ const configSchema = z.object({
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** Lets custom Git URLs point at this machine (localhost, 127.x, ::1); for tests only. */
   PLATFORM_ALLOW_LOOPBACK_GIT: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
+  PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
 });
 
 export interface Config {
@@ -80,6 +82,8 @@ export interface Config {
   deploymentConcurrency: number;
   /** Custom Git URLs may name loopback hosts (tests with a local git server); default false. */
   allowLoopbackGit: boolean;
+  /** Install this machine's proxy at start (self-hosted edition); default true. */
+  installLocalProxy: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -119,5 +123,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     allowLoopbackGit: c.PLATFORM_ALLOW_LOOPBACK_GIT === "true",
+    installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
   };
 }

@@ -32,6 +32,8 @@ describe("pnpm start", () => {
         HOST: "127.0.0.1",
         PLATFORM_DATA_DIR: dataDirectory,
         LOG_LEVEL: "warn",
+        // A real traefik:v3 service on ports 80/443 of the test machine is not wanted here.
+        PLATFORM_LOCAL_PROXY: "false",
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -12,6 +12,7 @@ import { randomToken } from "./crypto/ids.ts";
 import { deriveKey, SecretBox } from "./crypto/secret-box.ts";
 import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/database.ts";
 import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
+import { installLocalProxy } from "./proxy/proxy-service.ts";
 
 /** Field names whose values never reach a log line. */
 export const REDACTED_LOG_PATHS = [
@@ -99,11 +100,16 @@ export async function createServices(
     await database.close();
     throw error;
   }
+  const localProxy =
+    config.installLocalProxy && config.edition === "self-hosted" && options.agents?.localAgent !== false
+      ? installLocalProxy(services)
+      : Promise.resolve();
   return {
     services,
     close: async () => {
       // Running deployments are aborted first: stopping them needs the agents.
       await services.deployments.close();
+      await localProxy;
       await agents.close();
       await database.close();
     },

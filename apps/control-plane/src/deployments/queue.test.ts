@@ -7,9 +7,6 @@
  * runs the real pipeline against Docker.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { TestNatsServer } from "@platform/agent/testing/nats-server.ts";
@@ -649,16 +646,8 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
 
   it("a job queued before a stop runs after a restart; the one the stop interrupted is marked error", async () => {
     const secret = randomBytes(32).toString("base64");
-    let database: DatabaseTarget;
-    if (testDatabaseKind === "pglite") {
-      const dataDir = mkdtempSync(path.join(tmpdir(), "queue-restart-"));
-      database = { kind: "pglite", dataDir };
-      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
-    } else {
-      const created = await createTestDatabase();
-      database = created.target;
-      cleanups.push(created.drop);
-    }
+    const { target: database, drop } = await createTestDatabase({ reopenable: true });
+    cleanups.push(drop);
     const before = new ScriptedPipeline();
     const first = await start(before, 1, { database, secret });
     const t = await setup(first);

@@ -122,3 +122,19 @@ export async function ensureProxyOn(services: ServiceContext, serverId: string):
     services.logger,
   );
 }
+
+/**
+ * The embedded default of the self-hosted edition: at start, this machine's proxy is installed
+ * (or brought up to date) in the background. A failure (no Docker, no Swarm, a taken port) is
+ * logged with its reason and does not stop the control plane; settings.toggleDashboard and
+ * settings.reloadTraefik try again.
+ */
+export async function installLocalProxy(services: ServiceContext): Promise<void> {
+  try {
+    await ensureProxyOn(services, LOCAL_SERVER_ID);
+    services.logger.info("the proxy of this machine is installed");
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    services.logger.warn(`the proxy of this machine was not installed: ${reason}`);
+  }
+}

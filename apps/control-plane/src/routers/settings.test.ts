@@ -5,6 +5,9 @@
  * the administrator and edition rules.
  */
 import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
@@ -20,7 +23,7 @@ import {
   startProxyTestPlatform,
   staticFile,
 } from "../proxy/test-support.ts";
-import { startTestPlatform } from "../testing/harness.ts";
+import { createTestDatabase, startTestPlatform } from "../testing/harness.ts";
 
 const run = promisify(execFile);
 const STANDIN_IMAGE = "platform-test/traefik-standin:latest";
@@ -334,4 +337,63 @@ describe("settings on the cloud edition", () => {
       await cloud.close();
     }
   });
+});
+
+describe("the proxy of this machine at start (PLATFORM_LOCAL_PROXY)", () => {
+  it("is installed with the stored settings when the control plane starts, and a failure only logs why", async () => {
+    const { target: database, drop } = await createTestDatabase({ reopenable: true });
+    const mainDirectory = await mkdtemp(path.join(tmpdir(), "cp-local-proxy-"));
+    const proxyServiceName = `cp-local-proxy-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const localAgent = { mainDirectory, proxyServiceName };
+    const localPorts = { http: await freePort(), https: await freePort(), dashboard: await freePort() };
+    try {
+      // The settings a first run stored: the stand-in image and free ports.
+      const first = await startTestPlatform({}, { database, agents: { localAgent } });
+      await first.services.db
+        .updateTable("webServerSettings")
+        .set({
+          traefikImage: STANDIN_IMAGE,
+          proxyHttpPort: localPorts.http,
+          proxyHttpsPort: localPorts.https,
+          proxyDashboardPort: localPorts.dashboard,
+        })
+        .where("id", "=", 1)
+        .execute();
+      await first.close();
+      expect(await docker.listServices({ filters: { name: [proxyServiceName] } })).toEqual([]);
+
+      const second = await startTestPlatform(
+        { PLATFORM_LOCAL_PROXY: "true" },
+        { database, agents: { localAgent } },
+      );
+      await second.close();
+      expect(second.logLines.join("\n")).toContain("the proxy of this machine is installed");
+      const service = await docker.getService(proxyServiceName).inspect();
+      expect(service.Spec.TaskTemplate.ContainerSpec.Image.split("@")[0]).toBe(STANDIN_IMAGE);
+      expect(service.Spec.EndpointSpec.Ports.map((p: { PublishedPort: number }) => p.PublishedPort)).toEqual([
+        localPorts.http,
+        localPorts.https,
+      ]);
+      expect(await readIfExists(path.join(mainDirectory, "traefik", "traefik.yml"))).toContain("entryPoints");
+
+      // Without a Docker Engine the control plane still starts and says why there is no proxy.
+      const withoutDocker = await startTestPlatform(
+        { PLATFORM_LOCAL_PROXY: "true" },
+        {
+          database,
+          agents: { localAgent: { ...localAgent, dockerSocket: path.join(mainDirectory, "no.sock") } },
+        },
+      );
+      expect((await withoutDocker.request("/health")).status).toBe(200);
+      await withoutDocker.close();
+      expect(withoutDocker.logLines.join("\n")).toMatch(/the proxy of this machine was not installed: .+/);
+    } finally {
+      await docker
+        .getService(proxyServiceName)
+        .remove()
+        .catch(() => {});
+      await drop();
+      await rm(mainDirectory, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

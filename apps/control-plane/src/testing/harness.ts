@@ -138,12 +138,20 @@ export class TestPlatform {
   }
 }
 
-/** A fresh database (Postgres, or in-memory PGlite with PLATFORM_TEST_DB=pglite) and its removal. */
-export async function createTestDatabase(): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
+/**
+ * A fresh database (Postgres, or PGlite with PLATFORM_TEST_DB=pglite) and its removal. PGlite
+ * lives in memory unless `reopenable`: then in a data directory, so that a second control plane
+ * started on the same target (a restart) finds what the first one stored.
+ */
+export async function createTestDatabase(
+  options: { reopenable?: boolean } = {},
+): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
   let database: DatabaseTarget;
   let dropDatabase = async () => {};
   if (testDatabaseKind === "pglite") {
-    database = { kind: "pglite", dataDir: null };
+    const dataDir = options.reopenable ? mkdtempSync(path.join(tmpdir(), "platform-pglite-")) : null;
+    database = { kind: "pglite", dataDir };
+    if (dataDir) dropDatabase = async () => rmSync(dataDir, { recursive: true, force: true });
   } else {
     const name = `platform_t_${randomBytes(6).toString("hex")}`;
     const admin = new pg.Client({ connectionString: adminUrl });
@@ -186,6 +194,8 @@ export async function startTestPlatform(
     PLATFORM_DATA_DIR: dataDir,
     PLATFORM_SECRET_KEY: randomBytes(32).toString("base64"),
     LOG_LEVEL: "info",
+    // Tests install a proxy only where they ask for it, under a name of their own.
+    PLATFORM_LOCAL_PROXY: "false",
     ...env,
   });
   const logLines: string[] = [];
