@@ -5,7 +5,7 @@
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import { useApiKey } from "./api-key.ts";
-import { verifySessionToken } from "./session.ts";
+import { sessionIdOfToken } from "./session.ts";
 
 const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "token", "access_token", "key"];
 
@@ -26,16 +26,49 @@ export async function authenticate(
   const presented = headers.apiKey?.trim() || bearer;
   if (!presented) throw unauthorized();
 
-  if (!headers.apiKey && presented.split(".").length === 3) {
-    const session = await verifySessionToken(services, presented);
-    if (!session) throw unauthorized("Invalid or expired session");
-    return membership(services, session.userId, session.activeOrganizationId, {
-      kind: "session",
-      sessionId: session.sessionId,
-    });
-  }
+  if (!headers.apiKey && presented.split(".").length === 3) return sessionCaller(services, presented);
   const key = await useApiKey(services, presented);
   return membership(services, key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId });
+}
+
+/** The caller of a live session and its membership, in one query (it runs on every request). */
+async function sessionCaller(services: ServiceContext, token: string): Promise<Caller> {
+  const sessionId = await sessionIdOfToken(services, token);
+  if (!sessionId) throw unauthorized("Invalid or expired session");
+  const row = await services.db
+    .selectFrom("sessions")
+    .leftJoin("members", (join) =>
+      join
+        .onRef("members.userId", "=", "sessions.userId")
+        .onRef("members.organizationId", "=", "sessions.activeOrganizationId"),
+    )
+    .leftJoin("users", "users.userId", "members.userId")
+    .select([
+      "sessions.userId",
+      "sessions.activeOrganizationId",
+      "sessions.expiresAt",
+      "members.role",
+      "members.canCreateProjects",
+      "members.canDeleteProjects",
+      "members.canAccessAuditLog",
+      "users.email",
+    ])
+    .where("sessions.sessionId", "=", sessionId)
+    .where("sessions.revokedAt", "is", null)
+    .executeTakeFirst();
+  if (!row || new Date(row.expiresAt) <= services.now()) throw unauthorized("Invalid or expired session");
+  const { userId, activeOrganizationId, expiresAt: _expiresAt, role, email, ...permissions } = row;
+  if (role === null || email === null) throw unauthorized("Not a member of this organization");
+  return {
+    userId,
+    organizationId: activeOrganizationId,
+    credential: { kind: "session", sessionId },
+    role,
+    email,
+    canCreateProjects: permissions.canCreateProjects ?? false,
+    canDeleteProjects: permissions.canDeleteProjects ?? false,
+    canAccessAuditLog: permissions.canAccessAuditLog ?? false,
+  };
 }
 
 async function membership(

@@ -29,28 +29,21 @@ export async function issueSession(
   return { token, expiresAt: expiresAt.toISOString(), sessionId };
 }
 
-/** The live session a token names, or null when the token is bad, expired or revoked. */
-export async function verifySessionToken(services: ServiceContext, token: string) {
-  let sessionId: unknown;
+/**
+ * The session id a token names when its signature, issuer and expiry hold, else null. The
+ * caller still checks the session row (revoked, expired) in its own query.
+ */
+export async function sessionIdOfToken(services: ServiceContext, token: string): Promise<string | null> {
   try {
     const { payload } = await jwtVerify(token, services.sessionSigningKey, {
       issuer: ISSUER,
       algorithms: ["HS256"],
       currentDate: services.now(),
     });
-    sessionId = payload.sid;
+    return typeof payload.sid === "string" ? payload.sid : null;
   } catch {
     return null;
   }
-  if (typeof sessionId !== "string") return null;
-  const session = await services.db
-    .selectFrom("sessions")
-    .selectAll()
-    .where("sessionId", "=", sessionId)
-    .where("revokedAt", "is", null)
-    .executeTakeFirst();
-  if (!session || new Date(session.expiresAt) <= services.now()) return null;
-  return session;
 }
 
 export async function revokeSession(services: ServiceContext, sessionId: string): Promise<void> {

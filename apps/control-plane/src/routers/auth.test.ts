@@ -60,6 +60,46 @@ describe("auth", () => {
     expect(after.status).toBe(401);
   });
 
+  it("refuses a session whose row has expired, and one of a user no longer in its organization", async () => {
+    const login = async () =>
+      (await platform.mutate("auth.login", { email: "owner@example.com", password: "correct-horse-battery" }))
+        .body as { token: string; user: { userId: string; organizationId: string } };
+    const sessionOf = async (token: string) =>
+      platform.services.db
+        .selectFrom("sessions")
+        .select("sessionId")
+        .where("userId", "=", (await platform.query("user.get", {}, { token })).body.userId)
+        .orderBy("createdAt", "desc")
+        .executeTakeFirstOrThrow();
+
+    const expiring = await login();
+    const { sessionId } = await sessionOf(expiring.token);
+    await platform.services.db
+      .updateTable("sessions")
+      .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+      .where("sessionId", "=", sessionId)
+      .execute();
+    const expired = await platform.query("user.get", {}, { token: expiring.token });
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.message).toBe("Invalid or expired session");
+
+    const orphan = await login();
+    const member = await platform.services.db
+      .selectFrom("members")
+      .selectAll()
+      .where("userId", "=", orphan.user.userId)
+      .executeTakeFirstOrThrow();
+    await platform.services.db.deleteFrom("members").where("userId", "=", orphan.user.userId).execute();
+    try {
+      const refused = await platform.query("user.get", {}, { token: orphan.token });
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toBe("Not a member of this organization");
+    } finally {
+      await platform.services.db.insertInto("members").values(member).execute();
+    }
+    expect((await platform.query("user.get", {}, { token: orphan.token })).status).toBe(200);
+  });
+
   it("refuses a forged or tampered session token", async () => {
     const { body } = await platform.mutate("auth.login", {
       email: "owner@example.com",
