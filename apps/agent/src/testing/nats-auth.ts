@@ -1,7 +1,8 @@
 /**
  * Test helper standing in for the control plane's NATS signing: an operator and an account
  * (nkeys + JWTs, the nats-server config that trusts them) and user JWTs for agents, limited to
- * their own subjects, and for the control plane.
+ * their own subjects, and for the control plane. With `jetstream`, the account may use JetStream
+ * (no limits), for a server started with it.
  */
 import { encodeAccount, encodeOperator, encodeUser } from "@nats-io/jwt";
 import { createAccount, createOperator, type KeyPair } from "@nats-io/nkeys";
@@ -18,7 +19,7 @@ export interface TestNatsAuthority {
   accountSeed: string;
 }
 
-export async function createNatsAuthority(): Promise<TestNatsAuthority> {
+export async function createNatsAuthority(options: { jetstream?: boolean } = {}): Promise<TestNatsAuthority> {
   const operator = createOperator();
   const account = createAccount();
   const systemAccount = createAccount();
@@ -35,6 +36,7 @@ export async function createNatsAuthority(): Promise<TestNatsAuthority> {
       exports: -1,
       leaf: -1,
       wildcards: true,
+      ...(options.jetstream ? { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 } : {}),
     },
   };
   const accountJwt = await encodeAccount("platform", account, unlimited, { signer: operator });

@@ -1,6 +1,7 @@
 /**
  * Test helper: a private nats-server (/usr/sbin/nats-server) with a custom configuration on a
  * spare port of 127.0.0.1, which a test can stop and start again (to cut the agent off NATS).
+ * With `jetstream`, JetStream is on, storing in the server's own temporary directory.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -45,11 +46,14 @@ export class TestNatsServer {
   }
 
   /** Writes `config` (nats-server syntax, without `listen`) and starts the server. */
-  static async start(config: string): Promise<TestNatsServer> {
+  static async start(config: string, options: { jetstream?: boolean } = {}): Promise<TestNatsServer> {
     const port = await sparePort();
     const directory = await mkdtemp(path.join(tmpdir(), "agent-nats-"));
     const configFile = path.join(directory, "nats.conf");
-    await writeFile(configFile, `listen: "127.0.0.1:${port}"\n${config}\n`);
+    const jetstream = options.jetstream
+      ? `jetstream: { store_dir: ${JSON.stringify(path.join(directory, "jetstream"))} }\n`
+      : "";
+    await writeFile(configFile, `listen: "127.0.0.1:${port}"\n${jetstream}${config}\n`);
     const server = new TestNatsServer(port, directory, configFile);
     await server.resume();
     return server;

@@ -2,6 +2,7 @@
  * Test support: a private nats-server with decentralized JWT auth (an operator, the platform
  * account preloaded in a memory resolver) on a spare port, and the configuration a control
  * plane needs for it: NATS_URL, NATS_CREDS (its own unrestricted user) and NATS_ACCOUNT_SEED.
+ * With `jetstream`, the server and the account have JetStream (the durable deployment queue).
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,9 +20,9 @@ export interface JwtNats {
   stop(): Promise<void>;
 }
 
-export async function startJwtNats(): Promise<JwtNats> {
-  const authority = await createNatsAuthority();
-  const server = await TestNatsServer.start(authority.serverConfig);
+export async function startJwtNats(options: { jetstream?: boolean } = {}): Promise<JwtNats> {
+  const authority = await createNatsAuthority(options);
+  const server = await TestNatsServer.start(authority.serverConfig, options);
   const directory = await mkdtemp(path.join(tmpdir(), "cp-nats-creds-"));
   const user = createUser();
   const credsFile = path.join(directory, "control-plane.creds");
