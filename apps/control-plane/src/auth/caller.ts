@@ -31,6 +31,15 @@ export async function authenticate(
   return membership(services, key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId });
 }
 
+/** What a caller's membership and user row contribute to Caller. */
+const callerColumns = [
+  "members.role",
+  "members.canCreateProjects",
+  "members.canDeleteProjects",
+  "members.canAccessAuditLog",
+  "users.email",
+] as const;
+
 /** The caller of a live session and its membership, in one query (it runs on every request). */
 async function sessionCaller(services: ServiceContext, token: string): Promise<Caller> {
   const sessionId = await sessionIdOfToken(services, token);
@@ -43,16 +52,7 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<C
         .onRef("members.organizationId", "=", "sessions.activeOrganizationId"),
     )
     .leftJoin("users", "users.userId", "members.userId")
-    .select([
-      "sessions.userId",
-      "sessions.activeOrganizationId",
-      "sessions.expiresAt",
-      "members.role",
-      "members.canCreateProjects",
-      "members.canDeleteProjects",
-      "members.canAccessAuditLog",
-      "users.email",
-    ])
+    .select(["sessions.userId", "sessions.activeOrganizationId", "sessions.expiresAt", ...callerColumns])
     .where("sessions.sessionId", "=", sessionId)
     .where("sessions.revokedAt", "is", null)
     .executeTakeFirst();
@@ -80,13 +80,7 @@ async function membership(
   const row = await services.db
     .selectFrom("members")
     .innerJoin("users", "users.userId", "members.userId")
-    .select([
-      "members.role",
-      "members.canCreateProjects",
-      "members.canDeleteProjects",
-      "members.canAccessAuditLog",
-      "users.email",
-    ])
+    .select(callerColumns)
     .where("members.userId", "=", userId)
     .where("members.organizationId", "=", organizationId)
     .executeTakeFirst();
