@@ -15,6 +15,7 @@ import {
   listApplicationSummaries,
   listApplicationsWithOrganization,
 } from "./repository.ts";
+import { teardownApplicationsIn } from "./teardown.ts";
 import { type ApplicationSecretField, openApplicationSecret, sealApplicationSecret } from "./views.ts";
 
 /** Reseals a secret for the copy: the seal is bound to the application it belongs to. */
@@ -92,9 +93,7 @@ async function copyApplications(
 export const applicationHooks: ServiceKindHooks = {
   listSummaries: (db, environmentIds) => listApplicationSummaries(db, environmentIds),
   copy: (db, ids, target) => copyApplications(db, target.secrets, ids, target),
-  // Applications get Swarm services only once deployments exist (issue 4's deployment work);
-  // until then nothing runs that could be stopped, and the rows go with the environment (cascade).
-  teardown: async () => {},
+  teardown: (services, environmentIds) => teardownApplicationsIn(services, environmentIds),
 };
 
 serviceCountersByKind.application = countApplicationsByServer;

@@ -42,16 +42,15 @@ import {
   searchInput,
   updateInput,
 } from "../applications/schemas.ts";
+import { teardownApplication } from "../applications/teardown.ts";
 import { appNameSchema, gitUrlProblem, plainTextSchema } from "../applications/validation.ts";
 import { sealApplicationSecret, toApplicationView } from "../applications/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
-import { removeUploads } from "../deployments/drop.ts";
 import { deleteFinishedDeployments, listDeployments, toDeploymentView } from "../deployments/repository.ts";
 import {
   reloadApplicationService,
-  removeApplicationService,
   serverOf,
   startApplicationService,
   stopApplicationService,
@@ -65,7 +64,7 @@ import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-m
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
-import { moveApplicationProxy, removeApplicationProxy } from "../proxy/sync.ts";
+import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
 import { listApplicationPorts, portSchema } from "./port.ts";
 
@@ -539,12 +538,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ services, caller, input }) => {
       requireCanDeleteServices(caller);
       const application = await load(services.db, caller, input.applicationId);
-      // No deployment may go on creating a service for an application that is gone.
-      await dropWaitingDeployments(services, application.applicationId, "The application was deleted");
-      await stopRunningDeployment(services, application.applicationId, "The application was deleted");
-      await removeApplicationService(services, application);
-      await removeUploads(services, application.applicationId);
-      await removeApplicationProxy(services, application);
+      await teardownApplication(services, application, "The application was deleted");
       await deleteApplication(services.db, application.applicationId);
       return {
         applicationId: application.applicationId,

@@ -583,6 +583,35 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
     expect(left).toEqual([]);
   });
 
+  it("removing an environment or a project removes its applications' files", async () => {
+    const project = await test.platform.mutateOk("project.create", { name: "Short-lived" }, as());
+    const projectId: string = project.project.projectId;
+    const staging = await test.platform.mutateOk("environment.create", { name: "staging", projectId }, as());
+    const inStaging = await createApplication(test, test.owner, staging.environmentId);
+    const inProduction = await createApplication(test, test.owner, project.environment.environmentId);
+    for (const [application, host] of [
+      [inStaging, "staging.example.com"],
+      [inProduction, "production.example.com"],
+    ] as const) {
+      const created = await createDomain({
+        applicationId: application.applicationId,
+        host,
+        certificateType: "none",
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      expect(await readIfExists(dynamicFile(test, `${application.appName}.yml`))).toContain(host);
+    }
+
+    await test.platform.mutateOk("environment.remove", { environmentId: staging.environmentId }, as());
+    expect(await readIfExists(dynamicFile(test, `${inStaging.appName}.yml`))).toBeUndefined();
+    expect(await readIfExists(dynamicFile(test, `${inProduction.appName}.yml`))).toContain(
+      "production.example.com",
+    );
+
+    await test.platform.mutateOk("project.remove", { projectId }, as());
+    expect(await readIfExists(dynamicFile(test, `${inProduction.appName}.yml`))).toBeUndefined();
+  });
+
   it("no file ever lands outside the dynamic directory", async () => {
     const names = await readdir(dynamicFile(test, ""));
     for (const name of names) expect(name).toMatch(/^([a-zA-Z0-9][a-zA-Z0-9._-]*\.yml|certificates)$/);

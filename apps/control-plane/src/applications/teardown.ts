@@ -1,0 +1,39 @@
+/**
+ * What an application leaves outside its row: deployments in flight, its Swarm service, its
+ * uploads and its Traefik files. application.delete and the removal of its environment or
+ * project both go through here before the rows are deleted.
+ */
+import type { ServiceContext } from "../context.ts";
+import type { Application } from "../db/schema.ts";
+import { removeUploads } from "../deployments/drop.ts";
+import { removeApplicationService } from "../deployments/runtime.ts";
+import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { removeApplicationProxy } from "../proxy/sync.ts";
+
+export async function teardownApplication(
+  services: ServiceContext,
+  application: Application,
+  reason: string,
+): Promise<void> {
+  // No deployment may go on creating a service for an application that is gone.
+  await dropWaitingDeployments(services, application.applicationId, reason);
+  await stopRunningDeployment(services, application.applicationId, reason);
+  await removeApplicationService(services, application);
+  await removeUploads(services, application.applicationId);
+  await removeApplicationProxy(services, application);
+}
+
+/** Tears down every application of the environments (their rows go with the environments). */
+export async function teardownApplicationsIn(
+  services: ServiceContext,
+  environmentIds: readonly string[],
+): Promise<void> {
+  const applications = await services.db
+    .selectFrom("applications")
+    .selectAll()
+    .where("environmentId", "in", environmentIds)
+    .execute();
+  for (const application of applications) {
+    await teardownApplication(services, application, "The application's environment was deleted");
+  }
+}
