@@ -288,7 +288,24 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect((await platform.mutate("application.cleanQueues", { applicationId: a }, theirs)).status).toBe(404);
     const central = await platform.query("deployment.allCentralized", {}, t.as);
     expect(central.body).toHaveLength(4);
-    expect(central.body[0].application.applicationId).toBeDefined();
+    const applicationOf = Object.fromEntries(
+      central.body.map((row: { deploymentId: string; application: unknown }) => [
+        row.deploymentId,
+        row.application,
+      ]),
+    );
+    for (const [deploymentId, applicationId, name] of [
+      [a1, a, "A"],
+      [a2, a, "A"],
+      [b1, b, "B"],
+      [c1, c, "C"],
+    ]) {
+      expect(applicationOf[deploymentId!]).toEqual({
+        applicationId,
+        name,
+        appName: expect.stringMatching(new RegExp(`^${name!.toLowerCase()}-`)),
+      });
+    }
   });
 
   it("killProcess aborts a running deployment and drops a waiting one; cleanQueues drops the waiting ones", async () => {

@@ -94,6 +94,17 @@ export function listDeployments(
   return query.orderBy("deployments.createdAt", "desc").orderBy("deployments.deploymentId").execute();
 }
 
+/** The organization's newest deployments with the name and appName of their application. */
+export function listNewestDeploymentsWithApplication(db: Db, organizationId: string, limit: number) {
+  return inOrganization(db, organizationId)
+    .selectAll("deployments")
+    .select(["applications.name as applicationName", "applications.appName"])
+    .orderBy("deployments.createdAt", "desc")
+    .orderBy("deployments.deploymentId")
+    .limit(limit)
+    .execute();
+}
+
 export interface QueueRow extends Deployment {
   appName: string;
   applicationName: string;

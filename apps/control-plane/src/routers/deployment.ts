@@ -13,6 +13,7 @@ import {
   deleteDeployment,
   findDeployment,
   listDeployments,
+  listNewestDeploymentsWithApplication,
   listQueueJobs,
   toDeploymentView,
 } from "../deployments/repository.ts";
@@ -155,21 +156,15 @@ export const deploymentRouter = defineRouter("deployment", {
     input: noInput,
     output: z.array(centralizedSchema),
     handler: async ({ services, caller }) => {
-      const rows = (await listDeployments(services.db, caller.organizationId)).slice(0, CENTRALIZED_LIMIT);
-      const applications = new Map(
-        (rows.length === 0
-          ? []
-          : await services.db
-              .selectFrom("applications")
-              .select(["applicationId", "name", "appName"])
-              .where("applicationId", "in", [...new Set(rows.map((row) => row.applicationId))])
-              .execute()
-        ).map((application) => [application.applicationId, application]),
+      const rows = await listNewestDeploymentsWithApplication(
+        services.db,
+        caller.organizationId,
+        CENTRALIZED_LIMIT,
       );
-      return rows.flatMap((row) => {
-        const application = applications.get(row.applicationId);
-        return application ? [{ ...toDeploymentView(row), application }] : [];
-      });
+      return rows.map(({ applicationName, appName, ...deployment }) => ({
+        ...toDeploymentView(deployment),
+        application: { applicationId: deployment.applicationId, name: applicationName, appName },
+      }));
     },
   }),
 
