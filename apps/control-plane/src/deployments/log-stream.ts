@@ -12,7 +12,7 @@ import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import type { LogEvent } from "./logs.ts";
-import { findDeployment } from "./repository.ts";
+import { deploymentBelongsTo, findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -68,7 +68,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  if (!(await findDeployment(services.db, organizationId, deploymentId))) throw notFound("Deployment");
+  if (!(await deploymentBelongsTo(services.db, organizationId, deploymentId))) throw notFound("Deployment");
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];

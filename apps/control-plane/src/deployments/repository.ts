@@ -83,6 +83,18 @@ export function findDeployment(
     .executeTakeFirst();
 }
 
+export async function deploymentBelongsTo(
+  db: Db,
+  organizationId: string,
+  deploymentId: string,
+): Promise<boolean> {
+  const row = await inOrganization(db, organizationId)
+    .select("deployments.deploymentId")
+    .where("deployments.deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export function listDeployments(
   db: Db,
   organizationId: string,
