@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { requireCanDeleteServices } from "../applications/permissions.ts";
-import { findApplication } from "../applications/repository.ts";
+import { findApplication, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
@@ -96,13 +96,7 @@ async function applicationDeployments(services: ServiceContext, caller: Caller, 
 }
 
 async function serverDeployments(services: ServiceContext, caller: Caller, serverId: string) {
-  const server = await services.db
-    .selectFrom("servers")
-    .select("serverId")
-    .where("serverId", "=", serverId)
-    .where("organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
-  if (!server) throw notFound("Server");
+  if (!(await serverBelongsTo(services.db, caller.organizationId, serverId))) throw notFound("Server");
   const rows = await listDeployments(services.db, caller.organizationId, { serverId });
   return rows.map(toDeploymentView);
 }
