@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs the command-line tools some tests call, when missing (idempotent):
-# - htpasswd (Debian apache2-utils): the Traefik configuration tests verify every APR1 hash with it;
-# - openssl: the domain tests make self-signed certificates.
+# Installs the command-line tools some tests and test scripts call, when missing (idempotent):
+# - htpasswd (Debian apache2-utils): the Traefik configuration tests verify every APR1 hash with
+#   it; scripts/start-test-registry.sh writes the registries' htpasswd file with it;
+# - openssl: the domain tests and scripts/start-test-registry.sh make self-signed certificates;
+# - curl: scripts/start-test-registry.sh waits with it until the registries answer.
 set -euo pipefail
 
 missing=()
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   SUDO=""

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts the container registries the tests log in to, push to and pull from: Debian's
 # docker-registry (CNCF Distribution 2.8) with htpasswd auth, in the background, data and logs
-# under /tmp/platform-test-registry. Idempotent: installs, generates and starts only what is
-# missing. Prints the addresses and the (test-only) credentials; `--self-test` also pushes
+# under /tmp/platform-test-registry. Idempotent: installs (docker-registry here; htpasswd, openssl
+# and curl through scripts/install-test-tools.sh), generates and starts only what is missing.
+# Prints the addresses and the (test-only) credentials; `--self-test` also pushes
 # platform-test/busybox:latest to the HTTP registry and pulls it back with the docker CLI.
 #
 #   http  127.0.0.1:5050   plain HTTP (Docker treats 127.0.0.0/8 as an insecure registry)
@@ -19,11 +20,13 @@ TLS_PORT="${TEST_REGISTRY_TLS_PORT:-5443}"
 USERNAME="platform-test"
 PASSWORD="platform-test-password"
 
-if ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null; then
-  echo "installing docker-registry and apache2-utils"
+# htpasswd, openssl and curl, shared with the tests (quick when present; its output on stderr
+# keeps stdout to the lines below).
+bash "$(dirname "$0")/install-test-tools.sh" >&2
+if ! command -v docker-registry >/dev/null; then
+  echo "installing docker-registry"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    docker-registry apache2-utils openssl curl >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-registry >/dev/null
 fi
 
 mkdir -p "$BASE"
