@@ -3,12 +3,10 @@
  * with htpasswd auth, started by scripts/start-test-registry.sh), credentials given per command:
  * no `docker login` state is left on disk and the password appears in no log or answer.
  */
-import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import {
   type BuildImageCommand,
   type Command,
@@ -21,13 +19,13 @@ import { AgentCore } from "../core.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { type GitServer, startGitServer } from "../testing/git-server.ts";
 import { freePort, waitForHttp } from "../testing/net.ts";
+import { startTestRegistries } from "../testing/registry.ts";
 import { LogCollector } from "./test-support.ts";
 
-const run = promisify(execFile);
 const serverId = "deploy-registry-test";
-let registry = "127.0.0.1:5050";
-let username = "platform-test";
-let password = "platform-test-password";
+let registry: string;
+let username: string;
+let password: string;
 let docker: Docker;
 let core: AgentCore;
 let mainDirectory: string;
@@ -46,12 +44,7 @@ const configBefore = existsSync(dockerConfig) ? readFileSync(dockerConfig, "utf8
 
 beforeAll(async () => {
   docker = await requireDocker();
-  const script = path.resolve(import.meta.dirname, "../../../../scripts/start-test-registry.sh");
-  const { stdout } = await run("bash", [script], { timeout: 300_000 });
-  const value = (key: string) => new RegExp(`^${key}=(.*)$`, "m").exec(stdout)?.[1];
-  registry = value("TEST_REGISTRY") ?? registry;
-  username = value("TEST_REGISTRY_USERNAME") ?? username;
-  password = value("TEST_REGISTRY_PASSWORD") ?? password;
+  ({ http: registry, username, password } = await startTestRegistries());
   mainDirectory = await mkdtemp(path.join(tmpdir(), "agent-registry-main-"));
   core = new AgentCore({ serverId, docker, mainDirectory, publishLogChunk: logs.publish });
   git = await startGitServer();
