@@ -9,10 +9,10 @@
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "../apps/agent/src/testing/net.ts";
 import { startTestPlatform } from "../apps/control-plane/src/testing/harness.ts";
 
 const run = promisify(execFile);
@@ -23,14 +23,6 @@ const network = "platform-network";
 const SERVE_TIMEOUT_MS = 120_000;
 
 const docker = async (args: string[]) => (await run("docker", args, { maxBuffer: 16 << 20 })).stdout.trim();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls 127.0.0.1:port until it answers `body`; answers the moment it did. */
 async function servedAt(port: number, body: string): Promise<number> {

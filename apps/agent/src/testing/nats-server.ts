@@ -5,22 +5,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, connect as tcpConnect } from "node:net";
+import { connect as tcpConnect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { freePort } from "./net.ts";
 
 export const NATS_SERVER_BINARY = process.env.NATS_SERVER_BIN ?? "/usr/sbin/nats-server";
-
-export async function sparePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -47,7 +37,7 @@ export class TestNatsServer {
 
   /** Writes `config` (nats-server syntax, without `listen`) and starts the server. */
   static async start(config: string, options: { jetstream?: boolean } = {}): Promise<TestNatsServer> {
-    const port = await sparePort();
+    const port = await freePort();
     const directory = await mkdtemp(path.join(tmpdir(), "agent-nats-"));
     const configFile = path.join(directory, "nats.conf");
     const jetstream = options.jetstream

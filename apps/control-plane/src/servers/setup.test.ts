@@ -11,7 +11,7 @@ import { appendFile, mkdir, mkdtemp, readFile, readlink, rm } from "node:fs/prom
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
-import { sparePort } from "@platform/agent/testing/nats-server.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -52,7 +52,7 @@ async function stopProcess(pidFile: string): Promise<void> {
  */
 async function startSshd(sshdDir: string, extraEnv: string[]): Promise<number> {
   await mkdir(path.join(sshdDir, "main"));
-  const port = await sparePort();
+  const port = await freePort();
   const setenv = [
     `PLATFORM_AGENT_STATE_DIR=${path.join(sshdDir, "agent-state")}`,
     `PLATFORM_MAIN_DIR=${path.join(sshdDir, "main")}`,
@@ -94,7 +94,7 @@ async function newServer(sshKeyId: string, name: string, port = sshPort) {
 
 beforeAll(async () => {
   nats = await startJwtNats();
-  const httpPort = await sparePort();
+  const httpPort = await freePort();
   platform = await startTestPlatform({ ...nats.env, PLATFORM_URL: `http://127.0.0.1:${httpPort}` });
   http = serve({ fetch: platform.app.fetch, port: httpPort, hostname: "127.0.0.1" });
   owner = await platform.registerOwner();
@@ -104,9 +104,9 @@ beforeAll(async () => {
     .updateTable("webServerSettings")
     .set({
       traefikImage: STANDIN_IMAGE,
-      proxyHttpPort: await sparePort(),
-      proxyHttpsPort: await sparePort(),
-      proxyDashboardPort: await sparePort(),
+      proxyHttpPort: await freePort(),
+      proxyHttpsPort: await freePort(),
+      proxyDashboardPort: await freePort(),
     })
     .where("id", "=", 1)
     .execute();
