@@ -65,3 +65,25 @@ export async function removeContainer(nameOrId: string): Promise<void> {
 export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * Removes what deploying these applications left on the engine: their Swarm services, then the
+ * images built for them (`platform/<appName>:<tag>`, appName as uniqueName() makes it, which is
+ * already a valid repository name). Each application's own repository is listed, never a
+ * pattern, so images of other runs deploying at the same time stay. Failures (a service or an
+ * image already gone, an engine error) are ignored.
+ */
+export async function removeDeployedApps(appNames: readonly string[]): Promise<void> {
+  for (const name of appNames) await dockerCli(["service", "rm", name]).catch(() => {});
+  for (const name of appNames) {
+    const images = await dockerCli([
+      "image",
+      "ls",
+      "--format",
+      "{{.Repository}}:{{.Tag}}",
+      `platform/${name}`,
+    ]).catch(() => "");
+    for (const image of images.split("\n").filter(Boolean))
+      await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  }
+}

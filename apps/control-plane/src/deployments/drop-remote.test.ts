@@ -11,8 +11,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { serve } from "@hono/node-server";
 import { type RunningAgent, startAgent } from "@platform/agent";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
-import { freePort } from "@platform/agent/testing/net.ts";
+import { removeDeployedApps, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertTestServer } from "../agents/testing/agents.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -39,19 +39,10 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await dockerCli(["service", "rm", appName]).catch(() => {});
   await remoteAgent?.stop();
   await new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve()));
   await platform?.close();
-  const images = await dockerCli([
-    "image",
-    "ls",
-    "--format",
-    "{{.Repository}}:{{.Tag}}",
-    `platform/${appName}`,
-  ]);
-  for (const image of images.split("\n").filter(Boolean))
-    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  await removeDeployedApps([appName]);
   await rm(work, { recursive: true, force: true });
 }, 60_000);
 
@@ -130,28 +121,12 @@ describe("archives for remote servers", () => {
     const body = await uploaded.json();
     expect(uploaded.status, JSON.stringify(body)).toBe(200);
 
-    let row: { status: string; logs: string } | undefined;
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      row = await platform.services.db
-        .selectFrom("deployments")
-        .select(["status", "logs"])
-        .where("deploymentId", "=", body.deploymentId)
-        .executeTakeFirstOrThrow();
-      if (row.status === "done" || row.status === "error") break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(row?.status, row?.logs).toBe("done");
-    expect(row?.logs).not.toMatch(/artifacts\/[A-Za-z0-9_-]{20,}/);
+    const row = await platform.waitForDeployment(body.deploymentId, 120_000);
+    expect(row.status, row.logs).toBe("done");
+    expect(row.logs).not.toMatch(/artifacts\/[A-Za-z0-9_-]{20,}/);
 
-    let served = "";
-    for (let attempt = 0; attempt < 60 && served !== "built on the remote server"; attempt++) {
-      served = await fetch(`http://127.0.0.1:${publishedPort}/`)
-        .then((response) => response.text())
-        .then((text) => text.trim())
-        .catch(() => "");
-      if (served !== "built on the remote server") await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    expect(served).toBe("built on the remote server");
+    expect(await servedBody(publishedPort, "/", "built on the remote server")).toBe(
+      "built on the remote server",
+    );
   }, 180_000);
 });

@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { removeDeployedApps, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
-import { freePort } from "@platform/agent/testing/net.ts";
+import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -38,18 +38,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await dockerCli(["service", "rm", appName]).catch(() => {});
   await platform?.close();
   await git?.close();
-  const images = await dockerCli([
-    "image",
-    "ls",
-    "--format",
-    "{{.Repository}}:{{.Tag}}",
-    `platform/${appName}`,
-  ]);
-  for (const image of images.split("\n").filter(Boolean))
-    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  await removeDeployedApps([appName]);
   await rm(mainDirectory, { recursive: true, force: true });
   const connection = await connect({ servers: NATS_URL });
   await (await jetstreamManager(connection)).streams.delete(queueStream).catch(() => {});
@@ -91,27 +82,12 @@ it("deploys a Git repository with the build output forwarded into the deployment
   await call("port.create", { applicationId, publishedPort, targetPort: 8080 });
   const { deploymentId } = await call("application.deploy", { applicationId });
 
-  let row = { status: "idle", logs: "" };
-  const deadline = Date.now() + 180_000;
-  while ((row.status === "idle" || row.status === "running") && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    row = await platform.services.db
-      .selectFrom("deployments")
-      .select(["status", "logs"])
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirstOrThrow();
-  }
+  const row = await platform.waitForDeployment(deploymentId, 180_000);
   expect(row.status, row.logs).toBe("done");
   expect(row.logs).toMatch(/^\S+ .*build-output-over-nats/m);
   expect(row.logs).toContain("Done");
 
-  let served = "";
-  for (let attempt = 0; attempt < 60 && served !== "served after a NATS deployment"; attempt++) {
-    served = await fetch(`http://127.0.0.1:${publishedPort}/`)
-      .then((response) => response.text())
-      .then((text) => text.trim())
-      .catch(() => "");
-    if (served !== "served after a NATS deployment") await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  expect(served).toBe("served after a NATS deployment");
+  expect(await servedBody(publishedPort, "/", "served after a NATS deployment")).toBe(
+    "served after a NATS deployment",
+  );
 }, 240_000);

@@ -11,7 +11,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { crc32 } from "node:zlib";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeDeployedApps,
+  requireDocker,
+  TEST_IMAGE,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,22 +123,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const name of services) await dockerCli(["service", "rm", name]).catch(() => {});
   await platform?.close();
   await git?.close();
   for (const image of images) await dockerCli(["image", "rm", "-f", image]).catch(() => {});
   // Only this run's images: other runs of this file may be deploying at the same time.
-  for (const name of services) {
-    const built = await dockerCli([
-      "image",
-      "ls",
-      "--format",
-      "{{.Repository}}:{{.Tag}}",
-      `platform/${name}`,
-    ]).catch(() => "");
-    for (const image of built.split("\n").filter(Boolean))
-      await dockerCli(["image", "rm", "-f", image]).catch(() => {});
-  }
+  await removeDeployedApps(services);
   for (const directory of directories) await rm(directory, { recursive: true, force: true });
 }, 120_000);
 

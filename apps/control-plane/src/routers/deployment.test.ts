@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { removeDeployedApps, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,16 +118,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
-  for (const name of services) await dockerCli(["service", "rm", name]).catch(() => {});
-  const leftovers = await dockerCli([
-    "image",
-    "ls",
-    "--format",
-    "{{.Repository}}:{{.Tag}}",
-    "platform/d1-*",
-  ]).catch(() => "");
-  for (const image of leftovers.split("\n").filter(Boolean))
-    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  // Only this run's images: other runs of this file may be deploying at the same time.
+  await removeDeployedApps(services);
   await git?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   const connection = await connect({ servers: NATS_URL });

@@ -4,7 +4,7 @@
  * A GitHub push webhook deploys it; a commit plus a webhook serves the new content; a push to
  * another branch and a push touching only unwatched files deploy nothing.
  */
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { removeDeployedApps, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -38,18 +38,9 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await dockerCli(["service", "rm", appName]).catch(() => {});
   await platform?.close();
   await git?.close();
-  const images = await dockerCli([
-    "image",
-    "ls",
-    "--format",
-    "{{.Repository}}:{{.Tag}}",
-    `platform/${appName}*`,
-  ]).catch(() => "");
-  for (const image of images.split("\n").filter(Boolean))
-    await dockerCli(["image", "rm", "-f", image]).catch(() => {});
+  await removeDeployedApps([appName]);
 }, 120_000);
 
 describe("a GitHub push webhook on a real repository", () => {
