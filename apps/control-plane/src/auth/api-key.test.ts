@@ -169,6 +169,28 @@ describe("API keys", () => {
     expect(r.body.error.code).toBe("TOO_MANY_REQUESTS");
   });
 
+  it("is 401 once its user is no longer a member of the key's organization, after its limits are checked", async () => {
+    const leaving = await platform.addMember(owner, "member", "key-of-a-leaver@example.com");
+    const created = await createKey(leaving, { remaining: 2 });
+    expect((await platform.query("user.get", {}, { apiKey: created.key })).status).toBe(200);
+    const membership = await platform.services.db
+      .selectFrom("members")
+      .selectAll()
+      .where("userId", "=", leaving.user.id)
+      .executeTakeFirstOrThrow();
+    await platform.services.db.deleteFrom("members").where("memberId", "=", membership.memberId).execute();
+    try {
+      const refused = await platform.query("user.get", {}, { apiKey: created.key });
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toBe("Not a member of this organization");
+      // The usage budget is spent before the membership is checked: the last use went.
+      const over = await platform.query("user.get", {}, { apiKey: created.key });
+      expect(over.status).toBe(429);
+    } finally {
+      await platform.services.db.insertInto("members").values(membership).execute();
+    }
+  });
+
   it("starts a refilled budget full when remaining is not given", async () => {
     const created = await createKey(member, { refillAmount: 5, refillInterval: 3600 });
     const row = await platform.services.db

@@ -65,13 +65,16 @@ export async function createApiKey(services: ServiceContext, options: ApiKeyOpti
   return { row, key };
 }
 
-/** The live key a presented secret names; throws 401 when unknown or expired, 429 over a limit. */
-export async function useApiKey(services: ServiceContext, presented: string): Promise<ApiKey> {
-  const key = await services.db
-    .selectFrom("apiKeys")
-    .selectAll()
-    .where("keyHash", "=", sha256Hex(presented))
-    .executeTakeFirst();
+/** The stored form of a presented secret: what `apiKeys.keyHash` is looked up by. */
+export function apiKeyHash(presented: string): string {
+  return sha256Hex(presented);
+}
+
+/**
+ * Uses the key row looked up by apiKeyHash (with whatever the caller joined to it): throws 401
+ * when there is none or it expired, 429 over a limit, else spends one use and returns the row.
+ */
+export async function useApiKey<K extends ApiKey>(services: ServiceContext, key: K | undefined): Promise<K> {
   if (!key) throw new ApiError("UNAUTHORIZED", "Invalid API key");
   if (key.expiresAt && new Date(key.expiresAt) <= services.now()) {
     throw new ApiError("UNAUTHORIZED", "API key expired");

@@ -4,7 +4,7 @@
  */
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
-import { useApiKey } from "./api-key.ts";
+import { apiKeyHash, useApiKey } from "./api-key.ts";
 import { sessionIdOfToken } from "./session.ts";
 
 const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "token", "access_token", "key"];
@@ -27,8 +27,7 @@ export async function authenticate(
   if (!presented) throw unauthorized();
 
   if (!headers.apiKey && presented.split(".").length === 3) return sessionCaller(services, presented);
-  const key = await useApiKey(services, presented);
-  return membership(services, key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId });
+  return apiKeyCaller(services, presented);
 }
 
 /** What a caller's membership and user row contribute to Caller. */
@@ -57,33 +56,53 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<C
     .where("sessions.revokedAt", "is", null)
     .executeTakeFirst();
   if (!row || new Date(row.expiresAt) <= services.now()) throw unauthorized("Invalid or expired session");
-  const { userId, activeOrganizationId, expiresAt: _expiresAt, role, email, ...permissions } = row;
-  if (role === null || email === null) throw unauthorized("Not a member of this organization");
-  return {
-    userId,
-    organizationId: activeOrganizationId,
-    credential: { kind: "session", sessionId },
-    role,
-    email,
-    canCreateProjects: permissions.canCreateProjects ?? false,
-    canDeleteProjects: permissions.canDeleteProjects ?? false,
-    canAccessAuditLog: permissions.canAccessAuditLog ?? false,
-  };
+  return memberCaller(row.userId, row.activeOrganizationId, { kind: "session", sessionId }, row);
 }
 
-async function membership(
-  services: ServiceContext,
+/**
+ * The caller of an API key and its membership, read in one query (it runs on every request).
+ * The key's expiry, usage and rate limit are checked (and spent) before the membership.
+ */
+async function apiKeyCaller(services: ServiceContext, presented: string): Promise<Caller> {
+  const row = await services.db
+    .selectFrom("apiKeys")
+    .leftJoin("members", (join) =>
+      join
+        .onRef("members.userId", "=", "apiKeys.userId")
+        .onRef("members.organizationId", "=", "apiKeys.organizationId"),
+    )
+    .leftJoin("users", "users.userId", "members.userId")
+    .selectAll("apiKeys")
+    .select(callerColumns)
+    .where("apiKeys.keyHash", "=", apiKeyHash(presented))
+    .executeTakeFirst();
+  const key = await useApiKey(services, row);
+  return memberCaller(key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId }, key);
+}
+
+/** The Caller of a credential from its left-joined callerColumns (null: no longer a member). */
+function memberCaller(
   userId: string,
   organizationId: string,
   credential: Caller["credential"],
-): Promise<Caller> {
-  const row = await services.db
-    .selectFrom("members")
-    .innerJoin("users", "users.userId", "members.userId")
-    .select(callerColumns)
-    .where("members.userId", "=", userId)
-    .where("members.organizationId", "=", organizationId)
-    .executeTakeFirst();
-  if (!row) throw unauthorized("Not a member of this organization");
-  return { userId, organizationId, credential, ...row };
+  member: {
+    role: Caller["role"] | null;
+    email: string | null;
+    canCreateProjects: boolean | null;
+    canDeleteProjects: boolean | null;
+    canAccessAuditLog: boolean | null;
+  },
+): Caller {
+  const { role, email } = member;
+  if (role === null || email === null) throw unauthorized("Not a member of this organization");
+  return {
+    userId,
+    organizationId,
+    credential,
+    role,
+    email,
+    canCreateProjects: member.canCreateProjects ?? false,
+    canDeleteProjects: member.canDeleteProjects ?? false,
+    canAccessAuditLog: member.canAccessAuditLog ?? false,
+  };
 }
