@@ -110,6 +110,66 @@ describe("auth", () => {
     expect((await platform.mutate("auth.logout", {}, { token: forged })).status).toBe(401);
   });
 
+  it("registers with an invitation only for its email while it is pending and unexpired", async () => {
+    const owner = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+    });
+    const invite = await platform.mutate(
+      "organization.inviteMember",
+      { email: "invited@example.com", role: "admin" },
+      { token: owner.body.token },
+    );
+    expect(invite.status).toBe(200);
+    const { invitationId } = invite.body;
+    const register = (email: string) =>
+      platform.mutate("auth.register", {
+        email,
+        password: "correct-horse-battery",
+        name: "Invited",
+        invitationId,
+      });
+    const noInvitation = {
+      code: "NOT_FOUND",
+      message: "No pending invitation with this id for this email",
+      data: { fields: ["invitationId"] },
+    };
+
+    const otherEmail = await register("someone-else@example.com");
+    expect(otherEmail.status).toBe(404);
+    expect(otherEmail.body.error).toMatchObject(noInvitation);
+
+    const setExpiry = (expiresAt: Date) =>
+      platform.services.db
+        .updateTable("invitations")
+        .set({ expiresAt: expiresAt.toISOString() })
+        .where("invitationId", "=", invitationId)
+        .execute();
+    await setExpiry(new Date(Date.now() - 1000));
+    const expired = await register("invited@example.com");
+    expect(expired.status).toBe(404);
+    expect(expired.body.error).toMatchObject(noInvitation);
+
+    await setExpiry(new Date(Date.now() + 3600_000));
+    const joined = await register("invited@example.com");
+    expect(joined.status).toBe(200);
+    expect(joined.body.user).toMatchObject({
+      email: "invited@example.com",
+      role: "admin",
+      organizationId: owner.body.user.organizationId,
+    });
+    const invitation = await platform.services.db
+      .selectFrom("invitations")
+      .select("status")
+      .where("invitationId", "=", invitationId)
+      .executeTakeFirstOrThrow();
+    expect(invitation.status).toBe("accepted");
+
+    const used = await register("another@example.com");
+    expect(used.status).toBe(404);
+    expect(used.body.error).toMatchObject(noInvitation);
+  });
+
   it("keeps passwords out of the logs", () => {
     expect(platform.logLines.join("\n")).not.toContain("correct-horse-battery");
   });

@@ -9,8 +9,10 @@ import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
 import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
 import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
+import { addMember, findPendingInvitationForEmail, setInvitationStatus } from "../users/invitations.ts";
 import { emailSchema, getUserView, passwordSchema, userSchema } from "../users/user-view.ts";
 
 const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user: userSchema });
@@ -18,6 +20,18 @@ const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user:
 async function startSession(services: ServiceContext, userId: string, organizationId: string) {
   const { token, expiresAt } = await issueSession(services, userId, organizationId);
   return { token, expiresAt, user: await getUserView(services.db, organizationId, userId) };
+}
+
+async function insertUser(
+  trx: Db,
+  userId: string,
+  user: { email: string; name: string },
+  passwordHash: string,
+): Promise<void> {
+  await trx
+    .insertInto("users")
+    .values({ userId, email: user.email, name: user.name, image: null, passwordHash })
+    .execute();
 }
 
 // Compared against when the email is unknown, so both failures take the same time.
@@ -52,10 +66,7 @@ export const authRouter = defineRouter("auth", {
           if (input.invitationId)
             throw badRequest("No invitation can exist before the first user", { fields: ["invitationId"] });
           const organizationId = newId();
-          await trx
-            .insertInto("users")
-            .values({ userId, email: input.email, name: input.name, image: null, passwordHash })
-            .execute();
+          await insertUser(trx, userId, input, passwordHash);
           await trx
             .insertInto("organizations")
             .values({ organizationId, name: `${input.name}'s organization`, ownerId: userId })
@@ -80,39 +91,20 @@ export const authRouter = defineRouter("auth", {
             "Registration is closed: ask an administrator of an organization for an invitation",
           );
         }
-        const invitation = await trx
-          .selectFrom("invitations")
-          .selectAll()
-          .where("invitationId", "=", input.invitationId)
-          .where("status", "=", "pending")
-          .executeTakeFirst();
-        if (
-          !invitation ||
-          invitation.email !== input.email ||
-          new Date(invitation.expiresAt) <= services.now()
-        ) {
+        const invitation = await findPendingInvitationForEmail(
+          trx,
+          input.invitationId,
+          input.email,
+          services.now().toISOString(),
+        );
+        if (!invitation) {
           throw new ApiError("NOT_FOUND", "No pending invitation with this id for this email", {
             fields: ["invitationId"],
           });
         }
-        await trx
-          .insertInto("users")
-          .values({ userId, email: input.email, name: input.name, image: null, passwordHash })
-          .execute();
-        await trx
-          .insertInto("members")
-          .values({
-            memberId: newId(),
-            organizationId: invitation.organizationId,
-            userId,
-            role: invitation.role,
-          })
-          .execute();
-        await trx
-          .updateTable("invitations")
-          .set({ status: "accepted" })
-          .where("invitationId", "=", invitation.invitationId)
-          .execute();
+        await insertUser(trx, userId, input, passwordHash);
+        await addMember(trx, invitation.organizationId, userId, invitation.role);
+        await setInvitationStatus(trx, invitation.invitationId, "accepted");
         return { userId, organizationId: invitation.organizationId };
       });
       return startSession(services, userId, organizationId);
