@@ -28,6 +28,13 @@ describe("OpenAPI document and docs page", () => {
     expect(Object.keys(body.paths)).toHaveLength(procedures.size + routes.length);
   });
 
+  it("serves the same document on every request (built once, on the first)", async () => {
+    const first = await platform.request("/api/openapi.json");
+    const second = await platform.request("/api/openapi.json");
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+  });
+
   it("describes the routes outside the procedure layer: live logs, drop uploads and deploy webhooks", async () => {
     const { body } = await platform.request("/api/openapi.json");
     const logs = body.paths["/api/deployment.logs"].get;

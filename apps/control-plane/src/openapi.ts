@@ -125,8 +125,13 @@ export function registerOpenApiRoutes(
   procedures: ProcedureTable,
   routes: Record<string, OpenApiPathItem>,
 ): void {
-  const document = buildOpenApiDocument(procedures, routes);
-  app.get("/api/openapi.json", (c) => c.json(document));
+  // Converting every procedure's schemas is not free: built on the first request, not in
+  // createApp, then served from this cache.
+  let document: Record<string, unknown> | undefined;
+  app.get("/api/openapi.json", (c) => {
+    document ??= buildOpenApiDocument(procedures, routes);
+    return c.json(document);
+  });
   app.get("/api/docs", (c) => c.html(docsPage));
   app.get("/api/docs/init.js", (c) =>
     c.body(docsInit, 200, { "content-type": "text/javascript; charset=utf-8" }),
