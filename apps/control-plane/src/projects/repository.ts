@@ -1,11 +1,13 @@
 /**
  * The SQL of projects and environments: plain functions taking the database (or a
  * transaction) first. Every lookup by id is scoped to an organization, so a row of another
- * organization is simply not found. Rules (permissions, defaults, conflicts) live in the routers.
+ * organization is simply not found. Rules (permissions, defaults, conflicts) live in the routers,
+ * except the 409 of a duplicate environment name, which both the environment and project routers raise.
  */
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Environment, Project } from "../db/schema.ts";
+import { conflict } from "../errors.ts";
 
 export type { Environment, Project };
 
@@ -172,6 +174,38 @@ export function findEnvironment(
     .executeTakeFirst();
 }
 
+/** An environment with its project (read by the same join), found only in the organization. */
+export async function findEnvironmentWithProject(
+  db: Db,
+  organizationId: string,
+  environmentId: string,
+): Promise<{ environment: Environment; project: Project } | undefined> {
+  const row = await db
+    .selectFrom("environments")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("environments")
+    .select([
+      "projects.name as projectName",
+      "projects.description as projectDescription",
+      "projects.env as projectEnv",
+      "projects.createdAt as projectCreatedAt",
+    ])
+    .where("environments.environmentId", "=", environmentId)
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { projectName, projectDescription, projectEnv, projectCreatedAt, ...environment } = row;
+  const project: Project = {
+    projectId: environment.projectId,
+    organizationId,
+    name: projectName,
+    description: projectDescription,
+    env: projectEnv,
+    createdAt: projectCreatedAt,
+  };
+  return { environment, project };
+}
+
 export async function updateEnvironment(
   db: Db,
   environmentId: string,
@@ -200,8 +234,11 @@ export async function deleteEnvironment(db: Db, environmentId: string): Promise<
   return result.numDeletedRows > 0n;
 }
 
-/** True when `error` is Postgres' unique_violation (23505) of `constraint` (pg and PGlite alike). */
-export function isUniqueViolation(error: unknown, constraint: string): boolean {
+/**
+ * True when `error` is Postgres' unique_violation (23505), of `constraint` when one is given
+ * (pg and PGlite alike).
+ */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (typeof error !== "object" || error === null) return false;
   const {
     code,
@@ -213,5 +250,24 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
     message?: unknown;
   };
   if (code !== "23505") return false;
+  if (constraint === undefined) return true;
   return violated === constraint || (typeof message === "string" && message.includes(constraint));
+}
+
+/**
+ * Runs a write of an environment named `name` (insert, update, or a transaction making one),
+ * turning a duplicate name in its project into 409 naming `name`.
+ */
+export async function uniqueEnvironmentName<T>(
+  name: string | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, ENVIRONMENT_NAME_CONSTRAINT)) {
+      throw conflict(`This project already has an environment named "${name}"`, { fields: ["name"] });
+    }
+    throw error;
+  }
 }

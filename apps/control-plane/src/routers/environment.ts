@@ -4,18 +4,18 @@
  * neither renamed nor removed (400), as in Dokploy: it goes with its project.
  */
 import { z } from "zod";
-import { badRequest, conflict, notFound } from "../errors.ts";
+import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { withServices } from "../projects/details.ts";
 import { requireCanDeleteProjects } from "../projects/permissions.ts";
 import {
   deleteEnvironment,
-  ENVIRONMENT_NAME_CONSTRAINT,
   findEnvironment,
+  findEnvironmentWithProject,
   findProject,
   insertEnvironment,
-  isUniqueViolation,
   listEnvironments,
+  uniqueEnvironmentName,
   updateEnvironment,
 } from "../projects/repository.ts";
 import {
@@ -29,18 +29,6 @@ import {
 import { teardownServices } from "../projects/services.ts";
 
 const idSchema = z.string().min(1);
-
-/** Runs an insert or update, turning a duplicate name into 409 naming `name`. */
-async function uniqueName<T>(name: string | undefined, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isUniqueViolation(error, ENVIRONMENT_NAME_CONSTRAINT)) {
-      throw conflict(`This project already has an environment named "${name}"`, { fields: ["name"] });
-    }
-    throw error;
-  }
-}
 
 export const environmentRouter = defineRouter("environment", {
   create: mutation({
@@ -56,7 +44,7 @@ export const environmentRouter = defineRouter("environment", {
     handler: async ({ services, caller, input }) => {
       const project = await findProject(services.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
-      return uniqueName(input.name, () =>
+      return uniqueEnvironmentName(input.name, () =>
         insertEnvironment(services.db, {
           projectId: project.projectId,
           name: input.name,
@@ -74,10 +62,9 @@ export const environmentRouter = defineRouter("environment", {
     input: z.object({ environmentId: idSchema }),
     output: environmentDetailSchema,
     handler: async ({ services, caller, input }) => {
-      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
-      if (!environment) throw notFound("Environment");
-      const project = await findProject(services.db, caller.organizationId, environment.projectId);
-      if (!project) throw notFound("Environment");
+      const found = await findEnvironmentWithProject(services.db, caller.organizationId, input.environmentId);
+      if (!found) throw notFound("Environment");
+      const { environment, project } = found;
       const [detail] = await withServices(services.db, [environment]);
       return { ...detail!, project };
     },
@@ -115,7 +102,7 @@ export const environmentRouter = defineRouter("environment", {
       if (current.isDefault && input.name !== undefined && input.name !== current.name) {
         throw badRequest("The default environment cannot be renamed", { fields: ["name"] });
       }
-      const updated = await uniqueName(input.name, () =>
+      const updated = await uniqueEnvironmentName(input.name, () =>
         updateEnvironment(services.db, current.environmentId, patchOf(input)),
       );
       if (!updated) throw notFound("Environment");

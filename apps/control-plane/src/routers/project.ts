@@ -4,23 +4,21 @@
  * environments are reached only through projects/services.ts.
  */
 import { z } from "zod";
-import { conflict, notFound } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { withEnvironments, withServices } from "../projects/details.ts";
 import { requireCanCreateProjects, requireCanDeleteProjects } from "../projects/permissions.ts";
 import {
   deleteProject,
-  ENVIRONMENT_NAME_CONSTRAINT,
   type Environment,
-  findEnvironment,
+  findEnvironmentWithProject,
   findProject,
   insertEnvironment,
   insertProject,
-  isUniqueViolation,
   listEnvironments,
   listProjects,
-  type Project,
   searchProjects,
+  uniqueEnvironmentName,
   updateProject,
 } from "../projects/repository.ts";
 import {
@@ -142,14 +140,16 @@ export const projectRouter = defineRouter("project", {
     output: environmentDetailSchema,
     handler: async ({ services, caller, input }) => {
       if (!input.duplicateInSameProject) requireCanCreateProjects(caller);
-      const source = await findEnvironment(services.db, caller.organizationId, input.sourceEnvironmentId);
-      if (!source) throw notFound("Environment");
-      const sourceProject = await findProject(services.db, caller.organizationId, source.projectId);
-      if (!sourceProject) throw notFound("Environment");
+      const found = await findEnvironmentWithProject(
+        services.db,
+        caller.organizationId,
+        input.sourceEnvironmentId,
+      );
+      if (!found) throw notFound("Environment");
+      const { environment: source, project: sourceProject } = found;
 
-      let created: { project: Project; environment: Environment };
-      try {
-        created = await services.db.transaction().execute(async (trx) => {
+      const created = await uniqueEnvironmentName(input.name, () =>
+        services.db.transaction().execute(async (trx) => {
           let project = sourceProject;
           let environment: Environment;
           if (input.duplicateInSameProject) {
@@ -182,15 +182,8 @@ export const projectRouter = defineRouter("project", {
             secrets: services.secrets,
           });
           return { project, environment };
-        });
-      } catch (error) {
-        if (isUniqueViolation(error, ENVIRONMENT_NAME_CONSTRAINT)) {
-          throw conflict(`This project already has an environment named "${input.name}"`, {
-            fields: ["name"],
-          });
-        }
-        throw error;
-      }
+        }),
+      );
       const [environment] = await withServices(services.db, [created.environment]);
       return { ...environment!, project: created.project };
     },

@@ -9,6 +9,7 @@ import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { isUniqueViolation } from "../projects/repository.ts";
 import { pendingInvitationsFor } from "../users/invitations.ts";
 import {
   countMemberships,
@@ -16,7 +17,6 @@ import {
   emailTakenByOther,
   findMembership,
   findUserCredentials,
-  isUniqueViolation,
   listApiKeys,
   removeFromOrganization,
   revokeOtherSessions,

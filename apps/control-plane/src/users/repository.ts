@@ -5,11 +5,6 @@
 import type { Db } from "../db/database.ts";
 import type { Role } from "../db/schema.ts";
 
-/** True when a driver error is a unique-constraint violation (Postgres and PGlite). */
-export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
-}
-
 export function findMembership(db: Db, organizationId: string, userId: string) {
   return db
     .selectFrom("members")
