@@ -7,8 +7,7 @@ import { dynamicConfigFileName, parseDynamicConfig } from "@platform/traefik-con
 import { callAgent } from "../agents/errors.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
-import { badRequest } from "../errors.ts";
-import { proxyServerOf } from "./sync.ts";
+import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 
 /** The YAML text of the application's file; "" when it has none. */
 export async function readApplicationTraefikConfig(
@@ -30,15 +29,7 @@ export async function updateApplicationTraefikConfig(
   traefikConfig: string,
 ): Promise<void> {
   const parsed = parseDynamicConfig(traefikConfig);
-  if (!parsed.ok) {
-    const summary = parsed.errors
-      .map((error) => (error.path ? `${error.path}: ${error.message}` : error.message))
-      .join("; ");
-    throw badRequest(`Invalid input: traefikConfig: ${summary}`, {
-      fields: ["traefikConfig"],
-      issues: parsed.errors,
-    });
-  }
+  if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
   const serverId = proxyServerOf(services, app);
   await callAgent(
     serverId,

@@ -8,6 +8,7 @@
 import { posix } from "node:path";
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import {
+  type ConfigIssue,
   customCertificateFiles,
   type DomainRoute,
   type DynamicConfig,
@@ -71,6 +72,14 @@ export function toDomainRoute(domain: Domain): DomainRoute {
 export function configErrorToApiError(error: TraefikConfigError): ApiError {
   const fields = [...new Set(error.issues.map((issue) => issue.path.split(".").at(-1) || "(input)"))];
   return badRequest(`Invalid input: ${error.message}`, { fields, issues: error.issues });
+}
+
+/** YAML the caller wrote for `traefikConfig` that failed to parse or to pass the schema, as a 400. */
+export function invalidTraefikConfig(issues: ConfigIssue[]): ApiError {
+  return badRequest(`Invalid input: traefikConfig: ${new TraefikConfigError(issues).message}`, {
+    fields: ["traefikConfig"],
+    issues,
+  });
 }
 
 /** The configuration of an application with these rows (null: no domain). */

@@ -5,29 +5,17 @@
  * as a 400 carrying its own message (unauthorized, unknown host, unknown certificate authority).
  */
 import { callAgent } from "../agents/errors.ts";
-import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { badRequest } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 const LOGIN_TIMEOUT_MS = 60_000;
-
-async function loginServer(services: ServiceContext, caller: Caller, serverId: string | undefined) {
-  if (serverId === undefined || serverId === LOCAL_SERVER_ID) {
-    if (services.config.edition === "cloud") {
-      throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
-    }
-    return LOCAL_SERVER_ID;
-  }
-  return agentServerId(services.db, caller.organizationId, serverId);
-}
 
 export async function testRegistryLogin(
   services: ServiceContext,
   caller: Caller,
   login: { registryUrl: string; username: string; password: string; serverId?: string },
 ): Promise<void> {
-  const serverId = await loginServer(services, caller, login.serverId);
+  const serverId = await agentServerId(services, caller.organizationId, login.serverId);
   await callAgent(
     serverId,
     () =>

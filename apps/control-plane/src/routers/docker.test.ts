@@ -10,6 +10,7 @@ import path from "node:path";
 import { dockerCli, removeContainer, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { InMemoryAgentTransport, NatsAgentTransport } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { insertTestServer } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
@@ -308,5 +309,21 @@ describe.each(setups)("docker.* ($name)", (setup) => {
   it("needs a session", async () => {
     const response = await platform.query("docker.getContainers", {});
     expect(response.status).toBe(401);
+  });
+});
+
+describe("docker.* on the cloud edition", () => {
+  let platform: TestPlatform;
+  afterAll(async () => platform?.close());
+
+  it("requires a serverId (the control plane's machine is not a tenant's)", async () => {
+    platform = await startTestPlatform({ PLATFORM_EDITION: "cloud" }, { agents: { localAgent: false } });
+    const owner = await platform.registerOwner();
+    for (const input of [{}, { serverId: LOCAL_SERVER_ID }]) {
+      const response = await platform.query("docker.getContainers", input, { token: owner.token });
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.message).toBe("Invalid input: serverId: is required on the cloud edition");
+      expect(response.body.error.data.fields).toEqual(["serverId"]);
+    }
   });
 });

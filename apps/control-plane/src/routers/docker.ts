@@ -22,8 +22,8 @@ import {
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { ApiError, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { agentServerId } from "../servers/repository.ts";
 
 interface Target {
   /** The server whose agent runs the command (LOCAL_SERVER_ID for this machine). */
@@ -34,23 +34,8 @@ interface Target {
 
 /** The agent to ask for `serverId`, checking that the server belongs to the caller's organization. */
 async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
-  if (serverId === undefined || serverId === LOCAL_SERVER_ID) {
-    // On the cloud edition the control plane's machine is the operator's, not a tenant's.
-    if (services.config.edition === "cloud") {
-      throw new ApiError("BAD_REQUEST", "Invalid input: serverId: is required on the cloud edition", {
-        fields: ["serverId"],
-      });
-    }
-    return { agentServerId: LOCAL_SERVER_ID, serverId: null };
-  }
-  const server = await services.db
-    .selectFrom("servers")
-    .select("serverId")
-    .where("serverId", "=", serverId)
-    .where("organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
-  if (!server) throw notFound("Server");
-  return { agentServerId: server.serverId, serverId: server.serverId };
+  const agent = await agentServerId(services, caller.organizationId, serverId);
+  return { agentServerId: agent, serverId: agent === LOCAL_SERVER_ID ? null : agent };
 }
 
 async function listContainers(

@@ -11,6 +11,7 @@ import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { startTestRegistries, type TestRegistries } from "@platform/agent/testing/registry.ts";
 import { NatsAgentTransport } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { listen } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
@@ -470,6 +471,24 @@ describe("registry on the cloud edition", () => {
       { token: owner.token },
     );
     expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["serverId"]);
+  });
+});
+
+describe("registry on the cloud edition, given this machine's serverId", () => {
+  let platform: TestPlatform;
+  afterAll(async () => platform?.close());
+
+  it("refuses it with the same 400", async () => {
+    platform = await startTestPlatform({ PLATFORM_EDITION: "cloud" }, { agents: { localAgent: false } });
+    const owner = await platform.registerOwner();
+    const response = await platform.mutate(
+      "registry.testRegistry",
+      { registryUrl: "ghcr.io", username: "u", password: "p", serverId: LOCAL_SERVER_ID },
+      { token: owner.token },
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.message).toBe("Invalid input: serverId: is required on the cloud edition");
     expect(response.body.error.data.fields).toEqual(["serverId"]);
   });
 });

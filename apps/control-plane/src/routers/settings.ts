@@ -8,10 +8,11 @@ import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
 import { ensureProxyOn, loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { invalidTraefikConfig } from "../proxy/sync.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 const SELF_HOSTED = ["self-hosted"] as const;
@@ -21,7 +22,7 @@ const optionalServerId = z.object({ serverId: z.string().min(1).max(64).nullish(
 
 /** The agent to ask: this machine's, or the caller's organization's server. */
 const targetServer = (services: ServiceContext, caller: Caller, serverId?: string | null) =>
-  agentServerId(services.db, caller.organizationId, serverId);
+  agentServerId(services, caller.organizationId, serverId);
 
 async function reloadProxy(services: ServiceContext, serverId: string) {
   return callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
@@ -156,15 +157,7 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input.serverId);
       const parsed = parseStaticConfig(input.traefikConfig);
-      if (!parsed.ok) {
-        const summary = parsed.errors
-          .map((error) => (error.path ? `${error.path}: ${error.message}` : error.message))
-          .join("; ");
-        throw badRequest(`Invalid input: traefikConfig: ${summary}`, {
-          fields: ["traefikConfig"],
-          issues: parsed.errors,
-        });
-      }
+      if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
       await callAgent(
         serverId,
         () => services.agents.client.writeProxyFile(serverId, "static", "", input.traefikConfig),

@@ -9,7 +9,7 @@ import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Server, ServerType } from "../db/schema.ts";
-import { notFound } from "../errors.ts";
+import { badRequest, notFound } from "../errors.ts";
 import { countServicesByServer } from "./service-count.ts";
 
 export type { Server };
@@ -136,16 +136,22 @@ export async function toServerViews(services: ServiceContext, servers: Server[])
 }
 
 /**
- * The server whose agent a settings-like call goes to: this machine's (LOCAL_SERVER_ID) when none
- * is named, else the organization's server (another organization's is a 404).
+ * The server whose agent a call goes to: this machine's (LOCAL_SERVER_ID) when none is named,
+ * else the organization's server (another organization's is a 404). On the cloud edition the
+ * control plane's machine is the operator's, not a tenant's, so a serverId is required there.
  */
 export async function agentServerId(
-  db: Db,
+  services: Pick<ServiceContext, "db" | "config">,
   organizationId: string,
   serverId: string | null | undefined,
 ): Promise<string> {
-  if (!serverId || serverId === LOCAL_SERVER_ID) return LOCAL_SERVER_ID;
-  const server = await findServer(db, organizationId, serverId);
+  if (!serverId || serverId === LOCAL_SERVER_ID) {
+    if (services.config.edition === "cloud") {
+      throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
+    }
+    return LOCAL_SERVER_ID;
+  }
+  const server = await findServer(services.db, organizationId, serverId);
   if (!server) throw notFound("Server");
   return server.serverId;
 }
