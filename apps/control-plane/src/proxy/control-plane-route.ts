@@ -88,7 +88,8 @@ export async function assignControlPlaneDomain(
     if (letsEncryptEmail !== stored.letsEncryptEmail) {
       // The ACME account email lives in the static configuration: rewrite it and restart the proxy.
       const staticConfig = await staticConfigToInstall(
-        { ...services, db: trx },
+        services,
+        await loadWebServerSettings(trx),
         LOCAL_SERVER_ID,
         stored.dashboardEnabled,
       );

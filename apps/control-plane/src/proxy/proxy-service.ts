@@ -31,8 +31,12 @@ export async function loadWebServerSettings(db: Db): Promise<WebServerSettings> 
 }
 
 /** Whether the dashboard of `serverId`'s proxy is on (this machine's flag is in the settings row). */
-export async function dashboardEnabledOn(services: ServiceContext, serverId: string): Promise<boolean> {
-  if (serverId === LOCAL_SERVER_ID) return (await loadWebServerSettings(services.db)).dashboardEnabled;
+export async function dashboardEnabledOn(
+  services: ServiceContext,
+  settings: WebServerSettings,
+  serverId: string,
+): Promise<boolean> {
+  if (serverId === LOCAL_SERVER_ID) return settings.dashboardEnabled;
   const server = await services.db
     .selectFrom("servers")
     .select("proxyDashboardEnabled")
@@ -60,10 +64,10 @@ export function generatedStaticConfig(settings: WebServerSettings, dashboardEnab
  */
 export async function staticConfigToInstall(
   services: ServiceContext,
+  settings: WebServerSettings,
   serverId: string,
   dashboardEnabled: boolean,
 ): Promise<string> {
-  const settings = await loadWebServerSettings(services.db);
   const generated = generatedStaticConfig(settings, dashboardEnabled);
   const current = await callAgent(
     serverId,
@@ -106,8 +110,8 @@ export async function staticConfigToInstall(
  */
 export async function ensureProxyOn(services: ServiceContext, serverId: string): Promise<void> {
   const settings = await loadWebServerSettings(services.db);
-  const dashboard = await dashboardEnabledOn(services, serverId);
-  const staticConfig = await staticConfigToInstall(services, serverId, dashboard);
+  const dashboard = await dashboardEnabledOn(services, settings, serverId);
+  const staticConfig = await staticConfigToInstall(services, settings, serverId, dashboard);
   await callAgent(
     serverId,
     () =>
