@@ -8,6 +8,7 @@ import { isIP } from "node:net";
 import { z } from "zod";
 import { markActiveIfValid } from "../agents/activation.ts";
 import { callAgent } from "../agents/errors.ts";
+import { sshKeyBelongsTo } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -44,7 +45,6 @@ import {
   validateResultSchema,
 } from "../servers/schemas.ts";
 import { countServicesByServer } from "../servers/service-count.ts";
-import { findSshKey } from "../servers/ssh-keys.ts";
 import { controlPlaneUrlForAgents, refusedAddressReason, runSetupOverSsh } from "../servers/ssh-setup.ts";
 
 /** validate and security answer within this, so a silent agent is an error, not a hang. */
@@ -67,7 +67,7 @@ async function checkSshKey(
   sshKeyId: string | null | undefined,
 ) {
   if (!sshKeyId) return;
-  if (!(await findSshKey(services.db, organizationId, sshKeyId))) {
+  if (!(await sshKeyBelongsTo(services.db, organizationId, sshKeyId))) {
     throw new ApiError("NOT_FOUND", "SSH key not found", { fields: ["sshKeyId"] });
   }
 }
