@@ -131,6 +131,16 @@ export async function serverBelongsTo(db: Db, organizationId: string, serverId: 
   return row !== undefined;
 }
 
+/** Serializes the changes of one application's domains and credentials (its row is locked until commit). */
+export async function lockApplication(trx: Db, applicationId: string): Promise<void> {
+  await trx
+    .selectFrom("applications")
+    .select("applicationId")
+    .where("applicationId", "=", applicationId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
 /** True when `sshKeyId` is an SSH key of the organization. */
 export async function sshKeyBelongsTo(db: Db, organizationId: string, sshKeyId: string): Promise<boolean> {
   const row = await db

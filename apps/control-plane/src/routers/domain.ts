@@ -17,10 +17,9 @@ import {
 } from "@platform/traefik-config";
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
-import { findApplication } from "../applications/repository.ts";
+import { findApplication, lockApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
-import type { Db } from "../db/database.ts";
 import type { Domain } from "../db/schema.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
@@ -108,16 +107,6 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
     certificate,
     certificateKey,
   };
-}
-
-/** Serializes the changes of one application's domains (its row is locked until commit). */
-async function lockApplication(trx: Db, applicationId: string): Promise<void> {
-  await trx
-    .selectFrom("applications")
-    .select("applicationId")
-    .where("applicationId", "=", applicationId)
-    .forUpdate()
-    .executeTakeFirst();
 }
 
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {

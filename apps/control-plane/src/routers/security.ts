@@ -5,7 +5,7 @@
  * and goes with the last).
  */
 import { hashPassword } from "@platform/traefik-config";
-import { findApplication } from "../applications/repository.ts";
+import { findApplication, lockApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
@@ -37,12 +37,7 @@ async function changeCredentials(
 ): Promise<void> {
   try {
     await services.db.transaction().execute(async (trx) => {
-      await trx
-        .selectFrom("applications")
-        .select("applicationId")
-        .where("applicationId", "=", applicationId)
-        .forUpdate()
-        .executeTakeFirst();
+      await lockApplication(trx, applicationId);
       await change(trx);
       await syncApplicationProxyWith(services, trx, applicationId);
     });
