@@ -23,6 +23,7 @@ import {
 } from "./names.ts";
 import type { DynamicConfig, HttpMiddleware, HttpRouter, RouterTls, TlsCertificate } from "./types.ts";
 import {
+  absolutePathSchema,
   certResolverSchema,
   hostSchema,
   hostToAscii,
@@ -110,9 +111,7 @@ function reportDuplicates<T>(
 
 const optionsSchema = z.object({
   /** Absolute directory (as Traefik sees it) holding custom certificates' PEM files. */
-  certificatesDirectory: z
-    .string()
-    .refine((directory) => !pathProblem(directory), "must be an absolute path without `..`"),
+  certificatesDirectory: absolutePathSchema,
 });
 
 export type DomainRoute = z.input<typeof domainRouteSchema>;

@@ -8,23 +8,21 @@ import { z } from "zod";
 import { TraefikConfigError } from "./errors.ts";
 import { DASHBOARD_ENTRYPOINT, LETSENCRYPT_RESOLVER, WEB_ENTRYPOINT, WEBSECURE_ENTRYPOINT } from "./names.ts";
 import type { StaticConfig } from "./types.ts";
-import { pathProblem } from "./validation.ts";
+import { absolutePathSchema } from "./validation.ts";
 import { zodIssues } from "./zod-issues.ts";
 
 /** The dashboard's port (spec 8: proxy dashboard port). */
 export const DASHBOARD_PORT = 8080;
 
-const absolutePath = z.string().refine((path) => !pathProblem(path), "must be an absolute path without `..`");
-
 const staticSettingsSchema = z.object({
   /** ACME account email; without one the resolver registers an account without contact. */
   letsEncryptEmail: z.email().nullish(),
   /** File (inside the Traefik container) where ACME keeps its account and certificates. */
-  acmeStoragePath: absolutePath,
+  acmeStoragePath: absolutePathSchema,
   /** Directory (inside the Traefik container) the file provider watches. */
-  dynamicConfigDirectory: absolutePath,
+  dynamicConfigDirectory: absolutePathSchema,
   /** File (inside the Traefik container) of the JSON access log; null turns the access log off. */
-  accessLogPath: absolutePath.nullable(),
+  accessLogPath: absolutePathSchema.nullable(),
   /** Serve the dashboard and API on :8080 (settings.toggleDashboard). */
   dashboardEnabled: z.boolean(),
 });

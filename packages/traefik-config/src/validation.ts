@@ -152,6 +152,10 @@ function refined(problem: (value: string) => string | undefined) {
 export const hostSchema = refined(hostProblem);
 export const pathSchema = refined(pathProblem);
 export const portSchema = z.number().int().min(1).max(65535);
+/** A directory or file as Traefik sees it: an absolute path without `..`. */
+export const absolutePathSchema = z
+  .string()
+  .refine((path) => !pathProblem(path), "must be an absolute path without `..`");
 export const usernameSchema = refined(usernameProblem);
 export const passwordSchema = refined(passwordProblem);
 export const certResolverSchema = refined(certResolverProblem);

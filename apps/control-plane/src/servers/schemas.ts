@@ -30,7 +30,7 @@ export const usernameSchema = z
   .trim()
   .regex(/^[a-z_][a-z0-9._-]{0,31}$/, "must be a POSIX user name (for example root or deploy)");
 
-export const portSchema = z.number().int().min(1).max(65535);
+export { portSchema } from "@platform/traefik-config";
 export const serverTypeSchema = z.enum(["deploy", "build"]);
 
 export const serverSchema = z.object({
