@@ -27,8 +27,15 @@ export async function generateSshKeyPair(
   type: SshKeyType,
 ): Promise<{ privateKey: string; publicKey: string }> {
   const options = type === "rsa" ? { bits: RSA_BITS, comment: KEY_COMMENT } : { comment: KEY_COMMENT };
-  const pair = await generateKeyPair(type, options);
-  return { privateKey: pair.private, publicKey: pair.public };
+  // ssh2 drops a leading zero byte of an ed25519 public key (1 key in 256), writing a private
+  // key no parser reads back: such a pair is thrown away and another one made.
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const pair = await generateKeyPair(type, options);
+    if (!(ssh2.utils.parseKey(pair.private) instanceof Error)) {
+      return { privateKey: pair.private, publicKey: pair.public };
+    }
+  }
+  throw new Error(`ssh2 made no readable ${type} key pair in 8 attempts`);
 }
 
 /**
