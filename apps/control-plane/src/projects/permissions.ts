@@ -15,8 +15,14 @@ export function requireCanCreateProjects(caller: Caller): void {
   }
 }
 
-/** project.remove and environment.remove: both irreversibly delete services. */
-export function requireCanDeleteProjects(caller: Caller, what: "projects" | "environments"): void {
+/**
+ * project.remove, environment.remove and the deletion of a service (application.delete,
+ * clearing deployments): all irreversibly delete services.
+ */
+export function requireCanDeleteProjects(
+  caller: Caller,
+  what: "projects" | "environments" | "services",
+): void {
   if (!privileged(caller) && !caller.canDeleteProjects) {
     throw forbidden(`You do not have permission to delete ${what} (canDeleteProjects)`);
   }

@@ -1034,6 +1034,9 @@ describe("application", () => {
         as(member),
       );
       expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toBe(
+        "You do not have permission to delete services (canDeleteProjects)",
+      );
       expect(await row(app.applicationId)).toBeDefined();
 
       const deleter = await createUserDirectly(platform, {

@@ -6,7 +6,6 @@
  */
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
-import { requireCanDeleteServices } from "../applications/permissions.ts";
 import {
   APP_NAME_CONSTRAINT,
   type Application,
@@ -62,6 +61,7 @@ import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../d
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireCanDeleteProjects } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
@@ -536,7 +536,7 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: deletedSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteServices(caller);
+      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
       await teardownApplication(services, application, "The application was deleted");
       await deleteApplication(services.db, application.applicationId);
@@ -616,7 +616,7 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteServices(caller);
+      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
       await deleteFinishedDeployments(services.db, application.applicationId);
       return success;

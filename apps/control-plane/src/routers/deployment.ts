@@ -4,7 +4,6 @@
  * organization's ids are a 404. The live log is GET /api/deployment.logs (deployments/log-stream.ts).
  */
 import { z } from "zod";
-import { requireCanDeleteServices } from "../applications/permissions.ts";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -20,6 +19,7 @@ import {
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { requireCanDeleteProjects } from "../projects/permissions.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
@@ -209,7 +209,7 @@ export const deploymentRouter = defineRouter("deployment", {
     input: deploymentIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteServices(caller);
+      requireCanDeleteProjects(caller, "services");
       const deployment = await loadDeployment(services, caller, input.deploymentId);
       if (!(await deleteDeployment(services.db, deployment.deploymentId))) {
         throw conflict("The deployment is running; kill it first (deployment.killProcess)");
