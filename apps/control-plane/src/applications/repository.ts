@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, ApplicationUpdate, NewApplication } from "../db/schema.ts";
-import { escapeLike } from "../projects/repository.ts";
+import { containing } from "../projects/repository.ts";
 
 export type { Application, ApplicationUpdate };
 
@@ -216,8 +216,6 @@ export interface ApplicationSearch {
   limit: number;
   offset: number;
 }
-
-const containing = (text: string) => `%${escapeLike(text)}%`;
 
 /** Case-insensitive partial matching of the text filters (blank ones ignored); newest first. */
 export async function searchApplications(db: Db, organizationId: string, search: ApplicationSearch) {

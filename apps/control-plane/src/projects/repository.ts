@@ -112,11 +112,12 @@ export async function deleteProject(db: Db, organizationId: string, projectId: s
 }
 
 /** Escapes LIKE wildcards so user text matches literally (backslash is Postgres' default escape). */
-export function escapeLike(text: string): string {
+function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, "\\$&");
 }
 
-const containing = (text: string) => `%${escapeLike(text)}%`;
+/** An ilike pattern that matches `text` anywhere, its wildcards taken literally. */
+export const containing = (text: string) => `%${escapeLike(text)}%`;
 
 export interface ProjectSearch {
   /** Matches name or description. */
