@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import type { Application, ApplicationUpdate, NewApplication } from "../db/schema.ts";
+import type { Application, ApplicationUpdate, NewApplication, Port } from "../db/schema.ts";
 import { containing } from "../projects/repository.ts";
 
 export type { Application, ApplicationUpdate };
@@ -278,4 +278,15 @@ export async function searchApplications(db: Db, organizationId: string, search:
     filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
   ]);
   return { items, total: Number(count.total) };
+}
+
+/** The application's ports in a stable order (the service spec lists them so). */
+export function listApplicationPorts(db: Db, applicationId: string): Promise<Port[]> {
+  return db
+    .selectFrom("ports")
+    .selectAll()
+    .where("applicationId", "=", applicationId)
+    .orderBy("publishedPort")
+    .orderBy("protocol")
+    .execute();
 }

@@ -16,11 +16,11 @@ import {
   type RegistryAuth,
 } from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { listApplicationPorts } from "../applications/repository.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
-import { listApplicationPorts } from "../routers/port.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { serverOf } from "./runtime.ts";
@@ -143,7 +143,7 @@ export async function runApplicationDeployment(
       (app.sourceType === "drop" ? await latestUpload(services, app.applicationId) : undefined);
     const source = await deploymentSourceOf(services, deployable, serverId, archive);
     const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
-    const ports = await listApplicationPorts(services, app.applicationId);
+    const ports = await listApplicationPorts(services.db, app.applicationId);
 
     let image: string;
     let registryAuth: RegistryAuth | undefined;

@@ -16,6 +16,7 @@ import {
   generateAppName,
   insertApplication,
   type LocatedApplication,
+  listApplicationPorts,
   newRefreshToken,
   searchApplications,
   serverBelongsTo,
@@ -66,7 +67,7 @@ import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
-import { listApplicationPorts, portSchema } from "./port.ts";
+import { portSchema } from "./port.ts";
 
 const JSON_COLUMNS = new Set([
   "watchPaths",
@@ -261,7 +262,7 @@ export const applicationRouter = defineRouter("application", {
           })
         ).map(toDeploymentView),
         domains: (await listApplicationDomains(services.db, application.applicationId)).map(toDomainView),
-        ports: await listApplicationPorts(services, application.applicationId),
+        ports: await listApplicationPorts(services.db, application.applicationId),
         security: (await listApplicationCredentials(services.db, application.applicationId)).map(
           toSecurityView,
         ),

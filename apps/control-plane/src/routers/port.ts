@@ -50,17 +50,6 @@ function findPort(
     .executeTakeFirst();
 }
 
-/** The application's ports in a stable order (the service spec lists them so). */
-export function listApplicationPorts(services: ServiceContext, applicationId: string): Promise<Port[]> {
-  return services.db
-    .selectFrom("ports")
-    .selectAll()
-    .where("applicationId", "=", applicationId)
-    .orderBy("publishedPort")
-    .orderBy("protocol")
-    .execute();
-}
-
 /** Runs a write; a taken (publishedPort, protocol) of the application is a 409 naming publishedPort. */
 async function withUniquePort<T>(write: () => Promise<T>): Promise<T> {
   try {
