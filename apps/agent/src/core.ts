@@ -89,6 +89,7 @@ export class AgentCore {
       docker,
       mainDirectory,
       publishLogChunk: options.publishLogChunk ?? (() => {}),
+      toolSearchPath: options.toolSearchPath,
       logger,
     });
     this.proxy = new ProxyManager({ docker, mainDirectory, serviceName: options.proxyServiceName, logger });

@@ -595,6 +595,29 @@ describe("jobs", () => {
     }
   });
 
+  it("looks for CLI builders in the core's toolSearchPath", async () => {
+    const bin = await mkdtemp(path.join(scratch, "tools-"));
+    await writeFile(path.join(bin, "nixpacks"), "#!/bin/sh\necho 'fake nixpacks ran' >&2\nexit 3\n", {
+      mode: 0o755,
+    });
+    const withTools = new AgentCore({
+      serverId,
+      docker,
+      mainDirectory,
+      publishLogChunk: logs.publish,
+      toolSearchPath: bin,
+    });
+    const command = buildCommand({ buildType: "nixpacks" });
+    const reply = await withTools.handle(
+      makeCommandRequest(serverId, { command: "buildImage", buildImage: command }, 600_000),
+    );
+    expect(reply).toMatchObject({
+      result: "error",
+      error: { code: "FAILED", message: "nixpacks build failed: fake nixpacks ran" },
+    });
+    expect(logs.text(command.logStreamId)).toContain(`$ nixpacks build`);
+  });
+
   it("cleanBuildCache prunes the builder cache", async () => {
     const reply = await send({ command: "cleanBuildCache", cleanBuildCache: {} });
     if (reply.result !== "cleanBuildCache") throw new Error(JSON.stringify(reply));
