@@ -5,6 +5,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { isWithin } from "../path-within.ts";
 
 export class HostFiles {
   readonly root: string;
@@ -16,7 +17,7 @@ export class HostFiles {
   /** The real path of host path `hostPath` (absolute, as on the host), kept inside the root. */
   resolve(hostPath: string): string {
     const resolved = path.resolve(this.root, `.${path.posix.resolve("/", hostPath)}`);
-    if (resolved !== this.root && !resolved.startsWith(this.root + path.sep)) {
+    if (!isWithin(this.root, resolved)) {
       throw new Error(`path ${hostPath} leaves the audit root`);
     }
     return resolved;

@@ -15,9 +15,10 @@ import type { ArchiveSource } from "@platform/agent-protocol";
 import * as tar from "tar";
 import yauzl from "yauzl";
 import { CommandError } from "../command-error.ts";
+import { isWithin } from "../path-within.ts";
 import { cancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { hasControlCharacters, invalid } from "./validate.ts";
+import { invalid, normaliseRelativePath, type RelativePathProblem } from "./validate.ts";
 
 export interface ArchiveLimits {
   /** Bytes of the downloaded archive. */
@@ -113,14 +114,15 @@ function refused(entryPath: string, why: string): CommandError {
   );
 }
 
+const ENTRY_PATH_REFUSALS: Record<RelativePathProblem, string> = {
+  "control characters": "has control characters in its name",
+  absolute: "is absolute",
+  parent: "contains '..'",
+};
+
 /** The entry's path, normalised, or a refusal when it could leave the directory. */
 function safeEntryPath(raw: string): string {
-  if (hasControlCharacters(raw)) throw refused(raw, "has control characters in its name");
-  if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:/.test(raw))
-    throw refused(raw, "is absolute");
-  const parts = raw.split(/[/\\]+/).filter((part) => part !== "" && part !== ".");
-  if (parts.includes("..")) throw refused(raw, "contains '..'");
-  return parts.join("/");
+  return normaliseRelativePath(raw, (problem) => refused(raw, ENTRY_PATH_REFUSALS[problem]));
 }
 
 function checkEntries(entries: EntryInfo[], limits: ArchiveLimits): void {
@@ -307,7 +309,7 @@ async function checkSymlinksStayInside(directory: string): Promise<void> {
           // Dangling: judge its target lexically from its own directory.
           resolved = path.resolve(path.dirname(full), await readlink(full));
         }
-        if (resolved !== root && !resolved.startsWith(`${root}${path.sep}`)) {
+        if (!isWithin(root, resolved)) {
           throw refused(path.relative(directory, full), "links outside the archive");
         }
       } else if (entry.isDirectory()) await walk(full);

@@ -5,6 +5,7 @@
 import { realpath } from "node:fs/promises";
 import path from "node:path";
 import { CommandError } from "../command-error.ts";
+import { isWithin } from "../path-within.ts";
 
 /** True when `text` holds a control character (NUL, newline, escape, DEL, ...). */
 export function hasControlCharacters(text: string): boolean {
@@ -109,6 +110,28 @@ export function checkGitUrl(field: string, url: string): { kind: "http" | "ssh" 
   return { kind: "ssh" };
 }
 
+/** Why a path cannot stay below its directory (checked in this order). */
+export type RelativePathProblem = "control characters" | "absolute" | "parent";
+
+/**
+ * The core of the relative path checks: refuses (with `refuse`'s error) control characters, an
+ * absolute path (/, \ or a drive letter) and any ".." part; returns the path's parts joined
+ * with "/", without empty and "." parts.
+ */
+export function normaliseRelativePath(raw: string, refuse: (problem: RelativePathProblem) => Error): string {
+  if (hasControlCharacters(raw)) throw refuse("control characters");
+  if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:/.test(raw)) throw refuse("absolute");
+  const parts = raw.split(/[/\\]+/).filter((part) => part !== "" && part !== ".");
+  if (parts.includes("..")) throw refuse("parent");
+  return parts.join("/");
+}
+
+const RELATIVE_PATH_MESSAGES: Record<RelativePathProblem, string> = {
+  "control characters": "must not contain control characters",
+  absolute: "must be relative to the source root",
+  parent: "must not contain '..'",
+};
+
 /**
  * A path inside the source (buildPath, dockerfile, ...): relative, no "..", no control
  * characters. Returns it normalised ("" for the root).
@@ -116,13 +139,7 @@ export function checkGitUrl(field: string, url: string): { kind: "http" | "ssh" 
 export function checkRelativePath(field: string, value: string | undefined): string {
   const raw = (value ?? "").trim();
   if (!raw || raw === "." || raw === "./" || raw === "/") return "";
-  if (hasControlCharacters(raw)) throw invalid(field, "must not contain control characters");
-  if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:/.test(raw)) {
-    throw invalid(field, "must be relative to the source root");
-  }
-  const parts = raw.split(/[/\\]+/).filter((part) => part !== "" && part !== ".");
-  if (parts.some((part) => part === "..")) throw invalid(field, "must not contain '..'");
-  return parts.join("/");
+  return normaliseRelativePath(raw, (problem) => invalid(field, RELATIVE_PATH_MESSAGES[problem]));
 }
 
 /**
@@ -143,7 +160,7 @@ export async function resolveInside(
     try {
       const real = await realpath(existing);
       const resolved = rest ? path.join(real, rest) : real;
-      if (resolved !== realWithin && !resolved.startsWith(`${realWithin}${path.sep}`)) {
+      if (!isWithin(realWithin, resolved)) {
         throw invalid(field, "points outside the source");
       }
       return resolved;
