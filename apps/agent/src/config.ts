@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { SERVER_ID_PATTERN } from "@platform/agent-protocol";
+import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/agent-protocol";
 import { z } from "zod";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from "./agent.ts";
 import { DEFAULT_MAIN_DIRECTORY } from "./core.ts";
@@ -28,7 +28,7 @@ export const ENV_VARIABLES = {
 
 const configSchema = z.object({
   serverId: z.string().regex(SERVER_ID_PATTERN, "must match ^[a-zA-Z0-9_-]+$"),
-  natsUrl: z.string().regex(/^(nats|tls|ws|wss):\/\/\S+$/, "must be a nats:// (or tls://) URL"),
+  natsUrl: z.string().regex(NATS_URL_PATTERN, "must be a nats:// (or tls://) URL"),
   credsFile: z.string().min(1).optional(),
   dockerSocket: z.string().min(1).default(DEFAULT_DOCKER_SOCKET),
   mainDirectory: z.string().min(1).default(DEFAULT_MAIN_DIRECTORY),

@@ -10,7 +10,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { hostname as osHostname } from "node:os";
 import path from "node:path";
 import { createUser } from "@nats-io/nkeys";
-import { SERVER_ID_PATTERN } from "@platform/agent-protocol";
+import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/agent-protocol";
 import { z } from "zod";
 import { CONFIG_FILE_NAME, CREDS_FILE_NAME } from "./config.ts";
 import { AGENT_VERSION } from "./version.ts";
@@ -39,7 +39,7 @@ export interface EnrollmentResult {
 
 const enrollResponseSchema = z.object({
   serverId: z.string().regex(SERVER_ID_PATTERN),
-  natsUrl: z.string().regex(/^(nats|tls|ws|wss):\/\/\S+$/),
+  natsUrl: z.string().regex(NATS_URL_PATTERN),
   userJwt: z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/),
 });
 

@@ -10,6 +10,9 @@ export const NAME_PATTERN = /^[a-zA-Z0-9.\-_]+$/;
 /** Pattern of server ids, which become NATS subject tokens (no dots). */
 export const SERVER_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
 
+/** Pattern of the NATS URL an agent connects to (nats://, tls://, ws:// or wss://). */
+export const NATS_URL_PATTERN = /^(nats|tls|ws|wss):\/\/\S+$/;
+
 /**
  * True when `name` matches NAME_PATTERN and is not made of dots only ("." and ".." would walk
  * out of a directory when a name becomes a path).

@@ -20,7 +20,7 @@ import type {
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
-import { engineMessage } from "../docker/engine.ts";
+import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
 import {
   type ArchiveLimits,
   checkArchiveSource,
@@ -35,7 +35,6 @@ import {
   findDockerCli,
   prepareStaticContext,
   pushImage,
-  type StaticImage,
   staticImageFromEnv,
 } from "./build.ts";
 import { checkGitSource, cloneRepository } from "./git.ts";
@@ -59,10 +58,6 @@ export interface DeployerOptions {
   /** Publishes one chunk of a log stream (agent.<serverId>.logs.<streamId>). */
   publishLogChunk: (chunk: LogChunk) => void;
   logger?: Logger;
-  /** Base image of static builds (default: PLATFORM_STATIC_IMAGE / _FLAVOR, else nginx:1.27-alpine). */
-  staticImage?: StaticImage;
-  /** The docker CLI to build with (default: PLATFORM_DOCKER_CLI, else the first with BuildKit). */
-  dockerCli?: string;
   /** Where nixpacks, railpack and pack are looked for (default: PATH). */
   toolSearchPath?: string;
   archiveLimits?: ArchiveLimits;
@@ -166,7 +161,8 @@ export class Deployer {
         buildRoot,
         checkRelativePath("publishDirectory", command.publishDirectory),
       );
-      const staticImage = this.options.staticImage ?? staticImageFromEnv();
+      // Base image: PLATFORM_STATIC_IMAGE / _FLAVOR, else nginx:1.27-alpine.
+      const staticImage = staticImageFromEnv();
       log.line(
         `serving ${command.publishDirectory || "."} with ${staticImage.image}${command.isStaticSpa ? " (SPA fallback to index.html)" : ""}`,
       );
@@ -259,10 +255,11 @@ export class Deployer {
     return this.options.archiveLimits ?? DEFAULT_ARCHIVE_LIMITS;
   }
 
+  /** The docker CLI to build with: PLATFORM_DOCKER_CLI, else the first with BuildKit. */
   private dockerCli(): Promise<DockerCli> {
     const socketPath =
-      (this.options.docker.modem as { socketPath?: string }).socketPath ?? "/var/run/docker.sock";
-    this.cli ??= findDockerCli(socketPath, this.options.dockerCli ?? process.env.PLATFORM_DOCKER_CLI);
+      (this.options.docker.modem as { socketPath?: string }).socketPath ?? DEFAULT_DOCKER_SOCKET;
+    this.cli ??= findDockerCli(socketPath, process.env.PLATFORM_DOCKER_CLI);
     this.cli.catch(() => {
       this.cli = undefined;
     });

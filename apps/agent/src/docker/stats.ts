@@ -4,6 +4,7 @@
  */
 import { assertValidName, type ContainerStats } from "@platform/agent-protocol";
 import type Docker from "dockerode";
+import { SWARM_SERVICE_LABEL } from "./containers.ts";
 
 /** The parts of Docker's stats answer used here (cgroup v1 and v2 both fill these). */
 interface DockerStats {
@@ -32,7 +33,7 @@ export function memoryUsage(stats: DockerStats): number {
 export async function containerStats(docker: Docker, swarmServiceName: string): Promise<ContainerStats[]> {
   const service = assertValidName(swarmServiceName, "service name");
   const containers = await docker.listContainers({
-    filters: { label: [`com.docker.swarm.service.name=${service}`], status: ["running"] },
+    filters: { label: [`${SWARM_SERVICE_LABEL}=${service}`], status: ["running"] },
   });
   return Promise.all(
     containers.map(async (info) => {
