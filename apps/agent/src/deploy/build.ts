@@ -11,10 +11,11 @@ import type { BuildImageCommand, RegistryAuth } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage } from "../docker/engine.ts";
-import { lastLine } from "./git.ts";
+import { followProgress } from "../docker/progress.ts";
 import { cancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { runProcess } from "./process.ts";
+import { runOrFail } from "./process.ts";
+import { authConfig } from "./service.ts";
 
 const exec = promisify(execFile);
 
@@ -98,13 +99,7 @@ export async function dockerBuild(input: DockerBuildInput): Promise<void> {
   if (command.noCache) args.push("--no-cache");
   args.push(input.contextDir);
   log.line(`$ docker ${args.join(" ")}`);
-  const result = await runProcess(cli.command, args, { env: cli.env, signal, log });
-  if (result.exitCode !== 0) {
-    throw new CommandError(
-      "FAILED",
-      `docker build failed: ${log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
-    );
-  }
+  await runOrFail(cli.command, args, { env: cli.env, signal, log }, "docker build");
 }
 
 // ---- static sites ---------------------------------------------------------------------------
@@ -218,11 +213,7 @@ export async function cliBuild(
   const toolEnv = { ...process.env, ...cli.env };
   const runTool = async (label: string, executablePath: string, args: string[], processEnv = toolEnv) => {
     log.line(`$ ${label} ${args.join(" ")}`);
-    const result = await runProcess(executablePath, args, { env: processEnv, signal, log });
-    if (result.exitCode !== 0) {
-      const reason = log.mask(lastLine(result.tail, `exit code ${result.exitCode}`));
-      throw new CommandError("FAILED", `${label} ${args[0]} failed: ${reason}`);
-    }
+    await runOrFail(executablePath, args, { env: processEnv, signal, log }, `${label} ${args[0]}`);
   };
   if (buildType === "nixpacks") {
     const args = ["build", sourceDir, "--name", command.imageName, ...env];
@@ -298,24 +289,13 @@ export async function pushImage(
   const reference = `${repository}:${tag}`;
   log.line(`tagging ${imageName} as ${reference} and pushing it`);
   await docker.getImage(imageName).tag({ repo: repository, tag });
-  const authconfig = {
-    username: registry.username,
-    password: registry.password,
-    serveraddress: registry.serverAddress,
-  };
+  const authconfig = authConfig(registry);
   try {
     const stream = await docker.getImage(reference).push({ tag, authconfig, abortSignal: signal } as object);
-    await new Promise<void>((resolve, reject) => {
-      docker.modem.followProgress(
-        stream,
-        (error: Error | null) => (error ? reject(error) : resolve()),
-        (event: { status?: string; id?: string; error?: string; errorDetail?: { message?: string } }) => {
-          if (event.error || event.errorDetail) reject(new Error(event.errorDetail?.message ?? event.error));
-          else if (event.status && !event.status.startsWith("Pushing")) {
-            log.line(event.id ? `${event.id}: ${event.status}` : event.status);
-          }
-        },
-      );
+    await followProgress(docker, stream, (event) => {
+      if (event.status && !event.status.startsWith("Pushing")) {
+        log.line(event.id ? `${event.id}: ${event.status}` : event.status);
+      }
     });
   } catch (error) {
     if (signal.aborted) throw cancelled();

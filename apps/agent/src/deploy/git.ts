@@ -7,9 +7,8 @@ import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { GitSource } from "@platform/agent-protocol";
-import { CommandError } from "../command-error.ts";
 import type { LogStream } from "./log-stream.ts";
-import { runProcess } from "./process.ts";
+import { runOrFail, runProcess } from "./process.ts";
 import { checkBranch, checkGitUrl } from "./validate.ts";
 
 export interface ClonedCommit {
@@ -84,13 +83,7 @@ export async function cloneRepository(
     if (source.enableSubmodules) args.push("--recurse-submodules", "--shallow-submodules");
     args.push("--", source.url, directory);
     log.line(`$ git ${args.join(" ")}`);
-    const clone = await runProcess("git", args, { env, signal, log });
-    if (clone.exitCode !== 0) {
-      throw new CommandError(
-        "FAILED",
-        `git clone failed: ${log.mask(lastLine(clone.tail, `exit code ${clone.exitCode}`))}`,
-      );
-    }
+    await runOrFail("git", args, { env, signal, log }, "git clone");
     const show = await runProcess("git", ["log", "-1", "--format=%H%n%B"], {
       cwd: directory,
       env,
@@ -109,9 +102,4 @@ export async function cloneRepository(
 
 function shellQuote(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
-}
-
-export function lastLine(tail: string[], fallback: string): string {
-  const line = [...tail].reverse().find((entry) => /error|fatal|failed/i.test(entry)) ?? tail.at(-1);
-  return (line ?? fallback).trim().slice(0, 300);
 }

@@ -3,6 +3,7 @@
  * streamed line by line to the job's log, killed with their whole process group on cancel.
  */
 import { spawn } from "node:child_process";
+import { CommandError } from "../command-error.ts";
 import { cancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 
@@ -88,4 +89,29 @@ export function runProcess(command: string, args: string[], options: RunOptions)
       resolve({ exitCode: code ?? -1, stdout, tail });
     });
   });
+}
+
+/**
+ * Runs the process like runProcess; when it exits with another code than 0, throws FAILED
+ * "<what> failed: <reason>", the reason being the last error line of its output (masked).
+ */
+export async function runOrFail(
+  command: string,
+  args: string[],
+  options: RunOptions,
+  what: string,
+): Promise<RunResult> {
+  const result = await runProcess(command, args, options);
+  if (result.exitCode !== 0) {
+    throw new CommandError(
+      "FAILED",
+      `${what} failed: ${options.log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
+    );
+  }
+  return result;
+}
+
+export function lastLine(tail: string[], fallback: string): string {
+  const line = [...tail].reverse().find((entry) => /error|fatal|failed/i.test(entry)) ?? tail.at(-1);
+  return (line ?? fallback).trim().slice(0, 300);
 }

@@ -14,6 +14,8 @@ import type {
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
+import { followProgress } from "../docker/progress.ts";
+import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { checkAppName, checkImageName, hasControlCharacters, invalid } from "./validate.ts";
@@ -200,7 +202,8 @@ export function swarmSpec(
   };
 }
 
-function authConfig(auth: RegistryAuth | undefined) {
+/** The engine's X-Registry-Auth for `auth`; undefined without a server address. */
+export function authConfig(auth: RegistryAuth | undefined) {
   if (!auth?.serverAddress) return undefined;
   return { username: auth.username, password: auth.password, serveraddress: auth.serverAddress };
 }
@@ -215,15 +218,7 @@ async function pullImage(
   log.line(`pulling ${image} from ${auth.serverAddress}`);
   try {
     const stream = await docker.pull(image, { authconfig: authConfig(auth), abortSignal: signal } as object);
-    await new Promise<void>((resolve, reject) => {
-      docker.modem.followProgress(
-        stream,
-        (error: Error | null) => (error ? reject(error) : resolve()),
-        (event: { status?: string; error?: string; errorDetail?: { message?: string } }) => {
-          if (event.error || event.errorDetail) reject(new Error(event.errorDetail?.message ?? event.error));
-        },
-      );
-    });
+    await followProgress(docker, stream);
   } catch (error) {
     if (signal.aborted) throw cancelled();
     throw new CommandError("FAILED", `pulling ${image} failed: ${log.mask(engineMessage(error))}`);
@@ -287,13 +282,8 @@ async function writeFiles(
   return mounts;
 }
 
-export async function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
-  try {
-    return (await docker.getService(name).inspect()) as SwarmService;
-  } catch (error) {
-    if (engineStatus(error) === 404) return undefined;
-    throw error;
-  }
+export function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
+  return inspectService<SwarmService>(docker, name);
 }
 
 export async function deployService(
@@ -325,11 +315,7 @@ export async function deployService(
       log.line(
         `updating service ${spec.name} to ${spec.image} (${hasHostPort(spec) ? "stop-first" : "start-first"})`,
       );
-      await docker.getService(existing.ID).update({
-        _query: { version: existing.Version.Index },
-        _body: body,
-        ...(auth ? { authconfig: auth } : {}),
-      } as never);
+      await updateService(docker, existing.ID, existing.Version.Index, body, auth);
       serviceId = existing.ID;
     } else {
       log.line(`creating service ${spec.name} with ${spec.image}`);
@@ -466,16 +452,13 @@ export async function serviceAction(
       await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
       return true;
     }
-    const spec = structuredClone(service.Spec) as SwarmService["Spec"];
+    let spec = structuredClone(service.Spec) as SwarmService["Spec"];
     if (action === "START" || action === "STOP") {
       spec.Mode = { Replicated: { Replicas: action === "STOP" ? 0 : (replicas ?? 1) || 1 } };
     } else {
-      spec.TaskTemplate = {
-        ...(spec.TaskTemplate ?? {}),
-        ForceUpdate: (spec.TaskTemplate?.ForceUpdate ?? 0) + 1,
-      };
+      spec = withForceUpdate(spec);
     }
-    await handle.update({ _query: { version: service.Version.Index }, _body: spec } as never);
+    await updateService(docker, service.ID, service.Version.Index, spec);
     return true;
   } catch (error) {
     if (engineStatus(error) === 404) return false;

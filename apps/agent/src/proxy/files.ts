@@ -181,13 +181,6 @@ export class ProxyFiles {
     return true;
   }
 
-  /** The real path of <main directory>/traefik (created when missing). */
-  async proxyDirectory(): Promise<string> {
-    const directory = await this.directory(proxyFileLocation("static", ""), { create: true });
-    if (directory === undefined) throw new Error("unreachable: the directory was created");
-    return directory;
-  }
-
   /**
    * The real path of the file's directory, checked to be exactly where it belongs below the
    * (real) main directory; with `create`, missing directories are made with their modes.

@@ -2,6 +2,7 @@
  * The platform's proxy (Traefik) on this server: its files under <main directory>/traefik,
  * written atomically, and its Swarm service.
  */
+import path from "node:path";
 import type {
   EnsureProxyCommand,
   ProxyFile,
@@ -17,6 +18,7 @@ import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
+import { updateService, withForceUpdate } from "../docker/swarm.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { isImageReference } from "./image-reference.ts";
 import { PROXY_SERVICE_NAME } from "./paths.ts";
@@ -28,7 +30,6 @@ import {
   proxyServiceSpec,
   requirePlatformNetwork,
   swarmManagerNodeId,
-  updateService,
 } from "./service.ts";
 
 export interface ProxyManagerOptions {
@@ -90,7 +91,8 @@ export class ProxyManager {
     const settings = {
       serviceName: this.serviceName,
       image,
-      proxyDirectory: await this.files.proxyDirectory(),
+      // The static file lives directly in the proxy's (checked, real) directory.
+      proxyDirectory: path.dirname(staticPath),
       nodeId,
       httpPort,
       httpsPort,
@@ -111,7 +113,7 @@ export class ProxyManager {
     if (current === undefined) throw new CommandError("FAILED", `the service ${this.serviceName} vanished`);
     const forceUpdate =
       (current.spec.TaskTemplate?.ForceUpdate ?? 0) + (previousConfig === staticConfig ? 0 : 1);
-    await updateService(docker, current, proxyServiceSpec({ ...settings, forceUpdate }));
+    await updateService(docker, current.id, current.version, proxyServiceSpec({ ...settings, forceUpdate }));
     this.options.logger?.info({ service: this.serviceName, image, staticPath }, "proxy service updated");
     return { serviceId: current.id, created: false };
   }
@@ -121,12 +123,7 @@ export class ProxyManager {
     const { docker } = this.options;
     const existing = await findProxyService(docker, this.serviceName);
     if (existing === undefined) return { found: false };
-    const taskTemplate = existing.spec.TaskTemplate ?? {};
-    const spec = {
-      ...existing.spec,
-      TaskTemplate: { ...taskTemplate, ForceUpdate: (taskTemplate.ForceUpdate ?? 0) + 1 },
-    };
-    await updateService(docker, existing, spec);
+    await updateService(docker, existing.id, existing.version, withForceUpdate(existing.spec));
     this.options.logger?.info({ service: this.serviceName }, "proxy service reloaded");
     return { found: true };
   }

@@ -5,7 +5,8 @@
  */
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
-import { engineStatus } from "../docker/engine.ts";
+import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
+import { inspectService } from "../docker/swarm.ts";
 import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   PROXY_SERVICE_LABEL,
@@ -18,7 +19,6 @@ import {
 export const HTTP_TARGET_PORT = 80;
 export const HTTPS_TARGET_PORT = 443;
 export const DASHBOARD_TARGET_PORT = 8080;
-const DOCKER_SOCKET = "/var/run/docker.sock";
 
 export interface ProxyServiceSettings {
   serviceName: string;
@@ -54,7 +54,7 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
         Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE },
         Mounts: [
           { Type: "bind", Source: settings.proxyDirectory, Target: TRAEFIK_CONTAINER_DIRECTORY },
-          { Type: "bind", Source: DOCKER_SOCKET, Target: DOCKER_SOCKET, ReadOnly: true },
+          { Type: "bind", Source: DEFAULT_DOCKER_SOCKET, Target: DEFAULT_DOCKER_SOCKET, ReadOnly: true },
         ],
       },
       RestartPolicy: { Condition: "any" },
@@ -80,13 +80,11 @@ export async function findProxyService(
   docker: Docker,
   serviceName: string,
 ): Promise<ExistingService | undefined> {
-  let info: { ID: string; Version: { Index: number }; Spec: Docker.ServiceSpec };
-  try {
-    info = await docker.getService(serviceName).inspect();
-  } catch (error) {
-    if (engineStatus(error) === 404) return undefined;
-    throw error;
-  }
+  const info = await inspectService<{ ID: string; Version: { Index: number }; Spec: Docker.ServiceSpec }>(
+    docker,
+    serviceName,
+  );
+  if (info === undefined) return undefined;
   const spec = info.Spec;
   if (spec.Labels?.[PROXY_SERVICE_LABEL] !== PROXY_SERVICE_LABEL_VALUE) {
     throw new CommandError(
@@ -95,12 +93,6 @@ export async function findProxyService(
     );
   }
   return { id: info.ID, version: info.Version.Index, spec };
-}
-
-/** Replaces the service's spec (the engine refuses a stale `version`). */
-export async function updateService(docker: Docker, existing: ExistingService, spec: Docker.ServiceSpec) {
-  // `_query`/`_body` keep the version in the query string and the spec alone in the body.
-  await docker.getService(existing.id).update({ _query: { version: existing.version }, _body: spec });
 }
 
 /** This node's Swarm id; FAILED when it cannot run services (not an active Swarm manager). */
