@@ -3,5 +3,7 @@ import path from "node:path";
 
 /** True when `candidate` is `root` itself or below it (both absolute and normalised). */
 export function isWithin(root: string, candidate: string): boolean {
-  return candidate === root || candidate.startsWith(`${root}${path.sep}`);
+  // "/" already ends with the separator: "//" would refuse every path below the host's root.
+  const prefix = root.endsWith(path.sep) ? root : `${root}${path.sep}`;
+  return candidate === root || candidate.startsWith(prefix);
 }
