@@ -3,7 +3,7 @@
  * update in place at a known version, and the ForceUpdate bump that restarts the tasks.
  */
 import type Docker from "dockerode";
-import { engineStatus } from "./engine.ts";
+import { engineMessage, engineStatus } from "./engine.ts";
 
 /** The service's inspect answer, or undefined when there is no such service. */
 export async function inspectService<T>(docker: Docker, nameOrId: string): Promise<T | undefined> {
@@ -40,4 +40,19 @@ export function withForceUpdate<Spec extends { TaskTemplate?: { ForceUpdate?: nu
     ...spec,
     TaskTemplate: { ...(spec.TaskTemplate ?? {}), ForceUpdate: (spec.TaskTemplate?.ForceUpdate ?? 0) + 1 },
   };
+}
+
+/**
+ * Runs `update` (which reads the service's current version itself) again when Swarm refuses it
+ * as "update out of sequence": another update came first, or the engine bumped the version of a
+ * service it has just created (its allocator writes the endpoint). Other errors are thrown.
+ */
+export async function retryOutOfSequence<T>(update: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await update();
+    } catch (error) {
+      if (attempt >= attempts || !/update out of sequence/i.test(engineMessage(error))) throw error;
+    }
+  }
 }

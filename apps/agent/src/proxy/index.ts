@@ -18,7 +18,7 @@ import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
-import { updateService, withForceUpdate } from "../docker/swarm.ts";
+import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { isImageReference } from "./image-reference.ts";
 import { PROXY_SERVICE_NAME } from "./paths.ts";
@@ -109,23 +109,36 @@ export class ProxyManager {
         if (engineStatus(error) !== 409) throw error;
       }
     }
-    const current = existing ?? (await findProxyService(docker, this.serviceName));
-    if (current === undefined) throw new CommandError("FAILED", `the service ${this.serviceName} vanished`);
-    const forceUpdate =
-      (current.spec.TaskTemplate?.ForceUpdate ?? 0) + (previousConfig === staticConfig ? 0 : 1);
-    await updateService(docker, current.id, current.version, proxyServiceSpec({ ...settings, forceUpdate }));
+    let known = existing;
+    const serviceId = await retryOutOfSequence(async () => {
+      const current = known ?? (await findProxyService(docker, this.serviceName));
+      known = undefined; // a retry reads the service's new version
+      if (current === undefined) throw new CommandError("FAILED", `the service ${this.serviceName} vanished`);
+      const forceUpdate =
+        (current.spec.TaskTemplate?.ForceUpdate ?? 0) + (previousConfig === staticConfig ? 0 : 1);
+      await updateService(
+        docker,
+        current.id,
+        current.version,
+        proxyServiceSpec({ ...settings, forceUpdate }),
+      );
+      return current.id;
+    });
     this.options.logger?.info({ service: this.serviceName, image, staticPath }, "proxy service updated");
-    return { serviceId: current.id, created: false };
+    return { serviceId, created: false };
   }
 
   /** Restarts the proxy's task (Traefik re-reads traefik.yml); found false when there is none. */
   async reload(): Promise<ProxyReloaded> {
     const { docker } = this.options;
-    const existing = await findProxyService(docker, this.serviceName);
-    if (existing === undefined) return { found: false };
-    await updateService(docker, existing.id, existing.version, withForceUpdate(existing.spec));
-    this.options.logger?.info({ service: this.serviceName }, "proxy service reloaded");
-    return { found: true };
+    const found = await retryOutOfSequence(async () => {
+      const existing = await findProxyService(docker, this.serviceName);
+      if (existing === undefined) return false;
+      await updateService(docker, existing.id, existing.version, withForceUpdate(existing.spec));
+      return true;
+    });
+    if (found) this.options.logger?.info({ service: this.serviceName }, "proxy service reloaded");
+    return { found };
   }
 }
 
