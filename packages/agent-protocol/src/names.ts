@@ -13,6 +13,32 @@ export const SERVER_ID_PATTERN = /^[a-zA-Z0-9_-]+$/;
 /** Pattern of the NATS URL an agent connects to (nats://, tls://, ws:// or wss://). */
 export const NATS_URL_PATTERN = /^(nats|tls|ws|wss):\/\/\S+$/;
 
+/*
+ * Docker image references (`[domain[:port]/]path[:tag][@digest]`) by the grammar of the engine's
+ * reference package (distribution/reference), so that the control plane and the agent refuse
+ * what the engine would refuse, before anything is changed.
+ */
+const alphanumeric = "[a-z0-9]+";
+const separator = "(?:[._]|__|[-]+)";
+const pathComponent = `${alphanumeric}(?:${separator}${alphanumeric})*`;
+const domainComponent = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+const host = `(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])`;
+const imageName = `(?:${host}(?::[0-9]+)?/)?${pathComponent}(?:/${pathComponent})*`;
+const tag = "[\\w][\\w.-]{0,127}";
+const digest = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+
+/** A whole image reference; group 1 is its name (without tag and digest). */
+export const IMAGE_REFERENCE_PATTERN = new RegExp(`^(${imageName})(?::${tag})?(?:@${digest})?$`);
+
+/** The engine refuses image names longer than this. */
+const MAX_IMAGE_NAME_LENGTH = 255;
+
+export function isImageReference(reference: unknown): reference is string {
+  if (typeof reference !== "string") return false;
+  const match = IMAGE_REFERENCE_PATTERN.exec(reference);
+  return match !== null && (match[1] ?? "").length <= MAX_IMAGE_NAME_LENGTH;
+}
+
 /**
  * True when `name` matches NAME_PATTERN and is not made of dots only ("." and ".." would walk
  * out of a directory when a name becomes a path).

@@ -14,13 +14,13 @@ import type {
   RemoveProxyFileCommand,
   WriteProxyFileCommand,
 } from "@platform/agent-protocol";
+import { isImageReference } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
-import { isImageReference } from "./image-reference.ts";
 import { PROXY_SERVICE_NAME } from "./paths.ts";
 import {
   DASHBOARD_TARGET_PORT,

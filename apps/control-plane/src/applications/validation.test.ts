@@ -1,9 +1,9 @@
+import { IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { describe, expect, it } from "vitest";
 import {
   appNameSchema,
   branchNameProblem,
   cpuSchema,
-  DOCKER_REFERENCE_PATTERN,
   gitUrlProblem,
   memorySchema,
   relativeFileSchema,
@@ -127,7 +127,7 @@ describe("application field rules", () => {
       `app@sha256:${"a".repeat(64)}`,
       `ghcr.io/org/app:v1@sha256:${"b".repeat(64)}`,
     ]) {
-      expect(DOCKER_REFERENCE_PATTERN.test(ok), ok).toBe(true);
+      expect(IMAGE_REFERENCE_PATTERN.test(ok), ok).toBe(true);
     }
     for (const bad of [
       "",
@@ -143,7 +143,7 @@ describe("application field rules", () => {
       "a//b",
       "nginx@sha256:short",
     ]) {
-      expect(DOCKER_REFERENCE_PATTERN.test(bad), bad).toBe(false);
+      expect(IMAGE_REFERENCE_PATTERN.test(bad), bad).toBe(false);
     }
   });
 

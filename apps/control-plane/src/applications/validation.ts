@@ -5,6 +5,7 @@
  * argv later, so these rules are the first fence, not the only one.
  */
 import { BlockList, isIP } from "node:net";
+import { IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { z } from "zod";
 
 /** Spec 8; 63 is the longest DNS label, which Swarm service names also become. */
@@ -74,29 +75,13 @@ export const relativeFileSchema = relativePathSchema.refine((value) => !/^[./]*$
   message: "must name a file or directory inside the build context",
 });
 
-/**
- * A Docker image reference by the grammar of distribution/reference: [domain[:port]/]path
- * [:tag][@digest]. The path components are lowercase; a domain needs a `.` or `:` or be
- * `localhost` to count as one, exactly as Docker reads it.
- */
-const alphanumeric = "[a-z0-9]+";
-const separator = "(?:[._]|__|[-]+)";
-const pathComponent = `${alphanumeric}(?:${separator}${alphanumeric})*`;
-const domainComponent = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
-const domain = `(?:${domainComponent}(?:\\.${domainComponent})*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?`;
-const tag = "[\\w][\\w.-]{0,127}";
-const digest = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
-export const DOCKER_REFERENCE_PATTERN = new RegExp(
-  `^(?:${domain}/)?${pathComponent}(?:/${pathComponent})*(?::${tag})?(?:@${digest})?$`,
-);
-
 export const dockerImageSchema = z
   .string()
   .trim()
   .min(1, "must not be empty")
   .max(512)
   .regex(
-    DOCKER_REFERENCE_PATTERN,
+    IMAGE_REFERENCE_PATTERN,
     "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag",
   );
 

@@ -1,6 +1,7 @@
 /** Image references as the engine's grammar accepts them, and what it refuses. */
+
 import { describe, expect, it } from "vitest";
-import { isImageReference } from "./image-reference.ts";
+import { isImageReference } from "./names.ts";
 
 const digest = `sha256:${"a1".repeat(32)}`;
 
