@@ -126,7 +126,7 @@ function sample(schema: JsonSchema, ids: Partial<Fixture>, field?: string): unkn
   const alternatives = schema.anyOf ?? schema.oneOf;
   if (alternatives) {
     const usable = alternatives.find((option) => option.type !== "null") ?? alternatives[0];
-    return sample(usable, ids, field);
+    return usable ? sample(usable, ids, field) : null;
   }
   const [first] = schema.allOf ?? [];
   if (first) return sample(first, ids, field);
