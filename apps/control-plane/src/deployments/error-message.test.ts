@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { deploymentErrorMessage, MAX_ERROR_MESSAGE_CHARS } from "./error-message.ts";
+
+/**
+ * A failed host-mode update as the pipeline reports it: the agent's reason around the task error
+ * Docker 27 gave for a host port another container held (copied from `docker inspect` of the
+ * failed Swarm task, with the application's name).
+ */
+const endpoint =
+  "customer-portal-frontend-production-eu-west-1-9f3c2a.1.765ryf3nkt215h1krbovyncij " +
+  "(fa5795c8026454a2610ba1f7520c24de61510e8b761a067081d19c116d4e288a)";
+const HOST_MODE_FAILURE =
+  "Deploy failed: the new version did not start, the previous one was restored: starting container " +
+  `failed: driver failed programming external connectivity on endpoint ${endpoint}: ` +
+  "Bind for 0.0.0.0:59761 failed: port is already allocated";
+
+/** Every word of `message` (split at the gap) is a whole word of `original`. */
+function expectWholeWords(message: string, original: string): void {
+  const words = new Set(original.split(/\s+/));
+  for (const word of message.split(/\s+/)) {
+    if (word === "…") continue;
+    expect(words.has(word), `"${word}" is not a whole word of the original`).toBe(true);
+  }
+}
+
+describe("deploymentErrorMessage", () => {
+  it("keeps a reason that fits as it is", () => {
+    expect(HOST_MODE_FAILURE.length).toBeLessThan(MAX_ERROR_MESSAGE_CHARS);
+    expect(deploymentErrorMessage(HOST_MODE_FAILURE)).toBe(HOST_MODE_FAILURE);
+    expect(deploymentErrorMessage("Deployment cancelled")).toBe("Deployment cancelled");
+  });
+
+  it("cuts a long host-mode failure between words, keeping what failed and the cause", () => {
+    // Short limits force the cut that a longer engine message meets at the real limit.
+    for (const limit of [120, 160, 200, 250, 300]) {
+      const message = deploymentErrorMessage(HOST_MODE_FAILURE, limit);
+      expect(message.length).toBeLessThanOrEqual(limit);
+      expect(message.startsWith("Deploy failed:")).toBe(true);
+      expect(message.endsWith("port is already allocated")).toBe(true);
+      expect(message).toContain(" … ");
+      expectWholeWords(message, HOST_MODE_FAILURE);
+    }
+    expect(deploymentErrorMessage(HOST_MODE_FAILURE, 160)).toBe(
+      "Deploy failed: the new version did not start, the … Bind for 0.0.0.0:59761 failed: port is already allocated",
+    );
+  });
+
+  it("cuts at the real limit a failure whose engine message runs long", () => {
+    const tasks = Array.from(
+      { length: 12 },
+      (_, slot) => `task ${slot + 1} (765ryf3nkt21): failed - starting container failed: ${endpoint}`,
+    ).join("; ");
+    const reason = `${HOST_MODE_FAILURE.replace("Bind for", `${tasks}; Bind for`)}`;
+    expect(reason.length).toBeGreaterThan(MAX_ERROR_MESSAGE_CHARS);
+    const message = deploymentErrorMessage(reason);
+    expect(message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
+    expect(message.startsWith("Deploy failed: the new version did not start")).toBe(true);
+    expect(message.endsWith("Bind for 0.0.0.0:59761 failed: port is already allocated")).toBe(true);
+    expectWholeWords(message, reason);
+  });
+
+  it("keeps the first and the last lines of a long multi-line reason", () => {
+    const output = Array.from({ length: 40 }, (_, i) => `step ${i + 1}/40 output line`);
+    const reason = [
+      "Build failed: the image build exited with code 1",
+      ...output,
+      "",
+      "ERROR: npm ci failed",
+    ].join("\r\n");
+    const message = deploymentErrorMessage(reason);
+    const lines = message.split("\n");
+    expect(lines[0]).toBe("Build failed: the image build exited with code 1");
+    expect(lines[1]).toBe("…");
+    expect(lines.at(-1)).toBe("ERROR: npm ci failed");
+    expect(lines.at(-2)).toBe("step 40/40 output line");
+    expect(lines).toHaveLength(8);
+  });
+
+  it("cuts one word longer than the room, and never answers empty", () => {
+    const digest = "a".repeat(500);
+    const message = deploymentErrorMessage(`Pull failed: ${digest}`, 100);
+    expect(message.length).toBeLessThanOrEqual(100);
+    expect(message.startsWith("Pull failed:")).toBe(true);
+    expect(deploymentErrorMessage(" \n \r\n")).toBe("The deployment failed");
+  });
+});
