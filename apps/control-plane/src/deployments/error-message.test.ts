@@ -2,17 +2,17 @@ import { describe, expect, it } from "vitest";
 import { deploymentErrorMessage, MAX_ERROR_MESSAGE_CHARS } from "./error-message.ts";
 
 /**
- * A failed host-mode update as the pipeline reports it: the agent's reason around the task error
- * Docker 27 gave for a host port another container held (copied from `docker inspect` of the
- * failed Swarm task, with the application's name).
+ * A failed host-mode update as this platform reported it (error-message-docker.test.ts makes it
+ * on the real engine): the pipeline's and the agent's words around the task error Docker gave
+ * for a host port another container held.
  */
-const endpoint =
-  "customer-portal-frontend-production-eu-west-1-9f3c2a.1.765ryf3nkt215h1krbovyncij " +
-  "(fa5795c8026454a2610ba1f7520c24de61510e8b761a067081d19c116d4e288a)";
 const HOST_MODE_FAILURE =
   "Deploy failed: the new version did not start, the previous one was restored: starting container " +
-  `failed: driver failed programming external connectivity on endpoint ${endpoint}: ` +
-  "Bind for 0.0.0.0:59761 failed: port is already allocated";
+  "failed: container 6db0d817f604fa9242e306b1f951d4ac63197d67e117536bccef0b6b82f2eb0a: endpoint join " +
+  "on GW Network failed: driver failed programming external connectivity on endpoint " +
+  "gateway_46a602766030 (950f1a8f45c2f5e4e20d2d51fbce3f3e12598a0e9db11f45bd6c3cebf8513c40): " +
+  "Bind for 0.0.0.0:34061 failed: port is already allocated";
+const endpoint = "gateway_46a602766030 (950f1a8f45c2f5e4e20d2d51fbce3f3e12598a0e9db11f45bd6c3cebf8513c40)";
 
 /** Every word of `message` (split at the gap) is a whole word of `original`. */
 function expectWholeWords(message: string, original: string): void {
@@ -41,7 +41,7 @@ describe("deploymentErrorMessage", () => {
       expectWholeWords(message, HOST_MODE_FAILURE);
     }
     expect(deploymentErrorMessage(HOST_MODE_FAILURE, 160)).toBe(
-      "Deploy failed: the new version did not start, the … Bind for 0.0.0.0:59761 failed: port is already allocated",
+      "Deploy failed: the new version did not start, the … Bind for 0.0.0.0:34061 failed: port is already allocated",
     );
   });
 
@@ -55,7 +55,7 @@ describe("deploymentErrorMessage", () => {
     const message = deploymentErrorMessage(reason);
     expect(message.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
     expect(message.startsWith("Deploy failed: the new version did not start")).toBe(true);
-    expect(message.endsWith("Bind for 0.0.0.0:59761 failed: port is already allocated")).toBe(true);
+    expect(message.endsWith("Bind for 0.0.0.0:34061 failed: port is already allocated")).toBe(true);
     expectWholeWords(message, reason);
   });
 
