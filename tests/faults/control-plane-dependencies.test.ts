@@ -168,6 +168,33 @@ describe.skipIf(testDatabaseKind !== "postgres")("Postgres cut through a proxy",
     await proxy.restore();
     await expectRecovered("After the busy cut");
   }, 45_000);
+
+  it("a control plane started while Postgres is away waits for it, then serves", async () => {
+    await proxy.cut();
+    const output: string[] = [];
+    const starting = startControlPlaneProcess({}, { databaseUrl: (url) => proxy.proxiedUrl(url), output });
+    try {
+      // It tried, failed and waits: the outage lasts OUTAGE_MS more from then.
+      await vi.waitFor(() => expect(output.join("")).toContain("a dependency is not reachable at start"), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      await sleep(OUTAGE_MS);
+    } finally {
+      await proxy.restore();
+    }
+    // Resolves once /health answers 200; throws if the process exited meanwhile.
+    const late = await starting;
+    try {
+      const client = new ApiClient(late.url);
+      await registerOwner(client);
+      await client.mutateOk("project.create", { name: "Started late" });
+      expectAlive(late);
+    } finally {
+      await late.stop();
+    }
+    expectAlive(controlPlane);
+  }, 60_000);
 });
 
 describe("NATS stopped and started", () => {
@@ -230,5 +257,32 @@ describe("NATS stopped and started", () => {
     });
     expect(controlPlane.output.join("")).toContain("NATS connection lost");
     expectAlive(controlPlane);
+  }, 60_000);
+
+  it("a control plane started while NATS is away waits for it, then serves", async () => {
+    await nats.server.pause();
+    const output: string[] = [];
+    const starting = startControlPlaneProcess(nats.env, { output });
+    try {
+      // It tried, failed and waits: the outage lasts OUTAGE_MS more from then.
+      await vi.waitFor(() => expect(output.join("")).toContain("a dependency is not reachable at start"), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      await sleep(OUTAGE_MS);
+    } finally {
+      await nats.server.resume();
+    }
+    const late = await starting;
+    try {
+      const ready = await getJson(`${late.url}/health/ready`);
+      expect(ready).toMatchObject({
+        status: 200,
+        body: { status: "ok", checks: { nats: { status: "up" } } },
+      });
+      expectAlive(late);
+    } finally {
+      await late.stop();
+    }
   }, 60_000);
 });

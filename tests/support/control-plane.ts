@@ -32,11 +32,12 @@ export interface ControlPlaneProcess {
  * Starts the control plane with `env` (NATS settings, ...) on a fresh database: a new Postgres
  * database, or PGlite in the data directory with PLATFORM_TEST_DB=pglite. Resolves once
  * GET /health answers 200; throws with the process's output otherwise. `options.databaseUrl`
- * may rewrite the Postgres URL the process gets (a fault test puts a proxy in between).
+ * may rewrite the Postgres URL the process gets (a fault test puts a proxy in between);
+ * `options.output` collects the process's output from its start, before it is healthy.
  */
 export async function startControlPlaneProcess(
   env: Record<string, string>,
-  options: { databaseUrl?: (url: string) => string } = {},
+  options: { databaseUrl?: (url: string) => string; output?: string[] } = {},
 ): Promise<ControlPlaneProcess> {
   const database = await createTestDatabase({ reopenable: true });
   const target = database.target;
@@ -46,7 +47,7 @@ export async function startControlPlaneProcess(
   const dataDir = ownDataDir ?? (target as { dataDir: string }).dataDir;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const output: string[] = [];
+  const output: string[] = options.output ?? [];
   const child = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
     cwd: repositoryRoot,
     env: {
