@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { deploymentErrorMessage, MAX_ERROR_MESSAGE_CHARS } from "./error-message.ts";
 
 /**
@@ -82,5 +83,46 @@ describe("deploymentErrorMessage", () => {
     expect(message.length).toBeLessThanOrEqual(100);
     expect(message.startsWith("Pull failed:")).toBe(true);
     expect(deploymentErrorMessage(" \n \r\n")).toBe("The deployment failed");
+  });
+});
+
+describe("a failed deployment's record", () => {
+  let platform: TestPlatform | undefined;
+  afterAll(() => platform?.close());
+
+  it("stores the shortened errorMessage and keeps the whole reason in the log", async () => {
+    const output = Array.from({ length: 30 }, (_, i) => `#${i + 1} building layer ${i + 1} of 30`);
+    const reason = [
+      `Build failed: ${"the engine said more than fits ".repeat(40)}`,
+      ...output,
+      HOST_MODE_FAILURE,
+    ].join("\n");
+    platform = await startTestPlatform(
+      {},
+      {
+        deployments: {
+          runner: async () => {
+            throw new Error(reason);
+          },
+        },
+      },
+    );
+    const owner = await platform.registerOwner();
+    const as = { token: owner.token };
+    const project = await platform.mutateOk("project.create", { name: "Errors" }, as);
+    const { applicationId } = await platform.mutateOk(
+      "application.create",
+      { name: "web", environmentId: project.environment.environmentId },
+      as,
+    );
+    const { deploymentId } = await platform.mutateOk("application.deploy", { applicationId }, as);
+    const failed = await platform.waitForDeployment(deploymentId, 20_000);
+
+    expect(failed.status).toBe("error");
+    expect(failed.errorMessage).toBe(deploymentErrorMessage(reason));
+    expect(failed.errorMessage!.length).toBeLessThanOrEqual(MAX_ERROR_MESSAGE_CHARS);
+    expect(failed.errorMessage).toMatch(/^Build failed: the engine said/);
+    expect(failed.errorMessage).toMatch(/port is already allocated$/);
+    for (const line of reason.split("\n")) expect(failed.logs).toContain(line);
   });
 });
