@@ -57,8 +57,11 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
-/** How long a query waits for a connection before it answers 503 (Postgres unreachable). */
-export const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * How long a query waits for a connection (a new one, or a free one of the pool) before it
+ * answers 503: long enough for a busy pool, short enough that a silent network does not hang.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Whether a driver error means the server or the connection is gone rather than a fault of the
