@@ -31,9 +31,14 @@ export interface ControlPlaneProcess {
 /**
  * Starts the control plane with `env` (NATS settings, ...) on a fresh database: a new Postgres
  * database, or PGlite in the data directory with PLATFORM_TEST_DB=pglite. Resolves once
- * GET /health answers 200; throws with the process's output otherwise.
+ * GET /health answers 200; throws with the process's output otherwise. `options.databaseUrl`
+ * may rewrite the Postgres URL the process gets (a fault test puts a proxy in between);
+ * `options.output` collects the process's output from its start, before it is healthy.
  */
-export async function startControlPlaneProcess(env: Record<string, string>): Promise<ControlPlaneProcess> {
+export async function startControlPlaneProcess(
+  env: Record<string, string>,
+  options: { databaseUrl?: (url: string) => string; output?: string[] } = {},
+): Promise<ControlPlaneProcess> {
   const database = await createTestDatabase({ reopenable: true });
   const target = database.target;
   // PGlite keeps its files in the data directory (dropped with the database); Postgres gets one here.
@@ -42,7 +47,7 @@ export async function startControlPlaneProcess(env: Record<string, string>): Pro
   const dataDir = ownDataDir ?? (target as { dataDir: string }).dataDir;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const output: string[] = [];
+  const output: string[] = options.output ?? [];
   const child = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
     cwd: repositoryRoot,
     env: {
@@ -51,7 +56,9 @@ export async function startControlPlaneProcess(env: Record<string, string>): Pro
       HOST: "127.0.0.1",
       PLATFORM_URL: url,
       PLATFORM_DATA_DIR: dataDir,
-      ...(target.kind === "postgres" ? { DATABASE_URL: target.url } : {}),
+      ...(target.kind === "postgres"
+        ? { DATABASE_URL: options.databaseUrl?.(target.url) ?? target.url }
+        : {}),
       LOG_LEVEL: "warn",
       // No Traefik service on ports 80/443 of the test machine.
       PLATFORM_LOCAL_PROXY: "false",

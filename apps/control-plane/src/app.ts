@@ -2,12 +2,11 @@
  * The HTTP application: request ids and access logs, the body limit, health, the OpenAPI
  * document, and the procedure dispatcher on both prefixes.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { Caller, ServiceContext } from "./context.ts";
-import { databaseIsUp } from "./db/database.ts";
 import { dropDeploymentOpenApi, registerDropRoutes } from "./deployments/drop.ts";
 import {
   DEPLOYMENT_LOGS_PATH,
@@ -16,6 +15,7 @@ import {
 } from "./deployments/log-stream.ts";
 import { Dispatcher, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
+import { readiness } from "./health.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { registerOpenApiRoutes } from "./openapi.ts";
 import type { RouterDef } from "./procedure.ts";
@@ -65,17 +65,15 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     }),
   );
 
-  app.get("/health", async (c) => {
-    const database = (await databaseIsUp(services.db)) ? "up" : "down";
-    const ready = database === "up";
-    return c.json(
-      {
-        status: ready ? "ok" : "unavailable",
-        checks: { database: { status: database, kind: services.databaseKind } },
-      },
-      ready ? 200 : 503,
-    );
-  });
+  // Liveness: the process answers, whatever its dependencies do (never restart it for them).
+  app.get("/health/live", (c) => c.json({ status: "ok" }));
+  // Readiness: 503 while the database is unreachable; NATS down is reported as degraded.
+  const ready = async (c: Context) => {
+    const { report, ready } = await readiness(services);
+    return c.json(report, ready ? 200 : 503);
+  };
+  app.get("/health/ready", ready);
+  app.get("/health", ready);
 
   registerOpenApiRoutes(app as unknown as Hono, procedures, {
     [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
@@ -92,6 +90,11 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     c.json(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404),
   );
   app.onError((error, c) => {
+    // Routes outside the dispatcher (webhooks, log stream, uploads) may meet a 503 of the database.
+    if (error instanceof ApiError) {
+      for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+      return c.json(error.toBody(), error.status as 503);
+    }
     (c.get("logger") ?? services.logger).error({ err: error }, "unhandled error");
     return c.json(new ApiError("INTERNAL_SERVER_ERROR", "Internal server error").toBody(), 500);
   });

@@ -54,6 +54,25 @@ export const conflict = (message: string, data?: Record<string, unknown>) =>
   new ApiError("CONFLICT", message, data);
 export const unauthorized = (message = "Authentication required") => new ApiError("UNAUTHORIZED", message);
 
+/** Seconds a client is told to wait (Retry-After) when a dependency is away. */
+const RETRY_AFTER_SECONDS = "5";
+
+/**
+ * A 503 for a request that needs the database while it cannot be reached (refused, restarting,
+ * connection lost or timed out). db/database.ts throws it for every such driver error, so a
+ * procedure never sees a raw connection error and the dispatcher needs no special case.
+ */
+export function databaseUnavailable(cause: unknown): ApiError {
+  const error = new ApiError(
+    "SERVICE_UNAVAILABLE",
+    "The database is unavailable; try again in a few seconds",
+    { dependency: "database" },
+    { "Retry-After": RETRY_AFTER_SECONDS },
+  );
+  error.cause = cause;
+  return error;
+}
+
 /** A 400 that names every failing field of a zod parse. */
 export function fromZodError(error: z.ZodError): ApiError {
   const issues = error.issues.map((issue) => ({

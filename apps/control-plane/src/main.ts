@@ -1,8 +1,32 @@
-/** Starts the control plane: configuration, database, HTTP server, graceful shutdown. */
+/**
+ * Starts the control plane: configuration, database, HTTP server, graceful shutdown. Postgres or
+ * NATS not answering yet at start is waited for; once running, their outages never end the
+ * process (see db/database.ts and health.ts).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
 import { serve } from "@hono/node-server";
+import type { Logger } from "pino";
 import { createApp } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
-import { createLogger, createServices } from "./services.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { isDependencyOutage } from "./health.ts";
+import { createLogger, createServices, type RunningServices } from "./services.ts";
+
+const START_RETRY_MS = 2000;
+
+async function startServices(config: Config, logger: Logger): Promise<RunningServices> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createServices(config, { logger });
+    } catch (error) {
+      if (!isDependencyOutage(error)) throw error;
+      logger.warn(
+        { err: error, attempt },
+        `a dependency is not reachable at start; retrying in ${START_RETRY_MS / 1000} s`,
+      );
+      await sleep(START_RETRY_MS);
+    }
+  }
+}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -16,7 +40,12 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger(config.logLevel);
-  const running = await createServices(config, { logger });
+  // A promise some background task forgot to handle (a query during a database outage, ...)
+  // is logged; it must not end a control plane that otherwise recovers by itself.
+  process.on("unhandledRejection", (reason) => {
+    logger.error({ err: reason }, "unhandled promise rejection (the control plane keeps running)");
+  });
+  const running = await startServices(config, logger);
   const app = createApp(running.services);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     const host = config.host === "0.0.0.0" ? "localhost" : config.host;

@@ -82,7 +82,12 @@ describe("health", () => {
   it("reports liveness and the database state", async () => {
     const { status, body } = await platform.request("/health");
     expect(status).toBe(200);
-    expect(body).toMatchObject({ status: "ok", checks: { database: { status: "up" } } });
+    expect(body).toMatchObject({
+      status: "ok",
+      checks: { database: { status: "up" }, nats: { status: "disabled" } },
+    });
+    expect((await platform.request("/health/ready")).body).toEqual(body);
+    expect(await platform.request("/health/live")).toMatchObject({ status: 200, body: { status: "ok" } });
   });
 
   it("answers 503 when the database is gone", async () => {
@@ -90,5 +95,7 @@ describe("health", () => {
     const { status, body } = await platform.request("/health");
     expect(status).toBe(503);
     expect(body.checks.database.status).toBe("down");
+    // Liveness does not depend on the database: nothing should restart the process for it.
+    expect((await platform.request("/health/live")).status).toBe(200);
   });
 });

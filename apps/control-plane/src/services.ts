@@ -66,7 +66,10 @@ export async function createServices(
     (config.databaseUrl
       ? { kind: "postgres", url: config.databaseUrl }
       : { kind: "pglite", dataDir: config.dataDir });
-  const database = openDatabase(target);
+  const database = openDatabase(target, {
+    onConnectionError: (error) =>
+      logger.warn({ err: error }, "database connection lost; the next query opens a new one"),
+  });
   try {
     await migrateToLatest(database.db);
   } catch (error) {

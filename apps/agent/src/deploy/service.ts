@@ -428,7 +428,9 @@ async function waitForConvergence(
 }
 
 function failureReason(task: SwarmTask): string {
-  return (task.Status?.Err || task.Status?.Message || task.Status?.State || "unknown error").slice(0, 300);
+  // Whole: the engine puts the cause last ("... port is already allocated"); the control plane
+  // shortens errorMessage between words (deployments/error-message.ts), the log keeps all.
+  return task.Status?.Err || task.Status?.Message || task.Status?.State || "unknown error";
 }
 
 export async function serviceAction(

@@ -20,6 +20,7 @@ import type { Logger } from "pino";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/database.ts";
 import { ApiError } from "../errors.ts";
+import { type DependencyStatus, trackNatsConnection } from "../health.ts";
 import { markActiveIfValid } from "./activation.ts";
 import { createEnrollmentToken, enroll } from "./enrollment.ts";
 import { HeartbeatRecorder } from "./heartbeats.ts";
@@ -68,7 +69,10 @@ class RunningAgentHub implements AgentHub {
   ) {
     this.client = new AgentClient(transport, options.commandTimeoutMs);
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
+    this.natsStatus = connection ? trackNatsConnection(connection, deps.logger) : () => "disabled";
   }
+
+  readonly natsStatus: () => DependencyStatus;
 
   async start(options: AgentHubOptions): Promise<void> {
     const { db, logger, now } = this.deps;

@@ -5,6 +5,7 @@
  * keys and heartbeat tracking.
  */
 import type { AgentClient } from "@platform/agent-protocol";
+import type { DependencyStatus } from "../health.ts";
 
 /** Server id of the control plane's own machine (the embedded agent). */
 export const LOCAL_SERVER_ID = "local";
@@ -52,5 +53,7 @@ export interface AgentHub {
   connectionOf(server: { lastHeartbeatAt: string | null }): AgentConnection;
   /** The URL agents on other machines use to reach NATS (given to them at enrollment). */
   readonly natsUrlForAgents: string | null;
+  /** The NATS connection's state for /health ("disabled" without NATS_URL). */
+  natsStatus(): DependencyStatus;
   close(): Promise<void>;
 }

@@ -2,6 +2,11 @@
  * Opens the database: Postgres through `pg` when a URL is given, embedded PGlite in the data
  * directory otherwise. Both return timestamps as ISO strings and bigints as numbers, so the
  * rest of the code never sees a driver difference.
+ *
+ * Postgres may go away (restarted, unreachable) under a running control plane: the pool then
+ * drops the dead connections without ending the process, every query that cannot reach the
+ * server fails with a 503 ApiError (databaseUnavailable), and new connections are made once the
+ * server is back.
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -13,12 +18,15 @@ import {
   Migrator,
   type PluginTransformResultArgs,
   PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
   type QueryResult,
   sql,
   type UnknownRow,
 } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
+import { ApiError, databaseUnavailable } from "../errors.ts";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./schema.ts";
 
@@ -49,7 +57,73 @@ export interface OpenDatabase {
   close(): Promise<void>;
 }
 
-export function openDatabase(target: DatabaseTarget): OpenDatabase {
+/**
+ * How long a query waits for a connection (a new one, or a free one of the pool) before it
+ * answers 503: long enough for a busy pool, short enough that a silent network does not hang.
+ */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether a driver error means the server or the connection is gone rather than a fault of the
+ * query: socket errors (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...), SQLSTATE class 08
+ * (connection exception), 57P01-57P03 (admin shutdown, crash shutdown, cannot connect now),
+ * 53300 (too many connections), and pg's own messages for a lost or timed-out connection.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof AggregateError && error.errors.some(isConnectionError)) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && /^(E[A-Z]+|08[0-9A-Z]{3}|57P0[123]|53300)$/.test(code)) return true;
+  return /connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable/i.test(
+    error.message,
+  );
+}
+
+type QueryMethod = (...args: unknown[]) => unknown;
+
+/**
+ * Puts the pool behind kysely with connection failures turned into databaseUnavailable: any
+ * failure to get a connection, and a query failing because its connection died. Query errors
+ * (constraint violations, syntax, ...) pass through unchanged.
+ */
+function guardedPool(pool: pg.Pool): PostgresPool {
+  // One wrapper per pg client: kysely keys its connection objects by client.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const query: QueryMethod = (...args) => {
+      const result = (client.query as QueryMethod).apply(client, args);
+      if (!(result instanceof Promise)) return result; // a cursor (streaming)
+      return result.catch((error: unknown) => {
+        throw isConnectionError(error) ? databaseUnavailable(error) : error;
+      });
+    };
+    return { query: query as PostgresPoolClient["query"], release: () => client.release() };
+  };
+  return {
+    async connect() {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw databaseUnavailable(error);
+      }
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = wrap(client);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
+
+export interface OpenDatabaseOptions {
+  /** Told about connection errors the pool recovered from (a dropped idle or busy connection). */
+  onConnectionError?(error: Error): void;
+}
+
+export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): OpenDatabase {
   const plugins = [new CamelCasePlugin(), new DatesAsIsoStrings()];
   if (target.kind === "postgres") {
     const types = {
@@ -58,8 +132,20 @@ export function openDatabase(target: DatabaseTarget): OpenDatabase {
         return pg.types.getTypeParser(oid, format);
       },
     };
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, types: types as pg.CustomTypesConfig });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins });
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: 10,
+      types: types as pg.CustomTypesConfig,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // Without these listeners a connection lost while idle in the pool, or while checked out
+    // between two queries, is an unhandled 'error' event that ends the process. The pool
+    // discards such a client itself; the next query opens a new connection.
+    // The client's own listener reports it; the pool re-emits an idle client's error.
+    pool.on("connect", (client) => client.on("error", (error) => options.onConnectionError?.(error)));
+    pool.on("error", () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }), plugins });
     return { db, kind: "postgres", close: () => db.destroy() };
   }
   let dataDir: string | undefined;
@@ -85,16 +171,28 @@ export async function migrateToLatest(db: Db): Promise<void> {
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
+  // Unreachable is not a failed migration: the caller may wait for the database and retry.
+  if (error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") throw error;
   if (error) {
     throw new Error(`Migration ${failed?.migrationName ?? "(unknown)"} failed: ${String(error)}`);
   }
 }
 
-export async function databaseIsUp(db: Db): Promise<boolean> {
+/** Whether `select 1` answers within `timeoutMs` (health checks must not hang on a lost server). */
+export async function databaseIsUp(db: Db, timeoutMs = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
   try {
-    await sql`select 1`.execute(db);
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([
+      sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -302,7 +302,8 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
           if (pokes !== state.pokes) continue;
           // A job still waiting with nothing delivered: the job before it is held by a control
           // plane that died, until its ack wait runs out. Keep pulling.
-          if (await hasWaitingDeployments(this.services!.db, applicationId)) continue;
+          // A database error counts as waiting: the loop must outlive a database outage.
+          if (await hasWaitingDeployments(this.services!.db, applicationId).catch(() => true)) continue;
           if (pokes === state.pokes) return;
           continue;
         }

@@ -8,6 +8,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
+import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
 import { DeploymentLogHub } from "./logs.ts";
 import { type DeploymentOutcome, type DeploymentRun, runApplicationDeployment } from "./pipeline.ts";
@@ -153,7 +154,7 @@ export class DeploymentWorker {
         : error instanceof Error
           ? error.message
           : String(error);
-      result = { status: "error", errorMessage: message };
+      result = { status: "error", errorMessage: deploymentErrorMessage(message) };
       log.append(cancelled ? message : `Deployment failed: ${message}`);
     }
     await log.close();
