@@ -79,6 +79,8 @@ export interface InvitationTable {
   inviterId: string;
   expiresAt: string;
   createdAt: Timestamp;
+  /** SHA-256 (hex) of the secret token that accepts the invitation; null for older invitations. */
+  tokenHash: string | null;
 }
 
 export interface ProjectTable {

@@ -133,7 +133,7 @@ export const userRouter = defineRouter("user", {
   }),
 
   update: mutation({
-    summary: "Update the current user's profile; a new password needs the current one",
+    summary: "Update the current user's profile; a new email or password needs the current password",
     access: "member",
     input: z.object({
       name: z.preprocess(blankAsAbsent, z.string().trim().min(1).max(100).optional()),
@@ -144,19 +144,19 @@ export const userRouter = defineRouter("user", {
     }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      let passwordHash: string | undefined;
-      if (input.password !== undefined) {
+      // Dokploy's profile form sends the unchanged email with every save: only a new one counts.
+      const newEmail = input.email !== undefined && input.email !== caller.email;
+      if (input.password !== undefined || newEmail) {
+        const what = input.password !== undefined ? "the password" : "the email";
         if (input.currentPassword === undefined) {
-          throw badRequest("currentPassword is required to change the password", {
-            fields: ["currentPassword"],
-          });
+          throw badRequest(`currentPassword is required to change ${what}`, { fields: ["currentPassword"] });
         }
         const user = await findUserCredentials(services.db, caller.userId);
         if (!user || !(await verifyPassword(input.currentPassword, user.passwordHash))) {
           throw badRequest("currentPassword is incorrect", { fields: ["currentPassword"] });
         }
-        passwordHash = await hashPassword(input.password);
       }
+      const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       if (input.email !== undefined && (await emailTakenByOther(services.db, input.email, caller.userId))) {
         throw conflict("A user with this email already exists", { fields: ["email"] });
       }
