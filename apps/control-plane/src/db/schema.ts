@@ -83,6 +83,12 @@ export interface InvitationTable {
   tokenHash: string | null;
 }
 
+export interface LoginThrottleTable {
+  key: string;
+  attempts: number;
+  windowStartedAt: string;
+}
+
 export interface ProjectTable {
   projectId: string;
   organizationId: string;
@@ -154,6 +160,7 @@ export interface Database {
   sessions: SessionTable;
   apiKeys: ApiKeyTable;
   invitations: InvitationTable;
+  loginThrottle: LoginThrottleTable;
   projects: ProjectTable;
   environments: EnvironmentTable;
   sshKeys: SshKeyTable;

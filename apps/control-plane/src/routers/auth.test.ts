@@ -29,6 +29,31 @@ describe("auth", () => {
     expect(second.body.error.code).toBe("FORBIDDEN");
   });
 
+  it("finding 7: closed registration answers alike for taken and free emails", async () => {
+    const attempt = (email: string, extra: Record<string, unknown> = {}) =>
+      platform.mutate("auth.register", { email, password: "another-password-1", name: "Probe", ...extra });
+    const taken = await attempt("owner@example.com");
+    const free = await attempt("free-address@example.com");
+    expect(taken.status).toBe(403);
+    expect(free.status).toBe(taken.status);
+    expect(free.body).toEqual(taken.body);
+    const takenWithId = await attempt("owner@example.com", { invitationId: "made-up" });
+    const freeWithId = await attempt("free-address@example.com", { invitationId: "made-up" });
+    expect(takenWithId.status).toBe(400);
+    expect(freeWithId.body).toEqual(takenWithId.body);
+    const takenWithToken = await attempt("owner@example.com", { token: "made-up" });
+    const freeWithToken = await attempt("free-address@example.com", { token: "made-up" });
+    expect(takenWithToken.status).toBe(404);
+    expect(freeWithToken.body).toEqual(takenWithToken.body);
+    expect(
+      await platform.services.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "free-address@example.com")
+        .execute(),
+    ).toEqual([]);
+  });
+
   it("logs in with the right password only, with one message for both failures", async () => {
     const ok = await platform.mutate("auth.login", {
       email: "owner@example.com",

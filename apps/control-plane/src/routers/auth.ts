@@ -5,6 +5,7 @@
  */
 import { sql } from "kysely";
 import { z } from "zod";
+import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
 import type { ServiceContext } from "../context.ts";
@@ -136,7 +137,8 @@ export const authRouter = defineRouter("auth", {
   }),
 
   login: mutation({
-    summary: "Exchange email and password for a session token",
+    summary:
+      "Exchange email and password for a session token; throttled per account and per client address (429)",
     access: "public",
     input: z.object({
       email: emailSchema,
@@ -144,7 +146,8 @@ export const authRouter = defineRouter("auth", {
       organizationId: z.string().min(1).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input }) => {
+    handler: async ({ services, input, clientAddress }) => {
+      await takeLoginAttempt(services, input.email, clientAddress);
       const user = await services.db
         .selectFrom("users")
         .select(["userId", "passwordHash"])
@@ -152,6 +155,7 @@ export const authRouter = defineRouter("auth", {
         .executeTakeFirst();
       const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
+      await loginSucceeded(services, input.email, clientAddress);
       let memberships = services.db
         .selectFrom("members")
         .innerJoin("organizations", "organizations.organizationId", "members.organizationId")

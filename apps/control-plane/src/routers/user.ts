@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { createApiKey } from "../auth/api-key.ts";
+import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
@@ -143,7 +144,7 @@ export const userRouter = defineRouter("user", {
       password: z.preprocess(blankAsAbsent, passwordSchema.optional()),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ services, caller, input, clientAddress }) => {
       // Dokploy's profile form sends the unchanged email with every save: only a new one counts.
       const newEmail = input.email !== undefined && input.email !== caller.email;
       if (input.password !== undefined || newEmail) {
@@ -151,10 +152,14 @@ export const userRouter = defineRouter("user", {
         if (input.currentPassword === undefined) {
           throw badRequest(`currentPassword is required to change ${what}`, { fields: ["currentPassword"] });
         }
+        // Guesses of the current password count as login attempts: a stolen session cannot
+        // try passwords faster than a login form.
+        await takeLoginAttempt(services, caller.email, clientAddress);
         const user = await findUserCredentials(services.db, caller.userId);
         if (!user || !(await verifyPassword(input.currentPassword, user.passwordHash))) {
           throw badRequest("currentPassword is incorrect", { fields: ["currentPassword"] });
         }
+        await loginSucceeded(services, caller.email, clientAddress);
       }
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       if (input.email !== undefined && (await emailTakenByOther(services.db, input.email, caller.userId))) {
