@@ -37,6 +37,17 @@ describe("organization", () => {
         organizationId: orgId(),
         inviterId: admin.user.id,
       });
+      // The secret that accepts it is answered here once: never listed, stored or logged in clear.
+      expect(r.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const listed = await platform.query("organization.allInvitations", {}, as(admin));
+      expect(JSON.stringify(listed.body)).not.toContain(r.body.token);
+      const row = await platform.services.db
+        .selectFrom("invitations")
+        .selectAll()
+        .where("invitationId", "=", r.body.invitationId)
+        .executeTakeFirstOrThrow();
+      expect(JSON.stringify(row)).not.toContain(r.body.token);
+      expect(platform.logLines.join("\n")).not.toContain(r.body.token);
       const expiresAt = new Date(r.body.expiresAt).getTime();
       expect(expiresAt).toBeGreaterThanOrEqual(before + 7 * 86_400_000 - 1000);
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000 + 1000);
