@@ -1,11 +1,13 @@
 /**
  * SQL for organizations as tenants: creating one (its creator becomes the owner) and deleting
- * an empty one. Deleting cascades to its members, invitations, API keys, empty projects,
- * registries and SSH keys; sessions active in it move to another organization of their user.
+ * an empty one. Deleting removes every member as user.remove does (a user left in no
+ * organization goes too) and cascades to its invitations, empty projects, registries and SSH
+ * keys; sessions active in it move to another organization of their user.
  */
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { removeFromOrganization } from "../users/repository.ts";
 
 export async function createOrganization(db: Db, ownerId: string, name: string): Promise<string> {
   const organizationId = newId();
@@ -68,6 +70,12 @@ export async function deleteOrganization(db: Db, organizationId: string): Promis
       ) as other
       where sessions.user_id = other.user_id and sessions.active_organization_id = ${organizationId}
     `.execute(trx);
+    const members = await trx
+      .selectFrom("members")
+      .select("userId")
+      .where("organizationId", "=", organizationId)
+      .execute();
+    for (const { userId } of members) await removeFromOrganization(trx, organizationId, userId);
     await trx.deleteFrom("organizations").where("organizationId", "=", organizationId).execute();
   });
 }

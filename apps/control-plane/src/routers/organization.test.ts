@@ -437,6 +437,21 @@ describe("organization", () => {
         as(adminThere),
       );
       await platform.mutateOk("organization.acceptInvitation", { token: invite.token }, as(member));
+      const invited = await platform.mutateOk(
+        "organization.inviteMember",
+        { email: "only-there@example.com", role: "member" },
+        as(adminThere),
+      );
+      const onlyThere = await platform.mutateOk(
+        "auth.register",
+        {
+          email: "only-there@example.com",
+          password: "correct-horse-battery",
+          name: "Only there",
+          token: invited.token,
+        },
+        {},
+      );
       const byAdmin = await platform.mutate(
         "organization.delete",
         { organizationId: created.id },
@@ -464,6 +479,14 @@ describe("organization", () => {
       expect(rows).toEqual([]);
       const again = await platform.mutate("organization.delete", { organizationId: created.id }, as(admin));
       expect(again.status).toBe(404);
+      // A user whose only organization it was is removed, as user.remove does.
+      const joinedOnly = await platform.services.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "only-there@example.com")
+        .execute();
+      expect(joinedOnly).toEqual([]);
+      expect((await platform.query("user.get", {}, as(onlyThere))).status).toBe(401);
     });
 
     it("delete: refused (409) while it has services or servers, and for the caller's only organization", async () => {
