@@ -410,6 +410,9 @@ describe("organization", () => {
       const blank = await platform.mutate("organization.create", { name: " " }, as(member));
       expect(blank.status).toBe(400);
       expect(blank.body.error.data.fields).toEqual(["name"]);
+      const forged = await platform.mutate("organization.create", { name: "Acme\nERROR forged" }, as(member));
+      expect(forged.status).toBe(400);
+      expect(forged.body.error.data.fields).toEqual(["name"]);
       expect((await platform.mutate("organization.create", { name: "Anonymous" })).status).toBe(401);
       await platform.mutate("organization.setActive", { organizationId: orgId() }, as(member));
     });

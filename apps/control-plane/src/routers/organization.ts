@@ -68,6 +68,13 @@ function invitationView(invitation: Invitation, now: Date) {
 }
 
 const organizationIdInput = z.object({ organizationId: z.string().min(1).max(64) });
+/** Shown in lists and logs: no control characters (line breaks would forge log lines). */
+const organizationName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^\P{Cc}*$/u, "must not contain control characters");
 const invitationIdInput = z.object({ invitationId: z.string().min(1).max(64) });
 
 export const organizationRouter = defineRouter("organization", {
@@ -94,7 +101,7 @@ export const organizationRouter = defineRouter("organization", {
   create: mutation({
     summary: "Create an organization owned by the caller (the active one stays as it is)",
     access: "member",
-    input: z.object({ name: z.string().trim().min(1).max(100) }),
+    input: z.object({ name: organizationName }),
     output: organizationSchema,
     handler: async ({ services, caller, input }) => {
       const organizationId = await createOrganization(services.db, caller.userId, input.name);
@@ -135,7 +142,7 @@ export const organizationRouter = defineRouter("organization", {
   update: mutation({
     summary: "Rename the active organization (owner only)",
     access: "owner",
-    input: organizationIdInput.extend({ name: z.string().trim().min(1).max(100) }),
+    input: organizationIdInput.extend({ name: organizationName }),
     output: organizationSchema,
     handler: async ({ services, caller, input }) => {
       if (input.organizationId !== caller.organizationId) {
