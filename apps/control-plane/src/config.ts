@@ -4,6 +4,7 @@
  */
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
+import { isAddressOrCidr } from "./auth/client-address.ts";
 
 export const editions = ["self-hosted", "cloud"] as const;
 export type Edition = (typeof editions)[number];
@@ -59,7 +60,21 @@ const configSchema = z.object({
   PLATFORM_ALLOW_LOOPBACK_GIT: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
   /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
   PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
+  /** Proxies (IPs or CIDRs) whose X-Forwarded-For names the client, for login throttling. */
+  PLATFORM_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .refine(
+      (value) => value === undefined || listOf(value).every(isAddressOrCidr),
+      "must be comma-separated IP addresses or CIDRs (for example 10.0.0.0/8,127.0.0.1)",
+    ),
 });
+
+const listOf = (value: string) =>
+  value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "");
 
 export interface Config {
   port: number;
@@ -84,6 +99,8 @@ export interface Config {
   allowLoopbackGit: boolean;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
+  /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
+  trustedProxies: string[];
 }
 
 export class ConfigError extends Error {}
@@ -124,5 +141,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     allowLoopbackGit: c.PLATFORM_ALLOW_LOOPBACK_GIT === "true",
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
+    trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };
 }

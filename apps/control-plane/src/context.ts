@@ -43,4 +43,6 @@ export interface RequestContext {
   logger: Logger;
   /** The authenticated caller; null only inside public procedures. */
   caller: Caller | null;
+  /** The client's address (auth/client-address.ts); null for in-process requests. */
+  clientAddress: string | null;
 }

@@ -8,6 +8,7 @@ import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth/caller.ts";
+import { clientAddress } from "./auth/client-address.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorBody, fromZodError } from "./errors.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
@@ -83,6 +84,7 @@ export class Dispatcher {
         statuses.add(200);
       } catch (error) {
         const apiError = this.toApiError(c, error);
+        for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
         results.push(errorEnvelope(apiError, wire));
         statuses.add(apiError.status);
       }
@@ -155,6 +157,7 @@ export class Dispatcher {
       requestId,
       logger: c.get("logger") ?? this.services.logger,
       caller,
+      clientAddress: clientAddress(c, this.services.config.trustedProxies),
     };
     const result = await procedure.handler({ ...context, input: parsed.data, caller });
     const output = procedure.output.safeParse(result);

@@ -271,7 +271,7 @@ describe("API keys", () => {
     );
     await platform.mutate(
       "organization.acceptInvitation",
-      { invitationId: invite.body.invitationId },
+      { invitationId: invite.body.invitationId, token: invite.body.token },
       as(other),
     );
 

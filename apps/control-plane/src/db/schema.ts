@@ -79,6 +79,14 @@ export interface InvitationTable {
   inviterId: string;
   expiresAt: string;
   createdAt: Timestamp;
+  /** SHA-256 (hex) of the secret token that accepts the invitation; null for older invitations. */
+  tokenHash: string | null;
+}
+
+export interface LoginThrottleTable {
+  key: string;
+  attempts: number;
+  windowStartedAt: string;
 }
 
 export interface ProjectTable {
@@ -152,6 +160,7 @@ export interface Database {
   sessions: SessionTable;
   apiKeys: ApiKeyTable;
   invitations: InvitationTable;
+  loginThrottle: LoginThrottleTable;
   projects: ProjectTable;
   environments: EnvironmentTable;
   sshKeys: SshKeyTable;

@@ -29,6 +29,31 @@ describe("auth", () => {
     expect(second.body.error.code).toBe("FORBIDDEN");
   });
 
+  it("finding 7: closed registration answers alike for taken and free emails", async () => {
+    const attempt = (email: string, extra: Record<string, unknown> = {}) =>
+      platform.mutate("auth.register", { email, password: "another-password-1", name: "Probe", ...extra });
+    const taken = await attempt("owner@example.com");
+    const free = await attempt("free-address@example.com");
+    expect(taken.status).toBe(403);
+    expect(free.status).toBe(taken.status);
+    expect(free.body).toEqual(taken.body);
+    const takenWithId = await attempt("owner@example.com", { invitationId: "made-up" });
+    const freeWithId = await attempt("free-address@example.com", { invitationId: "made-up" });
+    expect(takenWithId.status).toBe(400);
+    expect(freeWithId.body).toEqual(takenWithId.body);
+    const takenWithToken = await attempt("owner@example.com", { token: "made-up" });
+    const freeWithToken = await attempt("free-address@example.com", { token: "made-up" });
+    expect(takenWithToken.status).toBe(404);
+    expect(freeWithToken.body).toEqual(takenWithToken.body);
+    expect(
+      await platform.services.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "free-address@example.com")
+        .execute(),
+    ).toEqual([]);
+  });
+
   it("logs in with the right password only, with one message for both failures", async () => {
     const ok = await platform.mutate("auth.login", {
       email: "owner@example.com",
@@ -110,7 +135,7 @@ describe("auth", () => {
     expect((await platform.mutate("auth.logout", {}, { token: forged })).status).toBe(401);
   });
 
-  it("registers with an invitation only for its email while it is pending and unexpired", async () => {
+  it("registers with an invitation's token, only for its email while it is pending and unexpired", async () => {
     const owner = await platform.mutate("auth.login", {
       email: "owner@example.com",
       password: "correct-horse-battery",
@@ -121,19 +146,29 @@ describe("auth", () => {
       { token: owner.body.token },
     );
     expect(invite.status).toBe(200);
-    const { invitationId } = invite.body;
-    const register = (email: string) =>
+    const { invitationId, token } = invite.body;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const register = (email: string, secret: string | null = token) =>
       platform.mutate("auth.register", {
         email,
         password: "correct-horse-battery",
         name: "Invited",
         invitationId,
+        ...(secret === null ? {} : { token: secret }),
       });
     const noInvitation = {
       code: "NOT_FOUND",
-      message: "No pending invitation with this id for this email",
-      data: { fields: ["invitationId"] },
+      message: "No pending invitation with this token for this email",
+      data: { fields: ["token"] },
     };
+
+    // Finding 3: the id (which user.getInvitations shows) is not enough; the token is.
+    const withoutToken = await register("invited@example.com", null);
+    expect(withoutToken.status).toBe(400);
+    expect(withoutToken.body.error.data.fields).toEqual(["token"]);
+    const wrongToken = await register("invited@example.com", `${token.slice(0, -2)}AA`);
+    expect(wrongToken.status).toBe(404);
+    expect(wrongToken.body.error).toMatchObject(noInvitation);
 
     const otherEmail = await register("someone-else@example.com");
     expect(otherEmail.status).toBe(404);

@@ -1,10 +1,11 @@
 /**
  * auth: register, login, logout (spec section 5 leaves the login flow open; see
- * docs/decisions.md). Registration is open only while no user exists, or with a pending
- * invitation for the same email.
+ * docs/decisions.md). Registration is open only while no user exists, or with the secret token
+ * of a pending invitation; closed registration answers alike for taken and free emails.
  */
 import { sql } from "kysely";
 import { z } from "zod";
+import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
 import type { ServiceContext } from "../context.ts";
@@ -12,7 +13,12 @@ import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
 import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
-import { addMember, findPendingInvitationForEmail, setInvitationStatus } from "../users/invitations.ts";
+import {
+  addMember,
+  findPendingInvitationByToken,
+  invitationTokenSchema,
+  setInvitationStatus,
+} from "../users/invitations.ts";
 import { emailSchema, getUserView, passwordSchema, userSchema } from "../users/user-view.ts";
 
 const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user: userSchema });
@@ -45,7 +51,9 @@ export const authRouter = defineRouter("auth", {
       email: emailSchema,
       password: passwordSchema,
       name: z.string().trim().min(1).max(100),
-      invitationId: z.string().min(1).optional(),
+      invitationId: z.string().min(1).max(64).optional(),
+      /** The invitation's secret token, from organization.inviteMember. */
+      token: invitationTokenSchema.optional(),
     }),
     output: sessionSchema,
     handler: async ({ services, input }) => {
@@ -53,18 +61,14 @@ export const authRouter = defineRouter("auth", {
       const { userId, organizationId } = await services.db.transaction().execute(async (trx) => {
         // Serializes concurrent registrations so only one can become the first owner.
         await sql`lock table users in share row exclusive mode`.execute(trx);
-        const taken = await trx
-          .selectFrom("users")
-          .select("userId")
-          .where("email", "=", input.email)
-          .executeTakeFirst();
-        if (taken) throw conflict("A user with this email already exists", { fields: ["email"] });
         const anyUser = await trx.selectFrom("users").select("userId").limit(1).executeTakeFirst();
         const userId = newId();
 
         if (!anyUser) {
-          if (input.invitationId)
-            throw badRequest("No invitation can exist before the first user", { fields: ["invitationId"] });
+          if (input.invitationId || input.token)
+            throw badRequest("No invitation can exist before the first user", {
+              fields: [input.token ? "token" : "invitationId"],
+            });
           const organizationId = newId();
           await insertUser(trx, userId, input, passwordHash);
           await trx
@@ -86,21 +90,42 @@ export const authRouter = defineRouter("auth", {
           return { userId, organizationId };
         }
 
-        if (!input.invitationId) {
+        // Nothing here depends on whether the email is taken: no one learns which accounts exist.
+        if (input.token === undefined) {
+          if (input.invitationId !== undefined) {
+            throw badRequest(
+              "token is required: the invitation's secret token from the inviting administrator",
+              {
+                fields: ["token"],
+              },
+            );
+          }
           throw forbidden(
             "Registration is closed: ask an administrator of an organization for an invitation",
           );
         }
-        const invitation = await findPendingInvitationForEmail(
+        const invitation = await findPendingInvitationByToken(
           trx,
-          input.invitationId,
-          input.email,
+          { token: input.token, email: input.email, invitationId: input.invitationId },
           services.now().toISOString(),
         );
         if (!invitation) {
-          throw new ApiError("NOT_FOUND", "No pending invitation with this id for this email", {
-            fields: ["invitationId"],
+          throw new ApiError("NOT_FOUND", "No pending invitation with this token for this email", {
+            fields: ["token"],
           });
+        }
+        const taken = await trx
+          .selectFrom("users")
+          .select("userId")
+          .where("email", "=", input.email)
+          .executeTakeFirst();
+        if (taken) {
+          throw conflict(
+            "A user with this email already exists: log in and use organization.acceptInvitation",
+            {
+              fields: ["email"],
+            },
+          );
         }
         await insertUser(trx, userId, input, passwordHash);
         await addMember(trx, invitation.organizationId, userId, invitation.role);
@@ -112,7 +137,8 @@ export const authRouter = defineRouter("auth", {
   }),
 
   login: mutation({
-    summary: "Exchange email and password for a session token",
+    summary:
+      "Exchange email and password for a session token; throttled per account and per client address (429)",
     access: "public",
     input: z.object({
       email: emailSchema,
@@ -120,7 +146,8 @@ export const authRouter = defineRouter("auth", {
       organizationId: z.string().min(1).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input }) => {
+    handler: async ({ services, input, clientAddress }) => {
+      await takeLoginAttempt(services, input.email, clientAddress);
       const user = await services.db
         .selectFrom("users")
         .select(["userId", "passwordHash"])
@@ -128,6 +155,7 @@ export const authRouter = defineRouter("auth", {
         .executeTakeFirst();
       const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
+      await loginSucceeded(services, input.email, clientAddress);
       let memberships = services.db
         .selectFrom("members")
         .innerJoin("organizations", "organizations.organizationId", "members.organizationId")

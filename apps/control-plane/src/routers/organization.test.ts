@@ -37,6 +37,17 @@ describe("organization", () => {
         organizationId: orgId(),
         inviterId: admin.user.id,
       });
+      // The secret that accepts it is answered here once: never listed, stored or logged in clear.
+      expect(r.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const listed = await platform.query("organization.allInvitations", {}, as(admin));
+      expect(JSON.stringify(listed.body)).not.toContain(r.body.token);
+      const row = await platform.services.db
+        .selectFrom("invitations")
+        .selectAll()
+        .where("invitationId", "=", r.body.invitationId)
+        .executeTakeFirstOrThrow();
+      expect(JSON.stringify(row)).not.toContain(r.body.token);
+      expect(platform.logLines.join("\n")).not.toContain(r.body.token);
       const expiresAt = new Date(r.body.expiresAt).getTime();
       expect(expiresAt).toBeGreaterThanOrEqual(before + 7 * 86_400_000 - 1000);
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000 + 1000);
@@ -121,6 +132,7 @@ describe("organization", () => {
         password: "correct-horse-battery",
         name: "Canceled",
         invitationId: invite.body.invitationId,
+        token: invite.body.token,
       });
       expect(register.status).toBe(404);
       // The email can be invited again.
@@ -189,14 +201,14 @@ describe("organization", () => {
       );
       const wrongUser = await platform.mutate(
         "organization.acceptInvitation",
-        { invitationId: invite.body.invitationId },
+        { invitationId: invite.body.invitationId, token: invite.body.token },
         as(member),
       );
       expect(wrongUser.status).toBe(404);
 
       const r = await platform.mutate(
         "organization.acceptInvitation",
-        { invitationId: invite.body.invitationId },
+        { invitationId: invite.body.invitationId, token: invite.body.token },
         as(other),
       );
       expect(r.status).toBe(200);
@@ -208,7 +220,7 @@ describe("organization", () => {
       ]);
       const again = await platform.mutate(
         "organization.acceptInvitation",
-        { invitationId: invite.body.invitationId },
+        { invitationId: invite.body.invitationId, token: invite.body.token },
         as(other),
       );
       expect(again.status).toBe(404);
@@ -230,7 +242,7 @@ describe("organization", () => {
         .execute();
       const r = await platform.mutate(
         "organization.acceptInvitation",
-        { invitationId: invite.body.invitationId },
+        { invitationId: invite.body.invitationId, token: invite.body.token },
         as(invitee),
       );
       expect(r.status).toBe(404);
@@ -317,7 +329,7 @@ describe("organization", () => {
       );
       await platform.mutate(
         "organization.acceptInvitation",
-        { invitationId: invite.body.invitationId },
+        { invitationId: invite.body.invitationId, token: invite.body.token },
         as(owner),
       );
       const r = await platform.mutate(
@@ -365,6 +377,189 @@ describe("organization", () => {
       );
       expect(viaKey.status).toBe(400);
       expect(viaKey.body.error.data.fields).toEqual(["organizationId"]);
+    });
+  });
+
+  describe("create and delete: organizations are tenants", () => {
+    it("create: any signed-in user creates an organization and owns it; the active one stays", async () => {
+      const r = await platform.mutate("organization.create", { name: "  Side project  " }, as(member));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toEqual({
+        id: expect.any(String),
+        name: "Side project",
+        ownerId: member.user.id,
+        createdAt: expect.any(String),
+        role: "owner",
+      });
+      const all = (await platform.query("organization.all", {}, as(member))).body;
+      expect(all.map((o: any) => [o.id, o.role])).toEqual([
+        [orgId(), "member"],
+        [r.body.id, "owner"],
+      ]);
+      expect((await platform.query("user.get", {}, as(member))).body.role).toBe("member");
+      // Its owner invites into it once active there.
+      const there = await platform.mutate(
+        "organization.setActive",
+        { organizationId: r.body.id },
+        as(member),
+      );
+      expect(there.status).toBe(200);
+      const inside = await login(platform, member.user.email, r.body.id);
+      expect((await platform.query("user.all", {}, as(inside))).status).toBe(200);
+
+      const blank = await platform.mutate("organization.create", { name: " " }, as(member));
+      expect(blank.status).toBe(400);
+      expect(blank.body.error.data.fields).toEqual(["name"]);
+      const forged = await platform.mutate("organization.create", { name: "Acme\nERROR forged" }, as(member));
+      expect(forged.status).toBe(400);
+      expect(forged.body.error.data.fields).toEqual(["name"]);
+      expect((await platform.mutate("organization.create", { name: "Anonymous" })).status).toBe(401);
+      await platform.mutate("organization.setActive", { organizationId: orgId() }, as(member));
+    });
+
+    it("delete: only by its owner, never the instance organization, 404 for a stranger", async () => {
+      const created = await platform.mutateOk("organization.create", { name: "Short-lived" }, as(admin));
+      const instance = await platform.mutate("organization.delete", { organizationId: orgId() }, as(owner));
+      expect(instance.status).toBe(403);
+      expect(instance.body.error.message).toMatch(/instance organization/);
+      const stranger = await platform.mutate(
+        "organization.delete",
+        { organizationId: created.id },
+        as(other),
+      );
+      expect(stranger.status).toBe(404);
+      const missing = await platform.mutate("organization.delete", {}, as(admin));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["organizationId"]);
+
+      // A member (even an administrator) of it is not its owner.
+      const adminThere = await login(platform, admin.user.email, created.id);
+      const invite = await platform.mutateOk(
+        "organization.inviteMember",
+        { email: member.user.email, role: "admin" },
+        as(adminThere),
+      );
+      await platform.mutateOk("organization.acceptInvitation", { token: invite.token }, as(member));
+      const invited = await platform.mutateOk(
+        "organization.inviteMember",
+        { email: "only-there@example.com", role: "member" },
+        as(adminThere),
+      );
+      const onlyThere = await platform.mutateOk(
+        "auth.register",
+        {
+          email: "only-there@example.com",
+          password: "correct-horse-battery",
+          name: "Only there",
+          token: invited.token,
+        },
+        {},
+      );
+      const byAdmin = await platform.mutate(
+        "organization.delete",
+        { organizationId: created.id },
+        as(member),
+      );
+      expect(byAdmin.status).toBe(403);
+      expect(byAdmin.body.error.message).toMatch(/owner/);
+
+      // The owner, active in it, deletes it: their session moves to their other organization,
+      // the member's memberships, invitations and API keys of it are gone.
+      const ok = await platform.mutate("organization.delete", { organizationId: created.id }, as(adminThere));
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body).toEqual({ success: true });
+      const me = await platform.query("user.get", {}, as(adminThere));
+      expect(me.status).toBe(200);
+      expect(me.body.organizationId).toBe(orgId());
+      expect(
+        (await platform.query("organization.all", {}, as(member))).body.map((o: any) => o.id),
+      ).not.toContain(created.id);
+      const rows = await platform.services.db
+        .selectFrom("organizations")
+        .select("organizationId")
+        .where("organizationId", "=", created.id)
+        .execute();
+      expect(rows).toEqual([]);
+      const again = await platform.mutate("organization.delete", { organizationId: created.id }, as(admin));
+      expect(again.status).toBe(404);
+      // A user whose only organization it was is removed, as user.remove does.
+      const joinedOnly = await platform.services.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "only-there@example.com")
+        .execute();
+      expect(joinedOnly).toEqual([]);
+      expect((await platform.query("user.get", {}, as(onlyThere))).status).toBe(401);
+    });
+
+    it("delete: refused (409) while it has services or servers, and for the caller's only organization", async () => {
+      const solo = await createOtherOrganization(platform, "solo-owner@example.com", "Solo");
+      const only = await platform.mutate(
+        "organization.delete",
+        { organizationId: solo.organizationId },
+        as(solo),
+      );
+      expect(only.status).toBe(403);
+      expect(only.body.error.message).toMatch(/only organization/);
+
+      const busy = await platform.mutateOk("organization.create", { name: "Busy" }, as(solo));
+      const inBusy = await login(platform, solo.user.email, busy.id);
+      const project = await platform.mutateOk("project.create", { name: "Work" }, as(inBusy));
+      const application = await platform.mutate(
+        "application.create",
+        { name: "Web", environmentId: project.environment.environmentId },
+        as(inBusy),
+      );
+      expect(application.status, JSON.stringify(application.body)).toBe(200);
+      const withService = await platform.mutate("organization.delete", { organizationId: busy.id }, as(solo));
+      expect(withService.status).toBe(409);
+      expect(withService.body.error.message).toMatch(/1 service\b/);
+      expect(withService.body.error.data.fields).toEqual(["organizationId"]);
+      await platform.services.db
+        .deleteFrom("applications")
+        .where("applicationId", "=", application.body.applicationId)
+        .execute();
+
+      await platform.services.db
+        .insertInto("servers")
+        .values({
+          serverId: `srv-${busy.id}`,
+          organizationId: busy.id,
+          name: "box",
+          description: null,
+          ipAddress: "198.51.100.30",
+          username: "root",
+          sshKeyId: null,
+          agentPublicKey: null,
+          agentVersion: null,
+          enrolledAt: null,
+          lastHeartbeatAt: null,
+          hostKeySha256: null,
+        })
+        .execute();
+      const withServer = await platform.mutate("organization.delete", { organizationId: busy.id }, as(solo));
+      expect(withServer.status).toBe(409);
+      expect(withServer.body.error.message).toMatch(/1 server\b/);
+      expect(
+        await platform.services.db
+          .selectFrom("projects")
+          .select("projectId")
+          .where("organizationId", "=", busy.id)
+          .execute(),
+      ).toHaveLength(1);
+
+      await platform.services.db.deleteFrom("servers").where("organizationId", "=", busy.id).execute();
+      // An empty project does not keep it.
+      expect(
+        (await platform.mutate("organization.delete", { organizationId: busy.id }, as(solo))).status,
+      ).toBe(200);
+      expect(
+        await platform.services.db
+          .selectFrom("projects")
+          .select("projectId")
+          .where("organizationId", "=", busy.id)
+          .execute(),
+      ).toEqual([]);
     });
   });
 });

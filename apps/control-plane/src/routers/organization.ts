@@ -1,24 +1,29 @@
 /**
- * organization: the caller's organizations, switching the session's active organization, and
- * invitations (the spec leaves this router's procedures open; see docs/decisions.md).
+ * organization: the caller's organizations (each a tenant: any user creates one and owns it),
+ * switching the session's active organization, and invitations, accepted with their secret
+ * token (the spec leaves this router's procedures open; see docs/decisions.md).
  */
 import { z } from "zod";
 import type { Invitation } from "../db/schema.ts";
 import { badRequest, conflict, forbidden, notFound } from "../errors.ts";
+import { isInstanceOrganization } from "../organizations/instance.ts";
+import { createOrganization, deleteOrganization, organizationInUse } from "../organizations/repository.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
   addMember,
   createInvitation,
   displayStatus,
   findInvitation,
-  findPendingInvitationForEmail,
+  findPendingInvitationByToken,
   hasLivePendingInvitation,
   INVITATION_TTL_MS,
+  invitationTokenSchema,
   isMemberEmail,
   listInvitations,
   setInvitationStatus,
 } from "../users/invitations.ts";
 import {
+  countMemberships,
   findMembership,
   findOrganizationOf,
   listOrganizationsOf,
@@ -63,6 +68,13 @@ function invitationView(invitation: Invitation, now: Date) {
 }
 
 const organizationIdInput = z.object({ organizationId: z.string().min(1).max(64) });
+/** Shown in lists and logs: no control characters (line breaks would forge log lines). */
+const organizationName = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^\P{Cc}*$/u, "must not contain control characters");
 const invitationIdInput = z.object({ invitationId: z.string().min(1).max(64) });
 
 export const organizationRouter = defineRouter("organization", {
@@ -86,10 +98,51 @@ export const organizationRouter = defineRouter("organization", {
     },
   }),
 
+  create: mutation({
+    summary: "Create an organization owned by the caller (the active one stays as it is)",
+    access: "member",
+    input: z.object({ name: organizationName }),
+    output: organizationSchema,
+    handler: async ({ services, caller, input }) => {
+      const organizationId = await createOrganization(services.db, caller.userId, input.name);
+      const organization = await findOrganizationOf(services.db, caller.userId, organizationId);
+      if (!organization) throw notFound("Organization");
+      return organization;
+    },
+  }),
+
+  delete: mutation({
+    summary: "Delete an organization the caller owns, once it has no services and no servers",
+    access: "member",
+    input: organizationIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const membership = await findMembership(services.db, input.organizationId, caller.userId);
+      if (!membership) throw notFound("Organization");
+      if (await isInstanceOrganization(services.db, input.organizationId)) {
+        throw forbidden(
+          "The instance organization (the first one, which owns this machine) cannot be deleted",
+        );
+      }
+      if (membership.role !== "owner") throw forbidden("Only the organization owner can delete it");
+      if ((await countMemberships(services.db, caller.userId)) <= 1) {
+        throw forbidden("You cannot delete your only organization: create or join another one first");
+      }
+      const inUse = await organizationInUse(services.db, input.organizationId);
+      if (inUse) {
+        throw conflict(`The organization still has ${inUse}: delete them first`, {
+          fields: ["organizationId"],
+        });
+      }
+      await deleteOrganization(services.db, input.organizationId);
+      return success;
+    },
+  }),
+
   update: mutation({
     summary: "Rename the active organization (owner only)",
     access: "owner",
-    input: organizationIdInput.extend({ name: z.string().trim().min(1).max(100) }),
+    input: organizationIdInput.extend({ name: organizationName }),
     output: organizationSchema,
     handler: async ({ services, caller, input }) => {
       if (input.organizationId !== caller.organizationId) {
@@ -125,10 +178,12 @@ export const organizationRouter = defineRouter("organization", {
   }),
 
   inviteMember: mutation({
-    summary: "Invite someone by email into the active organization (valid 7 days)",
+    summary:
+      "Invite someone by email into the active organization (valid 7 days); answers the secret `token` " +
+      "that accepts it, once: pass it on to the invited person",
     access: "admin",
     input: z.object({ email: emailSchema, role: z.enum(["admin", "member"]) }),
-    output: invitationSchema,
+    output: invitationSchema.extend({ token: z.string() }),
     handler: async ({ services, caller, input }) => {
       if (input.role === "admin" && caller.role !== "owner") {
         throw forbidden("Only the organization owner can invite administrators");
@@ -142,14 +197,14 @@ export const organizationRouter = defineRouter("organization", {
       ) {
         throw conflict("This email already has a pending invitation", { fields: ["email"] });
       }
-      const invitation = await createInvitation(services.db, {
+      const { invitation, token } = await createInvitation(services.db, {
         organizationId: caller.organizationId,
         email: input.email,
         role: input.role,
         inviterId: caller.userId,
         expiresAt: new Date(now.getTime() + INVITATION_TTL_MS).toISOString(),
       });
-      return invitationView(invitation, now);
+      return { ...invitationView(invitation, now), token };
     },
   }),
 
@@ -183,14 +238,14 @@ export const organizationRouter = defineRouter("organization", {
   }),
 
   acceptInvitation: mutation({
-    summary: "Join an organization with an invitation addressed to the caller's email",
+    summary: "Join an organization with the secret token of an invitation addressed to the caller's email",
     access: "member",
-    input: invitationIdInput,
+    input: z.object({ token: invitationTokenSchema, invitationId: z.string().min(1).max(64).optional() }),
     output: organizationSchema,
     handler: async ({ services, caller, input }) => {
       const organizationId = await services.db.transaction().execute(async (trx) => {
         const now = services.now().toISOString();
-        const invitation = await findPendingInvitationForEmail(trx, input.invitationId, caller.email, now);
+        const invitation = await findPendingInvitationByToken(trx, { ...input, email: caller.email }, now);
         if (!invitation) throw notFound("Pending invitation");
         if (await findMembership(trx, invitation.organizationId, caller.userId)) {
           throw conflict("You are already a member of this organization", { fields: ["invitationId"] });

@@ -320,6 +320,73 @@ describe("settings: proxy service and static configuration", () => {
   });
 });
 
+describe("finding 6: instance-wide settings belong to the instance administrator", () => {
+  it("another organization's owner gets 403 for this machine and the settings row, but acts on a server of their own", async () => {
+    const before = await test.platform.services.db
+      .selectFrom("webServerSettings")
+      .selectAll()
+      .executeTakeFirstOrThrow();
+    const stranger = as(test.stranger);
+    const refused = [
+      await test.platform.query("settings.getWebServerSettings", {}, stranger),
+      await test.platform.query("settings.readTraefikConfig", {}, stranger),
+      await test.platform.query("settings.readTraefikConfig", { serverId: "local" }, stranger),
+      await test.platform.mutate(
+        "settings.updateTraefikConfig",
+        { traefikConfig: "entryPoints: {}\n" },
+        stranger,
+      ),
+      await test.platform.mutate("settings.toggleDashboard", { enableDashboard: false }, stranger),
+      await test.platform.mutate(
+        "settings.assignDomainServer",
+        { host: "evil.example.com", certificateType: "none", https: false },
+        stranger,
+      ),
+      await test.platform.mutate("settings.reloadTraefik", {}, stranger),
+      await test.platform.mutate("settings.reloadTraefik", { serverId: "local" }, stranger),
+    ];
+    for (const response of refused) {
+      expect(response.status, JSON.stringify(response.body)).toBe(403);
+      expect(response.body.error.message).toMatch(/instance administrator/);
+    }
+    // Nothing changed: the row and this machine's traefik.yml are as they were.
+    expect(
+      await test.platform.services.db.selectFrom("webServerSettings").selectAll().executeTakeFirstOrThrow(),
+    ).toEqual(before);
+
+    // An administrator (not the owner) of the instance organization is an instance administrator.
+    const instanceAdmin = await test.platform.addMember(test.owner, "admin");
+    expect((await test.platform.query("settings.getWebServerSettings", {}, as(instanceAdmin))).status).toBe(
+      200,
+    );
+
+    // The stranger's own server: access is not refused (the server has no agent yet, so 503/404).
+    const ownServer = newId();
+    await test.platform.services.db
+      .insertInto("servers")
+      .values({
+        serverId: ownServer,
+        organizationId: test.stranger.user.organizationId,
+        name: "mine",
+        description: null,
+        ipAddress: "198.51.100.21",
+        username: "root",
+        sshKeyId: null,
+        agentPublicKey: null,
+        agentVersion: null,
+        enrolledAt: null,
+        lastHeartbeatAt: null,
+        hostKeySha256: null,
+      })
+      .execute();
+    const own = await test.platform.mutate("settings.reloadTraefik", { serverId: ownServer }, stranger);
+    expect(own.status, JSON.stringify(own.body)).not.toBe(403);
+    expect(own.status).not.toBe(200);
+    const read = await test.platform.query("settings.readTraefikConfig", { serverId: ownServer }, stranger);
+    expect(read.status, JSON.stringify(read.body)).not.toBe(403);
+  });
+});
+
 describe("settings on the cloud edition", () => {
   it("are refused with 403", async () => {
     const cloud = await startTestPlatform({ PLATFORM_EDITION: "cloud" }, { agents: { localAgent: false } });

@@ -1,14 +1,17 @@
 /**
  * settings (spec 4.9), the web server and proxy part: administrators only, self-hosted edition
- * only. The settings are one row for the whole instance; the proxy procedures act on this
- * machine's proxy unless a serverId of the caller's organization is given.
+ * only. The settings are one row for the whole instance and, with this machine and its proxy,
+ * belong to the instance administrator (organizations/instance.ts); the proxy procedures act on
+ * this machine's proxy unless a serverId of the caller's organization is given, whose own
+ * administrators may act on it.
  */
 import { DASHBOARD_PORT, hostSchema, isWildcardHost, parseStaticConfig } from "@platform/traefik-config";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, forbidden } from "../errors.ts";
+import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
 import { ensureProxyOn, loadWebServerSettings } from "../proxy/proxy-service.ts";
@@ -20,9 +23,25 @@ const REDACTED = "[redacted]";
 
 const optionalServerId = z.object({ serverId: z.string().min(1).max(64).nullish() }).optional();
 
-/** The agent to ask: this machine's, or the caller's organization's server. */
-const targetServer = (services: ServiceContext, caller: Caller, serverId?: string | null) =>
-  agentServerId(services, caller.organizationId, serverId);
+/** Instance-wide settings and this machine are the instance administrator's alone. */
+async function requireInstanceAdmin(services: ServiceContext, caller: Caller): Promise<void> {
+  if (!(await isInstanceAdmin(services.db, caller))) {
+    throw forbidden(
+      "Instance settings and this machine's proxy belong to the instance administrator " +
+        "(owner or administrators of the first organization); pass the serverId of one of your servers",
+    );
+  }
+}
+
+/**
+ * The agent to ask: the caller's organization's server, or this machine's (no serverId) for the
+ * instance administrator only.
+ */
+async function targetServer(services: ServiceContext, caller: Caller, serverId?: string | null) {
+  const target = await agentServerId(services, caller.organizationId, serverId);
+  if (target === LOCAL_SERVER_ID) await requireInstanceAdmin(services, caller);
+  return target;
+}
 
 async function reloadProxy(services: ServiceContext, serverId: string) {
   return callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
@@ -47,7 +66,8 @@ export const settingsRouter = defineRouter("settings", {
       traefikImage: z.string(),
       wildcardDomain: z.string(),
     }),
-    handler: async ({ services }) => {
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
       const settings = await loadWebServerSettings(services.db);
       return {
         host: settings.host,
@@ -76,7 +96,8 @@ export const settingsRouter = defineRouter("settings", {
       letsEncryptEmail: z.email().max(254).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, input }) => {
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
       await assignControlPlaneDomain(services, input);
       return success;
     },

@@ -101,7 +101,7 @@ describe("user", () => {
       const user = await platform.addMember(owner, "member", "rename-me@example.com");
       const r = await platform.mutate(
         "user.update",
-        { name: "Renamed", email: "Renamed@Example.com", password: "", currentPassword: "" },
+        { name: "Renamed", email: "Renamed@Example.com", password: "", currentPassword: TEST_PASSWORD },
         as(user),
       );
       expect(r.status).toBe(200);
@@ -109,7 +109,7 @@ describe("user", () => {
       const me = await platform.query("user.get", {}, as(user));
       expect(me.body).toMatchObject({ name: "Renamed", email: "renamed@example.com" });
       expect((await login(platform, "renamed@example.com")).user.id).toBe(user.user.id);
-      // Sending one's own email again is not a conflict.
+      // Sending one's own email again (Dokploy's form does with every save) needs no password.
       expect((await platform.mutate("user.update", { email: "renamed@example.com" }, as(user))).status).toBe(
         200,
       );
@@ -123,11 +123,20 @@ describe("user", () => {
     });
 
     it("is 409 naming email when another user has it", async () => {
-      const r = await platform.mutate("user.update", { email: owner.user.email }, as(member));
+      const withPassword = { currentPassword: TEST_PASSWORD };
+      const r = await platform.mutate(
+        "user.update",
+        { email: owner.user.email, ...withPassword },
+        as(member),
+      );
       expect(r.status).toBe(409);
       expect(r.body.error.code).toBe("CONFLICT");
       expect(r.body.error.data.fields).toEqual(["email"]);
-      const otherOrg = await platform.mutate("user.update", { email: other.user.email }, as(member));
+      const otherOrg = await platform.mutate(
+        "user.update",
+        { email: other.user.email, ...withPassword },
+        as(member),
+      );
       expect(otherOrg.status).toBe(409);
     });
 
@@ -139,6 +148,79 @@ describe("user", () => {
       );
       expect(r.status).toBe(400);
       expect(r.body.error.data.fields).toEqual(expect.arrayContaining(["email", "name", "password"]));
+    });
+
+    it("finding 3: an invitation cannot be hijacked by taking the invited email", async () => {
+      const attacker = await platform.addMember(owner, "member", "attacker@example.com");
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "invited-admin@example.com", role: "admin" },
+        as(other),
+      );
+      expect(invite.status).toBe(200);
+
+      // Changing the email needs the current password: missing and wrong are 400 naming it.
+      const missing = await platform.mutate(
+        "user.update",
+        { email: "invited-admin@example.com" },
+        as(attacker),
+      );
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["currentPassword"]);
+      expect(missing.body.error.message).toMatch(/currentPassword is required to change the email/);
+      const wrong = await platform.mutate(
+        "user.update",
+        { email: "invited-admin@example.com", currentPassword: "not-my-password" },
+        as(attacker),
+      );
+      expect(wrong.status).toBe(400);
+      expect(wrong.body.error.data.fields).toEqual(["currentPassword"]);
+      expect((await platform.query("user.get", {}, as(attacker))).body.email).toBe("attacker@example.com");
+
+      // Even with the address (their own password), what getInvitations shows does not accept it.
+      const taken = await platform.mutate(
+        "user.update",
+        { email: "invited-admin@example.com", currentPassword: TEST_PASSWORD },
+        as(attacker),
+      );
+      expect(taken.status).toBe(200);
+      const listed = (await platform.query("user.getInvitations", {}, as(attacker))).body;
+      expect(listed.map((i: any) => i.id)).toEqual([invite.body.invitationId]);
+      expect(JSON.stringify(listed)).not.toContain(invite.body.token);
+      const row = await platform.services.db
+        .selectFrom("invitations")
+        .select("tokenHash")
+        .where("invitationId", "=", invite.body.invitationId)
+        .executeTakeFirstOrThrow();
+      expect(row.tokenHash).not.toContain(invite.body.token);
+      expect(JSON.stringify(listed)).not.toContain(row.tokenHash);
+      const byId = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId },
+        as(attacker),
+      );
+      expect(byId.status).toBe(400);
+      expect(byId.body.error.data.fields).toEqual(["token"]);
+      const guessed = await platform.mutate(
+        "organization.acceptInvitation",
+        { invitationId: invite.body.invitationId, token: row.tokenHash },
+        as(attacker),
+      );
+      expect(guessed.status).toBe(404);
+      expect(
+        await platform.services.db
+          .selectFrom("members")
+          .select("memberId")
+          .where("userId", "=", attacker.user.id)
+          .where("organizationId", "=", other.organizationId)
+          .execute(),
+      ).toEqual([]);
+      const invitation = await platform.services.db
+        .selectFrom("invitations")
+        .select("status")
+        .where("invitationId", "=", invite.body.invitationId)
+        .executeTakeFirstOrThrow();
+      expect(invitation.status).toBe("pending");
     });
 
     it("needs the right current password to change the password, then revokes other sessions", async () => {
@@ -253,7 +335,7 @@ describe("user", () => {
         (
           await platform.mutate(
             "organization.acceptInvitation",
-            { invitationId: invite.body.invitationId },
+            { invitationId: invite.body.invitationId, token: invite.body.token },
             as(other),
           )
         ).status,

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { createApiKey } from "../auth/api-key.ts";
+import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
@@ -133,7 +134,7 @@ export const userRouter = defineRouter("user", {
   }),
 
   update: mutation({
-    summary: "Update the current user's profile; a new password needs the current one",
+    summary: "Update the current user's profile; a new email or password needs the current password",
     access: "member",
     input: z.object({
       name: z.preprocess(blankAsAbsent, z.string().trim().min(1).max(100).optional()),
@@ -143,20 +144,24 @@ export const userRouter = defineRouter("user", {
       password: z.preprocess(blankAsAbsent, passwordSchema.optional()),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      let passwordHash: string | undefined;
-      if (input.password !== undefined) {
+    handler: async ({ services, caller, input, clientAddress }) => {
+      // Dokploy's profile form sends the unchanged email with every save: only a new one counts.
+      const newEmail = input.email !== undefined && input.email !== caller.email;
+      if (input.password !== undefined || newEmail) {
+        const what = input.password !== undefined ? "the password" : "the email";
         if (input.currentPassword === undefined) {
-          throw badRequest("currentPassword is required to change the password", {
-            fields: ["currentPassword"],
-          });
+          throw badRequest(`currentPassword is required to change ${what}`, { fields: ["currentPassword"] });
         }
+        // Guesses of the current password count as login attempts: a stolen session cannot
+        // try passwords faster than a login form.
+        await takeLoginAttempt(services, caller.email, clientAddress);
         const user = await findUserCredentials(services.db, caller.userId);
         if (!user || !(await verifyPassword(input.currentPassword, user.passwordHash))) {
           throw badRequest("currentPassword is incorrect", { fields: ["currentPassword"] });
         }
-        passwordHash = await hashPassword(input.password);
+        await loginSucceeded(services, caller.email, clientAddress);
       }
+      const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       if (input.email !== undefined && (await emailTakenByOther(services.db, input.email, caller.userId))) {
         throw conflict("A user with this email already exists", { fields: ["email"] });
       }

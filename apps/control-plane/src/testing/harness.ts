@@ -128,6 +128,7 @@ export class TestPlatform {
       password: "correct-horse-battery",
       name: `User ${this.counter}`,
       invitationId: invited.body.invitationId,
+      token: invited.body.token,
     });
     if (registered.status !== 200) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
     return registered.body as Session;

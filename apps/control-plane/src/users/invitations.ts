@@ -1,13 +1,20 @@
 /**
  * SQL for invitations: create, list, cancel, accept. An invitation is pending until accepted
  * or canceled; a pending one past its expiry is shown as `expired` and can no longer be used.
+ * It is accepted only with its secret token, answered once to the inviting administrator and
+ * kept as a SHA-256. The invited email must match too (as in Dokploy), but it never accepts an
+ * invitation by itself.
  */
 
-import { newId } from "../crypto/ids.ts";
+import { z } from "zod";
+import { newId, randomToken, sha256Hex } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Invitation, Role } from "../db/schema.ts";
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** The secret that accepts an invitation (Dokploy's invitation link carries it as `token`). */
+export const invitationTokenSchema = z.string().min(1).max(256);
 
 export type InvitationDisplayStatus = Invitation["status"] | "expired";
 
@@ -17,15 +24,18 @@ export function displayStatus(invitation: Pick<Invitation, "status" | "expiresAt
   return invitation.status;
 }
 
-export function createInvitation(
+/** A new pending invitation and its secret token (the only time the token exists in clear). */
+export async function createInvitation(
   db: Db,
   values: { organizationId: string; email: string; role: Role; inviterId: string; expiresAt: string },
-) {
-  return db
+): Promise<{ invitation: Invitation; token: string }> {
+  const token = randomToken(32);
+  const invitation = await db
     .insertInto("invitations")
-    .values({ invitationId: newId(), status: "pending", ...values })
+    .values({ invitationId: newId(), status: "pending", tokenHash: sha256Hex(token), ...values })
     .returningAll()
     .executeTakeFirstOrThrow();
+  return { invitation, token };
 }
 
 /** Whether the organization already has a member with this email. */
@@ -119,17 +129,25 @@ export async function pendingInvitationsFor(db: Db, email: string, nowIso: strin
   }));
 }
 
-/** The pending, unexpired invitation with this id addressed to this email, locked for update. */
-export function findPendingInvitationForEmail(trx: Db, invitationId: string, email: string, nowIso: string) {
-  return trx
+/**
+ * The pending, unexpired invitation for `email` that a secret token accepts, locked for update;
+ * when the client also names the invitation, it must be that one.
+ */
+export function findPendingInvitationByToken(
+  trx: Db,
+  accept: { token: string; email: string; invitationId?: string | undefined },
+  nowIso: string,
+) {
+  const { token, email, invitationId } = accept;
+  let query = trx
     .selectFrom("invitations")
     .selectAll()
-    .where("invitationId", "=", invitationId)
+    .where("tokenHash", "=", sha256Hex(token))
     .where("email", "=", email)
     .where("status", "=", "pending")
-    .where("expiresAt", ">", nowIso)
-    .forUpdate()
-    .executeTakeFirst();
+    .where("expiresAt", ">", nowIso);
+  if (invitationId !== undefined) query = query.where("invitationId", "=", invitationId);
+  return query.forUpdate().executeTakeFirst();
 }
 
 export async function addMember(trx: Db, organizationId: string, userId: string, role: Role): Promise<void> {

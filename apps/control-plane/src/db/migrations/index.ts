@@ -8,6 +8,8 @@ import * as deployments from "./20261123-0005-deployments.ts";
 import * as registries from "./20261123-0006-registries.ts";
 import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
+import * as invitationTokens from "./20261124-10-invitation-tokens.ts";
+import * as loginThrottle from "./20261124-11-login-throttle.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -18,4 +20,6 @@ export const migrations: Record<string, Migration> = {
   "20261123-0006-registries": registries,
   "20261123-0007-ports": ports,
   "20261123-0008-domains-security": domainsSecurity,
+  "20261124-10-invitation-tokens": invitationTokens,
+  "20261124-11-login-throttle": loginThrottle,
 };

@@ -1,0 +1,202 @@
+/**
+ * Finding 7 of issue 10: login throttling per account and per client address, counted in the
+ * database, over sequential, concurrent and batched attempts, and the client address taken
+ * from the socket unless the peer is a trusted proxy.
+ */
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { LOGIN_MAX_ATTEMPTS, LOGIN_WINDOW_SECONDS } from "./login-throttle.ts";
+
+const PASSWORD = "correct-horse-battery";
+
+describe("login throttling", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let member: Session;
+
+  const login = (email: string, password: string) => platform.mutate("auth.login", { email, password });
+  /** Ends every throttling window, as if LOGIN_WINDOW_SECONDS had passed. */
+  const endWindows = () =>
+    platform.services.db
+      .updateTable("loginThrottle")
+      .set({ windowStartedAt: new Date(Date.now() - LOGIN_WINDOW_SECONDS * 1000 - 1000).toISOString() })
+      .execute();
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    owner = await platform.registerOwner();
+    member = await platform.addMember(owner, "member", "throttled@example.com");
+  });
+  afterAll(() => platform.close());
+  // In-process requests share one client address: each test starts with no counts.
+  beforeEach(async () => {
+    await platform.services.db.deleteFrom("loginThrottle").execute();
+  });
+
+  it("answers 429 with Retry-After after 10 attempts on an account, even for the right password", async () => {
+    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) {
+      expect((await login(member.user.email, `wrong-${i}`)).status).toBe(401);
+    }
+    const limited = await login(member.user.email, "wrong-again");
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe("TOO_MANY_REQUESTS");
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(LOGIN_WINDOW_SECONDS - 60);
+    expect(retryAfter).toBeLessThanOrEqual(LOGIN_WINDOW_SECONDS);
+    expect(limited.body.error.data.retryAfterSeconds).toBe(retryAfter);
+    expect((await login(member.user.email, PASSWORD)).status).toBe(429);
+    // An unknown email is throttled the same way, so the answers say nothing about accounts.
+    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) await login("nobody@example.com", "x");
+    const unknown = await login("nobody@example.com", "x");
+    expect(unknown.status).toBe(429);
+    expect(unknown.body.error.message).toMatch(/^Too many login attempts: try again in \d+ s$/);
+    // Other accounts are not locked out; once the window ends the right password works.
+    expect((await login(owner.user.email, PASSWORD)).status).toBe(200);
+    await endWindows();
+    expect((await login(member.user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it("resets an account's count after a successful login", async () => {
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account - 1; i++) {
+        expect((await login(member.user.email, "wrong")).status).toBe(401);
+      }
+      expect((await login(member.user.email, PASSWORD)).status).toBe(200);
+    }
+  });
+
+  it("counts 100 concurrent attempts: only 10 passwords are checked", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => login(member.user.email, `concurrent-${i}`)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(LOGIN_MAX_ATTEMPTS.account);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(100 - LOGIN_MAX_ATTEMPTS.account);
+    expect((await login(member.user.email, PASSWORD)).status).toBe(429);
+  });
+
+  it("counts every call of a 300-call tRPC batch", async () => {
+    const calls = 300;
+    const paths = Array.from({ length: calls }, () => "auth.login").join(",");
+    const inputs = Object.fromEntries(
+      Array.from({ length: calls }, (_, i) => [
+        String(i),
+        { email: member.user.email, password: `batch-${i}` },
+      ]),
+    );
+    const batch = await platform.request(`/api/trpc/${paths}?batch=1`, {
+      method: "POST",
+      body: JSON.stringify(inputs),
+    });
+    expect(batch.status).toBe(207);
+    const codes = (batch.body as any[]).map((result) => result.error?.code);
+    expect(codes.slice(0, LOGIN_MAX_ATTEMPTS.account)).toEqual(
+      Array(LOGIN_MAX_ATTEMPTS.account).fill("UNAUTHORIZED"),
+    );
+    expect(new Set(codes.slice(LOGIN_MAX_ATTEMPTS.account))).toEqual(new Set(["TOO_MANY_REQUESTS"]));
+    expect(Number(batch.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await login(member.user.email, PASSWORD)).status).toBe(429);
+  });
+
+  it("limits one client address to 50 attempts across accounts; successes do not use it up", async () => {
+    // Successful logins from the address do not count against it.
+    for (let i = 0; i < 5; i++) expect((await login(owner.user.email, PASSWORD)).status).toBe(200);
+    const answers: number[] = [];
+    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.address; i++) {
+      answers.push((await login(`spray-${i % 10}@example.com`, "wrong")).status);
+    }
+    expect(new Set(answers)).toEqual(new Set([401]));
+    const limited = await login("fresh-account@example.com", "wrong");
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await login(owner.user.email, PASSWORD)).status).toBe(429);
+  });
+
+  it("counts guesses of currentPassword in user.update as login attempts", async () => {
+    const session = await login(member.user.email, PASSWORD);
+    const token = session.body.token;
+    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) {
+      const wrong = await platform.mutate(
+        "user.update",
+        { password: "a-new-password", currentPassword: `guess-${i}` },
+        { token },
+      );
+      expect(wrong.status).toBe(400);
+    }
+    const limited = await platform.mutate(
+      "user.update",
+      { password: "a-new-password", currentPassword: PASSWORD },
+      { token },
+    );
+    expect(limited.status).toBe(429);
+    await endWindows();
+  });
+
+  it("keeps the counts in the database, where every control plane on it finds them", async () => {
+    await login(member.user.email, "wrong");
+    const rows = await platform.services.db.selectFrom("loginThrottle").selectAll().orderBy("key").execute();
+    expect(rows.map((row) => [row.key, row.attempts])).toEqual([
+      ["account:throttled@example.com", 1],
+      ["address:unknown", 1],
+    ]);
+  });
+});
+
+describe("the client address of login throttling", () => {
+  async function overHttp(env: Record<string, string>) {
+    const platform = await startTestPlatform(env);
+    const server = serve({ fetch: platform.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((resolve) => server.once("listening", resolve));
+    const { port } = server.address() as AddressInfo;
+    const login = (forwardedFor: string) =>
+      fetch(`http://127.0.0.1:${port}/api/auth.login`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": forwardedFor },
+        body: JSON.stringify({ email: "someone@example.com", password: "wrong" }),
+      });
+    const addressKeys = async () =>
+      (await platform.services.db.selectFrom("loginThrottle").select("key").orderBy("key").execute())
+        .map((row) => row.key)
+        .filter((key) => key.startsWith("address:"));
+    return {
+      login,
+      addressKeys,
+      close: async () => {
+        await new Promise((resolve) => server.close(resolve));
+        await platform.close();
+      },
+    };
+  }
+
+  it("is the socket's peer: X-Forwarded-For is ignored by default", async () => {
+    const http = await overHttp({});
+    try {
+      expect((await http.login("203.0.113.9")).status).toBe(401);
+      expect((await http.login("198.51.100.7")).status).toBe(401);
+      expect(await http.addressKeys()).toEqual(["address:127.0.0.1"]);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it("is the nearest untrusted X-Forwarded-For hop when the peer is a trusted proxy", async () => {
+    const http = await overHttp({ PLATFORM_TRUSTED_PROXIES: "127.0.0.1,10.0.0.0/8" });
+    try {
+      // The client forged the first entry; the trusted proxies appended the rest.
+      expect((await http.login("192.0.2.66, 203.0.113.9, 10.1.2.3")).status).toBe(401);
+      expect((await http.login("2001:db8:1:2:aaaa::1")).status).toBe(401);
+      expect((await http.login("2001:db8:1:2:bbbb::2")).status).toBe(401);
+      expect(await http.addressKeys()).toEqual(["address:2001:db8:1:2::/64", "address:203.0.113.9"]);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it("refuses a bad PLATFORM_TRUSTED_PROXIES naming it", async () => {
+    await expect(startTestPlatform({ PLATFORM_TRUSTED_PROXIES: "10.0.0.0/40" })).rejects.toThrow(
+      /PLATFORM_TRUSTED_PROXIES/,
+    );
+  });
+});
