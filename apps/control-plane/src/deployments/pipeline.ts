@@ -11,6 +11,7 @@ import {
   AgentCommandError,
   AgentTimeoutError,
   AgentUnavailableError,
+  applicationOwner,
   type BuildImageCommand,
   InvalidNameError,
   type RegistryAuth,
@@ -171,6 +172,7 @@ export async function runApplicationDeployment(
         ...source.source,
         jobId: run.deploymentId,
         logStreamId: `${run.deploymentId}-build`,
+        owner: applicationOwner(app.organizationId, app.applicationId),
         appName: app.appName,
         imageName,
         buildType: app.buildType,
@@ -245,7 +247,13 @@ export async function runApplicationDeployment(
     const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
       client.deployService(
         serverId,
-        { jobId: run.deploymentId, logStreamId, spec, registryAuth },
+        {
+          jobId: run.deploymentId,
+          logStreamId,
+          spec,
+          registryAuth,
+          owner: applicationOwner(app.organizationId, app.applicationId),
+        },
         DEPLOY_TIMEOUT_MS,
       ),
     );

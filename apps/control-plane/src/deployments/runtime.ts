@@ -10,6 +10,7 @@ import {
 } from "@platform/agent-protocol";
 import { agentErrorToApiError, callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
@@ -32,15 +33,17 @@ function serverFor(services: ServiceContext, app: Application): string {
   return serverOf(app);
 }
 
-function runServiceAction(
+async function runServiceAction(
   services: ServiceContext,
   serverId: string,
   app: Application,
   action: ServiceAction,
 ) {
+  const owner = await ownerOfApplication(services.db, app);
   return services.agents.client.serviceAction(serverId, app.appName, action, {
     replicas: app.replicas,
     timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
+    owner,
   });
 }
 
