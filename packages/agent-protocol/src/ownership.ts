@@ -49,6 +49,20 @@ export function isOwnedBy(labels: Record<string, string> | undefined, owner: Res
   );
 }
 
+/**
+ * True for a service deployed before ownership labels existed: managed, no organization label,
+ * and `platform.applicationId` naming the owner's application. Its next update relabels it.
+ */
+export function isLegacyOwnedBy(labels: Record<string, string> | undefined, owner: ResourceOwner): boolean {
+  return (
+    labels?.[MANAGED_LABEL] === "true" &&
+    labels[ORGANIZATION_LABEL] === undefined &&
+    labels[INTERNAL_LABEL] === undefined &&
+    labels["platform.applicationId"] !== undefined &&
+    resourceLabel("application", labels["platform.applicationId"]) === owner.resource
+  );
+}
+
 /** True when an owner is complete (both fields set): commands without one are refused. */
 export function isCompleteOwner(owner: ResourceOwner | undefined): owner is ResourceOwner {
   return Boolean(owner?.organizationId && owner.resource);

@@ -9,6 +9,7 @@ import {
   type DeployServiceCommand,
   type DeployServiceResult,
   isCompleteOwner,
+  isLegacyOwnedBy,
   isOwnedBy,
   isValidAppName,
   ownershipLabels,
@@ -43,7 +44,8 @@ export function checkServiceOwner(
   name: string,
   owner: ResourceOwner,
 ): void {
-  if (!isOwnedBy(service.Spec.Labels, owner)) {
+  const labels = service.Spec.Labels;
+  if (!isOwnedBy(labels, owner) && !isLegacyOwnedBy(labels, owner)) {
     throw new CommandError(
       "FAILED_PRECONDITION",
       `service ${name} exists and does not belong to this ${owner.resource.split(":")[0] || "resource"}: choose another appName`,

@@ -7,6 +7,7 @@
  */
 import { posix } from "node:path";
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { isValidAppName } from "@platform/agent-protocol";
 import {
   type ConfigIssue,
   customCertificateFiles,
@@ -121,6 +122,11 @@ export async function syncApplicationProxyWith(
     .where("applications.applicationId", "=", applicationId)
     .executeTakeFirst();
   if (!app) return;
+  if (!isValidAppName(app.appName)) {
+    throw badRequest(`The appName "${app.appName}" is not valid any more: rename the application first`, {
+      fields: ["appName"],
+    });
+  }
   const serverId = proxyServerOf(services, app);
   const [domains, credentials] = await Promise.all([
     listApplicationDomains(db, applicationId),
@@ -188,6 +194,9 @@ export async function removeCertificateFiles(
  */
 export async function removeApplicationProxy(services: ServiceContext, app: Application): Promise<void> {
   if (!app.serverId && services.config.edition === "cloud") return;
+  // A name stored before the shared rule (`..`, `platform-control-plane`) never had a file of its
+  // own: removing `<name>.yml` could only hit someone else's (or the platform's) file.
+  if (!isValidAppName(app.appName)) return;
   const serverId = proxyServerOf(services, app);
   try {
     await callAgent(
@@ -217,8 +226,8 @@ export async function moveApplicationProxy(services: ServiceContext, before: App
     .where("applicationId", "=", before.applicationId)
     .executeTakeFirst();
   if (!after || (after.appName === before.appName && after.serverId === before.serverId)) return;
-  const domains = await listApplicationDomains(services.db, before.applicationId);
-  if (domains.length === 0) return;
+  // The old file goes even without domains: updateTraefikConfig may have written it.
   await removeApplicationProxy(services, before);
-  await syncApplicationProxy(services, before.applicationId);
+  const domains = await listApplicationDomains(services.db, before.applicationId);
+  if (domains.length > 0) await syncApplicationProxy(services, before.applicationId);
 }
