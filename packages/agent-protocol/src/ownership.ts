@@ -20,6 +20,9 @@ export const RESOURCE_LABEL = "platform.resource";
 /** Objects of the platform itself (its proxy, its agent, its control plane): never a tenant's. */
 export const INTERNAL_LABEL = "platform.internal";
 
+/** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
+export const ROLE_LABEL = "platform.role";
+
 export type ResourceKind = "application";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
@@ -73,6 +76,6 @@ export function isPlatformInternal(
   labels: Record<string, string> | undefined,
   names: string[] = [],
 ): boolean {
-  if (labels?.[INTERNAL_LABEL] !== undefined) return true;
+  if (labels?.[INTERNAL_LABEL] !== undefined || labels?.[ROLE_LABEL] !== undefined) return true;
   return names.some((name) => name.replace(/^\//, "").toLowerCase().startsWith("platform-"));
 }
