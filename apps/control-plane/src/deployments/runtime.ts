@@ -14,6 +14,7 @@ import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 
 /** How long a start/stop/reload/remove may take on the agent. */
 const SERVICE_ACTION_TIMEOUT_MS = 60_000;
@@ -23,14 +24,18 @@ export function serverOf(app: { serverId: string | null }): string {
   return app.serverId ?? LOCAL_SERVER_ID;
 }
 
-/** serverOf for a request: on the cloud edition an application without a server cannot run. */
-function serverFor(services: ServiceContext, app: Application): string {
+/**
+ * serverOf for a request: on the cloud edition an application without a server cannot run, and
+ * this machine runs only the instance organization's applications (agentServerId).
+ */
+async function serverFor(services: ServiceContext, app: Application): Promise<string> {
   if (app.serverId === null && services.config.edition === "cloud") {
     throw badRequest("The application has no server: set serverId (required on the cloud edition)", {
       fields: ["serverId"],
     });
   }
-  return serverOf(app);
+  const { organizationId } = await ownerOfApplication(services.db, app);
+  return agentServerId(services, organizationId, app.serverId);
 }
 
 async function runServiceAction(
@@ -48,7 +53,7 @@ async function runServiceAction(
 }
 
 async function serviceAction(services: ServiceContext, app: Application, action: ServiceAction) {
-  const serverId = serverFor(services, app);
+  const serverId = await serverFor(services, app);
   return callAgent(serverId, () => runServiceAction(services, serverId, app, action), services.logger);
 }
 

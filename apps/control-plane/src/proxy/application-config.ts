@@ -6,9 +6,12 @@
 import { isValidAppName } from "@platform/agent-protocol";
 import { dynamicConfigFileName, parseDynamicConfig } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 
 /** The YAML text of the application's file; "" when it has none. */
@@ -40,6 +43,10 @@ export async function updateApplicationTraefikConfig(
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
   const serverId = proxyServerOf(services, app);
+  if (serverId === LOCAL_SERVER_ID) {
+    // This machine's proxy routes only the instance organization's applications (agentServerId).
+    await agentServerId(services, (await ownerOfApplication(services.db, app)).organizationId, null);
+  }
   await callAgent(
     serverId,
     () =>

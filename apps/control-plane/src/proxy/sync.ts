@@ -25,6 +25,7 @@ import type { Db } from "../db/database.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 
 /** Where SecretBox binds a domain's sealed certificate key. */
 export const certificateKeyContext = (domainId: string, organizationId: string) => ({
@@ -128,6 +129,8 @@ export async function syncApplicationProxyWith(
     });
   }
   const serverId = proxyServerOf(services, app);
+  // This machine's proxy routes only the instance organization's applications (agentServerId).
+  if (serverId === LOCAL_SERVER_ID) await agentServerId(services, app.organizationId, null);
   const [domains, credentials] = await Promise.all([
     listApplicationDomains(db, applicationId),
     listApplicationCredentials(db, applicationId),
