@@ -231,3 +231,35 @@ describe("finding 9: a stored bad appName can still be deleted", () => {
     expect(left).toEqual([]);
   });
 });
+
+describe("this machine belongs to the instance organization", () => {
+  it("another organization's application without a server cannot deploy, run or route here (400 naming serverId)", async () => {
+    const app = await createApplication(test, test.stranger, test.strangerEnvironmentId);
+    const stranger = { token: test.stranger.token };
+    for (const [procedure, input] of [
+      ["application.deploy", { applicationId: app.applicationId }],
+      ["application.stop", { applicationId: app.applicationId }],
+      ["application.reload", { applicationId: app.applicationId, appName: app.appName }],
+      [
+        "domain.create",
+        {
+          domainType: "application",
+          applicationId: app.applicationId,
+          host: "stranger.example.com",
+          certificateType: "none",
+        },
+      ],
+    ] as const) {
+      const response = await test.platform.mutate(procedure, input, stranger);
+      expect(response.status, `${procedure} ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.error.data.fields, procedure).toEqual(["serverId"]);
+    }
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBeUndefined();
+    const deployments = await test.platform.services.db
+      .selectFrom("deployments")
+      .select("deploymentId")
+      .where("applicationId", "=", app.applicationId)
+      .execute();
+    expect(deployments).toEqual([]);
+  });
+});
