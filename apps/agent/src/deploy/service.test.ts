@@ -116,6 +116,7 @@ afterAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   for (const image of images) await dockerCli(["rmi", "-f", image]).catch(() => {});
+  await dockerCli(["volume", "rm", `${prefix}-data`]).catch(() => {});
   await git?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
 }, 120_000);
@@ -452,10 +453,19 @@ describe("ownership labels", () => {
 
   it("refuses another owner's service, and commands without an owner", async () => {
     const name = `${prefix}-owned`;
-    const spec: ServiceSpec = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
+    const spec: ServiceSpec = {
+      name,
+      image: TEST_IMAGE,
+      env: [],
+      command: ["sleep", "600"],
+      replicas: 1,
+      mounts: [{ type: "volume", source: `${prefix}-data`, target: "/data" }],
+    };
     const created = await deploy(spec);
     if (created.reply.result !== "deployService")
       throw new Error(`${JSON.stringify(created.reply)}\n${created.log}`);
+    const volume = (await docker.getVolume(`${prefix}-data`).inspect()) as { Labels: Record<string, string> };
+    expect(volume.Labels).toMatchObject(ownershipLabels(owner));
     expect((await deploy({ ...spec, env: ["X=1"] }, 90, stranger)).reply).toMatchObject({
       error: { code: "FAILED_PRECONDITION" },
     });

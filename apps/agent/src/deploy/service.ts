@@ -186,6 +186,8 @@ export function swarmSpec(
             Source: mount.source,
             Target: mount.target,
             ReadOnly: Boolean(mount.readOnly),
+            // A named volume Swarm creates for the service is labelled like the service.
+            ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
           })),
           ...fileMounts,
         ],
