@@ -22,9 +22,9 @@ import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
+import { agentServerId } from "../servers/repository.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
-import { serverOf } from "./runtime.ts";
 import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
 import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
 import type { DeploymentKind } from "./start.ts";
@@ -136,7 +136,8 @@ export async function runApplicationDeployment(
     if (app.serverId === null && services.config.edition === "cloud") {
       fail("The application has no server: set serverId (required on the cloud edition)");
     }
-    serverId = serverOf(app);
+    // This machine runs only the instance organization's applications (agentServerId).
+    serverId = await agentServerId(services, app.organizationId, app.serverId);
     const deployable: DeployableApplication = app;
 
     const archive =
