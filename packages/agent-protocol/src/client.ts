@@ -31,6 +31,7 @@ import {
   RESULT_NAME_OF_COMMAND,
   type RegistryAuth,
   type RegistryLoginResult,
+  type ResourceOwner,
   type RestartContainerResult,
   type ResultOfCommand,
   type SecurityAuditResult,
@@ -145,10 +146,15 @@ export class AgentClient {
     serverId: string,
     serviceName: string,
     action: ServiceAction,
-    options: { replicas?: number; timeoutMs?: number } = {},
+    options: { replicas?: number; timeoutMs?: number; owner?: ResourceOwner } = {},
   ): Promise<ServiceActionResult> {
     assertValidName(serviceName, "service name");
-    const serviceAction = { serviceName, action, replicas: options.replicas ?? 0 };
+    const serviceAction = {
+      serviceName,
+      action,
+      replicas: options.replicas ?? 0,
+      ...(options.owner ? { owner: options.owner } : {}),
+    };
     return this.run(serverId, { command: "serviceAction", serviceAction }, options.timeoutMs);
   }
 

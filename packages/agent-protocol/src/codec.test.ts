@@ -113,6 +113,7 @@ const requests: CommandRequest[] = [
       railpackVersion: "",
       pushImagePrefix: "",
       rollbackImagePrefix: "",
+      owner: { organizationId: "org1", resource: "application:app1" },
     },
   },
   {
@@ -148,12 +149,18 @@ const requests: CommandRequest[] = [
       },
       registryAuth: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
       waitSeconds: 60,
+      owner: { organizationId: "org1", resource: "application:app1" },
     },
   },
   {
     ...header,
     command: "serviceAction",
-    serviceAction: { serviceName: "web", action: "START", replicas: 2 },
+    serviceAction: {
+      serviceName: "web",
+      action: "START",
+      replicas: 2,
+      owner: { organizationId: "org1", resource: "application:app1" },
+    },
   },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },

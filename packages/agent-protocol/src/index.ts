@@ -9,5 +9,6 @@ export * from "./memory-transport.ts";
 export * from "./messages.ts";
 export * from "./names.ts";
 export * from "./nats-transport.ts";
+export * from "./ownership.ts";
 export * from "./subjects.ts";
 export * from "./transport.ts";

@@ -104,7 +104,16 @@ export type BuildImageCommand = BuildSource & {
   /** Also push after the build, for rollbacks, as <serverAddress>/<rollbackImagePrefix/><appName>:<tag>. */
   rollbackRegistry?: RegistryAuth;
   rollbackImagePrefix?: string;
+  /** The owner the built image is labelled with. */
+  owner?: ResourceOwner;
 };
+
+/** The tenant owning the Docker objects a command creates or acts on (see ownership.ts). */
+export interface ResourceOwner {
+  organizationId: string;
+  /** `<kind>:<id>`, e.g. `application:<applicationId>`. */
+  resource: string;
+}
 
 export interface BuildImageResult {
   imageName: string;
@@ -179,6 +188,8 @@ export interface DeployServiceCommand {
   registryAuth?: RegistryAuth;
   /** Wait for the new tasks to run (and be healthy) this long; 0 or absent = 120. */
   waitSeconds?: number;
+  /** Required by the agent: an existing service of that name must carry this owner's labels. */
+  owner?: ResourceOwner;
 }
 
 export interface DeployServiceResult {
@@ -194,6 +205,8 @@ export interface ServiceActionCommand {
   action: ServiceAction;
   /** Replicas for START. */
   replicas?: number;
+  /** Required by the agent: the service must carry this owner's labels. */
+  owner?: ResourceOwner;
 }
 
 export interface ServiceActionResult {
@@ -356,7 +369,8 @@ export type ErrorCode =
   | "UNIMPLEMENTED"
   | "INTERNAL"
   | "CANCELLED"
-  | "FAILED";
+  | "FAILED"
+  | "FAILED_PRECONDITION";
 
 export interface AgentErrorBody {
   code: ErrorCode;

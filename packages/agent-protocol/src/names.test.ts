@@ -1,6 +1,13 @@
 /** Tests of name validation and subject naming. */
 import { describe, expect, it } from "vitest";
-import { assertValidName, assertValidServerId, InvalidNameError, isValidName } from "./names.ts";
+import {
+  appNameProblem,
+  assertValidName,
+  assertValidServerId,
+  InvalidNameError,
+  isValidAppName,
+  isValidName,
+} from "./names.ts";
 import {
   agentSubjectsWildcard,
   commandSubject,
@@ -65,5 +72,19 @@ describe("subjects", () => {
   it("reads the server id back from a subject", () => {
     expect(serverIdOfSubject("agent.srv1.heartbeat")).toBe("srv1");
     expect(serverIdOfSubject("other.srv1.heartbeat")).toBeUndefined();
+  });
+});
+
+describe("appNameProblem (the one appName rule of control plane and agent)", () => {
+  it("accepts plain names and refuses options, dot names, '..' and reserved platform names", () => {
+    for (const ok of ["web", "my-app.v2_1", "A".repeat(63), "platformer", "my-platform-app"]) {
+      expect(appNameProblem(ok), ok).toBeNull();
+    }
+    const bad = ["", "..", ".", "...", "-rf", "--help", ".env", "a..b", "a/b", "a b", "é", "A".repeat(64)];
+    for (const name of [...bad, "platform-traefik", "Platform-Agent", "platform-x"]) {
+      expect(appNameProblem(name), name).not.toBeNull();
+      expect(isValidAppName(name), name).toBe(false);
+    }
+    expect(appNameProblem("platform-traefik")).toMatch(/reserved/);
   });
 });

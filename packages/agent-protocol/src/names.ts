@@ -71,3 +71,30 @@ export function assertValidServerId(serverId: unknown): string {
   if (!isValidServerId(serverId)) throw new InvalidNameError("server id", serverId, SERVER_ID_PATTERN);
   return serverId;
 }
+
+/*
+ * The appName rule, shared by the control plane (a 400 naming appName) and the agent
+ * (INVALID_ARGUMENT): an appName becomes a Swarm service name, a DNS label, a directory and a
+ * file name, and an argument of docker and git. It starts with a letter or digit (no `-`, `.`,
+ * so never an option or a hidden or parent directory), has no `..`, and at most 63 characters
+ * (the longest DNS label). Names the platform uses for itself start with RESERVED_NAME_PREFIX.
+ */
+export const APP_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
+export const APP_NAME_MAX_LENGTH = 63;
+export const RESERVED_NAME_PREFIX = "platform-";
+
+/** Why `name` is not a valid appName, or null when it is one. */
+export function appNameProblem(name: unknown): string | null {
+  if (typeof name !== "string" || name.length === 0) return "must not be empty";
+  if (name.length > APP_NAME_MAX_LENGTH) return `must be at most ${APP_NAME_MAX_LENGTH} characters`;
+  if (!APP_NAME_PATTERN.test(name))
+    return "must start with a letter or digit and contain only letters, digits, '.', '-' and '_'";
+  if (name.includes("..")) return "must not contain '..'";
+  if (name.toLowerCase().startsWith(RESERVED_NAME_PREFIX))
+    return `must not start with '${RESERVED_NAME_PREFIX}' (reserved for the platform's own services)`;
+  return null;
+}
+
+export function isValidAppName(name: unknown): name is string {
+  return appNameProblem(name) === null;
+}

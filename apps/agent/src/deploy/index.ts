@@ -17,6 +17,7 @@ import type {
   ServiceActionCommand,
   ServiceActionResult,
 } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
@@ -40,7 +41,7 @@ import {
 import { checkGitSource, cloneRepository } from "./git.ts";
 import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
-import { deployService, serviceAction } from "./service.ts";
+import { deployService, requireOwner, serviceAction } from "./service.ts";
 import {
   checkAppName,
   checkBuildStage,
@@ -130,7 +131,10 @@ export class Deployer {
       checkRelativePath("buildPath", command.buildPath),
     );
     const cli = await this.dockerCli();
-    const labels = { "platform.app": command.appName };
+    const labels = {
+      "platform.app": command.appName,
+      ...(command.owner ? ownershipLabels(requireOwner(command.owner)) : {}),
+    };
     if (command.buildType === "dockerfile") {
       // As in Dokploy: the Dockerfile is relative to the build path, the context to the source
       // root, and without a context the Dockerfile's directory is the context.
@@ -222,6 +226,7 @@ export class Deployer {
       command.serviceName,
       command.action,
       command.replicas,
+      command.owner,
     );
     return { found };
   }

@@ -117,6 +117,7 @@ describe("registry push and pull", () => {
         },
         registryAuth: { serverAddress: registry, username, password },
         waitSeconds: 90,
+        owner: { organizationId: "org-test", resource: `application:${prefix}` },
       },
     });
     if (deploy.result !== "deployService")

@@ -14,6 +14,8 @@ import {
   type CommandReply,
   type DeployServiceCommand,
   makeCommandRequest,
+  ownershipLabels,
+  type ResourceOwner,
   type ServiceSpec,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
@@ -35,12 +37,15 @@ const services: string[] = [];
 const images: string[] = [];
 const prefix = uniqueName("svc").toLowerCase();
 let counter = 0;
+/** The tenant the test's services belong to, and another one. */
+const owner: ResourceOwner = { organizationId: "org-test", resource: `application:${prefix}` };
+const stranger: ResourceOwner = { organizationId: "org-stranger", resource: "application:other" };
 
 function send(command: Command): Promise<CommandReply> {
   return core.handle(makeCommandRequest(serverId, command, 600_000));
 }
 
-async function deploy(spec: ServiceSpec, waitSeconds = 90) {
+async function deploy(spec: ServiceSpec, waitSeconds = 90, as: ResourceOwner | null = owner) {
   counter++;
   if (!services.includes(spec.name)) services.push(spec.name);
   const command: DeployServiceCommand = {
@@ -48,6 +53,7 @@ async function deploy(spec: ServiceSpec, waitSeconds = 90) {
     logStreamId: `deploy-stream-${prefix}-${counter}`,
     spec,
     waitSeconds,
+    ...(as ? { owner: as } : {}),
   };
   const reply = await send({ command: "deployService", deployService: command });
   return { reply, log: logs.text(command.logStreamId) };
@@ -62,6 +68,7 @@ async function build(repo: string, tag: string) {
     imageName: `platform-test/${prefix}-web:${tag}`,
     buildType: "dockerfile",
     git: { url: git.url(repo), branch: "main" },
+    owner,
   };
   images.push(command.imageName);
   const reply = await send({ command: "buildImage", buildImage: command });
@@ -109,6 +116,7 @@ afterAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   for (const image of images) await dockerCli(["rmi", "-f", image]).catch(() => {});
+  await dockerCli(["volume", "rm", `${prefix}-data`]).catch(() => {});
   await git?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
 }, 120_000);
@@ -165,6 +173,22 @@ describe("deploy a git repository with a Dockerfile on a host-mode port", () => 
       };
     };
     expect(inspect.Spec.Labels["platform.application"]).toBe("test");
+    // Ownership labels on the service, its containers and the built image.
+    expect(inspect.Spec.Labels).toMatchObject(ownershipLabels(owner));
+    const containerId = await dockerCli([
+      "ps",
+      "-q",
+      "--filter",
+      `label=com.docker.swarm.service.name=${name}`,
+    ]);
+    const container = (await docker.getContainer(containerId.split("\n")[0] ?? "").inspect()) as {
+      Config: { Labels: Record<string, string> };
+    };
+    expect(container.Config.Labels).toMatchObject(ownershipLabels(owner));
+    const builtImage = (await docker.getImage(v1.imageName).inspect()) as {
+      Config: { Labels: Record<string, string> };
+    };
+    expect(builtImage.Config.Labels).toMatchObject(ownershipLabels(owner));
     expect(inspect.Spec.TaskTemplate.ContainerSpec.Env).toContain("GREETING=hi");
     expect(inspect.Spec.TaskTemplate.ContainerSpec.Mounts).toContainEqual(
       expect.objectContaining({ Target: "/www/config.txt", ReadOnly: true }),
@@ -301,6 +325,7 @@ describe("cancelJob of a deploy", () => {
         healthCheck: { test: ["CMD-SHELL", "exit 1"], intervalNs: 1_000_000_000, retries: 100 },
       },
       waitSeconds: 300,
+      owner,
     };
     const pending = send({ command: "deployService", deployService: command });
     for (
@@ -339,7 +364,7 @@ describe("serviceAction", () => {
         Spec: { Mode: { Replicated: { Replicas: number } }; TaskTemplate: { ForceUpdate?: number } };
       };
     const act = (action: "START" | "STOP" | "RELOAD" | "REMOVE", replicas?: number) =>
-      send({ command: "serviceAction", serviceAction: { serviceName: name, action, replicas } });
+      send({ command: "serviceAction", serviceAction: { serviceName: name, action, replicas, owner } });
 
     expect(await act("STOP")).toMatchObject({ result: "serviceAction", serviceAction: { found: true } });
     expect((await inspect()).Spec.Mode.Replicated.Replicas).toBe(0);
@@ -383,5 +408,85 @@ describe("serviceAction", () => {
     expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     if (reply.result === "error") expect(reply.error.message.startsWith(`${field}: `)).toBe(true);
     await expect(docker.getService(name).inspect()).rejects.toThrow();
+  });
+});
+
+describe("ownership labels", () => {
+  const act = (serviceName: string, action: "START" | "STOP" | "RELOAD" | "REMOVE", as?: ResourceOwner) =>
+    send({ command: "serviceAction", serviceAction: { serviceName, action, owner: as } });
+  const replicasOf = async (name: string) =>
+    ((await docker.getService(name).inspect()) as { Spec: { Mode: { Replicated: { Replicas: number } } } })
+      .Spec.Mode.Replicated.Replicas;
+
+  it("never takes over a service it did not create (FAILED_PRECONDITION, the service untouched)", async () => {
+    const name = `${prefix}-foreign`;
+    services.push(name);
+    await dockerCli([
+      "service",
+      "create",
+      "--detach",
+      "--no-resolve-image",
+      "--replicas",
+      "1",
+      "--name",
+      name,
+      TEST_IMAGE,
+      "sleep",
+      "600",
+    ]);
+    const { reply } = await deploy({ name, image: TEST_IMAGE, env: ["TAKEN=1"], replicas: 1 });
+    expect(reply).toMatchObject({ result: "error", error: { code: "FAILED_PRECONDITION" } });
+    if (reply.result === "error") expect(reply.error.message).toContain(name);
+    for (const action of ["STOP", "START", "RELOAD", "REMOVE"] as const) {
+      expect(await act(name, action, owner)).toMatchObject({
+        result: "error",
+        error: { code: "FAILED_PRECONDITION" },
+      });
+    }
+    const after = (await docker.getService(name).inspect()) as {
+      Spec: { Labels?: Record<string, string>; TaskTemplate: { ContainerSpec: { Env?: string[] } } };
+    };
+    expect(after.Spec.TaskTemplate.ContainerSpec.Env ?? []).not.toContain("TAKEN=1");
+    expect(after.Spec.Labels ?? {}).toEqual({});
+    expect(await replicasOf(name)).toBe(1);
+  }, 60_000);
+
+  it("refuses another owner's service, and commands without an owner", async () => {
+    const name = `${prefix}-owned`;
+    const spec: ServiceSpec = {
+      name,
+      image: TEST_IMAGE,
+      env: [],
+      command: ["sleep", "600"],
+      replicas: 1,
+      mounts: [{ type: "volume", source: `${prefix}-data`, target: "/data" }],
+    };
+    const created = await deploy(spec);
+    if (created.reply.result !== "deployService")
+      throw new Error(`${JSON.stringify(created.reply)}\n${created.log}`);
+    const volume = (await docker.getVolume(`${prefix}-data`).inspect()) as { Labels: Record<string, string> };
+    expect(volume.Labels).toMatchObject(ownershipLabels(owner));
+    expect((await deploy({ ...spec, env: ["X=1"] }, 90, stranger)).reply).toMatchObject({
+      error: { code: "FAILED_PRECONDITION" },
+    });
+    expect(await act(name, "STOP", stranger)).toMatchObject({ error: { code: "FAILED_PRECONDITION" } });
+    expect(await act(name, "REMOVE", { ...owner, organizationId: stranger.organizationId })).toMatchObject({
+      error: { code: "FAILED_PRECONDITION" },
+    });
+    expect(await act(name, "STOP")).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
+    expect((await deploy(spec, 90, null)).reply).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
+    expect(await replicasOf(name)).toBe(1);
+    expect(await act(name, "REMOVE", owner)).toMatchObject({ serviceAction: { found: true } });
+  }, 60_000);
+
+  it("refuses reserved and never-valid names; REMOVE of one is nothing to remove", async () => {
+    for (const name of ["platform-traefik", "Platform-agent", "..", "-rf", "--help", ".hidden", "a..b"]) {
+      const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });
+      expect(reply, name).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+      expect(await act(name, "STOP", owner), name).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
+      expect(await act(name, "REMOVE", owner), name).toMatchObject({ serviceAction: { found: false } });
+    }
+    // REMOVE of ".." removed nothing of the main directory.
+    expect(existsSync(mainDirectory)).toBe(true);
   });
 });

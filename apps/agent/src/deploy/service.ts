@@ -5,11 +5,17 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type {
-  DeployServiceCommand,
-  DeployServiceResult,
-  RegistryAuth,
-  ServiceSpec,
+import {
+  type DeployServiceCommand,
+  type DeployServiceResult,
+  isCompleteOwner,
+  isLegacyOwnedBy,
+  isOwnedBy,
+  isValidAppName,
+  ownershipLabels,
+  type RegistryAuth,
+  type ResourceOwner,
+  type ServiceSpec,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
@@ -23,8 +29,29 @@ import { checkAppName, checkImageName, hasControlCharacters, invalid } from "./v
 const SECOND_NS = 1_000_000_000;
 const POLL_MS = 500;
 
-/** Label on every service the agent manages. */
-export const MANAGED_LABEL = "platform.managed";
+/** The command's owner, required: without one the agent would not know whose service it touches. */
+export function requireOwner(owner: ResourceOwner | undefined): ResourceOwner {
+  if (!isCompleteOwner(owner)) throw invalid("owner", "organizationId and resource are required");
+  return owner;
+}
+
+/**
+ * Refuses to act on an existing service whose ownership labels do not name `owner`: a service
+ * made by hand, by another organization or by the platform itself is never taken over.
+ */
+export function checkServiceOwner(
+  service: { Spec: { Labels?: Record<string, string> } },
+  name: string,
+  owner: ResourceOwner,
+): void {
+  const labels = service.Spec.Labels;
+  if (!isOwnedBy(labels, owner) && !isLegacyOwnedBy(labels, owner)) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      `service ${name} exists and does not belong to this ${owner.resource.split(":")[0] || "resource"}: choose another appName`,
+    );
+  }
+}
 
 export function filesDirectory(mainDirectory: string, serviceName: string): string {
   return path.join(mainDirectory, "applications", serviceName, "files");
@@ -120,6 +147,7 @@ export function swarmSpec(
   networks: { Target: string }[],
   fileMounts: { Type: string; Source: string; Target: string; ReadOnly: boolean }[],
   forceUpdate: number,
+  owner: ResourceOwner,
 ): Record<string, unknown> {
   const order = hasHostPort(spec) ? "stop-first" : "start-first";
   const health = spec.healthCheck;
@@ -133,14 +161,14 @@ export function swarmSpec(
   const restart = spec.restartPolicy;
   return {
     Name: spec.name,
-    Labels: { ...(spec.labels ?? {}), [MANAGED_LABEL]: "true" },
+    Labels: { ...(spec.labels ?? {}), ...ownershipLabels(owner) },
     TaskTemplate: {
       ContainerSpec: {
         Image: spec.image,
         Env: spec.env ?? [],
         ...(spec.command?.length ? { Command: spec.command } : {}),
         ...(spec.args?.length ? { Args: spec.args } : {}),
-        Labels: { [MANAGED_LABEL]: "true", "platform.service": spec.name },
+        Labels: { ...ownershipLabels(owner), "platform.service": spec.name },
         ...(health?.test.length
           ? {
               HealthCheck: {
@@ -158,6 +186,8 @@ export function swarmSpec(
             Source: mount.source,
             Target: mount.target,
             ReadOnly: Boolean(mount.readOnly),
+            // A named volume Swarm creates for the service is labelled like the service.
+            ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
           })),
           ...fileMounts,
         ],
@@ -239,6 +269,7 @@ interface SwarmService {
   ID: string;
   Version: { Index: number };
   Spec: Record<string, unknown> & {
+    Labels?: Record<string, string>;
     TaskTemplate?: { ForceUpdate?: number };
     Mode?: { Replicated?: { Replicas?: number } };
   };
@@ -295,9 +326,11 @@ export async function deployService(
 ): Promise<DeployServiceResult> {
   const { spec } = command;
   checkServiceSpec(spec);
+  const owner = requireOwner(command.owner);
   const waitMs = (command.waitSeconds || 120) * 1000;
 
   const existing = await findService(docker, spec.name);
+  if (existing) checkServiceOwner(existing, spec.name, owner);
   const fileMounts = await writeFiles(mainDirectory, spec, existing, log);
 
   if (command.registryAuth?.serverAddress)
@@ -311,7 +344,7 @@ export async function deployService(
   try {
     if (existing) {
       forceUpdate = (existing.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
-      const body = swarmSpec(spec, networks, fileMounts, forceUpdate);
+      const body = swarmSpec(spec, networks, fileMounts, forceUpdate, owner);
       log.line(
         `updating service ${spec.name} to ${spec.image} (${hasHostPort(spec) ? "stop-first" : "start-first"})`,
       );
@@ -320,7 +353,7 @@ export async function deployService(
     } else {
       log.line(`creating service ${spec.name} with ${spec.image}`);
       const created = await docker.createService({
-        ...swarmSpec(spec, networks, fileMounts, 0),
+        ...swarmSpec(spec, networks, fileMounts, 0, owner),
         ...(auth ? { authconfig: auth } : {}),
       } as never);
       serviceId = created.id as string;
@@ -439,9 +472,15 @@ export async function serviceAction(
   name: string,
   action: "START" | "STOP" | "RELOAD" | "REMOVE",
   replicas: number | undefined,
+  commandOwner: ResourceOwner | undefined,
 ): Promise<boolean> {
+  // A name stored before the shared rule existed was never deployed: nothing to remove (and
+  // never a path or a service of someone else).
+  if (action === "REMOVE" && !isValidAppName(name)) return false;
   checkAppName("serviceName", name);
+  const owner = requireOwner(commandOwner);
   const service = await findService(docker, name);
+  if (service) checkServiceOwner(service, name, owner);
   if (!service) {
     if (action === "REMOVE")
       await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });

@@ -4,6 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
+import { appNameProblem } from "@platform/agent-protocol";
 import { CommandError } from "../command-error.ts";
 import { isWithin } from "../path-within.ts";
 
@@ -20,13 +21,10 @@ export function invalid(field: string, message: string): CommandError {
   return new CommandError("INVALID_ARGUMENT", `${field}: ${message}`);
 }
 
-const APP_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
-
-/** appName / service name: used in paths and as the Swarm service name. */
+/** appName / service name: used in paths and as the Swarm service name (the shared rule). */
 export function checkAppName(field: string, value: string): void {
-  if (!APP_NAME.test(value) || value.length > 63) {
-    throw invalid(field, "must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$ (at most 63 characters)");
-  }
+  const problem = appNameProblem(value);
+  if (problem) throw invalid(field, problem);
 }
 
 // Docker's reference grammar, simplified: lowercase path components, optional registry port and tag.

@@ -4,6 +4,8 @@
  * generates Traefik's configuration with the container paths.
  */
 
+import { ROLE_LABEL } from "@platform/agent-protocol";
+
 /** The proxy's directory, relative to the platform's main directory on the server. */
 export const PROXY_DIRECTORY_NAME = "traefik";
 /** Traefik's static configuration, relative to the proxy's directory. */
@@ -24,5 +26,5 @@ export const ACCESS_LOG_PATH = `${TRAEFIK_CONTAINER_DIRECTORY}/access.log`;
 /** The Swarm service of the platform's proxy. */
 export const PROXY_SERVICE_NAME = "platform-traefik";
 /** Service label marking the platform's proxy. */
-export const PROXY_SERVICE_LABEL = "platform.role";
+export const PROXY_SERVICE_LABEL = ROLE_LABEL;
 export const PROXY_SERVICE_LABEL_VALUE = "proxy";

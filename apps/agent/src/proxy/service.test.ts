@@ -167,10 +167,13 @@ describe("ensureProxy and reloadProxy on the real Swarm", { timeout: TASK_TIMEOU
     expect(service.ID).toBe(result.serviceId);
     const spec = service.Spec;
     expect(spec.Name).toBe(serviceName);
-    expect(spec.Labels).toEqual({ "platform.role": "proxy" });
+    expect(spec.Labels).toEqual({ "platform.role": "proxy", "platform.internal": "true" });
     expect(spec.TaskTemplate.ContainerSpec.Image).toBe(STANDIN_IMAGE);
     expect(spec.TaskTemplate.ContainerSpec.Args).toEqual(["--configFile=/etc/traefik/traefik.yml"]);
-    expect(spec.TaskTemplate.ContainerSpec.Labels).toEqual({ "platform.role": "proxy" });
+    expect(spec.TaskTemplate.ContainerSpec.Labels).toEqual({
+      "platform.role": "proxy",
+      "platform.internal": "true",
+    });
     expect(spec.TaskTemplate.ContainerSpec.Mounts).toEqual([
       { Type: "bind", Source: proxyDirectory, Target: "/etc/traefik" },
       { Type: "bind", Source: "/var/run/docker.sock", Target: "/var/run/docker.sock", ReadOnly: true },

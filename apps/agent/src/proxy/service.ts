@@ -3,6 +3,7 @@
  * platform network, reading /etc/traefik/traefik.yml from the mounted proxy directory, with its
  * entry points published in host mode (the ingress routing mesh is not used).
  */
+import { INTERNAL_LABEL } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
@@ -45,13 +46,13 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
   ];
   return {
     Name: settings.serviceName,
-    Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE },
+    Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE, [INTERNAL_LABEL]: "true" },
     TaskTemplate: {
       ContainerSpec: {
         Image: settings.image,
         // The image's entrypoint runs `traefik` with these arguments (as the official image does).
         Args: [`--configFile=${STATIC_CONFIG_PATH}`],
-        Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE },
+        Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE, [INTERNAL_LABEL]: "true" },
         Mounts: [
           { Type: "bind", Source: settings.proxyDirectory, Target: TRAEFIK_CONTAINER_DIRECTORY },
           { Type: "bind", Source: DEFAULT_DOCKER_SOCKET, Target: DEFAULT_DOCKER_SOCKET, ReadOnly: true },

@@ -46,6 +46,9 @@ export function agentErrorToApiError(error: unknown, serverId: string, logger?: 
       case "FAILED":
         // The work ran and failed for a reason the user can act on (a registry refusing a login).
         return new ApiError("BAD_REQUEST", error.agentMessage, { serverId });
+      case "FAILED_PRECONDITION":
+        // The object exists but belongs to another owner (or is the platform's own).
+        return new ApiError("CONFLICT", error.agentMessage, { serverId });
       case "CANCELLED":
         return new ApiError("CONFLICT", `Cancelled on server ${serverId}: ${error.agentMessage}`, {
           serverId,

@@ -4,6 +4,7 @@
  * another organization is simply not found. Rules live in routers/application.ts.
  */
 import { randomBytes } from "node:crypto";
+import { RESERVED_NAME_PREFIX } from "@platform/agent-protocol";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, ApplicationUpdate, NewApplication, Port } from "../db/schema.ts";
@@ -40,8 +41,10 @@ export function generateAppName(from: string): string {
       .replace(/^-+|-+$/g, "")
       .slice(0, 50)
       .replace(/-+$/, "") || "app";
+  // `platform-*` is reserved for the platform's own services (agent-protocol names.ts).
+  const safe = `${slug}-`.startsWith(RESERVED_NAME_PREFIX) ? `app-${slug}`.slice(0, 50) : slug;
   const suffix = [...randomBytes(6)].map((byte) => SUFFIX_ALPHABET[byte % SUFFIX_ALPHABET.length]).join("");
-  return `${slug}-${suffix}`;
+  return `${safe}-${suffix}`;
 }
 
 export function insertApplication(

@@ -3,11 +3,13 @@
  * uploads and its Traefik files. application.delete and the removal of its environment or
  * project both go through here before the rows are deleted.
  */
+import { isValidAppName } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { removeUploads } from "../deployments/drop.ts";
 import { removeApplicationService } from "../deployments/runtime.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { ApiError } from "../errors.ts";
 import { removeApplicationProxy } from "../proxy/sync.ts";
 
 export async function teardownApplication(
@@ -18,9 +20,27 @@ export async function teardownApplication(
   // No deployment may go on creating a service for an application that is gone.
   await dropWaitingDeployments(services, application.applicationId, reason);
   await stopRunningDeployment(services, application.applicationId, reason);
-  await removeApplicationService(services, application);
+  await removeOwnService(services, application);
   await removeUploads(services, application.applicationId);
   await removeApplicationProxy(services, application);
+}
+
+/**
+ * Removes the application's Swarm service. A name the shared rule refuses (stored before the
+ * rule) never had a service of its own, and a service of that name labelled for someone else is
+ * not the application's: both are nothing to remove, so the deletion goes on.
+ */
+async function removeOwnService(services: ServiceContext, application: Application): Promise<void> {
+  if (!isValidAppName(application.appName)) return;
+  try {
+    await removeApplicationService(services, application);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== "CONFLICT") throw error;
+    services.logger.warn(
+      { applicationId: application.applicationId, appName: application.appName },
+      "the service named after the application belongs to someone else: left in place",
+    );
+  }
 }
 
 /** Tears down every application of the environments (their rows go with the environments). */

@@ -14,7 +14,8 @@ describe("application field rules", () => {
   it("accepts appNames of the spec pattern up to 63 characters", () => {
     for (const ok of ["web", "my-app.v2_1", "A".repeat(63)])
       expect(appNameSchema.safeParse(ok).success, ok).toBe(true);
-    for (const bad of ["", "a b", "a;rm -rf /", "$(id)", "a/b", "../x", "A".repeat(64), "é"]) {
+    const never = ["..", ".", "-rf", "--help", ".env", "a..b", "platform-traefik", "Platform-agent"];
+    for (const bad of ["", "a b", "a;rm -rf /", "$(id)", "a/b", "../x", "A".repeat(64), "é", ...never]) {
       expect(appNameSchema.safeParse(bad).success, bad).toBe(false);
     }
   });

@@ -5,17 +5,21 @@
  * argv later, so these rules are the first fence, not the only one.
  */
 import { BlockList, isIP } from "node:net";
-import { IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
+import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { z } from "zod";
 
-/** Spec 8; 63 is the longest DNS label, which Swarm service names also become. */
-export const APP_NAME_PATTERN = /^[a-zA-Z0-9.\-_]+$/;
+/**
+ * Spec 8's characters, held to the one appName rule the agent applies too (agent-protocol
+ * names.ts): a letter or digit first, no `..`, at most 63 characters (the longest DNS label,
+ * which Swarm service names become), and `platform-*` reserved for the platform's own services.
+ */
 export const appNameSchema = z
   .string()
   .trim()
-  .min(1, "must not be empty")
-  .max(63)
-  .regex(APP_NAME_PATTERN, "may contain only letters, digits, '.', '-' and '_'");
+  .superRefine((name, context) => {
+    const problem = appNameProblem(name);
+    if (problem) context.addIssue({ code: "custom", message: problem });
+  });
 
 /** Characters a shell would act on; refused in names that reach git even though we never use a shell. */
 const SHELL_METACHARACTERS = /[$`;&|<>()'"\\!{}]/;

@@ -11,6 +11,7 @@ import {
   AgentCommandError,
   AgentTimeoutError,
   AgentUnavailableError,
+  applicationOwner,
   type BuildImageCommand,
   InvalidNameError,
   type RegistryAuth,
@@ -21,9 +22,9 @@ import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
+import { agentServerId } from "../servers/repository.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
-import { serverOf } from "./runtime.ts";
 import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
 import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
 import type { DeploymentKind } from "./start.ts";
@@ -135,7 +136,8 @@ export async function runApplicationDeployment(
     if (app.serverId === null && services.config.edition === "cloud") {
       fail("The application has no server: set serverId (required on the cloud edition)");
     }
-    serverId = serverOf(app);
+    // This machine runs only the instance organization's applications (agentServerId).
+    serverId = await agentServerId(services, app.organizationId, app.serverId);
     const deployable: DeployableApplication = app;
 
     const archive =
@@ -171,6 +173,7 @@ export async function runApplicationDeployment(
         ...source.source,
         jobId: run.deploymentId,
         logStreamId: `${run.deploymentId}-build`,
+        owner: applicationOwner(app.organizationId, app.applicationId),
         appName: app.appName,
         imageName,
         buildType: app.buildType,
@@ -245,7 +248,13 @@ export async function runApplicationDeployment(
     const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
       client.deployService(
         serverId,
-        { jobId: run.deploymentId, logStreamId, spec, registryAuth },
+        {
+          jobId: run.deploymentId,
+          logStreamId,
+          spec,
+          registryAuth,
+          owner: applicationOwner(app.organizationId, app.applicationId),
+        },
         DEPLOY_TIMEOUT_MS,
       ),
     );

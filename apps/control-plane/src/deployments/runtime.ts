@@ -10,9 +10,11 @@ import {
 } from "@platform/agent-protocol";
 import { agentErrorToApiError, callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 
 /** How long a start/stop/reload/remove may take on the agent. */
 const SERVICE_ACTION_TIMEOUT_MS = 60_000;
@@ -22,30 +24,36 @@ export function serverOf(app: { serverId: string | null }): string {
   return app.serverId ?? LOCAL_SERVER_ID;
 }
 
-/** serverOf for a request: on the cloud edition an application without a server cannot run. */
-function serverFor(services: ServiceContext, app: Application): string {
+/**
+ * serverOf for a request: on the cloud edition an application without a server cannot run, and
+ * this machine runs only the instance organization's applications (agentServerId).
+ */
+async function serverFor(services: ServiceContext, app: Application): Promise<string> {
   if (app.serverId === null && services.config.edition === "cloud") {
     throw badRequest("The application has no server: set serverId (required on the cloud edition)", {
       fields: ["serverId"],
     });
   }
-  return serverOf(app);
+  const { organizationId } = await ownerOfApplication(services.db, app);
+  return agentServerId(services, organizationId, app.serverId);
 }
 
-function runServiceAction(
+async function runServiceAction(
   services: ServiceContext,
   serverId: string,
   app: Application,
   action: ServiceAction,
 ) {
+  const owner = await ownerOfApplication(services.db, app);
   return services.agents.client.serviceAction(serverId, app.appName, action, {
     replicas: app.replicas,
     timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
+    owner,
   });
 }
 
 async function serviceAction(services: ServiceContext, app: Application, action: ServiceAction) {
-  const serverId = serverFor(services, app);
+  const serverId = await serverFor(services, app);
   return callAgent(serverId, () => runServiceAction(services, serverId, app, action), services.logger);
 }
 

@@ -3,8 +3,10 @@
  * the worker runs the job when the application has no other deployment running and a slot of
  * the global concurrency is free.
  */
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, notFound } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 import { failDeployments, insertDeployment } from "./repository.ts";
 
 export type DeploymentKind = "deploy" | "redeploy";
@@ -31,10 +33,15 @@ export async function startApplicationDeployment(
 ): Promise<{ deploymentId: string }> {
   const application = await services.db
     .selectFrom("applications")
-    .select(["applicationId", "serverId"])
+    .select(["applicationId", "serverId", "environmentId"])
     .where("applicationId", "=", input.applicationId)
     .executeTakeFirst();
   if (!application) throw notFound("Application");
+  // This machine runs only the instance organization's applications (a 400 naming serverId).
+  if (application.serverId === null && services.config.edition !== "cloud") {
+    const { organizationId } = await ownerOfApplication(services.db, application);
+    await agentServerId(services, organizationId, null);
+  }
   const deployment = await insertDeployment(services.db, {
     applicationId: application.applicationId,
     kind: input.kind,

@@ -3,10 +3,15 @@
  * server, read as it is, or replaced by YAML the caller wrote once it parses and passes the
  * file-provider schema (otherwise a 400 and the file stays as it was).
  */
+import { isValidAppName } from "@platform/agent-protocol";
 import { dynamicConfigFileName, parseDynamicConfig } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
+import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 
 /** The YAML text of the application's file; "" when it has none. */
@@ -14,6 +19,7 @@ export async function readApplicationTraefikConfig(
   services: ServiceContext,
   app: Application,
 ): Promise<string> {
+  if (!isValidAppName(app.appName)) return "";
   const serverId = proxyServerOf(services, app);
   const file = await callAgent(
     serverId,
@@ -28,9 +34,19 @@ export async function updateApplicationTraefikConfig(
   app: Application,
   traefikConfig: string,
 ): Promise<void> {
+  if (!isValidAppName(app.appName)) {
+    // A name from before the shared rule (`platform-control-plane`) would name another file.
+    throw badRequest(`The appName "${app.appName}" is not valid any more: rename the application first`, {
+      fields: ["appName"],
+    });
+  }
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
   const serverId = proxyServerOf(services, app);
+  if (serverId === LOCAL_SERVER_ID) {
+    // This machine's proxy routes only the instance organization's applications (agentServerId).
+    await agentServerId(services, (await ownerOfApplication(services.db, app)).organizationId, null);
+  }
   await callAgent(
     serverId,
     () =>

@@ -7,6 +7,7 @@
  */
 import { posix } from "node:path";
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { isValidAppName } from "@platform/agent-protocol";
 import {
   type ConfigIssue,
   customCertificateFiles,
@@ -24,6 +25,7 @@ import type { Db } from "../db/database.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
 
 /** Where SecretBox binds a domain's sealed certificate key. */
 export const certificateKeyContext = (domainId: string, organizationId: string) => ({
@@ -121,7 +123,14 @@ export async function syncApplicationProxyWith(
     .where("applications.applicationId", "=", applicationId)
     .executeTakeFirst();
   if (!app) return;
+  if (!isValidAppName(app.appName)) {
+    throw badRequest(`The appName "${app.appName}" is not valid any more: rename the application first`, {
+      fields: ["appName"],
+    });
+  }
   const serverId = proxyServerOf(services, app);
+  // This machine's proxy routes only the instance organization's applications (agentServerId).
+  if (serverId === LOCAL_SERVER_ID) await agentServerId(services, app.organizationId, null);
   const [domains, credentials] = await Promise.all([
     listApplicationDomains(db, applicationId),
     listApplicationCredentials(db, applicationId),
@@ -188,6 +197,9 @@ export async function removeCertificateFiles(
  */
 export async function removeApplicationProxy(services: ServiceContext, app: Application): Promise<void> {
   if (!app.serverId && services.config.edition === "cloud") return;
+  // A name stored before the shared rule (`..`, `platform-control-plane`) never had a file of its
+  // own: removing `<name>.yml` could only hit someone else's (or the platform's) file.
+  if (!isValidAppName(app.appName)) return;
   const serverId = proxyServerOf(services, app);
   try {
     await callAgent(
@@ -217,8 +229,8 @@ export async function moveApplicationProxy(services: ServiceContext, before: App
     .where("applicationId", "=", before.applicationId)
     .executeTakeFirst();
   if (!after || (after.appName === before.appName && after.serverId === before.serverId)) return;
-  const domains = await listApplicationDomains(services.db, before.applicationId);
-  if (domains.length === 0) return;
+  // The old file goes even without domains: updateTraefikConfig may have written it.
   await removeApplicationProxy(services, before);
-  await syncApplicationProxy(services, before.applicationId);
+  const domains = await listApplicationDomains(services.db, before.applicationId);
+  if (domains.length > 0) await syncApplicationProxy(services, before.applicationId);
 }

@@ -145,6 +145,10 @@ describe("application", () => {
         [{ appName: "$(touch /tmp/x)" }, "appName"],
         [{ appName: "../etc" }, "appName"],
         [{ appName: "a".repeat(64) }, "appName"],
+        [{ appName: ".." }, "appName"],
+        [{ appName: "-rf" }, "appName"],
+        [{ appName: "--help" }, "appName"],
+        [{ appName: "platform-traefik" }, "appName"],
         [{ name: "" }, "name"],
         [{ name: "x".repeat(101) }, "name"],
       ] as const) {

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
+import { checkRenamable } from "../applications/rename.ts";
 import {
   APP_NAME_CONSTRAINT,
   type Application,
@@ -281,6 +282,7 @@ export const applicationRouter = defineRouter("application", {
       const result = await withUniqueAppName(input.appName, () =>
         patchApplication(services, caller, input.applicationId, async (application) => {
           before = application;
+          await checkRenamable(services.db, application, input);
           await checkRegistryReferences(services.db, caller.organizationId, input);
           const { webhookSecret, ...rest } = input;
           const patch = columnsOf(rest);

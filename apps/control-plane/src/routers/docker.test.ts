@@ -8,7 +8,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, removeContainer, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
-import { InMemoryAgentTransport, NatsAgentTransport } from "@platform/agent-protocol";
+import {
+  applicationOwner,
+  InMemoryAgentTransport,
+  NatsAgentTransport,
+  ownershipLabels,
+} from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { insertTestServer } from "../agents/testing/agents.ts";
@@ -325,5 +330,113 @@ describe("docker.* on the cloud edition", () => {
       expect(response.body.error.message).toBe("Invalid input: serverId: is required on the cloud edition");
       expect(response.body.error.data.fields).toEqual(["serverId"]);
     }
+  });
+});
+
+describe("docker.* tenancy (issue 10 finding 1)", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let member: Session;
+  let stranger: Session;
+  const mine = `${prefix}-mine`;
+  const theirs = `${prefix}-theirs`;
+  const internal = `${prefix}-internal`;
+  const proxyLike = `${prefix}-proxy`;
+  const labelled = (name: string, labels: Record<string, string>) =>
+    dockerCli([
+      "run",
+      "-d",
+      "--name",
+      name,
+      ...Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
+      image,
+      ...SLEEPER,
+    ]);
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+    owner = await platform.registerOwner();
+    const organizationId = owner.user.organizationId;
+    member = await createUserDirectly(platform, { email: "docker-member@example.com", organizationId });
+    stranger = await createUserDirectly(platform, { email: "docker-stranger@example.com" });
+    await labelled(mine, ownershipLabels(applicationOwner(organizationId, "app-mine")));
+    await labelled(theirs, ownershipLabels(applicationOwner(stranger.user.organizationId, "app-theirs")));
+    await labelled(internal, { "platform.internal": "true" });
+    await labelled(proxyLike, { "platform.role": "proxy" });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const name of [mine, theirs, internal, proxyLike]) await removeContainer(name);
+    await platform?.close();
+  });
+
+  const namesSeenBy = async (session: Session) => {
+    const response = await platform.query("docker.getContainers", {}, { token: session.token });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    return (response.body as { name: string }[]).map((container) => container.name);
+  };
+
+  it("the instance owner sees its organization's and unmanaged containers, never another's or the platform's", async () => {
+    const names = await namesSeenBy(owner);
+    expect(names).toEqual(expect.arrayContaining([mine, standalone]));
+    for (const hidden of [theirs, internal, proxyLike]) expect(names).not.toContain(hidden);
+    for (const name of names) expect(name.startsWith("platform-")).toBe(false);
+    const byMatch = await platform.query(
+      "docker.getContainersByAppNameMatch",
+      { appName: prefix },
+      { token: owner.token },
+    );
+    const matched = (byMatch.body as { name: string }[]).map((container) => container.name);
+    expect(matched).toContain(mine);
+    for (const hidden of [theirs, internal, proxyLike]) expect(matched).not.toContain(hidden);
+  });
+
+  it("getConfig and restartContainer of a container the caller may not see are 404s, and nothing restarts", async () => {
+    for (const [session, containerId] of [
+      [owner, theirs],
+      [owner, internal],
+      [owner, proxyLike],
+      [member, standalone],
+      [member, theirs],
+    ] as const) {
+      const before = await dockerCli(["inspect", "-f", "{{.State.StartedAt}}", containerId]);
+      const config = await platform.query("docker.getConfig", { containerId }, { token: session.token });
+      expect(config.status, containerId).toBe(404);
+      expect(JSON.stringify(config.body)).not.toContain("Env");
+      const restart = await platform.mutate(
+        "docker.restartContainer",
+        { containerId },
+        { token: session.token },
+      );
+      expect(restart.status, containerId).toBe(404);
+      expect(await dockerCli(["inspect", "-f", "{{.State.StartedAt}}", containerId])).toBe(before);
+    }
+    const own = await platform.query("docker.getConfig", { containerId: mine }, { token: member.token });
+    expect(own.status).toBe(200);
+    expect(own.body.Name).toBe(`/${mine}`);
+  });
+
+  it("a member sees its organization's containers only, no unmanaged ones", async () => {
+    const names = await namesSeenBy(member);
+    expect(names).toContain(mine);
+    for (const hidden of [standalone, theirs, internal, proxyLike]) expect(names).not.toContain(hidden);
+  });
+
+  it("another organization must name one of its servers: this machine is a 400 naming serverId", async () => {
+    for (const [name, input] of [
+      ["docker.getContainers", {}],
+      ["docker.getConfig", { containerId: theirs }],
+      ["docker.getContainersByAppLabel", { appName: theirs, type: "standalone" }],
+    ] as const) {
+      const response = await platform.query(name, input, { token: stranger.token });
+      expect(response.status, name).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["serverId"]);
+    }
+    const restart = await platform.mutate(
+      "docker.restartContainer",
+      { containerId: theirs },
+      { token: stranger.token },
+    );
+    expect(restart.status).toBe(400);
   });
 });

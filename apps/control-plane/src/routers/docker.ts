@@ -3,8 +3,18 @@
  * plane's own machine when serverId is omitted. Container ids and app names must match
  * ^[a-zA-Z0-9.\-_]+$ in the input schema, so a bad one is a 400 that never reaches an agent.
  * A server of another organization is a 404.
+ *
+ * Tenancy (issue 10): a caller sees and acts on the containers labelled for its organization
+ * (agent-protocol ownership.ts); unmanaged containers (no organization label) only when it is
+ * an owner or admin of the organization that owns the server (this machine: the instance
+ * organization); the platform's own containers never. Anything else is a 404, as unknown.
  */
-import type { ListContainersCommand } from "@platform/agent-protocol";
+import {
+  type Container,
+  isPlatformInternal,
+  type ListContainersCommand,
+  ORGANIZATION_LABEL,
+} from "@platform/agent-protocol";
 import { z } from "zod";
 import {
   appContainerSchema,
@@ -22,6 +32,7 @@ import {
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { agentServerId } from "../servers/repository.ts";
 
@@ -30,12 +41,56 @@ interface Target {
   agentServerId: string;
   /** The serverId as the caller gave it; null for this machine. */
   serverId: string | null;
+  /** Whether the caller sees containers the platform does not manage on this server. */
+  seesUnmanaged: boolean;
 }
 
-/** The agent to ask for `serverId`, checking that the server belongs to the caller's organization. */
+/**
+ * The agent to ask for `serverId`, checking that the server belongs to the caller's
+ * organization (agentServerId: this machine belongs to the instance organization).
+ */
 async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
   const agent = await agentServerId(services, caller.organizationId, serverId);
-  return { agentServerId: agent, serverId: agent === LOCAL_SERVER_ID ? null : agent };
+  return {
+    agentServerId: agent,
+    serverId: agent === LOCAL_SERVER_ID ? null : agent,
+    // agentServerId answered, so the server is the caller's organization's.
+    seesUnmanaged: caller.role !== "member",
+  };
+}
+
+/** Whether the caller may see and act on a container with these labels and names. */
+function isVisible(
+  container: { labels: Record<string, string>; names: string[] },
+  caller: Caller,
+  target: Target,
+) {
+  if (isPlatformInternal(container.labels, container.names)) return false;
+  const organization = container.labels[ORGANIZATION_LABEL];
+  if (organization !== undefined) return organization === caller.organizationId;
+  return target.seesUnmanaged;
+}
+
+/** The container's inspect data when the caller may see it; a 404 otherwise (never disclosed). */
+async function visibleContainer(
+  services: ServiceContext,
+  caller: Caller,
+  target: Target,
+  containerId: string,
+): Promise<Record<string, unknown> & { Id: string }> {
+  const config = await callAgent(
+    target.agentServerId,
+    () => services.agents.client.inspectContainer(target.agentServerId, containerId),
+    services.logger,
+  );
+  const inspect = JSON.parse(config.inspectJson) as Record<string, unknown> & {
+    Id: string;
+    Name?: string;
+    Config?: { Labels?: Record<string, string> | null };
+  };
+  const visible = isVisible({ labels: inspect.Config?.Labels ?? {}, names: [config.name] }, caller, target);
+  if (!visible) throw notFound("Container");
+  return inspect;
 }
 
 async function listContainers(
@@ -50,7 +105,10 @@ async function listContainers(
     () => services.agents.client.listContainers(target.agentServerId, filter),
     services.logger,
   );
-  return { target, containers };
+  return {
+    target,
+    containers: containers.filter((container: Container) => isVisible(container, caller, target)),
+  };
 }
 
 /** Containers of a Swarm service or stack on the server, with the server's hostname as node. */
@@ -68,7 +126,9 @@ async function taskContainers(
       Promise.all([client.listContainers(target.agentServerId, filter), client.ping(target.agentServerId)]),
     services.logger,
   );
-  return containers.map((container) => toTaskContainer(container, ping.hostname));
+  return containers
+    .filter((container) => isVisible(container, caller, target))
+    .map((container) => toTaskContainer(container, ping.hostname));
 }
 
 const serverIdInput = { serverId: serverIdSchema.optional() };
@@ -91,11 +151,13 @@ export const dockerRouter = defineRouter("docker", {
     input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      const { agentServerId } = await resolveTarget(services, caller, input.serverId);
+      const target = await resolveTarget(services, caller, input.serverId);
+      const { agentServerId } = target;
+      // Restart by the full id that was checked, never by a name that could now be another's.
+      const { Id } = await visibleContainer(services, caller, target, input.containerId);
       await callAgent(
         agentServerId,
-        () =>
-          services.agents.client.restartContainer(agentServerId, input.containerId, { timeoutMs: 60_000 }),
+        () => services.agents.client.restartContainer(agentServerId, Id, { timeoutMs: 60_000 }),
         services.logger,
       );
       return success;
@@ -108,13 +170,8 @@ export const dockerRouter = defineRouter("docker", {
     input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
     output: z.record(z.string(), z.unknown()),
     handler: async ({ services, caller, input }) => {
-      const { agentServerId } = await resolveTarget(services, caller, input.serverId);
-      const config = await callAgent(
-        agentServerId,
-        () => services.agents.client.inspectContainer(agentServerId, input.containerId),
-        services.logger,
-      );
-      return JSON.parse(config.inspectJson) as Record<string, unknown>;
+      const target = await resolveTarget(services, caller, input.serverId);
+      return visibleContainer(services, caller, target, input.containerId);
     },
   }),
 

@@ -26,13 +26,13 @@ describe("port", () => {
   it("creates a port (host mode and tcp by default), reads, updates and deletes it", async () => {
     const created = await platform.mutate(
       "port.create",
-      { applicationId, publishedPort: 8080, targetPort: 80 },
+      { applicationId, publishedPort: 18080, targetPort: 80 },
       as(owner),
     );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body).toMatchObject({
       applicationId,
-      publishedPort: 8080,
+      publishedPort: 18080,
       targetPort: 80,
       protocol: "tcp",
       publishMode: "host",
@@ -40,7 +40,7 @@ describe("port", () => {
     const { portId } = created.body;
 
     const one = await platform.query("port.one", { portId }, as(owner));
-    expect(one.body).toMatchObject({ portId, publishedPort: 8080 });
+    expect(one.body).toMatchObject({ portId, publishedPort: 18080 });
 
     const updated = await platform.mutate(
       "port.update",
@@ -50,7 +50,7 @@ describe("port", () => {
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
       portId,
-      publishedPort: 8080,
+      publishedPort: 18080,
       targetPort: 3000,
       publishMode: "ingress",
     });
@@ -99,6 +99,63 @@ describe("port", () => {
     const response = await platform.mutate("port.create", { applicationId, ...fields }, as(owner));
     expect(response.status).toBe(400);
     expect(response.body.error.data.fields).toContain(field);
+  });
+
+  it("refuses reserved host ports with a 400 naming publishedPort, on create and update", async () => {
+    for (const publishedPort of [22, 80, 443, 2377, 7946, 4789, 8080, 4222, 5432]) {
+      const created = await platform.mutate(
+        "port.create",
+        { applicationId, publishedPort, targetPort: 80 },
+        as(owner),
+      );
+      expect(created.status, String(publishedPort)).toBe(400);
+      expect(created.body.error.data.fields).toEqual(["publishedPort"]);
+    }
+    const port = await platform.mutateOk(
+      "port.create",
+      { applicationId, publishedPort: 18443, targetPort: 80 },
+      as(owner),
+    );
+    const updated = await platform.mutate(
+      "port.update",
+      { portId: port.portId, publishedPort: 22 },
+      as(owner),
+    );
+    expect(updated.status).toBe(400);
+    expect(updated.body.error.data.fields).toEqual(["publishedPort"]);
+    expect((await platform.query("port.one", { portId: port.portId }, as(owner))).body.publishedPort).toBe(
+      18443,
+    );
+    await platform.mutateOk("port.delete", { portId: port.portId }, as(owner));
+  });
+
+  it("refuses a port another application publishes on the same server (409), in any organization", async () => {
+    const taken = await platform.mutateOk(
+      "port.create",
+      { applicationId, publishedPort: 18500, targetPort: 80 },
+      as(owner),
+    );
+    const project = await platform.mutateOk("project.create", { name: "Other" }, as(stranger));
+    const other = await platform.mutateOk(
+      "application.create",
+      { name: "Other", environmentId: project.environment.environmentId },
+      as(stranger),
+    );
+    const clash = await platform.mutate(
+      "port.create",
+      { applicationId: other.applicationId, publishedPort: 18500, targetPort: 80 },
+      as(stranger),
+    );
+    expect(clash.status).toBe(409);
+    expect(clash.body.error.data.fields).toEqual(["publishedPort"]);
+    const udp = await platform.mutateOk(
+      "port.create",
+      { applicationId: other.applicationId, publishedPort: 18500, targetPort: 80, protocol: "udp" },
+      as(stranger),
+    );
+    const moved = await platform.mutate("port.update", { portId: udp.portId, protocol: "tcp" }, as(stranger));
+    expect(moved.status).toBe(409);
+    await platform.mutateOk("port.delete", { portId: taken.portId }, as(owner));
   });
 
   it("hides another organization's application and ports (404)", async () => {

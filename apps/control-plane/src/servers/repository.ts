@@ -10,6 +10,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Server, ServerType } from "../db/schema.ts";
 import { badRequest, notFound } from "../errors.ts";
+import { isInstanceOrganization } from "../organizations/instance.ts";
 import { countServicesByServer } from "./service-count.ts";
 
 export type { Server };
@@ -137,8 +138,10 @@ export async function toServerViews(services: ServiceContext, servers: Server[])
 
 /**
  * The server whose agent a call goes to: this machine's (LOCAL_SERVER_ID) when none is named,
- * else the organization's server (another organization's is a 404). On the cloud edition the
- * control plane's machine is the operator's, not a tenant's, so a serverId is required there.
+ * else the organization's server (another organization's is a 404). This machine belongs to the
+ * instance organization (organizations/instance.ts): any other organization must name one of
+ * its servers (a 400 naming serverId). On the cloud edition the control plane's machine is the
+ * operator's, not a tenant's, so a serverId is required there.
  */
 export async function agentServerId(
   services: Pick<ServiceContext, "db" | "config">,
@@ -148,6 +151,12 @@ export async function agentServerId(
   if (!serverId || serverId === LOCAL_SERVER_ID) {
     if (services.config.edition === "cloud") {
       throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
+    }
+    if (!(await isInstanceOrganization(services.db, organizationId))) {
+      throw badRequest(
+        "Invalid input: serverId: is required (this machine belongs to the instance administrator's organization; name one of your servers)",
+        { fields: ["serverId"] },
+      );
     }
     return LOCAL_SERVER_ID;
   }

@@ -1,0 +1,23 @@
+/**
+ * The owner an application's Docker objects are labelled with (agent-protocol ownership.ts):
+ * its organization and `application:<applicationId>`. Every command that creates or acts on the
+ * application's service carries it, and the agent refuses a service labelled otherwise.
+ */
+import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
+import type { Db } from "../db/database.ts";
+import type { Application } from "../db/schema.ts";
+
+/** The owner of `app`'s objects; `organizationId` is read through its project when not given. */
+export async function ownerOfApplication(
+  db: Db,
+  app: Pick<Application, "applicationId" | "environmentId"> & { organizationId?: string },
+): Promise<ResourceOwner> {
+  if (app.organizationId) return applicationOwner(app.organizationId, app.applicationId);
+  const row = await db
+    .selectFrom("environments")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select("projects.organizationId")
+    .where("environments.environmentId", "=", app.environmentId)
+    .executeTakeFirstOrThrow();
+  return applicationOwner(row.organizationId, app.applicationId);
+}

@@ -1,0 +1,81 @@
+/**
+ * Ownership labels: every Docker object an agent creates for a tenant (Swarm services, their
+ * containers, built images, volumes) carries these labels, and an agent acts on an existing
+ * object only when they name the owner the command carries. An object with the same name but
+ * other or no labels (made by hand, by another organization, or the platform's own) is never
+ * taken over: the agent answers FAILED_PRECONDITION.
+ *
+ * @example
+ *   ownershipLabels({ organizationId: "org1", resource: "application:app1" })
+ *   // { "platform.managed": "true", "platform.organization": "org1", "platform.resource": "application:app1" }
+ */
+import type { ResourceOwner } from "./messages.ts";
+
+/** Every object the platform manages (tenant or its own). */
+export const MANAGED_LABEL = "platform.managed";
+/** The id of the organization that owns the object. */
+export const ORGANIZATION_LABEL = "platform.organization";
+/** The owning resource as `<kind>:<id>`, e.g. `application:<applicationId>`. */
+export const RESOURCE_LABEL = "platform.resource";
+/** Objects of the platform itself (its proxy, its agent, its control plane): never a tenant's. */
+export const INTERNAL_LABEL = "platform.internal";
+
+/** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
+export const ROLE_LABEL = "platform.role";
+
+export type ResourceKind = "application";
+
+export function resourceLabel(kind: ResourceKind, id: string): string {
+  return `${kind}:${id}`;
+}
+
+/** The owner of an application's objects. */
+export function applicationOwner(organizationId: string, applicationId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("application", applicationId) };
+}
+
+export function ownershipLabels(owner: ResourceOwner): Record<string, string> {
+  return {
+    [MANAGED_LABEL]: "true",
+    [ORGANIZATION_LABEL]: owner.organizationId,
+    [RESOURCE_LABEL]: owner.resource,
+  };
+}
+
+/** True when `labels` (of an existing object) name exactly this owner. */
+export function isOwnedBy(labels: Record<string, string> | undefined, owner: ResourceOwner): boolean {
+  return (
+    labels?.[MANAGED_LABEL] === "true" &&
+    labels[INTERNAL_LABEL] === undefined &&
+    labels[ORGANIZATION_LABEL] === owner.organizationId &&
+    labels[RESOURCE_LABEL] === owner.resource
+  );
+}
+
+/**
+ * True for a service deployed before ownership labels existed: managed, no organization label,
+ * and `platform.applicationId` naming the owner's application. Its next update relabels it.
+ */
+export function isLegacyOwnedBy(labels: Record<string, string> | undefined, owner: ResourceOwner): boolean {
+  return (
+    labels?.[MANAGED_LABEL] === "true" &&
+    labels[ORGANIZATION_LABEL] === undefined &&
+    labels[INTERNAL_LABEL] === undefined &&
+    labels["platform.applicationId"] !== undefined &&
+    resourceLabel("application", labels["platform.applicationId"]) === owner.resource
+  );
+}
+
+/** True when an owner is complete (both fields set): commands without one are refused. */
+export function isCompleteOwner(owner: ResourceOwner | undefined): owner is ResourceOwner {
+  return Boolean(owner?.organizationId && owner.resource);
+}
+
+/** The platform's own objects: labelled internal, or named with the reserved prefix. */
+export function isPlatformInternal(
+  labels: Record<string, string> | undefined,
+  names: string[] = [],
+): boolean {
+  if (labels?.[INTERNAL_LABEL] !== undefined || labels?.[ROLE_LABEL] !== undefined) return true;
+  return names.some((name) => name.replace(/^\//, "").toLowerCase().startsWith("platform-"));
+}
