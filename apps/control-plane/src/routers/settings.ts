@@ -38,9 +38,9 @@ async function requireInstanceAdmin(services: ServiceContext, caller: Caller): P
  * instance administrator only.
  */
 async function targetServer(services: ServiceContext, caller: Caller, serverId?: string | null) {
-  const target = await agentServerId(services, caller.organizationId, serverId);
-  if (target === LOCAL_SERVER_ID) await requireInstanceAdmin(services, caller);
-  return target;
+  // This machine's proxy is an instance setting: say so (403) before agentServerId's 400.
+  if (!serverId || serverId === LOCAL_SERVER_ID) await requireInstanceAdmin(services, caller);
+  return agentServerId(services, caller.organizationId, serverId);
 }
 
 async function reloadProxy(services: ServiceContext, serverId: string) {
