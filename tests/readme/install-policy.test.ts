@@ -23,7 +23,7 @@ const RUNTIME_TELEMETRY = [
 ];
 
 /** The string items of a top-level list of pnpm-workspace.yaml (a flat YAML list). */
-export function yamlList(text: string, key: string): string[] {
+function yamlList(text: string, key: string): string[] {
   const lines = text.split("\n");
   const start = lines.findIndex((line) => line.trimEnd() === `${key}:`);
   if (start < 0) return [];
