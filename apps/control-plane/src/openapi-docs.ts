@@ -556,6 +556,6 @@ export const routeDocs: Record<string, ProcedureDoc> = {
   "deploy.webhook": {
     description:
       "The URL to give a Git provider: its push payload deploys the application when autoDeploy is on and the branch or tag and watch paths match. Authenticated by the application's refreshToken (and its webhookSecret signature when set).",
-    errors: [401, 404, 429],
+    errors: [401, 404],
   },
 };
