@@ -141,7 +141,7 @@ const statusResponse: Record<number, ErrorResponseName> = {
 };
 
 /** The error statuses of one procedure: derived from its declaration, plus its doc row's. */
-export function procedureErrorStatuses(
+function procedureErrorStatuses(
   procedure: AnyProcedure,
   input: JsonSchema,
   doc?: ProcedureDoc,
