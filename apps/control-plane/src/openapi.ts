@@ -141,11 +141,7 @@ const statusResponse: Record<number, ErrorResponseName> = {
 };
 
 /** The error statuses of one procedure: derived from its declaration, plus its doc row's. */
-function procedureErrorStatuses(
-  procedure: AnyProcedure,
-  input: JsonSchema,
-  doc?: ProcedureDoc,
-): number[] {
+function procedureErrorStatuses(procedure: AnyProcedure, input: JsonSchema, doc?: ProcedureDoc): number[] {
   const statuses = new Set<number>([400, ...(doc?.errors ?? [])]);
   if (procedure.access !== "public") {
     for (const status of [401, 403, 429]) statuses.add(status);
