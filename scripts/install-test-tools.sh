@@ -3,13 +3,19 @@
 # - htpasswd (Debian apache2-utils): the Traefik configuration tests verify every APR1 hash with
 #   it; scripts/start-test-registry.sh writes the registries' htpasswd file with it;
 # - openssl: the domain tests and scripts/start-test-registry.sh make self-signed certificates;
-# - curl: scripts/start-test-registry.sh waits with it until the registries answer.
+# - curl: scripts/start-test-registry.sh waits with it until the registries answer;
+# - git: the source and webhook tests make and clone repositories;
+# - ip (iproute2): scripts/start-test-registry.sh makes a network namespace; ps (procps): tests
+#   look at processes.
 set -euo pipefail
 
 missing=()
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
+command -v git >/dev/null || missing+=(git)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v ps >/dev/null || missing+=(procps)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   SUDO=""

@@ -1,0 +1,561 @@
+/**
+ * The prose of the API reference, kept apart from the router declarations: a description of
+ * each spec router (an OpenAPI tag) and of each procedure, keyed by `router.procedure`, with
+ * the error statuses the declaration does not tell and a request example for create procedures.
+ * openapi-docs.test.ts fails when a registered procedure has no row here (or a row names none),
+ * so a new procedure adds its own line.
+ *
+ * Derived for every procedure, not written here: 400 (input names the failing fields); 401, 403
+ * and 429 (API key rate limits) when it needs credentials; 404 when its input has an `…Id`
+ * field; 413 for mutations (JSON body over the limit).
+ */
+
+export type ExtraStatus = 401 | 404 | 409 | 429;
+
+export interface ProcedureDoc {
+  description: string;
+  /** Statuses beyond the derived ones. */
+  errors?: readonly ExtraStatus[];
+  /** A request example (create procedures). */
+  example?: Record<string, unknown>;
+}
+
+/** One OpenAPI tag per spec router, plus the routes outside the procedure layer. */
+export const tagDocs: Record<string, string> = {
+  auth: "Registration, login and logout. The first registration creates the first organization and its owner.",
+  user: "The current user, the organization's users and their permissions, and API keys.",
+  organization: "Organizations the caller belongs to, the active organization, and invitations into it.",
+  project: "Projects: a name, variables and environments, each holding services.",
+  environment: "Environments of a project (every project has a default one) and their variables.",
+  docker: "Container inspection on a server through its agent (Docker Engine).",
+  agent: "Enrollment of a server's agent: a one-time token exchanged for NATS credentials.",
+  server: "Servers: registration, SSH setup of the agent, validation and security audit.",
+  sshKey: "SSH key pairs used to reach servers and private Git repositories.",
+  application:
+    "Applications: source, build, variables, lifecycle, deployments and their proxy configuration.",
+  deployment: "Deployments: history, the queue, live logs, stopping and removing them.",
+  port: "Ports an application's Swarm service publishes on the server.",
+  registry: "Container registries: credentials for pulling images and pushing builds.",
+  domain: "Domains routed to applications through Traefik, with Let's Encrypt, custom or no TLS.",
+  security: "HTTP Basic credentials protecting an application (APR1 hashes in the proxy).",
+  settings: "Instance settings: the web server's domain and this machine's Traefik proxy (administrators).",
+  deploy: "Inbound webhooks: a Git provider's push deploys an application.",
+  trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
+};
+
+const id = "V1StGXR8_Z5jdHi6B-myT";
+
+export const procedureDocs: Record<string, ProcedureDoc> = {
+  // auth
+  "auth.register": {
+    description:
+      "Creates a user. The very first registration on an instance also creates the first organization, owned by that user; later ones need an `invitationId` whose email matches. Answers a session token like auth.login.",
+    errors: [409, 429],
+    example: { email: "me@example.com", password: "a-long-password", name: "Me" },
+  },
+  "auth.login": {
+    description:
+      "Checks email and password and answers a session token to send as `Authorization: Bearer <token>`. Repeated failures are throttled (429 with Retry-After).",
+    errors: [401, 429],
+  },
+  "auth.logout": { description: "Revokes the session token of this request; other sessions stay valid." },
+
+  // user
+  "user.all": { description: "Lists the users of the caller's active organization with their roles." },
+  "user.one": {
+    description:
+      "One user: members may read their own record; administrators any member of the organization.",
+  },
+  "user.get": {
+    description:
+      "The current user, their role in the active organization and their API keys (metadata only; a key is shown once, at creation).",
+  },
+  "user.update": {
+    description:
+      "Changes the current user's name, email or image; a new password needs `currentPassword`. Changing the password ends the user's other sessions.",
+    errors: [409],
+  },
+  "user.remove": {
+    description:
+      "Removes a user from the organization. The owner cannot be removed, administrators cannot remove themselves, and only the owner removes administrators.",
+  },
+  "user.assignPermissions": {
+    description:
+      "Sets a member's role (`admin` or `member`) and permission flags such as canCreateProjects and canDeleteProjects. Owner only.",
+  },
+  "user.createApiKey": {
+    description:
+      "Creates an API key for the current user in an organization, with optional expiry and rate limit. The answer holds `key`, shown only here; send it as `x-api-key`.",
+    example: {
+      name: "ci",
+      organizationId: id,
+      metadata: { organizationId: id },
+      expiresIn: 2592000,
+      rateLimitEnabled: true,
+      rateLimitTimeWindow: 60,
+      rateLimitMax: 120,
+    },
+  },
+  "user.deleteApiKey": { description: "Deletes one of the caller's own API keys; it stops working at once." },
+  "user.getInvitations": {
+    description: "Pending, unexpired invitations addressed to the current user's email, in any organization.",
+  },
+  "user.checkUserOrganizations": {
+    description:
+      "The number of organizations a user belongs to (the caller, or a member of the caller's organization).",
+  },
+
+  // organization
+  "organization.all": {
+    description: "Every organization the caller belongs to, with the caller's role in each.",
+  },
+  "organization.one": { description: "One organization the caller belongs to; others answer 404." },
+  "organization.update": { description: "Renames the active organization. Owner only." },
+  "organization.setActive": {
+    description: "Makes another of the caller's organizations the active one for this session.",
+  },
+  "organization.inviteMember": {
+    description:
+      "Invites an email address into the active organization as `admin` or `member`; the invitation is valid 7 days and is accepted through auth.register or organization.acceptInvitation.",
+    errors: [409],
+    example: { email: "colleague@example.com", role: "member" },
+  },
+  "organization.allInvitations": { description: "The active organization's invitations, newest first." },
+  "organization.removeInvitation": {
+    description: "Cancels a pending invitation of the active organization.",
+    errors: [409],
+  },
+  "organization.acceptInvitation": {
+    description: "Joins the organization of an invitation addressed to the caller's email.",
+    errors: [409],
+  },
+
+  // project
+  "project.create": {
+    description:
+      "Creates a project in the active organization together with its default environment (`production`). Members need canCreateProjects.",
+    example: { name: "shop", description: "the web shop", env: "LOG_LEVEL=info" },
+  },
+  "project.one": {
+    description: "A project with its environments and, in each, its applications and other services.",
+  },
+  "project.all": {
+    description: "Every project of the active organization with environments and service summaries.",
+  },
+  "project.update": { description: "Changes a project's name, description or shared variables (`env`)." },
+  "project.remove": {
+    description:
+      "Deletes a project with every environment and service in it: applications are torn down on their servers first. Irreversible; members need canDeleteProjects.",
+  },
+  "project.duplicate": {
+    description:
+      "Copies an environment (and the selected services, all by default) into a new project, or into a new environment of the same project with `duplicateInSameProject`.",
+    errors: [409],
+  },
+  "project.search": {
+    description:
+      "Projects whose name or description contains the terms, paginated (`limit` 1-100, `offset`).",
+  },
+
+  // environment
+  "environment.create": {
+    description: "Adds an environment to a project; names are unique within a project.",
+    errors: [409],
+    example: { projectId: id, name: "staging", description: "before production" },
+  },
+  "environment.one": { description: "An environment with its project and its services." },
+  "environment.byProjectId": { description: "The environments of a project, the default one first." },
+  "environment.update": {
+    description: "Changes an environment's name, description or variables (`env`).",
+    errors: [409],
+  },
+  "environment.remove": {
+    description:
+      "Deletes an environment and tears down its services; the default environment cannot be removed. Irreversible.",
+  },
+
+  // docker
+  "docker.getContainers": {
+    description: "Every container on the server (this machine when `serverId` is omitted), running or not.",
+  },
+  "docker.restartContainer": {
+    description:
+      "Restarts one container; only containers of the caller's organization's services are touched.",
+    errors: [404],
+  },
+  "docker.getConfig": {
+    description:
+      "The container's full configuration as `docker inspect` shows it (environment, mounts, networks, limits).",
+    errors: [404],
+  },
+  "docker.getContainersByAppNameMatch": {
+    description:
+      "Containers whose name contains `appName`, or those of the compose project or stack of that name (`appType`).",
+  },
+  "docker.getContainersByAppLabel": {
+    description:
+      "Containers of the Swarm service `appName` (`type: swarm`) or whose name contains it (`standalone`).",
+  },
+  "docker.getStackContainersByAppName": { description: "Containers of the stack `appName` on the server." },
+  "docker.getServiceContainersByAppName": {
+    description: "Containers of the Swarm service `appName` on the server.",
+  },
+
+  // agent
+  "agent.enroll": {
+    description:
+      "Called by a server's agent at installation: exchanges the one-time enrollment token of server.enrollmentCommand or server.setup for NATS credentials and the agent's settings.",
+    errors: [401, 409],
+  },
+
+  // server
+  "server.create": {
+    description:
+      "Registers a remote server (address, SSH user and key). It stays inactive until server.setup installs and enrolls its agent.",
+    example: { name: "web-1", ipAddress: "203.0.113.10", port: 22, username: "root", sshKeyId: id },
+  },
+  "server.one": {
+    description:
+      "A server with its status, whether its agent is connected, and the output of its last setup.",
+  },
+  "server.all": {
+    description:
+      "The organization's servers, newest first, each with `totalSum`, the number of services on it.",
+  },
+  "server.update": { description: "Changes a server's name, address, port, SSH user or key, or type." },
+  "server.remove": {
+    description:
+      "Deletes a server and revokes its agent's credentials; refused while services are placed on it.",
+    errors: [409],
+  },
+  "server.publicIp": {
+    description:
+      "The public IP address of the machine running the control plane (empty on the cloud edition).",
+  },
+  "server.validate": {
+    description:
+      "Asks the server's agent what is installed: Docker and its version, Swarm, the platform network, the proxy and the build tools.",
+  },
+  "server.security": {
+    description:
+      "The server's security audit from its agent: firewall, SSH settings, a non-root sudo user, unattended upgrades and fail2ban.",
+  },
+  "server.enrollmentCommand": {
+    description:
+      "Issues a one-time enrollment token (valid one hour) and the shell command that installs the agent by hand on the server.",
+  },
+  "server.setup": {
+    description:
+      "Logs in over SSH with the server's key and runs the bootstrap: Docker, Swarm, the agent (enrolled with a one-time token) and the proxy. Answers once the agent validated, with the log in `message`.",
+    errors: [409],
+  },
+
+  // sshKey
+  "sshKey.create": {
+    description: "Stores an SSH key pair; the private key is encrypted at rest and never shown again.",
+    example: {
+      name: "deploy key",
+      description: "servers and private repositories",
+      privateKey: "-----BEGIN OPENSSH PRIVATE KEY-----\n…\n-----END OPENSSH PRIVATE KEY-----\n",
+      publicKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA… deploy",
+    },
+  },
+  "sshKey.one": { description: "One SSH key: name, description and public key." },
+  "sshKey.all": { description: "The organization's SSH keys, newest first (public parts only)." },
+  "sshKey.update": {
+    description: "Renames an SSH key or changes its description; the key itself cannot change.",
+  },
+  "sshKey.remove": {
+    description: "Deletes an SSH key; servers and applications that used it keep running without one.",
+  },
+  "sshKey.generate": {
+    description:
+      "Generates a new key pair (ed25519 or RSA) in OpenSSH format; nothing is stored until sshKey.create.",
+  },
+
+  // application
+  "application.create": {
+    description:
+      "Creates an application in an environment, with status `idle` and no source yet; `appName` (the Swarm service name) is derived from the name unless given.",
+    errors: [409],
+    example: { name: "web", environmentId: id, appName: "shop-web", description: "the shop's front end" },
+  },
+  "application.one": {
+    description:
+      "The full application: settings, environment and project, deployments, domains, ports and credentials (passwords never shown).",
+  },
+  "application.update": {
+    description:
+      "Changes any of the application's settings (name, resources, command, replicas, health check, …); fields not sent keep their value. Takes effect on the next deployment.",
+    errors: [409],
+  },
+  "application.search": {
+    description: "The organization's applications matching the filters, paginated (`limit` 1-100, `offset`).",
+  },
+  "application.saveGithubProvider": {
+    description:
+      "Sets the source to a repository of a GitHub provider: owner, repository, branch, build path, watch paths.",
+  },
+  "application.saveGitlabProvider": {
+    description:
+      "Sets the source to a project of a GitLab provider: project, branch, build path, watch paths.",
+  },
+  "application.saveBitbucketProvider": {
+    description:
+      "Sets the source to a repository of a Bitbucket provider: repository, branch, build path, watch paths.",
+  },
+  "application.saveGiteaProvider": {
+    description:
+      "Sets the source to a repository of a Gitea provider: owner, repository, branch, build path, watch paths.",
+  },
+  "application.saveGitProvider": {
+    description:
+      "Sets the source to any Git URL (HTTPS, or SSH with a stored key in `customGitSSHKeyId`), with branch and build path.",
+  },
+  "application.saveDockerProvider": {
+    description:
+      "Sets the source to a Docker image, with registry credentials when the image is private (the password is encrypted at rest).",
+  },
+  "application.disconnectGitProvider": {
+    description:
+      "Removes the Git source: every Git field returns to its default; the running service is untouched.",
+  },
+  "application.saveBuildType": {
+    description:
+      "Chooses how the source is built: Dockerfile (with context path and stage), nixpacks, railpack, heroku or paketo buildpacks, or static files.",
+  },
+  "application.saveEnvironment": {
+    description:
+      "Sets the application's variables (`env`), build arguments and build secrets, as `KEY=value` lines; used from the next deployment.",
+  },
+  "application.start": {
+    description: "Starts the application's Swarm service again; its status becomes `done`.",
+  },
+  "application.stop": {
+    description: "Stops the application: its Swarm service is scaled to 0 and its status becomes `idle`.",
+  },
+  "application.reload": {
+    description: "Restarts the application's tasks with the current configuration, without a rebuild.",
+  },
+  "application.readAppMonitoring": {
+    description:
+      "One sample of the application's running containers through the agent: CPU (percent of one core), memory without page cache, network bytes, and each container's status and uptime. Self-hosted edition only.",
+    errors: [404],
+  },
+  "application.markRunning": { description: "Sets the application's status to `running` by hand." },
+  "application.move": {
+    description: "Moves the application to another environment of the same organization.",
+    errors: [409],
+  },
+  "application.refreshToken": {
+    description:
+      "Replaces the application's webhook token; deploy webhook URLs with the old token stop working.",
+  },
+  "application.delete": {
+    description:
+      "Deletes the application: stops its deployments, removes its Swarm service, uploads and proxy files, then its records. Irreversible.",
+  },
+  "application.deploy": {
+    description:
+      "Queues a deployment (one at a time per application) and answers at once with its `deploymentId`; follow it with deployment.logs.",
+  },
+  "application.redeploy": {
+    description:
+      "Queues a rebuild of the current source, clearing the build cache first when `cleanCache` is on.",
+  },
+  "application.cancelDeployment": {
+    description:
+      "Stops the application's running deployment; `success: false` with a message when none runs.",
+  },
+  "application.killBuild": {
+    description:
+      "Stops the application's running deployment and its build process; answers success either way.",
+  },
+  "application.cleanQueues": {
+    description: "Drops the application's waiting deployments; a running one goes on.",
+  },
+  "application.clearDeployments": {
+    description: "Deletes the application's finished deployments except the newest successful one.",
+  },
+  "application.readTraefikConfig": {
+    description:
+      "The application's Traefik dynamic configuration file on its server, as YAML text (empty when none).",
+  },
+  "application.updateTraefikConfig": {
+    description:
+      "Replaces the application's Traefik file with the given YAML, checked against Traefik's file-provider schema before it is written.",
+  },
+
+  // deployment
+  "deployment.all": { description: "The application's deployments, newest first." },
+  "deployment.allByCompose": {
+    description: "A compose service's deployments; empty until compose services exist.",
+  },
+  "deployment.allByServer": { description: "The deployments that ran on a server, newest first." },
+  "deployment.allByType": {
+    description:
+      "The deployments of one service by type; `application` and `server` are served, the other types answer an empty list.",
+  },
+  "deployment.allCentralized": {
+    description: "The organization's newest 500 deployments with the name of their application.",
+  },
+  "deployment.queueList": {
+    description:
+      "The organization's deployment queue: waiting and active jobs, then the latest 100 finished ones.",
+  },
+  "deployment.killProcess": {
+    description:
+      "Stops a deployment: a running one is aborted, a waiting one dropped; it ends with status `error`.",
+  },
+  "deployment.removeDeployment": {
+    description: "Removes a finished deployment and its log from the history; a running one is refused.",
+    errors: [409],
+  },
+
+  // port
+  "port.create": {
+    description:
+      "Publishes a target port of the application's service on a port of the server (ingress or host mode); applies on the next deployment.",
+    errors: [409],
+    example: {
+      applicationId: id,
+      publishedPort: 8080,
+      targetPort: 80,
+      protocol: "tcp",
+      publishMode: "ingress",
+    },
+  },
+  "port.one": { description: "One published port of an application, with its protocol and publish mode." },
+  "port.update": { description: "Changes a published port; applies on the next deployment.", errors: [409] },
+  "port.delete": {
+    description: "Stops publishing a port (applies on the next deployment) and answers the removed port.",
+  },
+
+  // registry
+  "registry.create": {
+    description:
+      "Stores a container registry (`host[:port]`, username, password encrypted at rest and never shown) for pulls, build pushes and rollbacks.",
+    example: {
+      registryName: "company registry",
+      registryUrl: "registry.example.com",
+      username: "deploy",
+      password: "registry-password",
+      registryType: "cloud",
+      imagePrefix: "shop",
+    },
+  },
+  "registry.all": { description: "The organization's registries, newest first, without passwords." },
+  "registry.one": {
+    description: "One registry without its password; the input may also come as a JSON body.",
+  },
+  "registry.update": { description: "Changes a registry; an absent password keeps the stored one." },
+  "registry.remove": {
+    description:
+      "Deletes a registry; applications that referred to it keep running, with the reference cleared.",
+  },
+  "registry.testRegistry": {
+    description:
+      "Logs in to a registry through a server's Docker Engine without storing anything; the registry's own refusal is passed back.",
+  },
+  "registry.testRegistryById": {
+    description:
+      "Logs in to a stored registry through a server's Docker Engine; the registry's own refusal is passed back.",
+  },
+
+  // domain
+  "domain.create": {
+    description:
+      "Adds a host (and optional path) to an application with Let's Encrypt, a custom certificate or no TLS; the application's Traefik file is rewritten at once.",
+    errors: [409],
+    example: {
+      host: "shop.example.com",
+      https: true,
+      certificateType: "letsencrypt",
+      domainType: "application",
+      applicationId: id,
+      port: 3000,
+    },
+  },
+  "domain.byApplicationId": { description: "The domains of an application." },
+  "domain.byComposeId": {
+    description: "The domains of a compose service (compose services do not exist yet: 404).",
+  },
+  "domain.one": { description: "One domain with its host, path, port, TLS settings and service." },
+  "domain.update": {
+    description: "Changes a domain; the application's Traefik file is rewritten at once.",
+    errors: [409],
+  },
+  "domain.delete": {
+    description:
+      "Removes a domain; the Traefik file is rewritten, or removed with the application's last domain.",
+  },
+  "domain.generateDomain": {
+    description:
+      "Generates a free host `<appName>-<random>.<server IPv4>.<wildcard domain>` (traefik.me by default) that resolves to the server without DNS setup.",
+  },
+  "domain.canGenerateTraefikMeDomains": {
+    description: "The server's IPv4 address when a domain can be generated for it, else an empty string.",
+  },
+  "domain.validateDomain": {
+    description:
+      "Resolves the host and tells whether one of its addresses is `serverIp`, with the addresses found.",
+  },
+
+  // security
+  "security.create": {
+    description:
+      "Adds an HTTP Basic credential to an application; the proxy asks for it on every request (passwords kept as APR1 hashes).",
+    errors: [409],
+    example: { applicationId: id, username: "team", password: "a-long-password" },
+  },
+  "security.one": {
+    description:
+      "One credential; `password` is always empty (only the hash is kept). The input may also come as a JSON body.",
+  },
+  "security.update": { description: "Changes a credential's username or password.", errors: [409] },
+  "security.delete": {
+    description: "Removes a credential; without credentials left the application is public again.",
+  },
+
+  // settings
+  "settings.getWebServerSettings": {
+    description:
+      "The instance's web server settings: host, TLS, server IP, dashboard, Traefik image and wildcard domain; the SSH private key shown as `[redacted]`.",
+  },
+  "settings.assignDomainServer": {
+    description:
+      "Serves the control plane under `host` through this machine's proxy, with Let's Encrypt (needs letsEncryptEmail) or no TLS.",
+  },
+  "settings.reloadTraefik": {
+    description: "Restarts the proxy on this machine or on `serverId`; 404 when no proxy is installed there.",
+    errors: [404],
+  },
+  "settings.toggleDashboard": {
+    description:
+      "Turns the Traefik dashboard (port 8080) on or off, installing or updating the proxy as needed.",
+  },
+  "settings.readTraefikConfig": {
+    description: "The proxy's static configuration (traefik.yml) as YAML text; empty when there is none.",
+  },
+  "settings.updateTraefikConfig": {
+    description:
+      "Replaces traefik.yml (checked against Traefik's static configuration schema first) and restarts the proxy.",
+  },
+};
+
+/** Descriptions and extra statuses of the routes served outside the procedure layer, by operationId. */
+export const routeDocs: Record<string, ProcedureDoc> = {
+  "deployment.logs": {
+    description:
+      "Follows a deployment's log as server-sent events: the log so far and each new line as `log` events, then one `end` event with the final status.",
+  },
+  "application.dropDeployment": {
+    description:
+      "Uploads a .zip or .tar.gz of the source (multipart, at most 100 MiB) and queues a deployment of it; the application's source type becomes `drop`.",
+  },
+  "deploy.webhook": {
+    description:
+      "The URL to give a Git provider: its push payload deploys the application when autoDeploy is on and the branch or tag and watch paths match. Authenticated by the application's refreshToken (and its webhookSecret signature when set).",
+    errors: [401, 404],
+  },
+};

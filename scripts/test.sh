@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`, or `npm test -- <files>`): installs the dependencies
+# with the pnpm version package.json pins (through npx, whatever pnpm is or is not installed
+# globally) when node_modules is missing or older than a manifest or the lockfile, then runs
+# vitest, whose global setup starts the test environment (scripts/test-env.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--" ]; then shift; fi
+
+stamp=node_modules/.platform-installed
+stale=false
+if [ ! -f "$stamp" ]; then
+  stale=true
+else
+  for manifest in pnpm-lock.yaml pnpm-workspace.yaml package.json apps/*/package.json packages/*/package.json; do
+    if [ "$manifest" -nt "$stamp" ]; then stale=true; fi
+  done
+fi
+if $stale; then
+  pnpm_version=$(node -p "require('./package.json').packageManager.split('@')[1]")
+  echo "installing the dependencies (pnpm $pnpm_version)"
+  npx --yes "pnpm@$pnpm_version" install --frozen-lockfile </dev/null
+  touch "$stamp"
+fi
+exec node_modules/.bin/vitest run "$@"

@@ -1,0 +1,18 @@
+/**
+ * Vitest global setup: before any test file runs, scripts/test-env.sh makes the whole test
+ * environment ready (starting or installing only what is missing; about a second when all is
+ * up). When it cannot, the run stops here with its one message naming what is missing, instead
+ * of every test failing on its own connection error. PLATFORM_TEST_ENV=skip leaves it out.
+ */
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+
+export default function setup(): void {
+  if (process.env.PLATFORM_TEST_ENV === "skip") return;
+  const script = path.resolve(import.meta.dirname, "../scripts/test-env.sh");
+  const result = spawnSync("bash", [script], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
+  if (result.status !== 0) {
+    const message = (result.stderr || result.error?.message || "").trim();
+    throw new Error(`The test environment is not ready.\n${message}`);
+  }
+}
