@@ -114,9 +114,19 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "organization.setActive": {
     description: "Makes another of the caller's organizations the active one for this session.",
   },
+  "organization.create": {
+    description:
+      "Creates a new organization owned by the caller, who can then switch to it with organization.setActive; the active organization stays as it is.",
+    example: { name: "Acme staging" },
+  },
+  "organization.delete": {
+    description:
+      "Deletes an organization the caller owns, with its members and invitations. Refused (409) while it still has services or servers; the instance organization and the caller's only organization cannot be deleted (403).",
+    errors: [409],
+  },
   "organization.inviteMember": {
     description:
-      "Invites an email address into the active organization as `admin` or `member`; the invitation is valid 7 days and is accepted through auth.register or organization.acceptInvitation.",
+      "Invites an email address into the active organization as `admin` or `member` and answers the secret `token` once: the invitee accepts with it (auth.register or organization.acceptInvitation) within 7 days.",
     errors: [409],
     example: { email: "colleague@example.com", role: "member" },
   },
@@ -126,7 +136,8 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     errors: [409],
   },
   "organization.acceptInvitation": {
-    description: "Joins the organization of an invitation addressed to the caller's email.",
+    description:
+      "Joins the organization of an invitation with its secret `token`; the invitation must be addressed to the caller's email.",
     errors: [409],
   },
 
