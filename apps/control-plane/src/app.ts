@@ -14,7 +14,7 @@ import {
   deploymentLogsOpenApi,
   registerDeploymentLogRoute,
 } from "./deployments/log-stream.ts";
-import { Dispatcher, procedureTable } from "./dispatcher.ts";
+import { Dispatcher, errorBodyFor, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { registerOpenApiRoutes } from "./openapi.ts";
@@ -60,7 +60,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
         const error = new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${MAX_BODY_BYTES} bytes`, {
           maxBytes: MAX_BODY_BYTES,
         });
-        return c.json(error.toBody(), 413);
+        return c.json(errorBodyFor(c.req.path, error), 413);
       },
     }),
   );
@@ -89,11 +89,17 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   app.all("/api/:path", (c) => dispatcher.handle(c, false));
 
   app.notFound((c) =>
-    c.json(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404),
+    c.json(
+      errorBodyFor(c.req.path, new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`)),
+      404,
+    ),
   );
   app.onError((error, c) => {
     (c.get("logger") ?? services.logger).error({ err: error }, "unhandled error");
-    return c.json(new ApiError("INTERNAL_SERVER_ERROR", "Internal server error").toBody(), 500);
+    return c.json(
+      errorBodyFor(c.req.path, new ApiError("INTERNAL_SERVER_ERROR", "Internal server error")),
+      500,
+    );
   });
   return app;
 }
