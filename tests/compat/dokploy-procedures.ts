@@ -95,7 +95,11 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:",
     differs: { "(output)": CLEANER },
   },
-  "user.update": { kind: "mutation", unverified: "apiUpdateUser (schema/user.ts) not read" },
+  "user.update": {
+    kind: "mutation",
+    unverified:
+      "apiUpdateUser is every column of Dokploy's user table (createSchema.partial(), table not read) plus password, currentPassword, name, metricsConfig, logCleanupCron",
+  },
   "user.remove": { kind: "mutation", source: "user", input: ["userId*"], output: "any" },
   "user.assignPermissions": {
     kind: "mutation",
