@@ -133,6 +133,20 @@ describe("the real @trpc/client with superjson", () => {
     expect((search as PromiseFulfilledResult<any>).value.items).toHaveLength(1);
   });
 
+  it("httpLink: a multipart upload (application.dropDeployment) answers in the same shape", async () => {
+    const client = clientWith("http");
+    const form = new FormData();
+    form.set("applicationId", "no-such-application");
+    form.set("zip", new Blob([new Uint8Array([0x50, 0x4b, 0x03, 0x04])]), "app.zip");
+    const missing = await failure(client.mutation("application.dropDeployment", form));
+    expect(missing.data).toMatchObject({
+      code: "NOT_FOUND",
+      httpStatus: 404,
+      path: "application.dropDeployment",
+    });
+    expect(missing.shape).toMatchObject({ code: -32004 });
+  });
+
   it("the plain prefix still answers the bare value", async () => {
     const response = await fetch(`${base}/api/project.all`, {
       headers: { authorization: `Bearer ${owner.token}` },

@@ -321,7 +321,7 @@ export function errorBodyFor(requestPath: string, error: ApiError): unknown {
 }
 
 /** A tRPC result: the data as superjson serializes it (`{json, meta?}`). */
-function resultEnvelope(data: unknown): unknown {
+export function resultEnvelope(data: unknown): unknown {
   return { result: { data: superjson.serialize(data) } };
 }
 
