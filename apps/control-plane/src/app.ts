@@ -13,7 +13,7 @@ import {
   deploymentLogsOpenApi,
   registerDeploymentLogRoute,
 } from "./deployments/log-stream.ts";
-import { Dispatcher, procedureTable } from "./dispatcher.ts";
+import { Dispatcher, errorBodyFor, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
 import { readiness } from "./health.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
@@ -60,7 +60,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
         const error = new ApiError("PAYLOAD_TOO_LARGE", `Request body exceeds ${MAX_BODY_BYTES} bytes`, {
           maxBytes: MAX_BODY_BYTES,
         });
-        return c.json(error.toBody(), 413);
+        return c.json(errorBodyFor(c.req.path, error), 413);
       },
     }),
   );
@@ -87,7 +87,10 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   app.all("/api/:path", (c) => dispatcher.handle(c, false));
 
   app.notFound((c) =>
-    c.json(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`).toBody(), 404),
+    c.json(
+      errorBodyFor(c.req.path, new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`)),
+      404,
+    ),
   );
   app.onError((error, c) => {
     // Routes outside the dispatcher (webhooks, log stream, uploads) may meet a 503 of the database.
@@ -96,7 +99,10 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
       return c.json(error.toBody(), error.status as 503);
     }
     (c.get("logger") ?? services.logger).error({ err: error }, "unhandled error");
-    return c.json(new ApiError("INTERNAL_SERVER_ERROR", "Internal server error").toBody(), 500);
+    return c.json(
+      errorBodyFor(c.req.path, new ApiError("INTERNAL_SERVER_ERROR", "Internal server error")),
+      500,
+    );
   });
   return app;
 }

@@ -30,9 +30,25 @@ const echoRouter = defineRouter("echo", {
   }),
   set: mutation({
     access: "member",
-    input: z.object({ name: z.string().min(1), size: z.number().int().positive() }),
+    input: z.object({
+      name: z.string().min(1),
+      size: z.number().int().positive(),
+      options: z.object({ mode: z.string() }).optional(),
+    }),
     output: z.object({ name: z.string(), size: z.number() }),
     handler: ({ input }) => ({ ...input, secret: "must-be-stripped" }),
+  }),
+  when: mutation({
+    access: "member",
+    input: z.object({ at: z.date(), note: z.string().optional() }),
+    output: z.object({ at: z.date(), note: z.string().nullable() }),
+    handler: ({ input }) => ({ at: input.at, note: input.note ?? null }),
+  }),
+  many: mutation({
+    access: "member",
+    input: z.object({ values: z.array(z.number()), data: z.unknown().optional() }),
+    output: z.object({ count: z.number() }),
+    handler: ({ input }) => ({ count: input.values.length }),
   }),
   adminOnly: mutation({
     access: "admin",
@@ -99,8 +115,50 @@ describe("dispatcher", () => {
         loud: false,
       });
       expect((await call(`/api/trpc/echo.get?input=${input}`)).body).toEqual({
-        result: { data: { text: "hi", count: 2, loud: false } },
+        result: { data: { json: { text: "hi", count: 2, loud: false } } },
       });
+    });
+
+    it("takes superjson's form of no input and of dates, and answers dates as superjson encodes them", async () => {
+      const none = encodeURIComponent(JSON.stringify({ json: null, meta: { values: ["undefined"] } }));
+      expect((await call(`/api/trpc/echo.selfHostedOnly?input=${none}`)).body).toEqual({
+        result: { data: { json: { ok: true } } },
+      });
+      const missing = await call(`/api/trpc/echo.get?input=${none}`);
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.json.data.fields).toEqual(["text"]);
+
+      const at = "2026-11-24T10:00:00.000Z";
+      const dated = { json: { at, note: undefined }, meta: { values: { at: ["Date"] } } };
+      const r = await post("/api/trpc/echo.when", dated);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        result: { data: { json: { at, note: null }, meta: { values: { at: ["Date"] }, v: 1 } } },
+      });
+      // The plain prefix answers the bare value, dates as ISO text.
+      expect((await post("/api/echo.when", dated)).body).toEqual({ at, note: null });
+      // A date sent as plain text is not a date.
+      expect((await post("/api/trpc/echo.when", { at })).body.error.json.data.fields).toEqual(["at"]);
+    });
+
+    it("refuses superjson metadata it cannot read, and never builds a cycle", async () => {
+      for (const meta of [{ values: { name: [["class", "Foo"]] } }, { values: { name: ["bogus"] } }, "x"]) {
+        const r = await post("/api/trpc/echo.set", { json: { name: "a", size: 1 }, meta });
+        expect(r.status).toBe(400);
+        expect(r.body.error.json.data.fields).toEqual(["meta"]);
+      }
+      const proto = await post("/api/trpc/echo.set", {
+        json: { name: "a", size: 1 },
+        meta: { values: { "__proto__.polluted": ["Date"] } },
+      });
+      expect(proto.status).toBe(400);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      const cycle = await post("/api/trpc/echo.many", {
+        json: { values: [1], data: { a: {} } },
+        meta: { referentialEqualities: { "data.a": ["data.a.b"] } },
+      });
+      expect(cycle.status).toBe(200);
+      expect(cycle.body.result.data.json).toEqual({ count: 1 });
     });
 
     it("answers superjson inputs with superjson envelopes", async () => {
@@ -117,7 +175,7 @@ describe("dispatcher", () => {
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ name: "a", size: 1 });
       expect((await post("/api/trpc/echo.set", { name: "a", size: 1 })).body).toEqual({
-        result: { data: { name: "a", size: 1 } },
+        result: { data: { json: { name: "a", size: 1 } } },
       });
     });
 
@@ -154,14 +212,65 @@ describe("dispatcher", () => {
       }
     });
 
-    it("serves tRPC batches", async () => {
+    it("serves tRPC batches, every answer superjson-shaped whatever the input form", async () => {
       const input = encodeURIComponent(
-        JSON.stringify({ 0: { json: { text: "a" } }, 1: { text: "b", count: 9 } }),
+        JSON.stringify({ 0: { json: { text: "a" } }, 1: { text: "b", count: 9 }, 2: { text: "c" } }),
       );
-      const r = await call(`/api/trpc/echo.get,echo.get?batch=1&input=${input}`);
+      const r = await call(`/api/trpc/echo.get,echo.get,echo.get?batch=1&input=${input}`);
       expect(r.status).toBe(207);
       expect(r.body[0]).toEqual({ result: { data: { json: { text: "a", count: 1, loud: false } } } });
-      expect(r.body[1].error.code).toBe("BAD_REQUEST");
+      expect(r.body[1].error.json).toMatchObject({
+        code: -32600,
+        data: { code: "BAD_REQUEST", httpStatus: 400, path: "echo.get", fields: ["count"] },
+      });
+      expect(r.body[2]).toEqual({ result: { data: { json: { text: "c", count: 1, loud: false } } } });
+
+      // A batch whose input cannot be read fails every call alike.
+      const broken = await call("/api/trpc/echo.get,echo.get?batch=1&input=%7Bnope");
+      expect(broken.status).toBe(400);
+      expect(broken.body).toHaveLength(2);
+      expect(broken.body[1].error.json.data).toMatchObject({ code: "BAD_REQUEST", path: "echo.get" });
+      const notObject = await call(`/api/trpc/echo.get?batch=1&input=${encodeURIComponent("[1]")}`);
+      expect(notObject.status).toBe(400);
+    });
+
+    it("coerces query strings by the schema and names the field and type of a value that does not fit", async () => {
+      expect((await call("/api/echo.get?text=a&count=%223%22&loud=%22true%22")).body).toEqual({
+        text: "a",
+        count: 3,
+        loud: true,
+      });
+      const count = await call("/api/echo.get?text=a&count=twelve");
+      expect(count.status).toBe(400);
+      expect(count.body.error.data.fields).toEqual(["count"]);
+      expect(count.body.error.message).toMatch(/count: .*expected number/);
+      const loud = await call("/api/echo.get?text=a&loud=yes");
+      expect(loud.body.error.data.fields).toEqual(["loud"]);
+      expect(loud.body.error.message).toMatch(/loud: .*expected boolean/);
+      const tags = await call(`/api/echo.get?text=a&tags=${encodeURIComponent('["x","y"]')}`);
+      expect(tags.body.tags).toEqual(["x", "y"]);
+      const notStrings = await call(`/api/echo.get?text=a&tags=${encodeURIComponent("[1]")}`);
+      expect(notStrings.status).toBe(400);
+      expect(notStrings.body.error.data.fields).toEqual(["tags.0"]);
+    });
+  });
+
+  describe("unknown fields", () => {
+    it("400 names an unknown field at the top, nested, in a query string, on both prefixes", async () => {
+      const top = await post("/api/echo.set", { name: "a", size: 1, colour: "red" });
+      expect(top.status).toBe(400);
+      expect(top.body.error.data.fields).toEqual(["colour"]);
+      expect(top.body.error.message).toContain("colour: unknown field");
+      const nested = await post("/api/echo.set", { name: "a", size: 1, options: { mode: "x", speed: 2 } });
+      expect(nested.body.error.data.fields).toEqual(["options.speed"]);
+      const query = await call("/api/echo.get?text=a&verbose=1");
+      expect(query.status).toBe(400);
+      expect(query.body.error.data.fields).toEqual(["verbose"]);
+      const trpc = await post("/api/trpc/echo.set", { json: { name: "a", size: 1, colour: "red" } });
+      expect(trpc.body.error.json.data.fields).toEqual(["colour"]);
+      const none = await post("/api/echo.adminOnly", { force: true });
+      expect(none.status).toBe(400);
+      expect(none.body.error.data.fields).toEqual(["force"]);
     });
   });
 
@@ -223,8 +332,61 @@ describe("dispatcher", () => {
       const r = await call("/api/echo.nothing");
       expect(r.status).toBe(404);
       expect(r.body.error.code).toBe("NOT_FOUND");
-      expect((await call("/api/trpc/nothing.here")).status).toBe(404);
+      const trpc = await call("/api/trpc/nothing.here");
+      expect(trpc.status).toBe(404);
+      expect(trpc.body.error.json).toMatchObject({
+        code: -32004,
+        data: { code: "NOT_FOUND", httpStatus: 404 },
+      });
+      expect((await call("/api/trpc/nothing/here")).body.error.json.data.code).toBe("NOT_FOUND");
       expect((await call("/elsewhere")).body.error.code).toBe("NOT_FOUND");
+    });
+
+    it("404, never 500, for malformed percent-encoding and prototype property names", async () => {
+      for (const path of [
+        "/api/%E0%A4%A",
+        "/api/%ZZ",
+        "/api/trpc/%E0%A4%A",
+        "/api/echo.get%",
+        "/api/__proto__",
+        "/api/constructor",
+        "/api/trpc/toString",
+        "/api/trpc/__proto__,constructor?batch=1",
+        "/api/docs/constructor",
+        "/api/docs/__proto__",
+        "/api/docs/toString",
+        "/api/docs/hasOwnProperty",
+      ]) {
+        const r = await call(path);
+        expect([path, r.status]).toEqual([path, 404]);
+      }
+      const badInput = await call("/api/echo.get?input=%E0%A4%A");
+      expect(badInput.status).toBe(400);
+      const badQuery = await call("/api/echo.get?text=%E0%A4%A");
+      expect(badQuery.status).toBe(200);
+    });
+
+    it("bounds the error for a deeply nested or huge input", async () => {
+      const deep = `{"name":"a","size":1,"options":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+      const nested = await call("/api/echo.set", {
+        method: "POST",
+        body: deep,
+        headers: { "content-type": "application/json" },
+      });
+      expect(nested.status).toBe(400);
+      expect(JSON.stringify(nested.body).length).toBeLessThan(2_000);
+      expect(nested.body.error.message).toContain("nested deeper than");
+
+      const many = await post("/api/echo.many", { values: Array.from({ length: 50_000 }, () => "x") });
+      expect(many.status).toBe(400);
+      expect(many.body.error.data.issues).toHaveLength(20);
+      expect(many.body.error.data.moreIssues).toBe(49_980);
+      expect(JSON.stringify(many.body).length).toBeLessThan(6_000);
+
+      const wide = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`.repeat(20), 1]));
+      const unknown = await post("/api/echo.set", { name: "a", size: 1, ...wide });
+      expect(unknown.status).toBe(400);
+      expect(JSON.stringify(unknown.body).length).toBeLessThan(10_000);
     });
 
     it("405 for the wrong method, with Allow", async () => {
@@ -239,6 +401,9 @@ describe("dispatcher", () => {
       const r = await post("/api/echo.set", { name: "x".repeat(MAX_BODY_BYTES), size: 1 });
       expect(r.status).toBe(413);
       expect(r.body.error.code).toBe("PAYLOAD_TOO_LARGE");
+      const trpc = await post("/api/trpc/echo.set", { name: "x".repeat(MAX_BODY_BYTES), size: 1 });
+      expect(trpc.status).toBe(413);
+      expect(trpc.body.error.json.data.code).toBe("PAYLOAD_TOO_LARGE");
     });
 
     it("500 carries no stack trace, path or command line", async () => {
@@ -246,6 +411,15 @@ describe("dispatcher", () => {
       expect(r.status).toBe(500);
       expect(r.body).toEqual({
         error: { message: "Internal server error", code: "INTERNAL_SERVER_ERROR", data: { httpStatus: 500 } },
+      });
+      expect((await call("/api/trpc/echo.broken")).body).toEqual({
+        error: {
+          json: {
+            message: "Internal server error",
+            code: -32603,
+            data: { code: "INTERNAL_SERVER_ERROR", httpStatus: 500, path: "echo.broken" },
+          },
+        },
       });
     });
   });

@@ -1,16 +1,18 @@
 /**
  * Serves every registered procedure at `/api/{router}.{procedure}` (bare answers) and
- * `/api/trpc/{router}.{procedure}` (tRPC envelopes, `?input=`, `{"json": …}` superjson bodies
- * and `?batch=1`). One path for all of them: find, check method, authenticate, check edition
- * and role, parse input, run, parse output.
+ * `/api/trpc/{router}.{procedure}` (tRPC with the superjson transformer, as Dokploy: every
+ * answer and error is superjson-shaped, `?batch=1` batches). Inputs are plain JSON or
+ * superjson's `{json, meta}` on both prefixes. One path for all of them: find, check method,
+ * authenticate, check edition and role, parse input, run, parse output.
  */
 import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
+import superjson from "superjson";
 import { z } from "zod";
 import { authenticate } from "./auth/caller.ts";
 import { clientAddress } from "./auth/client-address.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
-import { ApiError, type ErrorBody, fromZodError } from "./errors.ts";
+import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import type { AnyProcedure, RouterDef } from "./procedure.ts";
 import { inputFromQuery } from "./query-input.ts";
@@ -29,7 +31,22 @@ export function procedureTable(routers: RouterDef[]): ProcedureTable {
   return table;
 }
 
-type Wire = "plain" | "trpc" | "superjson";
+/** The JSON-RPC codes tRPC puts in `error.code` (the name goes in `error.data.code`). */
+const trpcErrorCodes: Record<ErrorCode, number> = {
+  BAD_REQUEST: -32600,
+  UNAUTHORIZED: -32001,
+  FORBIDDEN: -32003,
+  NOT_FOUND: -32004,
+  METHOD_NOT_SUPPORTED: -32005,
+  CONFLICT: -32009,
+  PAYLOAD_TOO_LARGE: -32013,
+  TOO_MANY_REQUESTS: -32029,
+  INTERNAL_SERVER_ERROR: -32603,
+  SERVICE_UNAVAILABLE: -32603,
+};
+
+/** Inputs nested deeper than this are refused before parsing. */
+const MAX_INPUT_DEPTH = 32;
 
 interface CallInput {
   /** The raw input as sent, before unwrapping, or undefined when none was sent. */
@@ -48,44 +65,59 @@ export class Dispatcher {
 
   /** Hono handler for `/api/:path` (trpc = false) and `/api/trpc/:path` (trpc = true). */
   handle = async (c: Context, trpc: boolean): Promise<Response> => {
-    const path = decodeURIComponent(c.req.param("path") ?? "");
+    // Hono has already percent-decoded the parameter (leaving malformed sequences as they are).
+    const path = c.req.param("path") ?? "";
     const url = new URL(c.req.url);
     if (trpc && url.searchParams.get("batch") === "1") return this.handleBatch(c, path, url);
 
-    let wire: Wire = trpc ? "trpc" : "plain";
     try {
       const procedure = this.find(path, c.req.method);
       const input = await this.readInput(c, procedure, url, trpc);
-      if (trpc && isSuperjson(input.raw)) wire = "superjson";
       const data = await this.call(c, procedure, input, url);
-      return c.json(envelope(data, wire));
+      return c.json(trpc ? resultEnvelope(data) : data);
     } catch (error) {
-      return this.errorResponse(c, error, wire);
+      const apiError = this.toApiError(c, error);
+      for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
+      const body = trpc ? trpcError(apiError, path) : apiError.toBody();
+      return c.json(body, apiError.status as 400);
     }
   };
 
   private async handleBatch(c: Context, paths: string, url: URL): Promise<Response> {
-    let inputs: Record<string, unknown> = {};
-    const results: unknown[] = [];
-    const statuses = new Set<number>();
+    const calls = paths.split(",");
+    let inputs: Record<string, unknown>;
     try {
       const rawInputs =
         c.req.method === "GET" ? parseJson(url.searchParams.get("input") ?? "{}") : await readJsonBody(c);
+      if (
+        rawInputs !== undefined &&
+        (typeof rawInputs !== "object" || rawInputs === null || Array.isArray(rawInputs))
+      ) {
+        throw new ApiError("BAD_REQUEST", 'A batch input is an object keyed by call index ("0", "1", …)', {
+          fields: ["(input)"],
+        });
+      }
       inputs = (rawInputs ?? {}) as Record<string, unknown>;
     } catch (error) {
-      return this.errorResponse(c, error, "trpc");
+      // The whole batch failed: one error per call, as tRPC answers, so a client reads each.
+      const apiError = this.toApiError(c, error);
+      return c.json(
+        calls.map((path) => trpcError(apiError, path)),
+        apiError.status as 400,
+      );
     }
-    for (const [index, path] of paths.split(",").entries()) {
-      const raw = inputs[String(index)];
-      const wire: Wire = isSuperjson(raw) ? "superjson" : "trpc";
+    const results: unknown[] = [];
+    const statuses = new Set<number>();
+    for (const [index, path] of calls.entries()) {
+      const raw = Object.hasOwn(inputs, String(index)) ? inputs[String(index)] : undefined;
       try {
         const procedure = this.find(path, c.req.method);
-        results.push(envelope(await this.call(c, procedure, { raw }, url), wire));
+        results.push(resultEnvelope(await this.call(c, procedure, { raw }, url)));
         statuses.add(200);
       } catch (error) {
         const apiError = this.toApiError(c, error);
         for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
-        results.push(errorEnvelope(apiError, wire));
+        results.push(trpcError(apiError, path));
         statuses.add(apiError.status);
       }
     }
@@ -145,8 +177,8 @@ export class Dispatcher {
         );
       }
     }
-    const raw = input.query ? inputFromQuery(procedure.input, input.query) : unwrapSuperjson(input.raw);
-    rejectNul(raw);
+    const raw = input.query ? inputFromQuery(procedure.input, input.query) : decodeSuperjson(input.raw);
+    checkInputShape(raw);
     let parsed = procedure.input.safeParse(raw);
     // An absent input is read as {} when it must be an object, so a 400 names each missing field.
     if (!parsed.success && raw === undefined) parsed = procedure.input.safeParse({});
@@ -174,12 +206,6 @@ export class Dispatcher {
     const logger = c.get("logger") ?? this.services.logger;
     logger.error({ err: error }, "unhandled error in procedure");
     return new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
-  }
-
-  private errorResponse(c: Context, error: unknown, wire: Wire): Response {
-    const apiError = this.toApiError(c, error);
-    for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
-    return c.json(errorEnvelope(apiError, wire), apiError.status as 400);
   }
 }
 
@@ -222,27 +248,35 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Postgres text cannot hold U+0000: such a string would fail in the database as a 500, so it
- * is refused here as a 400 naming the field, for every procedure.
+ * Refused for every procedure as a 400 naming the field: U+0000 (Postgres text cannot hold it,
+ * it would fail in the database as a 500) and nesting deeper than MAX_INPUT_DEPTH (no schema
+ * is that deep; it only makes large error answers).
  */
-function rejectNul(raw: unknown): void {
-  type Step = { value: unknown; key: string; parent: Step | null };
-  const pending: Step[] = [{ value: raw, key: "", parent: null }];
+function checkInputShape(raw: unknown): void {
+  type Step = { value: unknown; key: string; parent: Step | null; depth: number };
+  const pending: Step[] = [{ value: raw, key: "", parent: null, depth: 0 }];
   while (pending.length > 0) {
     const step = pending.pop()!;
     let bad: Step | null = typeof step.value === "string" && step.value.includes("\u0000") ? step : null;
+    let message = "must not contain NUL characters";
     if (!bad && typeof step.value === "object" && step.value !== null) {
-      for (const [key, value] of Object.entries(step.value)) {
-        const child = { value, key, parent: step };
-        if (key.includes("\u0000")) bad = child;
-        pending.push(child);
+      if (step.depth >= MAX_INPUT_DEPTH) {
+        bad = step;
+        message = `must not be nested deeper than ${MAX_INPUT_DEPTH} levels`;
+      } else {
+        for (const [key, value] of Object.entries(step.value)) {
+          const child = { value, key, parent: step, depth: step.depth + 1 };
+          if (key.includes("\u0000")) bad = child;
+          pending.push(child);
+        }
       }
     }
     if (bad) {
       const path: string[] = [];
       for (let at: Step | null = bad; at?.parent; at = at.parent) path.push(at.key);
-      const field = path.reverse().join(".") || "(input)";
-      const message = "must not contain NUL characters";
+      const segments = path.reverse();
+      const field =
+        (segments.length > 12 ? [...segments.slice(0, 12), "…"] : segments).join(".") || "(input)";
       throw new ApiError("BAD_REQUEST", `Invalid input: ${field}: ${message}`, {
         fields: [field],
         issues: [{ path: field, message }],
@@ -251,21 +285,59 @@ function rejectNul(raw: unknown): void {
   }
 }
 
-function isSuperjson(raw: unknown): raw is { json: unknown } {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw) || !("json" in raw)) return false;
+/** An input in superjson's form: `{json}` or `{json, meta}` and nothing else. */
+function isSuperjson(raw: unknown): raw is { json: unknown; meta?: unknown } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw) || !Object.hasOwn(raw, "json"))
+    return false;
   return Object.keys(raw).every((key) => key === "json" || key === "meta");
 }
 
-function unwrapSuperjson(raw: unknown): unknown {
-  return isSuperjson(raw) ? raw.json : raw;
+/**
+ * The value a superjson input stands for (`meta` restores undefined, dates and the rest); any
+ * other input is taken as plain JSON. Referential equalities are dropped: the JSON already holds
+ * each copy, and restoring identity could build a cycle.
+ */
+function decodeSuperjson(raw: unknown): unknown {
+  if (!isSuperjson(raw)) return raw;
+  const { meta } = raw;
+  if (meta === undefined || meta === null) return raw.json;
+  if (typeof meta !== "object" || Array.isArray(meta)) {
+    throw new ApiError("BAD_REQUEST", "Invalid input: meta: must be superjson metadata", {
+      fields: ["meta"],
+    });
+  }
+  const { referentialEqualities: _dropped, ...kept } = meta as Record<string, unknown>;
+  try {
+    return superjson.deserialize({ json: raw.json, meta: kept } as Parameters<
+      typeof superjson.deserialize
+    >[0]);
+  } catch (error) {
+    const message = error instanceof Error ? error.message.slice(0, 200) : "unreadable";
+    throw new ApiError("BAD_REQUEST", `Invalid input: meta: ${message}`, { fields: ["meta"] });
+  }
 }
 
-function envelope(data: unknown, wire: Wire): unknown {
-  if (wire === "plain") return data;
-  return { result: { data: wire === "superjson" ? { json: data } : data } };
+/** The error body for a request path: tRPC's superjson shape under `/api/trpc/`, else the plain one. */
+export function errorBodyFor(requestPath: string, error: ApiError): unknown {
+  const prefix = "/api/trpc/";
+  return requestPath.startsWith(prefix) ? trpcError(error, requestPath.slice(prefix.length)) : error.toBody();
 }
 
-function errorEnvelope(error: ApiError, wire: Wire): ErrorBody | { error: { json: ErrorBody["error"] } } {
-  const body = error.toBody();
-  return wire === "superjson" ? { error: { json: body.error } } : body;
+/** A tRPC result: the data as superjson serializes it (`{json, meta?}`). */
+export function resultEnvelope(data: unknown): unknown {
+  return { result: { data: superjson.serialize(data) } };
+}
+
+/**
+ * A tRPC error as Dokploy's server sends it: the shape `{message, code, data}` (code the
+ * JSON-RPC number, data.code the name, data.httpStatus, data.path) serialized by superjson.
+ */
+function trpcError(error: ApiError, path: string): unknown {
+  const body = error.toBody().error;
+  const shape = {
+    message: body.message,
+    code: trpcErrorCodes[body.code],
+    data: { ...body.data, code: body.code, path },
+  };
+  return { error: superjson.serialize(shape) };
 }

@@ -73,15 +73,36 @@ export function databaseUnavailable(cause: unknown): ApiError {
   return error;
 }
 
-/** A 400 that names every failing field of a zod parse. */
+
+/** How many issues, path segments and message characters an input error lists at most. */
+const MAX_ISSUES = 20;
+const MAX_PATH_SEGMENTS = 12;
+const MAX_MESSAGE_CHARS = 200;
+
+/**
+ * A 400 that names every failing field of a zod parse (an unknown key is named as its own
+ * field), bounded so a huge or deeply nested input cannot make a huge answer.
+ */
 export function fromZodError(error: z.ZodError): ApiError {
-  const issues = error.issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(input)",
-    message: issue.message,
-  }));
+  const all = error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: [...issue.path, key], message: "unknown field" }))
+      : [{ path: issue.path, message: issue.message }],
+  );
+  const issues = all.slice(0, MAX_ISSUES).map((issue) => {
+    const segments = issue.path.map(String);
+    const path =
+      segments.length > MAX_PATH_SEGMENTS ? [...segments.slice(0, MAX_PATH_SEGMENTS), "…"] : segments;
+    return {
+      path: path.join(".").slice(0, MAX_MESSAGE_CHARS) || "(input)",
+      message: issue.message.slice(0, MAX_MESSAGE_CHARS),
+    };
+  });
   const summary = issues.map((i) => `${i.path}: ${i.message}`).join("; ");
-  return new ApiError("BAD_REQUEST", `Invalid input: ${summary}`, {
+  const more = all.length - issues.length;
+  return new ApiError("BAD_REQUEST", `Invalid input: ${summary}${more > 0 ? `; and ${more} more` : ""}`, {
     fields: [...new Set(issues.map((i) => i.path))],
     issues,
+    ...(more > 0 ? { moreIssues: more } : {}),
   });
 }

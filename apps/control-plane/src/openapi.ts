@@ -466,7 +466,7 @@ export function registerOpenApiRoutes(
   );
   app.get("/api/docs/:asset", async (c) => {
     const asset = c.req.param("asset");
-    const type = swaggerAssets[asset];
+    const type = Object.hasOwn(swaggerAssets, asset) ? swaggerAssets[asset] : undefined;
     if (!type) return c.notFound();
     const body = await readFile(path.join(swaggerDir, asset));
     return c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });

@@ -44,13 +44,68 @@ type Spec<In extends z.ZodType, Out extends z.ZodType, Auth extends Access> = Om
 export function query<In extends z.ZodType, Out extends z.ZodType, const Auth extends Access>(
   spec: Spec<In, Out, Auth>,
 ): ProcedureDef<In, Out, Auth> {
-  return { kind: "query", ...spec };
+  return { kind: "query", ...spec, input: strictInput(spec.input) };
 }
 
 export function mutation<In extends z.ZodType, Out extends z.ZodType, const Auth extends Access>(
   spec: Spec<In, Out, Auth>,
 ): ProcedureDef<In, Out, Auth> {
-  return { kind: "mutation", ...spec };
+  return { kind: "mutation", ...spec, input: strictInput(spec.input) };
+}
+
+interface SchemaDef {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  catchall?: z.ZodType;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+  items?: z.ZodType[];
+  rest?: z.ZodType | null;
+  valueType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+}
+
+const wrapperTypes = new Set([
+  "optional",
+  "nullable",
+  "default",
+  "prefault",
+  "readonly",
+  "catch",
+  "nonoptional",
+]);
+
+/**
+ * A copy of an input schema where every object, at any depth, refuses keys it does not declare
+ * (zod's `unrecognized_keys`), so no procedure drops a field in silence. Applied to every
+ * procedure here, once, at definition; an object declared with `.catchall()`/`.loose()` keeps
+ * its explicit choice.
+ */
+export function strictInput<T extends z.ZodType>(schema: T): T {
+  const def = schema._zod.def as unknown as SchemaDef;
+  const clone = (changes: Partial<SchemaDef>) => schema.clone({ ...def, ...changes } as never) as T;
+  if (def.type === "object" && def.shape) {
+    const shape = Object.fromEntries(
+      Object.entries(def.shape).map(([key, field]) => [key, strictInput(field)]),
+    );
+    return clone({ shape, catchall: def.catchall ?? z.never() });
+  }
+  if (wrapperTypes.has(def.type) && def.innerType) return clone({ innerType: strictInput(def.innerType) });
+  if (def.type === "array" && def.element) return clone({ element: strictInput(def.element) });
+  if (def.type === "union" && def.options) return clone({ options: def.options.map((o) => strictInput(o)) });
+  if (def.type === "record" && def.valueType) return clone({ valueType: strictInput(def.valueType) });
+  if (def.type === "pipe" && def.in && def.out) {
+    return clone({ in: strictInput(def.in), out: strictInput(def.out) });
+  }
+  if (def.type === "tuple" && def.items) {
+    return clone({
+      items: def.items.map((i) => strictInput(i)),
+      rest: def.rest ? strictInput(def.rest) : def.rest,
+    });
+  }
+  return schema;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a router holds procedures of every input and output type

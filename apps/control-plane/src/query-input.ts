@@ -1,7 +1,8 @@
 /**
  * Turns a plain query string (`?limit=10&includeServices=false`) into the input object a
  * procedure's zod schema expects: each value is coerced by the type of its field, so a query
- * parses exactly like the same input sent as JSON.
+ * parses exactly like the same input sent as JSON. A value that does not read as its field's
+ * type is passed on as text, so the schema's 400 names the field and the type it expects.
  */
 import type { z } from "zod";
 
@@ -30,14 +31,20 @@ function unwrap(schema: ZodInternals): ZodInternals {
 }
 
 function coerceValue(field: ZodInternals | undefined, values: string[]): unknown {
-  const raw = values[values.length - 1] ?? "";
-  if (!field) return raw;
+  const last = values[values.length - 1] ?? "";
+  if (!field) return last;
   const type = unwrap(field)._zod.def.type;
-  if (raw === "null" && field._zod.def.type === "nullable") return null;
+  if (last === "null" && field._zod.def.type === "nullable") return null;
+  // Some generated clients send a number or boolean JSON-encoded as a string: `"12"`.
+  const raw =
+    (type === "number" || type === "int" || type === "boolean") && /^"[^"]*"$/.test(last)
+      ? last.slice(1, -1)
+      : last;
   switch (type) {
     case "number":
     case "int":
-      return raw.trim() === "" ? raw : Number(raw);
+      // Left as text when it is not a number, so the 400 says the field expects a number.
+      return raw.trim() === "" || Number.isNaN(Number(raw)) ? raw : Number(raw);
     case "boolean":
       return raw === "true" ? true : raw === "false" ? false : raw;
     case "array":

@@ -20,6 +20,7 @@ import { findApplication, updateApplication } from "../applications/repository.t
 import { authenticate } from "../auth/caller.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
+import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
@@ -223,7 +224,7 @@ async function dropDeployment(services: ServiceContext, request: Request, url: U
 export function registerDropRoutes(app: Hono, services: ServiceContext): void {
   const limit = bodyLimit({
     maxSize: MAX_DROP_UPLOAD_BYTES + 64 * 1024,
-    onError: (c) => c.json(tooLarge().toBody(), 413),
+    onError: (c) => c.json(errorBodyFor(c.req.path, tooLarge()), 413),
   });
   for (const [route, trpc] of [
     ["/api/application.dropDeployment", false],
@@ -232,12 +233,12 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
     app.post(route, limit, async (c) => {
       try {
         const result = await dropDeployment(services, c.req.raw, new URL(c.req.url));
-        return c.json(trpc ? { result: { data: result } } : result);
+        return c.json(trpc ? resultEnvelope(result) : result);
       } catch (error) {
         const apiError =
           error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
         if (!(error instanceof ApiError)) services.logger.error({ err: error }, "drop upload failed");
-        return c.json(apiError.toBody(), apiError.status as 400);
+        return c.json(errorBodyFor(c.req.path, apiError), apiError.status as 400);
       }
     });
   }

@@ -365,7 +365,7 @@ describe("application", () => {
       ["application.update", { replicas: 0 }, "replicas"],
       ["application.update", { command: "run\u0000x" }, "command"],
       ["application.update", { args: ["ok", "bad\u0000"] }, "args.1"],
-      ["application.update", { healthCheckSwarm: { Test: ["CMD"], Evil: 1 } }, "healthCheckSwarm"],
+      ["application.update", { healthCheckSwarm: { Test: ["CMD"], Evil: 1 } }, "healthCheckSwarm.Evil"],
       [
         "application.update",
         { restartPolicySwarm: { Condition: "sometimes" } },

@@ -413,7 +413,7 @@ describe("project", () => {
       expect(beyond.body).toEqual({ items: [], total: 25 });
     });
 
-    it("answers the tRPC forms: ?input= with a {json} wrapper, and a plain ?input=", async () => {
+    it("answers the tRPC forms (superjson either way): ?input= with a {json} wrapper, and a plain ?input=", async () => {
       const input = encodeURIComponent(JSON.stringify({ json: { q: "billing", limit: 1 } }));
       const wrapped = await platform.request(`/api/trpc/project.search?input=${input}`, as(searcher));
       expect(wrapped.status).toBe(200);
@@ -423,7 +423,7 @@ describe("project", () => {
       const plain = encodeURIComponent(JSON.stringify({ q: "uptime" }));
       const bare = await platform.request(`/api/trpc/project.search?input=${plain}`, as(searcher));
       expect(bare.status).toBe(200);
-      expect(bare.body.result.data.items.map((p: any) => p.name)).toEqual(["100% uptime"]);
+      expect(bare.body.result.data.json.items.map((p: any) => p.name)).toEqual(["100% uptime"]);
 
       const badLimit = encodeURIComponent(JSON.stringify({ json: { limit: 101 } }));
       const refused = await platform.request(`/api/trpc/project.search?input=${badLimit}`, as(searcher));
