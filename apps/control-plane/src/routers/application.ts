@@ -366,7 +366,7 @@ export const applicationRouter = defineRouter("application", {
       patchApplication(services, caller, input.applicationId, async () => {
         const loopbackProblem =
           input.customGitUrl &&
-          gitUrlProblem(input.customGitUrl, { allowLoopback: services.config.allowLoopbackGit });
+          gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
         if (loopbackProblem) {
           throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
             fields: ["customGitUrl"],
