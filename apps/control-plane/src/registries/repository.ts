@@ -8,6 +8,8 @@ import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
 import type { Registry, RegistryType } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { OutboundRefusedError } from "../outbound/guard.ts";
+import { checkRegistryAddress } from "./outbound.ts";
 
 export interface RegistryCredentials {
   registryUrl: string;
@@ -148,7 +150,10 @@ export function openRegistryPassword(services: ServiceContext, registry: Registr
   return services.secrets.decrypt(registry.passwordSealed, sealContext(registry));
 }
 
-/** The registry of the organization with its unsealed password, or undefined. */
+/**
+ * The registry of the organization with its unsealed password, or undefined; throws when the
+ * outbound guard refuses its host (the credentials are never sent there).
+ */
 export async function findRegistryCredentials(
   services: ServiceContext,
   organizationId: string,
@@ -156,6 +161,14 @@ export async function findRegistryCredentials(
 ): Promise<RegistryCredentials | undefined> {
   const registry = await findRegistry(services.db, organizationId, registryId);
   if (!registry) return undefined;
+  try {
+    await checkRegistryAddress(services, registry.registryUrl);
+  } catch (error) {
+    // A name this machine cannot resolve may still resolve where the engine runs; it checks.
+    if (!(error instanceof OutboundRefusedError)) throw error;
+    if (!error.unresolved)
+      throw new Error(`The registry ${registry.registryUrl} may not be reached: ${error.message}`);
+  }
   return {
     registryUrl: registry.registryUrl,
     username: registry.username,
