@@ -477,6 +477,139 @@ describe("another organization's ids are 404", () => {
   });
 });
 
+describe("a host belongs to one organization across the instance (issue 10, finding 4)", () => {
+  let mine: { applicationId: string; appName: string };
+  let theirs: { applicationId: string; appName: string };
+  const wildcard = (host: string) => ({ host, certificateType: "custom", customCertResolver: "myresolver" });
+
+  beforeAll(async () => {
+    mine = await createApplication(test);
+    theirs = await createApplication(test, test.stranger, test.strangerEnvironmentId);
+    for (const input of [
+      { host: "owned.example.com", certificateType: "none" },
+      { host: "owned.example.com", path: "/api", certificateType: "none" },
+      wildcard("*.tenant.example.net"),
+    ]) {
+      const created = await createDomain({ applicationId: mine.applicationId, ...input });
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+    }
+  });
+
+  it.each([
+    ["the same host", { host: "owned.example.com", certificateType: "none" }],
+    [
+      "the same host in another case and another path",
+      { host: "OWNED.example.com", path: "/x", certificateType: "none" },
+    ],
+    ["a host under its wildcard", { host: "shop.tenant.example.net", certificateType: "none" }],
+    ["a deeper host under its wildcard", { host: "a.b.tenant.example.net", certificateType: "none" }],
+    ["the same wildcard", wildcard("*.tenant.example.net")],
+    ["a wildcard over its host", wildcard("*.example.com")],
+    ["a wider wildcard over its wildcard", wildcard("*.example.net")],
+  ])(
+    "another organization claiming %s is a 409 naming host, and nothing is written",
+    async (_case, input) => {
+      const before = await readIfExists(dynamicFile(test, `${theirs.appName}.yml`));
+      const response = await createDomain({ applicationId: theirs.applicationId, ...input }, test.stranger);
+      expect(response.status, JSON.stringify(response.body)).toBe(409);
+      expect(response.body.error.data.fields).toEqual(["host"]);
+      expect(await readIfExists(dynamicFile(test, `${theirs.appName}.yml`))).toBe(before);
+      const rows = await test.platform.query(
+        "domain.byApplicationId",
+        { applicationId: theirs.applicationId },
+        as(test.stranger),
+      );
+      expect(rows.body).toEqual([]);
+    },
+  );
+
+  it("domain.update to another organization's host is a 409 and leaves the domain as it was", async () => {
+    const created = await createDomain(
+      { applicationId: theirs.applicationId, host: "theirs.example.org", certificateType: "none" },
+      test.stranger,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const moved = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, host: "x.tenant.example.net" },
+      as(test.stranger),
+    );
+    expect(moved.status, JSON.stringify(moved.body)).toBe(409);
+    expect(moved.body.error.data.fields).toEqual(["host"]);
+    const kept = await test.platform.query(
+      "domain.one",
+      { domainId: created.body.domainId },
+      as(test.stranger),
+    );
+    expect(kept.body.host).toBe("theirs.example.org");
+    // Its own host, changed in other fields only, stays fine.
+    const port = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, port: 8081 },
+      as(test.stranger),
+    );
+    expect(port.status, JSON.stringify(port.body)).toBe(200);
+    // And the owner cannot take the stranger's host either.
+    const back = await createDomain({
+      applicationId: mine.applicationId,
+      host: "theirs.example.org",
+      certificateType: "none",
+    });
+    expect(back.status).toBe(409);
+  });
+
+  it("neighbouring hosts stay free: a sibling, the wildcard's parent itself, and a host above", async () => {
+    for (const host of ["other.example.com", "tenant.example.net", "example.net"]) {
+      const response = await createDomain(
+        { applicationId: theirs.applicationId, host, certificateType: "none" },
+        test.stranger,
+      );
+      expect(response.status, `${host}: ${JSON.stringify(response.body)}`).toBe(200);
+    }
+  });
+
+  it("the same organization may route one host from several applications (other paths, as in Dokploy)", async () => {
+    const second = await createApplication(test);
+    const response = await createDomain({
+      applicationId: second.applicationId,
+      host: "owned.example.com",
+      path: "/admin",
+      certificateType: "none",
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+
+  it("the control plane's own host is the instance organization's only", async () => {
+    await test.platform.services.db
+      .updateTable("webServerSettings")
+      .set({ host: "panel.example.io" })
+      .where("id", "=", 1)
+      .execute();
+    try {
+      const refused = await createDomain(
+        { applicationId: theirs.applicationId, host: "panel.example.io", certificateType: "none" },
+        test.stranger,
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      expect(refused.body.error.data.fields).toEqual(["host"]);
+      expect(
+        (
+          await createDomain(
+            { applicationId: theirs.applicationId, ...wildcard("*.example.io") },
+            test.stranger,
+          )
+        ).status,
+      ).toBe(409);
+    } finally {
+      await test.platform.services.db
+        .updateTable("webServerSettings")
+        .set({ host: null })
+        .where("id", "=", 1)
+        .execute();
+    }
+  });
+});
+
 describe("application.readTraefikConfig / updateTraefikConfig", () => {
   let app: { applicationId: string; appName: string };
   let file: string;
