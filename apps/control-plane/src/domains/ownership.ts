@@ -14,8 +14,8 @@ import type { Database } from "../db/schema.ts";
 import { conflict } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 
-/** The advisory lock key of host claims ("hostclm" as a number; any constant of ours works). */
-const HOST_CLAIM_LOCK = 0x686f7374636c6d;
+/** The advisory lock key of host claims ("host" in ASCII; any constant of ours works). */
+const HOST_CLAIM_LOCK = 0x686f7374;
 
 const isWildcard = (host: string) => host.startsWith("*.");
 
