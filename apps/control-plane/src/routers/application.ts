@@ -59,6 +59,7 @@ import { type DeploymentKind, startApplicationDeployment } from "../deployments/
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
+import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
@@ -640,6 +641,7 @@ export const applicationRouter = defineRouter("application", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const application = await load(services.db, caller, input.applicationId);
+      await checkUserTraefikConfig(services, caller, application, input.traefikConfig);
       await updateApplicationTraefikConfig(services, application, input.traefikConfig);
       return success;
     },

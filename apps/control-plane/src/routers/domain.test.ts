@@ -751,6 +751,118 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
   });
 });
 
+describe("application.updateTraefikConfig by a tenant routes only its own hosts to its own service (issue 10, finding 4)", () => {
+  let app: { applicationId: string; appName: string };
+  let file: string;
+  const own = (appName: string, overrides: { rule?: string; url?: string; extra?: string[] } = {}) =>
+    [
+      "http:",
+      "  routers:",
+      `    ${appName}-custom:`,
+      "      entryPoints: [websecure]",
+      `      rule: ${overrides.rule ?? "Host(`tenant-cfg.example.com`) && PathPrefix(`/v2`)"}`,
+      `      service: ${appName}-custom`,
+      "      tls: { certResolver: letsencrypt }",
+      "  services:",
+      `    ${appName}-custom:`,
+      "      loadBalancer:",
+      "        servers:",
+      `          - url: ${overrides.url ?? `http://${appName}:8080`}`,
+      ...(overrides.extra ?? []),
+      "",
+    ].join("\n");
+  const write = (traefikConfig: string, session = test.stranger) =>
+    test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: app.applicationId, traefikConfig },
+      as(session),
+    );
+
+  beforeAll(async () => {
+    app = await createApplication(test, test.stranger, test.strangerEnvironmentId);
+    file = dynamicFile(test, `${app.appName}.yml`);
+    const created = await createDomain(
+      { applicationId: app.applicationId, host: "tenant-cfg.example.com", certificateType: "none" },
+      test.stranger,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+  });
+
+  it("accepts the application's own host and service", async () => {
+    const response = await write(own(app.appName));
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(await readIfExists(file)).toBe(own(app.appName));
+  });
+
+  it.each([
+    ["a catch-all rule", { rule: "PathPrefix(`/`)" }, ".rule"],
+    ["another organization's host", { rule: "Host(`shop.example.com`)" }, ".rule"],
+    ["the metadata address", { url: "http://169.254.169.254/latest/meta-data" }, ".url"],
+    ["Postgres on the proxy's machine", { url: "http://127.0.0.1:5432" }, ".url"],
+    ["the control plane's service", { url: "http://platform-control-plane:3000" }, ".url"],
+    [
+      "a TCP passthrough",
+      {
+        extra: [
+          "tcp:",
+          "  routers:",
+          "    x:",
+          "      rule: HostSNI(`*`)",
+          "      service: x",
+          "      tls: { passthrough: true }",
+          "  services:",
+          "    x:",
+          "      loadBalancer:",
+          "        servers:",
+          "          - address: 127.0.0.1:5432",
+        ],
+      },
+      "tcp",
+    ],
+    [
+      "tls.certificates with host files",
+      {
+        extra: [
+          "tls:",
+          "  certificates:",
+          "    - certFile: /etc/ssl/private/a.crt",
+          "      keyFile: /etc/ssl/private/a.key",
+        ],
+      },
+      "tls",
+    ],
+  ])("refuses %s with a 400 naming the key path, and the file stays", async (_case, overrides, pathEnd) => {
+    const before = await readIfExists(file);
+    const response = await write(own(app.appName, overrides));
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["traefikConfig"]);
+    const issuePaths = (response.body.error.data.issues as { path: string }[]).map((issue) => issue.path);
+    expect(
+      issuePaths.some((path) => path.endsWith(pathEnd)),
+      JSON.stringify(issuePaths),
+    ).toBe(true);
+    expect(await readIfExists(file)).toBe(before);
+  });
+
+  it("a plain member of the instance organization is held to the same rule, its administrator is not", async () => {
+    const mine = await createApplication(test);
+    const member = await test.platform.addMember(test.owner, "member");
+    const catchAll = own(mine.appName, { rule: "PathPrefix(`/`)" });
+    const refused = await test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: mine.applicationId, traefikConfig: catchAll },
+      as(member),
+    );
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    const allowed = await test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: mine.applicationId, traefikConfig: catchAll },
+      as(test.owner),
+    );
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+  });
+});
+
 describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => {
   const insertServer = async (ipAddress: string, organizationId = test.owner.user.organizationId) => {
     const serverId = newId();
