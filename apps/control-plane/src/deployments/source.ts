@@ -11,6 +11,7 @@ import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
+import { checkRegistryBeforeUse } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { findSshKey, openPrivateKey } from "../servers/ssh-keys.ts";
 import { archiveSourceFor } from "./drop.ts";
@@ -71,6 +72,7 @@ async function pullAuthOf(services: ServiceContext, app: DeployableApplication, 
   if (!app.username || !password) return undefined;
   const serverAddress =
     app.registryUrl?.replace(/^https?:\/\//, "").replace(/\/+$/, "") || registryHostOf(image);
+  await checkRegistryBeforeUse(services, serverAddress);
   return { serverAddress, username: app.username, password };
 }
 

@@ -8,8 +8,7 @@ import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
 import type { Registry, RegistryType } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { OutboundRefusedError } from "../outbound/guard.ts";
-import { checkRegistryAddress } from "./outbound.ts";
+import { checkRegistryBeforeUse } from "./outbound.ts";
 
 export interface RegistryCredentials {
   registryUrl: string;
@@ -161,14 +160,7 @@ export async function findRegistryCredentials(
 ): Promise<RegistryCredentials | undefined> {
   const registry = await findRegistry(services.db, organizationId, registryId);
   if (!registry) return undefined;
-  try {
-    await checkRegistryAddress(services, registry.registryUrl);
-  } catch (error) {
-    // A name this machine cannot resolve may still resolve where the engine runs; it checks.
-    if (!(error instanceof OutboundRefusedError)) throw error;
-    if (!error.unresolved)
-      throw new Error(`The registry ${registry.registryUrl} may not be reached: ${error.message}`);
-  }
+  await checkRegistryBeforeUse(services, registry.registryUrl);
   return {
     registryUrl: registry.registryUrl,
     username: registry.username,
