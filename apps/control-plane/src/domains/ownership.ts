@@ -4,14 +4,16 @@
  * Another organization's host, a host under its wildcard, or a wildcard over its hosts is a 409
  * naming `host`; so is the control plane's own host (settings.assignDomainServer) for anyone
  * but the instance organization. Within one organization hosts may repeat across applications
- * (different paths, as in Dokploy).
+ * (different paths, as in Dokploy). A wildcard may not claim a whole top-level domain (`*.com`)
+ * nor the instance's shared wildcard domain (`*.traefik.me`, `*.1.2.3.4.traefik.me`), where
+ * generated hosts of every organization live (400 naming `host`).
  *
  * Claims are serialized by a transaction-scoped advisory lock, so two organizations cannot claim
  * the same host at once: call claimHost inside the transaction that writes the domain.
  */
 import { sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
-import { conflict } from "../errors.ts";
+import { badRequest, conflict } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 
 /** The advisory lock key of host claims ("host" in ASCII; any constant of ours works). */
@@ -44,6 +46,28 @@ export async function claimHost(
   organizationId: string,
   host: string,
 ): Promise<void> {
+  const instanceOrganization = () => isInstanceOrganization(trx, organizationId);
+  const settings = await trx
+    .selectFrom("webServerSettings")
+    .select(["host", "wildcardDomain"])
+    .where("id", "=", 1)
+    .executeTakeFirst();
+  if (isWildcard(host)) {
+    const parent = host.slice(2);
+    if (!parent.includes(".")) {
+      throw badRequest(`Invalid input: host: ${host} would claim a whole top-level domain`, {
+        fields: ["host"],
+      });
+    }
+    const shared = settings?.wildcardDomain.toLowerCase();
+    const overlapsShared =
+      shared && (parent === shared || shared.endsWith(`.${parent}`) || parent.endsWith(`.${shared}`));
+    if (overlapsShared && !(await instanceOrganization())) {
+      throw badRequest(`Invalid input: host: ${host} would claim the shared wildcard domain ${shared}`, {
+        fields: ["host"],
+      });
+    }
+  }
   await sql`select pg_advisory_xact_lock(${HOST_CLAIM_LOCK})`.execute(trx);
   const candidates = [host, ...coveringWildcards(host)];
   let query = trx
@@ -67,14 +91,7 @@ export async function claimHost(
       fields: ["host"],
     });
   }
-  const settings = await trx
-    .selectFrom("webServerSettings")
-    .select("host")
-    .where("id", "=", 1)
-    .executeTakeFirst();
-  if (settings?.host && hostsOverlap(host, settings.host.toLowerCase())) {
-    if (!(await isInstanceOrganization(trx, organizationId))) {
-      throw conflict(`Invalid input: host: ${host} is the control plane's own host`, { fields: ["host"] });
-    }
+  if (settings?.host && hostsOverlap(host, settings.host.toLowerCase()) && !(await instanceOrganization())) {
+    throw conflict(`Invalid input: host: ${host} is the control plane's own host`, { fields: ["host"] });
   }
 }

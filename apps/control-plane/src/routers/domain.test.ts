@@ -579,6 +579,23 @@ describe("a host belongs to one organization across the instance (issue 10, find
     expect(response.status, JSON.stringify(response.body)).toBe(200);
   });
 
+  it("a wildcard may not claim a top-level domain or the shared wildcard domain (400 naming host)", async () => {
+    for (const host of ["*.com", "*.traefik.me", "*.me", "*.1.2.3.4.traefik.me"]) {
+      const response = await createDomain(
+        { applicationId: theirs.applicationId, ...wildcard(host) },
+        test.stranger,
+      );
+      expect(response.status, `${host}: ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["host"]);
+    }
+    // Generated hosts under it stay free for everyone.
+    const generated = await createDomain(
+      { applicationId: theirs.applicationId, host: "app-abc123.1.2.3.4.traefik.me", certificateType: "none" },
+      test.stranger,
+    );
+    expect(generated.status, JSON.stringify(generated.body)).toBe(200);
+  });
+
   it("the control plane's own host is the instance organization's only", async () => {
     await test.platform.services.db
       .updateTable("webServerSettings")
