@@ -5,6 +5,7 @@
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
+import { type AllowList, EMPTY_ALLOW_LIST, parseAllowList } from "./outbound/guard.ts";
 
 export const editions = ["self-hosted", "cloud"] as const;
 export type Edition = (typeof editions)[number];
@@ -56,8 +57,16 @@ const configSchema = z.object({
   /** Deployments that may run at once across all applications (one at a time per application). */
   DEPLOYMENT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
-  /** Lets custom Git URLs point at this machine (localhost, 127.x, ::1); for tests only. */
-  PLATFORM_ALLOW_LOOPBACK_GIT: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
+  PLATFORM_OUTBOUND_ALLOW: z
+    .string()
+    .transform((text, context) => {
+      const parsed = parseAllowList(text);
+      if ("list" in parsed) return parsed.list;
+      context.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    })
+    .optional(),
   /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
   PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For names the client, for login throttling. */
@@ -95,8 +104,11 @@ export interface Config {
   publicIp: string | undefined;
   /** Deployments running at once across all applications. */
   deploymentConcurrency: number;
-  /** Custom Git URLs may name loopback hosts (tests with a local git server); default false. */
-  allowLoopbackGit: boolean;
+  /**
+   * Loopback or private addresses the outbound guard lets Git clones and registry logins reach
+   * (PLATFORM_OUTBOUND_ALLOW); empty by default. Link-local and metadata stay refused anyway.
+   */
+  outboundAllow: AllowList;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
@@ -139,7 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformUrl: c.PLATFORM_URL,
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
-    allowLoopbackGit: c.PLATFORM_ALLOW_LOOPBACK_GIT === "true",
+    outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };

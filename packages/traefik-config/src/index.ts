@@ -11,4 +11,5 @@ export * from "./names.ts";
 export * from "./schemas.ts";
 export * from "./static.ts";
 export * from "./types.ts";
+export * from "./user-config.ts";
 export * from "./validation.ts";

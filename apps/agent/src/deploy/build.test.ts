@@ -111,7 +111,7 @@ describe("buildImage from git (dockerfile)", () => {
     );
     // The log shows the commands, never the git password.
     expect(log).toContain(
-      "git -c protocol.ext.allow=never -c protocol.file.allow=never clone --depth 1 --branch main",
+      "git -c protocol.ext.allow=never -c protocol.file.allow=never -c http.followRedirects=false clone --depth 1 --branch main",
     );
     expect(log).toContain("docker build");
     expect(log).not.toContain("git-pa55word-xyz");
@@ -260,6 +260,52 @@ describe("buildImage with submodules", () => {
     const { reply, log } = await build(command);
     expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
     expect(log).toMatch(/transport 'file' not allowed/);
+  });
+
+  it("follows submodules only over https, http and ssh (no git:// either)", async () => {
+    await git.createRepo("git-protocol-sub", { Dockerfile: `FROM ${TEST_IMAGE}\n` });
+    await git.addSubmodule("git-protocol-sub", "elsewhere", "library", "git://127.0.0.1:9/library.git");
+    const command = buildCommand({
+      git: {
+        url: git.url("git-protocol-sub"),
+        branch: "main",
+        httpUsername: "builder",
+        httpPassword: "git-pa55word-xyz",
+        enableSubmodules: true,
+      },
+    });
+    const { reply, log } = await build(command);
+    expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
+    expect(log).toMatch(/transport 'git' not allowed/);
+  });
+});
+
+describe("buildImage does not follow HTTP redirects", () => {
+  it("refuses a Git server that redirects elsewhere (the control plane checked only the first host)", async () => {
+    let redirected = 0;
+    const redirector = createServer((request, response) => {
+      redirected++;
+      response.writeHead(302, { location: `${git.baseUrl}${request.url}` }).end();
+    });
+    await new Promise<void>((resolve) => redirector.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = redirector.address() as AddressInfo;
+      const command = buildCommand({
+        git: {
+          url: `http://127.0.0.1:${port}/app.git`,
+          branch: "main",
+          httpUsername: "builder",
+          httpPassword: "git-pa55word-xyz",
+        },
+      });
+      const { reply, log } = await build(command);
+      expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
+      expect(redirected).toBeGreaterThan(0);
+      expect(log).toMatch(/redirect/i);
+      expect(log).toContain("http.followRedirects=false");
+    } finally {
+      await new Promise((resolve) => redirector.close(resolve));
+    }
   });
 });
 

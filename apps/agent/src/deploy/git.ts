@@ -1,7 +1,9 @@
 /**
  * Shallow clone of one branch of a Git repository into a build's work directory: execFile-style
- * argv only, no prompts, no ext::/file transports; credentials through GIT_ASKPASS or an SSH key
- * file, never in the URL, argv or logs.
+ * argv only, no prompts, only the https, http and ssh transports (submodules too: git reads
+ * GIT_ALLOW_PROTOCOL in every process it starts), no HTTP redirects (the control plane checked
+ * the host the URL names, not where a redirect would lead); credentials through GIT_ASKPASS or
+ * an SSH key file, never in the URL, argv or logs.
  */
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -46,6 +48,7 @@ export async function cloneRepository(
       GIT_TERMINAL_PROMPT: "0",
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_ALLOW_PROTOCOL: "https:http:ssh",
       LANG: "C.UTF-8",
     };
     if (kind === "ssh") {
@@ -79,6 +82,7 @@ export async function cloneRepository(
     }
 
     const args = ["-c", "protocol.ext.allow=never", "-c", "protocol.file.allow=never"];
+    args.push("-c", "http.followRedirects=false");
     args.push("clone", "--depth", "1", "--branch", source.branch);
     if (source.enableSubmodules) args.push("--recurse-submodules", "--shallow-submodules");
     args.push("--", source.url, directory);

@@ -1,5 +1,6 @@
 import { IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { describe, expect, it } from "vitest";
+import { type AllowList, parseAllowList } from "../outbound/guard.ts";
 import {
   appNameSchema,
   branchNameProblem,
@@ -61,7 +62,8 @@ describe("application field rules", () => {
     for (const name of bad) expect(branchNameProblem(name), JSON.stringify(name)).not.toBeNull();
   });
 
-  it("accepts https, http, ssh and scp-like Git URLs, private hosts included", () => {
+  it("accepts https, http, ssh and scp-like Git URLs, private hosts when the allow list covers them", () => {
+    const outbound = (parseAllowList("10.0.0.0/8,192.168.0.0/16") as { list: AllowList }).list;
     for (const ok of [
       "https://github.com/org/repo.git",
       "http://gitea.lan:3000/org/repo.git",
@@ -71,7 +73,7 @@ describe("application field rules", () => {
       "git@github.com:org/repo.git",
       "deploy@10.1.2.3:srv/repo.git",
     ]) {
-      expect(gitUrlProblem(ok), ok).toBeNull();
+      expect(gitUrlProblem(ok, { outbound }), ok).toBeNull();
     }
   });
 

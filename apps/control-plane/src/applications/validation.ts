@@ -4,9 +4,15 @@
  * path are held to the narrowest form that still covers what users write; everything runs as
  * argv later, so these rules are the first fence, not the only one.
  */
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { z } from "zod";
+import {
+  type AllowList,
+  EMPTY_ALLOW_LIST,
+  outboundAddressProblem,
+  parseAllowList,
+} from "../outbound/guard.ts";
 
 /**
  * Spec 8's characters, held to the one appName rule the agent applies too (agent-protocol
@@ -168,40 +174,23 @@ export const buildStageSchema = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "is not a build stage name");
 
 /**
- * Addresses a Git URL may never point at: loopback, link-local (cloud metadata such as
- * 169.254.169.254), unspecified and multicast. Private ranges stay allowed: self-hosted users
- * run Gitea on their LAN. A hostname is checked again where it is resolved, at clone time.
+ * Git hosts are checked by the outbound guard: link-local and metadata addresses never, loopback
+ * and private ranges only inside the operator's allow list (PLATFORM_OUTBOUND_ALLOW). A host
+ * name is checked again where it is resolved, at clone time.
  */
-const loopbackAddresses = new BlockList();
-loopbackAddresses.addSubnet("127.0.0.0", 8, "ipv4");
-loopbackAddresses.addAddress("::1", "ipv6");
-const refusedGitAddresses = new BlockList();
-refusedGitAddresses.addSubnet("169.254.0.0", 16, "ipv4");
-refusedGitAddresses.addSubnet("0.0.0.0", 8, "ipv4");
-refusedGitAddresses.addSubnet("224.0.0.0", 4, "ipv4");
-refusedGitAddresses.addAddress("::", "ipv6");
-refusedGitAddresses.addSubnet("fe80::", 10, "ipv6");
-refusedGitAddresses.addSubnet("ff00::", 8, "ipv6");
-
 const HOSTNAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/;
 
+/** Every loopback and private address: the rules that do not depend on the configuration. */
+const ANY_ALLOWED = (parseAllowList("0.0.0.0/0, ::/0") as { list: AllowList }).list;
+
 export interface GitHostOptions {
-  /** Allow localhost and loopback addresses (PLATFORM_ALLOW_LOOPBACK_GIT, tests only). */
-  allowLoopback?: boolean;
+  /** Loopback and private addresses allowed (the configuration's outboundAllow); default none. */
+  outbound?: AllowList;
 }
 
 /** Why the IP address `address` may not be a Git server, or null. */
 export function gitAddressProblem(address: string, options: GitHostOptions = {}): string | null {
-  const family = isIP(address);
-  if (family === 0) return "is not an IP address";
-  const type = family === 6 ? "ipv6" : "ipv4";
-  if (!options.allowLoopback && loopbackAddresses.check(address, type)) {
-    return "points at a loopback address (this machine)";
-  }
-  if (refusedGitAddresses.check(address, type)) {
-    return "points at a link-local, unspecified or multicast address";
-  }
-  return null;
+  return outboundAddressProblem(address, options.outbound ?? EMPTY_ALLOW_LIST);
 }
 
 /** Why `host` may not be a Git server, or null. Numeric forms (0x7f.1, 2130706433) are normalized first. */
@@ -216,11 +205,12 @@ export function gitHostProblem(host: string, options: GitHostOptions = {}): stri
     .replace(/^\[|\]$/g, "")
     .replace(/\.$/, "")
     .toLowerCase();
-  if ((bare === "localhost" || bare.endsWith(".localhost")) && !options.allowLoopback) {
-    return "points at this machine (localhost)";
+  if (bare === "localhost" || bare.endsWith(".localhost")) {
+    return gitAddressProblem("127.0.0.1", options) && "points at this machine (localhost)";
   }
   if (isIP(bare) === 0) return HOSTNAME_PATTERN.test(bare) ? null : "has an invalid host name";
-  return gitAddressProblem(bare, options);
+  const problem = gitAddressProblem(bare, options);
+  return problem && `has a host that ${problem}`;
 }
 
 /** scp-like `user@host:path` (git's own syntax for SSH), as git reads it: no `/` before the colon. */
@@ -266,15 +256,15 @@ export function gitUrlProblem(value: string, options: GitHostOptions = {}): stri
 }
 
 /**
- * Every rule of gitUrlProblem but the loopback one, which depends on configuration
- * (PLATFORM_ALLOW_LOOPBACK_GIT): the procedure checks it with gitUrlProblem and the config.
+ * Every rule of gitUrlProblem but the loopback and private ones, which depend on configuration
+ * (PLATFORM_OUTBOUND_ALLOW): the procedure checks them with gitUrlProblem and the config.
  */
 export const gitUrlSchema = z
   .string()
   .trim()
   .min(1, "must not be empty")
   .superRefine((value, ctx) => {
-    const problem = gitUrlProblem(value, { allowLoopback: true });
+    const problem = gitUrlProblem(value, { outbound: ANY_ALLOWED });
     if (problem)
       ctx.addIssue({ code: "custom", message: `is not an allowed Git URL: ${problem}`, input: value });
   });

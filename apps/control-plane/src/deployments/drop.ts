@@ -13,12 +13,12 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import type { ArchiveSource } from "@platform/agent-protocol";
-import type { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { findApplication, updateApplication } from "../applications/repository.ts";
 import { authenticate } from "../auth/caller.ts";
-import type { ServiceContext } from "../context.ts";
+import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
@@ -172,8 +172,9 @@ const tooLarge = () =>
     fields: ["zip"],
   });
 
-async function dropDeployment(services: ServiceContext, request: Request, url: URL) {
-  const caller = await authenticate(
+/** The caller of an upload, from its headers alone: nothing of the body is read before this. */
+function uploadCaller(services: ServiceContext, request: Request, url: URL): Promise<Caller> {
+  return authenticate(
     services,
     {
       authorization: request.headers.get("authorization") ?? undefined,
@@ -181,6 +182,9 @@ async function dropDeployment(services: ServiceContext, request: Request, url: U
     },
     url.searchParams.keys(),
   );
+}
+
+async function dropDeployment(services: ServiceContext, caller: Caller, request: Request) {
   if (!request.headers.get("content-type")?.toLowerCase().startsWith("multipart/form-data")) {
     throw badRequest("Send multipart/form-data with the fields applicationId and zip", {
       fields: ["zip"],
@@ -226,22 +230,41 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
     maxSize: MAX_DROP_UPLOAD_BYTES + 64 * 1024,
     onError: (c) => c.json(errorBodyFor(c.req.path, tooLarge()), 413),
   });
+  const uploads = new Hono<{ Variables: { caller: Caller } }>();
+  const answerError = (c: Context, error: unknown) => {
+    const apiError =
+      error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
+    if (!(error instanceof ApiError)) services.logger.error({ err: error }, "drop upload failed");
+    return c.json(errorBodyFor(c.req.path, apiError), apiError.status as 400);
+  };
   for (const [route, trpc] of [
     ["/api/application.dropDeployment", false],
     ["/api/trpc/application.dropDeployment", true],
   ] as const) {
-    app.post(route, limit, async (c) => {
-      try {
-        const result = await dropDeployment(services, c.req.raw, new URL(c.req.url));
-        return c.json(trpc ? resultEnvelope(result) : result);
-      } catch (error) {
-        const apiError =
-          error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
-        if (!(error instanceof ApiError)) services.logger.error({ err: error }, "drop upload failed");
-        return c.json(errorBodyFor(c.req.path, apiError), apiError.status as 400);
-      }
-    });
+    // Credentials first, then the size limit (which may buffer a chunked body), then the body:
+    // an anonymous client gets its 401 before a byte of its upload is read.
+    uploads.post(
+      route,
+      async (c, next) => {
+        try {
+          c.set("caller", await uploadCaller(services, c.req.raw, new URL(c.req.url)));
+        } catch (error) {
+          return answerError(c, error);
+        }
+        await next();
+      },
+      limit,
+      async (c) => {
+        try {
+          const result = await dropDeployment(services, c.get("caller"), c.req.raw);
+          return c.json(trpc ? resultEnvelope(result) : result);
+        } catch (error) {
+          return answerError(c, error);
+        }
+      },
+    );
   }
+  app.route("/", uploads);
 
   app.get("/agent/artifacts/:token", async (c) => {
     const filePath = takeArtifact(c.req.param("token"), services.now().getTime());

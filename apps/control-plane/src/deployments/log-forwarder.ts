@@ -1,10 +1,12 @@
 /**
  * Follows an agent's log stream (agent.<serverId>.logs.<streamId>) while a command runs and
- * hands its UTF-8 text to `log` line by line, in `seq` order. The reply of the command and the
+ * hands its UTF-8 text to `log` line by line, in `seq` order, each line with its control
+ * characters escaped (build and container output is outside text: a CR or an ANSI sequence in it
+ * must not forge or repaint deployment-log lines). The reply of the command and the
  * stream's last chunks travel separately, so after the reply it waits briefly for the chunk
  * marked final before it stops.
  */
-import type { LogChunk } from "@platform/agent-protocol";
+import { escapeLogText, type LogChunk } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 
 /** How long to wait for the rest of the stream after the command answered. */
@@ -28,11 +30,11 @@ export async function forwardAgentLog<T>(
     partial += text;
     const lines = partial.split(/\r?\n/);
     partial = lines.pop() ?? "";
-    for (const line of lines) if (line.trim() !== "") log(line);
+    for (const line of lines) if (line.trim() !== "") log(escapeLogText(line));
   };
   const flush = () => {
     emit(decoder.decode());
-    if (partial.trim() !== "") log(partial);
+    if (partial.trim() !== "") log(escapeLogText(partial));
     partial = "";
   };
   const receive = (chunk: LogChunk) => {

@@ -4,6 +4,7 @@
  * SSE endpoint). Only the process running a deployment has its live lines; the row is
  * written every LOG_FLUSH_MS and once more when the deployment ends.
  */
+import { escapeLogText } from "@platform/agent-protocol";
 import type { Db } from "../db/database.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
 
@@ -37,11 +38,15 @@ export class DeploymentLog {
     this.timer.unref();
   }
 
-  /** Appends one line per line of `text`, each with the current time. */
+  /**
+   * Appends one line per line of `text`, each with the current time and its remaining control
+   * characters escaped. Outside text (a commit message, an engine's error) is escaped by the
+   * caller before it is put into `text`, so its line breaks cannot start lines of their own.
+   */
   append(text: string): void {
     const stamp = this.now().toISOString();
     for (const part of text.replace(/\r\n?/g, "\n").replace(/\n$/, "").split("\n")) {
-      const line = `${stamp} ${part}`;
+      const line = `${stamp} ${escapeLogText(part)}`;
       this.lines.push(line);
       this.characters += line.length + 1;
       this.onLine(line);

@@ -112,7 +112,7 @@ beforeAll(async () => {
   const mainDirectory = await mkdtemp(path.join(tmpdir(), "d2-pipeline-"));
   directories.push(mainDirectory);
   platform = await startTestPlatform(
-    { PLATFORM_ALLOW_LOOPBACK_GIT: "true" },
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
     { agents: { localAgent: { mainDirectory } } },
   );
   owner = await platform.registerOwner();
@@ -517,7 +517,7 @@ describe("bad input", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
-  it("a loopback Git URL is refused unless PLATFORM_ALLOW_LOOPBACK_GIT is on", async () => {
+  it("a loopback Git URL is refused unless PLATFORM_OUTBOUND_ALLOW covers it", async () => {
     const strict = await startTestPlatform({}, { agents: { localAgent: false } });
     try {
       const session = await strict.registerOwner();

@@ -5,13 +5,13 @@
  * bitbucket repositories are cloned anonymously over HTTPS; a Gitea repository needs its
  * provider's URL and fails with a message saying so.
  */
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
 import type { BuildSource, RegistryAuth } from "@platform/agent-protocol";
-import { gitAddressProblem, gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
+import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
+import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
+import { checkRegistryBeforeUse } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { findSshKey, openPrivateKey } from "../servers/ssh-keys.ts";
 import { archiveSourceFor } from "./drop.ts";
@@ -72,28 +72,25 @@ async function pullAuthOf(services: ServiceContext, app: DeployableApplication, 
   if (!app.username || !password) return undefined;
   const serverAddress =
     app.registryUrl?.replace(/^https?:\/\//, "").replace(/\/+$/, "") || registryHostOf(image);
+  await checkRegistryBeforeUse(services, serverAddress);
   return { serverAddress, username: app.username, password };
 }
 
 /**
- * Checks again, where the name is resolved, that a custom Git URL does not reach this machine
- * or a link-local (metadata) address; a host name could resolve to one.
+ * Checks again, where the name is resolved, that a custom Git URL reaches no address the
+ * outbound guard refuses (a host name could resolve to one).
  */
 async function checkGitHostResolution(services: ServiceContext, url: string): Promise<void> {
-  const options = { allowLoopback: services.config.allowLoopbackGit };
-  const problem = gitUrlProblem(url, options);
+  const outbound = services.config.outboundAllow;
+  const problem = gitUrlProblem(url, { outbound });
   if (problem) fail(`The Git URL is not allowed: it ${problem}`);
   const host = gitUrlHost(url);
-  if (!host || isIP(host) !== 0) return;
-  let addresses: { address: string }[];
+  if (!host) return;
   try {
-    addresses = await lookup(host, { all: true });
-  } catch {
-    return fail(`The Git host ${host} does not resolve`);
-  }
-  for (const { address } of addresses) {
-    const addressProblem = gitAddressProblem(address, options);
-    if (addressProblem) fail(`The Git host ${host} resolves to an address that ${addressProblem}`);
+    await checkOutboundHost(host, outbound);
+  } catch (error) {
+    if (error instanceof OutboundRefusedError) fail(`The Git host is not allowed: ${error.message}`);
+    throw error;
   }
 }
 

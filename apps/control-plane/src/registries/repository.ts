@@ -8,6 +8,7 @@ import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
 import type { Registry, RegistryType } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { checkRegistryBeforeUse } from "./outbound.ts";
 
 export interface RegistryCredentials {
   registryUrl: string;
@@ -148,7 +149,10 @@ export function openRegistryPassword(services: ServiceContext, registry: Registr
   return services.secrets.decrypt(registry.passwordSealed, sealContext(registry));
 }
 
-/** The registry of the organization with its unsealed password, or undefined. */
+/**
+ * The registry of the organization with its unsealed password, or undefined; throws when the
+ * outbound guard refuses its host (the credentials are never sent there).
+ */
 export async function findRegistryCredentials(
   services: ServiceContext,
   organizationId: string,
@@ -156,6 +160,7 @@ export async function findRegistryCredentials(
 ): Promise<RegistryCredentials | undefined> {
   const registry = await findRegistry(services.db, organizationId, registryId);
   if (!registry) return undefined;
+  await checkRegistryBeforeUse(services, registry.registryUrl);
   return {
     registryUrl: registry.registryUrl,
     username: registry.username,

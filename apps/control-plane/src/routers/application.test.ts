@@ -727,7 +727,9 @@ describe("application", () => {
         },
         as(owner),
       );
-      expect(privateLan.status).toBe(200);
+      // A LAN address needs PLATFORM_OUTBOUND_ALLOW to cover it (issue 10, finding 10).
+      expect(privateLan.status).toBe(400);
+      expect(privateLan.body.error.data.fields).toEqual(["customGitUrl"]);
 
       const theirKey = await insertSshKey(other.user.organizationId);
       const refused = await platform.mutate(
@@ -742,7 +744,7 @@ describe("application", () => {
       );
       expect(refused.status).toBe(404);
       expect(await one(app.applicationId)).toMatchObject({
-        customGitUrl: "http://192.168.1.20:3000/team/app.git",
+        customGitUrl: "git@gitea.lan:team/app.git",
         customGitSSHKeyId: sshKeyId,
       });
     });

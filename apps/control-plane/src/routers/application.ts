@@ -60,6 +60,7 @@ import { type DeploymentKind, startApplicationDeployment } from "../deployments/
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
+import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
@@ -368,7 +369,7 @@ export const applicationRouter = defineRouter("application", {
       patchApplication(services, caller, input.applicationId, async () => {
         const loopbackProblem =
           input.customGitUrl &&
-          gitUrlProblem(input.customGitUrl, { allowLoopback: services.config.allowLoopbackGit });
+          gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
         if (loopbackProblem) {
           throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
             fields: ["customGitUrl"],
@@ -642,6 +643,7 @@ export const applicationRouter = defineRouter("application", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const application = await load(services.db, caller, input.applicationId);
+      await checkUserTraefikConfig(services, caller, application, input.traefikConfig);
       await updateApplicationTraefikConfig(services, application, input.traefikConfig);
       return success;
     },

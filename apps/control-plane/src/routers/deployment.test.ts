@@ -108,7 +108,7 @@ beforeAll(async () => {
   git = await startGitServer();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "d1-deployments-"));
   platform = await startTestPlatform(
-    { NATS_URL, PLATFORM_ALLOW_LOOPBACK_GIT: "true" },
+    { NATS_URL, PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
     { agents: { localAgent: { mainDirectory } }, deployments: queueNames },
   );
   owner = await platform.registerOwner();

@@ -23,6 +23,7 @@ import {
   selfSignedCertificate,
   startProxyTestPlatform,
 } from "../proxy/test-support.ts";
+import type { Session } from "../testing/harness.ts";
 
 const PUBLIC_IP = "203.0.113.7";
 let test: ProxyTestPlatform;
@@ -477,6 +478,169 @@ describe("another organization's ids are 404", () => {
   });
 });
 
+describe("a host belongs to one organization across the instance (issue 10, finding 4)", () => {
+  // The victim is another organization; its domains are rows (its proxy would be on a server of
+  // its own, which this in-process test does not run). The claimant is the instance organization.
+  let theirs: { applicationId: string; appName: string };
+  let mine: { applicationId: string; appName: string };
+  const wildcard = (host: string) => ({ host, certificateType: "custom", customCertResolver: "myresolver" });
+  const insertTheirs = (host: string, path = "/") =>
+    test.platform.services.db
+      .insertInto("domains")
+      .values({
+        domainId: newId(),
+        host,
+        path,
+        certificateType: host.startsWith("*.") ? "custom" : "none",
+        customCertResolver: host.startsWith("*.") ? "myresolver" : null,
+        certificate: null,
+        certificateKeySealed: null,
+        domainType: "application",
+        applicationId: theirs.applicationId,
+        composeId: null,
+        serviceName: null,
+        internalPath: null,
+      })
+      .execute();
+
+  beforeAll(async () => {
+    theirs = await createApplication(test, test.stranger, test.strangerEnvironmentId);
+    mine = await createApplication(test);
+    await insertTheirs("owned.example.com");
+    await insertTheirs("owned.example.com", "/api");
+    await insertTheirs("*.tenant.example.net");
+  });
+
+  it.each([
+    ["the same host", { host: "owned.example.com", certificateType: "none" }],
+    [
+      "the same host in another case and another path",
+      { host: "OWNED.example.com", path: "/x", certificateType: "none" },
+    ],
+    ["a host under its wildcard", { host: "shop.tenant.example.net", certificateType: "none" }],
+    ["a deeper host under its wildcard", { host: "a.b.tenant.example.net", certificateType: "none" }],
+    ["the same wildcard", wildcard("*.tenant.example.net")],
+    ["a wildcard over its host", wildcard("*.example.com")],
+    ["a wider wildcard over its wildcard", wildcard("*.example.net")],
+  ])(
+    "another organization claiming %s is a 409 naming host, and nothing is written",
+    async (_case, input) => {
+      const before = await readIfExists(dynamicFile(test, `${mine.appName}.yml`));
+      const response = await createDomain({ applicationId: mine.applicationId, ...input });
+      expect(response.status, JSON.stringify(response.body)).toBe(409);
+      expect(response.body.error.data.fields).toEqual(["host"]);
+      expect(await readIfExists(dynamicFile(test, `${mine.appName}.yml`))).toBe(before);
+      expect(await domainsOf(mine.applicationId)).toEqual([]);
+    },
+  );
+
+  it("domain.update to another organization's host is a 409 and leaves the domain as it was", async () => {
+    const created = await createDomain({
+      applicationId: mine.applicationId,
+      host: "mine-only.example.org",
+      certificateType: "none",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const moved = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, host: "x.tenant.example.net" },
+      as(),
+    );
+    expect(moved.status, JSON.stringify(moved.body)).toBe(409);
+    expect(moved.body.error.data.fields).toEqual(["host"]);
+    const kept = await test.platform.query("domain.one", { domainId: created.body.domainId }, as());
+    expect(kept.body.host).toBe("mine-only.example.org");
+    // Its own host, changed in other fields only, stays fine.
+    const port = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, port: 8081 },
+      as(),
+    );
+    expect(port.status, JSON.stringify(port.body)).toBe(200);
+    // And the other organization cannot take it back (refused before anything is routed).
+    const back = await createDomain(
+      { applicationId: theirs.applicationId, host: "mine-only.example.org", certificateType: "none" },
+      test.stranger,
+    );
+    expect(back.status, JSON.stringify(back.body)).toBe(409);
+    await test.platform.mutate("domain.delete", { domainId: created.body.domainId }, as());
+  });
+
+  it("neighbouring hosts stay free: a sibling, the wildcard's parent itself, and a host above", async () => {
+    for (const host of ["other.example.com", "tenant.example.net", "example.net"]) {
+      const response = await createDomain({
+        applicationId: mine.applicationId,
+        host,
+        certificateType: "none",
+      });
+      expect(response.status, `${host}: ${JSON.stringify(response.body)}`).toBe(200);
+    }
+  });
+
+  it("the same organization may route one host from several applications (other paths, as in Dokploy)", async () => {
+    const first = await createApplication(test);
+    const second = await createApplication(test);
+    for (const [app, path] of [
+      [first, "/"],
+      [second, "/admin"],
+    ] as const) {
+      const response = await createDomain({
+        applicationId: app.applicationId,
+        host: "shared-by-apps.example.com",
+        path,
+        certificateType: "none",
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+    }
+  });
+
+  it("a wildcard may not claim a top-level domain or the shared wildcard domain (400 naming host)", async () => {
+    for (const host of ["*.com", "*.traefik.me", "*.me", "*.1.2.3.4.traefik.me"]) {
+      const response = await createDomain(
+        { applicationId: theirs.applicationId, ...wildcard(host) },
+        test.stranger,
+      );
+      expect(response.status, `${host}: ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["host"]);
+    }
+    // Generated hosts under it stay free.
+    const generated = await createDomain({
+      applicationId: mine.applicationId,
+      host: "app-abc123.1.2.3.4.traefik.me",
+      certificateType: "none",
+    });
+    expect(generated.status, JSON.stringify(generated.body)).toBe(200);
+  });
+
+  it("the control plane's own host is the instance organization's only", async () => {
+    await test.platform.services.db
+      .updateTable("webServerSettings")
+      .set({ host: "panel.example.io" })
+      .where("id", "=", 1)
+      .execute();
+    try {
+      for (const input of [{ host: "panel.example.io", certificateType: "none" }, wildcard("*.example.io")]) {
+        const refused = await createDomain({ applicationId: theirs.applicationId, ...input }, test.stranger);
+        expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+        expect(refused.body.error.data.fields).toEqual(["host"]);
+      }
+      const own = await createDomain({
+        applicationId: mine.applicationId,
+        host: "panel.example.io",
+        path: "/status",
+        certificateType: "none",
+      });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+    } finally {
+      await test.platform.services.db
+        .updateTable("webServerSettings")
+        .set({ host: null })
+        .where("id", "=", 1)
+        .execute();
+    }
+  });
+});
+
 describe("application.readTraefikConfig / updateTraefikConfig", () => {
   let app: { applicationId: string; appName: string };
   let file: string;
@@ -615,6 +779,112 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
   it("no file ever lands outside the dynamic directory", async () => {
     const names = await readdir(dynamicFile(test, ""));
     for (const name of names) expect(name).toMatch(/^([a-zA-Z0-9][a-zA-Z0-9._-]*\.yml|certificates)$/);
+  });
+});
+
+describe("application.updateTraefikConfig by a tenant routes only its own hosts to its own service (issue 10, finding 4)", () => {
+  let app: { applicationId: string; appName: string };
+  let file: string;
+  const own = (appName: string, overrides: { rule?: string; url?: string; extra?: string[] } = {}) =>
+    [
+      "http:",
+      "  routers:",
+      `    ${appName}-custom:`,
+      "      entryPoints: [websecure]",
+      `      rule: ${overrides.rule ?? "Host(`tenant-cfg.example.com`) && PathPrefix(`/v2`)"}`,
+      `      service: ${appName}-custom`,
+      "      tls: { certResolver: letsencrypt }",
+      "  services:",
+      `    ${appName}-custom:`,
+      "      loadBalancer:",
+      "        servers:",
+      `          - url: ${overrides.url ?? `http://${appName}:8080`}`,
+      ...(overrides.extra ?? []),
+      "",
+    ].join("\n");
+  let member: Session;
+  const write = (traefikConfig: string, session = member) =>
+    test.platform.mutate(
+      "application.updateTraefikConfig",
+      { applicationId: app.applicationId, traefikConfig },
+      as(session),
+    );
+
+  beforeAll(async () => {
+    // A plain member: not an instance administrator, so the tenant rule applies (another
+    // organization's owner is held to it the same way; see the unit tests of userConfigIssues).
+    member = await test.platform.addMember(test.owner, "member");
+    app = await createApplication(test);
+    file = dynamicFile(test, `${app.appName}.yml`);
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "tenant-cfg.example.com",
+      certificateType: "none",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+  });
+
+  it("accepts the application's own host and service", async () => {
+    const response = await write(own(app.appName));
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(await readIfExists(file)).toBe(own(app.appName));
+  });
+
+  it.each([
+    ["a catch-all rule", { rule: "PathPrefix(`/`)" }, ".rule"],
+    ["another organization's host", { rule: "Host(`shop.example.com`)" }, ".rule"],
+    ["the metadata address", { url: "http://169.254.169.254/latest/meta-data" }, ".url"],
+    ["Postgres on the proxy's machine", { url: "http://127.0.0.1:5432" }, ".url"],
+    ["the control plane's service", { url: "http://platform-control-plane:3000" }, ".url"],
+    [
+      "a TCP passthrough",
+      {
+        extra: [
+          "tcp:",
+          "  routers:",
+          "    x:",
+          "      rule: HostSNI(`*`)",
+          "      service: x",
+          "      tls: { passthrough: true }",
+          "  services:",
+          "    x:",
+          "      loadBalancer:",
+          "        servers:",
+          "          - address: 127.0.0.1:5432",
+        ],
+      },
+      "tcp",
+    ],
+    [
+      "tls.certificates with host files",
+      {
+        extra: [
+          "tls:",
+          "  certificates:",
+          "    - certFile: /etc/ssl/private/a.crt",
+          "      keyFile: /etc/ssl/private/a.key",
+        ],
+      },
+      "tls",
+    ],
+  ])("refuses %s with a 400 naming the key path, and the file stays", async (_case, overrides, pathEnd) => {
+    const before = await readIfExists(file);
+    const response = await write(own(app.appName, overrides));
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["traefikConfig"]);
+    const issuePaths = (response.body.error.data.issues as { path: string }[]).map((issue) => issue.path);
+    expect(
+      issuePaths.some((path) => path.endsWith(pathEnd)),
+      JSON.stringify(issuePaths),
+    ).toBe(true);
+    expect(await readIfExists(file)).toBe(before);
+  });
+
+  it("the instance administrator may write anything", async () => {
+    const catchAll = own(app.appName, { rule: "PathPrefix(`/`)", url: "http://127.0.0.1:5432" });
+    const allowed = await write(catchAll, test.owner);
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect(await readIfExists(file)).toBe(catchAll);
   });
 });
 

@@ -2,7 +2,8 @@
  * domain (spec 2.7, 4.4): an application's hosts and paths routed by the proxy of its server.
  * Every change is saved and the application's Traefik file rewritten in one transaction: when
  * the agent refuses or cannot be reached, the row change is rolled back. Compose services do not
- * exist yet, so a compose domain's composeId is never found (404).
+ * exist yet, so a compose domain's composeId is never found (404). A host belongs to one
+ * organization across the instance (domains/ownership.ts): another's is a 409 naming `host`.
  */
 import { randomBytes } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
@@ -23,6 +24,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Domain } from "../db/schema.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
+import { claimHost } from "../domains/ownership.ts";
 import { findDomain, listApplicationDomains } from "../domains/repository.ts";
 import {
   createDomainInput,
@@ -195,6 +197,7 @@ export const domainRouter = defineRouter("domain", {
       const { certificateKey, ...columns } = settings;
       const domain = await services.db.transaction().execute(async (trx) => {
         await lockApplication(trx, application.applicationId);
+        await claimHost(trx, application.organizationId, settings.host);
         const row = await trx
           .insertInto("domains")
           .values({
@@ -276,6 +279,7 @@ export const domainRouter = defineRouter("domain", {
       const serverId = proxyServerOf(services, application);
       const domain = await services.db.transaction().execute(async (trx) => {
         await lockApplication(trx, application.applicationId);
+        if (settings.host !== existing.host) await claimHost(trx, existing.organizationId, settings.host);
         const row = await trx
           .updateTable("domains")
           .set({

@@ -6,7 +6,8 @@
  * (also as an application's reference), and removing a registry clears applications' references.
  */
 
-import { request as httpRequest } from "node:http";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { startTestRegistries, type TestRegistries } from "@platform/agent/testing/registry.ts";
 import { NatsAgentTransport } from "@platform/agent-protocol";
@@ -20,6 +21,15 @@ import { normalizeRegistryUrl } from "../registries/schemas.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 const PASSWORD = "s3cret-registry-password";
+
+/** A port on 127.0.0.1 nothing listens on (taken, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 describe("normalizeRegistryUrl", () => {
   it.each([
@@ -97,7 +107,11 @@ describe("registry", () => {
   beforeAll(async () => {
     await requireDocker();
     registries = await startTestRegistries();
-    platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory: "/nonexistent" } } });
+    // The plain-HTTP test registry listens on 127.0.0.1: the operator's allow list must cover it.
+    platform = await startTestPlatform(
+      { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+      { agents: { localAgent: { mainDirectory: "/nonexistent" } } },
+    );
     owner = await platform.registerOwner();
     admin = await platform.addMember(owner, "admin");
     member = await platform.addMember(owner, "member");
@@ -374,24 +388,80 @@ describe("registry", () => {
       expect(response.body).toEqual({ success: true });
     });
 
-    it("passes the registry's refusal of a wrong password back as a 400, without the password", async () => {
-      const response = await test({ password: "wrong-password-for-test" });
+    const expectCategory = (response: { status: number; body: any }, address: string, category: string) => {
       expect(response.status, JSON.stringify(response.body)).toBe(400);
-      expect(response.body.error.message).toMatch(/401|unauthorized/i);
+      expect(response.body.error.message).toBe(`Registry login to ${address} failed: ${category}`);
+      expect(response.body.error.data.category).toBe(category);
+    };
+
+    it("answers a wrong password with the category unauthorized, without the password", async () => {
+      const response = await test({ password: "wrong-password-for-test" });
+      expectCategory(response, registries.http, "unauthorized");
       expect(JSON.stringify(response.body)).not.toContain("wrong-password-for-test");
     });
 
-    it("names the lookup failure for a host that does not resolve", async () => {
+    it("answers a host that does not resolve with the category unknown host", async () => {
       const response = await test({ registryUrl: "registry.invalid:5000" });
-      expect(response.status, JSON.stringify(response.body)).toBe(400);
-      expect(response.body.error.message).toMatch(/registry\.invalid/);
-      expect(response.body.error.message).toMatch(/no such host|lookup/i);
+      expectCategory(response, "registry.invalid:5000", "unknown host");
     });
 
-    it("names the certificate problem for a registry with a self-signed certificate", async () => {
+    it("answers a self-signed certificate with the category unknown certificate authority", async () => {
       const response = await test({ registryUrl: `https://${registries.tls}` });
-      expect(response.status, JSON.stringify(response.body)).toBe(400);
-      expect(response.body.error.message).toMatch(/certificate|x509/i);
+      expectCategory(response, registries.tls, "unknown certificate authority");
+    });
+
+    it("is no port scanner: a closed port is refused, anything else only other (no banner, EOF or body)", async () => {
+      const closed = await freePort();
+      expectCategory(await test({ registryUrl: `127.0.0.1:${closed}` }), `127.0.0.1:${closed}`, "refused");
+
+      // A NATS-like banner, then the connection closes (the engine says EOF and quotes it).
+      const sockets = new Set<Socket>();
+      const banner = createServer((socket) => {
+        sockets.add(socket);
+        socket.end('INFO {"server_id":"BANNER-SECRET-42"}\r\n');
+      });
+      // An HTTP service answering 404 with a body of its own.
+      const web = createHttpServer((_request, response) => {
+        response.writeHead(404, { "content-type": "text/plain" }).end("remote-body-secret-17");
+      });
+      try {
+        for (const server of [banner, web]) {
+          await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+          const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+          const response = await test({ registryUrl: address });
+          expectCategory(response, address, "other");
+          const text = JSON.stringify(response.body);
+          for (const leak of ["BANNER-SECRET-42", "INFO", "EOF", "remote-body-secret-17", "404"]) {
+            expect(text).not.toContain(leak);
+          }
+        }
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        web.closeAllConnections();
+        await new Promise((resolve) => banner.close(resolve));
+        await new Promise((resolve) => web.close(resolve));
+      }
+    }, 60_000);
+
+    it("refuses private and metadata addresses through the outbound guard before any agent", async () => {
+      for (const registryUrl of ["10.0.0.9:5000", "192.168.1.2", "[fd00::1]:5000"]) {
+        const response = await test({ registryUrl });
+        expect(response.status, registryUrl).toBe(400);
+        expect(response.body.error.data.fields).toEqual(["registryUrl"]);
+        expect(response.body.error.message).toMatch(/private address/);
+      }
+      // A stored registry is checked again when it is used.
+      const stored = await create({ registryUrl: "10.0.0.9:5000" });
+      const refused = await platform.mutate(
+        "registry.testRegistryById",
+        { registryId: stored.registryId },
+        as(owner),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.data.fields).toEqual(["registryUrl"]);
+      await expect(
+        findRegistryCredentials(platform.services, owner.user.organizationId, stored.registryId),
+      ).rejects.toThrow(/private address/);
     });
 
     it("refuses a bad address before reaching any agent", async () => {
@@ -439,8 +509,7 @@ describe("registry", () => {
         { registryId: bad.registryId },
         as(owner),
       );
-      expect(refused.status).toBe(400);
-      expect(refused.body.error.message).toMatch(/401|unauthorized/i);
+      expectCategory(refused, registries.http, "unauthorized");
     });
 
     it("never writes a registry password to the log", () => {
@@ -502,9 +571,12 @@ describe("registry.testRegistry with the local agent over NATS (JWT auth)", () =
   beforeAll(async () => {
     registries = await startTestRegistries();
     nats = await startJwtNats();
-    platform = await startTestPlatform(nats.env, {
-      agents: { localAgent: { mainDirectory: "/nonexistent" } },
-    });
+    platform = await startTestPlatform(
+      { ...nats.env, PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+      {
+        agents: { localAgent: { mainDirectory: "/nonexistent" } },
+      },
+    );
     owner = await platform.registerOwner();
   }, 300_000);
 
@@ -528,7 +600,7 @@ describe("registry.testRegistry with the local agent over NATS (JWT auth)", () =
       { token: owner.token },
     );
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/401|unauthorized/i);
+    expect(refused.body.error.message).toBe(`Registry login to ${registries.http} failed: unauthorized`);
     expect(platform.logLines.join("\n")).not.toContain("nats-wrong-password");
   });
 });

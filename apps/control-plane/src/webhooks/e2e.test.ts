@@ -31,7 +31,7 @@ beforeAll(async () => {
   await requireDocker();
   git = await startGitServer();
   platform = await startTestPlatform(
-    { PLATFORM_ALLOW_LOOPBACK_GIT: "true" },
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
     { agents: { localAgent: { mainDirectory: "/nonexistent" } } },
   );
   owner = await platform.registerOwner();

@@ -2,9 +2,11 @@
  * The push payloads of GitHub, GitLab, Gitea and Bitbucket, reduced to what deciding a deployment
  * needs: the ref, whether it was created or deleted, the head commit and the changed files.
  * Each provider's shape is parsed with a lenient zod schema: unknown fields are ignored, a missing
- * or malformed `ref` makes the payload unusable (400).
+ * or malformed `ref` makes the payload unusable (400). The ref must be a valid Git branch or tag
+ * ref and the head commit id hexadecimal: both end up in the deployment's title and log.
  */
 import { z } from "zod";
+import { branchNameProblem } from "../applications/validation.ts";
 
 export const webhookProviders = ["github", "gitlab", "bitbucket", "gitea"] as const;
 export type WebhookProvider = (typeof webhookProviders)[number];
@@ -130,7 +132,28 @@ function fromBitbucket(payload: z.infer<typeof bitbucketSchema>): PushEvent {
   };
 }
 
-export class PayloadError extends Error {}
+/** A payload that is not a usable push; `field` names the part at fault (400 `fields`). */
+export class PayloadError extends Error {
+  constructor(
+    message: string,
+    readonly field = "body",
+  ) {
+    super(message);
+  }
+}
+
+const COMMIT_ID = /^[0-9a-f]{7,64}$/i;
+
+/** Refuses a ref or head commit id that is not what Git would write (control characters, spaces...). */
+function checkRefAndSha(push: PushEvent): PushEvent {
+  const match = /^refs\/(heads|tags)\/(.*)$/s.exec(push.ref);
+  const problem = match ? branchNameProblem(match[2]!) : "must be refs/heads/<branch> or refs/tags/<tag>";
+  if (problem) throw new PayloadError(`ref ${problem}`, "ref");
+  if (push.headSha !== "" && !COMMIT_ID.test(push.headSha)) {
+    throw new PayloadError("the head commit id must be a hexadecimal commit hash", "sha");
+  }
+  return push;
+}
 
 /** The push event of a provider's payload (already JSON-parsed); PayloadError when it is not one. */
 export function parsePushEvent(provider: WebhookProvider, payload: unknown): PushEvent {
@@ -155,7 +178,7 @@ export function parsePushEvent(provider: WebhookProvider, payload: unknown): Pus
     const where = parsed.issues.map((issue) => issue.path.join(".") || "(body)").join(", ");
     throw new PayloadError(`not a ${provider} push payload (check: ${where})`);
   }
-  return parsed;
+  return checkRefAndSha(parsed);
 }
 
 /**

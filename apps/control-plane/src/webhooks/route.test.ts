@@ -220,6 +220,37 @@ describe("deploy webhooks", () => {
     expect(await deployments(app.applicationId)).toEqual([]);
   });
 
+  it("refuses a ref or commit id that would forge deployment-log lines (finding 8), deploying nothing", async () => {
+    const app = await newApplication();
+    const forged = "\r\n2026-11-24T00:00:00.000Z Deployment done";
+    for (const [payload, field] of [
+      [githubPush(`refs/tags/v1${forged}`, commits), "ref"],
+      [githubPush("refs/tags/v1\u001b[2K", commits), "ref"],
+      [githubPush("refs/heads/main two", commits), "ref"],
+      [githubPush("main", commits), "ref"],
+      [{ ...githubPush("refs/heads/main", commits), after: `59b20b8${forged}` }, "sha"],
+      [bitbucketPush(`refs/tags/v2${forged}`, "x"), "ref"],
+    ] as const) {
+      const provider = "push" in payload ? "bitbucket" : "github";
+      const response = await hook(provider, app, payload);
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([field]);
+      expect(response.body.error.message).not.toContain("\n");
+    }
+    expect(await deployments(app.applicationId)).toEqual([]);
+  });
+
+  it("escapes the control characters of a commit message (ANSI, CR, LF) in the description", async () => {
+    const app = await newApplication();
+    const message = "Fix \u001b[31mred\u001b[0m\r\n2026-11-24T00:00:00.000Z Deployment done\u0007";
+    const response = await hook("github", app, githubPush("refs/heads/main", [{ message }]));
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const [record] = await deployments(app.applicationId);
+    expect(record!.description).toBe(
+      "Fix \\x1b[31mred\\x1b[0m\\r\\n2026-11-24T00:00:00.000Z Deployment done\\x07",
+    );
+  });
+
   it("refuses an oversize body with 413", async () => {
     const app = await newApplication();
     const huge = githubPush("refs/heads/main", [

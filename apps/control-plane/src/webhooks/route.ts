@@ -5,6 +5,7 @@
  * secret, the provider's signature over the raw body must match too. A push that should not deploy
  * (autoDeploy off, another branch, no new tag, no watched file changed) is a 200 saying why.
  */
+import { escapeLogText } from "@platform/agent-protocol";
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../app.ts";
 import { openApplicationSecret } from "../applications/views.ts";
@@ -147,7 +148,8 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
       push = parsePushEvent(provider, parseBody(c.req.header("content-type"), raw));
     } catch (error) {
       const reason = error instanceof PayloadError ? error.message : "the body is not JSON";
-      return fail(c, new ApiError("BAD_REQUEST", `Invalid webhook body: ${reason}`, { fields: ["body"] }));
+      const field = error instanceof PayloadError ? error.field : "body";
+      return fail(c, new ApiError("BAD_REQUEST", `Invalid webhook body: ${reason}`, { fields: [field] }));
     }
 
     const decision = decideDeployment(application, push);
@@ -167,7 +169,8 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
         applicationId: application.applicationId,
         kind: "deploy",
         title: titleOf(provider, push),
-        description: push.headMessage.trim().slice(0, MAX_DESCRIPTION_CHARS) || undefined,
+        // The commit message is outside text: its line breaks and ANSI sequences are escaped.
+        description: escapeLogText(push.headMessage.trim()).slice(0, MAX_DESCRIPTION_CHARS) || undefined,
       });
       logger.info(
         { applicationId: application.applicationId, provider, ref: push.ref, deploymentId },

@@ -1,0 +1,32 @@
+/**
+ * Registry addresses through the outbound guard: before a login test, a pull or a push with a
+ * stored registry's credentials, the registry's host is resolved and every address checked.
+ */
+import type { ServiceContext } from "../context.ts";
+import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
+
+/** The host of a stored registry address (`host[:port]`, `[v6]:port`). */
+export function registryHost(address: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  return address.replace(/:\d+$/, "");
+}
+
+/** Throws OutboundRefusedError when the registry's host is one the platform may not reach. */
+export async function checkRegistryAddress(services: ServiceContext, address: string): Promise<void> {
+  await checkOutboundHost(registryHost(address), services.config.outboundAllow);
+}
+
+/**
+ * Before credentials are sent to a registry (pull, push): throws an Error for the deployment's
+ * log when the guard refuses its host. A name this machine cannot resolve may still resolve
+ * where the engine runs, which then reports it.
+ */
+export async function checkRegistryBeforeUse(services: ServiceContext, address: string): Promise<void> {
+  try {
+    await checkRegistryAddress(services, address);
+  } catch (error) {
+    if (!(error instanceof OutboundRefusedError)) throw error;
+    if (!error.unresolved) throw new Error(`The registry ${address} may not be reached: ${error.message}`);
+  }
+}

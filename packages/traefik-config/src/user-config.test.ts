@@ -1,0 +1,266 @@
+/**
+ * userConfigIssues: what a tenant may write as its application's Traefik file (issue 10,
+ * finding 4). The generated file passes; each capture attempt of the attack pass is refused
+ * with the key path that carries it.
+ */
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { dynamicConfigFor } from "./dynamic.ts";
+import { userConfigIssues, userRuleProblem } from "./user-config.ts";
+
+const scope = { appName: "shop-x1", hosts: ["shop.example.com", "*.tenant.example.net"] };
+
+/** A valid file of the application, changed by `patch` (a function over a deep copy). */
+function config(patch: (c: any) => void = () => {}) {
+  const base: any = {
+    http: {
+      routers: {
+        "shop-x1-router-1": {
+          entryPoints: ["websecure"],
+          rule: "Host(`shop.example.com`) && PathPrefix(`/api`)",
+          service: "shop-x1-service-1",
+          middlewares: ["stripprefix-shop-x1-1"],
+          tls: { certResolver: "letsencrypt" },
+          priority: 100,
+        },
+      },
+      services: {
+        "shop-x1-service-1": {
+          loadBalancer: { servers: [{ url: "http://shop-x1:3000" }], passHostHeader: true },
+        },
+      },
+      middlewares: { "stripprefix-shop-x1-1": { stripPrefix: { prefixes: ["/api"] } } },
+    },
+  };
+  patch(base);
+  return base;
+}
+
+const paths = (c: Record<string, unknown>) => userConfigIssues(c, scope).map((issue) => issue.path);
+
+describe("userConfigIssues", () => {
+  it("accepts the application's own routers, services and middlewares", () => {
+    expect(userConfigIssues(config(), scope)).toEqual([]);
+  });
+
+  it("accepts the file the platform generates for the application's domains", () => {
+    const generated = dynamicConfigFor(
+      {
+        appName: "shop-x1",
+        domains: [
+          {
+            uniqueConfigKey: 1,
+            host: "shop.example.com",
+            path: "/api",
+            port: 3000,
+            https: true,
+            certificateType: "letsencrypt",
+          },
+          {
+            uniqueConfigKey: 2,
+            host: "shop.example.com",
+            path: "/",
+            port: 3000,
+            https: false,
+            certificateType: "none",
+          },
+        ],
+        credentials: [{ username: "u", passwordHash: "$apr1$abcdefgh$0123456789abcdefghijkl" }],
+      },
+      { certificatesDirectory: "/etc/traefik/dynamic/certificates" },
+    );
+    expect(userConfigIssues(JSON.parse(JSON.stringify(generated)), scope)).toEqual([]);
+  });
+
+  it.each([
+    [
+      "a TCP passthrough to Postgres",
+      (c: any) => (c.tcp = { routers: { x: { rule: "HostSNI(`*`)", service: "pg" } } }),
+      "tcp",
+    ],
+    ["a UDP router", (c: any) => (c.udp = { services: {} }), "udp"],
+    [
+      "tls.certificates naming host files",
+      (c: any) => (c.tls = { certificates: [{ certFile: "/etc/shadow", keyFile: "/root/.ssh/id_rsa" }] }),
+      "tls",
+    ],
+    [
+      "a serversTransport",
+      (c: any) => (c.http.serversTransports = { t: { rootCAs: ["/etc/ssl/private/key.pem"] } }),
+      "http.serversTransports",
+    ],
+    [
+      "a catch-all rule",
+      (c: any) => (c.http.routers["shop-x1-router-1"].rule = "PathPrefix(`/`)"),
+      "http.routers.shop-x1-router-1.rule",
+    ],
+    [
+      "an || escape from the host",
+      (c: any) => (c.http.routers["shop-x1-router-1"].rule = "Host(`shop.example.com`) || PathPrefix(`/`)"),
+      "http.routers.shop-x1-router-1.rule",
+    ],
+    [
+      "a negated host",
+      (c: any) => (c.http.routers["shop-x1-router-1"].rule = "!Host(`shop.example.com`)"),
+      "http.routers.shop-x1-router-1.rule",
+    ],
+    [
+      "another tenant's host",
+      (c: any) => (c.http.routers["shop-x1-router-1"].rule = "Host(`bank.example.org`)"),
+      "http.routers.shop-x1-router-1.rule",
+    ],
+    [
+      "a HostRegexp catch-all",
+      (c: any) => (c.http.routers["shop-x1-router-1"].rule = "HostRegexp(`.*`)"),
+      "http.routers.shop-x1-router-1.rule",
+    ],
+    [
+      "a huge priority",
+      (c: any) => (c.http.routers["shop-x1-router-1"].priority = 2147483000),
+      "http.routers.shop-x1-router-1.priority",
+    ],
+    [
+      "the dashboard entry point",
+      (c: any) => (c.http.routers["shop-x1-router-1"].entryPoints = ["traefik"]),
+      "http.routers.shop-x1-router-1.entryPoints.0",
+    ],
+    [
+      "a service at the metadata address",
+      (c: any) =>
+        (c.http.services["shop-x1-service-1"].loadBalancer.servers[0].url = "http://169.254.169.254/latest"),
+      "http.services.shop-x1-service-1.loadBalancer.servers.0.url",
+    ],
+    [
+      "a service on the proxy's loopback",
+      (c: any) =>
+        (c.http.services["shop-x1-service-1"].loadBalancer.servers[0].url = "http://127.0.0.1:8080"),
+      "http.services.shop-x1-service-1.loadBalancer.servers.0.url",
+    ],
+    [
+      "another application's Swarm service",
+      (c: any) =>
+        (c.http.services["shop-x1-service-1"].loadBalancer.servers[0].url =
+          "http://platform-control-plane:3000"),
+      "http.services.shop-x1-service-1.loadBalancer.servers.0.url",
+    ],
+    [
+      "user info smuggling a host",
+      (c: any) =>
+        (c.http.services["shop-x1-service-1"].loadBalancer.servers[0].url = "http://shop-x1@10.0.0.1:80"),
+      "http.services.shop-x1-service-1.loadBalancer.servers.0.url",
+    ],
+    [
+      "the internal API service",
+      (c: any) => (c.http.routers["shop-x1-router-1"].service = "api@internal"),
+      "http.routers.shop-x1-router-1.service",
+    ],
+    [
+      "another file's service",
+      (c: any) => (c.http.routers["shop-x1-router-1"].service = "bank-service-1"),
+      "http.routers.shop-x1-router-1.service",
+    ],
+    [
+      "a plugin",
+      (c: any) => (c.http.middlewares["stripprefix-shop-x1-1"] = { plugin: { evil: {} } }),
+      "http.middlewares.stripprefix-shop-x1-1.plugin",
+    ],
+    [
+      "forwardAuth to an internal address",
+      (c: any) =>
+        (c.http.middlewares["stripprefix-shop-x1-1"] = { forwardAuth: { address: "http://10.0.0.1" } }),
+      "http.middlewares.stripprefix-shop-x1-1.forwardAuth",
+    ],
+    [
+      "a basicAuth usersFile",
+      (c: any) => (c.http.middlewares["stripprefix-shop-x1-1"] = { basicAuth: { usersFile: "/etc/passwd" } }),
+      "http.middlewares.stripprefix-shop-x1-1.basicAuth.usersFile",
+    ],
+    [
+      "tls options of another provider",
+      (c: any) => (c.http.routers["shop-x1-router-1"].tls = { options: "default@file" }),
+      "http.routers.shop-x1-router-1.tls.options",
+    ],
+    [
+      "a router named like another application's",
+      (c: any) => {
+        c.http.routers["bank-router-1"] = c.http.routers["shop-x1-router-1"];
+        delete c.http.routers["shop-x1-router-1"];
+      },
+      "http.routers.bank-router-1",
+    ],
+    [
+      "a weighted service pointing elsewhere",
+      (c: any) =>
+        (c.http.services["shop-x1-service-1"] = { weighted: { services: [{ name: "bank@file" }] } }),
+      "http.services.shop-x1-service-1.weighted",
+    ],
+  ])("refuses %s, naming the key", (_case, patch, path) => {
+    expect(paths(config(patch))).toContain(path);
+  });
+});
+
+describe("userRuleProblem", () => {
+  it.each([
+    "Host(`shop.example.com`)",
+    "Host(`shop.example.com`) && Path(`/x`)",
+    "(Host(`shop.example.com`) || Host(`a.tenant.example.net`)) && (PathPrefix(`/a`) || !Method(`POST`))",
+    'Host("shop.example.com") && Header(`X-Env`, `prod`)',
+  ])("accepts %s", (rule) => {
+    expect(userRuleProblem(rule, scope.hosts)).toBeNull();
+  });
+
+  it.each([
+    "Host(`a.b.tenant.example.net`)",
+    "Host(`shop.example.com`) || Host(`evil.example.com`)",
+    "HostSNI(`*`)",
+    "Host(`shop.example.com`",
+    "Host(`shop.example.com`) garbage",
+    "",
+  ])("refuses %s", (rule) => {
+    expect(userRuleProblem(rule, scope.hosts)).not.toBeNull();
+  });
+});
+
+describe("userConfigIssues over YAML as users write it", () => {
+  it("finds the attack pass's configuration refused on every count", () => {
+    const attack = parse(`
+http:
+  routers:
+    grab:
+      entryPoints: [web, websecure]
+      rule: PathPrefix(\`/\`)
+      priority: 2147483000
+      service: grab
+  services:
+    grab:
+      loadBalancer:
+        servers:
+          - url: http://169.254.169.254
+tcp:
+  routers:
+    pg:
+      rule: HostSNI(\`*\`)
+      service: pg
+      tls: { passthrough: true }
+  services:
+    pg:
+      loadBalancer:
+        servers:
+          - address: 127.0.0.1:5432
+tls:
+  certificates:
+    - certFile: /etc/ssl/private/host.crt
+      keyFile: /etc/ssl/private/host.key
+`);
+    expect(paths(attack)).toEqual(
+      expect.arrayContaining([
+        "tcp",
+        "tls",
+        "http.routers.grab",
+        "http.routers.grab.rule",
+        "http.routers.grab.priority",
+        "http.services.grab.loadBalancer.servers.0.url",
+      ]),
+    );
+  });
+});

@@ -1,0 +1,433 @@
+/**
+ * What a tenant may write as an application's own Traefik file (application.updateTraefikConfig
+ * by anyone but the instance administrator). Proxies are shared, so the file may only route the
+ * application's own hosts to the application's own Swarm service:
+ * - only `http` routers, services and middlewares (no tcp/udp, no tls section, no
+ *   serversTransports: those name files on the proxy's host or reach other addresses);
+ * - a router's rule is a conjunction with a Host(...) of the application's own hosts (no
+ *   catch-all, no HostRegexp/HostSNI), on the web/websecure entry points, with a bounded
+ *   priority, naming only services and middlewares of the same file;
+ * - a service is a load balancer over `http(s)://<appName>[:port]` URLs only;
+ * - middlewares come from a list without file paths, outbound calls or plugins;
+ * - every name carries the appName, so no other application's router, service or middleware is
+ *   shadowed.
+ * A pure function over the parsed (schema-checked) configuration: every problem is a ConfigIssue
+ * naming the key path.
+ *
+ * @example
+ * userConfigIssues(parsed.config, { appName: "shop-x1", hosts: ["shop.example.com"] }) // []
+ */
+import type { ConfigIssue } from "./errors.ts";
+
+export interface UserConfigScope {
+  /** The application's Swarm service name, the only upstream its file may name. */
+  appName: string;
+  /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
+  hosts: readonly string[];
+}
+
+export const MAX_USER_ROUTER_PRIORITY = 10_000;
+const ENTRY_POINTS = new Set(["web", "websecure"]);
+const ROUTER_KEYS = new Set([
+  "entryPoints",
+  "rule",
+  "ruleSyntax",
+  "priority",
+  "service",
+  "middlewares",
+  "tls",
+]);
+const LOAD_BALANCER_KEYS = new Set([
+  "servers",
+  "passHostHeader",
+  "sticky",
+  "healthCheck",
+  "responseForwarding",
+]);
+/** Middlewares without file paths (usersFile is checked apart), outbound calls or plugins. */
+const MIDDLEWARE_TYPES = new Set([
+  "addPrefix",
+  "stripPrefix",
+  "stripPrefixRegex",
+  "replacePath",
+  "replacePathRegex",
+  "headers",
+  "redirectRegex",
+  "redirectScheme",
+  "basicAuth",
+  "digestAuth",
+  "compress",
+  "rateLimit",
+  "inFlightReq",
+  "ipAllowList",
+  "retry",
+  "buffering",
+  "chain",
+  "circuitBreaker",
+  "contentType",
+  "grpcWeb",
+]);
+/** Rule matchers that do not name a host. */
+const NON_HOST_MATCHERS = new Set([
+  "Path",
+  "PathPrefix",
+  "PathRegexp",
+  "Method",
+  "Header",
+  "HeaderRegexp",
+  "Query",
+  "QueryRegexp",
+  "ClientIP",
+]);
+
+type Issue = (path: string, message: string) => void;
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The problems of a tenant's dynamic configuration for one application; [] when it may be written. */
+export function userConfigIssues(config: Record<string, unknown>, scope: UserConfigScope): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const issue: Issue = (path, message) => issues.push({ path, message });
+  for (const key of Object.keys(config)) {
+    if (key !== "http")
+      issue(key, "is not allowed: an application's file holds http routers, services and middlewares only");
+  }
+  const http = isObject(config.http) ? config.http : {};
+  for (const key of Object.keys(http)) {
+    if (!["routers", "services", "middlewares"].includes(key))
+      issue(`http.${key}`, "is not allowed in an application's file");
+  }
+  const routers = isObject(http.routers) ? http.routers : {};
+  const services = isObject(http.services) ? http.services : {};
+  const middlewares = isObject(http.middlewares) ? http.middlewares : {};
+  const ownName = (path: string, name: string) => {
+    if (!nameCarriesAppName(name, scope.appName)) {
+      issue(path, `must contain the application's name ${scope.appName} (as <appName>-… or …-<appName>)`);
+    }
+  };
+
+  for (const [name, router] of Object.entries(routers)) {
+    const path = `http.routers.${name}`;
+    ownName(path, name);
+    if (isObject(router)) checkRouter(path, router, scope, services, middlewares, issue);
+  }
+  for (const [name, service] of Object.entries(services)) {
+    const path = `http.services.${name}`;
+    ownName(path, name);
+    if (isObject(service)) checkService(path, service, scope, issue);
+  }
+  for (const [name, middleware] of Object.entries(middlewares)) {
+    const path = `http.middlewares.${name}`;
+    ownName(path, name);
+    if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, issue);
+  }
+  return issues;
+}
+
+function nameCarriesAppName(name: string, appName: string): boolean {
+  return (
+    name === appName ||
+    name.startsWith(`${appName}-`) ||
+    name.endsWith(`-${appName}`) ||
+    name.includes(`-${appName}-`)
+  );
+}
+
+/** A reference to an object of this file: no `@provider` suffix, and defined here. */
+function checkReference(
+  path: string,
+  reference: unknown,
+  defined: Record<string, unknown>,
+  what: string,
+  issue: Issue,
+) {
+  if (typeof reference !== "string" || reference.includes("@") || !Object.hasOwn(defined, reference)) {
+    issue(path, `must name a ${what} defined in this file (no @provider references)`);
+  }
+}
+
+function checkReferences(path: string, names: unknown[], middlewares: Record<string, unknown>, issue: Issue) {
+  for (const [index, name] of names.entries()) {
+    checkReference(`${path}.${index}`, name, middlewares, "middleware", issue);
+  }
+}
+
+function checkRouter(
+  path: string,
+  router: Record<string, unknown>,
+  scope: UserConfigScope,
+  services: Record<string, unknown>,
+  middlewares: Record<string, unknown>,
+  issue: Issue,
+) {
+  for (const key of Object.keys(router)) {
+    if (!ROUTER_KEYS.has(key)) issue(`${path}.${key}`, "is not allowed in an application's router");
+  }
+  const entryPoints = router.entryPoints;
+  if (!Array.isArray(entryPoints) || entryPoints.length === 0) {
+    issue(`${path}.entryPoints`, "must list web and/or websecure");
+  } else {
+    entryPoints.forEach((entryPoint, index) => {
+      if (typeof entryPoint !== "string" || !ENTRY_POINTS.has(entryPoint)) {
+        issue(`${path}.entryPoints.${index}`, "must be web or websecure");
+      }
+    });
+  }
+  if (router.priority !== undefined) {
+    const priority = router.priority;
+    if (
+      typeof priority !== "number" ||
+      !Number.isInteger(priority) ||
+      priority < 0 ||
+      priority > MAX_USER_ROUTER_PRIORITY
+    ) {
+      issue(`${path}.priority`, `must be an integer from 0 to ${MAX_USER_ROUTER_PRIORITY}`);
+    }
+  }
+  if (router.ruleSyntax !== undefined && router.ruleSyntax !== "v3")
+    issue(`${path}.ruleSyntax`, "must be v3");
+  const ruleProblem =
+    typeof router.rule === "string" ? userRuleProblem(router.rule, scope.hosts) : "is required";
+  if (ruleProblem) issue(`${path}.rule`, ruleProblem);
+  checkReference(`${path}.service`, router.service, services, "service", issue);
+  if (router.middlewares !== undefined) {
+    if (!Array.isArray(router.middlewares)) issue(`${path}.middlewares`, "must be a list");
+    else checkReferences(`${path}.middlewares`, router.middlewares, middlewares, issue);
+  }
+  if (router.tls !== undefined) {
+    if (!isObject(router.tls)) return;
+    for (const [key, value] of Object.entries(router.tls)) {
+      if (key === "certResolver") continue;
+      if (key === "domains" && Array.isArray(value)) {
+        value.forEach((entry, index) => {
+          const names = isObject(entry)
+            ? [entry.main, ...(Array.isArray(entry.sans) ? entry.sans : [])]
+            : [entry];
+          for (const name of names) {
+            if (
+              name !== undefined &&
+              (typeof name !== "string" || !hostAllowed(name.toLowerCase(), scope.hosts, true))
+            ) {
+              issue(`${path}.tls.domains.${index}`, "must name the application's own hosts");
+            }
+          }
+        });
+        continue;
+      }
+      issue(
+        `${path}.tls.${key}`,
+        "is not allowed (tls holds certResolver and the application's own domains only)",
+      );
+    }
+  }
+}
+
+function checkService(path: string, service: Record<string, unknown>, scope: UserConfigScope, issue: Issue) {
+  for (const key of Object.keys(service)) {
+    if (key !== "loadBalancer")
+      issue(
+        `${path}.${key}`,
+        "is not allowed: a service is a loadBalancer over the application's own service",
+      );
+  }
+  const loadBalancer = service.loadBalancer;
+  if (!isObject(loadBalancer)) return;
+  for (const key of Object.keys(loadBalancer)) {
+    if (!LOAD_BALANCER_KEYS.has(key))
+      issue(`${path}.loadBalancer.${key}`, "is not allowed in an application's service");
+  }
+  const servers = Array.isArray(loadBalancer.servers) ? loadBalancer.servers : [];
+  if (servers.length === 0) issue(`${path}.loadBalancer.servers`, "must list the application's own service");
+  servers.forEach((server, index) => {
+    const serverPath = `${path}.loadBalancer.servers.${index}`;
+    if (!isObject(server)) return;
+    for (const key of Object.keys(server)) {
+      if (key !== "url" && key !== "weight") issue(`${serverPath}.${key}`, "is not allowed");
+    }
+    if (!serviceUrlAllowed(server.url, scope.appName)) {
+      issue(`${serverPath}.url`, `must be http://${scope.appName}:<port> (the application's own service)`);
+    }
+  });
+  if (isObject(loadBalancer.healthCheck)) {
+    for (const key of ["hostname", "scheme"]) {
+      if (key in loadBalancer.healthCheck) issue(`${path}.loadBalancer.healthCheck.${key}`, "is not allowed");
+    }
+  }
+}
+
+function serviceUrlAllowed(value: unknown, appName: string): boolean {
+  if (typeof value !== "string") return false;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return (
+    ["http:", "https:", "h2c:"].includes(url.protocol) &&
+    url.hostname === appName.toLowerCase() &&
+    url.username === "" &&
+    url.password === ""
+  );
+}
+
+function checkMiddleware(
+  path: string,
+  middleware: Record<string, unknown>,
+  middlewares: Record<string, unknown>,
+  issue: Issue,
+) {
+  for (const [type, settings] of Object.entries(middleware)) {
+    if (!MIDDLEWARE_TYPES.has(type)) {
+      issue(
+        `${path}.${type}`,
+        "is not allowed in an application's file (no plugins, outbound calls or file paths)",
+      );
+      continue;
+    }
+    if (!isObject(settings)) continue;
+    if ((type === "basicAuth" || type === "digestAuth") && "usersFile" in settings) {
+      issue(`${path}.${type}.usersFile`, "is not allowed: it names a file on the proxy's host (give users)");
+    }
+    if (type === "chain" && Array.isArray(settings.middlewares)) {
+      checkReferences(`${path}.chain.middlewares`, settings.middlewares, middlewares, issue);
+    }
+  }
+}
+
+/** Whether `host` is one of `hosts` or (with `wildcards`) a name under one of its `*.x`. */
+function hostAllowed(host: string, hosts: readonly string[], wildcards = false): boolean {
+  if (hosts.includes(host)) return true;
+  const dot = host.indexOf(".");
+  return dot > 0 && (wildcards || !host.startsWith("*")) && hosts.includes(`*${host.slice(dot)}`);
+}
+
+// ---- Rules: a small parser of Traefik's v3 rule syntax (matchers, &&, ||, !, parentheses). ----
+
+type RuleNode =
+  | { kind: "matcher"; name: string; args: string[] }
+  | { kind: "and" | "or"; parts: RuleNode[] }
+  | { kind: "not"; part: RuleNode };
+
+class RuleSyntaxError extends Error {}
+
+function parseRule(rule: string): RuleNode {
+  let position = 0;
+  const skip = () => {
+    while (position < rule.length && /\s/.test(rule[position]!)) position++;
+  };
+  const fail = (message: string): never => {
+    throw new RuleSyntaxError(`${message} at character ${position + 1}`);
+  };
+  const string = (): string => {
+    const quote = rule[position];
+    if (quote !== "`" && quote !== '"') return fail("expected a quoted argument");
+    const end = rule.indexOf(quote, position + 1);
+    if (end < 0) return fail("unterminated argument");
+    const value = rule.slice(position + 1, end);
+    position = end + 1;
+    return value;
+  };
+  const primary = (): RuleNode => {
+    skip();
+    if (rule[position] === "!") {
+      position++;
+      return { kind: "not", part: primary() };
+    }
+    if (rule[position] === "(") {
+      position++;
+      const inner = or();
+      skip();
+      if (rule[position] !== ")") fail("expected )");
+      position++;
+      return inner;
+    }
+    const name = /^[A-Za-z]+/.exec(rule.slice(position))?.[0] ?? fail("expected a matcher");
+    position += name.length;
+    skip();
+    if (rule[position] !== "(") fail(`expected ( after ${name}`);
+    position++;
+    const args: string[] = [];
+    skip();
+    while (rule[position] !== ")") {
+      args.push(string());
+      skip();
+      if (rule[position] === ",") {
+        position++;
+        skip();
+      } else if (rule[position] !== ")") fail("expected , or )");
+    }
+    position++;
+    return { kind: "matcher", name, args };
+  };
+  const and = (): RuleNode => {
+    const parts = [primary()];
+    for (skip(); rule.startsWith("&&", position); skip()) {
+      position += 2;
+      parts.push(primary());
+    }
+    return parts.length === 1 ? parts[0]! : { kind: "and", parts };
+  };
+  const or = (): RuleNode => {
+    const parts = [and()];
+    for (skip(); rule.startsWith("||", position); skip()) {
+      position += 2;
+      parts.push(and());
+    }
+    return parts.length === 1 ? parts[0]! : { kind: "or", parts };
+  };
+  const tree = or();
+  skip();
+  if (position < rule.length) fail("unexpected text");
+  return tree;
+}
+
+/** Why a tenant's router rule is refused, or null: it must only match the application's own hosts. */
+export function userRuleProblem(rule: string, hosts: readonly string[]): string | null {
+  let tree: RuleNode;
+  try {
+    tree = parseRule(rule);
+  } catch (error) {
+    if (error instanceof RuleSyntaxError) return `is not a valid rule: ${error.message}`;
+    throw error;
+  }
+  const matcherProblem = (node: RuleNode): string | null => {
+    switch (node.kind) {
+      case "matcher":
+        if (node.name === "Host") {
+          if (node.args.length === 0) return "has a Host() without hosts";
+          const foreign = node.args.find((host) => !hostAllowed(host.toLowerCase(), hosts));
+          return foreign === undefined ? null : `names ${foreign}, which is not a host of this application`;
+        }
+        return NON_HOST_MATCHERS.has(node.name)
+          ? null
+          : `may not use ${node.name} (Host and path, method, header, query or client IP matchers only)`;
+      case "not":
+        return matcherProblem(node.part);
+      default:
+        for (const part of node.parts) {
+          const problem = matcherProblem(part);
+          if (problem) return problem;
+        }
+        return null;
+    }
+  };
+  const problem = matcherProblem(tree);
+  if (problem) return problem;
+  // Every request the rule matches must carry one of the application's hosts.
+  const restrictsHost = (node: RuleNode): boolean => {
+    switch (node.kind) {
+      case "matcher":
+        return node.name === "Host";
+      case "not":
+        return false;
+      case "and":
+        return node.parts.some(restrictsHost);
+      case "or":
+        return node.parts.every(restrictsHost);
+    }
+  };
+  return restrictsHost(tree)
+    ? null
+    : "must match only the application's own hosts: combine Host(`…`) with && (no catch-all)";
+}
