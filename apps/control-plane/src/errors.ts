@@ -73,7 +73,6 @@ export function databaseUnavailable(cause: unknown): ApiError {
   return error;
 }
 
-
 /** How many issues, path segments and message characters an input error lists at most. */
 const MAX_ISSUES = 20;
 const MAX_PATH_SEGMENTS = 12;
