@@ -49,7 +49,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // auth
   "auth.register": {
     description:
-      "Creates a user. The very first registration on an instance also creates the first organization, owned by that user; later ones need an `invitationId` whose email matches. Answers a session token like auth.login.",
+      "Creates a user. The very first registration on an instance also creates the first organization, owned by that user (the instance administrator); later ones need the invitation's secret `token` and the invited email. Closed registration answers alike for taken and free emails. Answers a session token like auth.login.",
     errors: [409, 429],
     example: { email: "me@example.com", password: "a-long-password", name: "Me" },
   },
@@ -72,7 +72,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.update": {
     description:
-      "Changes the current user's name, email or image; a new password needs `currentPassword`. Changing the password ends the user's other sessions.",
+      "Changes the current user's name, email or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). Changing the password ends the user's other sessions.",
     errors: [409],
   },
   "user.remove": {
@@ -394,7 +394,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "application.updateTraefikConfig": {
     description:
-      "Replaces the application's Traefik file with the given YAML, checked against Traefik's file-provider schema before it is written.",
+      "Replaces the application's Traefik file with the given YAML, checked against Traefik's file-provider schema before it is written. Except for the instance administrator, it may only route the application's own hosts to the application's own service (HTTP routers only, no file paths, no plugins, bounded priority).",
   },
 
   // deployment
@@ -426,7 +426,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // port
   "port.create": {
     description:
-      "Publishes a target port of the application's service on a port of the server (ingress or host mode); applies on the next deployment.",
+      "Publishes a target port of the application's service on a port of the server (ingress or host mode); applies on the next deployment. Ports the platform needs (22, 80, 443, 2377, 4222, 4789, 5432, 7946, 8080 and the proxy's) are refused; a port another application publishes on the same server is a 409.",
     errors: [409],
     example: {
       applicationId: id,
@@ -466,17 +466,17 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "registry.testRegistry": {
     description:
-      "Logs in to a registry through a server's Docker Engine without storing anything; the registry's own refusal is passed back.",
+      "Logs in to a registry through a server's Docker Engine without storing anything; the host is checked by the outbound guard first, and a failure answers its category (unauthorized, unknown host, unknown certificate authority, refused, timeout, other), never the remote's text.",
   },
   "registry.testRegistryById": {
     description:
-      "Logs in to a stored registry through a server's Docker Engine; the registry's own refusal is passed back.",
+      "Logs in to a stored registry through a server's Docker Engine; a failure answers its category, never the remote's text.",
   },
 
   // domain
   "domain.create": {
     description:
-      "Adds a host (and optional path) to an application with Let's Encrypt, a custom certificate or no TLS; the application's Traefik file is rewritten at once.",
+      "Adds a host (and optional path) to an application with Let's Encrypt, a custom certificate or no TLS; the application's Traefik file is rewritten at once. A host another organization routes (or covers with a wildcard) is a 409.",
     errors: [409],
     example: {
       host: "shop.example.com",
