@@ -37,7 +37,7 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search",
   user: "routers/user.ts@5a46b879f503",
-  organization: "routers/organization.ts@b20c95ffbc02",
+  organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
 } as const;
 
 export interface Row {
@@ -165,6 +165,19 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["organizationId*", "name*", "logo"],
     output: "object:id,name",
     differs: { logo: "organization logos are not stored" },
+  },
+  "organization.create": {
+    kind: "mutation",
+    source: "organization",
+    input: ["name*", "logo"],
+    output: "object:id,name,ownerId",
+    differs: { logo: "organization logos are not stored" },
+  },
+  "organization.delete": {
+    kind: "mutation",
+    source: "organization",
+    input: ["organizationId*"],
+    output: "any",
   },
   "organization.setActive": {
     kind: "mutation",
