@@ -463,3 +463,14 @@ describe("answers to another organization", () => {
     },
   );
 });
+
+describe("instance-wide settings", () => {
+  const settings = procedures.filter(({ name }) => name.startsWith("settings."));
+  it.each(settings.map((entry) => [entry.name, entry] as const))(
+    "%s answers 403 to another organization's owner for this machine",
+    async (name, { procedure }) => {
+      const response = await call(name, procedure, sample(inputSchema(procedure), {}), victim);
+      expect(response.status, JSON.stringify(response.body)).toBe(403);
+    },
+  );
+});
