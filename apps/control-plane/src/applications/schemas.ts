@@ -117,7 +117,8 @@ export const searchInput = z
   })
   .prefault({});
 
-const gitFields = { enableSubmodules: z.boolean(), watchPaths: watchPathsSchema.nullish() };
+/** As in Dokploy, an absent enableSubmodules keeps the stored value (false on a new application). */
+const gitFields = { enableSubmodules: z.boolean().optional(), watchPaths: watchPathsSchema.nullish() };
 
 export const saveGithubProviderInput = z.object({
   applicationId: idSchema,

@@ -85,15 +85,11 @@ export const dockerImageSchema = z
     "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag",
   );
 
-/** A registry host for `docker login`: host[:port][/path], optionally with an https:// or http:// prefix. */
-export const registryUrlSchema = z
-  .string()
-  .trim()
-  .max(255)
-  .regex(
-    /^(?:https?:\/\/)?[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]{1,5})?(?:\/[a-zA-Z0-9._\-/]*)?$/,
-    "must be a registry host such as ghcr.io or registry.example.com:5000",
-  );
+/**
+ * The registry of a Docker source (saveDockerProvider) follows registry.create's rule and is
+ * stored the same way (host[:port]): one rule for every registry address.
+ */
+export { registryUrlSchema } from "../registries/schemas.ts";
 
 /** Names shown to git providers and CLIs: owner, repository, slug. */
 export const repositoryNameSchema = z
@@ -126,12 +122,19 @@ export const providerIdSchema = z
   .max(100)
   .regex(/^[A-Za-z0-9_-]+$/, "is not an id");
 
+/** 2^63: Docker takes memory sizes as int64 bytes. */
+const MAX_MEMORY_BYTES = 2 ** 63;
+const MEMORY_SIZE = /^[0-9]+(?:\.[0-9]+)?(?:[bkmg]|[kmg]b)?$/i;
+
 /** `512m`, `2g`, `1.5g` or plain bytes (`268435456`), as Docker reads memory sizes. */
 export const memorySchema = z
   .string()
   .trim()
-  .regex(/^[0-9]+(?:\.[0-9]+)?(?:[bkmg]|[kmg]b)?$/i, "must be a size such as 512m, 2g or a number of bytes")
-  .refine((value) => Number.parseFloat(value) > 0, { message: "must be more than zero" });
+  .regex(MEMORY_SIZE, "must be a size such as 512m, 2g or a number of bytes")
+  .refine((value) => Number.parseFloat(value) > 0, { message: "must be more than zero" })
+  .refine((value) => !MEMORY_SIZE.test(value) || memoryBytes(value) < MAX_MEMORY_BYTES, {
+    message: "must be less than 8 EiB (Docker takes memory sizes as a signed 64-bit number of bytes)",
+  });
 
 /** `0.5`, `2`: CPUs as docker's --cpus reads them. */
 export const cpuSchema = z

@@ -22,7 +22,8 @@ export const domainFields = {
   path: pathInput.nullish(),
   port: portSchema.nullish(),
   https: z.boolean().optional(),
-  certificateType: certificateTypeSchema,
+  /** Dokploy's default: no certificate. */
+  certificateType: certificateTypeSchema.default("none"),
   customCertResolver: certResolverSchema.nullish(),
   certificate: pemInput.nullish(),
   certificateKey: pemInput.nullish(),
@@ -33,7 +34,7 @@ export const domainFields = {
 
 export const createDomainInput = z.object({
   ...domainFields,
-  domainType: z.enum(["application", "compose", "preview"]),
+  domainType: z.enum(["application", "compose", "preview"]).default("application"),
   applicationId: id.nullish(),
   composeId: id.nullish(),
   previewDeploymentId: id.nullish(),
@@ -62,7 +63,8 @@ export const domainSchema = z.object({
   path: z.string(),
   port: z.number(),
   https: z.boolean(),
-  certificateType: certificateTypeSchema,
+  /** Dokploy's default: no certificate. */
+  certificateType: certificateTypeSchema.default("none"),
   customCertResolver: z.string().nullable(),
   /** The PEM certificate (public); the key is never returned. */
   certificate: z.string().nullable(),

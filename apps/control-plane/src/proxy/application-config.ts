@@ -13,14 +13,14 @@ import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 export async function readApplicationTraefikConfig(
   services: ServiceContext,
   app: Application,
-): Promise<string> {
+): Promise<string | null> {
   const serverId = proxyServerOf(services, app);
   const file = await callAgent(
     serverId,
     () => services.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName)),
     services.logger,
   );
-  return file.exists ? file.content : "";
+  return file.exists ? file.content : null;
 }
 
 export async function updateApplicationTraefikConfig(

@@ -355,6 +355,11 @@ describe("application", () => {
       ["application.update", { env: "GOOD=1\nBAD KEY=2" }, "env"],
       ["application.update", { env: "FOO\nBAR=1" }, "env"],
       ["application.update", { memoryLimit: "lots" }, "memoryLimit"],
+      ["application.update", { memoryLimit: "99999999999999999999g" }, "memoryLimit"],
+      ["application.update", { memoryReservation: "9223372036854775808" }, "memoryReservation"],
+      ["application.saveDockerProvider", { registryUrl: "http://169.254.169.254" }, "registryUrl"],
+      ["application.saveDockerProvider", { registryUrl: "ftp://registry.example.com" }, "registryUrl"],
+      ["application.saveDockerProvider", { registryUrl: "user@registry.example.com" }, "registryUrl"],
       ["application.update", { memoryReservation: "-1g" }, "memoryReservation"],
       ["application.update", { cpuLimit: "two" }, "cpuLimit"],
       ["application.update", { cpuReservation: "0" }, "cpuReservation"],
@@ -619,6 +624,28 @@ describe("application", () => {
         triggerType: "tag",
         enableSubmodules: true,
       });
+    });
+
+    it("keeps enableSubmodules when a save*Provider call leaves it out (optional in Dokploy)", async () => {
+      const app = await create();
+      const save = (input: Record<string, unknown>) =>
+        platform.mutate(
+          "application.saveGithubProvider",
+          { applicationId: app.applicationId, githubId: "gh-conn-1", owner: "acme", ...input },
+          as(owner),
+        );
+      expect((await save({})).status).toBe(200);
+      expect((await one(app.applicationId)).enableSubmodules).toBe(false);
+      expect((await save({ enableSubmodules: true })).status).toBe(200);
+      expect((await save({ branch: "main" })).status).toBe(200);
+      expect(await one(app.applicationId)).toMatchObject({ enableSubmodules: true, branch: "main" });
+      const git = await platform.mutate(
+        "application.saveGitProvider",
+        { applicationId: app.applicationId, customGitUrl: "https://example.com/a.git" },
+        as(owner),
+      );
+      expect(git.status, JSON.stringify(git.body)).toBe(200);
+      expect((await one(app.applicationId)).enableSubmodules).toBe(true);
     });
 
     it("saves GitLab, Bitbucket and Gitea sources with their own fields", async () => {

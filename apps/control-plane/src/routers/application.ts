@@ -625,10 +625,10 @@ export const applicationRouter = defineRouter("application", {
   }),
 
   readTraefikConfig: query({
-    summary: "The application's Traefik file on its server as YAML text (empty when it has none)",
+    summary: "The application's Traefik file on its server as YAML text (null when it has none)",
     access: "member",
     input: applicationIdInput,
-    output: z.string(),
+    output: z.string().nullable(),
     handler: async ({ services, caller, input }) =>
       readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId)),
   }),

@@ -61,6 +61,7 @@ describe("domain.create / update / delete write the application's Traefik file",
       applicationId: app.applicationId,
       host: "Shop.Example.com",
       port: 8080,
+      https: true,
       certificateType: "letsencrypt",
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -315,6 +316,21 @@ describe("refused input changes nothing", () => {
   });
 });
 
+describe("Dokploy's defaults", () => {
+  it("domain.create without domainType, certificateType or https makes an HTTP-only application domain", async () => {
+    const app = await createApplication(test);
+    const created = await test.platform.mutate(
+      "domain.create",
+      { applicationId: app.applicationId, host: "defaults.example.com" },
+      as(),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({ domainType: "application", certificateType: "none", https: false });
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    expect(Object.values(config.http.routers).map((router: any) => router.entryPoints)).toEqual([["web"]]);
+  });
+});
+
 describe("hosts and certificates", () => {
   it("an internationalized host is stored and routed in punycode", async () => {
     const app = await createApplication(test);
@@ -336,6 +352,7 @@ describe("hosts and certificates", () => {
     const created = await createDomain({
       applicationId: app.applicationId,
       host: "*.wild.example.com",
+      https: true,
       certificateType: "custom",
       certificate: pair.certificate,
       certificateKey: pair.key,
@@ -486,14 +503,14 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
     file = dynamicFile(test, `${app.appName}.yml`);
   });
 
-  it('reads "" without a file and the file\'s text with one', async () => {
+  it("reads null without a file and the file's text with one", async () => {
     const empty = await test.platform.query(
       "application.readTraefikConfig",
       { applicationId: app.applicationId },
       as(),
     );
     expect(empty.status).toBe(200);
-    expect(empty.body).toBe("");
+    expect(empty.body).toBeNull();
     expect(
       (
         await createDomain({

@@ -180,7 +180,7 @@ export const domainRouter = defineRouter("domain", {
           host: input.host,
           path: input.path ?? "/",
           port: input.port ?? 3000,
-          https: input.https ?? true,
+          https: input.https ?? false,
           certificateType: input.certificateType,
           customCertResolver: input.customCertResolver ?? null,
           certificate: input.certificate ?? null,

@@ -5,6 +5,7 @@
  * and goes with the last).
  */
 import { hashPassword } from "@platform/traefik-config";
+import { z } from "zod";
 import { findApplication, lockApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
@@ -56,7 +57,8 @@ export const securityRouter = defineRouter("security", {
     summary: "Protect an application with one more HTTP Basic credential",
     access: "member",
     input: createSecurityInput,
-    output: successSchema,
+    // Dokploy answers true here (update and delete answer the row / success).
+    output: z.literal(true),
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
@@ -71,7 +73,7 @@ export const securityRouter = defineRouter("security", {
           })
           .execute(),
       );
-      return success;
+      return true as const;
     },
   }),
 

@@ -67,7 +67,8 @@ const optionalSeconds = (max: number) => z.number().int().min(1).max(max).nullis
 const createApiKeyInput = z.object({
   name: z.string().trim().min(1).max(100),
   metadata: z.object({ organizationId: z.string().min(1).max(64) }),
-  organizationId: z.string().min(1).max(64),
+  /** Not in Dokploy (it has only metadata.organizationId); kept for older clients, must agree. */
+  organizationId: z.string().min(1).max(64).optional(),
   prefix: z.preprocess(
     blankAsAbsent,
     z
@@ -246,7 +247,8 @@ export const userRouter = defineRouter("user", {
       expiresAt: z.string().nullable(),
     }),
     handler: async ({ services, caller, input }) => {
-      if (input.metadata.organizationId !== input.organizationId) {
+      const organizationId = input.metadata.organizationId;
+      if (input.organizationId !== undefined && input.organizationId !== organizationId) {
         throw badRequest("metadata.organizationId must equal organizationId", {
           fields: ["metadata.organizationId"],
         });
@@ -258,8 +260,8 @@ export const userRouter = defineRouter("user", {
           fields: [missing],
         });
       }
-      if (input.organizationId !== caller.organizationId) {
-        if (!(await findMembership(services.db, input.organizationId, caller.userId))) {
+      if (organizationId !== caller.organizationId) {
+        if (!(await findMembership(services.db, organizationId, caller.userId))) {
           throw notFound("Organization");
         }
         if (caller.credential.kind === "apiKey") {
@@ -271,9 +273,9 @@ export const userRouter = defineRouter("user", {
       const { row, key } = await createApiKey(services, {
         name: input.name,
         userId: caller.userId,
-        organizationId: input.organizationId,
+        organizationId,
         prefix: input.prefix ?? undefined,
-        metadata: { organizationId: input.organizationId },
+        metadata: { organizationId },
         expiresInSeconds: input.expiresIn ?? undefined,
         rateLimitEnabled: input.rateLimitEnabled ?? undefined,
         rateLimitTimeWindowSeconds: input.rateLimitTimeWindow ?? undefined,
