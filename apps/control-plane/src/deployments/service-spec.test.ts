@@ -128,6 +128,25 @@ describe("buildServiceSpec", () => {
     });
   });
 
+  it("adds labelsSwarm under the platform's labels and takes modeSwarm's replicated count", () => {
+    const spec = buildServiceSpec({
+      app: {
+        ...app,
+        labelsSwarm: { team: "shop", "platform.appName": "forged" },
+        modeSwarm: { Replicated: { Replicas: 5 } },
+      } as unknown as Application,
+      image: "x",
+      env: [],
+      ports: [],
+    });
+    expect(spec.labels).toEqual({
+      team: "shop",
+      "platform.applicationId": "app-1",
+      "platform.appName": "web-1",
+    });
+    expect(spec.replicas).toBe(5);
+  });
+
   it("leaves out what is not set", () => {
     const bare = {
       ...app,

@@ -98,6 +98,12 @@ export interface ServiceSpecInput {
   ports: readonly Port[];
 }
 
+/** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
+function replicasOf(app: Pick<Application, "replicas" | "modeSwarm">): number {
+  const replicated = app.modeSwarm?.Replicated as { Replicas?: number } | undefined;
+  return typeof replicated?.Replicas === "number" ? replicated.Replicas : app.replicas;
+}
+
 /** The Swarm service of the application running `image`. */
 export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): ServiceSpec {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
@@ -105,8 +111,13 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
     name: app.appName,
     image,
     env: envLines,
-    replicas: app.replicas,
-    labels: { "platform.applicationId": app.applicationId, "platform.appName": app.appName },
+    replicas: replicasOf(app),
+    // The user's labelsSwarm first: the platform's own labels always win (their prefix is refused on input).
+    labels: {
+      ...(app.labelsSwarm ?? {}),
+      "platform.applicationId": app.applicationId,
+      "platform.appName": app.appName,
+    },
     networks: [PLATFORM_NETWORK],
     ports: ports.map(
       (port): ServicePort => ({

@@ -44,7 +44,11 @@ import {
 } from "../applications/schemas.ts";
 import { teardownApplication } from "../applications/teardown.ts";
 import { appNameSchema, gitUrlProblem, plainTextSchema } from "../applications/validation.ts";
-import { sealApplicationSecret, toApplicationView } from "../applications/views.ts";
+import {
+  type ApplicationSecretField,
+  sealApplicationSecret,
+  toApplicationView,
+} from "../applications/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
@@ -75,7 +79,66 @@ const JSON_COLUMNS = new Set([
   "previewLabels",
   "healthCheckSwarm",
   "restartPolicySwarm",
+  "placementSwarm",
+  "updateConfigSwarm",
+  "rollbackConfigSwarm",
+  "modeSwarm",
+  "labelsSwarm",
+  "networkSwarm",
+  "endpointSpecSwarm",
+  "ulimitsSwarm",
 ]);
+
+/** Write-only inputs and the sealed columns that keep them. */
+const SEALED_COLUMNS = {
+  password: "passwordSealed",
+  buildSecrets: "buildSecretsSealed",
+  previewBuildSecrets: "previewBuildSecretsSealed",
+  webhookSecret: "webhookSecretSealed",
+} as const satisfies Record<ApplicationSecretField, keyof ApplicationUpdate>;
+
+/** Seals the write-only fields `input` gives (null or "" clears) into `patch`. */
+function sealSecrets(
+  services: ServiceContext,
+  application: LocatedApplication,
+  input: Partial<Record<ApplicationSecretField, string | null | undefined>>,
+  patch: ApplicationUpdate,
+): ApplicationUpdate {
+  for (const [field, column] of Object.entries(SEALED_COLUMNS) as [ApplicationSecretField, string][]) {
+    const value = input[field];
+    if (value === undefined) continue;
+    (patch as Record<string, unknown>)[column] = sealApplicationSecret(
+      services.secrets,
+      field,
+      application,
+      value,
+    );
+  }
+  return patch;
+}
+
+/**
+ * The Git source checks that depend on configuration or on other rows: a custom Git URL on
+ * loopback (PLATFORM_ALLOW_LOOPBACK_GIT) and an SSH key of the caller's organization.
+ */
+async function checkGitSource(
+  services: ServiceContext,
+  caller: Caller,
+  input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null },
+): Promise<void> {
+  const loopbackProblem =
+    input.customGitUrl &&
+    gitUrlProblem(input.customGitUrl, { allowLoopback: services.config.allowLoopbackGit });
+  if (loopbackProblem) {
+    throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
+      fields: ["customGitUrl"],
+    });
+  }
+  const sshKeyId = input.customGitSSHKeyId;
+  if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
+    throw notFound("SSH key");
+  }
+}
 
 /** The columns an input sets: absent fields are left alone, null clears, lists are stored as JSON. */
 function columnsOf(input: Record<string, unknown>): ApplicationUpdate {
@@ -277,22 +340,34 @@ export const applicationRouter = defineRouter("application", {
     input: updateInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
+      const { webhookSecret, password, buildSecrets, previewBuildSecrets, createdAt, refreshToken, ...rest } =
+        input;
+      if (createdAt !== undefined) {
+        throw badRequest("createdAt cannot be changed", { fields: ["createdAt"] });
+      }
+      if (refreshToken !== undefined) {
+        throw badRequest("refreshToken cannot be chosen: application.refreshToken makes a new one", {
+          fields: ["refreshToken"],
+        });
+      }
       let before: LocatedApplication | undefined;
       const result = await withUniqueAppName(input.appName, () =>
         patchApplication(services, caller, input.applicationId, async (application) => {
           before = application;
           await checkRegistryReferences(services.db, caller.organizationId, input);
-          const { webhookSecret, ...rest } = input;
-          const patch = columnsOf(rest);
-          if (webhookSecret !== undefined) {
-            patch.webhookSecretSealed = sealApplicationSecret(
-              services.secrets,
-              "webhookSecret",
-              application,
-              webhookSecret,
-            );
+          await checkGitSource(services, caller, input);
+          if (
+            input.buildServerId &&
+            !(await serverBelongsTo(services.db, caller.organizationId, input.buildServerId))
+          ) {
+            throw notFound("Server");
           }
-          return patch;
+          if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
+            const target = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+            if (!target) throw notFound("Environment");
+          }
+          const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
+          return sealSecrets(services, application, secrets, columnsOf(rest));
         }),
       );
       // A new appName or server moves the application's Traefik file.
@@ -364,18 +439,7 @@ export const applicationRouter = defineRouter("application", {
     output: successSchema,
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, async () => {
-        const loopbackProblem =
-          input.customGitUrl &&
-          gitUrlProblem(input.customGitUrl, { allowLoopback: services.config.allowLoopbackGit });
-        if (loopbackProblem) {
-          throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
-            fields: ["customGitUrl"],
-          });
-        }
-        const sshKeyId = input.customGitSSHKeyId;
-        if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
-          throw notFound("SSH key");
-        }
+        await checkGitSource(services, caller, input);
         return { ...columnsOf(input), sourceType: "git" };
       }),
   }),
@@ -388,11 +452,7 @@ export const applicationRouter = defineRouter("application", {
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, (application) => {
         const { password, ...rest } = input;
-        const patch: ApplicationUpdate = { ...columnsOf(rest), sourceType: "docker" };
-        if (password !== undefined) {
-          patch.passwordSealed = sealApplicationSecret(services.secrets, "password", application, password);
-        }
-        return patch;
+        return sealSecrets(services, application, { password }, { ...columnsOf(rest), sourceType: "docker" });
       }),
   }),
 
@@ -425,16 +485,7 @@ export const applicationRouter = defineRouter("application", {
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, (application) => {
         const { buildSecrets, ...rest } = input;
-        const patch = columnsOf(rest);
-        if (buildSecrets !== undefined) {
-          patch.buildSecretsSealed = sealApplicationSecret(
-            services.secrets,
-            "buildSecrets",
-            application,
-            buildSecrets,
-          );
-        }
-        return patch;
+        return sealSecrets(services, application, { buildSecrets }, columnsOf(rest));
       }),
   }),
 

@@ -8,6 +8,9 @@ import * as deployments from "./20261123-0005-deployments.ts";
 import * as registries from "./20261123-0006-registries.ts";
 import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
+import * as applicationFields from "./20261124-60-application-fields.ts";
+import * as domainFields from "./20261124-61-domain-fields.ts";
+import * as memberPermissions from "./20261124-62-member-permissions.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -18,4 +21,7 @@ export const migrations: Record<string, Migration> = {
   "20261123-0006-registries": registries,
   "20261123-0007-ports": ports,
   "20261123-0008-domains-security": domainsSecurity,
+  "20261124-60-application-fields": applicationFields,
+  "20261124-61-domain-fields": domainFields,
+  "20261124-62-member-permissions": memberPermissions,
 };
