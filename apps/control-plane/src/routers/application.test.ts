@@ -1239,7 +1239,7 @@ describe("application", () => {
       );
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toBe(
-        "You do not have permission to delete services (canDeleteProjects)",
+        "You do not have permission to delete services (canDeleteServices or canDeleteProjects)",
       );
       expect(await row(app.applicationId)).toBeDefined();
 

@@ -66,7 +66,14 @@ import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../d
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  grantCreated,
+  grantsOf,
+  requireCanCreateServices,
+  requireCanDeleteServices,
+  requireEnvironmentAccess,
+  requireServiceAccess,
+} from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
@@ -151,10 +158,26 @@ function columnsOf(input: Record<string, unknown>): ApplicationUpdate {
   return patch as ApplicationUpdate;
 }
 
+/** The application, when it belongs to the caller's organization and the caller may see it (404 otherwise). */
 async function load(db: Db, caller: Caller, applicationId: string): Promise<LocatedApplication> {
   const application = await findApplication(db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
+  await requireServiceAccess(db, caller, serviceOf(application));
   return application;
+}
+
+const serviceOf = (application: { applicationId: string; environmentId: string; projectId: string }) => ({
+  serviceId: application.applicationId,
+  environmentId: application.environmentId,
+  projectId: application.projectId,
+});
+
+/** Another environment of the organization the caller may see, for moving an application there. */
+async function targetEnvironment(services: ServiceContext, caller: Caller, environmentId: string) {
+  const target = await findEnvironment(services.db, caller.organizationId, environmentId);
+  if (!target) throw notFound("Environment");
+  await requireEnvironmentAccess(services.db, caller, target);
+  return target;
 }
 
 /** Runs a write that may set appName; a taken appName is a 409 naming the field. */
@@ -274,6 +297,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ services, caller, input }) => {
       const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
       if (!environment) throw notFound("Environment");
+      requireCanCreateServices(await requireEnvironmentAccess(services.db, caller, environment));
       const serverId = input.serverId ?? null;
       if (serverId === null && services.config.edition === "cloud") {
         throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
@@ -291,6 +315,7 @@ export const applicationRouter = defineRouter("application", {
           serverId,
         }),
       );
+      await grantCreated(services.db, caller, "services", application.applicationId);
       return toApplicationView(application);
     },
   }),
@@ -363,8 +388,7 @@ export const applicationRouter = defineRouter("application", {
             throw notFound("Server");
           }
           if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
-            const target = await findEnvironment(services.db, caller.organizationId, input.environmentId);
-            if (!target) throw notFound("Environment");
+            await targetEnvironment(services, caller, input.environmentId);
           }
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
           return sealSecrets(services, application, secrets, columnsOf(rest));
@@ -381,7 +405,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: searchInput,
     output: z.object({ items: z.array(applicationSummarySchema), total: z.number().int() }),
-    handler: ({ services, caller, input }) => searchApplications(services.db, caller.organizationId, input),
+    handler: async ({ services, caller, input }) =>
+      searchApplications(services.db, caller.organizationId, input, await grantsOf(services.db, caller)),
   }),
 
   saveGithubProvider: mutation({
@@ -537,6 +562,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ services, caller, input, logger }) => {
       const application = await findApplicationByAppName(services.db, caller.organizationId, input.appName);
       if (!application) throw notFound("Application");
+      await requireServiceAccess(services.db, caller, serviceOf(application));
       const serverId = serverOf(application);
       const stats = await callAgent(
         serverId,
@@ -563,8 +589,7 @@ export const applicationRouter = defineRouter("application", {
     output: applicationSchema,
     handler: async ({ services, caller, input }) => {
       const application = await load(services.db, caller, input.applicationId);
-      const target = await findEnvironment(services.db, caller.organizationId, input.targetEnvironmentId);
-      if (!target) throw notFound("Environment");
+      const target = await targetEnvironment(services, caller, input.targetEnvironmentId);
       const moved = await updateApplication(services.db, application.applicationId, {
         environmentId: target.environmentId,
       });
@@ -588,8 +613,8 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: deletedSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(services.db, caller));
       await teardownApplication(services, application, "The application was deleted");
       await deleteApplication(services.db, application.applicationId);
       return {
@@ -668,8 +693,8 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(services.db, caller));
       await deleteFinishedDeployments(services.db, application.applicationId);
       return success;
     },
