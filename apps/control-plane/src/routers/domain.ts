@@ -56,6 +56,8 @@ interface DomainSettings {
   serviceName: string | null;
   stripPath: boolean;
   internalPath: string | null;
+  customEntrypoint: string | null;
+  middlewares: string[];
 }
 
 const field = (name: string, message: string) =>
@@ -188,6 +190,8 @@ export const domainRouter = defineRouter("domain", {
           serviceName: input.serviceName ?? null,
           stripPath: input.stripPath ?? true,
           internalPath: input.internalPath ?? null,
+          customEntrypoint: input.customEntrypoint ?? null,
+          middlewares: input.middlewares ?? [],
         },
         null,
       );
@@ -252,6 +256,12 @@ export const domainRouter = defineRouter("domain", {
     output: domainSchema,
     handler: async ({ services, caller, input }) => {
       const existing = await loadDomain(services, caller, input.domainId);
+      if (input.domainType !== undefined && input.domainType !== existing.domainType) {
+        throw field(
+          "domainType",
+          "a domain cannot move between an application, a compose service and a preview",
+        );
+      }
       const certificateType = input.certificateType ?? existing.certificateType;
       const settings = checkedSettings(
         {
@@ -267,6 +277,9 @@ export const domainRouter = defineRouter("domain", {
           serviceName: input.serviceName === undefined ? existing.serviceName : input.serviceName,
           stripPath: input.stripPath ?? existing.stripPath,
           internalPath: input.internalPath === undefined ? existing.internalPath : input.internalPath,
+          customEntrypoint:
+            input.customEntrypoint === undefined ? existing.customEntrypoint : input.customEntrypoint,
+          middlewares: input.middlewares === undefined ? existing.middlewares : (input.middlewares ?? []),
         },
         existing.certificateKeySealed,
       );
