@@ -3,7 +3,7 @@
  * Swarm service the agent creates or updates: env with inheritance and references resolved,
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
-import type { ServicePort, ServiceSpec } from "@platform/agent-protocol";
+import type { ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port } from "../db/schema.ts";
 import { type EnvVar, mergeEnv, parseEnv } from "../env-vars.ts";
@@ -154,5 +154,20 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
     };
   }
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
+  const swarm = swarmSettingsOf(app);
+  if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
   return spec;
+}
+
+/** The application's stored *Swarm fields the agent applies (validated by application.update). */
+function swarmSettingsOf(app: Application): SwarmSettings {
+  const settings: SwarmSettings = {};
+  if (app.placementSwarm) settings.Placement = app.placementSwarm;
+  if (app.updateConfigSwarm) settings.UpdateConfig = app.updateConfigSwarm;
+  if (app.rollbackConfigSwarm) settings.RollbackConfig = app.rollbackConfigSwarm;
+  if (app.stopGracePeriodSwarm != null) settings.StopGracePeriod = Number(app.stopGracePeriodSwarm);
+  if (app.ulimitsSwarm) settings.Ulimits = app.ulimitsSwarm as SwarmSettings["Ulimits"];
+  const mode = app.endpointSpecSwarm?.Mode;
+  if (mode === "vip" || mode === "dnsrr") settings.EndpointMode = mode;
+  return settings;
 }
