@@ -92,6 +92,17 @@ describe("member permissions (user.assignPermissions)", () => {
         accessedServices: [ids.appA1x],
       }),
     );
+    const stored = await platform.services.db
+      .selectFrom("members")
+      .selectAll()
+      .where("userId", "=", member.user.id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({
+      accessedProjects: [ids.projectA],
+      accessedEnvironments: [ids.envA1],
+      accessedServices: [ids.appA1x],
+      canCreateServices: true,
+    });
     const all = await ok(platform.query("project.all", {}, as(member)));
     expect(all).toHaveLength(1);
     expect(all[0].environments.map((e: any) => e.environmentId)).toEqual([ids.envA1]);
