@@ -130,6 +130,8 @@ describe("member permissions (user.assignPermissions)", () => {
       ["application.one", { applicationId: ids.appA1y }],
       ["application.one", { applicationId: ids.appA2 }],
       ["application.one", { applicationId: ids.appB }],
+      ["deployment.all", { applicationId: ids.appA1y }],
+      ["domain.byApplicationId", { applicationId: ids.appA1y }],
     ];
     for (const [procedure, input] of hidden) {
       expect((await platform.query(procedure, input, as(member))).status, procedure).toBe(404);
@@ -142,6 +144,9 @@ describe("member permissions (user.assignPermissions)", () => {
       ["application.move", { applicationId: ids.appA1x, targetEnvironmentId: ids.envB }],
       ["application.deploy", { applicationId: ids.appB }],
       ["application.create", { name: "sneaky", environmentId: ids.envA2 }],
+      ["port.create", { applicationId: ids.appA1y, publishedPort: 18080, targetPort: 80 }],
+      ["security.create", { applicationId: ids.appA1y, username: "u", password: "password1" }],
+      ["domain.create", { applicationId: ids.appA1y, host: "hidden.example.com" }],
     ];
     for (const [procedure, input] of changes) {
       expect((await platform.mutate(procedure, input, as(member))).status, procedure).toBe(404);

@@ -315,3 +315,28 @@ export async function setMemberGrants(
     .where("userId", "=", userId)
     .execute();
 }
+
+/**
+ * For procedures that reach an application through another object (its domains, credentials,
+ * ports, deployments): 404 `what` when the caller may not see the application. The caller has
+ * already checked the organization; null (no application) needs nothing.
+ */
+export async function requireApplicationAccess(
+  db: Db,
+  caller: Caller,
+  applicationId: string | null,
+  what = "Application",
+): Promise<void> {
+  if (privileged(caller) || !applicationId) return;
+  const located = await db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .select([
+      "applications.applicationId as serviceId",
+      "environments.environmentId",
+      "environments.projectId",
+    ])
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+  if (located) await requireServiceAccess(db, caller, located, what);
+}

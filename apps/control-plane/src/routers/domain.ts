@@ -33,6 +33,7 @@ import {
 } from "../domains/schemas.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import {
   certificateKeyContext,
@@ -114,12 +115,14 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
   const domain = await findDomain(services.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
+  await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
   return domain;
 }
 
 async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
   const application = await findApplication(services.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
+  await requireApplicationAccess(services.db, caller, application.applicationId);
   return application;
 }
 

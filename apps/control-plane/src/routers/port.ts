@@ -13,6 +13,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Port } from "../db/schema.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 
 const PORT_UNIQUE_CONSTRAINT = "ports_application_published_protocol_unique";
@@ -79,6 +80,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
+      await requireApplicationAccess(services.db, caller, application.applicationId);
       return withUniquePort(() =>
         services.db
           .insertInto("ports")
@@ -97,6 +99,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const port = await findPort(services, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       return port;
     },
   }),
@@ -116,6 +119,7 @@ export const portRouter = defineRouter("port", {
       const { portId, ...patch } = input;
       const port = await findPort(services, caller.organizationId, portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
       if (Object.keys(changes).length === 0) return port;
       return withUniquePort(() =>
@@ -137,6 +141,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const port = await findPort(services, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       await services.db.deleteFrom("ports").where("portId", "=", port.portId).execute();
       return port;
     },

@@ -20,12 +20,14 @@ import {
 } from "../domains/schemas.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { syncApplicationProxyWith } from "../proxy/sync.ts";
 
 async function loadSecurity(services: ServiceContext, caller: Caller, securityId: string) {
   const security = await findSecurity(services.db, caller.organizationId, securityId);
   if (!security) throw notFound("Security");
+  await requireApplicationAccess(services.db, caller, security.applicationId, "Security");
   return security;
 }
 
@@ -62,6 +64,7 @@ export const securityRouter = defineRouter("security", {
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
+      await requireApplicationAccess(services.db, caller, application.applicationId);
       await changeCredentials(services, application.applicationId, input.username, (trx) =>
         trx
           .insertInto("security")
