@@ -146,6 +146,7 @@ const requests: CommandRequest[] = [
         restartPolicy: { condition: "on-failure", delayNs: 5, maxAttempts: 3, windowNs: 7 },
         mounts: [{ type: "volume", source: "data", target: "/data", readOnly: true }],
         files: { "/app/.env": "A=1\n" },
+        swarmSettingsJson: JSON.stringify({ Placement: { Constraints: ["node.role==manager"] } }),
       },
       registryAuth: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
       waitSeconds: 60,

@@ -178,6 +178,23 @@ export interface ServiceSpec {
   mounts?: ServiceMount[];
   /** Files written on the host and mounted read-only: container path -> content. */
   files?: Record<string, string>;
+  /** JSON of SwarmSettings: the user's Swarm settings (Dokploy's *Swarm fields); absent or "" for none. */
+  swarmSettingsJson?: string;
+}
+
+/** Swarm settings an application may set, as Docker's service API names them. */
+export interface SwarmSettings {
+  /** TaskTemplate.Placement. */
+  Placement?: Record<string, unknown>;
+  /** Replace the platform's default update and rollback configurations. */
+  UpdateConfig?: Record<string, unknown>;
+  RollbackConfig?: Record<string, unknown>;
+  /** ContainerSpec.StopGracePeriod, nanoseconds. */
+  StopGracePeriod?: number;
+  /** ContainerSpec.Ulimits. */
+  Ulimits?: { Name: string; Soft: number; Hard: number }[];
+  /** EndpointSpec.Mode. */
+  EndpointMode?: "vip" | "dnsrr";
 }
 
 export interface DeployServiceCommand {

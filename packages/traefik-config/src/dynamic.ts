@@ -66,6 +66,20 @@ const domainRouteSchema = z
     internalPath: optionalPath,
     /** The Swarm service the domain sends to when not the service's own (a compose service). */
     swarmServiceName: dockerName.nullish(),
+    /** One router on this entry point instead of web (+ websecure with https); Dokploy's customEntrypoint. */
+    customEntrypoint: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/, "is not an entry point name")
+      .nullish(),
+    /** Further middlewares (`name` or `name@provider`) of the serving router, after the platform's own. */
+    middlewares: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}(?:@[a-z][a-z0-9-]*)?$/, "is not a middleware name"),
+      )
+      .max(20)
+      .optional(),
   })
   .superRefine((domain, ctx) => {
     const message = wildcardCertificateProblem(domain.host, domain.certificateType);
@@ -177,20 +191,26 @@ export function dynamicConfigFor(
       serving.push(name);
     }
     if (authMiddleware) serving.push(authMiddleware);
+    serving.push(...(domain.middlewares ?? []));
 
     const tls = domain.https ? routerTls(domain) : undefined;
-    if (!tls) {
+    if (domain.customEntrypoint) {
+      config.http.routers[routerName(appName, key)] = {
+        ...router(domain.customEntrypoint, rule, service, serving),
+        ...(tls ? { tls } : {}),
+      };
+    } else if (!tls) {
       config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, serving);
-      continue;
+    } else {
+      const redirect = redirectToHttpsMiddlewareName(appName);
+      middlewares[redirect] = { redirectScheme: { scheme: "https", permanent: true } };
+      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, [redirect]);
+      config.http.routers[secureRouterName(appName, key)] = {
+        ...router(WEBSECURE_ENTRYPOINT, rule, service, serving),
+        tls,
+      };
     }
-    const redirect = redirectToHttpsMiddlewareName(appName);
-    middlewares[redirect] = { redirectScheme: { scheme: "https", permanent: true } };
-    config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, [redirect]);
-    config.http.routers[secureRouterName(appName, key)] = {
-      ...router(WEBSECURE_ENTRYPOINT, rule, service, serving),
-      tls,
-    };
-    if (domain.certificateType === "custom" && !domain.customCertResolver) {
+    if (tls && domain.certificateType === "custom" && !domain.customCertResolver) {
       certificates.push(customCertificateFiles(parsedOptions.data.certificatesDirectory, appName, key));
     }
   }

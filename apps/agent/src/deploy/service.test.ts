@@ -309,6 +309,66 @@ describe("start-first update of a service without published ports", () => {
   }, 240_000);
 });
 
+describe("the user's Swarm settings (swarmSettingsJson)", () => {
+  const name = `${prefix}-swarm`;
+
+  it("reach the Docker service: placement, update/rollback config, stop grace period, ulimits, endpoint mode", async () => {
+    const settings = {
+      Placement: { Constraints: ["node.role==manager"], MaxReplicas: 1 },
+      UpdateConfig: { Parallelism: 2, Order: "stop-first", FailureAction: "pause" },
+      RollbackConfig: { Parallelism: 1, Order: "stop-first" },
+      StopGracePeriod: 3_000_000_000,
+      Ulimits: [{ Name: "nofile", Soft: 1024, Hard: 2048 }],
+      EndpointMode: "dnsrr",
+    };
+    const { reply, log } = await deploy({
+      name,
+      image: TEST_IMAGE,
+      env: [],
+      command: ["httpd", "-f", "-p", "8080", "-h", "/www"],
+      replicas: 1,
+      networks: [NETWORK],
+      swarmSettingsJson: JSON.stringify(settings),
+    });
+    if (reply.result !== "deployService") throw new Error(`${JSON.stringify(reply)}\n${log}`);
+    const inspect = (await docker.getService(name).inspect()) as { Spec: Record<string, any> };
+    expect(inspect.Spec.TaskTemplate.Placement).toMatchObject({
+      Constraints: ["node.role==manager"],
+      MaxReplicas: 1,
+    });
+    expect(inspect.Spec.TaskTemplate.ContainerSpec.StopGracePeriod).toBe(3_000_000_000);
+    expect(inspect.Spec.TaskTemplate.ContainerSpec.Ulimits).toEqual([
+      { Name: "nofile", Soft: 1024, Hard: 2048 },
+    ]);
+    expect(inspect.Spec.UpdateConfig).toMatchObject({
+      Parallelism: 2,
+      Order: "stop-first",
+      FailureAction: "pause",
+    });
+    expect(inspect.Spec.RollbackConfig).toMatchObject({ Parallelism: 1, Order: "stop-first" });
+    expect(inspect.Spec.EndpointSpec.Mode).toBe("dnsrr");
+  });
+
+  it.each([
+    ["not JSON", "{"],
+    ["an unknown setting", JSON.stringify({ TaskTemplate: { ContainerSpec: { Privileged: true } } })],
+    ["an unknown placement key", JSON.stringify({ Placement: { Constraints: ["a"], Evil: 1 } })],
+    ["a bad update order", JSON.stringify({ UpdateConfig: { Parallelism: 1, Order: "random" } })],
+    ["a bad ulimit", JSON.stringify({ Ulimits: [{ Name: "no file", Soft: 1, Hard: 1 }] })],
+  ])("refuses %s with INVALID_ARGUMENT before touching Docker", async (_case, swarmSettingsJson) => {
+    const { reply } = await deploy({
+      name: `${prefix}-refused`,
+      image: TEST_IMAGE,
+      env: [],
+      replicas: 1,
+      networks: [NETWORK],
+      swarmSettingsJson,
+    });
+    expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    await expect(docker.getService(`${prefix}-refused`).inspect()).rejects.toThrow();
+  });
+});
+
 describe("cancelJob of a deploy", () => {
   it("stops waiting for a service that never gets healthy and answers CANCELLED", async () => {
     const name = `${prefix}-cancel`;

@@ -24,6 +24,7 @@ import { followProgress } from "../docker/progress.ts";
 import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
+import { parseSwarmSettings } from "./swarm-settings.ts";
 import { checkAppName, checkImageName, hasControlCharacters, invalid } from "./validate.ts";
 
 const SECOND_NS = 1_000_000_000;
@@ -59,6 +60,7 @@ export function filesDirectory(mainDirectory: string, serviceName: string): stri
 
 export function checkServiceSpec(spec: ServiceSpec): void {
   checkAppName("spec.name", spec.name);
+  parseSwarmSettings(spec.swarmSettingsJson);
   if (!spec.image) throw invalid("spec.image", "is required");
   checkImageName("spec.image", spec.image);
   for (const entry of spec.env ?? []) {
@@ -159,6 +161,7 @@ export function swarmSpec(
   if (spec.nanoCpusReservation)
     (resources.Reservations as Record<string, number>).NanoCPUs = spec.nanoCpusReservation;
   const restart = spec.restartPolicy;
+  const user = parseSwarmSettings(spec.swarmSettingsJson);
   return {
     Name: spec.name,
     Labels: { ...(spec.labels ?? {}), ...ownershipLabels(owner) },
@@ -180,6 +183,8 @@ export function swarmSpec(
               },
             }
           : {}),
+        ...(user.StopGracePeriod !== undefined ? { StopGracePeriod: user.StopGracePeriod } : {}),
+        ...(user.Ulimits ? { Ulimits: user.Ulimits } : {}),
         Mounts: [
           ...(spec.mounts ?? []).map((mount) => ({
             Type: mount.type,
@@ -203,9 +208,10 @@ export function swarmSpec(
         : { Condition: "any", Delay: 5 * SECOND_NS },
       Networks: networks,
       ForceUpdate: forceUpdate,
+      ...(user.Placement ? { Placement: user.Placement } : {}),
     },
     Mode: { Replicated: { Replicas: spec.replicas } },
-    UpdateConfig: {
+    UpdateConfig: user.UpdateConfig ?? {
       Parallelism: 1,
       Delay: 0,
       Order: order,
@@ -213,7 +219,7 @@ export function swarmSpec(
       Monitor: monitorNs(spec),
       MaxFailureRatio: 0,
     },
-    RollbackConfig: {
+    RollbackConfig: user.RollbackConfig ?? {
       Parallelism: 1,
       Delay: 0,
       Order: order,
@@ -222,6 +228,7 @@ export function swarmSpec(
       MaxFailureRatio: 0,
     },
     EndpointSpec: {
+      ...(user.EndpointMode ? { Mode: user.EndpointMode } : {}),
       Ports: (spec.ports ?? []).map((port) => ({
         Protocol: port.protocol,
         TargetPort: port.targetPort,

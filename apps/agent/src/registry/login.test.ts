@@ -9,6 +9,7 @@ import { AgentCore } from "../core.ts";
 import { createDockerClient } from "../docker/engine.ts";
 import { requireDocker } from "../testing/docker.ts";
 import { startTestRegistries, type TestRegistries } from "../testing/registry.ts";
+import { withoutSecret } from "./login.ts";
 
 let core: AgentCore;
 let registries: TestRegistries;
@@ -43,6 +44,20 @@ describe("registryLogin", () => {
     expect(error.code).toBe("FAILED");
     expect(error.message).toMatch(/401|unauthorized/i);
     expect(error.message).not.toContain("wrong-password-123");
+  });
+
+  it("a one-character password leaves the registry's refusal readable", async () => {
+    const error = failure(await login(registries.http, registries.username, "p"));
+    expect(error.code).toBe("FAILED");
+    expect(error.message).not.toContain("***");
+    expect(error.message).toMatch(/p/);
+  });
+
+  it("masks whole passwords of four characters or more, never parts of words", () => {
+    const message = "login to https://reg.example.com failed: pass pass1234 p";
+    expect(withoutSecret(message, "p")).toBe(message);
+    expect(withoutSecret(message, "pas")).toBe(message);
+    expect(withoutSecret(message, "pass1234")).toBe("login to https://reg.example.com failed: pass *** p");
   });
 
   it("fails naming the lookup failure for a host that does not resolve", async () => {

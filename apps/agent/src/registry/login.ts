@@ -34,7 +34,14 @@ export async function registryLogin(
   }
 }
 
-/** The engine never echoes the password today; this keeps it that way whatever it answers. */
-function withoutSecret(message: string, password: string): string {
-  return message.split(password).join("***");
+/** Passwords shorter than this are left in messages: masking "p" would mangle every "p" of the text. */
+export const MIN_MASKED_SECRET_LENGTH = 4;
+
+/**
+ * The engine never echoes the password today; this keeps it that way whatever it answers. Only
+ * the whole password is masked, and only when it is long enough to be told from ordinary text.
+ */
+export function withoutSecret(message: string, password: string): string {
+  if (password.length < MIN_MASKED_SECRET_LENGTH) return message;
+  return message.replaceAll(password, "***");
 }

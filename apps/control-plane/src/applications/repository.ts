@@ -206,6 +206,12 @@ export function listApplicationsWithOrganization(db: Db, applicationIds: readonl
     .execute();
 }
 
+export interface VisibleIds {
+  projects: ReadonlySet<string> | null;
+  environments: ReadonlySet<string> | null;
+  services: ReadonlySet<string> | null;
+}
+
 export interface ApplicationSearch {
   q?: string | undefined;
   name?: string | undefined;
@@ -221,12 +227,27 @@ export interface ApplicationSearch {
 }
 
 /** Case-insensitive partial matching of the text filters (blank ones ignored); newest first. */
-export async function searchApplications(db: Db, organizationId: string, search: ApplicationSearch) {
+export async function searchApplications(
+  db: Db,
+  organizationId: string,
+  search: ApplicationSearch,
+  /** A member's accessed lists (projects/permissions.ts); null entries do not restrict. */
+  visible: VisibleIds = { projects: null, environments: null, services: null },
+) {
+  const lists = [
+    ["projects.projectId", visible.projects],
+    ["environments.environmentId", visible.environments],
+    ["applications.applicationId", visible.services],
+  ] as const;
+  if (lists.some(([, ids]) => ids?.size === 0)) return { items: [], total: 0 };
   let filtered = db
     .selectFrom("applications")
     .innerJoin("environments", "environments.environmentId", "applications.environmentId")
     .innerJoin("projects", "projects.projectId", "environments.projectId")
     .where("projects.organizationId", "=", organizationId);
+  for (const [column, ids] of lists) {
+    if (ids) filtered = filtered.where(column, "in", [...ids]);
+  }
   const q = search.q?.trim();
   if (q) {
     const pattern = containing(q);

@@ -1,4 +1,6 @@
 /** Applications as the API shows and accepts them (spec 2.3, 4.1). */
+
+import { certResolverSchema } from "@platform/traefik-config";
 import { z } from "zod";
 import { envSchema } from "../env-vars.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
@@ -8,10 +10,15 @@ import {
   buildStageSchema,
   cpuSchema,
   dockerImageSchema,
+  endpointSpecSwarmSchema,
   gitUrlSchema,
   healthCheckSwarmSchema,
+  labelsSwarmSchema,
   memorySchema,
+  modeSwarmSchema,
   namespacePathSchema,
+  networkSwarmSchema,
+  placementSwarmSchema,
   plainTextSchema,
   providerIdSchema,
   registryUrlSchema,
@@ -19,6 +26,9 @@ import {
   relativePathSchema,
   repositoryNameSchema,
   restartPolicySwarmSchema,
+  stopGracePeriodSwarmSchema,
+  ulimitsSwarmSchema,
+  updateConfigSwarmSchema,
   versionSchema,
   watchPathsSchema,
 } from "./validation.ts";
@@ -34,6 +44,8 @@ export const buildTypes = [
   "static",
 ] as const;
 export const triggerTypes = ["push", "tag"] as const;
+export const buildArchitectures = ["host", "amd64", "arm64", "multi"] as const;
+export const certificateTypes = ["letsencrypt", "none", "custom"] as const;
 
 export const idSchema = z.string().min(1).max(100);
 
@@ -99,6 +111,91 @@ export const updateInput = z.object({
   rollbackRegistryId: clearable(idSchema),
   /** Verifies inbound deploy webhooks (GitHub/Gitea HMAC key, GitLab token); write-only, "" clears. */
   webhookSecret: z.string().max(1000).nullish(),
+
+  // The rest of Dokploy's application fields (its update takes every column but serverId).
+  /** Moves the application to another environment of the organization (as application.move). */
+  environmentId: idSchema.optional(),
+  applicationStatus: z.enum(applicationStatuses).optional(),
+  sourceType: z.enum(sourceTypes).optional(),
+  buildType: z.enum(buildTypes).optional(),
+  githubId: clearable(providerIdSchema),
+  repository: clearable(repositoryNameSchema),
+  owner: clearable(repositoryNameSchema),
+  branch: clearable(branchSchema),
+  buildPath: relativePathSchema.optional(),
+  triggerType: z.enum(triggerTypes).optional(),
+  watchPaths: watchPathsSchema.nullish(),
+  enableSubmodules: z.boolean().optional(),
+  gitlabId: clearable(providerIdSchema),
+  gitlabProjectId: z.number().int().min(1).nullish(),
+  gitlabRepository: clearable(repositoryNameSchema),
+  gitlabOwner: clearable(namespacePathSchema),
+  gitlabBranch: clearable(branchSchema),
+  gitlabBuildPath: relativePathSchema.optional(),
+  gitlabPathNamespace: clearable(namespacePathSchema),
+  bitbucketId: clearable(providerIdSchema),
+  bitbucketRepository: clearable(repositoryNameSchema),
+  bitbucketRepositorySlug: clearable(repositoryNameSchema),
+  bitbucketOwner: clearable(repositoryNameSchema),
+  bitbucketBranch: clearable(branchSchema),
+  bitbucketBuildPath: relativePathSchema.optional(),
+  giteaId: clearable(providerIdSchema),
+  giteaRepository: clearable(repositoryNameSchema),
+  giteaOwner: clearable(repositoryNameSchema),
+  giteaBranch: clearable(branchSchema),
+  giteaBuildPath: relativePathSchema.optional(),
+  customGitUrl: clearable(gitUrlSchema),
+  customGitBranch: clearable(branchSchema),
+  customGitBuildPath: relativePathSchema.nullish(),
+  customGitSSHKeyId: clearable(idSchema),
+  dockerImage: clearable(dockerImageSchema),
+  username: plainTextSchema(255).nullish(),
+  /** The registry password: write-only, sealed; null or "" clears it. */
+  password: plainTextSchema(10_000).nullish(),
+  registryUrl: clearable(registryUrlSchema),
+  dockerfile: relativeFileSchema.nullish(),
+  dockerContextPath: relativePathSchema.nullish(),
+  dockerBuildStage: clearable(buildStageSchema),
+  publishDirectory: relativePathSchema.nullish(),
+  isStaticSpa: z.boolean().optional(),
+  herokuVersion: clearable(versionSchema),
+  railpackVersion: clearable(versionSchema),
+  buildArgs: envSchema.nullish(),
+  /** Write-only, sealed; null or "" clears. */
+  buildSecrets: envSchema.nullish(),
+  createEnvFile: z.boolean().optional(),
+  placementSwarm: placementSwarmSchema.nullish(),
+  updateConfigSwarm: updateConfigSwarmSchema.nullish(),
+  rollbackConfigSwarm: updateConfigSwarmSchema.nullish(),
+  modeSwarm: modeSwarmSchema.nullish(),
+  labelsSwarm: labelsSwarmSchema.nullish(),
+  networkSwarm: networkSwarmSchema.nullish(),
+  stopGracePeriodSwarm: stopGracePeriodSwarmSchema.nullish(),
+  endpointSpecSwarm: endpointSpecSwarmSchema.nullish(),
+  ulimitsSwarm: ulimitsSwarmSchema.nullish(),
+  /** Write-only, sealed; null or "" clears. */
+  previewBuildSecrets: envSchema.nullish(),
+  previewCertificateType: z.enum(certificateTypes).optional(),
+  previewCustomCertResolver: clearable(certResolverSchema),
+  rollbackActive: z.boolean().optional(),
+  buildArchitecture: z.enum(buildArchitectures).optional(),
+  buildxBuilder: clearable(buildStageSchema),
+  /** A server of the organization that builds the image (stored; builds run on the app's server for now). */
+  buildServerId: clearable(idSchema),
+  networkIds: z.array(idSchema).max(20).optional(),
+  detachDokployNetwork: z.boolean().optional(),
+  dropBuildPath: relativePathSchema.nullish(),
+  title: plainTextSchema(255).nullish(),
+  subtitle: plainTextSchema(255).nullish(),
+  enabled: z.boolean().nullish(),
+  /** An image as a data URL or URL; at most 2 MiB as in Dokploy. */
+  icon: z
+    .string()
+    .max(2 * 1024 * 1024)
+    .nullish(),
+  /** Dokploy lets update overwrite these; we refuse them (400 naming the field), see the handler. */
+  createdAt: z.unknown().optional(),
+  refreshToken: z.unknown().optional(),
 });
 
 export const searchInput = z
@@ -117,7 +214,8 @@ export const searchInput = z
   })
   .prefault({});
 
-const gitFields = { enableSubmodules: z.boolean(), watchPaths: watchPathsSchema.nullish() };
+/** As in Dokploy, an absent enableSubmodules keeps the stored value (false on a new application). */
+const gitFields = { enableSubmodules: z.boolean().optional(), watchPaths: watchPathsSchema.nullish() };
 
 export const saveGithubProviderInput = z.object({
   applicationId: idSchema,
@@ -205,6 +303,7 @@ export const saveEnvironmentInput = z.object({
 export const moveInput = z.object({ applicationId: idSchema, targetEnvironmentId: idSchema });
 
 const nullableString = z.string().nullable();
+const jsonObject = z.record(z.string(), z.unknown());
 
 /**
  * The stored application as every response shows it. The registry password and build secrets
@@ -289,6 +388,29 @@ export const applicationSchema = z.object({
   registryId: nullableString,
   buildRegistryId: nullableString,
   rollbackRegistryId: nullableString,
+  // Stored as validated by updateInput; shown as Docker names them.
+  placementSwarm: jsonObject.nullable(),
+  updateConfigSwarm: jsonObject.nullable(),
+  rollbackConfigSwarm: jsonObject.nullable(),
+  modeSwarm: jsonObject.nullable(),
+  labelsSwarm: z.record(z.string(), z.string()).nullable(),
+  networkSwarm: z.array(jsonObject).nullable(),
+  stopGracePeriodSwarm: z.number().nullable(),
+  endpointSpecSwarm: jsonObject.nullable(),
+  ulimitsSwarm: z.array(jsonObject).nullable(),
+  previewCertificateType: z.enum(certificateTypes),
+  previewCustomCertResolver: nullableString,
+  rollbackActive: z.boolean(),
+  buildArchitecture: z.enum(buildArchitectures),
+  buildxBuilder: nullableString,
+  buildServerId: nullableString,
+  networkIds: z.array(z.string()),
+  detachDokployNetwork: z.boolean(),
+  dropBuildPath: nullableString,
+  title: nullableString,
+  subtitle: nullableString,
+  enabled: z.boolean().nullable(),
+  icon: nullableString,
 });
 
 /** application.one: the application with its environment and project, deployments and provider access. */

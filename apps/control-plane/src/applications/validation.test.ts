@@ -165,7 +165,21 @@ describe("application field rules", () => {
     for (const ok of ["512m", "2g", "1.5G", "268435456", "64mb", "1024k"]) {
       expect(memorySchema.safeParse(ok).success, ok).toBe(true);
     }
-    for (const bad of ["", "0", "0m", "-1g", "lots", "512 m", "1e9", "2gib;", "2t"]) {
+    expect(memorySchema.safeParse("8589934591g").success).toBe(true);
+    for (const bad of [
+      "",
+      "0",
+      "0m",
+      "-1g",
+      "lots",
+      "512 m",
+      "1e9",
+      "2gib;",
+      "2t",
+      "99999999999999999999g",
+      "8589934592g",
+      "9223372036854775808",
+    ]) {
       expect(memorySchema.safeParse(bad).success, bad).toBe(false);
     }
     for (const ok of ["0.5", "2", "16"]) expect(cpuSchema.safeParse(ok).success, ok).toBe(true);

@@ -95,15 +95,11 @@ export const dockerImageSchema = z
     "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag",
   );
 
-/** A registry host for `docker login`: host[:port][/path], optionally with an https:// or http:// prefix. */
-export const registryUrlSchema = z
-  .string()
-  .trim()
-  .max(255)
-  .regex(
-    /^(?:https?:\/\/)?[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]{1,5})?(?:\/[a-zA-Z0-9._\-/]*)?$/,
-    "must be a registry host such as ghcr.io or registry.example.com:5000",
-  );
+/**
+ * The registry of a Docker source (saveDockerProvider) follows registry.create's rule and is
+ * stored the same way (host[:port]): one rule for every registry address.
+ */
+export { registryUrlSchema } from "../registries/schemas.ts";
 
 /** Names shown to git providers and CLIs: owner, repository, slug. */
 export const repositoryNameSchema = z
@@ -136,12 +132,19 @@ export const providerIdSchema = z
   .max(100)
   .regex(/^[A-Za-z0-9_-]+$/, "is not an id");
 
+/** 2^63: Docker takes memory sizes as int64 bytes. */
+const MAX_MEMORY_BYTES = 2 ** 63;
+const MEMORY_SIZE = /^[0-9]+(?:\.[0-9]+)?(?:[bkmg]|[kmg]b)?$/i;
+
 /** `512m`, `2g`, `1.5g` or plain bytes (`268435456`), as Docker reads memory sizes. */
 export const memorySchema = z
   .string()
   .trim()
-  .regex(/^[0-9]+(?:\.[0-9]+)?(?:[bkmg]|[kmg]b)?$/i, "must be a size such as 512m, 2g or a number of bytes")
-  .refine((value) => Number.parseFloat(value) > 0, { message: "must be more than zero" });
+  .regex(MEMORY_SIZE, "must be a size such as 512m, 2g or a number of bytes")
+  .refine((value) => Number.parseFloat(value) > 0, { message: "must be more than zero" })
+  .refine((value) => !MEMORY_SIZE.test(value) || memoryBytes(value) < MAX_MEMORY_BYTES, {
+    message: "must be less than 8 EiB (Docker takes memory sizes as a signed 64-bit number of bytes)",
+  });
 
 /** `0.5`, `2`: CPUs as docker's --cpus reads them. */
 export const cpuSchema = z
@@ -302,3 +305,118 @@ export function memoryBytes(value: string): number {
 export function nanoCpus(value: string): number {
   return Math.round(Number.parseFloat(value.trim()) * 1e9);
 }
+
+// ---- Docker Swarm settings (Dokploy's *Swarm fields), as Docker's service API names them ----
+
+const swarmText = (max: number) => plainTextSchema(max).pipe(z.string().min(1, "must not be empty"));
+/** Label keys and values: no control characters; the platform's own label namespace is reserved. */
+const labelKey = swarmText(255).refine((key) => !/^(platform|com\.docker)\./i.test(key), {
+  message: "must not use the reserved platform. or com.docker. label prefixes",
+});
+
+export const placementSwarmSchema = z.strictObject({
+  /** `node.role==manager`, `node.labels.zone!=east`: no control characters. */
+  Constraints: z.array(swarmText(500)).max(100).optional(),
+  Preferences: z
+    .array(z.strictObject({ Spread: z.strictObject({ SpreadDescriptor: swarmText(500) }) }))
+    .max(100)
+    .optional(),
+  MaxReplicas: z.number().int().min(0).max(1_000_000).optional(),
+  Platforms: z
+    .array(z.strictObject({ Architecture: swarmText(50), OS: swarmText(50) }))
+    .max(20)
+    .optional(),
+});
+
+export const updateConfigSwarmSchema = z.strictObject({
+  Parallelism: z.number().int().min(0).max(1_000_000),
+  Delay: nanoseconds.optional(),
+  FailureAction: z.enum(["continue", "pause", "rollback"]).optional(),
+  Monitor: nanoseconds.optional(),
+  MaxFailureRatio: z.number().min(0).max(1).optional(),
+  Order: z.enum(["stop-first", "start-first"]),
+});
+
+export const modeSwarmSchema = z
+  .strictObject({
+    Replicated: z.strictObject({ Replicas: z.number().int().min(0).max(100).optional() }).optional(),
+    Global: z.strictObject({}).optional(),
+    ReplicatedJob: z
+      .strictObject({
+        MaxConcurrent: z.number().int().min(0).max(1000).optional(),
+        TotalCompletions: z.number().int().min(0).max(1_000_000).optional(),
+      })
+      .optional(),
+    GlobalJob: z.strictObject({}).optional(),
+  })
+  .refine((mode) => Object.keys(mode).length <= 1, { message: "must name at most one mode" });
+
+export const labelsSwarmSchema = z
+  .record(labelKey, plainTextSchema(1000))
+  .refine((labels) => Object.keys(labels).length <= 100, { message: "must have at most 100 labels" });
+
+export const networkSwarmSchema = z
+  .array(
+    z.strictObject({
+      Target: z
+        .string()
+        .max(255)
+        .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, "is not a network name")
+        .optional(),
+      Aliases: z
+        .array(
+          z
+            .string()
+            .max(255)
+            .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, "is not an alias"),
+        )
+        .max(20)
+        .optional(),
+      DriverOpts: z.record(swarmText(255), plainTextSchema(1000)).optional(),
+    }),
+  )
+  .max(20);
+
+export const endpointSpecSwarmSchema = z.strictObject({
+  Mode: z.enum(["vip", "dnsrr"]).optional(),
+  Ports: z
+    .array(
+      z.strictObject({
+        Protocol: z.enum(["tcp", "udp", "sctp"]).optional(),
+        TargetPort: z.number().int().min(1).max(65535).optional(),
+        PublishedPort: z.number().int().min(1).max(65535).optional(),
+        PublishMode: z.enum(["ingress", "host"]).optional(),
+      }),
+    )
+    .max(100)
+    .optional(),
+});
+
+export const ulimitsSwarmSchema = z
+  .array(
+    z.strictObject({
+      Name: z.string().regex(/^[a-z]+$/, "is not a ulimit name such as nofile"),
+      Soft: z.number().int().min(-1).max(Number.MAX_SAFE_INTEGER),
+      Hard: z.number().int().min(-1).max(Number.MAX_SAFE_INTEGER),
+    }),
+  )
+  .max(50);
+
+/** Stop grace period in nanoseconds, as Docker takes it. */
+export const stopGracePeriodSwarmSchema = nanoseconds;
+
+/** A Traefik entry point name (customEntrypoint). */
+export const entrypointNameSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]*$/, "is not an entry point name such as web or websecure");
+
+/** A Traefik middleware reference: `name` or `name@provider`. */
+export const middlewareNameSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*(?:@[a-z][a-z0-9-]*)?$/, "is not a middleware name such as auth@file");

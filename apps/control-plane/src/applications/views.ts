@@ -13,13 +13,14 @@ export function toApplicationView(row: Application): ApplicationView {
     passwordSealed: _password,
     buildSecretsSealed: _buildSecrets,
     webhookSecretSealed: _webhookSecret,
+    previewBuildSecretsSealed: _previewBuildSecrets,
     customGitSshKeyId,
     ...shown
   } = row;
   return { ...shown, customGitSSHKeyId: customGitSshKeyId };
 }
 
-export type ApplicationSecretField = "password" | "buildSecrets" | "webhookSecret";
+export type ApplicationSecretField = "password" | "buildSecrets" | "webhookSecret" | "previewBuildSecrets";
 
 const secretContext = (
   field: ApplicationSecretField,

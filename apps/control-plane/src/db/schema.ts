@@ -33,6 +33,19 @@ export interface MemberTable {
   canCreateProjects: Generated<boolean>;
   canDeleteProjects: Generated<boolean>;
   canAccessAuditLog: Generated<boolean>;
+  /** Dokploy's permission lists; NULL = not restricted (every one of the organization). */
+  accessedProjects: string[] | null;
+  accessedEnvironments: string[] | null;
+  accessedServices: string[] | null;
+  canCreateServices: Generated<boolean>;
+  canDeleteServices: Generated<boolean>;
+  canCreateEnvironments: Generated<boolean>;
+  canDeleteEnvironments: Generated<boolean>;
+  canAccessToDocker: Generated<boolean>;
+  canAccessToTraefikFiles: Generated<boolean>;
+  canAccessToApi: Generated<boolean>;
+  canAccessToSshKeys: Generated<boolean>;
+  canAccessToGitProviders: Generated<boolean>;
   createdAt: Timestamp;
 }
 
@@ -304,6 +317,31 @@ export interface ApplicationTable {
   rollbackRegistryId: string | null;
   /** SecretBox-sealed secret verifying inbound deploy webhooks (HMAC key / GitLab token); never returned. */
   webhookSecretSealed: string | null;
+  /** Docker Swarm settings as Docker names them (JSON), Dokploy's *Swarm fields. */
+  placementSwarm: NullableJson<Record<string, unknown>>;
+  updateConfigSwarm: NullableJson<Record<string, unknown>>;
+  rollbackConfigSwarm: NullableJson<Record<string, unknown>>;
+  modeSwarm: NullableJson<Record<string, unknown>>;
+  labelsSwarm: NullableJson<Record<string, string>>;
+  networkSwarm: NullableJson<Record<string, unknown>[]>;
+  stopGracePeriodSwarm: number | null;
+  endpointSpecSwarm: NullableJson<Record<string, unknown>>;
+  ulimitsSwarm: NullableJson<Record<string, unknown>[]>;
+  /** SecretBox-sealed build secrets of preview deployments; never returned. */
+  previewBuildSecretsSealed: string | null;
+  previewCertificateType: Generated<"letsencrypt" | "none" | "custom">;
+  previewCustomCertResolver: string | null;
+  rollbackActive: Generated<boolean>;
+  buildArchitecture: Generated<"host" | "amd64" | "arm64" | "multi">;
+  buildxBuilder: string | null;
+  buildServerId: string | null;
+  networkIds: Generated<string[]>;
+  detachDokployNetwork: Generated<boolean>;
+  dropBuildPath: string | null;
+  title: string | null;
+  subtitle: string | null;
+  enabled: boolean | null;
+  icon: string | null;
 }
 
 export type Application = Selectable<ApplicationTable>;
@@ -364,6 +402,10 @@ export interface DomainTable {
   uniqueConfigKey: Generated<number>;
   stripPath: Generated<boolean>;
   internalPath: string | null;
+  /** The entry point the domain's router listens on instead of web/websecure (Dokploy's field). */
+  customEntrypoint: string | null;
+  /** Extra Traefik middlewares (by name) of the serving router, in order. */
+  middlewares: Generated<string[]>;
   createdAt: Timestamp;
 }
 

@@ -128,6 +128,50 @@ describe("buildServiceSpec", () => {
     });
   });
 
+  it("adds labelsSwarm under the platform's labels and takes modeSwarm's replicated count", () => {
+    const spec = buildServiceSpec({
+      app: {
+        ...app,
+        labelsSwarm: { team: "shop", "platform.appName": "forged" },
+        modeSwarm: { Replicated: { Replicas: 5 } },
+      } as unknown as Application,
+      image: "x",
+      env: [],
+      ports: [],
+    });
+    expect(spec.labels).toEqual({
+      team: "shop",
+      "platform.applicationId": "app-1",
+      "platform.appName": "web-1",
+    });
+    expect(spec.replicas).toBe(5);
+  });
+
+  it("passes the stored Swarm settings to the agent as swarmSettingsJson", () => {
+    const spec = buildServiceSpec({
+      app: {
+        ...app,
+        placementSwarm: { Constraints: ["node.role==worker"] },
+        updateConfigSwarm: { Parallelism: 2, Order: "stop-first" },
+        rollbackConfigSwarm: null,
+        stopGracePeriodSwarm: 5e9,
+        ulimitsSwarm: [{ Name: "nofile", Soft: 1, Hard: 2 }],
+        endpointSpecSwarm: { Mode: "dnsrr" },
+      } as unknown as Application,
+      image: "x",
+      env: [],
+      ports: [],
+    });
+    expect(JSON.parse(spec.swarmSettingsJson!)).toEqual({
+      Placement: { Constraints: ["node.role==worker"] },
+      UpdateConfig: { Parallelism: 2, Order: "stop-first" },
+      StopGracePeriod: 5e9,
+      Ulimits: [{ Name: "nofile", Soft: 1, Hard: 2 }],
+      EndpointMode: "dnsrr",
+    });
+    expect(buildServiceSpec({ app, image: "x", env: [], ports: [] }).swarmSettingsJson).toBeUndefined();
+  });
+
   it("leaves out what is not set", () => {
     const bare = {
       ...app,

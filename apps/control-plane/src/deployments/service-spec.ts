@@ -3,7 +3,7 @@
  * Swarm service the agent creates or updates: env with inheritance and references resolved,
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
-import type { ServicePort, ServiceSpec } from "@platform/agent-protocol";
+import type { ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port } from "../db/schema.ts";
 import { type EnvVar, mergeEnv, parseEnv } from "../env-vars.ts";
@@ -98,6 +98,12 @@ export interface ServiceSpecInput {
   ports: readonly Port[];
 }
 
+/** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
+function replicasOf(app: Pick<Application, "replicas" | "modeSwarm">): number {
+  const replicated = app.modeSwarm?.Replicated as { Replicas?: number } | undefined;
+  return typeof replicated?.Replicas === "number" ? replicated.Replicas : app.replicas;
+}
+
 /** The Swarm service of the application running `image`. */
 export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): ServiceSpec {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
@@ -105,8 +111,13 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
     name: app.appName,
     image,
     env: envLines,
-    replicas: app.replicas,
-    labels: { "platform.applicationId": app.applicationId, "platform.appName": app.appName },
+    replicas: replicasOf(app),
+    // The user's labelsSwarm first: the platform's own labels always win (their prefix is refused on input).
+    labels: {
+      ...(app.labelsSwarm ?? {}),
+      "platform.applicationId": app.applicationId,
+      "platform.appName": app.appName,
+    },
     networks: [PLATFORM_NETWORK],
     ports: ports.map(
       (port): ServicePort => ({
@@ -143,5 +154,20 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
     };
   }
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
+  const swarm = swarmSettingsOf(app);
+  if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
   return spec;
+}
+
+/** The application's stored *Swarm fields the agent applies (validated by application.update). */
+function swarmSettingsOf(app: Application): SwarmSettings {
+  const settings: SwarmSettings = {};
+  if (app.placementSwarm) settings.Placement = app.placementSwarm;
+  if (app.updateConfigSwarm) settings.UpdateConfig = app.updateConfigSwarm;
+  if (app.rollbackConfigSwarm) settings.RollbackConfig = app.rollbackConfigSwarm;
+  if (app.stopGracePeriodSwarm != null) settings.StopGracePeriod = Number(app.stopGracePeriodSwarm);
+  if (app.ulimitsSwarm) settings.Ulimits = app.ulimitsSwarm as SwarmSettings["Ulimits"];
+  const mode = app.endpointSpecSwarm?.Mode;
+  if (mode === "vip" || mode === "dnsrr") settings.EndpointMode = mode;
+  return settings;
 }

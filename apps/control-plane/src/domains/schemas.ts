@@ -8,6 +8,7 @@ import {
   usernameSchema,
 } from "@platform/traefik-config";
 import { z } from "zod";
+import { entrypointNameSchema, middlewareNameSchema } from "../applications/validation.ts";
 import type { Domain, Security } from "../db/schema.ts";
 
 const id = z.string().min(1).max(64);
@@ -22,18 +23,22 @@ export const domainFields = {
   path: pathInput.nullish(),
   port: portSchema.nullish(),
   https: z.boolean().optional(),
-  certificateType: certificateTypeSchema,
+  /** Dokploy's default: no certificate. */
+  certificateType: certificateTypeSchema.default("none"),
   customCertResolver: certResolverSchema.nullish(),
   certificate: pemInput.nullish(),
   certificateKey: pemInput.nullish(),
   serviceName: z.string().refine(isValidName, "must match ^[a-zA-Z0-9.\\-_]+$").nullish(),
   stripPath: z.boolean().optional(),
   internalPath: pathInput.nullish(),
+  /** Dokploy's fields: the entry point instead of web/websecure ("" clears), extra middlewares by name. */
+  customEntrypoint: z.union([z.literal("").transform(() => null), entrypointNameSchema]).nullish(),
+  middlewares: z.array(middlewareNameSchema).max(20).nullish(),
 };
 
 export const createDomainInput = z.object({
   ...domainFields,
-  domainType: z.enum(["application", "compose", "preview"]),
+  domainType: z.enum(["application", "compose", "preview"]).default("application"),
   applicationId: id.nullish(),
   composeId: id.nullish(),
   previewDeploymentId: id.nullish(),
@@ -52,6 +57,10 @@ export const updateDomainInput = z.object({
   serviceName: domainFields.serviceName,
   stripPath: domainFields.stripPath,
   internalPath: domainFields.internalPath,
+  customEntrypoint: domainFields.customEntrypoint,
+  middlewares: domainFields.middlewares,
+  /** Accepted as in Dokploy; a domain stays on its application (see the handler). */
+  domainType: z.enum(["application", "compose", "preview"]).optional(),
 });
 
 export const domainIdInput = z.object({ domainId: id });
@@ -62,7 +71,8 @@ export const domainSchema = z.object({
   path: z.string(),
   port: z.number(),
   https: z.boolean(),
-  certificateType: certificateTypeSchema,
+  /** Dokploy's default: no certificate. */
+  certificateType: certificateTypeSchema.default("none"),
   customCertResolver: z.string().nullable(),
   /** The PEM certificate (public); the key is never returned. */
   certificate: z.string().nullable(),
@@ -74,6 +84,8 @@ export const domainSchema = z.object({
   uniqueConfigKey: z.string(),
   stripPath: z.boolean(),
   internalPath: z.string().nullable(),
+  customEntrypoint: z.string().nullable(),
+  middlewares: z.array(z.string()),
   createdAt: z.string(),
 });
 
@@ -95,6 +107,8 @@ export function toDomainView(domain: Domain): z.input<typeof domainSchema> {
     uniqueConfigKey: String(domain.uniqueConfigKey),
     stripPath: domain.stripPath,
     internalPath: domain.internalPath,
+    customEntrypoint: domain.customEntrypoint,
+    middlewares: domain.middlewares,
     createdAt: domain.createdAt,
   };
 }

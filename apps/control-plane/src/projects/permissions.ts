@@ -1,12 +1,136 @@
 /**
- * Who may create and delete projects and environments (spec 2.10 permission flags).
- * Owners and administrators always may; members need canCreateProjects / canDeleteProjects.
- * Everything else about projects and environments is open to every member of the organization.
+ * What a member may see and do (spec 2.10 permission flags and Dokploy's user.assignPermissions),
+ * in one place. Owners and administrators may do everything. A member's grants are read from
+ * their membership row:
+ * - accessedProjects / accessedEnvironments / accessedServices: the projects, environments and
+ *   services they see and act on. NULL means not restricted (what members had before these
+ *   lists existed); a list, even empty, restricts. A service is seen only inside a seen
+ *   environment, an environment only inside a seen project. Hidden objects answer 404, as
+ *   another organization's do.
+ * - canCreateProjects / canCreateEnvironments / canCreateServices, canDeleteProjects /
+ *   canDeleteEnvironments / canDeleteServices. Deleting a project deletes its environments and
+ *   services, so canDeleteProjects also allows deleting environments and services.
+ * What a member creates is added to their lists when they are restricted, as Dokploy does.
  */
 import type { Caller } from "../context.ts";
-import { forbidden } from "../errors.ts";
+import type { Db } from "../db/database.ts";
+import type { Member } from "../db/schema.ts";
+import { forbidden, notFound } from "../errors.ts";
+import { type ServiceKind, serviceFields, serviceIdKey } from "./services.ts";
 
 const privileged = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
+
+export interface Grants {
+  projects: ReadonlySet<string> | null;
+  environments: ReadonlySet<string> | null;
+  services: ReadonlySet<string> | null;
+  canCreateServices: boolean;
+  canDeleteServices: boolean;
+  canCreateEnvironments: boolean;
+  canDeleteEnvironments: boolean;
+}
+
+const UNRESTRICTED: Grants = {
+  projects: null,
+  environments: null,
+  services: null,
+  canCreateServices: true,
+  canDeleteServices: true,
+  canCreateEnvironments: true,
+  canDeleteEnvironments: true,
+};
+
+const asSet = (list: string[] | null) => (list === null ? null : new Set(list));
+
+/** The caller's grants (everything for owners and administrators). */
+export async function grantsOf(db: Db, caller: Caller): Promise<Grants> {
+  if (privileged(caller)) return UNRESTRICTED;
+  const member = await db
+    .selectFrom("members")
+    .selectAll()
+    .where("organizationId", "=", caller.organizationId)
+    .where("userId", "=", caller.userId)
+    .executeTakeFirst();
+  if (!member) throw notFound("Organization");
+  return {
+    projects: asSet(member.accessedProjects),
+    environments: asSet(member.accessedEnvironments),
+    services: asSet(member.accessedServices),
+    canCreateServices: member.canCreateServices,
+    canDeleteServices: member.canDeleteServices || member.canDeleteProjects,
+    canCreateEnvironments: member.canCreateEnvironments,
+    canDeleteEnvironments: member.canDeleteEnvironments || member.canDeleteProjects,
+  };
+}
+
+const allows = (list: ReadonlySet<string> | null, id: string) => list === null || list.has(id);
+
+export const seesProject = (grants: Grants, projectId: string) => allows(grants.projects, projectId);
+
+export const seesEnvironment = (grants: Grants, environment: { environmentId: string; projectId: string }) =>
+  seesProject(grants, environment.projectId) && allows(grants.environments, environment.environmentId);
+
+export const seesService = (
+  grants: Grants,
+  service: { serviceId: string; environmentId: string; projectId: string },
+) => seesEnvironment(grants, service) && allows(grants.services, service.serviceId);
+
+/** An environment's service lists with only the services the grants show. */
+export function visibleServices<E extends { environmentId: string; projectId: string }>(
+  grants: Grants,
+  environment: E,
+): E {
+  if (grants.services === null) return environment;
+  const shown: Record<string, unknown> = { ...environment };
+  for (const [kind, field] of Object.entries(serviceFields) as [ServiceKind, string][]) {
+    const list = (environment as Record<string, unknown>)[field];
+    if (!Array.isArray(list)) continue;
+    const idKey = serviceIdKey(kind);
+    shown[field] = list.filter((service: Record<string, string>) => allows(grants.services, service[idKey]!));
+  }
+  return shown as E;
+}
+
+/** A project's environments (and their services) as the grants show them. */
+export function visibleProject<P extends { environments: { environmentId: string; projectId: string }[] }>(
+  grants: Grants,
+  project: P,
+): P {
+  return {
+    ...project,
+    environments: project.environments
+      .filter((environment) => seesEnvironment(grants, environment))
+      .map((environment) => visibleServices(grants, environment)),
+  };
+}
+
+export async function requireProjectAccess(db: Db, caller: Caller, projectId: string): Promise<Grants> {
+  const grants = await grantsOf(db, caller);
+  if (!seesProject(grants, projectId)) throw notFound("Project");
+  return grants;
+}
+
+export async function requireEnvironmentAccess(
+  db: Db,
+  caller: Caller,
+  environment: { environmentId: string; projectId: string },
+): Promise<Grants> {
+  const grants = await grantsOf(db, caller);
+  if (!seesEnvironment(grants, environment)) throw notFound("Environment");
+  return grants;
+}
+
+/** Throws 404 `what` when the caller may not see the service. */
+export async function requireServiceAccess(
+  db: Db,
+  caller: Caller,
+  service: { serviceId: string; environmentId: string; projectId: string },
+  what = "Application",
+): Promise<Grants> {
+  const grants = await grantsOf(db, caller);
+  if (!seesService(grants, service)) throw notFound(what);
+  return grants;
+}
 
 /** project.create and project.duplicate into a new project. */
 export function requireCanCreateProjects(caller: Caller): void {
@@ -15,15 +139,204 @@ export function requireCanCreateProjects(caller: Caller): void {
   }
 }
 
-/**
- * project.remove, environment.remove and the deletion of a service (application.delete,
- * clearing deployments): all irreversibly delete services.
- */
+/** project.remove (it deletes every environment and service of the project). */
 export function requireCanDeleteProjects(
   caller: Caller,
-  what: "projects" | "environments" | "services",
+  what: "projects" | "environments" | "services" = "projects",
 ): void {
   if (!privileged(caller) && !caller.canDeleteProjects) {
     throw forbidden(`You do not have permission to delete ${what} (canDeleteProjects)`);
   }
+}
+
+export function requireCanCreateServices(grants: Grants): void {
+  if (!grants.canCreateServices) {
+    throw forbidden("You do not have permission to create services (canCreateServices)");
+  }
+}
+
+/** application.delete and clearing deployments: canDeleteServices or canDeleteProjects. */
+export function requireCanDeleteServices(grants: Grants): void {
+  if (!grants.canDeleteServices) {
+    throw forbidden("You do not have permission to delete services (canDeleteServices or canDeleteProjects)");
+  }
+}
+
+export function requireCanCreateEnvironments(grants: Grants): void {
+  if (!grants.canCreateEnvironments) {
+    throw forbidden("You do not have permission to create environments (canCreateEnvironments)");
+  }
+}
+
+/** environment.remove: canDeleteEnvironments or canDeleteProjects. */
+export function requireCanDeleteEnvironments(grants: Grants): void {
+  if (!grants.canDeleteEnvironments) {
+    throw forbidden(
+      "You do not have permission to delete environments (canDeleteEnvironments or canDeleteProjects)",
+    );
+  }
+}
+
+const LIST_COLUMNS = {
+  projects: "accessedProjects",
+  environments: "accessedEnvironments",
+  services: "accessedServices",
+} as const satisfies Record<string, keyof Member>;
+
+/**
+ * Adds what a restricted member just created to their list, so they keep seeing it (Dokploy
+ * does the same). Unrestricted members and administrators need nothing.
+ */
+export async function grantCreated(
+  db: Db,
+  caller: Caller,
+  what: keyof typeof LIST_COLUMNS,
+  id: string,
+): Promise<void> {
+  if (privileged(caller)) return;
+  const column = LIST_COLUMNS[what];
+  const member = await db
+    .selectFrom("members")
+    .select(column)
+    .where("organizationId", "=", caller.organizationId)
+    .where("userId", "=", caller.userId)
+    .executeTakeFirst();
+  const list = member?.[column] as string[] | null | undefined;
+  if (!list || list.includes(id)) return;
+  await db
+    .updateTable("members")
+    .set({ [column]: [...list, id] })
+    .where("organizationId", "=", caller.organizationId)
+    .where("userId", "=", caller.userId)
+    .execute();
+}
+
+/** user.assignPermissions' Dokploy fields (absent: unchanged; a list null: not restricted). */
+export interface GrantChanges {
+  accessedProjects?: string[] | null | undefined;
+  accessedEnvironments?: string[] | null | undefined;
+  accessedServices?: string[] | null | undefined;
+  canCreateServices?: boolean | undefined;
+  canDeleteServices?: boolean | undefined;
+  canCreateEnvironments?: boolean | undefined;
+  canDeleteEnvironments?: boolean | undefined;
+  canAccessToDocker?: boolean | undefined;
+  canAccessToTraefikFiles?: boolean | undefined;
+  canAccessToAPI?: boolean | undefined;
+  canAccessToSSHKeys?: boolean | undefined;
+  canAccessToGitProviders?: boolean | undefined;
+}
+
+/**
+ * The ids of `changes`' lists that are not projects, environments or services of the
+ * organization, by field (every service kind's table counts once it exists; applications now).
+ */
+export async function unknownGrantIds(
+  db: Db,
+  organizationId: string,
+  changes: GrantChanges,
+): Promise<{ field: keyof GrantChanges; ids: string[] }[]> {
+  const checks = [
+    [
+      "accessedProjects",
+      changes.accessedProjects,
+      async (ids: string[]) =>
+        await db
+          .selectFrom("projects")
+          .select("projectId as id")
+          .where("organizationId", "=", organizationId)
+          .where("projectId", "in", ids)
+          .execute(),
+    ],
+    [
+      "accessedEnvironments",
+      changes.accessedEnvironments,
+      async (ids: string[]) =>
+        await db
+          .selectFrom("environments")
+          .innerJoin("projects", "projects.projectId", "environments.projectId")
+          .select("environments.environmentId as id")
+          .where("projects.organizationId", "=", organizationId)
+          .where("environments.environmentId", "in", ids)
+          .execute(),
+    ],
+    [
+      "accessedServices",
+      changes.accessedServices,
+      async (ids: string[]) =>
+        await db
+          .selectFrom("applications")
+          .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+          .innerJoin("projects", "projects.projectId", "environments.projectId")
+          .select("applications.applicationId as id")
+          .where("projects.organizationId", "=", organizationId)
+          .where("applications.applicationId", "in", ids)
+          .execute(),
+    ],
+  ] as const;
+  const unknown: { field: keyof GrantChanges; ids: string[] }[] = [];
+  for (const [field, ids, find] of checks) {
+    if (!ids || ids.length === 0) continue;
+    const found = new Set((await find([...new Set(ids)])).map((row) => row.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) unknown.push({ field, ids: missing });
+  }
+  return unknown;
+}
+
+/** Stores a member's grants (what user.assignPermissions sets). */
+export async function setMemberGrants(
+  db: Db,
+  organizationId: string,
+  userId: string,
+  changes: GrantChanges,
+): Promise<void> {
+  const dedupe = (ids: string[] | null | undefined) => (ids ? [...new Set(ids)] : ids);
+  const values = {
+    accessedProjects: dedupe(changes.accessedProjects),
+    accessedEnvironments: dedupe(changes.accessedEnvironments),
+    accessedServices: dedupe(changes.accessedServices),
+    canCreateServices: changes.canCreateServices,
+    canDeleteServices: changes.canDeleteServices,
+    canCreateEnvironments: changes.canCreateEnvironments,
+    canDeleteEnvironments: changes.canDeleteEnvironments,
+    canAccessToDocker: changes.canAccessToDocker,
+    canAccessToTraefikFiles: changes.canAccessToTraefikFiles,
+    canAccessToApi: changes.canAccessToAPI,
+    canAccessToSshKeys: changes.canAccessToSSHKeys,
+    canAccessToGitProviders: changes.canAccessToGitProviders,
+  };
+  const set = Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+  if (Object.keys(set).length === 0) return;
+  await db
+    .updateTable("members")
+    .set(set)
+    .where("organizationId", "=", organizationId)
+    .where("userId", "=", userId)
+    .execute();
+}
+
+/**
+ * For procedures that reach an application through another object (its domains, credentials,
+ * ports, deployments): 404 `what` when the caller may not see the application. The caller has
+ * already checked the organization; null (no application) needs nothing.
+ */
+export async function requireApplicationAccess(
+  db: Db,
+  caller: Caller,
+  applicationId: string | null,
+  what = "Application",
+): Promise<void> {
+  if (privileged(caller) || !applicationId) return;
+  const located = await db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .select([
+      "applications.applicationId as serviceId",
+      "environments.environmentId",
+      "environments.projectId",
+    ])
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+  if (located) await requireServiceAccess(db, caller, located, what);
 }

@@ -126,6 +126,8 @@ export interface ProjectSearch {
   description?: string | undefined;
   limit: number;
   offset: number;
+  /** Only these projects (a member's accessedProjects); absent or null: every one. */
+  projectIds?: ReadonlySet<string> | null;
 }
 
 /** Case-insensitive partial matching; blank filters are ignored. Newest first. */
@@ -137,7 +139,9 @@ export async function searchProjects(
   const q = search.q?.trim();
   const name = search.name?.trim();
   const description = search.description?.trim();
+  if (search.projectIds && search.projectIds.size === 0) return { items: [], total: 0 };
   let filtered = db.selectFrom("projects").where("organizationId", "=", organizationId);
+  if (search.projectIds) filtered = filtered.where("projectId", "in", [...search.projectIds]);
   if (q) {
     const pattern = containing(q);
     filtered = filtered.where((eb) =>

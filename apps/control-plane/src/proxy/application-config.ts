@@ -18,15 +18,15 @@ import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 export async function readApplicationTraefikConfig(
   services: ServiceContext,
   app: Application,
-): Promise<string> {
-  if (!isValidAppName(app.appName)) return "";
+): Promise<string | null> {
+  if (!isValidAppName(app.appName)) return null;
   const serverId = proxyServerOf(services, app);
   const file = await callAgent(
     serverId,
     () => services.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName)),
     services.logger,
   );
-  return file.exists ? file.content : "";
+  return file.exists ? file.content : null;
 }
 
 export async function updateApplicationTraefikConfig(

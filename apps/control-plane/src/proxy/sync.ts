@@ -67,6 +67,8 @@ export function toDomainRoute(domain: Domain): DomainRoute {
     customCertResolver: domain.customCertResolver,
     stripPath: domain.stripPath,
     internalPath: domain.internalPath,
+    customEntrypoint: domain.customEntrypoint,
+    middlewares: domain.middlewares,
   };
 }
 

@@ -255,6 +255,141 @@ describe("application", () => {
   });
 
   describe("update", () => {
+    it("applies Dokploy's full field set; write-only secrets are sealed and never shown", async () => {
+      const app = await create();
+      const fields = {
+        sourceType: "git",
+        buildType: "dockerfile",
+        repository: "shop",
+        owner: "acme",
+        branch: "release/1",
+        buildPath: "/apps/web",
+        triggerType: "tag",
+        watchPaths: ["apps/web/**"],
+        enableSubmodules: true,
+        gitlabProjectId: 42,
+        gitlabOwner: "group/sub",
+        gitlabBranch: "main",
+        giteaOwner: "me",
+        bitbucketRepositorySlug: "shop-slug",
+        customGitUrl: "https://git.example.com/acme/shop.git",
+        customGitBranch: "main",
+        customGitBuildPath: "/",
+        dockerImage: "nginx:1.27",
+        username: "bot",
+        registryUrl: "https://Registry.Example.com:5000/",
+        dockerfile: "docker/Dockerfile.prod",
+        dockerContextPath: "docker",
+        dockerBuildStage: "runtime",
+        publishDirectory: "dist",
+        isStaticSpa: true,
+        herokuVersion: "24",
+        railpackVersion: "0.15.4",
+        buildArgs: "NODE_VERSION=20",
+        createEnvFile: false,
+        placementSwarm: {
+          Constraints: ["node.role==manager"],
+          Preferences: [{ Spread: { SpreadDescriptor: "node.labels.zone" } }],
+          MaxReplicas: 2,
+          Platforms: [{ Architecture: "amd64", OS: "linux" }],
+        },
+        updateConfigSwarm: { Parallelism: 2, Delay: 1e9, FailureAction: "rollback", Order: "start-first" },
+        rollbackConfigSwarm: { Parallelism: 1, Order: "stop-first" },
+        modeSwarm: { Replicated: { Replicas: 2 } },
+        labelsSwarm: { team: "shop" },
+        networkSwarm: [{ Target: "shop-net", Aliases: ["web"] }],
+        stopGracePeriodSwarm: 10e9,
+        endpointSpecSwarm: { Mode: "vip" },
+        ulimitsSwarm: [{ Name: "nofile", Soft: 1024, Hard: 2048 }],
+        previewCertificateType: "letsencrypt",
+        previewCustomCertResolver: "myresolver",
+        rollbackActive: true,
+        buildArchitecture: "arm64",
+        buildxBuilder: "builder1",
+        networkIds: ["net-1"],
+        detachDokployNetwork: false,
+        dropBuildPath: "app",
+        title: "Shop",
+        subtitle: "Storefront",
+        enabled: true,
+        icon: "data:image/png;base64,AAAA",
+        applicationStatus: "running",
+      };
+      const response = await platform.mutate(
+        "application.update",
+        {
+          applicationId: app.applicationId,
+          ...fields,
+          password: "registry-secret-1",
+          buildSecrets: "TOKEN=build-secret-1",
+          previewBuildSecrets: "TOKEN=preview-secret-1",
+        },
+        as(owner),
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      const shown = await one(app.applicationId);
+      expect(shown).toMatchObject({ ...fields, registryUrl: "registry.example.com:5000" });
+      const text = JSON.stringify(shown);
+      for (const secret of ["registry-secret-1", "build-secret-1", "preview-secret-1"]) {
+        expect(text).not.toContain(secret);
+      }
+      const stored = await row(app.applicationId);
+      expect(stored?.passwordSealed).toBeTruthy();
+      expect(stored?.previewBuildSecretsSealed).toBeTruthy();
+      expect(
+        openApplicationSecret(
+          platform.services.secrets,
+          "previewBuildSecrets",
+          { applicationId: app.applicationId, organizationId: owner.user.organizationId },
+          stored!.previewBuildSecretsSealed,
+        ),
+      ).toBe("TOKEN=preview-secret-1");
+
+      const cleared = await platform.mutate(
+        "application.update",
+        {
+          applicationId: app.applicationId,
+          placementSwarm: null,
+          previewBuildSecrets: null,
+          labelsSwarm: null,
+        },
+        as(owner),
+      );
+      expect(cleared.status).toBe(200);
+      expect(await one(app.applicationId)).toMatchObject({ placementSwarm: null, labelsSwarm: null });
+      expect((await row(app.applicationId))?.previewBuildSecretsSealed).toBeNull();
+    });
+
+    it("moves to another environment of the organization with environmentId; others are 404", async () => {
+      const app = await create();
+      const target = await newProject(owner, "Target project");
+      const moved = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, environmentId: target.environment.environmentId },
+        as(owner),
+      );
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+      expect((await one(app.applicationId)).environmentId).toBe(target.environment.environmentId);
+      const stolen = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, environmentId: otherEnvironmentId, name: "Moved away" },
+        as(owner),
+      );
+      expect(stolen.status).toBe(404);
+      expect(await one(app.applicationId)).toMatchObject({
+        environmentId: target.environment.environmentId,
+        name: "Web",
+      });
+      const otherServer = await insertServer(other.user.organizationId);
+      const buildServer = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, buildServerId: otherServer },
+        as(owner),
+      );
+      expect(buildServer.status).toBe(404);
+      expect((await one(app.applicationId)).buildServerId).toBeNull();
+    });
+
     it("changes the given fields, clears with null and leaves the rest", async () => {
       const app = await create({ description: "keep me" });
       const response = await platform.mutate(
@@ -359,6 +494,11 @@ describe("application", () => {
       ["application.update", { env: "GOOD=1\nBAD KEY=2" }, "env"],
       ["application.update", { env: "FOO\nBAR=1" }, "env"],
       ["application.update", { memoryLimit: "lots" }, "memoryLimit"],
+      ["application.update", { memoryLimit: "99999999999999999999g" }, "memoryLimit"],
+      ["application.update", { memoryReservation: "9223372036854775808" }, "memoryReservation"],
+      ["application.saveDockerProvider", { registryUrl: "http://169.254.169.254" }, "registryUrl"],
+      ["application.saveDockerProvider", { registryUrl: "ftp://registry.example.com" }, "registryUrl"],
+      ["application.saveDockerProvider", { registryUrl: "user@registry.example.com" }, "registryUrl"],
       ["application.update", { memoryReservation: "-1g" }, "memoryReservation"],
       ["application.update", { cpuLimit: "two" }, "cpuLimit"],
       ["application.update", { cpuReservation: "0" }, "cpuReservation"],
@@ -574,6 +714,48 @@ describe("application", () => {
       ["application.saveEnvironment", { createEnvFile: true, buildSecrets: "$(id)=1" }, "buildSecrets"],
       ["application.saveEnvironment", { env: "A=1" }, "createEnvFile"],
       ["application.move", { targetEnvironmentId: "" }, "targetEnvironmentId"],
+      ["application.update", { sourceType: "svn" }, "sourceType"],
+      ["application.update", { buildType: "shell" }, "buildType"],
+      ["application.update", { branch: "main;id" }, "branch"],
+      ["application.update", { owner: "org;id" }, "owner"],
+      ["application.update", { buildPath: "../../etc" }, "buildPath"],
+      ["application.update", { gitlabPathNamespace: "a/../b" }, "gitlabPathNamespace"],
+      ["application.update", { customGitUrl: "ext::sh -c touch% /tmp/pwned" }, "customGitUrl"],
+      ["application.update", { customGitUrl: "http://127.0.0.1/x.git" }, "customGitUrl"],
+      ["application.update", { dockerImage: "nginx; rm -rf /" }, "dockerImage"],
+      ["application.update", { dockerfile: "../Dockerfile" }, "dockerfile"],
+      ["application.update", { registryUrl: "http://169.254.169.254" }, "registryUrl"],
+      ["application.update", { buildArgs: "A\nB C=1" }, "buildArgs"],
+      ["application.update", { watchPaths: ["ok", "a\u0000"] }, "watchPaths.1"],
+      [
+        "application.update",
+        { placementSwarm: { Constraints: ["node.role==manager"], Evil: 1 } },
+        "placementSwarm",
+      ],
+      [
+        "application.update",
+        { updateConfigSwarm: { Parallelism: 1, Order: "random" } },
+        "updateConfigSwarm.Order",
+      ],
+      ["application.update", { modeSwarm: { Global: {}, Replicated: { Replicas: 1 } } }, "modeSwarm"],
+      [
+        "application.update",
+        { labelsSwarm: { "platform.appName": "other" } },
+        "labelsSwarm.platform.appName",
+      ],
+      ["application.update", { networkSwarm: [{ Target: "net;id" }] }, "networkSwarm.0.Target"],
+      ["application.update", { endpointSpecSwarm: { Mode: "magic" } }, "endpointSpecSwarm.Mode"],
+      [
+        "application.update",
+        { ulimitsSwarm: [{ Name: "no file", Soft: 1, Hard: 1 }] },
+        "ulimitsSwarm.0.Name",
+      ],
+      ["application.update", { stopGracePeriodSwarm: -1 }, "stopGracePeriodSwarm"],
+      ["application.update", { buildArchitecture: "sparc" }, "buildArchitecture"],
+      ["application.update", { previewCustomCertResolver: "x`) || Host(`y" }, "previewCustomCertResolver"],
+      ["application.update", { title: "a\u0000b" }, "title"],
+      ["application.update", { createdAt: "2020-01-01T00:00:00.000Z" }, "createdAt"],
+      ["application.update", { refreshToken: "guessable" }, "refreshToken"],
     ];
 
     it.each(cases)(
@@ -623,6 +805,28 @@ describe("application", () => {
         triggerType: "tag",
         enableSubmodules: true,
       });
+    });
+
+    it("keeps enableSubmodules when a save*Provider call leaves it out (optional in Dokploy)", async () => {
+      const app = await create();
+      const save = (input: Record<string, unknown>) =>
+        platform.mutate(
+          "application.saveGithubProvider",
+          { applicationId: app.applicationId, githubId: "gh-conn-1", owner: "acme", ...input },
+          as(owner),
+        );
+      expect((await save({})).status).toBe(200);
+      expect((await one(app.applicationId)).enableSubmodules).toBe(false);
+      expect((await save({ enableSubmodules: true })).status).toBe(200);
+      expect((await save({ branch: "main" })).status).toBe(200);
+      expect(await one(app.applicationId)).toMatchObject({ enableSubmodules: true, branch: "main" });
+      const git = await platform.mutate(
+        "application.saveGitProvider",
+        { applicationId: app.applicationId, customGitUrl: "https://example.com/a.git" },
+        as(owner),
+      );
+      expect(git.status, JSON.stringify(git.body)).toBe(200);
+      expect((await one(app.applicationId)).enableSubmodules).toBe(true);
     });
 
     it("saves GitLab, Bitbucket and Gitea sources with their own fields", async () => {
@@ -1041,7 +1245,7 @@ describe("application", () => {
       );
       expect(refused.status).toBe(403);
       expect(refused.body.error.message).toBe(
-        "You do not have permission to delete services (canDeleteProjects)",
+        "You do not have permission to delete services (canDeleteServices or canDeleteProjects)",
       );
       expect(await row(app.applicationId)).toBeDefined();
 

@@ -45,7 +45,11 @@ import {
 } from "../applications/schemas.ts";
 import { teardownApplication } from "../applications/teardown.ts";
 import { appNameSchema, gitUrlProblem, plainTextSchema } from "../applications/validation.ts";
-import { sealApplicationSecret, toApplicationView } from "../applications/views.ts";
+import {
+  type ApplicationSecretField,
+  sealApplicationSecret,
+  toApplicationView,
+} from "../applications/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
@@ -64,7 +68,14 @@ import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  grantCreated,
+  grantsOf,
+  requireCanCreateServices,
+  requireCanDeleteServices,
+  requireEnvironmentAccess,
+  requireServiceAccess,
+} from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
@@ -77,7 +88,65 @@ const JSON_COLUMNS = new Set([
   "previewLabels",
   "healthCheckSwarm",
   "restartPolicySwarm",
+  "placementSwarm",
+  "updateConfigSwarm",
+  "rollbackConfigSwarm",
+  "modeSwarm",
+  "labelsSwarm",
+  "networkSwarm",
+  "endpointSpecSwarm",
+  "ulimitsSwarm",
 ]);
+
+/** Write-only inputs and the sealed columns that keep them. */
+const SEALED_COLUMNS = {
+  password: "passwordSealed",
+  buildSecrets: "buildSecretsSealed",
+  previewBuildSecrets: "previewBuildSecretsSealed",
+  webhookSecret: "webhookSecretSealed",
+} as const satisfies Record<ApplicationSecretField, keyof ApplicationUpdate>;
+
+/** Seals the write-only fields `input` gives (null or "" clears) into `patch`. */
+function sealSecrets(
+  services: ServiceContext,
+  application: LocatedApplication,
+  input: Partial<Record<ApplicationSecretField, string | null | undefined>>,
+  patch: ApplicationUpdate,
+): ApplicationUpdate {
+  for (const [field, column] of Object.entries(SEALED_COLUMNS) as [ApplicationSecretField, string][]) {
+    const value = input[field];
+    if (value === undefined) continue;
+    (patch as Record<string, unknown>)[column] = sealApplicationSecret(
+      services.secrets,
+      field,
+      application,
+      value,
+    );
+  }
+  return patch;
+}
+
+/**
+ * The Git source checks that depend on configuration or on other rows: a custom Git URL on
+ * loopback (PLATFORM_ALLOW_LOOPBACK_GIT) and an SSH key of the caller's organization.
+ */
+async function checkGitSource(
+  services: ServiceContext,
+  caller: Caller,
+  input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null },
+): Promise<void> {
+  const loopbackProblem =
+    input.customGitUrl && gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
+  if (loopbackProblem) {
+    throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
+      fields: ["customGitUrl"],
+    });
+  }
+  const sshKeyId = input.customGitSSHKeyId;
+  if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
+    throw notFound("SSH key");
+  }
+}
 
 /** The columns an input sets: absent fields are left alone, null clears, lists are stored as JSON. */
 function columnsOf(input: Record<string, unknown>): ApplicationUpdate {
@@ -90,10 +159,26 @@ function columnsOf(input: Record<string, unknown>): ApplicationUpdate {
   return patch as ApplicationUpdate;
 }
 
+/** The application, when it belongs to the caller's organization and the caller may see it (404 otherwise). */
 async function load(db: Db, caller: Caller, applicationId: string): Promise<LocatedApplication> {
   const application = await findApplication(db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
+  await requireServiceAccess(db, caller, serviceOf(application));
   return application;
+}
+
+const serviceOf = (application: { applicationId: string; environmentId: string; projectId: string }) => ({
+  serviceId: application.applicationId,
+  environmentId: application.environmentId,
+  projectId: application.projectId,
+});
+
+/** Another environment of the organization the caller may see, for moving an application there. */
+async function targetEnvironment(services: ServiceContext, caller: Caller, environmentId: string) {
+  const target = await findEnvironment(services.db, caller.organizationId, environmentId);
+  if (!target) throw notFound("Environment");
+  await requireEnvironmentAccess(services.db, caller, target);
+  return target;
 }
 
 /** Runs a write that may set appName; a taken appName is a 409 naming the field. */
@@ -213,6 +298,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ services, caller, input }) => {
       const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
       if (!environment) throw notFound("Environment");
+      requireCanCreateServices(await requireEnvironmentAccess(services.db, caller, environment));
       const serverId = input.serverId ?? null;
       if (serverId === null && services.config.edition === "cloud") {
         throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
@@ -230,6 +316,7 @@ export const applicationRouter = defineRouter("application", {
           serverId,
         }),
       );
+      await grantCreated(services.db, caller, "services", application.applicationId);
       return toApplicationView(application);
     },
   }),
@@ -279,23 +366,34 @@ export const applicationRouter = defineRouter("application", {
     input: updateInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
+      const { webhookSecret, password, buildSecrets, previewBuildSecrets, createdAt, refreshToken, ...rest } =
+        input;
+      if (createdAt !== undefined) {
+        throw badRequest("createdAt cannot be changed", { fields: ["createdAt"] });
+      }
+      if (refreshToken !== undefined) {
+        throw badRequest("refreshToken cannot be chosen: application.refreshToken makes a new one", {
+          fields: ["refreshToken"],
+        });
+      }
       let before: LocatedApplication | undefined;
       const result = await withUniqueAppName(input.appName, () =>
         patchApplication(services, caller, input.applicationId, async (application) => {
           before = application;
           await checkRenamable(services.db, application, input);
           await checkRegistryReferences(services.db, caller.organizationId, input);
-          const { webhookSecret, ...rest } = input;
-          const patch = columnsOf(rest);
-          if (webhookSecret !== undefined) {
-            patch.webhookSecretSealed = sealApplicationSecret(
-              services.secrets,
-              "webhookSecret",
-              application,
-              webhookSecret,
-            );
+          await checkGitSource(services, caller, input);
+          if (
+            input.buildServerId &&
+            !(await serverBelongsTo(services.db, caller.organizationId, input.buildServerId))
+          ) {
+            throw notFound("Server");
           }
-          return patch;
+          if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
+            await targetEnvironment(services, caller, input.environmentId);
+          }
+          const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
+          return sealSecrets(services, application, secrets, columnsOf(rest));
         }),
       );
       // A new appName or server moves the application's Traefik file.
@@ -309,7 +407,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: searchInput,
     output: z.object({ items: z.array(applicationSummarySchema), total: z.number().int() }),
-    handler: ({ services, caller, input }) => searchApplications(services.db, caller.organizationId, input),
+    handler: async ({ services, caller, input }) =>
+      searchApplications(services.db, caller.organizationId, input, await grantsOf(services.db, caller)),
   }),
 
   saveGithubProvider: mutation({
@@ -367,18 +466,7 @@ export const applicationRouter = defineRouter("application", {
     output: successSchema,
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, async () => {
-        const loopbackProblem =
-          input.customGitUrl &&
-          gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
-        if (loopbackProblem) {
-          throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
-            fields: ["customGitUrl"],
-          });
-        }
-        const sshKeyId = input.customGitSSHKeyId;
-        if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
-          throw notFound("SSH key");
-        }
+        await checkGitSource(services, caller, input);
         return { ...columnsOf(input), sourceType: "git" };
       }),
   }),
@@ -391,11 +479,7 @@ export const applicationRouter = defineRouter("application", {
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, (application) => {
         const { password, ...rest } = input;
-        const patch: ApplicationUpdate = { ...columnsOf(rest), sourceType: "docker" };
-        if (password !== undefined) {
-          patch.passwordSealed = sealApplicationSecret(services.secrets, "password", application, password);
-        }
-        return patch;
+        return sealSecrets(services, application, { password }, { ...columnsOf(rest), sourceType: "docker" });
       }),
   }),
 
@@ -428,16 +512,7 @@ export const applicationRouter = defineRouter("application", {
     handler: ({ services, caller, input }) =>
       patchApplication(services, caller, input.applicationId, (application) => {
         const { buildSecrets, ...rest } = input;
-        const patch = columnsOf(rest);
-        if (buildSecrets !== undefined) {
-          patch.buildSecretsSealed = sealApplicationSecret(
-            services.secrets,
-            "buildSecrets",
-            application,
-            buildSecrets,
-          );
-        }
-        return patch;
+        return sealSecrets(services, application, { buildSecrets }, columnsOf(rest));
       }),
   }),
 
@@ -489,6 +564,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ services, caller, input, logger }) => {
       const application = await findApplicationByAppName(services.db, caller.organizationId, input.appName);
       if (!application) throw notFound("Application");
+      await requireServiceAccess(services.db, caller, serviceOf(application));
       const serverId = serverOf(application);
       const stats = await callAgent(
         serverId,
@@ -515,8 +591,7 @@ export const applicationRouter = defineRouter("application", {
     output: applicationSchema,
     handler: async ({ services, caller, input }) => {
       const application = await load(services.db, caller, input.applicationId);
-      const target = await findEnvironment(services.db, caller.organizationId, input.targetEnvironmentId);
-      if (!target) throw notFound("Environment");
+      const target = await targetEnvironment(services, caller, input.targetEnvironmentId);
       const moved = await updateApplication(services.db, application.applicationId, {
         environmentId: target.environmentId,
       });
@@ -540,8 +615,8 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: deletedSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(services.db, caller));
       await teardownApplication(services, application, "The application was deleted");
       await deleteApplication(services.db, application.applicationId);
       return {
@@ -620,18 +695,18 @@ export const applicationRouter = defineRouter("application", {
     input: applicationIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const application = await load(services.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(services.db, caller));
       await deleteFinishedDeployments(services.db, application.applicationId);
       return success;
     },
   }),
 
   readTraefikConfig: query({
-    summary: "The application's Traefik file on its server as YAML text (empty when it has none)",
+    summary: "The application's Traefik file on its server as YAML text (null when it has none)",
     access: "member",
     input: applicationIdInput,
-    output: z.string(),
+    output: z.string().nullable(),
     handler: async ({ services, caller, input }) =>
       readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId)),
   }),

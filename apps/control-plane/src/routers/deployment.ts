@@ -19,7 +19,7 @@ import {
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { requireCanDeleteProjects } from "../projects/permissions.ts";
+import { requireApplicationAccess, requireCanDeleteProjects } from "../projects/permissions.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
@@ -91,6 +91,7 @@ const serviceTypes = [
 async function applicationDeployments(services: ServiceContext, caller: Caller, applicationId: string) {
   if (!(await findApplication(services.db, caller.organizationId, applicationId)))
     throw notFound("Application");
+  await requireApplicationAccess(services.db, caller, applicationId);
   const rows = await listDeployments(services.db, caller.organizationId, { applicationId });
   return rows.map(toDeploymentView);
 }
@@ -104,6 +105,7 @@ async function serverDeployments(services: ServiceContext, caller: Caller, serve
 async function loadDeployment(services: ServiceContext, caller: Caller, deploymentId: string) {
   const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
   if (!deployment) throw notFound("Deployment");
+  await requireApplicationAccess(services.db, caller, deployment.applicationId, "Deployment");
   return deployment;
 }
 

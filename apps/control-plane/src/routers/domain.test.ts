@@ -62,6 +62,7 @@ describe("domain.create / update / delete write the application's Traefik file",
       applicationId: app.applicationId,
       host: "Shop.Example.com",
       port: 8080,
+      https: true,
       certificateType: "letsencrypt",
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -316,6 +317,85 @@ describe("refused input changes nothing", () => {
   });
 });
 
+describe("Dokploy's defaults", () => {
+  it("domain.create without domainType, certificateType or https makes an HTTP-only application domain", async () => {
+    const app = await createApplication(test);
+    const created = await test.platform.mutate(
+      "domain.create",
+      { applicationId: app.applicationId, host: "defaults.example.com" },
+      as(),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({ domainType: "application", certificateType: "none", https: false });
+    const config = parse((await readIfExists(dynamicFile(test, `${app.appName}.yml`)))!);
+    expect(Object.values(config.http.routers).map((router: any) => router.entryPoints)).toEqual([["web"]]);
+  });
+});
+
+describe("customEntrypoint and middlewares", () => {
+  it("route the domain on its entry point with the extra middlewares; update changes and clears them", async () => {
+    const app = await createApplication(test);
+    const file = dynamicFile(test, `${app.appName}.yml`);
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "entry.example.com",
+      https: true,
+      certificateType: "letsencrypt",
+      customEntrypoint: "internal",
+      middlewares: ["ratelimit@file", "compress"],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({
+      customEntrypoint: "internal",
+      middlewares: ["ratelimit@file", "compress"],
+    });
+    let config = parse((await readIfExists(file))!);
+    expect(validateDynamicConfig(config)).toEqual([]);
+    let routers = Object.values(config.http.routers) as any[];
+    expect(routers).toHaveLength(1);
+    expect(routers[0]).toMatchObject({
+      entryPoints: ["internal"],
+      middlewares: ["ratelimit@file", "compress"],
+      tls: { certResolver: "letsencrypt" },
+    });
+
+    const updated = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, customEntrypoint: "", middlewares: [], domainType: "application" },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body).toMatchObject({ customEntrypoint: null, middlewares: [] });
+    config = parse((await readIfExists(file))!);
+    routers = Object.values(config.http.routers) as any[];
+    expect(routers.map((router) => router.entryPoints[0]).sort()).toEqual(["web", "websecure"]);
+    expect(JSON.stringify(routers)).not.toContain("ratelimit");
+    const one = await test.platform.query("domain.one", { domainId: created.body.domainId }, as());
+    expect(one.body).toMatchObject({ customEntrypoint: null, middlewares: [] });
+  });
+
+  it.each([
+    [{ customEntrypoint: "web secure" }, "customEntrypoint"],
+    [{ customEntrypoint: "x`) || Host(`y" }, "customEntrypoint"],
+    [{ middlewares: ["ok", "bad name"] }, "middlewares.1"],
+    [{ middlewares: ["a@file\nrule: x"] }, "middlewares.0"],
+    [{ domainType: "compose" }, "domainType"],
+  ])("domain.update refuses %j with a 400 naming %s", async (change, fieldName) => {
+    const app = await createApplication(test);
+    const created = await createDomain({ applicationId: app.applicationId, host: "refuse.example.com" });
+    expect(created.status).toBe(200);
+    const before = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    const response = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, ...change },
+      as(),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toContain(fieldName);
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+  });
+});
+
 describe("hosts and certificates", () => {
   it("an internationalized host is stored and routed in punycode", async () => {
     const app = await createApplication(test);
@@ -337,6 +417,7 @@ describe("hosts and certificates", () => {
     const created = await createDomain({
       applicationId: app.applicationId,
       host: "*.wild.example.com",
+      https: true,
       certificateType: "custom",
       certificate: pair.certificate,
       certificateKey: pair.key,
@@ -650,14 +731,14 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
     file = dynamicFile(test, `${app.appName}.yml`);
   });
 
-  it('reads "" without a file and the file\'s text with one', async () => {
+  it("reads null without a file and the file's text with one", async () => {
     const empty = await test.platform.query(
       "application.readTraefikConfig",
       { applicationId: app.applicationId },
       as(),
     );
     expect(empty.status).toBe(200);
-    expect(empty.body).toBe("");
+    expect(empty.body).toBeNull();
     expect(
       (
         await createDomain({

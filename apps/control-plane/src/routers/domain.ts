@@ -35,6 +35,7 @@ import {
 } from "../domains/schemas.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import {
   certificateKeyContext,
@@ -58,6 +59,8 @@ interface DomainSettings {
   serviceName: string | null;
   stripPath: boolean;
   internalPath: string | null;
+  customEntrypoint: string | null;
+  middlewares: string[];
 }
 
 const field = (name: string, message: string) =>
@@ -114,12 +117,14 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
   const domain = await findDomain(services.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
+  await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
   return domain;
 }
 
 async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
   const application = await findApplication(services.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
+  await requireApplicationAccess(services.db, caller, application.applicationId);
   return application;
 }
 
@@ -182,7 +187,7 @@ export const domainRouter = defineRouter("domain", {
           host: input.host,
           path: input.path ?? "/",
           port: input.port ?? 3000,
-          https: input.https ?? true,
+          https: input.https ?? false,
           certificateType: input.certificateType,
           customCertResolver: input.customCertResolver ?? null,
           certificate: input.certificate ?? null,
@@ -190,6 +195,8 @@ export const domainRouter = defineRouter("domain", {
           serviceName: input.serviceName ?? null,
           stripPath: input.stripPath ?? true,
           internalPath: input.internalPath ?? null,
+          customEntrypoint: input.customEntrypoint ?? null,
+          middlewares: input.middlewares ?? [],
         },
         null,
       );
@@ -255,6 +262,12 @@ export const domainRouter = defineRouter("domain", {
     output: domainSchema,
     handler: async ({ services, caller, input }) => {
       const existing = await loadDomain(services, caller, input.domainId);
+      if (input.domainType !== undefined && input.domainType !== existing.domainType) {
+        throw field(
+          "domainType",
+          "a domain cannot move between an application, a compose service and a preview",
+        );
+      }
       const certificateType = input.certificateType ?? existing.certificateType;
       const settings = checkedSettings(
         {
@@ -270,6 +283,9 @@ export const domainRouter = defineRouter("domain", {
           serviceName: input.serviceName === undefined ? existing.serviceName : input.serviceName,
           stripPath: input.stripPath ?? existing.stripPath,
           internalPath: input.internalPath === undefined ? existing.internalPath : input.internalPath,
+          customEntrypoint:
+            input.customEntrypoint === undefined ? existing.customEntrypoint : input.customEntrypoint,
+          middlewares: input.middlewares === undefined ? existing.middlewares : (input.middlewares ?? []),
         },
         existing.certificateKeySealed,
       );

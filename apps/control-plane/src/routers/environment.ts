@@ -7,7 +7,15 @@ import { z } from "zod";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { withServices } from "../projects/details.ts";
-import { requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  grantCreated,
+  requireCanCreateEnvironments,
+  requireCanDeleteEnvironments,
+  requireEnvironmentAccess,
+  requireProjectAccess,
+  seesEnvironment,
+  visibleServices,
+} from "../projects/permissions.ts";
 import {
   deleteEnvironment,
   findEnvironment,
@@ -44,7 +52,8 @@ export const environmentRouter = defineRouter("environment", {
     handler: async ({ services, caller, input }) => {
       const project = await findProject(services.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
-      return uniqueEnvironmentName(input.name, () =>
+      requireCanCreateEnvironments(await requireProjectAccess(services.db, caller, project.projectId));
+      const environment = await uniqueEnvironmentName(input.name, () =>
         insertEnvironment(services.db, {
           projectId: project.projectId,
           name: input.name,
@@ -53,6 +62,8 @@ export const environmentRouter = defineRouter("environment", {
           isDefault: false,
         }),
       );
+      await grantCreated(services.db, caller, "environments", environment.environmentId);
+      return environment;
     },
   }),
 
@@ -65,8 +76,9 @@ export const environmentRouter = defineRouter("environment", {
       const found = await findEnvironmentWithProject(services.db, caller.organizationId, input.environmentId);
       if (!found) throw notFound("Environment");
       const { environment, project } = found;
+      const grants = await requireEnvironmentAccess(services.db, caller, environment);
       const [detail] = await withServices(services.db, [environment]);
-      return { ...detail!, project };
+      return { ...visibleServices(grants, detail!), project };
     },
   }),
 
@@ -78,11 +90,14 @@ export const environmentRouter = defineRouter("environment", {
     handler: async ({ services, caller, input }) => {
       const project = await findProject(services.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
+      const grants = await requireProjectAccess(services.db, caller, project.projectId);
       const environments = await withServices(
         services.db,
-        await listEnvironments(services.db, [project.projectId]),
+        (await listEnvironments(services.db, [project.projectId])).filter((environment) =>
+          seesEnvironment(grants, environment),
+        ),
       );
-      return environments.map((environment) => ({ ...environment, project }));
+      return environments.map((environment) => ({ ...visibleServices(grants, environment), project }));
     },
   }),
 
@@ -99,6 +114,7 @@ export const environmentRouter = defineRouter("environment", {
     handler: async ({ services, caller, input }) => {
       const current = await findEnvironment(services.db, caller.organizationId, input.environmentId);
       if (!current) throw notFound("Environment");
+      await requireEnvironmentAccess(services.db, caller, current);
       if (current.isDefault && input.name !== undefined && input.name !== current.name) {
         throw badRequest("The default environment cannot be renamed", { fields: ["name"] });
       }
@@ -116,9 +132,9 @@ export const environmentRouter = defineRouter("environment", {
     input: z.object({ environmentId: idSchema }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "environments");
       const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
       if (!environment) throw notFound("Environment");
+      requireCanDeleteEnvironments(await requireEnvironmentAccess(services.db, caller, environment));
       if (environment.isDefault) {
         throw badRequest("The default environment cannot be removed; remove the project instead", {
           fields: ["environmentId"],

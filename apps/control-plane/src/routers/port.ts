@@ -17,6 +17,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Port } from "../db/schema.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 
@@ -128,6 +129,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
+      await requireApplicationAccess(services.db, caller, application.applicationId);
       await checkPublishedPort(services, application, input);
       return withUniquePort(() =>
         services.db
@@ -147,6 +149,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const port = await findPort(services, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       return port;
     },
   }),
@@ -166,6 +169,7 @@ export const portRouter = defineRouter("port", {
       const { portId, ...patch } = input;
       const port = await findPort(services, caller.organizationId, portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
       if (Object.keys(changes).length === 0) return port;
       const application = await services.db
@@ -196,6 +200,7 @@ export const portRouter = defineRouter("port", {
     handler: async ({ services, caller, input }) => {
       const port = await findPort(services, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
+      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
       await services.db.deleteFrom("ports").where("portId", "=", port.portId).execute();
       return port;
     },

@@ -7,7 +7,18 @@ import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { withEnvironments, withServices } from "../projects/details.ts";
-import { requireCanCreateProjects, requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  grantCreated,
+  grantsOf,
+  requireCanCreateEnvironments,
+  requireCanCreateProjects,
+  requireCanDeleteProjects,
+  requireEnvironmentAccess,
+  requireProjectAccess,
+  seesProject,
+  visibleProject,
+  visibleServices,
+} from "../projects/permissions.ts";
 import {
   deleteProject,
   type Environment,
@@ -32,7 +43,14 @@ import {
   projectDetailSchema,
   projectSchema,
 } from "../projects/schemas.ts";
-import { copyServices, serviceKinds, teardownServices } from "../projects/services.ts";
+import {
+  copyServices,
+  type ServiceKind,
+  serviceFields,
+  serviceIdKey,
+  serviceKinds,
+  teardownServices,
+} from "../projects/services.ts";
 
 const idSchema = z.string().min(1);
 
@@ -42,9 +60,9 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: z.object({ name: nameSchema, description: descriptionSchema, env: envSchema.optional() }),
     output: z.object({ project: projectSchema, environment: environmentSchema }),
-    handler: ({ services, caller, input }) => {
+    handler: async ({ services, caller, input }) => {
       requireCanCreateProjects(caller);
-      return services.db.transaction().execute(async (trx) => {
+      const created = await services.db.transaction().execute(async (trx) => {
         const project = await insertProject(trx, {
           organizationId: caller.organizationId,
           name: input.name,
@@ -59,6 +77,9 @@ export const projectRouter = defineRouter("project", {
         });
         return { project, environment };
       });
+      await grantCreated(services.db, caller, "projects", created.project.projectId);
+      await grantCreated(services.db, caller, "environments", created.environment.environmentId);
+      return created;
     },
   }),
 
@@ -70,8 +91,9 @@ export const projectRouter = defineRouter("project", {
     handler: async ({ services, caller, input }) => {
       const project = await findProject(services.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
+      const grants = await requireProjectAccess(services.db, caller, project.projectId);
       const [detail] = await withEnvironments(services.db, [project]);
-      return detail!;
+      return visibleProject(grants, detail!);
     },
   }),
 
@@ -80,8 +102,15 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: noInput,
     output: z.array(projectDetailSchema),
-    handler: async ({ services, caller }) =>
-      withEnvironments(services.db, await listProjects(services.db, caller.organizationId)),
+    handler: async ({ services, caller }) => {
+      const grants = await grantsOf(services.db, caller);
+      const projects = (await listProjects(services.db, caller.organizationId)).filter((project) =>
+        seesProject(grants, project.projectId),
+      );
+      return (await withEnvironments(services.db, projects)).map((project) =>
+        visibleProject(grants, project),
+      );
+    },
   }),
 
   update: mutation({
@@ -95,6 +124,7 @@ export const projectRouter = defineRouter("project", {
     }),
     output: projectSchema,
     handler: async ({ services, caller, input }) => {
+      await requireProjectAccess(services.db, caller, input.projectId);
       const project = await updateProject(
         services.db,
         caller.organizationId,
@@ -112,9 +142,10 @@ export const projectRouter = defineRouter("project", {
     input: z.object({ projectId: idSchema }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "projects");
+      requireCanDeleteProjects(caller);
       const project = await findProject(services.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
+      await requireProjectAccess(services.db, caller, project.projectId);
       const environments = await listEnvironments(services.db, [project.projectId]);
       // Workloads stop before their rows go; the environments cascade with the project.
       await teardownServices(
@@ -147,6 +178,24 @@ export const projectRouter = defineRouter("project", {
       );
       if (!found) throw notFound("Environment");
       const { environment: source, project: sourceProject } = found;
+      const grants = await requireEnvironmentAccess(services.db, caller, source);
+      if (input.duplicateInSameProject) requireCanCreateEnvironments(grants);
+      // A member limited to some services copies only those.
+      let selection: "none" | "all" | { id: string; type: ServiceKind }[] = !input.includeServices
+        ? "none"
+        : (input.selectedServices ?? "all");
+      if (grants.services !== null && selection !== "none") {
+        const [shown] = await withServices(services.db, [source]);
+        const visible = visibleServices(grants, shown!);
+        const shownList = serviceKinds.flatMap((kind) =>
+          (visible[serviceFields[kind]] as Record<string, string>[]).map((service) => ({
+            id: service[serviceIdKey(kind)]!,
+            type: kind,
+          })),
+        );
+        const ids = new Set(shownList.map((service) => service.id));
+        selection = selection === "all" ? shownList : selection.filter((service) => ids.has(service.id));
+      }
 
       const created = await uniqueEnvironmentName(input.name, () =>
         services.db.transaction().execute(async (trx) => {
@@ -178,13 +227,22 @@ export const projectRouter = defineRouter("project", {
             sourceEnvironmentId: source.environmentId,
             targetEnvironmentId: environment.environmentId,
             sameProject: input.duplicateInSameProject,
-            selection: !input.includeServices ? "none" : (input.selectedServices ?? "all"),
+            selection,
             secrets: services.secrets,
           });
           return { project, environment };
         }),
       );
+      if (!input.duplicateInSameProject) {
+        await grantCreated(services.db, caller, "projects", created.project.projectId);
+      }
+      await grantCreated(services.db, caller, "environments", created.environment.environmentId);
       const [environment] = await withServices(services.db, [created.environment]);
+      for (const kind of serviceKinds) {
+        for (const service of environment![serviceFields[kind]] as Record<string, string>[]) {
+          await grantCreated(services.db, caller, "services", service[serviceIdKey(kind)]!);
+        }
+      }
       return { ...environment!, project: created.project };
     },
   }),
@@ -202,6 +260,10 @@ export const projectRouter = defineRouter("project", {
       })
       .prefault({}),
     output: z.object({ items: z.array(projectSchema), total: z.number().int() }),
-    handler: ({ services, caller, input }) => searchProjects(services.db, caller.organizationId, input),
+    handler: async ({ services, caller, input }) =>
+      searchProjects(services.db, caller.organizationId, {
+        ...input,
+        projectIds: (await grantsOf(services.db, caller)).projects,
+      }),
   }),
 });

@@ -493,6 +493,11 @@ describe("registry", () => {
       expect(response.status).toBe(404);
     });
 
+    it("testRegistryById without registryId (optional in Dokploy's schema) is a 404", async () => {
+      const response = await platform.mutate("registry.testRegistryById", {}, as(admin));
+      expect(response.status, JSON.stringify(response.body)).toBe(404);
+    });
+
     it("tests a stored registry by id, with its sealed password", async () => {
       const good = await create();
       const ok = await platform.mutate(

@@ -109,9 +109,11 @@ export const registryRouter = defineRouter("registry", {
   testRegistryById: mutation({
     summary: "Log in to a stored registry through a server's Docker Engine",
     access: "admin",
-    input: registryIdInput.extend({ serverId: idSchema.optional() }),
+    // registryId is optional in Dokploy's schema; without it there is no registry to find.
+    input: z.object({ registryId: idSchema.optional(), serverId: idSchema.optional() }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
+      if (input.registryId === undefined) throw notFound("Registry");
       const registry = await findRegistry(services.db, caller.organizationId, input.registryId);
       if (!registry) throw notFound("Registry");
       await testRegistryLogin(services, caller, {

@@ -64,6 +64,7 @@ beforeAll(async () => {
       domainType: "application",
       applicationId: app.applicationId,
       host: "private.example.com",
+      https: true,
       certificateType: "letsencrypt",
     },
     as(),
@@ -92,7 +93,7 @@ describe("security credentials protect the application through its Traefik file"
       as(),
     );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    expect(created.body).toEqual({ success: true });
+    expect(created.body).toBe(true);
     const parsed = await config();
     const users: string[] = parsed.http.middlewares[auth()].basicAuth.users;
     expect(users).toHaveLength(1);

@@ -5,6 +5,7 @@
  * and goes with the last).
  */
 import { hashPassword } from "@platform/traefik-config";
+import { z } from "zod";
 import { findApplication, lockApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
@@ -19,12 +20,14 @@ import {
 } from "../domains/schemas.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { syncApplicationProxyWith } from "../proxy/sync.ts";
 
 async function loadSecurity(services: ServiceContext, caller: Caller, securityId: string) {
   const security = await findSecurity(services.db, caller.organizationId, securityId);
   if (!security) throw notFound("Security");
+  await requireApplicationAccess(services.db, caller, security.applicationId, "Security");
   return security;
 }
 
@@ -56,10 +59,12 @@ export const securityRouter = defineRouter("security", {
     summary: "Protect an application with one more HTTP Basic credential",
     access: "member",
     input: createSecurityInput,
-    output: successSchema,
+    // Dokploy answers true here (update and delete answer the row / success).
+    output: z.literal(true),
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
+      await requireApplicationAccess(services.db, caller, application.applicationId);
       await changeCredentials(services, application.applicationId, input.username, (trx) =>
         trx
           .insertInto("security")
@@ -71,7 +76,7 @@ export const securityRouter = defineRouter("security", {
           })
           .execute(),
       );
-      return success;
+      return true as const;
     },
   }),
 

@@ -146,7 +146,8 @@ describe("settings: proxy service and static configuration", () => {
   });
 
   it("toggleDashboard off unpublishes 8080 and drops the dashboard from traefik.yml", async () => {
-    const response = await test.platform.mutate("settings.toggleDashboard", { enableDashboard: false }, as());
+    // enableDashboard is optional (Dokploy's default false).
+    const response = await test.platform.mutate("settings.toggleDashboard", {}, as());
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     const service = await proxyService();
     expect(service.Spec.EndpointSpec.Ports.map((port: { TargetPort: number }) => port.TargetPort)).toEqual([
@@ -246,6 +247,15 @@ describe("settings: proxy service and static configuration", () => {
     expect(injected.status).toBe(400);
     expect(injected.body.error.data.fields).toEqual(["host"]);
     expect(await readIfExists(dynamicFile(test, "platform-control-plane.yml"))).toBeUndefined();
+
+    // https is optional (Dokploy's default false).
+    const plain = await test.platform.mutate(
+      "settings.assignDomainServer",
+      { host: "cp.example.com", certificateType: "none" },
+      as(),
+    );
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect((await test.platform.query("settings.getWebServerSettings", {}, as())).body.https).toBe(false);
 
     const response = await test.platform.mutate(
       "settings.assignDomainServer",

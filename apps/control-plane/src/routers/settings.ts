@@ -92,7 +92,7 @@ export const settingsRouter = defineRouter("settings", {
     input: z.object({
       host: hostSchema.refine((host) => !isWildcardHost(host), "must not be a wildcard host"),
       certificateType: z.enum(["letsencrypt", "custom", "none"]),
-      https: z.boolean(),
+      https: z.boolean().default(false),
       letsEncryptEmail: z.email().max(254).nullish(),
     }),
     output: successSchema,
@@ -123,7 +123,7 @@ export const settingsRouter = defineRouter("settings", {
     access: "admin",
     editions: SELF_HOSTED,
     input: z.object({
-      enableDashboard: z.boolean(),
+      enableDashboard: z.boolean().default(false),
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,

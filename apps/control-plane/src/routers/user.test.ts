@@ -343,11 +343,8 @@ describe("user", () => {
       const ours = await login(platform, other.user.email, owner.user.organizationId);
       const theirKey = await platform.mutate(
         "user.createApiKey",
-        {
-          name: "home",
-          organizationId: other.organizationId,
-          metadata: { organizationId: other.organizationId },
-        },
+        // Dokploy's form: only metadata.organizationId.
+        { name: "home", metadata: { organizationId: other.organizationId } },
         as(other),
       );
       const ourKey = await platform.mutate(

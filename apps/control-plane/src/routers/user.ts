@@ -10,6 +10,7 @@ import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { pendingInvitationsFor } from "../users/invitations.ts";
 import {
@@ -65,10 +66,14 @@ const MAX_COUNT = 1_000_000_000;
 const optionalCount = (min: number) => z.number().int().min(min).max(MAX_COUNT).nullish();
 const optionalSeconds = (max: number) => z.number().int().min(1).max(max).nullish();
 
+/** Ids of projects, environments or services of the organization (checked by the handler). */
+const grantIds = z.array(z.string().min(1).max(64)).max(10_000).nullish();
+
 const createApiKeyInput = z.object({
   name: z.string().trim().min(1).max(100),
   metadata: z.object({ organizationId: z.string().min(1).max(64) }),
-  organizationId: z.string().min(1).max(64),
+  /** Not in Dokploy (it has only metadata.organizationId); kept for older clients, must agree. */
+  organizationId: z.string().min(1).max(64).optional(),
   prefix: z.preprocess(
     blankAsAbsent,
     z
@@ -215,6 +220,19 @@ export const userRouter = defineRouter("user", {
       canCreateProjects: z.boolean().optional(),
       canDeleteProjects: z.boolean().optional(),
       canAccessAuditLog: z.boolean().optional(),
+      // Dokploy's permission fields (projects/permissions.ts applies them); a list null lifts the restriction.
+      accessedProjects: grantIds,
+      accessedEnvironments: grantIds,
+      accessedServices: grantIds,
+      canCreateServices: z.boolean().optional(),
+      canDeleteServices: z.boolean().optional(),
+      canCreateEnvironments: z.boolean().optional(),
+      canDeleteEnvironments: z.boolean().optional(),
+      canAccessToDocker: z.boolean().optional(),
+      canAccessToTraefikFiles: z.boolean().optional(),
+      canAccessToAPI: z.boolean().optional(),
+      canAccessToSSHKeys: z.boolean().optional(),
+      canAccessToGitProviders: z.boolean().optional(),
     }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
@@ -228,11 +246,24 @@ export const userRouter = defineRouter("user", {
           fields: ["role"],
         });
       }
-      await updateMembership(services.db, caller.organizationId, input.id, {
-        role: input.role,
-        canCreateProjects: input.canCreateProjects,
-        canDeleteProjects: input.canDeleteProjects,
-        canAccessAuditLog: input.canAccessAuditLog,
+      const { id, role, canCreateProjects, canDeleteProjects, canAccessAuditLog, ...grants } = input;
+      const unknown = await unknownGrantIds(services.db, caller.organizationId, grants);
+      if (unknown.length > 0) {
+        throw badRequest(
+          unknown
+            .map(({ field, ids }) => `${field}: no such id in this organization: ${ids.join(", ")}`)
+            .join("; "),
+          { fields: unknown.map(({ field }) => field) },
+        );
+      }
+      await services.db.transaction().execute(async (trx) => {
+        await updateMembership(trx, caller.organizationId, id, {
+          role,
+          canCreateProjects,
+          canDeleteProjects,
+          canAccessAuditLog,
+        });
+        await setMemberGrants(trx, caller.organizationId, id, grants);
       });
       return success;
     },
@@ -251,7 +282,8 @@ export const userRouter = defineRouter("user", {
       expiresAt: z.string().nullable(),
     }),
     handler: async ({ services, caller, input }) => {
-      if (input.metadata.organizationId !== input.organizationId) {
+      const organizationId = input.metadata.organizationId;
+      if (input.organizationId !== undefined && input.organizationId !== organizationId) {
         throw badRequest("metadata.organizationId must equal organizationId", {
           fields: ["metadata.organizationId"],
         });
@@ -263,8 +295,8 @@ export const userRouter = defineRouter("user", {
           fields: [missing],
         });
       }
-      if (input.organizationId !== caller.organizationId) {
-        if (!(await findMembership(services.db, input.organizationId, caller.userId))) {
+      if (organizationId !== caller.organizationId) {
+        if (!(await findMembership(services.db, organizationId, caller.userId))) {
           throw notFound("Organization");
         }
         if (caller.credential.kind === "apiKey") {
@@ -276,9 +308,9 @@ export const userRouter = defineRouter("user", {
       const { row, key } = await createApiKey(services, {
         name: input.name,
         userId: caller.userId,
-        organizationId: input.organizationId,
+        organizationId,
         prefix: input.prefix ?? undefined,
-        metadata: { organizationId: input.organizationId },
+        metadata: { organizationId },
         expiresInSeconds: input.expiresIn ?? undefined,
         rateLimitEnabled: input.rateLimitEnabled ?? undefined,
         rateLimitTimeWindowSeconds: input.rateLimitTimeWindow ?? undefined,
