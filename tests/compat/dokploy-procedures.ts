@@ -32,7 +32,8 @@ export const sources = {
   deployment: "routers/deployment.ts@08c9113405fa",
   port: "routers/port.ts@6734363710d4, schema/port.ts@3561b5cae60b",
   registry: "routers/registry.ts@059c21c99028, schema/registry.ts@1bcb5ca2771e",
-  domain: "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5",
+  domain:
+    "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search",
@@ -54,6 +55,8 @@ export interface Row {
 
 const WE_SET = "set by the platform from the session or the parent row, never by the caller";
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
+const LENIENT_PATCH =
+  "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
 const NO_COMPOSE = "compose services are not served";
 const CLEANER = "we answer the same data in a shape of our own";
@@ -120,8 +123,24 @@ export const dokployProcedures: Record<string, Row> = {
       "canAccessToGitProviders*",
     ],
     output: "null",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 2: Dokploy's permission fields are implemented on the compat-fields branch",
+    differs: {
+      accessedProjects: LENIENT_PATCH,
+      accessedEnvironments: LENIENT_PATCH,
+      accessedServices: LENIENT_PATCH,
+      canCreateProjects: LENIENT_PATCH,
+      canCreateServices: LENIENT_PATCH,
+      canDeleteProjects: LENIENT_PATCH,
+      canDeleteServices: LENIENT_PATCH,
+      canAccessToDocker: LENIENT_PATCH,
+      canAccessToTraefikFiles: LENIENT_PATCH,
+      canAccessToAPI: LENIENT_PATCH,
+      canAccessToSSHKeys: LENIENT_PATCH,
+      canAccessToGitProviders: LENIENT_PATCH,
+      role: "our members have a role column that assignPermissions also sets (never owner)",
+      canAccessAuditLog: "our own permission flag (the audit log is an organization setting)",
+      canCreateEnvironments: "newer Dokploy permission flag, absent at the commit read",
+      canDeleteEnvironments: "newer Dokploy permission flag, absent at the commit read",
+    },
   },
   "user.createApiKey": {
     kind: "mutation",
@@ -139,8 +158,7 @@ export const dokployProcedures: Record<string, Row> = {
       "refillInterval",
     ],
     output: "object:",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: top-level organizationId is required with us, absent in Dokploy",
+    differs: { organizationId: "accepted from older clients of ours; it must equal metadata.organizationId" },
   },
   "user.deleteApiKey": { kind: "mutation", source: "user", input: ["apiKeyId*"], output: "boolean" },
   "user.getInvitations": { kind: "query", source: "user", input: [], output: "array:" },
@@ -463,8 +481,6 @@ export const dokployProcedures: Record<string, Row> = {
     source: "application",
     input: ["name*", "appName", "description", "environmentId*", "serverId", "sourceType"],
     output: "object:applicationId,name,appName",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 2: sourceType on create is on the compat-fields branch",
   },
   "application.one": {
     kind: "query",
@@ -580,9 +596,7 @@ export const dokployProcedures: Record<string, Row> = {
       "detachDokployNetwork",
     ],
     output: "boolean",
-    pendingOn: "compat-fields",
-    pendingReason:
-      "issue 11 item 2: Dokploy takes every column of the application table (schema/application.ts createSchema.partial() without serverId); the full set is on the compat-fields branch",
+    differs: { webhookSecret: "our write-only deploy-webhook signing secret (docs/decisions.md)" },
   },
   "application.search": {
     kind: "query",
@@ -618,8 +632,6 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "boolean",
     differs: { repository: LENIENT, buildPath: LENIENT, branch: LENIENT },
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableSubmodules is optional in Dokploy",
   },
   "application.saveGitlabProvider": {
     kind: "mutation",
@@ -637,8 +649,6 @@ export const dokployProcedures: Record<string, Row> = {
       "watchPaths",
     ],
     output: "boolean",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableSubmodules is optional in Dokploy",
   },
   "application.saveBitbucketProvider": {
     kind: "mutation",
@@ -656,8 +666,6 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "boolean",
     differs: { bitbucketRepositorySlug: LENIENT },
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableSubmodules is optional in Dokploy",
   },
   "application.saveGiteaProvider": {
     kind: "mutation",
@@ -673,8 +681,6 @@ export const dokployProcedures: Record<string, Row> = {
       "watchPaths",
     ],
     output: "boolean",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableSubmodules is optional in Dokploy",
   },
   "application.saveGitProvider": {
     kind: "mutation",
@@ -695,8 +701,6 @@ export const dokployProcedures: Record<string, Row> = {
       watchPaths: LENIENT,
       customGitBranch: LENIENT,
     },
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableSubmodules is optional in Dokploy",
   },
   "application.saveDockerProvider": {
     kind: "mutation",
@@ -1014,8 +1018,6 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["registryId", "serverId"],
     output: "boolean",
     differs: { "(output)": "a failed test is a 400 naming its cause (issue 10), not false" },
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: registryId is optional in Dokploy's schema",
   },
 
   "domain.create": {
@@ -1035,15 +1037,14 @@ export const dokployProcedures: Record<string, Row> = {
       "previewDeploymentId",
       "internalPath",
       "stripPath",
+      "customEntrypoint",
+      "middlewares",
     ],
     output: "object:domainId,host",
     differs: {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
     },
-    pendingOn: "compat-fields",
-    pendingReason:
-      "issue 11 item 3: certificateType and domainType are optional in Dokploy (https defaults to false)",
   },
   "domain.byApplicationId": {
     kind: "query",
@@ -1074,15 +1075,14 @@ export const dokployProcedures: Record<string, Row> = {
       "domainType",
       "internalPath",
       "stripPath",
+      "customEntrypoint",
+      "middlewares",
     ],
     output: "any",
     differs: {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
     },
-    pendingOn: "compat-fields",
-    pendingReason:
-      "issue 11 item 2: domainType (and Dokploy's later customEntrypoint/middlewares) are on the compat-fields branch",
   },
   "domain.delete": {
     kind: "mutation",
@@ -1119,8 +1119,6 @@ export const dokployProcedures: Record<string, Row> = {
     source: "security",
     input: ["applicationId*", "username*", "password*"],
     output: "boolean!",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 4: security.create answers true",
   },
   "security.one": {
     kind: "query",
@@ -1143,8 +1141,6 @@ export const dokployProcedures: Record<string, Row> = {
     source: "settings",
     input: ["host*", "certificateType*", "letsEncryptEmail", "https"],
     output: "any",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: https is optional in Dokploy",
   },
   "settings.reloadTraefik": { kind: "mutation", source: "settings", input: ["serverId"], output: "boolean" },
   "settings.toggleDashboard": {
@@ -1152,8 +1148,6 @@ export const dokployProcedures: Record<string, Row> = {
     source: "settings",
     input: ["enableDashboard", "serverId"],
     output: "boolean",
-    pendingOn: "compat-fields",
-    pendingReason: "issue 11 item 3: enableDashboard is optional in Dokploy",
   },
   "settings.readTraefikConfig": {
     kind: "query",

@@ -62,6 +62,8 @@ export const createInput = z.object({
   appName: appNameSchema.optional(),
   description: descriptionSchema,
   serverId: clearable(idSchema),
+  /** Dokploy clients may name the source kind up front; its details come with save*Provider. */
+  sourceType: z.enum(sourceTypes).optional(),
 });
 
 /** application.update: the spec's fields plus the run settings that have no other setter. */

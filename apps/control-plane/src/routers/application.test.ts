@@ -121,6 +121,18 @@ describe("application", () => {
       expect((await create({ name: "***" })).appName).toMatch(/^app-[a-z0-9]{6}$/);
     });
 
+    it("takes Dokploy's sourceType up front and refuses an unknown one", async () => {
+      const app = await create({ sourceType: "docker" });
+      expect((await one(app.applicationId)).sourceType).toBe("docker");
+      const bad = await platform.mutate(
+        "application.create",
+        { name: "Web", environmentId, sourceType: "ftp" },
+        as(owner),
+      );
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.data.fields).toEqual(["sourceType"]);
+    });
+
     it("keeps a given appName and refuses one already taken, in any organization (409)", async () => {
       const app = await create({ appName: "shop-api" });
       expect(app.appName).toBe("shop-api");

@@ -314,6 +314,7 @@ export const applicationRouter = defineRouter("application", {
           description: input.description ?? null,
           environmentId: environment.environmentId,
           serverId,
+          ...(input.sourceType ? { sourceType: input.sourceType } : {}),
         }),
       );
       await grantCreated(services.db, caller, "services", application.applicationId);

@@ -60,7 +60,7 @@ export const securityRouter = defineRouter("security", {
     access: "member",
     input: createSecurityInput,
     // Dokploy answers true here (update and delete answer the row / success).
-    output: z.literal(true),
+    output: z.boolean(),
     handler: async ({ services, caller, input }) => {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
