@@ -91,7 +91,7 @@ describe("login throttling", () => {
       body: JSON.stringify(inputs),
     });
     expect(batch.status).toBe(207);
-    const codes = (batch.body as any[]).map((result) => result.error?.code);
+    const codes = (batch.body as any[]).map((result) => result.error?.json?.data?.code);
     expect(codes.slice(0, LOGIN_MAX_ATTEMPTS.account)).toEqual(
       Array(LOGIN_MAX_ATTEMPTS.account).fill("UNAUTHORIZED"),
     );
