@@ -25,6 +25,9 @@ export interface ServiceContext {
   now(): Date;
 }
 
+/** The parts of the platform a member reaches only when granted (user.assignPermissions). */
+export type Feature = "docker" | "traefikFiles" | "api" | "sshKeys" | "gitProviders";
+
 /** Who is calling, resolved from a session token or an API key, within one organization. */
 export interface Caller {
   userId: string;
@@ -34,6 +37,8 @@ export interface Caller {
   canCreateProjects: boolean;
   canDeleteProjects: boolean;
   canAccessAuditLog: boolean;
+  /** Dokploy's canAccessTo* flags of the membership; they bind members only (projects/permissions.ts). */
+  features: Record<Feature, boolean>;
   credential: { kind: "session"; sessionId: string } | { kind: "apiKey"; apiKeyId: string };
 }
 

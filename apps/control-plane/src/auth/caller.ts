@@ -36,6 +36,11 @@ const callerColumns = [
   "members.canCreateProjects",
   "members.canDeleteProjects",
   "members.canAccessAuditLog",
+  "members.canAccessToDocker",
+  "members.canAccessToTraefikFiles",
+  "members.canAccessToApi",
+  "members.canAccessToSshKeys",
+  "members.canAccessToGitProviders",
   "users.email",
 ] as const;
 
@@ -91,6 +96,11 @@ function memberCaller(
     canCreateProjects: boolean | null;
     canDeleteProjects: boolean | null;
     canAccessAuditLog: boolean | null;
+    canAccessToDocker: boolean | null;
+    canAccessToTraefikFiles: boolean | null;
+    canAccessToApi: boolean | null;
+    canAccessToSshKeys: boolean | null;
+    canAccessToGitProviders: boolean | null;
   },
 ): Caller {
   const { role, email } = member;
@@ -104,5 +114,12 @@ function memberCaller(
     canCreateProjects: member.canCreateProjects ?? false,
     canDeleteProjects: member.canDeleteProjects ?? false,
     canAccessAuditLog: member.canAccessAuditLog ?? false,
+    features: {
+      docker: member.canAccessToDocker ?? false,
+      traefikFiles: member.canAccessToTraefikFiles ?? false,
+      api: member.canAccessToApi ?? false,
+      sshKeys: member.canAccessToSshKeys ?? false,
+      gitProviders: member.canAccessToGitProviders ?? false,
+    },
   };
 }

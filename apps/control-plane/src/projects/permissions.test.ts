@@ -205,6 +205,30 @@ describe("member permissions (user.assignPermissions)", () => {
     ).toBe(404);
   });
 
+  it("canAccessTo* flags gate docker.*, Traefik files, API keys and SSH keys for members", async () => {
+    const organizationId = owner.user.organizationId;
+    const apiKey = () =>
+      platform.mutate("user.createApiKey", { name: "member key", metadata: { organizationId } }, as(member));
+    const checks: Array<[string, () => Promise<{ status: number; body: any }>]> = [
+      ["canAccessToDocker", () => platform.query("docker.getContainers", {}, as(member))],
+      [
+        "canAccessToTraefikFiles",
+        () => platform.query("application.readTraefikConfig", { applicationId: ids.appA1x }, as(member)),
+      ],
+      ["canAccessToSSHKeys", () => platform.query("sshKey.all", {}, as(member))],
+      ["canAccessToAPI", apiKey],
+    ];
+    await ok(assign({ canAccessToAPI: false }));
+    for (const [flag, call] of checks) {
+      const refused = await call();
+      expect(refused.status, flag).toBe(403);
+      expect(refused.body.error.message).toContain(flag);
+    }
+    await ok(assign({ canAccessToSSHKeys: true, canAccessToAPI: true }));
+    expect((await platform.query("sshKey.all", {}, as(member))).status).toBe(200);
+    expect((await apiKey()).status).toBe(200);
+  });
+
   it("null lists lift the restriction; administrators are never restricted", async () => {
     await ok(assign({ accessedProjects: null, accessedEnvironments: null, accessedServices: null }));
     expect((await ok(platform.query("project.all", {}, as(member)))).map((p: any) => p.name).sort()).toEqual([

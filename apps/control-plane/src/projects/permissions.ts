@@ -10,15 +10,35 @@
  * - canCreateProjects / canCreateEnvironments / canCreateServices, canDeleteProjects /
  *   canDeleteEnvironments / canDeleteServices. Deleting a project deletes its environments and
  *   services, so canDeleteProjects also allows deleting environments and services.
+ * - canAccessToDocker / canAccessToTraefikFiles / canAccessToAPI / canAccessToSSHKeys /
+ *   canAccessToGitProviders: docker.*, the applications' Traefik files, API keys, sshKey.* and Git
+ *   providers (requireFeature).
  * What a member creates is added to their lists when they are restricted, as Dokploy does.
  */
-import type { Caller } from "../context.ts";
+import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
 import { type ServiceKind, serviceFields, serviceIdKey } from "./services.ts";
 
 const privileged = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
+
+const FEATURE_FLAGS: Record<Feature, string> = {
+  docker: "canAccessToDocker",
+  traefikFiles: "canAccessToTraefikFiles",
+  api: "canAccessToAPI",
+  sshKeys: "canAccessToSSHKeys",
+  gitProviders: "canAccessToGitProviders",
+};
+
+/** A member reaches a feature only with its canAccessTo* flag; owners and administrators always. */
+export function requireFeature(caller: Caller, feature: Feature): void {
+  if (privileged(caller) || caller.features[feature]) return;
+  const flag = FEATURE_FLAGS[feature];
+  throw forbidden(
+    `You do not have permission for this (${flag}); an administrator grants it with user.assignPermissions`,
+  );
+}
 
 export interface Grants {
   projects: ReadonlySet<string> | null;

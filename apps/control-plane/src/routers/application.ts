@@ -74,6 +74,7 @@ import {
   requireCanCreateServices,
   requireCanDeleteServices,
   requireEnvironmentAccess,
+  requireFeature,
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
@@ -708,8 +709,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: z.string().nullable(),
-    handler: async ({ services, caller, input }) =>
-      readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId)),
+    handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "traefikFiles");
+      return readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId));
+    },
   }),
 
   updateTraefikConfig: mutation({
@@ -718,6 +721,7 @@ export const applicationRouter = defineRouter("application", {
     input: z.object({ applicationId: z.string().min(1).max(64), traefikConfig: z.string().max(256 * 1024) }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "traefikFiles");
       const application = await load(services.db, caller, input.applicationId);
       await checkUserTraefikConfig(services, caller, application, input.traefikConfig);
       await updateApplicationTraefikConfig(services, application, input.traefikConfig);

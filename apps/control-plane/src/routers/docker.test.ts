@@ -358,6 +358,12 @@ describe("docker.* tenancy (issue 10 finding 1)", () => {
     owner = await platform.registerOwner();
     const organizationId = owner.user.organizationId;
     member = await createUserDirectly(platform, { email: "docker-member@example.com", organizationId });
+    const granted = await platform.mutate(
+      "user.assignPermissions",
+      { id: member.user.userId, canAccessToDocker: true },
+      { token: owner.token },
+    );
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
     stranger = await createUserDirectly(platform, { email: "docker-stranger@example.com" });
     await labelled(mine, ownershipLabels(applicationOwner(organizationId, "app-mine")));
     await labelled(theirs, ownershipLabels(applicationOwner(stranger.user.organizationId, "app-theirs")));

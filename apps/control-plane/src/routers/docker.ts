@@ -34,6 +34,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireFeature } from "../projects/permissions.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 interface Target {
@@ -50,6 +51,7 @@ interface Target {
  * organization (agentServerId: this machine belongs to the instance organization).
  */
 async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
+  requireFeature(caller, "docker");
   const agent = await agentServerId(services, caller.organizationId, serverId);
   return {
     agentServerId: agent,

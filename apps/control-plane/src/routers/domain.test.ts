@@ -895,6 +895,12 @@ describe("application.updateTraefikConfig by a tenant routes only its own hosts 
     // A plain member: not an instance administrator, so the tenant rule applies (another
     // organization's owner is held to it the same way; see the unit tests of userConfigIssues).
     member = await test.platform.addMember(test.owner, "member");
+    const granted = await test.platform.mutate(
+      "user.assignPermissions",
+      { id: member.user.userId, canAccessToTraefikFiles: true },
+      as(),
+    );
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
     app = await createApplication(test);
     file = dynamicFile(test, `${app.appName}.yml`);
     const created = await createDomain({

@@ -106,10 +106,21 @@ describe("sshKey", () => {
     expect(all.body.map((k: { name: string }) => k.name)).not.toContain("bad");
   });
 
-  it("lets members read but not write keys", async () => {
+  it("lets members read keys only with canAccessToSSHKeys, and never write them", async () => {
     const pair = await generateKey();
     expect((await platform.mutate("sshKey.create", { name: "m", ...pair }, as(member))).status).toBe(403);
+    const refused = await platform.query("sshKey.all", {}, as(member));
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain("canAccessToSSHKeys");
+    const grant = (value: boolean) =>
+      platform.mutate(
+        "user.assignPermissions",
+        { id: member.user.userId, canAccessToSSHKeys: value },
+        as(owner),
+      );
+    expect((await grant(true)).status).toBe(200);
     expect((await platform.query("sshKey.all", {}, as(member))).status).toBe(200);
+    expect((await grant(false)).status).toBe(200);
   });
 
   it("hides another organization's keys (404)", async () => {

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { requireFeature } from "../projects/permissions.ts";
 import {
   descriptionSchema,
   idSchema,
@@ -55,6 +56,7 @@ export const sshKeyRouter = defineRouter("sshKey", {
     input: z.object({ sshKeyId: idSchema }),
     output: sshKeySchema,
     handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "sshKeys");
       const key = await findSshKey(services.db, caller.organizationId, input.sshKeyId);
       if (!key) throw notFound("SSH key");
       return toSshKeyView(key);
@@ -66,8 +68,10 @@ export const sshKeyRouter = defineRouter("sshKey", {
     access: "member",
     input: noInput,
     output: z.array(sshKeySchema),
-    handler: async ({ services, caller }) =>
-      (await listSshKeys(services.db, caller.organizationId)).map(toSshKeyView),
+    handler: async ({ services, caller }) => {
+      requireFeature(caller, "sshKeys");
+      return (await listSshKeys(services.db, caller.organizationId)).map(toSshKeyView);
+    },
   }),
 
   update: mutation({

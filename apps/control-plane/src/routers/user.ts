@@ -10,7 +10,7 @@ import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
+import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { pendingInvitationsFor } from "../users/invitations.ts";
 import {
@@ -282,6 +282,7 @@ export const userRouter = defineRouter("user", {
       expiresAt: z.string().nullable(),
     }),
     handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "api");
       const organizationId = input.metadata.organizationId;
       if (input.organizationId !== undefined && input.organizationId !== organizationId) {
         throw badRequest("metadata.organizationId must equal organizationId", {
@@ -337,6 +338,7 @@ export const userRouter = defineRouter("user", {
     input: z.object({ apiKeyId: z.string().min(1).max(64) }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "api");
       if (!(await deleteOwnApiKey(services.db, caller.userId, input.apiKeyId))) throw notFound("API key");
       return success;
     },
