@@ -54,6 +54,10 @@ const configSchema = z.object({
     .optional(),
   /** Deployments that may run at once across all applications (one at a time per application). */
   DEPLOYMENT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** A deployment with no sign of life for this long is settled from the observed service. */
+  DEPLOYMENT_WATCHDOG_MS: z.coerce.number().int().min(1000).default(180_000),
+  /** How often every application's service is compared with what it should be (0: never). */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** Lets custom Git URLs point at this machine (localhost, 127.x, ::1); for tests only. */
   PLATFORM_ALLOW_LOOPBACK_GIT: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
@@ -80,6 +84,10 @@ export interface Config {
   publicIp: string | undefined;
   /** Deployments running at once across all applications. */
   deploymentConcurrency: number;
+  /** No sign of life from a deployment for this long settles it (default 3 minutes). */
+  deploymentWatchdogMs?: number;
+  /** Reconciliation period (default 30 s; 0 turns the periodic pass off). */
+  reconcileIntervalMs?: number;
   /** Custom Git URLs may name loopback hosts (tests with a local git server); default false. */
   allowLoopbackGit: boolean;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
@@ -122,6 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformUrl: c.PLATFORM_URL,
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
+    deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
+    reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
     allowLoopbackGit: c.PLATFORM_ALLOW_LOOPBACK_GIT === "true",
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
   };

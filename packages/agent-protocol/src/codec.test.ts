@@ -155,6 +155,11 @@ const requests: CommandRequest[] = [
     command: "serviceAction",
     serviceAction: { serviceName: "web", action: "START", replicas: 2 },
   },
+  {
+    ...header,
+    command: "observeServices",
+    observeServices: { serviceNames: ["web", "api"], jobIds: ["d-1"] },
+  },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
   {
@@ -268,6 +273,28 @@ const replies: CommandReply[] = [
     deployService: { serviceId: "svc1", created: true, runningTasks: 2 },
   },
   { requestId: "r-1", result: "serviceAction", serviceAction: { found: true } },
+  {
+    requestId: "r-1",
+    result: "observedServices",
+    observedServices: {
+      services: [
+        {
+          name: "web",
+          found: true,
+          deploymentId: "d-2",
+          previousDeploymentId: "d-1",
+          image: "platform/web:d-2",
+          updateState: "rollback_completed",
+          updateMessage: "rollback completed",
+          desiredReplicas: 2,
+          runningTasks: 1,
+          taskError: "port is already allocated",
+          outdatedTasks: 1,
+        },
+      ],
+      activeJobs: ["d-2"],
+    },
+  },
   { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true } },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
   { requestId: "r-1", result: "registryLogin", registryLogin: { status: "Login Succeeded" } },

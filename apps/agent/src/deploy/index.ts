@@ -13,6 +13,8 @@ import type {
   DeployServiceCommand,
   DeployServiceResult,
   LogChunk,
+  ObservedServices,
+  ObserveServicesCommand,
   RegistryAuth,
   ServiceActionCommand,
   ServiceActionResult,
@@ -40,6 +42,7 @@ import {
 import { checkGitSource, cloneRepository } from "./git.ts";
 import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
+import { observeServices } from "./observe.ts";
 import { deployService, serviceAction } from "./service.ts";
 import {
   checkAppName,
@@ -224,6 +227,10 @@ export class Deployer {
       command.replicas,
     );
     return { found };
+  }
+
+  observeServices(command: ObserveServicesCommand): Promise<ObservedServices> {
+    return observeServices(this.options.docker, command, (jobId) => this.jobs.has(jobId));
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

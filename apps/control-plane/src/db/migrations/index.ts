@@ -8,6 +8,7 @@ import * as deployments from "./20261123-0005-deployments.ts";
 import * as registries from "./20261123-0006-registries.ts";
 import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
+import * as applicationStatusMessage from "./20261124-40-application-status-message.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "20261123-0006-registries": registries,
   "20261123-0007-ports": ports,
   "20261123-0008-domains-security": domainsSecurity,
+  "20261124-40-application-status-message": applicationStatusMessage,
 };
