@@ -19,10 +19,9 @@ let counter = 0;
 beforeAll(async () => {
   await requireDocker();
   await rig.start();
-  for (let i = 0; i < 2; i++) {
-    const app = await rig.createApp();
-    await deployAndExpectDone(app);
-  }
+  await rig.createApp();
+  await rig.createApp();
+  await Promise.all(rig.apps.map(deployAndExpectDone));
 }, 120_000);
 
 afterAll(async () => {
@@ -101,7 +100,7 @@ describe("deployments under faults", () => {
             expect(observed.body).toBe(serving.get(app.applicationId));
           }
         }
-        for (const app of rig.apps) await deployAndExpectDone(app);
+        await Promise.all(rig.apps.map(deployAndExpectDone));
       }, 240_000);
     }
   }

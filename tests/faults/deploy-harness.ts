@@ -177,7 +177,8 @@ export class DeployFaultRig {
     await this.api.mutateOk("application.saveDockerProvider", { applicationId, dockerImage: TEST_IMAGE });
     await this.api.mutateOk("application.update", {
       applicationId,
-      command: `sh -c 'mkdir -p /tmp/w && echo "$VERSION" > /tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w'`,
+      // The shell is PID 1 and exits on SIGTERM (httpd as PID 1 ignores it: a 10 s stop each update).
+      command: `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo "$VERSION" > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`,
     });
     const port = await freePort();
     await this.api.mutateOk("port.create", {
