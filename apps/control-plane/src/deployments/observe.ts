@@ -139,6 +139,8 @@ export interface FollowOptions<T> {
   fromObserved?(runningTasks: number): T;
   log(line: string): void;
   signal: AbortSignal;
+  /** Called when the job only waits: its agent unreachable or its reply lost. */
+  onWaiting?(): void;
 }
 
 /**
@@ -170,6 +172,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       if (!replyLost(first.error) || !observable || neverDelivered) throw first.error;
       lostError = first.error;
       reply = undefined;
+      options.onWaiting?.();
     }
     let observed: Awaited<ReturnType<typeof observeDeployment>>;
     try {
@@ -181,6 +184,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
         if (!reply) throw lostError;
         continue;
       }
+      options.onWaiting?.();
       if (Date.now() - lastLife > limitMs) {
         throw new Error(
           `No sign of life from the agent of server ${serverId} for ${Math.round(limitMs / 1000)} s`,

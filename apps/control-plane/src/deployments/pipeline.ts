@@ -39,6 +39,11 @@ export interface DeploymentRun {
   log(line: string): void;
   /** Aborted by cancelDeployment / killBuild / deployment.killProcess. */
   signal: AbortSignal;
+  /**
+   * Gives the deployment's global slot (DEPLOYMENT_CONCURRENCY) back while it only waits for an
+   * unreachable agent or a lost reply: a stuck deployment does not block the others.
+   */
+  releaseSlot?(): void;
 }
 
 export interface DeploymentOutcome {
@@ -233,6 +238,7 @@ export async function runApplicationDeployment(
             ),
           log,
           signal: run.signal,
+          onWaiting: run.releaseSlot,
         }),
       );
       if (built.commitHash) log(`Built commit ${built.commitHash}`);
@@ -276,6 +282,7 @@ export async function runApplicationDeployment(
         fromObserved: (runningTasks) => ({ serviceId: "", created: false, runningTasks }),
         log,
         signal: run.signal,
+        onWaiting: run.releaseSlot,
       }),
     );
     log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);

@@ -567,6 +567,29 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect(thirdText).toContain('"status":"error"');
   });
 
+  it("a job that gives its slot back (it only waits for its agent) lets another application's job run", async () => {
+    const gates = new Map<string, () => void>();
+    let first = true;
+    const runner = async (_services: unknown, run: DeploymentRun): Promise<DeploymentOutcome> => {
+      if (first) {
+        first = false;
+        run.releaseSlot?.();
+      }
+      await new Promise<void>((resolve) => gates.set(run.deploymentId, resolve));
+      return { imageName: `platform/test:${run.deploymentId}` };
+    };
+    const platform = await start(runner, 1);
+    const t = await setup(platform);
+    const stuck = await t.deploy(await t.createApp("Stuck"));
+    await waitFor("the stuck job in the pipeline", async () => gates.has(stuck));
+    const other = await t.deploy(await t.createApp("Other"));
+    await waitFor("the other job to run beside it", async () => gates.has(other));
+    gates.get(other)!();
+    await t.waitStatus(other, "done");
+    gates.get(stuck)!();
+    await t.waitStatus(stuck, "done");
+  });
+
   it("keeps only the last 512 KiB of a log and says so", async () => {
     const chatty = async (_services: unknown, run: DeploymentRun): Promise<DeploymentOutcome> => {
       const line = "x".repeat(1000);

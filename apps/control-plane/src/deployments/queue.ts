@@ -105,6 +105,8 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private services: ServiceContext | undefined;
   private readonly waiting: QueuedJob[] = [];
   private readonly busyApplications = new Set<string>();
+  /** Applications whose running job holds a global slot (one may give it back: releaseSlot). */
+  private readonly holdingSlots = new Set<string>();
   private readonly active = new Set<Promise<unknown>>();
   private closing = false;
   private recovery: DeploymentRecovery | undefined;
@@ -136,7 +138,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private pump(): void {
     const services = this.services;
     if (!services || this.closing) return;
-    while (this.busyApplications.size < this.worker.slots.size) {
+    while (this.holdingSlots.size < this.worker.slots.size) {
       const index = this.waiting.findIndex(
         (job) =>
           !this.busyApplications.has(job.applicationId) && !this.recovery?.isRecovering(job.applicationId),
@@ -144,7 +146,12 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
       if (index < 0) return;
       const [job] = this.waiting.splice(index, 1) as [QueuedJob];
       this.busyApplications.add(job.applicationId);
-      const run = this.worker.execute(services, job.deploymentId).finally(() => {
+      this.holdingSlots.add(job.applicationId);
+      const releaseSlot = () => {
+        if (this.holdingSlots.delete(job.applicationId)) this.pump();
+      };
+      const run = this.worker.execute(services, job.deploymentId, releaseSlot).finally(() => {
+        this.holdingSlots.delete(job.applicationId);
         this.busyApplications.delete(job.applicationId);
         this.active.delete(run);
         this.pump();
@@ -357,7 +364,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       const release = await this.worker.slots.acquire();
       try {
         if (this.closing) return settle("nak");
-        const outcome = await this.worker.execute(this.services!, job.deploymentId);
+        const outcome = await this.worker.execute(this.services!, job.deploymentId, release);
         // Handed back by a stop: JetStream hands it out again at the next start.
         if (outcome === "handedBack") return settle("nak");
       } finally {

@@ -99,7 +99,11 @@ export class DeploymentWorker {
    * Runs the deployment if it is still waiting; never throws (failures are stored and logged).
    * Answers "handedBack" when a stop handed it back to the queue.
    */
-  async execute(services: ServiceContext, deploymentId: string): Promise<"ran" | "handedBack"> {
+  async execute(
+    services: ServiceContext,
+    deploymentId: string,
+    releaseSlot: () => void = () => {},
+  ): Promise<"ran" | "handedBack"> {
     let finish!: () => void;
     const job: RunningJob = {
       controller: new AbortController(),
@@ -109,7 +113,7 @@ export class DeploymentWorker {
     };
     this.running.set(deploymentId, job);
     try {
-      return await this.run(services, deploymentId, job.controller);
+      return await this.run(services, deploymentId, job.controller, releaseSlot);
     } catch (error) {
       services.logger.error({ err: error, deploymentId }, "deployment job failed to run");
       const reason = "Internal error: the deployment could not be run (see the control plane's log)";
@@ -128,6 +132,7 @@ export class DeploymentWorker {
     services: ServiceContext,
     deploymentId: string,
     controller: AbortController,
+    releaseSlot: () => void,
   ): Promise<"ran" | "handedBack"> {
     const { db, logger } = services;
     const deployment = await claimDeployment(db, deploymentId, services.now());
@@ -165,6 +170,7 @@ export class DeploymentWorker {
             : undefined,
         log: (line) => log.append(line),
         signal: controller.signal,
+        releaseSlot,
       });
       result = {
         status: "done",
