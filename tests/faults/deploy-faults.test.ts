@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker } from "../../apps/agent/src/testing/docker.ts";
-import { DeployFaultRig, deployFaults, type FaultApp } from "./deploy-harness.ts";
+import { DeployFaultRig, deployFaults, type FaultApp, SERVING_COMMAND } from "./deploy-harness.ts";
 
 const rig = new DeployFaultRig();
 /** What each application serves after its last successful deployment. */
@@ -104,6 +104,26 @@ describe("deployments under faults", () => {
       }, 240_000);
     }
   }
+
+  it("an update that rolls back while the control plane is killed is an error with the task's cause after the restart", async () => {
+    const app = rig.apps[1]!;
+    const setCommand = (command: string) =>
+      rig.api.mutateOk("application.update", { applicationId: app.applicationId, command });
+    await setCommand("sh -c 'echo broken >&2; exit 3'");
+    const deploymentId = await rig.deploy(app, nextVersion("broken"));
+    await sleep(1500);
+    await rig.controlPlane.stop("SIGKILL");
+    await rig.controlPlane.start();
+    await rig.until("every deployment final", () => rig.settled(), 110_000);
+    const deployment = (await rig.deployments(app)).find((row) => row.deploymentId === deploymentId);
+    expect(deployment).toMatchObject({ status: "error" });
+    expect(deployment!.errorMessage).toMatch(/did not start.*(exit code 3|non-zero exit)/);
+    const observed = await rig.observed(app);
+    expect(observed.deploymentId).not.toBe(deploymentId);
+    expect(observed.body).toBe(serving.get(app.applicationId));
+    await setCommand(SERVING_COMMAND);
+    await deployAndExpectDone(app);
+  }, 180_000);
 
   it("a service scaled to 0 behind the platform's back turns the application to error, and back to done when it runs again", async () => {
     const [app] = rig.apps as [FaultApp];

@@ -22,6 +22,12 @@ import { ApiClient, tail } from "../support/control-plane.ts";
 
 const repositoryRoot = path.resolve(import.meta.dirname, "../..");
 
+/**
+ * Serves $VERSION on 8080. The shell is PID 1 and exits on SIGTERM (httpd as PID 1 ignores it:
+ * every stop-first update would wait Docker's 10 s stop grace).
+ */
+export const SERVING_COMMAND = `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo "$VERSION" > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`;
+
 /** The control plane as its own process, restartable on the same port, database and data. */
 export class RestartableControlPlane {
   child: ChildProcess | undefined;
@@ -177,8 +183,7 @@ export class DeployFaultRig {
     await this.api.mutateOk("application.saveDockerProvider", { applicationId, dockerImage: TEST_IMAGE });
     await this.api.mutateOk("application.update", {
       applicationId,
-      // The shell is PID 1 and exits on SIGTERM (httpd as PID 1 ignores it: a 10 s stop each update).
-      command: `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo "$VERSION" > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`,
+      command: SERVING_COMMAND,
     });
     const port = await freePort();
     await this.api.mutateOk("port.create", {

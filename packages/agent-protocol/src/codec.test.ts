@@ -290,6 +290,7 @@ const replies: CommandReply[] = [
           runningTasks: 1,
           taskError: "port is already allocated",
           outdatedTasks: 1,
+          taskErrorDeploymentId: "d-2",
         },
       ],
       activeJobs: ["d-2"],

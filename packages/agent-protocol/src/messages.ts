@@ -331,6 +331,8 @@ export interface ObservedService {
   taskError: string;
   /** Tasks of an older spec still meant to run. */
   outdatedTasks: number;
+  /** DEPLOYMENT_ID_LABEL of the newest failed or rejected task (whose update rolled back). */
+  taskErrorDeploymentId: string;
 }
 
 export interface ObservedServices {

@@ -29,7 +29,7 @@ interface InspectedTask {
   ServiceID?: string;
   CreatedAt?: string;
   DesiredState?: string;
-  Spec?: { ForceUpdate?: number; ContainerSpec?: { Image?: string } };
+  Spec?: { ForceUpdate?: number; ContainerSpec?: { Image?: string; Labels?: Record<string, string> } };
   Status?: { State?: string; Err?: string; Message?: string; Timestamp?: string };
 }
 
@@ -56,7 +56,7 @@ export async function observeServices(
           })) as InspectedTask[]);
     const running = new Map<string, number>();
     const outdated = new Map<string, number>();
-    const newestError = new Map<string, { at: string; error: string }>();
+    const newestError = new Map<string, { at: string; error: string; deploymentId: string }>();
     for (const task of tasks) {
       const id = task.ServiceID ?? "";
       if (!byId.has(id)) continue;
@@ -72,7 +72,8 @@ export async function observeServices(
         const at = task.Status?.Timestamp ?? task.CreatedAt ?? "";
         const error = (task.Status?.Err || task.Status?.Message || state).slice(0, 500);
         const seen = newestError.get(id);
-        if (!seen || seen.at < at) newestError.set(id, { at, error });
+        const deploymentId = task.Spec?.ContainerSpec?.Labels?.[DEPLOYMENT_ID_LABEL] ?? "";
+        if (!seen || seen.at < at) newestError.set(id, { at, error, deploymentId });
       }
     }
     for (const name of names) {
@@ -90,6 +91,7 @@ export async function observeServices(
           runningTasks: 0,
           taskError: "",
           outdatedTasks: 0,
+          taskErrorDeploymentId: "",
         });
         continue;
       }
@@ -105,6 +107,7 @@ export async function observeServices(
         runningTasks: running.get(service.ID) ?? 0,
         taskError: newestError.get(service.ID)?.error ?? "",
         outdatedTasks: outdated.get(service.ID) ?? 0,
+        taskErrorDeploymentId: newestError.get(service.ID)?.deploymentId ?? "",
       });
     }
   }

@@ -5,11 +5,12 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type {
-  DeployServiceCommand,
-  DeployServiceResult,
-  RegistryAuth,
-  ServiceSpec,
+import {
+  DEPLOYMENT_ID_LABEL,
+  type DeployServiceCommand,
+  type DeployServiceResult,
+  type RegistryAuth,
+  type ServiceSpec,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
@@ -140,7 +141,14 @@ export function swarmSpec(
         Env: spec.env ?? [],
         ...(spec.command?.length ? { Command: spec.command } : {}),
         ...(spec.args?.length ? { Args: spec.args } : {}),
-        Labels: { [MANAGED_LABEL]: "true", "platform.service": spec.name },
+        Labels: {
+          [MANAGED_LABEL]: "true",
+          "platform.service": spec.name,
+          // Tasks name their deployment: observeServices tells whose update rolled back.
+          ...(spec.labels?.[DEPLOYMENT_ID_LABEL]
+            ? { [DEPLOYMENT_ID_LABEL]: spec.labels[DEPLOYMENT_ID_LABEL] }
+            : {}),
+        },
         ...(health?.test.length
           ? {
               HealthCheck: {

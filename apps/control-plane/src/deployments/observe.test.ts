@@ -19,6 +19,7 @@ const service = (fields: Partial<ObservedService>): ObservedService => ({
   runningTasks: 1,
   taskError: "",
   outdatedTasks: 0,
+  taskErrorDeploymentId: "",
   ...fields,
 });
 
@@ -50,6 +51,9 @@ describe("judgeDeployment", () => {
         "The new version did not start, the previous one was restored: driver failed programming external connectivity: port is already allocated",
     });
     expect(judgeDeployment("d2", service({ updateState: "paused" }), false).kind).toBe("failed");
+    // Swarm keeps no PreviousSpec after a rollback: the failed task's label names the deployment.
+    const withoutPrevious = { ...rolledBack, previousDeploymentId: "", taskErrorDeploymentId: "d2" };
+    expect(judgeDeployment("d2", withoutPrevious, false).kind).toBe("failed");
     expect(judgeDeployment("d2", { ...rolledBack, updateState: "rollback_started" }, false).kind).toBe(
       "pending",
     );

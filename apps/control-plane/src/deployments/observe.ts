@@ -19,7 +19,7 @@ import type { ServiceContext } from "../context.ts";
 /** Default DEPLOYMENT_WATCHDOG_MS: no sign of life for this long settles a deployment. */
 export const DEFAULT_DEPLOYMENT_WATCHDOG_MS = 180_000;
 /** How often a running deployment's service is observed. */
-export const OBSERVE_INTERVAL_MS = 2000;
+export const OBSERVE_INTERVAL_MS = 1000;
 const OBSERVE_TIMEOUT_MS = 5000;
 /** How many times a command the agent lost is sent again before the deployment fails. */
 const MAX_RESENDS = 3;
@@ -60,7 +60,10 @@ export function judgeDeployment(
     }
     return { kind: "pending", state };
   }
-  if (service?.found && service.previousDeploymentId === deploymentId) {
+  // After a rollback Swarm keeps no PreviousSpec: the failed tasks name the deployment.
+  const rolledBackFrom =
+    service?.previousDeploymentId === deploymentId || service?.taskErrorDeploymentId === deploymentId;
+  if (service?.found && rolledBackFrom) {
     if (service.updateState === "rollback_started") return { kind: "pending", state };
     if (service.updateState === "rollback_completed" || service.updateState === "rollback_paused") {
       const restored =
