@@ -87,18 +87,11 @@ describe("deployments under faults", () => {
           const deployments = await rig.deployments(app);
           const deployment = deployments.find((row) => row.deploymentId === deploymentId);
           expect(deployment, `deployment ${deploymentId} lost`).toBeDefined();
-          expect(deployment!.errorMessage ?? "").not.toMatch(/Interrupted/);
-          if (deployment!.status === "done") {
-            await expectServes(app, deploymentId, version);
-          } else {
-            expect(deployment!.status).toBe("error");
-            const observed = await rig.observed(app);
-            expect(
-              observed.deploymentId,
-              `${deploymentId} failed (${deployment!.errorMessage}) yet its service carries it`,
-            ).not.toBe(deploymentId);
-            expect(observed.body).toBe(serving.get(app.applicationId));
-          }
+          // Nothing in these deploys can fail by itself: each ends done once the fault is undone
+          // (the agent's lost job is sent again, a lost reply is read from Docker, a handed-back
+          // job runs again), and serves its version.
+          expect(deployment!.status, `${deploymentId}: ${deployment!.errorMessage}`).toBe("done");
+          await expectServes(app, deploymentId, version);
         }
         await Promise.all(rig.apps.map(deployAndExpectDone));
       }, 240_000);

@@ -99,6 +99,11 @@ export function watchdogMs(services: ServiceContext): number {
   return services.config.deploymentWatchdogMs ?? DEFAULT_DEPLOYMENT_WATCHDOG_MS;
 }
 
+/** How long a deployment waits for an agent that is not connected when it starts (max 30 s). */
+function agentWaitMs(services: ServiceContext): number {
+  return Math.min(30_000, watchdogMs(services));
+}
+
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
@@ -160,6 +165,8 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
   let absentSince: number | undefined;
   let observable = true;
   let seenAgent = false;
+  let waitLogged = false;
+  const startedAt = Date.now();
   let reply: Promise<Settled<T>> | undefined = settle(options.send(attempt));
   let lostError: unknown;
   for (;;) {
@@ -170,9 +177,21 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
     if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
     if (first) {
       if (first.ok) return first.value;
-      // Nobody served the server's subjects when it was sent: the agent never had it.
-      const neverDelivered = first.error instanceof AgentUnavailableError && !seenAgent;
-      if (!replyLost(first.error) || !observable || neverDelivered) throw first.error;
+      // Nobody served the server's subjects when it was sent: the agent never had it. Wait a
+      // little for it (a restarting agent), then fail.
+      if (first.error instanceof AgentUnavailableError && !seenAgent) {
+        if (Date.now() - startedAt > agentWaitMs(services)) throw first.error;
+        if (!waitLogged) {
+          waitLogged = true;
+          log(`The agent of server ${serverId} is not connected: waiting for it`);
+        }
+        options.onWaiting?.();
+        await sleep(OBSERVE_INTERVAL_MS, signal);
+        if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
+        reply = settle(options.send(attempt));
+        continue;
+      }
+      if (!replyLost(first.error) || !observable) throw first.error;
       lostError = first.error;
       reply = undefined;
       options.onWaiting?.();

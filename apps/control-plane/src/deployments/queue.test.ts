@@ -171,7 +171,8 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     const running = await t.waitStatus(deploymentId, "running");
     expect(running.title).toBe("Manual deployment");
     expect(running.startedAt).not.toBeNull();
-    expect(await t.appStatus(app)).toBe("running");
+    // The worker marks the application running right after it claimed the deployment.
+    await waitFor("the application running", async () => (await t.appStatus(app)) === "running");
 
     await pipeline.finish(deploymentId);
     const done = await t.waitStatus(deploymentId, "done");
