@@ -111,9 +111,13 @@ describe("deployments under faults", () => {
     const deployment = (await rig.deployments(app)).find((row) => row.deploymentId === deploymentId);
     expect(deployment).toMatchObject({ status: "error" });
     expect(deployment!.errorMessage).toMatch(/did not start.*(exit code 3|non-zero exit)/);
-    const observed = await rig.observed(app);
-    expect(observed.deploymentId).not.toBe(deploymentId);
-    expect(observed.body).toBe(serving.get(app.applicationId));
+    expect((await rig.observed(app)).deploymentId).not.toBe(deploymentId);
+    // The previous version serves again (its task may still be starting after the rollback).
+    await rig.until(
+      "the previous version to serve",
+      async () => (await rig.observed(app)).body === serving.get(app.applicationId),
+      20_000,
+    );
     await setCommand(SERVING_COMMAND);
     await deployAndExpectDone(app);
   }, 180_000);
