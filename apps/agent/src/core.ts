@@ -187,6 +187,12 @@ export class AgentCore {
             result: "serviceAction",
             serviceAction: await this.deployer.serviceAction(request.serviceAction),
           };
+        case "observeServices":
+          return {
+            requestId,
+            result: "observedServices",
+            observedServices: await this.deployer.observeServices(request.observeServices),
+          };
         case "cancelJob":
           return {
             requestId,

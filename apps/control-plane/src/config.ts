@@ -56,6 +56,10 @@ const configSchema = z.object({
     .optional(),
   /** Deployments that may run at once across all applications (one at a time per application). */
   DEPLOYMENT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** A deployment with no sign of life for this long is settled from the observed service. */
+  DEPLOYMENT_WATCHDOG_MS: z.coerce.number().int().min(1000).default(180_000),
+  /** How often every application's service is compared with what it should be (0: never). */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
@@ -109,6 +113,10 @@ export interface Config {
    * (PLATFORM_OUTBOUND_ALLOW); empty by default. Link-local and metadata stay refused anyway.
    */
   outboundAllow: AllowList;
+  /** No sign of life from a deployment for this long settles it (default 3 minutes). */
+  deploymentWatchdogMs?: number;
+  /** Reconciliation period (default 30 s; 0 turns the periodic pass off). */
+  reconcileIntervalMs?: number;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
@@ -152,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
+    deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
+    reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };

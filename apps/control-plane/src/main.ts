@@ -54,15 +54,32 @@ async function main(): Promise<void> {
       `Platform control plane listening on http://${host}:${info.port}`,
     );
   });
-  const shutdown = (signal: string) => {
+  // SIGTERM/SIGINT: stop accepting requests, let running deployments finish for a short grace
+  // time and hand the rest back to the queue (deployments/queue.ts), close the connections,
+  // exit 0. Open keep-alive and log-stream connections do not hold the exit.
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info({ signal }, "shutting down");
-    server.close(() => {
-      running.close().finally(() => process.exit(0));
-    });
-    setTimeout(() => process.exit(1), 10_000).unref();
+    const forced = setTimeout(() => {
+      logger.error("shutdown did not finish within 20 s: exiting");
+      process.exit(1);
+    }, 20_000);
+    forced.unref();
+    server.close();
+    if ("closeIdleConnections" in server) server.closeIdleConnections();
+    try {
+      await running.close();
+    } catch (error) {
+      logger.error({ err: error }, "shutdown: closing the services failed");
+    }
+    if ("closeAllConnections" in server) server.closeAllConnections();
+    logger.info("stopped");
+    process.exit(0);
   };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
 
 main().catch((error) => {

@@ -12,6 +12,7 @@ import { randomToken } from "./crypto/ids.ts";
 import { deriveKey, SecretBox } from "./crypto/secret-box.ts";
 import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/database.ts";
 import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
+import { Reconciler } from "./deployments/reconcile.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
 
 /** Field names whose values never reach a log line. */
@@ -103,6 +104,9 @@ export async function createServices(
     await database.close();
     throw error;
   }
+  const reconciler = new Reconciler(services);
+  reconciler.start();
+  agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   const localProxy =
     config.installLocalProxy && config.edition === "self-hosted" && options.agents?.localAgent !== false
       ? installLocalProxy(services)
@@ -110,7 +114,8 @@ export async function createServices(
   return {
     services,
     close: async () => {
-      // Running deployments are aborted first: stopping them needs the agents.
+      // Running deployments are stopped first: stopping them needs the agents.
+      await reconciler.close();
       await services.deployments.close();
       await localProxy;
       await agents.close();

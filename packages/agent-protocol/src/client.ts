@@ -21,6 +21,8 @@ import {
   type DeployServiceResult,
   type EnsureProxyCommand,
   type ListContainersCommand,
+  type ObservedServices,
+  type ObserveServicesCommand,
   type PingResult,
   type ProxyFile,
   type ProxyFileRemoved,
@@ -161,6 +163,16 @@ export class AgentClient {
   /** Stops the running build or deploy of job `jobId` (a deployment id). */
   cancelJob(serverId: string, jobId: string, timeoutMs?: number): Promise<CancelJobResult> {
     return this.run(serverId, { command: "cancelJob", cancelJob: { jobId } }, timeoutMs);
+  }
+
+  /** Docker's state of some services (by appName) and which of `jobIds` the agent is running. */
+  observeServices(
+    serverId: string,
+    command: ObserveServicesCommand,
+    timeoutMs?: number,
+  ): Promise<ObservedServices> {
+    for (const name of command.serviceNames) assertValidName(name, "service name");
+    return this.run(serverId, { command: "observeServices", observeServices: command }, timeoutMs);
   }
 
   cleanBuildCache(serverId: string, timeoutMs?: number): Promise<CleanBuildCacheResult> {

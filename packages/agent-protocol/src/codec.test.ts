@@ -163,6 +163,11 @@ const requests: CommandRequest[] = [
       owner: { organizationId: "org1", resource: "application:app1" },
     },
   },
+  {
+    ...header,
+    command: "observeServices",
+    observeServices: { serviceNames: ["web", "api"], jobIds: ["d-1"] },
+  },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
   {
@@ -276,6 +281,29 @@ const replies: CommandReply[] = [
     deployService: { serviceId: "svc1", created: true, runningTasks: 2 },
   },
   { requestId: "r-1", result: "serviceAction", serviceAction: { found: true } },
+  {
+    requestId: "r-1",
+    result: "observedServices",
+    observedServices: {
+      services: [
+        {
+          name: "web",
+          found: true,
+          deploymentId: "d-2",
+          previousDeploymentId: "d-1",
+          image: "platform/web:d-2",
+          updateState: "rollback_completed",
+          updateMessage: "rollback completed",
+          desiredReplicas: 2,
+          runningTasks: 1,
+          taskError: "port is already allocated",
+          outdatedTasks: 1,
+          taskErrorDeploymentId: "d-2",
+        },
+      ],
+      activeJobs: ["d-2"],
+    },
+  },
   { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true } },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
   { requestId: "r-1", result: "registryLogin", registryLogin: { status: "Login Succeeded" } },

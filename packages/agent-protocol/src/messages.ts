@@ -335,6 +335,42 @@ export interface ProxyReloaded {
   found: boolean;
 }
 
+/** The label that carries the deployment id on an application's Swarm service spec. */
+export const DEPLOYMENT_ID_LABEL = "platform.deployment-id";
+
+/** Docker's view of services and the agent's running jobs (see ObservedService). */
+export interface ObserveServicesCommand {
+  serviceNames: string[];
+  jobIds: string[];
+}
+
+export interface ObservedService {
+  name: string;
+  found: boolean;
+  /** DEPLOYMENT_ID_LABEL of the current spec and of the previous one ("" when absent). */
+  deploymentId: string;
+  previousDeploymentId: string;
+  image: string;
+  /** Swarm UpdateStatus.State ("" when none) and its message. */
+  updateState: string;
+  updateMessage: string;
+  desiredReplicas: number;
+  /** Tasks of the current spec (image, ForceUpdate) running now. */
+  runningTasks: number;
+  /** The error of the newest failed or rejected task ("" when none). */
+  taskError: string;
+  /** Tasks of an older spec still meant to run. */
+  outdatedTasks: number;
+  /** DEPLOYMENT_ID_LABEL of the newest failed or rejected task (whose update rolled back). */
+  taskErrorDeploymentId: string;
+}
+
+export interface ObservedServices {
+  services: ObservedService[];
+  /** Of the requested job ids, those the agent is running now. */
+  activeJobs: string[];
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -349,6 +385,7 @@ export type Command =
   | { command: "cancelJob"; cancelJob: CancelJobCommand }
   | { command: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheCommand }
   | { command: "registryLogin"; registryLogin: RegistryLoginCommand }
+  | { command: "observeServices"; observeServices: ObserveServicesCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "writeProxyFile"; writeProxyFile: WriteProxyFileCommand }
   | { command: "readProxyFile"; readProxyFile: ReadProxyFileCommand }
@@ -515,6 +552,7 @@ export type ReplyResult =
   | { result: "cancelJob"; cancelJob: CancelJobResult }
   | { result: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheResult }
   | { result: "registryLogin"; registryLogin: RegistryLoginResult }
+  | { result: "observedServices"; observedServices: ObservedServices }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "proxyFileWritten"; proxyFileWritten: ProxyFileWritten }
   | { result: "proxyFile"; proxyFile: ProxyFile }
@@ -540,6 +578,7 @@ export interface ResultOfCommand {
   cancelJob: CancelJobResult;
   cleanBuildCache: CleanBuildCacheResult;
   registryLogin: RegistryLoginResult;
+  observeServices: ObservedServices;
   containerStats: ContainerStatsList;
   writeProxyFile: ProxyFileWritten;
   readProxyFile: ProxyFile;
@@ -561,6 +600,7 @@ export const RESULT_NAME_OF_COMMAND = {
   cancelJob: "cancelJob",
   cleanBuildCache: "cleanBuildCache",
   registryLogin: "registryLogin",
+  observeServices: "observedServices",
   containerStats: "containerStats",
   writeProxyFile: "proxyFileWritten",
   readProxyFile: "proxyFile",

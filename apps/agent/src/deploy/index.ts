@@ -13,6 +13,8 @@ import type {
   DeployServiceCommand,
   DeployServiceResult,
   LogChunk,
+  ObservedServices,
+  ObserveServicesCommand,
   RegistryAuth,
   ServiceActionCommand,
   ServiceActionResult,
@@ -41,6 +43,7 @@ import {
 import { checkGitSource, cloneRepository } from "./git.ts";
 import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
+import { observeServices } from "./observe.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
 import {
   checkAppName,
@@ -229,6 +232,10 @@ export class Deployer {
       command.owner,
     );
     return { found };
+  }
+
+  observeServices(command: ObserveServicesCommand): Promise<ObservedServices> {
+    return observeServices(this.options.docker, command, (jobId) => this.jobs.has(jobId));
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

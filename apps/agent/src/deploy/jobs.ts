@@ -27,6 +27,11 @@ export class JobRegistry {
     }
   }
 
+  /** True while a command of `jobId` runs on this agent. */
+  has(jobId: string): boolean {
+    return this.running.has(jobId);
+  }
+
   cancel(jobId: string): boolean {
     const controller = this.running.get(jobId);
     if (!controller || controller.signal.aborted) return false;

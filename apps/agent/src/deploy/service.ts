@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
+  DEPLOYMENT_ID_LABEL,
   type DeployServiceCommand,
   type DeployServiceResult,
   isCompleteOwner,
@@ -171,7 +172,14 @@ export function swarmSpec(
         Env: spec.env ?? [],
         ...(spec.command?.length ? { Command: spec.command } : {}),
         ...(spec.args?.length ? { Args: spec.args } : {}),
-        Labels: { ...ownershipLabels(owner), "platform.service": spec.name },
+        Labels: {
+          ...ownershipLabels(owner),
+          "platform.service": spec.name,
+          // Tasks name their deployment: observeServices tells whose update rolled back.
+          ...(spec.labels?.[DEPLOYMENT_ID_LABEL]
+            ? { [DEPLOYMENT_ID_LABEL]: spec.labels[DEPLOYMENT_ID_LABEL] }
+            : {}),
+        },
         ...(health?.test.length
           ? {
               HealthCheck: {

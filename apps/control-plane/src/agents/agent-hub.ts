@@ -58,6 +58,8 @@ class RunningAgentHub implements AgentHub {
   private heartbeats: Subscription | undefined;
   private localAgent: RunningAgent | undefined;
   private localTransport: AgentTransport | undefined;
+  private readonly lastHeard = new Map<string, number>();
+  private readonly backListeners: ((serverId: string) => void)[] = [];
 
   constructor(
     private readonly deps: AgentHubDeps,
@@ -84,6 +86,7 @@ class RunningAgentHub implements AgentHub {
       tryActivate: (serverId) => markActiveIfValid({ db, logger, agents: this }, serverId),
     });
     this.heartbeats = this.transport.subscribeHeartbeats((heartbeat) => {
+      this.heard(heartbeat.serverId);
       recorder.record(heartbeat).catch((error) => logger.warn({ err: error }, "heartbeat not recorded"));
     });
     await this.transport.flush();
@@ -96,6 +99,24 @@ class RunningAgentHub implements AgentHub {
       transport: this.localTransport,
       serverId: LOCAL_SERVER_ID,
     });
+  }
+
+  onAgentBack(listener: (serverId: string) => void): void {
+    this.backListeners.push(listener);
+  }
+
+  private heard(serverId: string): void {
+    const at = Date.now();
+    const last = this.lastHeard.get(serverId);
+    this.lastHeard.set(serverId, at);
+    if (last !== undefined && at - last <= this.heartbeatTimeoutMs) return;
+    for (const listener of this.backListeners) {
+      try {
+        listener(serverId);
+      } catch (error) {
+        this.deps.logger.warn({ err: error, serverId }, "agent-back listener failed");
+      }
+    }
   }
 
   async createEnrollmentToken(serverId: string): Promise<EnrollmentToken> {

@@ -51,6 +51,11 @@ export interface AgentHub {
   enroll(request: AgentEnrollRequest): Promise<AgentEnrollResponse>;
   /** Online when the last heartbeat is recent enough, computed at the time of the call. */
   connectionOf(server: { lastHeartbeatAt: string | null }): AgentConnection;
+  /**
+   * Calls `listener` when an agent is heard again: its first heartbeat since this control plane
+   * started, or one after a silence longer than the heartbeat timeout (reconciliation runs then).
+   */
+  onAgentBack(listener: (serverId: string) => void): void;
   /** The URL agents on other machines use to reach NATS (given to them at enrollment). */
   readonly natsUrlForAgents: string | null;
   /** The NATS connection's state for /health ("disabled" without NATS_URL). */

@@ -319,6 +319,7 @@ export const applicationSchema = z.object({
   environmentId: z.string(),
   serverId: nullableString,
   applicationStatus: z.enum(applicationStatuses),
+  applicationStatusMessage: nullableString,
   sourceType: z.enum(sourceTypes),
   buildType: z.enum(buildTypes),
   githubId: nullableString,

@@ -238,6 +238,8 @@ export interface ApplicationTable {
   environmentId: string;
   serverId: string | null;
   applicationStatus: Generated<ApplicationStatus>;
+  /** Why reconciliation set the status to error (service missing, scaled to 0, failing); else null. */
+  applicationStatusMessage: Generated<string | null>;
   sourceType: Generated<SourceType>;
   buildType: Generated<BuildType>;
   githubId: string | null;

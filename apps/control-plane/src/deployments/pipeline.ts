@@ -13,6 +13,7 @@ import {
   AgentUnavailableError,
   applicationOwner,
   type BuildImageCommand,
+  DEPLOYMENT_ID_LABEL,
   InvalidNameError,
   type RegistryAuth,
 } from "@platform/agent-protocol";
@@ -25,6 +26,7 @@ import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
+import { followAgentJob } from "./observe.ts";
 import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
 import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
 import type { DeploymentKind } from "./start.ts";
@@ -38,6 +40,11 @@ export interface DeploymentRun {
   log(line: string): void;
   /** Aborted by cancelDeployment / killBuild / deployment.killProcess. */
   signal: AbortSignal;
+  /**
+   * Gives the deployment's global slot (DEPLOYMENT_CONCURRENCY) back while it only waits for an
+   * unreachable agent or a lost reply: a stuck deployment does not block the others.
+   */
+  releaseSlot?(): void;
 }
 
 export interface DeploymentOutcome {
@@ -223,7 +230,19 @@ export async function runApplicationDeployment(
       if (command.rollbackRegistry)
         log(`Storing a rollback image in ${command.rollbackRegistry.serverAddress} after the build…`);
       const built = await forwardAgentLog(services, serverId, command.logStreamId, log, () =>
-        client.buildImage(serverId, command, BUILD_TIMEOUT_MS),
+        followAgentJob(services, {
+          serverId,
+          jobId: run.deploymentId,
+          send: (attempt) =>
+            client.buildImage(
+              serverId,
+              attempt === 0 ? command : { ...command, logStreamId: `${command.logStreamId}-${attempt}` },
+              BUILD_TIMEOUT_MS,
+            ),
+          log,
+          signal: run.signal,
+          onWaiting: run.releaseSlot,
+        }),
       );
       if (built.commitHash) log(`Built commit ${built.commitHash}`);
       image = imageName;
@@ -243,20 +262,32 @@ export async function runApplicationDeployment(
     checkAborted();
     stage = "deploy";
     const spec = buildServiceSpec({ app, image, env, ports });
+    // The deployment id on the service: how its outcome is observed later (observe.ts).
+    spec.labels = { ...spec.labels, [DEPLOYMENT_ID_LABEL]: run.deploymentId };
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     const logStreamId = `${run.deploymentId}-deploy`;
     const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
-      client.deployService(
+      followAgentJob(services, {
         serverId,
-        {
-          jobId: run.deploymentId,
-          logStreamId,
-          spec,
-          registryAuth,
-          owner: applicationOwner(app.organizationId, app.applicationId),
-        },
-        DEPLOY_TIMEOUT_MS,
-      ),
+        jobId: run.deploymentId,
+        serviceName: spec.name,
+        send: (attempt) =>
+          client.deployService(
+            serverId,
+            {
+              jobId: run.deploymentId,
+              logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}`,
+              spec,
+              registryAuth,
+              owner: applicationOwner(app.organizationId, app.applicationId),
+            },
+            DEPLOY_TIMEOUT_MS,
+          ),
+        fromObserved: (runningTasks) => ({ serviceId: "", created: false, runningTasks }),
+        log,
+        signal: run.signal,
+        onWaiting: run.releaseSlot,
+      }),
     );
     log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);
     log("Done");

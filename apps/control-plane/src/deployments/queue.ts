@@ -10,10 +10,12 @@
  * consumer unpulled for a day (a deleted or idle application); the next enqueue makes it again.
  * Without NATS_URL an in-process queue is rebuilt from the waiting rows at start.
  *
- * A deployment that was running when its control plane stopped (gracefully or not) is marked
- * error at the next start, and its job is not re-run. After a crash, JetStream hands that job's
- * message out again once its ack wait (30 s) ran out; it is skipped (its row is no longer idle)
- * and the application's next jobs follow.
+ * A deployment that was running when its control plane stopped (a crash) is settled at the
+ * next start from what its agent and Docker observe (recovery.ts): done, error with the real
+ * cause, or handed back to the queue when it never reached its service; the application's next
+ * jobs wait for that. After a crash JetStream hands the job's message out again once its ack
+ * wait (10 s) ran out: it runs if the row was handed back, else it is skipped. A graceful stop
+ * (close) lets running jobs finish for a grace time, then hands the rest back to the queue.
  */
 import {
   AckPolicy,
@@ -30,17 +32,19 @@ import { type NatsConnection, nanos } from "@nats-io/transport-node";
 import { connectControlPlaneNats } from "../agents/agent-hub.ts";
 import type { Config } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
+import { DeploymentRecovery, type QueuedJob } from "./recovery.ts";
 import {
   applicationsWithWaitingDeployments,
-  failDeployments,
   hasWaitingDeployments,
   waitingDeployments,
 } from "./repository.ts";
 import { type DeploymentRunner, DeploymentWorker } from "./worker.ts";
 
+export type { QueuedJob };
+
 export const DEFAULT_DEPLOYMENT_CONCURRENCY = 2;
-export const INTERRUPTED_REASON =
-  "Interrupted: the control plane stopped while this deployment ran; deploy again";
+/** How long a stopping control plane lets running deployments finish before handing them back. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 
 export interface DeploymentQueueOptions {
   /** Deployments running at once across all applications (default: config, else 2). */
@@ -51,54 +55,49 @@ export interface DeploymentQueueOptions {
   stream?: string;
   /** Subject prefix of the jobs (default platform.deployments). */
   subjectPrefix?: string;
-  /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 30 s). */
+  /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 10 s). */
   ackWaitMs?: number;
   /** How long an application's consumer may go unpulled before JetStream removes it (default 24 h). */
   consumerInactiveMs?: number;
-}
-
-export interface QueuedJob {
-  deploymentId: string;
-  applicationId: string;
+  /** How long close() lets running deployments finish before handing them back (default 5 s). */
+  shutdownGraceMs?: number;
 }
 
 export interface DeploymentQueue {
   readonly worker: DeploymentWorker;
-  /** Recovers what a previous run left (running -> error, waiting jobs resumed), then runs jobs. */
+  /** Recovers what a previous run left (running ones settled from observation), then runs jobs. */
   start(services: ServiceContext): Promise<void>;
   enqueue(job: QueuedJob): Promise<void>;
-  /** Stops taking jobs, aborts the running ones (marked error) and waits for them. */
+  /**
+   * Stops taking jobs, lets the running ones finish for the grace time, hands the rest back to
+   * the queue (idle again, run at the next start) and waits for them.
+   */
   close(): Promise<void>;
 }
 
 export function createDeploymentQueue(config: Config, options: DeploymentQueueOptions = {}): DeploymentQueue {
   const concurrency = options.concurrency ?? config.deploymentConcurrency ?? DEFAULT_DEPLOYMENT_CONCURRENCY;
   const worker = new DeploymentWorker(concurrency, options.runner);
+  const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   return config.natsUrl
     ? new JetStreamDeploymentQueue(config, worker, options)
-    : new EmbeddedDeploymentQueue(worker);
+    : new EmbeddedDeploymentQueue(worker, graceMs);
 }
 
-/** Marks what a stopped control plane left running as failed (see the module comment). */
-async function failInterrupted(services: ServiceContext): Promise<void> {
-  const ids = await failDeployments(services.db, {}, ["running"], INTERRUPTED_REASON, services.now());
-  if (ids.length === 0) return;
-  services.logger.warn({ deploymentIds: ids }, "deployments interrupted by a stop marked as failed");
-  const applications = await services.db
-    .selectFrom("deployments")
-    .select("applicationId")
-    .where("deploymentId", "in", ids)
-    .execute();
-  await services.db
-    .updateTable("applications")
-    .set({ applicationStatus: "error" })
-    .where(
-      "applicationId",
-      "in",
-      applications.map((row) => row.applicationId),
-    )
-    .where("applicationStatus", "=", "running")
-    .execute();
+/** Waits up to `graceMs` for the running jobs, then hands the rest back to the queue. */
+async function stopWorker(
+  worker: DeploymentWorker,
+  active: Promise<unknown>[],
+  graceMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, graceMs);
+  });
+  await Promise.race([Promise.all(active), grace]);
+  clearTimeout(timer);
+  await worker.handBackAll();
+  await Promise.all(active);
 }
 
 /** Without NATS: jobs in memory, rebuilt from the waiting rows at start. */
@@ -106,14 +105,25 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private services: ServiceContext | undefined;
   private readonly waiting: QueuedJob[] = [];
   private readonly busyApplications = new Set<string>();
-  private readonly active = new Set<Promise<void>>();
+  /** Applications whose running job holds a global slot (one may give it back: releaseSlot). */
+  private readonly holdingSlots = new Set<string>();
+  private readonly active = new Set<Promise<unknown>>();
   private closing = false;
+  private recovery: DeploymentRecovery | undefined;
 
-  constructor(readonly worker: DeploymentWorker) {}
+  constructor(
+    readonly worker: DeploymentWorker,
+    private readonly graceMs = DEFAULT_SHUTDOWN_GRACE_MS,
+  ) {}
 
   async start(services: ServiceContext): Promise<void> {
     this.services = services;
-    await failInterrupted(services);
+    this.recovery = new DeploymentRecovery(
+      services,
+      (job) => this.enqueue(job),
+      () => this.pump(),
+    );
+    await this.recovery.start();
     this.waiting.push(...(await waitingDeployments(services.db)));
     this.pump();
   }
@@ -128,12 +138,20 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private pump(): void {
     const services = this.services;
     if (!services || this.closing) return;
-    while (this.busyApplications.size < this.worker.slots.size) {
-      const index = this.waiting.findIndex((job) => !this.busyApplications.has(job.applicationId));
+    while (this.holdingSlots.size < this.worker.slots.size) {
+      const index = this.waiting.findIndex(
+        (job) =>
+          !this.busyApplications.has(job.applicationId) && !this.recovery?.isRecovering(job.applicationId),
+      );
       if (index < 0) return;
       const [job] = this.waiting.splice(index, 1) as [QueuedJob];
       this.busyApplications.add(job.applicationId);
-      const run = this.worker.execute(services, job.deploymentId).finally(() => {
+      this.holdingSlots.add(job.applicationId);
+      const releaseSlot = () => {
+        if (this.holdingSlots.delete(job.applicationId)) this.pump();
+      };
+      const run = this.worker.execute(services, job.deploymentId, releaseSlot).finally(() => {
+        this.holdingSlots.delete(job.applicationId);
         this.busyApplications.delete(job.applicationId);
         this.active.delete(run);
         this.pump();
@@ -144,12 +162,12 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
 
   async close(): Promise<void> {
     this.closing = true;
-    await this.worker.abortAll(INTERRUPTED_REASON);
-    await Promise.all([...this.active]);
+    await this.recovery?.close();
+    await stopWorker(this.worker, [...this.active], this.graceMs);
   }
 }
 
-const DEFAULT_ACK_WAIT_MS = 30_000;
+const DEFAULT_ACK_WAIT_MS = 10_000;
 const PULL_EXPIRES_MS = 1_000;
 const DEFAULT_CONSUMER_INACTIVE_MS = 24 * 60 * 60_000;
 
@@ -163,6 +181,8 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   private readonly subjectPrefix: string;
   private readonly ackWaitMs: number;
   private readonly consumerInactiveMs: number;
+  private readonly graceMs: number;
+  private recovery: DeploymentRecovery | undefined;
   /** Per application: its pull loop, and a counter bumped by every enqueue (see drain). */
   private readonly loops = new Map<string, { pokes: number; done: Promise<void> }>();
   private closing = false;
@@ -178,6 +198,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
     this.subjectPrefix = options.subjectPrefix ?? "platform.deployments";
     this.ackWaitMs = options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
     this.consumerInactiveMs = options.consumerInactiveMs ?? DEFAULT_CONSUMER_INACTIVE_MS;
+    this.graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   }
 
   async start(services: ServiceContext): Promise<void> {
@@ -193,13 +214,15 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
           "NATS has no JetStream for this account: deployments are queued in memory (waiting ones are recovered from the database at start); enable JetStream for a durable queue",
         );
         await this.connection.close();
-        this.fallback = new EmbeddedDeploymentQueue(this.worker);
+        this.fallback = new EmbeddedDeploymentQueue(this.worker, this.graceMs);
         return this.fallback.start(services);
       }
       this.client = jetstream(this.connection);
       await this.ensureStream(this.manager);
-      await failInterrupted(services);
-      for (const applicationId of await applicationsWithWaitingDeployments(services.db)) {
+      this.recovery = new DeploymentRecovery(services, (job) => this.enqueue(job));
+      const recovering = await this.recovery.start();
+      const waiting = await applicationsWithWaitingDeployments(services.db);
+      for (const applicationId of new Set([...waiting, ...recovering])) {
         await this.ensureConsumer(applicationId);
         this.poke(applicationId);
       }
@@ -337,10 +360,14 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       } catch {
         return settle("term");
       }
+      // A deployment the last control plane left running is settled (or handed back) first.
+      await this.recovery?.waitFor(job.applicationId);
       const release = await this.worker.slots.acquire();
       try {
         if (this.closing) return settle("nak");
-        await this.worker.execute(this.services!, job.deploymentId);
+        const outcome = await this.worker.execute(this.services!, job.deploymentId, release);
+        // Handed back by a stop: JetStream hands it out again at the next start.
+        if (outcome === "handedBack") return settle("nak");
       } finally {
         release();
       }
@@ -353,8 +380,12 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   async close(): Promise<void> {
     if (this.fallback) return this.fallback.close();
     this.closing = true;
-    await this.worker.abortAll(INTERRUPTED_REASON);
-    await Promise.all([...this.loops.values()].map((loop) => loop.done));
+    await this.recovery?.close();
+    await stopWorker(
+      this.worker,
+      [...this.loops.values()].map((loop) => loop.done),
+      this.graceMs,
+    );
     if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
   }
 }

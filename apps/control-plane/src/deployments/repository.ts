@@ -274,3 +274,63 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
   if (serving) query = query.where("deploymentId", "!=", serving.deploymentId);
   return query.returningAll().execute();
 }
+
+/**
+ * Stores the end of a running deployment found after the fact (recovery, watchdog), with a
+ * line appended to its log; false when it was no longer running.
+ */
+export async function settleRunningDeployment(
+  db: Db,
+  deploymentId: string,
+  result: DeploymentResult,
+  line: string,
+  now: Date,
+): Promise<boolean> {
+  const text = `${now.toISOString()} ${line}\n`;
+  const row = await db
+    .updateTable("deployments")
+    .set({ ...result, completedAt: now.toISOString(), logs: sql<string>`logs || ${text}` })
+    .where("deploymentId", "=", deploymentId)
+    .where("status", "=", "running")
+    .returning("deploymentId")
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Hands a running deployment back to the queue (status idle again), with a line appended to
+ * its log; false when it was no longer running.
+ */
+export async function requeueDeployment(
+  db: Db,
+  deploymentId: string,
+  line: string,
+  now: Date,
+): Promise<boolean> {
+  const text = `${now.toISOString()} ${line}\n`;
+  const row = await db
+    .updateTable("deployments")
+    .set({ status: "idle", startedAt: null, logs: sql<string>`logs || ${text}` })
+    .where("deploymentId", "=", deploymentId)
+    .where("status", "=", "running")
+    .returning("deploymentId")
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Deployments left running (by a control plane that stopped), with what recovery needs. */
+export function runningDeployments(db: Db) {
+  return db
+    .selectFrom("deployments")
+    .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
+    .select([
+      "deployments.deploymentId",
+      "deployments.applicationId",
+      "deployments.title",
+      "applications.appName",
+      "applications.serverId",
+    ])
+    .where("deployments.status", "=", "running")
+    .orderBy("deployments.createdAt")
+    .execute();
+}

@@ -4,7 +4,8 @@
  * error, and an appDeploy | appBuildError event. A deployment stopped by killProcess,
  * killBuild or cancelDeployment ends in error with the reason as its errorMessage and puts the
  * application back to the status it had before (the previous version keeps serving); it emits
- * no event.
+ * no event. A deployment handed back by a stopping control plane (handBackAll) is idle again,
+ * to run at the next start.
  */
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
@@ -12,7 +13,16 @@ import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
 import { DeploymentLogHub } from "./logs.ts";
 import { type DeploymentOutcome, type DeploymentRun, runApplicationDeployment } from "./pipeline.ts";
-import { claimDeployment, type DeploymentResult, failDeployments, finishDeployment } from "./repository.ts";
+import {
+  claimDeployment,
+  type DeploymentResult,
+  failDeployments,
+  finishDeployment,
+  requeueDeployment,
+} from "./repository.ts";
+
+/** The abort reason of a deployment handed back to the queue by a stopping control plane. */
+class HandBack extends Error {}
 
 export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
@@ -77,8 +87,24 @@ export class DeploymentWorker {
     await Promise.all(jobs.map((job) => job.finished));
   }
 
-  /** Runs the deployment if it is still waiting; never throws (failures are stored and logged). */
-  async execute(services: ServiceContext, deploymentId: string): Promise<void> {
+  /** Hands every running deployment back to the queue (idle again) and waits until each is stored. */
+  async handBackAll(): Promise<void> {
+    const jobs = [...this.running.values()];
+    for (const job of jobs) {
+      job.controller.abort(new HandBack("Handed back to the queue: the control plane is stopping"));
+    }
+    await Promise.all(jobs.map((job) => job.finished));
+  }
+
+  /**
+   * Runs the deployment if it is still waiting; never throws (failures are stored and logged).
+   * Answers "handedBack" when a stop handed it back to the queue.
+   */
+  async execute(
+    services: ServiceContext,
+    deploymentId: string,
+    releaseSlot: () => void = () => {},
+  ): Promise<"ran" | "handedBack"> {
     let finish!: () => void;
     const job: RunningJob = {
       controller: new AbortController(),
@@ -88,7 +114,7 @@ export class DeploymentWorker {
     };
     this.running.set(deploymentId, job);
     try {
-      await this.run(services, deploymentId, job.controller);
+      return await this.run(services, deploymentId, job.controller, releaseSlot);
     } catch (error) {
       services.logger.error({ err: error, deploymentId }, "deployment job failed to run");
       const reason = "Internal error: the deployment could not be run (see the control plane's log)";
@@ -96,16 +122,22 @@ export class DeploymentWorker {
         () => {},
       );
       this.logs.end(deploymentId, "error", reason);
+      return "ran";
     } finally {
       this.running.delete(deploymentId);
       finish();
     }
   }
 
-  private async run(services: ServiceContext, deploymentId: string, controller: AbortController) {
+  private async run(
+    services: ServiceContext,
+    deploymentId: string,
+    controller: AbortController,
+    releaseSlot: () => void,
+  ): Promise<"ran" | "handedBack"> {
     const { db, logger } = services;
     const deployment = await claimDeployment(db, deploymentId, services.now());
-    if (!deployment) return; // dropped from the queue, or already run
+    if (!deployment) return "ran"; // dropped from the queue, or already run
     const application = await db
       .selectFrom("applications")
       .innerJoin("environments", "environments.environmentId", "applications.environmentId")
@@ -118,7 +150,7 @@ export class DeploymentWorker {
       ])
       .where("applications.applicationId", "=", deployment.applicationId)
       .executeTakeFirst();
-    if (!application) return; // deleted meanwhile: its deployments went with it
+    if (!application) return "ran"; // deleted meanwhile: its deployments went with it
     const previousStatus = application.applicationStatus;
     await setApplicationStatus(services, application.applicationId, "running");
 
@@ -139,6 +171,7 @@ export class DeploymentWorker {
             : undefined,
         log: (line) => log.append(line),
         signal: controller.signal,
+        releaseSlot,
       });
       result = {
         status: "done",
@@ -155,6 +188,13 @@ export class DeploymentWorker {
           ? error.message
           : String(error);
       result = { status: "error", errorMessage: deploymentErrorMessage(message) };
+      if (cancelled && controller.signal.reason instanceof HandBack) {
+        log.append(message);
+        await log.close();
+        await requeueDeployment(db, deploymentId, message, services.now());
+        await setApplicationStatus(services, application.applicationId, previousStatus);
+        return "handedBack";
+      }
       log.append(cancelled ? message : `Deployment failed: ${message}`);
     }
     await log.close();
@@ -181,6 +221,7 @@ export class DeploymentWorker {
       ).catch((error) => logger.warn({ err: error, deploymentId }, "deployment event not stored"));
     }
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);
+    return "ran";
   }
 }
 
@@ -189,9 +230,10 @@ async function setApplicationStatus(
   applicationId: string,
   status: ApplicationStatus,
 ): Promise<void> {
+  // A deployment's outcome replaces what reconciliation said about the service.
   await services.db
     .updateTable("applications")
-    .set({ applicationStatus: status })
+    .set({ applicationStatus: status, applicationStatusMessage: null })
     .where("applicationId", "=", applicationId)
     .execute();
 }

@@ -1,0 +1,254 @@
+/**
+ * Following a deployment by what the agent and Docker observe rather than by one reply. The
+ * service spec carries the deployment id (DEPLOYMENT_ID_LABEL), and Swarm keeps the update's
+ * outcome (UpdateStatus, PreviousSpec after a rollback): that is the durable record of whether
+ * deployment X completed, failed or rolled back, whatever happened to the agent process, NATS
+ * or the control plane meanwhile. judgeDeployment reads it; followAgentJob runs an agent
+ * command while observing it, re-sends it when the agent lost it (restart), and settles it
+ * from the observed state when the reply is lost or nothing moves for the watchdog's time.
+ */
+import {
+  AgentCommandError,
+  AgentTimeoutError,
+  AgentUnavailableError,
+  type ObservedService,
+  type ObservedServices,
+} from "@platform/agent-protocol";
+import type { ServiceContext } from "../context.ts";
+
+/** Default DEPLOYMENT_WATCHDOG_MS: no sign of life for this long settles a deployment. */
+export const DEFAULT_DEPLOYMENT_WATCHDOG_MS = 180_000;
+/** How often a running deployment's service is observed. */
+export const OBSERVE_INTERVAL_MS = 1000;
+const OBSERVE_TIMEOUT_MS = 5000;
+/** How many times a command the agent lost is sent again before the deployment fails. */
+const MAX_RESENDS = 3;
+
+export type Verdict =
+  | { kind: "done"; runningTasks: number }
+  | { kind: "failed"; reason: string }
+  /** Swarm or the agent is still working on it. */
+  | { kind: "pending"; state: string }
+  /** Neither the service nor the agent knows this deployment (not applied, or lost). */
+  | { kind: "absent"; state: string };
+
+/** Describes the service state for logs and messages. */
+export function describeService(service: ObservedService | undefined): string {
+  if (!service?.found) return "the service does not exist";
+  const update = service.updateState ? `, update ${service.updateState.replace("_", " ")}` : "";
+  return `${service.runningTasks}/${service.desiredReplicas} task(s) running${update}`;
+}
+
+/** What the observed service (and the agent's jobs) say about deployment `deploymentId`. */
+export function judgeDeployment(
+  deploymentId: string,
+  service: ObservedService | undefined,
+  jobActive: boolean,
+): Verdict {
+  const state = describeService(service);
+  const cause = (fallback: string) => service?.taskError || service?.updateMessage || fallback;
+  if (service?.found && service.deploymentId === deploymentId) {
+    const update = service.updateState;
+    if (update === "paused" || update === "rollback_paused") {
+      return { kind: "failed", reason: `The update of the service is paused: ${cause(update)}` };
+    }
+    if (update === "updating" || update === "rollback_started") return { kind: "pending", state };
+    if (service.runningTasks >= service.desiredReplicas && service.outdatedTasks === 0)
+      return { kind: "done", runningTasks: service.runningTasks };
+    if (!jobActive && service.taskError) {
+      return { kind: "failed", reason: `The new version did not start: ${service.taskError}` };
+    }
+    return { kind: "pending", state };
+  }
+  // After a rollback Swarm keeps no PreviousSpec: the failed tasks name the deployment.
+  const rolledBackFrom =
+    service?.previousDeploymentId === deploymentId || service?.taskErrorDeploymentId === deploymentId;
+  if (service?.found && rolledBackFrom) {
+    if (service.updateState === "rollback_started") return { kind: "pending", state };
+    if (service.updateState === "rollback_completed" || service.updateState === "rollback_paused") {
+      const restored =
+        service.updateState === "rollback_completed"
+          ? "the previous one was restored"
+          : "the rollback did not complete";
+      return {
+        kind: "failed",
+        reason: `The new version did not start, ${restored}: ${cause("the update failed")}`,
+      };
+    }
+  }
+  if (jobActive) return { kind: "pending", state };
+  return { kind: "absent", state };
+}
+
+/** Observes one service and one job on a server. */
+export async function observeDeployment(
+  services: ServiceContext,
+  serverId: string,
+  serviceName: string | undefined,
+  jobId: string,
+): Promise<{ service: ObservedService | undefined; jobActive: boolean }> {
+  const observed: ObservedServices = await services.agents.client.observeServices(
+    serverId,
+    { serviceNames: serviceName ? [serviceName] : [], jobIds: [jobId] },
+    OBSERVE_TIMEOUT_MS,
+  );
+  return { service: observed.services[0], jobActive: observed.activeJobs.includes(jobId) };
+}
+
+export function watchdogMs(services: ServiceContext): number {
+  return services.config.deploymentWatchdogMs ?? DEFAULT_DEPLOYMENT_WATCHDOG_MS;
+}
+
+/** How long a deployment waits for an agent that is not connected when it starts (max 30 s). */
+function agentWaitMs(services: ServiceContext): number {
+  return Math.min(30_000, watchdogMs(services));
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error) => ({ ok: false as const, error }),
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** A lost reply: the agent or NATS went away while the command ran (the work may go on). */
+function replyLost(error: unknown): boolean {
+  if (error instanceof AgentUnavailableError || error instanceof AgentTimeoutError) return true;
+  // A second copy of a job the agent still runs (a re-send that crossed a late delivery).
+  return (
+    error instanceof AgentCommandError &&
+    error.code === "INVALID_ARGUMENT" &&
+    /already running/.test(error.agentMessage)
+  );
+}
+
+export interface FollowOptions<T> {
+  serverId: string;
+  jobId: string;
+  /** The service the job changes (deploys); none for builds. */
+  serviceName?: string;
+  /** Sends the command; `attempt` is 0 for the first send. */
+  send(attempt: number): Promise<T>;
+  /** The result when the observed state shows the job done but its reply was lost. */
+  fromObserved?(runningTasks: number): T;
+  log(line: string): void;
+  signal: AbortSignal;
+  /** Called when the job only waits: its agent unreachable or its reply lost. */
+  onWaiting?(): void;
+}
+
+/**
+ * Runs an agent job to its end: its reply when one comes, else what observation shows. Throws
+ * the agent's error, an Error with the observed failure, or one saying the agent showed no sign
+ * of life for the watchdog's time.
+ */
+export async function followAgentJob<T>(services: ServiceContext, options: FollowOptions<T>): Promise<T> {
+  const { serverId, jobId, serviceName, signal, log } = options;
+  const limitMs = watchdogMs(services);
+  let lastLife = Date.now();
+  let lastState = "";
+  let attempt = 0;
+  let absentSince: number | undefined;
+  let observable = true;
+  let seenAgent = false;
+  let waitLogged = false;
+  const startedAt = Date.now();
+  let reply: Promise<Settled<T>> | undefined = settle(options.send(attempt));
+  let lostError: unknown;
+  for (;;) {
+    const first = await Promise.race([
+      reply ?? new Promise<never>(() => {}),
+      sleep(OBSERVE_INTERVAL_MS, signal),
+    ]);
+    if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
+    if (first) {
+      if (first.ok) return first.value;
+      // Nobody served the server's subjects when it was sent: the agent never had it. Wait a
+      // little for it (a restarting agent), then fail.
+      if (first.error instanceof AgentUnavailableError && !seenAgent) {
+        if (Date.now() - startedAt > agentWaitMs(services)) throw first.error;
+        if (!waitLogged) {
+          waitLogged = true;
+          log(`The agent of server ${serverId} is not connected: waiting for it`);
+        }
+        options.onWaiting?.();
+        await sleep(OBSERVE_INTERVAL_MS, signal);
+        if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
+        reply = settle(options.send(attempt));
+        continue;
+      }
+      if (!replyLost(first.error) || !observable) throw first.error;
+      lostError = first.error;
+      reply = undefined;
+      options.onWaiting?.();
+    }
+    let observed: Awaited<ReturnType<typeof observeDeployment>>;
+    try {
+      observed = await observeDeployment(services, serverId, serviceName, jobId);
+    } catch (error) {
+      if (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED") {
+        // An agent older than observation: only its reply can tell.
+        observable = false;
+        if (!reply) throw lostError;
+        continue;
+      }
+      options.onWaiting?.();
+      if (Date.now() - lastLife > limitMs) {
+        throw new Error(
+          `No sign of life from the agent of server ${serverId} for ${Math.round(limitMs / 1000)} s`,
+        );
+      }
+      continue;
+    }
+    seenAgent = true;
+    const verdict = serviceName
+      ? judgeDeployment(jobId, observed.service, observed.jobActive)
+      : ({ kind: observed.jobActive ? "pending" : "absent", state: "" } as Verdict);
+    if (verdict.kind === "done" && options.fromObserved) {
+      if (reply) log("The service runs the new version (observed)");
+      else log("The agent's reply was lost; the service runs the new version (observed)");
+      return options.fromObserved(verdict.runningTasks);
+    }
+    if (verdict.kind === "failed") throw new Error(verdict.reason);
+    if (verdict.kind === "pending" || verdict.kind === "done") {
+      absentSince = undefined;
+      if (verdict.kind === "pending" && verdict.state !== lastState) {
+        lastState = verdict.state;
+        lastLife = Date.now();
+      }
+      if (observed.jobActive) lastLife = Date.now();
+      if (Date.now() - lastLife > limitMs) {
+        throw new Error(
+          `No progress for ${Math.round(limitMs / 1000)} s: ${describeService(observed.service)}${observed.service?.taskError ? ` (${observed.service.taskError})` : ""}`,
+        );
+      }
+      continue;
+    }
+    // Absent: the agent does not run the job and the service does not show it. Give a reply in
+    // flight one more round, then send the job again (a restarted agent lost it).
+    absentSince ??= Date.now();
+    if (reply && Date.now() - absentSince < 2 * OBSERVE_INTERVAL_MS) continue;
+    if (attempt >= MAX_RESENDS) {
+      throw new Error(`The agent of server ${serverId} lost the job ${attempt + 1} times; deploy again`);
+    }
+    attempt++;
+    absentSince = undefined;
+    lastLife = Date.now();
+    log(`The agent of server ${serverId} has no trace of this job (restarted?): sending it again`);
+    reply = settle(options.send(attempt));
+  }
+}
