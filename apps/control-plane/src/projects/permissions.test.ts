@@ -205,6 +205,46 @@ describe("member permissions (user.assignPermissions)", () => {
     ).toBe(404);
   });
 
+  it("deployment lists show a restricted member only the deployments of granted services", async () => {
+    for (const applicationId of [ids.appA1x, ids.appB]) {
+      await platform.services.db
+        .insertInto("deployments")
+        .values({
+          deploymentId: `dep-${applicationId}`,
+          applicationId,
+          kind: "deploy",
+          title: "listed",
+          description: null,
+          errorMessage: null,
+          commitHash: null,
+          commitMessage: null,
+          imageName: null,
+          archivePath: null,
+          archiveFormat: null,
+          serverId: null,
+        })
+        .execute();
+    }
+    const listed = async () => {
+      const centralized = await ok(platform.query("deployment.allCentralized", {}, as(member)));
+      const queue = await ok(platform.query("deployment.queueList", {}, as(member)));
+      return {
+        centralized: centralized.map((d: any) => d.applicationId).sort(),
+        queue: queue.map((job: any) => job.deploymentId).sort(),
+      };
+    };
+    await ok(assign({ accessedProjects: null, accessedEnvironments: null, accessedServices: null }));
+    expect(await listed()).toEqual({
+      centralized: [ids.appA1x, ids.appB].sort(),
+      queue: [`dep-${ids.appA1x}`, `dep-${ids.appB}`].sort(),
+    });
+    await ok(
+      assign({ accessedProjects: [ids.projectA], accessedEnvironments: null, accessedServices: null }),
+    );
+    expect(await listed()).toEqual({ centralized: [ids.appA1x], queue: [`dep-${ids.appA1x}`] });
+    await ok(assign({ accessedProjects: null }));
+  });
+
   it("canAccessTo* flags gate docker.*, Traefik files, API keys and SSH keys for members", async () => {
     const organizationId = owner.user.organizationId;
     const apiKey = () =>

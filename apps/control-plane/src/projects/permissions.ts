@@ -337,6 +337,33 @@ export async function setMemberGrants(
 }
 
 /**
+ * The rows (deployments, queue jobs…) whose application the caller may see: every row for
+ * owners, administrators and unrestricted members; for a restricted member, one query locates
+ * the applications and seesService decides.
+ */
+export async function onlyVisibleApplications<Row extends { applicationId: string }>(
+  db: Db,
+  caller: Caller,
+  rows: Row[],
+): Promise<Row[]> {
+  if (privileged(caller) || rows.length === 0) return rows;
+  const grants = await grantsOf(db, caller);
+  if (grants.projects === null && grants.environments === null && grants.services === null) return rows;
+  const located = await db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .select([
+      "applications.applicationId as serviceId",
+      "environments.environmentId",
+      "environments.projectId",
+    ])
+    .where("applications.applicationId", "in", [...new Set(rows.map((row) => row.applicationId))])
+    .execute();
+  const visible = new Set(located.filter((service) => seesService(grants, service)).map((s) => s.serviceId));
+  return rows.filter((row) => visible.has(row.applicationId));
+}
+
+/**
  * For procedures that reach an application through another object (its domains, credentials,
  * ports, deployments): 404 `what` when the caller may not see the application. The caller has
  * already checked the organization; null (no application) needs nothing.

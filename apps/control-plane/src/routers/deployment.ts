@@ -19,7 +19,11 @@ import {
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { requireApplicationAccess, requireCanDeleteProjects } from "../projects/permissions.ts";
+import {
+  onlyVisibleApplications,
+  requireApplicationAccess,
+  requireCanDeleteProjects,
+} from "../projects/permissions.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
@@ -99,7 +103,7 @@ async function applicationDeployments(services: ServiceContext, caller: Caller, 
 async function serverDeployments(services: ServiceContext, caller: Caller, serverId: string) {
   if (!(await serverBelongsTo(services.db, caller.organizationId, serverId))) throw notFound("Server");
   const rows = await listDeployments(services.db, caller.organizationId, { serverId });
-  return rows.map(toDeploymentView);
+  return (await onlyVisibleApplications(services.db, caller, rows)).map(toDeploymentView);
 }
 
 async function loadDeployment(services: ServiceContext, caller: Caller, deploymentId: string) {
@@ -157,10 +161,12 @@ export const deploymentRouter = defineRouter("deployment", {
         caller.organizationId,
         CENTRALIZED_LIMIT,
       );
-      return rows.map(({ applicationName, appName, ...deployment }) => ({
-        ...toDeploymentView(deployment),
-        application: { applicationId: deployment.applicationId, name: applicationName, appName },
-      }));
+      return (await onlyVisibleApplications(services.db, caller, rows)).map(
+        ({ applicationName, appName, ...deployment }) => ({
+          ...toDeploymentView(deployment),
+          application: { applicationId: deployment.applicationId, name: applicationName, appName },
+        }),
+      );
     },
   }),
 
@@ -171,7 +177,7 @@ export const deploymentRouter = defineRouter("deployment", {
     output: z.array(queueJobSchema),
     handler: async ({ services, caller }) => {
       const rows = await listQueueJobs(services.db, caller.organizationId, QUEUE_FINISHED_LIMIT);
-      return rows.map((row) => ({
+      return (await onlyVisibleApplications(services.db, caller, rows)).map((row) => ({
         id: row.deploymentId,
         name: row.kind,
         state: jobStates[row.status as DeploymentStatus],
