@@ -205,6 +205,29 @@ describe("member permissions (user.assignPermissions)", () => {
     ).toBe(404);
   });
 
+  it("user.one and user.all show the member's permissions as assigned", async () => {
+    await ok(
+      assign({
+        accessedProjects: [ids.projectA],
+        accessedEnvironments: null,
+        accessedServices: null,
+        canAccessToDocker: true,
+        canAccessToAPI: false,
+      }),
+    );
+    const shown = await ok(platform.query("user.one", { userId: member.user.userId }, as(owner)));
+    expect(shown).toMatchObject({
+      accessedProjects: [ids.projectA],
+      accessedEnvironments: null,
+      canAccessToDocker: true,
+      canAccessToAPI: false,
+      canAccessToSSHKeys: false,
+    });
+    const listed = await ok(platform.query("user.all", {}, as(owner)));
+    expect(listed.find((user: any) => user.userId === member.user.userId)).toEqual(shown);
+    await ok(assign({ accessedProjects: null, canAccessToDocker: false, canAccessToAPI: true }));
+  });
+
   it("deployment lists show a restricted member only the deployments of granted services", async () => {
     for (const applicationId of [ids.appA1x, ids.appB]) {
       await platform.services.db

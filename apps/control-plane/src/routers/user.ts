@@ -31,6 +31,7 @@ import {
   passwordSchema,
   roleSchema,
   selectUserViews,
+  toUserView,
   userSchema,
 } from "../users/user-view.ts";
 
@@ -109,11 +110,13 @@ export const userRouter = defineRouter("user", {
     access: "admin",
     input: noInput,
     output: z.array(userSchema),
-    handler: ({ services, caller }) =>
-      selectUserViews(services.db, caller.organizationId)
-        .orderBy("members.createdAt", "asc")
-        .orderBy("users.userId", "asc")
-        .execute(),
+    handler: async ({ services, caller }) =>
+      (
+        await selectUserViews(services.db, caller.organizationId)
+          .orderBy("members.createdAt", "asc")
+          .orderBy("users.userId", "asc")
+          .execute()
+      ).map(toUserView),
   }),
 
   one: query({

@@ -16,6 +16,19 @@ export const userSchema = z.object({
   canCreateProjects: z.boolean(),
   canDeleteProjects: z.boolean(),
   canAccessAuditLog: z.boolean(),
+  // Dokploy's member permissions (user.assignPermissions); a null list is not restricted.
+  canCreateServices: z.boolean(),
+  canDeleteServices: z.boolean(),
+  canCreateEnvironments: z.boolean(),
+  canDeleteEnvironments: z.boolean(),
+  canAccessToDocker: z.boolean(),
+  canAccessToTraefikFiles: z.boolean(),
+  canAccessToAPI: z.boolean(),
+  canAccessToSSHKeys: z.boolean(),
+  canAccessToGitProviders: z.boolean(),
+  accessedProjects: z.array(z.string()).nullable(),
+  accessedEnvironments: z.array(z.string()).nullable(),
+  accessedServices: z.array(z.string()).nullable(),
   createdAt: z.string(),
 });
 export type UserView = z.infer<typeof userSchema>;
@@ -27,7 +40,7 @@ export const emailSchema = z
   .pipe(z.email({ message: "must be a valid email address" }));
 export const passwordSchema = z.string().min(8, "must be at least 8 characters").max(256);
 
-/** Selects users of one organization with their membership, shaped as userSchema. */
+/** Selects users of one organization with their membership (toUserView shapes a row). */
 export function selectUserViews(db: Db, organizationId: string) {
   return db
     .selectFrom("members")
@@ -43,9 +56,28 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.canCreateProjects",
       "members.canDeleteProjects",
       "members.canAccessAuditLog",
+      "members.canCreateServices",
+      "members.canDeleteServices",
+      "members.canCreateEnvironments",
+      "members.canDeleteEnvironments",
+      "members.canAccessToDocker",
+      "members.canAccessToTraefikFiles",
+      "members.canAccessToApi",
+      "members.canAccessToSshKeys",
+      "members.canAccessToGitProviders",
+      "members.accessedProjects",
+      "members.accessedEnvironments",
+      "members.accessedServices",
       "users.createdAt",
     ])
     .where("members.organizationId", "=", organizationId);
+}
+
+type UserRow = Awaited<ReturnType<ReturnType<typeof selectUserViews>["executeTakeFirstOrThrow"]>>;
+
+/** A selected row as userSchema names it (Dokploy's spelling of the API and SSH flags). */
+export function toUserView({ canAccessToApi, canAccessToSshKeys, ...row }: UserRow): UserView {
+  return { ...row, canAccessToAPI: canAccessToApi, canAccessToSSHKeys: canAccessToSshKeys };
 }
 
 export async function getUserView(db: Db, organizationId: string, userId: string): Promise<UserView> {
@@ -53,5 +85,5 @@ export async function getUserView(db: Db, organizationId: string, userId: string
     .where("users.userId", "=", userId)
     .executeTakeFirst();
   if (!user) throw notFound("User");
-  return user;
+  return toUserView(user);
 }
