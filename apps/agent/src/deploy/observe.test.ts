@@ -55,6 +55,7 @@ async function deploy(deploymentId: string, command: string[]): Promise<CommandR
       logStreamId: `${deploymentId}-log`,
       spec: spec(deploymentId, command),
       waitSeconds: 60,
+      owner: { organizationId: "org-observe-test", resource: `application:${name}` },
     },
   });
 }
@@ -115,7 +116,12 @@ describe("observeServices", () => {
     expect(sawJob, "the running job is reported").toBe(true);
     const reply = await second;
     expect(reply.result).toBe("error");
-    const [rolledBack] = (await observe([name], ["obs-d2"])).services;
+    // The rolled-back task may still be starting when the reply comes: wait for it (bounded).
+    let [rolledBack] = (await observe([name], ["obs-d2"])).services;
+    for (let i = 0; i < 100 && rolledBack?.runningTasks !== 1; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      [rolledBack] = (await observe([name], ["obs-d2"])).services;
+    }
     expect(rolledBack).toMatchObject({
       deploymentId: "obs-d1",
       updateState: "rollback_completed",

@@ -742,7 +742,7 @@ describe("application", () => {
       [
         "application.update",
         { placementSwarm: { Constraints: ["node.role==manager"], Evil: 1 } },
-        "placementSwarm",
+        "placementSwarm.Evil",
       ],
       [
         "application.update",
