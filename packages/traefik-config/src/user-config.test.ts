@@ -199,6 +199,41 @@ describe("userConfigIssues", () => {
   });
 });
 
+describe("userConfigIssues: names in the proxy's one namespace", () => {
+  // Traefik keeps the first definition of a name across files, so a name of another
+  // application or of the platform would replace theirs.
+  const named = (appName: string, name: string, longerAppNames: string[] = []) =>
+    userConfigIssues(
+      { http: { middlewares: { [name]: { stripPrefix: { prefixes: ["/x"] } } } } },
+      { appName, hosts: [], longerAppNames },
+    ).map((issue) => `${issue.path}: ${issue.message}`);
+
+  it("accepts the appName, <appName>-… and the middlewares generated for it", () => {
+    for (const name of ["shop", "shop-extra", "auth-shop", "redirect-to-https-shop", "stripprefix-shop-1"])
+      expect(named("shop", name), name).toEqual([]);
+  });
+
+  it("refuses the platform's names, another application's and names merely containing the appName", () => {
+    expect(named("control", "platform-control-plane-service-dashboard")).toEqual([
+      "http.middlewares.platform-control-plane-service-dashboard: belongs to the platform",
+    ]);
+    expect(named("service", "victim-service-1")).toEqual([
+      "http.middlewares.victim-service-1: must be service, start with service- or be one of its generated middlewares (auth-service…)",
+    ]);
+    expect(named("auth", "auth-victim")).toHaveLength(1);
+    expect(named("platform", "platform-traefik")).toEqual([
+      "http.middlewares.platform-traefik: belongs to the platform",
+    ]);
+    expect(named("a", "a-b-router-1", ["a-b"])).toEqual([
+      "http.middlewares.a-b-router-1: belongs to the application a-b",
+    ]);
+    expect(named("a", "auth-a-b", ["a-b"])).toHaveLength(1);
+    // An application named like a generated prefix owns only the middlewares made for it.
+    expect(named("auth", "auth-auth")).toEqual([]);
+    expect(named("a", "a-c-router-1", ["a-b"])).toEqual([]);
+  });
+});
+
 describe("userRuleProblem", () => {
   it.each([
     "Host(`shop.example.com`)",

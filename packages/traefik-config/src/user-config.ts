@@ -24,7 +24,15 @@ export interface UserConfigScope {
   appName: string;
   /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
   hosts: readonly string[];
+  /**
+   * Other applications' names that start with `<appName>-`: their objects' names would also
+   * start with it, and Traefik keeps the first definition of a name, so they are refused.
+   */
+  longerAppNames?: readonly string[];
 }
+
+/** Prefixes of the middlewares the platform generates for an application (`auth-<appName>`…). */
+const GENERATED_MIDDLEWARE_PREFIXES = ["auth-", "redirect-to-https-", "stripprefix-", "addprefix-"];
 
 export const MAX_USER_ROUTER_PRIORITY = 10_000;
 const ENTRY_POINTS = new Set(["web", "websecure"]);
@@ -100,37 +108,52 @@ export function userConfigIssues(config: Record<string, unknown>, scope: UserCon
   const routers = isObject(http.routers) ? http.routers : {};
   const services = isObject(http.services) ? http.services : {};
   const middlewares = isObject(http.middlewares) ? http.middlewares : {};
-  const ownName = (path: string, name: string) => {
-    if (!nameCarriesAppName(name, scope.appName)) {
-      issue(path, `must contain the application's name ${scope.appName} (as <appName>-… or …-<appName>)`);
+  const ownName = (path: string, name: string, kind: NameKind) => {
+    const foreign = ["platform", ...(scope.longerAppNames ?? [])].find((other) =>
+      inNamespaceOf(name, other, kind),
+    );
+    if (!inNamespaceOf(name, scope.appName, kind) || foreign) {
+      issue(
+        path,
+        foreign
+          ? `belongs to ${foreign === "platform" ? "the platform" : `the application ${foreign}`}`
+          : `must be ${scope.appName}, start with ${scope.appName}- or be one of its generated middlewares (auth-${scope.appName}…)`,
+      );
     }
   };
 
   for (const [name, router] of Object.entries(routers)) {
     const path = `http.routers.${name}`;
-    ownName(path, name);
+    ownName(path, name, "router");
     if (isObject(router)) checkRouter(path, router, scope, services, middlewares, issue);
   }
   for (const [name, service] of Object.entries(services)) {
     const path = `http.services.${name}`;
-    ownName(path, name);
+    ownName(path, name, "service");
     if (isObject(service)) checkService(path, service, scope, issue);
   }
   for (const [name, middleware] of Object.entries(middlewares)) {
     const path = `http.middlewares.${name}`;
-    ownName(path, name);
+    ownName(path, name, "middleware");
     if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, issue);
   }
   return issues;
 }
 
-function nameCarriesAppName(name: string, appName: string): boolean {
-  return (
-    name === appName ||
-    name.startsWith(`${appName}-`) ||
-    name.endsWith(`-${appName}`) ||
-    name.includes(`-${appName}-`)
-  );
+/**
+ * The names an application owns in the proxy's namespace of one kind: its appName and
+ * `<appName>-…`; a middleware named with a generated prefix (`auth-<appName>`,
+ * `stripprefix-<appName>-<key>`…) belongs to the application named after the prefix.
+ */
+type NameKind = "router" | "service" | "middleware";
+
+function inNamespaceOf(name: string, appName: string, kind: NameKind): boolean {
+  const owned = (base: string) => base === appName || base.startsWith(`${appName}-`);
+  const prefix =
+    kind === "middleware"
+      ? GENERATED_MIDDLEWARE_PREFIXES.find((candidate) => name.startsWith(candidate))
+      : undefined;
+  return prefix ? owned(name.slice(prefix.length)) : owned(name);
 }
 
 /** A reference to an object of this file: no `@provider` suffix, and defined here. */

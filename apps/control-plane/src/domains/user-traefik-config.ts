@@ -23,6 +23,15 @@ export async function checkUserTraefikConfig(
   const hosts = (await listApplicationDomains(services.db, application.applicationId)).map(
     (domain) => domain.host,
   );
-  const issues = userConfigIssues(parsed.config, { appName: application.appName, hosts });
+  const longer = await services.db
+    .selectFrom("applications")
+    .select("appName")
+    .where("appName", "like", `${application.appName.replace(/[\\%_]/g, "\\$&")}-%`)
+    .execute();
+  const issues = userConfigIssues(parsed.config, {
+    appName: application.appName,
+    hosts,
+    longerAppNames: longer.map((row) => row.appName),
+  });
   if (issues.length > 0) throw invalidTraefikConfig(issues);
 }
