@@ -23,6 +23,7 @@ import { newId } from "../crypto/ids.ts";
 import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import { controlPlaneUrlForAgents } from "../servers/ssh-setup.ts";
 import { startApplicationDeployment } from "./start.ts";
@@ -207,6 +208,7 @@ async function dropDeployment(services: ServiceContext, caller: Caller, request:
   if (file.size > MAX_DROP_UPLOAD_BYTES) throw tooLarge();
   const application = await findApplication(services.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
+  await requireApplicationAccess(services.db, caller, application.applicationId);
   const bytes = new Uint8Array(await file.arrayBuffer());
   const format = formatOf(bytes);
   if (!format) throw badRequest("The archive must be a .zip or a .tar.gz file", { fields: ["zip"] });

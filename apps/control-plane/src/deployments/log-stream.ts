@@ -11,8 +11,9 @@ import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import type { LogEvent } from "./logs.ts";
-import { deploymentBelongsTo, findDeployment } from "./repository.ts";
+import { applicationOfDeployment, findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -68,7 +69,9 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  if (!(await deploymentBelongsTo(services.db, organizationId, deploymentId))) throw notFound("Deployment");
+  const applicationId = await applicationOfDeployment(services.db, organizationId, deploymentId);
+  if (!applicationId) throw notFound("Deployment");
+  await requireApplicationAccess(services.db, caller, applicationId, "Deployment");
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];

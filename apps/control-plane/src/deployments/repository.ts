@@ -83,16 +83,17 @@ export function findDeployment(
     .executeTakeFirst();
 }
 
-export async function deploymentBelongsTo(
+/** The application of a deployment of the organization (undefined: none of its deployments). */
+export async function applicationOfDeployment(
   db: Db,
   organizationId: string,
   deploymentId: string,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const row = await inOrganization(db, organizationId)
-    .select("deployments.deploymentId")
+    .select("deployments.applicationId")
     .where("deployments.deploymentId", "=", deploymentId)
     .executeTakeFirst();
-  return row !== undefined;
+  return row?.applicationId;
 }
 
 export function listDeployments(

@@ -265,6 +265,19 @@ describe("member permissions (user.assignPermissions)", () => {
       assign({ accessedProjects: [ids.projectA], accessedEnvironments: null, accessedServices: null }),
     );
     expect(await listed()).toEqual({ centralized: [ids.appA1x], queue: [`dep-${ids.appA1x}`] });
+    // The live log and the upload deploy reach only granted services too.
+    const logOf = (applicationId: string) =>
+      platform.request(`/api/deployment.logs?deploymentId=dep-${applicationId}`, as(member));
+    expect((await logOf(ids.appB)).status).toBe(404);
+    const upload = new FormData();
+    upload.set("applicationId", ids.appB);
+    upload.set("zip", new Blob([new Uint8Array([0x50, 0x4b, 0x03, 0x04])]), "app.zip");
+    const dropped = await platform.app.request("/api/application.dropDeployment", {
+      method: "POST",
+      body: upload,
+      headers: { authorization: `Bearer ${member.token}` },
+    });
+    expect(dropped.status).toBe(404);
     await ok(assign({ accessedProjects: null }));
   });
 

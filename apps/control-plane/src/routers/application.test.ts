@@ -267,6 +267,18 @@ describe("application", () => {
   });
 
   describe("update", () => {
+    it("refuses a changed applicationStatus (the platform's observation), so a deployed app cannot pose as new", async () => {
+      const app = await create();
+      const refused = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, applicationStatus: "done" },
+        as(owner),
+      );
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.data.fields).toEqual(["applicationStatus"]);
+      expect((await one(app.applicationId)).applicationStatus).toBe("idle");
+    });
+
     it("applies Dokploy's full field set; write-only secrets are sealed and never shown", async () => {
       const app = await create();
       const fields = {
@@ -325,7 +337,8 @@ describe("application", () => {
         subtitle: "Storefront",
         enabled: true,
         icon: "data:image/png;base64,AAAA",
-        applicationStatus: "running",
+        // Sent back unchanged (as a Dokploy client returning the whole object does) it is fine.
+        applicationStatus: "idle",
       };
       const response = await platform.mutate(
         "application.update",

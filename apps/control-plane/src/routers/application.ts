@@ -368,8 +368,16 @@ export const applicationRouter = defineRouter("application", {
     input: updateInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      const { webhookSecret, password, buildSecrets, previewBuildSecrets, createdAt, refreshToken, ...rest } =
-        input;
+      const {
+        webhookSecret,
+        password,
+        buildSecrets,
+        previewBuildSecrets,
+        createdAt,
+        refreshToken,
+        applicationStatus,
+        ...rest
+      } = input;
       if (createdAt !== undefined) {
         throw badRequest("createdAt cannot be changed", { fields: ["createdAt"] });
       }
@@ -382,6 +390,13 @@ export const applicationRouter = defineRouter("application", {
       const result = await withUniqueAppName(input.appName, () =>
         patchApplication(services, caller, input.applicationId, async (application) => {
           before = application;
+          // The status is what the platform observes: sent back unchanged it is fine, changed
+          // it would also unlock checkRenamable.
+          if (applicationStatus !== undefined && applicationStatus !== application.applicationStatus) {
+            throw badRequest("applicationStatus is set by deploy, start and stop, not by update", {
+              fields: ["applicationStatus"],
+            });
+          }
           await checkRenamable(services.db, application, input);
           await checkRegistryReferences(services.db, caller.organizationId, input);
           await checkGitSource(services, caller, input);
