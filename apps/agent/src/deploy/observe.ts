@@ -70,10 +70,12 @@ export async function observeServices(
         running.set(id, (running.get(id) ?? 0) + 1);
       if (state === "failed" || state === "rejected") {
         const at = task.Status?.Timestamp ?? task.CreatedAt ?? "";
-        const error = (task.Status?.Err || task.Status?.Message || state).slice(0, 500);
+        // Whole: the engine puts the cause last, and deployments/error-message.ts shortens it.
+        const error = task.Status?.Err || task.Status?.Message || state;
         const seen = newestError.get(id);
         const deploymentId = task.Spec?.ContainerSpec?.Labels?.[DEPLOYMENT_ID_LABEL] ?? "";
-        if (!seen || seen.at < at) newestError.set(id, { at, error, deploymentId });
+        // RFC 3339 with trimmed fractions does not sort as text: compare the instants.
+        if (!seen || Date.parse(seen.at) < Date.parse(at)) newestError.set(id, { at, error, deploymentId });
       }
     }
     for (const name of names) {

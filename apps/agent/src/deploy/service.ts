@@ -219,21 +219,25 @@ export function swarmSpec(
       ...(user.Placement ? { Placement: user.Placement } : {}),
     },
     Mode: { Replicated: { Replicas: spec.replicas } },
-    UpdateConfig: user.UpdateConfig ?? {
+    // The user's settings go over the platform's defaults; two tasks cannot bind one host port,
+    // so a host-mode port keeps stop-first whatever the user asked.
+    UpdateConfig: {
       Parallelism: 1,
       Delay: 0,
-      Order: order,
       FailureAction: "rollback",
       Monitor: monitorNs(spec),
       MaxFailureRatio: 0,
+      ...user.UpdateConfig,
+      Order: order === "stop-first" ? order : (user.UpdateConfig?.Order ?? order),
     },
-    RollbackConfig: user.RollbackConfig ?? {
+    RollbackConfig: {
       Parallelism: 1,
       Delay: 0,
-      Order: order,
       FailureAction: "pause",
       Monitor: monitorNs(spec),
       MaxFailureRatio: 0,
+      ...user.RollbackConfig,
+      Order: order === "stop-first" ? order : (user.RollbackConfig?.Order ?? order),
     },
     EndpointSpec: {
       ...(user.EndpointMode ? { Mode: user.EndpointMode } : {}),

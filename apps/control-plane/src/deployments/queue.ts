@@ -100,6 +100,9 @@ async function stopWorker(
   await Promise.all(active);
 }
 
+/** How long a job that could not be claimed (database away) waits before it is tried again. */
+const RETRY_DELAY_MS = 2_000;
+
 /** Without NATS: jobs in memory, rebuilt from the waiting rows at start. */
 class EmbeddedDeploymentQueue implements DeploymentQueue {
   private services: ServiceContext | undefined;
@@ -150,12 +153,19 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
       const releaseSlot = () => {
         if (this.holdingSlots.delete(job.applicationId)) this.pump();
       };
-      const run = this.worker.execute(services, job.deploymentId, releaseSlot).finally(() => {
-        this.holdingSlots.delete(job.applicationId);
-        this.busyApplications.delete(job.applicationId);
-        this.active.delete(run);
-        this.pump();
-      });
+      const run = this.worker
+        .execute(services, job.deploymentId, releaseSlot)
+        .then((outcome) => {
+          // Not claimed while the database was away: queued again, tried after a pause.
+          if (outcome === "retry")
+            setTimeout(() => this.enqueue(job).catch(() => {}), RETRY_DELAY_MS).unref();
+        })
+        .finally(() => {
+          this.holdingSlots.delete(job.applicationId);
+          this.busyApplications.delete(job.applicationId);
+          this.active.delete(run);
+          this.pump();
+        });
       this.active.add(run);
     }
   }
@@ -344,9 +354,10 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
    * only means a redelivery, which finds the row no longer idle and skips it.
    */
   private async handle(message: JsMsg): Promise<void> {
-    const settle = (how: "ack" | "nak" | "term" | "working") => {
+    const settle = (how: "ack" | "nak" | "nakLater" | "term" | "working") => {
       try {
-        message[how]();
+        if (how === "nakLater") message.nak(RETRY_DELAY_MS);
+        else message[how]();
       } catch (error) {
         this.services!.logger.warn({ err: error }, `deployment job message: ${how} failed`);
       }
@@ -368,6 +379,8 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
         const outcome = await this.worker.execute(this.services!, job.deploymentId, release);
         // Handed back by a stop: JetStream hands it out again at the next start.
         if (outcome === "handedBack") return settle("nak");
+        // Not claimed while the database was away: delivered again once it may be back.
+        if (outcome === "retry") return settle("nakLater");
       } finally {
         release();
       }

@@ -9,6 +9,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
 import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
 import { DeploymentLogHub } from "./logs.ts";
@@ -98,13 +99,14 @@ export class DeploymentWorker {
 
   /**
    * Runs the deployment if it is still waiting; never throws (failures are stored and logged).
-   * Answers "handedBack" when a stop handed it back to the queue.
+   * Answers "handedBack" when a stop handed it back to the queue, and "retry" when the database
+   * was away before the deployment could be claimed: the job must stay queued, not be dropped.
    */
   async execute(
     services: ServiceContext,
     deploymentId: string,
     releaseSlot: () => void = () => {},
-  ): Promise<"ran" | "handedBack"> {
+  ): Promise<"ran" | "handedBack" | "retry"> {
     let finish!: () => void;
     const job: RunningJob = {
       controller: new AbortController(),
@@ -113,9 +115,17 @@ export class DeploymentWorker {
       }),
     };
     this.running.set(deploymentId, job);
+    const claim = { done: false };
     try {
-      return await this.run(services, deploymentId, job.controller, releaseSlot);
+      return await this.run(services, deploymentId, job.controller, releaseSlot, claim);
     } catch (error) {
+      if (!claim.done && error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") {
+        services.logger.warn(
+          { err: error, deploymentId },
+          "deployment not claimed: the database is away; retrying",
+        );
+        return "retry";
+      }
       services.logger.error({ err: error, deploymentId }, "deployment job failed to run");
       const reason = "Internal error: the deployment could not be run (see the control plane's log)";
       await failDeployments(services.db, { deploymentId }, ["running"], reason, services.now()).catch(
@@ -134,9 +144,11 @@ export class DeploymentWorker {
     deploymentId: string,
     controller: AbortController,
     releaseSlot: () => void,
+    claim: { done: boolean },
   ): Promise<"ran" | "handedBack"> {
     const { db, logger } = services;
     const deployment = await claimDeployment(db, deploymentId, services.now());
+    claim.done = true;
     if (!deployment) return "ran"; // dropped from the queue, or already run
     const application = await db
       .selectFrom("applications")

@@ -10,10 +10,10 @@ import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
 import * as invitationTokens from "./20261124-10-invitation-tokens.ts";
 import * as loginThrottle from "./20261124-11-login-throttle.ts";
-import * as applicationStatusMessage from "./20261124-40-application-status-message.ts";
 import * as applicationFields from "./20261124-60-application-fields.ts";
 import * as domainFields from "./20261124-61-domain-fields.ts";
 import * as memberPermissions from "./20261124-62-member-permissions.ts";
+import * as applicationStatusMessage from "./20261124-63-application-status-message.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -29,5 +29,5 @@ export const migrations: Record<string, Migration> = {
   "20261124-60-application-fields": applicationFields,
   "20261124-61-domain-fields": domainFields,
   "20261124-62-member-permissions": memberPermissions,
-  "20261124-40-application-status-message": applicationStatusMessage,
+  "20261124-63-application-status-message": applicationStatusMessage,
 };
