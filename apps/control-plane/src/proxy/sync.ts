@@ -132,7 +132,9 @@ export async function syncApplicationProxyWith(
   }
   const serverId = proxyServerOf(services, app);
   // This machine's proxy routes only the instance organization's applications (agentServerId).
-  if (serverId === LOCAL_SERVER_ID) await agentServerId(services, app.organizationId, null);
+  // Through `db`: inside a transaction a query on services.db would wait for its connection
+  // (PGlite has only one).
+  if (serverId === LOCAL_SERVER_ID) await agentServerId({ ...services, db }, app.organizationId, null);
   const [domains, credentials] = await Promise.all([
     listApplicationDomains(db, applicationId),
     listApplicationCredentials(db, applicationId),
