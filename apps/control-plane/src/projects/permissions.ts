@@ -336,6 +336,20 @@ export async function setMemberGrants(
     .execute();
 }
 
+/** Where applications sit: their environment and project, in the shape seesService reads. */
+function locateApplications(db: Db, applicationIds: string[]) {
+  return db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .select([
+      "applications.applicationId as serviceId",
+      "environments.environmentId",
+      "environments.projectId",
+    ])
+    .where("applications.applicationId", "in", applicationIds)
+    .execute();
+}
+
 /**
  * The rows (deployments, queue jobs…) whose application the caller may see: every row for
  * owners, administrators and unrestricted members; for a restricted member, one query locates
@@ -349,16 +363,7 @@ export async function onlyVisibleApplications<Row extends { applicationId: strin
   if (privileged(caller) || rows.length === 0) return rows;
   const grants = await grantsOf(db, caller);
   if (grants.projects === null && grants.environments === null && grants.services === null) return rows;
-  const located = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .select([
-      "applications.applicationId as serviceId",
-      "environments.environmentId",
-      "environments.projectId",
-    ])
-    .where("applications.applicationId", "in", [...new Set(rows.map((row) => row.applicationId))])
-    .execute();
+  const located = await locateApplications(db, [...new Set(rows.map((row) => row.applicationId))]);
   const visible = new Set(located.filter((service) => seesService(grants, service)).map((s) => s.serviceId));
   return rows.filter((row) => visible.has(row.applicationId));
 }
@@ -375,15 +380,6 @@ export async function requireApplicationAccess(
   what = "Application",
 ): Promise<void> {
   if (privileged(caller) || !applicationId) return;
-  const located = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .select([
-      "applications.applicationId as serviceId",
-      "environments.environmentId",
-      "environments.projectId",
-    ])
-    .where("applications.applicationId", "=", applicationId)
-    .executeTakeFirst();
+  const [located] = await locateApplications(db, [applicationId]);
   if (located) await requireServiceAccess(db, caller, located, what);
 }
