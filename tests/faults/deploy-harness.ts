@@ -17,6 +17,7 @@ import {
   startAgentProcess,
 } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
+import type { DatabaseTarget } from "../../apps/control-plane/src/db/database.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 import { ApiClient, tail } from "../support/control-plane.ts";
 
@@ -106,6 +107,8 @@ export class DeployFaultRig {
   lastStopMs = 0;
   /** The exit code of the control plane after the last SIGTERM stop (0 = clean). */
   lastStopExitCode: number | null = null;
+  /** The control plane's database (read directly while the control plane is down). */
+  database!: DatabaseTarget;
   private agentStateDir!: string;
   private readonly cleanups: Array<() => Promise<unknown>> = [];
 
@@ -120,6 +123,7 @@ export class DeployFaultRig {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const target = database.target;
+    this.database = target;
     this.controlPlane = new RestartableControlPlane(url, {
       PATH: process.env.PATH,
       PORT: String(port),

@@ -2,6 +2,7 @@
  * Configuration from environment variables, parsed once at start by one zod schema.
  * A bad value stops the process with a message naming the variable.
  */
+import { readFileSync } from "node:fs";
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
@@ -56,10 +57,11 @@ const configSchema = z.object({
     .optional(),
   /** Deployments that may run at once across all applications (one at a time per application). */
   DEPLOYMENT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-  /** A deployment with no sign of life for this long is settled from the observed service. */
+  /** A deployment whose agent answers but shows no progress for this long fails (a silent agent does not count). */
   DEPLOYMENT_WATCHDOG_MS: z.coerce.number().int().min(1000).default(180_000),
   /** How often every application's service is compared with what it should be (0: never). */
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  PLATFORM_INSTANCE_ID: z.string().min(1).optional(),
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
@@ -113,10 +115,12 @@ export interface Config {
    * (PLATFORM_OUTBOUND_ALLOW); empty by default. Link-local and metadata stay refused anyway.
    */
   outboundAllow: AllowList;
-  /** No sign of life from a deployment for this long settles it (default 3 minutes). */
+  /** No observed progress of a deployment for this long fails it (default 3 minutes). */
   deploymentWatchdogMs?: number;
   /** Reconciliation period (default 30 s; 0 turns the periodic pass off). */
   reconcileIntervalMs?: number;
+  /** This control plane's id for leases on running deployments (deployments/leases.ts). */
+  instanceId?: string;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
@@ -134,9 +138,39 @@ const environmentSchema = configSchema.superRefine((env, context) => {
   }
 });
 
-/** Parses the environment; throws ConfigError listing every bad variable. */
+/** Secrets a variable `<NAME>_FILE` may give as the path of a file instead (Docker secrets). */
+const FILE_VARIABLES = ["DATABASE_URL", "NATS_ACCOUNT_SEED", "PLATFORM_SECRET_KEY"] as const;
+
+/** The environment with each `<NAME>_FILE` of FILE_VARIABLES replaced by the file's content. */
+function withFileVariables(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const resolved = { ...env };
+  const problems: string[] = [];
+  for (const name of FILE_VARIABLES) {
+    const file = env[`${name}_FILE`];
+    delete resolved[`${name}_FILE`];
+    if (file === undefined) continue;
+    if (env[name] !== undefined) {
+      problems.push(`  ${name}_FILE: cannot be set together with ${name}`);
+      continue;
+    }
+    try {
+      resolved[name] = readFileSync(file, "utf8").trim();
+    } catch (error) {
+      problems.push(`  ${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join("\n")}`);
+  return resolved;
+}
+
+/**
+ * Parses the environment; throws ConfigError listing every bad variable. DATABASE_URL,
+ * NATS_ACCOUNT_SEED and PLATFORM_SECRET_KEY may come from files (`<NAME>_FILE`).
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const cleaned = withFileVariables(
+    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== "")),
+  );
   const parsed = environmentSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
@@ -162,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
     reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
+    instanceId: c.PLATFORM_INSTANCE_ID,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { type RunningAgent, type StartAgentOptions, startAgent } from "@platform/agent";
 import {
   AgentClient,
+  type AgentEvent,
   type AgentTransport,
   connect,
   credsAuthenticator,
@@ -40,6 +41,8 @@ export interface AgentHubOptions {
   heartbeatTimeoutMs?: number;
   /** Least time between two writes of one server's last_heartbeat_at (default: timeout / 4). */
   heartbeatWriteIntervalMs?: number;
+  /** Longest wait before a received heartbeat is written, batched with others (default 250 ms). */
+  heartbeatFlushMs?: number;
   /** Default timeout of agent commands (default 10 s). */
   commandTimeoutMs?: number;
   /** Settings of the in-process agent of this machine (Docker socket, ...); false: run none. */
@@ -56,10 +59,15 @@ class RunningAgentHub implements AgentHub {
   readonly client: AgentClient;
   private readonly heartbeatTimeoutMs: number;
   private heartbeats: Subscription | undefined;
+  private recorder: HeartbeatRecorder | undefined;
   private localAgent: RunningAgent | undefined;
   private localTransport: AgentTransport | undefined;
+  /** When each agent was last heard (entries older than the timeout are dropped: they mean "away"). */
   private readonly lastHeard = new Map<string, number>();
+  private lastHeardPrunedAt = 0;
   private readonly backListeners: ((serverId: string) => void)[] = [];
+  private readonly eventListeners: ((event: AgentEvent) => void)[] = [];
+  private events: Subscription | undefined;
 
   constructor(
     private readonly deps: AgentHubDeps,
@@ -83,11 +91,22 @@ class RunningAgentHub implements AgentHub {
       logger,
       now,
       writeIntervalMs: options.heartbeatWriteIntervalMs ?? Math.floor(this.heartbeatTimeoutMs / 4),
+      flushMs: options.heartbeatFlushMs,
       tryActivate: (serverId) => markActiveIfValid({ db, logger, agents: this }, serverId),
     });
+    this.recorder = recorder;
     this.heartbeats = this.transport.subscribeHeartbeats((heartbeat) => {
       this.heard(heartbeat.serverId);
-      recorder.record(heartbeat).catch((error) => logger.warn({ err: error }, "heartbeat not recorded"));
+      recorder.record(heartbeat);
+    });
+    this.events = this.transport.subscribeEvents((event) => {
+      for (const listener of this.eventListeners) {
+        try {
+          listener(event);
+        } catch (error) {
+          logger.warn({ err: error, serverId: event.serverId }, "agent event listener failed");
+        }
+      }
     });
     await this.transport.flush();
     if (options.localAgent === false) return;
@@ -105,8 +124,18 @@ class RunningAgentHub implements AgentHub {
     this.backListeners.push(listener);
   }
 
+  onAgentEvent(listener: (event: AgentEvent) => void): void {
+    this.eventListeners.push(listener);
+  }
+
   private heard(serverId: string): void {
     const at = Date.now();
+    if (at - this.lastHeardPrunedAt > this.heartbeatTimeoutMs) {
+      this.lastHeardPrunedAt = at;
+      for (const [id, heardAt] of this.lastHeard) {
+        if (at - heardAt > this.heartbeatTimeoutMs) this.lastHeard.delete(id);
+      }
+    }
     const last = this.lastHeard.get(serverId);
     this.lastHeard.set(serverId, at);
     if (last !== undefined && at - last <= this.heartbeatTimeoutMs) return;
@@ -144,6 +173,8 @@ class RunningAgentHub implements AgentHub {
   async close(): Promise<void> {
     await this.localAgent?.stop();
     this.heartbeats?.unsubscribe();
+    this.events?.unsubscribe();
+    await this.recorder?.close();
     if (this.localTransport !== this.transport) await this.localTransport?.close();
     await this.transport.close();
     if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
@@ -208,8 +239,11 @@ export async function startAgentHub(
   } else {
     hub = new RunningAgentHub(deps, new InMemoryAgentTransport(), undefined, signer, null, options);
   }
+  // The local agent's monitoring callbacks follow the control plane's outbound allow list.
+  const localAgent =
+    options.localAgent === false ? false : { outboundAllow: config.outboundAllow, ...options.localAgent };
   try {
-    await hub.start(options);
+    await hub.start({ ...options, localAgent });
   } catch (error) {
     await hub.close().catch(() => {});
     throw error;

@@ -111,6 +111,36 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
     });
   }
 
+  it("calls agent-back listeners on a server's first heartbeat and after a silence longer than the timeout, not in between", async () => {
+    const serverId = await insertTestServer(platform, owner.user.organizationId);
+    const back: string[] = [];
+    platform.services.agents.onAgentBack((id) => {
+      if (id === serverId) back.push(id);
+    });
+    const beat = () =>
+      platform.services.agents.client.transport.publishHeartbeat({
+        serverId,
+        agentVersion: "test",
+        hostname: "h",
+        sentAtUnixMs: Date.now(),
+        dockerReachable: false,
+        dockerVersion: "",
+        swarmState: "",
+      });
+    beat();
+    await vi.waitFor(() => expect(back).toHaveLength(1));
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setTimeout(resolve, timeoutMs / 4));
+      beat();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(back).toHaveLength(1);
+    // Silent for longer than the timeout (the hub has forgotten it meanwhile): back again.
+    await new Promise((resolve) => setTimeout(resolve, timeoutMs * 2.5));
+    beat();
+    await vi.waitFor(() => expect(back).toHaveLength(2));
+  });
+
   it("ignores heartbeats of a server that never enrolled", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
     await runAgent(serverId, await temporaryDirectory());

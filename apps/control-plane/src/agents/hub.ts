@@ -4,7 +4,7 @@
  * agent is alive. The implementation owns NATS (or the in-memory transport), the NATS signing
  * keys and heartbeat tracking.
  */
-import type { AgentClient } from "@platform/agent-protocol";
+import type { AgentClient, AgentEvent } from "@platform/agent-protocol";
 import type { DependencyStatus } from "../health.ts";
 
 /** Server id of the control plane's own machine (the embedded agent). */
@@ -56,6 +56,8 @@ export interface AgentHub {
    * started, or one after a silence longer than the heartbeat timeout (reconciliation runs then).
    */
   onAgentBack(listener: (serverId: string) => void): void;
+  /** Calls `listener` with each event an agent publishes (serverThreshold, ...). */
+  onAgentEvent(listener: (event: AgentEvent) => void): void;
   /** The URL agents on other machines use to reach NATS (given to them at enrollment). */
   readonly natsUrlForAgents: string | null;
   /** The NATS connection's state for /health ("disabled" without NATS_URL). */

@@ -10,8 +10,8 @@ import type { EventKind } from "../db/schema.ts";
 export interface NewEvent {
   organizationId: string;
   kind: EventKind;
-  applicationId: string;
-  payload: { applicationName: string; status: string; message: string };
+  applicationId: string | null;
+  payload: { applicationName: string; status: string; message: string; [key: string]: string };
 }
 
 export async function recordEvent(db: Db, event: NewEvent, now: Date): Promise<void> {

@@ -33,7 +33,15 @@ export class DeploymentLog {
     private readonly onLine: (line: string) => void,
     private readonly onWriteError: (error: unknown) => void,
     private readonly now: () => Date = () => new Date(),
+    /** The log the row already has (a deployment run again after it was handed back). */
+    earlier = "",
   ) {
+    for (const line of earlier.split("\n")) {
+      if (line === "" || line === LOG_TRUNCATED_NOTE) continue;
+      this.lines.push(line);
+      this.characters += line.length + 1;
+    }
+    this.truncated = earlier.startsWith(`${LOG_TRUNCATED_NOTE}\n`);
     this.timer = setInterval(() => void this.flush(), LOG_FLUSH_MS);
     this.timer.unref();
   }
@@ -98,13 +106,15 @@ export class DeploymentLogHub {
   private readonly running = new Map<string, DeploymentLog>();
   private readonly listeners = new Map<string, Set<Listener>>();
 
-  /** Starts the live log of a deployment this process runs. */
-  open(db: Db, deploymentId: string, onWriteError: (error: unknown) => void): DeploymentLog {
+  /** Starts the live log of a deployment this process runs, after the `earlier` lines of its row. */
+  open(db: Db, deploymentId: string, onWriteError: (error: unknown) => void, earlier = ""): DeploymentLog {
     const log = new DeploymentLog(
       db,
       deploymentId,
       (line) => this.emit(deploymentId, { type: "line", line }),
       onWriteError,
+      undefined,
+      earlier,
     );
     this.running.set(deploymentId, log);
     return log;

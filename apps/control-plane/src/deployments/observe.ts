@@ -20,7 +20,9 @@ import type { ServiceContext } from "../context.ts";
 export const DEFAULT_DEPLOYMENT_WATCHDOG_MS = 180_000;
 /** How often a running deployment's service is observed. */
 export const OBSERVE_INTERVAL_MS = 1000;
-const OBSERVE_TIMEOUT_MS = 5000;
+// Short: an unanswered observation is only tried again (it settles nothing), and a request
+// lost in a NATS outage should not hold the next one back.
+const OBSERVE_TIMEOUT_MS = 2000;
 /** How many times a command the agent lost is sent again before the deployment fails. */
 const MAX_RESENDS = 3;
 
@@ -125,6 +127,19 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** `promise`, or undefined as soon as `signal` aborts (the promise is left to end by itself). */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T> | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    settle(promise).then((result) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(result);
+    });
+  });
+}
+
 /** A lost reply: the agent or NATS went away while the command ran (the work may go on). */
 function replyLost(error: unknown): boolean {
   if (error instanceof AgentUnavailableError || error instanceof AgentTimeoutError) return true;
@@ -136,25 +151,38 @@ function replyLost(error: unknown): boolean {
   );
 }
 
+/** Thrown when a job that is only observed (no send) is found nowhere: it never reached its agent. */
+export class JobNotFound extends Error {}
+
 export interface FollowOptions<T> {
   serverId: string;
   jobId: string;
   /** The service the job changes (deploys); none for builds. */
   serviceName?: string;
-  /** Sends the command; `attempt` is 0 for the first send. */
-  send(attempt: number): Promise<T>;
+  /**
+   * Sends the command; `attempt` is 0 for the first send. Without it the job is only observed
+   * (recovery after a restart of the control plane), and a job found nowhere throws JobNotFound.
+   */
+  send?(attempt: number): Promise<T>;
   /** The result when the observed state shows the job done but its reply was lost. */
-  fromObserved?(runningTasks: number): T;
+  fromObserved?(service: ObservedService): T;
   log(line: string): void;
   signal: AbortSignal;
-  /** Called when the job only waits: its agent unreachable or its reply lost. */
+  /** Called when the agent cannot be observed: the job only waits (it gives its slot back). */
   onWaiting?(): void;
+  /** Called (and awaited) when the agent answers again after onWaiting (it takes a slot back). */
+  onResumed?(): Promise<void>;
 }
 
+const cancelled = (signal: AbortSignal) => signal.reason ?? new Error("Deployment cancelled");
+
 /**
- * Runs an agent job to its end: its reply when one comes, else what observation shows. Throws
- * the agent's error, an Error with the observed failure, or one saying the agent showed no sign
- * of life for the watchdog's time.
+ * Runs an agent job to its end: its reply when one comes, else what observation shows. Only an
+ * observation (or the agent's own reply) settles it: while the agent cannot be reached the job
+ * waits, without its slot, for as long as it takes (a cancel ends the wait), and is settled
+ * from the first observation once the agent answers again. The watchdog fails a job only when
+ * the agent answers and shows no progress for its time. Throws the agent's error, an Error
+ * with the observed failure, or JobNotFound (observe-only jobs).
  */
 export async function followAgentJob<T>(services: ServiceContext, options: FollowOptions<T>): Promise<T> {
   const { serverId, jobId, serviceName, signal, log } = options;
@@ -166,62 +194,84 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
   let observable = true;
   let seenAgent = false;
   let waitLogged = false;
+  let waiting = false;
   const startedAt = Date.now();
-  let reply: Promise<Settled<T>> | undefined = settle(options.send(attempt));
+  const send = options.send;
+  let reply: Promise<Settled<T>> | undefined = send ? settle(send(attempt)) : undefined;
   let lostError: unknown;
+  const wait = () => {
+    if (waiting) return;
+    waiting = true;
+    options.onWaiting?.();
+  };
   for (;;) {
     const first = await Promise.race([
       reply ?? new Promise<never>(() => {}),
       sleep(OBSERVE_INTERVAL_MS, signal),
     ]);
-    if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
+    if (signal.aborted) throw cancelled(signal);
     if (first) {
       if (first.ok) return first.value;
       // Nobody served the server's subjects when it was sent: the agent never had it. Wait a
       // little for it (a restarting agent), then fail.
-      if (first.error instanceof AgentUnavailableError && !seenAgent) {
+      if (send && first.error instanceof AgentUnavailableError && !seenAgent) {
         if (Date.now() - startedAt > agentWaitMs(services)) throw first.error;
         if (!waitLogged) {
           waitLogged = true;
           log(`The agent of server ${serverId} is not connected: waiting for it`);
         }
-        options.onWaiting?.();
+        wait();
         await sleep(OBSERVE_INTERVAL_MS, signal);
-        if (signal.aborted) throw signal.reason ?? new Error("Deployment cancelled");
-        reply = settle(options.send(attempt));
+        if (signal.aborted) throw cancelled(signal);
+        reply = settle(send(attempt));
         continue;
       }
       if (!replyLost(first.error) || !observable) throw first.error;
       lostError = first.error;
       reply = undefined;
-      options.onWaiting?.();
     }
-    let observed: Awaited<ReturnType<typeof observeDeployment>>;
-    try {
-      observed = await observeDeployment(services, serverId, serviceName, jobId);
-    } catch (error) {
+    const observation = await unlessAborted(
+      observeDeployment(services, serverId, serviceName, jobId),
+      signal,
+    );
+    if (!observation) throw cancelled(signal);
+    if (!observation.ok) {
+      const error = observation.error;
       if (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED") {
         // An agent older than observation: only its reply can tell.
         observable = false;
-        if (!reply) throw lostError;
+        if (!reply) {
+          throw (
+            lostError ?? new Error(`The agent of server ${serverId} is too old to tell this job's outcome`)
+          );
+        }
         continue;
       }
-      options.onWaiting?.();
-      if (Date.now() - lastLife > limitMs) {
-        throw new Error(
-          `No sign of life from the agent of server ${serverId} for ${Math.round(limitMs / 1000)} s`,
-        );
+      // Unreachable: nothing is known. Wait without a slot; the watchdog does not run.
+      if (!waitLogged) {
+        waitLogged = true;
+        log(`The agent of server ${serverId} does not answer: waiting for it to tell the outcome`);
       }
+      wait();
       continue;
+    }
+    const observed = observation.value;
+    if (waiting) {
+      waiting = false;
+      waitLogged = false;
+      await options.onResumed?.();
+      if (signal.aborted) throw cancelled(signal);
+      // The wait does not count against the watchdog.
+      lastLife = Date.now();
     }
     seenAgent = true;
     const verdict = serviceName
       ? judgeDeployment(jobId, observed.service, observed.jobActive)
       : ({ kind: observed.jobActive ? "pending" : "absent", state: "" } as Verdict);
-    if (verdict.kind === "done" && options.fromObserved) {
+    if (verdict.kind === "done" && options.fromObserved && observed.service) {
       if (reply) log("The service runs the new version (observed)");
       else log("The agent's reply was lost; the service runs the new version (observed)");
-      return options.fromObserved(verdict.runningTasks);
+      return options.fromObserved(observed.service);
     }
     if (verdict.kind === "failed") throw new Error(verdict.reason);
     if (verdict.kind === "pending" || verdict.kind === "done") {
@@ -242,6 +292,10 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
     // flight one more round, then send the job again (a restarted agent lost it).
     absentSince ??= Date.now();
     if (reply && Date.now() - absentSince < 2 * OBSERVE_INTERVAL_MS) continue;
+    if (!send) {
+      if (Date.now() - absentSince < OBSERVE_INTERVAL_MS) continue;
+      throw new JobNotFound(`No agent works on ${jobId} and its service does not show it`);
+    }
     if (attempt >= MAX_RESENDS) {
       throw new Error(`The agent of server ${serverId} lost the job ${attempt + 1} times; deploy again`);
     }
@@ -249,6 +303,6 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
     absentSince = undefined;
     lastLife = Date.now();
     log(`The agent of server ${serverId} has no trace of this job (restarted?): sending it again`);
-    reply = settle(options.send(attempt));
+    reply = settle(send(attempt));
   }
 }

@@ -113,7 +113,8 @@ beforeAll(async () => {
   directories.push(mainDirectory);
   platform = await startTestPlatform(
     { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
-    { agents: { localAgent: { mainDirectory } } },
+    // A fresh server: none of the CLI builders (nixpacks, railpack, pack) is installed.
+    { agents: { localAgent: { mainDirectory, toolSearchPath: "/nonexistent" } } },
   );
   owner = await platform.registerOwner();
   const project = await ok("project.create", { name: "Pipeline" });
@@ -130,6 +131,56 @@ afterAll(async () => {
   await removeDeployedApps(services);
   for (const directory of directories) await rm(directory, { recursive: true, force: true });
 }, 120_000);
+
+describe("a new application with no build type set (Dokploy's default, nixpacks)", () => {
+  it(
+    "reads nixpacks, and its first deploy on a server without nixpacks builds the repository's Dockerfile and serves",
+    async () => {
+      await git.createRepo("first", { Dockerfile: SERVING_DOCKERFILE, "index.html": "first deploy" });
+      const app = await createApp("first");
+      await ok("application.saveGitProvider", {
+        applicationId: app.applicationId,
+        customGitUrl: git.url("first"),
+        customGitBranch: "main",
+        customGitBuildPath: "/",
+        enableSubmodules: false,
+      });
+      const created = await platform.query("application.one", { applicationId: app.applicationId }, as());
+      expect(created.body.buildType).toBe("nixpacks");
+      const port = await publish(app.applicationId);
+
+      const first = await deploy(app.applicationId);
+      expect(first.status, first.logs).toBe("done");
+      expect(first.logs).toContain(
+        "nixpacks is not installed on this server: building with the repository's Dockerfile instead of nixpacks",
+      );
+      expect(await servedBody(port, "/", "first deploy")).toBe("first deploy");
+    },
+    DEPLOY_WAIT_MS,
+  );
+
+  it(
+    "without a Dockerfile the deployment fails naming the missing tool and what to do",
+    async () => {
+      await git.createRepo("no-dockerfile", { "index.html": "nothing to build with" });
+      const app = await createApp("nodockerfile");
+      await ok("application.saveGitProvider", {
+        applicationId: app.applicationId,
+        customGitUrl: git.url("no-dockerfile"),
+        customGitBranch: "main",
+        customGitBuildPath: "/",
+        enableSubmodules: false,
+      });
+      const failed = await deploy(app.applicationId);
+      expect(failed.status).toBe("error");
+      expect(failed.logs).toContain(
+        "nixpacks is not installed on this server (needed for the nixpacks build type): install it, add a Dockerfile or choose another build type",
+      );
+      expect(await applicationStatus(app.applicationId)).toBe("error");
+    },
+    DEPLOY_WAIT_MS,
+  );
+});
 
 describe("a Git repository with a Dockerfile", () => {
   let app: { applicationId: string; appName: string };

@@ -30,6 +30,7 @@ import { followAgentJob } from "./observe.ts";
 import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
 import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
 import type { DeploymentKind } from "./start.ts";
+import type { DeploymentSlot } from "./worker.ts";
 
 export interface DeploymentRun {
   deploymentId: string;
@@ -41,10 +42,11 @@ export interface DeploymentRun {
   /** Aborted by cancelDeployment / killBuild / deployment.killProcess. */
   signal: AbortSignal;
   /**
-   * Gives the deployment's global slot (DEPLOYMENT_CONCURRENCY) back while it only waits for an
-   * unreachable agent or a lost reply: a stuck deployment does not block the others.
+   * The deployment's global slot (DEPLOYMENT_CONCURRENCY): given back while it only waits for an
+   * unreachable agent (a stuck deployment does not block the others), taken back before it goes
+   * on once the agent answers (the limit holds).
    */
-  releaseSlot?(): void;
+  slot?: DeploymentSlot;
 }
 
 export interface DeploymentOutcome {
@@ -241,7 +243,8 @@ export async function runApplicationDeployment(
             ),
           log,
           signal: run.signal,
-          onWaiting: run.releaseSlot,
+          onWaiting: () => run.slot?.giveBack(),
+          onResumed: async () => run.slot?.take(),
         }),
       );
       if (built.commitHash) log(`Built commit ${built.commitHash}`);
@@ -283,10 +286,11 @@ export async function runApplicationDeployment(
             },
             DEPLOY_TIMEOUT_MS,
           ),
-        fromObserved: (runningTasks) => ({ serviceId: "", created: false, runningTasks }),
+        fromObserved: (service) => ({ serviceId: "", created: false, runningTasks: service.runningTasks }),
         log,
         signal: run.signal,
-        onWaiting: run.releaseSlot,
+        onWaiting: () => run.slot?.giveBack(),
+        onResumed: async () => run.slot?.take(),
       }),
     );
     log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);

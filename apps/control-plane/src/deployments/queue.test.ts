@@ -568,15 +568,20 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect(thirdText).toContain('"status":"error"');
   });
 
-  it("a job that gives its slot back (it only waits for its agent) lets another application's job run", async () => {
+  it("a job that gives its slot back (it only waits for its agent) lets another application's job run, and takes a slot back before it goes on", async () => {
     const gates = new Map<string, () => void>();
+    const tookBack: string[] = [];
     let first = true;
     const runner = async (_services: unknown, run: DeploymentRun): Promise<DeploymentOutcome> => {
-      if (first) {
-        first = false;
-        run.releaseSlot?.();
-      }
+      const waiting = first;
+      first = false;
+      if (waiting) run.slot?.giveBack();
       await new Promise<void>((resolve) => gates.set(run.deploymentId, resolve));
+      if (waiting) {
+        // Its agent answers again: it goes on only with a slot (concurrency 1: once Other ends).
+        await run.slot?.take();
+        tookBack.push(run.deploymentId);
+      }
       return { imageName: `platform/test:${run.deploymentId}` };
     };
     const platform = await start(runner, 1);
@@ -585,10 +590,18 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     await waitFor("the stuck job in the pipeline", async () => gates.has(stuck));
     const other = await t.deploy(await t.createApp("Other"));
     await waitFor("the other job to run beside it", async () => gates.has(other));
+    gates.get(stuck)!();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(tookBack, "the only slot is Other's").toEqual([]);
+    const third = await t.deploy(await t.createApp("Third"));
     gates.get(other)!();
     await t.waitStatus(other, "done");
-    gates.get(stuck)!();
     await t.waitStatus(stuck, "done");
+    expect(tookBack).toEqual([stuck]);
+    // Third waited for the slot Stuck took back first.
+    await waitFor("the third job", async () => gates.has(third));
+    gates.get(third)!();
+    await t.waitStatus(third, "done");
   });
 
   it("keeps only the last 512 KiB of a log and says so", async () => {
@@ -609,7 +622,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
 
   // Two control planes at once on one database: Postgres only (PGlite is one process per directory).
   it.runIf(mode !== "embedded" && testDatabaseKind === "postgres")(
-    "a control plane that dies mid-run: the next one settles that deployment from its agent (here: none answers) and runs the waiting one",
+    "a control plane that dies mid-run: with no agent answering the next one leaves that deployment running (unknown), and once it is stopped runs the waiting one",
     async () => {
       const crashNames = { ...queueNames, ackWaitMs: 2000 };
       const secret = randomBytes(32).toString("base64");
@@ -636,8 +649,10 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       ).connection.close();
 
       const after = new ScriptedPipeline();
-      // No agent runs here: after the watchdog's time the outcome is unknown (fault tests in
-      // tests/faults/ cover a real agent that finished, failed or lost the deployment).
+      // No agent runs here: nothing is known of the interrupted deployment, so it stays running
+      // past the watchdog (never guessed failed), and the application's next job waits; a
+      // stop ends it (fault tests in tests/faults/ cover a real agent that finished, failed or
+      // lost the deployment).
       const next = await startTestPlatform(
         { ...env, PLATFORM_SECRET_KEY: secret, DEPLOYMENT_WATCHDOG_MS: "1000" },
         {
@@ -653,11 +668,12 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
           .selectAll()
           .where("deploymentId", "=", id)
           .executeTakeFirstOrThrow();
-      const settled = await waitFor("the interrupted deployment settled", async () => {
-        const current = await row(interrupted);
-        return current.status === "error" && current;
-      });
-      expect(settled.errorMessage).toMatch(/did not answer for 1 s: its outcome is unknown; deploy again$/);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect((await row(interrupted)).status).toBe("running");
+      expect((await row(waiting)).status).toBe("idle");
+      const killed = await next.mutate("deployment.killProcess", { deploymentId: interrupted }, t.as);
+      expect(killed.status).toBe(200);
+      expect(await row(interrupted)).toMatchObject({ status: "error" });
       await after.finish(waiting);
       await waitFor(
         "the waiting job to run on the new control plane",
@@ -735,6 +751,12 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     for (const id of [interrupted, queued, queuedOther]) {
       await waitFor(`${id} done`, async () => (await query(id)).status === "done");
     }
+    // The run after the hand-back appended to the log of the first one.
+    const log = (await query(interrupted)).logs;
+    expect(log).toMatch(
+      /cloning for deploy\n.*Handed back to the queue[^\n]*\n(.*\n)*.*cloning for deploy\n/,
+    );
+    expect(log).toContain("Deployment done");
     const appRow = await second.services.db
       .selectFrom("applications")
       .select("applicationStatus")

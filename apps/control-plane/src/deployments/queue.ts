@@ -17,6 +17,8 @@
  * wait (10 s) ran out: it runs if the row was handed back, else it is skipped. A graceful stop
  * (close) lets running jobs finish for a grace time, then hands the rest back to the queue.
  */
+
+import { hostname } from "node:os";
 import {
   AckPolicy,
   DeliverPolicy,
@@ -32,13 +34,14 @@ import { type NatsConnection, nanos } from "@nats-io/transport-node";
 import { connectControlPlaneNats } from "../agents/agent-hub.ts";
 import type { Config } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
+import { DeploymentLeases } from "./leases.ts";
 import { DeploymentRecovery, type QueuedJob } from "./recovery.ts";
 import {
   applicationsWithWaitingDeployments,
   hasWaitingDeployments,
   waitingDeployments,
 } from "./repository.ts";
-import { type DeploymentRunner, DeploymentWorker } from "./worker.ts";
+import { type DeploymentRunner, DeploymentSlot, DeploymentWorker } from "./worker.ts";
 
 export type { QueuedJob };
 
@@ -61,6 +64,11 @@ export interface DeploymentQueueOptions {
   consumerInactiveMs?: number;
   /** How long close() lets running deployments finish before handing them back (default 5 s). */
   shutdownGraceMs?: number;
+  /**
+   * This control plane's id for leases on running deployments (default PLATFORM_INSTANCE_ID,
+   * else host name and port): the same id after a restart takes its deployments back at once.
+   */
+  instanceId?: string;
 }
 
 export interface DeploymentQueue {
@@ -77,7 +85,11 @@ export interface DeploymentQueue {
 
 export function createDeploymentQueue(config: Config, options: DeploymentQueueOptions = {}): DeploymentQueue {
   const concurrency = options.concurrency ?? config.deploymentConcurrency ?? DEFAULT_DEPLOYMENT_CONCURRENCY;
-  const worker = new DeploymentWorker(concurrency, options.runner);
+  const worker = new DeploymentWorker(
+    concurrency,
+    options.runner,
+    new DeploymentLeases(options.instanceId ?? config.instanceId ?? `${hostname()}:${config.port}`),
+  );
   const graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   return config.natsUrl
     ? new JetStreamDeploymentQueue(config, worker, options)
@@ -98,6 +110,7 @@ async function stopWorker(
   clearTimeout(timer);
   await worker.handBackAll();
   await Promise.all(active);
+  worker.leases.close();
 }
 
 /** How long a job that could not be claimed (database away) waits before it is tried again. */
@@ -108,8 +121,6 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private services: ServiceContext | undefined;
   private readonly waiting: QueuedJob[] = [];
   private readonly busyApplications = new Set<string>();
-  /** Applications whose running job holds a global slot (one may give it back: releaseSlot). */
-  private readonly holdingSlots = new Set<string>();
   private readonly active = new Set<Promise<unknown>>();
   private closing = false;
   private recovery: DeploymentRecovery | undefined;
@@ -123,6 +134,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
     this.services = services;
     this.recovery = new DeploymentRecovery(
       services,
+      this.worker.leases,
       (job) => this.enqueue(job),
       () => this.pump(),
     );
@@ -137,11 +149,14 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
     this.pump();
   }
 
-  /** Starts every waiting job whose application is free, while slots are free. */
+  /**
+   * Starts every waiting job whose application is free; each waits for a global slot (the
+   * worker's Slots, in arrival order) before it runs.
+   */
   private pump(): void {
     const services = this.services;
     if (!services || this.closing) return;
-    while (this.holdingSlots.size < this.worker.slots.size) {
+    for (;;) {
       const index = this.waiting.findIndex(
         (job) =>
           !this.busyApplications.has(job.applicationId) && !this.recovery?.isRecovering(job.applicationId),
@@ -149,19 +164,19 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
       if (index < 0) return;
       const [job] = this.waiting.splice(index, 1) as [QueuedJob];
       this.busyApplications.add(job.applicationId);
-      this.holdingSlots.add(job.applicationId);
-      const releaseSlot = () => {
-        if (this.holdingSlots.delete(job.applicationId)) this.pump();
-      };
-      const run = this.worker
-        .execute(services, job.deploymentId, releaseSlot)
-        .then((outcome) => {
+      const slot = new DeploymentSlot(this.worker.slots);
+      const run = slot
+        .take()
+        .then(async () => {
+          // A stop before the slot came: the row is still idle and is found at the next start.
+          if (this.closing) return;
+          const outcome = await this.worker.execute(services, job.deploymentId, slot);
           // Not claimed while the database was away: queued again, tried after a pause.
           if (outcome === "retry")
             setTimeout(() => this.enqueue(job).catch(() => {}), RETRY_DELAY_MS).unref();
         })
         .finally(() => {
-          this.holdingSlots.delete(job.applicationId);
+          slot.giveBack();
           this.busyApplications.delete(job.applicationId);
           this.active.delete(run);
           this.pump();
@@ -229,7 +244,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       }
       this.client = jetstream(this.connection);
       await this.ensureStream(this.manager);
-      this.recovery = new DeploymentRecovery(services, (job) => this.enqueue(job));
+      this.recovery = new DeploymentRecovery(services, this.worker.leases, (job) => this.enqueue(job));
       const recovering = await this.recovery.start();
       const waiting = await applicationsWithWaitingDeployments(services.db);
       for (const applicationId of new Set([...waiting, ...recovering])) {
@@ -373,16 +388,17 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       }
       // A deployment the last control plane left running is settled (or handed back) first.
       await this.recovery?.waitFor(job.applicationId);
-      const release = await this.worker.slots.acquire();
+      const slot = new DeploymentSlot(this.worker.slots);
+      await slot.take();
       try {
         if (this.closing) return settle("nak");
-        const outcome = await this.worker.execute(this.services!, job.deploymentId, release);
+        const outcome = await this.worker.execute(this.services!, job.deploymentId, slot);
         // Handed back by a stop: JetStream hands it out again at the next start.
         if (outcome === "handedBack") return settle("nak");
         // Not claimed while the database was away: delivered again once it may be back.
         if (outcome === "retry") return settle("nakLater");
       } finally {
-        release();
+        slot.giveBack();
       }
       settle("ack");
     } finally {
@@ -399,6 +415,26 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       [...this.loops.values()].map((loop) => loop.done),
       this.graceMs,
     );
-    if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
+    await closeConnection(this.connection);
   }
+}
+
+/** How long a stop waits for a NATS connection to drain (NATS may be away) before it closes it. */
+const DRAIN_WAIT_MS = 2000;
+
+/** Drains a NATS connection, or closes it when the drain does not end in DRAIN_WAIT_MS. */
+export async function closeConnection(connection: NatsConnection | undefined): Promise<void> {
+  if (!connection || connection.isClosed()) return;
+  let timer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    connection.drain().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), DRAIN_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!drained) await connection.close().catch(() => {});
 }

@@ -12,6 +12,7 @@
 import type { ObservedService } from "@platform/agent-protocol";
 import { sql } from "kysely";
 import type { ServiceContext } from "../context.ts";
+import { unlessAborted } from "./observe.ts";
 import { serverOf } from "./runtime.ts";
 
 export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
@@ -23,6 +24,8 @@ interface Candidate {
   serverId: string | null;
   applicationStatus: string;
   applicationStatusMessage: string | null;
+  /** When its last deployment ended, as read: a write is skipped once another one ended. */
+  lastCompletedAt: string | null;
 }
 
 /** Why the observed service is not what the application should run; undefined when it is. */
@@ -45,6 +48,8 @@ export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
+  /** Aborted by close: a pass waiting for an unreachable agent ends at once. */
+  private readonly closing = new AbortController();
   /** Drift seen at the last pass, per application: flagged when seen twice in a row. */
   private readonly suspected = new Map<string, string>();
 
@@ -76,6 +81,7 @@ export class Reconciler {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     clearTimeout(this.timer);
     await this.running;
   }
@@ -85,6 +91,13 @@ export class Reconciler {
     let query = db
       .selectFrom("applications")
       .select(["applicationId", "appName", "serverId", "applicationStatus", "applicationStatusMessage"])
+      .select((eb) =>
+        eb
+          .selectFrom("deployments")
+          .select(sql<string | null>`max(completed_at)`.as("lastCompletedAt"))
+          .whereRef("deployments.applicationId", "=", "applications.applicationId")
+          .as("lastCompletedAt"),
+      )
       .where("applicationStatus", "in", ["done", "error"])
       .where(({ exists, selectFrom }) =>
         exists(
@@ -110,24 +123,25 @@ export class Reconciler {
           ? query.where("serverId", "is", null)
           : query.where("serverId", "=", onlyServerId);
     }
-    const candidates: Candidate[] = await query.execute();
+    const candidates = (await query.execute()) as Candidate[];
     const byServer = new Map<string, Candidate[]>();
     for (const app of candidates) {
       const serverId = serverOf(app);
       byServer.set(serverId, [...(byServer.get(serverId) ?? []), app]);
     }
     for (const [serverId, apps] of byServer) {
-      let observed: ObservedService[];
-      try {
-        const answer = await this.services.agents.client.observeServices(
+      const answer = await unlessAborted(
+        this.services.agents.client.observeServices(
           serverId,
           { serviceNames: apps.map((app) => app.appName), jobIds: [] },
           OBSERVE_TIMEOUT_MS,
-        );
-        observed = answer.services;
-      } catch {
-        continue; // an unreachable agent says nothing about its services
-      }
+        ),
+        this.closing.signal,
+      );
+      if (!answer) return; // closing
+      // An unreachable agent says nothing about its services.
+      if (!answer.ok) continue;
+      const observed: ObservedService[] = answer.value.services;
       for (const app of apps) {
         const drift = driftOf(
           observed.find((service) => service.name === app.appName),
@@ -138,21 +152,51 @@ export class Reconciler {
     }
   }
 
+  /**
+   * Sets the application's status, only if nothing changed since `app` was read (compare and
+   * set): the same status and message, no deployment waiting or running, and no deployment
+   * ended since. A deployment that ran meanwhile decides the status, not this stale pass.
+   * Answers whether it was written.
+   */
+  private async write(app: Candidate, status: "done" | "error", message: string | null): Promise<boolean> {
+    const result = await this.services.db
+      .updateTable("applications")
+      .set({ applicationStatus: status, applicationStatusMessage: message })
+      .where("applicationId", "=", app.applicationId)
+      .where("applicationStatus", "=", app.applicationStatus as "done" | "error")
+      .where(sql<boolean>`application_status_message is not distinct from ${app.applicationStatusMessage}`)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("deployments")
+              .select(sql`1`.as("one"))
+              .whereRef("deployments.applicationId", "=", "applications.applicationId")
+              .where((eb) =>
+                eb.or([
+                  eb("deployments.status", "in", ["idle", "running"]),
+                  app.lastCompletedAt === null
+                    ? eb("deployments.completedAt", "is not", null)
+                    : eb("deployments.completedAt", ">", app.lastCompletedAt),
+                ]),
+              ),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   private async apply(app: Candidate, drift: string | undefined): Promise<void> {
-    const { db, logger } = this.services;
+    const { logger } = this.services;
     if (drift === undefined) {
       this.suspected.delete(app.applicationId);
       if (app.applicationStatus === "error" && app.applicationStatusMessage !== null) {
-        await db
-          .updateTable("applications")
-          .set({ applicationStatus: "done", applicationStatusMessage: null })
-          .where("applicationId", "=", app.applicationId)
-          .where("applicationStatus", "=", "error")
-          .execute();
-        logger.info(
-          { applicationId: app.applicationId },
-          "reconciliation: the service runs as it should again",
-        );
+        if (await this.write(app, "done", null)) {
+          logger.info(
+            { applicationId: app.applicationId },
+            "reconciliation: the service runs as it should again",
+          );
+        }
       }
       return;
     }
@@ -161,15 +205,11 @@ export class Reconciler {
     if (!seenBefore || app.applicationStatusMessage === drift) return;
     // Only a status the service's state decides is changed (not a deployment's own error).
     if (app.applicationStatus === "error" && app.applicationStatusMessage === null) return;
-    await db
-      .updateTable("applications")
-      .set({ applicationStatus: "error", applicationStatusMessage: drift })
-      .where("applicationId", "=", app.applicationId)
-      .where("applicationStatus", "in", ["done", "error"])
-      .execute();
-    logger.warn(
-      { applicationId: app.applicationId, drift },
-      "reconciliation: the service differs from the application",
-    );
+    if (await this.write(app, "error", drift)) {
+      logger.warn(
+        { applicationId: app.applicationId, drift },
+        "reconciliation: the service differs from the application",
+      );
+    }
   }
 }

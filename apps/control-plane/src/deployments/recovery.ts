@@ -4,32 +4,25 @@
  * deployment whose service runs it is done; one whose update failed or rolled back is an error
  * with Swarm's cause; one still updating is followed until it settles; one that never reached
  * its service (and that no agent still works on) is handed back to the queue and runs again.
- * When the agent cannot be reached for the watchdog's time, the deployment is an error saying
- * its outcome is unknown. The queue runs no other deployment of an application while its
+ * While the agent cannot be reached the deployment stays running (nothing is known): it is
+ * settled from the first observation once the agent answers (followAgentJob, the same loop a
+ * running deployment uses). The queue runs no other deployment of an application while its
  * recovery is under way (waitFor).
  */
-import { AgentCommandError } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 import { recordEvent } from "./events.ts";
-import {
-  describeService,
-  judgeDeployment,
-  OBSERVE_INTERVAL_MS,
-  observeDeployment,
-  watchdogMs,
-} from "./observe.ts";
-import {
-  type DeploymentResult,
-  requeueDeployment,
-  runningDeployments,
-  settleRunningDeployment,
-} from "./repository.ts";
+import type { DeploymentLeases } from "./leases.ts";
+import { followAgentJob, JobNotFound } from "./observe.ts";
+import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
 import { serverOf } from "./runtime.ts";
 
 export interface QueuedJob {
   deploymentId: string;
   applicationId: string;
 }
+
+/** How often a followed deployment's row is read, to end the following once it was stopped. */
+const STATUS_CHECK_MS = 2000;
 
 type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
 
@@ -39,6 +32,8 @@ export class DeploymentRecovery {
 
   constructor(
     private readonly services: ServiceContext,
+    /** This control plane's leases: only a deployment whose lease it takes is recovered here. */
+    private readonly leases: DeploymentLeases,
     /** Puts a handed-back deployment in the queue again. */
     private readonly requeue: (job: QueuedJob) => Promise<void>,
     /** Called when an application's recovery ended. */
@@ -47,7 +42,11 @@ export class DeploymentRecovery {
 
   /** Loads the running deployments and starts following each; answers their application ids. */
   async start(): Promise<string[]> {
-    const rows = await runningDeployments(this.services.db);
+    const rows = [];
+    for (const row of await runningDeployments(this.services.db)) {
+      // Another live control plane runs or follows it: not ours to recover.
+      if (await this.leases.take(this.services.db, row.deploymentId, this.services.now())) rows.push(row);
+    }
     if (rows.length > 0) {
       this.services.logger.info(
         { deploymentIds: rows.map((row) => row.deploymentId) },
@@ -58,6 +57,7 @@ export class DeploymentRecovery {
       const before = this.pending.get(row.applicationId) ?? Promise.resolve();
       const next = before
         .then(() => this.recover(row))
+        .finally(() => this.leases.release(row.deploymentId))
         .catch((error) =>
           this.services.logger.error(
             { err: error, deploymentId: row.deploymentId },
@@ -92,65 +92,60 @@ export class DeploymentRecovery {
 
   private async recover(row: Running): Promise<void> {
     const { services } = this;
-    const serverId = serverOf(row);
-    const signal = this.controller.signal;
-    const limitMs = watchdogMs(services);
-    const started = Date.now();
-    let lastLife = Date.now();
-    let lastState = "";
-    let absentRounds = 0;
-    while (!signal.aborted) {
-      let observed: Awaited<ReturnType<typeof observeDeployment>> | undefined;
-      try {
-        observed = await observeDeployment(services, serverId, row.appName, row.deploymentId);
-      } catch (error) {
-        if (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED") {
-          return this.settle(row, {
-            status: "error",
-            errorMessage: `The control plane restarted during this deployment and the agent of server ${serverId} is too old to tell its outcome; deploy again`,
-          });
-        }
-        if (Date.now() - started > limitMs) {
-          return this.settle(row, {
-            status: "error",
-            errorMessage: `The control plane restarted during this deployment and the agent of server ${serverId} did not answer for ${Math.round(limitMs / 1000)} s: its outcome is unknown; deploy again`,
-          });
-        }
-      }
-      if (observed) {
-        const verdict = judgeDeployment(row.deploymentId, observed.service, observed.jobActive);
-        if (verdict.kind === "done") {
-          return this.settle(row, { status: "done", imageName: observed.service?.image || null });
-        }
-        if (verdict.kind === "failed")
-          return this.settle(row, { status: "error", errorMessage: verdict.reason });
-        if (verdict.kind === "pending") {
-          absentRounds = 0;
-          if (verdict.state !== lastState || observed.jobActive) {
-            lastState = verdict.state;
-            lastLife = Date.now();
-          }
-          if (Date.now() - lastLife > limitMs) {
-            return this.settle(row, {
-              status: "error",
-              errorMessage: `No progress for ${Math.round(limitMs / 1000)} s: ${describeService(observed.service)}`,
-            });
-          }
-        } else if (++absentRounds >= 2) {
-          // Not on the service and no agent works on it: it never got that far. Run it again.
-          const handedBack = await requeueDeployment(
-            services.db,
-            row.deploymentId,
-            "The control plane restarted before this deployment reached its service: it runs again",
-            services.now(),
-          );
-          if (handedBack)
-            await this.requeue({ deploymentId: row.deploymentId, applicationId: row.applicationId });
-          return;
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, OBSERVE_INTERVAL_MS));
+    // A stop of the deployment (deployment.killProcess marks it error) ends the following.
+    const controller = new AbortController();
+    const stop = () => controller.abort();
+    this.controller.signal.addEventListener("abort", stop, { once: true });
+    const check = setInterval(() => {
+      services.db
+        .selectFrom("deployments")
+        .select("status")
+        .where("deploymentId", "=", row.deploymentId)
+        .executeTakeFirst()
+        .then(
+          (current) => current?.status !== "running" && stop(),
+          () => {},
+        );
+    }, STATUS_CHECK_MS);
+    try {
+      await this.follow(row, controller.signal);
+    } finally {
+      clearInterval(check);
+      this.controller.signal.removeEventListener("abort", stop);
     }
+  }
+
+  private async follow(row: Running, signal: AbortSignal): Promise<void> {
+    const { services } = this;
+    let result: DeploymentResult;
+    try {
+      result = await followAgentJob(services, {
+        serverId: serverOf(row),
+        jobId: row.deploymentId,
+        serviceName: row.appName,
+        fromObserved: (service): DeploymentResult => ({ status: "done", imageName: service.image || null }),
+        log: () => {},
+        signal,
+      });
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error instanceof JobNotFound) {
+        // Not on the service and no agent works on it: it never got that far. Run it again.
+        const handedBack = await moveDeployments(
+          services.db,
+          { deploymentId: row.deploymentId },
+          ["running"],
+          "idle",
+          { line: "The control plane restarted before this deployment reached its service: it runs again" },
+          services.now(),
+        );
+        if (handedBack.length > 0)
+          await this.requeue({ deploymentId: row.deploymentId, applicationId: row.applicationId });
+        return;
+      }
+      result = { status: "error", errorMessage: (error as Error).message };
+    }
+    await this.settle(row, result);
   }
 
   private async settle(row: Running, result: DeploymentResult): Promise<void> {
@@ -159,14 +154,15 @@ export class DeploymentRecovery {
       result.status === "done"
         ? "The service runs this deployment (observed after a restart of the control plane): Deployment done"
         : `Deployment failed: ${result.errorMessage}`;
-    const settled = await settleRunningDeployment(
+    const settled = await moveDeployments(
       services.db,
-      row.deploymentId,
+      { deploymentId: row.deploymentId },
+      ["running"],
       result,
-      line,
+      { line },
       services.now(),
     );
-    if (!settled) return;
+    if (settled.length === 0) return;
     services.logger.info({ deploymentId: row.deploymentId, status: result.status }, "deployment recovered");
     await settleApplication(services, row.applicationId, row.title, result);
   }

@@ -171,17 +171,32 @@ export interface DeploymentResult {
   commitMessage?: string | null;
 }
 
-export async function finishDeployment(
+/**
+ * Moves the deployments picked by `filter` that are in one of `from` to `to` (a result: done |
+ * error, completed now; or "idle": handed back to the queue), and either appends `line` to their
+ * log or replaces the log with `logs` (the full log of the process that ran it). Conditional on
+ * the status read (`from`): a deployment someone else moved meanwhile is left alone. Answers
+ * the ids it changed.
+ */
+export async function moveDeployments(
   db: Db,
-  deploymentId: string,
-  result: DeploymentResult,
+  filter: { deploymentId?: string; applicationId?: string },
+  from: DeploymentStatus[],
+  to: DeploymentResult | "idle",
+  log: { line: string } | { logs: string },
   now: Date,
-): Promise<void> {
-  await db
+): Promise<string[]> {
+  const logs = "logs" in log ? log.logs : sql<string>`logs || ${`${now.toISOString()} ${log.line}\n`}`;
+  const change =
+    to === "idle" ? { status: "idle" as const, startedAt: null } : { ...to, completedAt: now.toISOString() };
+  let query = db
     .updateTable("deployments")
-    .set({ ...result, completedAt: now.toISOString() })
-    .where("deploymentId", "=", deploymentId)
-    .execute();
+    .set({ ...change, logs })
+    .where("status", "in", from);
+  if (filter.deploymentId) query = query.where("deploymentId", "=", filter.deploymentId);
+  if (filter.applicationId) query = query.where("applicationId", "=", filter.applicationId);
+  const rows = await query.returning("deploymentId").execute();
+  return rows.map((row) => row.deploymentId);
 }
 
 /**
@@ -189,27 +204,21 @@ export async function finishDeployment(
  * `reason`, appending it to their log (waiting ones dropped from the queue, or ones a stopped
  * control plane left running). Answers the ids it changed.
  */
-export async function failDeployments(
+export function failDeployments(
   db: Db,
   filter: { deploymentId?: string; applicationId?: string },
   statuses: DeploymentStatus[],
   reason: string,
   now: Date,
 ): Promise<string[]> {
-  const line = `${now.toISOString()} ${reason}\n`;
-  let query = db
-    .updateTable("deployments")
-    .set({
-      status: "error",
-      errorMessage: reason,
-      completedAt: now.toISOString(),
-      logs: sql<string>`logs || ${line}`,
-    })
-    .where("status", "in", statuses);
-  if (filter.deploymentId) query = query.where("deploymentId", "=", filter.deploymentId);
-  if (filter.applicationId) query = query.where("applicationId", "=", filter.applicationId);
-  const rows = await query.returning("deploymentId").execute();
-  return rows.map((row) => row.deploymentId);
+  return moveDeployments(
+    db,
+    filter,
+    statuses,
+    { status: "error", errorMessage: reason },
+    { line: reason },
+    now,
+  );
 }
 
 /** Applications with waiting deployments (resumed when the control plane starts). */
@@ -274,49 +283,6 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
     .where("status", "in", ["done", "error"]);
   if (serving) query = query.where("deploymentId", "!=", serving.deploymentId);
   return query.returningAll().execute();
-}
-
-/**
- * Stores the end of a running deployment found after the fact (recovery, watchdog), with a
- * line appended to its log; false when it was no longer running.
- */
-export async function settleRunningDeployment(
-  db: Db,
-  deploymentId: string,
-  result: DeploymentResult,
-  line: string,
-  now: Date,
-): Promise<boolean> {
-  const text = `${now.toISOString()} ${line}\n`;
-  const row = await db
-    .updateTable("deployments")
-    .set({ ...result, completedAt: now.toISOString(), logs: sql<string>`logs || ${text}` })
-    .where("deploymentId", "=", deploymentId)
-    .where("status", "=", "running")
-    .returning("deploymentId")
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/**
- * Hands a running deployment back to the queue (status idle again), with a line appended to
- * its log; false when it was no longer running.
- */
-export async function requeueDeployment(
-  db: Db,
-  deploymentId: string,
-  line: string,
-  now: Date,
-): Promise<boolean> {
-  const text = `${now.toISOString()} ${line}\n`;
-  const row = await db
-    .updateTable("deployments")
-    .set({ status: "idle", startedAt: null, logs: sql<string>`logs || ${text}` })
-    .where("deploymentId", "=", deploymentId)
-    .where("status", "=", "running")
-    .returning("deploymentId")
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 /** Deployments left running (by a control plane that stopped), with what recovery needs. */

@@ -8,19 +8,15 @@
  * to run at the next start.
  */
 import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
 import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
+import { DeploymentLeases } from "./leases.ts";
 import { DeploymentLogHub } from "./logs.ts";
 import { type DeploymentOutcome, type DeploymentRun, runApplicationDeployment } from "./pipeline.ts";
-import {
-  claimDeployment,
-  type DeploymentResult,
-  failDeployments,
-  finishDeployment,
-  requeueDeployment,
-} from "./repository.ts";
+import { claimDeployment, type DeploymentResult, failDeployments, moveDeployments } from "./repository.ts";
 
 /** The abort reason of a deployment handed back to the queue by a stopping control plane. */
 class HandBack extends Error {}
@@ -48,6 +44,41 @@ export class Slots {
   }
 }
 
+/**
+ * One deployment's hold on a global slot: given back while the deployment only waits for an
+ * unreachable agent, taken back (waiting for a free one) before it goes on.
+ */
+export class DeploymentSlot {
+  private release: (() => void) | undefined;
+  private taking: Promise<void> | undefined;
+  /** Set by giveBack while a take is pending: the slot it gets is given back at once. */
+  private dropTaken = false;
+
+  constructor(private readonly slots: Slots) {}
+
+  /** Takes a slot unless one is held. */
+  take(): Promise<void> {
+    if (this.release) return Promise.resolve();
+    this.dropTaken = false;
+    this.taking ??= this.slots.acquire().then((release) => {
+      this.taking = undefined;
+      if (this.dropTaken) release();
+      else this.release = release;
+    });
+    return this.taking;
+  }
+
+  giveBack(): void {
+    if (this.taking) this.dropTaken = true;
+    const release = this.release;
+    this.release = undefined;
+    release?.();
+  }
+}
+
+/** How long a write the database refused (it is away) waits before it is tried again. */
+const STORE_RETRY_MS = 1000;
+
 interface RunningJob {
   controller: AbortController;
   finished: Promise<void>;
@@ -57,10 +88,14 @@ export class DeploymentWorker {
   readonly logs = new DeploymentLogHub();
   readonly slots: Slots;
   private readonly running = new Map<string, RunningJob>();
+  /** Aborted by handBackAll: writes waiting for the database give up (the next start recovers). */
+  private readonly stopping = new AbortController();
 
   constructor(
     concurrency: number,
     private readonly runner: DeploymentRunner = runApplicationDeployment,
+    /** This control plane's leases on running deployments (several control planes, one database). */
+    readonly leases = new DeploymentLeases(newId()),
   ) {
     this.slots = new Slots(concurrency);
   }
@@ -90,6 +125,7 @@ export class DeploymentWorker {
 
   /** Hands every running deployment back to the queue (idle again) and waits until each is stored. */
   async handBackAll(): Promise<void> {
+    this.stopping.abort();
     const jobs = [...this.running.values()];
     for (const job of jobs) {
       job.controller.abort(new HandBack("Handed back to the queue: the control plane is stopping"));
@@ -105,7 +141,7 @@ export class DeploymentWorker {
   async execute(
     services: ServiceContext,
     deploymentId: string,
-    releaseSlot: () => void = () => {},
+    slot?: DeploymentSlot,
   ): Promise<"ran" | "handedBack" | "retry"> {
     let finish!: () => void;
     const job: RunningJob = {
@@ -117,7 +153,7 @@ export class DeploymentWorker {
     this.running.set(deploymentId, job);
     const claim = { done: false };
     try {
-      return await this.run(services, deploymentId, job.controller, releaseSlot, claim);
+      return await this.run(services, deploymentId, job.controller, slot, claim);
     } catch (error) {
       if (!claim.done && error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") {
         services.logger.warn(
@@ -134,8 +170,36 @@ export class DeploymentWorker {
       this.logs.end(deploymentId, "error", reason);
       return "ran";
     } finally {
+      if (claim.done) await this.leases.release(deploymentId);
       this.running.delete(deploymentId);
       finish();
+    }
+  }
+
+  /**
+   * Runs a write until the database takes it: a refusal because the database is away is tried
+   * again every STORE_RETRY_MS, until a stop (the row stays running: the next start recovers it).
+   */
+  private async store<T>(
+    services: ServiceContext,
+    deploymentId: string,
+    write: () => Promise<T>,
+  ): Promise<T> {
+    let warned = false;
+    for (;;) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!databaseAway(error) || this.stopping.signal.aborted) throw error;
+        if (!warned) {
+          warned = true;
+          services.logger.warn(
+            { err: error, deploymentId },
+            "deployment not stored: the database is away; retrying",
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, STORE_RETRY_MS));
+      }
     }
   }
 
@@ -143,31 +207,41 @@ export class DeploymentWorker {
     services: ServiceContext,
     deploymentId: string,
     controller: AbortController,
-    releaseSlot: () => void,
+    slot: DeploymentSlot | undefined,
     claim: { done: boolean },
   ): Promise<"ran" | "handedBack"> {
     const { db, logger } = services;
     const deployment = await claimDeployment(db, deploymentId, services.now());
     claim.done = true;
     if (!deployment) return "ran"; // dropped from the queue, or already run
-    const application = await db
-      .selectFrom("applications")
-      .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-      .innerJoin("projects", "projects.projectId", "environments.projectId")
-      .select([
-        "applications.applicationId",
-        "applications.name",
-        "applications.applicationStatus",
-        "projects.organizationId",
-      ])
-      .where("applications.applicationId", "=", deployment.applicationId)
-      .executeTakeFirst();
+    // From here on the row is running: a write the database refuses is tried again until it is
+    // stored (a deployment must not stay running because the database was away for a while).
+    const store = <T>(write: () => Promise<T>) => this.store(services, deploymentId, write);
+    await store(() => this.leases.hold(db, deploymentId, services.now()));
+    const application = await store(() =>
+      db
+        .selectFrom("applications")
+        .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+        .innerJoin("projects", "projects.projectId", "environments.projectId")
+        .select([
+          "applications.applicationId",
+          "applications.name",
+          "applications.applicationStatus",
+          "projects.organizationId",
+        ])
+        .where("applications.applicationId", "=", deployment.applicationId)
+        .executeTakeFirst(),
+    );
     if (!application) return "ran"; // deleted meanwhile: its deployments went with it
     const previousStatus = application.applicationStatus;
-    await setApplicationStatus(services, application.applicationId, "running");
+    await store(() => setApplicationStatus(services, application.applicationId, "running"));
 
-    const log = this.logs.open(db, deploymentId, (error) =>
-      logger.warn({ err: error, deploymentId }, "deployment log not stored"),
+    // A deployment run again (handed back) keeps its earlier lines.
+    const log = this.logs.open(
+      db,
+      deploymentId,
+      (error) => logger.warn({ err: error, deploymentId }, "deployment log not stored"),
+      deployment.logs,
     );
     log.append(`Deployment ${deploymentId} started: ${deployment.title}`);
     let result: DeploymentResult;
@@ -183,7 +257,7 @@ export class DeploymentWorker {
             : undefined,
         log: (line) => log.append(line),
         signal: controller.signal,
-        releaseSlot,
+        slot,
       });
       result = {
         status: "done",
@@ -203,16 +277,20 @@ export class DeploymentWorker {
       if (cancelled && controller.signal.reason instanceof HandBack) {
         log.append(message);
         await log.close();
-        await requeueDeployment(db, deploymentId, message, services.now());
-        await setApplicationStatus(services, application.applicationId, previousStatus);
+        await store(() =>
+          moveDeployments(db, { deploymentId }, ["running"], "idle", { logs: log.text() }, services.now()),
+        );
+        await store(() => setApplicationStatus(services, application.applicationId, previousStatus));
         return "handedBack";
       }
       log.append(cancelled ? message : `Deployment failed: ${message}`);
     }
     await log.close();
-    await finishDeployment(db, deploymentId, result, services.now());
+    await store(() =>
+      moveDeployments(db, { deploymentId }, ["running"], result, { logs: log.text() }, services.now()),
+    );
     const applicationStatus: ApplicationStatus = cancelled ? previousStatus : result.status;
-    await setApplicationStatus(services, application.applicationId, applicationStatus);
+    await store(() => setApplicationStatus(services, application.applicationId, applicationStatus));
     if (!cancelled) {
       await recordEvent(
         db,
@@ -235,6 +313,10 @@ export class DeploymentWorker {
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);
     return "ran";
   }
+}
+
+function databaseAway(error: unknown): boolean {
+  return error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE";
 }
 
 async function setApplicationStatus(

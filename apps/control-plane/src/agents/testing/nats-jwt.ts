@@ -12,6 +12,9 @@ import { formatCreds } from "@platform/agent";
 import { createNatsAuthority } from "@platform/agent/testing/nats-auth.ts";
 import { TestNatsServer } from "@platform/agent/testing/nats-server.ts";
 
+/** An agent's own nkey user keypair, as enrollment makes it (for benches outside this package). */
+export { createUser as createAgentUser } from "@nats-io/nkeys";
+
 export interface JwtNats {
   server: TestNatsServer;
   /** Environment for startTestPlatform. */
