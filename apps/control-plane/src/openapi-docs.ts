@@ -39,6 +39,7 @@ export const tagDocs: Record<string, string> = {
   domain: "Domains routed to applications through Traefik, with Let's Encrypt, custom or no TLS.",
   security: "HTTP Basic credentials protecting an application (APR1 hashes in the proxy).",
   settings: "Instance settings: the web server's domain and this machine's Traefik proxy (administrators).",
+  admin: "Instance administration: the monitoring of the control plane's own machine.",
   deploy: "Inbound webhooks: a Git provider's push deploys an application.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
@@ -103,6 +104,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "user.checkUserOrganizations": {
     description:
       "The number of organizations a user belongs to (the caller, or a member of the caller's organization).",
+  },
+  "user.getMetricsToken": {
+    description:
+      "This machine's monitoring configuration with its token, for instance administrators (`metricsConfig` is null for everyone else), the server IP and `enabledFeatures`.",
   },
 
   // organization
@@ -238,6 +243,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Deletes a server and revokes its agent's credentials; refused while services are placed on it.",
     errors: [409],
+  },
+  "server.setupMonitoring": {
+    description:
+      "Keeps the server's `metricsConfig` (sealed) and has its agent apply it live: system and container samples into its local store, pruned after retentionDays, served on server.port at /metrics (Bearer token, JSON or Prometheus text), threshold callbacks.",
+  },
+  "server.getServerMetrics": {
+    description:
+      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard; pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
   },
   "server.publicIp": {
     description:
@@ -529,6 +542,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
 
   // settings
+  "admin.setupMonitoring": {
+    description:
+      "Sets up the monitoring of the control plane's own machine (instance administrators): the same as server.setupMonitoring for this machine.",
+  },
   "settings.getWebServerSettings": {
     description:
       "The instance's web server settings: host, TLS, server IP, dashboard, Traefik image and wildcard domain; the SSH private key shown as `[redacted]`.",
@@ -551,6 +568,45 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "settings.updateTraefikConfig": {
     description:
       "Replaces traefik.yml (checked against Traefik's static configuration schema first) and restarts the proxy.",
+  },
+  "settings.cleanUnusedImages": {
+    description:
+      "Removes unused images on this machine or on `serverId` through its agent and answers the bytes and objects reclaimed; another organization removes only images labelled as its own.",
+  },
+  "settings.cleanUnusedVolumes": {
+    description:
+      "Removes unused volumes on this machine or on `serverId` and answers what was reclaimed; another organization removes only volumes labelled as its own.",
+  },
+  "settings.cleanStoppedContainers": {
+    description:
+      "Removes stopped containers on this machine or on `serverId` and answers what was reclaimed; another organization removes only containers labelled as its own.",
+  },
+  "settings.cleanDockerBuilder": {
+    description:
+      "Clears the build cache of this machine or of `serverId` (it has no owner: instance administrators only, 403 otherwise) and answers the bytes reclaimed.",
+  },
+  "settings.cleanAll": {
+    description:
+      "Removes stopped containers, unused images and volumes (and, for instance administrators, the build cache) on this machine or on `serverId`, answering what was reclaimed.",
+  },
+  "settings.updateDockerCleanup": {
+    description:
+      "Turns the daily Docker cleanup (cleanAll at midnight, scheduled with croner, kept across restarts) of this machine or of `serverId` on or off; each run records a dockerCleanup event.",
+  },
+  "settings.readStatsLogs": {
+    description:
+      "One page of the proxy's JSON access log, newest first, filtered by search text, status and date range: `{data, totalCount}`. Instance administrators only for this machine.",
+  },
+  "settings.toggleRequests": {
+    description:
+      "Turns the proxy's JSON access log on or off in traefik.yml (checked against Traefik's schema) and restarts the proxy.",
+  },
+  "settings.haveActivateRequests": {
+    description: "Whether the proxy writes its access log, and to which file inside the proxy's container.",
+  },
+  "settings.saveSSHPrivateKey": {
+    description:
+      "Stores the instance's SSH private key, sealed at rest; it is never shown again (getWebServerSettings shows `[redacted]`).",
   },
 };
 

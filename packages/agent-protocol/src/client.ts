@@ -6,21 +6,26 @@
 import { randomUUID } from "node:crypto";
 import { AgentCommandError, AgentProtocolError } from "./errors.ts";
 import {
+  type AccessLogPage,
   type BuildImageCommand,
   type BuildImageResult,
   type CancelJobResult,
   type CleanBuildCacheResult,
+  type CleanDockerCommand,
   type Command,
   type CommandName,
   type CommandReply,
   type CommandRequest,
   type Container,
   type ContainerConfig,
+  type ContainerMetricsList,
   type ContainerStats,
   type DeployServiceCommand,
   type DeployServiceResult,
+  type DockerCleanupResult,
   type EnsureProxyCommand,
   type ListContainersCommand,
+  type MonitoringSetUp,
   type ObservedServices,
   type ObserveServicesCommand,
   type PingResult,
@@ -31,6 +36,8 @@ import {
   type ProxyReloaded,
   type ProxyService,
   RESULT_NAME_OF_COMMAND,
+  type ReadAccessLogCommand,
+  type ReadContainerMetricsCommand,
   type RegistryAuth,
   type RegistryLoginResult,
   type ResourceOwner,
@@ -199,6 +206,25 @@ export class AgentClient {
     return list.containers;
   }
 
+  /** Applies a monitoring configuration (JSON of metricsConfig) on the server, live. */
+  setupMonitoring(serverId: string, metricsConfigJson: string, timeoutMs?: number): Promise<MonitoringSetUp> {
+    return this.run(
+      serverId,
+      { command: "setupMonitoring", setupMonitoring: { metricsConfigJson } },
+      timeoutMs,
+    );
+  }
+
+  /** The newest stored metrics of one service's containers labelled for `organizationId`. */
+  readContainerMetrics(
+    serverId: string,
+    command: ReadContainerMetricsCommand,
+    timeoutMs?: number,
+  ): Promise<ContainerMetricsList> {
+    assertValidName(command.appName, "appName");
+    return this.run(serverId, { command: "readContainerMetrics", readContainerMetrics: command }, timeoutMs);
+  }
+
   // ---- proxy ----
 
   writeProxyFile(
@@ -244,5 +270,19 @@ export class AgentClient {
 
   reloadProxy(serverId: string, timeoutMs?: number): Promise<ProxyReloaded> {
     return this.run(serverId, { command: "reloadProxy", reloadProxy: {} }, timeoutMs);
+  }
+
+  /** One filtered, sorted page of the proxy's access log. */
+  readAccessLog(serverId: string, command: ReadAccessLogCommand, timeoutMs?: number): Promise<AccessLogPage> {
+    return this.run(serverId, { command: "readAccessLog", readAccessLog: command }, timeoutMs);
+  }
+
+  /** Removes unused Docker objects of one organization, or of the whole engine. */
+  cleanDocker(
+    serverId: string,
+    command: CleanDockerCommand,
+    timeoutMs?: number,
+  ): Promise<DockerCleanupResult> {
+    return this.run(serverId, { command: "cleanDocker", cleanDocker: command }, timeoutMs);
   }
 }

@@ -172,6 +172,32 @@ const requests: CommandRequest[] = [
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
   {
     ...header,
+    command: "readAccessLog",
+    readAccessLog: {
+      page: 2,
+      pageSize: 50,
+      search: "/api",
+      status: ["4xx", "success"],
+      startUnixMs: 1_700_000_000_000,
+      endUnixMs: 1_700_000_100_000,
+      sortField: "duration",
+      sortDescending: true,
+    },
+  },
+  {
+    ...header,
+    command: "cleanDocker",
+    cleanDocker: {
+      containers: true,
+      images: true,
+      volumes: true,
+      buildCache: true,
+      organizationId: "org-1",
+      wholeEngine: true,
+    },
+  },
+  {
+    ...header,
     command: "registryLogin",
     registryLogin: { auth: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" } },
   },
@@ -196,6 +222,12 @@ const requests: CommandRequest[] = [
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
   { ...header, command: "containerStats", containerStats: { swarmServiceName: "web" } },
+  { ...header, command: "setupMonitoring", setupMonitoring: { metricsConfigJson: '{"server":{}}' } },
+  {
+    ...header,
+    command: "readContainerMetrics",
+    readContainerMetrics: { appName: "web", limit: 10, organizationId: "org-1" },
+  },
 ];
 
 const tool = (version: string) => ({ enabled: true, version });
@@ -316,7 +348,44 @@ const replies: CommandReply[] = [
   { requestId: "r-1", result: "proxyFileRemoved", proxyFileRemoved: { removed: true } },
   { requestId: "r-1", result: "proxyService", proxyService: { serviceId: "svc2", created: false } },
   { requestId: "r-1", result: "proxyReloaded", proxyReloaded: { found: true } },
+  {
+    requestId: "r-1",
+    result: "accessLogPage",
+    accessLogPage: {
+      entries: [
+        {
+          timestamp: "2026-11-24T10:00:00Z",
+          method: "GET",
+          path: "/",
+          status: 200,
+          duration: 1_500_000,
+          ip: "203.0.113.7",
+          userAgent: "curl/8.5.0",
+          host: "shop.example.com",
+        },
+      ],
+      totalCount: 1,
+      exists: true,
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "dockerCleanup",
+    dockerCleanup: {
+      reclaimedBytes: 4096,
+      containersDeleted: 1,
+      imagesDeleted: 2,
+      volumesDeleted: 3,
+      buildCacheReclaimedBytes: 512,
+    },
+  },
   { requestId: "r-1", result: "error", error: { code: "CANCELLED", message: "stopped" } },
+  { requestId: "r-1", result: "monitoringSetUp", monitoringSetUp: { port: 4500 } },
+  {
+    requestId: "r-1",
+    result: "containerMetrics",
+    containerMetrics: { recordsJson: "[]", monitoringEnabled: true },
+  },
   {
     requestId: "r-1",
     result: "containerStats",

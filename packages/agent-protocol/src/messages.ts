@@ -282,6 +282,28 @@ export interface ContainerStatsList {
   containers: ContainerStats[];
 }
 
+export interface SetupMonitoringCommand {
+  /** The metricsConfig (spec 2.13) as JSON; see metrics-config.ts. */
+  metricsConfigJson: string;
+}
+
+export interface MonitoringSetUp {
+  port: number;
+}
+
+export interface ReadContainerMetricsCommand {
+  appName: string;
+  limit: number;
+  /** Only containers labelled for this organization; "" = unmanaged ones too. */
+  organizationId: string;
+}
+
+export interface ContainerMetricsList {
+  /** A JSON array of ContainerMetricsRecord, oldest first. */
+  recordsJson: string;
+  monitoringEnabled: boolean;
+}
+
 // ---- proxy (Traefik) ------------------------------------------------------------------------
 
 /** `static` is traefik.yml (fileName ignored), `dynamic` dynamic/<name>, `certificate` PEM files. */
@@ -333,6 +355,70 @@ export type ReloadProxyCommand = Record<string, never>;
 
 export interface ProxyReloaded {
   found: boolean;
+}
+
+/**
+ * Removes unused Docker objects: one organization's (by ownership labels) or, with
+ * `wholeEngine`, every unused one but the platform's own. `buildCache` needs `wholeEngine`.
+ */
+export interface CleanDockerCommand {
+  containers?: boolean;
+  images?: boolean;
+  volumes?: boolean;
+  buildCache?: boolean;
+  organizationId?: string;
+  wholeEngine?: boolean;
+}
+
+/** One page of the proxy's JSON access log, filtered and sorted (settings.readStatsLogs). */
+export interface ReadAccessLogCommand {
+  /** 1-based. */
+  page: number;
+  pageSize: number;
+  search?: string;
+  /** "404", "4xx", or info | success | redirect | client | server. */
+  status?: string[];
+  /** Unix ms; 0 or absent leaves that side open. */
+  startUnixMs?: number;
+  endUnixMs?: number;
+  sortField?: AccessLogSortField | "";
+  sortDescending?: boolean;
+}
+
+export type AccessLogSortField =
+  | "timestamp"
+  | "method"
+  | "path"
+  | "status"
+  | "duration"
+  | "ip"
+  | "userAgent"
+  | "host";
+
+export interface AccessLogEntry {
+  timestamp: string;
+  method: string;
+  path: string;
+  status: number;
+  /** Nanoseconds (Traefik's Duration). */
+  duration: number;
+  ip: string;
+  userAgent: string;
+  host: string;
+}
+
+export interface AccessLogPage {
+  entries: AccessLogEntry[];
+  totalCount: number;
+  exists: boolean;
+}
+
+export interface DockerCleanupResult {
+  reclaimedBytes: number;
+  containersDeleted: number;
+  imagesDeleted: number;
+  volumesDeleted: number;
+  buildCacheReclaimedBytes: number;
 }
 
 /** The label that carries the deployment id on an application's Swarm service spec. */
@@ -387,11 +473,15 @@ export type Command =
   | { command: "registryLogin"; registryLogin: RegistryLoginCommand }
   | { command: "observeServices"; observeServices: ObserveServicesCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
+  | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
+  | { command: "readContainerMetrics"; readContainerMetrics: ReadContainerMetricsCommand }
   | { command: "writeProxyFile"; writeProxyFile: WriteProxyFileCommand }
   | { command: "readProxyFile"; readProxyFile: ReadProxyFileCommand }
   | { command: "removeProxyFile"; removeProxyFile: RemoveProxyFileCommand }
   | { command: "ensureProxy"; ensureProxy: EnsureProxyCommand }
-  | { command: "reloadProxy"; reloadProxy: ReloadProxyCommand };
+  | { command: "reloadProxy"; reloadProxy: ReloadProxyCommand }
+  | { command: "cleanDocker"; cleanDocker: CleanDockerCommand }
+  | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand };
 
 /**
  * What decoding yields for a request whose command this version does not know (a newer sender).
@@ -554,11 +644,15 @@ export type ReplyResult =
   | { result: "registryLogin"; registryLogin: RegistryLoginResult }
   | { result: "observedServices"; observedServices: ObservedServices }
   | { result: "containerStats"; containerStats: ContainerStatsList }
+  | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
+  | { result: "containerMetrics"; containerMetrics: ContainerMetricsList }
   | { result: "proxyFileWritten"; proxyFileWritten: ProxyFileWritten }
   | { result: "proxyFile"; proxyFile: ProxyFile }
   | { result: "proxyFileRemoved"; proxyFileRemoved: ProxyFileRemoved }
   | { result: "proxyService"; proxyService: ProxyService }
-  | { result: "proxyReloaded"; proxyReloaded: ProxyReloaded };
+  | { result: "proxyReloaded"; proxyReloaded: ProxyReloaded }
+  | { result: "dockerCleanup"; dockerCleanup: DockerCleanupResult }
+  | { result: "accessLogPage"; accessLogPage: AccessLogPage };
 
 export type ReplyResultName = ReplyResult["result"];
 
@@ -580,11 +674,15 @@ export interface ResultOfCommand {
   registryLogin: RegistryLoginResult;
   observeServices: ObservedServices;
   containerStats: ContainerStatsList;
+  setupMonitoring: MonitoringSetUp;
+  readContainerMetrics: ContainerMetricsList;
   writeProxyFile: ProxyFileWritten;
   readProxyFile: ProxyFile;
   removeProxyFile: ProxyFileRemoved;
   ensureProxy: ProxyService;
   reloadProxy: ProxyReloaded;
+  cleanDocker: DockerCleanupResult;
+  readAccessLog: AccessLogPage;
 }
 
 export const RESULT_NAME_OF_COMMAND = {
@@ -602,11 +700,15 @@ export const RESULT_NAME_OF_COMMAND = {
   registryLogin: "registryLogin",
   observeServices: "observedServices",
   containerStats: "containerStats",
+  setupMonitoring: "monitoringSetUp",
+  readContainerMetrics: "containerMetrics",
   writeProxyFile: "proxyFileWritten",
   readProxyFile: "proxyFile",
   removeProxyFile: "proxyFileRemoved",
   ensureProxy: "proxyService",
   reloadProxy: "proxyReloaded",
+  cleanDocker: "dockerCleanup",
+  readAccessLog: "accessLogPage",
 } as const satisfies Record<CommandName, Exclude<ReplyResultName, "error">>;
 
 // ---- messages the agent sends on its own ---------------------------------------------------

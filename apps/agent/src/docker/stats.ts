@@ -7,7 +7,7 @@ import type Docker from "dockerode";
 import { SWARM_SERVICE_LABEL } from "./containers.ts";
 
 /** The parts of Docker's stats answer used here (cgroup v1 and v2 both fill these). */
-interface DockerStats {
+export interface DockerStats {
   cpu_stats: { cpu_usage: { total_usage: number }; system_cpu_usage?: number; online_cpus?: number };
   precpu_stats: { cpu_usage: { total_usage: number }; system_cpu_usage?: number };
   memory_stats: { usage?: number; limit?: number; stats?: Record<string, number> };

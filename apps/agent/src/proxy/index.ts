@@ -4,12 +4,14 @@
  */
 import path from "node:path";
 import type {
+  AccessLogPage,
   EnsureProxyCommand,
   ProxyFile,
   ProxyFileRemoved,
   ProxyFileWritten,
   ProxyReloaded,
   ProxyService,
+  ReadAccessLogCommand,
   ReadProxyFileCommand,
   RemoveProxyFileCommand,
   WriteProxyFileCommand,
@@ -20,8 +22,9 @@ import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
+import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
-import { PROXY_SERVICE_NAME } from "./paths.ts";
+import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
 import {
   DASHBOARD_TARGET_PORT,
   findProxyService,
@@ -63,6 +66,12 @@ export class ProxyManager {
   async readFile(command: ReadProxyFileCommand): Promise<ProxyFile> {
     const content = await this.files.read(proxyFileLocation(command.scope, command.fileName));
     return content === undefined ? { exists: false, content: "" } : { exists: true, content };
+  }
+
+  /** One page of the access log Traefik writes to <main directory>/traefik/access.log. */
+  readAccessLog(command: ReadAccessLogCommand): Promise<AccessLogPage> {
+    const file = path.join(this.options.mainDirectory, PROXY_DIRECTORY_NAME, path.basename(ACCESS_LOG_PATH));
+    return readAccessLog(file, command);
   }
 
   async removeFile(command: RemoveProxyFileCommand): Promise<ProxyFileRemoved> {

@@ -10,7 +10,6 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import {
   CamelCasePlugin,
   Kysely,
@@ -24,7 +23,6 @@ import {
   sql,
   type UnknownRow,
 } from "kysely";
-import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { ApiError, databaseUnavailable } from "../errors.ts";
 import { migrations } from "./migrations/index.ts";
@@ -123,7 +121,10 @@ export interface OpenDatabaseOptions {
   onConnectionError?(error: Error): void;
 }
 
-export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): OpenDatabase {
+export async function openDatabase(
+  target: DatabaseTarget,
+  options: OpenDatabaseOptions = {},
+): Promise<OpenDatabase> {
   const plugins = [new CamelCasePlugin(), new DatesAsIsoStrings()];
   if (target.kind === "postgres") {
     const types = {
@@ -153,6 +154,11 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     dataDir = path.resolve(target.dataDir, "pglite");
     mkdirSync(dataDir, { recursive: true });
   }
+  // Loaded only here: a control plane on Postgres never pays for PGlite's code and WebAssembly.
+  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("kysely-pglite-dialect"),
+  ]);
   const client = new PGlite(dataDir, {
     parsers: {
       [INT8_OID]: Number,

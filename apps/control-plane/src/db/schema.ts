@@ -156,6 +156,8 @@ export interface ServerTable {
   hostKeySha256: string | null;
   /** Whether the proxy of this server serves its dashboard on :8080 (settings.toggleDashboard). */
   proxyDashboardEnabled: Generated<boolean>;
+  /** Whether the daily Docker cleanup runs on this server (settings.updateDockerCleanup). */
+  enableDockerCleanup: Generated<boolean>;
 }
 
 export interface AgentEnrollmentTable {
@@ -164,6 +166,13 @@ export interface AgentEnrollmentTable {
   expiresAt: string;
   usedAt: string | null;
   createdAt: Timestamp;
+}
+
+/** Which control plane follows a running deployment, until when (deployments/leases.ts). */
+export interface DeploymentLeaseTable {
+  deploymentId: string;
+  owner: string;
+  until: string;
 }
 
 export interface Database {
@@ -181,12 +190,14 @@ export interface Database {
   agentEnrollments: AgentEnrollmentTable;
   applications: ApplicationTable;
   deployments: DeploymentTable;
+  deploymentLeases: DeploymentLeaseTable;
   events: EventTable;
   registries: RegistryTable;
   domains: DomainTable;
   security: SecurityTable;
   webServerSettings: WebServerSettingsTable;
   ports: PortTable;
+  monitoringConfigs: MonitoringConfigTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -474,7 +485,23 @@ export interface DeploymentTable {
 
 export type Deployment = Selectable<DeploymentTable>;
 
-export type EventKind = "appDeploy" | "appBuildError";
+export type EventKind =
+  | "appDeploy"
+  | "appBuildError"
+  | "databaseBackup"
+  | "volumeBackup"
+  | "platformRestart"
+  | "dockerCleanup"
+  | "serverThreshold";
+
+/** A server's monitoring configuration (spec 2.13), sealed whole: its token is a secret. */
+export interface MonitoringConfigTable {
+  /** A server id, or `local` for the control plane's machine. */
+  serverId: string;
+  organizationId: string;
+  configSealed: string;
+  updatedAt: Timestamp;
+}
 
 /** An event kept for later notification delivery (spec 6.1). */
 export interface EventTable {
@@ -482,6 +509,6 @@ export interface EventTable {
   organizationId: string;
   kind: EventKind;
   applicationId: string | null;
-  payload: Json<{ applicationName: string; status: string; message: string }>;
+  payload: Json<{ applicationName: string; status: string; message: string; [key: string]: string }>;
   createdAt: Timestamp;
 }

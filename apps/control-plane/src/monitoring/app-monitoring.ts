@@ -1,9 +1,11 @@
 /**
- * application.readAppMonitoring: one sample of the running containers of an application's
+ * application.readAppMonitoring: the newest sample of the containers of an application's
  * service, summed over its replicas, in the shape the spec gives (cpu, memory, network,
- * containers).
+ * containers). The sample comes from the agent's metrics store when monitoring collects the
+ * service (only containers carrying the application's organization label), otherwise it is
+ * taken now from Docker.
  */
-import type { ContainerStats } from "@platform/agent-protocol";
+import type { AgentClient, ContainerMetricsRecord, ContainerStats } from "@platform/agent-protocol";
 import { z } from "zod";
 import { nanoCpus } from "../applications/validation.ts";
 
@@ -62,4 +64,30 @@ export function summarizeAppMonitoring(
       uptime: c.startedAtUnixMs > 0 ? Math.max(0, Math.floor((nowUnixMs - c.startedAtUnixMs) / 1000)) : 0,
     })),
   };
+}
+
+/** The newest stored sample of each container of `appName`, or a live one when none is stored. */
+export async function readAppContainerStats(
+  client: AgentClient,
+  serverId: string,
+  appName: string,
+  organizationId: string,
+): Promise<ContainerStats[]> {
+  const stored = await client.readContainerMetrics(serverId, { appName, limit: 200, organizationId }, 15_000);
+  const records = JSON.parse(stored.recordsJson) as ContainerMetricsRecord[];
+  const newest = records.at(-1)?.timestamp;
+  if (!stored.monitoringEnabled || !newest) return client.containerStats(serverId, appName, 15_000);
+  return records
+    .filter((record) => record.timestamp === newest)
+    .map((record) => ({
+      id: record.containerId,
+      name: record.containerName,
+      status: "running",
+      startedAtUnixMs: Date.parse(record.containerCreated) || 0,
+      cpuPercent: record.cpu,
+      memoryUsageBytes: record.memory.used,
+      memoryLimitBytes: record.memory.total,
+      networkRxBytes: record.network.input,
+      networkTxBytes: record.network.output,
+    }));
 }

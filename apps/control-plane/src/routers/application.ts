@@ -66,7 +66,11 @@ import { listApplicationCredentials, listApplicationDomains } from "../domains/r
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
-import { appMonitoringSchema, summarizeAppMonitoring } from "../monitoring/app-monitoring.ts";
+import {
+  appMonitoringSchema,
+  readAppContainerStats,
+  summarizeAppMonitoring,
+} from "../monitoring/app-monitoring.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -573,7 +577,8 @@ export const applicationRouter = defineRouter("application", {
   }),
 
   readAppMonitoring: query({
-    summary: "One sample of the CPU, memory and network use of the application's running containers",
+    summary:
+      "The CPU, memory and network use of the application's containers: the newest collected sample, or one taken now when monitoring does not collect it",
     access: "member",
     editions: ["self-hosted"],
     input: z.object({ appName: appNameSchema }),
@@ -585,7 +590,8 @@ export const applicationRouter = defineRouter("application", {
       const serverId = serverOf(application);
       const stats = await callAgent(
         serverId,
-        () => services.agents.client.containerStats(serverId, application.appName, 15_000),
+        () =>
+          readAppContainerStats(services.agents.client, serverId, application.appName, caller.organizationId),
         logger,
       );
       return summarizeAppMonitoring(stats, application.cpuLimit, services.now().getTime());

@@ -1,5 +1,6 @@
 /** Every spec router, registered in one place: the whole API surface at a glance. */
 import type { RouterDef } from "../procedure.ts";
+import { adminRouter } from "./admin.ts";
 import { agentRouter } from "./agent.ts";
 import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
@@ -34,4 +35,5 @@ export const allRouters: RouterDef[] = [
   domainRouter,
   securityRouter,
   settingsRouter,
+  adminRouter,
 ];

@@ -11,6 +11,7 @@ import { callAgent } from "../agents/errors.ts";
 import { sshKeyBelongsTo } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { fetchServerMetrics, metricsConfigSchema, setupMonitoring } from "../monitoring/monitoring-config.ts";
 import {
   defineRouter,
   type HandlerArgs,
@@ -335,5 +336,37 @@ export const serverRouter = defineRouter("server", {
       message: z.string(),
     }),
     handler: setup,
+  }),
+
+  setupMonitoring: mutation({
+    summary: "Collect and serve the server's metrics with `metricsConfig` (applied live by its agent)",
+    access: "admin",
+    input: z.object({ serverId: idSchema, metricsConfig: metricsConfigSchema }),
+    output: z.object({ success: z.boolean(), message: z.string() }),
+    handler: async ({ services, caller, input, logger }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      const { port } = await setupMonitoring(
+        services,
+        caller.organizationId,
+        server.serverId,
+        input.metricsConfig,
+        logger,
+      );
+      return { success: true, message: `Monitoring runs; metrics are served on port ${port}` };
+    },
+  }),
+
+  getServerMetrics: query({
+    summary:
+      "The metrics a server's agent serves at `url` (…/metrics, or …/metrics/containers?appName=…), read with the Bearer `token`",
+    access: "member",
+    input: z.object({
+      url: z.url({ protocol: /^https?$/ }).max(2048),
+      token: z.string().min(1).max(512),
+      dataPoints: z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"'),
+    }),
+    output: z.array(z.record(z.string(), z.unknown())),
+    handler: ({ services, input }) =>
+      fetchServerMetrics(services, input) as Promise<Record<string, unknown>[]>,
   }),
 });

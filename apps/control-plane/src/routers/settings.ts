@@ -11,15 +11,25 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, forbidden } from "../errors.ts";
+import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
+import { redactedSshPrivateKey, saveInstanceSshPrivateKey } from "../maintenance/instance-ssh-key.ts";
+import {
+  readStatsLogs,
+  readStatsLogsInput,
+  requestLoggingState,
+  setRequestLogging,
+  statsLogsSchema,
+} from "../maintenance/request-log.ts";
+import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
 import { ensureProxyOn, loadWebServerSettings } from "../proxy/proxy-service.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
 import { agentServerId } from "../servers/repository.ts";
+import { keyTextSchema } from "../servers/schemas.ts";
 
 const SELF_HOSTED = ["self-hosted"] as const;
-const REDACTED = "[redacted]";
 
 const optionalServerId = z.object({ serverId: z.string().min(1).max(64).nullish() }).optional();
 
@@ -47,6 +57,21 @@ async function reloadProxy(services: ServiceContext, serverId: string) {
   return callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
 }
 
+/** One of settings.clean*: prunes `serverId` (default this machine), see maintenance/docker-cleanup.ts. */
+function cleanupProcedure(name: keyof typeof CLEANUP_KINDS, summary: string) {
+  return mutation({
+    summary: `${summary} on the server (this machine, or serverId's); answers what was reclaimed`,
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: optionalServerId,
+    output: cleanupReportSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return cleanServer(services, caller.organizationId, serverId, CLEANUP_KINDS[name]);
+    },
+  });
+}
+
 export const settingsRouter = defineRouter("settings", {
   getWebServerSettings: query({
     summary: "The web server settings; the SSH private key is shown redacted",
@@ -61,7 +86,7 @@ export const settingsRouter = defineRouter("settings", {
       serverIp: z.string().nullable(),
       sshPrivateKey: z.string().nullable(),
       enableDockerCleanup: z.boolean(),
-      metricsConfig: z.null(),
+      metricsConfig: metricsConfigSchema.nullable(),
       enableDashboard: z.boolean(),
       traefikImage: z.string(),
       wildcardDomain: z.string(),
@@ -75,9 +100,9 @@ export const settingsRouter = defineRouter("settings", {
         certificateType: settings.certificateType,
         https: settings.https,
         serverIp: settings.serverIp,
-        sshPrivateKey: settings.sshPrivateKeySealed ? REDACTED : null,
+        sshPrivateKey: redactedSshPrivateKey(settings),
         enableDockerCleanup: settings.enableDockerCleanup,
-        metricsConfig: null,
+        metricsConfig: await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID),
         enableDashboard: settings.dashboardEnabled,
         traefikImage: settings.traefikImage,
         wildcardDomain: settings.wildcardDomain,
@@ -185,6 +210,93 @@ export const settingsRouter = defineRouter("settings", {
         services.logger,
       );
       await reloadProxy(services, serverId);
+      return success;
+    },
+  }),
+
+  cleanUnusedImages: cleanupProcedure("cleanUnusedImages", "Remove unused images"),
+  cleanUnusedVolumes: cleanupProcedure("cleanUnusedVolumes", "Remove unused volumes"),
+  cleanStoppedContainers: cleanupProcedure("cleanStoppedContainers", "Remove stopped containers"),
+  cleanDockerBuilder: cleanupProcedure("cleanDockerBuilder", "Clear the build cache"),
+  cleanAll: cleanupProcedure(
+    "cleanAll",
+    "Remove stopped containers, unused images and volumes and the build cache (a system prune)",
+  ),
+
+  updateDockerCleanup: mutation({
+    summary: "Turn the daily Docker cleanup (cleanAll at midnight) of the server on or off",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      enableDockerCleanup: z.boolean(),
+      serverId: z.string().min(1).max(64).nullish(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      const enabled = input.enableDockerCleanup;
+      if (serverId === LOCAL_SERVER_ID) {
+        await services.db
+          .updateTable("webServerSettings")
+          .set({ enableDockerCleanup: enabled, updatedAt: new Date().toISOString() })
+          .where("id", "=", 1)
+          .execute();
+      } else {
+        await services.db
+          .updateTable("servers")
+          .set({ enableDockerCleanup: enabled })
+          .where("serverId", "=", serverId)
+          .execute();
+      }
+      services.dockerCleanup.set(serverId, enabled);
+      return success;
+    },
+  }),
+
+  readStatsLogs: mutation({
+    summary: "One page of the proxy's request log (this machine's, or serverId's), filtered and newest first",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: readStatsLogsInput,
+    output: statsLogsSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      return readStatsLogs(services, serverId, input);
+    },
+  }),
+
+  toggleRequests: mutation({
+    summary: "Turn the proxy's request log (JSON access log in traefik.yml) on or off and restart the proxy",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ enable: z.boolean(), serverId: z.string().min(1).max(64).nullish() }),
+    output: z.object({ success: z.literal(true), enabled: z.boolean() }),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      return setRequestLogging(services, serverId, input.enable);
+    },
+  }),
+
+  haveActivateRequests: query({
+    summary: "Whether the proxy logs requests, and to which file (inside the proxy's container)",
+    access: "admin",
+    input: optionalServerId,
+    output: z.object({ enabled: z.boolean(), filePath: z.string().nullable() }),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return requestLoggingState(services, serverId);
+    },
+  }),
+
+  saveSSHPrivateKey: mutation({
+    summary: "Store the instance's SSH private key (sealed at rest, shown redacted)",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ sshPrivateKey: keyTextSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
+      await saveInstanceSshPrivateKey(services, input.sshPrivateKey);
       return success;
     },
   }),

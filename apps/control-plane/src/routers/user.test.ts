@@ -526,6 +526,5 @@ describe("user", () => {
 
   it("does not offer the procedures of later issues", async () => {
     expect((await platform.mutate("user.sendInvitation", {}, as(owner))).status).toBe(404);
-    expect((await platform.query("user.getMetricsToken", {}, as(owner))).status).toBe(404);
   });
 });

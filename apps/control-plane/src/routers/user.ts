@@ -1,17 +1,22 @@
 /**
  * user: the users of the caller's organization, the caller's own profile and API keys, and the
- * invitations addressed to the caller (spec 4.10). user.sendInvitation and user.getMetricsToken
- * come with notifications and the agent.
+ * invitations addressed to the caller (spec 4.10), and getMetricsToken (this machine's monitoring
+ * configuration, for instance administrators). user.sendInvitation comes with notifications.
  */
 import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
+import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
+import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
+import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import { pendingInvitationsFor } from "../users/invitations.ts";
 import {
   countMemberships,
@@ -364,6 +369,27 @@ export const userRouter = defineRouter("user", {
     handler: async ({ services, caller, input }) => {
       await visibleUser(services, caller, input.userId);
       return { count: await countMemberships(services.db, input.userId) };
+    },
+  }),
+
+  getMetricsToken: query({
+    summary:
+      "This machine's monitoring configuration and its token (instance administrators only; null for others)",
+    access: "member",
+    input: noInput,
+    output: z.object({
+      serverIp: z.string().nullable(),
+      enabledFeatures: z.boolean(),
+      metricsConfig: metricsConfigSchema.nullable(),
+    }),
+    handler: async ({ services, caller }) => {
+      const settings = await loadWebServerSettings(services.db);
+      const serverIp = settings.serverIp ?? (controlPlanePublicIp(services.config) || null);
+      const allowed = await isInstanceAdmin(services.db, caller);
+      const metricsConfig = allowed
+        ? await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID)
+        : null;
+      return { serverIp, enabledFeatures: false, metricsConfig };
     },
   }),
 });

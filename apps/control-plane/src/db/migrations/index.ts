@@ -14,6 +14,9 @@ import * as applicationFields from "./20261124-60-application-fields.ts";
 import * as domainFields from "./20261124-61-domain-fields.ts";
 import * as memberPermissions from "./20261124-62-member-permissions.ts";
 import * as applicationStatusMessage from "./20261124-63-application-status-message.ts";
+import * as deploymentLeases from "./20261124-70-deployment-leases.ts";
+import * as monitoring from "./20261124-70-monitoring.ts";
+import * as dockerCleanup from "./20261124-75-docker-cleanup.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -30,4 +33,7 @@ export const migrations: Record<string, Migration> = {
   "20261124-61-domain-fields": domainFields,
   "20261124-62-member-permissions": memberPermissions,
   "20261124-63-application-status-message": applicationStatusMessage,
+  "20261124-70-deployment-leases": deploymentLeases,
+  "20261124-75-docker-cleanup": dockerCleanup,
+  "20261124-70-monitoring": monitoring,
 };

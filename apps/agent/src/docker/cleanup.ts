@@ -1,0 +1,109 @@
+/**
+ * Docker cleanup (settings.clean*): prunes stopped containers, unused images (dangling or not)
+ * and unused volumes through the Engine's prune endpoints, and the build cache, and adds up
+ * what Docker reports as freed. The label filters decide whose objects go: one organization's
+ * (platform.managed=true and platform.organization=<id>), or, for the instance administrator's
+ * whole-engine cleanup, everything unused except the platform's own (platform.internal).
+ * Only unused objects are touched: Docker's prune never removes a running container or an
+ * image or volume a container still uses.
+ */
+import {
+  type CleanDockerCommand,
+  type DockerCleanupResult,
+  INTERNAL_LABEL,
+  MANAGED_LABEL,
+  ORGANIZATION_LABEL,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { engineMessage } from "./engine.ts";
+
+type Filters = Record<string, string[]>;
+
+/** The label filters of a cleanup; throws INVALID_ARGUMENT when the scope is not exactly one. */
+export function cleanupFilters(command: CleanDockerCommand): Filters {
+  const organizationId = command.organizationId ?? "";
+  if (command.wholeEngine && organizationId) {
+    throw new CommandError(
+      "INVALID_ARGUMENT",
+      "a cleanup is for one organization or the whole engine, not both",
+    );
+  }
+  // One `label!` value only: Docker excludes an object when it carries every value listed.
+  if (command.wholeEngine) return { "label!": [INTERNAL_LABEL] };
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(organizationId)) {
+    throw new CommandError("INVALID_ARGUMENT", "a cleanup needs the organization whose objects it removes");
+  }
+  if (command.buildCache) {
+    throw new CommandError(
+      "INVALID_ARGUMENT",
+      "the build cache has no owner: only a whole-engine cleanup clears it",
+    );
+  }
+  return { label: [`${MANAGED_LABEL}=true`, `${ORGANIZATION_LABEL}=${organizationId}`] };
+}
+
+/** API 1.42 made volume prune skip named volumes unless `all=true` (older engines refuse that filter). */
+async function volumeFilters(docker: Docker, filters: Filters): Promise<Filters> {
+  const { ApiVersion } = await docker.version();
+  const [major = 0, minor = 0] = String(ApiVersion).split(".").map(Number);
+  return major > 1 || minor >= 42 ? { ...filters, all: ["true"] } : filters;
+}
+
+/** Prunes the whole build cache (unused entries too); answers the bytes freed. */
+export async function pruneBuildCache(docker: Docker): Promise<number> {
+  // dockerode's pruneBuilder sends no query: `all` (unused cache too, not only dangling) is set here.
+  const result = await new Promise<{ SpaceReclaimed?: number }>((resolve, reject) =>
+    docker.modem.dial(
+      {
+        path: "/build/prune?",
+        method: "POST",
+        options: { all: true },
+        statusCodes: { 200: true, 500: "server error" },
+      },
+      (error: unknown, data: unknown) =>
+        error ? reject(error) : resolve((data ?? {}) as { SpaceReclaimed?: number }),
+    ),
+  );
+  return result.SpaceReclaimed ?? 0;
+}
+
+export async function cleanDocker(docker: Docker, command: CleanDockerCommand): Promise<DockerCleanupResult> {
+  const filters = cleanupFilters(command);
+  const result: DockerCleanupResult = {
+    reclaimedBytes: 0,
+    containersDeleted: 0,
+    imagesDeleted: 0,
+    volumesDeleted: 0,
+    buildCacheReclaimedBytes: 0,
+  };
+  try {
+    // Containers first: an image or volume only becomes unused once its stopped containers are gone.
+    if (command.containers) {
+      const pruned = await docker.pruneContainers({ filters: JSON.stringify(filters) });
+      result.containersDeleted = pruned.ContainersDeleted?.length ?? 0;
+      result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
+    }
+    if (command.images) {
+      const pruned = await docker.pruneImages({
+        filters: JSON.stringify({ ...filters, dangling: ["false"] }),
+      });
+      result.imagesDeleted = pruned.ImagesDeleted?.length ?? 0;
+      result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
+    }
+    if (command.volumes) {
+      const pruned = await docker.pruneVolumes({
+        filters: JSON.stringify(await volumeFilters(docker, filters)),
+      });
+      result.volumesDeleted = pruned.VolumesDeleted?.length ?? 0;
+      result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
+    }
+    if (command.buildCache) {
+      result.buildCacheReclaimedBytes = await pruneBuildCache(docker);
+      result.reclaimedBytes += result.buildCacheReclaimedBytes;
+    }
+  } catch (error) {
+    throw new CommandError("FAILED", `the Docker cleanup failed: ${engineMessage(error)}`);
+  }
+  return result;
+}

@@ -1,0 +1,190 @@
+/**
+ * Monitoring set-up on the control plane (spec 2.13, 4.8, 4.9, 4.10): a server's metricsConfig
+ * is kept sealed in monitoring_configs (its token is a secret: only the organization owning the
+ * server reads it back, and only its owner and administrators), then sent to the server's agent,
+ * which applies it live. This machine's configuration (`local`) belongs to the instance
+ * organization (admin.setupMonitoring). serverThreshold events the agents publish are recorded
+ * in `events` for notification delivery.
+ */
+import {
+  type AgentEvent,
+  checkOutboundHost,
+  METRICS_ERRORS,
+  type MetricsConfig,
+  metricsConfigSchema,
+  OutboundRefusedError,
+} from "@platform/agent-protocol";
+import type { Logger } from "pino";
+import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import type { ServiceContext } from "../context.ts";
+import { recordEvent } from "../deployments/events.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { instanceOrganizationId } from "../organizations/instance.ts";
+
+export { metricsConfigSchema };
+
+const sealContext = (serverId: string, organizationId: string) => ({
+  table: "monitoring_configs",
+  rowId: serverId,
+  organizationId,
+});
+
+/** The stored configuration of a server of `organizationId`, or null when not set up. */
+export async function loadMonitoringConfig(
+  services: Pick<ServiceContext, "db" | "secrets">,
+  organizationId: string,
+  serverId: string,
+): Promise<MetricsConfig | null> {
+  const row = await services.db
+    .selectFrom("monitoringConfigs")
+    .select("configSealed")
+    .where("serverId", "=", serverId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+  if (!row) return null;
+  return JSON.parse(services.secrets.decrypt(row.configSealed, sealContext(serverId, organizationId)));
+}
+
+/** The callback must pass the outbound guard (no link-local or metadata targets). */
+async function checkCallback(services: Pick<ServiceContext, "config">, urlCallback: string): Promise<void> {
+  try {
+    await checkOutboundHost(new URL(urlCallback).hostname, services.config.outboundAllow);
+  } catch (error) {
+    if (!(error instanceof OutboundRefusedError)) throw error;
+    throw badRequest(`Invalid input: metricsConfig.server.urlCallback: ${error.message}`, {
+      fields: ["metricsConfig.server.urlCallback"],
+    });
+  }
+}
+
+/**
+ * Keeps `config` for `serverId` (already checked to be the caller's, or `local` for the
+ * instance organization) and applies it on the server's agent; answers the agent's port.
+ */
+export async function setupMonitoring(
+  services: ServiceContext,
+  organizationId: string,
+  serverId: string,
+  config: MetricsConfig,
+  logger?: Logger,
+): Promise<{ port: number }> {
+  await checkCallback(services, config.server.urlCallback);
+  const configSealed = services.secrets.encrypt(
+    JSON.stringify(config),
+    sealContext(serverId, organizationId),
+  );
+  await services.db
+    .insertInto("monitoringConfigs")
+    .values({ serverId, organizationId, configSealed, updatedAt: services.now().toISOString() })
+    .onConflict((conflict) =>
+      conflict
+        .column("serverId")
+        .doUpdateSet({ organizationId, configSealed, updatedAt: services.now().toISOString() }),
+    )
+    .execute();
+  return callAgent(
+    serverId,
+    () => services.agents.client.setupMonitoring(serverId, JSON.stringify(config), 20_000),
+    logger,
+  );
+}
+
+/** The organization a server belongs to (`local`: the instance organization). */
+async function organizationOfServer(services: ServiceContext, serverId: string) {
+  if (serverId === LOCAL_SERVER_ID) {
+    const organizationId = await instanceOrganizationId(services.db);
+    return organizationId ? { organizationId, name: "this machine" } : null;
+  }
+  const server = await services.db
+    .selectFrom("servers")
+    .select(["organizationId", "name"])
+    .where("serverId", "=", serverId)
+    .executeTakeFirst();
+  return server ?? null;
+}
+
+/** Records each serverThreshold event of an agent as an event of the server's organization. */
+export function recordThresholdEvents(services: ServiceContext): void {
+  services.agents.onAgentEvent((event: AgentEvent) => {
+    if (event.kind !== "serverThreshold") return;
+    void (async () => {
+      const owner = await organizationOfServer(services, event.serverId);
+      if (!owner) return;
+      const { type = "", value = "", threshold = "", message = "" } = event.attributes;
+      await recordEvent(
+        services.db,
+        {
+          organizationId: owner.organizationId,
+          kind: "serverThreshold",
+          applicationId: null,
+          payload: {
+            applicationName: owner.name,
+            status: "alert",
+            message,
+            serverId: event.serverId,
+            type,
+            value,
+            threshold,
+          },
+        },
+        new Date(event.timeUnixMs || Date.now()),
+      );
+    })().catch((error) =>
+      services.logger.warn({ err: error, serverId: event.serverId }, "serverThreshold event not recorded"),
+    );
+  });
+}
+
+const METRICS_FETCH_TIMEOUT_MS = 10_000;
+const MAX_METRICS_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/**
+ * server.getServerMetrics: GET `<url>?limit=<dataPoints>` with the Bearer token, through
+ * the outbound guard (redirects are not followed). The endpoint's 7.5 messages are passed on.
+ */
+export async function fetchServerMetrics(
+  services: Pick<ServiceContext, "config">,
+  input: { url: string; token: string; dataPoints: string },
+): Promise<unknown[]> {
+  const base = new URL(input.url);
+  try {
+    await checkOutboundHost(base.hostname, services.config.outboundAllow);
+  } catch (error) {
+    if (!(error instanceof OutboundRefusedError)) throw error;
+    throw badRequest(`Invalid input: url: ${error.message}`, { fields: ["url"] });
+  }
+  // As Dokploy: the url names the endpoint (…/metrics or …/metrics/containers?appName=…).
+  const target = new URL(base);
+  target.searchParams.set("limit", input.dataPoints);
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      headers: { authorization: `Bearer ${input.token}`, accept: "application/json" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(METRICS_FETCH_TIMEOUT_MS),
+    });
+  } catch {
+    throw new ApiError("SERVICE_UNAVAILABLE", "The metrics endpoint could not be reached", {
+      fields: ["url"],
+    });
+  }
+  const text = await response.text();
+  if (text.length > MAX_METRICS_ANSWER_BYTES)
+    throw badRequest("The metrics answer is too large", { fields: ["dataPoints"] });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badRequest("The url does not answer like a metrics endpoint", { fields: ["url"] });
+  }
+  if (response.status === 401)
+    throw badRequest("The metrics endpoint refused the token", { fields: ["token"] });
+  if (!response.ok || !Array.isArray(body)) {
+    const message = (body as { error?: { message?: unknown } })?.error?.message;
+    const known = Object.values(METRICS_ERRORS).find((candidate) => candidate === message);
+    if (known) throw new ApiError(response.status === 404 ? "NOT_FOUND" : "BAD_REQUEST", known);
+    throw badRequest("The url does not answer like a metrics endpoint", { fields: ["url"] });
+  }
+  return body;
+}
