@@ -2,10 +2,12 @@
  * `pnpm bench:agent`: round-trip latency (p50/p99) of a no-op command (ping) sent over NATS to
  * the agent daemon, beside a bare NATS request/reply to an echo responder on the same server in
  * the same run, each in its own process; and the agent's idle resident memory (VmRSS from
- * /proc/<pid>/status once it has settled). Requests are sequential, after a warm-up.
+ * /proc/<pid>/status once it has settled), beside that of the same agent run from its single
+ * executable (dist/agent/platform-agent-linux-<arch>, from `npm run build`) when it is built.
+ * Requests are sequential, after a warm-up.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -61,6 +63,43 @@ function summary(name: string, samples: number[]): string {
   return `${name.padEnd(34)} ${cells.join(" ")}`;
 }
 
+async function waitForPing(client: AgentClient, id: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.ping(id, 500);
+      return;
+    } catch (error) {
+      if (attempt > 60) throw new Error(`the agent did not answer: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/** Idle VmRSS of the agent run from dist/agent's executable, or undefined when it is not built. */
+async function executableIdleRss(client: AgentClient, mainDirectory: string): Promise<number | undefined> {
+  const executable = path.join(root, "dist/agent", `platform-agent-linux-${process.arch}`);
+  if (!existsSync(executable)) return undefined;
+  const id = `${serverId}-executable`;
+  const agent = spawn(executable, [], {
+    env: {
+      ...process.env,
+      NATS_URL: natsUrl,
+      AGENT_SERVER_ID: id,
+      AGENT_CONFIG_FILE: path.join(mainDirectory, "absent.json"),
+      AGENT_MAIN_DIR: mainDirectory,
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  try {
+    await waitForPing(client, id);
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    return rssMiB(agent.pid!);
+  } finally {
+    agent.kill("SIGTERM");
+  }
+}
+
 async function main(): Promise<void> {
   const mainDirectory = mkdtempSync(path.join(tmpdir(), "platform-bench-agent-"));
   const agent = startNode("apps/agent/src/main.ts", {
@@ -74,20 +113,13 @@ async function main(): Promise<void> {
   const connection = await connect({ servers: natsUrl });
   const client = new AgentClient(new NatsAgentTransport(connection), 5000);
   try {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await client.ping(serverId, 500);
-        break;
-      } catch (error) {
-        if (attempt > 60) throw new Error(`the agent did not answer: ${(error as Error).message}`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
+    await waitForPing(client, serverId);
     await new Promise<void>((resolve) => echo.stdout!.once("data", () => resolve()));
 
     await new Promise((resolve) => setTimeout(resolve, settleMs));
     const idleRss = rssMiB(agent.pid!);
     const echoRss = rssMiB(echo.pid!);
+    const executableRss = await executableIdleRss(client, mainDirectory);
 
     // The bare request carries the same bytes as an encoded ping request.
     const payload = encodeCommandRequest(makeCommandRequest(serverId, { command: "ping", ping: {} }, 5000));
@@ -109,6 +141,11 @@ async function main(): Promise<void> {
     const overhead = percentile(agentSamples, 50) - percentile(bareSamples, 50);
     console.log(`\nagent overhead at p50: ${overhead.toFixed(3)} ms per command`);
     console.log(`agent idle RSS: ${idleRss} MiB (after ${settleMs} ms idle); ${afterRss} MiB after the run`);
+    if (executableRss !== undefined) {
+      console.log(
+        `agent idle RSS from its single executable: ${executableRss} MiB (after ${settleMs} ms idle)`,
+      );
+    }
     console.log(`bare NATS responder RSS (node + tsx + NATS client, for scale): ${echoRss} MiB`);
   } finally {
     await connection.close();

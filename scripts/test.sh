@@ -3,6 +3,8 @@
 # with the pnpm version package.json pins (through npx, whatever pnpm is or is not installed
 # globally) when node_modules is missing or older than a manifest or the lockfile, then runs
 # vitest, whose global setup starts the test environment (scripts/test-env.sh).
+# `scripts/test.sh --deps-only` installs the dependencies and stops (.ci/run does it first, so that
+# the suites it runs side by side never install at the same time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--" ]; then shift; fi
@@ -22,4 +24,5 @@ if $stale; then
   npx --yes "pnpm@$pnpm_version" install --frozen-lockfile </dev/null
   touch "$stamp"
 fi
+if [ "${1:-}" = "--deps-only" ]; then exit 0; fi
 exec node_modules/.bin/vitest run "$@"

@@ -1,29 +1,30 @@
 #!/bin/sh
-# Platform agent bootstrap for Debian-like hosts. Installs what is missing (Docker from
-# Debian's docker.io, Swarm, the `platform-network` overlay network, Node.js >= 20 from
-# Debian), installs the agent, writes its configuration and starts it: as a systemd unit when
-# systemd runs, otherwise as a background process with a pid file. Running it again is
-# harmless: present pieces are kept, the agent code is refreshed and the agent restarted; an
+# Platform agent bootstrap for Debian and Ubuntu hosts. Downloads the agent (one executable for
+# this machine's architecture, checked against the control plane's sha256 before anything on the
+# host changes), installs what is missing from the distribution (curl, Docker's docker.io, git),
+# joins Swarm and the `platform-network` overlay network, and runs the agent: as the systemd
+# unit platform-agent when systemd runs, otherwise as a background process with a pid file.
+# Running it again changes nothing when nothing changed (same executable, unit and identity, no
+# restart); when the control plane serves a newer agent, it replaces it and restarts it. An
 # agent that already enrolled keeps its identity (pass --reenroll to enroll it again).
 #
 # server.setup runs it over SSH. By hand, as root, with a token from the control plane:
-#   curl -fsSLO https://cp.example.com/agent/install.sh
-#   sh install.sh --control-plane-url https://cp.example.com --enrollment-token <token>
-# (the agent bundle is then downloaded from <control-plane-url>/agent/bundle.tar.gz).
+#   curl -fsSL https://cp.example.com/agent/install.sh | sh -s -- \
+#     --control-plane-url https://cp.example.com --enrollment-token <token>
 #
 # Options:
-#   --control-plane-url URL        where the agent enrolls (http:// or https://)
+#   --control-plane-url URL        the control plane (the agent is downloaded from it and enrolls
+#                                  there; remembered for later runs)
 #   --enrollment-token TOKEN       one-time enrollment token (visible in `ps`; prefer the next)
 #   --enrollment-token-file FILE   read the token from FILE (the file is deleted after reading)
-#   --bundle FILE                  agent bundle (.tar.gz) already on this host
 #   --advertise-addr ADDR          address for `docker swarm init` on multi-homed hosts
 #   --reenroll                     forget a previous enrollment and enroll with the new token
 # Environment (mainly for tests; options win):
 #   PLATFORM_AGENT_STATE_DIR   agent config and credentials (default /etc/platform/agent)
-#   PLATFORM_AGENT_INSTALL_DIR agent code (default /opt/platform-agent)
+#   PLATFORM_AGENT_INSTALL_DIR the agent executable (default /opt/platform-agent)
 #   PLATFORM_MAIN_DIR          the platform's main directory (default /etc/platform)
-#   PLATFORM_AGENT_SOURCE      run the agent from this checkout of the repository instead of
-#                              installing the bundle (its node_modules must be installed)
+#   PLATFORM_AGENT_SOURCE      run the agent with this host's Node.js and tsx from this checkout
+#                              of the repository instead of the executable (development only)
 #   PLATFORM_ENROLL_WAIT       seconds to wait for the agent to enroll (default 60)
 set -eu
 
@@ -37,7 +38,6 @@ UNIT=platform-agent
 CONTROL_PLANE_URL=
 TOKEN=
 TOKEN_FILE=
-BUNDLE=
 ADVERTISE_ADDR=
 REENROLL=no
 
@@ -50,10 +50,9 @@ while [ $# -gt 0 ]; do
     --control-plane-url) need_value "$@"; CONTROL_PLANE_URL=$2; shift 2 ;;
     --enrollment-token) need_value "$@"; TOKEN=$2; shift 2 ;;
     --enrollment-token-file) need_value "$@"; TOKEN_FILE=$2; shift 2 ;;
-    --bundle) need_value "$@"; BUNDLE=$2; shift 2 ;;
     --advertise-addr) need_value "$@"; ADVERTISE_ADDR=$2; shift 2 ;;
     --reenroll) REENROLL=yes; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" 2>/dev/null || echo "see the header of deploy/agent/install.sh"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -75,40 +74,103 @@ if [ -n "$TOKEN_FILE" ]; then
   rm -f "$TOKEN_FILE"
 fi
 [ -z "$TOKEN" ] || matches "$TOKEN" '^[A-Za-z0-9_-]{16,200}$' || die "the enrollment token is malformed"
-[ -z "$CONTROL_PLANE_URL" ] || matches "$CONTROL_PLANE_URL" '^https?://[][A-Za-z0-9.:_%/-]+$' ||
+URL_PATTERN='^https?://[][A-Za-z0-9.:_%/-]+$'
+[ -z "$CONTROL_PLANE_URL" ] || matches "$CONTROL_PLANE_URL" "$URL_PATTERN" ||
   die "--control-plane-url must be an http(s) URL of a host, port and path (got: $CONTROL_PLANE_URL)"
-CONTROL_PLANE_URL=${CONTROL_PLANE_URL%/}
-[ -z "$BUNDLE" ] || [ -f "$BUNDLE" ] || die "--bundle: no such file: $BUNDLE"
 [ -z "$ADVERTISE_ADDR" ] || matches "$ADVERTISE_ADDR" '^[A-Za-z0-9.:]+$' || die "--advertise-addr must be an address"
 [ "$(id -u)" -eq 0 ] || die "run as root (or through sudo)"
 
 enrolled() { [ -f "$STATE_DIR/agent.json" ] && [ -f "$STATE_DIR/agent.creds" ]; }
-if [ "$REENROLL" = yes ]; then rm -f "$STATE_DIR/agent.json" "$STATE_DIR/agent.creds"; fi
-if ! enrolled; then
+if [ "$REENROLL" = yes ] && [ -z "$TOKEN" ]; then die "--reenroll needs --enrollment-token or --enrollment-token-file"; fi
+if [ "$REENROLL" = no ] && ! enrolled; then
   [ -n "$TOKEN" ] || die "this host has no enrolled agent: give --enrollment-token or --enrollment-token-file"
-  [ -n "$CONTROL_PLANE_URL" ] || die "this host has no enrolled agent: give --control-plane-url"
 fi
+# The control plane's URL is remembered so that a later run (an upgrade) needs no argument.
+if [ -z "$CONTROL_PLANE_URL" ] && [ -f "$STATE_DIR/control-plane-url" ]; then
+  CONTROL_PLANE_URL=$(head -n 1 "$STATE_DIR/control-plane-url")
+  matches "$CONTROL_PLANE_URL" "$URL_PATTERN" || die "$STATE_DIR/control-plane-url holds no valid URL"
+fi
+[ -n "$CONTROL_PLANE_URL" ] || die "give --control-plane-url"
+CONTROL_PLANE_URL=${CONTROL_PLANE_URL%/}
 
 has() { command -v "$1" >/dev/null 2>&1; }
 systemd_runs() { [ -d /run/systemd/system ] && has systemctl; }
-apt_install() {
+APT_UPDATED=no
+apt_update() {
   has apt-get || die "$* is missing and this host has no apt-get: install it by hand and run again"
-  say "installing $* from Debian packages"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+  if [ "$APT_UPDATED" = no ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq; APT_UPDATED=yes; fi
 }
+apt_install() {
+  apt_update "$@"
+  say "installing $* from the distribution's packages"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+# Debian 13 ships Docker's CLI in its own package (docker-cli); older releases inside docker.io.
+has_package() { apt_update "$1" && apt-cache show "$1" >/dev/null 2>&1; }
 
-# ---- Docker, Swarm, network, main directory --------------------------------------------------
+# ---- the agent executable: downloaded and checked before anything else changes --------------
+case "$(uname -m)" in
+  x86_64 | amd64) ARCH=x64 ;;
+  aarch64 | arm64) ARCH=arm64 ;;
+  *) die "no agent for this machine's architecture ($(uname -m)); supported: x86_64, aarch64" ;;
+esac
+ARTIFACT=platform-agent-linux-$ARCH
+AGENT_BIN=$INSTALL_DIR/platform-agent
+if ! has curl; then apt_install curl ca-certificates; fi
+CHANGED=no
+NEW_BIN=
+if [ -z "$AGENT_SOURCE" ]; then
+  EXPECTED=$(curl -fsSL "$CONTROL_PLANE_URL/agent/$ARTIFACT.sha256") ||
+    die "could not get $CONTROL_PLANE_URL/agent/$ARTIFACT.sha256 (is the control plane reachable from here?)"
+  EXPECTED=${EXPECTED%% *}
+  matches "$EXPECTED" '^[0-9a-f]{64}$' || die "the control plane sent no sha256 for $ARTIFACT"
+  if [ -f "$AGENT_BIN" ] && [ "$(sha256sum "$AGENT_BIN" | cut -d' ' -f1)" = "$EXPECTED" ]; then
+    say "the agent is up to date (sha256 $EXPECTED)"
+  else
+    NEW_BIN=$(mktemp "${TMPDIR:-/tmp}/platform-agent.XXXXXXXX")
+    trap 'rm -f "$NEW_BIN"' EXIT
+    say "downloading $CONTROL_PLANE_URL/agent/$ARTIFACT"
+    curl -fsSL -o "$NEW_BIN" "$CONTROL_PLANE_URL/agent/$ARTIFACT" || die "could not download the agent"
+    GOT=$(sha256sum "$NEW_BIN" | cut -d' ' -f1)
+    [ "$GOT" = "$EXPECTED" ] ||
+      die "checksum mismatch for $ARTIFACT: expected sha256 $EXPECTED, downloaded $GOT; nothing was changed"
+    say "checksum verified (sha256 $GOT)"
+  fi
+fi
+
+# ---- Docker, git, Swarm, network, main directory ---------------------------------------------
+engine_answers() { docker info >/dev/null 2>&1; }
+socket_answers() { [ -S /var/run/docker.sock ] && curl -fsS --unix-socket /var/run/docker.sock http://localhost/_ping >/dev/null 2>&1; }
 if has docker; then
   say "Docker is installed: $(docker --version)"
+elif socket_answers; then
+  # An engine already runs here (its socket answers): only the CLI is needed, and the package
+  # must not start a second engine (policy-rc.d is Debian's switch for that).
+  if has_package docker-cli; then
+    apt_install docker-cli
+  elif [ -e /usr/sbin/policy-rc.d ]; then
+    apt_install docker.io
+  else
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    apt_install docker.io || { rm -f /usr/sbin/policy-rc.d; exit 1; }
+    rm -f /usr/sbin/policy-rc.d
+  fi
+elif has_package docker-cli; then
+  apt_install docker.io docker-cli
 else
   apt_install docker.io
 fi
-if ! docker info >/dev/null 2>&1; then
+has docker || die "the distribution's packages gave no docker command"
+has git || apt_install git
+if socket_answers && ! engine_answers; then
+  die "the Docker Engine answers on /var/run/docker.sock but 'docker info' fails: $(docker info 2>&1 | tail -n 1)"
+fi
+if ! engine_answers; then
   say "starting Docker"
   if systemd_runs; then systemctl enable --now docker; elif has service; then service docker start; fi
   tries=0
-  until docker info >/dev/null 2>&1; do
+  until engine_answers; do
     tries=$((tries + 1))
     [ "$tries" -le 30 ] || die "the Docker Engine does not answer (docker info)"
     sleep 1
@@ -129,44 +191,41 @@ else
   say "creating overlay network $NETWORK"
   docker network create --driver overlay --attachable "$NETWORK" >/dev/null
 fi
-mkdir -p "$MAIN_DIR"
-mkdir -p "$STATE_DIR"
+mkdir -p "$MAIN_DIR" "$STATE_DIR" "$INSTALL_DIR"
 chmod 700 "$STATE_DIR"
 
-# ---- Node.js and the agent code ---------------------------------------------------------------
-node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
-if ! has node || [ "$(node_major)" -lt 20 ]; then apt_install nodejs npm; fi
-[ "$(node_major)" -ge 20 ] ||
-  die "Node.js 20 or later is needed (this host's Debian packages have $(node -v 2>/dev/null)); install it and run again"
-NODE=$(command -v node)
-
+# ---- the agent in place -----------------------------------------------------------------------
 if [ -n "$AGENT_SOURCE" ]; then
-  AGENT_DIR=$AGENT_SOURCE
-  [ -f "$AGENT_DIR/apps/agent/src/main.ts" ] || die "PLATFORM_AGENT_SOURCE has no apps/agent/src/main.ts"
-  say "running the agent from the checkout $AGENT_DIR"
+  [ -f "$AGENT_SOURCE/apps/agent/src/main.ts" ] || die "PLATFORM_AGENT_SOURCE has no apps/agent/src/main.ts"
+  has node || die "PLATFORM_AGENT_SOURCE needs Node.js on this host"
+  say "running the agent from the checkout $AGENT_SOURCE"
+  WORK_DIR=$AGENT_SOURCE
+  EXEC="$(command -v node) --import tsx apps/agent/src/main.ts"
+  MARKER=apps/agent/src/main.ts
 else
-  AGENT_DIR=$INSTALL_DIR
-  if [ -z "$BUNDLE" ]; then
-    [ -n "$CONTROL_PLANE_URL" ] || die "give --bundle or --control-plane-url to fetch the agent"
-    has curl || apt_install curl ca-certificates
-    BUNDLE=$(mktemp)
-    trap 'rm -f "$BUNDLE"' EXIT
-    say "downloading the agent from $CONTROL_PLANE_URL/agent/bundle.tar.gz"
-    curl -fsSL -o "$BUNDLE" "$CONTROL_PLANE_URL/agent/bundle.tar.gz"
+  if [ -n "$NEW_BIN" ]; then
+    chmod 755 "$NEW_BIN"
+    mv -f "$NEW_BIN" "$AGENT_BIN.new" && mv -f "$AGENT_BIN.new" "$AGENT_BIN"
+    NEW_BIN=
+    CHANGED=yes
+    say "installed the agent at $AGENT_BIN"
   fi
-  has npm || apt_install npm
-  say "installing the agent into $INSTALL_DIR"
-  mkdir -p "$INSTALL_DIR"
-  rm -rf "$INSTALL_DIR/apps" "$INSTALL_DIR/packages" "$INSTALL_DIR/proto"
-  tar -xzf "$BUNDLE" -C "$INSTALL_DIR" --no-same-owner
-  (cd "$INSTALL_DIR" && npm install --omit=dev --no-audit --no-fund --loglevel=error)
-  mkdir -p "$INSTALL_DIR/node_modules/@platform"
-  ln -sfn ../../packages/agent-protocol "$INSTALL_DIR/node_modules/@platform/agent-protocol"
+  WORK_DIR=$INSTALL_DIR
+  EXEC=$AGENT_BIN
+  MARKER=$AGENT_BIN
 fi
 
-# ---- configuration ----------------------------------------------------------------------------
+# Writes stdin to $1 when it differs (then CHANGED=yes); keeps the file untouched otherwise.
+write_if_changed() {
+  tmp=$(mktemp "$1.XXXXXX")
+  cat >"$tmp"
+  if [ -f "$1" ] && cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; CHANGED=yes; fi
+}
+
 # Read by systemd (EnvironmentFile, not a shell); values were validated above.
+[ "$REENROLL" = no ] || rm -f "$STATE_DIR/agent.json" "$STATE_DIR/agent.creds"
 umask 077
+printf '%s\n' "$CONTROL_PLANE_URL" | write_if_changed "$STATE_DIR/control-plane-url"
 {
   printf 'AGENT_STATE_DIR=%s\n' "$STATE_DIR"
   printf 'AGENT_MAIN_DIR=%s\n' "$MAIN_DIR"
@@ -174,16 +233,19 @@ umask 077
     printf 'AGENT_CONTROL_PLANE_URL=%s\n' "$CONTROL_PLANE_URL"
     printf 'AGENT_ENROLLMENT_TOKEN=%s\n' "$TOKEN"
   fi
-} >"$STATE_DIR/agent.env"
+} | write_if_changed "$STATE_DIR/agent.env"
 umask 022
 
-# ---- start (or restart) the agent ------------------------------------------------------------
+# ---- start (or restart) the agent when something changed -------------------------------------
 PID_FILE=$STATE_DIR/agent.pid
 LOG_FILE=$STATE_DIR/agent.log
-stop_background_agent() {
-  [ -f "$PID_FILE" ] || return 0
+background_pid() {
+  [ -f "$PID_FILE" ] || return 1
   pid=$(cat "$PID_FILE")
-  if matches "$pid" '^[0-9]+$' && grep -q 'apps/agent/src/main.ts' "/proc/$pid/cmdline" 2>/dev/null; then
+  matches "$pid" '^[0-9]+$' && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$MARKER" && echo "$pid"
+}
+stop_background_agent() {
+  if pid=$(background_pid); then
     say "stopping the running agent (pid $pid)"
     kill "$pid" 2>/dev/null || true
     tries=0
@@ -193,7 +255,7 @@ stop_background_agent() {
 }
 
 if systemd_runs; then
-  cat >/etc/systemd/system/$UNIT.service <<UNIT_FILE
+  write_if_changed /etc/systemd/system/$UNIT.service <<UNIT_FILE
 [Unit]
 Description=Platform agent
 After=network-online.target docker.service
@@ -201,8 +263,8 @@ Wants=network-online.target
 
 [Service]
 EnvironmentFile=$STATE_DIR/agent.env
-WorkingDirectory=$AGENT_DIR
-ExecStart=$NODE --import tsx apps/agent/src/main.ts
+WorkingDirectory=$WORK_DIR
+ExecStart=$EXEC
 Restart=always
 RestartSec=5
 
@@ -211,37 +273,52 @@ WantedBy=multi-user.target
 UNIT_FILE
   systemctl daemon-reload
   systemctl enable $UNIT >/dev/null 2>&1
-  systemctl restart $UNIT
-  say "agent running as systemd unit $UNIT"
+  if [ "$CHANGED" = yes ] || ! systemctl is-active --quiet $UNIT; then
+    systemctl restart $UNIT
+    say "agent (re)started as systemd unit $UNIT"
+  else
+    say "agent unchanged and running as systemd unit $UNIT"
+  fi
 else
-  stop_background_agent
-  (
-    cd "$AGENT_DIR"
-    export AGENT_STATE_DIR="$STATE_DIR" AGENT_MAIN_DIR="$MAIN_DIR"
-    if ! enrolled; then export AGENT_CONTROL_PLANE_URL="$CONTROL_PLANE_URL" AGENT_ENROLLMENT_TOKEN="$TOKEN"; fi
-    nohup "$NODE" --import tsx apps/agent/src/main.ts >>"$LOG_FILE" 2>&1 </dev/null &
-    echo $! >"$PID_FILE"
-  )
-  say "agent running in the background (pid $(cat "$PID_FILE"), log $LOG_FILE)"
+  if [ "$CHANGED" = no ] && pid=$(background_pid); then
+    say "agent unchanged and running in the background (pid $pid)"
+  else
+    stop_background_agent
+    (
+      cd "$WORK_DIR"
+      set -a
+      . "$STATE_DIR/agent.env"
+      set +a
+      # shellcheck disable=SC2086 # EXEC is a command line made above from validated paths
+      nohup $EXEC >>"$LOG_FILE" 2>&1 </dev/null &
+      echo $! >"$PID_FILE"
+    )
+    say "agent running in the background (pid $(cat "$PID_FILE"), log $LOG_FILE)"
+  fi
 fi
 
 # ---- wait for the enrollment ------------------------------------------------------------------
+agent_log() {
+  if systemd_runs; then journalctl -u $UNIT -n 20 --no-pager 2>/dev/null || true; else tail -n 20 "$LOG_FILE" 2>/dev/null || true; fi
+}
 waited=0
 until enrolled; do
   if [ "$waited" -ge "$ENROLL_WAIT" ]; then
     say "the agent did not enroll within ${ENROLL_WAIT}s; its last log lines:"
-    if systemd_runs; then journalctl -u $UNIT -n 20 --no-pager 2>/dev/null || true; else tail -n 20 "$LOG_FILE" 2>/dev/null || true; fi
+    agent_log
     exit 1
   fi
-  if ! systemd_runs && ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+  if ! systemd_runs && ! background_pid >/dev/null; then
     say "the agent stopped; its last log lines:"
-    tail -n 20 "$LOG_FILE" 2>/dev/null || true
+    agent_log
     exit 1
   fi
   sleep 1
   waited=$((waited + 1))
 done
 # The token is spent once the agent enrolled; keep it out of the files on disk.
-sed -i '/^AGENT_ENROLLMENT_TOKEN=/d; /^AGENT_CONTROL_PLANE_URL=/d' "$STATE_DIR/agent.env"
+if grep -q '^AGENT_ENROLLMENT_TOKEN=' "$STATE_DIR/agent.env"; then
+  sed -i '/^AGENT_ENROLLMENT_TOKEN=/d; /^AGENT_CONTROL_PLANE_URL=/d' "$STATE_DIR/agent.env"
+fi
 say "agent enrolled ($(grep -o '"serverId": *"[^"]*"' "$STATE_DIR/agent.json"))"
 say "done"

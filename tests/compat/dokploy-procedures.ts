@@ -36,8 +36,12 @@ export const sources = {
     "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   settings:
-    "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search",
+    "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  admin:
+    "routers/admin.ts (setupMonitoring: adminProcedure, input apiUpdateWebServerMonitoring = {metricsConfig}), found by code search; commit not shown by the search",
+  monitoring:
+    "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
 } as const;
 
@@ -168,6 +172,18 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["userId*"],
     output: "number",
     differs: { "(output)": "we answer {count}" },
+  },
+  "user.getMetricsToken": {
+    kind: "query",
+    source: "monitoring",
+    input: [],
+    output: "object:serverIp,enabledFeatures,metricsConfig",
+  },
+  "admin.setupMonitoring": {
+    kind: "mutation",
+    source: "admin",
+    input: ["metricsConfig*"],
+    output: "object:success,message",
   },
 
   "organization.all": { kind: "query", source: "organization", input: [], output: "array:id,name,ownerId" },
@@ -445,6 +461,21 @@ export const dokployProcedures: Record<string, Row> = {
     source: "server",
     input: ["serverId*"],
     output: "object:ufw,ssh,nonRootUser,unattendedUpgrades,fail2ban",
+  },
+  "server.setupMonitoring": {
+    kind: "mutation",
+    source: "monitoring",
+    input: ["serverId*", "metricsConfig*"],
+    output: "any",
+    differs: {
+      "(output)": "we answer {success, message} where Dokploy answers the monitoring container it started",
+    },
+  },
+  "server.getServerMetrics": {
+    kind: "query",
+    source: "monitoring",
+    input: ["url*", "token*", "dataPoints*"],
+    output: "any",
   },
   "server.enrollmentCommand": {
     kind: "mutation",
@@ -1162,5 +1193,68 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["traefikConfig*"],
     output: "boolean",
     differs: { serverId: "we also write the configuration of a remote server's proxy" },
+  },
+  "settings.cleanUnusedImages": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "boolean",
+  },
+  "settings.cleanUnusedVolumes": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "boolean",
+  },
+  "settings.cleanStoppedContainers": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "boolean",
+  },
+  "settings.cleanDockerBuilder": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "null",
+  },
+  // Dokploy answers whatever its background cleanup returns.
+  "settings.cleanAll": { kind: "mutation", source: "settings", input: ["serverId"], output: "any" },
+  "settings.updateDockerCleanup": {
+    kind: "mutation",
+    source: "settings",
+    input: ["enableDockerCleanup*", "serverId"],
+    output: "boolean",
+  },
+  "settings.saveSSHPrivateKey": {
+    kind: "mutation",
+    source: "settings",
+    input: ["sshPrivateKey*"],
+    output: "boolean",
+  },
+  "settings.readStatsLogs": {
+    // Dokploy declares a tRPC query documented as POST (its openapi meta); the spec says POST.
+    kind: "mutation",
+    source: "settings",
+    input: ["page", "status", "search", "sort", "dateRange"],
+    output: "object:data,totalCount",
+    differs: { serverId: "we also read the request log of a remote server's proxy" },
+  },
+  "settings.toggleRequests": {
+    kind: "mutation",
+    source: "settings",
+    input: ["enable*"],
+    output: "boolean",
+    differs: { serverId: "we also switch the request log of a remote server's proxy" },
+  },
+  "settings.haveActivateRequests": {
+    kind: "query",
+    source: "settings",
+    input: [],
+    output: "boolean!",
+    differs: {
+      serverId: "we also read a remote server's proxy configuration",
+      "(output)": "the spec answers {enabled, filePath} where Dokploy answers the boolean alone",
+    },
   },
 };

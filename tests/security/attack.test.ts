@@ -94,6 +94,8 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   appType: "stack",
   title: "probe",
   role: "member",
+  cronJob: "0 0 * * *",
+  dataPoints: "10",
 };
 
 type JsonSchema = {

@@ -40,8 +40,14 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       ...options,
       publishLogChunk:
         options.publishLogChunk ?? ((chunk) => transport.publishLogChunk(options.serverId, chunk)),
+      publishEvent: options.publishEvent ?? ((event) => transport.publishEvent(event)),
     });
   const intervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+  try {
+    await core.monitoring.start();
+  } catch (error) {
+    logger?.warn({ err: error }, "monitoring not resumed");
+  }
   const commands: Subscription = transport.serveCommands(core.serverId, (request) => core.handle(request));
   await transport.flush();
 
@@ -75,6 +81,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       stopped = true;
       clearTimeout(timer);
       commands.unsubscribe();
+      await core.monitoring.stop();
       await transport.flush().catch(() => {});
       logger?.info({ serverId: core.serverId }, "agent stopped");
     },

@@ -5,13 +5,18 @@
  * Docker is called).
  */
 import { hostname as osHostname } from "node:os";
+import path from "node:path";
 import {
+  type AgentEvent,
+  type AllowList,
+  assertValidName,
   type CommandReply,
   type CommandRequest,
   errorReply,
   type Heartbeat,
   InvalidNameError,
   type LogChunk,
+  type ReadContainerMetricsCommand,
   refuseIfExpired,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
@@ -20,6 +25,7 @@ import { securityAudit } from "./audit/index.ts";
 import { type ServiceProbe, systemctlProbe } from "./audit/services.ts";
 import { CommandError } from "./command-error.ts";
 import { Deployer } from "./deploy/index.ts";
+import { cleanDocker } from "./docker/cleanup.ts";
 import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
 import {
   createDockerClient,
@@ -30,6 +36,7 @@ import {
   withTimeout,
 } from "./docker/engine.ts";
 import { containerStats } from "./docker/stats.ts";
+import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
 import { registryLogin } from "./registry/login.ts";
 import { swarmState } from "./validate/engine-facts.ts";
@@ -61,6 +68,12 @@ export interface AgentCoreOptions {
   publishLogChunk?: (chunk: LogChunk) => void;
   /** The proxy's Swarm service name (default platform-traefik; tests use their own). */
   proxyServiceName?: string;
+  /** Publishes events (serverThreshold); startAgent passes the transport's. */
+  publishEvent?: (event: AgentEvent) => void;
+  /** Loopback/private targets monitoring callbacks may reach (PLATFORM_OUTBOUND_ALLOW). */
+  outboundAllow?: AllowList;
+  /** Address the /metrics endpoints listen on (default all interfaces). */
+  metricsListenHost?: string;
   logger?: Logger;
 }
 
@@ -74,6 +87,7 @@ export class AgentCore {
   private readonly serviceProbe: ServiceProbe;
   readonly deployer: Deployer;
   readonly proxy: ProxyManager;
+  readonly monitoring: Monitoring;
 
   constructor(private readonly options: AgentCoreOptions) {
     this.serverId = options.serverId;
@@ -93,6 +107,15 @@ export class AgentCore {
       logger,
     });
     this.proxy = new ProxyManager({ docker, mainDirectory, serviceName: options.proxyServiceName, logger });
+    this.monitoring = new Monitoring({
+      serverId: this.serverId,
+      docker,
+      directory: path.join(mainDirectory, "monitoring"),
+      publishEvent: options.publishEvent,
+      outboundAllow: options.outboundAllow,
+      listenHost: options.metricsListenHost,
+      logger,
+    });
   }
 
   /** Runs one command; never rejects (failures become error replies). */
@@ -219,6 +242,18 @@ export class AgentCore {
               containers: await containerStats(this.docker, request.containerStats.swarmServiceName),
             },
           };
+        case "setupMonitoring":
+          return {
+            requestId,
+            result: "monitoringSetUp",
+            monitoringSetUp: await this.monitoring.apply(request.setupMonitoring.metricsConfigJson),
+          };
+        case "readContainerMetrics":
+          return {
+            requestId,
+            result: "containerMetrics",
+            containerMetrics: await this.readContainerMetrics(request.readContainerMetrics),
+          };
         case "writeProxyFile":
           return {
             requestId,
@@ -245,12 +280,35 @@ export class AgentCore {
           };
         case "reloadProxy":
           return { requestId, result: "proxyReloaded", proxyReloaded: await this.proxy.reload() };
+        case "readAccessLog":
+          return {
+            requestId,
+            result: "accessLogPage",
+            accessLogPage: await this.proxy.readAccessLog(request.readAccessLog),
+          };
+        case "cleanDocker":
+          return {
+            requestId,
+            result: "dockerCleanup",
+            dockerCleanup: await cleanDocker(this.docker, request.cleanDocker),
+          };
         default:
           return errorReply(requestId, "UNIMPLEMENTED", "this agent does not know the command");
       }
     } catch (error) {
       return this.errorToReply(requestId, request.command, error);
     }
+  }
+
+  /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */
+  private async readContainerMetrics(command: ReadContainerMetricsCommand) {
+    const appName = assertValidName(command.appName, "appName");
+    const limit = Math.min(Math.max(command.limit || 1, 1), 10_000);
+    const records = await this.monitoring.containers(appName, limit, command.organizationId || undefined);
+    return {
+      recordsJson: JSON.stringify(typeof records === "string" ? [] : records),
+      monitoringEnabled: this.monitoring.enabled,
+    };
   }
 
   private errorToReply(requestId: string, command: string, error: unknown): CommandReply {

@@ -4,7 +4,7 @@
  * loads its configuration (config.ts), connects to NATS with its credentials and serves
  * commands and heartbeats until SIGTERM/SIGINT. Logs JSON lines, never secrets.
  */
-import { NatsAgentTransport } from "@platform/agent-protocol";
+import { NatsAgentTransport, parseAllowList } from "@platform/agent-protocol";
 import { startAgent } from "./agent.ts";
 import { configFilePath, loadAgentConfig, stateDirectory } from "./config.ts";
 import { enrollAgent } from "./enroll.ts";
@@ -34,11 +34,14 @@ async function main(): Promise<void> {
   }
 
   const config = await loadAgentConfig(env);
+  // The same allow list as the control plane's: loopback/private targets of monitoring callbacks.
+  const allow = parseAllowList(env.PLATFORM_OUTBOUND_ALLOW ?? "");
+  if ("problem" in allow) throw new Error(`PLATFORM_OUTBOUND_ALLOW: ${allow.problem}`);
   const connection = await connectAgentNats({ ...config, logger });
   const transport = new NatsAgentTransport(connection, {
     onError: (error) => logger.warn({ err: error }, "NATS message dropped"),
   });
-  const agent = await startAgent({ ...config, transport, logger });
+  const agent = await startAgent({ ...config, transport, logger, outboundAllow: allow.list });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

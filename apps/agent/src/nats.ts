@@ -13,7 +13,7 @@ export interface AgentNatsOptions {
   natsUrl: string;
   serverId: string;
   credsFile?: string;
-  /** Wait between reconnect attempts (default 2000 ms). */
+  /** Wait between reconnect attempts (default 1000 ms). */
   reconnectTimeWaitMs?: number;
   logger?: Logger;
 }
@@ -31,7 +31,7 @@ export async function connectAgentNats(options: AgentNatsOptions): Promise<NatsC
     authenticator,
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
-    reconnectTimeWait: options.reconnectTimeWaitMs ?? 2000,
+    reconnectTimeWait: options.reconnectTimeWaitMs ?? 1000,
     pingInterval: 20_000,
   });
   logger?.info({ server: connection.getServer() }, "connected to NATS");

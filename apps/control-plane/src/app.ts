@@ -20,7 +20,7 @@ import { MAX_BODY_BYTES } from "./limits.ts";
 import { registerOpenApiRoutes } from "./openapi.ts";
 import type { RouterDef } from "./procedure.ts";
 import { allRouters } from "./routers/index.ts";
-import { registerAgentBundleRoutes } from "./servers/agent-bundle.ts";
+import { registerAgentArtifactRoutes } from "./servers/agent-artifact.ts";
 import { deployWebhookOpenApi, registerDeployWebhookRoutes } from "./webhooks/route.ts";
 
 export { MAX_BODY_BYTES };
@@ -80,7 +80,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     "/api/application.dropDeployment": dropDeploymentOpenApi,
     "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
   });
-  registerAgentBundleRoutes(app as unknown as Hono);
+  registerAgentArtifactRoutes(app as unknown as Hono);
   registerDeployWebhookRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));

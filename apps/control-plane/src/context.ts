@@ -2,6 +2,7 @@
  * The service context, built once at start and handed to every procedure: configuration,
  * database, logger and the crypto helpers. Tests build their own with a fresh database.
  */
+
 import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
 import type { Config } from "./config.ts";
@@ -9,6 +10,7 @@ import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
 import type { Role } from "./db/schema.ts";
 import type { DeploymentQueue } from "./deployments/queue.ts";
+import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 
 export interface ServiceContext {
   config: Config;
@@ -22,6 +24,8 @@ export interface ServiceContext {
   agents: AgentHub;
   /** The deployment queue and its worker (live logs, aborting running deployments). */
   deployments: DeploymentQueue;
+  /** The daily Docker cleanup jobs (settings.updateDockerCleanup). */
+  dockerCleanup: DockerCleanupSchedule;
   now(): Date;
 }
 

@@ -13,6 +13,8 @@ import { deriveKey, SecretBox } from "./crypto/secret-box.ts";
 import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/database.ts";
 import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
 import { Reconciler } from "./deployments/reconcile.ts";
+import { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
 
 /** Field names whose values never reach a log line. */
@@ -67,7 +69,7 @@ export async function createServices(
     (config.databaseUrl
       ? { kind: "postgres", url: config.databaseUrl }
       : { kind: "pglite", dataDir: config.dataDir });
-  const database = openDatabase(target, {
+  const database = await openDatabase(target, {
     onConnectionError: (error) =>
       logger.warn({ err: error }, "database connection lost; the next query opens a new one"),
   });
@@ -95,6 +97,7 @@ export async function createServices(
     sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
     agents,
     deployments: createDeploymentQueue(config, options.deployments),
+    dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
     now,
   };
   try {
@@ -106,7 +109,11 @@ export async function createServices(
   }
   const reconciler = new Reconciler(services);
   reconciler.start();
+  await services.dockerCleanup
+    .start()
+    .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
+  recordThresholdEvents(services);
   const localProxy =
     config.installLocalProxy && config.edition === "self-hosted" && options.agents?.localAgent !== false
       ? installLocalProxy(services)
@@ -116,10 +123,27 @@ export async function createServices(
     close: async () => {
       // Running deployments are stopped first: stopping them needs the agents.
       await reconciler.close();
+      await services.dockerCleanup.close();
       await services.deployments.close();
       await localProxy;
-      await agents.close();
+      // With NATS away a drain never ends: the stop is bounded (the deployments are stored).
+      await untilOrAfter(agents.close(), AGENTS_CLOSE_WAIT_MS);
       await database.close();
     },
   };
+}
+
+/** How long a stop waits for the agents' NATS connection to close before it goes on. */
+const AGENTS_CLOSE_WAIT_MS = 3000;
+
+/** Waits for `promise`, at most `ms` (a failure is logged by whoever owns it, not here). */
+async function untilOrAfter(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => {}),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }

@@ -619,7 +619,8 @@ describe("jobs", () => {
     expect(again).toMatchObject({ result: "cancelJob", cancelJob: { cancelled: false } });
   }, 60_000);
 
-  it("names the missing tool for CLI build types", async () => {
+  it("names the missing tool for CLI build types when the repository has no Dockerfile", async () => {
+    await git.createRepo("no-dockerfile", { "index.html": "no Dockerfile here\n" });
     const deployer = new Deployer({
       docker,
       mainDirectory,
@@ -632,12 +633,41 @@ describe("jobs", () => {
       ["heroku_buildpacks", "pack"],
       ["paketo_buildpacks", "pack"],
     ] as const) {
-      const command = buildCommand({ buildType });
+      const command = buildCommand({
+        buildType,
+        git: {
+          url: git.url("no-dockerfile"),
+          branch: "main",
+          httpUsername: "builder",
+          httpPassword: "git-pa55word-xyz",
+        },
+      });
       await expect(deployer.buildImage(command)).rejects.toMatchObject({
         code: "FAILED",
-        message: `${tool} is not installed on this server (needed for the ${buildType} build type): install it or choose another build type`,
+        message: `${tool} is not installed on this server (needed for the ${buildType} build type): install it, add a Dockerfile or choose another build type`,
       });
       expect(logs.text(command.logStreamId)).toContain(`${tool} is not installed`);
+    }
+  });
+
+  it("builds the repository's Dockerfile when the CLI builder of the build type is not installed", async () => {
+    const deployer = new Deployer({
+      docker,
+      mainDirectory,
+      publishLogChunk: logs.publish,
+      toolSearchPath: "/nonexistent",
+    });
+    for (const [buildType, tool] of [
+      ["nixpacks", "nixpacks"],
+      ["paketo_buildpacks", "pack"],
+    ] as const) {
+      const command = buildCommand({ buildType, buildArgs: { GREETING: buildType } });
+      const result = await deployer.buildImage(command);
+      expect(result.imageName).toBe(command.imageName);
+      expect(logs.text(command.logStreamId)).toContain(
+        `${tool} is not installed on this server: building with the repository's Dockerfile instead of ${buildType}`,
+      );
+      expect(await runImage(command.imageName, ["cat", "/www/greeting.txt"])).toBe(`greeting=${buildType}`);
     }
   });
 

@@ -193,6 +193,13 @@ const BUILDER_TOOLS = {
   paketo_buildpacks: "pack",
 } as const;
 
+/** The executable a CLI build type needs, or undefined for the types built with docker alone. */
+export function builderTool(buildType: string): string | undefined {
+  return Object.hasOwn(BUILDER_TOOLS, buildType)
+    ? BUILDER_TOOLS[buildType as keyof typeof BUILDER_TOOLS]
+    : undefined;
+}
+
 export async function cliBuild(
   buildType: keyof typeof BUILDER_TOOLS,
   command: BuildImageCommand,
@@ -205,7 +212,7 @@ export async function cliBuild(
   const tool = BUILDER_TOOLS[buildType];
   const executable = await findTool(tool, searchPath);
   if (!executable) {
-    const message = `${tool} is not installed on this server (needed for the ${buildType} build type): install it or choose another build type`;
+    const message = `${tool} is not installed on this server (needed for the ${buildType} build type): install it, add a Dockerfile or choose another build type`;
     log.line(message);
     throw new CommandError("FAILED", message);
   }

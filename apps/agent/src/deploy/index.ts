@@ -2,7 +2,7 @@
  * Deployments on this server: image builds, the Swarm services of applications, and the jobs
  * (builds and deploys) that cancelJob can stop.
  */
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type {
   BuildImageCommand,
@@ -23,6 +23,7 @@ import { ownershipLabels } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
+import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
 import {
   type ArchiveLimits,
@@ -32,10 +33,12 @@ import {
   unpackArchive,
 } from "./archive.ts";
 import {
+  builderTool,
   cliBuild,
   type DockerCli,
   dockerBuild,
   findDockerCli,
+  findTool,
   prepareStaticContext,
   pushImage,
   staticImageFromEnv,
@@ -138,7 +141,8 @@ export class Deployer {
       "platform.app": command.appName,
       ...(command.owner ? ownershipLabels(requireOwner(command.owner)) : {}),
     };
-    if (command.buildType === "dockerfile") {
+    const buildType = await this.effectiveBuildType(command, buildRoot, log);
+    if (buildType === "dockerfile") {
       // As in Dokploy: the Dockerfile is relative to the build path, the context to the source
       // root, and without a context the Dockerfile's directory is the context.
       const dockerfile = await resolveInside(
@@ -161,7 +165,7 @@ export class Deployer {
         signal,
         extraLabels: labels,
       });
-    } else if (command.buildType === "static") {
+    } else if (buildType === "static") {
       const publishDir = await resolveInside(
         "publishDirectory",
         sourceDir,
@@ -191,7 +195,7 @@ export class Deployer {
         extraLabels: labels,
       });
     } else {
-      await cliBuild(command.buildType, command, buildRoot, cli, this.options.toolSearchPath, log, signal);
+      await cliBuild(buildType, command, buildRoot, cli, this.options.toolSearchPath, log, signal);
     }
     throwIfCancelled(signal);
 
@@ -212,6 +216,34 @@ export class Deployer {
     const pushedImage = await push(command.pushRegistry, command.pushImagePrefix);
     const rollbackImage = await push(command.rollbackRegistry, command.rollbackImagePrefix);
     return { imageName: command.imageName, imageId: image.Id, pushedImage, rollbackImage, ...commit };
+  }
+
+  /**
+   * The build type to run. A CLI builder (nixpacks, railpack, pack) that this server lacks gives
+   * way to the repository's Dockerfile when there is one, so that a new application, whose
+   * build type is Dokploy's default nixpacks, deploys on a server without these tools
+   * (docs/decisions.md). Without a Dockerfile, cliBuild names the missing tool.
+   */
+  private async effectiveBuildType(
+    command: BuildImageCommand,
+    buildRoot: string,
+    log: LogStream,
+  ): Promise<BuildImageCommand["buildType"]> {
+    const tool = builderTool(command.buildType);
+    if (!tool || (await findTool(tool, this.options.toolSearchPath))) return command.buildType;
+    const dockerfile = path.join(
+      buildRoot,
+      checkRelativePath("dockerfile", command.dockerfile) || "Dockerfile",
+    );
+    const hasDockerfile = await stat(dockerfile).then(
+      (found) => found.isFile(),
+      () => false,
+    );
+    if (!hasDockerfile) return command.buildType;
+    log.line(
+      `${tool} is not installed on this server: building with the repository's ${path.relative(buildRoot, dockerfile)} instead of ${command.buildType}`,
+    );
+    return "dockerfile";
   }
 
   async deployService(command: DeployServiceCommand): Promise<DeployServiceResult> {
@@ -244,20 +276,7 @@ export class Deployer {
 
   async cleanBuildCache(): Promise<CleanBuildCacheResult> {
     try {
-      // dockerode's pruneBuilder sends no query: `all` (unused cache too, not only dangling) is set here.
-      const result = await new Promise<{ SpaceReclaimed?: number }>((resolve, reject) =>
-        this.options.docker.modem.dial(
-          {
-            path: "/build/prune?",
-            method: "POST",
-            options: { all: true },
-            statusCodes: { 200: true, 500: "server error" },
-          },
-          (error: unknown, data: unknown) =>
-            error ? reject(error) : resolve((data ?? {}) as { SpaceReclaimed?: number }),
-        ),
-      );
-      return { reclaimedBytes: result.SpaceReclaimed ?? 0 };
+      return { reclaimedBytes: await pruneBuildCache(this.options.docker) };
     } catch (error) {
       throw new CommandError("FAILED", `pruning the build cache failed: ${engineMessage(error)}`);
     }

@@ -1,19 +1,24 @@
 /**
- * deploy/agent/install.sh refuses bad arguments before it touches anything, and the control
- * plane serves it and the agent bundle (the code of apps/agent, packages/agent-protocol and
- * proto, with a package.json of their npm dependencies and no tests).
+ * deploy/agent/install.sh refuses bad arguments, and an executable that does not match its
+ * checksum, before it touches anything; the control plane serves it and the agent executable
+ * for its architecture with the executable's sha256.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { AGENT_VERSION } from "@platform/agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { INSTALL_SCRIPT_PATH } from "./agent-bundle.ts";
+import { INSTALL_SCRIPT_PATH } from "./agent-artifact.ts";
 
 const execFileAsync = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, "../../../..");
 let dir: string;
 let platform: TestPlatform;
 
@@ -37,6 +42,8 @@ async function runScript(args: string[], env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "servers-install-"));
+  // The agent executable is served from the build (made here when missing or stale).
+  await execFileAsync("node", ["scripts/build.mjs", "--if-stale"], { cwd: repoRoot });
   platform = await startTestPlatform();
 });
 
@@ -65,14 +72,10 @@ describe("install.sh arguments", () => {
       /enrollment token is malformed/,
     ],
     [["--control-plane-url", url], /no enrolled agent: give --enrollment-token/],
-    [["--enrollment-token", token], /no enrolled agent: give --control-plane-url/],
+    [["--enrollment-token", token], /give --control-plane-url/],
     [
       ["--control-plane-url", url, "--enrollment-token", token, "--advertise-addr", "1.2.3.4;id"],
       /--advertise-addr/,
-    ],
-    [
-      ["--control-plane-url", url, "--enrollment-token", token, "--bundle", "/nonexistent.tar.gz"],
-      /no such file/,
     ],
     [["--control-plane-url"], /needs a value/],
     [["--what"], /unknown argument: --what/],
@@ -112,36 +115,73 @@ describe("install.sh arguments", () => {
   });
 });
 
-describe("GET /agent/install.sh and /agent/bundle.tar.gz", () => {
-  it("serves the script and a bundle of the agent's code without tests", async () => {
+describe("GET /agent/install.sh, /agent/manifest.json and the agent executable", () => {
+  it("serves the script, and the executable for this architecture with its sha256", async () => {
     const script = await platform.request("/agent/install.sh");
     expect(script.status).toBe(200);
     expect(script.body).toMatch(/^#!\/bin\/sh\n# Platform agent bootstrap/);
 
-    const response = await platform.app.request("/agent/bundle.tar.gz");
+    const name = `platform-agent-linux-${process.arch}`;
+    const manifest = await platform.request("/agent/manifest.json");
+    expect(manifest.status).toBe(200);
+    const { sha256, size } = manifest.body.artifacts[name];
+    expect(manifest.body.version).toBe(AGENT_VERSION);
+    expect(sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    const checksum = await platform.request(`/agent/${name}.sha256`);
+    expect(checksum.body).toBe(`${sha256}  ${name}\n`);
+    const response = await platform.app.request(`/agent/${name}`);
     expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("application/gzip");
-    const bundleFile = path.join(dir, "bundle.tar.gz");
-    await writeFile(bundleFile, new Uint8Array(await response.arrayBuffer()));
-    const { stdout: listing } = await execFileAsync("tar", ["-tzf", bundleFile]);
-    const files = listing.split("\n");
-    for (const expected of [
-      "package.json",
-      "apps/agent/src/main.ts",
-      "apps/agent/package.json",
-      "packages/agent-protocol/src/index.ts",
-      "proto/agent.proto",
-    ]) {
-      expect(files).toContain(expected);
-    }
-    expect(files.filter((file) => /\.test\.ts$|\/testing\/|\/fixtures\//.test(file))).toEqual([]);
-    const { stdout: packageJson } = await execFileAsync("tar", ["-xzOf", bundleFile, "package.json"]);
-    const { dependencies } = JSON.parse(packageJson);
-    expect(Object.keys(dependencies)).toEqual(
-      expect.arrayContaining(["tsx", "dockerode", "@nats-io/transport-node", "protobufjs", "zod"]),
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    expect(bytes.length).toBe(size);
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(sha256);
+    // An ELF executable that runs alone: it starts and asks for its configuration.
+    const file = path.join(dir, name);
+    await writeFile(file, bytes, { mode: 0o755 });
+    const run = await execFileAsync(file, [], { env: { AGENT_STATE_DIR: path.join(dir, "none") } }).catch(
+      (error) => error as { stdout: string },
     );
-    expect(Object.values(dependencies).filter((version) => String(version).startsWith("workspace:"))).toEqual(
-      [],
+    expect(run.stdout).toMatch(/"msg":"platform agent starting"/);
+    expect(run.stdout).toMatch(/invalid agent configuration/);
+
+    expect((await platform.request("/agent/platform-agent-linux-sparc")).status).toBe(404);
+  }, 120_000);
+});
+
+describe("install.sh and a checksum that does not match", () => {
+  let server: Server;
+  let served: string;
+
+  beforeAll(async () => {
+    // A control plane whose executable is not what its checksum says.
+    server = createServer((request, response) => {
+      if (request.url === `/agent/platform-agent-linux-${process.arch}.sha256`) {
+        response.end(`${"0".repeat(64)}  platform-agent-linux-${process.arch}\n`);
+      } else if (request.url === `/agent/platform-agent-linux-${process.arch}`) {
+        response.end("#!/bin/sh\ntouch /tmp/pwned\n");
+      } else {
+        response.statusCode = 404;
+        response.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    served = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("refuses it with a clear message and changes nothing", async () => {
+    const result = await runScript([
+      "--control-plane-url",
+      served,
+      "--enrollment-token",
+      "abcdefghijklmnopqrstuvwxyz012345",
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(
+      /checksum mismatch for platform-agent-linux-[a-z0-9]+: expected sha256 0{64}, downloaded [0-9a-f]{64}; nothing was changed/,
     );
+    for (const made of ["state", "main", "install"]) expect(existsSync(path.join(dir, made))).toBe(false);
+    expect(existsSync("/tmp/pwned")).toBe(false);
   });
 });

@@ -205,16 +205,17 @@ describe("server.setup over SSH", () => {
       .toMatchObject({ serverId, online: true, lastHeartbeatAt: expect.any(String), totalSum: 0 });
   }, 30_000);
 
-  it("runs harmlessly a second time: same agent identity, restarted process", async () => {
+  it("changes nothing a second time: same agent identity, same process", async () => {
     const firstPid = await pidIn(path.join(stateDir, "agent.pid"));
     const setup = await platform.mutate("server.setup", { serverId }, as());
     expect(setup.body).toMatchObject({ serverId, serverStatus: "active" });
     const secondPid = await pidIn(path.join(stateDir, "agent.pid"));
     expect(secondPid).toBeDefined();
-    expect(secondPid).not.toBe(firstPid);
+    expect(secondPid).toBe(firstPid);
     const one = (await platform.query("server.one", { serverId }, as())).body;
     expect(one.setupLog).toMatch(/Docker Swarm is active/);
     expect(one.setupLog).toMatch(/network platform-network exists/);
+    expect(one.setupLog).toMatch(/agent unchanged and running/);
     const agentJson = JSON.parse(await readFile(path.join(stateDir, "agent.json"), "utf8"));
     expect(agentJson.serverId).toBe(serverId);
     const validate = await platform.query("server.validate", { serverId }, as());
@@ -247,30 +248,29 @@ describe("server.setup over SSH", () => {
   }, 60_000);
 });
 
-describe("server.setup with the agent bundle (the production path: npm install from the registry)", () => {
-  let bundleDir: string | undefined;
+describe("server.setup with the agent executable (the production path)", () => {
+  let installRoot: string | undefined;
 
   afterAll(async () => {
-    if (!bundleDir) return;
-    await stopProcess(path.join(bundleDir, "agent-state", "agent.pid"));
-    await stopProcess(path.join(bundleDir, "sshd.pid"));
-    await rm(bundleDir, { recursive: true, force: true });
+    if (!installRoot) return;
+    await stopProcess(path.join(installRoot, "agent-state", "agent.pid"));
+    await stopProcess(path.join(installRoot, "sshd.pid"));
+    await rm(installRoot, { recursive: true, force: true });
   });
 
-  it("uploads the bundle, installs its dependencies and runs the agent from it", async () => {
-    bundleDir = await mkdtemp(path.join(tmpdir(), "servers-sshd-bundle-"));
-    const port = await startSshd(bundleDir, []);
-    const serverId = await newServer(await newKey("bundle key", bundleDir), "bundle", port);
+  it("downloads the executable from the control plane, checks it and runs the agent from it", async () => {
+    execFileSync("node", ["scripts/build.mjs", "--if-stale"], { cwd: repoRoot, stdio: "ignore" });
+    installRoot = await mkdtemp(path.join(tmpdir(), "servers-sshd-executable-"));
+    const port = await startSshd(installRoot, []);
+    const serverId = await newServer(await newKey("executable key", installRoot), "executable", port);
     const setup = await platform.mutate("server.setup", { serverId }, as());
     expect(setup.body).toMatchObject({ serverId, serverStatus: "active" });
 
-    const installDir = path.join(bundleDir, "install");
-    const pid = await pidIn(path.join(bundleDir, "agent-state", "agent.pid"));
-    expect(await readlink(`/proc/${pid}/cwd`)).toBe(installDir);
-    expect(existsSync(path.join(installDir, "node_modules/dockerode/package.json"))).toBe(true);
-    expect(existsSync(path.join(installDir, "apps/agent/src/main.ts"))).toBe(true);
+    const executable = path.join(installRoot, "install", "platform-agent");
+    const pid = await pidIn(path.join(installRoot, "agent-state", "agent.pid"));
+    expect(await readlink(`/proc/${pid}/exe`)).toBe(executable);
     const one = (await platform.query("server.one", { serverId }, as())).body;
-    expect(one.setupLog).toMatch(/installing the agent into/);
+    expect(one.setupLog).toMatch(/checksum verified/);
     const validate = await platform.query("server.validate", { serverId }, as());
     expect(validate.status).toBe(200);
     expect(validate.body.isMainDirectoryInstalled).toBe(true);

@@ -4,23 +4,26 @@
  * before it reaches the database and is opened only to hand it to ssh2 during server.setup.
  */
 import { promisify } from "node:util";
-import ssh2 from "ssh2";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
 import type { SshKey } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
+import { ssh2 } from "./ssh2.ts";
 
 export type SshKeyType = "rsa" | "ed25519";
 
 const RSA_BITS = 3072;
 const KEY_COMMENT = "platform";
 
-const generateKeyPair = promisify(ssh2.utils.generateKeyPair) as (
-  type: SshKeyType,
-  options: { bits?: number; comment?: string },
-) => Promise<{ private: string; public: string }>;
+const generateKeyPair = (type: SshKeyType, options: { bits?: number; comment?: string }) =>
+  (
+    promisify(ssh2().utils.generateKeyPair) as (
+      type: SshKeyType,
+      options: { bits?: number; comment?: string },
+    ) => Promise<{ private: string; public: string }>
+  )(type, options);
 
 /** A new key pair: OpenSSH private key (unencrypted) and `ssh-… AAAA… platform` public key. */
 export async function generateSshKeyPair(
@@ -31,7 +34,7 @@ export async function generateSshKeyPair(
   // key no parser reads back: such a pair is thrown away and another one made.
   for (let attempt = 0; attempt < 8; attempt++) {
     const pair = await generateKeyPair(type, options);
-    if (!(ssh2.utils.parseKey(pair.private) instanceof Error)) {
+    if (!(ssh2().utils.parseKey(pair.private) instanceof Error)) {
       return { privateKey: pair.private, publicKey: pair.public };
     }
   }
@@ -43,12 +46,12 @@ export async function generateSshKeyPair(
  * a 400 names the field that is wrong.
  */
 export function checkKeyPair(privateKey: string, publicKey: string): void {
-  const parsedPrivate = ssh2.utils.parseKey(privateKey);
+  const parsedPrivate = ssh2().utils.parseKey(privateKey);
   if (parsedPrivate instanceof Error || !parsedPrivate.isPrivateKey()) {
     const reason = parsedPrivate instanceof Error ? `: ${parsedPrivate.message}` : "";
     throw badRequest(`privateKey is not a usable SSH private key${reason}`, { fields: ["privateKey"] });
   }
-  const parsedPublic = ssh2.utils.parseKey(publicKey);
+  const parsedPublic = ssh2().utils.parseKey(publicKey);
   if (parsedPublic instanceof Error || parsedPublic.isPrivateKey()) {
     throw badRequest("publicKey is not an SSH public key (expected one line like `ssh-ed25519 AAAA…`)", {
       fields: ["publicKey"],

@@ -1,19 +1,21 @@
 /**
  * server.setup: logs in to a server over SSH (ssh2) with its stored key, uploads the agent
- * bootstrap script (deploy/agent/install.sh) and the agent bundle, runs the script with a fresh
- * one-time enrollment token and records what it printed in servers.setup_log. The token goes
- * over the SSH channel's stdin into a 0600 file, never onto a command line or into the log.
+ * bootstrap script (deploy/agent/install.sh) and runs it with a fresh one-time enrollment token
+ * (it downloads the agent executable from the control plane and checks its sha256, exactly as
+ * by hand) and records what it printed in servers.setup_log. The token goes over the SSH
+ * channel's stdin into a 0600 file, never onto a command line or into the log.
  * The host key is trusted on first use and must match on every later setup.
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
-import ssh2, { type Client, type ClientChannel } from "ssh2";
+import type { Client, ClientChannel } from "ssh2";
 import type { ServiceContext } from "../context.ts";
 import type { Server } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
-import { agentBundle, installScript } from "./agent-bundle.ts";
+import { installScript } from "./agent-artifact.ts";
 import { hostKeyFingerprint, saveSetupLog, trustHostKey } from "./repository.ts";
 import { findSshKey, openPrivateKey } from "./ssh-keys.ts";
+import { ssh2 } from "./ssh2.ts";
 
 /** Most of a setup log kept (the end, where failures are). */
 const MAX_SETUP_LOG_CHARS = 64 * 1024;
@@ -125,7 +127,7 @@ async function connect(
   privateKey: string,
   onHostKey: (fingerprint: string) => boolean,
 ): Promise<Client> {
-  const client = new ssh2.Client();
+  const client = new (ssh2().Client)();
   return new Promise((resolve, reject) => {
     client.once("ready", () => resolve(client));
     client.once("error", (error) => reject(error));
@@ -211,7 +213,6 @@ export async function runSetupOverSsh(
       if (status !== 0) throw new SetupFailure(`Could not upload ${name} to ${target}`);
     };
     await upload("install.sh", await installScript());
-    await upload("agent-bundle.tar.gz", await agentBundle());
     await upload("enrollment-token", `${token}\n`);
 
     const sudo = server.username === "root" ? "" : "sudo -n ";
@@ -219,7 +220,6 @@ export async function runSetupOverSsh(
       `${sudo}sh ${remoteDir}/install.sh`,
       `--control-plane-url ${shellQuote(controlPlaneUrl)}`,
       `--enrollment-token-file ${remoteDir}/enrollment-token`,
-      `--bundle ${remoteDir}/agent-bundle.tar.gz`,
     ].join(" ");
     log.line(`== running install.sh on ${target}`);
     const status = await exec(client, `${command}; status=$?; rm -rf ${remoteDir}; exit $status`, { log });

@@ -1,0 +1,304 @@
+/**
+ * `pnpm bench:memory`: resident memory (VmRSS of the measured process itself, from
+ * /proc/<pid>/status) and cold start, each beside a reference measured in the same run:
+ *
+ * - the built control plane (dist/, `node` as `npm start` runs it) on Postgres and on embedded
+ *   PGlite, idle and after 10,000 authenticated project.all requests; beside a bare `node -e`
+ *   http server and the same sources run under tsx (`node --import tsx`);
+ * - the built agent connected to NATS, idle, beside its sources under tsx;
+ * - the cold start of the control plane to its first `/health` 200 on an already-migrated
+ *   Postgres database (median of BENCH_STARTS runs), built and under tsx.
+ *
+ * Ports are free ones picked at run time; Postgres and NATS come from TEST_DATABASE_URL and
+ * NATS_URL. The control plane runs without NATS (its in-process queue), so that it does not
+ * touch the shared NATS's streams; the agent needs NATS and gets it.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+import { freePort } from "../apps/agent/src/testing/net.ts";
+import { AgentClient, connect, NatsAgentTransport } from "../packages/agent-protocol/src/index.ts";
+
+const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+const requests = Number(process.env.BENCH_REQUESTS ?? 10_000);
+const settleMs = Number(process.env.BENCH_SETTLE_MS ?? 3000);
+const starts = Number(process.env.BENCH_STARTS ?? 5);
+const root = path.resolve(import.meta.dirname, "..");
+
+/** How the control plane and the agent are run: built (as `npm start` runs it) or from the sources. */
+type Runtime = "built" | "tsx";
+const CONTROL_PLANE = {
+  built: ["dist/control-plane/main.js"],
+  tsx: ["--import", "tsx", "apps/control-plane/src/main.ts"],
+};
+const AGENT = { built: ["dist/agent/main.js"], tsx: ["--import", "tsx", "apps/agent/src/main.ts"] };
+/** The node flags of `npm start` (package.json), so that the built figures are the production ones. */
+const START_FLAGS: string[] = [];
+
+const children = new Set<ChildProcess>();
+
+function startNode(args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await Promise.race([exited, sleep(10_000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function rssMiB(child: ChildProcess): number {
+  const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) / 1024;
+}
+
+/** Polls `url` every 10 ms until it answers 200; the time since `since`, in ms. */
+async function firstOk(
+  url: string,
+  child: ChildProcess,
+  since: number,
+  timeoutMs = 120_000,
+): Promise<number> {
+  while (performance.now() - since < timeoutMs) {
+    if (child.exitCode !== null) throw new Error(`${url}: the process exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).status === 200) return performance.now() - since;
+    } catch {}
+    await sleep(10);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+interface Server {
+  child: ChildProcess;
+  base: string;
+  startMs: number;
+}
+
+async function startControlPlane(runtime: Runtime, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const args = runtime === "built" ? [...START_FLAGS, ...CONTROL_PLANE.built] : CONTROL_PLANE.tsx;
+  const started = performance.now();
+  const child = startNode(args, {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PLATFORM_LOCAL_PROXY: "false",
+    ...env,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const startMs = await firstOk(`${base}/health`, child, started);
+  return { child, base, startMs };
+}
+
+/** A user with an API token and a few projects, so that project.all does real work. */
+async function bearerOf(base: string): Promise<string> {
+  const register = await fetch(`${base}/api/auth.register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "bench@example.com", password: "bench-password-1", name: "Bench" }),
+  });
+  if (!register.ok) throw new Error(`auth.register failed: ${await register.text()}`);
+  const { token } = (await register.json()) as { token: string };
+  for (let i = 0; i < 10; i++) {
+    const created = await fetch(`${base}/api/project.create`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: `project ${i}`, description: "memory benchmark" }),
+    });
+    if (!created.ok) throw new Error(`project.create failed: ${await created.text()}`);
+  }
+  return token;
+}
+
+async function load(url: string, headers: Record<string, string> = {}): Promise<void> {
+  const result = await autocannon({ url, headers, amount: requests, connections: 10 });
+  const failed = result.errors + result.non2xx;
+  if (failed > 0) throw new Error(`${url}: ${failed} of ${requests} requests failed`);
+}
+
+interface Row {
+  what: string;
+  idle: number;
+  after?: number;
+}
+
+/** Idle RSS once settled, and RSS after `requests` requests (then settled again). */
+async function measureServer(
+  what: string,
+  child: ChildProcess,
+  url: string,
+  headers?: Record<string, string>,
+) {
+  await sleep(settleMs);
+  const idle = rssMiB(child);
+  await load(url, headers);
+  await sleep(settleMs);
+  return { what, idle, after: rssMiB(child) };
+}
+
+async function bareHttpServer(): Promise<Row> {
+  const port = await freePort();
+  const child = startNode(
+    ["-e", `require("node:http").createServer((q, s) => s.end("ok")).listen(${port}, "127.0.0.1")`],
+    {},
+  );
+  await firstOk(`http://127.0.0.1:${port}/`, child, performance.now());
+  try {
+    return await measureServer("bare `node -e` http server", child, `http://127.0.0.1:${port}/`);
+  } finally {
+    await stop(child);
+  }
+}
+
+async function controlPlaneRow(what: string, runtime: Runtime, env: Record<string, string>): Promise<Row> {
+  const server = await startControlPlane(runtime, env);
+  try {
+    const token = await bearerOf(server.base);
+    return await measureServer(what, server.child, `${server.base}/api/project.all`, {
+      authorization: `Bearer ${token}`,
+    });
+  } finally {
+    await stop(server.child);
+  }
+}
+
+async function agentRow(what: string, runtime: Runtime): Promise<Row> {
+  const serverId = `bench-memory-${process.pid}-${runtime}`;
+  const mainDirectory = mkdtempSync(path.join(tmpdir(), "platform-bench-memory-agent-"));
+  const child = startNode(runtime === "built" ? [...START_FLAGS, ...AGENT.built] : AGENT.tsx, {
+    NATS_URL: natsUrl,
+    AGENT_SERVER_ID: serverId,
+    AGENT_CONFIG_FILE: path.join(mainDirectory, "absent.json"),
+    AGENT_MAIN_DIR: mainDirectory,
+  });
+  const connection = await connect({ servers: natsUrl });
+  const client = new AgentClient(new NatsAgentTransport(connection), 5000);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await client.ping(serverId, 500);
+        break;
+      } catch (error) {
+        if (attempt > 120) throw new Error(`the agent did not answer: ${(error as Error).message}`);
+        await sleep(250);
+      }
+    }
+    await sleep(settleMs);
+    return { what, idle: rssMiB(child) };
+  } finally {
+    await connection.close();
+    await stop(child);
+    rmSync(mainDirectory, { recursive: true, force: true });
+  }
+}
+
+async function coldStarts(runtime: Runtime, databaseUrl: string, dataDir: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < starts; i++) {
+    const server = await startControlPlane(runtime, {
+      DATABASE_URL: databaseUrl,
+      PLATFORM_DATA_DIR: dataDir,
+    });
+    times.push(server.startMs);
+    await stop(server.child);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
+}
+
+async function createDatabase(admin: pg.Client): Promise<{ name: string; url: string }> {
+  const name = `platform_bench_${randomBytes(4).toString("hex")}`;
+  await admin.query(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+function mib(value: number | undefined): string {
+  return value === undefined ? "" : value.toFixed(1);
+}
+
+async function main(): Promise<void> {
+  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" });
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const databases: string[] = [];
+  const dataDir = mkdtempSync(path.join(tmpdir(), "platform-bench-memory-"));
+  try {
+    const rows: Row[] = [await bareHttpServer()];
+    for (const runtime of ["built", "tsx"] as const) {
+      const database = await createDatabase(admin);
+      databases.push(database.name);
+      rows.push(
+        await controlPlaneRow(`control plane, Postgres, ${runtime}`, runtime, {
+          DATABASE_URL: database.url,
+          PLATFORM_DATA_DIR: path.join(dataDir, `postgres-${runtime}`),
+        }),
+      );
+    }
+    for (const runtime of ["built", "tsx"] as const) {
+      rows.push(
+        await controlPlaneRow(`control plane, PGlite, ${runtime}`, runtime, {
+          PLATFORM_DATA_DIR: path.join(dataDir, `pglite-${runtime}`),
+        }),
+      );
+    }
+    for (const runtime of ["built", "tsx"] as const)
+      rows.push(await agentRow(`agent on NATS, ${runtime}`, runtime));
+
+    // A migrated database: the first start migrates it, the timed ones find it up to date.
+    const migrated = await createDatabase(admin);
+    databases.push(migrated.name);
+    await stop(
+      (await startControlPlane("built", { DATABASE_URL: migrated.url, PLATFORM_DATA_DIR: dataDir })).child,
+    );
+    const coldBuilt = await coldStarts("built", migrated.url, dataDir);
+    const coldTsx = await coldStarts("tsx", migrated.url, dataDir);
+
+    console.log(`\nbench:memory — VmRSS in MiB after ${settleMs} ms idle, and after ${requests} requests`);
+    console.log("(project.all with 10 projects, 10 connections; the bare server answers `ok`)\n");
+    console.log(`${"process".padEnd(38)} ${"idle".padStart(8)} ${"after".padStart(8)}`);
+    for (const row of rows) {
+      console.log(`${row.what.padEnd(38)} ${mib(row.idle).padStart(8)} ${mib(row.after).padStart(8)}`);
+    }
+    console.log(`\ncold start to the first /health 200, migrated Postgres (median of ${starts}):`);
+    console.log(
+      `  built (node ${START_FLAGS.join(" ")} dist/control-plane/main.js): ${coldBuilt.toFixed(0)} ms`,
+    );
+    console.log(`  sources under tsx (node --import tsx):      ${coldTsx.toFixed(0)} ms`);
+    const find = (what: string) => rows.find((row) => row.what === what)?.idle ?? Number.NaN;
+    console.log("\ntargets:");
+    console.log(
+      `  control plane idle RSS on Postgres <= 110 MiB: ${mib(find("control plane, Postgres, built"))}`,
+    );
+    console.log(`  agent idle RSS <= 64 MiB: ${mib(find("agent on NATS, built"))}`);
+    console.log(`  cold start <= 1000 ms: ${coldBuilt.toFixed(0)}`);
+  } finally {
+    await Promise.all([...children].map(stop));
+    for (const name of databases) await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Installs Platform on this server in one command, or upgrades it (--upgrade), as root on
+# Debian 12/13 or Ubuntu 22.04/24.04:
+#   curl -fsSL <url of this file> | sudo bash -s -- --image <control plane image>
+# It installs Docker (the distribution's docker.io) and curl when missing, makes this machine a
+# single-node Swarm, creates the overlay network the applications and Traefik share, generates
+# the secrets (Postgres password, NATS operator/account keys and the control plane's NATS
+# credentials, the control plane's secret key) as Docker secrets, deploys the stack (Postgres,
+# NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml, read from the
+# control plane's image so it always matches the version), waits until the control plane is
+# ready and prints its URL. Running it again changes nothing that exists (secrets, data).
+#
+#   --upgrade           move the installed stack to --image: backs the database up first
+#                       (pg_dump into <backup directory>/platform-<stack>-<UTC time>.sql, named
+#                       in the output), then redeploys; the new control plane applies migrations
+#   --image IMAGE       the control plane's image (required)
+#   --postgres-image, --nats-image, --traefik-image IMAGE
+#                       default postgres:16, nats:2.10, traefik:v3
+#   --stack NAME        default platform;  --network NAME  default platform-network
+#   --http-port, --https-port, --port N
+#                       Traefik's published ports (default 80, 443) and the control plane's (3000)
+#   --main-directory D  default /etc/platform (Traefik's configuration, builds)
+#   --backup-directory D default /var/backups/platform
+#   --url URL           the URL agents and users reach the control plane at (default
+#                       http://<this server's address>:<port>)
+#   --timeout SECONDS   how long to wait for the control plane (default 300)
+# The settings of an install are kept in <main directory>/install-<stack>.env; --upgrade reads them.
+set -euo pipefail
+
+fail() {
+  echo "install.sh: $*" >&2
+  exit 1
+}
+
+upgrade=false
+image=
+postgres_image=
+nats_image=
+traefik_image=
+stack=platform
+network=
+http_port=
+https_port=
+port=
+main_directory=/etc/platform
+backup_directory=/var/backups/platform
+url=
+timeout=300
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || [ "$1" = --upgrade ] || fail "$1 needs a value"
+  case "$1" in
+    --upgrade) upgrade=true; shift; continue ;;
+    --image) image=$2 ;;
+    --postgres-image) postgres_image=$2 ;;
+    --nats-image) nats_image=$2 ;;
+    --traefik-image) traefik_image=$2 ;;
+    --stack) stack=$2 ;;
+    --network) network=$2 ;;
+    --http-port) http_port=$2 ;;
+    --https-port) https_port=$2 ;;
+    --port) port=$2 ;;
+    --main-directory) main_directory=$2 ;;
+    --backup-directory) backup_directory=$2 ;;
+    --url) url=$2 ;;
+    --timeout) timeout=$2 ;;
+    *) fail "unknown argument: $1" ;;
+  esac
+  shift 2
+done
+
+[ "$(id -u)" = 0 ] || fail "run it as root (sudo)"
+[[ "$stack" =~ ^[a-z0-9][a-z0-9_-]*$ ]] || fail "--stack must be lower-case letters, digits, - and _"
+[ -n "$image" ] || fail "--image is needed (the control plane's image)"
+
+settings="$main_directory/install-$stack.env"
+if $upgrade; then
+  [ -f "$settings" ] || fail "no install of stack $stack found ($settings is missing)"
+  # shellcheck disable=SC1090
+  . "$settings"
+fi
+# Command-line values win over the kept settings; defaults fill the rest.
+postgres_image=${postgres_image:-${PLATFORM_POSTGRES_IMAGE:-postgres:16}}
+nats_image=${nats_image:-${PLATFORM_NATS_IMAGE:-nats:2.10}}
+traefik_image=${traefik_image:-${PLATFORM_TRAEFIK_IMAGE:-traefik:v3}}
+network=${network:-${PLATFORM_NETWORK:-platform-network}}
+http_port=${http_port:-${PLATFORM_HTTP_PORT:-80}}
+https_port=${https_port:-${PLATFORM_HTTPS_PORT:-443}}
+port=${port:-${PLATFORM_CONTROL_PLANE_PORT:-3000}}
+for value in "$http_port" "$https_port" "$port" "$timeout"; do
+  [[ "$value" =~ ^[0-9]+$ ]] || fail "ports and --timeout are numbers (got $value)"
+done
+
+# ---- Docker, curl, Swarm, network -------------------------------------------------------------
+if ! command -v docker >/dev/null || ! command -v curl >/dev/null; then
+  command -v apt-get >/dev/null || fail "Docker is not installed and this is not Debian or Ubuntu: install Docker first"
+  echo "installing Docker and curl from the distribution"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io curl ca-certificates >/dev/null
+  systemctl enable --now docker >/dev/null 2>&1 || true
+fi
+docker info >/dev/null 2>&1 || fail "the Docker Engine does not answer"
+
+if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
+  address=$(hostname -I 2>/dev/null | awk '{print $1}')
+  echo "making this machine a single-node Swarm"
+  docker swarm init --advertise-addr "${address:-127.0.0.1}" >/dev/null
+fi
+if ! docker network inspect "$network" >/dev/null 2>&1; then
+  docker network create --driver overlay --attachable "$network" >/dev/null
+fi
+
+# ---- main directory and Traefik's static configuration ----------------------------------------
+mkdir -p "$main_directory/traefik/dynamic" "$backup_directory"
+chmod 700 "$backup_directory"
+if [ ! -f "$main_directory/traefik/traefik.yml" ]; then
+  cat >"$main_directory/traefik/traefik.yml" <<'TRAEFIK'
+entryPoints:
+  web:
+    address: ":80"
+  websecure:
+    address: ":443"
+providers:
+  file:
+    directory: /etc/traefik/dynamic
+    watch: true
+TRAEFIK
+fi
+
+# ---- secrets (made once; never replaced) ------------------------------------------------------
+has_secret() { docker secret inspect "${stack}_$1" >/dev/null 2>&1; }
+make_secret() { docker secret create --label "platform.stack=$stack" "${stack}_$1" "$2" >/dev/null; }
+random() { head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c "$1"; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+chmod 700 "$work"
+if ! has_secret postgres-password; then
+  has_secret database-url && docker secret rm "${stack}_database-url" >/dev/null
+  random 32 >"$work/postgres-password"
+  printf 'postgres://platform:%s@postgres:5432/platform' "$(cat "$work/postgres-password")" >"$work/database-url"
+  make_secret postgres-password "$work/postgres-password"
+  make_secret database-url "$work/database-url"
+fi
+if ! has_secret secret-key; then
+  random 48 >"$work/secret-key"
+  make_secret secret-key "$work/secret-key"
+fi
+if ! has_secret nats-conf || ! has_secret nats-creds || ! has_secret nats-account-seed; then
+  echo "generating the NATS operator, accounts and the control plane's credentials"
+  for name in nats-conf nats-creds nats-account-seed; do
+    has_secret "$name" && docker secret rm "${stack}_$name" >/dev/null
+  done
+  mkdir -p "$work/nats"
+  docker run --rm --network none -v "$work/nats:/out" --entrypoint /usr/local/bin/node "$image" \
+    apps/control-plane/bin/nats-keys.mjs /out
+  make_secret nats-conf "$work/nats/nats.conf"
+  make_secret nats-creds "$work/nats/control-plane.creds"
+  make_secret nats-account-seed "$work/nats/account-seed"
+fi
+
+# ---- backup before an upgrade -----------------------------------------------------------------
+if $upgrade; then
+  container=$(docker ps -q --filter "label=com.docker.swarm.service.name=${stack}_postgres" | head -1)
+  [ -n "$container" ] || fail "the database of stack $stack is not running: no backup, no upgrade"
+  backup="$backup_directory/platform-$stack-$(date -u +%Y%m%dT%H%M%SZ).sql"
+  echo "backing the database up to $backup"
+  docker exec "$container" pg_dump -U platform -d platform >"$backup" || fail "pg_dump failed: no upgrade"
+  [ -s "$backup" ] || fail "the backup $backup is empty: no upgrade"
+fi
+
+# ---- deploy -----------------------------------------------------------------------------------
+address=$(hostname -I 2>/dev/null | awk '{print $1}')
+url=${url:-${PLATFORM_URL:-http://${address:-127.0.0.1}:$port}}
+export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$postgres_image \
+  PLATFORM_NATS_IMAGE=$nats_image PLATFORM_TRAEFIK_IMAGE=$traefik_image PLATFORM_NETWORK=$network \
+  PLATFORM_HTTP_PORT=$http_port PLATFORM_HTTPS_PORT=$https_port PLATFORM_CONTROL_PLANE_PORT=$port \
+  PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
+  PLATFORM_NATS_AGENT_URL=${PLATFORM_NATS_AGENT_URL:-nats://nats:4222}
+{
+  for variable in PLATFORM_IMAGE PLATFORM_POSTGRES_IMAGE PLATFORM_NATS_IMAGE PLATFORM_TRAEFIK_IMAGE \
+    PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_URL \
+    PLATFORM_NATS_AGENT_URL; do
+    printf '%s=%q\n' "$variable" "${!variable}"
+  done
+} >"$settings"
+chmod 600 "$settings"
+
+docker run --rm --network none --entrypoint cat "$image" deploy/stack.yml >"$work/stack.yml"
+echo "deploying stack $stack (control plane $image)"
+deploy_options=()
+# Newer CLIs wait for the services by default; this script waits for the control plane itself.
+docker stack deploy --help 2>/dev/null | grep -q -- --detach && deploy_options+=(--detach=true)
+# Images only this machine has (built here, no registry) are used as they are.
+local_images=true
+for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
+  docker image inspect "$name" >/dev/null 2>&1 || local_images=false
+done
+$local_images && deploy_options+=(--resolve-image never)
+docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+
+# ---- wait until the new control plane is ready ------------------------------------------------
+started=$(date +%s)
+new_task_running() {
+  docker service ps "${stack}_control-plane" --filter desired-state=running --format '{{.Image}} {{.CurrentState}}' 2>/dev/null |
+    awk -v image="$image" '($1 == image || index($1, image "@") == 1) && $2 == "Running" { found = 1 } END { exit !found }'
+}
+until new_task_running &&
+  curl -fsS -o /dev/null "http://127.0.0.1:$port/health/ready" 2>/dev/null; do
+  if [ $(($(date +%s) - started)) -ge "$timeout" ]; then
+    docker service ps --no-trunc "${stack}_control-plane" >&2 || true
+    docker service logs --tail 30 "${stack}_control-plane" >&2 || true
+    fail "the control plane was not ready after ${timeout}s"
+  fi
+  sleep 2
+done
+echo "Platform is ready at $url (took $(($(date +%s) - started))s after the deploy)"

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds the control plane's production image: the built JavaScript (npm run build), the
+# repository's files it reads at run time, production node_modules only (pnpm install --prod
+# from the lock file), this machine's node binary (20+) as the entry point, git and the docker
+# CLI for the builds of this machine's agent, which runs inside the control plane.
+#   bash scripts/build-control-plane-image.sh [--base IMAGE] [--tag IMAGE]
+# --base (default debian:bookworm-slim) must be Debian or Ubuntu based (apt-get installs git);
+# the tests use platform-test/debian:bookworm. --tag defaults to platform/control-plane:<commit>.
+# Idempotent: the image is rebuilt only when its inputs changed (hash in the label
+# platform.inputs). Prints the image name on its last line.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+base=debian:bookworm-slim
+tag=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --base) base=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+tag=${tag:-platform/control-plane:$(git -C "$root" rev-parse --short=12 HEAD)}
+
+node_binary=$(command -v node)
+node_major=$("$node_binary" -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || { echo "node 20 or later is needed to build the image (found $("$node_binary" -v))" >&2; exit 1; }
+docker_binary=$(command -v docker)
+
+cd "$root"
+node scripts/build.mjs >/dev/null
+
+# The files the image holds: every tracked file the control plane may read (its sources'
+# neighbours: deploy/agent/install.sh, schemas, proto), without tests, docs and tooling.
+files=$(git ls-files --cached --others --exclude-standard -- package.json pnpm-lock.yaml pnpm-workspace.yaml apps packages proto deploy \
+  | grep -vE '(\.test\.ts|/testing/.*)$' | while read -r file; do [ -f "$file" ] && echo "$file"; done)
+inputs=$( (
+  docker image inspect --format '{{.Id}}' "$base" 2>/dev/null || echo "$base"
+  sha256sum "$node_binary" "$docker_binary" dist/control-plane/main.js "$0"
+  echo "$files" | xargs sha256sum
+) | sha256sum | cut -c1-16)
+current=$(docker image inspect --format '{{ index .Config.Labels "platform.inputs" }}' "$tag" 2>/dev/null || true)
+if [ "$current" = "$inputs" ]; then
+  echo "$tag is up to date"
+  echo "$tag"
+  exit 0
+fi
+
+context=$(mktemp -d)
+trap 'rm -rf "$context"' EXIT
+mkdir -p "$context/app"
+echo "$files" | tar -cf - -T - | tar -C "$context/app" -xf -
+cp -r dist "$context/app/dist"
+rm -f "$context"/app/dist/*/main.js.map
+echo "installing the production node_modules"
+(cd "$context/app" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
+cp "$node_binary" "$context/node"
+cp "$docker_binary" "$context/docker"
+cat >"$context/Dockerfile" <<DOCKERFILE
+FROM $base
+RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git ca-certificates openssh-client >/dev/null \\
+ && rm -rf /var/lib/apt/lists/*
+COPY node docker /usr/local/bin/
+COPY app /opt/platform
+WORKDIR /opt/platform
+ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform
+EXPOSE 3000
+ENTRYPOINT ["/usr/local/bin/node", "dist/control-plane/main.js"]
+DOCKERFILE
+echo "building $tag"
+docker build --quiet --network host --label "platform.inputs=$inputs" --tag "$tag" "$context" >/dev/null
+echo "$tag built"
+echo "$tag"

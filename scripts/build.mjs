@@ -1,0 +1,234 @@
+/**
+ * Builds the production JavaScript with esbuild (source maps on), so that production runs plain
+ * `node` with no TypeScript loader:
+ *
+ * - dist/control-plane/main.js: the control plane's workspace code in one file; npm packages
+ *   stay external and load from the repository's node_modules. Their import paths are written
+ *   relative to the output file (pnpm keeps a workspace package's dependencies beside that
+ *   package, not at the repository root), and every `import.meta.url` of a workspace file is
+ *   rewritten to that file's own location, so the assets it reads (deploy/agent/install.sh, the
+ *   agent bundle's sources, Traefik's JSON schemas, swagger-ui-dist) resolve as from the sources.
+ * - dist/agent/main.js: the agent with all of its dependencies in one file that runs with
+ *   `node` 20+ and nothing beside it (proto/agent.proto is inlined).
+ *
+ * - dist/agent/platform-agent-linux-<arch>: that agent as a single executable (scripts/agent-executable.mjs)
+ *   for this machine's architecture, from this node binary, and for each other architecture
+ *   listed in PLATFORM_AGENT_ARCHES (e.g. `x64,arm64`) from the same Node.js version's binary
+ *   in the npm package node-linux-<arch> (fetched with `npm pack`, kept in dist/node-cache). The
+ *   control plane serves them to servers.
+ *
+ * `node scripts/build.mjs` builds them all; `--if-stale` builds the two JavaScript files only when
+ * one is missing or older than a source, package.json or the lock file (what `npm start` runs
+ * first), and no executable.
+ */
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import { agentExecutableName, buildAgentExecutable } from "./agent-executable.mjs";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const distDir = path.join(root, "dist");
+/** Bundled CommonJS packages call require() for Node's built-in modules and read __dirname. */
+const COMMONJS_BANNER = [
+  'import { createRequire as __platformCreateRequire } from "node:module";',
+  'import { fileURLToPath as __platformFileURLToPath } from "node:url";',
+  "const require = __platformCreateRequire(import.meta.url);",
+  "const __filename = __platformFileURLToPath(import.meta.url);",
+  'const __dirname = __platformFileURLToPath(new URL(".", import.meta.url));',
+].join(" ");
+const PROTO_LOAD = "protobuf.loadSync(AGENT_PROTO_PATH)";
+
+const targets = [
+  {
+    name: "control-plane",
+    entry: "apps/control-plane/src/main.ts",
+    outfile: path.join(distDir, "control-plane/main.js"),
+    bundleNodeModules: false,
+  },
+  {
+    name: "agent",
+    entry: "apps/agent/src/main.ts",
+    outfile: path.join(distDir, "agent/main.js"),
+    bundleNodeModules: true,
+  },
+];
+
+/** Source folders whose changes make a build stale. */
+const SOURCE_DIRS = ["apps", "packages", "proto"];
+const SOURCE_FILES = ["package.json", "pnpm-lock.yaml", "scripts/build.mjs"];
+
+function newestSourceTime() {
+  let newest = 0;
+  const visit = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === "node_modules") continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) visit(full);
+      else newest = Math.max(newest, statSync(full).mtimeMs);
+    }
+  };
+  for (const dir of SOURCE_DIRS) visit(path.join(root, dir));
+  for (const file of SOURCE_FILES) newest = Math.max(newest, statSync(path.join(root, file)).mtimeMs);
+  return newest;
+}
+
+function isStale() {
+  const newest = newestSourceTime();
+  return targets.some((target) => {
+    try {
+      return statSync(target.outfile).mtimeMs < newest;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/** Workspace files (not node_modules): `import.meta.url` means their own place in the repository. */
+function sourceLocationPlugin(outfile) {
+  return {
+    name: "source-location",
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+        let contents = readFileSync(args.path, "utf8");
+        if (contents.includes(PROTO_LOAD)) contents = inlineAgentProto(contents);
+        if (contents.includes("import.meta.url")) {
+          const relative = path.relative(path.dirname(outfile), args.path).split(path.sep).join("/");
+          contents = contents.replaceAll(
+            "import.meta.url",
+            `new URL(${JSON.stringify(relative)}, import.meta.url).href`,
+          );
+        }
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
+
+/** The agent runs alone: its protocol schema is compiled into the file instead of read from proto/. */
+function inlineAgentProto(contents) {
+  const proto = readFileSync(path.join(root, "proto/agent.proto"), "utf8");
+  return contents.replace(PROTO_LOAD, `protobuf.parse(${JSON.stringify(proto)}).root`);
+}
+
+/**
+ * npm packages stay external, imported by their path relative to the output file: Node then
+ * loads exactly the file esbuild resolved from the importing workspace package.
+ */
+function relativeExternalsPlugin(outfile) {
+  return {
+    name: "relative-externals",
+    setup(build) {
+      build.onResolve({ filter: /^[^./]/ }, async (args) => {
+        if (args.pluginData?.resolving || args.path.startsWith("node:")) return undefined;
+        if (args.kind === "entry-point") return undefined;
+        const resolved = await build.resolve(args.path, {
+          kind: args.kind,
+          resolveDir: args.resolveDir,
+          importer: args.importer,
+          pluginData: { resolving: true },
+        });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        if (resolved.external || !resolved.path.includes(`${path.sep}node_modules${path.sep}`))
+          return resolved;
+        let relative = path.relative(path.dirname(outfile), resolved.path).split(path.sep).join("/");
+        if (!relative.startsWith(".")) relative = `./${relative}`;
+        return { path: relative, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * The agent talks to the local Docker socket only: docker-modem's Docker-over-SSH transport
+ * (ssh2, with its native add-ons and a few MiB of code) is replaced by a module that refuses.
+ */
+function withoutDockerOverSshPlugin() {
+  return {
+    name: "without-docker-over-ssh",
+    setup(build) {
+      build.onResolve({ filter: /^ssh2$/ }, () => ({ path: "ssh2", namespace: "without-ssh2" }));
+      build.onLoad({ filter: /.*/, namespace: "without-ssh2" }, () => ({
+        contents:
+          'exports.Client = class Client { constructor() { throw new Error("the agent reaches Docker through its local socket, not over SSH"); } };',
+        loader: "js",
+      }));
+    },
+  };
+}
+
+async function buildTarget(target) {
+  const plugins = [sourceLocationPlugin(target.outfile)];
+  plugins.push(
+    target.bundleNodeModules ? withoutDockerOverSshPlugin() : relativeExternalsPlugin(target.outfile),
+  );
+  const result = await esbuild.build({
+    entryPoints: [path.join(root, target.entry)],
+    outfile: target.outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    sourcemap: true,
+    legalComments: "none",
+    logLevel: "warning",
+    banner: target.bundleNodeModules ? { js: COMMONJS_BANNER } : undefined,
+    plugins,
+    write: false,
+  });
+  // Written beside and renamed into place: a test or a start that builds at the same moment (the
+  // CI runs two suites side by side) never reads half a file.
+  for (const file of result.outputFiles) {
+    mkdirSync(path.dirname(file.path), { recursive: true });
+    const temporary = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(temporary, file.contents);
+    renameSync(temporary, file.path);
+  }
+  // The output is ESM whatever package.json surrounds it.
+  writeFileSync(path.join(path.dirname(target.outfile), "package.json"), '{ "type": "module" }\n');
+}
+
+/** bin/node of the npm package node-linux-<arch> at this Node.js version (cached in dist/). */
+function nodeBinaryFromNpm(arch) {
+  if (!/^(x64|arm64)$/.test(arch))
+    throw new Error(`PLATFORM_AGENT_ARCHES: no agent for architecture ${arch}`);
+  const cache = path.join(distDir, "node-cache", `${arch}-${process.versions.node}`);
+  const binary = path.join(cache, "package", "bin", "node");
+  if (existsSync(binary)) return binary;
+  mkdirSync(cache, { recursive: true });
+  const spec = `node-linux-${arch}@${process.versions.node}`;
+  const tarball = execFileSync("npm", ["pack", spec, "--silent", "--pack-destination", cache], {
+    encoding: "utf8",
+  }).trim();
+  execFileSync("tar", ["-xzf", path.join(cache, tarball), "-C", cache, "package/bin/node"]);
+  return binary;
+}
+
+if (process.argv.includes("--if-stale") && !isStale()) process.exit(0);
+const started = performance.now();
+for (const target of targets) await buildTarget(target);
+const agentDir = path.join(distDir, "agent");
+const otherArches = (process.env.PLATFORM_AGENT_ARCHES ?? "")
+  .split(",")
+  .filter((arch) => arch && arch !== process.arch);
+// `npm start` (--if-stale) leaves them out: the control plane builds its own on first request.
+const executableArches = process.argv.includes("--if-stale") ? [] : [process.arch, ...otherArches];
+for (const arch of executableArches) {
+  const node = arch === process.arch ? process.execPath : nodeBinaryFromNpm(arch);
+  const output = path.join(agentDir, agentExecutableName(arch));
+  await buildAgentExecutable({ bundle: path.join(agentDir, "main.js"), node, output });
+  console.error(`built ${path.relative(root, output)}`);
+}
+console.error(
+  `built ${targets.map((t) => path.relative(root, t.outfile)).join(", ")} in ${Math.round(performance.now() - started)} ms`,
+);
