@@ -84,6 +84,11 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   registerDeployWebhookRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
+  // Spec 4.0: the lifecycle operations of databases are also written `POST /api/<kind>/<operation>`.
+  app.all(
+    "/api/:kind{postgres|mysql|mariadb|mongo|redis}/:operation{deploy|start|stop|reload|rebuild|remove}",
+    (c) => dispatcher.handle(c, false, `${c.req.param("kind")}.${c.req.param("operation")}`),
+  );
   app.all("/api/:path", (c) => dispatcher.handle(c, false));
 
   app.notFound((c) =>

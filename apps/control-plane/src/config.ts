@@ -22,6 +22,13 @@ function isAccountSeed(seed: string): boolean {
   }
 }
 
+/** A Docker image reference (the agent checks it again before use). */
+const imageSetting = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._/:@-]*$/i, "must be a Docker image reference such as postgres:18")
+  .max(512)
+  .optional();
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -62,6 +69,12 @@ const configSchema = z.object({
   /** How often every application's service is compared with what it should be (0: never). */
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
   PLATFORM_INSTANCE_ID: z.string().min(1).optional(),
+  // The image a database service of each kind runs when it sets no dockerImage (spec 2.9's defaults).
+  PLATFORM_DEFAULT_IMAGE_POSTGRES: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_MYSQL: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_MARIADB: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_MONGO: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_REDIS: imageSetting,
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
@@ -121,6 +134,11 @@ export interface Config {
   reconcileIntervalMs?: number;
   /** This control plane's id for leases on running deployments (deployments/leases.ts). */
   instanceId?: string;
+  /**
+   * The image of each database kind when a service sets no dockerImage
+   * (PLATFORM_DEFAULT_IMAGE_<KIND>; absent: spec 2.9's default, databases/kinds.ts).
+   */
+  defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
@@ -197,6 +215,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
     reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
     instanceId: c.PLATFORM_INSTANCE_ID,
+    defaultDatabaseImages: {
+      postgres: c.PLATFORM_DEFAULT_IMAGE_POSTGRES,
+      mysql: c.PLATFORM_DEFAULT_IMAGE_MYSQL,
+      mariadb: c.PLATFORM_DEFAULT_IMAGE_MARIADB,
+      mongo: c.PLATFORM_DEFAULT_IMAGE_MONGO,
+      redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
+    },
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };

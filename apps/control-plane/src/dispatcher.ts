@@ -63,10 +63,13 @@ export class Dispatcher {
     private readonly procedures: ProcedureTable,
   ) {}
 
-  /** Hono handler for `/api/:path` (trpc = false) and `/api/trpc/:path` (trpc = true). */
-  handle = async (c: Context, trpc: boolean): Promise<Response> => {
+  /**
+   * Hono handler for `/api/:path` (trpc = false) and `/api/trpc/:path` (trpc = true); `named`
+   * gives the procedure for routes that spell it otherwise (`/api/<kind>/<operation>`).
+   */
+  handle = async (c: Context, trpc: boolean, named?: string): Promise<Response> => {
     // Hono has already percent-decoded the parameter (leaving malformed sequences as they are).
-    const path = c.req.param("path") ?? "";
+    const path = named ?? c.req.param("path") ?? "";
     const url = new URL(c.req.url);
     if (trpc && url.searchParams.get("batch") === "1") return this.handleBatch(c, path, url);
 

@@ -155,14 +155,16 @@ export class AgentClient {
     serverId: string,
     serviceName: string,
     action: ServiceAction,
-    options: { replicas?: number; timeoutMs?: number; owner?: ResourceOwner } = {},
+    options: { replicas?: number; timeoutMs?: number; owner?: ResourceOwner; removeVolumes?: string[] } = {},
   ): Promise<ServiceActionResult> {
     assertValidName(serviceName, "service name");
+    for (const volume of options.removeVolumes ?? []) assertValidName(volume, "volume name");
     const serviceAction = {
       serviceName,
       action,
       replicas: options.replicas ?? 0,
       ...(options.owner ? { owner: options.owner } : {}),
+      ...(options.removeVolumes?.length ? { removeVolumes: options.removeVolumes } : {}),
     };
     return this.run(serverId, { command: "serviceAction", serviceAction }, options.timeoutMs);
   }

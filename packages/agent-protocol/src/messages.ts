@@ -224,11 +224,19 @@ export interface ServiceActionCommand {
   replicas?: number;
   /** Required by the agent: the service must carry this owner's labels. */
   owner?: ResourceOwner;
+  /**
+   * REMOVE only: named volumes deleted once the service's containers are gone, when they carry
+   * the owner's labels (a missing one is fine; one labelled otherwise is kept).
+   */
+  removeVolumes?: string[];
 }
 
 export interface ServiceActionResult {
   /** False when there is no such service. */
   found: boolean;
+  /** Of removeVolumes: deleted, and kept because they belong to someone else. */
+  volumesRemoved?: string[];
+  volumesKept?: string[];
 }
 
 export interface CancelJobCommand {

@@ -23,7 +23,7 @@ export const INTERNAL_LABEL = "platform.internal";
 /** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
 export const ROLE_LABEL = "platform.role";
 
-export type ResourceKind = "application";
+export type ResourceKind = "application" | "database";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
   return `${kind}:${id}`;
@@ -32,6 +32,11 @@ export function resourceLabel(kind: ResourceKind, id: string): string {
 /** The owner of an application's objects. */
 export function applicationOwner(organizationId: string, applicationId: string): ResourceOwner {
   return { organizationId, resource: resourceLabel("application", applicationId) };
+}
+
+/** The owner of a database service's objects (its service, containers and data volume). */
+export function databaseOwner(organizationId: string, databaseId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("database", databaseId) };
 }
 
 export function ownershipLabels(owner: ResourceOwner): Record<string, string> {

@@ -255,15 +255,15 @@ export class Deployer {
   }
 
   async serviceAction(command: ServiceActionCommand): Promise<ServiceActionResult> {
-    const found = await serviceAction(
+    return serviceAction(
       this.options.docker,
       this.options.mainDirectory,
       command.serviceName,
       command.action,
       command.replicas,
       command.owner,
+      command.removeVolumes ?? [],
     );
-    return { found };
   }
 
   observeServices(command: ObserveServicesCommand): Promise<ObservedServices> {

@@ -13,6 +13,7 @@ import {
   isLegacyOwnedBy,
   isOwnedBy,
   isValidAppName,
+  isValidName,
   ownershipLabels,
   type RegistryAuth,
   type ResourceOwner,
@@ -350,6 +351,7 @@ export async function deployService(
 
   const existing = await findService(docker, spec.name);
   if (existing) checkServiceOwner(existing, spec.name, owner);
+  await checkVolumeOwners(docker, spec, owner);
   const fileMounts = await writeFiles(mainDirectory, spec, existing, log);
 
   if (command.registryAuth?.serverAddress)
@@ -395,6 +397,93 @@ export async function deployService(
   );
   log.line(`service ${spec.name} runs ${runningTasks} task(s) of the new version`);
   return { serviceId, created: !existing, runningTasks };
+}
+
+/** Labels of a named volume; undefined when there is none of that name. */
+async function volumeLabels(docker: Docker, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    const volume = (await docker.getVolume(name).inspect()) as { Labels?: Record<string, string> | null };
+    return volume.Labels ?? {};
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Refuses to mount a named volume that exists and is not the owner's: Swarm would mount another
+ * tenant's (or a hand-made) volume of that name as it is. A missing one is created by Swarm
+ * with the owner's labels (swarmSpec's VolumeOptions).
+ */
+async function checkVolumeOwners(docker: Docker, spec: ServiceSpec, owner: ResourceOwner): Promise<void> {
+  for (const mount of spec.mounts ?? []) {
+    if (mount.type !== "volume") continue;
+    if (!isValidName(mount.source)) throw invalid("spec.mounts", `${mount.source} is not a volume name`);
+    const labels = await volumeLabels(docker, mount.source);
+    if (labels !== undefined && !isOwnedBy(labels, owner)) {
+      throw new CommandError(
+        "FAILED_PRECONDITION",
+        `volume ${mount.source} exists and does not belong to this ${owner.resource.split(":")[0] || "resource"}: it is not mounted`,
+      );
+    }
+  }
+}
+
+/** How long a removal waits for the service's containers to go before deleting its volumes. */
+const CONTAINERS_GONE_WAIT_MS = 60_000;
+
+/**
+ * Deletes the named volumes carrying the owner's labels, once no container of the service is
+ * left (a volume in use cannot be deleted). Missing ones are fine; others are kept.
+ */
+async function removeOwnedVolumes(
+  docker: Docker,
+  serviceName: string,
+  volumes: readonly string[],
+  owner: ResourceOwner,
+): Promise<{ volumesRemoved: string[]; volumesKept: string[] }> {
+  const volumesRemoved: string[] = [];
+  const volumesKept: string[] = [];
+  if (volumes.length === 0) return { volumesRemoved, volumesKept };
+  const deadline = Date.now() + CONTAINERS_GONE_WAIT_MS;
+  for (;;) {
+    const left = await docker.listContainers({
+      all: true,
+      filters: { label: [`com.docker.swarm.service.name=${serviceName}`] },
+    });
+    if (left.length === 0) break;
+    if (Date.now() > deadline) {
+      throw new CommandError(
+        "FAILED",
+        `the containers of service ${serviceName} did not go within ${CONTAINERS_GONE_WAIT_MS / 1000} s: its volumes are kept`,
+      );
+    }
+    await sleep(POLL_MS, new AbortController().signal);
+  }
+  for (const name of volumes) {
+    if (!isValidName(name)) throw invalid("removeVolumes", `${name} is not a volume name`);
+    const labels = await volumeLabels(docker, name);
+    if (labels === undefined) continue;
+    if (!isOwnedBy(labels, owner)) {
+      volumesKept.push(name);
+      continue;
+    }
+    // A stopped container of the service may hold it a moment longer: try again briefly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await docker.getVolume(name).remove();
+        volumesRemoved.push(name);
+        break;
+      } catch (error) {
+        if (engineStatus(error) === 404) break;
+        if (engineStatus(error) !== 409 || attempt >= 20) {
+          throw new CommandError("FAILED", `removing volume ${name} failed: ${engineMessage(error)}`);
+        }
+        await sleep(POLL_MS, new AbortController().signal);
+      }
+    }
+  }
+  return { volumesRemoved, volumesKept };
 }
 
 function describeTask(task: SwarmTask): string {
@@ -485,6 +574,12 @@ function failureReason(task: SwarmTask): string {
   return task.Status?.Err || task.Status?.Message || task.Status?.State || "unknown error";
 }
 
+export interface ServiceActionOutcome {
+  found: boolean;
+  volumesRemoved?: string[];
+  volumesKept?: string[];
+}
+
 export async function serviceAction(
   docker: Docker,
   mainDirectory: string,
@@ -492,25 +587,28 @@ export async function serviceAction(
   action: "START" | "STOP" | "RELOAD" | "REMOVE",
   replicas: number | undefined,
   commandOwner: ResourceOwner | undefined,
-): Promise<boolean> {
+  removeVolumes: readonly string[] = [],
+): Promise<ServiceActionOutcome> {
   // A name stored before the shared rule existed was never deployed: nothing to remove (and
   // never a path or a service of someone else).
-  if (action === "REMOVE" && !isValidAppName(name)) return false;
+  if (action === "REMOVE" && !isValidAppName(name)) return { found: false };
   checkAppName("serviceName", name);
   const owner = requireOwner(commandOwner);
+  if (action !== "REMOVE" && removeVolumes.length > 0)
+    throw invalid("removeVolumes", "only a REMOVE deletes volumes");
   const service = await findService(docker, name);
   if (service) checkServiceOwner(service, name, owner);
   if (!service) {
-    if (action === "REMOVE")
-      await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
-    return false;
+    if (action !== "REMOVE") return { found: false };
+    await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
+    return { found: false, ...(await removeOwnedVolumes(docker, name, removeVolumes, owner)) };
   }
   const handle = docker.getService(service.ID);
   try {
     if (action === "REMOVE") {
       await handle.remove();
       await rm(path.join(mainDirectory, "applications", name), { recursive: true, force: true });
-      return true;
+      return { found: true, ...(await removeOwnedVolumes(docker, name, removeVolumes, owner)) };
     }
     let spec = structuredClone(service.Spec) as SwarmService["Spec"];
     if (action === "START" || action === "STOP") {
@@ -519,9 +617,10 @@ export async function serviceAction(
       spec = withForceUpdate(spec);
     }
     await updateService(docker, service.ID, service.Version.Index, spec);
-    return true;
+    return { found: true };
   } catch (error) {
-    if (engineStatus(error) === 404) return false;
+    if (error instanceof CommandError) throw error;
+    if (engineStatus(error) === 404) return { found: false };
     throw new CommandError(
       "FAILED",
       `${action.toLowerCase()} of service ${name} failed: ${engineMessage(error)}`,

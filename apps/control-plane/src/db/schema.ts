@@ -190,6 +190,7 @@ export interface Database {
   agentEnrollments: AgentEnrollmentTable;
   applications: ApplicationTable;
   deployments: DeploymentTable;
+  databaseServices: DatabaseServiceTable;
   deploymentLeases: DeploymentLeaseTable;
   events: EventTable;
   registries: RegistryTable;
@@ -463,8 +464,11 @@ export type DeploymentStatus = "idle" | "running" | "done" | "error";
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
   deploymentId: string;
-  applicationId: string;
-  kind: "deploy" | "redeploy";
+  /** Exactly one of applicationId and databaseId is set: the service the deployment is of. */
+  applicationId: string | null;
+  databaseId: string | null;
+  /** rebuild: database services only (their data volume is deleted first). */
+  kind: "deploy" | "redeploy" | "rebuild";
   title: string;
   description: string | null;
   status: Generated<DeploymentStatus>;
@@ -512,3 +516,39 @@ export interface EventTable {
   payload: Json<{ applicationName: string; status: string; message: string; [key: string]: string }>;
   createdAt: Timestamp;
 }
+
+export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+
+/** A database service (spec 2.9) of one of the five kinds (databases/kinds.ts). */
+export interface DatabaseServiceTable {
+  databaseId: string;
+  kind: DatabaseKind;
+  name: string;
+  appName: string;
+  description: string | null;
+  environmentId: string;
+  serverId: string | null;
+  databaseName: string | null;
+  databaseUser: string | null;
+  /** SecretBox-sealed (databases/views.ts). */
+  databasePasswordSealed: string;
+  databaseRootPasswordSealed: string | null;
+  /** Null: the kind's default image (databases/kinds.ts, PLATFORM_DEFAULT_IMAGE_<KIND>). */
+  dockerImage: string | null;
+  replicaSets: Generated<boolean>;
+  applicationStatus: Generated<ApplicationStatus>;
+  externalPort: number | null;
+  memoryLimit: string | null;
+  memoryReservation: string | null;
+  cpuLimit: string | null;
+  cpuReservation: string | null;
+  env: string | null;
+  command: string | null;
+  /** JSON text on the way in (null: none). */
+  args: ColumnType<string[] | null, string | null | undefined, string | null>;
+  createdAt: Timestamp;
+}
+
+export type DatabaseService = Selectable<DatabaseServiceTable>;
+export type NewDatabaseService = Insertable<DatabaseServiceTable>;
+export type DatabaseServiceUpdate = Updateable<DatabaseServiceTable>;

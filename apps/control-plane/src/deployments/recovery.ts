@@ -13,11 +13,20 @@ import type { ServiceContext } from "../context.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
-import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
+import {
+  type DeploymentResult,
+  moveDeployments,
+  runningDatabaseDeployments,
+  runningDeployments,
+} from "./repository.ts";
 import { serverOf } from "./runtime.ts";
 
 export interface QueuedJob {
   deploymentId: string;
+  /**
+   * The service whose jobs run one at a time: an application id, or a database service id
+   * (the field keeps its name: jobs already in JetStream carry it).
+   */
   applicationId: string;
 }
 
@@ -42,6 +51,7 @@ export class DeploymentRecovery {
 
   /** Loads the running deployments and starts following each; answers their application ids. */
   async start(): Promise<string[]> {
+    await this.handBackDatabaseDeployments();
     const rows = [];
     for (const row of await runningDeployments(this.services.db)) {
       // Another live control plane runs or follows it: not ours to recover.
@@ -73,6 +83,32 @@ export class DeploymentRecovery {
       });
     }
     return [...this.pending.keys()];
+  }
+
+  /**
+   * A database deployment left running runs again from the start: each of its steps (remove
+   * the service and volume for a rebuild, create or update the service) is idempotent, and the
+   * new run settles it from what Docker then does.
+   */
+  private async handBackDatabaseDeployments(): Promise<void> {
+    const { services } = this;
+    for (const row of await runningDatabaseDeployments(services.db)) {
+      if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
+      try {
+        const handedBack = await moveDeployments(
+          services.db,
+          { deploymentId: row.deploymentId },
+          ["running"],
+          "idle",
+          { line: "The control plane restarted during this deployment: it runs again" },
+          services.now(),
+        );
+        if (handedBack.length > 0)
+          await this.requeue({ deploymentId: row.deploymentId, applicationId: row.databaseId });
+      } finally {
+        await this.leases.release(row.deploymentId);
+      }
+    }
   }
 
   isRecovering(applicationId: string): boolean {

@@ -14,7 +14,8 @@ export type { Deployment };
 /** What a caller sees of a deployment: the row with where its live log is, without the archive. */
 export type DeploymentView = {
   deploymentId: string;
-  applicationId: string;
+  /** Null for a deployment of a database service. */
+  applicationId: string | null;
   title: string;
   description: string | null;
   status: DeploymentStatus;
@@ -35,12 +36,24 @@ export const logPathOf = (deploymentId: string) =>
   `/api/deployment.logs?deploymentId=${encodeURIComponent(deploymentId)}`;
 
 export function toDeploymentView(row: Deployment): DeploymentView {
-  const { archivePath: _p, archiveFormat: _f, kind: _k, ...rest } = row;
+  const { archivePath: _p, archiveFormat: _f, kind: _k, databaseId: _d, ...rest } = row;
   return { ...rest, logPath: logPathOf(row.deploymentId) };
 }
 
+/**
+ * The service a deployment belongs to, and the key its queue jobs run one at a time under
+ * (QueuedJob.applicationId): an application id or a database service id.
+ */
+export const serviceKeyOf = (row: { applicationId: string | null; databaseId: string | null }): string =>
+  (row.applicationId ?? row.databaseId) as string;
+
+/** SQL of serviceKeyOf, for selections. */
+const serviceKey = sql<string>`coalesce(deployments.application_id, deployments.database_id)`;
+
 export interface NewDeployment {
-  applicationId: string;
+  /** Exactly one of the two. */
+  applicationId?: string;
+  databaseId?: string;
   kind: DeploymentKind;
   title: string;
   description: string | null;
@@ -62,7 +75,7 @@ export function insertDeployment(db: Db, values: NewDeployment): Promise<Deploym
     .executeTakeFirstOrThrow();
 }
 
-/** Deployments joined to their organization, for reads on behalf of a caller. */
+/** Application deployments joined to their organization, for reads on behalf of a caller. */
 function inOrganization(db: Db, organizationId: string) {
   return db
     .selectFrom("deployments")
@@ -72,15 +85,29 @@ function inOrganization(db: Db, organizationId: string) {
     .where("projects.organizationId", "=", organizationId);
 }
 
+/** A deployment of an application (applicationId set), as every read through inOrganization is. */
+export type ApplicationDeployment = Deployment & { applicationId: string };
+
+/** The deployments of one database service (the caller's access is checked by its router). */
+export function listDatabaseDeployments(db: Db, databaseId: string): Promise<Deployment[]> {
+  return db
+    .selectFrom("deployments")
+    .selectAll()
+    .where("databaseId", "=", databaseId)
+    .orderBy("createdAt", "desc")
+    .orderBy("deploymentId")
+    .execute();
+}
+
 export function findDeployment(
   db: Db,
   organizationId: string,
   deploymentId: string,
-): Promise<Deployment | undefined> {
+): Promise<ApplicationDeployment | undefined> {
   return inOrganization(db, organizationId)
     .selectAll("deployments")
     .where("deployments.deploymentId", "=", deploymentId)
-    .executeTakeFirst();
+    .executeTakeFirst() as Promise<ApplicationDeployment | undefined>;
 }
 
 /** The application of a deployment of the organization (undefined: none of its deployments). */
@@ -93,18 +120,21 @@ export async function applicationOfDeployment(
     .select("deployments.applicationId")
     .where("deployments.deploymentId", "=", deploymentId)
     .executeTakeFirst();
-  return row?.applicationId;
+  return row?.applicationId ?? undefined;
 }
 
 export function listDeployments(
   db: Db,
   organizationId: string,
   filter: { applicationId?: string; serverId?: string } = {},
-): Promise<Deployment[]> {
+): Promise<ApplicationDeployment[]> {
   let query = inOrganization(db, organizationId).selectAll("deployments");
   if (filter.applicationId) query = query.where("deployments.applicationId", "=", filter.applicationId);
   if (filter.serverId) query = query.where("deployments.serverId", "=", filter.serverId);
-  return query.orderBy("deployments.createdAt", "desc").orderBy("deployments.deploymentId").execute();
+  return query
+    .orderBy("deployments.createdAt", "desc")
+    .orderBy("deployments.deploymentId")
+    .execute() as Promise<ApplicationDeployment[]>;
 }
 
 /** The organization's newest deployments with the name and appName of their application. */
@@ -115,10 +145,10 @@ export function listNewestDeploymentsWithApplication(db: Db, organizationId: str
     .orderBy("deployments.createdAt", "desc")
     .orderBy("deployments.deploymentId")
     .limit(limit)
-    .execute();
+    .execute() as Promise<(ApplicationDeployment & { applicationName: string; appName: string })[]>;
 }
 
-export interface QueueRow extends Deployment {
+export interface QueueRow extends ApplicationDeployment {
   appName: string;
   applicationName: string;
   environmentId: string;
@@ -149,7 +179,7 @@ export async function listQueueJobs(
     .orderBy("deployments.completedAt", "desc")
     .limit(finishedLimit)
     .execute();
-  return [...open, ...finished];
+  return [...open, ...finished] as QueueRow[];
 }
 
 /** Moves a waiting deployment to running; undefined when it is no longer waiting. */
@@ -171,6 +201,15 @@ export interface DeploymentResult {
   commitMessage?: string | null;
 }
 
+/** Which deployments a write picks: one, or those of one application or database service. */
+export interface DeploymentFilter {
+  deploymentId?: string;
+  applicationId?: string;
+  databaseId?: string;
+  /** An application or a database service id (serviceKeyOf). */
+  serviceId?: string;
+}
+
 /**
  * Moves the deployments picked by `filter` that are in one of `from` to `to` (a result: done |
  * error, completed now; or "idle": handed back to the queue), and either appends `line` to their
@@ -180,7 +219,7 @@ export interface DeploymentResult {
  */
 export async function moveDeployments(
   db: Db,
-  filter: { deploymentId?: string; applicationId?: string },
+  filter: DeploymentFilter,
   from: DeploymentStatus[],
   to: DeploymentResult | "idle",
   log: { line: string } | { logs: string },
@@ -195,6 +234,13 @@ export async function moveDeployments(
     .where("status", "in", from);
   if (filter.deploymentId) query = query.where("deploymentId", "=", filter.deploymentId);
   if (filter.applicationId) query = query.where("applicationId", "=", filter.applicationId);
+  if (filter.databaseId) query = query.where("databaseId", "=", filter.databaseId);
+  const serviceId = filter.serviceId;
+  if (serviceId) {
+    query = query.where((eb) =>
+      eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]),
+    );
+  }
   const rows = await query.returning("deploymentId").execute();
   return rows.map((row) => row.deploymentId);
 }
@@ -206,7 +252,7 @@ export async function moveDeployments(
  */
 export function failDeployments(
   db: Db,
-  filter: { deploymentId?: string; applicationId?: string },
+  filter: DeploymentFilter,
   statuses: DeploymentStatus[],
   reason: string,
   now: Date,
@@ -221,33 +267,35 @@ export function failDeployments(
   );
 }
 
-/** Applications with waiting deployments (resumed when the control plane starts). */
+/** Services (applications and databases) with waiting deployments (resumed at start). */
 export async function applicationsWithWaitingDeployments(db: Db): Promise<string[]> {
   const rows = await db
     .selectFrom("deployments")
-    .select("applicationId")
+    .select(serviceKey.as("serviceId"))
     .where("status", "=", "idle")
-    .groupBy("applicationId")
+    .groupBy(serviceKey)
     .orderBy(sql`min(created_at)`)
     .execute();
-  return rows.map((row) => row.applicationId);
+  return rows.map((row) => row.serviceId);
 }
 
-export async function hasWaitingDeployments(db: Db, applicationId: string): Promise<boolean> {
+/** Whether the service (an application or a database) has a waiting deployment. */
+export async function hasWaitingDeployments(db: Db, serviceId: string): Promise<boolean> {
   const row = await db
     .selectFrom("deployments")
     .select("deploymentId")
-    .where("applicationId", "=", applicationId)
+    .where((eb) => eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]))
     .where("status", "=", "idle")
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
 }
 
-export function waitingDeployments(db: Db): Promise<Pick<Deployment, "deploymentId" | "applicationId">[]> {
+/** Waiting jobs, oldest first, keyed by their service (see serviceKeyOf). */
+export function waitingDeployments(db: Db): Promise<{ deploymentId: string; applicationId: string }[]> {
   return db
     .selectFrom("deployments")
-    .select(["deploymentId", "applicationId"])
+    .select(["deploymentId", serviceKey.as("applicationId")])
     .where("status", "=", "idle")
     .orderBy("createdAt")
     .orderBy("deploymentId")
@@ -285,14 +333,26 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
   return query.returningAll().execute();
 }
 
-/** Deployments left running (by a control plane that stopped), with what recovery needs. */
+/** Database deployments left running (by a control plane that stopped). */
+export function runningDatabaseDeployments(db: Db) {
+  return db
+    .selectFrom("deployments")
+    .select(["deploymentId", "databaseId"])
+    .where("status", "=", "running")
+    .where("databaseId", "is not", null)
+    .orderBy("createdAt")
+    .$narrowType<{ databaseId: string }>()
+    .execute();
+}
+
+/** Application deployments left running (by a control plane that stopped), with what recovery needs. */
 export function runningDeployments(db: Db) {
   return db
     .selectFrom("deployments")
     .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
     .select([
       "deployments.deploymentId",
-      "deployments.applicationId",
+      "applications.applicationId",
       "deployments.title",
       "applications.appName",
       "applications.serverId",

@@ -9,7 +9,8 @@ import { ApiError, notFound } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { failDeployments, insertDeployment } from "./repository.ts";
 
-export type DeploymentKind = "deploy" | "redeploy";
+/** rebuild: database services only (their data volume is deleted first). */
+export type DeploymentKind = "deploy" | "redeploy" | "rebuild";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -24,6 +25,7 @@ export interface StartDeploymentInput {
 export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   deploy: "Manual deployment",
   redeploy: "Rebuild deployment",
+  rebuild: "Rebuild: data deleted, started fresh",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */
@@ -50,21 +52,54 @@ export async function startApplicationDeployment(
     serverId: application.serverId,
     archive: input.archive,
   });
+  await enqueueOrFail(services, deployment.deploymentId, application.applicationId);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/**
+ * Records a deployment of a database service (deploy, reload or rebuild: status idle =
+ * queued) and enqueues it; its jobs run one at a time like an application's.
+ */
+export async function startDatabaseDeployment(
+  services: ServiceContext,
+  input: {
+    databaseId: string;
+    organizationId: string;
+    serverId: string | null;
+    kind: "deploy" | "rebuild";
+    title?: string;
+  },
+): Promise<{ deploymentId: string }> {
+  // This machine runs only the instance organization's services (a 400 naming serverId).
+  await agentServerId(services, input.organizationId, input.serverId);
+  const deployment = await insertDeployment(services.db, {
+    databaseId: input.databaseId,
+    kind: input.kind,
+    title: input.title || DEFAULT_TITLES[input.kind],
+    description: null,
+    serverId: input.serverId,
+  });
+  await enqueueOrFail(services, deployment.deploymentId, input.databaseId);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/** Enqueues the job; a queue that refuses it fails the deployment and answers a 503. */
+async function enqueueOrFail(
+  services: ServiceContext,
+  deploymentId: string,
+  serviceId: string,
+): Promise<void> {
   try {
-    await services.deployments.enqueue({
-      deploymentId: deployment.deploymentId,
-      applicationId: application.applicationId,
-    });
+    await services.deployments.enqueue({ deploymentId, applicationId: serviceId });
   } catch (error) {
-    services.logger.error({ err: error, deploymentId: deployment.deploymentId }, "deployment not queued");
+    services.logger.error({ err: error, deploymentId }, "deployment not queued");
     await failDeployments(
       services.db,
-      { deploymentId: deployment.deploymentId },
+      { deploymentId },
       ["idle"],
       "The deployment queue is unavailable",
       services.now(),
     );
     throw new ApiError("SERVICE_UNAVAILABLE", "The deployment queue is unavailable; try again");
   }
-  return { deploymentId: deployment.deploymentId };
 }

@@ -5,7 +5,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
-import { failDeployments } from "./repository.ts";
+import { type DeploymentFilter, failDeployments, serviceKeyOf } from "./repository.ts";
 
 /** How long a stop waits for the aborted deployment to store its end before answering. */
 const ABORT_WAIT_MS = 30_000;
@@ -14,7 +14,7 @@ export type StopResult = "aborted" | "dropped" | "not-running";
 
 async function dropWaiting(
   services: ServiceContext,
-  filter: { deploymentId?: string; applicationId?: string },
+  filter: DeploymentFilter,
   reason: string,
 ): Promise<string[]> {
   const now = services.now();
@@ -55,33 +55,33 @@ export async function stopDeployment(
   if (deployment.status === "idle") {
     const dropped = await dropWaiting(services, { deploymentId: deployment.deploymentId }, reason);
     // It may have started in between.
-    if (dropped.length === 0) return stopRunningDeployment(services, deployment.applicationId, reason);
+    if (dropped.length === 0) return stopRunningDeployment(services, serviceKeyOf(deployment), reason);
     return "dropped";
   }
   return "not-running";
 }
 
-/** Aborts the application's running deployment, if any. */
+/** Aborts the running deployment of the service (an application or a database), if any. */
 export async function stopRunningDeployment(
   services: ServiceContext,
-  applicationId: string,
+  serviceId: string,
   reason: string,
 ): Promise<StopResult> {
   const running = await services.db
     .selectFrom("deployments")
     .selectAll()
-    .where("applicationId", "=", applicationId)
+    .where((eb) => eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]))
     .where("status", "=", "running")
     .execute();
   for (const deployment of running) await abortRunning(services, deployment, reason);
   return running.length > 0 ? "aborted" : "not-running";
 }
 
-/** Drops every waiting deployment of the application; answers how many. */
+/** Drops every waiting deployment of the service (an application or a database); answers how many. */
 export async function dropWaitingDeployments(
   services: ServiceContext,
-  applicationId: string,
+  serviceId: string,
   reason: string,
 ): Promise<number> {
-  return (await dropWaiting(services, { applicationId }, reason)).length;
+  return (await dropWaiting(services, { serviceId }, reason)).length;
 }

@@ -15,13 +15,14 @@ import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
 import { DeploymentLeases } from "./leases.ts";
 import { DeploymentLogHub } from "./logs.ts";
-import { type DeploymentOutcome, type DeploymentRun, runApplicationDeployment } from "./pipeline.ts";
+import { runApplicationDeployment } from "./pipeline.ts";
 import { claimDeployment, type DeploymentResult, failDeployments, moveDeployments } from "./repository.ts";
+import { type DeploymentRunner, loadDeploymentTarget } from "./targets.ts";
+
+export type { DeploymentRunner };
 
 /** The abort reason of a deployment handed back to the queue by a stopping control plane. */
 class HandBack extends Error {}
-
-export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
 /** A counting semaphore: at most `size` holders at once, served in arrival order. */
 export class Slots {
@@ -218,23 +219,11 @@ export class DeploymentWorker {
     // stored (a deployment must not stay running because the database was away for a while).
     const store = <T>(write: () => Promise<T>) => this.store(services, deploymentId, write);
     await store(() => this.leases.hold(db, deploymentId, services.now()));
-    const application = await store(() =>
-      db
-        .selectFrom("applications")
-        .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-        .innerJoin("projects", "projects.projectId", "environments.projectId")
-        .select([
-          "applications.applicationId",
-          "applications.name",
-          "applications.applicationStatus",
-          "projects.organizationId",
-        ])
-        .where("applications.applicationId", "=", deployment.applicationId)
-        .executeTakeFirst(),
-    );
-    if (!application) return "ran"; // deleted meanwhile: its deployments went with it
-    const previousStatus = application.applicationStatus;
-    await store(() => setApplicationStatus(services, application.applicationId, "running"));
+    const target = await store(() => loadDeploymentTarget(services, deployment));
+    if (!target) return "ran"; // deleted meanwhile: its deployments went with it
+    const previousStatus = target.status;
+    const setStatus = (status: ApplicationStatus) => store(() => target.setStatus(services, status));
+    await setStatus("running");
 
     // A deployment run again (handed back) keeps its earlier lines.
     const log = this.logs.open(
@@ -247,9 +236,10 @@ export class DeploymentWorker {
     let result: DeploymentResult;
     let cancelled = false;
     try {
-      const outcome = await this.runner(services, {
+      const runner = target.run ?? this.runner;
+      const outcome = await runner(services, {
         deploymentId,
-        applicationId: deployment.applicationId,
+        applicationId: target.serviceId,
         kind: deployment.kind,
         archive:
           deployment.archivePath && deployment.archiveFormat
@@ -280,7 +270,7 @@ export class DeploymentWorker {
         await store(() =>
           moveDeployments(db, { deploymentId }, ["running"], "idle", { logs: log.text() }, services.now()),
         );
-        await store(() => setApplicationStatus(services, application.applicationId, previousStatus));
+        await setStatus(previousStatus);
         return "handedBack";
       }
       log.append(cancelled ? message : `Deployment failed: ${message}`);
@@ -290,16 +280,16 @@ export class DeploymentWorker {
       moveDeployments(db, { deploymentId }, ["running"], result, { logs: log.text() }, services.now()),
     );
     const applicationStatus: ApplicationStatus = cancelled ? previousStatus : result.status;
-    await store(() => setApplicationStatus(services, application.applicationId, applicationStatus));
-    if (!cancelled) {
+    await setStatus(applicationStatus);
+    if (!cancelled && target.emitsEvents) {
       await recordEvent(
         db,
         {
-          organizationId: application.organizationId,
+          organizationId: target.organizationId,
           kind: result.status === "done" ? "appDeploy" : "appBuildError",
-          applicationId: application.applicationId,
+          applicationId: target.serviceId,
           payload: {
-            applicationName: application.name,
+            applicationName: target.name,
             status: result.status === "done" ? "success" : "error",
             message:
               result.status === "done"
@@ -317,17 +307,4 @@ export class DeploymentWorker {
 
 function databaseAway(error: unknown): boolean {
   return error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE";
-}
-
-async function setApplicationStatus(
-  services: ServiceContext,
-  applicationId: string,
-  status: ApplicationStatus,
-): Promise<void> {
-  // A deployment's outcome replaces what reconciliation said about the service.
-  await services.db
-    .updateTable("applications")
-    .set({ applicationStatus: status, applicationStatusMessage: null })
-    .where("applicationId", "=", applicationId)
-    .execute();
 }

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { applicationHooks } from "../applications/service-kind.ts";
 import type { ServiceContext } from "../context.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
+import { databaseHooks } from "../databases/service-kind.ts";
 import type { Db } from "../db/database.ts";
 import { badRequest } from "../errors.ts";
 
@@ -81,11 +82,12 @@ export interface ServiceKindHooks {
 }
 
 /**
- * The one registration point: later issues add `postgres: postgresHooks`, and so on.
+ * The one registration point: applications and the five database kinds (databases/service-kind.ts).
  * A kind without hooks has no rows yet, so it lists, copies and tears down nothing.
  */
 export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {
   application: applicationHooks,
+  ...databaseHooks,
 };
 
 export const emptyServices = (): EnvironmentServices => ({

@@ -80,7 +80,7 @@ async function applicationOf(deploymentId: string): Promise<string> {
     .select("applicationId")
     .where("deploymentId", "=", deploymentId)
     .executeTakeFirstOrThrow();
-  return row.applicationId;
+  return row.applicationId as string;
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {

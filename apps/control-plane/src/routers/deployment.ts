@@ -7,10 +7,13 @@ import { z } from "zod";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
+import { findDatabase } from "../databases/repository.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
 import {
   deleteDeployment,
   findDeployment,
+  listDatabaseDeployments,
   listDeployments,
   listNewestDeploymentsWithApplication,
   listQueueJobs,
@@ -23,13 +26,15 @@ import {
   onlyVisibleApplications,
   requireApplicationAccess,
   requireCanDeleteProjects,
+  requireServiceAccess,
 } from "../projects/permissions.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
 export const deploymentSchema = z.object({
   deploymentId: z.string(),
-  applicationId: z.string(),
+  /** Null for a deployment of a database service. */
+  applicationId: z.string().nullable(),
   title: z.string(),
   description: z.string().nullable(),
   status: z.enum(deploymentStatuses),
@@ -55,7 +60,7 @@ export const queueJobSchema = z.object({
   /** The deployment's id. */
   id: z.string(),
   /** deploy or redeploy. */
-  name: z.enum(["deploy", "redeploy"]),
+  name: z.enum(["deploy", "redeploy", "rebuild"]),
   state: z.enum(["waiting", "active", "completed", "failed"]),
   queuedAt: z.string(),
   startedAt: z.string().nullable(),
@@ -106,6 +111,22 @@ async function serverDeployments(services: ServiceContext, caller: Caller, serve
   return (await onlyVisibleApplications(services.db, caller, rows)).map(toDeploymentView);
 }
 
+async function databaseDeployments(
+  services: ServiceContext,
+  caller: Caller,
+  kind: DatabaseKind,
+  databaseId: string,
+) {
+  const row = await findDatabase(services.db, caller.organizationId, kind, databaseId);
+  if (!row) throw notFound("Database");
+  const service = { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId };
+  await requireServiceAccess(services.db, caller, service, "Database");
+  return (await listDatabaseDeployments(services.db, databaseId)).map(toDeploymentView);
+}
+
+const isDatabaseKind = (type: string): type is DatabaseKind =>
+  (databaseKinds as readonly string[]).includes(type);
+
 async function loadDeployment(services: ServiceContext, caller: Caller, deploymentId: string) {
   const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
   if (!deployment) throw notFound("Deployment");
@@ -139,13 +160,14 @@ export const deploymentRouter = defineRouter("deployment", {
   }),
 
   allByType: query({
-    summary: "The deployments of one service of a type (application and server so far)",
+    summary: "The deployments of one service of a type (application, server and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
     handler: ({ services, caller, input }) => {
       if (input.type === "application") return applicationDeployments(services, caller, input.id);
       if (input.type === "server") return serverDeployments(services, caller, input.id);
+      if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
       return [];
     },
   }),

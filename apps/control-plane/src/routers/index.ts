@@ -8,9 +8,14 @@ import { deploymentRouter } from "./deployment.ts";
 import { dockerRouter } from "./docker.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
+import { mariadbRouter } from "./mariadb.ts";
+import { mongoRouter } from "./mongo.ts";
+import { mysqlRouter } from "./mysql.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
+import { postgresRouter } from "./postgres.ts";
 import { projectRouter } from "./project.ts";
+import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
 import { securityRouter } from "./security.ts";
 import { serverRouter } from "./server.ts";
@@ -34,6 +39,11 @@ export const allRouters: RouterDef[] = [
   registryRouter,
   domainRouter,
   securityRouter,
+  postgresRouter,
+  mysqlRouter,
+  mariadbRouter,
+  mongoRouter,
+  redisRouter,
   settingsRouter,
   adminRouter,
 ];

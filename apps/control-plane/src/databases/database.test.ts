@@ -1,0 +1,343 @@
+/**
+ * The database routers without Docker: validation (400 naming the field, nothing created), the
+ * rows and their sealed passwords, `one`'s URLs, another organization's 404, host-port rules,
+ * the `/api/<kind>/<operation>` form, and the project views and duplicate that include them.
+ * Deployments on real Docker: databases/e2e.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserDirectly } from "../projects/test-support.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { buildDatabaseSpec } from "./deploy.ts";
+import { databaseKindFacts, databaseKinds } from "./kinds.ts";
+
+let platform: TestPlatform;
+let owner: Session;
+let stranger: Session;
+let environmentId: string;
+let projectId: string;
+const as = (session: Session) => ({ token: session.token });
+let counter = 0;
+const appName = (kind: string) => `t-${kind}-${++counter}`;
+
+/** A valid create input of each kind. */
+function createInput(kind: (typeof databaseKinds)[number]): Record<string, unknown> {
+  const input: Record<string, unknown> = {
+    name: `${kind} db`,
+    appName: appName(kind),
+    environmentId,
+    databasePassword: "s3cret-Pass@1",
+  };
+  const { fields } = databaseKindFacts[kind];
+  if (fields.databaseName) input.databaseName = "shop";
+  if (fields.databaseUser) input.databaseUser = "shopper";
+  if (fields.databaseRootPassword === "required") input.databaseRootPassword = "r00t-Pass";
+  return input;
+}
+
+async function countRows(): Promise<number> {
+  const row = await platform.services.db
+    .selectFrom("databaseServices")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+beforeAll(async () => {
+  platform = await startTestPlatform({}, { agents: { localAgent: false } });
+  owner = await platform.registerOwner();
+  stranger = await createUserDirectly(platform, { email: "stranger@example.com" });
+  const project = await platform.mutateOk("project.create", { name: "Shop" }, as(owner));
+  environmentId = project.environment.environmentId;
+  projectId = project.project.projectId;
+});
+afterAll(() => platform?.close());
+
+describe.each(databaseKinds)("%s", (kind) => {
+  const { idKey } = databaseKindFacts[kind];
+
+  it("creates a service (idle, the default image) and shows it with its credentials and URLs", async () => {
+    const input = createInput(kind);
+    const created = await platform.mutateOk(`${kind}.create`, input, as(owner));
+    expect(created).toMatchObject({
+      name: input.name,
+      appName: input.appName,
+      applicationStatus: "idle",
+      dockerImage: databaseKindFacts[kind].defaultImage,
+      externalPort: null,
+    });
+    const id = created[idKey];
+    const one = await platform.query(`${kind}.one`, { [idKey]: id }, as(owner));
+    expect(one.status).toBe(200);
+    expect(one.body.databasePassword).toBe("s3cret-Pass@1");
+    expect(one.body.internalConnectionUrl).toContain(`@${input.appName}:${databaseKindFacts[kind].port}`);
+    expect(one.body.externalConnectionUrl).toBeNull();
+    expect(one.body.environment.project.projectId).toBe(projectId);
+
+    // At rest the password is sealed, never stored as given.
+    const row = await platform.services.db
+      .selectFrom("databaseServices")
+      .selectAll()
+      .where("databaseId", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(row.databasePasswordSealed).not.toContain("s3cret");
+
+    // The project shows it under its kind's field.
+    const project = await platform.query("project.one", { projectId }, as(owner));
+    const field = kind === "postgres" ? "postgres" : kind;
+    expect(project.body.environments[0][field].map((s: Record<string, string>) => s[idKey])).toContain(id);
+  });
+
+  it("refuses a password outside the pattern, a bad appName and a missing field: 400 naming it, nothing created", async () => {
+    const before = await countRows();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...createInput(kind), databasePassword: "has space" }, "databasePassword"],
+      [{ ...createInput(kind), databasePassword: "quote'" }, "databasePassword"],
+      [{ ...createInput(kind), appName: "../etc" }, "appName"],
+      [{ ...createInput(kind), appName: "a b;rm -rf" }, "appName"],
+    ];
+    for (const required of Object.keys(createInput(kind)).filter((key) => key !== "environmentId")) {
+      const input = createInput(kind);
+      delete input[required];
+      cases.push([input, required]);
+    }
+    for (const [input, field] of cases) {
+      const answer = await platform.mutate(`${kind}.create`, input, as(owner));
+      expect(answer.status, `${field}: ${JSON.stringify(answer.body)}`).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain(field);
+    }
+    expect(await countRows()).toBe(before);
+  });
+
+  it("is a 404 to another organization for every procedure, and changes nothing", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const calls: [string, Record<string, unknown>][] = [
+      ["deploy", {}],
+      ["start", {}],
+      ["stop", {}],
+      ["update", { name: "taken" }],
+      ["saveExternalPort", { externalPort: 25432 }],
+      ["saveEnvironment", { env: "A=1" }],
+      ["reload", { appName: created.appName }],
+      ["rebuild", {}],
+      ["remove", {}],
+    ];
+    expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(stranger))).status).toBe(404);
+    for (const [operation, extra] of calls) {
+      const answer = await platform.mutate(`${kind}.${operation}`, { [idKey]: id, ...extra }, as(stranger));
+      expect(answer.status, `${operation}: ${JSON.stringify(answer.body)}`).toBe(404);
+    }
+    const one = await platform.query(`${kind}.one`, { [idKey]: id }, as(owner));
+    expect(one.body).toMatchObject({ name: created.name, externalPort: null, env: null });
+    const deployments = await platform.query("deployment.allByType", { id, type: kind }, as(owner));
+    expect(deployments.body).toEqual([]);
+    expect((await platform.query("deployment.allByType", { id, type: kind }, as(stranger))).status).toBe(404);
+  });
+
+  it("updates settings and refuses a bad password on update", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const bad = await platform.mutate(
+      `${kind}.update`,
+      { [idKey]: id, databasePassword: "no spaces" },
+      as(owner),
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("databasePassword");
+    await platform.mutateOk(
+      `${kind}.update`,
+      { [idKey]: id, name: "renamed", memoryLimit: "256m", cpuLimit: "0.5", databasePassword: "n3w-Pass" },
+      as(owner),
+    );
+    await platform.mutateOk(`${kind}.saveEnvironment`, { [idKey]: id, env: "EXTRA=1" }, as(owner));
+    const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+    expect(one).toMatchObject({ name: "renamed", memoryLimit: "256m", cpuLimit: "0.5", env: "EXTRA=1" });
+    expect(one.databasePassword).toBe("n3w-Pass");
+  });
+});
+
+describe("host ports", () => {
+  it("refuses a reserved port (400) and one another service publishes on the server (409)", async () => {
+    const first = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
+    const second = await platform.mutateOk("redis.create", createInput("redis"), as(owner));
+    for (const port of [22, 80, 443, 5432, 4222]) {
+      const answer = await platform.mutate(
+        "postgres.saveExternalPort",
+        { postgresId: first.postgresId, externalPort: port },
+        as(owner),
+      );
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.data.fields).toEqual(["externalPort"]);
+    }
+    await platform.services.db
+      .updateTable("databaseServices")
+      .set({ externalPort: 26379 })
+      .where("databaseId", "=", second.redisId)
+      .execute();
+    const taken = await platform.mutate(
+      "postgres.saveExternalPort",
+      { postgresId: first.postgresId, externalPort: 26379 },
+      as(owner),
+    );
+    expect(taken.status).toBe(409);
+    // A port an application publishes is taken too.
+    const application = await platform.mutateOk(
+      "application.create",
+      { name: "Web", environmentId },
+      as(owner),
+    );
+    await platform.mutateOk(
+      "port.create",
+      { applicationId: application.applicationId, publishedPort: 26380, targetPort: 80 },
+      as(owner),
+    );
+    const fromApplication = await platform.mutate(
+      "postgres.saveExternalPort",
+      { postgresId: first.postgresId, externalPort: 26380 },
+      as(owner),
+    );
+    expect(fromApplication.status).toBe(409);
+  });
+
+  it("refuses an appName another service (application or database) has: 409", async () => {
+    const application = await platform.mutateOk(
+      "application.create",
+      { name: "Api", environmentId },
+      as(owner),
+    );
+    const answer = await platform.mutate(
+      "redis.create",
+      { ...createInput("redis"), appName: application.appName },
+      as(owner),
+    );
+    expect(answer.status).toBe(409);
+    const db = await platform.mutateOk("redis.create", createInput("redis"), as(owner));
+    const again = await platform.mutate(
+      "mysql.create",
+      { ...createInput("mysql"), appName: db.appName },
+      as(owner),
+    );
+    expect(again.status).toBe(409);
+  });
+});
+
+describe("the /api/<kind>/<operation> form", () => {
+  it("answers the lifecycle operations as the dotted procedures do", async () => {
+    const created = await platform.mutateOk("mariadb.create", createInput("mariadb"), as(owner));
+    const stranger404 = await platform.request("/api/mariadb/rebuild", {
+      method: "POST",
+      body: JSON.stringify({ mariadbId: created.mariadbId }),
+      token: stranger.token,
+    });
+    expect(stranger404.status).toBe(404);
+    const reload = await platform.request("/api/mariadb/reload", {
+      method: "POST",
+      body: JSON.stringify({ mariadbId: created.mariadbId, appName: "not-its-name" }),
+      token: owner.token,
+    });
+    expect(reload.status).toBe(400);
+    expect(reload.body.error.data.fields).toEqual(["appName"]);
+    const unknown = await platform.request("/api/mariadb/format", {
+      method: "POST",
+      body: "{}",
+      token: owner.token,
+    });
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe("project.duplicate", () => {
+  it("copies the database services with a new appName, their passwords resealed", async () => {
+    const source = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
+    const copy = await platform.mutateOk(
+      "project.duplicate",
+      { sourceEnvironmentId: environmentId, name: "Copy", includeServices: true },
+      as(owner),
+    );
+    const project = await platform.query("project.one", { projectId: copy.projectId }, as(owner));
+    const copied = project.body.environments[0].postgres.find(
+      (row: { name: string }) => row.name === source.name,
+    );
+    expect(copied.appName).not.toBe(source.appName);
+    const one = await platform.query("postgres.one", { postgresId: copied.postgresId }, as(owner));
+    expect(one.body.databasePassword).toBe("s3cret-Pass@1");
+  });
+});
+
+describe("the service spec", () => {
+  it("sets the kind's environment, the data volume, the external port and redis' password argument", () => {
+    const row = {
+      databaseId: "d1",
+      kind: "mysql" as const,
+      name: "db",
+      appName: "shop-db",
+      description: null,
+      environmentId: "e",
+      serverId: null,
+      databaseName: "shop",
+      databaseUser: "root",
+      databasePasswordSealed: "",
+      databaseRootPasswordSealed: null,
+      dockerImage: null,
+      replicaSets: false,
+      applicationStatus: "idle" as const,
+      externalPort: 23306,
+      memoryLimit: "512m",
+      memoryReservation: null,
+      cpuLimit: null,
+      cpuReservation: null,
+      env: "EXTRA=1",
+      command: null,
+      args: null,
+      createdAt: "",
+    };
+    const opened = {
+      appName: "shop-db",
+      databaseName: "shop",
+      databaseUser: "root",
+      databasePassword: "pw",
+      databaseRootPassword: "rootpw",
+      replicaSets: false,
+    };
+    const mysql = buildDatabaseSpec(row, opened, { mysql: "local/mysql:test" });
+    expect(mysql.image).toBe("local/mysql:test");
+    // The user is root: MYSQL_USER and MYSQL_PASSWORD are left out (spec 2.9).
+    expect(mysql.env.sort()).toEqual(["EXTRA=1", "MYSQL_DATABASE=shop", "MYSQL_ROOT_PASSWORD=rootpw"]);
+    expect(mysql.mounts).toEqual([{ type: "volume", source: "shop-db-data", target: "/var/lib/mysql" }]);
+    expect(mysql.ports).toEqual([
+      { publishedPort: 23306, targetPort: 3306, protocol: "tcp", publishMode: "host" },
+    ]);
+    expect(mysql.memoryLimitBytes).toBe(512 * 1024 * 1024);
+
+    const mariadb = buildDatabaseSpec(
+      { ...row, kind: "mariadb", databaseUser: "shopper" },
+      { ...opened, databaseUser: "shopper" },
+      {},
+    );
+    expect(mariadb.image).toBe("mariadb:11");
+    expect(mariadb.env.sort()).toEqual([
+      "EXTRA=1",
+      "MARIADB_DATABASE=shop",
+      "MARIADB_PASSWORD=pw",
+      "MARIADB_ROOT_PASSWORD=rootpw",
+      "MARIADB_USER=shopper",
+    ]);
+
+    const redis = buildDatabaseSpec({ ...row, kind: "redis", externalPort: null }, opened, {});
+    expect(redis.command).toEqual(["redis-server"]);
+    expect(redis.args?.slice(0, 2)).toEqual(["--requirepass", "pw"]);
+    expect(redis.mounts?.[0]?.target).toBe("/data");
+
+    const mongo = buildDatabaseSpec({ ...row, kind: "mongo", databaseName: null }, opened, {});
+    expect(mongo.env.sort()).toEqual([
+      "EXTRA=1",
+      "MONGO_INITDB_ROOT_PASSWORD=pw",
+      "MONGO_INITDB_ROOT_USERNAME=root",
+    ]);
+    expect(databaseKindFacts.mongo.url(opened, "shop-db", 27017)).toBe("mongodb://root:pw@shop-db:27017/");
+    expect(databaseKindFacts.redis.url(opened, "h", 6379)).toBe("redis://:pw@h:6379");
+    expect(databaseKindFacts.postgres.url({ ...opened, databasePassword: "p@ss:1" }, "h", 5432)).toBe(
+      "postgresql://root:p%40ss%3A1@h:5432/shop",
+    );
+  });
+});

@@ -1,0 +1,280 @@
+/**
+ * A database service's Swarm service: its spec from the row and the kind's facts, its
+ * deployments (run by the deployment worker like an application's: deploy, reload and rebuild
+ * go through the queue) and its start, stop and removal through the agent. The data lives in
+ * the `<appName>-data` volume, labelled with the service's owner; a rebuild and a removal
+ * delete it (the agent deletes only a volume carrying that owner's labels).
+ */
+import {
+  AgentCommandError,
+  AgentTimeoutError,
+  AgentUnavailableError,
+  DEPLOYMENT_ID_LABEL,
+  databaseOwner,
+  type ServiceSpec,
+} from "@platform/agent-protocol";
+import { agentErrorToApiError, callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { memoryBytes, nanoCpus } from "../applications/validation.ts";
+import type { ServiceContext } from "../context.ts";
+import type { ApplicationStatus, DatabaseService } from "../db/schema.ts";
+import { forwardAgentLog } from "../deployments/log-forwarder.ts";
+import { followAgentJob } from "../deployments/observe.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import { PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
+import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import type { DeploymentTarget } from "../deployments/targets.ts";
+import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
+import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
+import { databaseKindFacts, dataVolumeOf, imageOf, type OpenedDatabase } from "./kinds.ts";
+import { findDatabaseWithOrganization } from "./repository.ts";
+import { openDatabase } from "./views.ts";
+
+const DEPLOY_TIMEOUT_MS = 10 * 60_000;
+const SERVICE_ACTION_TIMEOUT_MS = 120_000;
+/** How long the agent waits for the database's task to run before failing the deployment. */
+const DEPLOY_WAIT_SECONDS = 300;
+
+type OwnedDatabase = DatabaseService & { organizationId: string };
+
+/** The Swarm service of the database, from its row (passwords opened) and its kind's facts. */
+export function buildDatabaseSpec(
+  row: DatabaseService,
+  opened: OpenedDatabase,
+  defaultImages: ServiceContext["config"]["defaultDatabaseImages"],
+): ServiceSpec {
+  const facts = databaseKindFacts[row.kind];
+  // The kind's variables first: the user's env may add to them or replace one on purpose.
+  const env: Record<string, string> = { ...facts.env(opened) };
+  for (const { key, value } of row.env ? parseEnv(row.env) : []) env[key] = value;
+  const spec: ServiceSpec = {
+    name: row.appName,
+    image: imageOf(row, defaultImages),
+    env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
+    replicas: 1,
+    labels: { "platform.databaseId": row.databaseId, "platform.appName": row.appName },
+    networks: [PLATFORM_NETWORK],
+    mounts: [{ type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath }],
+    ports:
+      row.externalPort === null
+        ? []
+        : [{ publishedPort: row.externalPort, targetPort: facts.port, protocol: "tcp", publishMode: "host" }],
+    // Never two tasks on one data directory: the old one stops before the new one starts.
+    swarmSettingsJson: JSON.stringify({
+      UpdateConfig: { Order: "stop-first" },
+      RollbackConfig: { Order: "stop-first" },
+    }),
+  };
+  const defaults = facts.defaultCommand?.(opened);
+  const command = row.command?.trim() ? splitCommandLine(row.command) : (defaults?.command ?? []);
+  const args =
+    row.args && row.args.length > 0 ? [...row.args] : row.command?.trim() ? [] : (defaults?.args ?? []);
+  if (command.length > 0) spec.command = command;
+  if (args.length > 0) spec.args = args;
+  if (row.memoryLimit) spec.memoryLimitBytes = memoryBytes(row.memoryLimit);
+  if (row.memoryReservation) spec.memoryReservationBytes = memoryBytes(row.memoryReservation);
+  if (row.cpuLimit) spec.nanoCpusLimit = nanoCpus(row.cpuLimit);
+  if (row.cpuReservation) spec.nanoCpusReservation = nanoCpus(row.cpuReservation);
+  return spec;
+}
+
+/** The server the database runs on, checked as for applications (cloud: a server is required). */
+async function serverFor(services: ServiceContext, row: OwnedDatabase): Promise<string> {
+  if (row.serverId === null && services.config.edition === "cloud") {
+    throw badRequest("The database has no server: set serverId (required on the cloud edition)", {
+      fields: ["serverId"],
+    });
+  }
+  return agentServerId(services, row.organizationId, row.serverId);
+}
+
+function removeOptions(row: OwnedDatabase, withVolume: boolean) {
+  return {
+    timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
+    owner: databaseOwner(row.organizationId, row.databaseId),
+    removeVolumes: withVolume ? [dataVolumeOf(row.appName)] : [],
+  };
+}
+
+/** Runs one deployment of a database service (deploy, reload or rebuild); throws with the reason. */
+export async function runDatabaseDeployment(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  const client = services.agents.client;
+  let serverId = LOCAL_SERVER_ID;
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const cancelOnAbort = () => {
+    client.cancelJob(serverId, run.deploymentId).catch(() => {});
+  };
+  run.signal.addEventListener("abort", cancelOnAbort, { once: true });
+  try {
+    const row = await findDatabaseWithOrganization(services.db, run.applicationId);
+    if (!row) throw new Error("The database service no longer exists");
+    serverId = await serverFor(services, row);
+    const opened = openDatabase(services.secrets, row);
+    secrets.push(
+      opened.databasePassword,
+      ...(opened.databaseRootPassword ? [opened.databaseRootPassword] : []),
+    );
+    const owner = databaseOwner(row.organizationId, row.databaseId);
+
+    if (run.kind === "rebuild") {
+      log(`Removing the service ${row.appName} and its data volume ${dataVolumeOf(row.appName)}…`);
+      const removed = await client.serviceAction(serverId, row.appName, "REMOVE", removeOptions(row, true));
+      for (const volume of removed.volumesRemoved ?? []) log(`Volume ${volume} deleted`);
+      for (const volume of removed.volumesKept ?? [])
+        throw new Error(
+          `The volume ${volume} belongs to someone else: it was not deleted, nothing was rebuilt`,
+        );
+    }
+    if (run.signal.aborted) throw new Error("Deployment cancelled");
+
+    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages);
+    spec.labels = { ...spec.labels, [DEPLOYMENT_ID_LABEL]: run.deploymentId };
+    log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
+    const logStreamId = `${run.deploymentId}-deploy`;
+    const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
+      followAgentJob(services, {
+        serverId,
+        jobId: run.deploymentId,
+        serviceName: spec.name,
+        send: (attempt) =>
+          client.deployService(
+            serverId,
+            {
+              jobId: run.deploymentId,
+              logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}`,
+              spec,
+              waitSeconds: DEPLOY_WAIT_SECONDS,
+              owner,
+            },
+            DEPLOY_TIMEOUT_MS,
+          ),
+        fromObserved: (service) => ({ serviceId: "", created: false, runningTasks: service.runningTasks }),
+        log,
+        signal: run.signal,
+        onWaiting: () => run.slot?.giveBack(),
+        onResumed: async () => run.slot?.take(),
+      }),
+    );
+    log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);
+    return { imageName: spec.image };
+  } catch (error) {
+    const reason = maskSecrets(reasonOf(error, serverId, run.signal), secrets);
+    log(`Error: ${reason}`);
+    throw new Error(reason);
+  } finally {
+    run.signal.removeEventListener("abort", cancelOnAbort);
+  }
+}
+
+function reasonOf(error: unknown, serverId: string, signal: AbortSignal): string {
+  if (signal.aborted) return "Deployment cancelled";
+  if (error instanceof AgentCommandError) {
+    if (error.code === "CANCELLED") return "Deployment cancelled";
+    return `Deploy failed: ${error.agentMessage}`;
+  }
+  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
+  if (error instanceof AgentTimeoutError) return "The agent did not answer in time";
+  if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function maskSecrets(text: string, secrets: readonly string[]): string {
+  let masked = text;
+  for (const secret of secrets) if (secret.length >= 4) masked = masked.replaceAll(secret, "********");
+  return masked;
+}
+
+/** The deployment worker's view of a database service (deployments/targets.ts). */
+export async function loadDatabaseTarget(
+  services: ServiceContext,
+  databaseId: string,
+): Promise<DeploymentTarget | undefined> {
+  const row = await findDatabaseWithOrganization(services.db, databaseId);
+  if (!row) return undefined;
+  return {
+    serviceId: row.databaseId,
+    name: row.name,
+    organizationId: row.organizationId,
+    status: row.applicationStatus,
+    emitsEvents: false,
+    run: runDatabaseDeployment,
+    setStatus: async (services, status: ApplicationStatus) => {
+      await services.db
+        .updateTable("databaseServices")
+        .set({ applicationStatus: status })
+        .where("databaseId", "=", databaseId)
+        .execute();
+    },
+  };
+}
+
+/** start (scale to 1) or stop (scale to 0); a service never deployed is a 400. */
+export async function scaleDatabaseService(
+  services: ServiceContext,
+  row: OwnedDatabase,
+  action: "START" | "STOP",
+  idKey: string,
+): Promise<void> {
+  const serverId = await serverFor(services, row);
+  const { found } = await callAgent(
+    serverId,
+    () =>
+      services.agents.client.serviceAction(serverId, row.appName, action, {
+        replicas: 1,
+        timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
+        owner: databaseOwner(row.organizationId, row.databaseId),
+      }),
+    services.logger,
+  );
+  if (!found) {
+    throw badRequest("The database has no service yet: deploy it first", { fields: [idKey] });
+  }
+}
+
+/**
+ * Removes the service and its data volume. A server whose agent cannot be reached does not
+ * block the removal (the leftover is logged), as for applications.
+ */
+export async function removeDatabaseService(services: ServiceContext, row: OwnedDatabase): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  try {
+    const result = await services.agents.client.serviceAction(
+      serverId,
+      row.appName,
+      "REMOVE",
+      removeOptions(row, true),
+    );
+    if ((result.volumesKept ?? []).length > 0) {
+      services.logger.warn(
+        { databaseId: row.databaseId, volumes: result.volumesKept },
+        "a volume named after the database belongs to someone else: left in place",
+      );
+    }
+  } catch (error) {
+    const unreachable =
+      error instanceof AgentUnavailableError ||
+      error instanceof AgentTimeoutError ||
+      (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED");
+    if (!unreachable) throw agentErrorToApiError(error, serverId, services.logger);
+    services.logger.warn(
+      { serverId, appName: row.appName, err: error },
+      "the database's service could not be removed: its server's agent is unreachable",
+    );
+  }
+}
+
+/** Stops the service's deployments, then removes its service and data volume. */
+export async function teardownDatabase(
+  services: ServiceContext,
+  row: OwnedDatabase,
+  reason: string,
+): Promise<void> {
+  await dropWaitingDeployments(services, row.databaseId, reason);
+  await stopRunningDeployment(services, row.databaseId, reason);
+  await removeDatabaseService(services, row);
+}

@@ -1,0 +1,153 @@
+/**
+ * What differs between the five database kinds (spec 2.9), as data: the id field, the port,
+ * where the data volume is mounted, the default image, which fields a kind has and requires,
+ * the container environment its image reads, and the shape of its connection URL. Everything
+ * else (rows, procedures, deployments) is one implementation over this table.
+ */
+import type { DatabaseKind } from "../db/schema.ts";
+
+export type { DatabaseKind };
+
+export const databaseKinds = [
+  "postgres",
+  "mysql",
+  "mariadb",
+  "mongo",
+  "redis",
+] as const satisfies readonly DatabaseKind[];
+
+/** A database service with its passwords opened (never stored or logged in this form). */
+export interface OpenedDatabase {
+  appName: string;
+  databaseName: string | null;
+  databaseUser: string | null;
+  databasePassword: string;
+  databaseRootPassword: string | null;
+  replicaSets: boolean;
+}
+
+export interface DatabaseKindFacts {
+  kind: DatabaseKind;
+  /** postgresId, mysqlId, mariadbId, mongoId, redisId. */
+  idKey: `${DatabaseKind}Id`;
+  /** The port the database listens on inside its container. */
+  port: number;
+  /** Where the `<appName>-data` volume is mounted. */
+  mountPath: string;
+  /** Spec 2.9's default image (PLATFORM_DEFAULT_IMAGE_<KIND> replaces it per installation). */
+  defaultImage: string;
+  /** The optional fields of 2.9 this kind has; `required` ones are required on create. */
+  fields: {
+    databaseName?: "required";
+    databaseUser?: "required";
+    databaseRootPassword?: "required" | "optional";
+    replicaSets?: "optional";
+  };
+  /** The container environment the kind's image reads (the official images' contract). */
+  env(database: OpenedDatabase): Record<string, string>;
+  /** The command line when the service sets none (redis: its password is an argument). */
+  defaultCommand?(database: OpenedDatabase): { command: string[]; args: string[] };
+  /** The connection URL for `host:port` (user and password percent-encoded). */
+  url(database: OpenedDatabase, host: string, port: number): string;
+}
+
+const enc = encodeURIComponent;
+const userInfo = (database: OpenedDatabase) =>
+  `${enc(database.databaseUser ?? "")}:${enc(database.databasePassword)}`;
+
+/** mysql and mariadb images create the user only when it is not root (it exists already). */
+function mysqlFamilyEnv(prefix: "MYSQL" | "MARIADB", database: OpenedDatabase): Record<string, string> {
+  const env: Record<string, string> = { [`${prefix}_DATABASE`]: database.databaseName ?? "" };
+  if (prefix === "MARIADB" || database.databaseUser !== "root") {
+    env[`${prefix}_USER`] = database.databaseUser ?? "";
+    env[`${prefix}_PASSWORD`] = database.databasePassword;
+  }
+  // Without a root password of its own, root gets the user's (the image refuses to start with none).
+  env[`${prefix}_ROOT_PASSWORD`] = database.databaseRootPassword ?? database.databasePassword;
+  return env;
+}
+
+export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
+  postgres: {
+    kind: "postgres",
+    idKey: "postgresId",
+    port: 5432,
+    // The parent of PGDATA in every official image (…/data up to 17, …/18/docker from 18).
+    mountPath: "/var/lib/postgresql",
+    defaultImage: "postgres:18",
+    fields: { databaseName: "required", databaseUser: "required" },
+    env: (database) => ({
+      POSTGRES_DB: database.databaseName ?? "",
+      POSTGRES_USER: database.databaseUser ?? "",
+      POSTGRES_PASSWORD: database.databasePassword,
+    }),
+    url: (database, host, port) =>
+      `postgresql://${userInfo(database)}@${host}:${port}/${enc(database.databaseName ?? "")}`,
+  },
+  mysql: {
+    kind: "mysql",
+    idKey: "mysqlId",
+    port: 3306,
+    mountPath: "/var/lib/mysql",
+    defaultImage: "mysql:8",
+    fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "required" },
+    env: (database) => mysqlFamilyEnv("MYSQL", database),
+    url: (database, host, port) =>
+      `mysql://${userInfo(database)}@${host}:${port}/${enc(database.databaseName ?? "")}`,
+  },
+  mariadb: {
+    kind: "mariadb",
+    idKey: "mariadbId",
+    port: 3306,
+    mountPath: "/var/lib/mysql",
+    defaultImage: "mariadb:11",
+    fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "optional" },
+    env: (database) => mysqlFamilyEnv("MARIADB", database),
+    url: (database, host, port) =>
+      `mysql://${userInfo(database)}@${host}:${port}/${enc(database.databaseName ?? "")}`,
+  },
+  mongo: {
+    kind: "mongo",
+    idKey: "mongoId",
+    port: 27017,
+    mountPath: "/data/db",
+    defaultImage: "mongo:8",
+    fields: { databaseUser: "required", replicaSets: "optional" },
+    env: (database) => ({
+      MONGO_INITDB_ROOT_USERNAME: database.databaseUser ?? "",
+      MONGO_INITDB_ROOT_PASSWORD: database.databasePassword,
+    }),
+    defaultCommand: (database) =>
+      database.replicaSets
+        ? { command: ["mongod"], args: ["--replSet", "rs0", "--bind_ip_all"] }
+        : { command: [], args: [] },
+    url: (database, host, port) =>
+      `mongodb://${userInfo(database)}@${host}:${port}/${database.replicaSets ? "?replicaSet=rs0" : ""}`,
+  },
+  redis: {
+    kind: "redis",
+    idKey: "redisId",
+    port: 6379,
+    mountPath: "/data",
+    defaultImage: "redis:7",
+    fields: {},
+    env: () => ({}),
+    // An append-only file in /data: what was written survives a restart (reload), not only a save.
+    defaultCommand: (database) => ({
+      command: ["redis-server"],
+      args: ["--requirepass", database.databasePassword, "--appendonly", "yes", "--dir", "/data"],
+    }),
+    url: (database, host, port) => `redis://:${enc(database.databasePassword)}@${host}:${port}`,
+  },
+};
+
+/** The data volume of a database service (spec 2.9: `<appName>-data` for every kind). */
+export const dataVolumeOf = (appName: string) => `${appName}-data`;
+
+/** The image a service runs: its own, else the installation's default for the kind, else 2.9's. */
+export function imageOf(
+  database: { kind: DatabaseKind; dockerImage: string | null },
+  defaults: Partial<Record<DatabaseKind, string>> | undefined,
+): string {
+  return database.dockerImage || defaults?.[database.kind] || databaseKindFacts[database.kind].defaultImage;
+}

@@ -1,0 +1,186 @@
+/**
+ * Rows of database services (all five kinds in one table). Reads on behalf of a caller go
+ * through the organization of the environment: another organization's service is not found.
+ */
+import { sql } from "kysely";
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type {
+  DatabaseKind,
+  DatabaseService,
+  DatabaseServiceUpdate,
+  NewDatabaseService,
+} from "../db/schema.ts";
+
+export type { DatabaseService, DatabaseServiceUpdate };
+
+export const DATABASE_APP_NAME_CONSTRAINT = "database_services_app_name_unique";
+
+/** A database service with where it lives. */
+export type LocatedDatabase = DatabaseService & {
+  organizationId: string;
+  projectId: string;
+  projectName: string;
+  environmentName: string;
+};
+
+export function insertDatabase(db: Db, values: NewDatabaseService): Promise<DatabaseService> {
+  return db.insertInto("databaseServices").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export const newDatabaseId = () => newId();
+
+/** The service of that kind and id in the organization; undefined otherwise. */
+export function findDatabase(
+  db: Db,
+  organizationId: string,
+  kind: DatabaseKind,
+  databaseId: string,
+): Promise<LocatedDatabase | undefined> {
+  return db
+    .selectFrom("databaseServices")
+    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("databaseServices")
+    .select([
+      "projects.organizationId",
+      "projects.projectId",
+      "projects.name as projectName",
+      "environments.name as environmentName",
+    ])
+    .where("projects.organizationId", "=", organizationId)
+    .where("databaseServices.kind", "=", kind)
+    .where("databaseServices.databaseId", "=", databaseId)
+    .executeTakeFirst();
+}
+
+/** The service with its organization, whatever the caller (deployments, teardown). */
+export function findDatabaseWithOrganization(db: Db, databaseId: string) {
+  return db
+    .selectFrom("databaseServices")
+    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("databaseServices")
+    .select("projects.organizationId")
+    .where("databaseServices.databaseId", "=", databaseId)
+    .executeTakeFirst();
+}
+
+export async function updateDatabase(
+  db: Db,
+  databaseId: string,
+  patch: DatabaseServiceUpdate,
+): Promise<DatabaseService | undefined> {
+  if (Object.keys(patch).length === 0) {
+    return db
+      .selectFrom("databaseServices")
+      .selectAll()
+      .where("databaseId", "=", databaseId)
+      .executeTakeFirst();
+  }
+  return db
+    .updateTable("databaseServices")
+    .set(patch)
+    .where("databaseId", "=", databaseId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteDatabase(db: Db, databaseId: string): Promise<void> {
+  await db.deleteFrom("databaseServices").where("databaseId", "=", databaseId).execute();
+}
+
+/** Whether an application or a database service already has this appName (one Swarm namespace). */
+export async function appNameTaken(db: Db, appName: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("applications")
+    .select(sql<number>`1`.as("one"))
+    .where("appName", "=", appName)
+    .unionAll(
+      db.selectFrom("databaseServices").select(sql<number>`1`.as("one")).where("appName", "=", appName),
+    )
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Another service publishing `port` on the same server: a database's external port, or an
+ * application's published tcp port. `except` is the database asking.
+ */
+export async function hostPortTaken(
+  db: Db,
+  serverId: string | null,
+  port: number,
+  except: { databaseId?: string; applicationId?: string },
+): Promise<boolean> {
+  let databases = db
+    .selectFrom("databaseServices")
+    .select("databaseId")
+    .where("externalPort", "=", port)
+    .where("databaseId", "!=", except.databaseId ?? "");
+  databases =
+    serverId === null ? databases.where("serverId", "is", null) : databases.where("serverId", "=", serverId);
+  let applications = db
+    .selectFrom("ports")
+    .innerJoin("applications", "applications.applicationId", "ports.applicationId")
+    .select("ports.portId")
+    .where("ports.publishedPort", "=", port)
+    .where("ports.protocol", "=", "tcp")
+    .where("ports.applicationId", "!=", except.applicationId ?? "");
+  applications =
+    serverId === null
+      ? applications.where("applications.serverId", "is", null)
+      : applications.where("applications.serverId", "=", serverId);
+  const [database, application] = await Promise.all([
+    databases.limit(1).executeTakeFirst(),
+    applications.limit(1).executeTakeFirst(),
+  ]);
+  return database !== undefined || application !== undefined;
+}
+
+/** Summaries of the database services of one kind in many environments, oldest first. */
+export function listDatabaseSummaries(db: Db, kind: DatabaseKind, environmentIds: readonly string[]) {
+  return db
+    .selectFrom("databaseServices")
+    .select([
+      "databaseId",
+      "environmentId",
+      "name",
+      "appName",
+      "description",
+      "serverId",
+      "applicationStatus",
+      "createdAt",
+    ])
+    .where("kind", "=", kind)
+    .where("environmentId", "in", environmentIds)
+    .orderBy("createdAt", "asc")
+    .orderBy("databaseId", "asc")
+    .execute();
+}
+
+export function listDatabasesWithOrganization(db: Db, databaseIds: readonly string[]) {
+  return db
+    .selectFrom("databaseServices")
+    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("databaseServices")
+    .select("projects.organizationId")
+    .where("databaseServices.databaseId", "in", databaseIds)
+    .execute();
+}
+
+export async function countDatabasesByServer(
+  db: Db,
+  serverIds: readonly string[],
+): Promise<Array<{ serverId: string; count: number }>> {
+  if (serverIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("databaseServices")
+    .select((eb) => ["serverId", eb.fn.countAll<number>().as("count")])
+    .where("serverId", "in", serverIds)
+    .groupBy("serverId")
+    .execute();
+  return rows.map((row) => ({ serverId: row.serverId!, count: Number(row.count) }));
+}

@@ -1,0 +1,361 @@
+/**
+ * The procedures of a database router (spec 4.14), the same for the five kinds: routers/
+ * postgres.ts, mysql.ts, mariadb.ts, mongo.ts and redis.ts each make theirs here. A service of
+ * another organization, or one the caller may not see, is a 404. deploy, reload, rebuild and
+ * saveExternalPort queue a deployment (status running, then done | error, with its log);
+ * start and stop act on the service at once.
+ *
+ * Who sees the passwords and connection URLs: `one` answers them to every caller allowed to
+ * see the service (as Dokploy does for members with access to it); anyone else gets a 404.
+ */
+import { z } from "zod";
+import { serverBelongsTo } from "../applications/repository.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import type { DatabaseServiceUpdate } from "../db/schema.ts";
+import { startDatabaseDeployment } from "../deployments/start.ts";
+import { envSchema } from "../env-vars.ts";
+import { badRequest, conflict, notFound } from "../errors.ts";
+import { defineRouter, mutation, query, type RouterDef, success, successSchema } from "../procedure.ts";
+import {
+  grantCreated,
+  grantsOf,
+  requireCanCreateServices,
+  requireCanDeleteServices,
+  requireEnvironmentAccess,
+  requireServiceAccess,
+} from "../projects/permissions.ts";
+import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { RESERVED_HOST_PORTS } from "../routers/port.ts";
+import { scaleDatabaseService, teardownDatabase } from "./deploy.ts";
+import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
+import {
+  appNameTaken,
+  DATABASE_APP_NAME_CONSTRAINT,
+  deleteDatabase,
+  findDatabase,
+  hostPortTaken,
+  insertDatabase,
+  type LocatedDatabase,
+  newDatabaseId,
+  updateDatabase,
+} from "./repository.ts";
+import {
+  createInputOf,
+  detailSchemaOf,
+  externalPortSchema,
+  idInputOf,
+  summarySchemaOf,
+  updateInputOf,
+} from "./schemas.ts";
+import { openDatabase, sealDatabaseSecret, toDatabaseSummary } from "./views.ts";
+
+const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
+const statusAnswerSchema = z.object({
+  success: z.literal(true),
+  applicationStatus: z.enum(["idle", "running", "done", "error"]),
+});
+
+/** The host a database's external URL names: its server's address, else this machine's. */
+async function externalHostOf(services: ServiceContext, row: LocatedDatabase): Promise<string> {
+  if (row.serverId) {
+    const server = await services.db
+      .selectFrom("servers")
+      .select("ipAddress")
+      .where("serverId", "=", row.serverId)
+      .executeTakeFirst();
+    if (server) return server.ipAddress;
+  }
+  return (await loadWebServerSettings(services.db)).serverIp ?? "localhost";
+}
+
+/** Refuses a reserved host port (400) or one another service publishes on the server (409). */
+async function checkExternalPort(
+  services: ServiceContext,
+  row: LocatedDatabase,
+  port: number,
+): Promise<void> {
+  const settings = await loadWebServerSettings(services.db);
+  const reserved = new Set([
+    ...RESERVED_HOST_PORTS,
+    settings.proxyHttpPort,
+    settings.proxyHttpsPort,
+    settings.proxyDashboardPort,
+  ]);
+  if (reserved.has(port)) {
+    throw badRequest(`Invalid input: externalPort: ${port} is reserved for the platform or the host`, {
+      fields: ["externalPort"],
+    });
+  }
+  if (await hostPortTaken(services.db, row.serverId, port, { databaseId: row.databaseId })) {
+    throw conflict(`Port ${port}/tcp is already published on this server`, { fields: ["externalPort"] });
+  }
+}
+
+export function databaseRouter(kind: DatabaseKind): RouterDef {
+  const facts = databaseKindFacts[kind];
+  const { idKey } = facts;
+  const label = `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
+  const idInput = idInputOf(kind);
+  const summary = (row: Parameters<typeof toDatabaseSummary>[0], services: ServiceContext) =>
+    toDatabaseSummary(row, services.config.defaultDatabaseImages);
+
+  /** The service when it is of this kind, of the caller's organization and visible to the caller. */
+  async function load(services: ServiceContext, caller: Caller, input: Record<string, unknown>) {
+    const row = await findDatabase(services.db, caller.organizationId, kind, String(input[idKey]));
+    if (!row) throw notFound(label);
+    await requireServiceAccess(
+      services.db,
+      caller,
+      { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
+      label,
+    );
+    return row;
+  }
+
+  async function queue(
+    services: ServiceContext,
+    row: LocatedDatabase,
+    deployKind: "deploy" | "rebuild",
+    title?: string,
+  ) {
+    const { deploymentId } = await startDatabaseDeployment(services, {
+      databaseId: row.databaseId,
+      organizationId: row.organizationId,
+      serverId: row.serverId,
+      kind: deployKind,
+      title,
+    });
+    return { success: true as const, deploymentId };
+  }
+
+  return defineRouter(kind, {
+    create: mutation({
+      summary: `Create a ${kind} service in an environment (status idle; deploy starts it)`,
+      access: "member",
+      input: createInputOf(kind),
+      output: summarySchemaOf(kind),
+      handler: async ({ services, caller, input }) => {
+        const values = input as z.infer<ReturnType<typeof createInputOf>> & {
+          databaseName?: string;
+          databaseUser?: string;
+          databaseRootPassword?: string;
+          replicaSets?: boolean;
+        };
+        const environment = await findEnvironment(services.db, caller.organizationId, values.environmentId);
+        if (!environment) throw notFound("Environment");
+        requireCanCreateServices(await requireEnvironmentAccess(services.db, caller, environment));
+        const serverId = values.serverId ?? null;
+        if (serverId === null && services.config.edition === "cloud") {
+          throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
+        }
+        if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+          throw notFound("Server");
+        }
+        const taken = () =>
+          conflict(`The appName "${values.appName}" is already in use`, { fields: ["appName"] });
+        if (await appNameTaken(services.db, values.appName)) throw taken();
+        const owner = { databaseId: newDatabaseId(), organizationId: caller.organizationId };
+        let row: Awaited<ReturnType<typeof insertDatabase>>;
+        try {
+          row = await insertDatabase(services.db, {
+            databaseId: owner.databaseId,
+            kind,
+            name: values.name,
+            appName: values.appName,
+            description: values.description ?? null,
+            environmentId: environment.environmentId,
+            serverId,
+            dockerImage: values.dockerImage ?? null,
+            databaseName: values.databaseName ?? null,
+            databaseUser: values.databaseUser ?? null,
+            databasePasswordSealed: sealDatabaseSecret(
+              services.secrets,
+              "databasePassword",
+              owner,
+              values.databasePassword,
+            ),
+            databaseRootPasswordSealed: values.databaseRootPassword
+              ? sealDatabaseSecret(
+                  services.secrets,
+                  "databaseRootPassword",
+                  owner,
+                  values.databaseRootPassword,
+                )
+              : null,
+            replicaSets: values.replicaSets ?? false,
+          });
+        } catch (error) {
+          if (isUniqueViolation(error, DATABASE_APP_NAME_CONSTRAINT)) throw taken();
+          throw error;
+        }
+        await grantCreated(services.db, caller, "services", row.databaseId);
+        return summary(row, services);
+      },
+    }),
+
+    one: query({
+      summary: `A ${kind} service with its credentials and connection URLs`,
+      access: "member",
+      input: idInput,
+      output: detailSchemaOf(kind),
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        const opened = openDatabase(services.secrets, row);
+        const externalHost = row.externalPort === null ? null : await externalHostOf(services, row);
+        return {
+          ...summary(row, services),
+          databasePassword: opened.databasePassword,
+          ...(facts.fields.databaseRootPassword ? { databaseRootPassword: opened.databaseRootPassword } : {}),
+          internalConnectionUrl: facts.url(opened, row.appName, facts.port),
+          externalConnectionUrl:
+            externalHost === null || row.externalPort === null
+              ? null
+              : facts.url(opened, externalHost, row.externalPort),
+          environment: {
+            environmentId: row.environmentId,
+            name: row.environmentName,
+            project: { projectId: row.projectId, name: row.projectName },
+          },
+        };
+      },
+    }),
+
+    deploy: mutation({
+      summary: `Queue a deployment of the ${kind} service; answers at once with its deploymentId`,
+      access: "member",
+      input: idInput,
+      output: deployStartedSchema,
+      handler: async ({ services, caller, input }) =>
+        queue(services, await load(services, caller, input), "deploy"),
+    }),
+
+    start: mutation({
+      summary: `Start the ${kind} service again (status done)`,
+      access: "member",
+      input: idInput,
+      output: statusAnswerSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        await scaleDatabaseService(services, row, "START", idKey);
+        await updateDatabase(services.db, row.databaseId, { applicationStatus: "done" });
+        return { success: true as const, applicationStatus: "done" as const };
+      },
+    }),
+
+    stop: mutation({
+      summary: `Stop the ${kind} service: scale it to 0, its data kept (status idle)`,
+      access: "member",
+      input: idInput,
+      output: statusAnswerSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        await scaleDatabaseService(services, row, "STOP", idKey);
+        await updateDatabase(services.db, row.databaseId, { applicationStatus: "idle" });
+        return { success: true as const, applicationStatus: "idle" as const };
+      },
+    }),
+
+    update: mutation({
+      summary: `Change the ${kind} service's settings (applied by the next deploy or reload)`,
+      access: "member",
+      input: updateInputOf(kind),
+      output: successSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        const {
+          [idKey]: _id,
+          databasePassword,
+          databaseRootPassword,
+          args,
+          ...rest
+        } = input as Record<string, unknown>;
+        const patch: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(rest)) if (value !== undefined) patch[key] = value;
+        if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
+        if (typeof databasePassword === "string") {
+          patch.databasePasswordSealed = sealDatabaseSecret(
+            services.secrets,
+            "databasePassword",
+            row,
+            databasePassword,
+          );
+        }
+        if (typeof databaseRootPassword === "string") {
+          patch.databaseRootPasswordSealed = sealDatabaseSecret(
+            services.secrets,
+            "databaseRootPassword",
+            row,
+            databaseRootPassword,
+          );
+        }
+        await updateDatabase(services.db, row.databaseId, patch as DatabaseServiceUpdate);
+        return success;
+      },
+    }),
+
+    saveExternalPort: mutation({
+      summary: `Publish the ${kind} service's port on its server (null removes it); redeploys it`,
+      access: "member",
+      input: idInput.extend({ externalPort: externalPortSchema }),
+      output: deployStartedSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        const externalPort = input.externalPort as unknown as number | null;
+        if (externalPort !== null) await checkExternalPort(services, row, externalPort);
+        await updateDatabase(services.db, row.databaseId, { externalPort });
+        const title = externalPort === null ? "External port removed" : `External port ${externalPort}`;
+        return queue(services, { ...row, externalPort }, "deploy", title);
+      },
+    }),
+
+    saveEnvironment: mutation({
+      summary: `Set the ${kind} service's environment variables (applied by the next deploy or reload)`,
+      access: "member",
+      input: idInput.extend({ env: envSchema.nullable() }),
+      output: successSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        await updateDatabase(services.db, row.databaseId, { env: (input.env as string | null) || null });
+        return success;
+      },
+    }),
+
+    reload: mutation({
+      summary: `Restart the ${kind} service with its current configuration (its data kept)`,
+      access: "member",
+      input: idInput.extend({ appName: z.string().min(1).max(100) }),
+      output: deployStartedSchema,
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        if (input.appName !== row.appName) {
+          throw badRequest(`appName is not the ${kind} service's appName`, { fields: ["appName"] });
+        }
+        return queue(services, row, "deploy", "Reload: restarted with the current configuration");
+      },
+    }),
+
+    rebuild: mutation({
+      summary: `Delete the ${kind} service's data and start it fresh`,
+      access: "member",
+      input: idInput,
+      output: deployStartedSchema,
+      handler: async ({ services, caller, input }) =>
+        queue(services, await load(services, caller, input), "rebuild"),
+    }),
+
+    remove: mutation({
+      summary: `Remove the ${kind} service and its data volume (irreversible)`,
+      access: "member",
+      input: idInput,
+      output: z.object({ [idKey]: z.string(), name: z.string(), appName: z.string() }),
+      handler: async ({ services, caller, input }) => {
+        const row = await load(services, caller, input);
+        requireCanDeleteServices(await grantsOf(services.db, caller));
+        await teardownDatabase(services, row, `The ${kind} service was removed`);
+        await deleteDatabase(services.db, row.databaseId);
+        return { [idKey]: row.databaseId, name: row.name, appName: row.appName };
+      },
+    }),
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * Inputs and answers of the database procedures (spec 2.9 and 4.14), built per kind from the
+ * kind's facts: which fields it has and which of them create requires.
+ */
+import { z } from "zod";
+import { idSchema } from "../applications/schemas.ts";
+import {
+  appNameSchema,
+  cpuSchema,
+  dockerImageSchema,
+  memorySchema,
+  plainTextSchema,
+} from "../applications/validation.ts";
+import { envSchema } from "../env-vars.ts";
+import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
+import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
+
+/** Spec 2.9's password pattern (postgres, mongo and mysql; applied to every kind here). */
+export const DATABASE_PASSWORD_PATTERN = /^[a-zA-Z0-9@#%^&*()_+\-=[\]{}|;:,.<>?~]*$/;
+
+export const databasePasswordSchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(256)
+  .regex(DATABASE_PASSWORD_PATTERN, "may only hold letters, digits and @#%^&*()_+-=[]{}|;:,.<>?~");
+
+/**
+ * Database and user names reach the image's init scripts and the connection URL: a letter,
+ * digit or underscore first, then those, dots and dashes (63 characters, the longest name
+ * PostgreSQL keeps).
+ */
+const identifierSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(63)
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "may only hold letters, digits, _ . and - (not first)");
+
+/** A clearable text field: "" clears it like null. */
+const clearable = <T extends z.ZodType>(schema: T) =>
+  z.union([z.literal("").transform(() => null), schema]).nullish();
+
+const statusSchema = z.enum(["idle", "running", "done", "error"]);
+
+export const externalPortSchema = z.number().int().min(1).max(65535).nullable();
+
+/** `<kind>.create`: name*, appName*, environmentId*, and the kind's fields. */
+export function createInputOf(kind: DatabaseKind) {
+  const { fields } = databaseKindFacts[kind];
+  return z.object({
+    name: nameSchema,
+    appName: appNameSchema,
+    environmentId: idSchema,
+    description: descriptionSchema,
+    dockerImage: clearable(dockerImageSchema),
+    serverId: clearable(idSchema),
+    databasePassword: databasePasswordSchema,
+    ...(fields.databaseName ? { databaseName: identifierSchema } : {}),
+    ...(fields.databaseUser ? { databaseUser: identifierSchema } : {}),
+    ...(fields.databaseRootPassword === "required" ? { databaseRootPassword: databasePasswordSchema } : {}),
+    ...(fields.databaseRootPassword === "optional"
+      ? { databaseRootPassword: databasePasswordSchema.optional() }
+      : {}),
+    ...(fields.replicaSets ? { replicaSets: z.boolean().optional() } : {}),
+  });
+}
+
+export const idInputOf = (kind: DatabaseKind) =>
+  z.object({ [databaseKindFacts[kind].idKey]: idSchema }) as z.ZodObject<Record<string, typeof idSchema>>;
+
+/** `<kind>.update`: the spec's fields plus those Dokploy's update also takes. */
+export function updateInputOf(kind: DatabaseKind) {
+  const { fields } = databaseKindFacts[kind];
+  return idInputOf(kind).extend({
+    name: nameSchema.optional(),
+    description: descriptionSchema,
+    dockerImage: clearable(dockerImageSchema),
+    databasePassword: databasePasswordSchema.optional(),
+    ...(fields.databaseRootPassword ? { databaseRootPassword: databasePasswordSchema.optional() } : {}),
+    ...(fields.replicaSets ? { replicaSets: z.boolean().optional() } : {}),
+    memoryLimit: clearable(memorySchema),
+    memoryReservation: clearable(memorySchema),
+    cpuLimit: clearable(cpuSchema),
+    cpuReservation: clearable(cpuSchema),
+    command: clearable(plainTextSchema(4096)),
+    args: z.array(plainTextSchema(4096)).max(100).nullish(),
+    env: envSchema.nullish(),
+  });
+}
+
+/** What every answer about a service shows (no secret). */
+export function summarySchemaOf(kind: DatabaseKind) {
+  const { fields, idKey } = databaseKindFacts[kind];
+  return z.object({
+    [idKey]: z.string(),
+    name: z.string(),
+    appName: z.string(),
+    description: z.string().nullable(),
+    dockerImage: z.string(),
+    environmentId: z.string(),
+    serverId: z.string().nullable(),
+    applicationStatus: statusSchema,
+    externalPort: z.number().int().nullable(),
+    ...(fields.databaseName ? { databaseName: z.string().nullable() } : {}),
+    ...(fields.databaseUser ? { databaseUser: z.string().nullable() } : {}),
+    ...(fields.replicaSets ? { replicaSets: z.boolean() } : {}),
+    memoryLimit: z.string().nullable(),
+    memoryReservation: z.string().nullable(),
+    cpuLimit: z.string().nullable(),
+    cpuReservation: z.string().nullable(),
+    env: z.string().nullable(),
+    command: z.string().nullable(),
+    args: z.array(z.string()).nullable(),
+    createdAt: z.string(),
+  });
+}
+
+/** `<kind>.one`: the summary, its place, and (to callers with access to it) secrets and URLs. */
+export function detailSchemaOf(kind: DatabaseKind) {
+  const { fields } = databaseKindFacts[kind];
+  return summarySchemaOf(kind).extend({
+    databasePassword: z.string(),
+    ...(fields.databaseRootPassword ? { databaseRootPassword: z.string().nullable() } : {}),
+    internalConnectionUrl: z.string(),
+    externalConnectionUrl: z.string().nullable(),
+    environment: z.object({
+      environmentId: z.string(),
+      name: z.string(),
+      project: z.object({ projectId: z.string(), name: z.string() }),
+    }),
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * The service a deployment belongs to, as the worker sees it: an application or a database
+ * service. The worker claims, logs, stores and settles every deployment the same way; what
+ * differs per kind of service (where its status lives, how it is deployed, whether it emits
+ * appDeploy events) is here, one entry per kind.
+ */
+import type { ServiceContext } from "../context.ts";
+import { loadDatabaseTarget } from "../databases/deploy.ts";
+import type { ApplicationStatus, Deployment } from "../db/schema.ts";
+import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
+
+export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
+
+export interface DeploymentTarget {
+  /** The application or database service id (the queue's key, serviceKeyOf). */
+  serviceId: string;
+  name: string;
+  organizationId: string;
+  /** Its status before the deployment: put back when the deployment is cancelled. */
+  status: ApplicationStatus;
+  /** Stores the service's status (idle | running | done | error). */
+  setStatus(services: ServiceContext, status: ApplicationStatus): Promise<void>;
+  /** Runs the deployment; undefined: the worker's runner (the application pipeline). */
+  run?: DeploymentRunner;
+  /** Whether an appDeploy | appBuildError event is recorded at the end. */
+  emitsEvents: boolean;
+}
+
+async function loadApplicationTarget(
+  services: ServiceContext,
+  applicationId: string,
+): Promise<DeploymentTarget | undefined> {
+  const application = await services.db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select([
+      "applications.applicationId",
+      "applications.name",
+      "applications.applicationStatus",
+      "projects.organizationId",
+    ])
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+  if (!application) return undefined;
+  return {
+    serviceId: application.applicationId,
+    name: application.name,
+    organizationId: application.organizationId,
+    status: application.applicationStatus,
+    emitsEvents: true,
+    setStatus: async (services, status) => {
+      // A deployment's outcome replaces what reconciliation said about the service.
+      await services.db
+        .updateTable("applications")
+        .set({ applicationStatus: status, applicationStatusMessage: null })
+        .where("applicationId", "=", applicationId)
+        .execute();
+    },
+  };
+}
+
+/** The service of a deployment; undefined when it was deleted meanwhile. */
+export function loadDeploymentTarget(
+  services: ServiceContext,
+  deployment: Pick<Deployment, "applicationId" | "databaseId">,
+): Promise<DeploymentTarget | undefined> {
+  if (deployment.databaseId) return loadDatabaseTarget(services, deployment.databaseId);
+  return loadApplicationTarget(services, deployment.applicationId as string);
+}
