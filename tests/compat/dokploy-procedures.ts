@@ -38,6 +38,8 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  postgres:
+    "schema/postgres.ts@010a6e2a7627 (apiCreatePostgres, apiFindOnePostgres, apiDeployPostgres, apiSaveExternalPortPostgres, apiSaveEnvironmentVariablesPostgres, apiResetPostgres, apiUpdatePostgres, apiRebuildPostgres); mysql, mariadb, mongo and redis: the same shape, their schema files not read yet",
   admin:
     "routers/admin.ts (setupMonitoring: adminProcedure, input apiUpdateWebServerMonitoring = {metricsConfig}), found by code search; commit not shown by the search",
   monitoring:
@@ -65,6 +67,14 @@ const NO_ECR = "AWS ECR registries are not served";
 const NO_COMPOSE = "compose services are not served";
 const CLEANER = "we answer the same data in a shape of our own";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
+
+const defaultImages: Record<string, string> = {
+  postgres: "postgres:18",
+  mysql: "mysql:8",
+  mariadb: "mariadb:11",
+  mongo: "mongo:8",
+  redis: "redis:7",
+};
 
 export const dokployProcedures: Record<string, Row> = {
   // auth: Dokploy signs in through better-auth at /api/auth/*, not through tRPC.
@@ -1257,4 +1267,124 @@ export const dokployProcedures: Record<string, Row> = {
       "(output)": "the spec answers {enabled, filePath} where Dokploy answers the boolean alone",
     },
   },
+  ...databaseRows("postgres", ["databaseName*", "databaseUser*"]),
+  ...databaseRows("mysql", ["databaseName*", "databaseUser*", "databaseRootPassword*"]),
+  ...databaseRows("mariadb", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
+  ...databaseRows("mongo", ["databaseUser*", "replicaSets"]),
+  ...databaseRows("redis", []),
 };
+
+/**
+ * The rows of one database router (spec 4.14). Postgres' are read from Dokploy's schema; the
+ * other kinds follow the same shape, with their fields of spec 2.9, until their schema files
+ * are read (unverified).
+ */
+function databaseRows(kind: string, fields: string[]): Record<string, Row> {
+  const id = `${kind}Id`;
+  const read: Partial<Row> =
+    kind === "postgres"
+      ? { source: "postgres" }
+      : { unverified: `Dokploy's schema/${kind}.ts not read yet: the row follows postgres.ts's shape` };
+  const DEPLOY_ANSWER = "we answer {success:true, deploymentId} of the queued deployment";
+  const REQUIRED_APP_NAME = "spec 4.14 marks appName required where Dokploy generates one";
+  const PATCH_SUBSET =
+    "we take the fields of spec 4.14 plus image, passwords, command, args and env; Swarm settings, replicas and the status are not settable here (decisions.md)";
+  return {
+    [`${kind}.create`]: {
+      kind: "mutation",
+      ...read,
+      input: [
+        "name*",
+        "appName",
+        "databasePassword*",
+        `dockerImage=${JSON.stringify(defaultImages[kind])}`,
+        "environmentId*",
+        "description",
+        "serverId",
+        ...fields,
+      ],
+      output: `object:${id},name,appName`,
+      differs: {
+        appName: REQUIRED_APP_NAME,
+        dockerImage:
+          "null: the installation's default image (PLATFORM_DEFAULT_IMAGE_<KIND>), else spec 2.9's",
+      },
+    },
+    [`${kind}.one`]: { kind: "query", ...read, input: [`${id}*`], output: `object:${id},name,appName` },
+    [`${kind}.deploy`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`],
+      output: "boolean",
+      differs: { "(output)": DEPLOY_ANSWER },
+    },
+    [`${kind}.start`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`],
+      output: "any",
+    },
+    [`${kind}.stop`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`],
+      output: "any",
+    },
+    [`${kind}.update`]: {
+      kind: "mutation",
+      ...read,
+      input: [
+        `${id}*`,
+        "name",
+        "description",
+        "memoryLimit",
+        "memoryReservation",
+        "cpuLimit",
+        "cpuReservation",
+        "dockerImage",
+        "databasePassword",
+        "command",
+        "args",
+        "env",
+        ...fields
+          .filter((field) => /RootPassword|replicaSets/.test(field))
+          .map((field) => field.replace("*", "")),
+      ],
+      output: "boolean",
+      differs: { "(input)": PATCH_SUBSET },
+    },
+    [`${kind}.saveExternalPort`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`, "externalPort*"],
+      output: "boolean",
+      differs: { "(output)": DEPLOY_ANSWER },
+    },
+    [`${kind}.saveEnvironment`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`, "env*"],
+      output: "boolean",
+    },
+    [`${kind}.reload`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`, "appName*"],
+      output: "boolean",
+      differs: { "(output)": DEPLOY_ANSWER },
+    },
+    [`${kind}.rebuild`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`],
+      output: "boolean",
+      differs: { "(output)": DEPLOY_ANSWER },
+    },
+    [`${kind}.remove`]: {
+      kind: "mutation",
+      ...read,
+      input: [`${id}*`],
+      output: `object:${id},name,appName`,
+    },
+  };
+}

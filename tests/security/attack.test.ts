@@ -41,6 +41,11 @@ const ID_KINDS = [
   "memberId",
   "userId",
   "organizationId",
+  "postgresId",
+  "mysqlId",
+  "mariadbId",
+  "mongoId",
+  "redisId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -96,6 +101,11 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   role: "member",
   cronJob: "0 0 * * *",
   dataPoints: "10",
+  databasePassword: "probe-Pass1",
+  databaseRootPassword: "probe-Root1",
+  databaseName: "probe",
+  databaseUser: "probe",
+  externalPort: 25999,
 };
 
 type JsonSchema = {
@@ -296,6 +306,25 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
       serverId: null,
     })
     .execute();
+  const databases: Record<string, string> = {};
+  for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
+    const created = await platform.mutateOk(
+      `${kind}.create`,
+      {
+        name: `${label} ${kind}`,
+        appName: `${label}-${kind}`,
+        environmentId,
+        databasePassword: "fixture-Pass1",
+        ...(kind === "postgres" || kind === "mysql" || kind === "mariadb"
+          ? { databaseName: "shop", databaseUser: "shopper" }
+          : {}),
+        ...(kind === "mongo" ? { databaseUser: "shopper" } : {}),
+        ...(kind === "mysql" ? { databaseRootPassword: "fixture-Root1" } : {}),
+      },
+      as(session),
+    );
+    databases[`${kind}Id`] = created[`${kind}Id`];
+  }
   const registry = await db
     .selectFrom("registries")
     .select("registryId")
@@ -323,6 +352,11 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     apiKeyId: apiKey.id,
     memberId: memberRow.memberId,
     userId: memberRow.userId,
+    postgresId: databases.postgresId!,
+    mysqlId: databases.mysqlId!,
+    mariadbId: databases.mariadbId!,
+    mongoId: databases.mongoId!,
+    redisId: databases.redisId!,
   };
 }
 
