@@ -324,8 +324,8 @@ describe("the service spec", () => {
     ]);
 
     const redis = buildDatabaseSpec({ ...row, kind: "redis", externalPort: null }, opened, {});
-    expect(redis.command).toEqual(["redis-server"]);
-    expect(redis.args?.slice(0, 2)).toEqual(["--requirepass", "pw"]);
+    expect(redis.command).toBeUndefined();
+    expect(redis.args?.slice(0, 3)).toEqual(["redis-server", "--requirepass", "pw"]);
     expect(redis.mounts?.[0]?.target).toBe("/data");
 
     const mongo = buildDatabaseSpec({ ...row, kind: "mongo", databaseName: null }, opened, {});
@@ -334,6 +334,12 @@ describe("the service spec", () => {
       "MONGO_INITDB_ROOT_PASSWORD=pw",
       "MONGO_INITDB_ROOT_USERNAME=root",
     ]);
+    expect(databaseKindFacts.postgres.mountPath("postgres:18")).toBe("/var/lib/postgresql");
+    expect(databaseKindFacts.postgres.mountPath("postgres")).toBe("/var/lib/postgresql");
+    expect(databaseKindFacts.postgres.mountPath("postgres:17-alpine")).toBe("/var/lib/postgresql/data");
+    expect(databaseKindFacts.postgres.mountPath("registry:5000/team/postgres:15")).toBe(
+      "/var/lib/postgresql/data",
+    );
     expect(databaseKindFacts.mongo.url(opened, "shop-db", 27017)).toBe("mongodb://root:pw@shop-db:27017/");
     expect(databaseKindFacts.redis.url(opened, "h", 6379)).toBe("redis://:pw@h:6379");
     expect(databaseKindFacts.postgres.url({ ...opened, databasePassword: "p@ss:1" }, "h", 5432)).toBe(

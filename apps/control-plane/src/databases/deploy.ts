@@ -48,14 +48,15 @@ export function buildDatabaseSpec(
   // The kind's variables first: the user's env may add to them or replace one on purpose.
   const env: Record<string, string> = { ...facts.env(opened) };
   for (const { key, value } of row.env ? parseEnv(row.env) : []) env[key] = value;
+  const image = imageOf(row, defaultImages);
   const spec: ServiceSpec = {
     name: row.appName,
-    image: imageOf(row, defaultImages),
+    image,
     env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
     replicas: 1,
     labels: { "platform.databaseId": row.databaseId, "platform.appName": row.appName },
     networks: [PLATFORM_NETWORK],
-    mounts: [{ type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath }],
+    mounts: [{ type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath(image) }],
     ports:
       row.externalPort === null
         ? []

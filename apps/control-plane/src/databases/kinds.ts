@@ -32,8 +32,8 @@ export interface DatabaseKindFacts {
   idKey: `${DatabaseKind}Id`;
   /** The port the database listens on inside its container. */
   port: number;
-  /** Where the `<appName>-data` volume is mounted. */
-  mountPath: string;
+  /** Where the `<appName>-data` volume is mounted for `image` (the image's own VOLUME). */
+  mountPath: (image: string) => string;
   /** Spec 2.9's default image (PLATFORM_DEFAULT_IMAGE_<KIND> replaces it per installation). */
   defaultImage: string;
   /** The optional fields of 2.9 this kind has; `required` ones are required on create. */
@@ -45,7 +45,10 @@ export interface DatabaseKindFacts {
   };
   /** The container environment the kind's image reads (the official images' contract). */
   env(database: OpenedDatabase): Record<string, string>;
-  /** The command line when the service sets none (redis: its password is an argument). */
+  /**
+   * The entrypoint (command) and its arguments when the service sets none (redis: its password
+   * is an argument); an empty command keeps the image's entrypoint.
+   */
   defaultCommand?(database: OpenedDatabase): { command: string[]; args: string[] };
   /** The connection URL for `host:port` (user and password percent-encoded). */
   url(database: OpenedDatabase, host: string, port: number): string;
@@ -72,8 +75,13 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     kind: "postgres",
     idKey: "postgresId",
     port: 5432,
-    // The parent of PGDATA in every official image (…/data up to 17, …/18/docker from 18).
-    mountPath: "/var/lib/postgresql",
+    // The official images declare VOLUME /var/lib/postgresql/data up to 17 and
+    // /var/lib/postgresql from 18 (PGDATA …/18/docker): the mount must be that path, or the
+    // image's anonymous volume would take the data. A tag without a major version is 18+.
+    mountPath: (image) => {
+      const major = /:(\d+)(?:[.-][^/]*)?$/.exec(image)?.[1];
+      return major !== undefined && Number(major) < 18 ? "/var/lib/postgresql/data" : "/var/lib/postgresql";
+    },
     defaultImage: "postgres:18",
     fields: { databaseName: "required", databaseUser: "required" },
     env: (database) => ({
@@ -88,7 +96,7 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     kind: "mysql",
     idKey: "mysqlId",
     port: 3306,
-    mountPath: "/var/lib/mysql",
+    mountPath: () => "/var/lib/mysql",
     defaultImage: "mysql:8",
     fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "required" },
     env: (database) => mysqlFamilyEnv("MYSQL", database),
@@ -99,7 +107,7 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     kind: "mariadb",
     idKey: "mariadbId",
     port: 3306,
-    mountPath: "/var/lib/mysql",
+    mountPath: () => "/var/lib/mysql",
     defaultImage: "mariadb:11",
     fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "optional" },
     env: (database) => mysqlFamilyEnv("MARIADB", database),
@@ -110,7 +118,7 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     kind: "mongo",
     idKey: "mongoId",
     port: 27017,
-    mountPath: "/data/db",
+    mountPath: () => "/data/db",
     defaultImage: "mongo:8",
     fields: { databaseUser: "required", replicaSets: "optional" },
     env: (database) => ({
@@ -119,7 +127,7 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     }),
     defaultCommand: (database) =>
       database.replicaSets
-        ? { command: ["mongod"], args: ["--replSet", "rs0", "--bind_ip_all"] }
+        ? { command: [], args: ["mongod", "--replSet", "rs0", "--bind_ip_all"] }
         : { command: [], args: [] },
     url: (database, host, port) =>
       `mongodb://${userInfo(database)}@${host}:${port}/${database.replicaSets ? "?replicaSet=rs0" : ""}`,
@@ -128,14 +136,23 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     kind: "redis",
     idKey: "redisId",
     port: 6379,
-    mountPath: "/data",
+    mountPath: () => "/data",
     defaultImage: "redis:7",
     fields: {},
     env: () => ({}),
-    // An append-only file in /data: what was written survives a restart (reload), not only a save.
+    // Arguments of the image's entrypoint (it runs redis-server as the redis user). An
+    // append-only file in /data: what was written survives a restart (reload), not only a save.
     defaultCommand: (database) => ({
-      command: ["redis-server"],
-      args: ["--requirepass", database.databasePassword, "--appendonly", "yes", "--dir", "/data"],
+      command: [],
+      args: [
+        "redis-server",
+        "--requirepass",
+        database.databasePassword,
+        "--appendonly",
+        "yes",
+        "--dir",
+        "/data",
+      ],
     }),
     url: (database, host, port) => `redis://:${enc(database.databasePassword)}@${host}:${port}`,
   },
