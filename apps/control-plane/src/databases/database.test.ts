@@ -246,6 +246,33 @@ describe("the /api/<kind>/<operation> form", () => {
   });
 });
 
+describe("server.remove", () => {
+  it("refuses while a database service is on the server, and counts it in server.all", async () => {
+    const server = await platform.mutateOk(
+      "server.create",
+      { name: "db host", ipAddress: "203.0.113.20", port: 22, username: "root" },
+      as(owner),
+    );
+    const created = await platform.mutateOk(
+      "redis.create",
+      { ...createInput("redis"), serverId: server.serverId },
+      as(owner),
+    );
+    const all = await platform.query("server.all", {}, as(owner));
+    expect(all.body.find((row: { serverId: string }) => row.serverId === server.serverId).totalSum).toBe(1);
+    const refused = await platform.mutate("server.remove", { serverId: server.serverId }, as(owner));
+    expect(refused.status).toBe(409);
+    // Its external URL names the server's address.
+    await platform.services.db
+      .updateTable("databaseServices")
+      .set({ externalPort: 26400 })
+      .where("databaseId", "=", created.redisId)
+      .execute();
+    const one = await platform.query("redis.one", { redisId: created.redisId }, as(owner));
+    expect(one.body.externalConnectionUrl).toBe("redis://:s3cret-Pass%401@203.0.113.20:26400");
+  });
+});
+
 describe("project.duplicate", () => {
   it("copies the database services with a new appName, their passwords resealed", async () => {
     const source = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
