@@ -158,9 +158,10 @@ const requests: CommandRequest[] = [
     command: "serviceAction",
     serviceAction: {
       serviceName: "web",
-      action: "START",
+      action: "REMOVE",
       replicas: 2,
-      owner: { organizationId: "org1", resource: "application:app1" },
+      owner: { organizationId: "org1", resource: "database:db1" },
+      removeVolumes: ["web-data"],
     },
   },
   {
@@ -312,7 +313,11 @@ const replies: CommandReply[] = [
     result: "deployService",
     deployService: { serviceId: "svc1", created: true, runningTasks: 2 },
   },
-  { requestId: "r-1", result: "serviceAction", serviceAction: { found: true } },
+  {
+    requestId: "r-1",
+    result: "serviceAction",
+    serviceAction: { found: true, volumesRemoved: ["web-data"], volumesKept: ["other-data"] },
+  },
   {
     requestId: "r-1",
     result: "observedServices",
