@@ -34,6 +34,7 @@ import type { DeploymentSlot } from "./worker.ts";
 
 export interface DeploymentRun {
   deploymentId: string;
+  /** The service deployed: an application id, or a database service id (databases/deploy.ts). */
   applicationId: string;
   kind: DeploymentKind;
   archive?: { path: string; format: "zip" | "tar.gz" };
