@@ -104,6 +104,16 @@ export async function appNameTaken(db: Db, appName: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Whether a database service has this appName (applications check theirs with it). */
+export async function databaseAppNameTaken(db: Db, appName: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("databaseServices")
+    .select("databaseId")
+    .where("appName", "=", appName)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /**
  * Another service publishing `port` on the same server: a database's external port, or an
  * application's published tcp port. `except` is the database asking.

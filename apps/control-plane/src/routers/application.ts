@@ -51,6 +51,7 @@ import {
   toApplicationView,
 } from "../applications/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
 import { deleteFinishedDeployments, listDeployments, toDeploymentView } from "../deployments/repository.ts";
@@ -186,8 +187,15 @@ async function targetEnvironment(services: ServiceContext, caller: Caller, envir
   return target;
 }
 
-/** Runs a write that may set appName; a taken appName is a 409 naming the field. */
-async function withUniqueAppName<T>(appName: string | undefined, write: () => Promise<T>): Promise<T> {
+/** Runs a write that may set appName; a taken appName (by any service) is a 409 naming the field. */
+async function withUniqueAppName<T>(
+  db: Db,
+  appName: string | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  if (appName !== undefined && (await databaseAppNameTaken(db, appName))) {
+    throw conflict(`The appName "${appName}" is already in use`, { fields: ["appName"] });
+  }
   try {
     return await write();
   } catch (error) {
@@ -312,7 +320,7 @@ export const applicationRouter = defineRouter("application", {
         throw notFound("Server");
       }
       const appName = input.appName ?? generateAppName(input.name);
-      const application = await withUniqueAppName(appName, () =>
+      const application = await withUniqueAppName(services.db, appName, () =>
         insertApplication(services.db, {
           name: input.name,
           appName,
@@ -391,7 +399,7 @@ export const applicationRouter = defineRouter("application", {
         });
       }
       let before: LocatedApplication | undefined;
-      const result = await withUniqueAppName(input.appName, () =>
+      const result = await withUniqueAppName(services.db, input.appName, () =>
         patchApplication(services, caller, input.applicationId, async (application) => {
           before = application;
           // The status is what the platform observes: sent back unchanged it is fine, changed
