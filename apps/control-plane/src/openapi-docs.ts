@@ -41,6 +41,16 @@ export const tagDocs: Record<string, string> = {
   settings: "Instance settings: the web server's domain and this machine's Traefik proxy (administrators).",
   admin: "Instance administration: the monitoring of the control plane's own machine.",
   deploy: "Inbound webhooks: a Git provider's push deploys an application.",
+  postgres:
+    "PostgreSQL database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  mysql:
+    "MySQL database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  mariadb:
+    "MariaDB database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  mongo:
+    "MongoDB database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  redis:
+    "Redis database services: a Swarm service with a data volume, deployed through the deployment queue.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -608,6 +618,15 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Stores the instance's SSH private key, sealed at rest; it is never shown again (getWebServerSettings shows `[redacted]`).",
   },
+  ...databaseDocs("postgres", { databaseName: "orders", databaseUser: "shop" }),
+  ...databaseDocs("mysql", {
+    databaseName: "orders",
+    databaseUser: "shop",
+    databaseRootPassword: "R00t-pass",
+  }),
+  ...databaseDocs("mariadb", { databaseName: "orders", databaseUser: "shop" }),
+  ...databaseDocs("mongo", { databaseUser: "shop" }),
+  ...databaseDocs("redis", {}),
 };
 
 /** Descriptions and extra statuses of the routes served outside the procedure layer, by operationId. */
@@ -626,3 +645,53 @@ export const routeDocs: Record<string, ProcedureDoc> = {
     errors: [401, 404],
   },
 };
+
+/** The procedures of one database router (databases/router.ts): the same for every kind. */
+function databaseDocs(kind: string, fields: Record<string, unknown>): Record<string, ProcedureDoc> {
+  const idKey = `${kind}Id`;
+  const queued = "Answers `{success, deploymentId}` at once; follow it with deployment.allByType.";
+  return {
+    [`${kind}.create`]: {
+      description: `Creates a ${kind} service (status idle) with its credentials; the password is stored encrypted. Nothing runs until ${kind}.deploy. A taken appName is a 409.`,
+      errors: [409],
+      example: {
+        name: "Orders",
+        appName: `orders-${kind}`,
+        environmentId: id,
+        databasePassword: "S3cret-pass",
+        ...fields,
+      },
+    },
+    [`${kind}.one`]: {
+      description:
+        "The service with its password and its internal and external connection URLs (to callers who may see it).",
+    },
+    [`${kind}.deploy`]: {
+      description: `Queues a deployment of the service: creates or updates its Swarm service with its data volume. ${queued}`,
+    },
+    [`${kind}.start`]: {
+      description: "Scales the service back to one task (status done); 400 when never deployed.",
+    },
+    [`${kind}.stop`]: { description: "Scales the service to 0 (status idle); its data is kept." },
+    [`${kind}.update`]: {
+      description:
+        "Changes name, description, image, passwords, resources, command, args or variables; applied by the next deploy or reload.",
+    },
+    [`${kind}.saveExternalPort`]: {
+      description: `Publishes the database's port on its server's host (null removes it) and queues a deployment that applies it. A reserved port is a 400, one another service publishes on that server a 409. ${queued}`,
+      errors: [409],
+    },
+    [`${kind}.saveEnvironment`]: {
+      description: "Sets the service's variables (dotenv text); applied by the next deploy or reload.",
+    },
+    [`${kind}.reload`]: {
+      description: `Restarts the service with its current configuration, its data kept (\`${idKey}\` and its appName). ${queued}`,
+    },
+    [`${kind}.rebuild`]: {
+      description: `Deletes the service and its data volume, then deploys it fresh: all data is lost. ${queued}`,
+    },
+    [`${kind}.remove`]: {
+      description: "Removes the service and its data volume, then the record (irreversible).",
+    },
+  };
+}
