@@ -113,24 +113,25 @@ if [ ! -d "$DATADIR/mysql" ]; then
 
   password=$(sql_string "$MARIADB_ROOT_PASSWORD")
   host=$(sql_string "$root_host")
+  # printf, not echo: dash's echo would turn the escaped backslashes back into single ones.
   {
-    echo "SET SESSION sql_log_bin = 0;"
+    printf '%s\n' "SET SESSION sql_log_bin = 0;"
     # mariadb-install-db's other root accounts: root is 'localhost' and MARIADB_ROOT_HOST.
-    echo "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1';"
-    echo "ALTER USER 'root'@'localhost' IDENTIFIED BY '$password';"
+    printf '%s\n' "DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1';"
+    printf '%s\n' "ALTER USER 'root'@'localhost' IDENTIFIED BY '$password';"
     if [ "$root_host" != localhost ]; then
-      echo "CREATE USER 'root'@'$host' IDENTIFIED BY '$password';"
-      echo "GRANT ALL ON *.* TO 'root'@'$host' WITH GRANT OPTION;"
-      echo "GRANT PROXY ON ''@'%' TO 'root'@'$host' WITH GRANT OPTION;"
+      printf '%s\n' "CREATE USER 'root'@'$host' IDENTIFIED BY '$password';"
+      printf '%s\n' "GRANT ALL ON *.* TO 'root'@'$host' WITH GRANT OPTION;"
+      printf '%s\n' "GRANT PROXY ON ''@'%' TO 'root'@'$host' WITH GRANT OPTION;"
     fi
     if [ -n "$MARIADB_DATABASE" ]; then
-      echo "CREATE DATABASE IF NOT EXISTS \`$(sql_name "$MARIADB_DATABASE")\`;"
+      printf '%s\n' "CREATE DATABASE IF NOT EXISTS \`$(sql_name "$MARIADB_DATABASE")\`;"
     fi
     if [ -n "$MARIADB_USER" ]; then
       user=$(sql_string "$MARIADB_USER")
-      echo "CREATE USER '$user'@'%' IDENTIFIED BY '$(sql_string "$MARIADB_PASSWORD")';"
+      printf '%s\n' "CREATE USER '$user'@'%' IDENTIFIED BY '$(sql_string "$MARIADB_PASSWORD")';"
       if [ -n "$MARIADB_DATABASE" ]; then
-        echo "GRANT ALL ON \`$(sql_name "$MARIADB_DATABASE" | sed -e 's/[_%]/\\&/g')\`.* TO '$user'@'%';"
+        printf '%s\n' "GRANT ALL ON \`$(sql_name "$MARIADB_DATABASE" | sed -e 's/[_%]/\\&/g')\`.* TO '$user'@'%';"
       fi
     fi
   } | mariadb --skip-ssl --protocol=socket --socket="$socket" -uroot --batch ||

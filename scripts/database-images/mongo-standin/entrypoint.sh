@@ -59,7 +59,7 @@ fi
 
 mkdir -p /data/db
 if [ -z "$(ls -A /data/db)" ]; then
-  echo "root user: ${MONGO_INITDB_ROOT_USERNAME:-(none, no authentication)}" >/data/db/platform-standin-initialized
+  printf 'root user: %s\n' "${MONGO_INITDB_ROOT_USERNAME:-(none, no authentication)}" >/data/db/platform-standin-initialized
   echo "db-mongo-standin: initialized /data/db"
 fi
 
