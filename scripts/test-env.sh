@@ -47,6 +47,7 @@ step "the local test image platform-test/busybox" bash build-test-images.sh
 step "the local test image platform-test/netclient" bash build-netclient-image.sh
 step "the local test image platform-test/static-httpd" bash build-static-test-image.sh
 step "the local test image platform-test/traefik-standin" bash build-traefik-standin-image.sh
+step "the local database test images platform-test/db-postgres, db-mariadb, db-redis, db-mongo-standin" bash build-database-images.sh
 step "htpasswd, openssl and curl" bash install-test-tools.sh
 step "the test registries on 127.0.0.1:5050 and 198.51.100.2:5443" bash start-test-registry.sh
 step "OpenSSH's sshd (/usr/sbin/sshd)" bash start-test-sshd.sh
