@@ -8,12 +8,15 @@
  * deleted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { ownershipLabels } from "@platform/agent-protocol";
+import mysql from "mysql2/promise";
 import pg from "pg";
+import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -22,6 +25,7 @@ const IMAGES = {
   postgres: process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15",
   mariadb: process.env.PLATFORM_TEST_MARIADB_IMAGE ?? "platform-test/db-mariadb:11",
   redis: process.env.PLATFORM_TEST_REDIS_IMAGE ?? "platform-test/db-redis:7",
+  mongo: process.env.PLATFORM_TEST_MONGO_IMAGE ?? "platform-test/db-mongo-standin:8",
 };
 
 let platform: TestPlatform;
@@ -77,6 +81,7 @@ beforeAll(async () => {
       PLATFORM_DEFAULT_IMAGE_MARIADB: IMAGES.mariadb,
       PLATFORM_DEFAULT_IMAGE_MYSQL: IMAGES.mariadb,
       PLATFORM_DEFAULT_IMAGE_REDIS: IMAGES.redis,
+      PLATFORM_DEFAULT_IMAGE_MONGO: IMAGES.mongo,
     },
     { agents: { localAgent: { mainDirectory } } },
   );
@@ -212,5 +217,178 @@ describe("postgres", () => {
       expect(labels).toMatchObject(foreign);
     },
     DEPLOY_WAIT_MS * 3,
+  );
+});
+
+/**
+ * The life of a database service through its real client: deployed with an external port,
+ * `write` stores a value, reload keeps it (`read` answers it), rebuild loses it (`read` answers
+ * null), remove deletes the service and its volume.
+ */
+async function lifecycle(
+  kind: "redis" | "mariadb",
+  fields: Record<string, unknown>,
+  client: {
+    write(one: Record<string, any>, port: number): Promise<void>;
+    read(one: Record<string, any>, port: number): Promise<string | null>;
+  },
+): Promise<void> {
+  const idKey = `${kind}Id`;
+  const appName = uniqueName(`db-${kind}`);
+  appNames.push(appName);
+  const created = await ok(`${kind}.create`, { name: kind, appName, environmentId, ...fields });
+  const id = created[idKey] as string;
+  const externalPort = await freePort();
+  const deployed = await settle(kind, "saveExternalPort", { [idKey]: id, externalPort });
+  expect(deployed.status, deployed.logs).toBe("done");
+  const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as())).body;
+  expect(one.applicationStatus).toBe("done");
+
+  await eventually(() => client.write(one, externalPort));
+  const reloaded = await settle(kind, "reload", { [idKey]: id, appName });
+  expect(reloaded.status, reloaded.logs).toBe("done");
+  expect(await eventually(() => client.read(one, externalPort))).toBe("tea");
+
+  const rebuilt = await settle(kind, "rebuild", { [idKey]: id });
+  expect(rebuilt.status, rebuilt.logs).toBe("done");
+  expect(await eventually(() => client.read(one, externalPort))).toBeNull();
+
+  await ok(`${kind}.remove`, { [idKey]: id });
+  await gone("service", appName);
+  await gone("volume", `${appName}-data`);
+}
+
+describe("redis", () => {
+  it(
+    "a redis client AUTHs with the stored password and writes a key; reload keeps it, rebuild loses it, remove deletes service and volume",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.redis]);
+      const connect = async (port: number, password?: string) => {
+        const client = createClient({
+          socket: { host: "127.0.0.1", port, connectTimeout: 3000, reconnectStrategy: false },
+          ...(password === undefined ? {} : { password }),
+        });
+        client.on("error", () => {});
+        await client.connect();
+        return client;
+      };
+      await lifecycle(
+        "redis",
+        { databasePassword: "Redis#pass1" },
+        {
+          write: async (one, port) => {
+            // Without the password the connection is refused at its handshake.
+            await expect(connect(port)).rejects.toThrow(/NOAUTH/);
+            const client = await connect(port, one.databasePassword);
+            await client.set("item", "tea");
+            client.destroy();
+          },
+          read: async (one, port) => {
+            const client = await connect(port, one.databasePassword);
+            try {
+              return await client.get("item");
+            } finally {
+              client.destroy();
+            }
+          },
+        },
+      );
+    },
+    DEPLOY_WAIT_MS * 4,
+  );
+});
+
+describe("mariadb", () => {
+  it(
+    "a mysql-protocol client writes a row with the stored credentials; reload keeps it, rebuild loses it, remove deletes service and volume",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.mariadb]);
+      const connect = (one: Record<string, any>, port: number) =>
+        mysql.createConnection({
+          host: "127.0.0.1",
+          port,
+          user: one.databaseUser,
+          password: one.databasePassword,
+          database: one.databaseName,
+          connectTimeout: 3000,
+        });
+      await lifecycle(
+        "mariadb",
+        {
+          databaseName: "shop",
+          databaseUser: "shopper",
+          databasePassword: "Maria#pass1",
+          databaseRootPassword: "Root#pass1",
+        },
+        {
+          write: async (one, port) => {
+            const connection = await connect(one, port);
+            try {
+              await connection.query("create table if not exists items (id int primary key, name text)");
+              await connection.query("replace into items values (1, 'tea')");
+            } finally {
+              await connection.end();
+            }
+          },
+          read: async (one, port) => {
+            const connection = await connect(one, port);
+            try {
+              const [tables] = await connection.query("show tables like 'items'");
+              if ((tables as unknown[]).length === 0) return null;
+              const [rows] = await connection.query("select name from items where id = 1");
+              return ((rows as { name: string }[])[0]?.name as string | undefined) ?? null;
+            } finally {
+              await connection.end();
+            }
+          },
+        },
+      );
+    },
+    DEPLOY_WAIT_MS * 4,
+  );
+});
+
+describe("mongo", () => {
+  it(
+    "runs from the stand-in image: deployed with its environment and volume, answering on its external port",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.mongo]);
+      const appName = uniqueName("db-mongo");
+      appNames.push(appName);
+      const created = await ok("mongo.create", {
+        name: "mongo",
+        appName,
+        environmentId,
+        databaseUser: "root",
+        databasePassword: "Mongo#pass1",
+      });
+      const externalPort = await freePort();
+      const deployed = await settle("mongo", "saveExternalPort", { mongoId: created.mongoId, externalPort });
+      expect(deployed.status, deployed.logs).toBe("done");
+      const env = await dockerCli([
+        "service",
+        "inspect",
+        appName,
+        "--format",
+        "{{json .Spec.TaskTemplate.ContainerSpec.Env}}",
+      ]);
+      expect(JSON.parse(env)).toEqual(
+        expect.arrayContaining(["MONGO_INITDB_ROOT_USERNAME=root", "MONGO_INITDB_ROOT_PASSWORD=Mongo#pass1"]),
+      );
+      await eventually(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const socket = connect({ host: "127.0.0.1", port: externalPort }, () => {
+              socket.destroy();
+              resolve();
+            });
+            socket.on("error", reject);
+          }),
+      );
+      await ok("mongo.remove", { mongoId: created.mongoId });
+      await gone("service", appName);
+      await gone("volume", `${appName}-data`);
+    },
+    DEPLOY_WAIT_MS * 2,
   );
 });
