@@ -17,12 +17,15 @@
 #   --postgres-image, --nats-image, --traefik-image IMAGE
 #                       default postgres:16, nats:2.10, traefik:v3
 #   --stack NAME        default platform;  --network NAME  default platform-network
-#   --http-port, --https-port, --port N
-#                       Traefik's published ports (default 80, 443) and the control plane's (3000)
+#   --http-port, --https-port, --port, --nats-port N
+#                       Traefik's published ports (default 80, 443), the control plane's (3000)
+#                       and NATS's client port for the agents of other servers (4222)
 #   --main-directory D  default /etc/platform (Traefik's configuration, builds)
 #   --backup-directory D default /var/backups/platform
 #   --url URL           the URL agents and users reach the control plane at (default
 #                       http://<this server's address>:<port>)
+#   --nats-url URL      the NATS URL handed to the agents of other servers (default
+#                       nats://<this server's address>:<nats port>)
 #   --timeout SECONDS   how long to wait for the control plane (default 300)
 # The settings of an install are kept in <main directory>/install-<stack>.env; --upgrade reads them.
 set -euo pipefail
@@ -42,6 +45,8 @@ network=
 http_port=
 https_port=
 port=
+nats_port=
+nats_url=
 main_directory=/etc/platform
 backup_directory=/var/backups/platform
 url=
@@ -59,6 +64,8 @@ while [ $# -gt 0 ]; do
     --http-port) http_port=$2 ;;
     --https-port) https_port=$2 ;;
     --port) port=$2 ;;
+    --nats-port) nats_port=$2 ;;
+    --nats-url) nats_url=$2 ;;
     --main-directory) main_directory=$2 ;;
     --backup-directory) backup_directory=$2 ;;
     --url) url=$2 ;;
@@ -86,7 +93,8 @@ network=${network:-${PLATFORM_NETWORK:-platform-network}}
 http_port=${http_port:-${PLATFORM_HTTP_PORT:-80}}
 https_port=${https_port:-${PLATFORM_HTTPS_PORT:-443}}
 port=${port:-${PLATFORM_CONTROL_PLANE_PORT:-3000}}
-for value in "$http_port" "$https_port" "$port" "$timeout"; do
+nats_port=${nats_port:-${PLATFORM_NATS_PORT:-4222}}
+for value in "$http_port" "$https_port" "$port" "$nats_port" "$timeout"; do
   [[ "$value" =~ ^[0-9]+$ ]] || fail "ports and --timeout are numbers (got $value)"
 done
 
@@ -171,15 +179,16 @@ fi
 # ---- deploy -----------------------------------------------------------------------------------
 address=$(hostname -I 2>/dev/null | awk '{print $1}')
 url=${url:-${PLATFORM_URL:-http://${address:-127.0.0.1}:$port}}
+nats_url=${nats_url:-${PLATFORM_NATS_AGENT_URL:-nats://${address:-127.0.0.1}:$nats_port}}
 export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$postgres_image \
   PLATFORM_NATS_IMAGE=$nats_image PLATFORM_TRAEFIK_IMAGE=$traefik_image PLATFORM_NETWORK=$network \
   PLATFORM_HTTP_PORT=$http_port PLATFORM_HTTPS_PORT=$https_port PLATFORM_CONTROL_PLANE_PORT=$port \
-  PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
-  PLATFORM_NATS_AGENT_URL=${PLATFORM_NATS_AGENT_URL:-nats://nats:4222}
+  PLATFORM_NATS_PORT=$nats_port PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
+  PLATFORM_NATS_AGENT_URL=$nats_url
 {
   for variable in PLATFORM_IMAGE PLATFORM_POSTGRES_IMAGE PLATFORM_NATS_IMAGE PLATFORM_TRAEFIK_IMAGE \
-    PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_URL \
-    PLATFORM_NATS_AGENT_URL; do
+    PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_NATS_PORT \
+    PLATFORM_URL PLATFORM_NATS_AGENT_URL; do
     printf '%s=%q\n' "$variable" "${!variable}"
   done
 } >"$settings"
