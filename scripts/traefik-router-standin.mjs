@@ -29,7 +29,9 @@ let staticConfig;
 try {
   staticConfig = parse(readFileSync(configFile, "utf8")) ?? {};
 } catch (error) {
-  console.error(`traefik router stand-in: cannot read the configuration file ${configFile}: ${error.message}`);
+  console.error(
+    `traefik router stand-in: cannot read the configuration file ${configFile}: ${error.message}`,
+  );
   process.exit(1);
 }
 const dynamicDirectory = staticConfig.providers?.file?.directory;
@@ -161,7 +163,11 @@ function route(entryPoint, request) {
 }
 
 for (const [entryPoint, { address }] of entryPoints) {
-  const port = Number(String(address ?? "").split(":").at(-1));
+  const port = Number(
+    String(address ?? "")
+      .split(":")
+      .at(-1),
+  );
   const server = http.createServer((request, response) => {
     const host = (request.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
     const url = new URL(request.url ?? "/", "http://stand-in");

@@ -97,7 +97,10 @@ function api(via: "traefik" | "direct", token?: string) {
   const host = via === "traefik" ? controlPlaneHost : `127.0.0.1:${port}`;
   const call = async (method: "GET" | "POST", name: string, input: Record<string, unknown>) => {
     const query = new URLSearchParams(
-      Object.entries(input).map(([key, value]) => [key, typeof value === "object" ? JSON.stringify(value) : String(value)]),
+      Object.entries(input).map(([key, value]) => [
+        key,
+        typeof value === "object" ? JSON.stringify(value) : String(value),
+      ]),
     ).toString();
     const answer =
       method === "GET"
@@ -240,7 +243,13 @@ afterAll(async () => {
   }
   const secrets = await quietly("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`);
   if (secrets) await quietly("secret", "rm", ...secrets.split("\n"));
-  const volumes = await quietly("volume", "ls", "-q", "--filter", `label=com.docker.stack.namespace=${stack}`);
+  const volumes = await quietly(
+    "volume",
+    "ls",
+    "-q",
+    "--filter",
+    `label=com.docker.stack.namespace=${stack}`,
+  );
   if (volumes) await quietly("volume", "rm", ...volumes.split("\n"));
   for (let attempt = 0; attempt < 10; attempt++) {
     await quietly("network", "rm", `${stack}_internal`, network);
@@ -281,13 +290,22 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     expect(output).toMatch(/generating the NATS operator, accounts/);
     expect(output).toMatch(/Platform is ready at http:\/\/127\.0\.0\.1:/);
     // The secrets are Docker secrets, not files left on the disk.
-    const secrets = await docker("secret", "ls", "--format", "{{.Name}}", "--filter", `label=platform.stack=${stack}`);
+    const secrets = await docker(
+      "secret",
+      "ls",
+      "--format",
+      "{{.Name}}",
+      "--filter",
+      `label=platform.stack=${stack}`,
+    );
     expect(secrets.split("\n").sort()).toEqual(
       ["database-url", "nats-account-seed", "nats-conf", "nats-creds", "postgres-password", "secret-key"].map(
         (name) => `${stack}_${name}`,
       ),
     );
-    expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).not.toMatch(/password|seed/i);
+    expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).not.toMatch(
+      /password|seed/i,
+    );
 
     const session = await api("direct").mutate("auth.register", {
       email: "owner@example.com",
@@ -347,23 +365,33 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       "the deployment",
     );
     // The agent attached it to the stack's network (Traefik reaches it by its name there).
-    const networks = await docker("service", "inspect", appName, "--format", "{{json .Spec.TaskTemplate.Networks}}");
+    const networks = await docker(
+      "service",
+      "inspect",
+      appName,
+      "--format",
+      "{{json .Spec.TaskTemplate.Networks}}",
+    );
     const networkId = await docker("network", "inspect", network, "--format", "{{.Id}}");
     expect(networks).toContain(networkId);
     await eventually(applicationServes, 60_000, "the application through Traefik");
   }, 300_000);
 
-  it.each(COMPONENTS)("survives `docker service update --force` of %s with its data", async (component) => {
-    const before = await runningTask(component);
-    await docker("service", "update", "--force", "--detach", `${stack}_${component}`);
-    await eventually(
-      async () => expect(await runningTask(component)).not.toBe(before),
-      180_000,
-      `a new task of ${component}`,
-    );
-    await eventually(dataIsKept, 180_000, `the control plane after ${component} restarted`);
-    await eventually(applicationServes, 60_000, `the application after ${component} restarted`);
-  }, 420_000);
+  it.each(COMPONENTS)(
+    "survives `docker service update --force` of %s with its data",
+    async (component) => {
+      const before = await runningTask(component);
+      await docker("service", "update", "--force", "--detach", `${stack}_${component}`);
+      await eventually(
+        async () => expect(await runningTask(component)).not.toBe(before),
+        180_000,
+        `a new task of ${component}`,
+      );
+      await eventually(dataIsKept, 180_000, `the control plane after ${component} restarted`);
+      await eventually(applicationServes, 60_000, `the application after ${component} restarted`);
+    },
+    420_000,
+  );
 
   it("still deploys after every component restarted (NATS, the agent and the database work together)", async () => {
     const client = api("traefik", token);
@@ -400,7 +428,13 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     expect(existsSync(path.join(mainDirectory, `install-${stack}.env`))).toBe(true);
     expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).toContain(NEWER_IMAGE);
 
-    const image = await docker("service", "inspect", `${stack}_control-plane`, "--format", "{{.Spec.TaskTemplate.ContainerSpec.Image}}");
+    const image = await docker(
+      "service",
+      "inspect",
+      `${stack}_control-plane`,
+      "--format",
+      "{{.Spec.TaskTemplate.ContainerSpec.Image}}",
+    );
     expect(image).toBe(NEWER_IMAGE);
     await eventually(dataIsKept, 120_000, "the upgraded control plane");
     await eventually(applicationServes, 60_000, "the application after the upgrade");

@@ -25,6 +25,7 @@ import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   type ArchiveLimits,
   checkArchiveSource,
@@ -48,7 +49,6 @@ import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
-import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   checkAppName,
   checkBuildStage,
@@ -257,7 +257,9 @@ export class Deployer {
       platformNetwork && command.spec.networks
         ? {
             ...command.spec,
-            networks: command.spec.networks.map((name) => (name === PLATFORM_NETWORK ? platformNetwork : name)),
+            networks: command.spec.networks.map((name) =>
+              name === PLATFORM_NETWORK ? platformNetwork : name,
+            ),
           }
         : command.spec;
     return this.runJob(command.jobId, log, (signal) =>

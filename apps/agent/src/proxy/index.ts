@@ -22,10 +22,10 @@ import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
-import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   DASHBOARD_TARGET_PORT,
   findProxyService,
