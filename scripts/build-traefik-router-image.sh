@@ -20,19 +20,19 @@ node_binary=$(command -v node)
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 mkdir -p "$context/rootfs/opt/traefik-router" "$context/rootfs/usr/local/bin"
-"$root/node_modules/.bin/esbuild" "$here/traefik-router-standin.mjs" --bundle --platform=node --format=esm \
-  --target=node20 --log-level=warning --outfile="$context/rootfs/opt/traefik-router/router.mjs"
+"$root/node_modules/.bin/esbuild" "$here/traefik-router-standin.mjs" --bundle --platform=node --format=cjs \
+  --target=node20 --log-level=warning --outfile="$context/rootfs/opt/traefik-router/router.cjs"
 cp "$node_binary" "$context/rootfs/usr/local/bin/node"
 # The metadata first and one COPY last: on a vfs storage driver every step copies the filesystem.
 cat >"$context/Dockerfile" <<DOCKERFILE
 FROM $base
 EXPOSE 80 443
-ENTRYPOINT ["/usr/local/bin/node", "/opt/traefik-router/router.mjs"]
+ENTRYPOINT ["/usr/local/bin/node", "/opt/traefik-router/router.cjs"]
 CMD ["traefik"]
 COPY rootfs /
 DOCKERFILE
 
-inputs=$( (docker image inspect --format '{{.Id}}' "$base"; cat "$context/rootfs/opt/traefik-router/router.mjs" "$context/Dockerfile"; sha256sum "$node_binary") | sha256sum | cut -c1-16)
+inputs=$( (docker image inspect --format '{{.Id}}' "$base"; cat "$context/rootfs/opt/traefik-router/router.cjs" "$context/Dockerfile"; sha256sum "$node_binary") | sha256sum | cut -c1-16)
 current=$(docker image inspect --format '{{ index .Config.Labels "platform.test.inputs" }}' "$IMAGE" 2>/dev/null || true)
 if [ "$current" = "$inputs" ]; then
   echo "$IMAGE is up to date"
