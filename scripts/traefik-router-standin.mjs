@@ -8,7 +8,12 @@
  * What it understands of a rule: Host, Path, PathPrefix and Method with &&, ||, ! and
  * parentheses; a router with anything else is skipped (and logged). No TLS, no middlewares: a
  * stand-in for routing by host, not a proxy to run anything on.
+ * One difference in how it reaches a server: a Swarm service's name resolves to its virtual IP,
+ * which only answers where the kernel has IPVS, and the test machine's has not; so a server's
+ * host name is looked up as `tasks.<name>` first (Docker's DNS name of the same service's tasks,
+ * on the same network), then as itself.
  */
+import { lookup } from "node:dns/promises";
 import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -162,6 +167,17 @@ function route(entryPoint, request) {
   return servers[0]?.url;
 }
 
+/** dns.lookup for http.request: `tasks.<name>` when Docker's DNS knows it, else `<name>`. */
+function lookupTasksFirst(hostname, options, callback) {
+  lookup(`tasks.${hostname}`, options)
+    .catch(() => lookup(hostname, options))
+    .then(
+      (result) =>
+        Array.isArray(result) ? callback(null, result) : callback(null, result.address, result.family),
+      (error) => callback(error),
+    );
+}
+
 for (const [entryPoint, { address }] of entryPoints) {
   const port = Number(
     String(address ?? "")
@@ -181,6 +197,7 @@ for (const [entryPoint, { address }] of entryPoints) {
     const forwarded = http.request(
       target,
       {
+        lookup: lookupTasksFirst,
         method: request.method,
         headers: {
           ...request.headers,
