@@ -8,7 +8,8 @@
 # credentials, the control plane's secret key) as Docker secrets, deploys the stack (Postgres,
 # NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml, read from the
 # control plane's image so it always matches the version), waits until the control plane is
-# ready and prints its URL. Running it again changes nothing that exists (secrets, data).
+# ready and prints its URL. Running it again changes nothing: secrets and data are kept, and an
+# unchanged stack (same file, settings and images) is not redeployed.
 #
 #   --upgrade           move the installed stack to --image: backs the database up first
 #                       (pg_dump into <backup directory>/platform-<stack>-<UTC time>.sql, named
@@ -195,7 +196,6 @@ export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$post
 chmod 600 "$settings"
 
 docker run --rm --network none --entrypoint cat "$image" deploy/stack.yml >"$work/stack.yml"
-echo "deploying stack $stack (control plane $image)"
 deploy_options=()
 # Newer CLIs wait for the services by default; this script waits for the control plane itself.
 docker stack deploy --help 2>/dev/null | grep -q -- --detach && deploy_options+=(--detach=true)
@@ -205,7 +205,28 @@ for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
   docker image inspect "$name" >/dev/null 2>&1 || local_images=false
 done
 $local_images && deploy_options+=(--resolve-image never)
-docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+# The same stack file with the same settings is not deployed again while every service exists:
+# `docker stack deploy` lists a service's bind mounts in no fixed order, so a redeploy of an
+# unchanged stack could still restart the control plane.
+deployed="$main_directory/install-$stack.deployed"
+fingerprint=$( (
+  cat "$work/stack.yml" "$settings"
+  echo "${deploy_options[*]}"
+  for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
+    docker image inspect --format '{{.Id}}' "$name" 2>/dev/null || echo "$name"
+  done
+) | sha256sum | cut -d' ' -f1)
+services_exist=true
+for service in postgres nats traefik control-plane; do
+  docker service inspect "${stack}_$service" >/dev/null 2>&1 || services_exist=false
+done
+if $services_exist && [ -f "$deployed" ] && [ "$(cat "$deployed")" = "$fingerprint" ]; then
+  echo "stack $stack is deployed with these settings already: unchanged"
+else
+  echo "deploying stack $stack (control plane $image)"
+  docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+  echo "$fingerprint" >"$deployed"
+fi
 
 # ---- wait until the new control plane is ready ------------------------------------------------
 started=$(date +%s)

@@ -227,7 +227,7 @@ beforeAll(async () => {
   };
   mainDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-main-"));
   backupDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-backups-"));
-}, 900_000);
+}, 1_500_000);
 
 afterAll(async () => {
   const quietly = (...args: string[]) => docker(...args).catch(() => "");
@@ -408,6 +408,27 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     );
     await applicationServes();
   }, 240_000);
+
+  it("changes nothing when run again: the same secrets, service specs and running tasks", async () => {
+    const state = async () => ({
+      secrets: await docker("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`),
+      specs: await Promise.all(
+        COMPONENTS.map(async (component) =>
+          JSON.parse(
+            await docker("service", "inspect", `${stack}_${component}`, "--format", "{{json .Spec}}"),
+          ),
+        ),
+      ),
+    });
+    const before = await state();
+    const tasks = await Promise.all(COMPONENTS.map(runningTask));
+    const output = await install("--image", CONTROL_PLANE_IMAGE);
+    expect(output).not.toMatch(/generating|backing/);
+    expect(await state()).toEqual(before);
+    expect(output).toMatch(/deployed with these settings already: unchanged/);
+    expect(await Promise.all(COMPONENTS.map(runningTask))).toEqual(tasks);
+    await dataIsKept();
+  }, 300_000);
 
   it("upgrades with --upgrade: the database is backed up first, the new image runs, the data is kept", async () => {
     expect(installed).toBe(true);
