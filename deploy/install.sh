@@ -8,7 +8,8 @@
 # credentials, the control plane's secret key) as Docker secrets, deploys the stack (Postgres,
 # NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml, read from the
 # control plane's image so it always matches the version), waits until the control plane is
-# ready and prints its URL. Running it again changes nothing that exists (secrets, data).
+# ready and prints its URL. Running it again changes nothing: secrets and data are kept, and an
+# unchanged stack (same file, settings and images) is not redeployed.
 #
 #   --upgrade           move the installed stack to --image: backs the database up first
 #                       (pg_dump into <backup directory>/platform-<stack>-<UTC time>.sql, named
@@ -17,12 +18,15 @@
 #   --postgres-image, --nats-image, --traefik-image IMAGE
 #                       default postgres:16, nats:2.10, traefik:v3
 #   --stack NAME        default platform;  --network NAME  default platform-network
-#   --http-port, --https-port, --port N
-#                       Traefik's published ports (default 80, 443) and the control plane's (3000)
+#   --http-port, --https-port, --port, --nats-port N
+#                       Traefik's published ports (default 80, 443), the control plane's (3000)
+#                       and NATS's client port for the agents of other servers (4222)
 #   --main-directory D  default /etc/platform (Traefik's configuration, builds)
 #   --backup-directory D default /var/backups/platform
 #   --url URL           the URL agents and users reach the control plane at (default
 #                       http://<this server's address>:<port>)
+#   --nats-url URL      the NATS URL handed to the agents of other servers (default
+#                       nats://<this server's address>:<nats port>)
 #   --timeout SECONDS   how long to wait for the control plane (default 300)
 # The settings of an install are kept in <main directory>/install-<stack>.env; --upgrade reads them.
 set -euo pipefail
@@ -42,6 +46,8 @@ network=
 http_port=
 https_port=
 port=
+nats_port=
+nats_url=
 main_directory=/etc/platform
 backup_directory=/var/backups/platform
 url=
@@ -59,6 +65,8 @@ while [ $# -gt 0 ]; do
     --http-port) http_port=$2 ;;
     --https-port) https_port=$2 ;;
     --port) port=$2 ;;
+    --nats-port) nats_port=$2 ;;
+    --nats-url) nats_url=$2 ;;
     --main-directory) main_directory=$2 ;;
     --backup-directory) backup_directory=$2 ;;
     --url) url=$2 ;;
@@ -86,7 +94,8 @@ network=${network:-${PLATFORM_NETWORK:-platform-network}}
 http_port=${http_port:-${PLATFORM_HTTP_PORT:-80}}
 https_port=${https_port:-${PLATFORM_HTTPS_PORT:-443}}
 port=${port:-${PLATFORM_CONTROL_PLANE_PORT:-3000}}
-for value in "$http_port" "$https_port" "$port" "$timeout"; do
+nats_port=${nats_port:-${PLATFORM_NATS_PORT:-4222}}
+for value in "$http_port" "$https_port" "$port" "$nats_port" "$timeout"; do
   [[ "$value" =~ ^[0-9]+$ ]] || fail "ports and --timeout are numbers (got $value)"
 done
 
@@ -171,22 +180,22 @@ fi
 # ---- deploy -----------------------------------------------------------------------------------
 address=$(hostname -I 2>/dev/null | awk '{print $1}')
 url=${url:-${PLATFORM_URL:-http://${address:-127.0.0.1}:$port}}
+nats_url=${nats_url:-${PLATFORM_NATS_AGENT_URL:-nats://${address:-127.0.0.1}:$nats_port}}
 export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$postgres_image \
   PLATFORM_NATS_IMAGE=$nats_image PLATFORM_TRAEFIK_IMAGE=$traefik_image PLATFORM_NETWORK=$network \
   PLATFORM_HTTP_PORT=$http_port PLATFORM_HTTPS_PORT=$https_port PLATFORM_CONTROL_PLANE_PORT=$port \
-  PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
-  PLATFORM_NATS_AGENT_URL=${PLATFORM_NATS_AGENT_URL:-nats://nats:4222}
+  PLATFORM_NATS_PORT=$nats_port PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
+  PLATFORM_NATS_AGENT_URL=$nats_url
 {
   for variable in PLATFORM_IMAGE PLATFORM_POSTGRES_IMAGE PLATFORM_NATS_IMAGE PLATFORM_TRAEFIK_IMAGE \
-    PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_URL \
-    PLATFORM_NATS_AGENT_URL; do
+    PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_NATS_PORT \
+    PLATFORM_URL PLATFORM_NATS_AGENT_URL; do
     printf '%s=%q\n' "$variable" "${!variable}"
   done
 } >"$settings"
 chmod 600 "$settings"
 
 docker run --rm --network none --entrypoint cat "$image" deploy/stack.yml >"$work/stack.yml"
-echo "deploying stack $stack (control plane $image)"
 deploy_options=()
 # Newer CLIs wait for the services by default; this script waits for the control plane itself.
 docker stack deploy --help 2>/dev/null | grep -q -- --detach && deploy_options+=(--detach=true)
@@ -196,7 +205,28 @@ for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
   docker image inspect "$name" >/dev/null 2>&1 || local_images=false
 done
 $local_images && deploy_options+=(--resolve-image never)
-docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+# The same stack file with the same settings is not deployed again while every service exists:
+# `docker stack deploy` lists a service's bind mounts in no fixed order, so a redeploy of an
+# unchanged stack could still restart the control plane.
+deployed="$main_directory/install-$stack.deployed"
+fingerprint=$( (
+  cat "$work/stack.yml" "$settings"
+  echo "${deploy_options[*]}"
+  for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
+    docker image inspect --format '{{.Id}}' "$name" 2>/dev/null || echo "$name"
+  done
+) | sha256sum | cut -d' ' -f1)
+services_exist=true
+for service in postgres nats traefik control-plane; do
+  docker service inspect "${stack}_$service" >/dev/null 2>&1 || services_exist=false
+done
+if $services_exist && [ -f "$deployed" ] && [ "$(cat "$deployed")" = "$fingerprint" ]; then
+  echo "stack $stack is deployed with these settings already: unchanged"
+else
+  echo "deploying stack $stack (control plane $image)"
+  docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+  echo "$fingerprint" >"$deployed"
+fi
 
 # ---- wait until the new control plane is ready ------------------------------------------------
 started=$(date +%s)

@@ -48,24 +48,24 @@ fi
 
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
-mkdir -p "$context/app"
-echo "$files" | tar -cf - -T - | tar -C "$context/app" -xf -
-cp -r dist "$context/app/dist"
-rm -f "$context"/app/dist/*/main.js.map
+# Everything the image adds goes in one COPY of rootfs/ (on a vfs storage driver each build step
+# copies the whole filesystem, so the few heavy steps come last and the rest stays cached).
+mkdir -p "$context/rootfs/opt/platform" "$context/rootfs/usr/local/bin"
+echo "$files" | tar -cf - -T - | tar -C "$context/rootfs/opt/platform" -xf -
+cp -r dist "$context/rootfs/opt/platform/dist"
+rm -f "$context"/rootfs/opt/platform/dist/*/main.js.map
 echo "installing the production node_modules"
-(cd "$context/app" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
-cp "$node_binary" "$context/node"
-cp "$docker_binary" "$context/docker"
+(cd "$context/rootfs/opt/platform" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
+cp "$node_binary" "$docker_binary" "$context/rootfs/usr/local/bin/"
 cat >"$context/Dockerfile" <<DOCKERFILE
 FROM $base
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git ca-certificates openssh-client >/dev/null \\
  && rm -rf /var/lib/apt/lists/*
-COPY node docker /usr/local/bin/
-COPY app /opt/platform
-WORKDIR /opt/platform
 ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform
+WORKDIR /opt/platform
 EXPOSE 3000
 ENTRYPOINT ["/usr/local/bin/node", "dist/control-plane/main.js"]
+COPY rootfs /
 DOCKERFILE
 echo "building $tag"
 docker build --quiet --network host --label "platform.inputs=$inputs" --tag "$tag" "$context" >/dev/null

@@ -66,6 +66,11 @@ export interface AgentCoreOptions {
   hostname?: string;
   /** Publishes log chunks of long commands (startAgent passes the transport's). */
   publishLogChunk?: (chunk: LogChunk) => void;
+  /**
+   * The overlay network of this server's applications and proxy (default platform-network): a
+   * deployment asking for platform-network is attached to it.
+   */
+  platformNetwork?: string;
   /** The proxy's Swarm service name (default platform-traefik; tests use their own). */
   proxyServiceName?: string;
   /** Publishes events (serverThreshold); startAgent passes the transport's. */
@@ -102,11 +107,18 @@ export class AgentCore {
     this.deployer = new Deployer({
       docker,
       mainDirectory,
+      platformNetwork: options.platformNetwork,
       publishLogChunk: options.publishLogChunk ?? (() => {}),
       toolSearchPath: options.toolSearchPath,
       logger,
     });
-    this.proxy = new ProxyManager({ docker, mainDirectory, serviceName: options.proxyServiceName, logger });
+    this.proxy = new ProxyManager({
+      docker,
+      mainDirectory,
+      serviceName: options.proxyServiceName,
+      platformNetwork: options.platformNetwork,
+      logger,
+    });
     this.monitoring = new Monitoring({
       serverId: this.serverId,
       docker,
@@ -160,6 +172,7 @@ export class AgentCore {
             result: "validateServer",
             validateServer: await validateServer(this.docker, {
               mainDirectory: this.mainDirectory,
+              platformNetwork: this.options.platformNetwork,
               searchPath: this.options.toolSearchPath,
               timeoutMs: this.options.toolTimeoutMs,
             }),

@@ -49,3 +49,21 @@ describe("<NAME>_FILE variables", () => {
     expect(() => loadConfig({ DATABASE_URL_FILE: bad })).toThrow(/DATABASE_URL: must be a postgres/);
   });
 });
+
+describe("this machine's main directory and network (the production stack sets them)", () => {
+  it("are passed on as given, and left to the agent's defaults when unset", () => {
+    const config = loadConfig({ PLATFORM_MAIN_DIRECTORY: "/srv/platform", PLATFORM_NETWORK: "platform-a_1" });
+    expect(config).toMatchObject({ mainDirectory: "/srv/platform", platformNetwork: "platform-a_1" });
+    expect(loadConfig({})).toMatchObject({ mainDirectory: undefined, platformNetwork: undefined });
+  });
+
+  it("refuse a relative directory and a network name with other characters, naming the variable", () => {
+    expect(() => loadConfig({ PLATFORM_MAIN_DIRECTORY: "etc/platform" })).toThrow(
+      /PLATFORM_MAIN_DIRECTORY: must be an absolute path/,
+    );
+    expect(() => loadConfig({ PLATFORM_NETWORK: "net;rm -rf /" })).toThrow(
+      /PLATFORM_NETWORK: must be a Docker network name/,
+    );
+    expect(() => loadConfig({ PLATFORM_NETWORK: "../host" })).toThrow(/PLATFORM_NETWORK/);
+  });
+});

@@ -86,6 +86,19 @@ const configSchema = z.object({
       return z.NEVER;
     })
     .optional(),
+  /**
+   * This machine's main directory (Traefik's files, builds), the same path on the host and in the
+   * control plane's container; undefined: the agent's default, /etc/platform.
+   */
+  PLATFORM_MAIN_DIRECTORY: z
+    .string()
+    .regex(/^\/[^\0\n]*$/, "must be an absolute path")
+    .optional(),
+  /** The overlay network of this machine's applications and proxy (default platform-network). */
+  PLATFORM_NETWORK: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "must be a Docker network name")
+    .optional(),
   /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
   PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For names the client, for login throttling. */
@@ -139,6 +152,10 @@ export interface Config {
    * (PLATFORM_DEFAULT_IMAGE_<KIND>; absent: spec 2.9's default, databases/kinds.ts).
    */
   defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
+  /** This machine's main directory (PLATFORM_MAIN_DIRECTORY); undefined: /etc/platform. */
+  mainDirectory?: string;
+  /** The overlay network of this machine's applications and proxy; undefined: platform-network. */
+  platformNetwork?: string;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
@@ -222,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mongo: c.PLATFORM_DEFAULT_IMAGE_MONGO,
       redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
     },
+    mainDirectory: c.PLATFORM_MAIN_DIRECTORY,
+    platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
   };

@@ -25,6 +25,7 @@ import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   type ArchiveLimits,
   checkArchiveSource,
@@ -62,6 +63,8 @@ export interface DeployerOptions {
   docker: Docker;
   /** The platform's main directory on the server. */
   mainDirectory: string;
+  /** The overlay network a spec's platform-network stands for (default platform-network). */
+  platformNetwork?: string;
   /** Publishes one chunk of a log stream (agent.<serverId>.logs.<streamId>). */
   publishLogChunk: (chunk: LogChunk) => void;
   logger?: Logger;
@@ -249,8 +252,18 @@ export class Deployer {
   async deployService(command: DeployServiceCommand): Promise<DeployServiceResult> {
     const log = this.logStream(command.logStreamId, [command.registryAuth?.password]);
     if (!command.spec) throw invalid("spec", "is required");
+    const { platformNetwork } = this.options;
+    const spec =
+      platformNetwork && command.spec.networks
+        ? {
+            ...command.spec,
+            networks: command.spec.networks.map((name) =>
+              name === PLATFORM_NETWORK ? platformNetwork : name,
+            ),
+          }
+        : command.spec;
     return this.runJob(command.jobId, log, (signal) =>
-      deployService(this.options.docker, this.options.mainDirectory, command, log, signal),
+      deployService(this.options.docker, this.options.mainDirectory, { ...command, spec }, log, signal),
     );
   }
 

@@ -22,6 +22,7 @@ import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
 import { engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
@@ -41,6 +42,8 @@ export interface ProxyManagerOptions {
   mainDirectory: string;
   /** The proxy's Swarm service (default platform-traefik; tests use their own names). */
   serviceName?: string;
+  /** The overlay network the proxy shares with the applications (default platform-network). */
+  platformNetwork?: string;
   logger?: Logger;
 }
 
@@ -91,7 +94,8 @@ export class ProxyManager {
     const { httpPort, httpsPort, dashboardPort } = hostPorts(command);
     const { docker } = this.options;
     const nodeId = await swarmManagerNodeId(docker);
-    await requirePlatformNetwork(docker);
+    const platformNetwork = this.options.platformNetwork ?? PLATFORM_NETWORK;
+    await requirePlatformNetwork(docker, platformNetwork);
     const existing = await findProxyService(docker, this.serviceName);
 
     // Only compared (to restart Traefik when it changed); the write below makes every check.
@@ -103,6 +107,7 @@ export class ProxyManager {
       // The static file lives directly in the proxy's (checked, real) directory.
       proxyDirectory: path.dirname(staticPath),
       nodeId,
+      platformNetwork,
       httpPort,
       httpsPort,
       dashboardPort,

@@ -28,6 +28,8 @@ export interface ProxyServiceSettings {
   proxyDirectory: string;
   /** The Swarm node the task is pinned to (this server). */
   nodeId: string;
+  /** The overlay network the proxy shares with the applications. */
+  platformNetwork: string;
   httpPort: number;
   httpsPort: number;
   /** Published only when set. */
@@ -60,7 +62,7 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
       },
       RestartPolicy: { Condition: "any" },
       Placement: { Constraints: [`node.id==${settings.nodeId}`] },
-      Networks: [{ Target: PLATFORM_NETWORK }],
+      Networks: [{ Target: settings.platformNetwork }],
       ForceUpdate: settings.forceUpdate,
     },
     Mode: { Replicated: { Replicas: 1 } },
@@ -110,14 +112,14 @@ export async function swarmManagerNodeId(docker: Docker): Promise<string> {
 }
 
 /** FAILED when the platform's overlay network is missing (server.setup creates it). */
-export async function requirePlatformNetwork(docker: Docker): Promise<void> {
+export async function requirePlatformNetwork(docker: Docker, name = PLATFORM_NETWORK): Promise<void> {
   try {
-    await docker.getNetwork(PLATFORM_NETWORK).inspect();
+    await docker.getNetwork(name).inspect();
   } catch (error) {
     if (engineStatus(error) !== 404) throw error;
     throw new CommandError(
       "FAILED",
-      `the network ${PLATFORM_NETWORK} does not exist on this server: run the server's setup first`,
+      `the network ${name} does not exist on this server: run the server's setup first`,
     );
   }
 }

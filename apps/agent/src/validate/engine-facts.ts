@@ -34,14 +34,15 @@ export async function isSwarmInstalled(docker: Docker): Promise<boolean> {
   return (await swarmState(docker)) === "active";
 }
 
-export async function isPlatformNetworkInstalled(docker: Docker): Promise<boolean> {
+/** Whether the overlay network `name` (default platform-network) exists. */
+export async function isPlatformNetworkInstalled(docker: Docker, name = PLATFORM_NETWORK): Promise<boolean> {
   try {
     const networks = await withTimeout(
-      docker.listNetworks({ filters: { name: [PLATFORM_NETWORK] } }),
+      docker.listNetworks({ filters: { name: [name] } }),
       ENGINE_TIMEOUT_MS,
       "docker network ls",
     );
-    return networks.some((network) => network.Name === PLATFORM_NETWORK && network.Driver === "overlay");
+    return networks.some((network) => network.Name === name && network.Driver === "overlay");
   } catch {
     return false;
   }

@@ -11,6 +11,8 @@ import { type ToolProbeOptions, toolStatus } from "./tools.ts";
 
 export interface ValidateOptions extends ToolProbeOptions {
   mainDirectory: string;
+  /** The overlay network of the applications and the proxy (default platform-network). */
+  platformNetwork?: string;
 }
 
 export async function validateServer(
@@ -23,7 +25,7 @@ export async function validateServer(
     toolStatus("nixpacks", options),
     toolStatus("pack", options),
     toolStatus("railpack", options),
-    isPlatformNetworkInstalled(docker),
+    isPlatformNetworkInstalled(docker, options.platformNetwork),
     isSwarmInstalled(docker),
     isMainDirectoryInstalled(options.mainDirectory),
   ]);

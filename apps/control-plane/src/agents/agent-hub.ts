@@ -239,9 +239,17 @@ export async function startAgentHub(
   } else {
     hub = new RunningAgentHub(deps, new InMemoryAgentTransport(), undefined, signer, null, options);
   }
-  // The local agent's monitoring callbacks follow the control plane's outbound allow list.
+  // The local agent's monitoring callbacks follow the control plane's outbound allow list; its
+  // main directory and network are the control plane's settings (the production stack's).
   const localAgent =
-    options.localAgent === false ? false : { outboundAllow: config.outboundAllow, ...options.localAgent };
+    options.localAgent === false
+      ? false
+      : {
+          outboundAllow: config.outboundAllow,
+          mainDirectory: config.mainDirectory,
+          platformNetwork: config.platformNetwork,
+          ...options.localAgent,
+        };
   try {
     await hub.start({ ...options, localAgent });
   } catch (error) {

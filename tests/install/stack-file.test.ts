@@ -1,0 +1,81 @@
+/**
+ * deploy/stack.yml against the Compose Specification's JSON Schema (deploy/schemas, a copy of
+ * the reference one), after the variable substitution `docker stack deploy` makes with the
+ * values deploy/install.sh exports: every variable the file uses must be one install.sh sets.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Ajv } from "ajv";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+
+const deploy = path.resolve(import.meta.dirname, "../../deploy");
+const stackFile = readFileSync(path.join(deploy, "stack.yml"), "utf8");
+const installScript = readFileSync(path.join(deploy, "install.sh"), "utf8");
+
+/** The names of the variables install.sh exports before `docker stack deploy`. */
+function exportedVariables(): string[] {
+  const exported = /^export ((?:\\\n|[^\n])*)/m.exec(installScript)?.[1] ?? "";
+  return [...exported.matchAll(/(PLATFORM_[A-Z_]+)=/g)].map((match) => match[1]!);
+}
+
+/** A value of the kind install.sh gives each variable. */
+function exampleValue(name: string): string {
+  if (/_PORT$/.test(name)) return "8080";
+  if (name === "PLATFORM_MAIN_DIRECTORY") return "/etc/platform";
+  if (name === "PLATFORM_URL") return "http://203.0.113.10:3000";
+  if (name === "PLATFORM_NATS_AGENT_URL") return "nats://203.0.113.10:4222";
+  if (/IMAGE$/.test(name)) return "example/image:1";
+  return "platform";
+}
+
+function substituted(values: Record<string, string>): string {
+  return stackFile.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    if (!(name in values)) throw new Error(`stack.yml uses \${${name}}, which install.sh does not set`);
+    return values[name]!;
+  });
+}
+
+function validator() {
+  const schema = JSON.parse(readFileSync(path.join(deploy, "schemas/compose-spec.json"), "utf8"));
+  // It names draft-07 by an https URL ajv does not know by that spelling; ajv's default is draft-07.
+  delete schema.$schema;
+  // strict: false for the schema's own annotations; formats (durations...) are not what is checked here.
+  return new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
+}
+
+describe("deploy/stack.yml", () => {
+  const variables = exportedVariables();
+  const values = Object.fromEntries(variables.map((name) => [name, exampleValue(name)]));
+
+  it("uses only variables install.sh exports", () => {
+    expect(variables).toContain("PLATFORM_IMAGE");
+    const used = [...stackFile.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]);
+    expect(used.filter((name) => !variables.includes(name!))).toEqual([]);
+  });
+
+  it("validates against the Compose Specification once substituted", () => {
+    const validate = validator();
+    const valid = validate(parse(substituted(values)));
+    expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 2)).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it("the schema check is real: a misspelt key or a secret list given as a string is refused", () => {
+    const validate = validator();
+    const misspelt = parse(substituted(values));
+    misspelt.services.postgres.enviroment = misspelt.services.postgres.environment;
+    expect(validate(misspelt)).toBe(false);
+    const secretAsString = parse(substituted(values));
+    secretAsString.services["control-plane"].secrets = "database-url";
+    expect(validate(secretAsString)).toBe(false);
+  });
+
+  it("publishes every port in host mode and gives every service dnsrr (no IPVS needed)", () => {
+    const stack = parse(substituted(values));
+    for (const [name, service] of Object.entries<any>(stack.services)) {
+      expect(service.deploy?.endpoint_mode, name).toBe("dnsrr");
+      for (const port of service.ports ?? []) expect(port.mode, name).toBe("host");
+    }
+  });
+});

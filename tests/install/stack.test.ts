@@ -1,0 +1,463 @@
+/**
+ * The production stack on this machine's Swarm, installed by deploy/install.sh as a user would
+ * (as root, one command) from locally built images: the control plane's image
+ * (scripts/build-control-plane-image.sh), Postgres and NATS from Debian's packages
+ * (scripts/build-stack-images.sh) and a routing stand-in for Traefik
+ * (scripts/build-traefik-router-image.sh). Everything the install names is this test's own
+ * (stack, overlay network, secrets, volumes, directories, free ports published in host mode) and
+ * is removed at the end; traffic goes to 127.0.0.1 only.
+ * The control plane registers its first user, takes its domain (settings.assignDomainServer) and
+ * from then on answers through Traefik by Host; it deploys an application on its own machine's
+ * agent, routed by a domain too. Each component survives `docker service update --force` with
+ * the data intact, and `install.sh --upgrade` to a newer image backs the database up first and
+ * keeps the data.
+ */
+import { execFile, execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_IMAGE } from "../../apps/agent/src/testing/docker.ts";
+import { freePort } from "../../apps/agent/src/testing/net.ts";
+
+const execFileAsync = promisify(execFile);
+const repoRoot = path.resolve(import.meta.dirname, "../..");
+const id = randomBytes(4).toString("hex");
+const stack = `platform-stack-test-${id}`;
+const network = `${stack}-network`;
+const controlPlaneHost = `platform-${id}.stack-test.example`;
+const applicationHost = `web-${id}.stack-test.example`;
+const appName = `stack-test-web-${id}`;
+const SERVED_PAGE = "platform test image";
+const CONTROL_PLANE_IMAGE = "platform-test/control-plane:stack-test";
+const NEWER_IMAGE = `platform-test/control-plane:stack-test-${id}-newer`;
+const COMPONENTS = ["postgres", "nats", "traefik", "control-plane"] as const;
+
+let mainDirectory: string;
+let backupDirectory: string;
+let ports: { http: number; https: number; controlPlane: number; nats: number };
+let images: { postgres: string; nats: string; traefik: string };
+let installed = false;
+
+interface Answer {
+  status: number;
+  body: any;
+  text: string;
+}
+
+/** One HTTP request to 127.0.0.1:`port` with the Host header `host`. */
+function request(
+  port: number,
+  host: string,
+  method: string,
+  pathname: string,
+  options: { body?: unknown; token?: string } = {},
+): Promise<Answer> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path: pathname,
+        timeout: 30_000,
+        headers: {
+          host,
+          ...(payload ? { "content-type": "application/json" } : {}),
+          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+        },
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => (text += chunk));
+        response.on("end", () => {
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {}
+          resolve({ status: response.statusCode ?? 0, body, text });
+        });
+      },
+    );
+    outgoing.on("timeout", () => outgoing.destroy(new Error("timed out")));
+    outgoing.on("error", reject);
+    outgoing.end(payload);
+  });
+}
+
+/** The public API through Traefik (the control plane's domain) or on its own published port. */
+function api(via: "traefik" | "direct", token?: string) {
+  const port = via === "traefik" ? ports.http : ports.controlPlane;
+  const host = via === "traefik" ? controlPlaneHost : `127.0.0.1:${port}`;
+  const call = async (method: "GET" | "POST", name: string, input: Record<string, unknown>) => {
+    const query = new URLSearchParams(
+      Object.entries(input).map(([key, value]) => [
+        key,
+        typeof value === "object" ? JSON.stringify(value) : String(value),
+      ]),
+    ).toString();
+    const answer =
+      method === "GET"
+        ? await request(port, host, "GET", `/api/${name}${query ? `?${query}` : ""}`, { token })
+        : await request(port, host, "POST", `/api/${name}`, { body: input, token });
+    expect(answer.status, `${name} via ${via}: ${answer.text.slice(0, 500)}`).toBe(200);
+    return answer.body;
+  };
+  return {
+    query: (name: string, input: Record<string, unknown> = {}) => call("GET", name, input),
+    mutate: (name: string, input: Record<string, unknown> = {}) => call("POST", name, input),
+  };
+}
+
+/** Retries `check` until it passes or `timeoutMs` ends (then throws its last failure). */
+async function eventually<T>(check: () => Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not within ${timeoutMs / 1000} s: ${(last as Error)?.message ?? last}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+async function docker(...args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync("docker", args, { maxBuffer: 16 * 1024 * 1024 });
+  return stdout.trim();
+}
+
+/** The last line a build script prints: the image it built (or found up to date). */
+function built(script: string, ...args: string[]): string {
+  const output = execFileSync("bash", [path.join(repoRoot, "scripts", script), ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return output.trim().split("\n").at(-1)!.trim();
+}
+
+/** deploy/install.sh as root with this test's names, ports and images; its output. */
+async function install(...extra: string[]): Promise<string> {
+  const args = [
+    path.join(repoRoot, "deploy/install.sh"),
+    "--stack",
+    stack,
+    "--network",
+    network,
+    "--http-port",
+    String(ports.http),
+    "--https-port",
+    String(ports.https),
+    "--port",
+    String(ports.controlPlane),
+    "--nats-port",
+    String(ports.nats),
+    "--url",
+    `http://127.0.0.1:${ports.controlPlane}`,
+    "--nats-url",
+    `nats://127.0.0.1:${ports.nats}`,
+    "--main-directory",
+    mainDirectory,
+    "--backup-directory",
+    backupDirectory,
+    "--postgres-image",
+    images.postgres,
+    "--nats-image",
+    images.nats,
+    "--traefik-image",
+    images.traefik,
+    "--timeout",
+    "240",
+    ...extra,
+  ];
+  const started = Date.now();
+  try {
+    const { stdout, stderr } = await execFileAsync("bash", args, { maxBuffer: 16 * 1024 * 1024 });
+    console.log(`install.sh ${extra.join(" ")}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return stdout + stderr;
+  } catch (error) {
+    const failure = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`install.sh failed: ${failure.message}\n${failure.stdout ?? ""}${failure.stderr ?? ""}`);
+  }
+}
+
+/** The id of the running task of a component's service. */
+async function runningTask(component: (typeof COMPONENTS)[number]): Promise<string> {
+  const lines = await docker(
+    "service",
+    "ps",
+    `${stack}_${component}`,
+    "--filter",
+    "desired-state=running",
+    "--format",
+    "{{.ID}} {{.CurrentState}}",
+  );
+  const running = lines.split("\n").find((line) => / Running /.test(`${line} `));
+  if (!running) throw new Error(`no running task of ${component}: ${lines}`);
+  return running.split(" ")[0]!;
+}
+
+beforeAll(async () => {
+  execFileSync("node", ["scripts/build.mjs", "--if-stale"], { cwd: repoRoot, stdio: "ignore" });
+  const [postgres, nats] = built("build-stack-images.sh").split(" ");
+  images = { postgres: postgres!, nats: nats!, traefik: built("build-traefik-router-image.sh") };
+  built(
+    "build-control-plane-image.sh",
+    "--base",
+    built("build-debian-image.sh", "bookworm"),
+    "--tag",
+    CONTROL_PLANE_IMAGE,
+  );
+  ports = {
+    http: await freePort(),
+    https: await freePort(),
+    controlPlane: await freePort(),
+    nats: await freePort(),
+  };
+  mainDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-main-"));
+  backupDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-backups-"));
+}, 1_500_000);
+
+afterAll(async () => {
+  const quietly = (...args: string[]) => docker(...args).catch(() => "");
+  await quietly("service", "rm", appName);
+  await quietly("stack", "rm", stack);
+  // The stack's containers go first; its network, volumes and secrets can be removed after.
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    const left = await quietly("ps", "-aq", "--filter", `label=com.docker.stack.namespace=${stack}`);
+    const app = await quietly("ps", "-aq", "--filter", `label=com.docker.swarm.service.name=${appName}`);
+    if (left === "" && app === "") break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const secrets = await quietly("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`);
+  if (secrets) await quietly("secret", "rm", ...secrets.split("\n"));
+  const volumes = await quietly(
+    "volume",
+    "ls",
+    "-q",
+    "--filter",
+    `label=com.docker.stack.namespace=${stack}`,
+  );
+  if (volumes) await quietly("volume", "rm", ...volumes.split("\n"));
+  for (let attempt = 0; attempt < 10; attempt++) {
+    await quietly("network", "rm", `${stack}_internal`, network);
+    const left = await quietly("network", "ls", "-q", "--filter", `name=${stack}`);
+    if (left === "") break;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+  await quietly("image", "rm", NEWER_IMAGE);
+  if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
+  if (backupDirectory) await rm(backupDirectory, { recursive: true, force: true });
+}, 180_000);
+
+describe("the production stack (deploy/install.sh on this machine's Swarm)", () => {
+  let token: string;
+  let applicationId: string;
+
+  /** The data the stack must keep: the user can log in, the application and its domain are there. */
+  async function dataIsKept() {
+    const session = await api("traefik").mutate("auth.login", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+    });
+    expect(session.token).toEqual(expect.any(String));
+    const application = await api("traefik", session.token).query("application.one", { applicationId });
+    expect(application).toMatchObject({ appName, applicationStatus: "done" });
+    expect(application.domains.map((domain: { host: string }) => domain.host)).toEqual([applicationHost]);
+  }
+
+  async function applicationServes() {
+    const page = await request(ports.http, applicationHost, "GET", "/");
+    expect(page.status, page.text).toBe(200);
+    expect(page.text).toContain(SERVED_PAGE);
+  }
+
+  it("installs in one command and the control plane answers, then through Traefik on its domain", async () => {
+    const output = await install("--image", CONTROL_PLANE_IMAGE);
+    installed = true;
+    expect(output).toMatch(/generating the NATS operator, accounts/);
+    expect(output).toMatch(/Platform is ready at http:\/\/127\.0\.0\.1:/);
+    // The secrets are Docker secrets, not files left on the disk.
+    const secrets = await docker(
+      "secret",
+      "ls",
+      "--format",
+      "{{.Name}}",
+      "--filter",
+      `label=platform.stack=${stack}`,
+    );
+    expect(secrets.split("\n").sort()).toEqual(
+      ["database-url", "nats-account-seed", "nats-conf", "nats-creds", "postgres-password", "secret-key"].map(
+        (name) => `${stack}_${name}`,
+      ),
+    );
+    expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).not.toMatch(
+      /password|seed/i,
+    );
+
+    const session = await api("direct").mutate("auth.register", {
+      email: "owner@example.com",
+      password: "correct-horse-battery",
+      name: "Owner",
+    });
+    token = session.token;
+    // Before its domain is assigned, Traefik routes nothing to it.
+    expect((await request(ports.http, controlPlaneHost, "GET", "/health")).status).toBe(404);
+    await api("direct", token).mutate("settings.assignDomainServer", {
+      host: controlPlaneHost,
+      certificateType: "none",
+      https: false,
+    });
+    const health = await eventually(
+      async () => {
+        const answer = await request(ports.http, controlPlaneHost, "GET", "/health/ready");
+        expect(answer.status, answer.text).toBe(200);
+        return answer.body;
+      },
+      30_000,
+      "the control plane through Traefik",
+    );
+    expect(health).toMatchObject({ status: "ok" });
+    const me = await api("traefik", token).query("user.get");
+    expect(me.user?.email ?? me.email).toBe("owner@example.com");
+  }, 600_000);
+
+  it("deploys an application on its own machine's agent, served through Traefik by its domain", async () => {
+    const client = api("traefik", token);
+    const project = await client.mutate("project.create", { name: "Stack test" });
+    const application = await client.mutate("application.create", {
+      name: "web",
+      appName,
+      environmentId: project.environment.environmentId,
+    });
+    applicationId = application.applicationId;
+    await client.mutate("application.saveDockerProvider", { applicationId, dockerImage: TEST_IMAGE });
+    await client.mutate("application.update", { applicationId, command: "httpd -f -p 8080 -h /www" });
+    await client.mutate("domain.create", {
+      domainType: "application",
+      applicationId,
+      host: applicationHost,
+      path: "/",
+      port: 8080,
+      https: false,
+      certificateType: "none",
+    });
+    await client.mutate("application.deploy", { applicationId });
+    await eventually(
+      async () => {
+        const one = await client.query("application.one", { applicationId });
+        expect(one.applicationStatus).not.toBe("error");
+        expect(one.applicationStatus).toBe("done");
+      },
+      180_000,
+      "the deployment",
+    );
+    // The agent attached it to the stack's network (Traefik reaches it by its name there).
+    const networks = await docker(
+      "service",
+      "inspect",
+      appName,
+      "--format",
+      "{{json .Spec.TaskTemplate.Networks}}",
+    );
+    const networkId = await docker("network", "inspect", network, "--format", "{{.Id}}");
+    expect(networks).toContain(networkId);
+    await eventually(applicationServes, 60_000, "the application through Traefik");
+  }, 300_000);
+
+  it.each(COMPONENTS)(
+    "survives `docker service update --force` of %s with its data",
+    async (component) => {
+      const before = await runningTask(component);
+      await docker("service", "update", "--force", "--detach", `${stack}_${component}`);
+      await eventually(
+        async () => expect(await runningTask(component)).not.toBe(before),
+        180_000,
+        `a new task of ${component}`,
+      );
+      await eventually(dataIsKept, 180_000, `the control plane after ${component} restarted`);
+      await eventually(applicationServes, 60_000, `the application after ${component} restarted`);
+    },
+    420_000,
+  );
+
+  it("still deploys after every component restarted (NATS, the agent and the database work together)", async () => {
+    const client = api("traefik", token);
+    const before = await client.query("application.one", { applicationId });
+    await client.mutate("application.redeploy", { applicationId });
+    await eventually(
+      async () => {
+        const one = await client.query("application.one", { applicationId });
+        expect(one.deployments.length).toBeGreaterThan(before.deployments.length);
+        expect(one.deployments[0].status).toBe("done");
+      },
+      180_000,
+      "the redeployment",
+    );
+    await applicationServes();
+  }, 240_000);
+
+  it("changes nothing when run again: the same secrets, service specs and running tasks", async () => {
+    const state = async () => ({
+      secrets: await docker("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`),
+      specs: await Promise.all(
+        COMPONENTS.map(async (component) =>
+          JSON.parse(
+            await docker("service", "inspect", `${stack}_${component}`, "--format", "{{json .Spec}}"),
+          ),
+        ),
+      ),
+    });
+    const before = await state();
+    const tasks = await Promise.all(COMPONENTS.map(runningTask));
+    const output = await install("--image", CONTROL_PLANE_IMAGE);
+    expect(output).not.toMatch(/generating|backing/);
+    expect(await state()).toEqual(before);
+    expect(output).toMatch(/deployed with these settings already: unchanged/);
+    expect(await Promise.all(COMPONENTS.map(runningTask))).toEqual(tasks);
+    await dataIsKept();
+  }, 300_000);
+
+  it("upgrades with --upgrade: the database is backed up first, the new image runs, the data is kept", async () => {
+    expect(installed).toBe(true);
+    // A newer control plane: another image (its own id), as a new release would be.
+    await execFileAsync("sh", [
+      "-c",
+      `printf 'FROM ${CONTROL_PLANE_IMAGE}\\nLABEL platform.test.release=${id}\\n' | docker build --quiet --tag ${NEWER_IMAGE} -`,
+    ]);
+    const output = await install("--upgrade", "--image", NEWER_IMAGE);
+    const backups = await readdir(backupDirectory);
+    expect(backups).toHaveLength(1);
+    const backup = path.join(backupDirectory, backups[0]!);
+    expect(backup).toMatch(new RegExp(`platform-${stack}-\\d{8}T\\d{6}Z\\.sql$`));
+    expect(output).toContain(`backing the database up to ${backup}`);
+    // The dump came before the deploy, and holds the data.
+    expect(output.indexOf("backing the database up")).toBeLessThan(output.indexOf("deploying stack"));
+    expect(await readFile(backup, "utf8")).toContain("owner@example.com");
+    expect(existsSync(path.join(mainDirectory, `install-${stack}.env`))).toBe(true);
+    expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).toContain(NEWER_IMAGE);
+
+    const image = await docker(
+      "service",
+      "inspect",
+      `${stack}_control-plane`,
+      "--format",
+      "{{.Spec.TaskTemplate.ContainerSpec.Image}}",
+    );
+    expect(image).toBe(NEWER_IMAGE);
+    await eventually(dataIsKept, 120_000, "the upgraded control plane");
+    await eventually(applicationServes, 60_000, "the application after the upgrade");
+  }, 600_000);
+});
