@@ -428,14 +428,15 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "deployment.allByServer": { description: "The deployments that ran on a server, newest first." },
   "deployment.allByType": {
     description:
-      "The deployments of one service by type; `application` and `server` are served, the other types answer an empty list.",
+      "The deployments of one service by type; `application`, `server` and the five database kinds are served, the other types answer an empty list.",
   },
   "deployment.allCentralized": {
-    description: "The organization's newest 500 deployments with the name of their application.",
+    description:
+      "The newest 500 deployments of the services (applications and databases) the caller may see, with the name of their service.",
   },
   "deployment.queueList": {
     description:
-      "The organization's deployment queue: waiting and active jobs, then the latest 100 finished ones.",
+      "The deployment queue of the services (applications and databases) the caller may see: waiting and active jobs, then the latest 100 finished ones.",
   },
   "deployment.killProcess": {
     description:

@@ -374,3 +374,119 @@ describe("the service spec", () => {
     );
   });
 });
+
+describe("the deployment procedures", () => {
+  it("list a running database deployment, kill and remove it, and answer 404 to who may not see the service", async () => {
+    const server = await platform.mutateOk(
+      "server.create",
+      { name: "unreachable", ipAddress: "203.0.113.21", port: 22, username: "root" },
+      as(owner),
+    );
+    const created = await platform.mutateOk(
+      "postgres.create",
+      { ...createInput("postgres"), serverId: server.serverId },
+      as(owner),
+    );
+    const postgresId = created.postgresId as string;
+    // No agent answers for that server: the deployment runs, waiting for it.
+    const { deploymentId } = await platform.mutateOk("postgres.deploy", { postgresId }, as(owner));
+    const status = async () => {
+      const rows = await platform.query(
+        "deployment.allByType",
+        { id: postgresId, type: "postgres" },
+        as(owner),
+      );
+      return rows.body.find((row: { deploymentId: string }) => row.deploymentId === deploymentId)?.status;
+    };
+    for (let tries = 0; (await status()) !== "running"; tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const byServer = await platform.query("deployment.allByServer", { serverId: server.serverId }, as(owner));
+    expect(byServer.body.map((row: { deploymentId: string }) => row.deploymentId)).toEqual([deploymentId]);
+    expect(byServer.body[0]).toMatchObject({ applicationId: null, serverId: server.serverId });
+    const centralized = await platform.query("deployment.allCentralized", {}, as(owner));
+    expect(
+      centralized.body.find((row: { deploymentId: string }) => row.deploymentId === deploymentId),
+    ).toMatchObject({
+      application: null,
+      database: { databaseId: postgresId, type: "postgres", name: created.name, appName: created.appName },
+    });
+    const queue = await platform.query("deployment.queueList", {}, as(owner));
+    expect(queue.body.find((job: { id: string }) => job.id === deploymentId)).toMatchObject({
+      state: "active",
+      serviceType: "postgres",
+      applicationId: null,
+      databaseId: postgresId,
+      appName: created.appName,
+      applicationName: created.name,
+    });
+
+    // Another organization: 404, not listed, and the deployment goes on.
+    for (const procedure of ["deployment.killProcess", "deployment.removeDeployment"]) {
+      expect((await platform.mutate(procedure, { deploymentId }, as(stranger))).status, procedure).toBe(404);
+    }
+    expect(
+      (await platform.query("deployment.allByServer", { serverId: server.serverId }, as(stranger))).status,
+    ).toBe(404);
+    const theirs = await platform.query("deployment.allCentralized", {}, as(stranger));
+    expect(theirs.body.map((row: { deploymentId: string }) => row.deploymentId)).not.toContain(deploymentId);
+    const theirLog = await platform.request(
+      `/api/deployment.logs?deploymentId=${deploymentId}`,
+      as(stranger),
+    );
+    expect(theirLog.status).toBe(404);
+
+    // A member restricted to other services of the project: the same.
+    const member = await platform.addMember(owner, "member");
+    const assign = (accessedServices: string[]) =>
+      platform.mutateOk(
+        "user.assignPermissions",
+        { id: member.user.id, accessedProjects: [projectId], accessedServices, canDeleteProjects: true },
+        as(owner),
+      );
+    await assign([]);
+    for (const procedure of ["deployment.killProcess", "deployment.removeDeployment"]) {
+      expect((await platform.mutate(procedure, { deploymentId }, as(member))).status, procedure).toBe(404);
+    }
+    const ids = async (procedure: string, input: Record<string, unknown> = {}) =>
+      (await platform.query(procedure, input, as(member))).body.map(
+        (row: { deploymentId: string }) => row.deploymentId,
+      );
+    expect(await ids("deployment.allByServer", { serverId: server.serverId })).toEqual([]);
+    expect(await ids("deployment.allCentralized")).not.toContain(deploymentId);
+    expect(await ids("deployment.queueList")).not.toContain(deploymentId);
+    const memberLog = await platform.request(`/api/deployment.logs?deploymentId=${deploymentId}`, as(member));
+    expect(memberLog.status).toBe(404);
+    expect(await status()).toBe("running");
+    await assign([postgresId]);
+    expect(await ids("deployment.allCentralized")).toContain(deploymentId);
+
+    // A running deployment is not removed; killed, it ends in error and the service is as it was.
+    expect((await platform.mutate("deployment.removeDeployment", { deploymentId }, as(owner))).status).toBe(
+      409,
+    );
+    expect(await platform.mutateOk("deployment.killProcess", { deploymentId }, as(owner))).toEqual({
+      success: true,
+      message: "Deployment killed",
+    });
+    const rows = await platform.query(
+      "deployment.allByType",
+      { id: postgresId, type: "postgres" },
+      as(owner),
+    );
+    expect(rows.body[0]).toMatchObject({ status: "error", errorMessage: "Killed by deployment.killProcess" });
+    const one = await platform.query("postgres.one", { postgresId }, as(owner));
+    expect(one.body.applicationStatus).toBe("idle");
+    expect(await platform.mutateOk("deployment.removeDeployment", { deploymentId }, as(member))).toEqual({
+      success: true,
+    });
+    const left = await platform.query(
+      "deployment.allByType",
+      { id: postgresId, type: "postgres" },
+      as(owner),
+    );
+    expect(left.body).toEqual([]);
+  });
+});

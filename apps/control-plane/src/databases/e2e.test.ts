@@ -392,3 +392,50 @@ describe("mongo", () => {
     DEPLOY_WAIT_MS * 2,
   );
 });
+
+describe("deployment.killProcess", () => {
+  it(
+    "stops a running database deployment on Docker: it ends in error, the service's status is put back, the next deployment runs",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.redis]);
+      const appName = uniqueName("db-kill");
+      appNames.push(appName);
+      const { redisId } = await ok("redis.create", {
+        name: "Stuck",
+        appName,
+        environmentId,
+        databasePassword: "Redis#pass1",
+      });
+      // No node has that much memory: Swarm keeps the task pending and the deployment waits for it.
+      await ok("redis.update", { redisId, memoryReservation: "4096g" });
+      const { deploymentId } = await ok("redis.deploy", { redisId });
+      const row = async () =>
+        (await platform.query("deployment.allByType", { id: redisId, type: "redis" }, as())).body.find(
+          (deployment: { deploymentId: string }) => deployment.deploymentId === deploymentId,
+        );
+      await eventually(async () => {
+        const current = await row();
+        if (!current.logs.includes(`creating service ${appName}`)) throw new Error("not yet deploying");
+      });
+      expect((await row()).status).toBe("running");
+
+      expect(await ok("deployment.killProcess", { deploymentId })).toEqual({
+        success: true,
+        message: "Deployment killed",
+      });
+      expect(await row()).toMatchObject({
+        status: "error",
+        errorMessage: "Killed by deployment.killProcess",
+      });
+      const one = (await platform.query("redis.one", { redisId }, as())).body;
+      expect(one.applicationStatus).toBe("idle");
+
+      await ok("redis.update", { redisId, memoryReservation: null });
+      const next = await settle("redis", "deploy", { redisId });
+      expect(next.status, next.logs).toBe("done");
+      await ok("redis.remove", { redisId });
+      await gone("service", appName);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+});

@@ -11,9 +11,9 @@ import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
-import { requireApplicationAccess } from "../projects/permissions.ts";
+import { requireServiceAccess } from "../projects/permissions.ts";
 import type { LogEvent } from "./logs.ts";
-import { applicationOfDeployment, findDeployment } from "./repository.ts";
+import { findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -69,9 +69,9 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  const applicationId = await applicationOfDeployment(services.db, organizationId, deploymentId);
-  if (!applicationId) throw notFound("Deployment");
-  await requireApplicationAccess(services.db, caller, applicationId, "Deployment");
+  const located = await findDeployment(services.db, organizationId, deploymentId);
+  if (!located) throw notFound("Deployment");
+  await requireServiceAccess(services.db, caller, located, "Deployment");
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];

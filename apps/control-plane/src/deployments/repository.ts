@@ -1,12 +1,12 @@
 /**
  * Deployment rows. A row is also its queue job: idle = waiting, running = active, done =
  * completed, error = failed. Every read for a caller goes through the organization of the
- * application (another organization's deployment is not found).
+ * application or database service (another organization's deployment is not found).
  */
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import type { Deployment, DeploymentStatus } from "../db/schema.ts";
+import type { DatabaseKind, Deployment, DeploymentStatus } from "../db/schema.ts";
 import type { DeploymentKind } from "./start.ts";
 
 export type { Deployment };
@@ -35,9 +35,25 @@ export type DeploymentView = {
 export const logPathOf = (deploymentId: string) =>
   `/api/deployment.logs?deploymentId=${encodeURIComponent(deploymentId)}`;
 
+/** The view of a deployment row (a LocatedDeployment's service columns are left out too). */
 export function toDeploymentView(row: Deployment): DeploymentView {
-  const { archivePath: _p, archiveFormat: _f, kind: _k, databaseId: _d, ...rest } = row;
-  return { ...rest, logPath: logPathOf(row.deploymentId) };
+  return {
+    deploymentId: row.deploymentId,
+    applicationId: row.applicationId,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    logPath: logPathOf(row.deploymentId),
+    logs: row.logs,
+    errorMessage: row.errorMessage,
+    commitHash: row.commitHash,
+    commitMessage: row.commitMessage,
+    imageName: row.imageName,
+    serverId: row.serverId,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    completedAt: row.completedAt,
+  };
 }
 
 /**
@@ -75,18 +91,47 @@ export function insertDeployment(db: Db, values: NewDeployment): Promise<Deploym
     .executeTakeFirstOrThrow();
 }
 
-/** Application deployments joined to their organization, for reads on behalf of a caller. */
+/**
+ * Deployments of applications and database services joined to their service and organization,
+ * for reads on behalf of a caller; every read selects where the service sits (serviceColumns).
+ */
 function inOrganization(db: Db, organizationId: string) {
   return db
     .selectFrom("deployments")
-    .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .leftJoin("applications", "applications.applicationId", "deployments.applicationId")
+    .leftJoin("databaseServices", "databaseServices.databaseId", "deployments.databaseId")
+    .innerJoin("environments", (join) =>
+      join.on(
+        "environments.environmentId",
+        "=",
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id)`,
+      ),
+    )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .where("projects.organizationId", "=", organizationId);
+    .where("projects.organizationId", "=", organizationId)
+    .selectAll("deployments")
+    .select([
+      serviceKey.as("serviceId"),
+      sql<string>`coalesce(applications.name, database_services.name)`.as("serviceName"),
+      sql<string>`coalesce(applications.app_name, database_services.app_name)`.as("serviceAppName"),
+      sql<ServiceType>`coalesce(database_services.kind, 'application')`.as("serviceType"),
+      "environments.environmentId",
+      "projects.projectId",
+    ]);
 }
 
-/** A deployment of an application (applicationId set), as every read through inOrganization is. */
-export type ApplicationDeployment = Deployment & { applicationId: string };
+/** The kind of service a deployment belongs to. */
+export type ServiceType = "application" | DatabaseKind;
+
+/** A deployment read for a caller, with its service and where the service sits. */
+export type LocatedDeployment = Deployment & {
+  serviceId: string;
+  serviceName: string;
+  serviceAppName: string;
+  serviceType: ServiceType;
+  environmentId: string;
+  projectId: string;
+};
 
 /** The deployments of one database service (the caller's access is checked by its router). */
 export function listDatabaseDeployments(db: Db, databaseId: string): Promise<Deployment[]> {
@@ -99,60 +144,35 @@ export function listDatabaseDeployments(db: Db, databaseId: string): Promise<Dep
     .execute();
 }
 
+/** A deployment of the organization's applications or database services. */
 export function findDeployment(
   db: Db,
   organizationId: string,
   deploymentId: string,
-): Promise<ApplicationDeployment | undefined> {
+): Promise<LocatedDeployment | undefined> {
   return inOrganization(db, organizationId)
-    .selectAll("deployments")
-    .where("deployments.deploymentId", "=", deploymentId)
-    .executeTakeFirst() as Promise<ApplicationDeployment | undefined>;
-}
-
-/** The application of a deployment of the organization (undefined: none of its deployments). */
-export async function applicationOfDeployment(
-  db: Db,
-  organizationId: string,
-  deploymentId: string,
-): Promise<string | undefined> {
-  const row = await inOrganization(db, organizationId)
-    .select("deployments.applicationId")
     .where("deployments.deploymentId", "=", deploymentId)
     .executeTakeFirst();
-  return row?.applicationId ?? undefined;
 }
 
 export function listDeployments(
   db: Db,
   organizationId: string,
   filter: { applicationId?: string; serverId?: string } = {},
-): Promise<ApplicationDeployment[]> {
-  let query = inOrganization(db, organizationId).selectAll("deployments");
+): Promise<LocatedDeployment[]> {
+  let query = inOrganization(db, organizationId);
   if (filter.applicationId) query = query.where("deployments.applicationId", "=", filter.applicationId);
   if (filter.serverId) query = query.where("deployments.serverId", "=", filter.serverId);
-  return query
-    .orderBy("deployments.createdAt", "desc")
-    .orderBy("deployments.deploymentId")
-    .execute() as Promise<ApplicationDeployment[]>;
+  return query.orderBy("deployments.createdAt", "desc").orderBy("deployments.deploymentId").execute();
 }
 
-/** The organization's newest deployments with the name and appName of their application. */
-export function listNewestDeploymentsWithApplication(db: Db, organizationId: string, limit: number) {
+/** The organization's newest deployments, with their service. */
+export function listNewestDeployments(db: Db, organizationId: string, limit: number) {
   return inOrganization(db, organizationId)
-    .selectAll("deployments")
-    .select(["applications.name as applicationName", "applications.appName"])
     .orderBy("deployments.createdAt", "desc")
     .orderBy("deployments.deploymentId")
     .limit(limit)
-    .execute() as Promise<(ApplicationDeployment & { applicationName: string; appName: string })[]>;
-}
-
-export interface QueueRow extends ApplicationDeployment {
-  appName: string;
-  applicationName: string;
-  environmentId: string;
-  projectId: string;
+    .execute();
 }
 
 /** Waiting and active jobs of the organization, then its latest finished ones. */
@@ -160,26 +180,17 @@ export async function listQueueJobs(
   db: Db,
   organizationId: string,
   finishedLimit: number,
-): Promise<QueueRow[]> {
-  const base = () =>
-    inOrganization(db, organizationId)
-      .selectAll("deployments")
-      .select([
-        "applications.appName",
-        "applications.name as applicationName",
-        "applications.environmentId",
-        "projects.projectId",
-      ]);
-  const open = await base()
+): Promise<LocatedDeployment[]> {
+  const open = await inOrganization(db, organizationId)
     .where("deployments.status", "in", ["idle", "running"])
     .orderBy("deployments.createdAt")
     .execute();
-  const finished = await base()
+  const finished = await inOrganization(db, organizationId)
     .where("deployments.status", "in", ["done", "error"])
     .orderBy("deployments.completedAt", "desc")
     .limit(finishedLimit)
     .execute();
-  return [...open, ...finished] as QueueRow[];
+  return [...open, ...finished];
 }
 
 /** Moves a waiting deployment to running; undefined when it is no longer waiting. */

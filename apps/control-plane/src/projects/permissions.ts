@@ -249,7 +249,7 @@ export interface GrantChanges {
 
 /**
  * The ids of `changes`' lists that are not projects, environments or services of the
- * organization, by field (every service kind's table counts once it exists; applications now).
+ * organization, by field (services: applications and database services).
  */
 export async function unknownGrantIds(
   db: Db,
@@ -291,6 +291,15 @@ export async function unknownGrantIds(
           .select("applications.applicationId as id")
           .where("projects.organizationId", "=", organizationId)
           .where("applications.applicationId", "in", ids)
+          .unionAll(
+            db
+              .selectFrom("databaseServices")
+              .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+              .innerJoin("projects", "projects.projectId", "environments.projectId")
+              .select("databaseServices.databaseId as id")
+              .where("projects.organizationId", "=", organizationId)
+              .where("databaseServices.databaseId", "in", ids),
+          )
           .execute(),
     ],
   ] as const;
@@ -351,21 +360,15 @@ function locateApplications(db: Db, applicationIds: string[]) {
 }
 
 /**
- * The rows (deployments, queue jobs…) whose application the caller may see: every row for
- * owners, administrators and unrestricted members; for a restricted member, one query locates
- * the applications and seesService decides.
+ * The rows (deployments, queue jobs…) whose service (an application or a database) the caller
+ * may see; each row says where its service sits.
  */
-export async function onlyVisibleApplications<Row extends { applicationId: string }>(
-  db: Db,
-  caller: Caller,
-  rows: Row[],
-): Promise<Row[]> {
+export async function onlyVisibleServices<
+  Row extends { serviceId: string; environmentId: string; projectId: string },
+>(db: Db, caller: Caller, rows: Row[]): Promise<Row[]> {
   if (privileged(caller) || rows.length === 0) return rows;
   const grants = await grantsOf(db, caller);
-  if (grants.projects === null && grants.environments === null && grants.services === null) return rows;
-  const located = await locateApplications(db, [...new Set(rows.map((row) => row.applicationId))]);
-  const visible = new Set(located.filter((service) => seesService(grants, service)).map((s) => s.serviceId));
-  return rows.filter((row) => visible.has(row.applicationId));
+  return rows.filter((row) => seesService(grants, row));
 }
 
 /**

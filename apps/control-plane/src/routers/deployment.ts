@@ -1,7 +1,8 @@
 /**
  * deployment (spec 4.2): deployment records, the queue's jobs, and stopping or removing a
- * deployment. Deployments are read through their application's organization: another
- * organization's ids are a 404. The live log is GET /api/deployment.logs (deployments/log-stream.ts).
+ * deployment, of applications and database services alike. Deployments are read through their
+ * service's organization (another organization's ids are a 404) and shown only to callers who
+ * may see the service. The live log is GET /api/deployment.logs (deployments/log-stream.ts).
  */
 import { z } from "zod";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
@@ -13,9 +14,10 @@ import type { DeploymentStatus } from "../db/schema.ts";
 import {
   deleteDeployment,
   findDeployment,
+  type LocatedDeployment,
   listDatabaseDeployments,
   listDeployments,
-  listNewestDeploymentsWithApplication,
+  listNewestDeployments,
   listQueueJobs,
   toDeploymentView,
 } from "../deployments/repository.ts";
@@ -23,7 +25,7 @@ import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
-  onlyVisibleApplications,
+  onlyVisibleServices,
   requireApplicationAccess,
   requireCanDeleteProjects,
   requireServiceAccess,
@@ -51,7 +53,12 @@ export const deploymentSchema = z.object({
 });
 
 const centralizedSchema = deploymentSchema.extend({
-  application: z.object({ applicationId: z.string(), name: z.string(), appName: z.string() }),
+  /** The application deployed; null for a database service's deployment. */
+  application: z.object({ applicationId: z.string(), name: z.string(), appName: z.string() }).nullable(),
+  /** The database service deployed; null for an application's deployment. */
+  database: z
+    .object({ databaseId: z.string(), type: z.enum(databaseKinds), name: z.string(), appName: z.string() })
+    .nullable(),
 });
 
 const jobStates = { idle: "waiting", running: "active", done: "completed", error: "failed" } as const;
@@ -68,7 +75,13 @@ export const queueJobSchema = z.object({
   failedReason: z.string().nullable(),
   deploymentId: z.string(),
   title: z.string(),
-  applicationId: z.string(),
+  /** application, or the database service's kind. */
+  serviceType: z.enum(["application", ...databaseKinds]),
+  /** Null for a database service's job. */
+  applicationId: z.string().nullable(),
+  /** Null for an application's job. */
+  databaseId: z.string().nullable(),
+  /** The service's appName and name (application or database). */
   appName: z.string(),
   applicationName: z.string(),
   environmentId: z.string(),
@@ -108,7 +121,7 @@ async function applicationDeployments(services: ServiceContext, caller: Caller, 
 async function serverDeployments(services: ServiceContext, caller: Caller, serverId: string) {
   if (!(await serverBelongsTo(services.db, caller.organizationId, serverId))) throw notFound("Server");
   const rows = await listDeployments(services.db, caller.organizationId, { serverId });
-  return (await onlyVisibleApplications(services.db, caller, rows)).map(toDeploymentView);
+  return (await onlyVisibleServices(services.db, caller, rows)).map(toDeploymentView);
 }
 
 async function databaseDeployments(
@@ -127,10 +140,15 @@ async function databaseDeployments(
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
-async function loadDeployment(services: ServiceContext, caller: Caller, deploymentId: string) {
+/** A deployment of an application or a database service the caller may see (else 404). */
+async function loadDeployment(
+  services: ServiceContext,
+  caller: Caller,
+  deploymentId: string,
+): Promise<LocatedDeployment> {
   const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
   if (!deployment) throw notFound("Deployment");
-  await requireApplicationAccess(services.db, caller, deployment.applicationId, "Deployment");
+  await requireServiceAccess(services.db, caller, deployment, "Deployment");
   return deployment;
 }
 
@@ -178,17 +196,18 @@ export const deploymentRouter = defineRouter("deployment", {
     input: noInput,
     output: z.array(centralizedSchema),
     handler: async ({ services, caller }) => {
-      const rows = await listNewestDeploymentsWithApplication(
-        services.db,
-        caller.organizationId,
-        CENTRALIZED_LIMIT,
-      );
-      return (await onlyVisibleApplications(services.db, caller, rows)).map(
-        ({ applicationName, appName, ...deployment }) => ({
-          ...toDeploymentView(deployment),
-          application: { applicationId: deployment.applicationId, name: applicationName, appName },
-        }),
-      );
+      const rows = await listNewestDeployments(services.db, caller.organizationId, CENTRALIZED_LIMIT);
+      return (await onlyVisibleServices(services.db, caller, rows)).map((row) => {
+        const service = { name: row.serviceName, appName: row.serviceAppName };
+        return {
+          ...toDeploymentView(row),
+          application: row.applicationId ? { applicationId: row.applicationId, ...service } : null,
+          database:
+            row.serviceType === "application"
+              ? null
+              : { databaseId: row.serviceId, type: row.serviceType, ...service },
+        };
+      });
     },
   }),
 
@@ -199,7 +218,7 @@ export const deploymentRouter = defineRouter("deployment", {
     output: z.array(queueJobSchema),
     handler: async ({ services, caller }) => {
       const rows = await listQueueJobs(services.db, caller.organizationId, QUEUE_FINISHED_LIMIT);
-      return (await onlyVisibleApplications(services.db, caller, rows)).map((row) => ({
+      return (await onlyVisibleServices(services.db, caller, rows)).map((row) => ({
         id: row.deploymentId,
         name: row.kind,
         state: jobStates[row.status as DeploymentStatus],
@@ -209,9 +228,11 @@ export const deploymentRouter = defineRouter("deployment", {
         failedReason: row.status === "error" ? row.errorMessage : null,
         deploymentId: row.deploymentId,
         title: row.title,
+        serviceType: row.serviceType,
         applicationId: row.applicationId,
-        appName: row.appName,
-        applicationName: row.applicationName,
+        databaseId: row.databaseId,
+        appName: row.serviceAppName,
+        applicationName: row.serviceName,
         environmentId: row.environmentId,
         projectId: row.projectId,
         serverId: row.serverId,
