@@ -20,6 +20,7 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   type QueryResult,
+  type RawBuilder,
   sql,
   type UnknownRow,
 } from "kysely";
@@ -46,6 +47,13 @@ class DatesAsIsoStrings implements KyselyPlugin {
     return args.result;
   }
 }
+
+/**
+ * A timestamptz as SQL text in the shape DatesAsIsoStrings gives (milliseconds truncated, UTC,
+ * "Z"), for JSON that Postgres builds itself (the project tree).
+ */
+export const isoTimestamp = (column: RawBuilder<unknown>) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string | null };
 
