@@ -137,7 +137,9 @@ async function main(): Promise<void> {
     const [ours, theirs] = await Promise.all(
       [`${base}/api/project.all`, referenceUrl].map(async (u) => (await fetch(u, { headers })).text()),
     );
-    if (ours !== theirs) throw new Error("the reference server does not send project.all's bytes");
+    if (ours === undefined || ours !== theirs) {
+      throw new Error("the reference server does not send project.all's bytes");
+    }
 
     const baseline = await measure("bare Hono hello-world", { url: `http://127.0.0.1:${helloPort}/` });
     const same = await measure("same-stack reference", { url: referenceUrl, headers });
