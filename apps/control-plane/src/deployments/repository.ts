@@ -34,9 +34,25 @@ export type DeploymentView = {
 export const logPathOf = (deploymentId: string) =>
   `/api/deployment.logs?deploymentId=${encodeURIComponent(deploymentId)}`;
 
+/** Fields listed, not spread: deployment lists build one per row. */
 export function toDeploymentView(row: Deployment): DeploymentView {
-  const { archivePath: _p, archiveFormat: _f, kind: _k, ...rest } = row;
-  return { ...rest, logPath: logPathOf(row.deploymentId) };
+  return {
+    deploymentId: row.deploymentId,
+    applicationId: row.applicationId,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    logPath: logPathOf(row.deploymentId),
+    logs: row.logs,
+    errorMessage: row.errorMessage,
+    commitHash: row.commitHash,
+    commitMessage: row.commitMessage,
+    imageName: row.imageName,
+    serverId: row.serverId,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    completedAt: row.completedAt,
+  };
 }
 
 export interface NewDeployment {

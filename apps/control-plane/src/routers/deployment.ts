@@ -161,10 +161,9 @@ export const deploymentRouter = defineRouter("deployment", {
         caller.organizationId,
         CENTRALIZED_LIMIT,
       );
-      return (await onlyVisibleApplications(services.db, caller, rows)).map(
-        ({ applicationName, appName, ...deployment }) => ({
-          ...toDeploymentView(deployment),
-          application: { applicationId: deployment.applicationId, name: applicationName, appName },
+      return (await onlyVisibleApplications(services.db, caller, rows)).map((row) =>
+        Object.assign(toDeploymentView(row), {
+          application: { applicationId: row.applicationId, name: row.applicationName, appName: row.appName },
         }),
       );
     },

@@ -1,0 +1,23 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+const adminUrl = "postgres://postgres@127.0.0.1:5432/test";
+const name = `platform_bench_${randomBytes(4).toString("hex")}`;
+const admin = new pg.Client({ connectionString: adminUrl }); await admin.connect(); await admin.query(`create database ${name}`);
+const url = new URL(adminUrl); url.pathname = `/${name}`;
+const port = 30000 + Math.floor(Math.random() * 20000);
+const child = spawn(process.execPath, ["--cpu-prof", "--cpu-prof-dir=/tmp/perfapi-prof2", "--import", "tsx", "apps/control-plane/src/main.ts"], { env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: url.toString(), PLATFORM_LOCAL_PROXY: "false", PLATFORM_DATA_DIR: mkdtempSync(path.join(tmpdir(), "pp-")) }, stdio: "inherit" });
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0; i < 300; i++) { try { if ((await fetch(`${base}/health`)).ok) break; } catch {} await new Promise((r) => setTimeout(r, 100)); }
+const reg = await (await fetch(`${base}/api/auth.register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "b@example.com", password: "bench-password-1", name: "B" }) })).json() as any;
+const call = async (n: string, input: unknown) => (await (await fetch(`${base}/api/${n}`, { method: "POST", headers: { authorization: `Bearer ${reg.token}`, "content-type": "application/json" }, body: JSON.stringify(input) })).json()) as any;
+const { key } = await call("user.createApiKey", { name: "b", metadata: { organizationId: reg.user.organizationId } });
+for (let i = 0; i < 100; i++) await call("project.create", { name: `project ${i}`, description: "benchmark project" });
+const r = await autocannon({ url: `${base}/api/project.all`, headers: { "x-api-key": key }, duration: 8, connections: 10 });
+console.log("req/s", r.requests.average, "p99", r.latency.p99);
+child.kill("SIGTERM"); await new Promise((res) => child.on("exit", res));
+await admin.query(`drop database ${name} with (force)`); await admin.end();
