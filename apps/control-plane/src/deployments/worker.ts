@@ -247,6 +247,8 @@ export class DeploymentWorker {
     let result: DeploymentResult;
     let cancelled = false;
     try {
+      // A stop may come between the claim and here: a runner only listens for later aborts.
+      controller.signal.throwIfAborted();
       const outcome = await this.runner(services, {
         deploymentId,
         applicationId: deployment.applicationId,
