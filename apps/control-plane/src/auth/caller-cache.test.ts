@@ -127,6 +127,21 @@ describe("caller cache", () => {
     }
   });
 
+  it("an expired session fails on the next request although it is cached", async () => {
+    const member = await a.addMember(owner, "member");
+    await seeOnBoth(
+      (p) => p.query("project.all", {}, { token: member.token }),
+      `session:${apiKeyHash(member.token)}`,
+    );
+    const realNow = a.services.now;
+    a.services.now = () => new Date(Date.now() + (a.services.config.sessionTtlSeconds + 60) * 1000);
+    try {
+      expect((await a.query("project.all", {}, { token: member.token })).status).toBe(401);
+    } finally {
+      a.services.now = realNow;
+    }
+  });
+
   it("a key with a usage budget is never cached: both instances spend from the same budget", async () => {
     const { key } = await createKey({ remaining: 3 });
     const statuses: number[] = [];

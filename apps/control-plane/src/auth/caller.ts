@@ -81,7 +81,8 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<F
   if (!row || new Date(row.expiresAt) <= services.now()) throw unauthorized("Invalid or expired session");
   return {
     caller: memberCaller(row.userId, row.activeOrganizationId, { kind: "session", sessionId }, row),
-    expiresAt: row.expiresAt,
+    // The token's own expiry is the row's, rounded down to the second (session.ts): the earlier.
+    expiresAt: new Date(Math.floor(Date.parse(row.expiresAt) / 1000) * 1000).toISOString(),
     cacheable: true,
   };
 }
