@@ -5,6 +5,7 @@
 
 import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
+import type { CallerCache } from "./auth/caller-cache.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
@@ -18,6 +19,8 @@ export interface ServiceContext {
   databaseKind: "postgres" | "pglite";
   logger: Logger;
   secrets: SecretBox;
+  /** Callers of recently seen credentials, emptied by every change on any instance (auth/caller-cache.ts). */
+  callers: CallerCache;
   /** HMAC key for session JWTs, derived from the master secret. */
   sessionSigningKey: Uint8Array;
   /** The agents of the servers (and of this machine, LOCAL_SERVER_ID). */

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { type AgentHubOptions, startAgentHub } from "./agents/agent-hub.ts";
+import { CALLER_CHANNEL, CallerCache } from "./auth/caller-cache.ts";
 import type { Config } from "./config.ts";
 import type { ServiceContext } from "./context.ts";
 import { randomToken } from "./crypto/ids.ts";
@@ -81,6 +82,14 @@ export async function createServices(
   }
   const masterSecret = resolveMasterSecret(config);
   const now = () => new Date();
+  // Reads services.now at each hit, so a test that moves the clock moves the cache's too.
+  const callers = new CallerCache(() => services.now());
+  try {
+    callers.attach(await database.listen(CALLER_CHANNEL, () => callers.invalidate()));
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
   let agents: ServiceContext["agents"];
   try {
     agents = await startAgentHub(config, { db: database.db, logger, now }, options.agents);
@@ -94,6 +103,7 @@ export async function createServices(
     databaseKind: database.kind,
     logger,
     secrets: new SecretBox(masterSecret),
+    callers,
     sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
     agents,
     deployments: createDeploymentQueue(config, options.deployments),

@@ -3,9 +3,10 @@
  * project.one/all and environment.*, their copies in project.duplicate, their teardown before
  * an environment or project is removed, and their count per server (servers/service-count.ts).
  */
+import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import type { Db } from "../db/database.ts";
+import { type Db, isoTimestamp } from "../db/database.ts";
 import type { ServiceKindHooks } from "../projects/services.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import {
@@ -116,6 +117,18 @@ async function copyApplications(
 
 export const applicationHooks: ServiceKindHooks = {
   listSummaries: (db, environmentIds) => listApplicationSummaries(db, environmentIds),
+  summaryJson: (environmentId) => sql`coalesce((
+    select json_agg(json_build_object(
+      'applicationId', a.application_id,
+      'name', a.name,
+      'appName', a.app_name,
+      'description', a.description,
+      'serverId', a.server_id,
+      'createdAt', ${isoTimestamp(sql.ref("a.created_at"))},
+      'applicationStatus', a.application_status
+    ) order by a.created_at asc, a.application_id asc)
+    from applications a where a.environment_id = ${environmentId}
+  ), '[]'::json)`,
   copy: (db, ids, target) => copyApplications(db, target.secrets, ids, target),
   teardown: (services, environmentIds) => teardownApplicationsIn(services, environmentIds),
 };

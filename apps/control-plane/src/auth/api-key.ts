@@ -80,9 +80,15 @@ export async function useApiKey<K extends ApiKey>(services: ServiceContext, key:
     throw new ApiError("UNAUTHORIZED", "API key expired");
   }
   if (key.remaining !== null) await spendUsage(services, key);
-  if (key.rateLimitEnabled && key.rateLimitMax && key.rateLimitTimeWindowMs) await takeToken(services, key);
+  if (hasRateLimit(key)) await takeToken(services, key);
   return key;
 }
+
+const hasRateLimit = (key: ApiKey) =>
+  Boolean(key.rateLimitEnabled && key.rateLimitMax && key.rateLimitTimeWindowMs);
+
+/** Whether useApiKey writes on each use (a usage budget or a rate limit): such a key is never cached. */
+export const spendsOnUse = (key: ApiKey) => key.remaining !== null || hasRateLimit(key);
 
 async function spendUsage(services: ServiceContext, key: ApiKey): Promise<void> {
   const refillDue = sql<boolean>`(refill_amount is not null and refill_interval_ms is not null

@@ -1,10 +1,12 @@
 /**
  * Resolves the caller of a request from `Authorization: Bearer <session JWT | API key>` or
- * `x-api-key`. Credentials in the query string are refused, never read.
+ * `x-api-key`. Credentials in the query string are refused, never read. A credential seen
+ * recently is answered from the caller cache (auth/caller-cache.ts), which every change to
+ * sessions, keys, memberships and users empties on every control plane.
  */
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
-import { apiKeyHash, useApiKey } from "./api-key.ts";
+import { apiKeyHash, spendsOnUse, useApiKey } from "./api-key.ts";
 import { sessionIdOfToken } from "./session.ts";
 
 const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "token", "access_token", "key"];
@@ -26,8 +28,24 @@ export async function authenticate(
   const presented = headers.apiKey?.trim() || bearer;
   if (!presented) throw unauthorized();
 
-  if (!headers.apiKey && presented.split(".").length === 3) return sessionCaller(services, presented);
-  return apiKeyCaller(services, presented);
+  const isSession = !headers.apiKey && presented.split(".").length === 3;
+  const hash = apiKeyHash(presented);
+  const cacheKey = `${isSession ? "session" : "apiKey"}:${hash}`;
+  const cached = await services.callers.lookup(cacheKey);
+  if (cached) return cached;
+
+  const generation = services.callers.begin();
+  const found = isSession ? await sessionCaller(services, presented) : await apiKeyCaller(services, hash);
+  if (found.cacheable) services.callers.store(cacheKey, generation, found.caller, found.expiresAt);
+  return found.caller;
+}
+
+interface FoundCaller {
+  caller: Caller;
+  /** When the credential expires (null: never). */
+  expiresAt: string | null;
+  /** False when each request must go to the database (an API key that spends a budget). */
+  cacheable: boolean;
 }
 
 /** What a caller's membership and user row contribute to Caller. */
@@ -45,7 +63,7 @@ const callerColumns = [
 ] as const;
 
 /** The caller of a live session and its membership, in one query (it runs on every request). */
-async function sessionCaller(services: ServiceContext, token: string): Promise<Caller> {
+async function sessionCaller(services: ServiceContext, token: string): Promise<FoundCaller> {
   const sessionId = await sessionIdOfToken(services, token);
   if (!sessionId) throw unauthorized("Invalid or expired session");
   const row = await services.db
@@ -61,14 +79,19 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<C
     .where("sessions.revokedAt", "is", null)
     .executeTakeFirst();
   if (!row || new Date(row.expiresAt) <= services.now()) throw unauthorized("Invalid or expired session");
-  return memberCaller(row.userId, row.activeOrganizationId, { kind: "session", sessionId }, row);
+  return {
+    caller: memberCaller(row.userId, row.activeOrganizationId, { kind: "session", sessionId }, row),
+    // The token's own expiry is the row's, rounded down to the second (session.ts): the earlier.
+    expiresAt: new Date(Math.floor(Date.parse(row.expiresAt) / 1000) * 1000).toISOString(),
+    cacheable: true,
+  };
 }
 
 /**
  * The caller of an API key and its membership, read in one query (it runs on every request).
  * The key's expiry, usage and rate limit are checked (and spent) before the membership.
  */
-async function apiKeyCaller(services: ServiceContext, presented: string): Promise<Caller> {
+async function apiKeyCaller(services: ServiceContext, keyHash: string): Promise<FoundCaller> {
   const row = await services.db
     .selectFrom("apiKeys")
     .leftJoin("members", (join) =>
@@ -79,10 +102,14 @@ async function apiKeyCaller(services: ServiceContext, presented: string): Promis
     .leftJoin("users", "users.userId", "members.userId")
     .selectAll("apiKeys")
     .select(callerColumns)
-    .where("apiKeys.keyHash", "=", apiKeyHash(presented))
+    .where("apiKeys.keyHash", "=", keyHash)
     .executeTakeFirst();
   const key = await useApiKey(services, row);
-  return memberCaller(key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId }, key);
+  return {
+    caller: memberCaller(key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId }, key),
+    expiresAt: key.expiresAt,
+    cacheable: !spendsOnUse(key),
+  };
 }
 
 /** The Caller of a credential from its left-joined callerColumns (null: no longer a member). */

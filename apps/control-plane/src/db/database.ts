@@ -20,6 +20,7 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   type QueryResult,
+  type RawBuilder,
   sql,
   type UnknownRow,
 } from "kysely";
@@ -47,12 +48,127 @@ class DatesAsIsoStrings implements KyselyPlugin {
   }
 }
 
+/**
+ * A timestamptz as SQL text in the shape DatesAsIsoStrings gives (milliseconds truncated, UTC,
+ * "Z"), for JSON that Postgres builds itself (the project tree).
+ */
+export const isoTimestamp = (column: RawBuilder<unknown>) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string | null };
 
 export interface OpenDatabase {
   db: Db;
   kind: DatabaseTarget["kind"];
+  /**
+   * Subscribes to a NOTIFY channel. `onChange` runs for every notification, and also whenever
+   * notifications may have been missed (the listening connection lost, or made again).
+   */
+  listen(channel: string, onChange: () => void): Promise<Notifications>;
   close(): Promise<void>;
+}
+
+/** A subscription of OpenDatabase.listen. */
+export interface Notifications {
+  /** False while the listening connection is down: nothing may be trusted to be notified. */
+  readonly live: boolean;
+  /**
+   * Resolves once every notification committed before the call has reached onChange; rejects
+   * when the listening connection fails (the caller then asks the database itself).
+   */
+  fence(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Notifications on Postgres: one dedicated connection LISTENs (outside the pool, so it never
+ * waits behind a transaction). Postgres delivers the pending notifications of a listening
+ * connection before it answers that connection's next query, so a `select 1` sent after a
+ * commit returns only after that commit's notification: that is fence(). Concurrent fences
+ * share one round trip: a caller joins the next `select 1` not yet sent. A lost connection is
+ * remade every second until it comes back (onChange then runs, as anything may have been missed).
+ */
+class PostgresNotifications implements Notifications {
+  live = false;
+  private client: pg.Client | null = null;
+  private waiting: Promise<void> | null = null;
+  private sending: Promise<void> | null = null;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly channel: string,
+    private readonly onChange: () => void,
+  ) {}
+
+  async connect(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    client.on("notification", () => this.onChange());
+    client.on("error", () => this.lost(client));
+    client.on("end", () => this.lost(client));
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`listen ${pg.escapeIdentifier(this.channel)}`);
+    } catch {
+      this.lost(client);
+      return;
+    }
+    if (this.client !== client || this.closed) return;
+    this.live = true;
+    this.onChange();
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    this.live = false;
+    this.onChange();
+    client.end().catch(() => {});
+    if (this.closed) return;
+    this.retry = setTimeout(() => void this.connect(), 1000);
+    this.retry.unref();
+  }
+
+  fence(): Promise<void> {
+    if (this.waiting) return this.waiting;
+    const before = this.sending ?? Promise.resolve();
+    const fence: Promise<void> = before
+      .catch(() => {})
+      .then(async () => {
+        // From here on, a new caller needs a later round trip than this one.
+        this.waiting = null;
+        this.sending = fence;
+        const client = this.client;
+        if (!client || !this.live) throw new Error("not listening");
+        try {
+          await client.query("select 1");
+        } catch (error) {
+          this.lost(client);
+          throw error;
+        }
+      })
+      .finally(() => {
+        if (this.sending === fence) this.sending = null;
+      });
+    this.waiting = fence;
+    return fence;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    this.live = false;
+    await client?.end().catch(() => {});
+  }
 }
 
 /**
@@ -147,7 +263,21 @@ export async function openDatabase(
     pool.on("connect", (client) => client.on("error", (error) => options.onConnectionError?.(error)));
     pool.on("error", () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }), plugins });
-    return { db, kind: "postgres", close: () => db.destroy() };
+    const subscriptions = new Set<PostgresNotifications>();
+    return {
+      db,
+      kind: "postgres",
+      async listen(channel, onChange) {
+        const notifications = new PostgresNotifications(target.url, channel, onChange);
+        subscriptions.add(notifications);
+        await notifications.connect();
+        return notifications;
+      },
+      async close() {
+        for (const notifications of subscriptions) await notifications.close();
+        await db.destroy();
+      },
+    };
   }
   let dataDir: string | undefined;
   if (target.dataDir) {
@@ -166,7 +296,28 @@ export async function openDatabase(
     },
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client), plugins });
-  return { db, kind: "pglite", close: () => db.destroy() };
+  return {
+    db,
+    kind: "pglite",
+    // PGlite's one connection delivers a commit's notifications (its own) within the committing
+    // query, before that query's promise resolves: nothing is ever in flight, fence() has no
+    // round trip to make (and must not queue behind an open transaction on that connection).
+    // Closing only stops the calls: an UNLISTEN would be one more query on that connection.
+    async listen(channel, onChange) {
+      let closed = false;
+      await client.listen(channel, () => {
+        if (!closed) onChange();
+      });
+      return {
+        live: true,
+        fence: async () => {},
+        close: async () => {
+          closed = true;
+        },
+      };
+    },
+    close: () => db.destroy(),
+  };
 }
 
 /** Runs every pending migration; throws with the failing migration's name. */

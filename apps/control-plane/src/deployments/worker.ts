@@ -237,6 +237,8 @@ export class DeploymentWorker {
     let result: DeploymentResult;
     let cancelled = false;
     try {
+      // A stop may come between the claim and here: a runner only listens for later aborts.
+      controller.signal.throwIfAborted();
       const runner = target.run ?? this.runner;
       const outcome = await runner(services, {
         deploymentId,

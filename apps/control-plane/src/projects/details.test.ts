@@ -1,10 +1,13 @@
-/** Query counts of the nested views, and the service-kind extension point, at the repository level. */
+/** Query counts and equivalence of the nested views, and the service-kind extension point, at the repository level. */
 import type { KyselyPlugin } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { insertApplication } from "../applications/repository.ts";
 import type { Db } from "../db/database.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { withEnvironments } from "./details.ts";
-import { insertEnvironment, insertProject, listProjects } from "./repository.ts";
+import { loadProjectTrees, withEnvironments } from "./details.ts";
+import { insertEnvironment, insertProject, listEnvironments, listProjects } from "./repository.ts";
+import { projectDetailSchema } from "./schemas.ts";
 import { copyServices, type ServiceKindHooks, serviceKindHooks } from "./services.ts";
 
 function counting(db: Db): { db: Db; queries: string[] } {
@@ -16,7 +19,15 @@ function counting(db: Db): { db: Db; queries: string[] } {
     },
     transformResult: async (args) => args.result,
   };
-  return { db: db.withPlugin(plugin), queries };
+  const counted = db.withPlugin(plugin);
+  // The tree runs without kysely's plugins: keep counting there too.
+  const withoutPlugins = () => counted.withoutPlugins().withPlugin(plugin);
+  return {
+    db: new Proxy(counted, {
+      get: (target, name) => (name === "withoutPlugins" ? withoutPlugins : Reflect.get(target, name)),
+    }),
+    queries,
+  };
 }
 
 describe("project details", () => {
@@ -52,21 +63,40 @@ describe("project details", () => {
     delete serviceKindHooks.redis;
   });
 
-  it("nests 100 projects' environments with one query for all environments (no N+1)", async () => {
+  it("reads 100 projects with their environments and services in one query (no N+1)", async () => {
     const { db, queries } = counting(platform.services.db);
-    const projects = await listProjects(db, owner.user.organizationId);
-    const details = await withEnvironments(db, projects);
+    const details = await loadProjectTrees(db, owner.user.organizationId);
     expect(details).toHaveLength(100);
     expect(details.every((p) => p.environments.map((e) => e.name).join() === "production,staging")).toBe(
       true,
     );
-    // Projects, environments, then one query per registered service kind.
-    const kinds = Object.keys(serviceKindHooks).length;
-    expect(queries).toEqual(Array(2 + kinds).fill("SelectQueryNode"));
+    expect(queries).toEqual(["RawNode"]);
 
     const response = await platform.query("project.all", {}, { token: owner.token });
     expect(response.status).toBe(200);
     expect(response.body).toHaveLength(100);
+  });
+
+  it("builds the same tree as the per-level reads, dates and order included", async () => {
+    const db = platform.services.db;
+    const organizationId = owner.user.organizationId;
+    const [project] = await listProjects(db, organizationId);
+    const [environment] = await listEnvironments(db, [project!.projectId]);
+    await insertApplication(db, {
+      name: "tree app",
+      appName: `tree-app-${Date.now()}`,
+      description: "in the tree",
+      environmentId: environment!.environmentId,
+      serverId: null,
+    });
+    const perLevel = await withEnvironments(db, await listProjects(db, organizationId));
+    const tree = await loadProjectTrees(db, organizationId);
+    const view = z.array(projectDetailSchema);
+    expect(view.parse(tree)).toEqual(view.parse(perLevel));
+    expect(tree[0]!.environments[0]!.applications).toHaveLength(1);
+    const [one] = await loadProjectTrees(db, organizationId, project!.projectId);
+    expect(view.parse([one])).toEqual(view.parse([perLevel[0]]));
+    expect(await loadProjectTrees(db, "another-organization", project!.projectId)).toEqual([]);
   });
 
   it("asks each registered service kind once for all environments and nests the rows", async () => {
@@ -96,7 +126,7 @@ describe("project details", () => {
     };
     serviceKindHooks.redis = hooks;
 
-    const details = await withEnvironments(platform.services.db, [target]);
+    const details = await loadProjectTrees(platform.services.db, owner.user.organizationId, target.projectId);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toHaveLength(2);
     const withCache = details[0]!.environments.find((e) => e.environmentId === calls[0]![0]);

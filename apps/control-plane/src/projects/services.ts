@@ -4,6 +4,7 @@
  * the issue that adds a service kind registers it in `serviceKindHooks` and project.one,
  * project.all, environment.*, project.duplicate and both removals pick it up.
  */
+import type { RawBuilder } from "kysely";
 import { z } from "zod";
 import { applicationHooks } from "../applications/service-kind.ts";
 import type { ServiceContext } from "../context.ts";
@@ -67,6 +68,13 @@ export type ServiceSummaryRow = { environmentId: string } & Record<string, unkno
 export interface ServiceKindHooks {
   /** Summaries of this kind in all the given environments, in ONE query (no N+1). */
   listSummaries(db: Db, environmentIds: readonly string[]): Promise<ServiceSummaryRow[]>;
+  /**
+   * The same summaries as SQL for the one-query project tree (details.ts): a JSON array (never
+   * null) of the summaries in the environment whose id is `environmentId`, in snake_case SQL
+   * (the tree runs without kysely's plugins) with the output's camelCase keys and timestamps as
+   * isoTimestamp. Without it the tree asks listSummaries in a query of its own.
+   */
+  summaryJson?(environmentId: RawBuilder<unknown>): RawBuilder<unknown>;
   /**
    * Copies the services `ids` (all of this kind in the source environment, already checked)
    * into `targetEnvironmentId`, inside the caller's transaction. `sameProject` tells whether

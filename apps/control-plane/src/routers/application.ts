@@ -352,6 +352,13 @@ export const applicationRouter = defineRouter("application", {
         environmentName,
         ...application
       } = await load(services.db, caller, input.applicationId);
+      // The four lists do not depend on each other: one round trip's wait, not four.
+      const [deployments, domains, ports, security] = await Promise.all([
+        listDeployments(services.db, caller.organizationId, { applicationId: application.applicationId }),
+        listApplicationDomains(services.db, application.applicationId),
+        listApplicationPorts(services.db, application.applicationId),
+        listApplicationCredentials(services.db, application.applicationId),
+      ]);
       return {
         ...toApplicationView(application),
         environment: {
@@ -359,16 +366,10 @@ export const applicationRouter = defineRouter("application", {
           name: environmentName,
           project: { projectId, name: projectName },
         },
-        deployments: (
-          await listDeployments(services.db, caller.organizationId, {
-            applicationId: application.applicationId,
-          })
-        ).map(toDeploymentView),
-        domains: (await listApplicationDomains(services.db, application.applicationId)).map(toDomainView),
-        ports: await listApplicationPorts(services.db, application.applicationId),
-        security: (await listApplicationCredentials(services.db, application.applicationId)).map(
-          toSecurityView,
-        ),
+        deployments: deployments.map(toDeploymentView),
+        domains: domains.map(toDomainView),
+        ports,
+        security: security.map(toSecurityView),
         ...gitProviderAccess(application),
       };
     },

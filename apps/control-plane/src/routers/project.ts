@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { withEnvironments, withServices } from "../projects/details.ts";
+import { loadProjectTrees, withServices } from "../projects/details.ts";
 import {
   grantCreated,
   grantsOf,
@@ -27,7 +27,6 @@ import {
   insertEnvironment,
   insertProject,
   listEnvironments,
-  listProjects,
   searchProjects,
   uniqueEnvironmentName,
   updateProject,
@@ -89,11 +88,10 @@ export const projectRouter = defineRouter("project", {
     input: z.object({ projectId: idSchema }),
     output: projectDetailSchema,
     handler: async ({ services, caller, input }) => {
-      const project = await findProject(services.db, caller.organizationId, input.projectId);
-      if (!project) throw notFound("Project");
-      const grants = await requireProjectAccess(services.db, caller, project.projectId);
-      const [detail] = await withEnvironments(services.db, [project]);
-      return visibleProject(grants, detail!);
+      const grants = await grantsOf(services.db, caller);
+      const [detail] = await loadProjectTrees(services.db, caller.organizationId, input.projectId);
+      if (!detail || !seesProject(grants, detail.projectId)) throw notFound("Project");
+      return visibleProject(grants, detail);
     },
   }),
 
@@ -104,12 +102,13 @@ export const projectRouter = defineRouter("project", {
     output: z.array(projectDetailSchema),
     handler: async ({ services, caller }) => {
       const grants = await grantsOf(services.db, caller);
-      const projects = (await listProjects(services.db, caller.organizationId)).filter((project) =>
-        seesProject(grants, project.projectId),
-      );
-      return (await withEnvironments(services.db, projects)).map((project) =>
-        visibleProject(grants, project),
-      );
+      const projects = await loadProjectTrees(services.db, caller.organizationId);
+      if (grants.projects === null && grants.environments === null && grants.services === null) {
+        return projects;
+      }
+      return projects
+        .filter((project) => seesProject(grants, project.projectId))
+        .map((project) => visibleProject(grants, project));
     },
   }),
 

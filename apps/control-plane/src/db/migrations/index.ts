@@ -18,6 +18,7 @@ import * as deploymentLeases from "./20261124-70-deployment-leases.ts";
 import * as monitoring from "./20261124-70-monitoring.ts";
 import * as dockerCleanup from "./20261124-75-docker-cleanup.ts";
 import * as databases from "./20261124-80-databases.ts";
+import * as callerInvalidation from "./20261124-85-caller-invalidation.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "20261124-75-docker-cleanup": dockerCleanup,
   "20261124-70-monitoring": monitoring,
   "20261124-80-databases": databases,
+  "20261124-85-caller-invalidation": callerInvalidation,
 };
