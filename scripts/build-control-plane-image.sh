@@ -56,9 +56,9 @@ echo "installing the production node_modules"
 (cd "$context/app" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
 cp "$node_binary" "$context/node"
 cp "$docker_binary" "$context/docker"
-# --max-semi-space-size=4 as in package.json's start: V8's young generation grows to 2 x 16 MiB
-# while the control plane starts and stays there, about 25 MiB of resident memory an idle process
-# never uses; 4 MiB semi-spaces showed no throughput change on project.all (bench/memory.ts).
+# MALLOC_MMAP_THRESHOLD_ and --max-semi-space-size=4 as in package.json's start (why: see
+# bench/memory.ts, which measures them): glibc otherwise keeps a password hash's 16 MiB resident
+# in each worker thread's arena, and V8 keeps the 2 x 16 MiB young generation grown at start.
 cat >"$context/Dockerfile" <<DOCKERFILE
 FROM $base
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git ca-certificates openssh-client >/dev/null \\
@@ -66,7 +66,7 @@ RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq 
 COPY node docker /usr/local/bin/
 COPY app /opt/platform
 WORKDIR /opt/platform
-ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform
+ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform MALLOC_MMAP_THRESHOLD_=131072
 EXPOSE 3000
 ENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=4", "dist/control-plane/main.js"]
 DOCKERFILE

@@ -2,12 +2,15 @@
  * Builds the production JavaScript with esbuild (source maps on), so that production runs plain
  * `node` with no TypeScript loader:
  *
- * - dist/control-plane/main.js: the control plane's workspace code in one file; npm packages
- *   stay external and load from the repository's node_modules. Their import paths are written
- *   relative to the output file (pnpm keeps a workspace package's dependencies beside that
- *   package, not at the repository root), and every `import.meta.url` of a workspace file is
- *   rewritten to that file's own location, so the assets it reads (deploy/agent/install.sh, the
- *   agent bundle's sources, Traefik's JSON schemas, swagger-ui-dist) resolve as from the sources.
+ * - dist/control-plane/main.js: the control plane's workspace code and the small npm packages it
+ *   imports (bundledPackages: one file parses and holds less memory than hundreds of module
+ *   files); the other npm packages (pg, pino, PGlite, swagger-ui-dist: native or optional
+ *   modules, worker files, assets) stay external and load from the repository's node_modules.
+ *   Their import paths are written relative to the output file (pnpm keeps a workspace
+ *   package's dependencies beside that package, not at the repository root), and every
+ *   `import.meta.url` of a workspace file is rewritten to that file's own location, so the
+ *   assets it reads (deploy/agent/install.sh, the agent bundle's sources, Traefik's JSON
+ *   schemas, swagger-ui-dist) resolve as from the sources.
  * - dist/agent/main.js: the agent with all of its dependencies in one file that runs with
  *   `node` 20+ and nothing beside it (proto/agent.proto is inlined).
  *
