@@ -37,6 +37,8 @@ const CONTROL_PLANE = {
   tsx: ["--import", "tsx", "apps/control-plane/src/main.ts"],
 };
 const AGENT = { built: ["dist/agent/main.js"], tsx: ["--import", "tsx", "apps/agent/src/main.ts"] };
+/** What deploy/agent/install.sh puts in the environment of the installed agent (its agent.env). */
+const AGENT_PRODUCTION_ENV = { MALLOC_MMAP_THRESHOLD_: "131072" };
 /**
  * The environment and node flags of `npm start` (package.json), so that the built figures are
  * the production ones:
@@ -208,6 +210,7 @@ async function agentRow(what: string, runtime: Runtime): Promise<Row> {
   const serverId = `bench-memory-${process.pid}-${runtime}`;
   const mainDirectory = mkdtempSync(path.join(tmpdir(), "platform-bench-memory-agent-"));
   const child = startNode(runtime === "built" ? AGENT.built : AGENT.tsx, {
+    ...(runtime === "built" ? AGENT_PRODUCTION_ENV : {}),
     NATS_URL: natsUrl,
     AGENT_SERVER_ID: serverId,
     AGENT_CONFIG_FILE: path.join(mainDirectory, "absent.json"),
