@@ -57,14 +57,17 @@ rm -f "$context"/rootfs/opt/platform/dist/*/main.js.map
 echo "installing the production node_modules"
 (cd "$context/rootfs/opt/platform" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
 cp "$node_binary" "$docker_binary" "$context/rootfs/usr/local/bin/"
+# MALLOC_MMAP_THRESHOLD_ and --max-semi-space-size=4 as in package.json's start (why: see
+# bench/memory.ts, which measures them): glibc otherwise keeps a password hash's 16 MiB resident
+# in each worker thread's arena, and V8 keeps the 2 x 16 MiB young generation grown at start.
 cat >"$context/Dockerfile" <<DOCKERFILE
 FROM $base
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git ca-certificates openssh-client >/dev/null \\
  && rm -rf /var/lib/apt/lists/*
-ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform
+ENV NODE_ENV=production PLATFORM_DATA_DIR=/var/lib/platform MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /opt/platform
 EXPOSE 3000
-ENTRYPOINT ["/usr/local/bin/node", "dist/control-plane/main.js"]
+ENTRYPOINT ["/usr/local/bin/node", "--max-semi-space-size=4", "dist/control-plane/main.js"]
 COPY rootfs /
 DOCKERFILE
 echo "building $tag"

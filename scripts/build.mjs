@@ -2,12 +2,15 @@
  * Builds the production JavaScript with esbuild (source maps on), so that production runs plain
  * `node` with no TypeScript loader:
  *
- * - dist/control-plane/main.js: the control plane's workspace code in one file; npm packages
- *   stay external and load from the repository's node_modules. Their import paths are written
- *   relative to the output file (pnpm keeps a workspace package's dependencies beside that
- *   package, not at the repository root), and every `import.meta.url` of a workspace file is
- *   rewritten to that file's own location, so the assets it reads (deploy/agent/install.sh, the
- *   agent bundle's sources, Traefik's JSON schemas, swagger-ui-dist) resolve as from the sources.
+ * - dist/control-plane/main.js: the control plane's workspace code and the small npm packages it
+ *   imports (bundledPackages: one file parses and holds less memory than hundreds of module
+ *   files); the other npm packages (pg, pino, PGlite, swagger-ui-dist: native or optional
+ *   modules, worker files, assets) stay external and load from the repository's node_modules.
+ *   Their import paths are written relative to the output file (pnpm keeps a workspace
+ *   package's dependencies beside that package, not at the repository root), and every
+ *   `import.meta.url` of a workspace file is rewritten to that file's own location, so the
+ *   assets it reads (deploy/agent/install.sh, the agent bundle's sources, Traefik's JSON
+ *   schemas, swagger-ui-dist) resolve as from the sources.
  * - dist/agent/main.js: the agent with all of its dependencies in one file that runs with
  *   `node` 20+ and nothing beside it (proto/agent.proto is inlined).
  *
@@ -54,6 +57,26 @@ const targets = [
     entry: "apps/control-plane/src/main.ts",
     outfile: path.join(distDir, "control-plane/main.js"),
     bundleNodeModules: false,
+    // The in-process agent's Docker client, bundled to leave out its unused transports (below).
+    bundledPackages: [
+      "dockerode",
+      "zod",
+      "kysely",
+      "hono",
+      "@hono/node-server",
+      "yaml",
+      "@nats-io/transport-node",
+      "@nats-io/nkeys",
+      "@nats-io/jetstream",
+      "@nats-io/jwt",
+      "croner",
+      "ajv",
+      "protobufjs",
+      "superjson",
+      "picomatch",
+      "jose",
+      "apache-md5",
+    ],
   },
   {
     name: "agent",
@@ -123,15 +146,19 @@ function inlineAgentProto(contents) {
 
 /**
  * npm packages stay external, imported by their path relative to the output file: Node then
- * loads exactly the file esbuild resolved from the importing workspace package.
+ * loads exactly the file esbuild resolved from the importing workspace package. The packages of
+ * BUNDLED_PACKAGES are bundled instead, with everything they import, so that what they reach
+ * but never run can be left out (withoutUnusedTransportsPlugin).
  */
-function relativeExternalsPlugin(outfile) {
+function relativeExternalsPlugin(outfile, bundledPackages) {
   return {
     name: "relative-externals",
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, async (args) => {
         if (args.pluginData?.resolving || args.path.startsWith("node:")) return undefined;
         if (args.kind === "entry-point") return undefined;
+        if (isInNodeModules(args.importer) || bundledPackages.includes(packageName(args.path)))
+          return undefined;
         const resolved = await build.resolve(args.path, {
           kind: args.kind,
           resolveDir: args.resolveDir,
@@ -139,8 +166,7 @@ function relativeExternalsPlugin(outfile) {
           pluginData: { resolving: true },
         });
         if (resolved.errors.length > 0) return { errors: resolved.errors };
-        if (resolved.external || !resolved.path.includes(`${path.sep}node_modules${path.sep}`))
-          return resolved;
+        if (resolved.external || !isInNodeModules(resolved.path)) return resolved;
         let relative = path.relative(path.dirname(outfile), resolved.path).split(path.sep).join("/");
         if (!relative.startsWith(".")) relative = `./${relative}`;
         return { path: relative, external: true };
@@ -149,29 +175,79 @@ function relativeExternalsPlugin(outfile) {
   };
 }
 
+/** "hono" of "hono/body-limit", "@nats-io/jwt" of "@nats-io/jwt/lib/x". */
+function packageName(specifier) {
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+function isInNodeModules(file) {
+  return file.includes(`${path.sep}node_modules${path.sep}`);
+}
+
 /**
- * The agent talks to the local Docker socket only: docker-modem's Docker-over-SSH transport
- * (ssh2, with its native add-ons and a few MiB of code) is replaced by a module that refuses.
+ * Code dockerode reaches that the agent never runs, replaced by modules that refuse: the agent
+ * talks to the local Docker socket only (docker-modem's Docker-over-SSH transport, ssh2, is a few
+ * MiB of code and a 16 MiB WebAssembly memory once loaded), and builds images with the docker CLI
+ * (deploy/build.ts), never through dockerode's BuildKit session (@grpc/grpc-js and its proto
+ * loader: about 13 MiB of resident memory once loaded).
  */
-function withoutDockerOverSshPlugin() {
+const UNUSED_TRANSPORTS = {
+  ssh2: "the agent reaches Docker through its local socket, not over SSH",
+  "@grpc/grpc-js": "the agent builds images with the docker CLI, not through a BuildKit session",
+  "@grpc/proto-loader": "the agent builds images with the docker CLI, not through a BuildKit session",
+};
+
+function withoutUnusedTransportsPlugin() {
+  const filter = new RegExp(
+    `^(${Object.keys(UNUSED_TRANSPORTS)
+      .map((name) => name.replace(/[/.]/g, "\\$&"))
+      .join("|")})$`,
+  );
   return {
-    name: "without-docker-over-ssh",
+    name: "without-unused-transports",
     setup(build) {
-      build.onResolve({ filter: /^ssh2$/ }, () => ({ path: "ssh2", namespace: "without-ssh2" }));
-      build.onLoad({ filter: /.*/, namespace: "without-ssh2" }, () => ({
-        contents:
-          'exports.Client = class Client { constructor() { throw new Error("the agent reaches Docker through its local socket, not over SSH"); } };',
+      build.onResolve({ filter }, (args) =>
+        // Only dockerode's imports: the control plane's own ssh2 (servers/ssh2.ts) is the real one.
+        isInNodeModules(args.importer) ? { path: args.path, namespace: "unused-transport" } : undefined,
+      );
+      build.onLoad({ filter: /.*/, namespace: "unused-transport" }, (args) => ({
+        // Loading and reading its exports succeed (docker-modem takes `require("ssh2").Client`
+        // at its start); calling or constructing anything from it throws.
+        contents: `const reason = ${JSON.stringify(UNUSED_TRANSPORTS[args.path])};
+const refuse = () => { throw new Error(reason); };
+const unused = new Proxy(function unused() {}, {
+  get: (_, name) => (typeof name === "symbol" || name === "__esModule" ? undefined : unused),
+  apply: refuse,
+  construct: refuse,
+});
+module.exports = unused;`,
         loader: "js",
       }));
     },
   };
 }
 
+/**
+ * esbuild escapes non-ASCII characters in strings but leaves them in kept comments; one such
+ * character makes V8 hold the whole bundle's source as a two-byte string (twice its size, for
+ * the life of the process). Escaped, the source stays one byte per character.
+ */
+function asciiOnly(contents) {
+  const text = Buffer.from(contents).toString("utf8");
+  if (!/[\u0080-\uffff]/.test(text)) return contents;
+  const escaped = text.replace(
+    /[\u0080-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  return Buffer.from(escaped, "utf8");
+}
+
 async function buildTarget(target) {
   const plugins = [sourceLocationPlugin(target.outfile)];
-  plugins.push(
-    target.bundleNodeModules ? withoutDockerOverSshPlugin() : relativeExternalsPlugin(target.outfile),
-  );
+  plugins.push(withoutUnusedTransportsPlugin());
+  if (!target.bundleNodeModules)
+    plugins.push(relativeExternalsPlugin(target.outfile, target.bundledPackages));
   const result = await esbuild.build({
     entryPoints: [path.join(root, target.entry)],
     outfile: target.outfile,
@@ -182,7 +258,7 @@ async function buildTarget(target) {
     sourcemap: true,
     legalComments: "none",
     logLevel: "warning",
-    banner: target.bundleNodeModules ? { js: COMMONJS_BANNER } : undefined,
+    banner: { js: COMMONJS_BANNER },
     plugins,
     write: false,
   });
@@ -191,7 +267,7 @@ async function buildTarget(target) {
   for (const file of result.outputFiles) {
     mkdirSync(path.dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, file.contents);
+    writeFileSync(temporary, file.path.endsWith(".js") ? asciiOnly(file.contents) : file.contents);
     renameSync(temporary, file.path);
   }
   // The output is ESM whatever package.json surrounds it.

@@ -12,8 +12,7 @@ import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
 import type { ArchiveSource } from "@platform/agent-protocol";
-import * as tar from "tar";
-import yauzl from "yauzl";
+import type yauzl from "yauzl";
 import { CommandError } from "../command-error.ts";
 import { isWithin } from "../path-within.ts";
 import { cancelled } from "./jobs.ts";
@@ -175,7 +174,12 @@ function tarKind(type: string): EntryInfo["kind"] {
   return "other";
 }
 
+/** tar and yauzl load with the first archive: most agents never unpack one. */
+const loadTar = () => import("tar");
+const loadYauzl = async () => (await import("yauzl")).default;
+
 async function unpackTarGz(file: string, directory: string, limits: ArchiveLimits): Promise<void> {
+  const tar = await loadTar();
   const entries: EntryInfo[] = [];
   try {
     await tar.t({
@@ -207,7 +211,8 @@ async function unpackTarGz(file: string, directory: string, limits: ArchiveLimit
   });
 }
 
-function openZip(file: string): Promise<yauzl.ZipFile> {
+async function openZip(file: string): Promise<yauzl.ZipFile> {
+  const yauzl = await loadYauzl();
   return new Promise((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: true }, (error, zip) =>
       error ? reject(error) : resolve(zip),

@@ -14,7 +14,6 @@ import {
   NAME_PATTERN,
   type SystemMetricsRecord,
 } from "@platform/agent-protocol";
-import { Gauge, Registry } from "prom-client";
 
 export const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 100_000;
@@ -87,6 +86,8 @@ export async function prometheusText(
   system: SystemMetricsRecord | undefined,
   containers: ContainerMetricsRecord[],
 ): Promise<{ contentType: string; body: string }> {
+  // Loaded with the first Prometheus scrape: most agents never serve one.
+  const { Gauge, Registry } = await import("prom-client");
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) =>
     new Gauge({ name, help, labelNames, registers: [registry] });

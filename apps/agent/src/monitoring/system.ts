@@ -4,7 +4,9 @@
  * host's static facts (CPU model, cores, OS, kernel), which are read once.
  */
 import type { SystemMetricsRecord } from "@platform/agent-protocol";
-import si from "systeminformation";
+
+/** systeminformation (a large module) loads with the first sample: monitoring is opt-in. */
+const loadSystemInformation = async () => (await import("systeminformation")).default;
 
 const GB = 1024 ** 3;
 const MB = 1024 ** 2;
@@ -21,7 +23,8 @@ export class SystemSampler {
   private previousNetwork?: { rx: number; tx: number };
 
   async sample(now = new Date()): Promise<SystemMetricsRecord> {
-    this.facts ??= await readStaticFacts();
+    const si = await loadSystemInformation();
+    this.facts ??= await readStaticFacts(si);
     const [load, memory, disks, network] = await Promise.all([
       si.currentLoad(),
       si.mem(),
@@ -50,7 +53,7 @@ export class SystemSampler {
   }
 }
 
-async function readStaticFacts(): Promise<StaticFacts> {
+async function readStaticFacts(si: Awaited<ReturnType<typeof loadSystemInformation>>): Promise<StaticFacts> {
   const [cpu, os] = await Promise.all([si.cpu(), si.osInfo()]);
   return {
     cpuModel: `${cpu.manufacturer} ${cpu.brand}`.trim(),

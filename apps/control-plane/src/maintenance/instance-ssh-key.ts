@@ -4,11 +4,11 @@
  * that row and the instance organization, and never shown: getWebServerSettings says only
  * whether one is stored (`[redacted]`, or null).
  */
-import ssh2 from "ssh2";
 import type { ServiceContext } from "../context.ts";
 import type { WebServerSettings } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
+import { ssh2 } from "../servers/ssh2.ts";
 
 const REDACTED = "[redacted]";
 
@@ -19,7 +19,7 @@ export function redactedSshPrivateKey(
 }
 
 export async function saveInstanceSshPrivateKey(services: ServiceContext, privateKey: string): Promise<void> {
-  const parsed = ssh2.utils.parseKey(privateKey);
+  const parsed = ssh2().utils.parseKey(privateKey);
   if (parsed instanceof Error || !parsed.isPrivateKey()) {
     const reason = parsed instanceof Error ? `: ${parsed.message}` : "";
     throw badRequest(`sshPrivateKey is not a usable SSH private key${reason}`, { fields: ["sshPrivateKey"] });
