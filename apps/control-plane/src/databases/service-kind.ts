@@ -3,8 +3,9 @@
  * summaries in project.one/all and environment.*, their copies in project.duplicate, their
  * teardown before an environment or project is removed, and their count per server.
  */
+import { sql } from "kysely";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import type { Db } from "../db/database.ts";
+import { type Db, isoTimestamp } from "../db/database.ts";
 import type { ServiceKindHooks } from "../projects/services.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import { teardownDatabase } from "./deploy.ts";
@@ -80,6 +81,18 @@ function hooksOf(kind: DatabaseKind): ServiceKindHooks {
         [idKey]: databaseId,
         ...row,
       })),
+    summaryJson: (environmentId) => sql`coalesce((
+      select json_agg(json_build_object(
+        ${sql.lit(idKey)}, d.database_id,
+        'name', d.name,
+        'appName', d.app_name,
+        'description', d.description,
+        'serverId', d.server_id,
+        'createdAt', ${isoTimestamp(sql.ref("d.created_at"))},
+        'applicationStatus', d.application_status
+      ) order by d.created_at asc, d.database_id asc)
+      from database_services d where d.kind = ${sql.lit(kind)} and d.environment_id = ${environmentId}
+    ), '[]'::json)`,
     copy: (db, ids, target) => copyDatabases(db, target.secrets, ids, target),
     teardown: async (services, environmentIds) => {
       const rows = await services.db

@@ -59,8 +59,9 @@ describe("project details", () => {
     }
   });
   afterAll(() => platform.close());
+  const redisHooks = serviceKindHooks.redis;
   afterEach(() => {
-    delete serviceKindHooks.redis;
+    serviceKindHooks.redis = redisHooks;
   });
 
   it("reads 100 projects with their environments and services in one query (no N+1)", async () => {
@@ -89,11 +90,26 @@ describe("project details", () => {
       environmentId: environment!.environmentId,
       serverId: null,
     });
+    for (const kind of ["postgres", "redis"] as const) {
+      await platform.mutateOk(
+        `${kind}.create`,
+        {
+          name: `tree ${kind}`,
+          appName: `tree-${kind}-${Date.now()}`,
+          environmentId: environment!.environmentId,
+          databasePassword: "s3cret-Pass@1",
+          ...(kind === "postgres" ? { databaseName: "shop", databaseUser: "shopper" } : {}),
+        },
+        { token: owner.token },
+      );
+    }
     const perLevel = await withEnvironments(db, await listProjects(db, organizationId));
     const tree = await loadProjectTrees(db, organizationId);
     const view = z.array(projectDetailSchema);
     expect(view.parse(tree)).toEqual(view.parse(perLevel));
     expect(tree[0]!.environments[0]!.applications).toHaveLength(1);
+    expect(tree[0]!.environments[0]!.postgres).toHaveLength(1);
+    expect(tree[0]!.environments[0]!.redis).toHaveLength(1);
     const [one] = await loadProjectTrees(db, organizationId, project!.projectId);
     expect(view.parse([one])).toEqual(view.parse([perLevel[0]]));
     expect(await loadProjectTrees(db, "another-organization", project!.projectId)).toEqual([]);
