@@ -9,7 +9,9 @@
 # NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml, read from the
 # control plane's image so it always matches the version), waits until the control plane is
 # ready and prints its URL. Running it again changes nothing: secrets and data are kept, and an
-# unchanged stack (same file, settings and images) is not redeployed.
+# unchanged stack (same file, settings and images) is not redeployed. A run interrupted at any
+# point (even killed) is finished by running the same command again (tests/install/stack.test.ts
+# kills it at several points of an install and of an upgrade).
 #
 #   --upgrade           move the installed stack to --image: backs the database up first
 #                       (pg_dump into <backup directory>/platform-<stack>-<UTC time>.sql, named
@@ -121,8 +123,16 @@ fi
 # ---- main directory and Traefik's static configuration ----------------------------------------
 mkdir -p "$main_directory/traefik/dynamic" "$backup_directory"
 chmod 700 "$backup_directory"
+# Files are written beside and renamed into place: a run killed half-way leaves the old file or
+# the whole new one, never half of one that a later run would take as it is.
+write_file() {
+  cat >"$1.partial"
+  mv -f "$1.partial" "$1"
+}
+# The access log is JSON with the User-Agent kept, as settings.toggleRequests writes it
+# (Traefik drops request headers from the access log unless told to keep them).
 if [ ! -f "$main_directory/traefik/traefik.yml" ]; then
-  cat >"$main_directory/traefik/traefik.yml" <<'TRAEFIK'
+  write_file "$main_directory/traefik/traefik.yml" <<'TRAEFIK'
 entryPoints:
   web:
     address: ":80"
@@ -132,24 +142,41 @@ providers:
   file:
     directory: /etc/traefik/dynamic
     watch: true
+accessLog:
+  filePath: /etc/traefik/access.log
+  format: json
+  fields:
+    headers:
+      names:
+        User-Agent: keep
 TRAEFIK
 fi
 
 # ---- secrets (made once; never replaced) ------------------------------------------------------
 has_secret() { docker secret inspect "${stack}_$1" >/dev/null 2>&1; }
-make_secret() { docker secret create --label "platform.stack=$stack" "${stack}_$1" "$2" >/dev/null; }
+# Each generated file is removed as soon as it is a secret.
+make_secret() { docker secret create --label "platform.stack=$stack" "${stack}_$1" "$2" >/dev/null && rm -f "$2"; }
 random() { head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c "$1"; }
 
-work=$(mktemp -d)
+# The generated values pass through this directory only while they become secrets; a run killed
+# before its end leaves it behind, and the next run removes it first.
+work="${TMPDIR:-/tmp}/platform-install-$stack"
+rm -rf "$work"
+mkdir -m 700 "$work"
 trap 'rm -rf "$work"' EXIT
-chmod 700 "$work"
+# The password is made last: a run killed between the two leaves no password without its URL
+# (the URL alone is replaced), and once the password exists it is never replaced, since
+# Postgres initialized its data volume with it.
 if ! has_secret postgres-password; then
   has_secret database-url && docker secret rm "${stack}_database-url" >/dev/null
-  random 32 >"$work/postgres-password"
-  printf 'postgres://platform:%s@postgres:5432/platform' "$(cat "$work/postgres-password")" >"$work/database-url"
-  make_secret postgres-password "$work/postgres-password"
+  password=$(random 32)
+  printf '%s' "$password" >"$work/postgres-password"
+  printf 'postgres://platform:%s@postgres:5432/platform' "$password" >"$work/database-url"
   make_secret database-url "$work/database-url"
+  make_secret postgres-password "$work/postgres-password"
 fi
+has_secret database-url || fail "the secret ${stack}_database-url is missing while ${stack}_postgres-password exists: \
+recreate it with the database's password (postgres://platform:<password>@postgres:5432/platform)"
 if ! has_secret secret-key; then
   random 48 >"$work/secret-key"
   make_secret secret-key "$work/secret-key"
@@ -173,8 +200,12 @@ if $upgrade; then
   [ -n "$container" ] || fail "the database of stack $stack is not running: no backup, no upgrade"
   backup="$backup_directory/platform-$stack-$(date -u +%Y%m%dT%H%M%SZ).sql"
   echo "backing the database up to $backup"
-  docker exec "$container" pg_dump -U platform -d platform >"$backup" || fail "pg_dump failed: no upgrade"
-  [ -s "$backup" ] || fail "the backup $backup is empty: no upgrade"
+  # Named .sql only once complete: a run killed during the dump leaves a .partial file, which
+  # the next run removes.
+  rm -f "$backup_directory/platform-$stack-"*.sql.partial
+  docker exec "$container" pg_dump -U platform -d platform >"$backup.partial" || fail "pg_dump failed: no upgrade"
+  [ -s "$backup.partial" ] || fail "the backup $backup is empty: no upgrade"
+  mv "$backup.partial" "$backup"
 fi
 
 # ---- deploy -----------------------------------------------------------------------------------
@@ -192,8 +223,7 @@ export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$post
     PLATFORM_URL PLATFORM_NATS_AGENT_URL; do
     printf '%s=%q\n' "$variable" "${!variable}"
   done
-} >"$settings"
-chmod 600 "$settings"
+} | (umask 077 && write_file "$settings")
 
 docker run --rm --network none --entrypoint cat "$image" deploy/stack.yml >"$work/stack.yml"
 deploy_options=()
@@ -225,7 +255,7 @@ if $services_exist && [ -f "$deployed" ] && [ "$(cat "$deployed")" = "$fingerpri
 else
   echo "deploying stack $stack (control plane $image)"
   docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
-  echo "$fingerprint" >"$deployed"
+  echo "$fingerprint" | write_file "$deployed"
 fi
 
 # ---- wait until the new control plane is ready ------------------------------------------------

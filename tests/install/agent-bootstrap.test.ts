@@ -10,13 +10,14 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { appendFile, copyFile, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { type ServerType, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
 import {
   type Session,
@@ -125,11 +126,16 @@ beforeAll(async () => {
   }
 
   nats = await startJwtNats();
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
+  // Listening before the platform starts: its PLATFORM_URL needs the port, and a port only
+  // reported free could be taken by a parallel suite while the platform migrates.
+  let fetchApp: (request: Request) => Response | Promise<Response> = () =>
+    new Response(null, { status: 503 });
+  http = serve({ fetch: (request) => fetchApp(request), port: 0, hostname: "127.0.0.1" });
+  await once(http, "listening");
+  url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   process.env.PLATFORM_AGENT_DIST_DIR = distDir;
   platform = await startTestPlatform({ ...nats.env, PLATFORM_URL: url });
-  http = serve({ fetch: platform.app.fetch, port, hostname: "127.0.0.1" });
+  fetchApp = platform.app.fetch;
   owner = await platform.registerOwner();
   const key = await platform.mutateOk("sshKey.generate", { type: "ed25519" }, { token: owner.token });
   const { sshKeyId } = await platform.mutateOk(

@@ -2,12 +2,15 @@
  * deploy/stack.yml against the Compose Specification's JSON Schema (deploy/schemas, a copy of
  * the reference one), after the variable substitution `docker stack deploy` makes with the
  * values deploy/install.sh exports: every variable the file uses must be one install.sh sets.
+ * The Traefik static configuration install.sh writes, against Traefik v3's JSON Schema
+ * (packages/traefik-config/schemas, SchemaStore's).
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Ajv } from "ajv";
 import { describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
+import { parseStaticConfig } from "../../packages/traefik-config/src/index.ts";
 
 const deploy = path.resolve(import.meta.dirname, "../../deploy");
 const stackFile = readFileSync(path.join(deploy, "stack.yml"), "utf8");
@@ -77,5 +80,34 @@ describe("deploy/stack.yml", () => {
       expect(service.deploy?.endpoint_mode, name).toBe("dnsrr");
       for (const port of service.ports ?? []) expect(port.mode, name).toBe("host");
     }
+  });
+});
+
+describe("the traefik.yml install.sh writes", () => {
+  const written = /<<'TRAEFIK'\n([\s\S]*?)\nTRAEFIK\n/.exec(installScript)?.[1] ?? "";
+
+  it("is a valid Traefik v3 static configuration whose JSON access log keeps the User-Agent", () => {
+    const parsed = parseStaticConfig(written);
+    expect(parsed).toMatchObject({
+      ok: true,
+      config: {
+        providers: { file: { directory: "/etc/traefik/dynamic" } },
+        accessLog: {
+          filePath: "/etc/traefik/access.log",
+          format: "json",
+          fields: { headers: { names: { "User-Agent": "keep" } } },
+        },
+      },
+    });
+  });
+
+  it("the schema check is real: a misspelt access log key is refused", () => {
+    const misspelt = parse(written);
+    misspelt.accessLog.fields.header = misspelt.accessLog.fields.headers;
+    delete misspelt.accessLog.fields.headers;
+    expect(parseStaticConfig(stringify(misspelt))).toMatchObject({
+      ok: false,
+      errors: [{ path: "accessLog.fields.header", message: "unknown key" }],
+    });
   });
 });

@@ -9,13 +9,16 @@
  * The control plane registers its first user, takes its domain (settings.assignDomainServer) and
  * from then on answers through Traefik by Host; it deploys an application on its own machine's
  * agent, routed by a domain too. Each component survives `docker service update --force` with
- * the data intact, and `install.sh --upgrade` to a newer image backs the database up first and
- * keeps the data.
+ * the data intact, and `install.sh --upgrade` to a newer image (one more migration) backs the
+ * database up first, applies the migration and keeps the data.
+ * install.sh is killed with SIGKILL at several moments of the first install and of the upgrade
+ * (tests/install/interrupt.ts); each time, running it again converges, without a secret or a
+ * network made twice and without a new Postgres password the data volume would not accept.
  */
 import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -23,6 +26,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_IMAGE } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
+import { parseStaticConfig } from "../../packages/traefik-config/src/index.ts";
+import { installKilledAt } from "./interrupt.ts";
+import { buildImageWithMigration } from "./upgraded-image.ts";
 
 const execFileAsync = promisify(execFile);
 const repoRoot = path.resolve(import.meta.dirname, "../..");
@@ -36,6 +42,25 @@ const SERVED_PAGE = "platform test image";
 const CONTROL_PLANE_IMAGE = "platform-test/control-plane:stack-test";
 const NEWER_IMAGE = `platform-test/control-plane:stack-test-${id}-newer`;
 const COMPONENTS = ["postgres", "nats", "traefik", "control-plane"] as const;
+const SECRETS = [
+  "database-url",
+  "nats-account-seed",
+  "nats-conf",
+  "nats-creds",
+  "postgres-password",
+  "secret-key",
+];
+/** The migration only the newer image has: it records what it found, so its effect shows it ran on the data. */
+const UPGRADE_MIGRATION = "20991231-0001-install-upgrade-test";
+const UPGRADE_MIGRATION_SOURCE = `import { type Kysely, sql } from "kysely";
+// biome-ignore lint/suspicious/noExplicitAny: a test migration
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql\`create table install_upgrade_test (projects text not null)\`.execute(db);
+  await sql\`insert into install_upgrade_test select coalesce(string_agg(name, ',' order by name), '') from projects\`.execute(db);
+}
+`;
+/** The docker command that deploys the stack (not `stack deploy --help`). */
+const STACK_DEPLOY = /^stack deploy .*-c /;
 
 let mainDirectory: string;
 let backupDirectory: string;
@@ -147,9 +172,9 @@ function built(script: string, ...args: string[]): string {
   return output.trim().split("\n").at(-1)!.trim();
 }
 
-/** deploy/install.sh as root with this test's names, ports and images; its output. */
-async function install(...extra: string[]): Promise<string> {
-  const args = [
+/** The arguments of deploy/install.sh with this test's names, ports and images. */
+function installArgs(...extra: string[]): string[] {
+  return [
     path.join(repoRoot, "deploy/install.sh"),
     "--stack",
     stack,
@@ -181,6 +206,11 @@ async function install(...extra: string[]): Promise<string> {
     "240",
     ...extra,
   ];
+}
+
+/** deploy/install.sh as root with this test's names, ports and images; its output. */
+async function install(...extra: string[]): Promise<string> {
+  const args = installArgs(...extra);
   const started = Date.now();
   try {
     const { stdout, stderr } = await execFileAsync("bash", args, { maxBuffer: 16 * 1024 * 1024 });
@@ -190,6 +220,52 @@ async function install(...extra: string[]): Promise<string> {
     const failure = error as { stdout?: string; stderr?: string; message: string };
     throw new Error(`install.sh failed: ${failure.message}\n${failure.stdout ?? ""}${failure.stderr ?? ""}`);
   }
+}
+
+/** The names of this stack's secrets. */
+async function secretNames(): Promise<string[]> {
+  const names = await docker(
+    "secret",
+    "ls",
+    "--format",
+    "{{.Name}}",
+    "--filter",
+    `label=platform.stack=${stack}`,
+  );
+  return names ? names.split("\n").sort() : [];
+}
+
+/** The ids of this stack's secrets (a secret made again has a new one). */
+async function secretIds(): Promise<string[]> {
+  const ids = await docker("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`);
+  return ids.split("\n").sort();
+}
+
+/** How many networks are named exactly `name`. */
+async function networksNamed(name: string): Promise<number> {
+  const names = await docker("network", "ls", "--format", "{{.Name}}");
+  return names.split("\n").filter((line) => line === name).length;
+}
+
+async function stackServices(): Promise<string[]> {
+  const names = await docker(
+    "service",
+    "ls",
+    "--format",
+    "{{.Name}}",
+    "--filter",
+    `label=com.docker.stack.namespace=${stack}`,
+  );
+  return names ? names.split("\n").sort() : [];
+}
+
+/** One value of a query run by psql in the stack's database container. */
+async function databaseValue(query: string): Promise<string> {
+  const container = (
+    await docker("ps", "-q", "--filter", `label=com.docker.swarm.service.name=${stack}_postgres`)
+  ).split("\n")[0];
+  if (!container) throw new Error("the stack's database is not running");
+  return docker("exec", container, "psql", "-U", "platform", "-d", "platform", "-tAc", query);
 }
 
 /** The id of the running task of a component's service. */
@@ -258,6 +334,8 @@ afterAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
   await quietly("image", "rm", NEWER_IMAGE);
+  // A killed install leaves its work directory until the next run.
+  await rm(path.join(tmpdir(), `platform-install-${stack}`), { recursive: true, force: true });
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   if (backupDirectory) await rm(backupDirectory, { recursive: true, force: true });
 }, 180_000);
@@ -284,28 +362,58 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     expect(page.text).toContain(SERVED_PAGE);
   }
 
+  let secretsBeforeDeploy: string[];
+  const workDirectory = () => path.join(tmpdir(), `platform-install-${stack}`);
+
+  it("install.sh killed (SIGKILL) between the two Postgres secrets, before the deploy, during the services' creation", async () => {
+    installed = true;
+    const args = installArgs("--image", CONTROL_PLANE_IMAGE);
+    // Between the database URL and the password: the URL alone is made again by the next run.
+    await installKilledAt(args, { command: new RegExp(`^secret create .* ${stack}_postgres-password `) });
+    expect(await secretNames()).toEqual([`${stack}_database-url`]);
+
+    // Every secret and the network made, nothing deployed.
+    const output = await installKilledAt(args, { command: STACK_DEPLOY });
+    expect(output).toMatch(/generating the NATS operator, accounts/);
+    expect(await secretNames()).toEqual(SECRETS.map((name) => `${stack}_${name}`));
+    expect(await networksNamed(network)).toBe(1);
+    expect(await stackServices()).toEqual([]);
+    // Killed, it left no generated value on the disk: its work directory holds the stack file only.
+    expect(readdirSync(workDirectory(), { recursive: true }).sort()).toEqual(["nats", "stack.yml"]);
+    secretsBeforeDeploy = await secretIds();
+
+    // During `docker stack deploy`: the Engine has created one of the four services.
+    await installKilledAt(args, {
+      api: { command: STACK_DEPLOY, request: /^POST (\/v[\d.]+)?\/services\/create/, count: 2 },
+    });
+    expect(await stackServices()).toHaveLength(1);
+    expect(await secretIds()).toEqual(secretsBeforeDeploy);
+  }, 600_000);
+
   it("installs in one command and the control plane answers, then through Traefik on its domain", async () => {
     const output = await install("--image", CONTROL_PLANE_IMAGE);
-    installed = true;
-    expect(output).toMatch(/generating the NATS operator, accounts/);
     expect(output).toMatch(/Platform is ready at http:\/\/127\.0\.0\.1:/);
+    // The killed runs' secrets are kept (the database was initialized with that password), none
+    // is made twice, and so are the networks.
+    expect(output).not.toMatch(/generating/);
+    expect(await secretIds()).toEqual(secretsBeforeDeploy);
+    expect(await networksNamed(network)).toBe(1);
+    expect(await networksNamed(`${stack}_internal`)).toBe(1);
+    expect(await stackServices()).toEqual(COMPONENTS.map((component) => `${stack}_${component}`).sort());
     // The secrets are Docker secrets, not files left on the disk.
-    const secrets = await docker(
-      "secret",
-      "ls",
-      "--format",
-      "{{.Name}}",
-      "--filter",
-      `label=platform.stack=${stack}`,
-    );
-    expect(secrets.split("\n").sort()).toEqual(
-      ["database-url", "nats-account-seed", "nats-conf", "nats-creds", "postgres-password", "secret-key"].map(
-        (name) => `${stack}_${name}`,
-      ),
-    );
+    expect(await secretNames()).toEqual(SECRETS.map((name) => `${stack}_${name}`));
+    expect(existsSync(workDirectory())).toBe(false);
     expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).not.toMatch(
       /password|seed/i,
     );
+    // Traefik's static configuration is valid for Traefik v3 and keeps the User-Agent in the access log.
+    const traefik = parseStaticConfig(
+      await readFile(path.join(mainDirectory, "traefik/traefik.yml"), "utf8"),
+    );
+    expect(traefik).toMatchObject({
+      ok: true,
+      config: { accessLog: { format: "json", fields: { headers: { names: { "User-Agent": "keep" } } } } },
+    });
 
     const session = await api("direct").mutate("auth.register", {
       email: "owner@example.com",
@@ -430,22 +538,48 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     await dataIsKept();
   }, 300_000);
 
-  it("upgrades with --upgrade: the database is backed up first, the new image runs, the data is kept", async () => {
+  it("upgrades with --upgrade, killed (SIGKILL) during and after the backup and during the services' update, then run again: backed up, migrated, the data kept", async () => {
     expect(installed).toBe(true);
-    // A newer control plane: another image (its own id), as a new release would be.
-    await execFileAsync("sh", [
-      "-c",
-      `printf 'FROM ${CONTROL_PLANE_IMAGE}\\nLABEL platform.test.release=${id}\\n' | docker build --quiet --tag ${NEWER_IMAGE} -`,
-    ]);
+    // A newer release: the same control plane with one more migration.
+    await buildImageWithMigration(
+      CONTROL_PLANE_IMAGE,
+      NEWER_IMAGE,
+      UPGRADE_MIGRATION,
+      UPGRADE_MIGRATION_SOURCE,
+    );
+    const applied = () =>
+      databaseValue(`select count(*) from kysely_migration where name = '${UPGRADE_MIGRATION}'`);
+    expect(await applied()).toBe("0");
+    const args = installArgs("--upgrade", "--image", NEWER_IMAGE);
+
+    const dumps = () => readdirSync(backupDirectory).filter((name) => name.endsWith(".sql"));
+    // While dumping: what it leaves is not named as a backup.
+    await installKilledAt(args, { command: /^exec .* pg_dump / });
+    expect(readdirSync(backupDirectory)).toEqual([expect.stringMatching(/\.sql\.partial$/)]);
+    // After the backup, before the deploy.
+    await installKilledAt(args, { command: STACK_DEPLOY });
+    expect(dumps()).toHaveLength(1);
+    // During `docker stack deploy`: the Engine has updated one of the four services.
+    await installKilledAt(args, {
+      api: { command: STACK_DEPLOY, request: /^POST (\/v[\d.]+)?\/services\/[^/]+\/update/, count: 2 },
+    });
+
     const output = await install("--upgrade", "--image", NEWER_IMAGE);
-    const backups = await readdir(backupDirectory);
-    expect(backups).toHaveLength(1);
-    const backup = path.join(backupDirectory, backups[0]!);
-    expect(backup).toMatch(new RegExp(`platform-${stack}-\\d{8}T\\d{6}Z\\.sql$`));
-    expect(output).toContain(`backing the database up to ${backup}`);
-    // The dump came before the deploy, and holds the data.
+    // Every run made its backup before its deploy, whole (a killed dump would be left .partial).
+    const backups = dumps().sort();
+    // Three runs dumped (two within the same second share a name: the later dump replaces it).
+    expect(backups.length).toBeGreaterThanOrEqual(2);
+    expect(readdirSync(backupDirectory).filter((name) => name.endsWith(".partial"))).toEqual([]);
+    for (const name of backups) {
+      expect(name).toMatch(new RegExp(`^platform-${stack}-\\d{8}T\\d{6}Z\\.sql$`));
+      const dump = await readFile(path.join(backupDirectory, name), "utf8");
+      expect(dump).toContain("owner@example.com");
+      expect(dump).toContain("-- PostgreSQL database dump complete");
+    }
+    const backup = /backing the database up to (\S+)/.exec(output)?.[1];
+    expect(backup && path.basename(backup)).toBe(backups.at(-1));
+    // The dump came before the deploy.
     expect(output.indexOf("backing the database up")).toBeLessThan(output.indexOf("deploying stack"));
-    expect(await readFile(backup, "utf8")).toContain("owner@example.com");
     expect(existsSync(path.join(mainDirectory, `install-${stack}.env`))).toBe(true);
     expect(await readFile(path.join(mainDirectory, `install-${stack}.env`), "utf8")).toContain(NEWER_IMAGE);
 
@@ -458,6 +592,12 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     );
     expect(image).toBe(NEWER_IMAGE);
     await eventually(dataIsKept, 120_000, "the upgraded control plane");
+    // The new release's migration ran once, on the data the old one left.
+    expect(await applied()).toBe("1");
+    expect(await databaseValue("select projects from install_upgrade_test")).toBe("Stack test");
+    const projects = await api("traefik", token).query("project.all");
+    expect(projects.map((project: { name: string }) => project.name)).toContain("Stack test");
+    expect(await secretIds()).toEqual(secretsBeforeDeploy);
     await eventually(applicationServes, 60_000, "the application after the upgrade");
-  }, 600_000);
+  }, 900_000);
 });
