@@ -71,6 +71,9 @@ async function asCommonJs(input, output) {
     target: "node20",
     legalComments: "none",
     logLevel: "error",
+    // As compact as the bundle (scripts/build.mjs): V8 holds the whole script in memory.
+    minifyWhitespace: true,
+    minifySyntax: true,
     define: { "import.meta.url": "__platformImportMetaUrl" },
     banner: { js: 'var __platformImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   });

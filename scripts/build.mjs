@@ -12,7 +12,7 @@
  *   assets it reads (deploy/agent/install.sh, the agent bundle's sources, Traefik's JSON
  *   schemas, swagger-ui-dist) resolve as from the sources.
  * - dist/agent/main.js: the agent with all of its dependencies in one file that runs with
- *   `node` 20+ and nothing beside it (proto/agent.proto is inlined).
+ *   `node` 20+ and nothing beside it (proto/agent.proto is inlined), minified but for names.
  *
  * - dist/agent/platform-agent-linux-<arch>: that agent as a single executable (scripts/agent-executable.mjs)
  *   for this machine's architecture, from this node binary, and for each other architecture
@@ -34,6 +34,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -83,6 +84,10 @@ const targets = [
     entry: "apps/agent/src/main.ts",
     outfile: path.join(distDir, "agent/main.js"),
     bundleNodeModules: true,
+    // V8 keeps the whole source of the file for the life of the process: without whitespace and
+    // with shorter syntax it is 1.6 MB instead of 2.6 (about 2 MiB less resident memory). Names
+    // stay, so stack traces still read; the source map maps them back to the sources.
+    minify: { minifyWhitespace: true, minifySyntax: true },
   },
 ];
 
@@ -138,10 +143,17 @@ function sourceLocationPlugin(outfile) {
   };
 }
 
-/** The agent runs alone: its protocol schema is compiled into the file instead of read from proto/. */
+/**
+ * The agent runs alone: its protocol schema is compiled into the file instead of read from proto/,
+ * as protobufjs's JSON descriptor of proto/agent.proto. Building the root from JSON skips the
+ * .proto parser at start, whose hot tokenizer loop is what made V8 bring up its optimizing
+ * compiler in an idle agent (about 3.5 MiB of resident memory).
+ */
 function inlineAgentProto(contents) {
+  const protobuf = createRequire(path.join(root, "packages/agent-protocol/package.json"))("protobufjs");
   const proto = readFileSync(path.join(root, "proto/agent.proto"), "utf8");
-  return contents.replace(PROTO_LOAD, `protobuf.parse(${JSON.stringify(proto)}).root`);
+  const descriptor = JSON.stringify(protobuf.parse(proto).root.toJSON());
+  return contents.replace(PROTO_LOAD, `protobuf.Root.fromJSON(${descriptor})`);
 }
 
 /**
@@ -260,6 +272,7 @@ async function buildTarget(target) {
     logLevel: "warning",
     banner: { js: COMMONJS_BANNER },
     plugins,
+    ...target.minify,
     write: false,
   });
   // Written beside and renamed into place: a test or a start that builds at the same moment (the

@@ -230,6 +230,9 @@ printf '%s\n' "$CONTROL_PLANE_URL" | write_if_changed "$STATE_DIR/control-plane-
   # glibc's default mmap threshold, pinned: otherwise freed large blocks (the parse of the agent's
   # code at start) raise it and later blocks stay resident in the arenas (~6 MiB of an idle agent).
   printf 'MALLOC_MMAP_THRESHOLD_=131072\n'
+  # V8's young generation capped at 2 x 1 MiB: it otherwise grows while the agent starts and stays
+  # (~2 MiB of an idle agent). The executable takes node flags from NODE_OPTIONS only.
+  printf 'NODE_OPTIONS=--max-semi-space-size=1\n'
   printf 'AGENT_STATE_DIR=%s\n' "$STATE_DIR"
   printf 'AGENT_MAIN_DIR=%s\n' "$MAIN_DIR"
   if ! enrolled; then

@@ -11,7 +11,7 @@ import { hostname as osHostname } from "node:os";
 import path from "node:path";
 import { createUser } from "@nats-io/nkeys";
 import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/agent-protocol";
-import { z } from "zod";
+import * as z from "zod";
 import { CONFIG_FILE_NAME, CREDS_FILE_NAME } from "./config.ts";
 import { AGENT_VERSION } from "./version.ts";
 

@@ -42,7 +42,11 @@ export function messageType(name: string): protobuf.Type {
 }
 
 function encodeWith(type: protobuf.Type, value: object): Uint8Array {
-  return type.encode(type.fromObject(value as Record<string, unknown>)).finish();
+  // fromObject first, in its own statement: `type.encode(type.fromObject(...))` would read
+  // type.encode (still protobufjs's set-up stub) before fromObject generates the type's functions,
+  // and the stub would then generate them all a second time on a type's first encode.
+  const message = type.fromObject(value as Record<string, unknown>);
+  return type.encode(message).finish();
 }
 
 function decodeWith(type: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {

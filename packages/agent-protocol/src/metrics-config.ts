@@ -9,7 +9,7 @@
  *   thresholds: { cpu: 90, memory: 85 } }, containers: { refreshRate: 2 } });
  */
 import { Cron } from "croner";
-import { z } from "zod";
+import * as z from "zod";
 import { NAME_PATTERN } from "./names.ts";
 
 /** A cron expression croner accepts (5 or 6 fields). */
