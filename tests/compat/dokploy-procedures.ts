@@ -39,7 +39,15 @@ export const sources = {
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
   postgres:
-    "schema/postgres.ts@010a6e2a7627 (apiCreatePostgres, apiFindOnePostgres, apiDeployPostgres, apiSaveExternalPortPostgres, apiSaveEnvironmentVariablesPostgres, apiResetPostgres, apiUpdatePostgres, apiRebuildPostgres); mysql, mariadb, mongo and redis: the same shape, their schema files not read yet",
+    "schema/postgres.ts@010a6e2a7627 (apiCreatePostgres, apiFindOnePostgres, apiDeployPostgres, apiSaveExternalPortPostgres, apiSaveEnvironmentVariablesPostgres, apiResetPostgres, apiUpdatePostgres = the insert schema made partial, less serverId, apiRebuildPostgres)",
+  mysql:
+    "routers/mysql.ts@010a6e2a7627, schema/mysql.ts@010a6e2a7627 (apiCreateMySql: databaseRootPassword optional, dockerImage default mysql:8; apiUpdateMySql = the insert schema made partial, less serverId)",
+  mariadb:
+    "routers/mariadb.ts@027e425d313b, schema/mariadb.ts@010a6e2a7627 (apiCreateMariaDB: databaseRootPassword optional, dockerImage default mariadb:6; apiUpdateMariaDB = the insert schema made partial, less serverId)",
+  mongo:
+    "schema/mongo.ts@010a6e2a7627 (apiCreateMongo: databaseUser, replicaSets default false, no databaseName, dockerImage default mongo:15; apiUpdateMongo = the insert schema made partial, less serverId), routers/mongo.ts@00fc1a9c962d (an older router: the same procedures and answers as mysql.ts's but create answering true)",
+  redis:
+    "routers/redis.ts@027e425d313b, schema/redis.ts@010a6e2a7627 (apiCreateRedis: no databaseName, databaseUser nor root password, databasePassword without the pattern, dockerImage default redis:8; apiUpdateRedis = the insert schema made partial, less serverId)",
   admin:
     "routers/admin.ts (setupMonitoring: adminProcedure, input apiUpdateWebServerMonitoring = {metricsConfig}), found by code search; commit not shown by the search",
   monitoring:
@@ -74,6 +82,15 @@ const defaultImages: Record<string, string> = {
   mariadb: "mariadb:11",
   mongo: "mongo:8",
   redis: "redis:7",
+};
+
+/** Dokploy's dockerImage defaults on create (its createSchema's, not the table's). */
+const dokployDefaultImages: Record<string, string> = {
+  postgres: "postgres:18",
+  mysql: "mysql:8",
+  mariadb: "mariadb:6",
+  mongo: "mongo:15",
+  redis: "redis:8",
 };
 
 export const dokployProcedures: Record<string, Row> = {
@@ -1268,27 +1285,25 @@ export const dokployProcedures: Record<string, Row> = {
     },
   },
   ...databaseRows("postgres", ["databaseName*", "databaseUser*"]),
-  ...databaseRows("mysql", ["databaseName*", "databaseUser*", "databaseRootPassword*"]),
+  ...databaseRows("mysql", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
   ...databaseRows("mariadb", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
-  ...databaseRows("mongo", ["databaseUser*", "replicaSets"]),
+  ...databaseRows("mongo", ["databaseUser*", "replicaSets=false"]),
   ...databaseRows("redis", []),
 };
 
 /**
- * The rows of one database router (spec 4.14). Postgres' are read from Dokploy's schema; the
- * other kinds follow the same shape, with their fields of spec 2.9, until their schema files
- * are read (unverified).
+ * The rows of one database router (spec 4.14), read from Dokploy's router and schema of the
+ * kind (sources). `fields` are the kind's own create fields; Dokploy's update is its insert
+ * schema made partial (less serverId): every column, these fields included, all optional.
  */
 function databaseRows(kind: string, fields: string[]): Record<string, Row> {
   const id = `${kind}Id`;
-  const read: Partial<Row> =
-    kind === "postgres"
-      ? { source: "postgres" }
-      : { unverified: `Dokploy's schema/${kind}.ts not read yet: the row follows postgres.ts's shape` };
+  const read: Partial<Row> = { source: kind as keyof typeof sources };
+  const ROW = `object:${id},name,appName`;
   const DEPLOY_ANSWER = "we answer {success:true, deploymentId} of the queued deployment";
+  const STATUS_ANSWER = "we answer {success:true, applicationStatus} where Dokploy answers the row";
   const REQUIRED_APP_NAME = "spec 4.14 marks appName required where Dokploy generates one";
-  const PATCH_SUBSET =
-    "we take the fields of spec 4.14 plus image, passwords, command, args and env; Swarm settings, replicas and the status are not settable here (decisions.md)";
+  const ownFields = fields.map((field) => field.replace(/[*=].*$/, ""));
   return {
     [`${kind}.create`]: {
       kind: "mutation",
@@ -1297,38 +1312,39 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
         "name*",
         "appName",
         "databasePassword*",
-        `dockerImage=${JSON.stringify(defaultImages[kind])}`,
+        `dockerImage=${JSON.stringify(dokployDefaultImages[kind])}`,
         "environmentId*",
         "description",
         "serverId",
         ...fields,
       ],
-      output: `object:${id},name,appName`,
+      output: ROW,
       differs: {
         appName: REQUIRED_APP_NAME,
-        dockerImage:
-          "null: the installation's default image (PLATFORM_DEFAULT_IMAGE_<KIND>), else spec 2.9's",
+        dockerImage: `null: the installation's default image (PLATFORM_DEFAULT_IMAGE_<KIND>), else spec 2.9's ${defaultImages[kind]}`,
       },
     },
-    [`${kind}.one`]: { kind: "query", ...read, input: [`${id}*`], output: `object:${id},name,appName` },
+    [`${kind}.one`]: { kind: "query", ...read, input: [`${id}*`], output: ROW },
     [`${kind}.deploy`]: {
       kind: "mutation",
       ...read,
       input: [`${id}*`],
-      output: "boolean",
+      output: "any",
       differs: { "(output)": DEPLOY_ANSWER },
     },
     [`${kind}.start`]: {
       kind: "mutation",
       ...read,
       input: [`${id}*`],
-      output: "any",
+      output: ROW,
+      differs: { "(output)": STATUS_ANSWER },
     },
     [`${kind}.stop`]: {
       kind: "mutation",
       ...read,
       input: [`${id}*`],
-      output: "any",
+      output: ROW,
+      differs: { "(output)": STATUS_ANSWER },
     },
     [`${kind}.update`]: {
       kind: "mutation",
@@ -1336,28 +1352,55 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       input: [
         `${id}*`,
         "name",
+        "appName",
         "description",
-        "memoryLimit",
-        "memoryReservation",
-        "cpuLimit",
-        "cpuReservation",
-        "dockerImage",
+        ...ownFields,
         "databasePassword",
+        "dockerImage",
         "command",
         "args",
         "env",
-        ...fields
-          .filter((field) => /RootPassword|replicaSets/.test(field))
-          .map((field) => field.replace("*", "")),
+        "memoryReservation",
+        "memoryLimit",
+        "cpuReservation",
+        "cpuLimit",
+        "externalPort",
+        "applicationStatus",
+        "healthCheckSwarm",
+        "restartPolicySwarm",
+        "placementSwarm",
+        "updateConfigSwarm",
+        "rollbackConfigSwarm",
+        "modeSwarm",
+        "labelsSwarm",
+        "networkSwarm",
+        "stopGracePeriodSwarm",
+        "endpointSpecSwarm",
+        "ulimitsSwarm",
+        "replicas",
+        "createdAt",
+        "pausedAt",
+        "environmentId",
+        "networkIds",
+        "detachDokployNetwork",
       ],
       output: "boolean",
-      differs: { "(input)": PATCH_SUBSET },
+      differs: {
+        appName: "the Swarm service and its data volume are named after it: fixed once created",
+        externalPort: "set by saveExternalPort, which checks the port and redeploys",
+        applicationStatus: "follows the deployments and what the agent observes, never the caller",
+        createdAt: WE_SET,
+        pausedAt: "no paused state is served",
+        environmentId: "moving a service to another environment is not served",
+        networkIds: "database services join the platform network only",
+        detachDokployNetwork: "database services join the platform network only",
+      },
     },
     [`${kind}.saveExternalPort`]: {
       kind: "mutation",
       ...read,
       input: [`${id}*`, "externalPort*"],
-      output: "boolean",
+      output: ROW,
       differs: { "(output)": DEPLOY_ANSWER },
     },
     [`${kind}.saveEnvironment`]: {
@@ -1384,7 +1427,7 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       kind: "mutation",
       ...read,
       input: [`${id}*`],
-      output: `object:${id},name,appName`,
+      output: ROW,
     },
   };
 }

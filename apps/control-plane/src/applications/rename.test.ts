@@ -4,7 +4,7 @@
  * never taken over through appName, renaming leaves no Traefik file behind and is refused once
  * deployed, reserved and never-valid names are 400s, and a stored bad name can still be deleted.
  */
-import { dockerCli, uniqueName } from "@platform/agent/testing/docker.ts";
+import { createForeignService, dockerCli, uniqueName } from "@platform/agent/testing/docker.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../crypto/ids.ts";
 import {
@@ -15,7 +15,6 @@ import {
   startProxyTestPlatform,
 } from "../proxy/test-support.ts";
 
-const image = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 let test: ProxyTestPlatform;
 const as = () => ({ token: test.owner.token });
 const foreign = uniqueName("foreign-svc").toLowerCase();
@@ -23,19 +22,7 @@ const foreign = uniqueName("foreign-svc").toLowerCase();
 beforeAll(async () => {
   test = await startProxyTestPlatform();
   // A Swarm service the platform never created (no labels), as another tenant or an operator has.
-  await dockerCli([
-    "service",
-    "create",
-    "--detach",
-    "--no-resolve-image",
-    "--replicas",
-    "1",
-    "--name",
-    foreign,
-    image,
-    "sleep",
-    "600",
-  ]);
+  await createForeignService(foreign);
 }, 60_000);
 
 afterAll(async () => {

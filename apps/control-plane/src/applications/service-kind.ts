@@ -117,6 +117,7 @@ async function copyApplications(
 
 export const applicationHooks: ServiceKindHooks = {
   listSummaries: (db, environmentIds) => listApplicationSummaries(db, environmentIds),
+  summaryTable: "applications",
   summaryJson: (environmentId) => sql`coalesce((
     select json_agg(json_build_object(
       'applicationId', a.application_id,

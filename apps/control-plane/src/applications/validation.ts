@@ -420,3 +420,19 @@ export const middlewareNameSchema = z
   .min(1, "must not be empty")
   .max(200)
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*(?:@[a-z][a-z0-9-]*)?$/, "is not a middleware name such as auth@file");
+
+/** The Swarm fields of an application's or a database's update input (null clears one). */
+export const swarmUpdateFields = {
+  replicas: z.number().int().min(1).max(100).optional(),
+  healthCheckSwarm: healthCheckSwarmSchema.nullish(),
+  restartPolicySwarm: restartPolicySwarmSchema.nullish(),
+  placementSwarm: placementSwarmSchema.nullish(),
+  updateConfigSwarm: updateConfigSwarmSchema.nullish(),
+  rollbackConfigSwarm: updateConfigSwarmSchema.nullish(),
+  modeSwarm: modeSwarmSchema.nullish(),
+  labelsSwarm: labelsSwarmSchema.nullish(),
+  networkSwarm: networkSwarmSchema.nullish(),
+  stopGracePeriodSwarm: stopGracePeriodSwarmSchema.nullish(),
+  endpointSpecSwarm: endpointSpecSwarmSchema.nullish(),
+  ulimitsSwarm: ulimitsSwarmSchema.nullish(),
+};

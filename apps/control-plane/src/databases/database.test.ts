@@ -156,6 +156,71 @@ describe.each(databaseKinds)("%s", (kind) => {
   });
 });
 
+describe.each(databaseKinds)("%s update with Dokploy's fields", (kind) => {
+  const { idKey, fields } = databaseKindFacts[kind];
+  const swarm = {
+    replicas: 2,
+    labelsSwarm: { team: "data" },
+    restartPolicySwarm: { Condition: "on-failure", MaxAttempts: 3 },
+    placementSwarm: { Constraints: ["node.role==manager"] },
+    updateConfigSwarm: { Parallelism: 1, Order: "stop-first" },
+    stopGracePeriodSwarm: 5_000_000_000,
+  };
+
+  it("stores databaseName/databaseUser (kinds that have them) and the Swarm fields; one shows them", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const names = {
+      ...(fields.databaseName ? { databaseName: "orders" } : {}),
+      ...(fields.databaseUser ? { databaseUser: "clerk" } : {}),
+    };
+    await platform.mutateOk(`${kind}.update`, { [idKey]: id, ...names, ...swarm }, as(owner));
+    const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+    expect(one).toMatchObject({ ...names, ...swarm });
+    expect(one.healthCheckSwarm).toBeNull();
+    // null clears a Swarm field.
+    await platform.mutateOk(`${kind}.update`, { [idKey]: id, labelsSwarm: null }, as(owner));
+    expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body.labelsSwarm).toBeNull();
+  });
+
+  it("refuses a bad value: 400 naming the field, nothing changed", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    await platform.mutateOk(`${kind}.update`, { [idKey]: id, ...swarm }, as(owner));
+    const before = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ replicas: 0 }, "replicas"],
+      [{ restartPolicySwarm: { Condition: "sometimes" } }, "restartPolicySwarm"],
+      [{ labelsSwarm: { team: 7 } }, "labelsSwarm"],
+      [{ updateConfigSwarm: { Parallelism: 1, Order: "sideways" } }, "updateConfigSwarm"],
+      [{ stopGracePeriodSwarm: -1 }, "stopGracePeriodSwarm"],
+      [{ name: "new name", placementSwarm: { Constraints: "node.role==manager" } }, "placementSwarm"],
+    ];
+    if (fields.databaseName) cases.push([{ databaseName: "a b;drop" }, "databaseName"]);
+    if (fields.databaseUser) cases.push([{ name: "new name", databaseUser: "" }, "databaseUser"]);
+    // Kinds without them (Dokploy's redis; mongo has no databaseName) refuse them by name.
+    if (!fields.databaseName) cases.push([{ databaseName: "orders" }, "databaseName"]);
+    for (const [input, field] of cases) {
+      const answer = await platform.mutate(`${kind}.update`, { [idKey]: id, ...input }, as(owner));
+      expect(answer.status, `${field}: ${JSON.stringify(answer.body)}`).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain(field);
+    }
+    expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body).toEqual(before);
+  });
+});
+
+describe("create fields as Dokploy's", () => {
+  it("mysql takes no root password (root gets the user's); mongo's replicaSets defaults to false", async () => {
+    const mysqlInput = createInput("mysql");
+    delete mysqlInput.databaseRootPassword;
+    const created = await platform.mutateOk("mysql.create", mysqlInput, as(owner));
+    const one = (await platform.query("mysql.one", { mysqlId: created.mysqlId }, as(owner))).body;
+    expect(one.databaseRootPassword).toBeNull();
+    const mongo = await platform.mutateOk("mongo.create", createInput("mongo"), as(owner));
+    expect(mongo.replicaSets).toBe(false);
+  });
+});
+
 describe("host ports", () => {
   it("refuses a reserved port (400) and one another service publishes on the server (409)", async () => {
     const first = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
@@ -308,6 +373,7 @@ describe("the service spec", () => {
       dockerImage: null,
       replicaSets: false,
       applicationStatus: "idle" as const,
+      applicationStatusMessage: null,
       externalPort: 23306,
       memoryLimit: "512m",
       memoryReservation: null,
@@ -316,6 +382,18 @@ describe("the service spec", () => {
       env: "EXTRA=1",
       command: null,
       args: null,
+      replicas: 1,
+      healthCheckSwarm: null,
+      restartPolicySwarm: null,
+      placementSwarm: null,
+      updateConfigSwarm: null,
+      rollbackConfigSwarm: null,
+      modeSwarm: null,
+      labelsSwarm: null,
+      networkSwarm: null,
+      stopGracePeriodSwarm: null,
+      endpointSpecSwarm: null,
+      ulimitsSwarm: null,
       createdAt: "",
     };
     const opened = {
@@ -335,6 +413,12 @@ describe("the service spec", () => {
       { publishedPort: 23306, targetPort: 3306, protocol: "tcp", publishMode: "host" },
     ]);
     expect(mysql.memoryLimitBytes).toBe(512 * 1024 * 1024);
+    // Without Swarm settings of the user's: one task, stop-first (never two on one data directory).
+    expect(mysql.replicas).toBe(1);
+    expect(JSON.parse(mysql.swarmSettingsJson ?? "{}")).toEqual({
+      UpdateConfig: { Order: "stop-first" },
+      RollbackConfig: { Order: "stop-first" },
+    });
 
     const mariadb = buildDatabaseSpec(
       { ...row, kind: "mariadb", databaseUser: "shopper" },

@@ -9,19 +9,18 @@ import {
   AgentCommandError,
   AgentTimeoutError,
   AgentUnavailableError,
-  DEPLOYMENT_ID_LABEL,
   databaseOwner,
   type ServiceSpec,
 } from "@platform/agent-protocol";
-import { agentErrorToApiError, callAgent } from "../agents/errors.ts";
+import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus, DatabaseService } from "../db/schema.ts";
-import { forwardAgentLog } from "../deployments/log-forwarder.ts";
-import { followAgentJob } from "../deployments/observe.ts";
+import { deployServiceSpec, maskSecrets } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
-import { PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
+import { removeServiceOf } from "../deployments/runtime.ts";
+import { applySwarmFields, PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
@@ -29,9 +28,9 @@ import { badRequest } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { databaseKindFacts, dataVolumeOf, imageOf, type OpenedDatabase } from "./kinds.ts";
 import { findDatabaseWithOrganization } from "./repository.ts";
+import { databaseSwarmFields } from "./swarm.ts";
 import { openDatabase } from "./views.ts";
 
-const DEPLOY_TIMEOUT_MS = 10 * 60_000;
 const SERVICE_ACTION_TIMEOUT_MS = 120_000;
 /** How long the agent waits for the database's task to run before failing the deployment. */
 const DEPLOY_WAIT_SECONDS = 300;
@@ -61,11 +60,6 @@ export function buildDatabaseSpec(
       row.externalPort === null
         ? []
         : [{ publishedPort: row.externalPort, targetPort: facts.port, protocol: "tcp", publishMode: "host" }],
-    // Never two tasks on one data directory: the old one stops before the new one starts.
-    swarmSettingsJson: JSON.stringify({
-      UpdateConfig: { Order: "stop-first" },
-      RollbackConfig: { Order: "stop-first" },
-    }),
   };
   const defaults = facts.defaultCommand?.(opened);
   const command = row.command?.trim() ? splitCommandLine(row.command) : (defaults?.command ?? []);
@@ -77,7 +71,7 @@ export function buildDatabaseSpec(
   if (row.memoryReservation) spec.memoryReservationBytes = memoryBytes(row.memoryReservation);
   if (row.cpuLimit) spec.nanoCpusLimit = nanoCpus(row.cpuLimit);
   if (row.cpuReservation) spec.nanoCpusReservation = nanoCpus(row.cpuReservation);
-  return spec;
+  return applySwarmFields(spec, databaseSwarmFields(row));
 }
 
 /** The server the database runs on, checked as for applications (cloud: a server is required). */
@@ -134,34 +128,8 @@ export async function runDatabaseDeployment(
     if (run.signal.aborted) throw new Error("Deployment cancelled");
 
     const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages);
-    spec.labels = { ...spec.labels, [DEPLOYMENT_ID_LABEL]: run.deploymentId };
     log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
-    const logStreamId = `${run.deploymentId}-deploy`;
-    const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
-      followAgentJob(services, {
-        serverId,
-        jobId: run.deploymentId,
-        serviceName: spec.name,
-        send: (attempt) =>
-          client.deployService(
-            serverId,
-            {
-              jobId: run.deploymentId,
-              logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}`,
-              spec,
-              waitSeconds: DEPLOY_WAIT_SECONDS,
-              owner,
-            },
-            DEPLOY_TIMEOUT_MS,
-          ),
-        fromObserved: (service) => ({ serviceId: "", created: false, runningTasks: service.runningTasks }),
-        log,
-        signal: run.signal,
-        onWaiting: () => run.slot?.giveBack(),
-        onResumed: async () => run.slot?.take(),
-      }),
-    );
-    log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);
+    await deployServiceSpec(services, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
     return { imageName: spec.image };
   } catch (error) {
     const reason = maskSecrets(reasonOf(error, serverId, run.signal), secrets);
@@ -184,12 +152,6 @@ function reasonOf(error: unknown, serverId: string, signal: AbortSignal): string
   return error instanceof Error ? error.message : String(error);
 }
 
-function maskSecrets(text: string, secrets: readonly string[]): string {
-  let masked = text;
-  for (const secret of secrets) if (secret.length >= 4) masked = masked.replaceAll(secret, "********");
-  return masked;
-}
-
 /** The deployment worker's view of a database service (deployments/targets.ts). */
 export async function loadDatabaseTarget(
   services: ServiceContext,
@@ -202,19 +164,20 @@ export async function loadDatabaseTarget(
     name: row.name,
     organizationId: row.organizationId,
     status: row.applicationStatus,
-    emitsEvents: false,
+    emitsEvents: true,
+    eventService: { databaseId: row.databaseId, type: row.kind },
     run: runDatabaseDeployment,
     setStatus: async (services, status: ApplicationStatus) => {
       await services.db
         .updateTable("databaseServices")
-        .set({ applicationStatus: status })
+        .set({ applicationStatus: status, applicationStatusMessage: null })
         .where("databaseId", "=", databaseId)
         .execute();
     },
   };
 }
 
-/** start (scale to 1) or stop (scale to 0); a service never deployed is a 400. */
+/** start (scale to its replicas) or stop (scale to 0); a service never deployed is a 400. */
 export async function scaleDatabaseService(
   services: ServiceContext,
   row: OwnedDatabase,
@@ -226,7 +189,7 @@ export async function scaleDatabaseService(
     serverId,
     () =>
       services.agents.client.serviceAction(serverId, row.appName, action, {
-        replicas: 1,
+        replicas: row.replicas,
         timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
         owner: databaseOwner(row.organizationId, row.databaseId),
       }),
@@ -243,28 +206,13 @@ export async function scaleDatabaseService(
  */
 export async function removeDatabaseService(services: ServiceContext, row: OwnedDatabase): Promise<void> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
-  try {
-    const result = await services.agents.client.serviceAction(
-      serverId,
-      row.appName,
-      "REMOVE",
-      removeOptions(row, true),
-    );
-    if ((result.volumesKept ?? []).length > 0) {
-      services.logger.warn(
-        { databaseId: row.databaseId, volumes: result.volumesKept },
-        "a volume named after the database belongs to someone else: left in place",
-      );
-    }
-  } catch (error) {
-    const unreachable =
-      error instanceof AgentUnavailableError ||
-      error instanceof AgentTimeoutError ||
-      (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED");
-    if (!unreachable) throw agentErrorToApiError(error, serverId, services.logger);
+  const result = await removeServiceOf(services, serverId, row.appName, "database", () =>
+    services.agents.client.serviceAction(serverId, row.appName, "REMOVE", removeOptions(row, true)),
+  );
+  if ((result?.volumesKept ?? []).length > 0) {
     services.logger.warn(
-      { serverId, appName: row.appName, err: error },
-      "the database's service could not be removed: its server's agent is unreachable",
+      { databaseId: row.databaseId, volumes: result?.volumesKept },
+      "a volume named after the database belongs to someone else: left in place",
     );
   }
 }

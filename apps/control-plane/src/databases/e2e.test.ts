@@ -7,6 +7,7 @@
  * service and its volume. Another organization's volume of the same name is never mounted or
  * deleted.
  */
+import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,10 +15,12 @@ import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { ownershipLabels } from "@platform/agent-protocol";
+import { sql } from "kysely";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Reconciler } from "../deployments/reconcile.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 const DEPLOY_WAIT_MS = 240_000;
@@ -390,6 +393,201 @@ describe("mongo", () => {
       await gone("volume", `${appName}-data`);
     },
     DEPLOY_WAIT_MS * 2,
+  );
+});
+
+describe("mongo replicaSets", () => {
+  it(
+    "runs the image's entrypoint under the replica set wrapper: key file written, port answering, initiation pending without a mongo shell, a stop forwarded at once",
+    async () => {
+      // The stand-in is not MongoDB: what runs for real here is the wrapper (key file, the
+      // entrypoint with --replSet/--keyFile, the retry loop, the stop); rs.initiate itself
+      // needs a real mongod and mongosh (not reachable here).
+      await dockerCli(["image", "inspect", IMAGES.mongo]);
+      const appName = uniqueName("db-rs");
+      appNames.push(appName);
+      const password = "Mongo#pass1";
+      const { mongoId } = await ok("mongo.create", {
+        name: "Replica",
+        appName,
+        environmentId,
+        databaseUser: "root",
+        databasePassword: password,
+        replicaSets: true,
+      });
+      const externalPort = await freePort();
+      const deployed = await settle("mongo", "saveExternalPort", { mongoId, externalPort });
+      expect(deployed.status, deployed.logs).toBe("done");
+      const one = (await platform.query("mongo.one", { mongoId }, as())).body;
+      expect(one.internalConnectionUrl).toBe(`mongodb://root:Mongo%23pass1@${appName}:27017/?replicaSet=rs0`);
+      const command = JSON.parse(
+        await dockerCli([
+          "service",
+          "inspect",
+          appName,
+          "--format",
+          "{{json .Spec.TaskTemplate.ContainerSpec.Command}}",
+        ]),
+      );
+      expect(command[0]).toBe("/bin/sh");
+      expect(command[2]).toContain(`members: [{ _id: 0, host: "${appName}:27017" }]`);
+      await eventually(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const socket = connect({ host: "127.0.0.1", port: externalPort }, () => {
+              socket.destroy();
+              resolve();
+            });
+            socket.on("error", reject);
+          }),
+      );
+      const container = (
+        await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${appName}`])
+      ).trim();
+      const key = (await dockerCli(["exec", container, "cat", "/tmp/platform-mongo-keyfile"])).trim();
+      expect(key).toBe(createHash("sha256").update(password).digest("hex"));
+      const processes = await dockerCli(["exec", container, "ps"]);
+      expect(processes).toContain("--replSet rs0 --bind_ip_all --keyFile /tmp/platform-mongo-keyfile");
+
+      const stopping = Date.now();
+      await ok("mongo.stop", { mongoId });
+      await eventually(async () => {
+        const left = await dockerCli([
+          "ps",
+          "-q",
+          "--filter",
+          `label=com.docker.swarm.service.name=${appName}`,
+        ]);
+        if (left.trim() !== "") throw new Error("still running");
+      }, 30_000);
+      // Docker's grace period is 10 s: the shell forwarded the stop rather than being killed.
+      expect(Date.now() - stopping).toBeLessThan(9_000);
+      await ok("mongo.remove", { mongoId });
+      await gone("service", appName);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+});
+
+describe("Swarm fields", () => {
+  it(
+    "update's Swarm fields reach the deployed service spec; databases stay stop-first",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.mongo]);
+      const appName = uniqueName("db-swarm");
+      appNames.push(appName);
+      const { mongoId } = await ok("mongo.create", {
+        name: "Swarm",
+        appName,
+        environmentId,
+        databaseUser: "root",
+        databasePassword: "Mongo#pass1",
+      });
+      await ok("mongo.update", {
+        mongoId,
+        labelsSwarm: { "com.example.team": "data" },
+        restartPolicySwarm: { Condition: "on-failure", MaxAttempts: 4 },
+        placementSwarm: { Constraints: ["node.role==manager"] },
+        stopGracePeriodSwarm: 7_000_000_000,
+      });
+      const deployed = await settle("mongo", "deploy", { mongoId });
+      expect(deployed.status, deployed.logs).toBe("done");
+      const spec = JSON.parse(await dockerCli(["service", "inspect", appName, "--format", "{{json .Spec}}"]));
+      expect(spec.Labels).toMatchObject({ "com.example.team": "data", "platform.appName": appName });
+      expect(spec.TaskTemplate.RestartPolicy).toMatchObject({ Condition: "on-failure", MaxAttempts: 4 });
+      expect(spec.TaskTemplate.Placement.Constraints).toEqual(["node.role==manager"]);
+      expect(spec.TaskTemplate.ContainerSpec.StopGracePeriod).toBe(7_000_000_000);
+      expect(spec.UpdateConfig.Order).toBe("stop-first");
+      // start scales back to the replicas update set.
+      await ok("mongo.update", { mongoId, replicas: 2 });
+      await ok("mongo.stop", { mongoId });
+      await ok("mongo.start", { mongoId });
+      const replicas = await dockerCli([
+        "service",
+        "inspect",
+        appName,
+        "--format",
+        "{{.Spec.Mode.Replicated.Replicas}}",
+      ]);
+      expect(replicas.trim()).toBe("2");
+      await ok("mongo.remove", { mongoId });
+      await gone("service", appName);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+});
+
+describe("reconciliation and events", () => {
+  it(
+    "a database whose service vanished turns to error from observation and back to done on redeploy; deployments record appDeploy / appBuildError events naming it",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.mongo]);
+      const appName = uniqueName("db-observed");
+      appNames.push(appName);
+      const { mongoId } = await ok("mongo.create", {
+        name: "Observed",
+        appName,
+        environmentId,
+        databaseUser: "root",
+        databasePassword: "Mongo#pass1",
+      });
+      const one = async () => (await platform.query("mongo.one", { mongoId }, as())).body;
+      const eventsOf = () =>
+        platform.services.db
+          .selectFrom("events")
+          .select(["kind", "applicationId", "payload"])
+          .where(sql<boolean>`payload->>'databaseId' = ${mongoId}`)
+          .orderBy("createdAt")
+          .execute();
+      const deployed = await settle("mongo", "deploy", { mongoId });
+      expect(deployed.status, deployed.logs).toBe("done");
+      expect(await eventsOf()).toEqual([
+        {
+          kind: "appDeploy",
+          applicationId: null,
+          payload: expect.objectContaining({
+            applicationName: "Observed",
+            databaseId: mongoId,
+            type: "mongo",
+            status: "success",
+          }),
+        },
+      ]);
+
+      // The service is removed behind the platform's back: seen twice, the status follows.
+      await dockerCli(["service", "rm", appName]);
+      await gone("service", appName);
+      const reconciler = new Reconciler(platform.services);
+      try {
+        await reconciler.reconcile();
+        expect((await one()).applicationStatus).toBe("done");
+        await reconciler.reconcile();
+        expect(await one()).toMatchObject({
+          applicationStatus: "error",
+          applicationStatusMessage: expect.stringContaining("missing"),
+        });
+        const again = await settle("mongo", "deploy", { mongoId });
+        expect(again.status, again.logs).toBe("done");
+        await reconciler.reconcile();
+        await reconciler.reconcile();
+        expect(await one()).toMatchObject({ applicationStatus: "done", applicationStatusMessage: null });
+      } finally {
+        await reconciler.close();
+      }
+
+      // A deployment that fails records appBuildError.
+      await ok("mongo.update", { mongoId, dockerImage: "platform-test/no-such-image:1" });
+      const failed = await settle("mongo", "deploy", { mongoId });
+      expect(failed.status).toBe("error");
+      expect((await eventsOf()).map((event) => event.kind)).toEqual([
+        "appDeploy",
+        "appDeploy",
+        "appBuildError",
+      ]);
+      await ok("mongo.remove", { mongoId });
+      await gone("service", appName);
+    },
+    DEPLOY_WAIT_MS * 3,
   );
 });
 

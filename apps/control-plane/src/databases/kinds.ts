@@ -5,6 +5,7 @@
  * else (rows, procedures, deployments) is one implementation over this table.
  */
 import type { DatabaseKind } from "../db/schema.ts";
+import { REPLICA_SET_NAME, replicaSetCommand } from "./mongo-replica-set.ts";
 
 export type { DatabaseKind };
 
@@ -98,7 +99,7 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     port: 3306,
     mountPath: () => "/var/lib/mysql",
     defaultImage: "mysql:8",
-    fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "required" },
+    fields: { databaseName: "required", databaseUser: "required", databaseRootPassword: "optional" },
     env: (database) => mysqlFamilyEnv("MYSQL", database),
     url: (database, host, port) =>
       `mysql://${userInfo(database)}@${host}:${port}/${enc(database.databaseName ?? "")}`,
@@ -126,11 +127,9 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
       MONGO_INITDB_ROOT_PASSWORD: database.databasePassword,
     }),
     defaultCommand: (database) =>
-      database.replicaSets
-        ? { command: [], args: ["mongod", "--replSet", "rs0", "--bind_ip_all"] }
-        : { command: [], args: [] },
+      database.replicaSets ? replicaSetCommand(database.appName) : { command: [], args: [] },
     url: (database, host, port) =>
-      `mongodb://${userInfo(database)}@${host}:${port}/${database.replicaSets ? "?replicaSet=rs0" : ""}`,
+      `mongodb://${userInfo(database)}@${host}:${port}/${database.replicaSets ? `?replicaSet=${REPLICA_SET_NAME}` : ""}`,
   },
   redis: {
     kind: "redis",

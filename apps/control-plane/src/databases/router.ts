@@ -48,6 +48,7 @@ import {
   summarySchemaOf,
   updateInputOf,
 } from "./schemas.ts";
+import { SWARM_JSON_COLUMNS, swarmDetailsOf } from "./swarm.ts";
 import { openDatabase, sealDatabaseSecret, toDatabaseSummary } from "./views.ts";
 
 const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
@@ -207,6 +208,8 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           ...summary(row, services),
           databasePassword: opened.databasePassword,
           ...(facts.fields.databaseRootPassword ? { databaseRootPassword: opened.databaseRootPassword } : {}),
+          applicationStatusMessage: row.applicationStatusMessage,
+          ...swarmDetailsOf(row),
           internalConnectionUrl: facts.url(opened, row.appName, facts.port),
           externalConnectionUrl:
             externalHost === null || row.externalPort === null
@@ -238,7 +241,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       handler: async ({ services, caller, input }) => {
         const row = await load(services, caller, input);
         await scaleDatabaseService(services, row, "START", idKey);
-        await updateDatabase(services.db, row.databaseId, { applicationStatus: "done" });
+        await updateDatabase(services.db, row.databaseId, {
+          applicationStatus: "done",
+          applicationStatusMessage: null,
+        });
         return { success: true as const, applicationStatus: "done" as const };
       },
     }),
@@ -251,7 +257,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       handler: async ({ services, caller, input }) => {
         const row = await load(services, caller, input);
         await scaleDatabaseService(services, row, "STOP", idKey);
-        await updateDatabase(services.db, row.databaseId, { applicationStatus: "idle" });
+        await updateDatabase(services.db, row.databaseId, {
+          applicationStatus: "idle",
+          applicationStatusMessage: null,
+        });
         return { success: true as const, applicationStatus: "idle" as const };
       },
     }),
@@ -271,7 +280,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           ...rest
         } = input as Record<string, unknown>;
         const patch: Record<string, unknown> = {};
-        for (const [key, value] of Object.entries(rest)) if (value !== undefined) patch[key] = value;
+        for (const [key, value] of Object.entries(rest)) {
+          if (value === undefined) continue;
+          patch[key] = SWARM_JSON_COLUMNS.has(key) && value !== null ? JSON.stringify(value) : value;
+        }
         if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
         if (typeof databasePassword === "string") {
           patch.databasePasswordSealed = sealDatabaseSecret(

@@ -10,10 +10,12 @@ import {
   dockerImageSchema,
   memorySchema,
   plainTextSchema,
+  swarmUpdateFields,
 } from "../applications/validation.ts";
 import { envSchema } from "../env-vars.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
 import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
+import { swarmDetailFields } from "./swarm.ts";
 
 /** Spec 2.9's password pattern (postgres, mongo and mysql; applied to every kind here). */
 export const DATABASE_PASSWORD_PATTERN = /^[a-zA-Z0-9@#%^&*()_+\-=[\]{}|;:,.<>?~]*$/;
@@ -61,7 +63,7 @@ export function createInputOf(kind: DatabaseKind) {
     ...(fields.databaseRootPassword === "optional"
       ? { databaseRootPassword: databasePasswordSchema.optional() }
       : {}),
-    ...(fields.replicaSets ? { replicaSets: z.boolean().optional() } : {}),
+    ...(fields.replicaSets ? { replicaSets: z.boolean().default(false) } : {}),
   });
 }
 
@@ -76,6 +78,9 @@ export function updateInputOf(kind: DatabaseKind) {
     description: descriptionSchema,
     dockerImage: clearable(dockerImageSchema),
     databasePassword: databasePasswordSchema.optional(),
+    // Stored for the next deploy; the images create the database and user only on an empty data volume.
+    ...(fields.databaseName ? { databaseName: identifierSchema.optional() } : {}),
+    ...(fields.databaseUser ? { databaseUser: identifierSchema.optional() } : {}),
     ...(fields.databaseRootPassword ? { databaseRootPassword: databasePasswordSchema.optional() } : {}),
     ...(fields.replicaSets ? { replicaSets: z.boolean().optional() } : {}),
     memoryLimit: clearable(memorySchema),
@@ -85,6 +90,7 @@ export function updateInputOf(kind: DatabaseKind) {
     command: clearable(plainTextSchema(4096)),
     args: z.array(plainTextSchema(4096)).max(100).nullish(),
     env: envSchema.nullish(),
+    ...swarmUpdateFields,
   });
 }
 
@@ -121,6 +127,9 @@ export function detailSchemaOf(kind: DatabaseKind) {
   return summarySchemaOf(kind).extend({
     databasePassword: z.string(),
     ...(fields.databaseRootPassword ? { databaseRootPassword: z.string().nullable() } : {}),
+    /** Why reconciliation set the status to error (null: a deployment or start/stop set it). */
+    applicationStatusMessage: z.string().nullable(),
+    ...swarmDetailFields,
     internalConnectionUrl: z.string(),
     externalConnectionUrl: z.string().nullable(),
     environment: z.object({

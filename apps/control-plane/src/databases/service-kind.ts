@@ -81,6 +81,7 @@ function hooksOf(kind: DatabaseKind): ServiceKindHooks {
         [idKey]: databaseId,
         ...row,
       })),
+    summaryTable: "database_services",
     summaryJson: (environmentId) => sql`coalesce((
       select json_agg(json_build_object(
         ${sql.lit(idKey)}, d.database_id,

@@ -537,6 +537,8 @@ export interface DatabaseServiceTable {
   dockerImage: string | null;
   replicaSets: Generated<boolean>;
   applicationStatus: Generated<ApplicationStatus>;
+  /** Why reconciliation set the status to error (null: a deployment set it). */
+  applicationStatusMessage: string | null;
   externalPort: number | null;
   memoryLimit: string | null;
   memoryReservation: string | null;
@@ -546,6 +548,19 @@ export interface DatabaseServiceTable {
   command: string | null;
   /** JSON text on the way in (null: none). */
   args: ColumnType<string[] | null, string | null | undefined, string | null>;
+  /** Dokploy's Swarm fields, as applications have them (applied by the next deploy). */
+  replicas: Generated<number>;
+  healthCheckSwarm: NullableJson<HealthCheckSwarm>;
+  restartPolicySwarm: NullableJson<RestartPolicySwarm>;
+  placementSwarm: NullableJson<Record<string, unknown>>;
+  updateConfigSwarm: NullableJson<Record<string, unknown>>;
+  rollbackConfigSwarm: NullableJson<Record<string, unknown>>;
+  modeSwarm: NullableJson<Record<string, unknown>>;
+  labelsSwarm: NullableJson<Record<string, string>>;
+  networkSwarm: NullableJson<Record<string, unknown>[]>;
+  stopGracePeriodSwarm: number | null;
+  endpointSpecSwarm: NullableJson<Record<string, unknown>>;
+  ulimitsSwarm: NullableJson<Record<string, unknown>[]>;
   createdAt: Timestamp;
 }
 

@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { crc32 } from "node:zlib";
+import { makeZip } from "@platform/agent/testing/archives.ts";
 import {
   dockerCli,
   removeDeployedApps,
@@ -72,13 +72,9 @@ async function applicationStatus(applicationId: string): Promise<string> {
 async function useDockerfile(applicationId: string) {
   await ok("application.saveBuildType", {
     applicationId,
-
     buildType: "dockerfile",
-
     dockerfile: "Dockerfile",
-
     dockerContextPath: ".",
-
     dockerBuildStage: "",
   });
 }
@@ -92,13 +88,7 @@ async function gitApp(name: string, repo: string): Promise<{ applicationId: stri
     customGitBuildPath: "/",
     enableSubmodules: false,
   });
-  await ok("application.saveBuildType", {
-    applicationId: app.applicationId,
-    buildType: "dockerfile",
-    dockerfile: "Dockerfile",
-    dockerContextPath: ".",
-    dockerBuildStage: "",
-  });
+  await useDockerfile(app.applicationId);
   return app;
 }
 
@@ -391,7 +381,10 @@ describe("other sources", () => {
       const zipPort = await publish(zipped.applicationId);
       const zipUpload = await upload(
         zipped.applicationId,
-        makeZip({ Dockerfile: SERVING_DOCKERFILE, "index.html": "dropped zip" }),
+        makeZip([
+          { name: "Dockerfile", content: SERVING_DOCKERFILE },
+          { name: "index.html", content: "dropped zip" },
+        ]),
       );
       expect(zipUpload.status, JSON.stringify(zipUpload.body)).toBe(200);
       const fromZip = await waitForDeployment(zipUpload.body.deploymentId);
@@ -419,46 +412,6 @@ async function upload(applicationId: string, file: string | Uint8Array, token = 
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
-
-/** A zip of `files` with stored (uncompressed) entries. */
-function makeZip(files: Record<string, string>): Uint8Array {
-  const parts: Buffer[] = [];
-  const central: Buffer[] = [];
-  let offset = 0;
-  for (const [fileName, content] of Object.entries(files)) {
-    const name = Buffer.from(fileName);
-    const data = Buffer.from(content);
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    const entry = Buffer.alloc(46);
-    entry.writeUInt32LE(0x02014b50, 0);
-    entry.writeUInt16LE((3 << 8) | 20, 4);
-    entry.writeUInt16LE(20, 6);
-    entry.writeUInt32LE(crc, 16);
-    entry.writeUInt32LE(data.length, 20);
-    entry.writeUInt32LE(data.length, 24);
-    entry.writeUInt16LE(name.length, 28);
-    entry.writeUInt32LE((0o100644 << 16) >>> 0, 38);
-    entry.writeUInt32LE(offset, 42);
-    parts.push(local, name, data);
-    central.push(entry, name);
-    offset += local.length + name.length + data.length;
-  }
-  const centralSize = central.reduce((size, part) => size + part.length, 0);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(Object.keys(files).length, 8);
-  end.writeUInt16LE(Object.keys(files).length, 10);
-  end.writeUInt32LE(centralSize, 12);
-  end.writeUInt32LE(offset, 16);
-  return new Uint8Array(Buffer.concat([...parts, ...central, end]));
 }
 
 /** A small valid .tar.gz (one file). */

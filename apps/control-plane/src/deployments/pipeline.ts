@@ -13,7 +13,6 @@ import {
   AgentUnavailableError,
   applicationOwner,
   type BuildImageCommand,
-  DEPLOYMENT_ID_LABEL,
   InvalidNameError,
   type RegistryAuth,
 } from "@platform/agent-protocol";
@@ -24,6 +23,7 @@ import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
+import { deployServiceSpec, maskSecrets } from "./deploy-service.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { followAgentJob } from "./observe.ts";
@@ -57,7 +57,6 @@ export interface DeploymentOutcome {
 }
 
 export const BUILD_TIMEOUT_MS = 30 * 60_000;
-export const DEPLOY_TIMEOUT_MS = 10 * 60_000;
 const CLEAN_CACHE_TIMEOUT_MS = 10 * 60_000;
 
 /** A failure whose message is already fit for the user and the log. */
@@ -266,35 +265,14 @@ export async function runApplicationDeployment(
     checkAborted();
     stage = "deploy";
     const spec = buildServiceSpec({ app, image, env, ports });
-    // The deployment id on the service: how its outcome is observed later (observe.ts).
-    spec.labels = { ...spec.labels, [DEPLOYMENT_ID_LABEL]: run.deploymentId };
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
-    const logStreamId = `${run.deploymentId}-deploy`;
-    const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
-      followAgentJob(services, {
-        serverId,
-        jobId: run.deploymentId,
-        serviceName: spec.name,
-        send: (attempt) =>
-          client.deployService(
-            serverId,
-            {
-              jobId: run.deploymentId,
-              logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}`,
-              spec,
-              registryAuth,
-              owner: applicationOwner(app.organizationId, app.applicationId),
-            },
-            DEPLOY_TIMEOUT_MS,
-          ),
-        fromObserved: (service) => ({ serviceId: "", created: false, runningTasks: service.runningTasks }),
-        log,
-        signal: run.signal,
-        onWaiting: () => run.slot?.giveBack(),
-        onResumed: async () => run.slot?.take(),
-      }),
+    await deployServiceSpec(
+      services,
+      run,
+      serverId,
+      { spec, registryAuth, owner: applicationOwner(app.organizationId, app.applicationId) },
+      log,
     );
-    log(`Service ${deployed.created ? "created" : "updated"}: ${deployed.runningTasks} task(s) running`);
     log("Done");
     return outcome;
   } catch (error) {
@@ -307,13 +285,4 @@ export async function runApplicationDeployment(
   } finally {
     run.signal.removeEventListener("abort", cancelOnAbort);
   }
-}
-
-/** Replaces every known secret value (of 4+ characters) in `text`. */
-function maskSecrets(text: string, secrets: readonly string[]): string {
-  let masked = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) masked = masked.replaceAll(secret, "********");
-  }
-  return masked;
 }

@@ -1,6 +1,7 @@
 /**
- * Reconciliation: compares what every deployed application should run with what its server's
- * Docker runs (observeServices), level-triggered: periodically (RECONCILE_INTERVAL_MS) and when
+ * Reconciliation: compares what every deployed application and database service should run
+ * with what its server's Docker runs (observeServices), level-triggered: periodically
+ * (RECONCILE_INTERVAL_MS) and when
  * an agent comes back after being away. A service that is missing, scaled to 0 or has fewer
  * running tasks than it should (twice in a row, so a task restart is not flagged) turns the
  * application's status to error with the reason in applicationStatusMessage; once the service
@@ -18,8 +19,15 @@ import { serverOf } from "./runtime.ts";
 export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
 const OBSERVE_TIMEOUT_MS = 10_000;
 
+/** Where a kind of service keeps its status, and how its deployments name it. */
+const SERVICE_TABLES = {
+  application: { table: "applications", id: "application_id", deploymentKey: "application_id" },
+  database: { table: "database_services", id: "database_id", deploymentKey: "database_id" },
+} as const;
+
 interface Candidate {
-  applicationId: string;
+  serviceKind: keyof typeof SERVICE_TABLES;
+  serviceId: string;
   appName: string;
   serverId: string | null;
   applicationStatus: string;
@@ -50,7 +58,7 @@ export class Reconciler {
   private closed = false;
   /** Aborted by close: a pass waiting for an unreachable agent ends at once. */
   private readonly closing = new AbortController();
-  /** Drift seen at the last pass, per application: flagged when seen twice in a row. */
+  /** Drift seen at the last pass, per service: flagged when seen twice in a row. */
   private readonly suspected = new Map<string, string>();
 
   constructor(private readonly services: ServiceContext) {}
@@ -87,43 +95,10 @@ export class Reconciler {
   }
 
   private async pass(onlyServerId: string | undefined): Promise<void> {
-    const { db } = this.services;
-    let query = db
-      .selectFrom("applications")
-      .select(["applicationId", "appName", "serverId", "applicationStatus", "applicationStatusMessage"])
-      .select((eb) =>
-        eb
-          .selectFrom("deployments")
-          .select(sql<string | null>`max(completed_at)`.as("lastCompletedAt"))
-          .whereRef("deployments.applicationId", "=", "applications.applicationId")
-          .as("lastCompletedAt"),
-      )
-      .where("applicationStatus", "in", ["done", "error"])
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom("deployments")
-            .select(sql`1`.as("one"))
-            .whereRef("deployments.applicationId", "=", "applications.applicationId")
-            .where("deployments.status", "=", "done"),
-        ),
-      )
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("deployments")
-              .select(sql`1`.as("one"))
-              .whereRef("deployments.applicationId", "=", "applications.applicationId")
-              .where("deployments.status", "in", ["idle", "running"]),
-          ),
-        ),
-      );
-    if (onlyServerId !== undefined) {
-      query =
-        onlyServerId === "local"
-          ? query.where("serverId", "is", null)
-          : query.where("serverId", "=", onlyServerId);
+    const candidates: Candidate[] = [];
+    for (const serviceKind of Object.keys(SERVICE_TABLES) as Candidate["serviceKind"][]) {
+      candidates.push(...(await this.candidates(serviceKind, onlyServerId)));
     }
-    const candidates = (await query.execute()) as Candidate[];
     const byServer = new Map<string, Candidate[]>();
     for (const app of candidates) {
       const serverId = serverOf(app);
@@ -153,63 +128,82 @@ export class Reconciler {
   }
 
   /**
-   * Sets the application's status, only if nothing changed since `app` was read (compare and
+   * The services of a kind whose last deployment succeeded, that none waits or runs for, and
+   * whose status is done or error (stopped ones, idle, are left alone).
+   */
+  private async candidates(
+    serviceKind: Candidate["serviceKind"],
+    onlyServerId: string | undefined,
+  ): Promise<Candidate[]> {
+    const { table, id, deploymentKey } = SERVICE_TABLES[serviceKind];
+    const deploymentsOf = sql`deployments d where d.${sql.ref(deploymentKey)} = s.${sql.ref(id)}`;
+    const server =
+      onlyServerId === undefined
+        ? sql``
+        : onlyServerId === "local"
+          ? sql`and s.server_id is null`
+          : sql`and s.server_id = ${onlyServerId}`;
+    const { rows } = await sql<Omit<Candidate, "serviceKind">>`
+      select s.${sql.ref(id)} as "serviceId", s.app_name as "appName",
+        s.server_id as "serverId", s.application_status as "applicationStatus",
+        s.application_status_message as "applicationStatusMessage",
+        (select max(d.completed_at) from ${deploymentsOf}) as "lastCompletedAt"
+      from ${sql.table(table)} s
+      where s.application_status in ('done', 'error')
+        and exists (select 1 from ${deploymentsOf} and d.status = 'done')
+        and not exists (select 1 from ${deploymentsOf} and d.status in ('idle', 'running'))
+        ${server}`.execute(this.services.db);
+    return rows.map((row) => ({ ...row, serviceKind }));
+  }
+
+  /**
+   * Sets the service's status, only if nothing changed since `service` was read (compare and
    * set): the same status and message, no deployment waiting or running, and no deployment
    * ended since. A deployment that ran meanwhile decides the status, not this stale pass.
    * Answers whether it was written.
    */
-  private async write(app: Candidate, status: "done" | "error", message: string | null): Promise<boolean> {
-    const result = await this.services.db
-      .updateTable("applications")
-      .set({ applicationStatus: status, applicationStatusMessage: message })
-      .where("applicationId", "=", app.applicationId)
-      .where("applicationStatus", "=", app.applicationStatus as "done" | "error")
-      .where(sql<boolean>`application_status_message is not distinct from ${app.applicationStatusMessage}`)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("deployments")
-              .select(sql`1`.as("one"))
-              .whereRef("deployments.applicationId", "=", "applications.applicationId")
-              .where((eb) =>
-                eb.or([
-                  eb("deployments.status", "in", ["idle", "running"]),
-                  app.lastCompletedAt === null
-                    ? eb("deployments.completedAt", "is not", null)
-                    : eb("deployments.completedAt", ">", app.lastCompletedAt),
-                ]),
-              ),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  private async write(
+    service: Candidate,
+    status: "done" | "error",
+    message: string | null,
+  ): Promise<boolean> {
+    const { table, id, deploymentKey } = SERVICE_TABLES[service.serviceKind];
+    const endedSince =
+      service.lastCompletedAt === null
+        ? sql`d.completed_at is not null`
+        : sql`d.completed_at > ${service.lastCompletedAt}`;
+    const result = await sql`
+      update ${sql.table(table)} s
+      set application_status = ${status}, application_status_message = ${message}
+      where s.${sql.ref(id)} = ${service.serviceId}
+        and s.application_status = ${service.applicationStatus}
+        and s.application_status_message is not distinct from ${service.applicationStatusMessage}
+        and not exists (
+          select 1 from deployments d where d.${sql.ref(deploymentKey)} = s.${sql.ref(id)}
+            and (d.status in ('idle', 'running') or ${endedSince})
+        )`.execute(this.services.db);
+    return Number(result.numAffectedRows ?? 0) > 0;
   }
 
-  private async apply(app: Candidate, drift: string | undefined): Promise<void> {
+  private async apply(service: Candidate, drift: string | undefined): Promise<void> {
     const { logger } = this.services;
+    const ids = { [`${service.serviceKind}Id`]: service.serviceId };
     if (drift === undefined) {
-      this.suspected.delete(app.applicationId);
-      if (app.applicationStatus === "error" && app.applicationStatusMessage !== null) {
-        if (await this.write(app, "done", null)) {
-          logger.info(
-            { applicationId: app.applicationId },
-            "reconciliation: the service runs as it should again",
-          );
+      this.suspected.delete(service.serviceId);
+      if (service.applicationStatus === "error" && service.applicationStatusMessage !== null) {
+        if (await this.write(service, "done", null)) {
+          logger.info(ids, "reconciliation: the service runs as it should again");
         }
       }
       return;
     }
-    const seenBefore = this.suspected.get(app.applicationId) !== undefined;
-    this.suspected.set(app.applicationId, drift);
-    if (!seenBefore || app.applicationStatusMessage === drift) return;
+    const seenBefore = this.suspected.get(service.serviceId) !== undefined;
+    this.suspected.set(service.serviceId, drift);
+    if (!seenBefore || service.applicationStatusMessage === drift) return;
     // Only a status the service's state decides is changed (not a deployment's own error).
-    if (app.applicationStatus === "error" && app.applicationStatusMessage === null) return;
-    if (await this.write(app, "error", drift)) {
-      logger.warn(
-        { applicationId: app.applicationId, drift },
-        "reconciliation: the service differs from the application",
-      );
+    if (service.applicationStatus === "error" && service.applicationStatusMessage === null) return;
+    if (await this.write(service, "error", drift)) {
+      logger.warn({ ...ids, drift }, "reconciliation: the service differs from what was deployed");
     }
   }
 }

@@ -1,6 +1,7 @@
 /**
  * An application's running Swarm service: on which server it runs, and start, stop, reload and
- * removal through that server's agent. Agent failures become API errors (callAgent).
+ * removal through that server's agent (the removal's tolerance of an unreachable agent,
+ * removeServiceOf, serves database services too). Agent failures become API errors (callAgent).
  */
 import {
   AgentCommandError,
@@ -77,13 +78,30 @@ export async function reloadApplicationService(services: ServiceContext, app: Ap
 
 /**
  * Removes the service (and its files on the server); a missing service is fine. A server whose
- * agent cannot be reached does not block the deletion of the application: the leftover service
- * is logged (and can be removed with docker.* later) rather than making the app undeletable.
+ * agent cannot be reached does not block the deletion of the application (removeServiceOf).
  */
 export async function removeApplicationService(services: ServiceContext, app: Application): Promise<void> {
   const serverId = serverOf(app);
+  await removeServiceOf(services, serverId, app.appName, "application", () =>
+    runServiceAction(services, serverId, app, "REMOVE"),
+  );
+}
+
+/**
+ * Runs `remove` (the REMOVE of the service `appName` of an application or database service) and
+ * answers its result. A server whose agent cannot be reached does not block the deletion of
+ * what owns the service: the leftover service is logged (and can be removed with docker.* later)
+ * rather than making it undeletable, and the answer is undefined. Other failures are API errors.
+ */
+export async function removeServiceOf<T>(
+  services: ServiceContext,
+  serverId: string,
+  appName: string,
+  kind: "application" | "database",
+  remove: () => Promise<T>,
+): Promise<T | undefined> {
   try {
-    await runServiceAction(services, serverId, app, "REMOVE");
+    return await remove();
   } catch (error) {
     const unreachable =
       error instanceof AgentUnavailableError ||
@@ -91,9 +109,10 @@ export async function removeApplicationService(services: ServiceContext, app: Ap
       (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED");
     if (!unreachable) throw agentErrorToApiError(error, serverId, services.logger);
     services.logger.warn(
-      { serverId, appName: app.appName, err: error },
-      "the application's service could not be removed: its server's agent is unreachable",
+      { serverId, appName, err: error },
+      `the ${kind}'s service could not be removed: its server's agent is unreachable`,
     );
+    return undefined;
   }
 }
 

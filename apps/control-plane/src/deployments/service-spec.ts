@@ -98,10 +98,59 @@ export interface ServiceSpecInput {
   ports: readonly Port[];
 }
 
+/** The Swarm fields Dokploy stores on applications and database services alike. */
+export type SwarmFields = Pick<
+  Application,
+  | "replicas"
+  | "modeSwarm"
+  | "labelsSwarm"
+  | "healthCheckSwarm"
+  | "restartPolicySwarm"
+  | "placementSwarm"
+  | "updateConfigSwarm"
+  | "rollbackConfigSwarm"
+  | "stopGracePeriodSwarm"
+  | "ulimitsSwarm"
+  | "endpointSpecSwarm"
+>;
+
 /** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
-function replicasOf(app: Pick<Application, "replicas" | "modeSwarm">): number {
+function replicasOf(app: Pick<SwarmFields, "replicas" | "modeSwarm">): number {
   const replicated = app.modeSwarm?.Replicated as { Replicas?: number } | undefined;
   return typeof replicated?.Replicas === "number" ? replicated.Replicas : app.replicas;
+}
+
+/**
+ * Puts the stored Swarm fields on `spec`: replicas, the user's labels under the spec's own
+ * (the platform's always win), health check, restart policy and the settings the agent applies
+ * as Docker names them, over those the spec already has.
+ */
+export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): ServiceSpec {
+  spec.replicas = replicasOf(fields);
+  spec.labels = { ...(fields.labelsSwarm ?? {}), ...spec.labels };
+  const health = fields.healthCheckSwarm;
+  if (health && (health.Test?.length ?? 0) > 0) {
+    spec.healthCheck = {
+      test: health.Test ?? [],
+      intervalNs: health.Interval,
+      timeoutNs: health.Timeout,
+      startPeriodNs: health.StartPeriod,
+      retries: health.Retries,
+    };
+  }
+  const restart = fields.restartPolicySwarm;
+  if (restart) {
+    spec.restartPolicy = {
+      condition: restart.Condition ?? "any",
+      delayNs: restart.Delay,
+      maxAttempts: restart.MaxAttempts,
+      windowNs: restart.Window,
+    };
+  }
+  const base = spec.swarmSettingsJson ? (JSON.parse(spec.swarmSettingsJson) as SwarmSettings) : {};
+  const swarm = { ...base, ...swarmSettingsOf(fields) };
+  if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
+  return spec;
 }
 
 /** The Swarm service of the application running `image`. */
@@ -111,13 +160,8 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
     name: app.appName,
     image,
     env: envLines,
-    replicas: replicasOf(app),
-    // The user's labelsSwarm first: the platform's own labels always win (their prefix is refused on input).
-    labels: {
-      ...(app.labelsSwarm ?? {}),
-      "platform.applicationId": app.applicationId,
-      "platform.appName": app.appName,
-    },
+    replicas: 1,
+    labels: { "platform.applicationId": app.applicationId, "platform.appName": app.appName },
     networks: [PLATFORM_NETWORK],
     ports: ports.map(
       (port): ServicePort => ({
@@ -134,33 +178,12 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
   if (app.memoryReservation) spec.memoryReservationBytes = memoryBytes(app.memoryReservation);
   if (app.cpuLimit) spec.nanoCpusLimit = nanoCpus(app.cpuLimit);
   if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
-  const health = app.healthCheckSwarm;
-  if (health && (health.Test?.length ?? 0) > 0) {
-    spec.healthCheck = {
-      test: health.Test ?? [],
-      intervalNs: health.Interval,
-      timeoutNs: health.Timeout,
-      startPeriodNs: health.StartPeriod,
-      retries: health.Retries,
-    };
-  }
-  const restart = app.restartPolicySwarm;
-  if (restart) {
-    spec.restartPolicy = {
-      condition: restart.Condition ?? "any",
-      delayNs: restart.Delay,
-      maxAttempts: restart.MaxAttempts,
-      windowNs: restart.Window,
-    };
-  }
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
-  const swarm = swarmSettingsOf(app);
-  if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
-  return spec;
+  return applySwarmFields(spec, app);
 }
 
-/** The application's stored *Swarm fields the agent applies (validated by application.update). */
-function swarmSettingsOf(app: Application): SwarmSettings {
+/** The stored *Swarm fields the agent applies (validated by the update procedures). */
+function swarmSettingsOf(app: SwarmFields): SwarmSettings {
   const settings: SwarmSettings = {};
   if (app.placementSwarm) settings.Placement = app.placementSwarm;
   if (app.updateConfigSwarm) settings.UpdateConfig = app.updateConfigSwarm;

@@ -24,6 +24,8 @@ export interface DeploymentTarget {
   run?: DeploymentRunner;
   /** Whether an appDeploy | appBuildError event is recorded at the end. */
   emitsEvents: boolean;
+  /** A database service's event names it in its payload (its applicationId is null). */
+  eventService?: { databaseId: string; type: string };
 }
 
 async function loadApplicationTarget(

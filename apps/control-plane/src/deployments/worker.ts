@@ -1,8 +1,8 @@
 /**
  * Runs one deployment job: claims the record (idle -> running), runs the pipeline of its
  * service (an application, or a database service: deployments/targets.ts) with a log and an
- * abort signal, and stores the outcome: deployment done | error, service done | error, and for
- * applications an appDeploy | appBuildError event. A deployment stopped by killProcess,
+ * abort signal, and stores the outcome: deployment done | error, service done | error, and an
+ * appDeploy | appBuildError event (a database service's names it in its payload). A deployment stopped by killProcess,
  * killBuild or cancelDeployment ends in error with the reason as its errorMessage and puts the
  * application back to the status it had before (the previous version keeps serving); it emits
  * no event. A deployment handed back by a stopping control plane (handBackAll) is idle again,
@@ -290,8 +290,9 @@ export class DeploymentWorker {
         {
           organizationId: target.organizationId,
           kind: result.status === "done" ? "appDeploy" : "appBuildError",
-          applicationId: target.serviceId,
+          applicationId: target.eventService ? null : target.serviceId,
           payload: {
+            ...target.eventService,
             applicationName: target.name,
             status: result.status === "done" ? "success" : "error",
             message:

@@ -19,6 +19,8 @@ import * as monitoring from "./20261124-70-monitoring.ts";
 import * as dockerCleanup from "./20261124-75-docker-cleanup.ts";
 import * as databases from "./20261124-80-databases.ts";
 import * as callerInvalidation from "./20261124-85-caller-invalidation.ts";
+import * as databaseSwarm from "./20261125-10-database-swarm.ts";
+import * as projectTreeInvalidation from "./20261125-20-project-tree-invalidation.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -40,4 +42,6 @@ export const migrations: Record<string, Migration> = {
   "20261124-70-monitoring": monitoring,
   "20261124-80-databases": databases,
   "20261124-85-caller-invalidation": callerInvalidation,
+  "20261125-10-database-swarm": databaseSwarm,
+  "20261125-20-project-tree-invalidation": projectTreeInvalidation,
 };

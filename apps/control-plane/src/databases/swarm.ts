@@ -1,0 +1,70 @@
+/**
+ * The Swarm fields of a database service (Dokploy's <kind>.update takes them as
+ * application.update does): their input schemas, their JSON columns, and what the next deploy
+ * puts on the Swarm service.
+ */
+import { z } from "zod";
+import { swarmUpdateFields } from "../applications/validation.ts";
+import type { DatabaseService } from "../db/schema.ts";
+import type { SwarmFields } from "../deployments/service-spec.ts";
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** How `one` shows them (as stored; null: not set). */
+export const swarmDetailFields = {
+  replicas: z.number().int(),
+  healthCheckSwarm: jsonObject.nullable(),
+  restartPolicySwarm: jsonObject.nullable(),
+  placementSwarm: jsonObject.nullable(),
+  updateConfigSwarm: jsonObject.nullable(),
+  rollbackConfigSwarm: jsonObject.nullable(),
+  modeSwarm: jsonObject.nullable(),
+  labelsSwarm: z.record(z.string(), z.string()).nullable(),
+  networkSwarm: z.array(jsonObject).nullable(),
+  stopGracePeriodSwarm: z.number().nullable(),
+  endpointSpecSwarm: jsonObject.nullable(),
+  ulimitsSwarm: z.array(jsonObject).nullable(),
+};
+
+/** The row's Swarm fields as `one` shows them. */
+export function swarmDetailsOf(row: DatabaseService) {
+  return {
+    replicas: row.replicas,
+    healthCheckSwarm: row.healthCheckSwarm as Record<string, unknown> | null,
+    restartPolicySwarm: row.restartPolicySwarm as Record<string, unknown> | null,
+    placementSwarm: row.placementSwarm,
+    updateConfigSwarm: row.updateConfigSwarm,
+    rollbackConfigSwarm: row.rollbackConfigSwarm,
+    modeSwarm: row.modeSwarm,
+    labelsSwarm: row.labelsSwarm,
+    networkSwarm: row.networkSwarm,
+    stopGracePeriodSwarm: row.stopGracePeriodSwarm === null ? null : Number(row.stopGracePeriodSwarm),
+    endpointSpecSwarm: row.endpointSpecSwarm,
+    ulimitsSwarm: row.ulimitsSwarm,
+  };
+}
+
+/** The columns kept as JSON text on the way in. */
+export const SWARM_JSON_COLUMNS = new Set(
+  Object.keys(swarmUpdateFields).filter((key) => key !== "replicas" && key !== "stopGracePeriodSwarm"),
+);
+
+/**
+ * The row's Swarm fields for the spec. Two tasks must never share one data directory: without
+ * an update or rollback configuration of the user's, the old task stops before the new starts.
+ */
+export function databaseSwarmFields(row: DatabaseService): SwarmFields {
+  return {
+    replicas: row.replicas,
+    modeSwarm: row.modeSwarm,
+    labelsSwarm: row.labelsSwarm,
+    healthCheckSwarm: row.healthCheckSwarm,
+    restartPolicySwarm: row.restartPolicySwarm,
+    placementSwarm: row.placementSwarm,
+    updateConfigSwarm: row.updateConfigSwarm ?? { Order: "stop-first" },
+    rollbackConfigSwarm: row.rollbackConfigSwarm ?? { Order: "stop-first" },
+    stopGracePeriodSwarm: row.stopGracePeriodSwarm,
+    ulimitsSwarm: row.ulimitsSwarm,
+    endpointSpecSwarm: row.endpointSpecSwarm,
+  };
+}
