@@ -5,18 +5,17 @@
  * a bare Hono hello-world, and the minimal same-stack server of bench/reference-server.ts that
  * answers project.all with the same bytes (checked) from the same rows. Each server runs in its
  * own process, on a port from the environment (BENCH_API_PORT, BENCH_HELLO_PORT,
- * BENCH_REFERENCE_PORT) or else a free one the OS gives.
+ * BENCH_REFERENCE_PORT) or else a free one the OS gives. The control plane runs as `npm start`
+ * runs it in production (package.json's start script: built JavaScript under plain node).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
-import pg from "pg";
+import { createScratchDatabase, startControlPlane } from "./support.ts";
 
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const durationSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const root = path.resolve(import.meta.dirname, "..");
@@ -75,19 +74,14 @@ async function measure(name: string, options: autocannon.Options): Promise<Figur
 }
 
 async function main(): Promise<void> {
-  const databaseName = `platform_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${databaseName}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${databaseName}`;
+  const database = await createScratchDatabase("platform_bench");
   const dataDir = mkdtempSync(path.join(tmpdir(), "platform-bench-"));
 
   const apiPort = await portFrom("BENCH_API_PORT");
   const helloPort = await portFrom("BENCH_HELLO_PORT");
   const referencePort = await portFrom("BENCH_REFERENCE_PORT");
-  const api = start("apps/control-plane/src/main.ts", apiPort, {
-    DATABASE_URL: url.toString(),
+  const api = startControlPlane(apiPort, {
+    DATABASE_URL: database.url,
     PLATFORM_LOCAL_PROXY: "false",
     PLATFORM_DATA_DIR: dataDir,
   });
@@ -131,7 +125,7 @@ async function main(): Promise<void> {
       environmentId: first!.environmentId,
     });
 
-    reference = start("bench/reference-server.ts", referencePort, { DATABASE_URL: url.toString() });
+    reference = start("bench/reference-server.ts", referencePort, { DATABASE_URL: database.url });
     await waitFor(`http://127.0.0.1:${referencePort}/health`);
     const referenceUrl = `http://127.0.0.1:${referencePort}/api/project.all`;
     const [ours, theirs] = await Promise.all(
@@ -182,8 +176,7 @@ async function main(): Promise<void> {
     hello.kill("SIGTERM");
     reference?.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 500));
-    await admin.query(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

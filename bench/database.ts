@@ -11,18 +11,14 @@
  * comma-separated host ports per round, e.g. "25432,25433,25434,25435"; default: free ports
  * from the OS), NATS_URL.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import pg from "pg";
 import { freePort } from "../apps/agent/src/testing/net.ts";
-import { startTestPlatform } from "../apps/control-plane/src/testing/harness.ts";
+import { type BenchPlatform, docker, printComparison, printRound, startBenchPlatform } from "./support.ts";
 
-const run = promisify(execFile);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const image = process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15";
 const givenPorts = (process.env.BENCH_DATABASE_PORTS ?? "")
   .split(",")
@@ -30,8 +26,6 @@ const givenPorts = (process.env.BENCH_DATABASE_PORTS ?? "")
   .filter((port) => port > 0);
 const ACCEPT_TIMEOUT_MS = 180_000;
 const credentials = { user: "bench", password: "bench-Pass1", database: "bench" };
-
-const docker = async (args: string[]) => (await run("docker", args, { maxBuffer: 16 << 20 })).stdout.trim();
 
 let portIndex = 0;
 const nextPort = async () => givenPorts[portIndex++] ?? freePort();
@@ -54,36 +48,16 @@ async function acceptsAt(port: number): Promise<number> {
   }
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-};
-
 async function main(): Promise<void> {
   await docker(["image", "inspect", image]);
   const mainDirectory = await mkdtemp(path.join(tmpdir(), "platform-bench-database-"));
-  const platform = await startTestPlatform(
-    { NATS_URL: natsUrl, LOG_LEVEL: "warn", PLATFORM_DEFAULT_IMAGE_POSTGRES: image },
-    {
-      agents: { localAgent: { mainDirectory } },
-      deployments: {
-        stream: `BENCH_DATABASE_${process.pid}`,
-        subjectPrefix: `bench.database.${process.pid}`,
-      },
-    },
-  );
+  let bench: BenchPlatform | undefined;
   const services: string[] = [];
   const viaPlatform: number[] = [];
   const viaCli: number[] = [];
   try {
-    const owner = await platform.registerOwner();
-    const auth = { token: owner.token };
-    const call = async (name: string, input: Record<string, unknown>) => {
-      const response = await platform.mutate(name, input, auth);
-      if (response.status !== 200) throw new Error(`${name}: ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-    const project = await call("project.create", { name: "Bench" });
+    bench = await startBenchPlatform("database", { PLATFORM_DEFAULT_IMAGE_POSTGRES: image }, mainDirectory);
+    const { platform, call, environmentId } = bench;
     for (let round = 0; round < rounds; round++) {
       const appName = `bench-pg-platform-${process.pid}-${round}`;
       services.push(appName);
@@ -91,7 +65,7 @@ async function main(): Promise<void> {
       const created = await call("postgres.create", {
         name: "bench",
         appName,
-        environmentId: project.environment.environmentId,
+        environmentId,
         databaseName: credentials.database,
         databaseUser: credentials.user,
         databasePassword: credentials.password,
@@ -131,13 +105,11 @@ async function main(): Promise<void> {
         image,
       ]);
       viaCli.push((await acceptsAt(cliPort)) - cliStarted);
-      process.stdout.write(
-        `round ${round + 1}/${rounds}: platform ${viaPlatform.at(-1)!.toFixed(0)} ms, docker CLI ${viaCli.at(-1)!.toFixed(0)} ms\n`,
-      );
+      printRound(round, rounds, viaPlatform.at(-1)!, viaCli.at(-1)!);
     }
   } finally {
     for (const name of services) await docker(["service", "rm", name]).catch(() => {});
-    await platform.close();
+    await bench?.platform.close();
     // The volumes go once their containers have.
     for (const name of services) {
       for (let attempt = 0; attempt < 60; attempt++) {
@@ -153,14 +125,12 @@ async function main(): Promise<void> {
     }
     await rm(mainDirectory, { recursive: true, force: true });
   }
-  const platformMs = median(viaPlatform);
-  const cliMs = median(viaCli);
-  console.log(
-    `\npostgres (${image}) from deploy until it accepts connections on 127.0.0.1 (median of ${rounds} rounds)`,
+  printComparison(
+    `postgres (${image}) from deploy until it accepts connections on 127.0.0.1`,
+    "postgres.deploy (queue + agent + Swarm)",
+    viaPlatform,
+    viaCli,
   );
-  console.log(`  postgres.deploy (queue + agent + Swarm)     ${platformMs.toFixed(0).padStart(7)} ms`);
-  console.log(`  docker service create (bare CLI)            ${cliMs.toFixed(0).padStart(7)} ms`);
-  console.log(`  ratio platform / CLI                        ${(platformMs / cliMs).toFixed(2).padStart(7)}`);
 }
 
 main().catch((error) => {

@@ -7,22 +7,16 @@
  * agent on the local Docker Engine. Needs what the tests need (Postgres, NATS, Docker Swarm,
  * scripts/docker-setup.sh).
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { freePort } from "../apps/agent/src/testing/net.ts";
-import { startTestPlatform } from "../apps/control-plane/src/testing/harness.ts";
+import { type BenchPlatform, docker, printComparison, printRound, startBenchPlatform } from "./support.ts";
 
-const run = promisify(execFile);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const network = "platform-network";
 const SERVE_TIMEOUT_MS = 120_000;
-
-const docker = async (args: string[]) => (await run("docker", args, { maxBuffer: 16 << 20 })).stdout.trim();
 
 /** Polls 127.0.0.1:port until it answers `body`; answers the moment it did. */
 async function servedAt(port: number, body: string): Promise<number> {
@@ -37,11 +31,6 @@ async function servedAt(port: number, body: string): Promise<number> {
   throw new Error(`nothing served "${body}" on 127.0.0.1:${port} within ${SERVE_TIMEOUT_MS} ms`);
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)]!;
-};
-
 async function main(): Promise<void> {
   const tag = `platform-bench/deploy:${process.pid}`;
   const context = await mkdtemp(path.join(tmpdir(), "platform-bench-deploy-"));
@@ -53,32 +42,20 @@ async function main(): Promise<void> {
   );
   await docker(["build", "--quiet", "--tag", tag, context]);
 
-  const platform = await startTestPlatform(
-    { NATS_URL: natsUrl, LOG_LEVEL: "warn" },
-    {
-      agents: { localAgent: { mainDirectory: context } },
-      deployments: { stream: `BENCH_DEPLOY_${process.pid}`, subjectPrefix: `bench.deploy.${process.pid}` },
-    },
-  );
+  let bench: BenchPlatform | undefined;
   const services: string[] = [];
   const viaPlatform: number[] = [];
   const viaCli: number[] = [];
   try {
-    const owner = await platform.registerOwner();
-    const auth = { token: owner.token };
-    const call = async (name: string, input: Record<string, unknown>) => {
-      const response = await platform.mutate(name, input, auth);
-      if (response.status !== 200) throw new Error(`${name}: ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
-    const project = await call("project.create", { name: "Bench" });
+    bench = await startBenchPlatform("deploy", {}, context);
+    const { call, environmentId } = bench;
     for (let round = 0; round < rounds; round++) {
       const appName = `bench-platform-${process.pid}-${round}`;
       services.push(appName);
       const app = await call("application.create", {
         name: "bench",
         appName,
-        environmentId: project.environment.environmentId,
+        environmentId,
       });
       await call("application.saveDockerProvider", { applicationId: app.applicationId, dockerImage: tag });
       const port = await freePort();
@@ -104,22 +81,20 @@ async function main(): Promise<void> {
         tag,
       ]);
       viaCli.push((await servedAt(cliPort, body)) - cliStarted);
-      process.stdout.write(
-        `round ${round + 1}/${rounds}: platform ${viaPlatform.at(-1)!.toFixed(0)} ms, docker CLI ${viaCli.at(-1)!.toFixed(0)} ms\n`,
-      );
+      printRound(round, rounds, viaPlatform.at(-1)!, viaCli.at(-1)!);
     }
   } finally {
     for (const name of services) await docker(["service", "rm", name]).catch(() => {});
-    await platform.close();
+    await bench?.platform.close();
     await docker(["image", "rm", "-f", tag]).catch(() => {});
     await rm(context, { recursive: true, force: true });
   }
-  const platformMs = median(viaPlatform);
-  const cliMs = median(viaCli);
-  console.log(`\ndeploy of a prebuilt image until it serves on 127.0.0.1 (median of ${rounds} rounds)`);
-  console.log(`  application.deploy (queue + agent + Swarm)  ${platformMs.toFixed(0).padStart(7)} ms`);
-  console.log(`  docker service create (bare CLI)            ${cliMs.toFixed(0).padStart(7)} ms`);
-  console.log(`  ratio platform / CLI                        ${(platformMs / cliMs).toFixed(2).padStart(7)}`);
+  printComparison(
+    "deploy of a prebuilt image until it serves on 127.0.0.1",
+    "application.deploy (queue + agent + Swarm)",
+    viaPlatform,
+    viaCli,
+  );
 }
 
 main().catch((error) => {

@@ -11,6 +11,8 @@
  * agents (validateServer for activation, observeServices for reconciliation: each server runs
  * one deployed application) the way a healthy agent does.
  *
+ * The control plane runs as `npm start` runs it (built JavaScript under plain node).
+ *
  * Measured per step: the control plane's CPU (utime+stime from /proc/<pid>/stat over the
  * window, in cores) and RSS; heartbeat lag, the time from an agent's publish to the database
  * showing it (servers.last_heartbeat_at holds the receive time, so a heartbeat sent at t is
@@ -18,7 +20,7 @@
  * never recorded; commands answered; and project.all (100 projects) p50/p99 from a steady
  * probe of 10 requests/s. The 0-agent step is the reference of the same run.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,15 +39,15 @@ import {
   NatsAgentTransport,
   type NatsConnection,
 } from "../packages/agent-protocol/src/index.ts";
+import { createScratchDatabase, startControlPlane } from "./support.ts";
 
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const curve = (process.env.SCALE_AGENTS ?? "100,300,1000").split(",").map(Number);
 const stepSeconds = Number(process.env.SCALE_SECONDS ?? 60);
 const warmupSeconds = Number(process.env.SCALE_WARMUP_SECONDS ?? 15);
 const heartbeatMs = Number(process.env.SCALE_HEARTBEAT_MS ?? 10_000);
 const POLL_MS = 200;
 const PROBE_INTERVAL_MS = 100;
-const root = path.resolve(import.meta.dirname, "..");
+const _root = path.resolve(import.meta.dirname, "..");
 const clockTicks = 100; // getconf CLK_TCK on Linux
 
 function percentile(sorted: number[], p: number): number {
@@ -194,13 +196,8 @@ interface StepFigures {
 }
 
 async function main(): Promise<void> {
-  const databaseName = `platform_scale_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${databaseName}`);
-  const databaseUrl = new URL(adminUrl);
-  databaseUrl.pathname = `/${databaseName}`;
-  const db = new pg.Pool({ connectionString: databaseUrl.toString(), max: 2 });
+  const database = await createScratchDatabase("platform_scale");
+  const db = new pg.Pool({ connectionString: database.url, max: 2 });
   const dataDir = mkdtempSync(path.join(tmpdir(), "platform-scale-"));
   const nats = await startJwtNats({ jetstream: true });
   const port = Number(process.env.SCALE_PORT ?? (await freePort()));
@@ -212,20 +209,11 @@ async function main(): Promise<void> {
   let polling = true;
 
   try {
-    // `node --import tsx` (not the tsx CLI), so the pid measured is the server's own.
-    controlPlane = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
-      cwd: root,
-      env: {
-        ...process.env,
-        ...nats.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        LOG_LEVEL: "warn",
-        DATABASE_URL: databaseUrl.toString(),
-        PLATFORM_LOCAL_PROXY: "false",
-        PLATFORM_DATA_DIR: dataDir,
-      },
-      stdio: ["ignore", "inherit", "inherit"],
+    controlPlane = startControlPlane(port, {
+      ...nats.env,
+      DATABASE_URL: database.url,
+      PLATFORM_LOCAL_PROXY: "false",
+      PLATFORM_DATA_DIR: dataDir,
     });
     const pid = controlPlane.pid!;
     for (let i = 0; ; i++) {
@@ -437,8 +425,7 @@ async function main(): Promise<void> {
     }
     await db.end();
     await nats.stop();
-    await admin.query(`drop database if exists ${databaseName} with (force)`);
-    await admin.end();
+    await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

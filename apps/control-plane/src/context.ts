@@ -12,6 +12,7 @@ import type { Db } from "./db/database.ts";
 import type { Role } from "./db/schema.ts";
 import type { DeploymentQueue } from "./deployments/queue.ts";
 import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import type { ProjectTreeCache } from "./projects/tree-cache.ts";
 
 export interface ServiceContext {
   config: Config;
@@ -21,6 +22,8 @@ export interface ServiceContext {
   secrets: SecretBox;
   /** Callers of recently seen credentials, emptied by every change on any instance (auth/caller-cache.ts). */
   callers: CallerCache;
+  /** Each organization's project tree, emptied by every write to it on any instance (projects/tree-cache.ts). */
+  projectTrees: ProjectTreeCache;
   /** HMAC key for session JWTs, derived from the master secret. */
   sessionSigningKey: Uint8Array;
   /** The agents of the servers (and of this machine, LOCAL_SERVER_ID). */

@@ -14,7 +14,7 @@ import { clientAddress } from "./auth/client-address.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
-import type { AnyProcedure, RouterDef } from "./procedure.ts";
+import { type AnyProcedure, PreparedOutput, type RouterDef } from "./procedure.ts";
 import { inputFromQuery } from "./query-input.ts";
 
 export type ProcedureTable = Map<string, AnyProcedure>;
@@ -55,6 +55,9 @@ interface CallInput {
   query?: URLSearchParams;
 }
 
+/** What Hono's c.json sends, for answers serialized ahead (PreparedOutput). */
+const JSON_CONTENT_TYPE = { "content-type": "application/json" };
+
 const roleRank = { member: 0, admin: 1, owner: 2 } as const;
 
 export class Dispatcher {
@@ -77,6 +80,7 @@ export class Dispatcher {
       const procedure = this.find(path, c.req.method);
       const input = await this.readInput(c, procedure, url, trpc);
       const data = await this.call(c, procedure, input, url);
+      if (data instanceof PreparedOutput && !trpc) return c.body(data.json, 200, JSON_CONTENT_TYPE);
       return c.json(trpc ? resultEnvelope(data) : data);
     } catch (error) {
       const apiError = this.toApiError(c, error);
@@ -195,7 +199,8 @@ export class Dispatcher {
       clientAddress: clientAddress(c, this.services.config.trustedProxies),
     };
     const result = await procedure.handler({ ...context, input: parsed.data, caller });
-    const output = procedure.output.safeParse(result);
+    if (result instanceof PreparedOutput && result.schema === procedure.output) return result;
+    const output = procedure.output.safeParse(result instanceof PreparedOutput ? result.data : result);
     if (!output.success) {
       context.logger.error({ issues: output.error.issues }, "procedure output does not match its schema");
       throw new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
@@ -328,7 +333,8 @@ export function errorBodyFor(requestPath: string, error: ApiError): unknown {
 
 /** A tRPC result: the data as superjson serializes it (`{json, meta?}`). */
 export function resultEnvelope(data: unknown): unknown {
-  return { result: { data: superjson.serialize(data) } };
+  const plain = data instanceof PreparedOutput ? data.data : data;
+  return { result: { data: superjson.serialize(plain) } };
 }
 
 /**

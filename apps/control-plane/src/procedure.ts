@@ -33,7 +33,39 @@ export interface ProcedureDef<
   /** Editions the procedure exists on; absent means every edition. */
   editions?: readonly Edition[];
   summary?: string;
-  handler: (args: HandlerArgs<z.output<In>, Auth>) => Promise<z.input<Out>> | z.input<Out>;
+  handler: (
+    args: HandlerArgs<z.output<In>, Auth>,
+  ) => Promise<z.input<Out> | PreparedOutput> | z.input<Out> | PreparedOutput;
+}
+
+/**
+ * An answer already checked against an output schema and serialized, for answers kept in a
+ * cache (projects/tree-cache.ts): the dispatcher sends `json` as it is when `schema` is the
+ * procedure's own output schema, and parses `data` as usual otherwise. Deeply frozen, as it is
+ * shared by every request it answers.
+ */
+export class PreparedOutput<T = unknown> {
+  private constructor(
+    readonly schema: z.ZodType,
+    readonly data: T,
+    readonly json: string,
+  ) {}
+
+  static of<S extends z.ZodType>(schema: S, value: unknown): PreparedOutput<z.output<S>> {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      throw new Error(`a prepared answer does not match its schema: ${z.prettifyError(parsed.error)}`);
+    }
+    return new PreparedOutput(schema, deepFreeze(parsed.data), JSON.stringify(parsed.data));
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const field of Object.values(value)) deepFreeze(field);
+  }
+  return value;
 }
 
 type Spec<In extends z.ZodType, Out extends z.ZodType, Auth extends Access> = Omit<

@@ -16,6 +16,7 @@ import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployment
 import { Reconciler } from "./deployments/reconcile.ts";
 import { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
+import { PROJECT_TREE_CHANNEL, ProjectTreeCache, tablesNotifyingTrees } from "./projects/tree-cache.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
 
 /** Field names whose values never reach a log line. */
@@ -84,8 +85,13 @@ export async function createServices(
   const now = () => new Date();
   // Reads services.now at each hit, so a test that moves the clock moves the cache's too.
   const callers = new CallerCache(() => services.now());
+  const projectTrees = new ProjectTreeCache();
   try {
     callers.attach(await database.listen(CALLER_CHANNEL, () => callers.invalidate()));
+    projectTrees.attach(
+      await database.listen(PROJECT_TREE_CHANNEL, () => projectTrees.invalidate()),
+      await tablesNotifyingTrees(database.db),
+    );
   } catch (error) {
     await database.close();
     throw error;
@@ -104,6 +110,7 @@ export async function createServices(
     logger,
     secrets: new SecretBox(masterSecret),
     callers,
+    projectTrees,
     sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
     agents,
     deployments: createDeploymentQueue(config, options.deployments),

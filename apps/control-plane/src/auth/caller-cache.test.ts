@@ -4,37 +4,21 @@
  * cached, on both; then a change made through one instance must hold on the very next request
  * through either.
  */
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createTestDatabase,
-  type Session,
-  startTestPlatform,
-  type TestPlatform,
-  testDatabaseKind,
-} from "../testing/harness.ts";
+import { type Session, startTestPlatformPair, type TestPlatform } from "../testing/harness.ts";
 import { apiKeyHash } from "./api-key.ts";
 
 describe("caller cache", () => {
   let a: TestPlatform;
   let b: TestPlatform;
   let owner: Session;
-  let dropDatabase: () => Promise<void>;
+  let closePair: () => Promise<void>;
 
   beforeAll(async () => {
-    const database = await createTestDatabase();
-    dropDatabase = database.drop;
-    // Sessions signed by one instance are read by the other: the same master secret.
-    const env = { PLATFORM_SECRET_KEY: randomBytes(32).toString("base64") };
-    a = await startTestPlatform(env, { database: database.target });
-    b = testDatabaseKind === "postgres" ? await startTestPlatform(env, { database: database.target }) : a;
+    ({ a, b, close: closePair } = await startTestPlatformPair());
     owner = await a.registerOwner();
   });
-  afterAll(async () => {
-    if (b !== a) await b?.close();
-    await a?.close();
-    await dropDatabase?.();
-  });
+  afterAll(async () => await closePair?.());
 
   const both = () => [a, b] as const;
 

@@ -39,6 +39,10 @@ export const projectDetailSchema = projectSchema.extend({
   environments: z.array(environmentWithServicesSchema),
 });
 
+/** project.all: every project of the organization with its environments and services. */
+export const projectTreesSchema = z.array(projectDetailSchema);
+export type ProjectTrees = z.output<typeof projectTreesSchema>;
+
 /** environment.one / environment.byProjectId: an environment with its project and services. */
 export const environmentDetailSchema = environmentWithServicesSchema.extend({ project: projectSchema });
 

@@ -76,6 +76,12 @@ export interface ServiceKindHooks {
    */
   summaryJson?(environmentId: RawBuilder<unknown>): RawBuilder<unknown>;
   /**
+   * The table the summaries are read from. The cached project trees (tree-cache.ts) are used
+   * only while every kind names one that NOTIFYs on writes (migration
+   * 20261125-20-project-tree-invalidation).
+   */
+  summaryTable?: string;
+  /**
    * Copies the services `ids` (all of this kind in the source environment, already checked)
    * into `targetEnvironmentId`, inside the caller's transaction. `sameProject` tells whether
    * names need a " (copy)" suffix; `secrets` reseals secrets bound to the copied row.

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { loadProjectTrees, withServices } from "../projects/details.ts";
+import { withServices } from "../projects/details.ts";
 import {
   grantCreated,
   grantsOf,
@@ -41,6 +41,7 @@ import {
   patchOf,
   projectDetailSchema,
   projectSchema,
+  projectTreesSchema,
 } from "../projects/schemas.ts";
 import {
   copyServices,
@@ -89,7 +90,8 @@ export const projectRouter = defineRouter("project", {
     output: projectDetailSchema,
     handler: async ({ services, caller, input }) => {
       const grants = await grantsOf(services.db, caller);
-      const [detail] = await loadProjectTrees(services.db, caller.organizationId, input.projectId);
+      const trees = await services.projectTrees.get(services.db, caller.organizationId);
+      const detail = trees.data.find((project) => project.projectId === input.projectId);
       if (!detail || !seesProject(grants, detail.projectId)) throw notFound("Project");
       return visibleProject(grants, detail);
     },
@@ -99,14 +101,14 @@ export const projectRouter = defineRouter("project", {
     summary: "Every project of the organization with environments and service summaries",
     access: "member",
     input: noInput,
-    output: z.array(projectDetailSchema),
+    output: projectTreesSchema,
     handler: async ({ services, caller }) => {
       const grants = await grantsOf(services.db, caller);
-      const projects = await loadProjectTrees(services.db, caller.organizationId);
+      const projects = await services.projectTrees.get(services.db, caller.organizationId);
       if (grants.projects === null && grants.environments === null && grants.services === null) {
         return projects;
       }
-      return projects
+      return projects.data
         .filter((project) => seesProject(grants, project.projectId))
         .map((project) => visibleProject(grants, project));
     },

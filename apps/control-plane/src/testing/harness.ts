@@ -228,3 +228,28 @@ export async function startTestPlatform(
     rmSync(dataDir, { recursive: true, force: true });
   });
 }
+
+/**
+ * Two control planes on one fresh database, sharing the master secret (a session signed by one
+ * is read by the other). On PGlite, whose single connection cannot be shared between
+ * processes, `b` is `a`.
+ */
+export async function startTestPlatformPair(): Promise<{
+  a: TestPlatform;
+  b: TestPlatform;
+  close: () => Promise<void>;
+}> {
+  const database = await createTestDatabase();
+  const env = { PLATFORM_SECRET_KEY: randomBytes(32).toString("base64") };
+  const a = await startTestPlatform(env, { database: database.target });
+  const b = testDatabaseKind === "postgres" ? await startTestPlatform(env, { database: database.target }) : a;
+  return {
+    a,
+    b,
+    close: async () => {
+      if (b !== a) await b.close();
+      await a.close();
+      await database.drop();
+    },
+  };
+}
