@@ -5,13 +5,13 @@
  * that refuses, as pnpm 12 does with this project) `npx --yes pnpm@<pinned>` still runs the
  * pinned version and `npm start` still starts the control plane, with no terminal attached.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../apps/agent/src/testing/net.ts";
+import { spawnNpmStart } from "../support/npm-start.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 
@@ -69,31 +69,10 @@ describe("the README's commands", () => {
     });
 
     it("starts the control plane on embedded PGlite with the fake pnpm 12 first on PATH", async () => {
-      const port = await freePort();
-      child = spawn("npm", ["start"], {
-        cwd: root,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          ...env,
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          PLATFORM_DATA_DIR: path.join(dir, "data"),
-          PLATFORM_LOCAL_PROXY: "false",
-        },
-      });
-      let output = "";
-      child.stdout?.on("data", (chunk) => {
-        output += chunk;
-      });
-      child.stderr?.on("data", (chunk) => {
-        output += chunk;
-      });
-      const deadline = Date.now() + 60_000;
-      while (!output.includes("Platform control plane listening") && Date.now() < deadline) {
-        if (child.exitCode !== null) break;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      const started = await spawnNpmStart(root, env, path.join(dir, "data"));
+      child = started.child;
+      const { port } = started;
+      const output = await started.listening(60_000);
       expect(output).toContain(`Platform control plane listening on http://127.0.0.1:${port}`);
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(health.status).toBe(200);

@@ -4,13 +4,13 @@
  * and no process of the tree `npm start` spawns runs a TypeScript loader or a .ts file (read
  * from /proc/<pid>/cmdline of every descendant).
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../../apps/agent/src/testing/net.ts";
+import { spawnNpmStart } from "../support/npm-start.ts";
 
 const execFileAsync = promisify(execFile);
 const root = path.resolve(import.meta.dirname, "../..");
@@ -85,31 +85,10 @@ describe("the README's start on a fresh copy", () => {
     const [command, ...args] = (install ?? "").split(" ");
     await execFileAsync(command as string, args, { cwd: copy, env, timeout: 180_000 });
 
-    const port = await freePort();
-    child = spawn("npm", ["start"], {
-      cwd: copy,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        PLATFORM_DATA_DIR: path.join(dir, "data"),
-        PLATFORM_LOCAL_PROXY: "false",
-      },
-    });
-    let output = "";
-    child.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    child.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const deadline = Date.now() + 90_000;
-    while (!output.includes("Platform control plane listening") && Date.now() < deadline) {
-      if (child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const started = await spawnNpmStart(copy, env, path.join(dir, "data"));
+    child = started.child;
+    const { port } = started;
+    const output = await started.listening(90_000);
     expect(output).toContain(`Platform control plane listening on http://127.0.0.1:${port}`);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
 

@@ -12,8 +12,8 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { encodeAccount, encodeOperator, encodeUser } from "@nats-io/jwt";
-import { createAccount, createOperator, createUser } from "@nats-io/nkeys";
+import { createUser } from "@nats-io/nkeys";
+import { generateNatsAuthority } from "@platform/agent-protocol/nats-authority.mjs";
 
 const directory = process.argv[2];
 if (!directory) {
@@ -22,43 +22,14 @@ if (!directory) {
 }
 const text = (bytes) => new TextDecoder().decode(bytes);
 
-const operator = createOperator();
-const systemAccount = createAccount();
-const account = createAccount();
-const operatorJwt = await encodeOperator("platform", operator, {
-  system_account: systemAccount.getPublicKey(),
-});
-const unlimited = {
-  limits: {
-    conn: -1,
-    subs: -1,
-    data: -1,
-    payload: -1,
-    imports: -1,
-    exports: -1,
-    leaf: -1,
-    wildcards: true,
-    mem_storage: -1,
-    disk_storage: -1,
-    streams: -1,
-    consumer: -1,
-  },
-};
-const accountJwt = await encodeAccount("platform", account, unlimited, { signer: operator });
-const systemJwt = await encodeAccount("SYS", systemAccount, {}, { signer: operator });
+const { account, serverConfig, controlPlaneJwt } = await generateNatsAuthority({ jetstream: true });
 const user = createUser();
-const userJwt = await encodeUser("control-plane", user, account, {});
+const userJwt = await controlPlaneJwt(user);
 
 const config = [
   "port: 4222",
   "http_port: 8222",
-  `operator: "${operatorJwt}"`,
-  `system_account: "${systemAccount.getPublicKey()}"`,
-  "resolver: MEMORY",
-  "resolver_preload: {",
-  `  ${account.getPublicKey()}: "${accountJwt}"`,
-  `  ${systemAccount.getPublicKey()}: "${systemJwt}"`,
-  "}",
+  serverConfig,
   // Every write reaches the disk before it is acknowledged: a deployment job survives a power cut.
   'jetstream { store_dir: "/data", sync_interval: always }',
   "",

@@ -20,11 +20,12 @@ import {
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
+import { type ArchiveEntry, makeTarGz, makeZip } from "../testing/archives.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { type GitServer, startGitServer } from "../testing/git-server.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive.ts";
 import { Deployer } from "./index.ts";
-import { type ArchiveEntry, LogCollector, makeTarGz, makeZip } from "./test-support.ts";
+import { LogCollector } from "./test-support.ts";
 
 const serverId = "deploy-build-test";
 const STATIC_IMAGE = "platform-test/static-httpd:latest";

@@ -21,7 +21,7 @@ import {
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { createForeignService, dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { type GitServer, startGitServer } from "../testing/git-server.ts";
 import { freePort, waitForHttp } from "../testing/net.ts";
 import { LogCollector } from "./test-support.ts";
@@ -481,19 +481,7 @@ describe("ownership labels", () => {
   it("never takes over a service it did not create (FAILED_PRECONDITION, the service untouched)", async () => {
     const name = `${prefix}-foreign`;
     services.push(name);
-    await dockerCli([
-      "service",
-      "create",
-      "--detach",
-      "--no-resolve-image",
-      "--replicas",
-      "1",
-      "--name",
-      name,
-      TEST_IMAGE,
-      "sleep",
-      "600",
-    ]);
+    await createForeignService(name);
     const { reply } = await deploy({ name, image: TEST_IMAGE, env: ["TAKEN=1"], replicas: 1 });
     expect(reply).toMatchObject({ result: "error", error: { code: "FAILED_PRECONDITION" } });
     if (reply.result === "error") expect(reply.error.message).toContain(name);

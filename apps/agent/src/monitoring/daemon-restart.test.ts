@@ -11,7 +11,7 @@ import path from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AgentClient, NatsAgentTransport } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { dockerCli, removeContainer, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { removeContainer, runSleepingContainer, uniqueName } from "../testing/docker.ts";
 import { freePort } from "../testing/net.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../../..");
@@ -48,27 +48,10 @@ const metrics = async (pathname: string) => {
   return (await response.json()) as { timestamp: string }[];
 };
 
-/** A sleeping busybox container without a network (monitoring reads its stats, not its traffic). */
-const sleepingContainer = (name: string, extra: string[] = []) =>
-  dockerCli([
-    "run",
-    "-d",
-    "--network",
-    "none",
-    "--name",
-    name,
-    "--label",
-    "platform.test=agent",
-    ...extra,
-    TEST_IMAGE,
-    "sleep",
-    "600",
-  ]);
-
 beforeAll(async () => {
   mainDirectory = await mkdtemp(path.join(tmpdir(), "agent-monitoring-daemon-"));
   port = await freePort();
-  await sleepingContainer(appName);
+  await runSleepingContainer(appName);
   connection = await connect({ servers: natsUrl });
   client = new AgentClient(new NatsAgentTransport(connection), 20_000);
 }, 60_000);

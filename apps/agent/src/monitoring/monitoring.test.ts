@@ -12,7 +12,7 @@ import path from "node:path";
 import { type AgentEvent, type MetricsConfig, parseAllowList } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { dockerCli, removeContainer, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { removeContainer, requireDocker, runSleepingContainer, uniqueName } from "../testing/docker.ts";
 import { freePort } from "../testing/net.ts";
 import { Monitoring } from "./index.ts";
 
@@ -61,23 +61,6 @@ function newMonitoring(): Monitoring {
 const get = (pathname: string, headers: Record<string, string> = { authorization: `Bearer ${token}` }) =>
   fetch(`http://127.0.0.1:${port}${pathname}`, { headers });
 
-/** A sleeping busybox container without a network (monitoring reads its stats, not its traffic). */
-const sleepingContainer = (name: string, extra: string[] = []) =>
-  dockerCli([
-    "run",
-    "-d",
-    "--network",
-    "none",
-    "--name",
-    name,
-    "--label",
-    "platform.test=agent",
-    ...extra,
-    TEST_IMAGE,
-    "sleep",
-    "600",
-  ]);
-
 beforeAll(async () => {
   docker = await requireDocker();
   directory = await mkdtemp(path.join(tmpdir(), "agent-monitoring-"));
@@ -92,8 +75,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   receiverPort = (receiver.address() as { port: number }).port;
-  await sleepingContainer(ownApp, ["--label", "platform.organization=org-a"]);
-  await sleepingContainer(excludedApp);
+  await runSleepingContainer(ownApp, ["--label", "platform.organization=org-a"]);
+  await runSleepingContainer(excludedApp);
   monitoring = newMonitoring();
   await monitoring.apply(JSON.stringify(config()));
 }, 60_000);

@@ -58,6 +58,41 @@ export async function runTestContainer(
   ]);
 }
 
+/** A sleeping test container without a network (for what reads its stats, not its traffic). */
+export async function runSleepingContainer(name: string, extra: string[] = []): Promise<string> {
+  return dockerCli([
+    "run",
+    "-d",
+    "--network",
+    "none",
+    "--name",
+    name,
+    "--label",
+    "platform.test=agent",
+    ...extra,
+    TEST_IMAGE,
+    "sleep",
+    "600",
+  ]);
+}
+
+/** A one-replica Swarm service of `image` without the platform's labels, as another tenant's. */
+export async function createForeignService(name: string, image = TEST_IMAGE): Promise<string> {
+  return dockerCli([
+    "service",
+    "create",
+    "--detach",
+    "--no-resolve-image",
+    "--replicas",
+    "1",
+    "--name",
+    name,
+    image,
+    "sleep",
+    "600",
+  ]);
+}
+
 export async function removeContainer(nameOrId: string): Promise<void> {
   await dockerCli(["rm", "-f", nameOrId]).catch(() => {});
 }

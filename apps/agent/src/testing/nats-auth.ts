@@ -4,8 +4,9 @@
  * their own subjects, and for the control plane. With `jetstream`, the account may use JetStream
  * (no limits), for a server started with it.
  */
-import { encodeAccount, encodeOperator, encodeUser } from "@nats-io/jwt";
-import { createAccount, createOperator, type KeyPair } from "@nats-io/nkeys";
+import { encodeUser } from "@nats-io/jwt";
+import type { KeyPair } from "@nats-io/nkeys";
+import { generateNatsAuthority } from "@platform/agent-protocol/nats-authority.mjs";
 
 export interface TestNatsAuthority {
   /** nats-server configuration lines trusting the operator and preloading the account. */
@@ -20,36 +21,10 @@ export interface TestNatsAuthority {
 }
 
 export async function createNatsAuthority(options: { jetstream?: boolean } = {}): Promise<TestNatsAuthority> {
-  const operator = createOperator();
-  const account = createAccount();
-  const systemAccount = createAccount();
-  const operatorJwt = await encodeOperator("platform-test", operator, {
-    system_account: systemAccount.getPublicKey(),
+  const { account, serverConfig, controlPlaneJwt } = await generateNatsAuthority({
+    operatorName: "platform-test",
+    jetstream: options.jetstream,
   });
-  const unlimited = {
-    limits: {
-      conn: -1,
-      subs: -1,
-      data: -1,
-      payload: -1,
-      imports: -1,
-      exports: -1,
-      leaf: -1,
-      wildcards: true,
-      ...(options.jetstream ? { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 } : {}),
-    },
-  };
-  const accountJwt = await encodeAccount("platform", account, unlimited, { signer: operator });
-  const systemJwt = await encodeAccount("SYS", systemAccount, {}, { signer: operator });
-  const serverConfig = [
-    `operator: "${operatorJwt}"`,
-    `system_account: "${systemAccount.getPublicKey()}"`,
-    "resolver: MEMORY",
-    "resolver_preload: {",
-    `  ${account.getPublicKey()}: "${accountJwt}"`,
-    `  ${systemAccount.getPublicKey()}: "${systemJwt}"`,
-    "}",
-  ].join("\n");
   return {
     serverConfig,
     agentJwt: (serverId, publicKey) =>
@@ -58,7 +33,7 @@ export async function createNatsAuthority(options: { jetstream?: boolean } = {})
         sub: { allow: [`agent.${serverId}.>`] },
         resp: { max: 1, ttl: 0 },
       }),
-    controlPlaneJwt: (user) => encodeUser("control-plane", user, account, {}),
+    controlPlaneJwt,
     accountPublicKey: account.getPublicKey(),
     accountSeed: new TextDecoder().decode(account.getSeed()),
   };
