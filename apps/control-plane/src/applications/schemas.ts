@@ -21,6 +21,7 @@ import {
   relativePathSchema,
   repositoryNameSchema,
   restartPolicySwarmSchema,
+  swarmSpecDetailFields,
   swarmUpdateFields,
   versionSchema,
   watchPathsSchema,
@@ -287,7 +288,6 @@ export const saveEnvironmentInput = z.object({
 export const moveInput = z.object({ applicationId: idSchema, targetEnvironmentId: idSchema });
 
 const nullableString = z.string().nullable();
-const jsonObject = z.record(z.string(), z.unknown());
 
 /**
  * The stored application as every response shows it. The registry password and build secrets
@@ -373,16 +373,7 @@ export const applicationSchema = z.object({
   registryId: nullableString,
   buildRegistryId: nullableString,
   rollbackRegistryId: nullableString,
-  // Stored as validated by updateInput; shown as Docker names them.
-  placementSwarm: jsonObject.nullable(),
-  updateConfigSwarm: jsonObject.nullable(),
-  rollbackConfigSwarm: jsonObject.nullable(),
-  modeSwarm: jsonObject.nullable(),
-  labelsSwarm: z.record(z.string(), z.string()).nullable(),
-  networkSwarm: z.array(jsonObject).nullable(),
-  stopGracePeriodSwarm: z.number().nullable(),
-  endpointSpecSwarm: jsonObject.nullable(),
-  ulimitsSwarm: z.array(jsonObject).nullable(),
+  ...swarmSpecDetailFields,
   previewCertificateType: z.enum(certificateTypes),
   previewCustomCertResolver: nullableString,
   rollbackActive: z.boolean(),

@@ -436,3 +436,26 @@ export const swarmUpdateFields = {
   endpointSpecSwarm: endpointSpecSwarmSchema.nullish(),
   ulimitsSwarm: ulimitsSwarmSchema.nullish(),
 };
+
+/** The Swarm fields stored in JSON columns (written as JSON text). */
+export const swarmJsonColumns: ReadonlySet<string> = new Set(
+  Object.keys(swarmUpdateFields).filter((key) => key !== "replicas" && key !== "stopGracePeriodSwarm"),
+);
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+/**
+ * The Swarm fields an application's or a database's `one` shows as they were stored (validated
+ * by swarmUpdateFields), with Docker's names.
+ */
+export const swarmSpecDetailFields = {
+  placementSwarm: jsonObject.nullable(),
+  updateConfigSwarm: jsonObject.nullable(),
+  rollbackConfigSwarm: jsonObject.nullable(),
+  modeSwarm: jsonObject.nullable(),
+  labelsSwarm: z.record(z.string(), z.string()).nullable(),
+  networkSwarm: z.array(jsonObject).nullable(),
+  stopGracePeriodSwarm: z.number().nullable(),
+  endpointSpecSwarm: jsonObject.nullable(),
+  ulimitsSwarm: z.array(jsonObject).nullable(),
+};

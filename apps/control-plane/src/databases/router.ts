@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { serverBelongsTo } from "../applications/repository.ts";
+import { swarmJsonColumns } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";
 import { startDatabaseDeployment } from "../deployments/start.ts";
@@ -48,7 +49,7 @@ import {
   summarySchemaOf,
   updateInputOf,
 } from "./schemas.ts";
-import { SWARM_JSON_COLUMNS, swarmDetailsOf } from "./swarm.ts";
+import { swarmDetailsOf } from "./swarm.ts";
 import { openDatabase, sealDatabaseSecret, toDatabaseSummary } from "./views.ts";
 
 const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
@@ -282,7 +283,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
         const patch: Record<string, unknown> = {};
         for (const [key, value] of Object.entries(rest)) {
           if (value === undefined) continue;
-          patch[key] = SWARM_JSON_COLUMNS.has(key) && value !== null ? JSON.stringify(value) : value;
+          patch[key] = swarmJsonColumns.has(key) && value !== null ? JSON.stringify(value) : value;
         }
         if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
         if (typeof databasePassword === "string") {

@@ -1,10 +1,10 @@
 /**
  * The Swarm fields of a database service (Dokploy's <kind>.update takes them as
- * application.update does): their input schemas, their JSON columns, and what the next deploy
- * puts on the Swarm service.
+ * application.update does, with applications/validation.ts's schemas): how `one` shows them and
+ * what the next deploy puts on the Swarm service.
  */
 import { z } from "zod";
-import { swarmUpdateFields } from "../applications/validation.ts";
+import { swarmSpecDetailFields } from "../applications/validation.ts";
 import type { DatabaseService } from "../db/schema.ts";
 import type { SwarmFields } from "../deployments/service-spec.ts";
 
@@ -15,15 +15,7 @@ export const swarmDetailFields = {
   replicas: z.number().int(),
   healthCheckSwarm: jsonObject.nullable(),
   restartPolicySwarm: jsonObject.nullable(),
-  placementSwarm: jsonObject.nullable(),
-  updateConfigSwarm: jsonObject.nullable(),
-  rollbackConfigSwarm: jsonObject.nullable(),
-  modeSwarm: jsonObject.nullable(),
-  labelsSwarm: z.record(z.string(), z.string()).nullable(),
-  networkSwarm: z.array(jsonObject).nullable(),
-  stopGracePeriodSwarm: z.number().nullable(),
-  endpointSpecSwarm: jsonObject.nullable(),
-  ulimitsSwarm: z.array(jsonObject).nullable(),
+  ...swarmSpecDetailFields,
 };
 
 /** The row's Swarm fields as `one` shows them. */
@@ -43,11 +35,6 @@ export function swarmDetailsOf(row: DatabaseService) {
     ulimitsSwarm: row.ulimitsSwarm,
   };
 }
-
-/** The columns kept as JSON text on the way in. */
-export const SWARM_JSON_COLUMNS = new Set(
-  Object.keys(swarmUpdateFields).filter((key) => key !== "replicas" && key !== "stopGracePeriodSwarm"),
-);
 
 /**
  * The row's Swarm fields for the spec. Two tasks must never share one data directory: without

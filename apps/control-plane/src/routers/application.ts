@@ -44,7 +44,12 @@ import {
   updateInput,
 } from "../applications/schemas.ts";
 import { teardownApplication } from "../applications/teardown.ts";
-import { appNameSchema, gitUrlProblem, plainTextSchema } from "../applications/validation.ts";
+import {
+  appNameSchema,
+  gitUrlProblem,
+  plainTextSchema,
+  swarmJsonColumns,
+} from "../applications/validation.ts";
 import {
   type ApplicationSecretField,
   sealApplicationSecret,
@@ -88,21 +93,7 @@ import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
 import { portSchema } from "./port.ts";
 
-const JSON_COLUMNS = new Set([
-  "watchPaths",
-  "args",
-  "previewLabels",
-  "healthCheckSwarm",
-  "restartPolicySwarm",
-  "placementSwarm",
-  "updateConfigSwarm",
-  "rollbackConfigSwarm",
-  "modeSwarm",
-  "labelsSwarm",
-  "networkSwarm",
-  "endpointSpecSwarm",
-  "ulimitsSwarm",
-]);
+const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 
 /** Write-only inputs and the sealed columns that keep them. */
 const SEALED_COLUMNS = {
