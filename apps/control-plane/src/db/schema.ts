@@ -242,7 +242,26 @@ export interface RestartPolicySwarm {
 
 type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>;
 
-export interface ApplicationTable {
+/**
+ * Dokploy's *Swarm fields and replicas, as applications and database services keep them: Docker
+ * Swarm settings as Docker names them (JSON), applied by the next deploy.
+ */
+export interface SwarmColumns {
+  replicas: Generated<number>;
+  healthCheckSwarm: NullableJson<HealthCheckSwarm>;
+  restartPolicySwarm: NullableJson<RestartPolicySwarm>;
+  placementSwarm: NullableJson<Record<string, unknown>>;
+  updateConfigSwarm: NullableJson<Record<string, unknown>>;
+  rollbackConfigSwarm: NullableJson<Record<string, unknown>>;
+  modeSwarm: NullableJson<Record<string, unknown>>;
+  labelsSwarm: NullableJson<Record<string, string>>;
+  networkSwarm: NullableJson<Record<string, unknown>[]>;
+  stopGracePeriodSwarm: number | null;
+  endpointSpecSwarm: NullableJson<Record<string, unknown>>;
+  ulimitsSwarm: NullableJson<Record<string, unknown>[]>;
+}
+
+export interface ApplicationTable extends SwarmColumns {
   applicationId: string;
   name: string;
   appName: string;
@@ -309,9 +328,6 @@ export interface ApplicationTable {
   cpuReservation: string | null;
   command: string | null;
   args: NullableJson<string[]>;
-  replicas: Generated<number>;
-  healthCheckSwarm: NullableJson<HealthCheckSwarm>;
-  restartPolicySwarm: NullableJson<RestartPolicySwarm>;
   autoDeploy: Generated<boolean>;
   refreshToken: string;
   isPreviewDeploymentsActive: Generated<boolean>;
@@ -331,16 +347,6 @@ export interface ApplicationTable {
   rollbackRegistryId: string | null;
   /** SecretBox-sealed secret verifying inbound deploy webhooks (HMAC key / GitLab token); never returned. */
   webhookSecretSealed: string | null;
-  /** Docker Swarm settings as Docker names them (JSON), Dokploy's *Swarm fields. */
-  placementSwarm: NullableJson<Record<string, unknown>>;
-  updateConfigSwarm: NullableJson<Record<string, unknown>>;
-  rollbackConfigSwarm: NullableJson<Record<string, unknown>>;
-  modeSwarm: NullableJson<Record<string, unknown>>;
-  labelsSwarm: NullableJson<Record<string, string>>;
-  networkSwarm: NullableJson<Record<string, unknown>[]>;
-  stopGracePeriodSwarm: number | null;
-  endpointSpecSwarm: NullableJson<Record<string, unknown>>;
-  ulimitsSwarm: NullableJson<Record<string, unknown>[]>;
   /** SecretBox-sealed build secrets of preview deployments; never returned. */
   previewBuildSecretsSealed: string | null;
   previewCertificateType: Generated<"letsencrypt" | "none" | "custom">;
@@ -520,7 +526,7 @@ export interface EventTable {
 export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
 
 /** A database service (spec 2.9) of one of the five kinds (databases/kinds.ts). */
-export interface DatabaseServiceTable {
+export interface DatabaseServiceTable extends SwarmColumns {
   databaseId: string;
   kind: DatabaseKind;
   name: string;
@@ -548,19 +554,6 @@ export interface DatabaseServiceTable {
   command: string | null;
   /** JSON text on the way in (null: none). */
   args: ColumnType<string[] | null, string | null | undefined, string | null>;
-  /** Dokploy's Swarm fields, as applications have them (applied by the next deploy). */
-  replicas: Generated<number>;
-  healthCheckSwarm: NullableJson<HealthCheckSwarm>;
-  restartPolicySwarm: NullableJson<RestartPolicySwarm>;
-  placementSwarm: NullableJson<Record<string, unknown>>;
-  updateConfigSwarm: NullableJson<Record<string, unknown>>;
-  rollbackConfigSwarm: NullableJson<Record<string, unknown>>;
-  modeSwarm: NullableJson<Record<string, unknown>>;
-  labelsSwarm: NullableJson<Record<string, string>>;
-  networkSwarm: NullableJson<Record<string, unknown>[]>;
-  stopGracePeriodSwarm: number | null;
-  endpointSpecSwarm: NullableJson<Record<string, unknown>>;
-  ulimitsSwarm: NullableJson<Record<string, unknown>[]>;
   createdAt: Timestamp;
 }
 
