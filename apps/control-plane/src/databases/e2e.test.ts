@@ -39,6 +39,28 @@ const directories: string[] = [];
 const as = () => ({ token: owner.token });
 const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
+/** A test-unique service name, its service and volume removed after the suite whatever the test did. */
+function newAppName(prefix: string): string {
+  const appName = uniqueName(prefix);
+  appNames.push(appName);
+  return appName;
+}
+
+/** A mongo of the stand-in image with user root and password Mongo#pass1, created, not deployed. */
+async function createMongo(prefix: string, name: string, fields: Record<string, unknown> = {}) {
+  await dockerCli(["image", "inspect", IMAGES.mongo]);
+  const appName = newAppName(prefix);
+  const { mongoId } = await ok("mongo.create", {
+    name,
+    appName,
+    environmentId,
+    databaseUser: "root",
+    databasePassword: "Mongo#pass1",
+    ...fields,
+  });
+  return { mongoId: mongoId as string, appName };
+}
+
 /** Queues through `operation` and waits for the deployment's end; answers its row. */
 async function settle(kind: string, operation: string, input: Record<string, unknown>) {
   const { deploymentId } = await ok(`${kind}.${operation}`, input);
@@ -107,8 +129,7 @@ describe("postgres", () => {
   it(
     "deploys, a pg client writes a row through the external port; reload keeps it, rebuild loses it, remove deletes service and volume",
     async () => {
-      const appName = uniqueName("db-pg");
-      appNames.push(appName);
+      const appName = newAppName("db-pg");
       const created = await ok("postgres.create", {
         name: "Orders",
         appName,
@@ -184,8 +205,7 @@ describe("postgres", () => {
   it(
     "never mounts or deletes another organization's volume of the same name",
     async () => {
-      const appName = uniqueName("db-pgv");
-      appNames.push(appName);
+      const appName = newAppName("db-pgv");
       const volume = `${appName}-data`;
       const foreign = ownershipLabels({
         organizationId: "another-organization",
@@ -237,8 +257,7 @@ async function lifecycle(
   },
 ): Promise<void> {
   const idKey = `${kind}Id`;
-  const appName = uniqueName(`db-${kind}`);
-  appNames.push(appName);
+  const appName = newAppName(`db-${kind}`);
   const created = await ok(`${kind}.create`, { name: kind, appName, environmentId, ...fields });
   const id = created[idKey] as string;
   const externalPort = await freePort();
@@ -356,8 +375,7 @@ describe("mongo", () => {
     "runs from the stand-in image: deployed with its environment and volume, answering on its external port",
     async () => {
       await dockerCli(["image", "inspect", IMAGES.mongo]);
-      const appName = uniqueName("db-mongo");
-      appNames.push(appName);
+      const appName = newAppName("db-mongo");
       const created = await ok("mongo.create", {
         name: "mongo",
         appName,
@@ -403,17 +421,10 @@ describe("mongo replicaSets", () => {
       // The stand-in is not MongoDB: what runs for real here is the wrapper (key file, the
       // entrypoint with --replSet/--keyFile, the retry loop, the stop); rs.initiate itself
       // needs a real mongod and mongosh (not reachable here).
-      await dockerCli(["image", "inspect", IMAGES.mongo]);
-      const appName = uniqueName("db-rs");
-      appNames.push(appName);
       const password = "Mongo#pass1";
-      const { mongoId } = await ok("mongo.create", {
-        name: "Replica",
-        appName,
-        environmentId,
-        databaseUser: "root",
-        databasePassword: password,
+      const { mongoId, appName } = await createMongo("db-rs", "Replica", {
         replicaSets: true,
+        databasePassword: password,
       });
       // A long grace period, so that a stop the shell did not forward (mongod killed only when
       // the grace period ends) cannot pass for one it did, however slow the machine.
@@ -476,16 +487,7 @@ describe("Swarm fields", () => {
   it(
     "update's Swarm fields reach the deployed service spec; databases stay stop-first",
     async () => {
-      await dockerCli(["image", "inspect", IMAGES.mongo]);
-      const appName = uniqueName("db-swarm");
-      appNames.push(appName);
-      const { mongoId } = await ok("mongo.create", {
-        name: "Swarm",
-        appName,
-        environmentId,
-        databaseUser: "root",
-        databasePassword: "Mongo#pass1",
-      });
+      const { mongoId, appName } = await createMongo("db-swarm", "Swarm");
       await ok("mongo.update", {
         mongoId,
         labelsSwarm: { "com.example.team": "data" },
@@ -524,16 +526,7 @@ describe("reconciliation and events", () => {
   it(
     "a database whose service vanished turns to error from observation and back to done on redeploy; deployments record appDeploy / appBuildError events naming it",
     async () => {
-      await dockerCli(["image", "inspect", IMAGES.mongo]);
-      const appName = uniqueName("db-observed");
-      appNames.push(appName);
-      const { mongoId } = await ok("mongo.create", {
-        name: "Observed",
-        appName,
-        environmentId,
-        databaseUser: "root",
-        databasePassword: "Mongo#pass1",
-      });
+      const { mongoId, appName } = await createMongo("db-observed", "Observed");
       const one = async () => (await platform.query("mongo.one", { mongoId }, as())).body;
       const eventsOf = () =>
         platform.services.db
@@ -599,8 +592,7 @@ describe("deployment.killProcess", () => {
     "stops a running database deployment on Docker: it ends in error, the service's status is put back, the next deployment runs",
     async () => {
       await dockerCli(["image", "inspect", IMAGES.redis]);
-      const appName = uniqueName("db-kill");
-      appNames.push(appName);
+      const appName = newAppName("db-kill");
       const { redisId } = await ok("redis.create", {
         name: "Stuck",
         appName,
