@@ -42,16 +42,8 @@ export function swarmDetailsOf(row: DatabaseService) {
  */
 export function databaseSwarmFields(row: DatabaseService): SwarmFields {
   return {
-    replicas: row.replicas,
-    modeSwarm: row.modeSwarm,
-    labelsSwarm: row.labelsSwarm,
-    healthCheckSwarm: row.healthCheckSwarm,
-    restartPolicySwarm: row.restartPolicySwarm,
-    placementSwarm: row.placementSwarm,
+    ...row,
     updateConfigSwarm: row.updateConfigSwarm ?? { Order: "stop-first" },
     rollbackConfigSwarm: row.rollbackConfigSwarm ?? { Order: "stop-first" },
-    stopGracePeriodSwarm: row.stopGracePeriodSwarm,
-    ulimitsSwarm: row.ulimitsSwarm,
-    endpointSpecSwarm: row.endpointSpecSwarm,
   };
 }

@@ -4,8 +4,9 @@
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
 import type { ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
+import type { Selectable } from "kysely";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
-import type { Application, Port } from "../db/schema.ts";
+import type { Application, Port, SwarmColumns } from "../db/schema.ts";
 import { type EnvVar, mergeEnv, parseEnv } from "../env-vars.ts";
 
 /** The overlay network every application joins (created by scripts/docker-setup.sh / server setup). */
@@ -98,21 +99,11 @@ export interface ServiceSpecInput {
   ports: readonly Port[];
 }
 
-/** The Swarm fields Dokploy stores on applications and database services alike. */
-export type SwarmFields = Pick<
-  Application,
-  | "replicas"
-  | "modeSwarm"
-  | "labelsSwarm"
-  | "healthCheckSwarm"
-  | "restartPolicySwarm"
-  | "placementSwarm"
-  | "updateConfigSwarm"
-  | "rollbackConfigSwarm"
-  | "stopGracePeriodSwarm"
-  | "ulimitsSwarm"
-  | "endpointSpecSwarm"
->;
+/**
+ * The Swarm fields Dokploy stores on applications and database services alike, but networkSwarm
+ * (stored only: see docs/decisions.md).
+ */
+export type SwarmFields = Omit<Selectable<SwarmColumns>, "networkSwarm">;
 
 /** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
 function replicasOf(app: Pick<SwarmFields, "replicas" | "modeSwarm">): number {
