@@ -1,14 +1,13 @@
 /**
  * Reconciliation: compares what every deployed application and database service should run
  * with what its server's Docker runs (observeServices), level-triggered: periodically
- * (RECONCILE_INTERVAL_MS) and when
- * an agent comes back after being away. A service that is missing, scaled to 0 or has fewer
- * running tasks than it should (twice in a row, so a task restart is not flagged) turns the
- * application's status to error with the reason in applicationStatusMessage; once the service
- * runs as it should again, the status is done again. The platform does not redeploy by itself
- * (docs/decisions.md): Swarm already restarts failed tasks; what it cannot fix is shown, and
- * the user deploys (or starts) again. Applications with a deployment waiting or running, and
- * stopped ones (status idle), are left alone.
+ * (RECONCILE_INTERVAL_MS) and when an agent comes back after being away. A service that is
+ * missing, scaled to 0 or has fewer running tasks than it should (twice in a row, so a task
+ * restart is not flagged) turns its status to error with the reason in
+ * applicationStatusMessage; once the service runs as it should again, the status is done again.
+ * The platform does not redeploy by itself (docs/decisions.md): Swarm already restarts failed
+ * tasks; what it cannot fix is shown, and the user deploys (or starts) again. Services with a
+ * deployment waiting or running, and stopped ones (status idle), are left alone.
  */
 import type { ObservedService } from "@platform/agent-protocol";
 import { sql } from "kysely";
@@ -19,10 +18,13 @@ import { serverOf } from "./runtime.ts";
 export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
 const OBSERVE_TIMEOUT_MS = 10_000;
 
-/** Where a kind of service keeps its status, and how its deployments name it. */
+/**
+ * Where a kind of service keeps its status, and its id column (deployments name their service
+ * by the same column).
+ */
 const SERVICE_TABLES = {
-  application: { table: "applications", id: "application_id", deploymentKey: "application_id" },
-  database: { table: "database_services", id: "database_id", deploymentKey: "database_id" },
+  application: { table: "applications", id: "application_id" },
+  database: { table: "database_services", id: "database_id" },
 } as const;
 
 interface Candidate {
@@ -135,8 +137,8 @@ export class Reconciler {
     serviceKind: Candidate["serviceKind"],
     onlyServerId: string | undefined,
   ): Promise<Candidate[]> {
-    const { table, id, deploymentKey } = SERVICE_TABLES[serviceKind];
-    const deploymentsOf = sql`deployments d where d.${sql.ref(deploymentKey)} = s.${sql.ref(id)}`;
+    const { table, id } = SERVICE_TABLES[serviceKind];
+    const deploymentsOf = sql`deployments d where d.${sql.ref(id)} = s.${sql.ref(id)}`;
     const server =
       onlyServerId === undefined
         ? sql``
@@ -167,7 +169,7 @@ export class Reconciler {
     status: "done" | "error",
     message: string | null,
   ): Promise<boolean> {
-    const { table, id, deploymentKey } = SERVICE_TABLES[service.serviceKind];
+    const { table, id } = SERVICE_TABLES[service.serviceKind];
     const endedSince =
       service.lastCompletedAt === null
         ? sql`d.completed_at is not null`
@@ -179,7 +181,7 @@ export class Reconciler {
         and s.application_status = ${service.applicationStatus}
         and s.application_status_message is not distinct from ${service.applicationStatusMessage}
         and not exists (
-          select 1 from deployments d where d.${sql.ref(deploymentKey)} = s.${sql.ref(id)}
+          select 1 from deployments d where d.${sql.ref(id)} = s.${sql.ref(id)}
             and (d.status in ('idle', 'running') or ${endedSince})
         )`.execute(this.services.db);
     return Number(result.numAffectedRows ?? 0) > 0;
