@@ -164,7 +164,6 @@ export async function loadDatabaseTarget(
     name: row.name,
     organizationId: row.organizationId,
     status: row.applicationStatus,
-    emitsEvents: true,
     eventService: { databaseId: row.databaseId, type: row.kind },
     run: runDatabaseDeployment,
     setStatus: async (services, status: ApplicationStatus) => {

@@ -1,8 +1,8 @@
 /**
  * The service a deployment belongs to, as the worker sees it: an application or a database
  * service. The worker claims, logs, stores and settles every deployment the same way; what
- * differs per kind of service (where its status lives, how it is deployed, whether it emits
- * appDeploy events) is here, one entry per kind.
+ * differs per kind of service (where its status lives, how it is deployed, what its appDeploy
+ * events name) is here, one entry per kind.
  */
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
@@ -22,8 +22,6 @@ export interface DeploymentTarget {
   setStatus(services: ServiceContext, status: ApplicationStatus): Promise<void>;
   /** Runs the deployment; undefined: the worker's runner (the application pipeline). */
   run?: DeploymentRunner;
-  /** Whether an appDeploy | appBuildError event is recorded at the end. */
-  emitsEvents: boolean;
   /** A database service's event names it in its payload (its applicationId is null). */
   eventService?: { databaseId: string; type: string };
 }
@@ -50,7 +48,6 @@ async function loadApplicationTarget(
     name: application.name,
     organizationId: application.organizationId,
     status: application.applicationStatus,
-    emitsEvents: true,
     setStatus: async (services, status) => {
       // A deployment's outcome replaces what reconciliation said about the service.
       await services.db

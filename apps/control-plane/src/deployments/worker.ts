@@ -2,11 +2,11 @@
  * Runs one deployment job: claims the record (idle -> running), runs the pipeline of its
  * service (an application, or a database service: deployments/targets.ts) with a log and an
  * abort signal, and stores the outcome: deployment done | error, service done | error, and an
- * appDeploy | appBuildError event (a database service's names it in its payload). A deployment stopped by killProcess,
- * killBuild or cancelDeployment ends in error with the reason as its errorMessage and puts the
- * application back to the status it had before (the previous version keeps serving); it emits
- * no event. A deployment handed back by a stopping control plane (handBackAll) is idle again,
- * to run at the next start.
+ * appDeploy | appBuildError event (a database service's names it in its payload). A deployment
+ * stopped by killProcess, killBuild or cancelDeployment ends in error with the reason as its
+ * errorMessage and puts the service back to the status it had before (the previous version
+ * keeps serving); it emits no event. A deployment handed back by a stopping control plane
+ * (handBackAll) is idle again, to run at the next start.
  */
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
@@ -284,7 +284,7 @@ export class DeploymentWorker {
     );
     const applicationStatus: ApplicationStatus = cancelled ? previousStatus : result.status;
     await setStatus(applicationStatus);
-    if (!cancelled && target.emitsEvents) {
+    if (!cancelled) {
       await recordEvent(
         db,
         {
