@@ -241,6 +241,43 @@ describe("buildImage with submodules", () => {
     expect(await runImage(without.imageName, ["ls", "-A", "/vendor/lib"])).toBe("");
   });
 
+  it("gives the application's credentials to its own Git host only, never to a submodule's other host", async () => {
+    const authorizations: string[] = [];
+    const elsewhere = createServer((request, response) => {
+      if (request.headers.authorization) authorizations.push(request.headers.authorization);
+      response.writeHead(401, { "WWW-Authenticate": 'Basic realm="elsewhere"' }).end();
+    });
+    await new Promise<void>((resolve) => elsewhere.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = elsewhere.address() as AddressInfo;
+      await git.createRepo("foreign-library", { "lib.txt": "elsewhere\n" });
+      await git.createRepo("foreign-sub", { Dockerfile: `FROM ${TEST_IMAGE}\n` });
+      await git.addSubmodule(
+        "foreign-sub",
+        "vendor",
+        "foreign-library",
+        `http://127.0.0.1:${port}/library.git`,
+      );
+      const command = buildCommand({
+        git: {
+          url: git.url("foreign-sub"),
+          branch: "main",
+          httpUsername: "builder",
+          httpPassword: "git-pa55word-xyz",
+          enableSubmodules: true,
+        },
+      });
+      const { reply, log } = await build(command);
+      // The other host asked for credentials and got none; the repository itself was cloned with them.
+      expect(authorizations).toEqual([]);
+      expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
+      expect(log).toMatch(/could not read Username for 'http:\/\/127\.0\.0\.1:\d+'/);
+      expect(log).toMatch(/Submodule 'vendor' .* registered/);
+    } finally {
+      await new Promise<void>((resolve) => elsewhere.close(() => resolve()));
+    }
+  });
+
   it("never follows a submodule through the file transport", async () => {
     await git.createRepo("file-sub", { Dockerfile: `FROM ${TEST_IMAGE}\n` });
     await git.addSubmodule(

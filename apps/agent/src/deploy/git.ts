@@ -18,13 +18,29 @@ export interface ClonedCommit {
   commitMessage: string;
 }
 
-// A helper git runs for every credential prompt: the answer comes from the environment.
+// A helper git runs for every credential prompt, answered from the environment. git names the
+// origin it asks for ("Username for 'https://host'", "Password for 'https://user@host'"): only
+// the repository's own origin gets an answer, so a submodule on another host (which anyone who
+// can push to the repository may add) never receives the application's credentials.
 const ASKPASS_SCRIPT = `#!/bin/sh
+origin=\${1#*\\'}
+origin=\${origin%\\'*}
+host=\${origin#*://}
+host=\${host%%/*}
+host=\${host##*@}
+asked=$(printf '%s://%s' "\${origin%%://*}" "$host" | tr '[:upper:]' '[:lower:]')
+[ "$asked" = "$PLATFORM_GIT_ORIGIN" ] || exit 1
 case "$1" in
   Username*) printf '%s\\n' "$PLATFORM_GIT_USERNAME" ;;
   *) printf '%s\\n' "$PLATFORM_GIT_PASSWORD" ;;
 esac
 `;
+
+/** The origin git names in its credential prompts for `url`: scheme and host[:port], lower case. */
+export function gitOrigin(url: string): string {
+  const { protocol, host } = new URL(url);
+  return `${protocol}//${host}`.toLowerCase();
+}
 
 /** Checks the source before anything runs (INVALID_ARGUMENT). */
 export function checkGitSource(source: GitSource): void {
@@ -77,6 +93,7 @@ export async function cloneRepository(
       await writeFile(askpass, ASKPASS_SCRIPT, { mode: 0o700 });
       await chmod(askpass, 0o700);
       env.GIT_ASKPASS = askpass;
+      env.PLATFORM_GIT_ORIGIN = gitOrigin(source.url);
       env.PLATFORM_GIT_USERNAME = source.httpUsername || "x-access-token";
       env.PLATFORM_GIT_PASSWORD = source.httpPassword ?? "";
     }
