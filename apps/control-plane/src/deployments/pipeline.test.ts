@@ -549,6 +549,18 @@ describe("bad input", () => {
     });
   });
 
+  it("an image named on a metadata address is refused before the engine pulls it, even without credentials", async () => {
+    const pulled = await createApp("metadata-image");
+    await ok("application.saveDockerProvider", {
+      applicationId: pulled.applicationId,
+      dockerImage: "169.254.169.254/latest/app:1",
+    });
+    const refused = await deploy(pulled.applicationId);
+    expect(refused.status).toBe("error");
+    expect(refused.logs).toMatch(/The registry 169\.254\.169\.254 may not be reached: .*link-local/);
+    await expect(dockerCli(["service", "inspect", pulled.appName])).rejects.toThrow();
+  });
+
   it(
     "a legal but odd value stays harmless: a branch that does not exist fails the deployment, no marker appears",
     async () => {

@@ -136,6 +136,10 @@ export async function deploymentSourceOf(
     }
     case "docker": {
       const image = required(app.dockerImage, "dockerImage");
+      // The engine pulls from the host the image names, with credentials or without: that host
+      // passes the outbound guard as a registry login would (Docker Hub is public by definition).
+      const imageRegistry = registryHostOf(image);
+      if (imageRegistry !== "docker.io") await checkRegistryBeforeUse(services, imageRegistry);
       return { kind: "image", image, registryAuth: await pullAuthOf(services, app, image) };
     }
     case "github": {
