@@ -3,11 +3,13 @@
  * between its read of the applications and its write (here: while it waits for the agent's
  * observation) decides the status, and the stale pass leaves it alone. The agent's answer is
  * scripted (a missing service) so that the deployment can end exactly inside that window; the
- * database is the real one.
+ * database is the real one. And a pass asks every server's agent at once, not one after another.
  */
 import type { ObservedServices } from "@platform/agent-protocol";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { Reconciler } from "./reconcile.ts";
 import { insertDeployment } from "./repository.ts";
@@ -37,6 +39,85 @@ async function insertDone(applicationId: string, title: string): Promise<void> {
     .execute();
 }
 
+/** The platform's services with observeServices answered by `observe`. */
+function withObserve(observe: ServiceContext["agents"]["client"]["observeServices"]): ServiceContext {
+  const client: ServiceContext["agents"]["client"] = Object.create(platform.services.agents.client);
+  client.observeServices = observe;
+  return {
+    ...platform.services,
+    agents: Object.assign(Object.create(platform.services.agents), { client }),
+  };
+}
+
+/** A deployed application (status done, one done deployment) on `serverId` (null: this machine). */
+async function deployedApplication(name: string, serverId: string | null): Promise<string> {
+  const as = { token: owner.token };
+  const project = await platform.mutateOk("project.create", { name }, as);
+  const app = await platform.mutateOk(
+    "application.create",
+    { name, environmentId: project.environment.environmentId },
+    as,
+  );
+  const applicationId = app.applicationId as string;
+  await insertDone(applicationId, `first-${Date.now()}`);
+  await platform.services.db
+    .updateTable("applications")
+    .set({ applicationStatus: "done", serverId })
+    .where("applicationId", "=", applicationId)
+    .execute();
+  return applicationId;
+}
+
+describe("reconciliation across servers", () => {
+  it("asks every server's agent at once: one that does not answer holds back no other", async () => {
+    const serverId = newId();
+    await platform.services.db
+      .insertInto("servers")
+      .values({
+        serverId,
+        organizationId: owner.user.organizationId,
+        name: "remote",
+        description: null,
+        ipAddress: "198.51.100.30",
+        username: "root",
+        sshKeyId: null,
+        agentPublicKey: null,
+        agentVersion: null,
+        enrolledAt: null,
+        lastHeartbeatAt: null,
+        hostKeySha256: null,
+      })
+      .execute();
+    await deployedApplication("here", null);
+    await deployedApplication("there", serverId);
+
+    // Neither agent answers until both were asked: a pass asking one server after the other
+    // would wait on the first forever.
+    const asked = new Set<string>();
+    let answer = () => {};
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const reconciler = new Reconciler(
+      withObserve(async (server): Promise<ObservedServices> => {
+        asked.add(server);
+        await answered;
+        return { services: [], activeJobs: [] };
+      }),
+    );
+    const pass = reconciler.reconcile();
+    try {
+      await vi.waitFor(() => expect([...asked].sort()).toEqual([LOCAL_SERVER_ID, serverId].sort()), {
+        timeout: 10_000,
+      });
+    } finally {
+      answer();
+      await pass;
+      await reconciler.close();
+    }
+  });
+});
+
 describe("reconciliation against stale reads", () => {
   it("does not flag drift when a deployment ended after the pass read the application", async () => {
     const as = { token: owner.token };
@@ -55,21 +136,17 @@ describe("reconciliation against stale reads", () => {
       .execute();
 
     let deployMeanwhile = false;
-    const client: ServiceContext["agents"]["client"] = Object.create(platform.services.agents.client);
-    client.observeServices = async (): Promise<ObservedServices> => {
-      if (deployMeanwhile) {
-        deployMeanwhile = false;
-        // A deployment runs and ends while the pass waits for this answer.
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        await insertDone(applicationId, `meanwhile-${Date.now()}`);
-      }
-      return { services: [], activeJobs: [] };
-    };
-    const services: ServiceContext = {
-      ...platform.services,
-      agents: Object.assign(Object.create(platform.services.agents), { client }),
-    };
-    const reconciler = new Reconciler(services);
+    const reconciler = new Reconciler(
+      withObserve(async (): Promise<ObservedServices> => {
+        if (deployMeanwhile) {
+          deployMeanwhile = false;
+          // A deployment runs and ends while the pass waits for this answer.
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          await insertDone(applicationId, `meanwhile-${Date.now()}`);
+        }
+        return { services: [], activeJobs: [] };
+      }),
+    );
     const status = () =>
       platform.services.db
         .selectFrom("applications")

@@ -7,7 +7,8 @@
  * applicationStatusMessage; once the service runs as it should again, the status is done again.
  * The platform does not redeploy by itself (docs/decisions.md): Swarm already restarts failed
  * tasks; what it cannot fix is shown, and the user deploys (or starts) again. Services with a
- * deployment waiting or running, and stopped ones (status idle), are left alone.
+ * deployment waiting or running, and stopped ones (status idle), are left alone. Servers are
+ * observed side by side (OBSERVE_CONCURRENCY at once), so an unreachable agent delays only its own.
  */
 import type { ObservedService } from "@platform/agent-protocol";
 import { sql } from "kysely";
@@ -17,6 +18,8 @@ import { serverOf } from "./runtime.ts";
 
 export const DEFAULT_RECONCILE_INTERVAL_MS = 30_000;
 const OBSERVE_TIMEOUT_MS = 10_000;
+/** Servers observed at once in a pass. */
+const OBSERVE_CONCURRENCY = 16;
 
 /**
  * Where a kind of service keeps its status, and its id column (deployments name their service
@@ -104,29 +107,38 @@ export class Reconciler {
     const byServer = new Map<string, Candidate[]>();
     for (const app of candidates) {
       const serverId = serverOf(app);
-      byServer.set(serverId, [...(byServer.get(serverId) ?? []), app]);
+      const apps = byServer.get(serverId);
+      if (apps) apps.push(app);
+      else byServer.set(serverId, [app]);
     }
-    for (const [serverId, apps] of byServer) {
-      const answer = await unlessAborted(
-        this.services.agents.client.observeServices(
-          serverId,
-          { serviceNames: apps.map((app) => app.appName), jobIds: [] },
-          OBSERVE_TIMEOUT_MS,
-        ),
-        this.closing.signal,
-      );
-      if (!answer) return; // closing
-      // An unreachable agent says nothing about its services.
-      if (!answer.ok) continue;
-      const observed: ObservedService[] = answer.value.services;
-      for (const app of apps) {
-        const drift = driftOf(
-          observed.find((service) => service.name === app.appName),
-          serverId,
+    // Servers are asked side by side: an agent that does not answer costs its own timeout, not
+    // one for every server after it.
+    const queue = [...byServer];
+    const observeNext = async (): Promise<void> => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [serverId, apps] = next;
+        const answer = await unlessAborted(
+          this.services.agents.client.observeServices(
+            serverId,
+            { serviceNames: apps.map((app) => app.appName), jobIds: [] },
+            OBSERVE_TIMEOUT_MS,
+          ),
+          this.closing.signal,
         );
-        await this.apply(app, drift);
+        if (!answer) return; // closing
+        // An unreachable agent says nothing about its services.
+        if (!answer.ok) continue;
+        const observed: ObservedService[] = answer.value.services;
+        for (const app of apps) {
+          const drift = driftOf(
+            observed.find((service) => service.name === app.appName),
+            serverId,
+          );
+          await this.apply(app, drift);
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(OBSERVE_CONCURRENCY, queue.length) }, observeNext));
   }
 
   /**
