@@ -262,6 +262,19 @@ describe("host ports", () => {
       as(owner),
     );
     expect(fromApplication.status).toBe(409);
+    // And an application may not publish a database's external port (tcp; udp is another port).
+    const overDatabase = await platform.mutate(
+      "port.create",
+      { applicationId: application.applicationId, publishedPort: 26379, targetPort: 80 },
+      as(owner),
+    );
+    expect(overDatabase.status).toBe(409);
+    expect(overDatabase.body.error.data.fields).toEqual(["publishedPort"]);
+    await platform.mutateOk(
+      "port.create",
+      { applicationId: application.applicationId, publishedPort: 26379, targetPort: 80, protocol: "udp" },
+      as(owner),
+    );
   });
 
   it("refuses an appName another service (application or database) has: 409", async () => {

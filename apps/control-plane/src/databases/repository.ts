@@ -114,41 +114,6 @@ export async function databaseAppNameTaken(db: Db, appName: string): Promise<boo
   return row !== undefined;
 }
 
-/**
- * Another service publishing `port` on the same server: a database's external port, or an
- * application's published tcp port. `except` is the database asking.
- */
-export async function hostPortTaken(
-  db: Db,
-  serverId: string | null,
-  port: number,
-  except: { databaseId?: string; applicationId?: string },
-): Promise<boolean> {
-  let databases = db
-    .selectFrom("databaseServices")
-    .select("databaseId")
-    .where("externalPort", "=", port)
-    .where("databaseId", "!=", except.databaseId ?? "");
-  databases =
-    serverId === null ? databases.where("serverId", "is", null) : databases.where("serverId", "=", serverId);
-  let applications = db
-    .selectFrom("ports")
-    .innerJoin("applications", "applications.applicationId", "ports.applicationId")
-    .select("ports.portId")
-    .where("ports.publishedPort", "=", port)
-    .where("ports.protocol", "=", "tcp")
-    .where("ports.applicationId", "!=", except.applicationId ?? "");
-  applications =
-    serverId === null
-      ? applications.where("applications.serverId", "is", null)
-      : applications.where("applications.serverId", "=", serverId);
-  const [database, application] = await Promise.all([
-    databases.limit(1).executeTakeFirst(),
-    applications.limit(1).executeTakeFirst(),
-  ]);
-  return database !== undefined || application !== undefined;
-}
-
 /** Summaries of the database services of one kind in many environments, oldest first. */
 export function listDatabaseSummaries(db: Db, kind: DatabaseKind, environmentIds: readonly string[]) {
   return db

@@ -27,7 +27,7 @@ import {
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
-import { RESERVED_HOST_PORTS } from "../routers/port.ts";
+import { claimHostPort } from "../servers/host-ports.ts";
 import { scaleDatabaseService, teardownDatabase } from "./deploy.ts";
 import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
 import {
@@ -35,7 +35,6 @@ import {
   DATABASE_APP_NAME_CONSTRAINT,
   deleteDatabase,
   findDatabase,
-  hostPortTaken,
   insertDatabase,
   type LocatedDatabase,
   newDatabaseId,
@@ -69,29 +68,6 @@ async function externalHostOf(services: ServiceContext, row: LocatedDatabase): P
     if (server) return server.ipAddress;
   }
   return (await loadWebServerSettings(services.db)).serverIp ?? "localhost";
-}
-
-/** Refuses a reserved host port (400) or one another service publishes on the server (409). */
-async function checkExternalPort(
-  services: ServiceContext,
-  row: LocatedDatabase,
-  port: number,
-): Promise<void> {
-  const settings = await loadWebServerSettings(services.db);
-  const reserved = new Set([
-    ...RESERVED_HOST_PORTS,
-    settings.proxyHttpPort,
-    settings.proxyHttpsPort,
-    settings.proxyDashboardPort,
-  ]);
-  if (reserved.has(port)) {
-    throw badRequest(`Invalid input: externalPort: ${port} is reserved for the platform or the host`, {
-      fields: ["externalPort"],
-    });
-  }
-  if (await hostPortTaken(services.db, row.serverId, port, { databaseId: row.databaseId })) {
-    throw conflict(`Port ${port}/tcp is already published on this server`, { fields: ["externalPort"] });
-  }
 }
 
 export function databaseRouter(kind: DatabaseKind): RouterDef {
@@ -315,8 +291,20 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       handler: async ({ services, caller, input }) => {
         const row = await load(services, caller, input);
         const externalPort = input.externalPort as unknown as number | null;
-        if (externalPort !== null) await checkExternalPort(services, row, externalPort);
-        await updateDatabase(services.db, row.databaseId, { externalPort });
+        if (externalPort === null) {
+          await updateDatabase(services.db, row.databaseId, { externalPort });
+        } else {
+          const claim = {
+            serverId: row.serverId,
+            port: externalPort,
+            protocol: "tcp" as const,
+            field: "externalPort",
+            except: { databaseId: row.databaseId },
+          };
+          await claimHostPort(services, claim, (trx) =>
+            updateDatabase(trx, row.databaseId, { externalPort }),
+          );
+        }
         const title = externalPort === null ? "External port removed" : `External port ${externalPort}`;
         return queue(services, { ...row, externalPort }, "deploy", title);
       },

@@ -158,6 +158,28 @@ describe("port", () => {
     await platform.mutateOk("port.delete", { portId: taken.portId }, as(owner));
   });
 
+  it("gives a free port to one of two requests that claim it at once, the other is a 409", async () => {
+    const project = await platform.mutateOk("project.create", { name: "Race" }, as(owner));
+    const applications = await Promise.all(
+      ["One", "Two"].map((name) =>
+        platform.mutateOk(
+          "application.create",
+          { name, environmentId: project.environment.environmentId },
+          as(owner),
+        ),
+      ),
+    );
+    for (let round = 0; round < 5; round++) {
+      const publishedPort = 18600 + round;
+      const answers = await Promise.all(
+        applications.map(({ applicationId }) =>
+          platform.mutate("port.create", { applicationId, publishedPort, targetPort: 80 }, as(owner)),
+        ),
+      );
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    }
+  });
+
   it("hides another organization's application and ports (404)", async () => {
     const port = await platform.mutate(
       "port.create",

@@ -5,9 +5,9 @@
  * (it is not on the test machines), and a host-mode port works on any single node.
  * An application or port of another organization is a 404.
  *
- * A server's host ports are shared by every tenant on it: the ports the platform and the host
- * need (SSH, the proxy's entry points, Swarm's, NATS and Postgres) are refused with a 400, and a
- * port another application already publishes on the same server is a 409 (issue 10).
+ * A server's host ports are shared by every tenant on it (servers/host-ports.ts): the ports the
+ * platform and the host need are refused with a 400, and a port another application or a
+ * database already publishes on the same server is a 409 (issue 10).
  */
 import { z } from "zod";
 import { findApplication } from "../applications/repository.ts";
@@ -15,55 +15,11 @@ import { idSchema } from "../applications/schemas.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Port } from "../db/schema.ts";
-import { badRequest, conflict, notFound } from "../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
-import { loadWebServerSettings } from "../proxy/proxy-service.ts";
-
-/**
- * Host ports no application may publish: SSH 22, the proxy's 80/443/8080, Swarm's 2377 (cluster
- * management), 7946 (node gossip) and 4789 (overlay VXLAN), NATS 4222 and Postgres 5432 of the
- * platform itself. The proxy's configured host ports are added from the settings.
- */
-export const RESERVED_HOST_PORTS: readonly number[] = [22, 80, 443, 2377, 4222, 4789, 5432, 7946, 8080];
-
-/** Refuses a reserved port (400) or one another application publishes on the same server (409). */
-async function checkPublishedPort(
-  services: ServiceContext,
-  application: { applicationId: string; serverId: string | null },
-  port: { publishedPort: number; protocol: "tcp" | "udp"; portId?: string },
-): Promise<void> {
-  const settings = await loadWebServerSettings(services.db);
-  const reserved = new Set([
-    ...RESERVED_HOST_PORTS,
-    settings.proxyHttpPort,
-    settings.proxyHttpsPort,
-    settings.proxyDashboardPort,
-  ]);
-  if (reserved.has(port.publishedPort)) {
-    throw badRequest(
-      `Invalid input: publishedPort: ${port.publishedPort} is reserved for the platform or the host`,
-      { fields: ["publishedPort"] },
-    );
-  }
-  let taken = services.db
-    .selectFrom("ports")
-    .innerJoin("applications", "applications.applicationId", "ports.applicationId")
-    .select("ports.portId")
-    .where("ports.publishedPort", "=", port.publishedPort)
-    .where("ports.protocol", "=", port.protocol)
-    .where("ports.applicationId", "!=", application.applicationId);
-  taken =
-    application.serverId === null
-      ? taken.where("applications.serverId", "is", null)
-      : taken.where("applications.serverId", "=", application.serverId);
-  if (await taken.limit(1).executeTakeFirst()) {
-    throw conflict(`Port ${port.publishedPort}/${port.protocol} is already published on this server`, {
-      fields: ["publishedPort"],
-    });
-  }
-}
+import { claimHostPort } from "../servers/host-ports.ts";
 
 const PORT_UNIQUE_CONSTRAINT = "ports_application_published_protocol_unique";
 
@@ -130,13 +86,21 @@ export const portRouter = defineRouter("port", {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
       await requireApplicationAccess(services.db, caller, application.applicationId);
-      await checkPublishedPort(services, application, input);
+      const claim = {
+        serverId: application.serverId,
+        port: input.publishedPort,
+        protocol: input.protocol,
+        field: "publishedPort",
+        except: { applicationId: application.applicationId },
+      };
       return withUniquePort(() =>
-        services.db
-          .insertInto("ports")
-          .values({ portId: newId(), ...input, applicationId: application.applicationId })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+        claimHostPort(services, claim, (trx) =>
+          trx
+            .insertInto("ports")
+            .values({ portId: newId(), ...input, applicationId: application.applicationId })
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        ),
       );
     },
   }),
@@ -177,17 +141,22 @@ export const portRouter = defineRouter("port", {
         .select(["applicationId", "serverId"])
         .where("applicationId", "=", port.applicationId)
         .executeTakeFirstOrThrow();
-      await checkPublishedPort(services, application, {
-        publishedPort: input.publishedPort ?? port.publishedPort,
+      const claim = {
+        serverId: application.serverId,
+        port: input.publishedPort ?? port.publishedPort,
         protocol: input.protocol ?? port.protocol,
-      });
+        field: "publishedPort",
+        except: { applicationId: application.applicationId },
+      };
       return withUniquePort(() =>
-        services.db
-          .updateTable("ports")
-          .set(changes)
-          .where("portId", "=", port.portId)
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+        claimHostPort(services, claim, (trx) =>
+          trx
+            .updateTable("ports")
+            .set(changes)
+            .where("portId", "=", port.portId)
+            .returningAll()
+            .executeTakeFirstOrThrow(),
+        ),
       );
     },
   }),
