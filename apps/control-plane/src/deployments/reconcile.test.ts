@@ -11,6 +11,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 import { Reconciler } from "./reconcile.ts";
 import { insertDeployment } from "./repository.ts";
 
@@ -71,23 +72,11 @@ async function deployedApplication(name: string, serverId: string | null): Promi
 describe("reconciliation across servers", () => {
   it("asks every server's agent at once: one that does not answer holds back no other", async () => {
     const serverId = newId();
-    await platform.services.db
-      .insertInto("servers")
-      .values({
-        serverId,
-        organizationId: owner.user.organizationId,
-        name: "remote",
-        description: null,
-        ipAddress: "198.51.100.30",
-        username: "root",
-        sshKeyId: null,
-        agentPublicKey: null,
-        agentVersion: null,
-        enrolledAt: null,
-        lastHeartbeatAt: null,
-        hostKeySha256: null,
-      })
-      .execute();
+    await insertServer(platform.services.db, owner.user.organizationId, {
+      serverId,
+      name: "remote",
+      ipAddress: "198.51.100.30",
+    });
     await deployedApplication("here", null);
     await deployedApplication("there", serverId);
 

@@ -3,6 +3,7 @@ import { openApplicationSecret } from "../applications/views.ts";
 import { newId } from "../crypto/ids.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer as insertServerRow } from "../testing/servers.ts";
 
 describe("application", () => {
   let platform: TestPlatform;
@@ -39,27 +40,8 @@ describe("application", () => {
       .selectAll()
       .where("applicationId", "=", applicationId)
       .executeTakeFirst();
-  const insertServer = async (organizationId: string) => {
-    const serverId = newId();
-    await platform.services.db
-      .insertInto("servers")
-      .values({
-        serverId,
-        organizationId,
-        name: "node",
-        description: null,
-        ipAddress: "10.0.0.9",
-        username: "root",
-        sshKeyId: null,
-        agentPublicKey: null,
-        agentVersion: null,
-        enrolledAt: null,
-        lastHeartbeatAt: null,
-        hostKeySha256: null,
-      })
-      .execute();
-    return serverId;
-  };
+  const insertServer = (organizationId: string) =>
+    insertServerRow(platform.services.db, organizationId, { ipAddress: "10.0.0.9" });
   const insertSshKey = async (organizationId: string) => {
     const sshKeyId = newId();
     await platform.services.db

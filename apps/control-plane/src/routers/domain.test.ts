@@ -24,6 +24,7 @@ import {
   startProxyTestPlatform,
 } from "../proxy/test-support.ts";
 import type { Session } from "../testing/harness.ts";
+import { insertServer as insertServerRow } from "../testing/servers.ts";
 
 const PUBLIC_IP = "203.0.113.7";
 let test: ProxyTestPlatform;
@@ -976,27 +977,8 @@ describe("application.updateTraefikConfig by a tenant routes only its own hosts 
 });
 
 describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => {
-  const insertServer = async (ipAddress: string, organizationId = test.owner.user.organizationId) => {
-    const serverId = newId();
-    await test.platform.services.db
-      .insertInto("servers")
-      .values({
-        serverId,
-        organizationId,
-        name: "node",
-        description: null,
-        ipAddress,
-        username: "root",
-        sshKeyId: null,
-        agentPublicKey: null,
-        agentVersion: null,
-        enrolledAt: null,
-        lastHeartbeatAt: null,
-        hostKeySha256: null,
-      })
-      .execute();
-    return serverId;
-  };
+  const insertServer = (ipAddress: string, organizationId = test.owner.user.organizationId) =>
+    insertServerRow(test.platform.services.db, organizationId, { ipAddress });
 
   it("generates <appName>-<hash>.<server-ip>.traefik.me for this machine and for a server", async () => {
     const local = await test.platform.mutate("domain.generateDomain", { appName: "My_App.v2" }, as());

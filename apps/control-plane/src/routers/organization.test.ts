@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 import { createOtherOrganization, login } from "../users/test-support.ts";
 
 describe("organization", () => {
@@ -520,23 +521,11 @@ describe("organization", () => {
         .where("applicationId", "=", application.body.applicationId)
         .execute();
 
-      await platform.services.db
-        .insertInto("servers")
-        .values({
-          serverId: `srv-${busy.id}`,
-          organizationId: busy.id,
-          name: "box",
-          description: null,
-          ipAddress: "198.51.100.30",
-          username: "root",
-          sshKeyId: null,
-          agentPublicKey: null,
-          agentVersion: null,
-          enrolledAt: null,
-          lastHeartbeatAt: null,
-          hostKeySha256: null,
-        })
-        .execute();
+      await insertServer(platform.services.db, busy.id, {
+        serverId: `srv-${busy.id}`,
+        name: "box",
+        ipAddress: "198.51.100.30",
+      });
       const withServer = await platform.mutate("organization.delete", { organizationId: busy.id }, as(solo));
       expect(withServer.status).toBe(409);
       expect(withServer.body.error.message).toMatch(/1 server\b/);

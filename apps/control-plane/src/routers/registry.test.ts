@@ -19,6 +19,7 @@ import { createUserDirectly } from "../projects/test-support.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { normalizeRegistryUrl } from "../registries/schemas.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 
 const PASSWORD = "s3cret-registry-password";
 
@@ -471,25 +472,11 @@ describe("registry", () => {
     });
 
     it("answers 404 for a server of another organization", async () => {
-      const server = await platform.services.db
-        .insertInto("servers")
-        .values({
-          serverId: "stranger-server",
-          organizationId: stranger.user.organizationId,
-          name: "theirs",
-          description: null,
-          ipAddress: "10.0.0.9",
-          username: "root",
-          sshKeyId: null,
-          agentPublicKey: null,
-          agentVersion: null,
-          enrolledAt: null,
-          lastHeartbeatAt: null,
-          hostKeySha256: null,
-        })
-        .returning("serverId")
-        .executeTakeFirstOrThrow();
-      const response = await test({ serverId: server.serverId });
+      const serverId = await insertServer(platform.services.db, stranger.user.organizationId, {
+        name: "theirs",
+        ipAddress: "10.0.0.9",
+      });
+      const response = await test({ serverId });
       expect(response.status).toBe(404);
     });
 

@@ -15,7 +15,6 @@ import { freePort } from "@platform/agent/testing/net.ts";
 import { parseStaticConfig, validateDynamicConfig, validateStaticConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { newId } from "../crypto/ids.ts";
 import {
   dynamicFile,
   type ProxyTestPlatform,
@@ -24,6 +23,7 @@ import {
   staticFile,
 } from "../proxy/test-support.ts";
 import { createTestDatabase, startTestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 
 const run = promisify(execFile);
 const STANDIN_IMAGE = "platform-test/traefik-standin:latest";
@@ -300,24 +300,9 @@ describe("settings: proxy service and static configuration", () => {
     }
     expect((await test.platform.query("settings.getWebServerSettings", {}, as(member))).status).toBe(403);
     expect((await test.platform.query("settings.readTraefikConfig", {}, as(member))).status).toBe(403);
-    const strangersServer = newId();
-    await test.platform.services.db
-      .insertInto("servers")
-      .values({
-        serverId: strangersServer,
-        organizationId: test.stranger.user.organizationId,
-        name: "theirs",
-        description: null,
-        ipAddress: "198.51.100.20",
-        username: "root",
-        sshKeyId: null,
-        agentPublicKey: null,
-        agentVersion: null,
-        enrolledAt: null,
-        lastHeartbeatAt: null,
-        hostKeySha256: null,
-      })
-      .execute();
+    const strangersServer = await insertServer(test.platform.services.db, test.stranger.user.organizationId, {
+      name: "theirs",
+    });
     for (const [name, input] of [
       ["settings.reloadTraefik", { serverId: strangersServer }],
       ["settings.toggleDashboard", { enableDashboard: true, serverId: strangersServer }],
@@ -371,24 +356,10 @@ describe("finding 6: instance-wide settings belong to the instance administrator
     );
 
     // The stranger's own server: access is not refused (the server has no agent yet, so 503/404).
-    const ownServer = newId();
-    await test.platform.services.db
-      .insertInto("servers")
-      .values({
-        serverId: ownServer,
-        organizationId: test.stranger.user.organizationId,
-        name: "mine",
-        description: null,
-        ipAddress: "198.51.100.21",
-        username: "root",
-        sshKeyId: null,
-        agentPublicKey: null,
-        agentVersion: null,
-        enrolledAt: null,
-        lastHeartbeatAt: null,
-        hostKeySha256: null,
-      })
-      .execute();
+    const ownServer = await insertServer(test.platform.services.db, test.stranger.user.organizationId, {
+      name: "mine",
+      ipAddress: "198.51.100.21",
+    });
     const own = await test.platform.mutate("settings.reloadTraefik", { serverId: ownServer }, stranger);
     expect(own.status, JSON.stringify(own.body)).not.toBe(403);
     expect(own.status).not.toBe(200);
