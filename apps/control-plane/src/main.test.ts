@@ -1,9 +1,11 @@
 /**
  * The control plane as users start it (`pnpm start`: tsx, Node's own ESM loader, embedded PGlite),
  * not through Vitest's module transform: catches imports that only work under the test runner.
+ * And a first start killed (SIGKILL) while it creates the embedded database starts again.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,36 +21,46 @@ afterAll(async () => {
   if (dataDirectory) await rm(dataDirectory, { recursive: true, force: true });
 });
 
+/** The control plane on embedded PGlite in `dataDir`, in a process group of its own. */
+function startOnPglite(dataDir: string, port: number, output: string[]): ChildProcess {
+  const started = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
+    cwd: repositoryRoot,
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PLATFORM_DATA_DIR: dataDir,
+      LOG_LEVEL: "warn",
+      // A real traefik:v3 service on ports 80/443 of the test machine is not wanted here.
+      PLATFORM_LOCAL_PROXY: "false",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  started.stdout?.on("data", (chunk) => output.push(String(chunk)));
+  started.stderr?.on("data", (chunk) => output.push(String(chunk)));
+  return started;
+}
+
+async function waitHealthy(started: ChildProcess, port: number, output: string[]): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      expect(started.exitCode, output.join("")).toBeNull();
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      expect(health.status).toBe(200);
+    },
+    { timeout: 60_000, interval: 250 },
+  );
+}
+
 describe("pnpm start", () => {
   it("starts on embedded PGlite and serves health, the API and the agent bootstrap", async () => {
     dataDirectory = await mkdtemp(path.join(tmpdir(), "cp-start-"));
     const port = await freePort();
     const output: string[] = [];
-    child = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
-      cwd: repositoryRoot,
-      env: {
-        PATH: process.env.PATH,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        PLATFORM_DATA_DIR: dataDirectory,
-        LOG_LEVEL: "warn",
-        // A real traefik:v3 service on ports 80/443 of the test machine is not wanted here.
-        PLATFORM_LOCAL_PROXY: "false",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout?.on("data", (chunk) => output.push(String(chunk)));
-    child.stderr?.on("data", (chunk) => output.push(String(chunk)));
+    child = startOnPglite(dataDirectory, port, output);
     const base = `http://127.0.0.1:${port}`;
-
-    await vi.waitFor(
-      async () => {
-        expect(child?.exitCode, output.join("")).toBeNull();
-        const health = await fetch(`${base}/health`);
-        expect(health.status).toBe(200);
-      },
-      { timeout: 60_000, interval: 250 },
-    );
+    await waitHealthy(child, port, output);
     expect(await (await fetch(`${base}/health`)).json()).toMatchObject({
       status: "ok",
       checks: { database: { kind: "pglite" } },
@@ -59,4 +71,38 @@ describe("pnpm start", () => {
     expect(script.status).toBe(200);
     expect(await script.text()).toMatch(/^#!\/bin\/sh/);
   }, 90_000);
+
+  it("starts again after a first start was killed (SIGKILL) while creating the embedded database", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "cp-killed-"));
+    const output: string[] = [];
+    try {
+      const port = await freePort();
+      const first = startOnPglite(dataDir, port, output);
+      // The database is being created in a sibling directory, renamed into place when complete.
+      await vi.waitFor(
+        async () => {
+          expect((await readdir(dataDir)).some((entry) => entry.startsWith("pglite.initializing-"))).toBe(
+            true,
+          );
+        },
+        { timeout: 30_000, interval: 20 },
+      );
+      process.kill(-(first.pid as number), "SIGKILL");
+      await new Promise((resolve) => first.once("exit", resolve));
+      expect(existsSync(path.join(dataDir, "pglite", "PG_VERSION"))).toBe(false);
+
+      const second = startOnPglite(dataDir, port, output);
+      try {
+        await waitHealthy(second, port, output);
+        const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
+        expect(health).toMatchObject({ status: "ok", checks: { database: { kind: "pglite" } } });
+        expect((await readdir(dataDir)).filter((entry) => entry.startsWith("pglite"))).toEqual(["pglite"]);
+      } finally {
+        second.kill("SIGTERM");
+        await new Promise((resolve) => second.once("exit", resolve));
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -8,8 +8,11 @@
  * server fails with a 503 ApiError (databaseUnavailable), and new connections are made once the
  * server is back.
  */
-import { mkdirSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
+import { promisify } from "node:util";
 import {
   CamelCasePlugin,
   Kysely,
@@ -282,7 +285,7 @@ export async function openDatabase(
   let dataDir: string | undefined;
   if (target.dataDir) {
     dataDir = path.resolve(target.dataDir, "pglite");
-    mkdirSync(dataDir, { recursive: true });
+    await initializePgliteDirectory(dataDir);
   }
   // Loaded only here: a control plane on Postgres never pays for PGlite's code and WebAssembly.
   const [{ PGlite }, { PGliteDialect }] = await Promise.all([
@@ -318,6 +321,49 @@ export async function openDatabase(
     },
     close: () => db.destroy(),
   };
+}
+
+/**
+ * Creates PGlite's data directory, when it has none yet, in a child process: initdb's
+ * WebAssembly instance peaks near 1 GiB, and run in this process most of it stayed resident
+ * (the first start idled at ~730 MiB, a later one at ~300). The child fills a sibling directory
+ * that is renamed into place once complete, so a first start killed midway leaves no half-made
+ * database behind (the next start begins again).
+ */
+async function initializePgliteDirectory(dataDir: string): Promise<void> {
+  if (existsSync(path.join(dataDir, "PG_VERSION"))) return;
+  // An empty directory is what earlier versions created before PGlite filled it.
+  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) return;
+  const parent = path.dirname(dataDir);
+  mkdirSync(parent, { recursive: true });
+  // What a start killed midway left (its child may even still be writing there: not ours).
+  const stagingPrefix = `${path.basename(dataDir)}.initializing-`;
+  for (const entry of readdirSync(parent)) {
+    if (entry.startsWith(stagingPrefix)) rmSync(path.join(parent, entry), { recursive: true, force: true });
+  }
+  const staging = path.join(parent, `${stagingPrefix}${process.pid}`);
+  // PGlite's CommonJS build, resolved from this file's place among the sources (the production
+  // bundle keeps node_modules beside the sources, and rewrites import.meta.url to them).
+  const pgliteModule = createRequire(import.meta.url).resolve("@electric-sql/pglite");
+  const script = `(async () => {
+  const { PGlite } = require(process.argv[1]);
+  const db = new PGlite(process.argv[2]);
+  await db.waitReady;
+  await db.close();
+})().catch((error) => { console.error(error); process.exit(1); });`;
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      ["--input-type=commonjs", "-e", script, pgliteModule, staging],
+      { timeout: 300_000 },
+    );
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    const stderr = (error as { stderr?: string }).stderr?.trim().split("\n").slice(-5).join("\n");
+    throw new Error(`creating the embedded database in ${dataDir} failed${stderr ? `: ${stderr}` : ""}`);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+  renameSync(staging, dataDir);
 }
 
 /** Runs every pending migration; throws with the failing migration's name. */
