@@ -276,11 +276,14 @@ async function buildTarget(target) {
     write: false,
   });
   // Written beside and renamed into place: a test or a start that builds at the same moment (the
-  // CI runs two suites side by side) never reads half a file.
+  // CI runs two suites side by side) never reads half a file. A file whose contents did not change
+  // is left as it is, so that the agent executable built from it is not rebuilt (see below).
   for (const file of result.outputFiles) {
+    const contents = file.path.endsWith(".js") ? asciiOnly(file.contents) : file.contents;
+    if (existsSync(file.path) && readFileSync(file.path).equals(contents)) continue;
     mkdirSync(path.dirname(file.path), { recursive: true });
     const temporary = `${file.path}.${process.pid}.tmp`;
-    writeFileSync(temporary, file.path.endsWith(".js") ? asciiOnly(file.contents) : file.contents);
+    writeFileSync(temporary, contents);
     renameSync(temporary, file.path);
   }
   // The output is ESM whatever package.json surrounds it.
@@ -312,10 +315,17 @@ const otherArches = (process.env.PLATFORM_AGENT_ARCHES ?? "")
   .filter((arch) => arch && arch !== process.arch);
 // `npm start` (--if-stale) leaves them out: the control plane builds its own on first request.
 const executableArches = process.argv.includes("--if-stale") ? [] : [process.arch, ...otherArches];
+// An executable newer than its bundle and its node binary is kept: two builds of one bundle are
+// not byte-identical, and a new checksum would make every server's bootstrap replace its agent
+// (and a build beside a running server.setup would change the file it is downloading).
+const newerThan = (file, ...inputs) =>
+  existsSync(file) && inputs.every((input) => statSync(file).mtimeMs >= statSync(input).mtimeMs);
 for (const arch of executableArches) {
   const node = arch === process.arch ? process.execPath : nodeBinaryFromNpm(arch);
   const output = path.join(agentDir, agentExecutableName(arch));
-  await buildAgentExecutable({ bundle: path.join(agentDir, "main.js"), node, output });
+  const bundle = path.join(agentDir, "main.js");
+  if (newerThan(output, bundle, node)) continue;
+  await buildAgentExecutable({ bundle, node, output });
   console.error(`built ${path.relative(root, output)}`);
 }
 console.error(

@@ -146,6 +146,16 @@ describe("GET /agent/install.sh, /agent/manifest.json and the agent executable",
 
     expect((await platform.request("/agent/platform-agent-linux-sparc")).status).toBe(404);
   }, 120_000);
+
+  it("keeps the executable and its checksum through another build of the same sources", async () => {
+    // Two builds of one bundle are not byte-identical: rebuilt, every server's bootstrap would
+    // replace its agent, and a build beside a setup would change the file being downloaded.
+    const name = `platform-agent-linux-${process.arch}`;
+    const before = (await platform.request("/agent/manifest.json")).body.artifacts[name].sha256;
+    await execFileAsync("node", ["scripts/build.mjs"], { cwd: repoRoot });
+    const after = (await platform.request("/agent/manifest.json")).body.artifacts[name].sha256;
+    expect(after).toBe(before);
+  }, 120_000);
 });
 
 describe("install.sh and a checksum that does not match", () => {
