@@ -17,9 +17,17 @@ let child: ChildProcess | undefined;
 let dataDirectory: string | undefined;
 
 afterAll(async () => {
-  child?.kill("SIGTERM");
-  if (dataDirectory) await rm(dataDirectory, { recursive: true, force: true });
+  if (child) await stop(child);
+  if (dataDirectory) await rm(dataDirectory, { recursive: true, force: true, maxRetries: 5 });
 });
+
+/** SIGTERM, and its exit awaited: PGlite writes its files while it closes. */
+async function stop(started: ChildProcess): Promise<void> {
+  if (started.exitCode !== null || started.signalCode !== null) return;
+  const exited = new Promise((resolve) => started.once("exit", resolve));
+  started.kill("SIGTERM");
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+}
 
 /** The control plane on embedded PGlite in `dataDir`, in a process group of its own. */
 function startOnPglite(dataDir: string, port: number, output: string[]): ChildProcess {
@@ -98,11 +106,10 @@ describe("pnpm start", () => {
         expect(health).toMatchObject({ status: "ok", checks: { database: { kind: "pglite" } } });
         expect((await readdir(dataDir)).filter((entry) => entry.startsWith("pglite"))).toEqual(["pglite"]);
       } finally {
-        second.kill("SIGTERM");
-        await new Promise((resolve) => second.once("exit", resolve));
+        await stop(second);
       }
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 120_000);
 });
