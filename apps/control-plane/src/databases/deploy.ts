@@ -166,8 +166,8 @@ export async function loadDatabaseTarget(
     status: row.applicationStatus,
     eventService: { databaseId: row.databaseId, type: row.kind },
     run: runDatabaseDeployment,
-    setStatus: async (services, status: ApplicationStatus) => {
-      await services.db
+    setStatus: async (db, status: ApplicationStatus) => {
+      await db
         .updateTable("databaseServices")
         .set({ applicationStatus: status, applicationStatusMessage: null })
         .where("databaseId", "=", databaseId)

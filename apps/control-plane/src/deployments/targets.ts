@@ -6,6 +6,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
+import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment } from "../db/schema.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 
@@ -18,8 +19,8 @@ export interface DeploymentTarget {
   organizationId: string;
   /** Its status before the deployment: put back when the deployment is cancelled. */
   status: ApplicationStatus;
-  /** Stores the service's status (idle | running | done | error). */
-  setStatus(services: ServiceContext, status: ApplicationStatus): Promise<void>;
+  /** Stores the service's status (idle | running | done | error), in `db` (the worker's transaction). */
+  setStatus(db: Db, status: ApplicationStatus): Promise<void>;
   /** Runs the deployment; undefined: the worker's runner (the application pipeline). */
   run?: DeploymentRunner;
   /** A database service's event names it in its payload (its applicationId is null). */
@@ -48,9 +49,9 @@ async function loadApplicationTarget(
     name: application.name,
     organizationId: application.organizationId,
     status: application.applicationStatus,
-    setStatus: async (services, status) => {
+    setStatus: async (db, status) => {
       // A deployment's outcome replaces what reconciliation said about the service.
-      await services.db
+      await db
         .updateTable("applications")
         .set({ applicationStatus: status, applicationStatusMessage: null })
         .where("applicationId", "=", applicationId)

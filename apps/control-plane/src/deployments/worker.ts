@@ -10,7 +10,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
-import type { ApplicationStatus, DeploymentStatus } from "../db/schema.ts";
+import type { DeploymentStatus } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { deploymentErrorMessage } from "./error-message.ts";
 import { recordEvent } from "./events.ts";
@@ -223,8 +223,7 @@ export class DeploymentWorker {
     const target = await store(() => loadDeploymentTarget(services, deployment));
     if (!target) return "ran"; // deleted meanwhile: its deployments went with it
     const previousStatus = target.status;
-    const setStatus = (status: ApplicationStatus) => store(() => target.setStatus(services, status));
-    await setStatus("running");
+    await store(() => target.setStatus(db, "running"));
 
     // A deployment run again (handed back) keeps its earlier lines.
     const log = this.logs.open(
@@ -271,39 +270,57 @@ export class DeploymentWorker {
         log.append(message);
         await log.close();
         await store(() =>
-          moveDeployments(db, { deploymentId }, ["running"], "idle", { logs: log.text() }, services.now()),
+          db.transaction().execute(async (trx) => {
+            await moveDeployments(
+              trx,
+              { deploymentId },
+              ["running"],
+              "idle",
+              { logs: log.text() },
+              services.now(),
+            );
+            await target.setStatus(trx, previousStatus);
+          }),
         );
-        await setStatus(previousStatus);
         return "handedBack";
       }
       log.append(cancelled ? message : `Deployment failed: ${message}`);
     }
     await log.close();
+    // The deployment's outcome, the service's status and the event are one write: a reader never
+    // sees a finished deployment beside a service still running, and a crash loses none of them.
     await store(() =>
-      moveDeployments(db, { deploymentId }, ["running"], result, { logs: log.text() }, services.now()),
-    );
-    const applicationStatus: ApplicationStatus = cancelled ? previousStatus : result.status;
-    await setStatus(applicationStatus);
-    if (!cancelled) {
-      await recordEvent(
-        db,
-        {
-          organizationId: target.organizationId,
-          kind: result.status === "done" ? "appDeploy" : "appBuildError",
-          applicationId: target.eventService ? null : target.serviceId,
-          payload: {
-            ...target.eventService,
-            applicationName: target.name,
-            status: result.status === "done" ? "success" : "error",
-            message:
-              result.status === "done"
-                ? `${deployment.title}: deployed`
-                : `${deployment.title}: ${result.errorMessage}`,
+      db.transaction().execute(async (trx) => {
+        await moveDeployments(
+          trx,
+          { deploymentId },
+          ["running"],
+          result,
+          { logs: log.text() },
+          services.now(),
+        );
+        await target.setStatus(trx, cancelled ? previousStatus : result.status);
+        if (cancelled) return;
+        await recordEvent(
+          trx,
+          {
+            organizationId: target.organizationId,
+            kind: result.status === "done" ? "appDeploy" : "appBuildError",
+            applicationId: target.eventService ? null : target.serviceId,
+            payload: {
+              ...target.eventService,
+              applicationName: target.name,
+              status: result.status === "done" ? "success" : "error",
+              message:
+                result.status === "done"
+                  ? `${deployment.title}: deployed`
+                  : `${deployment.title}: ${result.errorMessage}`,
+            },
           },
-        },
-        services.now(),
-      ).catch((error) => logger.warn({ err: error, deploymentId }, "deployment event not stored"));
-    }
+          services.now(),
+        );
+      }),
+    );
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);
     return "ran";
   }
