@@ -35,9 +35,18 @@ export async function createOrganization(db: Db, ownerId: string, name: string):
  * a new service kind must be counted here.
  */
 export async function organizationInUse(db: Db, organizationId: string): Promise<string | null> {
-  const services = await db
+  const applications = await db
     .selectFrom("applications")
     .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  // Database services are services too: the cascade would drop their rows and leave their Swarm
+  // services, volumes and published ports running with nothing left to remove them.
+  const databases = await db
+    .selectFrom("databaseServices")
+    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
     .innerJoin("projects", "projects.projectId", "environments.projectId")
     .select((eb) => eb.fn.countAll<number>().as("count"))
     .where("projects.organizationId", "=", organizationId)
@@ -48,7 +57,7 @@ export async function organizationInUse(db: Db, organizationId: string): Promise
     .where("organizationId", "=", organizationId)
     .executeTakeFirstOrThrow();
   const parts = [
-    [Number(services.count), "service"],
+    [Number(applications.count) + Number(databases.count), "service"],
     [Number(servers.count), "server"],
   ] as const;
   const left = parts

@@ -521,6 +521,30 @@ describe("organization", () => {
         .where("applicationId", "=", application.body.applicationId)
         .execute();
 
+      // A database service keeps it too: its Swarm service and volume would outlive the rows.
+      const redis = await platform.mutate(
+        "redis.create",
+        {
+          name: "Cache",
+          appName: "busy-cache",
+          environmentId: project.environment.environmentId,
+          databasePassword: "s3cret-Pass@1",
+        },
+        as(inBusy),
+      );
+      expect(redis.status, JSON.stringify(redis.body)).toBe(200);
+      const withDatabase = await platform.mutate(
+        "organization.delete",
+        { organizationId: busy.id },
+        as(solo),
+      );
+      expect(withDatabase.status).toBe(409);
+      expect(withDatabase.body.error.message).toMatch(/1 service\b/);
+      await platform.services.db
+        .deleteFrom("databaseServices")
+        .where("appName", "like", "busy-cache%")
+        .execute();
+
       await insertServer(platform.services.db, busy.id, {
         serverId: `srv-${busy.id}`,
         name: "box",
