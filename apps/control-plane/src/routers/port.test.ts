@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 
 describe("port", () => {
   let platform: TestPlatform;
@@ -155,6 +156,20 @@ describe("port", () => {
     );
     const moved = await platform.mutate("port.update", { portId: udp.portId, protocol: "tcp" }, as(stranger));
     expect(moved.status).toBe(409);
+
+    // The same port on another server is free.
+    const serverId = await insertServer(platform.services.db, stranger.user.organizationId, { name: "box" });
+    await platform.services.db
+      .updateTable("applications")
+      .set({ serverId })
+      .where("applicationId", "=", other.applicationId)
+      .execute();
+    const elsewhere = await platform.mutate(
+      "port.create",
+      { applicationId: other.applicationId, publishedPort: 18500, targetPort: 80 },
+      as(stranger),
+    );
+    expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
     await platform.mutateOk("port.delete", { portId: taken.portId }, as(owner));
   });
 

@@ -66,26 +66,27 @@ export async function claimHostPort<T>(
 /** Another service publishing the claimed port and protocol on the same server. */
 async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boolean> {
   const { serverId, port, protocol, except } = claim;
-  let applications = db
+  // "is not distinct from": a null serverId (this machine) matches null.
+  const application = await db
     .selectFrom("ports")
     .innerJoin("applications", "applications.applicationId", "ports.applicationId")
     .select("ports.portId")
     .where("ports.publishedPort", "=", port)
     .where("ports.protocol", "=", protocol)
-    .where("ports.applicationId", "!=", except.applicationId ?? "");
-  applications =
-    serverId === null
-      ? applications.where("applications.serverId", "is", null)
-      : applications.where("applications.serverId", "=", serverId);
-  if (await applications.limit(1).executeTakeFirst()) return true;
+    .where("ports.applicationId", "!=", except.applicationId ?? "")
+    .where("applications.serverId", "is not distinct from", serverId)
+    .limit(1)
+    .executeTakeFirst();
+  if (application) return true;
   if (protocol !== "tcp") return false;
   // A database's external port is tcp.
-  let databases = db
+  const database = await db
     .selectFrom("databaseServices")
     .select("databaseId")
     .where("externalPort", "=", port)
-    .where("databaseId", "!=", except.databaseId ?? "");
-  databases =
-    serverId === null ? databases.where("serverId", "is", null) : databases.where("serverId", "=", serverId);
-  return (await databases.limit(1).executeTakeFirst()) !== undefined;
+    .where("databaseId", "!=", except.databaseId ?? "")
+    .where("serverId", "is not distinct from", serverId)
+    .limit(1)
+    .executeTakeFirst();
+  return database !== undefined;
 }
