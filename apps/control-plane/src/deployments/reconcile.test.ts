@@ -71,17 +71,24 @@ async function deployedApplication(name: string, serverId: string | null): Promi
 
 describe("reconciliation across servers", () => {
   it("asks every server's agent at once: one that does not answer holds back no other", async () => {
-    const serverId = newId();
-    await insertServer(platform.services.db, owner.user.organizationId, {
-      serverId,
-      name: "remote",
-      ipAddress: "198.51.100.30",
-    });
+    // More servers than Node's default of 10 listeners on one abort signal, which each waiting
+    // observation adds to the reconciler's: a pass must not warn of a leak.
+    const remote = Array.from({ length: 11 }, () => newId());
+    for (const [index, serverId] of remote.entries()) {
+      await insertServer(platform.services.db, owner.user.organizationId, {
+        serverId,
+        name: `remote-${index}`,
+        ipAddress: `198.51.100.${30 + index}`,
+      });
+      await deployedApplication(`there-${index}`, serverId);
+    }
     await deployedApplication("here", null);
-    await deployedApplication("there", serverId);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
 
-    // Neither agent answers until both were asked: a pass asking one server after the other
-    // would wait on the first forever.
+    // No agent answers until all were asked: a pass asking one server after the other would
+    // wait on the first forever.
     const asked = new Set<string>();
     let answer = () => {};
     const answered = new Promise<void>((resolve) => {
@@ -96,14 +103,18 @@ describe("reconciliation across servers", () => {
     );
     const pass = reconciler.reconcile();
     try {
-      await vi.waitFor(() => expect([...asked].sort()).toEqual([LOCAL_SERVER_ID, serverId].sort()), {
+      await vi.waitFor(() => expect([...asked].sort()).toEqual([LOCAL_SERVER_ID, ...remote].sort()), {
         timeout: 10_000,
       });
     } finally {
       answer();
       await pass;
       await reconciler.close();
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off("warning", onWarning);
     }
+    expect(warnings.map((warning) => warning.name)).not.toContain("MaxListenersExceededWarning");
   });
 });
 
@@ -126,8 +137,9 @@ describe("reconciliation against stale reads", () => {
 
     let deployMeanwhile = false;
     const reconciler = new Reconciler(
-      withObserve(async (): Promise<ObservedServices> => {
-        if (deployMeanwhile) {
+      withObserve(async (server): Promise<ObservedServices> => {
+        // Other tests' servers are asked too, side by side: only this application's counts.
+        if (deployMeanwhile && server === LOCAL_SERVER_ID) {
           deployMeanwhile = false;
           // A deployment runs and ends while the pass waits for this answer.
           await new Promise((resolve) => setTimeout(resolve, 5));

@@ -10,6 +10,7 @@
  * deployment waiting or running, and stopped ones (status idle), are left alone. Servers are
  * observed side by side (OBSERVE_CONCURRENCY at once), so an unreachable agent delays only its own.
  */
+import { setMaxListeners } from "node:events";
 import type { ObservedService } from "@platform/agent-protocol";
 import { sql } from "kysely";
 import type { ServiceContext } from "../context.ts";
@@ -66,7 +67,10 @@ export class Reconciler {
   /** Drift seen at the last pass, per service: flagged when seen twice in a row. */
   private readonly suspected = new Map<string, string>();
 
-  constructor(private readonly services: ServiceContext) {}
+  constructor(private readonly services: ServiceContext) {
+    // Each observation waiting at once listens to it (Node warns of a leak above 10).
+    setMaxListeners(OBSERVE_CONCURRENCY + 1, this.closing.signal);
+  }
 
   start(): void {
     const intervalMs = this.services.config.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
