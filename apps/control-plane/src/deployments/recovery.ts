@@ -10,7 +10,6 @@
  * recovery is under way (waitFor).
  */
 import type { ServiceContext } from "../context.ts";
-import { recordEvent } from "./events.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import {
@@ -20,6 +19,7 @@ import {
   runningDeployments,
 } from "./repository.ts";
 import { serverOf } from "./runtime.ts";
+import { loadDeploymentTarget, settleTarget } from "./targets.ts";
 
 export interface QueuedJob {
   deploymentId: string;
@@ -190,53 +190,25 @@ export class DeploymentRecovery {
       result.status === "done"
         ? "The service runs this deployment (observed after a restart of the control plane): Deployment done"
         : `Deployment failed: ${result.errorMessage}`;
-    const settled = await moveDeployments(
-      services.db,
-      { deploymentId: row.deploymentId },
-      ["running"],
-      result,
-      { line },
-      services.now(),
-    );
-    if (settled.length === 0) return;
-    services.logger.info({ deploymentId: row.deploymentId, status: result.status }, "deployment recovered");
-    await settleApplication(services, row.applicationId, row.title, result);
+    const target = await loadDeploymentTarget(services, {
+      applicationId: row.applicationId,
+      databaseId: null,
+    });
+    // As the worker does: the outcome, the application's status and the event in one write.
+    const settled = await services.db.transaction().execute(async (trx) => {
+      const moved = await moveDeployments(
+        trx,
+        { deploymentId: row.deploymentId },
+        ["running"],
+        result,
+        { line },
+        services.now(),
+      );
+      if (moved.length > 0 && target) await settleTarget(trx, target, row.title, result, services.now());
+      return moved.length > 0;
+    });
+    if (settled) {
+      services.logger.info({ deploymentId: row.deploymentId, status: result.status }, "deployment recovered");
+    }
   }
-}
-
-/** The application's status and the appDeploy | appBuildError event of a settled deployment. */
-export async function settleApplication(
-  services: ServiceContext,
-  applicationId: string,
-  title: string,
-  result: DeploymentResult,
-): Promise<void> {
-  const application = await services.db
-    .updateTable("applications")
-    .set({ applicationStatus: result.status, applicationStatusMessage: null })
-    .where("applicationId", "=", applicationId)
-    .returning(["name", "environmentId"])
-    .executeTakeFirst();
-  if (!application) return;
-  const project = await services.db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .select("projects.organizationId")
-    .where("environments.environmentId", "=", application.environmentId)
-    .executeTakeFirst();
-  if (!project) return;
-  await recordEvent(
-    services.db,
-    {
-      organizationId: project.organizationId,
-      kind: result.status === "done" ? "appDeploy" : "appBuildError",
-      applicationId,
-      payload: {
-        applicationName: application.name,
-        status: result.status === "done" ? "success" : "error",
-        message: result.status === "done" ? `${title}: deployed` : `${title}: ${result.errorMessage}`,
-      },
-    },
-    services.now(),
-  ).catch((error) => services.logger.warn({ err: error, applicationId }, "deployment event not stored"));
 }

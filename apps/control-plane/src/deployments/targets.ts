@@ -8,7 +8,9 @@ import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment } from "../db/schema.ts";
+import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
+import type { DeploymentResult } from "./repository.ts";
 
 export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
@@ -67,4 +69,34 @@ export function loadDeploymentTarget(
 ): Promise<DeploymentTarget | undefined> {
   if (deployment.databaseId) return loadDatabaseTarget(services, deployment.databaseId);
   return loadApplicationTarget(services, deployment.applicationId as string);
+}
+
+/**
+ * A finished deployment's mark on its service: the service's status and an appDeploy |
+ * appBuildError event. Written in the transaction (`db`) that stores the deployment's outcome,
+ * so neither is seen, or lost, without the other.
+ */
+export async function settleTarget(
+  db: Db,
+  target: DeploymentTarget,
+  title: string,
+  result: DeploymentResult,
+  now: Date,
+): Promise<void> {
+  await target.setStatus(db, result.status);
+  await recordEvent(
+    db,
+    {
+      organizationId: target.organizationId,
+      kind: result.status === "done" ? "appDeploy" : "appBuildError",
+      applicationId: target.eventService ? null : target.serviceId,
+      payload: {
+        ...target.eventService,
+        applicationName: target.name,
+        status: result.status === "done" ? "success" : "error",
+        message: result.status === "done" ? `${title}: deployed` : `${title}: ${result.errorMessage}`,
+      },
+    },
+    now,
+  );
 }

@@ -13,12 +13,11 @@ import { newId } from "../crypto/ids.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { deploymentErrorMessage } from "./error-message.ts";
-import { recordEvent } from "./events.ts";
 import { DeploymentLeases } from "./leases.ts";
 import { DeploymentLogHub } from "./logs.ts";
 import { runApplicationDeployment } from "./pipeline.ts";
 import { claimDeployment, type DeploymentResult, failDeployments, moveDeployments } from "./repository.ts";
-import { type DeploymentRunner, loadDeploymentTarget } from "./targets.ts";
+import { type DeploymentRunner, loadDeploymentTarget, settleTarget } from "./targets.ts";
 
 export type { DeploymentRunner };
 
@@ -299,26 +298,8 @@ export class DeploymentWorker {
           { logs: log.text() },
           services.now(),
         );
-        await target.setStatus(trx, cancelled ? previousStatus : result.status);
-        if (cancelled) return;
-        await recordEvent(
-          trx,
-          {
-            organizationId: target.organizationId,
-            kind: result.status === "done" ? "appDeploy" : "appBuildError",
-            applicationId: target.eventService ? null : target.serviceId,
-            payload: {
-              ...target.eventService,
-              applicationName: target.name,
-              status: result.status === "done" ? "success" : "error",
-              message:
-                result.status === "done"
-                  ? `${deployment.title}: deployed`
-                  : `${deployment.title}: ${result.errorMessage}`,
-            },
-          },
-          services.now(),
-        );
+        if (cancelled) await target.setStatus(trx, previousStatus);
+        else await settleTarget(trx, target, deployment.title, result, services.now());
       }),
     );
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);
