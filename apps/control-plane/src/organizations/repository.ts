@@ -7,6 +7,7 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { loadServiceSummaries } from "../projects/services.ts";
 import { removeFromOrganization } from "../users/repository.ts";
 
 export async function createOrganization(db: Db, ownerId: string, name: string): Promise<string> {
@@ -31,33 +32,32 @@ export async function createOrganization(db: Db, ownerId: string, name: string):
 
 /**
  * What still keeps the organization from being deleted ("2 services and 1 server"), or null.
- * Services have running parts (Swarm services, proxy files) that must be torn down first;
- * a new service kind must be counted here.
+ * Services have running parts (Swarm services, volumes, published ports, proxy files) that the
+ * cascade would leave behind; they are counted through the service-kind registry, so every
+ * kind (applications, databases, and the next one registered) keeps it.
  */
 export async function organizationInUse(db: Db, organizationId: string): Promise<string | null> {
-  const applications = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+  const environments = await db
+    .selectFrom("environments")
     .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .select("environments.environmentId")
     .where("projects.organizationId", "=", organizationId)
-    .executeTakeFirstOrThrow();
-  // Database services are services too: the cascade would drop their rows and leave their Swarm
-  // services, volumes and published ports running with nothing left to remove them.
-  const databases = await db
-    .selectFrom("databaseServices")
-    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .select((eb) => eb.fn.countAll<number>().as("count"))
-    .where("projects.organizationId", "=", organizationId)
-    .executeTakeFirstOrThrow();
+    .execute();
+  const summaries = await loadServiceSummaries(
+    db,
+    environments.map((environment) => environment.environmentId),
+  );
+  let serviceCount = 0;
+  for (const services of summaries.values()) {
+    for (const ofKind of Object.values(services)) serviceCount += ofKind.length;
+  }
   const servers = await db
     .selectFrom("servers")
     .select((eb) => eb.fn.countAll<number>().as("count"))
     .where("organizationId", "=", organizationId)
     .executeTakeFirstOrThrow();
   const parts = [
-    [Number(applications.count) + Number(databases.count), "service"],
+    [serviceCount, "service"],
     [Number(servers.count), "server"],
   ] as const;
   const left = parts
