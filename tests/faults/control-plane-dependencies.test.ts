@@ -14,7 +14,6 @@ import {
   type ControlPlaneProcess,
   startControlPlaneProcess,
   tail,
-  testDatabaseKind,
 } from "../support/control-plane.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
 
@@ -44,7 +43,7 @@ async function registerOwner(api: ApiClient): Promise<void> {
   api.token = session.token;
 }
 
-describe.skipIf(testDatabaseKind !== "postgres")("Postgres cut through a proxy", () => {
+describe("Postgres cut through a proxy", () => {
   let proxy: TcpProxy;
   let controlPlane: ControlPlaneProcess;
   let api: ApiClient;

@@ -17,7 +17,7 @@ import {
   startAgentProcess,
 } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
-import type { DatabaseTarget } from "../../apps/control-plane/src/db/database.ts";
+import type { PostgresTarget } from "../../apps/control-plane/src/db/database.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 import { ApiClient, tail } from "../support/control-plane.ts";
 
@@ -108,7 +108,7 @@ export class DeployFaultRig {
   /** The exit code of the control plane after the last SIGTERM stop (0 = clean). */
   lastStopExitCode: number | null = null;
   /** The control plane's database (read directly while the control plane is down). */
-  database!: DatabaseTarget;
+  database!: PostgresTarget;
   private agentStateDir!: string;
   private readonly cleanups: Array<() => Promise<unknown>> = [];
 
@@ -116,7 +116,7 @@ export class DeployFaultRig {
   async start(env: Record<string, string> = {}): Promise<void> {
     this.nats = await startJwtNats({ jetstream: true });
     this.cleanups.push(() => this.nats.stop());
-    const database = await createTestDatabase({ reopenable: true });
+    const database = await createTestDatabase();
     this.cleanups.push(() => database.drop());
     const dataDir = await mkdtemp(path.join(tmpdir(), "faults-cp-"));
     this.cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -129,8 +129,8 @@ export class DeployFaultRig {
       PORT: String(port),
       HOST: "127.0.0.1",
       PLATFORM_URL: url,
-      PLATFORM_DATA_DIR: target.kind === "pglite" && target.dataDir ? target.dataDir : dataDir,
-      ...(target.kind === "postgres" ? { DATABASE_URL: target.url } : {}),
+      PLATFORM_DATA_DIR: dataDir,
+      DATABASE_URL: target.url,
       LOG_LEVEL: "warn",
       PLATFORM_LOCAL_PROXY: "false",
       PLATFORM_SECRET_KEY: "faults-test-secret-key-0123456789abcdef",

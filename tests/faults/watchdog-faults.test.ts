@@ -87,20 +87,17 @@ describe("an outage longer than the watchdog", () => {
       expect(rig.controlPlane.exitCode, "the exit code after SIGTERM").toBe(0);
       expect(stopMs, "SIGTERM to exit").toBeLessThan(12_000);
       // Read from the database itself: the control plane is down.
-      if (rig.database.kind === "postgres") {
-        const client = new pg.Client({ connectionString: rig.database.url });
-        await client.connect();
-        try {
-          const { rows } = await client.query(
-            "select deployment_id, status from deployments where deployment_id = any($1)",
-            [started.map((run) => run.deploymentId)],
-          );
-          expect(rows).toHaveLength(started.length);
-          for (const row of rows)
-            expect(row.status, `${row.deployment_id} after the stop`).not.toBe("running");
-        } finally {
-          await client.end();
-        }
+      const client = new pg.Client({ connectionString: rig.database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          "select deployment_id, status from deployments where deployment_id = any($1)",
+          [started.map((run) => run.deploymentId)],
+        );
+        expect(rows).toHaveLength(started.length);
+        for (const row of rows) expect(row.status, `${row.deployment_id} after the stop`).not.toBe("running");
+      } finally {
+        await client.end();
       }
     } finally {
       agent.kill("SIGCONT");

@@ -25,6 +25,8 @@ describe("the README's commands", () => {
     const manifest = JSON.parse(await readFile(path.join(root, "package.json"), "utf8"));
     pinned = manifest.packageManager.replace(/^pnpm@/, "");
     dir = await mkdtemp(path.join(tmpdir(), "platform-readme-"));
+    // The embedded PostgreSQL's system user (the test runs as root) enters the data directory here.
+    await chmod(dir, 0o755);
     // A global pnpm of another major, first on PATH, and an npm global prefix without pnpm.
     await writeFile(
       path.join(dir, "pnpm"),
@@ -64,11 +66,15 @@ describe("the README's commands", () => {
 
   describe("npm start", () => {
     let child: ChildProcess | undefined;
-    afterAll(() => {
+    afterAll(async () => {
       if (child?.pid) process.kill(-child.pid, "SIGKILL");
+      // The embedded server outlives a killed control plane (the next start would reuse it).
+      const pidFile = path.join(dir, "data", "postgres", "postmaster.pid");
+      const postmaster = Number((await readFile(pidFile, "utf8").catch(() => "")).split("\n")[0]);
+      if (postmaster) process.kill(postmaster, "SIGKILL");
     });
 
-    it("starts the control plane on embedded PGlite with the fake pnpm 12 first on PATH", async () => {
+    it("starts the control plane on the embedded PostgreSQL with the fake pnpm 12 first on PATH", async () => {
       const started = await spawnNpmStart(root, env, path.join(dir, "data"));
       child = started.child;
       const { port } = started;

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
-import { createTestDatabase, testDatabaseKind } from "../../apps/control-plane/src/testing/harness.ts";
+import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 
 const repositoryRoot = path.resolve(import.meta.dirname, "../..");
 
@@ -30,7 +30,7 @@ export interface ControlPlaneProcess {
 
 /**
  * Starts the control plane with `env` (NATS settings, ...) on a fresh database: a new Postgres
- * database, or PGlite in the data directory with PLATFORM_TEST_DB=pglite. Resolves once
+ * database. Resolves once
  * GET /health answers 200; throws with the process's output otherwise. `options.databaseUrl`
  * may rewrite the Postgres URL the process gets (a fault test puts a proxy in between);
  * `options.output` collects the process's output from its start, before it is healthy.
@@ -39,12 +39,9 @@ export async function startControlPlaneProcess(
   env: Record<string, string>,
   options: { databaseUrl?: (url: string) => string; output?: string[] } = {},
 ): Promise<ControlPlaneProcess> {
-  const database = await createTestDatabase({ reopenable: true });
+  const database = await createTestDatabase();
   const target = database.target;
-  // PGlite keeps its files in the data directory (dropped with the database); Postgres gets one here.
-  const ownDataDir =
-    target.kind === "pglite" && target.dataDir ? null : await mkdtemp(path.join(tmpdir(), "e2e-cp-data-"));
-  const dataDir = ownDataDir ?? (target as { dataDir: string }).dataDir;
+  const dataDir = await mkdtemp(path.join(tmpdir(), "e2e-cp-data-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const output: string[] = options.output ?? [];
@@ -56,9 +53,7 @@ export async function startControlPlaneProcess(
       HOST: "127.0.0.1",
       PLATFORM_URL: url,
       PLATFORM_DATA_DIR: dataDir,
-      ...(target.kind === "postgres"
-        ? { DATABASE_URL: options.databaseUrl?.(target.url) ?? target.url }
-        : {}),
+      DATABASE_URL: options.databaseUrl?.(target.url) ?? target.url,
       LOG_LEVEL: "warn",
       // No Traefik service on ports 80/443 of the test machine.
       PLATFORM_LOCAL_PROXY: "false",
@@ -81,7 +76,7 @@ export async function startControlPlaneProcess(
       clearTimeout(timer);
     }
     await database.drop();
-    if (ownDataDir) await rm(ownDataDir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true });
   };
 
   const deadline = Date.now() + 60_000;
@@ -106,8 +101,6 @@ export async function startControlPlaneProcess(
   await stop();
   throw new Error(`the control plane was not healthy within 60 s (last: ${last}):\n${tail(output)}`);
 }
-
-export { testDatabaseKind };
 
 export interface ApiResponse<T = any> {
   status: number;

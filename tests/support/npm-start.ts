@@ -15,11 +15,20 @@ export interface NpmStart {
   listening(waitMs: number): Promise<string>;
 }
 
-/** Starts `npm start` in `cwd` with `env`, its data in `dataDir` and no local Traefik proxy. */
-export async function spawnNpmStart(cwd: string, env: NodeJS.ProcessEnv, dataDir: string): Promise<NpmStart> {
+/**
+ * Starts `npm start` in `cwd` with `env`, its data in `dataDir` and no local Traefik proxy;
+ * as the user `runAs` when given (the test runs as root).
+ */
+export async function spawnNpmStart(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+  runAs?: { uid: number; gid: number },
+): Promise<NpmStart> {
   const port = await freePort();
   const child = spawn("npm", ["start"], {
     cwd,
+    ...runAs,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: {

@@ -17,7 +17,7 @@ import type { ProjectTreeCache } from "./projects/tree-cache.ts";
 export interface ServiceContext {
   config: Config;
   db: Db;
-  databaseKind: "postgres" | "pglite";
+  databaseKind: "postgres" | "embedded";
   logger: Logger;
   secrets: SecretBox;
   /** Callers of recently seen credentials, emptied by every change on any instance (auth/caller-cache.ts). */

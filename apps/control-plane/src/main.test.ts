@@ -1,11 +1,12 @@
 /**
- * The control plane as users start it (`pnpm start`: tsx, Node's own ESM loader, embedded PGlite),
- * not through Vitest's module transform: catches imports that only work under the test runner.
- * And a first start killed (SIGKILL) while it creates the embedded database starts again.
+ * The control plane as users start it (`pnpm start`: tsx, Node's own ESM loader, the embedded
+ * PostgreSQL), not through Vitest's module transform: catches imports that only work under the
+ * test runner. A first start killed (SIGKILL) while it creates the embedded database starts
+ * again, and a data directory of PGlite (the embedded database of earlier versions) is refused.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +22,17 @@ afterAll(async () => {
   if (dataDirectory) await rm(dataDirectory, { recursive: true, force: true, maxRetries: 5 });
 });
 
-/** SIGTERM, and its exit awaited: PGlite writes its files while it closes. */
+/**
+ * A temporary data directory that the embedded server's system user can enter (when the test
+ * runs as root): mkdtemp makes it 0700.
+ */
+async function searchableTempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  return dir;
+}
+
+/** SIGTERM, and its exit awaited: the control plane stops its PostgreSQL server before it exits. */
 async function stop(started: ChildProcess): Promise<void> {
   if (started.exitCode !== null || started.signalCode !== null) return;
   const exited = new Promise((resolve) => started.once("exit", resolve));
@@ -29,8 +40,8 @@ async function stop(started: ChildProcess): Promise<void> {
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
 }
 
-/** The control plane on embedded PGlite in `dataDir`, in a process group of its own. */
-function startOnPglite(dataDir: string, port: number, output: string[]): ChildProcess {
+/** The control plane on the embedded PostgreSQL in `dataDir`, in a process group of its own. */
+function startEmbedded(dataDir: string, port: number, output: string[]): ChildProcess {
   const started = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
     cwd: repositoryRoot,
     env: {
@@ -62,16 +73,16 @@ async function waitHealthy(started: ChildProcess, port: number, output: string[]
 }
 
 describe("pnpm start", () => {
-  it("starts on embedded PGlite and serves health, the API and the agent bootstrap", async () => {
-    dataDirectory = await mkdtemp(path.join(tmpdir(), "cp-start-"));
+  it("starts on the embedded PostgreSQL and serves health, the API and the agent bootstrap", async () => {
+    dataDirectory = await searchableTempDir("cp-start-");
     const port = await freePort();
     const output: string[] = [];
-    child = startOnPglite(dataDirectory, port, output);
+    child = startEmbedded(dataDirectory, port, output);
     const base = `http://127.0.0.1:${port}`;
     await waitHealthy(child, port, output);
     expect(await (await fetch(`${base}/health`)).json()).toMatchObject({
       status: "ok",
-      checks: { database: { kind: "pglite" } },
+      checks: { database: { kind: "embedded" } },
     });
     const openapi = await fetch(`${base}/api/openapi.json`);
     expect(openapi.status).toBe(200);
@@ -81,15 +92,15 @@ describe("pnpm start", () => {
   }, 90_000);
 
   it("starts again after a first start was killed (SIGKILL) while creating the embedded database", async () => {
-    const dataDir = await mkdtemp(path.join(tmpdir(), "cp-killed-"));
+    const dataDir = await searchableTempDir("cp-killed-");
     const output: string[] = [];
     try {
       const port = await freePort();
-      const first = startOnPglite(dataDir, port, output);
+      const first = startEmbedded(dataDir, port, output);
       // The database is being created in a sibling directory, renamed into place when complete.
       await vi.waitFor(
         async () => {
-          expect((await readdir(dataDir)).some((entry) => entry.startsWith("pglite.initializing-"))).toBe(
+          expect((await readdir(dataDir)).some((entry) => entry.startsWith("postgres.initializing-"))).toBe(
             true,
           );
         },
@@ -97,14 +108,17 @@ describe("pnpm start", () => {
       );
       process.kill(-(first.pid as number), "SIGKILL");
       await new Promise((resolve) => first.once("exit", resolve));
-      expect(existsSync(path.join(dataDir, "pglite", "PG_VERSION"))).toBe(false);
+      expect(existsSync(path.join(dataDir, "postgres", "PG_VERSION"))).toBe(false);
 
-      const second = startOnPglite(dataDir, port, output);
+      const second = startEmbedded(dataDir, port, output);
       try {
         await waitHealthy(second, port, output);
         const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
-        expect(health).toMatchObject({ status: "ok", checks: { database: { kind: "pglite" } } });
-        expect((await readdir(dataDir)).filter((entry) => entry.startsWith("pglite"))).toEqual(["pglite"]);
+        expect(health).toMatchObject({ status: "ok", checks: { database: { kind: "embedded" } } });
+        expect((await readdir(dataDir)).filter((entry) => entry.startsWith("postgres"))).toEqual([
+          "postgres",
+          "postgres.password",
+        ]);
       } finally {
         await stop(second);
       }
@@ -112,4 +126,23 @@ describe("pnpm start", () => {
       await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
     }
   }, 120_000);
+
+  it("refuses a data directory that holds a PGlite database, saying what to do, and changes nothing", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "cp-pglite-"));
+    const output: string[] = [];
+    try {
+      // What PGlite left: a Postgres data directory under <PLATFORM_DATA_DIR>/pglite.
+      await mkdir(path.join(dataDir, "pglite", "base"), { recursive: true });
+      await writeFile(path.join(dataDir, "pglite", "PG_VERSION"), "17\n");
+      const started = startEmbedded(dataDir, await freePort(), output);
+      const code = await new Promise((resolve) => started.once("exit", resolve));
+      expect(code).toBe(1);
+      const said = output.join("");
+      expect(said).toContain(`${path.join(dataDir, "pglite")} holds a PGlite database`);
+      expect(said).toContain(`mv ${path.join(dataDir, "pglite")} ${path.join(dataDir, "pglite.old")}`);
+      expect((await readdir(dataDir)).sort()).toEqual(["pglite"]);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
+    }
+  }, 60_000);
 });

@@ -70,7 +70,7 @@ export async function createServices(
     options.database ??
     (config.databaseUrl
       ? { kind: "postgres", url: config.databaseUrl }
-      : { kind: "pglite", dataDir: config.dataDir });
+      : { kind: "embedded", dataDir: config.dataDir });
   const database = await openDatabase(target, {
     onConnectionError: (error) =>
       logger.warn({ err: error }, "database connection lost; the next query opens a new one"),

@@ -1,6 +1,5 @@
 /**
- * The caller cache across control planes: two instances on one database (one on PGlite, whose
- * single connection cannot be shared between processes). Each credential is first seen, and
+ * The caller cache across control planes: two instances on one database. Each credential is first seen, and
  * cached, on both; then a change made through one instance must hold on the very next request
  * through either.
  */

@@ -1,18 +1,13 @@
 /**
- * Opens the database: Postgres through `pg` when a URL is given, embedded PGlite in the data
- * directory otherwise. Both return timestamps as ISO strings and bigints as numbers, so the
- * rest of the code never sees a driver difference.
+ * Opens the database: Postgres through `pg`, at the URL given or on the embedded server in the
+ * data directory (started first, stopped on close). Timestamps come back as ISO strings and
+ * bigints as numbers.
  *
  * Postgres may go away (restarted, unreachable) under a running control plane: the pool then
  * drops the dead connections without ending the process, every query that cannot reach the
  * server fails with a 503 ApiError (databaseUnavailable), and new connections are made once the
  * server is back.
  */
-import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
-import { promisify } from "node:util";
 import {
   CamelCasePlugin,
   Kysely,
@@ -29,6 +24,7 @@ import {
 } from "kysely";
 import pg from "pg";
 import { ApiError, databaseUnavailable } from "../errors.ts";
+import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./schema.ts";
 
@@ -58,7 +54,12 @@ class DatesAsIsoStrings implements KyselyPlugin {
 export const isoTimestamp = (column: RawBuilder<unknown>) =>
   sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "pglite"; dataDir: string | null };
+/**
+ * An external server by URL, or the embedded one (db/embedded.ts) in the control plane's data
+ * directory, which is then opened by its URL like any other.
+ */
+export type DatabaseTarget = { kind: "postgres"; url: string } | { kind: "embedded"; dataDir: string };
+export type PostgresTarget = Extract<DatabaseTarget, { kind: "postgres" }>;
 
 export interface OpenDatabase {
   db: Db;
@@ -282,88 +283,21 @@ export async function openDatabase(
       },
     };
   }
-  let dataDir: string | undefined;
-  if (target.dataDir) {
-    dataDir = path.resolve(target.dataDir, "pglite");
-    await initializePgliteDirectory(dataDir);
-  }
-  // Loaded only here: a control plane on Postgres never pays for PGlite's code and WebAssembly.
-  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
-    import("@electric-sql/pglite"),
-    import("kysely-pglite-dialect"),
-  ]);
-  const client = new PGlite(dataDir, {
-    parsers: {
-      [INT8_OID]: Number,
-      [NUMERIC_OID]: Number,
-    },
-  });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(client), plugins });
-  return {
-    db,
-    kind: "pglite",
-    // PGlite's one connection delivers a commit's notifications (its own) within the committing
-    // query, before that query's promise resolves: nothing is ever in flight, fence() has no
-    // round trip to make (and must not queue behind an open transaction on that connection).
-    // Closing only stops the calls: an UNLISTEN would be one more query on that connection.
-    async listen(channel, onChange) {
-      let closed = false;
-      await client.listen(channel, () => {
-        if (!closed) onChange();
-      });
-      return {
-        live: true,
-        fence: async () => {},
-        close: async () => {
-          closed = true;
-        },
-      };
-    },
-    close: () => db.destroy(),
-  };
-}
-
-/**
- * Creates PGlite's data directory, when it has none yet, in a child process: initdb's
- * WebAssembly instance peaks near 1 GiB, and run in this process most of it stayed resident
- * (the first start idled at ~730 MiB, a later one at ~300). The child fills a sibling directory
- * that is renamed into place once complete, so a first start killed midway leaves no half-made
- * database behind (the next start begins again).
- */
-async function initializePgliteDirectory(dataDir: string): Promise<void> {
-  if (existsSync(path.join(dataDir, "PG_VERSION"))) return;
-  // An empty directory is what earlier versions created before PGlite filled it.
-  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) return;
-  const parent = path.dirname(dataDir);
-  mkdirSync(parent, { recursive: true });
-  // What a start killed midway left (its child may even still be writing there: not ours).
-  const stagingPrefix = `${path.basename(dataDir)}.initializing-`;
-  for (const entry of readdirSync(parent)) {
-    if (entry.startsWith(stagingPrefix)) rmSync(path.join(parent, entry), { recursive: true, force: true });
-  }
-  const staging = path.join(parent, `${stagingPrefix}${process.pid}`);
-  // PGlite's CommonJS build, resolved from this file's place among the sources (the production
-  // bundle keeps node_modules beside the sources, and rewrites import.meta.url to them).
-  const pgliteModule = createRequire(import.meta.url).resolve("@electric-sql/pglite");
-  const script = `(async () => {
-  const { PGlite } = require(process.argv[1]);
-  const db = new PGlite(process.argv[2]);
-  await db.waitReady;
-  await db.close();
-})().catch((error) => { console.error(error); process.exit(1); });`;
+  const server = await startEmbeddedPostgres(target.dataDir);
   try {
-    await promisify(execFile)(
-      process.execPath,
-      ["--input-type=commonjs", "-e", script, pgliteModule, staging],
-      { timeout: 300_000 },
-    );
+    const database = await openDatabase({ kind: "postgres", url: server.url }, options);
+    return {
+      ...database,
+      kind: "embedded",
+      async close() {
+        await database.close();
+        await server.stop();
+      },
+    };
   } catch (error) {
-    rmSync(staging, { recursive: true, force: true });
-    const stderr = (error as { stderr?: string }).stderr?.trim().split("\n").slice(-5).join("\n");
-    throw new Error(`creating the embedded database in ${dataDir} failed${stderr ? `: ${stderr}` : ""}`);
+    await server.stop();
+    throw error;
   }
-  rmSync(dataDir, { recursive: true, force: true });
-  renameSync(staging, dataDir);
 }
 
 /** Runs every pending migration; throws with the failing migration's name. */

@@ -1,17 +1,12 @@
 /**
- * Several control planes on one Postgres database (PGlite is one process per directory): a
+ * Several control planes on one Postgres database: a
  * control plane that starts does not recover a deployment another live one runs (its lease
  * holds), and of two that start together exactly one recovers a deployment whose control plane
  * died. No agent answers here, so a recovered deployment stays followed (running): the test
  * reads who follows it from the log and the lease.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  createTestDatabase,
-  startTestPlatform,
-  type TestPlatform,
-  testDatabaseKind,
-} from "../testing/harness.ts";
+import { createTestDatabase, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import { insertDeployment } from "./repository.ts";
 
@@ -33,7 +28,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe.runIf(testDatabaseKind === "postgres")("control planes sharing one database", () => {
+describe("control planes sharing one database", () => {
   it("a starting control plane leaves a deployment another live one runs; of two starting together exactly one recovers a dead one's", async () => {
     const { target: database, drop } = await createTestDatabase();
     cleanups.push(drop);

@@ -18,13 +18,12 @@ import {
   type Session,
   startTestPlatform,
   type TestPlatform,
-  testDatabaseKind,
 } from "../testing/harness.ts";
 import { LOG_CAP_CHARACTERS, LOG_TRUNCATED_NOTE } from "./logs.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentRunner } from "./worker.ts";
 
-// Each test starts one or two control planes (PGlite ones are slow to start on a busy machine).
+// Each test starts one or two control planes.
 vi.setConfig({ testTimeout: 120_000 });
 
 const NATS_URL = "nats://127.0.0.1:4222";
@@ -620,8 +619,8 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect(row.logs).not.toContain(" 0 xxx");
   });
 
-  // Two control planes at once on one database: Postgres only (PGlite is one process per directory).
-  it.runIf(mode !== "embedded" && testDatabaseKind === "postgres")(
+  // Two control planes at once on one database.
+  it.runIf(mode !== "embedded")(
     "a control plane that dies mid-run: with no agent answering the next one leaves that deployment running (unknown), and once it is stopped runs the waiting one",
     async () => {
       const crashNames = { ...queueNames, ackWaitMs: 2000 };
@@ -714,7 +713,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
 
   it("a stop hands the running job back to the queue: after a restart it runs again, before the jobs queued behind it", async () => {
     const secret = randomBytes(32).toString("base64");
-    const { target: database, drop } = await createTestDatabase({ reopenable: true });
+    const { target: database, drop } = await createTestDatabase();
     cleanups.push(drop);
     const before = new ScriptedPipeline();
     const first = await start(before, 1, { database, secret, shutdownGraceMs: 300 });

@@ -14,7 +14,6 @@ import {
   type Session,
   startTestPlatform,
   type TestPlatform,
-  testDatabaseKind,
 } from "../testing/harness.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 
@@ -76,78 +75,75 @@ describe("a deployment taken while the database is away", () => {
   });
 });
 
-describe.runIf(testDatabaseKind === "postgres")(
-  "a deployment whose database goes away after the claim",
-  () => {
-    it("stores its outcome once the database is back: done, with its log, not left running", async () => {
-      const database = await createTestDatabase();
-      const proxy = await TcpProxy.start();
-      const url = proxy.proxiedUrl((database.target as { url: string }).url);
-      let finishRun: (() => void) | undefined;
-      const runner = async (_services: unknown, run: DeploymentRun): Promise<DeploymentOutcome> => {
-        run.log("building");
-        await new Promise<void>((resolve) => {
-          finishRun = resolve;
-        });
-        run.log("deployed");
-        return { imageName: "platform/test:outage" };
-      };
-      const cut = await startTestPlatform(
-        {},
-        {
-          agents: { localAgent: false },
-          deployments: { runner },
-          database: { kind: "postgres", url },
-        },
+describe("a deployment whose database goes away after the claim", () => {
+  it("stores its outcome once the database is back: done, with its log, not left running", async () => {
+    const database = await createTestDatabase();
+    const proxy = await TcpProxy.start();
+    const url = proxy.proxiedUrl((database.target as { url: string }).url);
+    let finishRun: (() => void) | undefined;
+    const runner = async (_services: unknown, run: DeploymentRun): Promise<DeploymentOutcome> => {
+      run.log("building");
+      await new Promise<void>((resolve) => {
+        finishRun = resolve;
+      });
+      run.log("deployed");
+      return { imageName: "platform/test:outage" };
+    };
+    const cut = await startTestPlatform(
+      {},
+      {
+        agents: { localAgent: false },
+        deployments: { runner },
+        database: { kind: "postgres", url },
+      },
+    );
+    try {
+      const as = { token: (await cut.registerOwner()).token };
+      const project = await cut.mutateOk("project.create", { name: "Cut" }, as);
+      const app = await cut.mutateOk(
+        "application.create",
+        { name: "web", environmentId: project.environment.environmentId },
+        as,
       );
-      try {
-        const as = { token: (await cut.registerOwner()).token };
-        const project = await cut.mutateOk("project.create", { name: "Cut" }, as);
-        const app = await cut.mutateOk(
-          "application.create",
-          { name: "web", environmentId: project.environment.environmentId },
-          as,
-        );
-        const { deploymentId } = await cut.mutateOk(
-          "application.deploy",
-          { applicationId: app.applicationId },
-          as,
-        );
-        const deadline = Date.now() + 20_000;
-        while (!finishRun && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-        expect(finishRun, "the run in the pipeline").toBeDefined();
+      const { deploymentId } = await cut.mutateOk(
+        "application.deploy",
+        { applicationId: app.applicationId },
+        as,
+      );
+      const deadline = Date.now() + 20_000;
+      while (!finishRun && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(finishRun, "the run in the pipeline").toBeDefined();
 
-        await proxy.cut();
-        finishRun!(); // the outcome is ready while the database is away
-        await new Promise((resolve) => setTimeout(resolve, 3000));
-        await proxy.restore();
+      await proxy.cut();
+      finishRun!(); // the outcome is ready while the database is away
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await proxy.restore();
 
-        const read = () =>
-          cut.services.db
-            .selectFrom("deployments")
-            .select(["status", "logs"])
-            .where("deploymentId", "=", deploymentId)
-            .executeTakeFirst()
-            .catch(() => undefined);
-        let row = await read();
-        const settleBy = Date.now() + 20_000;
-        while (row?.status !== "done" && Date.now() < settleBy) {
-          await new Promise((resolve) => setTimeout(resolve, 250));
-          row = await read();
-        }
-        expect(row?.status).toBe("done");
-        expect(row?.logs).toMatch(/building\n(.*\n)*.*deployed\n/);
-        const application = await cut.services.db
-          .selectFrom("applications")
-          .select("applicationStatus")
-          .where("applicationId", "=", app.applicationId)
-          .executeTakeFirstOrThrow();
-        expect(application.applicationStatus).toBe("done");
-      } finally {
-        await cut.close();
-        await proxy.close();
-        await database.drop();
+      const read = () =>
+        cut.services.db
+          .selectFrom("deployments")
+          .select(["status", "logs"])
+          .where("deploymentId", "=", deploymentId)
+          .executeTakeFirst()
+          .catch(() => undefined);
+      let row = await read();
+      const settleBy = Date.now() + 20_000;
+      while (row?.status !== "done" && Date.now() < settleBy) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        row = await read();
       }
-    }, 90_000);
-  },
-);
+      expect(row?.status).toBe("done");
+      expect(row?.logs).toMatch(/building\n(.*\n)*.*deployed\n/);
+      const application = await cut.services.db
+        .selectFrom("applications")
+        .select("applicationStatus")
+        .where("applicationId", "=", app.applicationId)
+        .executeTakeFirstOrThrow();
+      expect(application.applicationStatus).toBe("done");
+    } finally {
+      await cut.close();
+      await proxy.close();
+      await database.drop();
+    }
+  }, 90_000);
+});

@@ -241,7 +241,7 @@ export async function deleteEnvironment(db: Db, environmentId: string): Promise<
 
 /**
  * True when `error` is Postgres' unique_violation (23505), of `constraint` when one is given
- * (pg and PGlite alike).
+ * (as `pg` reports it).
  */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (typeof error !== "object" || error === null) return false;

@@ -1,6 +1,5 @@
 /**
- * The cached project trees across control planes: two instances on one database (one on PGlite,
- * whose single connection cannot be shared between processes). Each test first has the tree
+ * The cached project trees across control planes: two instances on one database. Each test first has the tree
  * cached on both, then writes through one instance (or straight to the database, as the
  * deployment worker does) and reads through both: the write must be in the very next answer.
  */

@@ -132,8 +132,8 @@ export async function syncApplicationProxyWith(
   }
   const serverId = proxyServerOf(services, app);
   // This machine's proxy routes only the instance organization's applications (agentServerId).
-  // Through `db`: inside a transaction a query on services.db would wait for its connection
-  // (PGlite has only one).
+  // Through `db`: inside a transaction a query on services.db would take another connection
+  // and not see the transaction's writes.
   if (serverId === LOCAL_SERVER_ID) await agentServerId({ ...services, db }, app.organizationId, null);
   const [domains, credentials] = await Promise.all([
     listApplicationDomains(db, applicationId),

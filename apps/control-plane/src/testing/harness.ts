@@ -1,6 +1,6 @@
 /**
  * Integration harness: a control plane on a fresh database (a new Postgres database per
- * harness, or an in-memory PGlite when PLATFORM_TEST_DB=pglite), called in-process through
+ * harness), called in-process through
  * `app.request()`. Log lines are kept so tests can check that no secret reaches them.
  */
 import { randomBytes } from "node:crypto";
@@ -13,11 +13,10 @@ import type { AgentHubOptions } from "../agents/agent-hub.ts";
 import { createApp } from "../app.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
-import type { DatabaseTarget } from "../db/database.ts";
+import type { DatabaseTarget, PostgresTarget } from "../db/database.ts";
 import type { DeploymentQueueOptions } from "../deployments/queue.ts";
 import { createServices, REDACTED_LOG_PATHS } from "../services.ts";
 
-export const testDatabaseKind = (process.env.PLATFORM_TEST_DB ?? "postgres") as "postgres" | "pglite";
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 export interface CallOptions {
@@ -139,47 +138,32 @@ export class TestPlatform {
   }
 }
 
-/**
- * A fresh database (Postgres, or PGlite with PLATFORM_TEST_DB=pglite) and its removal. PGlite
- * lives in memory unless `reopenable`: then in a data directory, so that a second control plane
- * started on the same target (a restart) finds what the first one stored.
- */
-export async function createTestDatabase(
-  options: { reopenable?: boolean } = {},
-): Promise<{ target: DatabaseTarget; drop: () => Promise<void> }> {
-  let database: DatabaseTarget;
-  let dropDatabase = async () => {};
-  if (testDatabaseKind === "pglite") {
-    const dataDir = options.reopenable ? mkdtempSync(path.join(tmpdir(), "platform-pglite-")) : null;
-    database = { kind: "pglite", dataDir };
-    if (dataDir) dropDatabase = async () => rmSync(dataDir, { recursive: true, force: true });
-  } else {
-    const name = `platform_t_${randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    database = { kind: "postgres", url: url.toString() };
-    dropDatabase = async () => {
-      const dropper = new pg.Client({ connectionString: adminUrl });
-      await dropper.connect();
-      // A closed pool's connections may still be ending; forcing the drop while they are would
-      // deliver "terminating connection" errors to clients nobody listens to any more.
-      for (let waited = 0; waited < 5_000; waited += 50) {
-        const { rows } = await dropper.query(
-          "select count(*)::int as n from pg_stat_activity where datname = $1",
-          [name],
-        );
-        if (rows[0].n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      await dropper.query(`drop database if exists ${name} with (force)`);
-      await dropper.end();
-    };
-  }
-  return { target: database, drop: dropDatabase };
+/** A fresh database on the test Postgres server, and its removal. */
+export async function createTestDatabase(): Promise<{ target: PostgresTarget; drop: () => Promise<void> }> {
+  const name = `platform_t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const drop = async () => {
+    const dropper = new pg.Client({ connectionString: adminUrl });
+    await dropper.connect();
+    // A closed pool's connections may still be ending; forcing the drop while they are would
+    // deliver "terminating connection" errors to clients nobody listens to any more.
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      const { rows } = await dropper.query(
+        "select count(*)::int as n from pg_stat_activity where datname = $1",
+        [name],
+      );
+      if (rows[0].n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await dropper.query(`drop database if exists ${name} with (force)`);
+    await dropper.end();
+  };
+  return { target: { kind: "postgres", url: url.toString() }, drop };
 }
 
 /**
@@ -231,8 +215,7 @@ export async function startTestPlatform(
 
 /**
  * Two control planes on one fresh database, sharing the master secret (a session signed by one
- * is read by the other). On PGlite, whose single connection cannot be shared between
- * processes, `b` is `a`.
+ * is read by the other).
  */
 export async function startTestPlatformPair(): Promise<{
   a: TestPlatform;
@@ -242,12 +225,12 @@ export async function startTestPlatformPair(): Promise<{
   const database = await createTestDatabase();
   const env = { PLATFORM_SECRET_KEY: randomBytes(32).toString("base64") };
   const a = await startTestPlatform(env, { database: database.target });
-  const b = testDatabaseKind === "postgres" ? await startTestPlatform(env, { database: database.target }) : a;
+  const b = await startTestPlatform(env, { database: database.target });
   return {
     a,
     b,
     close: async () => {
-      if (b !== a) await b.close();
+      await b.close();
       await a.close();
       await database.drop();
     },
