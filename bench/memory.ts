@@ -1,13 +1,20 @@
 /**
  * `pnpm bench:memory`: resident memory (VmRSS of the measured process itself, from
- * /proc/<pid>/status) and cold start, each beside a reference measured in the same run:
+ * /proc/<pid>/status, and PSS from /proc/<pid>/smaps_rollup) and cold start, each beside a
+ * reference measured in the same run:
  *
- * - the built control plane (dist/, `node` as `npm start` runs it) on Postgres and on embedded
- *   PGlite, idle and after 10,000 authenticated project.all requests; beside a bare `node -e`
- *   http server and the same sources run under tsx (`node --import tsx`);
+ * - the built control plane (dist/, `node` as `npm start` runs it) on the machine's external
+ *   Postgres and on the embedded PostgreSQL (no DATABASE_URL), idle and after 10,000
+ *   authenticated project.all requests; beside a bare `node -e` http server and the same
+ *   sources run under tsx (`node --import tsx`). On the embedded PostgreSQL the PSS is the
+ *   control plane's plus its whole postmaster tree's (PSS shares the server's shared memory
+ *   fairly among its processes, where summed RSS would count it once per process);
  * - the built agent connected to NATS, idle, beside its sources under tsx;
  * - the cold start of the control plane to its first `/health` 200 on an already-migrated
- *   Postgres database (median of BENCH_STARTS runs), built and under tsx.
+ *   Postgres database (median of BENCH_STARTS runs), built and under tsx; and on the embedded
+ *   PostgreSQL: the first start (initdb, server start, migrations, listening) and later starts
+ *   (the server started again after a clean stop: median of BENCH_STARTS), and a start after a
+ *   SIGKILL of the control plane (its server still running, reused).
  *
  * Ports are free ones picked at run time; Postgres and NATS come from TEST_DATABASE_URL and
  * NATS_URL. The control plane runs without NATS (its in-process queue), so that it does not
@@ -15,7 +22,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -108,6 +115,35 @@ function rssMiB(child: ChildProcess): number {
   return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) / 1024;
 }
 
+/** The PSS of these processes, in MiB (a process gone meanwhile counts nothing). */
+function pssMiB(pids: number[]): number {
+  let kiB = 0;
+  for (const pid of pids) {
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+      kiB += Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0);
+    } catch {}
+  }
+  return kiB / 1024;
+}
+
+/** The embedded server's postmaster (from its postmaster.pid) and every process below it. */
+function postmasterTree(platformDataDir: string): number[] {
+  const pidFile = path.join(platformDataDir, "postgres", "postmaster.pid");
+  const postmaster = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {}
+  }
+  const tree = [postmaster];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
+  return tree;
+}
+
 /** Polls `url` every 10 ms until it answers 200; the time since `since`, in ms. */
 async function firstOk(
   url: string,
@@ -177,20 +213,28 @@ interface Row {
   what: string;
   idle: number;
   after?: number;
+  /** PSS of the process and, on the embedded PostgreSQL, of its postmaster tree. */
+  pssIdle?: number;
+  pssAfter?: number;
 }
 
-/** Idle RSS once settled, and RSS after `requests` requests (then settled again). */
+/**
+ * Idle RSS once settled, and RSS after `requests` requests (then settled again); with
+ * `pssOf`, the PSS of those processes too.
+ */
 async function measureServer(
   what: string,
   child: ChildProcess,
   url: string,
   headers?: Record<string, string>,
-) {
+  pssOf?: () => number[],
+): Promise<Row> {
   await sleep(settleMs);
   const idle = rssMiB(child);
+  const pssIdle = pssOf && pssMiB(pssOf());
   await load(url, headers);
   await sleep(settleMs);
-  return { what, idle, after: rssMiB(child) };
+  return { what, idle, after: rssMiB(child), pssIdle, pssAfter: pssOf && pssMiB(pssOf()) };
 }
 
 async function bareHttpServer(): Promise<Row> {
@@ -209,11 +253,15 @@ async function bareHttpServer(): Promise<Row> {
 
 async function controlPlaneRow(what: string, runtime: Runtime, env: Record<string, string>): Promise<Row> {
   const server = await startControlPlane(runtime, env);
+  const embedded = !env.DATABASE_URL;
+  const pssOf = () => [
+    server.child.pid as number,
+    ...(embedded ? postmasterTree(env.PLATFORM_DATA_DIR as string) : []),
+  ];
   try {
     const token = await bearerOf(server.base);
-    return await measureServer(what, server.child, `${server.base}/api/project.all`, {
-      authorization: `Bearer ${token}`,
-    });
+    const url = `${server.base}/api/project.all`;
+    return await measureServer(what, server.child, url, { authorization: `Bearer ${token}` }, pssOf);
   } finally {
     await stop(server.child);
   }
@@ -263,6 +311,33 @@ async function coldStarts(runtime: Runtime, databaseUrl: string, dataDir: string
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number;
 }
 
+/**
+ * The embedded PostgreSQL's starts in a new data directory: the first (initialise, start,
+ * migrate, listen), later ones after a clean stop (median of BENCH_STARTS), and one after a
+ * SIGKILL of the control plane, whose server is then found running and reused.
+ */
+async function embeddedStarts(dataDir: string): Promise<{ first: number; later: number; afterKill: number }> {
+  const env = { PLATFORM_DATA_DIR: dataDir };
+  const firstServer = await startControlPlane("built", env);
+  await stop(firstServer.child);
+  const times: number[] = [];
+  for (let i = 0; i < starts; i++) {
+    const server = await startControlPlane("built", env);
+    times.push(server.startMs);
+    await stop(server.child);
+  }
+  const killed = await startControlPlane("built", env);
+  killed.child.kill("SIGKILL");
+  await new Promise((resolve) => killed.child.once("exit", resolve));
+  const reused = await startControlPlane("built", env);
+  await stop(reused.child);
+  return {
+    first: firstServer.startMs,
+    later: times.sort((a, b) => a - b)[Math.floor(times.length / 2)] as number,
+    afterKill: reused.startMs,
+  };
+}
+
 async function createDatabase(admin: pg.Client): Promise<{ name: string; url: string }> {
   const name = `platform_bench_${randomBytes(4).toString("hex")}`;
   await admin.query(`create database ${name}`);
@@ -281,6 +356,8 @@ async function main(): Promise<void> {
   await admin.connect();
   const databases: string[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), "platform-bench-memory-"));
+  // Entered by the embedded server's own system user when the bench runs as root.
+  chmodSync(dataDir, 0o755);
   try {
     const rows: Row[] = [await bareHttpServer()];
     for (const runtime of ["built", "tsx"] as const) {
@@ -295,8 +372,8 @@ async function main(): Promise<void> {
     }
     for (const runtime of ["built", "tsx"] as const) {
       rows.push(
-        await controlPlaneRow(`control plane, PGlite, ${runtime}`, runtime, {
-          PLATFORM_DATA_DIR: path.join(dataDir, `pglite-${runtime}`),
+        await controlPlaneRow(`control plane, embedded PG, ${runtime}`, runtime, {
+          PLATFORM_DATA_DIR: path.join(dataDir, `embedded-${runtime}`),
         }),
       );
     }
@@ -311,12 +388,18 @@ async function main(): Promise<void> {
     );
     const coldBuilt = await coldStarts("built", migrated.url, dataDir);
     const coldTsx = await coldStarts("tsx", migrated.url, dataDir);
+    const embedded = await embeddedStarts(path.join(dataDir, "embedded-starts"));
 
     console.log(`\nbench:memory — VmRSS in MiB after ${settleMs} ms idle, and after ${requests} requests`);
     console.log("(project.all with 10 projects, 10 connections; the bare server answers `ok`)\n");
-    console.log(`${"process".padEnd(38)} ${"idle".padStart(8)} ${"after".padStart(8)}`);
+    console.log("PSS: the control plane's, plus its postmaster tree's on the embedded PostgreSQL\n");
+    const header = ["idle", "after", "PSS idle", "PSS after"].map((title) => title.padStart(10)).join("");
+    console.log(`${"process".padEnd(38)}${header}`);
     for (const row of rows) {
-      console.log(`${row.what.padEnd(38)} ${mib(row.idle).padStart(8)} ${mib(row.after).padStart(8)}`);
+      const figures = [row.idle, row.after, row.pssIdle, row.pssAfter].map((value) =>
+        mib(value).padStart(10),
+      );
+      console.log(`${row.what.padEnd(38)}${figures.join("")}`);
     }
     console.log(`\ncold start to the first /health 200, migrated Postgres (median of ${starts}):`);
     console.log(
@@ -325,6 +408,12 @@ async function main(): Promise<void> {
         .join("")}node ${START.flags.join(" ")} dist/control-plane/main.js): ${coldBuilt.toFixed(0)} ms`,
     );
     console.log(`  sources under tsx (node --import tsx):      ${coldTsx.toFixed(0)} ms`);
+    console.log("cold start to the first /health 200, embedded PostgreSQL (built):");
+    console.log(`  first start (initdb, start, migrate, listen):  ${embedded.first.toFixed(0)} ms`);
+    console.log(
+      `  later start (server stopped with it; median of ${starts}): ${embedded.later.toFixed(0)} ms`,
+    );
+    console.log(`  start after a SIGKILL (server found running):   ${embedded.afterKill.toFixed(0)} ms`);
     const find = (what: string) => rows.find((row) => row.what === what)?.idle ?? Number.NaN;
     console.log("\ntargets:");
     console.log(
@@ -335,6 +424,18 @@ async function main(): Promise<void> {
       `  agent idle RSS <= 64 MiB (${agentEnv.join(" ")} node dist/agent/main.js): ${mib(find("agent on NATS, built"))}`,
     );
     console.log(`  cold start <= 1000 ms: ${coldBuilt.toFixed(0)}`);
+    const pss = (what: string) => rows.find((row) => row.what === what);
+    const onEmbedded = pss("control plane, embedded PG, built");
+    const onExternal = pss("control plane, Postgres, built");
+    console.log(
+      `  embedded: first start <= 5000 ms: ${embedded.first.toFixed(0)}; later starts <= 1500 ms: ${embedded.later.toFixed(0)}`,
+    );
+    console.log(
+      `  embedded: PSS idle <= 150 MiB: ${mib(onEmbedded?.pssIdle)} (external Postgres, control plane only: ${mib(onExternal?.pssIdle)})`,
+    );
+    console.log(
+      `  embedded: PSS after ${requests} requests <= 200 MiB: ${mib(onEmbedded?.pssAfter)} (external Postgres: ${mib(onExternal?.pssAfter)})`,
+    );
   } finally {
     await Promise.all([...children].map(stop));
     for (const name of databases) await admin.query(`drop database if exists ${name} with (force)`);

@@ -4,7 +4,7 @@
  *
  * - dist/control-plane/main.js: the control plane's workspace code and the small npm packages it
  *   imports (bundledPackages: one file parses and holds less memory than hundreds of module
- *   files); the other npm packages (pg, pino, PGlite, swagger-ui-dist: native or optional
+ *   files); the other npm packages (pg, pino, swagger-ui-dist, the embedded PostgreSQL: native or optional
  *   modules, worker files, assets) stay external and load from the repository's node_modules.
  *   Their import paths are written relative to the output file (pnpm keeps a workspace
  *   package's dependencies beside that package, not at the repository root), and every
