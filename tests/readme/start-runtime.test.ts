@@ -2,10 +2,11 @@
  * The README's start runs built JavaScript: on a fresh copy of the repository (its files, no
  * node_modules, no dist/) the README's two commands install, build and start the control plane,
  * and no process of the tree `npm start` spawns runs a TypeScript loader or a .ts file (read
- * from /proc/<pid>/cmdline of every descendant).
+ * from /proc/<pid>/cmdline of every descendant). Its database is the embedded PostgreSQL, a
+ * server from the copy's own node_modules on a data directory in PLATFORM_DATA_DIR.
  */
 import { type ChildProcess, execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -49,6 +50,8 @@ describe("the README's start on a fresh copy", () => {
   let child: ChildProcess | undefined;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "platform-start-"));
+    // Entered by the embedded PostgreSQL's system user (the test runs as root): not 0700.
+    await chmod(dir, 0o755);
     const { stdout } = await execFileAsync(
       "git",
       ["ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -69,6 +72,10 @@ describe("the README's start on a fresh copy", () => {
   }, 60_000);
   afterAll(async () => {
     if (child?.pid) process.kill(-child.pid, "SIGKILL");
+    // The embedded server outlives a killed control plane (the next start would reuse it).
+    const pidFile = path.join(dir, "data", "postgres", "postmaster.pid");
+    const postmaster = Number((await readFile(pidFile, "utf8").catch(() => "")).split("\n")[0]);
+    if (postmaster) process.kill(postmaster, "SIGKILL");
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -90,7 +97,14 @@ describe("the README's start on a fresh copy", () => {
     const { port } = started;
     const output = await started.listening(90_000);
     expect(output).toContain(`Platform control plane listening on http://127.0.0.1:${port}`);
-    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ checks: { database: { status: "up", kind: "embedded" } } });
+    const pidFile = path.join(dir, "data", "postgres", "postmaster.pid");
+    const postmaster = Number((await readFile(pidFile, "utf8")).split("\n")[0]);
+    const server = (await readFile(`/proc/${postmaster}/cmdline`, "utf8")).split("\0");
+    expect(server[0]?.startsWith(`${copy}/node_modules/`)).toBe(true);
+    expect(server.slice(1, 3)).toEqual(["-D", path.join(dir, "data", "postgres")]);
 
     const tree = await descendants(child.pid as number);
     const commands = tree.map((process) => process.cmdline.join(" "));
