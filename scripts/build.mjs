@@ -110,15 +110,19 @@ function newestSourceTime() {
   return newest;
 }
 
+/**
+ * Touched after each build of the JavaScript files: an output whose contents did not change keeps
+ * its time (below), so the outputs' own times cannot tell whether a build saw the sources.
+ */
+const BUILT_STAMP = path.join(distDir, ".built");
+
 function isStale() {
-  const newest = newestSourceTime();
-  return targets.some((target) => {
-    try {
-      return statSync(target.outfile).mtimeMs < newest;
-    } catch {
-      return true;
-    }
-  });
+  if (!targets.every((target) => existsSync(target.outfile))) return true;
+  try {
+    return statSync(BUILT_STAMP).mtimeMs < newestSourceTime();
+  } catch {
+    return true;
+  }
 }
 
 /** Workspace files (not node_modules): `import.meta.url` means their own place in the repository. */
@@ -309,6 +313,7 @@ function nodeBinaryFromNpm(arch) {
 if (process.argv.includes("--if-stale") && !isStale()) process.exit(0);
 const started = performance.now();
 for (const target of targets) await buildTarget(target);
+writeFileSync(BUILT_STAMP, "");
 const agentDir = path.join(distDir, "agent");
 const otherArches = (process.env.PLATFORM_AGENT_ARCHES ?? "")
   .split(",")
