@@ -75,8 +75,6 @@ export interface EmbeddedPostgres {
 /** The directory where earlier versions kept their PGlite database. */
 export const pgliteDirectoryOf = (platformDataDir: string) => path.resolve(platformDataDir, "pglite");
 
-export class PgliteDataDirectoryError extends Error {}
-
 interface RunAs {
   uid: number;
   gid: number;
@@ -296,7 +294,7 @@ export async function startEmbeddedPostgres(platformDataDir: string): Promise<Em
   const base = path.resolve(platformDataDir);
   const pglite = pgliteDirectoryOf(base);
   if (existsSync(pglite) && readdirSync(pglite).length > 0) {
-    throw new PgliteDataDirectoryError(
+    throw new Error(
       `${pglite} holds a PGlite database of an earlier version of Platform, which this version no longer runs (the embedded database is now a PostgreSQL server in ${path.join(base, "postgres")}). Keep that data with the earlier version, or start on a new empty database with \`mv ${pglite} ${pglite}.old\`, or set DATABASE_URL.`,
     );
   }
