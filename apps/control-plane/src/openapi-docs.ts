@@ -260,7 +260,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "server.getServerMetrics": {
     description:
-      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard; pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
+      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one \"could not be reached\"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
   },
   "server.publicIp": {
     description:
@@ -490,7 +490,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "registry.testRegistry": {
     description:
-      "Logs in to a registry through a server's Docker Engine without storing anything; the host is checked by the outbound guard first, and a failure answers its category (unauthorized, unknown host, unknown certificate authority, refused, timeout, other), never the remote's text.",
+      "Logs in to a registry through a server's Docker Engine without storing anything; the host is checked by the outbound guard first, and a failure answers its category (unauthorized, unknown host, or one \"could not be reached\" for every failure that would tell a port's state), never the remote's text; the platform's own machines are refused as targets to other organizations.",
   },
   "registry.testRegistryById": {
     description:
