@@ -138,7 +138,7 @@ export const authRouter = defineRouter("auth", {
 
   login: mutation({
     summary:
-      "Exchange email and password for a session token; throttled per account and per client address (429)",
+      "Exchange email and password for a session token; throttled per account and client address pair with exponential backoff, and per client address (429)",
     access: "public",
     input: z.object({
       email: emailSchema,
