@@ -10,6 +10,7 @@ import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
 import * as invitationTokens from "./20261124-10-invitation-tokens.ts";
 import * as loginThrottle from "./20261124-11-login-throttle.ts";
+import * as pendingEmail from "./20261126-10-pending-email.ts";
 import * as applicationFields from "./20261124-60-application-fields.ts";
 import * as domainFields from "./20261124-61-domain-fields.ts";
 import * as memberPermissions from "./20261124-62-member-permissions.ts";
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "20261124-85-caller-invalidation": callerInvalidation,
   "20261125-10-database-swarm": databaseSwarm,
   "20261125-20-project-tree-invalidation": projectTreeInvalidation,
+  "20261126-10-pending-email": pendingEmail,
 };
