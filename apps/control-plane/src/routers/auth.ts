@@ -5,6 +5,7 @@
  */
 import { sql } from "kysely";
 import { z } from "zod";
+import { displayNameSchema } from "../display-name.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
@@ -50,7 +51,7 @@ export const authRouter = defineRouter("auth", {
     input: z.object({
       email: emailSchema,
       password: passwordSchema,
-      name: z.string().trim().min(1).max(100),
+      name: displayNameSchema,
       invitationId: z.string().min(1).max(64).optional(),
       /** The invitation's secret token, from organization.inviteMember. */
       token: invitationTokenSchema.optional(),
