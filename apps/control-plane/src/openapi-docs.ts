@@ -83,8 +83,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.update": {
     description:
-      "Changes the current user's name, email or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). Changing the password ends the user's other sessions.",
-    errors: [409],
+      "Changes the current user's name or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). A new email is only stored as `pendingEmail` until it is confirmed (the instance administrator applies it with user.changeEmail while there is no email channel), with the same answer whether the address is taken or free. Changing the password ends the user's other sessions.",
   },
   "user.remove": {
     description:
@@ -109,11 +108,16 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.deleteApiKey": { description: "Deletes one of the caller's own API keys; it stops working at once." },
   "user.getInvitations": {
-    description: "Pending, unexpired invitations addressed to the current user's email, in any organization.",
+    description:
+      "The pending, unexpired invitation named by its secret `token` (send it in tRPC's `?input=` form), or an empty list without one: invitations are never found by the email they were sent to.",
   },
   "user.checkUserOrganizations": {
     description:
       "The number of organizations a user belongs to (the caller, or a member of the caller's organization).",
+  },
+  "user.changeEmail": {
+    description:
+      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only, until an email channel can confirm addresses; 409 when another user has it).",
   },
   "user.getMetricsToken": {
     description:
