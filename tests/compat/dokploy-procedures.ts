@@ -198,7 +198,8 @@ export const dokployProcedures: Record<string, Row> = {
     input: [],
     output: "array:",
     differs: {
-      token: "ours: the invitation's secret token; invitations are found by it only, never by the caller's email (issue 22 finding 5)",
+      token:
+        "ours: the invitation's secret token; invitations are found by it only, never by the caller's email (issue 22 finding 5)",
     },
   },
   "user.changeEmail": {

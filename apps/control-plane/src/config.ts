@@ -242,7 +242,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
-    sessionRateLimit: c.PLATFORM_SESSION_RATE_LIMIT === undefined ? SESSION_RATE_LIMIT : c.PLATFORM_SESSION_RATE_LIMIT,
+    sessionRateLimit:
+      c.PLATFORM_SESSION_RATE_LIMIT === undefined ? SESSION_RATE_LIMIT : c.PLATFORM_SESSION_RATE_LIMIT,
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
     reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
     instanceId: c.PLATFORM_INSTANCE_ID,

@@ -39,7 +39,8 @@ function nameFields(schema: Schema, at = ""): [string, Schema][] {
     }
   }
   if (def.innerType) found.push(...nameFields(def.innerType, at));
-  if (def.type === "pipe" && def.in && def.out) found.push(...nameFields(def.in, at), ...nameFields(def.out, at));
+  if (def.type === "pipe" && def.in && def.out)
+    found.push(...nameFields(def.in, at), ...nameFields(def.out, at));
   for (const option of def.options ?? []) found.push(...nameFields(option, at));
   return found;
 }
@@ -58,9 +59,7 @@ const FORBIDDEN = {
 };
 
 describe("display names (issue 22 finding 8)", () => {
-  const procedures = [...procedureTable(allRouters).entries()].filter(
-    ([name]) => !SEARCH_FILTERS.test(name),
-  );
+  const procedures = [...procedureTable(allRouters).entries()].filter(([name]) => !SEARCH_FILTERS.test(name));
   const fields = procedures.flatMap(([name, procedure]) =>
     nameFields(procedure.input as unknown as Schema).map(([path, schema]) => ({
       at: `${name}: ${path}`,

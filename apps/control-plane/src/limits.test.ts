@@ -89,7 +89,12 @@ describe("slow clients over a real socket", () => {
   let port: number;
   beforeAll(async () => {
     platform = await startTestPlatform();
-    server = serve({ fetch: platform.app.fetch, port: 0, hostname: "127.0.0.1", serverOptions: HTTP_SERVER_OPTIONS });
+    server = serve({
+      fetch: platform.app.fetch,
+      port: 0,
+      hostname: "127.0.0.1",
+      serverOptions: HTTP_SERVER_OPTIONS,
+    });
     limitSlowBodies(server);
     await new Promise((resolve) => server.once("listening", resolve));
     port = (server.address() as AddressInfo).port;

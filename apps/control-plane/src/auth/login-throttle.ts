@@ -79,7 +79,12 @@ async function takeWindowAttempt(db: Trx, key: string, max: number, now: Date): 
       oc.column("key").doUpdateSet((eb) => {
         const expired = eb("loginThrottle.windowStartedAt", "<=", cutoff);
         return {
-          attempts: eb.case().when(expired).then(1).else(eb("loginThrottle.attempts", "+", 1)).end(),
+          attempts: eb
+            .case()
+            .when(expired)
+            .then(1)
+            .else(eb("loginThrottle.attempts", "+", 1))
+            .end(),
           windowStartedAt: eb
             .case()
             .when(expired)

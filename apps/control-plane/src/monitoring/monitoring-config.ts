@@ -141,8 +141,7 @@ const METRICS_FETCH_TIMEOUT_MS = 10_000;
 const MAX_METRICS_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** Every failure of a metrics read that would tell a port's state answers this one error. */
-const metricsUnreachable = () =>
-  badRequest("The metrics endpoint could not be reached", { fields: ["url"] });
+const metricsUnreachable = () => badRequest("The metrics endpoint could not be reached", { fields: ["url"] });
 
 /** The agent's own answer to a wrong token (apps/agent monitoring/http.ts). */
 const isAgentTokenRefusal = (status: number, body: unknown) =>

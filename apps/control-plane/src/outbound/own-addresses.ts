@@ -57,7 +57,9 @@ export async function checkUserTarget(
   const allow = services.config.outboundAllow;
   const addresses = await checkOutboundHost(target.host, allow, options.resolver ?? systemResolver);
   if ([...PUBLIC_PROXY_PORTS, services.config.port].includes(target.port)) return;
-  const notAllowed = addresses.map(plain).filter((address) => !allow.blocks.check(address, familyOf(address)));
+  const notAllowed = addresses
+    .map(plain)
+    .filter((address) => !allow.blocks.check(address, familyOf(address)));
   if (notAllowed.length === 0) return;
   const interfaces = options.interfaceAddresses ?? hostInterfaceAddresses();
   const servers = await services.db

@@ -5,13 +5,13 @@
  */
 import { sql } from "kysely";
 import { z } from "zod";
-import { displayNameSchema } from "../display-name.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
 import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
 import {

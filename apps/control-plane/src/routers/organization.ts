@@ -4,8 +4,8 @@
  * token (the spec leaves this router's procedures open; see docs/decisions.md).
  */
 import { z } from "zod";
-import { displayNameSchema } from "../display-name.ts";
 import type { Invitation } from "../db/schema.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 import { createOrganization, deleteOrganization, organizationInUse } from "../organizations/repository.ts";

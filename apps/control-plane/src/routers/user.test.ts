@@ -175,7 +175,9 @@ describe("user", () => {
         as(owner),
       );
       expect(done.status).toBe(200);
-      expect((await platform.query("user.get", {}, as(target))).body.email).toBe("changed-target@example.com");
+      expect((await platform.query("user.get", {}, as(target))).body.email).toBe(
+        "changed-target@example.com",
+      );
     });
 
     it("is 400 naming each invalid field", async () => {
@@ -514,10 +516,9 @@ describe("user", () => {
       );
       // The token travels in tRPC's ?input= form (a plain ?token= is refused as a credential).
       const byToken = (token: string) =>
-        platform.request(
-          `/api/user.getInvitations?input=${encodeURIComponent(JSON.stringify({ token }))}`,
-          { token: invitee.token },
-        );
+        platform.request(`/api/user.getInvitations?input=${encodeURIComponent(JSON.stringify({ token }))}`, {
+          token: invitee.token,
+        });
       // Addressed to the invitee's email, but without the token nothing is shown.
       expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
 
@@ -536,18 +537,14 @@ describe("user", () => {
           organization: { id: organization.id, name: organization.name, createdAt: organization.createdAt },
         },
       ]);
-      expect(
-        (await byToken(canceled.body.token)).body,
-      ).toEqual([]);
+      expect((await byToken(canceled.body.token)).body).toEqual([]);
 
       await platform.services.db
         .updateTable("invitations")
         .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
         .where("invitationId", "=", live.body.invitationId)
         .execute();
-      expect(
-        (await byToken(live.body.token)).body,
-      ).toEqual([]);
+      expect((await byToken(live.body.token)).body).toEqual([]);
     });
   });
 

@@ -10,7 +10,6 @@ import * as ports from "./20261123-0007-ports.ts";
 import * as domainsSecurity from "./20261123-0008-domains-security.ts";
 import * as invitationTokens from "./20261124-10-invitation-tokens.ts";
 import * as loginThrottle from "./20261124-11-login-throttle.ts";
-import * as pendingEmail from "./20261126-10-pending-email.ts";
 import * as applicationFields from "./20261124-60-application-fields.ts";
 import * as domainFields from "./20261124-61-domain-fields.ts";
 import * as memberPermissions from "./20261124-62-member-permissions.ts";
@@ -22,6 +21,7 @@ import * as databases from "./20261124-80-databases.ts";
 import * as callerInvalidation from "./20261124-85-caller-invalidation.ts";
 import * as databaseSwarm from "./20261125-10-database-swarm.ts";
 import * as projectTreeInvalidation from "./20261125-20-project-tree-invalidation.ts";
+import * as pendingEmail from "./20261126-10-pending-email.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
