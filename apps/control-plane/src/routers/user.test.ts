@@ -178,6 +178,23 @@ describe("user", () => {
       expect((await platform.query("user.get", {}, as(target))).body.email).toBe(
         "changed-target@example.com",
       );
+      // Another organization's user: a 404, unless applying the address they asked for.
+      const foreign = await createOtherOrganization(platform, "foreign-user@example.com", "Foreign");
+      const change = (input: Record<string, unknown>) =>
+        platform.mutate("user.changeEmail", { userId: foreign.user.id, ...input }, as(owner));
+      expect((await change({ email: "taken-over@example.com" })).status).toBe(404);
+      expect((await change({})).status).toBe(404);
+      const requested = await platform.mutate(
+        "user.update",
+        { email: "foreign-renamed@example.com", currentPassword: TEST_PASSWORD },
+        as(foreign),
+      );
+      expect(requested.status).toBe(200);
+      expect((await change({ email: "not-what-they-asked@example.com" })).status).toBe(404);
+      expect((await change({})).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(foreign))).body.email).toBe(
+        "foreign-renamed@example.com",
+      );
     });
 
     it("is 400 naming each invalid field", async () => {

@@ -207,7 +207,7 @@ export const userRouter = defineRouter("user", {
 
   changeEmail: mutation({
     summary:
-      "Change a user's email (instance administrators only, until an email channel can confirm addresses); applies a pending request",
+      "Change a user's email (instance administrators only, until an email channel can confirm addresses): any member of the instance organization, or apply the pending request of any user",
     access: "admin",
     input: z.object({ userId: z.string().min(1).max(64), email: emailSchema.optional() }),
     output: successSchema,
@@ -220,7 +220,11 @@ export const userRouter = defineRouter("user", {
         .select("pendingEmail")
         .where("userId", "=", input.userId)
         .executeTakeFirst();
-      if (!user) throw notFound("User");
+      const member = await findMembership(services.db, caller.organizationId, input.userId);
+      // Another organization's user is reached only through their own request (their consent).
+      const requested =
+        user?.pendingEmail != null && (input.email ?? user.pendingEmail) === user.pendingEmail;
+      if (!user || (!member && !requested)) throw notFound("User");
       const email = input.email ?? user.pendingEmail;
       if (!email) throw badRequest("email is required: the user has no pending email", { fields: ["email"] });
       if (await emailTakenByOther(services.db, email, input.userId)) {
