@@ -192,7 +192,21 @@ export const dokployProcedures: Record<string, Row> = {
     differs: { organizationId: "accepted from older clients of ours; it must equal metadata.organizationId" },
   },
   "user.deleteApiKey": { kind: "mutation", source: "user", input: ["apiKeyId*"], output: "boolean" },
-  "user.getInvitations": { kind: "query", source: "user", input: [], output: "array:" },
+  "user.getInvitations": {
+    kind: "query",
+    source: "user",
+    input: [],
+    output: "array:",
+    differs: {
+      token:
+        "ours: the invitation's secret token; invitations are found by it only, never by the caller's email (issue 22 finding 5)",
+    },
+  },
+  "user.changeEmail": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy changes emails through user.update; here the instance administrator applies a change until an email channel confirms addresses (issue 22 finding 5)",
+  },
   "user.checkUserOrganizations": {
     kind: "query",
     source: "user",

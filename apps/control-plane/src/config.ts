@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
+import { SESSION_RATE_LIMIT } from "./limits.ts";
 import { type AllowList, EMPTY_ALLOW_LIST, parseAllowList } from "./outbound/guard.ts";
 
 export const editions = ["self-hosted", "cloud"] as const;
@@ -76,6 +77,16 @@ const configSchema = z.object({
   PLATFORM_DEFAULT_IMAGE_MONGO: imageSetting,
   PLATFORM_DEFAULT_IMAGE_REDIS: imageSetting,
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
+  /** Requests per session: `<max>/<seconds>` (default 600/60), or `off`. */
+  PLATFORM_SESSION_RATE_LIMIT: z
+    .string()
+    .regex(/^(off|[1-9]\d{0,6}\/[1-9]\d{0,5})$/, "must be <requests>/<seconds> such as 600/60, or off")
+    .transform((text) => {
+      if (text === "off") return null;
+      const [max, seconds] = text.split("/").map(Number);
+      return { max: max!, timeWindowSeconds: seconds! };
+    })
+    .optional(),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
     .string()
@@ -141,6 +152,8 @@ export interface Config {
    * (PLATFORM_OUTBOUND_ALLOW); empty by default. Link-local and metadata stay refused anyway.
    */
   outboundAllow: AllowList;
+  /** The per-session token bucket (auth/session-rate-limit.ts); null: off. */
+  sessionRateLimit: { max: number; timeWindowSeconds: number } | null;
   /** No observed progress of a deployment for this long fails it (default 3 minutes). */
   deploymentWatchdogMs?: number;
   /** Reconciliation period (default 30 s; 0 turns the periodic pass off). */
@@ -229,6 +242,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
+    sessionRateLimit:
+      c.PLATFORM_SESSION_RATE_LIMIT === undefined ? SESSION_RATE_LIMIT : c.PLATFORM_SESSION_RATE_LIMIT,
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,
     reconcileIntervalMs: c.RECONCILE_INTERVAL_MS,
     instanceId: c.PLATFORM_INSTANCE_ID,

@@ -13,7 +13,7 @@ import { authenticate } from "./auth/caller.ts";
 import { clientAddress } from "./auth/client-address.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
-import { MAX_BODY_BYTES } from "./limits.ts";
+import { MAX_BATCH_CALLS, MAX_BODY_BYTES } from "./limits.ts";
 import { type AnyProcedure, PreparedOutput, type RouterDef } from "./procedure.ts";
 import { inputFromQuery } from "./query-input.ts";
 
@@ -94,6 +94,13 @@ export class Dispatcher {
     const calls = paths.split(",");
     let inputs: Record<string, unknown>;
     try {
+      if (calls.length > MAX_BATCH_CALLS) {
+        throw new ApiError(
+          "BAD_REQUEST",
+          `A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${calls.length}`,
+          { fields: ["batch"], maxCalls: MAX_BATCH_CALLS },
+        );
+      }
       const rawInputs =
         c.req.method === "GET" ? parseJson(url.searchParams.get("input") ?? "{}") : await readJsonBody(c);
       if (

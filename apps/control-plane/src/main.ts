@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { createApp } from "./app.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { isDependencyOutage } from "./health.ts";
+import { HTTP_SERVER_OPTIONS, limitSlowBodies } from "./limits.ts";
 import { createLogger, createServices, type RunningServices } from "./services.ts";
 
 const START_RETRY_MS = 2000;
@@ -47,13 +48,20 @@ async function main(): Promise<void> {
   });
   const running = await startServices(config, logger);
   const app = createApp(running.services);
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  const listen = {
+    fetch: app.fetch,
+    port: config.port,
+    hostname: config.host,
+    serverOptions: HTTP_SERVER_OPTIONS,
+  };
+  const server = serve(listen, (info) => {
     const host = config.host === "0.0.0.0" ? "localhost" : config.host;
     logger.info(
       { port: info.port, database: running.services.databaseKind, edition: config.edition },
       `Platform control plane listening on http://${host}:${info.port}`,
     );
   });
+  limitSlowBodies(server);
   // SIGTERM/SIGINT: stop accepting requests, let running deployments finish for a short grace
   // time and hand the rest back to the queue (deployments/queue.ts), close the connections,
   // exit 0. Open keep-alive and log-stream connections do not hold the exit.

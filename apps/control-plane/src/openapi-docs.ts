@@ -83,8 +83,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.update": {
     description:
-      "Changes the current user's name, email or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). Changing the password ends the user's other sessions.",
-    errors: [409],
+      "Changes the current user's name or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). A new email is only stored as `pendingEmail` until it is confirmed (the instance administrator applies it with user.changeEmail while there is no email channel), with the same answer whether the address is taken or free. Changing the password ends the user's other sessions.",
   },
   "user.remove": {
     description:
@@ -109,11 +108,16 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.deleteApiKey": { description: "Deletes one of the caller's own API keys; it stops working at once." },
   "user.getInvitations": {
-    description: "Pending, unexpired invitations addressed to the current user's email, in any organization.",
+    description:
+      "The pending, unexpired invitation named by its secret `token` (send it in tRPC's `?input=` form), or an empty list without one: invitations are never found by the email they were sent to.",
   },
   "user.checkUserOrganizations": {
     description:
       "The number of organizations a user belongs to (the caller, or a member of the caller's organization).",
+  },
+  "user.changeEmail": {
+    description:
+      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only, until an email channel can confirm addresses; 409 when another user has it).",
   },
   "user.getMetricsToken": {
     description:
@@ -260,7 +264,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "server.getServerMetrics": {
     description:
-      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard; pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
+      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one \"could not be reached\"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
   },
   "server.publicIp": {
     description:
@@ -490,7 +494,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "registry.testRegistry": {
     description:
-      "Logs in to a registry through a server's Docker Engine without storing anything; the host is checked by the outbound guard first, and a failure answers its category (unauthorized, unknown host, unknown certificate authority, refused, timeout, other), never the remote's text.",
+      "Logs in to a registry through a server's Docker Engine without storing anything; the host is checked by the outbound guard first, and a failure answers its category (unauthorized, unknown host, or one \"could not be reached\" for every failure that would tell a port's state), never the remote's text; the platform's own machines are refused as targets to other organizations.",
   },
   "registry.testRegistryById": {
     description:

@@ -8,6 +8,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import { apiKeyHash, spendsOnUse, useApiKey } from "./api-key.ts";
 import { sessionIdOfToken } from "./session.ts";
+import { sessionRateLimiterOf } from "./session-rate-limit.ts";
 
 const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "token", "access_token", "key"];
 
@@ -32,12 +33,20 @@ export async function authenticate(
   const hash = apiKeyHash(presented);
   const cacheKey = `${isSession ? "session" : "apiKey"}:${hash}`;
   const cached = await services.callers.lookup(cacheKey);
-  if (cached) return cached;
+  if (cached) return limited(services, cached);
 
   const generation = services.callers.begin();
   const found = isSession ? await sessionCaller(services, presented) : await apiKeyCaller(services, hash);
   if (found.cacheable) services.callers.store(cacheKey, generation, found.caller, found.expiresAt);
-  return found.caller;
+  return limited(services, found.caller);
+}
+
+/** A session's request spends a token of its bucket (API keys spend theirs in useApiKey). */
+function limited(services: ServiceContext, caller: Caller): Caller {
+  if (caller.credential.kind === "session") {
+    sessionRateLimiterOf(services.config)?.take(caller.credential.sessionId);
+  }
+  return caller;
 }
 
 interface FoundCaller {

@@ -1,15 +1,23 @@
 /**
- * Finding 7 of issue 10: login throttling per account and per client address, counted in the
- * database, over sequential, concurrent and batched attempts, and the client address taken
- * from the socket unless the peer is a trusted proxy.
+ * Login throttling (issue 10 finding 7, issue 22 finding 7): per (account, client address) pair
+ * with exponential backoff, per client address, and per account only for addresses that have
+ * not signed in to it lately, counted in the database, over sequential, concurrent and batched
+ * attempts; the client address is taken from the socket unless the peer is a trusted proxy.
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { LOGIN_MAX_ATTEMPTS, LOGIN_WINDOW_SECONDS } from "./login-throttle.ts";
+import {
+  LOGIN_BACKOFF_SECONDS,
+  LOGIN_MAX_ATTEMPTS,
+  LOGIN_PAIR_FREE_ATTEMPTS,
+  LOGIN_TRUSTED_DAYS,
+  pairBackoffSeconds,
+} from "./login-throttle.ts";
 
 const PASSWORD = "correct-horse-battery";
+const FREE = LOGIN_PAIR_FREE_ATTEMPTS;
 
 describe("login throttling", () => {
   let platform: TestPlatform;
@@ -17,12 +25,18 @@ describe("login throttling", () => {
   let member: Session;
 
   const login = (email: string, password: string) => platform.mutate("auth.login", { email, password });
-  /** Ends every throttling window, as if LOGIN_WINDOW_SECONDS had passed. */
-  const endWindows = () =>
-    platform.services.db
-      .updateTable("loginThrottle")
-      .set({ windowStartedAt: new Date(Date.now() - LOGIN_WINDOW_SECONDS * 1000 - 1000).toISOString() })
-      .execute();
+  /** Moves every counter's time back by `seconds`, as if that much time had passed. */
+  const age = async (seconds: number) => {
+    const rows = await platform.services.db.selectFrom("loginThrottle").selectAll().execute();
+    for (const row of rows) {
+      const earlier = new Date(new Date(row.windowStartedAt).getTime() - seconds * 1000).toISOString();
+      await platform.services.db
+        .updateTable("loginThrottle")
+        .set({ windowStartedAt: earlier })
+        .where("key", "=", row.key)
+        .execute();
+    }
+  };
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -35,50 +49,61 @@ describe("login throttling", () => {
     await platform.services.db.deleteFrom("loginThrottle").execute();
   });
 
-  it("answers 429 with Retry-After after 10 attempts on an account, even for the right password", async () => {
-    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) {
-      expect((await login(member.user.email, `wrong-${i}`)).status).toBe(401);
-    }
+  it("backs off exponentially per (account, address) pair, even for the right password", async () => {
+    expect([FREE - 1, FREE, FREE + 1, FREE + 2, FREE + 30].map(pairBackoffSeconds)).toEqual([
+      0,
+      LOGIN_BACKOFF_SECONDS.first,
+      LOGIN_BACKOFF_SECONDS.first * 2,
+      LOGIN_BACKOFF_SECONDS.first * 4,
+      LOGIN_BACKOFF_SECONDS.max,
+    ]);
+    for (let i = 0; i < FREE; i++) expect((await login(member.user.email, `wrong-${i}`)).status).toBe(401);
     const limited = await login(member.user.email, "wrong-again");
     expect(limited.status).toBe(429);
     expect(limited.body.error.code).toBe("TOO_MANY_REQUESTS");
     const retryAfter = Number(limited.headers.get("retry-after"));
-    expect(retryAfter).toBeGreaterThan(LOGIN_WINDOW_SECONDS - 60);
-    expect(retryAfter).toBeLessThanOrEqual(LOGIN_WINDOW_SECONDS);
+    expect(retryAfter).toBeGreaterThan(LOGIN_BACKOFF_SECONDS.first - 5);
+    expect(retryAfter).toBeLessThanOrEqual(LOGIN_BACKOFF_SECONDS.first);
     expect(limited.body.error.data.retryAfterSeconds).toBe(retryAfter);
     expect((await login(member.user.email, PASSWORD)).status).toBe(429);
+    // Once the wait is over one more attempt is checked, then the wait doubles.
+    await age(LOGIN_BACKOFF_SECONDS.first + 1);
+    expect((await login(member.user.email, "wrong-after-wait")).status).toBe(401);
+    const doubled = await login(member.user.email, PASSWORD);
+    expect(doubled.status).toBe(429);
+    expect(Number(doubled.headers.get("retry-after"))).toBeGreaterThan(LOGIN_BACKOFF_SECONDS.first * 2 - 5);
     // An unknown email is throttled the same way, so the answers say nothing about accounts.
-    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) await login("nobody@example.com", "x");
+    for (let i = 0; i < FREE; i++) await login("nobody@example.com", "x");
     const unknown = await login("nobody@example.com", "x");
     expect(unknown.status).toBe(429);
     expect(unknown.body.error.message).toMatch(/^Too many login attempts: try again in \d+ s$/);
-    // Other accounts are not locked out; once the window ends the right password works.
+    // Other accounts are not locked out; once the wait is over the right password works.
     expect((await login(owner.user.email, PASSWORD)).status).toBe(200);
-    await endWindows();
+    await age(LOGIN_BACKOFF_SECONDS.first * 2 + 1);
     expect((await login(member.user.email, PASSWORD)).status).toBe(200);
   });
 
-  it("resets an account's count after a successful login", async () => {
+  it("resets a pair's count after a successful login", async () => {
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account - 1; i++) {
+      for (let i = 0; i < FREE - 1; i++) {
         expect((await login(member.user.email, "wrong")).status).toBe(401);
       }
       expect((await login(member.user.email, PASSWORD)).status).toBe(200);
     }
   });
 
-  it("counts 100 concurrent attempts: only 10 passwords are checked", async () => {
+  it("counts 100 concurrent attempts: only the free ones are checked", async () => {
     const answers = await Promise.all(
       Array.from({ length: 100 }, (_, i) => login(member.user.email, `concurrent-${i}`)),
     );
     const statuses = answers.map((answer) => answer.status);
-    expect(statuses.filter((status) => status === 401)).toHaveLength(LOGIN_MAX_ATTEMPTS.account);
-    expect(statuses.filter((status) => status === 429)).toHaveLength(100 - LOGIN_MAX_ATTEMPTS.account);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(FREE);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(100 - FREE);
     expect((await login(member.user.email, PASSWORD)).status).toBe(429);
   });
 
-  it("counts every call of a 300-call tRPC batch", async () => {
-    const calls = 300;
+  it("counts every call of a tRPC batch", async () => {
+    const calls = 20;
     const paths = Array.from({ length: calls }, () => "auth.login").join(",");
     const inputs = Object.fromEntries(
       Array.from({ length: calls }, (_, i) => [
@@ -92,10 +117,8 @@ describe("login throttling", () => {
     });
     expect(batch.status).toBe(207);
     const codes = (batch.body as any[]).map((result) => result.error?.json?.data?.code);
-    expect(codes.slice(0, LOGIN_MAX_ATTEMPTS.account)).toEqual(
-      Array(LOGIN_MAX_ATTEMPTS.account).fill("UNAUTHORIZED"),
-    );
-    expect(new Set(codes.slice(LOGIN_MAX_ATTEMPTS.account))).toEqual(new Set(["TOO_MANY_REQUESTS"]));
+    expect(codes.slice(0, FREE)).toEqual(Array(FREE).fill("UNAUTHORIZED"));
+    expect(new Set(codes.slice(FREE))).toEqual(new Set(["TOO_MANY_REQUESTS"]));
     expect(Number(batch.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await login(member.user.email, PASSWORD)).status).toBe(429);
   });
@@ -117,7 +140,7 @@ describe("login throttling", () => {
   it("counts guesses of currentPassword in user.update as login attempts", async () => {
     const session = await login(member.user.email, PASSWORD);
     const token = session.body.token;
-    for (let i = 0; i < LOGIN_MAX_ATTEMPTS.account; i++) {
+    for (let i = 0; i < FREE; i++) {
       const wrong = await platform.mutate(
         "user.update",
         { password: "a-new-password", currentPassword: `guess-${i}` },
@@ -131,7 +154,6 @@ describe("login throttling", () => {
       { token },
     );
     expect(limited.status).toBe(429);
-    await endWindows();
   });
 
   it("keeps the counts in the database, where every control plane on it finds them", async () => {
@@ -140,7 +162,92 @@ describe("login throttling", () => {
     expect(rows.map((row) => [row.key, row.attempts])).toEqual([
       ["account:throttled@example.com", 1],
       ["address:unknown", 1],
+      ["pair:throttled@example.com unknown", 1],
     ]);
+  });
+});
+
+/** The platform over real HTTP behind a trusted proxy: X-Forwarded-For names the client. */
+async function behindProxy() {
+  const platform = await startTestPlatform({ PLATFORM_TRUSTED_PROXIES: "127.0.0.1" });
+  const server = serve({ fetch: platform.app.fetch, port: 0, hostname: "127.0.0.1" });
+  await new Promise((resolve) => server.once("listening", resolve));
+  const { port } = server.address() as AddressInfo;
+  const login = (from: string, email: string, password: string) =>
+    fetch(`http://127.0.0.1:${port}/api/auth.login`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-forwarded-for": from },
+      body: JSON.stringify({ email, password }),
+    });
+  return {
+    platform,
+    login,
+    close: async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await platform.close();
+    },
+  };
+}
+
+describe("account lockout is no denial of service (issue 22 finding 7)", () => {
+  let http: Awaited<ReturnType<typeof behindProxy>>;
+  let owner: Session;
+  beforeAll(async () => {
+    http = await behindProxy();
+    owner = await http.platform.registerOwner();
+  });
+  afterAll(() => http?.close());
+  beforeEach(async () => {
+    await http.platform.services.db.deleteFrom("loginThrottle").execute();
+  });
+
+  it("ten wrong passwords from one address do not lock the owner out from another", async () => {
+    for (let i = 0; i < 10; i++) {
+      expect([401, 429]).toContain((await http.login("203.0.113.66", owner.user.email, `guess-${i}`)).status);
+    }
+    expect((await http.login("203.0.113.66", owner.user.email, PASSWORD)).status).toBe(429);
+    expect((await http.login("198.51.100.20", owner.user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it("never locks out an address that signed in within 30 days, whatever other addresses try", async () => {
+    const home = "192.0.2.10";
+    expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(200);
+    // Guessing spread over many addresses: each pair stays free, the account's count of
+    // attempts from new addresses runs out.
+    for (let i = 0; i < 10; i++) {
+      expect((await http.login(`203.0.113.${100 + i}`, owner.user.email, "guess")).status).toBe(401);
+    }
+    await http.platform.services.db
+      .updateTable("loginThrottle")
+      .set({ attempts: LOGIN_MAX_ATTEMPTS.accountFromNewAddresses })
+      .where("key", "=", `account:${owner.user.email}`)
+      .execute();
+    expect((await http.login("203.0.113.200", owner.user.email, "guess")).status).toBe(429);
+    expect((await http.login("203.0.113.201", owner.user.email, PASSWORD)).status).toBe(429);
+    // The address that signed in before is not refused.
+    expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(200);
+    // Trust ends LOGIN_TRUSTED_DAYS days after the last success.
+    await http.platform.services.db
+      .updateTable("loginThrottle")
+      .set({ windowStartedAt: new Date(Date.now() - (LOGIN_TRUSTED_DAYS + 1) * 86_400_000).toISOString() })
+      .where("key", "like", "trusted:%")
+      .execute();
+    expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(429);
+  });
+
+  it("an address trusted for one account is not trusted for another", async () => {
+    const member = await http.platform.addMember(owner, "member", "second@example.com");
+    const home = "192.0.2.11";
+    expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(200);
+    await http.platform.services.db
+      .insertInto("loginThrottle")
+      .values({
+        key: `account:${member.user.email}`,
+        attempts: LOGIN_MAX_ATTEMPTS.accountFromNewAddresses,
+        windowStartedAt: new Date().toISOString(),
+      })
+      .execute();
+    expect((await http.login(home, member.user.email, PASSWORD)).status).toBe(429);
   });
 });
 

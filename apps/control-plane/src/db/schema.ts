@@ -22,6 +22,8 @@ export interface UserTable {
   name: string;
   image: string | null;
   passwordHash: string;
+  /** A requested new email, applied once confirmed (issue 22 finding 5). */
+  pendingEmail: Generated<string | null>;
   createdAt: Timestamp;
 }
 

@@ -22,6 +22,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
+import { allowSlowBody } from "../limits.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
@@ -250,6 +251,7 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
       async (c, next) => {
         try {
           c.set("caller", await uploadCaller(services, c.req.raw, new URL(c.req.url)));
+          allowSlowBody(c.env);
         } catch (error) {
           return answerError(c, error);
         }

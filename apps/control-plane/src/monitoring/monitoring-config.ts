@@ -21,6 +21,7 @@ import type { ServiceContext } from "../context.ts";
 import { recordEvent } from "../deployments/events.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
+import { checkUserTarget } from "../outbound/own-addresses.ts";
 
 export { metricsConfigSchema };
 
@@ -139,17 +140,29 @@ export function recordThresholdEvents(services: ServiceContext): void {
 const METRICS_FETCH_TIMEOUT_MS = 10_000;
 const MAX_METRICS_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/** Every failure of a metrics read that would tell a port's state answers this one error. */
+const metricsUnreachable = () => badRequest("The metrics endpoint could not be reached", { fields: ["url"] });
+
+/** The agent's own answer to a wrong token (apps/agent monitoring/http.ts). */
+const isAgentTokenRefusal = (status: number, body: unknown) =>
+  status === 401 && (body as { error?: { code?: unknown } } | null)?.error?.code === "UNAUTHORIZED";
+
 /**
  * server.getServerMetrics: GET `<url>?limit=<dataPoints>` with the Bearer token, through
- * the outbound guard (redirects are not followed). The endpoint's 7.5 messages are passed on.
+ * the outbound guard and the own-address rule (redirects are not followed). Only an agent's
+ * own answers are told apart (its token refusal and its 7.5 messages); a refused, timed out,
+ * reset or TLS-failed connection, garbage or any other HTTP answer is one "could not be
+ * reached", so the URL cannot tell which ports of a host are open.
  */
 export async function fetchServerMetrics(
-  services: Pick<ServiceContext, "config">,
+  services: Pick<ServiceContext, "config" | "db">,
+  organizationId: string,
   input: { url: string; token: string; dataPoints: string },
 ): Promise<unknown[]> {
   const base = new URL(input.url);
+  const port = Number(base.port || (base.protocol === "https:" ? 443 : 80));
   try {
-    await checkOutboundHost(base.hostname, services.config.outboundAllow);
+    await checkUserTarget(services, organizationId, { host: base.hostname, port });
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     throw badRequest(`Invalid input: url: ${error.message}`, { fields: ["url"] });
@@ -157,34 +170,33 @@ export async function fetchServerMetrics(
   // As Dokploy: the url names the endpoint (…/metrics or …/metrics/containers?appName=…).
   const target = new URL(base);
   target.searchParams.set("limit", input.dataPoints);
-  let response: Response;
+  let status: number;
+  let text: string;
   try {
-    response = await fetch(target, {
+    const response = await fetch(target, {
       headers: { authorization: `Bearer ${input.token}`, accept: "application/json" },
       redirect: "manual",
       signal: AbortSignal.timeout(METRICS_FETCH_TIMEOUT_MS),
     });
+    status = response.status;
+    text = await response.text();
   } catch {
-    throw new ApiError("SERVICE_UNAVAILABLE", "The metrics endpoint could not be reached", {
-      fields: ["url"],
-    });
+    throw metricsUnreachable();
   }
-  const text = await response.text();
   if (text.length > MAX_METRICS_ANSWER_BYTES)
     throw badRequest("The metrics answer is too large", { fields: ["dataPoints"] });
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw badRequest("The url does not answer like a metrics endpoint", { fields: ["url"] });
+    throw metricsUnreachable();
   }
-  if (response.status === 401)
+  if (isAgentTokenRefusal(status, body))
     throw badRequest("The metrics endpoint refused the token", { fields: ["token"] });
-  if (!response.ok || !Array.isArray(body)) {
-    const message = (body as { error?: { message?: unknown } })?.error?.message;
-    const known = Object.values(METRICS_ERRORS).find((candidate) => candidate === message);
-    if (known) throw new ApiError(response.status === 404 ? "NOT_FOUND" : "BAD_REQUEST", known);
-    throw badRequest("The url does not answer like a metrics endpoint", { fields: ["url"] });
-  }
-  return body;
+  if (status === 200 && Array.isArray(body)) return body;
+  const message = (body as { error?: { message?: unknown } } | null)?.error?.message;
+  const known = Object.values(METRICS_ERRORS).find((candidate) => candidate === message);
+  if (known && (status === 404 || status === 400))
+    throw new ApiError(status === 404 ? "NOT_FOUND" : "BAD_REQUEST", known);
+  throw metricsUnreachable();
 }

@@ -1,13 +1,14 @@
 /** Projects and environments as the API shows and accepts them (spec 2.8, 4.5). */
 import { z } from "zod";
+import { displayNameSchema } from "../display-name.ts";
 import { envSchema } from "../env-vars.ts";
 import type { ProjectPatch } from "./repository.ts";
 import { environmentServicesShape } from "./services.ts";
 
 export const DEFAULT_ENVIRONMENT = { name: "production", description: "Production environment" } as const;
 
-/** Names of projects and environments: trimmed, 1 to 100 characters. */
-export const nameSchema = z.string().trim().min(1, "must not be empty").max(100);
+/** Names of projects, environments and services: the one display-name rule. */
+export const nameSchema = displayNameSchema;
 /** Descriptions: at most 1000 characters; null clears one on update. */
 export const descriptionSchema = z.string().trim().max(1000).nullish();
 export { envSchema };

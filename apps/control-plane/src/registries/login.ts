@@ -3,8 +3,8 @@
  * own machine by default, a server of the organization when serverId is given (required on the
  * cloud edition, whose control-plane machine is the operator's). The registry's host goes
  * through the outbound guard first. A refusal is a 400 naming only its category (unauthorized,
- * unknown host, unknown certificate authority, refused, timeout, other): never the engine's text
- * or the remote's body, which would make this procedure a port scanner and a banner reader.
+ * unknown host, could not be reached): never the engine's text or the remote's body, which
+ * would make this procedure a port scanner and a banner reader.
  */
 import { AgentCommandError } from "@platform/agent-protocol";
 import { callAgent } from "../agents/errors.ts";
@@ -12,18 +12,17 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { OutboundRefusedError } from "../outbound/guard.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { checkRegistryAddress } from "./outbound.ts";
+import { checkRegistryProbe } from "./outbound.ts";
 
 const LOGIN_TIMEOUT_MS = 60_000;
 
-export const registryFailureCategories = [
-  "unauthorized",
-  "unknown host",
-  "unknown certificate authority",
-  "refused",
-  "timeout",
-  "other",
-] as const;
+/**
+ * What a failed login test may say. Every answer that would tell a port's state (refused,
+ * timeout, reset, TLS error, something other than a registry) is the one "could not be
+ * reached" (issue 22 finding 4); only a registry's own refusal of the credentials and a name
+ * that does not resolve (no port involved) are told apart.
+ */
+export const registryFailureCategories = ["unauthorized", "unknown host", "could not be reached"] as const;
 export type RegistryFailureCategory = (typeof registryFailureCategories)[number];
 
 /** The category of the engine's message about a failed login (the message itself stays here). */
@@ -33,10 +32,7 @@ export function registryFailureCategory(engineMessage: string): RegistryFailureC
   }
   if (/no such host|server misbehaving|name resolution|\blookup\b/i.test(engineMessage))
     return "unknown host";
-  if (/x509|certificate|tls: /i.test(engineMessage)) return "unknown certificate authority";
-  if (/connection refused|no route to host|network is unreachable/i.test(engineMessage)) return "refused";
-  if (/time(d)? ?out|deadline exceeded/i.test(engineMessage)) return "timeout";
-  return "other";
+  return "could not be reached";
 }
 
 function loginFailed(registryUrl: string, category: RegistryFailureCategory): ApiError {
@@ -52,7 +48,7 @@ export async function testRegistryLogin(
 ): Promise<void> {
   const serverId = await agentServerId(services, caller.organizationId, login.serverId);
   try {
-    await checkRegistryAddress(services, login.registryUrl);
+    await checkRegistryProbe(services, caller.organizationId, login.registryUrl);
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     if (error.unresolved) throw loginFailed(login.registryUrl, "unknown host");

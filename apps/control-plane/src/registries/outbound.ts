@@ -4,6 +4,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
+import { checkUserTarget } from "../outbound/own-addresses.ts";
 
 /** The host of a stored registry address (`host[:port]`, `[v6]:port`). */
 export function registryHost(address: string): string {
@@ -15,6 +16,19 @@ export function registryHost(address: string): string {
 /** Throws OutboundRefusedError when the registry's host is one the platform may not reach. */
 export async function checkRegistryAddress(services: ServiceContext, address: string): Promise<void> {
   await checkOutboundHost(registryHost(address), services.config.outboundAllow);
+}
+
+/**
+ * Before a registry login test for `organizationId`: the guard and the own-address rule (a
+ * test must not tell the platform's own ports apart). Docker tries https on 443 by default.
+ */
+export async function checkRegistryProbe(
+  services: ServiceContext,
+  organizationId: string,
+  address: string,
+): Promise<void> {
+  const port = Number(/\]?:(\d+)$/.exec(address)?.[1] ?? 443);
+  await checkUserTarget(services, organizationId, { host: registryHost(address), port });
 }
 
 /**

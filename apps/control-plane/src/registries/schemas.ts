@@ -1,6 +1,7 @@
 /** Registries as the API accepts and shows them (spec 2.1, 4.6). The password is write-only. */
 import { BlockList, isIP } from "node:net";
 import { z } from "zod";
+import { displayNameSchema } from "../display-name.ts";
 
 export const registryTypes = ["cloud", "selfHosted"] as const;
 
@@ -75,7 +76,7 @@ export const imagePrefixSchema = z
     "must be a Docker repository path such as myteam or org/team (lower case)",
   );
 
-const registryNameSchema = z.string().trim().min(1, "must not be empty").max(100);
+const registryNameSchema = displayNameSchema;
 /** Usernames and passwords go to the Docker Engine as JSON, never through a shell. */
 const usernameSchema = z
   .string()

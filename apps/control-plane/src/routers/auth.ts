@@ -11,6 +11,7 @@ import { issueSession, revokeSession } from "../auth/session.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
 import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
 import {
@@ -50,7 +51,7 @@ export const authRouter = defineRouter("auth", {
     input: z.object({
       email: emailSchema,
       password: passwordSchema,
-      name: z.string().trim().min(1).max(100),
+      name: displayNameSchema,
       invitationId: z.string().min(1).max(64).optional(),
       /** The invitation's secret token, from organization.inviteMember. */
       token: invitationTokenSchema.optional(),
@@ -138,7 +139,7 @@ export const authRouter = defineRouter("auth", {
 
   login: mutation({
     summary:
-      "Exchange email and password for a session token; throttled per account and per client address (429)",
+      "Exchange email and password for a session token; throttled per account and client address pair with exponential backoff, and per client address (429)",
     access: "public",
     input: z.object({
       email: emailSchema,

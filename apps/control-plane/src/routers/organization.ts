@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { Invitation } from "../db/schema.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 import { createOrganization, deleteOrganization, organizationInUse } from "../organizations/repository.ts";
@@ -68,13 +69,8 @@ function invitationView(invitation: Invitation, now: Date) {
 }
 
 const organizationIdInput = z.object({ organizationId: z.string().min(1).max(64) });
-/** Shown in lists and logs: no control characters (line breaks would forge log lines). */
-const organizationName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(/^\P{Cc}*$/u, "must not contain control characters");
+/** Shown in lists and logs: the one display-name rule (no control or bidi characters). */
+const organizationName = displayNameSchema;
 const invitationIdInput = z.object({ invitationId: z.string().min(1).max(64) });
 
 export const organizationRouter = defineRouter("organization", {

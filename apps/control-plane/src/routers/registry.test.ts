@@ -16,6 +16,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { listen } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
+import { registryHost } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { normalizeRegistryUrl } from "../registries/schemas.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -406,14 +407,18 @@ describe("registry", () => {
       expectCategory(response, "registry.invalid:5000", "unknown host");
     });
 
-    it("answers a self-signed certificate with the category unknown certificate authority", async () => {
+    it("answers a self-signed certificate (a TLS error) with the one category could not be reached", async () => {
       const response = await test({ registryUrl: `https://${registries.tls}` });
-      expectCategory(response, registries.tls, "unknown certificate authority");
+      expectCategory(response, registries.tls, "could not be reached");
     });
 
-    it("is no port scanner: a closed port is refused, anything else only other (no banner, EOF or body)", async () => {
+    it("is no port scanner: a closed port, a banner and a foreign HTTP service all answer could not be reached", async () => {
       const closed = await freePort();
-      expectCategory(await test({ registryUrl: `127.0.0.1:${closed}` }), `127.0.0.1:${closed}`, "refused");
+      expectCategory(
+        await test({ registryUrl: `127.0.0.1:${closed}` }),
+        `127.0.0.1:${closed}`,
+        "could not be reached",
+      );
 
       // A NATS-like banner, then the connection closes (the engine says EOF and quotes it).
       const sockets = new Set<Socket>();
@@ -430,7 +435,7 @@ describe("registry", () => {
           await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
           const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
           const response = await test({ registryUrl: address });
-          expectCategory(response, address, "other");
+          expectCategory(response, address, "could not be reached");
           // The address itself is named (its port may contain "404").
           const text = JSON.stringify(response.body).replaceAll(address, "<address>");
           for (const leak of ["BANNER-SECRET-42", "INFO", "EOF", "remote-body-secret-17", "404"]) {
@@ -444,6 +449,43 @@ describe("registry", () => {
         await new Promise((resolve) => web.close(resolve));
       }
     }, 60_000);
+
+    it("refuses the platform's own machines to another organization, the same on every port (issue 22 finding 4)", async () => {
+      const tlsHost = registryHost(registries.tls);
+      const serverId = await insertServer(platform.services.db, owner.user.organizationId, {
+        ipAddress: tlsHost,
+      });
+      // Another organization tests through a server of its own (this machine is not theirs).
+      const theirServer = await insertServer(platform.services.db, stranger.user.organizationId, {
+        ipAddress: "203.0.113.50",
+      });
+      try {
+        const strangerTest = (registryUrl: string) =>
+          platform.mutate(
+            "registry.testRegistry",
+            { registryUrl, username: "u", password: "p", registryType: "selfHosted", serverId: theirServer },
+            as(stranger),
+          );
+        const closed = await freePort();
+        const answers = new Set<string>();
+        for (const registryUrl of [`https://${registries.tls}`, `${tlsHost}:${closed}`]) {
+          const response = await strangerTest(registryUrl);
+          expect(response.status, registryUrl).toBe(400);
+          expect(response.body.error.data.fields).toEqual(["registryUrl"]);
+          expect(response.body.error.message).toMatch(/platform's own machines/);
+          answers.add(response.body.error.message.replace(registryUrl.replace("https://", ""), "<url>"));
+        }
+        expect(answers.size).toBe(1);
+        // The organization owning the server may test a registry on it.
+        const mine = await test({ registryUrl: `https://${registries.tls}` });
+        expectCategory(mine, registries.tls, "could not be reached");
+      } finally {
+        await platform.services.db
+          .deleteFrom("servers")
+          .where("serverId", "in", [serverId, theirServer])
+          .execute();
+      }
+    });
 
     it("refuses private and metadata addresses through the outbound guard before any agent", async () => {
       for (const registryUrl of ["10.0.0.9:5000", "192.168.1.2", "[fd00::1]:5000"]) {

@@ -366,7 +366,7 @@ export const serverRouter = defineRouter("server", {
       dataPoints: z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"'),
     }),
     output: z.array(z.record(z.string(), z.unknown())),
-    handler: ({ services, input }) =>
-      fetchServerMetrics(services, input) as Promise<Record<string, unknown>[]>,
+    handler: ({ services, caller, input }) =>
+      fetchServerMetrics(services, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
   }),
 });

@@ -97,7 +97,7 @@ describe("user", () => {
   });
 
   describe("update", () => {
-    it("changes name and email; blank fields are left alone", async () => {
+    it("changes the name; a new email stays pending until an instance administrator applies it", async () => {
       const user = await platform.addMember(owner, "member", "rename-me@example.com");
       const r = await platform.mutate(
         "user.update",
@@ -107,7 +107,18 @@ describe("user", () => {
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ success: true });
       const me = await platform.query("user.get", {}, as(user));
-      expect(me.body).toMatchObject({ name: "Renamed", email: "renamed@example.com" });
+      expect(me.body).toMatchObject({
+        name: "Renamed",
+        email: "rename-me@example.com",
+        pendingEmail: "renamed@example.com",
+      });
+      // The instance administrator applies the pending address.
+      const applied = await platform.mutate("user.changeEmail", { userId: user.user.id }, as(owner));
+      expect(applied.status, JSON.stringify(applied.body)).toBe(200);
+      expect((await platform.query("user.get", {}, as(user))).body).toMatchObject({
+        email: "renamed@example.com",
+        pendingEmail: null,
+      });
       expect((await login(platform, "renamed@example.com")).user.id).toBe(user.user.id);
       // Sending one's own email again (Dokploy's form does with every save) needs no password.
       expect((await platform.mutate("user.update", { email: "renamed@example.com" }, as(user))).status).toBe(
@@ -122,22 +133,68 @@ describe("user", () => {
       expect((await platform.query("user.get", {}, as(member))).body.image).toBeNull();
     });
 
-    it("is 409 naming email when another user has it", async () => {
+    it("finding 5 (issue 22): answers the same for a taken and a free email, and takes neither", async () => {
       const withPassword = { currentPassword: TEST_PASSWORD };
-      const r = await platform.mutate(
-        "user.update",
-        { email: owner.user.email, ...withPassword },
+      const answers = [];
+      for (const email of [owner.user.email, other.user.email, "free-address@example.com"]) {
+        const r = await platform.mutate("user.update", { email, ...withPassword }, as(member));
+        answers.push([r.status, r.body]);
+        expect((await platform.query("user.get", {}, as(member))).body.email).toBe(member.user.email);
+      }
+      expect(answers).toEqual(Array(3).fill([200, { success: true }]));
+    });
+
+    it("finding 5 (issue 22): only an instance administrator changes another account's email", async () => {
+      const target = await platform.addMember(owner, "member", "change-target@example.com");
+      const byMember = await platform.mutate(
+        "user.changeEmail",
+        { userId: target.user.id, email: "x@example.com" },
         as(member),
       );
-      expect(r.status).toBe(409);
-      expect(r.body.error.code).toBe("CONFLICT");
-      expect(r.body.error.data.fields).toEqual(["email"]);
-      const otherOrg = await platform.mutate(
-        "user.update",
-        { email: other.user.email, ...withPassword },
-        as(member),
+      expect(byMember.status).toBe(403);
+      // The owner of another organization is an administrator, but not of the instance.
+      const byTenant = await platform.mutate(
+        "user.changeEmail",
+        { userId: target.user.id, email: "x@example.com" },
+        as(other),
       );
-      expect(otherOrg.status).toBe(409);
+      expect(byTenant.status).toBe(403);
+      const taken = await platform.mutate(
+        "user.changeEmail",
+        { userId: target.user.id, email: other.user.email },
+        as(owner),
+      );
+      expect(taken.status).toBe(409);
+      expect(taken.body.error.data.fields).toEqual(["email"]);
+      const none = await platform.mutate("user.changeEmail", { userId: target.user.id }, as(owner));
+      expect(none.status).toBe(400);
+      expect(none.body.error.data.fields).toEqual(["email"]);
+      const done = await platform.mutate(
+        "user.changeEmail",
+        { userId: target.user.id, email: "changed-target@example.com" },
+        as(owner),
+      );
+      expect(done.status).toBe(200);
+      expect((await platform.query("user.get", {}, as(target))).body.email).toBe(
+        "changed-target@example.com",
+      );
+      // Another organization's user: a 404, unless applying the address they asked for.
+      const foreign = await createOtherOrganization(platform, "foreign-user@example.com", "Foreign");
+      const change = (input: Record<string, unknown>) =>
+        platform.mutate("user.changeEmail", { userId: foreign.user.id, ...input }, as(owner));
+      expect((await change({ email: "taken-over@example.com" })).status).toBe(404);
+      expect((await change({})).status).toBe(404);
+      const requested = await platform.mutate(
+        "user.update",
+        { email: "foreign-renamed@example.com", currentPassword: TEST_PASSWORD },
+        as(foreign),
+      );
+      expect(requested.status).toBe(200);
+      expect((await change({ email: "not-what-they-asked@example.com" })).status).toBe(404);
+      expect((await change({})).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(foreign))).body.email).toBe(
+        "foreign-renamed@example.com",
+      );
     });
 
     it("is 400 naming each invalid field", async () => {
@@ -177,15 +234,17 @@ describe("user", () => {
       expect(wrong.body.error.data.fields).toEqual(["currentPassword"]);
       expect((await platform.query("user.get", {}, as(attacker))).body.email).toBe("attacker@example.com");
 
-      // Even with the address (their own password), what getInvitations shows does not accept it.
+      // Even with their own password the address is only requested (issue 22 finding 5): it is
+      // not theirs, and invitations are never shown by email.
       const taken = await platform.mutate(
         "user.update",
         { email: "invited-admin@example.com", currentPassword: TEST_PASSWORD },
         as(attacker),
       );
       expect(taken.status).toBe(200);
+      expect((await platform.query("user.get", {}, as(attacker))).body.email).toBe("attacker@example.com");
       const listed = (await platform.query("user.getInvitations", {}, as(attacker))).body;
-      expect(listed.map((i: any) => i.id)).toEqual([invite.body.invitationId]);
+      expect(listed).toEqual([]);
       expect(JSON.stringify(listed)).not.toContain(invite.body.token);
       const row = await platform.services.db
         .selectFrom("invitations")
@@ -451,14 +510,12 @@ describe("user", () => {
   });
 
   describe("getInvitations", () => {
-    it("lists pending, unexpired invitations addressed to the caller", async () => {
+    it("shows the pending, unexpired invitation of a token, never one matched by email (issue 22 finding 5)", async () => {
       const invitee = await createOtherOrganization(
         platform,
         "invitee@example.com",
         "Invitee's organization",
       );
-      expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
-
       const live = await platform.mutate(
         "organization.inviteMember",
         { email: "invitee@example.com", role: "member" },
@@ -474,8 +531,15 @@ describe("user", () => {
         { invitationId: canceled.body.invitationId },
         as(other),
       );
+      // The token travels in tRPC's ?input= form (a plain ?token= is refused as a credential).
+      const byToken = (token: string) =>
+        platform.request(`/api/user.getInvitations?input=${encodeURIComponent(JSON.stringify({ token }))}`, {
+          token: invitee.token,
+        });
+      // Addressed to the invitee's email, but without the token nothing is shown.
+      expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
 
-      const r = await platform.query("user.getInvitations", {}, as(invitee));
+      const r = await byToken(live.body.token);
       expect(r.status).toBe(200);
       const organization = (
         await platform.query("organization.one", { organizationId: owner.user.organizationId }, as(owner))
@@ -490,15 +554,14 @@ describe("user", () => {
           organization: { id: organization.id, name: organization.name, createdAt: organization.createdAt },
         },
       ]);
+      expect((await byToken(canceled.body.token)).body).toEqual([]);
 
       await platform.services.db
         .updateTable("invitations")
         .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
         .where("invitationId", "=", live.body.invitationId)
         .execute();
-      expect((await platform.query("user.getInvitations", {}, as(invitee))).body).toEqual([]);
-      // Nobody else sees them.
-      expect((await platform.query("user.getInvitations", {}, as(member))).body).toEqual([]);
+      expect((await byToken(live.body.token)).body).toEqual([]);
     });
   });
 

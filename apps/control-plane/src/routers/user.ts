@@ -9,6 +9,7 @@ import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
@@ -17,7 +18,7 @@ import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/pe
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
-import { pendingInvitationsFor } from "../users/invitations.ts";
+import { invitationTokenSchema, pendingInvitationsByToken } from "../users/invitations.ts";
 import {
   countMemberships,
   deleteOwnApiKey,
@@ -76,7 +77,7 @@ const optionalSeconds = (max: number) => z.number().int().min(1).max(max).nullis
 const grantIds = z.array(z.string().min(1).max(64)).max(10_000).nullish();
 
 const createApiKeyInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: displayNameSchema,
   metadata: z.object({ organizationId: z.string().min(1).max(64) }),
   /** Not in Dokploy (it has only metadata.organizationId); kept for older clients, must agree. */
   organizationId: z.string().min(1).max(64).optional(),
@@ -139,18 +140,31 @@ export const userRouter = defineRouter("user", {
     summary: "The current user with their API keys (never the keys themselves)",
     access: "member",
     input: noInput,
-    output: userSchema.extend({ apiKeys: z.array(apiKeySummarySchema) }),
+    output: userSchema.extend({
+      apiKeys: z.array(apiKeySummarySchema),
+      /** A requested new email not confirmed yet (user.update), else null. */
+      pendingEmail: z.string().nullable(),
+    }),
     handler: async ({ services, caller }) => ({
       ...(await getUserView(services.db, caller.organizationId, caller.userId)),
       apiKeys: await listApiKeys(services.db, caller.userId),
+      pendingEmail:
+        (
+          await services.db
+            .selectFrom("users")
+            .select("pendingEmail")
+            .where("userId", "=", caller.userId)
+            .executeTakeFirst()
+        )?.pendingEmail ?? null,
     }),
   }),
 
   update: mutation({
-    summary: "Update the current user's profile; a new email or password needs the current password",
+    summary:
+      "Update the current user's profile; a new password needs the current password, a new email needs it too and is kept as pending until confirmed",
     access: "member",
     input: z.object({
-      name: z.preprocess(blankAsAbsent, z.string().trim().min(1).max(100).optional()),
+      name: z.preprocess(blankAsAbsent, displayNameSchema.optional()),
       email: z.preprocess(blankAsAbsent, emailSchema.optional()),
       image: z.string().max(262_144).nullish(),
       currentPassword: z.preprocess(blankAsAbsent, z.string().max(256).optional()),
@@ -175,25 +189,58 @@ export const userRouter = defineRouter("user", {
         await loginSucceeded(services, caller.email, clientAddress);
       }
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
-      if (input.email !== undefined && (await emailTakenByOther(services.db, input.email, caller.userId))) {
+      // A new email is only requested here (docs/decisions.md, issue 22 finding 5): whether the
+      // address is taken is not looked at, so the answer is the same for taken and free ones.
+      await updateUser(services.db, caller.userId, {
+        name: input.name,
+        pendingEmail: newEmail ? input.email : undefined,
+        image: input.image === "" ? null : input.image,
+        passwordHash,
+      });
+      if (passwordHash) {
+        const keep = caller.credential.kind === "session" ? caller.credential.sessionId : null;
+        await revokeOtherSessions(services.db, caller.userId, keep, services.now().toISOString());
+      }
+      return success;
+    },
+  }),
+
+  changeEmail: mutation({
+    summary:
+      "Change a user's email (instance administrators only, until an email channel can confirm addresses): any member of the instance organization, or apply the pending request of any user",
+    access: "admin",
+    input: z.object({ userId: z.string().min(1).max(64), email: emailSchema.optional() }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      if (!(await isInstanceAdmin(services.db, caller))) {
+        throw forbidden("Only an instance administrator may change an account's email");
+      }
+      const user = await services.db
+        .selectFrom("users")
+        .select("pendingEmail")
+        .where("userId", "=", input.userId)
+        .executeTakeFirst();
+      const member = await findMembership(services.db, caller.organizationId, input.userId);
+      // Another organization's user is reached only through their own request (their consent).
+      const requested =
+        user?.pendingEmail != null && (input.email ?? user.pendingEmail) === user.pendingEmail;
+      if (!user || (!member && !requested)) throw notFound("User");
+      const email = input.email ?? user.pendingEmail;
+      if (!email) throw badRequest("email is required: the user has no pending email", { fields: ["email"] });
+      if (await emailTakenByOther(services.db, email, input.userId)) {
         throw conflict("A user with this email already exists", { fields: ["email"] });
       }
       try {
-        await updateUser(services.db, caller.userId, {
-          name: input.name,
-          email: input.email,
-          image: input.image === "" ? null : input.image,
-          passwordHash,
-        });
+        await services.db
+          .updateTable("users")
+          .set({ email, pendingEmail: null })
+          .where("userId", "=", input.userId)
+          .execute();
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict("A user with this email already exists", { fields: ["email"] });
         }
         throw error;
-      }
-      if (passwordHash) {
-        const keep = caller.credential.kind === "session" ? caller.credential.sessionId : null;
-        await revokeOtherSessions(services.db, caller.userId, keep, services.now().toISOString());
       }
       return success;
     },
@@ -353,12 +400,15 @@ export const userRouter = defineRouter("user", {
   }),
 
   getInvitations: query({
-    summary: "Pending invitations addressed to the current user's email",
+    summary:
+      "The pending invitation a secret `token` names (an invitation is found by its token only, never by the email it was sent to); empty without one",
     access: "member",
-    input: noInput,
+    input: z.object({ token: invitationTokenSchema.optional() }).prefault({}),
     output: z.array(invitationSchema),
-    handler: ({ services, caller }) =>
-      pendingInvitationsFor(services.db, caller.email, services.now().toISOString()),
+    handler: ({ services, input }) =>
+      input.token === undefined
+        ? []
+        : pendingInvitationsByToken(services.db, input.token, services.now().toISOString()),
   }),
 
   checkUserOrganizations: query({

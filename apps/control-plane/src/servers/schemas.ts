@@ -1,11 +1,12 @@
 /** Servers and SSH keys as the API shows and accepts them (spec 2.5, 4.8). */
 import { isIP } from "node:net";
 import { z } from "zod";
+import { displayNameSchema } from "../display-name.ts";
 
 export const idSchema = z.string().min(1).max(100);
 
-/** Names of servers and SSH keys: trimmed, 1 to 100 characters. */
-export const nameSchema = z.string().trim().min(1, "must not be empty").max(100);
+/** Names of servers and SSH keys: the one display-name rule. */
+export const nameSchema = displayNameSchema;
 /** Descriptions: at most 1000 characters; null clears one on update. */
 export const descriptionSchema = z.string().trim().max(1000).nullish();
 

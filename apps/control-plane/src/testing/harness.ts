@@ -181,6 +181,8 @@ export async function startTestPlatform(
     LOG_LEVEL: "info",
     // Tests install a proxy only where they ask for it, under a name of their own.
     PLATFORM_LOCAL_PROXY: "false",
+    // Generated suites call hundreds of procedures with one session; limits.test.ts sets it.
+    PLATFORM_SESSION_RATE_LIMIT: "off",
     ...env,
   });
   const logLines: string[] = [];

@@ -94,8 +94,8 @@ export async function setInvitationStatus(
   await db.updateTable("invitations").set({ status }).where("invitationId", "=", invitationId).execute();
 }
 
-/** Pending, unexpired invitations addressed to an email, with their organization. */
-export async function pendingInvitationsFor(db: Db, email: string, nowIso: string) {
+/** The pending, unexpired invitation of a secret token (as a list), with its organization. */
+export async function pendingInvitationsByToken(db: Db, token: string, nowIso: string) {
   const rows = await db
     .selectFrom("invitations")
     .innerJoin("organizations", "organizations.organizationId", "invitations.organizationId")
@@ -109,7 +109,7 @@ export async function pendingInvitationsFor(db: Db, email: string, nowIso: strin
       "organizations.name as organizationName",
       "organizations.createdAt as organizationCreatedAt",
     ])
-    .where("invitations.email", "=", email)
+    .where("invitations.tokenHash", "=", sha256Hex(token))
     .where("invitations.status", "=", "pending")
     .where("invitations.expiresAt", ">", nowIso)
     .orderBy("invitations.createdAt", "desc")

@@ -44,7 +44,7 @@ export async function emailTakenByOther(db: Db, email: string, userId: string): 
 
 export interface UserChanges {
   name?: string | undefined;
-  email?: string | undefined;
+  pendingEmail?: string | undefined;
   image?: string | null | undefined;
   passwordHash?: string | undefined;
 }
