@@ -6,6 +6,10 @@
  * - by the other organization's owner with the victim's ids, one id field at a time among its
  *   own ids (404), and the victim's rows in the database must be unchanged afterwards,
  * and no answer to the attacker may carry an id of the victim that the attacker did not send.
+ * Inside our organization, a member granted one service (accessedServices) and every flag calls
+ * every member procedure with the ids of our services they were not granted, one id field at a
+ * time (404, nothing changed, no ungranted id in any answer). Every procedure with a host port
+ * field (HOST_PORT_FIELDS) is called with every port servers/host-ports.ts reserves (400).
  *
  * Inputs are sampled from each procedure's zod schema (z.toJSONSchema); fields whose format a
  * JSON Schema cannot express take a value from FIELD_SAMPLES. A procedure whose sampled input is
@@ -18,6 +22,7 @@ import { newId } from "../../apps/control-plane/src/crypto/ids.ts";
 import type { AnyProcedure } from "../../apps/control-plane/src/procedure.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
 import { allRouters } from "../../apps/control-plane/src/routers/index.ts";
+import { reservedHostPorts } from "../../apps/control-plane/src/servers/host-ports.ts";
 import {
   type Session,
   startTestPlatform,
@@ -48,6 +53,40 @@ const ID_KINDS = [
   "redisId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
+
+/** Ids of a service, or of a record that belongs to one service: what accessedServices restricts. */
+const SERVICE_ID_KINDS = [
+  "applicationId",
+  "domainId",
+  "portId",
+  "securityId",
+  "deploymentId",
+  "postgresId",
+  "mysqlId",
+  "mariadbId",
+  "mongoId",
+  "redisId",
+] as const satisfies readonly IdKind[];
+type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
+const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
+  (SERVICE_ID_KINDS as readonly IdKind[]).includes(kind);
+
+/**
+ * Input fields that publish a port on a server's host (servers/host-ports.ts claims them), and
+ * the other fields named `…port`, which never take a host port. A new `…port` field must be
+ * put in one of the two (checked below), so a procedure that publishes a host port is attacked
+ * with every reserved port.
+ */
+const HOST_PORT_FIELDS = new Set(["publishedPort", "externalPort"]);
+const NOT_HOST_PORT_FIELDS = new Set([
+  "targetPort", // the container's port behind a published one
+  "previewPort", // the container port a preview deployment's domain routes to
+  "port", // a domain's container port, a server's SSH port, the agent's metrics port (admins)
+  // endpointSpecSwarm.Ports (Dokploy's shape): stored, never applied; deployments/service-spec.ts
+  // applies only its Mode. The day Ports are applied, PublishedPort becomes a host port field.
+  "TargetPort",
+  "PublishedPort",
+]);
 
 /**
  * Fields ending in `Id` that name no record of ours: Docker's container ids (docker.* is
@@ -189,6 +228,18 @@ function idKindsIn(schema: JsonSchema, found = new Set<IdKind>()): Set<IdKind> {
   return found;
 }
 
+/** The names of the input fields, at any depth (required or optional). */
+function fieldsIn(schema: JsonSchema, found = new Set<string>()): Set<string> {
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    found.add(key);
+    fieldsIn(property, found);
+  }
+  for (const option of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    fieldsIn(option, found);
+  if (schema.items) fieldsIn(schema.items, found);
+  return found;
+}
+
 const procedures = allRouters.flatMap((router) =>
   Object.entries(router.procedures).map(([name, procedure]) => ({
     name: `${router.name}.${name}`,
@@ -202,6 +253,10 @@ let member: Session;
 let victim: Session;
 let ours: Fixture;
 let theirs: Fixture;
+/** A member of our organization granted one service (ours.applicationId) and every feature. */
+let restricted: Session;
+/** Services of our organization, beside ours, that `restricted` was not granted. */
+let ungranted: Pick<Fixture, ServiceIdKind>;
 
 const as = (session: Session) => ({ token: session.token });
 
@@ -214,12 +269,14 @@ function call(name: string, procedure: AnyProcedure, input: unknown, session?: S
   return platform.mutate(name, input ?? {}, auth);
 }
 
-/** One organization's objects, made through the API where it can make them. */
-async function makeFixture(session: Session, label: string): Promise<Fixture> {
+/** A service of each kind in `environmentId`, with the records that hang off a service. */
+async function makeServices(
+  session: Session,
+  environmentId: string,
+  label: string,
+  publishedPort: number,
+): Promise<Pick<Fixture, ServiceIdKind>> {
   const db = platform.services.db;
-  const organizationId = session.user.organizationId;
-  const project = await platform.mutateOk("project.create", { name: `${label} shop` }, as(session));
-  const environmentId = project.environment.environmentId as string;
   const application = await platform.mutateOk(
     "application.create",
     { name: `${label} web`, environmentId },
@@ -247,10 +304,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
       internalPath: null,
     })
     .execute();
-  await db
-    .insertInto("ports")
-    .values({ portId, applicationId, publishedPort: 18080, targetPort: 80 })
-    .execute();
+  await db.insertInto("ports").values({ portId, applicationId, publishedPort, targetPort: 80 }).execute();
   await db
     .insertInto("security")
     .values({
@@ -260,34 +314,6 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
       passwordHash: "$apr1$ApbT8zKO$urkB6ssLQWs6Cdeirm/hI0",
     })
     .execute();
-  await platform.mutateOk(
-    "registry.create",
-    {
-      registryName: `${label} registry`,
-      registryUrl: `${label}.registry.example.com`,
-      username: "u",
-      password: "registry-secret",
-      registryType: "selfHosted",
-    },
-    as(session),
-  );
-  const keyPair = await platform.mutateOk("sshKey.generate", { type: "ed25519" }, as(session));
-  const sshKey = await platform.mutateOk("sshKey.create", { name: `${label} key`, ...keyPair }, as(session));
-  const server = await platform.mutateOk(
-    "server.create",
-    { name: `${label} edge`, ipAddress: "203.0.113.10", username: "root", sshKeyId: sshKey.sshKeyId },
-    as(session),
-  );
-  const invitation = await platform.mutateOk(
-    "organization.inviteMember",
-    { email: `${label}-invitee@example.com`, role: "member" },
-    as(session),
-  );
-  const apiKey = await platform.mutateOk(
-    "user.createApiKey",
-    { name: `${label} key`, organizationId, metadata: { organizationId } },
-    as(session),
-  );
   const deploymentId = newId();
   await db
     .insertInto("deployments")
@@ -325,6 +351,55 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     );
     databases[`${kind}Id`] = created[`${kind}Id`];
   }
+  return {
+    applicationId,
+    domainId,
+    portId,
+    securityId,
+    deploymentId,
+    postgresId: databases.postgresId!,
+    mysqlId: databases.mysqlId!,
+    mariadbId: databases.mariadbId!,
+    mongoId: databases.mongoId!,
+    redisId: databases.redisId!,
+  };
+}
+
+/** One organization's objects, made through the API where it can make them. */
+async function makeFixture(session: Session, label: string): Promise<Fixture> {
+  const db = platform.services.db;
+  const organizationId = session.user.organizationId;
+  const project = await platform.mutateOk("project.create", { name: `${label} shop` }, as(session));
+  const environmentId = project.environment.environmentId as string;
+  const serviceIds = await makeServices(session, environmentId, label, 18080);
+  await platform.mutateOk(
+    "registry.create",
+    {
+      registryName: `${label} registry`,
+      registryUrl: `${label}.registry.example.com`,
+      username: "u",
+      password: "registry-secret",
+      registryType: "selfHosted",
+    },
+    as(session),
+  );
+  const keyPair = await platform.mutateOk("sshKey.generate", { type: "ed25519" }, as(session));
+  const sshKey = await platform.mutateOk("sshKey.create", { name: `${label} key`, ...keyPair }, as(session));
+  const server = await platform.mutateOk(
+    "server.create",
+    { name: `${label} edge`, ipAddress: "203.0.113.10", username: "root", sshKeyId: sshKey.sshKeyId },
+    as(session),
+  );
+  const invitation = await platform.mutateOk(
+    "organization.inviteMember",
+    { email: `${label}-invitee@example.com`, role: "member" },
+    as(session),
+  );
+  const apiKey = await platform.mutateOk(
+    "user.createApiKey",
+    { name: `${label} key`, organizationId, metadata: { organizationId } },
+    as(session),
+  );
   const registry = await db
     .selectFrom("registries")
     .select("registryId")
@@ -340,35 +415,30 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     organizationId,
     projectId: project.projectId,
     environmentId,
-    applicationId,
-    domainId,
-    portId,
-    securityId,
+    ...serviceIds,
     registryId: registry.registryId,
     sshKeyId: sshKey.sshKeyId,
     serverId: server.serverId,
-    deploymentId,
     invitationId: invitation.invitationId ?? invitation.id,
     apiKeyId: apiKey.id,
     memberId: memberRow.memberId,
     userId: memberRow.userId,
-    postgresId: databases.postgresId!,
-    mysqlId: databases.mysqlId!,
-    mariadbId: databases.mariadbId!,
-    mongoId: databases.mongoId!,
-    redisId: databases.redisId!,
   };
 }
 
 /** Every row of every table that names one of the victim's ids, as JSON text. */
-async function victimRows(): Promise<string[]> {
+function victimRows(): Promise<string[]> {
+  return rowsNaming(Object.values(theirs));
+}
+
+/** Every row of every table that names one of `needles`, as JSON text. */
+async function rowsNaming(needles: string[]): Promise<string[]> {
   const db = platform.services.db;
   const tables = await db
     .selectFrom("information_schema.tables" as never)
     .select("table_name" as never)
     .where("table_schema" as never, "=", "public" as never)
     .execute();
-  const needles = Object.values(theirs);
   const rows: string[] = [];
   for (const { tableName } of tables as Array<{ tableName: string }>) {
     if (tableName.startsWith("kysely_")) continue;
@@ -385,7 +455,7 @@ async function victimRows(): Promise<string[]> {
 
 beforeAll(async () => {
   platform = await startTestPlatform(
-    { PLATFORM_URL: "http://127.0.0.1:3000" },
+    { PLATFORM_URL: "http://127.0.0.1:3000", PORT: "3999" },
     { agents: { localAgent: false, commandTimeoutMs: 2_000 } },
   );
   owner = await platform.registerOwner();
@@ -397,7 +467,33 @@ beforeAll(async () => {
   victim = await createUserDirectly(platform, { email: "victim@example.com" });
   ours = await makeFixture(owner, "ours");
   theirs = await makeFixture(victim, "theirs");
-}, 120_000);
+  ungranted = await makeServices(owner, ours.environmentId, "ungranted", 18081);
+  restricted = await createUserDirectly(platform, {
+    email: "restricted@example.com",
+    organizationId: owner.user.organizationId,
+    role: "member",
+    // Every flag, so only the service grant stands between the member and the ungranted services.
+    canCreateProjects: true,
+    canDeleteProjects: true,
+  });
+  await platform.mutateOk(
+    "user.assignPermissions",
+    {
+      id: restricted.user.userId,
+      accessedServices: [ours.applicationId],
+      canCreateServices: true,
+      canDeleteServices: true,
+      canCreateEnvironments: true,
+      canDeleteEnvironments: true,
+      canAccessToDocker: true,
+      canAccessToTraefikFiles: true,
+      canAccessToAPI: true,
+      canAccessToSSHKeys: true,
+      canAccessToGitProviders: true,
+    },
+    as(owner),
+  );
+}, 180_000);
 
 afterAll(async () => {
   await platform?.close();
@@ -481,6 +577,176 @@ describe("another organization's ids", () => {
   it("left every row of the victim as it was", async () => {
     expect(await victimRows()).toEqual(before);
   });
+});
+
+/** A query whose `kind` id is only an optional filter may answer an empty result instead of 404. */
+function isFilterOnly(procedure: AnyProcedure, kind: IdKind): boolean {
+  const schema = inputSchema(procedure);
+  return (
+    procedure.kind === "query" &&
+    !Object.keys(schema.properties ?? {}).some(
+      (key) => idKindOf(key) === kind && schema.required?.includes(key),
+    )
+  );
+}
+
+describe("a restricted member's ungranted services (accessedServices)", () => {
+  // What a member may call at all; above-member procedures are 403 for them (checked above).
+  const withServiceIds = procedures
+    .filter(({ procedure }) => procedure.access === "member")
+    .flatMap(({ name, procedure }) =>
+      [...idKindsIn(inputSchema(procedure))]
+        .filter(isServiceIdKind)
+        .map((kind) => [`${name} with an ungranted ${kind}`, name, procedure, kind] as const),
+    );
+  let before: string[];
+
+  beforeAll(async () => {
+    before = await rowsNaming(Object.values(ungranted));
+  });
+
+  it("covers every kind of service id", () => {
+    const kinds = new Set(withServiceIds.map(([, , , kind]) => kind));
+    expect([...kinds].sort()).toEqual([...SERVICE_ID_KINDS].sort());
+  });
+
+  it.each(withServiceIds)("%s answers 404", async (_label, name, procedure, kind) => {
+    const input = sample(inputSchema(procedure), { ...ours, [kind]: ungranted[kind] });
+    const response = await call(name, procedure, input, restricted);
+    const expected = isFilterOnly(procedure, kind) ? [200, 404] : [404];
+    expect(expected, `${name} ${JSON.stringify(input)} -> ${JSON.stringify(response.body)}`).toContain(
+      response.status,
+    );
+    const sent = JSON.stringify(input);
+    const leaked = Object.values(ungranted).filter(
+      (id) => !sent.includes(id) && JSON.stringify(response.body).includes(id),
+    );
+    expect(leaked).toEqual([]);
+  });
+
+  // The 404s above come from the grant: the same reads of the granted application (and of its
+  // domains, ports, credentials and deployments; our databases are not granted) are answered.
+  const OF_THE_GRANTED_APPLICATION: readonly ServiceIdKind[] = [
+    "applicationId",
+    "domainId",
+    "portId",
+    "securityId",
+    "deploymentId",
+  ];
+  it.each(
+    withServiceIds.filter(
+      ([, , procedure, kind]) => procedure.kind === "query" && OF_THE_GRANTED_APPLICATION.includes(kind),
+    ),
+  )("%s: the granted one is not a 404", async (_label, name, procedure) => {
+    const response = await call(name, procedure, sample(inputSchema(procedure), ours), restricted);
+    expect(response.status, `${name} -> ${JSON.stringify(response.body)}`).not.toBe(404);
+  });
+
+  const reads = procedures.filter(
+    ({ procedure }) =>
+      procedure.kind === "query" &&
+      procedure.access === "member" &&
+      ![...idKindsIn(inputSchema(procedure))].some(isServiceIdKind),
+  );
+  it.each(reads.map((entry) => [entry.name, entry] as const))(
+    "%s shows none of the ungranted services' ids",
+    async (name, { procedure }) => {
+      const response = await call(name, procedure, sample(inputSchema(procedure), ours), restricted);
+      const text = JSON.stringify(response.body);
+      expect(Object.values(ungranted).filter((id) => text.includes(id))).toEqual([]);
+    },
+  );
+
+  it("left every row of the ungranted services as it was", async () => {
+    expect(await rowsNaming(Object.values(ungranted))).toEqual(before);
+  });
+});
+
+describe("reserved host ports", () => {
+  // Host port fields are top-level input fields (checked below), replaced in a sampled input.
+  const portTaking = procedures.flatMap(({ name, procedure }) =>
+    Object.keys(inputSchema(procedure).properties ?? {})
+      .filter((field) => HOST_PORT_FIELDS.has(field))
+      .map((field) => ({ name, procedure, field })),
+  );
+  /** This machine's reserved ports, each with what needs it (servers/host-ports.ts). */
+  let reserved: Map<number, string>;
+  const METRICS_PORT = 4555;
+
+  beforeAll(async () => {
+    // The agent's metrics port of this machine, as admin.setupMonitoring stores it.
+    const metricsConfig = {
+      server: {
+        refreshRate: 60,
+        port: METRICS_PORT,
+        token: "attack-metrics-token",
+        urlCallback: "http://127.0.0.1:1/callback",
+        retentionDays: 2,
+        cronJob: "0 0 * * *",
+        thresholds: { cpu: 0, memory: 0 },
+      },
+      containers: { refreshRate: 60 },
+    };
+    const organizationId = owner.user.organizationId;
+    await platform.services.db
+      .insertInto("monitoringConfigs")
+      .values({
+        serverId: "local",
+        organizationId,
+        configSealed: platform.services.secrets.encrypt(JSON.stringify(metricsConfig), {
+          table: "monitoring_configs",
+          rowId: "local",
+          organizationId,
+        }),
+        updatedAt: new Date().toISOString(),
+      })
+      .execute();
+    reserved = await reservedHostPorts(platform.services, platform.services.db, null);
+  });
+
+  it("knows every field named …port (a new one is a host port or says why not)", () => {
+    const unknown = procedures.flatMap(({ name, procedure }) =>
+      [...fieldsIn(inputSchema(procedure))]
+        .filter(
+          (field) => /port$/i.test(field) && !HOST_PORT_FIELDS.has(field) && !NOT_HOST_PORT_FIELDS.has(field),
+        )
+        .map((field) => `${name}: ${field}`),
+    );
+    expect(unknown).toEqual([]);
+    const nested = procedures.flatMap(({ name, procedure }) => {
+      const schema = inputSchema(procedure);
+      return [...fieldsIn(schema)]
+        .filter((field) => HOST_PORT_FIELDS.has(field) && !(field in (schema.properties ?? {})))
+        .map((field) => `${name}: ${field}`);
+    });
+    expect(nested).toEqual([]);
+    expect(portTaking.map(({ name }) => name)).toEqual(
+      expect.arrayContaining(["port.create", "port.update", "postgres.saveExternalPort"]),
+    );
+  });
+
+  it("reserves the control plane's PORT and 3000, the metrics port, NATS and Swarm on this machine", () => {
+    const controlPlanePort = platform.services.config.port;
+    for (const port of [controlPlanePort, 3000, METRICS_PORT, 4222, 2377, 7946, 4789, 22, 80, 443]) {
+      expect(reserved.has(port), String(port)).toBe(true);
+    }
+  });
+
+  it.each(portTaking.map((entry) => [`${entry.name} ${entry.field}`, entry] as const))(
+    "%s answers 400 naming the field for every reserved port",
+    async (_label, { name, procedure, field }) => {
+      const answers: string[] = [];
+      for (const port of reserved.keys()) {
+        const input = { ...(sample(inputSchema(procedure), ours) as object), [field]: port };
+        const response = await call(name, procedure, input, owner);
+        const fields = response.body?.error?.data?.fields;
+        if (response.status !== 400 || JSON.stringify(fields) !== JSON.stringify([field])) {
+          answers.push(`${port}: ${response.status} ${JSON.stringify(response.body)}`);
+        }
+      }
+      expect(answers).toEqual([]);
+    },
+  );
 });
 
 describe("answers to another organization", () => {

@@ -225,7 +225,9 @@ describe("host ports", () => {
   it("refuses a reserved port (400) and one another service publishes on the server (409)", async () => {
     const first = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
     const second = await platform.mutateOk("redis.create", createInput("redis"), as(owner));
-    for (const port of [22, 80, 443, 5432, 4222]) {
+    // 3000 and the control plane's PORT too (issue 22 finding 3): this machine runs the control plane.
+    const controlPlane = [3000, platform.services.config.port].filter((port) => port > 0);
+    for (const port of [22, 80, 443, 5432, 4222, ...controlPlane]) {
       const answer = await platform.mutate(
         "postgres.saveExternalPort",
         { postgresId: first.postgresId, externalPort: port },

@@ -3,7 +3,9 @@
  * and project.*, environment.* and application.* show and act on what is granted only.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Caller } from "../context.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { visibleServiceIds } from "./permissions.ts";
 import { createUserDirectly } from "./test-support.ts";
 
 describe("member permissions (user.assignPermissions)", () => {
@@ -303,6 +305,30 @@ describe("member permissions (user.assignPermissions)", () => {
     await ok(assign({ canAccessToSSHKeys: true, canAccessToAPI: true }));
     expect((await platform.query("sshKey.all", {}, as(member))).status).toBe(200);
     expect((await apiKey()).status).toBe(200);
+  });
+
+  it("visibleServiceIds (what docker.* filters containers by) follows the three lists; null when not restricted", async () => {
+    const db = platform.services.db;
+    const caller = {
+      userId: member.user.userId,
+      organizationId: owner.user.organizationId,
+      role: "member",
+    } as Caller;
+    const visible = async () => {
+      const set = await visibleServiceIds(db, caller);
+      return set === null ? null : [...set];
+    };
+    await ok(assign({ accessedProjects: null, accessedEnvironments: null, accessedServices: null }));
+    expect(await visible()).toBeNull();
+    await ok(assign({ accessedServices: [ids.appA1x, ids.appB] }));
+    expect((await visible())?.sort()).toEqual([ids.appA1x, ids.appB].sort());
+    await ok(assign({ accessedProjects: [ids.projectA], accessedServices: null }));
+    expect(await visible()).toEqual(expect.arrayContaining([ids.appA1x, ids.appA1y, ids.appA2]));
+    expect(await visible()).not.toContain(ids.appB);
+    await ok(assign({ accessedEnvironments: [ids.envA2] }));
+    expect(await visible()).toContain(ids.appA2);
+    expect(await visible()).not.toContain(ids.appA1x);
+    expect(await visibleServiceIds(db, { ...caller, role: "admin" })).toBeNull();
   });
 
   it("null lists lift the restriction; administrators are never restricted", async () => {

@@ -19,7 +19,13 @@ import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
-import { type ServiceKind, serviceFields, serviceIdKey } from "./services.ts";
+import {
+  loadServiceSummaries,
+  type ServiceKind,
+  serviceFields,
+  serviceIdKey,
+  serviceKinds,
+} from "./services.ts";
 
 const privileged = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
 
@@ -94,6 +100,38 @@ export const seesService = (
   grants: Grants,
   service: { serviceId: string; environmentId: string; projectId: string },
 ) => seesEnvironment(grants, service) && allows(grants.services, service.serviceId);
+
+/**
+ * The ids of the organization's services (every kind) the caller may see, for reads that meet
+ * services by something other than their id (docker.* meets containers by their resource
+ * label); null when the caller sees every service of the organization.
+ */
+export async function visibleServiceIds(db: Db, caller: Caller): Promise<ReadonlySet<string> | null> {
+  const grants = await grantsOf(db, caller);
+  if (grants.projects === null && grants.environments === null && grants.services === null) return null;
+  const environments = (
+    await db
+      .selectFrom("environments")
+      .innerJoin("projects", "projects.projectId", "environments.projectId")
+      .select(["environments.environmentId", "environments.projectId"])
+      .where("projects.organizationId", "=", caller.organizationId)
+      .execute()
+  ).filter((environment) => seesEnvironment(grants, environment));
+  const summaries = await loadServiceSummaries(
+    db,
+    environments.map((environment) => environment.environmentId),
+  );
+  const visible = new Set<string>();
+  for (const services of summaries.values()) {
+    for (const kind of serviceKinds) {
+      for (const service of services[serviceFields[kind]] as Record<string, unknown>[]) {
+        const id = service[serviceIdKey(kind)] as string;
+        if (allows(grants.services, id)) visible.add(id);
+      }
+    }
+  }
+  return visible;
+}
 
 /** An environment's service lists with only the services the grants show. */
 export function visibleServices<E extends { environmentId: string; projectId: string }>(

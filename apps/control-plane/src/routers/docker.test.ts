@@ -10,6 +10,7 @@ import path from "node:path";
 import { dockerCli, removeContainer, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import {
   applicationOwner,
+  databaseOwner,
   InMemoryAgentTransport,
   NatsAgentTransport,
   ownershipLabels,
@@ -444,5 +445,109 @@ describe("docker.* tenancy (issue 10 finding 1)", () => {
       { token: stranger.token },
     );
     expect(restart.status).toBe(400);
+  });
+});
+
+describe("docker.* applies the member's service grants (issue 22 finding 2)", () => {
+  let platform: TestPlatform;
+  let owner: Session;
+  let restricted: Session;
+  const granted = `${prefix}-granted`;
+  const ungranted = `${prefix}-ungranted`;
+  const ungrantedDatabase = `${prefix}-ungranted-db`;
+
+  beforeAll(async () => {
+    platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+    owner = await platform.registerOwner();
+    const organizationId = owner.user.organizationId;
+    const as = { token: owner.token };
+    const project = await platform.mutateOk("project.create", { name: "grants" }, as);
+    const environmentId = project.environment.environmentId as string;
+    const create = (name: string) => platform.mutateOk("application.create", { name, environmentId }, as);
+    const grantedApp = await create("granted");
+    const ungrantedApp = await create("ungranted");
+    const database = await platform.mutateOk(
+      "postgres.create",
+      {
+        name: "secrets",
+        appName: `${prefix}-pg`,
+        environmentId,
+        databasePassword: "grants-Pass1",
+        databaseName: "shop",
+        databaseUser: "shopper",
+      },
+      as,
+    );
+    restricted = await createUserDirectly(platform, {
+      email: "docker-restricted@example.com",
+      organizationId,
+    });
+    const assigned = await platform.mutate(
+      "user.assignPermissions",
+      { id: restricted.user.userId, canAccessToDocker: true, accessedServices: [grantedApp.applicationId] },
+      as,
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    const run = (name: string, labels: Record<string, string>) =>
+      dockerCli([
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--env",
+        "DATABASE_PASSWORD=grants-Pass1",
+        ...Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
+        image,
+        ...SLEEPER,
+      ]);
+    await run(granted, ownershipLabels(applicationOwner(organizationId, grantedApp.applicationId)));
+    await run(ungranted, ownershipLabels(applicationOwner(organizationId, ungrantedApp.applicationId)));
+    await run(ungrantedDatabase, ownershipLabels(databaseOwner(organizationId, database.postgresId)));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const name of [granted, ungranted, ungrantedDatabase]) await removeContainer(name);
+    await platform?.close();
+  });
+
+  it("a member granted one application lists only that application's containers", async () => {
+    const as = { token: restricted.token };
+    const all = await platform.query("docker.getContainers", {}, as);
+    expect(all.status, JSON.stringify(all.body)).toBe(200);
+    const names = (all.body as { name: string }[]).map((container) => container.name);
+    expect(names).toContain(granted);
+    for (const hidden of [ungranted, ungrantedDatabase, standalone]) expect(names).not.toContain(hidden);
+    const byMatch = await platform.query("docker.getContainersByAppNameMatch", { appName: prefix }, as);
+    const matched = (byMatch.body as { name: string }[]).map((container) => container.name);
+    expect(matched).toContain(granted);
+    for (const hidden of [ungranted, ungrantedDatabase]) expect(matched).not.toContain(hidden);
+    const byLabel = await platform.query(
+      "docker.getContainersByAppLabel",
+      { appName: ungrantedDatabase, type: "standalone" },
+      as,
+    );
+    expect(byLabel.body).toEqual([]);
+  });
+
+  it("getConfig and restartContainer of an ungranted service's container are 404s; nothing restarts", async () => {
+    const as = { token: restricted.token };
+    for (const containerId of [ungranted, ungrantedDatabase]) {
+      const before = await dockerCli(["inspect", "-f", "{{.State.StartedAt}}", containerId]);
+      const config = await platform.query("docker.getConfig", { containerId }, as);
+      expect(config.status, containerId).toBe(404);
+      expect(JSON.stringify(config.body)).not.toContain("grants-Pass1");
+      const restart = await platform.mutate("docker.restartContainer", { containerId }, as);
+      expect(restart.status, containerId).toBe(404);
+      expect(await dockerCli(["inspect", "-f", "{{.State.StartedAt}}", containerId])).toBe(before);
+    }
+    const own = await platform.query("docker.getConfig", { containerId: granted }, as);
+    expect(own.status).toBe(200);
+    expect(own.body.Name).toBe(`/${granted}`);
+  });
+
+  it("the owner still sees every service's containers", async () => {
+    const all = await platform.query("docker.getContainers", {}, { token: owner.token });
+    const names = (all.body as { name: string }[]).map((container) => container.name);
+    expect(names).toEqual(expect.arrayContaining([granted, ungranted, ungrantedDatabase]));
   });
 });

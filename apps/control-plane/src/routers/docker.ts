@@ -8,12 +8,15 @@
  * (agent-protocol ownership.ts); unmanaged containers (no organization label) only when it is
  * an owner or admin of the organization that owns the server (this machine: the instance
  * organization); the platform's own containers never. Anything else is a 404, as unknown.
+ * A member restricted to some services (accessedServices, issue 22) sees only the containers
+ * labelled for those services (platform.resource), as deployments and the log stream do.
  */
 import {
   type Container,
   isPlatformInternal,
   type ListContainersCommand,
   ORGANIZATION_LABEL,
+  RESOURCE_LABEL,
 } from "@platform/agent-protocol";
 import { z } from "zod";
 import {
@@ -34,7 +37,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { requireFeature } from "../projects/permissions.ts";
+import { requireFeature, visibleServiceIds } from "../projects/permissions.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 interface Target {
@@ -44,6 +47,8 @@ interface Target {
   serverId: string | null;
   /** Whether the caller sees containers the platform does not manage on this server. */
   seesUnmanaged: boolean;
+  /** The services whose containers the caller sees; null: every service of its organization. */
+  visibleServices: ReadonlySet<string> | null;
 }
 
 /**
@@ -58,6 +63,7 @@ async function resolveTarget(services: ServiceContext, caller: Caller, serverId?
     serverId: agent === LOCAL_SERVER_ID ? null : agent,
     // agentServerId answered, so the server is the caller's organization's.
     seesUnmanaged: caller.role !== "member",
+    visibleServices: await visibleServiceIds(services.db, caller),
   };
 }
 
@@ -69,7 +75,13 @@ function isVisible(
 ) {
   if (isPlatformInternal(container.labels, container.names)) return false;
   const organization = container.labels[ORGANIZATION_LABEL];
-  if (organization !== undefined) return organization === caller.organizationId;
+  if (organization !== undefined) {
+    if (organization !== caller.organizationId) return false;
+    if (target.visibleServices === null) return true;
+    // platform.resource is `<kind>:<serviceId>`; a container of no service is not a granted one.
+    const serviceId = container.labels[RESOURCE_LABEL]?.split(":")[1];
+    return serviceId !== undefined && target.visibleServices.has(serviceId);
+  }
   return target.seesUnmanaged;
 }
 

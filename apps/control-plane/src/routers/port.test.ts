@@ -11,7 +11,7 @@ describe("port", () => {
   const as = (session: Session) => ({ token: session.token });
 
   beforeAll(async () => {
-    platform = await startTestPlatform({}, { agents: { localAgent: false } });
+    platform = await startTestPlatform({ PORT: "3999" }, { agents: { localAgent: false } });
     owner = await platform.registerOwner();
     stranger = await createUserDirectly(platform, { email: "stranger@example.com" });
     const project = await platform.mutate("project.create", { name: "Shop" }, as(owner));
@@ -212,5 +212,139 @@ describe("port", () => {
     expect((await platform.mutate("port.update", { portId, targetPort: 1 }, as(stranger))).status).toBe(404);
     expect((await platform.mutate("port.delete", { portId }, as(stranger))).status).toBe(404);
     expect((await platform.query("port.one", { portId }, as(owner))).body.targetPort).toBe(80);
+  });
+
+  /** Stores a monitoring configuration whose agent metrics port is `port`, as setupMonitoring does. */
+  async function monitorOn(serverId: string, organizationId: string, port: number) {
+    const config = {
+      server: {
+        refreshRate: 60,
+        port,
+        token: "metrics-token",
+        urlCallback: "http://127.0.0.1:1/callback",
+        retentionDays: 2,
+        cronJob: "0 0 * * *",
+        thresholds: { cpu: 0, memory: 0 },
+      },
+      containers: { refreshRate: 60 },
+    };
+    const configSealed = platform.services.secrets.encrypt(JSON.stringify(config), {
+      table: "monitoring_configs",
+      rowId: serverId,
+      organizationId,
+    });
+    await platform.services.db
+      .insertInto("monitoringConfigs")
+      .values({ serverId, organizationId, configSealed, updatedAt: new Date().toISOString() })
+      .execute();
+  }
+
+  it("reserves the control plane's PORT, 3000 and this machine's metrics port (issue 22 finding 3)", async () => {
+    await monitorOn("local", owner.user.organizationId, 4510);
+    for (const publishedPort of [3999, 3000, 4510]) {
+      const created = await platform.mutate(
+        "port.create",
+        { applicationId, publishedPort, targetPort: 80 },
+        as(owner),
+      );
+      expect(created.status, String(publishedPort)).toBe(400);
+      expect(created.body.error.data.fields).toEqual(["publishedPort"]);
+      expect(created.body.error.message).toContain(`${publishedPort} is reserved for`);
+    }
+    const port = await platform.mutateOk(
+      "port.create",
+      { applicationId, publishedPort: 18444, targetPort: 80 },
+      as(owner),
+    );
+    const updated = await platform.mutate(
+      "port.update",
+      { portId: port.portId, publishedPort: 3999 },
+      as(owner),
+    );
+    expect(updated.status).toBe(400);
+    expect(updated.body.error.data.fields).toEqual(["publishedPort"]);
+    await platform.mutateOk("port.delete", { portId: port.portId }, as(owner));
+  });
+
+  it("reserves each server's own metrics port, and the control plane's ports on a server at this machine's address", async () => {
+    const organizationId = owner.user.organizationId;
+    const project = await platform.mutateOk("project.create", { name: "Servers" }, as(owner));
+    const environmentId = project.environment.environmentId;
+    const onServer = async (ipAddress: string) => {
+      const serverId = await insertServer(platform.services.db, organizationId, { ipAddress });
+      const application = await platform.mutateOk(
+        "application.create",
+        { name: `on ${ipAddress}`, environmentId, serverId },
+        as(owner),
+      );
+      return { serverId, applicationId: application.applicationId as string };
+    };
+    const publish = (target: { applicationId: string }, publishedPort: number) =>
+      platform.mutate(
+        "port.create",
+        { applicationId: target.applicationId, publishedPort, targetPort: 80 },
+        as(owner),
+      );
+
+    const remote = await onServer("203.0.113.77");
+    await monitorOn(remote.serverId, organizationId, 4600);
+    expect((await publish(remote, 4600)).status).toBe(400);
+    // Another server's ports are its own: this machine's PORT and metrics port are free there.
+    for (const free of [3999, 3000, 4510])
+      expect((await publish(remote, free)).status, String(free)).toBe(200);
+
+    const sameMachine = await onServer("127.0.0.1");
+    for (const reserved of [3999, 3000]) {
+      const answer = await publish(sameMachine, reserved);
+      expect(answer.status, String(reserved)).toBe(400);
+      expect(answer.body.error.data.fields).toEqual(["publishedPort"]);
+    }
+    expect((await publish(sameMachine, 4600)).status).toBe(200);
+  });
+
+  it("a member granted an application may call port.create on it, not on another application", async () => {
+    const project = await platform.mutateOk("project.create", { name: "Grants" }, as(owner));
+    const environmentId = project.environment.environmentId;
+    const granted = await platform.mutateOk(
+      "application.create",
+      { name: "granted", environmentId },
+      as(owner),
+    );
+    const other = await platform.mutateOk("application.create", { name: "other", environmentId }, as(owner));
+    const member = await createUserDirectly(platform, {
+      email: "port-member@example.com",
+      organizationId: owner.user.organizationId,
+    });
+    await platform.mutateOk(
+      "user.assignPermissions",
+      { id: member.user.userId, accessedServices: [granted.applicationId] },
+      as(owner),
+    );
+    const created = await platform.mutate(
+      "port.create",
+      { applicationId: granted.applicationId, publishedPort: 18500, targetPort: 80 },
+      as(member),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({ applicationId: granted.applicationId, publishedPort: 18500 });
+    const reserved = await platform.mutate(
+      "port.create",
+      { applicationId: granted.applicationId, publishedPort: 3999, targetPort: 80 },
+      as(member),
+    );
+    expect(reserved.status).toBe(400);
+    expect(reserved.body.error.data.fields).toEqual(["publishedPort"]);
+    const hidden = await platform.mutate(
+      "port.create",
+      { applicationId: other.applicationId, publishedPort: 18501, targetPort: 80 },
+      as(member),
+    );
+    expect(hidden.status).toBe(404);
+    const rows = await platform.services.db
+      .selectFrom("ports")
+      .select("publishedPort")
+      .where("applicationId", "=", other.applicationId)
+      .execute();
+    expect(rows).toEqual([]);
   });
 });

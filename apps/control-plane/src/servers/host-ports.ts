@@ -1,22 +1,114 @@
 /**
  * A server's host ports are shared by every tenant and every kind of service on it (an
  * application's published ports, a database's external port). A port the platform or the host
- * needs is refused with a 400; a port another service publishes on the same server is a 409.
+ * needs (reservedHostPorts, one list fed by that server's configuration) is refused with a 400; a port another service publishes on the same server is a 409.
  * The check and the write that takes the port run in one transaction holding a lock per server,
  * so two requests can never both take the same free port.
  */
+import { networkInterfaces } from "node:os";
 import { sql } from "kysely";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import { badRequest, conflict } from "../errors.ts";
+import { loadMonitoringConfig } from "../monitoring/monitoring-config.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 
 /**
- * Host ports no service may publish: SSH 22, the proxy's 80/443/8080, Swarm's 2377 (cluster
- * management), 7946 (node gossip) and 4789 (overlay VXLAN), NATS 4222 and Postgres 5432 of the
- * platform itself. The proxy's configured host ports are added from the settings.
+ * Ports every server needs, whatever its configuration: SSH, the proxy's default 80/443/8080,
+ * Swarm's 2377 (cluster management), 7946 (node gossip) and 4789 (overlay VXLAN), NATS 4222 and
+ * the platform's Postgres 5432.
  */
-export const RESERVED_HOST_PORTS: readonly number[] = [22, 80, 443, 2377, 4222, 4789, 5432, 7946, 8080];
+const FIXED_RESERVED_PORTS: ReadonlyMap<number, string> = new Map([
+  [22, "SSH"],
+  [80, "the proxy"],
+  [443, "the proxy"],
+  [8080, "the proxy's dashboard"],
+  [2377, "Docker Swarm"],
+  [7946, "Docker Swarm"],
+  [4789, "Docker Swarm"],
+  [4222, "NATS"],
+  [5432, "the platform's database"],
+]);
+
+/** deploy/install.sh publishes the control plane on 3000 whatever PORT says inside. */
+const INSTALL_PUBLISHED_PORT = 3000;
+
+/** The port of a nats://, tls:// or ws(s):// URL (its scheme's default when it names none). */
+function natsPort(url: string | undefined): number | null {
+  if (!url) return null;
+  const parsed = new URL(url);
+  if (parsed.port) return Number(parsed.port);
+  return { "ws:": 80, "wss:": 443 }[parsed.protocol] ?? 4222;
+}
+
+/** This machine's own addresses (loopback, its interfaces, PLATFORM_PUBLIC_IP). */
+function ownAddresses(services: ServiceContext): Set<string> {
+  const addresses = new Set(["localhost", "127.0.0.1", "::1"]);
+  for (const list of Object.values(networkInterfaces())) {
+    for (const address of list ?? []) addresses.add(address.address);
+  }
+  if (services.config.publicIp) addresses.add(services.config.publicIp);
+  return addresses;
+}
+
+/**
+ * The one list of host ports no service may publish on the server `serverId` (null: this
+ * machine), each with what needs it: the fixed ports above, the proxy's configured ports, the
+ * agent's metrics port from the server's monitoring configuration, and on the control plane's
+ * own machine (this machine, or a server at one of its addresses) the control plane's PORT,
+ * 3000 and the NATS ports of its configuration. An application holding one of these when the
+ * platform restarts would make the instance unreachable.
+ */
+export async function reservedHostPorts(
+  services: ServiceContext,
+  db: Db,
+  serverId: string | null,
+): Promise<Map<number, string>> {
+  const reserved = new Map(FIXED_RESERVED_PORTS);
+  const settings = await loadWebServerSettings(db);
+  reserved.set(settings.proxyHttpPort, "the proxy");
+  reserved.set(settings.proxyHttpsPort, "the proxy");
+  reserved.set(settings.proxyDashboardPort, "the proxy's dashboard");
+  const monitoring = await db
+    .selectFrom("monitoringConfigs")
+    .select("organizationId")
+    .where("serverId", "=", serverId ?? LOCAL_SERVER_ID)
+    .executeTakeFirst();
+  if (monitoring) {
+    const config = await loadMonitoringConfig(
+      { db, secrets: services.secrets },
+      monitoring.organizationId,
+      serverId ?? LOCAL_SERVER_ID,
+    );
+    if (config) reserved.set(config.server.port, "the agent's metrics");
+  }
+  if (await isControlPlaneMachine(services, db, serverId)) {
+    const { port, natsUrl, natsAgentUrl } = services.config;
+    reserved.set(INSTALL_PUBLISHED_PORT, "the control plane");
+    if (port > 0) reserved.set(port, "the control plane");
+    for (const url of [natsUrl, natsAgentUrl]) {
+      const nats = natsPort(url);
+      if (nats !== null) reserved.set(nats, "NATS");
+    }
+  }
+  return reserved;
+}
+
+/** This machine, or a server added at one of this machine's own addresses. */
+async function isControlPlaneMachine(
+  services: ServiceContext,
+  db: Db,
+  serverId: string | null,
+): Promise<boolean> {
+  if (serverId === null || serverId === LOCAL_SERVER_ID) return true;
+  const server = await db
+    .selectFrom("servers")
+    .select("ipAddress")
+    .where("serverId", "=", serverId)
+    .executeTakeFirst();
+  return server !== undefined && ownAddresses(services).has(server.ipAddress);
+}
 
 export interface HostPortClaim {
   /** The server (null: this machine). */
@@ -39,18 +131,11 @@ export async function claimHostPort<T>(
   write: (trx: Db) => Promise<T>,
 ): Promise<T> {
   return services.db.transaction().execute(async (trx) => {
-    const settings = await loadWebServerSettings(trx);
-    const reserved = new Set([
-      ...RESERVED_HOST_PORTS,
-      settings.proxyHttpPort,
-      settings.proxyHttpsPort,
-      settings.proxyDashboardPort,
-    ]);
-    if (reserved.has(claim.port)) {
-      throw badRequest(
-        `Invalid input: ${claim.field}: ${claim.port} is reserved for the platform or the host`,
-        { fields: [claim.field] },
-      );
+    const reserved = (await reservedHostPorts(services, trx, claim.serverId)).get(claim.port);
+    if (reserved !== undefined) {
+      throw badRequest(`Invalid input: ${claim.field}: ${claim.port} is reserved for ${reserved}`, {
+        fields: [claim.field],
+      });
     }
     const lockKey = `platform.host-ports:${claim.serverId ?? "local"}`;
     await sql`select pg_advisory_xact_lock(hashtext(${lockKey}))`.execute(trx);
