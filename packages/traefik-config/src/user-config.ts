@@ -18,6 +18,8 @@
  * userConfigIssues(parsed.config, { appName: "shop-x1", hosts: ["shop.example.com"] }) // []
  */
 import type { ConfigIssue } from "./errors.ts";
+import { implicitRulePriority, MAX_USER_ROUTER_PRIORITY } from "./priorities.ts";
+import { HTTP_MATCHER_ARITY, parseTraefikRule, type RuleNode, RuleSyntaxError } from "./rule-parser.ts";
 
 export interface UserConfigScope {
   /** The application's Swarm service name, the only upstream its file may name. */
@@ -34,7 +36,6 @@ export interface UserConfigScope {
 /** Prefixes of the middlewares the platform generates for an application (`auth-<appName>`…). */
 const GENERATED_MIDDLEWARE_PREFIXES = ["auth-", "redirect-to-https-", "stripprefix-", "addprefix-"];
 
-export const MAX_USER_ROUTER_PRIORITY = 10_000;
 const ENTRY_POINTS = new Set(["web", "websecure"]);
 const ROUTER_KEYS = new Set([
   "entryPoints",
@@ -204,7 +205,10 @@ function checkRouter(
       priority < 0 ||
       priority > MAX_USER_ROUTER_PRIORITY
     ) {
-      issue(`${path}.priority`, `must be an integer from 0 to ${MAX_USER_ROUTER_PRIORITY}`);
+      issue(
+        `${path}.priority`,
+        `must be an integer from 0 to ${MAX_USER_ROUTER_PRIORITY} (higher priorities are the platform's routers)`,
+      );
     }
   }
   if (router.ruleSyntax !== undefined && router.ruleSyntax !== "v3")
@@ -325,114 +329,44 @@ function hostAllowed(host: string, hosts: readonly string[], wildcards = false):
   return dot > 0 && (wildcards || !host.startsWith("*")) && hosts.includes(`*${host.slice(dot)}`);
 }
 
-// ---- Rules: a small parser of Traefik's v3 rule syntax (matchers, &&, ||, !, parentheses). ----
-
-type RuleNode =
-  | { kind: "matcher"; name: string; args: string[] }
-  | { kind: "and" | "or"; parts: RuleNode[] }
-  | { kind: "not"; part: RuleNode };
-
-class RuleSyntaxError extends Error {}
-
-function parseRule(rule: string): RuleNode {
-  let position = 0;
-  const skip = () => {
-    while (position < rule.length && /\s/.test(rule[position]!)) position++;
-  };
-  const fail = (message: string): never => {
-    throw new RuleSyntaxError(`${message} at character ${position + 1}`);
-  };
-  const string = (): string => {
-    const quote = rule[position];
-    if (quote !== "`" && quote !== '"') return fail("expected a quoted argument");
-    const end = rule.indexOf(quote, position + 1);
-    if (end < 0) return fail("unterminated argument");
-    const value = rule.slice(position + 1, end);
-    position = end + 1;
-    return value;
-  };
-  const primary = (): RuleNode => {
-    skip();
-    if (rule[position] === "!") {
-      position++;
-      return { kind: "not", part: primary() };
-    }
-    if (rule[position] === "(") {
-      position++;
-      const inner = or();
-      skip();
-      if (rule[position] !== ")") fail("expected )");
-      position++;
-      return inner;
-    }
-    const name = /^[A-Za-z]+/.exec(rule.slice(position))?.[0] ?? fail("expected a matcher");
-    position += name.length;
-    skip();
-    if (rule[position] !== "(") fail(`expected ( after ${name}`);
-    position++;
-    const args: string[] = [];
-    skip();
-    while (rule[position] !== ")") {
-      args.push(string());
-      skip();
-      if (rule[position] === ",") {
-        position++;
-        skip();
-      } else if (rule[position] !== ")") fail("expected , or )");
-    }
-    position++;
-    return { kind: "matcher", name, args };
-  };
-  const and = (): RuleNode => {
-    const parts = [primary()];
-    for (skip(); rule.startsWith("&&", position); skip()) {
-      position += 2;
-      parts.push(primary());
-    }
-    return parts.length === 1 ? parts[0]! : { kind: "and", parts };
-  };
-  const or = (): RuleNode => {
-    const parts = [and()];
-    for (skip(); rule.startsWith("||", position); skip()) {
-      position += 2;
-      parts.push(and());
-    }
-    return parts.length === 1 ? parts[0]! : { kind: "or", parts };
-  };
-  const tree = or();
-  skip();
-  if (position < rule.length) fail("unexpected text");
-  return tree;
-}
-
-/** Why a tenant's router rule is refused, or null: it must only match the application's own hosts. */
+/**
+ * Why a tenant's router rule is refused, or null: read as Traefik reads it (parseTraefikRule),
+ * every request it matches must carry one of the application's own hosts, and its length (the
+ * priority Traefik gives a router without one) stays within the tenants' priorities.
+ */
 export function userRuleProblem(rule: string, hosts: readonly string[]): string | null {
+  if (implicitRulePriority(rule) > MAX_USER_ROUTER_PRIORITY) {
+    return `must be at most ${MAX_USER_ROUTER_PRIORITY} bytes long (Traefik takes its length as the priority of a router without one)`;
+  }
   let tree: RuleNode;
   try {
-    tree = parseRule(rule);
+    tree = parseTraefikRule(rule);
   } catch (error) {
-    if (error instanceof RuleSyntaxError) return `is not a valid rule: ${error.message}`;
+    if (error instanceof RuleSyntaxError) return `is not a rule Traefik reads: ${error.message}`;
     throw error;
   }
   const matcherProblem = (node: RuleNode): string | null => {
     switch (node.kind) {
-      case "matcher":
+      case "matcher": {
+        const arity = HTTP_MATCHER_ARITY[node.name]!;
+        if (!arity.includes(node.args.length)) {
+          return `gives ${node.name} ${node.args.length} argument(s), Traefik v3 takes ${arity.join(" or ")}`;
+        }
+        if (node.args.includes("")) return `gives ${node.name} an empty argument`;
         if (node.name === "Host") {
-          if (node.args.length === 0) return "has a Host() without hosts";
-          const foreign = node.args.find((host) => !hostAllowed(host.toLowerCase(), hosts));
-          return foreign === undefined ? null : `names ${foreign}, which is not a host of this application`;
+          const host = node.args[0]!;
+          return hostAllowed(host.toLowerCase(), hosts)
+            ? null
+            : `names ${host}, which is not a host of this application`;
         }
         return NON_HOST_MATCHERS.has(node.name)
           ? null
           : `may not use ${node.name} (Host and path, method, header, query or client IP matchers only)`;
+      }
       case "not":
-        return matcherProblem(node.part);
+        return matcherProblem(node.operand);
       default:
-        for (const part of node.parts) {
-          const problem = matcherProblem(part);
-          if (problem) return problem;
-        }
-        return null;
+        return matcherProblem(node.left) ?? matcherProblem(node.right);
     }
   };
   const problem = matcherProblem(tree);
@@ -445,9 +379,9 @@ export function userRuleProblem(rule: string, hosts: readonly string[]): string 
       case "not":
         return false;
       case "and":
-        return node.parts.some(restrictsHost);
+        return restrictsHost(node.left) || restrictsHost(node.right);
       case "or":
-        return node.parts.every(restrictsHost);
+        return restrictsHost(node.left) && restrictsHost(node.right);
     }
   };
   return restrictsHost(tree)

@@ -6,7 +6,12 @@
  */
 
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
-import { dynamicConfigFileName, dynamicConfigFor, toYaml } from "@platform/traefik-config";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  dynamicConfigFileName,
+  dynamicConfigFor,
+  toYaml,
+} from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -58,6 +63,8 @@ export async function assignControlPlaneDomain(
         },
       ],
       credentials: [],
+      // Above every router of every tenant and application: the control plane's sign-in and tokens.
+      routerPriority: CONTROL_PLANE_ROUTER_PRIORITY,
     },
     { certificatesDirectory: CERTIFICATES_DIRECTORY },
   );
