@@ -21,16 +21,20 @@ import type { ConfigIssue } from "./errors.ts";
 import { implicitRulePriority, MAX_USER_ROUTER_PRIORITY } from "./priorities.ts";
 import { HTTP_MATCHER_ARITY, parseTraefikRule, type RuleNode, RuleSyntaxError } from "./rule-parser.ts";
 
-export interface UserConfigScope {
+/** Whose names a tenant's references and definitions must be (an application's namespace). */
+export interface NamespaceScope {
   /** The application's Swarm service name, the only upstream its file may name. */
   appName: string;
-  /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
-  hosts: readonly string[];
   /**
    * Other applications' names that start with `<appName>-`: their objects' names would also
    * start with it, and Traefik keeps the first definition of a name, so they are refused.
    */
   longerAppNames?: readonly string[];
+}
+
+export interface UserConfigScope extends NamespaceScope {
+  /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
+  hosts: readonly string[];
 }
 
 /** Prefixes of the middlewares the platform generates for an application (`auth-<appName>`…). */
@@ -110,17 +114,8 @@ export function userConfigIssues(config: Record<string, unknown>, scope: UserCon
   const services = isObject(http.services) ? http.services : {};
   const middlewares = isObject(http.middlewares) ? http.middlewares : {};
   const ownName = (path: string, name: string, kind: NameKind) => {
-    const foreign = ["platform", ...(scope.longerAppNames ?? [])].find((other) =>
-      inNamespaceOf(name, other, kind),
-    );
-    if (!inNamespaceOf(name, scope.appName, kind) || foreign) {
-      issue(
-        path,
-        foreign
-          ? `belongs to ${foreign === "platform" ? "the platform" : `the application ${foreign}`}`
-          : `must be ${scope.appName}, start with ${scope.appName}- or be one of its generated middlewares (auth-${scope.appName}…)`,
-      );
-    }
+    const problem = namespaceProblem(name, kind, scope);
+    if (problem) issue(path, problem);
   };
 
   for (const [name, router] of Object.entries(routers)) {
@@ -136,7 +131,7 @@ export function userConfigIssues(config: Record<string, unknown>, scope: UserCon
   for (const [name, middleware] of Object.entries(middlewares)) {
     const path = `http.middlewares.${name}`;
     ownName(path, name, "middleware");
-    if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, issue);
+    if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, scope, issue);
   }
   return issues;
 }
@@ -157,6 +152,37 @@ function inNamespaceOf(name: string, appName: string, kind: NameKind): boolean {
   return prefix ? owned(name.slice(prefix.length)) : owned(name);
 }
 
+/** Why `name` is not the application's to define or reference in the proxy's namespace, or null. */
+function namespaceProblem(name: string, kind: NameKind, scope: NamespaceScope): string | null {
+  const foreign = ["platform", ...(scope.longerAppNames ?? [])].find((other) =>
+    inNamespaceOf(name, other, kind),
+  );
+  if (foreign) return `belongs to ${foreign === "platform" ? "the platform" : `the application ${foreign}`}`;
+  return inNamespaceOf(name, scope.appName, kind)
+    ? null
+    : `must be ${scope.appName}, start with ${scope.appName}- or be one of its generated middlewares (auth-${scope.appName}…)`;
+}
+
+/**
+ * Why a tenant may not attach this middleware to its application's routers, or null: only a
+ * middleware of the application's own namespace, with no `@provider` (`x@docker`, `x@file`,
+ * `x@internal` name objects every tenant of the proxy shares). One rule for the routers of
+ * application.updateTraefikConfig's files and for domain.middlewares.
+ */
+export function userMiddlewareReferenceProblem(name: string, scope: NamespaceScope): string | null {
+  if (name.includes("@")) return "must name a middleware of the application (no @provider references)";
+  return namespaceProblem(name, "middleware", scope);
+}
+
+/**
+ * Why a tenant's router may not listen on this entry point, or null: web and websecure only
+ * (others, such as the dashboard's `traefik`, are the instance's). One rule for
+ * application.updateTraefikConfig's files and for domain.customEntrypoint.
+ */
+export function userEntryPointProblem(entryPoint: unknown): string | null {
+  return typeof entryPoint === "string" && ENTRY_POINTS.has(entryPoint) ? null : "must be web or websecure";
+}
+
 /** A reference to an object of this file: no `@provider` suffix, and defined here. */
 function checkReference(
   path: string,
@@ -170,9 +196,17 @@ function checkReference(
   }
 }
 
-function checkReferences(path: string, names: unknown[], middlewares: Record<string, unknown>, issue: Issue) {
+function checkMiddlewareReferences(
+  path: string,
+  names: unknown[],
+  middlewares: Record<string, unknown>,
+  scope: NamespaceScope,
+  issue: Issue,
+) {
   for (const [index, name] of names.entries()) {
-    checkReference(`${path}.${index}`, name, middlewares, "middleware", issue);
+    const problem = typeof name === "string" ? userMiddlewareReferenceProblem(name, scope) : null;
+    if (problem) issue(`${path}.${index}`, problem);
+    else checkReference(`${path}.${index}`, name, middlewares, "middleware", issue);
   }
 }
 
@@ -192,9 +226,8 @@ function checkRouter(
     issue(`${path}.entryPoints`, "must list web and/or websecure");
   } else {
     entryPoints.forEach((entryPoint, index) => {
-      if (typeof entryPoint !== "string" || !ENTRY_POINTS.has(entryPoint)) {
-        issue(`${path}.entryPoints.${index}`, "must be web or websecure");
-      }
+      const problem = userEntryPointProblem(entryPoint);
+      if (problem) issue(`${path}.entryPoints.${index}`, problem);
     });
   }
   if (router.priority !== undefined) {
@@ -219,7 +252,7 @@ function checkRouter(
   checkReference(`${path}.service`, router.service, services, "service", issue);
   if (router.middlewares !== undefined) {
     if (!Array.isArray(router.middlewares)) issue(`${path}.middlewares`, "must be a list");
-    else checkReferences(`${path}.middlewares`, router.middlewares, middlewares, issue);
+    else checkMiddlewareReferences(`${path}.middlewares`, router.middlewares, middlewares, scope, issue);
   }
   if (router.tls !== undefined) {
     if (!isObject(router.tls)) return;
@@ -302,6 +335,7 @@ function checkMiddleware(
   path: string,
   middleware: Record<string, unknown>,
   middlewares: Record<string, unknown>,
+  scope: NamespaceScope,
   issue: Issue,
 ) {
   for (const [type, settings] of Object.entries(middleware)) {
@@ -317,7 +351,7 @@ function checkMiddleware(
       issue(`${path}.${type}.usersFile`, "is not allowed: it names a file on the proxy's host (give users)");
     }
     if (type === "chain" && Array.isArray(settings.middlewares)) {
-      checkReferences(`${path}.chain.middlewares`, settings.middlewares, middlewares, issue);
+      checkMiddlewareReferences(`${path}.chain.middlewares`, settings.middlewares, middlewares, scope, issue);
     }
   }
 }

@@ -12,7 +12,12 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
-import { parseStaticConfig, validateDynamicConfig, validateStaticConfig } from "@platform/traefik-config";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  parseStaticConfig,
+  validateDynamicConfig,
+  validateStaticConfig,
+} from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
@@ -273,7 +278,12 @@ describe("settings: proxy service and static configuration", () => {
     expect(config.http.routers["platform-control-plane-router-websecure-dashboard"]).toMatchObject({
       rule: "Host(`cp.example.com`)",
       tls: { certResolver: "letsencrypt" },
+      // Above every tenant's and application's router (issue 22, finding 1).
+      priority: CONTROL_PLANE_ROUTER_PRIORITY,
     });
+    expect(config.http.routers["platform-control-plane-router-dashboard"].priority).toBe(
+      CONTROL_PLANE_ROUTER_PRIORITY,
+    );
     expect(config.http.services["platform-control-plane-service-dashboard"].loadBalancer.servers).toEqual([
       { url: `http://platform-control-plane:${test.platform.services.config.port}` },
     ]);
