@@ -126,6 +126,22 @@ export const RULE_READINGS: RuleReading[] = [
   { rule: "(Host(`a`)", reading: "refused" },
   { rule: "Host(`a`))", reading: "refused" },
   { rule: "", reading: "refused" },
+  // Traefik's own parser cases (pkg/rules/parser_test.go, its matcher `m` as Host) and
+  // vulcand/predicate's unhappy cases (parse_test.go).
+  { rule: "Host(`1`) ||", reading: "refused" },
+  { rule: "(Host(`1`))", reading: 'Host("1")' },
+  { rule: "W(`1`)", reading: "refused" },
+  { rule: "Host(`1`, `2`)", reading: 'Host("1", "2")' },
+  { rule: "!Host(`1`)", reading: '!Host("1")' },
+  { rule: "Host(`1`) || Host(`2`)", reading: '(Host("1") || Host("2"))' },
+  { rule: "!(Host(`1`) && Host(`2`))", reading: '!(Host("1") && Host("2"))' },
+  { rule: "!(Host(`1`) || Host(`2`))", reading: '!(Host("1") || Host("2"))' },
+  { rule: ")(", reading: "refused" },
+  { rule: "Host(banana)", reading: "refused" },
+  { rule: "0.2 && Host(`a`)", reading: "refused" },
+  { rule: "Host(`a`) && 0.2", reading: "refused" },
+  { rule: "func(){}()", reading: "refused" },
+  { rule: "Host(`a`) >= 3", reading: "refused" },
   // Characters Go does not take as space, and ones it refuses anywhere.
   { rule: "Host（`a`）", reading: "refused" },
   { rule: "Host(`a`)\u00a0&& Path(`/`)", reading: "refused" },
