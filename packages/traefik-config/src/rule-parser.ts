@@ -69,6 +69,7 @@ const SIMPLE_ESCAPES: Record<string, number> = {
   '"': 34,
 };
 
+const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -151,9 +152,12 @@ function tokenize(rule: string): Token[] {
       if (rule.slice(at + 2, close).includes("\n")) lineEnd(at);
       at = close + 2;
     } else if (/[A-Za-z_]/.test(character)) {
-      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(rule.slice(at))![0];
+      NAME.lastIndex = at;
+      const name = NAME.exec(rule)![0];
       // A name running on into other letters or digits (Go's identifiers are Unicode) is not a matcher.
-      if (/^[\p{L}\p{Nd}]/u.test(rule.slice(at + name.length))) fail("unknown matcher", at);
+      const next = rule.codePointAt(at + name.length);
+      if (next !== undefined && /[\p{L}\p{Nd}]/u.test(String.fromCodePoint(next)))
+        fail("unknown matcher", at);
       tokens.push({ type: "name", value: name, at });
       at += name.length;
       endsStatement = true;
