@@ -11,7 +11,12 @@ import {
   GENERATED_ROUTER_PRIORITY_BASE,
   MAX_USER_ROUTER_PRIORITY,
 } from "./priorities.ts";
-import { userConfigIssues, userRuleProblem } from "./user-config.ts";
+import {
+  userConfigIssues,
+  userEntryPointProblem,
+  userMiddlewareReferenceProblem,
+  userRuleProblem,
+} from "./user-config.ts";
 
 const scope = { appName: "shop-x1", hosts: ["shop.example.com", "*.tenant.example.net"] };
 
@@ -300,6 +305,42 @@ describe("userRuleProblem reads the rule as Traefik does (issue 22, finding 1)",
     "Host(`shop.example.com`) && Header(`X`, `a // not a comment`)",
   ])("accepts %s, which Traefik reads as the application's own host", (rule) => {
     expect(userRuleProblem(rule, scope.hosts)).toBeNull();
+  });
+});
+
+describe("userMiddlewareReferenceProblem / userEntryPointProblem: one rule for files and domains (issue 22, finding 6)", () => {
+  const namespace = { appName: "shop-x1", longerAppNames: ["shop-x1-admin"] };
+
+  it.each([
+    ["shop-x1-headers", null],
+    ["auth-shop-x1", null],
+    ["ratelimit@file", "must name a middleware of the application (no @provider references)"],
+    ["shop-x1-headers@docker", "must name a middleware of the application (no @provider references)"],
+    ["auth-bank", expect.stringContaining("must be shop-x1")],
+    ["auth-shop-x1-admin", "belongs to the application shop-x1-admin"],
+    ["platform-control-plane-auth", "belongs to the platform"],
+  ])("%s", (name, problem) => {
+    expect(userMiddlewareReferenceProblem(name, namespace)).toEqual(problem);
+  });
+
+  it("entry points: web and websecure only", () => {
+    expect(["web", "websecure", "traefik", "internal", 1].map(userEntryPointProblem)).toEqual([
+      null,
+      null,
+      "must be web or websecure",
+      "must be web or websecure",
+      "must be web or websecure",
+    ]);
+  });
+
+  it("a file's router referencing another provider's or application's middleware is refused by the same rule", () => {
+    const refused = paths(
+      config((c) => (c.http.routers["shop-x1-router-1"].middlewares = ["ratelimit@file", "auth-bank"])),
+    );
+    expect(refused).toEqual([
+      "http.routers.shop-x1-router-1.middlewares.0",
+      "http.routers.shop-x1-router-1.middlewares.1",
+    ]);
   });
 });
 

@@ -4,9 +4,10 @@
  * application's own hosts to the application's own Swarm service:
  * - only `http` routers, services and middlewares (no tcp/udp, no tls section, no
  *   serversTransports: those name files on the proxy's host or reach other addresses);
- * - a router's rule is a conjunction with a Host(...) of the application's own hosts (no
- *   catch-all, no HostRegexp/HostSNI), on the web/websecure entry points, with a bounded
- *   priority, naming only services and middlewares of the same file;
+ * - a router's rule, read as Traefik reads it (rule-parser.ts), is a conjunction with a Host(...)
+ *   of the application's own hosts (no catch-all, no HostRegexp/HostSNI), on the web/websecure
+ *   entry points, with a priority below the platform's routers (priorities.ts), naming only
+ *   services and middlewares of the same file;
  * - a service is a load balancer over `http(s)://<appName>[:port]` URLs only;
  * - middlewares come from a list without file paths, outbound calls or plugins;
  * - every name carries the appName, so no other application's router, service or middleware is
