@@ -504,7 +504,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // domain
   "domain.create": {
     description:
-      "Adds a host (and optional path) to an application with Let's Encrypt, a custom certificate or no TLS; the application's Traefik file is rewritten at once. A host another organization routes (or covers with a wildcard) is a 409.",
+      "Adds a host (and optional path) to an application with Let's Encrypt, a custom certificate or no TLS; the application's Traefik file is rewritten at once. A host another organization routes (or covers with a wildcard) is a 409. Except for the instance administrator, `middlewares` may only name the application's own middlewares (no `@provider`) and `customEntrypoint` must be web or websecure.",
     errors: [409],
     example: {
       host: "shop.example.com",

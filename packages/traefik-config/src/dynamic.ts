@@ -21,6 +21,11 @@ import {
   WEB_ENTRYPOINT,
   WEBSECURE_ENTRYPOINT,
 } from "./names.ts";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  GENERATED_ROUTER_PRIORITY_BASE,
+  generatedRouterPriority,
+} from "./priorities.ts";
 import type { DynamicConfig, HttpMiddleware, HttpRouter, RouterTls, TlsCertificate } from "./types.ts";
 import {
   absolutePathSchema,
@@ -100,6 +105,16 @@ const serviceRoutingSchema = z
     swarmServiceName: dockerName.nullish(),
     domains: z.array(domainRouteSchema),
     credentials: z.array(credentialSchema),
+    /**
+     * The priority of every router: only the control plane's own route sets it
+     * (CONTROL_PLANE_ROUTER_PRIORITY); applications' routers get generatedRouterPriority.
+     */
+    routerPriority: z
+      .number()
+      .int()
+      .min(GENERATED_ROUTER_PRIORITY_BASE)
+      .max(CONTROL_PLANE_ROUTER_PRIORITY)
+      .optional(),
   })
   .superRefine((service, ctx) => {
     reportDuplicates(service.domains, (domain) => String(domain.uniqueConfigKey), "uniqueConfigKey", ctx);
@@ -148,7 +163,7 @@ export function dynamicConfigFor(
     ...(parsedOptions.success ? [] : zodIssues(parsedOptions.error, "options")),
   ];
   if (!parsedService.success || !parsedOptions.success) throw new TraefikConfigError(issues);
-  const { appName, swarmServiceName, domains, credentials } = parsedService.data;
+  const { appName, swarmServiceName, domains, credentials, routerPriority } = parsedService.data;
   if (domains.length === 0) return null;
 
   const config: DynamicConfig = { http: { routers: {}, services: {} } };
@@ -194,19 +209,26 @@ export function dynamicConfigFor(
     serving.push(...(domain.middlewares ?? []));
 
     const tls = domain.https ? routerTls(domain) : undefined;
+    const router = (entryPoint: string, middlewares: string[]): HttpRouter => ({
+      entryPoints: [entryPoint],
+      rule,
+      service,
+      ...(middlewares.length > 0 ? { middlewares } : {}),
+      priority: routerPriority ?? generatedRouterPriority(rule),
+    });
     if (domain.customEntrypoint) {
       config.http.routers[routerName(appName, key)] = {
-        ...router(domain.customEntrypoint, rule, service, serving),
+        ...router(domain.customEntrypoint, serving),
         ...(tls ? { tls } : {}),
       };
     } else if (!tls) {
-      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, serving);
+      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, serving);
     } else {
       const redirect = redirectToHttpsMiddlewareName(appName);
       middlewares[redirect] = { redirectScheme: { scheme: "https", permanent: true } };
-      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, rule, service, [redirect]);
+      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, [redirect]);
       config.http.routers[secureRouterName(appName, key)] = {
-        ...router(WEBSECURE_ENTRYPOINT, rule, service, serving),
+        ...router(WEBSECURE_ENTRYPOINT, serving),
         tls,
       };
     }
@@ -244,13 +266,4 @@ function routerTls(domain: z.output<typeof domainRouteSchema>): RouterTls | unde
         ? { certResolver: domain.customCertResolver, domains: [{ main: hostToAscii(domain.host) }] }
         : { certResolver: domain.customCertResolver };
   }
-}
-
-function router(entryPoint: string, rule: string, service: string, middlewares: string[]): HttpRouter {
-  return {
-    entryPoints: [entryPoint],
-    rule,
-    service,
-    ...(middlewares.length > 0 ? { middlewares } : {}),
-  };
 }

@@ -8,6 +8,8 @@ export * from "./dynamic.ts";
 export * from "./errors.ts";
 export * from "./htpasswd.ts";
 export * from "./names.ts";
+export * from "./priorities.ts";
+export * from "./rule-parser.ts";
 export * from "./schemas.ts";
 export * from "./static.ts";
 export * from "./types.ts";

@@ -12,6 +12,8 @@ export interface HttpRouter {
   rule: string;
   service: string;
   middlewares?: string[];
+  /** Set on every generated router (priorities.ts); Traefik tries higher priorities first. */
+  priority: number;
   tls?: RouterTls;
 }
 

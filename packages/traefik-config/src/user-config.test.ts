@@ -6,7 +6,17 @@
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { dynamicConfigFor } from "./dynamic.ts";
-import { userConfigIssues, userRuleProblem } from "./user-config.ts";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  GENERATED_ROUTER_PRIORITY_BASE,
+  MAX_USER_ROUTER_PRIORITY,
+} from "./priorities.ts";
+import {
+  userConfigIssues,
+  userEntryPointProblem,
+  userMiddlewareReferenceProblem,
+  userRuleProblem,
+} from "./user-config.ts";
 
 const scope = { appName: "shop-x1", hosts: ["shop.example.com", "*.tenant.example.net"] };
 
@@ -69,7 +79,16 @@ describe("userConfigIssues", () => {
       },
       { certificatesDirectory: "/etc/traefik/dynamic/certificates" },
     );
-    expect(userConfigIssues(JSON.parse(JSON.stringify(generated)), scope)).toEqual([]);
+    const copy = JSON.parse(JSON.stringify(generated));
+    // The generated routers' priorities are the platform's band, above every tenant's …
+    expect(paths(copy)).toEqual([
+      "http.routers.shop-x1-router-1.priority",
+      "http.routers.shop-x1-router-websecure-1.priority",
+      "http.routers.shop-x1-router-2.priority",
+    ]);
+    // … and without them the file is the tenant's to write.
+    for (const router of Object.values<any>(copy.http.routers)) delete router.priority;
+    expect(userConfigIssues(copy, scope)).toEqual([]);
   });
 
   it.each([
@@ -253,6 +272,98 @@ describe("userRuleProblem", () => {
     "",
   ])("refuses %s", (rule) => {
     expect(userRuleProblem(rule, scope.hosts)).not.toBeNull();
+  });
+});
+
+describe("userRuleProblem reads the rule as Traefik does (issue 22, finding 1)", () => {
+  it("refuses the rule an escape-blind reading takes for Header(…) && Host(own host): Traefik reads … || PathPrefix(`/`)", () => {
+    const attack = 'Header("X", "a\\", ") || PathPrefix(`/`) // ") && Host(`shop.example.com`)';
+    expect(userRuleProblem(attack, scope.hosts)).toBe(
+      "must match only the application's own hosts: combine Host(`…`) with && (no catch-all)",
+    );
+  });
+
+  it.each([
+    ["a comment hiding the host", "PathPrefix(`/`) // && Host(`shop.example.com`)"],
+    ["a block comment hiding the host", "PathPrefix(`/`) /* && Host(`shop.example.com`) */"],
+    ["a line break ending the expression early", "Host(`shop.example.com`)\n|| PathPrefix(`/`)"],
+    ["a raw string keeping its backslash", "Host(`shop.example.com\\`) || PathPrefix(`/`)"],
+    ["v2's several hosts in one Host", "Host(`shop.example.com`, `bank.example.org`)"],
+    ["an empty argument", "Host(`shop.example.com`) && Path(``)"],
+    [
+      "a rule longer than a tenant's priority",
+      `Host(\`shop.example.com\`) && Header(\`X\`, \`${"a".repeat(10_000)}\`)`,
+    ],
+  ])("refuses %s", (_case, rule) => {
+    expect(userRuleProblem(rule, scope.hosts)).not.toBeNull();
+  });
+
+  it.each([
+    'Host("\\x73hop.example.com")',
+    "host(`SHOP.example.com`) && PATHPREFIX(`/api`) // the API",
+    "Host(`shop.example.com`) &&\n  PathPrefix(`/api`)",
+    "Host(`shop.example.com`) && Header(`X`, `a // not a comment`)",
+  ])("accepts %s, which Traefik reads as the application's own host", (rule) => {
+    expect(userRuleProblem(rule, scope.hosts)).toBeNull();
+  });
+});
+
+describe("userMiddlewareReferenceProblem / userEntryPointProblem: one rule for files and domains (issue 22, finding 6)", () => {
+  const namespace = { appName: "shop-x1", longerAppNames: ["shop-x1-admin"] };
+
+  it.each([
+    ["shop-x1-headers", null],
+    ["auth-shop-x1", null],
+    ["ratelimit@file", "must name a middleware of the application (no @provider references)"],
+    ["shop-x1-headers@docker", "must name a middleware of the application (no @provider references)"],
+    ["auth-bank", expect.stringContaining("must be shop-x1")],
+    ["auth-shop-x1-admin", "belongs to the application shop-x1-admin"],
+    ["platform-control-plane-auth", "belongs to the platform"],
+  ])("%s", (name, problem) => {
+    expect(userMiddlewareReferenceProblem(name, namespace)).toEqual(problem);
+  });
+
+  it("entry points: web and websecure only", () => {
+    expect(["web", "websecure", "traefik", "internal", 1].map(userEntryPointProblem)).toEqual([
+      null,
+      null,
+      "must be web or websecure",
+      "must be web or websecure",
+      "must be web or websecure",
+    ]);
+  });
+
+  it("a file's router referencing another provider's or application's middleware is refused by the same rule", () => {
+    const refused = paths(
+      config((c) => (c.http.routers["shop-x1-router-1"].middlewares = ["ratelimit@file", "auth-bank"])),
+    );
+    expect(refused).toEqual([
+      "http.routers.shop-x1-router-1.middlewares.0",
+      "http.routers.shop-x1-router-1.middlewares.1",
+    ]);
+  });
+});
+
+describe("userConfigIssues: tenants' priorities stay below the platform's routers (issue 22, finding 1)", () => {
+  it("accepts up to MAX_USER_ROUTER_PRIORITY and refuses the generated routers' band", () => {
+    const at = (priority: number) =>
+      paths(config((c) => (c.http.routers["shop-x1-router-1"].priority = priority)));
+    expect(at(0)).toEqual([]);
+    expect(at(MAX_USER_ROUTER_PRIORITY)).toEqual([]);
+    expect(at(MAX_USER_ROUTER_PRIORITY + 1)).toEqual(["http.routers.shop-x1-router-1.priority"]);
+    expect(at(GENERATED_ROUTER_PRIORITY_BASE)).toEqual(["http.routers.shop-x1-router-1.priority"]);
+    expect(at(CONTROL_PLANE_ROUTER_PRIORITY)).toEqual(["http.routers.shop-x1-router-1.priority"]);
+  });
+
+  it("the bands are ordered: every tenant router below every generated one, the control plane above all", () => {
+    expect(MAX_USER_ROUTER_PRIORITY).toBeLessThan(GENERATED_ROUTER_PRIORITY_BASE);
+    // The longest generated rule: a wildcard host's HostRegexp with the longest path.
+    const longest = `HostRegexp(\`^[a-z0-9-]+\\.${"a".repeat(250)}$\`) && PathPrefix(\`/${"p".repeat(1023)}\`)`;
+    expect(GENERATED_ROUTER_PRIORITY_BASE + Buffer.byteLength(longest)).toBeLessThan(
+      CONTROL_PLANE_ROUTER_PRIORITY,
+    );
+    // Traefik refuses user priorities in its reserved range (MaxInt - 1000), MaxInt32 on 32-bit builds.
+    expect(CONTROL_PLANE_ROUTER_PRIORITY).toBeLessThan(2 ** 31 - 1 - 1000);
   });
 });
 

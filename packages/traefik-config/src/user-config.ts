@@ -4,9 +4,10 @@
  * application's own hosts to the application's own Swarm service:
  * - only `http` routers, services and middlewares (no tcp/udp, no tls section, no
  *   serversTransports: those name files on the proxy's host or reach other addresses);
- * - a router's rule is a conjunction with a Host(...) of the application's own hosts (no
- *   catch-all, no HostRegexp/HostSNI), on the web/websecure entry points, with a bounded
- *   priority, naming only services and middlewares of the same file;
+ * - a router's rule, read as Traefik reads it (rule-parser.ts), is a conjunction with a Host(...)
+ *   of the application's own hosts (no catch-all, no HostRegexp/HostSNI), on the web/websecure
+ *   entry points, with a priority below the platform's routers (priorities.ts), naming only
+ *   services and middlewares of the same file;
  * - a service is a load balancer over `http(s)://<appName>[:port]` URLs only;
  * - middlewares come from a list without file paths, outbound calls or plugins;
  * - every name carries the appName, so no other application's router, service or middleware is
@@ -18,12 +19,13 @@
  * userConfigIssues(parsed.config, { appName: "shop-x1", hosts: ["shop.example.com"] }) // []
  */
 import type { ConfigIssue } from "./errors.ts";
+import { implicitRulePriority, MAX_USER_ROUTER_PRIORITY } from "./priorities.ts";
+import { HTTP_MATCHER_ARITY, parseTraefikRule, type RuleNode, RuleSyntaxError } from "./rule-parser.ts";
 
-export interface UserConfigScope {
+/** Whose names a tenant's references and definitions must be (an application's namespace). */
+export interface NamespaceScope {
   /** The application's Swarm service name, the only upstream its file may name. */
   appName: string;
-  /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
-  hosts: readonly string[];
   /**
    * Other applications' names that start with `<appName>-`: their objects' names would also
    * start with it, and Traefik keeps the first definition of a name, so they are refused.
@@ -31,10 +33,14 @@ export interface UserConfigScope {
   longerAppNames?: readonly string[];
 }
 
+export interface UserConfigScope extends NamespaceScope {
+  /** The application's hosts as stored (lower case, punycode); `*.x` allows one label under x. */
+  hosts: readonly string[];
+}
+
 /** Prefixes of the middlewares the platform generates for an application (`auth-<appName>`…). */
 const GENERATED_MIDDLEWARE_PREFIXES = ["auth-", "redirect-to-https-", "stripprefix-", "addprefix-"];
 
-export const MAX_USER_ROUTER_PRIORITY = 10_000;
 const ENTRY_POINTS = new Set(["web", "websecure"]);
 const ROUTER_KEYS = new Set([
   "entryPoints",
@@ -109,17 +115,8 @@ export function userConfigIssues(config: Record<string, unknown>, scope: UserCon
   const services = isObject(http.services) ? http.services : {};
   const middlewares = isObject(http.middlewares) ? http.middlewares : {};
   const ownName = (path: string, name: string, kind: NameKind) => {
-    const foreign = ["platform", ...(scope.longerAppNames ?? [])].find((other) =>
-      inNamespaceOf(name, other, kind),
-    );
-    if (!inNamespaceOf(name, scope.appName, kind) || foreign) {
-      issue(
-        path,
-        foreign
-          ? `belongs to ${foreign === "platform" ? "the platform" : `the application ${foreign}`}`
-          : `must be ${scope.appName}, start with ${scope.appName}- or be one of its generated middlewares (auth-${scope.appName}…)`,
-      );
-    }
+    const problem = namespaceProblem(name, kind, scope);
+    if (problem) issue(path, problem);
   };
 
   for (const [name, router] of Object.entries(routers)) {
@@ -135,7 +132,7 @@ export function userConfigIssues(config: Record<string, unknown>, scope: UserCon
   for (const [name, middleware] of Object.entries(middlewares)) {
     const path = `http.middlewares.${name}`;
     ownName(path, name, "middleware");
-    if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, issue);
+    if (isObject(middleware)) checkMiddleware(path, middleware, middlewares, scope, issue);
   }
   return issues;
 }
@@ -156,6 +153,37 @@ function inNamespaceOf(name: string, appName: string, kind: NameKind): boolean {
   return prefix ? owned(name.slice(prefix.length)) : owned(name);
 }
 
+/** Why `name` is not the application's to define or reference in the proxy's namespace, or null. */
+function namespaceProblem(name: string, kind: NameKind, scope: NamespaceScope): string | null {
+  const foreign = ["platform", ...(scope.longerAppNames ?? [])].find((other) =>
+    inNamespaceOf(name, other, kind),
+  );
+  if (foreign) return `belongs to ${foreign === "platform" ? "the platform" : `the application ${foreign}`}`;
+  return inNamespaceOf(name, scope.appName, kind)
+    ? null
+    : `must be ${scope.appName}, start with ${scope.appName}- or be one of its generated middlewares (auth-${scope.appName}…)`;
+}
+
+/**
+ * Why a tenant may not attach this middleware to its application's routers, or null: only a
+ * middleware of the application's own namespace, with no `@provider` (`x@docker`, `x@file`,
+ * `x@internal` name objects every tenant of the proxy shares). One rule for the routers of
+ * application.updateTraefikConfig's files and for domain.middlewares.
+ */
+export function userMiddlewareReferenceProblem(name: string, scope: NamespaceScope): string | null {
+  if (name.includes("@")) return "must name a middleware of the application (no @provider references)";
+  return namespaceProblem(name, "middleware", scope);
+}
+
+/**
+ * Why a tenant's router may not listen on this entry point, or null: web and websecure only
+ * (others, such as the dashboard's `traefik`, are the instance's). One rule for
+ * application.updateTraefikConfig's files and for domain.customEntrypoint.
+ */
+export function userEntryPointProblem(entryPoint: unknown): string | null {
+  return typeof entryPoint === "string" && ENTRY_POINTS.has(entryPoint) ? null : "must be web or websecure";
+}
+
 /** A reference to an object of this file: no `@provider` suffix, and defined here. */
 function checkReference(
   path: string,
@@ -169,9 +197,17 @@ function checkReference(
   }
 }
 
-function checkReferences(path: string, names: unknown[], middlewares: Record<string, unknown>, issue: Issue) {
+function checkMiddlewareReferences(
+  path: string,
+  names: unknown[],
+  middlewares: Record<string, unknown>,
+  scope: NamespaceScope,
+  issue: Issue,
+) {
   for (const [index, name] of names.entries()) {
-    checkReference(`${path}.${index}`, name, middlewares, "middleware", issue);
+    const problem = typeof name === "string" ? userMiddlewareReferenceProblem(name, scope) : null;
+    if (problem) issue(`${path}.${index}`, problem);
+    else checkReference(`${path}.${index}`, name, middlewares, "middleware", issue);
   }
 }
 
@@ -191,9 +227,8 @@ function checkRouter(
     issue(`${path}.entryPoints`, "must list web and/or websecure");
   } else {
     entryPoints.forEach((entryPoint, index) => {
-      if (typeof entryPoint !== "string" || !ENTRY_POINTS.has(entryPoint)) {
-        issue(`${path}.entryPoints.${index}`, "must be web or websecure");
-      }
+      const problem = userEntryPointProblem(entryPoint);
+      if (problem) issue(`${path}.entryPoints.${index}`, problem);
     });
   }
   if (router.priority !== undefined) {
@@ -204,7 +239,10 @@ function checkRouter(
       priority < 0 ||
       priority > MAX_USER_ROUTER_PRIORITY
     ) {
-      issue(`${path}.priority`, `must be an integer from 0 to ${MAX_USER_ROUTER_PRIORITY}`);
+      issue(
+        `${path}.priority`,
+        `must be an integer from 0 to ${MAX_USER_ROUTER_PRIORITY} (higher priorities are the platform's routers)`,
+      );
     }
   }
   if (router.ruleSyntax !== undefined && router.ruleSyntax !== "v3")
@@ -215,7 +253,7 @@ function checkRouter(
   checkReference(`${path}.service`, router.service, services, "service", issue);
   if (router.middlewares !== undefined) {
     if (!Array.isArray(router.middlewares)) issue(`${path}.middlewares`, "must be a list");
-    else checkReferences(`${path}.middlewares`, router.middlewares, middlewares, issue);
+    else checkMiddlewareReferences(`${path}.middlewares`, router.middlewares, middlewares, scope, issue);
   }
   if (router.tls !== undefined) {
     if (!isObject(router.tls)) return;
@@ -298,6 +336,7 @@ function checkMiddleware(
   path: string,
   middleware: Record<string, unknown>,
   middlewares: Record<string, unknown>,
+  scope: NamespaceScope,
   issue: Issue,
 ) {
   for (const [type, settings] of Object.entries(middleware)) {
@@ -313,7 +352,7 @@ function checkMiddleware(
       issue(`${path}.${type}.usersFile`, "is not allowed: it names a file on the proxy's host (give users)");
     }
     if (type === "chain" && Array.isArray(settings.middlewares)) {
-      checkReferences(`${path}.chain.middlewares`, settings.middlewares, middlewares, issue);
+      checkMiddlewareReferences(`${path}.chain.middlewares`, settings.middlewares, middlewares, scope, issue);
     }
   }
 }
@@ -325,114 +364,44 @@ function hostAllowed(host: string, hosts: readonly string[], wildcards = false):
   return dot > 0 && (wildcards || !host.startsWith("*")) && hosts.includes(`*${host.slice(dot)}`);
 }
 
-// ---- Rules: a small parser of Traefik's v3 rule syntax (matchers, &&, ||, !, parentheses). ----
-
-type RuleNode =
-  | { kind: "matcher"; name: string; args: string[] }
-  | { kind: "and" | "or"; parts: RuleNode[] }
-  | { kind: "not"; part: RuleNode };
-
-class RuleSyntaxError extends Error {}
-
-function parseRule(rule: string): RuleNode {
-  let position = 0;
-  const skip = () => {
-    while (position < rule.length && /\s/.test(rule[position]!)) position++;
-  };
-  const fail = (message: string): never => {
-    throw new RuleSyntaxError(`${message} at character ${position + 1}`);
-  };
-  const string = (): string => {
-    const quote = rule[position];
-    if (quote !== "`" && quote !== '"') return fail("expected a quoted argument");
-    const end = rule.indexOf(quote, position + 1);
-    if (end < 0) return fail("unterminated argument");
-    const value = rule.slice(position + 1, end);
-    position = end + 1;
-    return value;
-  };
-  const primary = (): RuleNode => {
-    skip();
-    if (rule[position] === "!") {
-      position++;
-      return { kind: "not", part: primary() };
-    }
-    if (rule[position] === "(") {
-      position++;
-      const inner = or();
-      skip();
-      if (rule[position] !== ")") fail("expected )");
-      position++;
-      return inner;
-    }
-    const name = /^[A-Za-z]+/.exec(rule.slice(position))?.[0] ?? fail("expected a matcher");
-    position += name.length;
-    skip();
-    if (rule[position] !== "(") fail(`expected ( after ${name}`);
-    position++;
-    const args: string[] = [];
-    skip();
-    while (rule[position] !== ")") {
-      args.push(string());
-      skip();
-      if (rule[position] === ",") {
-        position++;
-        skip();
-      } else if (rule[position] !== ")") fail("expected , or )");
-    }
-    position++;
-    return { kind: "matcher", name, args };
-  };
-  const and = (): RuleNode => {
-    const parts = [primary()];
-    for (skip(); rule.startsWith("&&", position); skip()) {
-      position += 2;
-      parts.push(primary());
-    }
-    return parts.length === 1 ? parts[0]! : { kind: "and", parts };
-  };
-  const or = (): RuleNode => {
-    const parts = [and()];
-    for (skip(); rule.startsWith("||", position); skip()) {
-      position += 2;
-      parts.push(and());
-    }
-    return parts.length === 1 ? parts[0]! : { kind: "or", parts };
-  };
-  const tree = or();
-  skip();
-  if (position < rule.length) fail("unexpected text");
-  return tree;
-}
-
-/** Why a tenant's router rule is refused, or null: it must only match the application's own hosts. */
+/**
+ * Why a tenant's router rule is refused, or null: read as Traefik reads it (parseTraefikRule),
+ * every request it matches must carry one of the application's own hosts, and its length (the
+ * priority Traefik gives a router without one) stays within the tenants' priorities.
+ */
 export function userRuleProblem(rule: string, hosts: readonly string[]): string | null {
+  if (implicitRulePriority(rule) > MAX_USER_ROUTER_PRIORITY) {
+    return `must be at most ${MAX_USER_ROUTER_PRIORITY} bytes long (Traefik takes its length as the priority of a router without one)`;
+  }
   let tree: RuleNode;
   try {
-    tree = parseRule(rule);
+    tree = parseTraefikRule(rule);
   } catch (error) {
-    if (error instanceof RuleSyntaxError) return `is not a valid rule: ${error.message}`;
+    if (error instanceof RuleSyntaxError) return `is not a rule Traefik reads: ${error.message}`;
     throw error;
   }
   const matcherProblem = (node: RuleNode): string | null => {
     switch (node.kind) {
-      case "matcher":
+      case "matcher": {
+        const arity = HTTP_MATCHER_ARITY[node.name]!;
+        if (!arity.includes(node.args.length)) {
+          return `gives ${node.name} ${node.args.length} argument(s), Traefik v3 takes ${arity.join(" or ")}`;
+        }
+        if (node.args.includes("")) return `gives ${node.name} an empty argument`;
         if (node.name === "Host") {
-          if (node.args.length === 0) return "has a Host() without hosts";
-          const foreign = node.args.find((host) => !hostAllowed(host.toLowerCase(), hosts));
-          return foreign === undefined ? null : `names ${foreign}, which is not a host of this application`;
+          const host = node.args[0]!;
+          return hostAllowed(host.toLowerCase(), hosts)
+            ? null
+            : `names ${host}, which is not a host of this application`;
         }
         return NON_HOST_MATCHERS.has(node.name)
           ? null
           : `may not use ${node.name} (Host and path, method, header, query or client IP matchers only)`;
+      }
       case "not":
-        return matcherProblem(node.part);
+        return matcherProblem(node.operand);
       default:
-        for (const part of node.parts) {
-          const problem = matcherProblem(part);
-          if (problem) return problem;
-        }
-        return null;
+        return matcherProblem(node.left) ?? matcherProblem(node.right);
     }
   };
   const problem = matcherProblem(tree);
@@ -445,9 +414,9 @@ export function userRuleProblem(rule: string, hosts: readonly string[]): string 
       case "not":
         return false;
       case "and":
-        return node.parts.some(restrictsHost);
+        return restrictsHost(node.left) || restrictsHost(node.right);
       case "or":
-        return node.parts.every(restrictsHost);
+        return restrictsHost(node.left) && restrictsHost(node.right);
     }
   };
   return restrictsHost(tree)

@@ -6,7 +6,12 @@
  */
 
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
-import { dynamicConfigFileName, dynamicConfigFor, toYaml } from "@platform/traefik-config";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  dynamicConfigFileName,
+  dynamicConfigFor,
+  toYaml,
+} from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -44,23 +49,7 @@ export async function assignControlPlaneDomain(
       fields: ["letsEncryptEmail"],
     });
   }
-  const config = dynamicConfigFor(
-    {
-      appName: CONTROL_PLANE_SERVICE_NAME,
-      domains: [
-        {
-          uniqueConfigKey: CONTROL_PLANE_DOMAIN_KEY,
-          host: input.host,
-          path: "/",
-          port: services.config.port,
-          https: input.https,
-          certificateType: input.certificateType,
-        },
-      ],
-      credentials: [],
-    },
-    { certificatesDirectory: CERTIFICATES_DIRECTORY },
-  );
+  const routeYaml = controlPlaneRouteYaml(services, input.host, input.certificateType, input.https);
   const client = services.agents.client;
   await services.db.transaction().execute(async (trx) => {
     await trx
@@ -81,7 +70,7 @@ export async function assignControlPlaneDomain(
           LOCAL_SERVER_ID,
           "dynamic",
           dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
-          toYaml(config!),
+          routeYaml,
         ),
       services.logger,
     );
@@ -101,4 +90,57 @@ export async function assignControlPlaneDomain(
       await callAgent(LOCAL_SERVER_ID, () => client.reloadProxy(LOCAL_SERVER_ID), services.logger);
     }
   });
+}
+
+/** The file routing `host` to the control plane, above every other router of the proxy. */
+function controlPlaneRouteYaml(
+  services: ServiceContext,
+  host: string,
+  certificateType: "letsencrypt" | "none",
+  https: boolean,
+): string {
+  const config = dynamicConfigFor(
+    {
+      appName: CONTROL_PLANE_SERVICE_NAME,
+      domains: [
+        {
+          uniqueConfigKey: CONTROL_PLANE_DOMAIN_KEY,
+          host,
+          path: "/",
+          port: services.config.port,
+          https,
+          certificateType,
+        },
+      ],
+      credentials: [],
+      // Above every router of every tenant and application: the control plane's sign-in and tokens.
+      routerPriority: CONTROL_PLANE_ROUTER_PRIORITY,
+    },
+    { certificatesDirectory: CERTIFICATES_DIRECTORY },
+  );
+  return toYaml(config!);
+}
+
+/**
+ * At start: rewrites the control plane's route from the stored settings, so a file written by
+ * an earlier version (without the priority above every tenant's router) is brought up to date.
+ * Nothing when no host is assigned.
+ */
+export async function rewriteControlPlaneRoute(services: ServiceContext): Promise<void> {
+  const settings = await loadWebServerSettings(services.db);
+  if (!settings.host) return;
+  // assignDomainServer never stores `custom` (no certificate can be given for the control plane).
+  const certificateType = settings.certificateType === "custom" ? "none" : settings.certificateType;
+  const routeYaml = controlPlaneRouteYaml(services, settings.host, certificateType, settings.https);
+  await callAgent(
+    LOCAL_SERVER_ID,
+    () =>
+      services.agents.client.writeProxyFile(
+        LOCAL_SERVER_ID,
+        "dynamic",
+        dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
+        routeYaml,
+      ),
+    services.logger,
+  );
 }

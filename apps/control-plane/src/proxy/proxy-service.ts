@@ -17,6 +17,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { WebServerSettings } from "../db/schema.ts";
+import { rewriteControlPlaneRoute } from "./control-plane-route.ts";
 
 export async function loadWebServerSettings(db: Db): Promise<WebServerSettings> {
   const row = await db.selectFrom("webServerSettings").selectAll().where("id", "=", 1).executeTakeFirst();
@@ -136,6 +137,7 @@ export async function ensureProxyOn(services: ServiceContext, serverId: string):
 export async function installLocalProxy(services: ServiceContext): Promise<void> {
   try {
     await ensureProxyOn(services, LOCAL_SERVER_ID);
+    await rewriteControlPlaneRoute(services);
     services.logger.info("the proxy of this machine is installed");
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -6,6 +6,7 @@
 import { readdir } from "node:fs/promises";
 import {
   dynamicConfigFor,
+  GENERATED_ROUTER_PRIORITY_BASE,
   parseDynamicConfig,
   toYaml,
   validateDynamicConfig,
@@ -109,6 +110,8 @@ describe("domain.create / update / delete write the application's Traefik file",
       rule: "Host(`shop.example.com`)",
       service: `${app.appName}-service-${key}`,
       tls: { certResolver: "letsencrypt" },
+      // The generated band: above every tenant router, longest rule first (issue 22, finding 1).
+      priority: GENERATED_ROUTER_PRIORITY_BASE + "Host(`shop.example.com`)".length,
     });
   });
 
@@ -131,6 +134,7 @@ describe("domain.create / update / delete write the application's Traefik file",
       rule: "Host(`shop.example.com`) && PathPrefix(`/api`)",
       service: `${app.appName}-service-${key}`,
       middlewares: [`stripprefix-${app.appName}-${key}`],
+      priority: GENERATED_ROUTER_PRIORITY_BASE + "Host(`shop.example.com`) && PathPrefix(`/api`)".length,
     });
     expect(config.http.services[`${app.appName}-service-${key}`]).toEqual({
       loadBalancer: { servers: [{ url: `http://${app.appName}:3000` }], passHostHeader: true },
@@ -394,6 +398,101 @@ describe("customEntrypoint and middlewares", () => {
     expect(response.status, JSON.stringify(response.body)).toBe(400);
     expect(response.body.error.data.fields).toContain(fieldName);
     expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+  });
+});
+
+describe("domain.middlewares and customEntrypoint follow the tenant rules of Traefik files (issue 22, finding 6)", () => {
+  let member: Session;
+  let app: { applicationId: string; appName: string };
+  let other: { applicationId: string; appName: string };
+
+  beforeAll(async () => {
+    // A member of the instance organization is not an instance administrator: the rules apply.
+    member = await test.platform.addMember(test.owner, "member");
+    app = await createApplication(test);
+    other = await createApplication(test);
+  });
+
+  const cases: Array<[string, () => Record<string, unknown>, string]> = [
+    ["another application's middleware", () => ({ middlewares: [`auth-${other.appName}`] }), "middlewares.0"],
+    [
+      "a @file middleware",
+      () => ({ middlewares: [`${app.appName}-headers`, "ratelimit@file"] }),
+      "middlewares.1",
+    ],
+    ["a @docker middleware", () => ({ middlewares: [`${app.appName}-headers@docker`] }), "middlewares.0"],
+    ["Traefik's own middleware", () => ({ middlewares: ["dashboard_redirect@internal"] }), "middlewares.0"],
+    ["the platform's middleware", () => ({ middlewares: ["platform-control-plane-auth"] }), "middlewares.0"],
+    ["the dashboard's entry point", () => ({ customEntrypoint: "traefik" }), "customEntrypoint"],
+    ["an entry point of the instance's", () => ({ customEntrypoint: "internal" }), "customEntrypoint"],
+  ];
+
+  it.each(cases)(
+    "domain.create by a member with %s is a 400 naming the field, and nothing is written",
+    async (_case, fields, name) => {
+      const before = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+      const response = await createDomain(
+        { applicationId: app.applicationId, host: "member-routing.example.com", ...fields() },
+        member,
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([name]);
+      expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+      expect(await domainsOf(app.applicationId)).toEqual([]);
+    },
+  );
+
+  it("a member may add the application's own middlewares on web or websecure; update is held to the same rule", async () => {
+    const created = await createDomain(
+      {
+        applicationId: app.applicationId,
+        host: "member-routing.example.com",
+        customEntrypoint: "websecure",
+        middlewares: [`${app.appName}-headers`, `auth-${app.appName}`],
+      },
+      member,
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const before = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    for (const [, fields, name] of cases) {
+      const response = await test.platform.mutate(
+        "domain.update",
+        { domainId: created.body.domainId, ...fields() },
+        as(member),
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([name]);
+    }
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBe(before);
+  });
+
+  it("the instance administrator may attach any; a member sending those values back unchanged is not refused", async () => {
+    const created = await createDomain({
+      applicationId: other.applicationId,
+      host: "admin-routing.example.com",
+      customEntrypoint: "internal",
+      middlewares: ["ratelimit@file", `auth-${app.appName}`],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const resent = await test.platform.mutate(
+      "domain.update",
+      {
+        domainId: created.body.domainId,
+        port: 8081,
+        customEntrypoint: "internal",
+        middlewares: ["ratelimit@file", `auth-${app.appName}`],
+      },
+      as(member),
+    );
+    expect(resent.status, JSON.stringify(resent.body)).toBe(200);
+    expect(resent.body).toMatchObject({ port: 8081, customEntrypoint: "internal" });
+    const added = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, middlewares: ["ratelimit@file", "compress@file"] },
+      as(member),
+    );
+    expect(added.status, JSON.stringify(added.body)).toBe(400);
+    expect(added.body.error.data.fields).toEqual(["middlewares.1"]);
   });
 });
 
@@ -867,7 +966,10 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
 describe("application.updateTraefikConfig by a tenant routes only its own hosts to its own service (issue 10, finding 4)", () => {
   let app: { applicationId: string; appName: string };
   let file: string;
-  const own = (appName: string, overrides: { rule?: string; url?: string; extra?: string[] } = {}) =>
+  const own = (
+    appName: string,
+    overrides: { rule?: string; url?: string; priority?: number; extra?: string[] } = {},
+  ) =>
     [
       "http:",
       "  routers:",
@@ -876,6 +978,7 @@ describe("application.updateTraefikConfig by a tenant routes only its own hosts 
       `      rule: ${overrides.rule ?? "Host(`tenant-cfg.example.com`) && PathPrefix(`/v2`)"}`,
       `      service: ${appName}-custom`,
       "      tls: { certResolver: letsencrypt }",
+      ...(overrides.priority === undefined ? [] : [`      priority: ${overrides.priority}`]),
       "  services:",
       `    ${appName}-custom:`,
       "      loadBalancer:",
@@ -920,6 +1023,13 @@ describe("application.updateTraefikConfig by a tenant routes only its own hosts 
 
   it.each([
     ["a catch-all rule", { rule: "PathPrefix(`/`)" }, ".rule"],
+    [
+      // Issue 22, finding 1: an escape-blind reading took it for Header(…) && Host(own host).
+      "a rule Traefik reads as … || PathPrefix(`/`) behind an escaped quote and a comment",
+      { rule: `'Header("X", "a\\", ") || PathPrefix(\`/\`) // ") && Host(\`tenant-cfg.example.com\`)'` },
+      ".rule",
+    ],
+    ["a priority in the generated routers' band", { priority: 10_001 }, ".priority"],
     ["another organization's host", { rule: "Host(`shop.example.com`)" }, ".rule"],
     ["the metadata address", { url: "http://169.254.169.254/latest/meta-data" }, ".url"],
     ["Postgres on the proxy's machine", { url: "http://127.0.0.1:5432" }, ".url"],

@@ -33,6 +33,7 @@ import {
   toDomainView,
   updateDomainInput,
 } from "../domains/schemas.ts";
+import { checkUserDomainRouting } from "../domains/user-traefik-config.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
@@ -200,6 +201,7 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
+      await checkUserDomainRouting(services, caller, application, settings, null);
       const domainId = newId();
       const { certificateKey, ...columns } = settings;
       const domain = await services.db.transaction().execute(async (trx) => {
@@ -292,6 +294,7 @@ export const domainRouter = defineRouter("domain", {
       const { certificateKey, ...columns } = settings;
       const keepsFiles = hasCertificateFiles(settings);
       const application = await loadApplication(services, caller, existing.applicationId!);
+      await checkUserDomainRouting(services, caller, application, settings, existing);
       const serverId = proxyServerOf(services, application);
       const domain = await services.db.transaction().execute(async (trx) => {
         await lockApplication(trx, application.applicationId);

@@ -5,14 +5,19 @@
  * the administrator and edition rules.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
-import { parseStaticConfig, validateDynamicConfig, validateStaticConfig } from "@platform/traefik-config";
+import {
+  CONTROL_PLANE_ROUTER_PRIORITY,
+  parseStaticConfig,
+  validateDynamicConfig,
+  validateStaticConfig,
+} from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import {
@@ -273,7 +278,12 @@ describe("settings: proxy service and static configuration", () => {
     expect(config.http.routers["platform-control-plane-router-websecure-dashboard"]).toMatchObject({
       rule: "Host(`cp.example.com`)",
       tls: { certResolver: "letsencrypt" },
+      // Above every tenant's and application's router (issue 22, finding 1).
+      priority: CONTROL_PLANE_ROUTER_PRIORITY,
     });
+    expect(config.http.routers["platform-control-plane-router-dashboard"].priority).toBe(
+      CONTROL_PLANE_ROUTER_PRIORITY,
+    );
     expect(config.http.services["platform-control-plane-service-dashboard"].loadBalancer.servers).toEqual([
       { url: `http://platform-control-plane:${test.platform.services.config.port}` },
     ]);
@@ -404,10 +414,18 @@ describe("the proxy of this machine at start (PLATFORM_LOCAL_PROXY)", () => {
           proxyHttpPort: localPorts.http,
           proxyHttpsPort: localPorts.https,
           proxyDashboardPort: localPorts.dashboard,
+          host: "cp-start.example.com",
         })
         .where("id", "=", 1)
         .execute();
       await first.close();
+      // The control plane's route as an earlier version wrote it: no priority (issue 22, finding 1).
+      const route = path.join(mainDirectory, "traefik", "dynamic", "platform-control-plane.yml");
+      await mkdir(path.dirname(route), { recursive: true });
+      await writeFile(
+        route,
+        "http:\n  routers:\n    platform-control-plane-router-dashboard:\n      entryPoints: [web]\n      rule: Host(`cp-start.example.com`)\n      service: platform-control-plane-service-dashboard\n",
+      );
       expect(await docker.listServices({ filters: { name: [proxyServiceName] } })).toEqual([]);
 
       const second = await startTestPlatform(
@@ -423,6 +441,13 @@ describe("the proxy of this machine at start (PLATFORM_LOCAL_PROXY)", () => {
         localPorts.https,
       ]);
       expect(await readIfExists(path.join(mainDirectory, "traefik", "traefik.yml"))).toContain("entryPoints");
+      // The start rewrote the route with the priority above every other router.
+      expect(
+        parse((await readIfExists(route))!).http.routers["platform-control-plane-router-dashboard"],
+      ).toMatchObject({
+        rule: "Host(`cp-start.example.com`)",
+        priority: CONTROL_PLANE_ROUTER_PRIORITY,
+      });
 
       // Without a Docker Engine the control plane still starts and says why there is no proxy.
       const withoutDocker = await startTestPlatform(
