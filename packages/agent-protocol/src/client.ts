@@ -19,6 +19,7 @@ import {
   type Container,
   type ContainerConfig,
   type ContainerMetricsList,
+  type ContainerScope,
   type ContainerStats,
   type DeployServiceCommand,
   type DeployServiceResult,
@@ -118,18 +119,29 @@ export class AgentClient {
     return list.containers;
   }
 
-  inspectContainer(serverId: string, containerId: string, timeoutMs?: number): Promise<ContainerConfig> {
+  /** The container's inspect data; one outside `scope` is answered NOT_FOUND by the agent. */
+  inspectContainer(
+    serverId: string,
+    containerId: string,
+    scope: ContainerScope,
+    timeoutMs?: number,
+  ): Promise<ContainerConfig> {
     assertValidName(containerId, "container id");
-    return this.run(serverId, { command: "inspectContainer", inspectContainer: { containerId } }, timeoutMs);
+    return this.run(
+      serverId,
+      { command: "inspectContainer", inspectContainer: { containerId, scope } },
+      timeoutMs,
+    );
   }
 
   restartContainer(
     serverId: string,
     containerId: string,
+    scope: ContainerScope,
     options: { stopTimeoutSeconds?: number; timeoutMs?: number } = {},
   ): Promise<RestartContainerResult> {
     assertValidName(containerId, "container id");
-    const restartContainer = { containerId, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
+    const restartContainer = { containerId, scope, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
     return this.run(serverId, { command: "restartContainer", restartContainer }, options.timeoutMs);
   }
 
@@ -197,12 +209,13 @@ export class AgentClient {
   async containerStats(
     serverId: string,
     swarmServiceName: string,
+    owner: ResourceOwner,
     timeoutMs?: number,
   ): Promise<ContainerStats[]> {
     assertValidName(swarmServiceName, "service name");
     const list = await this.run(
       serverId,
-      { command: "containerStats", containerStats: { swarmServiceName } },
+      { command: "containerStats", containerStats: { swarmServiceName, owner } },
       timeoutMs,
     );
     return list.containers;

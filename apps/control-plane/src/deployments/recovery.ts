@@ -11,6 +11,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
+import { ownerOfApplication } from "../applications/ownership.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import {
   type DeploymentResult,
@@ -158,7 +159,7 @@ export class DeploymentRecovery {
       result = await followAgentJob(services, {
         serverId: serverOf(row),
         jobId: row.deploymentId,
-        serviceName: row.appName,
+        service: { name: row.appName, owner: await ownerOfApplication(services.db, row) },
         fromObserved: (service): DeploymentResult => ({ status: "done", imageName: service.image || null }),
         log: () => {},
         signal,
