@@ -10,6 +10,7 @@ import {
   type DeployServiceCommand,
   type DeployServiceResult,
   isCompleteOwner,
+  isExistingAppName,
   isLegacyOwnedBy,
   isOwnedBy,
   isValidName,
@@ -595,7 +596,9 @@ export async function serviceAction(
   removeVolumes: readonly string[] = [],
 ): Promise<ServiceActionOutcome> {
   // A name valid under the older appName rule may name a service deployed then: it is acted on
-  // (and torn down) like any other, under the same ownership check.
+  // (and torn down) like any other, under the same ownership check. One valid under neither was
+  // never deployed: nothing to remove (and never a path).
+  if (action === "REMOVE" && !isExistingAppName(name)) return { found: false };
   checkExistingAppName("serviceName", name);
   const owner = requireOwner(commandOwner);
   if (action !== "REMOVE" && removeVolumes.length > 0)
