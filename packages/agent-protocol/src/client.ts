@@ -31,6 +31,7 @@ import {
   type ObserveServicesCommand,
   type PingResult,
   type ProxyFile,
+  type ProxyFileHolder,
   type ProxyFileRemoved,
   type ProxyFileScope,
   type ProxyFileWritten,
@@ -242,16 +243,19 @@ export class AgentClient {
 
   // ---- proxy ----
 
+  // Dynamic and certificate files name their holder: a tenant's owner or { platformFile: true }.
+
   writeProxyFile(
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
     content: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFileWritten> {
     return this.run(
       serverId,
-      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content } },
+      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content, ...holder } },
       timeoutMs,
     );
   }
@@ -260,20 +264,26 @@ export class AgentClient {
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFile> {
-    return this.run(serverId, { command: "readProxyFile", readProxyFile: { scope, fileName } }, timeoutMs);
+    return this.run(
+      serverId,
+      { command: "readProxyFile", readProxyFile: { scope, fileName, ...holder } },
+      timeoutMs,
+    );
   }
 
   removeProxyFile(
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFileRemoved> {
     return this.run(
       serverId,
-      { command: "removeProxyFile", removeProxyFile: { scope, fileName } },
+      { command: "removeProxyFile", removeProxyFile: { scope, fileName, ...holder } },
       timeoutMs,
     );
   }

@@ -223,10 +223,24 @@ const requests: CommandRequest[] = [
   {
     ...header,
     command: "writeProxyFile",
-    writeProxyFile: { scope: "dynamic", fileName: "web.yml", content: "http: {}\n" },
+    writeProxyFile: {
+      scope: "dynamic",
+      fileName: "web.yml",
+      content: "http: {}\n",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
   },
-  { ...header, command: "readProxyFile", readProxyFile: { scope: "static", fileName: "" } },
-  { ...header, command: "removeProxyFile", removeProxyFile: { scope: "certificate", fileName: "web-1.crt" } },
+  {
+    ...header,
+    command: "readProxyFile",
+    readProxyFile: { scope: "static", fileName: "", platformFile: false },
+  },
+  {
+    ...header,
+    command: "removeProxyFile",
+    removeProxyFile: { scope: "certificate", fileName: "web-1.crt", platformFile: true },
+  },
   {
     ...header,
     command: "ensureProxy",

@@ -333,7 +333,16 @@ export interface ContainerMetricsList {
 /** `static` is traefik.yml (fileName ignored), `dynamic` dynamic/<name>, `certificate` PEM files. */
 export type ProxyFileScope = "static" | "dynamic" | "certificate";
 
-export interface WriteProxyFileCommand {
+/**
+ * Whose proxy file a command names: a tenant's (owner) or the platform's own (platformFile).
+ * Dynamic and certificate files need exactly one; traefik.yml (static) is the platform's.
+ */
+export interface ProxyFileHolder {
+  owner?: ResourceOwner;
+  platformFile?: boolean;
+}
+
+export interface WriteProxyFileCommand extends ProxyFileHolder {
   scope: ProxyFileScope;
   fileName: string;
   content: string;
@@ -344,7 +353,7 @@ export interface ProxyFileWritten {
   path: string;
 }
 
-export interface ReadProxyFileCommand {
+export interface ReadProxyFileCommand extends ProxyFileHolder {
   scope: ProxyFileScope;
   fileName: string;
 }

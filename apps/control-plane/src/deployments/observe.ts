@@ -52,7 +52,10 @@ export function judgeDeployment(
   const state = describeService(service);
   const cause = (fallback: string) => service?.taskError || service?.updateMessage || fallback;
   if (service?.ownerMismatch) {
-    return { kind: "failed", reason: "A service of that name exists and does not belong to this application" };
+    return {
+      kind: "failed",
+      reason: "A service of that name exists and does not belong to this application",
+    };
   }
   if (service?.found && service.deploymentId === deploymentId) {
     const update = service.updateState;
@@ -239,10 +242,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       lostError = first.error;
       reply = undefined;
     }
-    const observation = await unlessAborted(
-      observeDeployment(services, serverId, service, jobId),
-      signal,
-    );
+    const observation = await unlessAborted(observeDeployment(services, serverId, service, jobId), signal);
     if (!observation) throw cancelled(signal);
     if (!observation.ok) {
       const error = observation.error;

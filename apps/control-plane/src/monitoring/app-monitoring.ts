@@ -5,7 +5,12 @@
  * service (only containers carrying the application's organization label), otherwise it is
  * taken now from Docker.
  */
-import type { AgentClient, ContainerMetricsRecord, ContainerStats, ResourceOwner } from "@platform/agent-protocol";
+import type {
+  AgentClient,
+  ContainerMetricsRecord,
+  ContainerStats,
+  ResourceOwner,
+} from "@platform/agent-protocol";
 import { z } from "zod";
 import { nanoCpus } from "../applications/validation.ts";
 

@@ -82,6 +82,7 @@ export async function assignControlPlaneDomain(
           "dynamic",
           dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
           toYaml(config!),
+          { platformFile: true },
         ),
       services.logger,
     );
