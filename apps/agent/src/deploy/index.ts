@@ -36,11 +36,11 @@ import {
 import {
   builderTool,
   cliBuild,
-  labelImage,
   type DockerCli,
   dockerBuild,
   findDockerCli,
   findTool,
+  labelImage,
   prepareStaticContext,
   pushImage,
   staticImageFromEnv,

@@ -9,9 +9,10 @@
  * running deployment uses). The queue runs no other deployment of an application while its
  * recovery is under way (waitFor).
  */
+
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
-import { ownerOfApplication } from "../applications/ownership.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import {
   type DeploymentResult,

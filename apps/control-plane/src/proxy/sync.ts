@@ -20,10 +20,10 @@ import {
 } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplicationId } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, Domain } from "../db/schema.ts";
-import { ownerOfApplicationId } from "../applications/ownership.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
