@@ -223,6 +223,16 @@ describe("the agent's own ownership check of container commands (issue 22, findi
     });
     expect(restart).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
     expect(await startedAt(foreign)).toBe(before);
+    // Answered in the engine's words for a missing container: the two cannot be told apart.
+    const absent = uniqueName("absent");
+    const missing = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: absent, scope },
+    });
+    if (inspect.result !== "error" || missing.result !== "error") throw new Error("expected errors");
+    expect(inspect.error.message.replace(foreign, "<id>")).toBe(
+      missing.error.message.replace(absent, "<id>"),
+    );
     const ownInspect = await send({
       command: "inspectContainer",
       inspectContainer: { containerId: own, scope },

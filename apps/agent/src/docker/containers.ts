@@ -80,7 +80,8 @@ async function inspectInScope(docker: Docker, containerId: string, scope: Contai
   const info = await docker.getContainer(id).inspect();
   const name = info.Name.replace(/^\//, "");
   if (!isInContainerScope(info.Config?.Labels ?? {}, [name], expected))
-    throw new CommandError("NOT_FOUND", `no such container: ${id}`);
+    // The engine's own words for a missing container: the two answers cannot be told apart.
+    throw new CommandError("NOT_FOUND", `No such container: ${id}`);
   return { info, name };
 }
 
