@@ -234,12 +234,22 @@ const requests: CommandRequest[] = [
   {
     ...header,
     command: "readProxyFile",
-    readProxyFile: { scope: "static", fileName: "", platformFile: false },
+    readProxyFile: {
+      scope: "dynamic",
+      fileName: "web.yml",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
   },
   {
     ...header,
     command: "removeProxyFile",
-    removeProxyFile: { scope: "certificate", fileName: "web-1.crt", platformFile: true },
+    removeProxyFile: {
+      scope: "certificate",
+      fileName: "web-1.crt",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
   },
   {
     ...header,
