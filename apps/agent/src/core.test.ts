@@ -43,10 +43,11 @@ describe("AgentCore", () => {
   it("refuses bad container ids before Docker is called", async () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
+    const scope = { organizationId: "org-1", includeUnmanaged: true };
     for (const containerId of badIds) {
       const commands: Command[] = [
-        { command: "restartContainer", restartContainer: { containerId } },
-        { command: "inspectContainer", inspectContainer: { containerId } },
+        { command: "restartContainer", restartContainer: { containerId, scope } },
+        { command: "inspectContainer", inspectContainer: { containerId, scope } },
       ];
       for (const command of commands) {
         const reply = await core.handle(makeCommandRequest(serverId, command, 1000));

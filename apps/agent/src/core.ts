@@ -193,7 +193,11 @@ export class AgentCore {
           return {
             requestId,
             result: "containerConfig",
-            containerConfig: await inspectContainer(this.docker, request.inspectContainer.containerId),
+            containerConfig: await inspectContainer(
+              this.docker,
+              request.inspectContainer.containerId,
+              request.inspectContainer.scope,
+            ),
           };
         case "restartContainer":
           return {
@@ -202,6 +206,7 @@ export class AgentCore {
             restartContainer: await restartContainer(
               this.docker,
               request.restartContainer.containerId,
+              request.restartContainer.scope,
               request.restartContainer.stopTimeoutSeconds,
             ),
           };
@@ -252,7 +257,11 @@ export class AgentCore {
             requestId,
             result: "containerStats",
             containerStats: {
-              containers: await containerStats(this.docker, request.containerStats.swarmServiceName),
+              containers: await containerStats(
+                this.docker,
+                request.containerStats.swarmServiceName,
+                request.containerStats.owner,
+              ),
             },
           };
         case "setupMonitoring":

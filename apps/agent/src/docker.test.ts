@@ -6,10 +6,17 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type Command, type CommandReply, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  applicationOwner,
+  type Command,
+  type CommandReply,
+  makeCommandRequest,
+  ownershipLabels,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "./core.ts";
+import { SWARM_SERVICE_LABEL } from "./docker/containers.ts";
 import {
   dockerCli,
   removeContainer,
@@ -26,6 +33,8 @@ let mainDirectory: string;
 const containerName = uniqueName("agent-test-httpd");
 const composeProject = uniqueName("agent-test-shop");
 let containerId: string;
+/** The container started here carries no ownership labels: an administrator's scope sees it. */
+const unmanagedScope = { organizationId: "org-admin", includeUnmanaged: true };
 
 function send(command: Command): Promise<CommandReply> {
   return core.handle(makeCommandRequest(serverId, command, 30_000));
@@ -130,7 +139,7 @@ describe("containers on the real engine", () => {
   it("inspects a container by name and returns Docker's inspect JSON", async () => {
     const reply = await send({
       command: "inspectContainer",
-      inspectContainer: { containerId: containerName },
+      inspectContainer: { containerId: containerName, scope: unmanagedScope },
     });
     if (reply.result !== "containerConfig") throw new Error(JSON.stringify(reply));
     expect(reply.containerConfig).toMatchObject({ id: containerId, name: containerName });
@@ -143,7 +152,7 @@ describe("containers on the real engine", () => {
     const before = await dockerCli(["inspect", "--format", "{{.State.StartedAt}}", containerId]);
     const reply = await send({
       command: "restartContainer",
-      restartContainer: { containerId, stopTimeoutSeconds: 1 },
+      restartContainer: { containerId, stopTimeoutSeconds: 1, scope: unmanagedScope },
     });
     if (reply.result !== "restartContainer") throw new Error(JSON.stringify(reply));
     const after = await dockerCli(["inspect", "--format", "{{.State.StartedAt}}", containerId]);
@@ -155,16 +164,131 @@ describe("containers on the real engine", () => {
   it("answers NOT_FOUND for a container that does not exist", async () => {
     const reply = await send({
       command: "restartContainer",
-      restartContainer: { containerId: uniqueName("absent") },
+      restartContainer: { containerId: uniqueName("absent"), scope: unmanagedScope },
     });
     expect(reply).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
     const inspect = await send({
       command: "inspectContainer",
-      inspectContainer: { containerId: uniqueName("absent") },
+      inspectContainer: { containerId: uniqueName("absent"), scope: unmanagedScope },
     });
     expect(inspect).toMatchObject({
       result: "error",
       error: { code: "NOT_FOUND", message: expect.stringMatching(/No such container/i) },
     });
+  });
+});
+
+describe("the agent's own ownership check of container commands (issue 22, finding 9)", () => {
+  const ownLabels = { ...ownershipLabels(applicationOwner("org-a", "app-a")) };
+  const started: string[] = [];
+  let own: string;
+  let foreign: string;
+  let internal: string;
+  let unmanaged: string;
+  const serviceA = uniqueName("stats-a");
+  const serviceB = uniqueName("stats-b");
+
+  beforeAll(async () => {
+    const sleep = ["sleep", "300"];
+    own = await runTestContainer(uniqueName("scope-own"), sleep, {
+      ...ownLabels,
+      [SWARM_SERVICE_LABEL]: serviceA,
+    });
+    foreign = await runTestContainer(uniqueName("scope-foreign"), sleep, {
+      ...ownershipLabels(applicationOwner("org-b", "app-b")),
+      [SWARM_SERVICE_LABEL]: serviceB,
+    });
+    internal = await runTestContainer(uniqueName("scope-internal"), sleep, { "platform.internal": "true" });
+    unmanaged = await runTestContainer(uniqueName("scope-unmanaged"), sleep);
+    started.push(own, foreign, internal, unmanaged);
+  });
+
+  afterAll(async () => {
+    for (const id of started) await removeContainer(id);
+  });
+
+  const startedAt = (id: string) => dockerCli(["inspect", "--format", "{{.State.StartedAt}}", id]);
+
+  it("inspect and restart refuse another organization's container as NOT_FOUND and leave it running", async () => {
+    const before = await startedAt(foreign);
+    const scope = { organizationId: "org-a", includeUnmanaged: true };
+    const inspect = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: foreign, scope },
+    });
+    expect(inspect).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
+    const restart = await send({
+      command: "restartContainer",
+      restartContainer: { containerId: foreign, stopTimeoutSeconds: 1, scope },
+    });
+    expect(restart).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
+    expect(await startedAt(foreign)).toBe(before);
+    // Answered in the engine's words for a missing container: the two cannot be told apart.
+    const absent = uniqueName("absent");
+    const missing = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: absent, scope },
+    });
+    if (inspect.result !== "error" || missing.result !== "error") throw new Error("expected errors");
+    expect(inspect.error.message.replace(foreign, "<id>")).toBe(
+      missing.error.message.replace(absent, "<id>"),
+    );
+    const ownInspect = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: own, scope },
+    });
+    expect(ownInspect).toMatchObject({ result: "containerConfig", containerConfig: { id: own } });
+  });
+
+  it("an unmanaged container is reached only with the explicit includeUnmanaged scope, the platform's own never", async () => {
+    const memberScope = { organizationId: "org-a", includeUnmanaged: false };
+    const adminScope = { organizationId: "org-a", includeUnmanaged: true };
+    const asMember = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: unmanaged, scope: memberScope },
+    });
+    expect(asMember).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
+    const asAdmin = await send({
+      command: "inspectContainer",
+      inspectContainer: { containerId: unmanaged, scope: adminScope },
+    });
+    expect(asAdmin).toMatchObject({ result: "containerConfig", containerConfig: { id: unmanaged } });
+    const before = await startedAt(internal);
+    const platformOwn = await send({
+      command: "restartContainer",
+      restartContainer: { containerId: internal, stopTimeoutSeconds: 1, scope: adminScope },
+    });
+    expect(platformOwn).toMatchObject({ result: "error", error: { code: "NOT_FOUND" } });
+    expect(await startedAt(internal)).toBe(before);
+  });
+
+  it("inspect and restart without a scope are refused before Docker acts", async () => {
+    const before = await startedAt(own);
+    const restart = await send({ command: "restartContainer", restartContainer: { containerId: own } });
+    expect(restart).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    const inspect = await send({ command: "inspectContainer", inspectContainer: { containerId: own } });
+    expect(inspect).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    expect(await startedAt(own)).toBe(before);
+  });
+
+  it("containerStats samples only a service whose containers carry the command's owner", async () => {
+    const owner = applicationOwner("org-a", "app-a");
+    const mine = await send({
+      command: "containerStats",
+      containerStats: { swarmServiceName: serviceA, owner },
+    });
+    expect(mine.result === "containerStats" && mine.containerStats.containers.map((c) => c.id)).toEqual([
+      own,
+    ]);
+    const theirs = await send({
+      command: "containerStats",
+      containerStats: { swarmServiceName: serviceB, owner },
+    });
+    expect(theirs).toMatchObject({ result: "error", error: { code: "FAILED_PRECONDITION" } });
+    const ownerless = await send({
+      command: "containerStats",
+      containerStats: { swarmServiceName: serviceA },
+    });
+    expect(ownerless).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
   });
 });

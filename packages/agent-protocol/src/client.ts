@@ -19,6 +19,7 @@ import {
   type Container,
   type ContainerConfig,
   type ContainerMetricsList,
+  type ContainerScope,
   type ContainerStats,
   type DeployServiceCommand,
   type DeployServiceResult,
@@ -30,6 +31,7 @@ import {
   type ObserveServicesCommand,
   type PingResult,
   type ProxyFile,
+  type ProxyFileHolder,
   type ProxyFileRemoved,
   type ProxyFileScope,
   type ProxyFileWritten,
@@ -118,18 +120,29 @@ export class AgentClient {
     return list.containers;
   }
 
-  inspectContainer(serverId: string, containerId: string, timeoutMs?: number): Promise<ContainerConfig> {
+  /** The container's inspect data; one outside `scope` is answered NOT_FOUND by the agent. */
+  inspectContainer(
+    serverId: string,
+    containerId: string,
+    scope: ContainerScope,
+    timeoutMs?: number,
+  ): Promise<ContainerConfig> {
     assertValidName(containerId, "container id");
-    return this.run(serverId, { command: "inspectContainer", inspectContainer: { containerId } }, timeoutMs);
+    return this.run(
+      serverId,
+      { command: "inspectContainer", inspectContainer: { containerId, scope } },
+      timeoutMs,
+    );
   }
 
   restartContainer(
     serverId: string,
     containerId: string,
+    scope: ContainerScope,
     options: { stopTimeoutSeconds?: number; timeoutMs?: number } = {},
   ): Promise<RestartContainerResult> {
     assertValidName(containerId, "container id");
-    const restartContainer = { containerId, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
+    const restartContainer = { containerId, scope, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
     return this.run(serverId, { command: "restartContainer", restartContainer }, options.timeoutMs);
   }
 
@@ -197,12 +210,13 @@ export class AgentClient {
   async containerStats(
     serverId: string,
     swarmServiceName: string,
+    owner: ResourceOwner,
     timeoutMs?: number,
   ): Promise<ContainerStats[]> {
     assertValidName(swarmServiceName, "service name");
     const list = await this.run(
       serverId,
-      { command: "containerStats", containerStats: { swarmServiceName } },
+      { command: "containerStats", containerStats: { swarmServiceName, owner } },
       timeoutMs,
     );
     return list.containers;
@@ -229,16 +243,19 @@ export class AgentClient {
 
   // ---- proxy ----
 
+  // Dynamic and certificate files name their holder: a tenant's owner or { platformFile: true }.
+
   writeProxyFile(
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
     content: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFileWritten> {
     return this.run(
       serverId,
-      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content } },
+      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content, ...holder } },
       timeoutMs,
     );
   }
@@ -247,20 +264,26 @@ export class AgentClient {
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFile> {
-    return this.run(serverId, { command: "readProxyFile", readProxyFile: { scope, fileName } }, timeoutMs);
+    return this.run(
+      serverId,
+      { command: "readProxyFile", readProxyFile: { scope, fileName, ...holder } },
+      timeoutMs,
+    );
   }
 
   removeProxyFile(
     serverId: string,
     scope: ProxyFileScope,
     fileName: string,
+    holder: ProxyFileHolder = {},
     timeoutMs?: number,
   ): Promise<ProxyFileRemoved> {
     return this.run(
       serverId,
-      { command: "removeProxyFile", removeProxyFile: { scope, fileName } },
+      { command: "removeProxyFile", removeProxyFile: { scope, fileName, ...holder } },
       timeoutMs,
     );
   }

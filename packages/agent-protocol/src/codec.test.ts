@@ -49,11 +49,22 @@ const requests: CommandRequest[] = [
       composeProject: "shop-compose",
     },
   },
-  { ...header, command: "inspectContainer", inspectContainer: { containerId: "abc123" } },
+  {
+    ...header,
+    command: "inspectContainer",
+    inspectContainer: {
+      containerId: "abc123",
+      scope: { organizationId: "org-1", includeUnmanaged: true },
+    },
+  },
   {
     ...header,
     command: "restartContainer",
-    restartContainer: { containerId: "web-1", stopTimeoutSeconds: 5 },
+    restartContainer: {
+      containerId: "web-1",
+      stopTimeoutSeconds: 5,
+      scope: { organizationId: "org-1", includeUnmanaged: false },
+    },
   },
   {
     ...header,
@@ -167,7 +178,14 @@ const requests: CommandRequest[] = [
   {
     ...header,
     command: "observeServices",
-    observeServices: { serviceNames: ["web", "api"], jobIds: ["d-1"] },
+    observeServices: {
+      serviceNames: ["web", "api"],
+      jobIds: ["d-1"],
+      owners: {
+        web: { organizationId: "org-1", resource: "application:a-1" },
+        api: { organizationId: "org-1", resource: "application:a-2" },
+      },
+    },
   },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
@@ -205,10 +223,34 @@ const requests: CommandRequest[] = [
   {
     ...header,
     command: "writeProxyFile",
-    writeProxyFile: { scope: "dynamic", fileName: "web.yml", content: "http: {}\n" },
+    writeProxyFile: {
+      scope: "dynamic",
+      fileName: "web.yml",
+      content: "http: {}\n",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
   },
-  { ...header, command: "readProxyFile", readProxyFile: { scope: "static", fileName: "" } },
-  { ...header, command: "removeProxyFile", removeProxyFile: { scope: "certificate", fileName: "web-1.crt" } },
+  {
+    ...header,
+    command: "readProxyFile",
+    readProxyFile: {
+      scope: "dynamic",
+      fileName: "web.yml",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
+  },
+  {
+    ...header,
+    command: "removeProxyFile",
+    removeProxyFile: {
+      scope: "certificate",
+      fileName: "web-1.crt",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      platformFile: false,
+    },
+  },
   {
     ...header,
     command: "ensureProxy",
@@ -222,7 +264,14 @@ const requests: CommandRequest[] = [
     },
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
-  { ...header, command: "containerStats", containerStats: { swarmServiceName: "web" } },
+  {
+    ...header,
+    command: "containerStats",
+    containerStats: {
+      swarmServiceName: "web",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+    },
+  },
   { ...header, command: "setupMonitoring", setupMonitoring: { metricsConfigJson: '{"server":{}}' } },
   {
     ...header,
@@ -336,6 +385,7 @@ const replies: CommandReply[] = [
           taskError: "port is already allocated",
           outdatedTasks: 1,
           taskErrorDeploymentId: "d-2",
+          ownerMismatch: true,
         },
       ],
       activeJobs: ["d-2"],

@@ -28,12 +28,26 @@ export interface ListContainersCommand {
 
 export interface InspectContainerCommand {
   containerId: string;
+  /** Required by the agent: whose containers the command may touch. */
+  scope?: ContainerScope;
 }
 
 export interface RestartContainerCommand {
   containerId: string;
   /** Seconds to wait for a stop before killing; 0 or absent = Docker's default. */
   stopTimeoutSeconds?: number;
+  /** Required by the agent: whose containers the command may touch. */
+  scope?: ContainerScope;
+}
+
+/**
+ * The containers a command may touch: the organization's (by ownership label) and, with
+ * includeUnmanaged, those without an organization label (the instance administrator's view of
+ * unmanaged containers); never the platform's own. Others are answered NOT_FOUND.
+ */
+export interface ContainerScope {
+  organizationId: string;
+  includeUnmanaged: boolean;
 }
 
 // ---- deployments (build, Swarm service, jobs, registries) ---------------------------------
@@ -268,6 +282,8 @@ export interface RegistryLoginResult {
 export interface ContainerStatsCommand {
   /** appName of the service (label com.docker.swarm.service.name). */
   swarmServiceName: string;
+  /** Required by the agent: the owner every container of the service must carry. */
+  owner?: ResourceOwner;
 }
 
 export interface ContainerStats {
@@ -317,7 +333,16 @@ export interface ContainerMetricsList {
 /** `static` is traefik.yml (fileName ignored), `dynamic` dynamic/<name>, `certificate` PEM files. */
 export type ProxyFileScope = "static" | "dynamic" | "certificate";
 
-export interface WriteProxyFileCommand {
+/**
+ * Whose proxy file a command names: a tenant's (owner) or the platform's own (platformFile).
+ * Dynamic and certificate files need exactly one; traefik.yml (static) is the platform's.
+ */
+export interface ProxyFileHolder {
+  owner?: ResourceOwner;
+  platformFile?: boolean;
+}
+
+export interface WriteProxyFileCommand extends ProxyFileHolder {
   scope: ProxyFileScope;
   fileName: string;
   content: string;
@@ -328,7 +353,7 @@ export interface ProxyFileWritten {
   path: string;
 }
 
-export interface ReadProxyFileCommand {
+export interface ReadProxyFileCommand extends ProxyFileHolder {
   scope: ProxyFileScope;
   fileName: string;
 }
@@ -436,6 +461,8 @@ export const DEPLOYMENT_ID_LABEL = "platform.deployment-id";
 export interface ObserveServicesCommand {
   serviceNames: string[];
   jobIds: string[];
+  /** Required by the agent for every name: the owner its service must carry. */
+  owners?: Record<string, ResourceOwner>;
 }
 
 export interface ObservedService {
@@ -457,6 +484,8 @@ export interface ObservedService {
   outdatedTasks: number;
   /** DEPLOYMENT_ID_LABEL of the newest failed or rejected task (whose update rolled back). */
   taskErrorDeploymentId: string;
+  /** The service exists but belongs to another owner: nothing else about it is reported. */
+  ownerMismatch?: boolean;
 }
 
 export interface ObservedServices {

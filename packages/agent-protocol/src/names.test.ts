@@ -5,6 +5,7 @@ import {
   assertValidName,
   assertValidServerId,
   InvalidNameError,
+  isExistingAppName,
   isValidAppName,
   isValidName,
 } from "./names.ts";
@@ -86,5 +87,17 @@ describe("appNameProblem (the one appName rule of control plane and agent)", () 
       expect(isValidAppName(name), name).toBe(false);
     }
     expect(appNameProblem("platform-traefik")).toMatch(/reserved/);
+  });
+});
+
+describe("isExistingAppName (names an existing object may have: today's rule or the older one)", () => {
+  it("accepts names of the older rule that creation refuses, and still nothing that is an option or a path", () => {
+    for (const name of ["web", "platform-x", "Platform-Agent", "a..b", "A".repeat(63)]) {
+      expect(isExistingAppName(name), name).toBe(true);
+    }
+    expect(isValidAppName("platform-x")).toBe(false);
+    for (const name of ["", "..", ".", "-rf", "--help", ".env", "a/b", "a b", "é", "A".repeat(64)]) {
+      expect(isExistingAppName(name), name).toBe(false);
+    }
   });
 });

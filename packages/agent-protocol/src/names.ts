@@ -98,3 +98,18 @@ export function appNameProblem(name: unknown): string | null {
 export function isValidAppName(name: unknown): name is string {
   return appNameProblem(name) === null;
 }
+
+/**
+ * True when `name` may name an existing service, directory or file: valid under the appName rule
+ * of today or under the rule before it (same pattern and length, but '..' inside a name and the
+ * 'platform-' prefix were allowed). Objects made under the old rule must still be observed,
+ * stopped and torn down; only creation is held to appNameProblem.
+ */
+export function isExistingAppName(name: unknown): name is string {
+  return (
+    typeof name === "string" &&
+    name.length > 0 &&
+    name.length <= APP_NAME_MAX_LENGTH &&
+    APP_NAME_PATTERN.test(name)
+  );
+}

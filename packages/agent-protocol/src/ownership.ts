@@ -9,7 +9,7 @@
  *   ownershipLabels({ organizationId: "org1", resource: "application:app1" })
  *   // { "platform.managed": "true", "platform.organization": "org1", "platform.resource": "application:app1" }
  */
-import type { ResourceOwner } from "./messages.ts";
+import type { ContainerScope, ResourceOwner } from "./messages.ts";
 
 /** Every object the platform manages (tenant or its own). */
 export const MANAGED_LABEL = "platform.managed";
@@ -83,4 +83,20 @@ export function isPlatformInternal(
 ): boolean {
   if (labels?.[INTERNAL_LABEL] !== undefined || labels?.[ROLE_LABEL] !== undefined) return true;
   return names.some((name) => name.replace(/^\//, "").toLowerCase().startsWith("platform-"));
+}
+
+/**
+ * True when a container with these labels and names is inside `scope`: labelled for the scope's
+ * organization, or without an organization label when the scope includes unmanaged containers;
+ * never one of the platform's own.
+ */
+export function isInContainerScope(
+  labels: Record<string, string> | undefined,
+  names: string[],
+  scope: ContainerScope,
+): boolean {
+  if (isPlatformInternal(labels, names)) return false;
+  const organization = labels?.[ORGANIZATION_LABEL];
+  if (organization !== undefined) return organization === scope.organizationId;
+  return scope.includeUnmanaged;
 }

@@ -88,7 +88,10 @@ describe.each(transports)("AgentTransport contract over %s", (_name, makeTranspo
         restartContainer: { id: request.restartContainer.containerId, startedAt: "now" },
       };
     });
-    await expect(client.restartContainer(serverId, "web-1", { stopTimeoutSeconds: 3 })).resolves.toEqual({
+    const scope = { organizationId: "org-1", includeUnmanaged: false };
+    await expect(
+      client.restartContainer(serverId, "web-1", scope, { stopTimeoutSeconds: 3 }),
+    ).resolves.toEqual({
       id: "web-1",
       startedAt: "now",
     });
@@ -101,7 +104,10 @@ describe.each(transports)("AgentTransport contract over %s", (_name, makeTranspo
       result: "error",
       error: { code: "NOT_FOUND", message: "no such container: web-9" },
     }));
-    const failure = client.inspectContainer(serverId, "web-9");
+    const failure = client.inspectContainer(serverId, "web-9", {
+      organizationId: "org-1",
+      includeUnmanaged: true,
+    });
     await expect(failure).rejects.toBeInstanceOf(AgentCommandError);
     await expect(failure).rejects.toMatchObject({
       code: "NOT_FOUND",

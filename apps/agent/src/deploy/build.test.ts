@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ import {
   type Command,
   type CommandReply,
   makeCommandRequest,
+  ownershipLabels,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +25,9 @@ import { type ArchiveEntry, makeTarGz, makeZip } from "../testing/archives.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { type GitServer, startGitServer } from "../testing/git-server.ts";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive.ts";
+import { cliBuild } from "./build.ts";
 import { Deployer } from "./index.ts";
+import { LogStream, SecretMasker } from "./log-stream.ts";
 import { LogCollector } from "./test-support.ts";
 
 const serverId = "deploy-build-test";
@@ -736,5 +739,83 @@ describe("jobs", () => {
     const reply = await send({ command: "cleanBuildCache", cleanBuildCache: {} });
     if (reply.result !== "cleanBuildCache") throw new Error(JSON.stringify(reply));
     expect(reply.cleanBuildCache.reclaimedBytes).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe("ownership labels of built images, every build type (issue 22, finding 9)", () => {
+  const owner = { organizationId: "org-labels", resource: `application:${prefix}` };
+  const expected = { ...ownershipLabels(owner), "platform.app": `${prefix}-app` };
+  const imageLabels = async (image: string) =>
+    ((await docker.getImage(image).inspect()) as { Config: { Labels: Record<string, string> | null } }).Config
+      .Labels ?? {};
+
+  /**
+   * A stand-in for a CLI builder that is not installed here: it records its argv and builds an
+   * image WITHOUT labels through the real engine, as a builder ignoring label options would.
+   */
+  async function fakeBuilders(): Promise<string> {
+    const bin = await mkdtemp(path.join(scratch, "builders-"));
+    const script = `#!/bin/sh
+printf '%s\\n' "$@" >> "$0.argv"
+case "$(basename "$0")" in
+  nixpacks) image="$4" ;;
+  pack) image="$2" ;;
+  railpack) [ "$1" = "--version" ] && echo "railpack 0.2.0"; exit 0 ;;
+  docker) exit 0 ;;
+esac
+dir=$(mktemp -d)
+printf 'FROM ${TEST_IMAGE}\\nCMD ["true"]\\n' > "$dir/Dockerfile"
+DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
+`;
+    for (const tool of ["nixpacks", "pack", "railpack", "docker"])
+      await writeFile(path.join(bin, tool), script, { mode: 0o755 });
+    return bin;
+  }
+
+  it("dockerfile and static builds carry the owner's labels (real engine)", async () => {
+    const dockerfile = buildCommand({ owner });
+    const built = await build(dockerfile);
+    expect(built.reply.result, built.log).toBe("buildImage");
+    expect(await imageLabels(dockerfile.imageName)).toMatchObject(expected);
+    const site = buildCommand({ owner, buildType: "static", publishDirectory: "site" });
+    const builtSite = await build(site);
+    expect(builtSite.reply.result, builtSite.log).toBe("buildImage");
+    expect(await imageLabels(site.imageName)).toMatchObject(expected);
+  });
+
+  it("nixpacks, heroku and paketo builds carry them even when the builder drops them (real engine)", async () => {
+    const bin = await fakeBuilders();
+    const withTools = new Deployer({
+      docker,
+      mainDirectory,
+      publishLogChunk: logs.publish,
+      toolSearchPath: bin,
+    });
+    for (const buildType of ["nixpacks", "heroku_buildpacks", "paketo_buildpacks"] as const) {
+      const command = buildCommand({ owner, buildType });
+      await withTools.buildImage(command);
+      expect(await imageLabels(command.imageName), buildType).toMatchObject(expected);
+    }
+    // nixpacks is also given them as its own option.
+    const argv = (await readFile(path.join(bin, "nixpacks.argv"), "utf8")).split("\n");
+    expect(argv).toContain("--label");
+    expect(argv).toContain(`platform.organization=${owner.organizationId}`);
+    expect(argv).toContain(`platform.resource=${owner.resource}`);
+  });
+
+  it("railpack's docker build is given the labels (argv: its BuildKit frontend cannot run here)", async () => {
+    const bin = await fakeBuilders();
+    const cli = { command: path.join(bin, "docker"), env: { PATH: process.env.PATH }, buildKit: true };
+    const command = buildCommand({ owner, buildType: "railpack" });
+    const sourceDir = await mkdtemp(path.join(scratch, "railpack-src-"));
+    const log = new LogStream("railpack-argv", logs.publish, new SecretMasker([]));
+    await cliBuild("railpack", command, sourceDir, cli, bin, log, new AbortController().signal, expected);
+    const argv = (await readFile(path.join(bin, "docker.argv"), "utf8")).split("\n");
+    expect(argv.slice(0, 1)).toEqual(["build"]);
+    for (const [key, value] of Object.entries(expected)) {
+      const at = argv.indexOf(`${key}=${value}`);
+      expect(at, key).toBeGreaterThan(0);
+      expect(argv[at - 1]).toBe("--label");
+    }
   });
 });

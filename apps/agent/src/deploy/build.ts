@@ -208,6 +208,7 @@ export async function cliBuild(
   searchPath: string | undefined,
   log: LogStream,
   signal: AbortSignal,
+  labels: Record<string, string> = {},
 ): Promise<void> {
   const tool = BUILDER_TOOLS[buildType];
   const executable = await findTool(tool, searchPath);
@@ -222,8 +223,11 @@ export async function cliBuild(
     log.line(`$ ${label} ${args.join(" ")}`);
     await runOrFail(executablePath, args, { env: processEnv, signal, log }, `${label} ${args[0]}`);
   };
+  // nixpacks and docker build take labels; pack has no option for the app image's labels, and
+  // labelImage sets them after every CLI build anyway.
+  const labelArgs = labelArguments(labels);
   if (buildType === "nixpacks") {
-    const args = ["build", sourceDir, "--name", command.imageName, ...env];
+    const args = ["build", sourceDir, "--name", command.imageName, ...env, ...labelArgs];
     if (command.noCache) args.push("--no-cache");
     await runTool(tool, executable, args);
   } else if (buildType === "railpack") {
@@ -247,6 +251,7 @@ export async function cliBuild(
       plan,
       "-t",
       command.imageName,
+      ...labelArgs,
     ];
     if (command.noCache) args.push("--no-cache");
     await runTool("docker", cli.command, [...args, sourceDir], cli.env);
@@ -259,6 +264,36 @@ export async function cliBuild(
     if (command.noCache) args.push("--clear-cache");
     await runTool(tool, executable, args);
   }
+}
+
+/** `--label key=value` for each label, as docker build and nixpacks take them. */
+function labelArguments(labels: Record<string, string>): string[] {
+  return Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
+}
+
+/**
+ * Gives the built image `labels` whatever the tool that built it did with them: a build of
+ * `FROM <image>` with the labels, tagged with the same name (no layer is added). The ownership
+ * labels of an image must not depend on a builder honouring an option.
+ */
+export async function labelImage(
+  cli: DockerCli,
+  imageName: string,
+  labels: Record<string, string>,
+  workDir: string,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<void> {
+  if (Object.keys(labels).length === 0) return;
+  const contextDir = path.join(workDir, "labels");
+  await mkdir(contextDir, { recursive: true });
+  const dockerfile = path.join(contextDir, "Dockerfile");
+  await writeFile(dockerfile, `FROM ${imageName}\n`);
+  const args = ["build", "-f", dockerfile, "-t", imageName, ...labelArguments(labels)];
+  if (cli.buildKit) args.push("--progress=plain");
+  args.push(contextDir);
+  log.line(`$ docker ${args.join(" ")}`);
+  await runOrFail(cli.command, args, { env: cli.env, signal, log }, "labelling the image");
 }
 
 /** "0.15.4" from `railpack --version`, or "" (then the frontend's latest is used). */

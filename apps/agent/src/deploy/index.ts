@@ -40,6 +40,7 @@ import {
   dockerBuild,
   findDockerCli,
   findTool,
+  labelImage,
   prepareStaticContext,
   pushImage,
   staticImageFromEnv,
@@ -198,7 +199,8 @@ export class Deployer {
         extraLabels: labels,
       });
     } else {
-      await cliBuild(buildType, command, buildRoot, cli, this.options.toolSearchPath, log, signal);
+      await cliBuild(buildType, command, buildRoot, cli, this.options.toolSearchPath, log, signal, labels);
+      await labelImage(cli, command.imageName, labels, workDir, log, signal);
     }
     throwIfCancelled(signal);
 

@@ -16,7 +16,7 @@ import {
 } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
-import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { createForeignService, dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { LogCollector } from "./test-support.ts";
 
 const serverId = "observe-test";
@@ -28,8 +28,11 @@ function send(command: Command): Promise<CommandReply> {
   return core.handle(makeCommandRequest(serverId, command, 120_000));
 }
 
+const owner = { organizationId: "org-observe-test", resource: `application:${name}` };
+
 async function observe(serviceNames: string[], jobIds: string[] = []): Promise<ObservedServices> {
-  const reply = await send({ command: "observeServices", observeServices: { serviceNames, jobIds } });
+  const owners = Object.fromEntries(serviceNames.map((serviceName) => [serviceName, owner]));
+  const reply = await send({ command: "observeServices", observeServices: { serviceNames, jobIds, owners } });
   if (reply.result !== "observedServices") throw new Error(JSON.stringify(reply));
   return reply.observedServices;
 }
@@ -55,7 +58,7 @@ async function deploy(deploymentId: string, command: string[]): Promise<CommandR
       logStreamId: `${deploymentId}-log`,
       spec: spec(deploymentId, command),
       waitSeconds: 60,
-      owner: { organizationId: "org-observe-test", resource: `application:${name}` },
+      owner,
     },
   });
 }
@@ -88,6 +91,7 @@ describe("observeServices", () => {
           taskError: "",
           outdatedTasks: 0,
           taskErrorDeploymentId: "",
+          ownerMismatch: false,
         },
       ],
       activeJobs: [],
@@ -131,6 +135,36 @@ describe("observeServices", () => {
     expect(rolledBack!.taskError).toMatch(/exit code 3|non-zero exit/);
     expect((await observe([], ["obs-d2"])).activeJobs).toEqual([]);
   }, 150_000);
+
+  it("reports a service of that name labelled for someone else as ownerMismatch and nothing of it (issue 22, finding 9)", async () => {
+    const foreign = uniqueName("observe-foreign").toLowerCase();
+    await createForeignService(foreign);
+    try {
+      const [observed] = (await observe([foreign])).services;
+      expect(observed).toEqual({
+        name: foreign,
+        found: true,
+        ownerMismatch: true,
+        deploymentId: "",
+        previousDeploymentId: "",
+        image: "",
+        updateState: "",
+        updateMessage: "",
+        desiredReplicas: 0,
+        runningTasks: 0,
+        taskError: "",
+        outdatedTasks: 0,
+        taskErrorDeploymentId: "",
+      });
+      const ownerless = await send({
+        command: "observeServices",
+        observeServices: { serviceNames: [foreign], jobIds: [] },
+      });
+      expect(ownerless).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    } finally {
+      await dockerCli(["service", "rm", foreign]).catch(() => {});
+    }
+  });
 
   it("refuses a name that is not an appName", async () => {
     const reply = await send({

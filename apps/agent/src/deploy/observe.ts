@@ -6,12 +6,15 @@
  */
 import {
   DEPLOYMENT_ID_LABEL,
+  isCompleteOwner,
+  isLegacyOwnedBy,
+  isOwnedBy,
   type ObservedService,
   type ObservedServices,
   type ObserveServicesCommand,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
-import { checkAppName } from "./validate.ts";
+import { checkExistingAppName, invalid } from "./validate.ts";
 
 interface InspectedService {
   ID: string;
@@ -41,12 +44,22 @@ export async function observeServices(
   isJobRunning: (jobId: string) => boolean,
 ): Promise<ObservedServices> {
   const names = [...new Set(command.serviceNames ?? [])].slice(0, MAX_SERVICES);
-  for (const name of names) checkAppName("serviceNames", name);
+  const owners = command.owners ?? {};
+  for (const name of names) {
+    checkExistingAppName("serviceNames", name);
+    if (!isCompleteOwner(owners[name])) throw invalid("owners", `the owner of ${name} is required`);
+  }
   const wanted = new Set(names);
   const services: ObservedService[] = [];
   if (names.length > 0) {
     const all = (await docker.listServices()) as InspectedService[];
-    const found = all.filter((service) => wanted.has(service.Spec.Name ?? ""));
+    const named = all.filter((service) => wanted.has(service.Spec.Name ?? ""));
+    // A service of that name labelled for someone else is reported as such and nothing more.
+    const isOwners = (service: InspectedService) => {
+      const owner = owners[service.Spec.Name ?? ""]!;
+      return isOwnedBy(service.Spec.Labels, owner) || isLegacyOwnedBy(service.Spec.Labels, owner);
+    };
+    const found = named.filter(isOwners);
     const byId = new Map(found.map((service) => [service.ID, service]));
     const tasks =
       found.length === 0
@@ -81,9 +94,11 @@ export async function observeServices(
     for (const name of names) {
       const service = found.find((candidate) => candidate.Spec.Name === name);
       if (!service) {
+        const foreign = named.some((candidate) => candidate.Spec.Name === name);
         services.push({
           name,
-          found: false,
+          found: foreign,
+          ownerMismatch: foreign,
           deploymentId: "",
           previousDeploymentId: "",
           image: "",
@@ -110,6 +125,7 @@ export async function observeServices(
         taskError: newestError.get(service.ID)?.error ?? "",
         outdatedTasks: outdated.get(service.ID) ?? 0,
         taskErrorDeploymentId: newestError.get(service.ID)?.deploymentId ?? "",
+        ownerMismatch: false,
       });
     }
   }

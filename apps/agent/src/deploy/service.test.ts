@@ -527,14 +527,74 @@ describe("ownership labels", () => {
     expect(await act(name, "REMOVE", owner)).toMatchObject({ serviceAction: { found: true } });
   }, 60_000);
 
-  it("refuses reserved and never-valid names; REMOVE of one is nothing to remove", async () => {
+  it("refuses reserved and never-valid names; REMOVE of a never-valid one is nothing to remove", async () => {
     for (const name of ["platform-traefik", "Platform-agent", "..", "-rf", "--help", ".hidden", "a..b"]) {
       const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });
       expect(reply, name).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+    }
+    for (const name of ["..", "-rf", "--help", ".hidden"]) {
       expect(await act(name, "STOP", owner), name).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
       expect(await act(name, "REMOVE", owner), name).toMatchObject({ serviceAction: { found: false } });
     }
     // REMOVE of ".." removed nothing of the main directory.
     expect(existsSync(mainDirectory)).toBe(true);
   });
+
+  it("never mounts or removes a named volume labelled for someone else (issue 22, finding 9)", async () => {
+    const foreignVolume = `${prefix}-theirs`;
+    const ownVolume = `${prefix}-mine`;
+    const labelArgs = (labels: Record<string, string>) =>
+      Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
+    await dockerCli(["volume", "create", ...labelArgs(ownershipLabels(stranger)), foreignVolume]);
+    try {
+      const name = `${prefix}-vols`;
+      const base: ServiceSpec = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
+      const mountsForeign = await deploy({
+        ...base,
+        mounts: [{ type: "volume", source: foreignVolume, target: "/data" }],
+      });
+      expect(mountsForeign.reply).toMatchObject({ error: { code: "FAILED_PRECONDITION" } });
+      expect(await dockerCli(["service", "ls", "--quiet", "--filter", `name=${name}`])).toBe("");
+      const created = await deploy({
+        ...base,
+        mounts: [{ type: "volume", source: ownVolume, target: "/data" }],
+      });
+      expect(created.reply.result, created.log).toBe("deployService");
+      const removed = await send({
+        command: "serviceAction",
+        serviceAction: {
+          serviceName: name,
+          action: "REMOVE",
+          owner,
+          removeVolumes: [ownVolume, foreignVolume, `${prefix}-absent`],
+        },
+      });
+      expect(removed).toMatchObject({
+        serviceAction: { found: true, volumesRemoved: [ownVolume], volumesKept: [foreignVolume] },
+      });
+      expect(await dockerCli(["volume", "ls", "--quiet", "--filter", `name=${foreignVolume}`])).toBe(
+        foreignVolume,
+      );
+    } finally {
+      await dockerCli(["volume", "rm", "-f", foreignVolume, ownVolume]).catch(() => {});
+    }
+  }, 120_000);
+
+  it("tears down a service whose name is valid only under the older appName rule (issue 22, finding 9)", async () => {
+    // 'platform-' was allowed before the shared rule reserved it: such a service may still run.
+    const name = `platform-old-${prefix}`.slice(0, 63);
+    const labels = Object.entries(ownershipLabels(owner)).flatMap(([key, value]) => [
+      "--label",
+      `${key}=${value}`,
+    ]);
+    await dockerCli(["service", "create", "--detach", "--name", name, ...labels, TEST_IMAGE, "sleep", "600"]);
+    services.push(name);
+    // Creating under that name is refused; acting on the existing one is not.
+    const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });
+    expect(reply).toMatchObject({ error: { code: "INVALID_ARGUMENT" } });
+    expect(await act(name, "STOP", stranger)).toMatchObject({ error: { code: "FAILED_PRECONDITION" } });
+    expect(await act(name, "STOP", owner)).toMatchObject({ serviceAction: { found: true } });
+    expect(await act(name, "REMOVE", owner)).toMatchObject({ serviceAction: { found: true } });
+    expect(await dockerCli(["service", "ls", "--quiet", "--filter", `name=${name}`])).toBe("");
+  }, 60_000);
 });

@@ -10,9 +10,9 @@ import {
   type DeployServiceCommand,
   type DeployServiceResult,
   isCompleteOwner,
+  isExistingAppName,
   isLegacyOwnedBy,
   isOwnedBy,
-  isValidAppName,
   isValidName,
   ownershipLabels,
   type RegistryAuth,
@@ -27,7 +27,13 @@ import { inspectService, updateService, withForceUpdate } from "../docker/swarm.
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { parseSwarmSettings } from "./swarm-settings.ts";
-import { checkAppName, checkImageName, hasControlCharacters, invalid } from "./validate.ts";
+import {
+  checkAppName,
+  checkExistingAppName,
+  checkImageName,
+  hasControlCharacters,
+  invalid,
+} from "./validate.ts";
 
 const SECOND_NS = 1_000_000_000;
 const POLL_MS = 500;
@@ -589,10 +595,11 @@ export async function serviceAction(
   commandOwner: ResourceOwner | undefined,
   removeVolumes: readonly string[] = [],
 ): Promise<ServiceActionOutcome> {
-  // A name stored before the shared rule existed was never deployed: nothing to remove (and
-  // never a path or a service of someone else).
-  if (action === "REMOVE" && !isValidAppName(name)) return { found: false };
-  checkAppName("serviceName", name);
+  // A name valid under the older appName rule may name a service deployed then: it is acted on
+  // (and torn down) like any other, under the same ownership check. One valid under neither was
+  // never deployed: nothing to remove (and never a path).
+  if (action === "REMOVE" && !isExistingAppName(name)) return { found: false };
+  checkExistingAppName("serviceName", name);
   const owner = requireOwner(commandOwner);
   if (action !== "REMOVE" && removeVolumes.length > 0)
     throw invalid("removeVolumes", "only a REMOVE deletes volumes");

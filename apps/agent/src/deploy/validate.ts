@@ -4,7 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { appNameProblem } from "@platform/agent-protocol";
+import { appNameProblem, isExistingAppName } from "@platform/agent-protocol";
 import { CommandError } from "../command-error.ts";
 import { isWithin } from "../path-within.ts";
 
@@ -25,6 +25,16 @@ export function invalid(field: string, message: string): CommandError {
 export function checkAppName(field: string, value: string): void {
   const problem = appNameProblem(value);
   if (problem) throw invalid(field, problem);
+}
+
+/**
+ * The name of a service that may exist already (observe, start, stop, reload, remove): valid under
+ * today's appName rule or the older one (names.ts isExistingAppName), so that what was created
+ * under the old rule can still be followed and torn down.
+ */
+export function checkExistingAppName(field: string, value: string): void {
+  if (!isExistingAppName(value))
+    throw invalid(field, "must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$ (at most 63 characters)");
 }
 
 // Docker's reference grammar, simplified: lowercase path components, optional registry port and tag.

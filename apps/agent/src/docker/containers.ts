@@ -6,10 +6,13 @@ import {
   assertValidName,
   type Container,
   type ContainerConfig,
+  type ContainerScope,
+  isInContainerScope,
   type ListContainersCommand,
   type RestartContainerResult,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
 
 export const SWARM_SERVICE_LABEL = "com.docker.swarm.service.name";
 export const STACK_NAMESPACE_LABEL = "com.docker.stack.namespace";
@@ -60,19 +63,46 @@ export async function listContainers(docker: Docker, filter: ListContainersComma
     .filter((container) => !nameMatch || container.names.some((name) => name.includes(nameMatch)));
 }
 
-export async function inspectContainer(docker: Docker, containerId: string): Promise<ContainerConfig> {
+/** The command's scope, required: without one the agent would not know whose containers it may touch. */
+function requireScope(scope: ContainerScope | undefined): ContainerScope {
+  if (!scope?.organizationId) throw new CommandError("INVALID_ARGUMENT", "scope: organizationId is required");
+  return scope;
+}
+
+/**
+ * The container's inspect data when it is inside `scope`. One outside it (another organization's,
+ * the platform's own, an unmanaged one without includeUnmanaged) is answered as missing, so that a
+ * command cannot tell it from a container that does not exist.
+ */
+async function inspectInScope(docker: Docker, containerId: string, scope: ContainerScope | undefined) {
   const id = assertValidName(containerId, "container id");
+  const expected = requireScope(scope);
   const info = await docker.getContainer(id).inspect();
-  return { id: info.Id, name: info.Name.replace(/^\//, ""), inspectJson: JSON.stringify(info) };
+  const name = info.Name.replace(/^\//, "");
+  if (!isInContainerScope(info.Config?.Labels ?? {}, [name], expected))
+    // The engine's own words for a missing container: the two answers cannot be told apart.
+    throw new CommandError("NOT_FOUND", `No such container: ${id}`);
+  return { info, name };
+}
+
+export async function inspectContainer(
+  docker: Docker,
+  containerId: string,
+  scope: ContainerScope | undefined,
+): Promise<ContainerConfig> {
+  const { info, name } = await inspectInScope(docker, containerId, scope);
+  return { id: info.Id, name, inspectJson: JSON.stringify(info) };
 }
 
 export async function restartContainer(
   docker: Docker,
   containerId: string,
+  scope: ContainerScope | undefined,
   stopTimeoutSeconds = 0,
 ): Promise<RestartContainerResult> {
-  const id = assertValidName(containerId, "container id");
-  const container = docker.getContainer(id);
+  const { info: checked } = await inspectInScope(docker, containerId, scope);
+  // By the full id that was checked, never by a name that could now be another container's.
+  const container = docker.getContainer(checked.Id);
   await container.restart(stopTimeoutSeconds > 0 ? { t: stopTimeoutSeconds } : {});
   const info = await container.inspect();
   return { id: info.Id, startedAt: info.State.StartedAt };

@@ -2,8 +2,15 @@
  * containerStats: one stats sample (Docker's non-streaming /containers/{id}/stats) of each running
  * container of a Swarm service, reduced to what application monitoring shows.
  */
-import { assertValidName, type ContainerStats } from "@platform/agent-protocol";
+import {
+  assertValidName,
+  type ContainerStats,
+  isCompleteOwner,
+  isOwnedBy,
+  type ResourceOwner,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
 import { SWARM_SERVICE_LABEL } from "./containers.ts";
 
 /** The parts of Docker's stats answer used here (cgroup v1 and v2 both fill these). */
@@ -30,11 +37,27 @@ export function memoryUsage(stats: DockerStats): number {
   return Math.max(0, usage - cache);
 }
 
-export async function containerStats(docker: Docker, swarmServiceName: string): Promise<ContainerStats[]> {
+/**
+ * One sample per running container of the service. Every container must carry the owner's labels:
+ * a service of that name run by someone else (or by hand) is refused, not sampled.
+ */
+export async function containerStats(
+  docker: Docker,
+  swarmServiceName: string,
+  owner: ResourceOwner | undefined,
+): Promise<ContainerStats[]> {
   const service = assertValidName(swarmServiceName, "service name");
+  if (!isCompleteOwner(owner))
+    throw new CommandError("INVALID_ARGUMENT", "owner: organizationId and resource are required");
   const containers = await docker.listContainers({
     filters: { label: [`${SWARM_SERVICE_LABEL}=${service}`], status: ["running"] },
   });
+  if (containers.some((info) => !isOwnedBy(info.Labels, owner))) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      `the containers of service ${service} do not belong to this ${owner.resource.split(":")[0] || "resource"}`,
+    );
+  }
   return Promise.all(
     containers.map(async (info) => {
       const container = docker.getContainer(info.Id);

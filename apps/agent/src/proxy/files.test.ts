@@ -17,7 +17,12 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type Command, type CommandReply, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  type Command,
+  type CommandReply,
+  makeCommandRequest,
+  type ProxyFileHolder,
+} from "@platform/agent-protocol";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
 import { createDockerClient } from "../docker/engine.ts";
@@ -40,12 +45,18 @@ function send(command: Command): Promise<CommandReply> {
 }
 
 type Scope = "static" | "dynamic" | "certificate";
-const write = (scope: Scope, fileName: string, content: string) =>
-  send({ command: "writeProxyFile", writeProxyFile: { scope, fileName, content } });
-const read = (scope: Scope, fileName: string) =>
-  send({ command: "readProxyFile", readProxyFile: { scope, fileName } });
-const remove = (scope: Scope, fileName: string) =>
-  send({ command: "removeProxyFile", removeProxyFile: { scope, fileName } });
+const tenant: ProxyFileHolder = { owner: { organizationId: "org-a", resource: "application:app-a" } };
+/** The holder these tests act as: a tenant's application (traefik.yml takes none). */
+const holderFor = (scope: Scope, holder: ProxyFileHolder) => (scope === "static" ? {} : holder);
+const write = (scope: Scope, fileName: string, content: string, holder = tenant) =>
+  send({
+    command: "writeProxyFile",
+    writeProxyFile: { scope, fileName, content, ...holderFor(scope, holder) },
+  });
+const read = (scope: Scope, fileName: string, holder = tenant) =>
+  send({ command: "readProxyFile", readProxyFile: { scope, fileName, ...holderFor(scope, holder) } });
+const remove = (scope: Scope, fileName: string, holder = tenant) =>
+  send({ command: "removeProxyFile", removeProxyFile: { scope, fileName, ...holderFor(scope, holder) } });
 
 function expectInvalid(reply: CommandReply, field: string): void {
   expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
@@ -307,5 +318,61 @@ describe("planted symbolic links", () => {
     expectInvalid(await write("dynamic", "app.yml", "http: {}"), "app.yml");
     expectInvalid(await remove("dynamic", "app.yml"), "app.yml");
     expect((await stat(path.join(dynamicDirectory(), "app.yml"))).isDirectory()).toBe(true);
+  });
+});
+
+describe("holders of proxy files (issue 22, finding 9)", () => {
+  const other: ProxyFileHolder = { owner: { organizationId: "org-b", resource: "application:app-b" } };
+  const platform: ProxyFileHolder = { platformFile: true };
+
+  it("refuses to read, overwrite or remove another holder's dynamic or certificate file", async () => {
+    for (const [scope, fileName] of [
+      ["dynamic", "shared.yml"],
+      ["certificate", "shared.pem"],
+    ] as const) {
+      expect((await write(scope, fileName, "mine: 1\n")).result).toBe("proxyFileWritten");
+      for (const intruder of [other, platform]) {
+        expect(await read(scope, fileName, intruder)).toMatchObject({
+          error: { code: "FAILED_PRECONDITION" },
+        });
+        expect(await write(scope, fileName, "theirs: 1\n", intruder)).toMatchObject({
+          error: { code: "FAILED_PRECONDITION" },
+        });
+        expect(await remove(scope, fileName, intruder)).toMatchObject({
+          error: { code: "FAILED_PRECONDITION" },
+        });
+      }
+      const file = path.join(scope === "dynamic" ? dynamicDirectory() : certificatesDirectory(), fileName);
+      expect(await readFile(file, "utf8")).toBe("mine: 1\n");
+      expect(await read(scope, fileName)).toMatchObject({
+        proxyFile: { exists: true, content: "mine: 1\n" },
+      });
+      expect(await remove(scope, fileName)).toMatchObject({ proxyFileRemoved: { removed: true } });
+      // Once removed the name is free again.
+      expect((await write(scope, fileName, "theirs: 1\n", other)).result).toBe("proxyFileWritten");
+    }
+  });
+
+  it("the platform's own file is not a tenant's to touch", async () => {
+    expect((await write("dynamic", "platform-route.yml", "route: 1\n", platform)).result).toBe(
+      "proxyFileWritten",
+    );
+    expect(await remove("dynamic", "platform-route.yml")).toMatchObject({
+      error: { code: "FAILED_PRECONDITION" },
+    });
+    expect(await read("dynamic", "platform-route.yml", platform)).toMatchObject({
+      proxyFile: { exists: true },
+    });
+  });
+
+  it("a dynamic or certificate command without a holder, or with both, is refused; traefik.yml takes no owner", async () => {
+    expectInvalid(await write("dynamic", "x.yml", "a: 1\n", {}), "owner");
+    expectInvalid(await read("certificate", "x.pem", {}), "owner");
+    expectInvalid(await remove("dynamic", "x.yml", { ...tenant, platformFile: true }), "owner");
+    const staticWithOwner = await send({
+      command: "writeProxyFile",
+      writeProxyFile: { scope: "static", fileName: "", content: "a: 1\n", ...tenant },
+    });
+    expectInvalid(staticWithOwner, "owner");
   });
 });

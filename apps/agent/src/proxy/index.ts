@@ -25,6 +25,7 @@ import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/sw
 import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
+import { commandHolder, ProxyFileHolders } from "./holders.ts";
 import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
 import {
   DASHBOARD_TARGET_PORT,
@@ -51,23 +52,32 @@ const STATIC_SCOPE = proxyFileLocation("static", "");
 
 export class ProxyManager {
   private readonly files: ProxyFiles;
+  private readonly holders: ProxyFileHolders;
   readonly serviceName: string;
 
   constructor(readonly options: ProxyManagerOptions) {
     this.files = new ProxyFiles(options.mainDirectory);
+    this.holders = new ProxyFileHolders(options.mainDirectory);
     this.serviceName = options.serviceName ?? PROXY_SERVICE_NAME;
   }
 
   async writeFile(command: WriteProxyFileCommand): Promise<ProxyFileWritten> {
     const location = proxyFileLocation(command.scope, command.fileName);
     const content = checkContent(command.content);
-    const written = await this.files.write(location, content);
+    const holder = commandHolder(command.scope, command);
+    const written = await this.holders.exclusive(command.scope, location.fileName, async () => {
+      await this.holders.check(command.scope, location.fileName, holder);
+      await this.holders.record(command.scope, location.fileName, holder);
+      return this.files.write(location, content);
+    });
     this.options.logger?.info({ scope: command.scope, path: written }, "proxy file written");
     return { path: written };
   }
 
   async readFile(command: ReadProxyFileCommand): Promise<ProxyFile> {
-    const content = await this.files.read(proxyFileLocation(command.scope, command.fileName));
+    const location = proxyFileLocation(command.scope, command.fileName);
+    await this.holders.check(command.scope, location.fileName, commandHolder(command.scope, command));
+    const content = await this.files.read(location);
     return content === undefined ? { exists: false, content: "" } : { exists: true, content };
   }
 
@@ -78,7 +88,14 @@ export class ProxyManager {
   }
 
   async removeFile(command: RemoveProxyFileCommand): Promise<ProxyFileRemoved> {
-    const removed = await this.files.remove(proxyFileLocation(command.scope, command.fileName));
+    const location = proxyFileLocation(command.scope, command.fileName);
+    const holder = commandHolder(command.scope, command);
+    const removed = await this.holders.exclusive(command.scope, location.fileName, async () => {
+      await this.holders.check(command.scope, location.fileName, holder);
+      const removed = await this.files.remove(location);
+      await this.holders.forget(command.scope, location.fileName, holder);
+      return removed;
+    });
     if (removed)
       this.options.logger?.info({ scope: command.scope, fileName: command.fileName }, "proxy file removed");
     return { removed };

@@ -45,20 +45,23 @@ afterAll(async () => {
 
 describe("proxy files over NATS", () => {
   it("writes and reads back the largest accepted file whole", async () => {
+    const holder = { owner: { organizationId: "org-nats", resource: "application:cafe" } };
     const line = "# certificate for café.example — ✓\n";
     const lineBytes = Buffer.byteLength(line);
     let content = line.repeat(Math.floor(MAX_PROXY_FILE_BYTES / lineBytes));
     content += "x".repeat(MAX_PROXY_FILE_BYTES - Buffer.byteLength(content));
     expect(Buffer.byteLength(content)).toBe(MAX_PROXY_FILE_BYTES);
 
-    const written = await client.writeProxyFile(serverId, "certificate", "cafe.pem", content);
+    const written = await client.writeProxyFile(serverId, "certificate", "cafe.pem", content, holder);
     expect(written.path).toBe(path.join(mainDirectory, "traefik/dynamic/certificates/cafe.pem"));
     expect(await readFile(written.path, "utf8")).toBe(content);
-    expect(await client.readProxyFile(serverId, "certificate", "cafe.pem")).toEqual({
+    expect(await client.readProxyFile(serverId, "certificate", "cafe.pem", holder)).toEqual({
       exists: true,
       content,
     });
-    expect(await client.removeProxyFile(serverId, "certificate", "cafe.pem")).toEqual({ removed: true });
+    expect(await client.removeProxyFile(serverId, "certificate", "cafe.pem", holder)).toEqual({
+      removed: true,
+    });
   });
 
   it("answers INVALID_ARGUMENT for a path instead of a file name", async () => {

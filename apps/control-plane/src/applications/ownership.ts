@@ -21,3 +21,15 @@ export async function ownerOfApplication(
     .executeTakeFirstOrThrow();
   return applicationOwner(row.organizationId, app.applicationId);
 }
+
+/** The owner of the objects of the application with this id (read through its project). */
+export async function ownerOfApplicationId(db: Db, applicationId: string): Promise<ResourceOwner> {
+  const row = await db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select("projects.organizationId")
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirstOrThrow();
+  return applicationOwner(row.organizationId, applicationId);
+}

@@ -4,7 +4,8 @@
  * never taken over through appName, renaming leaves no Traefik file behind and is refused once
  * deployed, reserved and never-valid names are 400s, and a stored bad name can still be deleted.
  */
-import { createForeignService, dockerCli, uniqueName } from "@platform/agent/testing/docker.ts";
+import { createForeignService, dockerCli, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../crypto/ids.ts";
 import {
@@ -187,6 +188,29 @@ describe("finding 9: a stored bad appName can still be deleted", () => {
       expect(deleted.status, `${name} ${JSON.stringify(deleted.body)}`).toBe(200);
     }
   });
+
+  it("application.delete of a name valid only under the older rule removes its service (issue 22, finding 9)", async () => {
+    const app = await createApplication(test);
+    const name = uniqueName("platform-old").toLowerCase();
+    await storeName(app.applicationId, name);
+    const owner = applicationOwner(test.owner.user.organizationId, app.applicationId);
+    const labels = Object.entries(ownershipLabels(owner)).flatMap(([key, value]) => [
+      "--label",
+      `${key}=${value}`,
+    ]);
+    await dockerCli(["service", "create", "--detach", "--name", name, ...labels, TEST_IMAGE, "sleep", "600"]);
+    try {
+      const deleted = await test.platform.mutate(
+        "application.delete",
+        { applicationId: app.applicationId },
+        as(),
+      );
+      expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+      expect(await dockerCli(["service", "ls", "--quiet", "--filter", `name=${name}`])).toBe("");
+    } finally {
+      await dockerCli(["service", "rm", name]).catch(() => {});
+    }
+  }, 60_000);
 
   it("project.remove with a stored bad name removes the whole project", async () => {
     const project = await test.platform.mutateOk("project.create", { name: "Legacy" }, as());

@@ -3,7 +3,7 @@
  * uploads and its Traefik files. application.delete and the removal of its environment or
  * project both go through here before the rows are deleted.
  */
-import { isValidAppName } from "@platform/agent-protocol";
+import { isExistingAppName } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { removeUploads } from "../deployments/drop.ts";
@@ -26,12 +26,13 @@ export async function teardownApplication(
 }
 
 /**
- * Removes the application's Swarm service. A name the shared rule refuses (stored before the
- * rule) never had a service of its own, and a service of that name labelled for someone else is
- * not the application's: both are nothing to remove, so the deletion goes on.
+ * Removes the application's Swarm service. A name of the older appName rule (`platform-x`) may
+ * have one and goes through the agent's ownership check like any other; a name valid under
+ * neither rule never had one. A service of that name labelled for someone else is not the
+ * application's: nothing to remove, so the deletion goes on.
  */
 async function removeOwnService(services: ServiceContext, application: Application): Promise<void> {
-  if (!isValidAppName(application.appName)) return;
+  if (!isExistingAppName(application.appName)) return;
   try {
     await removeApplicationService(services, application);
   } catch (error) {

@@ -32,7 +32,7 @@ export async function deployServiceSpec(
     followAgentJob(services, {
       serverId,
       jobId: run.deploymentId,
-      serviceName: spec.name,
+      service: command.owner ? { name: spec.name, owner: command.owner } : undefined,
       send: (attempt) =>
         services.agents.client.deployService(
           serverId,

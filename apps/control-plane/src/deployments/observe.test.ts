@@ -76,6 +76,24 @@ describe("judgeDeployment", () => {
   });
 });
 
+describe("a service of that name belonging to someone else (issue 22, finding 9)", () => {
+  const foreign = service({
+    ownerMismatch: true,
+    deploymentId: "",
+    image: "",
+    desiredReplicas: 0,
+    runningTasks: 0,
+  });
+
+  it("fails the deployment and is reported as drift, never as the application's own service", () => {
+    expect(judgeDeployment("d2", foreign, true)).toEqual({
+      kind: "failed",
+      reason: "A service of that name exists and does not belong to this application",
+    });
+    expect(driftOf(foreign, "s1")).toMatch(/does not belong to this application/);
+  });
+});
+
 describe("driftOf", () => {
   it("names a missing, scaled-to-0 or short service, and nothing for a healthy or updating one", () => {
     expect(driftOf(service({}), "s1")).toBeUndefined();

@@ -13,6 +13,7 @@ import {
   AgentUnavailableError,
   type ObservedService,
   type ObservedServices,
+  type ResourceOwner,
 } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 
@@ -36,6 +37,7 @@ export type Verdict =
 
 /** Describes the service state for logs and messages. */
 export function describeService(service: ObservedService | undefined): string {
+  if (service?.ownerMismatch) return "a service of that name belongs to someone else";
   if (!service?.found) return "the service does not exist";
   const update = service.updateState ? `, update ${service.updateState.replace("_", " ")}` : "";
   return `${service.runningTasks}/${service.desiredReplicas} task(s) running${update}`;
@@ -49,6 +51,12 @@ export function judgeDeployment(
 ): Verdict {
   const state = describeService(service);
   const cause = (fallback: string) => service?.taskError || service?.updateMessage || fallback;
+  if (service?.ownerMismatch) {
+    return {
+      kind: "failed",
+      reason: "A service of that name exists and does not belong to this application",
+    };
+  }
   if (service?.found && service.deploymentId === deploymentId) {
     const update = service.updateState;
     if (update === "paused" || update === "rollback_paused") {
@@ -86,12 +94,16 @@ export function judgeDeployment(
 export async function observeDeployment(
   services: ServiceContext,
   serverId: string,
-  serviceName: string | undefined,
+  service: { name: string; owner: ResourceOwner } | undefined,
   jobId: string,
 ): Promise<{ service: ObservedService | undefined; jobActive: boolean }> {
   const observed: ObservedServices = await services.agents.client.observeServices(
     serverId,
-    { serviceNames: serviceName ? [serviceName] : [], jobIds: [jobId] },
+    {
+      serviceNames: service ? [service.name] : [],
+      jobIds: [jobId],
+      owners: service ? { [service.name]: service.owner } : {},
+    },
     OBSERVE_TIMEOUT_MS,
   );
   return { service: observed.services[0], jobActive: observed.activeJobs.includes(jobId) };
@@ -157,8 +169,8 @@ export class JobNotFound extends Error {}
 export interface FollowOptions<T> {
   serverId: string;
   jobId: string;
-  /** The service the job changes (deploys); none for builds. */
-  serviceName?: string;
+  /** The service the job changes (deploys) and the owner it must carry; none for builds. */
+  service?: { name: string; owner: ResourceOwner };
   /**
    * Sends the command; `attempt` is 0 for the first send. Without it the job is only observed
    * (recovery after a restart of the control plane), and a job found nowhere throws JobNotFound.
@@ -185,7 +197,7 @@ const cancelled = (signal: AbortSignal) => signal.reason ?? new Error("Deploymen
  * with the observed failure, or JobNotFound (observe-only jobs).
  */
 export async function followAgentJob<T>(services: ServiceContext, options: FollowOptions<T>): Promise<T> {
-  const { serverId, jobId, serviceName, signal, log } = options;
+  const { serverId, jobId, service, signal, log } = options;
   const limitMs = watchdogMs(services);
   let lastLife = Date.now();
   let lastState = "";
@@ -230,10 +242,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       lostError = first.error;
       reply = undefined;
     }
-    const observation = await unlessAborted(
-      observeDeployment(services, serverId, serviceName, jobId),
-      signal,
-    );
+    const observation = await unlessAborted(observeDeployment(services, serverId, service, jobId), signal);
     if (!observation) throw cancelled(signal);
     if (!observation.ok) {
       const error = observation.error;
@@ -265,7 +274,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       lastLife = Date.now();
     }
     seenAgent = true;
-    const verdict = serviceName
+    const verdict = service
       ? judgeDeployment(jobId, observed.service, observed.jobActive)
       : ({ kind: observed.jobActive ? "pending" : "absent", state: "" } as Verdict);
     if (verdict.kind === "done" && options.fromObserved && observed.service) {

@@ -11,7 +11,12 @@
  * observed side by side (OBSERVE_CONCURRENCY at once), so an unreachable agent delays only its own.
  */
 import { setMaxListeners } from "node:events";
-import type { ObservedService } from "@platform/agent-protocol";
+import {
+  applicationOwner,
+  databaseOwner,
+  type ObservedService,
+  type ResourceOwner,
+} from "@platform/agent-protocol";
 import { sql } from "kysely";
 import type { ServiceContext } from "../context.ts";
 import { unlessAborted } from "./observe.ts";
@@ -36,6 +41,8 @@ interface Candidate {
   serviceId: string;
   appName: string;
   serverId: string | null;
+  /** Its project's organization: the owner its service must carry (with serviceKind and serviceId). */
+  organizationId: string;
   applicationStatus: string;
   applicationStatusMessage: string | null;
   /** When its last deployment ended, as read: a write is skipped once another one ended. */
@@ -44,6 +51,9 @@ interface Candidate {
 
 /** Why the observed service is not what the application should run; undefined when it is. */
 export function driftOf(service: ObservedService | undefined, serverId: string): string | undefined {
+  if (service?.ownerMismatch) {
+    return `The service on server ${serverId} was replaced by one that does not belong to this application: deploy again under another appName`;
+  }
   if (!service?.found) {
     return `The service is missing on server ${serverId} (removed outside the platform): deploy again`;
   }
@@ -56,6 +66,13 @@ export function driftOf(service: ObservedService | undefined, serverId: string):
     return `The service runs ${service.runningTasks} of ${service.desiredReplicas} task(s)${cause}`;
   }
   return undefined;
+}
+
+/** The owner a candidate's service must carry. */
+function ownerOf(service: Candidate): ResourceOwner {
+  return service.serviceKind === "application"
+    ? applicationOwner(service.organizationId, service.serviceId)
+    : databaseOwner(service.organizationId, service.serviceId);
 }
 
 export class Reconciler {
@@ -124,7 +141,11 @@ export class Reconciler {
         const answer = await unlessAborted(
           this.services.agents.client.observeServices(
             serverId,
-            { serviceNames: apps.map((app) => app.appName), jobIds: [] },
+            {
+              serviceNames: apps.map((app) => app.appName),
+              jobIds: [],
+              owners: Object.fromEntries(apps.map((app) => [app.appName, ownerOf(app)])),
+            },
             OBSERVE_TIMEOUT_MS,
           ),
           this.closing.signal,
@@ -163,10 +184,13 @@ export class Reconciler {
           : sql`and s.server_id = ${onlyServerId}`;
     const { rows } = await sql<Omit<Candidate, "serviceKind">>`
       select s.${sql.ref(id)} as "serviceId", s.app_name as "appName",
-        s.server_id as "serverId", s.application_status as "applicationStatus",
+        s.server_id as "serverId", p.organization_id as "organizationId",
+        s.application_status as "applicationStatus",
         s.application_status_message as "applicationStatusMessage",
         (select max(d.completed_at) from ${deploymentsOf}) as "lastCompletedAt"
       from ${sql.table(table)} s
+      join environments e on e.environment_id = s.environment_id
+      join projects p on p.project_id = e.project_id
       where s.application_status in ('done', 'error')
         and exists (select 1 from ${deploymentsOf} and d.status = 'done')
         and not exists (select 1 from ${deploymentsOf} and d.status in ('idle', 'running'))

@@ -9,6 +9,8 @@
  * running deployment uses). The queue runs no other deployment of an application while its
  * recovery is under way (waitFor).
  */
+
+import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
@@ -158,7 +160,7 @@ export class DeploymentRecovery {
       result = await followAgentJob(services, {
         serverId: serverOf(row),
         jobId: row.deploymentId,
-        serviceName: row.appName,
+        service: { name: row.appName, owner: await ownerOfApplication(services.db, row) },
         fromObserved: (service): DeploymentResult => ({ status: "done", imageName: service.image || null }),
         log: () => {},
         signal,

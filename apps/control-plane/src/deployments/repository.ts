@@ -367,6 +367,7 @@ export function runningDeployments(db: Db) {
       "deployments.title",
       "applications.appName",
       "applications.serverId",
+      "applications.environmentId",
     ])
     .where("deployments.status", "=", "running")
     .orderBy("deployments.createdAt")

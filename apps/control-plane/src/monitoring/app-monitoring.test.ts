@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
+import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -51,6 +52,10 @@ describe("application.readAppMonitoring", () => {
       "--detach",
       "--name",
       appName,
+      // The labels the agent gives an application's containers: it samples no others.
+      ...Object.entries(
+        ownershipLabels(applicationOwner(owner.user.organizationId, app.body.applicationId)),
+      ).flatMap(([key, value]) => ["--container-label", `${key}=${value}`]),
       "--limit-memory",
       "64m",
       TEST_IMAGE,

@@ -5,7 +5,12 @@
  * service (only containers carrying the application's organization label), otherwise it is
  * taken now from Docker.
  */
-import type { AgentClient, ContainerMetricsRecord, ContainerStats } from "@platform/agent-protocol";
+import type {
+  AgentClient,
+  ContainerMetricsRecord,
+  ContainerStats,
+  ResourceOwner,
+} from "@platform/agent-protocol";
 import { z } from "zod";
 import { nanoCpus } from "../applications/validation.ts";
 
@@ -71,12 +76,13 @@ export async function readAppContainerStats(
   client: AgentClient,
   serverId: string,
   appName: string,
-  organizationId: string,
+  owner: ResourceOwner,
 ): Promise<ContainerStats[]> {
+  const { organizationId } = owner;
   const stored = await client.readContainerMetrics(serverId, { appName, limit: 200, organizationId }, 15_000);
   const records = JSON.parse(stored.recordsJson) as ContainerMetricsRecord[];
   const newest = records.at(-1)?.timestamp;
-  if (!stored.monitoringEnabled || !newest) return client.containerStats(serverId, appName, 15_000);
+  if (!stored.monitoringEnabled || !newest) return client.containerStats(serverId, appName, owner, 15_000);
   return records
     .filter((record) => record.timestamp === newest)
     .map((record) => ({

@@ -23,7 +23,10 @@ export async function readApplicationTraefikConfig(
   const serverId = proxyServerOf(services, app);
   const file = await callAgent(
     serverId,
-    () => services.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName)),
+    async () =>
+      services.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName), {
+        owner: await ownerOfApplication(services.db, app),
+      }),
     services.logger,
   );
   return file.exists ? file.content : null;
@@ -43,10 +46,9 @@ export async function updateApplicationTraefikConfig(
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
   const serverId = proxyServerOf(services, app);
-  if (serverId === LOCAL_SERVER_ID) {
-    // This machine's proxy routes only the instance organization's applications (agentServerId).
-    await agentServerId(services, (await ownerOfApplication(services.db, app)).organizationId, null);
-  }
+  const owner = await ownerOfApplication(services.db, app);
+  // This machine's proxy routes only the instance organization's applications (agentServerId).
+  if (serverId === LOCAL_SERVER_ID) await agentServerId(services, owner.organizationId, null);
   await callAgent(
     serverId,
     () =>
@@ -55,6 +57,7 @@ export async function updateApplicationTraefikConfig(
         "dynamic",
         dynamicConfigFileName(app.appName),
         traefikConfig,
+        { owner },
       ),
     services.logger,
   );

@@ -71,6 +71,7 @@ export async function assignControlPlaneDomain(
           "dynamic",
           dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
           routeYaml,
+          { platformFile: true },
         ),
       services.logger,
     );
@@ -140,6 +141,7 @@ export async function rewriteControlPlaneRoute(services: ServiceContext): Promis
         "dynamic",
         dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
         routeYaml,
+        { platformFile: true },
       ),
     services.logger,
   );

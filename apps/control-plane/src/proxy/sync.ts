@@ -7,7 +7,7 @@
  */
 import { posix } from "node:path";
 import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
-import { isValidAppName } from "@platform/agent-protocol";
+import { applicationOwner, isExistingAppName, isValidAppName } from "@platform/agent-protocol";
 import {
   type ConfigIssue,
   customCertificateFiles,
@@ -20,12 +20,14 @@ import {
 } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { ownerOfApplicationId } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
+import { CONTROL_PLANE_SERVICE_NAME } from "./control-plane-route.ts";
 
 /** Where SecretBox binds a domain's sealed certificate key. */
 export const certificateKeyContext = (domainId: string, organizationId: string) => ({
@@ -142,8 +144,13 @@ export async function syncApplicationProxyWith(
   const config = applicationConfig(app.appName, domains, credentials);
   const client = services.agents.client;
   const fileName = dynamicConfigFileName(app.appName);
+  const holder = { owner: applicationOwner(app.organizationId, app.applicationId) };
   if (!config) {
-    await callAgent(serverId, () => client.removeProxyFile(serverId, "dynamic", fileName), services.logger);
+    await callAgent(
+      serverId,
+      () => client.removeProxyFile(serverId, "dynamic", fileName, holder),
+      services.logger,
+    );
     return;
   }
   for (const domain of domains) {
@@ -155,18 +162,18 @@ export async function syncApplicationProxyWith(
     );
     await callAgent(
       serverId,
-      () => client.writeProxyFile(serverId, "certificate", names.certFile, domain.certificate!),
+      () => client.writeProxyFile(serverId, "certificate", names.certFile, domain.certificate!, holder),
       services.logger,
     );
     await callAgent(
       serverId,
-      () => client.writeProxyFile(serverId, "certificate", names.keyFile, key),
+      () => client.writeProxyFile(serverId, "certificate", names.keyFile, key, holder),
       services.logger,
     );
   }
   await callAgent(
     serverId,
-    () => client.writeProxyFile(serverId, "dynamic", fileName, toYaml(config)),
+    () => client.writeProxyFile(serverId, "dynamic", fileName, toYaml(config), holder),
     services.logger,
   );
 }
@@ -181,13 +188,15 @@ export async function removeCertificateFiles(
   services: ServiceContext,
   serverId: string,
   appName: string,
-  domain: Pick<Domain, "uniqueConfigKey">,
+  domain: Pick<Domain, "uniqueConfigKey" | "applicationId">,
 ): Promise<void> {
   const names = certificateFileNames(appName, domain);
+  if (!domain.applicationId) return;
+  const holder = { owner: await ownerOfApplicationId(services.db, domain.applicationId) };
   for (const fileName of [names.certFile, names.keyFile]) {
     await callAgent(
       serverId,
-      () => services.agents.client.removeProxyFile(serverId, "certificate", fileName),
+      () => services.agents.client.removeProxyFile(serverId, "certificate", fileName, holder),
       services.logger,
     );
   }
@@ -201,14 +210,23 @@ export async function removeCertificateFiles(
  */
 export async function removeApplicationProxy(services: ServiceContext, app: Application): Promise<void> {
   if (!app.serverId && services.config.edition === "cloud") return;
-  // A name stored before the shared rule (`..`, `platform-control-plane`) never had a file of its
-  // own: removing `<name>.yml` could only hit someone else's (or the platform's) file.
-  if (!isValidAppName(app.appName)) return;
+  // A name of the older rule (`a..b`, `platform-x`) may have had a file: it goes too. The agent
+  // removes it only if it is recorded for this application (or for no one yet), never the
+  // platform's or another tenant's file of that name (nor the control plane's route, whose file
+  // may predate the records).
+  if (!isExistingAppName(app.appName) || app.appName === CONTROL_PLANE_SERVICE_NAME) return;
   const serverId = proxyServerOf(services, app);
   try {
+    const holder = { owner: await ownerOfApplicationId(services.db, app.applicationId) };
     await callAgent(
       serverId,
-      () => services.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName)),
+      () =>
+        services.agents.client.removeProxyFile(
+          serverId,
+          "dynamic",
+          dynamicConfigFileName(app.appName),
+          holder,
+        ),
       services.logger,
     );
     for (const domain of await listApplicationDomains(services.db, app.applicationId)) {

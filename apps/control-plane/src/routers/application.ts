@@ -4,6 +4,7 @@
  * and its Traefik file. Procedures not listed here are not registered until they do their
  * work. An application of another organization is a 404.
  */
+import { applicationOwner } from "@platform/agent-protocol";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { checkRenamable } from "../applications/rename.ts";
@@ -591,7 +592,12 @@ export const applicationRouter = defineRouter("application", {
       const stats = await callAgent(
         serverId,
         () =>
-          readAppContainerStats(services.agents.client, serverId, application.appName, caller.organizationId),
+          readAppContainerStats(
+            services.agents.client,
+            serverId,
+            application.appName,
+            applicationOwner(caller.organizationId, application.applicationId),
+          ),
         logger,
       );
       return summarizeAppMonitoring(stats, application.cpuLimit, services.now().getTime());

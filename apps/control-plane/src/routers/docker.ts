@@ -94,7 +94,11 @@ async function visibleContainer(
 ): Promise<Record<string, unknown> & { Id: string }> {
   const config = await callAgent(
     target.agentServerId,
-    () => services.agents.client.inspectContainer(target.agentServerId, containerId),
+    () =>
+      services.agents.client.inspectContainer(target.agentServerId, containerId, {
+        organizationId: caller.organizationId,
+        includeUnmanaged: target.seesUnmanaged,
+      }),
     services.logger,
   );
   const inspect = JSON.parse(config.inspectJson) as Record<string, unknown> & {
@@ -171,7 +175,13 @@ export const dockerRouter = defineRouter("docker", {
       const { Id } = await visibleContainer(services, caller, target, input.containerId);
       await callAgent(
         agentServerId,
-        () => services.agents.client.restartContainer(agentServerId, Id, { timeoutMs: 60_000 }),
+        () =>
+          services.agents.client.restartContainer(
+            agentServerId,
+            Id,
+            { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
+            { timeoutMs: 60_000 },
+          ),
         services.logger,
       );
       return success;
