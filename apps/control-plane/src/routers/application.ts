@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
+import { applicationOneSchema } from "../applications/detail-cache.ts";
 import { checkRenamable } from "../applications/rename.ts";
 import {
   APP_NAME_CONSTRAINT,
@@ -259,17 +260,6 @@ const DISCONNECTED_GIT: ApplicationUpdate = {
   customGitSshKeyId: null,
 };
 
-/**
- * Whether the caller may use the application's Git provider connection. Provider connections
- * (spec 2.12) have no records yet, so there is no owner to compare with: every member may.
- */
-function gitProviderAccess(_application: Application): {
-  hasGitProviderAccess: boolean;
-  unauthorizedProvider: string | null;
-} {
-  return { hasGitProviderAccess: true, unauthorizedProvider: null };
-}
-
 const deployInput = z.object({
   applicationId: z.string().min(1).max(100),
   title: plainTextSchema(200).optional(),
@@ -330,39 +320,17 @@ export const applicationRouter = defineRouter("application", {
     summary: "An application with its environment, project, deployments, domains, ports and credentials",
     access: "member",
     input: applicationIdInput,
-    output: applicationDetailSchema.extend({
-      domains: z.array(domainSchema),
-      ports: z.array(portSchema),
-      security: z.array(securitySchema),
-    }),
+    output: applicationOneSchema,
     handler: async ({ services, caller, input }) => {
-      const {
-        organizationId: _o,
-        projectId,
-        projectName,
-        environmentName,
-        ...application
-      } = await load(services.db, caller, input.applicationId);
-      // The four lists do not depend on each other: one round trip's wait, not four.
-      const [deployments, domains, ports, security] = await Promise.all([
-        listDeployments(services.db, caller.organizationId, { applicationId: application.applicationId }),
-        listApplicationDomains(services.db, application.applicationId),
-        listApplicationPorts(services.db, application.applicationId),
-        listApplicationCredentials(services.db, application.applicationId),
-      ]);
-      return {
-        ...toApplicationView(application),
-        environment: {
-          environmentId: application.environmentId,
-          name: environmentName,
-          project: { projectId, name: projectName },
-        },
-        deployments: deployments.map(toDeploymentView),
-        domains: domains.map(toDomainView),
-        ports,
-        security: security.map(toSecurityView),
-        ...gitProviderAccess(application),
-      };
+      const detail = await services.applicationDetails.get(
+        services.db,
+        caller.organizationId,
+        input.applicationId,
+      );
+      if (!detail) throw notFound("Application");
+      // Checked per caller on every read, cached answer or not.
+      await requireServiceAccess(services.db, caller, detail.service);
+      return detail.answer;
     },
   }),
 
