@@ -18,7 +18,6 @@ import {
   generateAppName,
   insertApplication,
   type LocatedApplication,
-  listApplicationPorts,
   newRefreshToken,
   searchApplications,
   serverBelongsTo,
@@ -26,7 +25,6 @@ import {
   updateApplication,
 } from "../applications/repository.ts";
 import {
-  applicationDetailSchema,
   applicationIdInput,
   applicationSchema,
   applicationSummarySchema,
@@ -60,7 +58,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
-import { deleteFinishedDeployments, listDeployments, toDeploymentView } from "../deployments/repository.ts";
+import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import {
   reloadApplicationService,
   serverOf,
@@ -69,8 +67,6 @@ import {
 } from "../deployments/runtime.ts";
 import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
-import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
-import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -92,7 +88,6 @@ import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
-import { portSchema } from "./port.ts";
 
 const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 
