@@ -1,7 +1,8 @@
 /**
  * `pnpm bench:scale`: one control plane (Postgres, in its own process) under N simulated agents
- * (all in this process), step by step along a curve (default 0, 100, 300, 1000; SCALE_AGENTS
- * sets it), each step measured for SCALE_SECONDS (default 60) after a warm-up.
+ * (all in this process), step by step along a curve (default 0, 1000, 2500, 5000; SCALE_AGENTS
+ * sets it), each step measured for SCALE_SECONDS (default 30) after SCALE_WARMUP_SECONDS
+ * (default 10) of warm-up.
  *
  * The NATS server is private (started here on a free port, operator/JWT mode with JetStream,
  * like the tests'). Every simulated agent has its own server row, enrolls through
@@ -41,9 +42,9 @@ import {
 } from "../packages/agent-protocol/src/index.ts";
 import { createScratchDatabase, startControlPlane } from "./support.ts";
 
-const curve = (process.env.SCALE_AGENTS ?? "100,300,1000").split(",").map(Number);
-const stepSeconds = Number(process.env.SCALE_SECONDS ?? 60);
-const warmupSeconds = Number(process.env.SCALE_WARMUP_SECONDS ?? 15);
+const curve = (process.env.SCALE_AGENTS ?? "1000,2500,5000").split(",").map(Number);
+const stepSeconds = Number(process.env.SCALE_SECONDS ?? 30);
+const warmupSeconds = Number(process.env.SCALE_WARMUP_SECONDS ?? 10);
 const heartbeatMs = Number(process.env.SCALE_HEARTBEAT_MS ?? 10_000);
 const POLL_MS = 200;
 const PROBE_INTERVAL_MS = 100;
@@ -84,13 +85,21 @@ class SimulatedAgent {
   ) {}
 
   async start(natsUrl: string, userJwt: string, seed: Uint8Array): Promise<void> {
-    this.connection = await connect({
-      servers: natsUrl,
-      name: `platform-agent/${AGENT_VERSION} ${this.serverId}`,
-      authenticator: jwtAuthenticator(userJwt, seed),
-      maxReconnectAttempts: -1,
-      pingInterval: 20_000,
-    });
+    // A busy bench process may miss the server's authentication timeout: try again, as an agent does.
+    for (let attempt = 1; !this.connection; attempt++) {
+      try {
+        this.connection = await connect({
+          servers: natsUrl,
+          name: `platform-agent/${AGENT_VERSION} ${this.serverId}`,
+          authenticator: jwtAuthenticator(userJwt, seed),
+          maxReconnectAttempts: -1,
+          pingInterval: 20_000,
+        });
+      } catch (error) {
+        if (attempt >= 10) throw error;
+        await sleep(250 * attempt);
+      }
+    }
     const transport = new NatsAgentTransport(this.connection);
     transport.serveCommands(this.serverId, async (request) => this.answer(request));
     await transport.flush();

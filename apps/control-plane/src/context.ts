@@ -5,6 +5,7 @@
 
 import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
+import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
@@ -24,6 +25,8 @@ export interface ServiceContext {
   callers: CallerCache;
   /** Each organization's project tree, emptied by every write to it on any instance (projects/tree-cache.ts). */
   projectTrees: ProjectTreeCache;
+  /** application.one's answers, emptied by every write they read on any instance (applications/detail-cache.ts). */
+  applicationDetails: ApplicationDetailCache;
   /** HMAC key for session JWTs, derived from the master secret. */
   sessionSigningKey: Uint8Array;
   /** The agents of the servers (and of this machine, LOCAL_SERVER_ID). */

@@ -6,6 +6,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { type AgentHubOptions, startAgentHub } from "./agents/agent-hub.ts";
+import {
+  APPLICATION_DETAIL_CHANNEL,
+  ApplicationDetailCache,
+  tablesNotifyingApplicationDetails,
+} from "./applications/detail-cache.ts";
 import { CALLER_CHANNEL, CallerCache } from "./auth/caller-cache.ts";
 import type { Config } from "./config.ts";
 import type { ServiceContext } from "./context.ts";
@@ -86,11 +91,16 @@ export async function createServices(
   // Reads services.now at each hit, so a test that moves the clock moves the cache's too.
   const callers = new CallerCache(() => services.now());
   const projectTrees = new ProjectTreeCache();
+  const applicationDetails = new ApplicationDetailCache();
   try {
     callers.attach(await database.listen(CALLER_CHANNEL, () => callers.invalidate()));
     projectTrees.attach(
       await database.listen(PROJECT_TREE_CHANNEL, () => projectTrees.invalidate()),
       await tablesNotifyingTrees(database.db),
+    );
+    applicationDetails.attach(
+      await database.listen(APPLICATION_DETAIL_CHANNEL, () => applicationDetails.invalidate()),
+      await tablesNotifyingApplicationDetails(database.db),
     );
   } catch (error) {
     await database.close();
@@ -111,6 +121,7 @@ export async function createServices(
     secrets: new SecretBox(masterSecret),
     callers,
     projectTrees,
+    applicationDetails,
     sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
     agents,
     deployments: createDeploymentQueue(config, options.deployments),

@@ -264,11 +264,15 @@ export async function runApplicationDeployment(
 
     checkAborted();
     stage = "deploy";
+    // The global limit bounds builds, the heavy part. Rolling the service out is Swarm's work and
+    // mostly waiting for its tasks to start: holding a slot through it made a burst of prebuilt
+    // images start two at a time (bench:burst). One deployment per application still holds.
+    run.slot?.giveBack();
     const spec = buildServiceSpec({ app, image, env, ports });
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     await deployServiceSpec(
       services,
-      run,
+      { ...run, slot: undefined },
       serverId,
       { spec, registryAuth, owner: applicationOwner(app.organizationId, app.applicationId) },
       log,

@@ -7,6 +7,7 @@
 import { applicationOwner } from "@platform/agent-protocol";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
+import { applicationOneSchema } from "../applications/detail-cache.ts";
 import { checkRenamable } from "../applications/rename.ts";
 import {
   APP_NAME_CONSTRAINT,
@@ -18,7 +19,6 @@ import {
   generateAppName,
   insertApplication,
   type LocatedApplication,
-  listApplicationPorts,
   newRefreshToken,
   searchApplications,
   serverBelongsTo,
@@ -26,7 +26,6 @@ import {
   updateApplication,
 } from "../applications/repository.ts";
 import {
-  applicationDetailSchema,
   applicationIdInput,
   applicationSchema,
   applicationSummarySchema,
@@ -60,7 +59,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
-import { deleteFinishedDeployments, listDeployments, toDeploymentView } from "../deployments/repository.ts";
+import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import {
   reloadApplicationService,
   serverOf,
@@ -69,8 +68,6 @@ import {
 } from "../deployments/runtime.ts";
 import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
-import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
-import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -92,7 +89,6 @@ import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
-import { portSchema } from "./port.ts";
 
 const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 
@@ -260,17 +256,6 @@ const DISCONNECTED_GIT: ApplicationUpdate = {
   customGitSshKeyId: null,
 };
 
-/**
- * Whether the caller may use the application's Git provider connection. Provider connections
- * (spec 2.12) have no records yet, so there is no owner to compare with: every member may.
- */
-function gitProviderAccess(_application: Application): {
-  hasGitProviderAccess: boolean;
-  unauthorizedProvider: string | null;
-} {
-  return { hasGitProviderAccess: true, unauthorizedProvider: null };
-}
-
 const deployInput = z.object({
   applicationId: z.string().min(1).max(100),
   title: plainTextSchema(200).optional(),
@@ -331,39 +316,17 @@ export const applicationRouter = defineRouter("application", {
     summary: "An application with its environment, project, deployments, domains, ports and credentials",
     access: "member",
     input: applicationIdInput,
-    output: applicationDetailSchema.extend({
-      domains: z.array(domainSchema),
-      ports: z.array(portSchema),
-      security: z.array(securitySchema),
-    }),
+    output: applicationOneSchema,
     handler: async ({ services, caller, input }) => {
-      const {
-        organizationId: _o,
-        projectId,
-        projectName,
-        environmentName,
-        ...application
-      } = await load(services.db, caller, input.applicationId);
-      // The four lists do not depend on each other: one round trip's wait, not four.
-      const [deployments, domains, ports, security] = await Promise.all([
-        listDeployments(services.db, caller.organizationId, { applicationId: application.applicationId }),
-        listApplicationDomains(services.db, application.applicationId),
-        listApplicationPorts(services.db, application.applicationId),
-        listApplicationCredentials(services.db, application.applicationId),
-      ]);
-      return {
-        ...toApplicationView(application),
-        environment: {
-          environmentId: application.environmentId,
-          name: environmentName,
-          project: { projectId, name: projectName },
-        },
-        deployments: deployments.map(toDeploymentView),
-        domains: domains.map(toDomainView),
-        ports,
-        security: security.map(toSecurityView),
-        ...gitProviderAccess(application),
-      };
+      const detail = await services.applicationDetails.get(
+        services.db,
+        caller.organizationId,
+        input.applicationId,
+      );
+      if (!detail) throw notFound("Application");
+      // Checked per caller on every read, cached answer or not.
+      await requireServiceAccess(services.db, caller, detail.service);
+      return detail.answer;
     },
   }),
 

@@ -22,6 +22,7 @@ import * as callerInvalidation from "./20261124-85-caller-invalidation.ts";
 import * as databaseSwarm from "./20261125-10-database-swarm.ts";
 import * as projectTreeInvalidation from "./20261125-20-project-tree-invalidation.ts";
 import * as pendingEmail from "./20261126-10-pending-email.ts";
+import * as applicationDetailInvalidation from "./20261127-10-application-detail-invalidation.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "20261125-10-database-swarm": databaseSwarm,
   "20261125-20-project-tree-invalidation": projectTreeInvalidation,
   "20261126-10-pending-email": pendingEmail,
+  "20261127-10-application-detail-invalidation": applicationDetailInvalidation,
 };
