@@ -29,6 +29,7 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { freePort } from "../apps/agent/src/testing/net.ts";
 import { AgentClient, connect, NatsAgentTransport } from "../packages/agent-protocol/src/index.ts";
+import { registerBenchOwner } from "./support.ts";
 
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
@@ -183,24 +184,18 @@ async function startControlPlane(runtime: Runtime, env: Record<string, string>):
   return { child, base, startMs };
 }
 
-/** A user with an API token and a few projects, so that project.all does real work. */
+/** A user with an API key and a few projects, so that project.all does real work. */
 async function bearerOf(base: string): Promise<string> {
-  const register = await fetch(`${base}/api/auth.register`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "bench@example.com", password: "bench-password-1", name: "Bench" }),
-  });
-  if (!register.ok) throw new Error(`auth.register failed: ${await register.text()}`);
-  const { token } = (await register.json()) as { token: string };
+  const { apiKey } = await registerBenchOwner(base, "bench@example.com");
   for (let i = 0; i < 10; i++) {
     const created = await fetch(`${base}/api/project.create`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
       body: JSON.stringify({ name: `project ${i}`, description: "memory benchmark" }),
     });
     if (!created.ok) throw new Error(`project.create failed: ${await created.text()}`);
   }
-  return token;
+  return apiKey;
 }
 
 async function load(url: string, headers: Record<string, string> = {}): Promise<void> {

@@ -40,7 +40,7 @@ import {
   NatsAgentTransport,
   type NatsConnection,
 } from "../packages/agent-protocol/src/index.ts";
-import { createScratchDatabase, startControlPlane } from "./support.ts";
+import { createScratchDatabase, registerBenchOwner, startControlPlane } from "./support.ts";
 
 const curve = (process.env.SCALE_AGENTS ?? "1000,2500,5000").split(",").map(Number);
 const stepSeconds = Number(process.env.SCALE_SECONDS ?? 30);
@@ -232,13 +232,8 @@ async function main(): Promise<void> {
       if (i > 300) throw new Error("the control plane did not come up");
       await sleep(100);
     }
-    const register = await fetch(`${base}/api/auth.register`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: "scale@example.com", password: "bench-password-1", name: "Scale" }),
-    });
-    const { token } = (await register.json()) as { token: string };
-    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    const { apiKey } = await registerBenchOwner(base, "scale@example.com");
+    const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
     for (let i = 0; i < 100; i++) {
       const created = await fetch(`${base}/api/project.create`, {
         method: "POST",

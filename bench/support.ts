@@ -121,3 +121,25 @@ export function printComparison(title: string, platformWay: string, viaPlatform:
   console.log(`  ${"docker service create (bare CLI)".padEnd(42)}  ${cliMs.toFixed(0).padStart(7)} ms`);
   console.log(`  ${"ratio platform / CLI".padEnd(42)}  ${(platformMs / cliMs).toFixed(2).padStart(7)}`);
 }
+
+/**
+ * Registers the first user of a fresh control plane and returns an API key of its organization.
+ * Benchmarks load the API with the key, as scripts do: sessions spend a per-session rate limit
+ * (PLATFORM_SESSION_RATE_LIMIT) that a load of thousands of requests would turn into 429s.
+ */
+export async function registerBenchOwner(base: string, email: string): Promise<{ apiKey: string }> {
+  const register = await fetch(`${base}/api/auth.register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: "bench-password-1", name: "Bench" }),
+  });
+  if (!register.ok) throw new Error(`auth.register failed: ${await register.text()}`);
+  const owner = (await register.json()) as { token: string; user: { organizationId: string } };
+  const created = await fetch(`${base}/api/user.createApiKey`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${owner.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench", metadata: { organizationId: owner.user.organizationId } }),
+  });
+  if (!created.ok) throw new Error(`user.createApiKey failed: ${await created.text()}`);
+  return { apiKey: ((await created.json()) as { key: string }).key };
+}
