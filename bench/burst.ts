@@ -12,25 +12,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../apps/agent/src/testing/net.ts";
 import { DEFAULT_DEPLOYMENT_CONCURRENCY } from "../apps/control-plane/src/deployments/queue.ts";
-import { type BenchPlatform, docker, median, startBenchPlatform } from "./support.ts";
+import { type BenchPlatform, docker, median, servedAt, startBenchPlatform } from "./support.ts";
 
 const count = Number(process.env.BURST_APPS ?? 50);
 const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const network = "platform-network";
 const SERVE_TIMEOUT_MS = 300_000;
-
-/** Polls 127.0.0.1:port until it answers `body`; answers the moment it did. */
-async function servedAt(port: number, body: string): Promise<number> {
-  const deadline = Date.now() + SERVE_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
-      if ((await response.text()).trim() === body) return performance.now();
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`nothing served "${body}" on 127.0.0.1:${port} within ${SERVE_TIMEOUT_MS} ms`);
-}
 
 interface Burst {
   totalMs: number;
@@ -44,7 +31,7 @@ async function burst(ports: number[], body: string, start: (index: number) => Pr
   const served = await Promise.all(
     ports.map(async (port, index) => {
       await start(index);
-      return (await servedAt(port, body)) - startedAt;
+      return (await servedAt(port, body, SERVE_TIMEOUT_MS)) - startedAt;
     }),
   );
   return { totalMs: performance.now() - startedAt, servedMs: served.sort((a, b) => a - b) };

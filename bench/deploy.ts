@@ -11,25 +11,18 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../apps/agent/src/testing/net.ts";
-import { type BenchPlatform, docker, printComparison, printRound, startBenchPlatform } from "./support.ts";
+import {
+  type BenchPlatform,
+  docker,
+  printComparison,
+  printRound,
+  servedAt,
+  startBenchPlatform,
+} from "./support.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const network = "platform-network";
-const SERVE_TIMEOUT_MS = 120_000;
-
-/** Polls 127.0.0.1:port until it answers `body`; answers the moment it did. */
-async function servedAt(port: number, body: string): Promise<number> {
-  const deadline = Date.now() + SERVE_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
-      if ((await response.text()).trim() === body) return performance.now();
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`nothing served "${body}" on 127.0.0.1:${port} within ${SERVE_TIMEOUT_MS} ms`);
-}
 
 async function main(): Promise<void> {
   const tag = `platform-bench/deploy:${process.pid}`;

@@ -22,12 +22,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
 import { freePort } from "../apps/agent/src/testing/net.ts";
+import { postmasterPid, processTree } from "../apps/control-plane/src/testing/processes.ts";
 import { AgentClient, connect, NatsAgentTransport } from "../packages/agent-protocol/src/index.ts";
 import { registerBenchOwner } from "./support.ts";
 
@@ -126,23 +127,6 @@ function pssMiB(pids: number[]): number {
     } catch {}
   }
   return kiB / 1024;
-}
-
-/** The embedded server's postmaster (from its postmaster.pid) and every process below it. */
-function postmasterTree(platformDataDir: string): number[] {
-  const pidFile = path.join(platformDataDir, "postgres", "postmaster.pid");
-  const postmaster = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {}
-  }
-  const tree = [postmaster];
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
-  return tree;
 }
 
 /** Polls `url` every 10 ms until it answers 200; the time since `since`, in ms. */
@@ -251,7 +235,7 @@ async function controlPlaneRow(what: string, runtime: Runtime, env: Record<strin
   const embedded = !env.DATABASE_URL;
   const pssOf = () => [
     server.child.pid as number,
-    ...(embedded ? postmasterTree(env.PLATFORM_DATA_DIR as string) : []),
+    ...(embedded ? processTree(postmasterPid(env.PLATFORM_DATA_DIR as string)) : []),
   ];
   try {
     const token = await bearerOf(server.base);

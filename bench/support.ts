@@ -143,3 +143,16 @@ export async function registerBenchOwner(base: string, email: string): Promise<{
   if (!created.ok) throw new Error(`user.createApiKey failed: ${await created.text()}`);
   return { apiKey: ((await created.json()) as { key: string }).key };
 }
+
+/** Polls 127.0.0.1:port until it answers `body` (within `timeoutMs`); answers the moment it did. */
+export async function servedAt(port: number, body: string, timeoutMs = 120_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1000) });
+      if ((await response.text()).trim() === body) return performance.now();
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`nothing served "${body}" on 127.0.0.1:${port} within ${timeoutMs} ms`);
+}

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMBEDDED_POSTGRES_USER } from "../../apps/control-plane/src/db/embedded.ts";
+import { postmasterPid, processTree } from "../../apps/control-plane/src/testing/processes.ts";
 import { ApiClient } from "../support/control-plane.ts";
 import { type NpmStart, spawnNpmStart } from "../support/npm-start.ts";
 
@@ -78,25 +79,6 @@ function postmastersIn(parent: string): number[] {
       );
     })
     .filter(isAlive);
-}
-
-/** The pid in the data directory's postmaster.pid. */
-const postmasterPid = (dataDir: string) =>
-  Number(readFileSync(path.join(dataDir, "postgres", "postmaster.pid"), "utf8").split("\n")[0]);
-
-/** `pid` and every process below it. */
-function processTree(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {}
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
-  return tree;
 }
 
 async function start(

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
+import { postmasterPid } from "../testing/processes.ts";
 import { migrateToLatest, openDatabase } from "./database.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 
@@ -25,9 +26,6 @@ async function dataDirectory(): Promise<string> {
   return dir;
 }
 
-const postmasterPid = async (dir: string) =>
-  Number((await readFile(path.join(dir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0]);
-
 describe("the embedded PostgreSQL", () => {
   it("serves control planes that start together on one directory from one server", async () => {
     const dir = await dataDirectory();
@@ -35,7 +33,7 @@ describe("the embedded PostgreSQL", () => {
     const [a, b] = await Promise.all([startEmbeddedPostgres(dir), startEmbeddedPostgres(dir)]);
     try {
       expect(a.url).toBe(b.url);
-      const pid = await postmasterPid(dir);
+      const pid = postmasterPid(dir);
       const postmasters = (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0");
       expect(postmasters.slice(1, 3)).toEqual(["-D", path.join(dir, "postgres")]);
     } finally {

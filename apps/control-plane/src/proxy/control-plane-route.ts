@@ -63,18 +63,7 @@ export async function assignControlPlaneDomain(
       })
       .where("id", "=", 1)
       .execute();
-    await callAgent(
-      LOCAL_SERVER_ID,
-      () =>
-        client.writeProxyFile(
-          LOCAL_SERVER_ID,
-          "dynamic",
-          dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
-          routeYaml,
-          { platformFile: true },
-        ),
-      services.logger,
-    );
+    await writeControlPlaneRoute(services, routeYaml);
     if (letsEncryptEmail !== stored.letsEncryptEmail) {
       // The ACME account email lives in the static configuration: rewrite it and restart the proxy.
       const staticConfig = await staticConfigToInstall(
@@ -133,6 +122,11 @@ export async function rewriteControlPlaneRoute(services: ServiceContext): Promis
   // assignDomainServer never stores `custom` (no certificate can be given for the control plane).
   const certificateType = settings.certificateType === "custom" ? "none" : settings.certificateType;
   const routeYaml = controlPlaneRouteYaml(services, settings.host, certificateType, settings.https);
+  await writeControlPlaneRoute(services, routeYaml);
+}
+
+/** Writes the route file on this machine's proxy, as the platform's own file. */
+async function writeControlPlaneRoute(services: ServiceContext, routeYaml: string): Promise<void> {
   await callAgent(
     LOCAL_SERVER_ID,
     () =>
