@@ -134,7 +134,11 @@ describe(".github/workflows/release.yml", () => {
     const image = workflow.jobs.image;
     expect(image.needs).toBe("agents");
     expect(image.strategy.matrix.include.map((entry: any) => entry.platform)).toEqual(["amd64", "arm64"]);
-    expect(image["runs-on"]).toBe("${{ matrix.runner }}");
+    expect(image["runs-on"]).toMatch(/^\$\{\{ matrix\.runner \}\}$/);
+    expect(image.strategy.matrix.include.map((entry: any) => entry.runner)).toEqual([
+      "ubuntu-24.04",
+      "ubuntu-24.04-arm",
+    ]);
     expect(workflow.jobs.release.needs).toEqual(["agents", "image"]);
   });
 
@@ -163,6 +167,22 @@ describe(".github/workflows/release.yml", () => {
       expect(result.status, `${script}\n${result.stderr}`).toBe(0);
     }
     for (const step of steps) expect(step.run || step.uses, JSON.stringify(step)).toBeTruthy();
+  });
+});
+
+describe("the README's Install on a server", () => {
+  const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Install on a server"), readme.indexOf("## Walk-through"));
+
+  it("installs a release's install.sh (what the workflow attaches) or --from-source, with no --image", () => {
+    expect(section).toContain(
+      "curl -fsSL https://github.com/<owner>/<repository>/releases/download/<version>/install.sh | bash\n",
+    );
+    expect(section).toMatch(/bash deploy\/install\.sh --from-source \S+ \[--ref /);
+    for (const option of ["--base-image", "--postgres-image", "--nats-image", "--traefik-image"])
+      expect(section).toContain(option);
+    const workflow = readFileSync(path.join(repoRoot, ".github/workflows/release.yml"), "utf8");
+    expect(workflow).toContain("releases/download/$GITHUB_REF_NAME/install.sh");
   });
 });
 
