@@ -63,7 +63,7 @@ release_image=
 
 usage() {
   sed -n '2,/^# The settings of an install/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" 2>/dev/null ||
-    echo "see the comment at the top of deploy/install.sh"
+    echo "the options are at the top of this script: download it, then run bash install.sh --help"
 }
 
 upgrade=false

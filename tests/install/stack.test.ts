@@ -16,9 +16,9 @@
  * network made twice and without a new Postgres password the data volume would not accept.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -62,6 +62,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 const STACK_DEPLOY = /^stack deploy .*-c /;
 
 let mainDirectory: string;
+let agentsDirectory: string;
+/** Fixed, so that the image is not rebuilt for it on each run (its checksum is an input). */
+const RELEASE_ARM64_AGENT = "the stack test's arm64 agent executable\n";
 let backupDirectory: string;
 let ports: { http: number; https: number; controlPlane: number; nats: number };
 let images: { postgres: string; nats: string; traefik: string };
@@ -207,7 +210,19 @@ beforeAll(async () => {
   execFileSync("node", ["scripts/build.mjs", "--if-stale"], { cwd: repoRoot, stdio: "ignore" });
   const { debian, ...dependencies } = stackImages();
   images = dependencies;
-  built("build-control-plane-image.sh", "--base", debian, "--tag", CONTROL_PLANE_IMAGE);
+  // The release's agent executables go in with --agents (as the release workflow builds them
+  // once for both images): this one stands for the arm64 agent this machine's build does not make.
+  agentsDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-agents-"));
+  await writeFile(path.join(agentsDirectory, "platform-agent-linux-arm64"), RELEASE_ARM64_AGENT);
+  built(
+    "build-control-plane-image.sh",
+    "--base",
+    debian,
+    "--tag",
+    CONTROL_PLANE_IMAGE,
+    "--agents",
+    agentsDirectory,
+  );
   ports = {
     http: await freePort(),
     https: await freePort(),
@@ -221,6 +236,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await removeStack(stack, network, [appName]);
   await docker("image", "rm", NEWER_IMAGE).catch(() => "");
+  if (agentsDirectory) await rm(agentsDirectory, { recursive: true, force: true });
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   if (backupDirectory) await rm(backupDirectory, { recursive: true, force: true });
 }, 180_000);
@@ -299,6 +315,18 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       ok: true,
       config: { accessLog: { format: "json", fields: { headers: { names: { "User-Agent": "keep" } } } } },
     });
+
+    // It serves the agent executable given to the image's build (--agents), checksum included.
+    const served = await request(
+      ports.controlPlane,
+      `127.0.0.1:${ports.controlPlane}`,
+      "GET",
+      "/agent/platform-agent-linux-arm64.sha256",
+    );
+    expect(served.status, served.text).toBe(200);
+    expect(served.text).toBe(
+      `${createHash("sha256").update(RELEASE_ARM64_AGENT).digest("hex")}  platform-agent-linux-arm64\n`,
+    );
 
     const session = await api("direct").mutate("auth.register", {
       email: "owner@example.com",
