@@ -184,6 +184,7 @@ if [ -n "$from_source" ]; then
   if ! command -v git >/dev/null; then
     command -v apt-get >/dev/null || fail "--from-source needs git: install it first"
     echo "installing git from the distribution"
+    apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null
   fi
   command -v node >/dev/null && command -v npx >/dev/null &&
