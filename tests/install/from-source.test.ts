@@ -101,7 +101,18 @@ beforeAll(async () => {
   git(work, "clone", "--quiet", repoRoot, source);
   taggedCommit = git(source, "rev-parse", "HEAD");
   git(source, "tag", RELEASE_TAG);
-  git(source, "commit", "--quiet", "--allow-empty", "-m", "a commit after the tag");
+  git(
+    source,
+    "-c",
+    "user.name=Platform test",
+    "-c",
+    "user.email=test@example.com",
+    "commit",
+    "--quiet",
+    "--allow-empty",
+    "-m",
+    "a commit after the tag",
+  );
   builtImage = `platform/control-plane:${taggedCommit.slice(0, 12)}`;
   imageExisted = await docker("image", "inspect", builtImage).then(
     () => true,

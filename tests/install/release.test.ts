@@ -66,6 +66,9 @@ describe("scripts/stamp-install-script.sh", () => {
     expect(fromRelease.code).toBe(1);
     expect(fromRelease.output).toMatch(/--stack must be lower-case/);
     expect(fromRelease.output).not.toMatch(/no control plane image/);
+    // A release's install.sh builds from source too: its own image is no --image.
+    const releaseFromSource = run(stamped, ...harmless("--from-source", repoRoot, "--stack", "Not-Valid"));
+    expect(releaseFromSource.output).toMatch(/--stack must be lower-case/);
     expect(existsSync(path.join(work, "never-made"))).toBe(false);
   });
 
@@ -178,7 +181,7 @@ describe("the README's Install on a server", () => {
     expect(section).toContain(
       "curl -fsSL https://github.com/<owner>/<repository>/releases/download/<version>/install.sh | bash\n",
     );
-    expect(section).toMatch(/bash deploy\/install\.sh --from-source \S+ \[--ref /);
+    expect(section).toMatch(/deploy\/install\.sh \|\n\s+bash -s -- --from-source \S+ \[--ref /);
     for (const option of ["--base-image", "--postgres-image", "--nats-image", "--traefik-image"])
       expect(section).toContain(option);
     const workflow = readFileSync(path.join(repoRoot, ".github/workflows/release.yml"), "utf8");
