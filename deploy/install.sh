@@ -162,15 +162,6 @@ if ! command -v docker >/dev/null || ! command -v curl >/dev/null; then
 fi
 docker info >/dev/null 2>&1 || fail "the Docker Engine does not answer"
 
-if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
-  address=$(hostname -I 2>/dev/null | awk '{print $1}')
-  echo "making this machine a single-node Swarm"
-  docker swarm init --advertise-addr "${address:-127.0.0.1}" >/dev/null
-fi
-if ! docker network inspect "$network" >/dev/null 2>&1; then
-  docker network create --driver overlay --attachable "$network" >/dev/null
-fi
-
 # The generated values pass through this directory only while they become secrets (and a
 # --from-source clone while its image builds); a run killed before its end leaves it behind, and
 # the next run removes it first.
@@ -207,6 +198,16 @@ if [ -n "$from_source" ]; then
   bash "$work/source/scripts/build-control-plane-image.sh" "${build_options[@]}" | tee "$work/build.log"
   image=$(tail -n 1 "$work/build.log")
   rm -rf "$work/source" "$work/build.log"
+fi
+
+# ---- Swarm and network ------------------------------------------------------------------------
+if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
+  address=$(hostname -I 2>/dev/null | awk '{print $1}')
+  echo "making this machine a single-node Swarm"
+  docker swarm init --advertise-addr "${address:-127.0.0.1}" >/dev/null
+fi
+if ! docker network inspect "$network" >/dev/null 2>&1; then
+  docker network create --driver overlay --attachable "$network" >/dev/null
 fi
 
 # ---- main directory and Traefik's static configuration ----------------------------------------

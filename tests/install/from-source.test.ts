@@ -5,7 +5,8 @@
  * scripts/build-control-plane-image.sh (the release workflow's script) on the local Debian base,
  * and installs the stack as usual; the control plane answers /health and registers its first
  * user. A release's install.sh (scripts/stamp-install-script.sh) stamped with that image then
- * installs it with no --image: the stack is found deployed as it is.
+ * installs it with no --image: the stack is found deployed as it is. A --ref the source does not
+ * have stops the install before it makes anything.
  * No registry is reachable here: the stack's other images are the stack test's local ones
  * (tests/install/stack-fixtures.ts), as install.sh's help says such a machine needs. The stack,
  * its network, secrets, volumes, directories and the image built are this test's own and are
@@ -127,6 +128,16 @@ afterAll(async () => {
 }, 180_000);
 
 describe("install.sh --from-source (this machine's Swarm, no --image)", () => {
+  it("stops before changing anything when --ref is none of the source's commits, tags or branches", async () => {
+    await expect(
+      install(path.join(repoRoot, "deploy/install.sh"), "--from-source", source, "--ref", "no-such-ref"),
+    ).rejects.toThrow(`install.sh: ${source} has no commit, tag or branch no-such-ref`);
+    expect(existsSync(path.join(work, "main"))).toBe(false);
+    expect(await docker("network", "ls", "-q", "--filter", `name=${stack}`)).toBe("");
+    expect(await docker("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`)).toBe("");
+    expect(existsSync(path.join(tmpdir(), `platform-install-${stack}`))).toBe(false);
+  }, 120_000);
+
   it("clones the source at --ref, builds the control plane's image with the release's script and installs a working control plane", async () => {
     const output = await install(
       path.join(repoRoot, "deploy/install.sh"),
