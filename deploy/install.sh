@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs Platform on this server in one command, or upgrades it (--upgrade), as root on
-# Debian 12/13 or Ubuntu 22.04/24.04:
-#   curl -fsSL <url of this file> | sudo bash -s -- --image <control plane image>
+# Debian 12/13 or Ubuntu 22.04/24.04. A release's install.sh installs that release's control
+# plane image (ghcr.io/<owner>/<repository>:<version>, written into its copy of this file):
+#   curl -fsSL https://github.com/<owner>/<repository>/releases/download/<version>/install.sh | sudo bash
+# This file as it is in the repository names no image: give --image, or build it here with
+# --from-source.
 # It installs Docker (the distribution's docker.io) and curl when missing, makes this machine a
 # single-node Swarm, creates the overlay network the applications and Traefik share, generates
 # the secrets (Postgres password, NATS operator/account keys and the control plane's NATS
@@ -13,10 +16,25 @@
 # point (even killed) is finished by running the same command again (tests/install/stack.test.ts
 # kills it at several points of an install and of an upgrade).
 #
-#   --upgrade           move the installed stack to --image: backs the database up first
-#                       (pg_dump into <backup directory>/platform-<stack>-<UTC time>.sql, named
-#                       in the output), then redeploys; the new control plane applies migrations
-#   --image IMAGE       the control plane's image (required)
+#   --upgrade           move the installed stack to the image (this release's, --image's or
+#                       --from-source's): backs the database up first (pg_dump into
+#                       <backup directory>/platform-<stack>-<UTC time>.sql, named in the output),
+#                       then redeploys; the new control plane applies migrations
+#   --image IMAGE       the control plane's image (default: this release's)
+#   --from-source SOURCE [--ref REF]
+#                       instead of an image, build one on this server from a git URL (https://,
+#                       ssh://, git://, file://, user@host:path) or a local git directory: clones it,
+#                       checks REF out (a commit, tag or branch; default the source's HEAD) and
+#                       runs its scripts/build-control-plane-image.sh, the script the release
+#                       workflow builds with. Needs git (installed when missing), Node.js 20+
+#                       with npx on this server, the npm registry (the build's dependencies) and
+#                       Debian's or Ubuntu's package mirror (the image's git). The image is
+#                       platform/control-plane:<commit>, on this machine only (single-node Swarm).
+#   --base-image IMAGE  the base of the image --from-source builds (default debian:bookworm-slim;
+#                       Debian or Ubuntu based)
+#                       On a machine that cannot reach a container registry, --from-source needs a
+#                       local --base-image and the other images local too: --postgres-image,
+#                       --nats-image and --traefik-image (tests/install/from-source.test.ts does so)
 #   --postgres-image, --nats-image, --traefik-image IMAGE
 #                       default postgres:16, nats:2.10, traefik:v3
 #   --stack NAME        default platform;  --network NAME  default platform-network
@@ -30,6 +48,7 @@
 #   --nats-url URL      the NATS URL handed to the agents of other servers (default
 #                       nats://<this server's address>:<nats port>)
 #   --timeout SECONDS   how long to wait for the control plane (default 300)
+#   -h, --help          print this
 # The settings of an install are kept in <main directory>/install-<stack>.env; --upgrade reads them.
 set -euo pipefail
 
@@ -38,8 +57,20 @@ fail() {
   exit 1
 }
 
+# The control plane image of the release this file belongs to: written on this line when the
+# release is made (scripts/stamp-install-script.sh), empty in the repository.
+release_image=
+
+usage() {
+  sed -n '2,/^# The settings of an install/s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" 2>/dev/null ||
+    echo "the options are at the top of this script: download it, then run bash install.sh --help"
+}
+
 upgrade=false
 image=
+from_source=
+ref=
+base_image=
 postgres_image=
 nats_image=
 traefik_image=
@@ -55,10 +86,14 @@ backup_directory=/var/backups/platform
 url=
 timeout=300
 while [ $# -gt 0 ]; do
+  case "$1" in -h | --help) usage; exit 0 ;; esac
   [ $# -ge 2 ] || [ "$1" = --upgrade ] || fail "$1 needs a value"
   case "$1" in
     --upgrade) upgrade=true; shift; continue ;;
     --image) image=$2 ;;
+    --from-source) from_source=$2 ;;
+    --ref) ref=$2 ;;
+    --base-image) base_image=$2 ;;
     --postgres-image) postgres_image=$2 ;;
     --nats-image) nats_image=$2 ;;
     --traefik-image) traefik_image=$2 ;;
@@ -78,9 +113,25 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 
+# The source and the ref reach git as arguments only, never through a shell: a leading - (an
+# option), spaces, shell metacharacters and git's <transport>::<address> form are refused.
+if [ -n "$from_source" ]; then
+  [ -z "$image" ] || fail "--image and --from-source exclude each other (--from-source builds the image)"
+  [[ "$from_source" != -* && "$from_source" =~ ^[A-Za-z0-9_./~:@+=%-]+$ && "$from_source" != *::* ]] ||
+    fail "--from-source takes a git URL or a directory, without spaces, shell metacharacters or a leading - (got $from_source)"
+fi
+if [ -n "$ref" ]; then
+  [ -n "$from_source" ] || fail "--ref goes with --from-source"
+  [[ "$ref" != -* && "$ref" =~ ^[A-Za-z0-9_./+-]+$ && "$ref" != *..* ]] ||
+    fail "--ref takes a commit, tag or branch name, without spaces, shell metacharacters, .. or a leading - (got $ref)"
+fi
+[ -z "$base_image" ] || [ -n "$from_source" ] || fail "--base-image goes with --from-source"
+image=${image:-$release_image}
+[ -n "$image" ] || [ -n "$from_source" ] || fail "no control plane image: this install.sh is the repository's, \
+not a release's (a release's names its own image). Give --image <control plane image>, or \
+--from-source <git URL or directory> [--ref REF] to build the image on this server"
 [ "$(id -u)" = 0 ] || fail "run it as root (sudo)"
 [[ "$stack" =~ ^[a-z0-9][a-z0-9_-]*$ ]] || fail "--stack must be lower-case letters, digits, - and _"
-[ -n "$image" ] || fail "--image is needed (the control plane's image)"
 
 settings="$main_directory/install-$stack.env"
 if $upgrade; then
@@ -111,6 +162,45 @@ if ! command -v docker >/dev/null || ! command -v curl >/dev/null; then
 fi
 docker info >/dev/null 2>&1 || fail "the Docker Engine does not answer"
 
+# The generated values pass through this directory only while they become secrets (and a
+# --from-source clone while its image builds); a run killed before its end leaves it behind, and
+# the next run removes it first.
+work="${TMPDIR:-/tmp}/platform-install-$stack"
+rm -rf "$work"
+mkdir -m 700 "$work"
+trap 'rm -rf "$work"' EXIT
+
+# ---- the control plane's image, built here with --from-source ---------------------------------
+if [ -n "$from_source" ]; then
+  if ! command -v git >/dev/null; then
+    command -v apt-get >/dev/null || fail "--from-source needs git: install it first"
+    echo "installing git from the distribution"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq git >/dev/null
+  fi
+  command -v node >/dev/null && command -v npx >/dev/null &&
+    [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] ||
+    fail "--from-source builds with Node.js 20 or later and npx: install them first (found: $(node -v 2>/dev/null || echo none))"
+  location=$from_source
+  [ ! -d "$from_source" ] || location=$(cd "$from_source" && pwd)
+  echo "cloning $from_source"
+  git -c protocol.ext.allow=never clone --quiet --no-checkout -- "$location" "$work/source" ||
+    fail "could not clone $from_source"
+  commit=$(git -C "$work/source" rev-parse --verify --quiet "${ref:-HEAD}^{commit}" ||
+    git -C "$work/source" rev-parse --verify --quiet "origin/$ref^{commit}") ||
+    fail "$from_source has no commit, tag or branch ${ref:-HEAD}"
+  git -C "$work/source" checkout --quiet --detach "$commit"
+  [ -f "$work/source/scripts/build-control-plane-image.sh" ] ||
+    fail "$from_source at $commit has no scripts/build-control-plane-image.sh: not Platform's source"
+  echo "building the control plane's image from $from_source at $commit"
+  build_options=()
+  [ -z "$base_image" ] || build_options+=(--base "$base_image")
+  bash "$work/source/scripts/build-control-plane-image.sh" "${build_options[@]}" | tee "$work/build.log"
+  image=$(tail -n 1 "$work/build.log")
+  rm -rf "$work/source" "$work/build.log"
+fi
+
+# ---- Swarm and network ------------------------------------------------------------------------
 if [ "$(docker info --format '{{.Swarm.LocalNodeState}}')" != active ]; then
   address=$(hostname -I 2>/dev/null | awk '{print $1}')
   echo "making this machine a single-node Swarm"
@@ -158,12 +248,6 @@ has_secret() { docker secret inspect "${stack}_$1" >/dev/null 2>&1; }
 make_secret() { docker secret create --label "platform.stack=$stack" "${stack}_$1" "$2" >/dev/null && rm -f "$2"; }
 random() { head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c "$1"; }
 
-# The generated values pass through this directory only while they become secrets; a run killed
-# before its end leaves it behind, and the next run removes it first.
-work="${TMPDIR:-/tmp}/platform-install-$stack"
-rm -rf "$work"
-mkdir -m 700 "$work"
-trap 'rm -rf "$work"' EXIT
 # The password is made last: a run killed between the two leaves no password without its URL
 # (the URL alone is replaced), and once the password exists it is never replaced, since
 # Postgres initialized its data volume with it.

@@ -3,9 +3,15 @@
 # repository's files it reads at run time, production node_modules only (pnpm install --prod
 # from the lock file), this machine's node binary (20+) as the entry point, git and the docker
 # CLI for the builds of this machine's agent, which runs inside the control plane.
-#   bash scripts/build-control-plane-image.sh [--base IMAGE] [--tag IMAGE]
+#   bash scripts/build-control-plane-image.sh [--base IMAGE] [--tag IMAGE] [--agents DIRECTORY]
 # --base (default debian:bookworm-slim) must be Debian or Ubuntu based (apt-get installs git);
 # the tests use platform-test/debian:bookworm. --tag defaults to platform/control-plane:<commit>.
+# --agents puts the agent executables of DIRECTORY (platform-agent-linux-<arch>) in the image in
+# place of the ones this build makes: a release builds them once and serves the same files (the
+# checksums it publishes) from the image of every architecture.
+# The same script builds the release's images (.github/workflows/release.yml) and the image of
+# `install.sh --from-source` on a server. A tree without node_modules (a fresh clone) gets the
+# build's dependencies first, from the lock file with the pnpm that package.json pins.
 # Idempotent: the image is rebuilt only when its inputs changed (hash in the label
 # platform.inputs). Prints the image name on its last line.
 set -euo pipefail
@@ -13,10 +19,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 base=debian:bookworm-slim
 tag=
+agents=
 while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }
   case "$1" in
     --base) base=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
+    --agents) agents=$(cd "$2" && pwd); shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +37,15 @@ node_major=$("$node_binary" -p 'process.versions.node.split(".")[0]')
 docker_binary=$(command -v docker)
 
 cd "$root"
+if [ -n "$agents" ]; then
+  agent_files=("$agents"/platform-agent-linux-*)
+  [ -f "${agent_files[0]}" ] || { echo "--agents: no platform-agent-linux-<arch> in $agents" >&2; exit 2; }
+fi
+pnpm="pnpm@$(node -p 'require("./package.json").packageManager.split("@")[1]')"
+if [ ! -d node_modules ]; then
+  echo "installing the build's dependencies ($pnpm)"
+  CI=true npx --yes "$pnpm" install --frozen-lockfile --prefer-offline </dev/null >/dev/null
+fi
 node scripts/build.mjs >/dev/null
 
 # The files the image holds: every tracked file the control plane may read (its sources'
@@ -37,6 +55,7 @@ files=$(git ls-files --cached --others --exclude-standard -- package.json pnpm-l
 inputs=$( (
   docker image inspect --format '{{.Id}}' "$base" 2>/dev/null || echo "$base"
   sha256sum "$node_binary" "$docker_binary" dist/control-plane/main.js "$0"
+  [ -z "$agents" ] || sha256sum "${agent_files[@]}"
   echo "$files" | xargs sha256sum
 ) | sha256sum | cut -c1-16)
 current=$(docker image inspect --format '{{ index .Config.Labels "platform.inputs" }}' "$tag" 2>/dev/null || true)
@@ -52,10 +71,12 @@ trap 'rm -rf "$context"' EXIT
 # copies the whole filesystem, so the few heavy steps come last and the rest stays cached).
 mkdir -p "$context/rootfs/opt/platform" "$context/rootfs/usr/local/bin"
 echo "$files" | tar -cf - -T - | tar -C "$context/rootfs/opt/platform" -xf -
-cp -r dist "$context/rootfs/opt/platform/dist"
-rm -f "$context"/rootfs/opt/platform/dist/*/main.js.map
+# dist/node-cache holds the node binaries of other architectures the agents were built from.
+tar -cf - --exclude=dist/node-cache --exclude='*.tmp' --exclude='main.js.map' dist | tar -C "$context/rootfs/opt/platform" -xf -
+# Copied after the bundle, so newer than it: the control plane serves an executable only then.
+[ -z "$agents" ] || cp "${agent_files[@]}" "$context/rootfs/opt/platform/dist/agent/"
 echo "installing the production node_modules"
-(cd "$context/rootfs/opt/platform" && CI=true npx --yes pnpm@10.34.9 install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
+(cd "$context/rootfs/opt/platform" && CI=true npx --yes "$pnpm" install --prod --frozen-lockfile --prefer-offline --config.confirmModulesPurge=false >/dev/null)
 cp "$node_binary" "$docker_binary" "$context/rootfs/usr/local/bin/"
 # MALLOC_MMAP_THRESHOLD_ and --max-semi-space-size=4 as in package.json's start (why: see
 # bench/memory.ts, which measures them): glibc otherwise keeps a password hash's 16 MiB resident

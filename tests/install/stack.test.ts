@@ -16,10 +16,9 @@
  * network made twice and without a new Postgres password the data volume would not accept.
  */
 import { execFile, execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import http from "node:http";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -28,10 +27,10 @@ import { TEST_IMAGE } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { parseStaticConfig } from "../../packages/traefik-config/src/index.ts";
 import { installKilledAt } from "./interrupt.ts";
+import { built, docker, eventually, removeStack, repoRoot, request, stackImages } from "./stack-fixtures.ts";
 import { buildImageWithMigration } from "./upgraded-image.ts";
 
 const execFileAsync = promisify(execFile);
-const repoRoot = path.resolve(import.meta.dirname, "../..");
 const id = randomBytes(4).toString("hex");
 const stack = `platform-stack-test-${id}`;
 const network = `${stack}-network`;
@@ -63,58 +62,13 @@ export async function up(db: Kysely<any>): Promise<void> {
 const STACK_DEPLOY = /^stack deploy .*-c /;
 
 let mainDirectory: string;
+let agentsDirectory: string;
+/** Fixed, so that the image is not rebuilt for it on each run (its checksum is an input). */
+const RELEASE_ARM64_AGENT = "the stack test's arm64 agent executable\n";
 let backupDirectory: string;
 let ports: { http: number; https: number; controlPlane: number; nats: number };
 let images: { postgres: string; nats: string; traefik: string };
 let installed = false;
-
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-}
-
-/** One HTTP request to 127.0.0.1:`port` with the Host header `host`. */
-function request(
-  port: number,
-  host: string,
-  method: string,
-  pathname: string,
-  options: { body?: unknown; token?: string } = {},
-): Promise<Answer> {
-  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-  return new Promise((resolve, reject) => {
-    const outgoing = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        method,
-        path: pathname,
-        timeout: 30_000,
-        headers: {
-          host,
-          ...(payload ? { "content-type": "application/json" } : {}),
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-        },
-      },
-      (response) => {
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk) => (text += chunk));
-        response.on("end", () => {
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {}
-          resolve({ status: response.statusCode ?? 0, body, text });
-        });
-      },
-    );
-    outgoing.on("timeout", () => outgoing.destroy(new Error("timed out")));
-    outgoing.on("error", reject);
-    outgoing.end(payload);
-  });
-}
 
 /** The public API through Traefik (the control plane's domain) or on its own published port. */
 function api(via: "traefik" | "direct", token?: string) {
@@ -138,38 +92,6 @@ function api(via: "traefik" | "direct", token?: string) {
     query: (name: string, input: Record<string, unknown> = {}) => call("GET", name, input),
     mutate: (name: string, input: Record<string, unknown> = {}) => call("POST", name, input),
   };
-}
-
-/** Retries `check` until it passes or `timeoutMs` ends (then throws its last failure). */
-async function eventually<T>(check: () => Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${timeoutMs / 1000} s: ${(last as Error)?.message ?? last}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-}
-
-async function docker(...args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync("docker", args, { maxBuffer: 16 * 1024 * 1024 });
-  return stdout.trim();
-}
-
-/** The last line a build script prints: the image it built (or found up to date). */
-function built(script: string, ...args: string[]): string {
-  const output = execFileSync("bash", [path.join(repoRoot, "scripts", script), ...args], {
-    cwd: repoRoot,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  return output.trim().split("\n").at(-1)!.trim();
 }
 
 /** The arguments of deploy/install.sh with this test's names, ports and images. */
@@ -286,14 +208,20 @@ async function runningTask(component: (typeof COMPONENTS)[number]): Promise<stri
 
 beforeAll(async () => {
   execFileSync("node", ["scripts/build.mjs", "--if-stale"], { cwd: repoRoot, stdio: "ignore" });
-  const [postgres, nats] = built("build-stack-images.sh").split(" ");
-  images = { postgres: postgres!, nats: nats!, traefik: built("build-traefik-router-image.sh") };
+  const { debian, ...dependencies } = stackImages();
+  images = dependencies;
+  // The release's agent executables go in with --agents (as the release workflow builds them
+  // once for both images): this one stands for the arm64 agent this machine's build does not make.
+  agentsDirectory = await mkdtemp(path.join(tmpdir(), "platform-stack-test-agents-"));
+  await writeFile(path.join(agentsDirectory, "platform-agent-linux-arm64"), RELEASE_ARM64_AGENT);
   built(
     "build-control-plane-image.sh",
     "--base",
-    built("build-debian-image.sh", "bookworm"),
+    debian,
     "--tag",
     CONTROL_PLANE_IMAGE,
+    "--agents",
+    agentsDirectory,
   );
   ports = {
     http: await freePort(),
@@ -306,36 +234,9 @@ beforeAll(async () => {
 }, 1_500_000);
 
 afterAll(async () => {
-  const quietly = (...args: string[]) => docker(...args).catch(() => "");
-  await quietly("service", "rm", appName);
-  await quietly("stack", "rm", stack);
-  // The stack's containers go first; its network, volumes and secrets can be removed after.
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    const left = await quietly("ps", "-aq", "--filter", `label=com.docker.stack.namespace=${stack}`);
-    const app = await quietly("ps", "-aq", "--filter", `label=com.docker.swarm.service.name=${appName}`);
-    if (left === "" && app === "") break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  const secrets = await quietly("secret", "ls", "-q", "--filter", `label=platform.stack=${stack}`);
-  if (secrets) await quietly("secret", "rm", ...secrets.split("\n"));
-  const volumes = await quietly(
-    "volume",
-    "ls",
-    "-q",
-    "--filter",
-    `label=com.docker.stack.namespace=${stack}`,
-  );
-  if (volumes) await quietly("volume", "rm", ...volumes.split("\n"));
-  for (let attempt = 0; attempt < 10; attempt++) {
-    await quietly("network", "rm", `${stack}_internal`, network);
-    const left = await quietly("network", "ls", "-q", "--filter", `name=${stack}`);
-    if (left === "") break;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
-  await quietly("image", "rm", NEWER_IMAGE);
-  // A killed install leaves its work directory until the next run.
-  await rm(path.join(tmpdir(), `platform-install-${stack}`), { recursive: true, force: true });
+  await removeStack(stack, network, [appName]);
+  await docker("image", "rm", NEWER_IMAGE).catch(() => "");
+  if (agentsDirectory) await rm(agentsDirectory, { recursive: true, force: true });
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   if (backupDirectory) await rm(backupDirectory, { recursive: true, force: true });
 }, 180_000);
@@ -414,6 +315,18 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       ok: true,
       config: { accessLog: { format: "json", fields: { headers: { names: { "User-Agent": "keep" } } } } },
     });
+
+    // It serves the agent executable given to the image's build (--agents), checksum included.
+    const served = await request(
+      ports.controlPlane,
+      `127.0.0.1:${ports.controlPlane}`,
+      "GET",
+      "/agent/platform-agent-linux-arm64.sha256",
+    );
+    expect(served.status, served.text).toBe(200);
+    expect(served.text).toBe(
+      `${createHash("sha256").update(RELEASE_ARM64_AGENT).digest("hex")}  platform-agent-linux-arm64\n`,
+    );
 
     const session = await api("direct").mutate("auth.register", {
       email: "owner@example.com",
