@@ -8,6 +8,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
+import { readUntilHeld } from "../testing/caches.ts";
 import { type Session, startTestPlatformPair, type TestPlatform } from "../testing/harness.ts";
 import { APPLICATION_DETAIL_TABLES } from "./detail-cache.ts";
 
@@ -45,7 +46,10 @@ describe("application detail cache", () => {
   /** Reads application.one on both instances until each holds the answer; returns it. */
   async function cachedOnBoth() {
     for (const platform of [a, b]) {
-      await one(platform);
+      await readUntilHeld(
+        () => platform.services.applicationDetails.holds(applicationId),
+        () => one(platform),
+      );
       expect(platform.services.applicationDetails.holds(applicationId)).toBe(true);
     }
     const [fromA, fromB] = [await one(a), await one(b)];
@@ -67,6 +71,10 @@ describe("application detail cache", () => {
     const missed = await a.request(`/api/application.one?applicationId=${applicationId}`, {
       token: owner.token,
     });
+    await readUntilHeld(
+      () => a.services.applicationDetails.holds(applicationId),
+      () => a.request(`/api/application.one?applicationId=${applicationId}`, { token: owner.token }),
+    );
     const hit = await a.request(`/api/application.one?applicationId=${applicationId}`, {
       token: owner.token,
     });

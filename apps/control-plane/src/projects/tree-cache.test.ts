@@ -6,6 +6,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceKindHooks } from "../projects/services.ts";
+import { readUntilHeld } from "../testing/caches.ts";
 import { type Session, startTestPlatformPair, type TestPlatform } from "../testing/harness.ts";
 
 describe("project tree cache", () => {
@@ -32,7 +33,10 @@ describe("project tree cache", () => {
   /** Reads project.all on both instances until each holds the tree; returns its answer. */
   async function cachedOnBoth() {
     for (const platform of [a, b]) {
-      await all(platform);
+      await readUntilHeld(
+        () => platform.services.projectTrees.holds(organizationId()),
+        () => all(platform),
+      );
       expect(platform.services.projectTrees.holds(organizationId())).toBe(true);
     }
     const [fromA, fromB] = [await all(a), await all(b)];
