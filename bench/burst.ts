@@ -7,15 +7,19 @@
  * runs in this process on NATS JetStream and a fresh Postgres database, with its agent on the
  * local Docker Engine (as bench:deploy). Every service created here is removed at the end.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rm } from "node:fs/promises";
 import { freePort } from "../apps/agent/src/testing/net.ts";
 import { DEFAULT_DEPLOYMENT_CONCURRENCY } from "../apps/control-plane/src/deployments/queue.ts";
-import { type BenchPlatform, docker, median, servedAt, startBenchPlatform } from "./support.ts";
+import {
+  type BenchPlatform,
+  buildServingImage,
+  docker,
+  median,
+  servedAt,
+  startBenchPlatform,
+} from "./support.ts";
 
 const count = Number(process.env.BURST_APPS ?? 50);
-const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const network = "platform-network";
 const SERVE_TIMEOUT_MS = 300_000;
 
@@ -47,15 +51,8 @@ async function removeServices(names: string[]): Promise<void> {
 async function main(): Promise<void> {
   // The queue's limit at its default.
   delete process.env.DEPLOYMENT_CONCURRENCY;
-  const tag = `platform-bench/burst:${process.pid}`;
-  const context = await mkdtemp(path.join(tmpdir(), "platform-bench-burst-"));
   const body = `burst ${process.pid}`;
-  await writeFile(path.join(context, "index.html"), body);
-  await writeFile(
-    path.join(context, "Dockerfile"),
-    `FROM ${baseImage}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
-  );
-  await docker(["build", "--quiet", "--tag", tag, context]);
+  const { tag, context } = await buildServingImage("burst", body);
 
   let bench: BenchPlatform | undefined;
   const platformServices: string[] = [];

@@ -7,12 +7,11 @@
  * agent on the local Docker Engine. Needs what the tests need (Postgres, NATS, Docker Swarm,
  * scripts/docker-setup.sh).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rm } from "node:fs/promises";
 import { freePort } from "../apps/agent/src/testing/net.ts";
 import {
   type BenchPlatform,
+  buildServingImage,
   docker,
   printComparison,
   printRound,
@@ -21,19 +20,11 @@ import {
 } from "./support.ts";
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
-const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const network = "platform-network";
 
 async function main(): Promise<void> {
-  const tag = `platform-bench/deploy:${process.pid}`;
-  const context = await mkdtemp(path.join(tmpdir(), "platform-bench-deploy-"));
   const body = `bench ${process.pid}`;
-  await writeFile(path.join(context, "index.html"), body);
-  await writeFile(
-    path.join(context, "Dockerfile"),
-    `FROM ${baseImage}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
-  );
-  await docker(["build", "--quiet", "--tag", tag, context]);
+  const { tag, context } = await buildServingImage("deploy", body);
 
   let bench: BenchPlatform | undefined;
   const services: string[] = [];

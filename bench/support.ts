@@ -6,6 +6,8 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
@@ -155,4 +157,24 @@ export async function servedAt(port: number, body: string, timeoutMs = 120_000):
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`nothing served "${body}" on 127.0.0.1:${port} within ${timeoutMs} ms`);
+}
+
+/**
+ * Builds `platform-bench/<name>:<pid>`: busybox's httpd serving `body` on 8080, from a context
+ * directory of its own (the caller removes the image and the directory).
+ */
+export async function buildServingImage(
+  name: string,
+  body: string,
+): Promise<{ tag: string; context: string }> {
+  const baseImage = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
+  const tag = `platform-bench/${name}:${process.pid}`;
+  const context = await mkdtemp(path.join(tmpdir(), `platform-bench-${name}-`));
+  await writeFile(path.join(context, "index.html"), body);
+  await writeFile(
+    path.join(context, "Dockerfile"),
+    `FROM ${baseImage}\nCOPY index.html /www/index.html\nCMD ["httpd", "-f", "-p", "8080", "-h", "/www"]\n`,
+  );
+  await docker(["build", "--quiet", "--tag", tag, context]);
+  return { tag, context };
 }
