@@ -21,7 +21,15 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
-import { docker, eventually, removeStack, repoRoot, request, stackImages } from "./stack-fixtures.ts";
+import {
+  docker,
+  eventually,
+  installArguments,
+  removeStack,
+  repoRoot,
+  request,
+  stackImages,
+} from "./stack-fixtures.ts";
 
 const execFileAsync = promisify(execFile);
 const id = randomBytes(4).toString("hex");
@@ -42,38 +50,18 @@ const git = (cwd: string, ...args: string[]) =>
 
 /** deploy/install.sh (or `script`) as root with this test's names, ports and images; its output. */
 async function install(script: string, ...extra: string[]): Promise<string> {
-  const args = [
+  const args = installArguments(
     script,
-    "--stack",
-    stack,
-    "--network",
-    network,
-    "--http-port",
-    String(ports.http),
-    "--https-port",
-    String(ports.https),
-    "--port",
-    String(ports.controlPlane),
-    "--nats-port",
-    String(ports.nats),
-    "--url",
-    `http://127.0.0.1:${ports.controlPlane}`,
-    "--nats-url",
-    `nats://127.0.0.1:${ports.nats}`,
-    "--main-directory",
-    path.join(work, "main"),
-    "--backup-directory",
-    path.join(work, "backups"),
-    "--postgres-image",
-    images.postgres,
-    "--nats-image",
-    images.nats,
-    "--traefik-image",
-    images.traefik,
-    "--timeout",
-    "240",
+    {
+      stack,
+      network,
+      ports,
+      mainDirectory: path.join(work, "main"),
+      backupDirectory: path.join(work, "backups"),
+      images,
+    },
     ...extra,
-  ];
+  );
   const started = Date.now();
   try {
     const { stdout, stderr } = await execFileAsync("bash", args, { maxBuffer: 16 * 1024 * 1024 });

@@ -146,3 +146,50 @@ export async function removeStack(stack: string, network: string, services: stri
   }
   await rm(path.join(tmpdir(), `platform-install-${stack}`), { recursive: true, force: true });
 }
+
+/** Where and with what a test installs the stack. */
+export interface InstallTarget {
+  stack: string;
+  network: string;
+  ports: { http: number; https: number; controlPlane: number; nats: number };
+  mainDirectory: string;
+  backupDirectory: string;
+  images: { postgres: string; nats: string; traefik: string };
+}
+
+/** The arguments of `script` (deploy/install.sh or a copy) with the test's names, ports and images. */
+export function installArguments(script: string, target: InstallTarget, ...extra: string[]): string[] {
+  const { ports, images } = target;
+  return [
+    script,
+    "--stack",
+    target.stack,
+    "--network",
+    target.network,
+    "--http-port",
+    String(ports.http),
+    "--https-port",
+    String(ports.https),
+    "--port",
+    String(ports.controlPlane),
+    "--nats-port",
+    String(ports.nats),
+    "--url",
+    `http://127.0.0.1:${ports.controlPlane}`,
+    "--nats-url",
+    `nats://127.0.0.1:${ports.nats}`,
+    "--main-directory",
+    target.mainDirectory,
+    "--backup-directory",
+    target.backupDirectory,
+    "--postgres-image",
+    images.postgres,
+    "--nats-image",
+    images.nats,
+    "--traefik-image",
+    images.traefik,
+    "--timeout",
+    "240",
+    ...extra,
+  ];
+}

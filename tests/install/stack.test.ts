@@ -27,7 +27,16 @@ import { TEST_IMAGE } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { parseStaticConfig } from "../../packages/traefik-config/src/index.ts";
 import { installKilledAt } from "./interrupt.ts";
-import { built, docker, eventually, removeStack, repoRoot, request, stackImages } from "./stack-fixtures.ts";
+import {
+  built,
+  docker,
+  eventually,
+  installArguments,
+  removeStack,
+  repoRoot,
+  request,
+  stackImages,
+} from "./stack-fixtures.ts";
 import { buildImageWithMigration } from "./upgraded-image.ts";
 
 const execFileAsync = promisify(execFile);
@@ -96,38 +105,11 @@ function api(via: "traefik" | "direct", token?: string) {
 
 /** The arguments of deploy/install.sh with this test's names, ports and images. */
 function installArgs(...extra: string[]): string[] {
-  return [
+  return installArguments(
     path.join(repoRoot, "deploy/install.sh"),
-    "--stack",
-    stack,
-    "--network",
-    network,
-    "--http-port",
-    String(ports.http),
-    "--https-port",
-    String(ports.https),
-    "--port",
-    String(ports.controlPlane),
-    "--nats-port",
-    String(ports.nats),
-    "--url",
-    `http://127.0.0.1:${ports.controlPlane}`,
-    "--nats-url",
-    `nats://127.0.0.1:${ports.nats}`,
-    "--main-directory",
-    mainDirectory,
-    "--backup-directory",
-    backupDirectory,
-    "--postgres-image",
-    images.postgres,
-    "--nats-image",
-    images.nats,
-    "--traefik-image",
-    images.traefik,
-    "--timeout",
-    "240",
+    { stack, network, ports, mainDirectory, backupDirectory, images },
     ...extra,
-  ];
+  );
 }
 
 /** deploy/install.sh as root with this test's names, ports and images; its output. */
