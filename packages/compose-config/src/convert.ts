@@ -10,7 +10,7 @@ import { z } from "zod";
 import { ComposeFileError, IssueList } from "./errors.ts";
 import { interpolateCompose } from "./interpolate.ts";
 import { formatShortVolume, isHostPathSource, parseShortVolume, resolveHostPath } from "./mounts.ts";
-import { asRecord, deepClone, entriesOf, listOf, mappingOf } from "./objects.ts";
+import { asRecord, castBooleans, deepClone, entriesOf, listOf, mappingOf } from "./objects.ts";
 import { assertValidCompose, parseComposeFile, validateComposeDocument } from "./schema.ts";
 import { toStackFormat } from "./stack-format.ts";
 import { type ComposeTenant, checkTenancy, externalName, isExternal } from "./tenancy.ts";
@@ -103,6 +103,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
   // interpolated value must still have the right form.
   const written = parseComposeFile(input.composeFile);
   const document = interpolateCompose(written, input.env);
+  castBooleans(document);
   assertValidCompose(document);
 
   const issues = new IssueList();
@@ -135,10 +136,11 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
     for (const [key, raw] of Object.entries(entries)) {
       const entry = asRecord(raw) ?? {};
       if (isExternal(entry)) continue;
+      const { name, labels: own, ...rest } = entry;
       entries[key] = {
-        ...entry,
-        name: scopedName(appName, typeof entry.name === "string" ? entry.name : key),
-        labels: { ...mappingOf(entry.labels), ...labels },
+        name: scopedName(appName, typeof name === "string" ? name : key),
+        ...rest,
+        labels: { ...mappingOf(own), ...labels },
       };
     }
   }
@@ -164,7 +166,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
   const upstreams: Record<string, string> = {};
   const outServices = asRecord(out.services)!;
   for (const name of serviceNames) {
-    const service = { ...(asRecord(outServices[name]) ?? {}) };
+    const service = castNumbers({ ...(asRecord(outServices[name]) ?? {}) });
     service.labels = { ...mappingOf(service.labels), ...labels };
     if (stack) {
       const deploy = asRecord(service.deploy) ?? {};
@@ -230,6 +232,34 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
     services: serviceNames,
     upstreams,
   };
+}
+
+const integer = (value: unknown) =>
+  typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
+
+/**
+ * Interpolation yields strings; the fields Compose reads as integers are cast back (as Compose
+ * does), so `replicas: ${REPLICAS}` is `replicas: 3` for docker-compose v1 and for Swarm.
+ */
+function castNumbers(service: Record<string, unknown>): Record<string, unknown> {
+  if (service.scale !== undefined) service.scale = integer(service.scale);
+  const deploy = asRecord(service.deploy);
+  if (deploy?.replicas !== undefined) service.deploy = { ...deploy, replicas: integer(deploy.replicas) };
+  const healthcheck = asRecord(service.healthcheck);
+  if (healthcheck?.retries !== undefined)
+    service.healthcheck = { ...healthcheck, retries: integer(healthcheck.retries) };
+  if (Array.isArray(service.ports)) {
+    service.ports = service.ports.map((port) => {
+      const entry = asRecord(port);
+      if (!entry) return port;
+      return {
+        ...entry,
+        ...(entry.target !== undefined ? { target: integer(entry.target) } : {}),
+        ...(entry.published !== undefined ? { published: integer(entry.published) } : {}),
+      };
+    });
+  }
+  return service;
 }
 
 /** The key under which the platform network appears: an external entry naming it, else its own name. */

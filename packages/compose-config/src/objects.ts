@@ -42,3 +42,44 @@ export function mappingOf(value: unknown): Record<string, string> {
 export function deepClone<T>(value: T): T {
   return structuredClone(value);
 }
+
+const TRUE_WORDS = /^(y|yes|true|on)$/i;
+const FALSE_WORDS = /^(n|no|false|off)$/i;
+
+/** A boolean written as a string (what interpolation yields) read as Compose reads it; other values unchanged. */
+export function booleanOf(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  if (TRUE_WORDS.test(value.trim())) return true;
+  if (FALSE_WORDS.test(value.trim())) return false;
+  return value;
+}
+
+const SERVICE_BOOLEANS = [
+  "privileged",
+  "read_only",
+  "init",
+  "tty",
+  "stdin_open",
+  "oom_kill_disable",
+  "use_api_socket",
+];
+const ENTRY_BOOLEANS = ["external", "internal", "attachable", "enable_ipv4", "enable_ipv6"];
+
+/**
+ * The boolean fields of an interpolated document as booleans (`privileged: ${P}` → true), in
+ * place, so that checks and the v3 format see what Compose will.
+ */
+export function castBooleans(document: Record<string, unknown>): void {
+  for (const raw of Object.values(asRecord(document.services) ?? {})) {
+    const service = asRecord(raw);
+    if (!service) continue;
+    for (const key of SERVICE_BOOLEANS) if (key in service) service[key] = booleanOf(service[key]);
+  }
+  for (const section of ["networks", "volumes", "secrets", "configs"]) {
+    for (const raw of Object.values(asRecord(document[section]) ?? {})) {
+      const entry = asRecord(raw);
+      if (!entry) continue;
+      for (const key of ENTRY_BOOLEANS) if (key in entry) entry[key] = booleanOf(entry[key]);
+    }
+  }
+}

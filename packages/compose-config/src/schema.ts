@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { parseDocument } from "yaml";
+import { parseDocument, type ScalarTag } from "yaml";
 import { ComposeFileError, type ComposeIssue } from "./errors.ts";
 
 const SCHEMA_URL = new URL("../schemas/compose-spec.json", import.meta.url);
@@ -38,6 +38,18 @@ export function assertValidCompose(document: unknown): asserts document is Recor
   if (issues.length > 0) throw new ComposeFileError(issues);
 }
 
+/**
+ * `0640` is an octal number, as Go's YAML readers (Compose v2, the Docker CLI) read it; YAML 1.2's
+ * core schema would read 640 and a secret's `mode: 0400` would become another permission.
+ */
+const LEADING_ZERO_OCTAL: ScalarTag = {
+  identify: (value) => typeof value === "number",
+  default: true,
+  tag: "tag:yaml.org,2002:int",
+  test: /^0[0-7]+$/,
+  resolve: (text) => Number.parseInt(text, 8),
+};
+
 /** Plain data out of YAML text: one document, no custom tags, merge keys (`<<: *x`) resolved, aliases bounded. */
 export function parseYaml(text: string): unknown {
   // resolveKnownTags off: no !!binary, !!set or !!timestamp; the result is plain JSON data.
@@ -46,6 +58,7 @@ export function parseYaml(text: string): unknown {
     uniqueKeys: true,
     merge: true,
     resolveKnownTags: false,
+    customTags: (tags) => [LEADING_ZERO_OCTAL, ...tags],
   });
   const problems = [...document.errors, ...document.warnings];
   if (problems.length > 0) {

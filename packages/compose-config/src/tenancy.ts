@@ -6,7 +6,7 @@
  */
 import type { IssueList } from "./errors.ts";
 import { isHostPathSource, parsePort, parseShortVolume, resolveHostPath } from "./mounts.ts";
-import { asRecord, entriesOf, listOf } from "./objects.ts";
+import { asRecord, booleanOf, entriesOf, listOf } from "./objects.ts";
 
 export interface ComposeTenant {
   isOwnedNetwork(name: string): boolean;
@@ -82,10 +82,10 @@ export function checkTenancy(
   for (const [name, raw] of Object.entries(services)) {
     const service = asRecord(raw) ?? {};
     const at = (...rest: (string | number)[]) => ["services", name, ...rest];
-    if (service.privileged === true) issues.add(at("privileged"), `privileged ${REFUSED}`);
+    // Interpolated booleans are strings ("true", "yes"): anything but an explicit false counts.
+    if (isSet(service.privileged)) issues.add(at("privileged"), `privileged ${REFUSED}`);
     for (const [key, why] of Object.entries(REFUSED_SERVICE_KEYS)) {
-      if (service[key] !== undefined && service[key] !== null)
-        issues.add(at(key), `${key} ${REFUSED} (it ${why})`);
+      if (isSet(service[key])) issues.add(at(key), `${key} ${REFUSED} (it ${why})`);
     }
     checkNamespace(issues, name, "network_mode", service.network_mode, serviceNames, new Set(["none"]));
     checkNamespace(issues, name, "pid", service.pid, serviceNames, new Set());
@@ -208,8 +208,15 @@ export function checkTenancy(
   }
 }
 
+/** Present and not an explicit false (`false`, "false", "0", "no", "off"). */
+function isSet(value: unknown): boolean {
+  if (value === undefined || value === null || value === false) return false;
+  return !(typeof value === "string" && /^(false|0|no|off|)$/i.test(value.trim()));
+}
+
 export function isExternal(entry: Record<string, unknown>): boolean {
-  return entry.external === true || (typeof entry.external === "object" && entry.external !== null);
+  const external = booleanOf(entry.external);
+  return external === true || (typeof external === "object" && external !== null);
 }
 
 /** The Docker name an external network or volume refers to. */
