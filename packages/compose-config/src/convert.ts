@@ -103,7 +103,12 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
   // interpolated value must still have the right form.
   const written = parseComposeFile(input.composeFile);
   const document = interpolateCompose(written, input.env);
-  castBooleans(document);
+  const notBooleans = castBooleans(document);
+  if (notBooleans.length > 0) {
+    throw new ComposeFileError(
+      notBooleans.map((path) => ({ path: path.join("."), message: "must be true or false" })),
+    );
+  }
   assertValidCompose(document);
 
   const issues = new IssueList();
@@ -122,6 +127,15 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
       domainServices.add(domain.serviceName);
     }
   });
+  if (domainServices.size > 0) {
+    const clash = asRecord(asRecord(document.networks)?.[platformNetwork]);
+    if (clash && !isExternal(clash)) {
+      issues.add(
+        ["networks", platformNetwork],
+        `is the platform network's name: declare it external (name: ${platformNetwork}) or rename the network`,
+      );
+    }
+  }
   if (tenant) checkTenancy(document, { tenant, filesDirectory, platformNetwork }, issues);
   checkReferences(document, domainServices, issues);
   issues.throwIfAny();

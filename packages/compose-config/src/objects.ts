@@ -67,19 +67,27 @@ const ENTRY_BOOLEANS = ["external", "internal", "attachable", "enable_ipv4", "en
 
 /**
  * The boolean fields of an interpolated document as booleans (`privileged: ${P}` → true), in
- * place, so that checks and the v3 format see what Compose will.
+ * place, so that checks and the v3 format see what Compose will. Returns the paths of values that
+ * are no boolean word (Compose refuses them too).
  */
-export function castBooleans(document: Record<string, unknown>): void {
-  for (const raw of Object.values(asRecord(document.services) ?? {})) {
+export function castBooleans(document: Record<string, unknown>): string[][] {
+  const invalid: string[][] = [];
+  const cast = (entry: Record<string, unknown>, keys: string[], path: string[]) => {
+    for (const key of keys) {
+      if (!(key in entry)) continue;
+      entry[key] = booleanOf(entry[key]);
+      if (typeof entry[key] === "string") invalid.push([...path, key]);
+    }
+  };
+  for (const [name, raw] of Object.entries(asRecord(document.services) ?? {})) {
     const service = asRecord(raw);
-    if (!service) continue;
-    for (const key of SERVICE_BOOLEANS) if (key in service) service[key] = booleanOf(service[key]);
+    if (service) cast(service, SERVICE_BOOLEANS, ["services", name]);
   }
   for (const section of ["networks", "volumes", "secrets", "configs"]) {
-    for (const raw of Object.values(asRecord(document[section]) ?? {})) {
+    for (const [name, raw] of Object.entries(asRecord(document[section]) ?? {})) {
       const entry = asRecord(raw);
-      if (!entry) continue;
-      for (const key of ENTRY_BOOLEANS) if (key in entry) entry[key] = booleanOf(entry[key]);
+      if (entry) cast(entry, ENTRY_BOOLEANS, [section, name]);
     }
   }
+  return invalid;
 }
