@@ -77,6 +77,7 @@ const targets = [
       "picomatch",
       "jose",
       "apache-md5",
+      "smol-toml",
     ],
   },
   {

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
 import { SESSION_RATE_LIMIT } from "./limits.ts";
 import { type AllowList, EMPTY_ALLOW_LIST, parseAllowList } from "./outbound/guard.ts";
+import { type ImageOverrides, parseImageOverrides } from "./templates/images.ts";
 
 export const editions = ["self-hosted", "cloud"] as const;
 export type Edition = (typeof editions)[number];
@@ -112,6 +113,22 @@ const configSchema = z.object({
     .optional(),
   /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
   PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
+  /** A remote template catalogue in Dokploy's layout (meta.json, blueprints/<id>/...), beside the built-in one. */
+  PLATFORM_TEMPLATES_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s'"`<>\\]+$/, "must be an http:// or https:// URL")
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
+  /** Images of the templates replaced by others (mirrors): `from=to,from=to` or a JSON object. */
+  PLATFORM_TEMPLATE_IMAGES: z
+    .string()
+    .transform((text, context) => {
+      const parsed = parseImageOverrides(text);
+      if ("overrides" in parsed) return parsed.overrides;
+      context.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    })
+    .optional(),
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For names the client, for login throttling. */
   PLATFORM_TRUSTED_PROXIES: z
     .string()
@@ -173,6 +190,10 @@ export interface Config {
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
   trustedProxies: string[];
+  /** The remote template catalogue's base URL (PLATFORM_TEMPLATES_URL); undefined: built-in only. */
+  templatesUrl?: string;
+  /** Images the templates' compose files run in place of theirs (PLATFORM_TEMPLATE_IMAGES). */
+  templateImages?: ImageOverrides;
 }
 
 export class ConfigError extends Error {}
@@ -258,5 +279,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
+    templatesUrl: c.PLATFORM_TEMPLATES_URL,
+    templateImages: c.PLATFORM_TEMPLATE_IMAGES,
   };
 }

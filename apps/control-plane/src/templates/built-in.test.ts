@@ -1,0 +1,148 @@
+/**
+ * Every template of the built-in catalogue (apps/control-plane/templates): meta.json and the
+ * blueprint directories match, template.toml parses, docker-compose.yml passes the Compose
+ * schema before and after the env is interpolated, every `${…}` resolves (only Compose's own
+ * interpolation of names the env defines remains), domains name services of the file, mounts
+ * stay inside the stack's directory, and two renders share no secret.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Ajv } from "ajv";
+import pino from "pino";
+import { parse as parseToml } from "smol-toml";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { EMPTY_ALLOW_LIST } from "../outbound/guard.ts";
+import {
+  builtInTemplates,
+  listTemplates,
+  renderTemplate,
+  TemplateNotFoundError,
+  type TemplateServices,
+} from "./catalogue.ts";
+
+const root = fileURLToPath(new URL("../../../../", import.meta.url));
+const catalogue = path.join(root, "apps/control-plane/templates");
+const services: TemplateServices = {
+  config: { outboundAllow: EMPTY_ALLOW_LIST, port: 3000 },
+  logger: pino({ level: "silent" }),
+};
+
+function composeValidator() {
+  const schema = JSON.parse(readFileSync(path.join(root, "deploy/schemas/compose-spec.json"), "utf8"));
+  // It names draft-07 by an https URL ajv does not know by that spelling; ajv's default is draft-07.
+  delete schema.$schema;
+  return new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
+}
+const validate = composeValidator();
+
+function expectValidCompose(text: string, where: string) {
+  const document = parseYaml(text);
+  const valid = validate(document);
+  expect(
+    valid ? [] : validate.errors!.map((error) => `${error.instancePath} ${error.message}`),
+    where,
+  ).toEqual([]);
+  return document;
+}
+
+/** Compose's interpolation of `${NAME}` / `${NAME:-x}` from `env` (`$$` is a literal `$`). */
+function interpolate(text: string, env: Map<string, string>, where: string): string {
+  return text.replace(/\$\$|\$\{([^}]+)\}/g, (match, expression: string | undefined) => {
+    if (expression === undefined) return match;
+    const [, name, operator, fallback] =
+      /^([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])(.*))?$/s.exec(expression) ?? [];
+    if (name === undefined) throw new Error(`${where}: ${match} is not Compose interpolation`);
+    const value = env.get(name);
+    if (value !== undefined) return value;
+    if (operator?.endsWith("-")) return fallback!;
+    throw new Error(`${where}: ${match} names ${name}, which the template's env does not define`);
+  });
+}
+
+const generateHost = (service: string) =>
+  `${service}-${Math.random().toString(16).slice(2, 8)}.apps.example.test`;
+const templates = builtInTemplates();
+
+describe("the built-in catalogue", () => {
+  it("lists at least 10 applications, one blueprint directory each, with our own logo", () => {
+    expect(templates.length).toBeGreaterThanOrEqual(10);
+    const ids = templates.map((template) => template.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(readdirSync(path.join(catalogue, "blueprints")).sort()).toEqual([...ids].sort());
+    for (const template of templates) {
+      expect(template.id).toMatch(/^[a-z0-9][a-z0-9-]*$/);
+      expect(template.name, template.id).not.toBe("");
+      expect(template.description.length, template.id).toBeGreaterThan(20);
+      expect(template.version, template.id).not.toBe("");
+      expect(template.tags.length, template.id).toBeGreaterThan(0);
+      expect(template.logo, template.id).toMatch(/^data:image\/svg\+xml;base64,/);
+      expect(Buffer.from(template.logo.split(",")[1]!, "base64").toString()).toMatch(/^<svg /);
+      expect(Object.values(template.links).length, template.id).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers compose.templates' list without a remote catalogue, and not-found for an unknown id", async () => {
+    expect(await listTemplates(services)).toEqual(templates);
+    await expect(renderTemplate(services, "no-such-template", { generateHost })).rejects.toThrow(
+      TemplateNotFoundError,
+    );
+    await expect(renderTemplate(services, "../gitea", { generateHost })).rejects.toThrow(
+      TemplateNotFoundError,
+    );
+  });
+
+  describe.each(templates.map((template) => [template.id]))("%s", (id) => {
+    const directory = path.join(catalogue, "blueprints", id);
+    const composeText = readFileSync(path.join(directory, "docker-compose.yml"), "utf8");
+
+    it("parses, passes the Compose schema and resolves every variable", async () => {
+      const toml = parseToml(readFileSync(path.join(directory, "template.toml"), "utf8"));
+      expect(toml).toBeTypeOf("object");
+      const compose = expectValidCompose(composeText, `${id}/docker-compose.yml`);
+      const serviceNames = Object.keys(compose.services);
+
+      const rendered = await renderTemplate(services, id, { generateHost });
+      expect(rendered.composeFile).toBe(composeText);
+      const env = new Map(
+        rendered.envs.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+      );
+      expect(env.size, "env keys are unique").toBe(rendered.envs.length);
+      for (const [key, value] of env) {
+        // Only Compose's interpolation of names this env defines is left.
+        interpolate(value, env, `env ${key}`);
+        expect(value, `env ${key}`).not.toMatch(
+          /\$\{(domain|password|base64|hash|uuid|jwt|randomPort|email|username|timestamp)/,
+        );
+      }
+      // Every ${NAME} of the compose file is defined by the env (or has a default), and the file
+      // stays valid once interpolated.
+      expectValidCompose(interpolate(composeText, env, `${id}/docker-compose.yml`), `${id} interpolated`);
+
+      expect(rendered.domains.length, "a template is reachable through a domain").toBeGreaterThan(0);
+      for (const domain of rendered.domains) {
+        expect(serviceNames).toContain(domain.serviceName);
+        expect(domain.host).toMatch(/^[a-z0-9.-]+$/);
+        expect(domain.port).toBeGreaterThan(0);
+      }
+      for (const mount of rendered.mounts) {
+        expect(path.posix.isAbsolute(mount.filePath)).toBe(false);
+        expect(mount.filePath.split("/")).not.toContain("..");
+        // The compose file mounts it relative to its own directory.
+        expect(composeText).toContain(`./${mount.filePath}:`);
+      }
+    });
+
+    it("generates new secrets at each render and hosts per service", async () => {
+      const first = await renderTemplate(services, id, { generateHost, domainHost: `${id}.example.com` });
+      const second = await renderTemplate(services, id, { generateHost });
+      expect(first.domains[0]!.host).toBe(`${id}.example.com`);
+      const secrets = (envs: string[]) =>
+        envs
+          .map((line) => line.slice(line.indexOf("=") + 1))
+          .filter((value) => /[A-Za-z0-9+/]{16,}/.test(value) && !value.includes("."));
+      for (const secret of secrets(first.envs)) expect(second.envs.join("\n")).not.toContain(secret);
+    });
+  });
+});

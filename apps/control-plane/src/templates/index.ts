@@ -1,0 +1,19 @@
+/**
+ * Templates (issue 23, item 7): the built-in catalogue and a remote one in Dokploy's layout,
+ * listed for compose.templates and rendered for compose.deployTemplate. See catalogue.ts.
+ */
+export {
+  builtInTemplates,
+  type CatalogueOptions,
+  clearTemplateCache,
+  InvalidTemplateError,
+  listTemplates,
+  type RenderedTemplate,
+  type RenderTemplateOptions,
+  renderTemplate,
+  TemplateNotFoundError,
+  type TemplateServices,
+  type TemplateSummary,
+} from "./catalogue.ts";
+export { type ImageOverrides, overrideImage, parseImageOverrides } from "./images.ts";
+export { checkMountPath, type RenderedDomain } from "./render.ts";
