@@ -66,8 +66,8 @@ const generateHost = (service: string) =>
 const templates = builtInTemplates();
 
 describe("the built-in catalogue", () => {
-  it("lists at least 10 applications, one blueprint directory each, with our own logo", () => {
-    expect(templates.length).toBeGreaterThanOrEqual(10);
+  it("lists at least 25 applications, one blueprint directory each, with our own logo", () => {
+    expect(templates.length).toBeGreaterThanOrEqual(25);
     const ids = templates.map((template) => template.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(readdirSync(path.join(catalogue, "blueprints")).sort()).toEqual([...ids].sort());
