@@ -246,6 +246,24 @@ describe("a remote template catalogue", () => {
     );
   });
 
+  it("connects to the very address the guard checked (no second DNS answer)", async () => {
+    const port = new URL(origin).port;
+    // catalogue.invalid resolves nowhere but through this resolver: an answer proves the pin.
+    const pinned = { resolve: async () => ["127.0.0.1"] };
+    const body = await guardedGetText(`http://catalogue.invalid:${port}/good/meta.json`, {
+      allow: LOOPBACK,
+      resolver: pinned,
+    });
+    expect(JSON.parse(body)).toEqual(remoteMeta);
+    const metadata = { resolve: async () => ["169.254.169.254"] };
+    await expect(
+      guardedGetText(`http://catalogue.invalid:${port}/good/meta.json`, {
+        allow: LOOPBACK,
+        resolver: metadata,
+      }),
+    ).rejects.toThrow(/metadata/);
+  });
+
   it("answers an invalid remote blueprint as an invalid template naming the problem", async () => {
     const { services } = servicesFor(`${origin}/good`);
     // Listed, but its files are missing on the server: the error says the files could not be fetched.
