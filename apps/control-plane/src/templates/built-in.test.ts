@@ -136,8 +136,8 @@ describe("the built-in catalogue", () => {
       for (const mount of rendered.mounts) {
         expect(path.posix.isAbsolute(mount.filePath)).toBe(false);
         expect(mount.filePath.split("/")).not.toContain("..");
-        // The compose file mounts it relative to its own directory.
-        expect(composeText).toContain(`./${mount.filePath}:`);
+        // The compose file mounts it from the stack's files directory, beside its own (Dokploy's layout).
+        expect(composeText).toContain(`../files/${mount.filePath}:`);
       }
     });
 
