@@ -149,6 +149,11 @@ beforeAll(async () => {
     if (url === "/declared/meta.json") {
       return response.writeHead(200, { "content-length": String(50 * 1024 * 1024) }).end();
     }
+    if (url === "/once-slow/meta.json" && requests.filter((seen) => seen === url).length === 1) {
+      held.push(response); // the first request never answers, later ones do
+      return;
+    }
+    if (url === "/once-slow/meta.json") return send(200, JSON.stringify(remoteMeta));
     if (url === "/slow/meta.json") {
       held.push(response); // never answers
       return;
@@ -301,6 +306,17 @@ describe("a remote template catalogue", () => {
       );
     },
   );
+
+  it("does not remember a failure when the caller gave up (its request closed)", async () => {
+    const { services, lines } = servicesFor(`${origin}/once-slow`);
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 100);
+    expect(await listTemplates(services, { signal: gaveUp.signal })).toEqual(builtInTemplates());
+    expect(JSON.parse(lines[0]!).reason).toMatch(/aborted/);
+    // The next caller asks the remote again and gets its templates.
+    expect((await listTemplates(services)).map((template) => template.id)).toContain("hello-remote");
+    expect(requests).toEqual(["/once-slow/meta.json", "/once-slow/meta.json"]);
+  });
 
   it("is refused on a loopback address unless PLATFORM_OUTBOUND_ALLOW covers it", async () => {
     const { services, lines } = servicesFor(`${origin}/good`, EMPTY_ALLOW_LIST);
