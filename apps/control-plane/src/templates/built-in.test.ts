@@ -5,9 +5,13 @@
  * interpolation of names the env defines remains), domains name services of the file, mounts
  * stay inside the stack's directory, and two renders share no secret.
  */
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { Ajv } from "ajv";
 import pino from "pino";
 import { parse as parseToml } from "smol-toml";
@@ -36,6 +40,7 @@ function composeValidator() {
   return new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
 }
 const validate = composeValidator();
+const run = promisify(execFile);
 
 function expectValidCompose(text: string, where: string) {
   const document = parseYaml(text);
@@ -66,8 +71,8 @@ const generateHost = (service: string) =>
 const templates = builtInTemplates();
 
 describe("the built-in catalogue", () => {
-  it("lists at least 10 applications, one blueprint directory each, with our own logo", () => {
-    expect(templates.length).toBeGreaterThanOrEqual(10);
+  it("lists at least 25 applications, one blueprint directory each, with our own logo", () => {
+    expect(templates.length).toBeGreaterThanOrEqual(25);
     const ids = templates.map((template) => template.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(readdirSync(path.join(catalogue, "blueprints")).sort()).toEqual([...ids].sort());
@@ -116,6 +121,8 @@ describe("the built-in catalogue", () => {
           /\$\{(domain|password|base64|hash|uuid|jwt|randomPort|email|username|timestamp)/,
         );
       }
+      // Every variable of the env is used by the compose file (no typo leaves one unused).
+      for (const key of env.keys()) expect(composeText, key).toContain(`\${${key}}`);
       // Every ${NAME} of the compose file is defined by the env (or has a default), and the file
       // stays valid once interpolated.
       expectValidCompose(interpolate(composeText, env, `${id}/docker-compose.yml`), `${id} interpolated`);
@@ -129,8 +136,41 @@ describe("the built-in catalogue", () => {
       for (const mount of rendered.mounts) {
         expect(path.posix.isAbsolute(mount.filePath)).toBe(false);
         expect(mount.filePath.split("/")).not.toContain("..");
-        // The compose file mounts it relative to its own directory.
-        expect(composeText).toContain(`./${mount.filePath}:`);
+        // The compose file mounts it from the stack's files directory, beside its own (Dokploy's layout).
+        expect(composeText).toContain(`../files/${mount.filePath}:`);
+      }
+    });
+
+    it("is accepted by docker stack deploy's own loader with the rendered env, images overridden", async () => {
+      const rendered = await renderTemplate(
+        {
+          ...services,
+          config: {
+            ...services.config,
+            templateImages: new Map([["postgres", "platform-test/db-postgres"]]),
+          },
+        },
+        id,
+        { generateHost },
+      );
+      const env = Object.fromEntries(
+        rendered.envs.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+      );
+      const file = path.join(await mkdtemp(path.join(tmpdir(), `template-${id}-`)), "docker-compose.yml");
+      await writeFile(file, rendered.composeFile);
+      const { stdout, stderr } = await run("docker", ["stack", "config", "--compose-file", file], {
+        env: { PATH: process.env.PATH, ...env },
+      });
+      await rm(path.dirname(file), { recursive: true });
+      expect(stderr).toBe("");
+      // Every value of the env reached the file (the loader interpolated it).
+      for (const [key, value] of Object.entries(env)) expect(stdout, key).toContain(value);
+      const converted = parseYaml(stdout);
+      expect(Object.keys(converted.services).sort()).toEqual(
+        Object.keys(parseYaml(composeText).services).sort(),
+      );
+      for (const service of Object.values<{ image: string }>(converted.services)) {
+        expect(service.image).not.toMatch(/^postgres:/);
       }
     });
 

@@ -149,7 +149,8 @@ export function clearTemplateCache(): void {
   cache.clear();
 }
 
-async function cached<T>(key: string, load: () => Promise<T>): Promise<T> {
+/** A failure is remembered, except when the caller gave up (its own signal aborted): that says nothing of the remote. */
+async function cached<T>(key: string, load: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   const entry = cache.get(key) as CacheEntry<T> | undefined;
   if (entry && entry.expires > Date.now()) {
     if (entry.error) throw entry.error;
@@ -160,7 +161,7 @@ async function cached<T>(key: string, load: () => Promise<T>): Promise<T> {
     remember(key, { expires: Date.now() + CACHE_TTL_MS, value });
     return value;
   } catch (error) {
-    remember(key, { expires: Date.now() + FAILURE_TTL_MS, error: error as Error });
+    if (!signal?.aborted) remember(key, { expires: Date.now() + FAILURE_TTL_MS, error: error as Error });
     throw error;
   }
 }
@@ -198,28 +199,32 @@ function fetchText(services: TemplateServices, url: string, maxBytes: number, op
 }
 
 async function remoteList(services: TemplateServices, base: string, options: CatalogueOptions) {
-  return cached(`meta ${base}`, async () => {
-    const text = await fetchText(services, `${base}/meta.json`, MAX_META_BYTES, options);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new Error(`${base}/meta.json is not JSON`);
-    }
-    if (!Array.isArray(parsed)) throw new Error(`${base}/meta.json is not a JSON array`);
-    const summaries: TemplateSummary[] = [];
-    for (const raw of parsed) {
-      const entry = metaEntrySchema.safeParse(raw);
-      if (!entry.success) continue; // one bad entry does not hide the others
-      const logo = entry.data.logo;
-      const logoUrl =
-        logo === "" || /^https?:\/\//.test(logo)
-          ? logo
-          : `${base}/blueprints/${encodeURIComponent(entry.data.id)}/${logo.split("/").map(encodeURIComponent).join("/")}`;
-      summaries.push(summaryOf(entry.data, logoUrl));
-    }
-    return summaries;
-  });
+  return cached(
+    `meta ${base}`,
+    async () => {
+      const text = await fetchText(services, `${base}/meta.json`, MAX_META_BYTES, options);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new Error(`${base}/meta.json is not JSON`);
+      }
+      if (!Array.isArray(parsed)) throw new Error(`${base}/meta.json is not a JSON array`);
+      const summaries: TemplateSummary[] = [];
+      for (const raw of parsed) {
+        const entry = metaEntrySchema.safeParse(raw);
+        if (!entry.success) continue; // one bad entry does not hide the others
+        const logo = entry.data.logo;
+        const logoUrl =
+          logo === "" || /^https?:\/\//.test(logo)
+            ? logo
+            : `${base}/blueprints/${encodeURIComponent(entry.data.id)}/${logo.split("/").map(encodeURIComponent).join("/")}`;
+        summaries.push(summaryOf(entry.data, logoUrl));
+      }
+      return summaries;
+    },
+    options.signal,
+  );
 }
 
 function warnRemote(services: TemplateServices, base: string, error: unknown): void {
@@ -284,14 +289,18 @@ export async function renderTemplate(
     throw new TemplateNotFoundError(id);
   }
   if (!listed.some((template) => template.id === id)) throw new TemplateNotFoundError(id);
-  const files = await cached(`blueprint ${base} ${id}`, async () => {
-    const directory = `${base}/blueprints/${encodeURIComponent(id)}`;
-    const [composeFile, templateToml] = await Promise.all([
-      fetchText(services, `${directory}/docker-compose.yml`, MAX_BLUEPRINT_FILE_BYTES, options),
-      fetchText(services, `${directory}/template.toml`, MAX_BLUEPRINT_FILE_BYTES, options),
-    ]);
-    return { composeFile, templateToml };
-  }).catch((error: Error) => {
+  const files = await cached(
+    `blueprint ${base} ${id}`,
+    async () => {
+      const directory = `${base}/blueprints/${encodeURIComponent(id)}`;
+      const [composeFile, templateToml] = await Promise.all([
+        fetchText(services, `${directory}/docker-compose.yml`, MAX_BLUEPRINT_FILE_BYTES, options),
+        fetchText(services, `${directory}/template.toml`, MAX_BLUEPRINT_FILE_BYTES, options),
+      ]);
+      return { composeFile, templateToml };
+    },
+    options.signal,
+  ).catch((error: Error) => {
     warnRemote(services, base, error);
     throw new InvalidTemplateError(
       id,

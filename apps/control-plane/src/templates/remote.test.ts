@@ -7,6 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
+import { jwtVerify } from "jose";
 import pino from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type AllowList, EMPTY_ALLOW_LIST, OutboundRefusedError, parseAllowList } from "../outbound/guard.ts";
@@ -34,6 +35,15 @@ const remoteMeta = [
     logo: "hello.svg",
     links: { github: "https://example.com/hello", docs: "javascript:alert(1)" },
     tags: ["test"],
+  },
+  {
+    id: "api-stack",
+    name: "API stack",
+    version: "2",
+    description: "Written the way Dokploy's catalogue writes its larger templates.",
+    logo: "https://cdn.example.com/api.png",
+    links: {},
+    tags: [],
   },
   {
     id: "gitea",
@@ -66,6 +76,47 @@ host = "\${main_domain}"
 GREETING = "\${greeting}"
 `;
 
+// Dokploy's catalogue's habits: an env list with comments, a JWT over a payload variable that
+// holds a timestamp helper, TOML's 8_000, `/volumes/...` mount paths bound as `../files/...`.
+const apiCompose = `services:
+  gateway:
+    image: nginx:1.27-alpine
+    volumes:
+      - ../files/volumes/gateway/routes.yml:/etc/gateway/routes.yml:ro
+    environment:
+      ANON_KEY: \${ANON_KEY}
+`;
+const apiToml = `[variables]
+main_domain = "\${domain}"
+jwt_secret = "\${password:40}"
+anon_payload = """{
+  "role": "anon",
+  "exp": \${timestamps:2030-01-01T00:00:00Z}
+}"""
+
+[[config.domains]]
+serviceName = "gateway"
+port = 8_000
+host = "\${main_domain}"
+
+[config]
+env = [
+  '# Keys',
+  '',
+  'JWT_SECRET=\${jwt_secret}',
+  'ANON_KEY=\${jwt:jwt_secret:anon_payload}',
+  'PREFIX=\${APP_NAME}-api',
+]
+
+[[config.mounts]]
+filePath = "/volumes/gateway/routes.yml"
+content = """
+routes:
+  - host: \${main_domain}
+    key: $ANON_KEY
+"""
+`;
+
 let server: Server;
 let origin: string;
 const requests: string[] = [];
@@ -79,6 +130,8 @@ beforeAll(async () => {
     if (url === "/good/meta.json") return send(200, JSON.stringify(remoteMeta));
     if (url === "/good/blueprints/hello-remote/docker-compose.yml") return send(200, helloCompose);
     if (url === "/good/blueprints/hello-remote/template.toml") return send(200, helloToml);
+    if (url === "/good/blueprints/api-stack/docker-compose.yml") return send(200, apiCompose);
+    if (url === "/good/blueprints/api-stack/template.toml") return send(200, apiToml);
     if (url === "/moved/meta.json") return response.writeHead(302, { location: "/good/meta.json" }).end();
     if (url === "/metadata/meta.json") {
       return response.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end();
@@ -96,6 +149,11 @@ beforeAll(async () => {
     if (url === "/declared/meta.json") {
       return response.writeHead(200, { "content-length": String(50 * 1024 * 1024) }).end();
     }
+    if (url === "/once-slow/meta.json" && requests.filter((seen) => seen === url).length === 1) {
+      held.push(response); // the first request never answers, later ones do
+      return;
+    }
+    if (url === "/once-slow/meta.json") return send(200, JSON.stringify(remoteMeta));
     if (url === "/slow/meta.json") {
       held.push(response); // never answers
       return;
@@ -151,6 +209,15 @@ describe("a remote template catalogue", () => {
         links: { github: "https://example.com/hello" },
         tags: ["test"],
       },
+      {
+        id: "api-stack",
+        name: "API stack",
+        version: "2",
+        description: "Written the way Dokploy's catalogue writes its larger templates.",
+        logo: "https://cdn.example.com/api.png",
+        links: {},
+        tags: [],
+      },
     ]);
     expect(list.filter((template) => template.id === "gitea")).toEqual(
       builtIn.filter((template) => template.id === "gitea"),
@@ -179,6 +246,25 @@ describe("a remote template catalogue", () => {
     await expect(renderTemplate(services, "not-listed", { generateHost })).rejects.toThrow(
       TemplateNotFoundError,
     );
+  });
+
+  it("renders a template written as Dokploy's catalogue writes them", async () => {
+    const { services } = servicesFor(`${origin}/good`);
+    const rendered = await renderTemplate(services, "api-stack", { generateHost });
+    expect(rendered.domains).toEqual([
+      { serviceName: "gateway", port: 8000, host: "gateway-generated.apps.example.test" },
+    ]);
+    const env = Object.fromEntries(rendered.envs.map((line) => line.split(/=(.*)/s).slice(0, 2)));
+    expect(Object.keys(env)).toEqual(["JWT_SECRET", "ANON_KEY", "PREFIX"]);
+    const { payload } = await jwtVerify(env.ANON_KEY, new TextEncoder().encode(env.JWT_SECRET));
+    expect(payload).toMatchObject({ role: "anon", exp: Date.parse("2030-01-01T00:00:00Z") / 1000 });
+    expect(env.PREFIX).toBe(`\${APP_NAME}-api`);
+    expect(rendered.mounts).toEqual([
+      {
+        filePath: "volumes/gateway/routes.yml",
+        content: "routes:\n  - host: gateway-generated.apps.example.test\n    key: $ANON_KEY\n",
+      },
+    ]);
   });
 
   it("takes a caller's baseUrl in place of PLATFORM_TEMPLATES_URL", async () => {
@@ -221,6 +307,17 @@ describe("a remote template catalogue", () => {
     },
   );
 
+  it("does not remember a failure when the caller gave up (its request closed)", async () => {
+    const { services, lines } = servicesFor(`${origin}/once-slow`);
+    const gaveUp = new AbortController();
+    setTimeout(() => gaveUp.abort(), 100);
+    expect(await listTemplates(services, { signal: gaveUp.signal })).toEqual(builtInTemplates());
+    expect(JSON.parse(lines[0]!).reason).toMatch(/aborted/);
+    // The next caller asks the remote again and gets its templates.
+    expect((await listTemplates(services)).map((template) => template.id)).toContain("hello-remote");
+    expect(requests).toEqual(["/once-slow/meta.json", "/once-slow/meta.json"]);
+  });
+
   it("is refused on a loopback address unless PLATFORM_OUTBOUND_ALLOW covers it", async () => {
     const { services, lines } = servicesFor(`${origin}/good`, EMPTY_ALLOW_LIST);
     expect(await listTemplates(services)).toEqual(builtInTemplates());
@@ -244,6 +341,24 @@ describe("a remote template catalogue", () => {
     await expect(guardedGetText(`http://user:pw@127.0.0.1:1/`, { allow: LOOPBACK })).rejects.toThrow(
       /credentials/,
     );
+  });
+
+  it("connects to the very address the guard checked (no second DNS answer)", async () => {
+    const port = new URL(origin).port;
+    // catalogue.invalid resolves nowhere but through this resolver: an answer proves the pin.
+    const pinned = { resolve: async () => ["127.0.0.1"] };
+    const body = await guardedGetText(`http://catalogue.invalid:${port}/good/meta.json`, {
+      allow: LOOPBACK,
+      resolver: pinned,
+    });
+    expect(JSON.parse(body)).toEqual(remoteMeta);
+    const metadata = { resolve: async () => ["169.254.169.254"] };
+    await expect(
+      guardedGetText(`http://catalogue.invalid:${port}/good/meta.json`, {
+        allow: LOOPBACK,
+        resolver: metadata,
+      }),
+    ).rejects.toThrow(/metadata/);
   });
 
   it("answers an invalid remote blueprint as an invalid template naming the problem", async () => {

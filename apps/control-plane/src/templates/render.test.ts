@@ -92,6 +92,28 @@ REQUIRED = "\${TOKEN:?set TOKEN}"
     );
   });
 
+  it("reads Dokploy's env lists with comments and blank lines, and leaves the stack's APP_NAME to Compose", () => {
+    const rendered = render(`
+[variables]
+prefix = "\${APP_NAME}-supabase"
+pw = "\${password:12}"
+
+[config]
+env = [
+  '############',
+  '# Secrets, generated',
+  '',
+  'CONTAINER_PREFIX=\${prefix}',
+  'PASSWORD=\${pw}',
+  'URL=http://\${COMPOSE_PROJECT_NAME}:\${PORT:-80}',
+]
+`);
+    expect(rendered.envs).toHaveLength(3);
+    expect(rendered.envs[0]).toBe(`CONTAINER_PREFIX=\${APP_NAME}-supabase`);
+    expect(rendered.envs[1]).toMatch(/^PASSWORD=[A-Za-z0-9]{12}$/);
+    expect(rendered.envs[2]).toBe(`URL=http://\${COMPOSE_PROJECT_NAME}:\${PORT:-80}`);
+  });
+
   it("names an unknown variable or helper, and a cycle", () => {
     expect(() => render(`[variables]\na = "\${b}"`)).toThrow(
       /variables\.a: \$\{b\} is neither a variable nor a helper/,
@@ -177,11 +199,13 @@ home = \${HOME}
     expect(rendered.mounts).toHaveLength(1);
     expect(rendered.mounts[0]!.filePath).toBe("config/app.ini");
     expect(rendered.mounts[0]!.content).toMatch(/^password = [A-Za-z0-9]{8}\nhome = \$\{HOME\}\n$/);
-    for (const bad of ["/etc/passwd", "../outside", "a/../../b", "a\\\\b", "", "."]) {
+    for (const bad of ["../outside", "a/../../b", "/../etc", "a\\\\b", "", ".", "/"]) {
       expect(() => render(`[[config.mounts]]\nfilePath = "${bad}"\ncontent = "x"`), bad).toThrow(
-        /must be a relative path/,
+        /must stay inside the stack's files directory/,
       );
     }
+    // Dokploy's catalogue writes `/volumes/api/kong.yml` for the files directory's volumes/api/kong.yml.
+    expect(checkMountPath("/volumes/api/kong.yml")).toBe("volumes/api/kong.yml");
     expect(() =>
       render(
         `[[config.mounts]]\nfilePath = "a"\ncontent = "x"\n[[config.mounts]]\nfilePath = "./a"\ncontent = "y"`,

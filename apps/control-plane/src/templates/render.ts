@@ -121,6 +121,8 @@ function readToml(text: string): TemplateToml {
     rawEnv.forEach((entry, index) => {
       const where = `config.env[${index}]`;
       if (typeof entry === "string") {
+        // Blank lines and comments document the env in Dokploy's catalogue; they carry no variable.
+        if (entry.trim() === "" || entry.trimStart().startsWith("#")) return;
         const equals = entry.indexOf("=");
         if (equals === -1) throw new Error(`${where} must be KEY=VALUE`);
         addEnv(entry.slice(0, equals), entry.slice(equals + 1), where);
@@ -154,24 +156,25 @@ function readToml(text: string): TemplateToml {
 }
 
 /**
- * A mount's path kept inside the stack's directory: relative, normalized (`./a/b` is `a/b`),
- * no `..`; throws naming the path.
+ * A mount's path inside the stack's files directory, normalized: `./a/b` and `/a/b` are both
+ * `a/b` (Dokploy's catalogue writes both and means the files directory either way); `..`,
+ * backslashes and NUL are refused, naming the path.
  */
 export function checkMountPath(filePath: string): string {
-  const problem = `the mount path ${JSON.stringify(filePath)} must be a relative path inside the stack's directory`;
-  if (
-    filePath === "" ||
-    filePath.includes("\0") ||
-    filePath.includes("\\") ||
-    path.posix.isAbsolute(filePath)
-  ) {
+  const problem = `the mount path ${JSON.stringify(filePath)} must stay inside the stack's files directory`;
+  if (filePath.includes("\0") || filePath.includes("\\") || filePath.split("/").includes("..")) {
     throw new Error(problem);
   }
-  if (filePath.split("/").includes("..")) throw new Error(problem);
-  const normalized = path.posix.normalize(filePath);
-  if (normalized === "." || normalized.endsWith("/")) throw new Error(problem);
+  const normalized = path.posix.normalize(filePath.replace(/^\/+/, ""));
+  if (normalized === "." || normalized === "" || normalized.endsWith("/")) throw new Error(problem);
   return normalized;
 }
+
+/**
+ * Names a stack's env provides whatever the template says (the compose stack adds them), which
+ * the variables and the env may leave for Compose to interpolate.
+ */
+export const STACK_VARIABLES: readonly string[] = ["APP_NAME", "COMPOSE_PROJECT_NAME"];
 
 /** The service names of a compose file and the file with the image overrides applied. */
 function readCompose(
@@ -248,6 +251,21 @@ function render(
     return options.generateHost(serviceName);
   };
 
+  // Left for Compose: a variable of the env, one the stack provides, or Compose's own
+  // default/required forms (`${NAME:-x}`); anything else unknown is an error naming it.
+  const envKeys = new Set(template.env.map(([key]) => key));
+  const leftForCompose = (where: string, what: string) => (match: string) => {
+    const expression = match.slice(2, -1);
+    const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expression)?.[0];
+    if (
+      name !== undefined &&
+      COMPOSE_FORM.test(expression) &&
+      (envKeys.has(name) || STACK_VARIABLES.includes(name) || name !== expression)
+    ) {
+      return match;
+    }
+    throw new Error(`${where}: ${match} is ${what}`);
+  };
   const resolved = new Map<string, string>();
   const resolving: string[] = [];
   const now = options.now ?? Date.now;
@@ -285,9 +303,7 @@ function render(
       String(template.variables[name]),
       `variables.${name}`,
       serviceOfVariable.get(name) ?? fallbackService,
-      (match) => {
-        throw new Error(`variables.${name}: ${match} is neither a variable nor a helper`);
-      },
+      leftForCompose(`variables.${name}`, "neither a variable nor a helper"),
     );
     resolving.pop();
     resolved.set(name, value);
@@ -320,20 +336,14 @@ function render(
     return rendered;
   });
 
-  const envKeys = new Set(template.env.map(([key]) => key));
   const envs = template.env.map(([key, value]) => {
     if (typeof value !== "string") return `${key}=${value ?? ""}`;
-    const rendered = substitute(value, `config.env.${key}`, fallbackService, (match) => {
-      const expression = match.slice(2, -1);
-      const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(expression)?.[0];
-      // Left for Compose: another variable of this env, or Compose's own default/required forms.
-      if (name !== undefined && COMPOSE_FORM.test(expression) && (envKeys.has(name) || name !== expression)) {
-        return match;
-      }
-      throw new Error(
-        `config.env.${key}: ${match} is neither a variable, a helper nor a variable of the env`,
-      );
-    });
+    const rendered = substitute(
+      value,
+      `config.env.${key}`,
+      fallbackService,
+      leftForCompose(`config.env.${key}`, "neither a variable, a helper nor a variable of the env"),
+    );
     if (rendered.includes("\n")) throw new Error(`config.env.${key} must be one line`);
     return `${key}=${rendered}`;
   });
