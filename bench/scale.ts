@@ -285,7 +285,7 @@ async function main(): Promise<void> {
               [applicationId, `app ${index}`, `app-${serverId.toLowerCase()}`, environmentId, serverId],
             );
             await db.query(
-              `insert into deployments (deployment_id, application_id, kind, title, status) values ($1, $2, 'deploy', 'bench', 'done')`,
+              `insert into deployments (deployment_id, application_id, target_kind, target_id, kind, title, status) values ($1, $2, 'application', $2, 'deploy', 'bench', 'done')`,
               [`dep${serverId}`, applicationId],
             );
             const enrollmentToken = randomBytes(32).toString("base64url");

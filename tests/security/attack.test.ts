@@ -320,6 +320,8 @@ async function makeServices(
     .values({
       deploymentId,
       applicationId,
+      targetKind: "application",
+      targetId: applicationId,
       kind: "deploy",
       title: `${label} deploy`,
       description: null,

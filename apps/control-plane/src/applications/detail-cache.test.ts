@@ -132,8 +132,10 @@ describe("application detail cache", () => {
   it("a deployment and its status written straight to the database (as the worker does) are in the next answer", async () => {
     await cachedOnBoth();
     const deploymentId = `dep-${applicationId}`;
-    await sql`insert into deployments (deployment_id, application_id, kind, title)
-      values (${deploymentId}, ${applicationId}, 'deploy', 'cache test')`.execute(a.services.db);
+    await sql`insert into deployments (deployment_id, application_id, target_kind, target_id, kind, title)
+      values (${deploymentId}, ${applicationId}, 'application', ${applicationId}, 'deploy', 'cache test')`.execute(
+      a.services.db,
+    );
     for (const platform of [b, a]) {
       const deployments = (await one(platform)).deployments as { deploymentId: string; status: string }[];
       expect(deployments.map((d) => [d.deploymentId, d.status])).toEqual([[deploymentId, "idle"]]);

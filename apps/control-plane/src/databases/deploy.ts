@@ -5,25 +5,19 @@
  * the `<appName>-data` volume, labelled with the service's owner; a rebuild and a removal
  * delete it (the agent deletes only a volume carrying that owner's labels).
  */
-import {
-  AgentCommandError,
-  AgentTimeoutError,
-  AgentUnavailableError,
-  databaseOwner,
-  type ServiceSpec,
-} from "@platform/agent-protocol";
+import { databaseOwner, type ServiceSpec } from "@platform/agent-protocol";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus, DatabaseService } from "../db/schema.ts";
-import { deployServiceSpec, maskSecrets } from "../deployments/deploy-service.ts";
+import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applySwarmFields, PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
-import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
+import { parseEnv } from "../env-vars.ts";
 import { badRequest } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { databaseKindFacts, dataVolumeOf, imageOf, type OpenedDatabase } from "./kinds.ts";
@@ -98,17 +92,12 @@ export async function runDatabaseDeployment(
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
   const client = services.agents.client;
-  let serverId = LOCAL_SERVER_ID;
-  const secrets: string[] = [];
-  const log = (line: string) => run.log(maskSecrets(line, secrets));
-  const cancelOnAbort = () => {
-    client.cancelJob(serverId, run.deploymentId).catch(() => {});
-  };
-  run.signal.addEventListener("abort", cancelOnAbort, { once: true });
-  try {
-    const row = await findDatabaseWithOrganization(services.db, run.applicationId);
-    if (!row) throw new Error("The database service no longer exists");
-    serverId = await serverFor(services, row);
+  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+    setStage("deploy");
+    const row = await findDatabaseWithOrganization(services.db, run.target.id);
+    if (!row) return fail("The database service no longer exists");
+    const serverId = await serverFor(services, row);
+    setServer(serverId);
     const opened = openDatabase(services.secrets, row);
     secrets.push(
       opened.databasePassword,
@@ -121,35 +110,15 @@ export async function runDatabaseDeployment(
       const removed = await client.serviceAction(serverId, row.appName, "REMOVE", removeOptions(row, true));
       for (const volume of removed.volumesRemoved ?? []) log(`Volume ${volume} deleted`);
       for (const volume of removed.volumesKept ?? [])
-        throw new Error(
-          `The volume ${volume} belongs to someone else: it was not deleted, nothing was rebuilt`,
-        );
+        fail(`The volume ${volume} belongs to someone else: it was not deleted, nothing was rebuilt`);
     }
-    if (run.signal.aborted) throw new Error("Deployment cancelled");
+    checkAborted();
 
     const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages);
     log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
     await deployServiceSpec(services, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
     return { imageName: spec.image };
-  } catch (error) {
-    const reason = maskSecrets(reasonOf(error, serverId, run.signal), secrets);
-    log(`Error: ${reason}`);
-    throw new Error(reason);
-  } finally {
-    run.signal.removeEventListener("abort", cancelOnAbort);
-  }
-}
-
-function reasonOf(error: unknown, serverId: string, signal: AbortSignal): string {
-  if (signal.aborted) return "Deployment cancelled";
-  if (error instanceof AgentCommandError) {
-    if (error.code === "CANCELLED") return "Deployment cancelled";
-    return `Deploy failed: ${error.agentMessage}`;
-  }
-  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
-  if (error instanceof AgentTimeoutError) return "The agent did not answer in time";
-  if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
+  });
 }
 
 /** The deployment worker's view of a database service (deployments/targets.ts). */
@@ -160,12 +129,16 @@ export async function loadDatabaseTarget(
   const row = await findDatabaseWithOrganization(services.db, databaseId);
   if (!row) return undefined;
   return {
+    kind: "database",
     serviceId: row.databaseId,
     name: row.name,
     organizationId: row.organizationId,
     status: row.applicationStatus,
     eventService: { databaseId: row.databaseId, type: row.kind },
     run: runDatabaseDeployment,
+    // Each step (remove for a rebuild, create or update the service) is idempotent: a deployment
+    // a stopped control plane left running runs again and settles from what Docker then does.
+    recovery: "runAgain",
     setStatus: async (db, status: ApplicationStatus) => {
       await db
         .updateTable("databaseServices")

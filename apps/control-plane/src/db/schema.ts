@@ -469,10 +469,16 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
+/** The kinds of service a deployment can be of. */
+export type DeploymentTargetKind = "application" | "database";
+
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
   deploymentId: string;
-  /** Exactly one of applicationId and databaseId is set: the service the deployment is of. */
+  /** The service the deployment is of (deployments/targets.ts). */
+  targetKind: DeploymentTargetKind;
+  targetId: string;
+  /** Foreign keys only (a deleted service takes its deployments): the one of targetKind is targetId. */
   applicationId: string | null;
   databaseId: string | null;
   /** rebuild: database services only (their data volume is deleted first). */

@@ -1,15 +1,116 @@
 /**
- * The last step of every deployment, an application's (pipeline.ts) or a database service's
- * (databases/deploy.ts): create or update its Swarm service from its spec through the agent,
- * with the agent's log forwarded into the deployment's log and the job followed to its end
- * (observe.ts) when the agent's reply is lost or the agent is unreachable for a while; and the
- * masking of secrets both runs apply to their log lines.
+ * What every deployment of every service kind shares (an application's, pipeline.ts; a database
+ * service's, databases/deploy.ts): the frame of its run (runDeploymentSteps: the agent's job
+ * cancelled on abort, secrets masked in every log line, one reason for every failure, logged)
+ * and its last step (deployServiceSpec: create or update a Swarm service from its spec through
+ * the agent, labelled with the deployment, with the agent's log forwarded into the deployment's
+ * log and the job followed to its end (observe.ts) when the agent's reply is lost or the agent is
+ * unreachable for a while).
  */
-import { DEPLOYMENT_ID_LABEL, type DeployServiceCommand } from "@platform/agent-protocol";
+import {
+  AgentCommandError,
+  AgentTimeoutError,
+  AgentUnavailableError,
+  DEPLOYMENT_ID_LABEL,
+  type DeployServiceCommand,
+  InvalidNameError,
+} from "@platform/agent-protocol";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
+import { EnvSyntaxError } from "../env-vars.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { followAgentJob } from "./observe.ts";
-import type { DeploymentRun } from "./pipeline.ts";
+import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
+
+/** A failure whose message is already fit for the user and the log. */
+export class DeploymentFailure extends Error {}
+
+export const fail = (reason: string): never => {
+  throw new DeploymentFailure(reason);
+};
+
+/** What a service kind's steps use of the run's frame (runDeploymentSteps). */
+export interface DeploymentSteps {
+  /** Appends a line to the deployment's log, every known secret masked. */
+  log(line: string): void;
+  /** Values never to appear in the log or the failure reason. */
+  secrets: string[];
+  /** The server the deployment runs on: its agent's job is cancelled on abort. */
+  setServer(serverId: string): void;
+  /** What the run does now, named in failures ("build", "deploy"). */
+  setStage(stage: string): void;
+  /** Throws "Deployment cancelled" once the run was aborted. */
+  checkAborted(): void;
+}
+
+/**
+ * Runs a deployment's steps in the frame every kind shares; throws an Error whose message is
+ * the failure reason (already logged, secrets masked).
+ */
+export async function runDeploymentSteps(
+  services: ServiceContext,
+  run: DeploymentRun,
+  steps: (frame: DeploymentSteps) => Promise<DeploymentOutcome>,
+): Promise<DeploymentOutcome> {
+  const client = services.agents.client;
+  let serverId = LOCAL_SERVER_ID;
+  let stage = "prepare the deployment";
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const cancelOnAbort = () => {
+    log("Cancelling…");
+    client.cancelJob(serverId, run.deploymentId).catch((error: unknown) => {
+      services.logger.warn({ err: error, deploymentId: run.deploymentId }, "cancelJob failed");
+    });
+  };
+  run.signal.addEventListener("abort", cancelOnAbort, { once: true });
+  try {
+    return await steps({
+      log,
+      secrets,
+      setServer: (id) => {
+        serverId = id;
+      },
+      setStage: (name) => {
+        stage = name;
+      },
+      checkAborted: () => {
+        if (run.signal.aborted) fail("Deployment cancelled");
+      },
+    });
+  } catch (error) {
+    const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
+    if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {
+      services.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
+    }
+    log(`Error: ${reason}`);
+    throw new Error(reason);
+  } finally {
+    run.signal.removeEventListener("abort", cancelOnAbort);
+  }
+}
+
+const capitalized = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
+
+/** The reason of a failed step, fit for the deployment log. */
+function reasonOf(error: unknown, stage: string, serverId: string, signal: AbortSignal): string {
+  if (signal.aborted) return "Deployment cancelled";
+  if (error instanceof DeploymentFailure) return error.message;
+  if (error instanceof AgentCommandError) {
+    if (error.code === "CANCELLED") return "Deployment cancelled";
+    if (error.code === "UNIMPLEMENTED")
+      return `The agent of server ${serverId} cannot ${stage}: update the agent`;
+    return `${capitalized(stage)} failed: ${error.agentMessage}`;
+  }
+  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
+  if (error instanceof AgentTimeoutError) {
+    return `${capitalized(stage)} did not finish within ${Math.round(error.timeoutMs / 60_000)} minutes`;
+  }
+  if (error instanceof InvalidNameError) return error.message;
+  if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
+  // Our own checks (source.ts, service-spec.ts) throw plain Errors with user-facing messages.
+  return error instanceof Error ? error.message : String(error);
+}
 
 export const DEPLOY_TIMEOUT_MS = 10 * 60_000;
 

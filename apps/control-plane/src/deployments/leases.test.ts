@@ -81,7 +81,7 @@ describe("control planes sharing one database", () => {
 
     // A deployment left running by a control plane that died (its lease ran out long ago).
     const { deploymentId: dead } = await insertDeployment(a.services.db, {
-      applicationId: app.applicationId,
+      target: { kind: "application", id: app.applicationId },
       kind: "deploy",
       title: "left by a dead control plane",
       description: null,

@@ -7,26 +7,18 @@
  * job. A failure throws an Error whose message is the reason (already logged); no secret is
  * ever part of it.
  */
-import {
-  AgentCommandError,
-  AgentTimeoutError,
-  AgentUnavailableError,
-  applicationOwner,
-  type BuildImageCommand,
-  InvalidNameError,
-  type RegistryAuth,
-} from "@platform/agent-protocol";
-import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { applicationOwner, type BuildImageCommand, type RegistryAuth } from "@platform/agent-protocol";
 import { listApplicationPorts } from "../applications/repository.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
-import { EnvSyntaxError, parseEnv } from "../env-vars.ts";
+import { parseEnv } from "../env-vars.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { deployServiceSpec, maskSecrets } from "./deploy-service.ts";
+import { deployServiceSpec, fail, runDeploymentSteps } from "./deploy-service.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { followAgentJob } from "./observe.ts";
+import type { DeploymentTargetRef } from "./repository.ts";
 import { applicationEnv, buildServiceSpec } from "./service-spec.ts";
 import { type DeployableApplication, deploymentSourceOf } from "./source.ts";
 import type { DeploymentKind } from "./start.ts";
@@ -34,8 +26,8 @@ import type { DeploymentSlot } from "./worker.ts";
 
 export interface DeploymentRun {
   deploymentId: string;
-  /** The service deployed: an application id, or a database service id (databases/deploy.ts). */
-  applicationId: string;
+  /** The service deployed: its kind and id (targets.ts). */
+  target: DeploymentTargetRef;
   kind: DeploymentKind;
   archive?: { path: string; format: "zip" | "tar.gz" };
   /** Appends one line to the deployment's log (D1 timestamps, stores and streams it). */
@@ -58,13 +50,6 @@ export interface DeploymentOutcome {
 
 export const BUILD_TIMEOUT_MS = 30 * 60_000;
 const CLEAN_CACHE_TIMEOUT_MS = 10 * 60_000;
-
-/** A failure whose message is already fit for the user and the log. */
-class DeploymentFailure extends Error {}
-
-const fail = (reason: string): never => {
-  throw new DeploymentFailure(reason);
-};
 
 async function loadApplication(services: ServiceContext, applicationId: string) {
   return services.db
@@ -97,56 +82,22 @@ function envRecord(text: string | null): Record<string, string> {
   return Object.fromEntries(parseEnv(text).map(({ key, value }) => [key, value]));
 }
 
-/** The reason of a failed agent call, fit for the deployment log. */
-function reasonOf(error: unknown, stage: string, serverId: string, signal: AbortSignal): string {
-  if (signal.aborted) return "Deployment cancelled";
-  if (error instanceof DeploymentFailure) return error.message;
-  if (error instanceof AgentCommandError) {
-    if (error.code === "CANCELLED") return "Deployment cancelled";
-    if (error.code === "UNIMPLEMENTED")
-      return `The agent of server ${serverId} cannot ${stage}: update the agent`;
-    return `${stage[0]!.toUpperCase()}${stage.slice(1)} failed: ${error.agentMessage}`;
-  }
-  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
-  if (error instanceof AgentTimeoutError) {
-    return `${stage[0]!.toUpperCase()}${stage.slice(1)} did not finish within ${Math.round(error.timeoutMs / 60_000)} minutes`;
-  }
-  if (error instanceof InvalidNameError) return error.message;
-  if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
-  // Our own checks (source.ts, service-spec.ts) throw plain Errors with user-facing messages.
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** Builds and deploys; throws an Error whose message is the failure reason (already logged). */
 export async function runApplicationDeployment(
   services: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
   const client = services.agents.client;
-  let serverId = LOCAL_SERVER_ID;
-  let stage = "prepare the deployment";
-  const secrets: string[] = [];
-  const log = (line: string) => run.log(maskSecrets(line, secrets));
-  const cancelOnAbort = () => {
-    log("Cancelling…");
-    client.cancelJob(serverId, run.deploymentId).catch((error: unknown) => {
-      services.logger.warn({ err: error, deploymentId: run.deploymentId }, "cancelJob failed");
-    });
-  };
-  run.signal.addEventListener("abort", cancelOnAbort, { once: true });
-  const checkAborted = () => {
-    if (run.signal.aborted) fail("Deployment cancelled");
-  };
-
-  try {
+  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     checkAborted();
-    const app = await loadApplication(services, run.applicationId);
+    const app = await loadApplication(services, run.target.id);
     if (!app) return fail("The application no longer exists");
     if (app.serverId === null && services.config.edition === "cloud") {
       fail("The application has no server: set serverId (required on the cloud edition)");
     }
     // This machine runs only the instance organization's applications (agentServerId).
-    serverId = await agentServerId(services, app.organizationId, app.serverId);
+    const serverId = await agentServerId(services, app.organizationId, app.serverId);
+    setServer(serverId);
     const deployable: DeployableApplication = app;
 
     const archive =
@@ -199,7 +150,7 @@ export async function runApplicationDeployment(
       };
 
       if (run.kind === "redeploy" && app.cleanCache) {
-        stage = "clean the build cache";
+        setStage("clean the build cache");
         log("Cleaning the build cache…");
         const { reclaimedBytes } = await client.cleanBuildCache(serverId, CLEAN_CACHE_TIMEOUT_MS);
         log(`Build cache cleaned (${reclaimedBytes} bytes reclaimed)`);
@@ -225,7 +176,7 @@ export async function runApplicationDeployment(
       }
 
       checkAborted();
-      stage = "build";
+      setStage("build");
       log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
       log(`Building ${imageName} (${app.buildType})…`);
       if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
@@ -263,7 +214,7 @@ export async function runApplicationDeployment(
     }
 
     checkAborted();
-    stage = "deploy";
+    setStage("deploy");
     // The global limit bounds builds, the heavy part. Rolling the service out is Swarm's work and
     // mostly waiting for its tasks to start: holding a slot through it made a burst of prebuilt
     // images start two at a time (bench:burst). One deployment per application still holds.
@@ -279,14 +230,5 @@ export async function runApplicationDeployment(
     );
     log("Done");
     return outcome;
-  } catch (error) {
-    const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
-    if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {
-      services.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
-    }
-    log(`Error: ${reason}`);
-    throw new Error(reason);
-  } finally {
-    run.signal.removeEventListener("abort", cancelOnAbort);
-  }
+  });
 }

@@ -27,7 +27,7 @@ afterAll(() => platform?.close());
 
 async function insertDone(applicationId: string, title: string): Promise<void> {
   const { deploymentId } = await insertDeployment(platform.services.db, {
-    applicationId,
+    target: { kind: "application", id: applicationId },
     kind: "deploy",
     title,
     description: null,

@@ -10,18 +10,11 @@
  * recovery is under way (waitFor).
  */
 
-import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
-import {
-  type DeploymentResult,
-  moveDeployments,
-  runningDatabaseDeployments,
-  runningDeployments,
-} from "./repository.ts";
-import { serverOf } from "./runtime.ts";
-import { loadDeploymentTarget, settleTarget } from "./targets.ts";
+import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
+import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "./targets.ts";
 
 export interface QueuedJob {
   deploymentId: string;
@@ -37,6 +30,12 @@ const STATUS_CHECK_MS = 2000;
 
 type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
 
+/** A running deployment recovery follows on its service, with its target. */
+type Followed = Running & {
+  target: DeploymentTarget;
+  follow: Exclude<DeploymentTarget["recovery"], "runAgain">["follow"];
+};
+
 export class DeploymentRecovery {
   private readonly pending = new Map<string, Promise<void>>();
   private readonly controller = new AbortController();
@@ -51,36 +50,49 @@ export class DeploymentRecovery {
     private readonly onRecovered: (applicationId: string) => void = () => {},
   ) {}
 
-  /** Loads the running deployments and starts following each; answers their application ids. */
+  /**
+   * Loads the running deployments (of every kind) and starts settling each as its target's kind
+   * says (DeploymentTarget.recovery); answers the ids of the services being followed.
+   */
   async start(): Promise<string[]> {
-    await this.handBackDatabaseDeployments();
-    const rows = [];
-    for (const row of await runningDeployments(this.services.db)) {
+    const { services } = this;
+    const rows: Followed[] = [];
+    for (const row of await runningDeployments(services.db)) {
       // Another live control plane runs or follows it: not ours to recover.
-      if (await this.leases.take(this.services.db, row.deploymentId, this.services.now())) rows.push(row);
+      if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
+      const target = await loadDeploymentTarget(services, row).catch(async (error) => {
+        await this.leases.release(row.deploymentId);
+        throw error;
+      });
+      if (target && target.recovery !== "runAgain") {
+        rows.push({ ...row, target, follow: target.recovery.follow });
+        continue;
+      }
+      try {
+        if (target) await this.runAgain(row);
+      } finally {
+        await this.leases.release(row.deploymentId);
+      }
     }
     if (rows.length > 0) {
-      this.services.logger.info(
+      services.logger.info(
         { deploymentIds: rows.map((row) => row.deploymentId) },
         "recovering deployments a stopped control plane left running",
       );
     }
     for (const row of rows) {
-      const before = this.pending.get(row.applicationId) ?? Promise.resolve();
+      const before = this.pending.get(row.targetId) ?? Promise.resolve();
       const next = before
         .then(() => this.recover(row))
         .finally(() => this.leases.release(row.deploymentId))
         .catch((error) =>
-          this.services.logger.error(
-            { err: error, deploymentId: row.deploymentId },
-            "deployment recovery failed",
-          ),
+          services.logger.error({ err: error, deploymentId: row.deploymentId }, "deployment recovery failed"),
         );
-      this.pending.set(row.applicationId, next);
+      this.pending.set(row.targetId, next);
       void next.then(() => {
-        if (this.pending.get(row.applicationId) === next) {
-          this.pending.delete(row.applicationId);
-          this.onRecovered(row.applicationId);
+        if (this.pending.get(row.targetId) === next) {
+          this.pending.delete(row.targetId);
+          this.onRecovered(row.targetId);
         }
       });
     }
@@ -88,29 +100,20 @@ export class DeploymentRecovery {
   }
 
   /**
-   * A database deployment left running runs again from the start: each of its steps (remove
-   * the service and volume for a rebuild, create or update the service) is idempotent, and the
-   * new run settles it from what Docker then does.
+   * A deployment whose steps are idempotent (a database service's) runs again from the start:
+   * the new run settles it from what Docker then does.
    */
-  private async handBackDatabaseDeployments(): Promise<void> {
-    const { services } = this;
-    for (const row of await runningDatabaseDeployments(services.db)) {
-      if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
-      try {
-        const handedBack = await moveDeployments(
-          services.db,
-          { deploymentId: row.deploymentId },
-          ["running"],
-          "idle",
-          { line: "The control plane restarted during this deployment: it runs again" },
-          services.now(),
-        );
-        if (handedBack.length > 0)
-          await this.requeue({ deploymentId: row.deploymentId, applicationId: row.databaseId });
-      } finally {
-        await this.leases.release(row.deploymentId);
-      }
-    }
+  private async runAgain(row: Running): Promise<void> {
+    const handedBack = await moveDeployments(
+      this.services.db,
+      { deploymentId: row.deploymentId },
+      ["running"],
+      "idle",
+      { line: "The control plane restarted during this deployment: it runs again" },
+      this.services.now(),
+    );
+    if (handedBack.length > 0)
+      await this.requeue({ deploymentId: row.deploymentId, applicationId: row.targetId });
   }
 
   isRecovering(applicationId: string): boolean {
@@ -128,7 +131,7 @@ export class DeploymentRecovery {
     await Promise.all([...this.pending.values()]);
   }
 
-  private async recover(row: Running): Promise<void> {
+  private async recover(row: Followed): Promise<void> {
     const { services } = this;
     // A stop of the deployment (deployment.killProcess marks it error) ends the following.
     const controller = new AbortController();
@@ -153,14 +156,14 @@ export class DeploymentRecovery {
     }
   }
 
-  private async follow(row: Running, signal: AbortSignal): Promise<void> {
+  private async follow(row: Followed, signal: AbortSignal): Promise<void> {
     const { services } = this;
     let result: DeploymentResult;
     try {
       result = await followAgentJob(services, {
-        serverId: serverOf(row),
+        serverId: row.follow.serverId,
         jobId: row.deploymentId,
-        service: { name: row.appName, owner: await ownerOfApplication(services.db, row) },
+        service: { name: row.follow.name, owner: row.follow.owner },
         fromObserved: (service): DeploymentResult => ({ status: "done", imageName: service.image || null }),
         log: () => {},
         signal,
@@ -178,7 +181,7 @@ export class DeploymentRecovery {
           services.now(),
         );
         if (handedBack.length > 0)
-          await this.requeue({ deploymentId: row.deploymentId, applicationId: row.applicationId });
+          await this.requeue({ deploymentId: row.deploymentId, applicationId: row.targetId });
         return;
       }
       result = { status: "error", errorMessage: (error as Error).message };
@@ -186,16 +189,14 @@ export class DeploymentRecovery {
     await this.settle(row, result);
   }
 
-  private async settle(row: Running, result: DeploymentResult): Promise<void> {
+  private async settle(row: Followed, result: DeploymentResult): Promise<void> {
     const { services } = this;
     const line =
       result.status === "done"
         ? "The service runs this deployment (observed after a restart of the control plane): Deployment done"
         : `Deployment failed: ${result.errorMessage}`;
-    const target = await loadDeploymentTarget(services, {
-      applicationId: row.applicationId,
-      databaseId: null,
-    });
+    // Read again: the service may have been deleted (with its deployments) while it was followed.
+    const target = await loadDeploymentTarget(services, row);
     // As the worker does: the outcome, the application's status and the event in one write.
     const settled = await services.db.transaction().execute(async (trx) => {
       const moved = await moveDeployments(

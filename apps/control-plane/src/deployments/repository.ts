@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import type { DatabaseKind, Deployment, DeploymentStatus } from "../db/schema.ts";
+import type { DatabaseKind, Deployment, DeploymentStatus, DeploymentTargetKind } from "../db/schema.ts";
 import type { DeploymentKind } from "./start.ts";
 
 export type { Deployment };
@@ -57,19 +57,22 @@ export function toDeploymentView(row: Deployment): DeploymentView {
 }
 
 /**
- * The service a deployment belongs to, and the key its queue jobs run one at a time under
- * (QueuedJob.applicationId): an application id or a database service id.
+ * The service a deployment is of: its kind and id. The id is also the key its queue jobs run
+ * one at a time under (QueuedJob.applicationId).
  */
-export const serviceKeyOf = (row: { applicationId: string | null; databaseId: string | null }): string =>
-  (row.applicationId ?? row.databaseId) as string;
+export interface DeploymentTargetRef {
+  kind: DeploymentTargetKind;
+  id: string;
+}
 
-/** SQL of serviceKeyOf, for selections. */
-const serviceKey = sql<string>`coalesce(deployments.application_id, deployments.database_id)`;
+/** The foreign key column of each kind (a deleted service takes its deployments with it). */
+const TARGET_COLUMNS = {
+  application: "applicationId",
+  database: "databaseId",
+} as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {
-  /** Exactly one of the two. */
-  applicationId?: string;
-  databaseId?: string;
+  target: DeploymentTargetRef;
   kind: DeploymentKind;
   title: string;
   description: string | null;
@@ -78,11 +81,14 @@ export interface NewDeployment {
 }
 
 export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
-  const { archive, ...rest } = values;
+  const { archive, target, ...rest } = values;
   return db
     .insertInto("deployments")
     .values({
       deploymentId: newId(),
+      targetKind: target.kind,
+      targetId: target.id,
+      [TARGET_COLUMNS[target.kind]]: target.id,
       ...rest,
       archivePath: archive?.path ?? null,
       archiveFormat: archive?.format ?? null,
@@ -111,7 +117,7 @@ function inOrganization(db: Db, organizationId: string) {
     .where("projects.organizationId", "=", organizationId)
     .selectAll("deployments")
     .select([
-      serviceKey.as("serviceId"),
+      "deployments.targetId as serviceId",
       sql<string>`coalesce(applications.name, database_services.name)`.as("serviceName"),
       sql<string>`coalesce(applications.app_name, database_services.app_name)`.as("serviceAppName"),
       sql<ServiceType>`coalesce(database_services.kind, 'application')`.as("serviceType"),
@@ -133,12 +139,12 @@ export type LocatedDeployment = Deployment & {
   projectId: string;
 };
 
-/** The deployments of one database service (the caller's access is checked by its router). */
-export function listDatabaseDeployments(db: Db, databaseId: string): Promise<Deployment[]> {
+/** The deployments of one service (the caller's access is checked by its router). */
+export function listTargetDeployments(db: Db, targetId: string): Promise<Deployment[]> {
   return db
     .selectFrom("deployments")
     .selectAll()
-    .where("databaseId", "=", databaseId)
+    .where("targetId", "=", targetId)
     .orderBy("createdAt", "desc")
     .orderBy("deploymentId")
     .execute();
@@ -212,13 +218,11 @@ export interface DeploymentResult {
   commitMessage?: string | null;
 }
 
-/** Which deployments a write picks: one, or those of one application or database service. */
+/** Which deployments a write picks: one, or those of one service. */
 export interface DeploymentFilter {
   deploymentId?: string;
-  applicationId?: string;
-  databaseId?: string;
-  /** An application or a database service id (serviceKeyOf). */
-  serviceId?: string;
+  /** The service's id (DeploymentTargetRef.id), whatever its kind. */
+  targetId?: string;
 }
 
 /**
@@ -244,14 +248,7 @@ export async function moveDeployments(
     .set({ ...change, logs })
     .where("status", "in", from);
   if (filter.deploymentId) query = query.where("deploymentId", "=", filter.deploymentId);
-  if (filter.applicationId) query = query.where("applicationId", "=", filter.applicationId);
-  if (filter.databaseId) query = query.where("databaseId", "=", filter.databaseId);
-  const serviceId = filter.serviceId;
-  if (serviceId) {
-    query = query.where((eb) =>
-      eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]),
-    );
-  }
+  if (filter.targetId) query = query.where("targetId", "=", filter.targetId);
   const rows = await query.returning("deploymentId").execute();
   return rows.map((row) => row.deploymentId);
 }
@@ -278,24 +275,24 @@ export function failDeployments(
   );
 }
 
-/** Services (applications and databases) with waiting deployments (resumed at start). */
+/** Services (of every kind) with waiting deployments (resumed at start). */
 export async function applicationsWithWaitingDeployments(db: Db): Promise<string[]> {
   const rows = await db
     .selectFrom("deployments")
-    .select(serviceKey.as("serviceId"))
+    .select("targetId")
     .where("status", "=", "idle")
-    .groupBy(serviceKey)
+    .groupBy("targetId")
     .orderBy(sql`min(created_at)`)
     .execute();
-  return rows.map((row) => row.serviceId);
+  return rows.map((row) => row.targetId);
 }
 
-/** Whether the service (an application or a database) has a waiting deployment. */
+/** Whether the service has a waiting deployment. */
 export async function hasWaitingDeployments(db: Db, serviceId: string): Promise<boolean> {
   const row = await db
     .selectFrom("deployments")
     .select("deploymentId")
-    .where((eb) => eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]))
+    .where("targetId", "=", serviceId)
     .where("status", "=", "idle")
     .limit(1)
     .executeTakeFirst();
@@ -306,7 +303,7 @@ export async function hasWaitingDeployments(db: Db, serviceId: string): Promise<
 export function waitingDeployments(db: Db): Promise<{ deploymentId: string; applicationId: string }[]> {
   return db
     .selectFrom("deployments")
-    .select(["deploymentId", serviceKey.as("applicationId")])
+    .select(["deploymentId", "targetId as applicationId"])
     .where("status", "=", "idle")
     .orderBy("createdAt")
     .orderBy("deploymentId")
@@ -344,32 +341,12 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
   return query.returningAll().execute();
 }
 
-/** Database deployments left running (by a control plane that stopped). */
-export function runningDatabaseDeployments(db: Db) {
-  return db
-    .selectFrom("deployments")
-    .select(["deploymentId", "databaseId"])
-    .where("status", "=", "running")
-    .where("databaseId", "is not", null)
-    .orderBy("createdAt")
-    .$narrowType<{ databaseId: string }>()
-    .execute();
-}
-
-/** Application deployments left running (by a control plane that stopped), with what recovery needs. */
+/** Deployments left running (by a control plane that stopped), of every kind, oldest first. */
 export function runningDeployments(db: Db) {
   return db
     .selectFrom("deployments")
-    .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
-    .select([
-      "deployments.deploymentId",
-      "applications.applicationId",
-      "deployments.title",
-      "applications.appName",
-      "applications.serverId",
-      "applications.environmentId",
-    ])
-    .where("deployments.status", "=", "running")
-    .orderBy("deployments.createdAt")
+    .select(["deploymentId", "targetKind", "targetId", "title"])
+    .where("status", "=", "running")
+    .orderBy("createdAt")
     .execute();
 }

@@ -45,7 +45,7 @@ export async function startApplicationDeployment(
     await agentServerId(services, organizationId, null);
   }
   const deployment = await insertDeployment(services.db, {
-    applicationId: application.applicationId,
+    target: { kind: "application", id: application.applicationId },
     kind: input.kind,
     title: input.title || DEFAULT_TITLES[input.kind],
     description: input.description ?? null,
@@ -73,7 +73,7 @@ export async function startDatabaseDeployment(
   // This machine runs only the instance organization's services (a 400 naming serverId).
   await agentServerId(services, input.organizationId, input.serverId);
   const deployment = await insertDeployment(services.db, {
-    databaseId: input.databaseId,
+    target: { kind: "database", id: input.databaseId },
     kind: input.kind,
     title: input.title || DEFAULT_TITLES[input.kind],
     description: null,

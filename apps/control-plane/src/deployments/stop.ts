@@ -5,7 +5,7 @@
  */
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
-import { type DeploymentFilter, failDeployments, serviceKeyOf } from "./repository.ts";
+import { type DeploymentFilter, failDeployments } from "./repository.ts";
 
 /** How long a stop waits for the aborted deployment to store its end before answering. */
 const ABORT_WAIT_MS = 30_000;
@@ -55,13 +55,13 @@ export async function stopDeployment(
   if (deployment.status === "idle") {
     const dropped = await dropWaiting(services, { deploymentId: deployment.deploymentId }, reason);
     // It may have started in between.
-    if (dropped.length === 0) return stopRunningDeployment(services, serviceKeyOf(deployment), reason);
+    if (dropped.length === 0) return stopRunningDeployment(services, deployment.targetId, reason);
     return "dropped";
   }
   return "not-running";
 }
 
-/** Aborts the running deployment of the service (an application or a database), if any. */
+/** Aborts the running deployment of the service (of any kind), if any. */
 export async function stopRunningDeployment(
   services: ServiceContext,
   serviceId: string,
@@ -70,18 +70,18 @@ export async function stopRunningDeployment(
   const running = await services.db
     .selectFrom("deployments")
     .selectAll()
-    .where((eb) => eb.or([eb("applicationId", "=", serviceId), eb("databaseId", "=", serviceId)]))
+    .where("targetId", "=", serviceId)
     .where("status", "=", "running")
     .execute();
   for (const deployment of running) await abortRunning(services, deployment, reason);
   return running.length > 0 ? "aborted" : "not-running";
 }
 
-/** Drops every waiting deployment of the service (an application or a database); answers how many. */
+/** Drops every waiting deployment of the service (of any kind); answers how many. */
 export async function dropWaitingDeployments(
   services: ServiceContext,
   serviceId: string,
   reason: string,
 ): Promise<number> {
-  return (await dropWaiting(services, { serviceId }, reason)).length;
+  return (await dropWaiting(services, { targetId: serviceId }, reason)).length;
 }

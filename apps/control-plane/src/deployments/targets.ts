@@ -1,21 +1,26 @@
 /**
- * The service a deployment belongs to, as the worker sees it: an application or a database
- * service. The worker claims, logs, stores and settles every deployment the same way; what
- * differs per kind of service (where its status lives, how it is deployed, what its appDeploy
- * events name) is here, one entry per kind.
+ * The service a deployment belongs to, as the worker and recovery see it, named by its kind and
+ * id (DeploymentTargetRef). The worker claims, logs, stores and settles every deployment the same
+ * way, and recovery settles every deployment a stopped control plane left running the same way;
+ * what differs per kind of service (where its status lives, how it is deployed, how a deployment
+ * left running is settled, what its appDeploy events name) is here, one entry per kind
+ * (TARGET_KINDS).
  */
+import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
-import type { ApplicationStatus, Deployment } from "../db/schema.ts";
+import type { ApplicationStatus, DeploymentTargetKind } from "../db/schema.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
-import type { DeploymentResult } from "./repository.ts";
+import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
+import { serverOf } from "./runtime.ts";
 
 export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
 export interface DeploymentTarget {
-  /** The application or database service id (the queue's key, serviceKeyOf). */
+  kind: DeploymentTargetKind;
+  /** The service's id (the queue's key, DeploymentTargetRef.id). */
   serviceId: string;
   name: string;
   organizationId: string;
@@ -27,6 +32,12 @@ export interface DeploymentTarget {
   run?: DeploymentRunner;
   /** A database service's event names it in its payload (its applicationId is null). */
   eventService?: { databaseId: string; type: string };
+  /**
+   * How a deployment a stopped control plane left running is settled (recovery.ts): followed
+   * on its Swarm service until the service shows its outcome (a job no agent works on and no
+   * service runs is run again), or run again from the start (its steps are idempotent).
+   */
+  recovery: { follow: { serverId: string; name: string; owner: ResourceOwner } } | "runAgain";
 }
 
 async function loadApplicationTarget(
@@ -40,6 +51,8 @@ async function loadApplicationTarget(
     .select([
       "applications.applicationId",
       "applications.name",
+      "applications.appName",
+      "applications.serverId",
       "applications.applicationStatus",
       "projects.organizationId",
     ])
@@ -47,10 +60,18 @@ async function loadApplicationTarget(
     .executeTakeFirst();
   if (!application) return undefined;
   return {
+    kind: "application",
     serviceId: application.applicationId,
     name: application.name,
     organizationId: application.organizationId,
     status: application.applicationStatus,
+    recovery: {
+      follow: {
+        serverId: serverOf(application),
+        name: application.appName,
+        owner: applicationOwner(application.organizationId, application.applicationId),
+      },
+    },
     setStatus: async (db, status) => {
       // A deployment's outcome replaces what reconciliation said about the service.
       await db
@@ -62,14 +83,28 @@ async function loadApplicationTarget(
   };
 }
 
+/** Each kind's loader of its targets: the one place a new service kind is registered. */
+const TARGET_KINDS: Record<
+  DeploymentTargetKind,
+  (services: ServiceContext, id: string) => Promise<DeploymentTarget | undefined>
+> = {
+  application: loadApplicationTarget,
+  database: loadDatabaseTarget,
+};
+
 /** The service of a deployment; undefined when it was deleted meanwhile. */
 export function loadDeploymentTarget(
   services: ServiceContext,
-  deployment: Pick<Deployment, "applicationId" | "databaseId">,
+  deployment: { targetKind: DeploymentTargetKind; targetId: string },
 ): Promise<DeploymentTarget | undefined> {
-  if (deployment.databaseId) return loadDatabaseTarget(services, deployment.databaseId);
-  return loadApplicationTarget(services, deployment.applicationId as string);
+  return TARGET_KINDS[deployment.targetKind](services, deployment.targetId);
 }
+
+/** The reference of a deployment's target, as runs carry it. */
+export const targetRefOf = (deployment: {
+  targetKind: DeploymentTargetKind;
+  targetId: string;
+}): DeploymentTargetRef => ({ kind: deployment.targetKind, id: deployment.targetId });
 
 /**
  * A finished deployment's mark on its service: the service's status and an appDeploy |

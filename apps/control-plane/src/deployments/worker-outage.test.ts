@@ -42,6 +42,8 @@ describe("a deployment taken while the database is away", () => {
       .values({
         deploymentId,
         applicationId: app.applicationId,
+        targetKind: "application",
+        targetId: app.applicationId,
         kind: "deploy",
         title: "during the cut",
         description: null,

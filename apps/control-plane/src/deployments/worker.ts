@@ -240,7 +240,7 @@ export class DeploymentWorker {
       const runner = target.run ?? this.runner;
       const outcome = await runner(services, {
         deploymentId,
-        applicationId: target.serviceId,
+        target: { kind: target.kind, id: target.serviceId },
         kind: deployment.kind,
         archive:
           deployment.archivePath && deployment.archiveFormat

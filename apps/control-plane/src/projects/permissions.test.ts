@@ -237,6 +237,8 @@ describe("member permissions (user.assignPermissions)", () => {
         .values({
           deploymentId: `dep-${applicationId}`,
           applicationId,
+          targetKind: "application",
+          targetId: applicationId,
           kind: "deploy",
           title: "listed",
           description: null,

@@ -15,10 +15,10 @@ import {
   deleteDeployment,
   findDeployment,
   type LocatedDeployment,
-  listDatabaseDeployments,
   listDeployments,
   listNewestDeployments,
   listQueueJobs,
+  listTargetDeployments,
   toDeploymentView,
 } from "../deployments/repository.ts";
 import { stopDeployment } from "../deployments/stop.ts";
@@ -134,7 +134,7 @@ async function databaseDeployments(
   if (!row) throw notFound("Database");
   const service = { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId };
   await requireServiceAccess(services.db, caller, service, "Database");
-  return (await listDatabaseDeployments(services.db, databaseId)).map(toDeploymentView);
+  return (await listTargetDeployments(services.db, databaseId)).map(toDeploymentView);
 }
 
 const isDatabaseKind = (type: string): type is DatabaseKind =>
