@@ -148,7 +148,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
       );
     }
   }
-  if (tenant) checkTenancy(document, { tenant, filesDirectory, platformNetwork }, issues);
+  if (tenant) checkTenancy(document, { tenant, appName, filesDirectory, platformNetwork }, issues);
   checkReferences(document, domainServices, issues);
   issues.throwIfAny();
 
