@@ -70,6 +70,38 @@ describe("convertCompose", () => {
     }
   });
 
+  it("never shares a name between a stack and one whose appName extends it with '-'", () => {
+    // Stack "shop" with service "x-web" and stack "shop-x" with service "web".
+    const file = (service: string) => `services:\n  ${service}:\n    image: nginx\n`;
+    for (const composeType of ["docker-compose", "stack"] as const) {
+      const first = convert(file("x-web"), {
+        composeType,
+        appName: "shop",
+        domains: [{ host: "a", serviceName: "x-web", port: 80 }],
+      });
+      const second = convert(file("web"), {
+        composeType,
+        appName: "shop-x",
+        domains: [{ host: "b", serviceName: "web", port: 80 }],
+      });
+      expect(first.upstreams["x-web"]).not.toBe(second.upstreams.web);
+      const containers = (result: typeof first) =>
+        Object.values<Doc>((result.document as Doc).services).map((service) => service.container_name);
+      if (composeType === "docker-compose") {
+        expect(containers(first)).toEqual(["shop_x-web"]);
+        expect(containers(second)).toEqual(["shop-x_web"]);
+      }
+    }
+  });
+
+  it("leaves Compose's own container names to a scaled service", () => {
+    const document = convert(
+      "services:\n  a:\n    image: nginx\n    scale: 2\n  b:\n    image: nginx\n    deploy: {replicas: 3}\n",
+    ).document as Doc;
+    expect(document.services.a.container_name).toBeUndefined();
+    expect(document.services.b.container_name).toBeUndefined();
+  });
+
   it("keeps a prefix that is already the stack's, and no appName can reach into another's prefix", () => {
     expect(scopedName("shop", "shop_data")).toBe("shop_data");
     expect(scopedName("shop", "data")).toBe("shop_data");
@@ -110,11 +142,11 @@ volumes:
     const document = result.document as Doc;
     expect(document.services.db.networks).toEqual({
       back: null,
-      "platform-network": { aliases: ["shop-k3x9qa-db"] },
+      "platform-network": { aliases: ["shop-k3x9qa_db"] },
     });
     expect(document.services.web.networks).toEqual(["back"]);
     expect(document.networks["platform-network"]).toEqual({ name: "platform-network", external: true });
-    expect(result.upstreams).toEqual({ db: "shop-k3x9qa-db" });
+    expect(result.upstreams).toEqual({ db: "shop-k3x9qa_db" });
     expect(document.networks.default).toBeUndefined();
   });
 
@@ -199,7 +231,7 @@ networks:
   });
 
   it("rewrites container_name with the stack's prefix in compose mode and drops it for Swarm", () => {
-    expect((convert(twoServices).document as Doc).services.web.container_name).toBe("shop-k3x9qa-web");
+    expect((convert(twoServices).document as Doc).services.web.container_name).toBe("shop-k3x9qa_web");
     expect(
       (convert(twoServices, { composeType: "stack" }).document as Doc).services.web.container_name,
     ).toBeUndefined();

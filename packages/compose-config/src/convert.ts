@@ -76,9 +76,21 @@ const inputSchema = z.object({
   filesDirectory: z.string().startsWith("/", "must be an absolute path"),
 });
 
-/** The upstream name of a service: Swarm's service name, or the Compose alias added on the platform network. */
-export function composeUpstream(composeType: ComposeType, appName: string, service: string): string {
-  return composeType === "stack" ? `${appName}_${service}` : `${appName}-${service}`;
+/**
+ * The upstream name of a service on the platform network: Swarm's service name for `stack`, and
+ * for `docker-compose` the alias the conversion adds, spelt the same. `_` (which no appName holds)
+ * separates the stack from the service: with `-`, stack `shop` with service `x-web` and stack
+ * `shop-x` with service `web` would share `shop-x-web`, and the proxy would send one
+ * organization's traffic to both.
+ */
+export function composeUpstream(_composeType: ComposeType, appName: string, service: string): string {
+  return scopedName(appName, service);
+}
+
+/** More than one container of the service (Compose refuses container_name then). */
+function isScaled(service: Record<string, unknown>): boolean {
+  const replicas = asRecord(service.deploy)?.replicas ?? service.scale;
+  return typeof replicas === "number" && replicas > 1;
 }
 
 /** A name the stack creates, prefixed with `<appName>_` unless it already carries that prefix. */
@@ -136,7 +148,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
       );
     }
   }
-  if (tenant) checkTenancy(document, { tenant, filesDirectory, platformNetwork }, issues);
+  if (tenant) checkTenancy(document, { tenant, appName, filesDirectory, platformNetwork }, issues);
   checkReferences(document, domainServices, issues);
   issues.throwIfAny();
 
@@ -187,9 +199,11 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
       service.deploy = { ...deploy, labels: { ...mappingOf(deploy.labels), ...labels } };
     }
     if (!stack && typeof service.container_name === "string") {
-      service.container_name = service.container_name.startsWith(`${appName}-`)
-        ? service.container_name
-        : `${appName}-${service.container_name}`;
+      service.container_name = scopedName(appName, service.container_name);
+    } else if (!stack && !isScaled(service)) {
+      // Compose v2 names containers `<project>-<service>-1`, which two stacks can share when one
+      // appName is another's followed by `-`; an explicit `<appName>_<service>` cannot be shared.
+      service.container_name = scopedName(appName, name);
     }
     if (Array.isArray(service.volumes))
       service.volumes = service.volumes.map((volume) => absoluteVolume(volume, filesDirectory));

@@ -35,7 +35,7 @@ const cases: GoldenCase[] = [
     name: "web-worker-db.docker-compose",
     input: "web-worker-db.input.yml",
     overrides: { composeType: "docker-compose", env: shopEnv, domains: shopDomains },
-    upstreams: { web: "shop-k3x9qa-web" },
+    upstreams: { web: "shop-k3x9qa_web" },
   },
   {
     name: "web-worker-db.stack",
@@ -55,7 +55,7 @@ const cases: GoldenCase[] = [
       ],
       tenant: testTenant(),
     },
-    upstreams: { app: "shop-k3x9qa-app", admin: "shop-k3x9qa-admin" },
+    upstreams: { app: "shop-k3x9qa_app", admin: "shop-k3x9qa_admin" },
   },
   {
     name: "swarm-native.stack",

@@ -51,6 +51,17 @@ describe("parseComposeFile", () => {
     expect(issues.map((issue) => issue.path)).toContain("services.web.volumes.0.sauce");
   });
 
+  it("names the deepest problem inside a oneOf, not every branch that failed", () => {
+    expect(issuesOf("services:\n  web:\n    image: nginx\n    networks: {back: {aliases: 5}}\n")).toEqual([
+      { path: "services.web.networks.back.aliases", message: "must be array" },
+    ]);
+    expect(
+      issuesOf("services:\n  web:\n    image: nginx\n    depends_on: {db: {condition: sometimes}}\n"),
+    ).toEqual([
+      { path: "services.web.depends_on.db.condition", message: "must be equal to one of the allowed values" },
+    ]);
+  });
+
   it("refuses a service name with characters Compose does not allow", () => {
     expect(issuesOf("services:\n  'web app':\n    image: nginx\n")[0]!.path).toBe("services.web app");
   });

@@ -103,38 +103,30 @@ function segmentsOf(instancePath: string): string[] {
 /**
  * Ajv's errors made readable. The schema is full of oneOf (a port is a number, a string or an
  * object; networks a list or a map): when a value fails every branch, ajv reports each branch's
- * complaint and then the oneOf. Errors from a failed oneOf's branches are folded into one issue at
- * the oneOf's path, unless one branch matched the value's kind (then its inner errors are the
- * useful ones and are kept).
+ * complaint at several depths. Only the deepest problems are kept (an error at a path that holds a
+ * deeper error is the same problem seen from above), and at one path a failed oneOf speaks for its
+ * branches ("must be array", "must be object"...).
  */
 function readableIssues(errors: ErrorObject[]): ComposeIssue[] {
-  const failedOneOfs = errors.filter((error) => error.keyword === "oneOf" || error.keyword === "anyOf");
-  const issues: ComposeIssue[] = [];
-  const covered = new Set<ErrorObject>();
-  for (const oneOf of failedOneOfs) {
-    const branches = errors.filter(
-      (error) => error !== oneOf && error.schemaPath.startsWith(`${oneOf.schemaPath}/`),
+  const all = errors.map((error) => ({ error, issue: issueOf(error) }));
+  const deeper = (path: string) =>
+    all.some(({ issue }) => issue.path !== path && (path === "" || issue.path.startsWith(`${path}.`)));
+  const kept = all.filter(({ issue }) => !deeper(issue.path));
+  const combined = new Set(
+    kept
+      .filter(({ error }) => error.keyword === "oneOf" || error.keyword === "anyOf")
+      .map(({ issue }) => issue.path),
+  );
+  return kept
+    .filter(
+      ({ error, issue }) =>
+        !combined.has(issue.path) || error.keyword === "oneOf" || error.keyword === "anyOf",
+    )
+    .map(({ error, issue }) =>
+      error.keyword === "oneOf" || error.keyword === "anyOf"
+        ? { path: issue.path, message: "has a form the Compose Specification does not accept" }
+        : issue,
     );
-    for (const branch of branches) covered.add(branch);
-    // A branch whose errors lie deeper than the oneOf matched the value's kind: its errors say more.
-    const deeper = branches.filter(
-      (error) =>
-        error.instancePath !== oneOf.instancePath ||
-        error.keyword === "additionalProperties" ||
-        error.keyword === "required",
-    );
-    if (deeper.length > 0 && deeper.length < branches.length) {
-      for (const error of deeper) issues.push(issueOf(error));
-    } else {
-      issues.push({
-        path: segmentsOf(oneOf.instancePath).join("."),
-        message: "has a form the Compose Specification does not accept",
-      });
-    }
-    covered.add(oneOf);
-  }
-  for (const error of errors) if (!covered.has(error)) issues.push(issueOf(error));
-  return issues;
 }
 
 function issueOf(error: ErrorObject): ComposeIssue {

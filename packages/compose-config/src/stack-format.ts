@@ -8,6 +8,7 @@
  * `profiles`, `volumes_from`, a port's `host_ip`...). docs/decisions.md lists the choices.
  */
 import type { IssueList } from "./errors.ts";
+import { parsePort } from "./mounts.ts";
 import { asRecord } from "./objects.ts";
 
 const V3_SERVICE_KEYS = new Set([
@@ -223,6 +224,13 @@ function stackService(
       }),
     );
   }
+  // v3's mappings of strings take strings, numbers and null, not booleans (`DEBUG: true`).
+  for (const key of ["environment", "labels", "extra_hosts", "sysctls"]) {
+    if (out[key] !== undefined) out[key] = stringMapping(out[key]);
+  }
+  if (asRecord(out.deploy)?.labels !== undefined) {
+    out.deploy = { ...asRecord(out.deploy), labels: stringMapping(asRecord(out.deploy)!.labels) };
+  }
   for (const key of ["secrets", "configs"]) {
     if (Array.isArray(out[key])) {
       out[key] = (out[key] as unknown[]).map((item) => {
@@ -233,6 +241,23 @@ function stackService(
     }
   }
   return out;
+}
+
+function stringMapping(value: unknown): unknown {
+  const record = asRecord(value);
+  if (!record) return value;
+  return Object.fromEntries(
+    Object.entries(record).map(([key, item]) => [key, typeof item === "boolean" ? String(item) : item]),
+  );
+}
+
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/** `64m`, `1g`, `512k`, `100` as bytes (what v3's integer tmpfs size takes); other values unchanged. */
+export function bytesOf(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const match = /^(\d+)\s*([bkmg]?)b?$/i.exec(value.trim());
+  return match ? Number(match[1]) * SIZE_UNITS[match[2]!.toLowerCase()]! : value;
 }
 
 function modeNumber(value: unknown): unknown {
@@ -291,7 +316,13 @@ function stackDeploy(
 
 function stackPort(port: unknown, path: (string | number)[], issues: IssueList): unknown {
   const entry = asRecord(port);
-  if (!entry) return port;
+  if (!entry) {
+    // The Docker CLI ignores a short-syntax host address and listens on every address.
+    if (parsePort(port)?.hostIp !== undefined) {
+      issues.add(path, "docker stack deploy cannot bind a port to one host address");
+    }
+    return port;
+  }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(entry)) {
     if (key === "target") out.target = toInteger(value);
@@ -339,7 +370,7 @@ function stackVolume(volume: unknown, path: (string | number)[], issues: IssueLi
       if (options.nocopy !== undefined) out.volume = { nocopy: options.nocopy };
     } else if (key === "tmpfs") {
       const size = asRecord(value)?.size;
-      if (size !== undefined) out.tmpfs = { size: toInteger(size) };
+      if (size !== undefined) out.tmpfs = { size: bytesOf(size) };
     }
   }
   return out;

@@ -433,6 +433,26 @@ runtime: runc`),
     ]);
   });
 
+  it("refuses aliases and fixed addresses on the platform network that are not the stack's own", () => {
+    const rest = "networks:\n  proxy:\n    external: true\n    name: platform-network\n";
+    expectRefused(
+      app("networks: {proxy: {aliases: [victim-app, victim_web]}}", rest),
+      "services.app.networks.proxy.aliases.0",
+      /alias victim-app on the platform network is refused/,
+    );
+    expectRefused(
+      app("networks: {proxy: {aliases: [victim-app, victim_web]}}", rest),
+      "services.app.networks.proxy.aliases.1",
+    );
+    expectRefused(
+      app("networks: {proxy: {ipv4_address: 10.0.1.5}}", rest),
+      "services.app.networks.proxy.ipv4_address",
+    );
+    expectAllowed(app("networks: {proxy: {aliases: [shop-k3x9qa_api]}}", rest));
+    // On the stack's own networks, any alias.
+    expectAllowed(app("networks: {own: {aliases: [victim-app]}}", "networks:\n  own: {}\n"));
+  });
+
   it("refuses include, which reads other files of the host", () => {
     expectRefused(
       "include: [/etc/compose.yml]\nservices:\n  a:\n    image: alpine\n",

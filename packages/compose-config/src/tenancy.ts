@@ -17,6 +17,8 @@ export interface ComposeTenant {
 
 export interface TenancyContext {
   tenant: ComposeTenant;
+  /** The stack's name: aliases on the platform network must carry its `<appName>_` prefix. */
+  appName: string;
   filesDirectory: string;
   platformNetwork: string;
 }
@@ -79,9 +81,18 @@ export function checkTenancy(
   if (document.include !== undefined)
     issues.add(["include"], `include ${REFUSED} (it reads other files of the host)`);
 
+  // The keys under which the file declares the shared platform network.
+  const platformKeys = new Set(
+    entriesOf(document.networks)
+      .filter(
+        ([key, entry]) => entry && isExternal(entry) && externalName(key, entry) === context.platformNetwork,
+      )
+      .map(([key]) => key),
+  );
   for (const [name, raw] of Object.entries(services)) {
     const service = asRecord(raw) ?? {};
     const at = (...rest: (string | number)[]) => ["services", name, ...rest];
+    checkPlatformAttachment(issues, name, service.networks, platformKeys, context.appName);
     // Interpolated booleans are strings ("true", "yes"): anything but an explicit false counts.
     if (isSet(service.privileged)) issues.add(at("privileged"), `privileged ${REFUSED}`);
     for (const [key, why] of Object.entries(REFUSED_SERVICE_KEYS)) {
@@ -225,6 +236,39 @@ export function externalName(key: string, entry: Record<string, unknown>): strin
   if (typeof external?.name === "string") return external.name;
   if (typeof entry.name === "string") return entry.name;
   return key;
+}
+
+/**
+ * On the shared platform network a name is an upstream: an alias (or a fixed address) of the
+ * file's choosing there could answer for another organization's service. Only aliases under the
+ * stack's own `<appName>_` prefix are allowed on it.
+ */
+function checkPlatformAttachment(
+  issues: IssueList,
+  service: string,
+  networks: unknown,
+  platformKeys: Set<string>,
+  appName: string,
+): void {
+  const attachments = asRecord(networks);
+  if (!attachments) return;
+  for (const key of platformKeys) {
+    const attachment = asRecord(attachments[key]);
+    if (!attachment) continue;
+    const at = ["services", service, "networks", key];
+    listOf(attachment.aliases).forEach((alias, index) => {
+      if (!String(alias).startsWith(`${appName}_`)) {
+        issues.add(
+          [...at, "aliases", index],
+          `the alias ${String(alias)} on the platform network ${REFUSED} (aliases there start with ${appName}_)`,
+        );
+      }
+    });
+    for (const field of ["ipv4_address", "ipv6_address", "link_local_ips", "mac_address"]) {
+      if (attachment[field] !== undefined)
+        issues.add([...at, field], `${field} on the platform network ${REFUSED}`);
+    }
+  }
 }
 
 function checkBuild(issues: IssueList, service: string, build: unknown): void {
