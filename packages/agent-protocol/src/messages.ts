@@ -611,6 +611,8 @@ export interface ValidateServerResult {
   isPlatformNetworkInstalled: boolean;
   isSwarmInstalled: boolean;
   isMainDirectoryInstalled: boolean;
+  /** The docker CLI's buildx plugin (absent from agents older than this field). */
+  buildx?: ToolStatus;
 }
 
 export interface UfwAudit {
