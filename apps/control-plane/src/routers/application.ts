@@ -375,10 +375,10 @@ export const applicationRouter = defineRouter("application", {
           ) {
             throw notFound("Server");
           }
-          await checkBuildSettings(services, caller.organizationId, application, input);
           if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
             await targetEnvironment(services, caller, input.environmentId);
           }
+          await checkBuildSettings(services, caller.organizationId, application, input);
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
           return sealSecrets(services, application, secrets, columnsOf(rest));
         }),
