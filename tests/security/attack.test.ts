@@ -319,7 +319,7 @@ async function makeServices(
     .execute();
   await db
     .insertInto("redirects")
-    .values({ redirectId, applicationId, regex: "^/old/(.*)", replacement: "/new/${1}", permanent: false })
+    .values({ redirectId, applicationId, regex: "^/old/(.*)", replacement: "/new/$1", permanent: false })
     .execute();
   const deploymentId = newId();
   await db

@@ -393,7 +393,7 @@ const goldenCases: GoldenCase[] = [
         {
           uniqueConfigKey: 7,
           regex: "^https?://www\\.example\\.com/(.*)",
-          replacement: "https://example.com/${1}",
+          replacement: "https://example.com/$1",
           permanent: true,
         },
       ],
@@ -422,7 +422,7 @@ const goldenCases: GoldenCase[] = [
           "redirect-shop-web-7": {
             redirectRegex: {
               regex: "^https?://www\\.example\\.com/(.*)",
-              replacement: "https://example.com/${1}",
+              replacement: "https://example.com/$1",
               permanent: true,
             },
           },

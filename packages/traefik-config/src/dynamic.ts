@@ -99,8 +99,17 @@ const credentialSchema = z.object({
 });
 
 /** A regular expression Go's RE2 (Traefik) and JavaScript both read: no lookaround or backreference. */
+/** Whether `text` holds a C0 control character or DEL. */
+export function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
 export function redirectRegexProblem(regex: string): string | undefined {
-  if (/[\u0000-\u001f\u007f]/.test(regex)) return "must not contain control characters";
+  if (hasControlCharacter(regex)) return "must not contain control characters";
   if (/\(\?<?[=!]|\\[1-9]|\\k</.test(regex))
     return "lookarounds and backreferences are not supported (Go RE2)";
   try {
@@ -125,7 +134,7 @@ const redirectSchema = z.object({
     .string()
     .min(1)
     .max(2048)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters"),
+    .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters"),
   permanent: z.boolean(),
 });
 

@@ -64,7 +64,7 @@ describe("redirects through the application's Traefik file", () => {
       {
         applicationId: app.applicationId,
         regex: "^https?://www\\.example\\.com/(.*)",
-        replacement: "https://example.com/${1}",
+        replacement: "https://example.com/$1",
         permanent: true,
       },
       as(),
@@ -77,7 +77,7 @@ describe("redirects through the application's Traefik file", () => {
     expect(parsed.http.middlewares[name]).toEqual({
       redirectRegex: {
         regex: "^https?://www\\.example\\.com/(.*)",
-        replacement: "https://example.com/${1}",
+        replacement: "https://example.com/$1",
         permanent: true,
       },
     });
@@ -91,7 +91,7 @@ describe("redirects through the application's Traefik file", () => {
   it("update rewrites the middleware; a regex Traefik cannot read is a 400 naming regex, nothing changed", async () => {
     await test.platform.mutateOk(
       "redirects.update",
-      { redirectId, permanent: false, replacement: "/new/${1}" },
+      { redirectId, permanent: false, replacement: "/new/$1" },
       as(),
     );
     const [row] = await rows();
@@ -99,7 +99,7 @@ describe("redirects through the application's Traefik file", () => {
       (await config()).http.middlewares[`redirect-${app.appName}-${row!.uniqueConfigKey}`].redirectRegex,
     ).toEqual({
       regex: "^https?://www\\.example\\.com/(.*)",
-      replacement: "/new/${1}",
+      replacement: "/new/$1",
       permanent: false,
     });
     for (const regex of ["(unclosed", "^(?!admin)", "(a)\\1", ""]) {

@@ -5,7 +5,7 @@
  * (400 naming `regex`); every change rewrites the file in the same transaction, so a refused
  * write leaves the rows as they were. Another organization's application or redirect is a 404.
  */
-import { redirectRegexProblem } from "@platform/traefik-config";
+import { hasControlCharacter, redirectRegexProblem } from "@platform/traefik-config";
 import { z } from "zod";
 import { findApplication, lockApplication } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
@@ -29,7 +29,7 @@ const replacementSchema = z
   .string()
   .min(1, "must not be empty")
   .max(2048)
-  .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters");
+  .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters");
 
 const redirectIdInput = z.object({ redirectId: idSchema });
 const redirectSchema = z.object({
