@@ -35,6 +35,7 @@ export const sources = {
   domain:
     "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
+  redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
@@ -1206,6 +1207,32 @@ export const dokployProcedures: Record<string, Row> = {
     differs: { username: "only the fields sent are changed", password: "only the fields sent are changed" },
   },
   "security.delete": { kind: "mutation", source: "security", input: ["securityId*"], output: "any" },
+
+  "redirects.create": {
+    kind: "mutation",
+    source: "redirects",
+    input: ["regex*", "replacement*", "permanent*", "applicationId*"],
+    output: "any",
+    differs: { permanent: "defaults to false when left out (the column's default)" },
+  },
+  "redirects.one": {
+    kind: "query",
+    source: "redirects",
+    input: ["redirectId*"],
+    output: "object:redirectId,regex,replacement,permanent,uniqueConfigKey,applicationId",
+  },
+  "redirects.update": {
+    kind: "mutation",
+    source: "redirects",
+    input: ["redirectId*", "regex*", "replacement*", "permanent*"],
+    output: "any",
+    differs: {
+      regex: "only the fields sent are changed",
+      replacement: "only the fields sent are changed",
+      permanent: "only the fields sent are changed",
+    },
+  },
+  "redirects.delete": { kind: "mutation", source: "redirects", input: ["redirectId*"], output: "any" },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },
   "settings.assignDomainServer": {

@@ -38,6 +38,7 @@ const ID_KINDS = [
   "domainId",
   "portId",
   "securityId",
+  "redirectId",
   "sshKeyId",
   "serverId",
   "deploymentId",
@@ -60,6 +61,7 @@ const SERVICE_ID_KINDS = [
   "domainId",
   "portId",
   "securityId",
+  "redirectId",
   "deploymentId",
   "postgresId",
   "mysqlId",
@@ -288,6 +290,7 @@ async function makeServices(
   const domainId = newId();
   const portId = newId();
   const securityId = newId();
+  const redirectId = newId();
   await db
     .insertInto("domains")
     .values({
@@ -313,6 +316,10 @@ async function makeServices(
       username: `${label}-user`,
       passwordHash: "$apr1$ApbT8zKO$urkB6ssLQWs6Cdeirm/hI0",
     })
+    .execute();
+  await db
+    .insertInto("redirects")
+    .values({ redirectId, applicationId, regex: "^/old/(.*)", replacement: "/new/$1", permanent: false })
     .execute();
   const deploymentId = newId();
   await db
@@ -358,6 +365,7 @@ async function makeServices(
     domainId,
     portId,
     securityId,
+    redirectId,
     deploymentId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,
@@ -633,6 +641,7 @@ describe("a restricted member's ungranted services (accessedServices)", () => {
     "domainId",
     "portId",
     "securityId",
+    "redirectId",
     "deploymentId",
   ];
   it.each(

@@ -24,6 +24,7 @@ import type { Logger } from "pino";
 import { securityAudit } from "./audit/index.ts";
 import { type ServiceProbe, systemctlProbe } from "./audit/services.ts";
 import { CommandError } from "./command-error.ts";
+import { changeDatabaseCredentials } from "./deploy/database-credentials.ts";
 import { Deployer } from "./deploy/index.ts";
 import { cleanDocker } from "./docker/cleanup.ts";
 import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
@@ -227,6 +228,15 @@ export class AgentCore {
             requestId,
             result: "serviceAction",
             serviceAction: await this.deployer.serviceAction(request.serviceAction),
+          };
+        case "changeDatabaseCredentials":
+          return {
+            requestId,
+            result: "databaseCredentialsChanged",
+            databaseCredentialsChanged: await changeDatabaseCredentials(
+              this.docker,
+              request.changeDatabaseCredentials,
+            ),
           };
         case "observeServices":
           return {

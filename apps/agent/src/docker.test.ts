@@ -76,6 +76,7 @@ describe("validate_server on the real engine", () => {
       isPlatformNetworkInstalled: networkDriver === "overlay",
       isSwarmInstalled: swarmState === "active",
       isMainDirectoryInstalled: true,
+      buildx: expect.objectContaining({ enabled: expect.any(Boolean) }),
     });
     // scripts/docker-setup.sh makes both true; say so if the engine was set up otherwise.
     expect(swarmState, "run scripts/docker-setup.sh to join a swarm").toBe("active");

@@ -10,6 +10,7 @@ import {
   type BuildImageCommand,
   type BuildImageResult,
   type CancelJobResult,
+  type ChangeDatabaseCredentialsCommand,
   type CleanBuildCacheResult,
   type CleanDockerCommand,
   type Command,
@@ -21,6 +22,7 @@ import {
   type ContainerMetricsList,
   type ContainerScope,
   type ContainerStats,
+  type DatabaseCredentialsChanged,
   type DeployServiceCommand,
   type DeployServiceResult,
   type DockerCleanupResult,
@@ -195,6 +197,20 @@ export class AgentClient {
   ): Promise<ObservedServices> {
     for (const name of command.serviceNames) assertValidName(name, "service name");
     return this.run(serverId, { command: "observeServices", observeServices: command }, timeoutMs);
+  }
+
+  /** Changes a database user's name or password inside the running database of a service. */
+  changeDatabaseCredentials(
+    serverId: string,
+    command: ChangeDatabaseCredentialsCommand,
+    timeoutMs?: number,
+  ): Promise<DatabaseCredentialsChanged> {
+    assertValidName(command.serviceName, "service name");
+    return this.run(
+      serverId,
+      { command: "changeDatabaseCredentials", changeDatabaseCredentials: command },
+      timeoutMs,
+    );
   }
 
   cleanBuildCache(serverId: string, timeoutMs?: number): Promise<CleanBuildCacheResult> {

@@ -187,6 +187,21 @@ const requests: CommandRequest[] = [
       },
     },
   },
+  {
+    ...header,
+    command: "changeDatabaseCredentials",
+    changeDatabaseCredentials: {
+      serviceName: "orders-db",
+      owner: { organizationId: "org1", resource: "database:db1" },
+      engine: "MARIADB",
+      adminUser: "root",
+      adminPassword: "old",
+      user: "shop",
+      newUser: "store",
+      newPassword: "new",
+      database: "orders",
+    },
+  },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
   {
@@ -366,6 +381,11 @@ const replies: CommandReply[] = [
     requestId: "r-1",
     result: "serviceAction",
     serviceAction: { found: true, volumesRemoved: ["web-data"], volumesKept: ["other-data"] },
+  },
+  {
+    requestId: "r-1",
+    result: "databaseCredentialsChanged",
+    databaseCredentialsChanged: { containerId: "abc", serviceUpdated: true },
   },
   {
     requestId: "r-1",

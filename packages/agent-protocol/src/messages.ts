@@ -494,6 +494,33 @@ export interface ObservedServices {
   activeJobs: string[];
 }
 
+export type DatabaseEngine = "POSTGRES" | "MYSQL" | "MARIADB" | "MONGO" | "REDIS";
+
+/**
+ * Changes a user's name and/or password inside the running database of a service, with the
+ * database's own client in its task's container (argument vector, never a shell).
+ */
+export interface ChangeDatabaseCredentialsCommand {
+  serviceName: string;
+  owner?: ResourceOwner;
+  engine: DatabaseEngine;
+  /** The account the change is made as and its current password ("" where none is needed). */
+  adminUser: string;
+  adminPassword: string;
+  /** The user changed ("" for redis) and its new name ("" keeps it). */
+  user: string;
+  newUser: string;
+  /** The new password ("" keeps it). */
+  newPassword: string;
+  database: string;
+}
+
+export interface DatabaseCredentialsChanged {
+  containerId: string;
+  /** Redis: the service's --requirepass argument was updated (its task restarts with it). */
+  serviceUpdated: boolean;
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -509,6 +536,10 @@ export type Command =
   | { command: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheCommand }
   | { command: "registryLogin"; registryLogin: RegistryLoginCommand }
   | { command: "observeServices"; observeServices: ObserveServicesCommand }
+  | {
+      command: "changeDatabaseCredentials";
+      changeDatabaseCredentials: ChangeDatabaseCredentialsCommand;
+    }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
   | { command: "readContainerMetrics"; readContainerMetrics: ReadContainerMetricsCommand }
@@ -580,6 +611,8 @@ export interface ValidateServerResult {
   isPlatformNetworkInstalled: boolean;
   isSwarmInstalled: boolean;
   isMainDirectoryInstalled: boolean;
+  /** The docker CLI's buildx plugin (absent from agents older than this field). */
+  buildx?: ToolStatus;
 }
 
 export interface UfwAudit {
@@ -680,6 +713,7 @@ export type ReplyResult =
   | { result: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheResult }
   | { result: "registryLogin"; registryLogin: RegistryLoginResult }
   | { result: "observedServices"; observedServices: ObservedServices }
+  | { result: "databaseCredentialsChanged"; databaseCredentialsChanged: DatabaseCredentialsChanged }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
   | { result: "containerMetrics"; containerMetrics: ContainerMetricsList }
@@ -710,6 +744,7 @@ export interface ResultOfCommand {
   cleanBuildCache: CleanBuildCacheResult;
   registryLogin: RegistryLoginResult;
   observeServices: ObservedServices;
+  changeDatabaseCredentials: DatabaseCredentialsChanged;
   containerStats: ContainerStatsList;
   setupMonitoring: MonitoringSetUp;
   readContainerMetrics: ContainerMetricsList;
@@ -736,6 +771,7 @@ export const RESULT_NAME_OF_COMMAND = {
   cleanBuildCache: "cleanBuildCache",
   registryLogin: "registryLogin",
   observeServices: "observedServices",
+  changeDatabaseCredentials: "databaseCredentialsChanged",
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",

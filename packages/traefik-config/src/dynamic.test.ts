@@ -386,6 +386,51 @@ const goldenCases: GoldenCase[] = [
       },
     },
   },
+  {
+    name: "redirects (redirectRegex) before the HTTPS redirect and on the serving router",
+    input: service({
+      redirects: [
+        {
+          uniqueConfigKey: 7,
+          regex: "^https?://www\\.example\\.com/(.*)",
+          replacement: "https://example.com/$1",
+          permanent: true,
+        },
+      ],
+    }),
+    expected: {
+      http: {
+        routers: {
+          "shop-web-router-1": {
+            entryPoints: ["web"],
+            rule: "Host(`app.example.com`)",
+            service: "shop-web-service-1",
+            middlewares: ["redirect-shop-web-7", "redirect-to-https-shop-web"],
+            priority: 1_000_023,
+          },
+          "shop-web-router-websecure-1": {
+            entryPoints: ["websecure"],
+            rule: "Host(`app.example.com`)",
+            service: "shop-web-service-1",
+            middlewares: ["redirect-shop-web-7"],
+            priority: 1_000_023,
+            tls: { certResolver: "letsencrypt" },
+          },
+        },
+        services: { "shop-web-service-1": loadBalancer("http://shop-web:3000") },
+        middlewares: {
+          "redirect-shop-web-7": {
+            redirectRegex: {
+              regex: "^https?://www\\.example\\.com/(.*)",
+              replacement: "https://example.com/$1",
+              permanent: true,
+            },
+          },
+          "redirect-to-https-shop-web": redirect,
+        },
+      },
+    },
+  },
 ];
 
 describe("dynamicConfigFor golden table", () => {
@@ -541,6 +586,15 @@ describe("dynamicConfigFor refuses", () => {
       expect(refusal(service(), { certificatesDirectory }).map((issue) => issue.path)).toEqual([
         "options.certificatesDirectory",
       ]);
+    }
+  });
+
+  it("refuses a redirect regex Traefik (Go RE2) cannot read, naming it", () => {
+    for (const regex of ["(unclosed", "^(?=x)", "(a)\\1", "a\nb"]) {
+      const issues = refusal(
+        service({ redirects: [{ uniqueConfigKey: 1, regex, replacement: "/x", permanent: false }] }),
+      );
+      expect(issues.map((issue) => issue.path)).toEqual(["redirects.0.regex"]);
     }
   });
 

@@ -13,6 +13,7 @@ import {
   basicAuthMiddlewareName,
   customCertificateFiles,
   LETSENCRYPT_RESOLVER,
+  redirectRegexMiddlewareName,
   redirectToHttpsMiddlewareName,
   routerName,
   secureRouterName,
@@ -97,6 +98,46 @@ const credentialSchema = z.object({
   passwordHash: z.string().refine(isApr1Hash, "must be an APR1 hash ($apr1$salt$hash)"),
 });
 
+/** A regular expression Go's RE2 (Traefik) and JavaScript both read: no lookaround or backreference. */
+/** Whether `text` holds a C0 control character or DEL. */
+export function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
+}
+
+export function redirectRegexProblem(regex: string): string | undefined {
+  if (hasControlCharacter(regex)) return "must not contain control characters";
+  if (/\(\?<?[=!]|\\[1-9]|\\k</.test(regex))
+    return "lookarounds and backreferences are not supported (Go RE2)";
+  try {
+    new RegExp(regex);
+  } catch (error) {
+    return `is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return undefined;
+}
+
+const redirectSchema = z.object({
+  uniqueConfigKey: z.union([z.number().int().nonnegative(), z.string().regex(/^[A-Za-z0-9_-]{1,64}$/)]),
+  regex: z
+    .string()
+    .min(1)
+    .max(2048)
+    .superRefine((regex, ctx) => {
+      const problem = redirectRegexProblem(regex);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  replacement: z
+    .string()
+    .min(1)
+    .max(2048)
+    .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters"),
+  permanent: z.boolean(),
+});
+
 const serviceRoutingSchema = z
   .object({
     /** The service's appName: names its routers, services, middlewares and its file. */
@@ -105,6 +146,8 @@ const serviceRoutingSchema = z
     swarmServiceName: dockerName.nullish(),
     domains: z.array(domainRouteSchema),
     credentials: z.array(credentialSchema),
+    /** Redirects (redirectRegex middlewares) in front of every router of the service, in order. */
+    redirects: z.array(redirectSchema).max(50).optional(),
     /**
      * The priority of every router: only the control plane's own route sets it
      * (CONTROL_PLANE_ROUTER_PRIORITY); applications' routers get generatedRouterPriority.
@@ -145,6 +188,7 @@ const optionsSchema = z.object({
 
 export type DomainRoute = z.input<typeof domainRouteSchema>;
 export type BasicAuthCredential = z.input<typeof credentialSchema>;
+export type RedirectRoute = z.input<typeof redirectSchema>;
 export type ServiceRouting = z.input<typeof serviceRoutingSchema>;
 export type DynamicConfigOptions = z.input<typeof optionsSchema>;
 
@@ -163,7 +207,7 @@ export function dynamicConfigFor(
     ...(parsedOptions.success ? [] : zodIssues(parsedOptions.error, "options")),
   ];
   if (!parsedService.success || !parsedOptions.success) throw new TraefikConfigError(issues);
-  const { appName, swarmServiceName, domains, credentials, routerPriority } = parsedService.data;
+  const { appName, swarmServiceName, domains, credentials, redirects, routerPriority } = parsedService.data;
   if (domains.length === 0) return null;
 
   const config: DynamicConfig = { http: { routers: {}, services: {} } };
@@ -180,6 +224,19 @@ export function dynamicConfigFor(
     };
   }
 
+  const redirecting: string[] = [];
+  for (const redirect of redirects ?? []) {
+    const name = redirectRegexMiddlewareName(appName, redirect.uniqueConfigKey);
+    middlewares[name] = {
+      redirectRegex: {
+        regex: redirect.regex,
+        replacement: redirect.replacement,
+        permanent: redirect.permanent,
+      },
+    };
+    redirecting.push(name);
+  }
+
   for (const domain of domains) {
     const key = domain.uniqueConfigKey;
     const path = rootless(domain.path);
@@ -194,7 +251,7 @@ export function dynamicConfigFor(
     };
 
     // Middlewares of the router that serves the traffic (websecure, or web without https).
-    const serving: string[] = [];
+    const serving: string[] = [...redirecting];
     if (path && domain.stripPath !== false) {
       const name = stripPrefixMiddlewareName(appName, key);
       middlewares[name] = { stripPrefix: { prefixes: [path] } };
@@ -226,7 +283,7 @@ export function dynamicConfigFor(
     } else {
       const redirect = redirectToHttpsMiddlewareName(appName);
       middlewares[redirect] = { redirectScheme: { scheme: "https", permanent: true } };
-      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, [redirect]);
+      config.http.routers[routerName(appName, key)] = router(WEB_ENTRYPOINT, [...redirecting, redirect]);
       config.http.routers[secureRouterName(appName, key)] = {
         ...router(WEBSECURE_ENTRYPOINT, serving),
         tls,

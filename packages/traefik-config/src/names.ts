@@ -17,6 +17,8 @@ export const stripPrefixMiddlewareName = (appName: string, key: DomainKey) => `s
 export const addPrefixMiddlewareName = (appName: string, key: DomainKey) => `addprefix-${appName}-${key}`;
 export const basicAuthMiddlewareName = (appName: string) => `auth-${appName}`;
 export const redirectToHttpsMiddlewareName = (appName: string) => `redirect-to-https-${appName}`;
+/** A redirect of the redirects router (Dokploy: `redirect-<appName>-<uniqueConfigKey>`). */
+export const redirectRegexMiddlewareName = (appName: string, key: DomainKey) => `redirect-${appName}-${key}`;
 
 /** The file, in the dynamic configuration directory, that holds one service's configuration. */
 export const dynamicConfigFileName = (appName: string) => `${appName}.yml`;

@@ -23,6 +23,7 @@ export interface HttpService {
 
 export type HttpMiddleware =
   | { redirectScheme: { scheme: "https"; permanent: boolean } }
+  | { redirectRegex: { regex: string; replacement: string; permanent: boolean } }
   | { stripPrefix: { prefixes: string[] } }
   | { addPrefix: { prefix: string } }
   | { basicAuth: { users: string[]; removeHeader: boolean } };

@@ -19,16 +19,18 @@ export async function validateServer(
   docker: Docker,
   options: ValidateOptions,
 ): Promise<ValidateServerResult> {
-  const [engine, rclone, nixpacks, buildpacks, railpack, network, swarm, mainDirectory] = await Promise.all([
-    dockerStatus(docker),
-    toolStatus("rclone", options),
-    toolStatus("nixpacks", options),
-    toolStatus("pack", options),
-    toolStatus("railpack", options),
-    isPlatformNetworkInstalled(docker, options.platformNetwork),
-    isSwarmInstalled(docker),
-    isMainDirectoryInstalled(options.mainDirectory),
-  ]);
+  const [engine, rclone, nixpacks, buildpacks, railpack, network, swarm, mainDirectory, buildx] =
+    await Promise.all([
+      dockerStatus(docker),
+      toolStatus("rclone", options),
+      toolStatus("nixpacks", options),
+      toolStatus("pack", options),
+      toolStatus("railpack", options),
+      isPlatformNetworkInstalled(docker, options.platformNetwork),
+      isSwarmInstalled(docker),
+      isMainDirectoryInstalled(options.mainDirectory),
+      toolStatus("docker", options, ["buildx", "version"]),
+    ]);
   return {
     docker: engine,
     rclone,
@@ -38,5 +40,6 @@ export async function validateServer(
     isPlatformNetworkInstalled: network,
     isSwarmInstalled: swarm,
     isMainDirectoryInstalled: mainDirectory,
+    buildx,
   };
 }

@@ -73,6 +73,8 @@ describe("tool probes", () => {
       isPlatformNetworkInstalled: false,
       isSwarmInstalled: false,
       isMainDirectoryInstalled: true,
+      // No docker CLI on this search path: no buildx either.
+      buildx: { enabled: false },
     });
   });
 });

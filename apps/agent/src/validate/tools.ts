@@ -17,12 +17,16 @@ export function parseVersion(output: string): string | undefined {
   return /\bv?(\d+\.\d+(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?)/.exec(output)?.[1];
 }
 
-export function toolStatus(executable: string, options: ToolProbeOptions = {}): Promise<ToolStatus> {
+export function toolStatus(
+  executable: string,
+  options: ToolProbeOptions = {},
+  versionArgs: readonly string[] = ["--version"],
+): Promise<ToolStatus> {
   const env = { PATH: options.searchPath ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" };
   return new Promise((resolve) => {
     execFile(
       executable,
-      ["--version"],
+      [...versionArgs],
       { env, timeout: options.timeoutMs ?? 5000, maxBuffer: 64 * 1024 },
       (error, stdout, stderr) => {
         if (error) return resolve({ enabled: false });

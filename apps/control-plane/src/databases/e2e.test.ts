@@ -632,3 +632,164 @@ describe("deployment.killProcess", () => {
     DEPLOY_WAIT_MS * 2,
   );
 });
+
+describe("credentials: update changes them inside the running database", () => {
+  /** Creates and deploys a service of `kind` with an external port; answers its id and port. */
+  async function deployed(kind: string, prefix: string, fields: Record<string, unknown>) {
+    await dockerCli(["image", "inspect", IMAGES[kind as keyof typeof IMAGES]]);
+    const appName = newAppName(prefix);
+    const created = await ok(`${kind}.create`, {
+      name: `${kind} credentials`,
+      appName,
+      environmentId,
+      ...fields,
+    });
+    const id = created[`${kind}Id`] as string;
+    const externalPort = await freePort();
+    const deployment = await settle(kind, "saveExternalPort", { [`${kind}Id`]: id, externalPort });
+    expect(deployment.status, deployment.logs).toBe("done");
+    return { id, idKey: `${kind}Id`, externalPort, appName };
+  }
+  const one = async (kind: string, input: Record<string, unknown>) =>
+    (await platform.query(`${kind}.one`, input, as())).body;
+
+  it(
+    "postgres: a new password connects and the old one does not, a renamed user too; one shows them; a stopped database is a 409",
+    async () => {
+      const { id, idKey, externalPort, appName } = await deployed("postgres", "db-pgcred", {
+        databaseName: "ledger",
+        databaseUser: "keeper",
+        databasePassword: "Old#pass1",
+      });
+      const connect = async (user: string, password: string) => {
+        const client = new pg.Client({
+          host: "127.0.0.1",
+          port: externalPort,
+          user,
+          password,
+          database: "ledger",
+          connectionTimeoutMillis: 3000,
+        });
+        await client.connect();
+        await client.end();
+      };
+      await eventually(() => connect("keeper", "Old#pass1"));
+
+      await ok("postgres.update", { [idKey]: id, databasePassword: "New#pass2" });
+      await connect("keeper", "New#pass2");
+      await expect(connect("keeper", "Old#pass1")).rejects.toThrow(/password authentication failed/);
+      let shown = await one("postgres", { [idKey]: id });
+      expect(shown.databasePassword).toBe("New#pass2");
+      expect(shown.internalConnectionUrl).toContain("keeper:New%23pass2@");
+
+      await ok("postgres.update", { [idKey]: id, databaseUser: "steward", databasePassword: "Third#pass3" });
+      await connect("steward", "Third#pass3");
+      await expect(connect("keeper", "Third#pass3")).rejects.toThrow(/password authentication failed/);
+      shown = await one("postgres", { [idKey]: id });
+      expect(shown.databaseUser).toBe("steward");
+      expect(shown.databasePassword).toBe("Third#pass3");
+      // The temporary superuser of the rename is gone.
+      const client = new pg.Client({
+        host: "127.0.0.1",
+        port: externalPort,
+        user: "steward",
+        password: "Third#pass3",
+        database: "ledger",
+      });
+      await client.connect();
+      const roles = await client.query("select rolname from pg_roles where rolname like 'platform_rename_%'");
+      await client.end();
+      expect(roles.rows).toEqual([]);
+
+      // Stopped: the database cannot take the change; nothing is stored.
+      await ok("postgres.stop", { [idKey]: id });
+      await eventually(async () => {
+        const running = await dockerCli([
+          "ps",
+          "-q",
+          "--filter",
+          `label=com.docker.swarm.service.name=${appName}`,
+        ]);
+        if (running.trim()) throw new Error("the task is still running");
+      }, 60_000);
+      const refused = await platform.mutate(
+        "postgres.update",
+        { [idKey]: id, databasePassword: "Fourth#4" },
+        as(),
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+      expect(JSON.stringify(refused.body)).toContain("not running");
+      expect((await one("postgres", { [idKey]: id })).databasePassword).toBe("Third#pass3");
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+
+  it(
+    "mariadb: the user's new password logs in, the old one does not; root keeps the one it was initialised with",
+    async () => {
+      const { id, idKey, externalPort } = await deployed("mariadb", "db-mcred", {
+        databaseName: "shop",
+        databaseUser: "clerk",
+        databasePassword: "Maria#old1",
+      });
+      const connect = async (user: string, password: string) => {
+        const connection = await mysql.createConnection({
+          host: "127.0.0.1",
+          port: externalPort,
+          user,
+          password,
+          connectTimeout: 3000,
+        });
+        await connection.end();
+      };
+      await eventually(() => connect("clerk", "Maria#old1"));
+      await ok("mariadb.update", { [idKey]: id, databasePassword: "Maria#new2" });
+      await connect("clerk", "Maria#new2");
+      await expect(connect("clerk", "Maria#old1")).rejects.toThrow(/Access denied/);
+      const shown = await one("mariadb", { [idKey]: id });
+      expect(shown.databasePassword).toBe("Maria#new2");
+      // root was initialised with the user's first password and keeps it: one says so.
+      expect(shown.databaseRootPassword).toBe("Maria#old1");
+      await connect("root", "Maria#old1");
+      await ok("mariadb.update", { [idKey]: id, databaseRootPassword: "Root#new3" });
+      await connect("root", "Root#new3");
+      await expect(connect("root", "Maria#old1")).rejects.toThrow(/Access denied/);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+
+  it(
+    "redis: the new password AUTHs, the old one does not, and a restart keeps it",
+    async () => {
+      const { id, idKey, externalPort, appName } = await deployed("redis", "db-rcred", {
+        databasePassword: "Redis#old1",
+      });
+      const auth = async (password: string) => {
+        const client = createClient({
+          socket: { host: "127.0.0.1", port: externalPort, connectTimeout: 3000, reconnectStrategy: false },
+          password,
+        });
+        client.on("error", () => {});
+        await client.connect();
+        client.destroy();
+      };
+      await eventually(() => auth("Redis#old1"));
+      await ok("redis.update", { [idKey]: id, databasePassword: "Redis#new2" });
+      expect((await one("redis", { [idKey]: id })).databasePassword).toBe("Redis#new2");
+      // The service's --requirepass now names the new password: its restarted task uses it.
+      const args = JSON.parse(
+        await dockerCli([
+          "service",
+          "inspect",
+          "--format",
+          "{{json .Spec.TaskTemplate.ContainerSpec.Args}}",
+          appName,
+        ]),
+      );
+      expect(args[args.indexOf("--requirepass") + 1]).toBe("Redis#new2");
+      await eventually(() => auth("Redis#new2"));
+      await expect(auth("Redis#old1")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+});

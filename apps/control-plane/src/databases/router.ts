@@ -28,6 +28,7 @@ import {
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
+import { changeDatabaseCredentials } from "./credentials.ts";
 import { scaleDatabaseService, teardownDatabase } from "./deploy.ts";
 import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
 import {
@@ -243,7 +244,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
     }),
 
     update: mutation({
-      summary: `Change the ${kind} service's settings (applied by the next deploy or reload)`,
+      summary: `Change the ${kind} service's settings (applied by the next deploy or reload; a new user or password at once, in the running database)`,
       access: "member",
       input: updateInputOf(kind),
       output: successSchema,
@@ -251,6 +252,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
         const row = await load(services, caller, input);
         const {
           [idKey]: _id,
+          databaseUser,
           databasePassword,
           databaseRootPassword,
           args,
@@ -262,22 +264,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           patch[key] = swarmJsonColumns.has(key) && value !== null ? JSON.stringify(value) : value;
         }
         if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
-        if (typeof databasePassword === "string") {
-          patch.databasePasswordSealed = sealDatabaseSecret(
-            services.secrets,
-            "databasePassword",
-            row,
-            databasePassword,
-          );
-        }
-        if (typeof databaseRootPassword === "string") {
-          patch.databaseRootPasswordSealed = sealDatabaseSecret(
-            services.secrets,
-            "databaseRootPassword",
-            row,
-            databaseRootPassword,
-          );
-        }
+        // Credentials first, in the running database (stored only once it took them).
+        await changeDatabaseCredentials(services, row, {
+          databaseUser: databaseUser as string | undefined,
+          databasePassword: databasePassword as string | undefined,
+          databaseRootPassword: databaseRootPassword as string | undefined,
+        });
         await updateDatabase(services.db, row.databaseId, patch as DatabaseServiceUpdate);
         return success;
       },

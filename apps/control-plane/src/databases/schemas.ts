@@ -78,7 +78,8 @@ export function updateInputOf(kind: DatabaseKind) {
     description: descriptionSchema,
     dockerImage: clearable(dockerImageSchema),
     databasePassword: databasePasswordSchema.optional(),
-    // Stored for the next deploy; the images create the database and user only on an empty data volume.
+    // databaseUser and the passwords are changed in the running database first (credentials.ts);
+    // databaseName is stored for the next deploy (the images create it only on an empty volume).
     ...(fields.databaseName ? { databaseName: identifierSchema.optional() } : {}),
     ...(fields.databaseUser ? { databaseUser: identifierSchema.optional() } : {}),
     ...(fields.databaseRootPassword ? { databaseRootPassword: databasePasswordSchema.optional() } : {}),

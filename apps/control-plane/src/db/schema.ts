@@ -198,6 +198,7 @@ export interface Database {
   registries: RegistryTable;
   domains: DomainTable;
   security: SecurityTable;
+  redirects: RedirectTable;
   webServerSettings: WebServerSettingsTable;
   ports: PortTable;
   monitoringConfigs: MonitoringConfigTable;
@@ -432,6 +433,17 @@ export interface DomainTable {
 }
 
 export type Domain = Selectable<DomainTable>;
+
+export interface RedirectTable {
+  redirectId: string;
+  applicationId: string;
+  regex: string;
+  replacement: string;
+  permanent: Generated<boolean>;
+  /** Names the redirectRegex middleware (`redirect-<appName>-<key>`). */
+  uniqueConfigKey: Generated<number>;
+  createdAt: Timestamp;
+}
 
 export interface SecurityTable {
   securityId: string;

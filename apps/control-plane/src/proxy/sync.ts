@@ -15,6 +15,7 @@ import {
   type DynamicConfig,
   dynamicConfigFileName,
   dynamicConfigFor,
+  type RedirectRoute,
   TraefikConfigError,
   toYaml,
 } from "@platform/traefik-config";
@@ -93,6 +94,7 @@ function applicationConfig(
   appName: string,
   domains: Domain[],
   credentials: { username: string; passwordHash: string }[],
+  redirects: RedirectRoute[] = [],
 ): DynamicConfig | null {
   try {
     return dynamicConfigFor(
@@ -100,6 +102,7 @@ function applicationConfig(
         appName,
         domains: domains.map(toDomainRoute),
         credentials: credentials.map(({ username, passwordHash }) => ({ username, passwordHash })),
+        redirects,
       },
       { certificatesDirectory: CERTIFICATES_DIRECTORY },
     );
@@ -137,11 +140,17 @@ export async function syncApplicationProxyWith(
   // Through `db`: inside a transaction a query on services.db would take another connection
   // and not see the transaction's writes.
   if (serverId === LOCAL_SERVER_ID) await agentServerId({ ...services, db }, app.organizationId, null);
-  const [domains, credentials] = await Promise.all([
+  const [domains, credentials, redirects] = await Promise.all([
     listApplicationDomains(db, applicationId),
     listApplicationCredentials(db, applicationId),
+    db
+      .selectFrom("redirects")
+      .select(["uniqueConfigKey", "regex", "replacement", "permanent"])
+      .where("applicationId", "=", applicationId)
+      .orderBy("uniqueConfigKey", "asc")
+      .execute(),
   ]);
-  const config = applicationConfig(app.appName, domains, credentials);
+  const config = applicationConfig(app.appName, domains, credentials, redirects);
   const client = services.agents.client;
   const fileName = dynamicConfigFileName(app.appName);
   const holder = { owner: applicationOwner(app.organizationId, app.applicationId) };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import { newId } from "../crypto/ids.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
@@ -310,8 +311,8 @@ describe("application", () => {
         previewCertificateType: "letsencrypt",
         previewCustomCertResolver: "myresolver",
         rollbackActive: true,
-        buildArchitecture: "arm64",
-        buildxBuilder: "builder1",
+        buildArchitecture: "host",
+        buildxBuilder: null,
         networkIds: ["net-1"],
         detachDokployNetwork: false,
         dropBuildPath: "app",
@@ -395,6 +396,58 @@ describe("application", () => {
       );
       expect(buildServer.status).toBe(404);
       expect((await one(app.applicationId)).buildServerId).toBeNull();
+    });
+
+    it("buildServerId must be a build server; multi-architecture fields need buildx on the building server (400 naming them, nothing stored)", async () => {
+      const app = await create();
+      const deployServer = await insertServer(owner.user.organizationId);
+      const notBuild = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, buildServerId: deployServer, name: "Renamed" },
+        as(owner),
+      );
+      expect(notBuild.status).toBe(400);
+      expect(notBuild.body.error.data.fields).toEqual(["buildServerId"]);
+      expect(await one(app.applicationId)).toMatchObject({ buildServerId: null, name: "Web" });
+      const buildServer = await insertServerRow(platform.services.db, owner.user.organizationId, {
+        serverType: "build",
+      });
+      const accepted = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, buildServerId: buildServer },
+        as(owner),
+      );
+      expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+      await platform.mutateOk(
+        "application.update",
+        { applicationId: app.applicationId, buildServerId: null },
+        as(owner),
+      );
+
+      // The local agent builds this application; buildx is not installed on this machine.
+      const validation = await platform.services.agents.client.validateServer(LOCAL_SERVER_ID);
+      expect(validation.buildx?.enabled, "this test expects a docker CLI without buildx").toBe(false);
+      for (const [field, value] of [
+        ["buildArchitecture", "arm64"],
+        ["buildArchitecture", "multi"],
+        ["buildxBuilder", "builder1"],
+      ] as const) {
+        const refused = await platform.mutate(
+          "application.update",
+          { applicationId: app.applicationId, [field]: value },
+          as(owner),
+        );
+        expect(refused.status, field).toBe(400);
+        expect(refused.body.error.data.fields).toEqual([field]);
+        expect(refused.body.error.message).toContain("buildx");
+      }
+      expect(await one(app.applicationId)).toMatchObject({ buildArchitecture: "host", buildxBuilder: null });
+      // host (the default) needs nothing.
+      await platform.mutateOk(
+        "application.update",
+        { applicationId: app.applicationId, buildArchitecture: "host" },
+        as(owner),
+      );
     });
 
     it("changes the given fields, clears with null and leaves the rest", async () => {

@@ -7,6 +7,7 @@
 import { applicationOwner } from "@platform/agent-protocol";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
+import { checkBuildSettings } from "../applications/build-settings.ts";
 import { applicationOneSchema } from "../applications/detail-cache.ts";
 import { checkRenamable } from "../applications/rename.ts";
 import {
@@ -377,6 +378,7 @@ export const applicationRouter = defineRouter("application", {
           if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
             await targetEnvironment(services, caller, input.environmentId);
           }
+          await checkBuildSettings(services, caller.organizationId, application, input);
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
           return sealSecrets(services, application, secrets, columnsOf(rest));
         }),

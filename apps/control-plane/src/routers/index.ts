@@ -15,6 +15,7 @@ import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
 import { projectRouter } from "./project.ts";
+import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
 import { securityRouter } from "./security.ts";
@@ -39,6 +40,7 @@ export const allRouters: RouterDef[] = [
   registryRouter,
   domainRouter,
   securityRouter,
+  redirectsRouter,
   postgresRouter,
   mysqlRouter,
   mariadbRouter,

@@ -291,6 +291,7 @@ export const serverRouter = defineRouter("server", {
         nixpacks: tool(result.nixpacks),
         buildpacks: tool(result.buildpacks),
         railpack: tool(result.railpack),
+        buildx: tool(result.buildx ?? { enabled: false }),
       };
     },
   }),

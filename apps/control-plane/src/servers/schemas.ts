@@ -74,6 +74,8 @@ export const validateResultSchema = z.object({
   isPlatformNetworkInstalled: z.boolean(),
   isSwarmInstalled: z.boolean(),
   isMainDirectoryInstalled: z.boolean(),
+  /** The docker CLI's buildx plugin (multi-architecture builds need it). */
+  buildx: toolStatusSchema,
 });
 
 /** server.security (spec 2.5). */

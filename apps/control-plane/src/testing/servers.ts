@@ -8,7 +8,7 @@ import type { Db } from "../db/database.ts";
 export async function insertServer(
   db: Db,
   organizationId: string,
-  fields: { serverId?: string; name?: string; ipAddress?: string } = {},
+  fields: { serverId?: string; name?: string; ipAddress?: string; serverType?: "deploy" | "build" } = {},
 ): Promise<string> {
   const serverId = fields.serverId ?? newId();
   await db
@@ -20,6 +20,7 @@ export async function insertServer(
       description: null,
       ipAddress: fields.ipAddress ?? "198.51.100.20",
       username: "root",
+      ...(fields.serverType ? { serverType: fields.serverType } : {}),
       sshKeyId: null,
       agentPublicKey: null,
       agentVersion: null,

@@ -1,0 +1,150 @@
+/**
+ * redirects (Dokploy's `redirects` router; the spec leaves it out, issue 27 item 7): an
+ * application's regex redirects, each a redirectRegex middleware in front of the routers of the
+ * application's own Traefik file. The regex is checked at save for what Traefik (Go RE2) reads
+ * (400 naming `regex`); every change rewrites the file in the same transaction, so a refused
+ * write leaves the rows as they were. Another organization's application or redirect is a 404.
+ */
+import { hasControlCharacter, redirectRegexProblem } from "@platform/traefik-config";
+import { z } from "zod";
+import { findApplication, lockApplication } from "../applications/repository.ts";
+import { idSchema } from "../applications/schemas.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import { notFound } from "../errors.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
+import { syncApplicationProxyWith } from "../proxy/sync.ts";
+
+const regexSchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(2048)
+  .superRefine((regex, ctx) => {
+    const problem = redirectRegexProblem(regex);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+const replacementSchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(2048)
+  .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters");
+
+const redirectIdInput = z.object({ redirectId: idSchema });
+const redirectSchema = z.object({
+  redirectId: z.string(),
+  applicationId: z.string(),
+  regex: z.string(),
+  replacement: z.string(),
+  permanent: z.boolean(),
+  uniqueConfigKey: z.number().int(),
+  createdAt: z.string(),
+});
+
+async function loadRedirect(services: ServiceContext, caller: Caller, redirectId: string) {
+  const redirect = await services.db
+    .selectFrom("redirects")
+    .innerJoin("applications", "applications.applicationId", "redirects.applicationId")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("redirects")
+    .where("redirects.redirectId", "=", redirectId)
+    .where("projects.organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!redirect) throw notFound("Redirect");
+  await requireApplicationAccess(services.db, caller, redirect.applicationId, "Redirect");
+  return redirect;
+}
+
+/** Runs `change` and rewrites the application's Traefik file in one transaction. */
+async function changeRedirects(
+  services: ServiceContext,
+  applicationId: string,
+  change: (trx: Db) => Promise<unknown>,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    await lockApplication(trx, applicationId);
+    await change(trx);
+    await syncApplicationProxyWith(services, trx, applicationId);
+  });
+}
+
+export const redirectsRouter = defineRouter("redirects", {
+  create: mutation({
+    summary: "Redirect an application's requests matching a regex (a redirectRegex middleware)",
+    access: "member",
+    input: z.object({
+      applicationId: idSchema,
+      regex: regexSchema,
+      replacement: replacementSchema,
+      permanent: z.boolean().default(false),
+    }),
+    // Dokploy answers true.
+    output: z.boolean(),
+    handler: async ({ services, caller, input }) => {
+      const application = await findApplication(services.db, caller.organizationId, input.applicationId);
+      if (!application) throw notFound("Application");
+      await requireApplicationAccess(services.db, caller, application.applicationId);
+      await changeRedirects(services, application.applicationId, (trx) =>
+        trx
+          .insertInto("redirects")
+          .values({
+            redirectId: newId(),
+            applicationId: application.applicationId,
+            regex: input.regex,
+            replacement: input.replacement,
+            permanent: input.permanent,
+          })
+          .execute(),
+      );
+      return true as const;
+    },
+  }),
+
+  one: query({
+    summary: "One redirect",
+    access: "member",
+    input: redirectIdInput,
+    output: redirectSchema,
+    handler: async ({ services, caller, input }) => loadRedirect(services, caller, input.redirectId),
+  }),
+
+  update: mutation({
+    summary: "Change a redirect's regex, replacement or permanence",
+    access: "member",
+    input: redirectIdInput.extend({
+      regex: regexSchema.optional(),
+      replacement: replacementSchema.optional(),
+      permanent: z.boolean().optional(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const redirect = await loadRedirect(services, caller, input.redirectId);
+      const patch = {
+        ...(input.regex !== undefined ? { regex: input.regex } : {}),
+        ...(input.replacement !== undefined ? { replacement: input.replacement } : {}),
+        ...(input.permanent !== undefined ? { permanent: input.permanent } : {}),
+      };
+      if (Object.keys(patch).length === 0) return success;
+      await changeRedirects(services, redirect.applicationId, (trx) =>
+        trx.updateTable("redirects").set(patch).where("redirectId", "=", redirect.redirectId).execute(),
+      );
+      return success;
+    },
+  }),
+
+  delete: mutation({
+    summary: "Remove a redirect",
+    access: "member",
+    input: redirectIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const redirect = await loadRedirect(services, caller, input.redirectId);
+      await changeRedirects(services, redirect.applicationId, (trx) =>
+        trx.deleteFrom("redirects").where("redirectId", "=", redirect.redirectId).execute(),
+      );
+      return success;
+    },
+  }),
+});
