@@ -163,10 +163,13 @@ export interface ServiceRestartPolicy {
 }
 
 export interface ServiceMount {
-  type: "bind" | "volume";
+  /** `file`: source is a relative path in the service's files directory, written with `content`. */
+  type: "bind" | "volume" | "file";
   source: string;
   target: string;
   readOnly?: boolean;
+  /** The file's content (type `file` only). */
+  content?: string;
 }
 
 /** The Swarm service of an application. */

@@ -1,9 +1,4 @@
-/**
- * The Swarm service of an application: created or updated in place (rolling update that rolls
- * back on failure), then watched until it runs the new spec, each task state change logged.
- */
-import { createHash } from "node:crypto";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import {
   DEPLOYMENT_ID_LABEL,
@@ -26,6 +21,7 @@ import { followProgress } from "../docker/progress.ts";
 import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
+import { serviceFilesOf, writeServiceFiles } from "./service-files.ts";
 import { parseSwarmSettings } from "./swarm-settings.ts";
 import {
   checkAppName,
@@ -62,10 +58,6 @@ export function checkServiceOwner(
   }
 }
 
-export function filesDirectory(mainDirectory: string, serviceName: string): string {
-  return path.join(mainDirectory, "applications", serviceName, "files");
-}
-
 export function checkServiceSpec(spec: ServiceSpec): void {
   checkAppName("spec.name", spec.name);
   parseSwarmSettings(spec.swarmSettingsJson);
@@ -92,37 +84,19 @@ export function checkServiceSpec(spec: ServiceSpec): void {
     }
   }
   for (const mount of spec.mounts ?? []) {
-    if (mount.type !== "bind" && mount.type !== "volume")
-      throw invalid("spec.mounts", "type must be bind or volume");
+    if (mount.type !== "bind" && mount.type !== "volume" && mount.type !== "file")
+      throw invalid("spec.mounts", "type must be bind, volume or file");
     if (!mount.target.startsWith("/") || hasControlCharacters(mount.target) || mount.target.includes(",")) {
       throw invalid("spec.mounts", "target must be an absolute container path");
     }
     if (mount.type === "bind" && !mount.source.startsWith("/"))
       throw invalid("spec.mounts", "bind source must be absolute");
   }
-  for (const containerPath of Object.keys(spec.files ?? {})) fileHostPath("/", containerPath);
+  serviceFilesOf(spec);
   for (const network of spec.networks ?? []) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(network))
       throw invalid("spec.networks", `${network} is not a network name`);
   }
-}
-
-/** Where a `files` entry lives on the host: <filesDir>/<container path>, never outside. */
-function fileHostPath(filesDir: string, containerPath: string): string {
-  if (!containerPath.startsWith("/") || hasControlCharacters(containerPath) || containerPath.includes(",")) {
-    throw invalid(
-      "spec.files",
-      `${JSON.stringify(containerPath.slice(0, 100))} must be an absolute container path`,
-    );
-  }
-  const parts = containerPath.split("/").filter((part) => part && part !== ".");
-  if (parts.length === 0 || parts.includes("..")) {
-    throw invalid(
-      "spec.files",
-      `${JSON.stringify(containerPath.slice(0, 100))} must name a file without '..'`,
-    );
-  }
-  return path.join(filesDir, ...parts);
 }
 
 function hasHostPort(spec: ServiceSpec): boolean {
@@ -201,14 +175,16 @@ export function swarmSpec(
         ...(user.StopGracePeriod !== undefined ? { StopGracePeriod: user.StopGracePeriod } : {}),
         ...(user.Ulimits ? { Ulimits: user.Ulimits } : {}),
         Mounts: [
-          ...(spec.mounts ?? []).map((mount) => ({
-            Type: mount.type,
-            Source: mount.source,
-            Target: mount.target,
-            ReadOnly: Boolean(mount.readOnly),
-            // A named volume Swarm creates for the service is labelled like the service.
-            ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
-          })),
+          ...(spec.mounts ?? [])
+            .filter((mount) => mount.type !== "file")
+            .map((mount) => ({
+              Type: mount.type,
+              Source: mount.source,
+              Target: mount.target,
+              ReadOnly: Boolean(mount.readOnly),
+              // A named volume Swarm creates for the service is labelled like the service.
+              ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
+            })),
           ...fileMounts,
         ],
       },
@@ -302,43 +278,6 @@ interface SwarmService {
   UpdateStatus?: { State?: string; StartedAt?: string; CompletedAt?: string; Message?: string };
 }
 
-/**
- * Writes `files` into a directory named after their content hash (files/<hash>/<container path>)
- * and returns their read-only bind mounts. The directory of the running version is kept: a
- * rollback to it must find its files. Older ones are removed.
- */
-async function writeFiles(
-  mainDirectory: string,
-  spec: ServiceSpec,
-  existing: SwarmService | undefined,
-  log: LogStream,
-): Promise<{ Type: string; Source: string; Target: string; ReadOnly: boolean }[]> {
-  const filesRoot = filesDirectory(mainDirectory, spec.name);
-  const entries = Object.entries(spec.files ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  const version = createHash("sha256").update(JSON.stringify(entries)).digest("hex").slice(0, 16);
-  const versionDir = path.join(filesRoot, version);
-  const keep = new Set([version]);
-  const existingMounts = (
-    existing?.Spec.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined
-  )?.ContainerSpec?.Mounts;
-  for (const mount of existingMounts ?? []) {
-    const relative = path.relative(filesRoot, mount.Source ?? "");
-    if (relative && !relative.startsWith("..")) keep.add(relative.split(path.sep)[0] as string);
-  }
-  for (const entry of await readdir(filesRoot).catch(() => [] as string[])) {
-    if (!keep.has(entry)) await rm(path.join(filesRoot, entry), { recursive: true, force: true });
-  }
-  const mounts = [];
-  for (const [containerPath, content] of entries) {
-    const hostPath = fileHostPath(versionDir, containerPath);
-    await mkdir(path.dirname(hostPath), { recursive: true, mode: 0o700 });
-    await writeFile(hostPath, content, { mode: 0o644 });
-    mounts.push({ Type: "bind", Source: hostPath, Target: containerPath, ReadOnly: true });
-    log.line(`wrote ${containerPath} (mounted read-only)`);
-  }
-  return mounts;
-}
-
 export function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
   return inspectService<SwarmService>(docker, name);
 }
@@ -358,7 +297,17 @@ export async function deployService(
   const existing = await findService(docker, spec.name);
   if (existing) checkServiceOwner(existing, spec.name, owner);
   await checkVolumeOwners(docker, spec, owner);
-  const fileMounts = await writeFiles(mainDirectory, spec, existing, log);
+  const running = (
+    existing?.Spec.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined
+  )?.ContainerSpec?.Mounts;
+  const fileMounts = await writeServiceFiles(
+    mainDirectory,
+    spec.name,
+    owner,
+    serviceFilesOf(spec),
+    (running ?? []).map((mount) => mount.Source ?? ""),
+    (containerPath) => log.line(`wrote ${containerPath} (mounted read-only)`),
+  );
 
   if (command.registryAuth?.serverAddress)
     await pullImage(docker, spec.image, command.registryAuth, log, signal);

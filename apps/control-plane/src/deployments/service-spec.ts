@@ -3,7 +3,7 @@
  * Swarm service the agent creates or updates: env with inheritance and references resolved,
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
-import type { ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
+import type { ServiceMount, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import type { Selectable } from "kysely";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port, SwarmColumns } from "../db/schema.ts";
@@ -97,6 +97,8 @@ export interface ServiceSpecInput {
   image: string;
   env: readonly EnvVar[];
   ports: readonly Port[];
+  /** The service's mounts (mounts/mounts.ts serviceMountsOf). */
+  mounts?: readonly ServiceMount[];
 }
 
 /**
@@ -145,7 +147,7 @@ export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): Servic
 }
 
 /** The Swarm service of the application running `image`. */
-export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): ServiceSpec {
+export function buildServiceSpec({ app, image, env, ports, mounts = [] }: ServiceSpecInput): ServiceSpec {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
   const spec: ServiceSpec = {
     name: app.appName,
@@ -170,6 +172,7 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
   if (app.cpuLimit) spec.nanoCpusLimit = nanoCpus(app.cpuLimit);
   if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
+  if (mounts.length > 0) spec.mounts = [...mounts];
   return applySwarmFields(spec, app);
 }
 
