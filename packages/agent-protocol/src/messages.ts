@@ -212,7 +212,17 @@ export interface SwarmSettings {
   Ulimits?: { Name: string; Soft: number; Hard: number }[];
   /** EndpointSpec.Mode. */
   EndpointMode?: "vip" | "dnsrr";
+  /** The service's Mode when not replicated (Dokploy's modeSwarm): absent = Replicated with `replicas`. */
+  Mode?: SwarmMode;
+  /** Aliases of the service on each of its networks (network name -> aliases; Dokploy's networkSwarm). */
+  NetworkAliases?: Record<string, string[]>;
 }
+
+/** Swarm's non-replicated service modes. */
+export type SwarmMode =
+  | { Global: Record<string, never> }
+  | { ReplicatedJob: { MaxConcurrent?: number; TotalCompletions?: number } }
+  | { GlobalJob: Record<string, never> };
 
 export interface DeployServiceCommand {
   jobId: string;

@@ -102,10 +102,70 @@ export interface ServiceSpecInput {
 }
 
 /**
- * The Swarm fields Dokploy stores on applications and database services alike, but networkSwarm
- * (stored only: see docs/decisions.md).
+ * The Swarm fields Dokploy stores on applications and database services alike, and the network
+ * choices of applications (networkIds, detachDokployNetwork).
  */
-export type SwarmFields = Omit<Selectable<SwarmColumns>, "networkSwarm">;
+export type SwarmFields = Selectable<SwarmColumns> & {
+  networkIds?: readonly string[];
+  detachDokployNetwork?: boolean;
+};
+
+/**
+ * The networks the service joins: the platform network unless detachDokployNetwork, then the
+ * networks of networkSwarm and networkIds, each once. The agent joins only networks carrying the
+ * organization's ownership labels (and the platform network).
+ */
+export function serviceNetworks(
+  fields: Pick<SwarmFields, "networkSwarm" | "networkIds" | "detachDokployNetwork">,
+): string[] {
+  const named = (fields.networkSwarm ?? [])
+    .map((network) => network.Target)
+    .filter((t): t is string => typeof t === "string");
+  const all = [
+    ...(fields.detachDokployNetwork ? [] : [PLATFORM_NETWORK]),
+    ...named,
+    ...(fields.networkIds ?? []),
+  ];
+  return [...new Set(all)];
+}
+
+/** networkSwarm's aliases per network (only networks that name some). */
+function networkAliases(fields: Pick<SwarmFields, "networkSwarm">): Record<string, string[]> | undefined {
+  const entries = (fields.networkSwarm ?? [])
+    .filter(
+      (network) =>
+        typeof network.Target === "string" && Array.isArray(network.Aliases) && network.Aliases.length > 0,
+    )
+    .map((network) => [network.Target as string, network.Aliases as string[]] as const);
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+}
+
+/** endpointSpecSwarm.Ports as service ports (Docker's defaults: tcp, ingress). */
+export function endpointPorts(fields: Pick<SwarmFields, "endpointSpecSwarm">): ServicePort[] {
+  const ports = (fields.endpointSpecSwarm?.Ports ?? []) as {
+    Protocol?: "tcp" | "udp";
+    TargetPort?: number;
+    PublishedPort?: number;
+    PublishMode?: "host" | "ingress";
+  }[];
+  return ports
+    .filter((port) => port.TargetPort !== undefined)
+    .map((port) => ({
+      publishedPort: port.PublishedPort ?? 0,
+      targetPort: port.TargetPort as number,
+      protocol: port.Protocol ?? "tcp",
+      publishMode: port.PublishMode ?? "ingress",
+    }));
+}
+
+/** modeSwarm when it names a mode other than Replicated (Global, ReplicatedJob, GlobalJob). */
+function swarmModeOf(fields: Pick<SwarmFields, "modeSwarm">): SwarmSettings["Mode"] {
+  const mode = fields.modeSwarm ?? {};
+  if (mode.Global) return { Global: {} };
+  if (mode.GlobalJob) return { GlobalJob: {} };
+  if (mode.ReplicatedJob) return { ReplicatedJob: { ...(mode.ReplicatedJob as object) } };
+  return undefined;
+}
 
 /** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
 function replicasOf(app: Pick<SwarmFields, "replicas" | "modeSwarm">): number {
@@ -140,6 +200,8 @@ export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): Servic
       windowNs: restart.Window,
     };
   }
+  spec.networks = serviceNetworks(fields);
+  spec.ports = [...(spec.ports ?? []), ...endpointPorts(fields)];
   const base = spec.swarmSettingsJson ? (JSON.parse(spec.swarmSettingsJson) as SwarmSettings) : {};
   const swarm = { ...base, ...swarmSettingsOf(fields) };
   if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
@@ -186,5 +248,9 @@ function swarmSettingsOf(app: SwarmFields): SwarmSettings {
   if (app.ulimitsSwarm) settings.Ulimits = app.ulimitsSwarm as SwarmSettings["Ulimits"];
   const mode = app.endpointSpecSwarm?.Mode;
   if (mode === "vip" || mode === "dnsrr") settings.EndpointMode = mode;
+  const swarmMode = swarmModeOf(app);
+  if (swarmMode) settings.Mode = swarmMode;
+  const aliases = networkAliases(app);
+  if (aliases) settings.NetworkAliases = aliases;
   return settings;
 }
