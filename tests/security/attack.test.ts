@@ -51,6 +51,9 @@ const ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "mountId",
+  // mounts.create's serviceId (serviceType defaults to application): an application's id.
+  "serviceId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -66,6 +69,8 @@ const SERVICE_ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "mountId",
+  "serviceId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -314,6 +319,23 @@ async function makeServices(
       passwordHash: "$apr1$ApbT8zKO$urkB6ssLQWs6Cdeirm/hI0",
     })
     .execute();
+  const mountId = newId();
+  await db
+    .insertInto("mounts")
+    .values({
+      mountId,
+      type: "volume",
+      volumeName: `${label}-volume`,
+      mountPath: "/data",
+      serviceType: "application",
+      applicationId,
+      databaseId: null,
+      filePath: null,
+      content: null,
+      hostPath: null,
+      organizationId: session.user.organizationId,
+    })
+    .execute();
   const deploymentId = newId();
   await db
     .insertInto("deployments")
@@ -357,6 +379,8 @@ async function makeServices(
     portId,
     securityId,
     deploymentId,
+    mountId,
+    serviceId: applicationId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,
     mariadbId: databases.mariadbId!,
@@ -632,6 +656,7 @@ describe("a restricted member's ungranted services (accessedServices)", () => {
     "portId",
     "securityId",
     "deploymentId",
+    "mountId",
   ];
   it.each(
     withServiceIds.filter(
