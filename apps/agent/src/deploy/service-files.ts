@@ -7,7 +7,7 @@
  * is a hash of every file of the deploy: a rollback to an earlier version finds its files, and
  * versions no running spec names are removed. Every host path is kept inside that directory
  * (no '..', no absolute path, no link followed: the directories are the agent's own). The
- * directory records its owner in `.owner` when first written; a write for another owner is
+ * directory records its owner beside it (files-owner.json) when first written; a write for another owner is
  * refused (FAILED_PRECONDITION), as the proxy's files are (proxy/holders.ts): a control-plane
  * bug cannot make one tenant's deploy overwrite another's files.
  */
@@ -33,7 +33,8 @@ export interface FileMount {
   ReadOnly: true;
 }
 
-const OWNER_FILE = ".owner";
+/** Beside the files directory (applications/<name>/files-owner.json), never among its versions. */
+const OWNER_FILE = "files-owner.json";
 /** File mounts live under this subdirectory, so a filePath never meets a `files` entry. */
 const MOUNTS_SUBDIRECTORY = "mounts";
 
@@ -77,7 +78,8 @@ export function serviceFilesOf(spec: ServiceSpec): ServiceFile[] {
 
 /** Refuses a files directory recorded for another owner; records `owner` on first use. */
 async function claimDirectory(filesRoot: string, owner: ResourceOwner): Promise<void> {
-  const recorded = await readFile(path.join(filesRoot, OWNER_FILE), "utf8").catch(() => undefined);
+  const ownerFile = path.join(path.dirname(filesRoot), OWNER_FILE);
+  const recorded = await readFile(ownerFile, "utf8").catch(() => undefined);
   const mine = JSON.stringify({ organizationId: owner.organizationId, resource: owner.resource });
   if (recorded !== undefined && recorded !== mine) {
     throw new CommandError(
@@ -87,7 +89,7 @@ async function claimDirectory(filesRoot: string, owner: ResourceOwner): Promise<
   }
   if (recorded === undefined) {
     await mkdir(filesRoot, { recursive: true, mode: 0o700 });
-    await writeFile(path.join(filesRoot, OWNER_FILE), mine, { mode: 0o600 });
+    await writeFile(ownerFile, mine, { mode: 0o600 });
   }
 }
 
@@ -112,7 +114,7 @@ export async function writeServiceFiles(
     )
     .digest("hex")
     .slice(0, 16);
-  const keep = new Set([version, OWNER_FILE]);
+  const keep = new Set([version]);
   for (const source of keepSources) {
     const relative = path.relative(filesRoot, source);
     if (relative && !relative.startsWith("..") && !path.isAbsolute(relative)) {

@@ -138,9 +138,9 @@ describe("mounts on real Docker", () => {
     const foreign = await attempt({ type: "volume", volumeName });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.data.fields).toEqual(["volumeName"]);
-    const escape = await attempt({ type: "file", content: "x", filePath: "../../etc/passwd" });
-    expect(escape.status).toBe(400);
-    expect(escape.body.error.data.fields).toEqual(["filePath"]);
+    const outside = await attempt({ type: "file", content: "x", filePath: "../../etc/passwd" });
+    expect(outside.status).toBe(400);
+    expect(outside.body.error.data.fields).toEqual(["filePath"]);
     // A volume of its own is fine; the owner's mounts are not the tenant's to see.
     expect((await attempt({ type: "volume", volumeName: uniqueName("mnt-own") })).status).toBe(200);
     const ownerMount = await platform.services.db
