@@ -31,6 +31,7 @@ export const sources = {
   application: "routers/application.ts@012b67a4912b, schema/application.ts@0015f081df77",
   deployment: "routers/deployment.ts@08c9113405fa",
   port: "routers/port.ts@6734363710d4, schema/port.ts@3561b5cae60b",
+  mounts: "routers/mount.ts@02a9856fa76f, schema/mount.ts@02a9856fa76f",
   registry: "routers/registry.ts@059c21c99028, schema/registry.ts@1bcb5ca2771e",
   domain:
     "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
@@ -991,6 +992,38 @@ export const dokployProcedures: Record<string, Row> = {
     },
   },
   "port.delete": { kind: "mutation", source: "port", input: ["portId*"], output: "object:portId" },
+
+  "mounts.create": {
+    kind: "mutation",
+    source: "mounts",
+    input: [
+      "type*",
+      "hostPath",
+      "volumeName",
+      "content",
+      "mountPath*",
+      'serviceType="application"',
+      "filePath",
+      "serviceId*",
+    ],
+    output: "boolean",
+    differs: {
+      "(output)": "we answer the created mount, which the caller needs for mounts.update and mounts.remove",
+    },
+  },
+  "mounts.one": {
+    kind: "query",
+    source: "mounts",
+    input: ["mountId*"],
+    output: "object:mountId,type,mountPath,serviceType",
+  },
+  "mounts.update": {
+    kind: "mutation",
+    source: "mounts",
+    input: ["mountId*", "type", "hostPath", "volumeName", "content", "mountPath", "filePath"],
+    output: "any",
+  },
+  "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
 
   "registry.create": {
     kind: "mutation",

@@ -52,6 +52,9 @@ const ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "mountId",
+  // mounts.create's serviceId (serviceType defaults to application): an application's id.
+  "serviceId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -68,6 +71,8 @@ const SERVICE_ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "mountId",
+  "serviceId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -321,6 +326,23 @@ async function makeServices(
     .insertInto("redirects")
     .values({ redirectId, applicationId, regex: "^/old/(.*)", replacement: "/new/$1", permanent: false })
     .execute();
+  const mountId = newId();
+  await db
+    .insertInto("mounts")
+    .values({
+      mountId,
+      type: "volume",
+      volumeName: `${label}-volume`,
+      mountPath: "/data",
+      serviceType: "application",
+      applicationId,
+      databaseId: null,
+      filePath: null,
+      content: null,
+      hostPath: null,
+      organizationId: session.user.organizationId,
+    })
+    .execute();
   const deploymentId = newId();
   await db
     .insertInto("deployments")
@@ -367,6 +389,8 @@ async function makeServices(
     securityId,
     redirectId,
     deploymentId,
+    mountId,
+    serviceId: applicationId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,
     mariadbId: databases.mariadbId!,
@@ -643,6 +667,7 @@ describe("a restricted member's ungranted services (accessedServices)", () => {
     "securityId",
     "redirectId",
     "deploymentId",
+    "mountId",
   ];
   it.each(
     withServiceIds.filter(

@@ -155,7 +155,16 @@ const requests: CommandRequest[] = [
           retries: 3,
         },
         restartPolicy: { condition: "on-failure", delayNs: 5, maxAttempts: 3, windowNs: 7 },
-        mounts: [{ type: "volume", source: "data", target: "/data", readOnly: true }],
+        mounts: [
+          { type: "volume", source: "data", target: "/data", readOnly: true, content: "" },
+          {
+            type: "file",
+            source: "conf/app.conf",
+            target: "/etc/app.conf",
+            readOnly: false,
+            content: "x=1\n",
+          },
+        ],
         files: { "/app/.env": "A=1\n" },
         swarmSettingsJson: JSON.stringify({ Placement: { Constraints: ["node.role==manager"] } }),
       },

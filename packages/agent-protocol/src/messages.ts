@@ -163,10 +163,13 @@ export interface ServiceRestartPolicy {
 }
 
 export interface ServiceMount {
-  type: "bind" | "volume";
+  /** `file`: source is a relative path in the service's files directory, written with `content`. */
+  type: "bind" | "volume" | "file";
   source: string;
   target: string;
   readOnly?: boolean;
+  /** The file's content (type `file` only). */
+  content?: string;
 }
 
 /** The Swarm service of an application. */
@@ -209,7 +212,17 @@ export interface SwarmSettings {
   Ulimits?: { Name: string; Soft: number; Hard: number }[];
   /** EndpointSpec.Mode. */
   EndpointMode?: "vip" | "dnsrr";
+  /** The service's Mode when not replicated (Dokploy's modeSwarm): absent = Replicated with `replicas`. */
+  Mode?: SwarmMode;
+  /** Aliases of the service on each of its networks (network name -> aliases; Dokploy's networkSwarm). */
+  NetworkAliases?: Record<string, string[]>;
 }
+
+/** Swarm's non-replicated service modes. */
+export type SwarmMode =
+  | { Global: Record<string, never> }
+  | { ReplicatedJob: { MaxConcurrent?: number; TotalCompletions?: number } }
+  | { GlobalJob: Record<string, never> };
 
 export interface DeployServiceCommand {
   jobId: string;

@@ -1,32 +1,33 @@
-/**
- * The Swarm service of an application: created or updated in place (rolling update that rolls
- * back on failure), then watched until it runs the new spec, each task state change logged.
- */
-import { createHash } from "node:crypto";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import {
   DEPLOYMENT_ID_LABEL,
   type DeployServiceCommand,
   type DeployServiceResult,
+  INTERNAL_LABEL,
   isCompleteOwner,
   isExistingAppName,
   isLegacyOwnedBy,
   isOwnedBy,
   isValidName,
+  MANAGED_LABEL,
+  ORGANIZATION_LABEL,
   ownershipLabels,
   type RegistryAuth,
   type ResourceOwner,
   type ServiceSpec,
+  type SwarmSettings,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
 import { followProgress } from "../docker/progress.ts";
 import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
+import { PLATFORM_NETWORK as PLATFORM_NETWORK_NAME } from "../validate/engine-facts.ts";
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { parseSwarmSettings } from "./swarm-settings.ts";
+import { serviceFilesOf, writeServiceFiles } from "./service-files.ts";
+import { isJobMode, modeKind, parseSwarmSettings } from "./swarm-settings.ts";
 import {
   checkAppName,
   checkExistingAppName,
@@ -62,10 +63,6 @@ export function checkServiceOwner(
   }
 }
 
-export function filesDirectory(mainDirectory: string, serviceName: string): string {
-  return path.join(mainDirectory, "applications", serviceName, "files");
-}
-
 export function checkServiceSpec(spec: ServiceSpec): void {
   checkAppName("spec.name", spec.name);
   parseSwarmSettings(spec.swarmSettingsJson);
@@ -92,37 +89,19 @@ export function checkServiceSpec(spec: ServiceSpec): void {
     }
   }
   for (const mount of spec.mounts ?? []) {
-    if (mount.type !== "bind" && mount.type !== "volume")
-      throw invalid("spec.mounts", "type must be bind or volume");
+    if (mount.type !== "bind" && mount.type !== "volume" && mount.type !== "file")
+      throw invalid("spec.mounts", "type must be bind, volume or file");
     if (!mount.target.startsWith("/") || hasControlCharacters(mount.target) || mount.target.includes(",")) {
       throw invalid("spec.mounts", "target must be an absolute container path");
     }
     if (mount.type === "bind" && !mount.source.startsWith("/"))
       throw invalid("spec.mounts", "bind source must be absolute");
   }
-  for (const containerPath of Object.keys(spec.files ?? {})) fileHostPath("/", containerPath);
+  serviceFilesOf(spec);
   for (const network of spec.networks ?? []) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(network))
       throw invalid("spec.networks", `${network} is not a network name`);
   }
-}
-
-/** Where a `files` entry lives on the host: <filesDir>/<container path>, never outside. */
-function fileHostPath(filesDir: string, containerPath: string): string {
-  if (!containerPath.startsWith("/") || hasControlCharacters(containerPath) || containerPath.includes(",")) {
-    throw invalid(
-      "spec.files",
-      `${JSON.stringify(containerPath.slice(0, 100))} must be an absolute container path`,
-    );
-  }
-  const parts = containerPath.split("/").filter((part) => part && part !== ".");
-  if (parts.length === 0 || parts.includes("..")) {
-    throw invalid(
-      "spec.files",
-      `${JSON.stringify(containerPath.slice(0, 100))} must name a file without '..'`,
-    );
-  }
-  return path.join(filesDir, ...parts);
 }
 
 function hasHostPort(spec: ServiceSpec): boolean {
@@ -138,16 +117,39 @@ function monitorNs(spec: ServiceSpec): number {
   return Math.min(120 * SECOND_NS, Math.max(5 * SECOND_NS, interval * retries + (health.timeoutNs || 0)));
 }
 
-async function networkIds(docker: Docker, names: string[]): Promise<{ Target: string }[]> {
-  const targets: { Target: string }[] = [];
+/**
+ * The networks' ids with the service's aliases on each. Besides the platform network, a service
+ * joins only a network carrying its organization's ownership labels (one the platform made for
+ * that organization): joining another tenant's network would put the service beside its services.
+ */
+async function networkIds(
+  docker: Docker,
+  names: string[],
+  owner: ResourceOwner,
+  aliases: Record<string, string[]> = {},
+): Promise<{ Target: string; Aliases?: string[] }[]> {
+  const targets: { Target: string; Aliases?: string[] }[] = [];
   for (const name of names) {
+    let network: { Id: string; Name?: string; Labels?: Record<string, string> | null };
     try {
-      const network = (await docker.getNetwork(name).inspect()) as { Id: string };
-      targets.push({ Target: network.Id });
+      network = (await docker.getNetwork(name).inspect()) as typeof network;
     } catch (error) {
       if (engineStatus(error) === 404) throw invalid("spec.networks", `network ${name} does not exist`);
       throw error;
     }
+    const labels = network.Labels ?? {};
+    const organizations =
+      network.Name === PLATFORM_NETWORK_NAME ||
+      (labels[MANAGED_LABEL] === "true" &&
+        labels[INTERNAL_LABEL] === undefined &&
+        labels[ORGANIZATION_LABEL] === owner.organizationId);
+    if (!organizations) {
+      throw new CommandError(
+        "FAILED_PRECONDITION",
+        `network ${name} does not belong to this organization: the service does not join it`,
+      );
+    }
+    targets.push({ Target: network.Id, ...(aliases[name]?.length ? { Aliases: aliases[name] } : {}) });
   }
   return targets;
 }
@@ -170,6 +172,7 @@ export function swarmSpec(
     (resources.Reservations as Record<string, number>).NanoCPUs = spec.nanoCpusReservation;
   const restart = spec.restartPolicy;
   const user = parseSwarmSettings(spec.swarmSettingsJson);
+  const job = isJobMode(modeKind(user));
   return {
     Name: spec.name,
     Labels: { ...(spec.labels ?? {}), ...ownershipLabels(owner) },
@@ -201,14 +204,16 @@ export function swarmSpec(
         ...(user.StopGracePeriod !== undefined ? { StopGracePeriod: user.StopGracePeriod } : {}),
         ...(user.Ulimits ? { Ulimits: user.Ulimits } : {}),
         Mounts: [
-          ...(spec.mounts ?? []).map((mount) => ({
-            Type: mount.type,
-            Source: mount.source,
-            Target: mount.target,
-            ReadOnly: Boolean(mount.readOnly),
-            // A named volume Swarm creates for the service is labelled like the service.
-            ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
-          })),
+          ...(spec.mounts ?? [])
+            .filter((mount) => mount.type !== "file")
+            .map((mount) => ({
+              Type: mount.type,
+              Source: mount.source,
+              Target: mount.target,
+              ReadOnly: Boolean(mount.readOnly),
+              // A named volume Swarm creates for the service is labelled like the service.
+              ...(mount.type === "volume" ? { VolumeOptions: { Labels: ownershipLabels(owner) } } : {}),
+            })),
           ...fileMounts,
         ],
       },
@@ -220,14 +225,34 @@ export function swarmSpec(
             MaxAttempts: restart.maxAttempts || undefined,
             Window: restart.windowNs || undefined,
           }
-        : { Condition: "any", Delay: 5 * SECOND_NS },
+        : // A job's task that finished is done: Swarm refuses "any" for jobs.
+          { Condition: job ? "on-failure" : "any", Delay: 5 * SECOND_NS },
       Networks: networks,
       ForceUpdate: forceUpdate,
       ...(user.Placement ? { Placement: user.Placement } : {}),
     },
-    Mode: { Replicated: { Replicas: spec.replicas } },
-    // The user's settings go over the platform's defaults; two tasks cannot bind one host port,
-    // so a host-mode port keeps stop-first whatever the user asked.
+    Mode: user.Mode ?? { Replicated: { Replicas: spec.replicas } },
+    // Jobs have no rolling update: each deploy runs them again.
+    ...(job ? {} : rollingConfigs(spec, user, order)),
+    EndpointSpec: {
+      ...(user.EndpointMode ? { Mode: user.EndpointMode } : {}),
+      Ports: (spec.ports ?? []).map((port) => ({
+        Protocol: port.protocol,
+        TargetPort: port.targetPort,
+        ...(port.publishedPort ? { PublishedPort: port.publishedPort } : {}),
+        PublishMode: port.publishMode,
+      })),
+    },
+  };
+}
+
+/**
+ * The update and rollback configurations of a service that is not a job: the user's settings go
+ * over the platform's defaults; two tasks cannot bind one host port, so a host-mode port keeps
+ * stop-first whatever the user asked.
+ */
+function rollingConfigs(spec: ServiceSpec, user: SwarmSettings, order: "stop-first" | "start-first") {
+  return {
     UpdateConfig: {
       Parallelism: 1,
       Delay: 0,
@@ -245,15 +270,6 @@ export function swarmSpec(
       MaxFailureRatio: 0,
       ...user.RollbackConfig,
       Order: order === "stop-first" ? order : (user.RollbackConfig?.Order ?? order),
-    },
-    EndpointSpec: {
-      ...(user.EndpointMode ? { Mode: user.EndpointMode } : {}),
-      Ports: (spec.ports ?? []).map((port) => ({
-        Protocol: port.protocol,
-        TargetPort: port.targetPort,
-        ...(port.publishedPort ? { PublishedPort: port.publishedPort } : {}),
-        PublishMode: port.publishMode,
-      })),
     },
   };
 }
@@ -302,43 +318,6 @@ interface SwarmService {
   UpdateStatus?: { State?: string; StartedAt?: string; CompletedAt?: string; Message?: string };
 }
 
-/**
- * Writes `files` into a directory named after their content hash (files/<hash>/<container path>)
- * and returns their read-only bind mounts. The directory of the running version is kept: a
- * rollback to it must find its files. Older ones are removed.
- */
-async function writeFiles(
-  mainDirectory: string,
-  spec: ServiceSpec,
-  existing: SwarmService | undefined,
-  log: LogStream,
-): Promise<{ Type: string; Source: string; Target: string; ReadOnly: boolean }[]> {
-  const filesRoot = filesDirectory(mainDirectory, spec.name);
-  const entries = Object.entries(spec.files ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  const version = createHash("sha256").update(JSON.stringify(entries)).digest("hex").slice(0, 16);
-  const versionDir = path.join(filesRoot, version);
-  const keep = new Set([version]);
-  const existingMounts = (
-    existing?.Spec.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined
-  )?.ContainerSpec?.Mounts;
-  for (const mount of existingMounts ?? []) {
-    const relative = path.relative(filesRoot, mount.Source ?? "");
-    if (relative && !relative.startsWith("..")) keep.add(relative.split(path.sep)[0] as string);
-  }
-  for (const entry of await readdir(filesRoot).catch(() => [] as string[])) {
-    if (!keep.has(entry)) await rm(path.join(filesRoot, entry), { recursive: true, force: true });
-  }
-  const mounts = [];
-  for (const [containerPath, content] of entries) {
-    const hostPath = fileHostPath(versionDir, containerPath);
-    await mkdir(path.dirname(hostPath), { recursive: true, mode: 0o700 });
-    await writeFile(hostPath, content, { mode: 0o644 });
-    mounts.push({ Type: "bind", Source: hostPath, Target: containerPath, ReadOnly: true });
-    log.line(`wrote ${containerPath} (mounted read-only)`);
-  }
-  return mounts;
-}
-
 export function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
   return inspectService<SwarmService>(docker, name);
 }
@@ -355,14 +334,41 @@ export async function deployService(
   const owner = requireOwner(command.owner);
   const waitMs = (command.waitSeconds || 120) * 1000;
 
-  const existing = await findService(docker, spec.name);
+  let existing = await findService(docker, spec.name);
   if (existing) checkServiceOwner(existing, spec.name, owner);
+  const mode = modeKind(parseSwarmSettings(spec.swarmSettingsJson));
+  const runningMode = existing
+    ? (Object.keys(existing.Spec.Mode ?? { Replicated: {} })[0] ?? "Replicated")
+    : mode;
+  if (existing && runningMode !== mode) {
+    // Swarm cannot change a service's mode in place: the service is made again (volumes stay).
+    log.line(
+      `the mode changes from ${runningMode} to ${mode}: removing service ${spec.name} to create it again`,
+    );
+    await docker.getService(existing.ID).remove();
+    existing = undefined;
+  }
   await checkVolumeOwners(docker, spec, owner);
-  const fileMounts = await writeFiles(mainDirectory, spec, existing, log);
+  const running = (
+    existing?.Spec.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined
+  )?.ContainerSpec?.Mounts;
+  const fileMounts = await writeServiceFiles(
+    mainDirectory,
+    spec.name,
+    owner,
+    serviceFilesOf(spec),
+    (running ?? []).map((mount) => mount.Source ?? ""),
+    (containerPath) => log.line(`wrote ${containerPath} (mounted read-only)`),
+  );
 
   if (command.registryAuth?.serverAddress)
     await pullImage(docker, spec.image, command.registryAuth, log, signal);
-  const networks = await networkIds(docker, spec.networks ?? []);
+  const networks = await networkIds(
+    docker,
+    spec.networks ?? [],
+    owner,
+    parseSwarmSettings(spec.swarmSettingsJson).NetworkAliases,
+  );
   const auth = authConfig(command.registryAuth);
   let serviceId: string;
   // Tasks of the new spec carry this counter (a rollback restores the previous one).
@@ -533,8 +539,15 @@ async function waitForConvergence(
       (task) => task.DesiredState === "running" && task.Status?.State === "running",
     );
     const failed = current.find((task) => ["failed", "rejected"].includes(task.Status?.State ?? ""));
-
-    if (created) {
+    const mode = modeKind(parseSwarmSettings(spec.swarmSettingsJson));
+    if (mode !== "Replicated") {
+      // A global service is up once a task runs (one per eligible node); a job once its tasks ran.
+      const done = current.filter(
+        (task) => task.Status?.State === "running" || task.Status?.State === "complete",
+      );
+      if (done.length > 0 && (!isJobMode(mode) || !failed)) return done.length;
+      if (failed) throw new CommandError("FAILED", `the service's task failed: ${failureReason(failed)}`);
+    } else if (created) {
       if (running.length >= spec.replicas) return running.length;
       if (failed) throw new CommandError("FAILED", `the service's task failed: ${failureReason(failed)}`);
     } else {
@@ -619,6 +632,12 @@ export async function serviceAction(
     }
     let spec = structuredClone(service.Spec) as SwarmService["Spec"];
     if (action === "START" || action === "STOP") {
+      if (spec.Mode && !spec.Mode.Replicated) {
+        throw new CommandError(
+          "FAILED_PRECONDITION",
+          `service ${name} runs in ${Object.keys(spec.Mode)[0]} mode: only a replicated service can be stopped or started (deploy or delete it instead)`,
+        );
+      }
       spec.Mode = { Replicated: { Replicas: action === "STOP" ? 0 : (replicas ?? 1) || 1 } };
     } else {
       spec = withForceUpdate(spec);

@@ -45,6 +45,31 @@ function checkUpdateConfig(name: string, config: unknown): void {
   }
 }
 
+function checkMode(mode: unknown): void {
+  const entries = isObject(mode) ? Object.entries(mode) : [];
+  const [kind, options] = entries[0] ?? [];
+  const valid =
+    entries.length === 1 &&
+    isObject(options) &&
+    (kind === "Global" || kind === "GlobalJob"
+      ? Object.keys(options).length === 0
+      : kind === "ReplicatedJob" &&
+        Object.entries(options).every(
+          ([name, value]) => (name === "MaxConcurrent" || name === "TotalCompletions") && isCount(value),
+        ));
+  if (!valid)
+    throw refuse(
+      "Mode must be one of {Global: {}}, {GlobalJob: {}}, {ReplicatedJob: {MaxConcurrent, TotalCompletions}}",
+    );
+}
+
+/** The Swarm mode's name a spec asks for: Replicated unless its settings name another. */
+export function modeKind(settings: SwarmSettings): "Replicated" | "Global" | "ReplicatedJob" | "GlobalJob" {
+  return settings.Mode ? (Object.keys(settings.Mode)[0] as "Global") : "Replicated";
+}
+
+export const isJobMode = (kind: string) => kind === "ReplicatedJob" || kind === "GlobalJob";
+
 /** The settings of `json` ("" or absent: none); throws INVALID_ARGUMENT when malformed. */
 export function parseSwarmSettings(json: string | undefined): SwarmSettings {
   if (!json) return {};
@@ -72,6 +97,17 @@ export function parseSwarmSettings(json: string | undefined): SwarmSettings {
             Number.isSafeInteger(limit.Hard),
         );
       if (!valid) throw refuse("Ulimits must be [{Name, Soft, Hard}]");
+    } else if (key === "NetworkAliases") {
+      const valid =
+        isObject(value) &&
+        Object.values(value).every(
+          (list) =>
+            Array.isArray(list) &&
+            list.every((alias) => isText(alias) && /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(alias)),
+        );
+      if (!valid) throw refuse("NetworkAliases must map network names to lists of aliases");
+    } else if (key === "Mode") {
+      checkMode(value);
     } else if (key === "EndpointMode") {
       if (value !== "vip" && value !== "dnsrr") throw refuse("EndpointMode must be vip or dnsrr");
     } else throw refuse(`${key} is not a Swarm setting the platform applies`);

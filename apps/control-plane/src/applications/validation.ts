@@ -372,7 +372,6 @@ export const networkSwarmSchema = z
         )
         .max(20)
         .optional(),
-      DriverOpts: z.record(swarmText(255), plainTextSchema(1000)).optional(),
     }),
   )
   .max(20);
@@ -382,7 +381,8 @@ export const endpointSpecSwarmSchema = z.strictObject({
   Ports: z
     .array(
       z.strictObject({
-        Protocol: z.enum(["tcp", "udp", "sctp"]).optional(),
+        // The agent publishes tcp and udp (sctp is refused here, not dropped there).
+        Protocol: z.enum(["tcp", "udp"]).optional(),
         TargetPort: z.number().int().min(1).max(65535).optional(),
         PublishedPort: z.number().int().min(1).max(65535).optional(),
         PublishMode: z.enum(["ingress", "host"]).optional(),

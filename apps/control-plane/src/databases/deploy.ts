@@ -5,7 +5,7 @@
  * the `<appName>-data` volume, labelled with the service's owner; a rebuild and a removal
  * delete it (the agent deletes only a volume carrying that owner's labels).
  */
-import { databaseOwner, type ServiceSpec } from "@platform/agent-protocol";
+import { databaseOwner, type ServiceMount, type ServiceSpec } from "@platform/agent-protocol";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
@@ -19,6 +19,7 @@ import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/st
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { parseEnv } from "../env-vars.ts";
 import { badRequest } from "../errors.ts";
+import { serviceMountsOf } from "../mounts/mounts.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { databaseKindFacts, dataVolumeOf, imageOf, type OpenedDatabase } from "./kinds.ts";
 import { findDatabaseWithOrganization } from "./repository.ts";
@@ -36,6 +37,7 @@ export function buildDatabaseSpec(
   row: DatabaseService,
   opened: OpenedDatabase,
   defaultImages: ServiceContext["config"]["defaultDatabaseImages"],
+  mounts: readonly ServiceMount[] = [],
 ): ServiceSpec {
   const facts = databaseKindFacts[row.kind];
   // The kind's variables first: the user's env may add to them or replace one on purpose.
@@ -49,7 +51,10 @@ export function buildDatabaseSpec(
     replicas: 1,
     labels: { "platform.databaseId": row.databaseId, "platform.appName": row.appName },
     networks: [PLATFORM_NETWORK],
-    mounts: [{ type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath(image) }],
+    mounts: [
+      { type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath(image) },
+      ...mounts,
+    ],
     ports:
       row.externalPort === null
         ? []
@@ -114,7 +119,8 @@ export async function runDatabaseDeployment(
     }
     checkAborted();
 
-    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages);
+    const mounts = await serviceMountsOf(services.db, row.kind, row.databaseId);
+    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages, mounts);
     log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
     await deployServiceSpec(services, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
     return { imageName: spec.image };

@@ -14,6 +14,7 @@ import { swarmJsonColumns } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";
 import { startDatabaseDeployment } from "../deployments/start.ts";
+import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { envSchema } from "../env-vars.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, type RouterDef, success, successSchema } from "../procedure.ts";
@@ -250,6 +251,14 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       output: successSchema,
       handler: async ({ services, caller, input }) => {
         const row = await load(services, caller, input);
+        await checkSwarmInput(
+          services,
+          {
+            serverId: (input as { serverId?: string | null }).serverId ?? row.serverId,
+            except: { databaseId: row.databaseId },
+          },
+          input as SwarmInput,
+        );
         const {
           [idKey]: _id,
           databaseUser,

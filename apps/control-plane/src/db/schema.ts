@@ -201,6 +201,7 @@ export interface Database {
   redirects: RedirectTable;
   webServerSettings: WebServerSettingsTable;
   ports: PortTable;
+  mounts: MountTable;
   monitoringConfigs: MonitoringConfigTable;
 }
 
@@ -388,6 +389,29 @@ export interface RegistryTable {
 }
 
 export type Registry = Selectable<RegistryTable>;
+
+export type MountType = "volume" | "file" | "bind";
+
+/**
+ * A mount of a service (Dokploy's `mount`): a named volume, a file whose content the platform
+ * writes, or (instance organization only) a host path. Exactly one of applicationId/databaseId.
+ */
+export interface MountTable {
+  mountId: string;
+  type: MountType;
+  volumeName: string | null;
+  filePath: string | null;
+  content: string | null;
+  hostPath: string | null;
+  mountPath: string;
+  serviceType: string;
+  applicationId: string | null;
+  databaseId: string | null;
+  organizationId: string;
+  createdAt: Timestamp;
+}
+
+export type Mount = Selectable<MountTable>;
 
 /** A published port of an application's Swarm service (Dokploy's `port`); applied on the next deploy. */
 export interface PortTable {

@@ -12,6 +12,7 @@ import { listApplicationPorts } from "../applications/repository.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { parseEnv } from "../env-vars.ts";
+import { serviceMountsOf } from "../mounts/mounts.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "./deploy-service.ts";
@@ -219,7 +220,8 @@ export async function runApplicationDeployment(
     // mostly waiting for its tasks to start: holding a slot through it made a burst of prebuilt
     // images start two at a time (bench:burst). One deployment per application still holds.
     run.slot?.giveBack();
-    const spec = buildServiceSpec({ app, image, env, ports });
+    const mounts = await serviceMountsOf(services.db, "application", app.applicationId);
+    const spec = buildServiceSpec({ app, image, env, ports, mounts });
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     await deployServiceSpec(
       services,

@@ -196,4 +196,55 @@ describe("buildServiceSpec", () => {
       "replicas",
     ]);
   });
+
+  it("puts Global and job modes, networks, aliases and endpoint ports on the spec", () => {
+    const spec = buildServiceSpec({
+      app: {
+        ...app,
+        modeSwarm: { Global: {} },
+        networkSwarm: [{ Target: "shop-net", Aliases: ["api"] }],
+        networkIds: ["shop-net", "other-net"],
+        endpointSpecSwarm: { Ports: [{ TargetPort: 80, PublishedPort: 18080, PublishMode: "host" }] },
+      } as unknown as Application,
+      image: "x",
+      env: [],
+      ports,
+    });
+    expect(spec.networks).toEqual(["platform-network", "shop-net", "other-net"]);
+    expect(spec.ports).toEqual([
+      { publishedPort: 8080, targetPort: 3000, protocol: "tcp", publishMode: "host" },
+      { publishedPort: 18080, targetPort: 80, protocol: "tcp", publishMode: "host" },
+    ]);
+    expect(JSON.parse(spec.swarmSettingsJson!)).toMatchObject({
+      Mode: { Global: {} },
+      NetworkAliases: { "shop-net": ["api"] },
+    });
+    const job = buildServiceSpec({
+      app: { ...app, modeSwarm: { ReplicatedJob: { TotalCompletions: 3 } } } as unknown as Application,
+      image: "x",
+      env: [],
+      ports: [],
+    });
+    expect(JSON.parse(job.swarmSettingsJson!).Mode).toEqual({ ReplicatedJob: { TotalCompletions: 3 } });
+  });
+
+  it("leaves the platform network when detachDokployNetwork is set", () => {
+    const spec = buildServiceSpec({
+      app: { ...app, detachDokployNetwork: true, networkIds: ["shop-net"] } as unknown as Application,
+      image: "x",
+      env: [],
+      ports: [],
+    });
+    expect(spec.networks).toEqual(["shop-net"]);
+  });
+
+  it("carries the service's mounts, never changing its name", () => {
+    const mounts = [
+      { type: "volume" as const, source: "shop-data", target: "/data" },
+      { type: "file" as const, source: "conf/app.conf", target: "/etc/app.conf", content: "a=1" },
+    ];
+    const spec = buildServiceSpec({ app, image: "x", env: [], ports: [], mounts });
+    expect(spec.mounts).toEqual(mounts);
+    expect(spec.name).toBe("web-1");
+  });
 });

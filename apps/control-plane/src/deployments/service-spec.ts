@@ -3,7 +3,7 @@
  * Swarm service the agent creates or updates: env with inheritance and references resolved,
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
-import type { ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
+import type { ServiceMount, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import type { Selectable } from "kysely";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port, SwarmColumns } from "../db/schema.ts";
@@ -97,13 +97,75 @@ export interface ServiceSpecInput {
   image: string;
   env: readonly EnvVar[];
   ports: readonly Port[];
+  /** The service's mounts (mounts/mounts.ts serviceMountsOf). */
+  mounts?: readonly ServiceMount[];
 }
 
 /**
- * The Swarm fields Dokploy stores on applications and database services alike, but networkSwarm
- * (stored only: see docs/decisions.md).
+ * The Swarm fields Dokploy stores on applications and database services alike, and the network
+ * choices of applications (networkIds, detachDokployNetwork).
  */
-export type SwarmFields = Omit<Selectable<SwarmColumns>, "networkSwarm">;
+export type SwarmFields = Selectable<SwarmColumns> & {
+  networkIds?: readonly string[];
+  detachDokployNetwork?: boolean;
+};
+
+/**
+ * The networks the service joins: the platform network unless detachDokployNetwork, then the
+ * networks of networkSwarm and networkIds, each once. The agent joins only networks carrying the
+ * organization's ownership labels (and the platform network).
+ */
+export function serviceNetworks(
+  fields: Pick<SwarmFields, "networkSwarm" | "networkIds" | "detachDokployNetwork">,
+): string[] {
+  const named = (fields.networkSwarm ?? [])
+    .map((network) => network.Target)
+    .filter((t): t is string => typeof t === "string");
+  const all = [
+    ...(fields.detachDokployNetwork ? [] : [PLATFORM_NETWORK]),
+    ...named,
+    ...(fields.networkIds ?? []),
+  ];
+  return [...new Set(all)];
+}
+
+/** networkSwarm's aliases per network (only networks that name some). */
+function networkAliases(fields: Pick<SwarmFields, "networkSwarm">): Record<string, string[]> | undefined {
+  const entries = (fields.networkSwarm ?? [])
+    .filter(
+      (network) =>
+        typeof network.Target === "string" && Array.isArray(network.Aliases) && network.Aliases.length > 0,
+    )
+    .map((network) => [network.Target as string, network.Aliases as string[]] as const);
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+}
+
+/** endpointSpecSwarm.Ports as service ports (Docker's defaults: tcp, ingress). */
+export function endpointPorts(fields: Pick<SwarmFields, "endpointSpecSwarm">): ServicePort[] {
+  const ports = (fields.endpointSpecSwarm?.Ports ?? []) as {
+    Protocol?: "tcp" | "udp";
+    TargetPort?: number;
+    PublishedPort?: number;
+    PublishMode?: "host" | "ingress";
+  }[];
+  return ports
+    .filter((port) => port.TargetPort !== undefined)
+    .map((port) => ({
+      publishedPort: port.PublishedPort ?? 0,
+      targetPort: port.TargetPort as number,
+      protocol: port.Protocol ?? "tcp",
+      publishMode: port.PublishMode ?? "ingress",
+    }));
+}
+
+/** modeSwarm when it names a mode other than Replicated (Global, ReplicatedJob, GlobalJob). */
+function swarmModeOf(fields: Pick<SwarmFields, "modeSwarm">): SwarmSettings["Mode"] {
+  const mode = fields.modeSwarm ?? {};
+  if (mode.Global) return { Global: {} };
+  if (mode.GlobalJob) return { GlobalJob: {} };
+  if (mode.ReplicatedJob) return { ReplicatedJob: { ...(mode.ReplicatedJob as object) } };
+  return undefined;
+}
 
 /** modeSwarm's replicated count (Dokploy's form) when given, else `replicas`. */
 function replicasOf(app: Pick<SwarmFields, "replicas" | "modeSwarm">): number {
@@ -138,6 +200,8 @@ export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): Servic
       windowNs: restart.Window,
     };
   }
+  spec.networks = serviceNetworks(fields);
+  spec.ports = [...(spec.ports ?? []), ...endpointPorts(fields)];
   const base = spec.swarmSettingsJson ? (JSON.parse(spec.swarmSettingsJson) as SwarmSettings) : {};
   const swarm = { ...base, ...swarmSettingsOf(fields) };
   if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
@@ -145,7 +209,7 @@ export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): Servic
 }
 
 /** The Swarm service of the application running `image`. */
-export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): ServiceSpec {
+export function buildServiceSpec({ app, image, env, ports, mounts = [] }: ServiceSpecInput): ServiceSpec {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
   const spec: ServiceSpec = {
     name: app.appName,
@@ -170,6 +234,7 @@ export function buildServiceSpec({ app, image, env, ports }: ServiceSpecInput): 
   if (app.cpuLimit) spec.nanoCpusLimit = nanoCpus(app.cpuLimit);
   if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
+  if (mounts.length > 0) spec.mounts = [...mounts];
   return applySwarmFields(spec, app);
 }
 
@@ -183,5 +248,9 @@ function swarmSettingsOf(app: SwarmFields): SwarmSettings {
   if (app.ulimitsSwarm) settings.Ulimits = app.ulimitsSwarm as SwarmSettings["Ulimits"];
   const mode = app.endpointSpecSwarm?.Mode;
   if (mode === "vip" || mode === "dnsrr") settings.EndpointMode = mode;
+  const swarmMode = swarmModeOf(app);
+  if (swarmMode) settings.Mode = swarmMode;
+  const aliases = networkAliases(app);
+  if (aliases) settings.NetworkAliases = aliases;
   return settings;
 }

@@ -69,6 +69,7 @@ import {
 } from "../deployments/runtime.ts";
 import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -379,6 +380,14 @@ export const applicationRouter = defineRouter("application", {
             await targetEnvironment(services, caller, input.environmentId);
           }
           await checkBuildSettings(services, caller.organizationId, application, input);
+          await checkSwarmInput(
+            services,
+            {
+              serverId: application.serverId,
+              except: { applicationId: application.applicationId },
+            },
+            input as SwarmInput,
+          );
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
           return sealSecrets(services, application, secrets, columnsOf(rest));
         }),

@@ -22,6 +22,7 @@ import { findApplication, lockApplication } from "../applications/repository.ts"
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Domain } from "../db/schema.ts";
+import { PLATFORM_NETWORK } from "../deployments/service-spec.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
 import { claimHost } from "../domains/ownership.ts";
@@ -183,6 +184,12 @@ export const domainRouter = defineRouter("domain", {
       if (!input.applicationId) throw field("applicationId", "is required when domainType is `application`");
       const application = await loadApplication(services, caller, input.applicationId);
       proxyServerOf(services, application);
+      if (application.detachDokployNetwork) {
+        throw field(
+          "applicationId",
+          `the application is detached from ${PLATFORM_NETWORK} (detachDokployNetwork), which the proxy reaches it over`,
+        );
+      }
       const settings = checkedSettings(
         {
           host: input.host,

@@ -10,6 +10,7 @@ import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
 import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
+import { mountsRouter } from "./mounts.ts";
 import { mysqlRouter } from "./mysql.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
@@ -37,6 +38,7 @@ export const allRouters: RouterDef[] = [
   applicationRouter,
   deploymentRouter,
   portRouter,
+  mountsRouter,
   registryRouter,
   domainRouter,
   securityRouter,

@@ -163,6 +163,7 @@ async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boolean> {
     .limit(1)
     .executeTakeFirst();
   if (application) return true;
+  if (await endpointPortTaken(db, claim)) return true;
   if (protocol !== "tcp") return false;
   // A database's external port is tcp.
   const database = await db
@@ -174,4 +175,56 @@ async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boolean> {
     .limit(1)
     .executeTakeFirst();
   return database !== undefined;
+}
+
+/** Another service publishing the port through endpointSpecSwarm.Ports (any protocol) on the server. */
+async function endpointPortTaken(db: Db, { serverId, port, except }: HostPortClaim): Promise<boolean> {
+  const publishes = sql<boolean>`endpoint_spec_swarm -> 'Ports' @> ${JSON.stringify([{ PublishedPort: port }])}::jsonb`;
+  const application = await db
+    .selectFrom("applications")
+    .select("applicationId")
+    .where(publishes)
+    .where("applicationId", "!=", except.applicationId ?? "")
+    .where("serverId", "is not distinct from", serverId)
+    .limit(1)
+    .executeTakeFirst();
+  if (application) return true;
+  const database = await db
+    .selectFrom("databaseServices")
+    .select("databaseId")
+    .where(publishes)
+    .where("databaseId", "!=", except.databaseId ?? "")
+    .where("serverId", "is not distinct from", serverId)
+    .limit(1)
+    .executeTakeFirst();
+  return database !== undefined;
+}
+
+/**
+ * Checks the host ports of endpointSpecSwarm.Ports as port.create checks its port (reserved: 400,
+ * taken on the server: 409, both naming endpointSpecSwarm), before an update stores them.
+ */
+export async function checkEndpointPorts(
+  services: ServiceContext,
+  target: { serverId: string | null; except: HostPortClaim["except"] },
+  endpointSpec: { Ports?: { PublishedPort?: number; Protocol?: string }[] } | null | undefined,
+): Promise<void> {
+  const seen = new Set<number>();
+  for (const port of endpointSpec?.Ports ?? []) {
+    if (port.PublishedPort === undefined) continue;
+    if (seen.has(port.PublishedPort)) {
+      throw badRequest(`Invalid input: endpointSpecSwarm: port ${port.PublishedPort} is published twice`, {
+        fields: ["endpointSpecSwarm"],
+      });
+    }
+    seen.add(port.PublishedPort);
+    const claim: HostPortClaim = {
+      serverId: target.serverId,
+      port: port.PublishedPort,
+      protocol: port.Protocol === "udp" ? "udp" : "tcp",
+      field: "endpointSpecSwarm",
+      except: target.except,
+    };
+    await claimHostPort(services, claim, async () => undefined);
+  }
 }

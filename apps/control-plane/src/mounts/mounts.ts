@@ -1,0 +1,196 @@
+/**
+ * A service's mounts (Dokploy's `mount`, issue 27): named volumes, files whose content the
+ * platform writes, and host paths (bind mounts, the instance organization only). The rules that
+ * decide what may be mounted live here, and so does the lookup every deploy step asks:
+ * `serviceMountsOf(db, kind, id)` answers the ServiceMounts of a service of any kind, so the
+ * application pipeline, the database deployments and compose stacks share it.
+ *
+ * Volumes: the Docker volume is named `volumeName` as given (Dokploy's behaviour), and a name
+ * belongs to one service across the instance: the agent creates it with that service's
+ * ownership labels and refuses to mount an existing volume whose labels name anyone else, and
+ * the API refuses (400 naming volumeName) a name another service's mount or database data
+ * volume already uses, or a `platform-` name. So a tenant can never mount another
+ * organization's volume, by the API or by racing a name onto the host.
+ */
+import { isValidName, RESERVED_NAME_PREFIX, type ServiceMount } from "@platform/agent-protocol";
+import { dataVolumeOf } from "../databases/kinds.ts";
+import type { Db } from "../db/database.ts";
+import type { Mount, MountType } from "../db/schema.ts";
+import { badRequest } from "../errors.ts";
+import { isInstanceOrganization } from "../organizations/instance.ts";
+import type { ServiceKind } from "../projects/services.ts";
+
+/** The biggest file a file mount holds (the agent writes it on the host). */
+export const MAX_FILE_MOUNT_BYTES = 1024 * 1024;
+
+const invalid = (field: string, message: string) =>
+  badRequest(`Invalid input: ${field}: ${message}`, { fields: [field] });
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** The parts of an absolute container path; 400 naming `field` for anything else. */
+function containerPath(field: string, value: string): string {
+  const parts = value.split("/").filter((part) => part && part !== ".");
+  if (!value.startsWith("/") || CONTROL.test(value) || value.includes(",") || value.length > 4096) {
+    throw invalid(field, "must be an absolute path without control characters or commas");
+  }
+  if (parts.length === 0 || parts.includes(".."))
+    throw invalid(field, "must name a path below / without '..'");
+  return `/${parts.join("/")}`;
+}
+
+/** A relative file name inside the service's files directory: segments of [A-Za-z0-9._-], no '..'. */
+function relativeFilePath(value: string): string {
+  const parts = value.split("/").filter((part) => part && part !== ".");
+  if (parts.length === 0 || parts.some((part) => !isValidName(part) || /^\.+$/.test(part))) {
+    throw invalid(
+      "filePath",
+      "must be a relative path of names of letters, digits, '.', '-' and '_' without '..'",
+    );
+  }
+  return parts.join("/");
+}
+
+/** What a mount row holds, as create/update give it ("" and null both mean absent). */
+export interface MountFields {
+  type: MountType;
+  mountPath: string;
+  volumeName?: string | null;
+  filePath?: string | null;
+  content?: string | null;
+  hostPath?: string | null;
+}
+
+export interface MountOwner {
+  organizationId: string;
+  kind: ServiceKind;
+  /** applicationId or databaseId. */
+  serviceId: string;
+}
+
+const present = (value: string | null | undefined): value is string =>
+  value !== undefined && value !== null && value !== "";
+
+/**
+ * The mount as it is stored, after every rule: a field of another type is refused (never kept
+ * unused), a volume name used by another service or reserved is refused, host paths are the
+ * instance organization's only. 400 naming the field, nothing stored.
+ */
+export async function checkMount(
+  db: Db,
+  owner: MountOwner,
+  fields: MountFields,
+  except?: string,
+): Promise<
+  Omit<Mount, "mountId" | "createdAt" | "serviceType" | "applicationId" | "databaseId" | "organizationId">
+> {
+  const mountPath = containerPath("mountPath", fields.mountPath);
+  const own: Record<MountType, readonly (keyof MountFields)[]> = {
+    volume: ["volumeName"],
+    file: ["content", "filePath"],
+    bind: ["hostPath"],
+  };
+  for (const field of ["volumeName", "filePath", "content", "hostPath"] as const) {
+    if (present(fields[field]) && !own[fields.type].includes(field)) {
+      throw invalid(field, `is not used by a ${fields.type} mount`);
+    }
+  }
+  const row = {
+    type: fields.type,
+    mountPath,
+    volumeName: null,
+    filePath: null,
+    content: null,
+    hostPath: null,
+  };
+  if (fields.type === "volume") {
+    return { ...row, volumeName: await checkVolumeName(db, owner, fields.volumeName, except) };
+  }
+  if (fields.type === "file") {
+    // An empty file is a file: only a missing content is refused.
+    if (typeof fields.content !== "string") throw invalid("content", "is required for a file mount");
+    const content = fields.content ?? "";
+    if (Buffer.byteLength(content) > MAX_FILE_MOUNT_BYTES) {
+      throw invalid("content", `must be at most ${MAX_FILE_MOUNT_BYTES} bytes`);
+    }
+    const filePath = relativeFilePath(present(fields.filePath) ? fields.filePath : mountPath);
+    return { ...row, content, filePath };
+  }
+  if (!(await isInstanceOrganization(db, owner.organizationId))) {
+    throw invalid(
+      "hostPath",
+      "bind mounts of host paths are for the instance organization only: use a volume",
+    );
+  }
+  if (!present(fields.hostPath)) throw invalid("hostPath", "is required for a bind mount");
+  return { ...row, hostPath: containerPath("hostPath", fields.hostPath) };
+}
+
+async function checkVolumeName(
+  db: Db,
+  owner: MountOwner,
+  volumeName: string | null | undefined,
+  except: string | undefined,
+): Promise<string> {
+  if (!present(volumeName)) throw invalid("volumeName", "is required for a volume mount");
+  if (!isValidName(volumeName) || !/^[a-zA-Z0-9]/.test(volumeName) || volumeName.length > 255) {
+    throw invalid(
+      "volumeName",
+      "must start with a letter or digit and hold only letters, digits, '.', '-' and '_'",
+    );
+  }
+  if (volumeName.startsWith(RESERVED_NAME_PREFIX)) {
+    throw invalid("volumeName", `names starting with ${RESERVED_NAME_PREFIX} are the platform's`);
+  }
+  const otherMount = await db
+    .selectFrom("mounts")
+    .select("mountId")
+    .where("volumeName", "=", volumeName)
+    .where((eb) =>
+      eb.or([
+        eb("applicationId", "is", null).and("databaseId", "is", null),
+        eb(eb.fn.coalesce("applicationId", "databaseId"), "!=", owner.serviceId),
+      ]),
+    )
+    .where("mountId", "!=", except ?? "")
+    .limit(1)
+    .executeTakeFirst();
+  // A database's data volume (dataVolumeOf) is its own.
+  const dataVolume = volumeName.endsWith(dataVolumeOf(""))
+    ? await db
+        .selectFrom("databaseServices")
+        .select("databaseId")
+        .where("appName", "=", volumeName.slice(0, -dataVolumeOf("").length))
+        .executeTakeFirst()
+    : undefined;
+  if (otherMount || (dataVolume && dataVolume.databaseId !== owner.serviceId)) {
+    throw invalid("volumeName", "is used by another service: a volume belongs to one service");
+  }
+  return volumeName;
+}
+
+/** The mounts of a service as the deploy step puts them on its ServiceSpec. */
+export function toServiceMounts(rows: readonly Mount[]): ServiceMount[] {
+  return rows.map((row): ServiceMount => {
+    if (row.type === "volume") return { type: "volume", source: row.volumeName ?? "", target: row.mountPath };
+    if (row.type === "bind") return { type: "bind", source: row.hostPath ?? "", target: row.mountPath };
+    return { type: "file", source: row.filePath ?? "", target: row.mountPath, content: row.content ?? "" };
+  });
+}
+
+/**
+ * The mounts of the service of `kind` and `serviceId`, for its next deploy: the one lookup every
+ * kind's deploy step calls (compose stacks too, once they store mounts).
+ */
+export async function serviceMountsOf(db: Db, kind: ServiceKind, serviceId: string): Promise<ServiceMount[]> {
+  const column = kind === "application" ? "applicationId" : "databaseId";
+  if (kind === "compose") return [];
+  const rows = await db
+    .selectFrom("mounts")
+    .selectAll()
+    .where(column, "=", serviceId)
+    .orderBy("mountPath")
+    .execute();
+  return toServiceMounts(rows);
+}

@@ -1,0 +1,243 @@
+/**
+ * mounts (Dokploy's mount router, issue 27): named volumes, files the platform writes and
+ * (instance organization only) host paths, of an application or a database service; they apply
+ * on the service's next deploy (its spec changes, never its appName). The rules are in
+ * mounts/mounts.ts. A mount or service of another organization is a 404; a second mount at the
+ * same mountPath of a service is a 409.
+ */
+import { z } from "zod";
+import { findApplication } from "../applications/repository.ts";
+import { idSchema } from "../applications/schemas.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { DatabaseKind } from "../databases/kinds.ts";
+import { findDatabase } from "../databases/repository.ts";
+import type { Mount } from "../db/schema.ts";
+import { badRequest, conflict, notFound } from "../errors.ts";
+import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.ts";
+import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
+import { isUniqueViolation } from "../projects/repository.ts";
+import { type ServiceKind, serviceKinds } from "../projects/services.ts";
+
+const MOUNT_PATH_UNIQUE = "mounts_service_mount_path_unique";
+
+const mountTypeSchema = z.enum(["volume", "file", "bind"]);
+const text = (max: number) => z.string().max(max).nullish();
+const fieldsShape = {
+  type: mountTypeSchema,
+  mountPath: z.string().min(1).max(4096),
+  volumeName: text(255),
+  filePath: text(4096),
+  content: text(1024 * 1024 + 1),
+  hostPath: text(4096),
+};
+
+/** Dokploy's mount as its clients read it: one id field per kind, the others null. */
+export const mountSchema = z.object({
+  mountId: z.string(),
+  type: mountTypeSchema,
+  volumeName: z.string().nullable(),
+  filePath: z.string().nullable(),
+  content: z.string().nullable(),
+  hostPath: z.string().nullable(),
+  mountPath: z.string(),
+  serviceType: z.enum(serviceKinds),
+  serviceId: z.string(),
+  applicationId: z.string().nullable(),
+  postgresId: z.string().nullable(),
+  mysqlId: z.string().nullable(),
+  mariadbId: z.string().nullable(),
+  mongoId: z.string().nullable(),
+  redisId: z.string().nullable(),
+  composeId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+function toView(row: Mount): z.input<typeof mountSchema> {
+  const kind = row.serviceType as ServiceKind;
+  const serviceId = row.applicationId ?? row.databaseId ?? "";
+  const idOf = (k: ServiceKind) => (kind === k ? serviceId : null);
+  return {
+    mountId: row.mountId,
+    type: row.type,
+    volumeName: row.volumeName,
+    filePath: row.filePath,
+    content: row.content,
+    hostPath: row.hostPath,
+    mountPath: row.mountPath,
+    serviceType: kind,
+    serviceId,
+    applicationId: idOf("application"),
+    postgresId: idOf("postgres"),
+    mysqlId: idOf("mysql"),
+    mariadbId: idOf("mariadb"),
+    mongoId: idOf("mongo"),
+    redisId: idOf("redis"),
+    composeId: null,
+    createdAt: row.createdAt,
+  };
+}
+
+/** The service the caller names, when it is the organization's and visible: 404 otherwise. */
+async function loadService(
+  services: ServiceContext,
+  caller: Caller,
+  kind: ServiceKind,
+  serviceId: string,
+): Promise<MountOwner> {
+  if (kind === "compose") {
+    throw badRequest("Invalid input: serviceType: compose stacks take their mounts from their compose file", {
+      fields: ["serviceType"],
+    });
+  }
+  if (kind === "application") {
+    const application = await findApplication(services.db, caller.organizationId, serviceId);
+    if (!application) throw notFound("Application");
+    await requireApplicationAccess(services.db, caller, application.applicationId);
+  } else {
+    const label = `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
+    const row = await findDatabase(services.db, caller.organizationId, kind as DatabaseKind, serviceId);
+    if (!row) throw notFound(label);
+    await requireServiceAccess(
+      services.db,
+      caller,
+      { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
+      label,
+    );
+  }
+  return { organizationId: caller.organizationId, kind, serviceId };
+}
+
+/** The mount when the caller may see its service; 404 "Mount" otherwise. */
+async function loadMount(
+  services: ServiceContext,
+  caller: Caller,
+  mountId: string,
+): Promise<{ row: Mount; owner: MountOwner }> {
+  const row = await services.db
+    .selectFrom("mounts")
+    .selectAll()
+    .where("mountId", "=", mountId)
+    .where("organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!row) throw notFound("Mount");
+  try {
+    const owner = await loadService(
+      services,
+      caller,
+      row.serviceType as ServiceKind,
+      row.applicationId ?? row.databaseId ?? "",
+    );
+    return { row, owner };
+  } catch (error) {
+    if (error instanceof Error && "code" in error && error.code === "NOT_FOUND") throw notFound("Mount");
+    throw error;
+  }
+}
+
+async function withUniqueMountPath<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error, MOUNT_PATH_UNIQUE)) {
+      throw conflict("The service already has a mount at this mountPath", { fields: ["mountPath"] });
+    }
+    throw error;
+  }
+}
+
+const mountIdInput = z.object({ mountId: idSchema });
+
+export const mountsRouter = defineRouter("mounts", {
+  create: mutation({
+    summary: "Mount a volume, a file or (instance organization) a host path into a service (next deploy)",
+    access: "member",
+    input: z.object({
+      ...fieldsShape,
+      serviceType: z.enum(serviceKinds).default("application"),
+      serviceId: idSchema,
+    }),
+    output: mountSchema,
+    handler: async ({ services, caller, input }) => {
+      const owner = await loadService(services, caller, input.serviceType, input.serviceId);
+      const checked = await checkMount(services.db, owner, input);
+      const row = await withUniqueMountPath(() =>
+        services.db
+          .insertInto("mounts")
+          .values({
+            mountId: newId(),
+            ...checked,
+            serviceType: owner.kind,
+            applicationId: owner.kind === "application" ? owner.serviceId : null,
+            databaseId: owner.kind === "application" ? null : owner.serviceId,
+            organizationId: owner.organizationId,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      return toView(row);
+    },
+  }),
+
+  one: query({
+    summary: "One mount",
+    access: "member",
+    input: mountIdInput,
+    output: mountSchema,
+    handler: async ({ services, caller, input }) =>
+      toView((await loadMount(services, caller, input.mountId)).row),
+  }),
+
+  update: mutation({
+    summary: 'Change a mount (next deploy); null or "" clears a field',
+    access: "member",
+    input: z.object({
+      mountId: idSchema,
+      ...Object.fromEntries(Object.entries(fieldsShape).map(([key, schema]) => [key, schema.optional()])),
+    }) as z.ZodType<{ mountId: string } & Partial<MountFields>>,
+    output: mountSchema,
+    handler: async ({ services, caller, input }) => {
+      const { row, owner } = await loadMount(services, caller, input.mountId);
+      const typeChanged = input.type !== undefined && input.type !== row.type;
+      // A new type starts from none of the old type's fields.
+      const base: MountFields = typeChanged
+        ? { type: input.type as Mount["type"], mountPath: row.mountPath }
+        : {
+            type: row.type,
+            mountPath: row.mountPath,
+            volumeName: row.volumeName,
+            filePath: row.filePath,
+            content: row.content,
+            hostPath: row.hostPath,
+          };
+      const merged = Object.fromEntries(
+        Object.entries({ ...base, ...input }).filter(
+          ([key, value]) => key !== "mountId" && value !== undefined,
+        ),
+      ) as unknown as MountFields;
+      const checked = await checkMount(services.db, owner, merged, row.mountId);
+      const updated = await withUniqueMountPath(() =>
+        services.db
+          .updateTable("mounts")
+          .set(checked)
+          .where("mountId", "=", row.mountId)
+          .returningAll()
+          .executeTakeFirstOrThrow(),
+      );
+      return toView(updated);
+    },
+  }),
+
+  remove: mutation({
+    summary: "Remove a mount (next deploy); a volume's data stays in the volume",
+    access: "member",
+    input: mountIdInput,
+    output: mountSchema,
+    handler: async ({ services, caller, input }) => {
+      const { row } = await loadMount(services, caller, input.mountId);
+      await services.db.deleteFrom("mounts").where("mountId", "=", row.mountId).execute();
+      return toView(row);
+    },
+  }),
+});
