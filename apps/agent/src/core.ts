@@ -228,6 +228,18 @@ export class AgentCore {
             result: "serviceAction",
             serviceAction: await this.deployer.serviceAction(request.serviceAction),
           };
+        case "deployStack":
+          return {
+            requestId,
+            result: "deployStack",
+            deployStack: await this.deployer.deployStack(request.deployStack),
+          };
+        case "stackAction":
+          return {
+            requestId,
+            result: "stackAction",
+            stackAction: await this.deployer.stackAction(request.stackAction),
+          };
         case "observeServices":
           return {
             requestId,
