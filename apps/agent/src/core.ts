@@ -238,6 +238,18 @@ export class AgentCore {
               request.changeDatabaseCredentials,
             ),
           };
+        case "deployStack":
+          return {
+            requestId,
+            result: "deployStack",
+            deployStack: await this.deployer.deployStack(request.deployStack),
+          };
+        case "stackAction":
+          return {
+            requestId,
+            result: "stackAction",
+            stackAction: await this.deployer.stackAction(request.stackAction),
+          };
         case "observeServices":
           return {
             requestId,

@@ -25,6 +25,8 @@ import {
   type DatabaseCredentialsChanged,
   type DeployServiceCommand,
   type DeployServiceResult,
+  type DeployStackCommand,
+  type DeployStackResult,
   type DockerCleanupResult,
   type EnsureProxyCommand,
   type ListContainersCommand,
@@ -50,6 +52,8 @@ import {
   type SecurityAuditResult,
   type ServiceAction,
   type ServiceActionResult,
+  type StackActionCommand,
+  type StackActionResult,
   type ValidateServerResult,
 } from "./messages.ts";
 import { assertValidName, assertValidServerId } from "./names.ts";
@@ -182,6 +186,18 @@ export class AgentClient {
       ...(options.removeVolumes?.length ? { removeVolumes: options.removeVolumes } : {}),
     };
     return this.run(serverId, { command: "serviceAction", serviceAction }, options.timeoutMs);
+  }
+
+  /** Deploys a compose stack from its converted file and waits for its tasks. */
+  deployStack(serverId: string, command: DeployStackCommand, timeoutMs: number): Promise<DeployStackResult> {
+    assertValidName(command.appName, "appName");
+    return this.run(serverId, { command: "deployStack", deployStack: command }, timeoutMs);
+  }
+
+  /** Starts, stops, removes or reads the services of a compose stack. */
+  stackAction(serverId: string, command: StackActionCommand, timeoutMs?: number): Promise<StackActionResult> {
+    assertValidName(command.appName, "appName");
+    return this.run(serverId, { command: "stackAction", stackAction: command }, timeoutMs);
   }
 
   /** Stops the running build or deploy of job `jobId` (a deployment id). */

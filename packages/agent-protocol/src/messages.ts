@@ -266,6 +266,50 @@ export interface ServiceActionResult {
   volumesKept?: string[];
 }
 
+/** A compose stack's deployment (proto DeployStackCommand). */
+export interface DeployStackCommand {
+  jobId: string;
+  logStreamId: string;
+  appName: string;
+  composeType: "stack" | "docker-compose";
+  /** The converted file (YAML). */
+  composeFile: string;
+  registryAuth?: RegistryAuth[];
+  /** Required by the agent: existing objects of the stack must carry this owner's labels. */
+  owner?: ResourceOwner;
+  /** 0 or absent = 300. */
+  waitSeconds?: number;
+}
+
+export interface StackService {
+  name: string;
+  runningTasks: number;
+  desiredTasks: number;
+  error?: string;
+}
+
+export interface DeployStackResult {
+  services: StackService[];
+}
+
+export type StackAction = "START" | "STOP" | "REMOVE" | "STATUS";
+
+export interface StackActionCommand {
+  appName: string;
+  composeType: "stack" | "docker-compose";
+  action: StackAction;
+  owner?: ResourceOwner;
+  removeVolumes?: boolean;
+}
+
+export interface StackActionResult {
+  found: boolean;
+  services: StackService[];
+  volumesRemoved?: string[];
+  /** Objects of the stack's name carrying another owner's labels: left alone. */
+  kept?: string[];
+}
+
 export interface CancelJobCommand {
   jobId: string;
 }
@@ -545,6 +589,8 @@ export type Command =
   | { command: "buildImage"; buildImage: BuildImageCommand }
   | { command: "deployService"; deployService: DeployServiceCommand }
   | { command: "serviceAction"; serviceAction: ServiceActionCommand }
+  | { command: "deployStack"; deployStack: DeployStackCommand }
+  | { command: "stackAction"; stackAction: StackActionCommand }
   | { command: "cancelJob"; cancelJob: CancelJobCommand }
   | { command: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheCommand }
   | { command: "registryLogin"; registryLogin: RegistryLoginCommand }
@@ -722,6 +768,8 @@ export type ReplyResult =
   | { result: "buildImage"; buildImage: BuildImageResult }
   | { result: "deployService"; deployService: DeployServiceResult }
   | { result: "serviceAction"; serviceAction: ServiceActionResult }
+  | { result: "deployStack"; deployStack: DeployStackResult }
+  | { result: "stackAction"; stackAction: StackActionResult }
   | { result: "cancelJob"; cancelJob: CancelJobResult }
   | { result: "cleanBuildCache"; cleanBuildCache: CleanBuildCacheResult }
   | { result: "registryLogin"; registryLogin: RegistryLoginResult }
@@ -753,6 +801,8 @@ export interface ResultOfCommand {
   buildImage: BuildImageResult;
   deployService: DeployServiceResult;
   serviceAction: ServiceActionResult;
+  deployStack: DeployStackResult;
+  stackAction: StackActionResult;
   cancelJob: CancelJobResult;
   cleanBuildCache: CleanBuildCacheResult;
   registryLogin: RegistryLoginResult;
@@ -780,6 +830,8 @@ export const RESULT_NAME_OF_COMMAND = {
   buildImage: "buildImage",
   deployService: "deployService",
   serviceAction: "serviceAction",
+  deployStack: "deployStack",
+  stackAction: "stackAction",
   cancelJob: "cancelJob",
   cleanBuildCache: "cleanBuildCache",
   registryLogin: "registryLogin",

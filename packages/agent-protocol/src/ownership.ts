@@ -23,7 +23,7 @@ export const INTERNAL_LABEL = "platform.internal";
 /** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
 export const ROLE_LABEL = "platform.role";
 
-export type ResourceKind = "application" | "database";
+export type ResourceKind = "application" | "database" | "compose";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
   return `${kind}:${id}`;
@@ -37,6 +37,11 @@ export function applicationOwner(organizationId: string, applicationId: string):
 /** The owner of a database service's objects (its service, containers and data volume). */
 export function databaseOwner(organizationId: string, databaseId: string): ResourceOwner {
   return { organizationId, resource: resourceLabel("database", databaseId) };
+}
+
+/** The owner of a compose stack's objects (its services, networks and volumes). */
+export function composeOwner(organizationId: string, composeId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("compose", composeId) };
 }
 
 export function ownershipLabels(owner: ResourceOwner): Record<string, string> {

@@ -12,12 +12,16 @@ import type {
   CleanBuildCacheResult,
   DeployServiceCommand,
   DeployServiceResult,
+  DeployStackCommand,
+  DeployStackResult,
   LogChunk,
   ObservedServices,
   ObserveServicesCommand,
   RegistryAuth,
   ServiceActionCommand,
   ServiceActionResult,
+  StackActionCommand,
+  StackActionResult,
 } from "@platform/agent-protocol";
 import { ownershipLabels } from "@platform/agent-protocol";
 import type Docker from "dockerode";
@@ -50,6 +54,7 @@ import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
+import { deployStack, stackAction } from "./stack.ts";
 import {
   checkAppName,
   checkBuildStage,
@@ -279,6 +284,28 @@ export class Deployer {
       command.owner,
       command.removeVolumes ?? [],
     );
+  }
+
+  /** Deploys a compose stack (stack.ts) as the job `jobId`. */
+  async deployStack(command: DeployStackCommand): Promise<DeployStackResult> {
+    const log = this.logStream(
+      command.logStreamId,
+      (command.registryAuth ?? []).map((registry) => registry.password),
+    );
+    return this.runJob(command.jobId, log, async (signal) =>
+      deployStack(
+        this.options.docker,
+        await this.dockerCli(),
+        this.options.mainDirectory,
+        command,
+        log,
+        signal,
+      ),
+    );
+  }
+
+  stackAction(command: StackActionCommand): Promise<StackActionResult> {
+    return stackAction(this.options.docker, this.options.mainDirectory, command);
   }
 
   observeServices(command: ObserveServicesCommand): Promise<ObservedServices> {

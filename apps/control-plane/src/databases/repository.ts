@@ -90,7 +90,7 @@ export async function deleteDatabase(db: Db, databaseId: string): Promise<void> 
   await db.deleteFrom("databaseServices").where("databaseId", "=", databaseId).execute();
 }
 
-/** Whether an application or a database service already has this appName (one Swarm namespace). */
+/** Whether an application, a database service or a compose stack has this appName (one Swarm namespace). */
 export async function appNameTaken(db: Db, appName: string): Promise<boolean> {
   const row = await db
     .selectFrom("applications")
@@ -99,6 +99,7 @@ export async function appNameTaken(db: Db, appName: string): Promise<boolean> {
     .unionAll(
       db.selectFrom("databaseServices").select(sql<number>`1`.as("one")).where("appName", "=", appName),
     )
+    .unionAll(db.selectFrom("compose").select(sql<number>`1`.as("one")).where("appName", "=", appName))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -193,6 +193,7 @@ export interface Database {
   applications: ApplicationTable;
   deployments: DeploymentTable;
   databaseServices: DatabaseServiceTable;
+  compose: ComposeTable;
   deploymentLeases: DeploymentLeaseTable;
   events: EventTable;
   registries: RegistryTable;
@@ -506,7 +507,7 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
 /** The kinds of service a deployment can be of. */
-export type DeploymentTargetKind = "application" | "database";
+export type DeploymentTargetKind = "application" | "database" | "compose";
 
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
@@ -517,6 +518,7 @@ export interface DeploymentTable {
   /** Foreign keys only (a deleted service takes its deployments): the one of targetKind is targetId. */
   applicationId: string | null;
   databaseId: string | null;
+  composeId: string | null;
   /** rebuild: database services only (their data volume is deleted first). */
   kind: "deploy" | "redeploy" | "rebuild";
   title: string;
@@ -604,3 +606,63 @@ export interface DatabaseServiceTable extends SwarmColumns {
 export type DatabaseService = Selectable<DatabaseServiceTable>;
 export type NewDatabaseService = Insertable<DatabaseServiceTable>;
 export type DatabaseServiceUpdate = Updateable<DatabaseServiceTable>;
+
+export type ComposeType = "docker-compose" | "stack";
+export type ComposeSourceType = "git" | "github" | "gitlab" | "bitbucket" | "gitea" | "raw";
+
+/** A compose stack (spec 2.6, 4.3) with Dokploy's field set (migration 20261127-30-compose). */
+export interface ComposeTable {
+  composeId: string;
+  name: string;
+  appName: string;
+  description: string | null;
+  env: string | null;
+  composeFile: Generated<string>;
+  refreshToken: string | null;
+  sourceType: Generated<ComposeSourceType>;
+  composeType: Generated<ComposeType>;
+  repository: string | null;
+  owner: string | null;
+  branch: string | null;
+  autoDeploy: Generated<boolean>;
+  gitlabProjectId: number | null;
+  gitlabRepository: string | null;
+  gitlabOwner: string | null;
+  gitlabBranch: string | null;
+  gitlabPathNamespace: string | null;
+  bitbucketRepository: string | null;
+  bitbucketRepositorySlug: string | null;
+  bitbucketOwner: string | null;
+  bitbucketBranch: string | null;
+  giteaRepository: string | null;
+  giteaOwner: string | null;
+  giteaBranch: string | null;
+  customGitUrl: string | null;
+  customGitBranch: string | null;
+  customGitSshKeyId: string | null;
+  command: Generated<string>;
+  createEnvFile: Generated<boolean>;
+  enableSubmodules: Generated<boolean>;
+  composePath: Generated<string>;
+  suffix: Generated<string>;
+  randomize: Generated<boolean>;
+  isolatedDeployment: Generated<boolean>;
+  isolatedDeploymentsVolume: Generated<boolean>;
+  triggerType: Generated<"push" | "tag" | null>;
+  composeStatus: Generated<ApplicationStatus>;
+  icon: string | null;
+  environmentId: string;
+  serverId: string | null;
+  pausedAt: string | null;
+  watchPaths: string[] | null;
+  githubId: string | null;
+  gitlabId: string | null;
+  bitbucketId: string | null;
+  giteaId: string | null;
+  serviceNetworks: Generated<unknown>;
+  createdAt: Timestamp;
+}
+
+export type Compose = Selectable<ComposeTable>;
+export type NewCompose = Insertable<ComposeTable>;
+export type ComposeUpdate = Updateable<ComposeTable>;

@@ -69,6 +69,7 @@ export interface DeploymentTargetRef {
 const TARGET_COLUMNS = {
   application: "applicationId",
   database: "databaseId",
+  compose: "composeId",
 } as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {
@@ -106,11 +107,12 @@ function inOrganization(db: Db, organizationId: string) {
     .selectFrom("deployments")
     .leftJoin("applications", "applications.applicationId", "deployments.applicationId")
     .leftJoin("databaseServices", "databaseServices.databaseId", "deployments.databaseId")
+    .leftJoin("compose", "compose.composeId", "deployments.composeId")
     .innerJoin("environments", (join) =>
       join.on(
         "environments.environmentId",
         "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id)`,
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id)`,
       ),
     )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
@@ -118,16 +120,20 @@ function inOrganization(db: Db, organizationId: string) {
     .selectAll("deployments")
     .select([
       "deployments.targetId as serviceId",
-      sql<string>`coalesce(applications.name, database_services.name)`.as("serviceName"),
-      sql<string>`coalesce(applications.app_name, database_services.app_name)`.as("serviceAppName"),
-      sql<ServiceType>`coalesce(database_services.kind, 'application')`.as("serviceType"),
+      sql<string>`coalesce(applications.name, database_services.name, compose.name)`.as("serviceName"),
+      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name)`.as(
+        "serviceAppName",
+      ),
+      sql<ServiceType>`case deployments.target_kind when 'database' then database_services.kind else deployments.target_kind end`.as(
+        "serviceType",
+      ),
       "environments.environmentId",
       "projects.projectId",
     ]);
 }
 
 /** The kind of service a deployment belongs to. */
-export type ServiceType = "application" | DatabaseKind;
+export type ServiceType = "application" | DatabaseKind | "compose";
 
 /** A deployment read for a caller, with its service and where the service sits. */
 export type LocatedDeployment = Deployment & {

@@ -97,7 +97,7 @@ export async function removeServiceOf<T>(
   services: ServiceContext,
   serverId: string,
   appName: string,
-  kind: "application" | "database",
+  kind: "application" | "database" | "compose",
   remove: () => Promise<T>,
 ): Promise<T | undefined> {
   try {

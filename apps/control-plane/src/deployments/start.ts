@@ -7,7 +7,7 @@ import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { failDeployments, insertDeployment } from "./repository.ts";
+import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./repository.ts";
 
 /** rebuild: database services only (their data volume is deleted first). */
 export type DeploymentKind = "deploy" | "redeploy" | "rebuild";
@@ -60,7 +60,7 @@ export async function startApplicationDeployment(
  * Records a deployment of a database service (deploy, reload or rebuild: status idle =
  * queued) and enqueues it; its jobs run one at a time like an application's.
  */
-export async function startDatabaseDeployment(
+export function startDatabaseDeployment(
   services: ServiceContext,
   input: {
     databaseId: string;
@@ -70,16 +70,34 @@ export async function startDatabaseDeployment(
     title?: string;
   },
 ): Promise<{ deploymentId: string }> {
+  return startTargetDeployment(services, { ...input, target: { kind: "database", id: input.databaseId } });
+}
+
+/**
+ * Records a deployment of a service of any kind but applications (their checks are
+ * startApplicationDeployment's) and enqueues it; its jobs run one at a time per service.
+ */
+export async function startTargetDeployment(
+  services: ServiceContext,
+  input: {
+    target: DeploymentTargetRef;
+    organizationId: string;
+    serverId: string | null;
+    kind: DeploymentKind;
+    title?: string;
+    description?: string;
+  },
+): Promise<{ deploymentId: string }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
   await agentServerId(services, input.organizationId, input.serverId);
   const deployment = await insertDeployment(services.db, {
-    target: { kind: "database", id: input.databaseId },
+    target: input.target,
     kind: input.kind,
     title: input.title || DEFAULT_TITLES[input.kind],
-    description: null,
+    description: input.description ?? null,
     serverId: input.serverId,
   });
-  await enqueueOrFail(services, deployment.deploymentId, input.databaseId);
+  await enqueueOrFail(services, deployment.deploymentId, input.target.id);
   return { deploymentId: deployment.deploymentId };
 }
 

@@ -7,6 +7,7 @@
  * (TARGET_KINDS).
  */
 import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
+import { loadComposeTarget } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
@@ -30,8 +31,8 @@ export interface DeploymentTarget {
   setStatus(db: Db, status: ApplicationStatus): Promise<void>;
   /** Runs the deployment; undefined: the worker's runner (the application pipeline). */
   run?: DeploymentRunner;
-  /** A database service's event names it in its payload (its applicationId is null). */
-  eventService?: { databaseId: string; type: string };
+  /** A database service's or stack's event names it in its payload (its applicationId is null). */
+  eventService?: Record<string, string>;
   /**
    * How a deployment a stopped control plane left running is settled (recovery.ts): followed
    * on its Swarm service until the service shows its outcome (a job no agent works on and no
@@ -90,6 +91,7 @@ const TARGET_KINDS: Record<
 > = {
   application: loadApplicationTarget,
   database: loadDatabaseTarget,
+  compose: loadComposeTarget,
 };
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */

@@ -1,7 +1,9 @@
 /**
  * The SQL of domains and security credentials. Lookups by id are scoped to an organization
- * through application -> environment -> project, so another organization's row is not found.
+ * through application (or compose stack) -> environment -> project, so another organization's row
+ * is not found.
  */
+import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { Domain, Security } from "../db/schema.ts";
 
@@ -19,8 +21,15 @@ export function findDomain(
 ): Promise<LocatedDomain | undefined> {
   return db
     .selectFrom("domains")
-    .innerJoin("applications", "applications.applicationId", "domains.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .leftJoin("applications", "applications.applicationId", "domains.applicationId")
+    .leftJoin("compose", "compose.composeId", "domains.composeId")
+    .innerJoin("environments", (join) =>
+      join.on(
+        "environments.environmentId",
+        "=",
+        sql<string>`coalesce(applications.environment_id, compose.environment_id)`,
+      ),
+    )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
     .selectAll("domains")
     .select("projects.organizationId")

@@ -7,6 +7,7 @@
 import type { RawBuilder } from "kysely";
 import { z } from "zod";
 import { applicationHooks } from "../applications/service-kind.ts";
+import { composeHooks } from "../compose/service-kind.ts";
 import type { ServiceContext } from "../context.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { databaseHooks } from "../databases/service-kind.ts";
@@ -102,6 +103,7 @@ export interface ServiceKindHooks {
 export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {
   application: applicationHooks,
   ...databaseHooks,
+  compose: composeHooks,
 };
 
 export const emptyServices = (): EnvironmentServices => ({

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
+import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
@@ -59,6 +60,8 @@ const centralizedSchema = deploymentSchema.extend({
   database: z
     .object({ databaseId: z.string(), type: z.enum(databaseKinds), name: z.string(), appName: z.string() })
     .nullable(),
+  /** The compose stack deployed; null for the other kinds. */
+  compose: z.object({ composeId: z.string(), name: z.string(), appName: z.string() }).nullable(),
 });
 
 const jobStates = { idle: "waiting", running: "active", done: "completed", error: "failed" } as const;
@@ -75,12 +78,14 @@ export const queueJobSchema = z.object({
   failedReason: z.string().nullable(),
   deploymentId: z.string(),
   title: z.string(),
-  /** application, or the database service's kind. */
-  serviceType: z.enum(["application", ...databaseKinds]),
+  /** application, compose, or the database service's kind. */
+  serviceType: z.enum(["application", "compose", ...databaseKinds]),
   /** Null for a database service's job. */
   applicationId: z.string().nullable(),
   /** Null for an application's job. */
   databaseId: z.string().nullable(),
+  /** Set for a compose stack's job. */
+  composeId: z.string().nullable(),
   /** The service's appName and name (application or database). */
   appName: z.string(),
   applicationName: z.string(),
@@ -137,6 +142,14 @@ async function databaseDeployments(
   return (await listTargetDeployments(services.db, databaseId)).map(toDeploymentView);
 }
 
+async function composeDeployments(services: ServiceContext, caller: Caller, composeId: string) {
+  const row = await findCompose(services.db, caller.organizationId, composeId);
+  if (!row) throw notFound("Compose");
+  const service = { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId };
+  await requireServiceAccess(services.db, caller, service, "Compose");
+  return (await listTargetDeployments(services.db, composeId)).map(toDeploymentView);
+}
+
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
@@ -162,11 +175,11 @@ export const deploymentRouter = defineRouter("deployment", {
   }),
 
   allByCompose: query({
-    summary: "A compose application's deployments (none until compose exists)",
+    summary: "A compose stack's deployments, newest first",
     access: "member",
     input: z.object({ composeId: idSchema }),
     output: z.array(deploymentSchema),
-    handler: () => [],
+    handler: ({ services, caller, input }) => composeDeployments(services, caller, input.composeId),
   }),
 
   allByServer: query({
@@ -178,7 +191,8 @@ export const deploymentRouter = defineRouter("deployment", {
   }),
 
   allByType: query({
-    summary: "The deployments of one service of a type (application, server and the five database kinds)",
+    summary:
+      "The deployments of one service of a type (application, compose, server and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
@@ -186,6 +200,7 @@ export const deploymentRouter = defineRouter("deployment", {
       if (input.type === "application") return applicationDeployments(services, caller, input.id);
       if (input.type === "server") return serverDeployments(services, caller, input.id);
       if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
+      if (input.type === "compose") return composeDeployments(services, caller, input.id);
       return [];
     },
   }),
@@ -202,10 +217,10 @@ export const deploymentRouter = defineRouter("deployment", {
         return {
           ...toDeploymentView(row),
           application: row.applicationId ? { applicationId: row.applicationId, ...service } : null,
-          database:
-            row.serviceType === "application"
-              ? null
-              : { databaseId: row.serviceId, type: row.serviceType, ...service },
+          database: isDatabaseKind(row.serviceType)
+            ? { databaseId: row.serviceId, type: row.serviceType, ...service }
+            : null,
+          compose: row.composeId ? { composeId: row.composeId, ...service } : null,
         };
       });
     },
@@ -231,6 +246,7 @@ export const deploymentRouter = defineRouter("deployment", {
         serviceType: row.serviceType,
         applicationId: row.applicationId,
         databaseId: row.databaseId,
+        composeId: row.composeId,
         appName: row.serviceAppName,
         applicationName: row.serviceName,
         environmentId: row.environmentId,

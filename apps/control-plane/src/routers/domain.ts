@@ -1,8 +1,9 @@
 /**
  * domain (spec 2.7, 4.4): an application's hosts and paths routed by the proxy of its server.
  * Every change is saved and the application's Traefik file rewritten in one transaction: when
- * the agent refuses or cannot be reached, the row change is rolled back. Compose services do not
- * exist yet, so a compose domain's composeId is never found (404). A host belongs to one
+ * the agent refuses or cannot be reached, the row change is rolled back. A compose stack's domain
+ * (domainType compose) names the compose service it routes to (serviceName, a service of the
+ * stack's file) and is written to the stack's own Traefik file (compose/proxy.ts). A host belongs to one
  * organization across the instance (domains/ownership.ts): another's is a 409 naming `host`.
  */
 import { randomBytes } from "node:crypto";
@@ -19,8 +20,11 @@ import {
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { findApplication, lockApplication } from "../applications/repository.ts";
+import { syncComposeProxyWith } from "../compose/proxy.ts";
+import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
 import type { Domain } from "../db/schema.ts";
 import { PLATFORM_NETWORK } from "../deployments/service-spec.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
@@ -37,7 +41,7 @@ import {
 import { checkUserDomainRouting } from "../domains/user-traefik-config.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
-import { requireApplicationAccess } from "../projects/permissions.ts";
+import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import {
   certificateKeyContext,
@@ -119,8 +123,73 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
   const domain = await findDomain(services.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
-  await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
+  if (domain.composeId) await loadCompose(services, caller, domain.composeId, "Domain");
+  else await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
   return domain;
+}
+
+async function loadCompose(services: ServiceContext, caller: Caller, composeId: string, label = "Compose") {
+  const row = await findCompose(services.db, caller.organizationId, composeId);
+  if (!row) throw notFound(label);
+  await requireServiceAccess(
+    services.db,
+    caller,
+    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
+    label,
+  );
+  return row;
+}
+
+/** Serializes domain writes of one stack (its file is rewritten from all its rows). */
+async function lockCompose(trx: Db, composeId: string): Promise<void> {
+  await trx
+    .selectFrom("compose")
+    .select("composeId")
+    .where("composeId", "=", composeId)
+    .forUpdate()
+    .execute();
+}
+
+/** Custom certificate files are written for applications only so far: a stack's domain uses a resolver. */
+function checkComposeCertificate(settings: DomainSettings): void {
+  if (hasCertificateFiles(settings)) {
+    throw field(
+      "certificateType",
+      "a compose service's domain takes letsencrypt, none, or custom with customCertResolver",
+    );
+  }
+}
+
+/** create for domainType compose: the stack's file is rewritten in the same transaction. */
+async function createComposeDomain(
+  services: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof createDomainInput>,
+  settings: DomainSettings,
+) {
+  const compose = await loadCompose(services, caller, input.composeId!);
+  if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
+  checkComposeCertificate(settings);
+  const domainId = newId();
+  const { certificateKey: _key, ...columns } = settings;
+  const domain = await services.db.transaction().execute(async (trx) => {
+    await lockCompose(trx, compose.composeId);
+    await claimHost(trx, compose.organizationId, settings.host);
+    const row = await trx
+      .insertInto("domains")
+      .values({
+        domainId,
+        ...columns,
+        certificateKeySealed: null,
+        domainType: "compose",
+        composeId: compose.composeId,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await syncComposeProxyWith(services, trx, compose.composeId);
+    return row;
+  });
+  return toDomainView(domain);
 }
 
 async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
@@ -177,18 +246,11 @@ export const domainRouter = defineRouter("domain", {
       if (input.domainType === "preview") {
         throw field("domainType", "preview domains are made by preview deployments");
       }
-      if (input.domainType === "compose") {
-        if (!input.composeId) throw field("composeId", "is required when domainType is `compose`");
-        throw notFound("Compose");
+      if (input.domainType === "compose" && !input.composeId) {
+        throw field("composeId", "is required when domainType is `compose`");
       }
-      if (!input.applicationId) throw field("applicationId", "is required when domainType is `application`");
-      const application = await loadApplication(services, caller, input.applicationId);
-      proxyServerOf(services, application);
-      if (application.detachDokployNetwork) {
-        throw field(
-          "applicationId",
-          `the application is detached from ${PLATFORM_NETWORK} (detachDokployNetwork), which the proxy reaches it over`,
-        );
+      if (input.domainType !== "compose" && !input.applicationId) {
+        throw field("applicationId", "is required when domainType is `application`");
       }
       const settings = checkedSettings(
         {
@@ -208,6 +270,15 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
+      if (input.domainType === "compose") return createComposeDomain(services, caller, input, settings);
+      const application = await loadApplication(services, caller, input.applicationId!);
+      proxyServerOf(services, application);
+      if (application.detachDokployNetwork) {
+        throw field(
+          "applicationId",
+          `the application is detached from ${PLATFORM_NETWORK} (detachDokployNetwork), which the proxy reaches it over`,
+        );
+      }
       await checkUserDomainRouting(services, caller, application, settings, null);
       const domainId = newId();
       const { certificateKey, ...columns } = settings;
@@ -250,8 +321,15 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: z.object({ composeId: z.string().min(1).max(64) }),
     output: z.array(domainSchema),
-    handler: () => {
-      throw notFound("Compose");
+    handler: async ({ services, caller, input }) => {
+      const compose = await loadCompose(services, caller, input.composeId);
+      const rows = await services.db
+        .selectFrom("domains")
+        .selectAll()
+        .where("composeId", "=", compose.composeId)
+        .orderBy("uniqueConfigKey")
+        .execute();
+      return rows.map(toDomainView);
     },
   }),
 
@@ -300,6 +378,23 @@ export const domainRouter = defineRouter("domain", {
       );
       const { certificateKey, ...columns } = settings;
       const keepsFiles = hasCertificateFiles(settings);
+      if (existing.composeId) {
+        checkComposeCertificate(settings);
+        const composeId = existing.composeId;
+        const domain = await services.db.transaction().execute(async (trx) => {
+          await lockCompose(trx, composeId);
+          if (settings.host !== existing.host) await claimHost(trx, existing.organizationId, settings.host);
+          const row = await trx
+            .updateTable("domains")
+            .set({ ...columns, certificateKeySealed: null })
+            .where("domainId", "=", existing.domainId)
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          await syncComposeProxyWith(services, trx, composeId);
+          return row;
+        });
+        return toDomainView(domain);
+      }
       const application = await loadApplication(services, caller, existing.applicationId!);
       await checkUserDomainRouting(services, caller, application, settings, existing);
       const serverId = proxyServerOf(services, application);
@@ -336,6 +431,15 @@ export const domainRouter = defineRouter("domain", {
     output: domainSchema,
     handler: async ({ services, caller, input }) => {
       const existing = await loadDomain(services, caller, input.domainId);
+      if (existing.composeId) {
+        const composeId = existing.composeId;
+        await services.db.transaction().execute(async (trx) => {
+          await lockCompose(trx, composeId);
+          await trx.deleteFrom("domains").where("domainId", "=", existing.domainId).execute();
+          await syncComposeProxyWith(services, trx, composeId);
+        });
+        return toDomainView(existing);
+      }
       const application = await loadApplication(services, caller, existing.applicationId!);
       const serverId = proxyServerOf(services, application);
       await services.db.transaction().execute(async (trx) => {

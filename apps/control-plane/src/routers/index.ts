@@ -4,6 +4,7 @@ import { adminRouter } from "./admin.ts";
 import { agentRouter } from "./agent.ts";
 import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
+import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { dockerRouter } from "./docker.ts";
 import { domainRouter } from "./domain.ts";
@@ -37,6 +38,7 @@ export const allRouters: RouterDef[] = [
   sshKeyRouter,
   applicationRouter,
   deploymentRouter,
+  composeRouter,
   portRouter,
   mountsRouter,
   registryRouter,

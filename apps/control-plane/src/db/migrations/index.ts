@@ -24,6 +24,7 @@ import * as projectTreeInvalidation from "./20261125-20-project-tree-invalidatio
 import * as pendingEmail from "./20261126-10-pending-email.ts";
 import * as applicationDetailInvalidation from "./20261127-10-application-detail-invalidation.ts";
 import * as deploymentTarget from "./20261127-20-deployment-target.ts";
+import * as compose from "./20261127-30-compose.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   "20261126-10-pending-email": pendingEmail,
   "20261127-10-application-detail-invalidation": applicationDetailInvalidation,
   "20261127-20-deployment-target": deploymentTarget,
+  "20261127-30-compose": compose,
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
 };

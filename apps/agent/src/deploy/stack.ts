@@ -1,0 +1,457 @@
+/**
+ * Compose stacks on this server. A stack is deployed from its converted file (the control
+ * plane's getConvertedCompose, every service, network and volume labelled with its owner) with
+ * the real tools: `docker stack deploy --prune --with-registry-auth` for `stack`, Compose for
+ * `docker-compose` (`docker compose` where the CLI has it, else the `docker-compose` command).
+ * Its services are found by the labels those tools put on them (com.docker.stack.namespace,
+ * com.docker.compose.project), and every action touches only those that carry the owner's
+ * labels: a same-named object of someone else is reported, never changed.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  type DeployStackCommand,
+  type DeployStackResult,
+  isOwnedBy,
+  type RegistryAuth,
+  type ResourceOwner,
+  type StackActionCommand,
+  type StackActionResult,
+  type StackService,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { engineMessage, engineStatus } from "../docker/engine.ts";
+import type { DockerCli } from "./build.ts";
+import { sleep, throwIfCancelled } from "./jobs.ts";
+import type { LogStream } from "./log-stream.ts";
+import { runOrFail, runProcess } from "./process.ts";
+import { requireOwner } from "./service.ts";
+import { checkAppName, invalid } from "./validate.ts";
+
+const STACK_LABEL = "com.docker.stack.namespace";
+const COMPOSE_PROJECT_LABEL = "com.docker.compose.project";
+/** The replicas a stopped stack service had (STOP stores them, START puts them back). */
+const STOPPED_REPLICAS_LABEL = "platform.stoppedReplicas";
+const DEFAULT_WAIT_SECONDS = 300;
+const POLL_MS = 1000;
+/** How long REMOVE waits for the stack's tasks to exit before giving up on its volumes. */
+const REMOVE_WAIT_MS = 120_000;
+
+/** The directory of a stack's files on the server (its converted file, its file mounts). */
+export function stackDirectory(mainDirectory: string, appName: string): string {
+  return path.join(mainDirectory, "compose", appName);
+}
+
+function checkComposeType(value: string): "stack" | "docker-compose" {
+  if (value !== "stack" && value !== "docker-compose")
+    throw invalid("composeType", "must be `stack` or `docker-compose`");
+  return value;
+}
+
+type SwarmService = {
+  ID: string;
+  Version: { Index: number };
+  Spec: {
+    Name: string;
+    Labels?: Record<string, string>;
+    Mode?: { Replicated?: { Replicas?: number }; Global?: object };
+  } & Record<string, unknown>;
+};
+
+type Task = { ServiceID: string; DesiredState: string; Status?: { State?: string; Err?: string } };
+
+async function stackServices(docker: Docker, appName: string): Promise<SwarmService[]> {
+  return (await docker.listServices({
+    filters: { label: [`${STACK_LABEL}=${appName}`] },
+  })) as unknown as SwarmService[];
+}
+
+/** The stack's services split into the owner's and the names of others' (never touched). */
+function splitOwned<T extends { labels: Record<string, string> | undefined; name: string }>(
+  objects: T[],
+  owner: ResourceOwner,
+) {
+  const owned = objects.filter((object) => isOwnedBy(object.labels, owner));
+  const kept = objects.filter((object) => !isOwnedBy(object.labels, owner)).map((object) => object.name);
+  return { owned, kept };
+}
+
+/** What Docker shows of the stack's services: running tasks of each, against the desired count. */
+async function describeSwarmStack(docker: Docker, services: SwarmService[]): Promise<StackService[]> {
+  if (services.length === 0) return [];
+  const tasks = (await docker.listTasks({
+    filters: { service: services.map((service) => service.ID) },
+  })) as Task[];
+  return services.map((service) => {
+    const own = tasks.filter((task) => task.ServiceID === service.ID);
+    const running = own.filter((task) => task.DesiredState === "running" && task.Status?.State === "running");
+    const failed = own.find((task) => task.Status?.Err);
+    const desired = service.Spec.Mode?.Global
+      ? Math.max(running.length, 1)
+      : (service.Spec.Mode?.Replicated?.Replicas ?? 1);
+    return {
+      name: service.Spec.Name,
+      runningTasks: running.length,
+      desiredTasks: desired,
+      ...(failed?.Status?.Err ? { error: failed.Status.Err } : {}),
+    };
+  });
+}
+
+type ContainerInfo = { Id: string; Names: string[]; State: string; Labels: Record<string, string> };
+
+async function composeContainers(docker: Docker, appName: string): Promise<ContainerInfo[]> {
+  return (await docker.listContainers({
+    all: true,
+    filters: { label: [`${COMPOSE_PROJECT_LABEL}=${appName}`] },
+  })) as ContainerInfo[];
+}
+
+function describeContainers(containers: ContainerInfo[]): StackService[] {
+  return containers.map((container) => ({
+    name: (container.Names[0] ?? container.Id).replace(/^\//, ""),
+    runningTasks: container.State === "running" ? 1 : 0,
+    desiredTasks: 1,
+  }));
+}
+
+/** Which Compose the server has: `docker compose` (v2), else `docker-compose` (v1), else none. */
+export async function findCompose(cli: DockerCli): Promise<{ command: string; args: string[] } | undefined> {
+  const quiet = { env: cli.env, signal: new AbortController().signal, captureStdout: true };
+  const silent = { line() {}, lineWriter: () => ({ write() {}, end() {} }), mask: (text: string) => text };
+  const log = silent as unknown as LogStream;
+  const v2 = await runProcess(cli.command, ["compose", "version"], { ...quiet, log }).catch(() => undefined);
+  if (v2?.exitCode === 0) return { command: cli.command, args: ["compose"] };
+  const v1 = await runProcess("docker-compose", ["version"], { ...quiet, log }).catch(() => undefined);
+  if (v1?.exitCode === 0) return { command: "docker-compose", args: [] };
+  return undefined;
+}
+
+/** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
+async function withRegistryLogins<T>(
+  cli: DockerCli,
+  registries: RegistryAuth[],
+  log: LogStream,
+  signal: AbortSignal,
+  work: (env: NodeJS.ProcessEnv) => Promise<T>,
+): Promise<T> {
+  const configDir = await mkdtemp(path.join(tmpdir(), "platform-stack-"));
+  const env = { ...cli.env, DOCKER_CONFIG: configDir };
+  try {
+    for (const registry of registries) {
+      if (!registry.serverAddress) continue;
+      await runOrFail(
+        cli.command,
+        ["login", "--username", registry.username, "--password-stdin", registry.serverAddress],
+        { env, signal, log, input: registry.password },
+        `login to ${registry.serverAddress}`,
+      );
+    }
+    return await work(env);
+  } finally {
+    await rm(configDir, { recursive: true, force: true });
+  }
+}
+
+export async function deployStack(
+  docker: Docker,
+  cli: DockerCli,
+  mainDirectory: string,
+  command: DeployStackCommand,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<DeployStackResult> {
+  checkAppName("appName", command.appName);
+  const composeType = checkComposeType(command.composeType);
+  const owner = requireOwner(command.owner);
+  if (!command.composeFile?.trim()) throw invalid("composeFile", "is required");
+  const { appName } = command;
+
+  // Objects of the stack's name that are not the owner's: never taken over.
+  const existing =
+    composeType === "stack"
+      ? (await stackServices(docker, appName)).map((service) => ({
+          name: service.Spec.Name,
+          labels: service.Spec.Labels,
+        }))
+      : (await composeContainers(docker, appName)).map((container) => ({
+          name: container.Names[0] ?? container.Id,
+          labels: container.Labels,
+        }));
+  const { kept } = splitOwned(existing, owner);
+  if (kept.length > 0) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      `the stack ${appName} has objects that do not belong to this compose service (${kept.join(", ")}): choose another appName`,
+    );
+  }
+
+  const directory = stackDirectory(mainDirectory, appName);
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  const file = path.join(directory, "docker-compose.yml");
+  await writeFile(file, command.composeFile, { mode: 0o600 });
+  throwIfCancelled(signal);
+
+  await withRegistryLogins(cli, command.registryAuth ?? [], log, signal, async (env) => {
+    if (composeType === "stack") {
+      log.line(`docker stack deploy --prune --with-registry-auth -c docker-compose.yml ${appName}`);
+      await runOrFail(
+        cli.command,
+        ["stack", "deploy", "--prune", "--with-registry-auth", "--compose-file", file, appName],
+        { cwd: directory, env, signal, log },
+        "docker stack deploy",
+      );
+      return;
+    }
+    const compose = await findCompose(cli);
+    if (!compose) {
+      throw new CommandError(
+        "FAILED_PRECONDITION",
+        "neither `docker compose` nor `docker-compose` is installed on this server: use composeType `stack`",
+      );
+    }
+    const args = [...compose.args, "-p", appName, "-f", file, "up", "-d", "--remove-orphans"];
+    log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);
+    await runOrFail(compose.command, args, { cwd: directory, env, signal, log }, "compose up");
+  });
+
+  const deadline = Date.now() + (command.waitSeconds || DEFAULT_WAIT_SECONDS) * 1000;
+  let lastState = "";
+  for (;;) {
+    throwIfCancelled(signal);
+    const services =
+      composeType === "stack"
+        ? await describeSwarmStack(docker, await stackServices(docker, appName))
+        : describeContainers(await composeContainers(docker, appName));
+    const state = services.map(
+      (service) => `${service.name} ${service.runningTasks}/${service.desiredTasks}`,
+    );
+    if (state.join(", ") !== lastState) {
+      lastState = state.join(", ");
+      log.line(`tasks: ${lastState || "none yet"}`);
+    }
+    if (services.length > 0 && services.every((service) => service.runningTasks >= service.desiredTasks)) {
+      return { services };
+    }
+    if (Date.now() > deadline) {
+      const failing = services.find((service) => service.error);
+      throw new CommandError(
+        "FAILED",
+        `the stack's tasks did not all run within ${command.waitSeconds || DEFAULT_WAIT_SECONDS} s: ${lastState}${failing ? ` (${failing.name}: ${failing.error})` : ""}`,
+      );
+    }
+    await sleep(POLL_MS, signal);
+  }
+}
+
+async function updateReplicas(docker: Docker, service: SwarmService, replicas: number, stopped?: number) {
+  const spec = structuredClone(service.Spec);
+  if (!spec.Mode?.Replicated) return;
+  spec.Mode = { Replicated: { Replicas: replicas } };
+  const labels = { ...(spec.Labels ?? {}) };
+  if (stopped === undefined) delete labels[STOPPED_REPLICAS_LABEL];
+  else labels[STOPPED_REPLICAS_LABEL] = String(stopped);
+  spec.Labels = labels;
+  await docker.getService(service.ID).update({ ...spec, version: service.Version.Index });
+}
+
+/** Removes the owner's volumes of the stack, retrying while its last containers exit. */
+async function removeStackVolumes(
+  docker: Docker,
+  label: string,
+  owner: ResourceOwner,
+): Promise<{ removed: string[]; kept: string[] }> {
+  const { Volumes } = (await docker.listVolumes({ filters: { label: [label] } })) as {
+    Volumes: { Name: string; Labels: Record<string, string> | null }[];
+  };
+  const { owned, kept } = splitOwned(
+    (Volumes ?? []).map((volume) => ({ name: volume.Name, labels: volume.Labels ?? undefined })),
+    owner,
+  );
+  const removed: string[] = [];
+  const deadline = Date.now() + REMOVE_WAIT_MS;
+  for (const volume of owned) {
+    for (;;) {
+      try {
+        await docker.getVolume(volume.name).remove();
+        removed.push(volume.name);
+        break;
+      } catch (error) {
+        if (engineStatus(error) === 404) break;
+        // In use by a container that is still exiting: try again.
+        if (engineStatus(error) !== 409 || Date.now() > deadline) {
+          throw new CommandError("FAILED", `removing volume ${volume.name} failed: ${engineMessage(error)}`);
+        }
+        await sleep(POLL_MS, new AbortController().signal);
+      }
+    }
+  }
+  return { removed, kept };
+}
+
+/** Waits until none of `exists` is left (tasks exiting), up to REMOVE_WAIT_MS. */
+async function waitGone(what: string, left: () => Promise<number>): Promise<void> {
+  const deadline = Date.now() + REMOVE_WAIT_MS;
+  while ((await left()) > 0) {
+    if (Date.now() > deadline)
+      throw new CommandError("FAILED", `${what} did not go within ${REMOVE_WAIT_MS / 1000} s`);
+    await sleep(POLL_MS, new AbortController().signal);
+  }
+}
+
+export async function stackAction(
+  docker: Docker,
+  mainDirectory: string,
+  command: StackActionCommand,
+): Promise<StackActionResult> {
+  checkAppName("appName", command.appName);
+  const composeType = checkComposeType(command.composeType);
+  const owner = requireOwner(command.owner);
+  const { appName, action } = command;
+  if (action !== "REMOVE" && command.removeVolumes)
+    throw invalid("removeVolumes", "only a REMOVE deletes volumes");
+  try {
+    if (composeType === "stack")
+      return await swarmStackAction(docker, mainDirectory, appName, action, owner, command);
+    return await composeProjectAction(docker, mainDirectory, appName, action, owner, command);
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    throw new CommandError(
+      "FAILED",
+      `${action.toLowerCase()} of stack ${appName} failed: ${engineMessage(error)}`,
+    );
+  }
+}
+
+async function swarmStackAction(
+  docker: Docker,
+  mainDirectory: string,
+  appName: string,
+  action: StackActionCommand["action"],
+  owner: ResourceOwner,
+  command: StackActionCommand,
+): Promise<StackActionResult> {
+  const all = await stackServices(docker, appName);
+  const { owned: ownedRefs, kept } = splitOwned(
+    all.map((service) => ({ name: service.Spec.Name, labels: service.Spec.Labels, service })),
+    owner,
+  );
+  const owned = ownedRefs.map((ref) => ref.service);
+  const found = owned.length > 0;
+  if (action === "STATUS") return { found, services: await describeSwarmStack(docker, owned), kept };
+  if (action === "STOP") {
+    for (const service of owned) {
+      const replicas = service.Spec.Mode?.Replicated?.Replicas ?? 0;
+      if (replicas > 0) await updateReplicas(docker, service, 0, replicas);
+    }
+    return { found, services: await describeSwarmStack(docker, await stackServices(docker, appName)), kept };
+  }
+  if (action === "START") {
+    for (const service of owned) {
+      const stopped = Number(service.Spec.Labels?.[STOPPED_REPLICAS_LABEL] ?? "");
+      if (Number.isInteger(stopped) && stopped > 0) await updateReplicas(docker, service, stopped);
+    }
+    return { found, services: await describeSwarmStack(docker, owned), kept };
+  }
+  // REMOVE: the owner's services, then its networks, then (asked) its volumes.
+  for (const service of owned) {
+    await docker
+      .getService(service.ID)
+      .remove()
+      .catch((error) => {
+        if (engineStatus(error) !== 404) throw error;
+      });
+  }
+  const ownedIds = new Set(owned.map((service) => service.ID));
+  await waitGone(`the tasks of stack ${appName}`, async () => {
+    const containers = await docker.listContainers({
+      all: true,
+      filters: { label: [`${STACK_LABEL}=${appName}`] },
+    });
+    return (containers as { Labels: Record<string, string> }[]).filter((container) =>
+      ownedIds.has(container.Labels["com.docker.swarm.service.id"] ?? ""),
+    ).length;
+  });
+  const networks = (await docker.listNetworks({ filters: { label: [`${STACK_LABEL}=${appName}`] } })) as {
+    Id: string;
+    Name: string;
+    Labels?: Record<string, string>;
+  }[];
+  for (const network of networks) {
+    if (!isOwnedBy(network.Labels, owner)) {
+      kept.push(network.Name);
+      continue;
+    }
+    // A network is released a moment after its last task: try again while it is in use.
+    const deadline = Date.now() + REMOVE_WAIT_MS;
+    for (;;) {
+      try {
+        await docker.getNetwork(network.Id).remove();
+        break;
+      } catch (error) {
+        if (engineStatus(error) === 404) break;
+        if (Date.now() > deadline) throw error;
+        await sleep(POLL_MS, new AbortController().signal);
+      }
+    }
+  }
+  const volumes = command.removeVolumes
+    ? await removeStackVolumes(docker, `${STACK_LABEL}=${appName}`, owner)
+    : { removed: [], kept: [] };
+  if (kept.length === 0) await rm(stackDirectory(mainDirectory, appName), { recursive: true, force: true });
+  return { found, services: [], volumesRemoved: volumes.removed, kept: [...kept, ...volumes.kept] };
+}
+
+async function composeProjectAction(
+  docker: Docker,
+  mainDirectory: string,
+  appName: string,
+  action: StackActionCommand["action"],
+  owner: ResourceOwner,
+  command: StackActionCommand,
+): Promise<StackActionResult> {
+  const all = await composeContainers(docker, appName);
+  const { owned: ownedRefs, kept } = splitOwned(
+    all.map((container) => ({
+      name: container.Names[0] ?? container.Id,
+      labels: container.Labels,
+      container,
+    })),
+    owner,
+  );
+  const owned = ownedRefs.map((ref) => ref.container);
+  const found = owned.length > 0;
+  const ignoreGone = (error: unknown) => {
+    if (engineStatus(error) !== 404 && engineStatus(error) !== 304) throw error;
+  };
+  if (action === "STOP") {
+    for (const container of owned) await docker.getContainer(container.Id).stop().catch(ignoreGone);
+  } else if (action === "START") {
+    for (const container of owned) await docker.getContainer(container.Id).start().catch(ignoreGone);
+  } else if (action === "REMOVE") {
+    for (const container of owned)
+      await docker.getContainer(container.Id).remove({ force: true }).catch(ignoreGone);
+    const networks = (await docker.listNetworks({
+      filters: { label: [`${COMPOSE_PROJECT_LABEL}=${appName}`] },
+    })) as {
+      Id: string;
+      Name: string;
+      Labels?: Record<string, string>;
+    }[];
+    for (const network of networks) {
+      if (isOwnedBy(network.Labels, owner)) await docker.getNetwork(network.Id).remove().catch(ignoreGone);
+      else kept.push(network.Name);
+    }
+    const volumes = command.removeVolumes
+      ? await removeStackVolumes(docker, `${COMPOSE_PROJECT_LABEL}=${appName}`, owner)
+      : { removed: [], kept: [] };
+    if (kept.length === 0) await rm(stackDirectory(mainDirectory, appName), { recursive: true, force: true });
+    return { found, services: [], volumesRemoved: volumes.removed, kept: [...kept, ...volumes.kept] };
+  }
+  const services = describeContainers(await composeContainers(docker, appName)).filter((service) =>
+    owned.some((container) => (container.Names[0] ?? "").replace(/^\//, "") === service.name),
+  );
+  return { found, services, kept };
+}

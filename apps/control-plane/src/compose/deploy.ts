@@ -1,0 +1,279 @@
+/**
+ * A compose stack on its server: its converted file (what getConvertedCompose shows), its
+ * deployments (run by the deployment worker like every kind's: deploy and redeploy go through
+ * the queue, in the frame runDeploymentSteps gives every kind), and its start, stop and removal
+ * through the agent (stackAction). The agent deploys with the real tools (`docker stack deploy`,
+ * Compose) and answers once every service runs its tasks; a lost reply or a restarted agent is
+ * followed by observation and the command sent again (it is idempotent), and a deployment a
+ * stopped control plane left running runs again: each settles as what Docker shows.
+ */
+import { composeOwner, type ResourceOwner, type StackService } from "@platform/agent-protocol";
+import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import type { ServiceContext } from "../context.ts";
+import type { ApplicationStatus } from "../db/schema.ts";
+import { fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
+import { forwardAgentLog } from "../deployments/log-forwarder.ts";
+import { followAgentJob } from "../deployments/observe.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import { removeServiceOf } from "../deployments/runtime.ts";
+import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
+import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import type { DeploymentTarget } from "../deployments/targets.ts";
+import { badRequest } from "../errors.ts";
+import { agentServerId } from "../servers/repository.ts";
+import { ComposeFileError, type ConvertedCompose, convertCompose } from "./conversion.ts";
+import { removeComposeProxy } from "./proxy.ts";
+import { findComposeWithOrganization, type LocatedCompose } from "./repository.ts";
+
+const DEPLOY_TIMEOUT_MS = 15 * 60_000;
+const STACK_ACTION_TIMEOUT_MS = 180_000;
+const DEPLOY_WAIT_SECONDS = 300;
+
+export const ownerOfCompose = (row: Pick<LocatedCompose, "organizationId" | "composeId">): ResourceOwner =>
+  composeOwner(row.organizationId, row.composeId);
+
+/** The server the stack runs on: its serverId, else this machine (self-hosted only). */
+export function composeServerOf(row: { serverId: string | null }): string {
+  return row.serverId ?? LOCAL_SERVER_ID;
+}
+
+/** serverOf for a request: cloud needs a server; this machine runs only the instance organization's. */
+async function serverFor(services: ServiceContext, row: LocatedCompose): Promise<string> {
+  if (row.serverId === null && services.config.edition === "cloud") {
+    throw badRequest("The compose service has no server: set serverId (required on the cloud edition)", {
+      fields: ["serverId"],
+    });
+  }
+  return agentServerId(services, row.organizationId, row.serverId);
+}
+
+/** The variables the file is interpolated with: project < environment < compose, and Dokploy's. */
+export function composeEnv(row: LocatedCompose): Record<string, string> {
+  const merged = applicationEnv(row, row.projectEnv ?? "", row.environmentEnv ?? "");
+  return {
+    APP_NAME: row.appName,
+    COMPOSE_PROJECT_NAME: row.appName,
+    ...Object.fromEntries(merged.map(({ key, value }) => [key, value])),
+  };
+}
+
+/** The domains of the stack, as the conversion routes them. */
+export async function composeDomains(services: ServiceContext, composeId: string) {
+  return services.db
+    .selectFrom("domains")
+    .selectAll()
+    .where("composeId", "=", composeId)
+    .orderBy("uniqueConfigKey")
+    .execute();
+}
+
+/**
+ * The file as it will be deployed (getConvertedCompose): the stored file with the platform's
+ * additions. A file or a domain the conversion refuses is a 400 naming where.
+ */
+export async function convertedComposeOf(
+  services: ServiceContext,
+  row: LocatedCompose,
+  composeFile = row.composeFile,
+): Promise<ConvertedCompose> {
+  const domains = await composeDomains(services, row.composeId);
+  try {
+    return convertCompose({
+      composeFile,
+      composeType: row.composeType,
+      appName: row.appName,
+      labels: ownershipLabelsOf(row),
+      env: composeEnv(row),
+      domains: domains.map((domain) => ({
+        host: domain.host,
+        serviceName: domain.serviceName ?? "",
+        port: domain.port,
+        path: domain.path,
+      })),
+      platformNetwork: services.config.platformNetwork ?? PLATFORM_NETWORK,
+      tenant: null,
+      filesDirectory: `/etc/platform/compose/${row.appName}/files`,
+    });
+  } catch (error) {
+    if (error instanceof ComposeFileError) throw composeFileError(error);
+    throw error;
+  }
+}
+
+/** A refused file: 400 naming the first place. */
+export function composeFileError(error: ComposeFileError) {
+  const first = error.issues[0];
+  return badRequest(`Invalid compose file: ${error.message}`, {
+    fields: [first?.path.startsWith("domains") ? "serviceName" : "composeFile"],
+    issues: error.issues,
+  });
+}
+
+function ownershipLabelsOf(row: LocatedCompose): Record<string, string> {
+  const owner = ownerOfCompose(row);
+  return {
+    "platform.managed": "true",
+    "platform.organization": owner.organizationId,
+    "platform.resource": owner.resource,
+  };
+}
+
+/** Runs one deployment of a stack (deploy or redeploy); throws with the reason. */
+export async function runComposeDeployment(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  const client = services.agents.client;
+  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+    setStage("deploy");
+    const row = await findComposeWithOrganization(services.db, run.target.id);
+    if (!row) return fail("The compose service no longer exists");
+    if (row.sourceType !== "raw") {
+      return fail(
+        `The source ${row.sourceType} of compose services is not supported yet: use sourceType raw`,
+      );
+    }
+    const serverId = await serverFor(services, row);
+    setServer(serverId);
+    secrets.push(...Object.values(composeEnv(row)).filter((value) => value.length >= 8));
+    const converted = await convertedComposeOf(services, row).catch((error: unknown) => {
+      if (error instanceof Error) return fail(error.message);
+      throw error;
+    });
+    checkAborted();
+    const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
+    log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
+    const logStreamId = `${run.deploymentId}-stack`;
+    const command = {
+      jobId: run.deploymentId,
+      appName: row.appName,
+      composeType: row.composeType,
+      composeFile: converted.yaml,
+      owner: ownerOfCompose(row),
+      waitSeconds: DEPLOY_WAIT_SECONDS,
+    };
+    const result = await forwardAgentLog(services, serverId, logStreamId, log, () =>
+      followAgentJob(services, {
+        serverId,
+        jobId: run.deploymentId,
+        send: (attempt) =>
+          client.deployStack(
+            serverId,
+            { ...command, logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}` },
+            DEPLOY_TIMEOUT_MS,
+          ),
+        log,
+        signal: run.signal,
+        onWaiting: () => run.slot?.giveBack(),
+        onResumed: async () => run.slot?.take(),
+      }),
+    );
+    log(`Stack running: ${describeStack(result.services)}`);
+    return { imageName: "" };
+  });
+}
+
+export function describeStack(services: StackService[]): string {
+  return services
+    .map((service) => `${service.name} ${service.runningTasks}/${service.desiredTasks}`)
+    .join(", ");
+}
+
+/** The deployment worker's view of a stack (deployments/targets.ts). */
+export async function loadComposeTarget(
+  services: ServiceContext,
+  composeId: string,
+): Promise<DeploymentTarget | undefined> {
+  const row = await findComposeWithOrganization(services.db, composeId);
+  if (!row) return undefined;
+  return {
+    kind: "compose",
+    serviceId: row.composeId,
+    name: row.name,
+    organizationId: row.organizationId,
+    status: row.composeStatus,
+    eventService: { composeId: row.composeId, type: "compose" },
+    run: runComposeDeployment,
+    // `docker stack deploy` and `compose up` converge to the file whatever ran before: a
+    // deployment a stopped control plane left running runs again and settles from what Docker does.
+    recovery: "runAgain",
+    setStatus: async (db, status: ApplicationStatus) => {
+      await db
+        .updateTable("compose")
+        .set({ composeStatus: status })
+        .where("composeId", "=", composeId)
+        .execute();
+    },
+  };
+}
+
+/** start, stop or read the stack's services; a stack never deployed is a 400 (start, stop). */
+export async function composeStackAction(
+  services: ServiceContext,
+  row: LocatedCompose,
+  action: "START" | "STOP" | "STATUS",
+) {
+  const serverId = await serverFor(services, row);
+  const result = await callAgent(
+    serverId,
+    () =>
+      services.agents.client.stackAction(
+        serverId,
+        { appName: row.appName, composeType: row.composeType, action, owner: ownerOfCompose(row) },
+        STACK_ACTION_TIMEOUT_MS,
+      ),
+    services.logger,
+  );
+  if (!result.found && action !== "STATUS") {
+    throw badRequest("The compose service has no running stack yet: deploy it first", {
+      fields: ["composeId"],
+    });
+  }
+  return result;
+}
+
+/**
+ * Removes the stack's services and networks (and, with deleteVolumes, its volumes): only its own
+ * objects. A server whose agent cannot be reached does not block the deletion (the leftover is
+ * logged), as for applications.
+ */
+export async function removeComposeStack(
+  services: ServiceContext,
+  row: LocatedCompose,
+  deleteVolumes: boolean,
+): Promise<void> {
+  const serverId = composeServerOf(row);
+  const result = await removeServiceOf(services, serverId, row.appName, "compose", () =>
+    services.agents.client.stackAction(
+      serverId,
+      {
+        appName: row.appName,
+        composeType: row.composeType,
+        action: "REMOVE",
+        owner: ownerOfCompose(row),
+        removeVolumes: deleteVolumes,
+      },
+      STACK_ACTION_TIMEOUT_MS,
+    ),
+  );
+  if ((result?.kept ?? []).length > 0) {
+    services.logger.warn(
+      { composeId: row.composeId, kept: result?.kept },
+      "objects named after the stack belong to someone else: left in place",
+    );
+  }
+}
+
+/** Stops the stack's deployments, then removes its objects. */
+export async function teardownCompose(
+  services: ServiceContext,
+  row: LocatedCompose,
+  reason: string,
+  deleteVolumes: boolean,
+): Promise<void> {
+  await dropWaitingDeployments(services, row.composeId, reason);
+  await stopRunningDeployment(services, row.composeId, reason);
+  await removeComposeProxy(services, row);
+  await removeComposeStack(services, row, deleteVolumes);
+}

@@ -1,0 +1,106 @@
+/**
+ * Rows of compose stacks. Reads on behalf of a caller go through the organization of the
+ * environment: another organization's stack is not found.
+ */
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { Compose, ComposeUpdate, NewCompose } from "../db/schema.ts";
+
+export type { Compose };
+
+export const COMPOSE_APP_NAME_CONSTRAINT = "compose_app_name_unique";
+
+/** A stack with where it lives. */
+export type LocatedCompose = Compose & {
+  organizationId: string;
+  projectId: string;
+  projectName: string;
+  environmentName: string;
+  projectEnv: string | null;
+  environmentEnv: string | null;
+};
+
+export const newComposeId = () => newId();
+
+export function insertCompose(db: Db, values: NewCompose): Promise<Compose> {
+  return db.insertInto("compose").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+function located(db: Db) {
+  return db
+    .selectFrom("compose")
+    .innerJoin("environments", "environments.environmentId", "compose.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("compose")
+    .select([
+      "projects.organizationId",
+      "projects.projectId",
+      "projects.name as projectName",
+      "environments.name as environmentName",
+      "projects.env as projectEnv",
+      "environments.env as environmentEnv",
+    ]);
+}
+
+/** The stack in the organization; undefined otherwise. */
+export function findCompose(
+  db: Db,
+  organizationId: string,
+  composeId: string,
+): Promise<LocatedCompose | undefined> {
+  return located(db)
+    .where("projects.organizationId", "=", organizationId)
+    .where("compose.composeId", "=", composeId)
+    .executeTakeFirst();
+}
+
+/** The stack whatever the caller (deployments, teardown). */
+export function findComposeWithOrganization(db: Db, composeId: string): Promise<LocatedCompose | undefined> {
+  return located(db).where("compose.composeId", "=", composeId).executeTakeFirst();
+}
+
+/** The stacks of some environments, whatever the caller (teardown, copies). */
+export function listComposeIn(db: Db, environmentIds: readonly string[]): Promise<LocatedCompose[]> {
+  if (environmentIds.length === 0) return Promise.resolve([]);
+  return located(db).where("compose.environmentId", "in", environmentIds).execute();
+}
+
+export async function updateCompose(
+  db: Db,
+  composeId: string,
+  patch: ComposeUpdate,
+): Promise<Compose | undefined> {
+  if (Object.keys(patch).length === 0) {
+    return db.selectFrom("compose").selectAll().where("composeId", "=", composeId).executeTakeFirst();
+  }
+  return db
+    .updateTable("compose")
+    .set(patch)
+    .where("composeId", "=", composeId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteCompose(db: Db, composeId: string): Promise<void> {
+  await db.deleteFrom("compose").where("composeId", "=", composeId).execute();
+}
+
+/** Summaries of the stacks of some environments (project trees). */
+export function listComposeSummaries(db: Db, environmentIds: readonly string[]) {
+  return db
+    .selectFrom("compose")
+    .select([
+      "composeId",
+      "name",
+      "appName",
+      "description",
+      "serverId",
+      "createdAt",
+      "composeStatus",
+      "environmentId",
+    ])
+    .where("environmentId", "in", environmentIds)
+    .orderBy("createdAt")
+    .orderBy("composeId")
+    .execute();
+}

@@ -1,0 +1,141 @@
+/**
+ * Inputs and answers of the compose procedures (spec 2.6, 4.3) with Dokploy's field names.
+ * Accepted fields are the ones that act: the file, its type and variables, and where the file
+ * comes from (`raw`, or `git` with composePath inside the clone).
+ */
+import { z } from "zod";
+import { idSchema } from "../applications/schemas.ts";
+import { appNameSchema } from "../applications/validation.ts";
+import type { Compose } from "../db/schema.ts";
+import { envSchema } from "../env-vars.ts";
+import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
+
+const MAX_COMPOSE_FILE = 256 * 1024;
+
+export const composeTypeSchema = z.enum(["docker-compose", "stack"]);
+/** This issue ships `raw` and plain `git`; the provider kinds come with the Git providers issue. */
+export const composeSourceTypeSchema = z.enum(["raw", "git"]);
+export const composeFileSchema = z.string().max(MAX_COMPOSE_FILE);
+
+/** A path inside the clone: relative, no `..`, no control characters. */
+export const composePathSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(500)
+  .refine((path) => !path.startsWith("/") && !path.startsWith("\\"), "must be relative to the repository")
+  .refine((path) => !path.split(/[\\/]/).includes(".."), "must stay inside the repository (no `..`)")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  .refine((path) => !/[\u0000-\u001f\u007f]/.test(path), "must not hold control characters");
+
+const gitUrlSchema = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine((url) => /^(https?:\/\/|ssh:\/\/|git@)[^\s]+$/.test(url), "must be an http(s), ssh:// or git@ URL");
+const branchSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(250)
+  .refine((branch) => /^[A-Za-z0-9._/-]+$/.test(branch) && !branch.startsWith("-"), "is not a branch name");
+
+export const composeIdInput = z.object({ composeId: idSchema });
+
+export const createComposeInput = z.object({
+  name: nameSchema,
+  appName: appNameSchema,
+  environmentId: idSchema,
+  description: descriptionSchema,
+  serverId: idSchema.nullish(),
+  composeType: composeTypeSchema.optional(),
+  composeFile: composeFileSchema.optional(),
+  sourceType: composeSourceTypeSchema.optional(),
+});
+
+export const updateComposeInput = z.object({
+  composeId: idSchema,
+  name: nameSchema.optional(),
+  description: descriptionSchema,
+  env: envSchema.nullish(),
+  composeFile: composeFileSchema.optional(),
+  composeType: composeTypeSchema.optional(),
+  sourceType: composeSourceTypeSchema.optional(),
+  composePath: composePathSchema.optional(),
+  customGitUrl: gitUrlSchema.nullish(),
+  customGitBranch: branchSchema.nullish(),
+  customGitSSHKeyId: idSchema.nullish(),
+});
+
+export const deployComposeInput = z.object({
+  composeId: idSchema,
+  title: z.string().max(500).optional(),
+  description: z.string().max(1000).optional(),
+});
+
+const statusSchema = z.enum(["idle", "running", "done", "error"]);
+
+export const composeSchema = z.object({
+  composeId: z.string(),
+  name: z.string(),
+  appName: z.string(),
+  description: z.string().nullable(),
+  env: z.string().nullable(),
+  composeFile: z.string(),
+  sourceType: z.enum(["git", "github", "gitlab", "bitbucket", "gitea", "raw"]),
+  composeType: composeTypeSchema,
+  composePath: z.string(),
+  command: z.string(),
+  composeStatus: statusSchema,
+  customGitUrl: z.string().nullable(),
+  customGitBranch: z.string().nullable(),
+  customGitSSHKeyId: z.string().nullable(),
+  autoDeploy: z.boolean(),
+  createEnvFile: z.boolean(),
+  enableSubmodules: z.boolean(),
+  suffix: z.string(),
+  randomize: z.boolean(),
+  isolatedDeployment: z.boolean(),
+  triggerType: z.enum(["push", "tag"]).nullable(),
+  icon: z.string().nullable(),
+  environmentId: z.string(),
+  serverId: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export function toComposeView(row: Compose): z.input<typeof composeSchema> {
+  return {
+    composeId: row.composeId,
+    name: row.name,
+    appName: row.appName,
+    description: row.description,
+    env: row.env,
+    composeFile: row.composeFile,
+    sourceType: row.sourceType,
+    composeType: row.composeType,
+    composePath: row.composePath,
+    command: row.command,
+    composeStatus: row.composeStatus,
+    customGitUrl: row.customGitUrl,
+    customGitBranch: row.customGitBranch,
+    customGitSSHKeyId: row.customGitSshKeyId,
+    autoDeploy: row.autoDeploy,
+    createEnvFile: row.createEnvFile,
+    enableSubmodules: row.enableSubmodules,
+    suffix: row.suffix,
+    randomize: row.randomize,
+    isolatedDeployment: row.isolatedDeployment,
+    triggerType: row.triggerType,
+    icon: row.icon,
+    environmentId: row.environmentId,
+    serverId: row.serverId,
+    createdAt: row.createdAt,
+  };
+}
+
+export const stackServiceSchema = z.object({
+  name: z.string(),
+  runningTasks: z.number(),
+  desiredTasks: z.number(),
+  error: z.string().optional(),
+});

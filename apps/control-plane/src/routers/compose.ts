@@ -1,0 +1,299 @@
+/**
+ * compose (spec 2.6, 4.3): compose stacks, the third service kind. A stack of another
+ * organization, or one the caller may not see, is a 404. The file is parsed and converted on
+ * create and update (an invalid file is a 400 naming where, and nothing is stored); deploy and
+ * redeploy queue a deployment (status running, then done | error, with its log); start, stop
+ * and delete act on the stack's own Docker objects at once through its server's agent.
+ */
+import { z } from "zod";
+import { serverBelongsTo } from "../applications/repository.ts";
+import { ComposeFileError, parseComposeFile } from "../compose/conversion.ts";
+import {
+  composeFileError,
+  composeStackAction,
+  convertedComposeOf,
+  teardownCompose,
+} from "../compose/deploy.ts";
+import {
+  COMPOSE_APP_NAME_CONSTRAINT,
+  deleteCompose,
+  findCompose,
+  insertCompose,
+  type LocatedCompose,
+  newComposeId,
+  updateCompose,
+} from "../compose/repository.ts";
+import {
+  composeIdInput,
+  composeSchema,
+  createComposeInput,
+  deployComposeInput,
+  toComposeView,
+  updateComposeInput,
+} from "../compose/schemas.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { appNameTaken } from "../databases/repository.ts";
+import type { ComposeUpdate } from "../db/schema.ts";
+import type { DeploymentKind } from "../deployments/start.ts";
+import { startTargetDeployment } from "../deployments/start.ts";
+import { badRequest, conflict, notFound } from "../errors.ts";
+import { defineRouter, mutation, query } from "../procedure.ts";
+import {
+  grantCreated,
+  grantsOf,
+  requireCanCreateServices,
+  requireCanDeleteServices,
+  requireEnvironmentAccess,
+  requireServiceAccess,
+} from "../projects/permissions.ts";
+import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+
+const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
+const statusAnswerSchema = z.object({
+  success: z.literal(true),
+  composeStatus: z.enum(["idle", "running", "done", "error"]),
+});
+
+/** The stack when it is of the caller's organization and visible to the caller; else 404. */
+async function load(services: ServiceContext, caller: Caller, composeId: string): Promise<LocatedCompose> {
+  const row = await findCompose(services.db, caller.organizationId, composeId);
+  if (!row) throw notFound("Compose");
+  await requireServiceAccess(
+    services.db,
+    caller,
+    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
+    "Compose",
+  );
+  return row;
+}
+
+/** A file that does not parse is a 400 naming where; nothing is stored. */
+function checkFile(composeFile: string | undefined): void {
+  if (composeFile === undefined || composeFile.trim() === "") return;
+  try {
+    parseComposeFile(composeFile);
+  } catch (error) {
+    if (error instanceof ComposeFileError) throw composeFileError(error);
+    throw error;
+  }
+}
+
+async function queue(
+  services: ServiceContext,
+  row: LocatedCompose,
+  kind: DeploymentKind,
+  input: { title?: string; description?: string },
+) {
+  if (!row.composeFile.trim() && row.sourceType === "raw") {
+    throw badRequest("The compose service has no file yet: set composeFile first", {
+      fields: ["composeFile"],
+    });
+  }
+  const { deploymentId } = await startTargetDeployment(services, {
+    target: { kind: "compose", id: row.composeId },
+    organizationId: row.organizationId,
+    serverId: row.serverId,
+    kind,
+    title: input.title,
+    description: input.description,
+  });
+  return { success: true as const, deploymentId };
+}
+
+async function targetEnvironment(services: ServiceContext, caller: Caller, environmentId: string) {
+  const target = await findEnvironment(services.db, caller.organizationId, environmentId);
+  if (!target) throw notFound("Environment");
+  await requireEnvironmentAccess(services.db, caller, target);
+  return target;
+}
+
+export const composeRouter = defineRouter("compose", {
+  create: mutation({
+    summary: "Create a compose stack in an environment (status idle; deploy starts it)",
+    access: "member",
+    input: createComposeInput,
+    output: composeSchema,
+    handler: async ({ services, caller, input }) => {
+      const environment = await targetEnvironment(services, caller, input.environmentId);
+      requireCanCreateServices(await grantsOf(services.db, caller));
+      const serverId = input.serverId ?? null;
+      if (serverId === null && services.config.edition === "cloud") {
+        throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
+      }
+      if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+        throw notFound("Server");
+      }
+      checkFile(input.composeFile);
+      const taken = () =>
+        conflict(`The appName "${input.appName}" is already in use`, { fields: ["appName"] });
+      if (await appNameTaken(services.db, input.appName)) throw taken();
+      let row: Awaited<ReturnType<typeof insertCompose>>;
+      try {
+        row = await insertCompose(services.db, {
+          composeId: newComposeId(),
+          name: input.name,
+          appName: input.appName,
+          description: input.description ?? null,
+          environmentId: environment.environmentId,
+          serverId,
+          composeType: input.composeType ?? "docker-compose",
+          composeFile: input.composeFile ?? "",
+          sourceType: input.sourceType ?? "raw",
+        });
+      } catch (error) {
+        if (isUniqueViolation(error, COMPOSE_APP_NAME_CONSTRAINT)) throw taken();
+        throw error;
+      }
+      await grantCreated(services.db, caller, "services", row.composeId);
+      return toComposeView(row);
+    },
+  }),
+
+  one: query({
+    summary: "A compose stack",
+    access: "member",
+    input: composeIdInput,
+    output: composeSchema,
+    handler: async ({ services, caller, input }) =>
+      toComposeView(await load(services, caller, input.composeId)),
+  }),
+
+  update: mutation({
+    summary: "Change a compose stack's file, type, variables or source (applied by the next deploy)",
+    access: "member",
+    input: updateComposeInput,
+    output: composeSchema,
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      checkFile(input.composeFile);
+      const { composeId, customGitSSHKeyId, ...fields } = input;
+      const patch: ComposeUpdate = {};
+      for (const [key, value] of Object.entries(fields)) {
+        if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
+      }
+      if (customGitSSHKeyId !== undefined) {
+        if (customGitSSHKeyId !== null) {
+          const key = await services.db
+            .selectFrom("sshKeys")
+            .select("sshKeyId")
+            .where("sshKeyId", "=", customGitSSHKeyId)
+            .where("organizationId", "=", caller.organizationId)
+            .executeTakeFirst();
+          if (!key) throw notFound("SSH key");
+        }
+        patch.customGitSshKeyId = customGitSSHKeyId;
+      }
+      if (patch.env === "") patch.env = null;
+      const updated = await updateCompose(services.db, row.composeId, patch);
+      if (!updated) throw notFound("Compose");
+      return toComposeView(updated);
+    },
+  }),
+
+  deploy: mutation({
+    summary: "Queue a deployment of the stack; answers at once with its deploymentId",
+    access: "member",
+    input: deployComposeInput,
+    output: deployStartedSchema,
+    handler: async ({ services, caller, input }) =>
+      queue(services, await load(services, caller, input.composeId), "deploy", input),
+  }),
+
+  redeploy: mutation({
+    summary: "Queue a new deployment of the stack from its current file",
+    access: "member",
+    input: deployComposeInput,
+    output: deployStartedSchema,
+    handler: async ({ services, caller, input }) =>
+      queue(services, await load(services, caller, input.composeId), "redeploy", input),
+  }),
+
+  start: mutation({
+    summary: "Start the stack's services again (status done)",
+    access: "member",
+    input: composeIdInput,
+    output: statusAnswerSchema,
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      await composeStackAction(services, row, "START");
+      await updateCompose(services.db, row.composeId, { composeStatus: "done" });
+      return { success: true as const, composeStatus: "done" as const };
+    },
+  }),
+
+  stop: mutation({
+    summary: "Stop the stack's services (scaled to 0, volumes kept; status idle)",
+    access: "member",
+    input: composeIdInput,
+    output: statusAnswerSchema,
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      await composeStackAction(services, row, "STOP");
+      await updateCompose(services.db, row.composeId, { composeStatus: "idle" });
+      return { success: true as const, composeStatus: "idle" as const };
+    },
+  }),
+
+  delete: mutation({
+    summary: "Delete the stack: its services and networks, and with deleteVolumes its volumes",
+    access: "member",
+    input: composeIdInput.extend({ deleteVolumes: z.boolean().default(false) }),
+    output: composeSchema,
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      requireCanDeleteServices(await grantsOf(services.db, caller));
+      await teardownCompose(services, row, "The compose service was deleted", input.deleteVolumes);
+      await deleteCompose(services.db, row.composeId);
+      return toComposeView(row);
+    },
+  }),
+
+  loadServices: query({
+    summary: "The service names of the stack's file",
+    access: "member",
+    input: composeIdInput.extend({ type: z.enum(["stack", "docker-compose"]).optional() }),
+    output: z.array(z.string()),
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      if (!row.composeFile.trim()) return [];
+      const converted = await convertedComposeOf(services, {
+        ...row,
+        composeType: input.type ?? row.composeType,
+      });
+      return converted.services;
+    },
+  }),
+
+  getConvertedCompose: query({
+    summary: "The file as it will be deployed: the stack's file with the platform's additions",
+    access: "member",
+    input: composeIdInput,
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      if (!row.composeFile.trim()) {
+        throw badRequest("The compose service has no file yet: set composeFile first", {
+          fields: ["composeFile"],
+        });
+      }
+      return (await convertedComposeOf(services, row)).yaml;
+    },
+  }),
+
+  move: mutation({
+    summary: "Move the stack to another environment of the organization",
+    access: "member",
+    input: z.object({
+      composeId: z.string().min(1).max(100),
+      targetEnvironmentId: z.string().min(1).max(100),
+    }),
+    output: composeSchema,
+    handler: async ({ services, caller, input }) => {
+      const row = await load(services, caller, input.composeId);
+      const target = await targetEnvironment(services, caller, input.targetEnvironmentId);
+      const moved = await updateCompose(services.db, row.composeId, { environmentId: target.environmentId });
+      if (!moved) throw notFound("Compose");
+      return toComposeView(moved);
+    },
+  }),
+});
