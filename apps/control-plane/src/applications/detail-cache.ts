@@ -108,7 +108,8 @@ async function gitProviderAccess(
   const providerId = application[PROVIDER_ID_FIELD[kind]];
   // No provider chosen (a new application, or one disconnected by gitProvider.remove): nothing to lack.
   const found =
-    typeof providerId !== "string" || (await findProvider(db, organizationId, kind, providerId)) !== undefined;
+    typeof providerId !== "string" ||
+    (await findProvider(db, organizationId, kind, providerId)) !== undefined;
   return found
     ? { hasGitProviderAccess: true, unauthorizedProvider: null }
     : { hasGitProviderAccess: false, unauthorizedProvider: kind };

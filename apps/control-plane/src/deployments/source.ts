@@ -10,9 +10,9 @@ import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
-import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
 import { cloneCredentials } from "../git-providers/clients.ts";
 import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
+import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
 import { checkRegistryBeforeUse } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { findSshKey, openPrivateKey } from "../servers/ssh-keys.ts";
@@ -162,7 +162,8 @@ async function providerCode(services: ServiceContext, app: DeployableApplication
   const kind = app.sourceType as "github" | "gitlab" | "bitbucket" | "gitea";
   const name = PROVIDER_NAMES[kind];
   const providerId = app[PROVIDER_ID_FIELD[kind]];
-  if (!providerId) return fail(`The application has no ${name} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
+  if (!providerId)
+    return fail(`The application has no ${name} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
   const provider =
     (await findProvider(services.db, app.organizationId, kind, providerId)) ??
     fail(`The ${name} provider of the application no longer exists: choose a source again`);
@@ -171,7 +172,9 @@ async function providerCode(services: ServiceContext, app: DeployableApplication
   try {
     credentials = await cloneCredentials(services, provider, repository.path);
   } catch (error) {
-    return fail(`The ${name} provider "${provider.row.name}" gave no access token: ${(error as Error).message}`);
+    return fail(
+      `The ${name} provider "${provider.row.name}" gave no access token: ${(error as Error).message}`,
+    );
   }
   await checkGitHostResolution(services, credentials.url);
   return gitCode(credentials.url, repository.branch, repository.buildPath, app, {

@@ -10,8 +10,9 @@
  * - Bitbucket: HTTP basic with the username and app password, or the e-mail and API token (API
  *   calls) and `x-bitbucket-api-token-auth` (clones).
  */
-import { importPKCS8, SignJWT } from "jose";
+
 import { createPrivateKey } from "node:crypto";
+import { importPKCS8, SignJWT } from "jose";
 import type { ServiceContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { providerFetch } from "./http.ts";
@@ -44,7 +45,8 @@ const asArray = (value: unknown, what: string): Record<string, unknown>[] => {
   if (!Array.isArray(value)) throw badRequest(`The provider's answer to ${what} is not a list`);
   return value as Record<string, unknown>[];
 };
-const obj = (value: unknown) => (value && typeof value === "object" ? (value as Record<string, unknown>) : {});
+const obj = (value: unknown) =>
+  value && typeof value === "object" ? (value as Record<string, unknown>) : {};
 const nowSeconds = (services: ServiceContext) => Math.floor(services.now().getTime() / 1000);
 
 // ---------------------------------------------------------------- GitHub
@@ -63,7 +65,9 @@ async function githubAppJwt(services: ServiceContext, provider: ProviderRecord):
       ? await importPKCS8(privateKey, "RS256")
       : createPrivateKey(privateKey);
   } catch {
-    throw badRequest("The GitHub App's private key is not a PEM RSA private key", { fields: ["githubPrivateKey"] });
+    throw badRequest("The GitHub App's private key is not a PEM RSA private key", {
+      fields: ["githubPrivateKey"],
+    });
   }
   const now = nowSeconds(services);
   return new SignJWT({})
@@ -77,7 +81,10 @@ async function githubAppJwt(services: ServiceContext, provider: ProviderRecord):
 const installationTokens = new Map<string, { token: string; expiresAt: number }>();
 
 /** An installation token of the provider's GitHub App (cached until a minute before it expires). */
-export async function githubInstallationToken(services: ServiceContext, provider: ProviderRecord): Promise<string> {
+export async function githubInstallationToken(
+  services: ServiceContext,
+  provider: ProviderRecord,
+): Promise<string> {
   const installationId = str(provider.settings.githubInstallationId);
   if (!installationId) throw badRequest("The GitHub provider has no githubInstallationId");
   const cacheKey = `${provider.row.gitProviderId}:${provider.row.secretsSealed ?? ""}:${installationId}`;
@@ -105,7 +112,10 @@ async function githubGet(services: ServiceContext, provider: ProviderRecord, pat
   });
 }
 
-export async function githubRepositories(services: ServiceContext, provider: ProviderRecord): Promise<RepositoryView[]> {
+export async function githubRepositories(
+  services: ServiceContext,
+  provider: ProviderRecord,
+): Promise<RepositoryView[]> {
   const answer = await githubGet(services, provider, "/installation/repositories?per_page=100");
   return asArray(obj(answer.body).repositories, "the repository list").map((repo) => ({
     id: Number(repo.id),
@@ -164,7 +174,8 @@ function oauthClient(services: ServiceContext, provider: ProviderRecord) {
 async function storeTokens(services: ServiceContext, provider: ProviderRecord, body: unknown) {
   const answer = obj(body);
   const accessToken = str(answer.access_token);
-  if (!accessToken) throw badRequest(`${OAUTH_NAMES[provider.row.providerType as OAuthKind]} answered no access token`);
+  if (!accessToken)
+    throw badRequest(`${OAUTH_NAMES[provider.row.providerType as OAuthKind]} answered no access token`);
   const issuedAt = typeof answer.created_at === "number" ? answer.created_at : nowSeconds(services);
   const expiresIn = typeof answer.expires_in === "number" ? answer.expires_in : null;
   return updateProvider(services, provider, {
@@ -206,12 +217,16 @@ export async function oauthAccessToken(services: ServiceContext, provider: Provi
   const client = oauthClient(services, provider);
   const accessToken = client.secrets.accessToken;
   if (!accessToken) {
-    throw badRequest(`The ${OAUTH_NAMES[kind]} provider is not authorized yet: complete its OAuth flow first`);
+    throw badRequest(
+      `The ${OAUTH_NAMES[kind]} provider is not authorized yet: complete its OAuth flow first`,
+    );
   }
   const expiresAt = typeof provider.settings.expiresAt === "number" ? provider.settings.expiresAt : null;
   if (expiresAt === null || expiresAt - REFRESH_MARGIN_SECONDS > nowSeconds(services)) return accessToken;
   if (!client.secrets.refreshToken) {
-    throw badRequest(`The ${OAUTH_NAMES[kind]} access token expired and there is no refresh token: authorize again`);
+    throw badRequest(
+      `The ${OAUTH_NAMES[kind]} access token expired and there is no refresh token: authorize again`,
+    );
   }
   const fields = {
     grant_type: "refresh_token",
@@ -234,9 +249,15 @@ export async function oauthAccessToken(services: ServiceContext, provider: Provi
 async function oauthGet(services: ServiceContext, provider: ProviderRecord, path: string) {
   const token = await oauthAccessToken(services, provider);
   const kind = provider.row.providerType as OAuthKind;
-  return providerFetch(services, provider.row.organizationId, OAUTH_NAMES[kind], `${oauthApiBase(provider)}${path}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
+  return providerFetch(
+    services,
+    provider.row.organizationId,
+    OAUTH_NAMES[kind],
+    `${oauthApiBase(provider)}${path}`,
+    {
+      headers: { authorization: `Bearer ${token}` },
+    },
+  );
 }
 
 /** GitLab projects the token is a member of; with groupName, only those of its groups (comma-separated). */
@@ -245,7 +266,11 @@ export async function gitlabRepositories(
   provider: ProviderRecord,
   groupName = str(provider.settings.groupName),
 ): Promise<RepositoryView[]> {
-  const answer = await oauthGet(services, provider, "/api/v4/projects?membership=true&owned=false&per_page=100");
+  const answer = await oauthGet(
+    services,
+    provider,
+    "/api/v4/projects?membership=true&owned=false&per_page=100",
+  );
   const groups = groupName
     .split(",")
     .map((group) => group.trim().toLowerCase())
@@ -272,14 +297,21 @@ export async function gitlabBranches(
   provider: ProviderRecord,
   projectId: number,
 ): Promise<BranchView[]> {
-  const answer = await oauthGet(services, provider, `/api/v4/projects/${projectId}/repository/branches?per_page=100`);
+  const answer = await oauthGet(
+    services,
+    provider,
+    `/api/v4/projects/${projectId}/repository/branches?per_page=100`,
+  );
   return asArray(answer.body, "the branch list").map((branch) => ({
     name: str(branch.name),
     commit: { sha: str(obj(branch.commit).id) },
   }));
 }
 
-export async function giteaRepositories(services: ServiceContext, provider: ProviderRecord): Promise<RepositoryView[]> {
+export async function giteaRepositories(
+  services: ServiceContext,
+  provider: ProviderRecord,
+): Promise<RepositoryView[]> {
   const answer = await oauthGet(services, provider, "/api/v1/user/repos?limit=50");
   return asArray(answer.body, "the repository list").map((repo) => ({
     id: Number(repo.id),
@@ -307,7 +339,11 @@ export async function giteaBranches(
 // ---------------------------------------------------------------- Bitbucket
 
 /** Basic credentials for Bitbucket's API: username and app password, or e-mail and API token. */
-function bitbucketApiAuth(services: ServiceContext, provider: ProviderRecord, override: Partial<Record<string, string>> = {}) {
+function bitbucketApiAuth(
+  services: ServiceContext,
+  provider: ProviderRecord,
+  override: Partial<Record<string, string>> = {},
+) {
   const secrets = openSecrets(services, provider);
   const apiToken = override.apiToken ?? secrets.apiToken;
   const appPassword = override.appPassword ?? secrets.appPassword;
@@ -315,7 +351,9 @@ function bitbucketApiAuth(services: ServiceContext, provider: ProviderRecord, ov
   const username = override.bitbucketUsername ?? str(provider.settings.bitbucketUsername);
   if (apiToken && email) return `Basic ${Buffer.from(`${email}:${apiToken}`).toString("base64")}`;
   if (appPassword && username) return `Basic ${Buffer.from(`${username}:${appPassword}`).toString("base64")}`;
-  throw badRequest("The Bitbucket provider needs bitbucketEmail and apiToken, or bitbucketUsername and appPassword");
+  throw badRequest(
+    "The Bitbucket provider needs bitbucketEmail and apiToken, or bitbucketUsername and appPassword",
+  );
 }
 
 export async function bitbucketRepositories(
@@ -323,7 +361,9 @@ export async function bitbucketRepositories(
   provider: ProviderRecord,
   override: Partial<Record<string, string>> = {},
 ): Promise<RepositoryView[]> {
-  const workspace = override.workspaceName ?? (str(provider.settings.bitbucketWorkspaceName) || str(provider.settings.bitbucketUsername));
+  const workspace =
+    override.workspaceName ??
+    (str(provider.settings.bitbucketWorkspaceName) || str(provider.settings.bitbucketUsername));
   if (!workspace) throw badRequest("The Bitbucket provider has no bitbucketWorkspaceName");
   const answer = await providerFetch(
     services,
@@ -386,7 +426,8 @@ export async function cloneCredentials(
     case "bitbucket": {
       const secrets = openSecrets(services, provider);
       const url = `${services.config.bitbucketUrl}/${repositoryPath}.git`;
-      if (secrets.apiToken) return { url, username: "x-bitbucket-api-token-auth", password: secrets.apiToken };
+      if (secrets.apiToken)
+        return { url, username: "x-bitbucket-api-token-auth", password: secrets.apiToken };
       if (secrets.appPassword && provider.settings.bitbucketUsername) {
         return { url, username: str(provider.settings.bitbucketUsername), password: secrets.appPassword };
       }

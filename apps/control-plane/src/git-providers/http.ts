@@ -57,7 +57,10 @@ export async function checkProviderUrl(
   if (problem) throw badRequest(`${field} ${problem}`, { fields: [field] });
   const url = new URL(value);
   try {
-    await checkUserTarget(services, organizationId, { host: url.hostname.replace(/^\[|\]$/g, ""), port: portOf(url) });
+    await checkUserTarget(services, organizationId, {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: portOf(url),
+    });
   } catch (error) {
     if (error instanceof OutboundRefusedError) {
       throw badRequest(`${field} is not allowed: ${error.message}`, { fields: [field] });
@@ -77,7 +80,10 @@ export async function providerFetch(
 ): Promise<ProviderAnswer> {
   const url = new URL(target);
   try {
-    await checkUserTarget(services, organizationId, { host: url.hostname.replace(/^\[|\]$/g, ""), port: portOf(url) });
+    await checkUserTarget(services, organizationId, {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: portOf(url),
+    });
   } catch (error) {
     if (error instanceof OutboundRefusedError) {
       throw badRequest(`${providerName} may not be reached: ${error.message}`);
@@ -103,7 +109,8 @@ export async function providerFetch(
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
   } catch (error) {
-    const reason = error instanceof Error && error.name === "TimeoutError" ? "timed out" : "could not be reached";
+    const reason =
+      error instanceof Error && error.name === "TimeoutError" ? "timed out" : "could not be reached";
     throw badRequest(`${providerName} ${reason} at ${url.origin}`);
   }
   const raw = new Uint8Array(await response.arrayBuffer());

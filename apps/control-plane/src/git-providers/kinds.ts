@@ -26,11 +26,22 @@ export const KINDS: Record<GitProviderType, KindDef> = {
   github: {
     settings: {
       githubAppName: text(100),
-      githubAppId: z.number().int().min(1).max(2 ** 31),
+      githubAppId: z
+        .number()
+        .int()
+        .min(1)
+        .max(2 ** 31),
       githubClientId: text(200),
-      githubInstallationId: z.string().trim().regex(/^\d{1,20}$/, "must be GitHub's numeric installation id"),
+      githubInstallationId: z
+        .string()
+        .trim()
+        .regex(/^\d{1,20}$/, "must be GitHub's numeric installation id"),
     },
-    secrets: { githubClientSecret: secret(), githubPrivateKey: secret(16_384), githubWebhookSecret: secret() },
+    secrets: {
+      githubClientSecret: secret(),
+      githubPrivateKey: secret(16_384),
+      githubWebhookSecret: secret(),
+    },
     required: [],
     urlFields: [],
     defaults: {},

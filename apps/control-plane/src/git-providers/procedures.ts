@@ -5,8 +5,7 @@
  * write-only: no view carries them, only whether the OAuth flow completed (`authorized`).
  */
 import { z } from "zod";
-import type { ServiceContext } from "../context.ts";
-import type { Caller } from "../context.ts";
+import type { Caller, ServiceContext } from "../context.ts";
 import type { GitProviderType } from "../db/schema.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { mutation, noInput, query, success, successSchema } from "../procedure.ts";
@@ -83,7 +82,8 @@ export function kindView(services: ServiceContext, provider: ProviderRecord): Re
     gitProviderId: provider.row.gitProviderId,
   };
   for (const field of Object.keys(KINDS[kind].settings)) view[field] = provider.settings[field] ?? null;
-  if (kind === "gitlab" || kind === "gitea") view.authorized = Boolean(openSecrets(services, provider).accessToken);
+  if (kind === "gitlab" || kind === "gitea")
+    view.authorized = Boolean(openSecrets(services, provider).accessToken);
   return view;
 }
 
@@ -107,7 +107,9 @@ export async function loadProvider(
   providerId: string | undefined,
 ): Promise<ProviderRecord> {
   requireFeature(caller, "gitProviders");
-  const provider = providerId ? await findProvider(services.db, caller.organizationId, kind, providerId) : undefined;
+  const provider = providerId
+    ? await findProvider(services.db, caller.organizationId, kind, providerId)
+    : undefined;
   if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
   return provider;
 }
@@ -149,7 +151,9 @@ export function createProcedure(kind: GitProviderType) {
       requireFeature(caller, "gitProviders");
       const fields = input as Record<string, unknown>;
       if (typeof fields.authId === "string" && fields.authId !== "" && fields.authId !== caller.userId) {
-        throw badRequest("authId must be the caller's own user id (the provider's creator)", { fields: ["authId"] });
+        throw badRequest("authId must be the caller's own user id (the provider's creator)", {
+          fields: ["authId"],
+        });
       }
       const { settings, secrets } = await splitFields(services, caller, kind, fields);
       const provider = await insertProvider(services, {

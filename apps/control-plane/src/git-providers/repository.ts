@@ -14,12 +14,13 @@ export type Settings = Record<string, string | number | null>;
 export type Secrets = Record<string, string>;
 
 /** The kind's id field in applications and in the procedures' inputs. */
-export const PROVIDER_ID_FIELD: Record<GitProviderType, "githubId" | "gitlabId" | "bitbucketId" | "giteaId"> = {
-  github: "githubId",
-  gitlab: "gitlabId",
-  bitbucket: "bitbucketId",
-  gitea: "giteaId",
-};
+export const PROVIDER_ID_FIELD: Record<GitProviderType, "githubId" | "gitlabId" | "bitbucketId" | "giteaId"> =
+  {
+    github: "githubId",
+    gitlab: "gitlabId",
+    bitbucket: "bitbucketId",
+    gitea: "giteaId",
+  };
 
 export const PROVIDER_NAMES: Record<GitProviderType, string> = {
   github: "GitHub",
@@ -40,11 +41,16 @@ const sealContext = (row: { gitProviderId: string; organizationId: string }): Se
   organizationId: row.organizationId,
 });
 
-const record = (row: GitProvider): ProviderRecord => ({ row, settings: JSON.parse(row.settings) as Settings });
+const record = (row: GitProvider): ProviderRecord => ({
+  row,
+  settings: JSON.parse(row.settings) as Settings,
+});
 
 export function openSecrets(services: Pick<ServiceContext, "secrets">, provider: ProviderRecord): Secrets {
   if (!provider.row.secretsSealed) return {};
-  return JSON.parse(services.secrets.decrypt(provider.row.secretsSealed, sealContext(provider.row))) as Secrets;
+  return JSON.parse(
+    services.secrets.decrypt(provider.row.secretsSealed, sealContext(provider.row)),
+  ) as Secrets;
 }
 
 function sealSecrets(
@@ -80,7 +86,11 @@ export async function insertProvider(
       organizationId: fields.organizationId,
       userId: fields.userId,
       settings: JSON.stringify(fields.settings),
-      secretsSealed: sealSecrets(services, { gitProviderId, organizationId: fields.organizationId }, fields.secrets),
+      secretsSealed: sealSecrets(
+        services,
+        { gitProviderId, organizationId: fields.organizationId },
+        fields.secrets,
+      ),
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -34,7 +34,11 @@ export const bitbucketRouter = defineRouter("bitbucket", {
   getBitbucketBranches: query({
     summary: "The branches of one repository",
     access: "member",
-    input: z.object({ owner: repositoryNameSchema, repo: repositoryNameSchema, bitbucketId: bitbucketId.optional() }),
+    input: z.object({
+      owner: repositoryNameSchema,
+      repo: repositoryNameSchema,
+      bitbucketId: bitbucketId.optional(),
+    }),
     output: z.array(branchSchema),
     handler: async ({ services, caller, input }) =>
       bitbucketBranches(

@@ -33,7 +33,10 @@ export const gitProviderRouter = defineRouter("gitProvider", {
       const disconnected = await removeProvider(services.db, caller.organizationId, input.gitProviderId);
       if (!disconnected) throw notFound("Git provider");
       if (disconnected.length > 0) {
-        logger.info({ gitProviderId: input.gitProviderId, applicationIds: disconnected }, "git provider removed; applications disconnected");
+        logger.info(
+          { gitProviderId: input.gitProviderId, applicationIds: disconnected },
+          "git provider removed; applications disconnected",
+        );
       }
       return success;
     },
