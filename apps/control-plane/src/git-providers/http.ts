@@ -62,10 +62,11 @@ export async function checkProviderUrl(
       port: portOf(url),
     });
   } catch (error) {
-    if (error instanceof OutboundRefusedError) {
+    // A name this machine cannot resolve yet is kept; every request checks it again where it resolves.
+    if (error instanceof OutboundRefusedError && !error.unresolved) {
       throw badRequest(`${field} is not allowed: ${error.message}`, { fields: [field] });
     }
-    throw error;
+    if (!(error instanceof OutboundRefusedError)) throw error;
   }
   return value.replace(/\/+$/, "");
 }
