@@ -50,7 +50,8 @@ export const KINDS: Record<GitProviderType, KindDef> = {
     settings: {
       gitlabUrl: url,
       gitlabInternalUrl: url.nullable(),
-      applicationId: text(200),
+      // GitLab's OAuth application id (Dokploy's name), not one of our applications.
+      applicationId: text(200).meta({ "x-not-record-id": true }),
       redirectUri: text(500),
       groupName: text(500),
       expiresAt: z.number().int().min(0),
