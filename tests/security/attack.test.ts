@@ -105,6 +105,11 @@ const NOT_RECORD_IDS = new Set([
   // Git provider connections (issue 25): cross-organization 404s are tested in
   // git-providers/providers.test.ts until they get fixtures here.
   "gitProviderId",
+  // GitHub's and Gitea's own ids of an app, installation or OAuth client: not records of ours.
+  "githubAppId",
+  "githubClientId",
+  "githubInstallationId",
+  "clientId",
 ]);
 type Fixture = Record<IdKind, string>;
 
