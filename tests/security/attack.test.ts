@@ -110,6 +110,8 @@ const NOT_RECORD_IDS = new Set([
   "githubClientId",
   "githubInstallationId",
   "clientId",
+  // Dokploy's authId on gitlab/bitbucket.create: must be the caller's own user id (400 otherwise).
+  "authId",
 ]);
 type Fixture = Record<IdKind, string>;
 
