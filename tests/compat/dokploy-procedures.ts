@@ -1358,6 +1358,165 @@ export const dokployProcedures: Record<string, Row> = {
       "(output)": "the spec answers {enabled, filePath} where Dokploy answers the boolean alone",
     },
   },
+  "gitProvider.getAll": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/git-provider.ts and its schema not yet compared field by field",
+  },
+  "gitProvider.remove": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/git-provider.ts and its schema not yet compared field by field",
+  },
+  "github.create": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy creates GitHub providers through the app-manifest flow (/api/providers/github/setup); spec 4.12 lists github.create with the fields of an existing app",
+  },
+  "github.one": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "github.githubProviders": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "github.update": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "github.getGithubRepositories": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "github.getGithubBranches": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "github.branches": {
+    kind: "query",
+    platformOnly: "spec 4.12 names github.getGithubBranches also github.branches; the same procedure",
+  },
+  "github.testConnection": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+  },
+  "gitlab.create": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.one": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.gitlabProviders": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.update": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.getGitlabRepositories": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.getGitlabBranches": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "gitlab.testConnection": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.create": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.one": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.bitbucketProviders": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.update": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.getBitbucketRepositories": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.getBitbucketBranches": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "bitbucket.testConnection": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+  },
+  "gitea.create": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.one": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.giteaProviders": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.update": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.getGiteaRepositories": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.getGiteaBranches": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.getGiteaUrl": {
+    kind: "query",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
+  "gitea.testConnection": {
+    kind: "mutation",
+    unverified:
+      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+  },
   ...databaseRows("postgres", ["databaseName*", "databaseUser*"]),
   ...databaseRows("mysql", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
   ...databaseRows("mariadb", ["databaseName*", "databaseUser*", "databaseRootPassword"]),

@@ -15,6 +15,7 @@ import {
 } from "./deployments/log-stream.ts";
 import { Dispatcher, errorBodyFor, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
+import { registerGitProviderRoutes } from "./git-providers/routes.ts";
 import { readiness } from "./health.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { registerOpenApiRoutes } from "./openapi.ts";
@@ -82,6 +83,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   });
   registerAgentArtifactRoutes(app as unknown as Hono);
   registerDeployWebhookRoutes(app, services);
+  registerGitProviderRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
   // Spec 4.0: the lifecycle operations of databases are also written `POST /api/<kind>/<operation>`.

@@ -31,6 +31,12 @@ const imageSetting = z
   .max(512)
   .optional();
 
+/** An http(s) base URL without a trailing slash. */
+const providerBaseUrl = z
+  .string()
+  .regex(/^https?:\/\/[^\s?#]+$/, "must be an http(s) URL")
+  .transform((url) => url.replace(/\/+$/, ""));
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -88,6 +94,12 @@ const configSchema = z.object({
       return { max: max!, timeWindowSeconds: seconds! };
     })
     .optional(),
+  /** GitHub's API and Git hosts (GitHub Enterprise Server, or a stand-in in tests). */
+  PLATFORM_GITHUB_API_URL: providerBaseUrl.default("https://api.github.com"),
+  PLATFORM_GITHUB_URL: providerBaseUrl.default("https://github.com"),
+  /** Bitbucket Cloud's API and Git hosts. */
+  PLATFORM_BITBUCKET_API_URL: providerBaseUrl.default("https://api.bitbucket.org/2.0"),
+  PLATFORM_BITBUCKET_URL: providerBaseUrl.default("https://bitbucket.org"),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
     .string()
@@ -169,6 +181,11 @@ export interface Config {
    * (PLATFORM_OUTBOUND_ALLOW); empty by default. Link-local and metadata stay refused anyway.
    */
   outboundAllow: AllowList;
+  /** Base URLs of GitHub's API and Git host, and of Bitbucket's (git-providers/clients.ts). */
+  githubApiUrl: string;
+  githubUrl: string;
+  bitbucketApiUrl: string;
+  bitbucketUrl: string;
   /** The per-session token bucket (auth/session-rate-limit.ts); null: off. */
   sessionRateLimit: { max: number; timeWindowSeconds: number } | null;
   /** No observed progress of a deployment for this long fails it (default 3 minutes). */
@@ -263,6 +280,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicIp: c.PLATFORM_PUBLIC_IP,
     deploymentConcurrency: c.DEPLOYMENT_CONCURRENCY,
     outboundAllow: c.PLATFORM_OUTBOUND_ALLOW ?? EMPTY_ALLOW_LIST,
+    githubApiUrl: c.PLATFORM_GITHUB_API_URL,
+    githubUrl: c.PLATFORM_GITHUB_URL,
+    bitbucketApiUrl: c.PLATFORM_BITBUCKET_API_URL,
+    bitbucketUrl: c.PLATFORM_BITBUCKET_URL,
     sessionRateLimit:
       c.PLATFORM_SESSION_RATE_LIMIT === undefined ? SESSION_RATE_LIMIT : c.PLATFORM_SESSION_RATE_LIMIT,
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,

@@ -12,6 +12,7 @@ import { NotifiedCache, tablesWithTrigger } from "../db/notified-cache.ts";
 import { listDeployments, toDeploymentView } from "../deployments/repository.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
+import { findProvider, PROVIDER_ID_FIELD } from "../git-providers/repository.ts";
 import { PreparedOutput } from "../procedure.ts";
 import { portSchema } from "../routers/port.ts";
 import { findApplication, listApplicationPorts } from "./repository.ts";
@@ -31,6 +32,7 @@ export const APPLICATION_DETAIL_TABLES = [
   "domains",
   "ports",
   "security",
+  "git_providers",
 ] as const;
 
 export const applicationOneSchema = applicationDetailSchema.extend({
@@ -79,16 +81,38 @@ export async function loadApplicationDetail(
     domains: domains.map(toDomainView),
     ports,
     security: security.map(toSecurityView),
-    // Provider connections (spec 2.12) have no records yet, so there is no owner to compare
-    // with: every member who sees the application may use its Git provider connection.
-    hasGitProviderAccess: true,
-    unauthorizedProvider: null,
+    ...(await gitProviderAccess(db, organizationId, application)),
   });
   return {
     organizationId,
     service: { serviceId: applicationId, environmentId: application.environmentId, projectId },
     answer,
   };
+}
+
+/**
+ * Whether the application's Git provider connection is usable: providers belong to the
+ * organization, so it is when the provider the source names exists in it; a github, gitlab,
+ * bitbucket or gitea source whose provider id names no provider of the organization is not, and
+ * unauthorizedProvider names the kind.
+ */
+async function gitProviderAccess(
+  db: Db,
+  organizationId: string,
+  application: { sourceType: string } & Record<string, unknown>,
+): Promise<{ hasGitProviderAccess: boolean; unauthorizedProvider: string | null }> {
+  const kind = application.sourceType;
+  if (kind !== "github" && kind !== "gitlab" && kind !== "bitbucket" && kind !== "gitea") {
+    return { hasGitProviderAccess: true, unauthorizedProvider: null };
+  }
+  const providerId = application[PROVIDER_ID_FIELD[kind]];
+  // No provider chosen (a new application, or one disconnected by gitProvider.remove): nothing to lack.
+  const found =
+    typeof providerId !== "string" ||
+    (await findProvider(db, organizationId, kind, providerId)) !== undefined;
+  return found
+    ? { hasGitProviderAccess: true, unauthorizedProvider: null }
+    : { hasGitProviderAccess: false, unauthorizedProvider: kind };
 }
 
 export class ApplicationDetailCache {

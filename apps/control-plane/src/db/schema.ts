@@ -197,6 +197,7 @@ export interface Database {
   deploymentLeases: DeploymentLeaseTable;
   events: EventTable;
   registries: RegistryTable;
+  gitProviders: GitProviderTable;
   domains: DomainTable;
   security: SecurityTable;
   redirects: RedirectTable;
@@ -413,6 +414,25 @@ export interface MountTable {
 }
 
 export type Mount = Selectable<MountTable>;
+export type GitProviderType = "github" | "gitlab" | "bitbucket" | "gitea";
+
+/** A Git provider connection (spec 2.12); the kind's fields in `settings`, its secrets sealed. */
+export interface GitProviderTable {
+  gitProviderId: string;
+  /** The kind's own id: githubId, gitlabId, bitbucketId or giteaId. */
+  providerId: string;
+  providerType: GitProviderType;
+  name: string;
+  organizationId: string;
+  userId: string | null;
+  /** JSON object of the kind's plain fields. */
+  settings: Generated<string>;
+  /** SecretBox-sealed JSON object of the kind's secrets; never returned. */
+  secretsSealed: string | null;
+  createdAt: Timestamp;
+}
+
+export type GitProvider = Selectable<GitProviderTable>;
 
 /** A published port of an application's Swarm service (Dokploy's `port`); applied on the next deploy. */
 export interface PortTable {

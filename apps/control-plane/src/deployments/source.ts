@@ -1,15 +1,17 @@
 /**
  * Where an application's code or image comes from, as agent command fields: the Git clone
  * (URL, branch, credentials, build path) or the uploaded archive to build, or the Docker image
- * to run as is. Provider connections (spec 2.12) have no records yet, so github, gitlab and
- * bitbucket repositories are cloned anonymously over HTTPS; a Gitea repository needs its
- * provider's URL and fails with a message saying so.
+ * to run as is. A github, gitlab, bitbucket or gitea source is cloned from its provider
+ * connection's host with that provider's token for that repository (git-providers/clients.ts),
+ * handed to the agent's askpass helper (answering only the repository's origin), never in the URL.
  */
 import type { BuildSource, RegistryAuth } from "@platform/agent-protocol";
 import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
+import { cloneCredentials } from "../git-providers/clients.ts";
+import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
 import { checkOutboundHost, OutboundRefusedError } from "../outbound/guard.ts";
 import { checkRegistryBeforeUse } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
@@ -99,7 +101,7 @@ function gitCode(
   branch: string,
   buildPath: string | null,
   app: DeployableApplication,
-  credentials: { sshPrivateKey?: string } = {},
+  credentials: { sshPrivateKey?: string; httpUsername?: string; httpPassword?: string } = {},
 ): CodeSource {
   return {
     kind: "code",
@@ -109,11 +111,76 @@ function gitCode(
         branch,
         enableSubmodules: app.enableSubmodules,
         sshPrivateKey: credentials.sshPrivateKey,
+        httpUsername: credentials.httpUsername,
+        httpPassword: credentials.httpPassword,
       },
     },
     buildPath: buildPath ?? undefined,
     description: `${url} (branch ${branch})`,
   };
+}
+
+/** The repository path, branch and build path of a provider source. */
+function providerRepository(app: DeployableApplication) {
+  switch (app.sourceType) {
+    case "github":
+      return {
+        path: `${required(app.owner, "owner")}/${required(app.repository, "repository")}`,
+        branch: app.branch ?? "main",
+        buildPath: app.buildPath,
+      };
+    case "gitlab":
+      return {
+        path:
+          app.gitlabPathNamespace ??
+          `${required(app.gitlabOwner, "gitlabOwner")}/${required(app.gitlabRepository, "gitlabRepository")}`,
+        branch: app.gitlabBranch ?? "main",
+        buildPath: app.gitlabBuildPath,
+      };
+    case "bitbucket":
+      return {
+        path: `${required(app.bitbucketOwner, "bitbucketOwner")}/${app.bitbucketRepositorySlug ?? required(app.bitbucketRepository, "bitbucketRepository")}`,
+        branch: app.bitbucketBranch ?? "main",
+        buildPath: app.bitbucketBuildPath,
+      };
+    default:
+      return {
+        path: `${required(app.giteaOwner, "giteaOwner")}/${required(app.giteaRepository, "giteaRepository")}`,
+        branch: app.giteaBranch ?? "main",
+        buildPath: app.giteaBuildPath,
+      };
+  }
+}
+
+/**
+ * A provider source: the provider connection the application names (of its organization), the
+ * clone URL on the provider's host (checked by the outbound guard where it resolves) and the
+ * provider's token for that repository. A provider error fails the deployment with its message,
+ * which never carries the token.
+ */
+async function providerCode(services: ServiceContext, app: DeployableApplication): Promise<CodeSource> {
+  const kind = app.sourceType as "github" | "gitlab" | "bitbucket" | "gitea";
+  const name = PROVIDER_NAMES[kind];
+  const providerId = app[PROVIDER_ID_FIELD[kind]];
+  if (!providerId)
+    return fail(`The application has no ${name} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
+  const provider =
+    (await findProvider(services.db, app.organizationId, kind, providerId)) ??
+    fail(`The ${name} provider of the application no longer exists: choose a source again`);
+  const repository = providerRepository(app);
+  let credentials: Awaited<ReturnType<typeof cloneCredentials>>;
+  try {
+    credentials = await cloneCredentials(services, provider, repository.path);
+  } catch (error) {
+    return fail(
+      `The ${name} provider "${provider.row.name}" gave no access token: ${(error as Error).message}`,
+    );
+  }
+  await checkGitHostResolution(services, credentials.url);
+  return gitCode(credentials.url, repository.branch, repository.buildPath, app, {
+    httpUsername: credentials.username,
+    httpPassword: credentials.password,
+  });
 }
 
 /** The source of `app` for the agent of `serverId`. */
@@ -142,36 +209,11 @@ export async function deploymentSourceOf(
       if (imageRegistry !== "docker.io") await checkRegistryBeforeUse(services, imageRegistry);
       return { kind: "image", image, registryAuth: await pullAuthOf(services, app, image) };
     }
-    case "github": {
-      const owner = required(app.owner, "owner");
-      const repository = required(app.repository, "repository");
-      return gitCode(
-        `https://github.com/${owner}/${repository}.git`,
-        app.branch ?? "main",
-        app.buildPath,
-        app,
-      );
-    }
-    case "gitlab": {
-      const path =
-        app.gitlabPathNamespace ??
-        `${required(app.gitlabOwner, "gitlabOwner")}/${required(app.gitlabRepository, "gitlabRepository")}`;
-      return gitCode(`https://gitlab.com/${path}.git`, app.gitlabBranch ?? "main", app.gitlabBuildPath, app);
-    }
-    case "bitbucket": {
-      const owner = required(app.bitbucketOwner, "bitbucketOwner");
-      const slug = app.bitbucketRepositorySlug ?? required(app.bitbucketRepository, "bitbucketRepository");
-      return gitCode(
-        `https://bitbucket.org/${owner}/${slug}.git`,
-        app.bitbucketBranch ?? "main",
-        app.bitbucketBuildPath,
-        app,
-      );
-    }
+    case "github":
+    case "gitlab":
+    case "bitbucket":
     case "gitea":
-      return fail(
-        "Gitea repositories are cloned through a Gitea provider connection (its URL and token), which this version does not store yet: use a custom Git URL (sourceType git) instead",
-      );
+      return providerCode(services, app);
     case "git": {
       const url = required(app.customGitUrl, "customGitUrl");
       await checkGitHostResolution(services, url);

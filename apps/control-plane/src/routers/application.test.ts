@@ -836,6 +836,30 @@ describe("application", () => {
   });
 
   describe("sources", () => {
+    // The provider connections the sources name (save*Provider refuses another organization's, 404).
+    beforeAll(async () => {
+      const rows = [
+        ["github", "gh-conn-1"],
+        ["gitlab", "gl1"],
+        ["bitbucket", "bb1"],
+        ["gitea", "gt1"],
+      ] as const;
+      for (const [providerType, providerId] of rows) {
+        await platform.services.db
+          .insertInto("gitProviders")
+          .values({
+            gitProviderId: `gp-${providerId}`,
+            providerId,
+            providerType,
+            name: providerId,
+            organizationId: owner.user.organizationId,
+            userId: null,
+            secretsSealed: null,
+          })
+          .execute();
+      }
+    });
+
     it("saves a GitHub source", async () => {
       const app = await create();
       const response = await platform.mutate(

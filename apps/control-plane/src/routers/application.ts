@@ -59,7 +59,7 @@ import {
 import type { Caller, ServiceContext } from "../context.ts";
 import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
-import type { ApplicationStatus } from "../db/schema.ts";
+import type { ApplicationStatus, GitProviderType } from "../db/schema.ts";
 import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import {
   reloadApplicationService,
@@ -72,6 +72,7 @@ import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/st
 import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
+import { findProvider, PROVIDER_NAMES } from "../git-providers/repository.ts";
 import {
   appMonitoringSchema,
   readAppContainerStats,
@@ -221,6 +222,22 @@ async function serviceStatus(services: ServiceContext, application: Application,
   await updateApplication(services.db, application.applicationId, { applicationStatus: status });
   const { applicationId, name, appName } = application;
   return { applicationId, name, appName, applicationStatus: status };
+}
+
+/**
+ * The provider connection a save*Provider names must be one of the caller's organization (404
+ * otherwise, like any other id of another organization). Returns nothing to patch.
+ */
+async function requireOwnProvider(
+  services: ServiceContext,
+  caller: Caller,
+  kind: GitProviderType,
+  providerId: string,
+): Promise<Record<string, never>> {
+  if (!(await findProvider(services.db, caller.organizationId, kind, providerId))) {
+    throw notFound(`${PROVIDER_NAMES[kind]} provider`);
+  }
+  return {};
 }
 
 /** Git fields back to their defaults (disconnectGitProvider). */
@@ -413,7 +430,8 @@ export const applicationRouter = defineRouter("application", {
     input: saveGithubProviderInput,
     output: successSchema,
     handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({
+      patchApplication(services, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(services, caller, "github", input.githubId)),
         ...columnsOf(input),
         sourceType: "github",
       })),
@@ -425,7 +443,8 @@ export const applicationRouter = defineRouter("application", {
     input: saveGitlabProviderInput,
     output: successSchema,
     handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({
+      patchApplication(services, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(services, caller, "gitlab", input.gitlabId)),
         ...columnsOf(input),
         sourceType: "gitlab",
       })),
@@ -437,7 +456,8 @@ export const applicationRouter = defineRouter("application", {
     input: saveBitbucketProviderInput,
     output: successSchema,
     handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({
+      patchApplication(services, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(services, caller, "bitbucket", input.bitbucketId)),
         ...columnsOf(input),
         sourceType: "bitbucket",
       })),
@@ -449,7 +469,8 @@ export const applicationRouter = defineRouter("application", {
     input: saveGiteaProviderInput,
     output: successSchema,
     handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({
+      patchApplication(services, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(services, caller, "gitea", input.giteaId)),
         ...columnsOf(input),
         sourceType: "gitea",
       })),

@@ -4,11 +4,16 @@ import { adminRouter } from "./admin.ts";
 import { agentRouter } from "./agent.ts";
 import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
+import { bitbucketRouter } from "./bitbucket.ts";
 import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { dockerRouter } from "./docker.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
+import { gitProviderRouter } from "./git-provider.ts";
+import { giteaRouter } from "./gitea.ts";
+import { githubRouter } from "./github.ts";
+import { gitlabRouter } from "./gitlab.ts";
 import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
 import { mountsRouter } from "./mounts.ts";
@@ -52,4 +57,9 @@ export const allRouters: RouterDef[] = [
   redisRouter,
   settingsRouter,
   adminRouter,
+  gitProviderRouter,
+  githubRouter,
+  gitlabRouter,
+  bitbucketRouter,
+  giteaRouter,
 ];

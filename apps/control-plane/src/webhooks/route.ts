@@ -22,6 +22,7 @@ import {
   type WebhookProvider,
   webhookProviders,
 } from "./payload.ts";
+import { isPullRequestEvent, onPullRequestEvent } from "./previews.ts";
 import { constantTimeEqual, verifySignature } from "./signature.ts";
 
 const PROVIDER_NAMES: Record<WebhookProvider, string> = {
@@ -87,7 +88,7 @@ async function findApplicationWithOrganization(services: ServiceContext, applica
 }
 
 /** GitHub may send `application/x-www-form-urlencoded` with the JSON in a `payload` field. */
-function parseBody(contentType: string | undefined, raw: Uint8Array): unknown {
+export function parseBody(contentType: string | undefined, raw: Uint8Array): unknown {
   const text = new TextDecoder("utf-8", { fatal: true }).decode(raw);
   if (contentType?.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
     return JSON.parse(new URLSearchParams(text).get("payload") ?? "");
@@ -95,7 +96,7 @@ function parseBody(contentType: string | undefined, raw: Uint8Array): unknown {
   return JSON.parse(text);
 }
 
-function titleOf(provider: WebhookProvider, push: PushEvent): string {
+export function titleOf(provider: WebhookProvider, push: PushEvent): string {
   const name = PROVIDER_NAMES[provider];
   if (push.ref.startsWith("refs/tags/")) return `${name} tag ${push.ref.slice("refs/tags/".length)}`;
   return push.headSha ? `${name} push ${push.headSha.slice(0, 7)}` : `${name} push`;
@@ -135,6 +136,23 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
     }
 
     const ignoredEvent = nonPushEvent(provider, c.req.raw.headers);
+    if (ignoredEvent !== null && isPullRequestEvent(provider, ignoredEvent)) {
+      let payload: unknown = null;
+      try {
+        payload = parseBody(c.req.header("content-type"), raw);
+      } catch {
+        return fail(
+          c,
+          new ApiError("BAD_REQUEST", "Invalid webhook body: the body is not JSON", { fields: ["body"] }),
+        );
+      }
+      const message = await onPullRequestEvent(services, {
+        provider,
+        payload,
+        applicationIds: [application.applicationId],
+      });
+      return c.json({ success: true, deployed: false, message } satisfies WebhookAnswer);
+    }
     if (ignoredEvent !== null) {
       return c.json({
         success: true,

@@ -25,6 +25,7 @@ import * as pendingEmail from "./20261126-10-pending-email.ts";
 import * as applicationDetailInvalidation from "./20261127-10-application-detail-invalidation.ts";
 import * as deploymentTarget from "./20261127-20-deployment-target.ts";
 import * as compose from "./20261127-30-compose.ts";
+import * as gitProviders from "./20261127-40-git-providers.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 
@@ -54,6 +55,7 @@ export const migrations: Record<string, Migration> = {
   "20261127-10-application-detail-invalidation": applicationDetailInvalidation,
   "20261127-20-deployment-target": deploymentTarget,
   "20261127-30-compose": compose,
+  "20261127-40-git-providers": gitProviders,
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
 };

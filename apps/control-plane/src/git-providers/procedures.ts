@@ -1,0 +1,225 @@
+/**
+ * The procedures the four provider routers share (spec 4.12): create, one, the list of the
+ * organization's providers of a kind, update; and the views. A member needs the gitProviders
+ * permission (canAccessToGitProviders); another organization's provider is a 404. Secrets are
+ * write-only: no view carries them, only whether the OAuth flow completed (`authorized`).
+ */
+import { z } from "zod";
+import type { Caller, ServiceContext } from "../context.ts";
+import type { GitProviderType } from "../db/schema.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { requireFeature } from "../projects/permissions.ts";
+import { checkProviderUrl } from "./http.ts";
+import { createInput, KINDS, updateInput } from "./kinds.ts";
+import {
+  findProvider,
+  insertProvider,
+  listProviders,
+  openSecrets,
+  PROVIDER_ID_FIELD,
+  PROVIDER_NAMES,
+  type ProviderRecord,
+  type Secrets,
+  type Settings,
+  updateProvider,
+} from "./repository.ts";
+
+export const gitProviderSchema = z.object({
+  gitProviderId: z.string(),
+  name: z.string(),
+  providerType: z.enum(["github", "gitlab", "bitbucket", "gitea"]),
+  createdAt: z.string(),
+  organizationId: z.string(),
+  userId: z.string().nullable(),
+});
+
+const kindViewSchema = z.record(z.string(), z.unknown());
+
+export const gitProviderViewSchema = gitProviderSchema.extend({
+  github: kindViewSchema.nullable(),
+  gitlab: kindViewSchema.nullable(),
+  bitbucket: kindViewSchema.nullable(),
+  gitea: kindViewSchema.nullable(),
+});
+
+export const kindOneSchema = kindViewSchema;
+
+/** The kind's id beside a provider (create's answer, the lists). */
+const kindIds = {
+  githubId: z.string().optional(),
+  gitlabId: z.string().optional(),
+  bitbucketId: z.string().optional(),
+  giteaId: z.string().optional(),
+};
+
+export const repositorySchema = z.object({
+  id: z.union([z.number(), z.string()]),
+  name: z.string(),
+  url: z.string(),
+  owner: z.object({ username: z.string() }),
+  defaultBranch: z.string().nullable(),
+});
+export const branchSchema = z.object({ name: z.string(), commit: z.object({ sha: z.string() }) });
+
+export function baseView(provider: ProviderRecord) {
+  const { gitProviderId, name, providerType, createdAt, organizationId, userId } = provider.row;
+  return {
+    gitProviderId,
+    name,
+    providerType,
+    createdAt: new Date(createdAt).toISOString(),
+    organizationId,
+    userId,
+  };
+}
+
+/** The kind's object: its id, the plain settings, and `authorized` for the OAuth kinds. */
+export function kindView(services: ServiceContext, provider: ProviderRecord): Record<string, unknown> {
+  const kind = provider.row.providerType;
+  const view: Record<string, unknown> = {
+    [PROVIDER_ID_FIELD[kind]]: provider.row.providerId,
+    gitProviderId: provider.row.gitProviderId,
+  };
+  for (const field of Object.keys(KINDS[kind].settings)) view[field] = provider.settings[field] ?? null;
+  if (kind === "gitlab" || kind === "gitea")
+    view.authorized = Boolean(openSecrets(services, provider).accessToken);
+  return view;
+}
+
+export function providerView(services: ServiceContext, provider: ProviderRecord) {
+  const kind = provider.row.providerType;
+  return {
+    ...baseView(provider),
+    github: null,
+    gitlab: null,
+    bitbucket: null,
+    gitea: null,
+    [kind]: kindView(services, provider),
+  };
+}
+
+/** The caller's organization's provider of `kind`, after the gitProviders permission check; 404 otherwise. */
+export async function loadProvider(
+  services: ServiceContext,
+  caller: Caller,
+  kind: GitProviderType,
+  providerId: string | undefined,
+): Promise<ProviderRecord> {
+  requireFeature(caller, "gitProviders");
+  const provider = providerId
+    ? await findProvider(services.db, caller.organizationId, kind, providerId)
+    : undefined;
+  if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
+  return provider;
+}
+
+/** Splits an input into plain settings and secrets, checking the URL fields with the outbound guard. */
+async function splitFields(
+  services: ServiceContext,
+  caller: Caller,
+  kind: GitProviderType,
+  input: Record<string, unknown>,
+): Promise<{ settings: Settings; secrets: Secrets }> {
+  const def = KINDS[kind];
+  const settings: Settings = {};
+  const secrets: Secrets = {};
+  for (const field of Object.keys(def.settings)) {
+    const value = input[field];
+    if (value === undefined) continue;
+    if (def.urlFields.includes(field) && typeof value === "string" && value !== "") {
+      settings[field] = await checkProviderUrl(services, caller.organizationId, field, value);
+    } else {
+      settings[field] = value === "" ? null : (value as string | number | null);
+    }
+  }
+  for (const field of Object.keys(def.secrets)) {
+    const value = input[field];
+    if (typeof value === "string") secrets[field] = value;
+  }
+  return { settings, secrets };
+}
+
+export function createProcedure(kind: GitProviderType) {
+  const idField = PROVIDER_ID_FIELD[kind];
+  return mutation({
+    summary: `Connect a ${PROVIDER_NAMES[kind]} provider (its secrets are sealed and never shown again)`,
+    access: "member",
+    input: createInput(kind),
+    output: gitProviderViewSchema.extend(kindIds),
+    handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "gitProviders");
+      const fields = input as Record<string, unknown>;
+      if (typeof fields.authId === "string" && fields.authId !== "" && fields.authId !== caller.userId) {
+        throw badRequest("authId must be the caller's own user id (the provider's creator)", {
+          fields: ["authId"],
+        });
+      }
+      const { settings, secrets } = await splitFields(services, caller, kind, fields);
+      const provider = await insertProvider(services, {
+        providerType: kind,
+        name: input.name,
+        organizationId: caller.organizationId,
+        userId: caller.userId,
+        settings: { ...KINDS[kind].defaults, ...settings },
+        secrets,
+      });
+      return { ...providerView(services, provider), [idField]: provider.row.providerId };
+    },
+  });
+}
+
+export function oneProcedure(kind: GitProviderType) {
+  const idField = PROVIDER_ID_FIELD[kind];
+  return query({
+    summary: `One ${PROVIDER_NAMES[kind]} provider (without its secrets)`,
+    access: "member",
+    input: z.object({ [idField]: z.string().trim().min(1).max(100) }),
+    output: kindOneSchema,
+    handler: async ({ services, caller, input }) => {
+      const provider = await loadProvider(services, caller, kind, (input as Record<string, string>)[idField]);
+      return { ...kindView(services, provider), gitProvider: baseView(provider) };
+    },
+  });
+}
+
+export function listProcedure(kind: GitProviderType) {
+  const idField = PROVIDER_ID_FIELD[kind];
+  return query({
+    summary: `The organization's ${PROVIDER_NAMES[kind]} providers`,
+    access: "member",
+    input: noInput,
+    output: z.array(z.object({ ...kindIds, gitProvider: gitProviderSchema })),
+    handler: async ({ services, caller }) => {
+      requireFeature(caller, "gitProviders");
+      return (await listProviders(services.db, caller.organizationId, kind)).map((provider) => ({
+        [idField]: provider.row.providerId,
+        gitProvider: baseView(provider),
+      }));
+    },
+  });
+}
+
+export function updateProcedure(kind: GitProviderType) {
+  const idField = PROVIDER_ID_FIELD[kind];
+  return mutation({
+    summary: `Change a ${PROVIDER_NAMES[kind]} provider; an absent secret keeps the stored one`,
+    access: "member",
+    input: updateInput(kind, idField),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const fields = input as Record<string, unknown>;
+      const provider = await loadProvider(services, caller, kind, fields[idField] as string);
+      if (fields.gitProviderId !== undefined && fields.gitProviderId !== provider.row.gitProviderId) {
+        throw notFound(`${PROVIDER_NAMES[kind]} provider`);
+      }
+      const { settings, secrets } = await splitFields(services, caller, kind, fields);
+      await updateProvider(services, provider, {
+        name: fields.name as string | undefined,
+        settings,
+        secrets,
+      });
+      return success;
+    },
+  });
+}

@@ -1,0 +1,222 @@
+/**
+ * Git provider rows of an organization (spec 2.12). Each kind's plain fields live in `settings`
+ * (JSON), its secrets in one SecretBox-sealed JSON object bound to the row and organization:
+ * opened only to call the provider or to clone, never returned. Removing a provider disconnects
+ * the applications that used it (their Git fields reset, status error with a message saying so).
+ */
+import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { SecretContext } from "../crypto/secret-box.ts";
+import type { Db } from "../db/database.ts";
+import type { GitProvider, GitProviderType } from "../db/schema.ts";
+
+export type Settings = Record<string, string | number | null>;
+export type Secrets = Record<string, string>;
+
+/** The kind's id field in applications and in the procedures' inputs. */
+export const PROVIDER_ID_FIELD: Record<GitProviderType, "githubId" | "gitlabId" | "bitbucketId" | "giteaId"> =
+  {
+    github: "githubId",
+    gitlab: "gitlabId",
+    bitbucket: "bitbucketId",
+    gitea: "giteaId",
+  };
+
+export const PROVIDER_NAMES: Record<GitProviderType, string> = {
+  github: "GitHub",
+  gitlab: "GitLab",
+  bitbucket: "Bitbucket",
+  gitea: "Gitea",
+};
+
+/** A provider row with its settings parsed (secrets still sealed). */
+export interface ProviderRecord {
+  row: GitProvider;
+  settings: Settings;
+}
+
+const sealContext = (row: { gitProviderId: string; organizationId: string }): SecretContext => ({
+  table: "git_providers",
+  rowId: row.gitProviderId,
+  organizationId: row.organizationId,
+});
+
+const record = (row: GitProvider): ProviderRecord => ({
+  row,
+  settings: JSON.parse(row.settings) as Settings,
+});
+
+export function openSecrets(services: Pick<ServiceContext, "secrets">, provider: ProviderRecord): Secrets {
+  if (!provider.row.secretsSealed) return {};
+  return JSON.parse(
+    services.secrets.decrypt(provider.row.secretsSealed, sealContext(provider.row)),
+  ) as Secrets;
+}
+
+function sealSecrets(
+  services: Pick<ServiceContext, "secrets">,
+  row: { gitProviderId: string; organizationId: string },
+  secrets: Secrets,
+): string | null {
+  const present = Object.fromEntries(Object.entries(secrets).filter(([, value]) => value !== ""));
+  return Object.keys(present).length === 0
+    ? null
+    : services.secrets.encrypt(JSON.stringify(present), sealContext(row));
+}
+
+export async function insertProvider(
+  services: ServiceContext,
+  fields: {
+    providerType: GitProviderType;
+    name: string;
+    organizationId: string;
+    userId: string;
+    settings: Settings;
+    secrets: Secrets;
+  },
+): Promise<ProviderRecord> {
+  const gitProviderId = newId();
+  const row = await services.db
+    .insertInto("gitProviders")
+    .values({
+      gitProviderId,
+      providerId: newId(),
+      providerType: fields.providerType,
+      name: fields.name,
+      organizationId: fields.organizationId,
+      userId: fields.userId,
+      settings: JSON.stringify(fields.settings),
+      secretsSealed: sealSecrets(
+        services,
+        { gitProviderId, organizationId: fields.organizationId },
+        fields.secrets,
+      ),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return record(row);
+}
+
+/** The organization's provider of `kind` with the kind's id `providerId`. */
+export async function findProvider(
+  db: Db,
+  organizationId: string,
+  kind: GitProviderType,
+  providerId: string,
+): Promise<ProviderRecord | undefined> {
+  const row = await db
+    .selectFrom("gitProviders")
+    .selectAll()
+    .where("providerId", "=", providerId)
+    .where("providerType", "=", kind)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+  return row ? record(row) : undefined;
+}
+
+/** A provider by its kind's id alone (webhooks and OAuth callbacks, which carry no caller). */
+export async function findProviderAnywhere(
+  db: Db,
+  kind: GitProviderType,
+  providerId: string,
+): Promise<ProviderRecord | undefined> {
+  const row = await db
+    .selectFrom("gitProviders")
+    .selectAll()
+    .where("providerId", "=", providerId)
+    .where("providerType", "=", kind)
+    .executeTakeFirst();
+  return row ? record(row) : undefined;
+}
+
+export async function listProviders(db: Db, organizationId: string, kind?: GitProviderType) {
+  let query = db.selectFrom("gitProviders").selectAll().where("organizationId", "=", organizationId);
+  if (kind) query = query.where("providerType", "=", kind);
+  return (await query.orderBy("createdAt", "desc").execute()).map(record);
+}
+
+/** GitHub providers whose settings carry `field` = `value` (installation id, app id). */
+export async function findGithubProvidersBy(
+  db: Db,
+  field: "githubInstallationId" | "githubAppId",
+  value: string,
+): Promise<ProviderRecord[]> {
+  const rows = await db.selectFrom("gitProviders").selectAll().where("providerType", "=", "github").execute();
+  return rows.map(record).filter((provider) => String(provider.settings[field] ?? "") === value);
+}
+
+/** Writes new settings (merged) and secrets (merged; "" removes one) of a provider. */
+export async function updateProvider(
+  services: Pick<ServiceContext, "secrets" | "db">,
+  provider: ProviderRecord,
+  patch: { name?: string; settings?: Settings; secrets?: Partial<Secrets> },
+): Promise<ProviderRecord> {
+  const secrets = { ...openSecrets(services, provider) };
+  for (const [key, value] of Object.entries(patch.secrets ?? {})) {
+    if (value !== undefined) secrets[key] = value;
+  }
+  const settings = { ...provider.settings, ...patch.settings };
+  const row = await services.db
+    .updateTable("gitProviders")
+    .set({
+      name: patch.name ?? provider.row.name,
+      settings: JSON.stringify(settings),
+      secretsSealed: sealSecrets(services, provider.row, secrets),
+    })
+    .where("gitProviderId", "=", provider.row.gitProviderId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return record(row);
+}
+
+/**
+ * Deletes the organization's provider and disconnects its applications in one transaction: their
+ * provider id and repository fields are cleared and their status says the provider was removed.
+ * Returns the ids of the applications disconnected, or undefined when there is no such provider.
+ */
+export async function removeProvider(
+  db: Db,
+  organizationId: string,
+  gitProviderId: string,
+): Promise<string[] | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .deleteFrom("gitProviders")
+      .where("gitProviderId", "=", gitProviderId)
+      .where("organizationId", "=", organizationId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const field = PROVIDER_ID_FIELD[row.providerType];
+    const cleared = {
+      github: { githubId: null, owner: null, repository: null, branch: null },
+      gitlab: {
+        gitlabId: null,
+        gitlabProjectId: null,
+        gitlabOwner: null,
+        gitlabRepository: null,
+        gitlabBranch: null,
+        gitlabPathNamespace: null,
+      },
+      bitbucket: {
+        bitbucketId: null,
+        bitbucketOwner: null,
+        bitbucketRepository: null,
+        bitbucketRepositorySlug: null,
+        bitbucketBranch: null,
+      },
+      gitea: { giteaId: null, giteaOwner: null, giteaRepository: null, giteaBranch: null },
+    }[row.providerType];
+    const apps = await trx
+      .updateTable("applications")
+      .set({
+        ...cleared,
+        applicationStatus: "error",
+        applicationStatusMessage: `Disconnected: the ${PROVIDER_NAMES[row.providerType]} provider "${row.name}" was removed; choose a source again`,
+      })
+      .where(field, "=", row.providerId)
+      .returning("applicationId")
+      .execute();
+    return apps.map((app) => app.applicationId);
+  });
+}

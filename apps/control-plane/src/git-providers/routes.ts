@@ -1,0 +1,160 @@
+/**
+ * The provider-level HTTP routes (spec 4.15):
+ * - POST /api/github/webhook: a GitHub App's webhook. The provider is found by `installation.id`
+ *   (a `ping` by `hook.app_id` = githubAppId) and X-Hub-Signature-256 is verified in constant time
+ *   with that provider's webhook secret: unsigned, wrongly signed or unknown is 401. A push deploys
+ *   the applications of that provider, owner and repository as 6.2 says (branch or tag, watchPaths);
+ *   a pull_request goes to the preview hook.
+ * - GET /api/gitlab/callback, /api/gitea/callback: the OAuth redirect targets; `state` is the
+ *   gitlabId/giteaId, `code` is traded for tokens at the provider's token endpoint.
+ */
+import { escapeLogText } from "@platform/agent-protocol";
+import type { Context, Hono } from "hono";
+import type { AppEnv } from "../app.ts";
+import type { ServiceContext } from "../context.ts";
+import { startApplicationDeployment } from "../deployments/start.ts";
+import { ApiError } from "../errors.ts";
+import { decideDeployment } from "../webhooks/decide.ts";
+import { PayloadError, parsePushEvent } from "../webhooks/payload.ts";
+import { isPullRequestEvent, onPullRequestEvent } from "../webhooks/previews.ts";
+import { parseBody, titleOf } from "../webhooks/route.ts";
+import { verifySignature } from "../webhooks/signature.ts";
+import { exchangeOAuthCode } from "./clients.ts";
+import {
+  findGithubProvidersBy,
+  findProviderAnywhere,
+  openSecrets,
+  type ProviderRecord,
+} from "./repository.ts";
+
+const fail = (c: Context<AppEnv>, error: ApiError) => c.json(error.toBody(), error.status as 400);
+const obj = (value: unknown) =>
+  value && typeof value === "object" ? (value as Record<string, unknown>) : {};
+
+/** The provider whose webhook secret signed the body, among the candidates; null when none did. */
+function signedBy(
+  services: ServiceContext,
+  candidates: ProviderRecord[],
+  headers: Headers,
+  raw: Uint8Array,
+): ProviderRecord | null {
+  let found: ProviderRecord | null = null;
+  for (const provider of candidates) {
+    const secret = openSecrets(services, provider).githubWebhookSecret;
+    // Every candidate is checked, so the time does not tell which one matched.
+    if (secret && verifySignature("github", secret, headers, raw) && found === null) found = provider;
+  }
+  return found;
+}
+
+async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
+  const raw = new Uint8Array(await c.req.arrayBuffer());
+  let payload: Record<string, unknown>;
+  try {
+    payload = obj(parseBody(c.req.header("content-type"), raw));
+  } catch {
+    return fail(c, new ApiError("UNAUTHORIZED", "Missing or invalid GitHub webhook signature"));
+  }
+  const event = c.req.header("x-github-event") ?? "";
+  const candidates =
+    event === "ping"
+      ? await findGithubProvidersBy(services.db, "githubAppId", String(obj(payload.hook).app_id ?? ""))
+      : await findGithubProvidersBy(
+          services.db,
+          "githubInstallationId",
+          String(obj(payload.installation).id ?? ""),
+        );
+  const provider = signedBy(services, candidates, c.req.raw.headers, raw);
+  if (!provider) {
+    c.get("logger").warn({ event }, "github webhook: no provider's secret signed it");
+    return fail(c, new ApiError("UNAUTHORIZED", "Missing or invalid GitHub webhook signature"));
+  }
+  if (event === "ping") return c.json({ success: true, deployed: false, message: "pong" });
+
+  const repository = obj(payload.repository);
+  const owner = String(obj(repository.owner).login ?? obj(repository.owner).name ?? "");
+  const name = String(repository.name ?? "");
+  const applications = await services.db
+    .selectFrom("applications")
+    .selectAll()
+    .where("sourceType", "=", "github")
+    .where("githubId", "=", provider.row.providerId)
+    .where("owner", "=", owner)
+    .where("repository", "=", name)
+    .execute();
+
+  if (isPullRequestEvent("github", event)) {
+    const message = await onPullRequestEvent(services, {
+      provider: "github",
+      payload,
+      applicationIds: applications.map((app) => app.applicationId),
+    });
+    return c.json({ success: true, deployed: false, message });
+  }
+  if (event !== "push") {
+    return c.json({
+      success: true,
+      deployed: false,
+      message: `Ignored the ${event || "unnamed"} event: only pushes deploy`,
+    });
+  }
+  let push: ReturnType<typeof parsePushEvent>;
+  try {
+    push = parsePushEvent("github", payload);
+  } catch (error) {
+    const reason = error instanceof PayloadError ? error.message : "not a push payload";
+    const field = error instanceof PayloadError ? error.field : "body";
+    return fail(c, new ApiError("BAD_REQUEST", `Invalid webhook body: ${reason}`, { fields: [field] }));
+  }
+  const deploymentIds: string[] = [];
+  const skipped: string[] = [];
+  for (const application of applications) {
+    const decision = decideDeployment(application, push);
+    if (!decision.deploy) {
+      skipped.push(`${application.applicationId}: ${decision.reason}`);
+      continue;
+    }
+    const { deploymentId } = await startApplicationDeployment(services, {
+      applicationId: application.applicationId,
+      kind: "deploy",
+      title: titleOf("github", push),
+      description: escapeLogText(push.headMessage.trim()).slice(0, 1000) || undefined,
+    });
+    deploymentIds.push(deploymentId);
+  }
+  return c.json({
+    success: true,
+    deployed: deploymentIds.length > 0,
+    deploymentIds,
+    message:
+      deploymentIds.length > 0
+        ? `Started ${deploymentIds.length} deployment(s)`
+        : `Nothing deployed${skipped.length > 0 ? `: ${skipped.join("; ")}` : ": no application uses this repository"}`,
+  });
+}
+
+async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind: "gitlab" | "gitea") {
+  const code = c.req.query("code") ?? "";
+  const state = c.req.query("state") ?? "";
+  if (!code || code.length > 2000) {
+    return fail(
+      c,
+      new ApiError("BAD_REQUEST", "The callback carries no authorization code", { fields: ["code"] }),
+    );
+  }
+  const provider = state.length <= 100 ? await findProviderAnywhere(services.db, kind, state) : undefined;
+  if (!provider) return fail(c, new ApiError("NOT_FOUND", "Unknown provider in the callback's state"));
+  try {
+    await exchangeOAuthCode(services, provider, code);
+  } catch (error) {
+    if (error instanceof ApiError) return fail(c, error);
+    throw error;
+  }
+  return c.redirect("/dashboard/settings/git-providers", 302);
+}
+
+export function registerGitProviderRoutes(app: Hono<AppEnv>, services: ServiceContext): void {
+  app.post("/api/github/webhook", (c) => githubWebhook(c, services));
+  app.get("/api/gitlab/callback", (c) => oauthCallback(c, services, "gitlab"));
+  app.get("/api/gitea/callback", (c) => oauthCallback(c, services, "gitea"));
+}

@@ -1,0 +1,70 @@
+/**
+ * bitbucket (spec 4.12): Bitbucket Cloud accounts, with an app password (username) or an API
+ * token (e-mail); bitbucketWorkspaceName picks the workspace whose repositories are listed.
+ */
+import { z } from "zod";
+import { repositoryNameSchema } from "../applications/validation.ts";
+import { bitbucketBranches, bitbucketRepositories } from "../git-providers/clients.ts";
+import {
+  branchSchema,
+  createProcedure,
+  listProcedure,
+  loadProvider,
+  oneProcedure,
+  repositorySchema,
+  updateProcedure,
+} from "../git-providers/procedures.ts";
+import { defineRouter, mutation, query } from "../procedure.ts";
+
+const bitbucketId = z.string().trim().min(1).max(100);
+
+export const bitbucketRouter = defineRouter("bitbucket", {
+  create: createProcedure("bitbucket"),
+  one: oneProcedure("bitbucket"),
+  bitbucketProviders: listProcedure("bitbucket"),
+  update: updateProcedure("bitbucket"),
+  getBitbucketRepositories: query({
+    summary: "The repositories of the provider's workspace",
+    access: "member",
+    input: z.object({ bitbucketId }),
+    output: z.array(repositorySchema),
+    handler: async ({ services, caller, input }) =>
+      bitbucketRepositories(services, await loadProvider(services, caller, "bitbucket", input.bitbucketId)),
+  }),
+  getBitbucketBranches: query({
+    summary: "The branches of one repository",
+    access: "member",
+    input: z.object({
+      owner: repositoryNameSchema,
+      repo: repositoryNameSchema,
+      bitbucketId: bitbucketId.optional(),
+    }),
+    output: z.array(branchSchema),
+    handler: async ({ services, caller, input }) =>
+      bitbucketBranches(
+        services,
+        await loadProvider(services, caller, "bitbucket", input.bitbucketId),
+        input.owner,
+        input.repo,
+      ),
+  }),
+  testConnection: mutation({
+    summary: "List the workspace's repositories, with the stored credentials or the ones given (not stored)",
+    access: "member",
+    input: z.object({
+      bitbucketId: bitbucketId.optional(),
+      bitbucketUsername: z.string().trim().max(100).optional(),
+      bitbucketEmail: z.string().trim().max(320).optional(),
+      workspaceName: z.string().trim().max(100).optional(),
+      appPassword: z.string().max(4096).optional(),
+      apiToken: z.string().max(4096).optional(),
+    }),
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const { bitbucketId: id, ...override } = input;
+      const provider = await loadProvider(services, caller, "bitbucket", id);
+      const given = Object.fromEntries(Object.entries(override).filter(([, value]) => value));
+      return `Found ${(await bitbucketRepositories(services, provider, given)).length} repositories`;
+    },
+  }),
+});

@@ -1,0 +1,44 @@
+/**
+ * gitProvider (spec 2.12, 4.12): every provider connection of the organization, and removal,
+ * which disconnects the applications that used it (their repository fields cleared, status error
+ * with a message naming the removed provider) in the same transaction.
+ */
+import { z } from "zod";
+import { notFound } from "../errors.ts";
+import { gitProviderViewSchema, providerView } from "../git-providers/procedures.ts";
+import { listProviders, removeProvider } from "../git-providers/repository.ts";
+import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { requireFeature } from "../projects/permissions.ts";
+
+export const gitProviderRouter = defineRouter("gitProvider", {
+  getAll: query({
+    summary: "The organization's Git providers with their kind's fields (never their secrets)",
+    access: "member",
+    input: noInput,
+    output: z.array(gitProviderViewSchema),
+    handler: async ({ services, caller }) => {
+      requireFeature(caller, "gitProviders");
+      return (await listProviders(services.db, caller.organizationId)).map((provider) =>
+        providerView(services, provider),
+      );
+    },
+  }),
+  remove: mutation({
+    summary: "Delete a Git provider; its applications are disconnected and say so in their status",
+    access: "member",
+    input: z.object({ gitProviderId: z.string().trim().min(1).max(100) }),
+    output: successSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      requireFeature(caller, "gitProviders");
+      const disconnected = await removeProvider(services.db, caller.organizationId, input.gitProviderId);
+      if (!disconnected) throw notFound("Git provider");
+      if (disconnected.length > 0) {
+        logger.info(
+          { gitProviderId: input.gitProviderId, applicationIds: disconnected },
+          "git provider removed; applications disconnected",
+        );
+      }
+      return success;
+    },
+  }),
+});

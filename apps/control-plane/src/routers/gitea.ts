@@ -1,0 +1,71 @@
+/**
+ * gitea (spec 4.12): Gitea OAuth applications (giteaUrl; giteaInternalUrl, when set, is where the
+ * platform reaches it). The OAuth flow ends at /api/gitea/callback; the access token is refreshed
+ * before it expires.
+ */
+import { z } from "zod";
+import { repositoryNameSchema } from "../applications/validation.ts";
+import { giteaBranches, giteaRepositories } from "../git-providers/clients.ts";
+import {
+  branchSchema,
+  createProcedure,
+  listProcedure,
+  loadProvider,
+  oneProcedure,
+  repositorySchema,
+  updateProcedure,
+} from "../git-providers/procedures.ts";
+import { defineRouter, mutation, query } from "../procedure.ts";
+
+const giteaId = z.string().trim().min(1).max(100);
+
+export const giteaRouter = defineRouter("gitea", {
+  create: createProcedure("gitea"),
+  one: oneProcedure("gitea"),
+  giteaProviders: listProcedure("gitea"),
+  update: updateProcedure("gitea"),
+  getGiteaRepositories: query({
+    summary: "The repositories the token's user can read",
+    access: "member",
+    input: z.object({ giteaId }),
+    output: z.array(repositorySchema),
+    handler: async ({ services, caller, input }) =>
+      giteaRepositories(services, await loadProvider(services, caller, "gitea", input.giteaId)),
+  }),
+  getGiteaBranches: query({
+    summary: "The branches of one repository",
+    access: "member",
+    input: z.object({
+      id: z.number().int().optional(),
+      owner: repositoryNameSchema,
+      repositoryName: repositoryNameSchema,
+      giteaId: giteaId.optional(),
+    }),
+    output: z.array(branchSchema),
+    handler: async ({ services, caller, input }) =>
+      giteaBranches(
+        services,
+        await loadProvider(services, caller, "gitea", input.giteaId),
+        input.owner,
+        input.repositoryName,
+      ),
+  }),
+  getGiteaUrl: query({
+    summary: "The provider's public giteaUrl (where the browser authorizes)",
+    access: "member",
+    input: z.object({ giteaId }),
+    output: z.string(),
+    handler: async ({ services, caller, input }) =>
+      String((await loadProvider(services, caller, "gitea", input.giteaId)).settings.giteaUrl ?? ""),
+  }),
+  testConnection: mutation({
+    summary: "List the repositories the token reaches",
+    access: "member",
+    input: z.object({ giteaId: giteaId.optional(), organizationName: z.string().trim().max(100).optional() }),
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const provider = await loadProvider(services, caller, "gitea", input.giteaId);
+      return `Found ${(await giteaRepositories(services, provider)).length} repositories`;
+    },
+  }),
+});
