@@ -11,6 +11,7 @@ import { environmentRouter } from "./environment.ts";
 import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
 import { mysqlRouter } from "./mysql.ts";
+import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
@@ -46,4 +47,5 @@ export const allRouters: RouterDef[] = [
   redisRouter,
   settingsRouter,
   adminRouter,
+  notificationRouter,
 ];
