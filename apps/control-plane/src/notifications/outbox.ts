@@ -44,7 +44,7 @@ export function noticeOf(
 ): Notice {
   const data = { ...event.payload };
   const base = services.config.platformUrl?.replace(/\/+$/, "");
-  if (base && data.deploymentId && data.serviceId) {
+  if (base && data.serviceId && (event.kind === "appDeploy" || event.kind === "appBuildError")) {
     const input =
       data.serviceType === "application"
         ? { applicationId: data.serviceId }
