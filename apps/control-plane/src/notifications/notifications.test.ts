@@ -419,7 +419,7 @@ describe("notification channels", () => {
     const pending = await platform.services.db
       .selectFrom("notificationDeliveries")
       .select(["attempts", "lastError", "status"])
-      .where("notificationId", "=", ids.Custom)
+      .where("notificationId", "=", ids.Custom as string)
       .where("status", "=", "pending")
       .execute();
     expect(pending.length).toBe(1);
