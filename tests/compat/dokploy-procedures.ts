@@ -54,6 +54,8 @@ export const sources = {
     "routers/admin.ts (setupMonitoring: adminProcedure, input apiUpdateWebServerMonitoring = {metricsConfig}), found by code search; commit not shown by the search",
   monitoring:
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
+  notification:
+    "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify; the other kinds are not in the stored schema: their rows follow spec 4.11)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
 } as const;
 
@@ -75,6 +77,8 @@ const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
 const NO_COMPOSE = "compose services are not served";
+const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
+const LIMITS = "ours: a channel limited to projects or services (issue 24 item 5)";
 const CLEANER = "we answer the same data in a shape of our own";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
 
@@ -1522,6 +1526,46 @@ export const dokployProcedures: Record<string, Row> = {
   ...databaseRows("mariadb", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
   ...databaseRows("mongo", ["databaseUser*", "replicaSets=false"]),
   ...databaseRows("redis", []),
+  ...notificationRows("slack", "Slack", ["webhookUrl*", "channel*"], { channel: LENIENT }),
+  ...notificationRows("telegram", "Telegram", ["botToken*", "chatId*", "messageThreadId*"], {
+    messageThreadId: LENIENT,
+  }),
+  ...notificationRows("discord", "Discord", ["webhookUrl*", "decoration*"], { decoration: LENIENT }),
+  ...notificationRows("email", "Email", [
+    "smtpServer*",
+    "smtpPort*",
+    "username*",
+    "password*",
+    "fromAddress*",
+    "toAddresses*",
+  ]),
+  ...notificationRows("gotify", "Gotify", ["serverUrl*", "appToken*", "priority*", "decoration*"], {
+    priority: "spec 8: 0 to 10, default 5",
+    decoration: LENIENT,
+  }),
+  ...notificationRows("mattermost", "Mattermost", [], {}, "Mattermost is not in the stored Dokploy schema"),
+  ...notificationRows("resend", "Resend", [], {}, "Resend is not in the stored Dokploy schema"),
+  ...notificationRows("ntfy", "Ntfy", [], {}, "ntfy is not in the stored Dokploy schema at its commit"),
+  ...notificationRows("pushover", "Pushover", [], {}, "Pushover is not in the stored Dokploy schema"),
+  ...notificationRows("lark", "Lark", [], {}, "Lark is not in the stored Dokploy schema"),
+  ...notificationRows("teams", "Teams", [], {}, "Teams is not in the stored Dokploy schema"),
+  ...notificationRows("custom", "Custom", [], {}, "Custom is not in the stored Dokploy schema"),
+  "notification.getAll": {
+    kind: "query",
+    source: "notification",
+    input: [],
+    output: "array:notificationId,name",
+  },
+  "notification.delete": {
+    kind: "mutation",
+    source: "notification",
+    input: ["notificationId*"],
+    output: "any",
+  },
+  "notification.deliveries": {
+    kind: "query",
+    platformOnly: "each delivery's attempts and outcome (docs/decisions.md, issue 24)",
+  },
 };
 
 /**
@@ -1661,6 +1705,74 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       ...read,
       input: [`${id}*`],
       output: ROW,
+    },
+  };
+}
+
+/**
+ * A notification kind's create, update and test rows: Dokploy's picked fields are all required
+ * on create (`.required()`), all optional on update beside notificationId* and the kind's own
+ * id, and the kind's fields on test. `unverified`: the kind is not in the stored schema.
+ */
+function notificationRows(
+  kind: string,
+  suffix: string,
+  fields: string[],
+  differs: Record<string, string> = {},
+  unverified?: string,
+): Record<string, Row> {
+  if (unverified) {
+    return Object.fromEntries(
+      ["create", "update", "test"].map((verb) => [
+        `notification.${verb}${suffix}`,
+        { kind: "mutation" as const, unverified },
+      ]),
+    );
+  }
+  const toggles = [
+    "appDeploy",
+    "appBuildError",
+    "databaseBackup",
+    "volumeBackup",
+    "platformRestart",
+    "dockerCleanup",
+    "serverThreshold",
+  ];
+  const toggleDiffers = Object.fromEntries(toggles.map((t) => [t, TOGGLE_DEFAULT]));
+  const common = { projectIds: LIMITS, serviceIds: LIMITS };
+  const optional = fields.map((f) => f.replace(/\*$/, ""));
+  return {
+    [`notification.create${suffix}`]: {
+      kind: "mutation",
+      source: "notification",
+      input: ["name*", ...toggles.map((t) => `${t}*`), ...fields],
+      output: "any",
+      differs: { ...toggleDiffers, ...common, ...differs },
+    },
+    [`notification.update${suffix}`]: {
+      kind: "mutation",
+      source: "notification",
+      input: ["notificationId*", `${kind}Id*`, "organizationId", "name", ...toggles, ...optional],
+      output: "any",
+      differs: {
+        [`${kind}Id`]: "optional with us: a channel's kind record id equals its notificationId",
+        organizationId: WE_SET,
+        ...common,
+      },
+    },
+    [`notification.test${suffix}`]: {
+      kind: "mutation",
+      source: "notification",
+      input: fields.filter(
+        (f) =>
+          !(kind === "discord" && f.startsWith("decoration")) &&
+          !(kind === "gotify" && f.startsWith("decoration")),
+      ),
+      output: "any",
+      differs: {
+        ...(kind === "discord" || kind === "gotify" ? { decoration: "optional in Dokploy's test too" } : {}),
+        ...differs,
+      },
     },
   };
 }

@@ -55,6 +55,7 @@ const ID_KINDS = [
   "mountId",
   // mounts.create's serviceId (serviceType defaults to application): an application's id.
   "serviceId",
+  "notificationId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -93,6 +94,7 @@ const NOT_HOST_PORT_FIELDS = new Set([
   // applies only its Mode. The day Ports are applied, PublishedPort becomes a host port field.
   "TargetPort",
   "PublishedPort",
+  "smtpPort", // an Email channel's SMTP server port (outbound, through the guard)
 ]);
 
 /**
@@ -119,6 +121,17 @@ const NOT_RECORD_IDS = new Set([
   "clientId",
   // Dokploy's authId on gitlab/bitbucket.create: must be the caller's own user id (400 otherwise).
   "authId",
+  // A channel's kind record id (Dokploy's slackId, ...): ours equals its notificationId, which
+  // update<Kind> requires and checks first; a different value is a 404 there.
+  ...["slack", "mattermost", "discord", "telegram", "email", "resend", "gotify", "ntfy", "pushover"].map(
+    (kind) => `${kind}Id`,
+  ),
+  "larkId",
+  // Telegram's chat and forum topic ids, not records of ours.
+  "chatId",
+  "messageThreadId",
+  "teamsId",
+  "customId",
 ]);
 type Fixture = Record<IdKind, string>;
 
@@ -447,6 +460,12 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     { name: `${label} key`, organizationId, metadata: { organizationId } },
     as(session),
   );
+  // A channel without URL fields: the suite's platform has no DNS to pass the outbound guard.
+  const notification = await platform.mutateOk(
+    "notification.createTelegram",
+    { name: `${label} alerts`, botToken: "123456:probe", chatId: "1", appDeploy: true },
+    as(session),
+  );
   const registry = await db
     .selectFrom("registries")
     .select("registryId")
@@ -470,6 +489,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     apiKeyId: apiKey.id,
     memberId: memberRow.memberId,
     userId: memberRow.userId,
+    notificationId: notification.notificationId,
   };
 }
 

@@ -100,6 +100,20 @@ const configSchema = z.object({
   /** Bitbucket Cloud's API and Git hosts. */
   PLATFORM_BITBUCKET_API_URL: providerBaseUrl.default("https://api.bitbucket.org/2.0"),
   PLATFORM_BITBUCKET_URL: providerBaseUrl.default("https://bitbucket.org"),
+  /** Days delivered and abandoned notification deliveries (and their events) are kept. */
+  PLATFORM_NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  /** The first retry delay of a failed notification delivery, doubled per attempt (ms). */
+  PLATFORM_NOTIFICATION_RETRY_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  /** Base URLs of the fixed notification APIs (a relay or a test receiver may stand in). */
+  PLATFORM_TELEGRAM_API_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+    .default("https://api.telegram.org"),
+  PLATFORM_PUSHOVER_API_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+    .default("https://api.pushover.net"),
+  PLATFORM_RESEND_API_URL: z
+    .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+    .default("https://api.resend.com"),
   /** CIDRs of loopback or private addresses outbound requests (Git, registries) may reach. */
   PLATFORM_OUTBOUND_ALLOW: z
     .string()
@@ -186,6 +200,12 @@ export interface Config {
   githubUrl: string;
   bitbucketApiUrl: string;
   bitbucketUrl: string;
+  /** Notification delivery (notifications/outbox.ts): retention, first retry delay, fixed API bases. */
+  notifications: {
+    retentionDays: number;
+    retryMs: number;
+    apis: { telegram: string; pushover: string; resend: string };
+  };
   /** The per-session token bucket (auth/session-rate-limit.ts); null: off. */
   sessionRateLimit: { max: number; timeWindowSeconds: number } | null;
   /** No observed progress of a deployment for this long fails it (default 3 minutes). */
@@ -284,6 +304,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubUrl: c.PLATFORM_GITHUB_URL,
     bitbucketApiUrl: c.PLATFORM_BITBUCKET_API_URL,
     bitbucketUrl: c.PLATFORM_BITBUCKET_URL,
+    notifications: {
+      retentionDays: c.PLATFORM_NOTIFICATION_RETENTION_DAYS,
+      retryMs: c.PLATFORM_NOTIFICATION_RETRY_MS,
+      apis: {
+        telegram: c.PLATFORM_TELEGRAM_API_URL.replace(/\/+$/, ""),
+        pushover: c.PLATFORM_PUSHOVER_API_URL.replace(/\/+$/, ""),
+        resend: c.PLATFORM_RESEND_API_URL.replace(/\/+$/, ""),
+      },
+    },
     sessionRateLimit:
       c.PLATFORM_SESSION_RATE_LIMIT === undefined ? SESSION_RATE_LIMIT : c.PLATFORM_SESSION_RATE_LIMIT,
     deploymentWatchdogMs: c.DEPLOYMENT_WATCHDOG_MS,

@@ -13,6 +13,7 @@ import type { Db } from "./db/database.ts";
 import type { Role } from "./db/schema.ts";
 import type { DeploymentQueue } from "./deployments/queue.ts";
 import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import type { NotificationOutbox } from "./notifications/outbox.ts";
 import type { ProjectTreeCache } from "./projects/tree-cache.ts";
 
 export interface ServiceContext {
@@ -35,6 +36,8 @@ export interface ServiceContext {
   deployments: DeploymentQueue;
   /** The daily Docker cleanup jobs (settings.updateDockerCleanup). */
   dockerCleanup: DockerCleanupSchedule;
+  /** The notification outbox's dispatcher (notifications/outbox.ts). */
+  notifications: NotificationOutbox;
   now(): Date;
 }
 

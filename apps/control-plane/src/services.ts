@@ -21,6 +21,8 @@ import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployment
 import { Reconciler } from "./deployments/reconcile.ts";
 import { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
+import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.ts";
+import { instanceIdOf, markStarted, markStopped, recordAgentRestarts } from "./notifications/restarts.ts";
 import { PROJECT_TREE_CHANNEL, ProjectTreeCache, tablesNotifyingTrees } from "./projects/tree-cache.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
 
@@ -68,6 +70,7 @@ export async function createServices(
     database?: DatabaseTarget;
     agents?: AgentHubOptions;
     deployments?: DeploymentQueueOptions;
+    notifications?: OutboxOptions;
   } = {},
 ): Promise<RunningServices> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -113,6 +116,7 @@ export async function createServices(
     await database.close();
     throw error;
   }
+  const instanceId = instanceIdOf(config);
   const services: ServiceContext = {
     config,
     db: database.db,
@@ -126,8 +130,10 @@ export async function createServices(
     agents,
     deployments: createDeploymentQueue(config, options.deployments),
     dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
+    notifications: undefined as unknown as NotificationOutbox,
     now,
   };
+  services.notifications = new NotificationOutbox(services, instanceId, options.notifications);
   try {
     await services.deployments.start(services);
   } catch (error) {
@@ -142,6 +148,11 @@ export async function createServices(
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   recordThresholdEvents(services);
+  recordAgentRestarts(services);
+  await markStarted(services, instanceId).catch((error) =>
+    logger.warn({ err: error }, "the start of this control plane was not recorded"),
+  );
+  await services.notifications.start();
   const localProxy =
     config.installLocalProxy && config.edition === "self-hosted" && options.agents?.localAgent !== false
       ? installLocalProxy(services)
@@ -151,11 +162,13 @@ export async function createServices(
     close: async () => {
       // Running deployments are stopped first: stopping them needs the agents.
       await reconciler.close();
+      await services.notifications.close();
       await services.dockerCleanup.close();
       await services.deployments.close();
       await localProxy;
       // With NATS away a drain never ends: the stop is bounded (the deployments are stored).
       await untilOrAfter(agents.close(), AGENTS_CLOSE_WAIT_MS);
+      await markStopped(services, instanceId);
       await database.close();
     },
   };

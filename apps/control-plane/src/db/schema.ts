@@ -196,6 +196,9 @@ export interface Database {
   compose: ComposeTable;
   deploymentLeases: DeploymentLeaseTable;
   events: EventTable;
+  notifications: NotificationTable;
+  notificationDeliveries: NotificationDeliveryTable;
+  controlPlaneRuns: ControlPlaneRunTable;
   registries: RegistryTable;
   gitProviders: GitProviderTable;
   domains: DomainTable;
@@ -587,6 +590,53 @@ export interface EventTable {
   applicationId: string | null;
   payload: Json<{ applicationName: string; status: string; message: string; [key: string]: string }>;
   createdAt: Timestamp;
+  /** When its deliveries were written (notifications/outbox.ts); null: not yet. */
+  fannedOutAt: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A notification channel (spec 2.11): kind, toggles, plain fields and sealed secrets. */
+export interface NotificationTable {
+  notificationId: string;
+  organizationId: string;
+  name: string;
+  kind: string;
+  appDeploy: Generated<boolean>;
+  appBuildError: Generated<boolean>;
+  databaseBackup: Generated<boolean>;
+  volumeBackup: Generated<boolean>;
+  platformRestart: Generated<boolean>;
+  dockerCleanup: Generated<boolean>;
+  serverThreshold: Generated<boolean>;
+  config: Json<Record<string, unknown>>;
+  /** The kind's secret fields as one JSON object, sealed (table notifications, row notificationId). */
+  secretsSealed: string;
+  /** Null: every project (and service); else only events of these projects / services. */
+  projectIds: string[] | null;
+  serviceIds: string[] | null;
+  createdAt: Timestamp;
+}
+
+export type DeliveryStatus = "pending" | "delivered" | "abandoned";
+
+/** One event's delivery to one channel (notifications/outbox.ts). */
+export interface NotificationDeliveryTable {
+  eventId: string;
+  notificationId: string;
+  organizationId: string;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  nextAttemptAt: Timestamp;
+  leaseOwner: string | null;
+  leaseUntil: Timestamp | null;
+  lastError: string | null;
+  updatedAt: Timestamp;
+}
+
+/** Whether a control plane instance is running (set at start, cleared at a clean stop). */
+export interface ControlPlaneRunTable {
+  instanceId: string;
+  running: boolean;
+  startedAt: Timestamp;
 }
 
 export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";

@@ -1,7 +1,10 @@
 /**
- * Events kept for later notification delivery (spec 6.1): appDeploy when a deployment
- * succeeded, appBuildError when it failed. The payload is the `data` of a custom channel's
- * body: {applicationName, status, message}.
+ * Events of spec 6.1, written into the notification outbox (notifications/outbox.ts) in the
+ * transaction of the change that causes them: appDeploy when a deployment succeeded,
+ * appBuildError when it failed, serverThreshold, dockerCleanup, platformRestart and the backup
+ * events. The payload is the `data` of a channel's notice: {applicationName, status, message}
+ * and, for an event of a service, its project, environment and service and a link to its
+ * deployments (its id read here; the outbox writes the link, with PLATFORM_URL). Read in the same transaction, so every emitter gets them alike.
  */
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
@@ -14,7 +17,57 @@ export interface NewEvent {
   payload: { applicationName: string; status: string; message: string; [key: string]: string };
 }
 
+/** The project, environment and last settled deployment of the event's service, if any. */
+async function serviceContext(db: Db, event: NewEvent): Promise<Record<string, string>> {
+  const databaseId = event.payload.databaseId;
+  const serviceId = event.applicationId ?? databaseId;
+  if (!serviceId) return {};
+  const base = event.applicationId
+    ? db
+        .selectFrom("applications as s")
+        .select(["s.applicationId as serviceId", "s.name as serviceName"])
+        .where("s.applicationId", "=", serviceId)
+        .innerJoin("environments", "environments.environmentId", "s.environmentId")
+    : db
+        .selectFrom("databaseServices as s")
+        .select(["s.databaseId as serviceId", "s.name as serviceName"])
+        .where("s.databaseId", "=", serviceId)
+        .innerJoin("environments", "environments.environmentId", "s.environmentId");
+  const row = await base
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select([
+      "projects.projectId",
+      "projects.name as projectName",
+      "environments.environmentId",
+      "environments.name as environmentName",
+    ])
+    .executeTakeFirst();
+  if (!row) return {};
+  const context: Record<string, string> = {
+    projectId: row.projectId,
+    projectName: row.projectName,
+    environmentId: row.environmentId,
+    environmentName: row.environmentName,
+    serviceId,
+    serviceName: row.serviceName,
+    serviceType: event.applicationId ? "application" : (event.payload.type ?? "database"),
+  };
+  if (event.kind === "appDeploy" || event.kind === "appBuildError") {
+    const deployment = await db
+      .selectFrom("deployments")
+      .select("deploymentId")
+      .where(event.applicationId ? "applicationId" : "databaseId", "=", serviceId)
+      .where("completedAt", "is not", null)
+      .orderBy("completedAt", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    if (deployment) context.deploymentId = deployment.deploymentId;
+  }
+  return context;
+}
+
 export async function recordEvent(db: Db, event: NewEvent, now: Date): Promise<void> {
+  const context = await serviceContext(db, event);
   await db
     .insertInto("events")
     .values({
@@ -22,7 +75,8 @@ export async function recordEvent(db: Db, event: NewEvent, now: Date): Promise<v
       organizationId: event.organizationId,
       kind: event.kind,
       applicationId: event.applicationId,
-      payload: JSON.stringify(event.payload),
+      // The emitter's own fields win; applicationName, status and message are always its own.
+      payload: JSON.stringify({ ...context, ...event.payload }),
       createdAt: now.toISOString(),
     })
     .execute();

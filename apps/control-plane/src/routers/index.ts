@@ -18,6 +18,7 @@ import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
 import { mountsRouter } from "./mounts.ts";
 import { mysqlRouter } from "./mysql.ts";
+import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
@@ -62,4 +63,5 @@ export const allRouters: RouterDef[] = [
   gitlabRouter,
   bitbucketRouter,
   giteaRouter,
+  notificationRouter,
 ];

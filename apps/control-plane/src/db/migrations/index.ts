@@ -26,6 +26,7 @@ import * as applicationDetailInvalidation from "./20261127-10-application-detail
 import * as deploymentTarget from "./20261127-20-deployment-target.ts";
 import * as compose from "./20261127-30-compose.ts";
 import * as gitProviders from "./20261127-40-git-providers.ts";
+import * as notifications from "./20261127-50-notifications.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 
@@ -56,6 +57,7 @@ export const migrations: Record<string, Migration> = {
   "20261127-20-deployment-target": deploymentTarget,
   "20261127-30-compose": compose,
   "20261127-40-git-providers": gitProviders,
+  "20261127-50-notifications": notifications,
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
 };

@@ -1,0 +1,467 @@
+/**
+ * Notifications end to end in one control plane: local receivers on 127.0.0.1 speaking each
+ * kind's API (one HTTP server, a path per kind, and an SMTP sink) get a settled deployment's
+ * appDeploy and a failed one's appBuildError in their own formats, on the channels toggled for
+ * them only; test<Kind> reports failures without the receiver's body; refused addresses are a
+ * 400 naming the field; secrets are sealed and redacted; the outbox retries a receiver that was
+ * down, two dispatchers deliver once, and pruning keeps the retention.
+ */
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { createUserDirectly } from "../projects/test-support.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { NotificationOutbox } from "./outbox.ts";
+
+interface Received {
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+let platform: TestPlatform;
+let owner: Session;
+let receiver: Server;
+let base = "";
+const received: Received[] = [];
+/** Paths that answer 500 (a receiver that is down) or hang (a timeout). */
+const failing = new Set<string>();
+let smtp: SMTPServer;
+let smtpPort = 0;
+const mails: Array<{ from: string; to: string[]; raw: string; user: string; pass: string }> = [];
+let applicationId = "";
+let projectId = "";
+
+const as = () => ({ token: owner.token });
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      const path = request.url ?? "";
+      if ([...failing].some((prefix) => path.startsWith(prefix))) {
+        response.writeHead(500, { "content-type": "text/plain" }).end("receiver secret body: do-not-echo");
+        return;
+      }
+      received.push({ path, headers: request.headers, body });
+      response.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  smtp = new SMTPServer({
+    disabledCommands: ["STARTTLS"],
+    allowInsecureAuth: true,
+    onAuth(auth, _session, callback) {
+      callback(null, { user: `${auth.username}:${auth.password}` });
+    },
+    onData(stream, session, callback) {
+      let raw = "";
+      stream.on("data", (chunk) => {
+        raw += chunk;
+      });
+      stream.on("end", () => {
+        const [user = "", pass = ""] = String(session.user).split(":");
+        mails.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          user,
+          pass,
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  smtpPort = (smtp.server.address() as AddressInfo).port;
+
+  platform = await startTestPlatform({
+    PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
+    PLATFORM_URL: "http://platform.example.com",
+    PLATFORM_TELEGRAM_API_URL: `${base}/telegram`,
+    PLATFORM_PUSHOVER_API_URL: `${base}/pushover`,
+    PLATFORM_RESEND_API_URL: `${base}/resend`,
+    PLATFORM_NOTIFICATION_RETRY_MS: "200",
+  });
+  owner = await platform.registerOwner();
+  const project = await platform.mutateOk("project.create", { name: "shop" }, as());
+  projectId = project.project.projectId;
+  const application = await platform.mutateOk(
+    "application.create",
+    { name: "web", environmentId: project.environment.environmentId },
+    as(),
+  );
+  applicationId = application.applicationId;
+}, 60_000);
+
+afterAll(async () => {
+  await platform?.close();
+  receiver?.close();
+  smtp?.close();
+});
+
+/** Every kind's create input, pointing at the local receivers. */
+const channels = (): Record<string, Record<string, unknown>> => ({
+  Slack: { webhookUrl: `${base}/slack/T000/B000/XXXX`, channel: "#deploys" },
+  Mattermost: { webhookUrl: `${base}/mattermost/hooks/abc`, channel: "town", username: "platform" },
+  Discord: { webhookUrl: `${base}/discord/api/webhooks/1/tok`, decoration: true },
+  Telegram: { botToken: "123456:ABC-def", chatId: "-1001", messageThreadId: "7" },
+  Email: {
+    smtpServer: "127.0.0.1",
+    smtpPort,
+    username: "mailer",
+    password: "smtp-secret",
+    fromAddress: "platform@example.com",
+    toAddresses: ["ops@example.com", "dev@example.com"],
+  },
+  Resend: { apiKey: "re_secret", fromAddress: "platform@example.com", toAddresses: ["ops@example.com"] },
+  Gotify: { serverUrl: `${base}/gotify`, appToken: "gotify-secret", priority: 8, decoration: false },
+  Ntfy: { serverUrl: `${base}/ntfy`, topic: "deploys", accessToken: "tk_secret", priority: 4 },
+  Pushover: { userKey: "user-secret", apiToken: "app-secret", priority: 2, retry: 60, expire: 3600 },
+  Lark: { webhookUrl: `${base}/lark/open-apis/bot/v2/hook/x` },
+  Teams: { webhookUrl: `${base}/teams/webhook/x` },
+  Custom: { endpoint: `${base}/custom/hook`, headers: { "X-Api-Key": "custom-secret" } },
+});
+
+async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    platform.services.notifications.kick();
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function settle(status: "done" | "error") {
+  const target = await loadDeploymentTarget(platform.services, { targetKind: "application", targetId: applicationId });
+  if (!target) throw new Error("no target");
+  await platform.services.db
+    .transaction()
+    .execute((trx) =>
+      settleTarget(
+        trx,
+        target,
+        "Manual deployment",
+        status === "done" ? { status } : { status, errorMessage: "the build failed: exit code 1" },
+        platform.services.now(),
+      ),
+    );
+}
+
+describe("notification channels", () => {
+  const ids: Record<string, string> = {};
+
+  it("creates every kind with its defaults; getAll leaves the secrets out and the row holds them sealed", async () => {
+    for (const [suffix, fields] of Object.entries(channels())) {
+      // appDeploy on every channel; appBuildError only on Slack, Email and Custom.
+      const buildError = ["Slack", "Email", "Custom"].includes(suffix);
+      const created = await platform.mutateOk(
+        `notification.create${suffix}`,
+        { name: `${suffix} channel`, appDeploy: true, appBuildError: buildError, ...fields },
+        as(),
+      );
+      ids[suffix] = created.notificationId;
+      expect(created.databaseBackup).toBe(false);
+    }
+    const all = await platform.request("/api/notification.getAll", { token: owner.token });
+    expect(all.status).toBe(200);
+    const text = JSON.stringify(all.body);
+    for (const secret of [
+      "smtp-secret",
+      "re_secret",
+      "gotify-secret",
+      "tk_secret",
+      "custom-secret",
+      "XXXX",
+      "123456:ABC",
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+    const gotify = (all.body as Array<Record<string, any>>).find((c) => c.notificationType === "gotify")!;
+    expect(gotify.gotify).toMatchObject({ serverUrl: `${base}/gotify`, priority: 8 });
+    expect(gotify.redacted).toEqual(["appToken"]);
+    const rows = await platform.services.db.selectFrom("notifications").selectAll().execute();
+    expect(JSON.stringify(rows)).not.toContain("smtp-secret");
+    expect(JSON.stringify(rows)).not.toContain("custom-secret");
+  });
+
+  it("applies the bounds and defaults of spec 8", async () => {
+    const bad = [
+      ["Gotify", { serverUrl: `${base}/g`, appToken: "t", priority: 11 }, "priority"],
+      ["Ntfy", { serverUrl: `${base}/n`, topic: "t", priority: 0 }, "priority"],
+      ["Pushover", { userKey: "u", apiToken: "a", priority: 3 }, "priority"],
+      ["Pushover", { userKey: "u", apiToken: "a", priority: 2, retry: 10, expire: 60 }, "retry"],
+      ["Pushover", { userKey: "u", apiToken: "a", priority: 2, retry: 30, expire: 10801 }, "expire"],
+      ["Pushover", { userKey: "u", apiToken: "a", priority: 2, retry: 30 }, "expire"],
+      ["Email", { ...channels().Email, smtpPort: 0 }, "smtpPort"],
+    ] as const;
+    for (const [suffix, fields, field] of bad) {
+      const response = await platform.mutate(`notification.create${suffix}`, { name: "x", ...fields }, as());
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(JSON.stringify(response.body)).toContain(field);
+    }
+    const ntfy = await platform.mutateOk(
+      "notification.createNtfy",
+      { name: "defaults", serverUrl: `${base}/n`, topic: "t" },
+      as(),
+    );
+    expect(ntfy.ntfy.priority).toBe(3);
+    const gotify = await platform.mutateOk(
+      "notification.createGotify",
+      { name: "defaults", serverUrl: `${base}/g`, appToken: "t" },
+      as(),
+    );
+    expect(gotify.gotify.priority).toBe(5);
+    expect(gotify.appDeploy).toBe(false);
+    for (const id of [ntfy.notificationId, gotify.notificationId]) {
+      await platform.mutateOk("notification.delete", { notificationId: id }, as());
+    }
+  });
+
+  it("refuses metadata and private addresses with a 400 naming the field, at create, update and test", async () => {
+    const create = await platform.mutate(
+      "notification.createSlack",
+      { name: "x", webhookUrl: "http://169.254.169.254/latest/meta-data" },
+      as(),
+    );
+    expect(create.status).toBe(400);
+    expect(create.body.error.data.fields).toEqual(["webhookUrl"]);
+    const update = await platform.mutate(
+      "notification.updateCustom",
+      { notificationId: ids.Custom, endpoint: "http://10.1.2.3/hook" },
+      as(),
+    );
+    expect(update.status).toBe(400);
+    expect(update.body.error.data.fields).toEqual(["endpoint"]);
+    const test = await platform.mutate(
+      "notification.testEmail",
+      { ...channels().Email, smtpServer: "169.254.169.254" },
+      as(),
+    );
+    expect(test.status).toBe(400);
+    expect(test.body.error.data.fields).toEqual(["smtpServer"]);
+  });
+
+  it("delivers appDeploy to every channel toggled for it, each in its own format", async () => {
+    received.length = 0;
+    mails.length = 0;
+    await settle("done");
+    await until(() => (received.length >= 11 && mails.length >= 1 ? true : undefined));
+    const by = (prefix: string) => received.find((r) => r.path.startsWith(prefix))!;
+
+    const custom = JSON.parse(by("/custom").body);
+    expect(Object.keys(custom).sort()).toEqual(["data", "event", "timestamp"]);
+    expect(custom.event).toBe("appDeploy");
+    expect(new Date(custom.timestamp).toISOString()).toBe(custom.timestamp);
+    expect(custom.data).toMatchObject({
+      applicationName: "web",
+      status: "success",
+      message: "Manual deployment: deployed",
+      projectName: "shop",
+      environmentName: "production",
+      projectId,
+      serviceId: applicationId,
+    });
+    expect(custom.data.deploymentUrl).toContain("http://platform.example.com/api/deployment.all?input=");
+    expect(by("/custom").headers["x-api-key"]).toBe("custom-secret");
+
+    const slack = JSON.parse(by("/slack/T000/B000/XXXX").body);
+    expect(slack.channel).toBe("#deploys");
+    expect(slack.attachments[0]).toMatchObject({
+      title: "Deployed web",
+      text: "Manual deployment: deployed",
+    });
+    expect(JSON.parse(by("/mattermost").body)).toMatchObject({ channel: "town", username: "platform" });
+
+    const discord = JSON.parse(by("/discord").body);
+    expect(discord.embeds[0].title).toContain("Deployed web");
+    expect(discord.embeds[0].fields).toContainEqual({ name: "Project", value: "shop", inline: true });
+
+    const telegram = by("/telegram");
+    expect(telegram.path).toBe("/telegram/bot123456:ABC-def/sendMessage");
+    expect(JSON.parse(telegram.body)).toMatchObject({
+      chat_id: "-1001",
+      parse_mode: "HTML",
+      message_thread_id: 7,
+    });
+
+    const resend = by("/resend");
+    expect(resend.path).toBe("/resend/emails");
+    expect(resend.headers.authorization).toBe("Bearer re_secret");
+    expect(JSON.parse(resend.body)).toMatchObject({
+      from: "platform@example.com",
+      to: ["ops@example.com"],
+      subject: "Deployed web",
+    });
+
+    const gotify = by("/gotify");
+    expect(gotify.path).toBe("/gotify/message");
+    expect(gotify.headers["x-gotify-key"]).toBe("gotify-secret");
+    expect(JSON.parse(gotify.body)).toMatchObject({ title: "Deployed web", priority: 8 });
+
+    const ntfy = by("/ntfy");
+    expect(ntfy.path).toBe("/ntfy/deploys");
+    expect(ntfy.headers.priority).toBe("4");
+    expect(ntfy.headers.authorization).toBe("Bearer tk_secret");
+    expect(ntfy.body).toContain("Manual deployment: deployed");
+
+    const pushover = by("/pushover");
+    expect(pushover.path).toBe("/pushover/1/messages.json");
+    const form = new URLSearchParams(pushover.body);
+    expect(Object.fromEntries(form)).toMatchObject({
+      token: "app-secret",
+      user: "user-secret",
+      priority: "2",
+      retry: "60",
+      expire: "3600",
+    });
+
+    expect(JSON.parse(by("/lark").body)).toMatchObject({ msg_type: "interactive" });
+    expect(JSON.parse(by("/teams").body).attachments[0].contentType).toBe(
+      "application/vnd.microsoft.card.adaptive",
+    );
+
+    expect(mails[0]).toMatchObject({
+      to: ["ops@example.com", "dev@example.com"],
+      user: "mailer",
+      pass: "smtp-secret",
+    });
+    expect(mails[0]!.raw).toContain("Subject: Deployed web");
+
+    const deliveries = await platform.request("/api/notification.deliveries", { token: owner.token });
+    expect(
+      (deliveries.body as Array<{ status: string }>).filter((d) => d.status === "delivered"),
+    ).toHaveLength(12);
+  });
+
+  it("delivers appBuildError only to the channels toggled for it", async () => {
+    received.length = 0;
+    mails.length = 0;
+    await settle("error");
+    await until(() => (received.length >= 2 && mails.length >= 1 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    platform.services.notifications.kick();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(received.map((r) => r.path.split("/")[1]).sort()).toEqual(["custom", "slack"]);
+    const custom = JSON.parse(received.find((r) => r.path.startsWith("/custom"))!.body);
+    expect(custom).toMatchObject({
+      event: "appBuildError",
+      data: {
+        applicationName: "web",
+        status: "error",
+        message: "Manual deployment: the build failed: exit code 1",
+      },
+    });
+    expect(mails).toHaveLength(1);
+  });
+
+  it("test<Kind> reports a non-2xx answer, a refused connection and a redirect without the body", async () => {
+    failing.add("/broken");
+    const non2xx = await platform.mutate("notification.testCustom", { endpoint: `${base}/broken` }, as());
+    expect(non2xx.status).toBe(400);
+    expect(non2xx.body.error.message).toContain("HTTP 500");
+    expect(JSON.stringify(non2xx.body)).not.toContain("do-not-echo");
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    closed.close();
+    const refused = await platform.mutate(
+      "notification.testSlack",
+      { webhookUrl: `http://127.0.0.1:${port}/x` },
+      as(),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("connection refused");
+    const ok = await platform.mutate("notification.testTeams", { webhookUrl: `${base}/teams/ok` }, as());
+    expect(ok.status).toBe(200);
+    expect(platform.logLines.join("\n")).not.toContain("do-not-echo");
+  });
+
+  it("lets members read the list but not create, and answers 404 for another organization's channel", async () => {
+    const member = await platform.addMember(owner, "member");
+    const create = await platform.mutate(
+      "notification.createSlack",
+      { name: "x", webhookUrl: `${base}/slack/x` },
+      { token: member.token },
+    );
+    expect(create.status).toBe(403);
+    const other = await createUserDirectly(platform, { email: "other@example.com" });
+    const foreign = await platform.mutate(
+      "notification.updateSlack",
+      { notificationId: ids.Slack, name: "taken" },
+      { token: other.token },
+    );
+    expect(foreign.status).toBe(404);
+    const remove = await platform.mutate(
+      "notification.delete",
+      { notificationId: ids.Slack },
+      { token: other.token },
+    );
+    expect(remove.status).toBe(404);
+  });
+
+  it("retries a receiver that was down until it answers, and two dispatchers deliver once", async () => {
+    failing.add("/custom");
+    received.length = 0;
+    await settle("done");
+    const second = new NotificationOutbox(platform.services, "second-instance", { pollMs: 50 });
+    await second.start();
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const pending = await platform.services.db
+      .selectFrom("notificationDeliveries")
+      .select(["attempts", "lastError", "status"])
+      .where("notificationId", "=", ids.Custom as string)
+      .where("status", "=", "pending")
+      .execute();
+    expect(pending.length).toBe(1);
+    expect(pending[0]!.attempts).toBeGreaterThan(1);
+    expect(pending[0]!.lastError).toContain("HTTP 500");
+    failing.delete("/custom");
+    await until(() => (received.some((r) => r.path.startsWith("/custom")) ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await second.close();
+    expect(received.filter((r) => r.path.startsWith("/custom"))).toHaveLength(1);
+    expect(received.filter((r) => r.path.startsWith("/teams"))).toHaveLength(1);
+  });
+
+  it("limits a channel to its projects", async () => {
+    const other = await platform.mutateOk("project.create", { name: "elsewhere" }, as());
+    const limited = await platform.mutateOk(
+      "notification.createCustom",
+      {
+        name: "limited",
+        appDeploy: true,
+        endpoint: `${base}/limited`,
+        projectIds: [other.project.projectId],
+      },
+      as(),
+    );
+    expect(limited.projectIds).toEqual([other.project.projectId]);
+    received.length = 0;
+    await settle("done");
+    await until(() => (received.some((r) => r.path.startsWith("/teams")) ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(received.some((r) => r.path.startsWith("/limited"))).toBe(false);
+  });
+
+  it("prunes delivered rows past the retention", async () => {
+    await platform.services.db
+      .updateTable("notificationDeliveries")
+      .set({ updatedAt: "2000-01-01T00:00:00Z" })
+      .where("status", "=", "delivered")
+      .execute();
+    await platform.services.db.updateTable("events").set({ createdAt: "2000-01-01T00:00:00Z" }).execute();
+    const pruned = await platform.services.notifications.prune();
+    expect(pruned.deliveries).toBeGreaterThan(10);
+    expect(pruned.events).toBeGreaterThan(0);
+  });
+});

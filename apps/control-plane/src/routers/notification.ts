@@ -1,0 +1,316 @@
+/**
+ * notification (spec 2.11, 4.11): the organization's channels, one create<Kind>, update<Kind>
+ * and test<Kind> per kind (notifications/kinds.ts), getAll and delete, and deliveries (ours:
+ * each delivery's attempts and outcome). Administrators create, update, test, delete and read
+ * deliveries; members read the list, without secrets. Every URL goes through the outbound guard
+ * at create, update and test (400 naming the field). Another organization's channel is a 404.
+ */
+import { z } from "zod";
+import { idSchema } from "../applications/schemas.ts";
+import type { ServiceContext } from "../context.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { DeliveryError } from "../notifications/http.ts";
+import {
+  checkKindUrls,
+  KIND_NAMES,
+  kindDef,
+  type Notice,
+  type NotificationKind,
+} from "../notifications/kinds.ts";
+import {
+  type ChannelInput,
+  channelFields,
+  channelView,
+  EVENT_TOGGLES,
+  findChannel,
+  insertChannel,
+  listChannels,
+  type Toggles,
+  updateChannel,
+} from "../notifications/repository.ts";
+import {
+  type AnyProcedure,
+  defineRouter,
+  mutation,
+  noInput,
+  query,
+  success,
+  successSchema,
+} from "../procedure.ts";
+
+const name = z.string().trim().min(1).max(100);
+const limitIds = z.array(idSchema).max(200).nullish();
+
+const toggleShape = Object.fromEntries(EVENT_TOGGLES.map((t) => [t, z.boolean().default(false)])) as Record<
+  (typeof EVENT_TOGGLES)[number],
+  z.ZodDefault<z.ZodBoolean>
+>;
+const togglePatch = Object.fromEntries(EVENT_TOGGLES.map((t) => [t, z.boolean().optional()])) as Record<
+  (typeof EVENT_TOGGLES)[number],
+  z.ZodOptional<z.ZodBoolean>
+>;
+
+const channelSchema = z
+  .object({
+    notificationId: z.string(),
+    name: z.string(),
+    notificationType: z.string(),
+    ...Object.fromEntries(EVENT_TOGGLES.map((t) => [t, z.boolean()])),
+    createdAt: z.string(),
+    organizationId: z.string(),
+    projectIds: z.array(z.string()).nullable(),
+    serviceIds: z.array(z.string()).nullable(),
+    redacted: z.array(z.string()),
+  })
+  .catchall(z.unknown());
+
+const deliverySchema = z.object({
+  eventId: z.string(),
+  notificationId: z.string(),
+  event: z.string(),
+  status: z.enum(["pending", "delivered", "abandoned"]),
+  attempts: z.number(),
+  lastError: z.string().nullable(),
+  nextAttemptAt: z.string(),
+  updatedAt: z.string(),
+  createdAt: z.string(),
+});
+
+/** A refused address or a failed send as the API answers it: 400 naming the field, no remote text. */
+function asApiError(error: unknown): never {
+  if (error instanceof DeliveryError) {
+    throw badRequest(error.message, error.field ? { fields: [error.field] } : undefined);
+  }
+  throw error;
+}
+
+/** Cross-field rules (Pushover) and the project/service limits: 400 naming the field, 404 for foreign ids. */
+async function checkChannel(
+  services: ServiceContext,
+  organizationId: string,
+  kind: NotificationKind,
+  input: ChannelInput,
+): Promise<void> {
+  const problem = kindDef(kind).refine?.(input.fields);
+  if (problem) throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
+  if (input.projectIds?.length) {
+    const found = await services.db
+      .selectFrom("projects")
+      .select("projectId")
+      .where("organizationId", "=", organizationId)
+      .where("projectId", "in", input.projectIds)
+      .execute();
+    if (found.length !== new Set(input.projectIds).size) throw notFound("Project");
+  }
+  if (input.serviceIds?.length) {
+    const ids = input.serviceIds;
+    const found = await services.db
+      .selectFrom("applications")
+      .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+      .innerJoin("projects", "projects.projectId", "environments.projectId")
+      .select("applications.applicationId as id")
+      .where("projects.organizationId", "=", organizationId)
+      .where("applications.applicationId", "in", ids)
+      .union((eb) =>
+        eb
+          .selectFrom("databaseServices")
+          .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+          .innerJoin("projects", "projects.projectId", "environments.projectId")
+          .select("databaseServices.databaseId as id")
+          .where("projects.organizationId", "=", organizationId)
+          .where("databaseServices.databaseId", "in", ids),
+      )
+      .execute();
+    if (found.length !== new Set(ids).size) throw notFound("Service");
+  }
+  await checkKindUrls(kind, input.fields, { services, organizationId }).catch(asApiError);
+}
+
+const testNotice = (): Notice => ({
+  event: "test",
+  timestamp: new Date().toISOString(),
+  title: "Test notification",
+  data: {
+    applicationName: "Platform",
+    status: "success",
+    message: "This channel works: a test from the platform.",
+  },
+});
+
+function pickFields(kind: NotificationKind, input: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.keys(kindDef(kind).shape).map((key) => [key, input[key]]));
+}
+
+function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
+  const def = kindDef(kind);
+  const subId = `${kind}Id`;
+  const createInput = z.object({
+    name,
+    ...toggleShape,
+    ...def.shape,
+    projectIds: limitIds,
+    serviceIds: limitIds,
+  });
+  const patchShape = Object.fromEntries(
+    Object.entries(def.shape).map(([key, field]) => [key, (field as z.ZodType).optional()]),
+  );
+  const updateInput = z.object({
+    notificationId: idSchema,
+    [subId]: idSchema.optional(),
+    name: name.optional(),
+    ...togglePatch,
+    ...patchShape,
+    projectIds: limitIds,
+    serviceIds: limitIds,
+  });
+  const testInput = z.object(def.shape);
+  return {
+    [`create${def.suffix}`]: mutation({
+      summary: `Create a ${def.suffix} channel (its secrets are sealed and never shown again)`,
+      access: "admin",
+      input: createInput,
+      output: channelSchema,
+      handler: async ({ services, caller, input }) => {
+        const fields = input as Record<string, unknown>;
+        const channel: ChannelInput = {
+          name: input.name,
+          toggles: Object.fromEntries(EVENT_TOGGLES.map((t) => [t, fields[t] === true])) as Toggles,
+          fields: pickFields(kind, fields),
+          projectIds: input.projectIds?.length ? input.projectIds : null,
+          serviceIds: input.serviceIds?.length ? input.serviceIds : null,
+        };
+        await checkChannel(services, caller.organizationId, kind, channel);
+        return channelView(await insertChannel(services, caller.organizationId, kind, channel));
+      },
+    }),
+    [`update${def.suffix}`]: mutation({
+      summary: `Change a ${def.suffix} channel; an absent field (a secret too) keeps its stored value`,
+      access: "admin",
+      input: updateInput,
+      output: successSchema,
+      handler: async ({ services, caller, input }) => {
+        const fields = input as Record<string, unknown>;
+        const row = await findChannel(
+          services.db,
+          caller.organizationId,
+          input.notificationId as string,
+          kind,
+        );
+        if (!row || (fields[subId] !== undefined && fields[subId] !== row.notificationId)) {
+          throw notFound("Notification");
+        }
+        const stored = channelFields(services, row);
+        const patch = Object.fromEntries(
+          Object.entries(pickFields(kind, fields)).filter(([, value]) => value !== undefined),
+        );
+        const channel: ChannelInput = {
+          name: (input.name as string | undefined) ?? row.name,
+          toggles: Object.fromEntries(
+            EVENT_TOGGLES.map((t) => [t, (fields[t] as boolean | undefined) ?? row[t]]),
+          ) as Toggles,
+          fields: { ...stored, ...patch },
+          projectIds:
+            input.projectIds === undefined
+              ? row.projectIds
+              : input.projectIds?.length
+                ? (input.projectIds as string[])
+                : null,
+          serviceIds:
+            input.serviceIds === undefined
+              ? row.serviceIds
+              : input.serviceIds?.length
+                ? (input.serviceIds as string[])
+                : null,
+        };
+        // Only what changed is checked against the guard again (a stored URL was checked at create).
+        await checkChannel(services, caller.organizationId, kind, { ...channel, fields: patch });
+        const problem = def.refine?.(channel.fields);
+        if (problem)
+          throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
+        await updateChannel(services, row, channel);
+        return success;
+      },
+    }),
+    [`test${def.suffix}`]: mutation({
+      summary: `Send a test notice through ${def.suffix} fields (nothing is stored); a failure names what went wrong, never the receiver's answer`,
+      access: "admin",
+      input: testInput,
+      output: successSchema,
+      handler: async ({ services, caller, input }) => {
+        const fields = input as Record<string, unknown>;
+        const problem = def.refine?.(fields);
+        if (problem)
+          throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
+        await checkKindUrls(kind, fields, { services, organizationId: caller.organizationId }).catch(
+          asApiError,
+        );
+        await def
+          .send(fields, testNotice(), { services, organizationId: caller.organizationId })
+          .catch(asApiError);
+        return success;
+      },
+    }),
+  };
+}
+
+export const notificationRouter = defineRouter("notification", {
+  ...Object.assign({}, ...KIND_NAMES.map(kindProcedures)),
+
+  getAll: query({
+    summary: "The organization's channels, newest first (secrets are never answered: `redacted` names them)",
+    access: "member",
+    input: noInput,
+    output: z.array(channelSchema),
+    handler: async ({ services, caller }) =>
+      (await listChannels(services.db, caller.organizationId)).map(channelView),
+  }),
+
+  delete: mutation({
+    summary: "Delete a channel and its pending deliveries",
+    access: "admin",
+    input: z.object({ notificationId: idSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const deleted = await services.db
+        .deleteFrom("notifications")
+        .where("organizationId", "=", caller.organizationId)
+        .where("notificationId", "=", input.notificationId)
+        .executeTakeFirst();
+      if (deleted.numDeletedRows === 0n) throw notFound("Notification");
+      return success;
+    },
+  }),
+
+  deliveries: query({
+    summary:
+      "Each delivery of an event to a channel, newest first: status (pending, delivered, abandoned), attempts and the last failure (ours)",
+    access: "admin",
+    input: z
+      .object({ notificationId: idSchema.optional(), limit: z.number().int().min(1).max(500).default(100) })
+      .prefault({}),
+    output: z.array(deliverySchema),
+    handler: async ({ services, caller, input }) => {
+      if (input.notificationId) {
+        const channel = await findChannel(services.db, caller.organizationId, input.notificationId);
+        if (!channel) throw notFound("Notification");
+      }
+      let q = services.db
+        .selectFrom("notificationDeliveries as d")
+        .innerJoin("events", "events.eventId", "d.eventId")
+        .select([
+          "d.eventId",
+          "d.notificationId",
+          "events.kind as event",
+          "d.status",
+          "d.attempts",
+          "d.lastError",
+          "d.nextAttemptAt",
+          "d.updatedAt",
+          "events.createdAt",
+        ])
+        .where("d.organizationId", "=", caller.organizationId);
+      if (input.notificationId) q = q.where("d.notificationId", "=", input.notificationId);
+      return q.orderBy("events.createdAt", "desc").limit(input.limit).execute();
+    },
+  }),
+});
