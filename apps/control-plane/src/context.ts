@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
+import type { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
@@ -35,6 +36,8 @@ export interface ServiceContext {
   deployments: DeploymentQueue;
   /** The daily Docker cleanup jobs (settings.updateDockerCleanup). */
   dockerCleanup: DockerCleanupSchedule;
+  /** The scheduled database backups (backups/schedule.ts). */
+  backups: BackupSchedule;
   now(): Date;
 }
 

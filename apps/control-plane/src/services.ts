@@ -12,6 +12,7 @@ import {
   tablesNotifyingApplicationDetails,
 } from "./applications/detail-cache.ts";
 import { CALLER_CHANNEL, CallerCache } from "./auth/caller-cache.ts";
+import { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { ServiceContext } from "./context.ts";
 import { randomToken } from "./crypto/ids.ts";
@@ -126,6 +127,7 @@ export async function createServices(
     agents,
     deployments: createDeploymentQueue(config, options.deployments),
     dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
+    backups: new BackupSchedule(),
     now,
   };
   try {
@@ -140,6 +142,9 @@ export async function createServices(
   await services.dockerCleanup
     .start()
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
+  await services.backups
+    .start(services)
+    .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   recordThresholdEvents(services);
   const localProxy =
@@ -152,6 +157,7 @@ export async function createServices(
       // Running deployments are stopped first: stopping them needs the agents.
       await reconciler.close();
       await services.dockerCleanup.close();
+      services.backups.close();
       await services.deployments.close();
       await localProxy;
       // With NATS away a drain never ends: the stop is bounded (the deployments are stored).

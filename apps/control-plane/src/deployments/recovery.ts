@@ -11,6 +11,7 @@
  */
 
 import { ownerOfApplication } from "../applications/ownership.ts";
+import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
@@ -97,6 +98,10 @@ export class DeploymentRecovery {
     for (const row of await runningDatabaseDeployments(services.db)) {
       if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
       try {
+        if (isBackupRunKind(row.kind)) {
+          await failInterruptedBackupRun(services, row);
+          continue;
+        }
         const handedBack = await moveDeployments(
           services.db,
           { deploymentId: row.deploymentId },
@@ -206,7 +211,7 @@ export class DeploymentRecovery {
         { line },
         services.now(),
       );
-      if (moved.length > 0 && target) await settleTarget(trx, target, row.title, result, services.now());
+      if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
       return moved.length > 0;
     });
     if (settled) {

@@ -75,6 +75,11 @@ export interface NewDeployment {
   description: string | null;
   serverId: string | null;
   archive?: { path: string; format: "zip" | "tar.gz" };
+  /** Runs of a backup (backups/runs.ts): the backup, its destination and the object read. */
+  backupId?: string | null;
+  backupDestinationId?: string | null;
+  backupFile?: string | null;
+  backupDatabaseName?: string | null;
 }
 
 export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
@@ -348,7 +353,7 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
 export function runningDatabaseDeployments(db: Db) {
   return db
     .selectFrom("deployments")
-    .select(["deploymentId", "databaseId"])
+    .select(["deploymentId", "databaseId", "kind", "title", "serverId"])
     .where("status", "=", "running")
     .where("databaseId", "is not", null)
     .orderBy("createdAt")

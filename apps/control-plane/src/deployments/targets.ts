@@ -4,6 +4,7 @@
  * differs per kind of service (where its status lives, how it is deployed, what its appDeploy
  * events name) is here, one entry per kind.
  */
+import { backupRunTarget, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
@@ -27,6 +28,16 @@ export interface DeploymentTarget {
   run?: DeploymentRunner;
   /** A database service's event names it in its payload (its applicationId is null). */
   eventService?: { databaseId: string; type: string };
+  /**
+   * Records a finished deployment's mark in `db` instead of the service's status and appDeploy
+   * event (backup runs: a databaseBackup event, backups/runs.ts).
+   */
+  settle?(
+    db: Db,
+    deployment: { deploymentId: string; title: string },
+    result: DeploymentResult,
+    now: Date,
+  ): Promise<void>;
 }
 
 async function loadApplicationTarget(
@@ -65,9 +76,18 @@ async function loadApplicationTarget(
 /** The service of a deployment; undefined when it was deleted meanwhile. */
 export function loadDeploymentTarget(
   services: ServiceContext,
-  deployment: Pick<Deployment, "applicationId" | "databaseId">,
+  deployment: Pick<Deployment, "applicationId" | "databaseId"> & { kind?: Deployment["kind"] },
 ): Promise<DeploymentTarget | undefined> {
-  if (deployment.databaseId) return loadDatabaseTarget(services, deployment.databaseId);
+  if (deployment.databaseId) {
+    const kind = deployment.kind;
+    // Runs of a backup are deployments of its database that leave the database's status alone.
+    if (kind && isBackupRunKind(kind)) {
+      return loadDatabaseTarget(services, deployment.databaseId).then(
+        (target) => target && backupRunTarget(target, kind),
+      );
+    }
+    return loadDatabaseTarget(services, deployment.databaseId);
+  }
   return loadApplicationTarget(services, deployment.applicationId as string);
 }
 
@@ -79,10 +99,12 @@ export function loadDeploymentTarget(
 export async function settleTarget(
   db: Db,
   target: DeploymentTarget,
-  title: string,
+  deployment: { deploymentId: string; title: string },
   result: DeploymentResult,
   now: Date,
 ): Promise<void> {
+  if (target.settle) return target.settle(db, deployment, result, now);
+  const title = deployment.title;
   await target.setStatus(db, result.status);
   await recordEvent(
     db,

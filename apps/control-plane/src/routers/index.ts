@@ -4,7 +4,9 @@ import { adminRouter } from "./admin.ts";
 import { agentRouter } from "./agent.ts";
 import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
+import { backupRouter } from "./backup.ts";
 import { deploymentRouter } from "./deployment.ts";
+import { destinationRouter } from "./destination.ts";
 import { dockerRouter } from "./docker.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
@@ -46,4 +48,6 @@ export const allRouters: RouterDef[] = [
   redisRouter,
   settingsRouter,
   adminRouter,
+  destinationRouter,
+  backupRouter,
 ];

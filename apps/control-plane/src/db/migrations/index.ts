@@ -23,6 +23,7 @@ import * as databaseSwarm from "./20261125-10-database-swarm.ts";
 import * as projectTreeInvalidation from "./20261125-20-project-tree-invalidation.ts";
 import * as pendingEmail from "./20261126-10-pending-email.ts";
 import * as applicationDetailInvalidation from "./20261127-10-application-detail-invalidation.ts";
+import * as backups from "./20261127-60-backups.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   "20261125-20-project-tree-invalidation": projectTreeInvalidation,
   "20261126-10-pending-email": pendingEmail,
   "20261127-10-application-detail-invalidation": applicationDetailInvalidation,
+  "20261127-60-backups": backups,
 };
