@@ -7,7 +7,14 @@ import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestS3, type TestS3 } from "../testing/s3.ts";
-import { deleteObject, downloadObject, listObjects, probeStorage, StorageProbeError, uploadObject } from "./s3.ts";
+import {
+  deleteObject,
+  downloadObject,
+  listObjects,
+  probeStorage,
+  StorageProbeError,
+  uploadObject,
+} from "./s3.ts";
 
 let s3: TestS3;
 
@@ -25,7 +32,11 @@ async function readAll(stream: Readable): Promise<Buffer> {
 describe("object storage", () => {
   it("uploads a 20 MiB stream in parts and reads it back byte for byte", async () => {
     const data = randomBytes(20 * 1024 * 1024);
-    const size = await uploadObject(s3.storage, "multi/big.bin.gz", Readable.from([data.subarray(0, 7e6), data.subarray(7e6)]));
+    const size = await uploadObject(
+      s3.storage,
+      "multi/big.bin.gz",
+      Readable.from([data.subarray(0, 7e6), data.subarray(7e6)]),
+    );
     expect(size).toBe(data.length);
     const { body, size: stored } = await downloadObject(s3.storage, "multi/big.bin.gz");
     expect(stored).toBe(data.length);

@@ -138,18 +138,29 @@ export function restoreCall(database: DatabaseAccess & { kind: BackupKind }): To
   }
 }
 
+// redis-cli --rdb - cannot cut the 40-byte end mark of a diskless sync off a pipe, so the file
+// is loaded once by a private redis-server (unix socket only) that saves it clean; that copy
+// becomes the base of the append-only file and dump.rdb.
 const REDIS_RESTORE_SCRIPT = `set -eu
 get() { redis-cli --no-auth-warning CONFIG GET "$1" | sed -n 2p; }
 dir=$(get dir); adir=$(get appenddirname); afile=$(get appendfilename); rdb=$(get dbfilename)
+tmp="$dir/.platform-restore"
+rm -rf "$tmp"; mkdir -p "$tmp"
+cat >"$tmp/dump.rdb"
+redis-check-rdb "$tmp/dump.rdb" >/dev/null
+redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --dbfilename dump.rdb --appendonly no --save "" >/dev/null &
+n=0; until env -u REDISCLI_AUTH redis-cli -s "$tmp/redis.sock" ping >/dev/null 2>&1; do n=$((n+1)); [ $n -lt 150 ] || exit 1; sleep 0.2; done
+env -u REDISCLI_AUTH redis-cli -s "$tmp/redis.sock" SAVE >/dev/null
+env -u REDISCLI_AUTH redis-cli -s "$tmp/redis.sock" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+wait
 redis-cli --no-auth-warning CONFIG SET appendonly no >/dev/null
 mkdir -p "$dir/$adir"
-cat >"$dir/$rdb.restore"
-redis-check-rdb "$dir/$rdb.restore" >/dev/null
 rm -f "$dir/$adir"/*
-cp "$dir/$rdb.restore" "$dir/$adir/$afile.1.base.rdb"
+cp "$tmp/dump.rdb" "$dir/$adir/$afile.1.base.rdb"
 : >"$dir/$adir/$afile.1.incr.aof"
 printf 'file %s seq 1 type b\\nfile %s seq 1 type i\\n' "$afile.1.base.rdb" "$afile.1.incr.aof" >"$dir/$adir/$afile.manifest"
-mv "$dir/$rdb.restore" "$dir/$rdb"
+mv "$tmp/dump.rdb" "$dir/$rdb"
+rm -rf "$tmp"
 chown -R "$(stat -c %u:%g "$dir")" "$dir/$adir" "$dir/$rdb"`;
 
 /** Whether the restore needs the container restarted to take effect (redis loads at start). */
