@@ -296,6 +296,7 @@ export const backupRouter = defineRouter("backup", {
   }),
 
   manualBackupPostgres: manualBackup("postgres"),
+  manualBackupMySql: manualBackup("mysql"),
   manualBackupMysql: manualBackup("mysql"),
   manualBackupMariadb: manualBackup("mariadb"),
   manualBackupMongo: manualBackup("mongo"),
