@@ -207,6 +207,12 @@ export const backupRouter = defineRouter("backup", {
       refuseComposeFields(input);
       const kind = input.databaseType;
       const idKey = idKeyOf(kind);
+      // Every service and destination named must be the caller's to see (404) before a 400.
+      await requireDestination(services, caller, input.destinationId);
+      for (const key of kindIdKeys) {
+        const id = input[key];
+        if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
+      }
       for (const key of kindIdKeys) {
         if (key !== idKey && input[key]) {
           throw badRequest(`${key} does not match databaseType ${kind}`, { fields: [key] });
@@ -215,9 +221,8 @@ export const backupRouter = defineRouter("backup", {
       const databaseId = input[idKey];
       if (!databaseId) throw badRequest(`${idKey} is required for databaseType ${kind}`, { fields: [idKey] });
       checkDatabaseField(kind, input.database);
-      const database = await loadDatabase(services, caller, kind, databaseId, idKey);
+      await loadDatabase(services, caller, kind, databaseId, idKey);
       await requireDestination(services, caller, input.destinationId);
-      await agentServerId(services, caller.organizationId, database.serverId);
       const backupId = newId();
       await services.db
         .insertInto("backups")
