@@ -57,6 +57,10 @@ export const sources = {
   notification:
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify; the other kinds are not in the stored schema: their rows follow spec 4.11)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
+  destination:
+    "routers/destination.ts@0076d1c71dcf, schema/destination.ts@05605ef2391a (apiCreateDestination: name, provider, accessKey, secretAccessKey, bucket, region, endpoint, additionalFlags=[] required, serverId optional; testConnection takes apiCreateDestination)",
+  backup:
+    "routers/backup.ts@0496b3bfa580, schema/backups.ts@0bb0fcd9ecc3 (apiCreateBackup, apiUpdateBackup .required(), apiFindOneBackup, apiRemoveBackup, apiRestoreBackup; manual runs answer true; listBackupFiles {destinationId, search, serverId?} answers rclone lsjson items)",
 } as const;
 
 export interface Row {
@@ -80,6 +84,11 @@ const NO_COMPOSE = "compose services are not served";
 const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
 const LIMITS = "ours: a channel limited to projects or services (issue 24 item 5)";
 const CLEANER = "we answer the same data in a shape of our own";
+const NO_RCLONE = "destinations are S3 buckets reached with the AWS SDK, not rclone: no rclone flags";
+const NO_LIBSQL = "libsql services are not served";
+const VERIFY = "ours: restore verification (issue 26 item 4)";
+const MANUAL_ANSWER =
+  "we answer the run's outcome {success, deploymentId, status, backupFile, sizeBytes, verification, errorMessage} where Dokploy answers true";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
 
 const defaultImages: Record<string, string> = {
@@ -1029,6 +1038,225 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
 
+  "destination.create": {
+    kind: "mutation",
+    source: "destination",
+    input: [
+      "name*",
+      "provider*",
+      "accessKey*",
+      "secretAccessKey*",
+      "bucket*",
+      "region*",
+      "endpoint*",
+      "additionalFlags",
+      "serverId",
+    ],
+    output: "object:destinationId,name",
+    differs: { additionalFlags: NO_RCLONE, serverId: "nothing runs on a server to create a destination" },
+  },
+  "destination.all": {
+    kind: "query",
+    source: "destination",
+    input: [],
+    output: "array:destinationId,name,bucket",
+  },
+  "destination.one": {
+    kind: "query",
+    source: "destination",
+    input: ["destinationId*"],
+    output: "object:destinationId,name,bucket",
+    differs: { "(output)": "the secret access key is never answered (spec 2.1 secrets)" },
+  },
+  "destination.update": {
+    kind: "mutation",
+    source: "destination",
+    input: [
+      "destinationId*",
+      "name*",
+      "provider*",
+      "accessKey*",
+      "secretAccessKey*",
+      "bucket*",
+      "region*",
+      "endpoint*",
+      "additionalFlags",
+      "serverId",
+    ],
+    output: "any",
+    differs: {
+      name: LENIENT_PATCH,
+      provider: LENIENT_PATCH,
+      accessKey: LENIENT_PATCH,
+      secretAccessKey: "optional with us: left out keeps the sealed one, which is never shown",
+      bucket: LENIENT_PATCH,
+      region: LENIENT_PATCH,
+      endpoint: LENIENT_PATCH,
+      additionalFlags: NO_RCLONE,
+      serverId: "nothing runs on a server to update a destination",
+    },
+  },
+  "destination.remove": { kind: "mutation", source: "destination", input: ["destinationId*"], output: "any" },
+  "destination.testConnection": {
+    kind: "mutation",
+    source: "destination",
+    input: [
+      "name*",
+      "provider*",
+      "accessKey*",
+      "secretAccessKey*",
+      "bucket*",
+      "region*",
+      "endpoint*",
+      "additionalFlags",
+      "serverId",
+      "destinationId",
+    ],
+    output: "null",
+    differs: {
+      additionalFlags: NO_RCLONE,
+      serverId: "the probe runs from the control plane through the outbound guard",
+      destinationId:
+        "ours (issue 26): a stored destination whose sealed secret stands for a missing secretAccessKey",
+      secretAccessKey: "optional with us only with destinationId (issue 26)",
+    },
+  },
+  "backup.create": {
+    kind: "mutation",
+    source: "backup",
+    input: [
+      "schedule*",
+      "enabled",
+      "prefix*",
+      "destinationId*",
+      "keepLatestCount",
+      "database*",
+      "mariadbId",
+      "mysqlId",
+      "postgresId",
+      "mongoId",
+      "libsqlId",
+      "databaseType*",
+      "userId",
+      "backupType",
+      "composeId",
+      "serviceName",
+      "metadata",
+    ],
+    output: "any",
+    differs: {
+      libsqlId: NO_LIBSQL,
+      userId: WE_SET,
+      redisId: "ours: redis backups by RDB snapshot (issue 26)",
+      verifyRestore: VERIFY,
+      verifyTable: VERIFY,
+      "(output)": "we answer the created backup (backup.one's shape) where Dokploy answers nothing",
+    },
+  },
+  "backup.one": {
+    kind: "query",
+    source: "backup",
+    input: ["backupId*"],
+    output:
+      "object:backupId,schedule,enabled,database,prefix,destinationId,keepLatestCount,databaseType,destination",
+  },
+  "backup.update": {
+    kind: "mutation",
+    source: "backup",
+    input: [
+      "schedule*",
+      "enabled*",
+      "prefix*",
+      "backupId*",
+      "destinationId*",
+      "database*",
+      "keepLatestCount*",
+      "serviceName*",
+      "metadata*",
+      "databaseType*",
+    ],
+    output: "null",
+    differs: {
+      schedule: LENIENT_PATCH,
+      enabled: LENIENT_PATCH,
+      prefix: LENIENT_PATCH,
+      destinationId: LENIENT_PATCH,
+      database: LENIENT_PATCH,
+      keepLatestCount: LENIENT_PATCH,
+      serviceName: LENIENT_PATCH,
+      metadata: LENIENT_PATCH,
+      databaseType: LENIENT_PATCH,
+      verifyRestore: VERIFY,
+      verifyTable: VERIFY,
+    },
+  },
+  "backup.remove": { kind: "mutation", source: "backup", input: ["backupId*"], output: "any" },
+  "backup.manualBackupPostgres": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
+  "backup.manualBackupMySql": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
+  "backup.manualBackupMysql": {
+    kind: "mutation",
+    platformOnly: "the issue's spelling of Dokploy's manualBackupMySql; both answer alike",
+  },
+  "backup.manualBackupMariadb": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
+  "backup.manualBackupMongo": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
+  "backup.manualBackupRedis": {
+    kind: "mutation",
+    platformOnly: "redis backups by RDB snapshot (issue 26); Dokploy backs up no redis",
+  },
+  "backup.verifyRestore": {
+    kind: "mutation",
+    platformOnly: "restore verification into a throwaway container (issue 26 item 4)",
+  },
+  "backup.listBackupFiles": {
+    kind: "query",
+    source: "backup",
+    input: ["destinationId*", "search*", "serverId"],
+    output: "array:Path,Name,Size,IsDir",
+    differs: { search: "optional with us: empty lists every file" },
+  },
+  "backup.restoreBackupWithLogs": {
+    kind: "mutation",
+    source: "backup",
+    input: [
+      "databaseId*",
+      "databaseType*",
+      "backupType*",
+      "databaseName*",
+      "backupFile*",
+      "destinationId*",
+      "metadata",
+    ],
+    output: "any",
+    differs: {
+      backupType: "optional with us: only database restores exist (compose stacks are not served)",
+      "(output)":
+        "a mutation answering {success, deploymentId} whose log streams at /api/deployment.logs, where Dokploy's is a subscription of log lines",
+    },
+  },
   "registry.create": {
     kind: "mutation",
     source: "registry",

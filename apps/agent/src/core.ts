@@ -256,6 +256,18 @@ export class AgentCore {
             result: "observedServices",
             observedServices: await this.deployer.observeServices(request.observeServices),
           };
+        case "backupDatabase":
+          return {
+            requestId,
+            result: "backupDatabase",
+            backupDatabase: await this.deployer.backupDatabase(request.backupDatabase),
+          };
+        case "restoreDatabase":
+          return {
+            requestId,
+            result: "restoreDatabase",
+            restoreDatabase: await this.deployer.restoreDatabase(request.restoreDatabase),
+          };
         case "cancelJob":
           return {
             requestId,

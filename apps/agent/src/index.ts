@@ -9,6 +9,15 @@ export {
   startAgent,
 } from "./agent.ts";
 export { type ServiceProbe, staticProbe, systemctlProbe } from "./audit/services.ts";
+export {
+  deleteObject,
+  describeStorageError,
+  listObjects,
+  probeStorage,
+  StorageProbeError,
+  type StoredObject,
+  uploadObject,
+} from "./backup/s3.ts";
 export { type AgentConfig, loadAgentConfig } from "./config.ts";
 export { AgentCore, type AgentCoreOptions, DEFAULT_MAIN_DIRECTORY } from "./core.ts";
 export { DEFAULT_DOCKER_SOCKET } from "./docker/engine.ts";

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
+import type { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
@@ -38,6 +39,8 @@ export interface ServiceContext {
   dockerCleanup: DockerCleanupSchedule;
   /** The notification outbox's dispatcher (notifications/outbox.ts). */
   notifications: NotificationOutbox;
+  /** The scheduled database backups (backups/schedule.ts). */
+  backups: BackupSchedule;
   now(): Date;
 }
 

@@ -12,6 +12,7 @@ import {
   tablesNotifyingApplicationDetails,
 } from "./applications/detail-cache.ts";
 import { CALLER_CHANNEL, CallerCache } from "./auth/caller-cache.ts";
+import { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { ServiceContext } from "./context.ts";
 import { randomToken } from "./crypto/ids.ts";
@@ -131,6 +132,7 @@ export async function createServices(
     deployments: createDeploymentQueue(config, options.deployments),
     dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
     notifications: undefined as unknown as NotificationOutbox,
+    backups: new BackupSchedule(),
     now,
   };
   services.notifications = new NotificationOutbox(services, instanceId, options.notifications);
@@ -146,6 +148,9 @@ export async function createServices(
   await services.dockerCleanup
     .start()
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
+  await services.backups
+    .start(services)
+    .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   recordThresholdEvents(services);
   recordAgentRestarts(services);
@@ -164,6 +169,7 @@ export async function createServices(
       await reconciler.close();
       await services.notifications.close();
       await services.dockerCleanup.close();
+      services.backups.close();
       await services.deployments.close();
       await localProxy;
       // With NATS away a drain never ends: the stop is bounded (the deployments are stored).

@@ -7,6 +7,8 @@ import { randomUUID } from "node:crypto";
 import { AgentCommandError, AgentProtocolError } from "./errors.ts";
 import {
   type AccessLogPage,
+  type BackupDatabaseCommand,
+  type BackupDatabaseResult,
   type BuildImageCommand,
   type BuildImageResult,
   type CancelJobResult,
@@ -48,6 +50,8 @@ import {
   type RegistryLoginResult,
   type ResourceOwner,
   type RestartContainerResult,
+  type RestoreDatabaseCommand,
+  type RestoreDatabaseResult,
   type ResultOfCommand,
   type SecurityAuditResult,
   type ServiceAction,
@@ -341,5 +345,23 @@ export class AgentClient {
     timeoutMs?: number,
   ): Promise<DockerCleanupResult> {
     return this.run(serverId, { command: "cleanDocker", cleanDocker: command }, timeoutMs);
+  }
+
+  /** Dumps a database into object storage (a job: cancelJob stops it). */
+  backupDatabase(
+    serverId: string,
+    command: BackupDatabaseCommand,
+    timeoutMs: number,
+  ): Promise<BackupDatabaseResult> {
+    return this.run(serverId, { command: "backupDatabase", backupDatabase: command }, timeoutMs);
+  }
+
+  /** Restores a backup object into a database (or a throwaway container of its image). */
+  restoreDatabase(
+    serverId: string,
+    command: RestoreDatabaseCommand,
+    timeoutMs: number,
+  ): Promise<RestoreDatabaseResult> {
+    return this.run(serverId, { command: "restoreDatabase", restoreDatabase: command }, timeoutMs);
   }
 }

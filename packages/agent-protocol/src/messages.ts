@@ -578,6 +578,73 @@ export interface DatabaseCredentialsChanged {
   serviceUpdated: boolean;
 }
 
+/** An S3-compatible bucket the agent reads and writes; a custom endpoint is addressed path-style. */
+export interface ObjectStorage {
+  /** "" = AWS's endpoint for the region. */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKey: string;
+  secretAccessKey: string;
+}
+
+export type BackupDatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+
+/** The database inside a service's container, as dump and restore tools reach it. */
+export interface DatabaseAccess {
+  kind: BackupDatabaseKind | string;
+  databaseName: string;
+  user: string;
+  password: string;
+}
+
+/**
+ * Dumps a database in its running container, gzipped, straight into a multipart upload of `key`
+ * that is completed only when the dump tool exited 0.
+ */
+export interface BackupDatabaseCommand {
+  jobId: string;
+  logStreamId: string;
+  serviceName: string;
+  owner?: ResourceOwner;
+  database?: DatabaseAccess;
+  storage?: ObjectStorage;
+  key: string;
+}
+
+export interface BackupDatabaseResult {
+  sizeBytes: number;
+  dumpBytes: number;
+}
+
+/** A throwaway container of the database's image for a verified restore. */
+export interface ThrowawayDatabase {
+  image: string;
+  env: string[];
+  command: string[];
+  args: string[];
+  /** A table whose rows are counted; "" = the server's own integrity check. */
+  checkTable: string;
+}
+
+/** Restores the gzipped object `key` into the service's container (or a throwaway one). */
+export interface RestoreDatabaseCommand {
+  jobId: string;
+  logStreamId: string;
+  serviceName: string;
+  owner?: ResourceOwner;
+  database?: DatabaseAccess;
+  storage?: ObjectStorage;
+  key: string;
+  throwaway?: ThrowawayDatabase;
+}
+
+export interface RestoreDatabaseResult {
+  sizeBytes: number;
+  check: string;
+  rows: number;
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -599,6 +666,8 @@ export type Command =
       command: "changeDatabaseCredentials";
       changeDatabaseCredentials: ChangeDatabaseCredentialsCommand;
     }
+  | { command: "backupDatabase"; backupDatabase: BackupDatabaseCommand }
+  | { command: "restoreDatabase"; restoreDatabase: RestoreDatabaseCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
   | { command: "readContainerMetrics"; readContainerMetrics: ReadContainerMetricsCommand }
@@ -775,6 +844,8 @@ export type ReplyResult =
   | { result: "registryLogin"; registryLogin: RegistryLoginResult }
   | { result: "observedServices"; observedServices: ObservedServices }
   | { result: "databaseCredentialsChanged"; databaseCredentialsChanged: DatabaseCredentialsChanged }
+  | { result: "backupDatabase"; backupDatabase: BackupDatabaseResult }
+  | { result: "restoreDatabase"; restoreDatabase: RestoreDatabaseResult }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
   | { result: "containerMetrics"; containerMetrics: ContainerMetricsList }
@@ -808,6 +879,8 @@ export interface ResultOfCommand {
   registryLogin: RegistryLoginResult;
   observeServices: ObservedServices;
   changeDatabaseCredentials: DatabaseCredentialsChanged;
+  backupDatabase: BackupDatabaseResult;
+  restoreDatabase: RestoreDatabaseResult;
   containerStats: ContainerStatsList;
   setupMonitoring: MonitoringSetUp;
   readContainerMetrics: ContainerMetricsList;
@@ -837,6 +910,8 @@ export const RESULT_NAME_OF_COMMAND = {
   registryLogin: "registryLogin",
   observeServices: "observedServices",
   changeDatabaseCredentials: "databaseCredentialsChanged",
+  backupDatabase: "backupDatabase",
+  restoreDatabase: "restoreDatabase",
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",

@@ -5,6 +5,8 @@
 import { mkdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type {
+  BackupDatabaseCommand,
+  BackupDatabaseResult,
   BuildImageCommand,
   BuildImageResult,
   CancelJobCommand,
@@ -18,6 +20,8 @@ import type {
   ObservedServices,
   ObserveServicesCommand,
   RegistryAuth,
+  RestoreDatabaseCommand,
+  RestoreDatabaseResult,
   ServiceActionCommand,
   ServiceActionResult,
   StackActionCommand,
@@ -26,6 +30,7 @@ import type {
 import { ownershipLabels } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
+import { backupDatabase, restoreDatabase } from "../backup/index.ts";
 import { CommandError } from "../command-error.ts";
 import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
@@ -310,6 +315,28 @@ export class Deployer {
 
   observeServices(command: ObserveServicesCommand): Promise<ObservedServices> {
     return observeServices(this.options.docker, command, (jobId) => this.jobs.has(jobId));
+  }
+
+  /** A database dumped into object storage, as a job (backup/index.ts). */
+  backupDatabase(command: BackupDatabaseCommand): Promise<BackupDatabaseResult> {
+    const log = this.logStream(command.logStreamId, [
+      command.database?.password,
+      command.storage?.secretAccessKey,
+    ]);
+    return this.runJob(command.jobId, log, (signal) =>
+      backupDatabase(this.options.docker, command, log, signal),
+    );
+  }
+
+  /** A backup restored into its database or a throwaway container, as a job (backup/index.ts). */
+  restoreDatabase(command: RestoreDatabaseCommand): Promise<RestoreDatabaseResult> {
+    const log = this.logStream(command.logStreamId, [
+      command.database?.password,
+      command.storage?.secretAccessKey,
+    ]);
+    return this.runJob(command.jobId, log, (signal) =>
+      restoreDatabase(this.options.docker, command, log, signal),
+    );
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

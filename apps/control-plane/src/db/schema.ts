@@ -208,6 +208,8 @@ export interface Database {
   ports: PortTable;
   mounts: MountTable;
   monitoringConfigs: MonitoringConfigTable;
+  destinations: DestinationTable;
+  backups: BackupTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -542,8 +544,11 @@ export interface DeploymentTable {
   applicationId: string | null;
   databaseId: string | null;
   composeId: string | null;
-  /** rebuild: database services only (their data volume is deleted first). */
-  kind: "deploy" | "redeploy" | "rebuild";
+  /**
+   * rebuild: database services only (their data volume is deleted first); backup, restore and
+   * verify: runs of a backup (backups/runs.ts).
+   */
+  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify";
   title: string;
   description: string | null;
   status: Generated<DeploymentStatus>;
@@ -560,9 +565,63 @@ export interface DeploymentTable {
   createdAt: Timestamp;
   startedAt: string | null;
   completedAt: string | null;
+  /** A backup run's backup (null for other deployments, and once the backup is removed). */
+  backupId: Generated<string | null>;
+  /** The destination a backup run writes to, or a restore reads from. */
+  backupDestinationId: Generated<string | null>;
+  /** The object key a backup run wrote, or a restore or verification read. */
+  backupFile: Generated<string | null>;
+  /** The database a restore writes into. */
+  backupDatabaseName: Generated<string | null>;
+  backupSizeBytes: Generated<string | null>;
+  /** What a verified restore's check found ("12 rows in orders"). */
+  backupCheck: Generated<string | null>;
 }
 
 export type Deployment = Selectable<DeploymentTable>;
+
+/** An S3-compatible bucket of an organization (Dokploy's destination). */
+export interface DestinationTable {
+  destinationId: string;
+  organizationId: string;
+  name: string;
+  provider: string;
+  accessKey: string;
+  /** SecretBox-sealed; never returned. */
+  secretAccessKeySealed: string;
+  bucket: string;
+  region: string;
+  /** "" = AWS's own endpoint for the region. */
+  endpoint: string;
+  createdAt: Timestamp;
+}
+
+export type Destination = Selectable<DestinationTable>;
+
+export type BackupDatabaseType = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+
+/** A database backup (Dokploy's backup row) and its restore verification. */
+export interface BackupTable {
+  backupId: string;
+  appName: string;
+  schedule: string;
+  enabled: Generated<boolean>;
+  database: string;
+  prefix: string;
+  serviceName: string | null;
+  destinationId: string;
+  keepLatestCount: number | null;
+  backupType: Generated<"database" | "compose">;
+  databaseType: BackupDatabaseType;
+  databaseId: string;
+  userId: string | null;
+  metadata: Json<Record<string, unknown>> | null;
+  verifyRestore: Generated<boolean>;
+  verifyTable: string | null;
+  createdAt: Timestamp;
+}
+
+export type Backup = Selectable<BackupTable>;
 
 export type EventKind =
   | "appDeploy"

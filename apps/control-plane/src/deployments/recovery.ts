@@ -10,6 +10,7 @@
  * recovery is under way (waitFor).
  */
 
+import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
@@ -60,6 +61,15 @@ export class DeploymentRecovery {
     for (const row of await runningDeployments(services.db)) {
       // Another live control plane runs or follows it: not ours to recover.
       if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
+      // A backup run is never run again: it ends failed, its agent job cancelled (backups/runs.ts).
+      if (row.targetKind === "database" && isBackupRunKind(row.kind)) {
+        try {
+          await failInterruptedBackupRun(services, { ...row, databaseId: row.targetId });
+        } finally {
+          await this.leases.release(row.deploymentId);
+        }
+        continue;
+      }
       const target = await loadDeploymentTarget(services, row).catch(async (error) => {
         await this.leases.release(row.deploymentId);
         throw error;
@@ -207,7 +217,7 @@ export class DeploymentRecovery {
         { line },
         services.now(),
       );
-      if (moved.length > 0 && target) await settleTarget(trx, target, row.title, result, services.now());
+      if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
       return moved.length > 0;
     });
     if (settled) {

@@ -79,6 +79,11 @@ export interface NewDeployment {
   description: string | null;
   serverId: string | null;
   archive?: { path: string; format: "zip" | "tar.gz" };
+  /** Runs of a backup (backups/runs.ts): the backup, its destination and the object read. */
+  backupId?: string | null;
+  backupDestinationId?: string | null;
+  backupFile?: string | null;
+  backupDatabaseName?: string | null;
 }
 
 export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
@@ -351,7 +356,7 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
 export function runningDeployments(db: Db) {
   return db
     .selectFrom("deployments")
-    .select(["deploymentId", "targetKind", "targetId", "title"])
+    .select(["deploymentId", "targetKind", "targetId", "title", "kind", "serverId"])
     .where("status", "=", "running")
     .orderBy("createdAt")
     .execute();

@@ -9,8 +9,11 @@ import { ApiError, notFound } from "../errors.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./repository.ts";
 
-/** rebuild: database services only (their data volume is deleted first). */
-export type DeploymentKind = "deploy" | "redeploy" | "rebuild";
+/**
+ * rebuild: database services only (their data volume is deleted first); backup, restore and
+ * verify: runs of a backup (backups/runs.ts).
+ */
+export type DeploymentKind = "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -26,6 +29,9 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   deploy: "Manual deployment",
   redeploy: "Rebuild deployment",
   rebuild: "Rebuild: data deleted, started fresh",
+  backup: "Backup",
+  restore: "Restore",
+  verify: "Restore verification",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */
@@ -102,7 +108,7 @@ export async function startTargetDeployment(
 }
 
 /** Enqueues the job; a queue that refuses it fails the deployment and answers a 503. */
-async function enqueueOrFail(
+export async function enqueueOrFail(
   services: ServiceContext,
   deploymentId: string,
   serviceId: string,

@@ -7,11 +7,12 @@
  * (TARGET_KINDS).
  */
 import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
+import { backupRunTarget, isBackupRunKind } from "../backups/runs.ts";
 import { loadComposeTarget } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
-import type { ApplicationStatus, DeploymentTargetKind } from "../db/schema.ts";
+import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
@@ -39,6 +40,16 @@ export interface DeploymentTarget {
    * service runs is run again), or run again from the start (its steps are idempotent).
    */
   recovery: { follow: { serverId: string; name: string; owner: ResourceOwner } } | "runAgain";
+  /**
+   * Records a finished deployment's mark in `db` instead of the service's status and appDeploy
+   * event (backup runs: a databaseBackup event, backups/runs.ts).
+   */
+  settle?(
+    db: Db,
+    deployment: { deploymentId: string; title: string },
+    result: DeploymentResult,
+    now: Date,
+  ): Promise<void>;
 }
 
 async function loadApplicationTarget(
@@ -97,8 +108,15 @@ const TARGET_KINDS: Record<
 /** The service of a deployment; undefined when it was deleted meanwhile. */
 export function loadDeploymentTarget(
   services: ServiceContext,
-  deployment: { targetKind: DeploymentTargetKind; targetId: string },
+  deployment: { targetKind: DeploymentTargetKind; targetId: string; kind?: Deployment["kind"] },
 ): Promise<DeploymentTarget | undefined> {
+  const kind = deployment.kind;
+  // Runs of a backup are deployments of its database that leave the database's status alone.
+  if (deployment.targetKind === "database" && kind && isBackupRunKind(kind)) {
+    return loadDatabaseTarget(services, deployment.targetId).then(
+      (target) => target && backupRunTarget(target, kind),
+    );
+  }
   return TARGET_KINDS[deployment.targetKind](services, deployment.targetId);
 }
 
@@ -116,10 +134,12 @@ export const targetRefOf = (deployment: {
 export async function settleTarget(
   db: Db,
   target: DeploymentTarget,
-  title: string,
+  deployment: { deploymentId: string; title: string },
   result: DeploymentResult,
   now: Date,
 ): Promise<void> {
+  if (target.settle) return target.settle(db, deployment, result, now);
+  const title = deployment.title;
   await target.setStatus(db, result.status);
   await recordEvent(
     db,

@@ -299,7 +299,7 @@ export class DeploymentWorker {
           services.now(),
         );
         if (cancelled) await target.setStatus(trx, previousStatus);
-        else await settleTarget(trx, target, deployment.title, result, services.now());
+        else await settleTarget(trx, target, deployment, result, services.now());
       }),
     );
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);

@@ -142,7 +142,10 @@ async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise
 }
 
 async function settle(status: "done" | "error") {
-  const target = await loadDeploymentTarget(platform.services, { targetKind: "application", targetId: applicationId });
+  const target = await loadDeploymentTarget(platform.services, {
+    targetKind: "application",
+    targetId: applicationId,
+  });
   if (!target) throw new Error("no target");
   await platform.services.db
     .transaction()
@@ -150,7 +153,7 @@ async function settle(status: "done" | "error") {
       settleTarget(
         trx,
         target,
-        "Manual deployment",
+        { deploymentId: "notification-test", title: "Manual deployment" },
         status === "done" ? { status } : { status, errorMessage: "the build failed: exit code 1" },
         platform.services.now(),
       ),

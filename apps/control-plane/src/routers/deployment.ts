@@ -70,7 +70,7 @@ export const queueJobSchema = z.object({
   /** The deployment's id. */
   id: z.string(),
   /** deploy or redeploy. */
-  name: z.enum(["deploy", "redeploy", "rebuild"]),
+  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify"]),
   state: z.enum(["waiting", "active", "completed", "failed"]),
   queuedAt: z.string(),
   startedAt: z.string().nullable(),

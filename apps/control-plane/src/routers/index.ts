@@ -4,9 +4,11 @@ import { adminRouter } from "./admin.ts";
 import { agentRouter } from "./agent.ts";
 import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
+import { backupRouter } from "./backup.ts";
 import { bitbucketRouter } from "./bitbucket.ts";
 import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
+import { destinationRouter } from "./destination.ts";
 import { dockerRouter } from "./docker.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
@@ -64,4 +66,6 @@ export const allRouters: RouterDef[] = [
   bitbucketRouter,
   giteaRouter,
   notificationRouter,
+  destinationRouter,
+  backupRouter,
 ];

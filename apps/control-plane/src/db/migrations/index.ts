@@ -27,6 +27,7 @@ import * as deploymentTarget from "./20261127-20-deployment-target.ts";
 import * as compose from "./20261127-30-compose.ts";
 import * as gitProviders from "./20261127-40-git-providers.ts";
 import * as notifications from "./20261127-50-notifications.ts";
+import * as backups from "./20261127-60-backups.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   "20261127-30-compose": compose,
   "20261127-40-git-providers": gitProviders,
   "20261127-50-notifications": notifications,
+  "20261127-60-backups": backups,
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
 };

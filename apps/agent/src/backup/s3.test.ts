@@ -1,0 +1,86 @@
+/**
+ * The object storage helpers against s3rver (the S3 REST API on 127.0.0.1): a multipart
+ * upload of a stream larger than a part, completed only when the stream ends normally; a
+ * stream that fails leaves no object; listing pages, deletes and the connection probe.
+ */
+import { randomBytes } from "node:crypto";
+import { PassThrough, Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestS3, type TestS3 } from "../testing/s3.ts";
+import {
+  deleteObject,
+  downloadObject,
+  listObjects,
+  probeStorage,
+  StorageProbeError,
+  uploadObject,
+} from "./s3.ts";
+
+let s3: TestS3;
+
+beforeAll(async () => {
+  s3 = await startTestS3();
+});
+afterAll(async () => s3?.close());
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe("object storage", () => {
+  it("uploads a 20 MiB stream in parts and reads it back byte for byte", async () => {
+    const data = randomBytes(20 * 1024 * 1024);
+    const size = await uploadObject(
+      s3.storage,
+      "multi/big.bin.gz",
+      Readable.from([data.subarray(0, 7e6), data.subarray(7e6)]),
+    );
+    expect(size).toBe(data.length);
+    const { body, size: stored } = await downloadObject(s3.storage, "multi/big.bin.gz");
+    expect(stored).toBe(data.length);
+    expect((await readAll(body)).equals(data)).toBe(true);
+  }, 60_000);
+
+  it("leaves no object when the stream fails, before or after the first part", async () => {
+    for (const [key, bytes] of [
+      ["failed/small.gz", 1024],
+      ["failed/large.gz", 12 * 1024 * 1024],
+    ] as const) {
+      const body = new PassThrough();
+      const upload = uploadObject(s3.storage, key, body);
+      body.write(randomBytes(bytes));
+      setTimeout(() => body.destroy(new Error("the dump failed")), 200);
+      await expect(upload).rejects.toThrow();
+      expect((await listObjects(s3.storage, "failed/")).map((object) => object.key)).not.toContain(key);
+    }
+  }, 60_000);
+
+  it("lists every object under a prefix (files only) and deletes", async () => {
+    for (const name of ["a", "b", "c"]) {
+      await uploadObject(s3.storage, `list/x/${name}.gz`, Readable.from([Buffer.from(name)]));
+    }
+    await uploadObject(s3.storage, "listed-not/y.gz", Readable.from([Buffer.from("y")]));
+    const listed = await listObjects(s3.storage, "list/");
+    expect(listed.map((object) => object.key).sort()).toEqual(["list/x/a.gz", "list/x/b.gz", "list/x/c.gz"]);
+    expect(listed[0]).toMatchObject({ size: 1 });
+    await deleteObject(s3.storage, "list/x/b.gz");
+    expect((await listObjects(s3.storage, "list/")).map((object) => object.key).sort()).toEqual([
+      "list/x/a.gz",
+      "list/x/c.gz",
+    ]);
+  });
+
+  it("probes a bucket by writing, reading back and deleting an object, and says which step failed", async () => {
+    await probeStorage(s3.storage);
+    expect((await listObjects(s3.storage, ".platform-probe")).length).toBe(0);
+    const missing = await probeStorage({ ...s3.storage, bucket: "no-such-bucket" }).catch((error) => error);
+    expect(missing).toBeInstanceOf(StorageProbeError);
+    expect(missing.step).toBe("write a probe object");
+    expect(missing.message).toMatch(/NoSuchBucket/);
+    const wrongKey = await probeStorage({ ...s3.storage, accessKey: "NOT-A-KEY" }).catch((error) => error);
+    expect(wrongKey).toBeInstanceOf(StorageProbeError);
+    expect(wrongKey.message).toMatch(/InvalidAccessKeyId/);
+  });
+});

@@ -1,0 +1,247 @@
+/**
+ * Database backups (Dokploy's backup row): which database service is dumped, where to (a
+ * destination), when (a croner schedule), under which prefix, how many files are kept, and
+ * whether each run's file is verified by a restore into a throwaway container. Dokploy names
+ * the service by a per-kind id field (postgresId, mysqlId, mariadbId, mongoId; redisId is
+ * ours); one `database_id` column holds it.
+ */
+import { Cron } from "croner";
+import { z } from "zod";
+import type { Db } from "../db/database.ts";
+import type { Backup, BackupDatabaseType } from "../db/schema.ts";
+import { destinationSchema, idSchema } from "./destinations.ts";
+
+export const backupDatabaseTypes = ["postgres", "mysql", "mariadb", "mongo", "redis"] as const;
+export const kindIdKeys = ["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId"] as const;
+export type KindIdKey = (typeof kindIdKeys)[number];
+export const idKeyOf = (kind: BackupDatabaseType): KindIdKey => `${kind}Id`;
+
+/** A cron expression croner accepts (5 or 6 fields, or a nickname such as @daily). */
+export const scheduleSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(100)
+  .refine(
+    (value) => {
+      try {
+        new Cron(value, { paused: true }).stop();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: "must be a cron expression such as 0 3 * * * (minute hour day month weekday)" },
+  );
+
+/** Object key prefix: path segments of letters, digits, '.', '_' and '-' (no '..', no leading '/'). */
+export const prefixSchema = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(200)
+  .regex(
+    /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*\/?$/,
+    "must be path segments of letters, digits, '.', '_' and '-'",
+  )
+  .refine((value) => !value.split("/").includes(".."), { message: "must not contain '..'" })
+  .transform((value) => value.replace(/\/+$/, ""));
+
+/** The database to dump (postgres, mysql, mariadb, mongo); redis dumps every database: "" or "all". */
+export const databaseNameSchema = z
+  .string()
+  .trim()
+  .max(63)
+  .regex(/^([A-Za-z0-9_][A-Za-z0-9_.-]*)?$/, "must be a database name (letters, digits, '_', '.', '-')");
+
+/** A table (or collection) whose rows a verified restore counts: `name` or `schema.name`. */
+export const verifyTableSchema = z
+  .string()
+  .trim()
+  .max(127)
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/,
+    "must be a table name such as orders or public.orders",
+  );
+
+const keepLatestCountSchema = z.number().int().min(1).max(10_000);
+
+const kindIds = {
+  postgresId: idSchema.nullish(),
+  mysqlId: idSchema.nullish(),
+  mariadbId: idSchema.nullish(),
+  mongoId: idSchema.nullish(),
+  redisId: idSchema.nullish(),
+};
+
+export const createBackupInput = z.object({
+  schedule: scheduleSchema,
+  enabled: z.boolean().optional(),
+  prefix: prefixSchema,
+  destinationId: idSchema,
+  keepLatestCount: keepLatestCountSchema.nullish(),
+  database: databaseNameSchema,
+  databaseType: z.enum(backupDatabaseTypes),
+  backupType: z.enum(["database", "compose"]).optional(),
+  ...kindIds,
+  serviceName: z.string().max(100).nullish(),
+  composeId: idSchema.nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  verifyRestore: z.boolean().optional(),
+  verifyTable: verifyTableSchema.nullish(),
+});
+
+export const updateBackupInput = z.object({
+  backupId: idSchema,
+  schedule: scheduleSchema.optional(),
+  enabled: z.boolean().optional(),
+  prefix: prefixSchema.optional(),
+  destinationId: idSchema.optional(),
+  keepLatestCount: keepLatestCountSchema.nullish(),
+  database: databaseNameSchema.optional(),
+  databaseType: z.enum(backupDatabaseTypes).optional(),
+  serviceName: z.string().max(100).nullish(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  verifyRestore: z.boolean().optional(),
+  verifyTable: verifyTableSchema.nullish(),
+});
+
+export const backupIdInput = z.object({ backupId: idSchema });
+
+const runSchema = z.object({
+  deploymentId: z.string(),
+  kind: z.enum(["backup", "restore", "verify"]),
+  status: z.enum(["idle", "running", "done", "error"]),
+  backupFile: z.string().nullable(),
+  sizeBytes: z.number().nullable(),
+  check: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+export const backupSchema = z.object({
+  backupId: z.string(),
+  appName: z.string(),
+  schedule: z.string(),
+  enabled: z.boolean(),
+  database: z.string(),
+  prefix: z.string(),
+  serviceName: z.string().nullable(),
+  destinationId: z.string(),
+  keepLatestCount: z.number().nullable(),
+  backupType: z.enum(["database", "compose"]),
+  databaseType: z.enum(backupDatabaseTypes),
+  postgresId: z.string().nullable(),
+  mysqlId: z.string().nullable(),
+  mariadbId: z.string().nullable(),
+  mongoId: z.string().nullable(),
+  redisId: z.string().nullable(),
+  composeId: z.string().nullable(),
+  userId: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  verifyRestore: z.boolean(),
+  verifyTable: z.string().nullable(),
+  createdAt: z.string(),
+  destination: destinationSchema,
+  /** The newest run of any kind, and the newest verification (a verify run, or a backup run that verified). */
+  lastRun: runSchema.nullable(),
+  lastVerifiedRestore: runSchema.nullable(),
+});
+
+export type BackupRun = z.infer<typeof runSchema>;
+
+export function toRunView(row: {
+  deploymentId: string;
+  kind: string;
+  status: "idle" | "running" | "done" | "error";
+  backupFile: string | null;
+  backupSizeBytes: string | null;
+  backupCheck: string | null;
+  errorMessage: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}): BackupRun {
+  return {
+    deploymentId: row.deploymentId,
+    kind: row.kind as BackupRun["kind"],
+    status: row.status,
+    backupFile: row.backupFile,
+    sizeBytes: row.backupSizeBytes === null ? null : Number(row.backupSizeBytes),
+    check: row.backupCheck,
+    errorMessage: row.errorMessage,
+    createdAt: row.createdAt,
+    finishedAt: row.completedAt,
+  };
+}
+
+/** The backup with its organization (through its destination), whatever the caller. */
+export function findBackupWithOrganization(db: Db, backupId: string) {
+  return db
+    .selectFrom("backups")
+    .innerJoin("destinations", "destinations.destinationId", "backups.destinationId")
+    .selectAll("backups")
+    .select("destinations.organizationId")
+    .where("backups.backupId", "=", backupId)
+    .executeTakeFirst();
+}
+
+export type OwnedBackup = Backup & { organizationId: string };
+
+/** The newest runs of a backup: the last one, and the last verified restore. */
+export async function lastRuns(db: Db, backupId: string) {
+  const columns = [
+    "deploymentId",
+    "kind",
+    "status",
+    "backupFile",
+    "backupSizeBytes",
+    "backupCheck",
+    "errorMessage",
+    "createdAt",
+    "completedAt",
+  ] as const;
+  const last = await db
+    .selectFrom("deployments")
+    .select(columns)
+    .where("backupId", "=", backupId)
+    .orderBy("createdAt", "desc")
+    .orderBy("deploymentId", "desc")
+    .executeTakeFirst();
+  const verified = await db
+    .selectFrom("deployments")
+    .select(columns)
+    .where("backupId", "=", backupId)
+    .where((eb) => eb.or([eb("kind", "=", "verify"), eb("backupCheck", "is not", null)]))
+    .where("status", "in", ["done", "error"])
+    .orderBy("completedAt", "desc")
+    .orderBy("deploymentId", "desc")
+    .executeTakeFirst();
+  return {
+    lastRun: last ? toRunView(last) : null,
+    lastVerifiedRestore: verified ? toRunView(verified) : null,
+  };
+}
+
+/** The file extension of a kind's dump (before .gz). */
+export const dumpExtension: Record<BackupDatabaseType, string> = {
+  postgres: "dump",
+  mysql: "sql",
+  mariadb: "sql",
+  mongo: "archive",
+  redis: "rdb",
+};
+
+/** `<prefix>/<name>-<UTC time>.<ext>.gz`: keys of one backup sort by time. */
+export function objectKeyOf(
+  backup: Pick<Backup, "prefix" | "database" | "appName" | "databaseType">,
+  now: Date,
+): string {
+  const stamp = now.toISOString().replace(/:/g, "-");
+  return `${backup.prefix}/${filePrefixOf(backup)}${stamp}.${dumpExtension[backup.databaseType]}.gz`;
+}
+
+/** What every file of the backup's own starts with after the prefix (retention touches only those). */
+export function filePrefixOf(backup: Pick<Backup, "database" | "appName" | "databaseType">): string {
+  return `${backup.database || backup.appName}-`;
+}

@@ -1,0 +1,354 @@
+/**
+ * Backups end to end on the real Docker Engine with the in-process agent, the database test
+ * images (scripts/build-database-images.sh) and s3rver as the S3 stand-in (never skipped):
+ * rows written through a real client are backed up by hand and on a schedule, retention keeps
+ * the newest N files, the table is dropped and restored from the newest file, a verified
+ * restore counts the rows in a throwaway container, and a corrupted file fails verification.
+ * For postgres, mariadb and redis (mongo cannot run here: its argv is tested in the agent's
+ * tools.test.ts).
+ */
+
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { createGzip } from "node:zlib";
+import { uploadObject } from "@platform/agent";
+import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
+import { startTestS3, type TestS3 } from "@platform/agent/testing/s3.ts";
+import mysql from "mysql2/promise";
+import pg from "pg";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+const WAIT_MS = 240_000;
+const IMAGES = {
+  postgres: process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15",
+  mariadb: process.env.PLATFORM_TEST_MARIADB_IMAGE ?? "platform-test/db-mariadb:11",
+  redis: process.env.PLATFORM_TEST_REDIS_IMAGE ?? "platform-test/db-redis:7",
+};
+
+let platform: TestPlatform;
+let s3: TestS3;
+let owner: Session;
+let environmentId: string;
+let destinationId: string;
+const appNames: string[] = [];
+const directories: string[] = [];
+const as = () => ({ token: owner.token });
+const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
+
+async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** Creates and deploys a database of `kind` with an external port; answers its id, port and `one`. */
+async function deployDatabase(kind: "postgres" | "mariadb" | "redis", fields: Record<string, unknown>) {
+  const appName = uniqueName(`bk-${kind.slice(0, 2)}`);
+  appNames.push(appName);
+  const created = await ok(`${kind}.create`, { name: `${kind} data`, appName, environmentId, ...fields });
+  const id = created[`${kind}Id`] as string;
+  const externalPort = await freePort();
+  const { deploymentId } = await ok(`${kind}.saveExternalPort`, { [`${kind}Id`]: id, externalPort });
+  const deployed = await platform.waitForDeployment(deploymentId, WAIT_MS);
+  expect(deployed.status, deployed.logs).toBe("done");
+  const one = (await platform.query(`${kind}.one`, { [`${kind}Id`]: id }, as())).body;
+  return { id, appName, port: externalPort, one };
+}
+
+async function files(prefix: string): Promise<string[]> {
+  const listed = await platform.query(
+    "backup.listBackupFiles",
+    { destinationId, search: `${prefix}/` },
+    as(),
+  );
+  expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+  return listed.body.map((file: { key: string }) => file.key);
+}
+
+async function restore(kind: string, databaseId: string, databaseName: string, backupFile: string) {
+  const { deploymentId } = await ok("backup.restoreBackupWithLogs", {
+    databaseId,
+    databaseType: kind,
+    databaseName,
+    backupFile,
+    destinationId,
+  });
+  return platform.waitForDeployment(deploymentId, WAIT_MS);
+}
+
+beforeAll(async () => {
+  await requireDocker();
+  for (const image of Object.values(IMAGES)) await dockerCli(["image", "inspect", image]);
+  s3 = await startTestS3();
+  const mainDirectory = await mkdtemp(path.join(tmpdir(), "backup-e2e-"));
+  directories.push(mainDirectory);
+  platform = await startTestPlatform(
+    {
+      PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
+      PLATFORM_DEFAULT_IMAGE_POSTGRES: IMAGES.postgres,
+      PLATFORM_DEFAULT_IMAGE_MARIADB: IMAGES.mariadb,
+      PLATFORM_DEFAULT_IMAGE_MYSQL: IMAGES.mariadb,
+      PLATFORM_DEFAULT_IMAGE_REDIS: IMAGES.redis,
+    },
+    { agents: { localAgent: { mainDirectory } } },
+  );
+  owner = await platform.registerOwner();
+  environmentId = (await ok("project.create", { name: "Backups" })).environment.environmentId;
+  const destination = await ok("destination.create", {
+    name: "Local S3",
+    provider: "Minio",
+    accessKey: s3.storage.accessKey,
+    secretAccessKey: s3.storage.secretAccessKey,
+    bucket: s3.storage.bucket,
+    region: "us-east-1",
+    endpoint: s3.endpoint,
+  });
+  destinationId = destination.destinationId;
+  const { organizationId: _organization, createdAt: _created, ...fields } = destination;
+  expect(await ok("destination.testConnection", fields)).toEqual({ success: true });
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.close();
+  for (const name of appNames) await dockerCli(["service", "rm", name]).catch(() => {});
+  for (const name of appNames) {
+    await eventually(() => dockerCli(["volume", "rm", "-f", `${name}-data`]), 60_000).catch(() => {});
+  }
+  await s3?.close();
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+}, 180_000);
+
+describe("postgres", () => {
+  it(
+    "backs up by hand and on a schedule, keeps the newest 2, restores a dropped table, verifies, and fails a corrupted file",
+    async () => {
+      const {
+        id: postgresId,
+        port,
+        one,
+      } = await deployDatabase("postgres", {
+        databaseName: "shop",
+        databaseUser: "shop",
+        databasePassword: "Pg#backup1",
+      });
+      const query = async (text: string) => {
+        const client = await eventually(async () => {
+          const attempt = new pg.Client({
+            host: "127.0.0.1",
+            port,
+            user: one.databaseUser,
+            password: one.databasePassword,
+            database: one.databaseName,
+            connectionTimeoutMillis: 3000,
+          });
+          await attempt.connect();
+          return attempt;
+        });
+        try {
+          return await client.query(text);
+        } finally {
+          await client.end();
+        }
+      };
+      await query("create table items (id int primary key, name text)");
+      await query("insert into items values (1, 'tea'), (2, 'milk'), (3, 'bread')");
+
+      const backup = await ok("backup.create", {
+        schedule: "0 0 1 1 *",
+        prefix: "pg/daily",
+        destinationId,
+        keepLatestCount: 2,
+        database: "shop",
+        databaseType: "postgres",
+        postgresId,
+      });
+      expect(backup).toMatchObject({ postgresId, mysqlId: null, enabled: true, lastRun: null });
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await ok("backup.manualBackupPostgres", { backupId: backup.backupId });
+        expect(run.status, run.errorMessage).toBe("done");
+        expect(run.backupFile).toMatch(/^pg\/daily\/shop-.*\.dump\.gz$/);
+        runs.push(run);
+      }
+      // Retention: the newest two files are kept, the oldest is deleted.
+      expect(await files("pg/daily")).toEqual([runs[1].backupFile, runs[2].backupFile]);
+      // The password is in no run's log.
+      const row = await platform.waitForDeployment(runs[2].deploymentId);
+      expect(row.logs).not.toContain("Pg#backup1");
+      expect(row.logs).toContain("Retention: deleted");
+
+      // On a schedule (every second, croner's 6-field form), then off again.
+      await ok("backup.update", { backupId: backup.backupId, schedule: "* * * * * *" });
+      const scheduled = await eventually(async () => {
+        const found = await platform.services.db
+          .selectFrom("deployments")
+          .selectAll()
+          .where("backupId", "=", backup.backupId)
+          .where("title", "=", "Scheduled backup")
+          .where("status", "=", "done")
+          .executeTakeFirstOrThrow();
+        return found;
+      }, 60_000);
+      await ok("backup.update", { backupId: backup.backupId, enabled: false });
+      expect(scheduled.backupFile).toMatch(/^pg\/daily\/shop-/);
+
+      await query("drop table items");
+      const newest = (await files("pg/daily")).at(-1)!;
+      const restored = await restore("postgres", postgresId, "shop", newest);
+      expect(restored.status, restored.logs).toBe("done");
+      expect(restored.kind).toBe("restore");
+      expect((await query("select name from items order by id")).rows.map((r) => r.name)).toEqual([
+        "tea",
+        "milk",
+        "bread",
+      ]);
+
+      // A verified restore into a throwaway container counts the rows the user named.
+      await ok("backup.update", { backupId: backup.backupId, verifyRestore: true, verifyTable: "items" });
+      const verified = await ok("backup.verifyRestore", { backupId: backup.backupId });
+      expect(verified.status, verified.errorMessage).toBe("done");
+      expect(verified.verification).toBe("3 rows in items");
+      const shown = (await platform.query("backup.one", { backupId: backup.backupId }, as())).body;
+      expect(shown.lastVerifiedRestore).toMatchObject({ status: "done", check: "3 rows in items" });
+      const leftovers = await dockerCli([
+        "ps",
+        "-a",
+        "--filter",
+        "label=platform.backupVerify",
+        "--format",
+        "{{.Names}}",
+      ]);
+      expect(leftovers.trim()).toBe("");
+
+      // A corrupted file (valid gzip, not a dump) fails verification, and says so.
+      const corrupted = "pg/daily/shop-9999-12-31T00-00-00.000Z.dump.gz";
+      await uploadObject(
+        s3.storage,
+        corrupted,
+        Readable.from([Buffer.from("not a dump at all")]).pipe(createGzip()),
+      );
+      const failed = await ok("backup.verifyRestore", { backupId: backup.backupId, backupFile: corrupted });
+      expect(failed.status).toBe("error");
+      expect(failed.errorMessage).toMatch(/verification .* failed/);
+      const after = (await platform.query("backup.one", { backupId: backup.backupId }, as())).body;
+      expect(after.lastVerifiedRestore).toMatchObject({ status: "error", backupFile: corrupted });
+      const events = await platform.services.db
+        .selectFrom("events")
+        .select(["kind", "payload"])
+        .where("kind", "=", "databaseBackup")
+        .execute();
+      const statuses = events.map((event) => (event.payload as unknown as { status: string }).status);
+      expect(statuses).toContain("success");
+      expect(statuses).toContain("error");
+    },
+    WAIT_MS * 3,
+  );
+});
+
+describe("mariadb", () => {
+  it(
+    "backs up with --single-transaction, restores a dropped table",
+    async () => {
+      const {
+        id: mariadbId,
+        port,
+        one,
+      } = await deployDatabase("mariadb", {
+        databaseName: "shop",
+        databaseUser: "shopper",
+        databasePassword: "Maria#backup1",
+        databaseRootPassword: "Root#backup1",
+      });
+      const run = async (text: string) => {
+        const connection = await eventually(() =>
+          mysql.createConnection({
+            host: "127.0.0.1",
+            port,
+            user: one.databaseUser,
+            password: one.databasePassword,
+            database: one.databaseName,
+            connectTimeout: 3000,
+          }),
+        );
+        try {
+          return (await connection.query(text))[0] as Record<string, unknown>[];
+        } finally {
+          await connection.end();
+        }
+      };
+      await run("create table items (id int primary key, name text)");
+      await run("insert into items values (1, 'tea'), (2, 'milk')");
+      const backup = await ok("backup.create", {
+        schedule: "0 0 1 1 *",
+        prefix: "maria",
+        destinationId,
+        database: "shop",
+        databaseType: "mariadb",
+        mariadbId,
+        verifyRestore: true,
+      });
+      const done = await ok("backup.manualBackupMariadb", { backupId: backup.backupId });
+      expect(done.status, done.errorMessage).toBe("done");
+      expect(done.verification).toMatch(/^integrity check ok/);
+      await run("drop table items");
+      const restored = await restore("mariadb", mariadbId, "shop", done.backupFile);
+      expect(restored.status, restored.logs).toBe("done");
+      expect((await run("select name from items order by id")).map((r) => r.name)).toEqual(["tea", "milk"]);
+    },
+    WAIT_MS * 2,
+  );
+});
+
+describe("redis", () => {
+  it(
+    "backs up the RDB snapshot and restores flushed keys",
+    async () => {
+      const { id: redisId, port } = await deployDatabase("redis", { databasePassword: "Redis#backup1" });
+      const client = async () => {
+        const redis = createClient({
+          socket: { host: "127.0.0.1", port, connectTimeout: 3000, reconnectStrategy: false },
+          password: "Redis#backup1",
+        });
+        redis.on("error", () => {});
+        await redis.connect();
+        return redis;
+      };
+      const write = await eventually(client);
+      await write.set("greeting", "hello");
+      await write.set("count", "42");
+      await write.quit();
+      const backup = await ok("backup.create", {
+        schedule: "0 0 1 1 *",
+        prefix: "redis",
+        destinationId,
+        database: "",
+        databaseType: "redis",
+        redisId,
+      });
+      const done = await ok("backup.manualBackupRedis", { backupId: backup.backupId });
+      expect(done.status, done.errorMessage).toBe("done");
+      expect(done.backupFile).toMatch(/\.rdb\.gz$/);
+      const flush = await eventually(client);
+      await flush.flushAll();
+      await flush.quit();
+      const restored = await restore("redis", redisId, "", done.backupFile);
+      expect(restored.status, restored.logs).toBe("done");
+      const read = await eventually(client);
+      expect(await read.get("greeting")).toBe("hello");
+      expect(await read.get("count")).toBe("42");
+      await read.quit();
+    },
+    WAIT_MS * 2,
+  );
+});

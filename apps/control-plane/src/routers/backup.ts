@@ -1,0 +1,413 @@
+/**
+ * backup (Dokploy's router; issue 26): database backups to a destination, on a croner schedule
+ * and by hand (manualBackup<Kind>, answered once the upload and the retention are done),
+ * their files (listBackupFiles), restores (restoreBackupWithLogs: a deployment whose log
+ * streams at /api/deployment.logs) and verified restores into a throwaway container
+ * (verifyRestore; also after each run with `verifyRestore: true`). A backup belongs to its
+ * database service: members who may see the service use it; another organization's backup,
+ * database or destination is a 404. Every run is a deployment of the database (backups/runs.ts).
+ */
+import { listObjects } from "@platform/agent";
+import { z } from "zod";
+import {
+  backupIdInput,
+  backupSchema,
+  createBackupInput,
+  findBackupWithOrganization,
+  idKeyOf,
+  kindIdKeys,
+  lastRuns,
+  type OwnedBackup,
+  updateBackupInput,
+} from "../backups/backups.ts";
+import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
+import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import { findDatabase } from "../databases/repository.ts";
+import type { BackupDatabaseType } from "../db/schema.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireServiceAccess } from "../projects/permissions.ts";
+import { agentServerId } from "../servers/repository.ts";
+
+const label = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
+
+/** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
+async function loadDatabase(
+  services: ServiceContext,
+  caller: Caller,
+  kind: BackupDatabaseType,
+  id: string,
+  field: string,
+) {
+  const row = await findDatabase(services.db, caller.organizationId, kind, id);
+  if (!row) throw new ApiError("NOT_FOUND", `${label(kind)} not found (${field})`, { fields: [field] });
+  await requireServiceAccess(
+    services.db,
+    caller,
+    { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
+    label(kind),
+  );
+  return row;
+}
+
+/** The backup when its database is visible to the caller (another organization's: 404). */
+async function loadBackup(services: ServiceContext, caller: Caller, backupId: string): Promise<OwnedBackup> {
+  const backup = await findBackupWithOrganization(services.db, backupId);
+  if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
+  await loadDatabase(services, caller, backup.databaseType, backup.databaseId, "backupId").catch((error) => {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
+    throw error;
+  });
+  return backup;
+}
+
+async function requireDestination(services: ServiceContext, caller: Caller, destinationId: string) {
+  const destination = await findDestination(services.db, caller.organizationId, destinationId);
+  if (!destination) {
+    throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
+  }
+  return destination;
+}
+
+async function toView(services: ServiceContext, backup: OwnedBackup): Promise<z.infer<typeof backupSchema>> {
+  const destination = await findDestination(services.db, backup.organizationId, backup.destinationId);
+  const ids = Object.fromEntries(kindIdKeys.map((key) => [key, null])) as Record<
+    (typeof kindIdKeys)[number],
+    string | null
+  >;
+  ids[idKeyOf(backup.databaseType)] = backup.databaseId;
+  const { organizationId: _organization, databaseId: _database, metadata, ...fields } = backup;
+  return {
+    ...fields,
+    ...ids,
+    composeId: null,
+    metadata: (metadata as Record<string, unknown> | null) ?? null,
+    destination: toDestinationView(destination!),
+    ...(await lastRuns(services.db, backup.backupId)),
+  };
+}
+
+/** Fields Dokploy has for compose backups only: refused until compose stacks exist. */
+function refuseComposeFields(input: {
+  backupType?: string;
+  composeId?: string | null;
+  serviceName?: string | null;
+  metadata?: Record<string, unknown> | null;
+}): void {
+  if (input.backupType === "compose") {
+    throw badRequest("backupType compose is not supported yet: compose stacks do not exist", {
+      fields: ["backupType"],
+    });
+  }
+  for (const field of ["composeId", "serviceName", "metadata"] as const) {
+    const value = input[field];
+    if (
+      value !== undefined &&
+      value !== null &&
+      !(typeof value === "object" && Object.keys(value).length === 0)
+    ) {
+      throw badRequest(`${field} belongs to compose backups, which are not supported yet`, {
+        fields: [field],
+      });
+    }
+  }
+}
+
+/** redis dumps every logical database in its RDB snapshot: `database` names none. */
+function checkDatabaseField(kind: BackupDatabaseType, database: string): void {
+  if (kind === "redis" ? database !== "" && database !== "all" : database === "") {
+    throw badRequest(
+      kind === "redis"
+        ? 'database must be "" or "all" for redis: its RDB snapshot holds every database'
+        : "database must name the database to back up",
+      { fields: ["database"] },
+    );
+  }
+}
+
+const manualAnswer = z.object({
+  success: z.boolean(),
+  deploymentId: z.string(),
+  status: z.enum(["done", "error"]),
+  backupFile: z.string().nullable(),
+  sizeBytes: z.number().nullable(),
+  verification: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+});
+
+/** How often a manual run's row is read while the caller waits for it. */
+const WAIT_POLL_MS = 250;
+
+async function waitForRun(
+  services: ServiceContext,
+  deploymentId: string,
+): Promise<z.infer<typeof manualAnswer>> {
+  for (;;) {
+    const row = await services.db
+      .selectFrom("deployments")
+      .select(["status", "backupFile", "backupSizeBytes", "backupCheck", "errorMessage"])
+      .where("deploymentId", "=", deploymentId)
+      .executeTakeFirst();
+    if (!row) throw notFound("Deployment");
+    if (row.status === "done" || row.status === "error") {
+      return {
+        success: row.status === "done",
+        deploymentId,
+        status: row.status,
+        backupFile: row.backupFile,
+        sizeBytes: row.backupSizeBytes === null ? null : Number(row.backupSizeBytes),
+        verification: row.backupCheck,
+        errorMessage: row.errorMessage,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
+
+function manualBackup(kind: BackupDatabaseType) {
+  return mutation({
+    summary: `Back up a ${kind} database now; answers once the upload and the retention are done, with the outcome`,
+    access: "member",
+    input: backupIdInput,
+    output: manualAnswer,
+    handler: async ({ services, caller, input }) => {
+      const backup = await loadBackup(services, caller, input.backupId);
+      if (backup.databaseType !== kind) {
+        throw badRequest(`The backup is of a ${backup.databaseType} database, not ${kind}`, {
+          fields: ["backupId"],
+        });
+      }
+      const { deploymentId } = await startBackupRun(services, backup, "backup");
+      return waitForRun(services, deploymentId);
+    },
+  });
+}
+
+const backupFileSchema = z.object({
+  key: z.string(),
+  size: z.number(),
+  lastModified: z.string(),
+  Path: z.string(),
+  Name: z.string(),
+  Size: z.number(),
+  IsDir: z.boolean(),
+  ModTime: z.string(),
+});
+
+export const backupRouter = defineRouter("backup", {
+  create: mutation({
+    summary:
+      "Create a database backup: schedule, destination, prefix, retention and optional restore verification",
+    access: "member",
+    input: createBackupInput,
+    output: backupSchema,
+    handler: async ({ services, caller, input }) => {
+      refuseComposeFields(input);
+      const kind = input.databaseType;
+      const idKey = idKeyOf(kind);
+      // Every service and destination named must be the caller's to see (404) before a 400.
+      await requireDestination(services, caller, input.destinationId);
+      for (const key of kindIdKeys) {
+        const id = input[key];
+        if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
+      }
+      for (const key of kindIdKeys) {
+        if (key !== idKey && input[key]) {
+          throw badRequest(`${key} does not match databaseType ${kind}`, { fields: [key] });
+        }
+      }
+      const databaseId = input[idKey];
+      if (!databaseId) throw badRequest(`${idKey} is required for databaseType ${kind}`, { fields: [idKey] });
+      checkDatabaseField(kind, input.database);
+      await loadDatabase(services, caller, kind, databaseId, idKey);
+      await requireDestination(services, caller, input.destinationId);
+      const backupId = newId();
+      await services.db
+        .insertInto("backups")
+        .values({
+          backupId,
+          appName: `backup-${backupId
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "")
+            .slice(0, 20)}`,
+          schedule: input.schedule,
+          enabled: input.enabled ?? true,
+          database: input.database,
+          prefix: input.prefix,
+          serviceName: null,
+          destinationId: input.destinationId,
+          keepLatestCount: input.keepLatestCount ?? null,
+          backupType: "database",
+          databaseType: kind,
+          databaseId,
+          userId: caller.userId,
+          metadata: null,
+          verifyRestore: input.verifyRestore ?? false,
+          verifyTable: input.verifyTable ?? null,
+        })
+        .execute();
+      await services.backups.reschedule();
+      return toView(services, await loadBackup(services, caller, backupId));
+    },
+  }),
+
+  one: query({
+    summary: "One backup, with its destination, its last run and its last verified restore",
+    access: "member",
+    input: backupIdInput,
+    output: backupSchema,
+    handler: async ({ services, caller, input }) =>
+      toView(services, await loadBackup(services, caller, input.backupId)),
+  }),
+
+  update: mutation({
+    summary: "Change a backup's schedule, destination, prefix, retention, database or verification",
+    access: "member",
+    input: updateBackupInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const backup = await loadBackup(services, caller, input.backupId);
+      refuseComposeFields(input);
+      if (input.databaseType !== undefined && input.databaseType !== backup.databaseType) {
+        throw badRequest(`databaseType cannot change (the backup is of a ${backup.databaseType} database)`, {
+          fields: ["databaseType"],
+        });
+      }
+      if (input.database !== undefined) checkDatabaseField(backup.databaseType, input.database);
+      if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
+      const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
+      const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+      if (Object.keys(patch).length > 0) {
+        await services.db.updateTable("backups").set(patch).where("backupId", "=", backupId).execute();
+      }
+      await services.backups.reschedule();
+      return success;
+    },
+  }),
+
+  remove: mutation({
+    summary: "Delete a backup (its files stay in the bucket; its runs stay in the deployments)",
+    access: "member",
+    input: backupIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await loadBackup(services, caller, input.backupId);
+      await services.db.deleteFrom("backups").where("backupId", "=", input.backupId).execute();
+      await services.backups.reschedule();
+      return success;
+    },
+  }),
+
+  manualBackupPostgres: manualBackup("postgres"),
+  manualBackupMySql: manualBackup("mysql"),
+  manualBackupMysql: manualBackup("mysql"),
+  manualBackupMariadb: manualBackup("mariadb"),
+  manualBackupMongo: manualBackup("mongo"),
+  manualBackupRedis: manualBackup("redis"),
+
+  verifyRestore: mutation({
+    summary:
+      "Restore the newest file (or backupFile) into a throwaway container, check it, and store the result",
+    access: "member",
+    input: z.object({ backupId: idSchema, backupFile: z.string().min(1).max(1024).optional() }),
+    output: manualAnswer,
+    handler: async ({ services, caller, input }) => {
+      const backup = await loadBackup(services, caller, input.backupId);
+      if (input.backupFile !== undefined && !input.backupFile.startsWith(`${backup.prefix}/`)) {
+        throw badRequest("backupFile must be a file of this backup (under its prefix)", {
+          fields: ["backupFile"],
+        });
+      }
+      const { deploymentId } = await startBackupRun(services, backup, "verify", {
+        backupFile: input.backupFile,
+      });
+      return waitForRun(services, deploymentId);
+    },
+  }),
+
+  listBackupFiles: query({
+    summary: "The files of a destination whose key starts with `search`, oldest first",
+    access: "member",
+    input: z.object({
+      destinationId: idSchema,
+      search: z.string().max(1024).default(""),
+      serverId: idSchema.optional(),
+    }),
+    output: z.array(backupFileSchema),
+    handler: async ({ services, caller, input }) => {
+      const destination = await requireDestination(services, caller, input.destinationId);
+      if (input.serverId !== undefined) await agentServerId(services, caller.organizationId, input.serverId);
+      const storage = await storageOf(services, destination);
+      let objects: Awaited<ReturnType<typeof listObjects>>;
+      try {
+        objects = await listObjects(storage, input.search);
+      } catch (error) {
+        services.logger.info(
+          { destinationId: destination.destinationId, err: error },
+          "listing a destination failed",
+        );
+        throw badRequest("The destination could not be listed: test its connection", {
+          fields: ["destinationId"],
+        });
+      }
+      return objects.map((object) => {
+        const name = object.key.split("/").pop() ?? object.key;
+        const modified = object.lastModified.toISOString();
+        return {
+          key: object.key,
+          size: object.size,
+          lastModified: modified,
+          Path: object.key,
+          Name: name,
+          Size: object.size,
+          IsDir: false,
+          ModTime: modified,
+        };
+      });
+    },
+  }),
+
+  restoreBackupWithLogs: mutation({
+    summary:
+      "Restore a backup file into a database, as a deployment whose log streams at /api/deployment.logs",
+    access: "member",
+    input: z.object({
+      databaseId: idSchema,
+      databaseType: z.enum(["postgres", "mysql", "mariadb", "mongo", "redis"]),
+      databaseName: z
+        .string()
+        .max(63)
+        .regex(/^([A-Za-z0-9_][A-Za-z0-9_.-]*)?$/, "must be a database name"),
+      backupFile: z
+        .string()
+        .min(1)
+        .max(1024)
+        .refine((key) => !key.startsWith("/") && !key.split("/").includes(".."), {
+          message: "must be an object key without '..' or a leading '/'",
+        }),
+      destinationId: idSchema,
+      backupType: z.literal("database").optional(),
+      metadata: z.object({}).strict().optional(),
+    }),
+    output: z.object({ success: z.literal(true), deploymentId: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      checkDatabaseField(input.databaseType, input.databaseName);
+      const database = await loadDatabase(
+        services,
+        caller,
+        input.databaseType,
+        input.databaseId,
+        "databaseId",
+      );
+      await requireDestination(services, caller, input.destinationId);
+      const { deploymentId } = await startRestoreRun(services, database, {
+        destinationId: input.destinationId,
+        backupFile: input.backupFile,
+        databaseName: input.databaseName,
+      });
+      return { success: true as const, deploymentId };
+    },
+  }),
+});
