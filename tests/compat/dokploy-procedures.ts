@@ -81,6 +81,8 @@ const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
 const NO_COMPOSE = "compose services are not served";
+const COMPOSE_UNREAD =
+  "issue 23 rows: Dokploy's routers/compose.ts and schema/compose.ts not yet compared field by field";
 const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
 const LIMITS = "ours: a channel limited to projects or services (issue 24 item 5)";
 const CLEANER = "we answer the same data in a shape of our own";
@@ -1589,6 +1591,50 @@ export const dokployProcedures: Record<string, Row> = {
       serverId: "we also read a remote server's proxy configuration",
       "(output)": "the spec answers {enabled, filePath} where Dokploy answers the boolean alone",
     },
+  },
+  "compose.create": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.one": {
+    kind: "query",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.update": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.deploy": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.redeploy": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.start": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.stop": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.delete": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.loadServices": {
+    kind: "query",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.getConvertedCompose": {
+    kind: "query",
+    unverified: COMPOSE_UNREAD,
+  },
+  "compose.move": {
+    kind: "mutation",
+    unverified: COMPOSE_UNREAD,
   },
   "gitProvider.getAll": {
     kind: "query",

@@ -8,6 +8,12 @@
  * stopped control plane left running runs again: each settles as what Docker shows.
  */
 import { composeOwner, type ResourceOwner, type StackService } from "@platform/agent-protocol";
+import {
+  ComposeFileError,
+  type ComposeTenant,
+  type ConvertedCompose,
+  convertCompose,
+} from "@platform/compose-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -20,9 +26,10 @@ import { removeServiceOf } from "../deployments/runtime.ts";
 import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
-import { badRequest } from "../errors.ts";
+import { badRequest, conflict } from "../errors.ts";
+import { isInstanceOrganization } from "../organizations/instance.ts";
+import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { ComposeFileError, type ConvertedCompose, convertCompose } from "./conversion.ts";
 import { removeComposeProxy } from "./proxy.ts";
 import { findComposeWithOrganization, type LocatedCompose } from "./repository.ts";
 
@@ -78,8 +85,10 @@ export async function convertedComposeOf(
   composeFile = row.composeFile,
 ): Promise<ConvertedCompose> {
   const domains = await composeDomains(services, row.composeId);
+  const tenancy = await tenantOf(services, row);
+  let converted: ConvertedCompose;
   try {
-    return convertCompose({
+    converted = convertCompose({
       composeFile,
       composeType: row.composeType,
       appName: row.appName,
@@ -92,13 +101,55 @@ export async function convertedComposeOf(
         path: domain.path,
       })),
       platformNetwork: services.config.platformNetwork ?? PLATFORM_NETWORK,
-      tenant: null,
+      tenant: tenancy?.tenant ?? null,
       filesDirectory: `/etc/platform/compose/${row.appName}/files`,
     });
   } catch (error) {
     if (error instanceof ComposeFileError) throw composeFileError(error);
     throw error;
   }
+  for (const { port, protocol } of tenancy?.published ?? []) {
+    const claim = { serverId: row.serverId, port, protocol, field: "composeFile", except: {} };
+    if (await hostPortTaken(services.db, claim)) {
+      throw conflict(`Invalid compose file: port ${port}/${protocol} is already published on this server`, {
+        fields: ["composeFile"],
+      });
+    }
+  }
+  return converted;
+}
+
+/**
+ * What a tenant's file may use on the shared engine (null: the instance organization, which is
+ * not refused anything): no network but the platform's (the platform creates none for tenants
+ * yet), the volumes of its own mounts, and host ports neither reserved (checked during the
+ * conversion) nor published by another service of the server (checked after it, `published`).
+ */
+async function tenantOf(
+  services: ServiceContext,
+  row: LocatedCompose,
+): Promise<{ tenant: ComposeTenant; published: { port: number; protocol: "tcp" | "udp" }[] } | null> {
+  if (await isInstanceOrganization(services.db, row.organizationId)) return null;
+  const reserved = await reservedHostPorts(services, services.db, row.serverId);
+  const volumes = await services.db
+    .selectFrom("mounts")
+    .select("volumeName")
+    .where("organizationId", "=", row.organizationId)
+    .where("type", "=", "volume")
+    .execute();
+  const ownVolumes = new Set(volumes.map((mount) => mount.volumeName));
+  const published: { port: number; protocol: "tcp" | "udp" }[] = [];
+  const tenant: ComposeTenant = {
+    isOwnedNetwork: () => false,
+    isOwnedVolume: (name) => ownVolumes.has(name),
+    refusePublishedPort: (port, protocol) => {
+      const holder = reserved.get(port);
+      if (holder !== undefined) return `${port} is reserved for ${holder}`;
+      published.push({ port, protocol });
+      return undefined;
+    },
+  };
+  return { tenant, published };
 }
 
 /** A refused file: 400 naming the first place. */

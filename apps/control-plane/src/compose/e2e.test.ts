@@ -323,11 +323,17 @@ describe("a three-service stack", () => {
     const appName = newAppName("ci");
     const refused = await platform.mutate(
       "compose.create",
-      { name: "bad", appName, environmentId, composeType: "stack", composeFile: "services:\n  web: {}\n" },
+      {
+        name: "bad",
+        appName,
+        environmentId,
+        composeType: "stack",
+        composeFile: "services:\n  web:\n    image: x\n    restart: [1]\n",
+      },
       as(),
     );
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain("services.web.image");
+    expect(JSON.stringify(refused.body)).toContain("services.web.restart");
     const project = await q("project.all", {}, as());
     expect(JSON.stringify(project)).not.toContain(appName);
   });

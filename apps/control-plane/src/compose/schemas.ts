@@ -3,6 +3,7 @@
  * Accepted fields are the ones that act: the file, its type and variables, and where the file
  * comes from (`raw`, or `git` with composePath inside the clone).
  */
+import { COMPOSE_APP_NAME_PATTERN } from "@platform/compose-config";
 import { z } from "zod";
 import { idSchema } from "../applications/schemas.ts";
 import { appNameSchema } from "../applications/validation.ts";
@@ -42,9 +43,15 @@ const branchSchema = z
 
 export const composeIdInput = z.object({ composeId: idSchema });
 
+/** A stack's name prefixes every Docker name it creates as `<appName>_`: so no `_` (and lowercase, as Compose projects are). */
+const composeAppNameSchema = appNameSchema.refine(
+  (name) => COMPOSE_APP_NAME_PATTERN.test(name),
+  "must be lowercase letters, digits and '-' (at most 63), starting with a letter or digit",
+);
+
 export const createComposeInput = z.object({
   name: nameSchema,
-  appName: appNameSchema,
+  appName: composeAppNameSchema,
   environmentId: idSchema,
   description: descriptionSchema,
   serverId: idSchema.nullish(),

@@ -5,9 +5,9 @@
  * redeploy queue a deployment (status running, then done | error, with its log); start, stop
  * and delete act on the stack's own Docker objects at once through its server's agent.
  */
+import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { serverBelongsTo } from "../applications/repository.ts";
-import { ComposeFileError, parseComposeFile } from "../compose/conversion.ts";
 import {
   composeFileError,
   composeStackAction,
@@ -65,6 +65,11 @@ async function load(services: ServiceContext, caller: Caller, composeId: string)
     "Compose",
   );
   return row;
+}
+
+/** A file the conversion refuses (a tenant's `privileged`, a domain's missing service, ...): 400 naming where. */
+async function refusedConversion(services: ServiceContext, row: LocatedCompose): Promise<void> {
+  if (row.composeFile.trim() !== "") await convertedComposeOf(services, row);
 }
 
 /** A file that does not parse is a 400 naming where; nothing is stored. */
@@ -144,6 +149,15 @@ export const composeRouter = defineRouter("compose", {
         if (isUniqueViolation(error, COMPOSE_APP_NAME_CONSTRAINT)) throw taken();
         throw error;
       }
+      // The conversion (the tenant's refusals too) needs the stored row: a file it refuses is
+      // taken back at once.
+      const located = await findCompose(services.db, caller.organizationId, row.composeId);
+      if (located) {
+        await refusedConversion(services, located).catch(async (error: unknown) => {
+          await deleteCompose(services.db, row.composeId);
+          throw error;
+        });
+      }
       await grantCreated(services.db, caller, "services", row.composeId);
       return toComposeView(row);
     },
@@ -184,6 +198,7 @@ export const composeRouter = defineRouter("compose", {
         patch.customGitSshKeyId = customGitSSHKeyId;
       }
       if (patch.env === "") patch.env = null;
+      await refusedConversion(services, { ...row, ...(patch as Partial<LocatedCompose>) });
       const updated = await updateCompose(services.db, row.composeId, patch);
       if (!updated) throw notFound("Compose");
       return toComposeView(updated);

@@ -149,7 +149,7 @@ export async function claimHostPort<T>(
 }
 
 /** Another service publishing the claimed port and protocol on the same server. */
-async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boolean> {
+export async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boolean> {
   const { serverId, port, protocol, except } = claim;
   // "is not distinct from": a null serverId (this machine) matches null.
   const application = await db

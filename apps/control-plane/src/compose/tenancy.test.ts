@@ -1,0 +1,112 @@
+/**
+ * A tenant's compose file runs on the shared Docker engine: compose.create, compose.update and
+ * getConvertedCompose refuse what would widen it (issue 23 item 6) with a 400 naming the service
+ * and key, and store nothing; the instance organization is refused none of it. The rules
+ * themselves are tested case by case in @platform/compose-config (tenancy.test.ts); this proves
+ * the control plane hands every organization but the instance's to them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+let platform: TestPlatform;
+let owner: Session;
+let tenant: Session;
+let ownerEnvironmentId: string;
+let tenantEnvironmentId: string;
+
+const file = (extra: string) => `services:
+  web:
+    image: platform-test/busybox:latest
+${extra}`;
+
+beforeAll(async () => {
+  platform = await startTestPlatform();
+  owner = await platform.registerOwner();
+  const ownerProject = await platform.mutateOk("project.create", { name: "Instance" }, owner);
+  ownerEnvironmentId = ownerProject.environment.environmentId;
+  tenant = await platform.addMember(owner, "member");
+  const created = await platform.mutateOk("organization.create", { name: "Tenant" }, tenant);
+  await platform.mutateOk("organization.setActive", { organizationId: created.id }, tenant);
+  const project = await platform.mutateOk("project.create", { name: "Tenant project" }, tenant);
+  tenantEnvironmentId = project.environment.environmentId;
+});
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+describe("a tenant's compose file", () => {
+  it.each([
+    ["privileged", "    privileged: true\n", "services.web.privileged"],
+    [
+      "the Docker socket",
+      "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n",
+      "services.web.volumes",
+    ],
+    ["host networking", "    network_mode: host\n", "services.web.network_mode"],
+    ["cap_add", "    cap_add: [SYS_ADMIN]\n", "services.web.cap_add"],
+    ["a reserved port", '    ports:\n      - "443:8080"\n', "services.web.ports"],
+    [
+      "another organization's network",
+      "    networks: [theirs]\nnetworks:\n  theirs:\n    external: true\n",
+      "networks.theirs",
+    ],
+  ])("refuses %s at create with a 400 naming it, and stores nothing", async (_what, extra, where) => {
+    const appName = `tenant-${Math.random().toString(36).slice(2, 10)}`;
+    const refused = await platform.mutate(
+      "compose.create",
+      {
+        name: "t",
+        appName,
+        environmentId: tenantEnvironmentId,
+        composeType: "stack",
+        composeFile: file(extra),
+      },
+      tenant,
+    );
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain(where);
+    // Nothing stored: the appName is free again.
+    await platform.mutateOk(
+      "compose.create",
+      { name: "t", appName, environmentId: tenantEnvironmentId, composeType: "stack", composeFile: file("") },
+      tenant,
+    );
+  });
+
+  it("refuses a widening update and keeps the stored file", async () => {
+    const appName = `tenant-${Math.random().toString(36).slice(2, 10)}`;
+    const { composeId } = await platform.mutateOk(
+      "compose.create",
+      { name: "t", appName, environmentId: tenantEnvironmentId, composeType: "stack", composeFile: file("") },
+      tenant,
+    );
+    const refused = await platform.mutate(
+      "compose.update",
+      { composeId, composeFile: file("    privileged: true\n") },
+      tenant,
+    );
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("services.web.privileged");
+    const converted = await platform.query("compose.getConvertedCompose", { composeId }, tenant);
+    expect(converted.status).toBe(200);
+    expect(converted.body).not.toContain("privileged");
+  });
+
+  it("is not refused for the instance organization", async () => {
+    const { composeId } = await platform.mutateOk(
+      "compose.create",
+      {
+        name: "i",
+        appName: `instance-${Math.random().toString(36).slice(2, 10)}`,
+        environmentId: ownerEnvironmentId,
+        composeType: "stack",
+        composeFile: file("    privileged: true\n"),
+      },
+      owner,
+    );
+    const converted = await platform.query("compose.getConvertedCompose", { composeId }, owner);
+    expect(converted.status).toBe(200);
+    expect(converted.body).toContain("privileged: true");
+  });
+});
