@@ -211,6 +211,31 @@ const requests: CommandRequest[] = [
       database: "orders",
     },
   },
+  {
+    ...header,
+    command: "deployStack",
+    deployStack: {
+      jobId: "d-9",
+      logStreamId: "d-9",
+      appName: "shop",
+      composeType: "stack",
+      composeFile: "services:\n  web:\n    image: nginx\n",
+      registryAuth: [{ serverAddress: "registry.example.com", username: "u", password: "p" }],
+      owner: { organizationId: "org1", resource: "compose:c1" },
+      waitSeconds: 120,
+    },
+  },
+  {
+    ...header,
+    command: "stackAction",
+    stackAction: {
+      appName: "shop",
+      composeType: "docker-compose",
+      action: "REMOVE",
+      owner: { organizationId: "org1", resource: "compose:c1" },
+      removeVolumes: true,
+    },
+  },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   {
     ...header,
@@ -367,6 +392,7 @@ const replies: CommandReply[] = [
       nixpacks: tool("1.29.0"),
       buildpacks: tool("0.35.1"),
       railpack: tool("0.0.64"),
+      buildx: tool("0.10.4"),
       isPlatformNetworkInstalled: true,
       isSwarmInstalled: true,
       isMainDirectoryInstalled: true,
@@ -435,6 +461,23 @@ const replies: CommandReply[] = [
     requestId: "r-1",
     result: "serviceAction",
     serviceAction: { found: true, volumesRemoved: ["web-data"], volumesKept: ["other-data"] },
+  },
+  {
+    requestId: "r-1",
+    result: "deployStack",
+    deployStack: {
+      services: [{ name: "shop_web", runningTasks: 1, desiredTasks: 2, error: "no suitable node" }],
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "stackAction",
+    stackAction: {
+      found: true,
+      services: [{ name: "shop_web", runningTasks: 0, desiredTasks: 0, error: "task exited" }],
+      volumesRemoved: ["shop_data"],
+      kept: ["shop_other"],
+    },
   },
   { requestId: "r-1", result: "backupDatabase", backupDatabase: { sizeBytes: 1024, dumpBytes: 4096 } },
   {

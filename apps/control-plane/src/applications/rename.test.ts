@@ -147,6 +147,8 @@ describe("finding 5: renaming leaves no Traefik file behind", () => {
       .insertInto("deployments")
       .values({
         deploymentId: newId(),
+        targetKind: "application",
+        targetId: app.applicationId,
         applicationId: app.applicationId,
         kind: "deploy",
         title: "Deployed before",

@@ -471,8 +471,9 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     const type = await platform.query("deployment.allByType", { id: app, type: "nope" }, t.as);
     expect(type.status).toBe(400);
     expect(type.body.error.data.fields).toEqual(["type"]);
-    expect((await platform.query("deployment.allByType", { id: app, type: "compose" }, t.as)).body).toEqual(
-      [],
+    // An application's id is no compose stack's.
+    expect((await platform.query("deployment.allByType", { id: app, type: "compose" }, t.as)).status).toBe(
+      404,
     );
     expect((await platform.query("deployment.allByServer", { serverId: "nope" }, t.as)).status).toBe(404);
     expect(await platform.services.db.selectFrom("deployments").selectAll().execute()).toEqual([]);

@@ -175,7 +175,7 @@ describe("backup", () => {
     const cases: [Record<string, unknown>, number, string][] = [
       [{ destinationId: strangerDestination.destinationId }, 404, "destinationId"],
       [{ postgresId: "nope" }, 404, "postgresId"],
-      [{ mysqlId: "x" }, 400, "mysqlId"],
+      [{ mysqlId: "x" }, 404, "mysqlId"],
       [{ backupType: "compose" }, 400, "backupType"],
       [{ composeId: "c1" }, 400, "composeId"],
       [{ schedule: "every day" }, 400, "schedule"],

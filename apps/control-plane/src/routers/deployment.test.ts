@@ -175,7 +175,16 @@ describe("deployments through the real pipeline", () => {
         .where("applicationId", "=", app.applicationId)
         .execute();
       expect(events_.map((event) => [event.kind, event.payload])).toEqual([
-        ["appDeploy", { applicationName: "web", status: "success", message: "First: deployed" }],
+        [
+          "appDeploy",
+          expect.objectContaining({
+            applicationName: "web",
+            status: "success",
+            message: "First: deployed",
+            deploymentId,
+            serviceType: "application",
+          }),
+        ],
       ]);
       const jobs = await platform.query("deployment.queueList", {}, as());
       expect(jobs.body.find((job: { id: string }) => job.id === deploymentId)).toMatchObject({
