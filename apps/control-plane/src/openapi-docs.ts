@@ -51,6 +51,22 @@ export const tagDocs: Record<string, string> = {
     "MongoDB database services: a Swarm service with a data volume, deployed through the deployment queue.",
   redis:
     "Redis database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  compose:
+    "Compose stacks: a compose file deployed with `docker stack deploy` or Compose, its domains, deployments and lifecycle.",
+  mounts:
+    "Mounts of a service: named volumes, files the platform writes, and host paths (instance organization only).",
+  redirects: "Regex redirects of an application, applied as a middleware in its proxy file.",
+  gitProvider: "The organization's Git provider connections of every kind, and their removal.",
+  github: "GitHub App connections: installation tokens, repositories, branches and the push webhook.",
+  gitlab:
+    "GitLab connections (gitlab.com or self-hosted) through OAuth with refresh: repositories and branches.",
+  bitbucket: "Bitbucket Cloud connections through app passwords or API tokens: repositories and branches.",
+  gitea: "Gitea connections through OAuth with refresh: repositories and branches.",
+  notification:
+    "Notification channels (Slack, Discord, Telegram, email and more), their tests and the delivery outbox.",
+  destination: "S3-compatible backup destinations: credentials (sealed), connection tests.",
+  backup:
+    "Database backups to a destination: schedules, manual runs, retention, file listing, restores and verified restores.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -632,6 +648,466 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   ...databaseDocs("mariadb", { databaseName: "orders", databaseUser: "shop" }),
   ...databaseDocs("mongo", { databaseUser: "shop" }),
   ...databaseDocs("redis", {}),
+  // compose
+  "compose.create": {
+    description: "Create a compose stack in an environment (status idle; deploy starts it)",
+    example: {
+      name: "Shop",
+      appName: "shop-stack",
+      environmentId: "V1StGXR8_Z5jdHi6B-myT",
+      composeType: "stack",
+      composeFile: "services:\n  web:\n    image: nginx:1.27\n",
+    },
+  },
+  "compose.one": { description: "A compose stack with its file, type, variables, source and status." },
+  "compose.update": {
+    description: "Change a compose stack's file, type, variables or source (applied by the next deploy)",
+  },
+  "compose.deploy": { description: "Queue a deployment of the stack; answers at once with its deploymentId" },
+  "compose.redeploy": { description: "Queue a new deployment of the stack from its current file" },
+  "compose.start": { description: "Start the stack's services again (status done)" },
+  "compose.stop": { description: "Stop the stack's services (scaled to 0, volumes kept; status idle)" },
+  "compose.delete": {
+    description: "Delete the stack: its services and networks, and with deleteVolumes its volumes",
+  },
+  "compose.loadServices": { description: "The service names of the stack's file" },
+  "compose.getConvertedCompose": {
+    description: "The file as it will be deployed: the stack's file with the platform's additions",
+  },
+  "compose.move": { description: "Move the stack to another environment of the organization" },
+  // mounts
+  "mounts.create": {
+    description: "Mount a volume, a file or (instance organization) a host path into a service (next deploy)",
+    example: {
+      type: "volume",
+      volumeName: "shop-data",
+      mountPath: "/data",
+      serviceType: "application",
+      serviceId: "V1StGXR8_Z5jdHi6B-myT",
+    },
+  },
+  "mounts.one": {
+    description: "One mount of a service: its type, volume, file or host path and where it is mounted.",
+  },
+  "mounts.update": { description: 'Change a mount (next deploy); null or "" clears a field' },
+  "mounts.remove": { description: "Remove a mount (next deploy); a volume's data stays in the volume" },
+  // redirects
+  "redirects.create": {
+    description: "Redirect an application's requests matching a regex (a redirectRegex middleware)",
+    example: {
+      applicationId: "V1StGXR8_Z5jdHi6B-myT",
+      regex: "^https?://www\\.example\\.com/(.*)",
+      replacement: "https://example.com/$1",
+      permanent: true,
+    },
+  },
+  "redirects.one": {
+    description: "One redirect of an application: its regex, replacement and whether it is permanent.",
+  },
+  "redirects.update": { description: "Change a redirect's regex, replacement or permanence" },
+  "redirects.delete": {
+    description: "Remove a redirect; the application's proxy file is rewritten without it.",
+  },
+  // gitProvider
+  "gitProvider.getAll": {
+    description: "The organization's Git providers with their kind's fields (never their secrets)",
+  },
+  "gitProvider.remove": {
+    description: "Delete a Git provider; its applications are disconnected and say so in their status",
+  },
+  // github
+  "github.create": {
+    description: "Connect a GitHub provider (its secrets are sealed and never shown again)",
+    example: {
+      name: "GitHub",
+      githubAppName: "platform-deployer",
+      githubAppId: 123456,
+      githubClientId: "Iv1.0123456789abcdef",
+      githubInstallationId: "7654321",
+      githubClientSecret: "client-secret",
+      githubPrivateKey: "-----BEGIN RSA PRIVATE KEY-----\n...\n-----END RSA PRIVATE KEY-----\n",
+      githubWebhookSecret: "webhook-secret",
+    },
+  },
+  "github.one": { description: "One GitHub provider (without its secrets)" },
+  "github.githubProviders": { description: "The organization's GitHub providers" },
+  "github.update": { description: "Change a GitHub provider; an absent secret keeps the stored one" },
+  "github.getGithubRepositories": { description: "The repositories the GitHub App's installation can read" },
+  "github.getGithubBranches": {
+    description: "The branches of one repository of the GitHub App's installation",
+  },
+  "github.branches": { description: "The branches of one repository of the GitHub App's installation" },
+  "github.testConnection": {
+    description: "Buy an installation token and list the installation's repositories",
+  },
+  // gitlab
+  "gitlab.create": {
+    description: "Connect a GitLab provider (its secrets are sealed and never shown again)",
+    example: {
+      name: "GitLab",
+      gitlabUrl: "https://gitlab.com",
+      applicationId: "gitlab-oauth-application-id",
+      redirectUri: "https://platform.example.com/api/gitlab/callback",
+      secret: "oauth-secret",
+      groupName: "my-group",
+    },
+  },
+  "gitlab.one": { description: "One GitLab provider (without its secrets)" },
+  "gitlab.gitlabProviders": { description: "The organization's GitLab providers" },
+  "gitlab.update": { description: "Change a GitLab provider; an absent secret keeps the stored one" },
+  "gitlab.getGitlabRepositories": {
+    description: "The GitLab projects the token is a member of (only groupName's groups when set)",
+  },
+  "gitlab.getGitlabBranches": { description: "The branches of one GitLab project (by its numeric id)" },
+  "gitlab.testConnection": {
+    description: "List the projects the token reaches (groupName overrides the stored groups)",
+  },
+  // bitbucket
+  "bitbucket.create": {
+    description: "Connect a Bitbucket provider (its secrets are sealed and never shown again)",
+    example: {
+      name: "Bitbucket",
+      bitbucketUsername: "me",
+      bitbucketWorkspaceName: "my-workspace",
+      appPassword: "app-password",
+    },
+  },
+  "bitbucket.one": { description: "One Bitbucket provider (without its secrets)" },
+  "bitbucket.bitbucketProviders": { description: "The organization's Bitbucket providers" },
+  "bitbucket.update": { description: "Change a Bitbucket provider; an absent secret keeps the stored one" },
+  "bitbucket.getBitbucketRepositories": { description: "The repositories of the provider's workspace" },
+  "bitbucket.getBitbucketBranches": { description: "The branches of one repository" },
+  "bitbucket.testConnection": {
+    description:
+      "List the workspace's repositories, with the stored credentials or the ones given (not stored)",
+  },
+  // gitea
+  "gitea.create": {
+    description: "Connect a Gitea provider (its secrets are sealed and never shown again)",
+    example: {
+      name: "Gitea",
+      giteaUrl: "https://gitea.example.com",
+      redirectUri: "https://platform.example.com/api/gitea/callback",
+      clientId: "gitea-client-id",
+      clientSecret: "gitea-client-secret",
+      scopes: "repo,repo:status,read:user,read:org",
+    },
+  },
+  "gitea.one": { description: "One Gitea provider (without its secrets)" },
+  "gitea.giteaProviders": { description: "The organization's Gitea providers" },
+  "gitea.update": { description: "Change a Gitea provider; an absent secret keeps the stored one" },
+  "gitea.getGiteaRepositories": { description: "The repositories the token's user can read" },
+  "gitea.getGiteaBranches": { description: "The branches of one repository" },
+  "gitea.getGiteaUrl": { description: "The provider's public giteaUrl (where the browser authorizes)" },
+  "gitea.testConnection": { description: "List the repositories the token reaches" },
+  // notification
+  "notification.createSlack": {
+    description: "Create a Slack channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Team Slack",
+      appDeploy: true,
+      appBuildError: true,
+      webhookUrl: "https://hooks.slack.com/services/T000/B000/XXXX",
+      channel: "#deploys",
+    },
+  },
+  "notification.updateSlack": {
+    description: "Change a Slack channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testSlack": {
+    description:
+      "Send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createMattermost": {
+    description: "Create a Mattermost channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Mattermost",
+      appDeploy: true,
+      appBuildError: true,
+      webhookUrl: "https://mattermost.example.com/hooks/xxx",
+      channel: "deploys",
+      username: "platform",
+    },
+  },
+  "notification.updateMattermost": {
+    description: "Change a Mattermost channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testMattermost": {
+    description:
+      "Send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createDiscord": {
+    description: "Create a Discord channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Discord",
+      appDeploy: true,
+      appBuildError: true,
+      webhookUrl: "https://discord.com/api/webhooks/123/abc",
+      decoration: true,
+    },
+  },
+  "notification.updateDiscord": {
+    description: "Change a Discord channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testDiscord": {
+    description:
+      "Send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createTelegram": {
+    description: "Create a Telegram channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Telegram",
+      appDeploy: true,
+      appBuildError: true,
+      botToken: "123456:ABC-DEF",
+      chatId: "-1001234567890",
+    },
+  },
+  "notification.updateTelegram": {
+    description: "Change a Telegram channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testTelegram": {
+    description:
+      "Send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createEmail": {
+    description: "Create a Email channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Email",
+      appDeploy: true,
+      appBuildError: true,
+      smtpServer: "smtp.example.com",
+      smtpPort: 587,
+      username: "platform@example.com",
+      password: "smtp-password",
+      fromAddress: "platform@example.com",
+      toAddresses: ["ops@example.com"],
+    },
+  },
+  "notification.updateEmail": {
+    description: "Change a Email channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testEmail": {
+    description:
+      "Send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createResend": {
+    description: "Create a Resend channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Resend",
+      appDeploy: true,
+      appBuildError: true,
+      apiKey: "re_123456",
+      fromAddress: "platform@example.com",
+      toAddresses: ["ops@example.com"],
+    },
+  },
+  "notification.updateResend": {
+    description: "Change a Resend channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testResend": {
+    description:
+      "Send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createGotify": {
+    description: "Create a Gotify channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Gotify",
+      appDeploy: true,
+      appBuildError: true,
+      serverUrl: "https://gotify.example.com",
+      appToken: "gotify-app-token",
+      priority: 5,
+      decoration: true,
+    },
+  },
+  "notification.updateGotify": {
+    description: "Change a Gotify channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testGotify": {
+    description:
+      "Send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createNtfy": {
+    description: "Create a Ntfy channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "ntfy",
+      appDeploy: true,
+      appBuildError: true,
+      serverUrl: "https://ntfy.sh",
+      topic: "platform-deploys",
+      priority: 3,
+    },
+  },
+  "notification.updateNtfy": {
+    description: "Change a Ntfy channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testNtfy": {
+    description:
+      "Send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createPushover": {
+    description: "Create a Pushover channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Pushover",
+      appDeploy: true,
+      appBuildError: true,
+      userKey: "pushover-user-key",
+      apiToken: "pushover-api-token",
+      priority: 0,
+    },
+  },
+  "notification.updatePushover": {
+    description: "Change a Pushover channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testPushover": {
+    description:
+      "Send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createLark": {
+    description: "Create a Lark channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Lark",
+      appDeploy: true,
+      appBuildError: true,
+      webhookUrl: "https://open.larksuite.com/open-apis/bot/v2/hook/xxx",
+    },
+  },
+  "notification.updateLark": {
+    description: "Change a Lark channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testLark": {
+    description:
+      "Send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createTeams": {
+    description: "Create a Teams channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Teams",
+      appDeploy: true,
+      appBuildError: true,
+      webhookUrl: "https://example.webhook.office.com/webhookb2/xxx",
+    },
+  },
+  "notification.updateTeams": {
+    description: "Change a Teams channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testTeams": {
+    description:
+      "Send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.createCustom": {
+    description: "Create a Custom channel (its secrets are sealed and never shown again)",
+    example: {
+      name: "Webhook",
+      appDeploy: true,
+      appBuildError: true,
+      endpoint: "https://hooks.example.com/platform",
+      headers: { "X-Token": "secret" },
+    },
+  },
+  "notification.updateCustom": {
+    description: "Change a Custom channel; an absent field (a secret too) keeps its stored value",
+  },
+  "notification.testCustom": {
+    description:
+      "Send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.getAll": {
+    description:
+      "The organization's channels, newest first (secrets are never answered: `redacted` names them)",
+  },
+  "notification.delete": { description: "Delete a channel and its pending deliveries" },
+  "notification.deliveries": {
+    description:
+      "Each delivery of an event to a channel, newest first: status (pending, delivered, abandoned), attempts and the last failure (ours)",
+  },
+  // destination
+  "destination.create": {
+    description:
+      "Store an S3-compatible destination (the secret access key is encrypted and never shown again)",
+    example: {
+      name: "Backups",
+      provider: "s3",
+      accessKey: "AKIAEXAMPLE",
+      secretAccessKey: "secret",
+      bucket: "platform-backups",
+      region: "eu-central-1",
+      endpoint: "https://s3.eu-central-1.amazonaws.com",
+    },
+  },
+  "destination.all": { description: "The organization's destinations, newest first (without secrets)" },
+  "destination.one": { description: "One destination (without its secret access key)" },
+  "destination.update": {
+    description: "Change a destination; an absent secretAccessKey keeps the stored one",
+  },
+  "destination.remove": {
+    description:
+      "Delete a destination and the backups that write to it (the stored files stay in the bucket)",
+  },
+  "destination.testConnection": {
+    description: "Write, read back and delete a probe object in the bucket (nothing is stored)",
+  },
+  // backup
+  "backup.create": {
+    description:
+      "Create a database backup: schedule, destination, prefix, retention and optional restore verification",
+    example: {
+      schedule: "0 3 * * *",
+      enabled: true,
+      prefix: "shop",
+      destinationId: "V1StGXR8_Z5jdHi6B-myT",
+      keepLatestCount: 7,
+      database: "shop",
+      databaseType: "postgres",
+      backupType: "database",
+      postgresId: "V1StGXR8_Z5jdHi6B-myT",
+    },
+  },
+  "backup.one": {
+    description: "One backup, with its destination, its last run and its last verified restore",
+  },
+  "backup.update": {
+    description: "Change a backup's schedule, destination, prefix, retention, database or verification",
+  },
+  "backup.remove": {
+    description: "Delete a backup (its files stay in the bucket; its runs stay in the deployments)",
+  },
+  "backup.manualBackupPostgres": {
+    description:
+      "Back up a postgres database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupMySql": {
+    description:
+      "Back up a mysql database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupMysql": {
+    description:
+      "Back up a mysql database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupMariadb": {
+    description:
+      "Back up a mariadb database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupMongo": {
+    description:
+      "Back up a mongo database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupRedis": {
+    description:
+      "Back up a redis database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.verifyRestore": {
+    description:
+      "Restore the newest file (or backupFile) into a throwaway container, check it, and store the result",
+  },
+  "backup.listBackupFiles": {
+    description: "The files of a destination whose key starts with `search`, oldest first",
+  },
+  "backup.restoreBackupWithLogs": {
+    description:
+      "Restore a backup file into a database, as a deployment whose log streams at /api/deployment.logs",
+  },
 };
 
 /** Descriptions and extra statuses of the routes served outside the procedure layer, by operationId. */
