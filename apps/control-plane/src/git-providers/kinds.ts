@@ -5,11 +5,12 @@
  */
 import { z } from "zod";
 import type { GitProviderType } from "../db/schema.ts";
+import { displayNameSchema } from "../display-name.ts";
 
 const text = (max = 500) => z.string().trim().max(max);
 const secret = (max = 4096) => z.string().max(max);
 const url = z.string().trim().min(1).max(500);
-export const providerName = z.string().trim().min(1, "must not be empty").max(100);
+export const providerName = displayNameSchema;
 export const providerIdInput = z.string().trim().min(1).max(100);
 
 interface KindDef {

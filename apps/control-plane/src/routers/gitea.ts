@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { repositoryNameSchema } from "../applications/validation.ts";
+import { displayName } from "../display-name.ts";
 import { giteaBranches, giteaRepositories } from "../git-providers/clients.ts";
 import {
   branchSchema,
@@ -61,7 +62,7 @@ export const giteaRouter = defineRouter("gitea", {
   testConnection: mutation({
     summary: "List the repositories the token reaches",
     access: "member",
-    input: z.object({ giteaId: giteaId.optional(), organizationName: z.string().trim().max(100).optional() }),
+    input: z.object({ giteaId: giteaId.optional(), organizationName: displayName(100).optional() }),
     output: z.string(),
     handler: async ({ services, caller, input }) => {
       const provider = await loadProvider(services, caller, "gitea", input.giteaId);

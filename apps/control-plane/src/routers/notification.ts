@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { idSchema } from "../applications/schemas.ts";
 import type { ServiceContext } from "../context.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { DeliveryError } from "../notifications/http.ts";
 import {
@@ -38,7 +39,7 @@ import {
   successSchema,
 } from "../procedure.ts";
 
-const name = z.string().trim().min(1).max(100);
+const name = displayNameSchema;
 const limitIds = z.array(idSchema).max(200).nullish();
 
 const toggleShape = Object.fromEntries(EVENT_TOGGLES.map((t) => [t, z.boolean().default(false)])) as Record<
