@@ -34,7 +34,9 @@ const services: TemplateServices = {
 };
 
 function composeValidator() {
-  const schema = JSON.parse(readFileSync(path.join(root, "packages/compose-config/schemas/compose-spec.json"), "utf8"));
+  const schema = JSON.parse(
+    readFileSync(path.join(root, "packages/compose-config/schemas/compose-spec.json"), "utf8"),
+  );
   // It names draft-07 by an https URL ajv does not know by that spelling; ajv's default is draft-07.
   delete schema.$schema;
   return new Ajv({ allErrors: true, strict: false, validateFormats: false }).compile(schema);
