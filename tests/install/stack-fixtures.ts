@@ -61,6 +61,9 @@ export function request(
   });
 }
 
+/** A failure `eventually` does not retry: the state it saw will not change by waiting. */
+export class FinalFailure extends Error {}
+
 /** Retries `check` until it passes or `timeoutMs` ends (then throws its last failure). */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -69,6 +72,7 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs: number, 
     try {
       return await check();
     } catch (error) {
+      if (error instanceof FinalFailure) throw error;
       last = error;
     }
     if (Date.now() > deadline) {

@@ -31,6 +31,7 @@ import {
   built,
   docker,
   eventually,
+  FinalFailure,
   installArguments,
   removeStack,
   repoRoot,
@@ -361,7 +362,10 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     await eventually(
       async () => {
         const one = await client.query("application.one", { applicationId });
-        expect(one.applicationStatus).not.toBe("error");
+        if (one.applicationStatus === "error") {
+          const deployments = await client.query("deployment.all", { applicationId });
+          throw new FinalFailure(`the deployment failed: ${deployments[0]?.errorMessage}`);
+        }
         expect(one.applicationStatus).toBe("done");
       },
       180_000,

@@ -275,7 +275,14 @@ export class Deployer {
           }
         : command.spec;
     return this.runJob(command.jobId, log, (signal) =>
-      deployService(this.options.docker, this.options.mainDirectory, { ...command, spec }, log, signal),
+      deployService(
+        this.options.docker,
+        this.options.mainDirectory,
+        { ...command, spec },
+        log,
+        signal,
+        platformNetwork ?? PLATFORM_NETWORK,
+      ),
     );
   }
 

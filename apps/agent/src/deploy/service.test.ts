@@ -527,6 +527,57 @@ describe("ownership labels", () => {
     expect(await act(name, "REMOVE", owner)).toMatchObject({ serviceAction: { found: true } });
   }, 60_000);
 
+  it("joins the platform network it was configured with, and no unlabelled network besides", async () => {
+    // The production stack names its own network (install.sh's `<stack>-network`), unlabelled.
+    const stackNetwork = `${prefix}-stack-network`;
+    await docker.createNetwork({ Name: stackNetwork, Driver: "overlay", Attachable: true });
+    try {
+      const configured = new AgentCore({
+        serverId,
+        docker,
+        mainDirectory,
+        publishLogChunk: logs.publish,
+        platformNetwork: stackNetwork,
+      });
+      const name = `${prefix}-stacked`;
+      services.push(name);
+      const spec: ServiceSpec = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
+      const joined = await configured.handle(
+        makeCommandRequest(
+          serverId,
+          {
+            command: "deployService",
+            deployService: {
+              jobId: `deploy-${prefix}-stacked`,
+              logStreamId: `deploy-stream-${prefix}-stacked`,
+              spec: { ...spec, networks: [NETWORK] },
+              waitSeconds: 90,
+              owner,
+            },
+          },
+          600_000,
+        ),
+      );
+      expect(joined.result, JSON.stringify(joined)).toBe("deployService");
+      const networkId = ((await docker.getNetwork(stackNetwork).inspect()) as { Id: string }).Id;
+      const inspected = (await docker.getService(name).inspect()) as {
+        Spec: { TaskTemplate: { Networks?: { Target: string }[] } };
+      };
+      expect(inspected.Spec.TaskTemplate.Networks?.map((network) => network.Target)).toEqual([networkId]);
+      // An agent configured with the default platform network refuses that same unlabelled network.
+      const { reply } = await deploy({ ...spec, name: `${prefix}-unlabelled`, networks: [stackNetwork] });
+      expect(reply).toMatchObject({ result: "error", error: { code: "FAILED_PRECONDITION" } });
+      if (reply.result === "error") expect(reply.error.message).toContain("does not belong to this organization");
+      await dockerCli(["service", "rm", name]);
+    } finally {
+      // The removed service's task leaves the network asynchronously.
+      for (let attempt = 0; attempt < 40; attempt++) {
+        if (await docker.getNetwork(stackNetwork).remove().then(() => true, () => false)) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }, 120_000);
+
   it("refuses reserved and never-valid names; REMOVE of a never-valid one is nothing to remove", async () => {
     for (const name of ["platform-traefik", "Platform-agent", "..", "-rf", "--help", ".hidden", "a..b"]) {
       const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });

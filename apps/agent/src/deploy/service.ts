@@ -126,6 +126,7 @@ async function networkIds(
   docker: Docker,
   names: string[],
   owner: ResourceOwner,
+  platformNetwork: string,
   aliases: Record<string, string[]> = {},
 ): Promise<{ Target: string; Aliases?: string[] }[]> {
   const targets: { Target: string; Aliases?: string[] }[] = [];
@@ -139,7 +140,7 @@ async function networkIds(
     }
     const labels = network.Labels ?? {};
     const organizations =
-      network.Name === PLATFORM_NETWORK_NAME ||
+      network.Name === platformNetwork ||
       (labels[MANAGED_LABEL] === "true" &&
         labels[INTERNAL_LABEL] === undefined &&
         labels[ORGANIZATION_LABEL] === owner.organizationId);
@@ -328,6 +329,8 @@ export async function deployService(
   command: DeployServiceCommand,
   log: LogStream,
   signal: AbortSignal,
+  /** The network Traefik serves from: `platform-network`, or the one the agent was configured with. */
+  platformNetwork = PLATFORM_NETWORK_NAME,
 ): Promise<DeployServiceResult> {
   const { spec } = command;
   checkServiceSpec(spec);
@@ -367,6 +370,7 @@ export async function deployService(
     docker,
     spec.networks ?? [],
     owner,
+    platformNetwork,
     parseSwarmSettings(spec.swarmSettingsJson).NetworkAliases,
   );
   const auth = authConfig(command.registryAuth);
