@@ -567,12 +567,22 @@ describe("ownership labels", () => {
       // An agent configured with the default platform network refuses that same unlabelled network.
       const { reply } = await deploy({ ...spec, name: `${prefix}-unlabelled`, networks: [stackNetwork] });
       expect(reply).toMatchObject({ result: "error", error: { code: "FAILED_PRECONDITION" } });
-      if (reply.result === "error") expect(reply.error.message).toContain("does not belong to this organization");
+      if (reply.result === "error")
+        expect(reply.error.message).toContain("does not belong to this organization");
       await dockerCli(["service", "rm", name]);
     } finally {
       // The removed service's task leaves the network asynchronously.
       for (let attempt = 0; attempt < 40; attempt++) {
-        if (await docker.getNetwork(stackNetwork).remove().then(() => true, () => false)) break;
+        if (
+          await docker
+            .getNetwork(stackNetwork)
+            .remove()
+            .then(
+              () => true,
+              () => false,
+            )
+        )
+          break;
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
