@@ -4,7 +4,7 @@
  */
 import type { ObservedService } from "@platform/agent-protocol";
 import { describe, expect, it } from "vitest";
-import { judgeDeployment } from "./observe.ts";
+import { judgeDeployment, unlessAborted } from "./observe.ts";
 import { driftOf } from "./reconcile.ts";
 
 const service = (fields: Partial<ObservedService>): ObservedService => ({
@@ -104,5 +104,32 @@ describe("driftOf", () => {
     expect(driftOf(service({ desiredReplicas: 2, runningTasks: 1, taskError: "OOM" }), "s1")).toBe(
       "The service runs 1 of 2 task(s): OOM",
     );
+  });
+});
+
+describe("unlessAborted", () => {
+  it("answers undefined at once for an aborted signal, and the promise's later failure is handled", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const controller = new AbortController();
+      controller.abort();
+      let reject: (error: Error) => void = () => {};
+      const pending = new Promise<string>((_, fail) => {
+        reject = fail;
+      });
+      expect(await unlessAborted(pending, controller.signal)).toBeUndefined();
+      reject(new Error("the agent went away"));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
+  it("answers the settled promise while the signal is not aborted", async () => {
+    const answer = await unlessAborted(Promise.resolve("done"), new AbortController().signal);
+    expect(answer).toMatchObject({ value: "done" });
   });
 });

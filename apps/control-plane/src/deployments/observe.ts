@@ -141,7 +141,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** `promise`, or undefined as soon as `signal` aborts (the promise is left to end by itself). */
 export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<Settled<T> | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
+  if (signal.aborted) {
+    // Nobody waits for it: its failure must not become an unhandled rejection.
+    promise.catch(() => {});
+    return Promise.resolve(undefined);
+  }
   return new Promise((resolve) => {
     const onAbort = () => resolve(undefined);
     signal.addEventListener("abort", onAbort, { once: true });
