@@ -397,7 +397,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect((await platform.query("deployment.all", { applicationId: app }, t.as)).body).toHaveLength(1);
   });
 
-  it("members deploy and stop deployments; removing history needs canDeleteProjects", async () => {
+  it("members deploy and stop deployments; removing history needs canDeleteServices, as clearing it does", async () => {
     const pipeline = new ScriptedPipeline();
     const platform = await start(pipeline);
     const t = await setup(platform);
@@ -421,6 +421,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       { token: member.token },
     );
     expect(denied.status).toBe(403);
+    expect(denied.body.error.message).toMatch(/canDeleteServices/);
     const clearDenied = await platform.mutate(
       "application.clearDeployments",
       { applicationId: app },

@@ -26,9 +26,10 @@ import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
+  grantsOf,
   onlyVisibleServices,
   requireApplicationAccess,
-  requireCanDeleteProjects,
+  requireCanDeleteServices,
   requireServiceAccess,
 } from "../projects/permissions.ts";
 
@@ -276,8 +277,9 @@ export const deploymentRouter = defineRouter("deployment", {
     input: deploymentIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const deployment = await loadDeployment(services, caller, input.deploymentId);
+      // The same right as application.clearDeployments: history belongs to the service.
+      requireCanDeleteServices(await grantsOf(services.db, caller));
       if (!(await deleteDeployment(services.db, deployment.deploymentId))) {
         throw conflict("The deployment is running; kill it first (deployment.killProcess)");
       }
