@@ -219,6 +219,17 @@ export const dokployProcedures: Record<string, Row> = {
         "ours: the invitation's secret token; invitations are found by it only, never by the caller's email (issue 22 finding 5)",
     },
   },
+  "user.sendInvitation": {
+    kind: "mutation",
+    source: "user",
+    input: ["invitationId*", "notificationId*"],
+    output: "any",
+  },
+  "user.confirmEmail": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy applies a new email at once; here a new email waits for the secret link an Email or Resend channel sends to it (issue 22 finding 5, issue 24)",
+  },
   "user.changeEmail": {
     kind: "mutation",
     platformOnly:
