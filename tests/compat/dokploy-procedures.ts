@@ -55,7 +55,7 @@ export const sources = {
   monitoring:
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   notification:
-    "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify; the other kinds are not in the stored schema: their rows follow spec 4.11)",
+    "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify) and @046606e496f5 (ntfy); Mattermost, Resend, Pushover, Lark, Teams and Custom are in no stored version of the schema: their rows follow spec 4.11",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
   destination:
     "routers/destination.ts@0076d1c71dcf, schema/destination.ts@05605ef2391a (apiCreateDestination: name, provider, accessKey, secretAccessKey, bucket, region, endpoint, additionalFlags=[] required, serverId optional; testConnection takes apiCreateDestination)",
@@ -1830,7 +1830,10 @@ export const dokployProcedures: Record<string, Row> = {
   }),
   ...notificationRows("mattermost", "Mattermost", [], {}, "Mattermost is not in the stored Dokploy schema"),
   ...notificationRows("resend", "Resend", [], {}, "Resend is not in the stored Dokploy schema"),
-  ...notificationRows("ntfy", "Ntfy", [], {}, "ntfy is not in the stored Dokploy schema at its commit"),
+  ...notificationRows("ntfy", "Ntfy", ["serverUrl*", "topic*", "accessToken*", "priority*"], {
+    accessToken: "spec 8: the Bearer token is optional (a public ntfy topic needs none)",
+    priority: "spec 8: 1 to 5, default 3",
+  }),
   ...notificationRows("pushover", "Pushover", [], {}, "Pushover is not in the stored Dokploy schema"),
   ...notificationRows("lark", "Lark", [], {}, "Lark is not in the stored Dokploy schema"),
   ...notificationRows("teams", "Teams", [], {}, "Teams is not in the stored Dokploy schema"),
