@@ -233,7 +233,7 @@ export const dokployProcedures: Record<string, Row> = {
   "user.changeEmail": {
     kind: "mutation",
     platformOnly:
-      "Dokploy changes emails through user.update; here the instance administrator applies a change until an email channel confirms addresses (issue 22 finding 5)",
+      "Dokploy changes emails through user.update; here the instance administrator applies a change where no Email or Resend channel mails a confirmation link (issue 22 finding 5, issue 24)",
   },
   "user.checkUserOrganizations": {
     kind: "query",

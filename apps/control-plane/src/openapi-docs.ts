@@ -141,7 +141,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.changeEmail": {
     description:
-      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only, until an email channel can confirm addresses; 409 when another user has it).",
+      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only; users of an organization with an Email or Resend channel confirm their own with user.confirmEmail; 409 when another user has it).",
   },
   "user.getMetricsToken": {
     description:

@@ -360,7 +360,7 @@ export const userRouter = defineRouter("user", {
 
   changeEmail: mutation({
     summary:
-      "Change a user's email (instance administrators only, until an email channel can confirm addresses): any member of the instance organization, or apply the pending request of any user",
+      "Change a user's email (instance administrators only; users of an organization with an Email or Resend channel confirm their own with user.confirmEmail): any member of the instance organization, or apply the pending request of any user",
     access: "admin",
     input: z.object({ userId: z.string().min(1).max(64), email: emailSchema.optional() }),
     output: successSchema,
