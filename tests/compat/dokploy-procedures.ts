@@ -55,7 +55,7 @@ export const sources = {
   monitoring:
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   notification:
-    "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify; the other kinds are not in the stored schema: their rows follow spec 4.11)",
+    "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
   destination:
     "routers/destination.ts@0076d1c71dcf, schema/destination.ts@05605ef2391a (apiCreateDestination: name, provider, accessKey, secretAccessKey, bucket, region, endpoint, additionalFlags=[] required, serverId optional; testConnection takes apiCreateDestination)",
@@ -219,10 +219,21 @@ export const dokployProcedures: Record<string, Row> = {
         "ours: the invitation's secret token; invitations are found by it only, never by the caller's email (issue 22 finding 5)",
     },
   },
+  "user.sendInvitation": {
+    kind: "mutation",
+    source: "user",
+    input: ["invitationId*", "notificationId*"],
+    output: "any",
+  },
+  "user.confirmEmail": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy applies a new email at once; here a new email waits for the secret link an Email or Resend channel sends to it (issue 22 finding 5, issue 24)",
+  },
   "user.changeEmail": {
     kind: "mutation",
     platformOnly:
-      "Dokploy changes emails through user.update; here the instance administrator applies a change until an email channel confirms addresses (issue 22 finding 5)",
+      "Dokploy changes emails through user.update; here the instance administrator applies a change where no Email or Resend channel mails a confirmation link (issue 22 finding 5, issue 24)",
   },
   "user.checkUserOrganizations": {
     kind: "query",
@@ -1818,12 +1829,15 @@ export const dokployProcedures: Record<string, Row> = {
     decoration: LENIENT,
   }),
   ...notificationRows("mattermost", "Mattermost", [], {}, "Mattermost is not in the stored Dokploy schema"),
-  ...notificationRows("resend", "Resend", [], {}, "Resend is not in the stored Dokploy schema"),
-  ...notificationRows("ntfy", "Ntfy", [], {}, "ntfy is not in the stored Dokploy schema at its commit"),
-  ...notificationRows("pushover", "Pushover", [], {}, "Pushover is not in the stored Dokploy schema"),
-  ...notificationRows("lark", "Lark", [], {}, "Lark is not in the stored Dokploy schema"),
+  ...notificationRows("resend", "Resend", ["apiKey*", "fromAddress*", "toAddresses*"]),
+  ...notificationRows("ntfy", "Ntfy", ["serverUrl*", "topic*", "accessToken*", "priority*"], {
+    accessToken: "spec 8: the Bearer token is optional (a public ntfy topic needs none)",
+    priority: "spec 8: 1 to 5, default 3",
+  }),
+  ...notificationRows("pushover", "Pushover", ["userKey*", "apiToken*", "priority=0", "retry", "expire"]),
+  ...notificationRows("lark", "Lark", ["webhookUrl*"]),
   ...notificationRows("teams", "Teams", [], {}, "Teams is not in the stored Dokploy schema"),
-  ...notificationRows("custom", "Custom", [], {}, "Custom is not in the stored Dokploy schema"),
+  ...notificationRows("custom", "Custom", ["endpoint*", "headers"]),
   "notification.getAll": {
     kind: "query",
     source: "notification",

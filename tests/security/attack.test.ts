@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newId } from "../../apps/control-plane/src/crypto/ids.ts";
+import { KINDS } from "../../apps/control-plane/src/notifications/kinds.ts";
 import type { AnyProcedure } from "../../apps/control-plane/src/procedure.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
 import { allRouters } from "../../apps/control-plane/src/routers/index.ts";
@@ -886,4 +887,55 @@ describe("instance-wide settings", () => {
       expect(response.status, JSON.stringify(response.body)).toBe(403);
     },
   );
+});
+
+describe("notification channels' outbound targets (SSRF)", () => {
+  /** A valid input of each kind with URL fields, whose URL fields are set by `url` (a host for SMTP). */
+  const inputs: Record<string, (url: string, host: string) => Record<string, unknown>> = {
+    Slack: (url) => ({ webhookUrl: url }),
+    Mattermost: (url) => ({ webhookUrl: url }),
+    Discord: (url) => ({ webhookUrl: url }),
+    Email: (_url, host) => ({
+      smtpServer: host,
+      smtpPort: 25,
+      username: "probe",
+      password: "probe",
+      fromAddress: "probe@example.com",
+      toAddresses: ["probe@example.com"],
+    }),
+    Gotify: (url) => ({ serverUrl: url, appToken: "probe" }),
+    Ntfy: (url) => ({ serverUrl: url, topic: "probe" }),
+    Lark: (url) => ({ webhookUrl: url }),
+    Teams: (url) => ({ webhookUrl: url }),
+    Custom: (url) => ({ endpoint: url }),
+  };
+  const withUrls = Object.values(KINDS).filter((kind) => kind.urls.length > 0);
+  const targets = [
+    ["cloud metadata", "http://169.254.169.254/latest/meta-data/", "169.254.169.254"],
+    ["loopback", "http://127.0.0.1:5432/", "127.0.0.1"],
+    ["private network", "http://10.1.2.3/hook", "10.1.2.3"],
+  ] as const;
+
+  it("has an input for every kind that sends to an address of the user's", () => {
+    expect(withUrls.map((kind) => kind.suffix).sort()).toEqual(Object.keys(inputs).sort());
+  });
+
+  it.each(
+    withUrls.flatMap((kind) =>
+      ["create", "test"].flatMap((verb) =>
+        targets.map(
+          ([label, url, host]) =>
+            [`notification.${verb}${kind.suffix} to ${label}`, kind, verb, url, host] as const,
+        ),
+      ),
+    ),
+  )("%s answers 400 naming the field", async (_label, kind, verb, url, host) => {
+    const input = {
+      ...(verb === "create" ? { name: "probe", appDeploy: true } : {}),
+      ...inputs[kind.suffix]!(url, host),
+    };
+    const response = await platform.mutate(`notification.${verb}${kind.suffix}`, input, as(owner));
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toEqual([kind.urls[0]]);
+  });
 });

@@ -99,7 +99,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "user.update": {
     description:
-      "Changes the current user's name or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). A new email is only stored as `pendingEmail` until it is confirmed (the instance administrator applies it with user.changeEmail while there is no email channel), with the same answer whether the address is taken or free. Changing the password ends the user's other sessions.",
+      "Changes the current user's name or image; a new email or password needs `currentPassword` (guesses count towards the login throttle). A new email is only stored as `pendingEmail` until it is confirmed: a link to user.confirmEmail goes to the new address through the organization's oldest Email or Resend channel (without one, the instance administrator applies it with user.changeEmail), with the same answer whether the address is taken or free. Changing the password ends the user's other sessions.",
   },
   "user.remove": {
     description:
@@ -131,9 +131,17 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The number of organizations a user belongs to (the caller, or a member of the caller's organization).",
   },
+  "user.sendInvitation": {
+    description:
+      "Mails a pending invitation of the active organization to its address through one of the organization's Email or Resend channels (`notificationId`; another kind is a 400), with a new secret accept link on PLATFORM_URL (`/invitation?token=`): the token organization.inviteMember answered stops working. Another organization's invitation or channel is a 404; a failed send is a 400 that names what went wrong, never the mail server's answer.",
+  },
+  "user.confirmEmail": {
+    description:
+      "Applies the caller's pending email (user.update) with the secret `token` of the confirmation link that the organization's oldest Email or Resend channel sent to the new address; the link works for 24 hours, only for the signed-in user who asked. A wrong or expired token is a 404 naming `token`; an address another user took meanwhile is a 409.",
+  },
   "user.changeEmail": {
     description:
-      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only, until an email channel can confirm addresses; 409 when another user has it).",
+      "Changes a user's email, or applies the address the user requested with user.update when `email` is left out (instance administrators only; users of an organization with an Email or Resend channel confirm their own with user.confirmEmail; 409 when another user has it).",
   },
   "user.getMetricsToken": {
     description:

@@ -21,7 +21,6 @@ import { openDatabase } from "../databases/views.ts";
 import type { Db } from "../db/database.ts";
 import type { Backup, DatabaseService } from "../db/schema.ts";
 import { maskSecrets } from "../deployments/deploy-service.ts";
-import { recordEvent } from "../deployments/events.ts";
 import { forwardAgentLog } from "../deployments/log-forwarder.ts";
 import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
@@ -29,6 +28,7 @@ import type { DeploymentResult } from "../deployments/repository.ts";
 import { insertDeployment, moveDeployments } from "../deployments/repository.ts";
 import { type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
 import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { recordBackupEvent } from "../notifications/backup-events.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { dumpExtension, filePrefixOf, findBackupWithOrganization, objectKeyOf } from "./backups.ts";
 import { findDestination, storageOf } from "./destinations.ts";
@@ -161,19 +161,18 @@ async function settleBackupRun(
     .executeTakeFirst();
   const ok = result.status === "done";
   const what = deployment.kind === "verify" ? "restore verification" : "backup";
-  await recordEvent(
+  await recordBackupEvent(
     db,
     {
-      organizationId: target.organizationId,
       kind: "databaseBackup",
-      applicationId: null,
-      payload: {
-        ...target.eventService,
-        applicationName: target.name,
-        status: ok ? "success" : "error",
-        message: ok
-          ? `${deployment.title}: ${what} done${row?.backupCheck ? ` (verified: ${row.backupCheck})` : ""}`
-          : `${deployment.title}: ${what} failed: ${result.errorMessage}`,
+      organizationId: target.organizationId,
+      serviceName: target.name,
+      eventService: target.eventService,
+      ok,
+      message: ok
+        ? `${deployment.title}: ${what} done${row?.backupCheck ? ` (verified: ${row.backupCheck})` : ""}`
+        : `${deployment.title}: ${what} failed: ${result.errorMessage}`,
+      details: {
         backupId: row?.backupId ?? "",
         backupFile: row?.backupFile ?? "",
         verification: row?.backupCheck ?? "",

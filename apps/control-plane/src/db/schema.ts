@@ -24,6 +24,9 @@ export interface UserTable {
   passwordHash: string;
   /** A requested new email, applied once confirmed (issue 22 finding 5). */
   pendingEmail: Generated<string | null>;
+  /** SHA-256 (hex) of the token that confirms pendingEmail, sent through an Email or Resend channel. */
+  pendingEmailTokenHash: Generated<string | null>;
+  pendingEmailExpiresAt: Generated<string | null>;
   createdAt: Timestamp;
 }
 

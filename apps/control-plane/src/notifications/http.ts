@@ -6,6 +6,7 @@
  * query (webhook URLs carry keys) or a header.
  */
 import type { ServiceContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
 import { OutboundRefusedError } from "../outbound/guard.ts";
 import { checkUserTarget } from "../outbound/own-addresses.ts";
 
@@ -21,6 +22,14 @@ export class DeliveryError extends Error {
     super(message);
     this.name = "DeliveryError";
   }
+}
+
+/** A refused address or a failed send as the API answers it: 400 naming the field, no remote text. */
+export function deliveryAsApiError(error: unknown): never {
+  if (error instanceof DeliveryError) {
+    throw badRequest(error.message, error.field ? { fields: [error.field] } : undefined);
+  }
+  throw error;
 }
 
 export type OutboundServices = Pick<ServiceContext, "config" | "db">;

@@ -16,7 +16,11 @@ import {
   postToChannel,
 } from "./http.ts";
 
-/** What a channel sends: an event of spec 6.1 with its `data` (applicationName, status, message, ...). */
+/**
+ * What a channel sends: an event of spec 6.1 with its `data` (applicationName, status, message,
+ * ...), or a mail to one person (an invitation, an email confirmation) whose `data.actionUrl` is
+ * the secret link it carries.
+ */
 export interface Notice {
   event: EventKind | "test" | "invitation" | "emailConfirmation";
   timestamp: string;
@@ -405,6 +409,8 @@ export const KIND_NAMES = Object.keys(KINDS) as NotificationKind[];
 export const kindDef = (kind: string): KindDef => (KINDS as Record<string, KindDef>)[kind]!;
 
 function emailText(notice: Notice): string {
+  // A mail to one person carries its link, not an event's facts.
+  if (notice.data.actionUrl) return [notice.data.message, "", notice.data.actionUrl].join("\n");
   return [notice.data.message, "", ...factsOf(notice).map(([l, v]) => `${l}: ${v}`)].join("\n");
 }
 
@@ -412,7 +418,10 @@ function emailHtml(notice: Notice): string {
   const rows = factsOf(notice)
     .map(([l, v]) => `<tr><th align="left">${escapeHtml(l)}</th><td>${escapeHtml(v)}</td></tr>`)
     .join("");
-  return `<h2>${escapeHtml(notice.title)}</h2><p>${escapeHtml(notice.data.message)}</p><table>${rows}</table>`;
+  const head = `<h2>${escapeHtml(notice.title)}</h2><p>${escapeHtml(notice.data.message)}</p>`;
+  const link = notice.data.actionUrl;
+  if (link) return `${head}<p><a href="${escapeHtml(link)}">${escapeHtml(link)}</a></p>`;
+  return `${head}<table>${rows}</table>`;
 }
 
 /** SMTP through nodemailer: 465 is TLS from the start, other ports upgrade with STARTTLS when offered. */

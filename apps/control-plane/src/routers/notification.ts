@@ -10,7 +10,7 @@ import { idSchema } from "../applications/schemas.ts";
 import type { ServiceContext } from "../context.ts";
 import { displayNameSchema } from "../display-name.ts";
 import { badRequest, notFound } from "../errors.ts";
-import { DeliveryError } from "../notifications/http.ts";
+import { deliveryAsApiError } from "../notifications/http.ts";
 import {
   checkKindUrls,
   KIND_NAMES,
@@ -77,14 +77,6 @@ const deliverySchema = z.object({
   createdAt: z.string(),
 });
 
-/** A refused address or a failed send as the API answers it: 400 naming the field, no remote text. */
-function asApiError(error: unknown): never {
-  if (error instanceof DeliveryError) {
-    throw badRequest(error.message, error.field ? { fields: [error.field] } : undefined);
-  }
-  throw error;
-}
-
 /** Cross-field rules (Pushover) and the project/service limits: 400 naming the field, 404 for foreign ids. */
 async function checkChannel(
   services: ServiceContext,
@@ -124,7 +116,7 @@ async function checkChannel(
       .execute();
     if (found.length !== new Set(ids).size) throw notFound("Service");
   }
-  await checkKindUrls(kind, input.fields, { services, organizationId }).catch(asApiError);
+  await checkKindUrls(kind, input.fields, { services, organizationId }).catch(deliveryAsApiError);
 }
 
 const testNotice = (): Notice => ({
@@ -243,11 +235,11 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
         if (problem)
           throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
         await checkKindUrls(kind, fields, { services, organizationId: caller.organizationId }).catch(
-          asApiError,
+          deliveryAsApiError,
         );
         await def
           .send(fields, testNotice(), { services, organizationId: caller.organizationId })
-          .catch(asApiError);
+          .catch(deliveryAsApiError);
         return success;
       },
     }),

@@ -586,8 +586,4 @@ describe("user", () => {
       ).toEqual(["userId"]);
     });
   });
-
-  it("does not offer the procedures of later issues", async () => {
-    expect((await platform.mutate("user.sendInvitation", {}, as(owner))).status).toBe(404);
-  });
 });

@@ -1,7 +1,8 @@
 /**
  * user: the users of the caller's organization, the caller's own profile and API keys, and the
  * invitations addressed to the caller (spec 4.10), and getMetricsToken (this machine's monitoring
- * configuration, for instance administrators). user.sendInvitation comes with notifications.
+ * configuration, for instance administrators). user.sendInvitation and the confirmation of a new
+ * email go through the organization's Email or Resend channels (notifications/mail.ts).
  */
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
@@ -9,16 +10,25 @@ import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { randomToken, sha256Hex } from "../crypto/ids.ts";
 import { displayNameSchema } from "../display-name.ts";
 import { ApiError, badRequest, conflict, forbidden, notFound } from "../errors.ts";
 import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
+import { deliveryAsApiError } from "../notifications/http.ts";
+import { firstMailChannel, MAIL_KINDS, mailThroughChannel, secretLink } from "../notifications/mail.ts";
+import { findChannel } from "../notifications/repository.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
-import { invitationTokenSchema, pendingInvitationsByToken } from "../users/invitations.ts";
+import {
+  displayStatus,
+  findInvitation,
+  invitationTokenSchema,
+  pendingInvitationsByToken,
+} from "../users/invitations.ts";
 import {
   countMemberships,
   deleteOwnApiKey,
@@ -96,6 +106,50 @@ const createApiKeyInput = z.object({
   refillAmount: optionalCount(1),
   refillInterval: optionalSeconds(MAX_API_KEY_INTERVAL_SECONDS),
 });
+
+/** How long the link confirming a new email works. */
+export const EMAIL_CONFIRMATION_TTL_MS = 24 * 3600 * 1000;
+
+/**
+ * Sends the link confirming `email` to that address through the organization's oldest Email or
+ * Resend channel. Without one (or without PLATFORM_URL) the request stays for the instance
+ * administrator (user.changeEmail). A failed send is logged, not answered: the answer stays the
+ * same whatever the address.
+ */
+async function sendEmailConfirmation(services: ServiceContext, caller: Caller, email: string) {
+  const token = randomToken(32);
+  const channel = await firstMailChannel(services.db, caller.organizationId);
+  const link = secretLink(services, "/confirm-email", token);
+  const sent = channel !== undefined && link !== null;
+  await services.db
+    .updateTable("users")
+    .set({
+      pendingEmailTokenHash: sent ? sha256Hex(token) : null,
+      pendingEmailExpiresAt: sent
+        ? new Date(services.now().getTime() + EMAIL_CONFIRMATION_TTL_MS).toISOString()
+        : null,
+    })
+    .where("userId", "=", caller.userId)
+    .execute();
+  if (!sent) return;
+  await mailThroughChannel(services, channel, email, {
+    event: "emailConfirmation",
+    timestamp: services.now().toISOString(),
+    title: "Confirm your new email address",
+    data: {
+      applicationName: "Platform",
+      status: "alert",
+      message:
+        "Someone signed in as you asked to use this address for their account. Open the link below while signed in to confirm it (it works for 24 hours); if it was not you, ignore this mail.",
+      actionUrl: link,
+    },
+  }).catch((error) =>
+    services.logger.warn(
+      { notificationId: channel.notificationId, reason: error instanceof Error ? error.message : "unknown" },
+      "the email confirmation could not be sent",
+    ),
+  );
+}
 
 /**
  * The user `userId` as `caller` may see it: their own record, or for administrators and the
@@ -197,6 +251,7 @@ export const userRouter = defineRouter("user", {
         image: input.image === "" ? null : input.image,
         passwordHash,
       });
+      if (newEmail && input.email) await sendEmailConfirmation(services, caller, input.email);
       if (passwordHash) {
         const keep = caller.credential.kind === "session" ? caller.credential.sessionId : null;
         await revokeOtherSessions(services.db, caller.userId, keep, services.now().toISOString());
@@ -205,9 +260,107 @@ export const userRouter = defineRouter("user", {
     },
   }),
 
+  confirmEmail: mutation({
+    summary:
+      "Apply the caller's pending email with the secret token its confirmation mail carried (valid 24 hours)",
+    access: "member",
+    input: z.object({ token: invitationTokenSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const user = await services.db
+        .selectFrom("users")
+        .select(["pendingEmail", "pendingEmailTokenHash", "pendingEmailExpiresAt"])
+        .where("userId", "=", caller.userId)
+        .executeTakeFirst();
+      const valid =
+        user?.pendingEmail != null &&
+        user.pendingEmailTokenHash === sha256Hex(input.token) &&
+        user.pendingEmailExpiresAt !== null &&
+        new Date(user.pendingEmailExpiresAt) > services.now();
+      if (!valid || !user?.pendingEmail) {
+        throw new ApiError("NOT_FOUND", "No pending email has this token", { fields: ["token"] });
+      }
+      const email = user.pendingEmail;
+      if (await emailTakenByOther(services.db, email, caller.userId)) {
+        throw conflict("A user with this email already exists", { fields: ["token"] });
+      }
+      try {
+        await services.db
+          .updateTable("users")
+          .set({ email, pendingEmail: null, pendingEmailTokenHash: null, pendingEmailExpiresAt: null })
+          .where("userId", "=", caller.userId)
+          .where("pendingEmailTokenHash", "=", sha256Hex(input.token))
+          .execute();
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw conflict("A user with this email already exists", { fields: ["token"] });
+        }
+        throw error;
+      }
+      return success;
+    },
+  }),
+
+  sendInvitation: mutation({
+    summary:
+      "Mail an invitation of the active organization with a new secret accept link through one of its Email or Resend channels (the token inviteMember answered stops working)",
+    access: "admin",
+    input: z.object({
+      invitationId: z.string().min(1).max(64),
+      notificationId: z.string().min(1).max(64),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const invitation = await findInvitation(services.db, caller.organizationId, input.invitationId);
+      if (!invitation) throw notFound("Invitation");
+      const channel = await findChannel(services.db, caller.organizationId, input.notificationId);
+      if (!channel) throw notFound("Notification");
+      if (!MAIL_KINDS.includes(channel.kind)) {
+        throw badRequest("notificationId: must be an Email or Resend channel", {
+          fields: ["notificationId"],
+        });
+      }
+      if (displayStatus(invitation, services.now()) !== "pending") {
+        throw conflict("Only a pending invitation can be sent", { fields: ["invitationId"] });
+      }
+      const token = randomToken(32);
+      const link = secretLink(services, "/invitation", token);
+      if (!link) {
+        throw conflict("PLATFORM_URL is not set: the accept link needs the platform's address", {
+          fields: ["invitationId"],
+        });
+      }
+      const organization = await services.db
+        .selectFrom("organizations")
+        .select("name")
+        .where("organizationId", "=", caller.organizationId)
+        .executeTakeFirstOrThrow();
+      // The new token replaces the old one only once the mail is out.
+      await services.db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable("invitations")
+          .set({ tokenHash: sha256Hex(token) })
+          .where("invitationId", "=", invitation.invitationId)
+          .execute();
+        await mailThroughChannel(services, channel, invitation.email, {
+          event: "invitation",
+          timestamp: services.now().toISOString(),
+          title: `Invitation to join ${organization.name}`,
+          data: {
+            applicationName: organization.name,
+            status: "success",
+            message: `${caller.email} invites you to join ${organization.name} as ${invitation.role}. The link below accepts the invitation until ${new Date(invitation.expiresAt).toUTCString()}; it is yours alone.`,
+            actionUrl: link,
+          },
+        }).catch(deliveryAsApiError);
+      });
+      return success;
+    },
+  }),
+
   changeEmail: mutation({
     summary:
-      "Change a user's email (instance administrators only, until an email channel can confirm addresses): any member of the instance organization, or apply the pending request of any user",
+      "Change a user's email (instance administrators only; users of an organization with an Email or Resend channel confirm their own with user.confirmEmail): any member of the instance organization, or apply the pending request of any user",
     access: "admin",
     input: z.object({ userId: z.string().min(1).max(64), email: emailSchema.optional() }),
     output: successSchema,
