@@ -187,7 +187,10 @@ export async function runComposeDeployment(
     }
     const serverId = await serverFor(services, row);
     setServer(serverId);
-    secrets.push(...Object.values(composeEnv(row)).filter((value) => value.length >= 8));
+    // The stack's name is no secret: masking it would hide every object name in the log.
+    secrets.push(
+      ...Object.values(composeEnv(row)).filter((value) => value.length >= 8 && value !== row.appName),
+    );
     const converted = await convertedComposeOf(services, row).catch((error: unknown) => {
       if (error instanceof Error) return fail(error.message);
       throw error;
