@@ -144,5 +144,5 @@ describe("compose stack deployments under faults", () => {
     const shown = await composeShows(appName);
     expect(shown.states).toBe(`${appName}_web running, ${appName}_worker running`);
     expect(shown.command).toContain("echo first");
-  }, 90_000);
+  }, 150_000);
 });

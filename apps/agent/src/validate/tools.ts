@@ -37,6 +37,8 @@ export function toolStatus(
   });
 }
 
+const COMPOSE_PROBE_TIMEOUT_MS = 30_000;
+
 /** The Compose command of a server: its argv prefix and version. */
 export interface ComposeCommand {
   command: string;
@@ -52,8 +54,10 @@ export interface ComposeCommand {
  */
 export async function findComposeCommand(
   docker: string,
-  options: ToolProbeOptions = {},
+  probeOptions: ToolProbeOptions = {},
 ): Promise<ComposeCommand | undefined> {
+  // docker-compose v1 is a Python program: it takes seconds to answer on a busy host.
+  const options = { ...probeOptions, timeoutMs: probeOptions.timeoutMs ?? COMPOSE_PROBE_TIMEOUT_MS };
   const v2 = await toolStatus(docker, options, ["compose", "version"]);
   if (v2.enabled) return { command: docker, args: ["compose"], version: v2.version };
   const v1 = await toolStatus("docker-compose", options, ["version"]);

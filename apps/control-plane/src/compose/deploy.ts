@@ -109,7 +109,13 @@ export async function convertedComposeOf(
     throw error;
   }
   for (const { port, protocol } of tenancy?.published ?? []) {
-    const claim = { serverId: row.serverId, port, protocol, field: "composeFile", except: {} };
+    const claim = {
+      serverId: row.serverId,
+      port,
+      protocol,
+      field: "composeFile",
+      except: { composeId: row.composeId },
+    };
     if (await hostPortTaken(services.db, claim)) {
       throw conflict(`Invalid compose file: port ${port}/${protocol} is already published on this server`, {
         fields: ["composeFile"],
