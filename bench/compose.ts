@@ -125,6 +125,7 @@ async function main(): Promise<void> {
     "compose.deploy (queue + agent + stack deploy)",
     viaPlatform,
     viaCli,
+    "docker stack deploy of the converted file",
   );
 }
 
