@@ -23,7 +23,7 @@ import {
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
-import { findComposeCommand } from "../validate/tools.ts";
+import { type ComposeCommand, findComposeCommand } from "../validate/tools.ts";
 import type { DockerCli } from "./build.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
@@ -118,6 +118,19 @@ function describeContainers(containers: ContainerInfo[]): StackService[] {
   }));
 }
 
+/**
+ * The server's Compose command, probed once per docker CLI and kept while found: docker-compose
+ * v1 takes seconds to start, and every deploy of the stack would wait for the probe again.
+ */
+const foundCompose = new Map<string, ComposeCommand>();
+async function composeCommandOf(cli: DockerCli): Promise<ComposeCommand | undefined> {
+  const known = foundCompose.get(cli.command);
+  if (known) return known;
+  const found = await findComposeCommand(cli.command, { searchPath: cli.env.PATH });
+  if (found) foundCompose.set(cli.command, found);
+  return found;
+}
+
 /** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
 async function withRegistryLogins<T>(
   cli: DockerCli,
@@ -194,7 +207,7 @@ export async function deployStack(
       );
       return;
     }
-    const compose = await findComposeCommand(cli.command, { searchPath: cli.env.PATH });
+    const compose = await composeCommandOf(cli);
     if (!compose) {
       throw new CommandError(
         "FAILED_PRECONDITION",
