@@ -114,13 +114,19 @@ export function printRound(round: number, rounds: number, platformMs: number, cl
   );
 }
 
-/** The medians of both ways and their ratio, under `title`; `platformWay` names the procedure. */
-export function printComparison(title: string, platformWay: string, viaPlatform: number[], viaCli: number[]) {
+/** The medians of both ways and their ratio, under `title`; `platformWay` names the procedure, `cliWay` the reference. */
+export function printComparison(
+  title: string,
+  platformWay: string,
+  viaPlatform: number[],
+  viaCli: number[],
+  cliWay = "docker service create (bare CLI)",
+) {
   const platformMs = median(viaPlatform);
   const cliMs = median(viaCli);
   console.log(`\n${title} (median of ${viaPlatform.length} rounds)`);
   console.log(`  ${platformWay.padEnd(42)}  ${platformMs.toFixed(0).padStart(7)} ms`);
-  console.log(`  ${"docker service create (bare CLI)".padEnd(42)}  ${cliMs.toFixed(0).padStart(7)} ms`);
+  console.log(`  ${cliWay.padEnd(42)}  ${cliMs.toFixed(0).padStart(7)} ms`);
   console.log(`  ${"ratio platform / CLI".padEnd(42)}  ${(platformMs / cliMs).toFixed(2).padStart(7)}`);
 }
 

@@ -6,7 +6,9 @@
 # - curl: scripts/start-test-registry.sh waits with it until the registries answer;
 # - git: the source and webhook tests make and clone repositories;
 # - ip (iproute2): scripts/start-test-registry.sh makes a network namespace; ps (procps): tests
-#   look at processes.
+#   look at processes;
+# - docker-compose (v1, what Debian bookworm ships): stacks of composeType `docker-compose` deploy
+#   with it on servers whose docker CLI has no `compose` plugin (the compose tests run it).
 set -euo pipefail
 
 missing=()
@@ -16,6 +18,7 @@ command -v curl >/dev/null || missing+=(curl)
 command -v git >/dev/null || missing+=(git)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v ps >/dev/null || missing+=(procps)
+command -v docker-compose >/dev/null || missing+=(docker-compose)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   SUDO=""

@@ -77,6 +77,8 @@ describe("validate_server on the real engine", () => {
       isSwarmInstalled: swarmState === "active",
       isMainDirectoryInstalled: true,
       buildx: expect.objectContaining({ enabled: expect.any(Boolean) }),
+      // Tools are looked up on toolSearchPath (/nonexistent here): tools.test.ts finds Compose.
+      compose: { enabled: false },
     });
     // scripts/docker-setup.sh makes both true; say so if the engine was set up otherwise.
     expect(swarmState, "run scripts/docker-setup.sh to join a swarm").toBe("active");

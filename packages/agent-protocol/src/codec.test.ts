@@ -393,6 +393,7 @@ const replies: CommandReply[] = [
       buildpacks: tool("0.35.1"),
       railpack: tool("0.0.64"),
       buildx: tool("0.10.4"),
+      compose: tool("1.29.2"),
       isPlatformNetworkInstalled: true,
       isSwarmInstalled: true,
       isMainDirectoryInstalled: true,

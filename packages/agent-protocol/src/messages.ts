@@ -741,6 +741,8 @@ export interface ValidateServerResult {
   isMainDirectoryInstalled: boolean;
   /** The docker CLI's buildx plugin (absent from agents older than this field). */
   buildx?: ToolStatus;
+  /** `docker compose` (v2), else `docker-compose` (v1), for composeType docker-compose (absent from older agents). */
+  compose?: ToolStatus;
 }
 
 export interface UfwAudit {

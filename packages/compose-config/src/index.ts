@@ -7,6 +7,7 @@ export * from "./convert.ts";
 export * from "./errors.ts";
 export * from "./interpolate.ts";
 export * from "./mounts.ts";
+export * from "./ports.ts";
 export * from "./schema.ts";
 export * from "./stack-format.ts";
 export * from "./tenancy.ts";

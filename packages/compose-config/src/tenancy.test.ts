@@ -161,6 +161,18 @@ describe("tenant refusals", () => {
       "services.app.env_file.1",
       /leaves the stack's files directory/,
     ],
+    [
+      "a placement constraint naming a node",
+      "deploy: {placement: {constraints: ['node.platform.os == linux', 'node.hostname == manager-1']}}",
+      "services.app.deploy.placement.constraints.1",
+      /placement constraint "node.hostname == manager-1" is refused.*picks Swarm nodes/,
+    ],
+    [
+      "a placement constraint on node labels",
+      "deploy: {placement: {constraints: ['node.labels.tenant==other']}}",
+      "services.app.deploy.placement.constraints.0",
+      /picks Swarm nodes/,
+    ],
   ];
   it.each(cases)("%s", (_name, lines, path, message) => {
     expectRefused(app(lines), path, message);
@@ -181,6 +193,7 @@ logging: {driver: json-file, options: {max-size: 10m}}
 sysctls: {net.core.somaxconn: 1024}
 build: {context: ./web, dockerfile: docker/Dockerfile}
 env_file: ../files/app.env
+deploy: {placement: {constraints: ['node.platform.os == linux', 'node.platform.arch!=s390x']}}
 runtime: runc`),
     );
   });

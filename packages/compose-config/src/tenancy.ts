@@ -147,6 +147,7 @@ export function checkTenancy(
     checkFileList(issues, context, at("label_file"), "label_file", service.label_file);
     checkVolumes(issues, context, name, service.volumes);
     checkPorts(issues, context, name, service.ports);
+    checkPlacement(issues, name, service.deploy);
   }
 
   for (const [name, raw] of entriesOf(document.networks)) {
@@ -404,5 +405,25 @@ function checkPorts(issues: IssueList, context: TenancyContext, service: string,
         return;
       }
     }
+  });
+}
+
+/** Placement constraints that do not pick hosts: any node of the stack's server qualifies. */
+const NODE_NEUTRAL_CONSTRAINT = /^node\.platform\.(os|arch)\s*(==|!=)\s*[A-Za-z0-9_.-]+$/;
+
+/**
+ * `deploy.placement.constraints` pick the Swarm nodes a service runs on. A tenant's stack runs on
+ * the server it names; a constraint on node ids, hostnames, roles or labels would let its file
+ * choose other hosts of the swarm (the control plane's manager, another organization's server),
+ * which the platform does not map to organizations: only `node.platform.os|arch` are allowed.
+ */
+function checkPlacement(issues: IssueList, service: string, deploy: unknown): void {
+  const constraints = asRecord(asRecord(deploy)?.placement)?.constraints;
+  listOf(constraints).forEach((constraint, index) => {
+    if (NODE_NEUTRAL_CONSTRAINT.test(String(constraint).trim())) return;
+    issues.add(
+      ["services", service, "deploy", "placement", "constraints", index],
+      `placement constraint "${String(constraint)}" ${REFUSED} (it picks Swarm nodes; only node.platform.os and node.platform.arch)`,
+    );
   });
 }

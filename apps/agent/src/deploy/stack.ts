@@ -23,10 +23,11 @@ import {
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
+import { type ComposeCommand, findComposeCommand } from "../validate/tools.ts";
 import type { DockerCli } from "./build.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { runOrFail, runProcess } from "./process.ts";
+import { runOrFail } from "./process.ts";
 import { requireOwner } from "./service.ts";
 import { checkAppName, invalid } from "./validate.ts";
 
@@ -117,16 +118,17 @@ function describeContainers(containers: ContainerInfo[]): StackService[] {
   }));
 }
 
-/** Which Compose the server has: `docker compose` (v2), else `docker-compose` (v1), else none. */
-export async function findCompose(cli: DockerCli): Promise<{ command: string; args: string[] } | undefined> {
-  const quiet = { env: cli.env, signal: new AbortController().signal, captureStdout: true };
-  const silent = { line() {}, lineWriter: () => ({ write() {}, end() {} }), mask: (text: string) => text };
-  const log = silent as unknown as LogStream;
-  const v2 = await runProcess(cli.command, ["compose", "version"], { ...quiet, log }).catch(() => undefined);
-  if (v2?.exitCode === 0) return { command: cli.command, args: ["compose"] };
-  const v1 = await runProcess("docker-compose", ["version"], { ...quiet, log }).catch(() => undefined);
-  if (v1?.exitCode === 0) return { command: "docker-compose", args: [] };
-  return undefined;
+/**
+ * The server's Compose command, probed once per docker CLI and kept while found: docker-compose
+ * v1 takes seconds to start, and every deploy of the stack would wait for the probe again.
+ */
+const foundCompose = new Map<string, ComposeCommand>();
+async function composeCommandOf(cli: DockerCli): Promise<ComposeCommand | undefined> {
+  const known = foundCompose.get(cli.command);
+  if (known) return known;
+  const found = await findComposeCommand(cli.command, { searchPath: cli.env.PATH });
+  if (found) foundCompose.set(cli.command, found);
+  return found;
 }
 
 /** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
@@ -205,7 +207,7 @@ export async function deployStack(
       );
       return;
     }
-    const compose = await findCompose(cli);
+    const compose = await composeCommandOf(cli);
     if (!compose) {
       throw new CommandError(
         "FAILED_PRECONDITION",

@@ -7,7 +7,7 @@ import {
   isPlatformNetworkInstalled,
   isSwarmInstalled,
 } from "./engine-facts.ts";
-import { type ToolProbeOptions, toolStatus } from "./tools.ts";
+import { composeStatus, type ToolProbeOptions, toolStatus } from "./tools.ts";
 
 export interface ValidateOptions extends ToolProbeOptions {
   mainDirectory: string;
@@ -19,7 +19,7 @@ export async function validateServer(
   docker: Docker,
   options: ValidateOptions,
 ): Promise<ValidateServerResult> {
-  const [engine, rclone, nixpacks, buildpacks, railpack, network, swarm, mainDirectory, buildx] =
+  const [engine, rclone, nixpacks, buildpacks, railpack, network, swarm, mainDirectory, buildx, compose] =
     await Promise.all([
       dockerStatus(docker),
       toolStatus("rclone", options),
@@ -30,6 +30,7 @@ export async function validateServer(
       isSwarmInstalled(docker),
       isMainDirectoryInstalled(options.mainDirectory),
       toolStatus("docker", options, ["buildx", "version"]),
+      composeStatus(options),
     ]);
   return {
     docker: engine,
@@ -41,5 +42,6 @@ export async function validateServer(
     isSwarmInstalled: swarm,
     isMainDirectoryInstalled: mainDirectory,
     buildx,
+    compose,
   };
 }

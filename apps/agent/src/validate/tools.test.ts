@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateServer } from "./index.ts";
-import { parseVersion, toolStatus } from "./tools.ts";
+import { composeStatus, findComposeCommand, parseVersion, toolStatus } from "./tools.ts";
 
 let bin: string;
 
@@ -73,8 +73,43 @@ describe("tool probes", () => {
       isPlatformNetworkInstalled: false,
       isSwarmInstalled: false,
       isMainDirectoryInstalled: true,
-      // No docker CLI on this search path: no buildx either.
+      // No docker CLI on this search path: no buildx, no Compose either.
       buildx: { enabled: false },
+      compose: { enabled: false },
     });
+  });
+
+  it("finds Compose: the docker CLI's compose plugin first, else the docker-compose command (v1)", async () => {
+    const v1Only = await mkdtemp(path.join(tmpdir(), "agent-compose-v1-"));
+    const both = await mkdtemp(path.join(tmpdir(), "agent-compose-v2-"));
+    try {
+      const v1 = 'echo "docker-compose version 1.29.2, build unknown"';
+      const docker =
+        '[ "$1" = compose ] && [ "$2" = version ] && echo "Docker Compose version v2.29.1" || exit 1';
+      for (const [directory, name, script] of [
+        [v1Only, "docker-compose", v1],
+        [v1Only, "docker", "exit 1"],
+        [both, "docker-compose", v1],
+        [both, "docker", docker],
+      ] as const) {
+        await writeFile(path.join(directory, name), `#!/bin/sh\n${script}\n`);
+        await chmod(path.join(directory, name), 0o755);
+      }
+      expect(await findComposeCommand("docker", { searchPath: v1Only })).toEqual({
+        command: "docker-compose",
+        args: [],
+        version: "1.29.2",
+      });
+      expect(await composeStatus({ searchPath: v1Only })).toEqual({ enabled: true, version: "1.29.2" });
+      expect(await findComposeCommand("docker", { searchPath: both })).toEqual({
+        command: "docker",
+        args: ["compose"],
+        version: "2.29.1",
+      });
+      expect(await findComposeCommand("docker", { searchPath: bin })).toBeUndefined();
+    } finally {
+      await rm(v1Only, { recursive: true, force: true });
+      await rm(both, { recursive: true, force: true });
+    }
   });
 });

@@ -109,7 +109,13 @@ export async function convertedComposeOf(
     throw error;
   }
   for (const { port, protocol } of tenancy?.published ?? []) {
-    const claim = { serverId: row.serverId, port, protocol, field: "composeFile", except: {} };
+    const claim = {
+      serverId: row.serverId,
+      port,
+      protocol,
+      field: "composeFile",
+      except: { composeId: row.composeId },
+    };
     if (await hostPortTaken(services.db, claim)) {
       throw conflict(`Invalid compose file: port ${port}/${protocol} is already published on this server`, {
         fields: ["composeFile"],
@@ -187,7 +193,10 @@ export async function runComposeDeployment(
     }
     const serverId = await serverFor(services, row);
     setServer(serverId);
-    secrets.push(...Object.values(composeEnv(row)).filter((value) => value.length >= 8));
+    // The stack's name is no secret: masking it would hide every object name in the log.
+    secrets.push(
+      ...Object.values(composeEnv(row)).filter((value) => value.length >= 8 && value !== row.appName),
+    );
     const converted = await convertedComposeOf(services, row).catch((error: unknown) => {
       if (error instanceof Error) return fail(error.message);
       throw error;

@@ -24,7 +24,8 @@ async function copyAppName(db: Db, appName: string): Promise<string> {
 /**
  * Copies stacks into another environment with their file, type, variables and source, as
  * Dokploy's duplicate does: a new id and appName (so its objects never collide with the
- * source's), status idle, " (copy)" in the same project. Volumes and domains are not copied.
+ * source's), status idle, " (copy)" in the same project. Volumes and domains are not copied, nor
+ * the claim on the source's host ports (the copy's deploy fails on them until its file changes).
  */
 async function copyCompose(
   db: Db,
@@ -38,6 +39,7 @@ async function copyCompose(
       createdAt: _created,
       composeStatus: _status,
       serviceNetworks,
+      publishedPorts: _ports,
       ...fields
     } = source;
     await insertCompose(db, {

@@ -792,7 +792,14 @@ export interface ComposeTable {
   bitbucketId: string | null;
   giteaId: string | null;
   serviceNetworks: Generated<unknown>;
+  /** The host ports its file publishes (compose/ports.ts), seen by every port check of the server. */
+  publishedPorts: Generated<ComposePublishedPort[]>;
   createdAt: Timestamp;
+}
+
+export interface ComposePublishedPort {
+  port: number;
+  protocol: "tcp" | "udp";
 }
 
 export type Compose = Selectable<ComposeTable>;

@@ -14,6 +14,7 @@ import {
   convertedComposeOf,
   teardownCompose,
 } from "../compose/deploy.ts";
+import { claimComposePorts } from "../compose/ports.ts";
 import {
   COMPOSE_APP_NAME_CONSTRAINT,
   deleteCompose,
@@ -67,9 +68,16 @@ async function load(services: ServiceContext, caller: Caller, composeId: string)
   return row;
 }
 
-/** A file the conversion refuses (a tenant's `privileged`, a domain's missing service, ...): 400 naming where. */
-async function refusedConversion(services: ServiceContext, row: LocatedCompose): Promise<void> {
-  if (row.composeFile.trim() !== "") await convertedComposeOf(services, row);
+/**
+ * A file the conversion refuses (a tenant's `privileged`, a domain's missing service, ...): 400
+ * naming where. Answers the converted document (undefined: no file yet).
+ */
+async function refusedConversion(
+  services: ServiceContext,
+  row: LocatedCompose,
+): Promise<Record<string, unknown> | undefined> {
+  if (row.composeFile.trim() === "") return undefined;
+  return (await convertedComposeOf(services, row)).document;
 }
 
 /** A file that does not parse is a 400 naming where; nothing is stored. */
@@ -153,10 +161,13 @@ export const composeRouter = defineRouter("compose", {
       // taken back at once.
       const located = await findCompose(services.db, caller.organizationId, row.composeId);
       if (located) {
-        await refusedConversion(services, located).catch(async (error: unknown) => {
+        try {
+          const document = await refusedConversion(services, located);
+          await claimComposePorts(services, located, document, async () => undefined);
+        } catch (error) {
           await deleteCompose(services.db, row.composeId);
           throw error;
-        });
+        }
       }
       await grantCreated(services.db, caller, "services", row.composeId);
       return toComposeView(row);
@@ -198,8 +209,11 @@ export const composeRouter = defineRouter("compose", {
         patch.customGitSshKeyId = customGitSSHKeyId;
       }
       if (patch.env === "") patch.env = null;
-      await refusedConversion(services, { ...row, ...(patch as Partial<LocatedCompose>) });
-      const updated = await updateCompose(services.db, row.composeId, patch);
+      const next = { ...row, ...(patch as Partial<LocatedCompose>) };
+      const document = await refusedConversion(services, next);
+      const updated = await claimComposePorts(services, next, document, (trx) =>
+        updateCompose(trx, row.composeId, patch),
+      );
       if (!updated) throw notFound("Compose");
       return toComposeView(updated);
     },

@@ -292,6 +292,7 @@ export const serverRouter = defineRouter("server", {
         buildpacks: tool(result.buildpacks),
         railpack: tool(result.railpack),
         buildx: tool(result.buildx ?? { enabled: false }),
+        compose: tool(result.compose ?? { enabled: false }),
       };
     },
   }),

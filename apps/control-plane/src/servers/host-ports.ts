@@ -1,6 +1,7 @@
 /**
  * A server's host ports are shared by every tenant and every kind of service on it (an
- * application's published ports, a database's external port). A port the platform or the host
+ * application's published ports, a database's external port, the ports a compose stack's file
+ * publishes). A port the platform or the host
  * needs (reservedHostPorts, one list fed by that server's configuration) is refused with a 400; a port another service publishes on the same server is a 409.
  * The check and the write that takes the port run in one transaction holding a lock per server,
  * so two requests can never both take the same free port.
@@ -118,7 +119,7 @@ export interface HostPortClaim {
   /** The input field named by a refusal. */
   field: string;
   /** The service asking, whose own ports do not count as taken. */
-  except: { applicationId?: string; databaseId?: string };
+  except: { applicationId?: string; databaseId?: string; composeId?: string };
 }
 
 /**
@@ -137,8 +138,7 @@ export async function claimHostPort<T>(
         fields: [claim.field],
       });
     }
-    const lockKey = `platform.host-ports:${claim.serverId ?? "local"}`;
-    await sql`select pg_advisory_xact_lock(hashtext(${lockKey}))`.execute(trx);
+    await lockHostPorts(trx, claim.serverId);
     if (await hostPortTaken(trx, claim)) {
       throw conflict(`Port ${claim.port}/${claim.protocol} is already published on this server`, {
         fields: [claim.field],
@@ -146,6 +146,12 @@ export async function claimHostPort<T>(
     }
     return write(trx);
   });
+}
+
+/** Holds the server's port lock until the transaction `trx` ends (claims on the server wait for it). */
+export async function lockHostPorts(trx: Db, serverId: string | null): Promise<void> {
+  const lockKey = `platform.host-ports:${serverId ?? "local"}`;
+  await sql`select pg_advisory_xact_lock(hashtext(${lockKey}))`.execute(trx);
 }
 
 /** Another service publishing the claimed port and protocol on the same server. */
@@ -164,6 +170,16 @@ export async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boole
     .executeTakeFirst();
   if (application) return true;
   if (await endpointPortTaken(db, claim)) return true;
+  // A compose stack's file publishes it (compose/ports.ts stores them when the file is saved).
+  const stack = await db
+    .selectFrom("compose")
+    .select("composeId")
+    .where(sql<boolean>`published_ports @> ${JSON.stringify([{ port, protocol }])}::jsonb`)
+    .where("composeId", "!=", except.composeId ?? "")
+    .where("serverId", "is not distinct from", serverId)
+    .limit(1)
+    .executeTakeFirst();
+  if (stack) return true;
   if (protocol !== "tcp") return false;
   // A database's external port is tcp.
   const database = await db

@@ -76,6 +76,8 @@ export const validateResultSchema = z.object({
   isMainDirectoryInstalled: z.boolean(),
   /** The docker CLI's buildx plugin (multi-architecture builds need it). */
   buildx: toolStatusSchema,
+  /** `docker compose` (v2), else `docker-compose` (v1): stacks of composeType docker-compose deploy with it. */
+  compose: toolStatusSchema,
 });
 
 /** server.security (spec 2.5). */

@@ -31,6 +31,7 @@ import * as backups from "./20261127-60-backups.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 import * as emailConfirmation from "./20261128-10-email-confirmation.ts";
+import * as composePublishedPorts from "./20261128-50-compose-published-ports.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
   "20261128-10-email-confirmation": emailConfirmation,
+  "20261128-50-compose-published-ports": composePublishedPorts,
 };
