@@ -114,6 +114,7 @@ afterAll(async () => {
 const cases = [
   {
     kind: "github" as const,
+    repositories: "github.getGithubRepositories",
     idField: "githubId",
     create: () => ({
       name: "acme app",
@@ -141,6 +142,7 @@ const cases = [
   },
   {
     kind: "gitlab" as const,
+    repositories: "gitlab.getGitlabRepositories",
     idField: "gitlabId",
     create: () => ({
       name: "self-hosted gitlab",
@@ -176,6 +178,7 @@ const cases = [
   },
   {
     kind: "gitea" as const,
+    repositories: "gitea.getGiteaRepositories",
     idField: "giteaId",
     create: () => ({
       name: "team gitea",
@@ -205,6 +208,7 @@ const cases = [
   },
   {
     kind: "bitbucket" as const,
+    repositories: "bitbucket.getBitbucketRepositories",
     idField: "bitbucketId",
     create: () => ({
       name: "bitbucket cloud",
@@ -247,6 +251,8 @@ describe.each(cases)("$kind provider", (c) => {
     for (const secret of c.secrets) expect(shown).not.toContain(secret);
 
     expect(await ok(`${c.kind}.testConnection`, { [c.idField]: id })).toBe("Found 1 repositories");
+    const repositories = await platform.query(c.repositories, { [c.idField]: id }, as());
+    expect(repositories.body).toMatchObject([{ name: "web", url: "acme/web", owner: { username: "acme" } }]);
     const [branchesName, branchesInput] = c.branches(id) as [string, Record<string, unknown>];
     const branches = await platform.query(branchesName, branchesInput, as());
     expect(branches.status).toBe(200);
