@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deploymentSourceOf } from "../deployments/source.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { pullRequestHook } from "../webhooks/previews.ts";
+import { bitbucketPush, giteaPush, gitlabPush } from "../webhooks/samples.ts";
 import {
   GITHUB_APP_ID as APP_ID,
   providerCases,
@@ -246,6 +247,105 @@ describe("GitHub App webhook", () => {
     expect(row.title).toBe(`GitHub push ${head.slice(0, 7)}`);
     await platform.waitForDeployment(row.deploymentId, 120_000).catch(() => {});
   }, 150_000);
+});
+
+describe("push webhooks of GitLab, Gitea and Bitbucket", () => {
+  const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex");
+  const deploymentsOf = async (applicationId: string) =>
+    (
+      await platform.services.db
+        .selectFrom("deployments")
+        .select("deploymentId")
+        .where("applicationId", "=", applicationId)
+        .execute()
+    ).length;
+  const finish = (deploymentId: string) => platform.waitForDeployment(deploymentId, 120_000).catch(() => {});
+  const commits = [{ message: "release", modified: ["index.html"] }];
+
+  it("/api/deploy/gitlab finds the provider by X-Gitlab-Token: missing or unknown is 401 and starts nothing; the right one deploys the project's branch", async () => {
+    await ok("gitlab.update", { gitlabId: providerIds.gitlab, webhookSecret: "gl-hook-secret" });
+    await ok("application.update", { applicationId: appIds.gitlab, autoDeploy: true });
+    const shown = await platform.query("gitlab.one", { gitlabId: providerIds.gitlab }, as());
+    expect(JSON.stringify(shown.body)).not.toContain("gl-hook-secret");
+    const body = (ref: string) =>
+      JSON.stringify({ ...gitlabPush(ref, commits), project: { id: 7, path_with_namespace: "acme/web" } });
+    const post = (payload: string, headers: Record<string, string>) =>
+      platform.request("/api/deploy/gitlab", {
+        method: "POST",
+        body: payload,
+        headers: { "x-gitlab-event": "Push Hook", ...headers },
+      });
+    const before = await deploymentsOf(appIds.gitlab!);
+    expect((await post(body("refs/heads/release"), {})).status).toBe(401);
+    expect((await post(body("refs/heads/release"), { "x-gitlab-token": "gl-other" })).status).toBe(401);
+    expect(await deploymentsOf(appIds.gitlab!)).toBe(before);
+
+    const other = await post(body("refs/heads/main"), { "x-gitlab-token": "gl-hook-secret" });
+    expect(other.body).toMatchObject({ deployed: false });
+    const merge = await platform.request("/api/deploy/gitlab", {
+      method: "POST",
+      body: JSON.stringify({ object_kind: "merge_request", project: { path_with_namespace: "acme/web" } }),
+      headers: { "x-gitlab-event": "Merge Request Hook", "x-gitlab-token": "gl-hook-secret" },
+    });
+    expect(merge.body.message).toBe("ignored: previews not enabled");
+    const answer = await post(body("refs/heads/release"), { "x-gitlab-token": "gl-hook-secret" });
+    expect(answer.status).toBe(200);
+    expect(answer.body.deploymentIds).toHaveLength(1);
+    expect(await deploymentsOf(appIds.gitlab!)).toBe(before + 1);
+    await finish(answer.body.deploymentIds[0]);
+  }, 150_000);
+
+  const signed = [
+    {
+      kind: "gitlab" as const,
+      body: (ref: string) => JSON.stringify(gitlabPush(ref, commits)),
+      sign: (secret: string) => ({ "x-gitlab-token": secret }),
+    },
+    {
+      kind: "gitea" as const,
+      body: (ref: string) => JSON.stringify(giteaPush(ref, commits)),
+      sign: (secret: string, body: string) => ({ "x-gitea-signature": hmac(secret, body) }),
+    },
+    {
+      kind: "bitbucket" as const,
+      body: (ref: string) => JSON.stringify(bitbucketPush(ref, "release")),
+      sign: (secret: string, body: string) => ({ "x-hub-signature": `sha256=${hmac(secret, body)}` }),
+    },
+  ];
+  it.each(signed)(
+    "$kind: a signed push to the application's webhook deploys its provider branch; unsigned or wrongly signed is 401",
+    async ({ kind, body, sign }) => {
+      const applicationId = appIds[kind]!;
+      await ok("application.update", {
+        applicationId,
+        autoDeploy: true,
+        webhookSecret: `${kind}-app-secret`,
+      });
+      const { refreshToken } = (await platform.query("application.one", { applicationId }, as())).body;
+      const post = (payload: string, headers: Record<string, string>) =>
+        platform.request(`/api/deploy/${kind}/${applicationId}?refreshToken=${refreshToken}`, {
+          method: "POST",
+          body: payload,
+          headers: {
+            "x-gitlab-event": "Push Hook",
+            "x-gitea-event": "push",
+            "x-event-key": "repo:push",
+            ...headers,
+          },
+        });
+      const release = body("refs/heads/release");
+      const before = await deploymentsOf(applicationId);
+      expect((await post(release, {})).status).toBe(401);
+      expect((await post(release, sign("wrong-secret", release))).status).toBe(401);
+      expect(await deploymentsOf(applicationId)).toBe(before);
+      const main = body("refs/heads/main");
+      expect((await post(main, sign(`${kind}-app-secret`, main))).body).toMatchObject({ deployed: false });
+      const answer = await post(release, sign(`${kind}-app-secret`, release));
+      expect(answer.body).toMatchObject({ deployed: true });
+      await finish(answer.body.deploymentId);
+    },
+    150_000,
+  );
 });
 
 describe("OAuth callback", () => {
