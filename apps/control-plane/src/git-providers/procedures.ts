@@ -202,12 +202,20 @@ export function listProcedure(kind: GitProviderType) {
     summary: `The organization's ${PROVIDER_NAMES[kind]} providers`,
     access: "member",
     input: noInput,
-    output: z.array(z.object({ ...kindIds, gitProvider: gitProviderSchema })),
+    // Dokploy's GitLab list also names each provider's gitlabUrl.
+    output: z.array(
+      z.object({
+        ...kindIds,
+        gitProvider: gitProviderSchema,
+        ...(kind === "gitlab" ? { gitlabUrl: z.string() } : {}),
+      }),
+    ),
     handler: async ({ services, caller }) => {
       requireFeature(caller, "gitProviders");
       return (await listProviders(services.db, caller.organizationId, kind)).map((provider) => ({
         [idField]: provider.row.providerId,
         gitProvider: baseView(provider),
+        ...(kind === "gitlab" ? { gitlabUrl: String(provider.settings.gitlabUrl ?? "") } : {}),
       }));
     },
   });
