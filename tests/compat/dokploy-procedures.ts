@@ -66,7 +66,7 @@ export const sources = {
   gitlab:
     "routers/gitlab.ts@071d9eacee97, schema/gitlab.ts@0c54c0cbf446 (apiCreateGitlab, apiFindOneGitlab, apiGitlabTestConnection, apiFindGitlabBranches, apiUpdateGitlab)",
   gitea:
-    "routers/gitea.ts@027406547e0f, schema/gitea.ts@027406547e0f (apiCreateGitea, apiUpdateGitea = the insert schema extended; apiGiteaTestConnection picks giteaId, organizationName)",
+    "routers/gitea.ts@027406547e0f, schema/gitea.ts@027406547e0f (apiCreateGitea, apiUpdateGitea = the insert schema extended; apiGiteaTestConnection picks giteaId, organizationName); getGiteaUrl from a newer routers/gitea.ts (code search: apiFindOneGitea in, the giteaUrl string out)",
   bitbucket:
     "routers/bitbucket.ts@071d9eacee97, schema/bitbucket.ts@063d51e44209 (apiCreateBitbucket, apiUpdateBitbucket = the insert schema extended; apiBitbucketTestConnection)",
   gitProvider:
@@ -1911,11 +1911,7 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["id", "owner*", "repositoryName*", "giteaId"],
     output: "any",
   },
-  "gitea.getGiteaUrl": {
-    kind: "query",
-    unverified:
-      "not in the routers/gitea.ts read (@027406547e0f); a newer Dokploy router adds it, not yet read",
-  },
+  "gitea.getGiteaUrl": { kind: "query", source: "gitea", input: ["giteaId*"], output: "string" },
   "gitea.testConnection": {
     kind: "mutation",
     source: "gitea",
