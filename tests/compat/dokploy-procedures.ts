@@ -63,6 +63,16 @@ export const sources = {
     "routers/backup.ts@0496b3bfa580, schema/backups.ts@0bb0fcd9ecc3 (apiCreateBackup, apiUpdateBackup .required(), apiFindOneBackup, apiRemoveBackup, apiRestoreBackup; manual runs answer true; listBackupFiles {destinationId, search, serverId?} answers rclone lsjson items)",
   compose:
     "routers/compose.ts@010a6e2a7627, schema/compose.ts@010a6e2a7627 (apiCreateCompose: description required, appName optional; apiUpdateCompose = the insert schema made partial, less serverId; apiDeleteCompose: deleteVolumes required; apiFetchServices: type fetch|cache default cache; deploy/redeploy answer {success, message, composeId}; start/stop answer true; loadServices' answer (services/compose.ts) not read)",
+  github:
+    "routers/github.ts@030e482fcee9, schema/github.ts@164c62f7e419 (apiFindOneGithub, apiFindGithubBranches, apiUpdateGithub = the insert schema extended)",
+  gitlab:
+    "routers/gitlab.ts@071d9eacee97, schema/gitlab.ts@0c54c0cbf446 (apiCreateGitlab, apiFindOneGitlab, apiGitlabTestConnection, apiFindGitlabBranches, apiUpdateGitlab)",
+  gitea:
+    "routers/gitea.ts@027406547e0f, schema/gitea.ts@027406547e0f (apiCreateGitea, apiUpdateGitea = the insert schema extended; apiGiteaTestConnection picks giteaId, organizationName); getGiteaUrl from a newer routers/gitea.ts (code search: apiFindOneGitea in, the giteaUrl string out)",
+  bitbucket:
+    "routers/bitbucket.ts@071d9eacee97, schema/bitbucket.ts@063d51e44209 (apiCreateBitbucket, apiUpdateBitbucket = the insert schema extended; apiBitbucketTestConnection)",
+  gitProvider:
+    "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
 } as const;
 
 export interface Row {
@@ -94,6 +104,22 @@ const NO_LIBSQL = "libsql services are not served";
 const VERIFY = "ours: restore verification (issue 26 item 4)";
 const MANUAL_ANSWER =
   "we answer the run's outcome {success, deploymentId, status, backupFile, sizeBytes, verification, errorMessage} where Dokploy answers true";
+const AUTH_ID =
+  "optional with us: the provider's creator is the caller; when sent it must be the caller's own user id (400 otherwise)";
+const PUSH_DEPLOYS =
+  "not served: whether a push deploys is each application's autoDeploy (6.2), which the provider webhook honours";
+const OAUTH_TOKENS = {
+  accessToken: "ours: a token obtained outside the OAuth flow may be given (sealed, write-only)",
+  refreshToken: "ours: a token obtained outside the OAuth flow may be given (sealed, write-only)",
+  expiresAt: "ours: the expiry of a token given outside the OAuth flow",
+};
+const GITLAB_HOOK =
+  "newer Dokploy (pages/api/deploy/gitlab.ts@002e13c88dac, findGitlabByWebhookSecret) stores the provider webhook's X-Gitlab-Token; the schema read predates it";
+const ABSENT_PROVIDER = "optional with us: an absent id names no provider, a 404 as an unknown one";
+const GITEA_ORGANIZATION =
+  "not served: Dokploy accepts it and has no column for it (its gitea table stores nothing of it)";
+const INTERNAL_URL =
+  "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
 
 const defaultImages: Record<string, string> = {
@@ -1779,162 +1805,259 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "gitProvider.getAll": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/git-provider.ts and its schema not yet compared field by field",
+    source: "gitProvider",
+    output:
+      "array:gitProviderId,name,providerType,createdAt,organizationId,userId,github,gitlab,bitbucket,gitea",
   },
   "gitProvider.remove": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/git-provider.ts and its schema not yet compared field by field",
+    source: "gitProvider",
+    input: ["gitProviderId*"],
+    output: "any",
   },
   "github.create": {
     kind: "mutation",
     platformOnly:
       "Dokploy creates GitHub providers through the app-manifest flow (/api/providers/github/setup); spec 4.12 lists github.create with the fields of an existing app",
   },
-  "github.one": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
-  },
-  "github.githubProviders": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
-  },
+  "github.one": { kind: "query", source: "github", input: ["githubId*"], output: "object" },
+  "github.githubProviders": { kind: "query", source: "github", output: "array:githubId,gitProvider" },
   "github.update": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+    source: "github",
+    input: [
+      "githubId*",
+      "name*",
+      "gitProviderId*",
+      "githubAppName",
+      "githubAppId",
+      "githubClientId",
+      "githubClientSecret",
+      "githubInstallationId",
+      "githubPrivateKey",
+      "githubWebhookSecret",
+    ],
+    differs: { name: LENIENT_PATCH, gitProviderId: LENIENT_PATCH },
+    output: "null",
   },
-  "github.getGithubRepositories": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
-  },
+  "github.getGithubRepositories": { kind: "query", source: "github", input: ["githubId*"], output: "any" },
   "github.getGithubBranches": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
+    source: "github",
+    input: ["repo*", "owner*", "githubId"],
+    output: "any",
   },
   "github.branches": {
     kind: "query",
     platformOnly: "spec 4.12 names github.getGithubBranches also github.branches; the same procedure",
   },
-  "github.testConnection": {
-    kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/github.ts and its schema not yet compared field by field",
-  },
+  "github.testConnection": { kind: "mutation", source: "github", input: ["githubId*"], output: "string" },
   "gitlab.create": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+    source: "gitlab",
+    input: [
+      "applicationId",
+      "secret",
+      "groupName",
+      "gitProviderId",
+      "redirectUri",
+      "authId*",
+      "name*",
+      "gitlabUrl*",
+      "gitlabInternalUrl",
+      "enableAutoDeploy",
+    ],
+    differs: {
+      gitlabUrl: "optional with us: Dokploy's column default https://gitlab.com applies",
+      authId: AUTH_ID,
+      gitProviderId: WE_SET,
+      enableAutoDeploy: PUSH_DEPLOYS,
+      ...OAUTH_TOKENS,
+      webhookSecret: GITLAB_HOOK,
+    },
+    output: "any",
   },
-  "gitlab.one": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
-  },
+  "gitlab.one": { kind: "query", source: "gitlab", input: ["gitlabId*"], output: "object" },
   "gitlab.gitlabProviders": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+    source: "gitlab",
+    output: "array:gitlabId,gitProvider,gitlabUrl",
   },
   "gitlab.update": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+    source: "gitlab",
+    input: [
+      "applicationId",
+      "secret",
+      "groupName",
+      "redirectUri",
+      "name*",
+      "gitlabId*",
+      "gitlabUrl*",
+      "gitProviderId*",
+      "gitlabInternalUrl",
+      "enableAutoDeploy",
+    ],
+    differs: {
+      name: LENIENT_PATCH,
+      gitlabUrl: LENIENT_PATCH,
+      gitProviderId: LENIENT_PATCH,
+      enableAutoDeploy: PUSH_DEPLOYS,
+      ...OAUTH_TOKENS,
+      webhookSecret: GITLAB_HOOK,
+    },
+    output: "null",
   },
-  "gitlab.getGitlabRepositories": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
-  },
+  "gitlab.getGitlabRepositories": { kind: "query", source: "gitlab", input: ["gitlabId*"], output: "any" },
   "gitlab.getGitlabBranches": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+    source: "gitlab",
+    input: ["id", "owner*", "repo*", "gitlabId"],
+    output: "any",
   },
   "gitlab.testConnection": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitlab.ts and its schema not yet compared field by field",
+    source: "gitlab",
+    input: ["gitlabId*", "groupName"],
+    differs: { gitlabId: ABSENT_PROVIDER },
+    output: "string",
   },
   "bitbucket.create": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    input: [
+      "bitbucketId",
+      "bitbucketUsername",
+      "bitbucketEmail",
+      "appPassword",
+      "apiToken",
+      "bitbucketWorkspaceName",
+      "gitProviderId",
+      "authId*",
+      "name*",
+    ],
+    differs: { bitbucketId: WE_SET, gitProviderId: WE_SET, authId: AUTH_ID },
+    output: "any",
   },
-  "bitbucket.one": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
-  },
+  "bitbucket.one": { kind: "query", source: "bitbucket", input: ["bitbucketId*"], output: "object" },
   "bitbucket.bitbucketProviders": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    output: "array:bitbucketId,gitProvider",
   },
   "bitbucket.update": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    input: [
+      "bitbucketId*",
+      "name*",
+      "gitProviderId*",
+      "bitbucketUsername",
+      "bitbucketEmail",
+      "appPassword",
+      "apiToken",
+      "bitbucketWorkspaceName",
+      "organizationId",
+    ],
+    differs: { name: LENIENT_PATCH, gitProviderId: LENIENT_PATCH, organizationId: WE_SET },
+    output: "any",
   },
   "bitbucket.getBitbucketRepositories": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    input: ["bitbucketId*"],
+    output: "any",
   },
   "bitbucket.getBitbucketBranches": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    input: ["owner*", "repo*", "bitbucketId"],
+    output: "any",
   },
   "bitbucket.testConnection": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/bitbucket.ts and its schema not yet compared field by field",
+    source: "bitbucket",
+    input: [
+      "bitbucketId*",
+      "bitbucketUsername",
+      "bitbucketEmail",
+      "workspaceName",
+      "apiToken",
+      "appPassword",
+    ],
+    differs: { bitbucketId: ABSENT_PROVIDER },
+    output: "string",
   },
   "gitea.create": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+    source: "gitea",
+    input: [
+      "giteaId",
+      "giteaUrl*",
+      "redirectUri",
+      "clientId",
+      "clientSecret",
+      "gitProviderId",
+      "giteaUsername",
+      "accessToken",
+      "refreshToken",
+      "expiresAt",
+      "scopes",
+      "lastAuthenticatedAt",
+      "name*",
+      "organizationName",
+    ],
+    differs: {
+      giteaId: WE_SET,
+      gitProviderId: WE_SET,
+      organizationName: GITEA_ORGANIZATION,
+      giteaInternalUrl: INTERNAL_URL,
+    },
+    output: "any",
   },
-  "gitea.one": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
-  },
-  "gitea.giteaProviders": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
-  },
+  "gitea.one": { kind: "query", source: "gitea", input: ["giteaId*"], output: "object" },
+  "gitea.giteaProviders": { kind: "query", source: "gitea", output: "array:giteaId,gitProvider" },
   "gitea.update": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+    source: "gitea",
+    input: [
+      "giteaId*",
+      "giteaUrl*",
+      "name*",
+      "gitProviderId*",
+      "redirectUri",
+      "clientId",
+      "clientSecret",
+      "giteaUsername",
+      "accessToken",
+      "refreshToken",
+      "expiresAt",
+      "scopes",
+      "lastAuthenticatedAt",
+      "organizationName",
+    ],
+    differs: {
+      giteaUrl: LENIENT_PATCH,
+      name: LENIENT_PATCH,
+      gitProviderId: LENIENT_PATCH,
+      organizationName: GITEA_ORGANIZATION,
+      giteaInternalUrl: INTERNAL_URL,
+    },
+    output: "object:success",
   },
-  "gitea.getGiteaRepositories": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
-  },
+  "gitea.getGiteaRepositories": { kind: "query", source: "gitea", input: ["giteaId*"], output: "any" },
   "gitea.getGiteaBranches": {
     kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+    source: "gitea",
+    input: ["id", "owner*", "repositoryName*", "giteaId"],
+    output: "any",
   },
-  "gitea.getGiteaUrl": {
-    kind: "query",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
-  },
+  "gitea.getGiteaUrl": { kind: "query", source: "gitea", input: ["giteaId*"], output: "string" },
   "gitea.testConnection": {
     kind: "mutation",
-    unverified:
-      "issue 25 rows added at the deadline: Dokploy's routers/gitea.ts and its schema not yet compared field by field",
+    source: "gitea",
+    input: ["giteaId", "organizationName"],
+    output: "string",
   },
   ...databaseRows("postgres", ["databaseName*", "databaseUser*"]),
   ...databaseRows("mysql", ["databaseName*", "databaseUser*", "databaseRootPassword"]),

@@ -16,9 +16,12 @@
  * refused with a 400 fails the suite with the field to add there, so no procedure is skipped.
  */
 
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { newId } from "../../apps/control-plane/src/crypto/ids.ts";
+import type { GitProviderType } from "../../apps/control-plane/src/db/schema.ts";
+import { insertProvider, PROVIDER_ID_FIELD } from "../../apps/control-plane/src/git-providers/repository.ts";
 import { KINDS } from "../../apps/control-plane/src/notifications/kinds.ts";
 import type { AnyProcedure } from "../../apps/control-plane/src/procedure.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
@@ -59,6 +62,12 @@ const ID_KINDS = [
   "notificationId",
   "destinationId",
   "backupId",
+  // Git provider connections: the kind's own id and the connection's gitProviderId.
+  "githubId",
+  "gitlabId",
+  "bitbucketId",
+  "giteaId",
+  "gitProviderId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -102,21 +111,15 @@ const NOT_HOST_PORT_FIELDS = new Set([
 
 /**
  * Fields ending in `Id` that name no record of ours: Docker's container ids (docker.* is
- * attacked in routers/docker.test.ts), and kinds without records yet (Git provider records,
- * compose services). When such records exist, move the field to ID_KINDS with a fixture.
+ * attacked in routers/docker.test.ts), and kinds without records yet (compose services). When
+ * such records exist, move the field to ID_KINDS with a fixture.
  */
 const NOT_RECORD_IDS = new Set([
   "containerId",
-  "githubId",
-  "gitlabId",
+  // GitLab's own numeric project id, not a record of ours.
   "gitlabProjectId",
-  "bitbucketId",
-  "giteaId",
   "composeId",
   "previewDeploymentId",
-  // Git provider connections (issue 25): cross-organization 404s are tested in
-  // git-providers/providers.test.ts until they get fixtures here.
-  "gitProviderId",
   // GitHub's and Gitea's own ids of an app, installation or OAuth client: not records of ours.
   "githubAppId",
   "githubClientId",
@@ -140,6 +143,9 @@ const NOT_RECORD_IDS = new Set([
   "databaseId",
 ]);
 type Fixture = Record<IdKind, string>;
+
+/** The GitHub App and installation id of each fixture's GitHub connection (the webhook finds it by them). */
+const WEBHOOK_APP_IDS: Record<string, number> = { ours: 5101, theirs: 5202 };
 
 function idKindOf(field: string, property?: JsonSchema): IdKind | null {
   if (NOT_RECORD_IDS.has(field)) return null;
@@ -501,6 +507,37 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     { name: `${label} alerts`, botToken: "123456:probe", chatId: "1", appDeploy: true },
     as(session),
   );
+  // Git providers are written straight to the database: creating them through the API checks
+  // their URLs against DNS, which this suite's machine may lack.
+  const providers = {} as Record<(typeof PROVIDER_ID_FIELD)[GitProviderType], string>;
+  let gitProviderId = "";
+  for (const kind of ["github", "gitlab", "bitbucket", "gitea"] as const) {
+    const provider = await insertProvider(platform.services, {
+      providerType: kind,
+      name: `${label} ${kind}`,
+      organizationId,
+      userId: session.user.userId,
+      settings: {
+        gitlab: { gitlabUrl: "https://gitlab.example.com" },
+        github: {
+          githubAppId: WEBHOOK_APP_IDS[label] ?? 1,
+          githubInstallationId: String(WEBHOOK_APP_IDS[label] ?? 1),
+        },
+        bitbucket: {},
+        gitea: { giteaUrl: "https://gitea.example.com" },
+      }[kind],
+      // Only the webhook secrets: without credentials no procedure reaches out to a provider.
+      secrets:
+        kind === "github"
+          ? { githubWebhookSecret: `${label}-github-hook` }
+          : kind === "gitlab"
+            ? { webhookSecret: `${label}-gitlab-hook` }
+            : {},
+    });
+    providers[PROVIDER_ID_FIELD[kind]] = provider.row.providerId;
+    // gitProvider.remove is attacked with the GitHub connection's; the others share its checks.
+    if (kind === "github") gitProviderId = provider.row.gitProviderId;
+  }
   const registry = await db
     .selectFrom("registries")
     .select("registryId")
@@ -527,6 +564,8 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     memberId: memberRow.memberId,
     userId: memberRow.userId,
     notificationId: notification.notificationId,
+    ...providers,
+    gitProviderId,
   };
 }
 
@@ -937,5 +976,79 @@ describe("notification channels' outbound targets (SSRF)", () => {
     const response = await platform.mutate(`notification.${verb}${kind.suffix}`, input, as(owner));
     expect(response.status, JSON.stringify(response.body)).toBe(400);
     expect(response.body.error.data.fields).toEqual([kind.urls[0]]);
+  });
+});
+
+describe("Git provider routers", () => {
+  const providerProcedures = procedures.filter(({ name }) =>
+    ["github.", "gitlab.", "gitea.", "bitbucket.", "gitProvider."].some((prefix) => name.startsWith(prefix)),
+  );
+  it.each(providerProcedures.map((entry) => [entry.name, entry] as const))(
+    "%s answers 403 to a member without canAccessToGitProviders",
+    async (name, { procedure }) => {
+      const response = await call(name, procedure, sample(inputSchema(procedure), ours), member);
+      expect(response.status, JSON.stringify(response.body)).toBe(403);
+    },
+  );
+});
+
+describe("Git provider webhook routes", () => {
+  const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex");
+  let before: string[];
+
+  beforeAll(async () => {
+    before = await victimRows();
+  });
+
+  it("/api/github/webhook: the victim's installation, unsigned or signed with another secret, is 401", async () => {
+    const body = JSON.stringify({
+      ref: "refs/heads/main",
+      after: "a".repeat(40),
+      installation: { id: WEBHOOK_APP_IDS.theirs },
+      repository: { name: "web", owner: { login: "acme" } },
+    });
+    for (const signature of [undefined, hmac("ours-github-hook", body), hmac("guess", body)]) {
+      const response = await platform.request("/api/github/webhook", {
+        method: "POST",
+        body,
+        headers: {
+          "x-github-event": "push",
+          ...(signature ? { "x-hub-signature-256": `sha256=${signature}` } : {}),
+        },
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(401);
+    }
+  });
+
+  it("/api/deploy/gitlab: a missing or unknown X-Gitlab-Token is 401", async () => {
+    for (const token of [undefined, "guess", "theirs-gitlab-hook-"]) {
+      const response = await platform.request("/api/deploy/gitlab", {
+        method: "POST",
+        body: JSON.stringify({ ref: "refs/heads/main", project: { path_with_namespace: "acme/web" } }),
+        headers: { "x-gitlab-event": "Push Hook", ...(token ? { "x-gitlab-token": token } : {}) },
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(401);
+    }
+  });
+
+  it("/api/deploy/{provider}/<their application> with our refresh token is 401", async () => {
+    const ourToken = (
+      await platform.services.db
+        .selectFrom("applications")
+        .select("refreshToken")
+        .where("applicationId", "=", ours.applicationId)
+        .executeTakeFirstOrThrow()
+    ).refreshToken;
+    for (const provider of ["github", "gitlab", "gitea", "bitbucket"]) {
+      const response = await platform.request(
+        `/api/deploy/${provider}/${theirs.applicationId}?refreshToken=${ourToken}`,
+        { method: "POST", body: JSON.stringify({ ref: "refs/heads/main" }) },
+      );
+      expect(response.status, `${provider}: ${JSON.stringify(response.body)}`).toBe(401);
+    }
+  });
+
+  it("left every row of the victim as it was", async () => {
+    expect(await victimRows()).toEqual(before);
   });
 });

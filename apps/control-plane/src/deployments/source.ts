@@ -5,7 +5,7 @@
  * connection's host with that provider's token for that repository (git-providers/clients.ts),
  * handed to the agent's askpass helper (answering only the repository's origin), never in the URL.
  */
-import type { BuildSource, RegistryAuth } from "@platform/agent-protocol";
+import type { BuildSource, GitSource, RegistryAuth } from "@platform/agent-protocol";
 import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
@@ -152,34 +152,72 @@ function providerRepository(app: DeployableApplication) {
   }
 }
 
+/** What names a repository on one provider connection of an organization. */
+export interface ProviderRepositoryRef {
+  organizationId: string;
+  kind: "github" | "gitlab" | "bitbucket" | "gitea";
+  /** The kind's id of the connection (githubId, gitlabId, bitbucketId, giteaId). */
+  providerId: string | null;
+  /** owner/name, or group/subgroup/name on GitLab. */
+  repositoryPath: string;
+  branch: string;
+  enableSubmodules: boolean;
+}
+
 /**
- * A provider source: the provider connection the application names (of its organization), the
- * clone URL on the provider's host (checked by the outbound guard where it resolves) and the
- * provider's token for that repository. A provider error fails the deployment with its message,
- * which never carries the token.
+ * The clone of a repository on a provider connection, as the agent's GitSource: the URL on the
+ * provider's host (checked by the outbound guard where it resolves) and the provider's token for
+ * that repository, which the agent's askpass helper answers only to that origin. Applications and
+ * compose stacks with a provider source both clone through this. A missing connection or a
+ * provider error throws a message the deployment can show: it never carries the token.
  */
-async function providerCode(services: ServiceContext, app: DeployableApplication): Promise<CodeSource> {
-  const kind = app.sourceType as "github" | "gitlab" | "bitbucket" | "gitea";
-  const name = PROVIDER_NAMES[kind];
-  const providerId = app[PROVIDER_ID_FIELD[kind]];
-  if (!providerId)
-    return fail(`The application has no ${name} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
+export async function providerGitSource(
+  services: ServiceContext,
+  ref: ProviderRepositoryRef,
+): Promise<GitSource> {
+  const name = PROVIDER_NAMES[ref.kind];
+  if (!ref.providerId)
+    return fail(`The service has no ${name} provider: choose one (${PROVIDER_ID_FIELD[ref.kind]})`);
   const provider =
-    (await findProvider(services.db, app.organizationId, kind, providerId)) ??
-    fail(`The ${name} provider of the application no longer exists: choose a source again`);
-  const repository = providerRepository(app);
+    (await findProvider(services.db, ref.organizationId, ref.kind, ref.providerId)) ??
+    fail(`The ${name} provider of the service no longer exists: choose a source again`);
   let credentials: Awaited<ReturnType<typeof cloneCredentials>>;
   try {
-    credentials = await cloneCredentials(services, provider, repository.path);
+    credentials = await cloneCredentials(services, provider, ref.repositoryPath);
   } catch (error) {
     return fail(
       `The ${name} provider "${provider.row.name}" gave no access token: ${(error as Error).message}`,
     );
   }
   await checkGitHostResolution(services, credentials.url);
-  return gitCode(credentials.url, repository.branch, repository.buildPath, app, {
+  return {
+    url: credentials.url,
+    branch: ref.branch,
+    enableSubmodules: ref.enableSubmodules,
     httpUsername: credentials.username,
     httpPassword: credentials.password,
+  };
+}
+
+/** An application's provider source (providerGitSource with the application's fields). */
+async function providerCode(services: ServiceContext, app: DeployableApplication): Promise<CodeSource> {
+  const kind = app.sourceType as ProviderRepositoryRef["kind"];
+  const providerId = app[PROVIDER_ID_FIELD[kind]];
+  // A removed provider also cleared the repository fields: name the provider, not a field.
+  if (!providerId)
+    fail(`The application has no ${PROVIDER_NAMES[kind]} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
+  const repository = providerRepository(app);
+  const git = await providerGitSource(services, {
+    organizationId: app.organizationId,
+    kind,
+    providerId,
+    repositoryPath: repository.path,
+    branch: repository.branch,
+    enableSubmodules: app.enableSubmodules,
+  });
+  return gitCode(git.url, git.branch, repository.buildPath, app, {
+    httpUsername: git.httpUsername,
+    httpPassword: git.httpPassword,
   });
 }
 

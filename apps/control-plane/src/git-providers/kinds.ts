@@ -57,7 +57,8 @@ export const KINDS: Record<GitProviderType, KindDef> = {
       groupName: text(500),
       expiresAt: z.number().int().min(0),
     },
-    secrets: { secret: secret(), accessToken: secret(), refreshToken: secret() },
+    // webhookSecret: the X-Gitlab-Token of the provider-level push webhook (/api/deploy/gitlab).
+    secrets: { secret: secret(), accessToken: secret(), refreshToken: secret(), webhookSecret: secret() },
     required: ["gitlabUrl"],
     urlFields: ["gitlabUrl", "gitlabInternalUrl"],
     defaults: { gitlabUrl: "https://gitlab.com" },

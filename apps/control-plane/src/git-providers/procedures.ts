@@ -5,13 +5,26 @@
  * write-only: no view carries them, only whether the OAuth flow completed (`authorized`).
  */
 import { z } from "zod";
+import { namespacePathSchema, repositoryNameSchema } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { GitProviderType } from "../db/schema.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireFeature } from "../projects/permissions.ts";
+import {
+  type BranchView,
+  bitbucketBranches,
+  bitbucketRepositories,
+  giteaBranches,
+  giteaRepositories,
+  githubBranches,
+  githubRepositories,
+  gitlabBranches,
+  gitlabRepositories,
+  type RepositoryView,
+} from "./clients.ts";
 import { checkProviderUrl } from "./http.ts";
-import { createInput, KINDS, updateInput } from "./kinds.ts";
+import { createInput, KINDS, providerIdInput, updateInput } from "./kinds.ts";
 import {
   findProvider,
   insertProvider,
@@ -189,12 +202,20 @@ export function listProcedure(kind: GitProviderType) {
     summary: `The organization's ${PROVIDER_NAMES[kind]} providers`,
     access: "member",
     input: noInput,
-    output: z.array(z.object({ ...kindIds, gitProvider: gitProviderSchema })),
+    // Dokploy's GitLab list also names each provider's gitlabUrl.
+    output: z.array(
+      z.object({
+        ...kindIds,
+        gitProvider: gitProviderSchema,
+        ...(kind === "gitlab" ? { gitlabUrl: z.string() } : {}),
+      }),
+    ),
     handler: async ({ services, caller }) => {
       requireFeature(caller, "gitProviders");
       return (await listProviders(services.db, caller.organizationId, kind)).map((provider) => ({
         [idField]: provider.row.providerId,
         gitProvider: baseView(provider),
+        ...(kind === "gitlab" ? { gitlabUrl: String(provider.settings.gitlabUrl ?? "") } : {}),
       }));
     },
   });
@@ -222,4 +243,97 @@ export function updateProcedure(kind: GitProviderType) {
       return success;
     },
   });
+}
+
+/**
+ * How each kind names a repository in its branches procedure (Dokploy's field names) and reads
+ * its repositories and branches. GitLab's project id is optional: without it the project is found
+ * by its path among the token's projects.
+ */
+const REPOSITORY_ACCESS = {
+  github: {
+    branchesInput: { owner: repositoryNameSchema, repo: repositoryNameSchema },
+    repositories: (services, provider) => githubRepositories(services, provider),
+    branches: (services, provider, input) =>
+      githubBranches(services, provider, input.owner as string, input.repo as string),
+  },
+  gitlab: {
+    branchesInput: {
+      id: z.number().int().min(1).optional(),
+      owner: namespacePathSchema,
+      repo: repositoryNameSchema,
+    },
+    repositories: (services, provider) => gitlabRepositories(services, provider),
+    branches: async (services, provider, input) => {
+      if (typeof input.id === "number") return gitlabBranches(services, provider, input.id);
+      const project = (await gitlabRepositories(services, provider, "")).find(
+        (repository) => repository.url === `${input.owner}/${input.repo}`,
+      );
+      return project ? gitlabBranches(services, provider, Number(project.id)) : [];
+    },
+  },
+  gitea: {
+    branchesInput: {
+      id: z.number().int().optional(),
+      owner: repositoryNameSchema,
+      repositoryName: repositoryNameSchema,
+    },
+    repositories: (services, provider) => giteaRepositories(services, provider),
+    branches: (services, provider, input) =>
+      giteaBranches(services, provider, input.owner as string, input.repositoryName as string),
+  },
+  bitbucket: {
+    branchesInput: { owner: repositoryNameSchema, repo: repositoryNameSchema },
+    repositories: (services, provider) => bitbucketRepositories(services, provider),
+    branches: (services, provider, input) =>
+      bitbucketBranches(services, provider, input.owner as string, input.repo as string),
+  },
+} satisfies Record<
+  GitProviderType,
+  {
+    branchesInput: z.ZodRawShape;
+    repositories: (services: ServiceContext, provider: ProviderRecord) => Promise<RepositoryView[]>;
+    branches: (
+      services: ServiceContext,
+      provider: ProviderRecord,
+      input: Record<string, unknown>,
+    ) => Promise<BranchView[]>;
+  }
+>;
+
+/**
+ * The pair every provider router has: the repositories the provider's credentials reach, and the
+ * branches of one of them (the provider's id optional there, as in Dokploy: absent is a 404).
+ */
+export function repositoryProcedures(kind: GitProviderType) {
+  const idField = PROVIDER_ID_FIELD[kind];
+  const access = REPOSITORY_ACCESS[kind];
+  return {
+    repositories: query({
+      summary: `The repositories the ${PROVIDER_NAMES[kind]} provider's credentials can read`,
+      access: "member",
+      input: z.object({ [idField]: providerIdInput }),
+      output: z.array(repositorySchema),
+      handler: async ({ services, caller, input }) => {
+        const provider = await loadProvider(
+          services,
+          caller,
+          kind,
+          (input as Record<string, string>)[idField],
+        );
+        return access.repositories(services, provider);
+      },
+    }),
+    branches: query({
+      summary: `The branches of one repository of the ${PROVIDER_NAMES[kind]} provider`,
+      access: "member",
+      input: z.object({ ...access.branchesInput, [idField]: providerIdInput.optional() }),
+      output: z.array(branchSchema),
+      handler: async ({ services, caller, input }) => {
+        const fields = input as Record<string, unknown>;
+        const provider = await loadProvider(services, caller, kind, fields[idField] as string | undefined);
+        return access.branches(services, provider, fields);
+      },
+    }),
+  };
 }

@@ -7,7 +7,7 @@
  * 401 and starts nothing, a ping and a signed push are answered, the push deploys the
  * application of that branch. Removing a provider disconnects its applications.
  */
-import { createHmac, generateKeyPairSync } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,26 +17,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deploymentSourceOf } from "../deployments/source.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { pullRequestHook } from "../webhooks/previews.ts";
-import { type StandIn, startStandIn } from "./testing/stand-ins.ts";
-
-const APP_ID = 424242;
-const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-const PRIVATE_PEM = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
-const PUBLIC_PEM = publicKey.export({ type: "spki", format: "pem" }).toString();
-const WEBHOOK_SECRET = "gh-webhook-secret-123";
+import { bitbucketPush, giteaPush, gitlabPush } from "../webhooks/samples.ts";
+import {
+  GITHUB_APP_ID as APP_ID,
+  providerCases,
+  type StandIns,
+  seedRepo,
+  standInEnv,
+  startStandIns,
+  WEBHOOK_SECRET,
+} from "./testing/fixtures.ts";
 
 let platform: TestPlatform;
 let owner: Session;
 let environmentId: string;
-const stands = {} as Record<"github" | "gitlab" | "gitea" | "bitbucket", StandIn>;
+let stands: StandIns;
+let cases: ReturnType<typeof providerCases>;
 const directories: string[] = [];
 const as = () => ({ token: owner.token });
 const ok = (name: string, input: unknown) => platform.mutateOk(name, input, as());
-
-async function seedRepo(stand: StandIn) {
-  await stand.git.createRepo("web", { "index.html": `${stand.kind} main` });
-  return stand.git.commit("web", { "index.html": `${stand.kind} release` }, "release build", "release");
-}
 
 /** Runs the deployment's source step: the source the pipeline computes, cloned by the agent's git. */
 async function cloneFor(applicationId: string) {
@@ -65,41 +64,9 @@ async function cloneFor(applicationId: string) {
 }
 
 beforeAll(async () => {
-  stands.github = await startStandIn({
-    kind: "github",
-    gitUsername: "x-access-token",
-    token: "ghs_installation_token_1",
-    githubAppId: APP_ID,
-    githubPublicKeyPem: PUBLIC_PEM,
-  });
-  stands.gitlab = await startStandIn({
-    kind: "gitlab",
-    gitUsername: "oauth2",
-    token: "glpat-expired",
-    gitPassword: "glpat-expired-renewed",
-    refreshToken: "gl-refresh-1",
-    code: "gl-code",
-  });
-  stands.gitea = await startStandIn({
-    kind: "gitea",
-    gitUsername: "oauth2",
-    token: "gitea-token-1",
-    refreshToken: "gitea-refresh-1",
-    code: "gitea-code",
-  });
-  stands.bitbucket = await startStandIn({
-    kind: "bitbucket",
-    gitUsername: "x-bitbucket-api-token-auth",
-    token: "bb-api-token-1",
-    email: "dev@example.com",
-  });
-  platform = await startTestPlatform({
-    PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
-    PLATFORM_GITHUB_API_URL: stands.github.baseUrl,
-    PLATFORM_GITHUB_URL: stands.github.baseUrl,
-    PLATFORM_BITBUCKET_API_URL: `${stands.bitbucket.baseUrl}/2.0`,
-    PLATFORM_BITBUCKET_URL: stands.bitbucket.baseUrl,
-  });
+  stands = await startStandIns();
+  cases = providerCases(stands);
+  platform = await startTestPlatform(standInEnv(stands));
   owner = await platform.registerOwner();
   const project = await ok("project.create", { name: "Providers" });
   environmentId = project.environment.environmentId;
@@ -111,133 +78,12 @@ afterAll(async () => {
   for (const directory of directories) await rm(directory, { recursive: true, force: true });
 });
 
-const cases = [
-  {
-    kind: "github" as const,
-    idField: "githubId",
-    create: () => ({
-      name: "acme app",
-      githubAppName: "acme-deployer",
-      githubAppId: APP_ID,
-      githubInstallationId: "9001",
-      githubClientId: "Iv1.abc",
-      githubClientSecret: "gh-client-secret",
-      githubPrivateKey: PRIVATE_PEM,
-      githubWebhookSecret: WEBHOOK_SECRET,
-    }),
-    branches: (id: string) => ["github.getGithubBranches", { githubId: id, owner: "acme", repo: "web" }],
-    save: (id: string) => [
-      "application.saveGithubProvider",
-      {
-        githubId: id,
-        owner: "acme",
-        repository: "web",
-        branch: "release",
-        buildPath: "/",
-        enableSubmodules: false,
-      },
-    ],
-    secrets: ["gh-client-secret", "BEGIN RSA PRIVATE KEY", WEBHOOK_SECRET],
-  },
-  {
-    kind: "gitlab" as const,
-    idField: "gitlabId",
-    create: () => ({
-      name: "self-hosted gitlab",
-      gitlabUrl: "https://gitlab.example.com",
-      gitlabInternalUrl: stands.gitlab.baseUrl,
-      applicationId: "gl-oauth-app",
-      secret: "gl-oauth-secret",
-      redirectUri: "https://platform.example.com/api/gitlab/callback",
-      accessToken: "glpat-expired",
-      refreshToken: "gl-refresh-1",
-      // Expired: the first call refreshes it; only the refreshed token opens the repository.
-      expiresAt: Math.floor(Date.now() / 1000) - 10,
-      groupName: "acme",
-    }),
-    branches: (id: string) => [
-      "gitlab.getGitlabBranches",
-      { gitlabId: id, id: 7, owner: "acme", repo: "web" },
-    ],
-    save: (id: string) => [
-      "application.saveGitlabProvider",
-      {
-        gitlabId: id,
-        gitlabProjectId: 7,
-        gitlabOwner: "acme",
-        gitlabRepository: "web",
-        gitlabPathNamespace: "acme/web",
-        gitlabBranch: "release",
-        gitlabBuildPath: "/",
-        enableSubmodules: false,
-      },
-    ],
-    secrets: ["gl-oauth-secret", "glpat-expired", "gl-refresh-1"],
-  },
-  {
-    kind: "gitea" as const,
-    idField: "giteaId",
-    create: () => ({
-      name: "team gitea",
-      giteaUrl: stands.gitea.baseUrl,
-      clientId: "gitea-client",
-      clientSecret: "gitea-client-secret",
-      accessToken: "gitea-token-1",
-      refreshToken: "gitea-refresh-1",
-      expiresAt: Math.floor(Date.now() / 1000) + 3600,
-    }),
-    branches: (id: string) => [
-      "gitea.getGiteaBranches",
-      { giteaId: id, owner: "acme", repositoryName: "web" },
-    ],
-    save: (id: string) => [
-      "application.saveGiteaProvider",
-      {
-        giteaId: id,
-        giteaOwner: "acme",
-        giteaRepository: "web",
-        giteaBranch: "release",
-        giteaBuildPath: "/",
-        enableSubmodules: false,
-      },
-    ],
-    secrets: ["gitea-client-secret", "gitea-token-1", "gitea-refresh-1"],
-  },
-  {
-    kind: "bitbucket" as const,
-    idField: "bitbucketId",
-    create: () => ({
-      name: "bitbucket cloud",
-      bitbucketEmail: "dev@example.com",
-      bitbucketUsername: "dev",
-      apiToken: "bb-api-token-1",
-      bitbucketWorkspaceName: "acme",
-    }),
-    branches: (id: string) => [
-      "bitbucket.getBitbucketBranches",
-      { bitbucketId: id, owner: "acme", repo: "web" },
-    ],
-    save: (id: string) => [
-      "application.saveBitbucketProvider",
-      {
-        bitbucketId: id,
-        bitbucketOwner: "acme",
-        bitbucketRepository: "web",
-        bitbucketRepositorySlug: "web",
-        bitbucketBranch: "release",
-        bitbucketBuildPath: "/",
-        enableSubmodules: false,
-      },
-    ],
-    secrets: ["bb-api-token-1"],
-  },
-];
-
 const providerIds: Record<string, string> = {};
 const appIds: Record<string, string> = {};
 
-describe.each(cases)("$kind provider", (c) => {
+describe.each(["github", "gitlab", "gitea", "bitbucket"] as const)("%s provider", (kind) => {
   it("create → testConnection → branches → save → the source clones the right branch with the token", async () => {
+    const c = cases.find((entry) => entry.kind === kind)!;
     const releaseSha = await seedRepo(stands[c.kind]);
     const created = await ok(`${c.kind}.create`, c.create());
     const id = created[c.idField] as string;
@@ -247,6 +93,8 @@ describe.each(cases)("$kind provider", (c) => {
     for (const secret of c.secrets) expect(shown).not.toContain(secret);
 
     expect(await ok(`${c.kind}.testConnection`, { [c.idField]: id })).toBe("Found 1 repositories");
+    const repositories = await platform.query(c.repositories, { [c.idField]: id }, as());
+    expect(repositories.body).toMatchObject([{ name: "web", url: "acme/web", owner: { username: "acme" } }]);
     const [branchesName, branchesInput] = c.branches(id) as [string, Record<string, unknown>];
     const branches = await platform.query(branchesName, branchesInput, as());
     expect(branches.status).toBe(200);
@@ -399,6 +247,105 @@ describe("GitHub App webhook", () => {
     expect(row.title).toBe(`GitHub push ${head.slice(0, 7)}`);
     await platform.waitForDeployment(row.deploymentId, 120_000).catch(() => {});
   }, 150_000);
+});
+
+describe("push webhooks of GitLab, Gitea and Bitbucket", () => {
+  const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex");
+  const deploymentsOf = async (applicationId: string) =>
+    (
+      await platform.services.db
+        .selectFrom("deployments")
+        .select("deploymentId")
+        .where("applicationId", "=", applicationId)
+        .execute()
+    ).length;
+  const finish = (deploymentId: string) => platform.waitForDeployment(deploymentId, 120_000).catch(() => {});
+  const commits = [{ message: "release", modified: ["index.html"] }];
+
+  it("/api/deploy/gitlab finds the provider by X-Gitlab-Token: missing or unknown is 401 and starts nothing; the right one deploys the project's branch", async () => {
+    await ok("gitlab.update", { gitlabId: providerIds.gitlab, webhookSecret: "gl-hook-secret" });
+    await ok("application.update", { applicationId: appIds.gitlab, autoDeploy: true });
+    const shown = await platform.query("gitlab.one", { gitlabId: providerIds.gitlab }, as());
+    expect(JSON.stringify(shown.body)).not.toContain("gl-hook-secret");
+    const body = (ref: string) =>
+      JSON.stringify({ ...gitlabPush(ref, commits), project: { id: 7, path_with_namespace: "acme/web" } });
+    const post = (payload: string, headers: Record<string, string>) =>
+      platform.request("/api/deploy/gitlab", {
+        method: "POST",
+        body: payload,
+        headers: { "x-gitlab-event": "Push Hook", ...headers },
+      });
+    const before = await deploymentsOf(appIds.gitlab!);
+    expect((await post(body("refs/heads/release"), {})).status).toBe(401);
+    expect((await post(body("refs/heads/release"), { "x-gitlab-token": "gl-other" })).status).toBe(401);
+    expect(await deploymentsOf(appIds.gitlab!)).toBe(before);
+
+    const other = await post(body("refs/heads/main"), { "x-gitlab-token": "gl-hook-secret" });
+    expect(other.body).toMatchObject({ deployed: false });
+    const merge = await platform.request("/api/deploy/gitlab", {
+      method: "POST",
+      body: JSON.stringify({ object_kind: "merge_request", project: { path_with_namespace: "acme/web" } }),
+      headers: { "x-gitlab-event": "Merge Request Hook", "x-gitlab-token": "gl-hook-secret" },
+    });
+    expect(merge.body.message).toBe("ignored: previews not enabled");
+    const answer = await post(body("refs/heads/release"), { "x-gitlab-token": "gl-hook-secret" });
+    expect(answer.status).toBe(200);
+    expect(answer.body.deploymentIds).toHaveLength(1);
+    expect(await deploymentsOf(appIds.gitlab!)).toBe(before + 1);
+    await finish(answer.body.deploymentIds[0]);
+  }, 150_000);
+
+  const signed = [
+    {
+      kind: "gitlab" as const,
+      body: (ref: string) => JSON.stringify(gitlabPush(ref, commits)),
+      sign: (secret: string) => ({ "x-gitlab-token": secret }),
+    },
+    {
+      kind: "gitea" as const,
+      body: (ref: string) => JSON.stringify(giteaPush(ref, commits)),
+      sign: (secret: string, body: string) => ({ "x-gitea-signature": hmac(secret, body) }),
+    },
+    {
+      kind: "bitbucket" as const,
+      body: (ref: string) => JSON.stringify(bitbucketPush(ref, "release")),
+      sign: (secret: string, body: string) => ({ "x-hub-signature": `sha256=${hmac(secret, body)}` }),
+    },
+  ];
+  it.each(signed)(
+    "$kind: a signed push to the application's webhook deploys its provider branch; unsigned or wrongly signed is 401",
+    async ({ kind, body, sign }) => {
+      const applicationId = appIds[kind]!;
+      await ok("application.update", {
+        applicationId,
+        autoDeploy: true,
+        webhookSecret: `${kind}-app-secret`,
+      });
+      const { refreshToken } = (await platform.query("application.one", { applicationId }, as())).body;
+      const post = (payload: string, headers: Record<string, string>) =>
+        platform.request(`/api/deploy/${kind}/${applicationId}?refreshToken=${refreshToken}`, {
+          method: "POST",
+          body: payload,
+          headers: {
+            "x-gitlab-event": "Push Hook",
+            "x-gitea-event": "push",
+            "x-event-key": "repo:push",
+            ...headers,
+          },
+        });
+      const release = body("refs/heads/release");
+      const before = await deploymentsOf(applicationId);
+      expect((await post(release, {})).status).toBe(401);
+      expect((await post(release, sign("wrong-secret", release))).status).toBe(401);
+      expect(await deploymentsOf(applicationId)).toBe(before);
+      const main = body("refs/heads/main");
+      expect((await post(main, sign(`${kind}-app-secret`, main))).body).toMatchObject({ deployed: false });
+      const answer = await post(release, sign(`${kind}-app-secret`, release));
+      expect(answer.body).toMatchObject({ deployed: true });
+      await finish(answer.body.deploymentId);
+    },
+    150_000,
+  );
 });
 
 describe("OAuth callback", () => {

@@ -129,6 +129,13 @@ export async function findProviderAnywhere(
   return row ? record(row) : undefined;
 }
 
+/** Every provider of a kind, of every organization (the webhooks that find theirs by a secret). */
+export async function listProvidersAnywhere(db: Db, kind: GitProviderType): Promise<ProviderRecord[]> {
+  return (await db.selectFrom("gitProviders").selectAll().where("providerType", "=", kind).execute()).map(
+    record,
+  );
+}
+
 export async function listProviders(db: Db, organizationId: string, kind?: GitProviderType) {
   let query = db.selectFrom("gitProviders").selectAll().where("organizationId", "=", organizationId);
   if (kind) query = query.where("providerType", "=", kind);

@@ -5,6 +5,11 @@
  *   with that provider's webhook secret: unsigned, wrongly signed or unknown is 401. A push deploys
  *   the applications of that provider, owner and repository as 6.2 says (branch or tag, watchPaths);
  *   a pull_request goes to the preview hook.
+ * - POST /api/deploy/gitlab: a GitLab provider's group or project webhook (Dokploy's). The provider
+ *   is the one whose webhookSecret equals X-Gitlab-Token (compared in constant time with every
+ *   GitLab provider's): missing or unknown is 401. A push or tag push deploys the applications of
+ *   that provider and project (gitlabPathNamespace) as 6.2 says; a merge request goes to the
+ *   preview hook.
  * - GET /api/gitlab/callback, /api/gitea/callback: the OAuth redirect targets; `state` is the
  *   gitlabId/giteaId, `code` is traded for tokens at the provider's token endpoint.
  */
@@ -12,17 +17,19 @@ import { escapeLogText } from "@platform/agent-protocol";
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
+import type { Application } from "../db/schema.ts";
 import { startApplicationDeployment } from "../deployments/start.ts";
 import { ApiError } from "../errors.ts";
 import { decideDeployment } from "../webhooks/decide.ts";
 import { PayloadError, parsePushEvent } from "../webhooks/payload.ts";
 import { isPullRequestEvent, onPullRequestEvent } from "../webhooks/previews.ts";
 import { parseBody, titleOf } from "../webhooks/route.ts";
-import { verifySignature } from "../webhooks/signature.ts";
+import { constantTimeEqual, verifySignature } from "../webhooks/signature.ts";
 import { exchangeOAuthCode } from "./clients.ts";
 import {
   findGithubProvidersBy,
   findProviderAnywhere,
+  listProvidersAnywhere,
   openSecrets,
   type ProviderRecord,
 } from "./repository.ts";
@@ -98,9 +105,20 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
       message: `Ignored the ${event || "unnamed"} event: only pushes deploy`,
     });
   }
+  return deployPush(c, services, "github", payload, applications);
+}
+
+/** Parses a verified push and starts the deployments of the applications it concerns (6.2). */
+async function deployPush(
+  c: Context<AppEnv>,
+  services: ServiceContext,
+  kind: "github" | "gitlab",
+  payload: unknown,
+  applications: Application[],
+) {
   let push: ReturnType<typeof parsePushEvent>;
   try {
-    push = parsePushEvent("github", payload);
+    push = parsePushEvent(kind, payload);
   } catch (error) {
     const reason = error instanceof PayloadError ? error.message : "not a push payload";
     const field = error instanceof PayloadError ? error.field : "body";
@@ -117,7 +135,7 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
     const { deploymentId } = await startApplicationDeployment(services, {
       applicationId: application.applicationId,
       kind: "deploy",
-      title: titleOf("github", push),
+      title: titleOf(kind, push),
       description: escapeLogText(push.headMessage.trim()).slice(0, 1000) || undefined,
     });
     deploymentIds.push(deploymentId);
@@ -131,6 +149,57 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
         ? `Started ${deploymentIds.length} deployment(s)`
         : `Nothing deployed${skipped.length > 0 ? `: ${skipped.join("; ")}` : ": no application uses this repository"}`,
   });
+}
+
+const GITLAB_UNAUTHORIZED = "Missing or unknown X-Gitlab-Token";
+
+async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
+  const token = c.req.header("x-gitlab-token") ?? "";
+  let provider: ProviderRecord | null = null;
+  // Every provider's secret is compared, so the time does not tell which one (or none) matched.
+  for (const candidate of await listProvidersAnywhere(services.db, "gitlab")) {
+    const secret = openSecrets(services, candidate).webhookSecret;
+    if (secret && constantTimeEqual(token, secret) && provider === null) provider = candidate;
+  }
+  if (!token || !provider) {
+    c.get("logger").warn("gitlab webhook: no provider's webhookSecret matches X-Gitlab-Token");
+    return fail(c, new ApiError("UNAUTHORIZED", GITLAB_UNAUTHORIZED));
+  }
+  const raw = new Uint8Array(await c.req.arrayBuffer());
+  let payload: Record<string, unknown>;
+  try {
+    payload = obj(parseBody(c.req.header("content-type"), raw));
+  } catch {
+    return fail(
+      c,
+      new ApiError("BAD_REQUEST", "Invalid webhook body: the body is not JSON", { fields: ["body"] }),
+    );
+  }
+  const event = c.req.header("x-gitlab-event") ?? "";
+  const pathNamespace = String(obj(payload.project).path_with_namespace ?? "");
+  const applications = await services.db
+    .selectFrom("applications")
+    .selectAll()
+    .where("sourceType", "=", "gitlab")
+    .where("gitlabId", "=", provider.row.providerId)
+    .where("gitlabPathNamespace", "=", pathNamespace)
+    .execute();
+  if (isPullRequestEvent("gitlab", event)) {
+    const message = await onPullRequestEvent(services, {
+      provider: "gitlab",
+      payload,
+      applicationIds: applications.map((app) => app.applicationId),
+    });
+    return c.json({ success: true, deployed: false, message });
+  }
+  if (event !== "Push Hook" && event !== "Tag Push Hook") {
+    return c.json({
+      success: true,
+      deployed: false,
+      message: `Ignored the ${event || "unnamed"} event: only pushes deploy`,
+    });
+  }
+  return deployPush(c, services, "gitlab", payload, applications);
 }
 
 async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind: "gitlab" | "gitea") {
@@ -155,6 +224,7 @@ async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind:
 
 export function registerGitProviderRoutes(app: Hono<AppEnv>, services: ServiceContext): void {
   app.post("/api/github/webhook", (c) => githubWebhook(c, services));
+  app.post("/api/deploy/gitlab", (c) => gitlabWebhook(c, services));
   app.get("/api/gitlab/callback", (c) => oauthCallback(c, services, "gitlab"));
   app.get("/api/gitea/callback", (c) => oauthCallback(c, services, "gitea"));
 }

@@ -72,7 +72,7 @@ import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/st
 import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
-import { findProvider, PROVIDER_NAMES } from "../git-providers/repository.ts";
+import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
 import {
   appMonitoringSchema,
   readAppContainerStats,
@@ -130,8 +130,15 @@ function sealSecrets(
 async function checkGitSource(
   services: ServiceContext,
   caller: Caller,
-  input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null },
+  input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null } & Partial<
+    Record<(typeof PROVIDER_ID_FIELD)[GitProviderType], string | null>
+  >,
 ): Promise<void> {
+  // A provider id set through update is checked like save*Provider's: another organization's is a 404.
+  for (const [kind, field] of Object.entries(PROVIDER_ID_FIELD) as [GitProviderType, keyof typeof input][]) {
+    const providerId = input[field];
+    if (providerId) await requireOwnProvider(services, caller, kind, providerId);
+  }
   const loopbackProblem =
     input.customGitUrl && gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
   if (loopbackProblem) {

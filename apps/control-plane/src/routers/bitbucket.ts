@@ -3,51 +3,27 @@
  * token (e-mail); bitbucketWorkspaceName picks the workspace whose repositories are listed.
  */
 import { z } from "zod";
-import { repositoryNameSchema } from "../applications/validation.ts";
-import { bitbucketBranches, bitbucketRepositories } from "../git-providers/clients.ts";
+import { bitbucketRepositories } from "../git-providers/clients.ts";
 import {
-  branchSchema,
   createProcedure,
   listProcedure,
   loadProvider,
   oneProcedure,
-  repositorySchema,
+  repositoryProcedures,
   updateProcedure,
 } from "../git-providers/procedures.ts";
-import { defineRouter, mutation, query } from "../procedure.ts";
+import { defineRouter, mutation } from "../procedure.ts";
 
 const bitbucketId = z.string().trim().min(1).max(100);
+const { repositories, branches } = repositoryProcedures("bitbucket");
 
 export const bitbucketRouter = defineRouter("bitbucket", {
   create: createProcedure("bitbucket"),
   one: oneProcedure("bitbucket"),
   bitbucketProviders: listProcedure("bitbucket"),
   update: updateProcedure("bitbucket"),
-  getBitbucketRepositories: query({
-    summary: "The repositories of the provider's workspace",
-    access: "member",
-    input: z.object({ bitbucketId }),
-    output: z.array(repositorySchema),
-    handler: async ({ services, caller, input }) =>
-      bitbucketRepositories(services, await loadProvider(services, caller, "bitbucket", input.bitbucketId)),
-  }),
-  getBitbucketBranches: query({
-    summary: "The branches of one repository",
-    access: "member",
-    input: z.object({
-      owner: repositoryNameSchema,
-      repo: repositoryNameSchema,
-      bitbucketId: bitbucketId.optional(),
-    }),
-    output: z.array(branchSchema),
-    handler: async ({ services, caller, input }) =>
-      bitbucketBranches(
-        services,
-        await loadProvider(services, caller, "bitbucket", input.bitbucketId),
-        input.owner,
-        input.repo,
-      ),
-  }),
+  getBitbucketRepositories: repositories,
+  getBitbucketBranches: branches,
   testConnection: mutation({
     summary: "List the workspace's repositories, with the stored credentials or the ones given (not stored)",
     access: "member",

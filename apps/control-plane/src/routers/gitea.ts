@@ -4,53 +4,28 @@
  * before it expires.
  */
 import { z } from "zod";
-import { repositoryNameSchema } from "../applications/validation.ts";
 import { displayName } from "../display-name.ts";
-import { giteaBranches, giteaRepositories } from "../git-providers/clients.ts";
+import { giteaRepositories } from "../git-providers/clients.ts";
 import {
-  branchSchema,
   createProcedure,
   listProcedure,
   loadProvider,
   oneProcedure,
-  repositorySchema,
+  repositoryProcedures,
   updateProcedure,
 } from "../git-providers/procedures.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 
 const giteaId = z.string().trim().min(1).max(100);
+const { repositories, branches } = repositoryProcedures("gitea");
 
 export const giteaRouter = defineRouter("gitea", {
   create: createProcedure("gitea"),
   one: oneProcedure("gitea"),
   giteaProviders: listProcedure("gitea"),
   update: updateProcedure("gitea"),
-  getGiteaRepositories: query({
-    summary: "The repositories the token's user can read",
-    access: "member",
-    input: z.object({ giteaId }),
-    output: z.array(repositorySchema),
-    handler: async ({ services, caller, input }) =>
-      giteaRepositories(services, await loadProvider(services, caller, "gitea", input.giteaId)),
-  }),
-  getGiteaBranches: query({
-    summary: "The branches of one repository",
-    access: "member",
-    input: z.object({
-      id: z.number().int().optional(),
-      owner: repositoryNameSchema,
-      repositoryName: repositoryNameSchema,
-      giteaId: giteaId.optional(),
-    }),
-    output: z.array(branchSchema),
-    handler: async ({ services, caller, input }) =>
-      giteaBranches(
-        services,
-        await loadProvider(services, caller, "gitea", input.giteaId),
-        input.owner,
-        input.repositoryName,
-      ),
-  }),
+  getGiteaRepositories: repositories,
+  getGiteaBranches: branches,
   getGiteaUrl: query({
     summary: "The provider's public giteaUrl (where the browser authorizes)",
     access: "member",

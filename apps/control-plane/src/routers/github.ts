@@ -4,56 +4,31 @@
  * with an installation token bought with a JWT signed by the app's private key.
  */
 import { z } from "zod";
-import { repositoryNameSchema } from "../applications/validation.ts";
-import { githubBranches, githubRepositories } from "../git-providers/clients.ts";
+import { githubRepositories } from "../git-providers/clients.ts";
 import {
-  branchSchema,
   createProcedure,
   listProcedure,
   loadProvider,
   oneProcedure,
-  repositorySchema,
+  repositoryProcedures,
   updateProcedure,
 } from "../git-providers/procedures.ts";
-import { defineRouter, mutation, query } from "../procedure.ts";
+import { defineRouter, mutation } from "../procedure.ts";
 
-const githubIdInput = z.object({ githubId: z.string().trim().min(1).max(100) });
-const branchesInput = z.object({
-  owner: repositoryNameSchema,
-  repo: repositoryNameSchema,
-  githubId: z.string().trim().min(1).max(100).optional(),
-});
-
-const branches = query({
-  summary: "The branches of one repository of the GitHub App's installation",
-  access: "member",
-  input: branchesInput,
-  output: z.array(branchSchema),
-  handler: async ({ services, caller, input }) => {
-    const provider = await loadProvider(services, caller, "github", input.githubId);
-    return githubBranches(services, provider, input.owner, input.repo);
-  },
-});
+const { repositories, branches } = repositoryProcedures("github");
 
 export const githubRouter = defineRouter("github", {
   create: createProcedure("github"),
   one: oneProcedure("github"),
   githubProviders: listProcedure("github"),
   update: updateProcedure("github"),
-  getGithubRepositories: query({
-    summary: "The repositories the GitHub App's installation can read",
-    access: "member",
-    input: githubIdInput,
-    output: z.array(repositorySchema),
-    handler: async ({ services, caller, input }) =>
-      githubRepositories(services, await loadProvider(services, caller, "github", input.githubId)),
-  }),
+  getGithubRepositories: repositories,
   getGithubBranches: branches,
   branches,
   testConnection: mutation({
     summary: "Buy an installation token and list the installation's repositories",
     access: "member",
-    input: githubIdInput,
+    input: z.object({ githubId: z.string().trim().min(1).max(100) }),
     output: z.string(),
     handler: async ({ services, caller, input }) => {
       const provider = await loadProvider(services, caller, "github", input.githubId);
