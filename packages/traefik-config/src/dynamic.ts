@@ -296,7 +296,12 @@ export function dynamicConfigFor(
         tls,
       };
     }
-    if (tls && domain.certificateType === "custom" && !domain.customCertResolver && !domain.storedCertificate) {
+    if (
+      tls &&
+      domain.certificateType === "custom" &&
+      !domain.customCertResolver &&
+      !domain.storedCertificate
+    ) {
       certificates.push(customCertificateFiles(parsedOptions.data.certificatesDirectory, appName, key));
     }
   }

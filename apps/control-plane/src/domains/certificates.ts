@@ -62,7 +62,11 @@ export type CertificatePairResult =
  * its private key, and reads the leaf's expiry and hosts. Expired certificates are refused:
  * Traefik would serve them and every client would reject them.
  */
-export function readCertificatePair(chainPem: string, keyPem: string, now = new Date()): CertificatePairResult {
+export function readCertificatePair(
+  chainPem: string,
+  keyPem: string,
+  now = new Date(),
+): CertificatePairResult {
   const refuse = (field: "certificateData" | "privateKey", message: string) =>
     ({ ok: false, field, message }) as const;
   const shapeProblem = certificateProblem(chainPem);
@@ -73,7 +77,10 @@ export function readCertificatePair(chainPem: string, keyPem: string, now = new 
     try {
       chain.push(new X509Certificate(block));
     } catch {
-      return refuse("certificateData", `certificate ${index + 1} of the chain is not a readable X.509 certificate`);
+      return refuse(
+        "certificateData",
+        `certificate ${index + 1} of the chain is not a readable X.509 certificate`,
+      );
     }
   }
   for (let index = 0; index + 1 < chain.length; index++) {
@@ -92,7 +99,8 @@ export function readCertificatePair(chainPem: string, keyPem: string, now = new 
     return refuse("privateKey", "is not the private key of the (first) certificate");
   }
   const expiresAt = new Date(leaf.validTo);
-  if (Number.isNaN(expiresAt.getTime())) return refuse("certificateData", "has no readable expiry (notAfter)");
+  if (Number.isNaN(expiresAt.getTime()))
+    return refuse("certificateData", "has no readable expiry (notAfter)");
   if (expiresAt.getTime() <= now.getTime()) {
     return refuse("certificateData", `expired on ${expiresAt.toISOString()}`);
   }

@@ -26,7 +26,9 @@ import { badRequest } from "../errors.ts";
 import { configErrorToApiError } from "./sync.ts";
 
 /** Where SecretBox binds a stored certificate's sealed private key. */
-export const storedCertificateKeyContext = (certificate: Pick<Certificate, "certificateId" | "organizationId">) => ({
+export const storedCertificateKeyContext = (
+  certificate: Pick<Certificate, "certificateId" | "organizationId">,
+) => ({
   table: "certificates",
   rowId: certificate.certificateId,
   organizationId: certificate.organizationId,
@@ -44,7 +46,10 @@ function fileNames(certificateId: string) {
 }
 
 /** Writes the certificate's PEM files, then the file naming them (Traefik never reads a missing file). */
-export async function applyStoredCertificate(services: ServiceContext, certificate: Certificate): Promise<void> {
+export async function applyStoredCertificate(
+  services: ServiceContext,
+  certificate: Certificate,
+): Promise<void> {
   let config: ReturnType<typeof storedCertificateConfig>;
   try {
     config = storedCertificateConfig(
@@ -58,7 +63,10 @@ export async function applyStoredCertificate(services: ServiceContext, certifica
   const serverId = serverOf(certificate);
   const names = fileNames(certificate.certificateId);
   const holder = { owner: certificateOwner(certificate.organizationId, certificate.certificateId) };
-  const key = services.secrets.decrypt(certificate.privateKeySealed, storedCertificateKeyContext(certificate));
+  const key = services.secrets.decrypt(
+    certificate.privateKeySealed,
+    storedCertificateKeyContext(certificate),
+  );
   const client = services.agents.client;
   await callAgent(
     serverId,
@@ -117,7 +125,9 @@ export async function requireCoveringCertificate(
     .where("organizationId", "=", organizationId)
     .where("expiresAt", ">", new Date().toISOString());
   query =
-    serverId === LOCAL_SERVER_ID ? query.where("serverId", "is", null) : query.where("serverId", "=", serverId);
+    serverId === LOCAL_SERVER_ID
+      ? query.where("serverId", "is", null)
+      : query.where("serverId", "=", serverId);
   const stored = await query.execute();
   if (stored.some((certificate) => certificateCovers(certificate.hosts, host))) return;
   throw badRequest(

@@ -127,12 +127,37 @@ export function issuedCertificate(hosts: string[]): { chain: string; leaf: strin
     execFileSync("openssl", args, { cwd: directory, stdio: ["ignore", "pipe", "pipe"] });
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   try {
-    openssl(["req", "-x509", ...ec, "-days", "2", "-subj", "/CN=Test CA", "-keyout", "ca.key", "-out", "ca.crt"]);
+    openssl([
+      "req",
+      "-x509",
+      ...ec,
+      "-days",
+      "2",
+      "-subj",
+      "/CN=Test CA",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+    ]);
     openssl(["req", ...ec, "-subj", `/CN=${hosts[0]}`, "-keyout", "leaf.key", "-out", "leaf.csr"]);
     writeFileSync(file("ext.cnf"), `subjectAltName=${hosts.map((host) => `DNS:${host}`).join(",")}\n`);
     openssl([
-      "x509", "-req", "-in", "leaf.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-      "-days", "2", "-extfile", "ext.cnf", "-out", "leaf.crt",
+      "x509",
+      "-req",
+      "-in",
+      "leaf.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "2",
+      "-extfile",
+      "ext.cnf",
+      "-out",
+      "leaf.crt",
     ]);
     const leaf = readFileSync(file("leaf.crt"), "utf8");
     const ca = readFileSync(file("ca.crt"), "utf8");

@@ -9,6 +9,7 @@
  * Another organization's certificate or server is a 404.
  */
 import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
@@ -22,10 +23,12 @@ import {
   removeStoredCertificate,
   storedCertificateKeyContext,
 } from "../proxy/stored-certificates.ts";
-import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { agentServerId } from "../servers/repository.ts";
 
-const pemInput = z.string().min(1, "must not be empty").max(64 * 1024);
+const pemInput = z
+  .string()
+  .min(1, "must not be empty")
+  .max(64 * 1024);
 
 const certificateIdInput = z.object({ certificateId: idSchema });
 
@@ -84,7 +87,8 @@ export const certificatesRouter = defineRouter("certificates", {
         );
       }
       const read = readCertificatePair(input.certificateData, input.privateKey);
-      if (!read.ok) throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
+      if (!read.ok)
+        throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
       const serverId = await agentServerId(services, caller.organizationId, input.serverId);
       const certificateId = newId();
       const sealed = services.secrets.encrypt(

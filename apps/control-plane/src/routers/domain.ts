@@ -44,6 +44,7 @@ import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
 import {
   certificateKeyContext,
   hasCertificateFiles,
@@ -52,7 +53,6 @@ import {
   syncApplicationProxyWith,
   usesStoredCertificate,
 } from "../proxy/sync.ts";
-import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 
 /** A domain's routing settings as they will be stored (certificateKey: undefined keeps the stored one). */
