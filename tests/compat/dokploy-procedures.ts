@@ -1536,7 +1536,12 @@ export const dokployProcedures: Record<string, Row> = {
     input: [],
     output: "array:certificateId,name,certificateData,autoRenew,organizationId,serverId",
   },
-  "certificates.remove": { kind: "mutation", source: "certificates", input: ["certificateId*"], output: "any" },
+  "certificates.remove": {
+    kind: "mutation",
+    source: "certificates",
+    input: ["certificateId*"],
+    output: "any",
+  },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },
   "settings.assignDomainServer": {
