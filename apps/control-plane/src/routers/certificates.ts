@@ -86,10 +86,11 @@ export const certificatesRouter = defineRouter("certificates", {
           { fields: ["autoRenew"] },
         );
       }
+      // Another organization's server is a 404 whatever the pair is.
+      const serverId = await agentServerId(services, caller.organizationId, input.serverId);
       const read = readCertificatePair(input.certificateData, input.privateKey);
       if (!read.ok)
         throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
-      const serverId = await agentServerId(services, caller.organizationId, input.serverId);
       const certificateId = newId();
       const sealed = services.secrets.encrypt(
         input.privateKey,
