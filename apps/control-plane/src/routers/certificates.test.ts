@@ -6,9 +6,11 @@
  * takes the files away. Bad pairs are 400s naming the field with nothing stored, members cannot
  * write, and another organization's certificate or server is a 404.
  */
+import { certificateOwner } from "@platform/agent-protocol";
 import { validateDynamicConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import {
   certificateFile,
   createApplication,
@@ -75,6 +77,20 @@ describe("certificates", () => {
         ],
       },
     });
+  });
+
+  it("the agent refuses another organization's write over the certificate's files", async () => {
+    const client = test.platform.services.agents.client;
+    const stranger = { owner: certificateOwner(test.stranger.user.organizationId, certificateId) };
+    const base = `platform-certificate-${certificateId}`;
+    await expect(
+      client.writeProxyFile(LOCAL_SERVER_ID, "certificate", `${base}.key`, "forged", stranger),
+    ).rejects.toMatchObject({ code: "FAILED_PRECONDITION" });
+    await expect(
+      client.removeProxyFile(LOCAL_SERVER_ID, "dynamic", `${base}.yml`, stranger),
+    ).rejects.toMatchObject({ code: "FAILED_PRECONDITION" });
+    expect(await readIfExists(certificateFile(test, `${base}.key`))).toBe(pair.key);
+    expect(await readIfExists(storeFile())).toBeDefined();
   });
 
   it("one and all show expiry and hosts, never the key", async () => {
