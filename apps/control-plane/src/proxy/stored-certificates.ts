@@ -135,3 +135,25 @@ export async function requireCoveringCertificate(
     { fields: ["certificate"] },
   );
 }
+
+/**
+ * Before a server's row goes (its certificates go with it by cascade): their files leave its
+ * proxy, best effort, as an application's do when it is deleted; an unreachable server is logged.
+ */
+export async function removeStoredCertificatesOf(services: ServiceContext, serverId: string): Promise<void> {
+  const certificates = await services.db
+    .selectFrom("certificates")
+    .select(["certificateId", "organizationId", "serverId"])
+    .where("serverId", "=", serverId)
+    .execute();
+  for (const certificate of certificates) {
+    try {
+      await removeStoredCertificate(services, certificate);
+    } catch (error) {
+      services.logger.warn(
+        { err: error, serverId, certificateId: certificate.certificateId },
+        "a removed server's certificate files could not be removed",
+      );
+    }
+  }
+}

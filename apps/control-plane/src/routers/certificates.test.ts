@@ -153,6 +153,39 @@ describe("certificates", () => {
     expect(await rows()).toHaveLength(1);
   });
 
+  it("a server whose agent cannot be reached stores nothing; removing a server drops its certificates", async () => {
+    const server = await test.platform.mutateOk(
+      "server.create",
+      { name: "edge-2", ipAddress: "10.0.0.6", username: "root" },
+      as(),
+    );
+    const input = {
+      name: "Edge",
+      certificateData: pair.chain,
+      privateKey: pair.key,
+      serverId: server.serverId,
+    };
+    const refused = await test.platform.mutate("certificates.create", input, as());
+    expect(refused.status, JSON.stringify(refused.body)).toBeGreaterThanOrEqual(500);
+    expect(await rows()).toHaveLength(1);
+    await test.platform.services.db
+      .insertInto("certificates")
+      .values({
+        certificateId: "on-a-removed-server",
+        organizationId: test.owner.user.organizationId,
+        serverId: server.serverId,
+        name: "Edge",
+        certificateData: pair.chain,
+        privateKeySealed: "sealed",
+        autoRenew: null,
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+        hosts: ["edge.example.com"],
+      })
+      .execute();
+    await test.platform.mutateOk("server.remove", { serverId: server.serverId }, as());
+    expect(await rows()).toHaveLength(1);
+  });
+
   it("a custom domain without files of its own is served from a stored certificate covering its host", async () => {
     const app = await createApplication(test);
     const domain = (host: string) =>
