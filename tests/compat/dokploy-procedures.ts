@@ -37,6 +37,8 @@ export const sources = {
     "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
+  certificates:
+    "routers/certificate.ts@092212e2258d, schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
@@ -1538,6 +1540,46 @@ export const dokployProcedures: Record<string, Row> = {
     },
   },
   "redirects.delete": { kind: "mutation", source: "redirects", input: ["redirectId*"], output: "any" },
+
+  "certificates.create": {
+    kind: "mutation",
+    source: "certificates",
+    input: [
+      "certificateId",
+      "name*",
+      "certificateData*",
+      "privateKey*",
+      "certificatePath",
+      "autoRenew",
+      "organizationId*",
+      "serverId",
+    ],
+    output: "object:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+    differs: {
+      certificateId: WE_SET,
+      certificatePath: "the files are named after the certificateId in the proxy's certificates directory",
+      organizationId: WE_SET,
+      autoRenew: "true is a 400: nothing renews a custom certificate (docs/decisions.md)",
+    },
+  },
+  "certificates.one": {
+    kind: "query",
+    source: "certificates",
+    input: ["certificateId*"],
+    output: "object:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+  },
+  "certificates.all": {
+    kind: "query",
+    source: "certificates",
+    input: [],
+    output: "array:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+  },
+  "certificates.remove": {
+    kind: "mutation",
+    source: "certificates",
+    input: ["certificateId*"],
+    output: "any",
+  },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },
   "settings.assignDomainServer": {

@@ -68,6 +68,7 @@ const ID_KINDS = [
   "bitbucketId",
   "giteaId",
   "gitProviderId",
+  "certificateId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -543,6 +544,22 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .select("registryId")
     .where("organizationId", "=", organizationId)
     .executeTakeFirstOrThrow();
+  // Written straight to the database: certificates.create writes proxy files through an agent.
+  const certificateId = newId();
+  await db
+    .insertInto("certificates")
+    .values({
+      certificateId,
+      organizationId,
+      serverId: null,
+      name: `${label} certificate`,
+      certificateData: "-----BEGIN CERTIFICATE-----\nfixture\n-----END CERTIFICATE-----\n",
+      privateKeySealed: "fixture",
+      autoRenew: null,
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      hosts: [`${label}.example.com`],
+    })
+    .execute();
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -566,6 +583,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     notificationId: notification.notificationId,
     ...providers,
     gitProviderId,
+    certificateId,
   };
 }
 

@@ -56,6 +56,8 @@ export const tagDocs: Record<string, string> = {
   mounts:
     "Mounts of a service: named volumes, files the platform writes, and host paths (instance organization only).",
   redirects: "Regex redirects of an application, applied as a middleware in its proxy file.",
+  certificates:
+    "Custom certificates of the organization: checked at save, key sealed, applied to a server's proxy TLS store.",
   gitProvider: "The organization's Git provider connections of every kind, and their removal.",
   github: "GitHub App connections: installation tokens, repositories, branches and the push webhook.",
   gitlab:
@@ -715,6 +717,24 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "redirects.update": { description: "Change a redirect's regex, replacement or permanence" },
   "redirects.delete": {
     description: "Remove a redirect; the application's proxy file is rewritten without it.",
+  },
+  // certificates
+  "certificates.create": {
+    description:
+      "Store a PEM certificate chain (leaf first) and its unencrypted key; the pair is checked, the key sealed, and both written to the proxy's TLS store of serverId (this machine when absent).",
+    example: {
+      name: "Wildcard example.com",
+      certificateData: "-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n",
+      privateKey: "-----BEGIN PRIVATE KEY-----\nMIGH...\n-----END PRIVATE KEY-----\n",
+      serverId: "V1StGXR8_Z5jdHi6B-myT",
+    },
+  },
+  "certificates.one": {
+    description: "One certificate: its chain, the hosts it covers and when it expires (never its key).",
+  },
+  "certificates.all": { description: "The organization's certificates, newest first (never their keys)." },
+  "certificates.remove": {
+    description: "Remove a certificate: its files and TLS-store entry leave the server's proxy.",
   },
   // gitProvider
   "gitProvider.getAll": {

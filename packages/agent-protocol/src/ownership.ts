@@ -23,7 +23,7 @@ export const INTERNAL_LABEL = "platform.internal";
 /** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
 export const ROLE_LABEL = "platform.role";
 
-export type ResourceKind = "application" | "database" | "compose";
+export type ResourceKind = "application" | "database" | "compose" | "certificate";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
   return `${kind}:${id}`;
@@ -42,6 +42,11 @@ export function databaseOwner(organizationId: string, databaseId: string): Resou
 /** The owner of a compose stack's objects (its services, networks and volumes). */
 export function composeOwner(organizationId: string, composeId: string): ResourceOwner {
   return { organizationId, resource: resourceLabel("compose", composeId) };
+}
+
+/** The holder of a stored certificate's proxy files (the certificates router). */
+export function certificateOwner(organizationId: string, certificateId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("certificate", certificateId) };
 }
 
 export function ownershipLabels(owner: ResourceOwner): Record<string, string> {

@@ -18,6 +18,7 @@ import {
   routerName,
   secureRouterName,
   serviceName,
+  storedCertificateFiles,
   stripPrefixMiddlewareName,
   WEB_ENTRYPOINT,
   WEBSECURE_ENTRYPOINT,
@@ -66,6 +67,12 @@ const domainRouteSchema = z
     certificateType: z.enum(["letsencrypt", "custom", "none"]),
     /** `custom` only: take the certificate from this resolver instead of the domain's PEM files. */
     customCertResolver: certResolverSchema.nullish(),
+    /**
+     * `custom` without customCertResolver: true when the certificate is one of the proxy's TLS
+     * store (the certificates router) rather than files of the domain's own; either way the
+     * router gets `tls: {}` and Traefik picks the certificate by SNI.
+     */
+    storedCertificate: z.boolean().optional(),
     /** Remove `path` before forwarding (default true). */
     stripPath: z.boolean().optional(),
     /** Prefix added to the forwarded path (after stripping); "", "/" or null adds none. */
@@ -289,7 +296,12 @@ export function dynamicConfigFor(
         tls,
       };
     }
-    if (tls && domain.certificateType === "custom" && !domain.customCertResolver) {
+    if (
+      tls &&
+      domain.certificateType === "custom" &&
+      !domain.customCertResolver &&
+      !domain.storedCertificate
+    ) {
       certificates.push(customCertificateFiles(parsedOptions.data.certificatesDirectory, appName, key));
     }
   }
@@ -323,4 +335,33 @@ function routerTls(domain: z.output<typeof domainRouteSchema>): RouterTls | unde
         ? { certResolver: domain.customCertResolver, domains: [{ main: hostToAscii(domain.host) }] }
         : { certResolver: domain.customCertResolver };
   }
+}
+
+const storedCertificateSchema = z.object({
+  certificateId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be letters, digits, '_' or '-'"),
+});
+
+/**
+ * The dynamic configuration adding one stored certificate (the certificates router) to Traefik's
+ * default TLS store: routers with `tls: {}` get it for the hosts it covers (SNI). No routers:
+ * the file only names the PEM files the agent wrote beside it.
+ */
+export function storedCertificateConfig(
+  certificate: z.input<typeof storedCertificateSchema>,
+  options: DynamicConfigOptions,
+): { tls: { certificates: TlsCertificate[] } } {
+  const parsed = storedCertificateSchema.safeParse(certificate);
+  const parsedOptions = optionsSchema.safeParse(options);
+  const issues = [
+    ...(parsed.success ? [] : zodIssues(parsed.error)),
+    ...(parsedOptions.success ? [] : zodIssues(parsedOptions.error, "options")),
+  ];
+  if (!parsed.success || !parsedOptions.success) throw new TraefikConfigError(issues);
+  return {
+    tls: {
+      certificates: [
+        storedCertificateFiles(parsedOptions.data.certificatesDirectory, parsed.data.certificateId),
+      ],
+    },
+  };
 }

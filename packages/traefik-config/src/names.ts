@@ -36,6 +36,21 @@ export function customCertificateFiles(
   return { certFile: `${base}.crt`, keyFile: `${base}.key` };
 }
 
+/**
+ * A stored certificate of the certificates router: its PEM files and the dynamic file that adds
+ * them to Traefik's TLS store. The `platform-` prefix is one no appName may take, so these
+ * never collide with an application's file.
+ */
+export function storedCertificateFiles(
+  certificatesDirectory: string,
+  certificateId: string,
+): { certFile: string; keyFile: string } {
+  const base = posix.join(certificatesDirectory, `platform-certificate-${certificateId}`);
+  return { certFile: `${base}.crt`, keyFile: `${base}.key` };
+}
+export const storedCertificateConfigFileName = (certificateId: string) =>
+  `platform-certificate-${certificateId}.yml`;
+
 /** Entry points and certificate resolver the static configuration defines and routers use. */
 export const WEB_ENTRYPOINT = "web";
 export const WEBSECURE_ENTRYPOINT = "websecure";

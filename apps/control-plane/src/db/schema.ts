@@ -207,6 +207,7 @@ export interface Database {
   domains: DomainTable;
   security: SecurityTable;
   redirects: RedirectTable;
+  certificates: CertificateTable;
   webServerSettings: WebServerSettingsTable;
   ports: PortTable;
   mounts: MountTable;
@@ -216,6 +217,7 @@ export interface Database {
 }
 
 export type User = Selectable<UserTable>;
+export type Certificate = Selectable<CertificateTable>;
 export type Member = Selectable<MemberTable>;
 export type ApiKey = Selectable<ApiKeyTable>;
 export type NewApiKey = Insertable<ApiKeyTable>;
@@ -495,6 +497,26 @@ export interface RedirectTable {
   permanent: Generated<boolean>;
   /** Names the redirectRegex middleware (`redirect-<appName>-<key>`). */
   uniqueConfigKey: Generated<number>;
+  createdAt: Timestamp;
+}
+
+/** A custom certificate of the certificates router, applied to one server's proxy TLS store. */
+export interface CertificateTable {
+  certificateId: string;
+  organizationId: string;
+  /** The server whose proxy holds it; null: this machine (the instance organization only). */
+  serverId: string | null;
+  name: string;
+  /** PEM chain, leaf first (public). */
+  certificateData: string;
+  /** SecretBox-sealed PEM private key; never returned. */
+  privateKeySealed: string;
+  /** Dokploy's field: stored and shown; nothing renews a custom certificate (docs/decisions.md). */
+  autoRenew: boolean | null;
+  /** The leaf's notAfter, read at save time. */
+  expiresAt: Timestamp;
+  /** DNS names the leaf covers (`*.x` wildcards kept), read at save time. */
+  hosts: string[];
   createdAt: Timestamp;
 }
 

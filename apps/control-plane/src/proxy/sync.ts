@@ -49,8 +49,17 @@ export function proxyServerOf(services: ServiceContext, app: Pick<Application, "
 }
 
 /** True when the domain's certificate is the PEM pair stored with it (written as files). */
-export function hasCertificateFiles(domain: Pick<Domain, "certificateType" | "customCertResolver">): boolean {
-  return domain.certificateType === "custom" && !domain.customCertResolver;
+export function hasCertificateFiles(
+  domain: Pick<Domain, "certificateType" | "customCertResolver" | "certificate">,
+): boolean {
+  return domain.certificateType === "custom" && !domain.customCertResolver && Boolean(domain.certificate);
+}
+
+/** True when a `custom` domain has no certificate of its own: Traefik finds a stored one (the certificates router) by SNI. */
+export function usesStoredCertificate(
+  domain: Pick<Domain, "certificateType" | "customCertResolver" | "certificate">,
+): boolean {
+  return domain.certificateType === "custom" && !domain.customCertResolver && !domain.certificate;
 }
 
 /** The file names (scope `certificate`) of a domain's custom certificate. */
@@ -68,6 +77,7 @@ export function toDomainRoute(domain: Domain): DomainRoute {
     https: domain.https,
     certificateType: domain.certificateType,
     customCertResolver: domain.customCertResolver,
+    storedCertificate: usesStoredCertificate(domain),
     stripPath: domain.stripPath,
     internalPath: domain.internalPath,
     customEntrypoint: domain.customEntrypoint,

@@ -4,6 +4,7 @@
  * names its proxy service uniquely, applications to route to, and self-signed certificates.
  */
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -113,4 +114,55 @@ export function selfSignedCertificate(commonName: string): { certificate: string
   const certificate = output.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n/)?.[0];
   if (!key || !certificate) throw new Error("openssl did not print a certificate and a key");
   return { certificate, key };
+}
+
+/**
+ * A certificate for `hosts` (DNS subjectAltNames) issued by a throw-away CA, made with openssl:
+ * `chain` is the leaf then the CA, `key` the leaf's unencrypted key.
+ */
+export function issuedCertificate(hosts: string[]): { chain: string; leaf: string; ca: string; key: string } {
+  const directory = mkdtempSync(path.join(tmpdir(), "cp-cert-"));
+  const file = (name: string) => path.join(directory, name);
+  const openssl = (args: string[]) =>
+    execFileSync("openssl", args, { cwd: directory, stdio: ["ignore", "pipe", "pipe"] });
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  try {
+    openssl([
+      "req",
+      "-x509",
+      ...ec,
+      "-days",
+      "2",
+      "-subj",
+      "/CN=Test CA",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+    ]);
+    openssl(["req", ...ec, "-subj", `/CN=${hosts[0]}`, "-keyout", "leaf.key", "-out", "leaf.csr"]);
+    writeFileSync(file("ext.cnf"), `subjectAltName=${hosts.map((host) => `DNS:${host}`).join(",")}\n`);
+    openssl([
+      "x509",
+      "-req",
+      "-in",
+      "leaf.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "2",
+      "-extfile",
+      "ext.cnf",
+      "-out",
+      "leaf.crt",
+    ]);
+    const leaf = readFileSync(file("leaf.crt"), "utf8");
+    const ca = readFileSync(file("ca.crt"), "utf8");
+    return { chain: leaf + ca, leaf, ca, key: readFileSync(file("leaf.key"), "utf8") };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
 }

@@ -20,6 +20,7 @@ import {
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { findApplication, lockApplication } from "../applications/repository.ts";
+import { composeServerOf } from "../compose/deploy.ts";
 import { syncComposeProxyWith } from "../compose/proxy.ts";
 import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -43,12 +44,14 @@ import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
 import {
   certificateKeyContext,
   hasCertificateFiles,
   proxyServerOf,
   removeCertificateFiles,
   syncApplicationProxyWith,
+  usesStoredCertificate,
 } from "../proxy/sync.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 
@@ -94,12 +97,16 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
   if (custom && !customCertResolver) {
     certificate = settings.certificate;
     certificateKey = settings.certificateKey;
-    if (!certificate) {
-      throw field("certificate", "is required with certificateType `custom` (or give customCertResolver)");
+    // Without a certificate of its own, a stored certificate covering the host must exist
+    // (requireStoredCertificate, once the domain's server is known).
+    if (!certificate && certificateKey) {
+      throw field("certificate", "is required with certificateKey");
     }
-    const certificateIssue = certificateProblem(certificate);
+    const certificateIssue = certificate ? certificateProblem(certificate) : undefined;
     if (certificateIssue) throw field("certificate", certificateIssue);
-    if (certificateKey) {
+    if (!certificate) {
+      certificateKey = null;
+    } else if (certificateKey) {
       const keyIssue = privateKeyProblem(certificateKey);
       if (keyIssue) throw field("certificateKey", keyIssue);
       if (!keyMatchesCertificate(certificate, certificateKey)) {
@@ -150,12 +157,24 @@ async function lockCompose(trx: Db, composeId: string): Promise<void> {
     .execute();
 }
 
-/** Custom certificate files are written for applications only so far: a stack's domain uses a resolver. */
+/** A `custom` domain without a certificate of its own needs a stored one covering its host on its server. */
+async function requireStoredCertificate(
+  services: ServiceContext,
+  organizationId: string,
+  serverId: string,
+  settings: DomainSettings,
+): Promise<void> {
+  if (usesStoredCertificate(settings)) {
+    await requireCoveringCertificate(services.db, organizationId, serverId, settings.host);
+  }
+}
+
+/** Custom certificate files are written for applications only so far: a stack's domain uses a resolver or a stored certificate. */
 function checkComposeCertificate(settings: DomainSettings): void {
   if (hasCertificateFiles(settings)) {
     throw field(
       "certificateType",
-      "a compose service's domain takes letsencrypt, none, or custom with customCertResolver",
+      "a compose service's domain takes letsencrypt, none, or custom with customCertResolver or a stored certificate (certificates.create)",
     );
   }
 }
@@ -170,6 +189,7 @@ async function createComposeDomain(
   const compose = await loadCompose(services, caller, input.composeId!);
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
+  await requireStoredCertificate(services, compose.organizationId, composeServerOf(compose), settings);
   const domainId = newId();
   const { certificateKey: _key, ...columns } = settings;
   const domain = await services.db.transaction().execute(async (trx) => {
@@ -272,7 +292,8 @@ export const domainRouter = defineRouter("domain", {
       );
       if (input.domainType === "compose") return createComposeDomain(services, caller, input, settings);
       const application = await loadApplication(services, caller, input.applicationId!);
-      proxyServerOf(services, application);
+      const serverId = proxyServerOf(services, application);
+      await requireStoredCertificate(services, application.organizationId, serverId, settings);
       if (application.detachDokployNetwork) {
         throw field(
           "applicationId",
@@ -380,6 +401,8 @@ export const domainRouter = defineRouter("domain", {
       const keepsFiles = hasCertificateFiles(settings);
       if (existing.composeId) {
         checkComposeCertificate(settings);
+        const compose = await loadCompose(services, caller, existing.composeId);
+        await requireStoredCertificate(services, existing.organizationId, composeServerOf(compose), settings);
         const composeId = existing.composeId;
         const domain = await services.db.transaction().execute(async (trx) => {
           await lockCompose(trx, composeId);
@@ -398,6 +421,7 @@ export const domainRouter = defineRouter("domain", {
       const application = await loadApplication(services, caller, existing.applicationId!);
       await checkUserDomainRouting(services, caller, application, settings, existing);
       const serverId = proxyServerOf(services, application);
+      await requireStoredCertificate(services, existing.organizationId, serverId, settings);
       const domain = await services.db.transaction().execute(async (trx) => {
         await lockApplication(trx, application.applicationId);
         if (settings.host !== existing.host) await claimHost(trx, existing.organizationId, settings.host);

@@ -6,6 +6,7 @@ import { applicationRouter } from "./application.ts";
 import { authRouter } from "./auth.ts";
 import { backupRouter } from "./backup.ts";
 import { bitbucketRouter } from "./bitbucket.ts";
+import { certificatesRouter } from "./certificates.ts";
 import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { destinationRouter } from "./destination.ts";
@@ -53,6 +54,7 @@ export const allRouters: RouterDef[] = [
   domainRouter,
   securityRouter,
   redirectsRouter,
+  certificatesRouter,
   postgresRouter,
   mysqlRouter,
   mariadbRouter,

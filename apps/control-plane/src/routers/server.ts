@@ -22,6 +22,7 @@ import {
   successSchema,
 } from "../procedure.ts";
 import { ensureProxyOn } from "../proxy/proxy-service.ts";
+import { removeStoredCertificatesOf } from "../proxy/stored-certificates.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import {
   deleteServer,
@@ -255,6 +256,7 @@ export const serverRouter = defineRouter("server", {
           { totalSum },
         );
       }
+      await removeStoredCertificatesOf(services, server.serverId);
       await deleteServer(services.db, caller.organizationId, server.serverId);
       return success;
     },

@@ -32,6 +32,7 @@ import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 import * as emailConfirmation from "./20261128-10-email-confirmation.ts";
 import * as composePublishedPorts from "./20261128-50-compose-published-ports.ts";
+import * as certificates from "./20261128-60-certificates.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   "20261127-80-mounts": mounts,
   "20261128-10-email-confirmation": emailConfirmation,
   "20261128-50-compose-published-ports": composePublishedPorts,
+  "20261128-60-certificates": certificates,
 };

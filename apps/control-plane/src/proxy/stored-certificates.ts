@@ -1,0 +1,159 @@
+/**
+ * Stored certificates (the certificates router) on their server's proxy: the PEM chain and key
+ * are written as `dynamic/certificates/platform-certificate-<certificateId>.crt|.key`, then
+ * `dynamic/platform-certificate-<certificateId>.yml` adds them to Traefik's default TLS store,
+ * where every router with `tls: {}` (a `custom` domain without files of its own) finds them by
+ * SNI. The agent records the certificate as the files' holder (`certificate:<id>` of the
+ * organization), so no other tenant's command can overwrite or remove them.
+ */
+import { posix } from "node:path";
+import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { certificateOwner } from "@platform/agent-protocol";
+import {
+  storedCertificateConfig,
+  storedCertificateConfigFileName,
+  storedCertificateFiles,
+  TraefikConfigError,
+  toYaml,
+} from "@platform/traefik-config";
+import { callAgent } from "../agents/errors.ts";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import type { ServiceContext } from "../context.ts";
+import type { Db } from "../db/database.ts";
+import type { Certificate } from "../db/schema.ts";
+import { certificateCovers } from "../domains/certificates.ts";
+import { badRequest } from "../errors.ts";
+import { configErrorToApiError } from "./sync.ts";
+
+/** Where SecretBox binds a stored certificate's sealed private key. */
+export const storedCertificateKeyContext = (
+  certificate: Pick<Certificate, "certificateId" | "organizationId">,
+) => ({
+  table: "certificates",
+  rowId: certificate.certificateId,
+  organizationId: certificate.organizationId,
+});
+
+const serverOf = (certificate: Pick<Certificate, "serverId">) => certificate.serverId ?? LOCAL_SERVER_ID;
+
+function fileNames(certificateId: string) {
+  const files = storedCertificateFiles(CERTIFICATES_DIRECTORY, certificateId);
+  return {
+    certFile: posix.basename(files.certFile),
+    keyFile: posix.basename(files.keyFile),
+    configFile: storedCertificateConfigFileName(certificateId),
+  };
+}
+
+/** Writes the certificate's PEM files, then the file naming them (Traefik never reads a missing file). */
+export async function applyStoredCertificate(
+  services: ServiceContext,
+  certificate: Certificate,
+): Promise<void> {
+  let config: ReturnType<typeof storedCertificateConfig>;
+  try {
+    config = storedCertificateConfig(
+      { certificateId: certificate.certificateId },
+      { certificatesDirectory: CERTIFICATES_DIRECTORY },
+    );
+  } catch (error) {
+    if (error instanceof TraefikConfigError) throw configErrorToApiError(error);
+    throw error;
+  }
+  const serverId = serverOf(certificate);
+  const names = fileNames(certificate.certificateId);
+  const holder = { owner: certificateOwner(certificate.organizationId, certificate.certificateId) };
+  const key = services.secrets.decrypt(
+    certificate.privateKeySealed,
+    storedCertificateKeyContext(certificate),
+  );
+  const client = services.agents.client;
+  await callAgent(
+    serverId,
+    () => client.writeProxyFile(serverId, "certificate", names.certFile, certificate.certificateData, holder),
+    services.logger,
+  );
+  await callAgent(
+    serverId,
+    () => client.writeProxyFile(serverId, "certificate", names.keyFile, key, holder),
+    services.logger,
+  );
+  await callAgent(
+    serverId,
+    () => client.writeProxyFile(serverId, "dynamic", names.configFile, toYaml(config), holder),
+    services.logger,
+  );
+}
+
+/** Removes the file naming the certificate first, then its PEM files. */
+export async function removeStoredCertificate(
+  services: ServiceContext,
+  certificate: Pick<Certificate, "certificateId" | "organizationId" | "serverId">,
+): Promise<void> {
+  const serverId = serverOf(certificate);
+  const names = fileNames(certificate.certificateId);
+  const holder = { owner: certificateOwner(certificate.organizationId, certificate.certificateId) };
+  const client = services.agents.client;
+  await callAgent(
+    serverId,
+    () => client.removeProxyFile(serverId, "dynamic", names.configFile, holder),
+    services.logger,
+  );
+  for (const fileName of [names.certFile, names.keyFile]) {
+    await callAgent(
+      serverId,
+      () => client.removeProxyFile(serverId, "certificate", fileName, holder),
+      services.logger,
+    );
+  }
+}
+
+/**
+ * A `custom` domain without a certificate of its own is served from the TLS store: a stored,
+ * unexpired certificate of the organization on the domain's proxy server must cover its host
+ * (else a 400 naming `certificate`).
+ */
+export async function requireCoveringCertificate(
+  db: Db,
+  organizationId: string,
+  serverId: string,
+  host: string,
+): Promise<void> {
+  let query = db
+    .selectFrom("certificates")
+    .select("hosts")
+    .where("organizationId", "=", organizationId)
+    .where("expiresAt", ">", new Date().toISOString());
+  query =
+    serverId === LOCAL_SERVER_ID
+      ? query.where("serverId", "is", null)
+      : query.where("serverId", "=", serverId);
+  const stored = await query.execute();
+  if (stored.some((certificate) => certificateCovers(certificate.hosts, host))) return;
+  throw badRequest(
+    `Invalid input: certificate: is required with certificateType \`custom\`: give certificate and certificateKey, a customCertResolver, or store a certificate covering ${host} on the domain's server first (certificates.create)`,
+    { fields: ["certificate"] },
+  );
+}
+
+/**
+ * Before a server's row goes (its certificates go with it by cascade): their files leave its
+ * proxy, best effort, as an application's do when it is deleted; an unreachable server is logged.
+ */
+export async function removeStoredCertificatesOf(services: ServiceContext, serverId: string): Promise<void> {
+  const certificates = await services.db
+    .selectFrom("certificates")
+    .select(["certificateId", "organizationId", "serverId"])
+    .where("serverId", "=", serverId)
+    .execute();
+  for (const certificate of certificates) {
+    try {
+      await removeStoredCertificate(services, certificate);
+    } catch (error) {
+      services.logger.warn(
+        { err: error, serverId, certificateId: certificate.certificateId },
+        "a removed server's certificate files could not be removed",
+      );
+    }
+  }
+}

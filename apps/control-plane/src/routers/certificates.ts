@@ -1,0 +1,169 @@
+/**
+ * certificates (the spec's router, not shown; Dokploy's `certificates`, issue 27 item 7): an
+ * organization's custom certificates. Administrators store and remove them, members read them.
+ * At save the chain must parse (leaf first, each certificate issued by the next), the key must be
+ * the leaf's and the leaf unexpired; its expiry and hosts (DNS SANs, wildcards kept) are read
+ * then and shown. The key is sealed and never returned. The pair is applied to the proxy's TLS
+ * store of `serverId` (this machine when absent: the instance organization only), where `custom`
+ * domains without files of their own find it by SNI; remove takes the files away again.
+ * Another organization's certificate or server is a 404.
+ */
+import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { idSchema } from "../applications/schemas.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Certificate } from "../db/schema.ts";
+import { displayNameSchema } from "../display-name.ts";
+import { readCertificatePair } from "../domains/certificates.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { defineRouter, mutation, noInput, query } from "../procedure.ts";
+import {
+  applyStoredCertificate,
+  removeStoredCertificate,
+  storedCertificateKeyContext,
+} from "../proxy/stored-certificates.ts";
+import { agentServerId } from "../servers/repository.ts";
+
+const pemInput = z
+  .string()
+  .min(1, "must not be empty")
+  .max(64 * 1024);
+
+const certificateIdInput = z.object({ certificateId: idSchema });
+
+const certificateSchema = z.object({
+  certificateId: z.string(),
+  name: z.string(),
+  /** The PEM chain (public); the private key is never returned. */
+  certificateData: z.string(),
+  autoRenew: z.boolean().nullable(),
+  organizationId: z.string(),
+  serverId: z.string().nullable(),
+  /** The leaf's notAfter. */
+  expiresAt: z.string(),
+  /** The hosts the certificate covers (DNS subjectAltNames, `*.x` wildcards kept). */
+  hosts: z.array(z.string()),
+  createdAt: z.string(),
+});
+
+function toCertificateView(certificate: Certificate): z.infer<typeof certificateSchema> {
+  const { privateKeySealed: _sealed, ...view } = certificate;
+  return {
+    ...view,
+    expiresAt: new Date(view.expiresAt).toISOString(),
+    createdAt: new Date(view.createdAt).toISOString(),
+  };
+}
+
+async function loadCertificate(services: ServiceContext, caller: Caller, certificateId: string) {
+  const certificate = await services.db
+    .selectFrom("certificates")
+    .selectAll()
+    .where("certificateId", "=", certificateId)
+    .where("organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!certificate) throw notFound("Certificate");
+  return certificate;
+}
+
+export const certificatesRouter = defineRouter("certificates", {
+  create: mutation({
+    summary: "Store a custom certificate and its key and apply them to the server's proxy TLS store",
+    access: "admin",
+    input: z.object({
+      name: displayNameSchema,
+      certificateData: pemInput,
+      privateKey: pemInput,
+      autoRenew: z.boolean().nullish(),
+      serverId: idSchema.nullish(),
+    }),
+    output: certificateSchema,
+    handler: async ({ services, caller, input }) => {
+      if (input.autoRenew) {
+        throw badRequest(
+          "Invalid input: autoRenew: a custom certificate cannot be renewed by the platform (its issuer is not an ACME resolver); upload the renewed certificate, or use certificateType `letsencrypt` on the domain",
+          { fields: ["autoRenew"] },
+        );
+      }
+      // Another organization's server is a 404 whatever the pair is.
+      const serverId = await agentServerId(services, caller.organizationId, input.serverId);
+      const read = readCertificatePair(input.certificateData, input.privateKey);
+      if (!read.ok)
+        throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
+      const certificateId = newId();
+      const sealed = services.secrets.encrypt(
+        input.privateKey,
+        storedCertificateKeyContext({ certificateId, organizationId: caller.organizationId }),
+      );
+      const row = await services.db.transaction().execute(async (trx) => {
+        const inserted = await trx
+          .insertInto("certificates")
+          .values({
+            certificateId,
+            organizationId: caller.organizationId,
+            serverId: serverId === LOCAL_SERVER_ID ? null : serverId,
+            name: input.name,
+            certificateData: input.certificateData,
+            privateKeySealed: sealed,
+            autoRenew: input.autoRenew ?? null,
+            expiresAt: read.reading.expiresAt,
+            hosts: read.reading.hosts,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        try {
+          await applyStoredCertificate(services, inserted);
+        } catch (error) {
+          // Files written before the failure go again (best effort) with the rolled-back row.
+          await removeStoredCertificate(services, inserted).catch(() => {});
+          throw error;
+        }
+        return inserted;
+      });
+      return toCertificateView(row);
+    },
+  }),
+
+  one: query({
+    summary: "One certificate with its expiry and hosts (never its key)",
+    access: "member",
+    input: certificateIdInput,
+    output: certificateSchema,
+    handler: async ({ services, caller, input }) =>
+      toCertificateView(await loadCertificate(services, caller, input.certificateId)),
+  }),
+
+  all: query({
+    summary: "The organization's certificates, newest first (never their keys)",
+    access: "member",
+    input: noInput,
+    output: z.array(certificateSchema),
+    handler: async ({ services, caller }) =>
+      (
+        await services.db
+          .selectFrom("certificates")
+          .selectAll()
+          .where("organizationId", "=", caller.organizationId)
+          .orderBy("createdAt", "desc")
+          .orderBy("certificateId", "desc")
+          .execute()
+      ).map(toCertificateView),
+  }),
+
+  remove: mutation({
+    summary: "Remove a certificate: its files leave the proxy's TLS store",
+    access: "admin",
+    input: certificateIdInput,
+    // Dokploy answers true.
+    output: z.boolean(),
+    handler: async ({ services, caller, input }) => {
+      const certificate = await loadCertificate(services, caller, input.certificateId);
+      await services.db.transaction().execute(async (trx) => {
+        await trx.deleteFrom("certificates").where("certificateId", "=", certificate.certificateId).execute();
+        await removeStoredCertificate(services, certificate);
+      });
+      return true as const;
+    },
+  }),
+});
