@@ -4,7 +4,7 @@ import { parse } from "yaml";
 import { type ConvertComposeInput, convertCompose, scopedName } from "./convert.ts";
 import { ComposeFileError, type ComposeIssue } from "./errors.ts";
 import { validateComposeDocument } from "./schema.ts";
-import { baseInput, FILES_DIRECTORY, testTenant } from "./testing.ts";
+import { baseInput, testTenant } from "./testing.ts";
 
 type Doc = Record<string, any>;
 

@@ -170,7 +170,7 @@ async function writeStackFiles(
 /** Which Compose the server has: `docker compose` (v2), else `docker-compose` (v1), else none. */
 export async function findCompose(cli: DockerCli): Promise<{ command: string; args: string[] } | undefined> {
   const quiet = { env: cli.env, signal: new AbortController().signal, captureStdout: true };
-  const silent = { line() {}, lineWriter: () => ({ write() {}, end() {} }), mask: (text: string) => text };
+  const silent = { line() {}, lineWriter: () => ({ write() {}, flush() {} }), mask: (text: string) => text };
   const log = silent as unknown as LogStream;
   const v2 = await runProcess(cli.command, ["compose", "version"], { ...quiet, log }).catch(() => undefined);
   if (v2?.exitCode === 0) return { command: cli.command, args: ["compose"] };

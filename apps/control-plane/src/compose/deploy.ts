@@ -24,7 +24,7 @@ import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
-import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
@@ -336,8 +336,8 @@ export async function teardownCompose(
   reason: string,
   deleteVolumes: boolean,
 ): Promise<void> {
-  await dropWaitingDeployments(services, row.composeId, reason);
-  await stopRunningDeployment(services, row.composeId, reason);
-  await removeComposeProxy(services, row);
-  await removeComposeStack(services, row, deleteVolumes);
+  await teardownTarget(services, row.composeId, reason, async () => {
+    await removeComposeProxy(services, row);
+    await removeComposeStack(services, row, deleteVolumes);
+  });
 }

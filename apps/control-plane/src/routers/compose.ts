@@ -432,7 +432,9 @@ export const composeRouter = defineRouter("compose", {
       );
       for (const mount of template.mounts) {
         if (Buffer.byteLength(mount.content) > MAX_FILE_MOUNT_BYTES) {
-          throw badRequest(`Template ${input.id}: the mount ${mount.filePath} is over 1 MiB`, { fields: ["id"] });
+          throw badRequest(`Template ${input.id}: the mount ${mount.filePath} is over 1 MiB`, {
+            fields: ["id"],
+          });
         }
       }
       const row = await insertCompose(services.db, {

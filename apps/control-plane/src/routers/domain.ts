@@ -316,7 +316,8 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
-      if (input.domainType === "compose") return createComposeDomain(services, caller, input.composeId!, settings);
+      if (input.domainType === "compose")
+        return createComposeDomain(services, caller, input.composeId!, settings);
       const application = await loadApplication(services, caller, input.applicationId!);
       proxyServerOf(services, application);
       if (application.detachDokployNetwork) {
