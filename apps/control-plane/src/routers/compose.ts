@@ -55,6 +55,7 @@ import {
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+import { agentServerId } from "../servers/repository.ts";
 import {
   InvalidTemplateError,
   listTemplates,
@@ -419,6 +420,8 @@ export const composeRouter = defineRouter("compose", {
       const environment = await targetEnvironment(services, caller, input.environmentId);
       requireCanCreateServices(await grantsOf(services.db, caller));
       const serverId = await targetServer(services, caller, input.serverId);
+      // It deploys at once: a server its agent runs on is needed now, before anything is stored.
+      await agentServerId(services, caller.organizationId, serverId);
       const project = await services.db
         .selectFrom("projects")
         .select("name")
