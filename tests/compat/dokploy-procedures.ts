@@ -59,6 +59,8 @@ export const sources = {
   notification:
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
+  composeTemplates:
+    "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
     "routers/destination.ts@0076d1c71dcf, schema/destination.ts@05605ef2391a (apiCreateDestination: name, provider, accessKey, secretAccessKey, bucket, region, endpoint, additionalFlags=[] required, serverId optional; testConnection takes apiCreateDestination)",
   backup:
@@ -1844,6 +1846,18 @@ export const dokployProcedures: Record<string, Row> = {
     source: "compose",
     input: ["composeId*", "targetEnvironmentId*"],
     output: "object:composeId,environmentId",
+  },
+  "compose.templates": {
+    kind: "query",
+    source: "composeTemplates",
+    input: ["baseUrl"],
+    output: "array:id,name,version,description,logo,links,tags",
+  },
+  "compose.deployTemplate": {
+    kind: "mutation",
+    source: "composeTemplates",
+    input: ["environmentId*", "serverId", "id*", "baseUrl"],
+    output: "object:composeId,name,appName,environmentId,sourceType,composeFile,env",
   },
   "gitProvider.getAll": {
     kind: "query",

@@ -685,6 +685,15 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "The file as it will be deployed: the stack's file with the platform's additions",
   },
   "compose.move": { description: "Move the stack to another environment of the organization" },
+  "compose.templates": {
+    description:
+      "The templates: the built-in catalogue, then those of the remote one (PLATFORM_TEMPLATES_URL, or baseUrl) whose ids are not built-in; a remote that fails is left out",
+  },
+  "compose.deployTemplate": {
+    description:
+      "Create a compose stack from a template (appName <project>-<id>-<random>, variables generated, file mounts and domains created, a generated host where the template names none) and queue its deployment; an unknown template is a 404",
+    example: { environmentId: "V1StGXR8_Z5jdHi6B-myT", id: "uptime-kuma" },
+  },
   // mounts
   "mounts.create": {
     description: "Mount a volume, a file or (instance organization) a host path into a service (next deploy)",

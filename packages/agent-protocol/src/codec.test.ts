@@ -223,6 +223,7 @@ const requests: CommandRequest[] = [
       registryAuth: [{ serverAddress: "registry.example.com", username: "u", password: "p" }],
       owner: { organizationId: "org1", resource: "compose:c1" },
       waitSeconds: 120,
+      files: [{ filePath: "nginx/site.conf", content: "server {}\n" }],
     },
   },
   {

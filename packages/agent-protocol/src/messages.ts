@@ -279,6 +279,14 @@ export interface DeployStackCommand {
   owner?: ResourceOwner;
   /** 0 or absent = 300. */
   waitSeconds?: number;
+  /** File mounts the converted file binds as `../files/<filePath>` (written beside it by the agent). */
+  files?: StackFile[];
+}
+
+/** A file of a compose stack, under its files directory. */
+export interface StackFile {
+  filePath: string;
+  content: string;
 }
 
 export interface StackService {

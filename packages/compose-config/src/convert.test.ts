@@ -4,7 +4,7 @@ import { parse } from "yaml";
 import { type ConvertComposeInput, convertCompose, scopedName } from "./convert.ts";
 import { ComposeFileError, type ComposeIssue } from "./errors.ts";
 import { validateComposeDocument } from "./schema.ts";
-import { baseInput, FILES_DIRECTORY, testTenant } from "./testing.ts";
+import { baseInput, testTenant } from "./testing.ts";
 
 type Doc = Record<string, any>;
 
@@ -245,12 +245,12 @@ networks:
     ).toBeUndefined();
   });
 
-  it("makes ../files sources absolute, for the instance organization too", () => {
+  it("keeps ../files sources relative to the file's directory, normalized, for the instance organization too", () => {
     const file =
-      "services:\n  a:\n    image: nginx\n    volumes: ['../files/x.conf:/x.conf:ro', './local:/l']\n    env_file: [../files/a.env]\n";
+      "services:\n  a:\n    image: nginx\n    volumes: ['./../files/d/../x.conf:/x.conf:ro', './local:/l']\n    env_file: [../files/a.env]\n";
     const document = convert(file).document as Doc;
-    expect(document.services.a.volumes).toEqual([`${FILES_DIRECTORY}/x.conf:/x.conf:ro`, "./local:/l"]);
-    expect(document.services.a.env_file).toEqual([`${FILES_DIRECTORY}/a.env`]);
+    expect(document.services.a.volumes).toEqual(["../files/x.conf:/x.conf:ro", "./local:/l"]);
+    expect(document.services.a.env_file).toEqual(["../files/a.env"]);
   });
 
   it("serializes with the yaml library: values that look like YAML stay data", () => {

@@ -2,9 +2,10 @@
  * getConvertedCompose: the user's Compose file with the platform's additions applied as objects
  * and serialized with `yaml`, valid against the Compose Specification (issue 23, item 4):
  * interpolation first, then the tenant refusals, then scoped names, ownership labels, the
- * platform network for services with a domain, `../files/` sources made absolute and, for
+ * platform network for services with a domain, `../files/` sources normalized and, for
  * `stack`, the v3.8 format `docker stack deploy` reads.
  */
+import { posix } from "node:path";
 import { stringify } from "yaml";
 import { z } from "zod";
 import { ComposeFileError, IssueList } from "./errors.ts";
@@ -38,7 +39,10 @@ export interface ConvertComposeInput {
   platformNetwork: string;
   /** null: the instance organization, no refusals. */
   tenant: ComposeTenant | null;
-  /** Absolute directory on the server holding the stack's file mounts (`../files/<x>`). */
+  /**
+   * The directory `../files/<x>` names, as an absolute path for the checks (a source must stay
+   * inside it); the output names it `../files/<x>`, relative to the file's directory.
+   */
   filesDirectory: string;
 }
 
@@ -354,10 +358,16 @@ function checkReferences(
   }
 }
 
-/** `../files/<x>` made absolute under filesDirectory (the file may be written anywhere); other paths unchanged. */
+/**
+ * A source in the stack's files directory written as `../files/<x>` with `..` resolved (Compose
+ * and `docker stack deploy` resolve it from the file's directory, where the agent writes the
+ * stack's files); other paths unchanged.
+ */
 function absoluteFile(file: string, filesDirectory: string): string {
   const resolved = resolveHostPath(file, filesDirectory);
-  return resolved.kind === "files" ? resolved.absolute : file;
+  if (resolved.kind !== "files") return file;
+  const relative = posix.relative(posix.resolve("/", filesDirectory), resolved.absolute);
+  return relative === "" ? "../files" : `../files/${relative}`;
 }
 
 function absoluteFileList(value: unknown, filesDirectory: string): unknown {

@@ -1,9 +1,11 @@
 /**
  * The one writer of the files the platform mounts into services, whatever their kind
  * (applications, database services, compose stacks): an application's .env file
- * (`ServiceSpec.files`) and file mounts (`ServiceMount` of type `file`, Dokploy's file mounts).
+ * (`ServiceSpec.files`) and file mounts (`ServiceMount` of type `file`, Dokploy's file mounts),
+ * and a compose stack's file mounts with its compose file (stack.ts).
  *
- * Files live in <main directory>/applications/<service name>/files/<version>/…, where <version>
+ * Files live in <main directory>/applications/<service name>/files/<version>/… (a stack's in
+ * <main directory>/compose/<appName>/files/<version>/…), where <version>
  * is a hash of every file of the deploy: a rollback to an earlier version finds its files, and
  * versions no running spec names are removed. Every host path is kept inside that directory
  * (no '..', no absolute path, no link followed: the directories are the agent's own). The
@@ -106,7 +108,28 @@ export async function writeServiceFiles(
   keepSources: readonly string[] = [],
   onWritten: (containerPath: string) => void = () => {},
 ): Promise<FileMount[]> {
-  const filesRoot = filesDirectory(mainDirectory, serviceName);
+  const written = await writeFilesVersion(
+    filesDirectory(mainDirectory, serviceName),
+    owner,
+    files,
+    keepSources,
+    onWritten,
+  );
+  return written.mounts;
+}
+
+/**
+ * The writer itself, for any files root (an application's `applications/<name>/files`, a
+ * compose stack's `compose/<appName>/files`): the version directory of `files` (a hash of them)
+ * under `filesRoot`, the other versions removed but those `keepSources` lie in.
+ */
+export async function writeFilesVersion(
+  filesRoot: string,
+  owner: ResourceOwner,
+  files: readonly ServiceFile[],
+  keepSources: readonly string[] = [],
+  onWritten: (containerPath: string) => void = () => {},
+): Promise<{ directory: string; mounts: FileMount[] }> {
   await claimDirectory(filesRoot, owner);
   const version = createHash("sha256")
     .update(
@@ -133,5 +156,5 @@ export async function writeServiceFiles(
     mounts.push({ Type: "bind", Source: hostPath, Target: file.containerPath, ReadOnly: true });
     onWritten(file.containerPath);
   }
-  return mounts;
+  return { directory: versionDir, mounts };
 }

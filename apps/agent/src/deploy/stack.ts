@@ -29,6 +29,7 @@ import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail } from "./process.ts";
 import { requireOwner } from "./service.ts";
+import { writeFilesVersion } from "./service-files.ts";
 import { checkAppName, invalid } from "./validate.ts";
 
 const STACK_LABEL = "com.docker.stack.namespace";
@@ -40,7 +41,7 @@ const POLL_MS = 1000;
 /** How long REMOVE waits for the stack's tasks to exit before giving up on its volumes. */
 const REMOVE_WAIT_MS = 120_000;
 
-/** The directory of a stack's files on the server (its converted file, its file mounts). */
+/** The directory of a stack's files on the server (versions of its converted file and file mounts). */
 export function stackDirectory(mainDirectory: string, appName: string): string {
   return path.join(mainDirectory, "compose", appName);
 }
@@ -101,7 +102,13 @@ async function describeSwarmStack(docker: Docker, services: SwarmService[]): Pro
   });
 }
 
-type ContainerInfo = { Id: string; Names: string[]; State: string; Labels: Record<string, string> };
+type ContainerInfo = {
+  Id: string;
+  Names: string[];
+  State: string;
+  Labels: Record<string, string>;
+  Mounts?: { Source?: string }[];
+};
 
 async function composeContainers(docker: Docker, appName: string): Promise<ContainerInfo[]> {
   return (await docker.listContainers({
@@ -129,6 +136,49 @@ async function composeCommandOf(cli: DockerCli): Promise<ComposeCommand | undefi
   const found = await findComposeCommand(cli.command, { searchPath: cli.env.PATH });
   if (found) foundCompose.set(cli.command, found);
   return found;
+}
+
+/**
+ * Writes the stack's file mounts and its file with the one writer (service-files.ts) into a
+ * version directory of the stack: the file in `<version>/code/`, the mounts in `<version>/files/`,
+ * so that the `../files/<x>` sources of the file (Dokploy's layout) are resolved by Compose and
+ * `docker stack deploy` from the file's directory. The versions the running services bind stay.
+ */
+async function writeStackFiles(
+  docker: Docker,
+  mainDirectory: string,
+  command: DeployStackCommand,
+  owner: ResourceOwner,
+  composeType: "stack" | "docker-compose",
+): Promise<{ directory: string; file: string }> {
+  const running =
+    composeType === "stack"
+      ? (await stackServices(docker, command.appName)).flatMap(
+          (service) =>
+            (
+              service.Spec as {
+                TaskTemplate?: { ContainerSpec?: { Mounts?: { Source?: string }[] } };
+              }
+            ).TaskTemplate?.ContainerSpec?.Mounts?.map((mount) => mount.Source ?? "") ?? [],
+        )
+      : (await composeContainers(docker, command.appName)).flatMap(
+          (container) => container.Mounts?.map((mount) => mount.Source ?? "") ?? [],
+        );
+  const { directory: version } = await writeFilesVersion(
+    path.join(stackDirectory(mainDirectory, command.appName), "files"),
+    owner,
+    (command.files ?? []).map((file) => ({
+      hostPath: `files/${file.filePath}`,
+      containerPath: file.filePath,
+      content: file.content,
+    })),
+    running.filter(Boolean),
+  );
+  const directory = path.join(version, "code");
+  await mkdir(directory, { recursive: true, mode: 0o700 });
+  const file = path.join(directory, "docker-compose.yml");
+  await writeFile(file, command.composeFile, { mode: 0o600 });
+  return { directory, file };
 }
 
 /** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
@@ -190,10 +240,7 @@ export async function deployStack(
     );
   }
 
-  const directory = stackDirectory(mainDirectory, appName);
-  await mkdir(directory, { recursive: true, mode: 0o700 });
-  const file = path.join(directory, "docker-compose.yml");
-  await writeFile(file, command.composeFile, { mode: 0o600 });
+  const { directory, file } = await writeStackFiles(docker, mainDirectory, command, owner, composeType);
   throwIfCancelled(signal);
 
   await withRegistryLogins(cli, command.registryAuth ?? [], log, signal, async (env) => {

@@ -24,9 +24,10 @@ import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
-import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";
+import { serviceMountsOf } from "../mounts/mounts.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -36,6 +37,13 @@ import { findComposeWithOrganization, type LocatedCompose } from "./repository.t
 const DEPLOY_TIMEOUT_MS = 15 * 60_000;
 const STACK_ACTION_TIMEOUT_MS = 180_000;
 const DEPLOY_WAIT_SECONDS = 300;
+/**
+ * What `../files/` names for the conversion's checks. The converted file keeps `../files/<x>`
+ * (Dokploy's layout): the agent runs it from `<version>/code/` beside `<version>/files/`, in the
+ * stack's directory under its own main directory (agent deploy/stack.ts), which the control
+ * plane does not know for a remote server.
+ */
+const STACK_FILES_ANCHOR = "/stack/files";
 
 export const ownerOfCompose = (row: Pick<LocatedCompose, "organizationId" | "composeId">): ResourceOwner =>
   composeOwner(row.organizationId, row.composeId);
@@ -102,7 +110,7 @@ export async function convertedComposeOf(
       })),
       platformNetwork: services.config.platformNetwork ?? PLATFORM_NETWORK,
       tenant: tenancy?.tenant ?? null,
-      filesDirectory: `/etc/platform/compose/${row.appName}/files`,
+      filesDirectory: STACK_FILES_ANCHOR,
     });
   } catch (error) {
     if (error instanceof ComposeFileError) throw composeFileError(error);
@@ -205,6 +213,10 @@ export async function runComposeDeployment(
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
     const logStreamId = `${run.deploymentId}-stack`;
+    const files = (await serviceMountsOf(services.db, "compose", row.composeId))
+      .filter((mount) => mount.type === "file")
+      .map((mount) => ({ filePath: mount.source, content: mount.content ?? "" }));
+    if (files.length > 0) log(`Writing ${files.length} file mount(s) under ../files/…`);
     const command = {
       jobId: run.deploymentId,
       appName: row.appName,
@@ -212,6 +224,7 @@ export async function runComposeDeployment(
       composeFile: converted.yaml,
       owner: ownerOfCompose(row),
       waitSeconds: DEPLOY_WAIT_SECONDS,
+      files,
     };
     const result = await forwardAgentLog(services, serverId, logStreamId, log, () =>
       followAgentJob(services, {
@@ -332,8 +345,8 @@ export async function teardownCompose(
   reason: string,
   deleteVolumes: boolean,
 ): Promise<void> {
-  await dropWaitingDeployments(services, row.composeId, reason);
-  await stopRunningDeployment(services, row.composeId, reason);
-  await removeComposeProxy(services, row);
-  await removeComposeStack(services, row, deleteVolumes);
+  await teardownTarget(services, row.composeId, reason, async () => {
+    await removeComposeProxy(services, row);
+    await removeComposeStack(services, row, deleteVolumes);
+  });
 }

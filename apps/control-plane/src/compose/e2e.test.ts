@@ -7,8 +7,14 @@
  * the volume and with it removes it. A stack of another organization with the same service names
  * (made here with `docker stack deploy` and that organization's labels, as the platform would) is
  * untouched throughout, and a stack whose name is taken by someone else's objects is refused.
+ * Templates: a local HTTP catalogue in Dokploy's layout (PLATFORM_TEMPLATES_URL) is listed beside
+ * the built-in one, and a template of each deploys with compose.deployTemplate, its images
+ * replaced by the test images (PLATFORM_TEMPLATE_IMAGES), its file mount written by the agent and
+ * served, its env and generated domain stored.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
@@ -154,12 +160,67 @@ async function serviceIds(appName: string): Promise<string> {
   return dockerCli(["service", "ls", "-q", "--filter", `label=com.docker.stack.namespace=${appName}`]);
 }
 
+const STATIC_HTTPD = "platform-test/static-httpd:latest";
+/** The remote catalogue (Dokploy's layout): one template whose page is a file mount. */
+const catalogue: Record<string, string> = {
+  "/meta.json": JSON.stringify([
+    {
+      id: "hello-files",
+      name: "Hello files",
+      version: "1.0.0",
+      description: "Serves its file mount.",
+      logo: "hello.svg",
+      links: {},
+      tags: ["test"],
+    },
+  ]),
+  "/blueprints/hello-files/docker-compose.yml": `services:
+  web:
+    image: example/hello-files:1.0
+    command: ["httpd", "-f", "-p", "8080", "-h", "/www"]
+    environment:
+      GREETING: \${GREETING}
+    volumes:
+      - ../files/www/index.html:/www/index.html:ro
+`,
+  "/blueprints/hello-files/template.toml": `[variables]
+main_domain = "\${domain}"
+greeting = "hello-\${hash:8}"
+
+[[config.domains]]
+serviceName = "web"
+port = 8080
+host = "\${main_domain}"
+
+[config]
+env = ["GREETING=\${greeting}"]
+
+[[config.mounts]]
+filePath = "./www/index.html"
+content = "served from \${greeting}"
+`,
+};
+let catalogueServer: Server | undefined;
+
 beforeAll(async () => {
   await requireDocker();
-  for (const image of [BUSYBOX, REDIS, NETCLIENT]) await dockerCli(["image", "inspect", image]);
+  for (const image of [BUSYBOX, REDIS, NETCLIENT, STATIC_HTTPD]) await dockerCli(["image", "inspect", image]);
   const mainDirectory = await mkdtemp(path.join(tmpdir(), "compose-e2e-"));
   directories.push(mainDirectory);
-  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+  catalogueServer = createServer((request, response) => {
+    const body = catalogue[request.url ?? ""];
+    response.writeHead(body === undefined ? 404 : 200).end(body ?? "not found");
+  });
+  await new Promise<void>((resolve) => catalogueServer!.listen(0, "127.0.0.1", resolve));
+  const { port } = catalogueServer.address() as AddressInfo;
+  platform = await startTestPlatform(
+    {
+      PLATFORM_TEMPLATES_URL: `http://127.0.0.1:${port}`,
+      PLATFORM_OUTBOUND_ALLOW: "127.0.0.1/32",
+      PLATFORM_TEMPLATE_IMAGES: `example/hello-files=${BUSYBOX},corentinth/it-tools=${STATIC_HTTPD}`,
+    },
+    { agents: { localAgent: { mainDirectory } } },
+  );
   owner = await platform.registerOwner();
   const project = await ok("project.create", { name: "Stacks" });
   environmentId = project.environment.environmentId;
@@ -167,6 +228,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
+  catalogueServer?.close();
+  for (const name of stacks) {
+    const containers = await dockerCli([
+      "ps",
+      "-aq",
+      "--filter",
+      `label=com.docker.compose.project=${name}`,
+    ]).catch(() => "");
+    for (const id of containers.split("\n").filter(Boolean))
+      await dockerCli(["rm", "-f", id]).catch(() => {});
+  }
   for (const name of stacks) {
     await dockerCli(["stack", "rm", name]).catch(() => {});
   }
@@ -337,6 +409,77 @@ describe("a three-service stack", () => {
     const project = await q("project.all", {}, as());
     expect(JSON.stringify(project)).not.toContain(appName);
   });
+});
+
+describe("templates", () => {
+  it(
+    "lists the built-in and the remote catalogue and deploys a template of each with the test images",
+    async () => {
+      const listed = await q("compose.templates", {});
+      const ids = listed.map((template: { id: string }) => template.id);
+      expect(ids).toContain("it-tools");
+      expect(ids).toContain("hello-files");
+      expect(listed.find((template: { id: string }) => template.id === "hello-files").logo).toMatch(
+        /\/blueprints\/hello-files\/hello\.svg$/,
+      );
+      const unknown = await platform.mutate("compose.deployTemplate", { environmentId, id: "no-such" }, as());
+      expect(unknown.status).toBe(404);
+
+      const hello = await ok("compose.deployTemplate", { environmentId, id: "hello-files" });
+      stacks.push(hello.appName);
+      expect(hello.appName).toMatch(/^stacks-hello-files-[a-z0-9]{6}$/);
+      const greeting = /^GREETING=(hello-[a-z0-9]{8})$/m.exec(hello.env)?.[1];
+      expect(greeting, hello.env).toBeDefined();
+      const domains = await q("domain.byComposeId", { composeId: hello.composeId });
+      expect(domains).toMatchObject([{ serviceName: "web", port: 8080 }]);
+      expect(domains[0].host).toContain(hello.appName);
+      const converted = parse(await q("compose.getConvertedCompose", { composeId: hello.composeId }));
+      expect(converted.services.web.image).toBe(BUSYBOX);
+      expect(converted.services.web.volumes).toEqual(["../files/www/index.html:/www/index.html:ro"]);
+
+      const deployments = async (composeId: string) =>
+        (await q("deployment.allByCompose", { composeId })) as { deploymentId: string }[];
+      const [first] = await deployments(hello.composeId);
+      const deployed = await platform.waitForDeployment(first!.deploymentId, DEPLOY_WAIT_MS);
+      expect(deployed.status, deployed.logs).toBe("done");
+      // Reached on the platform network by the alias its domain is routed to: the mount's content.
+      await eventually(
+        async () =>
+          (
+            await dockerCli([
+              "run",
+              "--rm",
+              "--network",
+              "platform-network",
+              NETCLIENT,
+              "curl",
+              "-fsS",
+              "-m",
+              "3",
+              `http://${hello.appName}_web:8080/`,
+            ])
+          ).trim() === `served from ${greeting}`,
+        "the template's file mount is served",
+      );
+
+      const tools = await ok("compose.deployTemplate", { environmentId, id: "it-tools" });
+      stacks.push(tools.appName);
+      const [toolsRun] = await deployments(tools.composeId);
+      const toolsDeployed = await platform.waitForDeployment(toolsRun!.deploymentId, DEPLOY_WAIT_MS);
+      expect(toolsDeployed.status, toolsDeployed.logs).toBe("done");
+      const image = await dockerCli([
+        "ps",
+        "--filter",
+        `label=com.docker.compose.project=${tools.appName}`,
+        "--format",
+        "{{.Image}}",
+      ]);
+      expect(image.trim()).toBe(STATIC_HTTPD);
+
+      for (const composeId of [hello.composeId, tools.composeId]) await ok("compose.delete", { composeId });
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
 });
 
 async function projectOf(): Promise<string> {

@@ -5,6 +5,7 @@
  * count per server (server.remove refuses a server that still carries one).
  */
 import { sql } from "kysely";
+import { newId } from "../crypto/ids.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
 import type { ServiceKindHooks } from "../projects/services.ts";
@@ -24,8 +25,9 @@ async function copyAppName(db: Db, appName: string): Promise<string> {
 /**
  * Copies stacks into another environment with their file, type, variables and source, as
  * Dokploy's duplicate does: a new id and appName (so its objects never collide with the
- * source's), status idle, " (copy)" in the same project. Volumes and domains are not copied, nor
- * the claim on the source's host ports (the copy's deploy fails on them until its file changes).
+ * source's), status idle, " (copy)" in the same project, with its file mounts. Volumes and
+ * domains are not copied, nor the claim on the source's host ports (the copy's deploy fails on
+ * them until its file changes).
  */
 async function copyCompose(
   db: Db,
@@ -42,7 +44,7 @@ async function copyCompose(
       publishedPorts: _ports,
       ...fields
     } = source;
-    await insertCompose(db, {
+    const copy = await insertCompose(db, {
       ...fields,
       serviceNetworks: JSON.stringify(serviceNetworks ?? []),
       composeId: newComposeId(),
@@ -50,6 +52,24 @@ async function copyCompose(
       appName: await copyAppName(db, source.appName),
       environmentId: target.targetEnvironmentId,
     });
+    // Its file mounts too: the copied file binds them as ../files/<filePath>.
+    const mounts = await db
+      .selectFrom("mounts")
+      .selectAll()
+      .where("composeId", "=", source.composeId)
+      .execute();
+    if (mounts.length > 0) {
+      await db
+        .insertInto("mounts")
+        .values(
+          mounts.map(({ mountId: _id, createdAt: _created, ...mount }) => ({
+            ...mount,
+            mountId: newId(),
+            composeId: copy.composeId,
+          })),
+        )
+        .execute();
+    }
   }
 }
 

@@ -110,3 +110,70 @@ describe("a tenant's compose file", () => {
     expect(converted.body).toContain("privileged: true");
   });
 });
+
+describe("compose.deployTemplate", () => {
+  it("stores the template's file mounts and domain, copies the mounts with project.duplicate, and is a 404 for another organization's environment or an unknown template", async () => {
+    const stack = await platform.mutateOk(
+      "compose.deployTemplate",
+      { environmentId: ownerEnvironmentId, id: "prometheus" },
+      owner,
+    );
+    expect(stack.appName).toMatch(/^instance-prometheus-[a-z0-9]{6}$/);
+    expect(stack.env).toMatch(/^RETENTION=15d$/m);
+    const mounts = await platform.services.db
+      .selectFrom("mounts")
+      .selectAll()
+      .where("composeId", "=", stack.composeId)
+      .execute();
+    expect(mounts).toMatchObject([
+      { type: "file", filePath: "prometheus/prometheus.yml", serviceType: "compose" },
+    ]);
+    expect(mounts[0]!.content).toContain("scrape_interval");
+    const domains = await platform.query("domain.byComposeId", { composeId: stack.composeId }, owner);
+    expect(domains.body).toMatchObject([{ serviceName: "prometheus", port: 9090 }]);
+
+    await platform.mutateOk(
+      "project.duplicate",
+      { sourceEnvironmentId: ownerEnvironmentId, name: "Copy", duplicateInSameProject: true },
+      owner,
+    );
+    const copied = await platform.services.db
+      .selectFrom("mounts")
+      .innerJoin("compose", "compose.composeId", "mounts.composeId")
+      .select(["mounts.content", "compose.composeId"])
+      .where("compose.composeId", "!=", stack.composeId)
+      .where("mounts.filePath", "=", "prometheus/prometheus.yml")
+      .execute();
+    expect(copied).toHaveLength(1);
+    expect(copied[0]!.content).toBe(mounts[0]!.content);
+    for (const composeId of [stack.composeId, copied[0]!.composeId]) {
+      await platform.mutateOk("compose.delete", { composeId }, owner);
+    }
+
+    const foreign = await platform.mutate(
+      "compose.deployTemplate",
+      { environmentId: ownerEnvironmentId, id: "prometheus" },
+      tenant,
+    );
+    expect(foreign.status).toBe(404);
+    const unknown = await platform.mutate(
+      "compose.deployTemplate",
+      { environmentId: ownerEnvironmentId, id: "no-such-template" },
+      owner,
+    );
+    expect(unknown.status).toBe(404);
+  });
+
+  it("is a 400 naming serverId for a tenant without a server, storing nothing", async () => {
+    const refused = await platform.mutate(
+      "compose.deployTemplate",
+      { environmentId: tenantEnvironmentId, id: "prometheus" },
+      tenant,
+    );
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error.data.fields).toEqual(["serverId"]);
+    expect(JSON.stringify((await platform.query("project.all", {}, tenant)).body)).not.toContain(
+      "prometheus",
+    );
+  });
+});

@@ -15,7 +15,7 @@ import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/depl
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applySwarmFields, PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
-import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { parseEnv } from "../env-vars.ts";
 import { badRequest } from "../errors.ts";
@@ -201,7 +201,5 @@ export async function teardownDatabase(
   row: OwnedDatabase,
   reason: string,
 ): Promise<void> {
-  await dropWaitingDeployments(services, row.databaseId, reason);
-  await stopRunningDeployment(services, row.databaseId, reason);
-  await removeDatabaseService(services, row);
+  await teardownTarget(services, row.databaseId, reason, () => removeDatabaseService(services, row));
 }

@@ -406,7 +406,8 @@ export type MountType = "volume" | "file" | "bind";
 
 /**
  * A mount of a service (Dokploy's `mount`): a named volume, a file whose content the platform
- * writes, or (instance organization only) a host path. Exactly one of applicationId/databaseId.
+ * writes, or (instance organization only) a host path. Exactly one of applicationId/databaseId/composeId
+ * (a stack's are file mounts its compose file binds as `../files/<filePath>`, mountPath "").
  */
 export interface MountTable {
   mountId: string;
@@ -419,6 +420,7 @@ export interface MountTable {
   serviceType: string;
   applicationId: string | null;
   databaseId: string | null;
+  composeId: string | null;
   organizationId: string;
   createdAt: Timestamp;
 }

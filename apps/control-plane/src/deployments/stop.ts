@@ -85,3 +85,19 @@ export async function dropWaitingDeployments(
 ): Promise<number> {
   return (await dropWaiting(services, { targetId: serviceId }, reason)).length;
 }
+
+/**
+ * The teardown of a service of any kind (a database's, a compose stack's): its waiting
+ * deployments dropped, its running one aborted, then `remove` (its Docker objects, its proxy
+ * files), in that order so that no deployment recreates what is being removed.
+ */
+export async function teardownTarget(
+  services: ServiceContext,
+  serviceId: string,
+  reason: string,
+  remove: () => Promise<void>,
+): Promise<void> {
+  await dropWaitingDeployments(services, serviceId, reason);
+  await stopRunningDeployment(services, serviceId, reason);
+  await remove();
+}

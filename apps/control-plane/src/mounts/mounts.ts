@@ -65,7 +65,7 @@ export interface MountFields {
 export interface MountOwner {
   organizationId: string;
   kind: ServiceKind;
-  /** applicationId or databaseId. */
+  /** applicationId, databaseId or composeId. */
   serviceId: string;
 }
 
@@ -83,7 +83,10 @@ export async function checkMount(
   fields: MountFields,
   except?: string,
 ): Promise<
-  Omit<Mount, "mountId" | "createdAt" | "serviceType" | "applicationId" | "databaseId" | "organizationId">
+  Omit<
+    Mount,
+    "mountId" | "createdAt" | "serviceType" | "applicationId" | "databaseId" | "composeId" | "organizationId"
+  >
 > {
   const mountPath = containerPath("mountPath", fields.mountPath);
   const own: Record<MountType, readonly (keyof MountFields)[]> = {
@@ -149,8 +152,8 @@ async function checkVolumeName(
     .where("volumeName", "=", volumeName)
     .where((eb) =>
       eb.or([
-        eb("applicationId", "is", null).and("databaseId", "is", null),
-        eb(eb.fn.coalesce("applicationId", "databaseId"), "!=", owner.serviceId),
+        eb("applicationId", "is", null).and("databaseId", "is", null).and("composeId", "is", null),
+        eb(eb.fn.coalesce("applicationId", "databaseId", "composeId"), "!=", owner.serviceId),
       ]),
     )
     .where("mountId", "!=", except ?? "")
@@ -181,11 +184,11 @@ export function toServiceMounts(rows: readonly Mount[]): ServiceMount[] {
 
 /**
  * The mounts of the service of `kind` and `serviceId`, for its next deploy: the one lookup every
- * kind's deploy step calls (compose stacks too, once they store mounts).
+ * kind's deploy step calls. A compose stack's are file mounts (`source` its filePath) that the
+ * agent writes under the stack's files directory, where its compose file binds them.
  */
 export async function serviceMountsOf(db: Db, kind: ServiceKind, serviceId: string): Promise<ServiceMount[]> {
-  const column = kind === "application" ? "applicationId" : "databaseId";
-  if (kind === "compose") return [];
+  const column = kind === "application" ? "applicationId" : kind === "compose" ? "composeId" : "databaseId";
   const rows = await db
     .selectFrom("mounts")
     .selectAll()

@@ -4,10 +4,15 @@
  * create and update (an invalid file is a 400 naming where, and nothing is stored); deploy and
  * redeploy queue a deployment (status running, then done | error, with its log); start, stop
  * and delete act on the stack's own Docker objects at once through its server's agent.
+ * templates lists the catalogues (templates/); deployTemplate creates a stack from one (its
+ * env, its file mounts as mount rows the agent writes under `../files/`, its domains) and
+ * queues its deployment.
  */
+import { randomBytes } from "node:crypto";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { serverBelongsTo } from "../applications/repository.ts";
+import { idSchema } from "../applications/schemas.ts";
 import {
   composeFileError,
   composeStackAction,
@@ -15,6 +20,7 @@ import {
   teardownCompose,
 } from "../compose/deploy.ts";
 import { claimComposePorts } from "../compose/ports.ts";
+import { removeComposeProxy } from "../compose/proxy.ts";
 import {
   COMPOSE_APP_NAME_CONSTRAINT,
   deleteCompose,
@@ -33,11 +39,13 @@ import {
   updateComposeInput,
 } from "../compose/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
+import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import {
   grantCreated,
@@ -48,6 +56,15 @@ import {
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+import { agentServerId } from "../servers/repository.ts";
+import {
+  InvalidTemplateError,
+  listTemplates,
+  type RenderedTemplate,
+  renderTemplate,
+  TemplateNotFoundError,
+} from "../templates/index.ts";
+import { addComposeDomain, generateHostFor } from "./domain.ts";
 
 const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
 const statusAnswerSchema = z.object({
@@ -120,6 +137,79 @@ async function targetEnvironment(services: ServiceContext, caller: Caller, envir
   return target;
 }
 
+/** The server a new stack runs on: the caller's organization's, or this machine (not on cloud). */
+async function targetServer(
+  services: ServiceContext,
+  caller: Caller,
+  serverId: string | null | undefined,
+): Promise<string | null> {
+  if (!serverId && services.config.edition === "cloud") {
+    throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
+  }
+  if (serverId && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+    throw notFound("Server");
+  }
+  return serverId || null;
+}
+
+const LABEL_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A free appName for a template's stack: `<project>-<template>-<6 random>`, as Dokploy names it. */
+async function templateAppName(services: ServiceContext, projectName: string, templateId: string) {
+  const base =
+    `${projectName} ${templateId}`
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 56)
+      .replace(/-+$/, "") || "template";
+  for (;;) {
+    const suffix = [...randomBytes(6)].map((byte) => LABEL_ALPHABET[byte % LABEL_ALPHABET.length]).join("");
+    const candidate = `${base}-${suffix}`;
+    if (!(await appNameTaken(services.db, candidate))) return candidate;
+  }
+}
+
+/** A template the catalogues do not have is a 404; one that cannot be rendered a 400 naming `id`. */
+async function renderedTemplate(
+  services: ServiceContext,
+  caller: Caller,
+  input: { id: string; baseUrl?: string },
+  options: { generateHost: (serviceName: string) => string },
+): Promise<RenderedTemplate> {
+  try {
+    return await renderTemplate(services, input.id, {
+      baseUrl: input.baseUrl,
+      organizationId: caller.organizationId,
+      generateHost: options.generateHost,
+    });
+  } catch (error) {
+    if (error instanceof TemplateNotFoundError) throw notFound("Template");
+    if (error instanceof InvalidTemplateError) throw badRequest(error.message, { fields: ["id"] });
+    throw error;
+  }
+}
+
+export const templateSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.string(),
+  description: z.string(),
+  logo: z.string(),
+  links: z.object({
+    github: z.string().optional(),
+    website: z.string().optional(),
+    docs: z.string().optional(),
+  }),
+  tags: z.array(z.string()),
+});
+
+const baseUrlSchema = z
+  .string()
+  .trim()
+  .max(2000)
+  .refine((url) => /^https?:\/\/[^\s]+$/.test(url), "must be an http(s) URL");
+
 export const composeRouter = defineRouter("compose", {
   create: mutation({
     summary: "Create a compose stack in an environment (status idle; deploy starts it)",
@@ -129,13 +219,7 @@ export const composeRouter = defineRouter("compose", {
     handler: async ({ services, caller, input }) => {
       const environment = await targetEnvironment(services, caller, input.environmentId);
       requireCanCreateServices(await grantsOf(services.db, caller));
-      const serverId = input.serverId ?? null;
-      if (serverId === null && services.config.edition === "cloud") {
-        throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
-      }
-      if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
-        throw notFound("Server");
-      }
+      const serverId = await targetServer(services, caller, input.serverId);
       checkFile(input.composeFile);
       const taken = () =>
         conflict(`The appName "${input.appName}" is already in use`, { fields: ["appName"] });
@@ -323,6 +407,99 @@ export const composeRouter = defineRouter("compose", {
       const moved = await updateCompose(services.db, row.composeId, { environmentId: target.environmentId });
       if (!moved) throw notFound("Compose");
       return toComposeView(moved);
+    },
+  }),
+
+  templates: query({
+    summary: "The templates: the built-in catalogue, then the remote one (PLATFORM_TEMPLATES_URL or baseUrl)",
+    access: "member",
+    input: z.object({ baseUrl: baseUrlSchema.optional() }).optional(),
+    output: z.array(templateSummarySchema),
+    handler: async ({ services, caller, input }) =>
+      listTemplates(services, { baseUrl: input?.baseUrl, organizationId: caller.organizationId }),
+  }),
+
+  deployTemplate: mutation({
+    summary:
+      "Create a compose stack from a template (variables generated, file mounts and domains created) and deploy it",
+    access: "member",
+    input: z.object({
+      environmentId: idSchema,
+      id: z.string().min(1).max(100),
+      serverId: idSchema.nullish(),
+      baseUrl: baseUrlSchema.optional(),
+    }),
+    output: composeSchema,
+    handler: async ({ services, caller, input }) => {
+      const environment = await targetEnvironment(services, caller, input.environmentId);
+      requireCanCreateServices(await grantsOf(services.db, caller));
+      const serverId = await targetServer(services, caller, input.serverId);
+      // It deploys at once: a server its agent runs on is needed now, before anything is stored.
+      await agentServerId(services, caller.organizationId, serverId);
+      const project = await services.db
+        .selectFrom("projects")
+        .select("name")
+        .where("projectId", "=", environment.projectId)
+        .executeTakeFirstOrThrow();
+      const appName = await templateAppName(services, project.name, input.id);
+      const generateHost = await generateHostFor(services, caller, appName, serverId ?? undefined);
+      const template = await renderedTemplate(services, caller, input, { generateHost });
+      const summary = (await listTemplates(services, { baseUrl: input.baseUrl })).find(
+        (entry) => entry.id === input.id,
+      );
+      for (const mount of template.mounts) {
+        if (Buffer.byteLength(mount.content) > MAX_FILE_MOUNT_BYTES) {
+          throw badRequest(`Template ${input.id}: the mount ${mount.filePath} is over 1 MiB`, {
+            fields: ["id"],
+          });
+        }
+      }
+      const row = await insertCompose(services.db, {
+        composeId: newComposeId(),
+        name: input.id,
+        appName,
+        description: summary?.description.slice(0, 500) || null,
+        environmentId: environment.environmentId,
+        serverId,
+        composeType: "docker-compose",
+        composeFile: template.composeFile,
+        sourceType: "raw",
+        env: template.envs.join("\n") || null,
+        icon: summary?.logo || null,
+      });
+      const located = await findCompose(services.db, caller.organizationId, row.composeId);
+      if (!located) throw notFound("Compose");
+      try {
+        if (template.mounts.length > 0) {
+          await services.db
+            .insertInto("mounts")
+            .values(
+              template.mounts.map((mount) => ({
+                mountId: newId(),
+                type: "file" as const,
+                filePath: mount.filePath,
+                content: mount.content,
+                mountPath: "",
+                serviceType: "compose",
+                composeId: row.composeId,
+                organizationId: located.organizationId,
+              })),
+            )
+            .execute();
+        }
+        // The tenant's refusals before anything reaches the proxy or the server.
+        await convertedComposeOf(services, located);
+        for (const domain of template.domains) {
+          await addComposeDomain(services, caller, row.composeId, domain);
+        }
+      } catch (error) {
+        await removeComposeProxy(services, located).catch(() => {});
+        await deleteCompose(services.db, row.composeId);
+        throw error;
+      }
+      await grantCreated(services.db, caller, "services", row.composeId);
+      await queue(services, located, "deploy", { title: `Template ${input.id}` });
+      return toComposeView((await findCompose(services.db, caller.organizationId, row.composeId)) ?? row);
     },
   }),
 });

@@ -183,10 +183,10 @@ function checkComposeCertificate(settings: DomainSettings): void {
 async function createComposeDomain(
   services: ServiceContext,
   caller: Caller,
-  input: z.infer<typeof createDomainInput>,
+  composeId: string,
   settings: DomainSettings,
 ) {
-  const compose = await loadCompose(services, caller, input.composeId!);
+  const compose = await loadCompose(services, caller, composeId);
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
   await requireStoredCertificate(services, compose.organizationId, composeServerOf(compose), settings);
@@ -256,6 +256,52 @@ function generatedHost(appName: string, ip: string, wildcardDomain: string): str
   return `${label}-${hash}.${ip}.${wildcardDomain}`;
 }
 
+/**
+ * A domain of a compose stack created for the caller as domain.create does (compose.deployTemplate:
+ * a template's domains), without TLS, as Dokploy creates a template's.
+ */
+export async function addComposeDomain(
+  services: ServiceContext,
+  caller: Caller,
+  composeId: string,
+  domain: { host: string; port: number; serviceName: string; path?: string },
+) {
+  const settings = checkedSettings(
+    {
+      host: domain.host,
+      path: domain.path ?? "/",
+      port: domain.port,
+      https: false,
+      certificateType: "none",
+      customCertResolver: null,
+      certificate: null,
+      certificateKey: null,
+      serviceName: domain.serviceName,
+      stripPath: true,
+      internalPath: null,
+      customEntrypoint: null,
+      middlewares: [],
+    },
+    null,
+  );
+  return createComposeDomain(services, caller, composeId, settings);
+}
+
+/**
+ * A generated host (domain.generateDomain's form) for `appName` on `serverId`; a server without a
+ * public IPv4 address gets 127.0.0.1's, as Dokploy's templates do.
+ */
+export async function generateHostFor(
+  services: ServiceContext,
+  caller: Caller,
+  appName: string,
+  serverId: string | undefined,
+): Promise<(serviceName: string) => string> {
+  const ip = await serverIpOf(services, caller, serverId);
+  const settings = await loadWebServerSettings(services.db);
+  return () => generatedHost(appName, isIPv4(ip) ? ip : "127.0.0.1", settings.wildcardDomain);
+}
+
 export const domainRouter = defineRouter("domain", {
   create: mutation({
     summary: "Add a domain to an application; its Traefik file is rewritten at once",
@@ -290,7 +336,8 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
-      if (input.domainType === "compose") return createComposeDomain(services, caller, input, settings);
+      if (input.domainType === "compose")
+        return createComposeDomain(services, caller, input.composeId!, settings);
       const application = await loadApplication(services, caller, input.applicationId!);
       const serverId = proxyServerOf(services, application);
       await requireStoredCertificate(services, application.organizationId, serverId, settings);

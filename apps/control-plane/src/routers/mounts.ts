@@ -56,7 +56,7 @@ export const mountSchema = z.object({
 
 function toView(row: Mount): z.input<typeof mountSchema> {
   const kind = row.serviceType as ServiceKind;
-  const serviceId = row.applicationId ?? row.databaseId ?? "";
+  const serviceId = row.applicationId ?? row.databaseId ?? row.composeId ?? "";
   const idOf = (k: ServiceKind) => (kind === k ? serviceId : null);
   return {
     mountId: row.mountId,
@@ -74,7 +74,7 @@ function toView(row: Mount): z.input<typeof mountSchema> {
     mariadbId: idOf("mariadb"),
     mongoId: idOf("mongo"),
     redisId: idOf("redis"),
-    composeId: null,
+    composeId: idOf("compose"),
     createdAt: row.createdAt,
   };
 }
@@ -127,7 +127,7 @@ async function loadMount(
       services,
       caller,
       row.serviceType as ServiceKind,
-      row.applicationId ?? row.databaseId ?? "",
+      row.applicationId ?? row.databaseId ?? row.composeId ?? "",
     );
     return { row, owner };
   } catch (error) {

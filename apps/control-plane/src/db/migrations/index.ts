@@ -31,6 +31,7 @@ import * as backups from "./20261127-60-backups.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
 import * as emailConfirmation from "./20261128-10-email-confirmation.ts";
+import * as composeMounts from "./20261128-40-compose-mounts.ts";
 import * as composePublishedPorts from "./20261128-50-compose-published-ports.ts";
 import * as certificates from "./20261128-60-certificates.ts";
 
@@ -50,8 +51,8 @@ export const migrations: Record<string, Migration> = {
   "20261124-62-member-permissions": memberPermissions,
   "20261124-63-application-status-message": applicationStatusMessage,
   "20261124-70-deployment-leases": deploymentLeases,
-  "20261124-75-docker-cleanup": dockerCleanup,
   "20261124-70-monitoring": monitoring,
+  "20261124-75-docker-cleanup": dockerCleanup,
   "20261124-80-databases": databases,
   "20261124-85-caller-invalidation": callerInvalidation,
   "20261125-10-database-swarm": databaseSwarm,
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
   "20261128-10-email-confirmation": emailConfirmation,
+  "20261128-40-compose-mounts": composeMounts,
   "20261128-50-compose-published-ports": composePublishedPorts,
   "20261128-60-certificates": certificates,
 };
