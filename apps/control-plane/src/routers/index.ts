@@ -28,6 +28,7 @@ import { projectRouter } from "./project.ts";
 import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
+import { rollbackRouter } from "./rollback.ts";
 import { securityRouter } from "./security.ts";
 import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
@@ -53,6 +54,7 @@ export const allRouters: RouterDef[] = [
   domainRouter,
   securityRouter,
   redirectsRouter,
+  rollbackRouter,
   postgresRouter,
   mysqlRouter,
   mariadbRouter,

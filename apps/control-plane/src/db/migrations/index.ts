@@ -30,6 +30,7 @@ import * as notifications from "./20261127-50-notifications.ts";
 import * as backups from "./20261127-60-backups.ts";
 import * as redirects from "./20261127-70-redirects.ts";
 import * as mounts from "./20261127-80-mounts.ts";
+import * as rollbacks from "./20261128-70-rollbacks.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   "20261127-60-backups": backups,
   "20261127-70-redirects": redirects,
   "20261127-80-mounts": mounts,
+  "20261128-70-rollbacks": rollbacks,
 };
