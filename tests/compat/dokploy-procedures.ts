@@ -37,6 +37,8 @@ export const sources = {
     "routers/domain.ts@010a6e2a7627, schema/domain.ts@80d5313dd8a5 (customEntrypoint, middlewares: newer schema, named by issue 11)",
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
+  rollback:
+    "routers/rollbacks.ts@5a46b879f503 (apiFindOneRollback), schema/rollbacks.ts@078ca1957807, services/rollbacks.ts@00fb5a67fbee (rollback answers nothing, removeRollbackById the row; deployments.rollbackId set by createRollback)",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
@@ -929,7 +931,7 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "query",
     source: "deployment",
     input: ["applicationId*"],
-    output: "array:deploymentId,status",
+    output: "array:deploymentId,status,rollbackId",
   },
   "deployment.allByCompose": {
     kind: "query",
@@ -1500,6 +1502,14 @@ export const dokployProcedures: Record<string, Row> = {
     },
   },
   "redirects.delete": { kind: "mutation", source: "redirects", input: ["redirectId*"], output: "any" },
+
+  "rollback.rollback": { kind: "mutation", source: "rollback", input: ["rollbackId*"], output: "null" },
+  "rollback.delete": {
+    kind: "mutation",
+    source: "rollback",
+    input: ["rollbackId*"],
+    output: "object:rollbackId,deploymentId,version,image,createdAt",
+  },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },
   "settings.assignDomainServer": {

@@ -56,6 +56,8 @@ export const tagDocs: Record<string, string> = {
   mounts:
     "Mounts of a service: named volumes, files the platform writes, and host paths (instance organization only).",
   redirects: "Regex redirects of an application, applied as a middleware in its proxy file.",
+  rollback:
+    "Rollbacks of applications: every successful deployment keeps its image and service spec, deployed again without a build.",
   gitProvider: "The organization's Git provider connections of every kind, and their removal.",
   github: "GitHub App connections: installation tokens, repositories, branches and the push webhook.",
   gitlab:
@@ -441,7 +443,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
 
   // deployment
-  "deployment.all": { description: "The application's deployments, newest first." },
+  "deployment.all": {
+    description:
+      "The application's deployments, newest first; each successful one carries the `rollbackId` rollback.rollback takes.",
+  },
   "deployment.allByCompose": {
     description: "A compose service's deployments; empty until compose services exist.",
   },
@@ -707,6 +712,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "redirects.update": { description: "Change a redirect's regex, replacement or permanence" },
   "redirects.delete": {
     description: "Remove a redirect; the application's proxy file is rewritten without it.",
+  },
+  // rollback
+  "rollback.rollback": {
+    description:
+      "Deploy a kept rollback again through the deployment queue (its log, no build): the image and service spec of that deployment. A rollback whose image is gone is a 409 before anything is queued.",
+  },
+  "rollback.delete": {
+    description: "Delete a rollback; its kept image is untagged on its server (the agent must answer).",
   },
   // gitProvider
   "gitProvider.getAll": {

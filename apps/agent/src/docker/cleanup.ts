@@ -5,7 +5,7 @@
  * (platform.managed=true and platform.organization=<id>), or, for the instance administrator's
  * whole-engine cleanup, everything unused except the platform's own (platform.internal).
  * Only unused objects are touched: Docker's prune never removes a running container or an
- * image or volume a container still uses.
+ * image or volume a container still uses. Images kept for rollbacks (platform-rollback/...) stay.
  */
 import {
   type CleanDockerCommand,
