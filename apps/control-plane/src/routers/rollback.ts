@@ -69,8 +69,8 @@ export const rollbackRouter = defineRouter("rollback", {
     input: rollbackIdInput,
     output: rollbackSchema,
     handler: async ({ services, caller, input }) => {
-      requireCanDeleteProjects(caller, "services");
       const rollback = await loadRollback(services, caller, input.rollbackId);
+      requireCanDeleteProjects(caller, "services");
       await callAgent(
         rollback.serverId ?? "local",
         () => removeRollbacks(services, [rollback], true),
