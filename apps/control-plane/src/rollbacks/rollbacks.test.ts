@@ -70,17 +70,6 @@ afterAll(async () => {
   await platform?.close();
   await git?.close();
   await removeDeployedApps(appNames);
-  for (const appName of appNames) {
-    const images = await dockerCli([
-      "image",
-      "ls",
-      "--format",
-      "{{.Repository}}:{{.Tag}}",
-      `platform-rollback/${appName}`,
-    ]).catch(() => "");
-    for (const image of images.split("\n").filter(Boolean))
-      await dockerCli(["image", "rm", image]).catch(() => {});
-  }
   if (directory) await rm(directory, { recursive: true, force: true });
 }, 120_000);
 
