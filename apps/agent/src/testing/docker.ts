@@ -128,7 +128,7 @@ export async function removeDeployedApps(appNames: readonly string[]): Promise<v
       `platform-rollback/${name}`,
     ]).catch(() => "");
     for (const image of kept.split("\n").filter(Boolean))
-      await dockerCli(["image", "rm", image]).catch(() => {});
+      await dockerCli(["image", "rm", "-f", image]).catch(() => {});
     for (const image of images.split("\n").filter(Boolean))
       await dockerCli(["image", "rm", "-f", image]).catch(() => {});
   }
