@@ -89,7 +89,15 @@ async function removeUnusedImages(
   filters: Filters,
   kept: Set<string>,
 ): Promise<{ count: number; bytes: number }> {
-  const candidates = await docker.listImages({ filters: JSON.stringify(filters) });
+  // The image list takes `label` filters only: `label!` (key or key=value) is applied here.
+  const { "label!": excluded = [], ...listFilters } = filters;
+  const carries = (labels: Record<string, string> | null | undefined, filter: string) => {
+    const [key, value] = filter.split("=", 2) as [string, string | undefined];
+    return labels?.[key] !== undefined && (value === undefined || labels[key] === value);
+  };
+  const candidates = (await docker.listImages({ filters: JSON.stringify(listFilters) })).filter(
+    (image) => excluded.length === 0 || !excluded.every((filter) => carries(image.Labels, filter)),
+  );
   const used = new Set((await docker.listContainers({ all: true })).map((container) => container.ImageID));
   let count = 0;
   let bytes = 0;
