@@ -39,6 +39,8 @@ export const sources = {
   redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
   certificates:
     "routers/certificate.ts@092212e2258d, schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
+  rollback:
+    "routers/rollbacks.ts@5a46b879f503 (apiFindOneRollback), schema/rollbacks.ts@078ca1957807, services/rollbacks.ts@00fb5a67fbee (rollback answers nothing, removeRollbackById the row; deployments.rollbackId set by createRollback)",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
@@ -973,7 +975,7 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "query",
     source: "deployment",
     input: ["applicationId*"],
-    output: "array:deploymentId,status",
+    output: "array:deploymentId,status,rollbackId",
   },
   "deployment.allByCompose": {
     kind: "query",
@@ -1581,6 +1583,13 @@ export const dokployProcedures: Record<string, Row> = {
     source: "certificates",
     input: ["certificateId*"],
     output: "any",
+  },
+  "rollback.rollback": { kind: "mutation", source: "rollback", input: ["rollbackId*"], output: "null" },
+  "rollback.delete": {
+    kind: "mutation",
+    source: "rollback",
+    input: ["rollbackId*"],
+    output: "object:rollbackId,deploymentId,version,image,createdAt",
   },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },

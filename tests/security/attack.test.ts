@@ -57,6 +57,7 @@ const ID_KINDS = [
   "mongoId",
   "redisId",
   "mountId",
+  "rollbackId",
   // mounts.create's serviceId (serviceType defaults to application): an application's id.
   "serviceId",
   "notificationId",
@@ -86,6 +87,7 @@ const SERVICE_ID_KINDS = [
   "mongoId",
   "redisId",
   "mountId",
+  "rollbackId",
   "serviceId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
@@ -405,6 +407,21 @@ async function makeServices(
       serverId: null,
     })
     .execute();
+  const rollbackId = newId();
+  await db
+    .insertInto("rollbacks")
+    .values({
+      rollbackId,
+      applicationId,
+      deploymentId,
+      serverId: null,
+      image: `platform-rollback/${label}:${deploymentId}`,
+      imageId: "sha256:0",
+      registryId: null,
+      registryImage: null,
+      specSealed: "v1:1:x:y",
+    })
+    .execute();
   const databases: Record<string, string> = {};
   for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
     const created = await platform.mutateOk(
@@ -432,6 +449,7 @@ async function makeServices(
     redirectId,
     deploymentId,
     mountId,
+    rollbackId,
     serviceId: applicationId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,

@@ -26,6 +26,7 @@ import { type ServiceProbe, systemctlProbe } from "./audit/services.ts";
 import { CommandError } from "./command-error.ts";
 import { changeDatabaseCredentials } from "./deploy/database-credentials.ts";
 import { Deployer } from "./deploy/index.ts";
+import { keepRollbackImage, removeRollbackImages, rollbackImageStatus } from "./deploy/rollback-images.ts";
 import { cleanDocker } from "./docker/cleanup.ts";
 import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
 import {
@@ -279,6 +280,27 @@ export class AgentCore {
             requestId,
             result: "cleanBuildCache",
             cleanBuildCache: await this.deployer.cleanBuildCache(),
+          };
+        case "keepRollbackImage":
+          return {
+            requestId,
+            result: "rollbackImageKept",
+            rollbackImageKept: await keepRollbackImage(this.docker, request.keepRollbackImage),
+          };
+        case "rollbackImageStatus":
+          return {
+            requestId,
+            result: "rollbackImageStatus",
+            rollbackImageStatus: await rollbackImageStatus(this.docker, request.rollbackImageStatus.image),
+          };
+        case "removeRollbackImages":
+          return {
+            requestId,
+            result: "rollbackImagesRemoved",
+            rollbackImagesRemoved: await removeRollbackImages(
+              this.docker,
+              request.removeRollbackImages.images,
+            ),
           };
         case "registryLogin":
           return {

@@ -58,6 +58,8 @@ export const tagDocs: Record<string, string> = {
   redirects: "Regex redirects of an application, applied as a middleware in its proxy file.",
   certificates:
     "Custom certificates of the organization: checked at save, key sealed, applied to a server's proxy TLS store.",
+  rollback:
+    "Rollbacks of applications: every successful deployment keeps its image and service spec, deployed again without a build.",
   gitProvider: "The organization's Git provider connections of every kind, and their removal.",
   github: "GitHub App connections: installation tokens, repositories, branches and the push webhook.",
   gitlab:
@@ -451,7 +453,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
 
   // deployment
-  "deployment.all": { description: "The application's deployments, newest first." },
+  "deployment.all": {
+    description:
+      "The application's deployments, newest first; each successful one carries the `rollbackId` rollback.rollback takes.",
+  },
   "deployment.allByCompose": {
     description: "A compose service's deployments; empty until compose services exist.",
   },
@@ -744,6 +749,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "certificates.all": { description: "The organization's certificates, newest first (never their keys)." },
   "certificates.remove": {
     description: "Remove a certificate: its files and TLS-store entry leave the server's proxy.",
+  },
+  // rollback
+  "rollback.rollback": {
+    description:
+      "Deploy a kept rollback again through the deployment queue (its log, no build): the image and service spec of that deployment. A rollback whose image is gone is a 409 before anything is queued.",
+  },
+  "rollback.delete": {
+    description: "Delete a rollback; its kept image is untagged on its server (the agent must answer).",
   },
   // gitProvider
   "gitProvider.getAll": {

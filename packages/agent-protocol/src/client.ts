@@ -31,6 +31,7 @@ import {
   type DeployStackResult,
   type DockerCleanupResult,
   type EnsureProxyCommand,
+  type KeepRollbackImageCommand,
   type ListContainersCommand,
   type MonitoringSetUp,
   type ObservedServices,
@@ -53,6 +54,9 @@ import {
   type RestoreDatabaseCommand,
   type RestoreDatabaseResult,
   type ResultOfCommand,
+  type RollbackImageKept,
+  type RollbackImageStatus,
+  type RollbackImagesRemoved,
   type SecurityAuditResult,
   type ServiceAction,
   type ServiceActionResult,
@@ -229,6 +233,33 @@ export class AgentClient {
     return this.run(
       serverId,
       { command: "changeDatabaseCredentials", changeDatabaseCredentials: command },
+      timeoutMs,
+    );
+  }
+
+  /** Tags the image a deployment ran as a kept rollback image (and pushes it with a registry). */
+  keepRollbackImage(
+    serverId: string,
+    command: KeepRollbackImageCommand,
+    timeoutMs?: number,
+  ): Promise<RollbackImageKept> {
+    return this.run(serverId, { command: "keepRollbackImage", keepRollbackImage: command }, timeoutMs);
+  }
+
+  /** Whether a kept rollback image is still on the server. */
+  rollbackImageStatus(serverId: string, image: string, timeoutMs?: number): Promise<RollbackImageStatus> {
+    return this.run(serverId, { command: "rollbackImageStatus", rollbackImageStatus: { image } }, timeoutMs);
+  }
+
+  /** Untags kept rollback images; missing ones are fine. */
+  removeRollbackImages(
+    serverId: string,
+    images: string[],
+    timeoutMs?: number,
+  ): Promise<RollbackImagesRemoved> {
+    return this.run(
+      serverId,
+      { command: "removeRollbackImages", removeRollbackImages: { images } },
       timeoutMs,
     );
   }

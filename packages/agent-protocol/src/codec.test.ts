@@ -286,6 +286,26 @@ const requests: CommandRequest[] = [
   { ...header, command: "cleanBuildCache", cleanBuildCache: {} },
   {
     ...header,
+    command: "keepRollbackImage",
+    keepRollbackImage: {
+      sourceImage: "platform/app:d-1",
+      image: "platform-rollback/app:d-1",
+      registry: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
+      imagePrefix: "team",
+    },
+  },
+  {
+    ...header,
+    command: "rollbackImageStatus",
+    rollbackImageStatus: { image: "platform-rollback/app:d-1" },
+  },
+  {
+    ...header,
+    command: "removeRollbackImages",
+    removeRollbackImages: { images: ["platform-rollback/app:d-1", "platform-rollback/app:d-2"] },
+  },
+  {
+    ...header,
     command: "readAccessLog",
     readAccessLog: {
       page: 2,
@@ -518,6 +538,21 @@ const replies: CommandReply[] = [
   },
   { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true } },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
+  {
+    requestId: "r-1",
+    result: "rollbackImageKept",
+    rollbackImageKept: { imageId: "sha256:abc", pushedImage: "127.0.0.1:5000/team/app:d-1" },
+  },
+  {
+    requestId: "r-1",
+    result: "rollbackImageStatus",
+    rollbackImageStatus: { exists: true, imageId: "sha256:abc" },
+  },
+  {
+    requestId: "r-1",
+    result: "rollbackImagesRemoved",
+    rollbackImagesRemoved: { removed: ["platform-rollback/app:d-1"] },
+  },
   { requestId: "r-1", result: "registryLogin", registryLogin: { status: "Login Succeeded" } },
   {
     requestId: "r-1",

@@ -342,6 +342,44 @@ export interface RegistryLoginResult {
   status: string;
 }
 
+// ---- rollbacks -----------------------------------------------------------------------------
+
+/** Kept rollback images are named platform-rollback/<repository>:<tag>. */
+export const ROLLBACK_IMAGE_REPOSITORY_PREFIX = "platform-rollback/";
+
+export interface KeepRollbackImageCommand {
+  /** The image the deployment ran (tag or id); tagged by its image ID. */
+  sourceImage: string;
+  /** platform-rollback/<repository>:<tag>. */
+  image: string;
+  /** Also push, as <serverAddress>/<imagePrefix/><repository>:<tag>. */
+  registry?: RegistryAuth;
+  imagePrefix?: string;
+}
+
+export interface RollbackImageKept {
+  imageId: string;
+  /** "" without a registry. */
+  pushedImage: string;
+}
+
+export interface RollbackImageStatusCommand {
+  image: string;
+}
+
+export interface RollbackImageStatus {
+  exists: boolean;
+  imageId: string;
+}
+
+export interface RemoveRollbackImagesCommand {
+  images: string[];
+}
+
+export interface RollbackImagesRemoved {
+  removed: string[];
+}
+
 // ---- monitoring ------------------------------------------------------------------------------
 
 export interface ContainerStatsCommand {
@@ -676,6 +714,9 @@ export type Command =
     }
   | { command: "backupDatabase"; backupDatabase: BackupDatabaseCommand }
   | { command: "restoreDatabase"; restoreDatabase: RestoreDatabaseCommand }
+  | { command: "keepRollbackImage"; keepRollbackImage: KeepRollbackImageCommand }
+  | { command: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatusCommand }
+  | { command: "removeRollbackImages"; removeRollbackImages: RemoveRollbackImagesCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
   | { command: "readContainerMetrics"; readContainerMetrics: ReadContainerMetricsCommand }
@@ -856,6 +897,9 @@ export type ReplyResult =
   | { result: "databaseCredentialsChanged"; databaseCredentialsChanged: DatabaseCredentialsChanged }
   | { result: "backupDatabase"; backupDatabase: BackupDatabaseResult }
   | { result: "restoreDatabase"; restoreDatabase: RestoreDatabaseResult }
+  | { result: "rollbackImageKept"; rollbackImageKept: RollbackImageKept }
+  | { result: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatus }
+  | { result: "rollbackImagesRemoved"; rollbackImagesRemoved: RollbackImagesRemoved }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
   | { result: "containerMetrics"; containerMetrics: ContainerMetricsList }
@@ -891,6 +935,9 @@ export interface ResultOfCommand {
   changeDatabaseCredentials: DatabaseCredentialsChanged;
   backupDatabase: BackupDatabaseResult;
   restoreDatabase: RestoreDatabaseResult;
+  keepRollbackImage: RollbackImageKept;
+  rollbackImageStatus: RollbackImageStatus;
+  removeRollbackImages: RollbackImagesRemoved;
   containerStats: ContainerStatsList;
   setupMonitoring: MonitoringSetUp;
   readContainerMetrics: ContainerMetricsList;
@@ -922,6 +969,9 @@ export const RESULT_NAME_OF_COMMAND = {
   changeDatabaseCredentials: "databaseCredentialsChanged",
   backupDatabase: "backupDatabase",
   restoreDatabase: "restoreDatabase",
+  keepRollbackImage: "rollbackImageKept",
+  rollbackImageStatus: "rollbackImageStatus",
+  removeRollbackImages: "rollbackImagesRemoved",
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",

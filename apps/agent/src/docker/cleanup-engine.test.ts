@@ -1,7 +1,8 @@
 /**
  * The whole-engine cleanup (the instance administrator's) on a private Docker Engine of its own
  * (testing/private-docker.ts), never on the shared one: every unused object goes whatever its
- * owner, the platform's own (platform.internal) stay, and the bytes freed are reported.
+ * owner, the platform's own (platform.internal) and images kept for rollbacks stay, and the
+ * bytes freed are reported.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_IMAGE } from "../testing/docker.ts";
@@ -68,6 +69,31 @@ describe("a whole-engine cleanup", () => {
     expect(await exists(() => docker.getContainer(internal).inspect())).toBe(true);
     expect(await exists(() => docker.getVolume("platform-data").inspect())).toBe(true);
     // The image the platform's stopped container still uses is not unused.
+    expect(await exists(() => docker.getImage(TEST_IMAGE).inspect())).toBe(true);
+  });
+
+  it("leaves images kept for rollbacks (platform-rollback/...) while removing the other unused ones", async () => {
+    const { docker } = engine;
+    const source = await exitedContainer({});
+    const kept = (await docker.getContainer(source).commit({})) as { Id: string };
+    await docker.getImage(kept.Id).tag({ repo: "platform-rollback/app", tag: "d1" });
+    const other = (await docker.getContainer(source).commit({ changes: ["LABEL other=1"] })) as {
+      Id: string;
+    };
+    await docker.getImage(other.Id).tag({ repo: "platform/app", tag: "d2" });
+    await docker.getContainer(source).remove();
+
+    const result = await cleanDocker(docker, {
+      containers: false,
+      images: true,
+      volumes: false,
+      buildCache: false,
+      wholeEngine: true,
+    });
+    expect(result.imagesDeleted).toBeGreaterThanOrEqual(1);
+    expect(await exists(() => docker.getImage(kept.Id).inspect())).toBe(true);
+    expect(await exists(() => docker.getImage("platform-rollback/app:d1").inspect())).toBe(true);
+    expect(await exists(() => docker.getImage(other.Id).inspect())).toBe(false);
     expect(await exists(() => docker.getImage(TEST_IMAGE).inspect())).toBe(true);
   });
 });

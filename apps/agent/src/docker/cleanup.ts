@@ -5,7 +5,7 @@
  * (platform.managed=true and platform.organization=<id>), or, for the instance administrator's
  * whole-engine cleanup, everything unused except the platform's own (platform.internal).
  * Only unused objects are touched: Docker's prune never removes a running container or an
- * image or volume a container still uses.
+ * image or volume a container still uses. Images kept for rollbacks (platform-rollback/...) stay.
  */
 import {
   type CleanDockerCommand,
@@ -13,6 +13,7 @@ import {
   INTERNAL_LABEL,
   MANAGED_LABEL,
   ORGANIZATION_LABEL,
+  ROLLBACK_IMAGE_REPOSITORY_PREFIX,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
@@ -68,6 +69,51 @@ export async function pruneBuildCache(docker: Docker): Promise<number> {
   return result.SpaceReclaimed ?? 0;
 }
 
+/** Images tagged platform-rollback/...: kept for their rollback until the control plane untags them. */
+async function keptRollbackImageIds(docker: Docker): Promise<Set<string>> {
+  const images = await docker.listImages();
+  return new Set(
+    images
+      .filter((image) => image.RepoTags?.some((tag) => tag.startsWith(ROLLBACK_IMAGE_REPOSITORY_PREFIX)))
+      .map((image) => image.Id),
+  );
+}
+
+/**
+ * What an image prune does (every image no container uses goes, whatever its tags), leaving the
+ * kept rollback images alone: Docker's prune filters cannot name tags. The bytes are the images'
+ * sizes (layers shared with a kept image are counted though they stay).
+ */
+async function removeUnusedImages(
+  docker: Docker,
+  filters: Filters,
+  kept: Set<string>,
+): Promise<{ count: number; bytes: number }> {
+  // The image list takes `label` filters only: `label!` (key or key=value) is applied here.
+  const { "label!": excluded = [], ...listFilters } = filters;
+  const carries = (labels: Record<string, string> | null | undefined, filter: string) => {
+    const [key, value] = filter.split("=", 2) as [string, string | undefined];
+    return labels?.[key] !== undefined && (value === undefined || labels[key] === value);
+  };
+  const candidates = (await docker.listImages({ filters: JSON.stringify(listFilters) })).filter(
+    (image) => excluded.length === 0 || !excluded.every((filter) => carries(image.Labels, filter)),
+  );
+  const used = new Set((await docker.listContainers({ all: true })).map((container) => container.ImageID));
+  let count = 0;
+  let bytes = 0;
+  for (const image of candidates) {
+    if (used.has(image.Id) || kept.has(image.Id)) continue;
+    try {
+      await docker.getImage(image.Id).remove({ force: true });
+      count++;
+      bytes += image.Size ?? 0;
+    } catch {
+      // Used meanwhile, or the parent of another image: prune leaves these too.
+    }
+  }
+  return { count, bytes };
+}
+
 export async function cleanDocker(docker: Docker, command: CleanDockerCommand): Promise<DockerCleanupResult> {
   const filters = cleanupFilters(command);
   const result: DockerCleanupResult = {
@@ -85,11 +131,18 @@ export async function cleanDocker(docker: Docker, command: CleanDockerCommand): 
       result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
     }
     if (command.images) {
-      const pruned = await docker.pruneImages({
-        filters: JSON.stringify({ ...filters, dangling: ["false"] }),
-      });
-      result.imagesDeleted = pruned.ImagesDeleted?.length ?? 0;
-      result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
+      const kept = await keptRollbackImageIds(docker);
+      if (kept.size === 0) {
+        const pruned = await docker.pruneImages({
+          filters: JSON.stringify({ ...filters, dangling: ["false"] }),
+        });
+        result.imagesDeleted = pruned.ImagesDeleted?.length ?? 0;
+        result.reclaimedBytes += pruned.SpaceReclaimed ?? 0;
+      } else {
+        const removed = await removeUnusedImages(docker, filters, kept);
+        result.imagesDeleted = removed.count;
+        result.reclaimedBytes += removed.bytes;
+      }
     }
     if (command.volumes) {
       const pruned = await docker.pruneVolumes({

@@ -103,7 +103,8 @@ export function uniqueName(prefix: string): string {
 
 /**
  * Removes what deploying these applications left on the engine: their Swarm services, then the
- * images built for them (`platform/<appName>:<tag>`, appName as uniqueName() makes it, which is
+ * images built for them (`platform/<appName>:<tag>`) and kept for their rollbacks
+ * (`platform-rollback/<appName>:<tag>`, appName as uniqueName() makes it, which is
  * already a valid repository name). Each application's own repository is listed, never a
  * pattern, so images of other runs deploying at the same time stay. Failures (a service or an
  * image already gone, an engine error) are ignored.
@@ -118,6 +119,16 @@ export async function removeDeployedApps(appNames: readonly string[]): Promise<v
       "{{.Repository}}:{{.Tag}}",
       `platform/${name}`,
     ]).catch(() => "");
+    // The images kept for the application's rollbacks (platform-rollback/<appName>:<tag>).
+    const kept = await dockerCli([
+      "image",
+      "ls",
+      "--format",
+      "{{.Repository}}:{{.Tag}}",
+      `platform-rollback/${name}`,
+    ]).catch(() => "");
+    for (const image of kept.split("\n").filter(Boolean))
+      await dockerCli(["image", "rm", "-f", image]).catch(() => {});
     for (const image of images.split("\n").filter(Boolean))
       await dockerCli(["image", "rm", "-f", image]).catch(() => {});
   }

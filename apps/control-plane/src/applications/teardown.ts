@@ -11,6 +11,7 @@ import { removeApplicationService } from "../deployments/runtime.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import { ApiError } from "../errors.ts";
 import { removeApplicationProxy } from "../proxy/sync.ts";
+import { listApplicationRollbacks, removeRollbacks } from "../rollbacks/rollbacks.ts";
 
 export async function teardownApplication(
   services: ServiceContext,
@@ -23,6 +24,8 @@ export async function teardownApplication(
   await removeOwnService(services, application);
   await removeUploads(services, application.applicationId);
   await removeApplicationProxy(services, application);
+  // Kept rollback images are exempt from image cleanups: untagged here or never.
+  await removeRollbacks(services, await listApplicationRollbacks(services.db, application.applicationId));
 }
 
 /**

@@ -214,6 +214,7 @@ export interface Database {
   monitoringConfigs: MonitoringConfigTable;
   destinations: DestinationTable;
   backups: BackupTable;
+  rollbacks: RollbackTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -575,7 +576,7 @@ export interface DeploymentTable {
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
    */
-  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify";
+  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback";
   title: string;
   description: string | null;
   status: Generated<DeploymentStatus>;
@@ -603,9 +604,35 @@ export interface DeploymentTable {
   backupSizeBytes: Generated<string | null>;
   /** What a verified restore's check found ("12 rows in orders"). */
   backupCheck: Generated<string | null>;
+  /** The rollback this deployment recorded, or (a rollback run) deployed (rollbacks/). */
+  rollbackId: Generated<string | null>;
+  /** A rollback run's rollback to deploy. */
+  restoresRollbackId: Generated<string | null>;
 }
 
 export type Deployment = Selectable<DeploymentTable>;
+
+/** What a successful deployment of an application ran, kept to deploy again (rollbacks/). */
+export interface RollbackTable {
+  rollbackId: string;
+  applicationId: string;
+  /** Null once the deployment's record was removed (the rollback stays). */
+  deploymentId: string | null;
+  /** Where the image is kept; null: the control plane's own machine. */
+  serverId: string | null;
+  /** platform-rollback/<repository>:<tag> on the server. */
+  image: string;
+  imageId: string;
+  /** The rollback registry it was pushed to (rollbackActive), and the reference pushed. */
+  registryId: string | null;
+  registryImage: string | null;
+  /** The Swarm service spec the deployment ran (JSON), sealed: it holds the environment. */
+  specSealed: string;
+  version: Generated<number>;
+  createdAt: Timestamp;
+}
+
+export type Rollback = Selectable<RollbackTable>;
 
 /** An S3-compatible bucket of an organization (Dokploy's destination). */
 export interface DestinationTable {

@@ -1,8 +1,8 @@
 /**
  * One deployment of an application, from its row to agent commands: load the application and
  * its inherited variables, pick its server, build the image from its source (or take the
- * Docker image as is), push it when a build registry is set and store a copy in the rollback
- * registry when one is set, then create or update its Swarm service. The agent's log stream is
+ * Docker image as is), push it when a build registry is set, then create or update its Swarm
+ * service and keep what it ran as a rollback (rollbacks/). The agent's log stream is
  * forwarded line by line into the deployment's log; an abort of the run cancels the agent's
  * job. A failure throws an Error whose message is the reason (already logged); no secret is
  * ever part of it.
@@ -14,6 +14,7 @@ import type { ServiceContext } from "../context.ts";
 import { parseEnv } from "../env-vars.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
+import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "./deploy-service.ts";
 import { latestUpload } from "./drop.ts";
@@ -109,11 +110,14 @@ export async function runApplicationDeployment(
     const ports = await listApplicationPorts(services.db, app.applicationId);
 
     let image: string;
+    /** The image as the server names it (a build's local tag even when it was pushed). */
+    let localImage: string;
     let registryAuth: RegistryAuth | undefined;
     let outcome: DeploymentOutcome;
 
     if (source.kind === "image") {
       image = source.image;
+      localImage = image;
       registryAuth = source.registryAuth;
       if (registryAuth) secrets.push(registryAuth.password);
       log(`Using the image ${image} (no build)`);
@@ -157,32 +161,25 @@ export async function runApplicationDeployment(
         log(`Build cache cleaned (${reclaimedBytes} bytes reclaimed)`);
         command.noCache = true;
       }
-      // buildRegistryId and rollbackRegistryId: registries the agent pushes the built image to.
-      const pushTarget = async (registryId: string, kind: "build" | "rollback") => {
+      // buildRegistryId: the registry the agent pushes the built image to (the rollback registry
+      // gets the image once the deployment succeeded: rollbacks/).
+      const pushTarget = async (registryId: string) => {
         const registry =
           (await findRegistryCredentials(services, app.organizationId, registryId)) ??
-          fail(`The ${kind} registry no longer exists`);
+          fail("The build registry no longer exists");
         secrets.push(registry.password);
         const { registryUrl: serverAddress, username, password } = registry;
         const auth: RegistryAuth = { serverAddress, username, password };
         return [auth, registry.imagePrefix ?? undefined] as const;
       };
       if (app.buildRegistryId)
-        [command.pushRegistry, command.pushImagePrefix] = await pushTarget(app.buildRegistryId, "build");
-      if (app.rollbackRegistryId) {
-        [command.rollbackRegistry, command.rollbackImagePrefix] = await pushTarget(
-          app.rollbackRegistryId,
-          "rollback",
-        );
-      }
+        [command.pushRegistry, command.pushImagePrefix] = await pushTarget(app.buildRegistryId);
 
       checkAborted();
       setStage("build");
       log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
       log(`Building ${imageName} (${app.buildType})…`);
       if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
-      if (command.rollbackRegistry)
-        log(`Storing a rollback image in ${command.rollbackRegistry.serverAddress} after the build…`);
       const built = await forwardAgentLog(services, serverId, command.logStreamId, log, () =>
         followAgentJob(services, {
           serverId,
@@ -201,12 +198,12 @@ export async function runApplicationDeployment(
       );
       if (built.commitHash) log(`Built commit ${built.commitHash}`);
       image = imageName;
+      localImage = imageName;
       if (built.pushedImage) {
         log(`Pushed ${built.pushedImage}`);
         image = built.pushedImage;
         registryAuth = command.pushRegistry;
       }
-      if (built.rollbackImage) log(`Stored the rollback image ${built.rollbackImage}`);
       outcome = {
         imageName: image,
         commitHash: built.commitHash || undefined,
@@ -230,6 +227,15 @@ export async function runApplicationDeployment(
       { spec, registryAuth, owner: applicationOwner(app.organizationId, app.applicationId) },
       log,
     );
+    await recordRollback(services, {
+      deploymentId: run.deploymentId,
+      application: app,
+      serverId,
+      localImage,
+      spec,
+      log,
+      secrets,
+    });
     log("Done");
     return outcome;
   });

@@ -29,6 +29,8 @@ export type DeploymentView = {
   createdAt: string;
   startedAt: string | null;
   completedAt: string | null;
+  /** The rollback this deployment recorded (or, a rollback run, deployed): rollback.rollback. */
+  rollbackId: string | null;
 };
 
 /** The live-log address of a deployment (the log itself is in the record: no file). */
@@ -53,6 +55,7 @@ export function toDeploymentView(row: Deployment): DeploymentView {
     createdAt: row.createdAt,
     startedAt: row.startedAt,
     completedAt: row.completedAt,
+    rollbackId: row.rollbackId,
   };
 }
 
@@ -84,6 +87,8 @@ export interface NewDeployment {
   backupDestinationId?: string | null;
   backupFile?: string | null;
   backupDatabaseName?: string | null;
+  /** A rollback run's rollback (rollbacks/). */
+  restoresRollbackId?: string | null;
 }
 
 export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {

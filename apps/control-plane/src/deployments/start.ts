@@ -11,9 +11,10 @@ import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./r
 
 /**
  * rebuild: database services only (their data volume is deleted first); backup, restore and
- * verify: runs of a backup (backups/runs.ts).
+ * verify: runs of a backup (backups/runs.ts); rollback: an application's kept rollback deployed
+ * again (rollbacks/).
  */
-export type DeploymentKind = "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify";
+export type DeploymentKind = "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -23,6 +24,8 @@ export interface StartDeploymentInput {
   description?: string;
   /** A drop upload: the archive stored on the control plane's disk (absolute path) and its format. */
   archive?: { path: string; format: "zip" | "tar.gz" };
+  /** kind rollback: the rollback to deploy. */
+  restoresRollbackId?: string;
 }
 
 export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
@@ -32,6 +35,7 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   backup: "Backup",
   restore: "Restore",
   verify: "Restore verification",
+  rollback: "Rollback",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */
@@ -57,6 +61,7 @@ export async function startApplicationDeployment(
     description: input.description ?? null,
     serverId: application.serverId,
     archive: input.archive,
+    restoresRollbackId: input.restoresRollbackId ?? null,
   });
   await enqueueOrFail(services, deployment.deploymentId, application.applicationId);
   return { deploymentId: deployment.deploymentId };

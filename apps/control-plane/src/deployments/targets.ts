@@ -13,6 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
+import { runRollbackDeployment } from "../rollbacks/rollbacks.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
@@ -115,6 +116,12 @@ export function loadDeploymentTarget(
   if (deployment.targetKind === "database" && kind && isBackupRunKind(kind)) {
     return loadDatabaseTarget(services, deployment.targetId).then(
       (target) => target && backupRunTarget(target, kind),
+    );
+  }
+  // A rollback deploys a kept spec and image instead of building (rollbacks/).
+  if (deployment.targetKind === "application" && kind === "rollback") {
+    return loadApplicationTarget(services, deployment.targetId).then(
+      (target) => target && { ...target, run: runRollbackDeployment },
     );
   }
   return TARGET_KINDS[deployment.targetKind](services, deployment.targetId);

@@ -52,6 +52,8 @@ export const deploymentSchema = z.object({
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
+  /** The rollback this deployment recorded (or, a rollback run, deployed): rollback.rollback. */
+  rollbackId: z.string().nullable(),
 });
 
 const centralizedSchema = deploymentSchema.extend({
@@ -71,7 +73,7 @@ export const queueJobSchema = z.object({
   /** The deployment's id. */
   id: z.string(),
   /** deploy or redeploy. */
-  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify"]),
+  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify", "rollback"]),
   state: z.enum(["waiting", "active", "completed", "failed"]),
   queuedAt: z.string(),
   startedAt: z.string().nullable(),

@@ -29,6 +29,7 @@ import { projectRouter } from "./project.ts";
 import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
+import { rollbackRouter } from "./rollback.ts";
 import { securityRouter } from "./security.ts";
 import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
@@ -55,6 +56,7 @@ export const allRouters: RouterDef[] = [
   securityRouter,
   redirectsRouter,
   certificatesRouter,
+  rollbackRouter,
   postgresRouter,
   mysqlRouter,
   mariadbRouter,
