@@ -6,9 +6,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
-import { CreateMultipartUploadCommand, UploadPartCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestS3, type TestS3 } from "../testing/s3.ts";
+import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../testing/s3.ts";
 import {
   abortStaleUploads,
   deleteObject,
@@ -16,7 +15,6 @@ import {
   listObjects,
   probeStorage,
   StorageProbeError,
-  s3Client,
   uploadObject,
 } from "./s3.ts";
 
@@ -64,24 +62,8 @@ describe("object storage", () => {
   }, 60_000);
 
   it("aborts the multipart uploads a killed process left under a prefix, and only those", async () => {
-    const client = s3Client(s3.storage);
-    try {
-      for (const key of ["stale/db/one.dump.gz", "kept/db/two.dump.gz"]) {
-        const { UploadId } = await client.send(
-          new CreateMultipartUploadCommand({ Bucket: s3.storage.bucket, Key: key }),
-        );
-        await client.send(
-          new UploadPartCommand({
-            Bucket: s3.storage.bucket,
-            Key: key,
-            UploadId,
-            PartNumber: 1,
-            Body: randomBytes(1024),
-          }),
-        );
-      }
-    } finally {
-      client.destroy();
+    for (const key of ["stale/db/one.dump.gz", "kept/db/two.dump.gz"]) {
+      await leaveUnfinishedUpload(s3.storage, key);
     }
     expect(await abortStaleUploads(s3.storage, "stale/")).toEqual(["stale/db/one.dump.gz"]);
     expect(await abortStaleUploads(s3.storage, "stale/")).toEqual([]);

@@ -9,9 +9,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { CreateMultipartUploadCommand, UploadPartCommand } from "@aws-sdk/client-s3";
 import type { ObjectStorage } from "@platform/agent-protocol";
 // @ts-expect-error s3rver ships no type declarations
 import S3rver from "s3rver";
+import { s3Client } from "../backup/s3.ts";
 
 export interface TestS3 {
   endpoint: string;
@@ -43,6 +45,27 @@ export async function startTestS3(bucket = "backups"): Promise<TestS3> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** What a process killed mid-upload leaves: a multipart upload of `key` with one part, never completed. */
+export async function leaveUnfinishedUpload(storage: ObjectStorage, key: string): Promise<void> {
+  const client = s3Client(storage);
+  try {
+    const { UploadId } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: storage.bucket, Key: key }),
+    );
+    await client.send(
+      new UploadPartCommand({
+        Bucket: storage.bucket,
+        Key: key,
+        UploadId,
+        PartNumber: 1,
+        Body: Buffer.alloc(1024),
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
 }
 
 interface KoaContext {
