@@ -70,8 +70,51 @@ async function connect(): Promise<pg.Client> {
     database: "shop",
     connectionTimeoutMillis: 3000,
   });
+  client.on("error", () => {}); // the database is removed at the end
   await client.connect();
   return client;
+}
+
+/** Until pg_dump of a new run waits on the lock `locker` holds (the dump is under way). */
+async function dumpWaiting(
+  locker: pg.Client,
+  before: Set<string>,
+  manual: { answer?: unknown },
+): Promise<void> {
+  await rig.until(
+    "pg_dump waiting on the lock",
+    async () => {
+      if (manual.answer) throw new Error(`manualBackupPostgres answered ${JSON.stringify(manual.answer)}`);
+      const ended = (await runs()).find(
+        (run) => !before.has(run.deploymentId) && (run.status === "done" || run.status === "error"),
+      );
+      if (ended) throw new Error(`the run ended first: ${ended.status} ${ended.errorMessage}\n${ended.logs}`);
+      const waiting = await locker.query(
+        "select count(*)::int as n from pg_stat_activity where application_name = 'pg_dump' and wait_event_type = 'Lock'",
+      );
+      if (waiting.rows[0].n > 0) return true;
+      const activity = await locker.query(
+        "select application_name, state, wait_event_type, left(query, 80) as query from pg_stat_activity where pid <> pg_backend_pid()",
+      );
+      const latest = (await runs()).slice(0, 2).map((run) => [run.title, run.status]);
+      throw new Error(`not yet; runs ${JSON.stringify(latest)}; activity ${JSON.stringify(activity.rows)}`);
+    },
+    30_000,
+  );
+}
+
+/** Starts a manual run; its answer (once it ends, or the connection failed) lands in `answer`. */
+function startManualBackup(): { answer?: unknown; done: Promise<void> } {
+  const manual: { answer?: unknown; done: Promise<void> } = { done: Promise.resolve() };
+  manual.done = rig.api.mutate("backup.manualBackupPostgres", { backupId }).then(
+    (response) => {
+      manual.answer = response;
+    },
+    (error: Error) => {
+      manual.answer = error.message;
+    },
+  );
+  return manual;
 }
 
 async function bucketKeys(): Promise<string[]> {
@@ -165,18 +208,13 @@ describe("backups under faults", () => {
     const before = await knownRuns();
     const manual = rig.api.mutate("backup.manualBackupPostgres", { backupId }).catch(() => undefined);
     // pg_dump runs and waits for the lock: the dump is under way.
-    await rig.until("pg_dump waiting on the lock", async () => {
-      const waiting = await locker.query(
-        "select count(*)::int as n from pg_stat_activity where application_name = 'pg_dump' and wait_event_type = 'Lock'",
-      );
-      return waiting.rows[0].n > 0;
-    });
+    await dumpWaiting(locker, before);
     await rig.killAgent();
     await locker.query("rollback");
     await locker.end();
     rig.startAgent();
     const run = await settledNewRun(before);
-    await manual;
+    await manual.done;
     expect(run.status).toBe("error");
     expect(run.errorMessage).toMatch(/lost the backup job|restarted/);
     expect(await bucketKeys()).toEqual([]);
@@ -189,20 +227,15 @@ describe("backups under faults", () => {
     await locker.query("begin");
     await locker.query("lock table items in access exclusive mode");
     const before = await knownRuns();
-    const manual = rig.api.mutate("backup.manualBackupPostgres", { backupId }).catch(() => undefined);
-    await rig.until("pg_dump waiting on the lock", async () => {
-      const waiting = await locker.query(
-        "select count(*)::int as n from pg_stat_activity where application_name = 'pg_dump' and wait_event_type = 'Lock'",
-      );
-      return waiting.rows[0].n > 0;
-    });
+    const manual = startManualBackup();
+    await dumpWaiting(locker, before, manual);
     // From here on the only client of the bucket is the agent's upload: hold its bytes.
     proxy.hold();
     await locker.query("rollback");
     await locker.end();
     await rig.until("the upload in flight", async () => proxy.heldChunks > 0);
     await rig.controlPlane.stop("SIGKILL");
-    await manual;
+    await manual.done;
     // The bucket is reachable again while the control plane is down: the agent's upload may
     // complete now, unconfirmed; the restarted control plane fails the run and deletes it.
     await proxy.cut();

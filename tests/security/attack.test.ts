@@ -58,6 +58,8 @@ const ID_KINDS = [
   "notificationId",
   "destinationId",
   "backupId",
+  // backup.restoreBackupWithLogs's database (of its databaseType): the fixture's postgres.
+  "databaseId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -76,6 +78,7 @@ const SERVICE_ID_KINDS = [
   "redisId",
   "mountId",
   "serviceId",
+  "databaseId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -134,9 +137,6 @@ const NOT_RECORD_IDS = new Set([
   "messageThreadId",
   "teamsId",
   "customId",
-  // backup.restoreBackupWithLogs names the database by kind (databaseType) and this id: another
-  // organization's is refused by routers/backup.test.ts and the e2e suite, not generated here.
-  "databaseId",
 ]);
 type Fixture = Record<IdKind, string>;
 
@@ -430,6 +430,7 @@ async function makeServices(
     mariadbId: databases.mariadbId!,
     mongoId: databases.mongoId!,
     redisId: databases.redisId!,
+    databaseId: databases.postgresId!,
   };
 }
 

@@ -23,8 +23,9 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-export async function startTestS3(bucket = "backups"): Promise<TestS3> {
-  const directory = await mkdtemp(path.join(tmpdir(), "platform-s3-"));
+/** `parent`: where its directory is made (a benchmark keeps the bucket off the measured disk). */
+export async function startTestS3(bucket = "backups", parent = tmpdir()): Promise<TestS3> {
+  const directory = await mkdtemp(path.join(parent, "platform-s3-"));
   const server = new S3rver({
     address: "127.0.0.1",
     port: 0,
