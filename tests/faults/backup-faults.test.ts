@@ -75,12 +75,8 @@ async function connect(): Promise<pg.Client> {
   return client;
 }
 
-/** Until pg_dump of a new run waits on the lock `locker` holds (the dump is under way). */
-async function dumpWaiting(
-  locker: pg.Client,
-  before: Set<string>,
-  manual: { answer?: unknown },
-): Promise<void> {
+/** Until pg_dump of a new run waits on the test's table lock (the dump is under way). */
+async function dumpWaiting(before: Set<string>, manual: { answer?: unknown }): Promise<void> {
   await rig.until(
     "pg_dump waiting on the lock",
     async () => {
@@ -89,15 +85,16 @@ async function dumpWaiting(
         (run) => !before.has(run.deploymentId) && (run.status === "done" || run.status === "error"),
       );
       if (ended) throw new Error(`the run ended first: ${ended.status} ${ended.errorMessage}\n${ended.logs}`);
-      const waiting = await locker.query(
-        "select count(*)::int as n from pg_stat_activity where application_name = 'pg_dump' and wait_event_type = 'Lock'",
-      );
-      if (waiting.rows[0].n > 0) return true;
-      const activity = await locker.query(
-        "select application_name, state, wait_event_type, left(query, 80) as query from pg_stat_activity where pid <> pg_backend_pid()",
-      );
-      const latest = (await runs()).slice(0, 2).map((run) => [run.title, run.status]);
-      throw new Error(`not yet; runs ${JSON.stringify(latest)}; activity ${JSON.stringify(activity.rows)}`);
+      // A session of its own: inside the locker's transaction pg_stat_activity stays as first read.
+      const watcher = await connect();
+      try {
+        const waiting = await watcher.query(
+          "select count(*)::int as n from pg_stat_activity where application_name = 'pg_dump' and wait_event_type = 'Lock'",
+        );
+        return waiting.rows[0].n > 0;
+      } finally {
+        await watcher.end();
+      }
     },
     30_000,
   );
@@ -206,9 +203,9 @@ describe("backups under faults", () => {
     await locker.query("begin");
     await locker.query("lock table items in access exclusive mode");
     const before = await knownRuns();
-    const manual = rig.api.mutate("backup.manualBackupPostgres", { backupId }).catch(() => undefined);
+    const manual = startManualBackup();
     // pg_dump runs and waits for the lock: the dump is under way.
-    await dumpWaiting(locker, before);
+    await dumpWaiting(before, manual);
     await rig.killAgent();
     await locker.query("rollback");
     await locker.end();
@@ -228,7 +225,7 @@ describe("backups under faults", () => {
     await locker.query("lock table items in access exclusive mode");
     const before = await knownRuns();
     const manual = startManualBackup();
-    await dumpWaiting(locker, before, manual);
+    await dumpWaiting(before, manual);
     // From here on the only client of the bucket is the agent's upload: hold its bytes.
     proxy.hold();
     await locker.query("rollback");
