@@ -70,6 +70,8 @@ const ID_KINDS = [
   "giteaId",
   "gitProviderId",
   "certificateId",
+  // backup.restoreBackupWithLogs's database (of its databaseType): the fixture's postgres.
+  "databaseId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -89,6 +91,7 @@ const SERVICE_ID_KINDS = [
   "mountId",
   "rollbackId",
   "serviceId",
+  "databaseId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -141,9 +144,6 @@ const NOT_RECORD_IDS = new Set([
   "messageThreadId",
   "teamsId",
   "customId",
-  // backup.restoreBackupWithLogs names the database by kind (databaseType) and this id: another
-  // organization's is refused by routers/backup.test.ts and the e2e suite, not generated here.
-  "databaseId",
 ]);
 type Fixture = Record<IdKind, string>;
 
@@ -456,6 +456,7 @@ async function makeServices(
     mariadbId: databases.mariadbId!,
     mongoId: databases.mongoId!,
     redisId: databases.redisId!,
+    databaseId: databases.postgresId!,
   };
 }
 

@@ -10,6 +10,7 @@ export {
 } from "./agent.ts";
 export { type ServiceProbe, staticProbe, systemctlProbe } from "./audit/services.ts";
 export {
+  abortStaleUploads,
   deleteObject,
   describeStorageError,
   listObjects,

@@ -1,13 +1,15 @@
 /**
  * The object storage helpers against s3rver (the S3 REST API on 127.0.0.1): a multipart
  * upload of a stream larger than a part, completed only when the stream ends normally; a
- * stream that fails leaves no object; listing pages, deletes and the connection probe.
+ * stream that fails leaves no object and no parts; the parts a killed process left are aborted
+ * under a prefix only; listing pages, deletes and the connection probe.
  */
 import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestS3, type TestS3 } from "../testing/s3.ts";
+import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../testing/s3.ts";
 import {
+  abortStaleUploads,
   deleteObject,
   downloadObject,
   listObjects,
@@ -55,7 +57,19 @@ describe("object storage", () => {
       await expect(upload).rejects.toThrow();
       expect((await listObjects(s3.storage, "failed/")).map((object) => object.key)).not.toContain(key);
     }
+    // The failed multipart upload was aborted, not left behind.
+    expect(await abortStaleUploads(s3.storage, "failed/")).toEqual([]);
   }, 60_000);
+
+  it("aborts the multipart uploads a killed process left under a prefix, and only those", async () => {
+    for (const key of ["stale/db/one.dump.gz", "kept/db/two.dump.gz"]) {
+      await leaveUnfinishedUpload(s3.storage, key);
+    }
+    expect(await abortStaleUploads(s3.storage, "stale/")).toEqual(["stale/db/one.dump.gz"]);
+    expect(await abortStaleUploads(s3.storage, "stale/")).toEqual([]);
+    expect(await listObjects(s3.storage, "stale/")).toEqual([]);
+    expect(await abortStaleUploads(s3.storage, "kept/")).toEqual(["kept/db/two.dump.gz"]);
+  });
 
   it("lists every object under a prefix (files only) and deletes", async () => {
     for (const name of ["a", "b", "c"]) {

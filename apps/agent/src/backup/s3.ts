@@ -8,8 +8,10 @@
  */
 import { Readable } from "node:stream";
 import {
+  AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -127,6 +129,46 @@ export async function deleteObject(storage: ObjectStorage, key: string): Promise
   const client = s3Client(storage);
   try {
     await client.send(new DeleteObjectCommand({ Bucket: storage.bucket, Key: key }));
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Aborts every unfinished multipart upload whose key starts with `prefix` (all pages): the
+ * parts an upload left when its process was killed, which the bucket keeps (and bills) until
+ * aborted. Answers the keys aborted. The caller makes sure no upload under `prefix` is live.
+ */
+export async function abortStaleUploads(storage: ObjectStorage, prefix: string): Promise<string[]> {
+  const client = s3Client(storage);
+  try {
+    const aborted: string[] = [];
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const page = await client.send(
+        new ListMultipartUploadsCommand({
+          Bucket: storage.bucket,
+          Prefix: prefix || undefined,
+          KeyMarker: keyMarker,
+          UploadIdMarker: uploadIdMarker,
+        }),
+      );
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId) continue;
+        await client.send(
+          new AbortMultipartUploadCommand({
+            Bucket: storage.bucket,
+            Key: upload.Key,
+            UploadId: upload.UploadId,
+          }),
+        );
+        aborted.push(upload.Key);
+      }
+      if (!page.IsTruncated) return aborted;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+    }
   } finally {
     client.destroy();
   }

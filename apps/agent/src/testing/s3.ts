@@ -1,15 +1,19 @@
 /**
  * The S3 stand-in of the tests: s3rver (an S3 REST API server) on 127.0.0.1 at an ephemeral
  * port, its files in a temporary directory, with one bucket. Credentials are s3rver's own
- * (S3RVER / S3RVER); the SDK signs requests and s3rver checks the signatures.
+ * (S3RVER / S3RVER); the SDK signs requests and s3rver checks the signatures. s3rver 3 answers
+ * NotImplemented to ListMultipartUploads and AbortMultipartUpload: both are served here from
+ * its own upload store (multipartUploads below; these two skip the signature check).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { CreateMultipartUploadCommand, UploadPartCommand } from "@aws-sdk/client-s3";
 import type { ObjectStorage } from "@platform/agent-protocol";
 // @ts-expect-error s3rver ships no type declarations
 import S3rver from "s3rver";
+import { s3Client } from "../backup/s3.ts";
 
 export interface TestS3 {
   endpoint: string;
@@ -19,8 +23,9 @@ export interface TestS3 {
   close(): Promise<void>;
 }
 
-export async function startTestS3(bucket = "backups"): Promise<TestS3> {
-  const directory = await mkdtemp(path.join(tmpdir(), "platform-s3-"));
+/** `parent`: where its directory is made (a benchmark keeps the bucket off the measured disk). */
+export async function startTestS3(bucket = "backups", parent = tmpdir()): Promise<TestS3> {
+  const directory = await mkdtemp(path.join(parent, "platform-s3-"));
   const server = new S3rver({
     address: "127.0.0.1",
     port: 0,
@@ -28,6 +33,8 @@ export async function startTestS3(bucket = "backups"): Promise<TestS3> {
     directory,
     configureBuckets: [{ name: bucket, configs: [] }],
   });
+  // Before s3rver's router, its last middleware.
+  server.middleware.splice(server.middleware.length - 1, 0, multipartUploads(server));
   const address = (await server.run()) as AddressInfo;
   const endpoint = `http://127.0.0.1:${address.port}`;
   return {
@@ -38,5 +45,86 @@ export async function startTestS3(bucket = "backups"): Promise<TestS3> {
       await server.close().catch(() => {});
       await rm(directory, { recursive: true, force: true });
     },
+  };
+}
+
+/** What a process killed mid-upload leaves: a multipart upload of `key` with one part, never completed. */
+export async function leaveUnfinishedUpload(storage: ObjectStorage, key: string): Promise<void> {
+  const client = s3Client(storage);
+  try {
+    const { UploadId } = await client.send(
+      new CreateMultipartUploadCommand({ Bucket: storage.bucket, Key: key }),
+    );
+    await client.send(
+      new UploadPartCommand({
+        Bucket: storage.bucket,
+        Key: key,
+        UploadId,
+        PartNumber: 1,
+        Body: Buffer.alloc(1024),
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+}
+
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  body: unknown;
+  type: string;
+}
+
+const xml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/** ListMultipartUploads (GET /bucket?uploads) and AbortMultipartUpload (DELETE /bucket/key?uploadId). */
+function multipartUploads(server: {
+  store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+}) {
+  return async (ctx: KoaContext, next: () => Promise<void>) => {
+    const [bucket = "", ...keyParts] = ctx.path
+      .slice(1)
+      .split("/")
+      .filter((part, index) => index === 0 || part !== "");
+    const uploadsDirectory = () => server.store.getResourcePath(bucket, undefined, "uploads");
+    if (ctx.method === "GET" && keyParts.length === 0 && "uploads" in ctx.query) {
+      const prefix = String(ctx.query.prefix ?? "");
+      const entries: string[] = [];
+      const ids = await readdir(uploadsDirectory()).catch(() => [] as string[]);
+      for (const uploadId of ids.sort()) {
+        const directory = path.join(uploadsDirectory(), uploadId);
+        const key = await readFile(path.join(directory, "key"), "utf8").catch(() => undefined);
+        if (key === undefined || !key.startsWith(prefix)) continue;
+        const initiated = (await stat(directory)).birthtime.toISOString();
+        entries.push(
+          `<Upload><Key>${xml(key)}</Key><UploadId>${xml(uploadId)}</UploadId><Initiated>${initiated}</Initiated><StorageClass>STANDARD</StorageClass></Upload>`,
+        );
+      }
+      ctx.type = "application/xml";
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${xml(bucket)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><Prefix>${xml(prefix)}</Prefix><MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>${entries.join("")}</ListMultipartUploadsResult>`;
+      return;
+    }
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method === "DELETE" && keyParts.length > 0 && typeof uploadId === "string") {
+      const directory = path.join(uploadsDirectory(), path.basename(uploadId));
+      const exists = await stat(directory).then(
+        () => true,
+        () => false,
+      );
+      if (!exists) {
+        ctx.status = 404;
+        ctx.type = "application/xml";
+        ctx.body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>`;
+        return;
+      }
+      await rm(directory, { recursive: true, force: true });
+      ctx.status = 204;
+      return;
+    }
+    await next();
   };
 }

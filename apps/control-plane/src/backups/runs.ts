@@ -10,7 +10,7 @@
  * half-uploaded is not resumed; the next scheduled run makes a new one).
  */
 
-import { deleteObject, describeStorageError, listObjects } from "@platform/agent";
+import { abortStaleUploads, deleteObject, describeStorageError, listObjects } from "@platform/agent";
 import type { BackupDatabaseResult, DatabaseAccess, RestoreDatabaseResult } from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -105,6 +105,7 @@ export async function failInterruptedBackupRun(
   for (const step of ["backup", "restore", "verify"]) {
     await services.agents.client.cancelJob(serverId, `${row.deploymentId}-${step}`, 2000).catch(() => {});
   }
+  if (row.kind === "backup") await deleteUnconfirmedFile(services, row.deploymentId);
   const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
   const result: DeploymentResult = { status: "error", errorMessage: reason };
   const target = await loadDeploymentTarget(services, {
@@ -123,6 +124,39 @@ export async function failInterruptedBackupRun(
     );
     if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
   });
+}
+
+/**
+ * The file an interrupted backup run was writing: the agent may have completed its upload after
+ * the control plane stopped (its job was cancelled above otherwise), but nothing confirmed it,
+ * so it is deleted and the run names no file.
+ */
+async function deleteUnconfirmedFile(services: ServiceContext, deploymentId: string): Promise<void> {
+  const row = await services.db
+    .selectFrom("deployments")
+    .select(["backupFile", "backupSizeBytes", "backupDestinationId", "targetId"])
+    .where("deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+  if (!row?.backupFile || row.backupSizeBytes !== null || !row.backupDestinationId) return;
+  const database = await findDatabaseWithOrganization(services.db, row.targetId);
+  const destination = database
+    ? await findDestination(services.db, database.organizationId, row.backupDestinationId)
+    : undefined;
+  if (destination) {
+    try {
+      await deleteObject(await storageOf(services, destination), row.backupFile);
+    } catch (error) {
+      services.logger.warn(
+        { err: error, deploymentId, key: row.backupFile },
+        "the file of an interrupted backup run could not be deleted",
+      );
+    }
+  }
+  await services.db
+    .updateTable("deployments")
+    .set({ backupFile: null })
+    .where("deploymentId", "=", deploymentId)
+    .execute();
 }
 
 /** How the dump and restore tools reach the database (root for the MySQL family). */
@@ -220,21 +254,41 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
       log(
         `Backing up ${database.kind} ${access.databaseName || database.appName} to ${destination.name} as ${key}`,
       );
-      const result = await agentJob<BackupDatabaseResult>(context, "backup", (jobId, logStreamId) =>
-        services.agents.client.backupDatabase(
-          serverId,
-          {
-            jobId,
-            logStreamId,
-            serviceName: database.appName,
-            owner: owner(database),
-            database: access,
-            storage,
-            key,
-          },
-          JOB_TIMEOUT_MS,
-        ),
-      );
+      await abortLeftUploads(context, backup);
+      // The key is stored before the upload (no size yet): a run the control plane leaves
+      // running is failed at its next start, which deletes that key if the agent still
+      // completed it (failInterruptedBackupRun).
+      await services.db
+        .updateTable("deployments")
+        .set({ backupFile: key, backupSizeBytes: null })
+        .where("deploymentId", "=", run.deploymentId)
+        .execute();
+      let result: BackupDatabaseResult;
+      try {
+        result = await agentJob<BackupDatabaseResult>(context, "backup", (jobId, logStreamId) =>
+          services.agents.client.backupDatabase(
+            serverId,
+            {
+              jobId,
+              logStreamId,
+              serviceName: database.appName,
+              owner: owner(database),
+              database: access,
+              storage,
+              key,
+            },
+            JOB_TIMEOUT_MS,
+          ),
+        );
+      } catch (error) {
+        // The upload was aborted or never completed: the run names no file.
+        await services.db
+          .updateTable("deployments")
+          .set({ backupFile: null })
+          .where("deploymentId", "=", run.deploymentId)
+          .execute();
+        throw error;
+      }
       await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
       log(`Backup stored: ${key} (${result.sizeBytes} bytes)`);
       await applyRetention(context, backup, key);
@@ -354,6 +408,22 @@ async function newestFile(context: RunContext, backup: Backup): Promise<string> 
   const newest = files.at(-1);
   if (!newest) throw new Error("The backup has no file to verify yet");
   return newest.key;
+}
+
+/**
+ * Aborts the multipart uploads under the backup's own files that a killed agent left (their
+ * parts stay in the bucket until aborted). Runs of one database run one at a time, so none of
+ * them is live when a run starts.
+ */
+async function abortLeftUploads(context: RunContext, backup: Backup): Promise<void> {
+  const prefix = `${backup.prefix}/${filePrefixOf(backup)}`;
+  try {
+    const aborted = await abortStaleUploads(context.storage, prefix);
+    for (const key of aborted) context.log(`Aborted the unfinished upload of ${key} an earlier run left`);
+  } catch (error) {
+    // Some S3-compatible stores do not list uploads: the backup itself does not depend on it.
+    context.log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
+  }
 }
 
 /** keepLatestCount: deletes the backup's own oldest files beyond the newest N. */

@@ -7,6 +7,7 @@
  */
 import { startTestS3, type TestS3 } from "@platform/agent/testing/s3.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertTestServer } from "../agents/testing/agents.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -210,6 +211,24 @@ describe("backup", () => {
     );
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual([]);
+    // serverId (Dokploy lists through that server's rclone) is checked, and the listing runs
+    // from the control plane: the same files with the caller's server, a 404 with another's.
+    const ownServer = await insertTestServer(platform, owner.user.organizationId, "backup-lister");
+    const strangerServer = await insertTestServer(platform, stranger.user.organizationId, "not-yours");
+    const viaServer = await platform.query(
+      "backup.listBackupFiles",
+      { destinationId: destination.destinationId, search: "daily/", serverId: ownServer },
+      as(owner),
+    );
+    expect(viaServer.status, JSON.stringify(viaServer.body)).toBe(200);
+    expect(viaServer.body).toEqual(listed.body);
+    const notTheirs = await platform.query(
+      "backup.listBackupFiles",
+      { destinationId: destination.destinationId, search: "daily/", serverId: strangerServer },
+      as(owner),
+    );
+    expect(notTheirs.status).toBe(404);
+    expect(JSON.stringify(notTheirs.body)).toContain("Server");
     await platform.mutateOk("backup.remove", { backupId: created.backupId }, as(owner));
     expect((await platform.query("backup.one", { backupId: created.backupId }, as(owner))).status).toBe(404);
   });
