@@ -862,7 +862,7 @@ describe("registries", () => {
   );
 
   it(
-    "stores every build in rollbackRegistryId as <prefix>/<appName>:<deploymentId>, and deploys the local image",
+    "with rollbackActive, pushes each successful deployment's image to rollbackRegistryId under its prefix, and deploys the local image",
     async () => {
       const address = registry.TEST_REGISTRY!;
       const username = registry.TEST_REGISTRY_USERNAME!;
@@ -882,20 +882,20 @@ describe("registries", () => {
       const app = await gitApp("rollback", "rollback");
       await ok("application.update", {
         applicationId: app.applicationId,
+        rollbackActive: true,
         rollbackRegistryId: created.registryId,
       });
       const port = await publish(app.applicationId);
       const built = await deploy(app.applicationId);
       expect(built.status, built.logs).toBe("done");
-      // The tag of the local build (the deployment id, `d`-prefixed unless it starts with a word character).
-      const tag = built.imageName!.split(":").pop()!;
-      const stored = `${address}/d2-rollbacks/${app.appName}:${tag}`;
-      images.push(stored);
-      expect(built.logs).toContain(`Stored the rollback image ${stored}`);
+      const pushed = /pushed as (\S+)$/m.exec(built.logs)?.[1] ?? "";
+      expect(pushed.startsWith(`${address}/d2-rollbacks/`), built.logs).toBe(true);
+      images.push(pushed);
       // The service runs the local build: the rollback copy is not the deployed image.
       expect(built.imageName?.startsWith("platform/")).toBe(true);
       expect(await servedBody(port, "/", "kept for rollbacks")).toBe("kept for rollbacks");
-      const tags = await fetch(`http://${address}/v2/d2-rollbacks/${app.appName}/tags/list`, {
+      const [repository, tag] = pushed.slice(address.length + 1).split(":");
+      const tags = await fetch(`http://${address}/v2/${repository}/tags/list`, {
         headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` },
       });
       expect(await tags.json()).toMatchObject({ tags: [tag] });
