@@ -25,12 +25,13 @@ import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
 import { type ComposeCommand, findComposeCommand } from "../validate/tools.ts";
 import type { DockerCli } from "./build.ts";
+import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail } from "./process.ts";
 import { requireOwner } from "./service.ts";
 import { writeFilesVersion } from "./service-files.ts";
-import { checkAppName, invalid } from "./validate.ts";
+import { checkAppName, checkRelativePath, invalid, resolveInside } from "./validate.ts";
 
 const STACK_LABEL = "com.docker.stack.namespace";
 const COMPOSE_PROJECT_LABEL = "com.docker.compose.project";
@@ -150,6 +151,8 @@ async function writeStackFiles(
   command: DeployStackCommand,
   owner: ResourceOwner,
   composeType: "stack" | "docker-compose",
+  log: LogStream,
+  signal: AbortSignal,
 ): Promise<{ directory: string; file: string }> {
   const running =
     composeType === "stack"
@@ -175,6 +178,17 @@ async function writeStackFiles(
     running.filter(Boolean),
   );
   const directory = path.join(version, "code");
+  if (command.git) {
+    // The repository's own files (build contexts, env files) sit around the converted file.
+    await cloneRepository(command.git, directory, log, signal);
+    const relative = checkRelativePath("composePath", command.composePath) || "docker-compose.yml";
+    const file = await resolveInside("composePath", directory, directory, relative);
+    // The repository's file (or a symlink inside the clone) is replaced, never written through.
+    await rm(file, { force: true });
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, command.composeFile, { mode: 0o600, flag: "wx" });
+    return { directory: path.dirname(file), file };
+  }
   await mkdir(directory, { recursive: true, mode: 0o700 });
   const file = path.join(directory, "docker-compose.yml");
   await writeFile(file, command.composeFile, { mode: 0o600 });
@@ -240,7 +254,15 @@ export async function deployStack(
     );
   }
 
-  const { directory, file } = await writeStackFiles(docker, mainDirectory, command, owner, composeType);
+  const { directory, file } = await writeStackFiles(
+    docker,
+    mainDirectory,
+    command,
+    owner,
+    composeType,
+    log,
+    signal,
+  );
   throwIfCancelled(signal);
 
   await withRegistryLogins(cli, command.registryAuth ?? [], log, signal, async (env) => {
