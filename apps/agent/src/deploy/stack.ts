@@ -195,6 +195,16 @@ async function writeStackFiles(
   return { directory, file };
 }
 
+/**
+ * docker-compose v1 builds by running `docker build` from PATH: the agent's own docker CLI must be
+ * the one it finds, since DOCKER_BUILDKIT was chosen for that CLI (another, newer one without
+ * buildx refuses DOCKER_BUILDKIT=1).
+ */
+function composeEnv(cli: DockerCli, compose: ComposeCommand, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (compose.command === cli.command || !path.isAbsolute(cli.command)) return env;
+  return { ...env, PATH: [path.dirname(cli.command), env.PATH].filter(Boolean).join(path.delimiter) };
+}
+
 /** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
 async function withRegistryLogins<T>(
   cli: DockerCli,
@@ -285,7 +295,12 @@ export async function deployStack(
     }
     const args = [...compose.args, "-p", appName, "-f", file, "up", "-d", "--remove-orphans"];
     log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);
-    await runOrFail(compose.command, args, { cwd: directory, env, signal, log }, "compose up");
+    await runOrFail(
+      compose.command,
+      args,
+      { cwd: directory, env: composeEnv(cli, compose, env), signal, log },
+      "compose up",
+    );
   });
 
   const deadline = Date.now() + (command.waitSeconds || DEFAULT_WAIT_SECONDS) * 1000;
