@@ -98,8 +98,8 @@ const LENIENT = "optional with us: a Dokploy client always sends it, so nothing 
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
-const COMPOSE_PROVIDERS =
-  "the Git provider sources of compose stacks come with the Git providers issue (issue 23 ships raw and plain git)";
+const COMPOSE_WEBHOOKS =
+  "push webhooks do not deploy compose stacks yet: not accepted until one does (a field accepted and ignored is a defect)";
 const COMPOSE_NOT_YET =
   "not accepted until the deploy step acts on it (a field accepted and ignored is a defect)";
 const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
@@ -1765,31 +1765,11 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       appName: "every Docker object of the stack is named after it: fixed once created",
       refreshToken: WE_SET,
-      repository: COMPOSE_PROVIDERS,
-      owner: COMPOSE_PROVIDERS,
-      branch: COMPOSE_PROVIDERS,
-      autoDeploy: COMPOSE_PROVIDERS,
-      gitlabProjectId: COMPOSE_PROVIDERS,
-      gitlabRepository: COMPOSE_PROVIDERS,
-      gitlabOwner: COMPOSE_PROVIDERS,
-      gitlabBranch: COMPOSE_PROVIDERS,
-      gitlabPathNamespace: COMPOSE_PROVIDERS,
-      bitbucketRepository: COMPOSE_PROVIDERS,
-      bitbucketRepositorySlug: COMPOSE_PROVIDERS,
-      bitbucketOwner: COMPOSE_PROVIDERS,
-      bitbucketBranch: COMPOSE_PROVIDERS,
-      giteaRepository: COMPOSE_PROVIDERS,
-      giteaOwner: COMPOSE_PROVIDERS,
-      giteaBranch: COMPOSE_PROVIDERS,
-      githubId: COMPOSE_PROVIDERS,
-      gitlabId: COMPOSE_PROVIDERS,
-      bitbucketId: COMPOSE_PROVIDERS,
-      giteaId: COMPOSE_PROVIDERS,
-      triggerType: COMPOSE_PROVIDERS,
-      watchPaths: COMPOSE_PROVIDERS,
+      autoDeploy: COMPOSE_WEBHOOKS,
+      triggerType: COMPOSE_WEBHOOKS,
+      watchPaths: COMPOSE_WEBHOOKS,
       command: COMPOSE_NOT_YET,
       createEnvFile: COMPOSE_NOT_YET,
-      enableSubmodules: COMPOSE_NOT_YET,
       suffix: COMPOSE_NOT_YET,
       randomize: COMPOSE_NOT_YET,
       isolatedDeployment: COMPOSE_NOT_YET,

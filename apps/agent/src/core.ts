@@ -245,6 +245,12 @@ export class AgentCore {
             result: "deployStack",
             deployStack: await this.deployer.deployStack(request.deployStack),
           };
+        case "readRepositoryFile":
+          return {
+            requestId,
+            result: "repositoryFile",
+            repositoryFile: await this.deployer.readRepositoryFile(request.readRepositoryFile),
+          };
         case "stackAction":
           return {
             requestId,

@@ -47,8 +47,10 @@ import {
   RESULT_NAME_OF_COMMAND,
   type ReadAccessLogCommand,
   type ReadContainerMetricsCommand,
+  type ReadRepositoryFileCommand,
   type RegistryAuth,
   type RegistryLoginResult,
+  type RepositoryFile,
   type ResourceOwner,
   type RestartContainerResult,
   type RestoreDatabaseCommand,
@@ -244,6 +246,15 @@ export class AgentClient {
     timeoutMs?: number,
   ): Promise<RollbackImageKept> {
     return this.run(serverId, { command: "keepRollbackImage", keepRollbackImage: command }, timeoutMs);
+  }
+
+  /** One file of a repository's branch, cloned by the server's agent. */
+  readRepositoryFile(
+    serverId: string,
+    command: ReadRepositoryFileCommand,
+    timeoutMs?: number,
+  ): Promise<RepositoryFile> {
+    return this.run(serverId, { command: "readRepositoryFile", readRepositoryFile: command }, timeoutMs);
   }
 
   /** Whether a kept rollback image is still on the server. */

@@ -224,6 +224,15 @@ const requests: CommandRequest[] = [
       owner: { organizationId: "org1", resource: "compose:c1" },
       waitSeconds: 120,
       files: [{ filePath: "nginx/site.conf", content: "server {}\n" }],
+      git: {
+        url: "https://git.example.com/acme/shop.git",
+        branch: "main",
+        sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----",
+        httpUsername: "x-access-token",
+        httpPassword: "token",
+        enableSubmodules: true,
+      },
+      composePath: "deploy/docker-compose.yml",
     },
   },
   {
@@ -292,6 +301,21 @@ const requests: CommandRequest[] = [
       image: "platform-rollback/app:d-1",
       registry: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
       imagePrefix: "team",
+    },
+  },
+  {
+    ...header,
+    command: "readRepositoryFile",
+    readRepositoryFile: {
+      git: {
+        url: "https://git.example.com/acme/shop.git",
+        branch: "main",
+        sshPrivateKey: "-----BEGIN OPENSSH PRIVATE KEY-----",
+        httpUsername: "x-access-token",
+        httpPassword: "token",
+        enableSubmodules: true,
+      },
+      path: "deploy/docker-compose.yml",
     },
   },
   {
@@ -542,6 +566,11 @@ const replies: CommandReply[] = [
     requestId: "r-1",
     result: "rollbackImageKept",
     rollbackImageKept: { imageId: "sha256:abc", pushedImage: "127.0.0.1:5000/team/app:d-1" },
+  },
+  {
+    requestId: "r-1",
+    result: "repositoryFile",
+    repositoryFile: { content: "services: {}\n", commit: "a".repeat(40) },
   },
   {
     requestId: "r-1",

@@ -281,6 +281,21 @@ export interface DeployStackCommand {
   waitSeconds?: number;
   /** File mounts the converted file binds as `../files/<filePath>` (written beside it by the agent). */
   files?: StackFile[];
+  /** A stack from a repository: cloned, the converted file written over `composePath` in it. */
+  git?: GitSource;
+  composePath?: string;
+}
+
+/** One file of a repository's branch, read by the agent where the repository is reachable. */
+export interface ReadRepositoryFileCommand {
+  git: GitSource;
+  /** Relative to the repository's root, no `..`. */
+  path: string;
+}
+
+export interface RepositoryFile {
+  content: string;
+  commit: string;
 }
 
 /** A file of a compose stack, under its files directory. */
@@ -717,6 +732,7 @@ export type Command =
   | { command: "keepRollbackImage"; keepRollbackImage: KeepRollbackImageCommand }
   | { command: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatusCommand }
   | { command: "removeRollbackImages"; removeRollbackImages: RemoveRollbackImagesCommand }
+  | { command: "readRepositoryFile"; readRepositoryFile: ReadRepositoryFileCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
   | { command: "readContainerMetrics"; readContainerMetrics: ReadContainerMetricsCommand }
@@ -900,6 +916,7 @@ export type ReplyResult =
   | { result: "rollbackImageKept"; rollbackImageKept: RollbackImageKept }
   | { result: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatus }
   | { result: "rollbackImagesRemoved"; rollbackImagesRemoved: RollbackImagesRemoved }
+  | { result: "repositoryFile"; repositoryFile: RepositoryFile }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
   | { result: "containerMetrics"; containerMetrics: ContainerMetricsList }
@@ -938,6 +955,7 @@ export interface ResultOfCommand {
   keepRollbackImage: RollbackImageKept;
   rollbackImageStatus: RollbackImageStatus;
   removeRollbackImages: RollbackImagesRemoved;
+  readRepositoryFile: RepositoryFile;
   containerStats: ContainerStatsList;
   setupMonitoring: MonitoringSetUp;
   readContainerMetrics: ContainerMetricsList;
@@ -972,6 +990,7 @@ export const RESULT_NAME_OF_COMMAND = {
   keepRollbackImage: "rollbackImageKept",
   rollbackImageStatus: "rollbackImageStatus",
   removeRollbackImages: "rollbackImagesRemoved",
+  readRepositoryFile: "repositoryFile",
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",

@@ -5,13 +5,13 @@
  * the host the URL names, not where a redirect would lead); credentials through GIT_ASKPASS or
  * an SSH key file, never in the URL, argv or logs.
  */
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { GitSource } from "@platform/agent-protocol";
+import type { GitSource, ReadRepositoryFileCommand, RepositoryFile } from "@platform/agent-protocol";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail, runProcess } from "./process.ts";
-import { checkBranch, checkGitUrl } from "./validate.ts";
+import { checkBranch, checkGitUrl, checkRelativePath, invalid, resolveInside } from "./validate.ts";
 
 export interface ClonedCommit {
   commitHash: string;
@@ -118,6 +118,38 @@ export async function cloneRepository(
     return commit;
   } finally {
     await rm(secretsDir, { recursive: true, force: true });
+  }
+}
+
+/** The largest repository file readRepositoryFile answers (a compose file). */
+export const REPOSITORY_FILE_LIMIT = 1024 * 1024;
+
+/**
+ * Reads one file of a branch: a shallow clone into a directory of its own under `workRoot`,
+ * removed afterwards. The path stays inside the clone once symlinks are followed.
+ */
+export async function readRepositoryFile(
+  command: ReadRepositoryFileCommand,
+  workRoot: string,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<RepositoryFile> {
+  if (!command.git) throw invalid("git", "is required");
+  const relative = checkRelativePath("path", command.path);
+  if (!relative) throw invalid("path", "must name a file of the repository");
+  const workDir = await mkdtemp(path.join(workRoot, "platform-read-"));
+  try {
+    const clone = path.join(workDir, "repository");
+    const { commitHash } = await cloneRepository(command.git, clone, log, signal);
+    const file = await resolveInside("path", clone, clone, relative);
+    const found = await lstat(file).catch(() => undefined);
+    if (!found?.isFile()) throw invalid("path", `${relative} is not a file of ${command.git.branch}`);
+    if (found.size > REPOSITORY_FILE_LIMIT) {
+      throw invalid("path", `${relative} is larger than ${REPOSITORY_FILE_LIMIT / 1024} KiB`);
+    }
+    return { content: await readFile(file, "utf8"), commit: commitHash };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
   }
 }
 

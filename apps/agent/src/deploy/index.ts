@@ -3,6 +3,7 @@
  * (builds and deploys) that cancelJob can stop.
  */
 import { mkdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import type {
   BackupDatabaseCommand,
@@ -19,7 +20,9 @@ import type {
   LogChunk,
   ObservedServices,
   ObserveServicesCommand,
+  ReadRepositoryFileCommand,
   RegistryAuth,
+  RepositoryFile,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
   ServiceActionCommand,
@@ -54,7 +57,7 @@ import {
   pushImage,
   staticImageFromEnv,
 } from "./build.ts";
-import { checkGitSource, cloneRepository } from "./git.ts";
+import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
 import { JobRegistry, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
@@ -300,10 +303,11 @@ export class Deployer {
 
   /** Deploys a compose stack (stack.ts) as the job `jobId`. */
   async deployStack(command: DeployStackCommand): Promise<DeployStackResult> {
-    const log = this.logStream(
-      command.logStreamId,
-      (command.registryAuth ?? []).map((registry) => registry.password),
-    );
+    const log = this.logStream(command.logStreamId, [
+      ...(command.registryAuth ?? []).map((registry) => registry.password),
+      command.git?.sshPrivateKey,
+      command.git?.httpPassword,
+    ]);
     return this.runJob(command.jobId, log, async (signal) =>
       deployStack(
         this.options.docker,
@@ -314,6 +318,18 @@ export class Deployer {
         signal,
       ),
     );
+  }
+
+  /** One file of a repository's branch (a compose stack's file from its git source). */
+  async readRepositoryFile(command: ReadRepositoryFileCommand): Promise<RepositoryFile> {
+    const log = this.logStream("", [command.git?.sshPrivateKey, command.git?.httpPassword]);
+    // Nobody reads this stream: a failure's reason is in the error, masked.
+    try {
+      return await readRepositoryFile(command, tmpdir(), log, new AbortController().signal);
+    } catch (error) {
+      if (error instanceof Error) error.message = log.mask(error.message);
+      throw error;
+    }
   }
 
   stackAction(command: StackActionCommand): Promise<StackActionResult> {

@@ -25,12 +25,13 @@ import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
 import { type ComposeCommand, findComposeCommand } from "../validate/tools.ts";
 import type { DockerCli } from "./build.ts";
+import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail } from "./process.ts";
 import { requireOwner } from "./service.ts";
 import { writeFilesVersion } from "./service-files.ts";
-import { checkAppName, invalid } from "./validate.ts";
+import { checkAppName, checkRelativePath, invalid, resolveInside } from "./validate.ts";
 
 const STACK_LABEL = "com.docker.stack.namespace";
 const COMPOSE_PROJECT_LABEL = "com.docker.compose.project";
@@ -150,6 +151,8 @@ async function writeStackFiles(
   command: DeployStackCommand,
   owner: ResourceOwner,
   composeType: "stack" | "docker-compose",
+  log: LogStream,
+  signal: AbortSignal,
 ): Promise<{ directory: string; file: string }> {
   const running =
     composeType === "stack"
@@ -175,10 +178,31 @@ async function writeStackFiles(
     running.filter(Boolean),
   );
   const directory = path.join(version, "code");
+  if (command.git) {
+    // The repository's own files (build contexts, env files) sit around the converted file.
+    await cloneRepository(command.git, directory, log, signal);
+    const relative = checkRelativePath("composePath", command.composePath) || "docker-compose.yml";
+    const file = await resolveInside("composePath", directory, directory, relative);
+    // The repository's file (or a symlink inside the clone) is replaced, never written through.
+    await rm(file, { force: true });
+    await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+    await writeFile(file, command.composeFile, { mode: 0o600, flag: "wx" });
+    return { directory: path.dirname(file), file };
+  }
   await mkdir(directory, { recursive: true, mode: 0o700 });
   const file = path.join(directory, "docker-compose.yml");
   await writeFile(file, command.composeFile, { mode: 0o600 });
   return { directory, file };
+}
+
+/**
+ * docker-compose v1 builds by running `docker build` from PATH: the agent's own docker CLI must be
+ * the one it finds, since DOCKER_BUILDKIT was chosen for that CLI (another, newer one without
+ * buildx refuses DOCKER_BUILDKIT=1).
+ */
+function composeEnv(cli: DockerCli, compose: ComposeCommand, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (compose.command === cli.command || !path.isAbsolute(cli.command)) return env;
+  return { ...env, PATH: [path.dirname(cli.command), env.PATH].filter(Boolean).join(path.delimiter) };
 }
 
 /** A DOCKER_CONFIG of its own, logged in to the command's registries (removed afterwards). */
@@ -240,7 +264,15 @@ export async function deployStack(
     );
   }
 
-  const { directory, file } = await writeStackFiles(docker, mainDirectory, command, owner, composeType);
+  const { directory, file } = await writeStackFiles(
+    docker,
+    mainDirectory,
+    command,
+    owner,
+    composeType,
+    log,
+    signal,
+  );
   throwIfCancelled(signal);
 
   await withRegistryLogins(cli, command.registryAuth ?? [], log, signal, async (env) => {
@@ -263,7 +295,12 @@ export async function deployStack(
     }
     const args = [...compose.args, "-p", appName, "-f", file, "up", "-d", "--remove-orphans"];
     log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);
-    await runOrFail(compose.command, args, { cwd: directory, env, signal, log }, "compose up");
+    await runOrFail(
+      compose.command,
+      args,
+      { cwd: directory, env: composeEnv(cli, compose, env), signal, log },
+      "compose up",
+    );
   });
 
   const deadline = Date.now() + (command.waitSeconds || DEFAULT_WAIT_SECONDS) * 1000;

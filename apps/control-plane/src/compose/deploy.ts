@@ -7,7 +7,12 @@
  * followed by observation and the command sent again (it is idempotent), and a deployment a
  * stopped control plane left running runs again: each settles as what Docker shows.
  */
-import { composeOwner, type ResourceOwner, type StackService } from "@platform/agent-protocol";
+import {
+  composeOwner,
+  type GitSource,
+  type ResourceOwner,
+  type StackService,
+} from "@platform/agent-protocol";
 import {
   ComposeFileError,
   type ComposeTenant,
@@ -24,6 +29,7 @@ import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
+import { repositoryGitSource } from "../deployments/source.ts";
 import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";
@@ -37,6 +43,8 @@ import { findComposeWithOrganization, type LocatedCompose } from "./repository.t
 const DEPLOY_TIMEOUT_MS = 15 * 60_000;
 const STACK_ACTION_TIMEOUT_MS = 180_000;
 const DEPLOY_WAIT_SECONDS = 300;
+/** A shallow clone of one branch, to read the stack's file before converting it. */
+const READ_REPOSITORY_TIMEOUT_MS = 120_000;
 /**
  * What `../files/` names for the conversion's checks. The converted file keeps `../files/<x>`
  * (Dokploy's layout): the agent runs it from `<version>/code/` beside `<version>/files/`, in the
@@ -194,18 +202,35 @@ export async function runComposeDeployment(
     setStage("deploy");
     const row = await findComposeWithOrganization(services.db, run.target.id);
     if (!row) return fail("The compose service no longer exists");
-    if (row.sourceType !== "raw") {
-      return fail(
-        `The source ${row.sourceType} of compose services is not supported yet: use sourceType raw`,
-      );
-    }
     const serverId = await serverFor(services, row);
     setServer(serverId);
     // The stack's name is no secret: masking it would hide every object name in the log.
     secrets.push(
       ...Object.values(composeEnv(row)).filter((value) => value.length >= 8 && value !== row.appName),
     );
-    const converted = await convertedComposeOf(services, row).catch((error: unknown) => {
+    let composeFile = row.composeFile;
+    let git: GitSource | undefined;
+    if (row.sourceType !== "raw") {
+      git = await repositoryGitSource(services, row, "compose service");
+      secrets.push(...[git.httpPassword, git.sshPrivateKey].filter((value): value is string => !!value));
+      log(`Reading ${row.composePath} of ${git.url} (branch ${git.branch})…`);
+      const read = await callAgent(
+        serverId,
+        () =>
+          client.readRepositoryFile(
+            serverId,
+            { git: git as GitSource, path: row.composePath },
+            READ_REPOSITORY_TIMEOUT_MS,
+          ),
+        services.logger,
+      ).catch((error: unknown) =>
+        fail(`Could not read ${row.composePath} from the repository: ${(error as Error).message}`),
+      );
+      log(`Read ${row.composePath} at commit ${read.commit}`);
+      composeFile = read.content;
+      checkAborted();
+    }
+    const converted = await convertedComposeOf(services, row, composeFile).catch((error: unknown) => {
       if (error instanceof Error) return fail(error.message);
       throw error;
     });
@@ -225,6 +250,7 @@ export async function runComposeDeployment(
       owner: ownerOfCompose(row),
       waitSeconds: DEPLOY_WAIT_SECONDS,
       files,
+      ...(git ? { git, composePath: row.composePath } : {}),
     };
     const result = await forwardAgentLog(services, serverId, logStreamId, log, () =>
       followAgentJob(services, {

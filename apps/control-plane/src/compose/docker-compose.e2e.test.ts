@@ -9,6 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -19,6 +20,7 @@ let platform: TestPlatform;
 let owner: Session;
 let environmentId: string;
 let directory: string;
+let git: GitServer;
 const appNames: string[] = [];
 const as = () => ({ token: owner.token });
 const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
@@ -56,7 +58,12 @@ beforeAll(async () => {
   await requireDocker();
   await dockerCli(["image", "inspect", BUSYBOX]);
   directory = await mkdtemp(path.join(tmpdir(), "compose-v1-e2e-"));
-  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory: directory } } });
+  git = await startGitServer();
+  // The local git server is on loopback, which the outbound guard refuses unless allowed.
+  platform = await startTestPlatform(
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+    { agents: { localAgent: { mainDirectory: directory } } },
+  );
   owner = await platform.registerOwner();
   const project = await ok("project.create", { name: "Compose projects" });
   environmentId = project.environment.environmentId;
@@ -64,6 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
+  await git?.close();
   for (const appName of appNames) {
     const label = `label=com.docker.compose.project=${appName}`;
     const containers = await dockerCli(["ps", "-aq", "--filter", label]).catch(() => "");
@@ -71,6 +79,7 @@ afterAll(async () => {
       await dockerCli(["rm", "-f", id]).catch(() => {});
     await dockerCli(["network", "rm", `${appName}_default`]).catch(() => {});
     await dockerCli(["volume", "rm", "-f", `${appName}_data`]).catch(() => {});
+    await dockerCli(["image", "rm", "-f", `${appName}_web`]).catch(() => {});
   }
   await rm(directory, { recursive: true, force: true });
 }, 60_000);
@@ -120,6 +129,51 @@ describe("composeType docker-compose", () => {
       await ok("compose.delete", { composeId: second.composeId, deleteVolumes: true });
       expect(await inspect("container", `${second.appName}_web`, "{{.Id}}")).toBeUndefined();
       expect(await inspect("volume", `${second.appName}_data`, "{{.Name}}")).toBeUndefined();
+    },
+    DEPLOY_WAIT_MS * 2,
+  );
+
+  it(
+    "deploys a stack from a branch of a repository: the file at composePath, its build context the repository's",
+    async () => {
+      const commit = await git.createRepo("stack", {
+        "deploy/docker-compose.yml": `services:
+  web:
+    build: ./web
+    command: ["sh", "-c", "trap 'exit 0' TERM; httpd -f -p 8080 -h /www & wait"]
+`,
+        "deploy/web/Dockerfile": `FROM ${BUSYBOX}\nCOPY index.html /www/index.html\n`,
+        "deploy/web/index.html": "served from the repository\n",
+      });
+      const appName = uniqueName("cg").replace(/_/g, "-");
+      appNames.push(appName);
+      const created = await ok("compose.create", {
+        name: "from git",
+        appName,
+        environmentId,
+        sourceType: "git",
+      });
+      await ok("compose.update", {
+        composeId: created.composeId,
+        customGitUrl: git.url("stack"),
+        customGitBranch: "main",
+        composePath: "deploy/docker-compose.yml",
+      });
+      const { deploymentId } = await ok("compose.deploy", { composeId: created.composeId });
+      const deployed = await platform.waitForDeployment(deploymentId, DEPLOY_WAIT_MS);
+      expect(deployed.status, deployed.logs).toBe("done");
+      expect(deployed.logs).toContain(`Read deploy/docker-compose.yml at commit ${commit}`);
+      const served = await dockerCli(["exec", `${appName}_web`, "wget", "-qO-", "http://127.0.0.1:8080/"]);
+      expect(served.trim()).toBe("served from the repository");
+
+      // A path the branch does not hold fails the deployment naming it; what runs stays.
+      await ok("compose.update", { composeId: created.composeId, composePath: "missing/compose.yml" });
+      const missing = await ok("compose.deploy", { composeId: created.composeId });
+      const failed = await platform.waitForDeployment(missing.deploymentId, DEPLOY_WAIT_MS);
+      expect(failed.status).toBe("error");
+      expect(failed.errorMessage).toContain("missing/compose.yml is not a file of main");
+      expect(await inspect("container", `${appName}_web`, "{{.State.Status}}")).toBe("running");
+      await ok("compose.delete", { composeId: created.composeId });
     },
     DEPLOY_WAIT_MS * 2,
   );

@@ -6,7 +6,14 @@
 import { COMPOSE_APP_NAME_PATTERN } from "@platform/compose-config";
 import { z } from "zod";
 import { idSchema } from "../applications/schemas.ts";
-import { appNameSchema } from "../applications/validation.ts";
+import {
+  appNameSchema,
+  branchSchema,
+  gitUrlSchema,
+  namespacePathSchema,
+  providerIdSchema,
+  repositoryNameSchema,
+} from "../applications/validation.ts";
 import type { Compose } from "../db/schema.ts";
 import { envSchema } from "../env-vars.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
@@ -14,8 +21,8 @@ import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
 const MAX_COMPOSE_FILE = 256 * 1024;
 
 export const composeTypeSchema = z.enum(["docker-compose", "stack"]);
-/** This issue ships `raw` and plain `git`; the provider kinds come with the Git providers issue. */
-export const composeSourceTypeSchema = z.enum(["raw", "git"]);
+/** Where the file comes from: the stored text, or a branch of a repository (plain Git or a provider). */
+export const composeSourceTypeSchema = z.enum(["raw", "git", "github", "gitlab", "bitbucket", "gitea"]);
 export const composeFileSchema = z.string().max(MAX_COMPOSE_FILE);
 
 /** A path inside the clone: relative, no `..`, no control characters. */
@@ -28,18 +35,6 @@ export const composePathSchema = z
   .refine((path) => !path.split(/[\\/]/).includes(".."), "must stay inside the repository (no `..`)")
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   .refine((path) => !/[\u0000-\u001f\u007f]/.test(path), "must not hold control characters");
-
-const gitUrlSchema = z
-  .string()
-  .trim()
-  .max(2000)
-  .refine((url) => /^(https?:\/\/|ssh:\/\/|git@)[^\s]+$/.test(url), "must be an http(s), ssh:// or git@ URL");
-const branchSchema = z
-  .string()
-  .trim()
-  .min(1)
-  .max(250)
-  .refine((branch) => /^[A-Za-z0-9._/-]+$/.test(branch) && !branch.startsWith("-"), "is not a branch name");
 
 export const composeIdInput = z.object({ composeId: idSchema });
 
@@ -72,6 +67,27 @@ export const updateComposeInput = z.object({
   customGitUrl: gitUrlSchema.nullish(),
   customGitBranch: branchSchema.nullish(),
   customGitSSHKeyId: idSchema.nullish(),
+  enableSubmodules: z.boolean().optional(),
+  // A provider source: the connection (of the caller's organization) and the repository on it.
+  githubId: providerIdSchema.nullish(),
+  owner: repositoryNameSchema.nullish(),
+  repository: repositoryNameSchema.nullish(),
+  branch: branchSchema.nullish(),
+  gitlabId: providerIdSchema.nullish(),
+  gitlabProjectId: z.number().int().min(1).nullish(),
+  gitlabOwner: namespacePathSchema.nullish(),
+  gitlabRepository: repositoryNameSchema.nullish(),
+  gitlabBranch: branchSchema.nullish(),
+  gitlabPathNamespace: namespacePathSchema.nullish(),
+  bitbucketId: providerIdSchema.nullish(),
+  bitbucketOwner: repositoryNameSchema.nullish(),
+  bitbucketRepository: repositoryNameSchema.nullish(),
+  bitbucketRepositorySlug: repositoryNameSchema.nullish(),
+  bitbucketBranch: branchSchema.nullish(),
+  giteaId: providerIdSchema.nullish(),
+  giteaOwner: repositoryNameSchema.nullish(),
+  giteaRepository: repositoryNameSchema.nullish(),
+  giteaBranch: branchSchema.nullish(),
 });
 
 export const deployComposeInput = z.object({
@@ -97,6 +113,25 @@ export const composeSchema = z.object({
   customGitUrl: z.string().nullable(),
   customGitBranch: z.string().nullable(),
   customGitSSHKeyId: z.string().nullable(),
+  githubId: z.string().nullable(),
+  owner: z.string().nullable(),
+  repository: z.string().nullable(),
+  branch: z.string().nullable(),
+  gitlabId: z.string().nullable(),
+  gitlabProjectId: z.number().nullable(),
+  gitlabOwner: z.string().nullable(),
+  gitlabRepository: z.string().nullable(),
+  gitlabBranch: z.string().nullable(),
+  gitlabPathNamespace: z.string().nullable(),
+  bitbucketId: z.string().nullable(),
+  bitbucketOwner: z.string().nullable(),
+  bitbucketRepository: z.string().nullable(),
+  bitbucketRepositorySlug: z.string().nullable(),
+  bitbucketBranch: z.string().nullable(),
+  giteaId: z.string().nullable(),
+  giteaOwner: z.string().nullable(),
+  giteaRepository: z.string().nullable(),
+  giteaBranch: z.string().nullable(),
   autoDeploy: z.boolean(),
   createEnvFile: z.boolean(),
   enableSubmodules: z.boolean(),
@@ -126,6 +161,25 @@ export function toComposeView(row: Compose): z.input<typeof composeSchema> {
     customGitUrl: row.customGitUrl,
     customGitBranch: row.customGitBranch,
     customGitSSHKeyId: row.customGitSshKeyId,
+    githubId: row.githubId,
+    owner: row.owner,
+    repository: row.repository,
+    branch: row.branch,
+    gitlabId: row.gitlabId,
+    gitlabProjectId: row.gitlabProjectId,
+    gitlabOwner: row.gitlabOwner,
+    gitlabRepository: row.gitlabRepository,
+    gitlabBranch: row.gitlabBranch,
+    gitlabPathNamespace: row.gitlabPathNamespace,
+    bitbucketId: row.bitbucketId,
+    bitbucketOwner: row.bitbucketOwner,
+    bitbucketRepository: row.bitbucketRepository,
+    bitbucketRepositorySlug: row.bitbucketRepositorySlug,
+    bitbucketBranch: row.bitbucketBranch,
+    giteaId: row.giteaId,
+    giteaOwner: row.giteaOwner,
+    giteaRepository: row.giteaRepository,
+    giteaBranch: row.giteaBranch,
     autoDeploy: row.autoDeploy,
     createEnvFile: row.createEnvFile,
     enableSubmodules: row.enableSubmodules,

@@ -96,60 +96,81 @@ async function checkGitHostResolution(services: ServiceContext, url: string): Pr
   }
 }
 
-function gitCode(
-  url: string,
-  branch: string,
-  buildPath: string | null,
-  app: DeployableApplication,
-  credentials: { sshPrivateKey?: string; httpUsername?: string; httpPassword?: string } = {},
-): CodeSource {
+function gitCode(git: GitSource, buildPath: string | null): CodeSource {
   return {
     kind: "code",
-    source: {
-      git: {
-        url,
-        branch,
-        enableSubmodules: app.enableSubmodules,
-        sshPrivateKey: credentials.sshPrivateKey,
-        httpUsername: credentials.httpUsername,
-        httpPassword: credentials.httpPassword,
-      },
-    },
+    source: { git },
     buildPath: buildPath ?? undefined,
-    description: `${url} (branch ${branch})`,
+    description: `${git.url} (branch ${git.branch})`,
   };
 }
 
-/** The repository path, branch and build path of a provider source. */
-function providerRepository(app: DeployableApplication) {
-  switch (app.sourceType) {
+/**
+ * The fields that name a repository, the same on applications and compose stacks (Dokploy's
+ * names): the source type, the custom Git URL, and each provider's owner, repository and branch.
+ */
+export type RepositoryFields = Pick<
+  Application,
+  | "owner"
+  | "repository"
+  | "branch"
+  | "gitlabPathNamespace"
+  | "gitlabOwner"
+  | "gitlabRepository"
+  | "gitlabBranch"
+  | "bitbucketOwner"
+  | "bitbucketRepositorySlug"
+  | "bitbucketRepository"
+  | "bitbucketBranch"
+  | "giteaOwner"
+  | "giteaRepository"
+  | "giteaBranch"
+  | "githubId"
+  | "gitlabId"
+  | "bitbucketId"
+  | "giteaId"
+  | "customGitUrl"
+  | "customGitBranch"
+  | "customGitSshKeyId"
+  | "enableSubmodules"
+> & { sourceType: string; organizationId: string };
+
+type ProviderKind = ProviderRepositoryRef["kind"];
+
+/** The repository path and branch of a provider source. */
+function providerRepository(kind: ProviderKind, service: RepositoryFields) {
+  switch (kind) {
     case "github":
       return {
-        path: `${required(app.owner, "owner")}/${required(app.repository, "repository")}`,
-        branch: app.branch ?? "main",
-        buildPath: app.buildPath,
+        path: `${required(service.owner, "owner")}/${required(service.repository, "repository")}`,
+        branch: service.branch ?? "main",
       };
     case "gitlab":
       return {
         path:
-          app.gitlabPathNamespace ??
-          `${required(app.gitlabOwner, "gitlabOwner")}/${required(app.gitlabRepository, "gitlabRepository")}`,
-        branch: app.gitlabBranch ?? "main",
-        buildPath: app.gitlabBuildPath,
+          service.gitlabPathNamespace ??
+          `${required(service.gitlabOwner, "gitlabOwner")}/${required(service.gitlabRepository, "gitlabRepository")}`,
+        branch: service.gitlabBranch ?? "main",
       };
     case "bitbucket":
       return {
-        path: `${required(app.bitbucketOwner, "bitbucketOwner")}/${app.bitbucketRepositorySlug ?? required(app.bitbucketRepository, "bitbucketRepository")}`,
-        branch: app.bitbucketBranch ?? "main",
-        buildPath: app.bitbucketBuildPath,
+        path: `${required(service.bitbucketOwner, "bitbucketOwner")}/${service.bitbucketRepositorySlug ?? required(service.bitbucketRepository, "bitbucketRepository")}`,
+        branch: service.bitbucketBranch ?? "main",
       };
-    default:
+    case "gitea":
       return {
-        path: `${required(app.giteaOwner, "giteaOwner")}/${required(app.giteaRepository, "giteaRepository")}`,
-        branch: app.giteaBranch ?? "main",
-        buildPath: app.giteaBuildPath,
+        path: `${required(service.giteaOwner, "giteaOwner")}/${required(service.giteaRepository, "giteaRepository")}`,
+        branch: service.giteaBranch ?? "main",
       };
   }
+}
+
+/** The build path of an application's provider source. */
+function providerBuildPath(kind: ProviderKind, app: DeployableApplication): string | null {
+  if (kind === "github") return app.buildPath;
+  if (kind === "gitlab") return app.gitlabBuildPath;
+  if (kind === "bitbucket") return app.bitbucketBuildPath;
+  return app.giteaBuildPath;
 }
 
 /** What names a repository on one provider connection of an organization. */
@@ -199,25 +220,51 @@ export async function providerGitSource(
   };
 }
 
-/** An application's provider source (providerGitSource with the application's fields). */
-async function providerCode(services: ServiceContext, app: DeployableApplication): Promise<CodeSource> {
-  const kind = app.sourceType as ProviderRepositoryRef["kind"];
-  const providerId = app[PROVIDER_ID_FIELD[kind]];
+const PROVIDER_KINDS: readonly string[] = ["github", "gitlab", "bitbucket", "gitea"];
+
+/**
+ * The clone of a service's repository (a `git` source or a provider's) for the agent: the one
+ * path applications and compose stacks take. A missing provider, key or field fails the
+ * deployment with a message naming it.
+ */
+export async function repositoryGitSource(
+  services: ServiceContext,
+  service: RepositoryFields,
+  what: "application" | "compose service",
+): Promise<GitSource> {
+  if (service.sourceType === "git") {
+    const url = required(service.customGitUrl, "customGitUrl");
+    await checkGitHostResolution(services, url);
+    let sshPrivateKey: string | undefined;
+    if (service.customGitSshKeyId) {
+      const key =
+        (await findSshKey(services.db, service.organizationId, service.customGitSshKeyId)) ??
+        fail("The SSH key of the Git source no longer exists");
+      sshPrivateKey = await openPrivateKey(services, key);
+    }
+    return {
+      url,
+      branch: service.customGitBranch ?? "main",
+      enableSubmodules: service.enableSubmodules,
+      sshPrivateKey,
+    };
+  }
+  if (!PROVIDER_KINDS.includes(service.sourceType)) {
+    return fail(`The source ${service.sourceType} of the ${what} is not a repository`);
+  }
+  const kind = service.sourceType as ProviderKind;
+  const providerId = service[PROVIDER_ID_FIELD[kind]];
   // A removed provider also cleared the repository fields: name the provider, not a field.
   if (!providerId)
-    fail(`The application has no ${PROVIDER_NAMES[kind]} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
-  const repository = providerRepository(app);
-  const git = await providerGitSource(services, {
-    organizationId: app.organizationId,
+    fail(`The ${what} has no ${PROVIDER_NAMES[kind]} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
+  const repository = providerRepository(kind, service);
+  return providerGitSource(services, {
+    organizationId: service.organizationId,
     kind,
     providerId,
     repositoryPath: repository.path,
     branch: repository.branch,
-    enableSubmodules: app.enableSubmodules,
-  });
-  return gitCode(git.url, git.branch, repository.buildPath, app, {
-    httpUsername: git.httpUsername,
-    httpPassword: git.httpPassword,
+    enableSubmodules: service.enableSubmodules,
   });
 }
 
@@ -251,18 +298,11 @@ export async function deploymentSourceOf(
     case "gitlab":
     case "bitbucket":
     case "gitea":
-      return providerCode(services, app);
     case "git": {
-      const url = required(app.customGitUrl, "customGitUrl");
-      await checkGitHostResolution(services, url);
-      let sshPrivateKey: string | undefined;
-      if (app.customGitSshKeyId) {
-        const key =
-          (await findSshKey(services.db, app.organizationId, app.customGitSshKeyId)) ??
-          fail("The SSH key of the Git source no longer exists");
-        sshPrivateKey = await openPrivateKey(services, key);
-      }
-      return gitCode(url, app.customGitBranch ?? "main", app.customGitBuildPath, app, { sshPrivateKey });
+      const git = await repositoryGitSource(services, app, "application");
+      const buildPath =
+        app.sourceType === "git" ? app.customGitBuildPath : providerBuildPath(app.sourceType, app);
+      return gitCode(git, buildPath);
     }
   }
 }

@@ -23,7 +23,6 @@ import {
   newRefreshToken,
   searchApplications,
   serverBelongsTo,
-  sshKeyBelongsTo,
   updateApplication,
 } from "../applications/repository.ts";
 import {
@@ -45,12 +44,7 @@ import {
   updateInput,
 } from "../applications/schemas.ts";
 import { teardownApplication } from "../applications/teardown.ts";
-import {
-  appNameSchema,
-  gitUrlProblem,
-  plainTextSchema,
-  swarmJsonColumns,
-} from "../applications/validation.ts";
+import { appNameSchema, plainTextSchema, swarmJsonColumns } from "../applications/validation.ts";
 import {
   type ApplicationSecretField,
   sealApplicationSecret,
@@ -59,7 +53,8 @@ import {
 import type { Caller, ServiceContext } from "../context.ts";
 import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
-import type { ApplicationStatus, GitProviderType } from "../db/schema.ts";
+import type { ApplicationStatus } from "../db/schema.ts";
+import { checkGitSource, requireOwnProvider } from "../deployments/git-source-checks.ts";
 import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import {
   reloadApplicationService,
@@ -72,7 +67,6 @@ import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/st
 import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
-import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
 import {
   appMonitoringSchema,
   readAppContainerStats,
@@ -121,35 +115,6 @@ function sealSecrets(
     );
   }
   return patch;
-}
-
-/**
- * The Git source checks that depend on configuration or on other rows: a custom Git URL on
- * loopback (PLATFORM_ALLOW_LOOPBACK_GIT) and an SSH key of the caller's organization.
- */
-async function checkGitSource(
-  services: ServiceContext,
-  caller: Caller,
-  input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null } & Partial<
-    Record<(typeof PROVIDER_ID_FIELD)[GitProviderType], string | null>
-  >,
-): Promise<void> {
-  // A provider id set through update is checked like save*Provider's: another organization's is a 404.
-  for (const [kind, field] of Object.entries(PROVIDER_ID_FIELD) as [GitProviderType, keyof typeof input][]) {
-    const providerId = input[field];
-    if (providerId) await requireOwnProvider(services, caller, kind, providerId);
-  }
-  const loopbackProblem =
-    input.customGitUrl && gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
-  if (loopbackProblem) {
-    throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
-      fields: ["customGitUrl"],
-    });
-  }
-  const sshKeyId = input.customGitSSHKeyId;
-  if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
-    throw notFound("SSH key");
-  }
 }
 
 /** The columns an input sets: absent fields are left alone, null clears, lists are stored as JSON. */
@@ -229,22 +194,6 @@ async function serviceStatus(services: ServiceContext, application: Application,
   await updateApplication(services.db, application.applicationId, { applicationStatus: status });
   const { applicationId, name, appName } = application;
   return { applicationId, name, appName, applicationStatus: status };
-}
-
-/**
- * The provider connection a save*Provider names must be one of the caller's organization (404
- * otherwise, like any other id of another organization). Returns nothing to patch.
- */
-async function requireOwnProvider(
-  services: ServiceContext,
-  caller: Caller,
-  kind: GitProviderType,
-  providerId: string,
-): Promise<Record<string, never>> {
-  if (!(await findProvider(services.db, caller.organizationId, kind, providerId))) {
-    throw notFound(`${PROVIDER_NAMES[kind]} provider`);
-  }
-  return {};
 }
 
 /** Git fields back to their defaults (disconnectGitProvider). */

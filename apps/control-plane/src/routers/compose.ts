@@ -42,6 +42,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
+import { checkGitSource } from "../deployments/git-source-checks.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
@@ -93,7 +94,8 @@ async function refusedConversion(
   services: ServiceContext,
   row: LocatedCompose,
 ): Promise<Record<string, unknown> | undefined> {
-  if (row.composeFile.trim() === "") return undefined;
+  // A repository's file is read, converted and checked at each deploy.
+  if (row.sourceType !== "raw" || row.composeFile.trim() === "") return undefined;
   return (await convertedComposeOf(services, row)).document;
 }
 
@@ -280,18 +282,8 @@ export const composeRouter = defineRouter("compose", {
       for (const [key, value] of Object.entries(fields)) {
         if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
       }
-      if (customGitSSHKeyId !== undefined) {
-        if (customGitSSHKeyId !== null) {
-          const key = await services.db
-            .selectFrom("sshKeys")
-            .select("sshKeyId")
-            .where("sshKeyId", "=", customGitSSHKeyId)
-            .where("organizationId", "=", caller.organizationId)
-            .executeTakeFirst();
-          if (!key) throw notFound("SSH key");
-        }
-        patch.customGitSshKeyId = customGitSSHKeyId;
-      }
+      await checkGitSource(services, caller, input);
+      if (customGitSSHKeyId !== undefined) patch.customGitSshKeyId = customGitSSHKeyId;
       if (patch.env === "") patch.env = null;
       const next = { ...row, ...(patch as Partial<LocatedCompose>) };
       const document = await refusedConversion(services, next);
