@@ -268,15 +268,7 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
         result = await agentJob<BackupDatabaseResult>(context, "backup", (jobId, logStreamId) =>
           services.agents.client.backupDatabase(
             serverId,
-            {
-              jobId,
-              logStreamId,
-              serviceName: database.appName,
-              owner: owner(database),
-              database: access,
-              storage,
-              key,
-            },
+            transferOf(context, access, key, jobId, logStreamId),
             JOB_TIMEOUT_MS,
           ),
         );
@@ -301,15 +293,7 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
       const result = await agentJob<RestoreDatabaseResult>(context, "restore", (jobId, logStreamId) =>
         services.agents.client.restoreDatabase(
           serverId,
-          {
-            jobId,
-            logStreamId,
-            serviceName: database.appName,
-            owner: owner(database),
-            database: access,
-            storage,
-            key,
-          },
+          transferOf(context, access, key, jobId, logStreamId),
           JOB_TIMEOUT_MS,
         ),
       );
@@ -342,6 +326,26 @@ const owner = (database: OwnedDatabase) => ({
   organizationId: database.organizationId,
   resource: `database:${database.databaseId}`,
 });
+
+/** What the agent's backup and restore commands share: the job, the database service, the object. */
+function transferOf(
+  context: RunContext,
+  access: ReturnType<typeof accessOf>,
+  key: string,
+  jobId: string,
+  logStreamId: string,
+) {
+  const { database, storage } = context;
+  return {
+    jobId,
+    logStreamId,
+    serviceName: database.appName,
+    owner: owner(database),
+    database: access,
+    storage,
+    key,
+  };
+}
 
 async function recordFile(db: Db, deploymentId: string, key: string, size: number): Promise<void> {
   await db
@@ -443,7 +447,7 @@ async function applyRetention(context: RunContext, backup: Backup, written: stri
 
 /** Restores `key` into a throwaway container of the database's image and stores the check. */
 async function verify(context: RunContext, backup: Backup, key: string): Promise<void> {
-  const { services, run, serverId, database, opened, storage, log } = context;
+  const { services, run, serverId, database, opened, log } = context;
   const spec = buildDatabaseSpec(database, opened, services.config.defaultDatabaseImages);
   const access = accessOf(database, opened, backup.database);
   log(`Verifying ${key}: restoring it into a throwaway ${spec.image} container`);
@@ -452,13 +456,7 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
       services.agents.client.restoreDatabase(
         serverId,
         {
-          jobId,
-          logStreamId,
-          serviceName: database.appName,
-          owner: owner(database),
-          database: access,
-          storage,
-          key,
+          ...transferOf(context, access, key, jobId, logStreamId),
           throwaway: {
             image: spec.image,
             env: spec.env ?? [],
