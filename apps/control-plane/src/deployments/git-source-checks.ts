@@ -11,8 +11,9 @@ import { badRequest, notFound } from "../errors.ts";
 import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
 
 /**
- * The Git source checks that depend on configuration or on other rows: a custom Git URL on
- * loopback (PLATFORM_ALLOW_LOOPBACK_GIT) and an SSH key of the caller's organization.
+ * The Git source checks that depend on configuration or on other rows: provider ids of the
+ * caller's organization, a custom Git URL the outbound guard allows (PLATFORM_OUTBOUND_ALLOW) and
+ * an SSH key of the caller's organization.
  */
 export async function checkGitSource(
   services: ServiceContext,
