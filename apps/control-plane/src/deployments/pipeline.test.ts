@@ -353,7 +353,7 @@ describe("other sources", () => {
   );
 
   it(
-    "a drop upload (.tar.gz, then .zip) deploys through application.dropDeployment; a redeploy rebuilds it",
+    "a drop upload (.tar.gz, then .zip built in its dropBuildPath) deploys through application.dropDeployment; a redeploy rebuilds it",
     async () => {
       const app = await createApp("drop");
       await useDockerfile(app.applicationId);
@@ -375,15 +375,17 @@ describe("other sources", () => {
       expect(
         (await platform.query("application.one", { applicationId: app.applicationId }, as())).body.sourceType,
       ).toBe("drop");
-      // A .zip works the same way (Dokploy's format).
+      // A .zip works the same way (Dokploy's format), built in its dropBuildPath.
       const zipped = await createApp("dropzip");
       await useDockerfile(zipped.applicationId);
+      await ok("application.update", { applicationId: zipped.applicationId, dropBuildPath: "site" });
       const zipPort = await publish(zipped.applicationId);
       const zipUpload = await upload(
         zipped.applicationId,
         makeZip([
-          { name: "Dockerfile", content: SERVING_DOCKERFILE },
-          { name: "index.html", content: "dropped zip" },
+          { name: "Dockerfile", content: "FROM scratch\n" },
+          { name: "site/Dockerfile", content: SERVING_DOCKERFILE },
+          { name: "site/index.html", content: "dropped zip" },
         ]),
       );
       expect(zipUpload.status, JSON.stringify(zipUpload.body)).toBe(200);

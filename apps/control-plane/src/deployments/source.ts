@@ -282,7 +282,8 @@ export async function deploymentSourceOf(
       return {
         kind: "code",
         source: { archive: await archiveSourceFor(services, serverId, archive) },
-        buildPath: undefined,
+        // Dokploy's dropBuildPath: the directory of the archive the build runs in.
+        buildPath: app.dropBuildPath ?? undefined,
         description: `the uploaded ${archive.format} archive`,
       };
     }

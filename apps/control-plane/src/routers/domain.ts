@@ -127,6 +127,36 @@ function checkedSettings(settings: DomainSettings, storedKeySealed: string | nul
   };
 }
 
+/**
+ * Fields this domain would not use are refused (400 naming the field), never stored unused
+ * (issue 27): only what the caller sent is checked.
+ */
+function refuseUnusedFields(
+  input: {
+    customCertResolver?: string | null;
+    certificate?: string | null;
+    certificateKey?: string | null;
+    serviceName?: string | null;
+  },
+  kind: "application" | "compose",
+  certificateType: string,
+): void {
+  if (kind === "application" && input.serviceName) {
+    throw field("serviceName", "only a compose domain routes to a named service");
+  }
+  if (certificateType !== "custom") {
+    for (const name of ["customCertResolver", "certificate", "certificateKey"] as const) {
+      if (input[name]) throw field(name, "is used only with certificateType `custom`");
+    }
+  } else if (input.customCertResolver) {
+    for (const name of ["certificate", "certificateKey"] as const) {
+      if (input[name]) {
+        throw field(name, "is not used with customCertResolver (the resolver issues the certificate)");
+      }
+    }
+  }
+}
+
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
   const domain = await findDomain(services.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
@@ -318,6 +348,16 @@ export const domainRouter = defineRouter("domain", {
       if (input.domainType !== "compose" && !input.applicationId) {
         throw field("applicationId", "is required when domainType is `application`");
       }
+      if (input.previewDeploymentId) {
+        throw field("previewDeploymentId", "preview domains are made by preview deployments");
+      }
+      if (input.domainType === "compose" && input.applicationId) {
+        throw field("applicationId", "is not used when domainType is `compose`");
+      }
+      if (input.domainType !== "compose" && input.composeId) {
+        throw field("composeId", "is used only when domainType is `compose`");
+      }
+      refuseUnusedFields(input, input.domainType, input.certificateType);
       const settings = checkedSettings(
         {
           host: input.host,
@@ -424,6 +464,7 @@ export const domainRouter = defineRouter("domain", {
         );
       }
       const certificateType = input.certificateType ?? existing.certificateType;
+      refuseUnusedFields(input, existing.composeId ? "compose" : "application", certificateType);
       const settings = checkedSettings(
         {
           host: input.host ?? existing.host,

@@ -1,0 +1,637 @@
+/**
+ * Every input field of every procedure, in one of three classes (issue 27 item 1: no field is
+ * stored only): `applied` (it takes effect; `proof` names the test file that shows it),
+ * `refused` (any value that would not take effect is a 400 naming the field; `probe`, when
+ * given, is an input the walk test sends to see that 400) or `informational` (deliberately
+ * stored and shown only, each named on a docs/decisions.md line that says "informational").
+ * tests/fields/field-walk.test.ts walks the router's input schemas against this list and fails
+ * on a field in none and on an entry whose procedure or field no longer exists.
+ *
+ * To classify a new procedure, add a row keyed `router.procedure` (fields are the top-level keys
+ * of its input object):
+ *
+ * @example
+ *   "mounts.create": {
+ *     ...applied("type mountPath volumeName", MOUNTS_TEST),
+ *     hostPath: refused(MOUNTS_TEST, { serviceType: "application", serviceId: "$applicationId", hostPath: "/etc" }),
+ *     note: informational,
+ *   },
+ *
+ * Probe inputs may use the walk test's fixtures by name: `$applicationId`, `$environmentId`,
+ * `$projectId`, `$postgresId`, `$destinationId`.
+ */
+
+export type FieldClass =
+  | { kind: "applied"; proof: string }
+  | { kind: "refused"; proof: string; probe?: Record<string, unknown> }
+  | { kind: "informational" };
+
+export type ProcedureFields = Record<string, FieldClass>;
+
+/** Each field of the space-separated `names` applied, as `proof` (a test file) shows. */
+export function applied(names: string, proof: string): ProcedureFields {
+  return Object.fromEntries(names.split(/\s+/).filter(Boolean).map((name) => [name, { kind: "applied", proof }]));
+}
+
+/** A field whose ignored values are a 400 naming it; `probe` is a whole input showing it. */
+export function refused(proof: string, probe?: Record<string, unknown>): FieldClass {
+  return probe ? { kind: "refused", proof, probe } : { kind: "refused", proof };
+}
+
+export const informational: FieldClass = { kind: "informational" };
+
+/** Each field of `names` informational (it must be named on an "informational" decisions line). */
+export function shownOnly(names: string): ProcedureFields {
+  return Object.fromEntries(names.split(/\s+/).filter(Boolean).map((name) => [name, informational]));
+}
+
+// The test files that show fields taking effect (paths from the repository's root).
+const CP = "apps/control-plane/src";
+const AUTH = `${CP}/routers/auth.test.ts`;
+const USER = `${CP}/routers/user.test.ts`;
+const ORG = `${CP}/routers/organization.test.ts`;
+const PROJECT = `${CP}/routers/project.test.ts`;
+const ENVIRONMENT = `${CP}/routers/environment.test.ts`;
+const DOCKER = `${CP}/routers/docker.test.ts`;
+const SERVER = `${CP}/routers/server.test.ts`;
+const SETUP = `${CP}/servers/setup.test.ts`;
+const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
+const ENROLL = `${CP}/agents/hub.test.ts`;
+const APPLICATION = `${CP}/routers/application.test.ts`;
+const PIPELINE = `${CP}/deployments/pipeline.test.ts`;
+const SERVICE_SPEC = `${CP}/deployments/service-spec.test.ts`;
+const ROLLBACKS = `${CP}/rollbacks/rollbacks.test.ts`;
+const WEBHOOKS = `${CP}/webhooks/route.test.ts`;
+const WEBHOOK_DECIDE = `${CP}/webhooks/decide.test.ts`;
+const DEPLOYMENT = `${CP}/routers/deployment.test.ts`;
+const COMPOSE = `${CP}/compose/e2e.test.ts`;
+const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
+const TEMPLATES = `${CP}/templates/remote.test.ts`;
+const PORT = `${CP}/routers/port.test.ts`;
+const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
+const REGISTRY = `${CP}/routers/registry.test.ts`;
+const DOMAIN = `${CP}/routers/domain.test.ts`;
+const SECURITY = `${CP}/routers/security.test.ts`;
+const REDIRECTS = `${CP}/routers/redirects.test.ts`;
+const CERTIFICATES = `${CP}/routers/certificates.test.ts`;
+const DATABASES = `${CP}/databases/database.test.ts`;
+const DATABASES_E2E = `${CP}/databases/e2e.test.ts`;
+const SETTINGS = `${CP}/routers/settings.test.ts`;
+const MONITORING = `${CP}/monitoring/monitoring-config.test.ts`;
+const APP_MONITORING = `${CP}/monitoring/app-monitoring.test.ts`;
+const PROVIDERS = `${CP}/git-providers/providers.test.ts`;
+const NOTIFICATIONS = `${CP}/notifications/notifications.test.ts`;
+const NOTIFICATION_HTTP = `${CP}/notifications/http.test.ts`;
+const MAIL = `${CP}/notifications/mail.test.ts`;
+const BACKUP = `${CP}/routers/backup.test.ts`;
+const BACKUPS_E2E = `${CP}/backups/e2e.test.ts`;
+const PERMISSIONS = `${CP}/projects/permissions.test.ts`;
+const BUILD_SETTINGS = `${CP}/routers/application.test.ts`;
+
+/** The Swarm settings of applications and database services (docs/decisions.md, issue 27). */
+const swarmFields = applied(
+  "memoryLimit memoryReservation cpuLimit cpuReservation command args replicas healthCheckSwarm restartPolicySwarm placementSwarm updateConfigSwarm rollbackConfigSwarm modeSwarm labelsSwarm networkSwarm stopGracePeriodSwarm endpointSpecSwarm ulimitsSwarm",
+  SERVICE_SPEC,
+);
+
+/** Git source fields shared by application.update and the save*Provider procedures. */
+const gitSourceFields = applied(
+  "githubId repository owner branch buildPath triggerType watchPaths enableSubmodules gitlabId gitlabProjectId gitlabRepository gitlabOwner gitlabBranch gitlabBuildPath gitlabPathNamespace bitbucketId bitbucketRepository bitbucketRepositorySlug bitbucketOwner bitbucketBranch bitbucketBuildPath giteaId giteaRepository giteaOwner giteaBranch giteaBuildPath customGitUrl customGitBranch customGitBuildPath customGitSSHKeyId",
+  PIPELINE,
+);
+
+function databaseKind(kind: string, idKey: string, credentials: string): Record<string, ProcedureFields> {
+  return {
+    [`${kind}.create`]: {
+      ...applied(`appName environmentId dockerImage serverId ${credentials}`, DATABASES),
+      ...shownOnly("name description"),
+    },
+    [`${kind}.one`]: applied(idKey, DATABASES),
+    [`${kind}.deploy`]: applied(idKey, DATABASES_E2E),
+    [`${kind}.start`]: applied(idKey, DATABASES_E2E),
+    [`${kind}.stop`]: applied(idKey, DATABASES_E2E),
+    [`${kind}.update`]: {
+      ...applied(`${idKey} dockerImage env ${credentials}`, DATABASES),
+      ...swarmFields,
+      ...shownOnly("name description"),
+    },
+    [`${kind}.saveExternalPort`]: applied(`${idKey} externalPort`, DATABASES),
+    [`${kind}.saveEnvironment`]: applied(`${idKey} env`, DATABASES),
+    [`${kind}.reload`]: {
+      ...applied(idKey, DATABASES_E2E),
+      appName: refused(DATABASES),
+    },
+    [`${kind}.rebuild`]: applied(idKey, DATABASES_E2E),
+    [`${kind}.remove`]: applied(idKey, DATABASES),
+  };
+}
+
+const notificationEvents =
+  "appDeploy appBuildError databaseBackup volumeBackup platformRestart dockerCleanup serverThreshold projectIds serviceIds";
+
+function notificationKind(kind: string, idKey: string, settings: string): Record<string, ProcedureFields> {
+  return {
+    [`notification.create${kind}`]: {
+      ...applied(`${notificationEvents} ${settings}`, NOTIFICATIONS),
+      ...shownOnly("name"),
+    },
+    [`notification.update${kind}`]: {
+      // Dokploy's <kind>Id names the same channel (another one is a 404, as any id).
+      ...applied(`notificationId ${idKey} ${notificationEvents} ${settings}`, NOTIFICATIONS),
+      ...shownOnly("name"),
+    },
+    [`notification.test${kind}`]: applied(settings, NOTIFICATION_HTTP),
+  };
+}
+
+export const fieldClassification: Record<string, ProcedureFields> = {
+  "auth.register": applied("email password name invitationId token", AUTH),
+  "auth.login": applied("email password organizationId", AUTH),
+  "auth.logout": {},
+
+  "user.all": {},
+  "user.one": applied("userId", USER),
+  "user.get": {},
+  "user.update": { ...applied("email currentPassword password", USER), ...shownOnly("name image") },
+  "user.confirmEmail": applied("token", USER),
+  "user.sendInvitation": applied("invitationId notificationId", MAIL),
+  "user.changeEmail": applied("userId email", USER),
+  "user.remove": applied("userId", USER),
+  "user.assignPermissions": applied(
+    "id role canCreateProjects canDeleteProjects canAccessAuditLog accessedProjects accessedEnvironments accessedServices canCreateServices canDeleteServices canCreateEnvironments canDeleteEnvironments canAccessToDocker canAccessToTraefikFiles canAccessToAPI canAccessToSSHKeys canAccessToGitProviders",
+    PERMISSIONS,
+  ),
+  "user.createApiKey": {
+    ...applied(
+      "metadata organizationId prefix expiresIn rateLimitEnabled rateLimitTimeWindow rateLimitMax remaining refillAmount refillInterval",
+      `${CP}/auth/api-key.test.ts`,
+    ),
+    ...shownOnly("name"),
+  },
+  "user.deleteApiKey": applied("apiKeyId", USER),
+  "user.getInvitations": applied("token", USER),
+  "user.checkUserOrganizations": applied("userId", USER),
+  "user.getMetricsToken": {},
+
+  "organization.all": {},
+  "organization.one": applied("organizationId", ORG),
+  "organization.create": shownOnly("name"),
+  "organization.delete": applied("organizationId", ORG),
+  "organization.update": { ...applied("organizationId", ORG), ...shownOnly("name") },
+  "organization.setActive": applied("organizationId", ORG),
+  "organization.inviteMember": applied("email role", ORG),
+  "organization.allInvitations": {},
+  "organization.removeInvitation": applied("invitationId", ORG),
+  "organization.acceptInvitation": applied("token invitationId", ORG),
+
+  "project.create": { ...applied("env", PROJECT), ...shownOnly("name description") },
+  "project.one": applied("projectId", PROJECT),
+  "project.all": {},
+  "project.update": { ...applied("projectId env", PROJECT), ...shownOnly("name description") },
+  "project.remove": applied("projectId", PROJECT),
+  "project.duplicate": {
+    ...applied("sourceEnvironmentId includeServices selectedServices duplicateInSameProject", PROJECT),
+    ...shownOnly("name description"),
+  },
+  "project.search": applied("q name description limit offset", PROJECT),
+
+  "environment.create": { ...applied("projectId env", ENVIRONMENT), ...shownOnly("name description") },
+  "environment.one": applied("environmentId", ENVIRONMENT),
+  "environment.byProjectId": applied("projectId", ENVIRONMENT),
+  "environment.update": { ...applied("environmentId env", ENVIRONMENT), ...shownOnly("name description") },
+  "environment.remove": applied("environmentId", ENVIRONMENT),
+
+  "docker.getContainers": applied("serverId", DOCKER),
+  "docker.restartContainer": applied("containerId serverId", DOCKER),
+  "docker.getConfig": applied("containerId serverId", DOCKER),
+  "docker.getContainersByAppNameMatch": applied("appName appType serverId", DOCKER),
+  "docker.getContainersByAppLabel": applied("appName type serverId", DOCKER),
+  "docker.getStackContainersByAppName": applied("appName serverId", DOCKER),
+  "docker.getServiceContainersByAppName": applied("appName serverId", DOCKER),
+
+  "agent.enroll": {
+    ...applied("enrollmentToken publicKey", ENROLL),
+    ...shownOnly("hostname agentVersion"),
+  },
+
+  "server.create": {
+    ...applied("ipAddress port username sshKeyId", SETUP),
+    serverType: { kind: "applied", proof: BUILD_SETTINGS },
+    ...shownOnly("name description"),
+  },
+  "server.one": applied("serverId", SERVER),
+  "server.all": {},
+  "server.update": {
+    ...applied("serverId ipAddress port username sshKeyId", SETUP),
+    serverType: { kind: "applied", proof: BUILD_SETTINGS },
+    ...shownOnly("name description"),
+  },
+  "server.remove": applied("serverId", SERVER),
+  "server.publicIp": {},
+  "server.validate": applied("serverId", SERVER),
+  "server.security": applied("serverId", SERVER),
+  "server.enrollmentCommand": applied("serverId", SERVER),
+  "server.setup": applied("serverId", SETUP),
+  "server.setupMonitoring": applied("serverId metricsConfig", MONITORING),
+  "server.getServerMetrics": applied("url token dataPoints", MONITORING),
+
+  "sshKey.create": { ...applied("privateKey publicKey", SSH_KEYS), ...shownOnly("name description") },
+  "sshKey.one": applied("sshKeyId", SSH_KEYS),
+  "sshKey.all": {},
+  "sshKey.update": { ...applied("sshKeyId", SSH_KEYS), ...shownOnly("name description") },
+  "sshKey.remove": applied("sshKeyId", SSH_KEYS),
+  "sshKey.generate": applied("type", SSH_KEYS),
+
+  "application.create": {
+    ...applied("environmentId appName serverId sourceType", APPLICATION),
+    ...shownOnly("name description"),
+  },
+  "application.one": applied("applicationId", APPLICATION),
+  "application.update": {
+    ...applied(
+      "applicationId appName env autoDeploy registryId buildRegistryId environmentId sourceType buildType dockerImage username password registryUrl dockerfile dockerContextPath dockerBuildStage publishDirectory isStaticSpa herokuVersion railpackVersion buildArgs buildSecrets createEnvFile",
+      APPLICATION,
+    ),
+    ...swarmFields,
+    ...gitSourceFields,
+    ...applied("networkIds detachDokployNetwork", SERVICE_SPEC),
+    ...applied("cleanCache dropBuildPath", PIPELINE),
+    ...applied("rollbackActive rollbackRegistryId", ROLLBACKS),
+    webhookSecret: { kind: "applied", proof: WEBHOOKS },
+    applicationStatus: refused(APPLICATION, { applicationId: "$applicationId", applicationStatus: "running" }),
+    createdAt: refused(APPLICATION, { applicationId: "$applicationId", createdAt: "2020-01-01T00:00:00.000Z" }),
+    refreshToken: refused(APPLICATION, { applicationId: "$applicationId", refreshToken: "chosen-token" }),
+    buildArchitecture: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildArchitecture: "arm64" }),
+    buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
+    // Stored and shown until building on the build server lands (issue 27 item 4).
+    buildServerId: informational,
+    // Stored and shown until preview deployments land (their own issue).
+    ...shownOnly(
+      "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewEnv previewBuildArgs previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewBuildSecrets previewCertificateType previewCustomCertResolver",
+    ),
+    ...shownOnly("name description title subtitle enabled icon"),
+  },
+  "application.search": applied(
+    "q name appName description repository owner dockerImage projectId environmentId limit offset",
+    APPLICATION,
+  ),
+  "application.saveGithubProvider": {
+    ...applied("applicationId", PIPELINE),
+    ...pick(gitSourceFields, "githubId owner repository branch buildPath triggerType enableSubmodules watchPaths"),
+  },
+  "application.saveGitlabProvider": {
+    ...applied("applicationId", PIPELINE),
+    ...pick(
+      gitSourceFields,
+      "gitlabId gitlabProjectId gitlabOwner gitlabRepository gitlabBranch gitlabBuildPath gitlabPathNamespace enableSubmodules watchPaths",
+    ),
+  },
+  "application.saveBitbucketProvider": {
+    ...applied("applicationId", PIPELINE),
+    ...pick(
+      gitSourceFields,
+      "bitbucketId bitbucketOwner bitbucketRepository bitbucketRepositorySlug bitbucketBranch bitbucketBuildPath enableSubmodules watchPaths",
+    ),
+  },
+  "application.saveGiteaProvider": {
+    ...applied("applicationId", PIPELINE),
+    ...pick(gitSourceFields, "giteaId giteaOwner giteaRepository giteaBranch giteaBuildPath enableSubmodules watchPaths"),
+  },
+  "application.saveGitProvider": {
+    ...applied("applicationId", PIPELINE),
+    ...pick(
+      gitSourceFields,
+      "customGitUrl customGitBranch customGitBuildPath customGitSSHKeyId enableSubmodules watchPaths",
+    ),
+  },
+  "application.saveDockerProvider": applied("applicationId dockerImage username password registryUrl", PIPELINE),
+  "application.disconnectGitProvider": applied("applicationId", APPLICATION),
+  "application.saveBuildType": applied(
+    "applicationId buildType dockerContextPath dockerBuildStage dockerfile publishDirectory isStaticSpa herokuVersion railpackVersion",
+    PIPELINE,
+  ),
+  "application.saveEnvironment": applied("applicationId createEnvFile env buildArgs buildSecrets", PIPELINE),
+  "application.start": applied("applicationId", PIPELINE),
+  "application.stop": applied("applicationId", PIPELINE),
+  "application.reload": { ...applied("applicationId", PIPELINE), appName: refused(APPLICATION) },
+  "application.readAppMonitoring": applied("appName", APP_MONITORING),
+  "application.markRunning": applied("applicationId", APPLICATION),
+  "application.move": applied("applicationId targetEnvironmentId", APPLICATION),
+  "application.refreshToken": applied("applicationId", APPLICATION),
+  "application.delete": applied("applicationId", APPLICATION),
+  "application.deploy": { ...applied("applicationId", PIPELINE), ...shownOnly("title description") },
+  "application.redeploy": { ...applied("applicationId", PIPELINE), ...shownOnly("title description") },
+  "application.cancelDeployment": applied("applicationId", PIPELINE),
+  "application.killBuild": applied("applicationId", PIPELINE),
+  "application.cleanQueues": applied("applicationId", DEPLOYMENT),
+  "application.clearDeployments": applied("applicationId", DEPLOYMENT),
+  "application.readTraefikConfig": applied("applicationId", DOMAIN),
+  "application.updateTraefikConfig": applied("applicationId traefikConfig", DOMAIN),
+
+  "deployment.all": applied("applicationId", DEPLOYMENT),
+  "deployment.allByCompose": applied("composeId", DEPLOYMENT),
+  "deployment.allByServer": applied("serverId", DEPLOYMENT),
+  "deployment.allByType": applied("id type", DEPLOYMENT),
+  "deployment.allCentralized": {},
+  "deployment.queueList": {},
+  "deployment.killProcess": applied("deploymentId", DEPLOYMENT),
+  "deployment.removeDeployment": applied("deploymentId", DEPLOYMENT),
+
+  "compose.create": {
+    ...applied("appName environmentId serverId composeType composeFile sourceType", COMPOSE),
+    ...shownOnly("name description"),
+  },
+  "compose.one": applied("composeId", COMPOSE),
+  "compose.update": {
+    ...applied(
+      "composeId env composeFile composeType sourceType composePath customGitUrl customGitBranch customGitSSHKeyId enableSubmodules githubId owner repository branch gitlabId gitlabProjectId gitlabOwner gitlabRepository gitlabBranch gitlabPathNamespace bitbucketId bitbucketOwner bitbucketRepository bitbucketRepositorySlug bitbucketBranch giteaId giteaOwner giteaRepository giteaBranch",
+      COMPOSE,
+    ),
+    ...shownOnly("name description"),
+  },
+  "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
+  "compose.redeploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
+  "compose.start": applied("composeId", COMPOSE),
+  "compose.stop": applied("composeId", COMPOSE),
+  "compose.delete": applied("composeId deleteVolumes", COMPOSE),
+  "compose.loadServices": applied("composeId type", COMPOSE),
+  "compose.getConvertedCompose": applied("composeId", COMPOSE_TENANCY),
+  "compose.move": applied("composeId targetEnvironmentId", COMPOSE),
+  "compose.templates": applied("baseUrl", TEMPLATES),
+  "compose.deployTemplate": applied("environmentId id serverId baseUrl", TEMPLATES),
+
+  "port.create": applied("applicationId publishedPort targetPort protocol publishMode", PORT),
+  "port.one": applied("portId", PORT),
+  "port.update": applied("portId publishedPort targetPort protocol publishMode", PORT),
+  "port.delete": applied("portId", PORT),
+
+  "mounts.create": applied("type mountPath volumeName filePath content hostPath serviceType serviceId", MOUNTS),
+  "mounts.one": applied("mountId", MOUNTS),
+  "mounts.update": applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
+  "mounts.remove": applied("mountId", MOUNTS),
+
+  "registry.create": {
+    ...applied("registryUrl username password registryType imagePrefix", REGISTRY),
+    ...shownOnly("registryName"),
+  },
+  "registry.all": {},
+  "registry.one": applied("registryId", REGISTRY),
+  "registry.update": {
+    ...applied("registryId registryUrl username password registryType imagePrefix", REGISTRY),
+    ...shownOnly("registryName"),
+  },
+  "registry.remove": applied("registryId", REGISTRY),
+  "registry.testRegistry": {
+    ...applied("registryUrl username password registryType serverId", REGISTRY),
+    // Dokploy's form sends the create fields: the name and prefix play no part in a login.
+    ...shownOnly("registryName imagePrefix"),
+  },
+  "registry.testRegistryById": applied("registryId serverId", REGISTRY),
+
+  "domain.create": {
+    ...applied(
+      "host path port https certificateType customCertResolver certificate certificateKey serviceName stripPath internalPath customEntrypoint middlewares domainType applicationId composeId",
+      DOMAIN,
+    ),
+    previewDeploymentId: refused(DOMAIN, {
+      host: "walk-preview.example.com",
+      applicationId: "$applicationId",
+      previewDeploymentId: "preview-1",
+    }),
+  },
+  "domain.byApplicationId": applied("applicationId", DOMAIN),
+  "domain.byComposeId": applied("composeId", DOMAIN),
+  "domain.one": applied("domainId", DOMAIN),
+  "domain.update": {
+    ...applied(
+      "domainId host path port https certificateType customCertResolver certificate certificateKey serviceName stripPath internalPath customEntrypoint middlewares",
+      DOMAIN,
+    ),
+    domainType: refused(DOMAIN),
+  },
+  "domain.delete": applied("domainId", DOMAIN),
+  "domain.generateDomain": applied("appName serverId", DOMAIN),
+  "domain.canGenerateTraefikMeDomains": applied("serverId", DOMAIN),
+  "domain.validateDomain": applied("domain serverIp", DOMAIN),
+
+  "security.create": applied("applicationId username password", SECURITY),
+  "security.one": applied("securityId", SECURITY),
+  "security.update": applied("securityId username password", SECURITY),
+  "security.delete": applied("securityId", SECURITY),
+
+  "redirects.create": applied("applicationId regex replacement permanent", REDIRECTS),
+  "redirects.one": applied("redirectId", REDIRECTS),
+  "redirects.update": applied("redirectId regex replacement permanent", REDIRECTS),
+  "redirects.delete": applied("redirectId", REDIRECTS),
+
+  "certificates.create": {
+    ...applied("certificateData privateKey serverId", CERTIFICATES),
+    ...shownOnly("name"),
+    autoRenew: refused(CERTIFICATES, { name: "walk", certificateData: "x", privateKey: "x", autoRenew: true }),
+  },
+  "certificates.one": applied("certificateId", CERTIFICATES),
+  "certificates.all": {},
+  "certificates.remove": applied("certificateId", CERTIFICATES),
+
+  "rollback.rollback": applied("rollbackId", ROLLBACKS),
+  "rollback.delete": applied("rollbackId", ROLLBACKS),
+
+  ...databaseKind("postgres", "postgresId", "databasePassword databaseName databaseUser"),
+  ...databaseKind("mysql", "mysqlId", "databasePassword databaseName databaseUser databaseRootPassword"),
+  ...databaseKind("mariadb", "mariadbId", "databasePassword databaseName databaseUser databaseRootPassword"),
+  ...databaseKind("mongo", "mongoId", "databasePassword databaseUser replicaSets"),
+  ...databaseKind("redis", "redisId", "databasePassword"),
+
+  "settings.getWebServerSettings": {},
+  "settings.assignDomainServer": applied("host certificateType https letsEncryptEmail", SETTINGS),
+  "settings.reloadTraefik": applied("serverId", SETTINGS),
+  "settings.toggleDashboard": applied("enableDashboard serverId", SETTINGS),
+  "settings.readTraefikConfig": applied("serverId", SETTINGS),
+  "settings.updateTraefikConfig": applied("traefikConfig serverId", SETTINGS),
+  "settings.cleanUnusedImages": applied("serverId", SETTINGS),
+  "settings.cleanUnusedVolumes": applied("serverId", SETTINGS),
+  "settings.cleanStoppedContainers": applied("serverId", SETTINGS),
+  "settings.cleanDockerBuilder": applied("serverId", SETTINGS),
+  "settings.cleanAll": applied("serverId", SETTINGS),
+  "settings.updateDockerCleanup": applied("enableDockerCleanup serverId", SETTINGS),
+  "settings.readStatsLogs": applied("page sort search status dateRange serverId", SETTINGS),
+  "settings.toggleRequests": applied("enable serverId", SETTINGS),
+  "settings.haveActivateRequests": applied("serverId", SETTINGS),
+  "settings.saveSSHPrivateKey": applied("sshPrivateKey", SETTINGS),
+
+  "admin.setupMonitoring": applied("metricsConfig", MONITORING),
+
+  "gitProvider.getAll": {},
+  "gitProvider.remove": applied("gitProviderId", PROVIDERS),
+  "github.create": {
+    ...applied(
+      "githubAppId githubClientId githubInstallationId githubClientSecret githubPrivateKey githubWebhookSecret",
+      PROVIDERS,
+    ),
+    ...shownOnly("name githubAppName"),
+  },
+  "github.one": applied("githubId", PROVIDERS),
+  "github.githubProviders": {},
+  "github.update": {
+    ...applied(
+      "githubId githubAppId githubClientId githubInstallationId githubClientSecret githubPrivateKey githubWebhookSecret",
+      PROVIDERS,
+    ),
+    gitProviderId: { kind: "applied", proof: PROVIDERS },
+    ...shownOnly("name githubAppName"),
+  },
+  "github.getGithubRepositories": applied("githubId", PROVIDERS),
+  "github.getGithubBranches": applied("owner repo githubId", PROVIDERS),
+  "github.branches": applied("owner repo githubId", PROVIDERS),
+  "github.testConnection": applied("githubId", PROVIDERS),
+  "gitlab.create": {
+    ...applied(
+      "gitlabUrl gitlabInternalUrl applicationId redirectUri groupName expiresAt secret accessToken refreshToken webhookSecret authId",
+      PROVIDERS,
+    ),
+    ...shownOnly("name"),
+  },
+  "gitlab.one": applied("gitlabId", PROVIDERS),
+  "gitlab.gitlabProviders": {},
+  "gitlab.update": {
+    ...applied(
+      "gitlabId gitlabUrl gitlabInternalUrl applicationId redirectUri groupName expiresAt secret accessToken refreshToken webhookSecret",
+      PROVIDERS,
+    ),
+    gitProviderId: { kind: "applied", proof: PROVIDERS },
+    ...shownOnly("name"),
+  },
+  "gitlab.getGitlabRepositories": applied("gitlabId", PROVIDERS),
+  "gitlab.getGitlabBranches": applied("id owner repo gitlabId", PROVIDERS),
+  "gitlab.testConnection": applied("gitlabId groupName", PROVIDERS),
+  "bitbucket.create": {
+    ...applied("bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken authId", PROVIDERS),
+    ...shownOnly("name"),
+  },
+  "bitbucket.one": applied("bitbucketId", PROVIDERS),
+  "bitbucket.bitbucketProviders": {},
+  "bitbucket.update": {
+    ...applied("bitbucketId bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken", PROVIDERS),
+    gitProviderId: { kind: "applied", proof: PROVIDERS },
+    ...shownOnly("name"),
+  },
+  "bitbucket.getBitbucketRepositories": applied("bitbucketId", PROVIDERS),
+  "bitbucket.getBitbucketBranches": applied("owner repo bitbucketId", PROVIDERS),
+  "bitbucket.testConnection": applied(
+    "bitbucketId bitbucketUsername bitbucketEmail workspaceName appPassword apiToken",
+    PROVIDERS,
+  ),
+  "gitea.create": {
+    ...applied("giteaUrl giteaInternalUrl redirectUri clientId expiresAt clientSecret accessToken refreshToken", PROVIDERS),
+    ...shownOnly("name scopes giteaUsername lastAuthenticatedAt"),
+  },
+  "gitea.one": applied("giteaId", PROVIDERS),
+  "gitea.giteaProviders": {},
+  "gitea.update": {
+    ...applied(
+      "giteaId giteaUrl giteaInternalUrl redirectUri clientId expiresAt clientSecret accessToken refreshToken",
+      PROVIDERS,
+    ),
+    gitProviderId: { kind: "applied", proof: PROVIDERS },
+    ...shownOnly("name scopes giteaUsername lastAuthenticatedAt"),
+  },
+  "gitea.getGiteaRepositories": applied("giteaId", PROVIDERS),
+  "gitea.getGiteaBranches": applied("id owner repositoryName giteaId", PROVIDERS),
+  "gitea.getGiteaUrl": applied("giteaId", PROVIDERS),
+  "gitea.testConnection": applied("giteaId organizationName", PROVIDERS),
+
+  ...notificationKind("Slack", "slackId", "webhookUrl channel"),
+  ...notificationKind("Mattermost", "mattermostId", "webhookUrl channel username"),
+  ...notificationKind("Discord", "discordId", "webhookUrl decoration"),
+  ...notificationKind("Telegram", "telegramId", "botToken chatId messageThreadId"),
+  ...notificationKind("Email", "emailId", "smtpServer smtpPort username password fromAddress toAddresses"),
+  ...notificationKind("Resend", "resendId", "apiKey fromAddress toAddresses"),
+  ...notificationKind("Gotify", "gotifyId", "serverUrl appToken priority decoration"),
+  ...notificationKind("Ntfy", "ntfyId", "serverUrl topic accessToken priority"),
+  ...notificationKind("Pushover", "pushoverId", "userKey apiToken priority retry expire"),
+  ...notificationKind("Lark", "larkId", "webhookUrl"),
+  ...notificationKind("Teams", "teamsId", "webhookUrl"),
+  ...notificationKind("Custom", "customId", "endpoint headers"),
+  "notification.getAll": {},
+  "notification.delete": applied("notificationId", NOTIFICATIONS),
+  "notification.deliveries": applied("notificationId limit", NOTIFICATIONS),
+
+  "destination.create": {
+    ...applied("accessKey secretAccessKey bucket region endpoint", BACKUP),
+    ...shownOnly("name provider"),
+  },
+  "destination.all": {},
+  "destination.one": applied("destinationId", BACKUP),
+  "destination.update": {
+    ...applied("destinationId accessKey secretAccessKey bucket region endpoint", BACKUP),
+    ...shownOnly("name provider"),
+  },
+  "destination.remove": applied("destinationId", BACKUP),
+  "destination.testConnection": {
+    ...applied("accessKey secretAccessKey bucket region endpoint destinationId", BACKUP),
+    // Dokploy's form sends the create fields: the name and the provider's label play no part.
+    ...shownOnly("name provider"),
+  },
+
+  "backup.create": {
+    ...applied(
+      "schedule enabled prefix destinationId keepLatestCount database databaseType postgresId mysqlId mariadbId mongoId redisId verifyRestore verifyTable",
+      BACKUP,
+    ),
+    backupType: refused(BACKUP, backupProbe({ backupType: "compose" })),
+    composeId: refused(BACKUP, backupProbe({ composeId: "compose-1" })),
+    serviceName: refused(BACKUP, backupProbe({ serviceName: "web" })),
+    metadata: refused(BACKUP, backupProbe({ metadata: { a: 1 } })),
+  },
+  "backup.one": applied("backupId", BACKUP),
+  "backup.update": {
+    ...applied(
+      "backupId schedule enabled prefix destinationId keepLatestCount database verifyRestore verifyTable",
+      BACKUP,
+    ),
+    databaseType: refused(BACKUP),
+    serviceName: refused(BACKUP),
+    metadata: refused(BACKUP),
+  },
+  "backup.remove": applied("backupId", BACKUP),
+  "backup.manualBackupPostgres": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupMySql": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupMysql": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupMariadb": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupMongo": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupRedis": applied("backupId", BACKUPS_E2E),
+  "backup.verifyRestore": applied("backupId backupFile", BACKUPS_E2E),
+  "backup.listBackupFiles": { ...applied("destinationId search", BACKUP), ...shownOnly("serverId") },
+  "backup.restoreBackupWithLogs": {
+    ...applied("databaseId databaseType databaseName backupFile destinationId", BACKUPS_E2E),
+    backupType: refused(BACKUP, restoreProbe({ backupType: "compose" })),
+    metadata: refused(BACKUP, restoreProbe({ metadata: { a: 1 } })),
+  },
+};
+
+function pick(fields: ProcedureFields, names: string): ProcedureFields {
+  return Object.fromEntries(names.split(/\s+/).map((name) => [name, fields[name]!]));
+}
+
+function backupProbe(extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    schedule: "0 3 * * *",
+    prefix: "walk",
+    destinationId: "$destinationId",
+    database: "app",
+    databaseType: "postgres",
+    postgresId: "$postgresId",
+    ...extra,
+  };
+}
+
+function restoreProbe(extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    databaseId: "$postgresId",
+    databaseType: "postgres",
+    databaseName: "app",
+    backupFile: "walk/app.dump.gz",
+    destinationId: "$destinationId",
+    ...extra,
+  };
+}
