@@ -320,6 +320,23 @@ describe("refused input changes nothing", () => {
     expect(preview.body.error.data.fields).toEqual(["domainType"]);
     expect((await test.platform.query("domain.byComposeId", { composeId: "c1" }, as())).status).toBe(404);
   });
+
+  it("domain.create refuses the fields this domain would not use, naming each, and stores nothing", async () => {
+    const base = { applicationId: app.applicationId, host: "unused.example.com", certificateType: "none" };
+    for (const [input, name] of [
+      [{ ...base, previewDeploymentId: "p1" }, "previewDeploymentId"],
+      [{ ...base, composeId: "c1" }, "composeId"],
+      [{ ...base, domainType: "compose", composeId: "c1", serviceName: "web" }, "applicationId"],
+      [{ ...base, serviceName: "web" }, "serviceName"],
+      [{ ...base, customCertResolver: "letsencrypt" }, "customCertResolver"],
+      [{ ...base, certificateType: "letsencrypt", certificate: "x" }, "certificate"],
+    ] as const) {
+      const response = await createDomain(input);
+      expect(response.status, JSON.stringify(response.body)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([name]);
+    }
+    expect((await domainsOf(app.applicationId)).map((domain) => domain.host)).not.toContain("unused.example.com");
+  });
 });
 
 describe("Dokploy's defaults", () => {
@@ -385,6 +402,12 @@ describe("customEntrypoint and middlewares", () => {
     [{ middlewares: ["ok", "bad name"] }, "middlewares.1"],
     [{ middlewares: ["a@file\nrule: x"] }, "middlewares.0"],
     [{ domainType: "compose" }, "domainType"],
+    // Fields the domain would not use are refused, never stored unused (issue 27 item 1).
+    [{ serviceName: "web" }, "serviceName"],
+    [{ customCertResolver: "letsencrypt" }, "customCertResolver"],
+    [{ certificate: "-----BEGIN CERTIFICATE-----" }, "certificate"],
+    [{ certificateKey: "-----BEGIN PRIVATE KEY-----" }, "certificateKey"],
+    [{ certificateType: "custom", customCertResolver: "myresolver", certificate: "x" }, "certificate"],
   ])("domain.update refuses %j with a 400 naming %s", async (change, fieldName) => {
     const app = await createApplication(test);
     const created = await createDomain({ applicationId: app.applicationId, host: "refuse.example.com" });
