@@ -19,6 +19,7 @@
 #   --enrollment-token-file FILE   read the token from FILE (the file is deleted after reading)
 #   --advertise-addr ADDR          address for `docker swarm init` on multi-homed hosts
 #   --reenroll                     forget a previous enrollment and enroll with the new token
+#   --builders-url URL             where the builders' releases are downloaded (as PLATFORM_BUILDERS_URL)
 # Environment (mainly for tests; options win):
 #   PLATFORM_AGENT_STATE_DIR   agent config and credentials (default /etc/platform/agent)
 #   PLATFORM_AGENT_INSTALL_DIR the agent executable (default /opt/platform-agent)
@@ -26,6 +27,9 @@
 #   PLATFORM_AGENT_SOURCE      run the agent with this host's Node.js and tsx from this checkout
 #                              of the repository instead of the executable (development only)
 #   PLATFORM_ENROLL_WAIT       seconds to wait for the agent to enroll (default 60)
+#   PLATFORM_BUILDERS_URL      the builders' release host (default https://github.com): nixpacks
+#                              and railpack are downloaded from <URL>/railwayapp/<tool>/releases/...
+#   PLATFORM_BUILDERS_DIR      where they are installed (default /usr/local/bin)
 set -eu
 
 STATE_DIR=${PLATFORM_AGENT_STATE_DIR:-/etc/platform/agent}
@@ -40,6 +44,8 @@ TOKEN=
 TOKEN_FILE=
 ADVERTISE_ADDR=
 REENROLL=no
+BUILDERS_URL=${PLATFORM_BUILDERS_URL:-https://github.com}
+BUILDERS_DIR=${PLATFORM_BUILDERS_DIR:-/usr/local/bin}
 
 say() { printf '[platform-install] %s\n' "$*"; }
 die() { printf '[platform-install] error: %s\n' "$*" >&2; exit 1; }
@@ -52,7 +58,8 @@ while [ $# -gt 0 ]; do
     --enrollment-token-file) need_value "$@"; TOKEN_FILE=$2; shift 2 ;;
     --advertise-addr) need_value "$@"; ADVERTISE_ADDR=$2; shift 2 ;;
     --reenroll) REENROLL=yes; shift ;;
-    -h|--help) sed -n '2,29p' "$0" 2>/dev/null || echo "see the header of deploy/agent/install.sh"; exit 0 ;;
+    --builders-url) need_value "$@"; BUILDERS_URL=$2; shift 2 ;;
+    -h|--help) sed -n '2,33p' "$0" 2>/dev/null || echo "see the header of deploy/agent/install.sh"; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -78,6 +85,9 @@ URL_PATTERN='^https?://[][A-Za-z0-9.:_%/-]+$'
 [ -z "$CONTROL_PLANE_URL" ] || matches "$CONTROL_PLANE_URL" "$URL_PATTERN" ||
   die "--control-plane-url must be an http(s) URL of a host, port and path (got: $CONTROL_PLANE_URL)"
 [ -z "$ADVERTISE_ADDR" ] || matches "$ADVERTISE_ADDR" '^[A-Za-z0-9.:]+$' || die "--advertise-addr must be an address"
+BUILDERS_URL=${BUILDERS_URL%/}
+matches "$BUILDERS_URL" "$URL_PATTERN" || die "--builders-url / PLATFORM_BUILDERS_URL must be an http(s) URL (got: $BUILDERS_URL)"
+check_dir PLATFORM_BUILDERS_DIR "$BUILDERS_DIR"
 [ "$(id -u)" -eq 0 ] || die "run as root (or through sudo)"
 
 enrolled() { [ -f "$STATE_DIR/agent.json" ] && [ -f "$STATE_DIR/agent.creds" ]; }
@@ -193,6 +203,73 @@ else
 fi
 mkdir -p "$MAIN_DIR" "$STATE_DIR" "$INSTALL_DIR"
 chmod 700 "$STATE_DIR"
+
+# ---- builders (begin) -------------------------------------------------------------------------
+# nixpacks and railpack, the CLI builders of the default build types, pinned (the same versions
+# as packages/agent-protocol/src/builders.ts) and checked against their sha256 before anything is
+# installed. A release host this server cannot reach leaves the builder out (a deploy that needs
+# it then fails naming it and the fix, and server.validate says so); a checksum mismatch installs
+# nothing. Needs: curl, sha256sum, tar, mktemp; BUILDERS_URL, BUILDERS_DIR; say.
+NIXPACKS_VERSION=1.39.0
+RAILPACK_VERSION=0.15.4
+# sha256 of each release archive (linux musl, x64 and arm64). An empty value is a checksum not
+# recorded yet: that builder is then not installed (set PLATFORM_<TOOL>_SHA256 to install it).
+NIXPACKS_SHA256_X64=${PLATFORM_NIXPACKS_SHA256:-}
+NIXPACKS_SHA256_ARM64=${PLATFORM_NIXPACKS_SHA256:-}
+RAILPACK_SHA256_X64=${PLATFORM_RAILPACK_SHA256:-}
+RAILPACK_SHA256_ARM64=${PLATFORM_RAILPACK_SHA256:-}
+
+# install_builder TOOL VERSION ARCHIVE SHA256: 0 installed or up to date, 1 not installed.
+install_builder() {
+  tool=$1 version=$2 archive=$3 expected=$4
+  if [ -x "$BUILDERS_DIR/$tool" ] && "$BUILDERS_DIR/$tool" --version 2>/dev/null | grep -qF "$version"; then
+    say "$tool $version is installed"
+    return 0
+  fi
+  url="$BUILDERS_URL/railwayapp/$tool/releases/download/v$version/$archive"
+  if ! matches "$expected" '^[0-9a-f]{64}$'; then
+    say "$tool $version not installed: no sha256 of $archive is recorded in this script (set PLATFORM_$(printf '%s' "$tool" | tr a-z A-Z)_SHA256)"
+    return 1
+  fi
+  work=$(mktemp -d "${TMPDIR:-/tmp}/platform-$tool.XXXXXXXX")
+  if ! curl -fsSL --connect-timeout 10 --max-time 300 -o "$work/$archive" "$url" 2>"$work/curl.err"; then
+    say "$tool $version not installed: could not download $url ($(tail -n 1 "$work/curl.err")); deploys of the $tool build type fail until it is installed: run the setup again where $BUILDERS_URL is reachable, or install $tool $version into $BUILDERS_DIR by hand"
+    rm -rf "$work"
+    return 1
+  fi
+  got=$(sha256sum "$work/$archive" | cut -d' ' -f1)
+  if [ "$got" != "$expected" ]; then
+    say "error: checksum mismatch for $archive: expected sha256 $expected, downloaded $got; $tool was not installed"
+    rm -rf "$work"
+    return 1
+  fi
+  mkdir -p "$work/unpacked" "$BUILDERS_DIR"
+  if ! tar -xzf "$work/$archive" -C "$work/unpacked" "$tool" 2>/dev/null || [ ! -f "$work/unpacked/$tool" ] || [ -L "$work/unpacked/$tool" ]; then
+    say "error: $archive holds no $tool executable; $tool was not installed"
+    rm -rf "$work"
+    return 1
+  fi
+  # Copied next to its place, then renamed over it: a builder is there whole or not at all.
+  cp "$work/unpacked/$tool" "$BUILDERS_DIR/.$tool.new" && chmod 755 "$BUILDERS_DIR/.$tool.new" &&
+    mv -f "$BUILDERS_DIR/.$tool.new" "$BUILDERS_DIR/$tool"
+  rm -rf "$work"
+  say "installed $tool $version at $BUILDERS_DIR/$tool (sha256 $got verified)"
+}
+
+install_builders() {
+  case "$(uname -m)" in
+    x86_64 | amd64)
+      install_builder nixpacks "$NIXPACKS_VERSION" "nixpacks-v$NIXPACKS_VERSION-x86_64-unknown-linux-musl.tar.gz" "$NIXPACKS_SHA256_X64" || true
+      install_builder railpack "$RAILPACK_VERSION" "railpack-v$RAILPACK_VERSION-x86_64-unknown-linux-musl.tar.gz" "$RAILPACK_SHA256_X64" || true
+      ;;
+    aarch64 | arm64)
+      install_builder nixpacks "$NIXPACKS_VERSION" "nixpacks-v$NIXPACKS_VERSION-aarch64-unknown-linux-musl.tar.gz" "$NIXPACKS_SHA256_ARM64" || true
+      install_builder railpack "$RAILPACK_VERSION" "railpack-v$RAILPACK_VERSION-arm64-unknown-linux-musl.tar.gz" "$RAILPACK_SHA256_ARM64" || true
+      ;;
+  esac
+}
+install_builders
+# ---- builders (end) ---------------------------------------------------------------------------
 
 # ---- the agent in place -----------------------------------------------------------------------
 if [ -n "$AGENT_SOURCE" ]; then

@@ -23,7 +23,12 @@ const repoRoot = path.resolve(import.meta.dirname, "../..");
 const CLASSIFICATION = "apps/control-plane/src/field-classification.ts";
 const procedures = [...procedureTable(allRouters).entries()];
 
-type JsonSchema = { properties?: Record<string, unknown>; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; allOf?: JsonSchema[] };
+type JsonSchema = {
+  properties?: Record<string, unknown>;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+};
 
 /** The top-level fields of an input, as the OpenAPI document shows them (every object form). */
 function inputFields(schema: z.ZodType): string[] {
@@ -63,7 +68,9 @@ describe("the field walk: every input field is applied, refused or informational
 
   it("every served procedure's every field is classified", () => {
     const unclassified = [...served].flatMap(([name, fields]) =>
-      fields.filter((field) => !fieldClassification[name]?.[field]).map((field) => howToClassify(name, field)),
+      fields
+        .filter((field) => !fieldClassification[name]?.[field])
+        .map((field) => howToClassify(name, field)),
     );
     expect(unclassified, unclassified.join("\n")).toEqual([]);
   });
@@ -77,9 +84,9 @@ describe("the field walk: every input field is applied, refused or informational
           : `${name} is classified in ${CLASSIFICATION} but no router serves it: remove its row`,
       );
     const staleRows = Object.keys(fieldClassification).filter((name) => !served.has(name));
-    expect(
-      [...new Set([...stale, ...staleRows.map((name) => `${name}: no router serves it, remove its row`)])],
-    ).toEqual([]);
+    expect([
+      ...new Set([...stale, ...staleRows.map((name) => `${name}: no router serves it, remove its row`)]),
+    ]).toEqual([]);
   });
 
   it("every applied or refused field names a test file that exists", () => {
@@ -94,9 +101,14 @@ describe("the field walk: every input field is applied, refused or informational
       .filter(([, , cls]) => cls.kind === "informational")
       .filter(
         ([name, field]) =>
-          !decisionsLines.some((line) => line.includes(`\`${field}\``) || line.includes(`\`${name}.${field}\``)),
+          !decisionsLines.some(
+            (line) => line.includes(`\`${field}\``) || line.includes(`\`${name}.${field}\``),
+          ),
       )
-      .map(([name, field]) => `${name}.${field}: informational but no "informational" line of docs/decisions.md names \`${field}\``);
+      .map(
+        ([name, field]) =>
+          `${name}.${field}: informational but no "informational" line of docs/decisions.md names \`${field}\``,
+      );
     expect(unnamed).toEqual([]);
   });
 
@@ -122,7 +134,14 @@ describe("the field walk: every input field is applied, refused or informational
       fixtures.postgresId = (
         await platform.mutateOk(
           "postgres.create",
-          { name: "Walk", appName: "walk-pg", environmentId, databaseName: "app", databaseUser: "app", databasePassword: "Walk#pass1" },
+          {
+            name: "Walk",
+            appName: "walk-pg",
+            environmentId,
+            databaseName: "app",
+            databaseUser: "app",
+            databasePassword: "Walk#pass1",
+          },
           auth,
         )
       ).postgresId;
@@ -164,7 +183,9 @@ describe("the field walk: every input field is applied, refused or informational
       const input = withFixtures(probe) as Record<string, unknown>;
       const auth = { token: owner.token };
       const answer =
-        procedure.kind === "query" ? await platform.query(name, input, auth) : await platform.mutate(name, input, auth);
+        procedure.kind === "query"
+          ? await platform.query(name, input, auth)
+          : await platform.mutate(name, input, auth);
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       // The field itself, or a path inside it (`metadata.a`).
       const named = (answer.body.error.data.fields as string[]).filter(

@@ -139,6 +139,15 @@ const configSchema = z.object({
     .optional(),
   /** Installs (or updates) this machine's Traefik proxy at start on the self-hosted edition. */
   PLATFORM_LOCAL_PROXY: z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
+  /** Where server.setup has servers download the builders' releases (install.sh --builders-url). */
+  PLATFORM_BUILDERS_URL: z
+    .string()
+    .regex(
+      /^https?:\/\/[A-Za-z0-9.:_%/[\]-]+$/,
+      "must be an http:// or https:// URL of a host, port and path",
+    )
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
   /** A remote template catalogue in Dokploy's layout (meta.json, blueprints/<id>/...), beside the built-in one. */
   PLATFORM_TEMPLATES_URL: z
     .string()
@@ -227,6 +236,8 @@ export interface Config {
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
   trustedProxies: string[];
+  /** The builders' release host servers download from at setup (PLATFORM_BUILDERS_URL); undefined: GitHub. */
+  buildersUrl?: string;
   /** The remote template catalogue's base URL (PLATFORM_TEMPLATES_URL); undefined: built-in only. */
   templatesUrl?: string;
   /** Images the templates' compose files run in place of theirs (PLATFORM_TEMPLATE_IMAGES). */
@@ -329,6 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
+    buildersUrl: c.PLATFORM_BUILDERS_URL,
     templatesUrl: c.PLATFORM_TEMPLATES_URL,
     templateImages: c.PLATFORM_TEMPLATE_IMAGES,
   };

@@ -30,7 +30,12 @@ export type ProcedureFields = Record<string, FieldClass>;
 
 /** Each field of the space-separated `names` applied, as `proof` (a test file) shows. */
 export function applied(names: string, proof: string): ProcedureFields {
-  return Object.fromEntries(names.split(/\s+/).filter(Boolean).map((name) => [name, { kind: "applied", proof }]));
+  return Object.fromEntries(
+    names
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((name) => [name, { kind: "applied", proof }]),
+  );
 }
 
 /** A field whose ignored values are a 400 naming it; `probe` is a whole input showing it. */
@@ -42,7 +47,12 @@ export const informational: FieldClass = { kind: "informational" };
 
 /** Each field of `names` informational (it must be named on an "informational" decisions line). */
 export function shownOnly(names: string): ProcedureFields {
-  return Object.fromEntries(names.split(/\s+/).filter(Boolean).map((name) => [name, informational]));
+  return Object.fromEntries(
+    names
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((name) => [name, informational]),
+  );
 }
 
 // The test files that show fields taking effect (paths from the repository's root).
@@ -62,7 +72,6 @@ const PIPELINE = `${CP}/deployments/pipeline.test.ts`;
 const SERVICE_SPEC = `${CP}/deployments/service-spec.test.ts`;
 const ROLLBACKS = `${CP}/rollbacks/rollbacks.test.ts`;
 const WEBHOOKS = `${CP}/webhooks/route.test.ts`;
-const WEBHOOK_DECIDE = `${CP}/webhooks/decide.test.ts`;
 const DEPLOYMENT = `${CP}/routers/deployment.test.ts`;
 const COMPOSE = `${CP}/compose/e2e.test.ts`;
 const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
@@ -258,10 +267,19 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...applied("cleanCache dropBuildPath", PIPELINE),
     ...applied("rollbackActive rollbackRegistryId", ROLLBACKS),
     webhookSecret: { kind: "applied", proof: WEBHOOKS },
-    applicationStatus: refused(APPLICATION, { applicationId: "$applicationId", applicationStatus: "running" }),
-    createdAt: refused(APPLICATION, { applicationId: "$applicationId", createdAt: "2020-01-01T00:00:00.000Z" }),
+    applicationStatus: refused(APPLICATION, {
+      applicationId: "$applicationId",
+      applicationStatus: "running",
+    }),
+    createdAt: refused(APPLICATION, {
+      applicationId: "$applicationId",
+      createdAt: "2020-01-01T00:00:00.000Z",
+    }),
     refreshToken: refused(APPLICATION, { applicationId: "$applicationId", refreshToken: "chosen-token" }),
-    buildArchitecture: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildArchitecture: "arm64" }),
+    buildArchitecture: refused(BUILD_SETTINGS, {
+      applicationId: "$applicationId",
+      buildArchitecture: "arm64",
+    }),
     buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
     // Stored and shown until building on the build server lands (issue 27 item 4).
     buildServerId: informational,
@@ -277,7 +295,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ),
   "application.saveGithubProvider": {
     ...applied("applicationId", PIPELINE),
-    ...pick(gitSourceFields, "githubId owner repository branch buildPath triggerType enableSubmodules watchPaths"),
+    ...pick(
+      gitSourceFields,
+      "githubId owner repository branch buildPath triggerType enableSubmodules watchPaths",
+    ),
   },
   "application.saveGitlabProvider": {
     ...applied("applicationId", PIPELINE),
@@ -295,7 +316,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "application.saveGiteaProvider": {
     ...applied("applicationId", PIPELINE),
-    ...pick(gitSourceFields, "giteaId giteaOwner giteaRepository giteaBranch giteaBuildPath enableSubmodules watchPaths"),
+    ...pick(
+      gitSourceFields,
+      "giteaId giteaOwner giteaRepository giteaBranch giteaBuildPath enableSubmodules watchPaths",
+    ),
   },
   "application.saveGitProvider": {
     ...applied("applicationId", PIPELINE),
@@ -304,7 +328,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "customGitUrl customGitBranch customGitBuildPath customGitSSHKeyId enableSubmodules watchPaths",
     ),
   },
-  "application.saveDockerProvider": applied("applicationId dockerImage username password registryUrl", PIPELINE),
+  "application.saveDockerProvider": applied(
+    "applicationId dockerImage username password registryUrl",
+    PIPELINE,
+  ),
   "application.disconnectGitProvider": applied("applicationId", APPLICATION),
   "application.saveBuildType": applied(
     "applicationId buildType dockerContextPath dockerBuildStage dockerfile publishDirectory isStaticSpa herokuVersion railpackVersion",
@@ -365,7 +392,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "port.update": applied("portId publishedPort targetPort protocol publishMode", PORT),
   "port.delete": applied("portId", PORT),
 
-  "mounts.create": applied("type mountPath volumeName filePath content hostPath serviceType serviceId", MOUNTS),
+  "mounts.create": applied(
+    "type mountPath volumeName filePath content hostPath serviceType serviceId",
+    MOUNTS,
+  ),
   "mounts.one": applied("mountId", MOUNTS),
   "mounts.update": applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
   "mounts.remove": applied("mountId", MOUNTS),
@@ -427,7 +457,12 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "certificates.create": {
     ...applied("certificateData privateKey serverId", CERTIFICATES),
     ...shownOnly("name"),
-    autoRenew: refused(CERTIFICATES, { name: "walk", certificateData: "x", privateKey: "x", autoRenew: true }),
+    autoRenew: refused(CERTIFICATES, {
+      name: "walk",
+      certificateData: "x",
+      privateKey: "x",
+      autoRenew: true,
+    }),
   },
   "certificates.one": applied("certificateId", CERTIFICATES),
   "certificates.all": {},
@@ -505,13 +540,19 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "gitlab.getGitlabBranches": applied("id owner repo gitlabId", PROVIDERS),
   "gitlab.testConnection": applied("gitlabId groupName", PROVIDERS),
   "bitbucket.create": {
-    ...applied("bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken authId", PROVIDERS),
+    ...applied(
+      "bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken authId",
+      PROVIDERS,
+    ),
     ...shownOnly("name"),
   },
   "bitbucket.one": applied("bitbucketId", PROVIDERS),
   "bitbucket.bitbucketProviders": {},
   "bitbucket.update": {
-    ...applied("bitbucketId bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken", PROVIDERS),
+    ...applied(
+      "bitbucketId bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken",
+      PROVIDERS,
+    ),
     gitProviderId: { kind: "applied", proof: PROVIDERS },
     ...shownOnly("name"),
   },
@@ -522,7 +563,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     PROVIDERS,
   ),
   "gitea.create": {
-    ...applied("giteaUrl giteaInternalUrl redirectUri clientId expiresAt clientSecret accessToken refreshToken", PROVIDERS),
+    ...applied(
+      "giteaUrl giteaInternalUrl redirectUri clientId expiresAt clientSecret accessToken refreshToken",
+      PROVIDERS,
+    ),
     ...shownOnly("name scopes giteaUsername lastAuthenticatedAt"),
   },
   "gitea.one": applied("giteaId", PROVIDERS),

@@ -13,6 +13,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type BuildImageCommand,
+  builderFix,
   type Command,
   type CommandReply,
   makeCommandRequest,
@@ -685,7 +686,7 @@ describe("jobs", () => {
       });
       await expect(deployer.buildImage(command)).rejects.toMatchObject({
         code: "FAILED",
-        message: `${tool} is not installed on this server (needed for the ${buildType} build type): install it, add a Dockerfile or choose another build type`,
+        message: `${tool} is not installed on this server (needed for the ${buildType} build type): ${builderFix(tool)}`,
       });
       expect(logs.text(command.logStreamId)).toContain(`${tool} is not installed`);
     }

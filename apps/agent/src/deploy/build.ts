@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { access, constants, cp, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { BuildImageCommand, RegistryAuth } from "@platform/agent-protocol";
+import { type BuildImageCommand, builderFix, type RegistryAuth } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage } from "../docker/engine.ts";
@@ -213,7 +213,7 @@ export async function cliBuild(
   const tool = BUILDER_TOOLS[buildType];
   const executable = await findTool(tool, searchPath);
   if (!executable) {
-    const message = `${tool} is not installed on this server (needed for the ${buildType} build type): install it, add a Dockerfile or choose another build type`;
+    const message = `${tool} is not installed on this server (needed for the ${buildType} build type): ${builderFix(tool)}`;
     log.line(message);
     throw new CommandError("FAILED", message);
   }

@@ -20,6 +20,7 @@ import {
 } from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { freePort, servedBody } from "@platform/agent/testing/net.ts";
+import { builderFix } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -164,7 +165,7 @@ describe("a new application with no build type set (Dokploy's default, nixpacks)
       const failed = await deploy(app.applicationId);
       expect(failed.status).toBe("error");
       expect(failed.logs).toContain(
-        "nixpacks is not installed on this server (needed for the nixpacks build type): install it, add a Dockerfile or choose another build type",
+        `nixpacks is not installed on this server (needed for the nixpacks build type): ${builderFix("nixpacks")}`,
       );
       expect(await applicationStatus(app.applicationId)).toBe("error");
     },

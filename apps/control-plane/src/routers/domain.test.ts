@@ -335,7 +335,9 @@ describe("refused input changes nothing", () => {
       expect(response.status, JSON.stringify(response.body)).toBe(400);
       expect(response.body.error.data.fields).toEqual([name]);
     }
-    expect((await domainsOf(app.applicationId)).map((domain) => domain.host)).not.toContain("unused.example.com");
+    expect((await domainsOf(app.applicationId)).map((domain) => domain.host)).not.toContain(
+      "unused.example.com",
+    );
   });
 });
 

@@ -5,6 +5,7 @@
  * agent; another organization's server is a 404.
  */
 import { isIP } from "node:net";
+import { type BuilderTool, builderFix } from "@platform/agent-protocol";
 import { z } from "zod";
 import { markActiveIfValid } from "../agents/activation.ts";
 import { callAgent } from "../agents/errors.ts";
@@ -286,13 +287,17 @@ export const serverRouter = defineRouter("server", {
         enabled: status.enabled,
         version: status.version ?? null,
       });
+      const builder = (status: { enabled: boolean; version?: string }, executable: BuilderTool) => ({
+        ...tool(status),
+        fix: status.enabled ? null : builderFix(executable),
+      });
       return {
         ...result,
         docker: tool(result.docker),
         rclone: tool(result.rclone),
-        nixpacks: tool(result.nixpacks),
-        buildpacks: tool(result.buildpacks),
-        railpack: tool(result.railpack),
+        nixpacks: builder(result.nixpacks, "nixpacks"),
+        buildpacks: builder(result.buildpacks, "pack"),
+        railpack: builder(result.railpack, "railpack"),
         buildx: tool(result.buildx ?? { enabled: false }),
         compose: tool(result.compose ?? { enabled: false }),
       };

@@ -64,13 +64,16 @@ export type ServerView = z.input<typeof serverSchema>;
 
 const toolStatusSchema = z.object({ enabled: z.boolean(), version: z.string().nullable() });
 
+/** A CLI builder: installed or not, and when not, what to do (`fix`, as a deploy needing it says). */
+const builderStatusSchema = toolStatusSchema.extend({ fix: z.string().nullable() });
+
 /** server.validate (spec 2.5, with the product-name part of the network flag as `Platform`). */
 export const validateResultSchema = z.object({
   docker: toolStatusSchema,
   rclone: toolStatusSchema,
-  nixpacks: toolStatusSchema,
-  buildpacks: toolStatusSchema,
-  railpack: toolStatusSchema,
+  nixpacks: builderStatusSchema,
+  buildpacks: builderStatusSchema,
+  railpack: builderStatusSchema,
   isPlatformNetworkInstalled: z.boolean(),
   isSwarmInstalled: z.boolean(),
   isMainDirectoryInstalled: z.boolean(),

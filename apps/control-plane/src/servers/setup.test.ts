@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type ServerType, serve } from "@hono/node-server";
 import { freePort } from "@platform/agent/testing/net.ts";
+import { builderFix } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -160,6 +161,10 @@ describe("server.setup over SSH", () => {
     expect(one.enrolledAt).not.toBeNull();
     expect(one.setupLog).toMatch(/connecting to root@127\.0\.0\.1:\d+/);
     expect(one.setupLog).toMatch(/\[platform-install\] agent enrolled/);
+    // The setup tries the pinned builders (tests/install/builders.test.ts runs that part on its own).
+    expect(one.setupLog).toMatch(
+      /\[platform-install\] (installed )?nixpacks \S+ (is installed|not installed|at )/,
+    );
     expect(one.setupLog).toMatch(/== setup finished/);
     const hostKey = execFileSync("ssh-keygen", ["-l", "-f", path.join(dir, "host_ed25519_key.pub")], {
       encoding: "utf8",
@@ -188,6 +193,15 @@ describe("server.setup over SSH", () => {
       isPlatformNetworkInstalled: true,
       isMainDirectoryInstalled: true,
     });
+    // Each builder says whether it is installed and, when not, the fix a deploy needing it names.
+    for (const [key, tool] of [
+      ["nixpacks", "nixpacks"],
+      ["railpack", "railpack"],
+      ["buildpacks", "pack"],
+    ] as const) {
+      const status = validate.body[key];
+      expect(status.fix, key).toBe(status.enabled ? null : builderFix(tool));
+    }
     const security = await platform.query("server.security", { serverId }, as());
     expect(security.status).toBe(200);
     expect(Object.keys(security.body).sort()).toEqual([

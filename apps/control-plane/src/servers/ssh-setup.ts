@@ -220,6 +220,7 @@ export async function runSetupOverSsh(
       `${sudo}sh ${remoteDir}/install.sh`,
       `--control-plane-url ${shellQuote(controlPlaneUrl)}`,
       `--enrollment-token-file ${remoteDir}/enrollment-token`,
+      ...(services.config.buildersUrl ? [`--builders-url ${shellQuote(services.config.buildersUrl)}`] : []),
     ].join(" ");
     log.line(`== running install.sh on ${target}`);
     const status = await exec(client, `${command}; status=$?; rm -rf ${remoteDir}; exit $status`, { log });
