@@ -401,20 +401,20 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "mounts.remove": applied("mountId", MOUNTS),
 
   "registry.create": {
-    ...applied("registryUrl username password registryType imagePrefix", REGISTRY),
-    ...shownOnly("registryName"),
+    ...applied("registryUrl username password imagePrefix", REGISTRY),
+    ...shownOnly("registryName registryType"),
   },
   "registry.all": {},
   "registry.one": applied("registryId", REGISTRY),
   "registry.update": {
-    ...applied("registryId registryUrl username password registryType imagePrefix", REGISTRY),
-    ...shownOnly("registryName"),
+    ...applied("registryId registryUrl username password imagePrefix", REGISTRY),
+    ...shownOnly("registryName registryType"),
   },
   "registry.remove": applied("registryId", REGISTRY),
   "registry.testRegistry": {
-    ...applied("registryUrl username password registryType serverId", REGISTRY),
-    // Dokploy's form sends the create fields: the name and prefix play no part in a login.
-    ...shownOnly("registryName imagePrefix"),
+    ...applied("registryUrl username password serverId", REGISTRY),
+    // Dokploy's form sends the create fields: the name, type and prefix play no part in a login.
+    ...shownOnly("registryName registryType imagePrefix"),
   },
   "registry.testRegistryById": applied("registryId serverId", REGISTRY),
 

@@ -93,6 +93,15 @@ describe.each(["github", "gitlab", "gitea", "bitbucket"] as const)("%s provider"
     for (const secret of c.secrets) expect(shown).not.toContain(secret);
 
     expect(await ok(`${c.kind}.testConnection`, { [c.idField]: id })).toBe("Found 1 repositories");
+    if (kind === "gitea") {
+      // organizationName counts that owner's repositories only (issue 27: no field ignored).
+      expect(await ok("gitea.testConnection", { giteaId: id, organizationName: "ACME" })).toBe(
+        "Found 1 repositories",
+      );
+      expect(await ok("gitea.testConnection", { giteaId: id, organizationName: "other" })).toBe(
+        "Found 0 repositories",
+      );
+    }
     const repositories = await platform.query(c.repositories, { [c.idField]: id }, as());
     expect(repositories.body).toMatchObject([{ name: "web", url: "acme/web", owner: { username: "acme" } }]);
     const [branchesName, branchesInput] = c.branches(id) as [string, Record<string, unknown>];

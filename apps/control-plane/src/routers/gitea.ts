@@ -35,13 +35,17 @@ export const giteaRouter = defineRouter("gitea", {
       String((await loadProvider(services, caller, "gitea", input.giteaId)).settings.giteaUrl ?? ""),
   }),
   testConnection: mutation({
-    summary: "List the repositories the token reaches",
+    summary: "List the repositories the token reaches (with organizationName: those of that owner)",
     access: "member",
     input: z.object({ giteaId: giteaId.optional(), organizationName: displayName(100).optional() }),
     output: z.string(),
     handler: async ({ services, caller, input }) => {
       const provider = await loadProvider(services, caller, "gitea", input.giteaId);
-      return `Found ${(await giteaRepositories(services, provider)).length} repositories`;
+      const owner = input.organizationName?.toLowerCase();
+      const repositories = (await giteaRepositories(services, provider)).filter(
+        (repository) => !owner || repository.owner.username.toLowerCase() === owner,
+      );
+      return `Found ${repositories.length} repositories`;
     },
   }),
 });
