@@ -166,10 +166,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.sendInvitation": applied("invitationId notificationId", MAIL),
   "user.changeEmail": applied("userId email", USER),
   "user.remove": applied("userId", USER),
-  "user.assignPermissions": applied(
-    "id role canCreateProjects canDeleteProjects canAccessAuditLog accessedProjects accessedEnvironments accessedServices canCreateServices canDeleteServices canCreateEnvironments canDeleteEnvironments canAccessToDocker canAccessToTraefikFiles canAccessToAPI canAccessToSSHKeys canAccessToGitProviders",
-    PERMISSIONS,
-  ),
+  "user.assignPermissions": {
+    ...applied(
+      "id role canCreateProjects canDeleteProjects accessedProjects accessedEnvironments accessedServices canCreateServices canDeleteServices canCreateEnvironments canDeleteEnvironments canAccessToDocker canAccessToTraefikFiles canAccessToAPI canAccessToSSHKeys canAccessToGitProviders",
+      PERMISSIONS,
+    ),
+    // There is no audit log to gate yet: stored and shown.
+    canAccessAuditLog: informational,
+  },
   "user.createApiKey": {
     ...applied(
       "metadata organizationId prefix expiresIn rateLimitEnabled rateLimitTimeWindow rateLimitMax remaining refillAmount refillInterval",
