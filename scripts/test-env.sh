@@ -11,7 +11,12 @@ set -uo pipefail
 cd "$(dirname "$0")"
 
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+# Several test runs may set up at once (parallel checkouts on one machine): apt-get waits for
+# another's dpkg lock instead of failing at once.
+APT_CONFIG=$(mktemp)
+echo 'DPkg::Lock::Timeout "600";' >"$APT_CONFIG"
+export APT_CONFIG
+trap 'rm -f "$LOG" "$APT_CONFIG"' EXIT
 started=$(date +%s)
 
 # step <what the tests need> <command…>
