@@ -8,6 +8,7 @@ import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
 import type { BackupSchedule } from "./backups/schedule.ts";
+import type { ScheduleCron } from "./schedules/cron.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
@@ -41,6 +42,8 @@ export interface ServiceContext {
   notifications: NotificationOutbox;
   /** The scheduled database backups (backups/schedule.ts). */
   backups: BackupSchedule;
+  /** The scheduled jobs (schedules/cron.ts). */
+  schedules: ScheduleCron;
   now(): Date;
 }
 
