@@ -1,0 +1,153 @@
+/**
+ * Scheduled jobs end to end on the real Docker Engine with the in-process agent (never skipped):
+ * a command full of shell characters runs by hand and on its schedule inside the application's
+ * container (labelled as the platform labels it), as one argument of the shell the user chose,
+ * its output in the run's deployment log; a container of the same service name that carries
+ * another organization's labels runs nothing; an instance administrator's script runs on the
+ * server itself. One sleeping busybox container per case stands in for a deployed service.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import {
+  dockerCli,
+  removeContainer,
+  requireDocker,
+  runTestContainer,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
+import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+let platform: TestPlatform;
+let owner: Session;
+let environmentId: string;
+const containers: string[] = [];
+const directories: string[] = [];
+const as = () => ({ token: owner.token });
+const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
+
+/** An application and a running container of its Swarm service name, labelled for `organizationId`. */
+async function applicationWithContainer(organizationId?: string) {
+  const appName = uniqueName("sched");
+  const app = await ok("application.create", { name: "Web", appName, environmentId });
+  const name = uniqueName("sched-c");
+  containers.push(name);
+  const labels = {
+    "com.docker.swarm.service.name": app.appName,
+    ...ownershipLabels(applicationOwner(organizationId ?? owner.user.organizationId, app.applicationId)),
+  };
+  await runTestContainer(name, ["sleep", "600"], labels);
+  return { applicationId: app.applicationId as string, container: name };
+}
+
+const logsOf = async (deploymentId: string) =>
+  await platform.services.db
+    .selectFrom("deployments")
+    .select(["logs", "status", "errorMessage"])
+    .where("deploymentId", "=", deploymentId)
+    .executeTakeFirstOrThrow();
+
+beforeAll(async () => {
+  await requireDocker();
+  const mainDirectory = await mkdtemp(path.join(tmpdir(), "schedule-e2e-"));
+  directories.push(mainDirectory);
+  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+  owner = await platform.registerOwner();
+  environmentId = (await ok("project.create", { name: "Jobs" })).environment.environmentId;
+}, 120_000);
+
+afterAll(async () => {
+  await platform?.close();
+  for (const name of containers) await removeContainer(name);
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+});
+
+describe("scheduled jobs on Docker", () => {
+  it("runs a command with shell characters in the application's container, by hand and on its schedule", async () => {
+    const { applicationId, container } = await applicationWithContainer();
+    const marker = `/${uniqueName("ran")}`;
+    // Every character here reaches sh as one argument: the shell the user chose interprets it
+    // inside the container; nothing of it is ever read by a shell on the host.
+    const command = `echo "tz=$TZ"; echo 'a;b&c' | tr ';&' '+-'; echo $((6*7)) > ${marker}; cat ${marker}; echo "$(echo nested)" \`echo ticks\``;
+    const schedule = await ok("schedule.create", {
+      name: "Report",
+      scheduleType: "application",
+      applicationId,
+      cronExpression: "0 0 1 1 *",
+      shellType: "sh",
+      timezone: "Asia/Tokyo",
+      command,
+    });
+    const manual = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
+    expect(manual.status).toBe("done");
+    const run = await logsOf(manual.deploymentId);
+    expect(run.logs).toContain("tz=Asia/Tokyo");
+    expect(run.logs).toContain("a+b-c");
+    expect(run.logs).toContain("42");
+    expect(run.logs).toContain("nested ticks");
+    // In the container, not on this machine.
+    expect(await dockerCli(["exec", container, "cat", marker])).toBe("42");
+    expect(existsSync(marker)).toBe(false);
+    const runs = await platform.query(
+      "deployment.allByType",
+      { id: schedule.scheduleId, type: "schedule" },
+      as(),
+    );
+    expect(runs.body.map((row: { deploymentId: string }) => row.deploymentId)).toEqual([manual.deploymentId]);
+
+    // Every second, then off again: the scheduled run is a deployment of the schedule too.
+    await ok("schedule.update", {
+      scheduleId: schedule.scheduleId,
+      cronExpression: "* * * * * *",
+      command: "echo tick",
+    });
+    const deadline = Date.now() + 60_000;
+    let scheduled: { deploymentId: string; title: string; status: string } | undefined;
+    while (!scheduled && Date.now() < deadline) {
+      const listed = await platform.query("schedule.one", { scheduleId: schedule.scheduleId }, as());
+      scheduled = listed.body.deployments.find(
+        (row: { title: string; status: string }) =>
+          row.title.startsWith("Scheduled run") && row.status === "done",
+      );
+      if (!scheduled) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await ok("schedule.update", { scheduleId: schedule.scheduleId, enabled: false });
+    expect(scheduled).toBeDefined();
+    expect((await logsOf(scheduled!.deploymentId)).logs).toContain("tick");
+  }, 120_000);
+
+  it("runs nothing in a container of the service's name that carries another organization's labels", async () => {
+    const { applicationId, container } = await applicationWithContainer("someone-else");
+    const marker = `/${uniqueName("never")}`;
+    const schedule = await ok("schedule.create", {
+      name: "Probe",
+      applicationId,
+      cronExpression: "0 0 1 1 *",
+      command: `touch ${marker}`,
+      shellType: "sh",
+    });
+    const manual = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
+    expect(manual.status).toBe("error");
+    expect(manual.errorMessage).toMatch(/do not belong to this schedule's organization/);
+    await expect(dockerCli(["exec", container, "test", "-e", marker])).rejects.toThrow();
+  }, 60_000);
+
+  it("runs an instance administrator's script on the server itself", async () => {
+    const marker = path.join(directories[0]!, "host-ran");
+    const schedule = await ok("schedule.create", {
+      name: "Host",
+      scheduleType: "dokploy-server",
+      cronExpression: "0 0 1 1 *",
+      command: "echo unused",
+      script: `echo "host-$((2+3))" > '${marker}'; cat '${marker}'`,
+      shellType: "bash",
+    });
+    const manual = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
+    expect(manual.status).toBe("done");
+    expect((await logsOf(manual.deploymentId)).logs).toContain("host-5");
+    expect(existsSync(marker)).toBe(true);
+  }, 60_000);
+});
