@@ -1,9 +1,9 @@
 /**
  * Scheduled jobs (the agent's runSchedule / runHostScript jobs): a schedule's command run as
  * `<shell> -c <command>`, an argv, never a shell line built here. In a container, only in a
- * running container of the named service that carries the owner's ownership labels (every
- * container the labels select must; one that does not fails the run before anything runs, so a
- * control plane naming another organization's service gets nothing executed). On the server
+ * running container of the named service that carries the owner's ownership labels (none: the
+ * run fails before anything runs, so a control plane naming another organization's service
+ * gets nothing executed). On the server
  * itself (instance administrators' jobs, checked by the control plane), as the agent's user.
  * The output goes to the job's log stream line by line; the answer carries the exit code, and a
  * non-zero exit fails the job (FAILED).
@@ -13,6 +13,7 @@ import {
   assertValidName,
   isCompleteOwner,
   isOwnedBy,
+  ownershipLabels,
   type RunHostScriptCommand,
   type RunScheduleCommand,
   type ScheduledCommandResult,
@@ -37,12 +38,17 @@ function checkCall(shell: string, command: string, timezone: string, field: stri
 
 const envOf = (timezone: string) => (timezone ? [`TZ=${timezone}`] : []);
 
-/** The running container to run in: selected by labels, each one the owner's. */
+/**
+ * The running container to run in: one of the service's (by its Swarm or Compose labels) that
+ * carries the owner's ownership labels. Containers of the same service name with other labels
+ * (another tenant's container labelled to look like this service, the platform's own) are never
+ * chosen, and do not stop the owner's run either.
+ */
 async function ownedContainer(docker: Docker, command: RunScheduleCommand): Promise<string> {
   const owner = command.owner;
   if (!isCompleteOwner(owner))
     throw new CommandError("INVALID_ARGUMENT", "owner: organizationId and resource are required");
-  const labels: string[] = [];
+  const labels = Object.entries(ownershipLabels(owner)).map(([key, value]) => `${key}=${value}`);
   if (command.swarmServiceName) {
     labels.push(`${SWARM_SERVICE_LABEL}=${assertValidName(command.swarmServiceName, "swarmServiceName")}`);
   } else if (command.composeProject && command.composeService) {
@@ -55,14 +61,14 @@ async function ownedContainer(docker: Docker, command: RunScheduleCommand): Prom
     );
   }
   const containers = await docker.listContainers({ filters: { label: labels, status: ["running"] } });
-  if (containers.some((info) => !isOwnedBy(info.Labels, owner))) {
+  // The engine filtered by the labels; checked again here (and no platform-internal one).
+  const container = containers.find((info) => isOwnedBy(info.Labels, owner));
+  if (!container) {
     throw new CommandError(
       "FAILED_PRECONDITION",
-      "the service's containers do not belong to this schedule's organization: nothing was run",
+      "no running container of the service carries this schedule's organization's labels: nothing was run",
     );
   }
-  const container = containers[0];
-  if (!container) throw new CommandError("FAILED", "the service has no running container");
   return container.Id;
 }
 

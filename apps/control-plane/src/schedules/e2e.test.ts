@@ -3,8 +3,8 @@
  * a command full of shell characters runs by hand and on its schedule inside the application's
  * container (labelled as the platform labels it), as one argument of the shell the user chose,
  * its output in the run's deployment log; a container of the same service name that carries
- * another organization's labels runs nothing; an instance administrator's script runs on the
- * server itself. One sleeping busybox container per case stands in for a deployed service.
+ * another organization's labels is never chosen; an instance administrator's script runs on the
+ * server itself; a compose service's command runs in the stack's container of that service. One sleeping busybox container per case stands in for a deployed service.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -17,7 +17,7 @@ import {
   runTestContainer,
   uniqueName,
 } from "@platform/agent/testing/docker.ts";
-import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
+import { applicationOwner, composeOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -119,7 +119,40 @@ describe("scheduled jobs on Docker", () => {
     expect((await logsOf(scheduled!.deploymentId)).logs).toContain("tick");
   }, 120_000);
 
-  it("runs nothing in a container of the service's name that carries another organization's labels", async () => {
+  it("runs a compose service's command in the stack's container of that service", async () => {
+    const appName = uniqueName("schedc");
+    const stack = await ok("compose.create", {
+      name: "Stack",
+      appName,
+      environmentId,
+      composeType: "docker-compose",
+      composeFile: "services:\n  worker:\n    image: busybox\n",
+    });
+    const name = uniqueName("sched-w");
+    containers.push(name);
+    await runTestContainer(name, ["sleep", "600"], {
+      "com.docker.compose.project": stack.appName,
+      "com.docker.compose.service": "worker",
+      ...ownershipLabels(composeOwner(owner.user.organizationId, stack.composeId)),
+    });
+    const schedule = await ok("schedule.create", {
+      name: "Worker job",
+      scheduleType: "compose",
+      composeId: stack.composeId,
+      serviceName: "worker",
+      cronExpression: "0 0 1 1 *",
+      shellType: "sh",
+      command: "echo worker-$((40+2)) && hostname",
+    });
+    const manual = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
+    expect(manual.status).toBe("done");
+    const logs = (await logsOf(manual.deploymentId)).logs;
+    expect(logs).toContain("worker-42");
+    const hostname = await dockerCli(["inspect", "--format", "{{.Config.Hostname}}", name]);
+    expect(logs).toContain(hostname);
+  }, 60_000);
+
+  it("never runs in a container of the service's name that carries another organization's labels", async () => {
     const { applicationId, container } = await applicationWithContainer("someone-else");
     const marker = `/${uniqueName("never")}`;
     const schedule = await ok("schedule.create", {
@@ -131,7 +164,27 @@ describe("scheduled jobs on Docker", () => {
     });
     const manual = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
     expect(manual.status).toBe("error");
-    expect(manual.errorMessage).toMatch(/do not belong to this schedule's organization/);
+    expect(manual.errorMessage).toMatch(
+      /no running container of the service carries this schedule's organization's labels/,
+    );
+    await expect(dockerCli(["exec", container, "test", "-e", marker])).rejects.toThrow();
+
+    // Beside the application's own container, the look-alike is never chosen.
+    const appName = await dockerCli([
+      "inspect",
+      "--format",
+      '{{index .Config.Labels "com.docker.swarm.service.name"}}',
+      container,
+    ]);
+    const own = uniqueName("sched-own");
+    containers.push(own);
+    await runTestContainer(own, ["sleep", "600"], {
+      "com.docker.swarm.service.name": appName,
+      ...ownershipLabels(applicationOwner(owner.user.organizationId, applicationId)),
+    });
+    const again = await ok("schedule.runManually", { scheduleId: schedule.scheduleId });
+    expect(again.status).toBe("done");
+    await dockerCli(["exec", own, "test", "-e", marker]);
     await expect(dockerCli(["exec", container, "test", "-e", marker])).rejects.toThrow();
   }, 60_000);
 
