@@ -20,6 +20,7 @@ import {
 import { applicationOwner, composeOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { startScheduleRun } from "./runs.ts";
 
 let platform: TestPlatform;
 let owner: Session;
@@ -186,6 +187,32 @@ describe("scheduled jobs on Docker", () => {
     expect(again.status).toBe("done");
     await dockerCli(["exec", own, "test", "-e", marker]);
     await expect(dockerCli(["exec", container, "test", "-e", marker])).rejects.toThrow();
+  }, 60_000);
+
+  it("stops a running run with deployment.killProcess", async () => {
+    const { applicationId } = await applicationWithContainer();
+    const schedule = await ok("schedule.create", {
+      name: "Long",
+      applicationId,
+      cronExpression: "0 0 1 1 *",
+      shellType: "sh",
+      command: "echo started; sleep 30",
+    });
+    const row = await platform.services.db
+      .selectFrom("schedules")
+      .selectAll()
+      .where("scheduleId", "=", schedule.scheduleId)
+      .executeTakeFirstOrThrow();
+    const { deploymentId } = await startScheduleRun(platform.services, row);
+    const deadline = Date.now() + 30_000;
+    while (!(await logsOf(deploymentId)).logs.includes("started") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const killed = await ok("deployment.killProcess", { deploymentId });
+    expect(killed.success).toBe(true);
+    const ended = await platform.waitForDeployment(deploymentId, 30_000);
+    expect(ended.status).toBe("error");
+    expect(ended.errorMessage).toMatch(/Killed/);
   }, 60_000);
 
   it("runs an instance administrator's script on the server itself", async () => {
