@@ -8,7 +8,6 @@ import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
 import type { BackupSchedule } from "./backups/schedule.ts";
-import type { ScheduleCron } from "./schedules/cron.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
 import type { Db } from "./db/database.ts";
@@ -17,6 +16,7 @@ import type { DeploymentQueue } from "./deployments/queue.ts";
 import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import type { NotificationOutbox } from "./notifications/outbox.ts";
 import type { ProjectTreeCache } from "./projects/tree-cache.ts";
+import type { ScheduleCron } from "./schedules/cron.ts";
 
 export interface ServiceContext {
   config: Config;

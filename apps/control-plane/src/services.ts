@@ -13,7 +13,6 @@ import {
 } from "./applications/detail-cache.ts";
 import { CALLER_CHANNEL, CallerCache } from "./auth/caller-cache.ts";
 import { BackupSchedule } from "./backups/schedule.ts";
-import { ScheduleCron } from "./schedules/cron.ts";
 import type { Config } from "./config.ts";
 import type { ServiceContext } from "./context.ts";
 import { randomToken } from "./crypto/ids.ts";
@@ -27,6 +26,7 @@ import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.t
 import { instanceIdOf, markStarted, markStopped, recordAgentRestarts } from "./notifications/restarts.ts";
 import { PROJECT_TREE_CHANNEL, ProjectTreeCache, tablesNotifyingTrees } from "./projects/tree-cache.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
+import { ScheduleCron } from "./schedules/cron.ts";
 
 /** Field names whose values never reach a log line. */
 export const REDACTED_LOG_PATHS = [
