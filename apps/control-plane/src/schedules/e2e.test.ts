@@ -73,8 +73,10 @@ describe("scheduled jobs on Docker", () => {
     // Every character here reaches sh as one argument: the shell the user chose interprets it
     // inside the container; nothing of it is ever read by a shell on the host.
     const command = `echo "tz=$TZ"; echo 'a;b&c' | tr ';&' '+-'; echo $((6*7)) > ${marker}; cat ${marker}; echo "$(echo nested)" \`echo ticks\``;
+    const pwned = `/tmp/${uniqueName("pwned")}`;
     const schedule = await ok("schedule.create", {
-      name: "Report",
+      // Shell characters in a name are inert: it is only shown.
+      name: `Report;touch ${pwned}$(touch ${pwned})\`touch ${pwned}\``,
       scheduleType: "application",
       applicationId,
       cronExpression: "0 0 1 1 *",
@@ -92,6 +94,7 @@ describe("scheduled jobs on Docker", () => {
     // In the container, not on this machine.
     expect(await dockerCli(["exec", container, "cat", marker])).toBe("42");
     expect(existsSync(marker)).toBe(false);
+    expect(existsSync(pwned)).toBe(false);
     const runs = await platform.query(
       "deployment.allByType",
       { id: schedule.scheduleId, type: "schedule" },
