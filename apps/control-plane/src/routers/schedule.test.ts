@@ -188,6 +188,8 @@ describe("schedule", () => {
       [{ serviceName: "web" }, "serviceName"],
       [{ serverId }, "serverId"],
       [{ composeId }, "composeId"],
+      // Only server schedules run a script; a container's runs `command`.
+      [{ script: "uptime" }, "script"],
     ];
     const before = await platform.services.db.selectFrom("schedules").select("scheduleId").execute();
     for (const [fields, field] of cases) {

@@ -188,7 +188,8 @@ export const scheduleRouter = defineRouter("schedule", {
         }
       }
       const serviceName = input.serviceName === undefined ? schedule.serviceName : input.serviceName || null;
-      checkShape(schedule.scheduleType, { ...schedule, serviceName });
+      const script = input.script === undefined ? schedule.script : input.script;
+      checkShape(schedule.scheduleType, { ...schedule, serviceName, script });
       if (input.cronExpression !== undefined) checkCronExpression(input.cronExpression);
       checkTimezone(input.timezone);
       const patch = {

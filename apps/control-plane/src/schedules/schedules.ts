@@ -193,6 +193,7 @@ export function checkShape(
     composeId?: string | null;
     serverId?: string | null;
     serviceName?: string | null;
+    script?: string | null;
   },
 ): void {
   const need = (field: keyof typeof values, what: string) => {
@@ -208,11 +209,13 @@ export function checkShape(
     refuse("composeId");
     refuse("serverId");
     refuse("serviceName");
+    refuse("script");
   } else if (type === "compose") {
     need("composeId", "scheduleType compose");
     need("serviceName", "scheduleType compose (the service whose container runs the command)");
     refuse("applicationId");
     refuse("serverId");
+    refuse("script");
   } else {
     if (type === "server") need("serverId", "scheduleType server");
     else refuse("serverId");
