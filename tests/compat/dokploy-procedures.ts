@@ -77,6 +77,8 @@ export const sources = {
     "routers/gitea.ts@027406547e0f, schema/gitea.ts@027406547e0f (apiCreateGitea, apiUpdateGitea = the insert schema extended; apiGiteaTestConnection picks giteaId, organizationName); getGiteaUrl from a newer routers/gitea.ts (code search: apiFindOneGitea in, the giteaUrl string out)",
   bitbucket:
     "routers/bitbucket.ts@071d9eacee97, schema/bitbucket.ts@063d51e44209 (apiCreateBitbucket, apiUpdateBitbucket = the insert schema extended; apiBitbucketTestConnection)",
+  schedule:
+    "routers/schedule.ts@010a6e2a7627, schema/schedule.ts@1373ccacf0a5 (createScheduleSchema = the insert schema: name, cronExpression, command required, the rest optional; updateScheduleSchema = it extended with scheduleId required; list {id, scheduleType}; one, delete, runManually {scheduleId}; runManually answers {status, deploymentId, logPath}), services/schedule.ts@1e3f10bd22c1, utils/schedules/utils.ts@0979167a5cac; `timezone` from a newer schema (the generated RouterInputs of a Dokploy SDK, code search)",
   gitProvider:
     "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
 } as const;
@@ -127,6 +129,32 @@ const GITEA_ORGANIZATION =
 const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
+
+/** Dokploy's createScheduleSchema (the insert schema of its schedule table). */
+const SCHEDULE_FIELDS = [
+  "scheduleId",
+  "name*",
+  "cronExpression*",
+  "appName",
+  "serviceName",
+  "shellType",
+  "scheduleType",
+  "command*",
+  "script",
+  "applicationId",
+  "composeId",
+  "serverId",
+  "userId",
+  "enabled",
+  "createdAt",
+  "timezone",
+];
+const SCHEDULE_WE_SET = {
+  scheduleId: WE_SET,
+  appName: WE_SET,
+  userId: WE_SET,
+  createdAt: WE_SET,
+};
 
 const defaultImages: Record<string, string> = {
   postgres: "postgres:18",
@@ -1303,6 +1331,46 @@ export const dokployProcedures: Record<string, Row> = {
       "(output)":
         "a mutation answering {success, deploymentId} whose log streams at /api/deployment.logs, where Dokploy's is a subscription of log lines",
     },
+  },
+  "schedule.create": {
+    kind: "mutation",
+    source: "schedule",
+    input: SCHEDULE_FIELDS,
+    output: "object:scheduleId,name,cronExpression,command,shellType,scheduleType,enabled",
+    differs: SCHEDULE_WE_SET,
+  },
+  "schedule.update": {
+    kind: "mutation",
+    source: "schedule",
+    input: ["scheduleId*", ...SCHEDULE_FIELDS.filter((field) => field !== "scheduleId")],
+    output: "object:scheduleId,name,cronExpression,command,shellType,scheduleType,enabled",
+    differs: {
+      appName: WE_SET,
+      userId: WE_SET,
+      createdAt: WE_SET,
+      name: LENIENT_PATCH,
+      cronExpression: LENIENT_PATCH,
+      command: LENIENT_PATCH,
+    },
+  },
+  "schedule.delete": { kind: "mutation", source: "schedule", input: ["scheduleId*"], output: "boolean" },
+  "schedule.list": {
+    kind: "query",
+    source: "schedule",
+    input: ["id*", "scheduleType*"],
+    output: "array:scheduleId,name,cronExpression,application,compose,server,deployments",
+  },
+  "schedule.one": {
+    kind: "query",
+    source: "schedule",
+    input: ["scheduleId*"],
+    output: "object:scheduleId,name,cronExpression,command,application,compose,server",
+  },
+  "schedule.runManually": {
+    kind: "mutation",
+    source: "schedule",
+    input: ["scheduleId*"],
+    output: "object:status,deploymentId,logPath",
   },
   "registry.create": {
     kind: "mutation",

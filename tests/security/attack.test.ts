@@ -72,6 +72,8 @@ const ID_KINDS = [
   "certificateId",
   // backup.restoreBackupWithLogs's database (of its databaseType): the fixture's postgres.
   "databaseId",
+  // A scheduled job of the fixture's application (schedule.*).
+  "scheduleId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -92,6 +94,7 @@ const SERVICE_ID_KINDS = [
   "rollbackId",
   "serviceId",
   "databaseId",
+  "scheduleId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -186,6 +189,7 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   title: "probe",
   role: "member",
   cronJob: "0 0 * * *",
+  cronExpression: "0 0 1 1 *",
   schedule: "0 0 * * *",
   bucket: "probe-bucket",
   endpoint: "https://s3.example.com",
@@ -441,7 +445,14 @@ async function makeServices(
     );
     databases[`${kind}Id`] = created[`${kind}Id`];
   }
+  // Disabled: the suite's calls must not run it.
+  const schedule = await platform.mutateOk(
+    "schedule.create",
+    { name: `${label} job`, applicationId, cronExpression: "0 0 1 1 *", command: "true", enabled: false },
+    as(session),
+  );
   return {
+    scheduleId: schedule.scheduleId,
     applicationId,
     domainId,
     portId,
@@ -963,6 +974,39 @@ describe("instance-wide settings", () => {
       expect(response.status, JSON.stringify(response.body)).toBe(403);
     },
   );
+});
+
+describe("scheduled jobs (schedule.*, CVE-2026-45632)", () => {
+  it("lists and reads no other organization's schedules or runs through `id` (404)", async () => {
+    const attempts: [string, Record<string, unknown>][] = [
+      ["schedule.list", { id: theirs.applicationId, scheduleType: "application" }],
+      ["schedule.list", { id: theirs.serverId, scheduleType: "server" }],
+      ["deployment.allByType", { id: theirs.scheduleId, type: "schedule" }],
+    ];
+    for (const [name, input] of attempts) {
+      const response = await platform.request(
+        `/api/${name}?input=${encodeURIComponent(JSON.stringify(input))}`,
+        {
+          method: "GET",
+          ...as(owner),
+        },
+      );
+      expect(response.status, `${name} ${JSON.stringify(input)}`).toBe(404);
+    }
+  });
+
+  it("gives a host shell (server, dokploy-server) to no member and no tenant (403)", async () => {
+    const job = { name: "probe", cronExpression: "0 0 1 1 *", command: "id" };
+    for (const [session, input] of [
+      [member, { ...job, scheduleType: "dokploy-server" }],
+      [member, { ...job, scheduleType: "server", serverId: ours.serverId }],
+      [victim, { ...job, scheduleType: "dokploy-server" }],
+      [victim, { ...job, scheduleType: "server", serverId: theirs.serverId }],
+    ] as const) {
+      const response = await platform.mutate("schedule.create", input, as(session));
+      expect(response.status, JSON.stringify(input)).toBe(403);
+    }
+  });
 });
 
 describe("notification channels' outbound targets (SSRF)", () => {

@@ -364,6 +364,18 @@ export class AgentCore {
           };
         case "reloadProxy":
           return { requestId, result: "proxyReloaded", proxyReloaded: await this.proxy.reload() };
+        case "runSchedule":
+          return {
+            requestId,
+            result: "scheduleRun",
+            scheduleRun: await this.deployer.runSchedule(request.runSchedule),
+          };
+        case "runHostScript":
+          return {
+            requestId,
+            result: "hostScript",
+            hostScript: await this.deployer.runHostScript(request.runHostScript),
+          };
         case "readAccessLog":
           return {
             requestId,

@@ -16,6 +16,7 @@ import type { DeploymentQueue } from "./deployments/queue.ts";
 import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import type { NotificationOutbox } from "./notifications/outbox.ts";
 import type { ProjectTreeCache } from "./projects/tree-cache.ts";
+import type { ScheduleCron } from "./schedules/cron.ts";
 
 export interface ServiceContext {
   config: Config;
@@ -41,6 +42,8 @@ export interface ServiceContext {
   notifications: NotificationOutbox;
   /** The scheduled database backups (backups/schedule.ts). */
   backups: BackupSchedule;
+  /** The scheduled jobs (schedules/cron.ts). */
+  schedules: ScheduleCron;
   now(): Date;
 }
 

@@ -71,6 +71,8 @@ export const tagDocs: Record<string, string> = {
   destination: "S3-compatible backup destinations: credentials (sealed), connection tests.",
   backup:
     "Database backups to a destination: schedules, manual runs, retention, file listing, restores and verified restores.",
+  schedule:
+    "Scheduled jobs: a cron command run in an application's or a compose service's container, or on a server (instance administrators); every run is a deployment.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -463,7 +465,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "deployment.allByServer": { description: "The deployments that ran on a server, newest first." },
   "deployment.allByType": {
     description:
-      "The deployments of one service by type; `application`, `server` and the five database kinds are served, the other types answer an empty list.",
+      "The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the five database kinds are served, the other types answer an empty list.",
   },
   "deployment.allCentralized": {
     description:
@@ -1157,6 +1159,39 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "backup.restoreBackupWithLogs": {
     description:
       "Restore a backup file into a database, as a deployment whose log streams at /api/deployment.logs",
+  },
+  // schedule
+  "schedule.create": {
+    description:
+      "Create a scheduled job: `<shellType> -c <command>` (one argument, never a line built by the platform) on `cronExpression` in `timezone`, inside a running container of the application (or the compose stack's `serviceName`) that carries the organization's labels; `server` and `dokploy-server` run `script` (else `command`) on the server itself and are for instance administrators only (403).",
+    example: {
+      name: "Nightly report",
+      scheduleType: "application",
+      applicationId: id,
+      cronExpression: "0 3 * * *",
+      timezone: "Europe/Paris",
+      shellType: "sh",
+      command: "php artisan report:send",
+      enabled: true,
+    },
+  },
+  "schedule.update": {
+    description:
+      "Change a scheduled job's name, cron expression, time zone, command, script, shell, compose service or enabled flag; its type and target cannot change (400).",
+  },
+  "schedule.delete": {
+    description: "Delete a scheduled job and its runs (a running run must be killed first: 400)",
+  },
+  "schedule.list": {
+    description:
+      "The scheduled jobs of an application, a compose stack, a server or this machine (`dokploy-server`: `id` names nothing), each with its runs, newest first",
+  },
+  "schedule.one": {
+    description: "One scheduled job, with its service or server and its runs",
+  },
+  "schedule.runManually": {
+    description:
+      "Run a scheduled job now, as a deployment of the schedule (its log at `logPath`); answers when the run ended, or after 30 s with its status",
   },
 };
 

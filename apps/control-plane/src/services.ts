@@ -26,6 +26,7 @@ import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.t
 import { instanceIdOf, markStarted, markStopped, recordAgentRestarts } from "./notifications/restarts.ts";
 import { PROJECT_TREE_CHANNEL, ProjectTreeCache, tablesNotifyingTrees } from "./projects/tree-cache.ts";
 import { installLocalProxy } from "./proxy/proxy-service.ts";
+import { ScheduleCron } from "./schedules/cron.ts";
 
 /** Field names whose values never reach a log line. */
 export const REDACTED_LOG_PATHS = [
@@ -133,6 +134,7 @@ export async function createServices(
     dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
     notifications: undefined as unknown as NotificationOutbox,
     backups: new BackupSchedule(),
+    schedules: new ScheduleCron(),
     now,
   };
   services.notifications = new NotificationOutbox(services, instanceId, options.notifications);
@@ -151,6 +153,9 @@ export async function createServices(
   await services.backups
     .start(services)
     .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
+  await services.schedules
+    .start(services)
+    .catch((error) => logger.warn({ err: error }, "the scheduled jobs were not scheduled"));
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   recordThresholdEvents(services);
   recordAgentRestarts(services);
@@ -170,6 +175,7 @@ export async function createServices(
       await services.notifications.close();
       await services.dockerCleanup.close();
       services.backups.close();
+      services.schedules.close();
       await services.deployments.close();
       await localProxy;
       // With NATS away a drain never ends: the stop is bounded (the deployments are stored).

@@ -59,6 +59,9 @@ import {
   type RollbackImageKept,
   type RollbackImageStatus,
   type RollbackImagesRemoved,
+  type RunHostScriptCommand,
+  type RunScheduleCommand,
+  type ScheduledCommandResult,
   type SecurityAuditResult,
   type ServiceAction,
   type ServiceActionResult,
@@ -376,6 +379,24 @@ export class AgentClient {
   }
 
   /** One filtered, sorted page of the proxy's access log. */
+  /** A schedule's command in one of its service's containers (a job: cancelJob stops it). */
+  runSchedule(
+    serverId: string,
+    command: RunScheduleCommand,
+    timeoutMs?: number,
+  ): Promise<ScheduledCommandResult> {
+    return this.run(serverId, { command: "runSchedule", runSchedule: command }, timeoutMs);
+  }
+
+  /** An instance administrator's script on the server itself (a job: cancelJob stops it). */
+  runHostScript(
+    serverId: string,
+    command: RunHostScriptCommand,
+    timeoutMs?: number,
+  ): Promise<ScheduledCommandResult> {
+    return this.run(serverId, { command: "runHostScript", runHostScript: command }, timeoutMs);
+  }
+
   readAccessLog(serverId: string, command: ReadAccessLogCommand, timeoutMs?: number): Promise<AccessLogPage> {
     return this.run(serverId, { command: "readAccessLog", readAccessLog: command }, timeoutMs);
   }

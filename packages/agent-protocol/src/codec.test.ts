@@ -249,6 +249,32 @@ const requests: CommandRequest[] = [
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   {
     ...header,
+    command: "runSchedule",
+    runSchedule: {
+      jobId: "d-9",
+      logStreamId: "d-9-schedule",
+      owner: { organizationId: "org-1", resource: "compose:c-1" },
+      swarmServiceName: "shop_web",
+      composeProject: "shop",
+      composeService: "web",
+      shell: "sh",
+      command: "echo $HOME; ls | wc -l",
+      timezone: "Europe/Paris",
+    },
+  },
+  {
+    ...header,
+    command: "runHostScript",
+    runHostScript: {
+      jobId: "d-10",
+      logStreamId: "d-10-schedule",
+      shell: "bash",
+      script: "df -h",
+      timezone: "UTC",
+    },
+  },
+  {
+    ...header,
     command: "backupDatabase",
     backupDatabase: {
       jobId: "d-2",
@@ -526,6 +552,8 @@ const replies: CommandReply[] = [
     },
   },
   { requestId: "r-1", result: "backupDatabase", backupDatabase: { sizeBytes: 1024, dumpBytes: 4096 } },
+  { requestId: "r-1", result: "scheduleRun", scheduleRun: { exitCode: 3, containerId: "0123456789ab" } },
+  { requestId: "r-1", result: "hostScript", hostScript: { exitCode: 1, containerId: "" } },
   {
     requestId: "r-1",
     result: "restoreDatabase",

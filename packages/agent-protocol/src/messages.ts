@@ -706,6 +706,41 @@ export interface RestoreDatabaseResult {
   rows: number;
 }
 
+/**
+ * A schedule's command run as `<shell> -c <command>` (an argv) in a running container of a
+ * service selected by its labels; every container found must carry `owner`'s labels.
+ */
+export interface RunScheduleCommand {
+  jobId: string;
+  logStreamId: string;
+  owner?: ResourceOwner;
+  /** An application's service, or a stack's `<stack>_<service>`. */
+  swarmServiceName: string;
+  /** A docker-compose stack's project and service. */
+  composeProject: string;
+  composeService: string;
+  /** "bash" or "sh". */
+  shell: string;
+  command: string;
+  /** IANA time zone given as TZ; "" = none. */
+  timezone: string;
+}
+
+/** An instance administrator's script run as `<shell> -c <script>` on the server itself. */
+export interface RunHostScriptCommand {
+  jobId: string;
+  logStreamId: string;
+  shell: string;
+  script: string;
+  timezone: string;
+}
+
+export interface ScheduledCommandResult {
+  exitCode: number;
+  /** The container it ran in; "" for a host script. */
+  containerId: string;
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -742,7 +777,9 @@ export type Command =
   | { command: "ensureProxy"; ensureProxy: EnsureProxyCommand }
   | { command: "reloadProxy"; reloadProxy: ReloadProxyCommand }
   | { command: "cleanDocker"; cleanDocker: CleanDockerCommand }
-  | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand };
+  | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand }
+  | { command: "runSchedule"; runSchedule: RunScheduleCommand }
+  | { command: "runHostScript"; runHostScript: RunHostScriptCommand };
 
 /**
  * What decoding yields for a request whose command this version does not know (a newer sender).
@@ -926,7 +963,9 @@ export type ReplyResult =
   | { result: "proxyService"; proxyService: ProxyService }
   | { result: "proxyReloaded"; proxyReloaded: ProxyReloaded }
   | { result: "dockerCleanup"; dockerCleanup: DockerCleanupResult }
-  | { result: "accessLogPage"; accessLogPage: AccessLogPage };
+  | { result: "accessLogPage"; accessLogPage: AccessLogPage }
+  | { result: "scheduleRun"; scheduleRun: ScheduledCommandResult }
+  | { result: "hostScript"; hostScript: ScheduledCommandResult };
 
 export type ReplyResultName = ReplyResult["result"];
 
@@ -966,6 +1005,8 @@ export interface ResultOfCommand {
   reloadProxy: ProxyReloaded;
   cleanDocker: DockerCleanupResult;
   readAccessLog: AccessLogPage;
+  runSchedule: ScheduledCommandResult;
+  runHostScript: ScheduledCommandResult;
 }
 
 export const RESULT_NAME_OF_COMMAND = {
@@ -1001,6 +1042,8 @@ export const RESULT_NAME_OF_COMMAND = {
   reloadProxy: "proxyReloaded",
   cleanDocker: "dockerCleanup",
   readAccessLog: "accessLogPage",
+  runSchedule: "scheduleRun",
+  runHostScript: "hostScript",
 } as const satisfies Record<CommandName, Exclude<ReplyResultName, "error">>;
 
 // ---- messages the agent sends on its own ---------------------------------------------------

@@ -25,6 +25,9 @@ import type {
   RepositoryFile,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
+  RunHostScriptCommand,
+  RunScheduleCommand,
+  ScheduledCommandResult,
   ServiceActionCommand,
   ServiceActionResult,
   StackActionCommand,
@@ -37,6 +40,7 @@ import { backupDatabase, restoreDatabase } from "../backup/index.ts";
 import { CommandError } from "../command-error.ts";
 import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
+import { runHostScript, runSchedule } from "../schedule/index.ts";
 import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   type ArchiveLimits,
@@ -360,6 +364,20 @@ export class Deployer {
     return this.runJob(command.jobId, log, (signal) =>
       restoreDatabase(this.options.docker, command, log, signal),
     );
+  }
+
+  /** A schedule's command in its service's container, as a job (schedule/index.ts). */
+  runSchedule(command: RunScheduleCommand): Promise<ScheduledCommandResult> {
+    const log = this.logStream(command.logStreamId, []);
+    return this.runJob(command.jobId, log, (signal) =>
+      runSchedule(this.options.docker, command, log, signal),
+    );
+  }
+
+  /** An instance administrator's script on this server, as a job (schedule/index.ts). */
+  runHostScript(command: RunHostScriptCommand): Promise<ScheduledCommandResult> {
+    const log = this.logStream(command.logStreamId, []);
+    return this.runJob(command.jobId, log, (signal) => runHostScript(command, log, signal));
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

@@ -215,6 +215,7 @@ export interface Database {
   destinations: DestinationTable;
   backups: BackupTable;
   rollbacks: RollbackTable;
+  schedules: ScheduleTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -560,7 +561,7 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
 /** The kinds of service a deployment can be of. */
-export type DeploymentTargetKind = "application" | "database" | "compose";
+export type DeploymentTargetKind = "application" | "database" | "compose" | "schedule";
 
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
@@ -572,11 +573,13 @@ export interface DeploymentTable {
   applicationId: string | null;
   databaseId: string | null;
   composeId: string | null;
+  /** A schedule's run (target kind schedule, schedules/runs.ts). */
+  scheduleId: Generated<string | null>;
   /**
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
    */
-  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback";
+  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback" | "schedule";
   title: string;
   description: string | null;
   status: Generated<DeploymentStatus>;
@@ -611,6 +614,34 @@ export interface DeploymentTable {
 }
 
 export type Deployment = Selectable<DeploymentTable>;
+
+export type ScheduleType = "application" | "compose" | "server" | "dokploy-server";
+
+/** A scheduled job (schedules/): a cron command in a service's container or on a server. */
+export interface ScheduleTable {
+  scheduleId: string;
+  name: string;
+  cronExpression: string;
+  appName: string;
+  /** The compose service whose container runs the command (scheduleType compose). */
+  serviceName: string | null;
+  shellType: "bash" | "sh";
+  scheduleType: ScheduleType;
+  command: string;
+  /** What server and dokploy-server schedules run (else `command`). */
+  script: string | null;
+  applicationId: string | null;
+  composeId: string | null;
+  serverId: string | null;
+  organizationId: string;
+  userId: string | null;
+  enabled: Generated<boolean>;
+  /** IANA zone of the cron expression (and the command's TZ); null = UTC. */
+  timezone: string | null;
+  createdAt: Timestamp;
+}
+
+export type Schedule = Selectable<ScheduleTable>;
 
 /** What a successful deployment of an application ran, kept to deploy again (rollbacks/). */
 export interface RollbackTable {

@@ -12,6 +12,7 @@
 
 import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
+import { failInterruptedScheduleRun } from "../schedules/runs.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
@@ -65,6 +66,15 @@ export class DeploymentRecovery {
       if (row.targetKind === "database" && isBackupRunKind(row.kind)) {
         try {
           await failInterruptedBackupRun(services, { ...row, databaseId: row.targetId });
+        } finally {
+          await this.leases.release(row.deploymentId);
+        }
+        continue;
+      }
+      // A schedule's run is never run again either: the command is not known to be idempotent.
+      if (row.targetKind === "schedule") {
+        try {
+          await failInterruptedScheduleRun(services, row);
         } finally {
           await this.leases.release(row.deploymentId);
         }

@@ -73,6 +73,7 @@ const TARGET_COLUMNS = {
   application: "applicationId",
   database: "databaseId",
   compose: "composeId",
+  schedule: "scheduleId",
 } as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {
@@ -109,8 +110,11 @@ export function insertDeployment(db: Db, values: NewDeployment): Promise<Deploym
 }
 
 /**
- * Deployments of applications and database services joined to their service and organization,
- * for reads on behalf of a caller; every read selects where the service sits (serviceColumns).
+ * Deployments joined to their service and organization, for reads on behalf of a caller; every
+ * read selects where the service sits (serviceColumns). A schedule's run sits where the
+ * schedule's application or compose stack sits (its serviceId is that service's, for the
+ * caller's grants); runs of server schedules sit in no environment and are read only through
+ * the schedule router (instance administrators).
  */
 function inOrganization(db: Db, organizationId: string) {
   return db
@@ -118,20 +122,31 @@ function inOrganization(db: Db, organizationId: string) {
     .leftJoin("applications", "applications.applicationId", "deployments.applicationId")
     .leftJoin("databaseServices", "databaseServices.databaseId", "deployments.databaseId")
     .leftJoin("compose", "compose.composeId", "deployments.composeId")
+    .leftJoin("schedules", "schedules.scheduleId", "deployments.scheduleId")
+    .leftJoin(
+      "applications as scheduleApplications",
+      "scheduleApplications.applicationId",
+      "schedules.applicationId",
+    )
+    .leftJoin("compose as scheduleCompose", "scheduleCompose.composeId", "schedules.composeId")
     .innerJoin("environments", (join) =>
       join.on(
         "environments.environmentId",
         "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id)`,
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, schedule_applications.environment_id, schedule_compose.environment_id)`,
       ),
     )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
     .where("projects.organizationId", "=", organizationId)
     .selectAll("deployments")
     .select([
-      "deployments.targetId as serviceId",
-      sql<string>`coalesce(applications.name, database_services.name, compose.name)`.as("serviceName"),
-      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name)`.as(
+      sql<string>`coalesce(schedules.application_id, schedules.compose_id, deployments.target_id)`.as(
+        "serviceId",
+      ),
+      sql<string>`coalesce(applications.name, database_services.name, compose.name, schedules.name)`.as(
+        "serviceName",
+      ),
+      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name, schedules.app_name)`.as(
         "serviceAppName",
       ),
       sql<ServiceType>`case deployments.target_kind when 'database' then database_services.kind else deployments.target_kind end`.as(
@@ -143,7 +158,7 @@ function inOrganization(db: Db, organizationId: string) {
 }
 
 /** The kind of service a deployment belongs to. */
-export type ServiceType = "application" | DatabaseKind | "compose";
+export type ServiceType = "application" | DatabaseKind | "compose" | "schedule";
 
 /** A deployment read for a caller, with its service and where the service sits. */
 export type LocatedDeployment = Deployment & {

@@ -12,9 +12,17 @@ import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./r
 /**
  * rebuild: database services only (their data volume is deleted first); backup, restore and
  * verify: runs of a backup (backups/runs.ts); rollback: an application's kept rollback deployed
- * again (rollbacks/).
+ * again (rollbacks/); schedule: a schedule's run (schedules/runs.ts).
  */
-export type DeploymentKind = "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback";
+export type DeploymentKind =
+  | "deploy"
+  | "redeploy"
+  | "rebuild"
+  | "backup"
+  | "restore"
+  | "verify"
+  | "rollback"
+  | "schedule";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -36,6 +44,7 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   restore: "Restore",
   verify: "Restore verification",
   rollback: "Rollback",
+  schedule: "Schedule",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */

@@ -14,6 +14,7 @@ import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
 import { runRollbackDeployment } from "../rollbacks/rollbacks.ts";
+import { loadScheduleTarget } from "../schedules/runs.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
@@ -104,6 +105,7 @@ const TARGET_KINDS: Record<
   application: loadApplicationTarget,
   database: loadDatabaseTarget,
   compose: loadComposeTarget,
+  schedule: loadScheduleTarget,
 };
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */

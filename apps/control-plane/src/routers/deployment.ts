@@ -32,6 +32,7 @@ import {
   requireCanDeleteServices,
   requireServiceAccess,
 } from "../projects/permissions.ts";
+import { loadSchedule } from "../schedules/schedules.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
@@ -73,7 +74,7 @@ export const queueJobSchema = z.object({
   /** The deployment's id. */
   id: z.string(),
   /** deploy or redeploy. */
-  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify", "rollback"]),
+  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify", "rollback", "schedule"]),
   state: z.enum(["waiting", "active", "completed", "failed"]),
   queuedAt: z.string(),
   startedAt: z.string().nullable(),
@@ -82,7 +83,7 @@ export const queueJobSchema = z.object({
   deploymentId: z.string(),
   title: z.string(),
   /** application, compose, or the database service's kind. */
-  serviceType: z.enum(["application", "compose", ...databaseKinds]),
+  serviceType: z.enum(["application", "compose", "schedule", ...databaseKinds]),
   /** Null for a database service's job. */
   applicationId: z.string().nullable(),
   /** Null for an application's job. */
@@ -153,6 +154,12 @@ async function composeDeployments(services: ServiceContext, caller: Caller, comp
   return (await listTargetDeployments(services.db, composeId)).map(toDeploymentView);
 }
 
+/** A schedule's runs (404 unless the caller may reach the schedule: schedules/schedules.ts). */
+async function scheduleDeployments(services: ServiceContext, caller: Caller, scheduleId: string) {
+  const schedule = await loadSchedule(services, caller, scheduleId);
+  return (await listTargetDeployments(services.db, schedule.scheduleId)).map(toDeploymentView);
+}
+
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
@@ -195,7 +202,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, server and the five database kinds)",
+      "The deployments of one service of a type (application, compose, server, schedule and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
@@ -204,6 +211,7 @@ export const deploymentRouter = defineRouter("deployment", {
       if (input.type === "server") return serverDeployments(services, caller, input.id);
       if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
       if (input.type === "compose") return composeDeployments(services, caller, input.id);
+      if (input.type === "schedule") return scheduleDeployments(services, caller, input.id);
       return [];
     },
   }),

@@ -30,6 +30,7 @@ import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
 import { rollbackRouter } from "./rollback.ts";
+import { scheduleRouter } from "./schedule.ts";
 import { securityRouter } from "./security.ts";
 import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
@@ -72,4 +73,5 @@ export const allRouters: RouterDef[] = [
   notificationRouter,
   destinationRouter,
   backupRouter,
+  scheduleRouter,
 ];

@@ -1,0 +1,279 @@
+/**
+ * schedule (Dokploy's router; issue 32 item 3): scheduled jobs, a cron command (its shell and
+ * time zone) run in an application's or a compose service's container, or on a server
+ * (instance administrators only). Every run is a deployment of the schedule (schedules/runs.ts),
+ * listed with the schedule and by deployment.allByType {type: schedule}. Who may reach what is
+ * schedules/schedules.ts: another organization's ids are a 404, a host schedule is a 403 for
+ * anyone but an instance administrator.
+ */
+import { z } from "zod";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Schedule } from "../db/schema.ts";
+import { listTargetDeployments, toDeploymentView } from "../deployments/repository.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { startScheduleRun } from "../schedules/runs.ts";
+import {
+  checkCronExpression,
+  checkShape,
+  checkTimezone,
+  createScheduleInput,
+  isHostType,
+  loadSchedule,
+  requireHostScheduleAccess,
+  requireNamedIds,
+  scheduleIdInput,
+  scheduleSchema,
+  scheduleTypes,
+  updateScheduleInput,
+} from "../schedules/schedules.ts";
+import { deploymentSchema } from "./deployment.ts";
+
+const toView = (services: ServiceContext, row: Schedule): z.input<typeof scheduleSchema> => ({
+  ...row,
+  nextRunAt: services.schedules.nextRun(row.scheduleId)?.toISOString() ?? null,
+});
+
+const listItemSchema = scheduleSchema.extend({
+  application: z
+    .object({
+      applicationId: z.string(),
+      appName: z.string(),
+      name: z.string(),
+      serverId: z.string().nullable(),
+    })
+    .nullable(),
+  compose: z
+    .object({ composeId: z.string(), appName: z.string(), name: z.string(), serverId: z.string().nullable() })
+    .nullable(),
+  server: z.object({ serverId: z.string(), name: z.string() }).nullable(),
+  /** The schedule's runs, newest first. */
+  deployments: z.array(deploymentSchema),
+});
+
+async function toListItem(services: ServiceContext, row: Schedule): Promise<z.input<typeof listItemSchema>> {
+  const { db } = services;
+  const application = row.applicationId
+    ? ((await db
+        .selectFrom("applications")
+        .select(["applicationId", "appName", "name", "serverId"])
+        .where("applicationId", "=", row.applicationId)
+        .executeTakeFirst()) ?? null)
+    : null;
+  const compose = row.composeId
+    ? ((await db
+        .selectFrom("compose")
+        .select(["composeId", "appName", "name", "serverId"])
+        .where("composeId", "=", row.composeId)
+        .executeTakeFirst()) ?? null)
+    : null;
+  const server = row.serverId
+    ? ((await db
+        .selectFrom("servers")
+        .select(["serverId", "name"])
+        .where("serverId", "=", row.serverId)
+        .executeTakeFirst()) ?? null)
+    : null;
+  const deployments = (await listTargetDeployments(db, row.scheduleId)).map(toDeploymentView);
+  return { ...toView(services, row), application, compose, server, deployments };
+}
+
+/** How long runManually waits for the run to end before answering its current status. */
+const MANUAL_WAIT_MS = 30_000;
+const WAIT_POLL_MS = 250;
+
+async function waitForRun(services: ServiceContext, deploymentId: string) {
+  const until = Date.now() + MANUAL_WAIT_MS;
+  for (;;) {
+    const row = await services.db
+      .selectFrom("deployments")
+      .select(["status", "errorMessage"])
+      .where("deploymentId", "=", deploymentId)
+      .executeTakeFirst();
+    if (!row) throw notFound("Deployment");
+    if (row.status === "done" || row.status === "error" || Date.now() >= until) return row;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
+
+async function listSchedules(
+  services: ServiceContext,
+  caller: Caller,
+  input: { id: string; scheduleType: (typeof scheduleTypes)[number] },
+) {
+  let query = services.db
+    .selectFrom("schedules")
+    .selectAll()
+    .where("organizationId", "=", caller.organizationId)
+    .where("scheduleType", "=", input.scheduleType);
+  if (input.scheduleType === "application") {
+    await requireNamedIds(services, caller, { applicationId: input.id });
+    query = query.where("applicationId", "=", input.id);
+  } else if (input.scheduleType === "compose") {
+    await requireNamedIds(services, caller, { composeId: input.id });
+    query = query.where("composeId", "=", input.id);
+  } else if (input.scheduleType === "server") {
+    await requireNamedIds(services, caller, { serverId: input.id });
+    await requireHostScheduleAccess(services, caller);
+    query = query.where("serverId", "=", input.id);
+  } else {
+    // dokploy-server: this machine's schedules of the caller's organization (`id` names nothing).
+    await requireHostScheduleAccess(services, caller);
+  }
+  const rows = await query.orderBy("createdAt").orderBy("scheduleId").execute();
+  return Promise.all(rows.map((row) => toListItem(services, row)));
+}
+
+export const scheduleRouter = defineRouter("schedule", {
+  create: mutation({
+    summary:
+      "Create a scheduled job: a cron command (shell, time zone) in an application's or a compose service's container, or on a server (instance administrators)",
+    access: "member",
+    input: createScheduleInput,
+    output: scheduleSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireNamedIds(services, caller, input);
+      if (isHostType(input.scheduleType)) await requireHostScheduleAccess(services, caller);
+      checkShape(input.scheduleType, input);
+      checkCronExpression(input.cronExpression);
+      checkTimezone(input.timezone);
+      const scheduleId = newId();
+      const row = await services.db
+        .insertInto("schedules")
+        .values({
+          scheduleId,
+          name: input.name,
+          cronExpression: input.cronExpression,
+          appName: `schedule-${scheduleId
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "")
+            .slice(0, 20)}`,
+          serviceName: input.serviceName || null,
+          shellType: input.shellType,
+          scheduleType: input.scheduleType,
+          command: input.command,
+          script: input.script ?? null,
+          applicationId: input.applicationId || null,
+          composeId: input.composeId || null,
+          serverId: input.serverId || null,
+          organizationId: caller.organizationId,
+          userId: caller.userId,
+          enabled: input.enabled,
+          timezone: input.timezone || null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await services.schedules.reschedule();
+      return toView(services, row);
+    },
+  }),
+
+  update: mutation({
+    summary:
+      "Change a scheduled job's name, cron expression, time zone, command, shell, service or enabled flag",
+    access: "member",
+    input: updateScheduleInput,
+    output: scheduleSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireNamedIds(services, caller, input);
+      const schedule = await loadSchedule(services, caller, input.scheduleId);
+      // A schedule stays where it was made: another target is a new schedule.
+      for (const field of ["scheduleType", "applicationId", "composeId", "serverId"] as const) {
+        const value = input[field];
+        if (value !== undefined && (value || null) !== schedule[field]) {
+          throw badRequest(`${field} cannot change (delete the schedule and create another)`, {
+            fields: [field],
+          });
+        }
+      }
+      const serviceName = input.serviceName === undefined ? schedule.serviceName : input.serviceName || null;
+      const script = input.script === undefined ? schedule.script : input.script;
+      checkShape(schedule.scheduleType, { ...schedule, serviceName, script });
+      if (input.cronExpression !== undefined) checkCronExpression(input.cronExpression);
+      checkTimezone(input.timezone);
+      const patch = {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.cronExpression !== undefined ? { cronExpression: input.cronExpression } : {}),
+        ...(input.command !== undefined ? { command: input.command } : {}),
+        ...(input.shellType !== undefined ? { shellType: input.shellType } : {}),
+        ...(input.serviceName !== undefined ? { serviceName } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        ...(input.script !== undefined ? { script: input.script } : {}),
+        ...(input.timezone !== undefined ? { timezone: input.timezone || null } : {}),
+      };
+      const row =
+        Object.keys(patch).length > 0
+          ? await services.db
+              .updateTable("schedules")
+              .set(patch)
+              .where("scheduleId", "=", schedule.scheduleId)
+              .returningAll()
+              .executeTakeFirstOrThrow()
+          : schedule;
+      await services.schedules.reschedule();
+      return toView(services, row);
+    },
+  }),
+
+  delete: mutation({
+    summary: "Delete a scheduled job and its runs",
+    access: "member",
+    input: scheduleIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const schedule = await loadSchedule(services, caller, input.scheduleId);
+      const running = await services.db
+        .selectFrom("deployments")
+        .select("deploymentId")
+        .where("scheduleId", "=", schedule.scheduleId)
+        .where("status", "=", "running")
+        .executeTakeFirst();
+      if (running) {
+        throw badRequest("A run of the schedule is running: kill it first (deployment.killProcess)", {
+          fields: ["scheduleId"],
+        });
+      }
+      await services.db.deleteFrom("schedules").where("scheduleId", "=", schedule.scheduleId).execute();
+      await services.schedules.reschedule();
+      return success;
+    },
+  }),
+
+  list: query({
+    summary:
+      "The scheduled jobs of an application, a compose stack, a server or this machine, with their runs",
+    access: "member",
+    input: z.object({ id: z.string().min(1).max(100), scheduleType: z.enum(scheduleTypes) }),
+    output: z.array(listItemSchema),
+    handler: ({ services, caller, input }) => listSchedules(services, caller, input),
+  }),
+
+  one: query({
+    summary: "One scheduled job, with its service or server and its runs",
+    access: "member",
+    input: scheduleIdInput,
+    output: listItemSchema,
+    handler: async ({ services, caller, input }) =>
+      toListItem(services, await loadSchedule(services, caller, input.scheduleId)),
+  }),
+
+  runManually: mutation({
+    summary:
+      "Run a scheduled job now (a deployment of the schedule); answers when it ended, or after 30 s with its status",
+    access: "member",
+    input: z.object({ scheduleId: z.string().min(1).max(100) }),
+    output: z.object({
+      status: z.enum(["idle", "running", "done", "error"]),
+      deploymentId: z.string(),
+      logPath: z.string(),
+      errorMessage: z.string().nullable(),
+    }),
+    handler: async ({ services, caller, input }) => {
+      const schedule = await loadSchedule(services, caller, input.scheduleId);
+      const { deploymentId, logPath } = await startScheduleRun(services, schedule);
+      const row = await waitForRun(services, deploymentId);
+      return { status: row.status, deploymentId, logPath, errorMessage: row.errorMessage };
+    },
+  }),
+});

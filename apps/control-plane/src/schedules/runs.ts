@@ -1,0 +1,232 @@
+/**
+ * Runs of scheduled jobs as rows of the deployment queue: deployments of target kind `schedule`
+ * (its id the schedule's, so a schedule's runs go one at a time and apart from its service's
+ * deployments), kind `schedule`. The worker claims, leases, logs and settles them like every
+ * deployment (deployments/worker.ts); what is theirs is here: the runner, which asks the agent
+ * of the service's server to run the command in a container carrying the schedule's
+ * organization's ownership labels (or, a server schedule, on the server itself), its output
+ * forwarded into the deployment's log. A run the control plane left running is failed at the
+ * next start and never run again (a command is not known to be idempotent).
+ */
+import { applicationOwner, composeOwner, type ResourceOwner } from "@platform/agent-protocol";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import type { ServiceContext } from "../context.ts";
+import type { Schedule } from "../db/schema.ts";
+import { forwardAgentLog } from "../deployments/log-forwarder.ts";
+import { followAgentJob } from "../deployments/observe.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import { type DeploymentResult, insertDeployment, moveDeployments } from "../deployments/repository.ts";
+import { enqueueOrFail } from "../deployments/start.ts";
+import type { DeploymentTarget } from "../deployments/targets.ts";
+
+/** A run may take this long on the agent. */
+const RUN_TIMEOUT_MS = 6 * 60 * 60_000;
+
+/** The server a schedule's run goes to: its service's, or its own (server schedules). */
+async function serverOfSchedule(services: ServiceContext, schedule: Schedule): Promise<string | null> {
+  if (schedule.scheduleType === "dokploy-server") return null;
+  if (schedule.scheduleType === "server") return schedule.serverId;
+  if (schedule.applicationId) {
+    const row = await services.db
+      .selectFrom("applications")
+      .select("serverId")
+      .where("applicationId", "=", schedule.applicationId)
+      .executeTakeFirst();
+    return row?.serverId ?? null;
+  }
+  const row = await services.db
+    .selectFrom("compose")
+    .select("serverId")
+    .where("composeId", "=", schedule.composeId ?? "")
+    .executeTakeFirst();
+  return row?.serverId ?? null;
+}
+
+/** Queues a run of `schedule` (status idle = queued); answers at once. */
+export async function startScheduleRun(
+  services: ServiceContext,
+  schedule: Schedule,
+  title = "Manual run",
+): Promise<{ deploymentId: string; logPath: string }> {
+  const deployment = await insertDeployment(services.db, {
+    target: { kind: "schedule", id: schedule.scheduleId },
+    kind: "schedule",
+    title: `${title}: ${schedule.name}`.slice(0, 200),
+    description: null,
+    serverId: await serverOfSchedule(services, schedule),
+  });
+  await enqueueOrFail(services, deployment.deploymentId, schedule.scheduleId);
+  return {
+    deploymentId: deployment.deploymentId,
+    logPath: `/api/deployment.logs?deploymentId=${encodeURIComponent(deployment.deploymentId)}`,
+  };
+}
+
+/** The worker's view of a schedule (deployments/targets.ts): no status of its own, no event. */
+export async function loadScheduleTarget(
+  services: ServiceContext,
+  scheduleId: string,
+): Promise<DeploymentTarget | undefined> {
+  const schedule = await services.db
+    .selectFrom("schedules")
+    .selectAll()
+    .where("scheduleId", "=", scheduleId)
+    .executeTakeFirst();
+  if (!schedule) return undefined;
+  return {
+    kind: "schedule",
+    serviceId: schedule.scheduleId,
+    name: schedule.name,
+    organizationId: schedule.organizationId,
+    status: "idle",
+    run: runScheduleRun,
+    // Never reached: recovery fails a schedule's run first (failInterruptedScheduleRun).
+    recovery: "runAgain",
+    setStatus: async () => {},
+    settle: async () => {},
+  };
+}
+
+/** The container a service schedule runs in, as the agent selects it (by labels, owner's only). */
+async function containerOf(
+  services: ServiceContext,
+  schedule: Schedule,
+): Promise<{
+  owner: ResourceOwner;
+  swarmServiceName: string;
+  composeProject: string;
+  composeService: string;
+}> {
+  if (schedule.scheduleType === "application") {
+    const app = await services.db
+      .selectFrom("applications")
+      .select("appName")
+      .where("applicationId", "=", schedule.applicationId ?? "")
+      .executeTakeFirst();
+    if (!app) throw new Error("The application of the schedule no longer exists");
+    return {
+      owner: applicationOwner(schedule.organizationId, schedule.applicationId ?? ""),
+      swarmServiceName: app.appName,
+      composeProject: "",
+      composeService: "",
+    };
+  }
+  const stack = await services.db
+    .selectFrom("compose")
+    .select(["appName", "composeType"])
+    .where("composeId", "=", schedule.composeId ?? "")
+    .executeTakeFirst();
+  if (!stack) throw new Error("The compose stack of the schedule no longer exists");
+  const service = schedule.serviceName ?? "";
+  const owner = composeOwner(schedule.organizationId, schedule.composeId ?? "");
+  return stack.composeType === "stack"
+    ? { owner, swarmServiceName: `${stack.appName}_${service}`, composeProject: "", composeService: "" }
+    : { owner, swarmServiceName: "", composeProject: stack.appName, composeService: service };
+}
+
+/** Runs one schedule run; throws with the reason (already logged). */
+export async function runScheduleRun(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  try {
+    const schedule = await services.db
+      .selectFrom("schedules")
+      .selectAll()
+      .where("scheduleId", "=", run.target.id)
+      .executeTakeFirst();
+    if (!schedule) throw new Error("The schedule no longer exists");
+    const serverId = (await serverOfSchedule(services, schedule)) ?? LOCAL_SERVER_ID;
+    const jobId = `${run.deploymentId}-schedule`;
+    const timezone = schedule.timezone ?? "";
+    let send: (jobId: string) => Promise<{ exitCode: number; containerId: string }>;
+    if (schedule.scheduleType === "server" || schedule.scheduleType === "dokploy-server") {
+      const script = schedule.script || schedule.command;
+      run.log(`Running the ${schedule.shellType} script of schedule ${schedule.name} on server ${serverId}`);
+      send = (id) =>
+        services.agents.client.runHostScript(
+          serverId,
+          { jobId: id, logStreamId: id, shell: schedule.shellType, script, timezone },
+          RUN_TIMEOUT_MS,
+        );
+    } else {
+      const container = await containerOf(services, schedule);
+      run.log(
+        `Running the ${schedule.shellType} command of schedule ${schedule.name} in ${container.swarmServiceName || `${container.composeProject}/${container.composeService}`}`,
+      );
+      send = (id) =>
+        services.agents.client.runSchedule(
+          serverId,
+          {
+            jobId: id,
+            logStreamId: id,
+            ...container,
+            shell: schedule.shellType,
+            command: schedule.command,
+            timezone,
+          },
+          RUN_TIMEOUT_MS,
+        );
+    }
+    const cancel = () => {
+      services.agents.client.cancelJob(serverId, jobId).catch(() => {});
+    };
+    run.signal.addEventListener("abort", cancel, { once: true });
+    try {
+      const result = await forwardAgentLog(services, serverId, jobId, run.log, () =>
+        followAgentJob(services, {
+          serverId,
+          jobId,
+          send: (attempt) =>
+            attempt === 0
+              ? send(jobId)
+              : Promise.reject(
+                  new Error(`The agent of server ${serverId} lost the job (it restarted?): not run again`),
+                ),
+          log: run.log,
+          signal: run.signal,
+          onWaiting: () => run.slot?.giveBack(),
+          onResumed: async () => run.slot?.take(),
+        }),
+      );
+      run.log(`Command executed successfully (exit code ${result.exitCode})`);
+      return { imageName: "" };
+    } finally {
+      run.signal.removeEventListener("abort", cancel);
+    }
+  } catch (error) {
+    const reason = reasonOf(error, run.signal);
+    run.log(`Command failed: ${reason}`);
+    throw new Error(reason);
+  }
+}
+
+function reasonOf(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? "Cancelled";
+  const agentMessage = (error as { agentMessage?: string })?.agentMessage;
+  if (agentMessage) return agentMessage;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * A run a stopped control plane left running fails: its agent job is cancelled where it still
+ * runs, and it is not run again (the next firing runs the command anew).
+ */
+export async function failInterruptedScheduleRun(
+  services: ServiceContext,
+  row: { deploymentId: string; serverId: string | null },
+): Promise<void> {
+  await services.agents.client
+    .cancelJob(row.serverId ?? LOCAL_SERVER_ID, `${row.deploymentId}-schedule`, 2000)
+    .catch(() => {});
+  const reason = "Interrupted: the control plane stopped during this run; it is not run again";
+  const result: DeploymentResult = { status: "error", errorMessage: reason };
+  await moveDeployments(
+    services.db,
+    { deploymentId: row.deploymentId },
+    ["running"],
+    result,
+    { line: reason },
+    services.now(),
+  );
+}
