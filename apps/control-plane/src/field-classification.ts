@@ -78,6 +78,8 @@ const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
 const TEMPLATES = `${CP}/templates/remote.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
+const SCHEDULE = `${CP}/routers/schedule.test.ts`;
+const SCHEDULE_RUNS = `${CP}/schedules/e2e.test.ts`;
 const REGISTRY = `${CP}/routers/registry.test.ts`;
 const DOMAIN = `${CP}/routers/domain.test.ts`;
 const SECURITY = `${CP}/routers/security.test.ts`;
@@ -474,6 +476,25 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "rollback.rollback": applied("rollbackId", ROLLBACKS),
   "rollback.delete": applied("rollbackId", ROLLBACKS),
+  "schedule.create": {
+    ...applied("applicationId composeId serverId scheduleType serviceName script", SCHEDULE),
+    ...applied("cronExpression command shellType enabled timezone", SCHEDULE_RUNS),
+    name: informational,
+  },
+  "schedule.update": {
+    ...applied("scheduleId serviceName script", SCHEDULE),
+    ...applied("cronExpression command shellType enabled timezone", SCHEDULE_RUNS),
+    // A schedule's kind and target are fixed at create: a change is a 400 naming the field.
+    scheduleType: refused(SCHEDULE),
+    applicationId: refused(SCHEDULE),
+    composeId: refused(SCHEDULE),
+    serverId: refused(SCHEDULE),
+    name: informational,
+  },
+  "schedule.list": applied("id scheduleType", SCHEDULE),
+  "schedule.one": applied("scheduleId", SCHEDULE),
+  "schedule.delete": applied("scheduleId", SCHEDULE),
+  "schedule.runManually": applied("scheduleId", SCHEDULE_RUNS),
 
   ...databaseKind("postgres", "postgresId", "databasePassword databaseName databaseUser"),
   ...databaseKind("mysql", "mysqlId", "databasePassword databaseName databaseUser databaseRootPassword"),
