@@ -201,7 +201,13 @@ describe("mounts of a compose stack", () => {
     );
     const create = (input: Record<string, unknown>, session = tenant) =>
       platform.mutate("mounts.create", { serviceType: "compose", serviceId: composeId, ...input }, session);
-    const created = await create({ type: "file", filePath: "./conf/app.conf", content: "a=1" });
+    // Dokploy's client sends mountPath "/" for a stack's file mount: stored as none.
+    const created = await create({
+      type: "file",
+      filePath: "./conf/app.conf",
+      content: "a=1",
+      mountPath: "/",
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.body).toMatchObject({
       type: "file",

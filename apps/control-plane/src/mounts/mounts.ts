@@ -138,8 +138,8 @@ function checkContent(content: string | null | undefined): string {
 
 /**
  * A compose stack's mount: a file the agent writes under the stack's files directory, which its
- * compose file binds as `../files/<filePath>` (Dokploy's layout; mountPath stays empty, one mount
- * per filePath). Volumes and host paths are declared in the compose file itself, where the
+ * compose file binds as `../files/<filePath>` (Dokploy's layout; mountPath stays empty, "/" as
+ * Dokploy's client sends it too, one mount per filePath). Volumes and host paths are declared in the compose file itself, where the
  * conversion namespaces the stack's volumes and refuses a tenant's host paths and foreign volumes.
  */
 function checkComposeMount(fields: MountFields) {
@@ -149,7 +149,8 @@ function checkComposeMount(fields: MountFields) {
       "a compose stack's mounts are files (written under ../files/<filePath>): its volumes and bind mounts are declared in its compose file",
     );
   }
-  if (present(fields.mountPath)) {
+  // Dokploy's client sends "/" for a stack's file mount: it means none, as "" does.
+  if (present(fields.mountPath) && fields.mountPath !== "/") {
     throw invalid(
       "mountPath",
       "a compose stack's file is bound where its compose file names ../files/<filePath>: leave mountPath empty",

@@ -315,12 +315,12 @@ volumes:
     const read = "cat /image-version /version.txt | tr '\\n' ' '";
 
     const v1 = await deploy();
-    expect(await execIn(web, read, "one one ")).toBe("one one ");
+    expect(await execIn(web, read, "one one")).toBe("one one");
     expect(await execIn(web, "echo kept > /data/note && cat /data/note", "kept")).toBe("kept");
     await makeImage("two");
     await ok("mounts.update", { mountId: mount.mountId, content: "two" });
     const v2 = await deploy();
-    expect(await execIn(web, read, "two two ")).toBe("two two ");
+    expect(await execIn(web, read, "two two")).toBe("two two");
 
     const listed = (
       await platform.query("deployment.allByType", { id: stack.composeId, type: "compose" }, as())
@@ -344,7 +344,7 @@ volumes:
     expect(back.kind).toBe("rollback");
     expect(back.logs).toContain("(no build)");
     expect(back.rollbackId).toBe(rollbackOf(v1.deploymentId));
-    expect(await execIn(web, read, "one one ")).toBe("one one ");
+    expect(await execIn(web, read, "one one")).toBe("one one");
     expect(await execIn(web, "cat /data/note", "kept")).toBe("kept");
 
     // A rollback whose images are gone says so before anything is queued.
