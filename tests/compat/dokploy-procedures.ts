@@ -1097,6 +1097,8 @@ export const dokployProcedures: Record<string, Row> = {
     output: "boolean",
     differs: {
       "(output)": "we answer the created mount, which the caller needs for mounts.update and mounts.remove",
+      mountPath:
+        "optional with us: a compose stack's file mount leaves it empty (or Dokploy's \"/\"); a 400 naming it when missing for other services",
     },
   },
   "mounts.one": {

@@ -2,8 +2,9 @@
  * Compose stack deployments under faults, with the real processes of deploy-harness.ts (a
  * control plane, an enrolled agent, a private NATS with JetStream): a kill -9 of the agent in the
  * middle of a `stack` deploy, and of the control plane in the middle of a `docker-compose`
- * deploy. Each ends settled (no deployment idle or running) as what Docker shows: done, the
- * stack's status done, and every service of the file running with the deployment's file.
+ * deploy, and of the control plane in the middle of a stack's rollback (rollback.rollback). Each
+ * ends settled (no deployment idle or running) as what Docker shows: done, the stack's status
+ * done, and every service of the file running with the deployment's (or rollback's) file.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, uniqueName } from "../../apps/agent/src/testing/docker.ts";
@@ -145,4 +146,39 @@ describe("compose stack deployments under faults", () => {
     expect(shown.states).toBe(`${appName}_web running, ${appName}_worker running`);
     expect(shown.command).toContain("echo first");
   }, 150_000);
+
+  it("control plane kill -9 in the middle of a stack's rollback: done after the restart, running the rolled-back file", async () => {
+    const { composeId, appName } = await createStack("stack");
+    const deploy = async () => {
+      const { deploymentId } = await rig.api.mutateOk("compose.deploy", { composeId });
+      await settledAndDone(composeId, deploymentId);
+      return deploymentId;
+    };
+    const first = await deploy();
+    await rig.api.mutateOk("compose.update", { composeId, composeFile: file("second") });
+    await deploy();
+    expect((await swarmShows(appName)).command).toContain("echo second");
+    const rollbackId = (await deploymentsOf(composeId)).find(
+      (row) => row.deploymentId === first,
+    ) as unknown as { rollbackId: string | null };
+    expect(rollbackId.rollbackId).toEqual(expect.any(String));
+    const { deploymentId } = await rig.api.mutateOk("rollback.rollback", {
+      rollbackId: rollbackId.rollbackId,
+    });
+    await rig.until("the rollback running", async () =>
+      (await deploymentsOf(composeId)).some(
+        (row) => row.deploymentId === deploymentId && row.status === "running",
+      ),
+    );
+    await sleep(500);
+    await rig.controlPlane.stop("SIGKILL");
+    await rig.controlPlane.start();
+    await settledAndDone(composeId, deploymentId);
+    await rig.until("the web service to run the first file", async () => {
+      const shown = await swarmShows(appName);
+      return (
+        shown.command.includes("echo first") && shown.replicas === `${appName}_web 1/1, ${appName}_worker 1/1`
+      );
+    });
+  }, 240_000);
 });

@@ -27,6 +27,7 @@ import { CommandError } from "./command-error.ts";
 import { changeDatabaseCredentials } from "./deploy/database-credentials.ts";
 import { Deployer } from "./deploy/index.ts";
 import { keepRollbackImage, removeRollbackImages, rollbackImageStatus } from "./deploy/rollback-images.ts";
+import { keepStackRollbackImages } from "./deploy/stack.ts";
 import { cleanDocker } from "./docker/cleanup.ts";
 import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
 import {
@@ -306,6 +307,15 @@ export class AgentCore {
             rollbackImagesRemoved: await removeRollbackImages(
               this.docker,
               request.removeRollbackImages.images,
+            ),
+          };
+        case "keepStackRollbackImages":
+          return {
+            requestId,
+            result: "stackRollbackImagesKept",
+            stackRollbackImagesKept: await keepStackRollbackImages(
+              this.docker,
+              request.keepStackRollbackImages,
             ),
           };
         case "registryLogin":

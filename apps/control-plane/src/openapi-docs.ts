@@ -703,7 +703,8 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   // mounts
   "mounts.create": {
-    description: "Mount a volume, a file or (instance organization) a host path into a service (next deploy)",
+    description:
+      "Mount a volume, a file or (instance organization) a host path into a service (next deploy); a compose stack's mounts are files (filePath, content; mountPath empty) its compose file binds as ../files/<filePath>",
     example: {
       type: "volume",
       volumeName: "shop-data",
@@ -755,7 +756,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // rollback
   "rollback.rollback": {
     description:
-      "Deploy a kept rollback again through the deployment queue (its log, no build): the image and service spec of that deployment. A rollback whose image is gone is a 409 before anything is queued.",
+      "Deploy a kept rollback again through the deployment queue (its log, no build): the image and service spec of that application deployment, or the images, converted file and file mounts of that compose stack deployment. A rollback whose image is gone is a 409 before anything is queued.",
   },
   "rollback.delete": {
     description: "Delete a rollback; its kept image is untagged on its server (the agent must answer).",

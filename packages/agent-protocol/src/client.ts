@@ -32,6 +32,7 @@ import {
   type DockerCleanupResult,
   type EnsureProxyCommand,
   type KeepRollbackImageCommand,
+  type KeepStackRollbackImagesCommand,
   type ListContainersCommand,
   type MonitoringSetUp,
   type ObservedServices,
@@ -67,6 +68,7 @@ import {
   type ServiceActionResult,
   type StackActionCommand,
   type StackActionResult,
+  type StackRollbackImagesKept,
   type ValidateServerResult,
 } from "./messages.ts";
 import { assertValidName, assertValidServerId } from "./names.ts";
@@ -249,6 +251,19 @@ export class AgentClient {
     timeoutMs?: number,
   ): Promise<RollbackImageKept> {
     return this.run(serverId, { command: "keepRollbackImage", keepRollbackImage: command }, timeoutMs);
+  }
+
+  /** Keeps the images a compose stack's services run for a rollback of the stack. */
+  keepStackRollbackImages(
+    serverId: string,
+    command: KeepStackRollbackImagesCommand,
+    timeoutMs?: number,
+  ): Promise<StackRollbackImagesKept> {
+    return this.run(
+      serverId,
+      { command: "keepStackRollbackImages", keepStackRollbackImages: command },
+      timeoutMs,
+    );
   }
 
   /** One file of a repository's branch, cloned by the server's agent. */

@@ -356,6 +356,16 @@ const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "keepStackRollbackImages",
+    keepStackRollbackImages: {
+      appName: "shop",
+      composeType: "stack",
+      owner: { organizationId: "org-1", resource: "compose:c-1" },
+      tag: "d-1",
+    },
+  },
+  {
+    ...header,
     command: "readAccessLog",
     readAccessLog: {
       page: 2,
@@ -609,6 +619,13 @@ const replies: CommandReply[] = [
     requestId: "r-1",
     result: "rollbackImagesRemoved",
     rollbackImagesRemoved: { removed: ["platform-rollback/app:d-1"] },
+  },
+  {
+    requestId: "r-1",
+    result: "stackRollbackImagesKept",
+    stackRollbackImagesKept: {
+      images: [{ service: "web", image: "platform-rollback/shop-web:d-1", imageId: "sha256:abc" }],
+    },
   },
   { requestId: "r-1", result: "registryLogin", registryLogin: { status: "Login Succeeded" } },
   {

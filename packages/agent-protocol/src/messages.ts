@@ -378,6 +378,25 @@ export interface RollbackImageKept {
   pushedImage: string;
 }
 
+/** Keeps the images a stack's (owner's) services run as platform-rollback/<appName>-<service>:<tag>. */
+export interface KeepStackRollbackImagesCommand {
+  appName: string;
+  composeType: "stack" | "docker-compose";
+  owner: ResourceOwner;
+  tag: string;
+}
+
+export interface StackRollbackImage {
+  /** The service's key in the compose file. */
+  service: string;
+  image: string;
+  imageId: string;
+}
+
+export interface StackRollbackImagesKept {
+  images: StackRollbackImage[];
+}
+
 export interface RollbackImageStatusCommand {
   image: string;
 }
@@ -767,6 +786,7 @@ export type Command =
   | { command: "keepRollbackImage"; keepRollbackImage: KeepRollbackImageCommand }
   | { command: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatusCommand }
   | { command: "removeRollbackImages"; removeRollbackImages: RemoveRollbackImagesCommand }
+  | { command: "keepStackRollbackImages"; keepStackRollbackImages: KeepStackRollbackImagesCommand }
   | { command: "readRepositoryFile"; readRepositoryFile: ReadRepositoryFileCommand }
   | { command: "containerStats"; containerStats: ContainerStatsCommand }
   | { command: "setupMonitoring"; setupMonitoring: SetupMonitoringCommand }
@@ -953,6 +973,7 @@ export type ReplyResult =
   | { result: "rollbackImageKept"; rollbackImageKept: RollbackImageKept }
   | { result: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatus }
   | { result: "rollbackImagesRemoved"; rollbackImagesRemoved: RollbackImagesRemoved }
+  | { result: "stackRollbackImagesKept"; stackRollbackImagesKept: StackRollbackImagesKept }
   | { result: "repositoryFile"; repositoryFile: RepositoryFile }
   | { result: "containerStats"; containerStats: ContainerStatsList }
   | { result: "monitoringSetUp"; monitoringSetUp: MonitoringSetUp }
@@ -994,6 +1015,7 @@ export interface ResultOfCommand {
   keepRollbackImage: RollbackImageKept;
   rollbackImageStatus: RollbackImageStatus;
   removeRollbackImages: RollbackImagesRemoved;
+  keepStackRollbackImages: StackRollbackImagesKept;
   readRepositoryFile: RepositoryFile;
   containerStats: ContainerStatsList;
   setupMonitoring: MonitoringSetUp;
@@ -1031,6 +1053,7 @@ export const RESULT_NAME_OF_COMMAND = {
   keepRollbackImage: "rollbackImageKept",
   rollbackImageStatus: "rollbackImageStatus",
   removeRollbackImages: "rollbackImagesRemoved",
+  keepStackRollbackImages: "stackRollbackImagesKept",
   readRepositoryFile: "repositoryFile",
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",

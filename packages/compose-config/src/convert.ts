@@ -260,7 +260,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
     document: result,
     // YAML 1.1 quoting: strings that a 1.1 reader (docker-compose v1's PyYAML) would take for a number or a
     // boolean ("22:22", "yes", "on") are quoted; the text is the same data for a 1.2 reader.
-    yaml: stringify(result, { lineWidth: 0, version: "1.1" }),
+    yaml: composeYaml(result),
     services: serviceNames,
     upstreams,
   };
@@ -392,4 +392,30 @@ function absoluteVolume(volume: unknown, filesDirectory: string): unknown {
     return { ...entry, source: absoluteFile(entry.source, filesDirectory) };
   }
   return volume;
+}
+
+/** A converted file's text, serialized as convertCompose does (YAML 1.1 quoting). */
+export function composeYaml(document: Record<string, unknown>): string {
+  return stringify(document, { lineWidth: 0, version: "1.1" });
+}
+
+/**
+ * A converted file whose services run the given images (a rollback of the stack): each named
+ * service's `image` is replaced, and its `build` and `pull_policy` go (the image is on the server,
+ * kept under a name no registry serves). Services not named are left as they are.
+ */
+export function pinComposeImages(
+  document: Record<string, unknown>,
+  images: Readonly<Record<string, string>>,
+): string {
+  const copy = structuredClone(document);
+  const services = (copy.services ?? {}) as Record<string, Record<string, unknown> | null>;
+  for (const [name, image] of Object.entries(images)) {
+    const service = services[name];
+    if (!service) continue;
+    service.image = image;
+    delete service.build;
+    delete service.pull_policy;
+  }
+  return composeYaml(copy);
 }

@@ -95,6 +95,10 @@ export function checkTenancy(
     checkPlatformAttachment(issues, name, service.networks, platformKeys, context.appName);
     // Interpolated booleans are strings ("true", "yes"): anything but an explicit false counts.
     if (isSet(service.privileged)) issues.add(at("privileged"), `privileged ${REFUSED}`);
+    // Images kept for rollbacks are other services' (only the platform's rollback files name them).
+    if (typeof service.image === "string" && /^(docker\.io\/)?platform-rollback\//.test(service.image)) {
+      issues.add(at("image"), `an image kept for rollbacks (platform-rollback/) ${REFUSED}`);
+    }
     for (const [key, why] of Object.entries(REFUSED_SERVICE_KEYS)) {
       if (isSet(service[key])) issues.add(at(key), `${key} ${REFUSED} (it ${why})`);
     }

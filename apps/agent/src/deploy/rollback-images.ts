@@ -30,7 +30,7 @@ export function checkRollbackImage(field: string, image: string): { repository: 
   return { repository: image.slice(0, colon), tag: image.slice(colon + 1) };
 }
 
-async function imageIdOf(docker: Docker, image: string): Promise<string | undefined> {
+export async function imageIdOf(docker: Docker, image: string): Promise<string | undefined> {
   try {
     const inspected = (await docker.getImage(image).inspect()) as { Id: string };
     return inspected.Id;
@@ -40,19 +40,25 @@ async function imageIdOf(docker: Docker, image: string): Promise<string | undefi
   }
 }
 
+/** Tags the image `imageId` as the kept rollback image `image` (platform-rollback/<repository>:<tag>). */
+export async function tagRollbackImage(docker: Docker, imageId: string, image: string): Promise<void> {
+  const { repository, tag } = checkRollbackImage("image", image);
+  try {
+    await docker.getImage(imageId).tag({ repo: repository, tag });
+  } catch (error) {
+    throw new CommandError("FAILED", `tagging ${image} failed: ${engineMessage(error)}`);
+  }
+}
+
 export async function keepRollbackImage(
   docker: Docker,
   command: KeepRollbackImageCommand,
 ): Promise<RollbackImageKept> {
   checkImageName("sourceImage", command.sourceImage);
-  const { repository, tag } = checkRollbackImage("image", command.image);
+  const { repository } = checkRollbackImage("image", command.image);
   const imageId = await imageIdOf(docker, command.sourceImage);
   if (!imageId) throw new CommandError("NOT_FOUND", `the image ${command.sourceImage} is not on this server`);
-  try {
-    await docker.getImage(imageId).tag({ repo: repository, tag });
-  } catch (error) {
-    throw new CommandError("FAILED", `tagging ${command.image} failed: ${engineMessage(error)}`);
-  }
+  await tagRollbackImage(docker, imageId, command.image);
   let pushedImage = "";
   if (command.registry?.serverAddress) {
     const log = new LogStream("", () => {}, new SecretMasker([command.registry.password]));

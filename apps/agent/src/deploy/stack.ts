@@ -14,10 +14,14 @@ import {
   type DeployStackCommand,
   type DeployStackResult,
   isOwnedBy,
+  type KeepStackRollbackImagesCommand,
   type RegistryAuth,
   type ResourceOwner,
+  ROLLBACK_IMAGE_REPOSITORY_PREFIX,
   type StackActionCommand,
   type StackActionResult,
+  type StackRollbackImage,
+  type StackRollbackImagesKept,
   type StackService,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
@@ -29,6 +33,7 @@ import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail } from "./process.ts";
+import { imageIdOf, tagRollbackImage } from "./rollback-images.ts";
 import { requireOwner } from "./service.ts";
 import { writeFilesVersion } from "./service-files.ts";
 import { checkAppName, checkRelativePath, invalid, resolveInside } from "./validate.ts";
@@ -63,7 +68,11 @@ type SwarmService = {
   } & Record<string, unknown>;
 };
 
-type Task = { ServiceID: string; DesiredState: string; Status?: { State?: string; Err?: string } };
+type Task = {
+  ServiceID: string;
+  DesiredState: string;
+  Status?: { State?: string; Err?: string; ContainerStatus?: { ContainerID?: string } };
+};
 
 async function stackServices(docker: Docker, appName: string): Promise<SwarmService[]> {
   return (await docker.listServices({
@@ -540,4 +549,119 @@ async function composeProjectAction(
     owned.some((container) => (container.Names[0] ?? "").replace(/^\//, "") === service.name),
   );
   return { found, services, kept };
+}
+
+const COMPOSE_SERVICE_LABEL = "com.docker.compose.service";
+
+/** `<appName>-<service>` as a repository name (lower case, single separators). */
+function rollbackRepository(appName: string, service: string, taken: Set<string>): string {
+  const base = `${appName}-${service}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+  taken.add(name);
+  return `${ROLLBACK_IMAGE_REPOSITORY_PREFIX}${name}`;
+}
+
+/** The image ID a running container uses; undefined when it is gone. */
+async function containerImageId(docker: Docker, containerId: string): Promise<string | undefined> {
+  try {
+    return ((await docker.getContainer(containerId).inspect()) as { Image: string }).Image;
+  } catch (error) {
+    if (engineStatus(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Keeps the images the owner's services of the stack run for a rollback of the stack: for each
+ * service, the image ID of a running task (Swarm) or container (Compose), else the image its spec
+ * names, tagged as platform-rollback/<appName>-<service>:<tag>.
+ */
+export async function keepStackRollbackImages(
+  docker: Docker,
+  command: KeepStackRollbackImagesCommand,
+): Promise<StackRollbackImagesKept> {
+  checkAppName("appName", command.appName);
+  const composeType = checkComposeType(command.composeType);
+  const owner = requireOwner(command.owner);
+  const { appName } = command;
+  if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(command.tag ?? ""))
+    throw invalid("tag", "is not an image tag");
+  const found: { service: string; imageId: string | undefined; reference: string }[] = [];
+  try {
+    if (composeType === "stack") {
+      const services = (await stackServices(docker, appName)).filter((service) =>
+        isOwnedBy(service.Spec.Labels, owner),
+      );
+      const tasks = services.length
+        ? ((await docker.listTasks({
+            filters: { service: services.map((service) => service.ID) },
+          })) as Task[])
+        : [];
+      for (const service of services) {
+        const running = tasks.filter(
+          (task) =>
+            task.ServiceID === service.ID &&
+            task.Status?.State === "running" &&
+            task.Status.ContainerStatus?.ContainerID,
+        );
+        let imageId: string | undefined;
+        for (const task of running) {
+          imageId = await containerImageId(docker, task.Status?.ContainerStatus?.ContainerID ?? "");
+          if (imageId) break;
+        }
+        const reference =
+          (service.Spec as { TaskTemplate?: { ContainerSpec?: { Image?: string } } }).TaskTemplate
+            ?.ContainerSpec?.Image ?? "";
+        const prefix = `${appName}_`;
+        const name = service.Spec.Name.startsWith(prefix)
+          ? service.Spec.Name.slice(prefix.length)
+          : service.Spec.Name;
+        found.push({ service: name, imageId, reference });
+      }
+    } else {
+      const containers = (await composeContainers(docker, appName)).filter((container) =>
+        isOwnedBy(container.Labels, owner),
+      );
+      const byService = new Map<string, ContainerInfo & { ImageID?: string; Image?: string }>();
+      for (const container of containers as (ContainerInfo & { ImageID?: string; Image?: string })[]) {
+        const service = container.Labels[COMPOSE_SERVICE_LABEL] ?? "";
+        const known = byService.get(service);
+        if (!known || (known.State !== "running" && container.State === "running"))
+          byService.set(service, container);
+      }
+      for (const [service, container] of byService) {
+        found.push({ service, imageId: container.ImageID, reference: container.Image ?? "" });
+      }
+    }
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    throw new CommandError(
+      "UNAVAILABLE",
+      `reading the services of stack ${appName} failed: ${engineMessage(error)}`,
+    );
+  }
+  if (found.length === 0)
+    throw new CommandError("NOT_FOUND", `the stack ${appName} has no service of this owner`);
+  const taken = new Set<string>();
+  const images: StackRollbackImage[] = [];
+  for (const { service, imageId: running, reference } of found.sort((a, b) =>
+    a.service.localeCompare(b.service),
+  )) {
+    // Swarm names the image with its digest (`nginx:1@sha256:…`); the engine finds it by either.
+    const imageId = running ?? (reference ? await imageIdOf(docker, reference) : undefined);
+    if (!imageId) {
+      throw new CommandError(
+        "NOT_FOUND",
+        `the image of service ${service} (${reference || "unknown"}) is not on this server`,
+      );
+    }
+    const image = `${rollbackRepository(appName, service, taken)}:${command.tag}`;
+    await tagRollbackImage(docker, imageId, image);
+    images.push({ service, image, imageId });
+  }
+  return { images };
 }

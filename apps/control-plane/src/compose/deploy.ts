@@ -9,6 +9,8 @@
  */
 import {
   composeOwner,
+  type DeployStackCommand,
+  type DeployStackResult,
   type GitSource,
   type ResourceOwner,
   type StackService,
@@ -35,6 +37,7 @@ import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
+import { listComposeRollbacks, recordComposeRollback, removeRollbacks } from "../rollbacks/rollbacks.ts";
 import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { removeComposeProxy } from "./proxy.ts";
@@ -237,40 +240,63 @@ export async function runComposeDeployment(
     checkAborted();
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
-    const logStreamId = `${run.deploymentId}-stack`;
     const files = (await serviceMountsOf(services.db, "compose", row.composeId))
       .filter((mount) => mount.type === "file")
       .map((mount) => ({ filePath: mount.source, content: mount.content ?? "" }));
     if (files.length > 0) log(`Writing ${files.length} file mount(s) under ../files/…`);
-    const command = {
-      jobId: run.deploymentId,
+    const result = await deployStackThroughAgent(services, run, serverId, log, {
       appName: row.appName,
       composeType: row.composeType,
       composeFile: converted.yaml,
       owner: ownerOfCompose(row),
-      waitSeconds: DEPLOY_WAIT_SECONDS,
       files,
       ...(git ? { git, composePath: row.composePath } : {}),
-    };
-    const result = await forwardAgentLog(services, serverId, logStreamId, log, () =>
-      followAgentJob(services, {
-        serverId,
-        jobId: run.deploymentId,
-        send: (attempt) =>
-          client.deployStack(
-            serverId,
-            { ...command, logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}` },
-            DEPLOY_TIMEOUT_MS,
-          ),
-        log,
-        signal: run.signal,
-        onWaiting: () => run.slot?.giveBack(),
-        onResumed: async () => run.slot?.take(),
-      }),
-    );
+    });
     log(`Stack running: ${describeStack(result.services)}`);
+    // What it ran is kept for rollback.rollback (a failure to keep it is logged, the deploy stays done).
+    await recordComposeRollback(services, {
+      deploymentId: run.deploymentId,
+      compose: row,
+      serverId,
+      document: converted.document,
+      files,
+      log,
+    });
     return { imageName: "" };
   });
+}
+
+/**
+ * Deploys a stack's file through the agent and waits until its services run (a lost reply or a
+ * restarted agent is followed by observation and the command sent again): a stack's deployment
+ * and its rollback (rollbacks/).
+ */
+export async function deployStackThroughAgent(
+  services: ServiceContext,
+  run: DeploymentRun,
+  serverId: string,
+  log: (line: string) => void,
+  stack: Omit<DeployStackCommand, "jobId" | "logStreamId" | "waitSeconds">,
+): Promise<DeployStackResult> {
+  const client = services.agents.client;
+  const logStreamId = `${run.deploymentId}-stack`;
+  const command = { ...stack, jobId: run.deploymentId, waitSeconds: DEPLOY_WAIT_SECONDS };
+  return forwardAgentLog(services, serverId, logStreamId, log, () =>
+    followAgentJob(services, {
+      serverId,
+      jobId: run.deploymentId,
+      send: (attempt) =>
+        client.deployStack(
+          serverId,
+          { ...command, logStreamId: attempt === 0 ? logStreamId : `${logStreamId}-${attempt}` },
+          DEPLOY_TIMEOUT_MS,
+        ),
+      log,
+      signal: run.signal,
+      onWaiting: () => run.slot?.giveBack(),
+      onResumed: async () => run.slot?.take(),
+    }),
+  );
 }
 
 export function describeStack(services: StackService[]): string {
@@ -374,5 +400,7 @@ export async function teardownCompose(
   await teardownTarget(services, row.composeId, reason, async () => {
     await removeComposeProxy(services, row);
     await removeComposeStack(services, row, deleteVolumes);
+    // Kept rollback images are exempt from image cleanups: untagged here or never.
+    await removeRollbacks(services, await listComposeRollbacks(services.db, row.composeId));
   });
 }

@@ -1,7 +1,9 @@
 /**
  * A tenant's compose file runs on the shared Docker engine: compose.create, compose.update and
  * getConvertedCompose refuse what would widen it (issue 23 item 6) with a 400 naming the service
- * and key, and store nothing; the instance organization is refused none of it. The rules
+ * and key (the Docker socket, a host path, another organization's volume or network, ...), and
+ * store nothing; the instance organization is refused none of it. mounts.create/one/update/remove
+ * with serviceType compose keep a stack's file mounts (issue 27 item 3). The rules
  * themselves are tested case by case in @platform/compose-config (tenancy.test.ts); this proves
  * the control plane hands every organization but the instance's to them.
  */
@@ -42,6 +44,12 @@ describe("a tenant's compose file", () => {
       "the Docker socket",
       "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n",
       "services.web.volumes",
+    ],
+    ["a host path", "    volumes:\n      - /home:/h\n", "services.web.volumes"],
+    [
+      "another organization's volume",
+      "    volumes:\n      - theirs:/d\nvolumes:\n  theirs:\n    external: true\n",
+      "volumes.theirs",
     ],
     ["host networking", "    network_mode: host\n", "services.web.network_mode"],
     ["cap_add", "    cap_add: [SYS_ADMIN]\n", "services.web.cap_add"],
@@ -175,5 +183,84 @@ describe("compose.deployTemplate", () => {
     expect(JSON.stringify((await platform.query("project.all", {}, tenant)).body)).not.toContain(
       "prometheus",
     );
+  });
+});
+
+describe("mounts of a compose stack", () => {
+  it("creates, reads, updates and removes a stack's file mount; refuses what a stack's mount cannot be", async () => {
+    const { composeId } = await platform.mutateOk(
+      "compose.create",
+      {
+        name: "m",
+        appName: `mounts-${Math.random().toString(36).slice(2, 10)}`,
+        environmentId: tenantEnvironmentId,
+        composeType: "stack",
+        composeFile: file("    volumes:\n      - ../files/conf/app.conf:/etc/app.conf\n"),
+      },
+      tenant,
+    );
+    const create = (input: Record<string, unknown>, session = tenant) =>
+      platform.mutate("mounts.create", { serviceType: "compose", serviceId: composeId, ...input }, session);
+    // Dokploy's client sends mountPath "/" for a stack's file mount: stored as none.
+    const created = await create({
+      type: "file",
+      filePath: "./conf/app.conf",
+      content: "a=1",
+      mountPath: "/",
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body).toMatchObject({
+      type: "file",
+      filePath: "conf/app.conf",
+      content: "a=1",
+      mountPath: "",
+      serviceType: "compose",
+      serviceId: composeId,
+      composeId,
+      applicationId: null,
+    });
+    const { mountId } = created.body;
+    expect((await platform.query("mounts.one", { mountId }, tenant)).body).toMatchObject({ content: "a=1" });
+    const updated = await platform.mutateOk("mounts.update", { mountId, content: "a=2" }, tenant);
+    expect(updated).toMatchObject({ content: "a=2", filePath: "conf/app.conf" });
+
+    // Each refusal is a 400 naming the field, and stores nothing.
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ type: "volume", volumeName: "data", mountPath: "/data" }, "type"],
+      [{ type: "bind", hostPath: "/var/run/docker.sock", mountPath: "/s" }, "type"],
+      [{ type: "file", filePath: "other.conf", content: "x", mountPath: "/etc/other.conf" }, "mountPath"],
+      [{ type: "file", content: "x" }, "filePath"],
+      [{ type: "file", filePath: "../../etc/passwd", content: "x" }, "filePath"],
+      [{ type: "file", filePath: "other.conf" }, "content"],
+    ];
+    for (const [input, field] of refusals) {
+      const refused = await create(input);
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(refused.body.error.data.fields).toEqual([field]);
+    }
+    const toVolume = await platform.mutate(
+      "mounts.update",
+      { mountId, type: "volume", volumeName: "d" },
+      tenant,
+    );
+    expect(toVolume.status).toBe(400);
+    expect(toVolume.body.error.data.fields).toEqual(["type"]);
+    // One mount per filePath of a stack.
+    const twice = await create({ type: "file", filePath: "conf/app.conf", content: "b" });
+    expect(twice.status).toBe(409);
+    const mounts = await platform.services.db
+      .selectFrom("mounts")
+      .selectAll()
+      .where("composeId", "=", composeId)
+      .execute();
+    expect(mounts).toMatchObject([{ mountId, content: "a=2" }]);
+
+    // Another organization's stack and mount are 404s.
+    expect((await create({ type: "file", filePath: "x", content: "x" }, owner)).status).toBe(404);
+    expect((await platform.query("mounts.one", { mountId }, owner)).status).toBe(404);
+    expect((await platform.mutate("mounts.remove", { mountId }, owner)).status).toBe(404);
+
+    expect(await platform.mutateOk("mounts.remove", { mountId }, tenant)).toMatchObject({ mountId });
+    expect((await platform.query("mounts.one", { mountId }, tenant)).status).toBe(404);
   });
 });

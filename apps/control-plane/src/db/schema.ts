@@ -643,21 +643,39 @@ export interface ScheduleTable {
 
 export type Schedule = Selectable<ScheduleTable>;
 
-/** What a successful deployment of an application ran, kept to deploy again (rollbacks/). */
+/** A kept image of a compose stack's service (a stack's rollback). */
+export interface StackRollbackImage {
+  /** The service's key in the compose file. */
+  service: string;
+  /** platform-rollback/<appName>-<service>:<tag> on the server. */
+  image: string;
+  imageId: string;
+}
+
+/**
+ * What a successful deployment of an application or a compose stack ran, kept to deploy again
+ * (rollbacks/). Exactly one of applicationId and composeId is set.
+ */
 export interface RollbackTable {
   rollbackId: string;
-  applicationId: string;
+  applicationId: Generated<string | null>;
+  composeId: Generated<string | null>;
   /** Null once the deployment's record was removed (the rollback stays). */
   deploymentId: string | null;
   /** Where the image is kept; null: the control plane's own machine. */
   serverId: string | null;
-  /** platform-rollback/<repository>:<tag> on the server. */
-  image: string;
-  imageId: string;
+  /** An application's rollback: platform-rollback/<repository>:<tag> on the server (null for a stack). */
+  image: string | null;
+  imageId: string | null;
+  /** A stack's rollback: the image of each service (null for an application). */
+  stackImages: NullableJson<StackRollbackImage[]>;
   /** The rollback registry it was pushed to (rollbackActive), and the reference pushed. */
   registryId: string | null;
   registryImage: string | null;
-  /** The Swarm service spec the deployment ran (JSON), sealed: it holds the environment. */
+  /**
+   * Sealed JSON: an application's Swarm service spec, or a stack's converted file and file mounts
+   * (ComposeSnapshot): both hold the environment.
+   */
   specSealed: string;
   version: Generated<number>;
   createdAt: Timestamp;

@@ -11,8 +11,8 @@ import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./r
 
 /**
  * rebuild: database services only (their data volume is deleted first); backup, restore and
- * verify: runs of a backup (backups/runs.ts); rollback: an application's kept rollback deployed
- * again (rollbacks/); schedule: a schedule's run (schedules/runs.ts).
+ * verify: runs of a backup (backups/runs.ts); rollback: an application's or a compose stack's
+ * kept rollback deployed again (rollbacks/); schedule: a schedule's run (schedules/runs.ts).
  */
 export type DeploymentKind =
   | "deploy"
@@ -106,6 +106,8 @@ export async function startTargetDeployment(
     kind: DeploymentKind;
     title?: string;
     description?: string;
+    /** kind rollback: the rollback to deploy. */
+    restoresRollbackId?: string;
   },
 ): Promise<{ deploymentId: string }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
@@ -116,6 +118,7 @@ export async function startTargetDeployment(
     title: input.title || DEFAULT_TITLES[input.kind],
     description: input.description ?? null,
     serverId: input.serverId,
+    restoresRollbackId: input.restoresRollbackId ?? null,
   });
   await enqueueOrFail(services, deployment.deploymentId, input.target.id);
   return { deploymentId: deployment.deploymentId };

@@ -13,7 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
-import { runRollbackDeployment } from "../rollbacks/rollbacks.ts";
+import { runComposeRollbackDeployment, runRollbackDeployment } from "../rollbacks/rollbacks.ts";
 import { loadScheduleTarget } from "../schedules/runs.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
@@ -124,6 +124,13 @@ export function loadDeploymentTarget(
   if (deployment.targetKind === "application" && kind === "rollback") {
     return loadApplicationTarget(services, deployment.targetId).then(
       (target) => target && { ...target, run: runRollbackDeployment },
+    );
+  }
+  // A stack's rollback deploys its kept file and images again (rollbacks/), run again from the
+  // start after a restart like every stack deployment (recovery runAgain).
+  if (deployment.targetKind === "compose" && kind === "rollback") {
+    return loadComposeTarget(services, deployment.targetId).then(
+      (target) => target && { ...target, run: runComposeRollbackDeployment },
     );
   }
   return TARGET_KINDS[deployment.targetKind](services, deployment.targetId);

@@ -55,7 +55,7 @@ function relativeFilePath(value: string): string {
 /** What a mount row holds, as create/update give it ("" and null both mean absent). */
 export interface MountFields {
   type: MountType;
-  mountPath: string;
+  mountPath?: string | null;
   volumeName?: string | null;
   filePath?: string | null;
   content?: string | null;
@@ -88,7 +88,6 @@ export async function checkMount(
     "mountId" | "createdAt" | "serviceType" | "applicationId" | "databaseId" | "composeId" | "organizationId"
   >
 > {
-  const mountPath = containerPath("mountPath", fields.mountPath);
   const own: Record<MountType, readonly (keyof MountFields)[]> = {
     volume: ["volumeName"],
     file: ["content", "filePath"],
@@ -99,6 +98,9 @@ export async function checkMount(
       throw invalid(field, `is not used by a ${fields.type} mount`);
     }
   }
+  if (owner.kind === "compose") return checkComposeMount(fields);
+  if (!present(fields.mountPath)) throw invalid("mountPath", "is required");
+  const mountPath = containerPath("mountPath", fields.mountPath);
   const row = {
     type: fields.type,
     mountPath,
@@ -111,12 +113,7 @@ export async function checkMount(
     return { ...row, volumeName: await checkVolumeName(db, owner, fields.volumeName, except) };
   }
   if (fields.type === "file") {
-    // An empty file is a file: only a missing content is refused.
-    if (typeof fields.content !== "string") throw invalid("content", "is required for a file mount");
-    const content = fields.content ?? "";
-    if (Buffer.byteLength(content) > MAX_FILE_MOUNT_BYTES) {
-      throw invalid("content", `must be at most ${MAX_FILE_MOUNT_BYTES} bytes`);
-    }
+    const content = checkContent(fields.content);
     const filePath = relativeFilePath(present(fields.filePath) ? fields.filePath : mountPath);
     return { ...row, content, filePath };
   }
@@ -128,6 +125,46 @@ export async function checkMount(
   }
   if (!present(fields.hostPath)) throw invalid("hostPath", "is required for a bind mount");
   return { ...row, hostPath: containerPath("hostPath", fields.hostPath) };
+}
+
+/** A file mount's content: an empty file is a file, only a missing content is refused. */
+function checkContent(content: string | null | undefined): string {
+  if (typeof content !== "string") throw invalid("content", "is required for a file mount");
+  if (Buffer.byteLength(content) > MAX_FILE_MOUNT_BYTES) {
+    throw invalid("content", `must be at most ${MAX_FILE_MOUNT_BYTES} bytes`);
+  }
+  return content;
+}
+
+/**
+ * A compose stack's mount: a file the agent writes under the stack's files directory, which its
+ * compose file binds as `../files/<filePath>` (Dokploy's layout; mountPath stays empty, "/" as
+ * Dokploy's client sends it too, one mount per filePath). Volumes and host paths are declared in the compose file itself, where the
+ * conversion namespaces the stack's volumes and refuses a tenant's host paths and foreign volumes.
+ */
+function checkComposeMount(fields: MountFields) {
+  if (fields.type !== "file") {
+    throw invalid(
+      "type",
+      "a compose stack's mounts are files (written under ../files/<filePath>): its volumes and bind mounts are declared in its compose file",
+    );
+  }
+  // Dokploy's client sends "/" for a stack's file mount: it means none, as "" does.
+  if (present(fields.mountPath) && fields.mountPath !== "/") {
+    throw invalid(
+      "mountPath",
+      "a compose stack's file is bound where its compose file names ../files/<filePath>: leave mountPath empty",
+    );
+  }
+  if (!present(fields.filePath)) throw invalid("filePath", "is required for a compose stack's file mount");
+  return {
+    type: "file" as const,
+    mountPath: "",
+    volumeName: null,
+    filePath: relativeFilePath(fields.filePath),
+    content: checkContent(fields.content),
+    hostPath: null,
+  };
 }
 
 async function checkVolumeName(

@@ -1,10 +1,13 @@
 /**
  * Rollbacks end to end on the real Docker Engine with the in-process agent and a Git repository
  * served on 127.0.0.1: deploy v1, deploy v2, roll back to v1 (served again, no build ran), then
- * roll forward (redeploy). Around it, on the same platform: each deployment's rollbackId in
- * deployment.all, another organization's rollback and a member without access are 404s, a
- * rollback whose image is gone says so before anything is queued, delete untags the image, and
- * retention keeps each application's newest ROLLBACKS_KEPT_PER_APPLICATION.
+ * roll forward (redeploy); a volume mount keeps its file across the redeploy and the rollback.
+ * Around it, on the same platform: each deployment's rollbackId in deployment.all, another
+ * organization's rollback and a member without access are 404s, a rollback whose image is gone
+ * says so before anything is queued, delete untags the image, and retention keeps each
+ * application's newest ROLLBACKS_KEPT_PER_APPLICATION. A compose stack the same way: its
+ * rollback runs the images it ran by ID (the tag it names has moved on), its file mounts of then,
+ * and keeps its volume; compose.delete untags its kept images.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -34,6 +37,9 @@ let owner: Session;
 let environmentId: string;
 let directory: string;
 const appNames: string[] = [];
+const stackNames: string[] = [];
+const volumes: string[] = [];
+const images: string[] = [];
 
 const as = (session = owner) => ({ token: session.token });
 const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
@@ -45,6 +51,25 @@ async function createApp(name: string) {
     applicationId: string;
     appName: string;
   }>;
+}
+
+/**
+ * Runs `command` in a running container of the Swarm service until it prints `expected` (a new
+ * task may still be starting after a deploy); answers what it printed last.
+ */
+async function execIn(service: string, command: string, expected: string): Promise<string> {
+  let last = "";
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const ids = (
+      await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${service}`])
+    ).split("\n");
+    for (const id of ids.filter(Boolean)) {
+      last = await dockerCli(["exec", id, "sh", "-c", command]).catch((error) => String(error));
+      if (last === expected) return last;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  return last;
 }
 
 const imageExists = (image: string) =>
@@ -70,6 +95,19 @@ afterAll(async () => {
   await platform?.close();
   await git?.close();
   await removeDeployedApps(appNames);
+  for (const stack of stackNames) await dockerCli(["stack", "rm", stack]).catch(() => {});
+  for (const image of images) await dockerCli(["image", "rm", image]).catch(() => {});
+  // A volume goes once its service's containers have.
+  for (const volume of volumes) {
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const gone = await dockerCli(["volume", "rm", volume]).then(
+        () => true,
+        (error) => /no such volume/i.test(String(error)),
+      );
+      if (gone) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
   if (directory) await rm(directory, { recursive: true, force: true });
 }, 120_000);
 
@@ -93,6 +131,15 @@ describe("rolling an application back and forward", () => {
     });
     const port = await freePort();
     await ok("port.create", { applicationId: app.applicationId, publishedPort: port, targetPort: 8080 });
+    const volumeName = uniqueName("rb-data");
+    volumes.push(volumeName);
+    await ok("mounts.create", {
+      serviceType: "application",
+      serviceId: app.applicationId,
+      type: "volume",
+      volumeName,
+      mountPath: "/data",
+    });
     const deploy = async (kind: "deploy" | "redeploy") => {
       const { deploymentId } = await ok(`application.${kind}`, { applicationId: app.applicationId });
       const row = await platform.waitForDeployment(deploymentId);
@@ -102,9 +149,11 @@ describe("rolling an application back and forward", () => {
 
     const v1 = await deploy("deploy");
     expect(await servedBody(port, "/", "version one")).toBe("version one");
+    expect(await execIn(app.appName, "echo kept > /data/note && cat /data/note", "kept")).toBe("kept");
     await git.commit("app", { "index.html": "version two" }, "v2");
     const v2 = await deploy("deploy");
     expect(await servedBody(port, "/", "version two")).toBe("version two");
+    expect(await execIn(app.appName, "cat /data/note", "kept")).toBe("kept");
 
     const listed = (await platform.query("deployment.all", { applicationId: app.applicationId }, as())).body;
     const rollbackOf = (deploymentId: string) =>
@@ -123,6 +172,7 @@ describe("rolling an application back and forward", () => {
     expect(back.logs).not.toContain("Building");
     expect(back.rollbackId).toBe(v1Rollback);
     expect(await servedBody(port, "/", "version one")).toBe("version one");
+    expect(await execIn(app.appName, "cat /data/note", "kept")).toBe("kept");
 
     const forward = await deploy("redeploy");
     expect(forward.logs).toContain("Building");
@@ -202,4 +252,113 @@ describe("rolling an application back and forward", () => {
       ),
     );
   });
+});
+
+describe("rolling a compose stack back", () => {
+  it("runs the images it ran by ID, its file mounts of then and keeps its volume; delete untags", async () => {
+    const appName = uniqueName("rb-stack").replace(/_/g, "-");
+    stackNames.push(appName);
+    // The tag the file names moves from image one to image two: the rollback must run image one.
+    const live = `platform-test/rb-live-${appName}:latest`;
+    images.push(live);
+    const makeImage = async (version: string) => {
+      const container = `${appName}-build-${version}`;
+      await dockerCli([
+        "run",
+        "--name",
+        container,
+        TEST_IMAGE,
+        "sh",
+        "-c",
+        `echo ${version} > /image-version`,
+      ]);
+      await dockerCli(["commit", container, live]);
+      await dockerCli(["rm", container]);
+      return dockerCli(["image", "inspect", "-f", "{{.Id}}", live]);
+    };
+    const imageOne = await makeImage("one");
+    const composeFile = `services:
+  web:
+    image: ${live}
+    command: ["sh", "-c", "while true; do sleep 5; done"]
+    volumes:
+      - data:/data
+      - ../files/version.txt:/version.txt
+volumes:
+  data: {}
+`;
+    volumes.push(`${appName}_data`);
+    const stack = await ok("compose.create", {
+      name: "stack",
+      appName,
+      environmentId,
+      composeType: "stack",
+      composeFile,
+    });
+    const mount = await ok("mounts.create", {
+      serviceType: "compose",
+      serviceId: stack.composeId,
+      type: "file",
+      filePath: "version.txt",
+      content: "one",
+    });
+    expect(mount).toMatchObject({ composeId: stack.composeId, serviceType: "compose", mountPath: "" });
+    const deploy = async () => {
+      const { deploymentId } = await ok("compose.deploy", { composeId: stack.composeId });
+      const row = await platform.waitForDeployment(deploymentId, 240_000);
+      expect(row.status, row.logs).toBe("done");
+      return row;
+    };
+    const web = `${appName}_web`;
+    const keptImage = (deploymentId: string) =>
+      `platform-rollback/${appName}-web:${/^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`}`;
+    const read = "cat /image-version /version.txt | tr '\\n' ' '";
+
+    const v1 = await deploy();
+    expect(await execIn(web, read, "one one")).toBe("one one");
+    expect(await execIn(web, "echo kept > /data/note && cat /data/note", "kept")).toBe("kept");
+    await makeImage("two");
+    await ok("mounts.update", { mountId: mount.mountId, content: "two" });
+    const v2 = await deploy();
+    expect(await execIn(web, read, "two two")).toBe("two two");
+
+    const listed = (
+      await platform.query("deployment.allByType", { id: stack.composeId, type: "compose" }, as())
+    ).body as { deploymentId: string; rollbackId: string | null }[];
+    const rollbackOf = (deploymentId: string) =>
+      listed.find((item) => item.deploymentId === deploymentId)?.rollbackId;
+    expect(rollbackOf(v1.deploymentId)).toEqual(expect.any(String));
+    expect(rollbackOf(v2.deploymentId)).toEqual(expect.any(String));
+    const kept = await platform.services.db
+      .selectFrom("rollbacks")
+      .selectAll()
+      .where("rollbackId", "=", rollbackOf(v1.deploymentId) ?? "")
+      .executeTakeFirstOrThrow();
+    expect(kept.stackImages).toEqual([
+      { service: "web", image: keptImage(v1.deploymentId), imageId: imageOne },
+    ]);
+
+    const started = await ok("rollback.rollback", { rollbackId: rollbackOf(v1.deploymentId) });
+    const back = await platform.waitForDeployment(started.deploymentId, 240_000);
+    expect(back.status, back.logs).toBe("done");
+    expect(back.kind).toBe("rollback");
+    expect(back.logs).toContain("(no build)");
+    expect(back.rollbackId).toBe(rollbackOf(v1.deploymentId));
+    expect(await execIn(web, read, "one one")).toBe("one one");
+    expect(await execIn(web, "cat /data/note", "kept")).toBe("kept");
+
+    // A rollback whose images are gone says so before anything is queued.
+    await dockerCli(["image", "rm", keptImage(v2.deploymentId)]);
+    const gone = await platform.mutate(
+      "rollback.rollback",
+      { rollbackId: rollbackOf(v2.deploymentId) },
+      as(),
+    );
+    expect(gone.status, JSON.stringify(gone.body)).toBe(409);
+    expect(gone.body.error.message).toContain("gone");
+
+    // Deleting the stack untags the images its rollbacks kept.
+    await ok("compose.delete", { composeId: stack.composeId, deleteVolumes: true });
+    expect(await imageExists(keptImage(v1.deploymentId))).toBe(false);
+  }, 600_000);
 });

@@ -8,20 +8,30 @@
  * whose image is gone says so before it is queued, and again before the run deploys anything.
  * Each application keeps its newest ROLLBACKS_KEPT_PER_APPLICATION rollbacks: older ones are
  * deleted and their images untagged through the agent.
+ *
+ * Compose stacks the same way (one module for both): every successful deployment of a stack
+ * keeps the image each of its services runs, by image ID, as
+ * platform-rollback/<appName>-<service>:<deploymentId>, and the converted file it ran with those
+ * images in place of the originals (no build, no pull) and its file mounts, sealed. A stack's
+ * rollback deploys that file again through the deployment queue (no clone, no build); retention
+ * is per stack (ROLLBACKS_KEPT_PER_APPLICATION too).
  */
 import {
   AgentCommandError,
   applicationOwner,
+  composeOwner,
   type RegistryAuth,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
   type ServiceSpec,
 } from "@platform/agent-protocol";
+import { pinComposeImages } from "@platform/compose-config";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { deployStackThroughAgent, describeStack } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
-import type { Rollback } from "../db/schema.ts";
+import type { Rollback, StackRollbackImage } from "../db/schema.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import { type DeploymentOutcome, type DeploymentRun, imageRepositoryOf } from "../deployments/pipeline.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
@@ -149,30 +159,44 @@ export async function recordRollback(
   await applyRetention(services, application.applicationId, log);
 }
 
-/** Deletes the application's rollbacks beyond the newest ROLLBACKS_KEPT_PER_APPLICATION. */
+/** Whose rollbacks: an application's or a compose stack's. */
+export type RollbackHolder = { applicationId: string } | { composeId: string };
+
+const holderColumn = (holder: RollbackHolder) =>
+  "applicationId" in holder
+    ? (["applicationId", holder.applicationId] as const)
+    : (["composeId", holder.composeId] as const);
+
+/** Deletes the holder's rollbacks beyond its newest ROLLBACKS_KEPT_PER_APPLICATION. */
 export async function applyRetention(
   services: ServiceContext,
-  applicationId: string,
+  holder: RollbackHolder | string,
   log?: (line: string) => void,
 ): Promise<void> {
+  const [column, id] = holderColumn(typeof holder === "string" ? { applicationId: holder } : holder);
   const newest = services.db
     .selectFrom("rollbacks")
     .select("rollbackId")
-    .where("applicationId", "=", applicationId)
+    .where(column, "=", id)
     .orderBy("createdAt", "desc")
     .orderBy("version", "desc")
     .limit(ROLLBACKS_KEPT_PER_APPLICATION);
   const old = await services.db
     .selectFrom("rollbacks")
     .selectAll()
-    .where("applicationId", "=", applicationId)
+    .where(column, "=", id)
     .where("rollbackId", "not in", newest)
     .execute();
   if (old.length === 0) return;
   await removeRollbacks(services, old);
   log?.(
-    `Removed ${old.length} older rollback(s): each application keeps its newest ${ROLLBACKS_KEPT_PER_APPLICATION}`,
+    `Removed ${old.length} older rollback(s): each ${column === "composeId" ? "compose stack" : "application"} keeps its newest ${ROLLBACKS_KEPT_PER_APPLICATION}`,
   );
+}
+
+/** The images a rollback keeps on its server: an application's one, a stack's one per service. */
+export function imagesOfRollback(rollback: Pick<Rollback, "image" | "stackImages">): string[] {
+  return rollback.image ? [rollback.image] : (rollback.stackImages ?? []).map((kept) => kept.image);
 }
 
 /**
@@ -182,7 +206,7 @@ export async function applyRetention(
  */
 export async function removeRollbacks(
   services: ServiceContext,
-  rollbacks: readonly Pick<Rollback, "rollbackId" | "serverId" | "image">[],
+  rollbacks: readonly Pick<Rollback, "rollbackId" | "serverId" | "image" | "stackImages">[],
   strict = false,
 ): Promise<void> {
   const byServer = new Map<string, typeof rollbacks>();
@@ -194,7 +218,7 @@ export async function removeRollbacks(
     try {
       await services.agents.client.removeRollbackImages(
         serverId,
-        rows.map((row) => row.image),
+        rows.flatMap(imagesOfRollback),
         AGENT_TIMEOUT_MS,
       );
     } catch (error) {
@@ -218,17 +242,35 @@ export function listApplicationRollbacks(db: Db, applicationId: string) {
   return db.selectFrom("rollbacks").selectAll().where("applicationId", "=", applicationId).execute();
 }
 
-/** A rollback of the organization's applications, with where its application sits. */
+/** The stack's rollbacks (compose.delete untags their images before the rows go). */
+export function listComposeRollbacks(db: Db, composeId: string) {
+  return db.selectFrom("rollbacks").selectAll().where("composeId", "=", composeId).execute();
+}
+
+/**
+ * A rollback of the organization's applications or compose stacks, with where its service sits
+ * (`serviceServerId`: the service's server now).
+ */
 export function findRollback(db: Db, organizationId: string, rollbackId: string) {
   return db
     .selectFrom("rollbacks")
-    .innerJoin("applications", "applications.applicationId", "rollbacks.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .leftJoin("applications", "applications.applicationId", "rollbacks.applicationId")
+    .leftJoin("compose", "compose.composeId", "rollbacks.composeId")
+    .innerJoin("environments", (join) =>
+      join.on((eb) =>
+        eb.or([
+          eb("environments.environmentId", "=", eb.ref("applications.environmentId")),
+          eb("environments.environmentId", "=", eb.ref("compose.environmentId")),
+        ]),
+      ),
+    )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
     .selectAll("rollbacks")
-    .select([
-      "applications.appName",
-      "applications.serverId as applicationServerId",
+    .select((eb) => [
+      eb.fn.coalesce("applications.appName", "compose.appName").as("appName"),
+      eb.fn.coalesce("applications.serverId", "compose.serverId").as("serviceServerId"),
+      "environments.environmentId",
+      "projects.projectId",
       "projects.organizationId",
     ])
     .where("rollbacks.rollbackId", "=", rollbackId)
@@ -237,24 +279,34 @@ export function findRollback(db: Db, organizationId: string, rollbackId: string)
 }
 
 /**
- * Whether the rollback's image is on `serverId` (the application's server now), and the reason it
+ * Whether the rollback's images are on `serverId` (its service's server now), and the reason it
  * cannot be deployed from there when neither that copy nor a registry's is left.
  */
 export async function checkRollbackImage(
   services: ServiceContext,
-  rollback: Pick<Rollback, "image" | "serverId" | "registryImage">,
+  rollback: Pick<Rollback, "image" | "stackImages" | "serverId" | "registryImage">,
   serverId: string,
 ): Promise<{ onServer: boolean; problem?: string }> {
+  const images = imagesOfRollback(rollback);
   const keptHere = (rollback.serverId ?? LOCAL_SERVER_ID) === serverId;
-  const onServer = keptHere
-    ? (await services.agents.client.rollbackImageStatus(serverId, rollback.image, AGENT_TIMEOUT_MS)).exists
-    : false;
+  const missing: string[] = [];
+  if (keptHere) {
+    for (const image of images) {
+      const status = await services.agents.client.rollbackImageStatus(serverId, image, AGENT_TIMEOUT_MS);
+      if (!status.exists) missing.push(image);
+    }
+  }
+  const onServer = keptHere && missing.length === 0;
   if (onServer || rollback.registryImage) return { onServer };
+  const what =
+    images.length === 1
+      ? `The image of this rollback (${images[0]})`
+      : `The images of this rollback (${missing.join(", ")})`;
   return {
     onServer,
     problem: keptHere
-      ? `The image of this rollback (${rollback.image}) is gone from its server: it cannot be rolled back to`
-      : `The image of this rollback (${rollback.image}) is kept on another server than the application's: it cannot be rolled back to`,
+      ? `${what} ${missing.length === 1 ? "is" : "are"} gone from its server: it cannot be rolled back to`
+      : `${images.length === 1 ? "The image" : "The images"} of this rollback (${images.join(", ")}) ${images.length === 1 ? "is" : "are"} kept on another server than the service's: it cannot be rolled back to`,
   };
 }
 
@@ -290,7 +342,12 @@ export async function runRollbackDeployment(
     const serverId = await agentServerId(services, row.organizationId, row.applicationServerId);
     setServer(serverId);
     setStage("check the rollback's image");
-    const rollback = { image: row.image, serverId: row.serverId, registryImage: row.registryImage };
+    const rollback = {
+      image: row.image,
+      stackImages: null,
+      serverId: row.serverId,
+      registryImage: row.registryImage,
+    };
     const { onServer, problem } = await checkRollbackImage(services, rollback, serverId);
     if (problem) fail(problem);
     const spec = JSON.parse(
@@ -333,5 +390,181 @@ export async function runRollbackDeployment(
       .execute();
     log("Done");
     return { imageName: spec.image };
+  });
+}
+
+// ---- compose stacks ---------------------------------------------------------------------------
+
+/** What a stack's rollback deploys again: the converted file with the kept images, and its files. */
+interface ComposeSnapshot {
+  composeType: "stack" | "docker-compose";
+  composeFile: string;
+  files: { filePath: string; content: string }[];
+}
+
+/** What recordComposeRollback needs of the stack's deployment that just succeeded. */
+export interface SucceededComposeDeployment {
+  deploymentId: string;
+  compose: {
+    composeId: string;
+    organizationId: string;
+    appName: string;
+    composeType: "stack" | "docker-compose";
+  };
+  serverId: string;
+  /** The converted file it deployed (ConvertedCompose.document). */
+  document: Record<string, unknown>;
+  files: { filePath: string; content: string }[];
+  log(line: string): void;
+}
+
+/**
+ * Keeps the images the stack's services run and the file they ran with as a rollback, then
+ * applies the stack's retention. A failure is logged and the deployment stays successful.
+ */
+export async function recordComposeRollback(
+  services: ServiceContext,
+  deployment: SucceededComposeDeployment,
+): Promise<void> {
+  const { compose, serverId, log } = deployment;
+  try {
+    const tag = /^\w/.test(deployment.deploymentId) ? deployment.deploymentId : `d${deployment.deploymentId}`;
+    const kept = await services.agents.client.keepStackRollbackImages(
+      serverId,
+      {
+        appName: compose.appName,
+        composeType: compose.composeType,
+        owner: composeOwner(compose.organizationId, compose.composeId),
+        tag,
+      },
+      AGENT_TIMEOUT_MS,
+    );
+    const snapshot: ComposeSnapshot = {
+      composeType: compose.composeType,
+      composeFile: pinComposeImages(
+        deployment.document,
+        Object.fromEntries(kept.images.map((image) => [image.service, image.image])),
+      ),
+      files: deployment.files,
+    };
+    const stackImages: StackRollbackImage[] = kept.images.map(({ service, image, imageId }) => ({
+      service,
+      image,
+      imageId,
+    }));
+    const rollbackId = newId();
+    await services.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("rollbacks")
+        .values({
+          rollbackId,
+          composeId: compose.composeId,
+          deploymentId: deployment.deploymentId,
+          serverId,
+          image: null,
+          imageId: null,
+          stackImages: JSON.stringify(stackImages),
+          registryId: null,
+          registryImage: null,
+          specSealed: services.secrets.encrypt(
+            JSON.stringify(snapshot),
+            specContext(rollbackId, compose.organizationId),
+          ),
+        })
+        .execute();
+      await trx
+        .updateTable("deployments")
+        .set({ rollbackId })
+        .where("deploymentId", "=", deployment.deploymentId)
+        .execute();
+    });
+    log(
+      `Kept ${stackImages.map((kept) => `${kept.service}: ${kept.image}`).join(", ")} for rollbacks (rollback ${rollbackId})`,
+    );
+  } catch (error) {
+    const reason =
+      error instanceof AgentCommandError
+        ? error.agentMessage
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    log(`No rollback kept for this deployment: ${reason}`);
+    services.logger.warn({ err: error, deploymentId: deployment.deploymentId }, "rollback not kept");
+    return;
+  }
+  await applyRetention(services, { composeId: compose.composeId }, log);
+}
+
+/**
+ * Runs a stack's rollback deployment (kind rollback): the kept file, whose services run the kept
+ * images, deployed again with its file mounts of then; no clone, no build. Run again from the
+ * start after a control plane restart, like a stack's deploy (the deploy converges).
+ */
+export async function runComposeRollbackDeployment(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  return runDeploymentSteps(services, run, async ({ log, setServer, setStage, checkAborted }) => {
+    checkAborted();
+    const row = await services.db
+      .selectFrom("deployments")
+      .innerJoin("compose", "compose.composeId", "deployments.composeId")
+      .innerJoin("environments", "environments.environmentId", "compose.environmentId")
+      .innerJoin("projects", "projects.projectId", "environments.projectId")
+      .leftJoin("rollbacks", "rollbacks.rollbackId", "deployments.restoresRollbackId")
+      .select([
+        "compose.composeId",
+        "compose.appName",
+        "compose.composeType",
+        "compose.serverId as composeServerId",
+        "projects.organizationId",
+        "rollbacks.rollbackId",
+        "rollbacks.deploymentId as rolledBackDeploymentId",
+        "rollbacks.serverId",
+        "rollbacks.stackImages",
+        "rollbacks.specSealed",
+      ])
+      .where("deployments.deploymentId", "=", run.deploymentId)
+      .executeTakeFirst();
+    if (!row) return fail("The compose service no longer exists");
+    if (!row.rollbackId || !row.stackImages || !row.specSealed) return fail("The rollback no longer exists");
+    const serverId = await agentServerId(services, row.organizationId, row.composeServerId);
+    setServer(serverId);
+    setStage("check the rollback's images");
+    const { problem } = await checkRollbackImage(
+      services,
+      { image: null, stackImages: row.stackImages, serverId: row.serverId, registryImage: null },
+      serverId,
+    );
+    if (problem) fail(problem);
+    const snapshot = JSON.parse(
+      services.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
+    ) as ComposeSnapshot;
+    if (snapshot.composeType !== row.composeType) {
+      fail(
+        `The stack's composeType is ${row.composeType} now, the rollback's is ${snapshot.composeType}: set it back to roll back`,
+      );
+    }
+    log(
+      `Rolling back to ${row.rolledBackDeploymentId ? `deployment ${row.rolledBackDeploymentId}` : `rollback ${row.rollbackId}`} with ${row.stackImages.map((kept) => kept.image).join(", ")} (no build)`,
+    );
+    checkAborted();
+    setStage("deploy");
+    const result = await deployStackThroughAgent(services, run, serverId, log, {
+      appName: row.appName,
+      composeType: snapshot.composeType,
+      composeFile: snapshot.composeFile,
+      owner: composeOwner(row.organizationId, row.composeId),
+      files: snapshot.files,
+    });
+    log(`Stack running: ${describeStack(result.services)}`);
+    // The run deployed this rollback: rolling back to it again is the same rollback.
+    await services.db
+      .updateTable("deployments")
+      .set({ rollbackId: row.rollbackId })
+      .where("deploymentId", "=", run.deploymentId)
+      .execute();
+    log("Done");
+    return { imageName: "" };
   });
 }

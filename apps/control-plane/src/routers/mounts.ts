@@ -1,19 +1,21 @@
 /**
  * mounts (Dokploy's mount router, issue 27): named volumes, files the platform writes and
- * (instance organization only) host paths, of an application or a database service; they apply
- * on the service's next deploy (its spec changes, never its appName). The rules are in
+ * (instance organization only) host paths, of an application or a database service, and files
+ * of a compose stack (written under its `../files/`, where its compose file binds them); they
+ * apply on the service's next deploy (its spec changes, never its appName). The rules are in
  * mounts/mounts.ts. A mount or service of another organization is a 404; a second mount at the
  * same mountPath of a service is a 409.
  */
 import { z } from "zod";
 import { findApplication } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
+import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { DatabaseKind } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { Mount } from "../db/schema.ts";
-import { badRequest, conflict, notFound } from "../errors.ts";
+import { conflict, notFound } from "../errors.ts";
 import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
@@ -26,7 +28,8 @@ const mountTypeSchema = z.enum(["volume", "file", "bind"]);
 const text = (max: number) => z.string().max(max).nullish();
 const fieldsShape = {
   type: mountTypeSchema,
-  mountPath: z.string().min(1).max(4096),
+  /** Required but for a compose stack's file mount, which leaves it empty. */
+  mountPath: z.string().max(4096).nullish(),
   volumeName: text(255),
   filePath: text(4096),
   content: text(1024 * 1024 + 1),
@@ -87,11 +90,15 @@ async function loadService(
   serviceId: string,
 ): Promise<MountOwner> {
   if (kind === "compose") {
-    throw badRequest("Invalid input: serviceType: compose stacks take their mounts from their compose file", {
-      fields: ["serviceType"],
-    });
-  }
-  if (kind === "application") {
+    const row = await findCompose(services.db, caller.organizationId, serviceId);
+    if (!row) throw notFound("Compose");
+    await requireServiceAccess(
+      services.db,
+      caller,
+      { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
+      "Compose",
+    );
+  } else if (kind === "application") {
     const application = await findApplication(services.db, caller.organizationId, serviceId);
     if (!application) throw notFound("Application");
     await requireApplicationAccess(services.db, caller, application.applicationId);
@@ -141,7 +148,9 @@ async function withUniqueMountPath<T>(write: () => Promise<T>): Promise<T> {
     return await write();
   } catch (error) {
     if (isUniqueViolation(error, MOUNT_PATH_UNIQUE)) {
-      throw conflict("The service already has a mount at this mountPath", { fields: ["mountPath"] });
+      throw conflict("The service already has a mount at this mountPath (a compose stack: this filePath)", {
+        fields: ["mountPath"],
+      });
     }
     throw error;
   }
@@ -170,7 +179,8 @@ export const mountsRouter = defineRouter("mounts", {
             ...checked,
             serviceType: owner.kind,
             applicationId: owner.kind === "application" ? owner.serviceId : null,
-            databaseId: owner.kind === "application" ? null : owner.serviceId,
+            composeId: owner.kind === "compose" ? owner.serviceId : null,
+            databaseId: owner.kind === "application" || owner.kind === "compose" ? null : owner.serviceId,
             organizationId: owner.organizationId,
           })
           .returningAll()
