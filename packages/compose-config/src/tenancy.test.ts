@@ -180,8 +180,13 @@ describe("tenant refusals", () => {
     expect(refusals(app(lines), { tenant: null }).find((issue) => issue.path === path)).toBeUndefined();
   });
 
-  it("refuses an image kept for another service's rollbacks (platform-rollback/)", () => {
-    for (const image of ["platform-rollback/shop-web:d1", "docker.io/platform-rollback/shop-web:d1"]) {
+  it("refuses an image the platform built or keeps for another service's rollbacks (platform/, platform-rollback/)", () => {
+    for (const image of [
+      "platform-rollback/shop-web:d1",
+      "docker.io/platform-rollback/shop-web:d1",
+      "platform/shop-web:d1",
+      "docker.io/library/platform/shop-web:d1",
+    ]) {
       expectRefused(`services:\n  app:\n    image: ${image}\n`, "services.app.image", /rollbacks/);
     }
     expectAllowed("services:\n  app:\n    image: platform-test/busybox:latest\n");

@@ -46,6 +46,15 @@ const REFUSED_SERVICE_KEYS: Record<string, string> = {
   volume_driver: "mounts volumes through a host volume driver",
 };
 
+/**
+ * True for images the platform names itself on a shared engine: what it builds
+ * (`platform/<appName>:<deploymentId>`) and what it keeps for rollbacks (`platform-rollback/…`).
+ * They are some organization's services' images, so no user input may name them.
+ */
+export function isPlatformOwnedImage(reference: string): boolean {
+  return /^(?:docker\.io\/)?(?:library\/)?platform(?:-rollback)?\//.test(reference.trim().toLowerCase());
+}
+
 /** Namespaces (`pid`, `ipc`, `uts`, `cgroup`, `userns_mode`, `network_mode`) that may only be the container's own or another service of this file. */
 function checkNamespace(
   issues: IssueList,
@@ -95,9 +104,13 @@ export function checkTenancy(
     checkPlatformAttachment(issues, name, service.networks, platformKeys, context.appName);
     // Interpolated booleans are strings ("true", "yes"): anything but an explicit false counts.
     if (isSet(service.privileged)) issues.add(at("privileged"), `privileged ${REFUSED}`);
-    // Images kept for rollbacks are other services' (only the platform's rollback files name them).
-    if (typeof service.image === "string" && /^(docker\.io\/)?platform-rollback\//.test(service.image)) {
-      issues.add(at("image"), `an image kept for rollbacks (platform-rollback/) ${REFUSED}`);
+    // Images the platform builds or keeps for rollbacks are other services' (only the platform's
+    // own rollback files name them).
+    if (typeof service.image === "string" && isPlatformOwnedImage(service.image)) {
+      issues.add(
+        at("image"),
+        `an image the platform builds or keeps for rollbacks (platform/, platform-rollback/) ${REFUSED}`,
+      );
     }
     for (const [key, why] of Object.entries(REFUSED_SERVICE_KEYS)) {
       if (isSet(service[key])) issues.add(at(key), `${key} ${REFUSED} (it ${why})`);

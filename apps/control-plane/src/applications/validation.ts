@@ -6,6 +6,7 @@
  */
 import { isIP } from "node:net";
 import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
+import { isPlatformOwnedImage } from "@platform/compose-config";
 import { z } from "zod";
 import {
   type AllowList,
@@ -90,10 +91,11 @@ export const dockerImageSchema = z
   .trim()
   .min(1, "must not be empty")
   .max(512)
-  .regex(
-    IMAGE_REFERENCE_PATTERN,
-    "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag",
-  );
+  .regex(IMAGE_REFERENCE_PATTERN, "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag")
+  .refine((value) => !isPlatformOwnedImage(value), {
+    message:
+      "names an image the platform builds or keeps for rollbacks (platform/, platform-rollback/): those are other services' images; use rollback.rollback to run an earlier release",
+  });
 
 /**
  * The registry of a Docker source (saveDockerProvider) follows registry.create's rule and is
