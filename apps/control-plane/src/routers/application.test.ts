@@ -717,6 +717,9 @@ describe("application", () => {
       ],
       ["application.saveDockerProvider", { dockerImage: "nginx; touch /tmp/x" }, "dockerImage"],
       ["application.saveDockerProvider", { dockerImage: "--help" }, "dockerImage"],
+      // Another service's built or kept image on the shared engine.
+      ["application.saveDockerProvider", { dockerImage: "platform/shop-web:d1" }, "dockerImage"],
+      ["application.saveDockerProvider", { dockerImage: "platform-rollback/shop-web:d1" }, "dockerImage"],
       ["application.saveDockerProvider", { dockerImage: "nginx", registryUrl: "ghcr.io; id" }, "registryUrl"],
       ["application.saveDockerProvider", { dockerImage: "nginx", username: "a\nb" }, "username"],
       [
