@@ -199,12 +199,30 @@ describe("a deployment with a build server", () => {
     expect(sent.map(({ command, serverId }) => [command, serverId])).toEqual([["buildImage", buildServer]]);
   });
 
-  it("a build server turned deploy server, or a removed build registry, fails before any command", async () => {
+  it("a build server in use cannot be retyped or removed; one changed anyway, or a removed build registry, fails the deployment before any command", async () => {
     const app = await createApp("changed");
     fakeAgents(async () => {
       throw new Error("no build expected");
     });
-    await ok("server.update", { serverId: buildServer, serverType: "deploy" });
+    // The API refuses to turn a build server in use into a deploy server, or to remove it.
+    const retype = await platform.mutate(
+      "server.update",
+      { serverId: buildServer, serverType: "deploy" },
+      as(),
+    );
+    expect(retype.status).toBe(400);
+    expect(retype.body.error.data.fields).toEqual(["serverType"]);
+    const removed = await platform.mutate("server.remove", { serverId: buildServer }, as());
+    expect(removed.status).toBe(409);
+    expect(removed.body.error.message).toContain("clear their buildServerId first");
+    // A row changed behind the API's back is caught when the deployment runs.
+    const setType = (serverType: "build" | "deploy") =>
+      platform.services.db
+        .updateTable("servers")
+        .set({ serverType })
+        .where("serverId", "=", buildServer)
+        .execute();
+    await setType("deploy");
     try {
       const row = await deploy(app.applicationId);
       expect(row.status).toBe("error");
@@ -212,7 +230,7 @@ describe("a deployment with a build server", () => {
         "The server builder (buildServerId) is a deploy server: set its serverType to build, or clear buildServerId",
       );
     } finally {
-      await ok("server.update", { serverId: buildServer, serverType: "build" });
+      await setType("build");
     }
     const spare = await ok("registry.create", {
       registryName: "Spare",
