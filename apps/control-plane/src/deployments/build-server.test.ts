@@ -4,7 +4,8 @@
  * for by spies on the agent client, which record which server gets which command. The build goes
  * to the build server with the build registry's credentials, the deploy to the application's
  * server with the pushed image and the registry's credentials to pull it, and the rollback is kept
- * there with the registry's copy. A failure on the build server (agent away, push refused) fails
+ * there with the registry's copy. A cancel during the build goes to the build server. A failure on the
+ * build server (agent away, push refused) fails
  * the deployment naming it, and nothing reaches the application's server. The real build, push,
  * pull and serve run in tests/e2e/build-server.test.ts.
  */
@@ -179,6 +180,35 @@ describe("a deployment with a build server", () => {
     expect(new Set(sent.map(({ command, serverId }) => `${command}@${serverId}`))).toEqual(
       new Set([`buildImage@${buildServer}`]),
     );
+  });
+
+  it("a cancel during the build goes to the build server's agent", async () => {
+    const app = await createApp("cancelled");
+    let building: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      building = resolve;
+    });
+    fakeAgents((serverId) => {
+      building();
+      // The build runs until the agent is told to cancel it.
+      return new Promise((_resolve, reject) => {
+        cancelled = () => reject(new AgentCommandError("CANCELLED", "cancelled", serverId, "buildImage"));
+      });
+    });
+    let cancelled: () => void = () => {};
+    const cancelJob = vi.spyOn(platform.services.agents.client, "cancelJob").mockImplementation(async () => {
+      cancelled();
+      return { cancelled: true };
+    });
+    const { deploymentId } = await ok("application.deploy", { applicationId: app.applicationId });
+    await started;
+    expect((await ok("application.cancelDeployment", { applicationId: app.applicationId })).success).toBe(
+      true,
+    );
+    const row = await platform.waitForDeployment(deploymentId, 60_000);
+    expect(row.errorMessage).toBe("Cancelled by application.cancelDeployment");
+    expect(cancelJob).toHaveBeenCalledWith(buildServer, deploymentId);
+    expect(sent.map(({ command }) => command)).toEqual(["buildImage"]);
   });
 
   it("a push the registry refuses fails the deployment with the registry's answer; nothing is deployed", async () => {
