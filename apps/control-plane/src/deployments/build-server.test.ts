@@ -4,10 +4,10 @@
  * for by spies on the agent client, which record which server gets which command. The build goes
  * to the build server with the build registry's credentials, the deploy to the application's
  * server with the pushed image and the registry's credentials to pull it, and the rollback is kept
- * there with the registry's copy. A cancel during the build goes to the build server. A failure on the
- * build server (agent away, push refused) fails
- * the deployment naming it, and nothing reaches the application's server. The real build, push,
- * pull and serve run in tests/e2e/build-server.test.ts.
+ * there with the registry's copy. A cancel during the build goes to the build server. A failure
+ * on the build server (agent away, push refused) fails the deployment naming it, and nothing
+ * reaches the application's server. The real build, push, pull and serve run in
+ * tests/e2e/build-server.test.ts.
  */
 import {
   AgentCommandError,
