@@ -287,8 +287,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       buildArchitecture: "arm64",
     }),
     buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
-    // Stored and shown until building on the build server lands (issue 27 item 4).
-    buildServerId: informational,
+    buildServerId: { kind: "applied", proof: `${CP}/deployments/build-server.test.ts` },
     // Stored and shown until preview deployments land (their own issue).
     ...shownOnly(
       "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewEnv previewBuildArgs previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewBuildSecrets previewCertificateType previewCustomCertResolver",

@@ -457,7 +457,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // deployment
   "deployment.all": {
     description:
-      "The application's deployments, newest first; each successful one carries the `rollbackId` rollback.rollback takes.",
+      "The application's deployments, newest first; each successful one carries the `rollbackId` rollback.rollback takes, and `buildServerId` names the build server that built its image (null when it was built where it runs).",
   },
   "deployment.allByCompose": {
     description: "A compose service's deployments; empty until compose services exist.",

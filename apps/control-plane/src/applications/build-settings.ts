@@ -1,7 +1,8 @@
 /**
  * application.update's build-server fields, checked at save (issue 27 item 4): `buildServerId`
  * must name a server of the caller's organization (404 otherwise, checked by the caller) whose
- * `serverType` is `build`; a multi-architecture build (`buildArchitecture` other than `host`,
+ * `serverType` is `build`, and needs a `buildRegistryId`: the build server pushes the image there
+ * and the application's server pulls it (deployments/pipeline.ts); a multi-architecture build (`buildArchitecture` other than `host`,
  * or a `buildxBuilder`) needs the docker CLI's buildx plugin on the server that builds, which its
  * agent reports through validateServer. Multi-architecture builds are not run yet: the fields are
  * refused with a 400 naming them rather than stored and ignored (docs/decisions.md).
@@ -13,6 +14,7 @@ import { agentServerId } from "../servers/repository.ts";
 
 interface BuildFields {
   buildServerId?: string | null | undefined;
+  buildRegistryId?: string | null | undefined;
   buildArchitecture?: string | undefined;
   buildxBuilder?: string | null | undefined;
 }
@@ -20,9 +22,22 @@ interface BuildFields {
 export async function checkBuildSettings(
   services: ServiceContext,
   organizationId: string,
-  application: { serverId: string | null; buildServerId: string | null },
+  application: { serverId: string | null; buildServerId: string | null; buildRegistryId: string | null },
   input: BuildFields,
 ): Promise<void> {
+  const buildServerId = input.buildServerId !== undefined ? input.buildServerId : application.buildServerId;
+  const buildRegistryId =
+    input.buildRegistryId !== undefined ? input.buildRegistryId : application.buildRegistryId;
+  if ((input.buildServerId !== undefined || input.buildRegistryId !== undefined) && buildServerId) {
+    if (!buildRegistryId) {
+      const field =
+        input.buildRegistryId === null && !input.buildServerId ? "buildRegistryId" : "buildServerId";
+      throw badRequest(
+        `${field}: a build server pushes the image it builds to the application's build registry, which the application's server pulls it from: set buildRegistryId with buildServerId (or clear buildServerId to build where the application runs)`,
+        { fields: [field] },
+      );
+    }
+  }
   if (input.buildServerId) {
     const server = await services.db
       .selectFrom("servers")

@@ -593,6 +593,8 @@ export interface DeploymentTable {
   archiveFormat: "zip" | "tar.gz" | null;
   /** Null: the control plane's own machine. */
   serverId: string | null;
+  /** The build server that built the image (the application's buildServerId); null: built where it runs. */
+  buildServerId: Generated<string | null>;
   createdAt: Timestamp;
   startedAt: string | null;
   completedAt: string | null;

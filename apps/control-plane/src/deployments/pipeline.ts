@@ -2,7 +2,9 @@
  * One deployment of an application, from its row to agent commands: load the application and
  * its inherited variables, pick its server, build the image from its source (or take the
  * Docker image as is), push it when a build registry is set, then create or update its Swarm
- * service and keep what it ran as a rollback (rollbacks/). The agent's log stream is
+ * service and keep what it ran as a rollback (rollbacks/). With a `buildServerId`, the build
+ * server's agent builds and pushes to the build registry, and the application's server pulls the
+ * pushed image and runs it (build-server.ts). The agent's log stream is
  * forwarded line by line into the deployment's log; an abort of the run cancels the agent's
  * job. A failure throws an Error whose message is the reason (already logged); no secret is
  * ever part of it.
@@ -16,6 +18,7 @@ import { serviceMountsOf } from "../mounts/mounts.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
+import { type BuildServer, buildServerOf, recordBuildServer, runOnBuildServer } from "./build-server.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "./deploy-service.ts";
 import { latestUpload } from "./drop.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
@@ -102,10 +105,15 @@ export async function runApplicationDeployment(
     setServer(serverId);
     const deployable: DeployableApplication = app;
 
+    // A Docker image is not built: its build server plays no part.
+    const builder: BuildServer | undefined =
+      app.sourceType === "docker" ? undefined : await buildServerOf(services, app);
+    /** Where the image is built: the build server, else the application's own server. */
+    const buildOn = builder?.serverId ?? serverId;
     const archive =
       run.archive ??
       (app.sourceType === "drop" ? await latestUpload(services, app.applicationId) : undefined);
-    const source = await deploymentSourceOf(services, deployable, serverId, archive);
+    const source = await deploymentSourceOf(services, deployable, buildOn, archive);
     const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
     const ports = await listApplicationPorts(services.db, app.applicationId);
 
@@ -113,6 +121,8 @@ export async function runApplicationDeployment(
     /** The image as the server names it (a build's local tag even when it was pushed). */
     let localImage: string;
     let registryAuth: RegistryAuth | undefined;
+    /** The build registry's copy of a build server's image, kept with the rollback (rollbacks/). */
+    let pushed: { registryId: string; image: string } | undefined;
     let outcome: DeploymentOutcome;
 
     if (source.kind === "image") {
@@ -157,7 +167,7 @@ export async function runApplicationDeployment(
       if (run.kind === "redeploy" && app.cleanCache) {
         setStage("clean the build cache");
         log("Cleaning the build cache…");
-        const { reclaimedBytes } = await client.cleanBuildCache(serverId, CLEAN_CACHE_TIMEOUT_MS);
+        const { reclaimedBytes } = await client.cleanBuildCache(buildOn, CLEAN_CACHE_TIMEOUT_MS);
         log(`Build cache cleaned (${reclaimedBytes} bytes reclaimed)`);
         command.noCache = true;
       }
@@ -176,26 +186,34 @@ export async function runApplicationDeployment(
         [command.pushRegistry, command.pushImagePrefix] = await pushTarget(app.buildRegistryId);
 
       checkAborted();
-      setStage("build");
+      setStage(builder ? `build on the build server ${builder.name}` : "build");
+      if (builder) {
+        // The build server's agent runs the job: a cancel goes to it until the deploy starts.
+        setServer(buildOn);
+        await recordBuildServer(services, run.deploymentId, builder.serverId);
+        log(`Building on the build server ${builder.name} (${builder.serverId})`);
+      }
       log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
       log(`Building ${imageName} (${app.buildType})…`);
       if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
-      const built = await forwardAgentLog(services, serverId, command.logStreamId, log, () =>
-        followAgentJob(services, {
-          serverId,
-          jobId: run.deploymentId,
-          send: (attempt) =>
-            client.buildImage(
-              serverId,
-              attempt === 0 ? command : { ...command, logStreamId: `${command.logStreamId}-${attempt}` },
-              BUILD_TIMEOUT_MS,
-            ),
-          log,
-          signal: run.signal,
-          onWaiting: () => run.slot?.giveBack(),
-          onResumed: async () => run.slot?.take(),
-        }),
-      );
+      const build = () =>
+        forwardAgentLog(services, buildOn, command.logStreamId, log, () =>
+          followAgentJob(services, {
+            serverId: buildOn,
+            jobId: run.deploymentId,
+            send: (attempt) =>
+              client.buildImage(
+                buildOn,
+                attempt === 0 ? command : { ...command, logStreamId: `${command.logStreamId}-${attempt}` },
+                BUILD_TIMEOUT_MS,
+              ),
+            log,
+            signal: run.signal,
+            onWaiting: () => run.slot?.giveBack(),
+            onResumed: async () => run.slot?.take(),
+          }),
+        );
+      const built = builder ? await runOnBuildServer(builder, build) : await build();
       if (built.commitHash) log(`Built commit ${built.commitHash}`);
       image = imageName;
       localImage = imageName;
@@ -203,6 +221,16 @@ export async function runApplicationDeployment(
         log(`Pushed ${built.pushedImage}`);
         image = built.pushedImage;
         registryAuth = command.pushRegistry;
+      }
+      if (builder) {
+        // The image exists on the build server only: the application's server pulls the pushed
+        // copy (deployService pulls with registryAuth) and names it so.
+        if (!built.pushedImage || !app.buildRegistryId)
+          return fail(`The build server ${builder.name} pushed no image: nothing was deployed`);
+        localImage = built.pushedImage;
+        pushed = { registryId: app.buildRegistryId, image: built.pushedImage };
+        setServer(serverId);
+        log(`The server that runs the application pulls ${built.pushedImage}`);
       }
       outcome = {
         imageName: image,
@@ -232,6 +260,7 @@ export async function runApplicationDeployment(
       application: app,
       serverId,
       localImage,
+      pushed,
       spec,
       log,
       secrets,

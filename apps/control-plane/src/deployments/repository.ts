@@ -26,6 +26,8 @@ export type DeploymentView = {
   commitMessage: string | null;
   imageName: string | null;
   serverId: string | null;
+  /** The build server whose agent built the image; null: built where it runs (or not built). */
+  buildServerId: string | null;
   createdAt: string;
   startedAt: string | null;
   completedAt: string | null;
@@ -52,6 +54,7 @@ export function toDeploymentView(row: Deployment): DeploymentView {
     commitMessage: row.commitMessage,
     imageName: row.imageName,
     serverId: row.serverId,
+    buildServerId: row.buildServerId,
     createdAt: row.createdAt,
     startedAt: row.startedAt,
     completedAt: row.completedAt,

@@ -68,6 +68,12 @@ export interface SucceededDeployment {
   serverId: string;
   /** The image the service runs, as it is named on the server (a local tag or a pulled reference). */
   localImage: string;
+  /**
+   * The build registry's copy of an image built on a build server (deployments/build-server.ts):
+   * kept as the rollback's registry copy when no rollback registry got one, so a rollback can
+   * still pull it once the server's own copy is gone.
+   */
+  pushed?: { registryId: string; image: string };
   /** The spec deployed. */
   spec: ServiceSpec;
   log(line: string): void;
@@ -128,8 +134,10 @@ export async function recordRollback(
           serverId,
           image,
           imageId: kept.imageId,
-          registryId: kept.pushedImage ? (registry?.registryId ?? null) : null,
-          registryImage: kept.pushedImage || null,
+          registryId: kept.pushedImage
+            ? (registry?.registryId ?? null)
+            : (deployment.pushed?.registryId ?? null),
+          registryImage: kept.pushedImage || deployment.pushed?.image || null,
           specSealed: services.secrets.encrypt(
             JSON.stringify(spec),
             specContext(rollbackId, application.organizationId),

@@ -412,15 +412,45 @@ describe("application", () => {
       const buildServer = await insertServerRow(platform.services.db, owner.user.organizationId, {
         serverType: "build",
       });
-      const accepted = await platform.mutate(
+      // A build server pushes to the build registry, which the application's server pulls from.
+      const noRegistry = await platform.mutate(
         "application.update",
         { applicationId: app.applicationId, buildServerId: buildServer },
         as(owner),
       );
+      expect(noRegistry.status).toBe(400);
+      expect(noRegistry.body.error.data.fields).toEqual(["buildServerId"]);
+      expect(noRegistry.body.error.message).toContain("buildRegistryId");
+      const registry = await platform.mutateOk(
+        "registry.create",
+        { registryName: "Builds", registryUrl: "registry.example.com", username: "u", password: "p" },
+        as(owner),
+      );
+      const accepted = await platform.mutate(
+        "application.update",
+        {
+          applicationId: app.applicationId,
+          buildServerId: buildServer,
+          buildRegistryId: registry.registryId,
+        },
+        as(owner),
+      );
       expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+      // Clearing the registry while the build server stays is refused, naming the registry.
+      const cleared = await platform.mutate(
+        "application.update",
+        { applicationId: app.applicationId, buildRegistryId: null },
+        as(owner),
+      );
+      expect(cleared.status).toBe(400);
+      expect(cleared.body.error.data.fields).toEqual(["buildRegistryId"]);
+      expect(await one(app.applicationId)).toMatchObject({
+        buildServerId: buildServer,
+        buildRegistryId: registry.registryId,
+      });
       await platform.mutateOk(
         "application.update",
-        { applicationId: app.applicationId, buildServerId: null },
+        { applicationId: app.applicationId, buildServerId: null, buildRegistryId: null },
         as(owner),
       );
 

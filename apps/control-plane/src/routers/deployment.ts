@@ -50,6 +50,8 @@ export const deploymentSchema = z.object({
   commitMessage: z.string().nullable(),
   imageName: z.string().nullable(),
   serverId: z.string().nullable(),
+  /** The build server whose agent built the image; null: built where it runs (or not built). */
+  buildServerId: z.string().nullable(),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),

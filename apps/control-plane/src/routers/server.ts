@@ -9,7 +9,7 @@ import { type BuilderTool, builderFix } from "@platform/agent-protocol";
 import { z } from "zod";
 import { markActiveIfValid } from "../agents/activation.ts";
 import { callAgent } from "../agents/errors.ts";
-import { sshKeyBelongsTo } from "../applications/repository.ts";
+import { serverBelongsTo, sshKeyBelongsTo } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { fetchServerMetrics, metricsConfigSchema, setupMonitoring } from "../monitoring/monitoring-config.ts";
@@ -47,7 +47,7 @@ import {
   usernameSchema,
   validateResultSchema,
 } from "../servers/schemas.ts";
-import { countServicesByServer } from "../servers/service-count.ts";
+import { countApplicationsBuildingOn, countServicesByServer } from "../servers/service-count.ts";
 import { controlPlaneUrlForAgents, refusedAddressReason, runSetupOverSsh } from "../servers/ssh-setup.ts";
 
 /** validate and security answer within this, so a silent agent is an error, not a hang. */
@@ -229,6 +229,15 @@ export const serverRouter = defineRouter("server", {
     handler: async ({ services, caller, input }) => {
       checkAddress(services, input.ipAddress);
       await checkSshKey(services, caller.organizationId, input.sshKeyId);
+      if (input.serverType !== undefined && input.serverType !== "build") {
+        const building = await countApplicationsBuildingOn(services.db, input.serverId);
+        if (building > 0 && (await serverBelongsTo(services.db, caller.organizationId, input.serverId))) {
+          throw badRequest(
+            `serverType: the server is the build server of ${building} application${building === 1 ? "" : "s"}; clear their buildServerId first`,
+            { fields: ["serverType"] },
+          );
+        }
+      }
       const patch: ServerPatch = {};
       for (const field of ["name", "ipAddress", "port", "username", "serverType"] as const) {
         if (input[field] !== undefined) (patch as Record<string, unknown>)[field] = input[field];
@@ -255,6 +264,13 @@ export const serverRouter = defineRouter("server", {
         throw conflict(
           `Server has ${totalSum} service${totalSum === 1 ? "" : "s"} on it; delete or move them first`,
           { totalSum },
+        );
+      }
+      const building = await countApplicationsBuildingOn(services.db, server.serverId);
+      if (building > 0) {
+        throw conflict(
+          `Server is the build server of ${building} application${building === 1 ? "" : "s"}; clear their buildServerId first`,
+          { buildingApplications: building },
         );
       }
       await removeStoredCertificatesOf(services, server.serverId);

@@ -31,3 +31,16 @@ export async function countServicesByServer(
   }
   return totals;
 }
+
+/**
+ * How many applications name `serverId` as their build server (deployments/build-server.ts):
+ * server.remove refuses while above zero, and server.update refuses to make it a deploy server.
+ */
+export async function countApplicationsBuildingOn(db: Db, serverId: string): Promise<number> {
+  const row = await db
+    .selectFrom("applications")
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .where("buildServerId", "=", serverId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}

@@ -35,6 +35,7 @@ import * as composeMounts from "./20261128-40-compose-mounts.ts";
 import * as composePublishedPorts from "./20261128-50-compose-published-ports.ts";
 import * as certificates from "./20261128-60-certificates.ts";
 import * as rollbacks from "./20261128-70-rollbacks.ts";
+import * as deploymentBuildServer from "./20261129-20-deployment-build-server.ts";
 import * as composeRollbacks from "./20261129-30-compose-rollbacks.ts";
 import * as schedules from "./20261129-50-schedules.ts";
 
@@ -74,6 +75,7 @@ export const migrations: Record<string, Migration> = {
   "20261128-50-compose-published-ports": composePublishedPorts,
   "20261128-60-certificates": certificates,
   "20261128-70-rollbacks": rollbacks,
+  "20261129-20-deployment-build-server": deploymentBuildServer,
   "20261129-30-compose-rollbacks": composeRollbacks,
   "20261129-50-schedules": schedules,
 };
