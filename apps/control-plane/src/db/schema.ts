@@ -215,6 +215,7 @@ export interface Database {
   destinations: DestinationTable;
   backups: BackupTable;
   rollbacks: RollbackTable;
+  previewDeployments: PreviewDeploymentTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -487,6 +488,8 @@ export interface DomainTable {
   customEntrypoint: string | null;
   /** Extra Traefik middlewares (by name) of the serving router, in order. */
   middlewares: Generated<string[]>;
+  /** A preview's host (domainType preview): the preview it routes to. */
+  previewDeploymentId: Generated<string | null>;
   createdAt: Timestamp;
 }
 
@@ -560,7 +563,7 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
 /** The kinds of service a deployment can be of. */
-export type DeploymentTargetKind = "application" | "database" | "compose";
+export type DeploymentTargetKind = "application" | "database" | "compose" | "preview";
 
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
@@ -572,6 +575,7 @@ export interface DeploymentTable {
   applicationId: string | null;
   databaseId: string | null;
   composeId: string | null;
+  previewDeploymentId: Generated<string | null>;
   /**
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
@@ -633,6 +637,29 @@ export interface RollbackTable {
 }
 
 export type Rollback = Selectable<RollbackTable>;
+
+/** A preview of an application for one pull/merge request or branch (previews/). */
+export interface PreviewDeploymentTable {
+  previewDeploymentId: string;
+  applicationId: string;
+  appName: string;
+  branch: string;
+  /** github | gitlab | bitbucket | gitea; null for a preview made through the API. */
+  provider: string | null;
+  pullRequestId: string;
+  pullRequestNumber: string;
+  pullRequestUrl: string;
+  pullRequestTitle: string;
+  pullRequestCommentId: string | null;
+  /** The commit the last queued deployment builds (a redelivered event for it queues nothing). */
+  headSha: string | null;
+  previewStatus: Generated<DeploymentStatus>;
+  domainId: string | null;
+  createdAt: Timestamp;
+  expiresAt: string | null;
+}
+
+export type PreviewDeployment = Selectable<PreviewDeploymentTable>;
 
 /** An S3-compatible bucket of an organization (Dokploy's destination). */
 export interface DestinationTable {

@@ -73,6 +73,7 @@ const TARGET_COLUMNS = {
   application: "applicationId",
   database: "databaseId",
   compose: "composeId",
+  preview: "previewDeploymentId",
 } as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {
@@ -118,11 +119,17 @@ function inOrganization(db: Db, organizationId: string) {
     .leftJoin("applications", "applications.applicationId", "deployments.applicationId")
     .leftJoin("databaseServices", "databaseServices.databaseId", "deployments.databaseId")
     .leftJoin("compose", "compose.composeId", "deployments.composeId")
+    .leftJoin(
+      "previewDeployments",
+      "previewDeployments.previewDeploymentId",
+      "deployments.previewDeploymentId",
+    )
+    .leftJoin("applications as previewOf", "previewOf.applicationId", "previewDeployments.applicationId")
     .innerJoin("environments", (join) =>
       join.on(
         "environments.environmentId",
         "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id)`,
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, "previewOf".environment_id)`,
       ),
     )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
@@ -130,8 +137,10 @@ function inOrganization(db: Db, organizationId: string) {
     .selectAll("deployments")
     .select([
       "deployments.targetId as serviceId",
-      sql<string>`coalesce(applications.name, database_services.name, compose.name)`.as("serviceName"),
-      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name)`.as(
+      sql<string>`coalesce(applications.name, database_services.name, compose.name, "previewOf".name)`.as(
+        "serviceName",
+      ),
+      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name, preview_deployments.app_name)`.as(
         "serviceAppName",
       ),
       sql<ServiceType>`case deployments.target_kind when 'database' then database_services.kind else deployments.target_kind end`.as(
@@ -143,7 +152,7 @@ function inOrganization(db: Db, organizationId: string) {
 }
 
 /** The kind of service a deployment belongs to. */
-export type ServiceType = "application" | DatabaseKind | "compose";
+export type ServiceType = "application" | DatabaseKind | "compose" | "preview";
 
 /** A deployment read for a caller, with its service and where the service sits. */
 export type LocatedDeployment = Deployment & {

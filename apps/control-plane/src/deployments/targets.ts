@@ -13,6 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
+import { loadPreviewTarget } from "../previews/previews.ts";
 import { runRollbackDeployment } from "../rollbacks/rollbacks.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
@@ -104,6 +105,7 @@ const TARGET_KINDS: Record<
   application: loadApplicationTarget,
   database: loadDatabaseTarget,
   compose: loadComposeTarget,
+  preview: loadPreviewTarget,
 };
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */

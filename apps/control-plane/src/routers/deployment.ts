@@ -24,6 +24,7 @@ import {
 } from "../deployments/repository.ts";
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
+import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
   grantsOf,
@@ -82,7 +83,7 @@ export const queueJobSchema = z.object({
   deploymentId: z.string(),
   title: z.string(),
   /** application, compose, or the database service's kind. */
-  serviceType: z.enum(["application", "compose", ...databaseKinds]),
+  serviceType: z.enum(["application", "compose", "preview", ...databaseKinds]),
   /** Null for a database service's job. */
   applicationId: z.string().nullable(),
   /** Null for an application's job. */
@@ -153,6 +154,11 @@ async function composeDeployments(services: ServiceContext, caller: Caller, comp
   return (await listTargetDeployments(services.db, composeId)).map(toDeploymentView);
 }
 
+async function previewDeployments(services: ServiceContext, caller: Caller, previewDeploymentId: string) {
+  await loadCallerPreview(services, caller, previewDeploymentId);
+  return (await listTargetDeployments(services.db, previewDeploymentId)).map(toDeploymentView);
+}
+
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
@@ -195,7 +201,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, server and the five database kinds)",
+      "The deployments of one service of a type (application, compose, previewDeployment, server and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
@@ -204,6 +210,7 @@ export const deploymentRouter = defineRouter("deployment", {
       if (input.type === "server") return serverDeployments(services, caller, input.id);
       if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
       if (input.type === "compose") return composeDeployments(services, caller, input.id);
+      if (input.type === "previewDeployment") return previewDeployments(services, caller, input.id);
       return [];
     },
   }),
