@@ -165,30 +165,39 @@ export async function updatePreviewComment(
   status: CommentStatus,
 ): Promise<void> {
   try {
-    const preview = await findPreview(services.db, previewDeploymentId);
-    if (!preview) return;
-    const app = await loadApp(services.db, preview.applicationId);
-    if (!app) return;
-    const ref = await requestOf(services, app, preview);
-    if (!ref) return;
-    const host = preview.domainId
-      ? (
-          await services.db
-            .selectFrom("domains")
-            .select("host")
-            .where("domainId", "=", preview.domainId)
-            .executeTakeFirst()
-        )?.host
-      : undefined;
-    const body = commentBody({ status, url: host ? previewUrl(app, host) : "-", commit: preview.headSha });
-    const commentId = await upsertComment(services, ref, preview.pullRequestCommentId, body);
-    if (commentId && commentId !== preview.pullRequestCommentId) {
-      await services.db
-        .updateTable("previewDeployments")
-        .set({ pullRequestCommentId: commentId })
+    // One comment per request: the preview's row is locked while it is posted or edited, so
+    // the event's "queued" and the worker's "building" never both post a first comment.
+    await services.db.transaction().execute(async (trx) => {
+      const preview = await trx
+        .selectFrom("previewDeployments")
+        .selectAll()
         .where("previewDeploymentId", "=", previewDeploymentId)
-        .execute();
-    }
+        .forUpdate()
+        .executeTakeFirst();
+      if (!preview) return;
+      const app = await loadApp(trx, preview.applicationId);
+      if (!app) return;
+      const ref = await requestOf(services, app, preview);
+      if (!ref) return;
+      const host = preview.domainId
+        ? (
+            await trx
+              .selectFrom("domains")
+              .select("host")
+              .where("domainId", "=", preview.domainId)
+              .executeTakeFirst()
+          )?.host
+        : undefined;
+      const body = commentBody({ status, url: host ? previewUrl(app, host) : "-", commit: preview.headSha });
+      const commentId = await upsertComment(services, ref, preview.pullRequestCommentId, body);
+      if (commentId && commentId !== preview.pullRequestCommentId) {
+        await trx
+          .updateTable("previewDeployments")
+          .set({ pullRequestCommentId: commentId })
+          .where("previewDeploymentId", "=", previewDeploymentId)
+          .execute();
+      }
+    });
   } catch (error) {
     services.logger.warn({ err: error, previewDeploymentId, status }, "the preview's comment was not posted");
   }
