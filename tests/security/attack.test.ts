@@ -58,6 +58,7 @@ const ID_KINDS = [
   "redisId",
   "mountId",
   "rollbackId",
+  "previewDeploymentId",
   // mounts.create's serviceId (serviceType defaults to application): an application's id.
   "serviceId",
   "notificationId",
@@ -90,6 +91,7 @@ const SERVICE_ID_KINDS = [
   "redisId",
   "mountId",
   "rollbackId",
+  "previewDeploymentId",
   "serviceId",
   "databaseId",
 ] as const satisfies readonly IdKind[];
@@ -422,6 +424,25 @@ async function makeServices(
       specSealed: "v1:1:x:y",
     })
     .execute();
+  const previewDeploymentId = newId();
+  await db
+    .insertInto("previewDeployments")
+    .values({
+      previewDeploymentId,
+      applicationId,
+      appName: `preview-${label}-${previewDeploymentId.slice(0, 6).toLowerCase()}`,
+      branch: "feature",
+      provider: null,
+      pullRequestId: "1",
+      pullRequestNumber: "1",
+      pullRequestUrl: "",
+      pullRequestTitle: `${label} preview`,
+      pullRequestCommentId: null,
+      headSha: null,
+      domainId: null,
+      expiresAt: null,
+    })
+    .execute();
   const databases: Record<string, string> = {};
   for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
     const created = await platform.mutateOk(
@@ -450,6 +471,7 @@ async function makeServices(
     deploymentId,
     mountId,
     rollbackId,
+    previewDeploymentId,
     serviceId: applicationId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,
