@@ -45,6 +45,8 @@ const ID_KINDS = [
   "redirectId",
   "sshKeyId",
   "serverId",
+  // Before deploymentId: idKindOf takes the first kind the field name ends with.
+  "previewDeploymentId",
   "deploymentId",
   "invitationId",
   "apiKeyId",
@@ -58,7 +60,6 @@ const ID_KINDS = [
   "redisId",
   "mountId",
   "rollbackId",
-  "previewDeploymentId",
   // mounts.create's serviceId (serviceType defaults to application): an application's id.
   "serviceId",
   "notificationId",
@@ -127,7 +128,6 @@ const NOT_RECORD_IDS = new Set([
   // GitLab's own numeric project id, not a record of ours.
   "gitlabProjectId",
   "composeId",
-  "previewDeploymentId",
   // GitHub's and Gitea's own ids of an app, installation or OAuth client: not records of ours.
   "githubAppId",
   "githubClientId",

@@ -124,12 +124,12 @@ function inOrganization(db: Db, organizationId: string) {
       "previewDeployments.previewDeploymentId",
       "deployments.previewDeploymentId",
     )
-    .leftJoin("applications as previewOf", "previewOf.applicationId", "previewDeployments.applicationId")
+    .leftJoin("applications as previewApps", "previewApps.applicationId", "previewDeployments.applicationId")
     .innerJoin("environments", (join) =>
       join.on(
         "environments.environmentId",
         "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, "previewOf".environment_id)`,
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, preview_apps.environment_id)`,
       ),
     )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
@@ -137,7 +137,7 @@ function inOrganization(db: Db, organizationId: string) {
     .selectAll("deployments")
     .select([
       "deployments.targetId as serviceId",
-      sql<string>`coalesce(applications.name, database_services.name, compose.name, "previewOf".name)`.as(
+      sql<string>`coalesce(applications.name, database_services.name, compose.name, preview_apps.name)`.as(
         "serviceName",
       ),
       sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name, preview_deployments.app_name)`.as(
