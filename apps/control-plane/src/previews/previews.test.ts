@@ -336,9 +336,11 @@ describe("previewDeployment procedures", () => {
     const created = await ok("previewDeployment.create", {
       applicationId: app.applicationId,
       branch: "api-branch",
+      title: "Try the API branch",
     });
     expect(created).toMatchObject({
       branch: "api-branch",
+      pullRequestTitle: "Try the API branch",
       pullRequestNumber: "0",
       domain: { domainType: "preview" },
     });
@@ -347,16 +349,31 @@ describe("previewDeployment procedures", () => {
     expect(all.body.map((p: { previewDeploymentId: string }) => p.previewDeploymentId)).toContain(
       created.previewDeploymentId,
     );
-    expect(await ok("previewDeployment.redeploy", { previewDeploymentId: created.previewDeploymentId })).toBe(
-      true,
-    );
+    expect(
+      await ok("previewDeployment.redeploy", {
+        previewDeploymentId: created.previewDeploymentId,
+        description: "once more",
+      }),
+    ).toBe(true);
     const byType = await platform.query(
       "deployment.allByType",
       { id: created.previewDeploymentId, type: "previewDeployment" },
       as(),
     );
     expect(byType.body).toHaveLength(2);
-    expect(byType.body[0].title).toBe("Rebuild Preview Deployment");
+    expect(byType.body[0]).toMatchObject({ title: "Rebuild Preview Deployment", description: "once more" });
+    // A domain is never made for a preview by hand.
+    const byHand = await platform.mutate(
+      "domain.create",
+      {
+        applicationId: app.applicationId,
+        host: "x.example.com",
+        previewDeploymentId: created.previewDeploymentId,
+      },
+      as(),
+    );
+    expect(byHand.status).toBe(400);
+    expect(byHand.body.error.data.fields).toEqual(["previewDeploymentId"]);
     const one = await platform.query(
       "previewDeployment.one",
       { previewDeploymentId: created.previewDeploymentId },
