@@ -41,6 +41,8 @@ export const sources = {
     "routers/certificate.ts@092212e2258d, schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
   rollback:
     "routers/rollbacks.ts@5a46b879f503 (apiFindOneRollback), schema/rollbacks.ts@078ca1957807, services/rollbacks.ts@00fb5a67fbee (rollback answers nothing, removeRollbackById the row; deployments.rollbackId set by createRollback)",
+  previewDeployment:
+    "routers/preview-deployment.ts@0d2a9e15e4cb (all: apiFindAllByApplication {applicationId}; one, delete: {previewDeploymentId}; redeploy: {previewDeploymentId, title?, description?}; delete and redeploy answer true), schema/preview-deployments.ts@03a0a800d255 (the row's fields; findPreviewDeploymentsByApplicationId adds deployments and domain)",
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
@@ -1660,6 +1662,35 @@ export const dokployProcedures: Record<string, Row> = {
     source: "rollback",
     input: ["rollbackId*"],
     output: "object:rollbackId,deploymentId,version,image,createdAt",
+  },
+  "previewDeployment.all": {
+    kind: "query",
+    source: "previewDeployment",
+    input: ["applicationId*"],
+    output: "array:previewDeploymentId,applicationId,appName,branch,pullRequestNumber,previewStatus",
+  },
+  "previewDeployment.one": {
+    kind: "query",
+    source: "previewDeployment",
+    input: ["previewDeploymentId*"],
+    output: "object:previewDeploymentId,applicationId,appName,branch,pullRequestURL,previewStatus",
+  },
+  "previewDeployment.delete": {
+    kind: "mutation",
+    source: "previewDeployment",
+    input: ["previewDeploymentId*"],
+    output: "boolean!",
+  },
+  "previewDeployment.redeploy": {
+    kind: "mutation",
+    source: "previewDeployment",
+    input: ["previewDeploymentId*", "title", "description"],
+    output: "boolean!",
+  },
+  "previewDeployment.create": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy makes previews only from GitHub pull requests; a preview of a branch through the API is the issue's (docs/decisions.md)",
   },
 
   "settings.getWebServerSettings": { kind: "query", source: "settings", input: [], output: "object:" },

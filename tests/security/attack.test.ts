@@ -45,6 +45,8 @@ const ID_KINDS = [
   "redirectId",
   "sshKeyId",
   "serverId",
+  // Before deploymentId: idKindOf takes the first kind the field name ends with.
+  "previewDeploymentId",
   "deploymentId",
   "invitationId",
   "apiKeyId",
@@ -92,6 +94,7 @@ const SERVICE_ID_KINDS = [
   "redisId",
   "mountId",
   "rollbackId",
+  "previewDeploymentId",
   "serviceId",
   "databaseId",
   "scheduleId",
@@ -128,7 +131,6 @@ const NOT_RECORD_IDS = new Set([
   // GitLab's own numeric project id, not a record of ours.
   "gitlabProjectId",
   "composeId",
-  "previewDeploymentId",
   // GitHub's and Gitea's own ids of an app, installation or OAuth client: not records of ours.
   "githubAppId",
   "githubClientId",
@@ -426,6 +428,25 @@ async function makeServices(
       specSealed: "v1:1:x:y",
     })
     .execute();
+  const previewDeploymentId = newId();
+  await db
+    .insertInto("previewDeployments")
+    .values({
+      previewDeploymentId,
+      applicationId,
+      appName: `preview-${label}-${previewDeploymentId.slice(0, 6).toLowerCase()}`,
+      branch: "feature",
+      provider: null,
+      pullRequestId: "1",
+      pullRequestNumber: "1",
+      pullRequestUrl: "",
+      pullRequestTitle: `${label} preview`,
+      pullRequestCommentId: null,
+      headSha: null,
+      domainId: null,
+      expiresAt: null,
+    })
+    .execute();
   const databases: Record<string, string> = {};
   for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
     const created = await platform.mutateOk(
@@ -461,6 +482,7 @@ async function makeServices(
     deploymentId,
     mountId,
     rollbackId,
+    previewDeploymentId,
     serviceId: applicationId,
     postgresId: databases.postgresId!,
     mysqlId: databases.mysqlId!,

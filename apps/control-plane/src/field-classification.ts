@@ -79,6 +79,8 @@ const TEMPLATES = `${CP}/templates/remote.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
+const PREVIEWS = `${CP}/previews/previews.test.ts`;
+const PREVIEWS_SERVED = `${CP}/previews/e2e.test.ts`;
 const SCHEDULE_RUNS = `${CP}/schedules/e2e.test.ts`;
 const REGISTRY = `${CP}/routers/registry.test.ts`;
 const DOMAIN = `${CP}/routers/domain.test.ts`;
@@ -288,9 +290,9 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     }),
     buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
     buildServerId: { kind: "applied", proof: `${CP}/deployments/build-server.test.ts` },
-    // Stored and shown until preview deployments land (their own issue).
-    ...shownOnly(
+    ...applied(
       "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewEnv previewBuildArgs previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewBuildSecrets previewCertificateType previewCustomCertResolver",
+      PREVIEWS,
     ),
     ...shownOnly("name description title subtitle enabled icon"),
   },
@@ -428,11 +430,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "host path port https certificateType customCertResolver certificate certificateKey serviceName stripPath internalPath customEntrypoint middlewares domainType applicationId composeId",
       DOMAIN,
     ),
-    previewDeploymentId: refused(DOMAIN, {
-      host: "walk-preview.example.com",
-      applicationId: "$applicationId",
-      previewDeploymentId: "preview-1",
-    }),
+    // A preview's host is made by the preview (previews.test.ts sends a real preview's id).
+    previewDeploymentId: refused(PREVIEWS),
   },
   "domain.byApplicationId": applied("applicationId", DOMAIN),
   "domain.byComposeId": applied("composeId", DOMAIN),
@@ -475,6 +474,17 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "rollback.rollback": applied("rollbackId", ROLLBACKS),
   "rollback.delete": applied("rollbackId", ROLLBACKS),
+  "previewDeployment.all": applied("applicationId", PREVIEWS),
+  "previewDeployment.one": applied("previewDeploymentId", PREVIEWS),
+  "previewDeployment.delete": applied("previewDeploymentId", PREVIEWS_SERVED),
+  "previewDeployment.redeploy": {
+    ...applied("previewDeploymentId", PREVIEWS),
+    ...shownOnly("title description"),
+  },
+  "previewDeployment.create": {
+    ...applied("applicationId branch", PREVIEWS),
+    ...shownOnly("title"),
+  },
   "schedule.create": {
     ...applied("applicationId composeId serverId scheduleType serviceName script", SCHEDULE),
     ...applied("cronExpression command shellType enabled timezone", SCHEDULE_RUNS),

@@ -60,6 +60,8 @@ export const tagDocs: Record<string, string> = {
     "Custom certificates of the organization: checked at save, key sealed, applied to a server's proxy TLS store.",
   rollback:
     "Rollbacks of applications: every successful deployment keeps its image and service spec, deployed again without a build.",
+  previewDeployment:
+    "Preview deployments: a service per pull or merge request (or branch) of an application with previews active, at a host under previewWildcard.",
   gitProvider: "The organization's Git provider connections of every kind, and their removal.",
   github: "GitHub App connections: installation tokens, repositories, branches and the push webhook.",
   gitlab:
@@ -760,6 +762,25 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "rollback.delete": {
     description: "Delete a rollback; its kept image is untagged on its server (the agent must answer).",
+  },
+  // previewDeployment
+  "previewDeployment.all": {
+    description:
+      "The application's previews, oldest first, each with its host (`domain`) and deployments; made by the providers' pull and merge request events.",
+  },
+  "previewDeployment.one": { description: "One preview with its host and deployments." },
+  "previewDeployment.delete": {
+    description:
+      "Delete a preview: its deployments stop, its Swarm service, Traefik file and host go, its request comment says so. Answers true.",
+  },
+  "previewDeployment.redeploy": {
+    description:
+      "Build and deploy a preview again through the deployment queue (its branch as stored). Answers true.",
+  },
+  "previewDeployment.create": {
+    description:
+      "Make a preview of a branch of the application's repository without a pull request: its host under previewWildcard, its service and first deployment (queued). Asking again for the same branch deploys it again.",
+    example: { applicationId: "app_123", branch: "feature/login" },
   },
   // gitProvider
   "gitProvider.getAll": {

@@ -23,7 +23,7 @@ export const INTERNAL_LABEL = "platform.internal";
 /** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
 export const ROLE_LABEL = "platform.role";
 
-export type ResourceKind = "application" | "database" | "compose" | "certificate";
+export type ResourceKind = "application" | "database" | "compose" | "certificate" | "preview";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
   return `${kind}:${id}`;
@@ -42,6 +42,11 @@ export function databaseOwner(organizationId: string, databaseId: string): Resou
 /** The owner of a compose stack's objects (its services, networks and volumes). */
 export function composeOwner(organizationId: string, composeId: string): ResourceOwner {
   return { organizationId, resource: resourceLabel("compose", composeId) };
+}
+
+/** The owner of a preview deployment's objects (its service, image and Traefik file). */
+export function previewOwner(organizationId: string, previewDeploymentId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("preview", previewDeploymentId) };
 }
 
 /** The holder of a stored certificate's proxy files (the certificates router). */

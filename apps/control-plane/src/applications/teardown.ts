@@ -10,6 +10,7 @@ import { removeUploads } from "../deployments/drop.ts";
 import { removeApplicationService } from "../deployments/runtime.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import { ApiError } from "../errors.ts";
+import { deleteApplicationPreviews } from "../previews/previews.ts";
 import { removeApplicationProxy } from "../proxy/sync.ts";
 import { listApplicationRollbacks, removeRollbacks } from "../rollbacks/rollbacks.ts";
 
@@ -20,6 +21,7 @@ export async function teardownApplication(
 ): Promise<void> {
   // No deployment may go on creating a service for an application that is gone.
   await dropWaitingDeployments(services, application.applicationId, reason);
+  await deleteApplicationPreviews(services, application.applicationId, reason);
   await stopRunningDeployment(services, application.applicationId, reason);
   await removeOwnService(services, application);
   await removeUploads(services, application.applicationId);

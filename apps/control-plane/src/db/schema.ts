@@ -216,6 +216,7 @@ export interface Database {
   backups: BackupTable;
   rollbacks: RollbackTable;
   schedules: ScheduleTable;
+  previewDeployments: PreviewDeploymentTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -488,6 +489,8 @@ export interface DomainTable {
   customEntrypoint: string | null;
   /** Extra Traefik middlewares (by name) of the serving router, in order. */
   middlewares: Generated<string[]>;
+  /** A preview's host (domainType preview): the preview it routes to. */
+  previewDeploymentId: Generated<string | null>;
   createdAt: Timestamp;
 }
 
@@ -561,7 +564,7 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
 /** The kinds of service a deployment can be of. */
-export type DeploymentTargetKind = "application" | "database" | "compose" | "schedule";
+export type DeploymentTargetKind = "application" | "database" | "compose" | "schedule" | "preview";
 
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
@@ -575,6 +578,7 @@ export interface DeploymentTable {
   composeId: string | null;
   /** A schedule's run (target kind schedule, schedules/runs.ts). */
   scheduleId: Generated<string | null>;
+  previewDeploymentId: Generated<string | null>;
   /**
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
@@ -684,6 +688,29 @@ export interface RollbackTable {
 }
 
 export type Rollback = Selectable<RollbackTable>;
+
+/** A preview of an application for one pull/merge request or branch (previews/). */
+export interface PreviewDeploymentTable {
+  previewDeploymentId: string;
+  applicationId: string;
+  appName: string;
+  branch: string;
+  /** github | gitlab | bitbucket | gitea; null for a preview made through the API. */
+  provider: string | null;
+  pullRequestId: string;
+  pullRequestNumber: string;
+  pullRequestUrl: string;
+  pullRequestTitle: string;
+  pullRequestCommentId: string | null;
+  /** The commit the last queued deployment builds (a redelivered event for it queues nothing). */
+  headSha: string | null;
+  previewStatus: Generated<DeploymentStatus>;
+  domainId: string | null;
+  createdAt: Timestamp;
+  expiresAt: string | null;
+}
+
+export type PreviewDeployment = Selectable<PreviewDeploymentTable>;
 
 /** An S3-compatible bucket of an organization (Dokploy's destination). */
 export interface DestinationTable {

@@ -9,7 +9,12 @@
  * job. A failure throws an Error whose message is the reason (already logged); no secret is
  * ever part of it.
  */
-import { applicationOwner, type BuildImageCommand, type RegistryAuth } from "@platform/agent-protocol";
+import {
+  applicationOwner,
+  type BuildImageCommand,
+  type RegistryAuth,
+  type ResourceOwner,
+} from "@platform/agent-protocol";
 import { listApplicationPorts } from "../applications/repository.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
@@ -87,16 +92,59 @@ function envRecord(text: string | null): Record<string, string> {
   return Object.fromEntries(parseEnv(text).map(({ key, value }) => [key, value]));
 }
 
+export type LoadedApplication = NonNullable<Awaited<ReturnType<typeof loadApplication>>>;
+
+/**
+ * What differs between an application's own deployment and a preview of it (previews/): the
+ * owner of what it creates, its build secrets, its ports and mounts, whether it keeps a
+ * rollback, and what runs once its service is deployed (a preview's Traefik file).
+ */
+export interface ApplicationVariant {
+  owner: ResourceOwner;
+  buildSecrets: string | null;
+  ports: Awaited<ReturnType<typeof listApplicationPorts>>;
+  mounts: Awaited<ReturnType<typeof serviceMountsOf>>;
+  keepRollback: boolean;
+  afterDeploy?(serverId: string, log: (line: string) => void): Promise<void>;
+}
+
 /** Builds and deploys; throws an Error whose message is the failure reason (already logged). */
 export async function runApplicationDeployment(
   services: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
+  return runApplicationVariant(services, run, async () => {
+    const app = await loadApplication(services, run.target.id);
+    if (!app) return fail("The application no longer exists");
+    return {
+      app,
+      variant: {
+        owner: applicationOwner(app.organizationId, app.applicationId),
+        buildSecrets: openApplicationSecret(services.secrets, "buildSecrets", app, app.buildSecretsSealed),
+        ports: await listApplicationPorts(services.db, app.applicationId),
+        mounts: await serviceMountsOf(services.db, "application", app.applicationId),
+        keepRollback: true,
+      },
+    };
+  });
+}
+
+/** The application (with its organization and inherited variables) a deployment builds. */
+export const loadDeployedApplication = loadApplication;
+
+/**
+ * Builds and deploys the application `load` answers (an application, or a preview's view of
+ * its application) as `variant` says; throws an Error whose message is the failure reason.
+ */
+export async function runApplicationVariant(
+  services: ServiceContext,
+  run: DeploymentRun,
+  load: () => Promise<{ app: LoadedApplication; variant: ApplicationVariant }>,
+): Promise<DeploymentOutcome> {
   const client = services.agents.client;
   return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     checkAborted();
-    const app = await loadApplication(services, run.target.id);
-    if (!app) return fail("The application no longer exists");
+    const { app, variant } = await load();
     if (app.serverId === null && services.config.edition === "cloud") {
       fail("The application has no server: set serverId (required on the cloud edition)");
     }
@@ -115,7 +163,7 @@ export async function runApplicationDeployment(
       (app.sourceType === "drop" ? await latestUpload(services, app.applicationId) : undefined);
     const source = await deploymentSourceOf(services, deployable, buildOn, archive);
     const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
-    const ports = await listApplicationPorts(services.db, app.applicationId);
+    const ports = variant.ports;
 
     let image: string;
     /** The image as the server names it (a build's local tag even when it was pushed). */
@@ -139,16 +187,14 @@ export async function runApplicationDeployment(
         secrets.push(
           ...sshKey.split(/\r?\n/).filter((line) => line.length >= 16 && !line.startsWith("-----")),
         );
-      const buildSecrets = envRecord(
-        openApplicationSecret(services.secrets, "buildSecrets", deployable, app.buildSecretsSealed),
-      );
+      const buildSecrets = envRecord(variant.buildSecrets);
       secrets.push(...Object.values(buildSecrets));
       const imageName = imageNameFor(app.appName, run.deploymentId);
       const command: BuildImageCommand = {
         ...source.source,
         jobId: run.deploymentId,
         logStreamId: `${run.deploymentId}-build`,
-        owner: applicationOwner(app.organizationId, app.applicationId),
+        owner: variant.owner,
         appName: app.appName,
         imageName,
         buildType: app.buildType,
@@ -245,26 +291,28 @@ export async function runApplicationDeployment(
     // mostly waiting for its tasks to start: holding a slot through it made a burst of prebuilt
     // images start two at a time (bench:burst). One deployment per application still holds.
     run.slot?.giveBack();
-    const mounts = await serviceMountsOf(services.db, "application", app.applicationId);
+    const mounts = variant.mounts;
     const spec = buildServiceSpec({ app, image, env, ports, mounts });
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     await deployServiceSpec(
       services,
       { ...run, slot: undefined },
       serverId,
-      { spec, registryAuth, owner: applicationOwner(app.organizationId, app.applicationId) },
+      { spec, registryAuth, owner: variant.owner },
       log,
     );
-    await recordRollback(services, {
-      deploymentId: run.deploymentId,
-      application: app,
-      serverId,
-      localImage,
-      pushed,
-      spec,
-      log,
-      secrets,
-    });
+    await variant.afterDeploy?.(serverId, log);
+    if (variant.keepRollback)
+      await recordRollback(services, {
+        deploymentId: run.deploymentId,
+        application: app,
+        serverId,
+        localImage,
+        pushed,
+        spec,
+        log,
+        secrets,
+      });
     log("Done");
     return outcome;
   });

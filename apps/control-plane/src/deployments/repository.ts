@@ -77,6 +77,7 @@ const TARGET_COLUMNS = {
   database: "databaseId",
   compose: "composeId",
   schedule: "scheduleId",
+  preview: "previewDeploymentId",
 } as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {
@@ -132,11 +133,17 @@ function inOrganization(db: Db, organizationId: string) {
       "schedules.applicationId",
     )
     .leftJoin("compose as scheduleCompose", "scheduleCompose.composeId", "schedules.composeId")
+    .leftJoin(
+      "previewDeployments",
+      "previewDeployments.previewDeploymentId",
+      "deployments.previewDeploymentId",
+    )
+    .leftJoin("applications as previewApps", "previewApps.applicationId", "previewDeployments.applicationId")
     .innerJoin("environments", (join) =>
       join.on(
         "environments.environmentId",
         "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, schedule_applications.environment_id, schedule_compose.environment_id)`,
+        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, schedule_applications.environment_id, schedule_compose.environment_id, preview_apps.environment_id)`,
       ),
     )
     .innerJoin("projects", "projects.projectId", "environments.projectId")
@@ -146,10 +153,10 @@ function inOrganization(db: Db, organizationId: string) {
       sql<string>`coalesce(schedules.application_id, schedules.compose_id, deployments.target_id)`.as(
         "serviceId",
       ),
-      sql<string>`coalesce(applications.name, database_services.name, compose.name, schedules.name)`.as(
+      sql<string>`coalesce(applications.name, database_services.name, compose.name, schedules.name, preview_apps.name)`.as(
         "serviceName",
       ),
-      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name, schedules.app_name)`.as(
+      sql<string>`coalesce(applications.app_name, database_services.app_name, compose.app_name, schedules.app_name, preview_deployments.app_name)`.as(
         "serviceAppName",
       ),
       sql<ServiceType>`case deployments.target_kind when 'database' then database_services.kind else deployments.target_kind end`.as(
@@ -161,7 +168,7 @@ function inOrganization(db: Db, organizationId: string) {
 }
 
 /** The kind of service a deployment belongs to. */
-export type ServiceType = "application" | DatabaseKind | "compose" | "schedule";
+export type ServiceType = "application" | DatabaseKind | "compose" | "schedule" | "preview";
 
 /** A deployment read for a caller, with its service and where the service sits. */
 export type LocatedDeployment = Deployment & {

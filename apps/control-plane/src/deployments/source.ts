@@ -138,7 +138,7 @@ export type RepositoryFields = Pick<
 type ProviderKind = ProviderRepositoryRef["kind"];
 
 /** The repository path and branch of a provider source. */
-function providerRepository(kind: ProviderKind, service: RepositoryFields) {
+export function providerRepository(kind: ProviderKind, service: RepositoryFields) {
   switch (kind) {
     case "github":
       return {

@@ -13,6 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
+import { loadPreviewTarget } from "../previews/previews.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "../rollbacks/rollbacks.ts";
 import { loadScheduleTarget } from "../schedules/runs.ts";
 import { recordEvent } from "./events.ts";
@@ -106,6 +107,7 @@ const TARGET_KINDS: Record<
   database: loadDatabaseTarget,
   compose: loadComposeTarget,
   schedule: loadScheduleTarget,
+  preview: loadPreviewTarget,
 };
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */

@@ -102,7 +102,7 @@ export function toDomainView(domain: Domain): z.input<typeof domainSchema> {
     domainType: domain.domainType,
     applicationId: domain.applicationId,
     composeId: domain.composeId,
-    previewDeploymentId: null,
+    previewDeploymentId: domain.previewDeploymentId,
     serviceName: domain.serviceName,
     uniqueConfigKey: String(domain.uniqueConfigKey),
     stripPath: domain.stripPath,

@@ -15,7 +15,7 @@ import { createPrivateKey } from "node:crypto";
 import { importPKCS8, SignJWT } from "jose";
 import type { ServiceContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
-import { providerFetch } from "./http.ts";
+import { type ProviderRequest, providerFetch } from "./http.ts";
 import { openSecrets, type ProviderRecord, updateProvider } from "./repository.ts";
 
 export interface RepositoryView {
@@ -434,4 +434,41 @@ export async function cloneCredentials(
       throw badRequest("The Bitbucket provider has neither an API token nor an app password");
     }
   }
+}
+
+// ---------------------------------------------------------------- any call
+
+/**
+ * One call to the provider's REST API with its credentials: `path` below the API base (GitHub's
+ * API URL, GitLab's and Gitea's host with /api/v4 or /api/v1 in `path`, Bitbucket's /2.0).
+ */
+export async function providerApiCall(
+  services: ServiceContext,
+  provider: ProviderRecord,
+  path: string,
+  request: ProviderRequest = {},
+) {
+  const kind = provider.row.providerType;
+  let base: string;
+  let authorization: string;
+  switch (kind) {
+    case "github":
+      base = githubApiBase(services);
+      authorization = `Bearer ${await githubInstallationToken(services, provider)}`;
+      break;
+    case "gitlab":
+    case "gitea":
+      base = oauthApiBase(provider);
+      authorization = `Bearer ${await oauthAccessToken(services, provider)}`;
+      break;
+    case "bitbucket":
+      base = services.config.bitbucketApiUrl;
+      authorization = bitbucketApiAuth(services, provider);
+      break;
+  }
+  const names = { github: "GitHub", gitlab: "GitLab", gitea: "Gitea", bitbucket: "Bitbucket" } as const;
+  return providerFetch(services, provider.row.organizationId, names[kind], `${base}${path}`, {
+    ...request,
+    headers: { authorization, ...request.headers },
+  });
 }

@@ -14,11 +14,13 @@ const TIMEOUT_MS = 15_000;
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface ProviderRequest {
-  method?: "GET" | "POST";
+  method?: "GET" | "POST" | "PUT" | "PATCH";
   headers?: Record<string, string>;
   /** A JSON body, or form fields (application/x-www-form-urlencoded). */
   json?: unknown;
   form?: Record<string, string>;
+  /** Error statuses answered as they are instead of thrown (404: "not a collaborator"). */
+  acceptStatus?: number[];
 }
 
 export interface ProviderAnswer {
@@ -123,7 +125,7 @@ export async function providerFetch(
   } catch {
     // Not JSON: kept as text for the error message below.
   }
-  if (!response.ok) {
+  if (!response.ok && !request.acceptStatus?.includes(response.status)) {
     const detail =
       parsed && typeof parsed === "object" && "message" in parsed && typeof parsed.message === "string"
         ? `: ${parsed.message.slice(0, 200)}`

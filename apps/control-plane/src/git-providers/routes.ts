@@ -93,6 +93,7 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
   if (isPullRequestEvent("github", event)) {
     const message = await onPullRequestEvent(services, {
       provider: "github",
+      event,
       payload,
       applicationIds: applications.map((app) => app.applicationId),
     });
@@ -187,6 +188,7 @@ async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
   if (isPullRequestEvent("gitlab", event)) {
     const message = await onPullRequestEvent(services, {
       provider: "gitlab",
+      event,
       payload,
       applicationIds: applications.map((app) => app.applicationId),
     });

@@ -100,7 +100,7 @@ export function invalidTraefikConfig(issues: ConfigIssue[]): ApiError {
 }
 
 /** The configuration of an application with these rows (null: no domain). */
-function applicationConfig(
+export function applicationConfig(
   appName: string,
   domains: Domain[],
   credentials: { username: string; passwordHash: string }[],

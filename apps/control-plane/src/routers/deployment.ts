@@ -24,6 +24,7 @@ import {
 } from "../deployments/repository.ts";
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
+import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
   grantsOf,
@@ -85,7 +86,7 @@ export const queueJobSchema = z.object({
   deploymentId: z.string(),
   title: z.string(),
   /** application, compose, or the database service's kind. */
-  serviceType: z.enum(["application", "compose", "schedule", ...databaseKinds]),
+  serviceType: z.enum(["application", "compose", "schedule", "preview", ...databaseKinds]),
   /** Null for a database service's job. */
   applicationId: z.string().nullable(),
   /** Null for an application's job. */
@@ -162,6 +163,12 @@ async function scheduleDeployments(services: ServiceContext, caller: Caller, sch
   return (await listTargetDeployments(services.db, schedule.scheduleId)).map(toDeploymentView);
 }
 
+/** A preview deployment's runs (404 unless the caller may reach its application). */
+async function previewDeployments(services: ServiceContext, caller: Caller, previewDeploymentId: string) {
+  await loadCallerPreview(services, caller, previewDeploymentId);
+  return (await listTargetDeployments(services.db, previewDeploymentId)).map(toDeploymentView);
+}
+
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
@@ -204,7 +211,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, server, schedule and the five database kinds)",
+      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
@@ -214,6 +221,7 @@ export const deploymentRouter = defineRouter("deployment", {
       if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
       if (input.type === "compose") return composeDeployments(services, caller, input.id);
       if (input.type === "schedule") return scheduleDeployments(services, caller, input.id);
+      if (input.type === "previewDeployment") return previewDeployments(services, caller, input.id);
       return [];
     },
   }),

@@ -41,6 +41,7 @@ import {
 } from "../domains/schemas.ts";
 import { checkUserDomainRouting } from "../domains/user-traefik-config.ts";
 import { badRequest, notFound } from "../errors.ts";
+import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
@@ -339,6 +340,12 @@ export const domainRouter = defineRouter("domain", {
     input: createDomainInput,
     output: domainSchema,
     handler: async ({ services, caller, input }) => {
+      if (input.previewDeploymentId) {
+        // Another organization's (or an unseen) application or preview is a 404 before the refusal says why.
+        if (input.applicationId) await loadApplication(services, caller, input.applicationId);
+        await loadCallerPreview(services, caller, input.previewDeploymentId);
+        throw field("previewDeploymentId", "preview domains are made by preview deployments");
+      }
       if (input.domainType === "preview") {
         throw field("domainType", "preview domains are made by preview deployments");
       }

@@ -25,6 +25,7 @@ import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
+import { previewDeploymentRouter } from "./preview-deployment.ts";
 import { projectRouter } from "./project.ts";
 import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
@@ -58,6 +59,7 @@ export const allRouters: RouterDef[] = [
   redirectsRouter,
   certificatesRouter,
   rollbackRouter,
+  previewDeploymentRouter,
   postgresRouter,
   mysqlRouter,
   mariadbRouter,

@@ -1,14 +1,19 @@
 /**
  * Pull-request events (spec 6.2, preview deployments). Every provider's pull-request event is
- * verified like a push (signature or token) and handed to `onPullRequestEvent`; preview
- * deployments are a later issue, which fills this hook. Until then it records nothing and the
- * webhook answers 200 "ignored: previews not enabled" (docs/decisions.md).
+ * verified like a push (signature or token) and handed to `onPullRequestEvent`, which makes,
+ * updates or deletes the previews of the applications it concerns (previews/). When none of them
+ * has previews active, the answer is 200 "ignored: previews not enabled" and nothing is read.
  */
 import type { ServiceContext } from "../context.ts";
-import type { WebhookProvider } from "./payload.ts";
+import { ApiError } from "../errors.ts";
+import { parsePullRequestEvent } from "../previews/events.ts";
+import { handlePullRequestChange } from "../previews/previews.ts";
+import { PayloadError, type WebhookProvider } from "./payload.ts";
 
 export interface PullRequestEvent {
   provider: WebhookProvider;
+  /** The event's name as the provider's header says it (Bitbucket's tells the action). */
+  event: string;
   /** The verified payload, as the provider sent it. */
   payload: unknown;
   /** Applications the event concerns (the one of a per-application webhook, or a GitHub App's matches). */
@@ -33,9 +38,27 @@ export function isPullRequestEvent(provider: WebhookProvider, event: string): bo
 /** Test seam: every verified pull-request event passes here (tests observe the calls). */
 export const pullRequestHook = {
   calls: 0,
-  /** The preview issue replaces this with preview deployments; answers the webhook's message. */
-  async handle(_services: ServiceContext, _event: PullRequestEvent): Promise<string> {
-    return PREVIEWS_NOT_ENABLED;
+  async handle(services: ServiceContext, event: PullRequestEvent): Promise<string> {
+    if (event.applicationIds.length === 0) return PREVIEWS_NOT_ENABLED;
+    const active = await services.db
+      .selectFrom("applications")
+      .select("applicationId")
+      .where("applicationId", "in", event.applicationIds)
+      .where("isPreviewDeploymentsActive", "=", true)
+      .execute();
+    if (active.length === 0) return PREVIEWS_NOT_ENABLED;
+    let change: ReturnType<typeof parsePullRequestEvent>;
+    try {
+      change = parsePullRequestEvent(event.provider, event.event, event.payload);
+    } catch (error) {
+      if (!(error instanceof PayloadError)) throw error;
+      throw new ApiError("BAD_REQUEST", `Invalid webhook body: ${error.message}`, { fields: [error.field] });
+    }
+    return handlePullRequestChange(services, {
+      provider: event.provider,
+      change,
+      applicationIds: active.map((row) => row.applicationId),
+    });
   },
 };
 

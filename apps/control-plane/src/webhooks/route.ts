@@ -148,6 +148,7 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
       }
       const message = await onPullRequestEvent(services, {
         provider,
+        event: ignoredEvent,
         payload,
         applicationIds: [application.applicationId],
       });

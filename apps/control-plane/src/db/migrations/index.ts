@@ -38,6 +38,7 @@ import * as rollbacks from "./20261128-70-rollbacks.ts";
 import * as deploymentBuildServer from "./20261129-20-deployment-build-server.ts";
 import * as composeRollbacks from "./20261129-30-compose-rollbacks.ts";
 import * as schedules from "./20261129-50-schedules.ts";
+import * as previews from "./20261129-60-previews.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
   "20261129-20-deployment-build-server": deploymentBuildServer,
   "20261129-30-compose-rollbacks": composeRollbacks,
   "20261129-50-schedules": schedules,
+  "20261129-60-previews": previews,
 };

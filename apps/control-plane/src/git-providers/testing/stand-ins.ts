@@ -26,6 +26,10 @@ export interface StandIn {
   token: string;
   /** Requests seen, as "METHOD path". */
   requests: string[];
+  /** Comments on pull/merge requests by id: the request's number and every body it had, in order. */
+  comments: Map<string, { number: string; bodies: string[] }>;
+  /** Users the repository's collaborator check accepts (login, GitLab user id, Bitbucket uuid). */
+  collaborators: Set<string>;
   close(): Promise<void>;
 }
 
@@ -78,6 +82,8 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
   });
   const state = { token: options.token };
   const requests: string[] = [];
+  const comments = new Map<string, { number: string; bodies: string[] }>();
+  const collaborators = new Set<string>();
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { "content-type": "application/json" });
     res.end(JSON.stringify(body));
@@ -222,7 +228,82 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
         });
       }
     }
+    const commented = await commentApi(req, res, p);
+    if (commented) return;
     json(res, 404, { message: "Not Found" });
+  }
+
+  /**
+   * Request comments and the collaborator check, as each provider documents them (GitHub and
+   * Gitea: issue comments and collaborators; GitLab: merge request notes and project members;
+   * Bitbucket: pull request comments and repository user permissions), for acme/web.
+   */
+  async function commentApi(req: IncomingMessage, res: ServerResponse, p: string): Promise<boolean> {
+    const m = req.method;
+    const patterns: Record<Kind, { create: RegExp; edit: RegExp; member: RegExp }> = {
+      github: {
+        create: /^\/repos\/acme\/web\/issues\/(\d+)\/comments$/,
+        edit: /^\/repos\/acme\/web\/issues\/comments\/(\d+)$/,
+        member: /^\/repos\/acme\/web\/collaborators\/([^/]+)$/,
+      },
+      gitea: {
+        create: /^\/api\/v1\/repos\/acme\/web\/issues\/(\d+)\/comments$/,
+        edit: /^\/api\/v1\/repos\/acme\/web\/issues\/comments\/(\d+)$/,
+        member: /^\/api\/v1\/repos\/acme\/web\/collaborators\/([^/]+)$/,
+      },
+      gitlab: {
+        create: /^\/api\/v4\/projects\/(?:7|acme%2Fweb)\/merge_requests\/(\d+)\/notes$/,
+        edit: /^\/api\/v4\/projects\/(?:7|acme%2Fweb)\/merge_requests\/\d+\/notes\/(\d+)$/,
+        member: /^\/api\/v4\/projects\/(?:7|acme%2Fweb)\/members\/all\/([^/]+)$/,
+      },
+      bitbucket: {
+        create: /^\/2\.0\/repositories\/acme\/web\/pullrequests\/(\d+)\/comments$/,
+        edit: /^\/2\.0\/repositories\/acme\/web\/pullrequests\/\d+\/comments\/(\d+)$/,
+        member: /^\/2\.0\/repositories\/acme\/web\/permissions-config\/users\/([^/]+)$/,
+      },
+    };
+    const pattern = patterns[options.kind];
+    const bodyOf = async () => {
+      const raw = JSON.parse(await readBody(req)) as { body?: string; content?: { raw?: string } };
+      return options.kind === "bitbucket" ? (raw.content?.raw ?? "") : (raw.body ?? "");
+    };
+    const create = pattern.create.exec(p);
+    if (m === "POST" && create) {
+      const id = String(comments.size + 1001);
+      comments.set(id, { number: create[1]!, bodies: [await bodyOf()] });
+      json(res, 201, { id: Number(id) });
+      return true;
+    }
+    const edit = pattern.edit.exec(p);
+    const editMethod = options.kind === "gitlab" || options.kind === "bitbucket" ? "PUT" : "PATCH";
+    if (m === editMethod && edit) {
+      const comment = comments.get(edit[1]!);
+      if (!comment) {
+        json(res, 404, { message: "Not Found" });
+        return true;
+      }
+      comment.bodies.push(await bodyOf());
+      json(res, 200, { id: Number(edit[1]) });
+      return true;
+    }
+    const member = pattern.member.exec(p);
+    if (m === "GET" && member) {
+      const user = decodeURIComponent(member[1]!);
+      if (!collaborators.has(user)) {
+        json(res, 404, { message: "Not Found" });
+        return true;
+      }
+      if (options.kind === "github" || options.kind === "gitea") {
+        res.writeHead(204);
+        res.end();
+      } else if (options.kind === "gitlab") {
+        json(res, 200, { id: Number(user), access_level: 30 });
+      } else {
+        json(res, 200, { permission: "write", user: { uuid: user } });
+      }
+      return true;
+    }
+    return false;
   }
 
   const gitUrl = new URL(git.baseUrl);
@@ -260,6 +341,8 @@ export async function startStandIn(options: StandInOptions): Promise<StandIn> {
       return state.token;
     },
     requests,
+    comments,
+    collaborators,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
