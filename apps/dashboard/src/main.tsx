@@ -1,0 +1,534 @@
+/**
+ * The web dashboard (issue 29): a client of the public API, served by the control plane at `/`.
+ * Pages (hash routes, so any path under / serves this one file): sign-in (or the first
+ * registration), projects, a project's environments and services, an application with its
+ * deployments, live log and domains.
+ */
+import { render } from "preact";
+import { useCallback, useEffect, useState } from "preact/hooks";
+import {
+  ApiFailure,
+  type Application,
+  type Deployment,
+  type Domain,
+  type Environment,
+  isSignedIn,
+  mutate,
+  type Project,
+  query,
+  type User,
+  whenSignedOut,
+} from "./api.ts";
+import { LiveLog } from "./log.tsx";
+import "./app.css";
+
+// ---- routing -------------------------------------------------------------------------------
+
+function currentRoute(): string[] {
+  return location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+}
+
+function useRoute(): string[] {
+  const [route, setRoute] = useState(currentRoute);
+  useEffect(() => {
+    const changed = () => setRoute(currentRoute());
+    addEventListener("hashchange", changed);
+    return () => removeEventListener("hashchange", changed);
+  }, []);
+  return route;
+}
+
+const href = (...parts: string[]) => `#/${parts.map(encodeURIComponent).join("/")}`;
+
+// ---- shared pieces -------------------------------------------------------------------------
+
+/** Loads once per key; `reload` asks again. */
+function useLoad<T>(load: () => Promise<T>, key: string) {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((previous) => ({ ...previous, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (error: Error) => live && setState({ error: error.message, loading: false }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [key, round]);
+  return { ...state, reload: useCallback(() => setRound((n) => n + 1), []) };
+}
+
+function ErrorText({ error }: { error: string | undefined }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** A form whose submit runs `action` and shows its failure. */
+function useSubmit(action: () => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const onSubmit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, onSubmit };
+}
+
+function Status({ value }: { value: string | undefined }) {
+  return <span class={`badge status-${value ?? "idle"}`}>{value ?? "idle"}</span>;
+}
+
+// ---- theme ---------------------------------------------------------------------------------
+
+function storedTheme(): "light" | "dark" | null {
+  const theme = localStorage.getItem("platform-theme");
+  return theme === "light" || theme === "dark" ? theme : null;
+}
+
+function applyTheme(theme: "light" | "dark" | null) {
+  if (theme) document.documentElement.dataset.theme = theme;
+  else delete document.documentElement.dataset.theme;
+}
+
+function ThemeToggle() {
+  const [theme, setTheme] = useState(storedTheme);
+  const dark = (theme ?? (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")) === "dark";
+  const toggle = () => {
+    const next = dark ? "light" : "dark";
+    localStorage.setItem("platform-theme", next);
+    applyTheme(next);
+    setTheme(next);
+  };
+  return (
+    <button type="button" class="ghost" onClick={toggle} aria-pressed={dark}>
+      Dark theme
+    </button>
+  );
+}
+
+// ---- sign-in -------------------------------------------------------------------------------
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const firstRun = document.documentElement.dataset.firstRun === "true";
+  const [register, setRegister] = useState(firstRun);
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [name, setName] = useState("");
+  const { busy, error, onSubmit } = useSubmit(async () => {
+    if (register)
+      await mutate("auth.register", { email, password, name: name.trim() || email.split("@")[0] });
+    else await mutate("auth.login", { email, password });
+    document.documentElement.dataset.firstRun = "false";
+    onSignedIn();
+  });
+  const title = register ? "Create the first account" : "Sign in";
+  return (
+    <main class="signin">
+      <h1>Platform</h1>
+      <form onSubmit={onSubmit} aria-labelledby="signin-title" class="card">
+        <h2 id="signin-title">{title}</h2>
+        {register && <p class="muted">No one has an account yet: the first account owns this instance.</p>}
+        <label>
+          Email
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            name="password"
+            autocomplete={register ? "new-password" : "current-password"}
+            required
+            minLength={register ? 8 : 1}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </label>
+        {register && (
+          <label>
+            Your name
+            <input
+              type="text"
+              name="name"
+              autocomplete="name"
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+          </label>
+        )}
+        <ErrorText error={error} />
+        <button type="submit" disabled={busy}>
+          {register ? "Create account" : "Sign in"}
+        </button>
+        <button type="button" class="link" onClick={() => setRegister(!register)}>
+          {register ? "I have an account: sign in" : "Register with an invitation"}
+        </button>
+      </form>
+    </main>
+  );
+}
+
+// ---- projects ------------------------------------------------------------------------------
+
+function serviceCount(environment: Environment): number {
+  return (
+    environment.applications.length +
+    environment.postgres.length +
+    environment.mysql.length +
+    environment.mariadb.length +
+    environment.mongo.length +
+    environment.redis.length +
+    environment.compose.length
+  );
+}
+
+function Projects() {
+  const projects = useLoad(() => query<Project[]>("project.all"), "projects");
+  const [search, setSearch] = useState("");
+  const [name, setName] = useState("");
+  const create = useSubmit(async () => {
+    const created = await mutate<{ project: Project }>("project.create", { name });
+    location.hash = href("project", created.project.projectId);
+  });
+  const needle = search.trim().toLowerCase();
+  const shown = (projects.data ?? []).filter((p) => p.name.toLowerCase().includes(needle));
+  return (
+    <>
+      <h1>Projects</h1>
+      <div class="row">
+        <label>
+          Search projects{" "}
+          <input type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+        </label>
+      </div>
+      <ErrorText error={projects.error} />
+      {projects.data && shown.length === 0 && <p class="muted">No project yet.</p>}
+      <ul class="cards" aria-label="Projects">
+        {shown.map((project) => (
+          <li key={project.projectId} class="card">
+            <a href={href("project", project.projectId)} class="title">
+              {project.name}
+            </a>
+            {project.description && <p class="muted">{project.description}</p>}
+            <p class="muted">
+              {project.environments.length} environment{project.environments.length === 1 ? "" : "s"},{" "}
+              {project.environments.reduce((n, e) => n + serviceCount(e), 0)} services
+            </p>
+          </li>
+        ))}
+      </ul>
+      <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="new-project">
+        <h2 id="new-project">New project</h2>
+        <label>
+          Project name
+          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={create.busy}>
+          Create project
+        </button>
+        <ErrorText error={create.error} />
+      </form>
+    </>
+  );
+}
+
+const DATABASE_KINDS = [
+  ["postgres", "postgresId", "PostgreSQL"],
+  ["mysql", "mysqlId", "MySQL"],
+  ["mariadb", "mariadbId", "MariaDB"],
+  ["mongo", "mongoId", "MongoDB"],
+  ["redis", "redisId", "Redis"],
+] as const;
+
+function EnvironmentServices({ environment }: { environment: Environment }) {
+  const [name, setName] = useState("");
+  const [image, setImage] = useState("");
+  const create = useSubmit(async () => {
+    const application = await mutate<Application>("application.create", {
+      name,
+      environmentId: environment.environmentId,
+    });
+    await mutate("application.saveDockerProvider", {
+      applicationId: application.applicationId,
+      dockerImage: image,
+    });
+    location.hash = href("application", application.applicationId);
+  });
+  const formId = `new-app-${environment.environmentId}`;
+  return (
+    <section class="card" aria-labelledby={`env-${environment.environmentId}`}>
+      <h2 id={`env-${environment.environmentId}`}>Environment {environment.name}</h2>
+      <ul class="services" aria-label={`Services of ${environment.name}`}>
+        {environment.applications.map((app) => (
+          <li key={String(app.applicationId)}>
+            <a href={href("application", String(app.applicationId))}>{app.name}</a>{" "}
+            <span class="muted">application</span> <Status value={app.applicationStatus} />
+          </li>
+        ))}
+        {DATABASE_KINDS.flatMap(([kind, idField, label]) =>
+          environment[kind].map((db) => (
+            <li key={String(db[idField])}>
+              {db.name} <span class="muted">{label}</span> <Status value={db.applicationStatus} />
+            </li>
+          )),
+        )}
+        {environment.compose.map((compose) => (
+          <li key={String(compose.composeId)}>
+            {compose.name} <span class="muted">compose</span> <Status value={compose.composeStatus} />
+          </li>
+        ))}
+        {serviceCount(environment) === 0 && <li class="muted">No service yet.</li>}
+      </ul>
+      <form onSubmit={create.onSubmit} class="inline" aria-labelledby={formId}>
+        <h3 id={formId}>New application from a Docker image</h3>
+        <label>
+          Application name
+          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <label>
+          Docker image
+          <input
+            required
+            placeholder="nginx:alpine"
+            value={image}
+            onInput={(e) => setImage(e.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" disabled={create.busy}>
+          Create application
+        </button>
+        <ErrorText error={create.error} />
+      </form>
+    </section>
+  );
+}
+
+function ProjectPage({ projectId }: { projectId: string }) {
+  const project = useLoad(() => query<Project>("project.one", { projectId }), projectId);
+  return (
+    <>
+      <nav aria-label="Breadcrumb" class="crumbs">
+        <a href={href()}>Projects</a> / <span aria-current="page">{project.data?.name ?? "…"}</span>
+      </nav>
+      <h1>{project.data?.name ?? "Project"}</h1>
+      <ErrorText error={project.error} />
+      {project.data?.environments.map((environment) => (
+        <EnvironmentServices key={environment.environmentId} environment={environment} />
+      ))}
+    </>
+  );
+}
+
+// ---- application ---------------------------------------------------------------------------
+
+function Domains({ applicationId }: { applicationId: string }) {
+  const domains = useLoad(() => query<Domain[]>("domain.byApplicationId", { applicationId }), applicationId);
+  const [host, setHost] = useState("");
+  const [port, setPort] = useState("80");
+  const [https, setHttps] = useState(false);
+  const add = useSubmit(async () => {
+    await mutate("domain.create", { applicationId, host, port: Number(port), https });
+    setHost("");
+    domains.reload();
+  });
+  return (
+    <section class="card" aria-labelledby="domains-title">
+      <h2 id="domains-title">Domains</h2>
+      <ErrorText error={domains.error} />
+      <ul aria-label="Domains" class="services">
+        {domains.data?.map((domain) => (
+          <li key={domain.domainId}>
+            {domain.https ? "https" : "http"}://{domain.host}
+            {domain.path && domain.path !== "/" ? domain.path : ""}{" "}
+            <span class="muted">→ port {domain.port ?? "default"}</span>
+          </li>
+        ))}
+        {domains.data?.length === 0 && <li class="muted">No domain yet.</li>}
+      </ul>
+      <form onSubmit={add.onSubmit} class="inline" aria-label="Add a domain">
+        <label>
+          Host
+          <input
+            required
+            placeholder="app.example.com"
+            value={host}
+            onInput={(e) => setHost(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Container port
+          <input
+            type="number"
+            min={1}
+            max={65535}
+            required
+            value={port}
+            onInput={(e) => setPort(e.currentTarget.value)}
+          />
+        </label>
+        <label class="check">
+          <input type="checkbox" checked={https} onChange={(e) => setHttps(e.currentTarget.checked)} /> HTTPS
+        </label>
+        <button type="submit" disabled={add.busy}>
+          Add domain
+        </button>
+        <ErrorText error={add.error} />
+      </form>
+    </section>
+  );
+}
+
+function ApplicationPage({ applicationId }: { applicationId: string }) {
+  const application = useLoad(() => query<Application>("application.one", { applicationId }), applicationId);
+  const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
+  const [watching, setWatching] = useState<string>();
+  const deploy = useSubmit(async () => {
+    const { deploymentId } = await mutate<{ deploymentId: string }>("application.deploy", { applicationId });
+    setWatching(deploymentId);
+    deployments.reload();
+  });
+  const app = application.data;
+  const shownLog = watching ?? deployments.data?.[0]?.deploymentId;
+  return (
+    <>
+      <nav aria-label="Breadcrumb" class="crumbs">
+        <a href={href()}>Projects</a> / <span aria-current="page">{app?.name ?? "…"}</span>
+      </nav>
+      <h1>
+        {app?.name ?? "Application"} <Status value={app?.applicationStatus} />
+      </h1>
+      <ErrorText error={application.error} />
+      {app && (
+        <p class="muted">
+          {app.appName} ·{" "}
+          {app.sourceType === "docker" ? `image ${app.dockerImage ?? "not set"}` : app.sourceType}
+        </p>
+      )}
+      <form onSubmit={deploy.onSubmit} class="row">
+        <button type="submit" disabled={deploy.busy}>
+          Deploy
+        </button>
+        <ErrorText error={deploy.error} />
+      </form>
+      <section class="card" aria-labelledby="deployments-title">
+        <h2 id="deployments-title">Deployments</h2>
+        <ErrorText error={deployments.error} />
+        <ul class="services" aria-label="Deployments">
+          {deployments.data?.map((d) => (
+            <li key={d.deploymentId}>
+              <button
+                type="button"
+                class="link"
+                aria-pressed={d.deploymentId === shownLog}
+                onClick={() => setWatching(d.deploymentId)}
+              >
+                {d.title}
+              </button>{" "}
+              <Status value={d.status} /> <span class="muted">{new Date(d.createdAt).toLocaleString()}</span>
+              {d.status === "error" && d.errorMessage && <span class="error-inline"> {d.errorMessage}</span>}
+            </li>
+          ))}
+          {deployments.data?.length === 0 && <li class="muted">Not deployed yet.</li>}
+        </ul>
+        {shownLog && (
+          <LiveLog
+            deploymentId={shownLog}
+            onEnd={() => {
+              deployments.reload();
+              application.reload();
+            }}
+          />
+        )}
+      </section>
+      <Domains applicationId={applicationId} />
+    </>
+  );
+}
+
+// ---- shell ---------------------------------------------------------------------------------
+
+function App() {
+  const [signedIn, setSignedIn] = useState(isSignedIn);
+  const [user, setUser] = useState<User>();
+  const route = useRoute();
+  useEffect(() => whenSignedOut(() => setSignedIn(false)), []);
+  useEffect(() => {
+    if (!signedIn) return;
+    query<User>("user.get").then(setUser, (error) => {
+      if (!(error instanceof ApiFailure && error.status === 401)) console.error(error);
+    });
+  }, [signedIn]);
+
+  if (!signedIn) {
+    return (
+      <SignIn
+        onSignedIn={() => {
+          location.hash = href();
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
+  const logout = async () => {
+    await mutate("auth.logout").catch(() => {});
+    setUser(undefined);
+    setSignedIn(false);
+  };
+  const [page, id] = route;
+  return (
+    <>
+      <a href="#main" class="skip">
+        Skip to content
+      </a>
+      <header class="top">
+        <a href={href()} class="brand">
+          Platform
+        </a>
+        <nav aria-label="Main">
+          <a href={href()} aria-current={page === undefined ? "page" : undefined}>
+            Projects
+          </a>
+          <a href="/api/docs">API</a>
+        </nav>
+        <span class="spacer" />
+        {user && <span class="muted">{user.email}</span>}
+        <ThemeToggle />
+        <button type="button" class="ghost" onClick={logout}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">
+        {page === "project" && id ? (
+          <ProjectPage projectId={id} />
+        ) : page === "application" && id ? (
+          <ApplicationPage applicationId={id} />
+        ) : (
+          <Projects />
+        )}
+      </main>
+    </>
+  );
+}
+
+applyTheme(storedTheme());
+render(<App />, document.getElementById("app")!);
