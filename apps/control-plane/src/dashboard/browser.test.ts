@@ -1,0 +1,200 @@
+/**
+ * The dashboard in a real browser (issue 29): Debian's chromium, headless and offline (every
+ * request that is not to this control plane is refused and recorded), walks a new user through
+ * registration → a project → an application from a local test image → deploy and its live log
+ * until it is done → a domain, listed → sign out and sign in again with the keyboard. axe-core
+ * checks every page visited (light and dark themes) for serious or critical violations; a
+ * screenshot of each step is kept in test-artifacts/dashboard (gitignored). The page's CSP is
+ * never violated, the session cookie is HttpOnly and SameSite=Strict (plain http on 127.0.0.1,
+ * so not Secure), and a mutation the page sends without its CSRF token is a 403.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { serve } from "@hono/node-server";
+import { removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
+import { SESSION_COOKIE } from "../auth/cookie-session.ts";
+import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+
+const CHROMIUM = process.env.PLATFORM_TEST_CHROMIUM ?? "/usr/bin/chromium";
+/** A local image whose default command serves HTTP on port 80 (scripts/build-static-test-image.sh). */
+const IMAGE = "platform-test/static-httpd:latest";
+const ARTIFACTS = fileURLToPath(new URL("../../../../test-artifacts/dashboard/", import.meta.url));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+let platform: TestPlatform;
+let server: ReturnType<typeof serve>;
+let base: string;
+let browser: Browser;
+let mainDirectory: string;
+const appNames: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/test-env.sh does it)`);
+  }
+  await requireDocker();
+  await buildDashboard();
+  mkdirSync(ARTIFACTS, { recursive: true });
+  mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-e2e-"));
+  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+  server = serve({ fetch: platform.app.fetch, hostname: "127.0.0.1", port: 0 });
+  await new Promise((resolve) => server.once("listening", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+    ],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => server?.close(resolve));
+  await removeDeployedApps(appNames);
+  await platform?.close();
+  if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
+}, 120_000);
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function checkAccessibility(page: Page, step: string) {
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, `axe-core at step ${step}`).toEqual([]);
+}
+
+let stepNumber = 0;
+async function step(page: Page, name: string) {
+  stepNumber += 1;
+  await checkAccessibility(page, name);
+  await page.screenshot({
+    path: path.join(ARTIFACTS, `${String(stepNumber).padStart(2, "0")}-${name}.png`),
+    fullPage: true,
+  });
+}
+
+describe("the dashboard in headless chromium", () => {
+  it("register → project → application from a local image → deploy with its live log → domain; all offline, accessible, under the CSP", async () => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    // axe-core is added by the browser itself on each document (the CSP refuses page scripts).
+    await context.addInitScript({ content: AXE_SOURCE });
+    const page = await context.newPage();
+    const elsewhere: string[] = [];
+    await page.route("**/*", (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${base}/`)) return route.continue();
+      elsewhere.push(url);
+      return route.abort();
+    });
+    const problems: string[] = [];
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/the server responded with a status of 4\d\d/.test(message.text()))
+        problems.push(message.text());
+    });
+
+    // The first visit: no user yet, the form registers the first one; Enter submits it.
+    const first = await page.goto(`${base}/`);
+    expect(first?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    await page.getByRole("heading", { name: "Create the first account" }).waitFor();
+    await step(page, "register");
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.getByLabel("Your name").fill("Owner");
+    await page.getByLabel("Password").fill("correct-horse-battery");
+    await page.getByLabel("Password").press("Enter");
+    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await step(page, "projects-empty");
+
+    const [session] = (await context.cookies()).filter((cookie) => cookie.name === SESSION_COOKIE);
+    expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", secure: false });
+    // The page's own fetch, without the CSRF token: refused.
+    const forged = await page.evaluate(async () => {
+      const response = await fetch("/api/project.create", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "Forged" }),
+      });
+      return response.status;
+    });
+    expect(forged).toBe(403);
+
+    await page.getByRole("textbox", { name: "Project name" }).fill("Shop");
+    await page.getByRole("button", { name: "Create project" }).click();
+    await page.getByRole("heading", { name: "Environment production" }).waitFor();
+    await step(page, "project");
+
+    await page.getByRole("textbox", { name: "Application name" }).fill("Web");
+    await page.getByRole("textbox", { name: "Docker image" }).fill(IMAGE);
+    await page.getByRole("button", { name: "Create application" }).click();
+    await page.getByRole("button", { name: "Deploy" }).waitFor();
+    const application = await platform.services.db
+      .selectFrom("applications")
+      .select(["appName", "dockerImage"])
+      .executeTakeFirstOrThrow();
+    appNames.push(application.appName);
+    expect(application.dockerImage).toBe(IMAGE);
+    await step(page, "application");
+
+    await page.getByRole("button", { name: "Deploy" }).click();
+    await page.getByRole("log").waitFor();
+    await page.locator('.log-status[data-status="done"]').waitFor({ timeout: 180_000 });
+    const lines = await page.getByRole("log").locator("div").allInnerTexts();
+    expect(lines.at(-1)).toContain("Deployment done");
+    expect(await page.getByRole("alert").count()).toBe(0);
+    // The log follows its newest line.
+    const scrolled = await page
+      .getByRole("log")
+      .evaluate((box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 2);
+    expect(scrolled).toBe(true);
+    // Searching keeps the matching lines only.
+    await page.getByLabel("Search the log").fill("Deployment done");
+    expect(await page.getByRole("log").locator("div").count()).toBe(1);
+    await step(page, "deployed");
+
+    await page.getByRole("textbox", { name: "Host" }).fill("shop.example.com");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.getByRole("list", { name: "Domains" }).getByText("http://shop.example.com").waitFor();
+    await step(page, "domain");
+
+    // Dark theme: the same page, still readable.
+    await page.getByRole("button", { name: "Dark theme" }).click();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
+    await step(page, "domain-dark");
+
+    // Sign out ends the session; signing in again (keyboard only) lists the project by name.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await step(page, "signin");
+    expect(
+      (await platform.services.db.selectFrom("sessions").select("revokedAt").execute()).every(
+        (row) => row.revokedAt !== null,
+      ),
+    ).toBe(true);
+    await page.getByLabel("Email").fill("owner@example.com");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("correct-horse-battery");
+    await page.keyboard.press("Enter");
+    await page.getByRole("link", { name: "Shop" }).waitFor();
+    await step(page, "projects");
+
+    expect(elsewhere).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  }, 300_000);
+});
