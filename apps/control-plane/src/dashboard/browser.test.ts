@@ -162,10 +162,11 @@ describe("the dashboard in headless chromium", () => {
       .getByRole("log")
       .evaluate((box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 2);
     expect(scrolled).toBe(true);
+    await step(page, "deployed");
     // Searching keeps the matching lines only.
     await page.getByLabel("Search the log").fill("Deployment done");
     expect(await page.getByRole("log").locator("div").count()).toBe(1);
-    await step(page, "deployed");
+    await page.getByLabel("Search the log").fill("");
 
     await page.getByRole("textbox", { name: "Host" }).fill("shop.example.com");
     await page.getByRole("button", { name: "Add domain" }).click();
