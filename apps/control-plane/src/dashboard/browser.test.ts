@@ -2,7 +2,8 @@
  * The dashboard in a real browser (issue 29): Debian's chromium, headless and offline (every
  * request that is not to this control plane is refused and recorded), walks a new user through
  * registration → a project → an application from a local test image → deploy and its live log
- * until it is done → a domain, listed → sign out and sign in again with the keyboard. axe-core
+ * until it is done → a domain, listed → a failed deployment's cause above its log → sign out
+ * and sign in again with the keyboard. axe-core
  * checks every page visited (light and dark themes) for serious or critical violations; a
  * screenshot of each step is kept in test-artifacts/dashboard (gitignored). The page's CSP is
  * never violated, the session cookie is HttpOnly and SameSite=Strict (plain http on 127.0.0.1,
@@ -173,10 +174,32 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("list", { name: "Domains" }).getByText("http://shop.example.com").waitFor();
     await step(page, "domain");
 
+    // A deployment that fails shows its cause above its log.
+    await page.getByRole("link", { name: "Projects" }).first().click();
+    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("textbox", { name: "Application name" }).fill("Broken");
+    await page.getByRole("textbox", { name: "Docker image" }).fill("platform-test/no-such-image:latest");
+    await page.getByRole("button", { name: "Create application" }).click();
+    await page.getByRole("heading", { name: /^Broken/ }).waitFor();
+    const broken = await platform.services.db
+      .selectFrom("applications")
+      .select("appName")
+      .where("name", "=", "Broken")
+      .executeTakeFirstOrThrow();
+    appNames.push(broken.appName);
+    await page.getByRole("button", { name: "Deploy" }).click();
+    await page.locator('.log-status[data-status="error"]').waitFor({ timeout: 180_000 });
+    const alert = page.locator(".log .alert");
+    expect(await alert.innerText()).toMatch(/^Deployment failed: .*no-such-image/s);
+    // Above the log's lines.
+    const [alertBox, logBox] = [await alert.boundingBox(), await page.getByRole("log").boundingBox()];
+    expect(alertBox!.y).toBeLessThan(logBox!.y);
+    await step(page, "failed");
+
     // Dark theme: the same page, still readable.
     await page.getByRole("button", { name: "Dark theme" }).click();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
-    await step(page, "domain-dark");
+    await step(page, "failed-dark");
 
     // Sign out ends the session; signing in again (keyboard only) lists the project by name.
     await page.getByRole("button", { name: "Sign out" }).click();
