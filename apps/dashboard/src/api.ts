@@ -66,6 +66,7 @@ export function isSignedIn(): boolean {
 // The shapes the pages read (a subset of the API's; see /api/docs).
 export interface User {
   userId: string;
+  organizationId: string;
   email: string;
   name: string;
   role: "owner" | "admin" | "member";

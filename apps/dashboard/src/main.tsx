@@ -5,7 +5,8 @@
  * deployments, live log and domains.
  */
 import { render } from "preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { ApiKeysPage, MembersPage, SettingsPage } from "./admin.tsx";
 import {
   ApiFailure,
   type Application,
@@ -20,6 +21,7 @@ import {
   whenSignedOut,
 } from "./api.ts";
 import { LiveLog } from "./log.tsx";
+import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
 // ---- routing -------------------------------------------------------------------------------
@@ -36,59 +38,6 @@ function useRoute(): string[] {
     return () => removeEventListener("hashchange", changed);
   }, []);
   return route;
-}
-
-const href = (...parts: string[]) => `#/${parts.map(encodeURIComponent).join("/")}`;
-
-// ---- shared pieces -------------------------------------------------------------------------
-
-/** Loads once per key; `reload` asks again. */
-function useLoad<T>(load: () => Promise<T>, key: string) {
-  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
-  const [round, setRound] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setState((previous) => ({ ...previous, loading: true }));
-    load().then(
-      (data) => live && setState({ data, loading: false }),
-      (error: Error) => live && setState({ error: error.message, loading: false }),
-    );
-    return () => {
-      live = false;
-    };
-  }, [key, round]);
-  return { ...state, reload: useCallback(() => setRound((n) => n + 1), []) };
-}
-
-function ErrorText({ error }: { error: string | undefined }) {
-  return error ? (
-    <p class="error" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
-
-/** A form whose submit runs `action` and shows its failure. */
-function useSubmit(action: () => Promise<void>) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
-  const onSubmit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-    } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { busy, error, onSubmit };
-}
-
-function Status({ value }: { value: string | undefined }) {
-  return <span class={`badge status-${value ?? "idle"}`}>{value ?? "idle"}</span>;
 }
 
 // ---- theme ---------------------------------------------------------------------------------
@@ -121,26 +70,42 @@ function ThemeToggle() {
 
 // ---- sign-in -------------------------------------------------------------------------------
 
-function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+/** An invitation link's parts: #/invite/<invitationId>/<token>/<email>. */
+interface InvitationLink {
+  invitationId: string;
+  token: string;
+  email: string;
+}
+
+function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation?: InvitationLink }) {
   const firstRun = document.documentElement.dataset.firstRun === "true";
-  const [register, setRegister] = useState(firstRun);
-  const [email, setEmail] = useState("");
+  const [register, setRegister] = useState(firstRun || invitation !== undefined);
+  const [email, setEmail] = useState(invitation?.email ?? "");
   const [password, setPassword] = useState("");
   const [name, setName] = useState("");
   const { busy, error, onSubmit } = useSubmit(async () => {
-    if (register)
-      await mutate("auth.register", { email, password, name: name.trim() || email.split("@")[0] });
-    else await mutate("auth.login", { email, password });
+    if (register) {
+      const accepted = invitation ? { invitationId: invitation.invitationId, token: invitation.token } : {};
+      await mutate("auth.register", {
+        email,
+        password,
+        name: name.trim() || email.split("@")[0],
+        ...accepted,
+      });
+    } else await mutate("auth.login", { email, password });
     document.documentElement.dataset.firstRun = "false";
     onSignedIn();
   });
-  const title = register ? "Create the first account" : "Sign in";
+  const title = !register ? "Sign in" : invitation ? "Accept the invitation" : "Create the first account";
   return (
     <main class="signin">
       <h1>Platform</h1>
       <form onSubmit={onSubmit} aria-labelledby="signin-title" class="card">
         <h2 id="signin-title">{title}</h2>
-        {register && <p class="muted">No one has an account yet: the first account owns this instance.</p>}
+        {register && !invitation && firstRun && (
+          <p class="muted">No one has an account yet: the first account owns this instance.</p>
+        )}
+        {register && invitation && <p class="muted">Choose a password for {invitation.email}.</p>}
         <label>
           Email
           <input
@@ -180,9 +145,11 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
         <button type="submit" disabled={busy}>
           {register ? "Create account" : "Sign in"}
         </button>
-        <button type="button" class="link" onClick={() => setRegister(!register)}>
-          {register ? "I have an account: sign in" : "Register with an invitation"}
-        </button>
+        {(register || firstRun) && (
+          <button type="button" class="link" onClick={() => setRegister(!register)}>
+            {register ? "I have an account: sign in" : "Create the first account"}
+          </button>
+        )}
       </form>
     </main>
   );
@@ -479,9 +446,16 @@ function App() {
     });
   }, [signedIn]);
 
+  const [page, id, ...rest] = route;
   if (!signedIn) {
+    const invitation =
+      page === "invite" && id && rest[0] && rest[1]
+        ? { invitationId: id, token: rest[0], email: rest[1] }
+        : undefined;
     return (
       <SignIn
+        key={invitation?.invitationId ?? "sign-in"}
+        invitation={invitation}
         onSignedIn={() => {
           location.hash = href();
           setSignedIn(true);
@@ -494,7 +468,7 @@ function App() {
     setUser(undefined);
     setSignedIn(false);
   };
-  const [page, id] = route;
+  const administers = user !== undefined && user.role !== "member";
   return (
     <>
       <a href="#main" class="skip">
@@ -508,6 +482,19 @@ function App() {
           <a href={href()} aria-current={page === undefined ? "page" : undefined}>
             Projects
           </a>
+          {administers && (
+            <a href={href("members")} aria-current={page === "members" ? "page" : undefined}>
+              Members
+            </a>
+          )}
+          <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
+            API keys
+          </a>
+          {administers && (
+            <a href={href("settings")} aria-current={page === "settings" ? "page" : undefined}>
+              Settings
+            </a>
+          )}
           <a href="/api/docs">API</a>
         </nav>
         <span class="spacer" />
@@ -522,6 +509,12 @@ function App() {
           <ProjectPage projectId={id} />
         ) : page === "application" && id ? (
           <ApplicationPage applicationId={id} />
+        ) : page === "members" && user ? (
+          <MembersPage user={user} />
+        ) : page === "api-keys" && user ? (
+          <ApiKeysPage user={user} />
+        ) : page === "settings" && administers ? (
+          <SettingsPage />
         ) : (
           <Projects />
         )}

@@ -3,7 +3,8 @@
  * request that is not to this control plane is refused and recorded), walks a new user through
  * registration → a project → an application from a local test image → deploy and its live log
  * until it is done → a domain, listed → a failed deployment's cause above its log → sign out
- * and sign in again with the keyboard. axe-core
+ * and sign in again with the keyboard → an API key shown once → the instance settings → invite
+ * a member, who registers from the invitation link and is not offered the settings. axe-core
  * checks every page visited (light and dark themes) for serious or critical violations; a
  * screenshot of each step is kept in test-artifacts/dashboard (gitignored). The page's CSP is
  * never violated, the session cookie is HttpOnly and SameSite=Strict (plain http on 127.0.0.1,
@@ -216,6 +217,50 @@ describe("the dashboard in headless chromium", () => {
     await page.keyboard.press("Enter");
     await page.getByRole("link", { name: "Shop" }).waitFor();
     await step(page, "projects");
+
+    // An API key is shown once, then only its name and first characters.
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByRole("textbox", { name: "Key name" }).fill("ci");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = await page.getByLabel("New API key").innerText();
+    const listed = await platform.request("/api/project.all", { apiKey: key });
+    expect(listed.status).toBe(200);
+    await page.getByRole("list", { name: "API keys" }).getByText("ci").waitFor();
+    await step(page, "api-key");
+    await page.reload();
+    await page.getByRole("list", { name: "API keys" }).getByText("ci").waitFor();
+    expect(await page.content()).not.toContain(key);
+
+    // The owner sees the instance settings, and invites a member.
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("heading", { name: "Instance settings" }).waitFor();
+    await page.getByText("Domain of the control plane").waitFor();
+    await step(page, "settings");
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.getByLabel("Email of the new member").fill("member@example.com");
+    await page.getByRole("button", { name: "Invite" }).click();
+    const link = await page.getByLabel("Invitation link").innerText();
+    expect(link.startsWith(`${base}/#/invite/`)).toBe(true);
+    await step(page, "members");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+
+    // The member follows the link, chooses a password, and is not offered the settings.
+    await page.goto(link);
+    await page.getByRole("heading", { name: "Accept the invitation" }).waitFor();
+    expect(await page.getByLabel("Email").inputValue()).toBe("member@example.com");
+    await page.getByLabel("Password").fill("member-horse-battery");
+    await page.getByLabel("Password").press("Enter");
+    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await page.getByText("member@example.com").waitFor();
+    const navigation = page.getByRole("navigation", { name: "Main" });
+    expect(await navigation.getByRole("link", { name: "Settings" }).count()).toBe(0);
+    expect(await navigation.getByRole("link", { name: "Members" }).count()).toBe(0);
+    await step(page, "member");
+    // Not by its address either: the projects are shown instead.
+    await page.goto(`${base}/#/settings`);
+    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    expect(await page.getByRole("heading", { name: "Instance settings" }).count()).toBe(0);
 
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
