@@ -70,6 +70,8 @@ export interface User {
   email: string;
   name: string;
   role: "owner" | "admin" | "member";
+  canCreateProjects: boolean;
+  canCreateServices: boolean;
 }
 export interface ServiceSummary {
   name: string;

@@ -21,6 +21,7 @@ import {
   whenSignedOut,
 } from "./api.ts";
 import { LiveLog } from "./log.tsx";
+import { ServersPage } from "./servers.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
@@ -169,7 +170,7 @@ function serviceCount(environment: Environment): number {
   );
 }
 
-function Projects() {
+function Projects({ user }: { user: User | undefined }) {
   const projects = useLoad(() => query<Project[]>("project.all"), "projects");
   const [search, setSearch] = useState("");
   const [name, setName] = useState("");
@@ -204,17 +205,19 @@ function Projects() {
           </li>
         ))}
       </ul>
-      <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="new-project">
-        <h2 id="new-project">New project</h2>
-        <label>
-          Project name
-          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </label>
-        <button type="submit" disabled={create.busy}>
-          Create project
-        </button>
-        <ErrorText error={create.error} />
-      </form>
+      {user?.canCreateProjects && (
+        <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="new-project">
+          <h2 id="new-project">New project</h2>
+          <label>
+            Project name
+            <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <button type="submit" disabled={create.busy}>
+            Create project
+          </button>
+          <ErrorText error={create.error} />
+        </form>
+      )}
     </>
   );
 }
@@ -227,7 +230,7 @@ const DATABASE_KINDS = [
   ["redis", "redisId", "Redis"],
 ] as const;
 
-function EnvironmentServices({ environment }: { environment: Environment }) {
+function EnvironmentServices({ environment, user }: { environment: Environment; user: User | undefined }) {
   const [name, setName] = useState("");
   const [image, setImage] = useState("");
   const create = useSubmit(async () => {
@@ -266,31 +269,33 @@ function EnvironmentServices({ environment }: { environment: Environment }) {
         ))}
         {serviceCount(environment) === 0 && <li class="muted">No service yet.</li>}
       </ul>
-      <form onSubmit={create.onSubmit} class="inline" aria-labelledby={formId}>
-        <h3 id={formId}>New application from a Docker image</h3>
-        <label>
-          Application name
-          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </label>
-        <label>
-          Docker image
-          <input
-            required
-            placeholder="nginx:alpine"
-            value={image}
-            onInput={(e) => setImage(e.currentTarget.value)}
-          />
-        </label>
-        <button type="submit" disabled={create.busy}>
-          Create application
-        </button>
-        <ErrorText error={create.error} />
-      </form>
+      {user?.canCreateServices && (
+        <form onSubmit={create.onSubmit} class="inline" aria-labelledby={formId}>
+          <h3 id={formId}>New application from a Docker image</h3>
+          <label>
+            Application name
+            <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <label>
+            Docker image
+            <input
+              required
+              placeholder="nginx:alpine"
+              value={image}
+              onInput={(e) => setImage(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" disabled={create.busy}>
+            Create application
+          </button>
+          <ErrorText error={create.error} />
+        </form>
+      )}
     </section>
   );
 }
 
-function ProjectPage({ projectId }: { projectId: string }) {
+function ProjectPage({ projectId, user }: { projectId: string; user: User | undefined }) {
   const project = useLoad(() => query<Project>("project.one", { projectId }), projectId);
   return (
     <>
@@ -300,7 +305,7 @@ function ProjectPage({ projectId }: { projectId: string }) {
       <h1>{project.data?.name ?? "Project"}</h1>
       <ErrorText error={project.error} />
       {project.data?.environments.map((environment) => (
-        <EnvironmentServices key={environment.environmentId} environment={environment} />
+        <EnvironmentServices key={environment.environmentId} environment={environment} user={user} />
       ))}
     </>
   );
@@ -487,6 +492,9 @@ function App() {
               Members
             </a>
           )}
+          <a href={href("servers")} aria-current={page === "servers" ? "page" : undefined}>
+            Servers
+          </a>
           <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
             API keys
           </a>
@@ -506,9 +514,11 @@ function App() {
       </header>
       <main id="main">
         {page === "project" && id ? (
-          <ProjectPage projectId={id} />
+          <ProjectPage projectId={id} user={user} />
         ) : page === "application" && id ? (
           <ApplicationPage applicationId={id} />
+        ) : page === "servers" ? (
+          <ServersPage />
         ) : page === "members" && user ? (
           <MembersPage user={user} />
         ) : page === "api-keys" && user ? (
@@ -516,7 +526,7 @@ function App() {
         ) : page === "settings" && administers ? (
           <SettingsPage />
         ) : (
-          <Projects />
+          <Projects user={user} />
         )}
       </main>
     </>

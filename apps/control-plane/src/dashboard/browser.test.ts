@@ -3,14 +3,15 @@
  * request that is not to this control plane is refused and recorded), walks a new user through
  * registration → a project → an application from a local test image → deploy and its live log
  * until it is done → a domain, listed → a failed deployment's cause above its log → sign out
- * and sign in again with the keyboard → an API key shown once → the instance settings → invite
+ * and sign in again with the keyboard → an API key shown once → the instance settings → this
+ * machine's metrics graph → invite
  * a member, who registers from the invitation link and is not offered the settings. axe-core
  * checks every page visited (light and dark themes) for serious or critical violations; a
  * screenshot of each step is kept in test-artifacts/dashboard (gitignored). The page's CSP is
  * never violated, the session cookie is HttpOnly and SameSite=Strict (plain http on 127.0.0.1,
  * so not Secure), and a mutation the page sends without its CSRF token is a 403.
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
@@ -19,6 +20,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
+import { freePort } from "@platform/agent/testing/net.ts";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
@@ -44,9 +46,14 @@ beforeAll(async () => {
   }
   await requireDocker();
   await buildDashboard();
+  rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-e2e-"));
-  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+  // This machine's agent serves its metrics on 127.0.0.1, which the control plane may read.
+  platform = await startTestPlatform(
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8", PLATFORM_PUBLIC_IP: "127.0.0.1" },
+    { agents: { localAgent: { mainDirectory, metricsListenHost: "127.0.0.1" } } },
+  );
   server = serve({ fetch: platform.app.fetch, hostname: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -236,6 +243,35 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("heading", { name: "Instance settings" }).waitFor();
     await page.getByText("Domain of the control plane").waitFor();
     await step(page, "settings");
+
+    // This machine's metrics as a graph, once monitoring is set up.
+    const ownerSession = await platform.mutateOk(
+      "auth.login",
+      { email: "owner@example.com", password: "correct-horse-battery" },
+      {},
+    );
+    await platform.mutateOk(
+      "admin.setupMonitoring",
+      {
+        metricsConfig: {
+          server: {
+            refreshRate: 2,
+            port: await freePort(),
+            token: "dashboard-metrics-token-0123456789",
+            urlCallback: "http://127.0.0.1:9/threshold",
+            retentionDays: 1,
+            cronJob: "0 3 * * *",
+            thresholds: { cpu: 0, memory: 0 },
+          },
+          containers: { refreshRate: 2, services: { include: ["nothing-here"] } },
+        },
+      },
+      { token: ownerSession.token },
+    );
+    await page.getByRole("link", { name: "Servers" }).click();
+    await page.getByText(/^Now: CPU [\d.]+ %, memory [\d.]+ %$/).waitFor({ timeout: 30_000 });
+    expect(await page.locator(".metrics canvas").count()).toBe(1);
+    await step(page, "servers");
     await page.getByRole("link", { name: "Members" }).click();
     await page.getByLabel("Email of the new member").fill("member@example.com");
     await page.getByRole("button", { name: "Invite" }).click();
