@@ -42,7 +42,7 @@ const cookies = login.headers.getSetCookie().map((line) => {
   return { name, value };
 });
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 // The reference: the same list as static HTML from the same answer, in the same process.
 const server = new Hono();
@@ -52,7 +52,10 @@ server.get("/bench/static", async (c) => {
   });
   const list = (await answer.json()) as { projectId: string; name: string }[];
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Projects</title></head><body><main><h1>Projects</h1><ul class="cards">${list
-    .map((p) => `<li><a class="title" href="#/project/${escape(p.projectId)}">${escape(p.name)}</a></li>`)
+    .map(
+      (p) =>
+        `<li><a class="title" href="#/project/${escapeHtml(p.projectId)}">${escapeHtml(p.name)}</a></li>`,
+    )
     .join("")}</ul></main></body></html>`;
   return c.body(new Uint8Array(gzipSync(html)), 200, {
     "content-type": "text/html; charset=utf-8",

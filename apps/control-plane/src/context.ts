@@ -6,8 +6,8 @@
 import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
-import type { SessionCookies } from "./auth/cookie-session.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
+import type { SessionCookies } from "./auth/cookie-session.ts";
 import type { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";

@@ -198,7 +198,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Deploy" }).click();
     await page.locator('.log-status[data-status="error"]').waitFor({ timeout: 180_000 });
     const alert = page.locator(".log .alert");
-    expect(await alert.innerText()).toMatch(/^Deployment failed: .*no-such-image/s);
+    expect(await alert.textContent()).toMatch(/^Deployment failed: .*no-such-image/s);
     // Above the log's lines.
     const [alertBox, logBox] = [await alert.boundingBox(), await page.getByRole("log").boundingBox()];
     expect(alertBox!.y).toBeLessThan(logBox!.y);
@@ -229,7 +229,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("link", { name: "API keys" }).click();
     await page.getByRole("textbox", { name: "Key name" }).fill("ci");
     await page.getByRole("button", { name: "Create key" }).click();
-    const key = await page.getByLabel("New API key").innerText();
+    const key = (await page.getByLabel("New API key").textContent()) ?? "";
     const listed = await platform.request("/api/project.all", { apiKey: key });
     expect(listed.status).toBe(200);
     await page.getByRole("list", { name: "API keys" }).getByText("ci").waitFor();
@@ -275,7 +275,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("link", { name: "Members" }).click();
     await page.getByLabel("Email of the new member").fill("member@example.com");
     await page.getByRole("button", { name: "Invite" }).click();
-    const link = await page.getByLabel("Invitation link").innerText();
+    const link = (await page.getByLabel("Invitation link").textContent()) ?? "";
     expect(link.startsWith(`${base}/#/invite/`)).toBe(true);
     await step(page, "members");
     await page.getByRole("button", { name: "Sign out" }).click();
