@@ -298,6 +298,13 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("heading", { name: "Projects" }).waitFor();
     expect(await page.getByRole("heading", { name: "Instance settings" }).count()).toBe(0);
 
+    // On a phone: one column, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("heading", { name: "Environment production" }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await step(page, "phone");
+
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
