@@ -374,11 +374,19 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
   const application = useLoad(() => query<Application>("application.one", { applicationId }), applicationId);
   const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
   const [watching, setWatching] = useState<string>();
+  const [action, setAction] = useState<"deploy" | "redeploy">("deploy");
   const deploy = useSubmit(async () => {
-    const { deploymentId } = await mutate<{ deploymentId: string }>("application.deploy", { applicationId });
+    const { deploymentId } = await mutate<{ deploymentId: string }>(`application.${action}`, {
+      applicationId,
+    });
     setWatching(deploymentId);
     deployments.reload();
   });
+  const running = deployments.data?.some((d) => d.status === "running" || d.status === "idle");
+  const cancel = async () => {
+    await mutate("application.cancelDeployment", { applicationId });
+    deployments.reload();
+  };
   const app = application.data;
   const shownLog = watching ?? deployments.data?.[0]?.deploymentId;
   return (
@@ -397,9 +405,19 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
         </p>
       )}
       <form onSubmit={deploy.onSubmit} class="row">
-        <button type="submit" disabled={deploy.busy}>
+        <button type="submit" disabled={deploy.busy} onClick={() => setAction("deploy")}>
           Deploy
         </button>
+        {deployments.data && deployments.data.length > 0 && (
+          <button type="submit" class="ghost" disabled={deploy.busy} onClick={() => setAction("redeploy")}>
+            Redeploy (rebuild)
+          </button>
+        )}
+        {running && (
+          <button type="button" class="ghost" onClick={cancel}>
+            Cancel the running deployment
+          </button>
+        )}
         <ErrorText error={deploy.error} />
       </form>
       <section class="card" aria-labelledby="deployments-title">
@@ -424,6 +442,7 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
         </ul>
         {shownLog && (
           <LiveLog
+            key={shownLog}
             deploymentId={shownLog}
             onEnd={() => {
               deployments.reload();

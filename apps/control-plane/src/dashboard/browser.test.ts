@@ -172,6 +172,12 @@ describe("the dashboard in headless chromium", () => {
       .evaluate((box) => box.scrollTop + box.clientHeight >= box.scrollHeight - 2);
     expect(scrolled).toBe(true);
     await step(page, "deployed");
+    // A redeploy is a new deployment with its own live log.
+    await page.getByRole("button", { name: "Redeploy (rebuild)" }).click();
+    await page.getByRole("list", { name: "Deployments" }).getByRole("listitem").nth(1).waitFor();
+    await page.locator('.log-status[data-status="done"]').waitFor({ timeout: 180_000 });
+    const rows = await platform.services.db.selectFrom("deployments").select(["status", "title"]).execute();
+    expect(rows.map((row) => row.status)).toEqual(["done", "done"]);
     // Searching keeps the matching lines only.
     await page.getByLabel("Search the log").fill("Deployment done");
     expect(await page.getByRole("log").locator("div").count()).toBe(1);
