@@ -108,6 +108,8 @@ export interface Application {
   applicationStatus: string;
   sourceType: string;
   dockerImage: string | null;
+  env: string | null;
+  createEnvFile: boolean | null;
 }
 export interface Deployment {
   deploymentId: string;

@@ -370,6 +370,37 @@ function Domains({ applicationId }: { applicationId: string }) {
   );
 }
 
+function EnvironmentVariables({ application, onSaved }: { application: Application; onSaved: () => void }) {
+  const [env, setEnv] = useState(application.env ?? "");
+  const [saved, setSaved] = useState(false);
+  const save = useSubmit(async () => {
+    setSaved(false);
+    await mutate("application.saveEnvironment", {
+      applicationId: application.applicationId,
+      env,
+      createEnvFile: application.createEnvFile ?? true,
+    });
+    setSaved(true);
+    onSaved();
+  });
+  return (
+    <form onSubmit={save.onSubmit} class="card" aria-labelledby="env-title">
+      <h2 id="env-title">Environment variables</h2>
+      <label>
+        Variables, KEY=value on each line (used from the next deployment)
+        <textarea rows={5} spellcheck={false} value={env} onInput={(e) => setEnv(e.currentTarget.value)} />
+      </label>
+      <div class="row">
+        <button type="submit" disabled={save.busy}>
+          Save variables
+        </button>
+        <span role="status">{saved ? "Saved." : ""}</span>
+      </div>
+      <ErrorText error={save.error} />
+    </form>
+  );
+}
+
 function ApplicationPage({ applicationId }: { applicationId: string }) {
   const application = useLoad(() => query<Application>("application.one", { applicationId }), applicationId);
   const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
@@ -451,6 +482,7 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
           />
         )}
       </section>
+      {app && <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />}
       <Domains applicationId={applicationId} />
     </>
   );

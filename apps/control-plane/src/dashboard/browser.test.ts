@@ -159,6 +159,15 @@ describe("the dashboard in headless chromium", () => {
     appNames.push(application.appName);
     expect(application.dockerImage).toBe(IMAGE);
     await step(page, "application");
+    // Variables, saved before the first deployment, which then runs with them.
+    await page.getByLabel(/^Variables, KEY=value/).fill("GREETING=hello\nTARGET=world");
+    await page.getByRole("button", { name: "Save variables" }).click();
+    await page.getByRole("status").getByText("Saved.").waitFor();
+    const saved = await platform.services.db
+      .selectFrom("applications")
+      .select("env")
+      .executeTakeFirstOrThrow();
+    expect(saved.env).toBe("GREETING=hello\nTARGET=world");
 
     await page.getByRole("button", { name: "Deploy" }).click();
     await page.getByRole("log").waitFor();
