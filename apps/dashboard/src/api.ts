@@ -110,6 +110,7 @@ export interface Application {
   dockerImage: string | null;
   env: string | null;
   createEnvFile: boolean | null;
+  ports: { portId: string; publishedPort: number; targetPort: number; protocol: string }[];
 }
 export interface Deployment {
   deploymentId: string;

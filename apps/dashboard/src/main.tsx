@@ -401,6 +401,78 @@ function EnvironmentVariables({ application, onSaved }: { application: Applicati
   );
 }
 
+function Ports({ application, onChanged }: { application: Application; onChanged: () => void }) {
+  const [published, setPublished] = useState("");
+  const [target, setTarget] = useState("80");
+  const [protocol, setProtocol] = useState<"tcp" | "udp">("tcp");
+  const add = useSubmit(async () => {
+    await mutate("port.create", {
+      applicationId: application.applicationId,
+      publishedPort: Number(published),
+      targetPort: Number(target),
+      protocol,
+    });
+    setPublished("");
+    onChanged();
+  });
+  const remove = async (portId: string) => {
+    await mutate("port.delete", { portId });
+    onChanged();
+  };
+  return (
+    <section class="card" aria-labelledby="ports-title">
+      <h2 id="ports-title">Ports</h2>
+      <p class="muted">Published on the server's own address, from the next deployment.</p>
+      <ul class="services" aria-label="Ports">
+        {application.ports.map((port) => (
+          <li key={port.portId}>
+            {port.publishedPort} → {port.targetPort}/{port.protocol}{" "}
+            <button type="button" class="ghost" onClick={() => remove(port.portId)}>
+              Remove port {port.publishedPort}
+            </button>
+          </li>
+        ))}
+        {application.ports.length === 0 && <li class="muted">No published port.</li>}
+      </ul>
+      <form onSubmit={add.onSubmit} class="inline" aria-label="Publish a port">
+        <label>
+          Published port
+          <input
+            type="number"
+            min={1}
+            max={65535}
+            required
+            value={published}
+            onInput={(e) => setPublished(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Port in the container
+          <input
+            type="number"
+            min={1}
+            max={65535}
+            required
+            value={target}
+            onInput={(e) => setTarget(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Protocol
+          <select value={protocol} onChange={(e) => setProtocol(e.currentTarget.value as "tcp" | "udp")}>
+            <option value="tcp">tcp</option>
+            <option value="udp">udp</option>
+          </select>
+        </label>
+        <button type="submit" disabled={add.busy}>
+          Publish port
+        </button>
+        <ErrorText error={add.error} />
+      </form>
+    </section>
+  );
+}
+
 function ApplicationPage({ applicationId }: { applicationId: string }) {
   const application = useLoad(() => query<Application>("application.one", { applicationId }), applicationId);
   const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
@@ -482,6 +554,7 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
           />
         )}
       </section>
+      {app && <Ports application={app} onChanged={application.reload} />}
       {app && <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />}
       <Domains applicationId={applicationId} />
     </>

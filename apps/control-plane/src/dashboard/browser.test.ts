@@ -22,7 +22,7 @@ import { serve } from "@hono/node-server";
 import { removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { SESSION_COOKIE } from "../auth/cookie-session.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -159,6 +159,11 @@ describe("the dashboard in headless chromium", () => {
     appNames.push(application.appName);
     expect(application.dockerImage).toBe(IMAGE);
     await step(page, "application");
+    // A published port, which the deployment then serves on.
+    const publishedPort = await freePort();
+    await page.getByRole("spinbutton", { name: "Published port" }).fill(String(publishedPort));
+    await page.getByRole("button", { name: "Publish port" }).click();
+    await page.getByRole("list", { name: "Ports" }).getByText(`${publishedPort} → 80/tcp`).waitFor();
     // Variables, saved before the first deployment, which then runs with them.
     await page.getByLabel(/^Variables, KEY=value/).fill("GREETING=hello\nTARGET=world");
     await page.getByRole("button", { name: "Save variables" }).click();
@@ -175,6 +180,14 @@ describe("the dashboard in headless chromium", () => {
     const lines = await page.getByRole("log").locator("div").allInnerTexts();
     expect(lines.at(-1)).toContain("Deployment done");
     expect(await page.getByRole("alert").count()).toBe(0);
+    // The container answers on the published port (busybox httpd: any HTTP answer will do).
+    await vi.waitFor(
+      async () => expect((await fetch(`http://127.0.0.1:${publishedPort}/`)).status).toBeGreaterThan(0),
+      {
+        timeout: 15_000,
+        interval: 250,
+      },
+    );
     // The log follows its newest line.
     const scrolled = await page
       .getByRole("log")
