@@ -20,6 +20,7 @@ import {
   type User,
   whenSignedOut,
 } from "./api.ts";
+import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
 import { LiveLog } from "./log.tsx";
 import { ServersPage } from "./servers.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
@@ -222,14 +223,6 @@ function Projects({ user }: { user: User | undefined }) {
   );
 }
 
-const DATABASE_KINDS = [
-  ["postgres", "postgresId", "PostgreSQL"],
-  ["mysql", "mysqlId", "MySQL"],
-  ["mariadb", "mariadbId", "MariaDB"],
-  ["mongo", "mongoId", "MongoDB"],
-  ["redis", "redisId", "Redis"],
-] as const;
-
 function EnvironmentServices({ environment, user }: { environment: Environment; user: User | undefined }) {
   const [name, setName] = useState("");
   const [image, setImage] = useState("");
@@ -255,10 +248,11 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
             <span class="muted">application</span> <Status value={app.applicationStatus} />
           </li>
         ))}
-        {DATABASE_KINDS.flatMap(([kind, idField, label]) =>
+        {DATABASE_KINDS.flatMap(({ kind, idKey, label }) =>
           environment[kind].map((db) => (
-            <li key={String(db[idField])}>
-              {db.name} <span class="muted">{label}</span> <Status value={db.applicationStatus} />
+            <li key={String(db[idKey])}>
+              <a href={href("database", kind, String(db[idKey]))}>{db.name}</a>{" "}
+              <span class="muted">{label}</span> <Status value={db.applicationStatus} />
             </li>
           )),
         )}
@@ -291,6 +285,7 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
           <ErrorText error={create.error} />
         </form>
       )}
+      {user?.canCreateServices && <NewDatabase environmentId={environment.environmentId} />}
     </section>
   );
 }
@@ -641,6 +636,8 @@ function App() {
           <ProjectPage projectId={id} user={user} />
         ) : page === "application" && id ? (
           <ApplicationPage applicationId={id} />
+        ) : page === "database" && id && rest[0] ? (
+          <DatabasePage kind={id} id={rest[0]} />
         ) : page === "servers" ? (
           <ServersPage />
         ) : page === "members" && user ? (

@@ -232,6 +232,21 @@ describe("the dashboard in headless chromium", () => {
     expect(alertBox!.y).toBeLessThan(logBox!.y);
     await step(page, "failed");
 
+    // A database service: created with a generated password, its connection URL shown.
+    await page.getByRole("link", { name: "Projects" }).first().click();
+    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("textbox", { name: "Database name" }).fill("Orders");
+    await page.getByRole("button", { name: "Create database" }).click();
+    await page.getByRole("heading", { name: /^Orders/ }).waitFor();
+    const url = (await page.getByLabel("Internal connection URL").textContent()) ?? "";
+    const database = await platform.services.db
+      .selectFrom("databaseServices")
+      .select("appName")
+      .where("name", "=", "Orders")
+      .executeTakeFirstOrThrow();
+    expect(url).toMatch(new RegExp(`^postgresql://app:[A-Za-z0-9]{24}@${database.appName}:5432/app$`));
+    await step(page, "database");
+
     // Dark theme: the same page, still readable.
     await page.getByRole("button", { name: "Dark theme" }).click();
     expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("dark");
