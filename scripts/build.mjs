@@ -20,6 +20,9 @@
  *   in the npm package node-linux-<arch> (fetched with `npm pack`, kept in dist/node-cache). The
  *   control plane serves them to servers.
  *
+ * - dist/dashboard: the web dashboard (apps/dashboard, scripts/build-dashboard.mjs), its sources
+ *   under apps/ like the rest.
+ *
  * `node scripts/build.mjs` builds them all; `--if-stale` builds the two JavaScript files only when
  * one is missing or older than a source, package.json or the lock file (what `npm start` runs
  * first), and no executable.
@@ -39,6 +42,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import { agentExecutableName, buildAgentExecutable } from "./agent-executable.mjs";
+import { buildDashboard, DASHBOARD_OUT_DIR } from "./build-dashboard.mjs";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const distDir = path.join(root, "dist");
@@ -94,7 +98,7 @@ const targets = [
 
 /** Source folders whose changes make a build stale. */
 const SOURCE_DIRS = ["apps", "packages", "proto"];
-const SOURCE_FILES = ["package.json", "pnpm-lock.yaml", "scripts/build.mjs"];
+const SOURCE_FILES = ["package.json", "pnpm-lock.yaml", "scripts/build.mjs", "scripts/build-dashboard.mjs"];
 
 function newestSourceTime() {
   let newest = 0;
@@ -119,6 +123,7 @@ const BUILT_STAMP = path.join(distDir, ".built");
 
 function isStale() {
   if (!targets.every((target) => existsSync(target.outfile))) return true;
+  if (!existsSync(path.join(DASHBOARD_OUT_DIR, "index.html"))) return true;
   try {
     return statSync(BUILT_STAMP).mtimeMs < newestSourceTime();
   } catch {
@@ -314,6 +319,7 @@ function nodeBinaryFromNpm(arch) {
 if (process.argv.includes("--if-stale") && !isStale()) process.exit(0);
 const started = performance.now();
 for (const target of targets) await buildTarget(target);
+await buildDashboard();
 writeFileSync(BUILT_STAMP, "");
 const agentDir = path.join(distDir, "agent");
 const otherArches = (process.env.PLATFORM_AGENT_ARCHES ?? "")
@@ -335,5 +341,5 @@ for (const arch of executableArches) {
   console.error(`built ${path.relative(root, output)}`);
 }
 console.error(
-  `built ${targets.map((t) => path.relative(root, t.outfile)).join(", ")} in ${Math.round(performance.now() - started)} ms`,
+  `built ${[...targets.map((t) => t.outfile), DASHBOARD_OUT_DIR].map((file) => path.relative(root, file)).join(", ")} in ${Math.round(performance.now() - started)} ms`,
 );

@@ -82,6 +82,12 @@ describe("the README's commands", () => {
       expect(output).toContain(`Platform control plane listening on http://127.0.0.1:${port}`);
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(health.status).toBe(200);
+      // npm start built the dashboard with the rest and serves it at / (issue 29).
+      const page = await fetch(`http://127.0.0.1:${port}/`);
+      expect(page.status).toBe(200);
+      const script = (await page.text()).match(/src="(\/dashboard\/app\.js[^"]*)"/)?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(`http://127.0.0.1:${port}${script}`)).status).toBe(200);
     }, 90_000);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * The HTTP application: request ids and access logs, the body limit, health, the OpenAPI
- * document, and the procedure dispatcher on both prefixes.
+ * document, the web dashboard at `/`, and the procedure dispatcher on both prefixes.
  */
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
 import type { Caller, ServiceContext } from "./context.ts";
+import { registerDashboardRoutes } from "./dashboard/routes.ts";
 import { dropDeploymentOpenApi, registerDropRoutes } from "./deployments/drop.ts";
 import {
   DEPLOYMENT_LOGS_PATH,
@@ -82,6 +83,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
   });
   registerAgentArtifactRoutes(app as unknown as Hono);
+  registerDashboardRoutes(app as unknown as Hono, services);
   registerDeployWebhookRoutes(app, services);
   registerGitProviderRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);

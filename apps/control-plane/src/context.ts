@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { AgentHub } from "./agents/hub.ts";
 import type { ApplicationDetailCache } from "./applications/detail-cache.ts";
 import type { CallerCache } from "./auth/caller-cache.ts";
+import type { SessionCookies } from "./auth/cookie-session.ts";
 import type { BackupSchedule } from "./backups/schedule.ts";
 import type { Config } from "./config.ts";
 import type { SecretBox } from "./crypto/secret-box.ts";
@@ -72,4 +73,6 @@ export interface RequestContext {
   caller: Caller | null;
   /** The client's address (auth/client-address.ts); null for in-process requests. */
   clientAddress: string | null;
+  /** The dashboard's session cookies on this request's answer (auth/cookie-session.ts); absent in-process. */
+  sessionCookies?: SessionCookies;
 }

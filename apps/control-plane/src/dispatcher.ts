@@ -11,6 +11,7 @@ import superjson from "superjson";
 import { z } from "zod";
 import { authenticate } from "./auth/caller.ts";
 import { clientAddress } from "./auth/client-address.ts";
+import { credentialsOf, sessionCookiesOf } from "./auth/cookie-session.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
 import { MAX_BATCH_CALLS, MAX_BODY_BYTES } from "./limits.ts";
@@ -170,11 +171,7 @@ export class Dispatcher {
     const requestId = c.get("requestId") as string;
     let caller: Caller | null = null;
     if (procedure.access !== "public") {
-      caller = await authenticate(
-        this.services,
-        { authorization: c.req.header("authorization"), apiKey: c.req.header("x-api-key") },
-        url.searchParams.keys(),
-      );
+      caller = await authenticate(this.services, credentialsOf(c.req.raw), url.searchParams.keys());
       c.set("caller", caller);
     }
     const edition = this.services.config.edition;
@@ -204,6 +201,7 @@ export class Dispatcher {
       logger: c.get("logger") ?? this.services.logger,
       caller,
       clientAddress: clientAddress(c, this.services.config.trustedProxies),
+      sessionCookies: sessionCookiesOf(c, this.services),
     };
     const result = await procedure.handler({ ...context, input: parsed.data, caller });
     if (result instanceof PreparedOutput && result.schema === procedure.output) return result;

@@ -1,12 +1,14 @@
 /**
- * Resolves the caller of a request from `Authorization: Bearer <session JWT | API key>` or
- * `x-api-key`. Credentials in the query string are refused, never read. A credential seen
+ * Resolves the caller of a request from `Authorization: Bearer <session JWT | API key>`,
+ * `x-api-key`, or else the dashboard's session cookie (auth/cookie-session.ts: then a mutation
+ * must carry the session's CSRF token). Credentials in the query string are refused, never read. A credential seen
  * recently is answered from the caller cache (auth/caller-cache.ts), which every change to
  * sessions, keys, memberships and users empties on every control plane.
  */
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, unauthorized } from "../errors.ts";
 import { apiKeyHash, spendsOnUse, useApiKey } from "./api-key.ts";
+import { checkCsrf, type RequestCredentials } from "./cookie-session.ts";
 import { sessionIdOfToken } from "./session.ts";
 import { sessionRateLimiterOf } from "./session-rate-limit.ts";
 
@@ -14,7 +16,7 @@ const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "to
 
 export async function authenticate(
   services: ServiceContext,
-  headers: { authorization?: string | undefined; apiKey?: string | undefined },
+  headers: RequestCredentials,
   queryNames: Iterable<string>,
 ): Promise<Caller> {
   for (const name of queryNames) {
@@ -26,19 +28,35 @@ export async function authenticate(
     }
   }
   const bearer = headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  const presented = headers.apiKey?.trim() || bearer;
+  const fromHeader = headers.apiKey?.trim() || bearer;
+  const presented = fromHeader || headers.sessionCookie;
   if (!presented) throw unauthorized();
+  const fromCookie = !fromHeader;
 
-  const isSession = !headers.apiKey && presented.split(".").length === 3;
+  const isSession = (fromCookie || !headers.apiKey) && presented.split(".").length === 3;
+  if (fromCookie && !isSession) throw unauthorized("Invalid or expired session");
   const hash = apiKeyHash(presented);
   const cacheKey = `${isSession ? "session" : "apiKey"}:${hash}`;
   const cached = await services.callers.lookup(cacheKey);
-  if (cached) return limited(services, cached);
+  if (cached) return limited(services, csrfChecked(services, cached, fromCookie, headers));
 
   const generation = services.callers.begin();
   const found = isSession ? await sessionCaller(services, presented) : await apiKeyCaller(services, hash);
   if (found.cacheable) services.callers.store(cacheKey, generation, found.caller, found.expiresAt);
-  return limited(services, found.caller);
+  return limited(services, csrfChecked(services, found.caller, fromCookie, headers));
+}
+
+/** A cookie session's mutation carries the session's CSRF token (never asked of headers' credentials). */
+function csrfChecked(
+  services: ServiceContext,
+  caller: Caller,
+  fromCookie: boolean,
+  headers: RequestCredentials,
+): Caller {
+  if (fromCookie && headers.unsafe && caller.credential.kind === "session") {
+    checkCsrf(services, caller.credential.sessionId, headers.csrfToken);
+  }
+  return caller;
 }
 
 /** A session's request spends a token of its bucket (API keys spend theirs in useApiKey). */

@@ -63,3 +63,11 @@ export function clientAddress(c: Context, trustedProxies: readonly string[]): st
   }
   return address;
 }
+
+/** Whether the TCP peer is one of the operator's trusted proxies (its forwarded headers count). */
+export function fromTrustedProxy(c: Context, trustedProxies: readonly string[]): boolean {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const peer = incoming?.socket?.remoteAddress;
+  if (!peer || trustedProxies.length === 0) return false;
+  return contains(trustedProxyList(trustedProxies), unmapped(peer));
+}

@@ -18,6 +18,7 @@ import { bodyLimit } from "hono/body-limit";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { findApplication, updateApplication } from "../applications/repository.ts";
 import { authenticate } from "../auth/caller.ts";
+import { credentialsOf } from "../auth/cookie-session.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
@@ -176,14 +177,7 @@ const tooLarge = () =>
 
 /** The caller of an upload, from its headers alone: nothing of the body is read before this. */
 function uploadCaller(services: ServiceContext, request: Request, url: URL): Promise<Caller> {
-  return authenticate(
-    services,
-    {
-      authorization: request.headers.get("authorization") ?? undefined,
-      apiKey: request.headers.get("x-api-key") ?? undefined,
-    },
-    url.searchParams.keys(),
-  );
+  return authenticate(services, credentialsOf(request), url.searchParams.keys());
 }
 
 async function dropDeployment(services: ServiceContext, caller: Caller, request: Request) {

@@ -7,6 +7,7 @@
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { authenticate } from "../auth/caller.ts";
+import { credentialsOf } from "../auth/cookie-session.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
@@ -57,11 +58,7 @@ export function registerDeploymentLogRoute(app: Hono, services: ServiceContext):
 
 async function followDeployment(c: Context, services: ServiceContext): Promise<Response> {
   const url = new URL(c.req.url);
-  const caller = await authenticate(
-    services,
-    { authorization: c.req.header("authorization"), apiKey: c.req.header("x-api-key") },
-    url.searchParams.keys(),
-  );
+  const caller = await authenticate(services, credentialsOf(c.req.raw), url.searchParams.keys());
   const deploymentId = url.searchParams.get("deploymentId");
   if (!deploymentId || deploymentId.length > 100) {
     throw badRequest("Invalid input: deploymentId: a deployment id is required", {

@@ -5,6 +5,7 @@
  */
 import { sql } from "kysely";
 import { z } from "zod";
+import type { SessionCookies } from "../auth/cookie-session.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
@@ -24,8 +25,15 @@ import { emailSchema, getUserView, passwordSchema, userSchema } from "../users/u
 
 const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user: userSchema });
 
-async function startSession(services: ServiceContext, userId: string, organizationId: string) {
-  const { token, expiresAt } = await issueSession(services, userId, organizationId);
+/** A new session's token, also set as the dashboard's cookies (auth/cookie-session.ts). */
+async function startSession(
+  services: ServiceContext,
+  userId: string,
+  organizationId: string,
+  cookies: SessionCookies | undefined,
+) {
+  const { token, expiresAt, sessionId } = await issueSession(services, userId, organizationId);
+  cookies?.start({ token, sessionId, expiresAt });
   return { token, expiresAt, user: await getUserView(services.db, organizationId, userId) };
 }
 
@@ -57,7 +65,7 @@ export const authRouter = defineRouter("auth", {
       token: invitationTokenSchema.optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input }) => {
+    handler: async ({ services, input, sessionCookies }) => {
       const passwordHash = await hashPassword(input.password);
       const { userId, organizationId } = await services.db.transaction().execute(async (trx) => {
         // Serializes concurrent registrations so only one can become the first owner.
@@ -133,7 +141,7 @@ export const authRouter = defineRouter("auth", {
         await setInvitationStatus(trx, invitation.invitationId, "accepted");
         return { userId, organizationId: invitation.organizationId };
       });
-      return startSession(services, userId, organizationId);
+      return startSession(services, userId, organizationId, sessionCookies);
     },
   }),
 
@@ -147,7 +155,7 @@ export const authRouter = defineRouter("auth", {
       organizationId: z.string().min(1).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input, clientAddress }) => {
+    handler: async ({ services, input, clientAddress, sessionCookies }) => {
       await takeLoginAttempt(services, input.email, clientAddress);
       const user = await services.db
         .selectFrom("users")
@@ -175,20 +183,21 @@ export const authRouter = defineRouter("auth", {
           input.organizationId ? "Not a member of this organization" : "This user belongs to no organization",
         );
       }
-      return startSession(services, user.userId, membership.organizationId);
+      return startSession(services, user.userId, membership.organizationId, sessionCookies);
     },
   }),
 
   logout: mutation({
-    summary: "Revoke the session token used for this request",
+    summary: "Revoke the session token (or session cookie) used for this request, and clear the cookie",
     access: "member",
     input: z.object({}).optional(),
     output: successSchema,
-    handler: async ({ services, caller }) => {
+    handler: async ({ services, caller, sessionCookies }) => {
       if (caller.credential.kind !== "session") {
         throw badRequest("logout ends a session; delete an API key with user.deleteApiKey");
       }
       await revokeSession(services, caller.credential.sessionId);
+      sessionCookies?.end();
       return success;
     },
   }),
