@@ -249,6 +249,43 @@ const requests: CommandRequest[] = [
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
   {
     ...header,
+    command: "backupVolume",
+    backupVolume: {
+      jobId: "d-4",
+      logStreamId: "d-4-volume",
+      volumeName: "shop-data",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      storage: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "us-east-1",
+        bucket: "backups",
+        accessKey: "AK",
+        secretAccessKey: "SK",
+      },
+      key: "volumes/shop-data-2026-11-29T06-00-00.000Z.tar.gz",
+      stopService: true,
+    },
+  },
+  {
+    ...header,
+    command: "restoreVolume",
+    restoreVolume: {
+      jobId: "d-5",
+      logStreamId: "d-5-volume",
+      volumeName: "shop-data-restored",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      storage: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "us-east-1",
+        bucket: "backups",
+        accessKey: "AK",
+        secretAccessKey: "SK",
+      },
+      key: "volumes/shop-data.tar.gz",
+    },
+  },
+  {
+    ...header,
     command: "backupDatabase",
     backupDatabase: {
       jobId: "d-2",
@@ -526,6 +563,16 @@ const replies: CommandReply[] = [
     },
   },
   { requestId: "r-1", result: "backupDatabase", backupDatabase: { sizeBytes: 1024, dumpBytes: 4096 } },
+  {
+    requestId: "r-1",
+    result: "backupVolume",
+    backupVolume: { sizeBytes: 512, archiveBytes: 10240, stoppedServices: ["shop-web"] },
+  },
+  {
+    requestId: "r-1",
+    result: "restoreVolume",
+    restoreVolume: { sizeBytes: 512, created: true, stoppedServices: ["shop-web"] },
+  },
   {
     requestId: "r-1",
     result: "restoreDatabase",
