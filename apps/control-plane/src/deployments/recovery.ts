@@ -12,6 +12,7 @@
 
 import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
+import { failInterruptedVolumeRun, isVolumeRunKind } from "../volume-backups/volume-backups.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
@@ -65,6 +66,15 @@ export class DeploymentRecovery {
       if (row.targetKind === "database" && isBackupRunKind(row.kind)) {
         try {
           await failInterruptedBackupRun(services, { ...row, databaseId: row.targetId });
+        } finally {
+          await this.leases.release(row.deploymentId);
+        }
+        continue;
+      }
+      // So is a volume run (volume-backups/): a service it stopped is scaled back by the agent.
+      if (isVolumeRunKind(row.kind)) {
+        try {
+          await failInterruptedVolumeRun(services, row);
         } finally {
           await this.leases.release(row.deploymentId);
         }

@@ -14,7 +14,16 @@ import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./r
  * verify: runs of a backup (backups/runs.ts); rollback: an application's kept rollback deployed
  * again (rollbacks/).
  */
-export type DeploymentKind = "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback";
+export type DeploymentKind =
+  | "deploy"
+  | "redeploy"
+  | "rebuild"
+  | "backup"
+  | "restore"
+  | "verify"
+  | "rollback"
+  | "volumeBackup"
+  | "volumeRestore";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -36,6 +45,8 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   restore: "Restore",
   verify: "Restore verification",
   rollback: "Rollback",
+  volumeBackup: "Volume backup",
+  volumeRestore: "Volume restore",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */

@@ -130,7 +130,7 @@ export async function checkMount(
   return { ...row, hostPath: containerPath("hostPath", fields.hostPath) };
 }
 
-async function checkVolumeName(
+export async function checkVolumeName(
   db: Db,
   owner: MountOwner,
   volumeName: string | null | undefined,

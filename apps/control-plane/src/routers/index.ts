@@ -35,6 +35,7 @@ import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
 import { sshKeyRouter } from "./ssh-key.ts";
 import { userRouter } from "./user.ts";
+import { volumeBackupsRouter } from "./volume-backups.ts";
 
 export const allRouters: RouterDef[] = [
   authRouter,
@@ -72,4 +73,5 @@ export const allRouters: RouterDef[] = [
   notificationRouter,
   destinationRouter,
   backupRouter,
+  volumeBackupsRouter,
 ];

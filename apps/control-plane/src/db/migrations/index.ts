@@ -35,6 +35,7 @@ import * as composeMounts from "./20261128-40-compose-mounts.ts";
 import * as composePublishedPorts from "./20261128-50-compose-published-ports.ts";
 import * as certificates from "./20261128-60-certificates.ts";
 import * as rollbacks from "./20261128-70-rollbacks.ts";
+import * as volumeBackups from "./20261129-40-volume-backups.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   "20261128-50-compose-published-ports": composePublishedPorts,
   "20261128-60-certificates": certificates,
   "20261128-70-rollbacks": rollbacks,
+  "20261129-40-volume-backups": volumeBackups,
 };
