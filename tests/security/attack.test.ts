@@ -62,6 +62,9 @@ const ID_KINDS = [
   "serviceId",
   "notificationId",
   "destinationId",
+  // volumeBackups.*: a volume backup of the fixture's application volume (before backupId,
+  // which its name ends with).
+  "volumeBackupId",
   "backupId",
   // Git provider connections: the kind's own id and the connection's gitProviderId.
   "githubId",
@@ -92,6 +95,7 @@ const SERVICE_ID_KINDS = [
   "rollbackId",
   "serviceId",
   "databaseId",
+  "volumeBackupId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -187,6 +191,7 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   role: "member",
   cronJob: "0 0 * * *",
   schedule: "0 0 * * *",
+  cronExpression: "0 0 * * *",
   bucket: "probe-bucket",
   endpoint: "https://s3.example.com",
   dataPoints: "10",
@@ -422,6 +427,43 @@ async function makeServices(
       specSealed: "v1:1:x:y",
     })
     .execute();
+  // Written straight to the database: a volume backup needs a destination of the organization.
+  const volumeDestinationId = newId();
+  await db
+    .insertInto("destinations")
+    .values({
+      destinationId: volumeDestinationId,
+      organizationId: session.user.organizationId,
+      name: `${label} volume bucket`,
+      provider: "AWS",
+      accessKey: "AK",
+      secretAccessKeySealed: "fixture",
+      bucket: "fixture-volumes",
+      region: "us-east-1",
+      endpoint: "",
+    })
+    .execute();
+  const volumeBackupId = newId();
+  await db
+    .insertInto("volumeBackups")
+    .values({
+      volumeBackupId,
+      organizationId: session.user.organizationId,
+      name: `${label} volume backup`,
+      volumeName: `${label}-volume`,
+      prefix: "fixture",
+      appName: `volume-backup-${volumeBackupId.toLowerCase().replace(/[^a-z0-9]/g, "")}`,
+      serviceName: null,
+      cronExpression: "0 0 1 1 *",
+      keepLatestCount: null,
+      enabled: false,
+      serviceType: "application",
+      applicationId,
+      databaseId: null,
+      composeId: null,
+      destinationId: volumeDestinationId,
+    })
+    .execute();
   const databases: Record<string, string> = {};
   for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
     const created = await platform.mutateOk(
@@ -457,6 +499,7 @@ async function makeServices(
     mongoId: databases.mongoId!,
     redisId: databases.redisId!,
     databaseId: databases.postgresId!,
+    volumeBackupId,
   };
 }
 

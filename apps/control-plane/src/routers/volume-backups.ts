@@ -118,12 +118,6 @@ async function toView(
   };
 }
 
-function refuseLibsql(input: { libsqlId?: string | null }): void {
-  if (input.libsqlId !== undefined && input.libsqlId !== null) {
-    throw badRequest("libsqlId: libsql databases do not exist on this platform", { fields: ["libsqlId"] });
-  }
-}
-
 const volumeBackupIdInput = z.object({ volumeBackupId: idSchema });
 
 export const volumeBackupsRouter = defineRouter("volumeBackups", {
@@ -170,7 +164,6 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
         const id = input[key];
         if (id) named.push({ key, service: await loadService(services, caller, typeOfIdKey(key), id, key) });
       }
-      refuseLibsql(input);
       if (named.length !== 1) {
         throw badRequest(
           named.length === 0
@@ -229,11 +222,11 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     handler: async ({ services, caller, input }) => {
       const { row, service } = await loadVolumeBackup(services, caller, input.volumeBackupId);
       if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
-      refuseLibsql(input);
-      for (const key of serviceIdKeys) {
-        const id = input[key];
-        if (id === undefined || id === null) continue;
-        if (typeOfIdKey(key) !== service.type || id !== service.serviceId) {
+      // Every service named must be the caller's to see (404) before any 400.
+      const named = serviceIdKeys.filter((key) => input[key] !== undefined && input[key] !== null);
+      for (const key of named) await loadService(services, caller, typeOfIdKey(key), input[key]!, key);
+      for (const key of named) {
+        if (typeOfIdKey(key) !== service.type || input[key] !== service.serviceId) {
           throw badRequest(`${key} cannot change: a volume backup belongs to its service`, { fields: [key] });
         }
       }

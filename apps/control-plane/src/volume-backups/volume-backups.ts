@@ -97,8 +97,6 @@ export const createVolumeBackupInput = z.object({
   keepLatestCount: keepLatestCountSchema.nullish(),
   enabled: z.boolean().nullish(),
   ...serviceIdFields,
-  /** Dokploy's libsql databases: none exist here (refused when set). */
-  libsqlId: z.string().nullish(),
   destinationId: idSchema,
 });
 
@@ -113,7 +111,6 @@ export const updateVolumeBackupInput = z.object({
   keepLatestCount: keepLatestCountSchema.nullish(),
   enabled: z.boolean().nullish(),
   ...serviceIdFields,
-  libsqlId: z.string().nullish(),
   destinationId: idSchema.optional(),
 });
 
