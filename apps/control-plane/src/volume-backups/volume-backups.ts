@@ -38,6 +38,7 @@ import {
 } from "../deployments/repository.ts";
 import { type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
 import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { displayNameSchema } from "../display-name.ts";
 import { badRequest } from "../errors.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -88,7 +89,7 @@ const serviceIdFields = Object.fromEntries(serviceIdKeys.map((key) => [key, idSc
 >;
 
 export const createVolumeBackupInput = z.object({
-  name: z.string().trim().min(1).max(100),
+  name: displayNameSchema,
   volumeName: volumeNameSchema,
   prefix: prefixSchema,
   serviceName: z.string().max(100).nullish(),
@@ -102,7 +103,7 @@ export const createVolumeBackupInput = z.object({
 
 export const updateVolumeBackupInput = z.object({
   volumeBackupId: idSchema,
-  name: z.string().trim().min(1).max(100).optional(),
+  name: displayNameSchema.optional(),
   volumeName: volumeNameSchema.optional(),
   prefix: prefixSchema.optional(),
   serviceName: z.string().max(100).nullish(),
