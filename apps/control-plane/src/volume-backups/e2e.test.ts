@@ -194,18 +194,34 @@ describe("volume backups on real Docker", () => {
       .select(["kind", "payload"])
       .where("kind", "=", "volumeBackup")
       .execute();
-    expect(events).toHaveLength(3);
     expect(events.map((event) => (event.payload as { status: string }).status)).toEqual([
       "success",
       "success",
       "success",
     ]);
-    const one = (await platform.query("volumeBackups.one", { volumeBackupId }, as(owner))).body;
-    expect(one.lastRun).toMatchObject({
-      kind: "volumeBackup",
-      status: "done",
-      backupFile: second.backupFile,
-    });
+    // On its schedule: every second once enabled, a run titled as scheduled; then disabled again.
+    await ok("volumeBackups.update", { volumeBackupId, enabled: true, cronExpression: "* * * * * *" });
+    await expect
+      .poll(
+        async () =>
+          platform.services.db
+            .selectFrom("deployments")
+            .select(["deploymentId", "status", "title"])
+            .where("volumeBackupId", "=", volumeBackupId)
+            .where("title", "=", "Scheduled volume backup")
+            .where("status", "in", ["done", "error"])
+            .executeTakeFirst(),
+        { timeout: 60_000, interval: 500 },
+      )
+      .toMatchObject({ status: "done" });
+    await ok("volumeBackups.update", { volumeBackupId, enabled: false });
+    // A scheduled run that started before the update ends on its own.
+    await expect
+      .poll(async () => (await platform.query("volumeBackups.one", { volumeBackupId }, as(owner))).body, {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toMatchObject({ enabled: false, lastRun: { kind: "volumeBackup", status: "done" } });
   }, 300_000);
 
   it("refuses a volume that is not the service's (400), another organization's volume backup (404), and the agent refuses a volume with no owner labels", async () => {
@@ -223,6 +239,28 @@ describe("volume backups on real Docker", () => {
     );
     expect(notOwn.status).toBe(400);
     expect(notOwn.body.error.data.fields).toEqual(["volumeName"]);
+
+    const badUpdate = await platform.mutate(
+      "volumeBackups.update",
+      { volumeBackupId, volumeName: "someone-elses" },
+      as(owner),
+    );
+    expect(badUpdate.status).toBe(400);
+    expect(badUpdate.body.error.data.fields).toEqual(["volumeName"]);
+    const otherServer = await platform.mutate(
+      "volumeBackups.restoreVolumeBackupWithLogs",
+      {
+        backupFileName: `${PREFIX}/x.tar.gz`,
+        destinationId,
+        volumeName,
+        id: applicationId,
+        serviceType: "application",
+        serverId: "not-the-services-server",
+      },
+      as(owner),
+    );
+    expect(otherServer.status).toBe(400);
+    expect(otherServer.body.error.data.fields).toEqual(["serverId"]);
 
     const stranger = await createUserDirectly(platform, { email: "stranger-vb@example.com" });
     for (const [name, input] of [
