@@ -73,7 +73,7 @@ describe("the README's status table", () => {
       if (row.status.startsWith("not yet")) expect(row.answers, row.area).toEqual([]);
     }
     const notYet = rows.filter((row) => row.status.startsWith("not yet")).map((row) => row.area);
-    for (const area of ["Volume backups"]) {
+    for (const area of ["Schedules"]) {
       expect(
         notYet.some((name) => name.startsWith(area)),
         area,

@@ -64,6 +64,9 @@ const ID_KINDS = [
   "serviceId",
   "notificationId",
   "destinationId",
+  // volumeBackups.*: a volume backup of the fixture's application volume (before backupId,
+  // which its name ends with).
+  "volumeBackupId",
   "backupId",
   // Git provider connections: the kind's own id and the connection's gitProviderId.
   "githubId",
@@ -98,6 +101,7 @@ const SERVICE_ID_KINDS = [
   "serviceId",
   "databaseId",
   "scheduleId",
+  "volumeBackupId",
 ] as const satisfies readonly IdKind[];
 type ServiceIdKind = (typeof SERVICE_ID_KINDS)[number];
 const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
@@ -447,6 +451,43 @@ async function makeServices(
       expiresAt: null,
     })
     .execute();
+  // Written straight to the database: a volume backup needs a destination of the organization.
+  const volumeDestinationId = newId();
+  await db
+    .insertInto("destinations")
+    .values({
+      destinationId: volumeDestinationId,
+      organizationId: session.user.organizationId,
+      name: `${label} volume bucket`,
+      provider: "AWS",
+      accessKey: "AK",
+      secretAccessKeySealed: "fixture",
+      bucket: "fixture-volumes",
+      region: "us-east-1",
+      endpoint: "",
+    })
+    .execute();
+  const volumeBackupId = newId();
+  await db
+    .insertInto("volumeBackups")
+    .values({
+      volumeBackupId,
+      organizationId: session.user.organizationId,
+      name: `${label} volume backup`,
+      volumeName: `${label}-volume`,
+      prefix: "fixture",
+      appName: `volume-backup-${volumeBackupId.toLowerCase().replace(/[^a-z0-9]/g, "")}`,
+      serviceName: null,
+      cronExpression: "0 0 1 1 *",
+      keepLatestCount: null,
+      enabled: false,
+      serviceType: "application",
+      applicationId,
+      databaseId: null,
+      composeId: null,
+      destinationId: volumeDestinationId,
+    })
+    .execute();
   const databases: Record<string, string> = {};
   for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
     const created = await platform.mutateOk(
@@ -490,6 +531,7 @@ async function makeServices(
     mongoId: databases.mongoId!,
     redisId: databases.redisId!,
     databaseId: databases.postgresId!,
+    volumeBackupId,
   };
 }
 

@@ -48,6 +48,13 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   } catch (error) {
     logger?.warn({ err: error }, "monitoring not resumed");
   }
+  try {
+    const started = await core.deployer.restartServicesStoppedForVolumes();
+    if (started.length > 0)
+      logger?.info({ services: started }, "services a volume backup left stopped started again");
+  } catch (error) {
+    logger?.warn({ err: error }, "services stopped for a volume backup not checked");
+  }
   const commands: Subscription = transport.serveCommands(core.serverId, (request) => core.handle(request));
   await transport.flush();
 

@@ -276,6 +276,18 @@ export class AgentCore {
             result: "restoreDatabase",
             restoreDatabase: await this.deployer.restoreDatabase(request.restoreDatabase),
           };
+        case "backupVolume":
+          return {
+            requestId,
+            result: "backupVolume",
+            backupVolume: await this.deployer.backupVolume(request.backupVolume),
+          };
+        case "restoreVolume":
+          return {
+            requestId,
+            result: "restoreVolume",
+            restoreVolume: await this.deployer.restoreVolume(request.restoreVolume),
+          };
         case "cancelJob":
           return {
             requestId,

@@ -13,6 +13,7 @@ export {
   abortStaleUploads,
   deleteObject,
   describeStorageError,
+  downloadObject,
   listObjects,
   probeStorage,
   StorageProbeError,

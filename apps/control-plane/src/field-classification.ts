@@ -79,6 +79,8 @@ const TEMPLATES = `${CP}/templates/remote.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
+const VOLUME_BACKUPS = `${CP}/volume-backups/e2e.test.ts`;
+const VOLUME_NAMES = `${CP}/volume-backups/volume-backups.test.ts`;
 const PREVIEWS = `${CP}/previews/previews.test.ts`;
 const PREVIEWS_SERVED = `${CP}/previews/e2e.test.ts`;
 const SCHEDULE_RUNS = `${CP}/schedules/e2e.test.ts`;
@@ -484,6 +486,23 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "previewDeployment.create": {
     ...applied("applicationId branch", PREVIEWS),
     ...shownOnly("title"),
+  },
+  "volumeBackups.create": {
+    ...applied("name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId", VOLUME_BACKUPS),
+    serviceName: informational,
+  },
+  "volumeBackups.update": {
+    ...applied("volumeBackupId name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId", VOLUME_BACKUPS),
+    serviceName: informational,
+  },
+  "volumeBackups.list": applied("id volumeBackupType", VOLUME_NAMES),
+  "volumeBackups.one": applied("volumeBackupId", VOLUME_BACKUPS),
+  "volumeBackups.delete": applied("volumeBackupId", VOLUME_BACKUPS),
+  "volumeBackups.runManually": applied("volumeBackupId", VOLUME_BACKUPS),
+  "volumeBackups.restoreVolumeBackupWithLogs": {
+    ...applied("backupFileName destinationId volumeName id serviceType", VOLUME_BACKUPS),
+    // Only the service's own server: any other is a 400 naming it.
+    serverId: refused(VOLUME_BACKUPS),
   },
   "schedule.create": {
     ...applied("applicationId composeId serverId scheduleType serviceName script", SCHEDULE),

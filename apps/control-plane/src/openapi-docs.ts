@@ -75,6 +75,8 @@ export const tagDocs: Record<string, string> = {
     "Database backups to a destination: schedules, manual runs, retention, file listing, restores and verified restores.",
   schedule:
     "Scheduled jobs: a cron command run in an application's or a compose service's container, or on a server (instance administrators); every run is a deployment.",
+  volumeBackups:
+    "Named volumes of a service archived to a destination: schedules, manual runs, retention, the service stopped only while the volume is read, restores into a volume.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1214,6 +1216,38 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "schedule.runManually": {
     description:
       "Run a scheduled job now, as a deployment of the schedule (its log at `logPath`); answers when the run ended, or after 30 s with its status",
+  },
+  // volumeBackups
+  "volumeBackups.list": { description: "The volume backups of a service, newest first" },
+  "volumeBackups.create": {
+    description:
+      "Back up a named volume of a service (its volume mount, a database's data volume, a compose stack's volume) to a destination on a cron schedule, with retention and optionally the service stopped while the volume is read",
+    example: {
+      name: "Uploads nightly",
+      volumeName: "shop-uploads",
+      prefix: "volumes/shop",
+      cronExpression: "0 3 * * *",
+      keepLatestCount: 7,
+      turnOff: false,
+      enabled: true,
+      applicationId: "V1StGXR8_Z5jdHi6B-myT",
+      destinationId: "V1StGXR8_Z5jdHi6B-myT",
+    },
+  },
+  "volumeBackups.one": { description: "One volume backup, with its destination and its last run" },
+  "volumeBackups.update": {
+    description: "Change a volume backup's volume, schedule, destination, prefix, retention or turnOff",
+  },
+  "volumeBackups.delete": {
+    description: "Delete a volume backup (its files stay in the bucket; its runs stay in the deployments)",
+  },
+  "volumeBackups.runManually": {
+    description:
+      "Back up the volume now, as a volumeBackup deployment of the service; answers once the upload and the retention are done, with the outcome",
+  },
+  "volumeBackups.restoreVolumeBackupWithLogs": {
+    description:
+      "Restore a volume archive into a volume of the service (its own or a new one, created with its labels), as a volumeRestore deployment whose log streams at /api/deployment.logs",
   },
 };
 

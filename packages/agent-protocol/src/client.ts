@@ -9,6 +9,8 @@ import {
   type AccessLogPage,
   type BackupDatabaseCommand,
   type BackupDatabaseResult,
+  type BackupVolumeCommand,
+  type BackupVolumeResult,
   type BuildImageCommand,
   type BuildImageResult,
   type CancelJobResult,
@@ -56,6 +58,8 @@ import {
   type RestartContainerResult,
   type RestoreDatabaseCommand,
   type RestoreDatabaseResult,
+  type RestoreVolumeCommand,
+  type RestoreVolumeResult,
   type ResultOfCommand,
   type RollbackImageKept,
   type RollbackImageStatus,
@@ -441,5 +445,23 @@ export class AgentClient {
     timeoutMs: number,
   ): Promise<RestoreDatabaseResult> {
     return this.run(serverId, { command: "restoreDatabase", restoreDatabase: command }, timeoutMs);
+  }
+
+  /** Archives a named volume into object storage (a job: cancelJob stops it). */
+  backupVolume(
+    serverId: string,
+    command: BackupVolumeCommand,
+    timeoutMs: number,
+  ): Promise<BackupVolumeResult> {
+    return this.run(serverId, { command: "backupVolume", backupVolume: command }, timeoutMs);
+  }
+
+  /** Restores a volume archive from object storage into a named volume (a job). */
+  restoreVolume(
+    serverId: string,
+    command: RestoreVolumeCommand,
+    timeoutMs: number,
+  ): Promise<RestoreVolumeResult> {
+    return this.run(serverId, { command: "restoreVolume", restoreVolume: command }, timeoutMs);
   }
 }

@@ -264,6 +264,25 @@ const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "backupVolume",
+    backupVolume: {
+      jobId: "d-4",
+      logStreamId: "d-4-volume",
+      volumeName: "shop-data",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      storage: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "us-east-1",
+        bucket: "backups",
+        accessKey: "AK",
+        secretAccessKey: "SK",
+      },
+      key: "volumes/shop-data-2026-11-29T06-00-00.000Z.tar.gz",
+      stopService: true,
+    },
+  },
+  {
+    ...header,
     command: "runHostScript",
     runHostScript: {
       jobId: "d-10",
@@ -271,6 +290,24 @@ const requests: CommandRequest[] = [
       shell: "bash",
       script: "df -h",
       timezone: "UTC",
+    },
+  },
+  {
+    ...header,
+    command: "restoreVolume",
+    restoreVolume: {
+      jobId: "d-5",
+      logStreamId: "d-5-volume",
+      volumeName: "shop-data-restored",
+      owner: { organizationId: "org-1", resource: "application:a-1" },
+      storage: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "us-east-1",
+        bucket: "backups",
+        accessKey: "AK",
+        secretAccessKey: "SK",
+      },
+      key: "volumes/shop-data.tar.gz",
     },
   },
   {
@@ -564,6 +601,16 @@ const replies: CommandReply[] = [
   { requestId: "r-1", result: "backupDatabase", backupDatabase: { sizeBytes: 1024, dumpBytes: 4096 } },
   { requestId: "r-1", result: "scheduleRun", scheduleRun: { exitCode: 3, containerId: "0123456789ab" } },
   { requestId: "r-1", result: "hostScript", hostScript: { exitCode: 1, containerId: "" } },
+  {
+    requestId: "r-1",
+    result: "backupVolume",
+    backupVolume: { sizeBytes: 512, archiveBytes: 10240, stoppedServices: ["shop-web"] },
+  },
+  {
+    requestId: "r-1",
+    result: "restoreVolume",
+    restoreVolume: { sizeBytes: 512, created: true, stoppedServices: ["shop-web"] },
+  },
   {
     requestId: "r-1",
     result: "restoreDatabase",

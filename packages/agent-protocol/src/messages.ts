@@ -760,6 +760,42 @@ export interface ScheduledCommandResult {
   containerId: string;
 }
 
+/**
+ * Archives a named volume (owned by `owner`) as a gzipped tar straight into a multipart upload
+ * of `key`; with `stopService`, the owner's services mounting it are scaled to 0 while it is read.
+ */
+export interface BackupVolumeCommand {
+  jobId: string;
+  logStreamId: string;
+  volumeName: string;
+  owner?: ResourceOwner;
+  storage?: ObjectStorage;
+  key: string;
+  stopService: boolean;
+}
+
+export interface BackupVolumeResult {
+  sizeBytes: number;
+  archiveBytes: number;
+  stoppedServices: string[];
+}
+
+/** Restores the gzipped tar `key` into a named volume (created with the owner's labels when missing). */
+export interface RestoreVolumeCommand {
+  jobId: string;
+  logStreamId: string;
+  volumeName: string;
+  owner?: ResourceOwner;
+  storage?: ObjectStorage;
+  key: string;
+}
+
+export interface RestoreVolumeResult {
+  sizeBytes: number;
+  created: boolean;
+  stoppedServices: string[];
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -783,6 +819,8 @@ export type Command =
     }
   | { command: "backupDatabase"; backupDatabase: BackupDatabaseCommand }
   | { command: "restoreDatabase"; restoreDatabase: RestoreDatabaseCommand }
+  | { command: "backupVolume"; backupVolume: BackupVolumeCommand }
+  | { command: "restoreVolume"; restoreVolume: RestoreVolumeCommand }
   | { command: "keepRollbackImage"; keepRollbackImage: KeepRollbackImageCommand }
   | { command: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatusCommand }
   | { command: "removeRollbackImages"; removeRollbackImages: RemoveRollbackImagesCommand }
@@ -970,6 +1008,8 @@ export type ReplyResult =
   | { result: "databaseCredentialsChanged"; databaseCredentialsChanged: DatabaseCredentialsChanged }
   | { result: "backupDatabase"; backupDatabase: BackupDatabaseResult }
   | { result: "restoreDatabase"; restoreDatabase: RestoreDatabaseResult }
+  | { result: "backupVolume"; backupVolume: BackupVolumeResult }
+  | { result: "restoreVolume"; restoreVolume: RestoreVolumeResult }
   | { result: "rollbackImageKept"; rollbackImageKept: RollbackImageKept }
   | { result: "rollbackImageStatus"; rollbackImageStatus: RollbackImageStatus }
   | { result: "rollbackImagesRemoved"; rollbackImagesRemoved: RollbackImagesRemoved }
@@ -1012,6 +1052,8 @@ export interface ResultOfCommand {
   changeDatabaseCredentials: DatabaseCredentialsChanged;
   backupDatabase: BackupDatabaseResult;
   restoreDatabase: RestoreDatabaseResult;
+  backupVolume: BackupVolumeResult;
+  restoreVolume: RestoreVolumeResult;
   keepRollbackImage: RollbackImageKept;
   rollbackImageStatus: RollbackImageStatus;
   removeRollbackImages: RollbackImagesRemoved;
@@ -1050,6 +1092,8 @@ export const RESULT_NAME_OF_COMMAND = {
   changeDatabaseCredentials: "databaseCredentialsChanged",
   backupDatabase: "backupDatabase",
   restoreDatabase: "restoreDatabase",
+  backupVolume: "backupVolume",
+  restoreVolume: "restoreVolume",
   keepRollbackImage: "rollbackImageKept",
   rollbackImageStatus: "rollbackImageStatus",
   removeRollbackImages: "rollbackImagesRemoved",

@@ -8,6 +8,8 @@ import path from "node:path";
 import type {
   BackupDatabaseCommand,
   BackupDatabaseResult,
+  BackupVolumeCommand,
+  BackupVolumeResult,
   BuildImageCommand,
   BuildImageResult,
   CancelJobCommand,
@@ -25,6 +27,8 @@ import type {
   RepositoryFile,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
+  RestoreVolumeCommand,
+  RestoreVolumeResult,
   RunHostScriptCommand,
   RunScheduleCommand,
   ScheduledCommandResult,
@@ -37,6 +41,7 @@ import { ownershipLabels } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { backupDatabase, restoreDatabase } from "../backup/index.ts";
+import { backupVolume, restartServicesStoppedForVolumes, restoreVolume } from "../backup/volume.ts";
 import { CommandError } from "../command-error.ts";
 import { pruneBuildCache } from "../docker/cleanup.ts";
 import { DEFAULT_DOCKER_SOCKET, engineMessage } from "../docker/engine.ts";
@@ -378,6 +383,27 @@ export class Deployer {
   runHostScript(command: RunHostScriptCommand): Promise<ScheduledCommandResult> {
     const log = this.logStream(command.logStreamId, []);
     return this.runJob(command.jobId, log, (signal) => runHostScript(command, log, signal));
+  }
+
+  /** A named volume archived into object storage, as a job (backup/volume.ts). */
+  backupVolume(command: BackupVolumeCommand): Promise<BackupVolumeResult> {
+    const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
+    return this.runJob(command.jobId, log, (signal) =>
+      backupVolume(this.options.docker, command, log, signal),
+    );
+  }
+
+  /** A volume archive restored into a named volume, as a job (backup/volume.ts). */
+  restoreVolume(command: RestoreVolumeCommand): Promise<RestoreVolumeResult> {
+    const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
+    return this.runJob(command.jobId, log, (signal) =>
+      restoreVolume(this.options.docker, command, log, signal),
+    );
+  }
+
+  /** Services a killed agent left scaled to 0 for a volume backup, scaled back (at start). */
+  restartServicesStoppedForVolumes(): Promise<string[]> {
+    return restartServicesStoppedForVolumes(this.options.docker);
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

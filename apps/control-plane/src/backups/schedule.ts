@@ -1,13 +1,17 @@
 /**
- * Scheduled backups: one croner job per enabled backup (its `schedule`), each firing queues a
- * backup run (a deployment row, backups/runs.ts), unless a run of that backup is still waiting
- * or running. Several control planes on one database would each queue one: the later one
+ * Scheduled backups: one croner job per enabled database backup (its `schedule`) and per
+ * enabled volume backup (its `cronExpression`, keyed `volume:<id>`), each firing queues a run (a
+ * deployment row, backups/runs.ts or volume-backups/), unless a run of that backup is still
+ * waiting or running. Several control planes on one database would each queue one: the later one
  * finds the first waiting and skips (the check and the insert are not atomic across
  * processes; one control plane per database is assumed, as for deployments).
  */
 import { Cron } from "croner";
 import type { ServiceContext } from "../context.ts";
+import { startVolumeBackupRun } from "../volume-backups/volume-backups.ts";
 import { startBackupRun } from "./runs.ts";
+
+const VOLUME = "volume:";
 
 export class BackupSchedule {
   private readonly jobs = new Map<string, { pattern: string; cron: Cron }>();
@@ -33,7 +37,15 @@ export class BackupSchedule {
           .where("enabled", "=", true)
           .where("backupType", "=", "database")
           .execute();
-        const wanted = new Map(rows.map((row) => [row.backupId, row.schedule]));
+        const volumes = await services.db
+          .selectFrom("volumeBackups")
+          .select(["volumeBackupId", "cronExpression"])
+          .where("enabled", "=", true)
+          .execute();
+        const wanted = new Map([
+          ...rows.map((row) => [row.backupId, row.schedule] as const),
+          ...volumes.map((row) => [`${VOLUME}${row.volumeBackupId}`, row.cronExpression] as const),
+        ]);
         for (const [backupId, job] of this.jobs) {
           if (wanted.get(backupId) !== job.pattern) {
             job.cron.stop();
@@ -62,6 +74,7 @@ export class BackupSchedule {
   async fire(backupId: string): Promise<void> {
     const services = this.services;
     if (!services) return;
+    if (backupId.startsWith(VOLUME)) return this.fireVolume(services, backupId.slice(VOLUME.length));
     try {
       const backup = await services.db
         .selectFrom("backups")
@@ -85,6 +98,31 @@ export class BackupSchedule {
       await startBackupRun(services, backup, "backup", { title: "Scheduled backup" });
     } catch (error) {
       services.logger.error({ err: error, backupId }, "scheduled backup not started");
+    }
+  }
+
+  /** One scheduled firing of a volume backup: a volumeBackup run, unless one is waiting or running. */
+  private async fireVolume(services: ServiceContext, volumeBackupId: string): Promise<void> {
+    try {
+      const row = await services.db
+        .selectFrom("volumeBackups")
+        .selectAll()
+        .where("volumeBackupId", "=", volumeBackupId)
+        .executeTakeFirst();
+      if (!row?.enabled) return;
+      const busy = await services.db
+        .selectFrom("deployments")
+        .select("deploymentId")
+        .where("volumeBackupId", "=", volumeBackupId)
+        .where("status", "in", ["idle", "running"])
+        .executeTakeFirst();
+      if (busy) {
+        services.logger.info({ volumeBackupId }, "scheduled volume backup skipped: a run is still going");
+        return;
+      }
+      await startVolumeBackupRun(services, row, "Scheduled volume backup");
+    } catch (error) {
+      services.logger.error({ err: error, volumeBackupId }, "scheduled volume backup not started");
     }
   }
 

@@ -217,6 +217,7 @@ export interface Database {
   rollbacks: RollbackTable;
   schedules: ScheduleTable;
   previewDeployments: PreviewDeploymentTable;
+  volumeBackups: VolumeBackupTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -583,7 +584,17 @@ export interface DeploymentTable {
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
    */
-  kind: "deploy" | "redeploy" | "rebuild" | "backup" | "restore" | "verify" | "rollback" | "schedule";
+  kind:
+    | "deploy"
+    | "redeploy"
+    | "rebuild"
+    | "backup"
+    | "restore"
+    | "verify"
+    | "rollback"
+    | "schedule"
+    | "volumeBackup"
+    | "volumeRestore";
   title: string;
   description: string | null;
   status: Generated<DeploymentStatus>;
@@ -617,6 +628,10 @@ export interface DeploymentTable {
   rollbackId: Generated<string | null>;
   /** A rollback run's rollback to deploy. */
   restoresRollbackId: Generated<string | null>;
+  /** A volumeBackup run's volume backup (volume-backups/). */
+  volumeBackupId: Generated<string | null>;
+  /** The volume a volumeBackup run archived or a volumeRestore run wrote into. */
+  backupVolumeName: Generated<string | null>;
 }
 
 export type Deployment = Selectable<DeploymentTable>;
@@ -754,6 +769,32 @@ export interface BackupTable {
 }
 
 export type Backup = Selectable<BackupTable>;
+
+export type VolumeBackupServiceType = "application" | BackupDatabaseType | "compose";
+
+/** A volume backup (Dokploy's volume_backup row): a named volume of one service to a destination. */
+export interface VolumeBackupTable {
+  volumeBackupId: string;
+  organizationId: string;
+  name: string;
+  volumeName: string;
+  prefix: string;
+  appName: string;
+  serviceName: string | null;
+  /** The service is scaled to 0 while the volume is read. */
+  turnOff: Generated<boolean>;
+  cronExpression: string;
+  keepLatestCount: number | null;
+  enabled: Generated<boolean>;
+  serviceType: VolumeBackupServiceType;
+  applicationId: string | null;
+  databaseId: string | null;
+  composeId: string | null;
+  destinationId: string;
+  createdAt: Timestamp;
+}
+
+export type VolumeBackup = Selectable<VolumeBackupTable>;
 
 export type EventKind =
   | "appDeploy"

@@ -13,6 +13,7 @@
 import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import type { ServiceContext } from "../context.ts";
 import { failInterruptedScheduleRun } from "../schedules/runs.ts";
+import { failInterruptedVolumeRun, isVolumeRunKind } from "../volume-backups/volume-backups.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
@@ -75,6 +76,15 @@ export class DeploymentRecovery {
       if (row.targetKind === "schedule") {
         try {
           await failInterruptedScheduleRun(services, row);
+        } finally {
+          await this.leases.release(row.deploymentId);
+        }
+        continue;
+      }
+      // Nor is a volume run (volume-backups/): a service it stopped is scaled back by the agent.
+      if (isVolumeRunKind(row.kind)) {
+        try {
+          await failInterruptedVolumeRun(services, row);
         } finally {
           await this.leases.release(row.deploymentId);
         }

@@ -94,6 +94,9 @@ export interface NewDeployment {
   backupDatabaseName?: string | null;
   /** A rollback run's rollback (rollbacks/). */
   restoresRollbackId?: string | null;
+  /** Runs of a volume backup (volume-backups/): the volume backup and the volume. */
+  volumeBackupId?: string | null;
+  backupVolumeName?: string | null;
 }
 
 export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {

@@ -22,7 +22,9 @@ export type DeploymentKind =
   | "restore"
   | "verify"
   | "rollback"
-  | "schedule";
+  | "schedule"
+  | "volumeBackup"
+  | "volumeRestore";
 
 export interface StartDeploymentInput {
   applicationId: string;
@@ -45,6 +47,8 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   verify: "Restore verification",
   rollback: "Rollback",
   schedule: "Schedule",
+  volumeBackup: "Volume backup",
+  volumeRestore: "Volume restore",
 };
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */

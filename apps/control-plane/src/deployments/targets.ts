@@ -16,6 +16,7 @@ import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/
 import { loadPreviewTarget } from "../previews/previews.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "../rollbacks/rollbacks.ts";
 import { loadScheduleTarget } from "../schedules/runs.ts";
+import { isVolumeRunKind, volumeRunTarget } from "../volume-backups/volume-backups.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
@@ -120,6 +121,12 @@ export function loadDeploymentTarget(
   if (deployment.targetKind === "database" && kind && isBackupRunKind(kind)) {
     return loadDatabaseTarget(services, deployment.targetId).then(
       (target) => target && backupRunTarget(target, kind),
+    );
+  }
+  // Runs of a volume backup are deployments of its service that leave its status alone.
+  if (kind && isVolumeRunKind(kind)) {
+    return TARGET_KINDS[deployment.targetKind](services, deployment.targetId).then(
+      (target) => target && volumeRunTarget(target, kind),
     );
   }
   // A rollback deploys a kept spec and image instead of building (rollbacks/).

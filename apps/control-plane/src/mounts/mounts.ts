@@ -167,7 +167,7 @@ function checkComposeMount(fields: MountFields) {
   };
 }
 
-async function checkVolumeName(
+export async function checkVolumeName(
   db: Db,
   owner: MountOwner,
   volumeName: string | null | undefined,

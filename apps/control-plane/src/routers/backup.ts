@@ -22,6 +22,7 @@ import {
 } from "../backups/backups.ts";
 import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
 import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
+import { manualAnswer, waitForRun } from "../backups/wait.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { findDatabase } from "../databases/repository.ts";
@@ -124,45 +125,6 @@ function checkDatabaseField(kind: BackupDatabaseType, database: string): void {
         : "database must name the database to back up",
       { fields: ["database"] },
     );
-  }
-}
-
-const manualAnswer = z.object({
-  success: z.boolean(),
-  deploymentId: z.string(),
-  status: z.enum(["done", "error"]),
-  backupFile: z.string().nullable(),
-  sizeBytes: z.number().nullable(),
-  verification: z.string().nullable(),
-  errorMessage: z.string().nullable(),
-});
-
-/** How often a manual run's row is read while the caller waits for it. */
-const WAIT_POLL_MS = 250;
-
-async function waitForRun(
-  services: ServiceContext,
-  deploymentId: string,
-): Promise<z.infer<typeof manualAnswer>> {
-  for (;;) {
-    const row = await services.db
-      .selectFrom("deployments")
-      .select(["status", "backupFile", "backupSizeBytes", "backupCheck", "errorMessage"])
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirst();
-    if (!row) throw notFound("Deployment");
-    if (row.status === "done" || row.status === "error") {
-      return {
-        success: row.status === "done",
-        deploymentId,
-        status: row.status,
-        backupFile: row.backupFile,
-        sizeBytes: row.backupSizeBytes === null ? null : Number(row.backupSizeBytes),
-        verification: row.backupCheck,
-        errorMessage: row.errorMessage,
-      };
-    }
-    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
   }
 }
 

@@ -77,7 +77,18 @@ export const queueJobSchema = z.object({
   /** The deployment's id. */
   id: z.string(),
   /** deploy or redeploy. */
-  name: z.enum(["deploy", "redeploy", "rebuild", "backup", "restore", "verify", "rollback", "schedule"]),
+  name: z.enum([
+    "deploy",
+    "redeploy",
+    "rebuild",
+    "backup",
+    "restore",
+    "verify",
+    "rollback",
+    "schedule",
+    "volumeBackup",
+    "volumeRestore",
+  ]),
   state: z.enum(["waiting", "active", "completed", "failed"]),
   queuedAt: z.string(),
   startedAt: z.string().nullable(),

@@ -37,6 +37,7 @@ import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
 import { sshKeyRouter } from "./ssh-key.ts";
 import { userRouter } from "./user.ts";
+import { volumeBackupsRouter } from "./volume-backups.ts";
 
 export const allRouters: RouterDef[] = [
   authRouter,
@@ -76,4 +77,5 @@ export const allRouters: RouterDef[] = [
   destinationRouter,
   backupRouter,
   scheduleRouter,
+  volumeBackupsRouter,
 ];

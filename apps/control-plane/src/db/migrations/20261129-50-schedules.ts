@@ -8,7 +8,17 @@
  */
 import { type Kysely, sql } from "kysely";
 
-const KINDS_BEFORE = ["deploy", "redeploy", "rebuild", "backup", "restore", "verify", "rollback"];
+const KINDS_BEFORE = [
+  "deploy",
+  "redeploy",
+  "rebuild",
+  "backup",
+  "restore",
+  "verify",
+  "rollback",
+  "volumeBackup",
+  "volumeRestore",
+];
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and never import application types
 export async function up(db: Kysely<any>): Promise<void> {

@@ -37,6 +37,7 @@ import * as certificates from "./20261128-60-certificates.ts";
 import * as rollbacks from "./20261128-70-rollbacks.ts";
 import * as deploymentBuildServer from "./20261129-20-deployment-build-server.ts";
 import * as composeRollbacks from "./20261129-30-compose-rollbacks.ts";
+import * as volumeBackups from "./20261129-40-volume-backups.ts";
 import * as schedules from "./20261129-50-schedules.ts";
 import * as previews from "./20261129-60-previews.ts";
 
@@ -78,6 +79,7 @@ export const migrations: Record<string, Migration> = {
   "20261128-70-rollbacks": rollbacks,
   "20261129-20-deployment-build-server": deploymentBuildServer,
   "20261129-30-compose-rollbacks": composeRollbacks,
+  "20261129-40-volume-backups": volumeBackups,
   "20261129-50-schedules": schedules,
   "20261129-60-previews": previews,
 };

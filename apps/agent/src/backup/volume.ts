@@ -1,0 +1,356 @@
+/**
+ * Volume backups and restores on the volume's own server (the agent's jobs backupVolume /
+ * restoreVolume):
+ * - the volume must carry its owner's labels (the agent creates every volume of a service, a
+ *   stack or a database with them): a name alone never reaches another organization's data;
+ * - its files are read and written through Docker's archive API on a helper container that is
+ *   created but never started (its image is an empty one the agent imports itself, nothing is
+ *   pulled), which mounts the volume at /volume: no shell, no tool inside the container;
+ * - backup: the tar is gzipped in the agent's process and streamed into a multipart upload,
+ *   nothing written to the server's disk; the upload is completed only once the archive was
+ *   read whole (and, with stopService, the services were scaled back), otherwise aborted, so a
+ *   failed, cancelled or killed run never leaves an object that looks complete;
+ * - stopService: the owner's Swarm services mounting the volume are scaled to 0 while it is read
+ *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL meanwhile, so an agent
+ *   killed in between scales it back when it starts (restartServicesStoppedForVolumes).
+ */
+import { randomBytes } from "node:crypto";
+import { PassThrough, pipeline, Readable } from "node:stream";
+import { createGunzip, createGzip } from "node:zlib";
+import {
+  assertValidName,
+  type BackupVolumeCommand,
+  type BackupVolumeResult,
+  isCompleteOwner,
+  isOwnedBy,
+  type ObjectStorage,
+  ownershipLabels,
+  type ResourceOwner,
+  type RestoreVolumeCommand,
+  type RestoreVolumeResult,
+} from "@platform/agent-protocol";
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { throwIfCancelled } from "../deploy/jobs.ts";
+import type { LogStream } from "../deploy/log-stream.ts";
+import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
+
+/** The empty image helper containers are created from (imported from an empty tar, never pulled). */
+export const HELPER_IMAGE = "platform-volume-helper:1";
+/** On a service scaled to 0 for a volume backup: its replicas before. */
+export const REPLICAS_LABEL = "platform.volume-backup.replicas";
+const SWARM_SERVICE_ID_LABEL = "com.docker.swarm.service.id";
+/** How long the containers of a service scaled to 0 may take to exit. */
+const STOP_TIMEOUT_MS = 120_000;
+
+function checkStorage(storage: ObjectStorage | undefined, key: string): ObjectStorage {
+  if (!storage?.bucket) throw new CommandError("INVALID_ARGUMENT", "storage.bucket is required");
+  if (!key || key.length > 1024 || key.startsWith("/") || key.split("/").includes("..")) {
+    throw new CommandError("INVALID_ARGUMENT", "key must be a relative object key without '..'");
+  }
+  return storage;
+}
+
+function checkOwner(owner: ResourceOwner | undefined): ResourceOwner {
+  if (!isCompleteOwner(owner))
+    throw new CommandError("INVALID_ARGUMENT", "owner: organizationId and resource are required");
+  return owner;
+}
+
+const statusOf = (error: unknown) => (error as { statusCode?: number })?.statusCode;
+
+/** The volume's labels; undefined when it does not exist. */
+async function volumeLabels(docker: Docker, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    const info = await docker.getVolume(name).inspect();
+    return (info.Labels ?? {}) as Record<string, string>;
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw error;
+  }
+}
+
+function refuseForeign(name: string, labels: Record<string, string>, owner: ResourceOwner): void {
+  if (!isOwnedBy(labels, owner)) {
+    throw new CommandError("FAILED_PRECONDITION", `the volume ${name} does not belong to this service`);
+  }
+}
+
+async function ensureHelperImage(docker: Docker): Promise<void> {
+  try {
+    await docker.getImage(HELPER_IMAGE).inspect();
+    return;
+  } catch (error) {
+    if (statusOf(error) !== 404) throw error;
+  }
+  // An empty tar (two zero blocks): an image with an empty filesystem.
+  const [repo, tag] = HELPER_IMAGE.split(":");
+  const progress = (await docker.importImage(Readable.from([Buffer.alloc(1024)]) as never, {
+    repo,
+    tag,
+  })) as unknown as NodeJS.ReadableStream;
+  await new Promise<void>((resolve, reject) => {
+    docker.modem.followProgress(progress, (error: Error | null) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** A created, never started container of HELPER_IMAGE with the volume at /volume. */
+async function helperContainer(
+  docker: Docker,
+  volumeName: string,
+  owner: ResourceOwner,
+  jobId: string,
+  readOnly: boolean,
+): Promise<Docker.Container> {
+  await ensureHelperImage(docker);
+  return docker.createContainer({
+    name: `${volumeName.slice(0, 40)}-volume-${randomBytes(4).toString("hex")}`,
+    Image: HELPER_IMAGE,
+    Cmd: ["none"],
+    Labels: { ...ownershipLabels(owner), "platform.volumeJob": jobId },
+    HostConfig: {
+      NetworkMode: "none",
+      Mounts: [{ Type: "volume", Source: volumeName, Target: "/volume", ReadOnly: readOnly }],
+    },
+  });
+}
+
+interface StoppedService {
+  id: string;
+  name: string;
+}
+
+/** The owner's replicated Swarm services that mount `volumeName`, scaled to 0 (and waited for). */
+async function stopUsers(
+  docker: Docker,
+  volumeName: string,
+  owner: ResourceOwner,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<StoppedService[]> {
+  const stopped: StoppedService[] = [];
+  const services = await docker.listServices();
+  for (const service of services) {
+    const spec = service.Spec;
+    const task = spec?.TaskTemplate as { ContainerSpec?: { Mounts?: { Source?: string }[] } } | undefined;
+    const mounts = task?.ContainerSpec?.Mounts ?? [];
+    if (!spec || !isOwnedBy(spec.Labels, owner) || !mounts.some((mount) => mount.Source === volumeName)) {
+      continue;
+    }
+    const replicated = spec.Mode?.Replicated;
+    if (!replicated) {
+      throw new CommandError(
+        "FAILED_PRECONDITION",
+        `the service ${spec.Name} is not replicated: it cannot be stopped`,
+      );
+    }
+    const replicas = replicated.Replicas ?? 1;
+    log.line(`Stopping ${spec.Name} (${replicas} replicas) for the archive`);
+    await docker.getService(service.ID).update({
+      ...spec,
+      version: service.Version?.Index,
+      Labels: { ...spec.Labels, [REPLICAS_LABEL]: String(replicas) },
+      Mode: { Replicated: { Replicas: 0 } },
+    });
+    stopped.push({ id: service.ID, name: spec.Name ?? service.ID });
+  }
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  for (const service of stopped) {
+    for (;;) {
+      throwIfCancelled(signal);
+      const running = await docker.listContainers({
+        filters: {
+          label: [`${SWARM_SERVICE_ID_LABEL}=${service.id}`],
+          status: ["running", "paused", "restarting"],
+        },
+      });
+      if (running.length === 0) break;
+      if (Date.now() > deadline)
+        throw new CommandError("FAILED", `the containers of ${service.name} did not stop in time`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  return stopped;
+}
+
+/** Scales a service stopped by stopUsers back to its replicas (read from REPLICAS_LABEL). */
+async function startAgain(docker: Docker, serviceId: string): Promise<string | undefined> {
+  const service = await docker.getService(serviceId).inspect();
+  const spec = service.Spec;
+  const replicas = Number(spec?.Labels?.[REPLICAS_LABEL]);
+  if (!spec || !Number.isInteger(replicas)) return undefined;
+  const { [REPLICAS_LABEL]: _replicas, ...labels } = spec.Labels ?? {};
+  await docker.getService(serviceId).update({
+    ...spec,
+    version: service.Version?.Index,
+    Labels: labels,
+    Mode: { Replicated: { Replicas: replicas } },
+  });
+  return spec.Name;
+}
+
+async function startAllAgain(docker: Docker, stopped: StoppedService[], log: LogStream): Promise<void> {
+  const failures: string[] = [];
+  for (const service of stopped) {
+    try {
+      await startAgain(docker, service.id);
+      log.line(`Started ${service.name} again`);
+    } catch (error) {
+      failures.push(`${service.name}: ${(error as Error).message}`);
+    }
+  }
+  if (failures.length > 0) {
+    throw new CommandError("FAILED", `services could not be started again: ${failures.join("; ")}`);
+  }
+}
+
+/**
+ * At the agent's start: the services a volume backup scaled to 0 and never scaled back (the
+ * agent was killed meanwhile) are scaled back. Answers their names.
+ */
+export async function restartServicesStoppedForVolumes(docker: Docker): Promise<string[]> {
+  const services = await docker.listServices({ filters: { label: [REPLICAS_LABEL] } });
+  const started: string[] = [];
+  for (const service of services) {
+    const name = await startAgain(docker, service.ID);
+    if (name) started.push(name);
+  }
+  return started;
+}
+
+/** Holds a stream's end until `verdict` settles: an error there fails the stream instead. */
+function heldEnd(verdict: () => Promise<void>): PassThrough {
+  const stream = new PassThrough({
+    flush(callback) {
+      verdict().then(
+        () => callback(),
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  return stream;
+}
+
+export async function backupVolume(
+  docker: Docker,
+  command: BackupVolumeCommand,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<BackupVolumeResult> {
+  const storage = checkStorage(command.storage, command.key);
+  const owner = checkOwner(command.owner);
+  const volumeName = assertValidName(command.volumeName, "volumeName");
+  const labels = await volumeLabels(docker, volumeName);
+  if (!labels) throw new CommandError("NOT_FOUND", `the volume ${volumeName} does not exist`);
+  refuseForeign(volumeName, labels, owner);
+  const helper = await helperContainer(docker, volumeName, owner, command.jobId, true);
+  let stopped: StoppedService[] = [];
+  let startedAgain: Promise<void> | undefined;
+  const startOnce = () => {
+    startedAgain ??= startAllAgain(docker, stopped, log);
+    return startedAgain;
+  };
+  try {
+    if (command.stopService) stopped = await stopUsers(docker, volumeName, owner, log, signal);
+    throwIfCancelled(signal);
+    const archive = (await helper.getArchive({ path: "/volume" })) as unknown as Readable;
+    let archiveBytes = 0;
+    archive.on("data", (chunk: Buffer) => {
+      archiveBytes += chunk.length;
+    });
+    // The services run again the moment the archive was read whole, before the upload's end.
+    archive.once("end", () => {
+      log.line(`Archive of ${volumeName} read (${archiveBytes} bytes)`);
+      startOnce().catch(() => {});
+    });
+    const body = new PassThrough();
+    pipeline(archive, createGzip({ level: 6 }), heldEnd(startOnce), body, (error) => {
+      if (error) body.destroy(error);
+    });
+    const onAbort = () => archive.destroy(new Error("cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    log.line(`Uploading the archive of ${volumeName} to ${storage.bucket}/${command.key}`);
+    let sizeBytes: number;
+    try {
+      sizeBytes = await uploadObject(storage, command.key, body, signal);
+    } catch (error) {
+      throwIfCancelled(signal);
+      if (error instanceof CommandError) throw error;
+      throw new CommandError("FAILED", `the upload failed: ${describeStorageError(error)}`);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+    throwIfCancelled(signal);
+    log.line(`Uploaded ${sizeBytes} bytes`);
+    return { sizeBytes, archiveBytes, stoppedServices: stopped.map((service) => service.name) };
+  } finally {
+    if (stopped.length > 0) await startOnce().catch(() => {});
+    await helper.remove({ force: true }).catch(() => {});
+  }
+}
+
+export async function restoreVolume(
+  docker: Docker,
+  command: RestoreVolumeCommand,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<RestoreVolumeResult> {
+  const storage = checkStorage(command.storage, command.key);
+  const owner = checkOwner(command.owner);
+  const volumeName = assertValidName(command.volumeName, "volumeName");
+  const labels = await volumeLabels(docker, volumeName);
+  if (labels) refuseForeign(volumeName, labels, owner);
+  else {
+    await docker.createVolume({ Name: volumeName, Labels: ownershipLabels(owner) });
+    log.line(`Created the volume ${volumeName}`);
+  }
+  let download: Awaited<ReturnType<typeof downloadObject>>;
+  try {
+    download = await downloadObject(storage, command.key, signal);
+  } catch (error) {
+    throw new CommandError(
+      "FAILED",
+      `the backup ${command.key} could not be read: ${describeStorageError(error)}`,
+    );
+  }
+  const helper = await helperContainer(docker, volumeName, owner, command.jobId, false);
+  const stopped = await stopUsers(docker, volumeName, owner, log, signal).catch(async (error) => {
+    download.body.destroy();
+    await helper.remove({ force: true }).catch(() => {});
+    throw error;
+  });
+  try {
+    log.line(`Restoring ${command.key} (${download.size} bytes) into ${volumeName}`);
+    const tar = new PassThrough();
+    let streamError: Error | undefined;
+    pipeline(download.body, createGunzip(), tar, (error) => {
+      if (error) streamError = error;
+    });
+    const onAbort = () => download.body.destroy(new Error("cancelled"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      // The archive's entries are volume/...: extracted at / of the helper, they land in the volume.
+      await helper.putArchive(tar as never, { path: "/" });
+    } catch (error) {
+      throwIfCancelled(signal);
+      throw new CommandError(
+        "FAILED",
+        `the archive could not be written into ${volumeName}: ${(error as Error).message}`,
+      );
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+    throwIfCancelled(signal);
+    if (streamError)
+      throw new CommandError("FAILED", `the backup could not be read whole: ${streamError.message}`);
+    log.line("Restore done");
+    return {
+      sizeBytes: download.size,
+      created: !labels,
+      stoppedServices: stopped.map((service) => service.name),
+    };
+  } finally {
+    await startAllAgain(docker, stopped, log).catch((error: Error) => log.line(error.message));
+    await helper.remove({ force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * volumeBackups (Dokploy's router, issue 32): a named volume of an application, a database
+ * service or a compose stack archived to a destination on a cron schedule and by hand
+ * (runManually, answered once the run settled), with retention and optionally the service
+ * stopped while the volume is read; restoreVolumeBackupWithLogs writes an archive into a volume
+ * as a deployment whose log streams at /api/deployment.logs. The rules and runs live in
+ * volume-backups/. A volume backup belongs to its service: members who may see the service use
+ * it; another organization's volume backup, service or destination is a 404.
+ */
+import { z } from "zod";
+import { findDestination, idSchema, toDestinationView } from "../backups/destinations.ts";
+import { manualAnswer, waitForRun } from "../backups/wait.ts";
+import type { Caller, ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import { checkVolumeName } from "../mounts/mounts.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
+import { requireServiceAccess } from "../projects/permissions.ts";
+import {
+  createVolumeBackupInput,
+  lastVolumeRun,
+  locateService,
+  requireOwnVolume,
+  type ServiceIdKey,
+  serviceIdKeys,
+  serviceIdOf,
+  startVolumeBackupRun,
+  startVolumeRestoreRun,
+  typeOfIdKey,
+  updateVolumeBackupInput,
+  type VolumeService,
+  volumeBackupSchema,
+  volumeNameSchema,
+  volumeServiceTypes,
+} from "../volume-backups/volume-backups.ts";
+
+const label = (type: string) => `${type[0]!.toUpperCase()}${type.slice(1)}`;
+
+/** The service of `type` named by `id`, of the caller's organization and visible to them (404 naming `field`). */
+async function loadService(
+  services: ServiceContext,
+  caller: Caller,
+  type: VolumeBackupServiceType,
+  id: string,
+  field: string,
+): Promise<VolumeService> {
+  const service = await locateService(services.db, caller.organizationId, type, id);
+  if (!service) throw new ApiError("NOT_FOUND", `${label(type)} not found (${field})`, { fields: [field] });
+  await requireServiceAccess(services.db, caller, service, label(type));
+  return service;
+}
+
+async function loadVolumeBackup(
+  services: ServiceContext,
+  caller: Caller,
+  volumeBackupId: string,
+): Promise<{ row: VolumeBackup; service: VolumeService }> {
+  const row = await services.db
+    .selectFrom("volumeBackups")
+    .selectAll()
+    .where("volumeBackupId", "=", volumeBackupId)
+    .where("organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!row) throw notFound("Volume backup");
+  const service = await loadService(
+    services,
+    caller,
+    row.serviceType,
+    serviceIdOf(row),
+    "volumeBackupId",
+  ).catch((error) => {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Volume backup");
+    throw error;
+  });
+  return { row, service };
+}
+
+async function requireDestination(services: ServiceContext, caller: Caller, destinationId: string) {
+  const destination = await findDestination(services.db, caller.organizationId, destinationId);
+  if (!destination) {
+    throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
+  }
+  return destination;
+}
+
+async function toView(
+  services: ServiceContext,
+  row: VolumeBackup,
+): Promise<z.input<typeof volumeBackupSchema>> {
+  const destination = await findDestination(services.db, row.organizationId, row.destinationId);
+  const id = serviceIdOf(row);
+  const idOf = (type: VolumeBackupServiceType) => (row.serviceType === type ? id : null);
+  return {
+    volumeBackupId: row.volumeBackupId,
+    name: row.name,
+    volumeName: row.volumeName,
+    prefix: row.prefix,
+    appName: row.appName,
+    serviceName: row.serviceName,
+    turnOff: row.turnOff,
+    cronExpression: row.cronExpression,
+    keepLatestCount: row.keepLatestCount,
+    enabled: row.enabled,
+    serviceType: row.serviceType,
+    applicationId: idOf("application"),
+    postgresId: idOf("postgres"),
+    mysqlId: idOf("mysql"),
+    mariadbId: idOf("mariadb"),
+    mongoId: idOf("mongo"),
+    redisId: idOf("redis"),
+    libsqlId: null,
+    composeId: idOf("compose"),
+    destinationId: row.destinationId,
+    createdAt: row.createdAt,
+    destination: toDestinationView(destination!),
+    lastRun: await lastVolumeRun(services.db, row.volumeBackupId),
+  };
+}
+
+const volumeBackupIdInput = z.object({ volumeBackupId: idSchema });
+
+export const volumeBackupsRouter = defineRouter("volumeBackups", {
+  list: query({
+    summary: "The volume backups of a service, newest first",
+    access: "member",
+    input: z.object({ id: idSchema, volumeBackupType: z.enum([...volumeServiceTypes, "libsql"]) }),
+    output: z.array(volumeBackupSchema),
+    handler: async ({ services, caller, input }) => {
+      if (input.volumeBackupType === "libsql") {
+        throw badRequest("volumeBackupType libsql: libsql databases do not exist on this platform", {
+          fields: ["volumeBackupType"],
+        });
+      }
+      const service = await loadService(services, caller, input.volumeBackupType, input.id, "id");
+      const column =
+        service.targetKind === "application"
+          ? "applicationId"
+          : service.targetKind === "compose"
+            ? "composeId"
+            : "databaseId";
+      const rows = await services.db
+        .selectFrom("volumeBackups")
+        .selectAll()
+        .where(column, "=", service.serviceId)
+        .orderBy("createdAt", "desc")
+        .orderBy("volumeBackupId", "desc")
+        .execute();
+      return Promise.all(rows.map((row) => toView(services, row)));
+    },
+  }),
+
+  create: mutation({
+    summary:
+      "Back up a named volume of a service to a destination on a cron schedule, with retention and optionally the service stopped while the volume is read",
+    access: "member",
+    input: createVolumeBackupInput,
+    output: volumeBackupSchema,
+    handler: async ({ services, caller, input }) => {
+      // Every service and destination named must be the caller's to see (404) before a 400.
+      await requireDestination(services, caller, input.destinationId);
+      const named: { key: ServiceIdKey; service: VolumeService }[] = [];
+      for (const key of serviceIdKeys) {
+        const id = input[key];
+        if (id) named.push({ key, service: await loadService(services, caller, typeOfIdKey(key), id, key) });
+      }
+      if (named.length !== 1) {
+        throw badRequest(
+          named.length === 0
+            ? "One of applicationId, postgresId, mysqlId, mariadbId, mongoId, redisId or composeId is required"
+            : `Only one service may be named (${named.map((entry) => entry.key).join(", ")})`,
+          { fields: named.length === 0 ? ["applicationId"] : named.slice(1).map((entry) => entry.key) },
+        );
+      }
+      const { service } = named[0]!;
+      await requireOwnVolume(services.db, service, input.volumeName);
+      const volumeBackupId = newId();
+      const row = await services.db
+        .insertInto("volumeBackups")
+        .values({
+          volumeBackupId,
+          organizationId: caller.organizationId,
+          name: input.name,
+          volumeName: input.volumeName,
+          prefix: input.prefix,
+          appName: `volume-backup-${volumeBackupId
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "")
+            .slice(0, 20)}`,
+          serviceName: input.serviceName ?? null,
+          turnOff: input.turnOff ?? false,
+          cronExpression: input.cronExpression,
+          keepLatestCount: input.keepLatestCount ?? null,
+          enabled: input.enabled ?? true,
+          serviceType: service.type,
+          applicationId: service.targetKind === "application" ? service.serviceId : null,
+          databaseId: service.targetKind === "database" ? service.serviceId : null,
+          composeId: service.targetKind === "compose" ? service.serviceId : null,
+          destinationId: input.destinationId,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await services.backups.reschedule();
+      return toView(services, row);
+    },
+  }),
+
+  one: query({
+    summary: "One volume backup, with its destination and its last run",
+    access: "member",
+    input: volumeBackupIdInput,
+    output: volumeBackupSchema,
+    handler: async ({ services, caller, input }) =>
+      toView(services, (await loadVolumeBackup(services, caller, input.volumeBackupId)).row),
+  }),
+
+  update: mutation({
+    summary: "Change a volume backup's volume, schedule, destination, prefix, retention or turnOff",
+    access: "member",
+    input: updateVolumeBackupInput,
+    output: volumeBackupSchema,
+    handler: async ({ services, caller, input }) => {
+      const { row, service } = await loadVolumeBackup(services, caller, input.volumeBackupId);
+      if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
+      // Every service named must be the caller's to see (404) before any 400.
+      const named = serviceIdKeys.filter((key) => input[key] !== undefined && input[key] !== null);
+      for (const key of named) await loadService(services, caller, typeOfIdKey(key), input[key]!, key);
+      for (const key of named) {
+        if (typeOfIdKey(key) !== service.type || input[key] !== service.serviceId) {
+          throw badRequest(`${key} cannot change: a volume backup belongs to its service`, { fields: [key] });
+        }
+      }
+      if (input.volumeName !== undefined) await requireOwnVolume(services.db, service, input.volumeName);
+      const patch = {
+        name: input.name,
+        volumeName: input.volumeName,
+        prefix: input.prefix,
+        serviceName: input.serviceName,
+        turnOff: input.turnOff,
+        cronExpression: input.cronExpression,
+        keepLatestCount: input.keepLatestCount,
+        enabled: input.enabled === null ? true : input.enabled,
+        destinationId: input.destinationId,
+      };
+      const set = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+      const updated =
+        Object.keys(set).length > 0
+          ? await services.db
+              .updateTable("volumeBackups")
+              .set(set)
+              .where("volumeBackupId", "=", row.volumeBackupId)
+              .returningAll()
+              .executeTakeFirstOrThrow()
+          : row;
+      await services.backups.reschedule();
+      return toView(services, updated);
+    },
+  }),
+
+  delete: mutation({
+    summary: "Delete a volume backup (its files stay in the bucket; its runs stay in the deployments)",
+    access: "member",
+    input: volumeBackupIdInput,
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await loadVolumeBackup(services, caller, input.volumeBackupId);
+      await services.db
+        .deleteFrom("volumeBackups")
+        .where("volumeBackupId", "=", input.volumeBackupId)
+        .execute();
+      await services.backups.reschedule();
+      return success;
+    },
+  }),
+
+  runManually: mutation({
+    summary: "Back up the volume now; answers once the upload and the retention are done, with the outcome",
+    access: "member",
+    input: volumeBackupIdInput,
+    output: manualAnswer,
+    handler: async ({ services, caller, input }) => {
+      const { row, service } = await loadVolumeBackup(services, caller, input.volumeBackupId);
+      await requireOwnVolume(services.db, service, row.volumeName, "volumeBackupId");
+      const { deploymentId } = await startVolumeBackupRun(services, row);
+      return waitForRun(services, deploymentId);
+    },
+  }),
+
+  restoreVolumeBackupWithLogs: mutation({
+    summary:
+      "Restore a volume archive into a volume of the service (a new one or its own), as a deployment whose log streams at /api/deployment.logs",
+    access: "member",
+    input: z.object({
+      backupFileName: z
+        .string()
+        .min(1)
+        .max(1024)
+        .refine((key) => !key.startsWith("/") && !key.split("/").includes(".."), {
+          message: "must be an object key without '..' or a leading '/'",
+        }),
+      destinationId: idSchema,
+      volumeName: volumeNameSchema,
+      id: idSchema,
+      serviceType: z.enum(volumeServiceTypes),
+      serverId: idSchema.optional(),
+    }),
+    output: z.object({ success: z.literal(true), deploymentId: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      const service = await loadService(services, caller, input.serviceType, input.id, "id");
+      await requireDestination(services, caller, input.destinationId);
+      if (input.serverId !== undefined && input.serverId !== service.serverId) {
+        throw badRequest("serverId must be the server of the service (the volume lives there)", {
+          fields: ["serverId"],
+        });
+      }
+      // Its own volume, or a new name no other service uses (the agent refuses a foreign volume).
+      await requireOwnVolume(services.db, service, input.volumeName).catch(async () => {
+        await checkVolumeName(
+          services.db,
+          { organizationId: service.organizationId, kind: service.type, serviceId: service.serviceId },
+          input.volumeName,
+          undefined,
+        );
+      });
+      const { deploymentId } = await startVolumeRestoreRun(services, service, {
+        destinationId: input.destinationId,
+        backupFile: input.backupFileName,
+        volumeName: input.volumeName,
+      });
+      return { success: true as const, deploymentId };
+    },
+  }),
+});

@@ -1,0 +1,665 @@
+/**
+ * Volume backups (Dokploy's volume_backup row, issue 32): a named volume of an application, a
+ * database service or a compose stack, archived to a destination on a croner schedule (the
+ * backups' schedule, backups/schedule.ts) and by hand, with retention (keepLatestCount) and,
+ * with turnOff, the service scaled to 0 only while the volume is read (the agent's
+ * backupVolume). Runs are deployments of the service of kind volumeBackup or volumeRestore,
+ * claimed, leased, logged and settled by the worker like every deployment; their settle leaves
+ * the service's status alone and records a volumeBackup event with the outcome. A run the
+ * control plane left running fails at its next start (never run again); a run whose agent was
+ * killed fails when the agent no longer knows its job (followAgentJob).
+ *
+ * Whose volume: the name must be the service's own (one of its volume mounts, a database's data
+ * volume, or a compose stack's `<appName>_<name>` volume) and the agent refuses a volume whose
+ * ownership labels name anyone else; a restore may also write into a new volume whose name no
+ * other service uses (mounts/mounts.ts checkVolumeName), which the agent creates with the
+ * service's labels.
+ */
+
+import { abortStaleUploads, deleteObject, describeStorageError, listObjects } from "@platform/agent";
+import { applicationOwner, composeOwner, databaseOwner, type ResourceOwner } from "@platform/agent-protocol";
+import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { prefixSchema, scheduleSchema } from "../backups/backups.ts";
+import { destinationSchema, findDestination, idSchema, storageOf } from "../backups/destinations.ts";
+import type { ServiceContext } from "../context.ts";
+import { dataVolumeOf } from "../databases/kinds.ts";
+import type { Db } from "../db/database.ts";
+import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
+import { maskSecrets } from "../deployments/deploy-service.ts";
+import { forwardAgentLog } from "../deployments/log-forwarder.ts";
+import { followAgentJob } from "../deployments/observe.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import {
+  type DeploymentResult,
+  type DeploymentTargetRef,
+  insertDeployment,
+  moveDeployments,
+} from "../deployments/repository.ts";
+import { type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
+import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { displayNameSchema } from "../display-name.ts";
+import { badRequest } from "../errors.ts";
+import { recordBackupEvent } from "../notifications/backup-events.ts";
+import { agentServerId } from "../servers/repository.ts";
+
+export const VOLUME_RUN_KINDS: readonly DeploymentKind[] = ["volumeBackup", "volumeRestore"];
+export const isVolumeRunKind = (kind: string) => (VOLUME_RUN_KINDS as readonly string[]).includes(kind);
+
+export const volumeServiceTypes = [
+  "application",
+  "postgres",
+  "mysql",
+  "mariadb",
+  "mongo",
+  "redis",
+  "compose",
+] as const satisfies readonly VolumeBackupServiceType[];
+export const serviceIdKeys = [
+  "applicationId",
+  "postgresId",
+  "mysqlId",
+  "mariadbId",
+  "mongoId",
+  "redisId",
+  "composeId",
+] as const;
+export type ServiceIdKey = (typeof serviceIdKeys)[number];
+export const typeOfIdKey = (key: ServiceIdKey) => key.slice(0, -2) as VolumeBackupServiceType;
+
+/** An archive (or restore) may take this long on the agent. */
+const JOB_TIMEOUT_MS = 6 * 60 * 60_000;
+
+/** A Docker volume name as the mounts take it. */
+export const volumeNameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .regex(
+    /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/,
+    "must start with a letter or digit and hold only letters, digits, '.', '-' and '_'",
+  );
+
+const keepLatestCountSchema = z.number().int().min(1).max(10_000);
+
+const serviceIdFields = Object.fromEntries(serviceIdKeys.map((key) => [key, idSchema.nullish()])) as Record<
+  ServiceIdKey,
+  z.ZodOptional<z.ZodNullable<typeof idSchema>>
+>;
+
+export const createVolumeBackupInput = z.object({
+  name: displayNameSchema,
+  volumeName: volumeNameSchema,
+  prefix: prefixSchema,
+  serviceName: z.string().max(100).nullish(),
+  turnOff: z.boolean().optional(),
+  cronExpression: scheduleSchema,
+  keepLatestCount: keepLatestCountSchema.nullish(),
+  enabled: z.boolean().nullish(),
+  ...serviceIdFields,
+  destinationId: idSchema,
+});
+
+export const updateVolumeBackupInput = z.object({
+  volumeBackupId: idSchema,
+  name: displayNameSchema.optional(),
+  volumeName: volumeNameSchema.optional(),
+  prefix: prefixSchema.optional(),
+  serviceName: z.string().max(100).nullish(),
+  turnOff: z.boolean().optional(),
+  cronExpression: scheduleSchema.optional(),
+  keepLatestCount: keepLatestCountSchema.nullish(),
+  enabled: z.boolean().nullish(),
+  ...serviceIdFields,
+  destinationId: idSchema.optional(),
+});
+
+const runSchema = z.object({
+  deploymentId: z.string(),
+  kind: z.enum(["volumeBackup", "volumeRestore"]),
+  status: z.enum(["idle", "running", "done", "error"]),
+  backupFile: z.string().nullable(),
+  sizeBytes: z.number().nullable(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.string(),
+  finishedAt: z.string().nullable(),
+});
+
+export const volumeBackupSchema = z.object({
+  volumeBackupId: z.string(),
+  name: z.string(),
+  volumeName: z.string(),
+  prefix: z.string(),
+  appName: z.string(),
+  serviceName: z.string().nullable(),
+  turnOff: z.boolean(),
+  cronExpression: z.string(),
+  keepLatestCount: z.number().nullable(),
+  enabled: z.boolean(),
+  serviceType: z.enum(volumeServiceTypes),
+  applicationId: z.string().nullable(),
+  postgresId: z.string().nullable(),
+  mysqlId: z.string().nullable(),
+  mariadbId: z.string().nullable(),
+  mongoId: z.string().nullable(),
+  redisId: z.string().nullable(),
+  libsqlId: z.null(),
+  composeId: z.string().nullable(),
+  destinationId: z.string(),
+  createdAt: z.string(),
+  destination: destinationSchema,
+  /** The newest run (backup or restore) of this volume backup. */
+  lastRun: runSchema.nullable(),
+});
+
+/** The service a volume backup (or a restore) belongs to, whatever the caller. */
+export interface VolumeService {
+  type: VolumeBackupServiceType;
+  targetKind: DeploymentTargetRef["kind"];
+  serviceId: string;
+  organizationId: string;
+  serverId: string | null;
+  appName: string;
+  name: string;
+  environmentId: string;
+  projectId: string;
+}
+
+/** The service of `type` and `id` in `organizationId`; undefined when it is not there. */
+export async function locateService(
+  db: Db,
+  organizationId: string,
+  type: VolumeBackupServiceType,
+  id: string,
+): Promise<VolumeService | undefined> {
+  const located =
+    type === "application"
+      ? await db
+          .selectFrom("applications")
+          .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+          .innerJoin("projects", "projects.projectId", "environments.projectId")
+          .select([
+            "applications.applicationId as serviceId",
+            "applications.serverId",
+            "applications.appName",
+            "applications.name",
+            "environments.environmentId",
+            "projects.projectId",
+          ])
+          .where("projects.organizationId", "=", organizationId)
+          .where("applications.applicationId", "=", id)
+          .executeTakeFirst()
+      : type === "compose"
+        ? await db
+            .selectFrom("compose")
+            .innerJoin("environments", "environments.environmentId", "compose.environmentId")
+            .innerJoin("projects", "projects.projectId", "environments.projectId")
+            .select([
+              "compose.composeId as serviceId",
+              "compose.serverId",
+              "compose.appName",
+              "compose.name",
+              "environments.environmentId",
+              "projects.projectId",
+            ])
+            .where("projects.organizationId", "=", organizationId)
+            .where("compose.composeId", "=", id)
+            .executeTakeFirst()
+        : await db
+            .selectFrom("databaseServices")
+            .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+            .innerJoin("projects", "projects.projectId", "environments.projectId")
+            .select([
+              "databaseServices.databaseId as serviceId",
+              "databaseServices.serverId",
+              "databaseServices.appName",
+              "databaseServices.name",
+              "environments.environmentId",
+              "projects.projectId",
+            ])
+            .where("projects.organizationId", "=", organizationId)
+            .where("databaseServices.kind", "=", type)
+            .where("databaseServices.databaseId", "=", id)
+            .executeTakeFirst();
+  if (!located) return undefined;
+  return {
+    ...located,
+    type,
+    targetKind: type === "application" || type === "compose" ? type : "database",
+    organizationId,
+  };
+}
+
+export function ownerOf(service: VolumeService): ResourceOwner {
+  if (service.type === "application") return applicationOwner(service.organizationId, service.serviceId);
+  if (service.type === "compose") return composeOwner(service.organizationId, service.serviceId);
+  return databaseOwner(service.organizationId, service.serviceId);
+}
+
+/**
+ * 400 naming `field` unless `volumeName` is one of the service's own volumes: a volume mount of
+ * it, a database's data volume, or a compose stack's `<appName>_<name>` volume.
+ */
+export async function requireOwnVolume(
+  db: Db,
+  service: VolumeService,
+  volumeName: string,
+  field = "volumeName",
+): Promise<void> {
+  if (service.targetKind === "database" && volumeName === dataVolumeOf(service.appName)) return;
+  if (service.type === "compose" && volumeName.startsWith(`${service.appName}_`)) return;
+  const column =
+    service.targetKind === "application"
+      ? "applicationId"
+      : service.targetKind === "compose"
+        ? "composeId"
+        : "databaseId";
+  const mount = await db
+    .selectFrom("mounts")
+    .select("mountId")
+    .where(column, "=", service.serviceId)
+    .where("type", "=", "volume")
+    .where("volumeName", "=", volumeName)
+    .executeTakeFirst();
+  if (!mount) {
+    throw badRequest(
+      `Invalid input: ${field}: is not a volume of this service (its volume mounts${
+        service.targetKind === "database" ? ", its data volume" : ""
+      }${service.type === "compose" ? `, or ${service.appName}_<name>` : ""})`,
+      { fields: [field] },
+    );
+  }
+}
+
+export function serviceIdOf(row: VolumeBackup): string {
+  return row.applicationId ?? row.databaseId ?? row.composeId ?? "";
+}
+
+/** `<prefix>/<volumeName>-<UTC time>.tar.gz`: keys of one volume sort by time. */
+export function volumeObjectKey(row: Pick<VolumeBackup, "prefix" | "volumeName">, now: Date): string {
+  return `${row.prefix}/${row.volumeName}-${now.toISOString().replace(/:/g, "-")}.tar.gz`;
+}
+
+/** The newest run of a volume backup. */
+export async function lastVolumeRun(db: Db, volumeBackupId: string) {
+  const row = await db
+    .selectFrom("deployments")
+    .select([
+      "deploymentId",
+      "kind",
+      "status",
+      "backupFile",
+      "backupSizeBytes",
+      "errorMessage",
+      "createdAt",
+      "completedAt",
+    ])
+    .where("volumeBackupId", "=", volumeBackupId)
+    .orderBy("createdAt", "desc")
+    .orderBy("deploymentId", "desc")
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    deploymentId: row.deploymentId,
+    kind: row.kind as "volumeBackup" | "volumeRestore",
+    status: row.status,
+    backupFile: row.backupFile,
+    sizeBytes: row.backupSizeBytes === null ? null : Number(row.backupSizeBytes),
+    errorMessage: row.errorMessage,
+    createdAt: row.createdAt,
+    finishedAt: row.completedAt,
+  };
+}
+
+/** Queues a volumeBackup run of `row`; answers at once. */
+export async function startVolumeBackupRun(
+  services: ServiceContext,
+  row: VolumeBackup,
+  title = "Manual volume backup",
+): Promise<{ deploymentId: string }> {
+  const service = await locateService(services.db, row.organizationId, row.serviceType, serviceIdOf(row));
+  if (!service) throw new Error("The service of the volume backup no longer exists");
+  const deployment = await insertDeployment(services.db, {
+    target: { kind: service.targetKind, id: service.serviceId },
+    kind: "volumeBackup",
+    title,
+    description: null,
+    serverId: service.serverId,
+    volumeBackupId: row.volumeBackupId,
+    backupDestinationId: row.destinationId,
+    backupVolumeName: row.volumeName,
+  });
+  await enqueueOrFail(services, deployment.deploymentId, service.serviceId);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/** Queues a volumeRestore run: `backupFile` of the destination into `volumeName` of the service. */
+export async function startVolumeRestoreRun(
+  services: ServiceContext,
+  service: VolumeService,
+  input: { destinationId: string; backupFile: string; volumeName: string },
+): Promise<{ deploymentId: string }> {
+  await agentServerId(services, service.organizationId, service.serverId);
+  const deployment = await insertDeployment(services.db, {
+    target: { kind: service.targetKind, id: service.serviceId },
+    kind: "volumeRestore",
+    title: `Restore ${input.backupFile.split("/").pop()} into ${input.volumeName}`.slice(0, 200),
+    description: null,
+    serverId: service.serverId,
+    backupDestinationId: input.destinationId,
+    backupFile: input.backupFile,
+    backupVolumeName: input.volumeName,
+  });
+  await enqueueOrFail(services, deployment.deploymentId, service.serviceId);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/** A service's target's view of a volume run: its status stays, the event is volumeBackup. */
+export function volumeRunTarget(base: DeploymentTarget, kind: DeploymentKind): DeploymentTarget {
+  return {
+    ...base,
+    run: runVolumeRun,
+    setStatus: async () => {},
+    settle: async (db, deployment, result, now) => {
+      const row = await db
+        .selectFrom("deployments")
+        .select(["volumeBackupId", "backupFile", "backupVolumeName"])
+        .where("deploymentId", "=", deployment.deploymentId)
+        .executeTakeFirst();
+      const ok = result.status === "done";
+      const what = kind === "volumeRestore" ? "volume restore" : "volume backup";
+      await recordBackupEvent(
+        db,
+        {
+          kind: "volumeBackup",
+          organizationId: base.organizationId,
+          serviceName: base.name,
+          eventService: base.eventService,
+          ok,
+          message: ok
+            ? `${deployment.title}: ${what} of ${row?.backupVolumeName ?? ""} done`
+            : `${deployment.title}: ${what} of ${row?.backupVolumeName ?? ""} failed: ${result.errorMessage}`,
+          details: {
+            volumeBackupId: row?.volumeBackupId ?? "",
+            volumeName: row?.backupVolumeName ?? "",
+            backupFile: row?.backupFile ?? "",
+            deploymentId: deployment.deploymentId,
+            runKind: kind,
+          },
+        },
+        now,
+      );
+    },
+  };
+}
+
+/**
+ * A volume run a stopped control plane left running fails (never run again): its agent job is
+ * cancelled where it still runs (the agent scales a stopped service back as the job ends), the
+ * object a backup run was writing is deleted if the agent still completed it, and its end is
+ * stored with its volumeBackup event.
+ */
+export async function failInterruptedVolumeRun(
+  services: ServiceContext,
+  row: {
+    deploymentId: string;
+    targetKind: DeploymentTargetRef["kind"];
+    targetId: string;
+    kind: DeploymentKind;
+    title: string;
+    serverId: string | null;
+  },
+): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  await services.agents.client.cancelJob(serverId, `${row.deploymentId}-volume`, 2000).catch(() => {});
+  const deployment = await services.db
+    .selectFrom("deployments")
+    .select(["backupFile", "backupSizeBytes", "backupDestinationId"])
+    .where("deploymentId", "=", row.deploymentId)
+    .executeTakeFirst();
+  const target = await loadDeploymentTarget(services, row);
+  if (
+    row.kind === "volumeBackup" &&
+    deployment?.backupFile &&
+    deployment.backupSizeBytes === null &&
+    target
+  ) {
+    const destination = deployment.backupDestinationId
+      ? await findDestination(services.db, target.organizationId, deployment.backupDestinationId)
+      : undefined;
+    if (destination) {
+      await deleteObject(await storageOf(services, destination), deployment.backupFile).catch(() => {});
+    }
+    await services.db
+      .updateTable("deployments")
+      .set({ backupFile: null })
+      .where("deploymentId", "=", row.deploymentId)
+      .execute();
+  }
+  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
+  const result: DeploymentResult = { status: "error", errorMessage: reason };
+  await services.db.transaction().execute(async (trx) => {
+    const moved = await moveDeployments(
+      trx,
+      { deploymentId: row.deploymentId },
+      ["running"],
+      result,
+      { line: reason },
+      services.now(),
+    );
+    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
+  });
+}
+
+function reasonOf(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? "Cancelled";
+  const agentMessage = (error as { agentMessage?: string })?.agentMessage;
+  if (agentMessage) return agentMessage;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs one volumeBackup or volumeRestore deployment; throws with the reason (already logged). */
+export async function runVolumeRun(services: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  try {
+    const deployment = await services.db
+      .selectFrom("deployments")
+      .select([
+        "kind",
+        "volumeBackupId",
+        "backupDestinationId",
+        "backupFile",
+        "backupVolumeName",
+        "targetKind",
+      ])
+      .where("deploymentId", "=", run.deploymentId)
+      .executeTakeFirstOrThrow();
+    const backup = deployment.volumeBackupId
+      ? await services.db
+          .selectFrom("volumeBackups")
+          .selectAll()
+          .where("volumeBackupId", "=", deployment.volumeBackupId)
+          .executeTakeFirst()
+      : undefined;
+    if (deployment.kind === "volumeBackup" && !backup) throw new Error("The volume backup no longer exists");
+    const organizationId = await organizationOfTarget(services.db, deployment.targetKind, run.target.id);
+    const type =
+      backup?.serviceType ?? (await serviceTypeOf(services.db, deployment.targetKind, run.target.id));
+    const service = organizationId
+      ? await locateService(services.db, organizationId, type, run.target.id)
+      : undefined;
+    if (!service) throw new Error("The service no longer exists");
+    const serverId = await agentServerId(services, service.organizationId, service.serverId);
+    const destination = deployment.backupDestinationId
+      ? await findDestination(services.db, service.organizationId, deployment.backupDestinationId)
+      : undefined;
+    if (!destination) throw new Error("The destination no longer exists");
+    const storage = await storageOf(services, destination);
+    secrets.push(storage.secretAccessKey);
+    const volumeName = deployment.backupVolumeName ?? "";
+    const owner = ownerOf(service);
+
+    if (deployment.kind === "volumeBackup" && backup) {
+      // The volume must still be the service's (a mount may have been removed since).
+      await requireOwnVolume(services.db, service, volumeName).catch(() => {
+        throw new Error(`The volume ${volumeName} is no longer a volume of ${service.name}`);
+      });
+      const key = volumeObjectKey(backup, services.now());
+      log(
+        `Backing up the volume ${volumeName} to ${destination.name} as ${key}${backup.turnOff ? " (service stopped while the volume is read)" : ""}`,
+      );
+      const prefix = `${backup.prefix}/${backup.volumeName}-`;
+      try {
+        for (const left of await abortStaleUploads(storage, prefix)) {
+          log(`Aborted the unfinished upload of ${left} an earlier run left`);
+        }
+      } catch (error) {
+        log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
+      }
+      // Stored before the upload (no size yet): an interrupted run deletes it if it was completed.
+      await services.db
+        .updateTable("deployments")
+        .set({ backupFile: key, backupSizeBytes: null })
+        .where("deploymentId", "=", run.deploymentId)
+        .execute();
+      let result: { sizeBytes: number; archiveBytes: number; stoppedServices: string[] };
+      try {
+        result = await agentJob(services, run, serverId, log, (jobId) =>
+          services.agents.client.backupVolume(
+            serverId,
+            { jobId, logStreamId: jobId, volumeName, owner, storage, key, stopService: backup.turnOff },
+            JOB_TIMEOUT_MS,
+          ),
+        );
+      } catch (error) {
+        await services.db
+          .updateTable("deployments")
+          .set({ backupFile: null })
+          .where("deploymentId", "=", run.deploymentId)
+          .execute();
+        throw error;
+      }
+      await services.db
+        .updateTable("deployments")
+        .set({ backupFile: key, backupSizeBytes: String(result.sizeBytes) })
+        .where("deploymentId", "=", run.deploymentId)
+        .execute();
+      log(
+        `Volume backup stored: ${key} (${result.sizeBytes} bytes, ${result.archiveBytes} bytes of archive)`,
+      );
+      if (backup.keepLatestCount) {
+        const files = (await listObjects(storage, prefix))
+          .filter((object) => object.key.endsWith(".tar.gz"))
+          .sort((a, b) => a.key.localeCompare(b.key));
+        const excess = files
+          .filter((file) => file.key !== key)
+          .slice(0, Math.max(0, files.length - backup.keepLatestCount));
+        for (const file of excess) {
+          await deleteObject(storage, file.key);
+          log(`Retention: deleted ${file.key} (keeping the newest ${backup.keepLatestCount})`);
+        }
+      }
+      return { imageName: key };
+    }
+    const key = deployment.backupFile ?? "";
+    log(`Restoring ${key} from ${destination.name} into the volume ${volumeName}`);
+    const result = await agentJob(services, run, serverId, log, (jobId) =>
+      services.agents.client.restoreVolume(
+        serverId,
+        { jobId, logStreamId: jobId, volumeName, owner, storage, key },
+        JOB_TIMEOUT_MS,
+      ),
+    );
+    await services.db
+      .updateTable("deployments")
+      .set({ backupSizeBytes: String(result.sizeBytes) })
+      .where("deploymentId", "=", run.deploymentId)
+      .execute();
+    log(`Restored ${key} into ${volumeName}${result.created ? " (created)" : ""}`);
+    return { imageName: key };
+  } catch (error) {
+    const reason = maskSecrets(reasonOf(error, run.signal), secrets);
+    log(`Error: ${reason}`);
+    throw new Error(reason);
+  }
+}
+
+async function organizationOfTarget(db: Db, kind: DeploymentTargetRef["kind"], id: string) {
+  const table = kind === "application" ? "applications" : kind === "compose" ? "compose" : "databaseServices";
+  const column =
+    kind === "application"
+      ? "applications.applicationId"
+      : kind === "compose"
+        ? "compose.composeId"
+        : "databaseServices.databaseId";
+  const row = await db
+    .selectFrom(table as "applications")
+    .innerJoin(
+      "environments",
+      "environments.environmentId",
+      `${table}.environmentId` as "applications.environmentId",
+    )
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select("projects.organizationId")
+    .where(column as "applications.applicationId", "=", id)
+    .executeTakeFirst();
+  return row?.organizationId;
+}
+
+async function serviceTypeOf(
+  db: Db,
+  kind: DeploymentTargetRef["kind"],
+  id: string,
+): Promise<VolumeBackupServiceType> {
+  if (kind === "application" || kind === "compose") return kind;
+  // Volume runs are of applications, databases and compose stacks only.
+  if (kind !== "database") throw new Error(`a ${kind} has no volume runs`);
+  const row = await db
+    .selectFrom("databaseServices")
+    .select("kind")
+    .where("databaseId", "=", id)
+    .executeTakeFirstOrThrow();
+  return row.kind as VolumeBackupServiceType;
+}
+
+/**
+ * One agent job of the run, its log forwarded, then observed: a job the agent no longer knows
+ * (it was killed and restarted) fails the run rather than running twice.
+ */
+async function agentJob<T>(
+  services: ServiceContext,
+  run: DeploymentRun,
+  serverId: string,
+  log: (line: string) => void,
+  send: (jobId: string) => Promise<T>,
+): Promise<T> {
+  const jobId = `${run.deploymentId}-volume`;
+  const cancel = () => {
+    services.agents.client.cancelJob(serverId, jobId).catch(() => {});
+  };
+  run.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    return await forwardAgentLog(services, serverId, jobId, log, () =>
+      followAgentJob(services, {
+        serverId,
+        jobId,
+        send: (attempt) =>
+          attempt === 0
+            ? send(jobId)
+            : Promise.reject(
+                new Error(
+                  `The agent of server ${serverId} lost the volume job (it restarted?): nothing was completed`,
+                ),
+              ),
+        log,
+        signal: run.signal,
+        onWaiting: () => run.slot?.giveBack(),
+        onResumed: async () => run.slot?.take(),
+      }),
+    );
+  } finally {
+    run.signal.removeEventListener("abort", cancel);
+  }
+}
