@@ -706,6 +706,68 @@ export interface RestoreDatabaseResult {
   rows: number;
 }
 
+// ---- clusters (90-99) ------------------------------------------------------------------------
+
+export type ListNodesCommand = Record<string, never>;
+
+export interface NodeList {
+  /** Each node as the engine's inspect JSON (Docker's Node object). */
+  nodeJson: string[];
+  /** The node the agent's own engine is. */
+  localNodeId: string;
+}
+
+export interface SwarmJoinTokenCommand {
+  manager: boolean;
+}
+
+/** A secret: passed to the joining agent, never logged or shown. */
+export interface SwarmJoinToken {
+  token: string;
+  /** host:port of the manager's Swarm endpoint. */
+  address: string;
+  engineVersion: string;
+}
+
+export interface JoinSwarmCommand {
+  token: string;
+  remoteAddress: string;
+  advertiseAddress: string;
+}
+
+export interface SwarmJoined {
+  nodeId: string;
+}
+
+export interface UpdateNodeCommand {
+  nodeId: string;
+  /** active, pause or drain; "" keeps it. */
+  availability: string;
+  /** worker or manager; "" keeps it. */
+  role: string;
+  labels: Record<string, string>;
+  /** Whether `labels` replaces the node's labels. */
+  setLabels: boolean;
+}
+
+export interface NodeUpdated {
+  nodeJson: string;
+}
+
+export interface RemoveNodeCommand {
+  nodeId: string;
+}
+
+export interface NodeRemoved {
+  removed: boolean;
+}
+
+export type LeaveSwarmCommand = Record<string, never>;
+
+export interface SwarmLeft {
+  left: boolean;
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -742,7 +804,13 @@ export type Command =
   | { command: "ensureProxy"; ensureProxy: EnsureProxyCommand }
   | { command: "reloadProxy"; reloadProxy: ReloadProxyCommand }
   | { command: "cleanDocker"; cleanDocker: CleanDockerCommand }
-  | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand };
+  | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand }
+  | { command: "listNodes"; listNodes: ListNodesCommand }
+  | { command: "swarmJoinToken"; swarmJoinToken: SwarmJoinTokenCommand }
+  | { command: "joinSwarm"; joinSwarm: JoinSwarmCommand }
+  | { command: "updateNode"; updateNode: UpdateNodeCommand }
+  | { command: "removeNode"; removeNode: RemoveNodeCommand }
+  | { command: "leaveSwarm"; leaveSwarm: LeaveSwarmCommand };
 
 /**
  * What decoding yields for a request whose command this version does not know (a newer sender).
@@ -926,7 +994,13 @@ export type ReplyResult =
   | { result: "proxyService"; proxyService: ProxyService }
   | { result: "proxyReloaded"; proxyReloaded: ProxyReloaded }
   | { result: "dockerCleanup"; dockerCleanup: DockerCleanupResult }
-  | { result: "accessLogPage"; accessLogPage: AccessLogPage };
+  | { result: "accessLogPage"; accessLogPage: AccessLogPage }
+  | { result: "nodes"; nodes: NodeList }
+  | { result: "swarmJoinToken"; swarmJoinToken: SwarmJoinToken }
+  | { result: "swarmJoined"; swarmJoined: SwarmJoined }
+  | { result: "nodeUpdated"; nodeUpdated: NodeUpdated }
+  | { result: "nodeRemoved"; nodeRemoved: NodeRemoved }
+  | { result: "swarmLeft"; swarmLeft: SwarmLeft };
 
 export type ReplyResultName = ReplyResult["result"];
 
@@ -966,6 +1040,12 @@ export interface ResultOfCommand {
   reloadProxy: ProxyReloaded;
   cleanDocker: DockerCleanupResult;
   readAccessLog: AccessLogPage;
+  listNodes: NodeList;
+  swarmJoinToken: SwarmJoinToken;
+  joinSwarm: SwarmJoined;
+  updateNode: NodeUpdated;
+  removeNode: NodeRemoved;
+  leaveSwarm: SwarmLeft;
 }
 
 export const RESULT_NAME_OF_COMMAND = {
@@ -1001,6 +1081,12 @@ export const RESULT_NAME_OF_COMMAND = {
   reloadProxy: "proxyReloaded",
   cleanDocker: "dockerCleanup",
   readAccessLog: "accessLogPage",
+  listNodes: "nodes",
+  swarmJoinToken: "swarmJoinToken",
+  joinSwarm: "swarmJoined",
+  updateNode: "nodeUpdated",
+  removeNode: "nodeRemoved",
+  leaveSwarm: "swarmLeft",
 } as const satisfies Record<CommandName, Exclude<ReplyResultName, "error">>;
 
 // ---- messages the agent sends on its own ---------------------------------------------------
