@@ -85,7 +85,7 @@ async function withPlatform(services: ServiceContext, caller: Caller, node: Dock
   };
 }
 
-async function listNodes(services: ServiceContext, caller: Caller, manager: string): Promise<DockerNode[]> {
+async function listNodes(services: ServiceContext, manager: string): Promise<DockerNode[]> {
   const list = await callAgent(manager, () => services.agents.client.listNodes(manager), services.logger);
   return list.nodeJson.map((json) => JSON.parse(json) as DockerNode);
 }
@@ -170,7 +170,7 @@ export const clusterRouter = defineRouter("cluster", {
     output: z.array(nodeSchema),
     handler: async ({ services, caller, input }) => {
       const manager = await managerOf(services, caller, input.serverId);
-      const nodes = await listNodes(services, caller, manager);
+      const nodes = await listNodes(services, manager);
       return Promise.all(nodes.map((node) => withPlatform(services, caller, node)));
     },
   }),
@@ -213,7 +213,7 @@ export const clusterRouter = defineRouter("cluster", {
       let labels: Record<string, string> = {};
       if (input.labels) {
         // The caller sets its own labels; the platform's stay as they are.
-        const current = (await listNodes(services, caller, manager)).find((node) => node.ID === input.nodeId);
+        const current = (await listNodes(services, manager)).find((node) => node.ID === input.nodeId);
         const kept = Object.entries(current?.Spec?.Labels ?? {}).filter(([key]) =>
           key.startsWith(RESERVED_LABEL_PREFIX),
         );

@@ -1,0 +1,324 @@
+/**
+ * A real multi-node Swarm on this machine (issue 30): three extra Docker Engines, each in its own
+ * network namespace with its own data root (scripts/test-cluster.sh), each with its own agent.
+ * Engine a is the manager (swarm init, as server.setup does); b and c join it through
+ * cluster.addWorker {joinServerId}, the token never answered or logged. Then: replicas spread
+ * over the nodes answer by name from a container on another node over an attachable overlay
+ * (dnsrr: this kernel has no IPVS), drain moves tasks, labels, a node killed (dockerd and agent)
+ * has its tasks rescheduled and shows down with the time it was last seen, and comes back.
+ * The host's own engine is never touched. The engines are removed whatever happens.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { type RunningAgent, startAgent } from "../../apps/agent/src/agent.ts";
+import { insertTestServer } from "../../apps/control-plane/src/agents/testing/agents.ts";
+import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
+import {
+  type Session,
+  startTestPlatform,
+  type TestPlatform,
+} from "../../apps/control-plane/src/testing/harness.ts";
+
+const run = promisify(execFile);
+const script = path.resolve(import.meta.dirname, "../../scripts/test-cluster.sh");
+const ENGINES = ["a", "b", "c"] as const;
+type Engine = (typeof ENGINES)[number];
+const socket = (engine: Engine) => `/run/pcl/${engine}/docker.sock`;
+const address = (engine: Engine) => `10.231.0.${ENGINES.indexOf(engine) + 2}`;
+const IMAGE = "platform-test/busybox:latest";
+const CLIENT = "platform-test/netclient:latest";
+const HEARTBEAT_MS = 300;
+
+async function cluster(...args: string[]) {
+  await run("bash", [script, ...args], { timeout: 120_000 });
+}
+async function docker(engine: Engine, args: string[]): Promise<string> {
+  const { stdout } = await run("docker", ["-H", `unix://${socket(engine)}`, ...args], { timeout: 60_000 });
+  return stdout.trim();
+}
+
+let platform: TestPlatform;
+let owner: Session;
+let other: Session;
+const servers = {} as Record<Engine, string>;
+const agents = {} as Partial<Record<Engine, RunningAgent>>;
+const directories: string[] = [];
+const as = () => ({ token: owner.token });
+
+async function startNodeAgent(engine: Engine) {
+  const mainDirectory = await mkdtemp(path.join(tmpdir(), `cluster-${engine}-`));
+  directories.push(mainDirectory);
+  agents[engine] = await startAgent({
+    serverId: servers[engine],
+    transport: platform.services.agents.client.transport,
+    dockerSocket: socket(engine),
+    mainDirectory,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+  });
+}
+
+interface Node {
+  ID: string;
+  Description: { Hostname: string };
+  Spec: { Role: string; Availability: string; Labels: Record<string, string> };
+  Status: { State: string };
+  platform: { serverId: string; agentOnline: boolean; lastSeenAt: string | null } | null;
+}
+
+async function nodes(): Promise<Node[]> {
+  const response = await platform.query("cluster.getNodes", { serverId: servers.a }, as());
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+}
+const nodeOf = async (engine: Engine) =>
+  (await nodes()).find((node) => node.Description.Hostname === `node-${engine}`) as Node;
+
+/** The hostnames of the nodes running a task of `service` now. */
+async function taskNodes(service: string): Promise<string[]> {
+  const out = await docker("a", [
+    "service",
+    "ps",
+    service,
+    "--filter",
+    "desired-state=running",
+    "--format",
+    "{{.Node}} {{.CurrentState}}",
+  ]);
+  return out
+    .split("\n")
+    .filter((line) => /\sRunning /.test(line))
+    .map((line) => line.split(" ")[0] ?? "")
+    .sort();
+}
+
+beforeAll(async () => {
+  await cluster("down");
+  await cluster("up", ...ENGINES);
+  await docker("a", ["swarm", "init", "--advertise-addr", address("a"), "--dispatcher-heartbeat", "1s"]);
+  platform = await startTestPlatform(
+    {},
+    { agents: { localAgent: false, heartbeatTimeoutMs: 2000, heartbeatWriteIntervalMs: 100 } },
+  );
+  owner = await platform.registerOwner();
+  for (const engine of ENGINES) {
+    servers[engine] = await insertTestServer(platform, owner.user.organizationId, `node-${engine}`);
+    await platform.services.db
+      .updateTable("servers")
+      .set({ ipAddress: address(engine) })
+      .where("serverId", "=", servers[engine])
+      .execute();
+    await startNodeAgent(engine);
+  }
+  other = await createUserDirectly(platform, { email: "other@example.com" });
+}, 180_000);
+
+afterAll(async () => {
+  for (const agent of Object.values(agents)) await agent?.stop().catch(() => {});
+  await platform?.close().catch(() => {});
+  await cluster("down");
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+}, 120_000);
+
+describe("a Swarm of three engines driven through cluster.*", () => {
+  it("lists the manager's one node, and the join command for an unmanaged machine", async () => {
+    const [node] = await nodes();
+    expect(node).toMatchObject({
+      Description: { Hostname: "node-a" },
+      Spec: { Role: "manager", Availability: "active" },
+      Status: { State: "ready" },
+      ManagerStatus: { Leader: true },
+    });
+    const join = await platform.query("cluster.addWorker", { serverId: servers.a }, as());
+    expect(join.body).toEqual({
+      command: expect.stringMatching(/^docker swarm join --token SWMTKN-\S+ 10\.231\.0\.2:2377$/),
+      version: expect.any(String),
+    });
+  });
+
+  it("joins two servers through their agents without answering or logging the token", async () => {
+    const token = await docker("a", ["swarm", "join-token", "-q", "worker"]);
+    for (const engine of ["b", "c"] as const) {
+      const response = await platform.query(
+        "cluster.addWorker",
+        { serverId: servers.a, joinServerId: servers[engine] },
+        as(),
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toEqual({
+        command: null,
+        version: expect.any(String),
+        nodeId: expect.any(String),
+      });
+    }
+    expect(platform.logLines.join("\n")).not.toContain(token);
+    expect(platform.logLines.join("\n")).not.toContain("SWMTKN");
+    const listed = await nodes();
+    expect(listed.map((node) => [node.Description.Hostname, node.Spec.Role])).toEqual([
+      ["node-a", "manager"],
+      ["node-b", "worker"],
+      ["node-c", "worker"],
+    ]);
+    expect((await nodeOf("b")).platform).toEqual({
+      serverId: servers.b,
+      name: "node-b",
+      agentOnline: true,
+      lastSeenAt: expect.any(String),
+    });
+    expect((await nodeOf("b")).Spec.Labels).toEqual({
+      "platform.server": servers.b,
+      "platform.organization": owner.user.organizationId,
+    });
+  }, 120_000);
+
+  it("refuses another organization and the platform's labels", async () => {
+    const theirs = { token: other.token };
+    const b = await nodeOf("b");
+    expect((await platform.query("cluster.getNodes", { serverId: servers.a }, theirs)).status).toBe(404);
+    expect(
+      (
+        await platform.mutate(
+          "cluster.updateNode",
+          { serverId: servers.a, nodeId: b.ID, availability: "drain" },
+          theirs,
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (await platform.query("cluster.addWorker", { serverId: servers.a, joinServerId: servers.b }, theirs))
+        .status,
+    ).toBe(404);
+    const reserved = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, labels: { "platform.server": "x" } },
+      as(),
+    );
+    expect(reserved.status).toBe(400);
+    expect(JSON.stringify(reserved.body)).toContain("labels");
+    expect((await nodeOf("b")).Spec.Availability).toBe("active");
+  });
+
+  it("spreads replicas over the nodes, reached by name from another node over the overlay", async () => {
+    await docker("a", ["network", "create", "-d", "overlay", "--attachable", "pcl-platform"]);
+    // Each replica answers its own hostname; dnsrr: no routing mesh without IPVS.
+    await docker("a", [
+      "service",
+      "create",
+      "--detach",
+      "--no-resolve-image",
+      "--name",
+      "web",
+      "--replicas",
+      "3",
+      "--endpoint-mode",
+      "dnsrr",
+      "--network",
+      "pcl-platform",
+      "--placement-pref",
+      "spread=node.id",
+      "--constraint",
+      "node.role==worker",
+      IMAGE,
+      "sh",
+      "-c",
+      "mkdir -p /w && hostname > /w/index.html && exec httpd -f -p 80 -h /w",
+    ]);
+    await vi.waitFor(async () => expect(await taskNodes("web")).toHaveLength(3), {
+      timeout: 90_000,
+      interval: 500,
+    });
+    expect(new Set(await taskNodes("web"))).toEqual(new Set(["node-b", "node-c"]));
+    // From a container on the manager's node (no replica there): every replica answers.
+    const seen = await docker("a", [
+      "run",
+      "--rm",
+      "--network",
+      "pcl-platform",
+      CLIENT,
+      "sh",
+      "-c",
+      "for i in $(seq 1 40); do curl -s -m 3 http://web/; done",
+    ]);
+    expect(new Set(seen.split("\n").filter(Boolean)).size).toBe(3);
+  }, 180_000);
+
+  it("drains a node: its tasks move; labels set by the caller keep the platform's", async () => {
+    const b = await nodeOf("b");
+    const drained = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, availability: "drain", labels: { zone: "west" } },
+      as(),
+    );
+    expect(drained.status, JSON.stringify(drained.body)).toBe(200);
+    expect(drained.body.Spec).toMatchObject({
+      Availability: "drain",
+      Labels: { zone: "west", "platform.server": servers.b },
+    });
+    await vi.waitFor(async () => expect(await taskNodes("web")).toEqual(["node-c", "node-c", "node-c"]), {
+      timeout: 90_000,
+      interval: 500,
+    });
+    await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, availability: "active" },
+      as(),
+    );
+  }, 180_000);
+
+  it("a node killed (engine and agent) shows down with when it was last seen; its tasks move; it comes back", async () => {
+    await agents.c?.stop();
+    await cluster("stop", "c");
+    await vi.waitFor(
+      async () => {
+        const c = await nodeOf("c");
+        expect(c.Status.State).toBe("down");
+        expect(c.platform).toMatchObject({ agentOnline: false, lastSeenAt: expect.any(String) });
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    await vi.waitFor(async () => expect(await taskNodes("web")).toEqual(["node-b", "node-b", "node-b"]), {
+      timeout: 90_000,
+      interval: 500,
+    });
+    await cluster("start", "c");
+    await startNodeAgent("c");
+    await vi.waitFor(
+      async () => {
+        const c = await nodeOf("c");
+        expect(c.Status.State).toBe("ready");
+        expect(c.platform?.agentOnline).toBe(true);
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+  }, 240_000);
+
+  it("promotes and demotes a node, and removes a worker", async () => {
+    const b = await nodeOf("b");
+    const promoted = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, role: "manager" },
+      as(),
+    );
+    expect(promoted.body.Spec.Role).toBe("manager");
+    const demoted = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, role: "worker" },
+      as(),
+    );
+    expect(demoted.body.Spec.Role).toBe("worker");
+    const c = await nodeOf("c");
+    const removed = await platform.mutate(
+      "cluster.removeWorker",
+      { serverId: servers.a, nodeId: c.ID },
+      as(),
+    );
+    expect(removed.body).toBe(true);
+    expect((await nodes()).map((node) => node.Description.Hostname)).toEqual(["node-a", "node-b"]);
+    expect(
+      (await platform.mutate("cluster.removeWorker", { serverId: servers.a, nodeId: c.ID }, as())).status,
+    ).toBe(404);
+  }, 120_000);
+});
