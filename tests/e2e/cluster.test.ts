@@ -108,7 +108,7 @@ beforeAll(async () => {
     servers[engine] = await insertTestServer(platform, owner.user.organizationId, `node-${engine}`);
     await platform.services.db
       .updateTable("servers")
-      .set({ ipAddress: address(engine) })
+      .set({ ipAddress: address(engine), enrolledAt: new Date().toISOString() })
       .where("serverId", "=", servers[engine])
       .execute();
     await startNodeAgent(engine);
@@ -303,12 +303,19 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       as(),
     );
     expect(promoted.body.Spec.Role).toBe("manager");
-    const demoted = await platform.mutate(
-      "cluster.updateNode",
-      { serverId: servers.a, nodeId: b.ID, role: "worker" },
-      as(),
+    // Swarm refuses to demote a manager until it has joined the Raft quorum.
+    await vi.waitFor(
+      async () => {
+        const demoted = await platform.mutate(
+          "cluster.updateNode",
+          { serverId: servers.a, nodeId: b.ID, role: "worker" },
+          as(),
+        );
+        expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
+        expect(demoted.body.Spec.Role).toBe("worker");
+      },
+      { timeout: 30_000, interval: 1000 },
     );
-    expect(demoted.body.Spec.Role).toBe("worker");
     const c = await nodeOf("c");
     const removed = await platform.mutate(
       "cluster.removeWorker",
