@@ -238,25 +238,25 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "cluster.getNodes": {
     description:
       "The Swarm nodes of the server (this machine when `serverId` is omitted) as Docker describes them (role, availability, state, engine version, labels), each with `platform`: the Platform server it is and whether its agent is online, with the time it was last seen.",
-    errors: [404, 409, 503],
+    errors: [404, 409],
   },
   "cluster.addWorker": {
     description:
       "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
-    errors: [400, 404, 409, 503],
+    errors: [404, 409],
   },
   "cluster.addManager": {
     description: "As addWorker, joining as a manager (an odd number of managers keeps the Raft quorum).",
-    errors: [400, 404, 409, 503],
+    errors: [404, 409],
   },
   "cluster.updateNode": {
     description:
       "Changes a node: `availability` drain moves its tasks to other nodes, pause keeps them but places no new ones; `role` promotes or demotes it; `labels` replaces the node's labels (the platform.* ownership labels are kept and cannot be set).",
-    errors: [400, 404, 409, 503],
+    errors: [404, 409],
   },
   "cluster.removeWorker": {
     description: "Drains the node, then removes it from the Swarm (a node that is down too).",
-    errors: [404, 409, 503],
+    errors: [404, 409],
   },
 
   // docker
