@@ -99,6 +99,9 @@ beforeAll(async () => {
   await cluster("down");
   await cluster("up", ...ENGINES);
   await docker("a", ["swarm", "init", "--advertise-addr", address("a"), "--dispatcher-heartbeat", "1s"]);
+  // c was set up as a server of its own (server.setup initialises a single-node Swarm): joining
+  // makes it leave that Swarm first.
+  await docker("c", ["swarm", "init", "--advertise-addr", address("c")]);
   platform = await startTestPlatform(
     {},
     { agents: { localAgent: false, heartbeatTimeoutMs: 2000, heartbeatWriteIntervalMs: 100 } },
@@ -173,6 +176,13 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       "platform.organization": owner.user.organizationId,
     });
   }, 120_000);
+
+  it("cleans a worker through its own agent (cleanup is per node, not only on the manager)", async () => {
+    await docker("b", ["create", "--name", "leftover", IMAGE, "true"]);
+    const cleaned = await platform.mutate("settings.cleanStoppedContainers", { serverId: servers.b }, as());
+    expect(cleaned.status, JSON.stringify(cleaned.body)).toBe(200);
+    expect(await docker("b", ["ps", "-a", "--filter", "name=leftover", "--format", "{{.Names}}"])).toBe("");
+  });
 
   it("refuses another organization and the platform's labels", async () => {
     const theirs = { token: other.token };

@@ -4,15 +4,16 @@
  * availabilities are checked before the engine is called. The join token is a secret: it is
  * never logged, and engine errors that could echo it are rewritten without it.
  */
-import type {
-  JoinSwarmCommand,
-  NodeList,
-  NodeRemoved,
-  NodeUpdated,
-  SwarmJoined,
-  SwarmJoinToken,
-  SwarmLeft,
-  UpdateNodeCommand,
+import {
+  isPlatformInternal,
+  type JoinSwarmCommand,
+  type NodeList,
+  type NodeRemoved,
+  type NodeUpdated,
+  type SwarmJoined,
+  type SwarmJoinToken,
+  type SwarmLeft,
+  type UpdateNodeCommand,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
@@ -89,10 +90,7 @@ export async function joinSwarm(docker: Docker, command: JoinSwarmCommand): Prom
   if (command.advertiseAddress && !ADDRESS.test(command.advertiseAddress)) {
     throw new CommandError("INVALID_ARGUMENT", "invalid advertise address");
   }
-  const before = await swarmInfo(docker);
-  if (before.LocalNodeState === "active" || before.LocalNodeState === "pending") {
-    throw new CommandError("FAILED_PRECONDITION", "this server's Docker Engine is already in a Swarm");
-  }
+  await leaveOwnSwarm(docker);
   try {
     await docker.swarmJoin({
       JoinToken: command.token,
@@ -106,6 +104,36 @@ export async function joinSwarm(docker: Docker, command: JoinSwarmCommand): Prom
     throw new CommandError("FAILED", `joining the Swarm failed: ${message}`);
   }
   return { nodeId: (await swarmInfo(docker)).NodeID ?? "" };
+}
+
+/**
+ * A server set up by the platform is the sole manager of its own Swarm: it leaves that Swarm
+ * before joining another, when nothing but the platform's own services (the proxy) runs in it.
+ * An engine in a Swarm of several nodes, or running other services, is refused.
+ */
+async function leaveOwnSwarm(docker: Docker): Promise<void> {
+  const info = (await docker.info()) as { Swarm?: SwarmInfo & { Nodes?: number } };
+  const swarm = info.Swarm ?? {};
+  if (swarm.LocalNodeState !== "active" && swarm.LocalNodeState !== "pending") return;
+  if (!swarm.ControlAvailable || (swarm.Nodes ?? 0) > 1) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      "this server's Docker Engine is already in a Swarm of several nodes",
+    );
+  }
+  const services = (await docker.listServices()) as {
+    Spec?: { Name?: string; Labels?: Record<string, string> };
+  }[];
+  const own = services.filter(
+    (service) => !isPlatformInternal(service.Spec?.Labels, [service.Spec?.Name ?? ""]),
+  );
+  if (own.length > 0) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      `this server runs ${own.length} service(s) in its own Swarm: remove or move them before it joins another`,
+    );
+  }
+  await docker.swarmLeave({ force: true });
 }
 
 export async function updateNode(docker: Docker, command: UpdateNodeCommand): Promise<NodeUpdated> {
