@@ -33,19 +33,17 @@ const onA = async (args: string[]) =>
 async function converged(service: string, timeoutMs = 180_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const lines = (
-      await onA([
-        "service",
-        "ps",
-        service,
-        "--filter",
-        "desired-state=running",
-        "--format",
-        "{{.Node}} {{.CurrentState}}",
-      ])
-    )
-      .split("\n")
-      .filter((line) => /\sRunning /.test(line));
+    // The deployment is queued: the service appears when the agent creates it.
+    const listed = await onA([
+      "service",
+      "ps",
+      service,
+      "--filter",
+      "desired-state=running",
+      "--format",
+      "{{.Node}} {{.CurrentState}}",
+    ]).catch(() => "");
+    const lines = listed.split("\n").filter((line) => /\sRunning /.test(line));
     if (lines.length === REPLICAS && new Set(lines.map((line) => line.split(" ")[0])).size === 3) {
       return performance.now();
     }
