@@ -2,9 +2,11 @@
  * A real multi-node Swarm on this machine (issue 30): three extra Docker Engines, each in its own
  * network namespace with its own data root (scripts/test-cluster.sh), each with its own agent.
  * Engine a is the manager (swarm init, as server.setup does); b and c join it through
- * cluster.addWorker {joinServerId}, the token never answered or logged. Then: replicas spread
- * over the nodes answer by name from a container on another node over an attachable overlay
- * (dnsrr: this kernel has no IPVS), drain moves tasks, labels, a node killed (dockerd and agent)
+ * cluster.addWorker {joinServerId}, the token never answered or logged (c leaves the Swarm of
+ * its own first). Then: an application deployed through the platform with 3 replicas placed on the
+ * workers (placementSwarm) answers by name from every replica, from a container on another node
+ * over the platform overlay (dnsrr: this kernel has no IPVS), a worker is cleaned by its own
+ * agent, drain moves tasks, labels, a node killed (dockerd and agent)
  * has its tasks rescheduled and shows down with the time it was last seen, and comes back.
  * The host's own engine is never touched. The engines are removed whatever happens.
  */
@@ -48,6 +50,7 @@ const servers = {} as Record<Engine, string>;
 const agents = {} as Partial<Record<Engine, RunningAgent>>;
 const directories: string[] = [];
 const as = () => ({ token: owner.token });
+let appName: string;
 
 async function startNodeAgent(engine: Engine) {
   const mainDirectory = await mkdtemp(path.join(tmpdir(), `cluster-${engine}-`));
@@ -211,46 +214,55 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     expect((await nodeOf("b")).Spec.Availability).toBe("active");
   });
 
-  it("spreads replicas over the nodes, reached by name from another node over the overlay", async () => {
-    await docker("a", ["network", "create", "-d", "overlay", "--attachable", "pcl-platform"]);
-    // Each replica answers its own hostname; dnsrr: no routing mesh without IPVS.
-    await docker("a", [
-      "service",
-      "create",
-      "--detach",
-      "--no-resolve-image",
-      "--name",
-      "web",
-      "--replicas",
-      "3",
-      "--endpoint-mode",
-      "dnsrr",
-      "--network",
-      "pcl-platform",
-      "--placement-pref",
-      "spread=node.id",
-      "--constraint",
-      "node.role==worker",
-      IMAGE,
-      "sh",
-      "-c",
-      "mkdir -p /w && hostname > /w/index.html && exec httpd -f -p 80 -h /w",
-    ]);
-    await vi.waitFor(async () => expect(await taskNodes("web")).toHaveLength(3), {
-      timeout: 90_000,
+  it("deploys 3 replicas placed on the workers, reached by name from another node over the overlay", async () => {
+    // What server.setup creates on a manager: the attachable platform overlay.
+    await docker("a", ["network", "create", "-d", "overlay", "--attachable", "platform-network"]);
+    const project = await platform.mutate("project.create", { name: "Cluster" }, as());
+    const created = await platform.mutate(
+      "application.create",
+      { name: "web", environmentId: project.body.environment.environmentId, serverId: servers.a },
+      as(),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    ({ appName } = created.body);
+    const { applicationId } = created.body;
+    await platform.mutateOk("application.saveDockerProvider", { applicationId, dockerImage: IMAGE }, as());
+    // Each replica answers its own hostname (the task's container id).
+    const updated = await platform.mutate(
+      "application.update",
+      {
+        applicationId,
+        replicas: 3,
+        command: 'sh -c "mkdir -p /w && hostname > /w/index.html && exec httpd -f -p 80 -h /w"',
+        placementSwarm: {
+          Constraints: ["node.role==worker"],
+          Preferences: [{ Spread: { SpreadDescriptor: "node.id" } }],
+        },
+      },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    const deployed = await platform.mutate("application.deploy", { applicationId }, as());
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toHaveLength(3), {
+      timeout: 120_000,
       interval: 500,
     });
-    expect(new Set(await taskNodes("web"))).toEqual(new Set(["node-b", "node-c"]));
+    expect(new Set(await taskNodes(appName))).toEqual(new Set(["node-b", "node-c"]));
+    // No IPVS in this kernel: the platform gave the service DNS round robin.
+    expect(
+      await docker("a", ["service", "inspect", appName, "--format", "{{.Spec.EndpointSpec.Mode}}"]),
+    ).toBe("dnsrr");
     // From a container on the manager's node (no replica there): every replica answers.
     const seen = await docker("a", [
       "run",
       "--rm",
       "--network",
-      "pcl-platform",
+      "platform-network",
       CLIENT,
       "sh",
       "-c",
-      "for i in $(seq 1 40); do curl -s -m 3 http://web/; done",
+      `for i in $(seq 1 40); do curl -s -m 3 http://${appName}/; done`,
     ]);
     expect(new Set(seen.split("\n").filter(Boolean)).size).toBe(3);
   }, 180_000);
@@ -267,7 +279,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       Availability: "drain",
       Labels: { zone: "west", "platform.server": servers.b },
     });
-    await vi.waitFor(async () => expect(await taskNodes("web")).toEqual(["node-c", "node-c", "node-c"]), {
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toEqual(["node-c", "node-c", "node-c"]), {
       timeout: 90_000,
       interval: 500,
     });
@@ -289,7 +301,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       },
       { timeout: 60_000, interval: 500 },
     );
-    await vi.waitFor(async () => expect(await taskNodes("web")).toEqual(["node-b", "node-b", "node-b"]), {
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toEqual(["node-b", "node-b", "node-b"]), {
       timeout: 90_000,
       interval: 500,
     });
