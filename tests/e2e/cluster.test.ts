@@ -17,6 +17,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RunningAgent, startAgent } from "../../apps/agent/src/agent.ts";
+import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { insertTestServer } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
 import {
@@ -61,6 +62,7 @@ async function startNodeAgent(engine: Engine) {
     dockerSocket: socket(engine),
     mainDirectory,
     heartbeatIntervalMs: HEARTBEAT_MS,
+    metricsListenHost: "127.0.0.1",
   });
 }
 
@@ -106,7 +108,8 @@ beforeAll(async () => {
   // makes it leave that Swarm first.
   await docker("c", ["swarm", "init", "--advertise-addr", address("c")]);
   platform = await startTestPlatform(
-    {},
+    // The worker's /metrics is read on 127.0.0.1 (its agent runs in this process).
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
     { agents: { localAgent: false, heartbeatTimeoutMs: 2000, heartbeatWriteIntervalMs: 100 } },
   );
   owner = await platform.registerOwner();
@@ -185,6 +188,42 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     const cleaned = await platform.mutate("settings.cleanStoppedContainers", { serverId: servers.b }, as());
     expect(cleaned.status, JSON.stringify(cleaned.body)).toBe(200);
     expect(await docker("b", ["ps", "-a", "--filter", "name=leftover", "--format", "{{.Names}}"])).toBe("");
+  });
+
+  it("collects and serves a worker's metrics through its own agent", async () => {
+    const port = await freePort();
+    const token = "cluster-metrics-token";
+    const setup = await platform.mutate(
+      "server.setupMonitoring",
+      {
+        serverId: servers.b,
+        metricsConfig: {
+          server: {
+            refreshRate: 2,
+            port,
+            token,
+            urlCallback: "http://127.0.0.1:9/threshold",
+            retentionDays: 1,
+            cronJob: "0 3 * * *",
+            thresholds: { cpu: 0, memory: 0 },
+          },
+          containers: { refreshRate: 2, services: { include: [] } },
+        },
+      },
+      as(),
+    );
+    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+    const input = encodeURIComponent(
+      JSON.stringify({ url: `http://127.0.0.1:${port}/metrics`, token, dataPoints: "5" }),
+    );
+    await vi.waitFor(
+      async () => {
+        const metrics = await platform.request(`/api/server.getServerMetrics?input=${input}`, as());
+        expect(metrics.status, JSON.stringify(metrics.body)).toBe(200);
+        expect(metrics.body[0]).toHaveProperty("memTotal");
+      },
+      { timeout: 20_000, interval: 500 },
+    );
   });
 
   it("refuses another organization and the platform's labels", async () => {
