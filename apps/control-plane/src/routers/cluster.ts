@@ -10,7 +10,8 @@
  *   Swarm itself: the join token goes from one agent to the other and is never answered or
  *   logged.
  * - updateNode drains, pauses or activates a node, promotes or demotes it, and sets its labels;
- *   removeWorker drains and removes a node (Dokploy).
+ *   removeWorker drains and removes a node (Dokploy); a node that is a Platform server also
+ *   leaves the Swarm through its own agent, so its engine is free again.
  *
  * Tenancy: both servers must be the caller's organization's (another's is a 404, as unknown);
  * the platform.* node labels (ownership) are the platform's: set at join, never by a caller.
@@ -242,6 +243,31 @@ export const clusterRouter = defineRouter("cluster", {
     output: z.boolean(),
     handler: async ({ services, caller, input }) => {
       const manager = await managerOf(services, caller, input.serverId);
+      const node = (await listNodes(services, manager)).find((candidate) => candidate.ID === input.nodeId);
+      if (!node) throw notFound("Node");
+      // A node that is a server of the organization: its tasks move away first, then its own
+      // agent leaves the Swarm so its engine is free again (best effort: it may be down).
+      const member = (await withPlatform(services, caller, node)).platform;
+      if (member && member.serverId !== manager) {
+        await callAgent(
+          manager,
+          () =>
+            services.agents.client.updateNode(manager, {
+              nodeId: input.nodeId,
+              availability: "drain",
+              role: "",
+              labels: {},
+              setLabels: false,
+            }),
+          services.logger,
+        );
+        await services.agents.client.leaveSwarm(member.serverId).catch((error: unknown) => {
+          services.logger.warn(
+            { err: error, serverId: member.serverId },
+            "the removed node did not leave the Swarm",
+          );
+        });
+      }
       const removed = await callAgent(
         manager,
         () => services.agents.client.removeNode(manager, input.nodeId),
