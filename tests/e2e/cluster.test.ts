@@ -4,8 +4,9 @@
  * Engine a is the manager (swarm init, as server.setup does); b and c join it through
  * cluster.addWorker {joinServerId}, the token never answered or logged (c leaves the Swarm of
  * its own first). Then: an application deployed through the platform with 3 replicas placed on the
- * workers (placementSwarm) answers by name from every replica, from a container on another node
- * over the platform overlay (dnsrr: this kernel has no IPVS), a worker is cleaned by its own
+ * workers (placementSwarm) answers from every replica, by name from a container on another node
+ * over the platform overlay (dnsrr: this kernel has no IPVS) and through the manager's proxy on
+ * its host-mode port (no Bad Gateway for replicas on workers), a worker is cleaned by its own
  * agent, drain moves tasks, labels, a node killed (dockerd and agent)
  * has its tasks rescheduled and shows down with the time it was last seen, and comes back.
  * The host's own engine is never touched. The engines are removed whatever happens.
@@ -20,6 +21,7 @@ import { type RunningAgent, startAgent } from "../../apps/agent/src/agent.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { insertTestServer } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
+import { ensureProxyOn } from "../../apps/control-plane/src/proxy/proxy-service.ts";
 import {
   type Session,
   startTestPlatform,
@@ -34,6 +36,7 @@ const socket = (engine: Engine) => `/run/pcl/${engine}/docker.sock`;
 const address = (engine: Engine) => `10.231.0.${ENGINES.indexOf(engine) + 2}`;
 const IMAGE = "platform-test/busybox:latest";
 const CLIENT = "platform-test/netclient:latest";
+const ROUTER_IMAGE = "platform-test/traefik-router:latest";
 const HEARTBEAT_MS = 300;
 
 async function cluster(...args: string[]) {
@@ -253,7 +256,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     expect((await nodeOf("b")).Spec.Availability).toBe("active");
   });
 
-  it("deploys 3 replicas placed on the workers, reached by name from another node over the overlay", async () => {
+  it("deploys 3 replicas placed on the workers, each answering by name over the overlay and through the proxy", async () => {
     // What server.setup creates on a manager: the attachable platform overlay.
     await docker("a", ["network", "create", "-d", "overlay", "--attachable", "platform-network"]);
     const project = await platform.mutate("project.create", { name: "Cluster" }, as());
@@ -304,7 +307,49 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       `for i in $(seq 1 40); do curl -s -m 3 http://${appName}/; done`,
     ]);
     expect(new Set(seen.split("\n").filter(Boolean)).size).toBe(3);
-  }, 180_000);
+
+    // Through the manager's proxy (a routing stand-in for Traefik: no Traefik image here) on its
+    // host-mode port 80 inside its namespace: a domain reaches the replicas on the workers.
+    await run("sh", ["-c", `docker save ${ROUTER_IMAGE} | docker -H unix://${socket("a")} load -q`], {
+      timeout: 120_000,
+    });
+    await platform.services.db
+      .updateTable("webServerSettings")
+      .set({ traefikImage: ROUTER_IMAGE })
+      .where("id", "=", 1)
+      .execute();
+    await ensureProxyOn(platform.services, servers.a);
+    const domain = await platform.mutate(
+      "domain.create",
+      {
+        domainType: "application",
+        applicationId,
+        host: "web.cluster.test",
+        port: 80,
+        https: false,
+        certificateType: "none",
+      },
+      as(),
+    );
+    expect(domain.status, JSON.stringify(domain.body)).toBe(200);
+    const answered = new Set<string>();
+    await vi.waitFor(
+      async () => {
+        // curl, not fetch: fetch may not set the Host header.
+        const { stdout } = await run("curl", [
+          "-sf",
+          "-m",
+          "3",
+          "-H",
+          "Host: web.cluster.test",
+          `http://${address("a")}/`,
+        ]);
+        answered.add(stdout.trim());
+        expect(answered.size).toBe(3);
+      },
+      { timeout: 60_000, interval: 50 },
+    );
+  }, 240_000);
 
   it("drains a node: its tasks move; labels set by the caller keep the platform's", async () => {
     const b = await nodeOf("b");
