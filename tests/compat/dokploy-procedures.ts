@@ -25,6 +25,7 @@ export const sources = {
   project: "routers/project.ts@010a6e2a7627, schema/project.ts@010a6e2a7627",
   environment: "routers/environment.ts@0979167a5cac, schema/environment.ts@1fcf16fa1d72",
   docker: "routers/docker.ts@2a14ae0c7fd0",
+  cluster: "routers/cluster.ts@018e2b153e56",
   server: "routers/server.ts@cb7c54a32eed, schema/server.ts@010a6e2a7627",
   sshKey:
     "routers/ssh-key.ts@02554c0139be, schema/ssh-key.ts@059c21c99028, validations sshKeyType (code search)",
@@ -476,6 +477,32 @@ export const dokployProcedures: Record<string, Row> = {
     differs: { "(output)": SUCCESS_ANSWER },
   },
 
+  "cluster.getNodes": { kind: "query", source: "cluster", input: ["serverId"], output: "array:" },
+  "cluster.addWorker": {
+    kind: "query",
+    source: "cluster",
+    input: ["serverId"],
+    output: "object:command,version",
+    differs: {
+      joinServerId: "a server registered in Platform joins through its agent (the token never shown)",
+    },
+  },
+  "cluster.addManager": {
+    kind: "query",
+    source: "cluster",
+    input: ["serverId"],
+    output: "object:command,version",
+    differs: {
+      joinServerId: "a server registered in Platform joins through its agent (the token never shown)",
+    },
+  },
+  "cluster.removeWorker": {
+    kind: "mutation",
+    source: "cluster",
+    input: ["nodeId*", "serverId"],
+    output: "boolean!",
+  },
+  "cluster.updateNode": { kind: "mutation", platformOnly: "drain, promote, demote and labels (issue 30)" },
   "docker.getContainers": { kind: "query", source: "docker", input: ["serverId"], output: "array:" },
   "docker.restartContainer": {
     kind: "mutation",

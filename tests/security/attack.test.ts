@@ -132,6 +132,9 @@ const NOT_HOST_PORT_FIELDS = new Set([
  */
 const NOT_RECORD_IDS = new Set([
   "containerId",
+  // A Swarm node's id (cluster.*): the node belongs to the serverId's Swarm, which is checked
+  // first; tests/e2e/cluster.test.ts attacks it with another organization's session.
+  "nodeId",
   // GitLab's own numeric project id, not a record of ours.
   "gitlabProjectId",
   "composeId",

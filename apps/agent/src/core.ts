@@ -38,6 +38,7 @@ import {
   isEngineUnreachable,
   withTimeout,
 } from "./docker/engine.ts";
+import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
@@ -410,6 +411,34 @@ export class AgentCore {
             result: "dockerCleanup",
             dockerCleanup: await cleanDocker(this.docker, request.cleanDocker),
           };
+        case "listNodes":
+          return { requestId, result: "nodes", nodes: await listNodes(this.docker) };
+        case "swarmJoinToken":
+          return {
+            requestId,
+            result: "swarmJoinToken",
+            swarmJoinToken: await swarmJoinToken(this.docker, request.swarmJoinToken.manager),
+          };
+        case "joinSwarm":
+          return {
+            requestId,
+            result: "swarmJoined",
+            swarmJoined: await joinSwarm(this.docker, request.joinSwarm),
+          };
+        case "updateNode":
+          return {
+            requestId,
+            result: "nodeUpdated",
+            nodeUpdated: await updateNode(this.docker, request.updateNode),
+          };
+        case "removeNode":
+          return {
+            requestId,
+            result: "nodeRemoved",
+            nodeRemoved: await removeNode(this.docker, request.removeNode.nodeId),
+          };
+        case "leaveSwarm":
+          return { requestId, result: "swarmLeft", swarmLeft: await leaveSwarm(this.docker) };
         default:
           return errorReply(requestId, "UNIMPLEMENTED", "this agent does not know the command");
       }

@@ -79,6 +79,7 @@ const TEMPLATES = `${CP}/templates/remote.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
+const CLUSTER = "tests/e2e/cluster.test.ts";
 const VOLUME_BACKUPS = `${CP}/volume-backups/e2e.test.ts`;
 const VOLUME_NAMES = `${CP}/volume-backups/volume-backups.test.ts`;
 const PREVIEWS = `${CP}/previews/previews.test.ts`;
@@ -488,11 +489,17 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...shownOnly("title"),
   },
   "volumeBackups.create": {
-    ...applied("name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId", VOLUME_BACKUPS),
+    ...applied(
+      "name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId",
+      VOLUME_BACKUPS,
+    ),
     serviceName: informational,
   },
   "volumeBackups.update": {
-    ...applied("volumeBackupId name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId", VOLUME_BACKUPS),
+    ...applied(
+      "volumeBackupId name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId",
+      VOLUME_BACKUPS,
+    ),
     serviceName: informational,
   },
   "volumeBackups.list": applied("id volumeBackupType", VOLUME_NAMES),
@@ -504,6 +511,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // Only the service's own server: any other is a 400 naming it.
     serverId: refused(VOLUME_BACKUPS),
   },
+  "cluster.getNodes": applied("serverId", CLUSTER),
+  "cluster.addWorker": applied("serverId joinServerId", CLUSTER),
+  "cluster.addManager": applied("serverId joinServerId", CLUSTER),
+  "cluster.updateNode": applied("serverId nodeId availability role labels", CLUSTER),
+  "cluster.removeWorker": applied("serverId nodeId", CLUSTER),
   "schedule.create": {
     ...applied("applicationId composeId serverId scheduleType serviceName script", SCHEDULE),
     ...applied("cronExpression command shellType enabled timezone", SCHEDULE_RUNS),

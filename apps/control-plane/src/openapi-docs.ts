@@ -30,6 +30,8 @@ export const tagDocs: Record<string, string> = {
   docker: "Container inspection on a server through its agent (Docker Engine).",
   agent: "Enrollment of a server's agent: a one-time token exchanged for NATS credentials.",
   server: "Servers: registration, SSH setup of the agent, validation and security audit.",
+  cluster:
+    "Swarm clusters: a server's nodes with their agents, joining servers as workers or managers, drain, promote, demote, labels.",
   sshKey: "SSH key pairs used to reach servers and private Git repositories.",
   application:
     "Applications: source, build, variables, lifecycle, deployments and their proxy configuration.",
@@ -236,6 +238,31 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "environment.remove": {
     description:
       "Deletes an environment and tears down its services; the default environment cannot be removed. Irreversible.",
+  },
+
+  // cluster
+  "cluster.getNodes": {
+    description:
+      "The Swarm nodes of the server (this machine when `serverId` is omitted) as Docker describes them (role, availability, state, engine version, labels), each with `platform`: the Platform server it is and whether its agent is online, with the time it was last seen.",
+    errors: [404, 409],
+  },
+  "cluster.addWorker": {
+    description:
+      "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
+    errors: [404, 409],
+  },
+  "cluster.addManager": {
+    description: "As addWorker, joining as a manager (an odd number of managers keeps the Raft quorum).",
+    errors: [404, 409],
+  },
+  "cluster.updateNode": {
+    description:
+      "Changes a node: `availability` drain moves its tasks to other nodes, pause keeps them but places no new ones; `role` promotes or demotes it; `labels` replaces the node's labels (the platform.* ownership labels are kept and cannot be set).",
+    errors: [404, 409],
+  },
+  "cluster.removeWorker": {
+    description: "Drains the node, then removes it from the Swarm (a node that is down too).",
+    errors: [404, 409],
   },
 
   // docker

@@ -33,10 +33,14 @@ import {
   type DeployStackResult,
   type DockerCleanupResult,
   type EnsureProxyCommand,
+  type JoinSwarmCommand,
   type KeepRollbackImageCommand,
   type KeepStackRollbackImagesCommand,
   type ListContainersCommand,
   type MonitoringSetUp,
+  type NodeList,
+  type NodeRemoved,
+  type NodeUpdated,
   type ObservedServices,
   type ObserveServicesCommand,
   type PingResult,
@@ -73,6 +77,10 @@ import {
   type StackActionCommand,
   type StackActionResult,
   type StackRollbackImagesKept,
+  type SwarmJoined,
+  type SwarmJoinToken,
+  type SwarmLeft,
+  type UpdateNodeCommand,
   type ValidateServerResult,
 } from "./messages.ts";
 import { assertValidName, assertValidServerId } from "./names.ts";
@@ -463,5 +471,37 @@ export class AgentClient {
     timeoutMs: number,
   ): Promise<RestoreVolumeResult> {
     return this.run(serverId, { command: "restoreVolume", restoreVolume: command }, timeoutMs);
+  }
+
+  // ---- clusters ----
+
+  /** The nodes of the Swarm the server manages. */
+  listNodes(serverId: string, timeoutMs?: number): Promise<NodeList> {
+    return this.run(serverId, { command: "listNodes", listNodes: {} }, timeoutMs);
+  }
+
+  /** The join token (a secret: never log it) and address of the server's Swarm. */
+  swarmJoinToken(serverId: string, manager: boolean, timeoutMs?: number): Promise<SwarmJoinToken> {
+    return this.run(serverId, { command: "swarmJoinToken", swarmJoinToken: { manager } }, timeoutMs);
+  }
+
+  /** The server's engine joins a Swarm. */
+  joinSwarm(serverId: string, command: JoinSwarmCommand, timeoutMs?: number): Promise<SwarmJoined> {
+    return this.run(serverId, { command: "joinSwarm", joinSwarm: command }, timeoutMs);
+  }
+
+  /** Changes a node's availability, role or labels (the server manages its Swarm). */
+  updateNode(serverId: string, command: UpdateNodeCommand, timeoutMs?: number): Promise<NodeUpdated> {
+    return this.run(serverId, { command: "updateNode", updateNode: command }, timeoutMs);
+  }
+
+  /** Drains and removes a node from the server's Swarm. */
+  removeNode(serverId: string, nodeId: string, timeoutMs?: number): Promise<NodeRemoved> {
+    return this.run(serverId, { command: "removeNode", removeNode: { nodeId } }, timeoutMs);
+  }
+
+  /** The server's engine leaves its Swarm. */
+  leaveSwarm(serverId: string, timeoutMs?: number): Promise<SwarmLeft> {
+    return this.run(serverId, { command: "leaveSwarm", leaveSwarm: {} }, timeoutMs);
   }
 }

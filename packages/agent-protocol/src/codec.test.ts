@@ -476,6 +476,26 @@ const requests: CommandRequest[] = [
     },
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
+  { ...header, command: "listNodes", listNodes: {} },
+  { ...header, command: "swarmJoinToken", swarmJoinToken: { manager: true } },
+  {
+    ...header,
+    command: "joinSwarm",
+    joinSwarm: { token: "SWMTKN-1-abc-def", remoteAddress: "10.0.0.2:2377", advertiseAddress: "10.0.0.3" },
+  },
+  {
+    ...header,
+    command: "updateNode",
+    updateNode: {
+      nodeId: "n1",
+      availability: "drain",
+      role: "manager",
+      labels: { zone: "a" },
+      setLabels: true,
+    },
+  },
+  { ...header, command: "removeNode", removeNode: { nodeId: "n1" } },
+  { ...header, command: "leaveSwarm", leaveSwarm: {} },
   {
     ...header,
     command: "containerStats",
@@ -684,6 +704,16 @@ const replies: CommandReply[] = [
   { requestId: "r-1", result: "proxyFileRemoved", proxyFileRemoved: { removed: true } },
   { requestId: "r-1", result: "proxyService", proxyService: { serviceId: "svc2", created: false } },
   { requestId: "r-1", result: "proxyReloaded", proxyReloaded: { found: true } },
+  { requestId: "r-1", result: "nodes", nodes: { nodeJson: ['{"ID":"n1"}'], localNodeId: "n1" } },
+  {
+    requestId: "r-1",
+    result: "swarmJoinToken",
+    swarmJoinToken: { token: "SWMTKN-1-abc-def", address: "10.0.0.2:2377", engineVersion: "28.2.2" },
+  },
+  { requestId: "r-1", result: "swarmJoined", swarmJoined: { nodeId: "n2" } },
+  { requestId: "r-1", result: "nodeUpdated", nodeUpdated: { nodeJson: '{"ID":"n1"}' } },
+  { requestId: "r-1", result: "nodeRemoved", nodeRemoved: { removed: true } },
+  { requestId: "r-1", result: "swarmLeft", swarmLeft: { left: true } },
   {
     requestId: "r-1",
     result: "accessLogPage",

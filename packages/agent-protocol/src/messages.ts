@@ -796,6 +796,68 @@ export interface RestoreVolumeResult {
   stoppedServices: string[];
 }
 
+// ---- clusters (90-99) ------------------------------------------------------------------------
+
+export type ListNodesCommand = Record<string, never>;
+
+export interface NodeList {
+  /** Each node as the engine's inspect JSON (Docker's Node object). */
+  nodeJson: string[];
+  /** The node the agent's own engine is. */
+  localNodeId: string;
+}
+
+export interface SwarmJoinTokenCommand {
+  manager: boolean;
+}
+
+/** A secret: passed to the joining agent, never logged or shown. */
+export interface SwarmJoinToken {
+  token: string;
+  /** host:port of the manager's Swarm endpoint. */
+  address: string;
+  engineVersion: string;
+}
+
+export interface JoinSwarmCommand {
+  token: string;
+  remoteAddress: string;
+  advertiseAddress: string;
+}
+
+export interface SwarmJoined {
+  nodeId: string;
+}
+
+export interface UpdateNodeCommand {
+  nodeId: string;
+  /** active, pause or drain; "" keeps it. */
+  availability: string;
+  /** worker or manager; "" keeps it. */
+  role: string;
+  labels: Record<string, string>;
+  /** Whether `labels` replaces the node's labels. */
+  setLabels: boolean;
+}
+
+export interface NodeUpdated {
+  nodeJson: string;
+}
+
+export interface RemoveNodeCommand {
+  nodeId: string;
+}
+
+export interface NodeRemoved {
+  removed: boolean;
+}
+
+export type LeaveSwarmCommand = Record<string, never>;
+
+export interface SwarmLeft {
+  left: boolean;
+}
+
 /** The `command` oneof: the discriminant names the member that is set. */
 export type Command =
   | { command: "ping"; ping: PingCommand }
@@ -837,7 +899,13 @@ export type Command =
   | { command: "cleanDocker"; cleanDocker: CleanDockerCommand }
   | { command: "readAccessLog"; readAccessLog: ReadAccessLogCommand }
   | { command: "runSchedule"; runSchedule: RunScheduleCommand }
-  | { command: "runHostScript"; runHostScript: RunHostScriptCommand };
+  | { command: "runHostScript"; runHostScript: RunHostScriptCommand }
+  | { command: "listNodes"; listNodes: ListNodesCommand }
+  | { command: "swarmJoinToken"; swarmJoinToken: SwarmJoinTokenCommand }
+  | { command: "joinSwarm"; joinSwarm: JoinSwarmCommand }
+  | { command: "updateNode"; updateNode: UpdateNodeCommand }
+  | { command: "removeNode"; removeNode: RemoveNodeCommand }
+  | { command: "leaveSwarm"; leaveSwarm: LeaveSwarmCommand };
 
 /**
  * What decoding yields for a request whose command this version does not know (a newer sender).
@@ -1026,7 +1094,13 @@ export type ReplyResult =
   | { result: "dockerCleanup"; dockerCleanup: DockerCleanupResult }
   | { result: "accessLogPage"; accessLogPage: AccessLogPage }
   | { result: "scheduleRun"; scheduleRun: ScheduledCommandResult }
-  | { result: "hostScript"; hostScript: ScheduledCommandResult };
+  | { result: "hostScript"; hostScript: ScheduledCommandResult }
+  | { result: "nodes"; nodes: NodeList }
+  | { result: "swarmJoinToken"; swarmJoinToken: SwarmJoinToken }
+  | { result: "swarmJoined"; swarmJoined: SwarmJoined }
+  | { result: "nodeUpdated"; nodeUpdated: NodeUpdated }
+  | { result: "nodeRemoved"; nodeRemoved: NodeRemoved }
+  | { result: "swarmLeft"; swarmLeft: SwarmLeft };
 
 export type ReplyResultName = ReplyResult["result"];
 
@@ -1071,6 +1145,12 @@ export interface ResultOfCommand {
   readAccessLog: AccessLogPage;
   runSchedule: ScheduledCommandResult;
   runHostScript: ScheduledCommandResult;
+  listNodes: NodeList;
+  swarmJoinToken: SwarmJoinToken;
+  joinSwarm: SwarmJoined;
+  updateNode: NodeUpdated;
+  removeNode: NodeRemoved;
+  leaveSwarm: SwarmLeft;
 }
 
 export const RESULT_NAME_OF_COMMAND = {
@@ -1111,6 +1191,12 @@ export const RESULT_NAME_OF_COMMAND = {
   readAccessLog: "accessLogPage",
   runSchedule: "scheduleRun",
   runHostScript: "hostScript",
+  listNodes: "nodes",
+  swarmJoinToken: "swarmJoinToken",
+  joinSwarm: "swarmJoined",
+  updateNode: "nodeUpdated",
+  removeNode: "nodeRemoved",
+  leaveSwarm: "swarmLeft",
 } as const satisfies Record<CommandName, Exclude<ReplyResultName, "error">>;
 
 // ---- messages the agent sends on its own ---------------------------------------------------

@@ -21,6 +21,7 @@ import {
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";
+import { endpointMode, ipvsAvailable } from "../docker/ipvs.ts";
 import { followProgress } from "../docker/progress.ts";
 import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { PLATFORM_NETWORK as PLATFORM_NETWORK_NAME } from "../validate/engine-facts.ts";
@@ -161,6 +162,7 @@ export function swarmSpec(
   fileMounts: { Type: string; Source: string; Target: string; ReadOnly: boolean }[],
   forceUpdate: number,
   owner: ResourceOwner,
+  ipvs = ipvsAvailable(),
 ): Record<string, unknown> {
   const order = hasHostPort(spec) ? "stop-first" : "start-first";
   const health = spec.healthCheck;
@@ -173,6 +175,7 @@ export function swarmSpec(
     (resources.Reservations as Record<string, number>).NanoCPUs = spec.nanoCpusReservation;
   const restart = spec.restartPolicy;
   const user = parseSwarmSettings(spec.swarmSettingsJson);
+  const mode = endpointMode(user.EndpointMode, spec.ports ?? [], ipvs);
   const job = isJobMode(modeKind(user));
   return {
     Name: spec.name,
@@ -236,7 +239,7 @@ export function swarmSpec(
     // Jobs have no rolling update: each deploy runs them again.
     ...(job ? {} : rollingConfigs(spec, user, order)),
     EndpointSpec: {
-      ...(user.EndpointMode ? { Mode: user.EndpointMode } : {}),
+      ...(mode ? { Mode: mode } : {}),
       Ports: (spec.ports ?? []).map((port) => ({
         Protocol: port.protocol,
         TargetPort: port.targetPort,

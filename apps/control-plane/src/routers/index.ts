@@ -7,6 +7,7 @@ import { authRouter } from "./auth.ts";
 import { backupRouter } from "./backup.ts";
 import { bitbucketRouter } from "./bitbucket.ts";
 import { certificatesRouter } from "./certificates.ts";
+import { clusterRouter } from "./cluster.ts";
 import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { destinationRouter } from "./destination.ts";
@@ -48,6 +49,7 @@ export const allRouters: RouterDef[] = [
   dockerRouter,
   agentRouter,
   serverRouter,
+  clusterRouter,
   sshKeyRouter,
   applicationRouter,
   deploymentRouter,

@@ -1,0 +1,439 @@
+/**
+ * A real multi-node Swarm on this machine (issue 30): three extra Docker Engines, each in its own
+ * network namespace with its own data root (scripts/test-cluster.sh), each with its own agent.
+ * Engine a is the manager (swarm init, as server.setup does); b and c join it through
+ * cluster.addWorker {joinServerId}, the token never answered or logged (c leaves the Swarm of
+ * its own first). Then: an application deployed through the platform with 3 replicas placed on the
+ * workers (placementSwarm) answers from every replica, by name from a container on another node
+ * over the platform overlay (dnsrr: this kernel has no IPVS) and through the manager's proxy on
+ * its host-mode port (no Bad Gateway for replicas on workers), a worker is cleaned by its own
+ * agent, drain moves tasks, labels, a node killed (dockerd and agent)
+ * has its tasks rescheduled and shows down with the time it was last seen, and comes back.
+ * The host's own engine is never touched. The engines are removed whatever happens.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { type RunningAgent, startAgent } from "../../apps/agent/src/agent.ts";
+import { freePort } from "../../apps/agent/src/testing/net.ts";
+import { insertTestServer } from "../../apps/control-plane/src/agents/testing/agents.ts";
+import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
+import { ensureProxyOn } from "../../apps/control-plane/src/proxy/proxy-service.ts";
+import {
+  type Session,
+  startTestPlatform,
+  type TestPlatform,
+} from "../../apps/control-plane/src/testing/harness.ts";
+
+const run = promisify(execFile);
+const script = path.resolve(import.meta.dirname, "../../scripts/test-cluster.sh");
+const ENGINES = ["a", "b", "c"] as const;
+type Engine = (typeof ENGINES)[number];
+const socket = (engine: Engine) => `/run/pcl/${engine}/docker.sock`;
+const address = (engine: Engine) => `10.231.0.${ENGINES.indexOf(engine) + 2}`;
+const IMAGE = "platform-test/busybox:latest";
+const CLIENT = "platform-test/netclient:latest";
+const ROUTER_IMAGE = "platform-test/traefik-router:latest";
+const HEARTBEAT_MS = 300;
+
+async function cluster(...args: string[]) {
+  await run("bash", [script, ...args], { timeout: 120_000 });
+}
+async function docker(engine: Engine, args: string[]): Promise<string> {
+  const { stdout } = await run("docker", ["-H", `unix://${socket(engine)}`, ...args], { timeout: 60_000 });
+  return stdout.trim();
+}
+
+let platform: TestPlatform;
+let owner: Session;
+let other: Session;
+const servers = {} as Record<Engine, string>;
+const agents = {} as Partial<Record<Engine, RunningAgent>>;
+const directories: string[] = [];
+const as = () => ({ token: owner.token });
+let appName: string;
+
+async function startNodeAgent(engine: Engine) {
+  const mainDirectory = await mkdtemp(path.join(tmpdir(), `cluster-${engine}-`));
+  directories.push(mainDirectory);
+  agents[engine] = await startAgent({
+    serverId: servers[engine],
+    transport: platform.services.agents.client.transport,
+    dockerSocket: socket(engine),
+    mainDirectory,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    metricsListenHost: "127.0.0.1",
+  });
+}
+
+interface Node {
+  ID: string;
+  Description: { Hostname: string };
+  Spec: { Role: string; Availability: string; Labels: Record<string, string> };
+  Status: { State: string };
+  platform: { serverId: string; agentOnline: boolean; lastSeenAt: string | null } | null;
+}
+
+async function nodes(): Promise<Node[]> {
+  const response = await platform.query("cluster.getNodes", { serverId: servers.a }, as());
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+}
+const nodeOf = async (engine: Engine) =>
+  (await nodes()).find((node) => node.Description.Hostname === `node-${engine}`) as Node;
+
+/** The hostnames of the nodes running a task of `service` now. */
+async function taskNodes(service: string): Promise<string[]> {
+  const out = await docker("a", [
+    "service",
+    "ps",
+    service,
+    "--filter",
+    "desired-state=running",
+    "--format",
+    "{{.Node}} {{.CurrentState}}",
+  ]);
+  return out
+    .split("\n")
+    .filter((line) => /\sRunning /.test(line))
+    .map((line) => line.split(" ")[0] ?? "")
+    .sort();
+}
+
+beforeAll(async () => {
+  await cluster("down");
+  await cluster("up", ...ENGINES);
+  await docker("a", ["swarm", "init", "--advertise-addr", address("a"), "--dispatcher-heartbeat", "1s"]);
+  // c was set up as a server of its own (server.setup initialises a single-node Swarm): joining
+  // makes it leave that Swarm first.
+  await docker("c", ["swarm", "init", "--advertise-addr", address("c")]);
+  platform = await startTestPlatform(
+    // The worker's /metrics is read on 127.0.0.1 (its agent runs in this process).
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+    { agents: { localAgent: false, heartbeatTimeoutMs: 2000, heartbeatWriteIntervalMs: 100 } },
+  );
+  owner = await platform.registerOwner();
+  for (const engine of ENGINES) {
+    servers[engine] = await insertTestServer(platform, owner.user.organizationId, `node-${engine}`);
+    await platform.services.db
+      .updateTable("servers")
+      .set({ ipAddress: address(engine), enrolledAt: new Date().toISOString() })
+      .where("serverId", "=", servers[engine])
+      .execute();
+    await startNodeAgent(engine);
+  }
+  other = await createUserDirectly(platform, { email: "other@example.com" });
+}, 180_000);
+
+afterAll(async () => {
+  for (const agent of Object.values(agents)) await agent?.stop().catch(() => {});
+  await platform?.close().catch(() => {});
+  await cluster("down");
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+}, 120_000);
+
+describe("a Swarm of three engines driven through cluster.*", () => {
+  it("lists the manager's one node, and the join command for an unmanaged machine", async () => {
+    const [node] = await nodes();
+    expect(node).toMatchObject({
+      Description: { Hostname: "node-a" },
+      Spec: { Role: "manager", Availability: "active" },
+      Status: { State: "ready" },
+      ManagerStatus: { Leader: true },
+    });
+    const join = await platform.query("cluster.addWorker", { serverId: servers.a }, as());
+    expect(join.body).toEqual({
+      command: expect.stringMatching(/^docker swarm join --token SWMTKN-\S+ 10\.231\.0\.2:2377$/),
+      version: expect.any(String),
+    });
+  });
+
+  it("joins two servers through their agents without answering or logging the token", async () => {
+    const token = await docker("a", ["swarm", "join-token", "-q", "worker"]);
+    for (const engine of ["b", "c"] as const) {
+      const response = await platform.query(
+        "cluster.addWorker",
+        { serverId: servers.a, joinServerId: servers[engine] },
+        as(),
+      );
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toEqual({
+        command: null,
+        version: expect.any(String),
+        nodeId: expect.any(String),
+      });
+    }
+    expect(platform.logLines.join("\n")).not.toContain(token);
+    expect(platform.logLines.join("\n")).not.toContain("SWMTKN");
+    const listed = await nodes();
+    expect(listed.map((node) => [node.Description.Hostname, node.Spec.Role])).toEqual([
+      ["node-a", "manager"],
+      ["node-b", "worker"],
+      ["node-c", "worker"],
+    ]);
+    expect((await nodeOf("b")).platform).toEqual({
+      serverId: servers.b,
+      name: "node-b",
+      agentOnline: true,
+      lastSeenAt: expect.any(String),
+    });
+    expect((await nodeOf("b")).Spec.Labels).toEqual({
+      "platform.server": servers.b,
+      "platform.organization": owner.user.organizationId,
+    });
+  }, 120_000);
+
+  it("cleans a worker through its own agent (cleanup is per node, not only on the manager)", async () => {
+    await docker("b", ["create", "--name", "leftover", IMAGE, "true"]);
+    const cleaned = await platform.mutate("settings.cleanStoppedContainers", { serverId: servers.b }, as());
+    expect(cleaned.status, JSON.stringify(cleaned.body)).toBe(200);
+    expect(await docker("b", ["ps", "-a", "--filter", "name=leftover", "--format", "{{.Names}}"])).toBe("");
+  });
+
+  it("collects and serves a worker's metrics through its own agent", async () => {
+    const port = await freePort();
+    const token = "cluster-metrics-token";
+    const setup = await platform.mutate(
+      "server.setupMonitoring",
+      {
+        serverId: servers.b,
+        metricsConfig: {
+          server: {
+            refreshRate: 2,
+            port,
+            token,
+            urlCallback: "http://127.0.0.1:9/threshold",
+            retentionDays: 1,
+            cronJob: "0 3 * * *",
+            thresholds: { cpu: 0, memory: 0 },
+          },
+          containers: { refreshRate: 2, services: { include: [] } },
+        },
+      },
+      as(),
+    );
+    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+    const input = encodeURIComponent(
+      JSON.stringify({ url: `http://127.0.0.1:${port}/metrics`, token, dataPoints: "5" }),
+    );
+    await vi.waitFor(
+      async () => {
+        const metrics = await platform.request(`/api/server.getServerMetrics?input=${input}`, as());
+        expect(metrics.status, JSON.stringify(metrics.body)).toBe(200);
+        expect(metrics.body[0]).toHaveProperty("memTotal");
+      },
+      { timeout: 20_000, interval: 500 },
+    );
+  });
+
+  it("refuses another organization and the platform's labels", async () => {
+    const theirs = { token: other.token };
+    const b = await nodeOf("b");
+    expect((await platform.query("cluster.getNodes", { serverId: servers.a }, theirs)).status).toBe(404);
+    expect(
+      (
+        await platform.mutate(
+          "cluster.updateNode",
+          { serverId: servers.a, nodeId: b.ID, availability: "drain" },
+          theirs,
+        )
+      ).status,
+    ).toBe(404);
+    expect(
+      (await platform.query("cluster.addWorker", { serverId: servers.a, joinServerId: servers.b }, theirs))
+        .status,
+    ).toBe(404);
+    const reserved = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, labels: { "platform.server": "x" } },
+      as(),
+    );
+    expect(reserved.status).toBe(400);
+    expect(JSON.stringify(reserved.body)).toContain("labels");
+    expect((await nodeOf("b")).Spec.Availability).toBe("active");
+  });
+
+  it("deploys 3 replicas placed on the workers, each answering by name over the overlay and through the proxy", async () => {
+    // What server.setup creates on a manager: the attachable platform overlay.
+    await docker("a", ["network", "create", "-d", "overlay", "--attachable", "platform-network"]);
+    const project = await platform.mutate("project.create", { name: "Cluster" }, as());
+    const created = await platform.mutate(
+      "application.create",
+      { name: "web", environmentId: project.body.environment.environmentId, serverId: servers.a },
+      as(),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    ({ appName } = created.body);
+    const { applicationId } = created.body;
+    await platform.mutateOk("application.saveDockerProvider", { applicationId, dockerImage: IMAGE }, as());
+    // Each replica answers its own hostname (the task's container id).
+    const updated = await platform.mutate(
+      "application.update",
+      {
+        applicationId,
+        replicas: 3,
+        command: 'sh -c "mkdir -p /w && hostname > /w/index.html && exec httpd -f -p 80 -h /w"',
+        placementSwarm: {
+          Constraints: ["node.role==worker"],
+          Preferences: [{ Spread: { SpreadDescriptor: "node.id" } }],
+        },
+      },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    const deployed = await platform.mutate("application.deploy", { applicationId }, as());
+    expect(deployed.status, JSON.stringify(deployed.body)).toBe(200);
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toHaveLength(3), {
+      timeout: 120_000,
+      interval: 500,
+    });
+    expect(new Set(await taskNodes(appName))).toEqual(new Set(["node-b", "node-c"]));
+    // No IPVS in this kernel: the platform gave the service DNS round robin.
+    expect(
+      await docker("a", ["service", "inspect", appName, "--format", "{{.Spec.EndpointSpec.Mode}}"]),
+    ).toBe("dnsrr");
+    // From a container on the manager's node (no replica there): every replica answers.
+    const seen = await docker("a", [
+      "run",
+      "--rm",
+      "--network",
+      "platform-network",
+      CLIENT,
+      "sh",
+      "-c",
+      `for i in $(seq 1 40); do curl -s -m 3 http://${appName}/; done`,
+    ]);
+    expect(new Set(seen.split("\n").filter(Boolean)).size).toBe(3);
+
+    // Through the manager's proxy (a routing stand-in for Traefik: no Traefik image here) on its
+    // host-mode port 80 inside its namespace: a domain reaches the replicas on the workers.
+    await run("sh", ["-c", `docker save ${ROUTER_IMAGE} | docker -H unix://${socket("a")} load -q`], {
+      timeout: 120_000,
+    });
+    await platform.services.db
+      .updateTable("webServerSettings")
+      .set({ traefikImage: ROUTER_IMAGE })
+      .where("id", "=", 1)
+      .execute();
+    await ensureProxyOn(platform.services, servers.a);
+    const domain = await platform.mutate(
+      "domain.create",
+      {
+        domainType: "application",
+        applicationId,
+        host: "web.cluster.test",
+        port: 80,
+        https: false,
+        certificateType: "none",
+      },
+      as(),
+    );
+    expect(domain.status, JSON.stringify(domain.body)).toBe(200);
+    const answered = new Set<string>();
+    await vi.waitFor(
+      async () => {
+        // curl, not fetch: fetch may not set the Host header.
+        const { stdout } = await run("curl", [
+          "-sf",
+          "-m",
+          "3",
+          "-H",
+          "Host: web.cluster.test",
+          `http://${address("a")}/`,
+        ]);
+        answered.add(stdout.trim());
+        expect(answered.size).toBe(3);
+      },
+      { timeout: 60_000, interval: 50 },
+    );
+  }, 240_000);
+
+  it("drains a node: its tasks move; labels set by the caller keep the platform's", async () => {
+    const b = await nodeOf("b");
+    const drained = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, availability: "drain", labels: { zone: "west" } },
+      as(),
+    );
+    expect(drained.status, JSON.stringify(drained.body)).toBe(200);
+    expect(drained.body.Spec).toMatchObject({
+      Availability: "drain",
+      Labels: { zone: "west", "platform.server": servers.b },
+    });
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toEqual(["node-c", "node-c", "node-c"]), {
+      timeout: 90_000,
+      interval: 500,
+    });
+    await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, availability: "active" },
+      as(),
+    );
+  }, 180_000);
+
+  it("a node killed (engine and agent) shows down with when it was last seen; its tasks move; it comes back", async () => {
+    await agents.c?.stop();
+    await cluster("stop", "c");
+    await vi.waitFor(
+      async () => {
+        const c = await nodeOf("c");
+        expect(c.Status.State).toBe("down");
+        expect(c.platform).toMatchObject({ agentOnline: false, lastSeenAt: expect.any(String) });
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    await vi.waitFor(async () => expect(await taskNodes(appName)).toEqual(["node-b", "node-b", "node-b"]), {
+      timeout: 90_000,
+      interval: 500,
+    });
+    await cluster("start", "c");
+    await startNodeAgent("c");
+    await vi.waitFor(
+      async () => {
+        const c = await nodeOf("c");
+        expect(c.Status.State).toBe("ready");
+        expect(c.platform?.agentOnline).toBe(true);
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+  }, 240_000);
+
+  it("promotes and demotes a node, and removes a worker", async () => {
+    const b = await nodeOf("b");
+    const promoted = await platform.mutate(
+      "cluster.updateNode",
+      { serverId: servers.a, nodeId: b.ID, role: "manager" },
+      as(),
+    );
+    expect(promoted.body.Spec.Role).toBe("manager");
+    // Swarm refuses to demote a manager until it has joined the Raft quorum.
+    await vi.waitFor(
+      async () => {
+        const demoted = await platform.mutate(
+          "cluster.updateNode",
+          { serverId: servers.a, nodeId: b.ID, role: "worker" },
+          as(),
+        );
+        expect(demoted.status, JSON.stringify(demoted.body)).toBe(200);
+        expect(demoted.body.Spec.Role).toBe("worker");
+      },
+      { timeout: 30_000, interval: 1000 },
+    );
+    const c = await nodeOf("c");
+    const removed = await platform.mutate(
+      "cluster.removeWorker",
+      { serverId: servers.a, nodeId: c.ID },
+      as(),
+    );
+    expect(removed.body).toBe(true);
+    expect((await nodes()).map((node) => node.Description.Hostname)).toEqual(["node-a", "node-b"]);
+    // c's own agent left the Swarm: its engine is free to join another or start its own.
+    expect(await docker("c", ["info", "--format", "{{.Swarm.LocalNodeState}}"])).toBe("inactive");
+    expect(
+      (await platform.mutate("cluster.removeWorker", { serverId: servers.a, nodeId: c.ID }, as())).status,
+    ).toBe(404);
+  }, 120_000);
+});
