@@ -12,6 +12,8 @@ import type { Backup, BackupDatabaseType } from "../db/schema.ts";
 import { destinationSchema, idSchema } from "./destinations.ts";
 
 export const backupDatabaseTypes = ["postgres", "mysql", "mariadb", "mongo", "redis"] as const;
+/** What a backup row can back up: a database service's kind, or the control plane's own database. */
+export const backupTargetTypes = [...backupDatabaseTypes, "web-server"] as const;
 export const kindIdKeys = ["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId"] as const;
 export type KindIdKey = (typeof kindIdKeys)[number];
 export const idKeyOf = (kind: BackupDatabaseType): KindIdKey => `${kind}Id`;
@@ -81,7 +83,7 @@ export const createBackupInput = z.object({
   destinationId: idSchema,
   keepLatestCount: keepLatestCountSchema.nullish(),
   database: databaseNameSchema,
-  databaseType: z.enum(backupDatabaseTypes),
+  databaseType: z.enum(backupTargetTypes),
   backupType: z.enum(["database", "compose"]).optional(),
   ...kindIds,
   serviceName: z.string().max(100).nullish(),
@@ -99,7 +101,7 @@ export const updateBackupInput = z.object({
   destinationId: idSchema.optional(),
   keepLatestCount: keepLatestCountSchema.nullish(),
   database: databaseNameSchema.optional(),
-  databaseType: z.enum(backupDatabaseTypes).optional(),
+  databaseType: z.enum(backupTargetTypes).optional(),
   serviceName: z.string().max(100).nullish(),
   metadata: z.record(z.string(), z.unknown()).nullish(),
   verifyRestore: z.boolean().optional(),
@@ -131,7 +133,7 @@ export const backupSchema = z.object({
   destinationId: z.string(),
   keepLatestCount: z.number().nullable(),
   backupType: z.enum(["database", "compose"]),
-  databaseType: z.enum(backupDatabaseTypes),
+  databaseType: z.enum(backupTargetTypes),
   postgresId: z.string().nullable(),
   mysqlId: z.string().nullable(),
   mariadbId: z.string().nullable(),
@@ -224,7 +226,8 @@ export async function lastRuns(db: Db, backupId: string) {
 }
 
 /** The file extension of a kind's dump (before .gz). */
-export const dumpExtension: Record<BackupDatabaseType, string> = {
+export const dumpExtension: Record<BackupDatabaseType | "web-server", string> = {
+  "web-server": "json",
   postgres: "dump",
   mysql: "sql",
   mariadb: "sql",

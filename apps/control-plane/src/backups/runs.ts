@@ -11,7 +11,12 @@
  */
 
 import { abortStaleUploads, deleteObject, describeStorageError, listObjects } from "@platform/agent";
-import type { BackupDatabaseResult, DatabaseAccess, RestoreDatabaseResult } from "@platform/agent-protocol";
+import type {
+  BackupDatabaseResult,
+  DatabaseAccess,
+  ObjectStorage,
+  RestoreDatabaseResult,
+} from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { buildDatabaseSpec } from "../databases/deploy.ts";
@@ -48,10 +53,12 @@ export async function startBackupRun(
   kind: "backup" | "verify",
   options: { title?: string; backupFile?: string } = {},
 ): Promise<{ deploymentId: string }> {
-  const database = await findDatabaseWithOrganization(services.db, backup.databaseId);
+  if (!backup.databaseId) throw new Error("A web-server backup runs through startWebServerBackupRun");
+  const databaseId = backup.databaseId;
+  const database = await findDatabaseWithOrganization(services.db, databaseId);
   if (!database) throw new Error("The database of the backup no longer exists");
   const deployment = await insertDeployment(services.db, {
-    target: { kind: "database", id: backup.databaseId },
+    target: { kind: "database", id: databaseId },
     kind,
     title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
     description: null,
@@ -60,7 +67,7 @@ export async function startBackupRun(
     backupDestinationId: backup.destinationId,
     backupFile: options.backupFile ?? null,
   });
-  await enqueueOrFail(services, deployment.deploymentId, backup.databaseId);
+  await enqueueOrFail(services, deployment.deploymentId, databaseId);
   return { deploymentId: deployment.deploymentId };
 }
 
@@ -396,16 +403,19 @@ async function agentJob<T>(
 }
 
 /** The backup's own files (its prefix, name and kind's extension), oldest first. */
-async function ownFiles(context: RunContext, backup: Backup) {
-  const extension = `.${dumpExtension[context.database.kind]}.gz`;
+export async function ownFilesIn(storage: ObjectStorage, backup: Backup) {
+  const extension = `.${dumpExtension[backup.databaseType]}.gz`;
   const prefix = `${backup.prefix}/${filePrefixOf(backup)}`;
-  const objects = await listObjects(context.storage, prefix).catch((error: unknown) => {
+  const objects = await listObjects(storage, prefix).catch((error: unknown) => {
     throw new Error(`The destination could not be listed: ${describeStorageError(error)}`);
   });
   return objects
     .filter((object) => object.key.endsWith(extension))
     .sort((a, b) => a.key.localeCompare(b.key));
 }
+
+const ownFiles = (context: RunContext, backup: Backup) =>
+  ownFilesIn(context.storage, { ...backup, databaseType: context.database.kind });
 
 async function newestFile(context: RunContext, backup: Backup): Promise<string> {
   const files = await ownFiles(context, backup);
@@ -420,28 +430,52 @@ async function newestFile(context: RunContext, backup: Backup): Promise<string> 
  * them is live when a run starts.
  */
 async function abortLeftUploads(context: RunContext, backup: Backup): Promise<void> {
+  await abortLeftUploadsIn(context.storage, backup, context.log);
+}
+
+/** abortLeftUploads for any backup: its own unfinished uploads in `storage`. */
+export async function abortLeftUploadsIn(
+  storage: ObjectStorage,
+  backup: Backup,
+  log: (line: string) => void,
+): Promise<void> {
   const prefix = `${backup.prefix}/${filePrefixOf(backup)}`;
   try {
-    const aborted = await abortStaleUploads(context.storage, prefix);
-    for (const key of aborted) context.log(`Aborted the unfinished upload of ${key} an earlier run left`);
+    const aborted = await abortStaleUploads(storage, prefix);
+    for (const key of aborted) log(`Aborted the unfinished upload of ${key} an earlier run left`);
   } catch (error) {
     // Some S3-compatible stores do not list uploads: the backup itself does not depend on it.
-    context.log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
+    log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
   }
 }
 
 /** keepLatestCount: deletes the backup's own oldest files beyond the newest N. */
 async function applyRetention(context: RunContext, backup: Backup, written: string): Promise<void> {
+  await applyRetentionIn(
+    context.storage,
+    { ...backup, databaseType: context.database.kind },
+    written,
+    context.log,
+  );
+}
+
+/** applyRetention for any backup: its own files in `storage` beyond the newest keepLatestCount. */
+export async function applyRetentionIn(
+  storage: ObjectStorage,
+  backup: Backup,
+  written: string,
+  log: (line: string) => void,
+): Promise<void> {
   if (!backup.keepLatestCount) return;
-  const files = await ownFiles(context, backup);
+  const files = await ownFilesIn(storage, backup);
   const excess = files
     .filter((file) => file.key !== written)
     .slice(0, Math.max(0, files.length - backup.keepLatestCount));
   for (const file of excess) {
-    await deleteObject(context.storage, file.key).catch((error: unknown) => {
+    await deleteObject(storage, file.key).catch((error: unknown) => {
       throw new Error(`Retention could not delete ${file.key}: ${describeStorageError(error)}`);
     });
-    context.log(`Retention: deleted ${file.key} (keeping the newest ${backup.keepLatestCount})`);
+    log(`Retention: deleted ${file.key} (keeping the newest ${backup.keepLatestCount})`);
   }
 }
 

@@ -1,5 +1,6 @@
 /**
- * Scheduled backups: one croner job per enabled database backup (its `schedule`) and per
+ * Scheduled backups: one croner job per enabled database backup (its `schedule`; the control
+ * plane's own backup, databaseType web-server, among them) and per
  * enabled volume backup (its `cronExpression`, keyed `volume:<id>`), each firing queues a run (a
  * deployment row, backups/runs.ts or volume-backups/), unless a run of that backup is still
  * waiting or running. Several control planes on one database would each queue one: the later one
@@ -10,6 +11,7 @@ import { Cron } from "croner";
 import type { ServiceContext } from "../context.ts";
 import { startVolumeBackupRun } from "../volume-backups/volume-backups.ts";
 import { startBackupRun } from "./runs.ts";
+import { startWebServerBackupRun, WEB_SERVER } from "./web-server-runs.ts";
 
 const VOLUME = "volume:";
 
@@ -95,7 +97,9 @@ export class BackupSchedule {
         );
         return;
       }
-      await startBackupRun(services, backup, "backup", { title: "Scheduled backup" });
+      if (backup.databaseType === WEB_SERVER)
+        await startWebServerBackupRun(services, backup, "Scheduled backup");
+      else await startBackupRun(services, backup, "backup", { title: "Scheduled backup" });
     } catch (error) {
       services.logger.error({ err: error, backupId }, "scheduled backup not started");
     }

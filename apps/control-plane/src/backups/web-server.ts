@@ -39,11 +39,16 @@ async function migrationsOf(db: Db): Promise<string[]> {
 
 const ident = (name: string) => sql.id(name);
 
-/** Dumps the database into `key` of `storage`; answers the bytes uploaded and the rows written. */
+/**
+ * Dumps the database into `key` of `storage`; answers the bytes uploaded and the rows written.
+ * Used by the scheduled and manual runs (web-server-runs.ts) and the command line alike; an
+ * aborted `signal` aborts the upload (no object).
+ */
 export async function backupWebServer(
   db: Db,
   storage: ObjectStorage,
   key: string,
+  signal?: AbortSignal,
 ): Promise<{ sizeBytes: number; rows: number; tables: number }> {
   const body = new PassThrough();
   const gzip = createGzip({ level: 6 });
@@ -74,6 +79,7 @@ export async function backupWebServer(
             const page = await sql<{
               row: string;
             }>`fetch ${sql.raw(String(FETCH))} from platform_dump`.execute(trx);
+            signal?.throwIfAborted();
             for (const row of page.rows) {
               await write(["row", JSON.parse(row.row)]);
               rows++;

@@ -565,7 +565,14 @@ export type WebServerSettings = Selectable<WebServerSettingsTable>;
 export type DeploymentStatus = "idle" | "running" | "done" | "error";
 
 /** The kinds of service a deployment can be of. */
-export type DeploymentTargetKind = "application" | "database" | "compose" | "schedule" | "preview";
+/** webServer: runs of the control plane's own backup (backups/web-server-runs.ts), its id the backup's. */
+export type DeploymentTargetKind =
+  | "application"
+  | "database"
+  | "compose"
+  | "schedule"
+  | "preview"
+  | "webServer";
 
 /** A deployment record (spec 2.4) and queue job: idle = waiting, running = active. */
 export interface DeploymentTable {
@@ -580,6 +587,8 @@ export interface DeploymentTable {
   /** A schedule's run (target kind schedule, schedules/runs.ts). */
   scheduleId: Generated<string | null>;
   previewDeploymentId: Generated<string | null>;
+  /** A run of the control plane's own backup (target kind webServer). */
+  webServerBackupId: Generated<string | null>;
   /**
    * rebuild: database services only (their data volume is deleted first); backup, restore and
    * verify: runs of a backup (backups/runs.ts).
@@ -759,8 +768,9 @@ export interface BackupTable {
   destinationId: string;
   keepLatestCount: number | null;
   backupType: Generated<"database" | "compose">;
-  databaseType: BackupDatabaseType;
-  databaseId: string;
+  /** web-server: the control plane's own database (no database service: databaseId is null). */
+  databaseType: BackupDatabaseType | "web-server";
+  databaseId: string | null;
   userId: string | null;
   metadata: Json<Record<string, unknown>> | null;
   verifyRestore: Generated<boolean>;

@@ -2,12 +2,14 @@
  * GET /api/deployment.logs?deploymentId=… : a deployment's log as server-sent events. First
  * the log so far, then each new line as it is written (event `log`, data: one
  * "<ISO timestamp> <line>"), and last an `end` event whose data is {status, errorMessage}.
- * Same authentication as every procedure; another organization's deployment is a 404.
+ * Same authentication as every procedure; another organization's deployment is a 404. A run of
+ * the control plane's own backup (target kind webServer) is read by instance administrators only.
  */
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { authenticate } from "../auth/caller.ts";
 import { credentialsOf } from "../auth/cookie-session.ts";
+import { findWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
 import { ApiError, badRequest, notFound } from "../errors.ts";
@@ -67,8 +69,13 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
   }
   const { organizationId } = caller;
   const located = await findDeployment(services.db, organizationId, deploymentId);
-  if (!located) throw notFound("Deployment");
-  await requireServiceAccess(services.db, caller, located, "Deployment");
+  const webServerRun = located ? undefined : await findWebServerRun(services, caller, deploymentId);
+  if (located) await requireServiceAccess(services.db, caller, located, "Deployment");
+  else if (!webServerRun) throw notFound("Deployment");
+  const reread = async (): Promise<Deployment | undefined> =>
+    webServerRun
+      ? findWebServerRun(services, caller, deploymentId)
+      : findDeployment(services.db, organizationId, deploymentId);
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];
@@ -93,7 +100,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
       } else {
         // Not running here: the row has the whole story unless the run starts meanwhile (then the
         // listener has every line from the first).
-        const row = await findDeployment(services.db, organizationId, deploymentId);
+        const row = await reread();
         if (pending.length === 0) {
           if (!row) return void (await sendEnd("error", "The deployment was removed"));
           await sendLines(linesOf(row.logs));
@@ -114,7 +121,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
         });
         wake = undefined;
         if (timedOut && pending.length === 0 && !services.deployments.worker.isRunning(deploymentId)) {
-          const row = await findDeployment(services.db, organizationId, deploymentId);
+          const row = await reread();
           if (!row) return void (await sendEnd("error", "The deployment was removed"));
           if (finished(row) && pending.length === 0)
             return void (await sendEnd(row.status, row.errorMessage));

@@ -11,6 +11,7 @@
  */
 
 import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
+import { failInterruptedWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import { failInterruptedScheduleRun } from "../schedules/runs.ts";
 import { failInterruptedVolumeRun, isVolumeRunKind } from "../volume-backups/volume-backups.ts";
@@ -67,6 +68,15 @@ export class DeploymentRecovery {
       if (row.targetKind === "database" && isBackupRunKind(row.kind)) {
         try {
           await failInterruptedBackupRun(services, { ...row, databaseId: row.targetId });
+        } finally {
+          await this.leases.release(row.deploymentId);
+        }
+        continue;
+      }
+      // Nor is a run of the control plane's own backup: its upload died with the process.
+      if (row.targetKind === "webServer") {
+        try {
+          await failInterruptedWebServerRun(services, row);
         } finally {
           await this.leases.release(row.deploymentId);
         }

@@ -78,6 +78,7 @@ const TARGET_COLUMNS = {
   compose: "composeId",
   schedule: "scheduleId",
   preview: "previewDeploymentId",
+  webServer: "webServerBackupId",
 } as const satisfies Record<DeploymentTargetKind, keyof Deployment>;
 
 export interface NewDeployment {

@@ -8,6 +8,7 @@
  */
 import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
 import { backupRunTarget, isBackupRunKind } from "../backups/runs.ts";
+import { loadWebServerTarget } from "../backups/web-server-runs.ts";
 import { loadComposeTarget } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { loadDatabaseTarget } from "../databases/deploy.ts";
@@ -109,6 +110,7 @@ const TARGET_KINDS: Record<
   compose: loadComposeTarget,
   schedule: loadScheduleTarget,
   preview: loadPreviewTarget,
+  webServer: loadWebServerTarget,
 };
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */

@@ -6,6 +6,12 @@
  * (verifyRestore; also after each run with `verifyRestore: true`). A backup belongs to its
  * database service: members who may see the service use it; another organization's backup,
  * database or destination is a 404. Every run is a deployment of the database (backups/runs.ts).
+ * A backup of databaseType `web-server` is the control plane's own database (Dokploy's web
+ * server backup, run by manualBackupWebServer and its schedule; backups/web-server-runs.ts):
+ * it holds every organization's data, so only instance administrators create, see, change, run
+ * or delete it (403 for everyone else; another organization's is a 404 first). It is restored
+ * with `npm run web-server-backup -- restore`, since a lost installation's destinations are in
+ * its lost database.
  */
 import { listObjects } from "@platform/agent";
 import { z } from "zod";
@@ -23,11 +29,13 @@ import {
 import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
 import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
+import { startWebServerBackupRun, WEB_SERVER } from "../backups/web-server-runs.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { BackupDatabaseType } from "../db/schema.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
+import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -53,10 +61,23 @@ async function loadDatabase(
   return row;
 }
 
+/** The control plane's own backup is the instance administrators' alone (403 for others). */
+async function requireInstanceAdmin(services: ServiceContext, caller: Caller): Promise<void> {
+  if (!(await isInstanceAdmin(services.db, caller))) {
+    throw forbidden(
+      "Only instance administrators manage the web-server backup: it holds every organization's data",
+    );
+  }
+}
+
 /** The backup when its database is visible to the caller (another organization's: 404). */
 async function loadBackup(services: ServiceContext, caller: Caller, backupId: string): Promise<OwnedBackup> {
   const backup = await findBackupWithOrganization(services.db, backupId);
   if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
+  if (backup.databaseType === WEB_SERVER || !backup.databaseId) {
+    await requireInstanceAdmin(services, caller);
+    return backup;
+  }
   await loadDatabase(services, caller, backup.databaseType, backup.databaseId, "backupId").catch((error) => {
     if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
     throw error;
@@ -78,7 +99,7 @@ async function toView(services: ServiceContext, backup: OwnedBackup): Promise<z.
     (typeof kindIdKeys)[number],
     string | null
   >;
-  ids[idKeyOf(backup.databaseType)] = backup.databaseId;
+  if (backup.databaseType !== WEB_SERVER) ids[idKeyOf(backup.databaseType)] = backup.databaseId;
   const { organizationId: _organization, databaseId: _database, metadata, ...fields } = backup;
   return {
     ...fields,
@@ -116,8 +137,12 @@ function refuseComposeFields(input: {
   }
 }
 
-/** redis dumps every logical database in its RDB snapshot: `database` names none. */
-function checkDatabaseField(kind: BackupDatabaseType, database: string): void {
+/**
+ * redis dumps every logical database in its RDB snapshot: `database` names none. A web-server
+ * backup's `database` only names its files (`<prefix>/<database or appName>-<time>.json.gz`).
+ */
+function checkDatabaseField(kind: BackupDatabaseType | "web-server", database: string): void {
+  if (kind === WEB_SERVER) return;
   if (kind === "redis" ? database !== "" && database !== "all" : database === "") {
     throw badRequest(
       kind === "redis"
@@ -126,6 +151,82 @@ function checkDatabaseField(kind: BackupDatabaseType, database: string): void {
       { fields: ["database"] },
     );
   }
+}
+
+/** Restore verification starts a throwaway database container: web-server backups have none. */
+function refuseVerification(input: { verifyRestore?: boolean; verifyTable?: string | null }): void {
+  if (input.verifyRestore) {
+    throw badRequest("verifyRestore is for database services' backups, not the web server's", {
+      fields: ["verifyRestore"],
+    });
+  }
+  if (input.verifyTable !== undefined && input.verifyTable !== null) {
+    throw badRequest("verifyTable is for database services' backups, not the web server's", {
+      fields: ["verifyTable"],
+    });
+  }
+}
+
+/**
+ * backup.create with databaseType web-server: the control plane's own database, by an instance
+ * administrator, to one of the organization's destinations; no database service is named.
+ */
+async function createWebServerBackup(
+  services: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof createBackupInput>,
+): Promise<z.infer<typeof backupSchema>> {
+  await requireDestination(services, caller, input.destinationId);
+  for (const key of kindIdKeys) {
+    const id = input[key];
+    if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
+  }
+  await requireInstanceAdmin(services, caller);
+  for (const key of kindIdKeys) {
+    if (input[key]) {
+      throw badRequest(`${key} does not match databaseType web-server (the control plane's own database)`, {
+        fields: [key],
+      });
+    }
+  }
+  refuseVerification(input);
+  const backupId = await insertBackup(services, caller, input, null);
+  await services.backups.reschedule();
+  return toView(services, await loadBackup(services, caller, backupId));
+}
+
+async function insertBackup(
+  services: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof createBackupInput>,
+  databaseId: string | null,
+): Promise<string> {
+  const backupId = newId();
+  await services.db
+    .insertInto("backups")
+    .values({
+      backupId,
+      appName: `backup-${backupId
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, "")
+        .slice(0, 20)}`,
+      schedule: input.schedule,
+      enabled: input.enabled ?? true,
+      database: input.database,
+      prefix: input.prefix,
+      serviceName: null,
+      destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null,
+      backupType: "database",
+      databaseType: input.databaseType,
+      databaseId,
+      userId: caller.userId,
+      metadata: null,
+      verifyRestore: input.verifyRestore ?? false,
+      verifyTable: input.verifyTable ?? null,
+    })
+    .execute();
+  return backupId;
 }
 
 function manualBackup(kind: BackupDatabaseType) {
@@ -167,6 +268,7 @@ export const backupRouter = defineRouter("backup", {
     output: backupSchema,
     handler: async ({ services, caller, input }) => {
       refuseComposeFields(input);
+      if (input.databaseType === WEB_SERVER) return createWebServerBackup(services, caller, input);
       const kind = input.databaseType;
       const idKey = idKeyOf(kind);
       // Every service and destination named must be the caller's to see (404) before a 400.
@@ -185,31 +287,7 @@ export const backupRouter = defineRouter("backup", {
       checkDatabaseField(kind, input.database);
       await loadDatabase(services, caller, kind, databaseId, idKey);
       await requireDestination(services, caller, input.destinationId);
-      const backupId = newId();
-      await services.db
-        .insertInto("backups")
-        .values({
-          backupId,
-          appName: `backup-${backupId
-            .toLowerCase()
-            .replace(/[^a-z0-9]/g, "")
-            .slice(0, 20)}`,
-          schedule: input.schedule,
-          enabled: input.enabled ?? true,
-          database: input.database,
-          prefix: input.prefix,
-          serviceName: null,
-          destinationId: input.destinationId,
-          keepLatestCount: input.keepLatestCount ?? null,
-          backupType: "database",
-          databaseType: kind,
-          databaseId,
-          userId: caller.userId,
-          metadata: null,
-          verifyRestore: input.verifyRestore ?? false,
-          verifyTable: input.verifyTable ?? null,
-        })
-        .execute();
+      const backupId = await insertBackup(services, caller, input, databaseId);
       await services.backups.reschedule();
       return toView(services, await loadBackup(services, caller, backupId));
     },
@@ -238,6 +316,7 @@ export const backupRouter = defineRouter("backup", {
         });
       }
       if (input.database !== undefined) checkDatabaseField(backup.databaseType, input.database);
+      if (backup.databaseType === WEB_SERVER) refuseVerification(input);
       if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
       const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
       const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -269,6 +348,24 @@ export const backupRouter = defineRouter("backup", {
   manualBackupMongo: manualBackup("mongo"),
   manualBackupRedis: manualBackup("redis"),
 
+  manualBackupWebServer: mutation({
+    summary:
+      "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",
+    access: "member",
+    input: backupIdInput,
+    output: manualAnswer,
+    handler: async ({ services, caller, input }) => {
+      const backup = await loadBackup(services, caller, input.backupId);
+      if (backup.databaseType !== WEB_SERVER) {
+        throw badRequest(`The backup is of a ${backup.databaseType} database, not the web server`, {
+          fields: ["backupId"],
+        });
+      }
+      const { deploymentId } = await startWebServerBackupRun(services, backup, "Manual backup");
+      return waitForRun(services, deploymentId);
+    },
+  }),
+
   verifyRestore: mutation({
     summary:
       "Restore the newest file (or backupFile) into a throwaway container, check it, and store the result",
@@ -277,6 +374,12 @@ export const backupRouter = defineRouter("backup", {
     output: manualAnswer,
     handler: async ({ services, caller, input }) => {
       const backup = await loadBackup(services, caller, input.backupId);
+      if (backup.databaseType === WEB_SERVER) {
+        throw badRequest(
+          "A web-server backup is verified by restoring it into a fresh installation (npm run web-server-backup -- restore)",
+          { fields: ["backupId"] },
+        );
+      }
       if (input.backupFile !== undefined && !input.backupFile.startsWith(`${backup.prefix}/`)) {
         throw badRequest("backupFile must be a file of this backup (under its prefix)", {
           fields: ["backupFile"],

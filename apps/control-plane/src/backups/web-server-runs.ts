@@ -1,0 +1,214 @@
+/**
+ * Runs of the control plane's own backup (a backup row of databaseType `web-server`, Dokploy's
+ * runWebServerBackup) as rows of the deployment queue: deployments of target kind `webServer`
+ * (its id the backup's: one run at a time, apart from every service's deployments), kind
+ * `backup`. The worker claims, leases, logs and settles them like every deployment; the run
+ * itself is the control plane's: it streams a consistent dump of its own database
+ * (backupWebServer, the format `npm run web-server-backup -- restore` reads) into a multipart
+ * upload of the destination, with no copy on its disk, then applies keepLatestCount. Its settle
+ * records a databaseBackup event of the backup's organization (the instance organization, whose
+ * administrators alone manage it). A run the control plane left running is failed at the next
+ * start, never run again: its upload was never completed, so no object looks whole, and the
+ * next run aborts the parts it left.
+ */
+import type { Caller, ServiceContext } from "../context.ts";
+import type { Backup, Deployment } from "../db/schema.ts";
+import { maskSecrets } from "../deployments/deploy-service.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import { type DeploymentResult, insertDeployment, moveDeployments } from "../deployments/repository.ts";
+import { enqueueOrFail } from "../deployments/start.ts";
+import type { DeploymentTarget } from "../deployments/targets.ts";
+import { forbidden } from "../errors.ts";
+import { recordBackupEvent } from "../notifications/backup-events.ts";
+import { isInstanceAdmin } from "../organizations/instance.ts";
+import { findBackupWithOrganization, objectKeyOf } from "./backups.ts";
+import { findDestination, storageOf } from "./destinations.ts";
+import { abortLeftUploadsIn, applyRetentionIn } from "./runs.ts";
+import { backupWebServer } from "./web-server.ts";
+
+export const WEB_SERVER = "web-server";
+const SERVICE_NAME = "Web server";
+
+/**
+ * A run of the organization's web-server backup, for an instance administrator (403 for others
+ * of the organization); undefined when it is no such run of the caller's organization.
+ */
+export async function findWebServerRun(
+  services: ServiceContext,
+  caller: Caller,
+  deploymentId: string,
+): Promise<Deployment | undefined> {
+  const row = await services.db
+    .selectFrom("deployments")
+    .innerJoin("backups", "backups.backupId", "deployments.webServerBackupId")
+    .innerJoin("destinations", "destinations.destinationId", "backups.destinationId")
+    .selectAll("deployments")
+    .where("deployments.deploymentId", "=", deploymentId)
+    .where("deployments.targetKind", "=", "webServer")
+    .where("destinations.organizationId", "=", caller.organizationId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (!(await isInstanceAdmin(services.db, caller))) {
+    throw forbidden("Only instance administrators read the web-server backup's runs");
+  }
+  return row;
+}
+
+/** Queues a run of the control plane's own backup; answers at once. */
+export async function startWebServerBackupRun(
+  services: ServiceContext,
+  backup: Backup,
+  title = "Web Server Backup",
+): Promise<{ deploymentId: string }> {
+  const deployment = await insertDeployment(services.db, {
+    target: { kind: "webServer", id: backup.backupId },
+    kind: "backup",
+    title,
+    description: null,
+    serverId: null,
+    backupId: backup.backupId,
+    backupDestinationId: backup.destinationId,
+  });
+  await enqueueOrFail(services, deployment.deploymentId, backup.backupId);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/** The worker's view of a web-server backup (deployments/targets.ts): no status, a backup event. */
+export async function loadWebServerTarget(
+  services: ServiceContext,
+  backupId: string,
+): Promise<DeploymentTarget | undefined> {
+  const backup = await findBackupWithOrganization(services.db, backupId);
+  if (!backup) return undefined;
+  return {
+    kind: "webServer",
+    serviceId: backup.backupId,
+    name: SERVICE_NAME,
+    organizationId: backup.organizationId,
+    status: "idle",
+    run: runWebServerBackupRun,
+    // Never reached: recovery fails a web-server run first (failInterruptedWebServerRun).
+    recovery: "runAgain",
+    eventService: { backupId: backup.backupId },
+    setStatus: async () => {},
+    settle: async (db, deployment, result, now) => {
+      const row = await db
+        .selectFrom("deployments")
+        .select(["backupFile"])
+        .where("deploymentId", "=", deployment.deploymentId)
+        .executeTakeFirst();
+      const ok = result.status === "done";
+      await recordBackupEvent(
+        db,
+        {
+          kind: "databaseBackup",
+          organizationId: backup.organizationId,
+          serviceName: SERVICE_NAME,
+          eventService: { backupId: backup.backupId },
+          ok,
+          message: ok
+            ? `${deployment.title}: backup done`
+            : `${deployment.title}: backup failed: ${result.errorMessage}`,
+          details: {
+            backupId: backup.backupId,
+            backupFile: row?.backupFile ?? "",
+            verification: "",
+            deploymentId: deployment.deploymentId,
+          },
+        },
+        now,
+      );
+    },
+  };
+}
+
+/** Dumps the control plane's database into the destination; throws with the reason (logged). */
+export async function runWebServerBackupRun(
+  services: ServiceContext,
+  run: DeploymentRun,
+): Promise<DeploymentOutcome> {
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  try {
+    const backup = await findBackupWithOrganization(services.db, run.target.id);
+    if (!backup) throw new Error("The backup no longer exists");
+    const destination = await findDestination(services.db, backup.organizationId, backup.destinationId);
+    if (!destination) throw new Error("The destination no longer exists");
+    const storage = await storageOf(services, destination);
+    secrets.push(storage.secretAccessKey);
+    const key = objectKeyOf(backup, services.now());
+    log(`Backing up the control plane's database to ${destination.name} as ${key}`);
+    await abortLeftUploadsIn(storage, backup, log);
+    // The key is stored before the upload (no size yet): an interrupted run names no file.
+    await services.db
+      .updateTable("deployments")
+      .set({ backupFile: key, backupSizeBytes: null })
+      .where("deploymentId", "=", run.deploymentId)
+      .execute();
+    let result: Awaited<ReturnType<typeof backupWebServer>>;
+    try {
+      result = await backupWebServer(services.db, storage, key, run.signal);
+    } catch (error) {
+      await services.db
+        .updateTable("deployments")
+        .set({ backupFile: null })
+        .where("deploymentId", "=", run.deploymentId)
+        .execute();
+      throw error;
+    }
+    await services.db
+      .updateTable("deployments")
+      .set({ backupFile: key, backupSizeBytes: String(result.sizeBytes) })
+      .where("deploymentId", "=", run.deploymentId)
+      .execute();
+    log(`Backup stored: ${key} (${result.rows} rows of ${result.tables} tables, ${result.sizeBytes} bytes)`);
+    await applyRetentionIn(storage, backup, key, log);
+    return { imageName: key };
+  } catch (error) {
+    const reason = maskSecrets(
+      run.signal.aborted
+        ? ((run.signal.reason as Error | undefined)?.message ?? "Cancelled")
+        : error instanceof Error
+          ? error.message
+          : String(error),
+      secrets,
+    );
+    log(`Error: ${reason}`);
+    throw new Error(reason);
+  }
+}
+
+/**
+ * A web-server run a stopped control plane left running fails: the upload it was writing was
+ * never completed (the process that wrote it is gone), so it names no file; it is not run again.
+ */
+export async function failInterruptedWebServerRun(
+  services: ServiceContext,
+  row: { deploymentId: string; title: string },
+): Promise<void> {
+  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
+  const result: DeploymentResult = { status: "error", errorMessage: reason };
+  const deployment = await services.db
+    .selectFrom("deployments")
+    .select(["targetId"])
+    .where("deploymentId", "=", row.deploymentId)
+    .executeTakeFirst();
+  const target = deployment ? await loadWebServerTarget(services, deployment.targetId) : undefined;
+  await services.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable("deployments")
+      .set({ backupFile: null })
+      .where("deploymentId", "=", row.deploymentId)
+      .where("backupSizeBytes", "is", null)
+      .execute();
+    const moved = await moveDeployments(
+      trx,
+      { deploymentId: row.deploymentId },
+      ["running"],
+      result,
+      { line: reason },
+      services.now(),
+    );
+    if (moved.length > 0 && target?.settle) await target.settle(trx, row, result, services.now());
+  });
+}
