@@ -1335,6 +1335,13 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     platformOnly: "redis backups by RDB snapshot (issue 26); Dokploy backs up no redis",
   },
+  "backup.manualBackupWebServer": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
   "backup.verifyRestore": {
     kind: "mutation",
     platformOnly: "restore verification into a throwaway container (issue 26 item 4)",

@@ -100,6 +100,7 @@ const NOTIFICATIONS = `${CP}/notifications/notifications.test.ts`;
 const NOTIFICATION_HTTP = `${CP}/notifications/http.test.ts`;
 const MAIL = `${CP}/notifications/mail.test.ts`;
 const BACKUP = `${CP}/routers/backup.test.ts`;
+const WEB_SERVER_BACKUP = `${CP}/backups/web-server.test.ts`;
 const BACKUPS_E2E = `${CP}/backups/e2e.test.ts`;
 const PERMISSIONS = `${CP}/projects/permissions.test.ts`;
 const BUILD_SETTINGS = `${CP}/routers/application.test.ts`;
@@ -709,6 +710,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "backup.manualBackupMariadb": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupMongo": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupRedis": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupWebServer": applied("backupId", WEB_SERVER_BACKUP),
   "backup.verifyRestore": applied("backupId backupFile", BACKUPS_E2E),
   "backup.listBackupFiles": { ...applied("destinationId search", BACKUP), ...shownOnly("serverId") },
   "backup.restoreBackupWithLogs": {

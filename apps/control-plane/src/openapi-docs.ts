@@ -1200,6 +1200,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Back up a redis database now; answers once the upload and the retention are done, with the outcome",
   },
+  "backup.manualBackupWebServer": {
+    description:
+      "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",
+  },
   "backup.verifyRestore": {
     description:
       "Restore the newest file (or backupFile) into a throwaway container, check it, and store the result",
