@@ -8,7 +8,9 @@
  *   holds them), then started again.
  * Each ends in a settled failed run and no object in the bucket; then the next scheduled run
  * succeeds, and aborts the unfinished multipart upload a killed agent left under the backup's
- * prefix.
+ * prefix. The control plane's own backup (databaseType web-server, streamed by the control
+ * plane itself) is killed -9 during its upload the same way: failed at the restart, never run
+ * again, no object.
  */
 
 import pg from "pg";
@@ -258,5 +260,45 @@ describe("backups under faults", () => {
     expect(await abortStaleUploads(s3.storage, `${PREFIX}/`)).toEqual([]);
     const keys = await bucketKeys();
     expect(keys).toContain(run.imageName);
+  }, 90_000);
+
+  it("control plane kill -9 during a web-server backup's upload: failed at its restart, not run again, no object", async () => {
+    const destination = (await rig.api.queryOk("backup.one", { backupId })).destination;
+    const webServer = await rig.api.mutateOk("backup.create", {
+      schedule: "0 0 1 1 *",
+      enabled: false,
+      prefix: "faults/web-server",
+      destinationId: destination.destinationId,
+      database: "",
+      databaseType: "web-server",
+    });
+    // Its dump goes through the proxy: hold its bytes, so the upload is provably in flight.
+    proxy.hold();
+    const manual = rig.api
+      .mutate("backup.manualBackupWebServer", { backupId: webServer.backupId })
+      .catch((error: Error) => error.message);
+    await rig.until("the upload in flight", async () => proxy.heldChunks > 0);
+    await rig.controlPlane.stop("SIGKILL");
+    await manual;
+    await proxy.cut();
+    await proxy.restore();
+    await rig.controlPlane.start();
+    let lastRun: {
+      deploymentId: string;
+      status: string;
+      errorMessage: string | null;
+      backupFile: string | null;
+    };
+    await rig.until("the interrupted run to settle", async () => {
+      lastRun = (await rig.api.queryOk("backup.one", { backupId: webServer.backupId })).lastRun;
+      return lastRun?.status === "error";
+    });
+    expect(lastRun!.errorMessage).toMatch(/Interrupted/);
+    expect(lastRun!.backupFile).toBeNull();
+    expect(await listObjects(s3.storage, "faults/web-server/")).toEqual([]);
+    // Not run again: it stays the only run, failed.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const after = (await rig.api.queryOk("backup.one", { backupId: webServer.backupId })).lastRun;
+    expect(after).toMatchObject({ deploymentId: lastRun!.deploymentId, status: "error" });
   }, 90_000);
 });
