@@ -140,6 +140,23 @@ describe("the control plane's own backup", () => {
       "restore verification is the CLI's",
     ).toBe(400);
     expect((await original.mutate("backup.manualBackupPostgres", byId, as(owner))).status).toBe(400);
+    const update = await original.mutate("backup.update", { ...byId, verifyRestore: true }, as(owner));
+    expect(update.status).toBe(400);
+    expect(JSON.stringify(update.body)).toContain("verifyRestore");
+    // Restoring the web server is the command line's: the API's restore does not take it.
+    const restore = await original.mutate(
+      "backup.restoreBackupWithLogs",
+      {
+        databaseId: created.backupId,
+        databaseType: "web-server",
+        databaseName: "platform",
+        backupFile: "control-plane/x.json.gz",
+        destinationId: destination.destinationId,
+      },
+      as(owner),
+    );
+    expect(restore.status).toBe(400);
+    expect(JSON.stringify(restore.body)).toContain("databaseType");
     await original.mutateOk("backup.remove", byId, as(owner));
     const rows = await original.services.db.selectFrom("backups").select("backupId").execute();
     expect(rows).toEqual([]);
