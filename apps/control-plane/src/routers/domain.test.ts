@@ -321,10 +321,10 @@ describe("refused input changes nothing", () => {
     expect((await test.platform.query("domain.byComposeId", { composeId: "c1" }, as())).status).toBe(404);
   });
 
+  // A real preview's previewDeploymentId is refused in previews/previews.test.ts (an unknown one is a 404).
   it("domain.create refuses the fields this domain would not use, naming each, and stores nothing", async () => {
     const base = { applicationId: app.applicationId, host: "unused.example.com", certificateType: "none" };
     for (const [input, name] of [
-      [{ ...base, previewDeploymentId: "p1" }, "previewDeploymentId"],
       [{ ...base, composeId: "c1" }, "composeId"],
       [{ ...base, domainType: "compose", composeId: "c1", serviceName: "web" }, "applicationId"],
       [{ ...base, serviceName: "web" }, "serviceName"],
