@@ -2,7 +2,8 @@
  * GET /api/deployment.logs?deploymentId=… : a deployment's log as server-sent events. First
  * the log so far, then each new line as it is written (event `log`, data: one
  * "<ISO timestamp> <line>"), and last an `end` event whose data is {status, errorMessage}.
- * Same authentication as every procedure; another organization's deployment is a 404.
+ * Same authentication as every procedure; another organization's deployment is a 404. A server
+ * schedule's run is followed by instance administrators only (deployments/access.ts).
  */
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
@@ -10,11 +11,10 @@ import { authenticate } from "../auth/caller.ts";
 import { credentialsOf } from "../auth/cookie-session.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
-import { requireServiceAccess } from "../projects/permissions.ts";
+import { loadCallerDeployment, rereadDeployment } from "./access.ts";
 import type { LogEvent } from "./logs.ts";
-import { findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -66,9 +66,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  const located = await findDeployment(services.db, organizationId, deploymentId);
-  if (!located) throw notFound("Deployment");
-  await requireServiceAccess(services.db, caller, located, "Deployment");
+  await loadCallerDeployment(services, caller, deploymentId);
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];
@@ -93,7 +91,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
       } else {
         // Not running here: the row has the whole story unless the run starts meanwhile (then the
         // listener has every line from the first).
-        const row = await findDeployment(services.db, organizationId, deploymentId);
+        const row = await rereadDeployment(services, organizationId, deploymentId);
         if (pending.length === 0) {
           if (!row) return void (await sendEnd("error", "The deployment was removed"));
           await sendLines(linesOf(row.logs));
@@ -114,7 +112,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
         });
         wake = undefined;
         if (timedOut && pending.length === 0 && !services.deployments.worker.isRunning(deploymentId)) {
-          const row = await findDeployment(services.db, organizationId, deploymentId);
+          const row = await rereadDeployment(services, organizationId, deploymentId);
           if (!row) return void (await sendEnd("error", "The deployment was removed"));
           if (finished(row) && pending.length === 0)
             return void (await sendEnd(row.status, row.errorMessage));
