@@ -40,6 +40,7 @@ import * as composeRollbacks from "./20261129-30-compose-rollbacks.ts";
 import * as volumeBackups from "./20261129-40-volume-backups.ts";
 import * as schedules from "./20261129-50-schedules.ts";
 import * as previews from "./20261129-60-previews.ts";
+import * as previewExpiry from "./20261129-95-preview-expiry.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   "20261129-40-volume-backups": volumeBackups,
   "20261129-50-schedules": schedules,
   "20261129-60-previews": previews,
+  "20261129-95-preview-expiry": previewExpiry,
 };
