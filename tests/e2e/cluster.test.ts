@@ -7,8 +7,9 @@
  * workers (placementSwarm) answers from every replica, by name from a container on another node
  * over the platform overlay (dnsrr: this kernel has no IPVS) and through the manager's proxy on
  * its host-mode port (no Bad Gateway for replicas on workers), a worker is cleaned by its own
- * agent, drain moves tasks, labels, a node killed (dockerd and agent)
- * has its tasks rescheduled and shows down with the time it was last seen, and comes back.
+ * agent, drain moves tasks, labels, a node killed (dockerd and agent) during a deployment
+ * has its tasks rescheduled and shows down with the time it was last seen, the deployment
+ * settles as Docker shows it (done or failed), and the node comes back.
  * The host's own engine is never touched. The engines are removed whatever happens.
  */
 import { execFile } from "node:child_process";
@@ -55,6 +56,7 @@ const agents = {} as Partial<Record<Engine, RunningAgent>>;
 const directories: string[] = [];
 const as = () => ({ token: owner.token });
 let appName: string;
+let applicationId: string;
 
 async function startNodeAgent(engine: Engine) {
   const mainDirectory = await mkdtemp(path.join(tmpdir(), `cluster-${engine}-`));
@@ -266,8 +268,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       as(),
     );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    ({ appName } = created.body);
-    const { applicationId } = created.body;
+    ({ appName, applicationId } = created.body);
     await platform.mutateOk("application.saveDockerProvider", { applicationId, dockerImage: IMAGE }, as());
     // Each replica answers its own hostname (the task's container id).
     const updated = await platform.mutate(
@@ -375,6 +376,25 @@ describe("a Swarm of three engines driven through cluster.*", () => {
   }, 180_000);
 
   it("a node killed (engine and agent) shows down with when it was last seen; its tasks move; it comes back", async () => {
+    // A deployment in flight (a rolling update of the replicas) when the node is lost.
+    await platform.mutateOk(
+      "application.saveEnvironment",
+      { applicationId, env: "WAVE=2", buildArgs: "", buildSecrets: "", createEnvFile: false },
+      as(),
+    );
+    const { deploymentId } = await platform.mutateOk("application.deploy", { applicationId }, as());
+    const statusOf = async () =>
+      (
+        await platform.services.db
+          .selectFrom("deployments")
+          .select("status")
+          .where("deploymentId", "=", deploymentId)
+          .executeTakeFirstOrThrow()
+      ).status;
+    await vi.waitFor(async () => expect(await statusOf()).not.toBe("idle"), {
+      timeout: 60_000,
+      interval: 100,
+    });
     await agents.c?.stop();
     await cluster("stop", "c");
     await vi.waitFor(
@@ -389,6 +409,26 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       timeout: 90_000,
       interval: 500,
     });
+    // The deployment settles as Docker shows it: done only when the service carries it and its
+    // update completed; failed with a reason otherwise.
+    const ended = await platform.waitForDeployment(deploymentId, 180_000);
+    const [state, label] = (
+      await docker("a", [
+        "service",
+        "inspect",
+        appName,
+        "--format",
+        '{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}|{{index .Spec.Labels "platform.deployment-id"}}',
+      ])
+    ).split("|");
+    expect(["done", "error"]).toContain(ended.status);
+    if (ended.status === "done") {
+      expect(label).toBe(deploymentId);
+      expect(["completed", ""]).toContain(state);
+    } else {
+      expect(ended.errorMessage).toBeTruthy();
+      expect(state === "completed" && label === deploymentId, `${state} ${label}`).toBe(false);
+    }
     await cluster("start", "c");
     await startNodeAgent("c");
     await vi.waitFor(

@@ -451,7 +451,6 @@ async function makeServices(
       pullRequestCommentId: null,
       headSha: null,
       domainId: null,
-      expiresAt: null,
     })
     .execute();
   // Written straight to the database: a volume backup needs a destination of the organization.

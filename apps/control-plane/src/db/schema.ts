@@ -731,7 +731,6 @@ export interface PreviewDeploymentTable {
   previewStatus: Generated<DeploymentStatus>;
   domainId: string | null;
   createdAt: Timestamp;
-  expiresAt: string | null;
 }
 
 export type PreviewDeployment = Selectable<PreviewDeploymentTable>;

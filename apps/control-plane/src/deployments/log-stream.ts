@@ -2,8 +2,9 @@
  * GET /api/deployment.logs?deploymentId=… : a deployment's log as server-sent events. First
  * the log so far, then each new line as it is written (event `log`, data: one
  * "<ISO timestamp> <line>"), and last an `end` event whose data is {status, errorMessage}.
- * Same authentication as every procedure; another organization's deployment is a 404. A run of
- * the control plane's own backup (target kind webServer) is read by instance administrators only.
+ * Same authentication as every procedure; another organization's deployment is a 404. A server
+ * schedule's run is followed by instance administrators only (deployments/access.ts), and so is a
+ * run of the control plane's own backup (target kind webServer).
  */
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
@@ -12,11 +13,10 @@ import { credentialsOf } from "../auth/cookie-session.ts";
 import { findWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
-import { requireServiceAccess } from "../projects/permissions.ts";
+import { loadCallerDeployment, rereadDeployment } from "./access.ts";
 import type { LogEvent } from "./logs.ts";
-import { findDeployment } from "./repository.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -68,14 +68,12 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  const located = await findDeployment(services.db, organizationId, deploymentId);
-  const webServerRun = located ? undefined : await findWebServerRun(services, caller, deploymentId);
-  if (located) await requireServiceAccess(services.db, caller, located, "Deployment");
-  else if (!webServerRun) throw notFound("Deployment");
+  const webServerRun = await findWebServerRun(services, caller, deploymentId);
+  if (!webServerRun) await loadCallerDeployment(services, caller, deploymentId);
   const reread = async (): Promise<Deployment | undefined> =>
     webServerRun
       ? findWebServerRun(services, caller, deploymentId)
-      : findDeployment(services.db, organizationId, deploymentId);
+      : rereadDeployment(services, organizationId, deploymentId);
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];

@@ -121,8 +121,10 @@ export function insertDeployment(db: Db, values: NewDeployment): Promise<Deploym
  * Deployments joined to their service and organization, for reads on behalf of a caller; every
  * read selects where the service sits (serviceColumns). A schedule's run sits where the
  * schedule's application or compose stack sits (its serviceId is that service's, for the
- * caller's grants); runs of server schedules sit in no environment and are read only through
- * the schedule router (instance administrators).
+ * caller's grants); a preview's deployment sits where the preview's application sits (its
+ * serviceId is the application's: a member sees it exactly when they may see the application);
+ * runs of server schedules sit in no environment and are read only through the schedule router
+ * (instance administrators).
  */
 function inOrganization(db: Db, organizationId: string) {
   return db
@@ -154,7 +156,7 @@ function inOrganization(db: Db, organizationId: string) {
     .where("projects.organizationId", "=", organizationId)
     .selectAll("deployments")
     .select([
-      sql<string>`coalesce(schedules.application_id, schedules.compose_id, deployments.target_id)`.as(
+      sql<string>`coalesce(schedules.application_id, schedules.compose_id, preview_deployments.application_id, deployments.target_id)`.as(
         "serviceId",
       ),
       sql<string>`coalesce(applications.name, database_services.name, compose.name, schedules.name, preview_apps.name)`.as(
@@ -203,6 +205,34 @@ export function findDeployment(
 ): Promise<LocatedDeployment | undefined> {
   return inOrganization(db, organizationId)
     .where("deployments.deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+}
+
+/**
+ * A run of one of the organization's server schedules (scheduleType server or dokploy-server).
+ * It sits in no environment (environmentId and projectId are ""): only instance administrators
+ * reach it (deployments/access.ts), never through the organization-wide lists.
+ */
+export function findHostScheduleRun(
+  db: Db,
+  organizationId: string,
+  deploymentId: string,
+): Promise<LocatedDeployment | undefined> {
+  return db
+    .selectFrom("deployments")
+    .innerJoin("schedules", "schedules.scheduleId", "deployments.scheduleId")
+    .where("schedules.organizationId", "=", organizationId)
+    .where("schedules.scheduleType", "in", ["server", "dokploy-server"])
+    .where("deployments.deploymentId", "=", deploymentId)
+    .selectAll("deployments")
+    .select([
+      "schedules.scheduleId as serviceId",
+      "schedules.name as serviceName",
+      "schedules.appName as serviceAppName",
+      sql<ServiceType>`'schedule'`.as("serviceType"),
+      sql<string>`''`.as("environmentId"),
+      sql<string>`''`.as("projectId"),
+    ])
     .executeTakeFirst();
 }
 

@@ -6,8 +6,10 @@
  * deployment queued) and posts the comment on the request through the provider's API; the same
  * event again queues nothing; a new commit queues another and edits the comment; close or merge
  * deletes the preview and its host. Then previewLimit, previewLabels, collaborator permissions,
- * another organization's host, and the previewDeployment procedures.
+ * another organization's host, the previewDeployment procedures, and who sees a preview's
+ * deployments (exactly who sees its application).
  */
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StandIns, seedRepo, standInEnv, startStandIns } from "../git-providers/testing/fixtures.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
@@ -380,6 +382,13 @@ describe("previewDeployment procedures", () => {
       as(),
     );
     expect(one.body.deployments).toHaveLength(2);
+    // Dokploy's expiresAt: answered, always null, stored nowhere (no preview expires).
+    expect(one.body.expiresAt).toBeNull();
+    const stored = await sql<{ column_name: string }>`
+      select column_name from information_schema.columns where table_name = 'preview_deployments'`.execute(
+      platform.services.db,
+    );
+    expect(stored.rows.map((row) => row.column_name)).not.toContain("expires_at");
     const bad = await platform.mutate(
       "previewDeployment.create",
       { applicationId: app.applicationId, branch: "bad branch" },
@@ -400,5 +409,62 @@ describe("previewDeployment procedures", () => {
       ).status,
     ).toBe(404);
     void HOOK_SECRET;
+  });
+  it("a preview's deployments are seen exactly by who sees its application", async () => {
+    const app = apps.gitea;
+    const created = await ok("previewDeployment.create", {
+      applicationId: app.applicationId,
+      branch: "seen-branch",
+      title: "Who sees this",
+    });
+    const [deployment] = created.deployments as { deploymentId: string }[];
+    const restricted = async (accessedServices: string[]) => {
+      const member = await platform.addMember(owner, "member");
+      await ok("user.assignPermissions", { id: member.user.id, accessedServices });
+      return member;
+    };
+    const seer = await restricted([app.applicationId]);
+    const blind = await restricted([apps.github.applicationId]);
+    const ids = async (session: Session, procedure: string) =>
+      (await platform.query(procedure, {}, { token: session.token })).body.map(
+        (row: { deploymentId: string }) => row.deploymentId,
+      );
+    for (const procedure of ["deployment.allCentralized", "deployment.queueList"]) {
+      expect(await ids(seer, procedure), procedure).toContain(deployment!.deploymentId);
+      expect(await ids(blind, procedure), procedure).not.toContain(deployment!.deploymentId);
+    }
+    const one = (session: Session) =>
+      platform.query(
+        "previewDeployment.one",
+        { previewDeploymentId: created.previewDeploymentId },
+        { token: session.token },
+      );
+    expect((await one(seer)).status).toBe(200);
+    expect((await one(blind)).status).toBe(404);
+    const byType = (session: Session) =>
+      platform.query(
+        "deployment.allByType",
+        { id: created.previewDeploymentId, type: "previewDeployment" },
+        { token: session.token },
+      );
+    expect((await byType(seer)).body).toHaveLength(1);
+    expect((await byType(blind)).status).toBe(404);
+    const log = (session: Session) =>
+      platform.request(`/api/deployment.logs?deploymentId=${deployment!.deploymentId}`, {
+        token: session.token,
+      });
+    expect((await log(blind)).status).toBe(404);
+    expect(
+      (
+        await platform.mutate(
+          "deployment.killProcess",
+          { deploymentId: deployment!.deploymentId },
+          { token: blind.token },
+        )
+      ).status,
+    ).toBe(404);
+    expect(await ok("previewDeployment.delete", { previewDeploymentId: created.previewDeploymentId })).toBe(
+      true,
+    );
   });
 });

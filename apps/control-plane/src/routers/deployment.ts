@@ -12,10 +12,9 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
+import { loadCallerDeployment } from "../deployments/access.ts";
 import {
   deleteDeployment,
-  findDeployment,
-  type LocatedDeployment,
   listDeployments,
   listNewestDeployments,
   listQueueJobs,
@@ -183,17 +182,8 @@ async function previewDeployments(services: ServiceContext, caller: Caller, prev
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
-/** A deployment of an application or a database service the caller may see (else 404). */
-async function loadDeployment(
-  services: ServiceContext,
-  caller: Caller,
-  deploymentId: string,
-): Promise<LocatedDeployment> {
-  const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
-  if (!deployment) throw notFound("Deployment");
-  await requireServiceAccess(services.db, caller, deployment, "Deployment");
-  return deployment;
-}
+/** A deployment of a service the caller may see, or a server schedule's run for an instance administrator (else 404). */
+const loadDeployment = loadCallerDeployment;
 
 export const deploymentRouter = defineRouter("deployment", {
   all: query({

@@ -39,7 +39,7 @@ const previewSchema = z.object({
   previewStatus: z.enum(["idle", "running", "done", "error"]),
   domainId: z.string().nullable(),
   createdAt: z.string(),
-  expiresAt: z.string().nullable(),
+  expiresAt: z.null(),
   domain: z.record(z.string(), z.unknown()).nullable(),
   deployments: z.array(deploymentSchema),
 });
@@ -70,7 +70,8 @@ async function toPreviewView(
     previewStatus: row.previewStatus,
     domainId: row.domainId,
     createdAt: row.createdAt,
-    expiresAt: row.expiresAt,
+    // Dokploy's field, never set there either: no preview expires (docs/decisions.md).
+    expiresAt: null,
     domain: domain ? toDomainView(domain) : null,
     deployments: (await listTargetDeployments(services.db, row.previewDeploymentId)).map(toDeploymentView),
   };

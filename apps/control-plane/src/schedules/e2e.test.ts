@@ -4,7 +4,8 @@
  * container (labelled as the platform labels it), as one argument of the shell the user chose,
  * its output in the run's deployment log; a container of the same service name that carries
  * another organization's labels is never chosen; an instance administrator's script runs on the
- * server itself; a compose service's command runs in the stack's container of that service. One sleeping busybox container per case stands in for a deployed service.
+ * server itself, and only instance administrators follow its log and kill it (deployment.logs,
+ * deployment.killProcess); a compose service's command runs in the stack's container of that service. One sleeping busybox container per case stands in for a deployed service.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -19,6 +20,7 @@ import {
 } from "@platform/agent/testing/docker.ts";
 import { applicationOwner, composeOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { startScheduleRun } from "./runs.ts";
 
@@ -232,5 +234,48 @@ describe("scheduled jobs on Docker", () => {
     expect(manual.status).toBe("done");
     expect((await logsOf(manual.deploymentId)).logs).toContain("host-5");
     expect(existsSync(marker)).toBe(true);
+  }, 60_000);
+  it("lets instance administrators follow and kill a server schedule's run; to anyone else it is a 404", async () => {
+    const schedule = await ok("schedule.create", {
+      name: "Host long",
+      scheduleType: "dokploy-server",
+      cronExpression: "0 0 1 1 *",
+      command: "echo unused",
+      script: "echo host-started; sleep 30",
+      shellType: "bash",
+    });
+    const row = await platform.services.db
+      .selectFrom("schedules")
+      .selectAll()
+      .where("scheduleId", "=", schedule.scheduleId)
+      .executeTakeFirstOrThrow();
+    const { deploymentId } = await startScheduleRun(platform.services, row);
+    const deadline = Date.now() + 30_000;
+    while (!(await logsOf(deploymentId)).logs.includes("host-started") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const member = await platform.addMember(owner, "member");
+    const stranger = await createUserDirectly(platform, { email: `stranger-${Date.now()}@example.com` });
+    for (const session of [member, stranger]) {
+      for (const name of ["deployment.killProcess", "deployment.removeDeployment"]) {
+        expect((await platform.mutate(name, { deploymentId }, { token: session.token })).status, name).toBe(
+          404,
+        );
+      }
+      const log = await platform.request(`/api/deployment.logs?deploymentId=${deploymentId}`, {
+        token: session.token,
+      });
+      expect(log.status).toBe(404);
+    }
+    expect((await logsOf(deploymentId)).status).toBe("running");
+    const killed = await ok("deployment.killProcess", { deploymentId });
+    expect(killed.success).toBe(true);
+    const ended = await platform.waitForDeployment(deploymentId, 30_000);
+    expect(ended.status).toBe("error");
+    expect(ended.errorMessage).toMatch(/Killed/);
+    const log = await platform.request(`/api/deployment.logs?deploymentId=${deploymentId}`, as());
+    expect(log.status).toBe(200);
+    expect(String(log.body)).toContain("host-started");
+    expect(String(log.body)).toContain("event: end");
   }, 60_000);
 });
