@@ -11,10 +11,7 @@
  * its own log stream in the deployment's log (the build's push, the deploy's pull) and the
  * registry's tag list.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   dockerCli,
   removeDeployedApps,
@@ -25,18 +22,8 @@ import {
 import { type GitServer, startGitServer } from "../../apps/agent/src/testing/git-server.ts";
 import { freePort, servedBody } from "../../apps/agent/src/testing/net.ts";
 import { startTestRegistries, type TestRegistries } from "../../apps/agent/src/testing/registry.ts";
-import {
-  type AgentProcess,
-  killAgentProcess,
-  startAgentProcess,
-} from "../../apps/control-plane/src/agents/testing/agents.ts";
-import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
-import {
-  ApiClient,
-  type ControlPlaneProcess,
-  startControlPlaneProcess,
-  tail,
-} from "../support/control-plane.ts";
+import { AgentProcesses } from "../support/agent-processes.ts";
+import type { ApiClient } from "../support/control-plane.ts";
 
 const SERVING_DOCKERFILE = `FROM ${TEST_IMAGE}
 COPY index.html /www/index.html
@@ -47,13 +34,7 @@ const DEPLOY_WAIT_MS = 180_000;
 const appName = uniqueName("e2e-buildsrv");
 /** The registry path the pushes go to: this run's only. */
 const imagePrefix = uniqueName("bs").toLowerCase();
-const directories: string[] = [];
-const agents: Record<"builder" | "target", AgentProcess | undefined> = {
-  builder: undefined,
-  target: undefined,
-};
-let nats: JwtNats | undefined;
-let controlPlane: ControlPlaneProcess | undefined;
+const processes = new AgentProcesses();
 let git: GitServer | undefined;
 let registries: TestRegistries;
 let api: ApiClient;
@@ -62,68 +43,31 @@ let applicationId: string;
 let publishedPort: number;
 const pushedImages: string[] = [];
 
-function processOutput(): string {
-  return [
-    `--- control plane (last lines) ---\n${controlPlane ? tail(controlPlane.output) : "(not started)"}`,
-    ...Object.entries(agents).map(
-      ([name, agent]) =>
-        `--- ${name} agent ---\n${agent ? agent.logLines.slice(-40).join("\n") : "(not started)"}`,
-    ),
-  ].join("\n");
-}
-
 beforeAll(async () => {
   await requireDocker();
   registries = await startTestRegistries();
   git = await startGitServer();
   await git.createRepo("app", { Dockerfile: SERVING_DOCKERFILE, "index.html": "built on the build server" });
-  nats = await startJwtNats({ jetstream: true });
   // The Git server and the registry listen on 127.0.0.1.
-  controlPlane = await startControlPlaneProcess({ ...nats.env, PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" });
-  api = new ApiClient(controlPlane.url);
+  await processes.start({ PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" });
+  api = processes.api;
 }, 300_000);
 
-let failedStep: string | undefined;
+processes.stepsBuildOnEachOther();
 
-beforeEach(({ task, onTestFailed, skip }) => {
-  if (failedStep) skip(`an earlier step failed: ${failedStep}`);
-  onTestFailed(() => {
-    failedStep = task.name;
-    console.error(processOutput());
-  });
-});
-
-afterAll(async () => {
-  const steps: Array<() => Promise<unknown>> = [
-    () => killAgentProcess(agents.builder),
-    () => killAgentProcess(agents.target),
-    () => removeDeployedApps([appName]),
-    ...pushedImages.map((image) => () => dockerCli(["image", "rm", "-f", image])),
-    async () => controlPlane?.stop(),
-    async () => nats?.stop(),
-    async () => git?.close(),
-    ...directories.map((directory) => () => rm(directory, { recursive: true, force: true })),
-  ];
-  for (const step of steps) await step().catch(() => {});
-}, 120_000);
+afterAll(
+  () =>
+    processes.close([
+      () => removeDeployedApps([appName]),
+      ...pushedImages.map((image) => () => dockerCli(["image", "rm", "-f", image])),
+      async () => git?.close(),
+    ]),
+  120_000,
+);
 
 async function enroll(name: "builder" | "target", serverType: "build" | "deploy") {
-  const server = await api.mutateOk("server.create", {
-    name,
-    ipAddress: "127.0.0.1",
-    port: 22,
-    username: "root",
-    serverType,
-  });
+  const { server } = await processes.enroll({ name, serverType });
   serverIds[name] = server.serverId;
-  const enrollment = await api.mutateOk("server.enrollmentCommand", { serverId: server.serverId });
-  const stateDir = await mkdtemp(path.join(tmpdir(), `e2e-${name}-agent-`));
-  directories.push(stateDir);
-  agents[name] = startAgentProcess({
-    stateDir,
-    controlPlaneUrl: controlPlane!.url,
-    enrollmentToken: enrollment.token,
-  });
 }
 
 async function deploy(kind: "deploy" | "rollback", rollbackId?: string) {
@@ -140,18 +84,13 @@ async function deploy(kind: "deploy" | "rollback", rollbackId?: string) {
 
 describe("a build server driven through the API", () => {
   it("two agents enroll: one for a build server, one for the application's server", async () => {
-    const session = await api.mutateOk("auth.register", {
-      email: "owner@example.com",
-      password: "correct-horse-battery",
-      name: "Owner",
-    });
-    api.token = session.token;
+    await processes.registerOwner();
     await enroll("builder", "build");
     await enroll("target", "deploy");
     await vi.waitFor(
       async () => {
         for (const name of ["builder", "target"] as const) {
-          expect(agents[name]!.child.exitCode, `the ${name} agent exited`).toBeNull();
+          expect(processes.agents.get(name)!.child.exitCode, `the ${name} agent exited`).toBeNull();
           expect(await api.queryOk("server.one", { serverId: serverIds[name] })).toMatchObject({
             serverStatus: "active",
             online: true,

@@ -5,24 +5,12 @@
  * an application placed on that server is deployed there and serves on its host-mode port, and
  * when the agent dies the application keeps serving while the API reports the server unreachable.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { freePort, servedBody } from "../../apps/agent/src/testing/net.ts";
-import {
-  type AgentProcess,
-  killAgentProcess,
-  startAgentProcess,
-} from "../../apps/control-plane/src/agents/testing/agents.ts";
-import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
-import {
-  ApiClient,
-  type ControlPlaneProcess,
-  startControlPlaneProcess,
-  tail,
-} from "../support/control-plane.ts";
+import { killAgentProcess } from "../../apps/control-plane/src/agents/testing/agents.ts";
+import { AgentProcesses } from "../support/agent-processes.ts";
+import type { ApiClient } from "../support/control-plane.ts";
 
 /** What platform-test/busybox serves from /www (scripts/build-test-images.sh). */
 const SERVED_PAGE = "platform test image";
@@ -30,95 +18,44 @@ const SERVED_PAGE = "platform test image";
 const HEARTBEAT_TIMEOUT_MS = 30_000;
 
 const appName = uniqueName("e2e-remote");
-const directories: string[] = [];
-let nats: JwtNats | undefined;
-let controlPlane: ControlPlaneProcess | undefined;
-let agent: AgentProcess | undefined;
+const processes = new AgentProcesses();
 let api: ApiClient;
 let serverId: string;
 let publishedPort: number;
 
-async function temporaryDirectory(prefix: string): Promise<string> {
-  const directory = await mkdtemp(path.join(tmpdir(), prefix));
-  directories.push(directory);
-  return directory;
-}
-
-function processOutput(): string {
-  return [
-    `--- control plane (last lines) ---\n${controlPlane ? tail(controlPlane.output) : "(not started)"}`,
-    `--- agent (last lines) ---\n${agent ? agent.logLines.slice(-60).join("\n") : "(not started)"}`,
-  ].join("\n");
-}
-
 beforeAll(async () => {
   await requireDocker();
-  nats = await startJwtNats({ jetstream: true });
-  controlPlane = await startControlPlaneProcess(nats.env);
-  api = new ApiClient(controlPlane.url);
+  await processes.start();
+  api = processes.api;
 }, 90_000);
 
-/** The steps build on each other: after a failure the rest are skipped, not failed again. */
-let failedStep: string | undefined;
+processes.stepsBuildOnEachOther();
 
-beforeEach(({ task, onTestFailed, skip }) => {
-  if (failedStep) skip(`an earlier step failed: ${failedStep}`);
-  onTestFailed(() => {
-    failedStep = task.name;
-    console.error(processOutput());
-  });
-});
-
-afterAll(async () => {
-  // Every step runs, whatever failed before it.
-  const steps: Array<() => Promise<unknown>> = [
-    () => killAgentProcess(agent),
-    () => dockerCli(["service", "rm", appName]),
-    async () => controlPlane?.stop(),
-    async () => nats?.stop(),
-    ...directories.map((directory) => () => rm(directory, { recursive: true, force: true })),
-  ];
-  for (const step of steps) await step().catch(() => {});
-}, 60_000);
+afterAll(() => processes.close([() => dockerCli(["service", "rm", appName])]), 60_000);
 
 describe("a remote server driven through the API", () => {
   it("the control plane runs on the NATS JetStream queue", async () => {
-    const health = await fetch(`${controlPlane!.url}/health`);
+    const health = await fetch(`${processes.controlPlane!.url}/health`);
     expect(await health.json()).toMatchObject({
       status: "ok",
       checks: { database: { kind: "postgres" } },
     });
     // Without JetStream it would fall back to an in-memory queue and say so at start.
-    const fellBack = controlPlane!.output.join("").includes("NATS has no JetStream");
+    const fellBack = processes.controlPlane!.output.join("").includes("NATS has no JetStream");
     expect(fellBack, "the deployment queue fell back to memory").toBe(false);
   });
 
   it("an agent process enrolled with server.enrollmentCommand's token turns its server active and online", async () => {
-    const session = await api.mutateOk("auth.register", {
-      email: "owner@example.com",
-      password: "correct-horse-battery",
-      name: "Owner",
-    });
-    api.token = session.token;
-    const server = await api.mutateOk("server.create", {
-      name: "remote",
-      ipAddress: "127.0.0.1",
-      port: 22,
-      username: "root",
-    });
+    await processes.registerOwner();
+    const { server, enrollment } = await processes.enroll({ name: "remote" });
     serverId = server.serverId;
     expect(server).toMatchObject({ serverStatus: "inactive", online: false, lastHeartbeatAt: null });
-
-    const enrollment = await api.mutateOk("server.enrollmentCommand", { serverId });
+    const url = processes.controlPlane!.url;
     expect(enrollment.command).toBe(
-      `curl -fsSL ${controlPlane!.url}/agent/install.sh | sudo sh -s -- ` +
-        `--control-plane-url ${controlPlane!.url} --enrollment-token ${enrollment.token}`,
+      `curl -fsSL ${url}/agent/install.sh | sudo sh -s -- ` +
+        `--control-plane-url ${url} --enrollment-token ${enrollment.token}`,
     );
-    agent = startAgentProcess({
-      stateDir: await temporaryDirectory("e2e-agent-"),
-      controlPlaneUrl: controlPlane!.url,
-      enrollmentToken: enrollment.token,
-    });
+    const agent = processes.agents.get("remote");
 
     await vi.waitFor(
       async () => {
@@ -181,7 +118,7 @@ describe("a remote server driven through the API", () => {
   }, 75_000);
 
   it("a killed agent leaves the application serving; the server turns unreachable, then offline", async () => {
-    await killAgentProcess(agent, "SIGKILL");
+    await killAgentProcess(processes.agents.get("remote"), "SIGKILL");
 
     // Nothing answers on the server's subjects any more: calls through its agent are 503s.
     const validate = await api.query("server.validate", { serverId });

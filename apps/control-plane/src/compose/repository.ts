@@ -2,9 +2,12 @@
  * Rows of compose stacks. Reads on behalf of a caller go through the organization of the
  * environment: another organization's stack is not found.
  */
+import type { Caller } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Compose, ComposeUpdate, NewCompose } from "../db/schema.ts";
+import { notFound } from "../errors.ts";
+import { requireServiceAccess } from "../projects/permissions.ts";
 
 export type { Compose };
 
@@ -52,6 +55,27 @@ export function findCompose(
     .where("projects.organizationId", "=", organizationId)
     .where("compose.composeId", "=", composeId)
     .executeTakeFirst();
+}
+
+/**
+ * The stack when it is of the caller's organization and visible to the caller; else 404 naming
+ * `what` (the stack, or what the caller asked for through it).
+ */
+export async function loadCallerCompose(
+  db: Db,
+  caller: Caller,
+  composeId: string,
+  what = "Compose",
+): Promise<LocatedCompose> {
+  const row = await findCompose(db, caller.organizationId, composeId);
+  if (!row) throw notFound(what);
+  await requireServiceAccess(
+    db,
+    caller,
+    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
+    what,
+  );
+  return row;
 }
 
 /** The stack whatever the caller (deployments, teardown). */

@@ -25,13 +25,14 @@ import {
   type ServiceSpec,
 } from "@platform/agent-protocol";
 import { pinComposeImages } from "@platform/compose-config";
+import type { Insertable } from "kysely";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { deployStackThroughAgent, describeStack } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
-import type { Rollback, StackRollbackImage } from "../db/schema.ts";
+import type { Rollback, RollbackTable, StackRollbackImage } from "../db/schema.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import { type DeploymentOutcome, type DeploymentRun, imageRepositoryOf } from "../deployments/pipeline.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
@@ -43,10 +44,12 @@ export const ROLLBACKS_KEPT_PER_APPLICATION = 5;
 const AGENT_TIMEOUT_MS = 60_000;
 const PUSH_TIMEOUT_MS = 30 * 60_000;
 
-/** `platform-rollback/<repository>:<deploymentId>` (a tag may not start with `-` or `.`). */
+/** The tag of a deployment's kept images: its id (a tag may not start with `-` or `.`). */
+const rollbackTag = (deploymentId: string) => (/^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`);
+
+/** `platform-rollback/<repository>:<deploymentId>`. */
 export function rollbackImageFor(appName: string, deploymentId: string): string {
-  const tag = /^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`;
-  return `${ROLLBACK_IMAGE_REPOSITORY_PREFIX}${imageRepositoryOf(appName)}:${tag}`;
+  return `${ROLLBACK_IMAGE_REPOSITORY_PREFIX}${imageRepositoryOf(appName)}:${rollbackTag(deploymentId)}`;
 }
 
 const specContext = (rollbackId: string, organizationId: string): SecretContext => ({
@@ -54,6 +57,68 @@ const specContext = (rollbackId: string, organizationId: string): SecretContext 
   rowId: rollbackId,
   organizationId,
 });
+
+/** What a rollback row holds besides its ids and its sealed content. */
+type KeptRollback = Omit<
+  Insertable<RollbackTable>,
+  "rollbackId" | "applicationId" | "composeId" | "deploymentId" | "specSealed"
+>;
+
+/**
+ * Keeps a rollback of a deployment that just succeeded, an application's or a stack's: `keep`
+ * keeps its images through the agent and answers the row, what to seal (the spec or the
+ * snapshot) and what was kept for the log; the row is stored, the deployment points at it, and
+ * the holder's retention is applied. A failure is logged and the deployment stays successful:
+ * its service runs; only the way back is missing.
+ */
+async function keepRollback(
+  services: ServiceContext,
+  deployment: {
+    deploymentId: string;
+    organizationId: string;
+    holder: RollbackHolder;
+    log(line: string): void;
+  },
+  keep: () => Promise<{ row: KeptRollback; sealed: unknown; kept: string; pushedAs?: string }>,
+): Promise<void> {
+  const { deploymentId, organizationId, holder, log } = deployment;
+  try {
+    const { row, sealed, kept, pushedAs } = await keep();
+    const rollbackId = newId();
+    await services.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("rollbacks")
+        .values({
+          ...row,
+          ...holder,
+          rollbackId,
+          deploymentId,
+          specSealed: services.secrets.encrypt(
+            JSON.stringify(sealed),
+            specContext(rollbackId, organizationId),
+          ),
+        })
+        .execute();
+      await trx
+        .updateTable("deployments")
+        .set({ rollbackId })
+        .where("deploymentId", "=", deploymentId)
+        .execute();
+    });
+    log(`Kept ${kept} for rollbacks (rollback ${rollbackId})${pushedAs ? `, pushed as ${pushedAs}` : ""}`);
+  } catch (error) {
+    const reason =
+      error instanceof AgentCommandError
+        ? error.agentMessage
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    log(`No rollback kept for this deployment: ${reason}`);
+    services.logger.warn({ err: error, deploymentId }, "rollback not kept");
+    return;
+  }
+  await applyRetention(services, holder, log);
+}
 
 /** What recordRollback needs of the deployment that just succeeded. */
 export interface SucceededDeployment {
@@ -91,46 +156,44 @@ export async function recordRollback(
 ): Promise<void> {
   const { application, serverId, log } = deployment;
   const image = rollbackImageFor(application.appName, deployment.deploymentId);
-  let registry: { registryId: string; auth: RegistryAuth; imagePrefix?: string } | undefined;
-  try {
-    if (application.rollbackActive && application.rollbackRegistryId) {
-      const credentials = await findRegistryCredentials(
-        services,
-        application.organizationId,
-        application.rollbackRegistryId,
-      );
-      if (!credentials) throw new Error("the rollback registry no longer exists");
-      deployment.secrets.push(credentials.password);
-      registry = {
-        registryId: application.rollbackRegistryId,
-        auth: {
-          serverAddress: credentials.registryUrl,
-          username: credentials.username,
-          password: credentials.password,
+  const holder = { applicationId: application.applicationId };
+  await keepRollback(
+    services,
+    { ...deployment, organizationId: application.organizationId, holder },
+    async () => {
+      let registry: { registryId: string; auth: RegistryAuth; imagePrefix?: string } | undefined;
+      if (application.rollbackActive && application.rollbackRegistryId) {
+        const credentials = await findRegistryCredentials(
+          services,
+          application.organizationId,
+          application.rollbackRegistryId,
+        );
+        if (!credentials) throw new Error("the rollback registry no longer exists");
+        deployment.secrets.push(credentials.password);
+        registry = {
+          registryId: application.rollbackRegistryId,
+          auth: {
+            serverAddress: credentials.registryUrl,
+            username: credentials.username,
+            password: credentials.password,
+          },
+          imagePrefix: credentials.imagePrefix ?? undefined,
+        };
+        log(`Keeping the image for rollbacks and pushing it to ${credentials.registryUrl}…`);
+      }
+      const kept = await services.agents.client.keepRollbackImage(
+        serverId,
+        {
+          sourceImage: deployment.localImage,
+          image,
+          registry: registry?.auth,
+          imagePrefix: registry?.imagePrefix,
         },
-        imagePrefix: credentials.imagePrefix ?? undefined,
-      };
-      log(`Keeping the image for rollbacks and pushing it to ${credentials.registryUrl}…`);
-    }
-    const kept = await services.agents.client.keepRollbackImage(
-      serverId,
-      {
-        sourceImage: deployment.localImage,
-        image,
-        registry: registry?.auth,
-        imagePrefix: registry?.imagePrefix,
-      },
-      registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
-    );
-    const rollbackId = newId();
-    const spec: ServiceSpec = { ...deployment.spec, image };
-    await services.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("rollbacks")
-        .values({
-          rollbackId,
-          applicationId: application.applicationId,
-          deploymentId: deployment.deploymentId,
+        registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
+      );
+      const spec: ServiceSpec = { ...deployment.spec, image };
+      return {
+        row: {
           serverId,
           image,
           imageId: kept.imageId,
@@ -138,33 +201,13 @@ export async function recordRollback(
             ? (registry?.registryId ?? null)
             : (deployment.pushed?.registryId ?? null),
           registryImage: kept.pushedImage || deployment.pushed?.image || null,
-          specSealed: services.secrets.encrypt(
-            JSON.stringify(spec),
-            specContext(rollbackId, application.organizationId),
-          ),
-        })
-        .execute();
-      await trx
-        .updateTable("deployments")
-        .set({ rollbackId })
-        .where("deploymentId", "=", deployment.deploymentId)
-        .execute();
-    });
-    log(
-      `Kept ${image} for rollbacks (rollback ${rollbackId})${kept.pushedImage ? `, pushed as ${kept.pushedImage}` : ""}`,
-    );
-  } catch (error) {
-    const reason =
-      error instanceof AgentCommandError
-        ? error.agentMessage
-        : error instanceof Error
-          ? error.message
-          : String(error);
-    log(`No rollback kept for this deployment: ${reason}`);
-    services.logger.warn({ err: error, deploymentId: deployment.deploymentId }, "rollback not kept");
-    return;
-  }
-  await applyRetention(services, application.applicationId, log);
+        },
+        sealed: spec,
+        kept: image,
+        pushedAs: kept.pushedImage || undefined,
+      };
+    },
+  );
 }
 
 /** Whose rollbacks: an application's or a compose stack's. */
@@ -318,6 +361,41 @@ export async function checkRollbackImage(
   };
 }
 
+/** What a rollback run reads of its rollback: its ids and its sealed content. */
+interface RollbackRunRow {
+  rollbackId: string;
+  rolledBackDeploymentId: string | null;
+  organizationId: string;
+  specSealed: string;
+}
+
+/** The rollback's sealed spec or snapshot, opened. */
+function unsealRollback<T>(services: ServiceContext, row: RollbackRunRow): T {
+  return JSON.parse(
+    services.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
+  ) as T;
+}
+
+/** The run's first line: what it rolls back to, with which images. */
+function rollingBackTo(row: RollbackRunRow, images: string): string {
+  return `Rolling back to ${row.rolledBackDeploymentId ? `deployment ${row.rolledBackDeploymentId}` : `rollback ${row.rollbackId}`} with ${images} (no build)`;
+}
+
+/** The run deployed this rollback: rolling back to it again is the same rollback. */
+async function markRolledBack(
+  services: ServiceContext,
+  run: DeploymentRun,
+  row: RollbackRunRow,
+  log: (line: string) => void,
+): Promise<void> {
+  await services.db
+    .updateTable("deployments")
+    .set({ rollbackId: row.rollbackId })
+    .where("deploymentId", "=", run.deploymentId)
+    .execute();
+  log("Done");
+}
+
 /** Runs a rollback deployment (kind rollback): the kept spec and image, deployed again without a build. */
 export async function runRollbackDeployment(
   services: ServiceContext,
@@ -358,9 +436,8 @@ export async function runRollbackDeployment(
     };
     const { onServer, problem } = await checkRollbackImage(services, rollback, serverId);
     if (problem) fail(problem);
-    const spec = JSON.parse(
-      services.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
-    ) as ServiceSpec;
+    const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
+    const spec = unsealRollback<ServiceSpec>(services, kept);
     let registryAuth: RegistryAuth | undefined;
     if (!onServer && row.registryImage) {
       // Only the registry's copy is left: Swarm pulls it with the registry's credentials.
@@ -377,9 +454,7 @@ export async function runRollbackDeployment(
         };
       }
     }
-    log(
-      `Rolling back to ${row.rolledBackDeploymentId ? `deployment ${row.rolledBackDeploymentId}` : `rollback ${row.rollbackId}`} with ${spec.image} (no build)`,
-    );
+    log(rollingBackTo(kept, spec.image));
     checkAborted();
     setStage("deploy");
     run.slot?.giveBack();
@@ -390,13 +465,7 @@ export async function runRollbackDeployment(
       { spec, registryAuth, owner: applicationOwner(row.organizationId, row.applicationId) },
       log,
     );
-    // The run deployed this rollback: rolling back to it again is the same rollback.
-    await services.db
-      .updateTable("deployments")
-      .set({ rollbackId: row.rollbackId })
-      .where("deploymentId", "=", run.deploymentId)
-      .execute();
-    log("Done");
+    await markRolledBack(services, run, kept, log);
     return { imageName: spec.image };
   });
 }
@@ -434,73 +503,49 @@ export async function recordComposeRollback(
   services: ServiceContext,
   deployment: SucceededComposeDeployment,
 ): Promise<void> {
-  const { compose, serverId, log } = deployment;
-  try {
-    const tag = /^\w/.test(deployment.deploymentId) ? deployment.deploymentId : `d${deployment.deploymentId}`;
-    const kept = await services.agents.client.keepStackRollbackImages(
-      serverId,
-      {
-        appName: compose.appName,
+  const { compose, serverId } = deployment;
+  const holder = { composeId: compose.composeId };
+  await keepRollback(
+    services,
+    { ...deployment, organizationId: compose.organizationId, holder },
+    async () => {
+      const kept = await services.agents.client.keepStackRollbackImages(
+        serverId,
+        {
+          appName: compose.appName,
+          composeType: compose.composeType,
+          owner: composeOwner(compose.organizationId, compose.composeId),
+          tag: rollbackTag(deployment.deploymentId),
+        },
+        AGENT_TIMEOUT_MS,
+      );
+      const snapshot: ComposeSnapshot = {
         composeType: compose.composeType,
-        owner: composeOwner(compose.organizationId, compose.composeId),
-        tag,
-      },
-      AGENT_TIMEOUT_MS,
-    );
-    const snapshot: ComposeSnapshot = {
-      composeType: compose.composeType,
-      composeFile: pinComposeImages(
-        deployment.document,
-        Object.fromEntries(kept.images.map((image) => [image.service, image.image])),
-      ),
-      files: deployment.files,
-    };
-    const stackImages: StackRollbackImage[] = kept.images.map(({ service, image, imageId }) => ({
-      service,
-      image,
-      imageId,
-    }));
-    const rollbackId = newId();
-    await services.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto("rollbacks")
-        .values({
-          rollbackId,
-          composeId: compose.composeId,
-          deploymentId: deployment.deploymentId,
+        composeFile: pinComposeImages(
+          deployment.document,
+          Object.fromEntries(kept.images.map((image) => [image.service, image.image])),
+        ),
+        files: deployment.files,
+      };
+      const stackImages: StackRollbackImage[] = kept.images.map(({ service, image, imageId }) => ({
+        service,
+        image,
+        imageId,
+      }));
+      return {
+        row: {
           serverId,
           image: null,
           imageId: null,
           stackImages: JSON.stringify(stackImages),
           registryId: null,
           registryImage: null,
-          specSealed: services.secrets.encrypt(
-            JSON.stringify(snapshot),
-            specContext(rollbackId, compose.organizationId),
-          ),
-        })
-        .execute();
-      await trx
-        .updateTable("deployments")
-        .set({ rollbackId })
-        .where("deploymentId", "=", deployment.deploymentId)
-        .execute();
-    });
-    log(
-      `Kept ${stackImages.map((kept) => `${kept.service}: ${kept.image}`).join(", ")} for rollbacks (rollback ${rollbackId})`,
-    );
-  } catch (error) {
-    const reason =
-      error instanceof AgentCommandError
-        ? error.agentMessage
-        : error instanceof Error
-          ? error.message
-          : String(error);
-    log(`No rollback kept for this deployment: ${reason}`);
-    services.logger.warn({ err: error, deploymentId: deployment.deploymentId }, "rollback not kept");
-    return;
-  }
-  await applyRetention(services, { composeId: compose.composeId }, log);
+        },
+        sealed: snapshot,
+        kept: stackImages.map((kept) => `${kept.service}: ${kept.image}`).join(", "),
+      };
+    },
+  );
 }
 
 /**
@@ -545,17 +590,14 @@ export async function runComposeRollbackDeployment(
       serverId,
     );
     if (problem) fail(problem);
-    const snapshot = JSON.parse(
-      services.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
-    ) as ComposeSnapshot;
+    const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
+    const snapshot = unsealRollback<ComposeSnapshot>(services, kept);
     if (snapshot.composeType !== row.composeType) {
       fail(
         `The stack's composeType is ${row.composeType} now, the rollback's is ${snapshot.composeType}: set it back to roll back`,
       );
     }
-    log(
-      `Rolling back to ${row.rolledBackDeploymentId ? `deployment ${row.rolledBackDeploymentId}` : `rollback ${row.rollbackId}`} with ${row.stackImages.map((kept) => kept.image).join(", ")} (no build)`,
-    );
+    log(rollingBackTo(kept, row.stackImages.map((image) => image.image).join(", ")));
     checkAborted();
     setStage("deploy");
     const result = await deployStackThroughAgent(services, run, serverId, log, {
@@ -566,13 +608,7 @@ export async function runComposeRollbackDeployment(
       files: snapshot.files,
     });
     log(`Stack running: ${describeStack(result.services)}`);
-    // The run deployed this rollback: rolling back to it again is the same rollback.
-    await services.db
-      .updateTable("deployments")
-      .set({ rollbackId: row.rollbackId })
-      .where("deploymentId", "=", run.deploymentId)
-      .execute();
-    log("Done");
+    await markRolledBack(services, run, kept, log);
     return { imageName: "" };
   });
 }

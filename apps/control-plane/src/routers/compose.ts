@@ -27,6 +27,7 @@ import {
   findCompose,
   insertCompose,
   type LocatedCompose,
+  loadCallerCompose,
   newComposeId,
   updateCompose,
 } from "../compose/repository.ts";
@@ -54,7 +55,6 @@ import {
   requireCanCreateServices,
   requireCanDeleteServices,
   requireEnvironmentAccess,
-  requireServiceAccess,
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -74,16 +74,8 @@ const statusAnswerSchema = z.object({
 });
 
 /** The stack when it is of the caller's organization and visible to the caller; else 404. */
-async function load(services: ServiceContext, caller: Caller, composeId: string): Promise<LocatedCompose> {
-  const row = await findCompose(services.db, caller.organizationId, composeId);
-  if (!row) throw notFound("Compose");
-  await requireServiceAccess(
-    services.db,
-    caller,
-    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
-    "Compose",
-  );
-  return row;
+function load(services: ServiceContext, caller: Caller, composeId: string): Promise<LocatedCompose> {
+  return loadCallerCompose(services.db, caller, composeId);
 }
 
 /**

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
-import { findCompose } from "../compose/repository.ts";
+import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
@@ -160,10 +160,7 @@ async function databaseDeployments(
 }
 
 async function composeDeployments(services: ServiceContext, caller: Caller, composeId: string) {
-  const row = await findCompose(services.db, caller.organizationId, composeId);
-  if (!row) throw notFound("Compose");
-  const service = { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId };
-  await requireServiceAccess(services.db, caller, service, "Compose");
+  await loadCallerCompose(services.db, caller, composeId);
   return (await listTargetDeployments(services.db, composeId)).map(toDeploymentView);
 }
 

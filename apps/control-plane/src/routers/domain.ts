@@ -22,7 +22,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { findApplication, lockApplication } from "../applications/repository.ts";
 import { composeServerOf } from "../compose/deploy.ts";
 import { syncComposeProxyWith } from "../compose/proxy.ts";
-import { findCompose } from "../compose/repository.ts";
+import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
@@ -43,7 +43,7 @@ import { checkUserDomainRouting } from "../domains/user-traefik-config.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
-import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
+import { requireApplicationAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/proxy-service.ts";
 import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
 import {
@@ -161,21 +161,9 @@ function refuseUnusedFields(
 async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
   const domain = await findDomain(services.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
-  if (domain.composeId) await loadCompose(services, caller, domain.composeId, "Domain");
+  if (domain.composeId) await loadCallerCompose(services.db, caller, domain.composeId, "Domain");
   else await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
   return domain;
-}
-
-async function loadCompose(services: ServiceContext, caller: Caller, composeId: string, label = "Compose") {
-  const row = await findCompose(services.db, caller.organizationId, composeId);
-  if (!row) throw notFound(label);
-  await requireServiceAccess(
-    services.db,
-    caller,
-    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
-    label,
-  );
-  return row;
 }
 
 /** Serializes domain writes of one stack (its file is rewritten from all its rows). */
@@ -217,7 +205,7 @@ async function createComposeDomain(
   composeId: string,
   settings: DomainSettings,
 ) {
-  const compose = await loadCompose(services, caller, composeId);
+  const compose = await loadCallerCompose(services.db, caller, composeId);
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
   await requireStoredCertificate(services, compose.organizationId, composeServerOf(compose), settings);
@@ -437,7 +425,7 @@ export const domainRouter = defineRouter("domain", {
     input: z.object({ composeId: z.string().min(1).max(64) }),
     output: z.array(domainSchema),
     handler: async ({ services, caller, input }) => {
-      const compose = await loadCompose(services, caller, input.composeId);
+      const compose = await loadCallerCompose(services.db, caller, input.composeId);
       const rows = await services.db
         .selectFrom("domains")
         .selectAll()
@@ -496,7 +484,7 @@ export const domainRouter = defineRouter("domain", {
       const keepsFiles = hasCertificateFiles(settings);
       if (existing.composeId) {
         checkComposeCertificate(settings);
-        const compose = await loadCompose(services, caller, existing.composeId);
+        const compose = await loadCallerCompose(services.db, caller, existing.composeId);
         await requireStoredCertificate(services, existing.organizationId, composeServerOf(compose), settings);
         const composeId = existing.composeId;
         const domain = await services.db.transaction().execute(async (trx) => {

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { findApplication } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
-import { findCompose } from "../compose/repository.ts";
+import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { DatabaseKind } from "../databases/kinds.ts";
@@ -90,14 +90,7 @@ async function loadService(
   serviceId: string,
 ): Promise<MountOwner> {
   if (kind === "compose") {
-    const row = await findCompose(services.db, caller.organizationId, serviceId);
-    if (!row) throw notFound("Compose");
-    await requireServiceAccess(
-      services.db,
-      caller,
-      { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
-      "Compose",
-    );
+    await loadCallerCompose(services.db, caller, serviceId);
   } else if (kind === "application") {
     const application = await findApplication(services.db, caller.organizationId, serviceId);
     if (!application) throw notFound("Application");

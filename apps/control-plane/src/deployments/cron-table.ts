@@ -1,0 +1,127 @@
+/**
+ * A table of croner jobs kept in step with rows of the database: one job per enabled row (keyed
+ * by its id, with its cron pattern and timezone), made again from the rows at every reload, so a
+ * restart of the control plane loses no schedule. A firing queues a run through the deployment
+ * queue unless a run of that row is still waiting or running (fireUnlessBusy). Several control
+ * planes on one database would each queue one: the later one finds the first waiting and skips
+ * (the check and the insert are not atomic across processes; one control plane per database is
+ * assumed, as for deployments). Used by the scheduled backups (backups/schedule.ts) and the
+ * scheduled jobs (schedules/cron.ts).
+ */
+import { Cron } from "croner";
+import type { ServiceContext } from "../context.ts";
+
+/** One scheduled row: its id, its cron pattern and the timezone it is read in (none: the machine's). */
+export interface CronRow {
+  id: string;
+  pattern: string;
+  timezone?: string;
+}
+
+export abstract class CronTable {
+  private readonly jobs = new Map<string, { key: string; cron: Cron }>();
+  private services: ServiceContext | undefined;
+  private loading: Promise<void> = Promise.resolve();
+
+  /** What is scheduled, for the log ("backup schedule", "schedule"). */
+  protected abstract readonly what: string;
+  /** The rows that must have a job now. */
+  protected abstract rows(services: ServiceContext): Promise<CronRow[]>;
+  /** One firing of the row `id`; logs its failures, never throws. */
+  protected abstract run(services: ServiceContext, id: string): Promise<void>;
+
+  /** Schedules every enabled row; later changes call reschedule(). */
+  start(services: ServiceContext): Promise<void> {
+    this.services = services;
+    return this.reschedule();
+  }
+
+  /** Reads the enabled rows again and makes the jobs match them. */
+  reschedule(): Promise<void> {
+    const services = this.services;
+    if (!services) return Promise.resolve();
+    this.loading = this.loading
+      .catch(() => {})
+      .then(async () => {
+        const wanted = new Map((await this.rows(services)).map((row) => [row.id, row]));
+        const keyOf = (row: CronRow) => `${row.pattern}\n${row.timezone ?? ""}`;
+        for (const [id, job] of this.jobs) {
+          const row = wanted.get(id);
+          if (!row || keyOf(row) !== job.key) {
+            job.cron.stop();
+            this.jobs.delete(id);
+          }
+        }
+        for (const [id, row] of wanted) {
+          if (this.jobs.has(id)) continue;
+          try {
+            const options = row.timezone ? { protect: true, timezone: row.timezone } : { protect: true };
+            const cron = new Cron(row.pattern, options, () => this.fire(id));
+            this.jobs.set(id, { key: keyOf(row), cron });
+          } catch (error) {
+            services.logger.warn({ err: error, id }, `${this.what} not understood: not scheduled`);
+          }
+        }
+      });
+    return this.loading;
+  }
+
+  /** When the row's job next fires; null when it has none. */
+  nextRun(id: string): Date | null {
+    return this.jobs.get(id)?.cron.nextRun() ?? null;
+  }
+
+  /** One scheduled firing of the row `id`. */
+  async fire(id: string): Promise<void> {
+    const services = this.services;
+    if (!services) return;
+    await this.run(services, id);
+  }
+
+  close(): void {
+    for (const job of this.jobs.values()) job.cron.stop();
+    this.jobs.clear();
+    this.services = undefined;
+  }
+}
+
+/** The deployments column that ties a run to what it runs. */
+type RunOf = "backupId" | "scheduleId" | "volumeBackupId";
+
+/**
+ * One firing: loads the row, does nothing when it is gone or disabled, skips while a run of it
+ * (deployments.<column> = id) is waiting or running, else starts a run. Failures are logged as
+ * "<what> not started", never thrown (a croner callback has no one to throw to).
+ */
+export async function fireUnlessBusy<Row extends { enabled: boolean }>(
+  services: ServiceContext,
+  firing: {
+    what: string;
+    column: RunOf;
+    id: string;
+    load: () => Promise<Row | undefined>;
+    start: (row: Row) => Promise<unknown>;
+  },
+): Promise<void> {
+  const { what, column, id } = firing;
+  try {
+    const row = await firing.load();
+    if (!row?.enabled) return;
+    const busy = await services.db
+      .selectFrom("deployments")
+      .select("deploymentId")
+      .where(column, "=", id)
+      .where("status", "in", ["idle", "running"])
+      .executeTakeFirst();
+    if (busy) {
+      services.logger.info(
+        { [column]: id, deploymentId: busy.deploymentId },
+        `${what} skipped: a run is still going`,
+      );
+      return;
+    }
+    await firing.start(row);
+  } catch (error) {
+    services.logger.error({ err: error, [column]: id }, `${what} not started`);
+  }
+}
