@@ -407,8 +407,8 @@ export function SettingsPage() {
             Now: {s.host ? `${s.https ? "https" : "http"}://${s.host}` : "no domain (reached by its address)"}{" "}
             · daily Docker cleanup {s.enableDockerCleanup ? "on" : "off"}
           </p>
-          <DomainForm key={`${s.host}`} settings={s} onSaved={settings.reload} />
-          <ProxyAndCleanup key={`${s.enableDockerCleanup}`} settings={s} onSaved={settings.reload} />
+          <DomainForm settings={s} onSaved={settings.reload} />
+          <ProxyAndCleanup settings={s} onSaved={settings.reload} />
         </>
       )}
       <MonitoringForm />

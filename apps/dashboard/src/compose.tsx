@@ -95,7 +95,7 @@ export function ComposePage({ composeId }: { composeId: string }) {
           {stack.appName} · {stack.composeType}
         </p>
       )}
-      {stack && <ComposeFile key={stack.composeFile} stack={stack} onSaved={compose.reload} />}
+      {stack && <ComposeFile key={stack.composeId} stack={stack} onSaved={compose.reload} />}
       <form onSubmit={deploy.onSubmit} class="row">
         <button type="submit" disabled={deploy.busy || !stack}>
           Deploy stack

@@ -142,7 +142,7 @@ export function DatabasePage({ kind, id }: { kind: string; id: string }) {
       )}
       {db && facts && (
         <ExternalPort
-          key={String(db.externalPort)}
+          key={`${kind}/${id}`}
           kind={kind}
           idKey={facts.idKey}
           id={id}
