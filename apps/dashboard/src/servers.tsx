@@ -86,9 +86,14 @@ export function MetricsGraph({
         if (!live || !box.current) return;
         setError(undefined);
         setLatest(samples.at(-1));
+        // In time order, without samples whose time does not read.
+        const timed = samples
+          .map((sample) => ({ sample, at: Date.parse(String(sample.timestamp)) / 1000 }))
+          .filter(({ at }) => Number.isFinite(at))
+          .sort((a, b) => a.at - b.at);
         const data: uPlot.AlignedData = [
-          samples.map((s) => Date.parse(String(s.timestamp)) / 1000),
-          ...lines.map((line) => samples.map(line.read)),
+          timed.map(({ at }) => at),
+          ...lines.map((line) => timed.map(({ sample }) => line.read(sample))),
         ];
         if (plot) plot.setData(data);
         else {
@@ -98,7 +103,14 @@ export function MetricsGraph({
               height: 240,
               // The last five minutes at least, so a few samples do not stretch over years.
               scales: {
-                x: { time: true, range: (_plot, min, max) => [Math.min(min, max - 300), max] },
+                x: {
+                  time: true,
+                  range: (self) => {
+                    const times = self.data[0];
+                    const last = times.at(-1) ?? Date.now() / 1000;
+                    return [Math.min(times[0] ?? last, last - 300), last];
+                  },
+                },
                 y: { range: (_plot, _min, max) => [0, Math.max(100, max)] },
               },
               axes: [{ stroke: "currentColor" }, { stroke: "currentColor", label: "%" }],
@@ -264,14 +276,42 @@ function ServerItem({
   );
 }
 
+interface SshKey {
+  sshKeyId: string;
+  name: string;
+  publicKey: string;
+}
+
 function AddServer({ onAdded }: { onAdded: () => void }) {
   const [name, setName] = useState("");
   const [ipAddress, setIpAddress] = useState("");
   const [username, setUsername] = useState("root");
   const [port, setPort] = useState("22");
   const [serverType, setServerType] = useState<"deploy" | "build">("deploy");
+  const keys = useLoad(() => query<SshKey[]>("sshKey.all"), "ssh-keys");
+  const [sshKeyId, setSshKeyId] = useState("");
+  const [newKey, setNewKey] = useState<SshKey>();
+  const generate = useSubmit(async () => {
+    const pair = await mutate<{ privateKey: string; publicKey: string }>("sshKey.generate", {
+      type: "ed25519",
+    });
+    const key = await mutate<SshKey>("sshKey.create", {
+      name: `servers ${new Date().toISOString().slice(0, 10)}`,
+      ...pair,
+    });
+    setNewKey(key);
+    setSshKeyId(key.sshKeyId);
+    keys.reload();
+  });
   const add = useSubmit(async () => {
-    await mutate("server.create", { name, ipAddress, username, port: Number(port), serverType });
+    await mutate("server.create", {
+      name,
+      ipAddress,
+      username,
+      port: Number(port),
+      serverType,
+      sshKeyId: sshKeyId || null,
+    });
     setName("");
     setIpAddress("");
     onAdded();
@@ -312,13 +352,35 @@ function AddServer({ onAdded }: { onAdded: () => void }) {
           <option value="build">builds</option>
         </select>
       </label>
+      <label>
+        SSH key
+        <select value={sshKeyId} onChange={(e) => setSshKeyId(e.currentTarget.value)}>
+          <option value="">none (bootstrap command only)</option>
+          {keys.data?.map((key) => (
+            <option key={key.sshKeyId} value={key.sshKeyId}>
+              {key.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="button" class="ghost" disabled={generate.busy} onClick={generate.onSubmit}>
+        New SSH key
+      </button>
       <button type="submit" disabled={add.busy}>
         Add server
       </button>
-      <ErrorText error={add.error} />
+      <ErrorText error={add.error ?? generate.error} />
+      {newKey && (
+        <p>
+          Add this public key to the server's ~/.ssh/authorized_keys:{" "}
+          <output class="secret" aria-label="Public key">
+            {newKey.publicKey}
+          </output>
+        </p>
+      )}
       <p class="muted">
-        Then install its agent: run its bootstrap command on it, or let the control plane set it up over SSH
-        (an SSH key of the organization, see API).
+        Then install its agent: run its bootstrap command on it as root, or, with an SSH key, let the control
+        plane set it up over SSH.
       </p>
     </form>
   );
@@ -353,6 +415,11 @@ function Cleanup() {
 
 export function ServersPage({ user }: { user: User | undefined }) {
   const servers = useLoad(() => query<Server[]>("server.all"), "servers");
+  // An agent being installed turns its server online: read the list again every few seconds.
+  useEffect(() => {
+    const timer = setInterval(servers.reload, 5000);
+    return () => clearInterval(timer);
+  }, []);
   const monitoring = useLoad(() => query<MetricsToken>("user.getMetricsToken"), "metrics-token");
   const config = monitoring.data?.metricsConfig;
   const base = metricsBase(monitoring.data);
