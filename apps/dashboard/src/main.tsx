@@ -602,6 +602,17 @@ function App() {
     setSignedIn(false);
   };
   const administers = user !== undefined && user.role !== "member";
+  // The instance settings are the instance administrator's alone (owner or administrators of the
+  // first organization): offered only when the API answers them to this user.
+  const [instanceAdmin, setInstanceAdmin] = useState(false);
+  useEffect(() => {
+    setInstanceAdmin(false);
+    if (!administers) return;
+    query("settings.getWebServerSettings").then(
+      () => setInstanceAdmin(true),
+      () => setInstanceAdmin(false),
+    );
+  }, [administers, user?.userId]);
   return (
     <>
       <a href="#main" class="skip">
@@ -629,7 +640,7 @@ function App() {
           <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
             API keys
           </a>
-          {administers && (
+          {instanceAdmin && (
             <a href={href("settings")} aria-current={page === "settings" ? "page" : undefined}>
               Settings
             </a>
@@ -655,12 +666,12 @@ function App() {
         ) : page === "queue" ? (
           <QueuePage />
         ) : page === "servers" ? (
-          <ServersPage user={user} />
+          <ServersPage user={user} instanceAdmin={instanceAdmin} />
         ) : page === "members" && user ? (
           <MembersPage user={user} />
         ) : page === "api-keys" && user ? (
           <ApiKeysPage user={user} />
-        ) : page === "settings" && administers ? (
+        ) : page === "settings" && instanceAdmin ? (
           <SettingsPage />
         ) : (
           <Projects user={user} />

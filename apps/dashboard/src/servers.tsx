@@ -413,7 +413,7 @@ function Cleanup() {
   );
 }
 
-export function ServersPage({ user }: { user: User | undefined }) {
+export function ServersPage({ user, instanceAdmin }: { user: User | undefined; instanceAdmin: boolean }) {
   const servers = useLoad(() => query<Server[]>("server.all"), "servers");
   // An agent being installed turns its server online: read the list again every few seconds.
   useEffect(() => {
@@ -446,7 +446,6 @@ export function ServersPage({ user }: { user: User | undefined }) {
               them in the instance settings).
             </p>
             <ContainerMetrics base={base} config={config} />
-            <Cleanup />
           </>
         ) : (
           monitoring.data && (
@@ -456,11 +455,12 @@ export function ServersPage({ user }: { user: User | undefined }) {
             </p>
           )
         )}
+        {instanceAdmin && <Cleanup />}
       </section>
       <section class="card" aria-labelledby="servers-title">
         <h2 id="servers-title">Remote servers</h2>
         <ErrorText error={servers.error} />
-        <ul class="cards" aria-label="Servers">
+        <ul class="server-list" aria-label="Servers">
           {servers.data?.map((server) => (
             <ServerItem
               key={server.serverId}
