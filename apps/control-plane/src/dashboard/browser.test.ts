@@ -177,15 +177,26 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Save Swarm settings" }).click();
     await page.getByRole("combobox", { name: "Build with" }).selectOption("nixpacks");
     await page.getByRole("button", { name: "Save build type" }).click();
+    await page.getByText("Add a registry").click();
+    await page.getByRole("textbox", { name: "Registry name" }).fill("Private");
+    await page.getByRole("textbox", { name: "Registry URL" }).fill("registry.example.com");
+    await page.getByRole("textbox", { name: "Registry user" }).fill("deployer");
+    await page.getByLabel("Registry password").fill("registry-secret-1");
+    await page.getByRole("button", { name: "Add registry" }).click();
+    await page.getByRole("option", { name: "Private (registry.example.com)" }).waitFor({ state: "attached" });
     await page.getByRole("button", { name: "Use registry" }).click();
     await vi.waitFor(
       async () => {
         const row = await platform.services.db
           .selectFrom("applications")
-          .select(["replicas", "buildType"])
+          .select(["replicas", "buildType", "registryId"])
           .where("appName", "=", application.appName)
           .executeTakeFirstOrThrow();
-        expect(row).toEqual({ replicas: 2, buildType: "nixpacks" });
+        const registry = await platform.services.db
+          .selectFrom("registries")
+          .select("registryId")
+          .executeTakeFirstOrThrow();
+        expect(row).toEqual({ replicas: 2, buildType: "nixpacks", registryId: registry.registryId });
       },
       { timeout: 10_000, interval: 200 },
     );
