@@ -5,7 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { mutate, query, type User } from "./api.ts";
-import type { MetricsConfig, MetricsToken } from "./servers.tsx";
+import { type MetricsToken, MonitoringFields } from "./servers.tsx";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
 interface Invitation {
@@ -219,12 +219,6 @@ interface WebServerSettings {
   wildcardDomain: string;
 }
 
-function randomToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(24)), (n) => n.toString(16).padStart(2, "0")).join(
-    "",
-  );
-}
-
 function DomainForm({ settings, onSaved }: { settings: WebServerSettings; onSaved: () => void }) {
   const [host, setHost] = useState(settings.host ?? "");
   const [https, setHttps] = useState(settings.https);
@@ -317,81 +311,13 @@ function ProxyAndCleanup({ settings, onSaved }: { settings: WebServerSettings; o
 function MonitoringForm() {
   const current = useLoad(() => query<MetricsToken>("user.getMetricsToken"), "monitoring");
   return current.data ? (
-    <MonitoringFields config={current.data.metricsConfig} onSaved={current.reload} />
+    <MonitoringFields
+      title="Monitoring of this machine"
+      config={current.data.metricsConfig}
+      save={(metricsConfig) => mutate<{ message: string }>("admin.setupMonitoring", { metricsConfig })}
+      onSaved={current.reload}
+    />
   ) : null;
-}
-
-function MonitoringFields({ config, onSaved }: { config: MetricsConfig | null; onSaved: () => void }) {
-  const [refresh, setRefresh] = useState(String(config?.server.refreshRate ?? 30));
-  const [port, setPort] = useState(String(config?.server.port ?? 4500));
-  const [cpu, setCpu] = useState(String(config?.server.thresholds.cpu ?? 0));
-  const [memory, setMemory] = useState(String(config?.server.thresholds.memory ?? 0));
-  const [callback, setCallback] = useState(config?.server.urlCallback ?? "");
-  const [retention, setRetention] = useState(String(config?.server.retentionDays ?? 7));
-  const [services, setServices] = useState((config?.containers.services?.include ?? []).join(", "));
-  const [message, setMessage] = useState("");
-  const save = useSubmit(async () => {
-    setMessage("");
-    const include = services
-      .split(/[\s,]+/)
-      .map((name) => name.trim())
-      .filter(Boolean);
-    const answer = await mutate<{ message: string }>("admin.setupMonitoring", {
-      metricsConfig: {
-        server: {
-          refreshRate: Number(refresh),
-          port: Number(port),
-          token: config?.server.token ?? randomToken(),
-          urlCallback: callback,
-          retentionDays: Number(retention),
-          cronJob: config?.server.cronJob ?? "0 3 * * *",
-          thresholds: { cpu: Number(cpu), memory: Number(memory) },
-        },
-        containers: {
-          refreshRate: Number(refresh),
-          ...(include.length > 0 ? { services: { include } } : {}),
-        },
-      },
-    });
-    setMessage(answer.message);
-    onSaved();
-  });
-  const number = (label: string, value: string, set: (v: string) => void, min: number, max: number) => (
-    <label>
-      {label}
-      <input
-        type="number"
-        min={min}
-        max={max}
-        required
-        value={value}
-        onInput={(e) => set(e.currentTarget.value)}
-      />
-    </label>
-  );
-  return (
-    <form onSubmit={save.onSubmit} class="card inline" aria-labelledby="monitoring-title">
-      <h2 id="monitoring-title">Monitoring of this machine</h2>
-      {number("Refresh every (seconds)", refresh, setRefresh, 2, 86400)}
-      {number("Metrics port", port, setPort, 1, 65535)}
-      {number("CPU threshold % (0: off)", cpu, setCpu, 0, 100)}
-      {number("Memory threshold % (0: off)", memory, setMemory, 0, 100)}
-      {number("Keep metrics (days)", retention, setRetention, 1, 3650)}
-      <label>
-        Alerts to (URL)
-        <input type="url" required value={callback} onInput={(e) => setCallback(e.currentTarget.value)} />
-      </label>
-      <label>
-        Services whose containers are measured (app names; empty: all)
-        <input value={services} onInput={(e) => setServices(e.currentTarget.value)} />
-      </label>
-      <button type="submit" disabled={save.busy}>
-        Save monitoring
-      </button>
-      <span role="status">{message}</span>
-      <ErrorText error={save.error} />
-    </form>
-  );
 }
 
 export function SettingsPage() {

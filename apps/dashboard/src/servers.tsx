@@ -221,7 +221,10 @@ function ServerItem({
       onChanged();
     }
   });
+  // The monitoring set up from this page (the API does not answer a server's configuration back).
+  const [monitored, setMonitored] = useState<MetricsConfig>();
   const titleId = `server-${server.serverId}`;
+  const host = server.ipAddress.includes(":") ? `[${server.ipAddress}]` : server.ipAddress;
   return (
     <li class="card" aria-labelledby={titleId}>
       <h3 id={titleId}>
@@ -266,6 +269,31 @@ function ServerItem({
           </div>
         </>
       )}
+      {administers && (
+        <details>
+          <summary>Monitoring of {server.name}</summary>
+          <MonitoringFields
+            title={`Monitoring of ${server.name}`}
+            config={monitored ?? null}
+            save={(metricsConfig) =>
+              mutate<{ message: string }>("server.setupMonitoring", {
+                serverId: server.serverId,
+                metricsConfig,
+              })
+            }
+            onSaved={setMonitored}
+          />
+        </details>
+      )}
+      {monitored && (
+        <MetricsGraph
+          url={`http://${host}:${monitored.server.port}/metrics`}
+          token={monitored.server.token}
+          refreshSeconds={monitored.server.refreshRate}
+          lines={SERVER_LINES}
+          label={`CPU and memory use of ${server.name}`}
+        />
+      )}
       {checks && (
         <div class="checks">
           <CheckList title="Validation" result={checks.validate} />
@@ -273,6 +301,95 @@ function ServerItem({
         </div>
       )}
     </li>
+  );
+}
+
+function randomToken(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(24)), (n) => n.toString(16).padStart(2, "0")).join(
+    "",
+  );
+}
+
+/** A server's monitoring: refresh rate, port, thresholds, where alerts go, which services. */
+export function MonitoringFields({
+  title,
+  config,
+  save: store,
+  onSaved,
+}: {
+  title: string;
+  config: MetricsConfig | null;
+  save: (metricsConfig: MetricsConfig) => Promise<{ message: string }>;
+  onSaved: (metricsConfig: MetricsConfig) => void;
+}) {
+  const [refresh, setRefresh] = useState(String(config?.server.refreshRate ?? 30));
+  const [port, setPort] = useState(String(config?.server.port ?? 4500));
+  const [cpu, setCpu] = useState(String(config?.server.thresholds.cpu ?? 0));
+  const [memory, setMemory] = useState(String(config?.server.thresholds.memory ?? 0));
+  const [callback, setCallback] = useState(config?.server.urlCallback ?? "");
+  const [retention, setRetention] = useState(String(config?.server.retentionDays ?? 7));
+  const [services, setServices] = useState((config?.containers.services?.include ?? []).join(", "));
+  const [message, setMessage] = useState("");
+  const save = useSubmit(async () => {
+    setMessage("");
+    const include = services
+      .split(/[\s,]+/)
+      .map((name) => name.trim())
+      .filter(Boolean);
+    const metricsConfig: MetricsConfig = {
+      server: {
+        refreshRate: Number(refresh),
+        port: Number(port),
+        token: config?.server.token ?? randomToken(),
+        urlCallback: callback,
+        retentionDays: Number(retention),
+        cronJob: config?.server.cronJob ?? "0 3 * * *",
+        thresholds: { cpu: Number(cpu), memory: Number(memory) },
+      },
+      containers: {
+        refreshRate: Number(refresh),
+        ...(include.length > 0 ? { services: { include } } : {}),
+      },
+    };
+    const answer = await store(metricsConfig);
+    setMessage(answer.message);
+    onSaved(metricsConfig);
+  });
+  const number = (label: string, value: string, set: (v: string) => void, min: number, max: number) => (
+    <label>
+      {label}
+      <input
+        type="number"
+        min={min}
+        max={max}
+        required
+        value={value}
+        onInput={(e) => set(e.currentTarget.value)}
+      />
+    </label>
+  );
+  return (
+    <form onSubmit={save.onSubmit} class="card inline" aria-label={title}>
+      <h3>{title}</h3>
+      {number("Refresh every (seconds)", refresh, setRefresh, 2, 86400)}
+      {number("Metrics port", port, setPort, 1, 65535)}
+      {number("CPU threshold % (0: off)", cpu, setCpu, 0, 100)}
+      {number("Memory threshold % (0: off)", memory, setMemory, 0, 100)}
+      {number("Keep metrics (days)", retention, setRetention, 1, 3650)}
+      <label>
+        Alerts to (URL)
+        <input type="url" required value={callback} onInput={(e) => setCallback(e.currentTarget.value)} />
+      </label>
+      <label>
+        Services whose containers are measured (app names; empty: all)
+        <input value={services} onInput={(e) => setServices(e.currentTarget.value)} />
+      </label>
+      <button type="submit" disabled={save.busy}>
+        Save monitoring
+      </button>
+      <span role="status">{message}</span>
+      <ErrorText error={save.error} />
+    </form>
   );
 }
 

@@ -3,7 +3,8 @@
  * sharing its fixture: the owner adds a server with a new SSH key (its public key shown), reads
  * its bootstrap command, and the agent started with that command's token enrolls it (JWT NATS,
  * as in production); the page then shows the agent online and, on demand, the validation and
- * security audit as that server's agent answers them. The set-up over SSH against a port where
+ * security audit as that server's agent answers them, and its monitoring (thresholds) set up
+ * from the page with its CPU and memory graph. The set-up over SSH against a port where
  * nothing listens reports its failure with the set-up log. axe-core on every step.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -30,7 +31,12 @@ beforeAll(async () => {
   await requireDocker();
   await buildDashboard();
   nats = await startJwtNats();
-  platform = await startTestPlatform({ ...nats.env, PLATFORM_PUBLIC_IP: "127.0.0.1" });
+  // The agent serves its metrics on this machine, which the control plane may then read.
+  platform = await startTestPlatform({
+    ...nats.env,
+    PLATFORM_PUBLIC_IP: "127.0.0.1",
+    PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
+  });
   http = await listen(platform);
   stateDir = await mkdtemp(path.join(tmpdir(), "dashboard-agent-"));
   browser = await launchChromium();
@@ -106,6 +112,24 @@ describe("the servers page in headless chromium", () => {
     expect(await item.locator("dd").first().textContent()).toMatch(/^enabled: yes/);
     expect(await item.locator("dt", { hasText: /^ufw$/ }).count()).toBe(1);
     await step(page, "checked");
+
+    // Its monitoring, with thresholds, set up from the page; then its CPU and memory graph.
+    await item.locator("summary", { hasText: "Monitoring of edge" }).click();
+    const monitoring = item.getByRole("form", { name: "Monitoring of edge" });
+    await monitoring.getByLabel("Refresh every (seconds)").fill("2");
+    await monitoring.getByLabel("Metrics port").fill(String(await freePort()));
+    await monitoring.getByLabel("CPU threshold % (0: off)").fill("80");
+    await monitoring.getByLabel("Alerts to (URL)").fill("http://127.0.0.1:9/threshold");
+    await monitoring.getByRole("button", { name: "Save monitoring" }).click();
+    await monitoring
+      .getByRole("status")
+      .getByText(/^Monitoring runs/)
+      .waitFor({ timeout: 30_000 });
+    await item
+      .getByRole("figure", { name: "CPU and memory use of edge" })
+      .getByText(/^Now: CPU [\d.]+ %, Memory [\d.]+ %$/)
+      .waitFor({ timeout: 30_000 });
+    await step(page, "monitoring");
 
     // The set-up over SSH: nothing listens on that port, so it fails and shows its log.
     await item.getByRole("button", { name: "Set up edge over SSH" }).click();

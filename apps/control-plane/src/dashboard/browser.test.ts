@@ -2,14 +2,19 @@
  * The dashboard in a real browser (issue 29): Debian's chromium, headless and offline (every
  * request that is not to this control plane is refused and recorded), walks a new user through
  * registration → a project → an application from a local test image → deploy and its live log
- * until it is done → a domain, listed → a failed deployment's cause above its log → sign out
- * and sign in again with the keyboard → an API key shown once → the instance settings → this
- * machine's metrics graph → invite
- * a member, who registers from the invitation link and is not offered the settings. axe-core
- * checks every page visited (light and dark themes) for serious or critical violations; a
+ * until it is done → a domain, listed → the application's settings (Basic credentials, Swarm
+ * replicas, build type, a new registry, a Git source) → a failed deployment's cause above its
+ * log → a database (its URL, an external port) → a compose stack (file edited, deployed with
+ * its log) → the deployment queue → sign out and sign in again with the keyboard → an API key
+ * shown once → the instance settings edited (domain, daily cleanup, monitoring thresholds) →
+ * this machine's metrics graph and a service's container graph → invite a member, who
+ * registers from the invitation link and is offered neither the settings nor adding servers
+ * nor cleanup → the owner edits the member's role and permissions. axe-core checks every page
+ * visited (light and dark themes, a phone's width) for serious or critical violations; a
  * screenshot of each step is kept in test-artifacts/dashboard (gitignored). The page's CSP is
  * never violated, the session cookie is HttpOnly and SameSite=Strict (plain http on 127.0.0.1,
- * so not Secure), and a mutation the page sends without its CSRF token is a 403.
+ * so not Secure), and a mutation the page sends without its CSRF token is a 403. Adding servers
+ * is walked in browser-servers.test.ts.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
