@@ -103,7 +103,7 @@ export function MembersPage({ user }: { user: User }) {
           <li key={member.userId}>
             {member.name} <span class="muted">{member.email}</span> <span class="badge">{member.role}</span>
             {user.role === "owner" && member.role !== "owner" && (
-              <Permissions key={JSON.stringify(member)} member={member} onSaved={members.reload} />
+              <Permissions key={member.userId} member={member} onSaved={members.reload} />
             )}
           </li>
         ))}
