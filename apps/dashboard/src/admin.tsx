@@ -5,6 +5,7 @@
  */
 import { useState } from "preact/hooks";
 import { mutate, query, type User } from "./api.ts";
+import { type MetricsToken, MonitoringFields } from "./servers.tsx";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
 interface Invitation {
@@ -12,6 +13,74 @@ interface Invitation {
   email: string;
   role: string;
   token: string;
+}
+
+const PERMISSIONS = [
+  ["canCreateProjects", "Create projects"],
+  ["canDeleteProjects", "Delete projects"],
+  ["canCreateEnvironments", "Create environments"],
+  ["canDeleteEnvironments", "Delete environments"],
+  ["canCreateServices", "Create services"],
+  ["canDeleteServices", "Delete services"],
+  ["canAccessToDocker", "Docker"],
+  ["canAccessToTraefikFiles", "Proxy files"],
+  ["canAccessToAPI", "API keys"],
+  ["canAccessToSSHKeys", "SSH keys"],
+  ["canAccessToGitProviders", "Git providers"],
+  ["canAccessAuditLog", "Audit log"],
+] as const;
+type Permission = (typeof PERMISSIONS)[number][0];
+
+/** The owner edits a member's role and permission flags (user.assignPermissions). */
+function Permissions({ member, onSaved }: { member: User; onSaved: () => void }) {
+  const record = member as unknown as Record<Permission, boolean>;
+  const [role, setRole] = useState<"member" | "admin">(member.role === "admin" ? "admin" : "member");
+  const [flags, setFlags] = useState(
+    () =>
+      Object.fromEntries(PERMISSIONS.map(([key]) => [key, Boolean(record[key])])) as Record<
+        Permission,
+        boolean
+      >,
+  );
+  const [saved, setSaved] = useState(false);
+  const save = useSubmit(async () => {
+    setSaved(false);
+    await mutate("user.assignPermissions", { id: member.userId, role, ...flags });
+    setSaved(true);
+    onSaved();
+  });
+  return (
+    <details>
+      <summary>Role and permissions of {member.email}</summary>
+      <form onSubmit={save.onSubmit} class="inline" aria-label={`Role and permissions of ${member.email}`}>
+        <label>
+          Role of {member.email}
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value as "member" | "admin")}>
+            <option value="member">member</option>
+            <option value="admin">admin</option>
+          </select>
+        </label>
+        <fieldset class="checks">
+          <legend>Permissions (members; administrators have them all)</legend>
+          {PERMISSIONS.map(([key, label]) => (
+            <label class="check" key={key}>
+              <input
+                type="checkbox"
+                checked={flags[key]}
+                onChange={(e) => setFlags({ ...flags, [key]: e.currentTarget.checked })}
+              />{" "}
+              {label}
+            </label>
+          ))}
+        </fieldset>
+        <button type="submit" disabled={save.busy}>
+          Save permissions
+        </button>
+        <span role="status">{saved ? "Saved." : ""}</span>
+        <ErrorText error={save.error} />
+      </form>
+    </details>
+  );
 }
 
 export function MembersPage({ user }: { user: User }) {
@@ -33,6 +102,9 @@ export function MembersPage({ user }: { user: User }) {
         {members.data?.map((member) => (
           <li key={member.userId}>
             {member.name} <span class="muted">{member.email}</span> <span class="badge">{member.role}</span>
+            {user.role === "owner" && member.role !== "owner" && (
+              <Permissions key={member.userId} member={member} onSaved={members.reload} />
+            )}
           </li>
         ))}
       </ul>
@@ -147,6 +219,107 @@ interface WebServerSettings {
   wildcardDomain: string;
 }
 
+function DomainForm({ settings, onSaved }: { settings: WebServerSettings; onSaved: () => void }) {
+  const [host, setHost] = useState(settings.host ?? "");
+  const [https, setHttps] = useState(settings.https);
+  const [email, setEmail] = useState(settings.letsEncryptEmail ?? "");
+  const [saved, setSaved] = useState(false);
+  const save = useSubmit(async () => {
+    setSaved(false);
+    await mutate("settings.assignDomainServer", {
+      host,
+      https,
+      certificateType: https ? "letsencrypt" : "none",
+      letsEncryptEmail: email || null,
+    });
+    setSaved(true);
+    onSaved();
+  });
+  return (
+    <form onSubmit={save.onSubmit} class="card inline" aria-labelledby="domain-title">
+      <h2 id="domain-title">Domain of the control plane</h2>
+      <label>
+        Control plane domain
+        <input
+          required
+          placeholder="platform.example.com"
+          value={host}
+          onInput={(e) => setHost(e.currentTarget.value)}
+        />
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={https} onChange={(e) => setHttps(e.currentTarget.checked)} /> HTTPS
+        (Let's Encrypt)
+      </label>
+      <label>
+        Let's Encrypt email
+        <input type="email" value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+      </label>
+      <button type="submit" disabled={save.busy}>
+        Save domain
+      </button>
+      <span role="status">{saved ? "Domain saved." : ""}</span>
+      <ErrorText error={save.error} />
+    </form>
+  );
+}
+
+function ProxyAndCleanup({ settings, onSaved }: { settings: WebServerSettings; onSaved: () => void }) {
+  const [cleanup, setCleanup] = useState(settings.enableDockerCleanup);
+  const [message, setMessage] = useState("");
+  const saveCleanup = useSubmit(async () => {
+    setMessage("");
+    await mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup });
+    setMessage(cleanup ? "Daily cleanup on." : "Daily cleanup off.");
+    onSaved();
+  });
+  const reload = useSubmit(async () => {
+    setMessage("");
+    await mutate("settings.reloadTraefik", {});
+    setMessage("Proxy reloaded.");
+  });
+  return (
+    <section class="card" aria-labelledby="proxy-title">
+      <h2 id="proxy-title">Proxy and cleanup</h2>
+      <dl class="facts">
+        <dt>Proxy image</dt>
+        <dd>{settings.traefikImage}</dd>
+        <dt>Generated domains</dt>
+        <dd>{settings.wildcardDomain}</dd>
+        <dt>Server IP</dt>
+        <dd>{settings.serverIp ?? "unknown"}</dd>
+      </dl>
+      <form onSubmit={saveCleanup.onSubmit} class="inline" aria-label="Daily Docker cleanup">
+        <label class="check">
+          <input type="checkbox" checked={cleanup} onChange={(e) => setCleanup(e.currentTarget.checked)} />{" "}
+          Daily Docker cleanup (unused images, stopped containers, build cache)
+        </label>
+        <button type="submit" disabled={saveCleanup.busy}>
+          Save cleanup
+        </button>
+        <button type="button" class="ghost" disabled={reload.busy} onClick={reload.onSubmit}>
+          Reload the proxy
+        </button>
+        <span role="status">{message}</span>
+      </form>
+      <ErrorText error={saveCleanup.error ?? reload.error} />
+    </section>
+  );
+}
+
+/** This machine's monitoring: refresh rates, thresholds, where alerts go, which services. */
+function MonitoringForm() {
+  const current = useLoad(() => query<MetricsToken>("user.getMetricsToken"), "monitoring");
+  return current.data ? (
+    <MonitoringFields
+      title="Monitoring of this machine"
+      config={current.data.metricsConfig}
+      save={(metricsConfig) => mutate<{ message: string }>("admin.setupMonitoring", { metricsConfig })}
+      onSaved={current.reload}
+    />
+  ) : null;
+}
+
 export function SettingsPage() {
   const settings = useLoad(() => query<WebServerSettings>("settings.getWebServerSettings"), "settings");
   const s = settings.data;
@@ -155,27 +328,16 @@ export function SettingsPage() {
       <h1>Instance settings</h1>
       <ErrorText error={settings.error} />
       {s && (
-        <section class="card" aria-labelledby="web-server-title">
-          <h2 id="web-server-title">Web server</h2>
-          <dl class="facts">
-            <dt>Domain of the control plane</dt>
-            <dd>{s.host ?? "none (reached by its address)"}</dd>
-            <dt>HTTPS</dt>
-            <dd>{s.https ? `yes (${s.certificateType})` : "no"}</dd>
-            <dt>Let's Encrypt email</dt>
-            <dd>{s.letsEncryptEmail ?? "none"}</dd>
-            <dt>Server IP</dt>
-            <dd>{s.serverIp ?? "unknown"}</dd>
-            <dt>Generated domains</dt>
-            <dd>{s.wildcardDomain}</dd>
-            <dt>Proxy image</dt>
-            <dd>{s.traefikImage}</dd>
-            <dt>Daily Docker cleanup</dt>
-            <dd>{s.enableDockerCleanup ? "on" : "off"}</dd>
-          </dl>
-          <p class="muted">Change them through the API (settings.*, see API).</p>
-        </section>
+        <>
+          <p class="muted">
+            Now: {s.host ? `${s.https ? "https" : "http"}://${s.host}` : "no domain (reached by its address)"}{" "}
+            · daily Docker cleanup {s.enableDockerCleanup ? "on" : "off"}
+          </p>
+          <DomainForm settings={s} onSaved={settings.reload} />
+          <ProxyAndCleanup settings={s} onSaved={settings.reload} />
+        </>
       )}
+      <MonitoringForm />
     </>
   );
 }

@@ -25,7 +25,7 @@ function randomText(length: number): string {
   ).join("");
 }
 
-function appNameOf(name: string): string {
+export function appNameOf(name: string): string {
   const base =
     name
       .toLowerCase()
@@ -134,11 +134,21 @@ export function DatabasePage({ kind, id }: { kind: string; id: string }) {
                   {db.externalConnectionUrl}
                 </output>
               ) : (
-                "no external port (postgres.saveExternalPort and its kin, see API)"
+                "no external port"
               )}
             </dd>
           </dl>
         </section>
+      )}
+      {db && facts && (
+        <ExternalPort
+          key={`${kind}/${id}`}
+          kind={kind}
+          idKey={facts.idKey}
+          id={id}
+          current={db.externalPort}
+          onSaved={detail.reload}
+        />
       )}
       <form onSubmit={deploy.onSubmit} class="row">
         <button type="submit" disabled={deploy.busy || !db}>
@@ -148,5 +158,46 @@ export function DatabasePage({ kind, id }: { kind: string; id: string }) {
       </form>
       {deploymentId && <LiveLog key={deploymentId} deploymentId={deploymentId} onEnd={detail.reload} />}
     </>
+  );
+}
+
+/** The port published on the server's address (applied on the next deploy); empty closes it. */
+function ExternalPort(props: {
+  kind: string;
+  idKey: string;
+  id: string;
+  current: number | null;
+  onSaved: () => void;
+}) {
+  const [port, setPort] = useState(props.current === null ? "" : String(props.current));
+  const [saved, setSaved] = useState(false);
+  const save = useSubmit(async () => {
+    setSaved(false);
+    await mutate(`${props.kind}.saveExternalPort`, {
+      [props.idKey]: props.id,
+      externalPort: port === "" ? null : Number(port),
+    });
+    setSaved(true);
+    props.onSaved();
+  });
+  return (
+    <form onSubmit={save.onSubmit} class="card inline" aria-labelledby="external-port-title">
+      <h2 id="external-port-title">External port</h2>
+      <label>
+        External port (empty: not reachable from outside)
+        <input
+          type="number"
+          min={1}
+          max={65535}
+          value={port}
+          onInput={(e) => setPort(e.currentTarget.value)}
+        />
+      </label>
+      <button type="submit" disabled={save.busy}>
+        Save external port
+      </button>
+      <span role="status">{saved ? "Saved; deploy to apply." : ""}</span>
+      <ErrorText error={save.error} />
+    </form>
   );
 }

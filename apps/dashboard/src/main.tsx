@@ -20,9 +20,11 @@ import {
   type User,
   whenSignedOut,
 } from "./api.ts";
+import { type ApplicationSettings, ApplicationSettingsForms } from "./app-settings.tsx";
+import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
 import { LiveLog } from "./log.tsx";
-import { ServersPage } from "./servers.tsx";
+import { ServersPage, ServiceContainerGraph } from "./servers.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
@@ -258,7 +260,8 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
         )}
         {environment.compose.map((compose) => (
           <li key={String(compose.composeId)}>
-            {compose.name} <span class="muted">compose</span> <Status value={compose.composeStatus} />
+            <a href={href("compose", String(compose.composeId))}>{compose.name}</a>{" "}
+            <span class="muted">compose</span> <Status value={compose.composeStatus} />
           </li>
         ))}
         {serviceCount(environment) === 0 && <li class="muted">No service yet.</li>}
@@ -286,6 +289,7 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
         </form>
       )}
       {user?.canCreateServices && <NewDatabase environmentId={environment.environmentId} />}
+      {user?.canCreateServices && <NewCompose environmentId={environment.environmentId} />}
     </section>
   );
 }
@@ -469,7 +473,10 @@ function Ports({ application, onChanged }: { application: Application; onChanged
 }
 
 function ApplicationPage({ applicationId }: { applicationId: string }) {
-  const application = useLoad(() => query<Application>("application.one", { applicationId }), applicationId);
+  const application = useLoad(
+    () => query<ApplicationSettings>("application.one", { applicationId }),
+    applicationId,
+  );
   const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
   const [watching, setWatching] = useState<string>();
   const [action, setAction] = useState<"deploy" | "redeploy">("deploy");
@@ -552,6 +559,8 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
       {app && <Ports application={app} onChanged={application.reload} />}
       {app && <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />}
       <Domains applicationId={applicationId} />
+      {app && <ApplicationSettingsForms app={app} onSaved={application.reload} />}
+      {app && <ServiceContainerGraph appName={app.appName} />}
     </>
   );
 }
@@ -593,6 +602,17 @@ function App() {
     setSignedIn(false);
   };
   const administers = user !== undefined && user.role !== "member";
+  // The instance settings are the instance administrator's alone (owner or administrators of the
+  // first organization): offered only when the API answers them to this user.
+  const [instanceAdmin, setInstanceAdmin] = useState(false);
+  useEffect(() => {
+    setInstanceAdmin(false);
+    if (!administers) return;
+    query("settings.getWebServerSettings").then(
+      () => setInstanceAdmin(true),
+      () => setInstanceAdmin(false),
+    );
+  }, [administers, user?.userId]);
   return (
     <>
       <a href="#main" class="skip">
@@ -611,13 +631,16 @@ function App() {
               Members
             </a>
           )}
+          <a href={href("queue")} aria-current={page === "queue" ? "page" : undefined}>
+            Queue
+          </a>
           <a href={href("servers")} aria-current={page === "servers" ? "page" : undefined}>
             Servers
           </a>
           <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
             API keys
           </a>
-          {administers && (
+          {instanceAdmin && (
             <a href={href("settings")} aria-current={page === "settings" ? "page" : undefined}>
               Settings
             </a>
@@ -638,13 +661,17 @@ function App() {
           <ApplicationPage applicationId={id} />
         ) : page === "database" && id && rest[0] ? (
           <DatabasePage kind={id} id={rest[0]} />
+        ) : page === "compose" && id ? (
+          <ComposePage composeId={id} />
+        ) : page === "queue" ? (
+          <QueuePage />
         ) : page === "servers" ? (
-          <ServersPage />
+          <ServersPage user={user} instanceAdmin={instanceAdmin} />
         ) : page === "members" && user ? (
           <MembersPage user={user} />
         ) : page === "api-keys" && user ? (
           <ApiKeysPage user={user} />
-        ) : page === "settings" && administers ? (
+        ) : page === "settings" && instanceAdmin ? (
           <SettingsPage />
         ) : (
           <Projects user={user} />

@@ -1,0 +1,82 @@
+/**
+ * What the dashboard's browser tests share: Debian's chromium, headless and offline (every
+ * request that is not to the control plane under test is refused and recorded), axe-core
+ * added by the browser on each document (the CSP refuses page scripts), a check of every page
+ * for serious or critical violations, and a screenshot of each step in test-artifacts/dashboard
+ * (gitignored), named with the file's prefix.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
+
+const CHROMIUM = process.env.PLATFORM_TEST_CHROMIUM ?? "/usr/bin/chromium";
+export const ARTIFACTS = fileURLToPath(new URL("../../../../test-artifacts/dashboard/", import.meta.url));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/test-env.sh does it)`);
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+    ],
+  });
+}
+
+/** A page that reaches only `base`; `elsewhere` and `problems` collect what must stay empty. */
+export async function offlinePage(browser: Browser, base: string) {
+  const context: BrowserContext = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  await context.addInitScript({ content: AXE_SOURCE });
+  const page = await context.newPage();
+  const elsewhere: string[] = [];
+  await page.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${base}/`)) return route.continue();
+    elsewhere.push(url);
+    return route.abort();
+  });
+  const problems: string[] = [];
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("console", (message) => {
+    if (
+      message.type() === "error" &&
+      !/the server responded with a status of (4\d\d|503)/.test(message.text())
+    )
+      problems.push(message.text());
+  });
+  return { context, page, elsewhere, problems };
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export async function checkAccessibility(page: Page, step: string) {
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(" ")).join(", ")}`);
+  });
+  expect(violations, `axe-core at step ${step}`).toEqual([]);
+}
+
+/** Each step: axe-core, then a full-page screenshot `<prefix><nn>-<name>.png`. */
+export function stepper(prefix: string) {
+  let number = 0;
+  return async (page: Page, name: string) => {
+    number += 1;
+    await checkAccessibility(page, name);
+    await page.screenshot({
+      path: path.join(ARTIFACTS, `${prefix}${String(number).padStart(2, "0")}-${name}.png`),
+      fullPage: true,
+    });
+  };
+}
