@@ -397,40 +397,50 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     });
     await agents.c?.stop();
     await cluster("stop", "c");
-    await vi.waitFor(
-      async () => {
-        const c = await nodeOf("c");
-        expect(c.Status.State).toBe("down");
-        expect(c.platform).toMatchObject({ agentOnline: false, lastSeenAt: expect.any(String) });
-      },
-      { timeout: 60_000, interval: 500 },
-    );
-    await vi.waitFor(async () => expect(await taskNodes(appName)).toEqual(["node-b", "node-b", "node-b"]), {
-      timeout: 90_000,
-      interval: 500,
-    });
-    // The deployment settles as Docker shows it: done only when the service carries it and its
-    // update completed; failed with a reason otherwise.
-    const ended = await platform.waitForDeployment(deploymentId, 180_000);
-    const [state, label] = (
-      await docker("a", [
-        "service",
-        "inspect",
-        appName,
-        "--format",
-        '{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}|{{index .Spec.Labels "platform.deployment-id"}}',
-      ])
-    ).split("|");
-    expect(["done", "error"]).toContain(ended.status);
-    if (ended.status === "done") {
-      expect(label).toBe(deploymentId);
-      expect(["completed", ""]).toContain(state);
-    } else {
-      expect(ended.errorMessage).toBeTruthy();
-      expect(state === "completed" && label === deploymentId, `${state} ${label}`).toBe(false);
+    try {
+      await vi.waitFor(
+        async () => {
+          const c = await nodeOf("c");
+          expect(c.Status.State).toBe("down");
+          expect(c.platform).toMatchObject({ agentOnline: false, lastSeenAt: expect.any(String) });
+        },
+        { timeout: 60_000, interval: 500 },
+      );
+      // Every running task leaves the lost node (a rolling update caught by the loss may keep one
+      // more task than the replicas until it settles, as Swarm does).
+      await vi.waitFor(
+        async () => {
+          const nodes = await taskNodes(appName);
+          expect(nodes.length).toBeGreaterThanOrEqual(3);
+          expect(new Set(nodes)).toEqual(new Set(["node-b"]));
+        },
+        { timeout: 90_000, interval: 500 },
+      );
+      // The deployment settles as Docker shows it: done only when the service carries it and its
+      // update completed; failed with a reason otherwise.
+      const ended = await platform.waitForDeployment(deploymentId, 180_000);
+      const [state, label] = (
+        await docker("a", [
+          "service",
+          "inspect",
+          appName,
+          "--format",
+          '{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}|{{index .Spec.Labels "platform.deployment-id"}}',
+        ])
+      ).split("|");
+      expect(["done", "error"]).toContain(ended.status);
+      if (ended.status === "done") {
+        expect(label).toBe(deploymentId);
+        expect(["completed", ""]).toContain(state);
+      } else {
+        expect(ended.errorMessage).toBeTruthy();
+        expect(state === "completed" && label === deploymentId, `${state} ${label}`).toBe(false);
+      }
+    } finally {
+      // The node comes back even when a step above failed: the later tests need it.
+      await cluster("start", "c");
+      await startNodeAgent("c");
     }
-    await cluster("start", "c");
-    await startNodeAgent("c");
     await vi.waitFor(
       async () => {
         const c = await nodeOf("c");
@@ -439,7 +449,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       },
       { timeout: 60_000, interval: 500 },
     );
-  }, 240_000);
+  }, 420_000);
 
   it("promotes and demotes a node, and removes a worker", async () => {
     const b = await nodeOf("b");
