@@ -29,6 +29,29 @@ if ! engine_up; then
   engine_up || { echo "dockerd did not come up; see $LOG_FILE" >&2; exit 1; }
 fi
 
+# Docker's overlay driver sometimes leaves a network's VXLAN link (vx-<vni>-<id>) in the host's
+# namespace (moby/libnetwork#1765): every later task on a network with that VNI is then rejected
+# ("error creating vxlan interface: file exists"). The agent deletes such links (docker/vxlan.ts);
+# one left by an earlier run goes here. A link being set up lives microseconds: one still there a
+# second later is an orphan.
+vxlan_links() {
+  local link
+  for link in /sys/class/net/vx-*; do
+    [ -e "$link/uevent" ] && grep -qx DEVTYPE=vxlan "$link/uevent" && echo "${link##*/}:$(cat "$link/ifindex")"
+  done
+  return 0
+}
+orphans=$(vxlan_links)
+if [ -n "$orphans" ]; then
+  sleep 1
+  for link in $(vxlan_links); do
+    if grep -qx "$link" <<<"$orphans"; then
+      echo "removing the VXLAN link ${link%%:*} the engine left behind"
+      ip link delete "${link%%:*}" || true
+    fi
+  done
+fi
+
 swarm_state=$(docker info --format '{{.Swarm.LocalNodeState}}')
 if [ "$swarm_state" != "active" ]; then
   echo "initialising a single-node swarm"

@@ -7,8 +7,11 @@
 import type { AgentTransport, Subscription } from "@platform/agent-protocol";
 import type { Logger } from "pino";
 import { AgentCore, type AgentCoreOptions } from "./core.ts";
+import { sweepOrphanVxlanLinks } from "./docker/vxlan.ts";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
+/** How often the agent looks for VXLAN links the engine left behind (docker/vxlan.ts). */
+const ORPHAN_VXLAN_SWEEP_MS = 30_000;
 
 export interface StartAgentOptions extends AgentCoreOptions {
   transport: AgentTransport;
@@ -55,6 +58,16 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
   } catch (error) {
     logger?.warn({ err: error }, "services stopped for a volume backup not checked");
   }
+  // Deleting links needs root: an agent run by another user (a developer's test) leaves them.
+  const stopSweep =
+    process.platform === "linux" && process.getuid?.() === 0
+      ? sweepOrphanVxlanLinks(ORPHAN_VXLAN_SWEEP_MS, (links) =>
+          logger?.warn(
+            { links },
+            "removed VXLAN links the Docker Engine had left behind (moby/libnetwork#1765)",
+          ),
+        )
+      : () => {};
   const commands: Subscription = transport.serveCommands(core.serverId, (request) => core.handle(request));
   await transport.flush();
 
@@ -87,6 +100,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
     stop: async () => {
       stopped = true;
       clearTimeout(timer);
+      stopSweep();
       commands.unsubscribe();
       await core.monitoring.stop();
       await transport.flush().catch(() => {});

@@ -24,6 +24,7 @@ import { engineMessage, engineStatus } from "../docker/engine.ts";
 import { endpointMode, ipvsAvailable } from "../docker/ipvs.ts";
 import { followProgress } from "../docker/progress.ts";
 import { inspectService, updateService, withForceUpdate } from "../docker/swarm.ts";
+import { ORPHAN_VXLAN_ERROR, removeOrphanVxlanLinks } from "../docker/vxlan.ts";
 import { PLATFORM_NETWORK as PLATFORM_NETWORK_NAME } from "../validate/engine-facts.ts";
 import { cancelled, sleep } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
@@ -377,45 +378,61 @@ export async function deployService(
     parseSwarmSettings(spec.swarmSettingsJson).NetworkAliases,
   );
   const auth = authConfig(command.registryAuth);
-  let serviceId: string;
-  // Tasks of the new spec carry this counter (a rollback restores the previous one).
-  let forceUpdate = 0;
-  const startedAt = Date.now();
-  try {
-    if (existing) {
-      forceUpdate = (existing.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
-      const body = swarmSpec(spec, networks, fileMounts, forceUpdate, owner);
-      log.line(
-        `updating service ${spec.name} to ${spec.image} (${hasHostPort(spec) ? "stop-first" : "start-first"})`,
-      );
-      await updateService(docker, existing.ID, existing.Version.Index, body, auth);
-      serviceId = existing.ID;
-    } else {
-      log.line(`creating service ${spec.name} with ${spec.image}`);
-      const created = await docker.createService({
-        ...swarmSpec(spec, networks, fileMounts, 0, owner),
-        ...(auth ? { authconfig: auth } : {}),
-      } as never);
-      serviceId = created.id as string;
+  // Creates or updates the service, then waits until its tasks of the new spec run.
+  const applyAndConverge = async (current: typeof existing) => {
+    let serviceId: string;
+    // Tasks of the new spec carry this counter (a rollback restores the previous one).
+    let forceUpdate = 0;
+    const startedAt = Date.now();
+    try {
+      if (current) {
+        forceUpdate = (current.Spec.TaskTemplate?.ForceUpdate ?? 0) + 1;
+        const body = swarmSpec(spec, networks, fileMounts, forceUpdate, owner);
+        log.line(
+          `updating service ${spec.name} to ${spec.image} (${hasHostPort(spec) ? "stop-first" : "start-first"})`,
+        );
+        await updateService(docker, current.ID, current.Version.Index, body, auth);
+        serviceId = current.ID;
+      } else {
+        log.line(`creating service ${spec.name} with ${spec.image}`);
+        const created = await docker.createService({
+          ...swarmSpec(spec, networks, fileMounts, 0, owner),
+          ...(auth ? { authconfig: auth } : {}),
+        } as never);
+        serviceId = created.id as string;
+      }
+    } catch (error) {
+      if (error instanceof CommandError) throw error;
+      throw new CommandError("FAILED", `the engine refused the service: ${log.mask(engineMessage(error))}`);
     }
-  } catch (error) {
-    if (error instanceof CommandError) throw error;
-    throw new CommandError("FAILED", `the engine refused the service: ${log.mask(engineMessage(error))}`);
-  }
+    const runningTasks = await waitForConvergence(
+      docker,
+      serviceId,
+      spec,
+      forceUpdate,
+      !current,
+      startedAt,
+      waitMs,
+      log,
+      signal,
+    );
+    return { serviceId, runningTasks };
+  };
 
-  const runningTasks = await waitForConvergence(
-    docker,
-    serviceId,
-    spec,
-    forceUpdate,
-    !existing,
-    startedAt,
-    waitMs,
-    log,
-    signal,
-  );
-  log.line(`service ${spec.name} runs ${runningTasks} task(s) of the new version`);
-  return { serviceId, created: !existing, runningTasks };
+  let outcome: { serviceId: string; runningTasks: number };
+  try {
+    outcome = await applyAndConverge(existing);
+  } catch (error) {
+    if (!(error instanceof CommandError) || !ORPHAN_VXLAN_ERROR.test(error.message)) throw error;
+    const removed = await removeOrphanVxlanLinks();
+    if (removed.length === 0) throw error;
+    log.line(
+      `the engine had left the VXLAN link(s) ${removed.join(", ")} behind in the host's network namespace (a Docker bug, moby/libnetwork#1765): removed them, deploying again`,
+    );
+    outcome = await applyAndConverge(await findService(docker, spec.name));
+  }
+  log.line(`service ${spec.name} runs ${outcome.runningTasks} task(s) of the new version`);
+  return { serviceId: outcome.serviceId, created: !existing, runningTasks: outcome.runningTasks };
 }
 
 /** Labels of a named volume; undefined when there is none of that name. */
