@@ -11,7 +11,7 @@ import { sweepOrphanVxlanLinks } from "./docker/vxlan.ts";
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
 /** How often the agent looks for VXLAN links the engine left behind (docker/vxlan.ts). */
-const ORPHAN_VXLAN_SWEEP_MS = 30_000;
+const ORPHAN_VXLAN_SWEEP_MS = 10_000;
 
 export interface StartAgentOptions extends AgentCoreOptions {
   transport: AgentTransport;

@@ -5,7 +5,7 @@
  * network is rejected ("error creating vxlan interface: file exists"), deployService deletes the
  * link and deploys again, and the service runs.
  *
- * Other agents of the suite sweep orphans every 30 s too: a scenario whose link one of them
+ * Other agents of the suite sweep orphans every 10 s too: a scenario whose link one of them
  * deleted first proves nothing and is run again.
  */
 import { execFile } from "node:child_process";
