@@ -188,6 +188,30 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     });
   }, 120_000);
 
+  it("asking again for a joined server answers its node and puts back labels a crash left out", async () => {
+    const { ID } = await nodeOf("b");
+    // What a control plane killed between the join and the labelling leaves: a node without them.
+    await docker("a", [
+      "node",
+      "update",
+      "--label-rm",
+      "platform.server",
+      "--label-rm",
+      "platform.organization",
+      ID,
+    ]);
+    expect((await nodeOf("b")).platform).toBeNull();
+    const again = await platform.query(
+      "cluster.addWorker",
+      { serverId: servers.a, joinServerId: servers.b },
+      as(),
+    );
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toMatchObject({ command: null, nodeId: ID });
+    expect((await nodeOf("b")).platform).toMatchObject({ serverId: servers.b });
+    expect((await nodes()).filter((node) => node.Description.Hostname === "node-b")).toHaveLength(1);
+  });
+
   it("cleans a worker through its own agent (cleanup is per node, not only on the manager)", async () => {
     await docker("b", ["create", "--name", "leftover", IMAGE, "true"]);
     const cleaned = await platform.mutate("settings.cleanStoppedContainers", { serverId: servers.b }, as());
@@ -320,6 +344,17 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       .where("id", "=", 1)
       .execute();
     await ensureProxyOn(platform.services, servers.a);
+    // The proxy mounts the socket of its own engine (the agent's), never the host engine's.
+    const mounts = await docker("a", [
+      "service",
+      "inspect",
+      "platform-traefik",
+      "--format",
+      "{{json .Spec.TaskTemplate.ContainerSpec.Mounts}}",
+    ]);
+    expect(JSON.parse(mounts)).toContainEqual(
+      expect.objectContaining({ Source: socket("a"), Target: "/var/run/docker.sock" }),
+    );
     const domain = await platform.mutate(
       "domain.create",
       {

@@ -121,6 +121,7 @@ export class AgentCore {
       mainDirectory,
       serviceName: options.proxyServiceName,
       platformNetwork: options.platformNetwork,
+      dockerSocket: this.dockerSocket,
       logger,
     });
     this.monitoring = new Monitoring({

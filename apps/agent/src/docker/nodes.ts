@@ -32,6 +32,7 @@ interface SwarmInfo {
   NodeID?: string;
   NodeAddr?: string;
   ControlAvailable?: boolean;
+  RemoteManagers?: { Addr?: string }[] | null;
 }
 
 async function swarmInfo(docker: Docker): Promise<SwarmInfo> {
@@ -89,6 +90,15 @@ export async function joinSwarm(docker: Docker, command: JoinSwarmCommand): Prom
     throw new CommandError("INVALID_ARGUMENT", "invalid remote address");
   if (command.advertiseAddress && !ADDRESS.test(command.advertiseAddress)) {
     throw new CommandError("INVALID_ARGUMENT", "invalid advertise address");
+  }
+  // Joined already (a control plane that died between the join and labelling the node asks
+  // again): the same node, so that asking again completes the join instead of failing.
+  const current = await swarmInfo(docker);
+  if (
+    current.LocalNodeState === "active" &&
+    current.RemoteManagers?.some((manager) => manager.Addr === command.remoteAddress)
+  ) {
+    return { nodeId: current.NodeID ?? "" };
   }
   await leaveOwnSwarm(docker);
   try {

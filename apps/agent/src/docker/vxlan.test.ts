@@ -109,6 +109,7 @@ describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
               spec: {
                 name: service,
                 image: TEST_IMAGE,
+                env: [],
                 command: ["sleep", "3600"],
                 replicas: 1,
                 networks: [network],

@@ -20,7 +20,7 @@ import { isImageReference } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
-import { engineStatus } from "../docker/engine.ts";
+import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
@@ -45,6 +45,8 @@ export interface ProxyManagerOptions {
   serviceName?: string;
   /** The overlay network the proxy shares with the applications (default platform-network). */
   platformNetwork?: string;
+  /** The engine's socket the agent uses (default /var/run/docker.sock): the proxy mounts it. */
+  dockerSocket?: string;
   logger?: Logger;
 }
 
@@ -125,6 +127,7 @@ export class ProxyManager {
       proxyDirectory: path.dirname(staticPath),
       nodeId,
       platformNetwork,
+      dockerSocket: this.options.dockerSocket ?? DEFAULT_DOCKER_SOCKET,
       httpPort,
       httpsPort,
       dashboardPort,

@@ -20,7 +20,7 @@ import {
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
-import { requireDocker, uniqueName } from "../testing/docker.ts";
+import { requireDocker, TEST_DOCKER_SOCKET, uniqueName } from "../testing/docker.ts";
 import { freePort } from "../testing/net.ts";
 
 const run = promisify(execFile);
@@ -49,7 +49,13 @@ async function newAgent(name: string): Promise<{ agent: AgentCore; directory: st
   const directory = await mkdtemp(path.join(tmpdir(), "proxy-service-main-"));
   scratch.push(directory);
   return {
-    agent: new AgentCore({ serverId, docker, mainDirectory: directory, proxyServiceName: name }),
+    agent: new AgentCore({
+      serverId,
+      docker,
+      dockerSocket: TEST_DOCKER_SOCKET,
+      mainDirectory: directory,
+      proxyServiceName: name,
+    }),
     directory,
   };
 }
@@ -176,7 +182,7 @@ describe("ensureProxy and reloadProxy on the real Swarm", { timeout: TASK_TIMEOU
     });
     expect(spec.TaskTemplate.ContainerSpec.Mounts).toEqual([
       { Type: "bind", Source: proxyDirectory, Target: "/etc/traefik" },
-      { Type: "bind", Source: "/var/run/docker.sock", Target: "/var/run/docker.sock", ReadOnly: true },
+      { Type: "bind", Source: TEST_DOCKER_SOCKET, Target: "/var/run/docker.sock", ReadOnly: true },
     ]);
     expect(spec.TaskTemplate.RestartPolicy.Condition).toBe("any");
     expect(spec.TaskTemplate.Networks).toEqual([{ Target: networkId }]);

@@ -30,6 +30,8 @@ export interface ProxyServiceSettings {
   nodeId: string;
   /** The overlay network the proxy shares with the applications. */
   platformNetwork: string;
+  /** The engine's socket on the server (the agent's): mounted at /var/run/docker.sock. */
+  dockerSocket: string;
   httpPort: number;
   httpsPort: number;
   /** Published only when set. */
@@ -57,7 +59,7 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
         Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE, [INTERNAL_LABEL]: "true" },
         Mounts: [
           { Type: "bind", Source: settings.proxyDirectory, Target: TRAEFIK_CONTAINER_DIRECTORY },
-          { Type: "bind", Source: DEFAULT_DOCKER_SOCKET, Target: DEFAULT_DOCKER_SOCKET, ReadOnly: true },
+          { Type: "bind", Source: settings.dockerSocket, Target: DEFAULT_DOCKER_SOCKET, ReadOnly: true },
         ],
       },
       RestartPolicy: { Condition: "any" },
