@@ -243,6 +243,29 @@ describe("postgres", () => {
       expect(failed.errorMessage).toMatch(/verification .* failed/);
       const after = (await platform.query("backup.one", { backupId: backup.backupId }, as())).body;
       expect(after.lastVerifiedRestore).toMatchObject({ status: "error", backupFile: corrupted });
+      // The backup's runs are its deployments, newest first; a member who may not see the database gets a 404.
+      const listed = await platform.query(
+        "deployment.allByType",
+        { id: backup.backupId, type: "backup" },
+        as(),
+      );
+      expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+      const listedIds = (listed.body as { deploymentId: string }[]).map((run) => run.deploymentId);
+      expect(listedIds[0]).toBe(failed.deploymentId);
+      expect(listedIds).toEqual(
+        expect.arrayContaining([
+          ...runs.map((run) => run.deploymentId),
+          scheduled.deploymentId,
+          verified.deploymentId,
+        ]),
+      );
+      const member = await platform.addMember(owner, "member");
+      const hidden = await platform.query(
+        "deployment.allByType",
+        { id: backup.backupId, type: "backup" },
+        { token: member.token },
+      );
+      expect(hidden.status).toBe(404);
       const events = await platform.services.db
         .selectFrom("events")
         .select(["kind", "payload"])

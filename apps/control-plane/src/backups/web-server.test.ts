@@ -114,6 +114,10 @@ describe("the control plane's own backup", () => {
     const byId = { backupId: created.backupId };
     expect((await original.query("backup.one", byId, as(member))).status).toBe(403);
     expect((await original.mutate("backup.manualBackupWebServer", byId, as(member))).status).toBe(403);
+    expect(
+      (await original.query("deployment.allByType", { id: created.backupId, type: "backup" }, as(member)))
+        .status,
+    ).toBe(403);
     expect((await original.query("backup.one", byId, as(stranger))).status).toBe(404);
     expect((await original.mutate("backup.manualBackupWebServer", byId, as(stranger))).status).toBe(404);
     const refused = await original.mutate(
@@ -196,6 +200,15 @@ describe("the control plane's own backup", () => {
     expect(log.status).toBe(200);
     expect(String(log.body)).toContain(`Backup stored: ${last.backupFile}`);
     expect(String(log.body)).toContain("Retention: deleted");
+    const runs = await original.query(
+      "deployment.allByType",
+      { id: backup.backupId, type: "backup" },
+      as(owner),
+    );
+    expect(runs.status, JSON.stringify(runs.body)).toBe(200);
+    expect((runs.body as { deploymentId: string }[]).map((run) => run.deploymentId)).toEqual(
+      answers.map((answer) => answer.deploymentId).reverse(),
+    );
     const event = await original.services.db
       .selectFrom("events")
       .selectAll()

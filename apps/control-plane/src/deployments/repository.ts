@@ -197,6 +197,21 @@ export function listTargetDeployments(db: Db, targetId: string): Promise<Deploym
     .execute();
 }
 
+/** The runs of one backup (backup, restore, verify) or volume backup (backup, restore), newest first. */
+export function listBackupRuns(
+  db: Db,
+  column: "backupId" | "volumeBackupId",
+  id: string,
+): Promise<Deployment[]> {
+  return db
+    .selectFrom("deployments")
+    .selectAll()
+    .where(column, "=", id)
+    .orderBy("createdAt", "desc")
+    .orderBy("deploymentId")
+    .execute();
+}
+
 /** A deployment of the organization's applications or database services. */
 export function findDeployment(
   db: Db,

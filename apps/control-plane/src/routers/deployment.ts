@@ -15,6 +15,7 @@ import type { DeploymentStatus } from "../db/schema.ts";
 import { loadCallerDeployment } from "../deployments/access.ts";
 import {
   deleteDeployment,
+  listBackupRuns,
   listDeployments,
   listNewestDeployments,
   listQueueJobs,
@@ -33,6 +34,8 @@ import {
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { loadSchedule } from "../schedules/schedules.ts";
+import { loadBackup } from "./backup.ts";
+import { loadVolumeBackup } from "./volume-backups.ts";
 
 const deploymentStatuses = ["idle", "running", "done", "error"] as const;
 
@@ -176,6 +179,18 @@ async function previewDeployments(services: ServiceContext, caller: Caller, prev
   return (await listTargetDeployments(services.db, previewDeploymentId)).map(toDeploymentView);
 }
 
+/** A backup's runs (404 unless the caller may see its database; the web server's: instance administrators). */
+async function backupDeployments(services: ServiceContext, caller: Caller, backupId: string) {
+  await loadBackup(services, caller, backupId);
+  return (await listBackupRuns(services.db, "backupId", backupId)).map(toDeploymentView);
+}
+
+/** A volume backup's runs (404 unless the caller may reach its service). */
+async function volumeBackupDeployments(services: ServiceContext, caller: Caller, volumeBackupId: string) {
+  await loadVolumeBackup(services, caller, volumeBackupId);
+  return (await listBackupRuns(services.db, "volumeBackupId", volumeBackupId)).map(toDeploymentView);
+}
+
 const isDatabaseKind = (type: string): type is DatabaseKind =>
   (databaseKinds as readonly string[]).includes(type);
 
@@ -209,7 +224,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule and the five database kinds)",
+      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the five database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
@@ -220,7 +235,8 @@ export const deploymentRouter = defineRouter("deployment", {
       if (input.type === "compose") return composeDeployments(services, caller, input.id);
       if (input.type === "schedule") return scheduleDeployments(services, caller, input.id);
       if (input.type === "previewDeployment") return previewDeployments(services, caller, input.id);
-      return [];
+      if (input.type === "backup") return backupDeployments(services, caller, input.id);
+      return volumeBackupDeployments(services, caller, input.id);
     },
   }),
 

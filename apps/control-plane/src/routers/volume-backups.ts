@@ -51,7 +51,7 @@ async function loadService(
   return service;
 }
 
-async function loadVolumeBackup(
+export async function loadVolumeBackup(
   services: ServiceContext,
   caller: Caller,
   volumeBackupId: string,

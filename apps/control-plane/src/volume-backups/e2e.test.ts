@@ -161,6 +161,15 @@ describe("volume backups on real Docker", () => {
     expect(second.status, second.errorMessage ?? "").toBe("done");
     const keys = (await listObjects(s3.storage, `${PREFIX}/`)).map((object) => object.key);
     expect(keys).toEqual([second.backupFile]);
+    const listed = await platform.query(
+      "deployment.allByType",
+      { id: volumeBackupId, type: "volumeBackup" },
+      as(owner),
+    );
+    expect((listed.body as { deploymentId: string }[]).map((one) => one.deploymentId)).toEqual([
+      second.deploymentId,
+      first.deploymentId,
+    ]);
 
     const { deploymentId } = await ok("volumeBackups.restoreVolumeBackupWithLogs", {
       backupFileName: second.backupFile,
@@ -268,9 +277,10 @@ describe("volume backups on real Docker", () => {
       ["volumeBackups.runManually", { volumeBackupId }],
       ["volumeBackups.delete", { volumeBackupId }],
       ["volumeBackups.list", { id: applicationId, volumeBackupType: "application" }],
+      ["deployment.allByType", { id: volumeBackupId, type: "volumeBackup" }],
     ] as const) {
       const answer =
-        name.endsWith("one") || name.endsWith("list")
+        name.endsWith("one") || name.endsWith("list") || name.endsWith("ByType")
           ? await platform.query(name, input, as(stranger))
           : await platform.mutate(name, input, as(stranger));
       expect(answer.status, name).toBe(404);
