@@ -71,7 +71,11 @@ async function requireInstanceAdmin(services: ServiceContext, caller: Caller): P
 }
 
 /** The backup when its database is visible to the caller (another organization's: 404). */
-export async function loadBackup(services: ServiceContext, caller: Caller, backupId: string): Promise<OwnedBackup> {
+export async function loadBackup(
+  services: ServiceContext,
+  caller: Caller,
+  backupId: string,
+): Promise<OwnedBackup> {
   const backup = await findBackupWithOrganization(services.db, backupId);
   if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
   if (backup.databaseType === WEB_SERVER || !backup.databaseId) {
