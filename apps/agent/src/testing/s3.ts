@@ -4,6 +4,8 @@
  * (S3RVER / S3RVER); the SDK signs requests and s3rver checks the signatures. s3rver 3 answers
  * NotImplemented to ListMultipartUploads and AbortMultipartUpload: both are served here from
  * its own upload store (multipartUploads below; these two skip the signature check).
+ * refuseDeletes makes it answer AccessDenied to DeleteObject under a prefix, as a bucket whose
+ * policy forbids deletes does.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
@@ -20,6 +22,8 @@ export interface TestS3 {
   storage: ObjectStorage;
   /** The directory s3rver keeps the objects in. */
   directory: string;
+  /** From now on DeleteObject of a key under `prefix` is refused (403 AccessDenied); undefined: none is. */
+  refuseDeletes(prefix: string | undefined): void;
   close(): Promise<void>;
 }
 
@@ -33,13 +37,22 @@ export async function startTestS3(bucket = "backups", parent = tmpdir()): Promis
     directory,
     configureBuckets: [{ name: bucket, configs: [] }],
   });
+  let refusedPrefix: string | undefined;
   // Before s3rver's router, its last middleware.
-  server.middleware.splice(server.middleware.length - 1, 0, multipartUploads(server));
+  server.middleware.splice(
+    server.middleware.length - 1,
+    0,
+    refusedDeletes(() => refusedPrefix),
+    multipartUploads(server),
+  );
   const address = (await server.run()) as AddressInfo;
   const endpoint = `http://127.0.0.1:${address.port}`;
   return {
     endpoint,
     directory,
+    refuseDeletes: (prefix) => {
+      refusedPrefix = prefix;
+    },
     storage: { endpoint, region: "us-east-1", bucket, accessKey: "S3RVER", secretAccessKey: "S3RVER" },
     close: async () => {
       await server.close().catch(() => {});
@@ -80,6 +93,27 @@ interface KoaContext {
 
 const xml = (text: string) =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/** DeleteObject (DELETE /bucket/key, no uploadId) of a key under the refused prefix: 403 AccessDenied. */
+function refusedDeletes(refused: () => string | undefined) {
+  return async (ctx: KoaContext, next: () => Promise<void>) => {
+    const prefix = refused();
+    const key = decodeURIComponent(ctx.path.slice(1).split("/").slice(1).join("/"));
+    if (
+      prefix !== undefined &&
+      key !== "" &&
+      ctx.method === "DELETE" &&
+      !("uploadId" in ctx.query) &&
+      key.startsWith(prefix)
+    ) {
+      ctx.status = 403;
+      ctx.type = "application/xml";
+      ctx.body = `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>`;
+      return;
+    }
+    await next();
+  };
+}
 
 /** ListMultipartUploads (GET /bucket?uploads) and AbortMultipartUpload (DELETE /bucket/key?uploadId). */
 function multipartUploads(server: {

@@ -10,6 +10,7 @@ import { z } from "zod";
 import type { Db } from "../db/database.ts";
 import type { Backup, BackupDatabaseType } from "../db/schema.ts";
 import { destinationSchema, idSchema } from "./destinations.ts";
+import type { OwnFiles } from "./run-steps.ts";
 
 export const backupDatabaseTypes = ["postgres", "mysql", "mariadb", "mongo", "redis"] as const;
 /** What a backup row can back up: a database service's kind, or the control plane's own database. */
@@ -66,7 +67,7 @@ export const verifyTableSchema = z
     "must be a table name such as orders or public.orders",
   );
 
-const keepLatestCountSchema = z.number().int().min(1).max(10_000);
+export const keepLatestCountSchema = z.number().int().min(1).max(10_000);
 
 const kindIds = {
   postgresId: idSchema.nullish(),
@@ -240,11 +241,16 @@ export function objectKeyOf(
   backup: Pick<Backup, "prefix" | "database" | "appName" | "databaseType">,
   now: Date,
 ): string {
-  const stamp = now.toISOString().replace(/:/g, "-");
-  return `${backup.prefix}/${filePrefixOf(backup)}${stamp}.${dumpExtension[backup.databaseType]}.gz`;
+  const files = ownFilesOf(backup);
+  return `${files.prefix}${now.toISOString().replace(/:/g, "-")}${files.extension}`;
 }
 
-/** What every file of the backup's own starts with after the prefix (retention touches only those). */
-export function filePrefixOf(backup: Pick<Backup, "database" | "appName" | "databaseType">): string {
-  return `${backup.database || backup.appName}-`;
+/** The backup's own files (its prefix, name and kind's extension): retention touches only those. */
+export function ownFilesOf(
+  backup: Pick<Backup, "prefix" | "database" | "appName" | "databaseType">,
+): OwnFiles {
+  return {
+    prefix: `${backup.prefix}/${backup.database || backup.appName}-`,
+    extension: `.${dumpExtension[backup.databaseType]}.gz`,
+  };
 }

@@ -2,8 +2,9 @@
  * Backups end to end on the real Docker Engine with the in-process agent, the database test
  * images (scripts/build-database-images.sh) and s3rver as the S3 stand-in (never skipped):
  * rows written through a real client are backed up by hand and on a schedule, retention keeps
- * the newest N files, the table is dropped and restored from the newest file, a verified
- * restore counts the rows in a throwaway container, and a corrupted file fails verification.
+ * the newest N files (a file the bucket refuses to delete is a warning in a run that still ends
+ * done), the table is dropped and restored from the newest file, a verified restore counts the
+ * rows in a throwaway container, and a corrupted file fails verification.
  * For postgres, mariadb and redis (mongo cannot run here: its argv is tested in the agent's
  * tools.test.ts).
  */
@@ -187,6 +188,19 @@ describe("postgres", () => {
       const row = await platform.waitForDeployment(runs[2].deploymentId);
       expect(row.logs).not.toContain("Pg#backup1");
       expect(row.logs).toContain("Retention: deleted");
+      // A file the bucket refuses to delete is a warning naming it; the stored backup stays done.
+      s3.refuseDeletes("pg/daily/");
+      try {
+        const kept = await ok("backup.manualBackupPostgres", { backupId: backup.backupId });
+        expect(kept.status, kept.errorMessage).toBe("done");
+        const keptRow = await platform.waitForDeployment(kept.deploymentId);
+        expect(keptRow.logs).toContain(
+          `Warning: retention could not delete ${runs[1].backupFile}: AccessDenied`,
+        );
+        expect(await files("pg/daily")).toEqual([runs[1].backupFile, runs[2].backupFile, kept.backupFile]);
+      } finally {
+        s3.refuseDeletes(undefined);
+      }
 
       // On a schedule (every second, croner's 6-field form), then off again.
       await ok("backup.update", { backupId: backup.backupId, schedule: "* * * * * *" });

@@ -10,13 +10,7 @@
  * half-uploaded is not resumed; the next scheduled run makes a new one).
  */
 
-import { abortStaleUploads, deleteObject, describeStorageError, listObjects } from "@platform/agent";
-import type {
-  BackupDatabaseResult,
-  DatabaseAccess,
-  ObjectStorage,
-  RestoreDatabaseResult,
-} from "@platform/agent-protocol";
+import type { BackupDatabaseResult, DatabaseAccess, RestoreDatabaseResult } from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { buildDatabaseSpec } from "../databases/deploy.ts";
@@ -25,18 +19,27 @@ import { findDatabaseWithOrganization } from "../databases/repository.ts";
 import { openDatabase } from "../databases/views.ts";
 import type { Db } from "../db/database.ts";
 import type { Backup, DatabaseService } from "../db/schema.ts";
-import { maskSecrets } from "../deployments/deploy-service.ts";
-import { forwardAgentLog } from "../deployments/log-forwarder.ts";
-import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import type { DeploymentResult } from "../deployments/repository.ts";
-import { insertDeployment, moveDeployments } from "../deployments/repository.ts";
-import { type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
-import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import type { DeploymentKind } from "../deployments/start.ts";
+import { type DeploymentTarget, loadDeploymentTarget } from "../deployments/targets.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { dumpExtension, filePrefixOf, findBackupWithOrganization, objectKeyOf } from "./backups.ts";
+import { findBackupWithOrganization, objectKeyOf, ownFilesOf } from "./backups.ts";
 import { findDestination, storageOf } from "./destinations.ts";
+import {
+  abortLeftUploads,
+  applyRetention,
+  deleteUnconfirmedFile,
+  failInterrupted,
+  followRunJob,
+  listOwnFiles,
+  queueRun,
+  reasonOf,
+  recordFile,
+  runLog,
+  uploadRecorded,
+} from "./run-steps.ts";
 
 export const BACKUP_RUN_KINDS: readonly DeploymentKind[] = ["backup", "restore", "verify"];
 export const isBackupRunKind = (kind: string) => (BACKUP_RUN_KINDS as readonly string[]).includes(kind);
@@ -57,7 +60,7 @@ export async function startBackupRun(
   const databaseId = backup.databaseId;
   const database = await findDatabaseWithOrganization(services.db, databaseId);
   if (!database) throw new Error("The database of the backup no longer exists");
-  const deployment = await insertDeployment(services.db, {
+  return queueRun(services, {
     target: { kind: "database", id: databaseId },
     kind,
     title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
@@ -67,8 +70,6 @@ export async function startBackupRun(
     backupDestinationId: backup.destinationId,
     backupFile: options.backupFile ?? null,
   });
-  await enqueueOrFail(services, deployment.deploymentId, databaseId);
-  return { deploymentId: deployment.deploymentId };
 }
 
 /** Queues a restore of `backupFile` from the destination into the database `databaseName`. */
@@ -78,7 +79,7 @@ export async function startRestoreRun(
   input: { destinationId: string; backupFile: string; databaseName: string },
 ): Promise<{ deploymentId: string }> {
   await agentServerId(services, database.organizationId, database.serverId);
-  const deployment = await insertDeployment(services.db, {
+  return queueRun(services, {
     target: { kind: "database", id: database.databaseId },
     kind: "restore",
     title: `Restore ${input.backupFile.split("/").pop()}`.slice(0, 200),
@@ -88,15 +89,14 @@ export async function startRestoreRun(
     backupFile: input.backupFile,
     backupDatabaseName: input.databaseName,
   });
-  await enqueueOrFail(services, deployment.deploymentId, database.databaseId);
-  return { deploymentId: deployment.deploymentId };
 }
 
 /**
  * A backup, restore or verify run a stopped control plane left running fails (its upload was
  * never completed, so no object looks complete): its agent job is cancelled where it still
- * runs, and its end is stored with its databaseBackup event. It is not run again; the next
- * scheduled run makes a new file.
+ * runs, the file a backup run was writing is deleted if the agent still completed it (nothing
+ * confirmed it), and its end is stored with its databaseBackup event. It is not run again; the
+ * next scheduled run makes a new file.
  */
 export async function failInterruptedBackupRun(
   services: ServiceContext,
@@ -112,58 +112,13 @@ export async function failInterruptedBackupRun(
   for (const step of ["backup", "restore", "verify"]) {
     await services.agents.client.cancelJob(serverId, `${row.deploymentId}-${step}`, 2000).catch(() => {});
   }
-  if (row.kind === "backup") await deleteUnconfirmedFile(services, row.deploymentId);
-  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
-  const result: DeploymentResult = { status: "error", errorMessage: reason };
   const target = await loadDeploymentTarget(services, {
     targetKind: "database",
     targetId: row.databaseId,
     kind: row.kind,
   });
-  await services.db.transaction().execute(async (trx) => {
-    const moved = await moveDeployments(
-      trx,
-      { deploymentId: row.deploymentId },
-      ["running"],
-      result,
-      { line: reason },
-      services.now(),
-    );
-    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
-  });
-}
-
-/**
- * The file an interrupted backup run was writing: the agent may have completed its upload after
- * the control plane stopped (its job was cancelled above otherwise), but nothing confirmed it,
- * so it is deleted and the run names no file.
- */
-async function deleteUnconfirmedFile(services: ServiceContext, deploymentId: string): Promise<void> {
-  const row = await services.db
-    .selectFrom("deployments")
-    .select(["backupFile", "backupSizeBytes", "backupDestinationId", "targetId"])
-    .where("deploymentId", "=", deploymentId)
-    .executeTakeFirst();
-  if (!row?.backupFile || row.backupSizeBytes !== null || !row.backupDestinationId) return;
-  const database = await findDatabaseWithOrganization(services.db, row.targetId);
-  const destination = database
-    ? await findDestination(services.db, database.organizationId, row.backupDestinationId)
-    : undefined;
-  if (destination) {
-    try {
-      await deleteObject(await storageOf(services, destination), row.backupFile);
-    } catch (error) {
-      services.logger.warn(
-        { err: error, deploymentId, key: row.backupFile },
-        "the file of an interrupted backup run could not be deleted",
-      );
-    }
-  }
-  await services.db
-    .updateTable("deployments")
-    .set({ backupFile: null })
-    .where("deploymentId", "=", deploymentId)
-    .execute();
+  if (row.kind === "backup") await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
+  await failInterrupted(services, row, target);
 }
 
 /** How the dump and restore tools reach the database (root for the MySQL family). */
@@ -226,8 +181,7 @@ async function settleBackupRun(
 
 /** Runs one backup, restore or verify deployment; throws with the reason (already logged). */
 export async function runBackupRun(services: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
-  const secrets: string[] = [];
-  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const { secrets, log, failure } = runLog(run);
   try {
     const deployment = await services.db
       .selectFrom("deployments")
@@ -261,46 +215,29 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
       log(
         `Backing up ${database.kind} ${access.databaseName || database.appName} to ${destination.name} as ${key}`,
       );
-      await abortLeftUploads(context, backup);
-      // The key is stored before the upload (no size yet): a run the control plane leaves
-      // running is failed at its next start, which deletes that key if the agent still
-      // completed it (failInterruptedBackupRun).
-      await services.db
-        .updateTable("deployments")
-        .set({ backupFile: key, backupSizeBytes: null })
-        .where("deploymentId", "=", run.deploymentId)
-        .execute();
-      let result: BackupDatabaseResult;
-      try {
-        result = await agentJob<BackupDatabaseResult>(context, "backup", (jobId, logStreamId) =>
+      const files = ownFilesOf({ ...backup, databaseType: database.kind });
+      await abortLeftUploads(storage, files, log);
+      const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
+        followRunJob<BackupDatabaseResult>(context, "backup", (jobId) =>
           services.agents.client.backupDatabase(
             serverId,
-            transferOf(context, access, key, jobId, logStreamId),
+            transferOf(context, access, key, jobId),
             JOB_TIMEOUT_MS,
           ),
-        );
-      } catch (error) {
-        // The upload was aborted or never completed: the run names no file.
-        await services.db
-          .updateTable("deployments")
-          .set({ backupFile: null })
-          .where("deploymentId", "=", run.deploymentId)
-          .execute();
-        throw error;
-      }
-      await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
+        ),
+      );
       log(`Backup stored: ${key} (${result.sizeBytes} bytes)`);
-      await applyRetention(context, backup, key);
+      await applyRetention(storage, files, backup.keepLatestCount, key, log);
       if (backup.verifyRestore) await verify(context, backup, key);
       return { imageName: key };
     }
     if (deployment.kind === "restore") {
       const key = deployment.backupFile ?? "";
       const access = accessOf(database, opened, deployment.backupDatabaseName ?? "");
-      const result = await agentJob<RestoreDatabaseResult>(context, "restore", (jobId, logStreamId) =>
+      const result = await followRunJob<RestoreDatabaseResult>(context, "restore", (jobId) =>
         services.agents.client.restoreDatabase(
           serverId,
-          transferOf(context, access, key, jobId, logStreamId),
+          transferOf(context, access, key, jobId),
           JOB_TIMEOUT_MS,
         ),
       );
@@ -313,9 +250,7 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
     await verify(context, backup, key);
     return { imageName: key };
   } catch (error) {
-    const reason = maskSecrets(reasonOf(error, run.signal), secrets);
-    log(`Error: ${reason}`);
-    throw new Error(reason);
+    throw failure(error);
   }
 }
 
@@ -335,17 +270,11 @@ const owner = (database: OwnedDatabase) => ({
 });
 
 /** What the agent's backup and restore commands share: the job, the database service, the object. */
-function transferOf(
-  context: RunContext,
-  access: ReturnType<typeof accessOf>,
-  key: string,
-  jobId: string,
-  logStreamId: string,
-) {
+function transferOf(context: RunContext, access: ReturnType<typeof accessOf>, key: string, jobId: string) {
   const { database, storage } = context;
   return {
     jobId,
-    logStreamId,
+    logStreamId: jobId,
     serviceName: database.appName,
     owner: owner(database),
     database: access,
@@ -354,129 +283,14 @@ function transferOf(
   };
 }
 
-async function recordFile(db: Db, deploymentId: string, key: string, size: number): Promise<void> {
-  await db
-    .updateTable("deployments")
-    .set({ backupFile: key, backupSizeBytes: String(size) })
-    .where("deploymentId", "=", deploymentId)
-    .execute();
-}
-
-/**
- * Runs one agent job of the run, its log forwarded, followed by observation: a job the agent
- * no longer knows (it restarted mid-dump) fails the run rather than running twice, since its
- * upload was never completed.
- */
-async function agentJob<T>(
-  context: RunContext,
-  step: "backup" | "restore" | "verify",
-  send: (jobId: string, logStreamId: string) => Promise<T>,
-): Promise<T> {
-  const { services, run, serverId, log } = context;
-  const jobId = `${run.deploymentId}-${step}`;
-  const cancel = () => {
-    services.agents.client.cancelJob(serverId, jobId).catch(() => {});
-  };
-  run.signal.addEventListener("abort", cancel, { once: true });
-  try {
-    return await forwardAgentLog(services, serverId, jobId, log, () =>
-      followAgentJob(services, {
-        serverId,
-        jobId,
-        send: (attempt) =>
-          attempt === 0
-            ? send(jobId, jobId)
-            : Promise.reject(
-                new Error(
-                  `The agent of server ${serverId} lost the ${step} job (it restarted?): nothing was completed`,
-                ),
-              ),
-        log,
-        signal: run.signal,
-        onWaiting: () => run.slot?.giveBack(),
-        onResumed: async () => run.slot?.take(),
-      }),
-    );
-  } finally {
-    run.signal.removeEventListener("abort", cancel);
-  }
-}
-
-/** The backup's own files (its prefix, name and kind's extension), oldest first. */
-export async function ownFilesIn(storage: ObjectStorage, backup: Backup) {
-  const extension = `.${dumpExtension[backup.databaseType]}.gz`;
-  const prefix = `${backup.prefix}/${filePrefixOf(backup)}`;
-  const objects = await listObjects(storage, prefix).catch((error: unknown) => {
-    throw new Error(`The destination could not be listed: ${describeStorageError(error)}`);
-  });
-  return objects
-    .filter((object) => object.key.endsWith(extension))
-    .sort((a, b) => a.key.localeCompare(b.key));
-}
-
-const ownFiles = (context: RunContext, backup: Backup) =>
-  ownFilesIn(context.storage, { ...backup, databaseType: context.database.kind });
-
 async function newestFile(context: RunContext, backup: Backup): Promise<string> {
-  const files = await ownFiles(context, backup);
+  const files = await listOwnFiles(
+    context.storage,
+    ownFilesOf({ ...backup, databaseType: context.database.kind }),
+  );
   const newest = files.at(-1);
   if (!newest) throw new Error("The backup has no file to verify yet");
   return newest.key;
-}
-
-/**
- * Aborts the multipart uploads under the backup's own files that a killed agent left (their
- * parts stay in the bucket until aborted). Runs of one database run one at a time, so none of
- * them is live when a run starts.
- */
-async function abortLeftUploads(context: RunContext, backup: Backup): Promise<void> {
-  await abortLeftUploadsIn(context.storage, backup, context.log);
-}
-
-/** abortLeftUploads for any backup: its own unfinished uploads in `storage`. */
-export async function abortLeftUploadsIn(
-  storage: ObjectStorage,
-  backup: Backup,
-  log: (line: string) => void,
-): Promise<void> {
-  const prefix = `${backup.prefix}/${filePrefixOf(backup)}`;
-  try {
-    const aborted = await abortStaleUploads(storage, prefix);
-    for (const key of aborted) log(`Aborted the unfinished upload of ${key} an earlier run left`);
-  } catch (error) {
-    // Some S3-compatible stores do not list uploads: the backup itself does not depend on it.
-    log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
-  }
-}
-
-/** keepLatestCount: deletes the backup's own oldest files beyond the newest N. */
-async function applyRetention(context: RunContext, backup: Backup, written: string): Promise<void> {
-  await applyRetentionIn(
-    context.storage,
-    { ...backup, databaseType: context.database.kind },
-    written,
-    context.log,
-  );
-}
-
-/** applyRetention for any backup: its own files in `storage` beyond the newest keepLatestCount. */
-export async function applyRetentionIn(
-  storage: ObjectStorage,
-  backup: Backup,
-  written: string,
-  log: (line: string) => void,
-): Promise<void> {
-  if (!backup.keepLatestCount) return;
-  const files = await ownFilesIn(storage, backup);
-  const excess = files
-    .filter((file) => file.key !== written)
-    .slice(0, Math.max(0, files.length - backup.keepLatestCount));
-  for (const file of excess) {
-    await deleteObject(storage, file.key).catch((error: unknown) => {
-      throw new Error(`Retention could not delete ${file.key}: ${describeStorageError(error)}`);
-    });
-    log(`Retention: deleted ${file.key} (keeping the newest ${backup.keepLatestCount})`);
-  }
 }
 
 /** Restores `key` into a throwaway container of the database's image and stores the check. */
@@ -486,11 +300,11 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
   const access = accessOf(database, opened, backup.database);
   log(`Verifying ${key}: restoring it into a throwaway ${spec.image} container`);
   try {
-    const result = await agentJob<RestoreDatabaseResult>(context, "verify", (jobId, logStreamId) =>
+    const result = await followRunJob<RestoreDatabaseResult>(context, "verify", (jobId) =>
       services.agents.client.restoreDatabase(
         serverId,
         {
-          ...transferOf(context, access, key, jobId, logStreamId),
+          ...transferOf(context, access, key, jobId),
           throwaway: {
             image: spec.image,
             env: spec.env ?? [],
@@ -517,11 +331,4 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
       .execute();
     throw new Error(`The restore verification of ${key} failed: ${reason}`);
   }
-}
-
-function reasonOf(error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? "Cancelled";
-  const agentMessage = (error as { agentMessage?: string })?.agentMessage;
-  if (agentMessage) return agentMessage;
-  return error instanceof Error ? error.message : String(error);
 }

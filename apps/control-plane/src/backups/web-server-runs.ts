@@ -13,17 +13,22 @@
  */
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Backup, Deployment } from "../db/schema.ts";
-import { maskSecrets } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
-import { type DeploymentResult, insertDeployment, moveDeployments } from "../deployments/repository.ts";
-import { enqueueOrFail } from "../deployments/start.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { forbidden } from "../errors.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
-import { findBackupWithOrganization, objectKeyOf } from "./backups.ts";
+import { findBackupWithOrganization, objectKeyOf, ownFilesOf } from "./backups.ts";
 import { findDestination, storageOf } from "./destinations.ts";
-import { abortLeftUploadsIn, applyRetentionIn } from "./runs.ts";
+import {
+  abortLeftUploads,
+  applyRetention,
+  deleteUnconfirmedFile,
+  failInterrupted,
+  queueRun,
+  runLog,
+  uploadRecorded,
+} from "./run-steps.ts";
 import { backupWebServer } from "./web-server.ts";
 
 export const WEB_SERVER = "web-server";
@@ -60,7 +65,7 @@ export async function startWebServerBackupRun(
   backup: Backup,
   title = "Web Server Backup",
 ): Promise<{ deploymentId: string }> {
-  const deployment = await insertDeployment(services.db, {
+  return queueRun(services, {
     target: { kind: "webServer", id: backup.backupId },
     kind: "backup",
     title,
@@ -69,8 +74,6 @@ export async function startWebServerBackupRun(
     backupId: backup.backupId,
     backupDestinationId: backup.destinationId,
   });
-  await enqueueOrFail(services, deployment.deploymentId, backup.backupId);
-  return { deploymentId: deployment.deploymentId };
 }
 
 /** The worker's view of a web-server backup (deployments/targets.ts): no status, a backup event. */
@@ -127,8 +130,7 @@ export async function runWebServerBackupRun(
   services: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  const secrets: string[] = [];
-  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const { secrets, log, failure } = runLog(run);
   try {
     const backup = await findBackupWithOrganization(services.db, run.target.id);
     if (!backup) throw new Error("The backup no longer exists");
@@ -138,77 +140,34 @@ export async function runWebServerBackupRun(
     secrets.push(storage.secretAccessKey);
     const key = objectKeyOf(backup, services.now());
     log(`Backing up the control plane's database to ${destination.name} as ${key}`);
-    await abortLeftUploadsIn(storage, backup, log);
-    // The key is stored before the upload (no size yet): an interrupted run names no file.
-    await services.db
-      .updateTable("deployments")
-      .set({ backupFile: key, backupSizeBytes: null })
-      .where("deploymentId", "=", run.deploymentId)
-      .execute();
-    let result: Awaited<ReturnType<typeof backupWebServer>>;
-    try {
-      result = await backupWebServer(services.db, storage, key, run.signal);
-    } catch (error) {
-      await services.db
-        .updateTable("deployments")
-        .set({ backupFile: null })
-        .where("deploymentId", "=", run.deploymentId)
-        .execute();
-      throw error;
-    }
-    await services.db
-      .updateTable("deployments")
-      .set({ backupFile: key, backupSizeBytes: String(result.sizeBytes) })
-      .where("deploymentId", "=", run.deploymentId)
-      .execute();
+    const files = ownFilesOf(backup);
+    await abortLeftUploads(storage, files, log);
+    const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
+      backupWebServer(services.db, storage, key, run.signal),
+    );
     log(`Backup stored: ${key} (${result.rows} rows of ${result.tables} tables, ${result.sizeBytes} bytes)`);
-    await applyRetentionIn(storage, backup, key, log);
+    await applyRetention(storage, files, backup.keepLatestCount, key, log);
     return { imageName: key };
   } catch (error) {
-    const reason = maskSecrets(
-      run.signal.aborted
-        ? ((run.signal.reason as Error | undefined)?.message ?? "Cancelled")
-        : error instanceof Error
-          ? error.message
-          : String(error),
-      secrets,
-    );
-    log(`Error: ${reason}`);
-    throw new Error(reason);
+    throw failure(error);
   }
 }
 
 /**
  * A web-server run a stopped control plane left running fails: the upload it was writing was
- * never completed (the process that wrote it is gone), so it names no file; it is not run again.
+ * never confirmed (the process that wrote it is gone), so its object is deleted if it was still
+ * completed and the run names no file; it is not run again.
  */
 export async function failInterruptedWebServerRun(
   services: ServiceContext,
   row: { deploymentId: string; title: string },
 ): Promise<void> {
-  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
-  const result: DeploymentResult = { status: "error", errorMessage: reason };
   const deployment = await services.db
     .selectFrom("deployments")
     .select(["targetId"])
     .where("deploymentId", "=", row.deploymentId)
     .executeTakeFirst();
   const target = deployment ? await loadWebServerTarget(services, deployment.targetId) : undefined;
-  await services.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable("deployments")
-      .set({ backupFile: null })
-      .where("deploymentId", "=", row.deploymentId)
-      .where("backupSizeBytes", "is", null)
-      .execute();
-    const moved = await moveDeployments(
-      trx,
-      { deploymentId: row.deploymentId },
-      ["running"],
-      result,
-      { line: reason },
-      services.now(),
-    );
-    if (moved.length > 0 && target?.settle) await target.settle(trx, row, result, services.now());
-  });
+  await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
+  await failInterrupted(services, row, target);
 }

@@ -3,13 +3,14 @@
  * administrator makes a backup row of databaseType web-server to a destination (s3rver); its
  * manual run (backup.manualBackupWebServer) is a deployment of the durable queue whose log is
  * read at /api/deployment.logs, which streams gzipped JSON lines into a multipart upload and
- * keeps the newest keepLatestCount files, and records a databaseBackup event; its schedule fires
- * a run like a database backup's. A control plane is rebuilt on an empty database from the file
+ * keeps the newest keepLatestCount files (a file the bucket refuses to delete is a warning in a
+ * run that still ends done), and records a databaseBackup event; its schedule fires a run like a
+ * database backup's. A control plane is rebuilt on an empty database from the file
  * the manual run wrote, by `npm run web-server-backup -- restore` (the same PLATFORM_SECRET_KEY):
  * the owner signs in there and finds the project and the destination, whose sealed secret still
  * opens. Everyone else is refused: another organization's owner (404 for the backup, 403 to
  * create one), a member of the instance organization (403). A run the control plane left running
- * fails at the next start and names no file; a database that is not empty, or an object of
+ * fails at the next start, its object deleted if the upload still completed, and names no file; a database that is not empty, or an object of
  * another format, is refused by the restore.
  */
 import { execFile } from "node:child_process";
@@ -278,6 +279,8 @@ describe("the control plane's own backup", () => {
       backupDestinationId: backup.destinationId,
       backupFile: "interrupted/half.json.gz",
     });
+    // The upload completed just before the control plane stopped: nothing confirmed it.
+    await uploadObject(s3.storage, "interrupted/half.json.gz", Readable.from([Buffer.from("half")]));
     await original.services.db
       .updateTable("deployments")
       .set({ status: "running" })
@@ -291,12 +294,44 @@ describe("the control plane's own backup", () => {
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: "error", backupFile: null });
     expect(row.errorMessage).toMatch(/Interrupted/);
+    expect(await listObjects(s3.storage, "interrupted/")).toEqual([]);
     const events = await original.services.db
       .selectFrom("events")
       .selectAll()
       .where("kind", "=", "databaseBackup")
       .execute();
     expect(JSON.stringify(events)).toContain(deployment.deploymentId);
+  }, 60_000);
+
+  it("ends a run done when retention cannot delete an old file, with a warning naming it", async () => {
+    const backup = await original.mutateOk(
+      "backup.create",
+      { ...webServerInput(destination.destinationId as string), prefix: "refused", keepLatestCount: 1 },
+      as(owner),
+    );
+    const byId = { backupId: backup.backupId };
+    const first = await original.mutateOk("backup.manualBackupWebServer", byId, as(owner));
+    expect(first.status, first.errorMessage ?? "").toBe("done");
+    s3.refuseDeletes("refused/");
+    try {
+      const second = await original.mutateOk("backup.manualBackupWebServer", byId, as(owner));
+      expect(second, JSON.stringify(second)).toMatchObject({ success: true, status: "done" });
+      const run = await original.waitForDeployment(second.deploymentId);
+      expect(run.status).toBe("done");
+      expect(run.logs).toContain(`Warning: retention could not delete ${first.backupFile}: AccessDenied`);
+      const files = (await listObjects(s3.storage, "refused/")).map((object) => object.key).sort();
+      expect(files).toEqual([first.backupFile, second.backupFile].sort());
+      const one = (await original.query("backup.one", byId, as(owner))).body;
+      expect(one.lastRun).toMatchObject({ deploymentId: second.deploymentId, status: "done" });
+    } finally {
+      s3.refuseDeletes(undefined);
+    }
+    // The next run deletes what the last could not.
+    const third = await original.mutateOk("backup.manualBackupWebServer", byId, as(owner));
+    expect(third.status, third.errorMessage ?? "").toBe("done");
+    expect((await listObjects(s3.storage, "refused/")).map((object) => object.key)).toEqual([
+      third.backupFile,
+    ]);
   }, 60_000);
 
   it("refuses an object that is not a control plane backup", async () => {

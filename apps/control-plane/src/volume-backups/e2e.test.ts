@@ -3,7 +3,8 @@
  * the S3 stand-in: an application's volume is backed up by hand with turnOff (the service is
  * scaled to 0 while the volume is read and runs again after), retention keeps the newest file,
  * the archive is restored into a fresh volume (created with the application's labels) whose
- * files are the original's, each run is a deployment of the application with a volumeBackup
+ * files are the original's, a file retention cannot delete (the bucket refuses it) is a warning
+ * in a run that still ends done, each run is a deployment of the application with a volumeBackup
  * event; a volume that is not the service's is a 400, another organization's volume backup a
  * 404, and a volume on Docker whose labels name no owner is refused by the agent.
  */
@@ -232,6 +233,55 @@ describe("volume backups on real Docker", () => {
       })
       .toMatchObject({ enabled: false, lastRun: { kind: "volumeBackup", status: "done" } });
   }, 300_000);
+
+  it("ends a backup done when retention cannot delete an old file, with a warning naming it in the run's log", async () => {
+    const prefix = "volumes/refused";
+    const { volumeBackupId: refusedId } = await ok("volumeBackups.create", {
+      name: "Data, deletes refused",
+      volumeName,
+      prefix,
+      cronExpression: "0 0 1 1 *",
+      keepLatestCount: 1,
+      enabled: false,
+      applicationId,
+      destinationId,
+    });
+    const first = await ok("volumeBackups.runManually", { volumeBackupId: refusedId });
+    expect(first.status, first.errorMessage ?? "").toBe("done");
+    s3.refuseDeletes(`${prefix}/`);
+    try {
+      const second = await ok("volumeBackups.runManually", { volumeBackupId: refusedId });
+      expect(second, JSON.stringify(second)).toMatchObject({ success: true, status: "done" });
+      const run = await platform.waitForDeployment(second.deploymentId);
+      expect(run.status).toBe("done");
+      expect(run.logs).toContain(`Volume backup stored: ${second.backupFile}`);
+      expect(run.logs).toContain(`Warning: retention could not delete ${first.backupFile}: AccessDenied`);
+      const keys = (await listObjects(s3.storage, `${prefix}/`)).map((object) => object.key).sort();
+      expect(keys).toEqual([first.backupFile, second.backupFile].sort());
+      const shown = (await platform.query("volumeBackups.one", { volumeBackupId: refusedId }, as(owner)))
+        .body;
+      expect(shown.lastRun).toMatchObject({
+        deploymentId: second.deploymentId,
+        status: "done",
+        backupFile: second.backupFile,
+      });
+      const event = await platform.services.db
+        .selectFrom("events")
+        .select("payload")
+        .where("kind", "=", "volumeBackup")
+        .orderBy("createdAt", "desc")
+        .executeTakeFirstOrThrow();
+      expect(event.payload).toMatchObject({ status: "success" });
+    } finally {
+      s3.refuseDeletes(undefined);
+    }
+    // The next run deletes what the last one could not.
+    const third = await ok("volumeBackups.runManually", { volumeBackupId: refusedId });
+    expect(third.status, third.errorMessage ?? "").toBe("done");
+    expect((await listObjects(s3.storage, `${prefix}/`)).map((object) => object.key)).toEqual([
+      third.backupFile,
+    ]);
+  }, 120_000);
 
   it("refuses a volume that is not the service's (400), another organization's volume backup (404), and the agent refuses a volume with no owner labels", async () => {
     const notOwn = await platform.mutate(

@@ -16,28 +16,31 @@
  * service's labels.
  */
 
-import { abortStaleUploads, deleteObject, describeStorageError, listObjects } from "@platform/agent";
 import { applicationOwner, composeOwner, databaseOwner, type ResourceOwner } from "@platform/agent-protocol";
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
-import { prefixSchema, scheduleSchema } from "../backups/backups.ts";
+import { keepLatestCountSchema, prefixSchema, scheduleSchema } from "../backups/backups.ts";
 import { destinationSchema, findDestination, idSchema, storageOf } from "../backups/destinations.ts";
+import {
+  abortLeftUploads,
+  applyRetention,
+  deleteUnconfirmedFile,
+  failInterrupted,
+  followRunJob,
+  type OwnFiles,
+  queueRun,
+  recordFile,
+  runLog,
+  uploadRecorded,
+} from "../backups/run-steps.ts";
 import type { ServiceContext } from "../context.ts";
 import { dataVolumeOf } from "../databases/kinds.ts";
 import type { Db } from "../db/database.ts";
 import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
-import { maskSecrets } from "../deployments/deploy-service.ts";
-import { forwardAgentLog } from "../deployments/log-forwarder.ts";
-import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
-import {
-  type DeploymentResult,
-  type DeploymentTargetRef,
-  insertDeployment,
-  moveDeployments,
-} from "../deployments/repository.ts";
-import { type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
-import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import type { DeploymentTargetRef } from "../deployments/repository.ts";
+import type { DeploymentKind } from "../deployments/start.ts";
+import { type DeploymentTarget, loadDeploymentTarget } from "../deployments/targets.ts";
 import { displayNameSchema } from "../display-name.ts";
 import { badRequest } from "../errors.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
@@ -80,8 +83,6 @@ export const volumeNameSchema = z
     /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/,
     "must start with a letter or digit and hold only letters, digits, '.', '-' and '_'",
   );
-
-const keepLatestCountSchema = z.number().int().min(1).max(10_000);
 
 const serviceIdFields = Object.fromEntries(serviceIdKeys.map((key) => [key, idSchema.nullish()])) as Record<
   ServiceIdKey,
@@ -278,7 +279,13 @@ export function serviceIdOf(row: VolumeBackup): string {
 
 /** `<prefix>/<volumeName>-<UTC time>.tar.gz`: keys of one volume sort by time. */
 export function volumeObjectKey(row: Pick<VolumeBackup, "prefix" | "volumeName">, now: Date): string {
-  return `${row.prefix}/${row.volumeName}-${now.toISOString().replace(/:/g, "-")}.tar.gz`;
+  const files = volumeFilesOf(row);
+  return `${files.prefix}${now.toISOString().replace(/:/g, "-")}${files.extension}`;
+}
+
+/** The volume backup's own files (its prefix and volume's name, .tar.gz): retention touches only those. */
+function volumeFilesOf(row: Pick<VolumeBackup, "prefix" | "volumeName">): OwnFiles {
+  return { prefix: `${row.prefix}/${row.volumeName}-`, extension: ".tar.gz" };
 }
 
 /** The newest run of a volume backup. */
@@ -320,7 +327,7 @@ export async function startVolumeBackupRun(
 ): Promise<{ deploymentId: string }> {
   const service = await locateService(services.db, row.organizationId, row.serviceType, serviceIdOf(row));
   if (!service) throw new Error("The service of the volume backup no longer exists");
-  const deployment = await insertDeployment(services.db, {
+  return queueRun(services, {
     target: { kind: service.targetKind, id: service.serviceId },
     kind: "volumeBackup",
     title,
@@ -330,8 +337,6 @@ export async function startVolumeBackupRun(
     backupDestinationId: row.destinationId,
     backupVolumeName: row.volumeName,
   });
-  await enqueueOrFail(services, deployment.deploymentId, service.serviceId);
-  return { deploymentId: deployment.deploymentId };
 }
 
 /** Queues a volumeRestore run: `backupFile` of the destination into `volumeName` of the service. */
@@ -341,7 +346,7 @@ export async function startVolumeRestoreRun(
   input: { destinationId: string; backupFile: string; volumeName: string },
 ): Promise<{ deploymentId: string }> {
   await agentServerId(services, service.organizationId, service.serverId);
-  const deployment = await insertDeployment(services.db, {
+  return queueRun(services, {
     target: { kind: service.targetKind, id: service.serviceId },
     kind: "volumeRestore",
     title: `Restore ${input.backupFile.split("/").pop()} into ${input.volumeName}`.slice(0, 200),
@@ -351,8 +356,6 @@ export async function startVolumeRestoreRun(
     backupFile: input.backupFile,
     backupVolumeName: input.volumeName,
   });
-  await enqueueOrFail(services, deployment.deploymentId, service.serviceId);
-  return { deploymentId: deployment.deploymentId };
 }
 
 /** A service's target's view of a volume run: its status stays, the event is volumeBackup. */
@@ -413,56 +416,16 @@ export async function failInterruptedVolumeRun(
 ): Promise<void> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
   await services.agents.client.cancelJob(serverId, `${row.deploymentId}-volume`, 2000).catch(() => {});
-  const deployment = await services.db
-    .selectFrom("deployments")
-    .select(["backupFile", "backupSizeBytes", "backupDestinationId"])
-    .where("deploymentId", "=", row.deploymentId)
-    .executeTakeFirst();
   const target = await loadDeploymentTarget(services, row);
-  if (
-    row.kind === "volumeBackup" &&
-    deployment?.backupFile &&
-    deployment.backupSizeBytes === null &&
-    target
-  ) {
-    const destination = deployment.backupDestinationId
-      ? await findDestination(services.db, target.organizationId, deployment.backupDestinationId)
-      : undefined;
-    if (destination) {
-      await deleteObject(await storageOf(services, destination), deployment.backupFile).catch(() => {});
-    }
-    await services.db
-      .updateTable("deployments")
-      .set({ backupFile: null })
-      .where("deploymentId", "=", row.deploymentId)
-      .execute();
+  if (row.kind === "volumeBackup") {
+    await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
   }
-  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
-  const result: DeploymentResult = { status: "error", errorMessage: reason };
-  await services.db.transaction().execute(async (trx) => {
-    const moved = await moveDeployments(
-      trx,
-      { deploymentId: row.deploymentId },
-      ["running"],
-      result,
-      { line: reason },
-      services.now(),
-    );
-    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
-  });
-}
-
-function reasonOf(error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? "Cancelled";
-  const agentMessage = (error as { agentMessage?: string })?.agentMessage;
-  if (agentMessage) return agentMessage;
-  return error instanceof Error ? error.message : String(error);
+  await failInterrupted(services, row, target);
 }
 
 /** Runs one volumeBackup or volumeRestore deployment; throws with the reason (already logged). */
 export async function runVolumeRun(services: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
-  const secrets: string[] = [];
-  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const { secrets, log, failure } = runLog(run);
   try {
     const deployment = await services.db
       .selectFrom("deployments")
@@ -500,6 +463,7 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
     secrets.push(storage.secretAccessKey);
     const volumeName = deployment.backupVolumeName ?? "";
     const owner = ownerOf(service);
+    const context = { services, run, serverId, log };
 
     if (deployment.kind === "volumeBackup" && backup) {
       // The volume must still be the service's (a mount may have been removed since).
@@ -510,79 +474,37 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
       log(
         `Backing up the volume ${volumeName} to ${destination.name} as ${key}${backup.turnOff ? " (service stopped while the volume is read)" : ""}`,
       );
-      const prefix = `${backup.prefix}/${backup.volumeName}-`;
-      try {
-        for (const left of await abortStaleUploads(storage, prefix)) {
-          log(`Aborted the unfinished upload of ${left} an earlier run left`);
-        }
-      } catch (error) {
-        log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
-      }
-      // Stored before the upload (no size yet): an interrupted run deletes it if it was completed.
-      await services.db
-        .updateTable("deployments")
-        .set({ backupFile: key, backupSizeBytes: null })
-        .where("deploymentId", "=", run.deploymentId)
-        .execute();
-      let result: { sizeBytes: number; archiveBytes: number; stoppedServices: string[] };
-      try {
-        result = await agentJob(services, run, serverId, log, (jobId) =>
+      const files = volumeFilesOf(backup);
+      await abortLeftUploads(storage, files, log);
+      const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
+        followRunJob(context, "volume", (jobId) =>
           services.agents.client.backupVolume(
             serverId,
             { jobId, logStreamId: jobId, volumeName, owner, storage, key, stopService: backup.turnOff },
             JOB_TIMEOUT_MS,
           ),
-        );
-      } catch (error) {
-        await services.db
-          .updateTable("deployments")
-          .set({ backupFile: null })
-          .where("deploymentId", "=", run.deploymentId)
-          .execute();
-        throw error;
-      }
-      await services.db
-        .updateTable("deployments")
-        .set({ backupFile: key, backupSizeBytes: String(result.sizeBytes) })
-        .where("deploymentId", "=", run.deploymentId)
-        .execute();
+        ),
+      );
       log(
         `Volume backup stored: ${key} (${result.sizeBytes} bytes, ${result.archiveBytes} bytes of archive)`,
       );
-      if (backup.keepLatestCount) {
-        const files = (await listObjects(storage, prefix))
-          .filter((object) => object.key.endsWith(".tar.gz"))
-          .sort((a, b) => a.key.localeCompare(b.key));
-        const excess = files
-          .filter((file) => file.key !== key)
-          .slice(0, Math.max(0, files.length - backup.keepLatestCount));
-        for (const file of excess) {
-          await deleteObject(storage, file.key);
-          log(`Retention: deleted ${file.key} (keeping the newest ${backup.keepLatestCount})`);
-        }
-      }
+      await applyRetention(storage, files, backup.keepLatestCount, key, log);
       return { imageName: key };
     }
     const key = deployment.backupFile ?? "";
     log(`Restoring ${key} from ${destination.name} into the volume ${volumeName}`);
-    const result = await agentJob(services, run, serverId, log, (jobId) =>
+    const result = await followRunJob(context, "volume", (jobId) =>
       services.agents.client.restoreVolume(
         serverId,
         { jobId, logStreamId: jobId, volumeName, owner, storage, key },
         JOB_TIMEOUT_MS,
       ),
     );
-    await services.db
-      .updateTable("deployments")
-      .set({ backupSizeBytes: String(result.sizeBytes) })
-      .where("deploymentId", "=", run.deploymentId)
-      .execute();
+    await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
     log(`Restored ${key} into ${volumeName}${result.created ? " (created)" : ""}`);
     return { imageName: key };
   } catch (error) {
-    const reason = maskSecrets(reasonOf(error, run.signal), secrets);
-    log(`Error: ${reason}`);
-    throw new Error(reason);
+    throw failure(error);
   }
 }
 
@@ -622,44 +544,4 @@ async function serviceTypeOf(
     .where("databaseId", "=", id)
     .executeTakeFirstOrThrow();
   return row.kind as VolumeBackupServiceType;
-}
-
-/**
- * One agent job of the run, its log forwarded, then observed: a job the agent no longer knows
- * (it was killed and restarted) fails the run rather than running twice.
- */
-async function agentJob<T>(
-  services: ServiceContext,
-  run: DeploymentRun,
-  serverId: string,
-  log: (line: string) => void,
-  send: (jobId: string) => Promise<T>,
-): Promise<T> {
-  const jobId = `${run.deploymentId}-volume`;
-  const cancel = () => {
-    services.agents.client.cancelJob(serverId, jobId).catch(() => {});
-  };
-  run.signal.addEventListener("abort", cancel, { once: true });
-  try {
-    return await forwardAgentLog(services, serverId, jobId, log, () =>
-      followAgentJob(services, {
-        serverId,
-        jobId,
-        send: (attempt) =>
-          attempt === 0
-            ? send(jobId)
-            : Promise.reject(
-                new Error(
-                  `The agent of server ${serverId} lost the volume job (it restarted?): nothing was completed`,
-                ),
-              ),
-        log,
-        signal: run.signal,
-        onWaiting: () => run.slot?.giveBack(),
-        onResumed: async () => run.slot?.take(),
-      }),
-    );
-  } finally {
-    run.signal.removeEventListener("abort", cancel);
-  }
 }

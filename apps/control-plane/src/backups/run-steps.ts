@@ -1,0 +1,278 @@
+/**
+ * The steps that runs of database backups (runs.ts), of the control plane's own backup
+ * (web-server-runs.ts) and of volume backups (volume-backups/) share: the run's masked log and
+ * failure, its agent job, the file a backup run uploads (recorded around the upload), the
+ * backup's own files in its destination (unfinished uploads aborted, retention), and the end of
+ * a run a stopped control plane left running.
+ */
+
+import {
+  abortStaleUploads,
+  deleteObject,
+  describeStorageError,
+  listObjects,
+  type StoredObject,
+} from "@platform/agent";
+import type { ObjectStorage } from "@platform/agent-protocol";
+import type { ServiceContext } from "../context.ts";
+import type { Db } from "../db/database.ts";
+import { maskSecrets } from "../deployments/deploy-service.ts";
+import { forwardAgentLog } from "../deployments/log-forwarder.ts";
+import { followAgentJob } from "../deployments/observe.ts";
+import type { DeploymentRun } from "../deployments/pipeline.ts";
+import {
+  type DeploymentResult,
+  insertDeployment,
+  moveDeployments,
+  type NewDeployment,
+} from "../deployments/repository.ts";
+import { enqueueOrFail } from "../deployments/start.ts";
+import { type DeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { findDestination, storageOf } from "./destinations.ts";
+
+/** Records a run, a deployment of its target, and queues it behind the target's other jobs. */
+export async function queueRun(
+  services: ServiceContext,
+  run: NewDeployment,
+): Promise<{ deploymentId: string }> {
+  const deployment = await insertDeployment(services.db, run);
+  await enqueueOrFail(services, deployment.deploymentId, run.target.id);
+  return { deploymentId: deployment.deploymentId };
+}
+
+/** Why a run failed: its cancellation's reason, the agent's message, or the error's. */
+export function reasonOf(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return (signal.reason as Error | undefined)?.message ?? "Cancelled";
+  const agentMessage = (error as { agentMessage?: string })?.agentMessage;
+  if (agentMessage) return agentMessage;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The run's log, masking `secrets` (pushed as the run learns them), and its failure: the reason,
+ * masked, logged and answered as the error the run throws.
+ */
+export function runLog(run: DeploymentRun) {
+  const secrets: string[] = [];
+  const log = (line: string) => run.log(maskSecrets(line, secrets));
+  const failure = (error: unknown): Error => {
+    const reason = maskSecrets(reasonOf(error, run.signal), secrets);
+    log(`Error: ${reason}`);
+    return new Error(reason);
+  };
+  return { secrets, log, failure };
+}
+
+/**
+ * Runs the agent job `<deploymentId>-<step>` of the run, its log forwarded, followed by
+ * observation: a job the agent no longer knows (it restarted mid-job) fails the run rather than
+ * running twice, since its upload was never completed.
+ */
+export async function followRunJob<T>(
+  context: {
+    services: ServiceContext;
+    run: DeploymentRun;
+    serverId: string;
+    log: (line: string) => void;
+  },
+  step: string,
+  send: (jobId: string) => Promise<T>,
+): Promise<T> {
+  const { services, run, serverId, log } = context;
+  const jobId = `${run.deploymentId}-${step}`;
+  const cancel = () => {
+    services.agents.client.cancelJob(serverId, jobId).catch(() => {});
+  };
+  run.signal.addEventListener("abort", cancel, { once: true });
+  try {
+    return await forwardAgentLog(services, serverId, jobId, log, () =>
+      followAgentJob(services, {
+        serverId,
+        jobId,
+        send: (attempt) =>
+          attempt === 0
+            ? send(jobId)
+            : Promise.reject(
+                new Error(
+                  `The agent of server ${serverId} lost the ${step} job (it restarted?): nothing was completed`,
+                ),
+              ),
+        log,
+        signal: run.signal,
+        onWaiting: () => run.slot?.giveBack(),
+        onResumed: async () => run.slot?.take(),
+      }),
+    );
+  } finally {
+    run.signal.removeEventListener("abort", cancel);
+  }
+}
+
+/** Stores the run's file and its size (a finished backup's upload, or a restore's read). */
+export async function recordFile(db: Db, deploymentId: string, key: string, size: number): Promise<void> {
+  await db
+    .updateTable("deployments")
+    .set({ backupFile: key, backupSizeBytes: String(size) })
+    .where("deploymentId", "=", deploymentId)
+    .execute();
+}
+
+/** The run names no file. */
+async function forgetFile(db: Db, deploymentId: string): Promise<void> {
+  await db
+    .updateTable("deployments")
+    .set({ backupFile: null })
+    .where("deploymentId", "=", deploymentId)
+    .execute();
+}
+
+/**
+ * Uploads a backup run's file `key` by `upload`, recording it: the key is stored before the
+ * upload with no size, so a run the control plane leaves running is failed at its next start,
+ * which deletes that key if the upload still completed (deleteUnconfirmedFile); a failed upload
+ * (aborted or never completed) names no file; a finished one stores its size.
+ */
+export async function uploadRecorded<T extends { sizeBytes: number }>(
+  db: Db,
+  deploymentId: string,
+  key: string,
+  upload: () => Promise<T>,
+): Promise<T> {
+  await db
+    .updateTable("deployments")
+    .set({ backupFile: key, backupSizeBytes: null })
+    .where("deploymentId", "=", deploymentId)
+    .execute();
+  let result: T;
+  try {
+    result = await upload();
+  } catch (error) {
+    await forgetFile(db, deploymentId);
+    throw error;
+  }
+  await recordFile(db, deploymentId, key, result.sizeBytes);
+  return result;
+}
+
+/** One backup's own files in its destination: the keys that start with `prefix` and end in `extension`. */
+export interface OwnFiles {
+  prefix: string;
+  extension: string;
+}
+
+/** The backup's own files in `storage`, oldest first (their keys sort by time). */
+export async function listOwnFiles(storage: ObjectStorage, files: OwnFiles): Promise<StoredObject[]> {
+  const objects = await listObjects(storage, files.prefix).catch((error: unknown) => {
+    throw new Error(`The destination could not be listed: ${describeStorageError(error)}`);
+  });
+  return objects
+    .filter((object) => object.key.endsWith(files.extension))
+    .sort((a, b) => a.key.localeCompare(b.key));
+}
+
+/**
+ * Aborts the multipart uploads under the backup's own files that a killed run left (their parts
+ * stay in the bucket until aborted). Runs of one backup run one at a time, so none of them is
+ * live when a run starts.
+ */
+export async function abortLeftUploads(
+  storage: ObjectStorage,
+  files: OwnFiles,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    const aborted = await abortStaleUploads(storage, files.prefix);
+    for (const key of aborted) log(`Aborted the unfinished upload of ${key} an earlier run left`);
+  } catch (error) {
+    // Some S3-compatible stores do not list uploads: the backup itself does not depend on it.
+    log(`Unfinished uploads could not be listed: ${describeStorageError(error)}`);
+  }
+}
+
+/**
+ * keepLatestCount: deletes the backup's own oldest files beyond the newest N, never `written`
+ * (the file this run stored). It runs once the backup is stored, so it never fails the run: a
+ * file it could not delete (or a listing that failed) is a warning in the run's log, and the
+ * next run tries again.
+ */
+export async function applyRetention(
+  storage: ObjectStorage,
+  files: OwnFiles,
+  keepLatestCount: number | null,
+  written: string,
+  log: (line: string) => void,
+): Promise<void> {
+  if (!keepLatestCount) return;
+  let own: StoredObject[];
+  try {
+    own = await listOwnFiles(storage, files);
+  } catch (error) {
+    log(`Warning: retention deleted no file: ${(error as Error).message}`);
+    return;
+  }
+  const excess = own
+    .filter((file) => file.key !== written)
+    .slice(0, Math.max(0, own.length - keepLatestCount));
+  for (const file of excess) {
+    try {
+      await deleteObject(storage, file.key);
+      log(`Retention: deleted ${file.key} (keeping the newest ${keepLatestCount})`);
+    } catch (error) {
+      log(`Warning: retention could not delete ${file.key}: ${describeStorageError(error)}`);
+    }
+  }
+}
+
+/**
+ * The file an interrupted backup run was uploading (stored with no size): the upload may have
+ * completed after the control plane stopped, but nothing confirmed it, so the object is deleted
+ * (from `organizationId`'s destination of the run) and the run names no file.
+ */
+export async function deleteUnconfirmedFile(
+  services: ServiceContext,
+  deploymentId: string,
+  organizationId: string | undefined,
+): Promise<void> {
+  const row = await services.db
+    .selectFrom("deployments")
+    .select(["backupFile", "backupSizeBytes", "backupDestinationId"])
+    .where("deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+  if (!row?.backupFile || row.backupSizeBytes !== null) return;
+  const destination =
+    organizationId && row.backupDestinationId
+      ? await findDestination(services.db, organizationId, row.backupDestinationId)
+      : undefined;
+  if (destination) {
+    try {
+      await deleteObject(await storageOf(services, destination), row.backupFile);
+    } catch (error) {
+      services.logger.warn(
+        { err: error, deploymentId, key: row.backupFile },
+        "the file of an interrupted backup run could not be deleted",
+      );
+    }
+  }
+  await forgetFile(services.db, deploymentId);
+}
+
+/** Fails a run a stopped control plane left running (never run again) and settles its target. */
+export async function failInterrupted(
+  services: ServiceContext,
+  row: { deploymentId: string; title: string },
+  target: DeploymentTarget | undefined,
+): Promise<void> {
+  const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
+  const result: DeploymentResult = { status: "error", errorMessage: reason };
+  await services.db.transaction().execute(async (trx) => {
+    const moved = await moveDeployments(
+      trx,
+      { deploymentId: row.deploymentId },
+      ["running"],
+      result,
+      { line: reason },
+      services.now(),
+    );
+    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
+  });
+}
