@@ -10,12 +10,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { type GitServer, startGitServer } from "../../apps/agent/src/testing/git-server.ts";
-import { startTestRegistries } from "../../apps/agent/src/testing/registry.ts";
+import { startTestRegistries, type TestRegistries } from "../../apps/agent/src/testing/registry.ts";
 import { DeployFaultRig, type FaultApp } from "./deploy-harness.ts";
 
 const rig = new DeployFaultRig();
 let git: GitServer;
 let app: FaultApp;
+let registries: TestRegistries;
 const imagePrefix = uniqueName("bsf").toLowerCase();
 /** Makes this run's build steps its own: the engine's build cache cannot skip them. */
 const runMark = uniqueName("mark");
@@ -68,7 +69,7 @@ async function served(): Promise<string> {
 
 beforeAll(async () => {
   await requireDocker();
-  const registries = await startTestRegistries();
+  registries = await startTestRegistries();
   git = await startGitServer();
   await git.createRepo("app", { Dockerfile: dockerfile(), "index.html": "v1" });
   await rig.start({ PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" });
@@ -130,6 +131,7 @@ describe("a build on a build server under a kill -9 of the control plane", () =>
     const { deploymentId } = await rig.api.mutateOk("application.deploy", {
       applicationId: app.applicationId,
     });
+    pushed.push(`${registries.http}/${imagePrefix}/${app.appName}:${deploymentId}`);
     await logShows(deploymentId, new RegExp(runMark));
     await rig.controlPlane.stop("SIGKILL");
     await rig.controlPlane.start();
@@ -152,5 +154,9 @@ describe("a build on a build server under a kill -9 of the control plane", () =>
     }
     // The control plane runs the build again after its restart: the user asked for version 2.
     expect(row).toMatchObject({ status: "done", errorMessage: null });
+    const log = await rig.api.followDeploymentLog(deploymentId);
+    expect(log.lines.join("\n")).toContain(
+      "The control plane restarted before this deployment reached its service",
+    );
   }, 150_000);
 });

@@ -171,5 +171,9 @@ describe("a volume restore under a kill -9 of the control plane", () => {
       errorMessage: null,
     });
     expect(now).toBe(contents.A);
+    const log = await rig.api.followDeploymentLog(deploymentId);
+    expect(log.lines.join("\n")).toContain(
+      "The control plane restarted during this deployment: it runs again",
+    );
   }, 150_000);
 });
