@@ -216,6 +216,35 @@ export class DeployFaultRig {
     return deploymentId;
   }
 
+  /** Another server (`serverType`) with its own enrolled agent process, killed at close. */
+  async enrollAgent(
+    name: string,
+    serverType: "build" | "deploy",
+  ): Promise<{ serverId: string; agent: AgentProcess }> {
+    const server = await this.api.mutateOk("server.create", {
+      name,
+      serverType,
+      ipAddress: "127.0.0.1",
+      port: 22,
+      username: "root",
+    });
+    const enrollment = await this.api.mutateOk("server.enrollmentCommand", { serverId: server.serverId });
+    const stateDir = await mkdtemp(path.join(tmpdir(), `faults-${name}-agent-`));
+    this.cleanups.push(() => rm(stateDir, { recursive: true, force: true }));
+    const agent = startAgentProcess({
+      stateDir,
+      controlPlaneUrl: this.controlPlane.url,
+      enrollmentToken: enrollment.token,
+      heartbeatIntervalMs: 1000,
+    });
+    this.cleanups.push(() => killAgentProcess(agent));
+    await this.until(`the ${name} agent online`, async () => {
+      const one = await this.api.queryOk("server.one", { serverId: server.serverId });
+      return one.serverStatus === "active" && one.online;
+    });
+    return { serverId: server.serverId, agent };
+  }
+
   async killAgent(): Promise<void> {
     await killAgentProcess(this.agent, "SIGKILL");
   }

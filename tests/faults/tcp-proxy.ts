@@ -4,7 +4,8 @@
  * refused, as from a stopped server) and destroys every open connection (the server "went
  * away"); `restore()` listens again on the same port. `hold()` keeps the bytes clients send from
  * reaching the server (they are dropped at the next cut), so a test can cut while a query is
- * provably in flight.
+ * provably in flight. `stallAfter(bytes)` lets that many bytes of the servers' answers through
+ * and then holds the rest (a download provably half-way) until `release()`.
  */
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
@@ -16,6 +17,9 @@ export class TcpProxy {
   /** Client chunks kept back since hold(). */
   private held = 0;
   private target: { host: string; port: number } | undefined;
+  /** Server bytes still let through before the answers stall; undefined: not stalling. */
+  private allowance: number | undefined;
+  private readonly stalled: Array<() => void> = [];
 
   private constructor(readonly port: number) {}
 
@@ -52,6 +56,22 @@ export class TcpProxy {
     this.held = 0;
   }
 
+  /** Lets `bytes` more bytes of the servers' answers through, then holds the rest. */
+  stallAfter(bytes: number): void {
+    this.allowance = bytes;
+  }
+
+  /** True once an answer is held by stallAfter. */
+  get stalling(): boolean {
+    return this.stalled.length > 0;
+  }
+
+  /** Lets the held answers go on. */
+  release(): void {
+    this.allowance = undefined;
+    for (const resume of this.stalled.splice(0)) resume();
+  }
+
   async cut(): Promise<void> {
     const server = this.server;
     this.server = undefined;
@@ -59,6 +79,8 @@ export class TcpProxy {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
     this.holding = false;
+    this.allowance = undefined;
+    this.stalled.length = 0;
     await closed;
   }
 
@@ -98,6 +120,17 @@ export class TcpProxy {
       if (this.holding) this.held++;
       else upstream.write(chunk);
     });
-    upstream.on("data", (chunk) => client.write(chunk));
+    upstream.on("data", (chunk: Buffer) => {
+      if (this.allowance === undefined) return void client.write(chunk);
+      const passed = chunk.subarray(0, Math.max(0, this.allowance));
+      this.allowance -= passed.length;
+      if (passed.length > 0) client.write(passed);
+      if (passed.length === chunk.length) return;
+      upstream.pause();
+      this.stalled.push(() => {
+        client.write(chunk.subarray(passed.length));
+        upstream.resume();
+      });
+    });
   }
 }

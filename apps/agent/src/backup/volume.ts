@@ -10,12 +10,18 @@
  *   nothing written to the server's disk; the upload is completed only once the archive was
  *   read whole (and, with stopService, the services were scaled back), otherwise aborted, so a
  *   failed, cancelled or killed run never leaves an object that looks complete;
+ * - restore: the archive is downloaded whole and checked before the volume is written (a
+ *   failed or cancelled download changes nothing), and the write is not cut by a cancel;
  * - stopService: the owner's Swarm services mounting the volume are scaled to 0 while it is read
  *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL meanwhile, so an agent
  *   killed in between scales it back when it starts (restartServicesStoppedForVolumes).
  */
 import { randomBytes } from "node:crypto";
-import { PassThrough, pipeline, Readable } from "node:stream";
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import path from "node:path";
+import { PassThrough, pipeline, Readable, Writable } from "node:stream";
+import { pipeline as pipelineAsync } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
 import {
   assertValidName,
@@ -289,68 +295,84 @@ export async function backupVolume(
   }
 }
 
+/**
+ * The archive `key` downloaded whole into `file`, its gzip read to its end (checksum included):
+ * nothing is written into a volume from a download that could still fail half-way.
+ */
+async function downloadWhole(
+  storage: ObjectStorage,
+  key: string,
+  file: string,
+  signal: AbortSignal,
+): Promise<number> {
+  try {
+    const download = await downloadObject(storage, key, signal);
+    await pipelineAsync(download.body, createWriteStream(file), { signal });
+    await pipelineAsync(
+      createReadStream(file),
+      createGunzip(),
+      new Writable({ write: (_chunk, _encoding, callback) => callback() }),
+      { signal },
+    );
+    return download.size;
+  } catch (error) {
+    throwIfCancelled(signal);
+    throw new CommandError("FAILED", `the backup ${key} could not be read: ${describeStorageError(error)}`);
+  }
+}
+
+/**
+ * Restores an archive into a volume. The archive is downloaded whole and checked first (a
+ * cancel or a failed download leaves the volume as it was); only then are the services using it
+ * stopped and the archive written, and from there a cancel waits for the write's end: a volume
+ * holds its old content or the archive's, never part of it.
+ */
 export async function restoreVolume(
   docker: Docker,
   command: RestoreVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
+  spoolDirectory: string,
 ): Promise<RestoreVolumeResult> {
   const storage = checkStorage(command.storage, command.key);
   const owner = checkOwner(command.owner);
   const volumeName = assertValidName(command.volumeName, "volumeName");
   const labels = await volumeLabels(docker, volumeName);
   if (labels) refuseForeign(volumeName, labels, owner);
-  else {
-    await docker.createVolume({ Name: volumeName, Labels: ownershipLabels(owner) });
-    log.line(`Created the volume ${volumeName}`);
-  }
-  let download: Awaited<ReturnType<typeof downloadObject>>;
+  await mkdir(spoolDirectory, { recursive: true, mode: 0o700 });
+  const spool = await mkdtemp(path.join(spoolDirectory, "restore-"));
   try {
-    download = await downloadObject(storage, command.key, signal);
-  } catch (error) {
-    throw new CommandError(
-      "FAILED",
-      `the backup ${command.key} could not be read: ${describeStorageError(error)}`,
-    );
-  }
-  const helper = await helperContainer(docker, volumeName, owner, command.jobId, false);
-  const stopped = await stopUsers(docker, volumeName, owner, log, signal).catch(async (error) => {
-    download.body.destroy();
-    await helper.remove({ force: true }).catch(() => {});
-    throw error;
-  });
-  try {
-    log.line(`Restoring ${command.key} (${download.size} bytes) into ${volumeName}`);
-    const tar = new PassThrough();
-    let streamError: Error | undefined;
-    pipeline(download.body, createGunzip(), tar, (error) => {
-      if (error) streamError = error;
-    });
-    const onAbort = () => download.body.destroy(new Error("cancelled"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      // The archive's entries are volume/...: extracted at / of the helper, they land in the volume.
-      await helper.putArchive(tar as never, { path: "/" });
-    } catch (error) {
-      throwIfCancelled(signal);
-      throw new CommandError(
-        "FAILED",
-        `the archive could not be written into ${volumeName}: ${(error as Error).message}`,
-      );
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
+    const file = path.join(spool, "archive.tar.gz");
+    log.line(`Downloading ${command.key}`);
+    const size = await downloadWhole(storage, command.key, file, signal);
     throwIfCancelled(signal);
-    if (streamError)
-      throw new CommandError("FAILED", `the backup could not be read whole: ${streamError.message}`);
-    log.line("Restore done");
-    return {
-      sizeBytes: download.size,
-      created: !labels,
-      stoppedServices: stopped.map((service) => service.name),
-    };
+    if (!labels) {
+      await docker.createVolume({ Name: volumeName, Labels: ownershipLabels(owner) });
+      log.line(`Created the volume ${volumeName}`);
+    }
+    const helper = await helperContainer(docker, volumeName, owner, command.jobId, false);
+    const stopped = await stopUsers(docker, volumeName, owner, log, signal).catch(async (error) => {
+      await helper.remove({ force: true }).catch(() => {});
+      throw error;
+    });
+    try {
+      log.line(`Restoring ${command.key} (${size} bytes) into ${volumeName}`);
+      try {
+        // The archive's entries are volume/...: extracted at / of the helper, they land in the volume.
+        await helper.putArchive(createReadStream(file).pipe(createGunzip()) as never, { path: "/" });
+      } catch (error) {
+        throw new CommandError(
+          "FAILED",
+          `the archive could not be written into ${volumeName}: ${(error as Error).message}`,
+        );
+      }
+      log.line("Restore done");
+      return { sizeBytes: size, created: !labels, stoppedServices: stopped.map((service) => service.name) };
+    } finally {
+      await startAllAgain(docker, stopped, log).catch((error: Error) => log.line(error.message));
+      await helper.remove({ force: true }).catch(() => {});
+    }
   } finally {
-    await startAllAgain(docker, stopped, log).catch((error: Error) => log.line(error.message));
-    await helper.remove({ force: true }).catch(() => {});
+    await rm(spool, { recursive: true, force: true });
   }
 }

@@ -397,7 +397,13 @@ export class Deployer {
   restoreVolume(command: RestoreVolumeCommand): Promise<RestoreVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
     return this.runJob(command.jobId, log, (signal) =>
-      restoreVolume(this.options.docker, command, log, signal),
+      restoreVolume(
+        this.options.docker,
+        command,
+        log,
+        signal,
+        path.join(this.options.mainDirectory, "restores"),
+      ),
     );
   }
 

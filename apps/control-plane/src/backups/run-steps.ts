@@ -66,7 +66,8 @@ export function runLog(run: DeploymentRun) {
 /**
  * Runs the agent job `<deploymentId>-<step>` of the run, its log forwarded, followed by
  * observation: a job the agent no longer knows (it restarted mid-job) fails the run rather than
- * running twice, since its upload was never completed.
+ * running twice, since its upload was never completed; unless `resend` (a job that does the
+ * same whenever it runs), which is sent again.
  */
 export async function followRunJob<T>(
   context: {
@@ -77,6 +78,7 @@ export async function followRunJob<T>(
   },
   step: string,
   send: (jobId: string) => Promise<T>,
+  options: { resend: boolean } = { resend: false },
 ): Promise<T> {
   const { services, run, serverId, log } = context;
   const jobId = `${run.deploymentId}-${step}`;
@@ -90,7 +92,7 @@ export async function followRunJob<T>(
         serverId,
         jobId,
         send: (attempt) =>
-          attempt === 0
+          attempt === 0 || options.resend
             ? send(jobId)
             : Promise.reject(
                 new Error(

@@ -40,6 +40,8 @@ let browser: Browser;
 let mainDirectory: string;
 const appNames: string[] = [];
 const stacks: string[] = [];
+/** Database services the test deployed (saving an external port redeploys): removed with their data volume. */
+const databases: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
@@ -59,7 +61,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
-  await removeDeployedApps(appNames);
+  await removeDeployedApps([...appNames, ...databases]);
+  for (const name of databases) {
+    // The volume is in use until the service's task has stopped.
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
+        () => true,
+        (error) => /no such volume/i.test(String(error)),
+      );
+      if (removed) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
   for (const name of stacks) {
     const containers = await dockerCli([
       "ps",
@@ -262,6 +275,7 @@ describe("the dashboard in headless chromium", () => {
       .select("appName")
       .where("name", "=", "Orders")
       .executeTakeFirstOrThrow();
+    databases.push(database.appName);
     expect(url).toMatch(new RegExp(`^postgresql://app:[A-Za-z0-9]{24}@${database.appName}:5432/app$`));
     await step(page, "database");
     const externalPort = await freePort();

@@ -14,7 +14,11 @@ import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
 import { failInterruptedWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import { failInterruptedScheduleRun } from "../schedules/runs.ts";
-import { failInterruptedVolumeRun, isVolumeRunKind } from "../volume-backups/volume-backups.ts";
+import {
+  cancelVolumeJob,
+  failInterruptedVolumeRun,
+  isVolumeRunKind,
+} from "../volume-backups/volume-backups.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
@@ -91,10 +95,14 @@ export class DeploymentRecovery {
         }
         continue;
       }
-      // Nor is a volume run (volume-backups/): a service it stopped is scaled back by the agent.
+      // Nor is a volume backup run (volume-backups/): a service it stopped is scaled back by the
+      // agent. A restore runs again (it writes the same archive), its old agent job cancelled.
       if (isVolumeRunKind(row.kind)) {
         try {
-          await failInterruptedVolumeRun(services, row);
+          if (row.kind === "volumeRestore") {
+            await cancelVolumeJob(services, row);
+            await this.runAgain(row);
+          } else await failInterruptedVolumeRun(services, row);
         } finally {
           await this.leases.release(row.deploymentId);
         }

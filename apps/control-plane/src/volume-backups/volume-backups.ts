@@ -5,9 +5,12 @@
  * with turnOff, the service scaled to 0 only while the volume is read (the agent's
  * backupVolume). Runs are deployments of the service of kind volumeBackup or volumeRestore,
  * claimed, leased, logged and settled by the worker like every deployment; their settle leaves
- * the service's status alone and records a volumeBackup event with the outcome. A run the
- * control plane left running fails at its next start (never run again); a run whose agent was
- * killed fails when the agent no longer knows its job (followAgentJob).
+ * the service's status alone and records a volumeBackup event with the outcome. A backup run
+ * the control plane left running fails at its next start (never run again); a backup run whose
+ * agent was killed fails when the agent no longer knows its job (followAgentJob). A restore
+ * writes the same archive into the same volume whenever it runs: left running by a stopped
+ * control plane, it runs again once its agent job ended; lost by a restarted agent, it is sent
+ * again (the agent writes a volume only from a whole archive, backup/volume.ts).
  *
  * Whose volume: the name must be the service's own (one of its volume mounts, a database's data
  * volume, or a compose stack's `<appName>_<name>` volume) and the agent refuses a volume whose
@@ -397,8 +400,17 @@ export function volumeRunTarget(base: DeploymentTarget, kind: DeploymentKind): D
   };
 }
 
+/** Cancels the agent job of a volume run where it still runs (a restore's write is not cut). */
+export async function cancelVolumeJob(
+  services: ServiceContext,
+  row: { deploymentId: string; serverId: string | null },
+): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  await services.agents.client.cancelJob(serverId, `${row.deploymentId}-volume`, 2000).catch(() => {});
+}
+
 /**
- * A volume run a stopped control plane left running fails (never run again): its agent job is
+ * A volume backup run a stopped control plane left running fails (never run again): its agent job is
  * cancelled where it still runs (the agent scales a stopped service back as the job ends), the
  * object a backup run was writing is deleted if the agent still completed it, and its end is
  * stored with its volumeBackup event.
@@ -414,8 +426,7 @@ export async function failInterruptedVolumeRun(
     serverId: string | null;
   },
 ): Promise<void> {
-  const serverId = row.serverId ?? LOCAL_SERVER_ID;
-  await services.agents.client.cancelJob(serverId, `${row.deploymentId}-volume`, 2000).catch(() => {});
+  await cancelVolumeJob(services, row);
   const target = await loadDeploymentTarget(services, row);
   if (row.kind === "volumeBackup") {
     await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
@@ -493,12 +504,17 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
     }
     const key = deployment.backupFile ?? "";
     log(`Restoring ${key} from ${destination.name} into the volume ${volumeName}`);
-    const result = await followRunJob(context, "volume", (jobId) =>
-      services.agents.client.restoreVolume(
-        serverId,
-        { jobId, logStreamId: jobId, volumeName, owner, storage, key },
-        JOB_TIMEOUT_MS,
-      ),
+    // A restore writes the same archive whenever it runs: a restarted agent that lost it is sent it again.
+    const result = await followRunJob(
+      context,
+      "volume",
+      (jobId) =>
+        services.agents.client.restoreVolume(
+          serverId,
+          { jobId, logStreamId: jobId, volumeName, owner, storage, key },
+          JOB_TIMEOUT_MS,
+        ),
+      { resend: true },
     );
     await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
     log(`Restored ${key} into ${volumeName}${result.created ? " (created)" : ""}`);
