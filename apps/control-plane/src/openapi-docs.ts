@@ -307,7 +307,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "server.one": {
     description:
-      "A server with its status, whether its agent is connected, and the output of its last setup.",
+      "A server with its status, whether its agent is connected, the output of its last setup, and `metricsConfig` (as server.setupMonitoring kept it; null until then), whose token only the organization's owner and administrators see (`[redacted]` for members).",
   },
   "server.all": {
     description:

@@ -1,7 +1,7 @@
 /**
  * The organization's pages: members and invitations (administrators), the caller's API keys
  * (a new key is shown once), and the instance settings (administrators only; the page is not
- * offered to members).
+ * offered to members): domain, daily cleanup, Traefik (dashboard, traefik.yml), monitoring.
  */
 import { useState } from "preact/hooks";
 import { mutate, query, type User } from "./api.ts";
@@ -217,6 +217,7 @@ interface WebServerSettings {
   enableDockerCleanup: boolean;
   traefikImage: string;
   wildcardDomain: string;
+  enableDashboard: boolean;
 }
 
 function DomainForm({ settings, onSaved }: { settings: WebServerSettings; onSaved: () => void }) {
@@ -307,6 +308,83 @@ function ProxyAndCleanup({ settings, onSaved }: { settings: WebServerSettings; o
   );
 }
 
+/**
+ * This machine's Traefik: its dashboard (settings.toggleDashboard) and its static configuration,
+ * traefik.yml, edited as text (settings.readTraefikConfig / updateTraefikConfig, which refuses
+ * YAML Traefik would not start with: its message is shown).
+ */
+function Traefik({ settings, onSaved }: { settings: WebServerSettings; onSaved: () => void }) {
+  const [dashboard, setDashboard] = useState(settings.enableDashboard);
+  const [message, setMessage] = useState("");
+  const file = useLoad(() => query<string>("settings.readTraefikConfig"), "traefik-config");
+  const [text, setText] = useState<string>();
+  const [fileMessage, setFileMessage] = useState("");
+  const toggle = useSubmit(async () => {
+    setMessage("");
+    await mutate("settings.toggleDashboard", { enableDashboard: dashboard });
+    setMessage(dashboard ? "Traefik dashboard on (port 8080)." : "Traefik dashboard off.");
+    // The toggle rewrites traefik.yml: show the file as it is now.
+    setText(undefined);
+    file.reload();
+    onSaved();
+  });
+  const save = useSubmit(async () => {
+    setFileMessage("");
+    await mutate("settings.updateTraefikConfig", { traefikConfig: text ?? file.data ?? "" });
+    setFileMessage("traefik.yml saved; the proxy restarts with it.");
+    setText(undefined);
+    file.reload();
+  });
+  return (
+    <section class="card" aria-labelledby="traefik-title">
+      <h2 id="traefik-title">Traefik</h2>
+      <form onSubmit={toggle.onSubmit} class="inline" aria-label="Traefik dashboard">
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={dashboard}
+            onChange={(e) => setDashboard(e.currentTarget.checked)}
+          />{" "}
+          Traefik dashboard (port 8080)
+        </label>
+        <button type="submit" disabled={toggle.busy}>
+          Save Traefik dashboard
+        </button>
+        <span role="status">{message}</span>
+        <ErrorText error={toggle.error} />
+      </form>
+      <form onSubmit={save.onSubmit} aria-label="Traefik configuration">
+        <label>
+          traefik.yml (static configuration)
+          <textarea
+            rows={16}
+            spellcheck={false}
+            value={text ?? file.data ?? ""}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+        </label>
+        <div class="row">
+          <button type="submit" disabled={save.busy || file.loading}>
+            Save traefik.yml
+          </button>
+          <button
+            type="button"
+            class="ghost"
+            onClick={() => {
+              setText(undefined);
+              file.reload();
+            }}
+          >
+            Read traefik.yml again
+          </button>
+          <span role="status">{fileMessage}</span>
+        </div>
+        <ErrorText error={save.error ?? file.error} />
+      </form>
+    </section>
+  );
+}
+
 /** This machine's monitoring: refresh rates, thresholds, where alerts go, which services. */
 function MonitoringForm() {
   const current = useLoad(() => query<MetricsToken>("user.getMetricsToken"), "monitoring");
@@ -335,6 +413,7 @@ export function SettingsPage() {
           </p>
           <DomainForm settings={s} onSaved={settings.reload} />
           <ProxyAndCleanup settings={s} onSaved={settings.reload} />
+          <Traefik settings={s} onSaved={settings.reload} />
         </>
       )}
       <MonitoringForm />

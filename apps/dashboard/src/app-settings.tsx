@@ -8,7 +8,7 @@ import { useState } from "preact/hooks";
 import { type Application, mutate, query } from "./api.ts";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
-export interface ApplicationSettings extends Application {
+export interface ApplicationSettings extends Application, SwarmFields {
   customGitUrl: string | null;
   customGitBranch: string | null;
   customGitBuildPath: string | null;
@@ -214,11 +214,184 @@ function BasicAuth({ app, onSaved }: { app: ApplicationSettings; onSaved: () => 
   );
 }
 
+type Json = Record<string, unknown>;
+
+/** The Swarm fields of application.update as application.one answers them (Docker's names). */
+interface SwarmFields {
+  healthCheckSwarm: {
+    Test?: string[];
+    Interval?: number;
+    Timeout?: number;
+    StartPeriod?: number;
+    Retries?: number;
+  } | null;
+  restartPolicySwarm: { Condition?: string; Delay?: number; MaxAttempts?: number; Window?: number } | null;
+  placementSwarm: (Json & { Constraints?: string[] }) | null;
+  updateConfigSwarm: UpdateConfig | null;
+  rollbackConfigSwarm: UpdateConfig | null;
+  modeSwarm: Json | null;
+  labelsSwarm: Record<string, string> | null;
+  networkSwarm: { Target?: string; Aliases?: string[] }[] | null;
+  stopGracePeriodSwarm: number | null;
+  endpointSpecSwarm: {
+    Mode?: string;
+    Ports?: { Protocol?: string; TargetPort?: number; PublishedPort?: number; PublishMode?: string }[];
+  } | null;
+  ulimitsSwarm: Json[] | null;
+}
+interface UpdateConfig {
+  Parallelism: number;
+  Delay?: number;
+  FailureAction?: string;
+  Monitor?: number;
+  MaxFailureRatio?: number;
+  Order: string;
+}
+
+// Docker takes durations in nanoseconds; the forms show seconds.
+const seconds = (ns: number | undefined | null) => (ns == null ? "" : String(ns / 1e9));
+const nanos = (text: string) => (text.trim() === "" ? undefined : Math.round(Number(text) * 1e9));
+const count = (text: string) => (text.trim() === "" ? undefined : Number(text));
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+/** The object without its undefined members, or null when none is left. */
+function compact<T extends Json>(value: T): T | null {
+  const kept = Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+  return Object.keys(kept).length > 0 ? (kept as T) : null;
+}
+
+function Field({
+  label,
+  value,
+  set,
+  type = "text",
+}: {
+  label: string;
+  value: string;
+  set: (value: string) => void;
+  type?: "text" | "number";
+}) {
+  const onInput = (e: { currentTarget: HTMLInputElement }) => set(e.currentTarget.value);
+  return (
+    <label>
+      {label}
+      <input type={type as "number"} min={0} step="any" value={value} onInput={onInput} />
+    </label>
+  );
+}
+
+function Choice({
+  label,
+  value,
+  set,
+  options,
+}: {
+  label: string;
+  value: string;
+  set: (value: string) => void;
+  options: string[];
+}) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => set(e.currentTarget.value)}>
+        {options.map((option) => (
+          <option key={option} value={option}>
+            {option || "(Docker's default)"}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** An update or rollback config: its fields as text, and the object they make (null when empty). */
+function useUpdateConfig(stored: UpdateConfig | null) {
+  const [parallelism, setParallelism] = useState(stored ? String(stored.Parallelism) : "");
+  const [delay, setDelay] = useState(seconds(stored?.Delay));
+  const [order, setOrder] = useState(stored?.Order ?? "stop-first");
+  const [failureAction, setFailureAction] = useState(stored?.FailureAction ?? "");
+  const value = (): UpdateConfig | null =>
+    parallelism.trim() === ""
+      ? null
+      : {
+          ...stored,
+          Parallelism: Number(parallelism),
+          Delay: nanos(delay),
+          Order: order,
+          FailureAction: failureAction || undefined,
+        };
+  const fields = (name: string) => (
+    <fieldset>
+      <legend>{name} (empty parallelism: Docker's default)</legend>
+      <Field label={`${name}: parallelism`} type="number" value={parallelism} set={setParallelism} />
+      <Field label={`${name}: delay (seconds)`} type="number" value={delay} set={setDelay} />
+      <Choice label={`${name}: order`} value={order} set={setOrder} options={["stop-first", "start-first"]} />
+      <Choice
+        label={`${name}: on failure`}
+        value={failureAction}
+        set={setFailureAction}
+        options={["", "pause", "continue", "rollback"]}
+      />
+    </fieldset>
+  );
+  return { value, fields };
+}
+
+/**
+ * Swarm settings as forms (application.update's *Swarm fields): what they do not show of a stored
+ * value is kept, and the rest (ulimitsSwarm, placement preferences…) is edited as JSON.
+ */
 function Swarm({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void }) {
   const [replicas, setReplicas] = useState(String(app.replicas));
-  const [advanced, setAdvanced] = useState("");
+  const health = app.healthCheckSwarm;
+  const [healthTest, setHealthTest] = useState(
+    health?.Test
+      ? health.Test[0] === "CMD-SHELL"
+        ? (health.Test[1] ?? "")
+        : health.Test.slice(1).join(" ")
+      : "",
+  );
+  const [healthInterval, setHealthInterval] = useState(seconds(health?.Interval));
+  const [healthTimeout, setHealthTimeout] = useState(seconds(health?.Timeout));
+  const [healthStart, setHealthStart] = useState(seconds(health?.StartPeriod));
+  const [healthRetries, setHealthRetries] = useState(health?.Retries == null ? "" : String(health.Retries));
+  const restart = app.restartPolicySwarm;
+  const [restartCondition, setRestartCondition] = useState(restart?.Condition ?? "");
+  const [restartDelay, setRestartDelay] = useState(seconds(restart?.Delay));
+  const [restartAttempts, setRestartAttempts] = useState(
+    restart?.MaxAttempts == null ? "" : String(restart.MaxAttempts),
+  );
+  const [constraints, setConstraints] = useState((app.placementSwarm?.Constraints ?? []).join("\n"));
+  const [mode, setMode] = useState(app.modeSwarm && "Global" in app.modeSwarm ? "global" : "replicated");
+  const [labels, setLabels] = useState(
+    Object.entries(app.labelsSwarm ?? {})
+      .map(([key, value]) => `${key}=${value}`)
+      .join("\n"),
+  );
+  const [networks, setNetworks] = useState(
+    (app.networkSwarm ?? []).map((n) => `${n.Target ?? ""}: ${(n.Aliases ?? []).join(", ")}`).join("\n"),
+  );
+  const [grace, setGrace] = useState(seconds(app.stopGracePeriodSwarm));
+  const [endpointMode, setEndpointMode] = useState(app.endpointSpecSwarm?.Mode ?? "");
+  const [endpointPorts, setEndpointPorts] = useState(
+    (app.endpointSpecSwarm?.Ports ?? [])
+      .map(
+        (p) =>
+          `${p.PublishedPort ?? ""}:${p.TargetPort ?? ""}/${p.Protocol ?? "tcp"} ${p.PublishMode ?? "ingress"}`,
+      )
+      .join("\n"),
+  );
+  const update = useUpdateConfig(app.updateConfigSwarm);
+  const rollback = useUpdateConfig(app.rollbackConfigSwarm);
+  const [advanced, setAdvanced] = useState(
+    app.ulimitsSwarm ? JSON.stringify({ ulimitsSwarm: app.ulimitsSwarm }) : "",
+  );
   const save = useSave(async () => {
-    let extra: Record<string, unknown> = {};
+    let extra: Json = {};
     if (advanced.trim()) {
       try {
         extra = JSON.parse(advanced);
@@ -226,14 +399,68 @@ function Swarm({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void
         throw new Error("The other Swarm settings must be a JSON object");
       }
     }
+    const ports = lines(endpointPorts).map((line) => {
+      const match = /^(\d*):(\d+)(?:\/(tcp|udp))?(?:\s+(ingress|host))?$/.exec(line);
+      if (!match)
+        throw new Error(
+          `Endpoint port "${line}": write published:target/protocol mode, e.g. 8080:80/tcp ingress`,
+        );
+      return compact({
+        PublishedPort: count(match[1] ?? ""),
+        TargetPort: Number(match[2]),
+        Protocol: match[3] ?? "tcp",
+        PublishMode: match[4] ?? "ingress",
+      });
+    });
+    const labelEntries = lines(labels).map((line) => {
+      const at = line.indexOf("=");
+      if (at < 1) throw new Error(`Label "${line}": write key=value`);
+      return [line.slice(0, at).trim(), line.slice(at + 1).trim()];
+    });
+    const placement = { ...app.placementSwarm, Constraints: lines(constraints) };
+    if (placement.Constraints.length === 0) delete (placement as Json).Constraints;
     await mutate("application.update", {
       applicationId: app.applicationId,
       replicas: Number(replicas),
+      healthCheckSwarm: compact({
+        ...health,
+        Test: healthTest.trim() ? ["CMD-SHELL", healthTest.trim()] : undefined,
+        Interval: nanos(healthInterval),
+        Timeout: nanos(healthTimeout),
+        StartPeriod: nanos(healthStart),
+        Retries: count(healthRetries),
+      }),
+      restartPolicySwarm: compact({
+        ...restart,
+        Condition: restartCondition || undefined,
+        Delay: nanos(restartDelay),
+        MaxAttempts: count(restartAttempts),
+      }),
+      placementSwarm: compact(placement),
+      modeSwarm: mode === "global" ? { Global: {} } : null,
+      labelsSwarm: labelEntries.length > 0 ? Object.fromEntries(labelEntries) : null,
+      networkSwarm:
+        lines(networks).length > 0
+          ? lines(networks).map((line) => {
+              const [target = "", aliases = ""] = line.split(":");
+              return compact({
+                Target: target.trim() || undefined,
+                Aliases: aliases.trim() ? aliases.split(/[\s,]+/).filter(Boolean) : undefined,
+              });
+            })
+          : null,
+      stopGracePeriodSwarm: nanos(grace) ?? null,
+      endpointSpecSwarm: compact({
+        Mode: endpointMode || undefined,
+        Ports: ports.length > 0 ? ports : undefined,
+      }),
+      updateConfigSwarm: update.value(),
+      rollbackConfigSwarm: rollback.value(),
       ...extra,
     });
   }, onSaved);
   return (
-    <form onSubmit={save.onSubmit} class="card inline" aria-labelledby="swarm-title">
+    <form onSubmit={save.onSubmit} class="card inline swarm" aria-labelledby="swarm-title">
       <h2 id="swarm-title">Swarm settings</h2>
       <label>
         Replicas
@@ -246,8 +473,93 @@ function Swarm({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void
           onInput={(e) => setReplicas(e.currentTarget.value)}
         />
       </label>
+      <Choice label="Service mode" value={mode} set={setMode} options={["replicated", "global"]} />
+      <fieldset>
+        <legend>Health check</legend>
+        <Field label="Health check command (run by a shell)" value={healthTest} set={setHealthTest} />
+        <Field
+          label="Health check interval (seconds)"
+          type="number"
+          value={healthInterval}
+          set={setHealthInterval}
+        />
+        <Field
+          label="Health check timeout (seconds)"
+          type="number"
+          value={healthTimeout}
+          set={setHealthTimeout}
+        />
+        <Field
+          label="Health check start period (seconds)"
+          type="number"
+          value={healthStart}
+          set={setHealthStart}
+        />
+        <Field label="Health check retries" type="number" value={healthRetries} set={setHealthRetries} />
+      </fieldset>
+      <fieldset>
+        <legend>Restart policy</legend>
+        <Choice
+          label="Restart condition"
+          value={restartCondition}
+          set={setRestartCondition}
+          options={["", "any", "on-failure", "none"]}
+        />
+        <Field label="Restart delay (seconds)" type="number" value={restartDelay} set={setRestartDelay} />
+        <Field
+          label="Restart attempts at most"
+          type="number"
+          value={restartAttempts}
+          set={setRestartAttempts}
+        />
+      </fieldset>
+      {update.fields("Update")}
+      {rollback.fields("Rollback")}
       <label>
-        Other Swarm settings, JSON (restartPolicySwarm, placementSwarm, labelsSwarm…)
+        Placement constraints (one a line, e.g. node.role==manager)
+        <textarea
+          rows={2}
+          spellcheck={false}
+          value={constraints}
+          onInput={(e) => setConstraints(e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Service labels (key=value, one a line)
+        <textarea
+          rows={2}
+          spellcheck={false}
+          value={labels}
+          onInput={(e) => setLabels(e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Networks and aliases (network: alias, alias — one a line)
+        <textarea
+          rows={2}
+          spellcheck={false}
+          value={networks}
+          onInput={(e) => setNetworks(e.currentTarget.value)}
+        />
+      </label>
+      <Field label="Stop grace period (seconds)" type="number" value={grace} set={setGrace} />
+      <Choice
+        label="Endpoint mode"
+        value={endpointMode}
+        set={setEndpointMode}
+        options={["", "vip", "dnsrr"]}
+      />
+      <label>
+        Endpoint ports (published:target/protocol mode, one a line, e.g. 8080:80/tcp ingress)
+        <textarea
+          rows={2}
+          spellcheck={false}
+          value={endpointPorts}
+          onInput={(e) => setEndpointPorts(e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Other Swarm settings, JSON (ulimitsSwarm, placementSwarm preferences…; applied over the fields above)
         <textarea
           rows={3}
           spellcheck={false}

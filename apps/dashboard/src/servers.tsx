@@ -2,8 +2,9 @@
  * Servers: the organization's servers (add one: its bootstrap command, or the set-up over SSH
  * with its log; validation and security audit), and metrics graphs (uPlot) of this machine and
  * of a service's containers, read through server.getServerMetrics from the agent's /metrics with
- * the monitoring token (user.getMetricsToken answers it to instance administrators only); the
- * thresholds in force, and a Docker cleanup now.
+ * the monitoring token (user.getMetricsToken answers it to instance administrators only; server.one
+ * a remote server's to the organization's administrators); the thresholds in force, and a Docker
+ * cleanup now, of this machine or of a remote server.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
@@ -23,6 +24,9 @@ export interface MetricsConfig {
   };
   containers: { refreshRate: number; services?: { include?: string[]; exclude?: string[] } };
 }
+
+/** What server.one shows members in place of the monitoring token. */
+const REDACTED = "[redacted]";
 
 export interface MetricsToken {
   serverIp: string | null;
@@ -221,8 +225,14 @@ function ServerItem({
       onChanged();
     }
   });
-  // The monitoring set up from this page (the API does not answer a server's configuration back).
-  const [monitored, setMonitored] = useState<MetricsConfig>();
+  // Its monitoring as server.one answers it (the token `[redacted]` for members), or as just saved.
+  const detail = useLoad(
+    () => query<{ metricsConfig: MetricsConfig | null }>("server.one", { serverId: server.serverId }),
+    `server-${server.serverId}`,
+  );
+  const [saved, setSaved] = useState<MetricsConfig>();
+  const monitored = saved ?? detail.data?.metricsConfig ?? undefined;
+  const readable = monitored !== undefined && monitored.server.token !== REDACTED;
   const titleId = `server-${server.serverId}`;
   const host = server.ipAddress.includes(":") ? `[${server.ipAddress}]` : server.ipAddress;
   return (
@@ -269,7 +279,7 @@ function ServerItem({
           </div>
         </>
       )}
-      {administers && (
+      {administers && detail.data && (
         <details>
           <summary>Monitoring of {server.name}</summary>
           <MonitoringFields
@@ -281,11 +291,16 @@ function ServerItem({
                 metricsConfig,
               })
             }
-            onSaved={setMonitored}
+            onSaved={setSaved}
           />
         </details>
       )}
-      {monitored && (
+      {administers && <Cleanup server={server} />}
+      <ErrorText error={detail.error} />
+      {monitored && !readable && (
+        <p class="muted">Monitoring is set up; its graph is for the organization's administrators.</p>
+      )}
+      {monitored && readable && (
         <MetricsGraph
           url={`http://${host}:${monitored.server.port}/metrics`}
           token={monitored.server.token}
@@ -508,21 +523,45 @@ interface CleanupReport {
   containersDeleted: number;
   imagesDeleted: number;
   volumesDeleted: number;
+  scope: "server" | "organization";
 }
 
-function Cleanup() {
+/** settings.clean*: what each removes. */
+const CLEANUPS = [
+  ["cleanAll", "everything unused (stopped containers, unused images and volumes, build cache)"],
+  ["cleanStoppedContainers", "stopped containers"],
+  ["cleanUnusedImages", "unused images"],
+  ["cleanUnusedVolumes", "unused volumes"],
+  ["cleanDockerBuilder", "the build cache"],
+] as const;
+
+/** A Docker cleanup of this machine, or of `server` (settings.clean* with its serverId), and its answer. */
+function Cleanup({ server }: { server?: { serverId: string; name: string } }) {
+  const [kind, setKind] = useState<(typeof CLEANUPS)[number][0]>("cleanAll");
   const [report, setReport] = useState<CleanupReport>();
   const clean = useSubmit(async () => {
-    setReport(await mutate<CleanupReport>("settings.cleanAll", {}));
+    setReport(undefined);
+    setReport(await mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {}));
   });
+  const where = server ? server.name : "this machine";
   return (
     <div class="row">
+      <label>
+        What to clean on {where}
+        <select value={kind} onChange={(e) => setKind(e.currentTarget.value as typeof kind)}>
+          {CLEANUPS.map(([name, label]) => (
+            <option key={name} value={name}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
       <button type="button" class="ghost" disabled={clean.busy} onClick={clean.onSubmit}>
-        {clean.busy ? "Cleaning up…" : "Clean up Docker now"}
+        {clean.busy ? "Cleaning up…" : server ? `Clean up ${server.name} now` : "Clean up Docker now"}
       </button>
       <span role="status">
         {report
-          ? `Cleaned: ${(report.reclaimedBytes / 1048576).toFixed(1)} MB freed, ${report.containersDeleted} containers, ${report.imagesDeleted} images, ${report.volumesDeleted} volumes removed.`
+          ? `Cleaned: ${(report.reclaimedBytes / 1048576).toFixed(1)} MB freed, ${report.containersDeleted} containers, ${report.imagesDeleted} images, ${report.volumesDeleted} volumes removed${report.scope === "organization" ? " (only this organization's objects)" : ""}.`
           : ""}
       </span>
       <ErrorText error={clean.error} />

@@ -4,20 +4,24 @@
  * its bootstrap command, and the agent started with that command's token enrolls it (JWT NATS,
  * as in production); the page then shows the agent online and, on demand, the validation and
  * security audit as that server's agent answers them, and its monitoring (thresholds) set up
- * from the page with its CPU and memory graph. The set-up over SSH against a port where
- * nothing listens reports its failure with the set-up log. axe-core on every step.
+ * from the page with its CPU and memory graph, graphed again after a reload (server.one answers
+ * the configuration, its token to administrators only), and a cleanup of its stopped containers
+ * from its row, which removes only the organization's own (the page's user is not the instance
+ * administrator, so the shared engine is never pruned whole). The set-up over SSH against a port
+ * where nothing listens reports its failure with the set-up log. axe-core on every step.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { requireDocker } from "@platform/agent/testing/docker.ts";
+import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { type AgentProcess, killAgentProcess, listen, startAgentProcess } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
-import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { createOtherOrganization } from "../users/test-support.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
 
 let nats: JwtNats;
@@ -26,6 +30,8 @@ let http: { url: string; close(): Promise<void> };
 let browser: Browser;
 let agent: AgentProcess | undefined;
 let stateDir: string;
+let owner: Session & { organizationId: string };
+const containers: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
@@ -38,12 +44,16 @@ beforeAll(async () => {
     PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
   });
   http = await listen(platform);
+  // The instance administrator is someone else: owner@example.com's organization cleans only its own.
+  await platform.registerOwner("instance-admin@example.com");
+  owner = await createOtherOrganization(platform, "owner@example.com", "Edge organization");
   stateDir = await mkdtemp(path.join(tmpdir(), "dashboard-agent-"));
   browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await killAgentProcess(agent);
+  for (const name of containers) await dockerCli(["rm", "-f", name]).catch(() => {});
   await browser?.close();
   await http?.close();
   await platform?.close();
@@ -130,6 +140,67 @@ describe("the servers page in headless chromium", () => {
       .getByText(/^Now: CPU [\d.]+ %, Memory [\d.]+ %$/)
       .waitFor({ timeout: 30_000 });
     await step(page, "monitoring");
+
+    // server.one answers the configuration: its token to administrators, redacted to members.
+    const shown = await platform.query("server.one", { serverId: row.serverId }, { token: owner.token });
+    expect(shown.body.metricsConfig.server).toMatchObject({
+      refreshRate: 2,
+      thresholds: { cpu: 80, memory: 0 },
+    });
+    const metricsToken = shown.body.metricsConfig.server.token as string;
+    expect(metricsToken).toMatch(/^[0-9a-f]{48}$/);
+    const member = await platform.addMember(owner, "member");
+    const seen = await platform.query("server.one", { serverId: row.serverId }, { token: member.token });
+    expect(seen.body.metricsConfig.server.token).toBe("[redacted]");
+    expect(JSON.stringify(seen.body)).not.toContain(metricsToken);
+
+    // After a reload the page graphs the server again, from server.one's configuration.
+    await page.reload();
+    await item
+      .getByRole("figure", { name: "CPU and memory use of edge" })
+      .getByText(/^Now: CPU [\d.]+ %, Memory [\d.]+ %$/)
+      .waitFor({ timeout: 30_000 });
+    await item.locator("summary", { hasText: "Monitoring of edge" }).click();
+    expect(await monitoring.getByLabel("CPU threshold % (0: off)").inputValue()).toBe("80");
+    await step(page, "monitoring-reloaded");
+
+    // A cleanup of edge's stopped containers from its row: the organization's own go, another's stay.
+    const own = uniqueName("dash-cleanup-own");
+    const others = uniqueName("dash-cleanup-other");
+    containers.push(own, others);
+    await dockerCli([
+      "create",
+      "--name",
+      own,
+      "--label",
+      "platform.managed=true",
+      "--label",
+      `platform.organization=${owner.organizationId}`,
+      TEST_IMAGE,
+      "true",
+    ]);
+    await dockerCli([
+      "create",
+      "--name",
+      others,
+      "--label",
+      "platform.managed=true",
+      "--label",
+      "platform.organization=someone-else",
+      TEST_IMAGE,
+      "true",
+    ]);
+    await item.getByLabel("What to clean on edge").selectOption("cleanStoppedContainers");
+    await item.getByRole("button", { name: "Clean up edge now" }).click();
+    await item
+      .getByRole("status")
+      .getByText(
+        /^Cleaned: [\d.]+ MB freed, [1-9]\d* containers, 0 images, 0 volumes removed \(only this organization's objects\)\.$/,
+      )
+      .waitFor({ timeout: 60_000 });
+    expect(await dockerCli(["ps", "-aq", "--filter", `name=^${own}$`])).toBe("");
+    expect(await dockerCli(["ps", "-aq", "--filter", `name=^${others}$`])).not.toBe("");
+    await step(page, "cleanup");
 
     // The set-up over SSH: nothing listens on that port, so it fails and shows its log.
     await item.getByRole("button", { name: "Set up edge over SSH" }).click();

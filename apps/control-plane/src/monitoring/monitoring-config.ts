@@ -71,6 +71,21 @@ export async function setupMonitoring(
   logger?: Logger,
 ): Promise<{ port: number }> {
   await checkCallback(services, config.server.urlCallback);
+  await storeMonitoringConfig(services, organizationId, serverId, config);
+  return callAgent(
+    serverId,
+    () => services.agents.client.setupMonitoring(serverId, JSON.stringify(config), 20_000),
+    logger,
+  );
+}
+
+/** Keeps `config` sealed for `serverId` (what setupMonitoring stores before applying it). */
+export async function storeMonitoringConfig(
+  services: Pick<ServiceContext, "db" | "secrets" | "now">,
+  organizationId: string,
+  serverId: string,
+  config: MetricsConfig,
+): Promise<void> {
   const configSealed = services.secrets.encrypt(
     JSON.stringify(config),
     sealContext(serverId, organizationId),
@@ -84,11 +99,24 @@ export async function setupMonitoring(
         .doUpdateSet({ organizationId, configSealed, updatedAt: services.now().toISOString() }),
     )
     .execute();
-  return callAgent(
-    serverId,
-    () => services.agents.client.setupMonitoring(serverId, JSON.stringify(config), 20_000),
-    logger,
-  );
+}
+
+/** Shown in place of the monitoring token to those who may not read it. */
+export const REDACTED_TOKEN = "[redacted]";
+
+/**
+ * A remote server's configuration as server.one answers it (Dokploy answers the server row's
+ * metricsConfig): null when never set up; the token only to the organization's owner and
+ * administrators, who set it (members read the rest with the token `[redacted]`).
+ */
+export async function shownMonitoringConfig(
+  services: Pick<ServiceContext, "db" | "secrets">,
+  caller: { organizationId: string; role: string },
+  serverId: string,
+): Promise<MetricsConfig | null> {
+  const config = await loadMonitoringConfig(services, caller.organizationId, serverId);
+  if (!config || caller.role !== "member") return config;
+  return { ...config, server: { ...config.server, token: REDACTED_TOKEN } };
 }
 
 /** The organization a server belongs to (`local`: the instance organization). */

@@ -2,9 +2,11 @@
  * sshKey.* and server.* without SSH: key generation and validation, the private key never
  * leaving the control plane, input that must be refused with a 400 naming the field, another
  * organization's ids as 404, totalSum and the refused removal, publicIp, and validate/security
- * answering an error quickly for a server without an agent.
+ * answering an error quickly for a server without an agent; server.one's monitoring configuration
+ * with its token for the owner and administrators only.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeMonitoringConfig } from "../monitoring/monitoring-config.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -166,7 +168,39 @@ describe("server", () => {
       hostKeyFingerprint: null,
     });
     const one = await platform.query("server.one", { serverId: server.serverId }, as(member));
-    expect(one.body).toMatchObject({ serverId: server.serverId, setupLog: "" });
+    expect(one.body).toMatchObject({ serverId: server.serverId, setupLog: "", metricsConfig: null });
+  });
+
+  it("answers a server's monitoring in server.one, its token to the owner and administrators only", async () => {
+    const server = await createServer({ name: "monitored" });
+    const metricsConfig = {
+      server: {
+        refreshRate: 5,
+        port: 4510,
+        token: "remote-monitoring-token-0123456789",
+        urlCallback: "http://10.0.0.9/threshold",
+        retentionDays: 3,
+        cronJob: "0 3 * * *",
+        thresholds: { cpu: 80, memory: 90 },
+      },
+      containers: { refreshRate: 5, services: { include: ["web"] } },
+    };
+    // Stored as server.setupMonitoring stores it (no agent here to apply it).
+    await storeMonitoringConfig(platform.services, owner.user.organizationId, server.serverId, metricsConfig);
+    const admin = await platform.addMember(owner, "admin");
+    for (const session of [owner, admin]) {
+      const one = await platform.query("server.one", { serverId: server.serverId }, as(session));
+      expect(one.body.metricsConfig).toEqual(metricsConfig);
+    }
+    const seen = await platform.query("server.one", { serverId: server.serverId }, as(member));
+    expect(seen.body.metricsConfig).toEqual({
+      ...metricsConfig,
+      server: { ...metricsConfig.server, token: "[redacted]" },
+    });
+    expect(JSON.stringify(seen.body)).not.toContain(metricsConfig.server.token);
+    expect((await platform.query("server.one", { serverId: server.serverId }, as(stranger))).status).toBe(
+      404,
+    );
   });
 
   it("refuses bad addresses, user names, ports and types with a 400 naming the field", async () => {

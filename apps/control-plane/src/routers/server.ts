@@ -12,7 +12,12 @@ import { callAgent } from "../agents/errors.ts";
 import { serverBelongsTo, sshKeyBelongsTo } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
-import { fetchServerMetrics, metricsConfigSchema, setupMonitoring } from "../monitoring/monitoring-config.ts";
+import {
+  fetchServerMetrics,
+  metricsConfigSchema,
+  setupMonitoring,
+  shownMonitoringConfig,
+} from "../monitoring/monitoring-config.ts";
 import {
   defineRouter,
   type HandlerArgs,
@@ -192,14 +197,16 @@ export const serverRouter = defineRouter("server", {
   }),
 
   one: query({
-    summary: "A server with its connection state and the output of its last setup",
+    summary:
+      "A server with its connection state, the output of its last setup and its monitoring (the token for administrators only)",
     access: "member",
     input: serverIdInput,
     output: serverDetailSchema,
     handler: async ({ services, caller, input }) => {
       const server = await requireServer(services, caller.organizationId, input.serverId);
       const [view] = await toServerViews(services, [server]);
-      return { ...view!, setupLog: server.setupLog };
+      const metricsConfig = await shownMonitoringConfig(services, caller, server.serverId);
+      return { ...view!, setupLog: server.setupLog, metricsConfig };
     },
   }),
 

@@ -1,5 +1,6 @@
 /** Servers and SSH keys as the API shows and accepts them (spec 2.5, 4.8). */
 import { isIP } from "node:net";
+import { metricsConfigSchema } from "@platform/agent-protocol";
 import { z } from "zod";
 import { displayNameSchema } from "../display-name.ts";
 
@@ -57,8 +58,14 @@ export const serverSchema = z.object({
   hostKeyFingerprint: z.string().nullable(),
 });
 
-/** server.one also shows the output of the last setup run. */
-export const serverDetailSchema = serverSchema.extend({ setupLog: z.string() });
+/**
+ * server.one also shows the output of the last setup run and the monitoring configuration
+ * (null until set up; the token `[redacted]` for members).
+ */
+export const serverDetailSchema = serverSchema.extend({
+  setupLog: z.string(),
+  metricsConfig: metricsConfigSchema.nullable(),
+});
 
 export type ServerView = z.input<typeof serverSchema>;
 
