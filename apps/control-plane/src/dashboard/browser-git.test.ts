@@ -9,7 +9,7 @@
  * a compose stack's source are then picked from the provider's repositories and branches, saved,
  * and read back through application.one and compose.one. Secrets typed in are never shown back.
  * No deployment (the provider clones are deployed in git-providers/e2e.test.ts). axe-core on
- * every step; screenshots in test-artifacts/dashboard with the prefix git-.
+ * every step (the providers page in both themes); screenshots in test-artifacts/dashboard with the prefix git-.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -211,6 +211,14 @@ describe("Git providers in headless chromium", () => {
       composePath: "./docker-compose.yml",
     });
     await step(page, "compose-source");
+    // The providers page in the dark theme.
+    await page.getByRole("button", { name: "Dark theme" }).click();
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Git providers" }).click();
+    await page
+      .getByRole("list", { name: "Git providers" })
+      .getByText("team gitea", { exact: true })
+      .waitFor();
+    await step(page, "providers-dark");
 
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
