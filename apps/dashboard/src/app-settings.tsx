@@ -1,11 +1,11 @@
 /**
- * An application's settings beside its deployments: the source (a Docker image or a Git
- * repository; the organization's connected Git providers listed), the build type, HTTP Basic
+ * An application's settings beside its deployments: the source (source.tsx), the build type, HTTP Basic
  * credentials, Swarm settings and the registry it pulls from. Each form saves through one
  * procedure of the public API and applies from the next deployment.
  */
 import { useState } from "preact/hooks";
 import { type Application, mutate, query } from "./api.ts";
+import { ApplicationSource } from "./source.tsx";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
 export interface ApplicationSettings extends Application, SwarmFields {
@@ -33,79 +33,6 @@ function useSave(action: () => Promise<void>, onSaved: () => void) {
     onSaved();
   });
   return { ...submit, saved };
-}
-
-function Source({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void }) {
-  const [kind, setKind] = useState<"docker" | "git">(app.sourceType === "git" ? "git" : "docker");
-  const [image, setImage] = useState(app.dockerImage ?? "");
-  const [url, setUrl] = useState(app.customGitUrl ?? "");
-  const [branch, setBranch] = useState(app.customGitBranch ?? "main");
-  const [buildPath, setBuildPath] = useState(app.customGitBuildPath ?? "/");
-  const providers = useLoad(
-    () => query<{ gitProviderId: string; name: string; providerType: string }[]>("gitProvider.getAll"),
-    "git-providers",
-  );
-  const save = useSave(
-    () =>
-      kind === "docker"
-        ? mutate("application.saveDockerProvider", { applicationId: app.applicationId, dockerImage: image })
-        : mutate("application.saveGitProvider", {
-            applicationId: app.applicationId,
-            customGitUrl: url,
-            customGitBranch: branch,
-            customGitBuildPath: buildPath,
-          }),
-    onSaved,
-  );
-  return (
-    <form onSubmit={save.onSubmit} class="card inline" aria-labelledby="source-title">
-      <h2 id="source-title">Source</h2>
-      <label>
-        Source type
-        <select value={kind} onChange={(e) => setKind(e.currentTarget.value as "docker" | "git")}>
-          <option value="docker">Docker image</option>
-          <option value="git">Git repository</option>
-        </select>
-      </label>
-      {kind === "docker" ? (
-        <label>
-          Image
-          <input required value={image} onInput={(e) => setImage(e.currentTarget.value)} />
-        </label>
-      ) : (
-        <>
-          <label>
-            Repository URL
-            <input
-              required
-              placeholder="https://example.com/team/app.git"
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Branch
-            <input required value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
-          </label>
-          <label>
-            Build path
-            <input required value={buildPath} onInput={(e) => setBuildPath(e.currentTarget.value)} />
-          </label>
-        </>
-      )}
-      <button type="submit" disabled={save.busy}>
-        Save source
-      </button>
-      <Saved shown={save.saved} />
-      <ErrorText error={save.error} />
-      <p class="muted">
-        Git providers of the organization:{" "}
-        {providers.data?.length
-          ? providers.data.map((p) => `${p.name} (${p.providerType})`).join(", ")
-          : "none connected (GitHub, GitLab, Bitbucket and Gitea connect through the API)"}
-      </p>
-    </form>
-  );
 }
 
 const BUILD_TYPES = [
@@ -674,7 +601,7 @@ export function ApplicationSettingsForms({
   const key = app.applicationId;
   return (
     <>
-      <Source key={`source-${key}`} app={app} onSaved={onSaved} />
+      <ApplicationSource key={`source-${key}`} app={app} onSaved={onSaved} />
       <BuildType key={`build-${key}`} app={app} onSaved={onSaved} />
       <BasicAuth app={app} onSaved={onSaved} />
       <Swarm key={`swarm-${key}`} app={app} onSaved={onSaved} />

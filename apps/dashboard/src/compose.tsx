@@ -4,9 +4,10 @@
  * organization is a page of its own.
  */
 import { useState } from "preact/hooks";
-import { mutate, query } from "./api.ts";
+import { type Deployment, mutate, query } from "./api.ts";
 import { appNameOf } from "./databases.tsx";
-import { LiveLog } from "./log.tsx";
+import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
+import { ComposeSource } from "./source.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 
 const EXAMPLE = `services:
@@ -60,27 +61,22 @@ interface Compose {
   composeFile: string;
   composeStatus: string;
   composeType: string;
-}
-
-interface Deployment {
-  deploymentId: string;
-  title: string;
-  status: string;
-  errorMessage: string | null;
-  createdAt: string;
+  sourceType: string;
+  [field: string]: unknown;
 }
 
 export function ComposePage({ composeId }: { composeId: string }) {
   const compose = useLoad(() => query<Compose>("compose.one", { composeId }), composeId);
-  const deployments = useLoad(() => query<Deployment[]>("deployment.allByCompose", { composeId }), composeId);
-  const [watching, setWatching] = useState<string>();
+  const deployments = useDeployments(
+    () => query<Deployment[]>("deployment.allByCompose", { composeId }),
+    composeId,
+  );
   const deploy = useSubmit(async () => {
     const started = await mutate<{ deploymentId: string }>("compose.deploy", { composeId });
-    setWatching(started.deploymentId);
+    deployments.watch(started.deploymentId);
     deployments.reload();
   });
   const stack = compose.data;
-  const shown = watching ?? deployments.data?.[0]?.deploymentId;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
@@ -92,9 +88,10 @@ export function ComposePage({ composeId }: { composeId: string }) {
       <ErrorText error={compose.error} />
       {stack && (
         <p class="muted">
-          {stack.appName} · {stack.composeType}
+          {stack.appName} · {stack.composeType} · source {stack.sourceType}
         </p>
       )}
+      {stack && <ComposeSource key={`source-${stack.composeId}`} stack={stack} onSaved={compose.reload} />}
       {stack && <ComposeFile key={stack.composeId} stack={stack} onSaved={compose.reload} />}
       <form onSubmit={deploy.onSubmit} class="row">
         <button type="submit" disabled={deploy.busy || !stack}>
@@ -102,36 +99,7 @@ export function ComposePage({ composeId }: { composeId: string }) {
         </button>
         <ErrorText error={deploy.error} />
       </form>
-      <section class="card" aria-labelledby="compose-deployments">
-        <h2 id="compose-deployments">Deployments</h2>
-        <ul class="services" aria-label="Deployments">
-          {deployments.data?.map((d) => (
-            <li key={d.deploymentId}>
-              <button
-                type="button"
-                class="link"
-                aria-pressed={d.deploymentId === shown}
-                onClick={() => setWatching(d.deploymentId)}
-              >
-                {d.title}
-              </button>{" "}
-              <Status value={d.status} /> <span class="muted">{new Date(d.createdAt).toLocaleString()}</span>
-              {d.status === "error" && d.errorMessage && <span class="error-inline"> {d.errorMessage}</span>}
-            </li>
-          ))}
-          {deployments.data?.length === 0 && <li class="muted">Not deployed yet.</li>}
-        </ul>
-        {shown && (
-          <LiveLog
-            key={shown}
-            deploymentId={shown}
-            onEnd={() => {
-              deployments.reload();
-              compose.reload();
-            }}
-          />
-        )}
-      </section>
+      <DeploymentsPanel deployments={deployments} onEnd={compose.reload} />
     </>
   );
 }

@@ -23,7 +23,8 @@ import {
 import { type ApplicationSettings, ApplicationSettingsForms } from "./app-settings.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
-import { LiveLog } from "./log.tsx";
+import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
+import { GitProvidersPage } from "./git-providers.tsx";
 import { ServersPage, ServiceContainerGraph } from "./servers.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
@@ -477,14 +478,16 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
     () => query<ApplicationSettings>("application.one", { applicationId }),
     applicationId,
   );
-  const deployments = useLoad(() => query<Deployment[]>("deployment.all", { applicationId }), applicationId);
-  const [watching, setWatching] = useState<string>();
+  const deployments = useDeployments(
+    () => query<Deployment[]>("deployment.all", { applicationId }),
+    applicationId,
+  );
   const [action, setAction] = useState<"deploy" | "redeploy">("deploy");
   const deploy = useSubmit(async () => {
     const { deploymentId } = await mutate<{ deploymentId: string }>(`application.${action}`, {
       applicationId,
     });
-    setWatching(deploymentId);
+    deployments.watch(deploymentId);
     deployments.reload();
   });
   const running = deployments.data?.some((d) => d.status === "running" || d.status === "idle");
@@ -493,7 +496,6 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
     deployments.reload();
   };
   const app = application.data;
-  const shownLog = watching ?? deployments.data?.[0]?.deploymentId;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
@@ -525,37 +527,7 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
         )}
         <ErrorText error={deploy.error} />
       </form>
-      <section class="card" aria-labelledby="deployments-title">
-        <h2 id="deployments-title">Deployments</h2>
-        <ErrorText error={deployments.error} />
-        <ul class="services" aria-label="Deployments">
-          {deployments.data?.map((d) => (
-            <li key={d.deploymentId}>
-              <button
-                type="button"
-                class="link"
-                aria-pressed={d.deploymentId === shownLog}
-                onClick={() => setWatching(d.deploymentId)}
-              >
-                {d.title}
-              </button>{" "}
-              <Status value={d.status} /> <span class="muted">{new Date(d.createdAt).toLocaleString()}</span>
-              {d.status === "error" && d.errorMessage && <span class="error-inline"> {d.errorMessage}</span>}
-            </li>
-          ))}
-          {deployments.data?.length === 0 && <li class="muted">Not deployed yet.</li>}
-        </ul>
-        {shownLog && (
-          <LiveLog
-            key={shownLog}
-            deploymentId={shownLog}
-            onEnd={() => {
-              deployments.reload();
-              application.reload();
-            }}
-          />
-        )}
-      </section>
+      <DeploymentsPanel deployments={deployments} onEnd={application.reload} />
       {app && <Ports application={app} onChanged={application.reload} />}
       {app && <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />}
       <Domains applicationId={applicationId} />
@@ -631,6 +603,9 @@ function App() {
               Members
             </a>
           )}
+          <a href={href("git-providers")} aria-current={page === "git-providers" ? "page" : undefined}>
+            Git providers
+          </a>
           <a href={href("queue")} aria-current={page === "queue" ? "page" : undefined}>
             Queue
           </a>
@@ -663,6 +638,8 @@ function App() {
           <DatabasePage kind={id} id={rest[0]} />
         ) : page === "compose" && id ? (
           <ComposePage composeId={id} />
+        ) : page === "git-providers" ? (
+          <GitProvidersPage />
         ) : page === "queue" ? (
           <QueuePage />
         ) : page === "servers" ? (

@@ -363,6 +363,8 @@ describe("OAuth callback", () => {
     expect(bad.status).toBe(400);
     const good = await platform.request(`/api/gitea/callback?code=gitea-code&state=${providerIds.gitea}`);
     expect(good.status).toBe(302);
+    // Back to the dashboard's Git providers page.
+    expect(good.headers.get("location")).toBe("/#/git-providers");
     const one = await platform.query("gitea.one", { giteaId: providerIds.gitea }, as());
     expect(one.body).toMatchObject({ authorized: true });
     expect(one.body.lastAuthenticatedAt).toBeTypeOf("number");

@@ -221,7 +221,8 @@ async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind:
     if (error instanceof ApiError) return fail(c, error);
     throw error;
   }
-  return c.redirect("/dashboard/settings/git-providers", 302);
+  // The dashboard's Git providers page (a hash route: the page is served at /).
+  return c.redirect("/#/git-providers", 302);
 }
 
 export function registerGitProviderRoutes(app: Hono<AppEnv>, services: ServiceContext): void {

@@ -1,0 +1,345 @@
+/**
+ * The organization's Git providers (GitHub, GitLab, Gitea, Bitbucket): listed with their plain
+ * settings, connected with the fields each kind's `<kind>.create` takes, tested
+ * (`<kind>.testConnection`) and removed (`gitProvider.remove`). Secrets typed in are sent once
+ * and never shown back (the API answers none). GitLab and Gitea providers created with an OAuth
+ * application offer the provider's authorization page; its callback comes back to this page.
+ */
+import { useState } from "preact/hooks";
+import { mutate, query } from "./api.ts";
+import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
+
+export type ProviderKind = "github" | "gitlab" | "gitea" | "bitbucket";
+
+interface Field {
+  name: string;
+  label: string;
+  type?: "number" | "secret" | "key";
+  required?: boolean;
+  value?: string;
+}
+
+/** A repository as the `get<Kind>Repositories` procedures answer it; `url` is its owner/name path. */
+export interface Repository {
+  id: number | string;
+  name: string;
+  url: string;
+  owner: { username: string };
+  defaultBranch: string | null;
+}
+
+/** A repository split as the procedures name it: the owner path and the last segment. */
+export interface RepositoryRef {
+  owner: string;
+  slug: string;
+  repo: Repository;
+}
+
+export function refOf(repo: Repository): RepositoryRef {
+  const cut = repo.url.lastIndexOf("/");
+  return cut < 0
+    ? { owner: repo.owner.username, slug: repo.url, repo }
+    : { owner: repo.url.slice(0, cut), slug: repo.url.slice(cut + 1), repo };
+}
+
+const callback = (kind: string) => `${location.origin}/api/${kind}/callback`;
+
+/** Per kind: its name, id field, create form, repository procedures and the source fields. */
+export const PROVIDER_KINDS: Record<
+  ProviderKind,
+  {
+    label: string;
+    idField: string;
+    fields: Field[];
+    repositories: string;
+    branches: (id: string, ref: RepositoryRef) => [string, Record<string, unknown>];
+    /** The repository fields of application.save<Kind>Provider and compose.update. */
+    source: (id: string, ref: RepositoryRef, branch: string) => Record<string, unknown>;
+    buildPathField: string;
+  }
+> = {
+  github: {
+    label: "GitHub",
+    idField: "githubId",
+    fields: [
+      { name: "githubAppName", label: "GitHub App name" },
+      { name: "githubAppId", label: "App ID", type: "number", required: true },
+      { name: "githubInstallationId", label: "Installation ID", required: true },
+      { name: "githubClientId", label: "Client ID" },
+      { name: "githubClientSecret", label: "Client secret", type: "secret" },
+      { name: "githubPrivateKey", label: "Private key (PEM)", type: "key", required: true },
+      { name: "githubWebhookSecret", label: "Webhook secret", type: "secret" },
+    ],
+    repositories: "github.getGithubRepositories",
+    branches: (githubId, { owner, slug }) => ["github.getGithubBranches", { githubId, owner, repo: slug }],
+    source: (githubId, { owner, slug }, branch) => ({ githubId, owner, repository: slug, branch }),
+    buildPathField: "buildPath",
+  },
+  gitlab: {
+    label: "GitLab",
+    idField: "gitlabId",
+    fields: [
+      { name: "gitlabUrl", label: "GitLab URL", required: true, value: "https://gitlab.com" },
+      { name: "gitlabInternalUrl", label: "Internal URL (optional)" },
+      { name: "groupName", label: "Groups (optional, comma separated)" },
+      { name: "applicationId", label: "OAuth application ID" },
+      { name: "secret", label: "OAuth application secret", type: "secret" },
+      { name: "redirectUri", label: "Redirect URI", value: callback("gitlab") },
+      { name: "accessToken", label: "Access token (instead of OAuth)", type: "secret" },
+    ],
+    repositories: "gitlab.getGitlabRepositories",
+    branches: (gitlabId, { owner, slug, repo }) => [
+      "gitlab.getGitlabBranches",
+      { gitlabId, id: Number(repo.id), owner, repo: slug },
+    ],
+    source: (gitlabId, { owner, slug, repo }, branch) => ({
+      gitlabId,
+      gitlabProjectId: Number(repo.id),
+      gitlabOwner: owner,
+      gitlabRepository: slug,
+      gitlabPathNamespace: repo.url,
+      gitlabBranch: branch,
+    }),
+    buildPathField: "gitlabBuildPath",
+  },
+  gitea: {
+    label: "Gitea",
+    idField: "giteaId",
+    fields: [
+      { name: "giteaUrl", label: "Gitea URL", required: true },
+      { name: "giteaInternalUrl", label: "Internal URL (optional)" },
+      { name: "clientId", label: "OAuth client ID" },
+      { name: "clientSecret", label: "OAuth client secret", type: "secret" },
+      { name: "redirectUri", label: "Redirect URI", value: callback("gitea") },
+      { name: "accessToken", label: "Access token (instead of OAuth)", type: "secret" },
+    ],
+    repositories: "gitea.getGiteaRepositories",
+    branches: (giteaId, { owner, slug }) => [
+      "gitea.getGiteaBranches",
+      { giteaId, owner, repositoryName: slug },
+    ],
+    source: (giteaId, { owner, slug }, branch) => ({
+      giteaId,
+      giteaOwner: owner,
+      giteaRepository: slug,
+      giteaBranch: branch,
+    }),
+    buildPathField: "giteaBuildPath",
+  },
+  bitbucket: {
+    label: "Bitbucket",
+    idField: "bitbucketId",
+    fields: [
+      { name: "bitbucketWorkspaceName", label: "Workspace" },
+      { name: "bitbucketEmail", label: "Email (with an API token)" },
+      { name: "apiToken", label: "API token", type: "secret" },
+      { name: "bitbucketUsername", label: "Username (with an app password)" },
+      { name: "appPassword", label: "App password", type: "secret" },
+    ],
+    repositories: "bitbucket.getBitbucketRepositories",
+    branches: (bitbucketId, { owner, slug }) => [
+      "bitbucket.getBitbucketBranches",
+      { bitbucketId, owner, repo: slug },
+    ],
+    source: (bitbucketId, { owner, slug, repo }, branch) => ({
+      bitbucketId,
+      bitbucketOwner: owner,
+      bitbucketRepository: repo.name,
+      bitbucketRepositorySlug: slug,
+      bitbucketBranch: branch,
+    }),
+    buildPathField: "bitbucketBuildPath",
+  },
+};
+
+export const KIND_NAMES = Object.keys(PROVIDER_KINDS) as ProviderKind[];
+
+/** gitProvider.getAll's answer: the provider and its kind's object (plain settings only). */
+export interface GitProvider {
+  gitProviderId: string;
+  name: string;
+  providerType: ProviderKind;
+  github: Record<string, unknown> | null;
+  gitlab: Record<string, unknown> | null;
+  gitea: Record<string, unknown> | null;
+  bitbucket: Record<string, unknown> | null;
+}
+
+export const providerIdOf = (provider: GitProvider) =>
+  String(provider[provider.providerType]?.[PROVIDER_KINDS[provider.providerType].idField] ?? "");
+
+export function useGitProviders() {
+  return useLoad(() => query<GitProvider[]>("gitProvider.getAll"), "git-providers");
+}
+
+/** The provider's OAuth authorization page, when it has an OAuth application and no token yet. */
+function authorizeUrl(provider: GitProvider): string | undefined {
+  const settings = provider[provider.providerType] ?? {};
+  const text = (field: string) => String(settings[field] ?? "");
+  const id = providerIdOf(provider);
+  if (provider.providerType === "gitlab" && !settings.authorized && text("applicationId")) {
+    const search = new URLSearchParams({
+      client_id: text("applicationId"),
+      redirect_uri: text("redirectUri"),
+      response_type: "code",
+      scope: "api read_user read_repository",
+      state: id,
+    });
+    return `${text("gitlabUrl")}/oauth/authorize?${search}`;
+  }
+  if (provider.providerType === "gitea" && !settings.authorized && text("clientId")) {
+    const search = new URLSearchParams({
+      client_id: text("clientId"),
+      redirect_uri: text("redirectUri"),
+      response_type: "code",
+      scope: text("scopes"),
+      state: id,
+    });
+    return `${text("giteaUrl")}/login/oauth/authorize?${search}`;
+  }
+  return undefined;
+}
+
+/** What the list shows of a provider: its URL or workspace, and whether OAuth completed. */
+function summary(provider: GitProvider): string {
+  const settings = provider[provider.providerType] ?? {};
+  const parts = ["gitlabUrl", "giteaUrl", "bitbucketWorkspaceName", "githubAppName"]
+    .map((field) => settings[field])
+    .filter((value): value is string => typeof value === "string" && value !== "");
+  if ("authorized" in settings) parts.push(settings.authorized ? "authorized" : "not authorized yet");
+  return parts.join(" · ");
+}
+
+function ProviderRow({ provider, onRemoved }: { provider: GitProvider; onRemoved: () => void }) {
+  const kind = PROVIDER_KINDS[provider.providerType];
+  const [result, setResult] = useState("");
+  const test = useSubmit(async () => {
+    setResult("");
+    setResult(
+      await mutate<string>(`${provider.providerType}.testConnection`, {
+        [kind.idField]: providerIdOf(provider),
+      }),
+    );
+  });
+  const remove = useSubmit(async () => {
+    await mutate("gitProvider.remove", { gitProviderId: provider.gitProviderId });
+    onRemoved();
+  });
+  const authorize = authorizeUrl(provider);
+  return (
+    <li>
+      <strong>{provider.name}</strong> <span class="muted">{kind.label}</span>{" "}
+      <span class="muted">{summary(provider)}</span>
+      <form onSubmit={test.onSubmit} class="row" aria-label={`Provider ${provider.name}`}>
+        <button type="submit" class="ghost" disabled={test.busy}>
+          Test connection of {provider.name}
+        </button>
+        <button type="button" class="ghost" disabled={remove.busy} onClick={remove.onSubmit}>
+          Remove {provider.name}
+        </button>
+        {authorize && <a href={authorize}>Authorize on {kind.label}</a>}
+        <span role="status">{result}</span>
+      </form>
+      <ErrorText error={test.error ?? remove.error} />
+    </li>
+  );
+}
+
+function ConnectForm({ onCreated }: { onCreated: () => void }) {
+  const [kind, setKind] = useState<ProviderKind>("github");
+  const [name, setName] = useState("");
+  const initial = () => Object.fromEntries(PROVIDER_KINDS[kind].fields.map((f) => [f.name, f.value ?? ""]));
+  const [values, setValues] = useState<Record<string, string>>(initial);
+  const choose = (next: ProviderKind) => {
+    setKind(next);
+    setValues(Object.fromEntries(PROVIDER_KINDS[next].fields.map((f) => [f.name, f.value ?? ""])));
+  };
+  const create = useSubmit(async () => {
+    const input: Record<string, unknown> = { name };
+    for (const field of PROVIDER_KINDS[kind].fields) {
+      const value = values[field.name]?.trim() ?? "";
+      if (value !== "") input[field.name] = field.type === "number" ? Number(value) : value;
+    }
+    await mutate(`${kind}.create`, input);
+    // The secrets typed in leave the page with the form's values.
+    setName("");
+    setValues(initial());
+    onCreated();
+  });
+  return (
+    <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="connect-provider">
+      <h2 id="connect-provider">Connect a Git provider</h2>
+      <label>
+        Provider
+        <select value={kind} onChange={(e) => choose(e.currentTarget.value as ProviderKind)}>
+          {KIND_NAMES.map((k) => (
+            <option key={k} value={k}>
+              {PROVIDER_KINDS[k].label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Provider name
+        <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      {PROVIDER_KINDS[kind].fields.map((field) => {
+        const onInput = (e: { currentTarget: { value: string } }) =>
+          setValues({ ...values, [field.name]: e.currentTarget.value });
+        return field.type === "key" ? (
+          <label key={`${kind}-${field.name}`} class="wide">
+            {field.label}
+            <textarea
+              rows={4}
+              spellcheck={false}
+              required={field.required}
+              value={values[field.name]}
+              onInput={onInput}
+            />
+          </label>
+        ) : field.type === "secret" ? (
+          // A secret is typed, sent once, and never shown back.
+          <label key={`${kind}-${field.name}`}>
+            {field.label}
+            <input type="password" autocomplete="new-password" value={values[field.name]} onInput={onInput} />
+          </label>
+        ) : (
+          <label key={`${kind}-${field.name}`}>
+            {field.label}
+            <input
+              inputMode={field.type === "number" ? "numeric" : undefined}
+              pattern={field.type === "number" ? "[0-9]+" : undefined}
+              required={field.required}
+              value={values[field.name]}
+              onInput={onInput}
+            />
+          </label>
+        );
+      })}
+      <button type="submit" disabled={create.busy}>
+        Connect provider
+      </button>
+      <ErrorText error={create.error} />
+    </form>
+  );
+}
+
+export function GitProvidersPage() {
+  const providers = useGitProviders();
+  return (
+    <>
+      <h1>Git providers</h1>
+      <section class="card" aria-labelledby="providers-title">
+        <h2 id="providers-title">Connected providers</h2>
+        <ErrorText error={providers.error} />
+        <ul class="services" aria-label="Git providers">
+          {providers.data?.map((provider) => (
+            <ProviderRow key={provider.gitProviderId} provider={provider} onRemoved={providers.reload} />
+          ))}
+          {providers.data?.length === 0 && <li class="muted">No Git provider connected yet.</li>}
+        </ul>
+      </section>
+      <ConnectForm onCreated={providers.reload} />
+    </>
+  );
+}
