@@ -29,6 +29,24 @@ const repositoryRoot = path.resolve(import.meta.dirname, "../..");
  */
 export const SERVING_COMMAND = `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo "$VERSION" > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`;
 
+/**
+ * Removes a test's service, the helper containers of its volume's runs, then the volume (once
+ * the service's containers, which go asynchronously, no longer hold it).
+ */
+export async function removeServiceAndVolume(appName: string, volumeName: string): Promise<void> {
+  await dockerCli(["service", "rm", appName]).catch(() => {});
+  const helpers = await dockerCli(["ps", "-aq", "--filter", `name=${volumeName}-volume-`]).catch(() => "");
+  for (const id of helpers.split("\n").filter(Boolean)) await dockerCli(["rm", "-f", id]).catch(() => {});
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const removed = await dockerCli(["volume", "rm", volumeName]).then(
+      () => true,
+      (error) => /no such volume/i.test(String(error)),
+    );
+    if (removed) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 /** The control plane as its own process, restartable on the same port, database and data. */
 export class RestartableControlPlane {
   child: ChildProcess | undefined;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { startTestS3, type TestS3 } from "../../apps/agent/src/testing/s3.ts";
-import { DeployFaultRig, type FaultApp } from "./deploy-harness.ts";
+import { DeployFaultRig, type FaultApp, removeServiceAndVolume } from "./deploy-harness.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
 
 const rig = new DeployFaultRig();
@@ -110,19 +110,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await rig.close();
-  await dockerCli(["service", "rm", app?.appName ?? "none"]).catch(() => {});
-  const helpers = await dockerCli(["ps", "-aq", "--filter", `name=${volumeName}-volume-`]).catch(() => "");
-  for (const id of helpers.split("\n").filter(Boolean)) await dockerCli(["rm", "-f", id]).catch(() => {});
-  for (let attempt = 0; attempt < 30; attempt++) {
-    if (
-      await dockerCli(["volume", "rm", volumeName]).then(
-        () => true,
-        (error) => /no such volume/i.test(String(error)),
-      )
-    )
-      break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+  await removeServiceAndVolume(app?.appName ?? "none", volumeName);
   await proxy?.close();
   await s3?.close();
 }, 120_000);

@@ -282,21 +282,7 @@ export function ApplicationSource({ app, onSaved }: { app: Application; onSaved:
           <input required value={image} onInput={(e) => setImage(e.currentTarget.value)} />
         </label>
       ) : form.kind === "git" ? (
-        <>
-          <label>
-            Repository URL
-            <input
-              required
-              placeholder="https://example.com/team/app.git"
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Branch
-            <input required value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
-          </label>
-        </>
+        <GitUrlFields url={url} setUrl={setUrl} branch={branch} setBranch={setBranch} example="app" />
       ) : (
         form.picker
       )}
@@ -312,6 +298,33 @@ export function ApplicationSource({ app, onSaved }: { app: Application; onSaved:
       <Saved shown={form.saved} />
       <ErrorText error={form.submit.error ?? form.providersError} />
     </form>
+  );
+}
+
+/** A plain Git source: its URL and branch. */
+function GitUrlFields(props: {
+  url: string;
+  setUrl: (url: string) => void;
+  branch: string;
+  setBranch: (branch: string) => void;
+  example: string;
+}) {
+  return (
+    <>
+      <label>
+        Repository URL
+        <input
+          required
+          placeholder={`https://example.com/team/${props.example}.git`}
+          value={props.url}
+          onInput={(e) => props.setUrl(e.currentTarget.value)}
+        />
+      </label>
+      <label>
+        Branch
+        <input required value={props.branch} onInput={(e) => props.setBranch(e.currentTarget.value)} />
+      </label>
+    </>
   );
 }
 
@@ -350,21 +363,7 @@ export function ComposeSource({
         onChange={form.setKind}
       />
       {form.kind === "git" && (
-        <>
-          <label>
-            Repository URL
-            <input
-              required
-              placeholder="https://example.com/team/stack.git"
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Branch
-            <input required value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
-          </label>
-        </>
+        <GitUrlFields url={url} setUrl={setUrl} branch={branch} setBranch={setBranch} example="stack" />
       )}
       {form.picker}
       {form.kind !== "raw" && (
