@@ -106,6 +106,10 @@ async function taskNodes(service: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
+  // The manager's proxy runs the routing stand-in (no Traefik image here); rebuilt only when stale.
+  await run("bash", [path.resolve(import.meta.dirname, "../../scripts/build-traefik-router-image.sh")], {
+    timeout: 300_000,
+  });
   await cluster("down");
   await cluster("up", ...ENGINES);
   await docker("a", ["swarm", "init", "--advertise-addr", address("a"), "--dispatcher-heartbeat", "1s"]);
@@ -128,7 +132,7 @@ beforeAll(async () => {
     await startNodeAgent(engine);
   }
   other = await createUserDirectly(platform, { email: "other@example.com" });
-}, 180_000);
+}, 480_000);
 
 afterAll(async () => {
   for (const agent of Object.values(agents)) await agent?.stop().catch(() => {});
