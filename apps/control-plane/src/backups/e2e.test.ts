@@ -22,6 +22,7 @@ import mysql from "mysql2/promise";
 import pg from "pg";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 const WAIT_MS = 240_000;
@@ -257,7 +258,7 @@ describe("postgres", () => {
       expect(failed.errorMessage).toMatch(/verification .* failed/);
       const after = (await platform.query("backup.one", { backupId: backup.backupId }, as())).body;
       expect(after.lastVerifiedRestore).toMatchObject({ status: "error", backupFile: corrupted });
-      // The backup's runs are its deployments, newest first; a member who may not see the database gets a 404.
+      // The backup's runs are its deployments, newest first; another organization gets a 404.
       const listed = await platform.query(
         "deployment.allByType",
         { id: backup.backupId, type: "backup" },
@@ -273,11 +274,11 @@ describe("postgres", () => {
           verified.deploymentId,
         ]),
       );
-      const member = await platform.addMember(owner, "member");
+      const stranger = await createUserDirectly(platform, { email: "stranger-backup@example.com" });
       const hidden = await platform.query(
         "deployment.allByType",
         { id: backup.backupId, type: "backup" },
-        { token: member.token },
+        { token: stranger.token },
       );
       expect(hidden.status).toBe(404);
       const events = await platform.services.db
