@@ -272,6 +272,22 @@ export class DeployFaultRig {
   }
 
   /** Polls `probe` every 250 ms until it answers true (throws after `timeoutMs`). */
+  /** Deploys `version` of the application and waits until that deployment is done (its error thrown). */
+  async deployDone(app: FaultApp, version: string, timeoutMs = 120_000): Promise<string> {
+    const deploymentId = await this.deploy(app, version);
+    await this.until(
+      "the application deployed",
+      async () => {
+        const [row] = await this.deployments(app);
+        if (row?.deploymentId === deploymentId && row.status === "error")
+          throw new Error(row.errorMessage ?? "");
+        return row?.deploymentId === deploymentId && row.status === "done";
+      },
+      timeoutMs,
+    );
+    return deploymentId;
+  }
+
   async until(what: string, probe: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;

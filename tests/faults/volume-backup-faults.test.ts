@@ -53,17 +53,7 @@ beforeAll(async () => {
     serviceType: "application",
     serviceId: app.applicationId,
   });
-  const deploymentId = await rig.deploy(app, "v1");
-  await rig.until(
-    "the application deployed",
-    async () => {
-      const [row] = await rig.deployments(app);
-      if (row?.deploymentId === deploymentId && row.status === "error")
-        throw new Error(row.errorMessage ?? "");
-      return row?.deploymentId === deploymentId && row.status === "done";
-    },
-    120_000,
-  );
+  await rig.deployDone(app, "v1");
   // 64 MiB that gzip cannot shrink: more than the upload's parts in flight.
   await dockerCli([
     "run",

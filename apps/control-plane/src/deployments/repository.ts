@@ -187,21 +187,11 @@ export type LocatedDeployment = Deployment & {
 };
 
 /** The deployments of one service (the caller's access is checked by its router). */
-export function listTargetDeployments(db: Db, targetId: string): Promise<Deployment[]> {
-  return db
-    .selectFrom("deployments")
-    .selectAll()
-    .where("targetId", "=", targetId)
-    .orderBy("createdAt", "desc")
-    .orderBy("deploymentId")
-    .execute();
-}
-
-/** The runs of one backup (backup, restore, verify) or volume backup (backup, restore), newest first. */
-export function listBackupRuns(
+export function listTargetDeployments(
   db: Db,
-  column: "backupId" | "volumeBackupId",
   id: string,
+  /** A service's (targetId), or the runs of one backup or volume backup. */
+  column: "targetId" | "backupId" | "volumeBackupId" = "targetId",
 ): Promise<Deployment[]> {
   return db
     .selectFrom("deployments")

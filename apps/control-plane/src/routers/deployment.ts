@@ -15,7 +15,6 @@ import type { DeploymentStatus } from "../db/schema.ts";
 import { loadCallerDeployment } from "../deployments/access.ts";
 import {
   deleteDeployment,
-  listBackupRuns,
   listDeployments,
   listNewestDeployments,
   listQueueJobs,
@@ -182,13 +181,13 @@ async function previewDeployments(services: ServiceContext, caller: Caller, prev
 /** A backup's runs (404 unless the caller may see its database; the web server's: instance administrators). */
 async function backupDeployments(services: ServiceContext, caller: Caller, backupId: string) {
   await loadBackup(services, caller, backupId);
-  return (await listBackupRuns(services.db, "backupId", backupId)).map(toDeploymentView);
+  return (await listTargetDeployments(services.db, backupId, "backupId")).map(toDeploymentView);
 }
 
 /** A volume backup's runs (404 unless the caller may reach its service). */
 async function volumeBackupDeployments(services: ServiceContext, caller: Caller, volumeBackupId: string) {
   await loadVolumeBackup(services, caller, volumeBackupId);
-  return (await listBackupRuns(services.db, "volumeBackupId", volumeBackupId)).map(toDeploymentView);
+  return (await listTargetDeployments(services.db, volumeBackupId, "volumeBackupId")).map(toDeploymentView);
 }
 
 const isDatabaseKind = (type: string): type is DatabaseKind =>
