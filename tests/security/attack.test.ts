@@ -1048,6 +1048,8 @@ describe("scheduled jobs (schedule.*, CVE-2026-45632)", () => {
       ["schedule.list", { id: theirs.applicationId, scheduleType: "application" }],
       ["schedule.list", { id: theirs.serverId, scheduleType: "server" }],
       ["deployment.allByType", { id: theirs.scheduleId, type: "schedule" }],
+      ["deployment.allByType", { id: theirs.backupId, type: "backup" }],
+      ["deployment.allByType", { id: theirs.volumeBackupId, type: "volumeBackup" }],
     ];
     for (const [name, input] of attempts) {
       const response = await platform.request(
