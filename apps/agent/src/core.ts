@@ -110,6 +110,7 @@ export class AgentCore {
     const logger = options.logger;
     this.deployer = new Deployer({
       docker,
+      serverId: this.serverId,
       mainDirectory,
       platformNetwork: options.platformNetwork,
       publishLogChunk: options.publishLogChunk ?? (() => {}),

@@ -13,8 +13,10 @@
  * - restore: the archive is downloaded whole and checked before the volume is written (a
  *   failed or cancelled download changes nothing), and the write is not cut by a cancel;
  * - stopService: the owner's Swarm services mounting the volume are scaled to 0 while it is read
- *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL meanwhile, so an agent
- *   killed in between scales it back when it starts (restartServicesStoppedForVolumes).
+ *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL and STOPPED_BY_LABEL
+ *   (the agent's server id) meanwhile, so an agent killed in between scales it back when it starts
+ *   (restartServicesStoppedForVolumes), and only that agent: another agent on the same Swarm (a
+ *   second manager) starting meanwhile leaves a backup in progress alone.
  */
 import { randomBytes } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
@@ -45,6 +47,8 @@ import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
 export const HELPER_IMAGE = "platform-volume-helper:1";
 /** On a service scaled to 0 for a volume backup: its replicas before. */
 export const REPLICAS_LABEL = "platform.volume-backup.replicas";
+/** On a service scaled to 0 for a volume backup: the server id of the agent that did it. */
+export const STOPPED_BY_LABEL = "platform.volume-backup.stopped-by";
 const SWARM_SERVICE_ID_LABEL = "com.docker.swarm.service.id";
 /** How long the containers of a service scaled to 0 may take to exit. */
 const STOP_TIMEOUT_MS = 120_000;
@@ -131,6 +135,7 @@ async function stopUsers(
   docker: Docker,
   volumeName: string,
   owner: ResourceOwner,
+  stoppedBy: string,
   log: LogStream,
   signal: AbortSignal,
 ): Promise<StoppedService[]> {
@@ -155,7 +160,7 @@ async function stopUsers(
     await docker.getService(service.ID).update({
       ...spec,
       version: service.Version?.Index,
-      Labels: { ...spec.Labels, [REPLICAS_LABEL]: String(replicas) },
+      Labels: { ...spec.Labels, [REPLICAS_LABEL]: String(replicas), [STOPPED_BY_LABEL]: stoppedBy },
       Mode: { Replicated: { Replicas: 0 } },
     });
     stopped.push({ id: service.ID, name: spec.Name ?? service.ID });
@@ -185,7 +190,7 @@ async function startAgain(docker: Docker, serviceId: string): Promise<string | u
   const spec = service.Spec;
   const replicas = Number(spec?.Labels?.[REPLICAS_LABEL]);
   if (!spec || !Number.isInteger(replicas)) return undefined;
-  const { [REPLICAS_LABEL]: _replicas, ...labels } = spec.Labels ?? {};
+  const { [REPLICAS_LABEL]: _replicas, [STOPPED_BY_LABEL]: _stoppedBy, ...labels } = spec.Labels ?? {};
   await docker.getService(serviceId).update({
     ...spec,
     version: service.Version?.Index,
@@ -211,13 +216,17 @@ async function startAllAgain(docker: Docker, stopped: StoppedService[], log: Log
 }
 
 /**
- * At the agent's start: the services a volume backup scaled to 0 and never scaled back (the
- * agent was killed meanwhile) are scaled back. Answers their names.
+ * At the agent's start: the services this agent (`serverId`) scaled to 0 for a volume backup and
+ * never scaled back (it was killed meanwhile) are scaled back; one stopped by another agent is
+ * that agent's. A mark without STOPPED_BY_LABEL (an agent before it existed) counts as this
+ * agent's. Answers their names.
  */
-export async function restartServicesStoppedForVolumes(docker: Docker): Promise<string[]> {
+export async function restartServicesStoppedForVolumes(docker: Docker, serverId: string): Promise<string[]> {
   const services = await docker.listServices({ filters: { label: [REPLICAS_LABEL] } });
   const started: string[] = [];
   for (const service of services) {
+    const stoppedBy = service.Spec?.Labels?.[STOPPED_BY_LABEL];
+    if (stoppedBy !== undefined && stoppedBy !== serverId) continue;
     const name = await startAgain(docker, service.ID);
     if (name) started.push(name);
   }
@@ -237,8 +246,10 @@ function heldEnd(verdict: () => Promise<void>): PassThrough {
   return stream;
 }
 
+/** `agentId`: the server id of the agent running the job (STOPPED_BY_LABEL). */
 export async function backupVolume(
   docker: Docker,
+  agentId: string,
   command: BackupVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
@@ -257,7 +268,7 @@ export async function backupVolume(
     return startedAgain;
   };
   try {
-    if (command.stopService) stopped = await stopUsers(docker, volumeName, owner, log, signal);
+    if (command.stopService) stopped = await stopUsers(docker, volumeName, owner, agentId, log, signal);
     throwIfCancelled(signal);
     const archive = (await helper.getArchive({ path: "/volume" })) as unknown as Readable;
     let archiveBytes = 0;
@@ -329,6 +340,7 @@ async function downloadWhole(
  */
 export async function restoreVolume(
   docker: Docker,
+  agentId: string,
   command: RestoreVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
@@ -351,7 +363,7 @@ export async function restoreVolume(
       log.line(`Created the volume ${volumeName}`);
     }
     const helper = await helperContainer(docker, volumeName, owner, command.jobId, false);
-    const stopped = await stopUsers(docker, volumeName, owner, log, signal).catch(async (error) => {
+    const stopped = await stopUsers(docker, volumeName, owner, agentId, log, signal).catch(async (error) => {
       await helper.remove({ force: true }).catch(() => {});
       throw error;
     });

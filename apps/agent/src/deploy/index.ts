@@ -84,6 +84,8 @@ import {
 
 export interface DeployerOptions {
   docker: Docker;
+  /** The server this agent runs for: marks what it changes on an engine other agents may share. */
+  serverId: string;
   /** The platform's main directory on the server. */
   mainDirectory: string;
   /** The overlay network a spec's platform-network stands for (default platform-network). */
@@ -389,7 +391,7 @@ export class Deployer {
   backupVolume(command: BackupVolumeCommand): Promise<BackupVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
     return this.runJob(command.jobId, log, (signal) =>
-      backupVolume(this.options.docker, command, log, signal),
+      backupVolume(this.options.docker, this.options.serverId, command, log, signal),
     );
   }
 
@@ -399,6 +401,7 @@ export class Deployer {
     return this.runJob(command.jobId, log, (signal) =>
       restoreVolume(
         this.options.docker,
+        this.options.serverId,
         command,
         log,
         signal,
@@ -409,7 +412,7 @@ export class Deployer {
 
   /** Services a killed agent left scaled to 0 for a volume backup, scaled back (at start). */
   restartServicesStoppedForVolumes(): Promise<string[]> {
-    return restartServicesStoppedForVolumes(this.options.docker);
+    return restartServicesStoppedForVolumes(this.options.docker, this.options.serverId);
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {
