@@ -3,16 +3,27 @@
  * environment ready (starting or installing only what is missing; about a second when all is
  * up). When it cannot, the run stops here with its one message naming what is missing, instead
  * of every test failing on its own connection error. PLATFORM_TEST_ENV=skip leaves it out.
+ * Then the built control plane and agent, which tests start as processes
+ * (scripts/built-entries.mjs), are built again when a source is newer (a second when none is).
  */
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 
 export default function setup(): void {
-  if (process.env.PLATFORM_TEST_ENV === "skip") return;
-  const script = path.resolve(import.meta.dirname, "../scripts/test-env.sh");
-  const result = spawnSync("bash", [script], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
-  if (result.status !== 0) {
-    const message = (result.stderr || result.error?.message || "").trim();
-    throw new Error(`The test environment is not ready.\n${message}`);
+  if (process.env.PLATFORM_TEST_ENV !== "skip") {
+    const script = path.resolve(import.meta.dirname, "../scripts/test-env.sh");
+    const result = spawnSync("bash", [script], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
+    if (result.status !== 0) {
+      const message = (result.stderr || result.error?.message || "").trim();
+      throw new Error(`The test environment is not ready.\n${message}`);
+    }
+  }
+  const build = path.resolve(import.meta.dirname, "../scripts/build.mjs");
+  const built = spawnSync(process.execPath, [build, "--if-stale"], {
+    stdio: ["ignore", "inherit", "pipe"],
+    encoding: "utf8",
+  });
+  if (built.status !== 0) {
+    throw new Error(`The control plane and the agent could not be built.\n${(built.stderr ?? "").trim()}`);
   }
 }

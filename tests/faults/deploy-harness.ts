@@ -19,6 +19,7 @@ import {
 import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
 import type { PostgresTarget } from "../../apps/control-plane/src/db/database.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
+import { CONTROL_PLANE_ENTRY } from "../../scripts/built-entries.mjs";
 import { ApiClient, tail } from "../support/control-plane.ts";
 
 const repositoryRoot = path.resolve(import.meta.dirname, "../..");
@@ -64,7 +65,7 @@ export class RestartableControlPlane {
   async start(): Promise<void> {
     this.exitCode = null;
     this.exitSignal = null;
-    const child = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
+    const child = spawn(process.execPath, [CONTROL_PLANE_ENTRY], {
       cwd: repositoryRoot,
       env: this.env,
       stdio: ["ignore", "pipe", "pipe"],

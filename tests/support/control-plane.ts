@@ -1,6 +1,6 @@
 /**
- * End-to-end support: the control plane as its own process (`node --import tsx
- * apps/control-plane/src/main.ts`, as users start it) on a spare port of 127.0.0.1 with a fresh
+ * End-to-end support: the control plane as its own process (`node dist/control-plane/main.js`,
+ * as `npm start` runs it) on a spare port of 127.0.0.1 with a fresh
  * database, and a small client of its public HTTP API (procedures and the deployment log stream).
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
+import { CONTROL_PLANE_ENTRY } from "../../scripts/built-entries.mjs";
 
 const repositoryRoot = path.resolve(import.meta.dirname, "../..");
 
@@ -45,7 +46,7 @@ export async function startControlPlaneProcess(
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const output: string[] = options.output ?? [];
-  const child = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
+  const child = spawn(process.execPath, [CONTROL_PLANE_ENTRY], {
     cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH,

@@ -12,13 +12,13 @@ import { createUser } from "@nats-io/nkeys";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { AgentClient, type Heartbeat, NatsAgentTransport } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { AGENT_ENTRY } from "../../../scripts/built-entries.mjs";
 import { formatCreds } from "./enroll.ts";
 import { startEnrollServer, type TestEnrollServer } from "./testing/enroll-server.ts";
 import { createNatsAuthority, type TestNatsAuthority } from "./testing/nats-auth.ts";
 import { TestNatsServer } from "./testing/nats-server.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
-const mainScript = path.join(repoRoot, "apps/agent/src/main.ts");
 const serverId = `daemon-${process.pid}`;
 const enrollmentToken = "one-time-enrollment-token-5f2c9a";
 
@@ -37,7 +37,7 @@ interface Daemon {
 let daemon: Daemon | undefined;
 
 function startDaemon(): Daemon {
-  const child = spawn(process.execPath, ["--import", "tsx", mainScript], {
+  const child = spawn(process.execPath, [AGENT_ENTRY], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH,

@@ -1,7 +1,7 @@
 /**
- * The control plane as users start it (`pnpm start`: tsx, Node's own ESM loader, the embedded
- * PostgreSQL), not through Vitest's module transform: catches imports that only work under the
- * test runner. A first start killed (SIGKILL) while it creates the embedded database starts
+ * The control plane as users start it (`npm start`: the built dist/control-plane/main.js on
+ * Node's own ESM loader, the embedded PostgreSQL), not through Vitest's module transform: catches
+ * imports that only work under the test runner. A first start killed (SIGKILL) while it creates the embedded database starts
  * again, and a data directory of PGlite (the embedded database of earlier versions) is refused.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -12,6 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { CONTROL_PLANE_ENTRY } from "../../../scripts/built-entries.mjs";
 
 const repositoryRoot = fileURLToPath(new URL("../../..", import.meta.url));
 let child: ChildProcess | undefined;
@@ -42,7 +43,7 @@ async function stop(started: ChildProcess): Promise<void> {
 
 /** The control plane on the embedded PostgreSQL in `dataDir`, in a process group of its own. */
 function startEmbedded(dataDir: string, port: number, output: string[]): ChildProcess {
-  const started = spawn(process.execPath, ["--import", "tsx", "apps/control-plane/src/main.ts"], {
+  const started = spawn(process.execPath, [CONTROL_PLANE_ENTRY], {
     cwd: repositoryRoot,
     env: {
       PATH: process.env.PATH,

@@ -11,6 +11,7 @@ import path from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { AgentClient, NatsAgentTransport } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { AGENT_ENTRY } from "../../../../scripts/built-entries.mjs";
 import { removeContainer, runSleepingContainer, uniqueName } from "../testing/docker.ts";
 import { freePort } from "../testing/net.ts";
 
@@ -26,7 +27,7 @@ let daemon: ChildProcess | undefined;
 let port: number;
 
 function startDaemon(): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "apps/agent/src/main.ts")], {
+  return spawn(process.execPath, [AGENT_ENTRY], {
     cwd: repoRoot,
     env: {
       PATH: process.env.PATH,

@@ -6,11 +6,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
 import { serve } from "@hono/node-server";
+import { AGENT_ENTRY } from "../../../../../scripts/built-entries.mjs";
 import { newId } from "../../crypto/ids.ts";
 import type { TestPlatform } from "../../testing/harness.ts";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../../../..");
-const agentMain = path.join(repoRoot, "apps/agent/src/main.ts");
 
 /** Inserts an inactive server of `organizationId` and returns its id. */
 export async function insertTestServer(platform: TestPlatform, organizationId: string, name = "test-server") {
@@ -65,7 +65,7 @@ export function startAgentProcess(options: {
   };
   if (options.controlPlaneUrl) env.AGENT_CONTROL_PLANE_URL = options.controlPlaneUrl;
   if (options.enrollmentToken) env.AGENT_ENROLLMENT_TOKEN = options.enrollmentToken;
-  const child = spawn(process.execPath, ["--import", "tsx", agentMain], {
+  const child = spawn(process.execPath, [AGENT_ENTRY], {
     cwd: repoRoot,
     env,
     stdio: ["ignore", "pipe", "pipe"],
