@@ -340,6 +340,11 @@ export interface CancelJobCommand {
 export interface CancelJobResult {
   /** True when a command of the job was running and has been stopped. */
   cancelled: boolean;
+  /**
+   * True when the job runs past its point of no return (a volume restore writing its archive): it
+   * was not stopped, it ends on its own and its outcome stands.
+   */
+  runsOn?: boolean;
 }
 
 export type CleanBuildCacheCommand = Record<string, never>;

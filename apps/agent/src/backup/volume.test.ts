@@ -1,12 +1,26 @@
 /**
- * The mark a volume backup leaves on a service it scaled to 0 (backup/volume.ts), on the real
- * Swarm: at its start an agent scales back what it stopped itself (or what an agent before the
- * stopped-by label stopped), never a service another agent of the same Swarm is backing up.
- * The services are created with 0 replicas: no task runs, the labels are all that is read.
+ * Volume jobs of the agent (backup/volume.ts) on the real Docker Engine:
+ * - the mark a volume backup leaves on a service it scaled to 0, on the real Swarm: at its start
+ *   an agent scales back what it stopped itself (or what an agent before the stopped-by label
+ *   stopped), never a service another agent of the same Swarm is backing up. The services are
+ *   created with 0 replicas: no task runs, the labels are all that is read;
+ * - a restore cancelled once it writes the volume (s3rver holds the archive): the cancel answers
+ *   that the job runs on, the write finishes whole and the restore is done, not cancelled.
  */
+import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import type { CancelJobResult, LogChunk } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Deployer } from "../deploy/index.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
+import { startTestS3, type TestS3 } from "../testing/s3.ts";
+import { uploadObject } from "./s3.ts";
 import { REPLICAS_LABEL, restartServicesStoppedForVolumes, STOPPED_BY_LABEL } from "./volume.ts";
 
 describe("services stopped for a volume backup", () => {
@@ -60,4 +74,70 @@ describe("services stopped for a volume backup", () => {
     expect(other.replicas).toBe(0);
     expect(other.labels[STOPPED_BY_LABEL]).toBe(`${prefix}-elsewhere`);
   });
+});
+
+describe("a volume restore cancelled while it writes the volume", () => {
+  let docker: Docker;
+  let s3: TestS3;
+  let workDirectory: string;
+  let digest: string;
+  const volumeName = uniqueName("vbrestore").toLowerCase();
+  const key = "restores/archive.tar.gz";
+
+  beforeAll(async () => {
+    docker = await requireDocker();
+    s3 = await startTestS3();
+    workDirectory = await mkdtemp(path.join(tmpdir(), "agent-volume-restore-"));
+    // 32 MiB that gzip cannot shrink: the write into the volume lasts long after its first byte.
+    const content = randomBytes(32 * 1024 * 1024);
+    digest = createHash("sha256").update(content).digest("hex");
+    await mkdir(path.join(workDirectory, "volume"));
+    await writeFile(path.join(workDirectory, "volume", "big.bin"), content);
+    const archive = path.join(workDirectory, "archive.tar.gz");
+    await promisify(execFile)("tar", ["-C", workDirectory, "-czf", archive, "volume"]);
+    await uploadObject(s3.storage, key, createReadStream(archive));
+  }, 120_000);
+
+  afterAll(async () => {
+    await dockerCli(["volume", "rm", "-f", volumeName]).catch(() => {});
+    await s3?.close();
+    if (workDirectory) await rm(workDirectory, { recursive: true, force: true });
+  });
+
+  it("answers that the job runs on, writes the archive whole and ends done", async () => {
+    const jobId = `restore-${volumeName}`;
+    let cancelAnswer: Promise<CancelJobResult> | undefined;
+    const deployer: Deployer = new Deployer({
+      docker,
+      serverId: `${volumeName}-server`,
+      mainDirectory: workDirectory,
+      // Cancelled the moment the agent says it writes: well inside the write of 32 MiB.
+      publishLogChunk: (chunk: LogChunk) => {
+        if (!cancelAnswer && new TextDecoder().decode(chunk.data).includes("Restoring ")) {
+          cancelAnswer = deployer.cancelJob({ jobId });
+        }
+      },
+    });
+    const result = await deployer.restoreVolume({
+      jobId,
+      logStreamId: jobId,
+      volumeName,
+      owner: { organizationId: "org-restore", resource: `application:${volumeName}` },
+      storage: s3.storage,
+      key,
+    });
+    expect(result.created).toBe(true);
+    expect(cancelAnswer).toBeDefined();
+    expect(await cancelAnswer).toEqual({ cancelled: false, runsOn: true });
+    const written = await dockerCli([
+      "run",
+      "--rm",
+      "-v",
+      `${volumeName}:/d:ro`,
+      TEST_IMAGE,
+      "sha256sum",
+      "/d/big.bin",
+    ]);
+    expect(written.split(/\s+/)[0]).toBe(digest);
+  }, 120_000);
 });

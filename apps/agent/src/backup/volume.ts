@@ -11,7 +11,8 @@
  *   read whole (and, with stopService, the services were scaled back), otherwise aborted, so a
  *   failed, cancelled or killed run never leaves an object that looks complete;
  * - restore: the archive is downloaded whole and checked before the volume is written (a
- *   failed or cancelled download changes nothing), and the write is not cut by a cancel;
+ *   failed or cancelled download changes nothing); once the write starts, a cancel neither cuts
+ *   it nor changes its outcome (the job answers that it runs on);
  * - stopService: the owner's Swarm services mounting the volume are scaled to 0 while it is read
  *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL and STOPPED_BY_LABEL
  *   (the agent's server id) meanwhile, so an agent killed in between scales it back when it starts
@@ -39,7 +40,7 @@ import {
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
-import { throwIfCancelled } from "../deploy/jobs.ts";
+import { type RunningJob, throwIfCancelled } from "../deploy/jobs.ts";
 import type { LogStream } from "../deploy/log-stream.ts";
 import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
 
@@ -344,6 +345,7 @@ export async function restoreVolume(
   command: RestoreVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
+  job: RunningJob,
   spoolDirectory: string,
 ): Promise<RestoreVolumeResult> {
   const storage = checkStorage(command.storage, command.key);
@@ -368,6 +370,9 @@ export async function restoreVolume(
       throw error;
     });
     try {
+      // Cut in the middle, the volume would hold half of the archive: from here a cancel lets the
+      // write finish, and the restore is reported done.
+      job.pastPointOfNoReturn();
       log.line(`Restoring ${command.key} (${size} bytes) into ${volumeName}`);
       try {
         // The archive's entries are volume/...: extracted at / of the helper, they land in the volume.

@@ -67,7 +67,7 @@ import {
   staticImageFromEnv,
 } from "./build.ts";
 import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
-import { JobRegistry, throwIfCancelled } from "./jobs.ts";
+import { JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
@@ -398,13 +398,14 @@ export class Deployer {
   /** A volume archive restored into a named volume, as a job (backup/volume.ts). */
   restoreVolume(command: RestoreVolumeCommand): Promise<RestoreVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
-    return this.runJob(command.jobId, log, (signal) =>
+    return this.runJob(command.jobId, log, (signal, job) =>
       restoreVolume(
         this.options.docker,
         this.options.serverId,
         command,
         log,
         signal,
+        job,
         path.join(this.options.mainDirectory, "restores"),
       ),
     );
@@ -416,7 +417,8 @@ export class Deployer {
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {
-    return { cancelled: this.jobs.cancel(command.jobId) };
+    const outcome = this.jobs.cancel(command.jobId);
+    return { cancelled: outcome === "cancelled", runsOn: outcome === "uncuttable" };
   }
 
   async cleanBuildCache(): Promise<CleanBuildCacheResult> {
@@ -450,7 +452,7 @@ export class Deployer {
   private async runJob<T>(
     jobId: string,
     log: LogStream,
-    work: (signal: AbortSignal) => Promise<T>,
+    work: (signal: AbortSignal, job: RunningJob) => Promise<T>,
   ): Promise<T> {
     try {
       const result = await this.jobs.run(jobId, work);

@@ -4,23 +4,42 @@
  */
 import { CommandError } from "../command-error.ts";
 
+/** What a job's work gets besides its signal. */
+export interface RunningJob {
+  /**
+   * From now on the job cannot be stopped (a volume restore writing its archive: stopping it would
+   * leave half of it): a cancel answers that it still runs, and its outcome stands.
+   */
+  pastPointOfNoReturn(): void;
+}
+
+interface JobEntry {
+  controller: AbortController;
+  uncuttable: boolean;
+}
+
 export class JobRegistry {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, JobEntry>();
 
   /** Runs `work` registered under jobId; a cancelled job answers CommandError("CANCELLED"). */
-  async run<T>(jobId: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async run<T>(jobId: string, work: (signal: AbortSignal, job: RunningJob) => Promise<T>): Promise<T> {
     if (!jobId) throw new CommandError("INVALID_ARGUMENT", "jobId is required");
     if (this.running.has(jobId)) {
       throw new CommandError("INVALID_ARGUMENT", `job ${jobId} is already running on this server`);
     }
-    const controller = new AbortController();
-    this.running.set(jobId, controller);
+    const entry: JobEntry = { controller: new AbortController(), uncuttable: false };
+    const { signal } = entry.controller;
+    this.running.set(jobId, entry);
     try {
-      const result = await work(controller.signal);
-      if (controller.signal.aborted) throw cancelled();
+      const result = await work(signal, {
+        pastPointOfNoReturn: () => {
+          entry.uncuttable = true;
+        },
+      });
+      if (signal.aborted) throw cancelled();
       return result;
     } catch (error) {
-      if (controller.signal.aborted) throw cancelled();
+      if (signal.aborted) throw cancelled();
       throw error;
     } finally {
       this.running.delete(jobId);
@@ -32,11 +51,16 @@ export class JobRegistry {
     return this.running.has(jobId);
   }
 
-  cancel(jobId: string): boolean {
-    const controller = this.running.get(jobId);
-    if (!controller || controller.signal.aborted) return false;
-    controller.abort();
-    return true;
+  /**
+   * Stops the job: "cancelled" (it ends CANCELLED), "uncuttable" (it runs on past its point of no
+   * return), or "absent" (no such job runs, or it was cancelled already).
+   */
+  cancel(jobId: string): "cancelled" | "uncuttable" | "absent" {
+    const entry = this.running.get(jobId);
+    if (!entry || entry.controller.signal.aborted) return "absent";
+    if (entry.uncuttable) return "uncuttable";
+    entry.controller.abort();
+    return "cancelled";
   }
 }
 

@@ -28,7 +28,11 @@ import {
 } from "../deployments/repository.ts";
 import { enqueueOrFail } from "../deployments/start.ts";
 import { type DeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { isHandBack } from "../deployments/worker.ts";
 import { findDestination, storageOf } from "./destinations.ts";
+
+/** How long a cancelled run waits for the agent to say whether its job runs on. */
+const CANCEL_ANSWER_MS = 2000;
 
 /** Records a run, a deployment of its target, and queues it behind the target's other jobs. */
 export async function queueRun(
@@ -67,7 +71,10 @@ export function runLog(run: DeploymentRun) {
  * Runs the agent job `<deploymentId>-<step>` of the run, its log forwarded, followed by
  * observation: a job the agent no longer knows (it restarted mid-job) fails the run rather than
  * running twice, since its upload was never completed; unless `resend` (a job that does the
- * same whenever it runs), which is sent again.
+ * same whenever it runs), which is sent again. A cancelled run cancels the job; with
+ * `mayRunOn`, a job the agent says runs past its point of no return (a restore writing the
+ * volume) is followed to its end, and its outcome is the run's (a control plane handing its runs
+ * back as it stops does not wait: the job is sent again at its next start).
  */
 export async function followRunJob<T>(
   context: {
@@ -78,14 +85,27 @@ export async function followRunJob<T>(
   },
   step: string,
   send: (jobId: string) => Promise<T>,
-  options: { resend: boolean } = { resend: false },
+  options: { resend?: boolean; mayRunOn?: boolean } = {},
 ): Promise<T> {
   const { services, run, serverId, log } = context;
   const jobId = `${run.deploymentId}-${step}`;
-  const cancel = () => {
-    services.agents.client.cancelJob(serverId, jobId).catch(() => {});
+  const following = new AbortController();
+  const cancel = async () => {
+    const cancelled = services.agents.client.cancelJob(serverId, jobId, CANCEL_ANSWER_MS);
+    if (!options.mayRunOn || isHandBack(run.signal.reason)) {
+      cancelled.catch(() => {});
+      following.abort(run.signal.reason);
+      return;
+    }
+    const answer = await cancelled.catch(() => undefined);
+    if (answer?.runsOn) {
+      log(`The ${step} job is past the point where it can be stopped: it runs on, and the run ends with it`);
+      return;
+    }
+    following.abort(run.signal.reason);
   };
-  run.signal.addEventListener("abort", cancel, { once: true });
+  if (run.signal.aborted) following.abort(run.signal.reason);
+  else run.signal.addEventListener("abort", cancel, { once: true });
   try {
     return await forwardAgentLog(services, serverId, jobId, log, () =>
       followAgentJob(services, {
@@ -100,7 +120,7 @@ export async function followRunJob<T>(
                 ),
               ),
         log,
-        signal: run.signal,
+        signal: following.signal,
         onWaiting: () => run.slot?.giveBack(),
         onResumed: async () => run.slot?.take(),
       }),

@@ -24,6 +24,11 @@ export type { DeploymentRunner };
 /** The abort reason of a deployment handed back to the queue by a stopping control plane. */
 class HandBack extends Error {}
 
+/** True when an abort reason is a stopping control plane's hand-back (not a user's stop). */
+export function isHandBack(reason: unknown): boolean {
+  return reason instanceof HandBack;
+}
+
 /** A counting semaphore: at most `size` holders at once, served in arrival order. */
 export class Slots {
   private used = 0;

@@ -514,7 +514,7 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
           { jobId, logStreamId: jobId, volumeName, owner, storage, key },
           JOB_TIMEOUT_MS,
         ),
-      { resend: true },
+      { resend: true, mayRunOn: true },
     );
     await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
     log(`Restored ${key} into ${volumeName}${result.created ? " (created)" : ""}`);
