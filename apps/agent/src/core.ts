@@ -52,6 +52,13 @@ export const DEFAULT_MAIN_DIRECTORY = "/etc/platform";
 export interface AgentCoreOptions {
   /** The server this agent runs on; commands for another server are refused. */
   serverId: string;
+  /**
+   * What this agent writes into the marks it leaves on an engine other agents may share (a
+   * service stopped for a volume backup), to find its own again when it starts: the server id
+   * by default. A control plane's local agent adds its installation (two control planes on one
+   * engine, as in the test suite, each have a server "local").
+   */
+  markId?: string;
   /** Docker Engine socket (default /var/run/docker.sock); ignored when `docker` is given. */
   dockerSocket?: string;
   /** A ready dockerode client (tests inject one). */
@@ -110,7 +117,7 @@ export class AgentCore {
     const logger = options.logger;
     this.deployer = new Deployer({
       docker,
-      serverId: this.serverId,
+      agentMark: options.markId ?? this.serverId,
       mainDirectory,
       platformNetwork: options.platformNetwork,
       publishLogChunk: options.publishLogChunk ?? (() => {}),

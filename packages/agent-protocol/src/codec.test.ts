@@ -665,7 +665,7 @@ const replies: CommandReply[] = [
       activeJobs: ["d-2"],
     },
   },
-  { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true } },
+  { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true, runsOn: true } },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
   {
     requestId: "r-1",

@@ -109,7 +109,7 @@ describe("a volume restore cancelled while it writes the volume", () => {
     let cancelAnswer: Promise<CancelJobResult> | undefined;
     const deployer: Deployer = new Deployer({
       docker,
-      serverId: `${volumeName}-server`,
+      agentMark: `${volumeName}-server`,
       mainDirectory: workDirectory,
       // Cancelled the moment the agent says it writes: well inside the write of 32 MiB.
       publishLogChunk: (chunk: LogChunk) => {

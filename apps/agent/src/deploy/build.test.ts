@@ -500,7 +500,7 @@ describe("buildImage from archives", () => {
       const limited = (limits: Partial<typeof DEFAULT_ARCHIVE_LIMITS>) =>
         new Deployer({
           docker,
-          serverId: "build-test",
+          agentMark: "build-test",
           mainDirectory,
           publishLogChunk: logs.publish,
           archiveLimits: { ...DEFAULT_ARCHIVE_LIMITS, ...limits },
@@ -666,7 +666,7 @@ describe("jobs", () => {
     await git.createRepo("no-dockerfile", { "index.html": "no Dockerfile here\n" });
     const deployer = new Deployer({
       docker,
-      serverId: "build-test",
+      agentMark: "build-test",
       mainDirectory,
       publishLogChunk: logs.publish,
       toolSearchPath: "/nonexistent",
@@ -697,7 +697,7 @@ describe("jobs", () => {
   it("builds the repository's Dockerfile when the CLI builder of the build type is not installed", async () => {
     const deployer = new Deployer({
       docker,
-      serverId: "build-test",
+      agentMark: "build-test",
       mainDirectory,
       publishLogChunk: logs.publish,
       toolSearchPath: "/nonexistent",
@@ -791,7 +791,7 @@ DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
     const bin = await fakeBuilders();
     const withTools = new Deployer({
       docker,
-      serverId: "build-test",
+      agentMark: "build-test",
       mainDirectory,
       publishLogChunk: logs.publish,
       toolSearchPath: bin,

@@ -84,8 +84,11 @@ import {
 
 export interface DeployerOptions {
   docker: Docker;
-  /** The server this agent runs for: marks what it changes on an engine other agents may share. */
-  serverId: string;
+  /**
+   * This agent's mark on what it changes of an engine other agents may share (a service stopped
+   * for a volume backup): its server id, or AgentCoreOptions.markId.
+   */
+  agentMark: string;
   /** The platform's main directory on the server. */
   mainDirectory: string;
   /** The overlay network a spec's platform-network stands for (default platform-network). */
@@ -391,7 +394,7 @@ export class Deployer {
   backupVolume(command: BackupVolumeCommand): Promise<BackupVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
     return this.runJob(command.jobId, log, (signal) =>
-      backupVolume(this.options.docker, this.options.serverId, command, log, signal),
+      backupVolume(this.options.docker, this.options.agentMark, command, log, signal),
     );
   }
 
@@ -401,7 +404,7 @@ export class Deployer {
     return this.runJob(command.jobId, log, (signal, job) =>
       restoreVolume(
         this.options.docker,
-        this.options.serverId,
+        this.options.agentMark,
         command,
         log,
         signal,
@@ -413,7 +416,7 @@ export class Deployer {
 
   /** Services a killed agent left scaled to 0 for a volume backup, scaled back (at start). */
   restartServicesStoppedForVolumes(): Promise<string[]> {
-    return restartServicesStoppedForVolumes(this.options.docker, this.options.serverId);
+    return restartServicesStoppedForVolumes(this.options.docker, this.options.agentMark);
   }
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {

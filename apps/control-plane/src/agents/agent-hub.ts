@@ -4,6 +4,7 @@
  * running on it. With NATS_URL, commands and heartbeats cross NATS (the local agent too, over
  * the control plane's own connection), and remote agents enroll for their own credentials.
  */
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { type RunningAgent, type StartAgentOptions, startAgent } from "@platform/agent";
 import {
@@ -248,6 +249,8 @@ export async function startAgentHub(
           outboundAllow: config.outboundAllow,
           mainDirectory: config.mainDirectory,
           platformNetwork: config.platformNetwork,
+          // The data directory is this installation's, and the same at each of its starts.
+          markId: `${LOCAL_SERVER_ID}@${createHash("sha256").update(config.dataDir).digest("hex").slice(0, 16)}`,
           ...options.localAgent,
         };
   try {
