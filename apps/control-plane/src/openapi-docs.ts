@@ -307,11 +307,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "server.one": {
     description:
-      "A server with its status, whether its agent is connected, the output of its last setup, and `metricsConfig` (as server.setupMonitoring kept it; null until then), whose token only the organization's owner and administrators see (`[redacted]` for members).",
+      "A server with its status, whether its agent is connected, the output of its last setup, `metricsConfig` (as server.setupMonitoring kept it; null until then), whose token only the organization's owner and administrators see (`[redacted]` for members), and `enableDockerCleanup` (whether settings.updateDockerCleanup turned its daily Docker cleanup on).",
   },
   "server.all": {
     description:
-      "The organization's servers, newest first, each with `totalSum`, the number of services on it.",
+      "The organization's servers, newest first, each with `totalSum`, the number of services on it, and `enableDockerCleanup` (its daily Docker cleanup, see settings.updateDockerCleanup).",
   },
   "server.update": { description: "Changes a server's name, address, port, SSH user or key, or type." },
   "server.remove": {

@@ -227,7 +227,10 @@ function ServerItem({
   });
   // Its monitoring as server.one answers it (the token `[redacted]` for members), or as just saved.
   const detail = useLoad(
-    () => query<{ metricsConfig: MetricsConfig | null }>("server.one", { serverId: server.serverId }),
+    () =>
+      query<{ metricsConfig: MetricsConfig | null; enableDockerCleanup: boolean }>("server.one", {
+        serverId: server.serverId,
+      }),
     `server-${server.serverId}`,
   );
   const [saved, setSaved] = useState<MetricsConfig>();
@@ -294,6 +297,9 @@ function ServerItem({
             onSaved={setSaved}
           />
         </details>
+      )}
+      {administers && detail.data && (
+        <DailyCleanup server={server} enabled={detail.data.enableDockerCleanup} onSaved={detail.reload} />
       )}
       {administers && <Cleanup server={server} />}
       <ErrorText error={detail.error} />
@@ -534,6 +540,42 @@ const CLEANUPS = [
   ["cleanUnusedVolumes", "unused volumes"],
   ["cleanDockerBuilder", "the build cache"],
 ] as const;
+
+/**
+ * A remote server's daily Docker cleanup (cleanAll at midnight): server.one's enableDockerCleanup,
+ * changed with settings.updateDockerCleanup and its serverId (administrators only).
+ */
+function DailyCleanup({
+  server,
+  enabled,
+  onSaved,
+}: {
+  server: { serverId: string; name: string };
+  enabled: boolean;
+  onSaved: () => void;
+}) {
+  const [cleanup, setCleanup] = useState(enabled);
+  const [message, setMessage] = useState("");
+  const save = useSubmit(async () => {
+    setMessage("");
+    await mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup, serverId: server.serverId });
+    setMessage(cleanup ? "Daily cleanup on." : "Daily cleanup off.");
+    onSaved();
+  });
+  return (
+    <form onSubmit={save.onSubmit} class="inline" aria-label={`Daily Docker cleanup of ${server.name}`}>
+      <label class="check">
+        <input type="checkbox" checked={cleanup} onChange={(e) => setCleanup(e.currentTarget.checked)} />{" "}
+        Daily Docker cleanup of {server.name} (unused images, stopped containers, build cache)
+      </label>
+      <button type="submit" disabled={save.busy}>
+        Save daily cleanup of {server.name}
+      </button>
+      <span role="status">{message}</span>
+      <ErrorText error={save.error} />
+    </form>
+  );
+}
 
 /** A Docker cleanup of this machine, or of `server` (settings.clean* with its serverId), and its answer. */
 function Cleanup({ server }: { server?: { serverId: string; name: string } }) {

@@ -7,7 +7,9 @@
  * from the page with its CPU and memory graph, graphed again after a reload (server.one answers
  * the configuration, its token to administrators only), and a cleanup of its stopped containers
  * from its row, which removes only the organization's own (the page's user is not the instance
- * administrator, so the shared engine is never pruned whole). The set-up over SSH against a port
+ * administrator, so the shared engine is never pruned whole), and its daily Docker cleanup turned
+ * on from its row (settings.updateDockerCleanup with its serverId), checked after a reload and in
+ * server.one / server.all. The set-up over SSH against a port
  * where nothing listens reports its failure with the set-up log. axe-core on every step.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -201,6 +203,22 @@ describe("the servers page in headless chromium", () => {
     expect(await dockerCli(["ps", "-aq", "--filter", `name=^${own}$`])).toBe("");
     expect(await dockerCli(["ps", "-aq", "--filter", `name=^${others}$`])).not.toBe("");
     await step(page, "cleanup");
+
+    // Its daily Docker cleanup: off as server.one answers it, turned on from its row, kept after a reload.
+    const daily = item.getByRole("form", { name: "Daily Docker cleanup of edge" });
+    const dailySwitch = daily.getByRole("checkbox", { name: /^Daily Docker cleanup of edge/ });
+    expect(await dailySwitch.isChecked()).toBe(false);
+    await dailySwitch.check();
+    await daily.getByRole("button", { name: "Save daily cleanup of edge" }).click();
+    await daily.getByRole("status").getByText("Daily cleanup on.").waitFor();
+    const cleaned = await platform.query("server.one", { serverId: row.serverId }, { token: owner.token });
+    expect(cleaned.body.enableDockerCleanup).toBe(true);
+    const listed = await platform.query("server.all", {}, { token: owner.token });
+    expect(listed.body.map((s: { enableDockerCleanup: boolean }) => s.enableDockerCleanup)).toEqual([true]);
+    await page.reload();
+    await dailySwitch.waitFor();
+    expect(await dailySwitch.isChecked()).toBe(true);
+    await step(page, "daily-cleanup");
 
     // The set-up over SSH: nothing listens on that port, so it fails and shows its log.
     await item.getByRole("button", { name: "Set up edge over SSH" }).click();

@@ -166,9 +166,46 @@ describe("server", () => {
       online: false,
       lastHeartbeatAt: null,
       hostKeyFingerprint: null,
+      enableDockerCleanup: false,
     });
     const one = await platform.query("server.one", { serverId: server.serverId }, as(member));
     expect(one.body).toMatchObject({ serverId: server.serverId, setupLog: "", metricsConfig: null });
+  });
+
+  it("answers the daily Docker cleanup flag settings.updateDockerCleanup stored for the server", async () => {
+    const server = await createServer({ name: "cleaned" });
+    const other = await createServer({ name: "not cleaned" });
+    const flagOf = async (serverId: string) => {
+      const one = await platform.query("server.one", { serverId }, as(member));
+      expect(one.status).toBe(200);
+      const all = await platform.query("server.all", {}, as(owner));
+      const listed = all.body.find((s: { serverId: string }) => s.serverId === serverId);
+      expect(listed.enableDockerCleanup).toBe(one.body.enableDockerCleanup);
+      return one.body.enableDockerCleanup;
+    };
+    expect(await flagOf(server.serverId)).toBe(false);
+    const turn = (enableDockerCleanup: boolean, session = owner) =>
+      platform.mutate(
+        "settings.updateDockerCleanup",
+        { enableDockerCleanup, serverId: server.serverId },
+        as(session),
+      );
+    try {
+      expect((await turn(true)).body).toEqual({ success: true });
+      expect(await flagOf(server.serverId)).toBe(true);
+      expect(await flagOf(other.serverId)).toBe(false);
+      // Another organization can neither turn it off nor read it; a member may not change it.
+      expect((await turn(false, stranger)).status).toBe(404);
+      expect((await turn(false, member)).status).toBe(403);
+      expect((await platform.query("server.one", { serverId: server.serverId }, as(stranger))).status).toBe(
+        404,
+      );
+      expect(await flagOf(server.serverId)).toBe(true);
+      expect((await turn(false)).body).toEqual({ success: true });
+      expect(await flagOf(server.serverId)).toBe(false);
+    } finally {
+      platform.services.dockerCleanup.set(server.serverId, false);
+    }
   });
 
   it("answers a server's monitoring in server.one, its token to the owner and administrators only", async () => {

@@ -132,6 +132,7 @@ export async function toServerViews(services: ServiceContext, servers: Server[])
       agentVersion: server.agentVersion,
       enrolledAt: server.enrolledAt,
       hostKeyFingerprint: server.hostKeySha256,
+      enableDockerCleanup: server.enableDockerCleanup,
     };
   });
 }

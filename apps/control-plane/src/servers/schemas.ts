@@ -56,6 +56,8 @@ export const serverSchema = z.object({
   enrolledAt: z.string().nullable(),
   /** SHA256:… fingerprint of the SSH host key trusted at the first setup. */
   hostKeyFingerprint: z.string().nullable(),
+  /** Whether the daily Docker cleanup runs on this server (settings.updateDockerCleanup). */
+  enableDockerCleanup: z.boolean(),
 });
 
 /**
