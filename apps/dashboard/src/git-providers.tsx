@@ -1,8 +1,10 @@
 /**
  * The organization's Git providers (GitHub, GitLab, Gitea, Bitbucket): listed with their plain
  * settings, connected with the fields each kind's `<kind>.create` takes, tested
- * (`<kind>.testConnection`) and removed (`gitProvider.remove`). Secrets typed in are sent once
- * and never shown back (the API answers none). GitLab and Gitea providers created with an OAuth
+ * (`<kind>.testConnection`), edited in place (the same form, its plain fields read from
+ * `<kind>.one`, saved with `<kind>.update`; a secret left empty is not sent, so the stored one is
+ * kept) and removed (`gitProvider.remove`). Secrets typed in are sent once and never shown back
+ * (the API answers none). GitLab and Gitea providers created with an OAuth
  * application offer the provider's authorization page; its callback comes back to this page.
  */
 import { useState } from "preact/hooks";
@@ -17,6 +19,8 @@ interface Field {
   type?: "number" | "secret" | "key";
   required?: boolean;
   value?: string;
+  /** Cleared with null rather than "" (the API's nullable URL fields). */
+  clearsToNull?: boolean;
 }
 
 /** A repository as the `get<Kind>Repositories` procedures answer it; `url` is its owner/name path. */
@@ -80,7 +84,7 @@ export const PROVIDER_KINDS: Record<
     idField: "gitlabId",
     fields: [
       { name: "gitlabUrl", label: "GitLab URL", required: true, value: "https://gitlab.com" },
-      { name: "gitlabInternalUrl", label: "Internal URL (optional)" },
+      { name: "gitlabInternalUrl", label: "Internal URL (optional)", clearsToNull: true },
       { name: "groupName", label: "Groups (optional, comma separated)" },
       { name: "applicationId", label: "OAuth application ID" },
       { name: "secret", label: "OAuth application secret", type: "secret" },
@@ -107,7 +111,7 @@ export const PROVIDER_KINDS: Record<
     idField: "giteaId",
     fields: [
       { name: "giteaUrl", label: "Gitea URL", required: true },
-      { name: "giteaInternalUrl", label: "Internal URL (optional)" },
+      { name: "giteaInternalUrl", label: "Internal URL (optional)", clearsToNull: true },
       { name: "clientId", label: "OAuth client ID" },
       { name: "clientSecret", label: "OAuth client secret", type: "secret" },
       { name: "redirectUri", label: "Redirect URI", value: callback("gitea") },
@@ -210,9 +214,26 @@ function summary(provider: GitProvider): string {
   return parts.join(" · ");
 }
 
-function ProviderRow({ provider, onRemoved }: { provider: GitProvider; onRemoved: () => void }) {
+function ProviderRow({ provider, onChanged }: { provider: GitProvider; onChanged: () => void }) {
   const kind = PROVIDER_KINDS[provider.providerType];
   const [result, setResult] = useState("");
+  const [editing, setEditing] = useState<Record<string, string>>();
+  // The form's values: the provider's plain fields as `<kind>.one` answers them, never a secret.
+  const edit = useSubmit(async () => {
+    const one = await query<Record<string, unknown>>(`${provider.providerType}.one`, {
+      [kind.idField]: providerIdOf(provider),
+    });
+    setEditing(
+      Object.fromEntries(
+        kind.fields.map((field) => {
+          const value = one[field.name];
+          const plain =
+            field.type !== "secret" && field.type !== "key" && value !== null && value !== undefined;
+          return [field.name, plain ? String(value) : ""];
+        }),
+      ),
+    );
+  });
   const test = useSubmit(async () => {
     setResult("");
     setResult(
@@ -223,7 +244,7 @@ function ProviderRow({ provider, onRemoved }: { provider: GitProvider; onRemoved
   });
   const remove = useSubmit(async () => {
     await mutate("gitProvider.remove", { gitProviderId: provider.gitProviderId });
-    onRemoved();
+    onChanged();
   });
   const authorize = authorizeUrl(provider);
   return (
@@ -234,51 +255,99 @@ function ProviderRow({ provider, onRemoved }: { provider: GitProvider; onRemoved
         <button type="submit" class="ghost" disabled={test.busy}>
           Test connection of {provider.name}
         </button>
+        <button
+          type="button"
+          class="ghost"
+          disabled={edit.busy}
+          aria-expanded={editing !== undefined}
+          onClick={editing ? () => setEditing(undefined) : edit.onSubmit}
+        >
+          Edit {provider.name}
+        </button>
         <button type="button" class="ghost" disabled={remove.busy} onClick={remove.onSubmit}>
           Remove {provider.name}
         </button>
         {authorize && <a href={authorize}>Authorize on {kind.label}</a>}
         <span role="status">{result}</span>
       </form>
-      <ErrorText error={test.error ?? remove.error} />
+      <ErrorText error={test.error ?? remove.error ?? edit.error} />
+      {editing && (
+        <ProviderForm
+          edit={{ kind: provider.providerType, provider, values: editing }}
+          onDone={() => {
+            setEditing(undefined);
+            onChanged();
+          }}
+        />
+      )}
     </li>
   );
 }
 
-function ConnectForm({ onCreated }: { onCreated: () => void }) {
-  const [kind, setKind] = useState<ProviderKind>("github");
-  const [name, setName] = useState("");
-  const initial = () => Object.fromEntries(PROVIDER_KINDS[kind].fields.map((f) => [f.name, f.value ?? ""]));
+/** A provider being edited: its kind, its row and the plain values `<kind>.one` answered. */
+interface Editing {
+  kind: ProviderKind;
+  provider: GitProvider;
+  values: Record<string, string>;
+}
+
+/**
+ * Connects a provider (`<kind>.create`), or, with `edit`, changes one (`<kind>.update`): every
+ * plain field is sent as it stands (one emptied is cleared), a secret only when typed in (the API
+ * keeps the stored one when it is absent).
+ */
+function ProviderForm({ edit, onDone }: { edit?: Editing; onDone: () => void }) {
+  const [kind, setKind] = useState<ProviderKind>(edit?.kind ?? "github");
+  const [name, setName] = useState(edit?.provider.name ?? "");
+  const initial = () =>
+    edit?.values ?? Object.fromEntries(PROVIDER_KINDS[kind].fields.map((f) => [f.name, f.value ?? ""]));
   const [values, setValues] = useState<Record<string, string>>(initial);
   const choose = (next: ProviderKind) => {
     setKind(next);
     setValues(Object.fromEntries(PROVIDER_KINDS[next].fields.map((f) => [f.name, f.value ?? ""])));
   };
-  const create = useSubmit(async () => {
+  const save = useSubmit(async () => {
     const input: Record<string, unknown> = { name };
     for (const field of PROVIDER_KINDS[kind].fields) {
       const value = values[field.name]?.trim() ?? "";
+      const secret = field.type === "secret" || field.type === "key";
       if (value !== "") input[field.name] = field.type === "number" ? Number(value) : value;
+      else if (edit && !secret && (edit.values[field.name] ?? "") !== "") {
+        input[field.name] = field.clearsToNull ? null : "";
+      }
     }
-    await mutate(`${kind}.create`, input);
-    // The secrets typed in leave the page with the form's values.
-    setName("");
-    setValues(initial());
-    onCreated();
+    if (edit) {
+      const { idField } = PROVIDER_KINDS[kind];
+      await mutate(`${kind}.update`, {
+        ...input,
+        [idField]: providerIdOf(edit.provider),
+        gitProviderId: edit.provider.gitProviderId,
+      });
+    } else {
+      await mutate(`${kind}.create`, input);
+      // The secrets typed in leave the page with the form's values.
+      setName("");
+      setValues(initial());
+    }
+    onDone();
   });
+  const title = edit ? `Edit ${edit.provider.name}` : "Connect a Git provider";
+  const titleId = edit ? `edit-provider-${edit.provider.gitProviderId}` : "connect-provider";
   return (
-    <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="connect-provider">
-      <h2 id="connect-provider">Connect a Git provider</h2>
-      <label>
-        Provider
-        <select value={kind} onChange={(e) => choose(e.currentTarget.value as ProviderKind)}>
-          {KIND_NAMES.map((k) => (
-            <option key={k} value={k}>
-              {PROVIDER_KINDS[k].label}
-            </option>
-          ))}
-        </select>
-      </label>
+    <form onSubmit={save.onSubmit} class={edit ? "inline" : "card inline"} aria-labelledby={titleId}>
+      {edit ? <h3 id={titleId}>{title}</h3> : <h2 id={titleId}>{title}</h2>}
+      {!edit && (
+        <label>
+          Provider
+          <select value={kind} onChange={(e) => choose(e.currentTarget.value as ProviderKind)}>
+            {KIND_NAMES.map((k) => (
+              <option key={k} value={k}>
+                {PROVIDER_KINDS[k].label}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <label>
         Provider name
         <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -286,13 +355,16 @@ function ConnectForm({ onCreated }: { onCreated: () => void }) {
       {PROVIDER_KINDS[kind].fields.map((field) => {
         const onInput = (e: { currentTarget: { value: string } }) =>
           setValues({ ...values, [field.name]: e.currentTarget.value });
+        // Editing, a secret left empty keeps the stored one.
+        const unchanged = edit ? " (empty: unchanged)" : "";
         return field.type === "key" ? (
           <label key={`${kind}-${field.name}`} class="wide">
             {field.label}
+            {unchanged}
             <textarea
               rows={4}
               spellcheck={false}
-              required={field.required}
+              required={field.required && !edit}
               value={values[field.name]}
               onInput={onInput}
             />
@@ -301,6 +373,7 @@ function ConnectForm({ onCreated }: { onCreated: () => void }) {
           // A secret is typed, sent once, and never shown back.
           <label key={`${kind}-${field.name}`}>
             {field.label}
+            {unchanged}
             <input type="password" autocomplete="new-password" value={values[field.name]} onInput={onInput} />
           </label>
         ) : (
@@ -316,10 +389,10 @@ function ConnectForm({ onCreated }: { onCreated: () => void }) {
           </label>
         );
       })}
-      <button type="submit" disabled={create.busy}>
-        Connect provider
+      <button type="submit" disabled={save.busy}>
+        {edit ? `Save ${edit.provider.name}` : "Connect provider"}
       </button>
-      <ErrorText error={create.error} />
+      <ErrorText error={save.error} />
     </form>
   );
 }
@@ -334,12 +407,12 @@ export function GitProvidersPage() {
         <ErrorText error={providers.error} />
         <ul class="services" aria-label="Git providers">
           {providers.data?.map((provider) => (
-            <ProviderRow key={provider.gitProviderId} provider={provider} onRemoved={providers.reload} />
+            <ProviderRow key={provider.gitProviderId} provider={provider} onChanged={providers.reload} />
           ))}
           {providers.data?.length === 0 && <li class="muted">No Git provider connected yet.</li>}
         </ul>
       </section>
-      <ConnectForm onCreated={providers.reload} />
+      <ProviderForm onDone={providers.reload} />
     </>
   );
 }

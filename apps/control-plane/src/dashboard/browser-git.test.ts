@@ -5,7 +5,9 @@
  * connects a Gitea provider with an OAuth application, whose authorization link points at
  * Gitea's authorize page; the OAuth callback (the code Gitea would send) lands back on the page,
  * which then shows it authorized and its connection test finds the repository. A provider with
- * a wrong token fails its test with the provider's answer and is removed. An application's and
+ * a wrong token fails its test with the provider's answer and is removed. The Gitea provider is
+ * edited in place (its plain fields prefilled from gitea.one, its secrets left empty): renamed and
+ * given an internal URL, and its connection test still works (its token was kept). An application's and
  * a compose stack's source are then picked from the provider's repositories and branches, saved,
  * and read back through application.one and compose.one. Secrets typed in are never shown back.
  * No deployment (the provider clones are deployed in git-providers/e2e.test.ts). axe-core on
@@ -22,6 +24,8 @@ import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
 
 const CLIENT_SECRET = "gitea-client-secret-typed";
 const WRONG_TOKEN = "gitea-wrong-token-typed";
+/** The Gitea provider's name once edited from the page. */
+const RENAMED = "acme gitea";
 
 let platform: TestPlatform;
 let http: { url: string; close(): Promise<void> };
@@ -68,7 +72,7 @@ function apiQuery(page: Page, name: string, input: Record<string, unknown>) {
 async function pickRepository(page: Page) {
   const form = page.getByRole("form", { name: "Source" });
   await form.getByRole("combobox", { name: "Source type" }).selectOption("gitea");
-  await form.getByRole("combobox", { name: "Gitea provider" }).selectOption({ label: "team gitea" });
+  await form.getByRole("combobox", { name: "Gitea provider" }).selectOption({ label: RENAMED });
   const repository = form.getByRole("combobox", { name: "Repository" });
   await repository.getByRole("option", { name: "acme/web" }).waitFor({ state: "attached" });
   await repository.selectOption("acme/web");
@@ -158,6 +162,36 @@ describe("Git providers in headless chromium", () => {
     const html = await page.content();
     for (const secret of [CLIENT_SECRET, WRONG_TOKEN, gitea.token]) expect(html).not.toContain(secret);
 
+    // Edited in place: the form shows its plain fields from gitea.one, its secrets empty (unchanged).
+    await page.getByRole("button", { name: "Edit team gitea" }).click();
+    const edit = page.getByRole("form", { name: "Edit team gitea" });
+    expect(await edit.getByRole("textbox", { name: "Provider name" }).inputValue()).toBe("team gitea");
+    expect(await edit.getByRole("textbox", { name: "Gitea URL" }).inputValue()).toBe(gitea.baseUrl);
+    expect(await edit.getByRole("textbox", { name: "OAuth client ID" }).inputValue()).toBe("gitea-client");
+    expect(await edit.getByLabel("OAuth client secret (empty: unchanged)").inputValue()).toBe("");
+    expect(await edit.getByLabel("Access token (instead of OAuth) (empty: unchanged)").inputValue()).toBe("");
+    await step(page, "provider-edit");
+    await edit.getByRole("textbox", { name: "Provider name" }).fill(RENAMED);
+    await edit.getByRole("textbox", { name: "Internal URL (optional)" }).fill(gitea.baseUrl);
+    await edit.getByRole("button", { name: "Save team gitea" }).click();
+    await list.getByText(RENAMED, { exact: true }).waitFor();
+    expect(await edit.count()).toBe(0);
+    await page.reload();
+    await list.getByText(RENAMED, { exact: true }).waitFor();
+    expect(await list.getByText("team gitea", { exact: true }).count()).toBe(0);
+    expect(await apiQuery(page, "gitea.one", { giteaId })).toMatchObject({
+      giteaUrl: gitea.baseUrl,
+      giteaInternalUrl: gitea.baseUrl,
+      clientId: "gitea-client",
+      authorized: true,
+      gitProvider: { name: RENAMED },
+    });
+    // Its token was kept: the connection test still finds the repository.
+    await page.getByRole("button", { name: `Test connection of ${RENAMED}` }).click();
+    await list.getByRole("status").getByText("Found 1 repositories").waitFor();
+    expect(await page.content()).not.toContain(CLIENT_SECRET);
+    await step(page, "provider-edited");
+
     // An application whose source is the provider's repository and branch.
     await page.getByRole("link", { name: "Projects" }).first().click();
     await page.getByRole("textbox", { name: "Project name" }).fill("Shop");
@@ -214,10 +248,7 @@ describe("Git providers in headless chromium", () => {
     // The providers page in the dark theme.
     await page.getByRole("button", { name: "Dark theme" }).click();
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Git providers" }).click();
-    await page
-      .getByRole("list", { name: "Git providers" })
-      .getByText("team gitea", { exact: true })
-      .waitFor();
+    await page.getByRole("list", { name: "Git providers" }).getByText(RENAMED, { exact: true }).waitFor();
     await step(page, "providers-dark");
 
     expect(elsewhere).toEqual([]);
