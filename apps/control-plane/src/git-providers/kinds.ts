@@ -10,6 +10,8 @@ import { displayNameSchema } from "../display-name.ts";
 const text = (max = 500) => z.string().trim().max(max);
 const secret = (max = 4096) => z.string().max(max);
 const url = z.string().trim().min(1).max(500);
+/** An optional URL: "" or null clears it (Dokploy's forms send "" for an empty one). */
+const optionalUrl = z.string().trim().max(500).nullable();
 export const providerName = displayNameSchema;
 export const providerIdInput = z.string().trim().min(1).max(100);
 
@@ -50,7 +52,7 @@ export const KINDS: Record<GitProviderType, KindDef> = {
   gitlab: {
     settings: {
       gitlabUrl: url,
-      gitlabInternalUrl: url.nullable(),
+      gitlabInternalUrl: optionalUrl,
       // GitLab's OAuth application id (Dokploy's name), not one of our applications.
       applicationId: text(200).meta({ "x-not-record-id": true }),
       redirectUri: text(500),
@@ -77,7 +79,7 @@ export const KINDS: Record<GitProviderType, KindDef> = {
   gitea: {
     settings: {
       giteaUrl: url,
-      giteaInternalUrl: url.nullable(),
+      giteaInternalUrl: optionalUrl,
       redirectUri: text(500),
       clientId: text(200),
       scopes: text(500),

@@ -166,6 +166,25 @@ describe("provider URLs and the outbound guard", () => {
     expect(internal.body.error.data.fields).toEqual(["gitlabInternalUrl"]);
     expect((await platform.query("gitProvider.getAll", {}, as())).body).toEqual(before.body);
   });
+
+  it('an internal URL is cleared by "" as by null', async () => {
+    const internalUrl = async () =>
+      (await platform.query("gitea.one", { giteaId: providerIds.gitea }, as())).body.giteaInternalUrl ?? null;
+    const set = (giteaInternalUrl: string | null) =>
+      ok("gitea.update", { giteaId: providerIds.gitea, giteaInternalUrl });
+    try {
+      await set("http://127.0.0.1:9/");
+      expect(await internalUrl()).toBe("http://127.0.0.1:9");
+      await set("");
+      expect(await internalUrl()).toBeNull();
+      await set("http://127.0.0.1:9/");
+      await set(null);
+      expect(await internalUrl()).toBeNull();
+    } finally {
+      // The OAuth tests below reach the stand-in by its public URL.
+      await set(null);
+    }
+  });
 });
 
 describe("GitHub App webhook", () => {
