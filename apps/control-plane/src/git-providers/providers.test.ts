@@ -185,6 +185,20 @@ describe("provider URLs and the outbound guard", () => {
       await set(null);
     }
   });
+
+  it('an absent secret keeps the stored one, "" clears it', async () => {
+    const authorized = async () =>
+      (await platform.query("gitea.one", { giteaId: providerIds.gitea }, as())).body.authorized;
+    try {
+      await ok("gitea.update", { giteaId: providerIds.gitea, name: "team gitea" });
+      expect(await authorized()).toBe(true);
+      await ok("gitea.update", { giteaId: providerIds.gitea, accessToken: "" });
+      expect(await authorized()).toBe(false);
+    } finally {
+      await ok("gitea.update", { giteaId: providerIds.gitea, accessToken: "gitea-token-1" });
+    }
+    expect(await authorized()).toBe(true);
+  });
 });
 
 describe("GitHub App webhook", () => {
