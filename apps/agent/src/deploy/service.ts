@@ -424,10 +424,13 @@ export async function deployService(
     outcome = await applyAndConverge(existing);
   } catch (error) {
     if (!(error instanceof CommandError) || !ORPHAN_VXLAN_ERROR.test(error.message)) throw error;
+    // The periodic sweep (or another agent's, on a shared host) may have removed it meanwhile:
+    // deploying again is right either way.
     const removed = await removeOrphanVxlanLinks();
-    if (removed.length === 0) throw error;
     log.line(
-      `the engine had left the VXLAN link(s) ${removed.join(", ")} behind in the host's network namespace (a Docker bug, moby/libnetwork#1765): removed them, deploying again`,
+      removed.length > 0
+        ? `the engine had left the VXLAN link(s) ${removed.join(", ")} behind in the host's network namespace (a Docker bug, moby/libnetwork#1765): removed them, deploying again`
+        : "the engine had left a VXLAN link behind in the host's network namespace (a Docker bug, moby/libnetwork#1765), removed meanwhile: deploying again",
     );
     outcome = await applyAndConverge(await findService(docker, spec.name));
   }
