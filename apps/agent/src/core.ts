@@ -58,7 +58,7 @@ export interface AgentCoreOptions {
    * by default. A control plane's local agent adds its installation (two control planes on one
    * engine, as in the test suite, each have a server "local").
    */
-  markId?: string;
+  agentMark?: string;
   /** Docker Engine socket (default /var/run/docker.sock); ignored when `docker` is given. */
   dockerSocket?: string;
   /** A ready dockerode client (tests inject one). */
@@ -117,7 +117,7 @@ export class AgentCore {
     const logger = options.logger;
     this.deployer = new Deployer({
       docker,
-      agentMark: options.markId ?? this.serverId,
+      agentMark: options.agentMark ?? this.serverId,
       mainDirectory,
       platformNetwork: options.platformNetwork,
       publishLogChunk: options.publishLogChunk ?? (() => {}),

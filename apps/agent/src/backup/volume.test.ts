@@ -27,7 +27,7 @@ describe("services stopped for a volume backup", () => {
   let docker: Docker;
   const prefix = uniqueName("vbmark").toLowerCase();
   const names = { mine: `${prefix}-mine`, legacy: `${prefix}-legacy`, other: `${prefix}-other` };
-  const serverId = `${prefix}-server`;
+  const agentMark = `${prefix}-agent`;
 
   async function createStopped(name: string, labels: Record<string, string>): Promise<void> {
     const label = Object.entries(labels).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
@@ -51,7 +51,7 @@ describe("services stopped for a volume backup", () => {
 
   beforeAll(async () => {
     docker = await requireDocker();
-    await createStopped(names.mine, { [REPLICAS_LABEL]: "2", [STOPPED_BY_LABEL]: serverId });
+    await createStopped(names.mine, { [REPLICAS_LABEL]: "2", [STOPPED_BY_LABEL]: agentMark });
     await createStopped(names.legacy, { [REPLICAS_LABEL]: "1" });
     await createStopped(names.other, { [REPLICAS_LABEL]: "1", [STOPPED_BY_LABEL]: `${prefix}-elsewhere` });
   }, 60_000);
@@ -61,7 +61,7 @@ describe("services stopped for a volume backup", () => {
   });
 
   it("scales back its own and unmarked services, and leaves another agent's stopped", async () => {
-    const started = await restartServicesStoppedForVolumes(docker, serverId);
+    const started = await restartServicesStoppedForVolumes(docker, agentMark);
     // Another agent of the suite starting meanwhile may scale the unmarked one back first.
     expect(started).toContain(names.mine);
     expect(started).not.toContain(names.other);

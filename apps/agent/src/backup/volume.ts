@@ -15,7 +15,7 @@
  *   it nor changes its outcome (the job answers that it runs on);
  * - stopService: the owner's Swarm services mounting the volume are scaled to 0 while it is read
  *   and back as soon as its last byte is read. Each carries REPLICAS_LABEL and STOPPED_BY_LABEL
- *   (the agent's server id) meanwhile, so an agent killed in between scales it back when it starts
+ *   (the agent's mark: its server id) meanwhile, so an agent killed in between scales it back when it starts
  *   (restartServicesStoppedForVolumes), and only that agent: another agent on the same Swarm (a
  *   second manager) starting meanwhile leaves a backup in progress alone.
  */
@@ -48,7 +48,7 @@ import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
 export const HELPER_IMAGE = "platform-volume-helper:1";
 /** On a service scaled to 0 for a volume backup: its replicas before. */
 export const REPLICAS_LABEL = "platform.volume-backup.replicas";
-/** On a service scaled to 0 for a volume backup: the server id of the agent that did it. */
+/** On a service scaled to 0 for a volume backup: the mark of the agent that did it (DeployerOptions.agentMark). */
 export const STOPPED_BY_LABEL = "platform.volume-backup.stopped-by";
 const SWARM_SERVICE_ID_LABEL = "com.docker.swarm.service.id";
 /** How long the containers of a service scaled to 0 may take to exit. */
@@ -136,7 +136,7 @@ async function stopUsers(
   docker: Docker,
   volumeName: string,
   owner: ResourceOwner,
-  stoppedBy: string,
+  agentMark: string,
   log: LogStream,
   signal: AbortSignal,
 ): Promise<StoppedService[]> {
@@ -161,7 +161,7 @@ async function stopUsers(
     await docker.getService(service.ID).update({
       ...spec,
       version: service.Version?.Index,
-      Labels: { ...spec.Labels, [REPLICAS_LABEL]: String(replicas), [STOPPED_BY_LABEL]: stoppedBy },
+      Labels: { ...spec.Labels, [REPLICAS_LABEL]: String(replicas), [STOPPED_BY_LABEL]: agentMark },
       Mode: { Replicated: { Replicas: 0 } },
     });
     stopped.push({ id: service.ID, name: spec.Name ?? service.ID });
@@ -217,17 +217,17 @@ async function startAllAgain(docker: Docker, stopped: StoppedService[], log: Log
 }
 
 /**
- * At the agent's start: the services this agent (`serverId`) scaled to 0 for a volume backup and
+ * At the agent's start: the services this agent (`agentMark`) scaled to 0 for a volume backup and
  * never scaled back (it was killed meanwhile) are scaled back; one stopped by another agent is
  * that agent's. A mark without STOPPED_BY_LABEL (an agent before it existed) counts as this
  * agent's. Answers their names.
  */
-export async function restartServicesStoppedForVolumes(docker: Docker, serverId: string): Promise<string[]> {
+export async function restartServicesStoppedForVolumes(docker: Docker, agentMark: string): Promise<string[]> {
   const services = await docker.listServices({ filters: { label: [REPLICAS_LABEL] } });
   const started: string[] = [];
   for (const service of services) {
     const stoppedBy = service.Spec?.Labels?.[STOPPED_BY_LABEL];
-    if (stoppedBy !== undefined && stoppedBy !== serverId) continue;
+    if (stoppedBy !== undefined && stoppedBy !== agentMark) continue;
     const name = await startAgain(docker, service.ID);
     if (name) started.push(name);
   }
@@ -247,10 +247,10 @@ function heldEnd(verdict: () => Promise<void>): PassThrough {
   return stream;
 }
 
-/** `agentId`: the server id of the agent running the job (STOPPED_BY_LABEL). */
+/** `agentMark`: the mark of the agent running the job (STOPPED_BY_LABEL). */
 export async function backupVolume(
   docker: Docker,
-  agentId: string,
+  agentMark: string,
   command: BackupVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
@@ -269,7 +269,7 @@ export async function backupVolume(
     return startedAgain;
   };
   try {
-    if (command.stopService) stopped = await stopUsers(docker, volumeName, owner, agentId, log, signal);
+    if (command.stopService) stopped = await stopUsers(docker, volumeName, owner, agentMark, log, signal);
     throwIfCancelled(signal);
     const archive = (await helper.getArchive({ path: "/volume" })) as unknown as Readable;
     let archiveBytes = 0;
@@ -341,7 +341,7 @@ async function downloadWhole(
  */
 export async function restoreVolume(
   docker: Docker,
-  agentId: string,
+  agentMark: string,
   command: RestoreVolumeCommand,
   log: LogStream,
   signal: AbortSignal,
@@ -365,10 +365,12 @@ export async function restoreVolume(
       log.line(`Created the volume ${volumeName}`);
     }
     const helper = await helperContainer(docker, volumeName, owner, command.jobId, false);
-    const stopped = await stopUsers(docker, volumeName, owner, agentId, log, signal).catch(async (error) => {
-      await helper.remove({ force: true }).catch(() => {});
-      throw error;
-    });
+    const stopped = await stopUsers(docker, volumeName, owner, agentMark, log, signal).catch(
+      async (error) => {
+        await helper.remove({ force: true }).catch(() => {});
+        throw error;
+      },
+    );
     try {
       // Cut in the middle, the volume would hold half of the archive: from here a cancel lets the
       // write finish, and the restore is reported done.

@@ -86,7 +86,7 @@ export interface DeployerOptions {
   docker: Docker;
   /**
    * This agent's mark on what it changes of an engine other agents may share (a service stopped
-   * for a volume backup): its server id, or AgentCoreOptions.markId.
+   * for a volume backup): its server id, or AgentCoreOptions.agentMark.
    */
   agentMark: string;
   /** The platform's main directory on the server. */

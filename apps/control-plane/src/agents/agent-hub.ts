@@ -250,7 +250,7 @@ export async function startAgentHub(
           mainDirectory: config.mainDirectory,
           platformNetwork: config.platformNetwork,
           // The data directory is this installation's, and the same at each of its starts.
-          markId: `${LOCAL_SERVER_ID}@${createHash("sha256").update(config.dataDir).digest("hex").slice(0, 16)}`,
+          agentMark: `${LOCAL_SERVER_ID}@${createHash("sha256").update(config.dataDir).digest("hex").slice(0, 16)}`,
           ...options.localAgent,
         };
   try {
