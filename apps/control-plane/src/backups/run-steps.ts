@@ -91,14 +91,9 @@ export async function followRunJob<T>(
   const jobId = `${run.deploymentId}-${step}`;
   const following = new AbortController();
   const cancel = async () => {
-    const cancelled = services.agents.client.cancelJob(serverId, jobId, CANCEL_ANSWER_MS);
-    if (!options.mayRunOn || isHandBack(run.signal.reason)) {
-      cancelled.catch(() => {});
-      following.abort(run.signal.reason);
-      return;
-    }
-    const answer = await cancelled.catch(() => undefined);
-    if (answer?.runsOn) {
+    const answer = services.agents.client.cancelJob(serverId, jobId, CANCEL_ANSWER_MS).catch(() => undefined);
+    // Only a run that allows it waits for the answer; the others stop following at once.
+    if (options.mayRunOn && !isHandBack(run.signal.reason) && (await answer)?.runsOn) {
       log(`The ${step} job is past the point where it can be stopped: it runs on, and the run ends with it`);
       return;
     }
