@@ -19,9 +19,10 @@ interface Field {
   type?: "number" | "secret" | "key";
   required?: boolean;
   value?: string;
-  /** Cleared with null rather than "" (the API's nullable URL fields). */
-  clearsToNull?: boolean;
 }
+
+/** A field whose value is never shown back (the API answers none). */
+const isSecret = (field: Field) => field.type === "secret" || field.type === "key";
 
 /** A repository as the `get<Kind>Repositories` procedures answer it; `url` is its owner/name path. */
 export interface Repository {
@@ -84,7 +85,7 @@ export const PROVIDER_KINDS: Record<
     idField: "gitlabId",
     fields: [
       { name: "gitlabUrl", label: "GitLab URL", required: true, value: "https://gitlab.com" },
-      { name: "gitlabInternalUrl", label: "Internal URL (optional)", clearsToNull: true },
+      { name: "gitlabInternalUrl", label: "Internal URL (optional)" },
       { name: "groupName", label: "Groups (optional, comma separated)" },
       { name: "applicationId", label: "OAuth application ID" },
       { name: "secret", label: "OAuth application secret", type: "secret" },
@@ -111,7 +112,7 @@ export const PROVIDER_KINDS: Record<
     idField: "giteaId",
     fields: [
       { name: "giteaUrl", label: "Gitea URL", required: true },
-      { name: "giteaInternalUrl", label: "Internal URL (optional)", clearsToNull: true },
+      { name: "giteaInternalUrl", label: "Internal URL (optional)" },
       { name: "clientId", label: "OAuth client ID" },
       { name: "clientSecret", label: "OAuth client secret", type: "secret" },
       { name: "redirectUri", label: "Redirect URI", value: callback("gitea") },
@@ -227,8 +228,7 @@ function ProviderRow({ provider, onChanged }: { provider: GitProvider; onChanged
       Object.fromEntries(
         kind.fields.map((field) => {
           const value = one[field.name];
-          const plain =
-            field.type !== "secret" && field.type !== "key" && value !== null && value !== undefined;
+          const plain = !isSecret(field) && value !== null && value !== undefined;
           return [field.name, plain ? String(value) : ""];
         }),
       ),
@@ -310,11 +310,9 @@ function ProviderForm({ edit, onDone }: { edit?: Editing; onDone: () => void }) 
     const input: Record<string, unknown> = { name };
     for (const field of PROVIDER_KINDS[kind].fields) {
       const value = values[field.name]?.trim() ?? "";
-      const secret = field.type === "secret" || field.type === "key";
       if (value !== "") input[field.name] = field.type === "number" ? Number(value) : value;
-      else if (edit && !secret && (edit.values[field.name] ?? "") !== "") {
-        input[field.name] = field.clearsToNull ? null : "";
-      }
+      // Emptied, a plain field is cleared ("" clears every one of them).
+      else if (edit && !isSecret(field) && (edit.values[field.name] ?? "") !== "") input[field.name] = "";
     }
     if (edit) {
       const { idField } = PROVIDER_KINDS[kind];
