@@ -5,6 +5,8 @@
 # and curl through scripts/install-test-tools.sh), generates and starts only what is missing.
 # Prints the addresses and the (test-only) credentials; `--self-test` also pushes
 # platform-test/busybox:latest to the HTTP registry and pulls it back with the docker CLI.
+# `--stop` stops both registries and removes their network namespace (`npm run test:env:stop`);
+# their data stays under the directory above for the next start.
 #
 #   http  127.0.0.1:5050   plain HTTP (Docker treats 127.0.0.0/8 as an insecure registry)
 #   tls   198.51.100.2:5443 TLS with a self-signed certificate, inside the network namespace
@@ -20,6 +22,21 @@ TLS_PORT="${TEST_REGISTRY_TLS_PORT:-5443}"
 USERNAME="platform-test"
 PASSWORD="platform-test-password"
 
+NETNS=platform-test-registry
+if [ "${1:-}" = "--stop" ]; then
+  for name in http tls; do
+    pid_file="$BASE/$name/registry.pid"
+    if [ -s "$pid_file" ] && kill "$(cat "$pid_file")" 2>/dev/null; then echo "stopped the $name registry"; fi
+    rm -f "$pid_file"
+  done
+  if [ -e "/run/netns/$NETNS" ]; then
+    ip link del ptreg-host 2>/dev/null || true
+    ip netns del "$NETNS"
+    echo "removed the network namespace $NETNS"
+  fi
+  exit 0
+fi
+
 # htpasswd, openssl and curl, shared with the tests (quick when present; its output on stderr
 # keeps stdout to the lines below).
 bash "$(dirname "$0")/install-test-tools.sh" >&2
@@ -34,7 +51,6 @@ if [ ! -s "$BASE/htpasswd" ]; then
   htpasswd -Bbn "$USERNAME" "$PASSWORD" >"$BASE/htpasswd"
 fi
 
-NETNS=platform-test-registry
 TLS_HOST=198.51.100.2
 if [ ! -e "/run/netns/$NETNS" ]; then
   echo "making the network namespace $NETNS ($TLS_HOST)"

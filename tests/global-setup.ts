@@ -5,11 +5,15 @@
  * of every test failing on its own connection error. PLATFORM_TEST_ENV=skip leaves it out.
  * Then the built control plane and agent, which tests start as processes
  * (scripts/built-entries.mjs), are built again when a source is newer (a second when none is).
+ * Last, the run is marked, and its teardown fails it on a process a test left running
+ * (tests/leftover-processes.ts).
  */
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { killLeftovers, TEST_RUN_VARIABLE } from "./leftover-processes.ts";
 
-export default function setup(): void {
+export default function setup(): () => void {
   if (process.env.PLATFORM_TEST_ENV !== "skip") {
     const script = path.resolve(import.meta.dirname, "../scripts/test-env.sh");
     const result = spawnSync("bash", [script], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
@@ -26,4 +30,15 @@ export default function setup(): void {
   if (built.status !== 0) {
     throw new Error(`The control plane and the agent could not be built.\n${(built.stderr ?? "").trim()}`);
   }
+  // Marked after the environment is up: its services are meant to outlive the run.
+  const runId = randomUUID();
+  process.env[TEST_RUN_VARIABLE] = runId;
+  return () => {
+    const leftovers = killLeftovers(runId);
+    if (leftovers.length > 0) {
+      throw new Error(
+        `A test left ${leftovers.length} process(es) running after the suite (killed now):\n${leftovers.join("\n")}`,
+      );
+    }
+  };
 }

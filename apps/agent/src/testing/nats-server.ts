@@ -28,7 +28,7 @@ export class TestNatsServer {
   private constructor(
     readonly port: number,
     private readonly directory: string,
-    private readonly configFile: string,
+    readonly configFile: string,
   ) {}
 
   get url(): string {
@@ -49,8 +49,13 @@ export class TestNatsServer {
     return server;
   }
 
-  /** (Re)starts the server process on the same port and waits until it accepts connections. */
+  /**
+   * (Re)starts the server process on the same port and waits until it accepts connections; a
+   * no-op while it runs (a second process would find the port open, be taken for the server and
+   * leave the first one running after stop()).
+   */
   async resume(): Promise<void> {
+    if (this.process && this.process.exitCode === null && this.process.signalCode === null) return;
     const child = spawn(NATS_SERVER_BINARY, ["-c", this.configFile], { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr?.on("data", (chunk) => {
