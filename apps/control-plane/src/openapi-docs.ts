@@ -720,7 +720,8 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "compose.loadServices": { description: "The service names of the stack's file" },
   "compose.getConvertedCompose": {
-    description: "The file as it will be deployed: the stack's file with the platform's additions",
+    description:
+      "The file as it will be deployed: the stack's file with the platform's additions, interpolated, every literal `$` of a value written `$$` (Compose's escape), so that Compose expands nothing in it",
   },
   "compose.move": { description: "Move the stack to another environment of the organization" },
   "compose.templates": {

@@ -1,10 +1,11 @@
 /** convertCompose beyond the golden files: its errors, its scoping and the v3 format for stacks. */
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type ConvertComposeInput, convertCompose, scopedName } from "./convert.ts";
+import { type ConvertComposeInput, convertCompose, pinComposeImages, scopedName } from "./convert.ts";
 import { ComposeFileError, type ComposeIssue } from "./errors.ts";
 import { validateComposeDocument } from "./schema.ts";
-import { baseInput, testTenant } from "./testing.ts";
+import { AGENT_ENV, baseInput, readAsCompose, testTenant } from "./testing.ts";
 
 type Doc = Record<string, any>;
 
@@ -368,5 +369,86 @@ networks:
       tenant: testTenant(),
     });
     expect(issues.map((issue) => issue.path)).toEqual(["services.a.privileged"]);
+  });
+});
+
+/** True when the text holds a `$` that is not half of a `$$`: one Compose would interpolate. */
+const hasUnescapedDollar = (yaml: string) => yaml.replaceAll("$$", "").includes("$");
+
+describe("the converted file and Compose's own interpolation of it", () => {
+  // Compose and docker stack deploy interpolate the file they read with the agent's environment:
+  // the converted file must spell every `$` of a value `$$` so that they read the checked value.
+  const dollars = `services:
+  web:
+    image: nginx:1.27
+    build:
+      context: "$\${HOME}"
+    environment:
+      FOO: "a$$b"
+      HOME_LITERAL: "$\${HOME}"
+      FROM_VARIABLE: \${TOKEN}
+    labels:
+      note: "$$HOME"
+`;
+
+  it("writes every $ of a value as $$: Compose reads the value the tenancy checks saw, not the agent's environment", () => {
+    const result = convert(dollars, { tenant: testTenant(), env: { TOKEN: "t$ken${HOME}" } });
+    const web = (result.document as Doc).services.web;
+    // What the checks ran on: a relative build context named `${HOME}` (accepted), not the agent's home.
+    expect(web.build.context).toBe("${HOME}");
+    expect(web.environment).toEqual({ FOO: "a$b", HOME_LITERAL: "${HOME}", FROM_VARIABLE: "t$ken${HOME}" });
+    expect(web.labels.note).toBe("$HOME");
+    expect(parse(result.yaml).services.web.build.context).toBe("$${HOME}");
+    expect(parse(result.yaml).services.web.environment.FOO).toBe("a$$b");
+    expect(hasUnescapedDollar(result.yaml)).toBe(false);
+    expect(readAsCompose(result.yaml)).toEqual(result.document);
+  });
+
+  it("carries $${X:-platform/...} as that literal, an image name no registry serves, never platform/...", () => {
+    const file = 'services:\n  web:\n    image: "$${X:-platform/foo:1}"\n    environment: {FOO: "a$$b"}\n';
+    for (const composeType of ["docker-compose", "stack"] as const) {
+      const result = convert(file, { composeType, tenant: testTenant() });
+      expect((result.document as Doc).services.web.image).toBe("${X:-platform/foo:1}");
+      expect(parse(result.yaml).services.web.image).toBe("$${X:-platform/foo:1}");
+      expect((readAsCompose(result.yaml) as Doc).services.web.image).toBe("${X:-platform/foo:1}");
+    }
+    // One interpolation is the platform's: the default is what the checks see, and they refuse it.
+    expect(
+      issuesOf('services:\n  web:\n    image: "${X:-platform/foo:1}"\n', { tenant: testTenant() }).map(
+        (issue) => issue.path,
+      ),
+    ).toEqual(["services.web.image"]);
+  });
+
+  it("is read by docker stack deploy's own loader, with the agent's environment, as the document's values", () => {
+    const result = convert(
+      'services:\n  web:\n    image: "$${X:-platform/foo:1}"\n    environment:\n      FOO: "a$$b"\n      HOME_LITERAL: "$${HOME}"\n      "KEY_$${HOME}": kept\n',
+      { composeType: "stack", tenant: testTenant() },
+    );
+    const stdout = execFileSync("docker", ["stack", "config", "-c", "-"], {
+      input: result.yaml,
+      env: { PATH: process.env.PATH, ...AGENT_ENV },
+      encoding: "utf8",
+    });
+    const read = parse(stdout).services.web;
+    expect(read.image).toBe("${X:-platform/foo:1}");
+    // Keys are not interpolated (by Compose, docker stack deploy or the platform): read as written.
+    expect(read.environment).toEqual({
+      FOO: "a$b",
+      HOME_LITERAL: "${HOME}",
+      "KEY_$${HOME}": "kept",
+    });
+    expect(read.environment).toEqual((result.document as Doc).services.web.environment);
+  });
+
+  it("keeps the $ of a rollback's file as deployed when its images are pinned", () => {
+    const result = convert(dollars, { env: { TOKEN: "t$ken" } });
+    const pinned = pinComposeImages(result.document, { web: "platform-rollback/shop-k3x9qa-web:d1" });
+    expect(hasUnescapedDollar(pinned)).toBe(false);
+    const read = readAsCompose(pinned) as Doc;
+    expect(read.services.web.image).toBe("platform-rollback/shop-k3x9qa-web:d1");
+    expect(read.services.web.build).toBeUndefined();
+    expect(read.services.web.environment).toEqual((result.document as Doc).services.web.environment);
+    expect(read.services.web.labels).toEqual((result.document as Doc).services.web.labels);
   });
 });

@@ -9,7 +9,7 @@ import { posix } from "node:path";
 import { stringify } from "yaml";
 import { z } from "zod";
 import { ComposeFileError, IssueList } from "./errors.ts";
-import { interpolateCompose } from "./interpolate.ts";
+import { escapeInterpolation, interpolateCompose } from "./interpolate.ts";
 import { formatShortVolume, isHostPathSource, parseShortVolume, resolveHostPath } from "./mounts.ts";
 import { asRecord, castBooleans, deepClone, entriesOf, listOf, mappingOf } from "./objects.ts";
 import { assertValidCompose, parseComposeFile, validateComposeDocument } from "./schema.ts";
@@ -394,9 +394,12 @@ function absoluteVolume(volume: unknown, filesDirectory: string): unknown {
   return volume;
 }
 
-/** A converted file's text, serialized as convertCompose does (YAML 1.1 quoting). */
+/**
+ * A converted file's text, serialized as convertCompose does: YAML 1.1 quoting, and every `$` of
+ * a value written `$$`, so that Compose's interpolation of the file yields the document's values.
+ */
 export function composeYaml(document: Record<string, unknown>): string {
-  return stringify(document, { lineWidth: 0, version: "1.1" });
+  return stringify(escapeInterpolation(document), { lineWidth: 0, version: "1.1" });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ComposeFileError } from "./errors.ts";
-import { interpolateCompose, interpolateValue } from "./interpolate.ts";
+import { escapeInterpolation, interpolateCompose, interpolateValue } from "./interpolate.ts";
 
 const env = { SET: "value", EMPTY: "", PORT: "8080", NESTED: "inner" };
 
@@ -100,5 +100,29 @@ describe("interpolateCompose", () => {
       ),
     );
     expect(issues.map((issue) => issue.path)).toEqual(["services.a.image", "services.b.environment.0"]);
+  });
+});
+
+describe("escapeInterpolation", () => {
+  it("writes every $ of every value as $$, keys as they are, so interpolation gives the values back", () => {
+    const document = {
+      services: {
+        a$b: { image: "${X:-platform/foo:1}", command: ["$HOME", "$$", "cost $5"], replicas: 2, init: true },
+      },
+    };
+    const escaped = escapeInterpolation(document);
+    expect(escaped).toEqual({
+      services: {
+        a$b: {
+          image: "$${X:-platform/foo:1}",
+          command: ["$$HOME", "$$$$", "cost $$5"],
+          replicas: 2,
+          init: true,
+        },
+      },
+    });
+    expect(interpolateCompose(escaped as Record<string, unknown>, { X: "x", HOME: "/home/agent" })).toEqual(
+      document,
+    );
   });
 });

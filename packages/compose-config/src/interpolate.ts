@@ -44,6 +44,21 @@ export function interpolateCompose(
   return result as Record<string, unknown>;
 }
 
+/**
+ * The inverse of interpolation, for a file Compose or `docker stack deploy` reads: every `$` of
+ * every string value written `$$`. Both interpolate the file again with the agent's own
+ * environment; escaped, it reads back as exactly these values (those the checks saw). Keys stay
+ * as they are: neither tool interpolates them, so a key already reads as written.
+ */
+export function escapeInterpolation(value: unknown): unknown {
+  if (typeof value === "string") return value.replaceAll("$", () => "$$");
+  if (Array.isArray(value)) return value.map(escapeInterpolation);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, escapeInterpolation(item)]));
+  }
+  return value;
+}
+
 function walk(value: unknown, path: string[], env: Record<string, string>, issues: ComposeIssue[]): unknown {
   if (typeof value === "string") {
     try {

@@ -1,5 +1,7 @@
 /** Shared inputs of this package's tests: a tenant whose resources are known, and defaults. */
+import { parse } from "yaml";
 import type { ConvertComposeInput } from "./convert.ts";
+import { interpolateCompose } from "./interpolate.ts";
 import type { ComposeTenant } from "./tenancy.ts";
 
 export const FILES_DIRECTORY = "/var/lib/platform/compose/shop-k3x9qa/files";
@@ -33,4 +35,12 @@ export function baseInput(overrides: Partial<ConvertComposeInput> = {}): Convert
     filesDirectory: FILES_DIRECTORY,
     ...overrides,
   };
+}
+
+/** An agent's own environment, which Compose and docker stack deploy interpolate the file they read with. */
+export const AGENT_ENV = { HOME: "/home/agent", X: "platform/theirs:1", TOKEN: "agent-token" };
+
+/** The values Compose reads from a converted file's text: interpolated with the agent's environment. */
+export function readAsCompose(yaml: string): Record<string, unknown> {
+  return interpolateCompose(parse(yaml), AGENT_ENV);
 }

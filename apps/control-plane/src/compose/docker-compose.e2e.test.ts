@@ -35,6 +35,9 @@ const FILE = `services:
   worker:
     image: ${BUSYBOX}
     command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+    environment:
+      LITERAL_HOME: "$\${HOME}"
+      PRICE: "a$$b"
 volumes:
   data: {}
 `;
@@ -104,6 +107,12 @@ describe("composeType docker-compose", () => {
           await inspect("container", container, '{{index .Config.Labels "com.docker.compose.project"}}'),
         ).toBe(appName);
       }
+      // `$$` is a literal `$` for the container, never a variable of the agent's environment.
+      const env = JSON.parse(
+        (await inspect("container", `${appName}_worker`, "{{json .Config.Env}}")) ?? "[]",
+      );
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text the container gets, not a template
+      expect(env).toEqual(expect.arrayContaining(["LITERAL_HOME=${HOME}", "PRICE=a$b"]));
       expect(await inspect("network", `${appName}_default`, '{{index .Labels "platform.resource"}}')).toBe(
         resource,
       );

@@ -51,6 +51,9 @@ function threeServices(marker: string): string {
   worker:
     image: ${BUSYBOX}
     command: ["sh", "-c", "while true; do sleep 5; done"]
+    environment:
+      LITERAL_HOME: "$\${HOME}"
+      PRICE: "a$$b"
   db:
     image: ${REDIS}
     volumes:
@@ -311,6 +314,18 @@ describe("a three-service stack", () => {
       for (const service of ["web", "worker", "db"])
         expect(await runningTasks(`${appName}_${service}`)).toBe(1);
       expect(await exists("volume", `${appName}_data`)).toBe(true);
+      // `$$` is a literal `$` for the service, never a variable of the agent's environment.
+      const env = JSON.parse(
+        await dockerCli([
+          "service",
+          "inspect",
+          "--format",
+          "{{json .Spec.TaskTemplate.ContainerSpec.Env}}",
+          `${appName}_worker`,
+        ]),
+      );
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text the container gets, not a template
+      expect(env).toEqual(expect.arrayContaining(["LITERAL_HOME=${HOME}", "PRICE=a$b"]));
       await eventually(
         async () => (await fetchWeb(`${appName}_web`)) === "hello from stack one",
         "web answers",

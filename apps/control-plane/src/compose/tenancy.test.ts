@@ -8,6 +8,7 @@
  * the control plane hands every organization but the instance's to them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 let platform: TestPlatform;
@@ -99,6 +100,37 @@ describe("a tenant's compose file", () => {
     const converted = await platform.query("compose.getConvertedCompose", { composeId }, tenant);
     expect(converted.status).toBe(200);
     expect(converted.body).not.toContain("privileged");
+  });
+
+  it("gets a converted file whose every $ is $$: nothing in it expands from the agent's environment", async () => {
+    // Compose interpolates the file it reads with the agent's environment: `$${HOME}` must reach
+    // it escaped, or the build context is the agent's home and the image the default's.
+    const { composeId } = await platform.mutateOk(
+      "compose.create",
+      {
+        name: "t",
+        appName: `tenant-${Math.random().toString(36).slice(2, 10)}`,
+        environmentId: tenantEnvironmentId,
+        composeType: "docker-compose",
+        composeFile: `services:
+  web:
+    image: "$\${X:-platform/foo:1}"
+    build:
+      context: "$\${HOME}"
+    environment:
+      FOO: "a$$b"
+`,
+      },
+      tenant,
+    );
+    const converted = await platform.query("compose.getConvertedCompose", { composeId }, tenant);
+    expect(converted.status, JSON.stringify(converted.body)).toBe(200);
+    const text = converted.body as string;
+    expect(text.replaceAll("$$", "")).not.toContain("$");
+    const web = parse(text).services.web;
+    expect(web.build.context).toBe("$${HOME}");
+    expect(web.image).toBe("$${X:-platform/foo:1}");
+    expect(web.environment.FOO).toBe("a$$b");
   });
 
   it("is not refused for the instance organization", async () => {

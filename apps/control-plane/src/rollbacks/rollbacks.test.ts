@@ -281,6 +281,8 @@ describe("rolling a compose stack back", () => {
   web:
     image: ${live}
     command: ["sh", "-c", "while true; do sleep 5; done"]
+    environment:
+      LITERAL: "$\${HOME} a$$b"
     volumes:
       - data:/data
       - ../files/version.txt:/version.txt
@@ -346,6 +348,9 @@ volumes:
     expect(back.rollbackId).toBe(rollbackOf(v1.deploymentId));
     expect(await execIn(web, read, "one one")).toBe("one one");
     expect(await execIn(web, "cat /data/note", "kept")).toBe("kept");
+    // The kept file's `$$` is still a literal `$` (not the agent's environment) when it deploys again.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal text the container gets, not a template
+    expect(await execIn(web, 'echo "$LITERAL"', "${HOME} a$b")).toBe("${HOME} a$b");
 
     // A rollback whose images are gone says so before anything is queued.
     await dockerCli(["image", "rm", keptImage(v2.deploymentId)]);
