@@ -1,11 +1,16 @@
 /**
  * The outbound guard: the one check before the platform reaches a host a user named (Git
- * servers, registries, monitoring callbacks, later notification receivers), shared by the
- * control plane and the agents. A host name is resolved and every
- * address it resolves to is checked, so a name cannot smuggle in what a literal address could
- * not. Link-local, cloud metadata, unspecified, multicast and reserved addresses are always
- * refused; loopback and private ranges only when the operator's allow list
- * (PLATFORM_OUTBOUND_ALLOW, comma-separated CIDRs) covers them.
+ * servers, registries, monitoring callbacks, notification receivers), shared by the control
+ * plane and the agents. A host name is resolved and every address it resolves to is checked, so
+ * a name cannot smuggle in what a literal address could not.
+ *
+ * Each address is classified by SPECIAL_RANGES, IANA's IPv4 and IPv6 special-purpose address
+ * registries: only globally reachable addresses pass. Link-local, cloud metadata, unspecified,
+ * multicast and reserved addresses are always refused; loopback, private and the other ranges
+ * that are not globally reachable (documentation, benchmarking, …) only pass where the
+ * operator's allow list (PLATFORM_OUTBOUND_ALLOW, comma-separated CIDRs) covers the address.
+ * An IPv6 address that carries an IPv4 address (IPv4-mapped or -compatible, NAT64, 6to4,
+ * Teredo) is judged by the IPv4 address it carries, so `64:ff9b::7f00:1` is loopback.
  *
  * @example
  * const allow = parseAllowList("127.0.0.0/8");           // from the configuration
@@ -14,44 +19,174 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 
-type Family = "ipv4" | "ipv6";
-interface Range {
-  network: string;
+/**
+ * What the guard does with an address of a range: `global` passes; `loopback`, `private` and
+ * `special` (not globally reachable) pass only inside the allow list; `never` is always refused.
+ * `carries` ranges hold an IPv4 address whose own verdict wins unless it is `global`, in which
+ * case the range's verdict applies.
+ */
+type Verdict = "global" | "loopback" | "private" | "special" | "never";
+
+interface SpecialRange {
+  cidr: string;
+  /** The name in IANA's registry (or what the range is, for the few that are not in it). */
+  name: string;
+  verdict: Verdict;
+  /** The IPv4 address an address of this range carries. */
+  carries?: (value: bigint) => bigint;
+}
+
+const lowBits = (value: bigint) => value & 0xffffffffn;
+
+/**
+ * IANA's special-purpose address registries (iana-ipv4-special-registry,
+ * iana-ipv6-special-registry), their "Globally Reachable" column as the verdict, plus multicast,
+ * the IPv6 address space outside global unicast and the cloud metadata addresses. The most
+ * specific range containing an address decides.
+ */
+const SPECIAL_RANGES: readonly SpecialRange[] = [
+  { cidr: "0.0.0.0/0", name: "IPv4 unicast", verdict: "global" },
+  { cidr: "0.0.0.0/8", name: "This network", verdict: "never" },
+  { cidr: "10.0.0.0/8", name: "Private-Use", verdict: "private" },
+  { cidr: "100.64.0.0/10", name: "Shared Address Space (carrier-grade NAT)", verdict: "private" },
+  { cidr: "100.100.100.200/32", name: "Alibaba Cloud metadata", verdict: "never" },
+  { cidr: "127.0.0.0/8", name: "Loopback", verdict: "loopback" },
+  { cidr: "169.254.0.0/16", name: "Link Local (cloud metadata 169.254.169.254)", verdict: "never" },
+  { cidr: "172.16.0.0/12", name: "Private-Use", verdict: "private" },
+  { cidr: "192.0.0.0/24", name: "IETF Protocol Assignments", verdict: "special" },
+  { cidr: "192.0.0.0/29", name: "IPv4 Service Continuity Prefix", verdict: "special" },
+  { cidr: "192.0.0.8/32", name: "IPv4 dummy address", verdict: "special" },
+  { cidr: "192.0.0.9/32", name: "Port Control Protocol Anycast", verdict: "global" },
+  { cidr: "192.0.0.10/32", name: "Traversal Using Relays around NAT Anycast", verdict: "global" },
+  { cidr: "192.0.0.170/32", name: "NAT64/DNS64 Discovery", verdict: "special" },
+  { cidr: "192.0.0.171/32", name: "NAT64/DNS64 Discovery", verdict: "special" },
+  { cidr: "192.0.2.0/24", name: "Documentation (TEST-NET-1)", verdict: "special" },
+  { cidr: "192.31.196.0/24", name: "AS112-v4", verdict: "global" },
+  { cidr: "192.52.193.0/24", name: "AMT", verdict: "global" },
+  { cidr: "192.88.99.0/24", name: "Deprecated (6to4 Relay Anycast)", verdict: "special" },
+  { cidr: "192.168.0.0/16", name: "Private-Use", verdict: "private" },
+  { cidr: "192.175.48.0/24", name: "Direct Delegation AS112 Service", verdict: "global" },
+  { cidr: "198.18.0.0/15", name: "Benchmarking", verdict: "special" },
+  { cidr: "198.51.100.0/24", name: "Documentation (TEST-NET-2)", verdict: "special" },
+  { cidr: "203.0.113.0/24", name: "Documentation (TEST-NET-3)", verdict: "special" },
+  { cidr: "224.0.0.0/4", name: "Multicast", verdict: "never" },
+  { cidr: "240.0.0.0/4", name: "Reserved", verdict: "never" },
+  { cidr: "255.255.255.255/32", name: "Limited Broadcast", verdict: "never" },
+
+  // Only 2000::/3 is allocated for global unicast; the rest of the IPv6 space is reserved.
+  { cidr: "::/0", name: "Reserved by IETF (outside 2000::/3)", verdict: "special" },
+  { cidr: "2000::/3", name: "Global Unicast", verdict: "global" },
+  { cidr: "::/128", name: "Unspecified Address", verdict: "never" },
+  { cidr: "::1/128", name: "Loopback Address", verdict: "loopback" },
+  { cidr: "::/96", name: "IPv4-compatible (deprecated)", verdict: "special", carries: lowBits },
+  { cidr: "::ffff:0:0/96", name: "IPv4-mapped Address", verdict: "global", carries: lowBits },
+  { cidr: "64:ff9b::/96", name: "IPv4-IPv6 Translat.", verdict: "global", carries: lowBits },
+  // RFC 8215 leaves the layout to the operator; a /96 under it (IPv4 last) is the usual one.
+  { cidr: "64:ff9b:1::/48", name: "IPv4-IPv6 Translat. (local use)", verdict: "special", carries: lowBits },
+  { cidr: "100::/64", name: "Discard-Only Address Block", verdict: "special" },
+  { cidr: "100:0:0:1::/64", name: "Dummy IPv6 Prefix", verdict: "special" },
+  { cidr: "2001::/23", name: "IETF Protocol Assignments", verdict: "special" },
+  {
+    cidr: "2001::/32",
+    name: "TEREDO",
+    verdict: "global",
+    carries: (value) => lowBits(value) ^ 0xffffffffn, // the client's address, obfuscated
+  },
+  { cidr: "2001:1::1/128", name: "Port Control Protocol Anycast", verdict: "global" },
+  { cidr: "2001:1::2/128", name: "Traversal Using Relays around NAT Anycast", verdict: "global" },
+  { cidr: "2001:1::3/128", name: "DNS-SD Service Registration Protocol Anycast", verdict: "global" },
+  { cidr: "2001:2::/48", name: "Benchmarking", verdict: "special" },
+  { cidr: "2001:3::/32", name: "AMT", verdict: "global" },
+  { cidr: "2001:4:112::/48", name: "AS112-v6", verdict: "global" },
+  { cidr: "2001:10::/28", name: "Deprecated (previously ORCHID)", verdict: "special" },
+  { cidr: "2001:20::/28", name: "ORCHIDv2", verdict: "global" },
+  { cidr: "2001:30::/28", name: "Drone Remote ID Protocol Entity Tags (DETs) Prefix", verdict: "global" },
+  { cidr: "2001:db8::/32", name: "Documentation", verdict: "special" },
+  { cidr: "2002::/16", name: "6to4", verdict: "global", carries: (value) => (value >> 80n) & 0xffffffffn },
+  { cidr: "2620:4f:8000::/48", name: "Direct Delegation AS112 Service", verdict: "global" },
+  { cidr: "3fff::/20", name: "Documentation", verdict: "special" },
+  { cidr: "5f00::/16", name: "Segment Routing (SRv6) SIDs", verdict: "special" },
+  { cidr: "fc00::/7", name: "Unique-Local", verdict: "private" },
+  { cidr: "fd00:ec2::254/128", name: "AWS metadata over IPv6", verdict: "never" },
+  { cidr: "fe80::/10", name: "Link-Local Unicast", verdict: "never" },
+  { cidr: "fec0::/10", name: "Site-Local (deprecated)", verdict: "private" },
+  { cidr: "ff00::/8", name: "Multicast", verdict: "never" },
+];
+
+/** An address checked by isIP as a number (32 bits for IPv4, 128 for IPv6). */
+function addressValue(address: string, version: 4 | 6): bigint {
+  if (version === 4) {
+    return address.split(".").reduce((value, octet) => (value << 8n) | BigInt(octet), 0n);
+  }
+  // A dotted IPv4 tail (::ffff:127.0.0.1) is two more 16-bit groups.
+  const text = address.replace(/\d+\.\d+\.\d+\.\d+$/, (ipv4) => {
+    const value = Number(addressValue(ipv4, 4));
+    return `${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
+  });
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const [head = "", tail] = text.split("::");
+  const before = groups(head);
+  const after = tail === undefined ? [] : groups(tail);
+  const all = [...before, ...Array<string>(8 - before.length - after.length).fill("0"), ...after];
+  return all.reduce((value, group) => (value << 16n) | BigInt(Number.parseInt(group, 16)), 0n);
+}
+
+function ipv4Text(value: bigint): string {
+  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join(".");
+}
+
+interface ParsedRange extends SpecialRange {
+  version: 4 | 6;
   prefix: number;
-  family: Family;
+  network: bigint;
 }
 
-function blockListOf(ranges: readonly Range[]): BlockList {
-  const list = new BlockList();
-  for (const { network, prefix, family } of ranges) list.addSubnet(network, prefix, family);
-  return list;
+const PARSED_RANGES: readonly ParsedRange[] = SPECIAL_RANGES.map((range) => {
+  const [network = "", prefix = ""] = range.cidr.split("/");
+  const version = isIP(network) as 4 | 6;
+  return { ...range, version, prefix: Number(prefix), network: addressValue(network, version) };
+});
+
+/** The most specific special-purpose range holding the address. */
+function rangeOf(value: bigint, version: 4 | 6): ParsedRange {
+  const width = version === 4 ? 32 : 128;
+  let best: ParsedRange | undefined;
+  for (const range of PARSED_RANGES) {
+    const shift = BigInt(width - range.prefix);
+    if (range.version !== version || value >> shift !== range.network >> shift) continue;
+    if (!best || range.prefix > best.prefix) best = range;
+  }
+  return best!; // 0.0.0.0/0 and ::/0 hold every address
 }
 
-/** Never reachable, whatever the allow list says (IPv4-mapped IPv6 forms are matched too). */
-const ALWAYS_REFUSED = blockListOf([
-  { network: "169.254.0.0", prefix: 16, family: "ipv4" }, // link-local, cloud metadata 169.254.169.254
-  { network: "100.100.100.200", prefix: 32, family: "ipv4" }, // Alibaba Cloud metadata
-  { network: "0.0.0.0", prefix: 8, family: "ipv4" }, // "this network", 0.0.0.0 reaches this machine
-  { network: "224.0.0.0", prefix: 4, family: "ipv4" }, // multicast
-  { network: "240.0.0.0", prefix: 4, family: "ipv4" }, // reserved, broadcast
-  { network: "::", prefix: 128, family: "ipv6" },
-  { network: "fe80::", prefix: 10, family: "ipv6" }, // link-local
-  { network: "fd00:ec2::254", prefix: 128, family: "ipv6" }, // AWS metadata over IPv6
-  { network: "ff00::", prefix: 8, family: "ipv6" }, // multicast
-]);
+/** The address without brackets or zone id (`fe80::1%eth0`), or null when it is not one. */
+function bareAddress(address: string): { bare: string; version: 4 | 6 } | null {
+  const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const version = isIP(bare);
+  return version === 0 ? null : { bare, version: version as 4 | 6 };
+}
 
-const LOOPBACK = blockListOf([
-  { network: "127.0.0.0", prefix: 8, family: "ipv4" },
-  { network: "::1", prefix: 128, family: "ipv6" },
-]);
+/**
+ * The IPv4 address an address carries (`64:ff9b::7f00:1`, `::ffff:7f00:1` → 127.0.0.1; an IPv4
+ * address carries itself), or null.
+ */
+export function carriedIPv4(address: string): string | null {
+  const parsed = bareAddress(address);
+  if (!parsed) return null;
+  if (parsed.version === 4) return parsed.bare;
+  const value = addressValue(parsed.bare, 6);
+  const { carries } = rangeOf(value, 6);
+  return carries ? ipv4Text(carries(value)) : null;
+}
 
-const PRIVATE = blockListOf([
-  { network: "10.0.0.0", prefix: 8, family: "ipv4" },
-  { network: "172.16.0.0", prefix: 12, family: "ipv4" },
-  { network: "192.168.0.0", prefix: 16, family: "ipv4" },
-  { network: "100.64.0.0", prefix: 10, family: "ipv4" }, // carrier-grade NAT
-  { network: "fc00::", prefix: 7, family: "ipv6" }, // unique local
-]);
+const VERDICT_TEXT: Record<Exclude<Verdict, "global">, (range: ParsedRange) => string> = {
+  never: (range) =>
+    `is a link-local, metadata, unspecified, multicast or reserved address (${range.name} ${range.cidr})`,
+  loopback: () => "is a loopback address (this machine); allow it with PLATFORM_OUTBOUND_ALLOW",
+  private: () => "is a private address; allow its range with PLATFORM_OUTBOUND_ALLOW",
+  special: (range) =>
+    `is a special-purpose address that is not globally reachable (${range.name} ${range.cidr}); allow its range with PLATFORM_OUTBOUND_ALLOW`,
+};
 
 /** The operator's allow list: the CIDRs loopback or private targets must fall in. */
 export interface AllowList {
@@ -86,23 +221,33 @@ export function parseAllowList(text: string): { list: AllowList } | { problem: s
   return { list: { cidrs, blocks } };
 }
 
-/** Why the platform may not connect to the IP address `address`, or null when it may. */
+/**
+ * Why the platform may not connect to the IP address `address`, or null when it may. The allow
+ * list is matched against the address as written: `64:ff9b::7f00:1` needs `64:ff9b::/96` there,
+ * `127.0.0.0/8` does not cover it (it is not this machine's loopback but a translator's).
+ */
 export function outboundAddressProblem(address: string, allow: AllowList): string | null {
-  const bare = address.replace(/^\[|\]$/g, "");
-  const version = isIP(bare);
-  if (version === 0) return "is not an IP address";
-  const family: Family = version === 6 ? "ipv6" : "ipv4";
-  if (ALWAYS_REFUSED.check(bare, family)) {
-    return "is a link-local, metadata, unspecified, multicast or reserved address";
+  const parsed = bareAddress(address);
+  if (!parsed) return "is not an IP address";
+  const { bare, version } = parsed;
+  const value = addressValue(bare, version);
+  const range = rangeOf(value, version);
+  let verdictRange = range;
+  let carrier = "";
+  if (range.carries) {
+    const ipv4 = range.carries(value);
+    const inner = rangeOf(ipv4, 4);
+    if (inner.verdict !== "global") {
+      verdictRange = inner;
+      // An IPv4-mapped address is its IPv4 address; the other forms are named.
+      if (range.cidr !== "::ffff:0:0/96")
+        carrier = `carries ${ipv4Text(ipv4)} (${range.name} ${range.cidr}), which `;
+    }
   }
-  const allowed = allow.blocks.check(bare, family);
-  if (LOOPBACK.check(bare, family) && !allowed) {
-    return "is a loopback address (this machine); allow it with PLATFORM_OUTBOUND_ALLOW";
-  }
-  if (PRIVATE.check(bare, family) && !allowed) {
-    return "is a private address; allow its range with PLATFORM_OUTBOUND_ALLOW";
-  }
-  return null;
+  const { verdict } = verdictRange;
+  if (verdict === "global") return null;
+  if (verdict !== "never" && allow.blocks.check(bare, version === 6 ? "ipv6" : "ipv4")) return null;
+  return carrier + VERDICT_TEXT[verdict](verdictRange);
 }
 
 /** Looks up every address of a host name; the real one asks the system resolver (node's dns). */

@@ -4,6 +4,7 @@
  */
 export {
   type AllowList,
+  carriedIPv4,
   checkOutboundHost,
   EMPTY_ALLOW_LIST,
   type HostResolver,

@@ -2,7 +2,13 @@
  * Issue 22 finding 4: a tenant cannot probe the ports of the platform's own machines (this
  * machine's interface addresses, the registered addresses of managed servers) through
  * server.getServerMetrics, and every failure that would tell a port's state answers one
- * "could not be reached". Real listeners on this machine's own address, real fetches.
+ * "could not be reached".
+ *
+ * The rule only matters for addresses the guard lets through, globally reachable ones, and this
+ * machine has none (its eth0 is in TEST-NET-1, which the guard refuses since issue 37 finding 7).
+ * So the rule itself is checked with checkUserTarget, which connects nowhere, on globally
+ * reachable addresses given as this machine's; real listeners on this machine's own address, real
+ * fetches, show the single answer where the operator's allow list lets the address through.
  */
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { type AddressInfo, createServer, isIP, type Server, type Socket } from "node:net";
@@ -11,16 +17,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { insertServer } from "../testing/servers.ts";
 import { createOtherOrganization } from "../users/test-support.ts";
-import { outboundAddressProblem, parseAllowList } from "./guard.ts";
+import { type AllowList, EMPTY_ALLOW_LIST, outboundAddressProblem, parseAllowList } from "./guard.ts";
 import { checkUserTarget, hostInterfaceAddresses } from "./own-addresses.ts";
 
-const empty = parseAllowList("");
-if (!("list" in empty)) throw new Error(empty.problem);
-/** An address of this machine the guard alone lets through (not loopback, private or link-local). */
+const allow = (text: string): AllowList => {
+  const parsed = parseAllowList(text);
+  if (!("list" in parsed)) throw new Error(parsed.problem);
+  return parsed.list;
+};
+/** An address of this machine outside loopback that an allow list can let through. */
 const ownAddress = [...hostInterfaceAddresses()].find(
-  (address) => isIP(address) === 4 && outboundAddressProblem(address, empty.list) === null,
+  (address) =>
+    isIP(address) === 4 &&
+    !address.startsWith("127.") &&
+    outboundAddressProblem(address, allow(`${address}/32`)) === null,
 );
-const MANAGED_SERVER_IP = "203.0.113.77";
+/** Globally reachable addresses (AS112) standing for this machine and a managed server: only checked, never connected to. */
+const OWN_IP = "192.31.196.77";
+const MANAGED_SERVER_IP = "192.175.48.77";
+const interfaceAddresses = new Set(["127.0.0.1", OWN_IP]);
 
 let platform: TestPlatform;
 let owner: Session;
@@ -64,6 +79,22 @@ beforeAll(async () => {
   await insertServer(platform.services.db, owner.user.organizationId, { ipAddress: MANAGED_SERVER_IP });
 }, 60_000);
 
+/** checkUserTarget's refusal message for `organizationId`, or null when it lets the target through. */
+async function ownRuleAnswer(
+  organizationId: string,
+  host: string,
+  port: number,
+  outboundAllow: AllowList = EMPTY_ALLOW_LIST,
+): Promise<string | null> {
+  const services = { config: { ...platform.services.config, outboundAllow }, db: platform.services.db };
+  try {
+    await checkUserTarget(services, organizationId, { host, port }, { interfaceAddresses });
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   for (const server of listeners) {
@@ -74,70 +105,94 @@ afterAll(async () => {
 });
 
 describe("the platform's own machines as probe targets (issue 22 finding 4)", () => {
+  it("refuses this machine's own address to another organization, the same way on every port", async () => {
+    const answers = new Set<string | null>();
+    for (const port of [22, 2375, 4500, 5432]) {
+      answers.add(await ownRuleAnswer(tenant.organizationId, OWN_IP, port));
+    }
+    expect([...answers]).toEqual([
+      `${OWN_IP} is an address of the platform's own machines; allow it with PLATFORM_OUTBOUND_ALLOW`,
+    ]);
+    // The instance organization owns this machine.
+    expect(await ownRuleAnswer(owner.user.organizationId, OWN_IP, 4500)).toBeNull();
+    // The proxy's ports and the control plane's own answer everyone anyway.
+    for (const port of [80, 443, platform.services.config.port]) {
+      expect(await ownRuleAnswer(tenant.organizationId, OWN_IP, port), String(port)).toBeNull();
+    }
+  });
+
+  it.each([
+    "::ffff:192.31.196.77",
+    "[::ffff:c01f:c44d]",
+    "::FFFF:C01F:C44D",
+    "64:ff9b::c01f:c44d",
+    "2002:c01f:c44d::1",
+  ])("refuses %s, which carries this machine's address, to another organization", async (host) => {
+    expect(await ownRuleAnswer(tenant.organizationId, host, 4500)).toMatch(/platform's own machines/);
+  });
+
+  it("refuses a managed server's registered address to other organizations", async () => {
+    expect(await ownRuleAnswer(tenant.organizationId, MANAGED_SERVER_IP, 4500)).toMatch(
+      /platform's own machines/,
+    );
+    expect(await ownRuleAnswer(tenant.organizationId, `64:ff9b::c0af:304d`, 4500)).toMatch(
+      /platform's own machines/,
+    );
+    // Its own organization may reach it.
+    expect(await ownRuleAnswer(owner.user.organizationId, MANAGED_SERVER_IP, 4500)).toBeNull();
+    // An address two organizations registered belongs to neither alone.
+    const theirs = await insertServer(platform.services.db, tenant.organizationId, {
+      ipAddress: MANAGED_SERVER_IP,
+    });
+    expect(await ownRuleAnswer(owner.user.organizationId, MANAGED_SERVER_IP, 4500)).toMatch(
+      /platform's own machines/,
+    );
+    await platform.services.db.deleteFrom("servers").where("serverId", "=", theirs).execute();
+  });
+
+  it("lets PLATFORM_OUTBOUND_ALLOW win over the own-address rule", async () => {
+    expect(await ownRuleAnswer(tenant.organizationId, OWN_IP, 4500, allow(`${OWN_IP}/32`))).toBeNull();
+    expect(
+      await ownRuleAnswer(tenant.organizationId, MANAGED_SERVER_IP, 4500, allow(`${OWN_IP}/32`)),
+    ).toMatch(/platform's own machines/);
+  });
+
   it("finds an address of this machine to probe", () => {
     expect(ownAddress, `interfaces: ${[...hostInterfaceAddresses()].join(", ")}`).toBeDefined();
   });
 
-  it("refuses this machine's own address to another organization, the same way on every port", async () => {
+  it("refuses another organization's metrics URL on this machine's address, the same way on every port", async () => {
     const answers: string[] = [];
     for (const port of Object.values(ports)) {
       const response = await metrics(tenant, `http://${ownAddress}:${port}/metrics`);
       expect(response.status, JSON.stringify(response.body)).toBe(400);
       expect(response.body.error.data.fields).toEqual(["url"]);
-      expect(response.body.error.message).toMatch(/platform's own machines/);
       answers.push(JSON.stringify(response.body).replace(String(port), "<port>"));
     }
     expect(new Set(answers).size).toBe(1);
   });
-
-  it("refuses a managed server's registered address to other organizations", async () => {
-    const response = await metrics(tenant, `http://${MANAGED_SERVER_IP}:4500/metrics`);
-    expect(response.status, JSON.stringify(response.body)).toBe(400);
-    expect(response.body.error.message).toMatch(/platform's own machines/);
-    // Its own organization may read it (no connection made here: only the check).
-    await expect(
-      checkUserTarget(platform.services, owner.user.organizationId, { host: MANAGED_SERVER_IP, port: 4500 }),
-    ).resolves.toBeUndefined();
-    // An address two organizations registered belongs to neither alone.
-    await insertServer(platform.services.db, tenant.organizationId, { ipAddress: MANAGED_SERVER_IP });
-    await expect(
-      checkUserTarget(platform.services, owner.user.organizationId, { host: MANAGED_SERVER_IP, port: 4500 }),
-    ).rejects.toThrow(/platform's own machines/);
-    // The proxy's ports answer everyone anyway.
-    await expect(
-      checkUserTarget(platform.services, tenant.organizationId, { host: ownAddress!, port: 443 }),
-    ).resolves.toBeUndefined();
-  });
-
-  it("answers one 'could not be reached' for every failure that tells a port's state", async () => {
-    // The instance organization owns this machine: it reaches the ports, and learns nothing.
-    const answers = new Set<string>();
-    for (const port of Object.values(ports)) {
-      const response = await metrics(owner, `http://${ownAddress}:${port}/metrics`);
-      expect(response.status, `${port}: ${JSON.stringify(response.body)}`).toBe(400);
-      expect(response.body.error.message).toBe("The metrics endpoint could not be reached");
-      answers.add(JSON.stringify(response.body));
-    }
-    expect(answers.size).toBe(1);
-  });
 });
 
-describe("PLATFORM_OUTBOUND_ALLOW wins over the own-address rule", () => {
+describe("PLATFORM_OUTBOUND_ALLOW covering this machine's own address", () => {
   let allowed: TestPlatform;
   afterAll(async () => allowed?.close());
 
-  it("lets another organization reach an own address the allow list covers", async () => {
+  it("answers one 'could not be reached' for every failure that tells a port's state, to every organization", async () => {
     allowed = await startTestPlatform({ PLATFORM_OUTBOUND_ALLOW: `${ownAddress}/32` });
-    await allowed.registerOwner();
+    const first = await allowed.registerOwner();
     const other = await createOtherOrganization(allowed);
-    await expect(
-      checkUserTarget(allowed.services, other.organizationId, { host: ownAddress!, port: ports.closed }),
-    ).resolves.toBeUndefined();
-    const response = await allowed.request(
-      `/api/server.getServerMetrics?input=${encodeURIComponent(JSON.stringify({ url: `http://${ownAddress}:${ports.html}/metrics`, token: "t", dataPoints: "5" }))}`,
-      { token: other.token },
-    );
-    expect(response.status).toBe(400);
-    expect(response.body.error.message).toBe("The metrics endpoint could not be reached");
+    const answers = new Set<string>();
+    for (const session of [first, other]) {
+      for (const port of Object.values(ports)) {
+        const response = await allowed.request(
+          `/api/server.getServerMetrics?input=${encodeURIComponent(JSON.stringify({ url: `http://${ownAddress}:${port}/metrics`, token: "t0ken-for-probe", dataPoints: "5" }))}`,
+          { token: session.token },
+        );
+        expect(response.status, `${port}: ${JSON.stringify(response.body)}`).toBe(400);
+        expect(response.body.error.message).toBe("The metrics endpoint could not be reached");
+        answers.add(JSON.stringify(response.body));
+      }
+    }
+    expect(answers.size).toBe(1);
   });
 });

@@ -14,7 +14,13 @@
 import { networkInterfaces } from "node:os";
 import type { ServiceContext } from "../context.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
-import { checkOutboundHost, type HostResolver, OutboundRefusedError, systemResolver } from "./guard.ts";
+import {
+  carriedIPv4,
+  checkOutboundHost,
+  type HostResolver,
+  OutboundRefusedError,
+  systemResolver,
+} from "./guard.ts";
 
 /** Ports of this machine that answer everyone anyway: the proxy's entry points. */
 const PUBLIC_PROXY_PORTS = [80, 443];
@@ -28,8 +34,11 @@ export function hostInterfaceAddresses(interfaces = networkInterfaces()): Set<st
   );
 }
 
-/** An IPv4-mapped IPv6 address (`::ffff:192.0.2.2`) is the IPv4 address it carries. */
-const plain = (address: string) => address.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, "$1");
+/**
+ * An IPv6 address carrying an IPv4 address (`::ffff:c000:202`, NAT64 `64:ff9b::c000:202`, 6to4…)
+ * reaches the machine of that IPv4 address.
+ */
+const plain = (address: string) => carriedIPv4(address) ?? address.toLowerCase();
 
 export interface UserTarget {
   /** A host name or address as the user wrote it (without port). */

@@ -16,7 +16,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { listen } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
-import { registryHost } from "../registries/outbound.ts";
+import { checkRegistryProbe } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { normalizeRegistryUrl } from "../registries/schemas.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -109,9 +109,10 @@ describe("registry", () => {
   beforeAll(async () => {
     await requireDocker();
     registries = await startTestRegistries();
-    // The plain-HTTP test registry listens on 127.0.0.1: the operator's allow list must cover it.
+    // The plain-HTTP test registry listens on 127.0.0.1 and the TLS one in a network namespace on
+    // 198.51.100.0/30 (documentation range): the operator's allow list must cover both.
     platform = await startTestPlatform(
-      { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+      { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8,198.51.100.0/30" },
       { agents: { localAgent: { mainDirectory: "/nonexistent" } } },
     );
     owner = await platform.registerOwner();
@@ -451,11 +452,14 @@ describe("registry", () => {
     }, 60_000);
 
     it("refuses the platform's own machines to another organization, the same on every port (issue 22 finding 4)", async () => {
-      const tlsHost = registryHost(registries.tls);
+      // A globally reachable address (AS112) as the owner's server: the allow list does not cover
+      // it, so the own-address rule decides. Refused before any agent; the stranger's server has
+      // no agent anyway, so nothing is ever sent there.
+      const serverAddress = "192.175.48.77";
       const serverId = await insertServer(platform.services.db, owner.user.organizationId, {
-        ipAddress: tlsHost,
+        ipAddress: serverAddress,
       });
-      // Another organization tests through a server of its own (this machine is not theirs).
+      // Another organization tests through a server of its own (the owner's server is not theirs).
       const theirServer = await insertServer(platform.services.db, stranger.user.organizationId, {
         ipAddress: "203.0.113.50",
       });
@@ -468,7 +472,7 @@ describe("registry", () => {
           );
         const closed = await freePort();
         const answers = new Set<string>();
-        for (const registryUrl of [`https://${registries.tls}`, `${tlsHost}:${closed}`]) {
+        for (const registryUrl of [`https://${serverAddress}:5443`, `${serverAddress}:${closed}`]) {
           const response = await strangerTest(registryUrl);
           expect(response.status, registryUrl).toBe(400);
           expect(response.body.error.data.fields).toEqual(["registryUrl"]);
@@ -476,9 +480,10 @@ describe("registry", () => {
           answers.add(response.body.error.message.replace(registryUrl.replace("https://", ""), "<url>"));
         }
         expect(answers.size).toBe(1);
-        // The organization owning the server may test a registry on it.
-        const mine = await test({ registryUrl: `https://${registries.tls}` });
-        expectCategory(mine, registries.tls, "could not be reached");
+        // The organization owning the server passes the same check (checked only, not reached).
+        await expect(
+          checkRegistryProbe(platform.services, owner.user.organizationId, `${serverAddress}:5443`),
+        ).resolves.toBeUndefined();
       } finally {
         await platform.services.db
           .deleteFrom("servers")
