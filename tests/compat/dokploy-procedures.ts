@@ -117,6 +117,8 @@ const NO_LIBSQL = "libsql services are not served";
 const VERIFY = "ours: restore verification (issue 26 item 4)";
 const MANUAL_ANSWER =
   "we answer the run's outcome {success, deploymentId, status, backupFile, sizeBytes, verification, errorMessage} where Dokploy answers true";
+const START_AUTHORIZATION =
+  "issue 37 finding 5: Dokploy's clients build the authorize link with the provider's id as state, which any member can read; ours mints a single-use state for the caller";
 const AUTH_ID =
   "optional with us: the provider's creator is the caller; when sent it must be the caller's own user id (400 otherwise)";
 const PUSH_DEPLOYS =
@@ -2207,6 +2209,7 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["id", "owner*", "repo*", "gitlabId"],
     output: "any",
   },
+  "gitlab.startAuthorization": { kind: "mutation", platformOnly: START_AUTHORIZATION },
   "gitlab.testConnection": {
     kind: "mutation",
     source: "gitlab",
@@ -2345,6 +2348,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "any",
   },
   "gitea.getGiteaUrl": { kind: "query", source: "gitea", input: ["giteaId*"], output: "string" },
+  "gitea.startAuthorization": { kind: "mutation", platformOnly: START_AUTHORIZATION },
   "gitea.testConnection": {
     kind: "mutation",
     source: "gitea",

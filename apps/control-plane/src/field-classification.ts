@@ -604,6 +604,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "gitlab.getGitlabRepositories": applied("gitlabId", PROVIDERS),
   "gitlab.getGitlabBranches": applied("id owner repo gitlabId", PROVIDERS),
+  "gitlab.startAuthorization": applied("gitlabId", PROVIDERS),
   "gitlab.testConnection": applied("gitlabId groupName", PROVIDERS),
   "bitbucket.create": {
     ...applied(
@@ -648,6 +649,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "gitea.getGiteaRepositories": applied("giteaId", PROVIDERS),
   "gitea.getGiteaBranches": applied("id owner repositoryName giteaId", PROVIDERS),
   "gitea.getGiteaUrl": applied("giteaId", PROVIDERS),
+  "gitea.startAuthorization": applied("giteaId", PROVIDERS),
   "gitea.testConnection": applied("giteaId organizationName", PROVIDERS),
 
   ...notificationKind("Slack", "slackId", "webhookUrl channel"),

@@ -863,6 +863,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "The GitLab projects the token is a member of (only groupName's groups when set)",
   },
   "gitlab.getGitlabBranches": { description: "The branches of one GitLab project (by its numeric id)" },
+  "gitlab.startAuthorization": {
+    description:
+      "The GitLab authorization page for the provider's OAuth application, with a state minted for the caller: /api/gitlab/callback accepts it once, within ten minutes",
+  },
   "gitlab.testConnection": {
     description: "List the projects the token reaches (groupName overrides the stored groups)",
   },
@@ -903,6 +907,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "gitea.getGiteaRepositories": { description: "The repositories the token's user can read" },
   "gitea.getGiteaBranches": { description: "The branches of one repository" },
   "gitea.getGiteaUrl": { description: "The provider's public giteaUrl (where the browser authorizes)" },
+  "gitea.startAuthorization": {
+    description:
+      "The Gitea authorization page for the provider's OAuth application, with a state minted for the caller: /api/gitea/callback accepts it once, within ten minutes",
+  },
   "gitea.testConnection": { description: "List the repositories the token reaches" },
   // notification
   "notification.createSlack": {

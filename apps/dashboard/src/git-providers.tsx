@@ -5,7 +5,8 @@
  * `<kind>.one`, saved with `<kind>.update`; a secret left empty is not sent, so the stored one is
  * kept) and removed (`gitProvider.remove`). Secrets typed in are sent once and never shown back
  * (the API answers none). GitLab and Gitea providers created with an OAuth
- * application offer the provider's authorization page; its callback comes back to this page.
+ * application offer the provider's authorization page, asked of `<kind>.startAuthorization` on
+ * the click (its state is minted for this member and works once); its callback comes back here.
  */
 import { useState } from "preact/hooks";
 import { mutate, query } from "./api.ts";
@@ -177,32 +178,17 @@ export function useGitProviders() {
   return useLoad(() => query<GitProvider[]>("gitProvider.getAll"), "git-providers");
 }
 
-/** The provider's OAuth authorization page, when it has an OAuth application and no token yet. */
-function authorizeUrl(provider: GitProvider): string | undefined {
+/** The field naming a GitLab or Gitea provider's OAuth application. */
+const OAUTH_CLIENT_ID_FIELD: Partial<Record<ProviderKind, string>> = {
+  gitlab: "applicationId",
+  gitea: "clientId",
+};
+
+/** Whether the provider has an OAuth application and no token yet: it offers its authorization page. */
+function awaitsAuthorization(provider: GitProvider): boolean {
   const settings = provider[provider.providerType] ?? {};
-  const text = (field: string) => String(settings[field] ?? "");
-  const id = providerIdOf(provider);
-  if (provider.providerType === "gitlab" && !settings.authorized && text("applicationId")) {
-    const search = new URLSearchParams({
-      client_id: text("applicationId"),
-      redirect_uri: text("redirectUri"),
-      response_type: "code",
-      scope: "api read_user read_repository",
-      state: id,
-    });
-    return `${text("gitlabUrl")}/oauth/authorize?${search}`;
-  }
-  if (provider.providerType === "gitea" && !settings.authorized && text("clientId")) {
-    const search = new URLSearchParams({
-      client_id: text("clientId"),
-      redirect_uri: text("redirectUri"),
-      response_type: "code",
-      scope: text("scopes"),
-      state: id,
-    });
-    return `${text("giteaUrl")}/login/oauth/authorize?${search}`;
-  }
-  return undefined;
+  const clientIdField = OAUTH_CLIENT_ID_FIELD[provider.providerType];
+  return clientIdField !== undefined && !settings.authorized && Boolean(settings[clientIdField]);
 }
 
 /** What the list shows of a provider: its URL or workspace, and whether OAuth completed. */
@@ -246,7 +232,14 @@ function ProviderRow({ provider, onChanged }: { provider: GitProvider; onChanged
     await mutate("gitProvider.remove", { gitProviderId: provider.gitProviderId });
     onChanged();
   });
-  const authorize = authorizeUrl(provider);
+  // The link carries a state the API mints for this member, valid once for ten minutes: asked for on the click.
+  const authorize = useSubmit(async () => {
+    const { authorizeUrl } = await mutate<{ authorizeUrl: string }>(
+      `${provider.providerType}.startAuthorization`,
+      { [kind.idField]: providerIdOf(provider) },
+    );
+    window.location.assign(authorizeUrl);
+  });
   return (
     <li>
       <strong>{provider.name}</strong> <span class="muted">{kind.label}</span>{" "}
@@ -267,10 +260,14 @@ function ProviderRow({ provider, onChanged }: { provider: GitProvider; onChanged
         <button type="button" class="ghost" disabled={remove.busy} onClick={remove.onSubmit}>
           Remove {provider.name}
         </button>
-        {authorize && <a href={authorize}>Authorize on {kind.label}</a>}
+        {awaitsAuthorization(provider) && (
+          <button type="button" class="ghost" disabled={authorize.busy} onClick={authorize.onSubmit}>
+            Authorize on {kind.label}
+          </button>
+        )}
         <span role="status">{result}</span>
       </form>
-      <ErrorText error={test.error ?? remove.error ?? edit.error} />
+      <ErrorText error={test.error ?? remove.error ?? edit.error ?? authorize.error} />
       {editing && (
         <ProviderForm
           edit={{ kind: provider.providerType, provider, values: editing }}

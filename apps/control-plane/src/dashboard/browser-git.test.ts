@@ -2,9 +2,10 @@
  * The dashboard's Git providers in a real browser (issue 29), beside browser.test.ts and sharing
  * its fixture, against the Gitea stand-in of the provider tests (Gitea's documented REST API and
  * OAuth token endpoint; its repository acme/web has the branches main and release): the owner
- * connects a Gitea provider with an OAuth application, whose authorization link points at
- * Gitea's authorize page; the OAuth callback (the code Gitea would send) lands back on the page,
- * which then shows it authorized and its connection test finds the repository. A provider with
+ * connects a Gitea provider with an OAuth application, whose Authorize button sends the browser
+ * to Gitea's authorize page with a state minted for the owner (not the provider's id); Gitea's
+ * answer (the code and that state, sent back to the callback) lands back on the page, which then
+ * shows it authorized and its connection test finds the repository. A provider with
  * a wrong token fails its test with the provider's answer and is removed. The Gitea provider is
  * edited in place (its plain fields prefilled from gitea.one, its secrets left empty): renamed and
  * given an internal URL, and its connection test still works (its token was kept). An application's and
@@ -117,15 +118,7 @@ describe("Git providers in headless chromium", () => {
     await list.getByText("not authorized yet").waitFor();
     // The form forgot what was typed.
     expect(await connect.getByRole("textbox", { name: "Provider name" }).inputValue()).toBe("");
-    const authorize = new URL(
-      (await list.getByRole("link", { name: "Authorize on Gitea" }).getAttribute("href"))!,
-    );
-    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${gitea.baseUrl}/login/oauth/authorize`);
-    expect(authorize.searchParams.get("client_id")).toBe("gitea-client");
-    expect(authorize.searchParams.get("redirect_uri")).toBe(`${base}/api/gitea/callback`);
-    const giteaId = authorize.searchParams.get("state")!;
-    const [stored] = await apiQuery(page, "gitProvider.getAll", {});
-    expect(stored.gitea.giteaId).toBe(giteaId);
+    await list.getByRole("button", { name: "Authorize on Gitea" }).waitFor();
 
     // Tested before the authorization: the API's reason is shown.
     await page.getByRole("button", { name: "Test connection of team gitea" }).click();
@@ -134,12 +127,36 @@ describe("Git providers in headless chromium", () => {
       .getByText(/not authorized yet: complete its OAuth flow/)
       .waitFor();
 
-    // Gitea sends the browser back with a code: the platform trades it, the page shows the provider authorized.
-    await page.goto(`${base}/api/gitea/callback?code=gitea-code&state=${giteaId}`);
+    // Authorizing sends the browser to Gitea's page with a state the API minted for this member;
+    // Gitea (here: its consent answered yes) sends it back with a code and that state. The
+    // platform trades the code, the page shows the provider authorized.
+    const authorizePages: URL[] = [];
+    await page.route(`${gitea.baseUrl}/**`, (route) => {
+      const authorize = new URL(route.request().url());
+      authorizePages.push(authorize);
+      const back = new URL(authorize.searchParams.get("redirect_uri")!);
+      back.search = `code=gitea-code&state=${encodeURIComponent(authorize.searchParams.get("state") ?? "")}`;
+      return route.fulfill({ status: 302, headers: { location: back.toString() } });
+    });
+    const callback = page.waitForResponse((response) =>
+      response.url().startsWith(`${base}/api/gitea/callback?`),
+    );
+    await list.getByRole("button", { name: "Authorize on Gitea" }).click();
+    expect((await callback).status()).toBe(302);
+    await list.getByText("not authorized yet").waitFor({ state: "detached" });
     expect(page.url()).toBe(`${base}/#/git-providers`);
+    await page.unroute(`${gitea.baseUrl}/**`);
+    const [authorize] = authorizePages;
+    expect(authorizePages).toHaveLength(1);
+    expect(`${authorize!.origin}${authorize!.pathname}`).toBe(`${gitea.baseUrl}/login/oauth/authorize`);
+    expect(authorize!.searchParams.get("client_id")).toBe("gitea-client");
+    expect(authorize!.searchParams.get("redirect_uri")).toBe(`${base}/api/gitea/callback`);
+    const [stored] = await apiQuery(page, "gitProvider.getAll", {});
+    const giteaId: string = stored.gitea.giteaId;
+    expect(authorize!.searchParams.get("state")).not.toContain(giteaId);
     await list.getByText("authorized", { exact: false }).waitFor();
     expect(await list.getByText("not authorized yet").count()).toBe(0);
-    expect(await list.getByRole("link", { name: "Authorize on Gitea" }).count()).toBe(0);
+    expect(await list.getByRole("button", { name: "Authorize on Gitea" }).count()).toBe(0);
     await page.getByRole("button", { name: "Test connection of team gitea" }).click();
     await list.getByRole("status").getByText("Found 1 repositories").waitFor();
     await step(page, "providers");

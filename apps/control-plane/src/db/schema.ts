@@ -204,6 +204,7 @@ export interface Database {
   controlPlaneRuns: ControlPlaneRunTable;
   registries: RegistryTable;
   gitProviders: GitProviderTable;
+  oauthStates: OAuthStateTable;
   domains: DomainTable;
   security: SecurityTable;
   redirects: RedirectTable;
@@ -449,6 +450,18 @@ export interface GitProviderTable {
 }
 
 export type GitProvider = Selectable<GitProviderTable>;
+
+/** An OAuth `state` minted for one member's authorization of one GitLab or Gitea provider (git-providers/oauth-state.ts). */
+export interface OAuthStateTable {
+  /** sha256 (hex) of the state; the state itself is only in the authorize link. */
+  stateHash: string;
+  kind: "gitlab" | "gitea";
+  providerId: string;
+  organizationId: string;
+  userId: string;
+  expiresAt: string;
+  createdAt: Timestamp;
+}
 
 /** A published port of an application's Swarm service (Dokploy's `port`); applied on the next deploy. */
 export interface PortTable {

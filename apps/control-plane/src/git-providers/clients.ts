@@ -158,16 +158,57 @@ const OAUTH_TOKEN_PATH: Record<OAuthKind, string> = {
 };
 const OAUTH_NAMES: Record<OAuthKind, string> = { gitlab: "GitLab", gitea: "Gitea" };
 
+/** The OAuth application's public part: GitLab's applicationId, Gitea's clientId, and the redirect URI. */
+function oauthApplication(provider: ProviderRecord) {
+  const gitlab = provider.row.providerType === "gitlab";
+  return {
+    clientIdField: gitlab ? "applicationId" : "clientId",
+    clientId: str(provider.settings[gitlab ? "applicationId" : "clientId"]),
+    redirectUri: str(provider.settings.redirectUri),
+  };
+}
+
 /** The OAuth client of a provider: GitLab's applicationId/secret, Gitea's clientId/clientSecret. */
 function oauthClient(services: ServiceContext, provider: ProviderRecord) {
   const secrets = openSecrets(services, provider);
   const gitlab = provider.row.providerType === "gitlab";
   return {
-    clientId: str(provider.settings[gitlab ? "applicationId" : "clientId"]),
+    ...oauthApplication(provider),
     clientSecret: gitlab ? (secrets.secret ?? "") : (secrets.clientSecret ?? ""),
-    redirectUri: str(provider.settings.redirectUri),
     secrets,
   };
+}
+
+const OAUTH_AUTHORIZE_PATH: Record<OAuthKind, string> = {
+  gitlab: "/oauth/authorize",
+  gitea: "/login/oauth/authorize",
+};
+/** GitLab's scopes are fixed (the ones Dokploy asks for); Gitea's are the provider's `scopes`. */
+const GITLAB_SCOPES = "api read_user read_repository";
+
+/**
+ * The provider's authorization page at its public URL (the browser goes there), without its
+ * `state` yet; a provider without a URL, OAuth application or redirect URI has none (400).
+ */
+export function oauthAuthorizePage(provider: ProviderRecord): URL {
+  const kind = provider.row.providerType as OAuthKind;
+  const urlField = kind === "gitlab" ? "gitlabUrl" : "giteaUrl";
+  const { clientIdField, clientId, redirectUri } = oauthApplication(provider);
+  const publicUrl = str(provider.settings[urlField]).replace(/\/+$/, "");
+  const missing = !publicUrl ? urlField : !clientId ? clientIdField : !redirectUri ? "redirectUri" : null;
+  if (missing) {
+    throw badRequest(
+      `The ${OAUTH_NAMES[kind]} provider has no ${missing}: set its OAuth application before authorizing`,
+    );
+  }
+  const page = new URL(`${publicUrl}${OAUTH_AUTHORIZE_PATH[kind]}`);
+  page.search = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    response_type: "code",
+    scope: kind === "gitlab" ? GITLAB_SCOPES : str(provider.settings.scopes),
+  }).toString();
+  return page;
 }
 
 /** Stores what a token endpoint answered: access and refresh tokens, and when the access token expires. */

@@ -21,10 +21,12 @@ import {
   githubRepositories,
   gitlabBranches,
   gitlabRepositories,
+  oauthAuthorizePage,
   type RepositoryView,
 } from "./clients.ts";
 import { checkProviderUrl } from "./http.ts";
 import { createInput, KINDS, providerIdInput, updateInput } from "./kinds.ts";
+import { mintOAuthState } from "./oauth-state.ts";
 import {
   findProvider,
   insertProvider,
@@ -241,6 +243,28 @@ export function updateProcedure(kind: GitProviderType) {
         secrets,
       });
       return success;
+    },
+  });
+}
+
+/**
+ * Starts a GitLab or Gitea authorization: the provider's authorize page with a state minted for
+ * the caller (oauth-state.ts), which its callback accepts once within ten minutes. A mutation: each
+ * call writes a state.
+ */
+export function startAuthorizationProcedure(kind: "gitlab" | "gitea") {
+  const idField = PROVIDER_ID_FIELD[kind];
+  return mutation({
+    summary: `The ${PROVIDER_NAMES[kind]} authorization page, with a state for the caller valid once for ten minutes`,
+    access: "member",
+    input: z.object({ [idField]: providerIdInput }),
+    output: z.object({ authorizeUrl: z.string(), expiresAt: z.string() }),
+    handler: async ({ services, caller, input }) => {
+      const provider = await loadProvider(services, caller, kind, (input as Record<string, string>)[idField]);
+      const page = oauthAuthorizePage(provider);
+      const { state, expiresAt } = await mintOAuthState(services, caller, provider);
+      page.searchParams.set("state", state);
+      return { authorizeUrl: page.toString(), expiresAt };
     },
   });
 }

@@ -14,7 +14,9 @@ import path from "node:path";
 import { cloneRepository } from "@platform/agent/deploy/git.ts";
 import { LogStream, SecretMasker } from "@platform/agent/deploy/log-stream.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../crypto/ids.ts";
 import { deploymentSourceOf } from "../deployments/source.ts";
+import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { pullRequestHook } from "../webhooks/previews.ts";
 import { bitbucketPush, giteaPush, gitlabPush } from "../webhooks/samples.ts";
@@ -391,16 +393,155 @@ describe("push webhooks of GitLab, Gitea and Bitbucket", () => {
 });
 
 describe("OAuth callback", () => {
+  const TOKEN_PATH = { gitlab: "/oauth/token", gitea: "/login/oauth/access_token" } as const;
+  const CODE = { gitlab: "gl-code", gitea: "gitea-code" } as const;
+  /** The token requests the provider's stand-in has received so far. */
+  const tokenRequests = (kind: "gitlab" | "gitea") =>
+    stands[kind].requests.filter((request) => request === `POST ${TOKEN_PATH[kind]}`).length;
+  /** A state minted through <kind>.startAuthorization, as the authorize page's link carries it. */
+  async function mint(kind: "gitlab" | "gitea", session: Session = owner, providerId = providerIds[kind]) {
+    const started = await platform.mutateOk(
+      `${kind}.startAuthorization`,
+      { [`${kind}Id`]: providerId },
+      { token: session.token },
+    );
+    return new URL(started.authorizeUrl).searchParams.get("state")!;
+  }
+  const callback = (kind: "gitlab" | "gitea", state: string, code: string = CODE[kind]) =>
+    platform.request(
+      `/api/${kind}/callback?code=${encodeURIComponent(code)}&state=${encodeURIComponent(state)}`,
+    );
+
   it("/api/gitea/callback trades the code for tokens; a bad code is a 400 and changes nothing", async () => {
-    const bad = await platform.request(`/api/gitea/callback?code=nope&state=${providerIds.gitea}`);
+    const bad = await callback("gitea", await mint("gitea"), "nope");
     expect(bad.status).toBe(400);
-    const good = await platform.request(`/api/gitea/callback?code=gitea-code&state=${providerIds.gitea}`);
+    const good = await callback("gitea", await mint("gitea"));
     expect(good.status).toBe(302);
     // Back to the dashboard's Git providers page.
     expect(good.headers.get("location")).toBe("/#/git-providers");
     const one = await platform.query("gitea.one", { giteaId: providerIds.gitea }, as());
     expect(one.body).toMatchObject({ authorized: true });
     expect(one.body.lastAuthenticatedAt).toBeTypeOf("number");
+  });
+
+  it("startAuthorization answers the authorize page at the public URL with a new random state each time", async () => {
+    const first = await ok("gitlab.startAuthorization", { gitlabId: providerIds.gitlab });
+    const page = new URL(first.authorizeUrl);
+    expect(`${page.origin}${page.pathname}`).toBe("https://gitlab.example.com/oauth/authorize");
+    expect(Object.fromEntries(page.searchParams)).toMatchObject({
+      client_id: "gl-oauth-app",
+      redirect_uri: "https://platform.example.com/api/gitlab/callback",
+      response_type: "code",
+      scope: "api read_user read_repository",
+    });
+    const state = page.searchParams.get("state")!;
+    expect(state).not.toContain(providerIds.gitlab!);
+    expect(state.length).toBeGreaterThanOrEqual(43);
+    expect(Date.parse(first.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(await mint("gitlab")).not.toBe(state);
+    // Only its hash is stored.
+    const stored = await platform.services.db.selectFrom("oauthStates").selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain(state);
+    const gitea = new URL(
+      (await ok("gitea.startAuthorization", { giteaId: providerIds.gitea })).authorizeUrl,
+    );
+    expect(`${gitea.origin}${gitea.pathname}`).toBe(`${stands.gitea.baseUrl}/login/oauth/authorize`);
+    expect(gitea.searchParams.get("client_id")).toBe("gitea-client");
+  });
+
+  it("a provider without an OAuth application has no authorization page (400) and no state is written", async () => {
+    const tokenOnly = await ok("gitea.create", {
+      name: "token only",
+      giteaUrl: stands.gitea.baseUrl,
+      accessToken: "gitea-token-1",
+    });
+    const before = await platform.services.db.selectFrom("oauthStates").selectAll().execute();
+    const refused = await platform.mutate("gitea.startAuthorization", { giteaId: tokenOnly.giteaId }, as());
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toContain("clientId");
+    expect(await platform.services.db.selectFrom("oauthStates").selectAll().execute()).toEqual(before);
+    await ok("gitProvider.remove", { gitProviderId: tokenOnly.gitProviderId });
+  });
+
+  it.each(["gitlab", "gitea"] as const)(
+    "/api/%s/callback refuses the provider's id as state and never calls the provider (issue 37 finding 5)",
+    async (kind) => {
+      const before = tokenRequests(kind);
+      for (const state of [providerIds[kind]!, "", "made-up-state"]) {
+        const forged = await callback(kind, state);
+        expect([400, 404], state).toContain(forged.status);
+      }
+      expect(tokenRequests(kind)).toBe(before);
+    },
+  );
+
+  it("a state works once: the second callback with it is refused without calling the provider", async () => {
+    const state = await mint("gitea");
+    expect((await callback("gitea", state)).status).toBe(302);
+    const before = tokenRequests("gitea");
+    const again = await callback("gitea", state);
+    expect(again.status).toBe(400);
+    expect(again.body.error.data.fields).toEqual(["state"]);
+    expect(tokenRequests("gitea")).toBe(before);
+  });
+
+  it("an expired state is refused without calling the provider", async () => {
+    const state = await mint("gitea");
+    await platform.services.db
+      .updateTable("oauthStates")
+      .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+      .where("stateHash", "=", sha256Hex(state))
+      .execute();
+    const before = tokenRequests("gitea");
+    expect((await callback("gitea", state)).status).toBe(400);
+    expect(tokenRequests("gitea")).toBe(before);
+  });
+
+  it("a state is bound to its kind: a Gitea state at the GitLab callback is refused", async () => {
+    const state = await mint("gitea");
+    const before = tokenRequests("gitlab") + tokenRequests("gitea");
+    expect((await callback("gitlab", state, CODE.gitlab)).status).toBe(400);
+    expect(tokenRequests("gitlab") + tokenRequests("gitea")).toBe(before);
+  });
+
+  it("a state of a member who lost canAccessToGitProviders is refused (403) without calling the provider", async () => {
+    const member = await platform.addMember(owner, "member");
+    const grant = (canAccessToGitProviders: boolean) =>
+      ok("user.assignPermissions", { id: member.user.userId, canAccessToGitProviders });
+    await grant(true);
+    const state = await mint("gitea", member);
+    await grant(false);
+    const before = tokenRequests("gitea");
+    expect((await callback("gitea", state)).status).toBe(403);
+    expect(tokenRequests("gitea")).toBe(before);
+  });
+
+  it("another organization's state authorizes that organization's provider only", async () => {
+    const other = await createUserDirectly(platform, { email: "oauth-other@example.com" });
+    const theirs = await platform.mutateOk(
+      "gitea.create",
+      {
+        name: "their gitea",
+        giteaUrl: stands.gitea.baseUrl,
+        clientId: "their-client",
+        clientSecret: "their-secret",
+        redirectUri: "https://platform.example.com/api/gitea/callback",
+      },
+      { token: other.token },
+    );
+    // Their state does not name our provider, nor can they mint one for it.
+    const forOurs = await platform.mutate(
+      "gitea.startAuthorization",
+      { giteaId: providerIds.gitea },
+      { token: other.token },
+    );
+    expect(forOurs.status).toBe(404);
+    const ours = (await platform.query("gitea.one", { giteaId: providerIds.gitea }, as())).body;
+    const state = await mint("gitea", other, theirs.giteaId);
+    expect((await callback("gitea", state)).status).toBe(302);
+    const authorized = await platform.query("gitea.one", { giteaId: theirs.giteaId }, { token: other.token });
+    expect(authorized.body).toMatchObject({ authorized: true });
+    expect((await platform.query("gitea.one", { giteaId: providerIds.gitea }, as())).body).toEqual(ours);
   });
 });
 

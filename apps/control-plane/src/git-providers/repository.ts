@@ -114,21 +114,6 @@ export async function findProvider(
   return row ? record(row) : undefined;
 }
 
-/** A provider by its kind's id alone (webhooks and OAuth callbacks, which carry no caller). */
-export async function findProviderAnywhere(
-  db: Db,
-  kind: GitProviderType,
-  providerId: string,
-): Promise<ProviderRecord | undefined> {
-  const row = await db
-    .selectFrom("gitProviders")
-    .selectAll()
-    .where("providerId", "=", providerId)
-    .where("providerType", "=", kind)
-    .executeTakeFirst();
-  return row ? record(row) : undefined;
-}
-
 /** Every provider of a kind, of every organization (the webhooks that find theirs by a secret). */
 export async function listProvidersAnywhere(db: Db, kind: GitProviderType): Promise<ProviderRecord[]> {
   return (await db.selectFrom("gitProviders").selectAll().where("providerType", "=", kind).execute()).map(

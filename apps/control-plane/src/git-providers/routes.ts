@@ -10,8 +10,10 @@
  *   GitLab provider's): missing or unknown is 401. A push or tag push deploys the applications of
  *   that provider and project (gitlabPathNamespace) as 6.2 says; a merge request goes to the
  *   preview hook.
- * - GET /api/gitlab/callback, /api/gitea/callback: the OAuth redirect targets; `state` is the
- *   gitlabId/giteaId, `code` is traded for tokens at the provider's token endpoint.
+ * - GET /api/gitlab/callback, /api/gitea/callback: the OAuth redirect targets. `state` must be one
+ *   `<kind>.startAuthorization` minted (oauth-state.ts): unknown, expired or used is a 400 before
+ *   anything is sent to the provider. `code` is then traded for tokens at the provider's token
+ *   endpoint, for the provider the state was minted for.
  */
 import { escapeLogText } from "@platform/agent-protocol";
 import type { Context, Hono } from "hono";
@@ -19,18 +21,20 @@ import type { AppEnv } from "../app.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { startApplicationDeployment } from "../deployments/start.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, notFound } from "../errors.ts";
 import { decideDeployment } from "../webhooks/decide.ts";
 import { PayloadError, parsePushEvent } from "../webhooks/payload.ts";
 import { isPullRequestEvent, onPullRequestEvent } from "../webhooks/previews.ts";
 import { parseBody, titleOf } from "../webhooks/route.ts";
 import { constantTimeEqual, verifySignature } from "../webhooks/signature.ts";
 import { exchangeOAuthCode } from "./clients.ts";
+import { takeOAuthState } from "./oauth-state.ts";
 import {
   findGithubProvidersBy,
-  findProviderAnywhere,
+  findProvider,
   listProvidersAnywhere,
   openSecrets,
+  PROVIDER_NAMES,
   type ProviderRecord,
 } from "./repository.ts";
 
@@ -213,9 +217,10 @@ async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind:
       new ApiError("BAD_REQUEST", "The callback carries no authorization code", { fields: ["code"] }),
     );
   }
-  const provider = state.length <= 100 ? await findProviderAnywhere(services.db, kind, state) : undefined;
-  if (!provider) return fail(c, new ApiError("NOT_FOUND", "Unknown provider in the callback's state"));
   try {
+    const minted = await takeOAuthState(services, kind, state);
+    const provider = await findProvider(services.db, minted.organizationId, kind, minted.providerId);
+    if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
     await exchangeOAuthCode(services, provider, code);
   } catch (error) {
     if (error instanceof ApiError) return fail(c, error);

@@ -27,7 +27,8 @@ import {
   serviceKinds,
 } from "./services.ts";
 
-const privileged = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
+export const privileged = (caller: Pick<Caller, "role">) =>
+  caller.role === "owner" || caller.role === "admin";
 
 const FEATURE_FLAGS: Record<Feature, string> = {
   docker: "canAccessToDocker",

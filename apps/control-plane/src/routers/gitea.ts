@@ -1,7 +1,8 @@
 /**
  * gitea (spec 4.12): Gitea OAuth applications (giteaUrl; giteaInternalUrl, when set, is where the
- * platform reaches it). The OAuth flow ends at /api/gitea/callback; the access token is refreshed
- * before it expires.
+ * platform reaches it). The OAuth flow starts with startAuthorization (the authorize page with a
+ * state minted for the caller) and ends at /api/gitea/callback; the access token is refreshed
+ * before it expires. getGiteaUrl answers the public giteaUrl alone, as Dokploy's does.
  */
 import { z } from "zod";
 import { displayName } from "../display-name.ts";
@@ -12,6 +13,7 @@ import {
   loadProvider,
   oneProcedure,
   repositoryProcedures,
+  startAuthorizationProcedure,
   updateProcedure,
 } from "../git-providers/procedures.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
@@ -26,6 +28,7 @@ export const giteaRouter = defineRouter("gitea", {
   update: updateProcedure("gitea"),
   getGiteaRepositories: repositories,
   getGiteaBranches: branches,
+  startAuthorization: startAuthorizationProcedure("gitea"),
   getGiteaUrl: query({
     summary: "The provider's public giteaUrl (where the browser authorizes)",
     access: "member",

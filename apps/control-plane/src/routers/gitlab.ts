@@ -1,7 +1,8 @@
 /**
  * gitlab (spec 4.12): GitLab OAuth applications on gitlab.com or a self-hosted GitLab
  * (gitlabUrl; gitlabInternalUrl, when set, is where the platform reaches it). The OAuth flow
- * ends at /api/gitlab/callback; the access token is refreshed before it expires.
+ * starts with startAuthorization (the authorize page with a state minted for the caller) and ends
+ * at /api/gitlab/callback; the access token is refreshed before it expires.
  */
 import { z } from "zod";
 import { gitlabRepositories } from "../git-providers/clients.ts";
@@ -11,6 +12,7 @@ import {
   loadProvider,
   oneProcedure,
   repositoryProcedures,
+  startAuthorizationProcedure,
   updateProcedure,
 } from "../git-providers/procedures.ts";
 import { defineRouter, mutation } from "../procedure.ts";
@@ -25,6 +27,7 @@ export const gitlabRouter = defineRouter("gitlab", {
   update: updateProcedure("gitlab"),
   getGitlabRepositories: repositories,
   getGitlabBranches: branches,
+  startAuthorization: startAuthorizationProcedure("gitlab"),
   testConnection: mutation({
     summary: "List the projects the token reaches (groupName overrides the stored groups)",
     access: "member",

@@ -139,6 +139,7 @@ export const providerCases = (stands: StandIns) => [
       giteaUrl: stands.gitea.baseUrl,
       clientId: "gitea-client",
       clientSecret: "gitea-client-secret",
+      redirectUri: "https://platform.example.com/api/gitea/callback",
       accessToken: "gitea-token-1",
       refreshToken: "gitea-refresh-1",
       expiresAt: Math.floor(Date.now() / 1000) + 3600,
