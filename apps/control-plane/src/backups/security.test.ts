@@ -4,8 +4,9 @@
  *   characters) are a 400 naming the field, and nothing is stored or queued: the S3 client
  *   resolves '..' in its request path, so `a/../../other-bucket/key` would leave the bucket
  *   (agent/src/backup/s3.test.ts shows it, and that '%2e%2e' stays a literal key);
- * - another organization's destination lists nothing (404), and no restore reads from it or
- *   writes into another organization's database (404, no run queued);
+ * - another organization's destination lists nothing (404), no restore reads from it or writes
+ *   into another organization's database (404, no run queued), and no volume backup names
+ *   another service's volume (400; the agent's own label check: agent/src/backup/volume.test.ts);
  * - a destination's access key id and secret reach no API error, run log or console line when
  *   the bucket refuses them.
  * No Docker: every refusal comes before an agent job, and the failed run fails in the control
@@ -277,6 +278,23 @@ describe("another organization's destination and database", () => {
       as(ours),
     );
     expect(volume.status).toBe(404);
+    // A volume backup of our database naming their database's volume, the platform's or any other.
+    for (const volumeName of ["sec-backup-theirs-data", "platform-postgres-data", "unlabelled-volume"]) {
+      const named = await platform.mutate(
+        "volumeBackups.create",
+        {
+          name: "nightly",
+          volumeName,
+          prefix: "ours",
+          cronExpression: "0 3 * * *",
+          postgresId: ours.postgresId,
+          destinationId: ours.destinationId,
+        },
+        as(ours),
+      );
+      expect(named.status, volumeName).toBe(400);
+      expect(named.body.error.data.fields, volumeName).toEqual(["volumeName"]);
+    }
     expect(await countRows()).toEqual(before);
   });
 });
