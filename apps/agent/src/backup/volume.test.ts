@@ -186,7 +186,12 @@ describe("volumes that are not the job's owner's", () => {
   });
 
   it("refuses to archive or overwrite each, and leaves its content and the bucket as they were", async () => {
-    const deployer = new Deployer({ docker, agentMark: `${prefix}-agent`, mainDirectory: workDirectory });
+    const deployer = new Deployer({
+      docker,
+      agentMark: `${prefix}-agent`,
+      mainDirectory: workDirectory,
+      publishLogChunk: () => {},
+    });
     for (const volumeName of Object.keys(volumes)) {
       const job = { logStreamId: volumeName, volumeName, owner, storage: s3.storage };
       await expect(
