@@ -97,6 +97,89 @@ const emailChannel = () => ({
   toAddresses: ["ops@example.com"],
 });
 
+describe("header injection", () => {
+  const injected = "Acme\r\nBcc: attacker@example.com\r\nX-Injected: yes";
+
+  it("refuses CR/LF in an organization name, a sender, a recipient or an invited address (400 naming it)", async () => {
+    const { organizationId } = owner.user;
+    const renamed = await platform.mutate("organization.update", { organizationId, name: injected }, as());
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.error.data.fields).toEqual(["name"]);
+    const channel = emailChannel();
+    for (const [field, fields] of [
+      ["fromAddress", { fromAddress: "platform@example.com\r\nBcc: attacker@example.com" }],
+      ["toAddresses", { toAddresses: ["ops@example.com\r\nX-Injected: yes"] }],
+    ] as const) {
+      const created = await platform.mutate(
+        "notification.createEmail",
+        { name: "smtp", ...channel, ...fields },
+        as(),
+      );
+      expect(created.status, field).toBe(400);
+      expect(created.body.error.data.fields.join(), field).toContain(field);
+    }
+    const invited = await platform.mutate(
+      "organization.inviteMember",
+      { email: "x@example.com\r\nBcc: attacker@example.com", role: "member" },
+      as(),
+    );
+    expect(invited.status).toBe(400);
+    expect(invited.body.error.data.fields).toEqual(["email"]);
+  });
+
+  it("adds no header and no recipient for a stored name holding CR/LF (the invitation's subject)", async () => {
+    const email = await platform.mutateOk(
+      "notification.createEmail",
+      { name: "smtp", ...emailChannel() },
+      as(),
+    );
+    const invited = await platform.mutateOk(
+      "organization.inviteMember",
+      { email: "header-check@example.com", role: "member" },
+      as(),
+    );
+    // A row written before names were checked (or by an import): the API never stores one.
+    const { organizationId } = owner.user;
+    const { name } = await platform.services.db
+      .selectFrom("organizations")
+      .select("name")
+      .where("organizationId", "=", organizationId)
+      .executeTakeFirstOrThrow();
+    await platform.services.db
+      .updateTable("organizations")
+      .set({ name: injected })
+      .where("organizationId", "=", organizationId)
+      .execute();
+    mails.length = 0;
+    try {
+      await platform.mutateOk(
+        "user.sendInvitation",
+        { invitationId: invited.id, notificationId: email.notificationId },
+        as(),
+      );
+    } finally {
+      await platform.services.db
+        .updateTable("organizations")
+        .set({ name })
+        .where("organizationId", "=", organizationId)
+        .execute();
+      // The later tests mail through the organization's oldest channel: not this one.
+      await platform.mutateOk("notification.delete", { notificationId: email.notificationId }, as());
+    }
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.to).toEqual(["header-check@example.com"]);
+    const headers = mails[0]!.raw.split(/\r?\n\r?\n/)[0]!;
+    // Every header line is a header of the mailer's (or a folded continuation of one).
+    const names = headers
+      .split(/\r?\n/)
+      .filter((line) => !/^[ \t]/.test(line))
+      .map((line) => line.split(":")[0]!.toLowerCase());
+    expect(names).not.toContain("bcc");
+    expect(names).not.toContain("x-injected");
+    expect(names.filter((header) => header === "subject")).toHaveLength(1);
+  });
+});
+
 describe("user.sendInvitation", () => {
   it("mails the invitation with a new secret accept link through a Resend channel; the link accepts it", async () => {
     const resend = await platform.mutateOk(
@@ -227,87 +310,6 @@ describe("user.sendInvitation", () => {
       .executeTakeFirstOrThrow();
     expect(after.tokenHash).toBe(before.tokenHash);
     await new Promise<void>((resolve) => smtp.listen(smtpPort, "127.0.0.1", resolve));
-  });
-});
-
-describe("header injection", () => {
-  const injected = "Acme\r\nBcc: attacker@example.com\r\nX-Injected: yes";
-
-  it("refuses CR/LF in an organization name, a sender, a recipient or an invited address (400 naming it)", async () => {
-    const { organizationId } = owner.user;
-    const renamed = await platform.mutate("organization.update", { organizationId, name: injected }, as());
-    expect(renamed.status).toBe(400);
-    expect(renamed.body.error.data.fields).toEqual(["name"]);
-    const channel = emailChannel();
-    for (const [field, fields] of [
-      ["fromAddress", { fromAddress: "platform@example.com\r\nBcc: attacker@example.com" }],
-      ["toAddresses", { toAddresses: ["ops@example.com\r\nX-Injected: yes"] }],
-    ] as const) {
-      const created = await platform.mutate(
-        "notification.createEmail",
-        { name: "smtp", ...channel, ...fields },
-        as(),
-      );
-      expect(created.status, field).toBe(400);
-      expect(created.body.error.data.fields.join(), field).toContain(field);
-    }
-    const invited = await platform.mutate(
-      "organization.inviteMember",
-      { email: "x@example.com\r\nBcc: attacker@example.com", role: "member" },
-      as(),
-    );
-    expect(invited.status).toBe(400);
-    expect(invited.body.error.data.fields).toEqual(["email"]);
-  });
-
-  it("adds no header and no recipient for a stored name holding CR/LF (the invitation's subject)", async () => {
-    const email = await platform.mutateOk(
-      "notification.createEmail",
-      { name: "smtp", ...emailChannel() },
-      as(),
-    );
-    const invited = await platform.mutateOk(
-      "organization.inviteMember",
-      { email: "header-check@example.com", role: "member" },
-      as(),
-    );
-    // A row written before names were checked (or by an import): the API never stores one.
-    const { organizationId } = owner.user;
-    const { name } = await platform.services.db
-      .selectFrom("organizations")
-      .select("name")
-      .where("organizationId", "=", organizationId)
-      .executeTakeFirstOrThrow();
-    await platform.services.db
-      .updateTable("organizations")
-      .set({ name: injected })
-      .where("organizationId", "=", organizationId)
-      .execute();
-    mails.length = 0;
-    try {
-      await platform.mutateOk(
-        "user.sendInvitation",
-        { invitationId: invited.id, notificationId: email.notificationId },
-        as(),
-      );
-    } finally {
-      await platform.services.db
-        .updateTable("organizations")
-        .set({ name })
-        .where("organizationId", "=", organizationId)
-        .execute();
-    }
-    expect(mails).toHaveLength(1);
-    expect(mails[0]!.to).toEqual(["header-check@example.com"]);
-    const headers = mails[0]!.raw.split(/\r?\n\r?\n/)[0]!;
-    // Every header line is a header of the mailer's (or a folded continuation of one).
-    const names = headers
-      .split(/\r?\n/)
-      .filter((line) => !/^[ \t]/.test(line))
-      .map((line) => line.split(":")[0]!.toLowerCase());
-    expect(names).not.toContain("bcc");
-    expect(names).not.toContain("x-injected");
-    expect(names.filter((header) => header === "subject")).toHaveLength(1);
   });
 });
 
