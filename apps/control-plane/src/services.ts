@@ -42,6 +42,8 @@ export const REDACTED_LOG_PATHS = [
   'headers["x-api-key"]',
   "secret",
   "*.secret",
+  // S3's error answers name the access key id the request was signed with (err.AWSAccessKeyId).
+  "*.AWSAccessKeyId",
 ];
 
 export function createLogger(level: Config["logLevel"]): Logger {

@@ -2,10 +2,12 @@
  * The object storage helpers against s3rver (the S3 REST API on 127.0.0.1): a multipart
  * upload of a stream larger than a part, completed only when the stream ends normally; a
  * stream that fails leaves no object and no parts; the parts a killed process left are aborted
- * under a prefix only; listing pages, deletes and the connection probe.
+ * under a prefix only; listing pages, deletes and the connection probe; which object keys stay
+ * in the bucket (why the API and the agent refuse '.' and '..' parts in a key).
  */
 import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
+import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../testing/s3.ts";
 import {
@@ -15,6 +17,7 @@ import {
   listObjects,
   probeStorage,
   StorageProbeError,
+  s3Client,
   uploadObject,
 } from "./s3.ts";
 
@@ -96,5 +99,23 @@ describe("object storage", () => {
     const wrongKey = await probeStorage({ ...s3.storage, accessKey: "NOT-A-KEY" }).catch((error) => error);
     expect(wrongKey).toBeInstanceOf(StorageProbeError);
     expect(wrongKey.message).toMatch(/InvalidAccessKeyId/);
+  });
+
+  it("leaves the bucket for a key with '..' parts (hence refused), keeps '%2e%2e' and '\\' literal", async () => {
+    const client = s3Client(s3.storage);
+    await client.send(new CreateBucketCommand({ Bucket: "neighbour" }));
+    client.destroy();
+    await uploadObject(
+      { ...s3.storage, bucket: "neighbour" },
+      "secret.gz",
+      Readable.from([Buffer.from("theirs")]),
+    );
+    // The client resolves '..' in its request path: the neighbour's object, read with our bucket named.
+    const escaped = await downloadObject(s3.storage, "own/../../neighbour/secret.gz");
+    expect((await readAll(escaped.body)).toString()).toBe("theirs");
+    // Encoded dots and backslashes are a literal key of our bucket (none there: NoSuchKey).
+    for (const key of ["own/%2e%2e/%2e%2e/neighbour/secret.gz", "own\\..\\..\\neighbour\\secret.gz"]) {
+      await expect(downloadObject(s3.storage, key), key).rejects.toMatchObject({ name: "NoSuchKey" });
+    }
   });
 });

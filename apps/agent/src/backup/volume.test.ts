@@ -5,7 +5,9 @@
  *   stopped), never a service another agent of the same Swarm is backing up. The services are
  *   created with 0 replicas: no task runs, the labels are all that is read;
  * - a restore cancelled once it writes the volume (s3rver holds the archive): the cancel answers
- *   that the job runs on, the write finishes whole and the restore is done, not cancelled.
+ *   that the job runs on, the write finishes whole and the restore is done, not cancelled;
+ * - a volume labelled for another organization, for the platform itself, or not labelled:
+ *   neither archived nor overwritten (the agent's own label check, whatever the API let through).
  */
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -14,13 +16,19 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { CancelJobResult, LogChunk } from "@platform/agent-protocol";
+import {
+  type CancelJobResult,
+  INTERNAL_LABEL,
+  type LogChunk,
+  ownershipLabels,
+  type ResourceOwner,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Deployer } from "../deploy/index.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
 import { startTestS3, type TestS3 } from "../testing/s3.ts";
-import { uploadObject } from "./s3.ts";
+import { listObjects, uploadObject } from "./s3.ts";
 import { REPLICAS_LABEL, restartServicesStoppedForVolumes, STOPPED_BY_LABEL } from "./volume.ts";
 
 describe("services stopped for a volume backup", () => {
@@ -139,5 +147,77 @@ describe("a volume restore cancelled while it writes the volume", () => {
       "/d/big.bin",
     ]);
     expect(written.split(/\s+/)[0]).toBe(digest);
+  }, 120_000);
+});
+
+describe("volumes that are not the job's owner's", () => {
+  let docker: Docker;
+  let s3: TestS3;
+  let workDirectory: string;
+  const prefix = uniqueName("vbforeign").toLowerCase();
+  const owner: ResourceOwner = { organizationId: `${prefix}-ours`, resource: `application:${prefix}` };
+  const volumes: Record<string, Record<string, string>> = {
+    [`${prefix}-theirs`]: ownershipLabels({ organizationId: `${prefix}-theirs`, resource: owner.resource }),
+    [`${prefix}-internal`]: { ...ownershipLabels(owner), [INTERNAL_LABEL]: "true" },
+    [`${prefix}-unlabelled`]: {},
+  };
+  const key = "foreign/archive.tar.gz";
+
+  beforeAll(async () => {
+    docker = await requireDocker();
+    s3 = await startTestS3();
+    workDirectory = await mkdtemp(path.join(tmpdir(), "agent-volume-foreign-"));
+    await mkdir(path.join(workDirectory, "volume"));
+    await writeFile(path.join(workDirectory, "volume", "marker"), "from the archive\n");
+    const archive = path.join(workDirectory, "archive.tar.gz");
+    await promisify(execFile)("tar", ["-C", workDirectory, "-czf", archive, "volume"]);
+    await uploadObject(s3.storage, key, createReadStream(archive));
+    for (const [name, labels] of Object.entries(volumes)) {
+      const label = Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]);
+      await dockerCli(["volume", "create", ...label, name]);
+      await dockerCli(["run", "--rm", "-v", `${name}:/d`, TEST_IMAGE, "sh", "-c", "echo own > /d/marker"]);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const name of Object.keys(volumes)) await dockerCli(["volume", "rm", "-f", name]).catch(() => {});
+    await s3?.close();
+    if (workDirectory) await rm(workDirectory, { recursive: true, force: true });
+  });
+
+  it("refuses to archive or overwrite each, and leaves its content and the bucket as they were", async () => {
+    const deployer = new Deployer({
+      docker,
+      agentMark: `${prefix}-agent`,
+      mainDirectory: workDirectory,
+      publishLogChunk: () => {},
+    });
+    for (const volumeName of Object.keys(volumes)) {
+      const job = { logStreamId: volumeName, volumeName, owner, storage: s3.storage };
+      await expect(
+        deployer.backupVolume({
+          ...job,
+          jobId: `backup-${volumeName}`,
+          key: `foreign/${volumeName}.tar.gz`,
+          stopService: true,
+        }),
+        volumeName,
+      ).rejects.toThrow(`the volume ${volumeName} does not belong to this service`);
+      await expect(
+        deployer.restoreVolume({ ...job, jobId: `restore-${volumeName}`, key }),
+        volumeName,
+      ).rejects.toThrow(`the volume ${volumeName} does not belong to this service`);
+      const content = await dockerCli([
+        "run",
+        "--rm",
+        "-v",
+        `${volumeName}:/d:ro`,
+        TEST_IMAGE,
+        "cat",
+        "/d/marker",
+      ]);
+      expect(content.trim(), volumeName).toBe("own");
+    }
+    expect((await listObjects(s3.storage, "foreign/")).map((object) => object.key)).toEqual([key]);
   }, 120_000);
 });

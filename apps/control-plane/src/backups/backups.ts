@@ -50,6 +50,23 @@ export const prefixSchema = z
   .refine((value) => !value.split("/").includes(".."), { message: "must not contain '..'" })
   .transform((value) => value.replace(/\/+$/, ""));
 
+/**
+ * An object key a restore or verification names: relative, without '.' or '..' parts (the S3
+ * client resolves them in the request path: `x/../../other-bucket/key` leaves the bucket),
+ * without backslashes or control characters (nor in the run's log).
+ */
+export const objectKeySchema = z
+  .string()
+  .min(1, "must not be empty")
+  .max(1024)
+  .refine(
+    (key) =>
+      !key.startsWith("/") &&
+      !/[\\\p{Cc}]/u.test(key) &&
+      !key.split("/").some((part) => part === "." || part === ".."),
+    { message: "must be an object key without '.' or '..' parts, a leading '/', '\\' or control characters" },
+  );
+
 /** The database to dump (postgres, mysql, mariadb, mongo); redis dumps every database: "" or "all". */
 export const databaseNameSchema = z
   .string()

@@ -2,7 +2,9 @@
  * What the Email and Resend channels carry besides events: user.sendInvitation's secret accept
  * link and the confirmation link of a changed account email; and the backup events
  * (databaseBackup from a settled backup run, the volumeBackup hook) reaching the channels
- * toggled for them through the outbox, and no others.
+ * toggled for them through the outbox, and no others; no header is added to a mail by CR/LF in
+ * what reaches its subject or addresses (refused by the API, and folded by the mailer for a
+ * stored value that holds them).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -93,6 +95,89 @@ const emailChannel = () => ({
   password: "smtp-secret",
   fromAddress: "platform@example.com",
   toAddresses: ["ops@example.com"],
+});
+
+describe("header injection", () => {
+  const injected = "Acme\r\nBcc: attacker@example.com\r\nX-Injected: yes";
+
+  it("refuses CR/LF in an organization name, a sender, a recipient or an invited address (400 naming it)", async () => {
+    const { organizationId } = owner.user;
+    const renamed = await platform.mutate("organization.update", { organizationId, name: injected }, as());
+    expect(renamed.status).toBe(400);
+    expect(renamed.body.error.data.fields).toEqual(["name"]);
+    const channel = emailChannel();
+    for (const [field, fields] of [
+      ["fromAddress", { fromAddress: "platform@example.com\r\nBcc: attacker@example.com" }],
+      ["toAddresses", { toAddresses: ["ops@example.com\r\nX-Injected: yes"] }],
+    ] as const) {
+      const created = await platform.mutate(
+        "notification.createEmail",
+        { name: "smtp", ...channel, ...fields },
+        as(),
+      );
+      expect(created.status, field).toBe(400);
+      expect(created.body.error.data.fields.join(), field).toContain(field);
+    }
+    const invited = await platform.mutate(
+      "organization.inviteMember",
+      { email: "x@example.com\r\nBcc: attacker@example.com", role: "member" },
+      as(),
+    );
+    expect(invited.status).toBe(400);
+    expect(invited.body.error.data.fields).toEqual(["email"]);
+  });
+
+  it("adds no header and no recipient for a stored name holding CR/LF (the invitation's subject)", async () => {
+    const email = await platform.mutateOk(
+      "notification.createEmail",
+      { name: "smtp", ...emailChannel() },
+      as(),
+    );
+    const invited = await platform.mutateOk(
+      "organization.inviteMember",
+      { email: "header-check@example.com", role: "member" },
+      as(),
+    );
+    // A row written before names were checked (or by an import): the API never stores one.
+    const { organizationId } = owner.user;
+    const { name } = await platform.services.db
+      .selectFrom("organizations")
+      .select("name")
+      .where("organizationId", "=", organizationId)
+      .executeTakeFirstOrThrow();
+    await platform.services.db
+      .updateTable("organizations")
+      .set({ name: injected })
+      .where("organizationId", "=", organizationId)
+      .execute();
+    mails.length = 0;
+    try {
+      await platform.mutateOk(
+        "user.sendInvitation",
+        { invitationId: invited.id, notificationId: email.notificationId },
+        as(),
+      );
+    } finally {
+      await platform.services.db
+        .updateTable("organizations")
+        .set({ name })
+        .where("organizationId", "=", organizationId)
+        .execute();
+      // The later tests mail through the organization's oldest channel: not this one.
+      await platform.mutateOk("notification.delete", { notificationId: email.notificationId }, as());
+    }
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.to).toEqual(["header-check@example.com"]);
+    const headers = mails[0]!.raw.split(/\r?\n\r?\n/)[0]!;
+    // Every header line is a header of the mailer's (or a folded continuation of one).
+    const names = headers
+      .split(/\r?\n/)
+      .filter((line) => !/^[ \t]/.test(line))
+      .map((line) => line.split(":")[0]!.toLowerCase());
+    expect(names).not.toContain("bcc");
+    expect(names).not.toContain("x-injected");
+    expect(names.filter((header) => header === "subject")).toHaveLength(1);
+  });
 });
 
 describe("user.sendInvitation", () => {

@@ -24,6 +24,7 @@ import {
   kindIdKeys,
   lastRuns,
   type OwnedBackup,
+  objectKeySchema,
   updateBackupInput,
 } from "../backups/backups.ts";
 import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
@@ -374,7 +375,7 @@ export const backupRouter = defineRouter("backup", {
     summary:
       "Restore the newest file (or backupFile) into a throwaway container, check it, and store the result",
     access: "member",
-    input: z.object({ backupId: idSchema, backupFile: z.string().min(1).max(1024).optional() }),
+    input: z.object({ backupId: idSchema, backupFile: objectKeySchema.optional() }),
     output: manualAnswer,
     handler: async ({ services, caller, input }) => {
       const backup = await loadBackup(services, caller, input.backupId);
@@ -449,13 +450,7 @@ export const backupRouter = defineRouter("backup", {
         .string()
         .max(63)
         .regex(/^([A-Za-z0-9_][A-Za-z0-9_.-]*)?$/, "must be a database name"),
-      backupFile: z
-        .string()
-        .min(1)
-        .max(1024)
-        .refine((key) => !key.startsWith("/") && !key.split("/").includes(".."), {
-          message: "must be an object key without '..' or a leading '/'",
-        }),
+      backupFile: objectKeySchema,
       destinationId: idSchema,
       backupType: z.literal("database").optional(),
       metadata: z.object({}).strict().optional(),

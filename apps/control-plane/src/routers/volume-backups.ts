@@ -8,6 +8,7 @@
  * it; another organization's volume backup, service or destination is a 404.
  */
 import { z } from "zod";
+import { objectKeySchema } from "../backups/backups.ts";
 import { findDestination, idSchema, toDestinationView } from "../backups/destinations.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -291,13 +292,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
       "Restore a volume archive into a volume of the service (a new one or its own), as a deployment whose log streams at /api/deployment.logs",
     access: "member",
     input: z.object({
-      backupFileName: z
-        .string()
-        .min(1)
-        .max(1024)
-        .refine((key) => !key.startsWith("/") && !key.split("/").includes(".."), {
-          message: "must be an object key without '..' or a leading '/'",
-        }),
+      backupFileName: objectKeySchema,
       destinationId: idSchema,
       volumeName: volumeNameSchema,
       id: idSchema,
