@@ -622,6 +622,7 @@ const serviceKeys: KeyTable = {
     additional_contexts: checked(
       "inside the sources, a service of the file, or an image",
       checkAdditionalContexts,
+      "any",
     ),
     args: data,
     cache_from: checked("an image, or type=registry,ref=<image>", checkCacheFrom),
