@@ -312,9 +312,9 @@ const checkTmpfsSize: Check = (value, at, { issues }) => {
 };
 
 const checkSysctls: Check = (value, at, { issues }) => {
-  const names = Array.isArray(value)
-    ? value.map((item, index) => [String(item).split("=")[0]!.trim(), [...at, index]] as const)
-    : Object.keys(mappingOf(value)).map((name) => [name, [...at, name]] as const);
+  const names: [string, Path][] = Array.isArray(value)
+    ? value.map((item, index) => [String(item).split("=")[0]!.trim(), [...at, index]])
+    : Object.keys(mappingOf(value)).map((name) => [name, [...at, name]]);
   for (const [name, where] of names) {
     if (!SAFE_SYSCTLS.has(name)) {
       issues.add(where, `sysctl ${name} ${REFUSED} (only ${[...SAFE_SYSCTLS].join(", ")})`);
