@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ConvertComposeInput, convertCompose } from "./convert.ts";
-import { ComposeFileError, type ComposeIssue } from "./errors.ts";
+import { ComposeFileError, type ComposeIssue, IssueList } from "./errors.ts";
+import { checkTenancy } from "./tenancy.ts";
 import { baseInput, FILES_DIRECTORY, testTenant } from "./testing.ts";
 
 function refusals(composeFile: string, overrides: Partial<ConvertComposeInput> = {}): ComposeIssue[] {
@@ -293,6 +294,7 @@ runtime: runc`),
   - /anonymous
   - type: tmpfs
     target: /tmp
+    tmpfs: {size: 64m}
   - type: volume
     source: data
     target: /more`,
@@ -484,5 +486,288 @@ runtime: runc`),
       "include",
       /other files/,
     );
+  });
+});
+
+/**
+ * Issue 37: the keys the refusal list missed (lifecycle hooks, provider services, images by ID and
+ * image mounts, resource abuse, inline Dockerfiles) and the allowlist that refuses any key no rule
+ * classifies.
+ */
+describe("the tenant allowlist (issue 37)", () => {
+  const digest = `sha256:${"ab".repeat(32)}`;
+  const cases: [string, string, string, RegExp][] = [
+    [
+      "a post_start hook",
+      "post_start: [{command: id, privileged: true}]",
+      "services.app.post_start",
+      /post_start is refused/,
+    ],
+    [
+      "a pre_stop hook",
+      "pre_stop: [{command: id, user: root}]",
+      "services.app.pre_stop",
+      /pre_stop is refused/,
+    ],
+    [
+      "a provider service",
+      "provider: {type: model, options: {model: x}}",
+      "services.app.provider",
+      /provider is refused.*host/,
+    ],
+    ["an image by full ID", `image: ${digest}`, "services.app.image", /image ID is refused/],
+    ["an image by a bare 12-digit ID", "image: 6963fc32313f", "services.app.image", /image ID/],
+    ["an image by a short ID prefix", "image: '6963'", "services.app.image", /image ID/],
+    [
+      "an image mount of a rollback image",
+      "volumes: [{type: image, source: platform-rollback/shop-web:d1, target: /x}]",
+      "services.app.volumes.0.source",
+      /rollbacks/,
+    ],
+    [
+      "an image mount by ID",
+      `volumes: [{type: image, source: '${digest}', target: /x}]`,
+      "services.app.volumes.0.source",
+      /image ID/,
+    ],
+    [
+      "a build cache from a platform image",
+      "build: {context: ., cache_from: [platform/shop-web:d1]}",
+      "services.app.build.cache_from.0",
+      /rollbacks/,
+    ],
+    [
+      "a build cache from a host path",
+      "build: {context: ., cache_from: ['type=local,src=/var/lib']}",
+      "services.app.build.cache_from.0",
+      /cache_from type=local/,
+    ],
+    [
+      "a build cache written out",
+      "build: {context: ., cache_to: ['type=local,dest=/tmp/x']}",
+      "services.app.build.cache_to",
+      /cache_to is refused/,
+    ],
+    [
+      "an additional context of a rollback image",
+      "build: {context: ., additional_contexts: {base: 'docker-image://platform-rollback/x:1'}}",
+      "services.app.build.additional_contexts.base",
+      /rollbacks/,
+    ],
+    [
+      "an additional context by ID, list form",
+      `build: {context: ., additional_contexts: ['base=docker-image://${digest}']}`,
+      "services.app.build.additional_contexts.0",
+      /image ID/,
+    ],
+    [
+      "an additional context on the host",
+      "build: {context: ., additional_contexts: {etc: /etc}}",
+      "services.app.build.additional_contexts.etc",
+      /additional context \/etc is refused/,
+    ],
+    [
+      "a build tagging a platform image",
+      "build: {context: ., tags: ['platform-rollback/victim:1']}",
+      "services.app.build.tags.0",
+      /rollbacks/,
+    ],
+    [
+      "an inline Dockerfile FROM an ID",
+      `build: {context: ., dockerfile_inline: "FROM ${digest}\\n"}`,
+      "services.app.build.dockerfile_inline",
+      /line 1: FROM sha256:.*image ID/,
+    ],
+    [
+      "an inline Dockerfile copying from a rollback image",
+      'build: {context: ., dockerfile_inline: "FROM alpine:3.20\\nCOPY --from=platform-rollback/x:1 /app /app\\n"}',
+      "services.app.build.dockerfile_inline",
+      /line 2: COPY --from platform-rollback/,
+    ],
+    [
+      "an inline Dockerfile copying a parent path",
+      'build: {context: ., dockerfile_inline: "FROM alpine:3.20\\nCOPY ../secrets /s\\n"}',
+      "services.app.build.dockerfile_inline",
+      /COPY \.\.\/secrets: a path outside the build context/,
+    ],
+    [
+      "an inline Dockerfile copying an absolute path",
+      'build: {context: ., dockerfile_inline: "FROM alpine:3.20\\nADD /etc/shadow /s\\n"}',
+      "services.app.build.dockerfile_inline",
+      /ADD \/etc\/shadow/,
+    ],
+    [
+      "an inline Dockerfile adding a URL",
+      'build: {context: ., dockerfile_inline: "FROM alpine:3.20\\nADD http://127.0.0.1:2375/info /i\\n"}',
+      "services.app.build.dockerfile_inline",
+      /engine host's own network/,
+    ],
+    [
+      "an inline Dockerfile mounting an image by ID",
+      `build: {context: ., dockerfile_inline: "FROM alpine:3.20\\nRUN --mount=type=bind,from=${digest},target=/m cat /m\\n"}`,
+      "services.app.build.dockerfile_inline",
+      /RUN --mount from/,
+    ],
+    [
+      "an inline Dockerfile FROM a variable",
+      'build: {context: ., dockerfile_inline: "ARG BASE\\nFROM $${BASE}\\n"}',
+      "services.app.build.dockerfile_inline",
+      /variable/,
+    ],
+    ["a negative oom_score_adj", "oom_score_adj: -500", "services.app.oom_score_adj", /below 0/],
+    [
+      "oom_kill_disable",
+      "oom_kill_disable: true",
+      "services.app.oom_kill_disable",
+      /oom_kill_disable is refused/,
+    ],
+    ["an unlimited pids_limit", "pids_limit: -1", "services.app.pids_limit", /1 to 32768/],
+    ["a pids_limit above the cap", "pids_limit: 100000", "services.app.pids_limit", /1 to 32768/],
+    [
+      "unlimited deploy pids",
+      "deploy: {resources: {limits: {pids: -1}}}",
+      "services.app.deploy.resources.limits.pids",
+      /deploy.resources.limits.pids -1 is refused/,
+    ],
+    [
+      "nofile above the engine's default",
+      "ulimits: {nofile: {soft: 1024, hard: 4194304}}",
+      "services.app.ulimits.nofile",
+      /above 1048576/,
+    ],
+    ["unlimited nproc", "ulimits: {nproc: -1}", "services.app.ulimits.nproc", /above 1048576/],
+    ["real-time priority", "ulimits: {rtprio: 99}", "services.app.ulimits.rtprio", /host's other processes/],
+    [
+      "a build ulimit",
+      "build: {context: ., ulimits: {nofile: 9999999}}",
+      "services.app.build.ulimits.nofile",
+      /above/,
+    ],
+    ["a tmpfs without a size", "tmpfs: /run", "services.app.tmpfs", /without a size/],
+    [
+      "a tmpfs list item over the cap",
+      "tmpfs: ['/run:size=64m', '/big:size=2g']",
+      "services.app.tmpfs.1",
+      /tmpfs of 2g/,
+    ],
+    [
+      "a tmpfs mount without a size",
+      "volumes: [{type: tmpfs, target: /t}]",
+      "services.app.volumes.0.tmpfs",
+      /without a size/,
+    ],
+    [
+      "a tmpfs mount over the cap",
+      "volumes: [{type: tmpfs, target: /t, tmpfs: {size: 8589934592}}]",
+      "services.app.volumes.0.tmpfs.size",
+      /at most 1g/,
+    ],
+    ["storage_opt", "storage_opt: {size: 100G}", "services.app.storage_opt", /storage_opt is refused/],
+    [
+      "a sysctl outside the safe set",
+      "sysctls: {net.ipv4.ip_forward: 1}",
+      "services.app.sysctls.net.ipv4.ip_forward",
+      /sysctl net.ipv4.ip_forward is refused/,
+    ],
+    ["a sysctl in list form", "sysctls: ['kernel.msgmax=65536']", "services.app.sysctls.0", /kernel.msgmax/],
+    ["real-time CPU time", "cpu_rt_runtime: 95000", "services.app.cpu_rt_runtime", /real-time/],
+    [
+      "develop (compose watch)",
+      "develop: {watch: [{action: sync+exec, path: ., exec: {command: id, privileged: true}}]}",
+      "services.app.develop",
+      /compose watch/,
+    ],
+    ["a service model", "models: [llm]", "services.app.models", /Model Runner/],
+    [
+      "endpoint driver options",
+      "networks: {n: {driver_opts: {com.docker.network.endpoint.sysctls: 'net.ipv4.conf.IFNAME.forwarding=1'}}}",
+      "services.app.networks.n.driver_opts",
+      /driver options/,
+    ],
+  ];
+  it.each(cases)(
+    "refuses %s, naming its path, and not for the instance organization",
+    (_name, lines, path, message) => {
+      const models = lines.startsWith("models") ? "models:\n  llm: {model: ai/x}\n" : "";
+      const rest = `networks:\n  n: {}\n${models}`;
+      // app() names an image of its own.
+      const file = lines.startsWith("image:")
+        ? `services:\n  app:\n    ${lines}\n  other:\n    image: alpine:3.20\n${rest}`
+        : app(lines, rest);
+      expectRefused(file, path, message);
+      expect(refusals(file, { tenant: null }).find((issue) => issue.path === path)).toBeUndefined();
+    },
+  );
+
+  it("refuses top-level models, and secrets through a driver of the host", () => {
+    expectRefused(app("init: true", "models:\n  llm: {model: ai/x}\n"), "models", /Model Runner/);
+    expectRefused(
+      "services:\n  app:\n    image: alpine\n    secrets: [s]\nsecrets:\n  s:\n    driver: vault\n",
+      "secrets.s.driver",
+      /plugin of the host/,
+    );
+  });
+
+  it("allows the harmless forms: tagged or namespaced hex names, local caches, sized tmpfs, capped resources", () => {
+    expectAllowed(
+      app(
+        `ulimits: {nofile: {soft: 262144, hard: 262144}, nproc: 65535, memlock: -1, core: 0, rtprio: 0}
+pids_limit: 4096
+oom_score_adj: 100
+oom_kill_disable: false
+tmpfs: ['/run:size=64m,mode=1777', '/cache:size=1g']
+sysctls: ['net.core.somaxconn=1024', 'net.ipv4.tcp_keepalive_time=600']
+deploy: {resources: {limits: {pids: 512, memory: 256M}}}
+volumes: [{type: image, source: 'alpine:3.20', target: /img}, {type: tmpfs, target: /t, tmpfs: {size: 1073741824}}]
+build:
+  context: .
+  cache_from: ['redis:7', 'type=registry,ref=registry.example.com/acme/cache:web']
+  additional_contexts: {base: 'docker-image://alpine:3.20', sibling: 'service:other', shared: ./shared}
+  tags: ['acme/web:1']
+  dockerfile_inline: |
+    # syntax=docker/dockerfile:1
+    FROM alpine:3.20 AS builder
+    RUN --mount=type=cache,target=/root/.cache echo built > /out
+    COPY <<EOF /etc/motd
+    COPY ../../escape-is-heredoc-text /x
+    EOF
+    FROM abcdef123456:latest
+    COPY --from=builder /out /out
+    COPY --from=0 /etc/motd /motd
+    COPY ["package.json", "./"]
+    ADD ./local.tar.gz /srv/
+x-notes: anything`,
+        "x-defaults: &defaults\n  restart: always\n",
+      ),
+    );
+    expectAllowed("services:\n  app:\n    image: myorg/abcdef123456\n  b:\n    image: abcdef123456:1.0\n");
+  });
+
+  it("checks a service named like an extension key", () => {
+    expectRefused(
+      "services:\n  x-web:\n    image: alpine\n    privileged: true\n",
+      "services.x-web.privileged",
+    );
+  });
+
+  it("refuses a key no rule classifies, naming its path (a key of a newer Compose release)", () => {
+    const issues = new IssueList();
+    checkTenancy(
+      { services: { web: { image: "alpine", future_key: { anything: true } } }, future_top: 1, "x-ok": 1 },
+      {
+        tenant: testTenant(),
+        appName: "shop-k3x9qa",
+        filesDirectory: FILES_DIRECTORY,
+        platformNetwork: "platform-network",
+      },
+      issues,
+    );
+    expect(issues.issues).toEqual([
+      {
+        path: "services.web.future_key",
+        message: expect.stringMatching(/future_key is refused.*no tenancy rule/),
+      },
+      { path: "future_top", message: expect.stringMatching(/future_top is refused/) },
+    ]);
   });
 });

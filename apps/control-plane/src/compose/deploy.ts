@@ -177,11 +177,17 @@ async function tenantOf(
   return { tenant, published };
 }
 
-/** A refused file: 400 naming the first place. */
+/**
+ * A refused file: 400 naming the input field (composeFile, or serviceName for a domain naming no
+ * service of the file) and then each place of the file (`services.web.post_start`).
+ */
 export function composeFileError(error: ComposeFileError) {
   const first = error.issues[0];
+  const places = error.issues
+    .map((issue) => issue.path)
+    .filter((path) => path !== "" && !path.startsWith("domains"));
   return badRequest(`Invalid compose file: ${error.message}`, {
-    fields: [first?.path.startsWith("domains") ? "serviceName" : "composeFile"],
+    fields: [...new Set([first?.path.startsWith("domains") ? "serviceName" : "composeFile", ...places])],
     issues: error.issues,
   });
 }

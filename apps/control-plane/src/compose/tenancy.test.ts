@@ -7,28 +7,85 @@
  * themselves are tested case by case in @platform/compose-config (tenancy.test.ts); this proves
  * the control plane hands every organization but the instance's to them.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 
 let platform: TestPlatform;
 let owner: Session;
 let tenant: Session;
 let ownerEnvironmentId: string;
 let tenantEnvironmentId: string;
+let tenantOrganizationId: string;
 
 const file = (extra: string) => `services:
   web:
     image: platform-test/busybox:latest
 ${extra}`;
 
+/**
+ * Keys the allowlist refuses (issue 37), one of each finding: a lifecycle hook, a provider
+ * service, an image by ID, and an unbounded resource. [what, service lines, refused path]
+ */
+const ALLOWLIST_REFUSALS: [string, string, string][] = [
+  [
+    "a post_start hook",
+    "    post_start:\n      - command: id\n        privileged: true\n",
+    "services.web.post_start",
+  ],
+  [
+    "a provider service",
+    "    provider:\n      type: model\n      options: {model: ai/smollm2}\n",
+    "services.web.provider",
+  ],
+  ["an image by ID", `    image: sha256:${"ab".repeat(32)}\n`, "services.web.image"],
+  ["an unlimited pids_limit", "    pids_limit: -1\n", "services.web.pids_limit"],
+];
+/** A tenant file with one service `web` made of `lines` (which may name its own image). */
+const tenantFile = (lines: string) =>
+  lines.includes("image:") ? `services:\n  web:\n${lines}` : file(lines);
+
+/** The remote catalogue (Dokploy's layout) with a template per refused key, served on 127.0.0.1. */
+const catalogue: Record<string, string> = {
+  "/meta.json": JSON.stringify(
+    ALLOWLIST_REFUSALS.map((_refusal, index) => ({
+      id: `refused-${index}`,
+      name: `Refused ${index}`,
+      version: "1",
+      description: "",
+      logo: "x.svg",
+      links: {},
+      tags: [],
+    })),
+  ),
+};
+ALLOWLIST_REFUSALS.forEach(([, lines], index) => {
+  catalogue[`/blueprints/refused-${index}/docker-compose.yml`] = tenantFile(lines);
+  catalogue[`/blueprints/refused-${index}/template.toml`] =
+    `[variables]\nmain_domain = "\${domain}"\n\n[[config.domains]]\nserviceName = "web"\nport = 80\nhost = "\${main_domain}"\n`;
+});
+let catalogueServer: Server | undefined;
+
 beforeAll(async () => {
-  platform = await startTestPlatform();
+  catalogueServer = createServer((request, response) => {
+    const body = catalogue[request.url ?? ""];
+    response.writeHead(body === undefined ? 404 : 200).end(body ?? "not found");
+  });
+  await new Promise<void>((resolve) => catalogueServer!.listen(0, "127.0.0.1", resolve));
+  const { port } = catalogueServer.address() as AddressInfo;
+  platform = await startTestPlatform({
+    PLATFORM_TEMPLATES_URL: `http://127.0.0.1:${port}`,
+    PLATFORM_OUTBOUND_ALLOW: "127.0.0.1/32",
+  });
   owner = await platform.registerOwner();
   const ownerProject = await platform.mutateOk("project.create", { name: "Instance" }, owner);
   ownerEnvironmentId = ownerProject.environment.environmentId;
   tenant = await platform.addMember(owner, "member");
   const created = await platform.mutateOk("organization.create", { name: "Tenant" }, tenant);
+  tenantOrganizationId = created.id;
   await platform.mutateOk("organization.setActive", { organizationId: created.id }, tenant);
   const project = await platform.mutateOk("project.create", { name: "Tenant project" }, tenant);
   tenantEnvironmentId = project.environment.environmentId;
@@ -36,6 +93,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
+  catalogueServer?.close();
 });
 
 describe("a tenant's compose file", () => {
@@ -148,6 +206,105 @@ describe("a tenant's compose file", () => {
     const converted = await platform.query("compose.getConvertedCompose", { composeId }, owner);
     expect(converted.status).toBe(200);
     expect(converted.body).toContain("privileged: true");
+  });
+});
+
+describe("keys the tenant allowlist refuses (issue 37)", () => {
+  const appName = () => `tenant-${Math.random().toString(36).slice(2, 10)}`;
+  const storedNames = async () =>
+    (await platform.services.db.selectFrom("compose").select("appName").execute()).map((row) => row.appName);
+
+  it.each(ALLOWLIST_REFUSALS)(
+    "compose.create refuses %s with a 400 naming its path, storing nothing",
+    async (_what, lines, where) => {
+      const name = appName();
+      const refused = await platform.mutate(
+        "compose.create",
+        {
+          name: "t",
+          appName: name,
+          environmentId: tenantEnvironmentId,
+          composeType: "stack",
+          composeFile: tenantFile(lines),
+        },
+        tenant,
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(refused.body.error.data.fields).toContain(where);
+      expect(refused.body.error.data.fields).toContain("composeFile");
+      expect(await storedNames()).not.toContain(name);
+    },
+  );
+
+  it.each(ALLOWLIST_REFUSALS)(
+    "compose.update refuses %s with a 400 naming its path, keeping the stored file",
+    async (_what, lines, where) => {
+      const { composeId } = await platform.mutateOk(
+        "compose.create",
+        {
+          name: "t",
+          appName: appName(),
+          environmentId: tenantEnvironmentId,
+          composeType: "docker-compose",
+          composeFile: file(""),
+        },
+        tenant,
+      );
+      const refused = await platform.mutate(
+        "compose.update",
+        { composeId, composeFile: tenantFile(lines) },
+        tenant,
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(refused.body.error.data.fields).toContain(where);
+      const stored = await platform.services.db
+        .selectFrom("compose")
+        .select("composeFile")
+        .where("composeId", "=", composeId)
+        .executeTakeFirstOrThrow();
+      expect(stored.composeFile).toBe(file(""));
+    },
+  );
+
+  it.each(ALLOWLIST_REFUSALS.map((refusal, index) => [...refusal, index] as const))(
+    "compose.deployTemplate refuses a template with %s with a 400 naming its path, storing nothing",
+    async (_what, _lines, where, index) => {
+      const serverId = await insertServer(platform.services.db, tenantOrganizationId, {
+        name: `node-${index}`,
+      });
+      const refused = await platform.mutate(
+        "compose.deployTemplate",
+        { environmentId: tenantEnvironmentId, id: `refused-${index}`, serverId },
+        tenant,
+      );
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(refused.body.error.data.fields).toContain(where);
+      const stored = await platform.services.db
+        .selectFrom("compose")
+        .select("composeId")
+        .where("name", "=", `refused-${index}`)
+        .execute();
+      expect(stored).toEqual([]);
+    },
+  );
+
+  it("the instance organization may still use them", async () => {
+    const { composeId } = await platform.mutateOk(
+      "compose.create",
+      {
+        name: "i",
+        appName: `instance-${Math.random().toString(36).slice(2, 10)}`,
+        environmentId: ownerEnvironmentId,
+        composeType: "docker-compose",
+        composeFile: file(
+          "    pids_limit: -1\n    post_start:\n      - command: id\n        privileged: true\n",
+        ),
+      },
+      owner,
+    );
+    const converted = await platform.query("compose.getConvertedCompose", { composeId }, owner);
+    expect(converted.status, JSON.stringify(converted.body)).toBe(200);
+    expect(converted.body).toContain("post_start");
   });
 });
 

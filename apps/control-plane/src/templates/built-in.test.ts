@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { convertCompose } from "@platform/compose-config";
 import { Ajv } from "ajv";
 import pino from "pino";
 import { parse as parseToml } from "smol-toml";
@@ -141,6 +142,30 @@ describe("the built-in catalogue", () => {
         // The compose file mounts it from the stack's files directory, beside its own (Dokploy's layout).
         expect(composeText).toContain(`../files/${mount.filePath}:`);
       }
+    });
+
+    it("converts for a tenant: no rule of the tenant allowlist refuses it", async () => {
+      const rendered = await renderTemplate(services, id, { generateHost });
+      const env = Object.fromEntries(
+        rendered.envs.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+      );
+      // What compose.deployTemplate converts for an organization other than the instance's.
+      const converted = convertCompose({
+        composeFile: rendered.composeFile,
+        composeType: "docker-compose",
+        appName: `tenant-${id.toLowerCase().replace(/[^a-z0-9-]/g, "-")}`.slice(0, 60),
+        labels: { "platform.organization": "org_tenant" },
+        env,
+        domains: rendered.domains,
+        platformNetwork: "platform-network",
+        tenant: {
+          isOwnedNetwork: () => false,
+          isOwnedVolume: () => false,
+          refusePublishedPort: () => undefined,
+        },
+        filesDirectory: "/stack/files",
+      });
+      expect(converted.services.length).toBeGreaterThan(0);
     });
 
     it("is accepted by docker stack deploy's own loader with the rendered env, images overridden", async () => {
