@@ -6,7 +6,7 @@
  */
 import { isIP } from "node:net";
 import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
-import { isPlatformOwnedImage } from "@platform/compose-config";
+import { imageReferenceRefusal } from "@platform/compose-config";
 import { z } from "zod";
 import {
   type AllowList,
@@ -92,9 +92,11 @@ export const dockerImageSchema = z
   .min(1, "must not be empty")
   .max(512)
   .regex(IMAGE_REFERENCE_PATTERN, "is not a Docker image reference such as nginx:1.27 or ghcr.io/org/app:tag")
-  .refine((value) => !isPlatformOwnedImage(value), {
-    message:
-      "names an image the platform builds or keeps for rollbacks (platform/, platform-rollback/): those are other services' images; use rollback.rollback to run an earlier release",
+  .superRefine((value, context) => {
+    // Images by ID and the platform's own names are other services' images on a shared engine;
+    // rollback.rollback runs an earlier release.
+    const refusal = imageReferenceRefusal(value);
+    if (refusal) context.addIssue({ code: "custom", message: refusal });
   });
 
 /**

@@ -750,6 +750,9 @@ describe("application", () => {
       // Another service's built or kept image on the shared engine.
       ["application.saveDockerProvider", { dockerImage: "platform/shop-web:d1" }, "dockerImage"],
       ["application.saveDockerProvider", { dockerImage: "platform-rollback/shop-web:d1" }, "dockerImage"],
+      // Any image of the shared engine by ID or ID prefix (issue 37 finding 4).
+      ["application.saveDockerProvider", { dockerImage: `sha256:${"ab".repeat(32)}` }, "dockerImage"],
+      ["application.saveDockerProvider", { dockerImage: "6963" }, "dockerImage"],
       ["application.saveDockerProvider", { dockerImage: "nginx", registryUrl: "ghcr.io; id" }, "registryUrl"],
       ["application.saveDockerProvider", { dockerImage: "nginx", username: "a\nb" }, "username"],
       [
