@@ -248,7 +248,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "cluster.addWorker": {
     description:
-      "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
+      "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage; it holds the Swarm's join token, so only administrators receive it, and it is never logged. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
     errors: [404, 409],
   },
   "cluster.addManager": {
