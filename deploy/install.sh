@@ -8,10 +8,11 @@
 # It installs Docker (the distribution's docker.io) and curl when missing, makes this machine a
 # single-node Swarm, creates the overlay network the applications and Traefik share, generates
 # the secrets (Postgres password, NATS operator/account keys and the control plane's NATS
-# credentials, the control plane's secret key) as Docker secrets, deploys the stack (Postgres,
-# NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml, read from the
-# control plane's image so it always matches the version), waits until the control plane is
-# ready and prints its URL. Running it again changes nothing: secrets and data are kept, and an
+# credentials, the control plane's secret key, the set-up token) as Docker secrets, deploys the
+# stack (Postgres, NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml,
+# read from the control plane's image so it always matches the version), waits until the control
+# plane is ready and prints its URL, and, while no account exists, the set-up token the first
+# registration needs (the control plane is reachable from the network before anyone owns it). Running it again changes nothing: secrets and data are kept, and an
 # unchanged stack (same file, settings and images) is not redeployed. A run interrupted at any
 # point (even killed) is finished by running the same command again (tests/install/stack.test.ts
 # kills it at several points of an install and of an upgrade).
@@ -265,6 +266,11 @@ if ! has_secret secret-key; then
   random 48 >"$work/secret-key"
   make_secret secret-key "$work/secret-key"
 fi
+# Only the first account's registration needs it; the control plane reads it from the secret.
+if ! has_secret setup-token; then
+  random 32 >"$work/setup-token"
+  make_secret setup-token "$work/setup-token"
+fi
 if ! has_secret nats-conf || ! has_secret nats-creds || ! has_secret nats-account-seed; then
   echo "generating the NATS operator, accounts and the control plane's credentials"
   for name in nats-conf nats-creds nats-account-seed; do
@@ -358,3 +364,20 @@ until new_task_running &&
   sleep 2
 done
 echo "Platform is ready at $url (took $(($(date +%s) - started))s after the deploy)"
+
+# ---- the set-up token, while no account exists -----------------------------------------------
+# The page says whether an account exists (data-first-run); when it cannot tell, the token is
+# printed. The token is read from the running control plane's secret (Docker gives no other
+# way back to a secret's value).
+page=$(curl -fsS "http://127.0.0.1:$port/" 2>/dev/null) || page=
+if [[ "$page" != *'data-first-run="false"'* ]]; then
+  container=$(docker ps -q --filter "label=com.docker.swarm.service.name=${stack}_control-plane" | head -n 1)
+  setup_token=$(docker exec "$container" cat /run/secrets/setup-token 2>/dev/null) || setup_token=
+  if [ -n "$setup_token" ]; then
+    echo "Set-up token: $setup_token"
+    echo "  No account exists yet: the first one needs this token. Open $url/?setup=$setup_token"
+  else
+    echo "No account exists yet: the first one needs the set-up token; once the control plane runs, read it with" >&2
+    echo "  docker exec \$(docker ps -q --filter label=com.docker.swarm.service.name=${stack}_control-plane) cat /run/secrets/setup-token" >&2
+  fi
+fi

@@ -58,6 +58,7 @@ const SECRETS = [
   "nats-creds",
   "postgres-password",
   "secret-key",
+  "setup-token",
 ];
 /** The migration only the newer image has: it records what it found, so its effect shows it ran on the data. */
 const UPGRADE_MIGRATION = "20991231-0001-install-upgrade-test";
@@ -277,6 +278,10 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
   it("installs in one command and the control plane answers, then through Traefik on its domain", async () => {
     const output = await install("--image", CONTROL_PLANE_IMAGE);
     expect(output).toMatch(/Platform is ready at http:\/\/127\.0\.0\.1:/);
+    // No account exists yet: it prints the set-up token the first registration needs.
+    const setupToken = /^Set-up token: (\S+)$/m.exec(output)?.[1];
+    expect(setupToken, output).toMatch(/^[A-Za-z0-9]{16,}$/);
+    expect(output).toContain(`/?setup=${setupToken}`);
     // The killed runs' secrets are kept (the database was initialized with that password), none
     // is made twice, and so are the networks.
     expect(output).not.toMatch(/generating/);
@@ -311,11 +316,20 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       `${createHash("sha256").update(RELEASE_ARM64_AGENT).digest("hex")}  platform-agent-linux-arm64\n`,
     );
 
-    const session = await api("direct").mutate("auth.register", {
-      email: "owner@example.com",
-      password: "correct-horse-battery",
-      name: "Owner",
-    });
+    // The published port's clients are not the container's loopback: without the set-up token,
+    // the first registration is refused (issue 37 finding 11).
+    const owner = { email: "owner@example.com", password: "correct-horse-battery", name: "Owner" };
+    const refused = await request(
+      ports.controlPlane,
+      `127.0.0.1:${ports.controlPlane}`,
+      "POST",
+      "/api/auth.register",
+      {
+        body: owner,
+      },
+    );
+    expect(refused.status, refused.text).toBe(403);
+    const session = await api("direct").mutate("auth.register", { ...owner, setupToken });
     token = session.token;
     // Before its domain is assigned, Traefik routes nothing to it.
     expect((await request(ports.http, controlPlaneHost, "GET", "/health")).status).toBe(404);
@@ -431,6 +445,8 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     const tasks = await Promise.all(COMPONENTS.map(runningTask));
     const output = await install("--image", CONTROL_PLANE_IMAGE);
     expect(output).not.toMatch(/generating|backing/);
+    // Claimed: no set-up token any more.
+    expect(output).not.toMatch(/Set-up token/);
     expect(await state()).toEqual(before);
     expect(output).toMatch(/deployed with these settings already: unchanged/);
     expect(await Promise.all(COMPONENTS.map(runningTask))).toEqual(tasks);

@@ -164,6 +164,14 @@ const configSchema = z.object({
       return z.NEVER;
     })
     .optional(),
+  /**
+   * The set-up token of an unclaimed instance (auth/setup-token.ts), chosen by the installer
+   * (deploy/install.sh passes it as a Docker secret); absent: a random one is printed at start.
+   */
+  PLATFORM_SETUP_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,128}$/, "must be 16 to 128 letters, digits, - or _")
+    .optional(),
   /** Proxies (IPs or CIDRs) whose X-Forwarded-For names the client, for login throttling. */
   PLATFORM_TRUSTED_PROXIES: z
     .string()
@@ -236,6 +244,8 @@ export interface Config {
   installLocalProxy: boolean;
   /** Peers trusted to name the client in X-Forwarded-For (IPs or CIDRs); default none. */
   trustedProxies: string[];
+  /** The set-up token the installer chose (PLATFORM_SETUP_TOKEN); undefined: a random one. */
+  setupToken?: string;
   /** The builders' release host servers download from at setup (PLATFORM_BUILDERS_URL); undefined: GitHub. */
   buildersUrl?: string;
   /** The remote template catalogue's base URL (PLATFORM_TEMPLATES_URL); undefined: built-in only. */
@@ -256,7 +266,12 @@ const environmentSchema = configSchema.superRefine((env, context) => {
 });
 
 /** Secrets a variable `<NAME>_FILE` may give as the path of a file instead (Docker secrets). */
-const FILE_VARIABLES = ["DATABASE_URL", "NATS_ACCOUNT_SEED", "PLATFORM_SECRET_KEY"] as const;
+const FILE_VARIABLES = [
+  "DATABASE_URL",
+  "NATS_ACCOUNT_SEED",
+  "PLATFORM_SECRET_KEY",
+  "PLATFORM_SETUP_TOKEN",
+] as const;
 
 /** The environment with each `<NAME>_FILE` of FILE_VARIABLES replaced by the file's content. */
 function withFileVariables(env: Record<string, string | undefined>): Record<string, string | undefined> {
@@ -282,7 +297,8 @@ function withFileVariables(env: Record<string, string | undefined>): Record<stri
 
 /**
  * Parses the environment; throws ConfigError listing every bad variable. DATABASE_URL,
- * NATS_ACCOUNT_SEED and PLATFORM_SECRET_KEY may come from files (`<NAME>_FILE`).
+ * NATS_ACCOUNT_SEED, PLATFORM_SECRET_KEY and PLATFORM_SETUP_TOKEN may come from files
+ * (`<NAME>_FILE`).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = withFileVariables(
@@ -340,6 +356,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],
+    setupToken: c.PLATFORM_SETUP_TOKEN,
     buildersUrl: c.PLATFORM_BUILDERS_URL,
     templatesUrl: c.PLATFORM_TEMPLATES_URL,
     templateImages: c.PLATFORM_TEMPLATE_IMAGES,

@@ -73,6 +73,8 @@ export interface RequestContext {
   caller: Caller | null;
   /** The client's address (auth/client-address.ts); null for in-process requests. */
   clientAddress: string | null;
+  /** Whether the request comes from this machine, not through a proxy (auth/client-address.ts). */
+  fromLoopback: boolean;
   /** The dashboard's session cookies on this request's answer (auth/cookie-session.ts); absent in-process. */
   sessionCookies?: SessionCookies;
 }

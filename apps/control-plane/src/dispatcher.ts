@@ -10,7 +10,7 @@ import type { Context } from "hono";
 import superjson from "superjson";
 import { z } from "zod";
 import { authenticate } from "./auth/caller.ts";
-import { clientAddress } from "./auth/client-address.ts";
+import { clientAddress, fromLoopback } from "./auth/client-address.ts";
 import { credentialsOf, sessionCookiesOf } from "./auth/cookie-session.ts";
 import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
@@ -201,6 +201,7 @@ export class Dispatcher {
       logger: c.get("logger") ?? this.services.logger,
       caller,
       clientAddress: clientAddress(c, this.services.config.trustedProxies),
+      fromLoopback: fromLoopback(c, this.services.config.trustedProxies),
       sessionCookies: sessionCookiesOf(c, this.services),
     };
     const result = await procedure.handler({ ...context, input: parsed.data, caller });

@@ -56,6 +56,15 @@ const FORBIDDEN = {
   "arabic letter mark": "a\u061Cb",
   DEL: "a\u007Fb",
   "C1 control": "a\u0085b",
+  // Issue 37 finding 9: format characters (Cf) that show nothing.
+  "zero-width space": "a\u200Bb",
+  "zero-width non-joiner": "a\u200Cb",
+  "zero-width joiner": "a\u200Db",
+  "word joiner": "a\u2060b",
+  "byte order mark": "Sh\uFEFFop",
+  "soft hyphen": "Sh\u00ADop",
+  "invisible separator": "a\u2063b",
+  "tag character": "Shop\u{E0041}",
 };
 
 describe("display names (issue 22 finding 8)", () => {
@@ -103,7 +112,7 @@ describe("display names (issue 22 finding 8)", () => {
   });
 });
 
-describe("a bidi name over HTTP", () => {
+describe("a bidi or zero-width name over HTTP", () => {
   let platform: TestPlatform;
   let owner: Session;
   beforeAll(async () => {
@@ -121,6 +130,14 @@ describe("a bidi name over HTTP", () => {
     expect(response.status).toBe(400);
     expect(response.body.error.data.fields).toEqual(["name"]);
     expect(response.body.error.message).toMatch(/bidirectional/);
+    expect(await platform.services.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
+  });
+
+  it("a zero-width space is a 400 naming the field, and nothing is stored (issue 37 finding 9)", async () => {
+    const response = await platform.mutate("project.create", { name: "a\u200Bb" }, { token: owner.token });
+    expect(response.status).toBe(400);
+    expect(response.body.error.data.fields).toEqual(["name"]);
+    expect(response.body.error.message).toMatch(/invisible formatting characters/);
     expect(await platform.services.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
   });
 });

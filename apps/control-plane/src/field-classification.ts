@@ -162,7 +162,7 @@ function notificationKind(kind: string, idKey: string, settings: string): Record
 }
 
 export const fieldClassification: Record<string, ProcedureFields> = {
-  "auth.register": applied("email password name invitationId token", AUTH),
+  "auth.register": applied("email password name invitationId token setupToken", AUTH),
   "auth.login": applied("email password organizationId", AUTH),
   "auth.logout": {},
 

@@ -42,7 +42,12 @@ async function stop(started: ChildProcess): Promise<void> {
 }
 
 /** The control plane on the embedded PostgreSQL in `dataDir`, in a process group of its own. */
-function startEmbedded(dataDir: string, port: number, output: string[]): ChildProcess {
+function startEmbedded(
+  dataDir: string,
+  port: number,
+  output: string[],
+  env: Record<string, string> = {},
+): ChildProcess {
   const started = spawn(process.execPath, [CONTROL_PLANE_ENTRY], {
     cwd: repositoryRoot,
     env: {
@@ -53,6 +58,7 @@ function startEmbedded(dataDir: string, port: number, output: string[]): ChildPr
       LOG_LEVEL: "warn",
       // A real traefik:v3 service on ports 80/443 of the test machine is not wanted here.
       PLATFORM_LOCAL_PROXY: "false",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
@@ -78,7 +84,8 @@ describe("pnpm start", () => {
     dataDirectory = await searchableTempDir("cp-start-");
     const port = await freePort();
     const output: string[] = [];
-    child = startEmbedded(dataDirectory, port, output);
+    // Requests forwarded by a "proxy" on 127.0.0.1 stand for another machine's (issue 37 finding 11).
+    child = startEmbedded(dataDirectory, port, output, { PLATFORM_TRUSTED_PROXIES: "127.0.0.1" });
     const base = `http://127.0.0.1:${port}`;
     await waitHealthy(child, port, output);
     expect(await (await fetch(`${base}/health`)).json()).toMatchObject({
@@ -90,6 +97,24 @@ describe("pnpm start", () => {
     const script = await fetch(`${base}/agent/install.sh`);
     expect(script.status).toBe(200);
     expect(await script.text()).toMatch(/^#!\/bin\/sh/);
+
+    // The start printed the set-up token another machine's first registration needs.
+    const printed = /Set-up token: ([\w-]+) .*\/\?setup=([\w-]+)/.exec(output.join(""));
+    expect(printed, output.join("")).not.toBeNull();
+    expect(printed![2]).toBe(printed![1]);
+    const register = (setupToken?: string) =>
+      fetch(`${base}/api/auth.register`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-forwarded-for": "198.51.100.7" },
+        body: JSON.stringify({
+          email: "owner@example.com",
+          password: "correct-horse-battery",
+          name: "Owner",
+          setupToken,
+        }),
+      });
+    expect((await register()).status).toBe(403);
+    expect((await register(printed![1])).status).toBe(200);
   }, 90_000);
 
   it("starts again after a first start was killed (SIGKILL) while creating the embedded database", async () => {

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { serve } from "@hono/node-server";
 import type { Logger } from "pino";
 import { createApp } from "./app.ts";
+import { issueSetupToken } from "./auth/setup-token.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { isDependencyOutage } from "./health.ts";
 import { HTTP_SERVER_OPTIONS, limitSlowBodies } from "./limits.ts";
@@ -29,6 +30,22 @@ async function startServices(config: Config, logger: Logger): Promise<RunningSer
   }
 }
 
+/** While no user exists: the set-up token the first registration from another machine needs. */
+async function announceSetupToken(running: RunningServices, config: Config, logger: Logger): Promise<void> {
+  const token = await issueSetupToken(running.services);
+  if (token === null) return;
+  if (config.setupToken !== undefined) {
+    logger.warn(
+      "No account exists yet: the first one registered from another machine needs the set-up token given in PLATFORM_SETUP_TOKEN (deploy/install.sh printed it)",
+    );
+    return;
+  }
+  const base = config.platformUrl?.replace(/\/+$/, "") ?? `http://<this machine's address>:${config.port}`;
+  logger.warn(
+    `Set-up token: ${token} (no account exists yet: the first one registered from another machine needs it; open ${base}/?setup=${token})`,
+  );
+}
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -47,6 +64,7 @@ async function main(): Promise<void> {
     logger.error({ err: reason }, "unhandled promise rejection (the control plane keeps running)");
   });
   const running = await startServices(config, logger);
+  await announceSetupToken(running, config, logger);
   const app = createApp(running.services);
   const listen = {
     fetch: app.fetch,

@@ -10,7 +10,7 @@
  * field; 413 for mutations (JSON body over the limit).
  */
 
-export type ExtraStatus = 401 | 404 | 409 | 429;
+export type ExtraStatus = 401 | 403 | 404 | 409 | 429;
 
 export interface ProcedureDoc {
   description: string;
@@ -88,8 +88,8 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // auth
   "auth.register": {
     description:
-      "Creates a user. The very first registration on an instance also creates the first organization, owned by that user (the instance administrator); later ones need the invitation's secret `token` and the invited email. Closed registration answers alike for taken and free emails. Answers a session token like auth.login.",
-    errors: [409, 429],
+      "Creates a user. The very first registration on an instance also creates the first organization, owned by that user (the instance administrator); later ones need the invitation's secret `token` and the invited email. The first registration from another machine (not loopback, or through a proxy) needs `setupToken`, the set-up token the control plane printed at start (a 403 naming setupToken without it); the first registration spends it. Closed registration answers alike for taken and free emails. Answers a session token like auth.login.",
+    errors: [403, 409, 429],
     example: { email: "me@example.com", password: "a-long-password", name: "Me" },
   },
   "auth.login": {
@@ -248,7 +248,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "cluster.addWorker": {
     description:
-      "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
+      "Without `joinServerId`: Dokploy's `docker swarm join` command for a machine Platform does not manage; it holds the Swarm's join token, so only administrators receive it, and it is never logged. With `joinServerId` (a server of the organization): that server's agent joins the Swarm as a worker; the join token is never answered nor logged, and `command` is null.",
     errors: [404, 409],
   },
   "cluster.addManager": {

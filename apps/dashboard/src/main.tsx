@@ -82,20 +82,31 @@ interface InvitationLink {
   email: string;
 }
 
+/** The set-up token of the link the control plane printed at start: /?setup=<token> (or #/?setup=). */
+function setupTokenOfUrl(): string {
+  const inHash = location.hash.includes("?") ? location.hash.slice(location.hash.indexOf("?")) : "";
+  return new URLSearchParams(location.search).get("setup") ?? new URLSearchParams(inHash).get("setup") ?? "";
+}
+
 function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation?: InvitationLink }) {
   const firstRun = document.documentElement.dataset.firstRun === "true";
+  // The first account registered from another machine needs the set-up token (auth.register).
+  const setupRequired = firstRun && document.documentElement.dataset.setupToken === "required";
   const [register, setRegister] = useState(firstRun || invitation !== undefined);
   const [email, setEmail] = useState(invitation?.email ?? "");
   const [password, setPassword] = useState("");
   const [name, setName] = useState("");
+  const [setupToken, setSetupToken] = useState(setupTokenOfUrl);
   const { busy, error, onSubmit } = useSubmit(async () => {
     if (register) {
       const accepted = invitation ? { invitationId: invitation.invitationId, token: invitation.token } : {};
+      const setup = !invitation && setupToken.trim() ? { setupToken: setupToken.trim() } : {};
       await mutate("auth.register", {
         email,
         password,
         name: name.trim() || email.split("@")[0],
         ...accepted,
+        ...setup,
       });
     } else await mutate("auth.login", { email, password });
     document.documentElement.dataset.firstRun = "false";
@@ -134,6 +145,23 @@ function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation
             onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </label>
+        {register && !invitation && setupRequired && (
+          <label>
+            Set-up token
+            <input
+              type="password"
+              name="setupToken"
+              autocomplete="off"
+              required
+              value={setupToken}
+              onInput={(e) => setSetupToken(e.currentTarget.value)}
+            />
+            <span class="muted">
+              Printed by the control plane when it started (&quot;Set-up token: …&quot;), and by install.sh at
+              its end.
+            </span>
+          </label>
+        )}
         {register && (
           <label>
             Your name

@@ -71,3 +71,21 @@ export function fromTrustedProxy(c: Context, trustedProxies: readonly string[]):
   if (!peer || trustedProxies.length === 0) return false;
   return contains(trustedProxyList(trustedProxies), unmapped(peer));
 }
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+
+/**
+ * Whether the request comes from this machine itself: its TCP peer is a loopback address and
+ * not a trusted proxy (a request a proxy forwards is another client's, whatever its
+ * X-Forwarded-For says). An in-process request (no HTTP message at all) is this process's own;
+ * an HTTP request whose peer is unknown (its socket already closed) is not.
+ */
+export function fromLoopback(c: Context, trustedProxies: readonly string[]): boolean {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (!incoming) return true;
+  const peer = incoming.socket?.remoteAddress;
+  if (!peer) return false;
+  return contains(LOOPBACK, unmapped(peer)) && !fromTrustedProxy(c, trustedProxies);
+}

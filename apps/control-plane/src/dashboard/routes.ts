@@ -5,11 +5,13 @@
  * the browser takes it, and nothing loaded from elsewhere. The page is a client of the public
  * API under /api (relative URLs), signed in by the session cookie (auth/cookie-session.ts).
  * index.html's <html> says whether a user exists yet (data-first-run): the sign-in form's
- * other mode registers the first user.
+ * other mode registers the first user, and asks for the set-up token (data-setup-token
+ * "required") when the page was not asked for from this machine (auth/setup-token.ts).
  */
 import { readFile } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
 import type { Context, Hono } from "hono";
+import { fromLoopback } from "../auth/client-address.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 
@@ -90,8 +92,12 @@ async function send(c: Context, file: string, type: string, transform?: (text: s
 export function registerDashboardRoutes(app: Hono, services: ServiceContext): void {
   app.get("/", async (c) => {
     const anyUser = await services.db.selectFrom("users").select("userId").limit(1).executeTakeFirst();
+    const setupToken = !anyUser && !fromLoopback(c, services.config.trustedProxies);
     return send(c, "index.html", "text/html; charset=utf-8", (html) =>
-      html.replace("<html ", `<html data-first-run="${anyUser ? "false" : "true"}" `),
+      html.replace(
+        "<html ",
+        `<html data-first-run="${anyUser ? "false" : "true"}" data-setup-token="${setupToken ? "required" : "none"}" `,
+      ),
     );
   });
   app.get("/dashboard/:file", (c) => {

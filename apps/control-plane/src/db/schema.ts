@@ -107,6 +107,12 @@ export interface LoginThrottleTable {
   windowStartedAt: string;
 }
 
+export interface SetupTokenTable {
+  /** SHA-256 (hex) of a set-up token a control plane printed at start (auth/setup-token.ts). */
+  tokenHash: string;
+  createdAt: string;
+}
+
 export interface ProjectTable {
   projectId: string;
   organizationId: string;
@@ -188,6 +194,7 @@ export interface Database {
   apiKeys: ApiKeyTable;
   invitations: InvitationTable;
   loginThrottle: LoginThrottleTable;
+  setupTokens: SetupTokenTable;
   projects: ProjectTable;
   environments: EnvironmentTable;
   sshKeys: SshKeyTable;

@@ -285,12 +285,14 @@ describe("member permissions (user.assignPermissions)", () => {
     await ok(assign({ accessedProjects: null }));
   });
 
-  it("canAccessTo* flags gate docker.*, Traefik files, API keys and SSH keys for members", async () => {
+  it("canAccessTo* flags gate docker.*, cluster.getNodes, Traefik files, API keys and SSH keys for members", async () => {
     const organizationId = owner.user.organizationId;
     const apiKey = () =>
       platform.mutate("user.createApiKey", { name: "member key", metadata: { organizationId } }, as(member));
     const checks: Array<[string, () => Promise<{ status: number; body: any }>]> = [
       ["canAccessToDocker", () => platform.query("docker.getContainers", {}, as(member))],
+      // The nodes show host names, engines and the Swarm's TLS trust root: docker.*'s rule.
+      ["canAccessToDocker", () => platform.query("cluster.getNodes", {}, as(member))],
       [
         "canAccessToTraefikFiles",
         () => platform.query("application.readTraefikConfig", { applicationId: ids.appA1x }, as(member)),
@@ -304,9 +306,11 @@ describe("member permissions (user.assignPermissions)", () => {
       expect(refused.status, flag).toBe(403);
       expect(refused.body.error.message).toContain(flag);
     }
-    await ok(assign({ canAccessToSSHKeys: true, canAccessToAPI: true }));
+    await ok(assign({ canAccessToSSHKeys: true, canAccessToAPI: true, canAccessToDocker: true }));
     expect((await platform.query("sshKey.all", {}, as(member))).status).toBe(200);
     expect((await apiKey()).status).toBe(200);
+    expect((await platform.query("cluster.getNodes", {}, as(member))).status).toBe(200);
+    await ok(assign({ canAccessToDocker: false }));
   });
 
   it("visibleServiceIds (what docker.* filters containers by) follows the three lists; null when not restricted", async () => {

@@ -1,4 +1,7 @@
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { issueSetupToken } from "../auth/setup-token.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 describe("auth", () => {
@@ -217,5 +220,132 @@ describe("auth", () => {
     });
     expect(response.status).toBe(400);
     expect(response.body.error.data.fields).toEqual(expect.arrayContaining(["email", "password"]));
+  });
+});
+
+/**
+ * Issue 37 finding 11: an instance nobody has claimed is not anyone's who reaches its port. The
+ * first registration from another machine needs the set-up token printed at start; one from
+ * this machine needs none. Remote clients are simulated at the app level (the Node server's
+ * socket address), and over a real HTTP server on 127.0.0.1 behind a "trusted proxy" there.
+ */
+describe("auth.register on an unclaimed instance (set-up token)", () => {
+  const owner = { email: "owner@example.com", password: "correct-horse-battery", name: "Owner" };
+  const REMOTE = "198.51.100.7";
+
+  /** POST auth.register as the Node server would hand it over from a socket at `address`. */
+  async function registerFrom(platform: TestPlatform, address: string, input: Record<string, unknown>) {
+    const response = await platform.app.request(
+      "/api/auth.register",
+      { method: "POST", body: JSON.stringify(input), headers: { "content-type": "application/json" } },
+      { incoming: { socket: { remoteAddress: address } } },
+    );
+    return { status: response.status, body: (await response.json()) as any };
+  }
+  const users = (platform: TestPlatform) =>
+    platform.services.db.selectFrom("users").select("email").execute();
+  const storedTokens = (platform: TestPlatform) =>
+    platform.services.db.selectFrom("setupTokens").select("tokenHash").execute();
+
+  it("from another machine: refused without the token or with a wrong one, then the token claims it once", async () => {
+    const platform = await startTestPlatform();
+    try {
+      const token = await issueSetupToken(platform.services);
+      expect(token).toMatch(/^[\w-]{43}$/);
+      const missing = await registerFrom(platform, REMOTE, owner);
+      expect(missing.status).toBe(403);
+      expect(missing.body.error.data.fields).toEqual(["setupToken"]);
+      expect(missing.body.error.message).toMatch(/^setupToken is required/);
+      const wrong = await registerFrom(platform, REMOTE, { ...owner, setupToken: "not-the-token" });
+      expect(wrong.status).toBe(403);
+      expect(wrong.body.error.data.fields).toEqual(["setupToken"]);
+      // A forwarded header from an untrusted peer does not make it this machine.
+      const forged = await platform.app.request(
+        "/api/auth.register",
+        {
+          method: "POST",
+          body: JSON.stringify(owner),
+          headers: { "content-type": "application/json", "x-forwarded-for": "127.0.0.1" },
+        },
+        { incoming: { socket: { remoteAddress: REMOTE } } },
+      );
+      expect(forged.status).toBe(403);
+      expect(await users(platform)).toEqual([]);
+      expect(await storedTokens(platform)).toHaveLength(1);
+
+      const claimed = await registerFrom(platform, REMOTE, { ...owner, setupToken: token });
+      expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
+      expect(claimed.body.user).toMatchObject({ email: owner.email, role: "owner" });
+      // Consumed: the instance is claimed and the token is gone.
+      expect(await storedTokens(platform)).toEqual([]);
+      const again = await registerFrom(platform, REMOTE, {
+        ...owner,
+        email: "second@example.com",
+        setupToken: token,
+      });
+      expect(again.status).toBe(403);
+      expect((await users(platform)).map((user) => user.email)).toEqual([owner.email]);
+      // A later start prints no token.
+      expect(await issueSetupToken(platform.services)).toBeNull();
+      expect(await storedTokens(platform)).toEqual([]);
+    } finally {
+      await platform.close();
+    }
+  });
+
+  it("from this machine (loopback): needs no token, and spends the printed one", async () => {
+    const platform = await startTestPlatform();
+    try {
+      await issueSetupToken(platform.services);
+      const registered = await registerFrom(platform, "127.0.0.1", owner);
+      expect(registered.status, JSON.stringify(registered.body)).toBe(200);
+      expect(await storedTokens(platform)).toEqual([]);
+    } finally {
+      await platform.close();
+    }
+  });
+
+  it("through a trusted proxy on 127.0.0.1 (real HTTP): forwarded for anyone, even 127.0.0.1, it needs the token", async () => {
+    const platform = await startTestPlatform({ PLATFORM_TRUSTED_PROXIES: "127.0.0.1" });
+    const server = serve({ fetch: platform.app.fetch, port: 0, hostname: "127.0.0.1" });
+    try {
+      await new Promise((resolve) => server.once("listening", resolve));
+      const { port } = server.address() as AddressInfo;
+      const token = await issueSetupToken(platform.services);
+      const post = (forwardedFor: string | undefined, input: Record<string, unknown>) =>
+        fetch(`http://127.0.0.1:${port}/api/auth.register`, {
+          method: "POST",
+          body: JSON.stringify(input),
+          headers: {
+            "content-type": "application/json",
+            ...(forwardedFor ? { "x-forwarded-for": forwardedFor } : {}),
+          },
+        });
+      expect((await post(REMOTE, owner)).status).toBe(403);
+      expect((await post("127.0.0.1", owner)).status).toBe(403);
+      expect((await post(undefined, owner)).status).toBe(403);
+      expect(await users(platform)).toEqual([]);
+      expect((await post(REMOTE, { ...owner, setupToken: token })).status).toBe(200);
+    } finally {
+      server.close();
+      await platform.close();
+    }
+  });
+
+  it("takes the installer's token (PLATFORM_SETUP_TOKEN), the same for every control plane on the database", async () => {
+    const chosen = "installer-chosen-setup-token-0123456789";
+    const platform = await startTestPlatform({ PLATFORM_SETUP_TOKEN: chosen });
+    try {
+      expect(await issueSetupToken(platform.services)).toBe(chosen);
+      expect(await issueSetupToken(platform.services)).toBe(chosen);
+      expect(await storedTokens(platform)).toHaveLength(1);
+      const claimed = await registerFrom(platform, REMOTE, { ...owner, setupToken: chosen });
+      expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);
+    } finally {
+      await platform.close();
+    }
+    await expect(startTestPlatform({ PLATFORM_SETUP_TOKEN: "short" })).rejects.toThrow(
+      /PLATFORM_SETUP_TOKEN/,
+    );
   });
 });

@@ -1,7 +1,9 @@
 /**
  * auth: register, login, logout (spec section 5 leaves the login flow open; see
  * docs/decisions.md). Registration is open only while no user exists, or with the secret token
- * of a pending invitation; closed registration answers alike for taken and free emails.
+ * of a pending invitation; closed registration answers alike for taken and free emails. The
+ * first registration from another machine needs the set-up token printed at start
+ * (auth/setup-token.ts).
  */
 import { sql } from "kysely";
 import { z } from "zod";
@@ -9,6 +11,7 @@ import type { SessionCookies } from "../auth/cookie-session.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
+import { requireSetupToken, spendSetupTokens } from "../auth/setup-token.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
@@ -63,9 +66,14 @@ export const authRouter = defineRouter("auth", {
       invitationId: z.string().min(1).max(64).optional(),
       /** The invitation's secret token, from organization.inviteMember. */
       token: invitationTokenSchema.optional(),
+      /**
+       * The set-up token the control plane printed at start: needed for the first registration
+       * when it does not come from this machine (not in Dokploy's input).
+       */
+      setupToken: z.string().min(1).max(256).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input, sessionCookies }) => {
+    handler: async ({ services, input, sessionCookies, fromLoopback }) => {
       const passwordHash = await hashPassword(input.password);
       const { userId, organizationId } = await services.db.transaction().execute(async (trx) => {
         // Serializes concurrent registrations so only one can become the first owner.
@@ -78,6 +86,8 @@ export const authRouter = defineRouter("auth", {
             throw badRequest("No invitation can exist before the first user", {
               fields: [input.token ? "token" : "invitationId"],
             });
+          if (!fromLoopback) await requireSetupToken(trx, input.setupToken);
+          await spendSetupTokens(trx);
           const organizationId = newId();
           await insertUser(trx, userId, input, passwordHash);
           await trx

@@ -15,6 +15,8 @@
  *
  * Tenancy: both servers must be the caller's organization's (another's is a 404, as unknown);
  * the platform.* node labels (ownership) are the platform's: set at join, never by a caller.
+ * Access: getNodes is docker.*'s rule (a member needs canAccessToDocker: the nodes show host
+ * names, engines and the Swarm's TLS trust root); everything else is for administrators.
  */
 import { z } from "zod";
 import { serverIdSchema } from "../agents/container-views.ts";
@@ -23,6 +25,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
+import { requireFeature } from "../projects/permissions.ts";
 import { agentServerId, findServer } from "../servers/repository.ts";
 
 /** Node labels the platform owns: which Platform server and organization a node is. */
@@ -170,6 +173,7 @@ export const clusterRouter = defineRouter("cluster", {
     input: z.object({ serverId: serverIdSchema.optional() }),
     output: z.array(nodeSchema),
     handler: async ({ services, caller, input }) => {
+      requireFeature(caller, "docker");
       const manager = await managerOf(services, caller, input.serverId);
       const nodes = await listNodes(services, manager);
       return Promise.all(nodes.map((node) => withPlatform(services, caller, node)));

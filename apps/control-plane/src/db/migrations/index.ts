@@ -43,6 +43,7 @@ import * as previews from "./20261129-60-previews.ts";
 import * as webServerBackups from "./20261129-90-web-server-backups.ts";
 import * as previewExpiry from "./20261129-95-preview-expiry.ts";
 import * as oauthStates from "./20261130-20-oauth-states.ts";
+import * as setupTokens from "./20261130-37-setup-tokens.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -88,4 +89,5 @@ export const migrations: Record<string, Migration> = {
   "20261129-90-web-server-backups": webServerBackups,
   "20261129-95-preview-expiry": previewExpiry,
   "20261130-20-oauth-states": oauthStates,
+  "20261130-37-setup-tokens": setupTokens,
 };
