@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { procedureTable } from "../../apps/control-plane/src/dispatcher.ts";
@@ -54,6 +55,57 @@ const decisionsLines = readFileSync(path.join(repoRoot, "docs/decisions.md"), "u
   .split("\n")
   .filter((line) => /informational/i.test(line));
 
+const fileTexts = new Map<string, string>();
+const readProofFile = (file: string) => {
+  if (!fileTexts.has(file)) fileTexts.set(file, readFileSync(path.join(repoRoot, file), "utf8"));
+  return fileTexts.get(file)!;
+};
+
+/** The source text (title and body) of each `it("title", …)` of a test file, by title. */
+const testsByFile = new Map<string, Map<string, string[]>>();
+function testsOf(file: string): Map<string, string[]> {
+  const known = testsByFile.get(file);
+  if (known) return known;
+  const tests = new Map<string, string[]>();
+  const source = ts.createSourceFile(file, readProofFile(file), ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      (node.expression.text === "it" || node.expression.text === "test") &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
+      const title = node.arguments[0].text;
+      tests.set(title, [...(tests.get(title) ?? []), node.getText(source)]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  testsByFile.set(file, tests);
+  return tests;
+}
+
+/** Why a proof (`file` or `file#test title`) does not name `field`, or undefined when it does. */
+function proofGap(field: string, proof: string): string | undefined {
+  const [file, title] = splitProof(proof);
+  if (!existsSync(path.join(repoRoot, file))) return `${file} does not exist`;
+  const names = new RegExp(`\\b${field}\\b`);
+  if (title === undefined) {
+    return names.test(readProofFile(file)) ? undefined : `${file} never mentions ${field}`;
+  }
+  const bodies = testsOf(file).get(title);
+  if (!bodies) return `${file} holds no it("${title}", …)`;
+  return bodies.some((body) => names.test(body))
+    ? undefined
+    : `the test "${title}" of ${file} never mentions ${field}`;
+}
+
+function splitProof(proof: string): [string, string | undefined] {
+  const hash = proof.indexOf("#");
+  return hash < 0 ? [proof, undefined] : [proof.slice(0, hash), proof.slice(hash + 1)];
+}
+
 function entries(): [string, string, FieldClass][] {
   return Object.entries(fieldClassification).flatMap(([name, fields]) =>
     Object.entries(fields).map(([field, cls]) => [name, field, cls] as [string, string, FieldClass]),
@@ -91,9 +143,19 @@ describe("the field walk: every input field is applied, refused or informational
 
   it("every applied or refused field names a test file that exists", () => {
     const missing = entries()
-      .filter(([, , cls]) => cls.kind !== "informational" && !existsSync(path.join(repoRoot, cls.proof)))
+      .filter(([, , cls]) => cls.kind !== "informational")
+      .filter(([, , cls]) => !existsSync(path.join(repoRoot, splitProof((cls as { proof: string }).proof)[0])))
       .map(([name, field, cls]) => `${name}.${field}: ${(cls as { proof: string }).proof} does not exist`);
     expect(missing).toEqual([]);
+  });
+
+  it("every applied or refused field's proof mentions the field (in the named test when it names one)", () => {
+    const gaps = entries().flatMap(([name, field, cls]) => {
+      if (cls.kind === "informational") return [];
+      const gap = proofGap(field, cls.proof);
+      return gap ? [`${name}.${field}: ${gap}`] : [];
+    });
+    expect(gaps, gaps.join("\n")).toEqual([]);
   });
 
   it('every informational field is named on a docs/decisions.md line that says "informational"', () => {

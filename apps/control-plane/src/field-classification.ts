@@ -97,7 +97,6 @@ const MONITORING = `${CP}/monitoring/monitoring-config.test.ts`;
 const APP_MONITORING = `${CP}/monitoring/app-monitoring.test.ts`;
 const PROVIDERS = `${CP}/git-providers/providers.test.ts`;
 const NOTIFICATIONS = `${CP}/notifications/notifications.test.ts`;
-const NOTIFICATION_HTTP = `${CP}/notifications/http.test.ts`;
 const MAIL = `${CP}/notifications/mail.test.ts`;
 const BACKUP = `${CP}/routers/backup.test.ts`;
 const WEB_SERVER_BACKUP = `${CP}/backups/web-server.test.ts`;
@@ -157,7 +156,7 @@ function notificationKind(kind: string, idKey: string, settings: string): Record
       ...applied(`notificationId ${idKey} ${notificationEvents} ${settings}`, NOTIFICATIONS),
       ...shownOnly("name"),
     },
-    [`notification.test${kind}`]: applied(settings, NOTIFICATION_HTTP),
+    [`notification.test${kind}`]: applied(settings, NOTIFICATIONS),
   };
 }
 
