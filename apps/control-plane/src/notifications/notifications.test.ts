@@ -614,7 +614,10 @@ describe("notification channels", () => {
       ].sort(),
     );
     expect(JSON.parse(by("/slack/T000/B000/XXXX").body).channel).toBe("#deploys");
-    expect(JSON.parse(by("/mattermost/hooks/abc").body)).toMatchObject({ channel: "town", username: "platform" });
+    expect(JSON.parse(by("/mattermost/hooks/abc").body)).toMatchObject({
+      channel: "town",
+      username: "platform",
+    });
     expect(JSON.parse(by("/telegram/bot123456:ABC-def/sendMessage").body)).toMatchObject({
       chat_id: "-1001",
       message_thread_id: 7,
