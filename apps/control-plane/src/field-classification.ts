@@ -121,7 +121,7 @@ const swarmFields = applied(
 );
 
 /** Git source fields shared by application.update and the save*Provider procedures. */
-const gitSourceFields = {
+const gitSourceFields: ProcedureFields = {
   // Each provider's application is deployed from the saved repository and branch.
   ...applied(
     "githubId repository owner branch buildPath gitlabId gitlabProjectId gitlabRepository gitlabOwner gitlabBranch gitlabBuildPath gitlabPathNamespace bitbucketId bitbucketRepository bitbucketRepositorySlug bitbucketOwner bitbucketBranch bitbucketBuildPath giteaId giteaRepository giteaOwner giteaBranch giteaBuildPath",
@@ -131,7 +131,7 @@ const gitSourceFields = {
   ...applied("enableSubmodules", AGENT_BUILD),
   ...applied("watchPaths", WEBHOOKS_E2E),
   triggerType: { kind: "applied", proof: `${WEBHOOKS}#deploys a new tag only with triggerType tag` },
-} satisfies ProcedureFields;
+};
 
 function databaseKind(kind: string, idKey: string, credentials: string): Record<string, ProcedureFields> {
   return {
@@ -416,8 +416,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       GIT_PROVIDERS_E2E,
     ),
     // A stack's clone is an application's (deployments/source.ts repositoryGitSource).
-    customGitSSHKeyId: gitSourceFields.customGitSSHKeyId,
-    enableSubmodules: gitSourceFields.enableSubmodules,
+    ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...shownOnly("name description"),
   },
   "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
