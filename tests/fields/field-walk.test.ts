@@ -3,11 +3,13 @@
  * applied, refused with a 400 naming it, or deliberately informational, as
  * apps/control-plane/src/field-classification.ts says. Generated from allRouters through the
  * same JSON Schema the OpenAPI document shows, so a procedure or field added later fails here
- * until it is classified; an entry whose procedure or field is gone fails as stale. Refusals
- * with a probe are called over HTTP and must answer 400 naming the field.
+ * until it is classified; an entry whose procedure or field is gone fails as stale; a proof must
+ * name its field (issue 38 item 4: a quarter of the proofs named a file where the field never
+ * appears). Refusals with a probe are called over HTTP and must answer 400 naming the field.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { procedureTable } from "../../apps/control-plane/src/dispatcher.ts";
@@ -46,13 +48,88 @@ const served = new Map(procedures.map(([name, procedure]) => [name, inputFields(
 
 const howToClassify = (name: string, field: string) =>
   `${name}.${field} is unclassified: add it to fieldClassification["${name}"] in ${CLASSIFICATION} as ` +
-  `applied("${field}", "<the test file that shows it taking effect>"), ` +
+  `applied("${field}", "<the test file, or file#test title, that sets it and shows it taking effect>"), ` +
   `refused("<the test file>", <an input answering 400 naming ${field}>) when every value it would ignore is a 400, ` +
   `or informational (then name \`${field}\` on a docs/decisions.md line that says "informational")`;
 
 const decisionsLines = readFileSync(path.join(repoRoot, "docs/decisions.md"), "utf8")
   .split("\n")
   .filter((line) => /informational/i.test(line));
+
+/**
+ * The only entries whose proof never spells the field: databases/database.test.ts runs each of
+ * its tests for every database kind, with the kind's id field from databaseKindFacts.
+ */
+const unnamedInProof = new Set(
+  ["one", "update", "remove", "saveEnvironment", "saveExternalPort"].map(
+    (procedure) => `mongo.${procedure}.mongoId`,
+  ),
+);
+
+const fileTexts = new Map<string, string>();
+const readProofFile = (file: string) => {
+  if (!fileTexts.has(file)) fileTexts.set(file, readFileSync(path.join(repoRoot, file), "utf8"));
+  return fileTexts.get(file)!;
+};
+
+/** The source text (title and body) of each `it("title", …)` of a test file, by title. */
+const testsByFile = new Map<string, Map<string, string[]>>();
+function testsOf(file: string): Map<string, string[]> {
+  const known = testsByFile.get(file);
+  if (known) return known;
+  const tests = new Map<string, string[]>();
+  const source = ts.createSourceFile(file, readProofFile(file), ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    if (
+      ts.isCallExpression(node) &&
+      ts.isIdentifier(node.expression) &&
+      (node.expression.text === "it" || node.expression.text === "test") &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
+      const title = node.arguments[0].text;
+      tests.set(title, [...(tests.get(title) ?? []), node.getText(source)]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  testsByFile.set(file, tests);
+  return tests;
+}
+
+/** Why a proof (`file` or `file#test title`) does not name `field`, or undefined when it does. */
+function proofGap(field: string, proof: string): string | undefined {
+  const [file, title] = splitProof(proof);
+  if (!existsSync(path.join(repoRoot, file))) return `${file} does not exist`;
+  const names = new RegExp(`\\b${field}\\b`);
+  if (title === undefined) {
+    return [file, ...fixturesOf(file)].some((source) => names.test(readProofFile(source)))
+      ? undefined
+      : `${file} never mentions ${field}`;
+  }
+  const bodies = testsOf(file).get(title);
+  if (!bodies) return `${file} holds no it("${title}", …)`;
+  return bodies.some((body) => names.test(body))
+    ? undefined
+    : `the test "${title}" of ${file} never mentions ${field}`;
+}
+
+/**
+ * The fixture modules a test file imports from beside it (`./testing.ts`, `./testing/…`, the
+ * shared harness aside): a test that sends the inputs a fixture holds
+ * (git-providers/testing/fixtures.ts) proves them.
+ */
+function fixturesOf(file: string): string[] {
+  const imports = readProofFile(file).matchAll(/from "(\.\/testing(?:\.ts|\/[^"]+\.ts))"/g);
+  return [...imports]
+    .map((match) => path.join(path.dirname(file), match[1]!))
+    .filter((fixture) => !fixture.endsWith("harness.ts"));
+}
+
+function splitProof(proof: string): [string, string | undefined] {
+  const hash = proof.indexOf("#");
+  return hash < 0 ? [proof, undefined] : [proof.slice(0, hash), proof.slice(hash + 1)];
+}
 
 function entries(): [string, string, FieldClass][] {
   return Object.entries(fieldClassification).flatMap(([name, fields]) =>
@@ -91,9 +168,23 @@ describe("the field walk: every input field is applied, refused or informational
 
   it("every applied or refused field names a test file that exists", () => {
     const missing = entries()
-      .filter(([, , cls]) => cls.kind !== "informational" && !existsSync(path.join(repoRoot, cls.proof)))
+      .filter(([, , cls]) => cls.kind !== "informational")
+      .filter(
+        ([, , cls]) => !existsSync(path.join(repoRoot, splitProof((cls as { proof: string }).proof)[0])),
+      )
       .map(([name, field, cls]) => `${name}.${field}: ${(cls as { proof: string }).proof} does not exist`);
     expect(missing).toEqual([]);
+  });
+
+  it("every applied or refused field's proof mentions the field (in the named test when it names one)", () => {
+    const gaps = entries().flatMap(([name, field, cls]) => {
+      // A refusal with a probe is proven here, over HTTP (below).
+      if (cls.kind === "informational" || (cls.kind === "refused" && cls.probe)) return [];
+      if (unnamedInProof.has(`${name}.${field}`)) return [];
+      const gap = proofGap(field, cls.proof);
+      return gap ? [`${name}.${field}: ${gap}`] : [];
+    });
+    expect(gaps, gaps.join("\n")).toEqual([]);
   });
 
   it('every informational field is named on a docs/decisions.md line that says "informational"', () => {
@@ -160,6 +251,20 @@ describe("the field walk: every input field is applied, refused or informational
           auth,
         )
       ).destinationId;
+      fixtures.backupId = (
+        await platform.mutateOk(
+          "backup.create",
+          {
+            schedule: "0 3 * * *",
+            prefix: "walk",
+            destinationId: fixtures.destinationId,
+            database: "app",
+            databaseType: "postgres",
+            postgresId: fixtures.postgresId,
+          },
+          auth,
+        )
+      ).backupId;
     });
     afterAll(() => platform?.close());
 

@@ -1,11 +1,14 @@
 /**
  * Every input field of every procedure, in one of three classes (issue 27 item 1: no field is
- * stored only): `applied` (it takes effect; `proof` names the test file that shows it),
- * `refused` (any value that would not take effect is a 400 naming the field; `probe`, when
- * given, is an input the walk test sends to see that 400) or `informational` (deliberately
- * stored and shown only, each named on a docs/decisions.md line that says "informational").
- * tests/fields/field-walk.test.ts walks the router's input schemas against this list and fails
- * on a field in none and on an entry whose procedure or field no longer exists.
+ * stored only): `applied` (it takes effect; `proof` names the test file that shows it, or one
+ * test of it as `file#test title`), `refused` (any value that would not take effect is a 400
+ * naming the field; `probe`, when given, is an input the walk test sends to see that 400) or
+ * `informational` (deliberately stored and shown only, each named on a docs/decisions.md line
+ * that says "informational"). tests/fields/field-walk.test.ts walks the router's input schemas
+ * against this list and fails on a field in none, on an entry whose procedure or field no
+ * longer exists, and on a proof that never names its field (the file, a fixture module of its
+ * own beside it, or with `#title` that test's title and body): the proof is where the field is
+ * set through the API and its effect asserted.
  *
  * To classify a new procedure, add a row keyed `router.procedure` (fields are the top-level keys
  * of its input object):
@@ -18,7 +21,7 @@
  *   },
  *
  * Probe inputs may use the walk test's fixtures by name: `$applicationId`, `$environmentId`,
- * `$projectId`, `$postgresId`, `$destinationId`.
+ * `$projectId`, `$postgresId`, `$destinationId`, `$backupId`.
  */
 
 export type FieldClass =
@@ -28,7 +31,7 @@ export type FieldClass =
 
 export type ProcedureFields = Record<string, FieldClass>;
 
-/** Each field of the space-separated `names` applied, as `proof` (a test file) shows. */
+/** Each field of the space-separated `names` applied, as `proof` (`file` or `file#test title`) shows. */
 export function applied(names: string, proof: string): ProcedureFields {
   return Object.fromEntries(
     names
@@ -97,13 +100,19 @@ const MONITORING = `${CP}/monitoring/monitoring-config.test.ts`;
 const APP_MONITORING = `${CP}/monitoring/app-monitoring.test.ts`;
 const PROVIDERS = `${CP}/git-providers/providers.test.ts`;
 const NOTIFICATIONS = `${CP}/notifications/notifications.test.ts`;
-const NOTIFICATION_HTTP = `${CP}/notifications/http.test.ts`;
 const MAIL = `${CP}/notifications/mail.test.ts`;
 const BACKUP = `${CP}/routers/backup.test.ts`;
 const WEB_SERVER_BACKUP = `${CP}/backups/web-server.test.ts`;
 const BACKUPS_E2E = `${CP}/backups/e2e.test.ts`;
 const PERMISSIONS = `${CP}/projects/permissions.test.ts`;
 const BUILD_SETTINGS = `${CP}/routers/application.test.ts`;
+const GIT_PROVIDERS_E2E = `${CP}/git-providers/e2e.test.ts`;
+const WEBHOOKS_E2E = `${CP}/webhooks/e2e.test.ts`;
+const COMPOSE_FILES = `${CP}/compose/docker-compose.e2e.test.ts`;
+const AGENT_BUILD = "apps/agent/src/deploy/build.test.ts";
+const COMPOSE_FAULTS = "tests/faults/compose-faults.test.ts";
+const MAINTENANCE = `${CP}/maintenance/maintenance.test.ts`;
+const API_KEYS = `${CP}/auth/api-key.test.ts`;
 
 /** The Swarm settings of applications and database services (docs/decisions.md, issue 27). */
 const swarmFields = applied(
@@ -112,10 +121,17 @@ const swarmFields = applied(
 );
 
 /** Git source fields shared by application.update and the save*Provider procedures. */
-const gitSourceFields = applied(
-  "githubId repository owner branch buildPath triggerType watchPaths enableSubmodules gitlabId gitlabProjectId gitlabRepository gitlabOwner gitlabBranch gitlabBuildPath gitlabPathNamespace bitbucketId bitbucketRepository bitbucketRepositorySlug bitbucketOwner bitbucketBranch bitbucketBuildPath giteaId giteaRepository giteaOwner giteaBranch giteaBuildPath customGitUrl customGitBranch customGitBuildPath customGitSSHKeyId",
-  PIPELINE,
-);
+const gitSourceFields: ProcedureFields = {
+  // Each provider's application is deployed from the saved repository and branch.
+  ...applied(
+    "githubId repository owner branch buildPath gitlabId gitlabProjectId gitlabRepository gitlabOwner gitlabBranch gitlabBuildPath gitlabPathNamespace bitbucketId bitbucketRepository bitbucketRepositorySlug bitbucketOwner bitbucketBranch bitbucketBuildPath giteaId giteaRepository giteaOwner giteaBranch giteaBuildPath",
+    GIT_PROVIDERS_E2E,
+  ),
+  ...applied("customGitUrl customGitBranch customGitBuildPath customGitSSHKeyId", PIPELINE),
+  ...applied("enableSubmodules", AGENT_BUILD),
+  ...applied("watchPaths", WEBHOOKS_E2E),
+  triggerType: { kind: "applied", proof: `${WEBHOOKS}#deploys a new tag only with triggerType tag` },
+};
 
 function databaseKind(kind: string, idKey: string, credentials: string): Record<string, ProcedureFields> {
   return {
@@ -157,7 +173,7 @@ function notificationKind(kind: string, idKey: string, settings: string): Record
       ...applied(`notificationId ${idKey} ${notificationEvents} ${settings}`, NOTIFICATIONS),
       ...shownOnly("name"),
     },
-    [`notification.test${kind}`]: applied(settings, NOTIFICATION_HTTP),
+    [`notification.test${kind}`]: applied(settings, NOTIFICATIONS),
   };
 }
 
@@ -189,7 +205,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     ...shownOnly("name"),
   },
-  "user.deleteApiKey": applied("apiKeyId", USER),
+  "user.deleteApiKey": applied("apiKeyId", API_KEYS),
   "user.getInvitations": applied("token", USER),
   "user.checkUserOrganizations": applied("userId", USER),
   "user.getMetricsToken": {},
@@ -257,11 +273,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "server.getServerMetrics": applied("url token dataPoints", MONITORING),
 
   "sshKey.create": { ...applied("privateKey publicKey", SSH_KEYS), ...shownOnly("name description") },
-  "sshKey.one": applied("sshKeyId", SSH_KEYS),
+  "sshKey.one": applied("sshKeyId", SERVER),
   "sshKey.all": {},
-  "sshKey.update": { ...applied("sshKeyId", SSH_KEYS), ...shownOnly("name description") },
-  "sshKey.remove": applied("sshKeyId", SSH_KEYS),
-  "sshKey.generate": applied("type", SSH_KEYS),
+  "sshKey.update": { ...applied("sshKeyId", SERVER), ...shownOnly("name description") },
+  "sshKey.remove": applied("sshKeyId", SERVER),
+  "sshKey.generate": applied("type", SERVER),
 
   "application.create": {
     ...applied("environmentId appName serverId sourceType", APPLICATION),
@@ -277,7 +293,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...gitSourceFields,
     ...applied("networkIds detachDokployNetwork", SERVICE_SPEC),
     ...applied("cleanCache dropBuildPath", PIPELINE),
-    ...applied("rollbackActive rollbackRegistryId", ROLLBACKS),
+    ...applied(
+      "rollbackActive rollbackRegistryId",
+      `${PIPELINE}#with rollbackActive, pushes each successful deployment's image to rollbackRegistryId under its prefix, and deploys the local image`,
+    ),
     webhookSecret: { kind: "applied", proof: WEBHOOKS },
     applicationStatus: refused(APPLICATION, {
       applicationId: "$applicationId",
@@ -295,9 +314,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
     buildServerId: { kind: "applied", proof: `${CP}/deployments/build-server.test.ts` },
     ...applied(
-      "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewEnv previewBuildArgs previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewBuildSecrets previewCertificateType previewCustomCertResolver",
+      "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewCertificateType previewCustomCertResolver",
       PREVIEWS,
     ),
+    ...applied("previewEnv previewBuildArgs previewBuildSecrets", PREVIEWS_SERVED),
     ...shownOnly("name description title subtitle enabled icon"),
   },
   "application.search": applied(
@@ -344,10 +364,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     PIPELINE,
   ),
   "application.disconnectGitProvider": applied("applicationId", APPLICATION),
-  "application.saveBuildType": applied(
-    "applicationId buildType dockerContextPath dockerBuildStage dockerfile publishDirectory isStaticSpa herokuVersion railpackVersion",
-    PIPELINE,
-  ),
+  "application.saveBuildType": {
+    ...applied(
+      "applicationId buildType dockerContextPath dockerBuildStage dockerfile publishDirectory",
+      PIPELINE,
+    ),
+    // The agent builds with them (the pipeline hands them over as stored).
+    ...applied("isStaticSpa herokuVersion railpackVersion", AGENT_BUILD),
+  },
   "application.saveEnvironment": applied("applicationId createEnvFile env buildArgs buildSecrets", PIPELINE),
   "application.start": applied("applicationId", PIPELINE),
   "application.stop": applied("applicationId", PIPELINE),
@@ -367,8 +391,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "application.updateTraefikConfig": applied("applicationId traefikConfig", DOMAIN),
 
   "deployment.all": applied("applicationId", DEPLOYMENT),
-  "deployment.allByCompose": applied("composeId", DEPLOYMENT),
-  "deployment.allByServer": applied("serverId", DEPLOYMENT),
+  "deployment.allByCompose": applied("composeId", COMPOSE),
+  "deployment.allByServer": applied("serverId", DATABASES),
   "deployment.allByType": applied("id type", DEPLOYMENT),
   "deployment.allCentralized": {},
   "deployment.queueList": {},
@@ -376,15 +400,23 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "deployment.removeDeployment": applied("deploymentId", DEPLOYMENT),
 
   "compose.create": {
-    ...applied("appName environmentId serverId composeType composeFile sourceType", COMPOSE),
+    ...applied("appName environmentId composeType composeFile", COMPOSE),
+    ...applied("sourceType", COMPOSE_FILES),
+    // Deployed by that server's agent.
+    ...applied("serverId", COMPOSE_FAULTS),
     ...shownOnly("name description"),
   },
   "compose.one": applied("composeId", COMPOSE),
   "compose.update": {
+    ...applied("composeId env composeFile composeType", COMPOSE),
+    ...applied("sourceType composePath customGitUrl customGitBranch", COMPOSE_FILES),
+    // Each provider's stack is deployed from the saved repository and branch.
     ...applied(
-      "composeId env composeFile composeType sourceType composePath customGitUrl customGitBranch customGitSSHKeyId enableSubmodules githubId owner repository branch gitlabId gitlabProjectId gitlabOwner gitlabRepository gitlabBranch gitlabPathNamespace bitbucketId bitbucketOwner bitbucketRepository bitbucketRepositorySlug bitbucketBranch giteaId giteaOwner giteaRepository giteaBranch",
-      COMPOSE,
+      "githubId owner repository branch gitlabId gitlabProjectId gitlabOwner gitlabRepository gitlabBranch gitlabPathNamespace bitbucketId bitbucketOwner bitbucketRepository bitbucketRepositorySlug bitbucketBranch giteaId giteaOwner giteaRepository giteaBranch",
+      GIT_PROVIDERS_E2E,
     ),
+    // A stack's clone is an application's (deployments/source.ts repositoryGitSource).
+    ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...shownOnly("name description"),
   },
   "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
@@ -396,7 +428,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "compose.getConvertedCompose": applied("composeId", COMPOSE_TENANCY),
   "compose.move": applied("composeId targetEnvironmentId", COMPOSE),
   "compose.templates": applied("baseUrl", TEMPLATES),
-  "compose.deployTemplate": applied("environmentId id serverId baseUrl", TEMPLATES),
+  "compose.deployTemplate": {
+    ...applied("id baseUrl", TEMPLATES),
+    ...applied("environmentId serverId", COMPOSE_TENANCY),
+  },
 
   "port.create": applied("applicationId publishedPort targetPort protocol publishMode", PORT),
   "port.one": applied("portId", PORT),
@@ -491,16 +526,20 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "volumeBackups.create": {
     ...applied(
-      "name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId",
+      "name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId destinationId",
       VOLUME_BACKUPS,
     ),
+    // Each names the service whose volumes the backup may take.
+    ...applied("mysqlId mariadbId mongoId redisId composeId", VOLUME_NAMES),
     serviceName: informational,
   },
   "volumeBackups.update": {
     ...applied(
-      "volumeBackupId name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId mysqlId mariadbId mongoId redisId composeId destinationId",
+      "volumeBackupId name volumeName prefix turnOff cronExpression keepLatestCount enabled applicationId postgresId destinationId",
       VOLUME_BACKUPS,
     ),
+    // Each names the service whose volumes the backup may take.
+    ...applied("mysqlId mariadbId mongoId redisId composeId", VOLUME_NAMES),
     serviceName: informational,
   },
   "volumeBackups.list": applied("id volumeBackupType", VOLUME_NAMES),
@@ -555,8 +594,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.cleanDockerBuilder": applied("serverId", SETTINGS),
   "settings.cleanAll": applied("serverId", SETTINGS),
   "settings.updateDockerCleanup": applied("enableDockerCleanup serverId", SETTINGS),
-  "settings.readStatsLogs": applied("page sort search status dateRange serverId", SETTINGS),
-  "settings.toggleRequests": applied("enable serverId", SETTINGS),
+  "settings.readStatsLogs": applied("page sort search status dateRange serverId", MAINTENANCE),
+  "settings.toggleRequests": applied("enable serverId", MAINTENANCE),
   "settings.haveActivateRequests": applied("serverId", SETTINGS),
   "settings.saveSSHPrivateKey": applied("sshPrivateKey", SETTINGS),
 
@@ -587,9 +626,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "github.testConnection": applied("githubId", PROVIDERS),
   "gitlab.create": {
     ...applied(
-      "gitlabUrl gitlabInternalUrl applicationId redirectUri groupName expiresAt secret accessToken refreshToken webhookSecret authId",
+      "gitlabUrl gitlabInternalUrl applicationId redirectUri groupName expiresAt secret accessToken refreshToken webhookSecret",
       PROVIDERS,
     ),
+    // Only the caller's own id (what the provider records anyway): any other is a 400 naming it.
+    authId: refused(PROVIDERS),
     ...shownOnly("name"),
   },
   "gitlab.one": applied("gitlabId", PROVIDERS),
@@ -607,10 +648,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "gitlab.startAuthorization": applied("gitlabId", PROVIDERS),
   "gitlab.testConnection": applied("gitlabId groupName", PROVIDERS),
   "bitbucket.create": {
-    ...applied(
-      "bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken authId",
-      PROVIDERS,
-    ),
+    ...applied("bitbucketUsername bitbucketEmail bitbucketWorkspaceName appPassword apiToken", PROVIDERS),
+    authId: refused(PROVIDERS),
     ...shownOnly("name"),
   },
   "bitbucket.one": applied("bitbucketId", PROVIDERS),
@@ -687,9 +726,12 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "backup.create": {
     ...applied(
-      "schedule enabled prefix destinationId keepLatestCount database databaseType postgresId mysqlId mariadbId mongoId redisId verifyRestore verifyTable",
+      "schedule enabled prefix destinationId database databaseType postgresId mysqlId verifyTable",
       BACKUP,
     ),
+    ...applied("keepLatestCount mariadbId redisId verifyRestore", BACKUPS_E2E),
+    // The agent's mongodump of it is apps/agent/src/backup/tools.test.ts (no mongo image here).
+    ...applied("mongoId", BACKUP),
     backupType: refused(BACKUP, backupProbe({ backupType: "compose" })),
     composeId: refused(BACKUP, backupProbe({ composeId: "compose-1" })),
     serviceName: refused(BACKUP, backupProbe({ serviceName: "web" })),
@@ -697,13 +739,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "backup.one": applied("backupId", BACKUP),
   "backup.update": {
-    ...applied(
-      "backupId schedule enabled prefix destinationId keepLatestCount database verifyRestore verifyTable",
-      BACKUP,
-    ),
-    databaseType: refused(BACKUP),
-    serviceName: refused(BACKUP),
-    metadata: refused(BACKUP),
+    ...applied("backupId schedule enabled prefix destinationId database verifyTable", BACKUP),
+    ...applied("keepLatestCount verifyRestore", BACKUPS_E2E),
+    databaseType: refused(BACKUP, { backupId: "$backupId", databaseType: "mysql" }),
+    serviceName: refused(BACKUP, { backupId: "$backupId", serviceName: "web" }),
+    metadata: refused(BACKUP, { backupId: "$backupId", metadata: { a: 1 } }),
   },
   "backup.remove": applied("backupId", BACKUP),
   "backup.manualBackupPostgres": applied("backupId", BACKUPS_E2E),

@@ -797,10 +797,14 @@ DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
       toolSearchPath: bin,
     });
     for (const buildType of ["nixpacks", "heroku_buildpacks", "paketo_buildpacks"] as const) {
-      const command = buildCommand({ owner, buildType });
+      const command = buildCommand({ owner, buildType, herokuVersion: "22" });
       await withTools.buildImage(command);
       expect(await imageLabels(command.imageName), buildType).toMatchObject(expected);
     }
+    // herokuVersion picks the Heroku builder's stack (paketo's builder is fixed).
+    const packArgv = (await readFile(path.join(bin, "pack.argv"), "utf8")).split("\n");
+    expect(packArgv).toContain("heroku/builder:22");
+    expect(packArgv).toContain("paketobuildpacks/builder-jammy-full");
     // nixpacks is also given them as its own option.
     const argv = (await readFile(path.join(bin, "nixpacks.argv"), "utf8")).split("\n");
     expect(argv).toContain("--label");
@@ -811,12 +815,14 @@ DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
   it("railpack's docker build is given the labels (argv: its BuildKit frontend cannot run here)", async () => {
     const bin = await fakeBuilders();
     const cli = { command: path.join(bin, "docker"), env: { PATH: process.env.PATH }, buildKit: true };
-    const command = buildCommand({ owner, buildType: "railpack" });
+    const command = buildCommand({ owner, buildType: "railpack", railpackVersion: "0.9.1" });
     const sourceDir = await mkdtemp(path.join(scratch, "railpack-src-"));
     const log = new LogStream("railpack-argv", logs.publish, new SecretMasker([]));
     await cliBuild("railpack", command, sourceDir, cli, bin, log, new AbortController().signal, expected);
     const argv = (await readFile(path.join(bin, "docker.argv"), "utf8")).split("\n");
     expect(argv.slice(0, 1)).toEqual(["build"]);
+    // railpackVersion picks the BuildKit frontend (not the installed railpack's 0.2.0).
+    expect(argv).toContain("BUILDKIT_SYNTAX=ghcr.io/railwayapp/railpack-frontend:v0.9.1");
     for (const [key, value] of Object.entries(expected)) {
       const at = argv.indexOf(`${key}=${value}`);
       expect(at, key).toBeGreaterThan(0);

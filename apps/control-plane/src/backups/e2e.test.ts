@@ -202,6 +202,13 @@ describe("postgres", () => {
       } finally {
         s3.refuseDeletes(undefined);
       }
+      // A keepLatestCount changed by backup.update holds from the next run.
+      await ok("backup.update", { backupId: backup.backupId, keepLatestCount: 1 });
+      const single = await ok("backup.manualBackupPostgres", { backupId: backup.backupId });
+      expect(single.status, single.errorMessage).toBe("done");
+      expect(await files("pg/daily")).toEqual([single.backupFile]);
+      // Two again: the scheduled runs below must not delete the file being restored.
+      await ok("backup.update", { backupId: backup.backupId, keepLatestCount: 2 });
 
       // On a schedule (every second, croner's 6-field form), then off again.
       await ok("backup.update", { backupId: backup.backupId, schedule: "* * * * * *" });

@@ -249,14 +249,14 @@ describe("postgres", () => {
  * null), remove deletes the service and its volume.
  */
 async function lifecycle(
-  kind: "redis" | "mariadb",
+  kind: "redis" | "mariadb" | "mysql",
+  idKey: "redisId" | "mariadbId" | "mysqlId",
   fields: Record<string, unknown>,
   client: {
     write(one: Record<string, any>, port: number): Promise<void>;
     read(one: Record<string, any>, port: number): Promise<string | null>;
   },
 ): Promise<void> {
-  const idKey = `${kind}Id`;
   const appName = newAppName(`db-${kind}`);
   const created = await ok(`${kind}.create`, { name: kind, appName, environmentId, ...fields });
   const id = created[idKey] as string;
@@ -271,6 +271,23 @@ async function lifecycle(
   expect(reloaded.status, reloaded.logs).toBe("done");
   expect(await eventually(() => client.read(one, externalPort))).toBe("tea");
 
+  // stop takes the task down, start brings it back, deploy deploys it again: the data stays.
+  await ok(`${kind}.stop`, { [idKey]: id });
+  await eventually(async () => {
+    const running = await dockerCli([
+      "ps",
+      "-q",
+      "--filter",
+      `label=com.docker.swarm.service.name=${appName}`,
+    ]);
+    if (running.trim()) throw new Error("the task is still running");
+  }, 60_000);
+  await ok(`${kind}.start`, { [idKey]: id });
+  expect(await eventually(() => client.read(one, externalPort))).toBe("tea");
+  const redeployed = await settle(kind, "deploy", { [idKey]: id });
+  expect(redeployed.status, redeployed.logs).toBe("done");
+  expect(await eventually(() => client.read(one, externalPort))).toBe("tea");
+
   const rebuilt = await settle(kind, "rebuild", { [idKey]: id });
   expect(rebuilt.status, rebuilt.logs).toBe("done");
   expect(await eventually(() => client.read(one, externalPort))).toBeNull();
@@ -282,7 +299,7 @@ async function lifecycle(
 
 describe("redis", () => {
   it(
-    "a redis client AUTHs with the stored password and writes a key; reload keeps it, rebuild loses it, remove deletes service and volume",
+    "a redis client AUTHs with the stored password and writes a key; reload, stop/start and deploy keep it, rebuild loses it, remove deletes service and volume",
     async () => {
       await dockerCli(["image", "inspect", IMAGES.redis]);
       const connect = async (port: number, password?: string) => {
@@ -296,6 +313,7 @@ describe("redis", () => {
       };
       await lifecycle(
         "redis",
+        "redisId",
         { databasePassword: "Redis#pass1" },
         {
           write: async (one, port) => {
@@ -320,9 +338,13 @@ describe("redis", () => {
   );
 });
 
-describe("mariadb", () => {
+// The mysql kind runs on the mariadb image too (PLATFORM_DEFAULT_IMAGE_MYSQL, tests/images).
+describe.each([
+  ["mariadb", "mariadbId"],
+  ["mysql", "mysqlId"],
+] as const)("%s", (kind, idKey) => {
   it(
-    "a mysql-protocol client writes a row with the stored credentials; reload keeps it, rebuild loses it, remove deletes service and volume",
+    "a mysql-protocol client writes a row with the stored credentials; reload, stop/start and deploy keep it, rebuild loses it, remove deletes service and volume",
     async () => {
       await dockerCli(["image", "inspect", IMAGES.mariadb]);
       const connect = (one: Record<string, any>, port: number) =>
@@ -335,7 +357,8 @@ describe("mariadb", () => {
           connectTimeout: 3000,
         });
       await lifecycle(
-        "mariadb",
+        kind,
+        idKey,
         {
           databaseName: "shop",
           databaseUser: "shopper",

@@ -180,7 +180,8 @@ describe("a Git repository with a Dockerfile", () => {
   it(
     "deploys, inherits variables and answers on its host-mode port; a commit and a redeploy serve the new content",
     async () => {
-      await git.createRepo("web", { Dockerfile: SERVING_DOCKERFILE, "index.html": "version one" });
+      const dockerfile = `${SERVING_DOCKERFILE}ARG BUILD_NOTE=unset\nRUN echo "$BUILD_NOTE" > /www/build.txt\n`;
+      await git.createRepo("web", { Dockerfile: dockerfile, "index.html": "version one" });
       app = await gitApp("web", "web");
       port = await publish(app.applicationId);
       await ok("application.saveEnvironment", {
@@ -188,6 +189,7 @@ describe("a Git repository with a Dockerfile", () => {
         createEnvFile: true,
         // biome-ignore lint/suspicious/noTemplateCurlyInString: Dokploy's reference syntax, not a template
         env: "GREETING=${{project.SHARED}}\nAPP_ONLY=yes",
+        buildArgs: "BUILD_NOTE=from-build-args",
       });
 
       const first = await deploy(app.applicationId);
@@ -205,6 +207,7 @@ describe("a Git repository with a Dockerfile", () => {
       expect(dotenv).toContain("GREETING=from-the-project");
       expect(dotenv).toContain("PROJECT_ONLY=1");
       expect(dotenv).toContain("APP_ONLY=yes");
+      expect(await servedBody(port, "/build.txt", "from-build-args")).toBe("from-build-args");
 
       await git.commit("web", { "index.html": "version two" }, "second version");
       const second = await deploy(app.applicationId, "redeploy");

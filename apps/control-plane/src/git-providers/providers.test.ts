@@ -149,6 +149,59 @@ describe("wrong credentials", () => {
   }, 60_000);
 });
 
+describe("Bitbucket's username and app password", () => {
+  it("create, update and testConnection log in with bitbucketUsername and appPassword, in workspaceName", async () => {
+    // The stand-in takes Basic <e-mail>:<token>, which is also what a username and app password send.
+    const bitbucket = cases.find((c) => c.kind === "bitbucket")!;
+    const { bitbucketEmail: username, apiToken: password } = bitbucket.create() as Record<string, string>;
+    const created = await ok("bitbucket.create", {
+      name: "app password",
+      bitbucketUsername: username,
+      appPassword: password,
+      bitbucketWorkspaceName: "acme",
+    });
+    const byId = { bitbucketId: created.bitbucketId };
+    expect(await ok("bitbucket.testConnection", byId)).toBe("Found 1 repositories");
+    await ok("bitbucket.update", { ...byId, appPassword: "wrong-app-password" });
+    const refused = await platform.mutate("bitbucket.testConnection", byId, as());
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("Bitbucket answered 401");
+    // testConnection's own fields stand in for the stored ones, the stored password aside.
+    const overridden = { ...byId, bitbucketUsername: username, appPassword: password };
+    expect(await ok("bitbucket.testConnection", { ...overridden, workspaceName: "acme" })).toBe(
+      "Found 1 repositories",
+    );
+    const elsewhere = await platform.mutate(
+      "bitbucket.testConnection",
+      { ...overridden, workspaceName: "elsewhere" },
+      as(),
+    );
+    expect(elsewhere.status).toBe(400);
+    await ok("gitProvider.remove", { gitProviderId: created.gitProviderId });
+  });
+});
+
+describe("authId (Dokploy's creator id)", () => {
+  it("is the caller's own id or a 400 naming it, at gitlab.create and bitbucket.create", async () => {
+    const inputs = {
+      gitlab: { name: "mine", gitlabUrl: stands.gitlab.baseUrl, accessToken: "glpat-x" },
+      bitbucket: {
+        name: "mine",
+        bitbucketEmail: "dev@example.com",
+        apiToken: "t",
+        bitbucketWorkspaceName: "acme",
+      },
+    };
+    for (const [kind, input] of Object.entries(inputs)) {
+      const other = await platform.mutate(`${kind}.create`, { ...input, authId: "someone-else" }, as());
+      expect(other.status, kind).toBe(400);
+      expect(other.body.error.data.fields, kind).toEqual(["authId"]);
+      const own = await ok(`${kind}.create`, { ...input, authId: owner.user.userId });
+      await ok("gitProvider.remove", { gitProviderId: own.gitProviderId });
+    }
+  });
+});
+
 describe("provider URLs and the outbound guard", () => {
   it("a URL at a refused address is a 400 naming the field, and nothing is stored", async () => {
     const before = await platform.query("gitProvider.getAll", {}, as());

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordEvent } from "../deployments/events.ts";
 import { loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -454,6 +455,199 @@ describe("notification channels", () => {
     await until(() => (received.some((r) => r.path.startsWith("/teams")) ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(received.some((r) => r.path.startsWith("/limited"))).toBe(false);
+  });
+
+  it("delivers platformRestart, dockerCleanup, serverThreshold and volumeBackup only to the channels toggled for each", async () => {
+    const toggles = ["platformRestart", "dockerCleanup", "serverThreshold", "volumeBackup"] as const;
+    const channelOf: Record<string, string> = {};
+    for (const toggle of toggles) {
+      const created = await platform.mutateOk(
+        "notification.createCustom",
+        { name: toggle, [toggle]: true, endpoint: `${base}/only-${toggle}` },
+        as(),
+      );
+      channelOf[toggle] = created.notificationId;
+    }
+    const recordAll = async (kinds: readonly (typeof toggles)[number][]) => {
+      for (const kind of kinds) {
+        await recordEvent(
+          platform.services.db,
+          {
+            organizationId: owner.user.organizationId,
+            kind,
+            applicationId: kind === "volumeBackup" ? applicationId : null,
+            payload: { applicationName: "web", status: "success", message: `a ${kind}` },
+          },
+          platform.services.now(),
+        );
+      }
+    };
+    const eventsAt = (path: string) =>
+      received.filter((r) => r.path === path).map((r) => JSON.parse(r.body).event as string);
+
+    received.length = 0;
+    await recordAll(toggles);
+    await until(() => (toggles.every((t) => eventsAt(`/only-${t}`).length > 0) ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    platform.services.notifications.kick();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const toggle of toggles) expect(eventsAt(`/only-${toggle}`), toggle).toEqual([toggle]);
+
+    // update<Kind> moves a channel's toggles: dockerCleanup off, serverThreshold on.
+    await platform.mutateOk(
+      "notification.updateCustom",
+      { notificationId: channelOf.dockerCleanup, dockerCleanup: false, serverThreshold: true },
+      as(),
+    );
+    received.length = 0;
+    await recordAll(["dockerCleanup", "serverThreshold"]);
+    await until(() => (eventsAt("/only-dockerCleanup").length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(eventsAt("/only-dockerCleanup")).toEqual(["serverThreshold"]);
+
+    const limited = await platform.query(
+      "notification.deliveries",
+      { notificationId: channelOf.dockerCleanup, limit: 1 },
+      as(),
+    );
+    expect(limited.body).toHaveLength(1);
+    expect(limited.body[0].event).toBe("serverThreshold");
+    for (const id of Object.values(channelOf)) {
+      await platform.mutateOk("notification.delete", { notificationId: id }, as());
+    }
+  });
+
+  it("limits a channel to its services, at create and at update", async () => {
+    const project = await platform.mutateOk("project.create", { name: "services" }, as());
+    const otherApp = await platform.mutateOk(
+      "application.create",
+      { name: "other", environmentId: project.environment.environmentId },
+      as(),
+    );
+    const mine = await platform.mutateOk(
+      "notification.createCustom",
+      { name: "mine", appDeploy: true, endpoint: `${base}/svc-mine`, serviceIds: [applicationId] },
+      as(),
+    );
+    const other = await platform.mutateOk(
+      "notification.createCustom",
+      { name: "other", appDeploy: true, endpoint: `${base}/svc-other`, serviceIds: [otherApp.applicationId] },
+      as(),
+    );
+    received.length = 0;
+    await settle("done");
+    await until(() => (received.some((r) => r.path === "/svc-mine") ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(received.some((r) => r.path === "/svc-other")).toBe(false);
+
+    await platform.mutateOk(
+      "notification.updateCustom",
+      { notificationId: other.notificationId, serviceIds: [applicationId] },
+      as(),
+    );
+    received.length = 0;
+    await settle("done");
+    await until(() => (received.some((r) => r.path === "/svc-other") ? true : undefined));
+    for (const id of [mine.notificationId, other.notificationId]) {
+      await platform.mutateOk("notification.delete", { notificationId: id }, as());
+    }
+  });
+
+  it("update<Kind> takes Dokploy's <kind>Id naming the same channel; another channel's is a 404", async () => {
+    const kindIds: Record<string, string> = {
+      Slack: "slackId",
+      Mattermost: "mattermostId",
+      Discord: "discordId",
+      Telegram: "telegramId",
+      Email: "emailId",
+      Resend: "resendId",
+      Gotify: "gotifyId",
+      Ntfy: "ntfyId",
+      Pushover: "pushoverId",
+      Lark: "larkId",
+      Teams: "teamsId",
+      Custom: "customId",
+    };
+    for (const [suffix, idKey] of Object.entries(kindIds)) {
+      const same = await platform.mutate(
+        `notification.update${suffix}`,
+        { notificationId: ids[suffix], [idKey]: ids[suffix], dockerCleanup: true },
+        as(),
+      );
+      expect(same.status, `${suffix}: ${JSON.stringify(same.body)}`).toBe(200);
+      const another = suffix === "Custom" ? ids.Slack : ids.Custom;
+      const foreign = await platform.mutate(
+        `notification.update${suffix}`,
+        { notificationId: ids[suffix], [idKey]: another, dockerCleanup: false },
+        as(),
+      );
+      expect(foreign.status, suffix).toBe(404);
+    }
+    const all = (await platform.query("notification.getAll", {}, as())).body as Array<Record<string, any>>;
+    for (const suffix of Object.keys(kindIds)) {
+      expect(all.find((c) => c.notificationId === ids[suffix])!.dockerCleanup, suffix).toBe(true);
+    }
+  });
+
+  it("test<Kind> sends a test notice through each kind's fields and stores nothing", async () => {
+    received.length = 0;
+    mails.length = 0;
+    const stored = await platform.services.db.selectFrom("notifications").select("notificationId").execute();
+    for (const [suffix, fields] of Object.entries(channels())) {
+      const answer = await platform.mutate(`notification.test${suffix}`, fields, as());
+      expect(answer.status, `${suffix}: ${JSON.stringify(answer.body)}`).toBe(200);
+    }
+    const by = (path: string) => received.find((r) => r.path === path)!;
+    expect(received.map((r) => r.path).sort()).toEqual(
+      [
+        "/slack/T000/B000/XXXX",
+        "/mattermost/hooks/abc",
+        "/discord/api/webhooks/1/tok",
+        "/telegram/bot123456:ABC-def/sendMessage",
+        "/resend/emails",
+        "/gotify/message",
+        "/ntfy/deploys",
+        "/pushover/1/messages.json",
+        "/lark/open-apis/bot/v2/hook/x",
+        "/teams/webhook/x",
+        "/custom/hook",
+      ].sort(),
+    );
+    expect(JSON.parse(by("/slack/T000/B000/XXXX").body).channel).toBe("#deploys");
+    expect(JSON.parse(by("/mattermost/hooks/abc").body)).toMatchObject({
+      channel: "town",
+      username: "platform",
+    });
+    expect(JSON.parse(by("/telegram/bot123456:ABC-def/sendMessage").body)).toMatchObject({
+      chat_id: "-1001",
+      message_thread_id: 7,
+    });
+    expect(by("/resend/emails").headers.authorization).toBe("Bearer re_secret");
+    expect(JSON.parse(by("/resend/emails").body)).toMatchObject({
+      from: "platform@example.com",
+      to: ["ops@example.com"],
+    });
+    expect(by("/gotify/message").headers["x-gotify-key"]).toBe("gotify-secret");
+    expect(JSON.parse(by("/gotify/message").body).priority).toBe(8);
+    expect(by("/ntfy/deploys").headers).toMatchObject({ authorization: "Bearer tk_secret", priority: "4" });
+    expect(Object.fromEntries(new URLSearchParams(by("/pushover/1/messages.json").body))).toMatchObject({
+      token: "app-secret",
+      user: "user-secret",
+      priority: "2",
+      retry: "60",
+      expire: "3600",
+    });
+    expect(by("/custom/hook").headers["x-api-key"]).toBe("custom-secret");
+    expect(mails).toHaveLength(1);
+    expect(mails[0]).toMatchObject({
+      from: "platform@example.com",
+      to: ["ops@example.com", "dev@example.com"],
+      user: "mailer",
+      pass: "smtp-secret",
+    });
+    expect(await platform.services.db.selectFrom("notifications").select("notificationId").execute()).toEqual(
+      stored,
+    );
   });
 
   it("prunes delivered rows past the retention", async () => {

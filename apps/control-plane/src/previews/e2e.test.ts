@@ -7,6 +7,7 @@
  * what it serves; each comment ends "Deployed"; close removes the service, its file and host.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -22,10 +23,16 @@ import { createPreviewApps, KINDS, type Kind, type PreviewApp, requestEvent, sen
 const run = promisify(execFile);
 const DEPLOY_WAIT_MS = 180_000;
 const ROUTER_IMAGE = "platform-test/traefik-router:latest";
+// A preview builds with previewBuildArgs (NOTE) and previewBuildSecrets (PREVIEW_TOKEN, whose
+// digest only is kept): the build fails without the secret.
 const DOCKERFILE = `FROM ${TEST_IMAGE}
 COPY index.html /www/index.html
+ARG NOTE=unset
+RUN --mount=type=secret,id=PREVIEW_TOKEN,required=true echo "$NOTE" > /www/note.txt && sha256sum /run/secrets/PREVIEW_TOKEN | cut -c1-64 > /www/token.sha
 CMD ["httpd", "-f", "-p", "8080", "-h", "/www"]
 `;
+
+const PREVIEW_TOKEN = "preview-token-value-4b2c";
 
 let platform: TestPlatform;
 let stands: StandIns;
@@ -61,6 +68,17 @@ beforeAll(async () => {
     appNames,
     wildcard: "preview.test",
   });
+  for (const kind of KINDS) {
+    await platform.mutateOk(
+      "application.update",
+      {
+        applicationId: apps[kind].applicationId,
+        previewBuildArgs: "NOTE=from-preview-build-args",
+        previewBuildSecrets: `PREVIEW_TOKEN=${PREVIEW_TOKEN}`,
+      },
+      { token: owner.token },
+    );
+  }
 }, 360_000);
 
 afterAll(async () => {
@@ -188,6 +206,29 @@ describe("a preview of each provider's request, deployed on Docker", () => {
         ]),
       );
       expect(labels["platform.resource"], kind).toBe(`preview:${previews[index]!.previewDeploymentId}`);
+      // previewEnv (GREETING=preview, createPreviewApps) is the preview's environment.
+      const env = JSON.parse(
+        await dockerCli([
+          "service",
+          "inspect",
+          previews[index]!.appName,
+          "--format",
+          "{{json .Spec.TaskTemplate.ContainerSpec.Env}}",
+        ]),
+      );
+      expect(env, kind).toContain("GREETING=preview");
+      const built = await dockerCli([
+        "run",
+        "--rm",
+        row.imageName!,
+        "cat",
+        "/www/note.txt",
+        "/www/token.sha",
+      ]);
+      expect(built.trim().split("\n"), kind).toEqual([
+        "from-preview-build-args",
+        createHash("sha256").update(PREVIEW_TOKEN).digest("hex"),
+      ]);
       const comment = [...stands[kind].comments.values()][0]!;
       await expect.poll(() => comment.bodies.at(-1), { timeout: 10_000 }).toContain("Deployed");
     }

@@ -467,4 +467,36 @@ describe("previewDeployment procedures", () => {
       true,
     );
   });
+
+  it("routes a preview by previewPath, previewHttps, previewCertificateType and previewCustomCertResolver", async () => {
+    const app = apps.bitbucket;
+    const settings = (previewHttps: boolean) =>
+      ok("application.update", {
+        applicationId: app.applicationId,
+        previewPath: "/app",
+        previewHttps,
+        previewCertificateType: "letsencrypt",
+        previewCustomCertResolver: "preview-resolver",
+      });
+    await settings(true);
+    const secure = await ok("previewDeployment.create", {
+      applicationId: app.applicationId,
+      branch: "secure",
+    });
+    expect(secure.domain).toMatchObject({
+      path: "/app",
+      port: 8080,
+      https: true,
+      certificateType: "letsencrypt",
+      customCertResolver: "preview-resolver",
+    });
+    // Without HTTPS the certificate settings play no part.
+    await settings(false);
+    const plain = await ok("previewDeployment.create", { applicationId: app.applicationId, branch: "plain" });
+    expect(plain.domain).toMatchObject({ path: "/app", https: false, certificateType: "none" });
+    expect(plain.domain.customCertResolver).toBeNull();
+    for (const preview of [secure, plain]) {
+      await ok("previewDeployment.delete", { previewDeploymentId: preview.previewDeploymentId });
+    }
+  });
 });

@@ -299,6 +299,8 @@ describe("member permissions (user.assignPermissions)", () => {
       ],
       ["canAccessToSSHKeys", () => platform.query("sshKey.all", {}, as(member))],
       ["canAccessToAPI", apiKey],
+      ["canAccessToGitProviders", () => platform.query("gitProvider.getAll", {}, as(member))],
+      ["canCreateProjects", () => platform.mutate("project.create", { name: "by member" }, as(member))],
     ];
     await ok(assign({ canAccessToAPI: false }));
     for (const [flag, call] of checks) {
@@ -306,11 +308,22 @@ describe("member permissions (user.assignPermissions)", () => {
       expect(refused.status, flag).toBe(403);
       expect(refused.body.error.message).toContain(flag);
     }
-    await ok(assign({ canAccessToSSHKeys: true, canAccessToAPI: true, canAccessToDocker: true }));
+    await ok(
+      assign({
+        canAccessToSSHKeys: true,
+        canAccessToAPI: true,
+        canAccessToDocker: true,
+        canAccessToGitProviders: true,
+        canCreateProjects: true,
+      }),
+    );
     expect((await platform.query("sshKey.all", {}, as(member))).status).toBe(200);
     expect((await apiKey()).status).toBe(200);
     expect((await platform.query("cluster.getNodes", {}, as(member))).status).toBe(200);
-    await ok(assign({ canAccessToDocker: false }));
+    expect((await platform.query("gitProvider.getAll", {}, as(member))).status).toBe(200);
+    const project = await ok(platform.mutate("project.create", { name: "by member" }, as(member)));
+    await ok(platform.mutate("project.remove", { projectId: project.project.projectId }, as(owner)));
+    await ok(assign({ canAccessToDocker: false, canAccessToGitProviders: false, canCreateProjects: false }));
   });
 
   it("visibleServiceIds (what docker.* filters containers by) follows the three lists; null when not restricted", async () => {

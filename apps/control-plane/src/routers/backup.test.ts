@@ -232,4 +232,42 @@ describe("backup", () => {
     await platform.mutateOk("backup.remove", { backupId: created.backupId }, as(owner));
     expect((await platform.query("backup.one", { backupId: created.backupId }, as(owner))).status).toBe(404);
   });
+
+  it("backs up the mongo that mongoId names; an unknown mongo is a 404 naming mongoId", async () => {
+    const destination = await platform.mutateOk("destination.create", destinationInput(), as(owner));
+    const project = await platform.mutateOk("project.create", { name: "Catalog" }, as(owner));
+    const { mongoId } = await platform.mutateOk(
+      "mongo.create",
+      {
+        name: "Catalog",
+        appName: "bk-unit-mongo",
+        environmentId: project.environment.environmentId,
+        databaseUser: "root",
+        databasePassword: "Mongo#unit1",
+      },
+      as(owner),
+    );
+    const input = {
+      schedule: "0 3 * * *",
+      prefix: "mongo",
+      destinationId: destination.destinationId,
+      database: "catalog",
+      databaseType: "mongo",
+      mongoId,
+    };
+    const created = await platform.mutateOk("backup.create", input, as(owner));
+    expect(created).toMatchObject({ databaseType: "mongo", mongoId, postgresId: null });
+    // The run's target is the mongo's service (its appName), which the agent dumps with mongodump.
+    const target = await platform.services.db
+      .selectFrom("backups")
+      .innerJoin("databaseServices", "databaseServices.databaseId", "backups.databaseId")
+      .select("databaseServices.appName")
+      .where("backups.backupId", "=", created.backupId)
+      .executeTakeFirstOrThrow();
+    expect(target.appName).toBe("bk-unit-mongo");
+    const unknown = await platform.mutate("backup.create", { ...input, mongoId: "nope" }, as(owner));
+    expect(unknown.status).toBe(404);
+    expect(JSON.stringify(unknown.body.error)).toContain("mongoId");
+    await platform.mutateOk("backup.remove", { backupId: created.backupId }, as(owner));
+  });
 });

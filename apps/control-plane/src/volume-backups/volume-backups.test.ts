@@ -120,4 +120,113 @@ describe("volume backups' volumes", () => {
     const gone = await platform.query("volumeBackups.one", { volumeBackupId: created.volumeBackupId }, as());
     expect(gone.status).toBe(404);
   });
+
+  it("takes the data volume of the mysql, mariadb, mongo or redis its id field names; update keeps the service", async () => {
+    const credentials = { databaseName: "shop", databaseUser: "shop", databasePassword: "Db-volumes-1" };
+    const { mysqlId } = await platform.mutateOk(
+      "mysql.create",
+      {
+        name: "my",
+        appName: "vbt-my",
+        environmentId,
+        ...credentials,
+        databaseRootPassword: "Root-volumes-1",
+      },
+      as(),
+    );
+    const { mariadbId } = await platform.mutateOk(
+      "mariadb.create",
+      {
+        name: "maria",
+        appName: "vbt-maria",
+        environmentId,
+        ...credentials,
+        databaseRootPassword: "Root-volumes-1",
+      },
+      as(),
+    );
+    const { mongoId } = await platform.mutateOk(
+      "mongo.create",
+      {
+        name: "mongo",
+        appName: "vbt-mongo",
+        environmentId,
+        databaseUser: "root",
+        databasePassword: "Db-volumes-1",
+      },
+      as(),
+    );
+    const { redisId } = await platform.mutateOk(
+      "redis.create",
+      { name: "redis", appName: "vbt-redis", environmentId, databasePassword: "Db-volumes-1" },
+      as(),
+    );
+    const services = [
+      ["vbt-my-data", { mysqlId }, "mysql"],
+      ["vbt-maria-data", { mariadbId }, "mariadb"],
+      ["vbt-mongo-data", { mongoId }, "mongo"],
+      ["vbt-redis-data", { redisId }, "redis"],
+    ] as const;
+    const created: string[] = [];
+    for (const [volumeName, ids, serviceType] of services) {
+      const backup = await platform.mutateOk(
+        "volumeBackups.create",
+        { ...base, volumeName, ...ids, destinationId },
+        as(),
+      );
+      expect(backup, serviceType).toMatchObject({ serviceType, volumeName, ...ids });
+      created.push(backup.volumeBackupId);
+      // Another service's data volume is not this one's.
+      const foreign = await platform.mutate(
+        "volumeBackups.create",
+        { ...base, volumeName: "vbt-db-data", ...ids, destinationId },
+        as(),
+      );
+      expect(foreign.status, serviceType).toBe(400);
+      expect(foreign.body.error.data.fields).toEqual(["volumeName"]);
+    }
+    // update: the same id is taken, another service's is a 400 naming the field.
+    for (const [index, [, ids]] of services.entries()) {
+      const volumeBackupId = created[index];
+      expect((await platform.mutate("volumeBackups.update", { volumeBackupId, ...ids }, as())).status).toBe(
+        200,
+      );
+      const [, otherIds] = services[(index + 1) % services.length]!;
+      const moved = await platform.mutate("volumeBackups.update", { volumeBackupId, ...otherIds }, as());
+      expect(moved.status, JSON.stringify(moved.body)).toBe(400);
+      expect(moved.body.error.data.fields).toEqual(Object.keys(otherIds));
+    }
+    const stack = await platform.mutateOk(
+      "compose.create",
+      {
+        name: "stack",
+        appName: "vbt-stack-two",
+        environmentId,
+        composeFile: "services:\n  web:\n    image: busybox\n",
+      },
+      as(),
+    );
+    const stackBackup = await platform.mutateOk(
+      "volumeBackups.create",
+      { ...base, volumeName: "vbt-stack-two_data", composeId: stack.composeId, destinationId },
+      as(),
+    );
+    const same = await platform.mutate(
+      "volumeBackups.update",
+      {
+        volumeBackupId: stackBackup.volumeBackupId,
+        composeId: stack.composeId,
+        volumeName: "vbt-stack-two_cache",
+      },
+      as(),
+    );
+    expect(same.status).toBe(200);
+    const movedStack = await platform.mutate(
+      "volumeBackups.update",
+      { volumeBackupId: stackBackup.volumeBackupId, redisId },
+      as(),
+    );
+    expect(movedStack.status).toBe(400);
+    expect(movedStack.body.error.data.fields).toEqual(["redisId"]);
+  });
 });

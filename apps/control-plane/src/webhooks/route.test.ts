@@ -119,7 +119,12 @@ describe("deploy webhooks", () => {
     expect((await hook("github", onPush, tag)).body).toMatchObject({ deployed: false });
     expect(await deployments(onPush.applicationId)).toEqual([]);
 
-    const onTag = await newApplication({ triggerType: "tag" });
+    const onTag = await newApplication();
+    await platform.mutateOk(
+      "application.update",
+      { applicationId: onTag.applicationId, triggerType: "tag" },
+      as(),
+    );
     expect((await hook("github", onTag, githubPush("refs/heads/main", commits))).body).toMatchObject({
       deployed: false,
       message: expect.stringMatching(/not a tag/),
