@@ -20,6 +20,7 @@ import { deriveKey, SecretBox } from "./crypto/secret-box.ts";
 import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/database.ts";
 import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
 import { Reconciler } from "./deployments/reconcile.ts";
+import { registerFeatures } from "./features.ts";
 import { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
 import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.ts";
@@ -77,6 +78,7 @@ export async function createServices(
     notifications?: OutboxOptions;
   } = {},
 ): Promise<RunningServices> {
+  registerFeatures();
   const logger = options.logger ?? createLogger(config.logLevel);
   const target: DatabaseTarget =
     options.database ??

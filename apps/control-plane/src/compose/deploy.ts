@@ -21,6 +21,7 @@ import {
   type ConvertedCompose,
   convertCompose,
 } from "@platform/compose-config";
+import { dynamicConfigFileName } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -40,7 +41,6 @@ import { isInstanceOrganization } from "../organizations/instance.ts";
 import { listComposeRollbacks, recordComposeRollback, removeRollbacks } from "../rollbacks/rollbacks.ts";
 import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
 import { agentServerId } from "../servers/repository.ts";
-import { removeComposeProxy } from "./proxy.ts";
 import { findComposeWithOrganization, type LocatedCompose } from "./repository.ts";
 
 const DEPLOY_TIMEOUT_MS = 15 * 60_000;
@@ -409,4 +409,38 @@ export async function teardownCompose(
     // Kept rollback images are exempt from image cleanups: untagged here or never.
     await removeRollbacks(services, await listComposeRollbacks(services.db, row.composeId));
   });
+}
+
+/**
+ * Removes the stack's Traefik file (before the stack goes). Best effort: a server that cannot be
+ * reached must not keep a stack from being deleted; the leftover is logged.
+ */
+export async function removeComposeProxy(
+  services: ServiceContext,
+  row: { composeId: string; appName: string; serverId: string | null; organizationId: string },
+): Promise<void> {
+  if (!row.serverId && services.config.edition === "cloud") return;
+  const serverId = composeServerOf(row);
+  try {
+    const has = await services.db
+      .selectFrom("domains")
+      .select("domainId")
+      .where("composeId", "=", row.composeId)
+      .limit(1)
+      .executeTakeFirst();
+    if (!has) return;
+    await callAgent(
+      serverId,
+      () =>
+        services.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(row.appName), {
+          owner: ownerOfCompose(row),
+        }),
+      services.logger,
+    );
+  } catch (error) {
+    services.logger.warn(
+      { err: error, composeId: row.composeId },
+      "the stack's proxy file could not be removed",
+    );
+  }
 }

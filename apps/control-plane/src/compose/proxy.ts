@@ -91,37 +91,3 @@ export async function syncComposeProxyWith(
     services.logger,
   );
 }
-
-/**
- * Removes the stack's Traefik file (before the stack goes). Best effort: a server that cannot be
- * reached must not keep a stack from being deleted; the leftover is logged.
- */
-export async function removeComposeProxy(
-  services: ServiceContext,
-  row: { composeId: string; appName: string; serverId: string | null; organizationId: string },
-): Promise<void> {
-  if (!row.serverId && services.config.edition === "cloud") return;
-  const serverId = composeServerOf(row);
-  try {
-    const has = await services.db
-      .selectFrom("domains")
-      .select("domainId")
-      .where("composeId", "=", row.composeId)
-      .limit(1)
-      .executeTakeFirst();
-    if (!has) return;
-    await callAgent(
-      serverId,
-      () =>
-        services.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(row.appName), {
-          owner: ownerOfCompose(row),
-        }),
-      services.logger,
-    );
-  } catch (error) {
-    services.logger.warn(
-      { err: error, composeId: row.composeId },
-      "the stack's proxy file could not be removed",
-    );
-  }
-}

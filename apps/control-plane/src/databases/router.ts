@@ -27,7 +27,7 @@ import {
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
-import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
 import { changeDatabaseCredentials } from "./credentials.ts";
 import { scaleDatabaseService, teardownDatabase } from "./deploy.ts";

@@ -26,6 +26,7 @@ import { agentServerId } from "../servers/repository.ts";
 import { type BuildServer, buildServerOf, recordBuildServer, runOnBuildServer } from "./build-server.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "./deploy-service.ts";
 import { latestUpload } from "./drop.ts";
+import { imageNameFor } from "./image-names.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { followAgentJob } from "./observe.ts";
 import type { DeploymentTargetRef } from "./repository.ts";
@@ -70,21 +71,6 @@ async function loadApplication(services: ServiceContext, applicationId: string) 
     .select(["projects.organizationId", "projects.env as projectEnv", "environments.env as environmentEnv"])
     .where("applications.applicationId", "=", applicationId)
     .executeTakeFirst();
-}
-
-/** Docker repository names are lowercase `[a-z0-9]` words joined by `.`, `_` or `-`. */
-export function imageRepositoryOf(appName: string): string {
-  const name = appName
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "");
-  return name || "app";
-}
-
-/** `platform/<appName>:<deploymentId>` (a tag may not start with `-` or `.`). */
-export function imageNameFor(appName: string, deploymentId: string): string {
-  const tag = /^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`;
-  return `platform/${imageRepositoryOf(appName)}:${tag}`;
 }
 
 function envRecord(text: string | null): Record<string, string> {

@@ -10,15 +10,7 @@
  * recovery is under way (waitFor).
  */
 
-import { failInterruptedBackupRun, isBackupRunKind } from "../backups/runs.ts";
-import { failInterruptedWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
-import { failInterruptedScheduleRun } from "../schedules/runs.ts";
-import {
-  cancelVolumeJob,
-  failInterruptedVolumeRun,
-  isVolumeRunKind,
-} from "../volume-backups/volume-backups.ts";
 import type { DeploymentLeases } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
 import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
@@ -37,6 +29,23 @@ export interface QueuedJob {
 const STATUS_CHECK_MS = 2000;
 
 type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
+
+/**
+ * How a feature settles the runs of its own that a stopped control plane left running, instead
+ * of following them on their service or running them again (backup runs, the control plane's own
+ * backups, scheduled runs, volume backups): registered from the composition root (features.ts).
+ */
+export interface InterruptedRunHandler {
+  matches(row: Running): boolean;
+  /** Settles the run; `runAgain` hands it back to the queue. */
+  settle(services: ServiceContext, row: Running, runAgain: (row: Running) => Promise<void>): Promise<void>;
+}
+
+const interruptedRunHandlers: InterruptedRunHandler[] = [];
+
+export function registerInterruptedRunHandler(handler: InterruptedRunHandler): void {
+  interruptedRunHandlers.push(handler);
+}
 
 /** A running deployment recovery follows on its service, with its target. */
 type Followed = Running & {
@@ -68,41 +77,10 @@ export class DeploymentRecovery {
     for (const row of await runningDeployments(services.db)) {
       // Another live control plane runs or follows it: not ours to recover.
       if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
-      // A backup run is never run again: it ends failed, its agent job cancelled (backups/runs.ts).
-      if (row.targetKind === "database" && isBackupRunKind(row.kind)) {
+      const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));
+      if (handler) {
         try {
-          await failInterruptedBackupRun(services, { ...row, databaseId: row.targetId });
-        } finally {
-          await this.leases.release(row.deploymentId);
-        }
-        continue;
-      }
-      // Nor is a run of the control plane's own backup: its upload died with the process.
-      if (row.targetKind === "webServer") {
-        try {
-          await failInterruptedWebServerRun(services, row);
-        } finally {
-          await this.leases.release(row.deploymentId);
-        }
-        continue;
-      }
-      // A schedule's run is never run again either: the command is not known to be idempotent.
-      if (row.targetKind === "schedule") {
-        try {
-          await failInterruptedScheduleRun(services, row);
-        } finally {
-          await this.leases.release(row.deploymentId);
-        }
-        continue;
-      }
-      // Nor is a volume backup run (volume-backups/): a service it stopped is scaled back by the
-      // agent. A restore runs again (it writes the same archive), its old agent job cancelled.
-      if (isVolumeRunKind(row.kind)) {
-        try {
-          if (row.kind === "volumeRestore") {
-            await cancelVolumeJob(services, row);
-            await this.runAgain(row);
-          } else await failInterruptedVolumeRun(services, row);
+          await handler.settle(services, row, (again) => this.runAgain(again));
         } finally {
           await this.leases.release(row.deploymentId);
         }

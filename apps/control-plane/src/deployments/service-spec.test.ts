@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port } from "../db/schema.ts";
-import { imageNameFor } from "./pipeline.ts";
+import { imageNameFor } from "./image-names.ts";
 import { applicationEnv, buildServiceSpec, ENV_FILE_PATH, splitCommandLine } from "./service-spec.ts";
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Dokploy's reference syntax, not a template

@@ -3,25 +3,17 @@
  * id (DeploymentTargetRef). The worker claims, logs, stores and settles every deployment the same
  * way, and recovery settles every deployment a stopped control plane left running the same way;
  * what differs per kind of service (where its status lives, how it is deployed, how a deployment
- * left running is settled, what its appDeploy events name) is here, one entry per kind
- * (TARGET_KINDS).
+ * left running is settled, what its appDeploy events name) each feature registers from the
+ * composition root (features.ts): registerTargetKind for its targets, registerRunKind for runs
+ * that are not plain deployments.
  */
-import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
-import { backupRunTarget, isBackupRunKind } from "../backups/runs.ts";
-import { loadWebServerTarget } from "../backups/web-server-runs.ts";
-import { loadComposeTarget } from "../compose/deploy.ts";
+import type { ResourceOwner } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
-import { loadDatabaseTarget } from "../databases/deploy.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus, Deployment, DeploymentTargetKind } from "../db/schema.ts";
-import { loadPreviewTarget } from "../previews/previews.ts";
-import { runComposeRollbackDeployment, runRollbackDeployment } from "../rollbacks/rollbacks.ts";
-import { loadScheduleTarget } from "../schedules/runs.ts";
-import { isVolumeRunKind, volumeRunTarget } from "../volume-backups/volume-backups.ts";
 import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
-import { serverOf } from "./runtime.ts";
 
 export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
@@ -57,94 +49,56 @@ export interface DeploymentTarget {
   ): Promise<void>;
 }
 
-async function loadApplicationTarget(
+export type DeploymentTargetLoader = (
   services: ServiceContext,
-  applicationId: string,
-): Promise<DeploymentTarget | undefined> {
-  const application = await services.db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .select([
-      "applications.applicationId",
-      "applications.name",
-      "applications.appName",
-      "applications.serverId",
-      "applications.applicationStatus",
-      "projects.organizationId",
-    ])
-    .where("applications.applicationId", "=", applicationId)
-    .executeTakeFirst();
-  if (!application) return undefined;
-  return {
-    kind: "application",
-    serviceId: application.applicationId,
-    name: application.name,
-    organizationId: application.organizationId,
-    status: application.applicationStatus,
-    recovery: {
-      follow: {
-        serverId: serverOf(application),
-        name: application.appName,
-        owner: applicationOwner(application.organizationId, application.applicationId),
-      },
-    },
-    setStatus: async (db, status) => {
-      // A deployment's outcome replaces what reconciliation said about the service.
-      await db
-        .updateTable("applications")
-        .set({ applicationStatus: status, applicationStatusMessage: null })
-        .where("applicationId", "=", applicationId)
-        .execute();
-    },
-  };
+  id: string,
+) => Promise<DeploymentTarget | undefined>;
+
+/**
+ * A kind of run of a target that is not its plain deployment (a backup run of a database, a
+ * volume backup of any service, a rollback): the target as the worker runs it.
+ */
+export interface DeploymentRunKind {
+  /** The target kind it applies to; every kind when absent. */
+  targetKind?: DeploymentTargetKind;
+  matches(kind: DeploymentKind): boolean;
+  adapt(target: DeploymentTarget, kind: DeploymentKind): DeploymentTarget;
 }
 
-/** Each kind's loader of its targets: the one place a new service kind is registered. */
-const TARGET_KINDS: Record<
-  DeploymentTargetKind,
-  (services: ServiceContext, id: string) => Promise<DeploymentTarget | undefined>
-> = {
-  application: loadApplicationTarget,
-  database: loadDatabaseTarget,
-  compose: loadComposeTarget,
-  schedule: loadScheduleTarget,
-  preview: loadPreviewTarget,
-  webServer: loadWebServerTarget,
-};
+type DeploymentKind = Deployment["kind"];
+
+// Filled by each feature from the composition root (features.ts): deployments/ imports none.
+const targetLoaders = new Map<DeploymentTargetKind, DeploymentTargetLoader>();
+const runKinds: DeploymentRunKind[] = [];
+
+/** Registers the loader of a target kind's targets (one per kind). */
+export function registerTargetKind(kind: DeploymentTargetKind, loader: DeploymentTargetLoader): void {
+  if (targetLoaders.has(kind)) throw new Error(`the deployment target kind ${kind} is registered twice`);
+  targetLoaders.set(kind, loader);
+}
+
+/** Registers a kind of run; the first one that matches a deployment's target and kind applies. */
+export function registerRunKind(runKind: DeploymentRunKind): void {
+  runKinds.push(runKind);
+}
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */
-export function loadDeploymentTarget(
+export async function loadDeploymentTarget(
   services: ServiceContext,
-  deployment: { targetKind: DeploymentTargetKind; targetId: string; kind?: Deployment["kind"] },
+  deployment: { targetKind: DeploymentTargetKind; targetId: string; kind?: DeploymentKind },
 ): Promise<DeploymentTarget | undefined> {
+  const loader = targetLoaders.get(deployment.targetKind);
+  if (!loader)
+    throw new Error(`no loader is registered for deployment targets of kind ${deployment.targetKind}`);
+  const target = await loader(services, deployment.targetId);
   const kind = deployment.kind;
-  // Runs of a backup are deployments of its database that leave the database's status alone.
-  if (deployment.targetKind === "database" && kind && isBackupRunKind(kind)) {
-    return loadDatabaseTarget(services, deployment.targetId).then(
-      (target) => target && backupRunTarget(target, kind),
-    );
-  }
-  // Runs of a volume backup are deployments of its service that leave its status alone.
-  if (kind && isVolumeRunKind(kind)) {
-    return TARGET_KINDS[deployment.targetKind](services, deployment.targetId).then(
-      (target) => target && volumeRunTarget(target, kind),
-    );
-  }
-  // A rollback deploys a kept spec and image instead of building (rollbacks/).
-  if (deployment.targetKind === "application" && kind === "rollback") {
-    return loadApplicationTarget(services, deployment.targetId).then(
-      (target) => target && { ...target, run: runRollbackDeployment },
-    );
-  }
-  // A stack's rollback deploys its kept file and images again (rollbacks/), run again from the
-  // start after a restart like every stack deployment (recovery runAgain).
-  if (deployment.targetKind === "compose" && kind === "rollback") {
-    return loadComposeTarget(services, deployment.targetId).then(
-      (target) => target && { ...target, run: runComposeRollbackDeployment },
-    );
-  }
-  return TARGET_KINDS[deployment.targetKind](services, deployment.targetId);
+  if (!target || kind === undefined) return target;
+  const runKind = runKinds.find(
+    (candidate) =>
+      (candidate.targetKind === undefined || candidate.targetKind === deployment.targetKind) &&
+      candidate.matches(kind),
+  );
+  return runKind ? runKind.adapt(target, kind) : target;
 }
 
 /** The reference of a deployment's target, as runs carry it. */

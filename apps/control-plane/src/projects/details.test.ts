@@ -59,7 +59,11 @@ describe("project details", () => {
     }
   });
   afterAll(() => platform.close());
-  const redisHooks = serviceKindHooks.redis;
+  // Read once the platform registered its features (createServices).
+  let redisHooks: ServiceKindHooks | undefined;
+  beforeAll(() => {
+    redisHooks = serviceKindHooks.redis;
+  });
   afterEach(() => {
     serviceKindHooks.redis = redisHooks;
   });

@@ -1,16 +1,13 @@
 /**
  * The services an environment holds (spec 2.8): applications, the five database kinds and
- * compose stacks. Projects and environments only see them through the three hooks below, so
- * the issue that adds a service kind registers it in `serviceKindHooks` and project.one,
+ * compose stacks. Projects and environments only see them through the hooks below, so the
+ * feature that adds a service kind registers them (registerServiceKindHooks) and project.one,
  * project.all, environment.*, project.duplicate and both removals pick it up.
  */
 import type { RawBuilder } from "kysely";
 import { z } from "zod";
-import { applicationHooks } from "../applications/service-kind.ts";
-import { composeHooks } from "../compose/service-kind.ts";
 import type { ServiceContext } from "../context.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
-import { databaseHooks } from "../databases/service-kind.ts";
 import type { Db } from "../db/database.ts";
 import { badRequest } from "../errors.ts";
 
@@ -97,14 +94,18 @@ export interface ServiceKindHooks {
 }
 
 /**
- * The one registration point: applications and the five database kinds (databases/service-kind.ts).
- * A kind without hooks has no rows yet, so it lists, copies and tears down nothing.
+ * The hooks of each kind, registered by its feature from the composition root (features.ts:
+ * applications, the five database kinds, compose stacks). A kind without hooks has no rows
+ * yet, so it lists, copies and tears down nothing.
  */
-export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {
-  application: applicationHooks,
-  ...databaseHooks,
-  compose: composeHooks,
-};
+export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {};
+
+export function registerServiceKindHooks(hooks: Partial<Record<ServiceKind, ServiceKindHooks>>): void {
+  for (const [kind, kindHooks] of Object.entries(hooks) as [ServiceKind, ServiceKindHooks][]) {
+    if (serviceKindHooks[kind]) throw new Error(`the service kind ${kind} is registered twice`);
+    serviceKindHooks[kind] = kindHooks;
+  }
+}
 
 export const emptyServices = (): EnvironmentServices => ({
   applications: [],

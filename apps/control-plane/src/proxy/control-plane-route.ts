@@ -16,7 +16,7 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
-import { loadWebServerSettings, staticConfigToInstall } from "./proxy-service.ts";
+import { loadWebServerSettings, staticConfigToInstall } from "./static-config.ts";
 
 /** The control plane's Swarm service (DNS name on the platform network) and its file's name. */
 export const CONTROL_PLANE_SERVICE_NAME = "platform-control-plane";

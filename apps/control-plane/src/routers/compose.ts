@@ -17,10 +17,10 @@ import {
   composeFileError,
   composeStackAction,
   convertedComposeOf,
+  removeComposeProxy,
   teardownCompose,
 } from "../compose/deploy.ts";
 import { claimComposePorts } from "../compose/ports.ts";
-import { removeComposeProxy } from "../compose/proxy.ts";
 import {
   COMPOSE_APP_NAME_CONSTRAINT,
   deleteCompose,

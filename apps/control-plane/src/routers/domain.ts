@@ -44,7 +44,7 @@ import { badRequest, notFound } from "../errors.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
-import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
 import {
   certificateKeyContext,

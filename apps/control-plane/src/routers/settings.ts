@@ -24,7 +24,8 @@ import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitor
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
-import { ensureProxyOn, loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { ensureProxyOn } from "../proxy/proxy-service.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { keyTextSchema } from "../servers/schemas.ts";

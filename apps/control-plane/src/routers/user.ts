@@ -21,7 +21,7 @@ import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
-import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import {
   displayStatus,

@@ -13,7 +13,7 @@ import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { loadMonitoringConfig } from "../monitoring/monitoring-config.ts";
-import { loadWebServerSettings } from "../proxy/proxy-service.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
 
 /**
  * Ports every server needs, whatever its configuration: SSH, the proxy's default 80/443/8080,

@@ -1,0 +1,48 @@
+/** An application as the deployment worker and recovery see it (deployments/targets.ts). */
+import { applicationOwner } from "@platform/agent-protocol";
+import type { ServiceContext } from "../context.ts";
+import { serverOf } from "../deployments/runtime.ts";
+import type { DeploymentTarget } from "../deployments/targets.ts";
+
+export async function loadApplicationTarget(
+  services: ServiceContext,
+  applicationId: string,
+): Promise<DeploymentTarget | undefined> {
+  const application = await services.db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select([
+      "applications.applicationId",
+      "applications.name",
+      "applications.appName",
+      "applications.serverId",
+      "applications.applicationStatus",
+      "projects.organizationId",
+    ])
+    .where("applications.applicationId", "=", applicationId)
+    .executeTakeFirst();
+  if (!application) return undefined;
+  return {
+    kind: "application",
+    serviceId: application.applicationId,
+    name: application.name,
+    organizationId: application.organizationId,
+    status: application.applicationStatus,
+    recovery: {
+      follow: {
+        serverId: serverOf(application),
+        name: application.appName,
+        owner: applicationOwner(application.organizationId, application.applicationId),
+      },
+    },
+    setStatus: async (db, status) => {
+      // A deployment's outcome replaces what reconciliation said about the service.
+      await db
+        .updateTable("applications")
+        .set({ applicationStatus: status, applicationStatusMessage: null })
+        .where("applicationId", "=", applicationId)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The composition root's registrations: each feature's service kinds, deployment targets, kinds
+ * of runs and recoveries, handed to the generic modules that run them (projects/services.ts,
+ * deployments/targets.ts, deployments/recovery.ts), which import no feature. createServices calls
+ * registerFeatures once per process, before anything reads the registries.
+ */
+import { loadApplicationTarget } from "./applications/deploy-target.ts";
+import { applicationHooks } from "./applications/service-kind.ts";
+import { backupRunTarget, failInterruptedBackupRun, isBackupRunKind } from "./backups/runs.ts";
+import { failInterruptedWebServerRun, loadWebServerTarget } from "./backups/web-server-runs.ts";
+import { loadComposeTarget } from "./compose/deploy.ts";
+import { composeHooks } from "./compose/service-kind.ts";
+import { loadDatabaseTarget } from "./databases/deploy.ts";
+import { databaseHooks } from "./databases/service-kind.ts";
+import { registerInterruptedRunHandler } from "./deployments/recovery.ts";
+import { registerRunKind, registerTargetKind } from "./deployments/targets.ts";
+import { loadPreviewTarget } from "./previews/previews.ts";
+import { registerServiceKindHooks } from "./projects/services.ts";
+import { runComposeRollbackDeployment, runRollbackDeployment } from "./rollbacks/run.ts";
+import { failInterruptedScheduleRun, loadScheduleTarget } from "./schedules/runs.ts";
+import {
+  cancelVolumeJob,
+  failInterruptedVolumeRun,
+  isVolumeRunKind,
+  volumeRunTarget,
+} from "./volume-backups/volume-backups.ts";
+
+let registered = false;
+
+export function registerFeatures(): void {
+  if (registered) return;
+  registered = true;
+
+  registerServiceKindHooks({ application: applicationHooks, ...databaseHooks, compose: composeHooks });
+
+  registerTargetKind("application", loadApplicationTarget);
+  registerTargetKind("database", loadDatabaseTarget);
+  registerTargetKind("compose", loadComposeTarget);
+  registerTargetKind("schedule", loadScheduleTarget);
+  registerTargetKind("preview", loadPreviewTarget);
+  registerTargetKind("webServer", loadWebServerTarget);
+
+  // Runs of a backup are deployments of its database that leave the database's status alone.
+  registerRunKind({ targetKind: "database", matches: isBackupRunKind, adapt: backupRunTarget });
+  // Runs of a volume backup are deployments of its service that leave its status alone.
+  registerRunKind({ matches: isVolumeRunKind, adapt: volumeRunTarget });
+  // A rollback deploys a kept spec and image instead of building.
+  registerRunKind({
+    targetKind: "application",
+    matches: (kind) => kind === "rollback",
+    adapt: (target) => ({ ...target, run: runRollbackDeployment }),
+  });
+  // A stack's rollback deploys its kept file and images again, run again from the start after a
+  // restart like every stack deployment (recovery runAgain).
+  registerRunKind({
+    targetKind: "compose",
+    matches: (kind) => kind === "rollback",
+    adapt: (target) => ({ ...target, run: runComposeRollbackDeployment }),
+  });
+
+  // A backup run is never run again: it ends failed, its agent job cancelled (backups/runs.ts).
+  registerInterruptedRunHandler({
+    matches: (row) => row.targetKind === "database" && isBackupRunKind(row.kind),
+    settle: (services, row) => failInterruptedBackupRun(services, { ...row, databaseId: row.targetId }),
+  });
+  // Nor is a run of the control plane's own backup: its upload died with the process.
+  registerInterruptedRunHandler({
+    matches: (row) => row.targetKind === "webServer",
+    settle: (services, row) => failInterruptedWebServerRun(services, row),
+  });
+  // A schedule's run is never run again either: the command is not known to be idempotent.
+  registerInterruptedRunHandler({
+    matches: (row) => row.targetKind === "schedule",
+    settle: (services, row) => failInterruptedScheduleRun(services, row),
+  });
+  // Nor is a volume backup run: a service it stopped is scaled back by the agent. A restore
+  // runs again (it writes the same archive), its old agent job cancelled.
+  registerInterruptedRunHandler({
+    matches: (row) => isVolumeRunKind(row.kind),
+    settle: async (services, row, runAgain) => {
+      if (row.kind !== "volumeRestore") return failInterruptedVolumeRun(services, row);
+      await cancelVolumeJob(services, row);
+      await runAgain(row);
+    },
+  });
+}
