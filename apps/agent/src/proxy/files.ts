@@ -16,7 +16,7 @@ import {
   DYNAMIC_DIRECTORY_NAME,
   PROXY_DIRECTORY_NAME,
   STATIC_CONFIG_FILE_NAME,
-} from "./paths.ts";
+} from "@platform/traefik-config/paths.ts";
 
 /**
  * The largest file the agent writes or reads: configuration and PEM files are far smaller, and

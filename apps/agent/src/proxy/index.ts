@@ -26,7 +26,7 @@ import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { commandHolder, ProxyFileHolders } from "./holders.ts";
-import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
+import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "@platform/traefik-config/paths.ts";
 import {
   DASHBOARD_TARGET_PORT,
   findProxyService,

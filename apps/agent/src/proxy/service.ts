@@ -14,7 +14,7 @@ import {
   PROXY_SERVICE_LABEL_VALUE,
   STATIC_CONFIG_PATH,
   TRAEFIK_CONTAINER_DIRECTORY,
-} from "./paths.ts";
+} from "@platform/traefik-config/paths.ts";
 
 /** The ports of Traefik's entry points inside its container (see @platform/traefik-config). */
 export const HTTP_TARGET_PORT = 80;

@@ -5,7 +5,7 @@
  * `http://platform-control-plane:<PORT>`.
  */
 
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { CERTIFICATES_DIRECTORY } from "@platform/traefik-config";
 import {
   CONTROL_PLANE_ROUTER_PRIORITY,
   dynamicConfigFileName,

@@ -7,7 +7,7 @@
  * organization), so no other tenant's command can overwrite or remove them.
  */
 import { posix } from "node:path";
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { CERTIFICATES_DIRECTORY } from "@platform/traefik-config";
 import { certificateOwner } from "@platform/agent-protocol";
 import {
   storedCertificateConfig,

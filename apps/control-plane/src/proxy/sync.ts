@@ -6,7 +6,7 @@
  * a configuration naming a file that is not there yet.
  */
 import { posix } from "node:path";
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
+import { CERTIFICATES_DIRECTORY } from "@platform/traefik-config";
 import { applicationOwner, isExistingAppName, isValidAppName } from "@platform/agent-protocol";
 import {
   type ConfigIssue,
