@@ -15,12 +15,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { CancelJobResult, LogChunk } from "@platform/agent-protocol";
+import { uploadObject } from "@platform/object-storage";
+import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Deployer } from "../deploy/index.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
-import { startTestS3, type TestS3 } from "../testing/s3.ts";
-import { uploadObject } from "./s3.ts";
 import { REPLICAS_LABEL, restartServicesStoppedForVolumes, STOPPED_BY_LABEL } from "./volume.ts";
 
 describe("services stopped for a volume backup", () => {

@@ -7,7 +7,6 @@
 import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../testing/s3.ts";
 import {
   abortStaleUploads,
   deleteObject,
@@ -17,6 +16,7 @@ import {
   StorageProbeError,
   uploadObject,
 } from "./s3.ts";
+import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "./testing/s3.ts";
 
 let s3: TestS3;
 
