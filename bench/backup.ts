@@ -19,7 +19,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { freePort } from "../apps/agent/src/testing/net.ts";
-import { startTestS3, type TestS3 } from "../apps/agent/src/testing/s3.ts";
+import { startTestS3, type TestS3 } from "../packages/object-storage/src/testing/s3.ts";
 import { type BenchPlatform, docker, median, startBenchPlatform } from "./support.ts";
 
 const run = promisify(execFile);

@@ -29,9 +29,9 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { freePort } from "../apps/agent/src/testing/net.ts";
-import { AGENT_VERSION } from "../apps/agent/src/version.ts";
 import { createAgentUser, startJwtNats } from "../apps/control-plane/src/agents/testing/nats-jwt.ts";
 import {
+  AGENT_VERSION,
   type CommandReply,
   type CommandRequest,
   connect,

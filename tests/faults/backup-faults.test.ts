@@ -15,10 +15,14 @@
 
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { abortStaleUploads, listObjects } from "../../apps/agent/src/backup/s3.ts";
 import { dockerCli, requireDocker, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
-import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../../apps/agent/src/testing/s3.ts";
+import { abortStaleUploads, listObjects } from "../../packages/object-storage/src/s3.ts";
+import {
+  leaveUnfinishedUpload,
+  startTestS3,
+  type TestS3,
+} from "../../packages/object-storage/src/testing/s3.ts";
 import { DeployFaultRig } from "./deploy-harness.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
 

@@ -9,9 +9,9 @@
  */
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { listObjects } from "../../apps/agent/src/backup/s3.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
-import { startTestS3, type TestS3 } from "../../apps/agent/src/testing/s3.ts";
+import { listObjects } from "../../packages/object-storage/src/s3.ts";
+import { startTestS3, type TestS3 } from "../../packages/object-storage/src/testing/s3.ts";
 import { DeployFaultRig, type FaultApp, removeServiceAndVolume } from "./deploy-harness.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
 

@@ -9,7 +9,7 @@
 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
-import { startTestS3, type TestS3 } from "../../apps/agent/src/testing/s3.ts";
+import { startTestS3, type TestS3 } from "../../packages/object-storage/src/testing/s3.ts";
 import { DeployFaultRig, type FaultApp, removeServiceAndVolume } from "./deploy-harness.ts";
 import { TcpProxy } from "./tcp-proxy.ts";
 

@@ -3,6 +3,7 @@
  * machine: commands through AgentClient, heartbeats at start and on the timer, clean stop.
  */
 import {
+  AGENT_VERSION,
   AgentClient,
   AgentUnavailableError,
   type Heartbeat,
@@ -10,7 +11,6 @@ import {
 } from "@platform/agent-protocol";
 import { describe, expect, it, vi } from "vitest";
 import { jitteredInterval, startAgent } from "./agent.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 describe("startAgent (in-memory transport)", () => {
   it("serves commands and publishes heartbeats until stopped", async () => {

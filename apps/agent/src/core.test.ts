@@ -3,12 +3,16 @@
  * engine is UNAVAILABLE, and misaddressed or expired commands are refused.
  */
 import path from "node:path";
-import { type Command, type ListContainersCommand, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  AGENT_VERSION,
+  type Command,
+  type ListContainersCommand,
+  makeCommandRequest,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { staticProbe } from "./audit/services.ts";
 import { AgentCore } from "./core.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 /** A stand-in for dockerode that records every property touched. */
 function recordingDocker(): { docker: Docker; calls: string[] } {

@@ -7,6 +7,7 @@
 import { hostname as osHostname } from "node:os";
 import path from "node:path";
 import {
+  AGENT_VERSION,
   type AgentEvent,
   type AllowList,
   assertValidName,
@@ -45,7 +46,6 @@ import { ProxyManager } from "./proxy/index.ts";
 import { registryLogin } from "./registry/login.ts";
 import { swarmState } from "./validate/engine-facts.ts";
 import { validateServer } from "./validate/index.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 export const DEFAULT_MAIN_DIRECTORY = "/etc/platform";
 

@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseCreds } from "@nats-io/jwt";
 import { createUser, fromSeed } from "@nats-io/nkeys";
+import { AGENT_VERSION } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadAgentConfig } from "./config.ts";
 import { enrollAgent } from "./enroll.ts";
 import { startEnrollServer, type TestEnrollServer } from "./testing/enroll-server.ts";
 import { createNatsAuthority, type TestNatsAuthority } from "./testing/nats-auth.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 const token = "enroll-token-0123456789abcdef";
 let authority: TestNatsAuthority;

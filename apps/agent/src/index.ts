@@ -9,20 +9,8 @@ export {
   startAgent,
 } from "./agent.ts";
 export { type ServiceProbe, staticProbe, systemctlProbe } from "./audit/services.ts";
-export {
-  abortStaleUploads,
-  deleteObject,
-  describeStorageError,
-  downloadObject,
-  listObjects,
-  probeStorage,
-  StorageProbeError,
-  type StoredObject,
-  uploadObject,
-} from "./backup/s3.ts";
 export { type AgentConfig, loadAgentConfig } from "./config.ts";
 export { AgentCore, type AgentCoreOptions, DEFAULT_MAIN_DIRECTORY } from "./core.ts";
 export { DEFAULT_DOCKER_SOCKET } from "./docker/engine.ts";
 export { type EnrollmentResult, type EnrollOptions, enrollAgent, formatCreds } from "./enroll.ts";
 export { type AgentNatsOptions, connectAgentNats } from "./nats.ts";
-export { AGENT_VERSION } from "./version.ts";

@@ -4,13 +4,12 @@
  * loads its configuration (config.ts), connects to NATS with its credentials and serves
  * commands and heartbeats until SIGTERM/SIGINT. Logs JSON lines, never secrets.
  */
-import { NatsAgentTransport, parseAllowList } from "@platform/agent-protocol";
+import { AGENT_VERSION, NatsAgentTransport, parseAllowList } from "@platform/agent-protocol";
 import { startAgent } from "./agent.ts";
 import { configFilePath, loadAgentConfig, stateDirectory } from "./config.ts";
 import { enrollAgent } from "./enroll.ts";
 import { createLogger, redactUrl } from "./logger.ts";
 import { connectAgentNats } from "./nats.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 async function main(): Promise<void> {
   const logger = createLogger();

@@ -5,9 +5,9 @@
  */
 import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { AGENT_VERSION } from "@platform/agent-protocol";
 import type { Logger } from "pino";
 import { redactUrl } from "./logger.ts";
-import { AGENT_VERSION } from "./version.ts";
 
 export interface AgentNatsOptions {
   natsUrl: string;

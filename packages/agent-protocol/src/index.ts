@@ -2,6 +2,7 @@
  * @platform/agent-protocol: the contract between the control plane and the agents
  * (proto/agent.proto), shared by both sides.
  */
+export * from "./agent-version.ts";
 export * from "./builders.ts";
 export * from "./client.ts";
 export * from "./codec.ts";

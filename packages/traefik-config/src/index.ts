@@ -8,6 +8,7 @@ export * from "./dynamic.ts";
 export * from "./errors.ts";
 export * from "./htpasswd.ts";
 export * from "./names.ts";
+export * from "./paths.ts";
 export * from "./priorities.ts";
 export * from "./rule-parser.ts";
 export * from "./schemas.ts";

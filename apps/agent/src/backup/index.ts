@@ -27,13 +27,13 @@ import {
   type RestoreDatabaseResult,
   type ThrowawayDatabase,
 } from "@platform/agent-protocol";
+import { describeStorageError, downloadObject, uploadObject } from "@platform/object-storage";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { throwIfCancelled } from "../deploy/jobs.ts";
 import type { LogStream } from "../deploy/log-stream.ts";
 import { SWARM_SERVICE_LABEL } from "../docker/containers.ts";
 import { runExec, startExec } from "./exec.ts";
-import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
 import {
   type BackupKind,
   checkAccess,

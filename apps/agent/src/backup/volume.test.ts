@@ -23,12 +23,12 @@ import {
   ownershipLabels,
   type ResourceOwner,
 } from "@platform/agent-protocol";
+import { listObjects, uploadObject } from "@platform/object-storage";
+import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Deployer } from "../deploy/index.ts";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../testing/docker.ts";
-import { startTestS3, type TestS3 } from "../testing/s3.ts";
-import { listObjects, uploadObject } from "./s3.ts";
 import { REPLICAS_LABEL, restartServicesStoppedForVolumes, STOPPED_BY_LABEL } from "./volume.ts";
 
 describe("services stopped for a volume backup", () => {

@@ -38,11 +38,11 @@ import {
   type RestoreVolumeCommand,
   type RestoreVolumeResult,
 } from "@platform/agent-protocol";
+import { describeStorageError, downloadObject, uploadObject } from "@platform/object-storage";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { type RunningJob, throwIfCancelled } from "../deploy/jobs.ts";
 import type { LogStream } from "../deploy/log-stream.ts";
-import { describeStorageError, downloadObject, uploadObject } from "./s3.ts";
 
 /** The empty image helper containers are created from (imported from an empty tar, never pulled). */
 export const HELPER_IMAGE = "platform-volume-helper:1";

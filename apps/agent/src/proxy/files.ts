@@ -10,13 +10,13 @@ import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, realpath, rename, unlink } from "node:fs/promises";
 import path from "node:path";
-import { CommandError } from "../command-error.ts";
 import {
   CERTIFICATES_DIRECTORY_NAME,
   DYNAMIC_DIRECTORY_NAME,
   PROXY_DIRECTORY_NAME,
   STATIC_CONFIG_FILE_NAME,
-} from "./paths.ts";
+} from "@platform/traefik-config/paths.ts";
+import { CommandError } from "../command-error.ts";
 
 /**
  * The largest file the agent writes or reads: configuration and PEM files are far smaller, and

@@ -17,6 +17,7 @@ import type {
   WriteProxyFileCommand,
 } from "@platform/agent-protocol";
 import { isImageReference } from "@platform/agent-protocol";
+import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "@platform/traefik-config/paths.ts";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { CommandError } from "../command-error.ts";
@@ -26,7 +27,6 @@ import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import { readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { commandHolder, ProxyFileHolders } from "./holders.ts";
-import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "./paths.ts";
 import {
   DASHBOARD_TARGET_PORT,
   findProxyService,

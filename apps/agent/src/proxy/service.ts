@@ -4,17 +4,17 @@
  * entry points published in host mode (the ingress routing mesh is not used).
  */
 import { INTERNAL_LABEL } from "@platform/agent-protocol";
-import type Docker from "dockerode";
-import { CommandError } from "../command-error.ts";
-import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
-import { inspectService } from "../docker/swarm.ts";
-import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 import {
   PROXY_SERVICE_LABEL,
   PROXY_SERVICE_LABEL_VALUE,
   STATIC_CONFIG_PATH,
   TRAEFIK_CONTAINER_DIRECTORY,
-} from "./paths.ts";
+} from "@platform/traefik-config/paths.ts";
+import type Docker from "dockerode";
+import { CommandError } from "../command-error.ts";
+import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
+import { inspectService } from "../docker/swarm.ts";
+import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
 
 /** The ports of Traefik's entry points inside its container (see @platform/traefik-config). */
 export const HTTP_TARGET_PORT = 80;

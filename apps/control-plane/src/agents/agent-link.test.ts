@@ -8,7 +8,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { decode, parseCreds } from "@nats-io/jwt";
-import { AGENT_VERSION, connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
+import { connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
 import {
   dockerCli,
   removeContainer,
@@ -17,6 +17,7 @@ import {
   uniqueName,
 } from "@platform/agent/testing/docker.ts";
 import {
+  AGENT_VERSION,
   AgentClient,
   connect,
   credsAuthenticator,

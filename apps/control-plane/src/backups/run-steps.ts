@@ -6,14 +6,14 @@
  * a run a stopped control plane left running.
  */
 
+import type { ObjectStorage } from "@platform/agent-protocol";
 import {
   abortStaleUploads,
   deleteObject,
   describeStorageError,
   listObjects,
   type StoredObject,
-} from "@platform/agent";
-import type { ObjectStorage } from "@platform/agent-protocol";
+} from "@platform/object-storage";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import { maskSecrets } from "../deployments/deploy-service.ts";

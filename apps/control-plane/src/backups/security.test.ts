@@ -13,8 +13,8 @@
  * plane (it lists the destination for the newest file before any job).
  */
 import { Readable } from "node:stream";
-import { uploadObject } from "@platform/agent";
-import { startTestS3, type TestS3 } from "@platform/agent/testing/s3.ts";
+import { uploadObject } from "@platform/object-storage";
+import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { createOtherOrganization } from "../users/test-support.ts";

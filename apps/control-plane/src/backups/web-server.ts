@@ -16,8 +16,8 @@
 import { createInterface } from "node:readline";
 import { PassThrough, pipeline } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
-import { downloadObject, uploadObject } from "@platform/agent";
 import type { ObjectStorage } from "@platform/agent-protocol";
+import { downloadObject, uploadObject } from "@platform/object-storage";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 

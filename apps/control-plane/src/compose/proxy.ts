@@ -5,8 +5,8 @@
  * platform network (ConvertedCompose.upstreams), written through the server's agent with the
  * stack's owner as its holder.
  */
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import {
+  CERTIFICATES_DIRECTORY,
   dynamicConfigFileName,
   dynamicConfigFor,
   TraefikConfigError,

@@ -6,9 +6,9 @@
  * requests of every application it serves, so it is read only by whoever owns the server
  * (this machine's: the instance administrator), as routers/settings.ts decides.
  */
-import { ACCESS_LOG_PATH } from "@platform/agent/proxy/paths.ts";
+
 import type { AccessLogSortField } from "@platform/agent-protocol";
-import { parseStaticConfig, toYaml } from "@platform/traefik-config";
+import { ACCESS_LOG_PATH, parseStaticConfig, toYaml } from "@platform/traefik-config";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import type { ServiceContext } from "../context.ts";

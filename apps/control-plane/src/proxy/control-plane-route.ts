@@ -5,8 +5,8 @@
  * `http://platform-control-plane:<PORT>`.
  */
 
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import {
+  CERTIFICATES_DIRECTORY,
   CONTROL_PLANE_ROUTER_PRIORITY,
   dynamicConfigFileName,
   dynamicConfigFor,

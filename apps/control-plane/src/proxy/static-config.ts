@@ -2,10 +2,12 @@
  * The instance-wide web server settings (one row) and the proxy's static configuration made
  * from them.
  */
-import { ACCESS_LOG_PATH, ACME_STORAGE_PATH, DYNAMIC_CONFIG_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import {
+  ACCESS_LOG_PATH,
+  ACME_STORAGE_PATH,
   DASHBOARD_ENTRYPOINT,
   DASHBOARD_PORT,
+  DYNAMIC_CONFIG_DIRECTORY,
   LETSENCRYPT_RESOLVER,
   parseStaticConfig,
   staticConfigFor,

@@ -7,9 +7,9 @@
  * organization), so no other tenant's command can overwrite or remove them.
  */
 import { posix } from "node:path";
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import { certificateOwner } from "@platform/agent-protocol";
 import {
+  CERTIFICATES_DIRECTORY,
   storedCertificateConfig,
   storedCertificateConfigFileName,
   storedCertificateFiles,

@@ -6,9 +6,9 @@
  * a configuration naming a file that is not there yet.
  */
 import { posix } from "node:path";
-import { CERTIFICATES_DIRECTORY } from "@platform/agent/proxy/paths.ts";
 import { applicationOwner, isExistingAppName, isValidAppName } from "@platform/agent-protocol";
 import {
+  CERTIFICATES_DIRECTORY,
   type ConfigIssue,
   customCertificateFiles,
   type DomainRoute,

@@ -5,7 +5,7 @@
  * is a 404, and names that could reach a shell are refused. Runs on Docker are in
  * backups/e2e.test.ts.
  */
-import { startTestS3, type TestS3 } from "@platform/agent/testing/s3.ts";
+import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertTestServer } from "../agents/testing/agents.ts";
 import { createUserDirectly } from "../projects/test-support.ts";

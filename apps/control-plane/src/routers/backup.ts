@@ -13,7 +13,7 @@
  * with `npm run web-server-backup -- restore`, since a lost installation's destinations are in
  * its lost database.
  */
-import { listObjects } from "@platform/agent";
+import { listObjects } from "@platform/object-storage";
 import { z } from "zod";
 import {
   backupIdInput,

@@ -5,7 +5,7 @@
  * response. Another organization's destination is a 404. testConnection writes a probe
  * object, reads it back and deletes it.
  */
-import { probeStorage, StorageProbeError } from "@platform/agent";
+import { probeStorage, StorageProbeError } from "@platform/object-storage";
 import { z } from "zod";
 import {
   checkEndpointProbe,

@@ -16,7 +16,7 @@ import { mkdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { AGENT_VERSION } from "@platform/agent";
+import { AGENT_VERSION } from "@platform/agent-protocol";
 import type { Hono } from "hono";
 import {
   agentExecutableName,

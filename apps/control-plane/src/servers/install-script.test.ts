@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { AGENT_VERSION } from "@platform/agent";
+import { AGENT_VERSION } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { INSTALL_SCRIPT_PATH } from "./agent-artifact.ts";

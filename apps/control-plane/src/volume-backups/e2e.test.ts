@@ -11,7 +11,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { listObjects } from "@platform/agent";
 import {
   dockerCli,
   removeDeployedApps,
@@ -19,7 +18,8 @@ import {
   TEST_IMAGE,
   uniqueName,
 } from "@platform/agent/testing/docker.ts";
-import { startTestS3, type TestS3 } from "@platform/agent/testing/s3.ts";
+import { listObjects } from "@platform/object-storage";
+import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";

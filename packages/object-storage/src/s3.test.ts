@@ -9,7 +9,6 @@ import { randomBytes } from "node:crypto";
 import { PassThrough, Readable } from "node:stream";
 import { CreateBucketCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "../testing/s3.ts";
 import {
   abortStaleUploads,
   deleteObject,
@@ -20,6 +19,7 @@ import {
   s3Client,
   uploadObject,
 } from "./s3.ts";
+import { leaveUnfinishedUpload, startTestS3, type TestS3 } from "./testing/s3.ts";
 
 let s3: TestS3;
 

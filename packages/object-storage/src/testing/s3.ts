@@ -15,7 +15,7 @@ import { CreateMultipartUploadCommand, UploadPartCommand } from "@aws-sdk/client
 import type { ObjectStorage } from "@platform/agent-protocol";
 // @ts-expect-error s3rver ships no type declarations
 import S3rver from "s3rver";
-import { s3Client } from "../backup/s3.ts";
+import { s3Client } from "../s3.ts";
 
 export interface TestS3 {
   endpoint: string;
