@@ -3,7 +3,13 @@
  * engine is UNAVAILABLE, and misaddressed or expired commands are refused.
  */
 import path from "node:path";
-import { type Command, type ListContainersCommand, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  asReceived,
+  type CommandInput,
+  type Init,
+  type ListContainersCommand,
+  makeCommandRequest,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { staticProbe } from "./audit/services.ts";
@@ -33,11 +39,31 @@ const badIds = ["x; rm -rf /", "../x", "..", "a/b", "$(reboot)", "", "name with 
 describe("AgentCore", () => {
   it("answers ping with its version and hostname", async () => {
     const core = new AgentCore({ serverId, docker: recordingDocker().docker, hostname: "host-1" });
-    const reply = await core.handle(makeCommandRequest(serverId, { command: "ping", ping: {} }, 1000));
+    const reply = await core.handle(
+      asReceived(makeCommandRequest(serverId, { command: "ping", ping: {} }, 1000)),
+    );
     expect(reply).toMatchObject({
       result: "ping",
       ping: { agentVersion: AGENT_VERSION, hostname: "host-1" },
     });
+  });
+
+  it("refuses a command missing a part the wire leaves optional before Docker is called", async () => {
+    const { docker, calls } = recordingDocker();
+    const core = new AgentCore({ serverId, docker });
+    const owner = { organizationId: "org-1", resource: "application:app-1" };
+    // No action is ACTION_UNSPECIFIED on the wire (a message field, no auth at all): neither
+    // may be taken for a reload or reach Docker as an undefined value.
+    const commands: [CommandInput, RegExp][] = [
+      [{ command: "serviceAction", serviceAction: { serviceName: "web", owner } }, /action/],
+      [{ command: "registryLogin", registryLogin: {} }, /auth is required/],
+    ];
+    for (const [command, message] of commands) {
+      const reply = await core.handle(asReceived(makeCommandRequest(serverId, command, 1000)));
+      expect(reply, command.command).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+      expect(reply.result === "error" && reply.error.message).toMatch(message);
+    }
+    expect(calls).toEqual([]);
   });
 
   it("refuses bad container ids before Docker is called", async () => {
@@ -45,12 +71,12 @@ describe("AgentCore", () => {
     const core = new AgentCore({ serverId, docker });
     const scope = { organizationId: "org-1", includeUnmanaged: true };
     for (const containerId of badIds) {
-      const commands: Command[] = [
+      const commands: CommandInput[] = [
         { command: "restartContainer", restartContainer: { containerId, scope } },
         { command: "inspectContainer", inspectContainer: { containerId, scope } },
       ];
       for (const command of commands) {
-        const reply = await core.handle(makeCommandRequest(serverId, command, 1000));
+        const reply = await core.handle(asReceived(makeCommandRequest(serverId, command, 1000)));
         expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
       }
     }
@@ -60,7 +86,7 @@ describe("AgentCore", () => {
   it("refuses bad names in list filters before Docker is called", async () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
-    const filters: ListContainersCommand[] = [
+    const filters: Init<ListContainersCommand>[] = [
       { nameMatch: "x; rm -rf /" },
       { swarmServiceName: "../x" },
       { stackNamespace: "a b" },
@@ -70,7 +96,7 @@ describe("AgentCore", () => {
     ];
     for (const listContainers of filters) {
       const reply = await core.handle(
-        makeCommandRequest(serverId, { command: "listContainers", listContainers }, 1000),
+        asReceived(makeCommandRequest(serverId, { command: "listContainers", listContainers }, 1000)),
       );
       expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     }
@@ -80,7 +106,7 @@ describe("AgentCore", () => {
   it("answers UNAVAILABLE when the Docker Engine is not reachable", async () => {
     const core = new AgentCore({ serverId, dockerSocket: "/nonexistent/docker.sock" });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "listContainers", listContainers: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "listContainers", listContainers: {} }, 5000)),
     );
     expect(reply).toEqual({
       requestId: expect.any(String),
@@ -100,7 +126,7 @@ describe("AgentCore", () => {
       toolSearchPath: "/nonexistent",
     });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 5000)),
     );
     const absent = { enabled: false };
     expect(reply).toMatchObject({
@@ -126,7 +152,7 @@ describe("AgentCore", () => {
       serviceProbe: staticProbe({ active: ["ssh"] }),
     });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "securityAudit", securityAudit: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "securityAudit", securityAudit: {} }, 5000)),
     );
     expect(reply).toMatchObject({
       result: "securityAudit",
@@ -137,14 +163,18 @@ describe("AgentCore", () => {
   it("refuses commands for another server and commands past their deadline", async () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
-    const other = await core.handle(makeCommandRequest("other", { command: "ping", ping: {} }, 1000));
+    const other = await core.handle(
+      asReceived(makeCommandRequest("other", { command: "ping", ping: {} }, 1000)),
+    );
     expect(other).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     const late = await core.handle(
-      makeCommandRequest(
-        serverId,
-        { command: "listContainers", listContainers: {} },
-        1000,
-        Date.now() - 2000,
+      asReceived(
+        makeCommandRequest(
+          serverId,
+          { command: "listContainers", listContainers: {} },
+          1000,
+          Date.now() - 2000,
+        ),
       ),
     );
     expect(late).toMatchObject({ result: "error", error: { code: "DEADLINE_EXCEEDED" } });

@@ -103,7 +103,7 @@ describe("codec", () => {
     };
     const decoded = decodeCommandReply(encodeCommandReply(reply));
     expect(decoded).toEqual(reply);
-    expect(decoded.result === "validateServer" && "version" in decoded.validateServer.docker).toBe(false);
+    expect(decoded.result === "validateServer" && "version" in decoded.validateServer.docker!).toBe(false);
   });
 
   it("decodes a request without a known command as command 'unknown'", () => {

@@ -107,7 +107,7 @@ async function describeSwarmStack(docker: Docker, services: SwarmService[]): Pro
       name: service.Spec.Name,
       runningTasks: running.length,
       desiredTasks: desired,
-      ...(failed?.Status?.Err ? { error: failed.Status.Err } : {}),
+      error: failed?.Status?.Err ?? "",
     };
   });
 }
@@ -132,6 +132,7 @@ function describeContainers(containers: ContainerInfo[]): StackService[] {
     name: (container.Names[0] ?? container.Id).replace(/^\//, ""),
     runningTasks: container.State === "running" ? 1 : 0,
     desiredTasks: 1,
+    error: "",
   }));
 }
 
@@ -435,20 +436,23 @@ async function swarmStackAction(
   );
   const owned = ownedRefs.map((ref) => ref.service);
   const found = owned.length > 0;
-  if (action === "STATUS") return { found, services: await describeSwarmStack(docker, owned), kept };
+  if (action === "STATUS") {
+    return { found, services: await describeSwarmStack(docker, owned), volumesRemoved: [], kept };
+  }
   if (action === "STOP") {
     for (const service of owned) {
       const replicas = service.Spec.Mode?.Replicated?.Replicas ?? 0;
       if (replicas > 0) await updateReplicas(docker, service, 0, replicas);
     }
-    return { found, services: await describeSwarmStack(docker, await stackServices(docker, appName)), kept };
+    const services = await describeSwarmStack(docker, await stackServices(docker, appName));
+    return { found, services, volumesRemoved: [], kept };
   }
   if (action === "START") {
     for (const service of owned) {
       const stopped = Number(service.Spec.Labels?.[STOPPED_REPLICAS_LABEL] ?? "");
       if (Number.isInteger(stopped) && stopped > 0) await updateReplicas(docker, service, stopped);
     }
-    return { found, services: await describeSwarmStack(docker, owned), kept };
+    return { found, services: await describeSwarmStack(docker, owned), volumesRemoved: [], kept };
   }
   // REMOVE: the owner's services, then its networks, then (asked) its volumes.
   for (const service of owned) {
@@ -548,7 +552,7 @@ async function composeProjectAction(
   const services = describeContainers(await composeContainers(docker, appName)).filter((service) =>
     owned.some((container) => (container.Names[0] ?? "").replace(/^\//, "") === service.name),
   );
-  return { found, services, kept };
+  return { found, services, volumesRemoved: [], kept };
 }
 
 const COMPOSE_SERVICE_LABEL = "com.docker.compose.service";

@@ -22,7 +22,6 @@ import {
   composeOwner,
   type RegistryAuth,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
-  type ServiceSpec,
 } from "@platform/agent-protocol";
 import { pinComposeImages } from "@platform/compose-config";
 import type { Insertable } from "kysely";
@@ -35,6 +34,7 @@ import type { Db } from "../db/database.ts";
 import type { Rollback, RollbackTable, StackRollbackImage } from "../db/schema.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import { type DeploymentOutcome, type DeploymentRun, imageRepositoryOf } from "../deployments/pipeline.ts";
+import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 
@@ -140,7 +140,7 @@ export interface SucceededDeployment {
    */
   pushed?: { registryId: string; image: string };
   /** The spec deployed. */
-  spec: ServiceSpec;
+  spec: ServiceSpecToSend;
   log(line: string): void;
   /** Secrets the run masks: the registry's password is added. */
   secrets: string[];
@@ -191,7 +191,7 @@ export async function recordRollback(
         },
         registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
       );
-      const spec: ServiceSpec = { ...deployment.spec, image };
+      const spec: ServiceSpecToSend = { ...deployment.spec, image };
       return {
         row: {
           serverId,
@@ -437,7 +437,7 @@ export async function runRollbackDeployment(
     const { onServer, problem } = await checkRollbackImage(services, rollback, serverId);
     if (problem) fail(problem);
     const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
-    const spec = unsealRollback<ServiceSpec>(services, kept);
+    const spec = unsealRollback<ServiceSpecToSend>(services, kept);
     let registryAuth: RegistryAuth | undefined;
     if (!onServer && row.registryImage) {
       // Only the registry's copy is left: Swarm pulls it with the registry's credentials.
