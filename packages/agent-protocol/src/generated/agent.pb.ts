@@ -19,7 +19,11 @@
  * streaming parts (live build and container logs) where a stream fits better than subjects.
  *
  * Evolving: add new commands as new `oneof` members with new field numbers; never renumber or
- * reuse a field number. An agent that does not know a command answers UNIMPLEMENTED.
+ * reuse a field number. An agent that does not know a command answers UNIMPLEMENTED. The
+ * CommandReply member that answers a command takes the command's field number: that is how the
+ * generated command table (`pnpm generate:protocol`) pairs them. A new command is then this file,
+ * the regenerated packages/agent-protocol/src/generated, the agent's handler (AgentCore) and a
+ * sample setting its fields (codec-samples.ts; its bytes recorded with `vitest -u`).
  */
 
 export interface CommandRequest {
