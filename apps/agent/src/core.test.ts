@@ -6,6 +6,8 @@ import path from "node:path";
 import {
   asReceived,
   type CommandInput,
+  decodeCommandRequest,
+  encodeCommandRequest,
   type Init,
   type ListContainersCommand,
   makeCommandRequest,
@@ -52,17 +54,37 @@ describe("AgentCore", () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
     const owner = { organizationId: "org-1", resource: "application:app-1" };
-    // No action is ACTION_UNSPECIFIED on the wire (a message field, no auth at all): neither
-    // may be taken for a reload or reach Docker as an undefined value.
+    // No action is ACTION_UNSPECIFIED on the wire, no auth is an absent message: none may be
+    // taken for a reload or a removal, or reach Docker as an undefined value.
     const commands: [CommandInput, RegExp][] = [
       [{ command: "serviceAction", serviceAction: { serviceName: "web", owner } }, /action/],
       [{ command: "registryLogin", registryLogin: {} }, /auth is required/],
+      [{ command: "stackAction", stackAction: { appName: "shop", composeType: "stack", owner } }, /action/],
     ];
     for (const [command, message] of commands) {
       const reply = await core.handle(asReceived(makeCommandRequest(serverId, command, 1000)));
       expect(reply, command.command).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
       expect(reply.result === "error" && reply.error.message).toMatch(message);
     }
+    expect(calls).toEqual([]);
+  });
+
+  it("answers a command of a newer sender (an unknown oneof member) UNIMPLEMENTED", async () => {
+    const { docker, calls } = recordingDocker();
+    const core = new AgentCore({ serverId, docker });
+    const header = encodeCommandRequest({
+      requestId: "r-new",
+      serverId,
+      deadlineUnixMs: 0,
+      command: "unknown",
+    });
+    // Field 120 of CommandRequest, an empty message: no command of this version has that number.
+    const request = decodeCommandRequest(new Uint8Array([...header, 0xc2, 0x07, 0x00]));
+    expect(await core.handle(request)).toMatchObject({
+      requestId: "r-new",
+      result: "error",
+      error: { code: "UNIMPLEMENTED" },
+    });
     expect(calls).toEqual([]);
   });
 

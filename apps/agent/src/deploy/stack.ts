@@ -18,6 +18,7 @@ import {
   type RegistryAuth,
   type ResourceOwner,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
+  type StackAction,
   type StackActionCommand,
   type StackActionResult,
   type StackRollbackImage,
@@ -397,6 +398,8 @@ async function waitGone(what: string, left: () => Promise<number>): Promise<void
   }
 }
 
+const STACK_ACTIONS: ReadonlySet<string> = new Set<StackAction>(["START", "STOP", "REMOVE", "STATUS"]);
+
 export async function stackAction(
   docker: Docker,
   mainDirectory: string,
@@ -406,6 +409,9 @@ export async function stackAction(
   const composeType = checkComposeType(command.composeType);
   const owner = requireOwner(command.owner);
   const { appName, action } = command;
+  // An action left out (ACTION_UNSPECIFIED) or unknown to this agent would otherwise fall
+  // through to the removal of the stack.
+  if (!STACK_ACTIONS.has(action)) throw invalid("action", "must be START, STOP, REMOVE or STATUS");
   if (action !== "REMOVE" && command.removeVolumes)
     throw invalid("removeVolumes", "only a REMOVE deletes volumes");
   try {
