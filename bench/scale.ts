@@ -167,6 +167,7 @@ class SimulatedAgent {
               taskError: "",
               outdatedTasks: 0,
               taskErrorDeploymentId: "",
+              ownerMismatch: false,
             })),
           },
         };

@@ -5,7 +5,11 @@
 import path from "node:path";
 import {
   AGENT_VERSION,
-  type Command,
+  asReceived,
+  type CommandInput,
+  decodeCommandRequest,
+  encodeCommandRequest,
+  type Init,
   type ListContainersCommand,
   makeCommandRequest,
 } from "@platform/agent-protocol";
@@ -37,11 +41,51 @@ const badIds = ["x; rm -rf /", "../x", "..", "a/b", "$(reboot)", "", "name with 
 describe("AgentCore", () => {
   it("answers ping with its version and hostname", async () => {
     const core = new AgentCore({ serverId, docker: recordingDocker().docker, hostname: "host-1" });
-    const reply = await core.handle(makeCommandRequest(serverId, { command: "ping", ping: {} }, 1000));
+    const reply = await core.handle(
+      asReceived(makeCommandRequest(serverId, { command: "ping", ping: {} }, 1000)),
+    );
     expect(reply).toMatchObject({
       result: "ping",
       ping: { agentVersion: AGENT_VERSION, hostname: "host-1" },
     });
+  });
+
+  it("refuses a command missing a part the wire leaves optional before Docker is called", async () => {
+    const { docker, calls } = recordingDocker();
+    const core = new AgentCore({ serverId, docker });
+    const owner = { organizationId: "org-1", resource: "application:app-1" };
+    // No action is ACTION_UNSPECIFIED on the wire, no auth is an absent message: none may be
+    // taken for a reload or a removal, or reach Docker as an undefined value.
+    const commands: [CommandInput, RegExp][] = [
+      [{ command: "serviceAction", serviceAction: { serviceName: "web", owner } }, /action/],
+      [{ command: "registryLogin", registryLogin: {} }, /auth is required/],
+      [{ command: "stackAction", stackAction: { appName: "shop", composeType: "stack", owner } }, /action/],
+    ];
+    for (const [command, message] of commands) {
+      const reply = await core.handle(asReceived(makeCommandRequest(serverId, command, 1000)));
+      expect(reply, command.command).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
+      expect(reply.result === "error" && reply.error.message).toMatch(message);
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it("answers a command of a newer sender (an unknown oneof member) UNIMPLEMENTED", async () => {
+    const { docker, calls } = recordingDocker();
+    const core = new AgentCore({ serverId, docker });
+    const header = encodeCommandRequest({
+      requestId: "r-new",
+      serverId,
+      deadlineUnixMs: 0,
+      command: "unknown",
+    });
+    // Field 120 of CommandRequest, an empty message: no command of this version has that number.
+    const request = decodeCommandRequest(new Uint8Array([...header, 0xc2, 0x07, 0x00]));
+    expect(await core.handle(request)).toMatchObject({
+      requestId: "r-new",
+      result: "error",
+      error: { code: "UNIMPLEMENTED" },
+    });
+    expect(calls).toEqual([]);
   });
 
   it("refuses bad container ids before Docker is called", async () => {
@@ -49,12 +93,12 @@ describe("AgentCore", () => {
     const core = new AgentCore({ serverId, docker });
     const scope = { organizationId: "org-1", includeUnmanaged: true };
     for (const containerId of badIds) {
-      const commands: Command[] = [
+      const commands: CommandInput[] = [
         { command: "restartContainer", restartContainer: { containerId, scope } },
         { command: "inspectContainer", inspectContainer: { containerId, scope } },
       ];
       for (const command of commands) {
-        const reply = await core.handle(makeCommandRequest(serverId, command, 1000));
+        const reply = await core.handle(asReceived(makeCommandRequest(serverId, command, 1000)));
         expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
       }
     }
@@ -64,7 +108,7 @@ describe("AgentCore", () => {
   it("refuses bad names in list filters before Docker is called", async () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
-    const filters: ListContainersCommand[] = [
+    const filters: Init<ListContainersCommand>[] = [
       { nameMatch: "x; rm -rf /" },
       { swarmServiceName: "../x" },
       { stackNamespace: "a b" },
@@ -74,7 +118,7 @@ describe("AgentCore", () => {
     ];
     for (const listContainers of filters) {
       const reply = await core.handle(
-        makeCommandRequest(serverId, { command: "listContainers", listContainers }, 1000),
+        asReceived(makeCommandRequest(serverId, { command: "listContainers", listContainers }, 1000)),
       );
       expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     }
@@ -84,7 +128,7 @@ describe("AgentCore", () => {
   it("answers UNAVAILABLE when the Docker Engine is not reachable", async () => {
     const core = new AgentCore({ serverId, dockerSocket: "/nonexistent/docker.sock" });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "listContainers", listContainers: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "listContainers", listContainers: {} }, 5000)),
     );
     expect(reply).toEqual({
       requestId: expect.any(String),
@@ -104,7 +148,7 @@ describe("AgentCore", () => {
       toolSearchPath: "/nonexistent",
     });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 5000)),
     );
     const absent = { enabled: false };
     expect(reply).toMatchObject({
@@ -130,7 +174,7 @@ describe("AgentCore", () => {
       serviceProbe: staticProbe({ active: ["ssh"] }),
     });
     const reply = await core.handle(
-      makeCommandRequest(serverId, { command: "securityAudit", securityAudit: {} }, 5000),
+      asReceived(makeCommandRequest(serverId, { command: "securityAudit", securityAudit: {} }, 5000)),
     );
     expect(reply).toMatchObject({
       result: "securityAudit",
@@ -141,14 +185,18 @@ describe("AgentCore", () => {
   it("refuses commands for another server and commands past their deadline", async () => {
     const { docker, calls } = recordingDocker();
     const core = new AgentCore({ serverId, docker });
-    const other = await core.handle(makeCommandRequest("other", { command: "ping", ping: {} }, 1000));
+    const other = await core.handle(
+      asReceived(makeCommandRequest("other", { command: "ping", ping: {} }, 1000)),
+    );
     expect(other).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     const late = await core.handle(
-      makeCommandRequest(
-        serverId,
-        { command: "listContainers", listContainers: {} },
-        1000,
-        Date.now() - 2000,
+      asReceived(
+        makeCommandRequest(
+          serverId,
+          { command: "listContainers", listContainers: {} },
+          1000,
+          Date.now() - 2000,
+        ),
       ),
     );
     expect(late).toMatchObject({ result: "error", error: { code: "DEADLINE_EXCEEDED" } });

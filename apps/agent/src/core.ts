@@ -11,8 +11,10 @@ import {
   type AgentEvent,
   type AllowList,
   assertValidName,
+  type CommandHandlers,
   type CommandReply,
   type CommandRequest,
+  dispatchCommand,
   errorReply,
   type Heartbeat,
   InvalidNameError,
@@ -172,289 +174,67 @@ export class AgentCore {
     const expired = refuseIfExpired(request);
     if (expired) return expired;
     try {
-      switch (request.command) {
-        case "ping":
-          return {
-            requestId,
-            result: "ping",
-            ping: { agentVersion: AGENT_VERSION, hostname: this.hostname, timeUnixMs: Date.now() },
-          };
-        case "validateServer":
-          return {
-            requestId,
-            result: "validateServer",
-            validateServer: await validateServer(this.docker, {
-              mainDirectory: this.mainDirectory,
-              platformNetwork: this.options.platformNetwork,
-              searchPath: this.options.toolSearchPath,
-              timeoutMs: this.options.toolTimeoutMs,
-            }),
-          };
-        case "securityAudit":
-          return {
-            requestId,
-            result: "securityAudit",
-            securityAudit: await securityAudit(this.hostRoot, this.serviceProbe),
-          };
-        case "listContainers":
-          return {
-            requestId,
-            result: "containers",
-            containers: { containers: await listContainers(this.docker, request.listContainers) },
-          };
-        case "inspectContainer":
-          return {
-            requestId,
-            result: "containerConfig",
-            containerConfig: await inspectContainer(
-              this.docker,
-              request.inspectContainer.containerId,
-              request.inspectContainer.scope,
-            ),
-          };
-        case "restartContainer":
-          return {
-            requestId,
-            result: "restartContainer",
-            restartContainer: await restartContainer(
-              this.docker,
-              request.restartContainer.containerId,
-              request.restartContainer.scope,
-              request.restartContainer.stopTimeoutSeconds,
-            ),
-          };
-        case "buildImage":
-          return {
-            requestId,
-            result: "buildImage",
-            buildImage: await this.deployer.buildImage(request.buildImage),
-          };
-        case "deployService":
-          return {
-            requestId,
-            result: "deployService",
-            deployService: await this.deployer.deployService(request.deployService),
-          };
-        case "serviceAction":
-          return {
-            requestId,
-            result: "serviceAction",
-            serviceAction: await this.deployer.serviceAction(request.serviceAction),
-          };
-        case "changeDatabaseCredentials":
-          return {
-            requestId,
-            result: "databaseCredentialsChanged",
-            databaseCredentialsChanged: await changeDatabaseCredentials(
-              this.docker,
-              request.changeDatabaseCredentials,
-            ),
-          };
-        case "deployStack":
-          return {
-            requestId,
-            result: "deployStack",
-            deployStack: await this.deployer.deployStack(request.deployStack),
-          };
-        case "readRepositoryFile":
-          return {
-            requestId,
-            result: "repositoryFile",
-            repositoryFile: await this.deployer.readRepositoryFile(request.readRepositoryFile),
-          };
-        case "stackAction":
-          return {
-            requestId,
-            result: "stackAction",
-            stackAction: await this.deployer.stackAction(request.stackAction),
-          };
-        case "observeServices":
-          return {
-            requestId,
-            result: "observedServices",
-            observedServices: await this.deployer.observeServices(request.observeServices),
-          };
-        case "backupDatabase":
-          return {
-            requestId,
-            result: "backupDatabase",
-            backupDatabase: await this.deployer.backupDatabase(request.backupDatabase),
-          };
-        case "restoreDatabase":
-          return {
-            requestId,
-            result: "restoreDatabase",
-            restoreDatabase: await this.deployer.restoreDatabase(request.restoreDatabase),
-          };
-        case "backupVolume":
-          return {
-            requestId,
-            result: "backupVolume",
-            backupVolume: await this.deployer.backupVolume(request.backupVolume),
-          };
-        case "restoreVolume":
-          return {
-            requestId,
-            result: "restoreVolume",
-            restoreVolume: await this.deployer.restoreVolume(request.restoreVolume),
-          };
-        case "cancelJob":
-          return {
-            requestId,
-            result: "cancelJob",
-            cancelJob: await this.deployer.cancelJob(request.cancelJob),
-          };
-        case "cleanBuildCache":
-          return {
-            requestId,
-            result: "cleanBuildCache",
-            cleanBuildCache: await this.deployer.cleanBuildCache(),
-          };
-        case "keepRollbackImage":
-          return {
-            requestId,
-            result: "rollbackImageKept",
-            rollbackImageKept: await keepRollbackImage(this.docker, request.keepRollbackImage),
-          };
-        case "rollbackImageStatus":
-          return {
-            requestId,
-            result: "rollbackImageStatus",
-            rollbackImageStatus: await rollbackImageStatus(this.docker, request.rollbackImageStatus.image),
-          };
-        case "removeRollbackImages":
-          return {
-            requestId,
-            result: "rollbackImagesRemoved",
-            rollbackImagesRemoved: await removeRollbackImages(
-              this.docker,
-              request.removeRollbackImages.images,
-            ),
-          };
-        case "keepStackRollbackImages":
-          return {
-            requestId,
-            result: "stackRollbackImagesKept",
-            stackRollbackImagesKept: await keepStackRollbackImages(
-              this.docker,
-              request.keepStackRollbackImages,
-            ),
-          };
-        case "registryLogin":
-          return {
-            requestId,
-            result: "registryLogin",
-            registryLogin: await registryLogin(this.docker, request.registryLogin),
-          };
-        case "containerStats":
-          return {
-            requestId,
-            result: "containerStats",
-            containerStats: {
-              containers: await containerStats(
-                this.docker,
-                request.containerStats.swarmServiceName,
-                request.containerStats.owner,
-              ),
-            },
-          };
-        case "setupMonitoring":
-          return {
-            requestId,
-            result: "monitoringSetUp",
-            monitoringSetUp: await this.monitoring.apply(request.setupMonitoring.metricsConfigJson),
-          };
-        case "readContainerMetrics":
-          return {
-            requestId,
-            result: "containerMetrics",
-            containerMetrics: await this.readContainerMetrics(request.readContainerMetrics),
-          };
-        case "writeProxyFile":
-          return {
-            requestId,
-            result: "proxyFileWritten",
-            proxyFileWritten: await this.proxy.writeFile(request.writeProxyFile),
-          };
-        case "readProxyFile":
-          return {
-            requestId,
-            result: "proxyFile",
-            proxyFile: await this.proxy.readFile(request.readProxyFile),
-          };
-        case "removeProxyFile":
-          return {
-            requestId,
-            result: "proxyFileRemoved",
-            proxyFileRemoved: await this.proxy.removeFile(request.removeProxyFile),
-          };
-        case "ensureProxy":
-          return {
-            requestId,
-            result: "proxyService",
-            proxyService: await this.proxy.ensure(request.ensureProxy),
-          };
-        case "reloadProxy":
-          return { requestId, result: "proxyReloaded", proxyReloaded: await this.proxy.reload() };
-        case "runSchedule":
-          return {
-            requestId,
-            result: "scheduleRun",
-            scheduleRun: await this.deployer.runSchedule(request.runSchedule),
-          };
-        case "runHostScript":
-          return {
-            requestId,
-            result: "hostScript",
-            hostScript: await this.deployer.runHostScript(request.runHostScript),
-          };
-        case "readAccessLog":
-          return {
-            requestId,
-            result: "accessLogPage",
-            accessLogPage: await this.proxy.readAccessLog(request.readAccessLog),
-          };
-        case "cleanDocker":
-          return {
-            requestId,
-            result: "dockerCleanup",
-            dockerCleanup: await cleanDocker(this.docker, request.cleanDocker),
-          };
-        case "listNodes":
-          return { requestId, result: "nodes", nodes: await listNodes(this.docker) };
-        case "swarmJoinToken":
-          return {
-            requestId,
-            result: "swarmJoinToken",
-            swarmJoinToken: await swarmJoinToken(this.docker, request.swarmJoinToken.manager),
-          };
-        case "joinSwarm":
-          return {
-            requestId,
-            result: "swarmJoined",
-            swarmJoined: await joinSwarm(this.docker, request.joinSwarm),
-          };
-        case "updateNode":
-          return {
-            requestId,
-            result: "nodeUpdated",
-            nodeUpdated: await updateNode(this.docker, request.updateNode),
-          };
-        case "removeNode":
-          return {
-            requestId,
-            result: "nodeRemoved",
-            nodeRemoved: await removeNode(this.docker, request.removeNode.nodeId),
-          };
-        case "leaveSwarm":
-          return { requestId, result: "swarmLeft", swarmLeft: await leaveSwarm(this.docker) };
-        default:
-          return errorReply(requestId, "UNIMPLEMENTED", "this agent does not know the command");
-      }
+      return await dispatchCommand(this.handlers, request);
     } catch (error) {
       return this.errorToReply(requestId, request.command, error);
     }
   }
+
+  /** The handler of each command of the protocol (see dispatchCommand). */
+  private readonly handlers: CommandHandlers = {
+    ping: async () => ({ agentVersion: AGENT_VERSION, hostname: this.hostname, timeUnixMs: Date.now() }),
+    validateServer: () =>
+      validateServer(this.docker, {
+        mainDirectory: this.mainDirectory,
+        platformNetwork: this.options.platformNetwork,
+        searchPath: this.options.toolSearchPath,
+        timeoutMs: this.options.toolTimeoutMs,
+      }),
+    securityAudit: () => securityAudit(this.hostRoot, this.serviceProbe),
+    listContainers: async (command) => ({ containers: await listContainers(this.docker, command) }),
+    inspectContainer: (command) => inspectContainer(this.docker, command.containerId, command.scope),
+    restartContainer: (command) =>
+      restartContainer(this.docker, command.containerId, command.scope, command.stopTimeoutSeconds),
+    buildImage: (command) => this.deployer.buildImage(command),
+    deployService: (command) => this.deployer.deployService(command),
+    serviceAction: (command) => this.deployer.serviceAction(command),
+    changeDatabaseCredentials: (command) => changeDatabaseCredentials(this.docker, command),
+    deployStack: (command) => this.deployer.deployStack(command),
+    readRepositoryFile: (command) => this.deployer.readRepositoryFile(command),
+    stackAction: (command) => this.deployer.stackAction(command),
+    observeServices: (command) => this.deployer.observeServices(command),
+    backupDatabase: (command) => this.deployer.backupDatabase(command),
+    restoreDatabase: (command) => this.deployer.restoreDatabase(command),
+    backupVolume: (command) => this.deployer.backupVolume(command),
+    restoreVolume: (command) => this.deployer.restoreVolume(command),
+    cancelJob: (command) => this.deployer.cancelJob(command),
+    cleanBuildCache: () => this.deployer.cleanBuildCache(),
+    keepRollbackImage: (command) => keepRollbackImage(this.docker, command),
+    rollbackImageStatus: (command) => rollbackImageStatus(this.docker, command.image),
+    removeRollbackImages: (command) => removeRollbackImages(this.docker, command.images),
+    keepStackRollbackImages: (command) => keepStackRollbackImages(this.docker, command),
+    registryLogin: (command) => registryLogin(this.docker, command),
+    containerStats: async (command) => ({
+      containers: await containerStats(this.docker, command.swarmServiceName, command.owner),
+    }),
+    setupMonitoring: (command) => this.monitoring.apply(command.metricsConfigJson),
+    readContainerMetrics: (command) => this.readContainerMetrics(command),
+    writeProxyFile: (command) => this.proxy.writeFile(command),
+    readProxyFile: (command) => this.proxy.readFile(command),
+    removeProxyFile: (command) => this.proxy.removeFile(command),
+    ensureProxy: (command) => this.proxy.ensure(command),
+    reloadProxy: () => this.proxy.reload(),
+    runSchedule: (command) => this.deployer.runSchedule(command),
+    runHostScript: (command) => this.deployer.runHostScript(command),
+    readAccessLog: (command) => this.proxy.readAccessLog(command),
+    cleanDocker: (command) => cleanDocker(this.docker, command),
+    listNodes: () => listNodes(this.docker),
+    swarmJoinToken: (command) => swarmJoinToken(this.docker, command.manager),
+    joinSwarm: (command) => joinSwarm(this.docker, command),
+    updateNode: (command) => updateNode(this.docker, command),
+    removeNode: (command) => removeNode(this.docker, command.nodeId),
+    leaveSwarm: () => leaveSwarm(this.docker),
+  };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */
   private async readContainerMetrics(command: ReadContainerMetricsCommand) {

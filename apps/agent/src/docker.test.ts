@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import {
   applicationOwner,
-  type Command,
+  asReceived,
+  type CommandInput,
   type CommandReply,
   makeCommandRequest,
   ownershipLabels,
@@ -36,8 +37,8 @@ let containerId: string;
 /** The container started here carries no ownership labels: an administrator's scope sees it. */
 const unmanagedScope = { organizationId: "org-admin", includeUnmanaged: true };
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 30_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 30_000)));
 }
 
 beforeAll(async () => {
@@ -88,7 +89,7 @@ describe("validate_server on the real engine", () => {
   it("reports a missing main directory", async () => {
     const other = new AgentCore({ serverId, docker, mainDirectory: path.join(mainDirectory, "absent") });
     const reply = await other.handle(
-      makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 30_000),
+      asReceived(makeCommandRequest(serverId, { command: "validateServer", validateServer: {} }, 30_000)),
     );
     expect(reply.result === "validateServer" && reply.validateServer.isMainDirectoryInstalled).toBe(false);
   });

@@ -6,96 +6,44 @@
 import { randomUUID } from "node:crypto";
 import { AgentCommandError, AgentProtocolError } from "./errors.ts";
 import {
-  type AccessLogPage,
-  type BackupDatabaseCommand,
-  type BackupDatabaseResult,
-  type BackupVolumeCommand,
-  type BackupVolumeResult,
-  type BuildImageCommand,
-  type BuildImageResult,
-  type CancelJobResult,
-  type ChangeDatabaseCredentialsCommand,
-  type CleanBuildCacheResult,
-  type CleanDockerCommand,
-  type Command,
+  type CommandInput,
   type CommandName,
   type CommandReply,
-  type CommandRequest,
+  type CommandRequestInput,
+  type CommandTable,
   type Container,
-  type ContainerConfig,
-  type ContainerMetricsList,
   type ContainerScope,
   type ContainerStats,
-  type DatabaseCredentialsChanged,
-  type DeployServiceCommand,
-  type DeployServiceResult,
-  type DeployStackCommand,
-  type DeployStackResult,
-  type DockerCleanupResult,
-  type EnsureProxyCommand,
-  type JoinSwarmCommand,
-  type KeepRollbackImageCommand,
-  type KeepStackRollbackImagesCommand,
-  type ListContainersCommand,
-  type MonitoringSetUp,
-  type NodeList,
-  type NodeRemoved,
-  type NodeUpdated,
-  type ObservedServices,
-  type ObserveServicesCommand,
-  type PingResult,
-  type ProxyFile,
+  type Init,
   type ProxyFileHolder,
-  type ProxyFileRemoved,
   type ProxyFileScope,
-  type ProxyFileWritten,
-  type ProxyReloaded,
-  type ProxyService,
   RESULT_NAME_OF_COMMAND,
-  type ReadAccessLogCommand,
-  type ReadContainerMetricsCommand,
-  type ReadRepositoryFileCommand,
   type RegistryAuth,
-  type RegistryLoginResult,
-  type RepositoryFile,
   type ResourceOwner,
-  type RestartContainerResult,
-  type RestoreDatabaseCommand,
-  type RestoreDatabaseResult,
-  type RestoreVolumeCommand,
-  type RestoreVolumeResult,
   type ResultOfCommand,
-  type RollbackImageKept,
-  type RollbackImageStatus,
-  type RollbackImagesRemoved,
-  type RunHostScriptCommand,
-  type RunScheduleCommand,
-  type ScheduledCommandResult,
-  type SecurityAuditResult,
   type ServiceAction,
-  type ServiceActionResult,
-  type StackActionCommand,
-  type StackActionResult,
-  type StackRollbackImagesKept,
-  type SwarmJoined,
-  type SwarmJoinToken,
-  type SwarmLeft,
-  type UpdateNodeCommand,
-  type ValidateServerResult,
 } from "./messages.ts";
 import { assertValidName, assertValidServerId } from "./names.ts";
 import type { AgentTransport } from "./transport.ts";
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
 
+/** The command message a sender gives for command K: any field may be left out (see Init). */
+export type CommandArgs<K extends CommandName> = Init<CommandTable[K]["command"]>;
+
 /** A request for `serverId` with a fresh id and a deadline `timeoutMs` from now. */
 export function makeCommandRequest(
   serverId: string,
-  command: Command,
+  command: CommandInput,
   timeoutMs: number,
   nowUnixMs = Date.now(),
-): CommandRequest {
+): CommandRequestInput {
   return { requestId: randomUUID(), serverId, deadlineUnixMs: nowUnixMs + timeoutMs, ...command };
+}
+
+/** The request for command `name` with its message, as makeCommandRequest takes it. */
+export function commandInput<K extends CommandName>(name: K, command: CommandArgs<K>): CommandInput {
+  return { command: name, [name]: command } as unknown as CommandInput;
 }
 
 /** The result a reply carries for `command`, or an AgentCommandError for an error reply. */
@@ -114,58 +62,53 @@ export function resultOf<C extends CommandName>(
   return (reply as unknown as Record<string, ResultOfCommand[C]>)[expected]!;
 }
 
+/**
+ * Every command of the protocol is `call(serverId, name, message)`, typed by the generated
+ * command table; the named methods below add the checks and defaults of their callers.
+ */
 export class AgentClient {
   constructor(
     readonly transport: AgentTransport,
     readonly defaultTimeoutMs = DEFAULT_COMMAND_TIMEOUT_MS,
   ) {}
 
-  /** Runs any command and returns its result. */
-  async run<C extends Command>(
+  /** Runs command `name` and returns its result. */
+  async call<K extends CommandName>(
     serverId: string,
-    command: C,
+    name: K,
+    command: CommandArgs<K>,
     timeoutMs = this.defaultTimeoutMs,
-  ): Promise<ResultOfCommand[C["command"]]> {
+  ): Promise<ResultOfCommand[K]> {
     assertValidServerId(serverId);
-    const request = makeCommandRequest(serverId, command, timeoutMs);
+    const request = makeCommandRequest(serverId, commandInput(name, command), timeoutMs);
     const reply = await this.transport.request(serverId, request, timeoutMs);
-    return resultOf(reply, command.command as C["command"], serverId);
+    return resultOf(reply, name, serverId);
   }
 
-  ping(serverId: string, timeoutMs?: number): Promise<PingResult> {
-    return this.run(serverId, { command: "ping", ping: {} }, timeoutMs);
+  ping(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "ping", {}, timeoutMs);
   }
 
-  validateServer(serverId: string, timeoutMs?: number): Promise<ValidateServerResult> {
-    return this.run(serverId, { command: "validateServer", validateServer: {} }, timeoutMs);
+  validateServer(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "validateServer", {}, timeoutMs);
   }
 
-  securityAudit(serverId: string, timeoutMs?: number): Promise<SecurityAuditResult> {
-    return this.run(serverId, { command: "securityAudit", securityAudit: {} }, timeoutMs);
+  securityAudit(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "securityAudit", {}, timeoutMs);
   }
 
   async listContainers(
     serverId: string,
-    filter: ListContainersCommand = {},
+    filter: CommandArgs<"listContainers"> = {},
     timeoutMs?: number,
   ): Promise<Container[]> {
-    const list = await this.run(serverId, { command: "listContainers", listContainers: filter }, timeoutMs);
-    return list.containers;
+    return (await this.call(serverId, "listContainers", filter, timeoutMs)).containers;
   }
 
   /** The container's inspect data; one outside `scope` is answered NOT_FOUND by the agent. */
-  inspectContainer(
-    serverId: string,
-    containerId: string,
-    scope: ContainerScope,
-    timeoutMs?: number,
-  ): Promise<ContainerConfig> {
+  inspectContainer(serverId: string, containerId: string, scope: ContainerScope, timeoutMs?: number) {
     assertValidName(containerId, "container id");
-    return this.run(
-      serverId,
-      { command: "inspectContainer", inspectContainer: { containerId, scope } },
-      timeoutMs,
-    );
+    return this.call(serverId, "inspectContainer", { containerId, scope }, timeoutMs);
   }
 
   restartContainer(
@@ -173,28 +116,24 @@ export class AgentClient {
     containerId: string,
     scope: ContainerScope,
     options: { stopTimeoutSeconds?: number; timeoutMs?: number } = {},
-  ): Promise<RestartContainerResult> {
+  ) {
     assertValidName(containerId, "container id");
-    const restartContainer = { containerId, scope, stopTimeoutSeconds: options.stopTimeoutSeconds ?? 0 };
-    return this.run(serverId, { command: "restartContainer", restartContainer }, options.timeoutMs);
+    const { stopTimeoutSeconds = 0, timeoutMs } = options;
+    return this.call(serverId, "restartContainer", { containerId, scope, stopTimeoutSeconds }, timeoutMs);
   }
 
   // ---- deployments ----
 
   /** Builds (and pushes) an image; progress goes to the command's log stream. */
-  buildImage(serverId: string, command: BuildImageCommand, timeoutMs: number): Promise<BuildImageResult> {
-    assertValidName(command.appName, "appName");
-    return this.run(serverId, { command: "buildImage", buildImage: command }, timeoutMs);
+  buildImage(serverId: string, command: CommandArgs<"buildImage">, timeoutMs: number) {
+    assertValidName(command.appName ?? "", "appName");
+    return this.call(serverId, "buildImage", command, timeoutMs);
   }
 
   /** Creates or updates an application's Swarm service and waits for its new tasks. */
-  deployService(
-    serverId: string,
-    command: DeployServiceCommand,
-    timeoutMs: number,
-  ): Promise<DeployServiceResult> {
-    assertValidName(command.spec.name, "service name");
-    return this.run(serverId, { command: "deployService", deployService: command }, timeoutMs);
+  deployService(serverId: string, command: CommandArgs<"deployService">, timeoutMs: number) {
+    assertValidName(command.spec?.name ?? "", "service name");
+    return this.call(serverId, "deployService", command, timeoutMs);
   }
 
   serviceAction(
@@ -202,116 +141,87 @@ export class AgentClient {
     serviceName: string,
     action: ServiceAction,
     options: { replicas?: number; timeoutMs?: number; owner?: ResourceOwner; removeVolumes?: string[] } = {},
-  ): Promise<ServiceActionResult> {
+  ) {
     assertValidName(serviceName, "service name");
-    for (const volume of options.removeVolumes ?? []) assertValidName(volume, "volume name");
-    const serviceAction = {
-      serviceName,
-      action,
-      replicas: options.replicas ?? 0,
-      ...(options.owner ? { owner: options.owner } : {}),
-      ...(options.removeVolumes?.length ? { removeVolumes: options.removeVolumes } : {}),
-    };
-    return this.run(serverId, { command: "serviceAction", serviceAction }, options.timeoutMs);
+    const { replicas = 0, owner, removeVolumes = [], timeoutMs } = options;
+    for (const volume of removeVolumes) assertValidName(volume, "volume name");
+    return this.call(
+      serverId,
+      "serviceAction",
+      { serviceName, action, replicas, owner, removeVolumes },
+      timeoutMs,
+    );
   }
 
   /** Deploys a compose stack from its converted file and waits for its tasks. */
-  deployStack(serverId: string, command: DeployStackCommand, timeoutMs: number): Promise<DeployStackResult> {
-    assertValidName(command.appName, "appName");
-    return this.run(serverId, { command: "deployStack", deployStack: command }, timeoutMs);
+  deployStack(serverId: string, command: CommandArgs<"deployStack">, timeoutMs: number) {
+    assertValidName(command.appName ?? "", "appName");
+    return this.call(serverId, "deployStack", command, timeoutMs);
   }
 
   /** Starts, stops, removes or reads the services of a compose stack. */
-  stackAction(serverId: string, command: StackActionCommand, timeoutMs?: number): Promise<StackActionResult> {
-    assertValidName(command.appName, "appName");
-    return this.run(serverId, { command: "stackAction", stackAction: command }, timeoutMs);
+  stackAction(serverId: string, command: CommandArgs<"stackAction">, timeoutMs?: number) {
+    assertValidName(command.appName ?? "", "appName");
+    return this.call(serverId, "stackAction", command, timeoutMs);
   }
 
   /** Stops the running build or deploy of job `jobId` (a deployment id). */
-  cancelJob(serverId: string, jobId: string, timeoutMs?: number): Promise<CancelJobResult> {
-    return this.run(serverId, { command: "cancelJob", cancelJob: { jobId } }, timeoutMs);
+  cancelJob(serverId: string, jobId: string, timeoutMs?: number) {
+    return this.call(serverId, "cancelJob", { jobId }, timeoutMs);
   }
 
   /** Docker's state of some services (by appName) and which of `jobIds` the agent is running. */
-  observeServices(
-    serverId: string,
-    command: ObserveServicesCommand,
-    timeoutMs?: number,
-  ): Promise<ObservedServices> {
-    for (const name of command.serviceNames) assertValidName(name, "service name");
-    return this.run(serverId, { command: "observeServices", observeServices: command }, timeoutMs);
+  observeServices(serverId: string, command: CommandArgs<"observeServices">, timeoutMs?: number) {
+    for (const name of command.serviceNames ?? []) assertValidName(name, "service name");
+    return this.call(serverId, "observeServices", command, timeoutMs);
   }
 
   /** Changes a database user's name or password inside the running database of a service. */
   changeDatabaseCredentials(
     serverId: string,
-    command: ChangeDatabaseCredentialsCommand,
+    command: CommandArgs<"changeDatabaseCredentials">,
     timeoutMs?: number,
-  ): Promise<DatabaseCredentialsChanged> {
-    assertValidName(command.serviceName, "service name");
-    return this.run(
-      serverId,
-      { command: "changeDatabaseCredentials", changeDatabaseCredentials: command },
-      timeoutMs,
-    );
+  ) {
+    assertValidName(command.serviceName ?? "", "service name");
+    return this.call(serverId, "changeDatabaseCredentials", command, timeoutMs);
   }
 
   /** Tags the image a deployment ran as a kept rollback image (and pushes it with a registry). */
-  keepRollbackImage(
-    serverId: string,
-    command: KeepRollbackImageCommand,
-    timeoutMs?: number,
-  ): Promise<RollbackImageKept> {
-    return this.run(serverId, { command: "keepRollbackImage", keepRollbackImage: command }, timeoutMs);
+  keepRollbackImage(serverId: string, command: CommandArgs<"keepRollbackImage">, timeoutMs?: number) {
+    return this.call(serverId, "keepRollbackImage", command, timeoutMs);
   }
 
   /** Keeps the images a compose stack's services run for a rollback of the stack. */
   keepStackRollbackImages(
     serverId: string,
-    command: KeepStackRollbackImagesCommand,
+    command: CommandArgs<"keepStackRollbackImages">,
     timeoutMs?: number,
-  ): Promise<StackRollbackImagesKept> {
-    return this.run(
-      serverId,
-      { command: "keepStackRollbackImages", keepStackRollbackImages: command },
-      timeoutMs,
-    );
+  ) {
+    return this.call(serverId, "keepStackRollbackImages", command, timeoutMs);
   }
 
   /** One file of a repository's branch, cloned by the server's agent. */
-  readRepositoryFile(
-    serverId: string,
-    command: ReadRepositoryFileCommand,
-    timeoutMs?: number,
-  ): Promise<RepositoryFile> {
-    return this.run(serverId, { command: "readRepositoryFile", readRepositoryFile: command }, timeoutMs);
+  readRepositoryFile(serverId: string, command: CommandArgs<"readRepositoryFile">, timeoutMs?: number) {
+    return this.call(serverId, "readRepositoryFile", command, timeoutMs);
   }
 
   /** Whether a kept rollback image is still on the server. */
-  rollbackImageStatus(serverId: string, image: string, timeoutMs?: number): Promise<RollbackImageStatus> {
-    return this.run(serverId, { command: "rollbackImageStatus", rollbackImageStatus: { image } }, timeoutMs);
+  rollbackImageStatus(serverId: string, image: string, timeoutMs?: number) {
+    return this.call(serverId, "rollbackImageStatus", { image }, timeoutMs);
   }
 
   /** Untags kept rollback images; missing ones are fine. */
-  removeRollbackImages(
-    serverId: string,
-    images: string[],
-    timeoutMs?: number,
-  ): Promise<RollbackImagesRemoved> {
-    return this.run(
-      serverId,
-      { command: "removeRollbackImages", removeRollbackImages: { images } },
-      timeoutMs,
-    );
+  removeRollbackImages(serverId: string, images: string[], timeoutMs?: number) {
+    return this.call(serverId, "removeRollbackImages", { images }, timeoutMs);
   }
 
-  cleanBuildCache(serverId: string, timeoutMs?: number): Promise<CleanBuildCacheResult> {
-    return this.run(serverId, { command: "cleanBuildCache", cleanBuildCache: {} }, timeoutMs);
+  cleanBuildCache(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "cleanBuildCache", {}, timeoutMs);
   }
 
   /** Logs in to a registry through the server's Docker Engine; the registry's refusal is an error. */
-  registryLogin(serverId: string, auth: RegistryAuth, timeoutMs?: number): Promise<RegistryLoginResult> {
-    return this.run(serverId, { command: "registryLogin", registryLogin: { auth } }, timeoutMs);
+  registryLogin(serverId: string, auth: RegistryAuth, timeoutMs?: number) {
+    return this.call(serverId, "registryLogin", { auth }, timeoutMs);
   }
 
   /** One sample of the resource use of the running containers of a Swarm service. */
@@ -322,31 +232,18 @@ export class AgentClient {
     timeoutMs?: number,
   ): Promise<ContainerStats[]> {
     assertValidName(swarmServiceName, "service name");
-    const list = await this.run(
-      serverId,
-      { command: "containerStats", containerStats: { swarmServiceName, owner } },
-      timeoutMs,
-    );
-    return list.containers;
+    return (await this.call(serverId, "containerStats", { swarmServiceName, owner }, timeoutMs)).containers;
   }
 
   /** Applies a monitoring configuration (JSON of metricsConfig) on the server, live. */
-  setupMonitoring(serverId: string, metricsConfigJson: string, timeoutMs?: number): Promise<MonitoringSetUp> {
-    return this.run(
-      serverId,
-      { command: "setupMonitoring", setupMonitoring: { metricsConfigJson } },
-      timeoutMs,
-    );
+  setupMonitoring(serverId: string, metricsConfigJson: string, timeoutMs?: number) {
+    return this.call(serverId, "setupMonitoring", { metricsConfigJson }, timeoutMs);
   }
 
   /** The newest stored metrics of one service's containers labelled for `organizationId`. */
-  readContainerMetrics(
-    serverId: string,
-    command: ReadContainerMetricsCommand,
-    timeoutMs?: number,
-  ): Promise<ContainerMetricsList> {
-    assertValidName(command.appName, "appName");
-    return this.run(serverId, { command: "readContainerMetrics", readContainerMetrics: command }, timeoutMs);
+  readContainerMetrics(serverId: string, command: CommandArgs<"readContainerMetrics">, timeoutMs?: number) {
+    assertValidName(command.appName ?? "", "appName");
+    return this.call(serverId, "readContainerMetrics", command, timeoutMs);
   }
 
   // ---- proxy ----
@@ -360,12 +257,8 @@ export class AgentClient {
     content: string,
     holder: ProxyFileHolder = {},
     timeoutMs?: number,
-  ): Promise<ProxyFileWritten> {
-    return this.run(
-      serverId,
-      { command: "writeProxyFile", writeProxyFile: { scope, fileName, content, ...holder } },
-      timeoutMs,
-    );
+  ) {
+    return this.call(serverId, "writeProxyFile", { scope, fileName, content, ...holder }, timeoutMs);
   }
 
   readProxyFile(
@@ -374,12 +267,8 @@ export class AgentClient {
     fileName: string,
     holder: ProxyFileHolder = {},
     timeoutMs?: number,
-  ): Promise<ProxyFile> {
-    return this.run(
-      serverId,
-      { command: "readProxyFile", readProxyFile: { scope, fileName, ...holder } },
-      timeoutMs,
-    );
+  ) {
+    return this.call(serverId, "readProxyFile", { scope, fileName, ...holder }, timeoutMs);
   }
 
   removeProxyFile(
@@ -388,120 +277,88 @@ export class AgentClient {
     fileName: string,
     holder: ProxyFileHolder = {},
     timeoutMs?: number,
-  ): Promise<ProxyFileRemoved> {
-    return this.run(
-      serverId,
-      { command: "removeProxyFile", removeProxyFile: { scope, fileName, ...holder } },
-      timeoutMs,
-    );
+  ) {
+    return this.call(serverId, "removeProxyFile", { scope, fileName, ...holder }, timeoutMs);
   }
 
   /** Creates or updates the proxy's Swarm service. */
-  ensureProxy(serverId: string, command: EnsureProxyCommand, timeoutMs?: number): Promise<ProxyService> {
-    return this.run(serverId, { command: "ensureProxy", ensureProxy: command }, timeoutMs);
+  ensureProxy(serverId: string, command: CommandArgs<"ensureProxy">, timeoutMs?: number) {
+    return this.call(serverId, "ensureProxy", command, timeoutMs);
   }
 
-  reloadProxy(serverId: string, timeoutMs?: number): Promise<ProxyReloaded> {
-    return this.run(serverId, { command: "reloadProxy", reloadProxy: {} }, timeoutMs);
+  reloadProxy(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "reloadProxy", {}, timeoutMs);
   }
 
-  /** One filtered, sorted page of the proxy's access log. */
   /** A schedule's command in one of its service's containers (a job: cancelJob stops it). */
-  runSchedule(
-    serverId: string,
-    command: RunScheduleCommand,
-    timeoutMs?: number,
-  ): Promise<ScheduledCommandResult> {
-    return this.run(serverId, { command: "runSchedule", runSchedule: command }, timeoutMs);
+  runSchedule(serverId: string, command: CommandArgs<"runSchedule">, timeoutMs?: number) {
+    return this.call(serverId, "runSchedule", command, timeoutMs);
   }
 
   /** An instance administrator's script on the server itself (a job: cancelJob stops it). */
-  runHostScript(
-    serverId: string,
-    command: RunHostScriptCommand,
-    timeoutMs?: number,
-  ): Promise<ScheduledCommandResult> {
-    return this.run(serverId, { command: "runHostScript", runHostScript: command }, timeoutMs);
+  runHostScript(serverId: string, command: CommandArgs<"runHostScript">, timeoutMs?: number) {
+    return this.call(serverId, "runHostScript", command, timeoutMs);
   }
 
-  readAccessLog(serverId: string, command: ReadAccessLogCommand, timeoutMs?: number): Promise<AccessLogPage> {
-    return this.run(serverId, { command: "readAccessLog", readAccessLog: command }, timeoutMs);
+  /** One filtered, sorted page of the proxy's access log. */
+  readAccessLog(serverId: string, command: CommandArgs<"readAccessLog">, timeoutMs?: number) {
+    return this.call(serverId, "readAccessLog", command, timeoutMs);
   }
 
   /** Removes unused Docker objects of one organization, or of the whole engine. */
-  cleanDocker(
-    serverId: string,
-    command: CleanDockerCommand,
-    timeoutMs?: number,
-  ): Promise<DockerCleanupResult> {
-    return this.run(serverId, { command: "cleanDocker", cleanDocker: command }, timeoutMs);
+  cleanDocker(serverId: string, command: CommandArgs<"cleanDocker">, timeoutMs?: number) {
+    return this.call(serverId, "cleanDocker", command, timeoutMs);
   }
 
   /** Dumps a database into object storage (a job: cancelJob stops it). */
-  backupDatabase(
-    serverId: string,
-    command: BackupDatabaseCommand,
-    timeoutMs: number,
-  ): Promise<BackupDatabaseResult> {
-    return this.run(serverId, { command: "backupDatabase", backupDatabase: command }, timeoutMs);
+  backupDatabase(serverId: string, command: CommandArgs<"backupDatabase">, timeoutMs: number) {
+    return this.call(serverId, "backupDatabase", command, timeoutMs);
   }
 
   /** Restores a backup object into a database (or a throwaway container of its image). */
-  restoreDatabase(
-    serverId: string,
-    command: RestoreDatabaseCommand,
-    timeoutMs: number,
-  ): Promise<RestoreDatabaseResult> {
-    return this.run(serverId, { command: "restoreDatabase", restoreDatabase: command }, timeoutMs);
+  restoreDatabase(serverId: string, command: CommandArgs<"restoreDatabase">, timeoutMs: number) {
+    return this.call(serverId, "restoreDatabase", command, timeoutMs);
   }
 
   /** Archives a named volume into object storage (a job: cancelJob stops it). */
-  backupVolume(
-    serverId: string,
-    command: BackupVolumeCommand,
-    timeoutMs: number,
-  ): Promise<BackupVolumeResult> {
-    return this.run(serverId, { command: "backupVolume", backupVolume: command }, timeoutMs);
+  backupVolume(serverId: string, command: CommandArgs<"backupVolume">, timeoutMs: number) {
+    return this.call(serverId, "backupVolume", command, timeoutMs);
   }
 
   /** Restores a volume archive from object storage into a named volume (a job). */
-  restoreVolume(
-    serverId: string,
-    command: RestoreVolumeCommand,
-    timeoutMs: number,
-  ): Promise<RestoreVolumeResult> {
-    return this.run(serverId, { command: "restoreVolume", restoreVolume: command }, timeoutMs);
+  restoreVolume(serverId: string, command: CommandArgs<"restoreVolume">, timeoutMs: number) {
+    return this.call(serverId, "restoreVolume", command, timeoutMs);
   }
 
   // ---- clusters ----
 
   /** The nodes of the Swarm the server manages. */
-  listNodes(serverId: string, timeoutMs?: number): Promise<NodeList> {
-    return this.run(serverId, { command: "listNodes", listNodes: {} }, timeoutMs);
+  listNodes(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "listNodes", {}, timeoutMs);
   }
 
   /** The join token (a secret: never log it) and address of the server's Swarm. */
-  swarmJoinToken(serverId: string, manager: boolean, timeoutMs?: number): Promise<SwarmJoinToken> {
-    return this.run(serverId, { command: "swarmJoinToken", swarmJoinToken: { manager } }, timeoutMs);
+  swarmJoinToken(serverId: string, manager: boolean, timeoutMs?: number) {
+    return this.call(serverId, "swarmJoinToken", { manager }, timeoutMs);
   }
 
   /** The server's engine joins a Swarm. */
-  joinSwarm(serverId: string, command: JoinSwarmCommand, timeoutMs?: number): Promise<SwarmJoined> {
-    return this.run(serverId, { command: "joinSwarm", joinSwarm: command }, timeoutMs);
+  joinSwarm(serverId: string, command: CommandArgs<"joinSwarm">, timeoutMs?: number) {
+    return this.call(serverId, "joinSwarm", command, timeoutMs);
   }
 
   /** Changes a node's availability, role or labels (the server manages its Swarm). */
-  updateNode(serverId: string, command: UpdateNodeCommand, timeoutMs?: number): Promise<NodeUpdated> {
-    return this.run(serverId, { command: "updateNode", updateNode: command }, timeoutMs);
+  updateNode(serverId: string, command: CommandArgs<"updateNode">, timeoutMs?: number) {
+    return this.call(serverId, "updateNode", command, timeoutMs);
   }
 
   /** Drains and removes a node from the server's Swarm. */
-  removeNode(serverId: string, nodeId: string, timeoutMs?: number): Promise<NodeRemoved> {
-    return this.run(serverId, { command: "removeNode", removeNode: { nodeId } }, timeoutMs);
+  removeNode(serverId: string, nodeId: string, timeoutMs?: number) {
+    return this.call(serverId, "removeNode", { nodeId }, timeoutMs);
   }
 
   /** The server's engine leaves its Swarm. */
-  leaveSwarm(serverId: string, timeoutMs?: number): Promise<SwarmLeft> {
-    return this.run(serverId, { command: "leaveSwarm", leaveSwarm: {} }, timeoutMs);
+  leaveSwarm(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "leaveSwarm", {}, timeoutMs);
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Binary codecs for the messages of proto/agent.proto. The .proto file is loaded once, with
  * protobufjs, when this module is first imported; each message gets an encode/decode pair that
- * maps between protobuf bytes and the plain objects typed in messages.ts.
+ * maps between protobuf bytes and the plain objects typed in messages.ts (generated from the
+ * same file). Decoding gives every scalar, list and map (defaults included) and leaves absent
+ * messages out; encoding takes any subset of the fields (Init).
  */
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
@@ -9,9 +11,12 @@ import type {
   AgentEvent,
   CommandReply,
   CommandRequest,
+  CommandRequestInput,
+  ErrorCode,
   Heartbeat,
+  Init,
   LogChunk,
-  ReplyResult,
+  MessageTypes,
   StreamLogsRequest,
 } from "./messages.ts";
 
@@ -90,7 +95,7 @@ function setMember(
 function plainCodec<T extends object>(typeName: string) {
   const type = messageType(typeName);
   return {
-    encode: (value: T): Uint8Array => encodeWith(type, value),
+    encode: (value: Init<T>): Uint8Array => encodeWith(type, value),
     decode: (bytes: Uint8Array): T => decodeWith(type, bytes) as unknown as T,
   };
 }
@@ -98,7 +103,7 @@ function plainCodec<T extends object>(typeName: string) {
 const commandRequestType = messageType("CommandRequest");
 const commandReplyType = messageType("CommandReply");
 
-export function encodeCommandRequest(request: CommandRequest): Uint8Array {
+export function encodeCommandRequest(request: CommandRequestInput): Uint8Array {
   const { requestId, serverId, deadlineUnixMs } = request;
   const body: Record<string, unknown> = { requestId, serverId, deadlineUnixMs };
   if (request.command !== "unknown") {
@@ -143,12 +148,24 @@ export function decodeCommandReply(bytes: Uint8Array): CommandReply {
 }
 
 /** Builds an error reply. */
-export function errorReply(
-  requestId: string,
-  code: Extract<ReplyResult, { result: "error" }>["error"]["code"],
-  message: string,
-): CommandReply {
+export function errorReply(requestId: string, code: ErrorCode, message: string): CommandReply {
   return { requestId, result: "error", error: { code, message } };
+}
+
+/**
+ * `request` as an agent receives it: encoded and decoded, so every field it leaves out is there
+ * with its default. For tests that hand a request straight to a handler.
+ */
+export function asReceived(request: CommandRequestInput): CommandRequest;
+/** Message `name` as its receiver decodes `value` (every field left out at its default). */
+export function asReceived<N extends keyof MessageTypes>(
+  name: N,
+  value: Init<MessageTypes[N]>,
+): MessageTypes[N];
+export function asReceived(nameOrRequest: string | CommandRequestInput, value?: object): unknown {
+  if (typeof nameOrRequest !== "string") return decodeCommandRequest(encodeCommandRequest(nameOrRequest));
+  const type = messageType(nameOrRequest);
+  return decodeWith(type, encodeWith(type, value ?? {}));
 }
 
 const heartbeatCodec = plainCodec<Heartbeat>("Heartbeat");

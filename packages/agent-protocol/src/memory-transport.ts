@@ -14,7 +14,7 @@ import {
   encodeLogChunk,
 } from "./codec.ts";
 import { AgentProtocolError, AgentTimeoutError, AgentUnavailableError } from "./errors.ts";
-import type { AgentEvent, CommandReply, CommandRequest, Heartbeat, LogChunk } from "./messages.ts";
+import type { AgentEvent, CommandReply, CommandRequestInput, Heartbeat, LogChunk } from "./messages.ts";
 import { commandSubject, eventsSubject, heartbeatSubject, logsSubject } from "./subjects.ts";
 import {
   type AgentTransport,
@@ -32,7 +32,7 @@ export class InMemoryAgentTransport implements AgentTransport {
 
   constructor(private readonly options: TransportOptions = {}) {}
 
-  async request(serverId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply> {
+  async request(serverId: string, request: CommandRequestInput, timeoutMs: number): Promise<CommandReply> {
     const subject = commandSubject(serverId);
     const handler = this.commandHandlers.get(subject);
     if (!handler) throw new AgentUnavailableError(serverId, request.command);

@@ -21,7 +21,7 @@ import {
   encodeLogChunk,
 } from "./codec.ts";
 import { AgentProtocolError, AgentTimeoutError, AgentUnavailableError } from "./errors.ts";
-import type { AgentEvent, CommandReply, CommandRequest, Heartbeat, LogChunk } from "./messages.ts";
+import type { AgentEvent, CommandReply, CommandRequestInput, Heartbeat, LogChunk } from "./messages.ts";
 import {
   ALL_EVENTS_SUBJECT,
   ALL_HEARTBEATS_SUBJECT,
@@ -67,7 +67,7 @@ export class NatsAgentTransport implements AgentTransport {
     private readonly options: NatsTransportOptions = {},
   ) {}
 
-  async request(serverId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply> {
+  async request(serverId: string, request: CommandRequestInput, timeoutMs: number): Promise<CommandReply> {
     const subject = commandSubject(serverId);
     let message: Msg;
     try {

@@ -5,7 +5,14 @@
  * or unknown command is answered the same way whatever carries it.
  */
 import { decodeCommandRequest, encodeCommandReply, errorReply } from "./codec.ts";
-import type { AgentEvent, CommandReply, CommandRequest, Heartbeat, LogChunk } from "./messages.ts";
+import type {
+  AgentEvent,
+  CommandReply,
+  CommandRequest,
+  CommandRequestInput,
+  Heartbeat,
+  LogChunk,
+} from "./messages.ts";
 
 export interface Subscription {
   unsubscribe(): void;
@@ -21,7 +28,7 @@ export interface AgentTransport {
    * reply, not a rejection). Rejects with AgentUnavailableError when no agent of that server is
    * connected and AgentTimeoutError when none answers within `timeoutMs`.
    */
-  request(serverId: string, request: CommandRequest, timeoutMs: number): Promise<CommandReply>;
+  request(serverId: string, request: CommandRequestInput, timeoutMs: number): Promise<CommandReply>;
   /** Heartbeats of one server, or of every server when `serverId` is omitted. */
   subscribeHeartbeats(handler: (heartbeat: Heartbeat) => void, serverId?: string): Subscription;
   /** Events of one server, or of every server when `serverId` is omitted. */

@@ -68,7 +68,7 @@ describe("securityAudit", () => {
       passwordAuth: "unknown",
       usePam: "unknown",
     });
-    expect(result.nonRootUser.hasValidSudoUser).toBe(false);
+    expect(result.nonRootUser?.hasValidSudoUser).toBe(false);
   });
 });
 

@@ -12,10 +12,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  asReceived,
   type BuildImageCommand,
   builderFix,
-  type Command,
+  type CommandInput,
   type CommandReply,
+  type Init,
   makeCommandRequest,
   ownershipLabels,
 } from "@platform/agent-protocol";
@@ -43,12 +45,16 @@ const images: string[] = [];
 const containers: string[] = [];
 const prefix = uniqueName("build").toLowerCase();
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 600_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 600_000)));
 }
 
 let jobCounter = 0;
-function buildCommand(overrides: Partial<BuildImageCommand>): BuildImageCommand {
+/** A build command as the tests send it. */
+type BuildCommand = Init<BuildImageCommand> &
+  Pick<BuildImageCommand, "jobId" | "logStreamId" | "appName" | "imageName">;
+
+function buildCommand(overrides: Init<BuildImageCommand>): BuildCommand {
   jobCounter++;
   const imageName = `platform-test/${prefix}-${jobCounter}:v1`;
   images.push(imageName);
@@ -60,10 +66,10 @@ function buildCommand(overrides: Partial<BuildImageCommand>): BuildImageCommand 
     buildType: "dockerfile",
     git: { url: git.url("app"), branch: "main", httpUsername: "builder", httpPassword: "git-pa55word-xyz" },
     ...overrides,
-  } as BuildImageCommand;
+  } as BuildCommand;
 }
 
-async function build(command: BuildImageCommand) {
+async function build(command: BuildCommand) {
   const reply = await send({ command: "buildImage", buildImage: command });
   return { reply, log: logs.text(command.logStreamId) };
 }
@@ -456,7 +462,7 @@ describe("buildImage from archives", () => {
   async function archiveCommand(
     format: "tar.gz" | "zip",
     data: Buffer,
-    overrides: Partial<BuildImageCommand> = {},
+    overrides: Init<BuildImageCommand> = {},
   ) {
     const file = path.join(scratch, `${Math.random().toString(36).slice(2)}.${format}`);
     await writeFile(file, data);
@@ -506,13 +512,19 @@ describe("buildImage from archives", () => {
           archiveLimits: { ...DEFAULT_ARCHIVE_LIMITS, ...limits },
         });
       await expect(
-        limited({ maxDownloadBytes: 100 }).buildImage(buildCommand({ git: undefined, archive } as never)),
+        limited({ maxDownloadBytes: 100 }).buildImage(
+          asReceived("BuildImageCommand", buildCommand({ git: undefined, archive } as never)),
+        ),
       ).rejects.toMatchObject({ code: "FAILED", message: "the archive is larger than 100 bytes" });
       await expect(
-        limited({ maxEntries: 2 }).buildImage(buildCommand({ git: undefined, archive } as never)),
+        limited({ maxEntries: 2 }).buildImage(
+          asReceived("BuildImageCommand", buildCommand({ git: undefined, archive } as never)),
+        ),
       ).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: "archive: more than 2 entries" });
       await expect(
-        limited({ maxUnpackedBytes: 10 }).buildImage(buildCommand({ git: undefined, archive } as never)),
+        limited({ maxUnpackedBytes: 10 }).buildImage(
+          asReceived("BuildImageCommand", buildCommand({ git: undefined, archive } as never)),
+        ),
       ).rejects.toMatchObject({
         code: "INVALID_ARGUMENT",
         message: "archive: unpacks to more than 10 bytes",
@@ -686,7 +698,7 @@ describe("jobs", () => {
           httpPassword: "git-pa55word-xyz",
         },
       });
-      await expect(deployer.buildImage(command)).rejects.toMatchObject({
+      await expect(deployer.buildImage(asReceived("BuildImageCommand", command))).rejects.toMatchObject({
         code: "FAILED",
         message: `${tool} is not installed on this server (needed for the ${buildType} build type): ${builderFix(tool)}`,
       });
@@ -707,7 +719,7 @@ describe("jobs", () => {
       ["paketo_buildpacks", "pack"],
     ] as const) {
       const command = buildCommand({ buildType, buildArgs: { GREETING: buildType } });
-      const result = await deployer.buildImage(command);
+      const result = await deployer.buildImage(asReceived("BuildImageCommand", command));
       expect(result.imageName).toBe(command.imageName);
       expect(logs.text(command.logStreamId)).toContain(
         `${tool} is not installed on this server: building with the repository's Dockerfile instead of ${buildType}`,
@@ -730,7 +742,7 @@ describe("jobs", () => {
     });
     const command = buildCommand({ buildType: "nixpacks" });
     const reply = await withTools.handle(
-      makeCommandRequest(serverId, { command: "buildImage", buildImage: command }, 600_000),
+      asReceived(makeCommandRequest(serverId, { command: "buildImage", buildImage: command }, 600_000)),
     );
     expect(reply).toMatchObject({
       result: "error",
@@ -798,7 +810,7 @@ DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
     });
     for (const buildType of ["nixpacks", "heroku_buildpacks", "paketo_buildpacks"] as const) {
       const command = buildCommand({ owner, buildType, herokuVersion: "22" });
-      await withTools.buildImage(command);
+      await withTools.buildImage(asReceived("BuildImageCommand", command));
       expect(await imageLabels(command.imageName), buildType).toMatchObject(expected);
     }
     // herokuVersion picks the Heroku builder's stack (paketo's builder is fixed).
@@ -818,7 +830,16 @@ DOCKER_BUILDKIT=0 exec docker build -q -t "$image" "$dir"
     const command = buildCommand({ owner, buildType: "railpack", railpackVersion: "0.9.1" });
     const sourceDir = await mkdtemp(path.join(scratch, "railpack-src-"));
     const log = new LogStream("railpack-argv", logs.publish, new SecretMasker([]));
-    await cliBuild("railpack", command, sourceDir, cli, bin, log, new AbortController().signal, expected);
+    await cliBuild(
+      "railpack",
+      asReceived("BuildImageCommand", command),
+      sourceDir,
+      cli,
+      bin,
+      log,
+      new AbortController().signal,
+      expected,
+    );
     const argv = (await readFile(path.join(bin, "docker.argv"), "utf8")).split("\n");
     expect(argv.slice(0, 1)).toEqual(["build"]);
     // railpackVersion picks the BuildKit frontend (not the installed railpack's 0.2.0).

@@ -18,11 +18,7 @@
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
-import type {
-  ChangeDatabaseCredentialsCommand,
-  DatabaseCredentialsChanged,
-  DatabaseEngine,
-} from "@platform/agent-protocol";
+import type { ChangeDatabaseCredentialsCommand, DatabaseCredentialsChanged } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage } from "../docker/engine.ts";
@@ -243,7 +239,11 @@ function redisSteps(command: ChangeDatabaseCredentialsCommand): Step[][] {
   ];
 }
 
-function stepsOf(command: ChangeDatabaseCredentialsCommand, engine: DatabaseEngine, secrets: string[]) {
+function stepsOf(
+  command: ChangeDatabaseCredentialsCommand,
+  engine: ChangeDatabaseCredentialsCommand["engine"],
+  secrets: string[],
+) {
   switch (engine) {
     case "POSTGRES":
       return postgresSteps(command, secrets);

@@ -12,6 +12,8 @@ import type {
   BackupVolumeResult,
   BuildImageCommand,
   BuildImageResult,
+  BuildSource,
+  BuildType,
   CancelJobCommand,
   CancelJobResult,
   CleanBuildCacheResult,
@@ -101,7 +103,7 @@ export interface DeployerOptions {
   archiveLimits?: ArchiveLimits;
 }
 
-const BUILD_TYPES = new Set([
+const BUILD_TYPES: ReadonlySet<string> = new Set<BuildType>([
   "dockerfile",
   "static",
   "nixpacks",
@@ -109,6 +111,9 @@ const BUILD_TYPES = new Set([
   "heroku_buildpacks",
   "paketo_buildpacks",
 ]);
+
+/** A build command checkBuildCommand accepted: a known build type and one source. */
+type CheckedBuildCommand = BuildImageCommand & { buildType: BuildType } & BuildSource;
 
 export class Deployer {
   private readonly jobs = new JobRegistry();
@@ -143,7 +148,7 @@ export class Deployer {
   }
 
   private async build(
-    command: BuildImageCommand,
+    command: CheckedBuildCommand,
     workDir: string,
     log: LogStream,
     signal: AbortSignal,
@@ -257,10 +262,10 @@ export class Deployer {
    * (docs/decisions.md). Without a Dockerfile, cliBuild names the missing tool.
    */
   private async effectiveBuildType(
-    command: BuildImageCommand,
+    command: CheckedBuildCommand,
     buildRoot: string,
     log: LogStream,
-  ): Promise<BuildImageCommand["buildType"]> {
+  ): Promise<BuildType> {
     const tool = builderTool(command.buildType);
     if (!tool || (await findTool(tool, this.options.toolSearchPath))) return command.buildType;
     const dockerfile = path.join(
@@ -304,15 +309,16 @@ export class Deployer {
   }
 
   async serviceAction(command: ServiceActionCommand): Promise<ServiceActionResult> {
-    return serviceAction(
+    const outcome = await serviceAction(
       this.options.docker,
       this.options.mainDirectory,
       command.serviceName,
       command.action,
       command.replicas,
       command.owner,
-      command.removeVolumes ?? [],
+      command.removeVolumes,
     );
+    return { volumesRemoved: [], volumesKept: [], ...outcome };
   }
 
   /** Deploys a compose stack (stack.ts) as the job `jobId`. */
@@ -474,7 +480,7 @@ export class Deployer {
   }
 }
 
-function checkBuildCommand(command: BuildImageCommand): void {
+function checkBuildCommand(command: BuildImageCommand): asserts command is CheckedBuildCommand {
   checkAppName("appName", command.appName);
   if (!command.jobId || !/^[A-Za-z0-9_-]+$/.test(command.jobId))
     throw invalid("jobId", "must match ^[A-Za-z0-9_-]+$");

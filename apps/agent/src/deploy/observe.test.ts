@@ -7,9 +7,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  type Command,
+  asReceived,
+  type CommandInput,
   type CommandReply,
   DEPLOYMENT_ID_LABEL,
+  type Init,
   makeCommandRequest,
   type ObservedServices,
   type ServiceSpec,
@@ -24,8 +26,8 @@ const name = uniqueName("observe").toLowerCase();
 let core: AgentCore;
 let mainDirectory: string;
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 120_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 120_000)));
 }
 
 const owner = { organizationId: "org-observe-test", resource: `application:${name}` };
@@ -37,7 +39,7 @@ async function observe(serviceNames: string[], jobIds: string[] = []): Promise<O
   return reply.observedServices;
 }
 
-function spec(deploymentId: string, command: string[]): ServiceSpec {
+function spec(deploymentId: string, command: string[]): Init<ServiceSpec> {
   return {
     name,
     image: TEST_IMAGE,

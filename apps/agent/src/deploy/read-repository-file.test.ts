@@ -5,7 +5,7 @@
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type Command, makeCommandRequest } from "@platform/agent-protocol";
+import { asReceived, type CommandInput, makeCommandRequest } from "@platform/agent-protocol";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
@@ -40,14 +40,14 @@ afterAll(async () => {
 });
 
 function read(filePath: string, password = "the-repository-token") {
-  const command: Command = {
+  const command: CommandInput = {
     command: "readRepositoryFile",
     readRepositoryFile: {
       git: { url: git.url("shop"), branch: "main", httpUsername: "deploy", httpPassword: password },
       path: filePath,
     },
   };
-  return core.handle(makeCommandRequest(serverId, command, 60_000));
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 60_000)));
 }
 
 describe("readRepositoryFile", () => {

@@ -8,9 +8,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import {
+  asReceived,
   type BuildImageCommand,
-  type Command,
+  type CommandInput,
   type CommandReply,
+  type Init,
   makeCommandRequest,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
@@ -35,8 +37,8 @@ const prefix = uniqueName("reg").toLowerCase();
 const images: string[] = [];
 const services: string[] = [];
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 600_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 600_000)));
 }
 
 const dockerConfig = path.join(homedir(), ".docker", "config.json");
@@ -65,7 +67,10 @@ afterAll(async () => {
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
 }, 120_000);
 
-function buildCommand(id: string, pushPassword: string): BuildImageCommand {
+/** A build command as the tests send it. */
+type BuildCommand = Init<BuildImageCommand> & Pick<BuildImageCommand, "imageName" | "logStreamId">;
+
+function buildCommand(id: string, pushPassword: string): BuildCommand {
   const imageName = `platform-test/${prefix}-${id}:deploy-${id}`;
   images.push(imageName);
   return {
@@ -151,7 +156,7 @@ describe("registry push and pull", () => {
       (
         await fetch(`http://${registry}/v2/${repository}/tags/list`, { headers: { authorization: auth } })
       ).json();
-    const command: BuildImageCommand = {
+    const command: BuildCommand = {
       ...buildCommand("rollback", password),
       rollbackRegistry: { serverAddress: registry, username, password },
       rollbackImagePrefix: "platform-rollbacks",
@@ -174,7 +179,7 @@ describe("registry push and pull", () => {
 
     // Without a build registry, only the rollback copy is pushed; a wrong password fails the job.
     const wrong = "wrong-rollback-pw-7c1d";
-    const refused: BuildImageCommand = {
+    const refused: BuildCommand = {
       ...buildCommand("rollback-wrong", password),
       pushRegistry: undefined,
       rollbackRegistry: { serverAddress: registry, username, password: wrong },

@@ -9,10 +9,12 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
+  asReceived,
   type BuildImageCommand,
-  type Command,
+  type CommandInput,
   type CommandReply,
   type DeployServiceCommand,
+  type Init,
   makeCommandRequest,
   ownershipLabels,
   type ResourceOwner,
@@ -26,6 +28,8 @@ import { type GitServer, startGitServer } from "../testing/git-server.ts";
 import { freePort, waitForHttp } from "../testing/net.ts";
 import { LogCollector } from "./test-support.ts";
 
+/** A spec as the tests send it (what it leaves out is sent as the default). */
+type SpecToSend = Init<ServiceSpec> & Pick<ServiceSpec, "name">;
 const serverId = "deploy-service-test";
 const NETWORK = "platform-network";
 let docker: Docker;
@@ -41,14 +45,14 @@ let counter = 0;
 const owner: ResourceOwner = { organizationId: "org-test", resource: `application:${prefix}` };
 const stranger: ResourceOwner = { organizationId: "org-stranger", resource: "application:other" };
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 600_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 600_000)));
 }
 
-async function deploy(spec: ServiceSpec, waitSeconds = 90, as: ResourceOwner | null = owner) {
+async function deploy(spec: SpecToSend, waitSeconds = 90, as: ResourceOwner | null = owner) {
   counter++;
   if (!services.includes(spec.name)) services.push(spec.name);
-  const command: DeployServiceCommand = {
+  const command: Init<DeployServiceCommand> & Pick<DeployServiceCommand, "jobId" | "logStreamId"> = {
     jobId: `deploy-${prefix}-${counter}`,
     logStreamId: `deploy-stream-${prefix}-${counter}`,
     spec,
@@ -61,7 +65,7 @@ async function deploy(spec: ServiceSpec, waitSeconds = 90, as: ResourceOwner | n
 
 async function build(repo: string, tag: string) {
   counter++;
-  const command: BuildImageCommand = {
+  const command = {
     jobId: `build-${prefix}-${counter}`,
     logStreamId: `build-stream-${prefix}-${counter}`,
     appName: `${prefix}-web`,
@@ -69,7 +73,7 @@ async function build(repo: string, tag: string) {
     buildType: "dockerfile",
     git: { url: git.url(repo), branch: "main" },
     owner,
-  };
+  } satisfies Init<BuildImageCommand>;
   images.push(command.imageName);
   const reply = await send({ command: "buildImage", buildImage: command });
   if (reply.result !== "buildImage")
@@ -128,7 +132,7 @@ describe("deploy a git repository with a Dockerfile on a host-mode port", () => 
   it("builds, deploys, serves; a commit plus redeploy serves the new content", async () => {
     port = await freePort();
     const v1 = await build("web", "v1");
-    const spec = (image: string): ServiceSpec => ({
+    const spec = (image: string): SpecToSend => ({
       name,
       image,
       env: ["GREETING=hi", "SECRET_TOKEN=env-secret-123"],
@@ -222,7 +226,7 @@ describe("deploy a git repository with a Dockerfile on a host-mode port", () => 
       Spec: { TaskTemplate: { ContainerSpec: { Image: string } } };
     };
     const image = current.Spec.TaskTemplate.ContainerSpec.Image;
-    const broken: ServiceSpec = {
+    const broken: SpecToSend = {
       name,
       image,
       env: [],
@@ -250,7 +254,7 @@ describe("start-first update of a service without published ports", () => {
   const name = `${prefix}-sf`;
 
   it("starts the new task and has it healthy before the old one stops (Docker's timestamps)", async () => {
-    const spec = (version: string): ServiceSpec => ({
+    const spec = (version: string): SpecToSend => ({
       name,
       image: TEST_IMAGE,
       env: [`VERSION=${version}`],
@@ -373,7 +377,7 @@ describe("cancelJob of a deploy", () => {
   it("stops waiting for a service that never gets healthy and answers CANCELLED", async () => {
     const name = `${prefix}-cancel`;
     services.push(name);
-    const command: DeployServiceCommand = {
+    const command: Init<DeployServiceCommand> & Pick<DeployServiceCommand, "jobId" | "logStreamId"> = {
       jobId: `deploy-${prefix}-cancel`,
       logStreamId: `deploy-stream-${prefix}-cancel`,
       spec: {
@@ -408,7 +412,7 @@ describe("serviceAction", () => {
   const name = `${prefix}-act`;
 
   it("stops, starts, reloads and removes a service; a missing one is not found", async () => {
-    const spec: ServiceSpec = {
+    const spec: SpecToSend = {
       name,
       image: TEST_IMAGE,
       env: [],
@@ -464,7 +468,7 @@ describe("serviceAction", () => {
       env: [],
       replicas: 1,
       ...overrides,
-    } as ServiceSpec);
+    } as SpecToSend);
     expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
     if (reply.result === "error") expect(reply.error.message.startsWith(`${field}: `)).toBe(true);
     await expect(docker.getService(name).inspect()).rejects.toThrow();
@@ -501,7 +505,7 @@ describe("ownership labels", () => {
 
   it("refuses another owner's service, and commands without an owner", async () => {
     const name = `${prefix}-owned`;
-    const spec: ServiceSpec = {
+    const spec: SpecToSend = {
       name,
       image: TEST_IMAGE,
       env: [],
@@ -541,21 +545,23 @@ describe("ownership labels", () => {
       });
       const name = `${prefix}-stacked`;
       services.push(name);
-      const spec: ServiceSpec = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
+      const spec: SpecToSend = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
       const joined = await configured.handle(
-        makeCommandRequest(
-          serverId,
-          {
-            command: "deployService",
-            deployService: {
-              jobId: `deploy-${prefix}-stacked`,
-              logStreamId: `deploy-stream-${prefix}-stacked`,
-              spec: { ...spec, networks: [NETWORK] },
-              waitSeconds: 90,
-              owner,
+        asReceived(
+          makeCommandRequest(
+            serverId,
+            {
+              command: "deployService",
+              deployService: {
+                jobId: `deploy-${prefix}-stacked`,
+                logStreamId: `deploy-stream-${prefix}-stacked`,
+                spec: { ...spec, networks: [NETWORK] },
+                waitSeconds: 90,
+                owner,
+              },
             },
-          },
-          600_000,
+            600_000,
+          ),
         ),
       );
       expect(joined.result, JSON.stringify(joined)).toBe("deployService");
@@ -609,7 +615,7 @@ describe("ownership labels", () => {
     await dockerCli(["volume", "create", ...labelArgs(ownershipLabels(stranger)), foreignVolume]);
     try {
       const name = `${prefix}-vols`;
-      const base: ServiceSpec = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
+      const base: SpecToSend = { name, image: TEST_IMAGE, env: [], command: ["sleep", "600"], replicas: 1 };
       const mountsForeign = await deploy({
         ...base,
         mounts: [{ type: "volume", source: foreignVolume, target: "/data" }],

@@ -15,6 +15,8 @@ import {
   ownershipLabels,
   type RegistryAuth,
   type ResourceOwner,
+  type ServiceAction,
+  type ServiceActionCommand,
   type ServiceSpec,
   type SwarmSettings,
 } from "@platform/agent-protocol";
@@ -330,7 +332,7 @@ export function findService(docker: Docker, name: string): Promise<SwarmService 
 export async function deployService(
   docker: Docker,
   mainDirectory: string,
-  command: DeployServiceCommand,
+  command: DeployServiceCommand & { spec: ServiceSpec },
   log: LogStream,
   signal: AbortSignal,
   /** The network Traefik serves from: `platform-network`, or the one the agent was configured with. */
@@ -620,6 +622,8 @@ function failureReason(task: SwarmTask): string {
   return task.Status?.Err || task.Status?.Message || task.Status?.State || "unknown error";
 }
 
+const SERVICE_ACTIONS: ReadonlySet<string> = new Set<ServiceAction>(["START", "STOP", "RELOAD", "REMOVE"]);
+
 export interface ServiceActionOutcome {
   found: boolean;
   volumesRemoved?: string[];
@@ -630,11 +634,14 @@ export async function serviceAction(
   docker: Docker,
   mainDirectory: string,
   name: string,
-  action: "START" | "STOP" | "RELOAD" | "REMOVE",
+  action: ServiceActionCommand["action"],
   replicas: number | undefined,
   commandOwner: ResourceOwner | undefined,
   removeVolumes: readonly string[] = [],
 ): Promise<ServiceActionOutcome> {
+  // An action left out (ACTION_UNSPECIFIED) or unknown to this agent would otherwise be taken
+  // for a reload below.
+  if (!SERVICE_ACTIONS.has(action)) throw invalid("action", "must be START, STOP, RELOAD or REMOVE");
   // A name valid under the older appName rule may name a service deployed then: it is acted on
   // (and torn down) like any other, under the same ownership check. One valid under neither was
   // never deployed: nothing to remove (and never a path).

@@ -8,7 +8,12 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { type Command, type CommandReply, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  asReceived,
+  type CommandInput,
+  type CommandReply,
+  makeCommandRequest,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
@@ -31,8 +36,8 @@ const logs = new LogCollector();
 const prefix = uniqueName("ssh").toLowerCase();
 const images: string[] = [];
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 600_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 600_000)));
 }
 
 beforeAll(async () => {

@@ -18,6 +18,7 @@ import {
   type RegistryAuth,
   type ResourceOwner,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
+  type StackAction,
   type StackActionCommand,
   type StackActionResult,
   type StackRollbackImage,
@@ -107,7 +108,7 @@ async function describeSwarmStack(docker: Docker, services: SwarmService[]): Pro
       name: service.Spec.Name,
       runningTasks: running.length,
       desiredTasks: desired,
-      ...(failed?.Status?.Err ? { error: failed.Status.Err } : {}),
+      error: failed?.Status?.Err ?? "",
     };
   });
 }
@@ -132,6 +133,7 @@ function describeContainers(containers: ContainerInfo[]): StackService[] {
     name: (container.Names[0] ?? container.Id).replace(/^\//, ""),
     runningTasks: container.State === "running" ? 1 : 0,
     desiredTasks: 1,
+    error: "",
   }));
 }
 
@@ -396,6 +398,8 @@ async function waitGone(what: string, left: () => Promise<number>): Promise<void
   }
 }
 
+const STACK_ACTIONS: ReadonlySet<string> = new Set<StackAction>(["START", "STOP", "REMOVE", "STATUS"]);
+
 export async function stackAction(
   docker: Docker,
   mainDirectory: string,
@@ -405,6 +409,9 @@ export async function stackAction(
   const composeType = checkComposeType(command.composeType);
   const owner = requireOwner(command.owner);
   const { appName, action } = command;
+  // An action left out (ACTION_UNSPECIFIED) or unknown to this agent would otherwise fall
+  // through to the removal of the stack.
+  if (!STACK_ACTIONS.has(action)) throw invalid("action", "must be START, STOP, REMOVE or STATUS");
   if (action !== "REMOVE" && command.removeVolumes)
     throw invalid("removeVolumes", "only a REMOVE deletes volumes");
   try {
@@ -435,20 +442,23 @@ async function swarmStackAction(
   );
   const owned = ownedRefs.map((ref) => ref.service);
   const found = owned.length > 0;
-  if (action === "STATUS") return { found, services: await describeSwarmStack(docker, owned), kept };
+  if (action === "STATUS") {
+    return { found, services: await describeSwarmStack(docker, owned), volumesRemoved: [], kept };
+  }
   if (action === "STOP") {
     for (const service of owned) {
       const replicas = service.Spec.Mode?.Replicated?.Replicas ?? 0;
       if (replicas > 0) await updateReplicas(docker, service, 0, replicas);
     }
-    return { found, services: await describeSwarmStack(docker, await stackServices(docker, appName)), kept };
+    const services = await describeSwarmStack(docker, await stackServices(docker, appName));
+    return { found, services, volumesRemoved: [], kept };
   }
   if (action === "START") {
     for (const service of owned) {
       const stopped = Number(service.Spec.Labels?.[STOPPED_REPLICAS_LABEL] ?? "");
       if (Number.isInteger(stopped) && stopped > 0) await updateReplicas(docker, service, stopped);
     }
-    return { found, services: await describeSwarmStack(docker, owned), kept };
+    return { found, services: await describeSwarmStack(docker, owned), volumesRemoved: [], kept };
   }
   // REMOVE: the owner's services, then its networks, then (asked) its volumes.
   for (const service of owned) {
@@ -548,7 +558,7 @@ async function composeProjectAction(
   const services = describeContainers(await composeContainers(docker, appName)).filter((service) =>
     owned.some((container) => (container.Names[0] ?? "").replace(/^\//, "") === service.name),
   );
-  return { found, services, kept };
+  return { found, services, volumesRemoved: [], kept };
 }
 
 const COMPOSE_SERVICE_LABEL = "com.docker.compose.service";

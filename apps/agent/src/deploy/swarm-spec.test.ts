@@ -2,12 +2,12 @@
  * swarmSpec: an application's own Swarm update and rollback settings go over the platform's
  * defaults instead of replacing them, and a host-mode port keeps stop-first.
  */
-import type { ServiceSpec } from "@platform/agent-protocol";
+import { asReceived, type Init, type ServiceSpec } from "@platform/agent-protocol";
 import { describe, expect, it } from "vitest";
 import { swarmSpec } from "./service.ts";
 
 const owner = { organizationId: "org-1", resource: "application:app-1" };
-const base: ServiceSpec = {
+const base: Init<ServiceSpec> = {
   name: "web-1",
   image: "busybox:latest",
   replicas: 1,
@@ -15,8 +15,11 @@ const base: ServiceSpec = {
   ports: [],
   env: [],
 };
-const specOf = (extra: Partial<ServiceSpec>) =>
-  swarmSpec({ ...base, ...extra }, [], [], 1, owner) as Record<string, Record<string, unknown>>;
+const specOf = (extra: Init<ServiceSpec>) =>
+  swarmSpec(asReceived("ServiceSpec", { ...base, ...extra }), [], [], 1, owner) as Record<
+    string,
+    Record<string, unknown>
+  >;
 
 describe("swarmSpec update and rollback settings", () => {
   it("keeps the defaults (rollback on failure, the health monitor) under a partial user setting", () => {

@@ -4,6 +4,7 @@
  * owner, the platform's own (platform.internal) and images kept for rollbacks stay, and the
  * bytes freed are reported.
  */
+import { asReceived } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TEST_IMAGE } from "../testing/docker.ts";
 import { copyImageInto, type PrivateDocker, startPrivateDocker } from "../testing/private-docker.ts";
@@ -51,13 +52,16 @@ describe("a whole-engine cleanup", () => {
     const writer = await exitedContainer({ "platform.internal": "true" }, "tenant-data");
     await docker.getContainer(writer).remove();
 
-    const result = await cleanDocker(docker, {
-      containers: true,
-      images: true,
-      volumes: true,
-      buildCache: true,
-      wholeEngine: true,
-    });
+    const result = await cleanDocker(
+      docker,
+      asReceived("CleanDockerCommand", {
+        containers: true,
+        images: true,
+        volumes: true,
+        buildCache: true,
+        wholeEngine: true,
+      }),
+    );
     expect(result.containersDeleted).toBe(2);
     expect(result.volumesDeleted).toBe(1);
     expect(result.imagesDeleted).toBeGreaterThanOrEqual(1);
@@ -83,13 +87,16 @@ describe("a whole-engine cleanup", () => {
     await docker.getImage(other.Id).tag({ repo: "platform/app", tag: "d2" });
     await docker.getContainer(source).remove();
 
-    const result = await cleanDocker(docker, {
-      containers: false,
-      images: true,
-      volumes: false,
-      buildCache: false,
-      wholeEngine: true,
-    });
+    const result = await cleanDocker(
+      docker,
+      asReceived("CleanDockerCommand", {
+        containers: false,
+        images: true,
+        volumes: false,
+        buildCache: false,
+        wholeEngine: true,
+      }),
+    );
     expect(result.imagesDeleted).toBeGreaterThanOrEqual(1);
     expect(await exists(() => docker.getImage(kept.Id).inspect())).toBe(true);
     expect(await exists(() => docker.getImage("platform-rollback/app:d1").inspect())).toBe(true);

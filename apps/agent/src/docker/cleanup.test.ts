@@ -3,6 +3,7 @@
  * the ownerless build cache only for the whole engine. (The prunes themselves run on the real
  * engine in apps/control-plane/src/maintenance/docker-cleanup.test.ts.)
  */
+import { asReceived } from "@platform/agent-protocol";
 import { describe, expect, it } from "vitest";
 import { CommandError } from "../command-error.ts";
 import { cleanupFilters } from "./cleanup.ts";
@@ -18,27 +19,41 @@ const refusal = (run: () => unknown) => {
 
 describe("cleanupFilters", () => {
   it("keeps an organization's cleanup to the objects labelled with its id", () => {
-    expect(cleanupFilters({ containers: true, organizationId: "org-1" })).toEqual({
+    expect(
+      cleanupFilters(asReceived("CleanDockerCommand", { containers: true, organizationId: "org-1" })),
+    ).toEqual({
       label: ["platform.managed=true", "platform.organization=org-1"],
     });
   });
 
   it("leaves the platform's own objects out of a whole-engine cleanup", () => {
-    expect(cleanupFilters({ images: true, buildCache: true, wholeEngine: true })).toEqual({
+    expect(
+      cleanupFilters(asReceived("CleanDockerCommand", { images: true, buildCache: true, wholeEngine: true })),
+    ).toEqual({
       "label!": ["platform.internal"],
     });
   });
 
   it("refuses no scope, both scopes, a malformed id and the build cache of one organization", () => {
-    expect(refusal(() => cleanupFilters({ containers: true }))).toBe("INVALID_ARGUMENT");
+    expect(refusal(() => cleanupFilters(asReceived("CleanDockerCommand", { containers: true })))).toBe(
+      "INVALID_ARGUMENT",
+    );
     expect(
-      refusal(() => cleanupFilters({ containers: true, organizationId: "org-1", wholeEngine: true })),
+      refusal(() =>
+        cleanupFilters(
+          asReceived("CleanDockerCommand", { containers: true, organizationId: "org-1", wholeEngine: true }),
+        ),
+      ),
     ).toBe("INVALID_ARGUMENT");
-    expect(refusal(() => cleanupFilters({ containers: true, organizationId: "a=b,c" }))).toBe(
-      "INVALID_ARGUMENT",
-    );
-    expect(refusal(() => cleanupFilters({ buildCache: true, organizationId: "org-1" }))).toBe(
-      "INVALID_ARGUMENT",
-    );
+    expect(
+      refusal(() =>
+        cleanupFilters(asReceived("CleanDockerCommand", { containers: true, organizationId: "a=b,c" })),
+      ),
+    ).toBe("INVALID_ARGUMENT");
+    expect(
+      refusal(() =>
+        cleanupFilters(asReceived("CleanDockerCommand", { buildCache: true, organizationId: "org-1" })),
+      ),
+    ).toBe("INVALID_ARGUMENT");
   });
 });

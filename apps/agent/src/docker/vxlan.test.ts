@@ -14,7 +14,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { makeCommandRequest, ownershipLabels, type ResourceOwner } from "@platform/agent-protocol";
+import {
+  asReceived,
+  makeCommandRequest,
+  ownershipLabels,
+  type ResourceOwner,
+} from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
@@ -97,26 +102,28 @@ describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
       await ip("link", "add", orphan, "type", "vxlan", "id", String(vni), "dstport", "4789");
       const logStreamId = `${prefix}-${attempt}`;
       const reply = await core.handle(
-        makeCommandRequest(
-          "vxlan-test",
-          {
-            command: "deployService",
-            deployService: {
-              jobId: logStreamId,
-              logStreamId,
-              owner,
-              waitSeconds: 60,
-              spec: {
-                name: service,
-                image: TEST_IMAGE,
-                env: [],
-                command: ["sleep", "3600"],
-                replicas: 1,
-                networks: [network],
+        asReceived(
+          makeCommandRequest(
+            "vxlan-test",
+            {
+              command: "deployService",
+              deployService: {
+                jobId: logStreamId,
+                logStreamId,
+                owner,
+                waitSeconds: 60,
+                spec: {
+                  name: service,
+                  image: TEST_IMAGE,
+                  env: [],
+                  command: ["sleep", "3600"],
+                  replicas: 1,
+                  networks: [network],
+                },
               },
             },
-          },
-          120_000,
+            120_000,
+          ),
         ),
       );
       const log = logs.text(logStreamId);

@@ -9,7 +9,12 @@
 import { createReadStream } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import type { AccessLogEntry, AccessLogPage, ReadAccessLogCommand } from "@platform/agent-protocol";
+import type {
+  AccessLogEntry,
+  AccessLogPage,
+  AccessLogSortField,
+  ReadAccessLogCommand,
+} from "@platform/agent-protocol";
 import { CommandError } from "../command-error.ts";
 
 const STATUS_CLASSES: Record<string, [number, number]> = {
@@ -81,8 +86,28 @@ export function accessLogFilter(command: ReadAccessLogCommand): (entry: AccessLo
   };
 }
 
-function compareBy(command: ReadAccessLogCommand): (a: AccessLogEntry, b: AccessLogEntry) => number {
+const SORT_FIELDS: ReadonlySet<string> = new Set<AccessLogSortField>([
+  "timestamp",
+  "method",
+  "path",
+  "status",
+  "duration",
+  "ip",
+  "userAgent",
+  "host",
+]);
+
+/** The field to sort by ("" = timestamp); another name is refused, not taken for a property. */
+function sortFieldOf(command: ReadAccessLogCommand): AccessLogSortField {
   const field = command.sortField || "timestamp";
+  if (!SORT_FIELDS.has(field)) {
+    throw new CommandError("INVALID_ARGUMENT", `sortField must be one of ${[...SORT_FIELDS].join(", ")}`);
+  }
+  return field as AccessLogSortField;
+}
+
+function compareBy(command: ReadAccessLogCommand): (a: AccessLogEntry, b: AccessLogEntry) => number {
+  const field = sortFieldOf(command);
   const direction = command.sortDescending ? -1 : 1;
   return (a, b) => {
     const left = field === "timestamp" ? Date.parse(a.timestamp) || 0 : a[field];
@@ -107,13 +132,14 @@ export async function queryAccessLog(
     throw new CommandError("INVALID_ARGUMENT", `pageSize must be 1 to ${MAX_ACCESS_LOG_PAGE_SIZE}`);
   }
   const matches = accessLogFilter(command);
+  const compare = compareBy(command);
   const entries: AccessLogEntry[] = [];
   for await (const line of lines) {
     if (!line.trim()) continue;
     const entry = parseAccessLogLine(line);
     if (entry && matches(entry)) entries.push(entry);
   }
-  entries.sort(compareBy(command));
+  entries.sort(compare);
   const from = (command.page - 1) * command.pageSize;
   return { entries: entries.slice(from, from + command.pageSize), totalCount: entries.length };
 }

@@ -18,8 +18,11 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  type Command,
+  asReceived,
+  type CommandInput,
   type CommandReply,
+  decodeCommandRequest,
+  encodeCommandRequest,
   makeCommandRequest,
   type ProxyFileHolder,
 } from "@platform/agent-protocol";
@@ -40,8 +43,8 @@ async function temporaryDirectory(prefix: string): Promise<string> {
   return directory;
 }
 
-function send(command: Command): Promise<CommandReply> {
-  return core.handle(makeCommandRequest(serverId, command, 10_000));
+function send(command: CommandInput): Promise<CommandReply> {
+  return core.handle(asReceived(makeCommandRequest(serverId, command, 10_000)));
 }
 
 type Scope = "static" | "dynamic" | "certificate";
@@ -57,6 +60,20 @@ const read = (scope: Scope, fileName: string, holder = tenant) =>
   send({ command: "readProxyFile", readProxyFile: { scope, fileName, ...holderFor(scope, holder) } });
 const remove = (scope: Scope, fileName: string, holder = tenant) =>
   send({ command: "removeProxyFile", removeProxyFile: { scope, fileName, ...holderFor(scope, holder) } });
+
+/**
+ * A write whose content holds the bytes ED A0 80 on the wire: not UTF-8 (a lone surrogate, which
+ * the codec decodes as such), as a sender other than this codec may send them.
+ */
+function writeWithLoneSurrogate(): Promise<CommandReply> {
+  const writeProxyFile = { scope: "dynamic", fileName: "app.yml", content: "http: {}\nXXX", ...tenant };
+  // A plain Uint8Array, as NATS hands a message over (a Buffer would decode it as U+FFFD).
+  const bytes = new Uint8Array(
+    encodeCommandRequest(makeCommandRequest(serverId, { command: "writeProxyFile", writeProxyFile }, 10_000)),
+  );
+  bytes.set([0xed, 0xa0, 0x80], Buffer.from(bytes).indexOf("XXX"));
+  return core.handle(decodeCommandRequest(bytes));
+}
 
 function expectInvalid(reply: CommandReply, field: string): void {
   expect(reply).toMatchObject({ result: "error", error: { code: "INVALID_ARGUMENT" } });
@@ -251,7 +268,7 @@ describe("refused names and contents", () => {
     await write("dynamic", "app.yml", "http: {}\n");
     expectInvalid(await write("dynamic", "app.yml", ""), "content");
     expectInvalid(await write("dynamic", "app.yml", "x".repeat(MAX_PROXY_FILE_BYTES + 1)), "content");
-    expectInvalid(await write("dynamic", "app.yml", "http: {}\n\uD800"), "content");
+    expectInvalid(await writeWithLoneSurrogate(), "content");
     expectInvalid(await write("static", "", ""), "content");
     expect((await write("dynamic", "app.yml", "x".repeat(MAX_PROXY_FILE_BYTES))).result).toBe(
       "proxyFileWritten",

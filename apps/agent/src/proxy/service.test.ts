@@ -12,7 +12,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import {
-  type Command,
+  asReceived,
+  type CommandInput,
   type CommandReply,
   type EnsureProxyCommand,
   makeCommandRequest,
@@ -41,8 +42,8 @@ let mainDirectory: string;
 let ports: { http: number; https: number; dashboard: number };
 let networkId: string;
 
-function send(agent: AgentCore, command: Command): Promise<CommandReply> {
-  return agent.handle(makeCommandRequest(serverId, command, 60_000));
+function send(agent: AgentCore, command: CommandInput): Promise<CommandReply> {
+  return agent.handle(asReceived(makeCommandRequest(serverId, command, 60_000)));
 }
 
 async function newAgent(name: string): Promise<{ agent: AgentCore; directory: string }> {

@@ -3,7 +3,12 @@
  * (scripts/start-test-registry.sh): the right password logs in; a wrong password, a host that
  * does not resolve and a self-signed certificate each fail with the registry's own reason.
  */
-import { type Command, type CommandReply, makeCommandRequest } from "@platform/agent-protocol";
+import {
+  asReceived,
+  type CommandInput,
+  type CommandReply,
+  makeCommandRequest,
+} from "@platform/agent-protocol";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
 import { createDockerClient } from "../docker/engine.ts";
@@ -21,11 +26,11 @@ beforeAll(async () => {
 }, 300_000);
 
 function login(serverAddress: string, username: string, password: string): Promise<CommandReply> {
-  const command: Command = {
+  const command: CommandInput = {
     command: "registryLogin",
     registryLogin: { auth: { serverAddress, username, password } },
   };
-  return core.handle(makeCommandRequest("registry-test", command, 60_000));
+  return core.handle(asReceived(makeCommandRequest("registry-test", command, 60_000)));
 }
 
 function failure(reply: CommandReply): { code: string; message: string } {
@@ -79,11 +84,13 @@ describe("registryLogin", () => {
       docker: createDockerClient("/nonexistent/docker.sock"),
       mainDirectory: "/nonexistent",
     });
-    const command: Command = {
+    const command: CommandInput = {
       command: "registryLogin",
       registryLogin: { auth: { serverAddress: registries.http, username: "u", password: "p" } },
     };
-    const error = failure(await offline.handle(makeCommandRequest("registry-test", command, 10_000)));
+    const error = failure(
+      await offline.handle(asReceived(makeCommandRequest("registry-test", command, 10_000))),
+    );
     expect(error.code).toBe("UNAVAILABLE");
   });
 

@@ -15,6 +15,7 @@ export async function registryLogin(
   docker: Docker,
   command: RegistryLoginCommand,
 ): Promise<RegistryLoginResult> {
+  if (!command.auth) throw new CommandError("INVALID_ARGUMENT", "auth is required");
   const { serverAddress, username, password } = command.auth;
   if (!SERVER_ADDRESS.test(serverAddress)) {
     throw new CommandError("INVALID_ARGUMENT", "serverAddress must be a registry host[:port]");

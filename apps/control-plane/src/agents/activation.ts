@@ -18,7 +18,7 @@ export interface Activation {
 /** Requirements of an active server that `validation` does not meet. */
 export function missingRequirements(validation: ValidateServerResult): string[] {
   const missing: string[] = [];
-  if (!validation.docker.enabled) missing.push("Docker");
+  if (!validation.docker?.enabled) missing.push("Docker");
   if (!validation.isSwarmInstalled) missing.push("Docker Swarm");
   if (!validation.isPlatformNetworkInstalled) missing.push("the platform-network overlay network");
   if (!validation.isMainDirectoryInstalled) missing.push("the main directory");

@@ -12,6 +12,7 @@ import {
   type DeployStackCommand,
   type DeployStackResult,
   type GitSource,
+  type Init,
   type ResourceOwner,
   type StackService,
 } from "@platform/agent-protocol";
@@ -218,19 +219,14 @@ export async function runComposeDeployment(
       ...Object.values(composeEnv(row)).filter((value) => value.length >= 8 && value !== row.appName),
     );
     let composeFile = row.composeFile;
-    let git: GitSource | undefined;
+    let git: Init<GitSource> | undefined;
     if (row.sourceType !== "raw") {
       git = await repositoryGitSource(services, row, "compose service");
       secrets.push(...[git.httpPassword, git.sshPrivateKey].filter((value): value is string => !!value));
       log(`Reading ${row.composePath} of ${git.url} (branch ${git.branch})…`);
       const read = await callAgent(
         serverId,
-        () =>
-          client.readRepositoryFile(
-            serverId,
-            { git: git as GitSource, path: row.composePath },
-            READ_REPOSITORY_TIMEOUT_MS,
-          ),
+        () => client.readRepositoryFile(serverId, { git, path: row.composePath }, READ_REPOSITORY_TIMEOUT_MS),
         services.logger,
       ).catch((error: unknown) =>
         fail(`Could not read ${row.composePath} from the repository: ${(error as Error).message}`),
@@ -248,7 +244,7 @@ export async function runComposeDeployment(
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
     const files = (await serviceMountsOf(services.db, "compose", row.composeId))
       .filter((mount) => mount.type === "file")
-      .map((mount) => ({ filePath: mount.source, content: mount.content ?? "" }));
+      .map((mount) => ({ filePath: mount.source ?? "", content: mount.content ?? "" }));
     if (files.length > 0) log(`Writing ${files.length} file mount(s) under ../files/…`);
     const result = await deployStackThroughAgent(services, run, serverId, log, {
       appName: row.appName,
@@ -282,7 +278,7 @@ export async function deployStackThroughAgent(
   run: DeploymentRun,
   serverId: string,
   log: (line: string) => void,
-  stack: Omit<DeployStackCommand, "jobId" | "logStreamId" | "waitSeconds">,
+  stack: Omit<Init<DeployStackCommand>, "jobId" | "logStreamId" | "waitSeconds"> & { appName: string },
 ): Promise<DeployStackResult> {
   const client = services.agents.client;
   const logStreamId = `${run.deploymentId}-stack`;

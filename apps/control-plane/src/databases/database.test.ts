@@ -422,7 +422,7 @@ describe("the service spec", () => {
     const mysql = buildDatabaseSpec(row, opened, { mysql: "local/mysql:test" });
     expect(mysql.image).toBe("local/mysql:test");
     // The user is root: MYSQL_USER and MYSQL_PASSWORD are left out (spec 2.9).
-    expect(mysql.env.sort()).toEqual(["EXTRA=1", "MYSQL_DATABASE=shop", "MYSQL_ROOT_PASSWORD=rootpw"]);
+    expect(mysql.env?.sort()).toEqual(["EXTRA=1", "MYSQL_DATABASE=shop", "MYSQL_ROOT_PASSWORD=rootpw"]);
     expect(mysql.mounts).toEqual([{ type: "volume", source: "shop-db-data", target: "/var/lib/mysql" }]);
     expect(mysql.ports).toEqual([
       { publishedPort: 23306, targetPort: 3306, protocol: "tcp", publishMode: "host" },
@@ -441,7 +441,7 @@ describe("the service spec", () => {
       {},
     );
     expect(mariadb.image).toBe("mariadb:11");
-    expect(mariadb.env.sort()).toEqual([
+    expect(mariadb.env?.sort()).toEqual([
       "EXTRA=1",
       "MARIADB_DATABASE=shop",
       "MARIADB_PASSWORD=pw",
@@ -455,7 +455,7 @@ describe("the service spec", () => {
     expect(redis.mounts?.[0]?.target).toBe("/data");
 
     const mongo = buildDatabaseSpec({ ...row, kind: "mongo", databaseName: null }, opened, {});
-    expect(mongo.env.sort()).toEqual([
+    expect(mongo.env?.sort()).toEqual([
       "EXTRA=1",
       "MONGO_INITDB_ROOT_PASSWORD=pw",
       "MONGO_INITDB_ROOT_USERNAME=root",

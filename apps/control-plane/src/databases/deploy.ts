@@ -5,7 +5,7 @@
  * the `<appName>-data` volume, labelled with the service's owner; a rebuild and a removal
  * delete it (the agent deletes only a volume carrying that owner's labels).
  */
-import { databaseOwner, type ServiceMount, type ServiceSpec } from "@platform/agent-protocol";
+import { databaseOwner, type Init, type ServiceMount } from "@platform/agent-protocol";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
@@ -14,7 +14,12 @@ import type { ApplicationStatus, DatabaseService } from "../db/schema.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
-import { applySwarmFields, PLATFORM_NETWORK, splitCommandLine } from "../deployments/service-spec.ts";
+import {
+  applySwarmFields,
+  PLATFORM_NETWORK,
+  type ServiceSpecToSend,
+  splitCommandLine,
+} from "../deployments/service-spec.ts";
 import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { parseEnv } from "../env-vars.ts";
@@ -37,14 +42,14 @@ export function buildDatabaseSpec(
   row: DatabaseService,
   opened: OpenedDatabase,
   defaultImages: ServiceContext["config"]["defaultDatabaseImages"],
-  mounts: readonly ServiceMount[] = [],
-): ServiceSpec {
+  mounts: readonly Init<ServiceMount>[] = [],
+): ServiceSpecToSend {
   const facts = databaseKindFacts[row.kind];
   // The kind's variables first: the user's env may add to them or replace one on purpose.
   const env: Record<string, string> = { ...facts.env(opened) };
   for (const { key, value } of row.env ? parseEnv(row.env) : []) env[key] = value;
   const image = imageOf(row, defaultImages);
-  const spec: ServiceSpec = {
+  const spec: ServiceSpecToSend = {
     name: row.appName,
     image,
     env: Object.entries(env).map(([key, value]) => `${key}=${value}`),

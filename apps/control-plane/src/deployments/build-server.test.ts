@@ -13,6 +13,7 @@ import {
   AgentCommandError,
   AgentUnavailableError,
   type BuildImageCommand,
+  type CommandArgs,
   type DeployServiceCommand,
 } from "@platform/agent-protocol";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -38,7 +39,7 @@ interface Sent {
 let sent: Sent[] = [];
 
 /** Stands in for the agents: every command is recorded with its server; `build` answers the builds. */
-function fakeAgents(build: (serverId: string, command: BuildImageCommand) => Promise<unknown>) {
+function fakeAgents(build: (serverId: string, command: CommandArgs<"buildImage">) => Promise<unknown>) {
   const client = platform.services.agents.client;
   vi.spyOn(client, "buildImage").mockImplementation(async (serverId, command) => {
     sent.push({ command: "buildImage", serverId, body: command });
@@ -145,7 +146,7 @@ describe("a deployment with a build server", () => {
     expect(build.pushImagePrefix).toBe("team");
     // The application's server pulls the pushed image with the registry's credentials.
     const deployed = sent[1]!.body as DeployServiceCommand;
-    expect(deployed.spec.image).toBe(pushed);
+    expect(deployed.spec?.image).toBe(pushed);
     expect(deployed.registryAuth).toMatchObject({ serverAddress: "198.51.100.7:5000", username: "pusher" });
     expect(sent[2]!.body).toMatchObject({ sourceImage: pushed });
 
@@ -198,7 +199,7 @@ describe("a deployment with a build server", () => {
     let cancelled: () => void = () => {};
     const cancelJob = vi.spyOn(platform.services.agents.client, "cancelJob").mockImplementation(async () => {
       cancelled();
-      return { cancelled: true };
+      return { cancelled: true, runsOn: false };
     });
     const { deploymentId } = await ok("application.deploy", { applicationId: app.applicationId });
     await started;

@@ -13,7 +13,9 @@ import {
   AgentUnavailableError,
   DEPLOYMENT_ID_LABEL,
   type DeployServiceCommand,
+  type Init,
   InvalidNameError,
+  type ResourceOwner,
 } from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -21,6 +23,7 @@ import { EnvSyntaxError } from "../env-vars.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
 import { followAgentJob } from "./observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
+import type { ServiceSpecToSend } from "./service-spec.ts";
 
 /** A failure whose message is already fit for the user and the log. */
 export class DeploymentFailure extends Error {}
@@ -123,7 +126,10 @@ export async function deployServiceSpec(
   services: ServiceContext,
   run: DeploymentRun,
   serverId: string,
-  command: Omit<DeployServiceCommand, "jobId" | "logStreamId">,
+  command: Omit<Init<DeployServiceCommand>, "jobId" | "logStreamId" | "owner"> & {
+    spec: ServiceSpecToSend;
+    owner?: ResourceOwner;
+  },
   log: (line: string) => void,
 ): Promise<void> {
   const spec = command.spec;

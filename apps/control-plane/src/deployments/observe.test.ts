@@ -20,6 +20,7 @@ const service = (fields: Partial<ObservedService>): ObservedService => ({
   taskError: "",
   outdatedTasks: 0,
   taskErrorDeploymentId: "",
+  ownerMismatch: false,
   ...fields,
 });
 

@@ -12,6 +12,7 @@
 import {
   applicationOwner,
   type BuildImageCommand,
+  type Init,
   type RegistryAuth,
   type ResourceOwner,
 } from "@platform/agent-protocol";
@@ -176,7 +177,7 @@ export async function runApplicationVariant(
       const buildSecrets = envRecord(variant.buildSecrets);
       secrets.push(...Object.values(buildSecrets));
       const imageName = imageNameFor(app.appName, run.deploymentId);
-      const command: BuildImageCommand = {
+      const command: Init<BuildImageCommand> & { logStreamId: string; pushRegistry?: RegistryAuth } = {
         ...source.source,
         jobId: run.deploymentId,
         logStreamId: `${run.deploymentId}-build`,

@@ -3,7 +3,7 @@
  * Swarm service the agent creates or updates: env with inheritance and references resolved,
  * resources, command/args, replicas, health check, restart policy, ports, network and labels.
  */
-import type { ServiceMount, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
+import type { Init, ServiceMount, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import type { Selectable } from "kysely";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port, SwarmColumns } from "../db/schema.ts";
@@ -92,13 +92,16 @@ export function splitCommandLine(text: string): string[] {
   return words;
 }
 
+/** A spec the control plane sends to an agent: the fields it leaves out are sent as their defaults. */
+export type ServiceSpecToSend = Init<ServiceSpec> & Pick<ServiceSpec, "name" | "image">;
+
 export interface ServiceSpecInput {
   app: Application;
   image: string;
   env: readonly EnvVar[];
   ports: readonly Port[];
   /** The service's mounts (mounts/mounts.ts serviceMountsOf). */
-  mounts?: readonly ServiceMount[];
+  mounts?: readonly Init<ServiceMount>[];
 }
 
 /**
@@ -178,7 +181,7 @@ function replicasOf(app: Pick<SwarmFields, "replicas" | "modeSwarm">): number {
  * (the platform's always win), health check, restart policy and the settings the agent applies
  * as Docker names them, over those the spec already has.
  */
-export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): ServiceSpec {
+export function applySwarmFields(spec: ServiceSpecToSend, fields: SwarmFields): ServiceSpecToSend {
   spec.replicas = replicasOf(fields);
   spec.labels = { ...(fields.labelsSwarm ?? {}), ...spec.labels };
   const health = fields.healthCheckSwarm;
@@ -209,9 +212,15 @@ export function applySwarmFields(spec: ServiceSpec, fields: SwarmFields): Servic
 }
 
 /** The Swarm service of the application running `image`. */
-export function buildServiceSpec({ app, image, env, ports, mounts = [] }: ServiceSpecInput): ServiceSpec {
+export function buildServiceSpec({
+  app,
+  image,
+  env,
+  ports,
+  mounts = [],
+}: ServiceSpecInput): ServiceSpecToSend {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
-  const spec: ServiceSpec = {
+  const spec: ServiceSpecToSend = {
     name: app.appName,
     image,
     env: envLines,

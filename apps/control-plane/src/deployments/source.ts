@@ -5,7 +5,7 @@
  * connection's host with that provider's token for that repository (git-providers/clients.ts),
  * handed to the agent's askpass helper (answering only the repository's origin), never in the URL.
  */
-import type { BuildSource, GitSource, RegistryAuth } from "@platform/agent-protocol";
+import type { BuildSource, GitSource, Init, RegistryAuth } from "@platform/agent-protocol";
 import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
@@ -96,7 +96,7 @@ async function checkGitHostResolution(services: ServiceContext, url: string): Pr
   }
 }
 
-function gitCode(git: GitSource, buildPath: string | null): CodeSource {
+function gitCode(git: Init<GitSource>, buildPath: string | null): CodeSource {
   return {
     kind: "code",
     source: { git },
@@ -195,7 +195,7 @@ export interface ProviderRepositoryRef {
 export async function providerGitSource(
   services: ServiceContext,
   ref: ProviderRepositoryRef,
-): Promise<GitSource> {
+): Promise<Init<GitSource>> {
   const name = PROVIDER_NAMES[ref.kind];
   if (!ref.providerId)
     return fail(`The service has no ${name} provider: choose one (${PROVIDER_ID_FIELD[ref.kind]})`);
@@ -231,7 +231,7 @@ export async function repositoryGitSource(
   services: ServiceContext,
   service: RepositoryFields,
   what: "application" | "compose service",
-): Promise<GitSource> {
+): Promise<Init<GitSource>> {
   if (service.sourceType === "git") {
     const url = required(service.customGitUrl, "customGitUrl");
     await checkGitHostResolution(services, url);

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { cloneRepository } from "@platform/agent/deploy/git.ts";
 import { LogStream, SecretMasker } from "@platform/agent/deploy/log-stream.ts";
+import { asReceived } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../crypto/ids.ts";
 import { deploymentSourceOf } from "../deployments/source.ts";
@@ -54,7 +55,7 @@ async function cloneFor(applicationId: string) {
   const directory = await mkdtemp(path.join(tmpdir(), "gp-clone-"));
   directories.push(directory);
   const lines: string[] = [];
-  const git = source.source.git;
+  const git = asReceived("GitSource", source.source.git);
   const log = new LogStream(
     "test",
     (chunk: { data: Uint8Array }) => lines.push(new TextDecoder().decode(chunk.data)),

@@ -12,7 +12,7 @@
  * volume already uses, or a `platform-` name. So a tenant can never mount another
  * organization's volume, by the API or by racing a name onto the host.
  */
-import { isValidName, RESERVED_NAME_PREFIX, type ServiceMount } from "@platform/agent-protocol";
+import { type Init, isValidName, RESERVED_NAME_PREFIX, type ServiceMount } from "@platform/agent-protocol";
 import { dataVolumeOf } from "../databases/kinds.ts";
 import type { Db } from "../db/database.ts";
 import type { Mount, MountType } from "../db/schema.ts";
@@ -211,8 +211,8 @@ export async function checkVolumeName(
 }
 
 /** The mounts of a service as the deploy step puts them on its ServiceSpec. */
-export function toServiceMounts(rows: readonly Mount[]): ServiceMount[] {
-  return rows.map((row): ServiceMount => {
+export function toServiceMounts(rows: readonly Mount[]): Init<ServiceMount>[] {
+  return rows.map((row): Init<ServiceMount> => {
     if (row.type === "volume") return { type: "volume", source: row.volumeName ?? "", target: row.mountPath };
     if (row.type === "bind") return { type: "bind", source: row.hostPath ?? "", target: row.mountPath };
     return { type: "file", source: row.filePath ?? "", target: row.mountPath, content: row.content ?? "" };
@@ -224,7 +224,11 @@ export function toServiceMounts(rows: readonly Mount[]): ServiceMount[] {
  * kind's deploy step calls. A compose stack's are file mounts (`source` its filePath) that the
  * agent writes under the stack's files directory, where its compose file binds them.
  */
-export async function serviceMountsOf(db: Db, kind: ServiceKind, serviceId: string): Promise<ServiceMount[]> {
+export async function serviceMountsOf(
+  db: Db,
+  kind: ServiceKind,
+  serviceId: string,
+): Promise<Init<ServiceMount>[]> {
   const column = kind === "application" ? "applicationId" : kind === "compose" ? "composeId" : "databaseId";
   const rows = await db
     .selectFrom("mounts")

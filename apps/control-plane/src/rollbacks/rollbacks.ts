@@ -21,7 +21,6 @@ import {
   composeOwner,
   type RegistryAuth,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
-  type ServiceSpec,
 } from "@platform/agent-protocol";
 import { pinComposeImages } from "@platform/compose-config";
 import type { Insertable } from "kysely";
@@ -32,6 +31,7 @@ import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
 import type { Rollback, RollbackTable, StackRollbackImage } from "../db/schema.ts";
 import { imageRepositoryOf } from "../deployments/image-names.ts";
+import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 
 /** Rollbacks each application keeps (its newest ones); docs/decisions.md. */
@@ -136,7 +136,7 @@ export interface SucceededDeployment {
    */
   pushed?: { registryId: string; image: string };
   /** The spec deployed. */
-  spec: ServiceSpec;
+  spec: ServiceSpecToSend;
   log(line: string): void;
   /** Secrets the run masks: the registry's password is added. */
   secrets: string[];
@@ -187,7 +187,7 @@ export async function recordRollback(
         },
         registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
       );
-      const spec: ServiceSpec = { ...deployment.spec, image };
+      const spec: ServiceSpecToSend = { ...deployment.spec, image };
       return {
         row: {
           serverId,

@@ -3,16 +3,12 @@
  * file and images, deployed again through the deployment queue without a clone or a build. What
  * is kept, and how, is rollbacks.ts.
  */
-import {
-  applicationOwner,
-  composeOwner,
-  type RegistryAuth,
-  type ServiceSpec,
-} from "@platform/agent-protocol";
+import { applicationOwner, composeOwner, type RegistryAuth } from "@platform/agent-protocol";
 import { deployStackThroughAgent, describeStack } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
+import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { type ComposeSnapshot, checkRollbackImage, specContext } from "./rollbacks.ts";
@@ -93,7 +89,7 @@ export async function runRollbackDeployment(
     const { onServer, problem } = await checkRollbackImage(services, rollback, serverId);
     if (problem) fail(problem);
     const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
-    const spec = unsealRollback<ServiceSpec>(services, kept);
+    const spec = unsealRollback<ServiceSpecToSend>(services, kept);
     let registryAuth: RegistryAuth | undefined;
     if (!onServer && row.registryImage) {
       // Only the registry's copy is left: Swarm pulls it with the registry's credentials.

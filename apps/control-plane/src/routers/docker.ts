@@ -13,6 +13,7 @@
  */
 import {
   type Container,
+  type Init,
   isPlatformInternal,
   type ListContainersCommand,
   ORGANIZATION_LABEL,
@@ -115,7 +116,7 @@ async function listContainers(
   services: ServiceContext,
   caller: Caller,
   serverId: string | undefined,
-  filter: ListContainersCommand,
+  filter: Init<ListContainersCommand>,
 ) {
   const target = await resolveTarget(services, caller, serverId);
   const containers = await callAgent(
@@ -134,7 +135,7 @@ async function taskContainers(
   services: ServiceContext,
   caller: Caller,
   serverId: string | undefined,
-  filter: ListContainersCommand,
+  filter: Init<ListContainersCommand>,
 ) {
   const target = await resolveTarget(services, caller, serverId);
   const { client } = services.agents;
@@ -209,7 +210,7 @@ export const dockerRouter = defineRouter("docker", {
     }),
     output: z.array(appContainerSchema),
     handler: async ({ services, caller, input }) => {
-      const filter: ListContainersCommand =
+      const filter: Init<ListContainersCommand> =
         input.appType === "stack"
           ? { all: true, stackNamespace: input.appName }
           : input.appType === "docker-compose"
@@ -226,7 +227,7 @@ export const dockerRouter = defineRouter("docker", {
     input: z.object({ appName: appNameSchema, type: z.enum(["standalone", "swarm"]), ...serverIdInput }),
     output: z.array(labelledContainerSchema),
     handler: async ({ services, caller, input }) => {
-      const filter: ListContainersCommand =
+      const filter: Init<ListContainersCommand> =
         input.type === "swarm" ? { swarmServiceName: input.appName } : { nameMatch: input.appName };
       const { containers } = await listContainers(services, caller, input.serverId, filter);
       return containers.map(toLabelledContainer);

@@ -5,7 +5,7 @@
  * agent; another organization's server is a 404.
  */
 import { isIP } from "node:net";
-import { type BuilderTool, builderFix } from "@platform/agent-protocol";
+import { AgentProtocolError, type BuilderTool, builderFix } from "@platform/agent-protocol";
 import { z } from "zod";
 import { markActiveIfValid } from "../agents/activation.ts";
 import { callAgent } from "../agents/errors.ts";
@@ -306,13 +306,17 @@ export const serverRouter = defineRouter("server", {
         () => services.agents.client.validateServer(server.serverId, AGENT_QUERY_TIMEOUT_MS),
         logger,
       );
-      const tool = (status: { enabled: boolean; version?: string }) => ({
+      // A tool the agent's answer leaves out (a message field is optional on the wire) is missing.
+      const tool = (status: { enabled: boolean; version?: string } = { enabled: false }) => ({
         enabled: status.enabled,
         version: status.version ?? null,
       });
-      const builder = (status: { enabled: boolean; version?: string }, executable: BuilderTool) => ({
+      const builder = (
+        status: { enabled: boolean; version?: string } | undefined,
+        executable: BuilderTool,
+      ) => ({
         ...tool(status),
-        fix: status.enabled ? null : builderFix(executable),
+        fix: status?.enabled ? null : builderFix(executable),
       });
       return {
         ...result,
@@ -321,8 +325,8 @@ export const serverRouter = defineRouter("server", {
         nixpacks: builder(result.nixpacks, "nixpacks"),
         buildpacks: builder(result.buildpacks, "pack"),
         railpack: builder(result.railpack, "railpack"),
-        buildx: tool(result.buildx ?? { enabled: false }),
-        compose: tool(result.compose ?? { enabled: false }),
+        buildx: tool(result.buildx),
+        compose: tool(result.compose),
       };
     },
   }),
@@ -336,7 +340,14 @@ export const serverRouter = defineRouter("server", {
       const server = await requireServer(services, caller.organizationId, input.serverId);
       return callAgent(
         server.serverId,
-        () => services.agents.client.securityAudit(server.serverId, AGENT_QUERY_TIMEOUT_MS),
+        async () => {
+          const audit = await services.agents.client.securityAudit(server.serverId, AGENT_QUERY_TIMEOUT_MS);
+          const { ufw, ssh, nonRootUser, unattendedUpgrades, fail2ban } = audit;
+          if (!ufw || !ssh || !nonRootUser || !unattendedUpgrades || !fail2ban) {
+            throw new AgentProtocolError("the agent's security audit is missing a group");
+          }
+          return { ufw, ssh, nonRootUser, unattendedUpgrades, fail2ban };
+        },
         logger,
       );
     },
