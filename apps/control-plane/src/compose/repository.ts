@@ -109,6 +109,16 @@ export async function deleteCompose(db: Db, composeId: string): Promise<void> {
   await db.deleteFrom("compose").where("composeId", "=", composeId).execute();
 }
 
+/** Serializes the domain writes of one stack (its Traefik file is rewritten from all its rows). */
+export async function lockCompose(trx: Db, composeId: string): Promise<void> {
+  await trx
+    .selectFrom("compose")
+    .select("composeId")
+    .where("composeId", "=", composeId)
+    .forUpdate()
+    .execute();
+}
+
 /** Summaries of the stacks of some environments (project trees). */
 export function listComposeSummaries(db: Db, environmentIds: readonly string[]) {
   return db

@@ -3,9 +3,9 @@
  * through application (or compose stack) -> environment -> project, so another organization's row
  * is not found.
  */
-import { sql } from "kysely";
+import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
-import type { Domain, Security } from "../db/schema.ts";
+import type { Domain, DomainTable, Security } from "../db/schema.ts";
 
 export type { Domain, Security };
 
@@ -47,6 +47,24 @@ export function listApplicationDomains(db: Db, applicationId: string): Promise<D
     .where("domainType", "=", "application")
     .orderBy("uniqueConfigKey", "asc")
     .execute();
+}
+
+export function insertDomain(db: Db, values: Insertable<DomainTable>): Promise<Domain> {
+  return db.insertInto("domains").values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Applies `patch` to a domain already found in the caller's organization. */
+export function updateDomain(db: Db, domainId: string, patch: Updateable<DomainTable>): Promise<Domain> {
+  return db
+    .updateTable("domains")
+    .set(patch)
+    .where("domainId", "=", domainId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteDomain(db: Db, domainId: string): Promise<void> {
+  await db.deleteFrom("domains").where("domainId", "=", domainId).execute();
 }
 
 /** A credential with the organization its application belongs to. */

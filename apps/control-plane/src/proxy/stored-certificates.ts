@@ -4,7 +4,8 @@
  * `dynamic/platform-certificate-<certificateId>.yml` adds them to Traefik's default TLS store,
  * where every router with `tls: {}` (a `custom` domain without files of its own) finds them by
  * SNI. The agent records the certificate as the files' holder (`certificate:<id>` of the
- * organization), so no other tenant's command can overwrite or remove them.
+ * organization), so no other tenant's command can overwrite or remove them. The rows are read
+ * and written here too, scoped to the organization, each write with its files in one transaction.
  */
 import { posix } from "node:path";
 import { certificateOwner } from "@platform/agent-protocol";
@@ -19,6 +20,7 @@ import {
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Certificate } from "../db/schema.ts";
 import { certificateCovers } from "../domains/certificates.ts";
@@ -106,6 +108,90 @@ export async function removeStoredCertificate(
       services.logger,
     );
   }
+}
+
+/** The organization's certificate; undefined for another organization's. */
+export function findCertificate(
+  db: Db,
+  organizationId: string,
+  certificateId: string,
+): Promise<Certificate | undefined> {
+  return db
+    .selectFrom("certificates")
+    .selectAll()
+    .where("certificateId", "=", certificateId)
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** The organization's certificates, newest first. */
+export function listCertificates(db: Db, organizationId: string): Promise<Certificate[]> {
+  return db
+    .selectFrom("certificates")
+    .selectAll()
+    .where("organizationId", "=", organizationId)
+    .orderBy("createdAt", "desc")
+    .orderBy("certificateId", "desc")
+    .execute();
+}
+
+/** A checked certificate pair to store on the proxy of `serverId` (an agentServerId). */
+export interface NewStoredCertificate {
+  organizationId: string;
+  serverId: string;
+  name: string;
+  certificateData: string;
+  privateKey: string;
+  autoRenew: boolean | null;
+  expiresAt: string;
+  hosts: string[];
+}
+
+/**
+ * Saves the certificate with its key sealed and writes its files to the proxy in one
+ * transaction: when the agent refuses or cannot be reached, the row is rolled back.
+ */
+export async function storeCertificate(
+  services: ServiceContext,
+  certificate: NewStoredCertificate,
+): Promise<Certificate> {
+  const { privateKey, serverId, ...columns } = certificate;
+  const certificateId = newId();
+  const sealed = services.secrets.encrypt(
+    privateKey,
+    storedCertificateKeyContext({ certificateId, organizationId: certificate.organizationId }),
+  );
+  return services.db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto("certificates")
+      .values({
+        certificateId,
+        ...columns,
+        serverId: serverId === LOCAL_SERVER_ID ? null : serverId,
+        privateKeySealed: sealed,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    try {
+      await applyStoredCertificate(services, inserted);
+    } catch (error) {
+      // Files written before the failure go again (best effort) with the rolled-back row.
+      await removeStoredCertificate(services, inserted).catch(() => {});
+      throw error;
+    }
+    return inserted;
+  });
+}
+
+/** Deletes the certificate and takes its files off the proxy in one transaction. */
+export async function deleteStoredCertificate(
+  services: ServiceContext,
+  certificate: Certificate,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("certificates").where("certificateId", "=", certificate.certificateId).execute();
+    await removeStoredCertificate(services, certificate);
+  });
 }
 
 /**

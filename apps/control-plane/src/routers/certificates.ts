@@ -9,19 +9,18 @@
  * Another organization's certificate or server is a 404.
  */
 import { z } from "zod";
-import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
 import type { Certificate } from "../db/schema.ts";
 import { displayNameSchema } from "../display-name.ts";
 import { readCertificatePair } from "../domains/certificates.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query } from "../procedure.ts";
 import {
-  applyStoredCertificate,
-  removeStoredCertificate,
-  storedCertificateKeyContext,
+  deleteStoredCertificate,
+  findCertificate,
+  listCertificates,
+  storeCertificate,
 } from "../proxy/stored-certificates.ts";
 import { agentServerId } from "../servers/repository.ts";
 
@@ -57,12 +56,7 @@ function toCertificateView(certificate: Certificate): z.infer<typeof certificate
 }
 
 async function loadCertificate(services: ServiceContext, caller: Caller, certificateId: string) {
-  const certificate = await services.db
-    .selectFrom("certificates")
-    .selectAll()
-    .where("certificateId", "=", certificateId)
-    .where("organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
+  const certificate = await findCertificate(services.db, caller.organizationId, certificateId);
   if (!certificate) throw notFound("Certificate");
   return certificate;
 }
@@ -91,35 +85,15 @@ export const certificatesRouter = defineRouter("certificates", {
       const read = readCertificatePair(input.certificateData, input.privateKey);
       if (!read.ok)
         throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
-      const certificateId = newId();
-      const sealed = services.secrets.encrypt(
-        input.privateKey,
-        storedCertificateKeyContext({ certificateId, organizationId: caller.organizationId }),
-      );
-      const row = await services.db.transaction().execute(async (trx) => {
-        const inserted = await trx
-          .insertInto("certificates")
-          .values({
-            certificateId,
-            organizationId: caller.organizationId,
-            serverId: serverId === LOCAL_SERVER_ID ? null : serverId,
-            name: input.name,
-            certificateData: input.certificateData,
-            privateKeySealed: sealed,
-            autoRenew: input.autoRenew ?? null,
-            expiresAt: read.reading.expiresAt,
-            hosts: read.reading.hosts,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        try {
-          await applyStoredCertificate(services, inserted);
-        } catch (error) {
-          // Files written before the failure go again (best effort) with the rolled-back row.
-          await removeStoredCertificate(services, inserted).catch(() => {});
-          throw error;
-        }
-        return inserted;
+      const row = await storeCertificate(services, {
+        organizationId: caller.organizationId,
+        serverId,
+        name: input.name,
+        certificateData: input.certificateData,
+        privateKey: input.privateKey,
+        autoRenew: input.autoRenew ?? null,
+        expiresAt: read.reading.expiresAt,
+        hosts: read.reading.hosts,
       });
       return toCertificateView(row);
     },
@@ -140,15 +114,7 @@ export const certificatesRouter = defineRouter("certificates", {
     input: noInput,
     output: z.array(certificateSchema),
     handler: async ({ services, caller }) =>
-      (
-        await services.db
-          .selectFrom("certificates")
-          .selectAll()
-          .where("organizationId", "=", caller.organizationId)
-          .orderBy("createdAt", "desc")
-          .orderBy("certificateId", "desc")
-          .execute()
-      ).map(toCertificateView),
+      (await listCertificates(services.db, caller.organizationId)).map(toCertificateView),
   }),
 
   remove: mutation({
@@ -159,10 +125,7 @@ export const certificatesRouter = defineRouter("certificates", {
     output: z.boolean(),
     handler: async ({ services, caller, input }) => {
       const certificate = await loadCertificate(services, caller, input.certificateId);
-      await services.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom("certificates").where("certificateId", "=", certificate.certificateId).execute();
-        await removeStoredCertificate(services, certificate);
-      });
+      await deleteStoredCertificate(services, certificate);
       return true as const;
     },
   }),

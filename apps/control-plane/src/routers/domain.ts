@@ -19,18 +19,14 @@ import {
 } from "@platform/traefik-config";
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
-import { findApplication, lockApplication } from "../applications/repository.ts";
-import { composeServerOf } from "../compose/deploy.ts";
-import { syncComposeProxyWith } from "../compose/proxy.ts";
+import { findApplication } from "../applications/repository.ts";
+import { composeDomains, composeServerOf } from "../compose/deploy.ts";
 import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
-import type { Db } from "../db/database.ts";
 import type { Domain } from "../db/schema.ts";
 import { PLATFORM_NETWORK } from "../deployments/service-spec.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
-import { claimHost } from "../domains/ownership.ts";
 import { findDomain, listApplicationDomains } from "../domains/repository.ts";
 import {
   createDomainInput,
@@ -40,21 +36,23 @@ import {
   updateDomainInput,
 } from "../domains/schemas.ts";
 import { checkUserDomainRouting } from "../domains/user-traefik-config.ts";
+import {
+  deleteApplicationDomain,
+  deleteComposeDomain,
+  insertApplicationDomain,
+  insertComposeDomain,
+  updateApplicationDomain,
+  updateComposeDomain,
+} from "../domains/writes.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { requireCoveringCertificate } from "../proxy/stored-certificates.ts";
-import {
-  certificateKeyContext,
-  hasCertificateFiles,
-  proxyServerOf,
-  removeCertificateFiles,
-  syncApplicationProxyWith,
-  usesStoredCertificate,
-} from "../proxy/sync.ts";
+import { hasCertificateFiles, proxyServerOf, usesStoredCertificate } from "../proxy/sync.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import { findServer } from "../servers/repository.ts";
 
 /** A domain's routing settings as they will be stored (certificateKey: undefined keeps the stored one). */
 interface DomainSettings {
@@ -166,16 +164,6 @@ async function loadDomain(services: ServiceContext, caller: Caller, domainId: st
   return domain;
 }
 
-/** Serializes domain writes of one stack (its file is rewritten from all its rows). */
-async function lockCompose(trx: Db, composeId: string): Promise<void> {
-  await trx
-    .selectFrom("compose")
-    .select("composeId")
-    .where("composeId", "=", composeId)
-    .forUpdate()
-    .execute();
-}
-
 /** A `custom` domain without a certificate of its own needs a stored one covering its host on its server. */
 async function requireStoredCertificate(
   services: ServiceContext,
@@ -209,26 +197,8 @@ async function createComposeDomain(
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
   await requireStoredCertificate(services, compose.organizationId, composeServerOf(compose), settings);
-  const domainId = newId();
   const { certificateKey: _key, ...columns } = settings;
-  const domain = await services.db.transaction().execute(async (trx) => {
-    await lockCompose(trx, compose.composeId);
-    await claimHost(trx, compose.organizationId, settings.host);
-    const row = await trx
-      .insertInto("domains")
-      .values({
-        domainId,
-        ...columns,
-        certificateKeySealed: null,
-        domainType: "compose",
-        composeId: compose.composeId,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await syncComposeProxyWith(services, trx, compose.composeId);
-    return row;
-  });
-  return toDomainView(domain);
+  return toDomainView(await insertComposeDomain(services, compose, columns));
 }
 
 async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
@@ -238,18 +208,10 @@ async function loadApplication(services: ServiceContext, caller: Caller, applica
   return application;
 }
 
-const sealKey = (services: ServiceContext, key: string, domainId: string, organizationId: string) =>
-  services.secrets.encrypt(key, certificateKeyContext(domainId, organizationId));
-
 /** The IP a server is reached at for generated domains: its address, or this machine's. */
 async function serverIpOf(services: ServiceContext, caller: Caller, serverId: string | undefined) {
   if (serverId && serverId !== LOCAL_SERVER_ID) {
-    const server = await services.db
-      .selectFrom("servers")
-      .select("ipAddress")
-      .where("serverId", "=", serverId)
-      .where("organizationId", "=", caller.organizationId)
-      .executeTakeFirst();
+    const server = await findServer(services.db, caller.organizationId, serverId);
     if (!server) throw notFound("Server");
     return server.ipAddress;
   }
@@ -383,28 +345,10 @@ export const domainRouter = defineRouter("domain", {
         );
       }
       await checkUserDomainRouting(services, caller, application, settings, null);
-      const domainId = newId();
       const { certificateKey, ...columns } = settings;
-      const domain = await services.db.transaction().execute(async (trx) => {
-        await lockApplication(trx, application.applicationId);
-        await claimHost(trx, application.organizationId, settings.host);
-        const row = await trx
-          .insertInto("domains")
-          .values({
-            domainId,
-            ...columns,
-            certificateKeySealed: certificateKey
-              ? sealKey(services, certificateKey, domainId, application.organizationId)
-              : null,
-            domainType: "application",
-            applicationId: application.applicationId,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await syncApplicationProxyWith(services, trx, application.applicationId);
-        return row;
-      });
-      return toDomainView(domain);
+      return toDomainView(
+        await insertApplicationDomain(services, application, columns, certificateKey ?? null),
+      );
     },
   }),
 
@@ -426,13 +370,7 @@ export const domainRouter = defineRouter("domain", {
     output: z.array(domainSchema),
     handler: async ({ services, caller, input }) => {
       const compose = await loadCallerCompose(services.db, caller, input.composeId);
-      const rows = await services.db
-        .selectFrom("domains")
-        .selectAll()
-        .where("composeId", "=", compose.composeId)
-        .orderBy("uniqueConfigKey")
-        .execute();
-      return rows.map(toDomainView);
+      return (await composeDomains(services, compose.composeId)).map(toDomainView);
     },
   }),
 
@@ -481,52 +419,24 @@ export const domainRouter = defineRouter("domain", {
         existing.certificateKeySealed,
       );
       const { certificateKey, ...columns } = settings;
-      const keepsFiles = hasCertificateFiles(settings);
       if (existing.composeId) {
         checkComposeCertificate(settings);
         const compose = await loadCallerCompose(services.db, caller, existing.composeId);
         await requireStoredCertificate(services, existing.organizationId, composeServerOf(compose), settings);
-        const composeId = existing.composeId;
-        const domain = await services.db.transaction().execute(async (trx) => {
-          await lockCompose(trx, composeId);
-          if (settings.host !== existing.host) await claimHost(trx, existing.organizationId, settings.host);
-          const row = await trx
-            .updateTable("domains")
-            .set({ ...columns, certificateKeySealed: null })
-            .where("domainId", "=", existing.domainId)
-            .returningAll()
-            .executeTakeFirstOrThrow();
-          await syncComposeProxyWith(services, trx, composeId);
-          return row;
-        });
-        return toDomainView(domain);
+        return toDomainView(await updateComposeDomain(services, existing, existing.composeId, columns));
       }
       const application = await loadApplication(services, caller, existing.applicationId!);
       await checkUserDomainRouting(services, caller, application, settings, existing);
       const serverId = proxyServerOf(services, application);
       await requireStoredCertificate(services, existing.organizationId, serverId, settings);
-      const domain = await services.db.transaction().execute(async (trx) => {
-        await lockApplication(trx, application.applicationId);
-        if (settings.host !== existing.host) await claimHost(trx, existing.organizationId, settings.host);
-        const row = await trx
-          .updateTable("domains")
-          .set({
-            ...columns,
-            certificateKeySealed: !keepsFiles
-              ? null
-              : certificateKey
-                ? sealKey(services, certificateKey, existing.domainId, existing.organizationId)
-                : existing.certificateKeySealed,
-          })
-          .where("domainId", "=", existing.domainId)
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        await syncApplicationProxyWith(services, trx, application.applicationId);
-        if (hasCertificateFiles(existing) && !keepsFiles) {
-          await removeCertificateFiles(services, serverId, application.appName, existing);
-        }
-        return row;
-      });
+      const domain = await updateApplicationDomain(
+        services,
+        existing,
+        application,
+        serverId,
+        columns,
+        certificateKey,
+      );
       return toDomainView(domain);
     },
   }),
@@ -539,24 +449,12 @@ export const domainRouter = defineRouter("domain", {
     handler: async ({ services, caller, input }) => {
       const existing = await loadDomain(services, caller, input.domainId);
       if (existing.composeId) {
-        const composeId = existing.composeId;
-        await services.db.transaction().execute(async (trx) => {
-          await lockCompose(trx, composeId);
-          await trx.deleteFrom("domains").where("domainId", "=", existing.domainId).execute();
-          await syncComposeProxyWith(services, trx, composeId);
-        });
+        await deleteComposeDomain(services, existing.domainId, existing.composeId);
         return toDomainView(existing);
       }
       const application = await loadApplication(services, caller, existing.applicationId!);
       const serverId = proxyServerOf(services, application);
-      await services.db.transaction().execute(async (trx) => {
-        await lockApplication(trx, application.applicationId);
-        await trx.deleteFrom("domains").where("domainId", "=", existing.domainId).execute();
-        await syncApplicationProxyWith(services, trx, application.applicationId);
-        if (hasCertificateFiles(existing)) {
-          await removeCertificateFiles(services, serverId, application.appName, existing);
-        }
-      });
+      await deleteApplicationDomain(services, existing, application, serverId);
       return toDomainView(existing);
     },
   }),

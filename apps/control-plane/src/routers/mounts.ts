@@ -11,18 +11,15 @@ import { findApplication } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
 import type { DatabaseKind } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { Mount } from "../db/schema.ts";
-import { conflict, notFound } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.ts";
+import { deleteMount, findMount, insertMount, updateMount } from "../mounts/repository.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
-import { isUniqueViolation } from "../projects/repository.ts";
 import { type ServiceKind, serviceKinds } from "../projects/services.ts";
-
-const MOUNT_PATH_UNIQUE = "mounts_service_mount_path_unique";
 
 const mountTypeSchema = z.enum(["volume", "file", "bind"]);
 const text = (max: number) => z.string().max(max).nullish();
@@ -115,12 +112,7 @@ async function loadMount(
   caller: Caller,
   mountId: string,
 ): Promise<{ row: Mount; owner: MountOwner }> {
-  const row = await services.db
-    .selectFrom("mounts")
-    .selectAll()
-    .where("mountId", "=", mountId)
-    .where("organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
+  const row = await findMount(services.db, caller.organizationId, mountId);
   if (!row) throw notFound("Mount");
   try {
     const owner = await loadService(
@@ -132,19 +124,6 @@ async function loadMount(
     return { row, owner };
   } catch (error) {
     if (error instanceof Error && "code" in error && error.code === "NOT_FOUND") throw notFound("Mount");
-    throw error;
-  }
-}
-
-async function withUniqueMountPath<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isUniqueViolation(error, MOUNT_PATH_UNIQUE)) {
-      throw conflict("The service already has a mount at this mountPath (a compose stack: this filePath)", {
-        fields: ["mountPath"],
-      });
-    }
     throw error;
   }
 }
@@ -164,22 +143,7 @@ export const mountsRouter = defineRouter("mounts", {
     handler: async ({ services, caller, input }) => {
       const owner = await loadService(services, caller, input.serviceType, input.serviceId);
       const checked = await checkMount(services.db, owner, input);
-      const row = await withUniqueMountPath(() =>
-        services.db
-          .insertInto("mounts")
-          .values({
-            mountId: newId(),
-            ...checked,
-            serviceType: owner.kind,
-            applicationId: owner.kind === "application" ? owner.serviceId : null,
-            composeId: owner.kind === "compose" ? owner.serviceId : null,
-            databaseId: owner.kind === "application" || owner.kind === "compose" ? null : owner.serviceId,
-            organizationId: owner.organizationId,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
-      return toView(row);
+      return toView(await insertMount(services.db, owner, checked));
     },
   }),
 
@@ -220,15 +184,7 @@ export const mountsRouter = defineRouter("mounts", {
         ),
       ) as unknown as MountFields;
       const checked = await checkMount(services.db, owner, merged, row.mountId);
-      const updated = await withUniqueMountPath(() =>
-        services.db
-          .updateTable("mounts")
-          .set(checked)
-          .where("mountId", "=", row.mountId)
-          .returningAll()
-          .executeTakeFirstOrThrow(),
-      );
-      return toView(updated);
+      return toView(await updateMount(services.db, row.mountId, checked));
     },
   }),
 
@@ -239,7 +195,7 @@ export const mountsRouter = defineRouter("mounts", {
     output: mountSchema,
     handler: async ({ services, caller, input }) => {
       const { row } = await loadMount(services, caller, input.mountId);
-      await services.db.deleteFrom("mounts").where("mountId", "=", row.mountId).execute();
+      await deleteMount(services.db, row.mountId);
       return toView(row);
     },
   }),

@@ -7,15 +7,13 @@
  */
 import { hasControlCharacter, redirectRegexProblem } from "@platform/traefik-config";
 import { z } from "zod";
-import { findApplication, lockApplication } from "../applications/repository.ts";
+import { findApplication } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
-import type { Db } from "../db/database.ts";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
-import { syncApplicationProxyWith } from "../proxy/sync.ts";
+import { deleteRedirect, findRedirect, insertRedirect, updateRedirect } from "../redirects/repository.ts";
 
 const regexSchema = z
   .string()
@@ -43,31 +41,10 @@ const redirectSchema = z.object({
 });
 
 async function loadRedirect(services: ServiceContext, caller: Caller, redirectId: string) {
-  const redirect = await services.db
-    .selectFrom("redirects")
-    .innerJoin("applications", "applications.applicationId", "redirects.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .selectAll("redirects")
-    .where("redirects.redirectId", "=", redirectId)
-    .where("projects.organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
+  const redirect = await findRedirect(services.db, caller.organizationId, redirectId);
   if (!redirect) throw notFound("Redirect");
   await requireApplicationAccess(services.db, caller, redirect.applicationId, "Redirect");
   return redirect;
-}
-
-/** Runs `change` and rewrites the application's Traefik file in one transaction. */
-async function changeRedirects(
-  services: ServiceContext,
-  applicationId: string,
-  change: (trx: Db) => Promise<unknown>,
-): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
-    await lockApplication(trx, applicationId);
-    await change(trx);
-    await syncApplicationProxyWith(services, trx, applicationId);
-  });
 }
 
 export const redirectsRouter = defineRouter("redirects", {
@@ -86,18 +63,12 @@ export const redirectsRouter = defineRouter("redirects", {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
       await requireApplicationAccess(services.db, caller, application.applicationId);
-      await changeRedirects(services, application.applicationId, (trx) =>
-        trx
-          .insertInto("redirects")
-          .values({
-            redirectId: newId(),
-            applicationId: application.applicationId,
-            regex: input.regex,
-            replacement: input.replacement,
-            permanent: input.permanent,
-          })
-          .execute(),
-      );
+      await insertRedirect(services, {
+        applicationId: application.applicationId,
+        regex: input.regex,
+        replacement: input.replacement,
+        permanent: input.permanent,
+      });
       return true as const;
     },
   }),
@@ -127,9 +98,7 @@ export const redirectsRouter = defineRouter("redirects", {
         ...(input.permanent !== undefined ? { permanent: input.permanent } : {}),
       };
       if (Object.keys(patch).length === 0) return success;
-      await changeRedirects(services, redirect.applicationId, (trx) =>
-        trx.updateTable("redirects").set(patch).where("redirectId", "=", redirect.redirectId).execute(),
-      );
+      await updateRedirect(services, redirect, patch);
       return success;
     },
   }),
@@ -141,9 +110,7 @@ export const redirectsRouter = defineRouter("redirects", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const redirect = await loadRedirect(services, caller, input.redirectId);
-      await changeRedirects(services, redirect.applicationId, (trx) =>
-        trx.deleteFrom("redirects").where("redirectId", "=", redirect.redirectId).execute(),
-      );
+      await deleteRedirect(services, redirect);
       return success;
     },
   }),

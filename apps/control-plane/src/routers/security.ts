@@ -6,11 +6,10 @@
  */
 import { hashPassword } from "@platform/traefik-config";
 import { z } from "zod";
-import { findApplication, lockApplication } from "../applications/repository.ts";
+import { findApplication } from "../applications/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
-import type { Db } from "../db/database.ts";
-import { findSecurity, SECURITY_USERNAME_CONSTRAINT } from "../domains/repository.ts";
+import { deleteCredential, insertCredential, updateCredential } from "../domains/credentials.ts";
+import { findSecurity } from "../domains/repository.ts";
 import {
   createSecurityInput,
   securityIdInput,
@@ -18,40 +17,15 @@ import {
   toSecurityView,
   updateSecurityInput,
 } from "../domains/schemas.ts";
-import { conflict, notFound } from "../errors.ts";
+import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
-import { isUniqueViolation } from "../projects/repository.ts";
-import { syncApplicationProxyWith } from "../proxy/sync.ts";
 
 async function loadSecurity(services: ServiceContext, caller: Caller, securityId: string) {
   const security = await findSecurity(services.db, caller.organizationId, securityId);
   if (!security) throw notFound("Security");
   await requireApplicationAccess(services.db, caller, security.applicationId, "Security");
   return security;
-}
-
-/** Runs `change` and the proxy sync in one transaction; a taken username is a 409 naming it. */
-async function changeCredentials(
-  services: ServiceContext,
-  applicationId: string,
-  username: string | undefined,
-  change: (trx: Db) => Promise<unknown>,
-): Promise<void> {
-  try {
-    await services.db.transaction().execute(async (trx) => {
-      await lockApplication(trx, applicationId);
-      await change(trx);
-      await syncApplicationProxyWith(services, trx, applicationId);
-    });
-  } catch (error) {
-    if (isUniqueViolation(error, SECURITY_USERNAME_CONSTRAINT)) {
-      throw conflict(`The username "${username}" already has a credential for this application`, {
-        fields: ["username"],
-      });
-    }
-    throw error;
-  }
 }
 
 export const securityRouter = defineRouter("security", {
@@ -65,17 +39,11 @@ export const securityRouter = defineRouter("security", {
       const application = await findApplication(services.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
       await requireApplicationAccess(services.db, caller, application.applicationId);
-      await changeCredentials(services, application.applicationId, input.username, (trx) =>
-        trx
-          .insertInto("security")
-          .values({
-            securityId: newId(),
-            applicationId: application.applicationId,
-            username: input.username,
-            passwordHash: hashPassword(input.password),
-          })
-          .execute(),
-      );
+      await insertCredential(services, {
+        applicationId: application.applicationId,
+        username: input.username,
+        passwordHash: hashPassword(input.password),
+      });
       return true as const;
     },
   }),
@@ -101,9 +69,7 @@ export const securityRouter = defineRouter("security", {
         ...(input.password !== undefined ? { passwordHash: hashPassword(input.password) } : {}),
       };
       if (Object.keys(patch).length === 0) return success;
-      await changeCredentials(services, security.applicationId, input.username, (trx) =>
-        trx.updateTable("security").set(patch).where("securityId", "=", security.securityId).execute(),
-      );
+      await updateCredential(services, security, patch);
       return success;
     },
   }),
@@ -115,9 +81,7 @@ export const securityRouter = defineRouter("security", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const security = await loadSecurity(services, caller, input.securityId);
-      await changeCredentials(services, security.applicationId, undefined, (trx) =>
-        trx.deleteFrom("security").where("securityId", "=", security.securityId).execute(),
-      );
+      await deleteCredential(services, security);
       return success;
     },
   }),

@@ -1,0 +1,165 @@
+/**
+ * Writes of domains (the domain router). Each saves the row and rewrites the Traefik file of the
+ * domain's application (or compose stack) in one transaction, under the application's (stack's)
+ * lock: when the agent refuses or cannot be reached, the row change is rolled back. A new host is
+ * claimed for the organization in the same transaction (ownership.ts).
+ */
+import { lockApplication } from "../applications/repository.ts";
+import { syncComposeProxyWith } from "../compose/proxy.ts";
+import { lockCompose } from "../compose/repository.ts";
+import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Application, Domain } from "../db/schema.ts";
+import {
+  certificateKeyContext,
+  hasCertificateFiles,
+  removeCertificateFiles,
+  syncApplicationProxyWith,
+} from "../proxy/sync.ts";
+import { claimHost } from "./ownership.ts";
+import { deleteDomain, insertDomain, type LocatedDomain, updateDomain } from "./repository.ts";
+
+/** A domain's routing settings as stored (host in punycode, paths normalized). */
+export type DomainColumns = Pick<
+  Domain,
+  | "host"
+  | "path"
+  | "port"
+  | "https"
+  | "certificateType"
+  | "customCertResolver"
+  | "certificate"
+  | "serviceName"
+  | "stripPath"
+  | "internalPath"
+  | "customEntrypoint"
+  | "middlewares"
+>;
+
+/** Where a domain routes to, found in the caller's organization. */
+type DomainApplication = Pick<Application, "applicationId" | "appName"> & { organizationId: string };
+
+const sealKey = (services: ServiceContext, key: string, domainId: string, organizationId: string) =>
+  services.secrets.encrypt(key, certificateKeyContext(domainId, organizationId));
+
+export function insertComposeDomain(
+  services: ServiceContext,
+  compose: { composeId: string; organizationId: string },
+  columns: DomainColumns,
+): Promise<Domain> {
+  const domainId = newId();
+  return services.db.transaction().execute(async (trx) => {
+    await lockCompose(trx, compose.composeId);
+    await claimHost(trx, compose.organizationId, columns.host);
+    const row = await insertDomain(trx, {
+      domainId,
+      ...columns,
+      certificateKeySealed: null,
+      domainType: "compose",
+      composeId: compose.composeId,
+    });
+    await syncComposeProxyWith(services, trx, compose.composeId);
+    return row;
+  });
+}
+
+/** `certificateKey`: the private key of the domain's own certificate, sealed when stored. */
+export function insertApplicationDomain(
+  services: ServiceContext,
+  application: DomainApplication,
+  columns: DomainColumns,
+  certificateKey: string | null,
+): Promise<Domain> {
+  const domainId = newId();
+  return services.db.transaction().execute(async (trx) => {
+    await lockApplication(trx, application.applicationId);
+    await claimHost(trx, application.organizationId, columns.host);
+    const row = await insertDomain(trx, {
+      domainId,
+      ...columns,
+      certificateKeySealed: certificateKey
+        ? sealKey(services, certificateKey, domainId, application.organizationId)
+        : null,
+      domainType: "application",
+      applicationId: application.applicationId,
+    });
+    await syncApplicationProxyWith(services, trx, application.applicationId);
+    return row;
+  });
+}
+
+export function updateComposeDomain(
+  services: ServiceContext,
+  existing: LocatedDomain,
+  composeId: string,
+  columns: DomainColumns,
+): Promise<Domain> {
+  return services.db.transaction().execute(async (trx) => {
+    await lockCompose(trx, composeId);
+    if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
+    const row = await updateDomain(trx, existing.domainId, { ...columns, certificateKeySealed: null });
+    await syncComposeProxyWith(services, trx, composeId);
+    return row;
+  });
+}
+
+/**
+ * `certificateKey`: a new private key for the domain's own certificate (undefined keeps the
+ * stored one). Certificate files the domain no longer uses leave the proxy of `serverId`.
+ */
+export function updateApplicationDomain(
+  services: ServiceContext,
+  existing: LocatedDomain,
+  application: DomainApplication,
+  serverId: string,
+  columns: DomainColumns,
+  certificateKey: string | null | undefined,
+): Promise<Domain> {
+  const keepsFiles = hasCertificateFiles(columns);
+  return services.db.transaction().execute(async (trx) => {
+    await lockApplication(trx, application.applicationId);
+    if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
+    const row = await updateDomain(trx, existing.domainId, {
+      ...columns,
+      certificateKeySealed: !keepsFiles
+        ? null
+        : certificateKey
+          ? sealKey(services, certificateKey, existing.domainId, existing.organizationId)
+          : existing.certificateKeySealed,
+    });
+    await syncApplicationProxyWith(services, trx, application.applicationId);
+    if (hasCertificateFiles(existing) && !keepsFiles) {
+      await removeCertificateFiles(services, serverId, application.appName, existing);
+    }
+    return row;
+  });
+}
+
+export async function deleteComposeDomain(
+  services: ServiceContext,
+  domainId: string,
+  composeId: string,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    await lockCompose(trx, composeId);
+    await deleteDomain(trx, domainId);
+    await syncComposeProxyWith(services, trx, composeId);
+  });
+}
+
+/** The domain's certificate files leave the proxy of `serverId` with it. */
+export async function deleteApplicationDomain(
+  services: ServiceContext,
+  existing: Domain,
+  application: DomainApplication,
+  serverId: string,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    await lockApplication(trx, application.applicationId);
+    await deleteDomain(trx, existing.domainId);
+    await syncApplicationProxyWith(services, trx, application.applicationId);
+    if (hasCertificateFiles(existing)) {
+      await removeCertificateFiles(services, serverId, application.appName, existing);
+    }
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * The SQL of redirects. A redirect is found through its application -> environment -> project,
+ * so another organization's is not. Every write rewrites the application's Traefik file in the
+ * same transaction, under the application's lock: a refused file leaves the rows as they were.
+ */
+import type { Selectable, Updateable } from "kysely";
+import { lockApplication } from "../applications/repository.ts";
+import type { ServiceContext } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
+import type { Db } from "../db/database.ts";
+import type { RedirectTable } from "../db/schema.ts";
+import { syncApplicationProxyWith } from "../proxy/sync.ts";
+
+export type Redirect = Selectable<RedirectTable>;
+
+export function findRedirect(
+  db: Db,
+  organizationId: string,
+  redirectId: string,
+): Promise<Redirect | undefined> {
+  return db
+    .selectFrom("redirects")
+    .innerJoin("applications", "applications.applicationId", "redirects.applicationId")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .selectAll("redirects")
+    .where("redirects.redirectId", "=", redirectId)
+    .where("projects.organizationId", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** Runs `change` and rewrites the application's Traefik file in one transaction. */
+async function changeRedirects(
+  services: ServiceContext,
+  applicationId: string,
+  change: (trx: Db) => Promise<unknown>,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    await lockApplication(trx, applicationId);
+    await change(trx);
+    await syncApplicationProxyWith(services, trx, applicationId);
+  });
+}
+
+/** Adds a redirect to an application already found in the caller's organization. */
+export function insertRedirect(
+  services: ServiceContext,
+  values: Pick<Redirect, "applicationId" | "regex" | "replacement" | "permanent">,
+): Promise<void> {
+  return changeRedirects(services, values.applicationId, (trx) =>
+    trx
+      .insertInto("redirects")
+      .values({ redirectId: newId(), ...values })
+      .execute(),
+  );
+}
+
+export function updateRedirect(
+  services: ServiceContext,
+  redirect: Pick<Redirect, "redirectId" | "applicationId">,
+  patch: Updateable<RedirectTable>,
+): Promise<void> {
+  return changeRedirects(services, redirect.applicationId, (trx) =>
+    trx.updateTable("redirects").set(patch).where("redirectId", "=", redirect.redirectId).execute(),
+  );
+}
+
+export function deleteRedirect(
+  services: ServiceContext,
+  redirect: Pick<Redirect, "redirectId" | "applicationId">,
+): Promise<void> {
+  return changeRedirects(services, redirect.applicationId, (trx) =>
+    trx.deleteFrom("redirects").where("redirectId", "=", redirect.redirectId).execute(),
+  );
+}
