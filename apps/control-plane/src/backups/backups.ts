@@ -7,8 +7,9 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
+import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import type { Backup, BackupDatabaseType } from "../db/schema.ts";
+import type { Backup, BackupDatabaseType, BackupUpdate } from "../db/schema.ts";
 import { destinationSchema, idSchema } from "./destinations.ts";
 import type { OwnFiles } from "./run-steps.ts";
 
@@ -207,6 +208,50 @@ export function findBackupWithOrganization(db: Db, backupId: string) {
 }
 
 export type OwnedBackup = Backup & { organizationId: string };
+
+/** Stores a backup of `input` (databaseId null: the web server's own); answers its id. */
+export async function insertBackup(
+  db: Db,
+  userId: string,
+  input: z.infer<typeof createBackupInput>,
+  databaseId: string | null,
+): Promise<string> {
+  const backupId = newId();
+  await db
+    .insertInto("backups")
+    .values({
+      backupId,
+      appName: `backup-${backupId
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, "")
+        .slice(0, 20)}`,
+      schedule: input.schedule,
+      enabled: input.enabled ?? true,
+      database: input.database,
+      prefix: input.prefix,
+      serviceName: null,
+      destinationId: input.destinationId,
+      keepLatestCount: input.keepLatestCount ?? null,
+      backupType: "database",
+      databaseType: input.databaseType,
+      databaseId,
+      userId,
+      metadata: null,
+      verifyRestore: input.verifyRestore ?? false,
+      verifyTable: input.verifyTable ?? null,
+    })
+    .execute();
+  return backupId;
+}
+
+export async function updateBackup(db: Db, backupId: string, patch: BackupUpdate): Promise<void> {
+  await db.updateTable("backups").set(patch).where("backupId", "=", backupId).execute();
+}
+
+/** Deletes the backup row (its files stay in the bucket; its runs stay in the deployments). */
+export async function deleteBackup(db: Db, backupId: string): Promise<void> {
+  await db.deleteFrom("backups").where("backupId", "=", backupId).execute();
+}
 
 /** The newest runs of a backup: the last one, and the last verified restore. */
 export async function lastRuns(db: Db, backupId: string) {

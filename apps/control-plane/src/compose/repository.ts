@@ -119,6 +119,30 @@ export async function lockCompose(trx: Db, composeId: string): Promise<void> {
     .execute();
 }
 
+/** Stores file mounts of the stack (its files the agent writes under `../files/`). */
+export async function insertComposeFileMounts(
+  db: Db,
+  stack: Pick<LocatedCompose, "composeId" | "organizationId">,
+  files: readonly { filePath: string; content: string }[],
+): Promise<void> {
+  if (files.length === 0) return;
+  await db
+    .insertInto("mounts")
+    .values(
+      files.map((file) => ({
+        mountId: newId(),
+        type: "file" as const,
+        filePath: file.filePath,
+        content: file.content,
+        mountPath: "",
+        serviceType: "compose",
+        composeId: stack.composeId,
+        organizationId: stack.organizationId,
+      })),
+    )
+    .execute();
+}
+
 /** Summaries of the stacks of some environments (project trees). */
 export function listComposeSummaries(db: Db, environmentIds: readonly string[]) {
   return db

@@ -692,6 +692,8 @@ export interface ScheduleTable {
 }
 
 export type Schedule = Selectable<ScheduleTable>;
+export type NewSchedule = Insertable<ScheduleTable>;
+export type ScheduleUpdate = Updateable<ScheduleTable>;
 
 /** A kept image of a compose stack's service (a stack's rollback). */
 export interface StackRollbackImage {
@@ -798,6 +800,8 @@ export interface BackupTable {
 }
 
 export type Backup = Selectable<BackupTable>;
+export type NewBackup = Insertable<BackupTable>;
+export type BackupUpdate = Updateable<BackupTable>;
 
 export type VolumeBackupServiceType = "application" | BackupDatabaseType | "compose";
 
@@ -824,6 +828,8 @@ export interface VolumeBackupTable {
 }
 
 export type VolumeBackup = Selectable<VolumeBackupTable>;
+export type NewVolumeBackup = Insertable<VolumeBackupTable>;
+export type VolumeBackupUpdate = Updateable<VolumeBackupTable>;
 
 export type EventKind =
   | "appDeploy"

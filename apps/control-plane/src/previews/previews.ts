@@ -86,6 +86,12 @@ export function listPreviews(db: Db, applicationId: string) {
     .execute();
 }
 
+/** The preview's host (its domain row), when it has one. */
+export function findPreviewDomain(db: Db, preview: Pick<PreviewDeployment, "domainId">) {
+  if (!preview.domainId) return Promise.resolve(undefined);
+  return db.selectFrom("domains").selectAll().where("domainId", "=", preview.domainId).executeTakeFirst();
+}
+
 const isProviderKind = (kind: string): kind is ProviderKind =>
   (PROVIDER_KINDS as readonly string[]).includes(kind);
 

@@ -19,12 +19,15 @@ import {
   backupIdInput,
   backupSchema,
   createBackupInput,
+  deleteBackup,
   findBackupWithOrganization,
   idKeyOf,
+  insertBackup,
   kindIdKeys,
   lastRuns,
   type OwnedBackup,
   objectKeySchema,
+  updateBackup,
   updateBackupInput,
 } from "../backups/backups.ts";
 import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
@@ -32,7 +35,6 @@ import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
 import { startWebServerBackupRun, WEB_SERVER } from "../backups/web-server-runs.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { BackupDatabaseType } from "../db/schema.ts";
 import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
@@ -195,43 +197,9 @@ async function createWebServerBackup(
     }
   }
   refuseVerification(input);
-  const backupId = await insertBackup(services, caller, input, null);
+  const backupId = await insertBackup(services.db, caller.userId, input, null);
   await services.backups.reschedule();
   return toView(services, await loadBackup(services, caller, backupId));
-}
-
-async function insertBackup(
-  services: ServiceContext,
-  caller: Caller,
-  input: z.infer<typeof createBackupInput>,
-  databaseId: string | null,
-): Promise<string> {
-  const backupId = newId();
-  await services.db
-    .insertInto("backups")
-    .values({
-      backupId,
-      appName: `backup-${backupId
-        .toLowerCase()
-        .replace(/[^a-z0-9]/g, "")
-        .slice(0, 20)}`,
-      schedule: input.schedule,
-      enabled: input.enabled ?? true,
-      database: input.database,
-      prefix: input.prefix,
-      serviceName: null,
-      destinationId: input.destinationId,
-      keepLatestCount: input.keepLatestCount ?? null,
-      backupType: "database",
-      databaseType: input.databaseType,
-      databaseId,
-      userId: caller.userId,
-      metadata: null,
-      verifyRestore: input.verifyRestore ?? false,
-      verifyTable: input.verifyTable ?? null,
-    })
-    .execute();
-  return backupId;
 }
 
 function manualBackup(kind: BackupDatabaseType) {
@@ -292,7 +260,7 @@ export const backupRouter = defineRouter("backup", {
       checkDatabaseField(kind, input.database);
       await loadDatabase(services, caller, kind, databaseId, idKey);
       await requireDestination(services, caller, input.destinationId);
-      const backupId = await insertBackup(services, caller, input, databaseId);
+      const backupId = await insertBackup(services.db, caller.userId, input, databaseId);
       await services.backups.reschedule();
       return toView(services, await loadBackup(services, caller, backupId));
     },
@@ -326,7 +294,7 @@ export const backupRouter = defineRouter("backup", {
       const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
       const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys(patch).length > 0) {
-        await services.db.updateTable("backups").set(patch).where("backupId", "=", backupId).execute();
+        await updateBackup(services.db, backupId, patch);
       }
       await services.backups.reschedule();
       return success;
@@ -340,7 +308,7 @@ export const backupRouter = defineRouter("backup", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       await loadBackup(services, caller, input.backupId);
-      await services.db.deleteFrom("backups").where("backupId", "=", input.backupId).execute();
+      await deleteBackup(services.db, input.backupId);
       await services.backups.reschedule();
       return success;
     },

@@ -26,6 +26,7 @@ import {
   deleteCompose,
   findCompose,
   insertCompose,
+  insertComposeFileMounts,
   type LocatedCompose,
   loadCallerCompose,
   newComposeId,
@@ -40,7 +41,6 @@ import {
   updateComposeInput,
 } from "../compose/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
 import { checkGitSource } from "../deployments/git-source-checks.ts";
@@ -56,7 +56,7 @@ import {
   requireCanDeleteServices,
   requireEnvironmentAccess,
 } from "../projects/permissions.ts";
-import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
+import { findEnvironment, findProject, isUniqueViolation } from "../projects/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import {
   InvalidTemplateError,
@@ -420,11 +420,8 @@ export const composeRouter = defineRouter("compose", {
       const serverId = await targetServer(services, caller, input.serverId);
       // It deploys at once: a server its agent runs on is needed now, before anything is stored.
       await agentServerId(services, caller.organizationId, serverId);
-      const project = await services.db
-        .selectFrom("projects")
-        .select("name")
-        .where("projectId", "=", environment.projectId)
-        .executeTakeFirstOrThrow();
+      const project = await findProject(services.db, caller.organizationId, environment.projectId);
+      if (!project) throw notFound("Environment");
       const appName = await templateAppName(services, project.name, input.id);
       const generateHost = await generateHostFor(services, caller, appName, serverId ?? undefined);
       const template = await renderedTemplate(services, caller, input, { generateHost });
@@ -454,23 +451,7 @@ export const composeRouter = defineRouter("compose", {
       const located = await findCompose(services.db, caller.organizationId, row.composeId);
       if (!located) throw notFound("Compose");
       try {
-        if (template.mounts.length > 0) {
-          await services.db
-            .insertInto("mounts")
-            .values(
-              template.mounts.map((mount) => ({
-                mountId: newId(),
-                type: "file" as const,
-                filePath: mount.filePath,
-                content: mount.content,
-                mountPath: "",
-                serviceType: "compose",
-                composeId: row.composeId,
-                organizationId: located.organizationId,
-              })),
-            )
-            .execute();
-        }
+        await insertComposeFileMounts(services.db, located, template.mounts);
         // The tenant's refusals before anything reaches the proxy or the server.
         await convertedComposeOf(services, located);
         for (const domain of template.domains) {

@@ -17,6 +17,7 @@ import {
   deletePreview,
   deployPreview,
   type findPreview,
+  findPreviewDomain,
   listPreviews,
   loadCallerPreview,
 } from "../previews/previews.ts";
@@ -50,13 +51,7 @@ async function toPreviewView(
   services: ServiceContext,
   row: PreviewRow,
 ): Promise<z.input<typeof previewSchema>> {
-  const domain = row.domainId
-    ? await services.db
-        .selectFrom("domains")
-        .selectAll()
-        .where("domainId", "=", row.domainId)
-        .executeTakeFirst()
-    : undefined;
+  const domain = await findPreviewDomain(services.db, row);
   return {
     previewDeploymentId: row.previewDeploymentId,
     applicationId: row.applicationId,

@@ -11,9 +11,18 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Schedule } from "../db/schema.ts";
 import { listTargetDeployments, toDeploymentView } from "../deployments/repository.ts";
-import { badRequest, notFound } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { startScheduleRun } from "../schedules/runs.ts";
+import {
+  deleteSchedule,
+  findScheduleTargets,
+  hasRunningScheduleRun,
+  insertSchedule,
+  listSchedules,
+  type ScheduleListTarget,
+  updateSchedule,
+} from "../schedules/repository.ts";
+import { startScheduleRun, waitForScheduleRun } from "../schedules/runs.ts";
 import {
   checkCronExpression,
   checkShape,
@@ -53,75 +62,32 @@ const listItemSchema = scheduleSchema.extend({
 });
 
 async function toListItem(services: ServiceContext, row: Schedule): Promise<z.input<typeof listItemSchema>> {
-  const { db } = services;
-  const application = row.applicationId
-    ? ((await db
-        .selectFrom("applications")
-        .select(["applicationId", "appName", "name", "serverId"])
-        .where("applicationId", "=", row.applicationId)
-        .executeTakeFirst()) ?? null)
-    : null;
-  const compose = row.composeId
-    ? ((await db
-        .selectFrom("compose")
-        .select(["composeId", "appName", "name", "serverId"])
-        .where("composeId", "=", row.composeId)
-        .executeTakeFirst()) ?? null)
-    : null;
-  const server = row.serverId
-    ? ((await db
-        .selectFrom("servers")
-        .select(["serverId", "name"])
-        .where("serverId", "=", row.serverId)
-        .executeTakeFirst()) ?? null)
-    : null;
-  const deployments = (await listTargetDeployments(db, row.scheduleId)).map(toDeploymentView);
-  return { ...toView(services, row), application, compose, server, deployments };
+  const targets = await findScheduleTargets(services.db, row);
+  const deployments = (await listTargetDeployments(services.db, row.scheduleId)).map(toDeploymentView);
+  return { ...toView(services, row), ...targets, deployments };
 }
 
-/** How long runManually waits for the run to end before answering its current status. */
-const MANUAL_WAIT_MS = 30_000;
-const WAIT_POLL_MS = 250;
-
-async function waitForRun(services: ServiceContext, deploymentId: string) {
-  const until = Date.now() + MANUAL_WAIT_MS;
-  for (;;) {
-    const row = await services.db
-      .selectFrom("deployments")
-      .select(["status", "errorMessage"])
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirst();
-    if (!row) throw notFound("Deployment");
-    if (row.status === "done" || row.status === "error" || Date.now() >= until) return row;
-    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
-  }
-}
-
-async function listSchedules(
+async function listScheduleItems(
   services: ServiceContext,
   caller: Caller,
   input: { id: string; scheduleType: (typeof scheduleTypes)[number] },
 ) {
-  let query = services.db
-    .selectFrom("schedules")
-    .selectAll()
-    .where("organizationId", "=", caller.organizationId)
-    .where("scheduleType", "=", input.scheduleType);
+  let target: ScheduleListTarget | undefined;
   if (input.scheduleType === "application") {
     await requireNamedIds(services, caller, { applicationId: input.id });
-    query = query.where("applicationId", "=", input.id);
+    target = { column: "applicationId", id: input.id };
   } else if (input.scheduleType === "compose") {
     await requireNamedIds(services, caller, { composeId: input.id });
-    query = query.where("composeId", "=", input.id);
+    target = { column: "composeId", id: input.id };
   } else if (input.scheduleType === "server") {
     await requireNamedIds(services, caller, { serverId: input.id });
     await requireHostScheduleAccess(services, caller);
-    query = query.where("serverId", "=", input.id);
+    target = { column: "serverId", id: input.id };
   } else {
     // dokploy-server: this machine's schedules of the caller's organization (`id` names nothing).
     await requireHostScheduleAccess(services, caller);
   }
-  const rows = await query.orderBy("createdAt").orderBy("scheduleId").execute();
+  const rows = await listSchedules(services.db, caller.organizationId, input.scheduleType, target);
   return Promise.all(rows.map((row) => toListItem(services, row)));
 }
 
@@ -139,31 +105,27 @@ export const scheduleRouter = defineRouter("schedule", {
       checkCronExpression(input.cronExpression);
       checkTimezone(input.timezone);
       const scheduleId = newId();
-      const row = await services.db
-        .insertInto("schedules")
-        .values({
-          scheduleId,
-          name: input.name,
-          cronExpression: input.cronExpression,
-          appName: `schedule-${scheduleId
-            .toLowerCase()
-            .replace(/[^a-z0-9]/g, "")
-            .slice(0, 20)}`,
-          serviceName: input.serviceName || null,
-          shellType: input.shellType,
-          scheduleType: input.scheduleType,
-          command: input.command,
-          script: input.script ?? null,
-          applicationId: input.applicationId || null,
-          composeId: input.composeId || null,
-          serverId: input.serverId || null,
-          organizationId: caller.organizationId,
-          userId: caller.userId,
-          enabled: input.enabled,
-          timezone: input.timezone || null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertSchedule(services.db, {
+        scheduleId,
+        name: input.name,
+        cronExpression: input.cronExpression,
+        appName: `schedule-${scheduleId
+          .toLowerCase()
+          .replace(/[^a-z0-9]/g, "")
+          .slice(0, 20)}`,
+        serviceName: input.serviceName || null,
+        shellType: input.shellType,
+        scheduleType: input.scheduleType,
+        command: input.command,
+        script: input.script ?? null,
+        applicationId: input.applicationId || null,
+        composeId: input.composeId || null,
+        serverId: input.serverId || null,
+        organizationId: caller.organizationId,
+        userId: caller.userId,
+        enabled: input.enabled,
+        timezone: input.timezone || null,
+      });
       await services.schedules.reschedule();
       return toView(services, row);
     },
@@ -204,12 +166,7 @@ export const scheduleRouter = defineRouter("schedule", {
       };
       const row =
         Object.keys(patch).length > 0
-          ? await services.db
-              .updateTable("schedules")
-              .set(patch)
-              .where("scheduleId", "=", schedule.scheduleId)
-              .returningAll()
-              .executeTakeFirstOrThrow()
+          ? await updateSchedule(services.db, schedule.scheduleId, patch)
           : schedule;
       await services.schedules.reschedule();
       return toView(services, row);
@@ -223,18 +180,12 @@ export const scheduleRouter = defineRouter("schedule", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const schedule = await loadSchedule(services, caller, input.scheduleId);
-      const running = await services.db
-        .selectFrom("deployments")
-        .select("deploymentId")
-        .where("scheduleId", "=", schedule.scheduleId)
-        .where("status", "=", "running")
-        .executeTakeFirst();
-      if (running) {
+      if (await hasRunningScheduleRun(services.db, schedule.scheduleId)) {
         throw badRequest("A run of the schedule is running: kill it first (deployment.killProcess)", {
           fields: ["scheduleId"],
         });
       }
-      await services.db.deleteFrom("schedules").where("scheduleId", "=", schedule.scheduleId).execute();
+      await deleteSchedule(services.db, schedule.scheduleId);
       await services.schedules.reschedule();
       return success;
     },
@@ -246,7 +197,7 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: z.object({ id: z.string().min(1).max(100), scheduleType: z.enum(scheduleTypes) }),
     output: z.array(listItemSchema),
-    handler: ({ services, caller, input }) => listSchedules(services, caller, input),
+    handler: ({ services, caller, input }) => listScheduleItems(services, caller, input),
   }),
 
   one: query({
@@ -272,7 +223,7 @@ export const scheduleRouter = defineRouter("schedule", {
     handler: async ({ services, caller, input }) => {
       const schedule = await loadSchedule(services, caller, input.scheduleId);
       const { deploymentId, logPath } = await startScheduleRun(services, schedule);
-      const row = await waitForRun(services, deploymentId);
+      const row = await waitForScheduleRun(services, deploymentId);
       return { status: row.status, deploymentId, logPath, errorMessage: row.errorMessage };
     },
   }),

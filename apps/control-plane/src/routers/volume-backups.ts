@@ -19,6 +19,13 @@ import { checkVolumeName } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
 import {
+  deleteVolumeBackup,
+  findVolumeBackup,
+  insertVolumeBackup,
+  listServiceVolumeBackups,
+  updateVolumeBackup,
+} from "../volume-backups/repository.ts";
+import {
   createVolumeBackupInput,
   lastVolumeRun,
   locateService,
@@ -57,12 +64,7 @@ export async function loadVolumeBackup(
   caller: Caller,
   volumeBackupId: string,
 ): Promise<{ row: VolumeBackup; service: VolumeService }> {
-  const row = await services.db
-    .selectFrom("volumeBackups")
-    .selectAll()
-    .where("volumeBackupId", "=", volumeBackupId)
-    .where("organizationId", "=", caller.organizationId)
-    .executeTakeFirst();
+  const row = await findVolumeBackup(services.db, caller.organizationId, volumeBackupId);
   if (!row) throw notFound("Volume backup");
   const service = await loadService(
     services,
@@ -140,13 +142,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
           : service.targetKind === "compose"
             ? "composeId"
             : "databaseId";
-      const rows = await services.db
-        .selectFrom("volumeBackups")
-        .selectAll()
-        .where(column, "=", service.serviceId)
-        .orderBy("createdAt", "desc")
-        .orderBy("volumeBackupId", "desc")
-        .execute();
+      const rows = await listServiceVolumeBackups(services.db, column, service.serviceId);
       return Promise.all(rows.map((row) => toView(services, row)));
     },
   }),
@@ -176,31 +172,27 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
       const { service } = named[0]!;
       await requireOwnVolume(services.db, service, input.volumeName);
       const volumeBackupId = newId();
-      const row = await services.db
-        .insertInto("volumeBackups")
-        .values({
-          volumeBackupId,
-          organizationId: caller.organizationId,
-          name: input.name,
-          volumeName: input.volumeName,
-          prefix: input.prefix,
-          appName: `volume-backup-${volumeBackupId
-            .toLowerCase()
-            .replace(/[^a-z0-9]/g, "")
-            .slice(0, 20)}`,
-          serviceName: input.serviceName ?? null,
-          turnOff: input.turnOff ?? false,
-          cronExpression: input.cronExpression,
-          keepLatestCount: input.keepLatestCount ?? null,
-          enabled: input.enabled ?? true,
-          serviceType: service.type,
-          applicationId: service.targetKind === "application" ? service.serviceId : null,
-          databaseId: service.targetKind === "database" ? service.serviceId : null,
-          composeId: service.targetKind === "compose" ? service.serviceId : null,
-          destinationId: input.destinationId,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      const row = await insertVolumeBackup(services.db, {
+        volumeBackupId,
+        organizationId: caller.organizationId,
+        name: input.name,
+        volumeName: input.volumeName,
+        prefix: input.prefix,
+        appName: `volume-backup-${volumeBackupId
+          .toLowerCase()
+          .replace(/[^a-z0-9]/g, "")
+          .slice(0, 20)}`,
+        serviceName: input.serviceName ?? null,
+        turnOff: input.turnOff ?? false,
+        cronExpression: input.cronExpression,
+        keepLatestCount: input.keepLatestCount ?? null,
+        enabled: input.enabled ?? true,
+        serviceType: service.type,
+        applicationId: service.targetKind === "application" ? service.serviceId : null,
+        databaseId: service.targetKind === "database" ? service.serviceId : null,
+        composeId: service.targetKind === "compose" ? service.serviceId : null,
+        destinationId: input.destinationId,
+      });
       await services.backups.reschedule();
       return toView(services, row);
     },
@@ -245,14 +237,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
       };
       const set = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
       const updated =
-        Object.keys(set).length > 0
-          ? await services.db
-              .updateTable("volumeBackups")
-              .set(set)
-              .where("volumeBackupId", "=", row.volumeBackupId)
-              .returningAll()
-              .executeTakeFirstOrThrow()
-          : row;
+        Object.keys(set).length > 0 ? await updateVolumeBackup(services.db, row.volumeBackupId, set) : row;
       await services.backups.reschedule();
       return toView(services, updated);
     },
@@ -265,10 +250,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       await loadVolumeBackup(services, caller, input.volumeBackupId);
-      await services.db
-        .deleteFrom("volumeBackups")
-        .where("volumeBackupId", "=", input.volumeBackupId)
-        .execute();
+      await deleteVolumeBackup(services.db, input.volumeBackupId);
       await services.backups.reschedule();
       return success;
     },

@@ -18,6 +18,7 @@ import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.t
 import { type DeploymentResult, insertDeployment, moveDeployments } from "../deployments/repository.ts";
 import { enqueueOrFail } from "../deployments/start.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
+import { notFound } from "../errors.ts";
 
 /** A run may take this long on the agent. */
 const RUN_TIMEOUT_MS = 6 * 60 * 60_000;
@@ -60,6 +61,25 @@ export async function startScheduleRun(
     deploymentId: deployment.deploymentId,
     logPath: `/api/deployment.logs?deploymentId=${encodeURIComponent(deployment.deploymentId)}`,
   };
+}
+
+/** How long a manual run is waited for before its current status is answered. */
+const MANUAL_WAIT_MS = 30_000;
+const WAIT_POLL_MS = 250;
+
+/** The run's status once it ended, or after 30 s (404 when its row went). */
+export async function waitForScheduleRun(services: ServiceContext, deploymentId: string) {
+  const until = Date.now() + MANUAL_WAIT_MS;
+  for (;;) {
+    const row = await services.db
+      .selectFrom("deployments")
+      .select(["status", "errorMessage"])
+      .where("deploymentId", "=", deploymentId)
+      .executeTakeFirst();
+    if (!row) throw notFound("Deployment");
+    if (row.status === "done" || row.status === "error" || Date.now() >= until) return row;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
 }
 
 /** The worker's view of a schedule (deployments/targets.ts): no status of its own, no event. */
