@@ -38,6 +38,15 @@ export async function insertOrganizationWithOwner(
     .execute();
 }
 
+export async function findOrganizationName(db: Db, organizationId: string): Promise<string> {
+  const organization = await db
+    .selectFrom("organizations")
+    .select("name")
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  return organization.name;
+}
+
 /**
  * What still keeps the organization from being deleted ("2 services and 1 server"), or null.
  * Services have running parts (Swarm services, volumes, published ports, proxy files) that the

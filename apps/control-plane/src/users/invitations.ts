@@ -96,6 +96,27 @@ export async function setInvitationStatus(
   await db.updateTable("invitations").set({ status }).where("invitationId", "=", invitationId).execute();
 }
 
+/**
+ * Gives the invitation a new secret token, kept only once `send` (the mail carrying it) has
+ * succeeded: both run in one transaction, so a failed send leaves the old token working.
+ */
+export async function replaceInvitationToken(
+  db: Db,
+  invitation: Pick<Invitation, "organizationId" | "invitationId">,
+  token: string,
+  send: () => Promise<void>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable("invitations")
+      .set({ tokenHash: sha256Hex(token) })
+      .where("organizationId", "=", invitation.organizationId)
+      .where("invitationId", "=", invitation.invitationId)
+      .execute();
+    await send();
+  });
+}
+
 /** The pending, unexpired invitation of a secret token (as a list), with its organization. */
 export async function pendingInvitationsByToken(db: Db, token: string, nowIso: string) {
   const rows = await db

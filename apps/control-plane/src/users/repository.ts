@@ -92,6 +92,48 @@ export async function emailTakenByOther(db: Db, email: string, userId: string): 
   return row !== undefined;
 }
 
+/** The user's email change awaiting confirmation (user.update), if any. */
+export function findPendingEmailRequest(db: Db, userId: string) {
+  return db
+    .selectFrom("users")
+    .select(["pendingEmail", "pendingEmailTokenHash", "pendingEmailExpiresAt"])
+    .where("userId", "=", userId)
+    .executeTakeFirst();
+}
+
+/** Stores the hash of the token the confirmation mail carries and its expiry (null: none sent). */
+export async function setPendingEmailToken(
+  db: Db,
+  userId: string,
+  token: { hash: string; expiresAt: string } | null,
+): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({ pendingEmailTokenHash: token?.hash ?? null, pendingEmailExpiresAt: token?.expiresAt ?? null })
+    .where("userId", "=", userId)
+    .execute();
+}
+
+/** Applies the pending email whose confirmation token hashes to `tokenHash`, and forgets the request. */
+export async function confirmPendingEmail(
+  db: Db,
+  userId: string,
+  email: string,
+  tokenHash: string,
+): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({ email, pendingEmail: null, pendingEmailTokenHash: null, pendingEmailExpiresAt: null })
+    .where("userId", "=", userId)
+    .where("pendingEmailTokenHash", "=", tokenHash)
+    .execute();
+}
+
+/** Sets a user's email (an instance administrator's change) and drops any pending one. */
+export async function changeUserEmail(db: Db, userId: string, email: string): Promise<void> {
+  await db.updateTable("users").set({ email, pendingEmail: null }).where("userId", "=", userId).execute();
+}
+
 export interface UserChanges {
   name?: string | undefined;
   pendingEmail?: string | undefined;
