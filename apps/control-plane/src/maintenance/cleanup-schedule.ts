@@ -13,6 +13,33 @@ import { recordEvent } from "../deployments/events.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
 import { CLEANUP_KINDS, cleanServer } from "./docker-cleanup.ts";
 
+/**
+ * Stores the daily cleanup flag of `serverId` (this machine's, or a server already found in
+ * `organizationId`) and schedules or unschedules its job.
+ */
+export async function setDockerCleanup(
+  services: Pick<ServiceContext, "db" | "dockerCleanup">,
+  organizationId: string,
+  serverId: string,
+  enabled: boolean,
+): Promise<void> {
+  if (serverId === LOCAL_SERVER_ID) {
+    await services.db
+      .updateTable("webServerSettings")
+      .set({ enableDockerCleanup: enabled, updatedAt: new Date().toISOString() })
+      .where("id", "=", 1)
+      .execute();
+  } else {
+    await services.db
+      .updateTable("servers")
+      .set({ enableDockerCleanup: enabled })
+      .where("serverId", "=", serverId)
+      .where("organizationId", "=", organizationId)
+      .execute();
+  }
+  services.dockerCleanup.set(serverId, enabled);
+}
+
 /** Every day at midnight (server time of the control plane), as Dokploy schedules it. */
 export const DAILY_CLEANUP_PATTERN = "0 0 * * *";
 

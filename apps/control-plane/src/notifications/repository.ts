@@ -131,6 +131,45 @@ export function listChannels(db: Db, organizationId: string) {
     .execute();
 }
 
+/** Deletes a channel of the organization, its deliveries with it (ON DELETE CASCADE); false when none. */
+export async function deleteChannel(
+  db: Db,
+  organizationId: string,
+  notificationId: string,
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom("notifications")
+    .where("organizationId", "=", organizationId)
+    .where("notificationId", "=", notificationId)
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}
+
+/** The organization's deliveries (of one channel when `notificationId` is given), newest event first. */
+export function listDeliveries(
+  db: Db,
+  organizationId: string,
+  filter: { notificationId?: string | undefined; limit: number },
+) {
+  let query = db
+    .selectFrom("notificationDeliveries as d")
+    .innerJoin("events", "events.eventId", "d.eventId")
+    .select([
+      "d.eventId",
+      "d.notificationId",
+      "events.kind as event",
+      "d.status",
+      "d.attempts",
+      "d.lastError",
+      "d.nextAttemptAt",
+      "d.updatedAt",
+      "events.createdAt",
+    ])
+    .where("d.organizationId", "=", organizationId);
+  if (filter.notificationId) query = query.where("d.notificationId", "=", filter.notificationId);
+  return query.orderBy("events.createdAt", "desc").limit(filter.limit).execute();
+}
+
 /** A channel as getAll answers it (Dokploy's shape: the kind's object beside the common fields). */
 export function channelView(row: Notification) {
   const kind = row.kind;

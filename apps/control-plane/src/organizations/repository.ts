@@ -12,22 +12,39 @@ import { removeFromOrganization } from "../users/repository.ts";
 
 export async function createOrganization(db: Db, ownerId: string, name: string): Promise<string> {
   const organizationId = newId();
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto("organizations").values({ organizationId, name, ownerId }).execute();
-    await trx
-      .insertInto("members")
-      .values({
-        memberId: newId(),
-        organizationId,
-        userId: ownerId,
-        role: "owner",
-        canCreateProjects: true,
-        canDeleteProjects: true,
-        canAccessAuditLog: true,
-      })
-      .execute();
-  });
+  await db.transaction().execute((trx) => insertOrganizationWithOwner(trx, organizationId, ownerId, name));
   return organizationId;
+}
+
+/** An organization and its owner's membership; run in a transaction. */
+export async function insertOrganizationWithOwner(
+  trx: Db,
+  organizationId: string,
+  ownerId: string,
+  name: string,
+): Promise<void> {
+  await trx.insertInto("organizations").values({ organizationId, name, ownerId }).execute();
+  await trx
+    .insertInto("members")
+    .values({
+      memberId: newId(),
+      organizationId,
+      userId: ownerId,
+      role: "owner",
+      canCreateProjects: true,
+      canDeleteProjects: true,
+      canAccessAuditLog: true,
+    })
+    .execute();
+}
+
+export async function findOrganizationName(db: Db, organizationId: string): Promise<string> {
+  const organization = await db
+    .selectFrom("organizations")
+    .select("name")
+    .where("organizationId", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  return organization.name;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
+import { existingEnvironmentIds, existingProjectIds, existingServiceIds } from "./repository.ts";
 import {
   loadServiceSummaries,
   type ServiceKind,
@@ -298,56 +299,14 @@ export async function unknownGrantIds(
   changes: GrantChanges,
 ): Promise<{ field: keyof GrantChanges; ids: string[] }[]> {
   const checks = [
-    [
-      "accessedProjects",
-      changes.accessedProjects,
-      async (ids: string[]) =>
-        await db
-          .selectFrom("projects")
-          .select("projectId as id")
-          .where("organizationId", "=", organizationId)
-          .where("projectId", "in", ids)
-          .execute(),
-    ],
-    [
-      "accessedEnvironments",
-      changes.accessedEnvironments,
-      async (ids: string[]) =>
-        await db
-          .selectFrom("environments")
-          .innerJoin("projects", "projects.projectId", "environments.projectId")
-          .select("environments.environmentId as id")
-          .where("projects.organizationId", "=", organizationId)
-          .where("environments.environmentId", "in", ids)
-          .execute(),
-    ],
-    [
-      "accessedServices",
-      changes.accessedServices,
-      async (ids: string[]) =>
-        await db
-          .selectFrom("applications")
-          .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-          .innerJoin("projects", "projects.projectId", "environments.projectId")
-          .select("applications.applicationId as id")
-          .where("projects.organizationId", "=", organizationId)
-          .where("applications.applicationId", "in", ids)
-          .unionAll(
-            db
-              .selectFrom("databaseServices")
-              .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-              .innerJoin("projects", "projects.projectId", "environments.projectId")
-              .select("databaseServices.databaseId as id")
-              .where("projects.organizationId", "=", organizationId)
-              .where("databaseServices.databaseId", "in", ids),
-          )
-          .execute(),
-    ],
+    ["accessedProjects", changes.accessedProjects, existingProjectIds],
+    ["accessedEnvironments", changes.accessedEnvironments, existingEnvironmentIds],
+    ["accessedServices", changes.accessedServices, existingServiceIds],
   ] as const;
   const unknown: { field: keyof GrantChanges; ids: string[] }[] = [];
-  for (const [field, ids, find] of checks) {
+  for (const [field, ids, existing] of checks) {
     if (!ids || ids.length === 0) continue;
-    const found = new Set((await find([...new Set(ids)])).map((row) => row.id));
+    const found = await existing(db, organizationId, [...new Set(ids)]);
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) unknown.push({ field, ids: missing });
   }

@@ -276,3 +276,63 @@ export async function uniqueEnvironmentName<T>(
     throw error;
   }
 }
+
+/** Which of `projectIds` are projects of the organization. */
+export async function existingProjectIds(
+  db: Db,
+  organizationId: string,
+  projectIds: readonly string[],
+): Promise<Set<string>> {
+  if (projectIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("projects")
+    .select("projectId as id")
+    .where("organizationId", "=", organizationId)
+    .where("projectId", "in", projectIds)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Which of `environmentIds` are environments of the organization's projects. */
+export async function existingEnvironmentIds(
+  db: Db,
+  organizationId: string,
+  environmentIds: readonly string[],
+): Promise<Set<string>> {
+  if (environmentIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("environments")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select("environments.environmentId as id")
+    .where("projects.organizationId", "=", organizationId)
+    .where("environments.environmentId", "in", environmentIds)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Which of `serviceIds` are applications or database services of the organization. */
+export async function existingServiceIds(
+  db: Db,
+  organizationId: string,
+  serviceIds: readonly string[],
+): Promise<Set<string>> {
+  if (serviceIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("applications")
+    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+    .innerJoin("projects", "projects.projectId", "environments.projectId")
+    .select("applications.applicationId as id")
+    .where("projects.organizationId", "=", organizationId)
+    .where("applications.applicationId", "in", serviceIds)
+    .unionAll(
+      db
+        .selectFrom("databaseServices")
+        .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
+        .innerJoin("projects", "projects.projectId", "environments.projectId")
+        .select("databaseServices.databaseId as id")
+        .where("projects.organizationId", "=", organizationId)
+        .where("databaseServices.databaseId", "in", serviceIds),
+    )
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}

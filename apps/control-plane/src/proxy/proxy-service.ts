@@ -28,6 +28,36 @@ export async function ensureProxyOn(services: ServiceContext, serverId: string):
 }
 
 /**
+ * Turns the dashboard of `serverId`'s proxy (this machine's, or a server already found in
+ * `organizationId`) on or off and installs or updates the proxy with it; a failed update keeps
+ * the flag as it was.
+ */
+export async function setProxyDashboard(
+  services: ServiceContext,
+  organizationId: string,
+  serverId: string,
+  enabled: boolean,
+): Promise<void> {
+  await services.db.transaction().execute(async (trx) => {
+    if (serverId === LOCAL_SERVER_ID) {
+      await trx
+        .updateTable("webServerSettings")
+        .set({ dashboardEnabled: enabled })
+        .where("id", "=", 1)
+        .execute();
+    } else {
+      await trx
+        .updateTable("servers")
+        .set({ proxyDashboardEnabled: enabled })
+        .where("serverId", "=", serverId)
+        .where("organizationId", "=", organizationId)
+        .execute();
+    }
+    await ensureProxyOn({ ...services, db: trx }, serverId);
+  });
+}
+
+/**
  * The embedded default of the self-hosted edition: at start, this machine's proxy is installed
  * (or brought up to date) in the background. A failure (no Docker, no Swarm, a taken port) is
  * logged with its reason and does not stop the control plane; settings.toggleDashboard and

@@ -5,25 +5,18 @@
  * first registration from another machine needs the set-up token printed at start
  * (auth/setup-token.ts).
  */
-import { sql } from "kysely";
 import { z } from "zod";
 import type { SessionCookies } from "../auth/cookie-session.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
+import { registerUser } from "../auth/registration.ts";
 import { issueSession, revokeSession } from "../auth/session.ts";
-import { requireSetupToken, spendSetupTokens } from "../auth/setup-token.ts";
 import type { ServiceContext } from "../context.ts";
-import { newId } from "../crypto/ids.ts";
-import type { Db } from "../db/database.ts";
 import { displayNameSchema } from "../display-name.ts";
-import { ApiError, badRequest, conflict, forbidden } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { defineRouter, mutation, success, successSchema } from "../procedure.ts";
-import {
-  addMember,
-  findPendingInvitationByToken,
-  invitationTokenSchema,
-  setInvitationStatus,
-} from "../users/invitations.ts";
+import { invitationTokenSchema } from "../users/invitations.ts";
+import { findLoginOrganization, findUserByEmail } from "../users/repository.ts";
 import { emailSchema, getUserView, passwordSchema, userSchema } from "../users/user-view.ts";
 
 const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user: userSchema });
@@ -38,18 +31,6 @@ async function startSession(
   const { token, expiresAt, sessionId } = await issueSession(services, userId, organizationId);
   cookies?.start({ token, sessionId, expiresAt });
   return { token, expiresAt, user: await getUserView(services.db, organizationId, userId) };
-}
-
-async function insertUser(
-  trx: Db,
-  userId: string,
-  user: { email: string; name: string },
-  passwordHash: string,
-): Promise<void> {
-  await trx
-    .insertInto("users")
-    .values({ userId, email: user.email, name: user.name, image: null, passwordHash })
-    .execute();
 }
 
 // Compared against when the email is unknown, so both failures take the same time.
@@ -75,82 +56,18 @@ export const authRouter = defineRouter("auth", {
     output: sessionSchema,
     handler: async ({ services, input, sessionCookies, fromLoopback }) => {
       const passwordHash = await hashPassword(input.password);
-      const { userId, organizationId } = await services.db.transaction().execute(async (trx) => {
-        // Serializes concurrent registrations so only one can become the first owner.
-        await sql`lock table users in share row exclusive mode`.execute(trx);
-        const anyUser = await trx.selectFrom("users").select("userId").limit(1).executeTakeFirst();
-        const userId = newId();
-
-        if (!anyUser) {
-          if (input.invitationId || input.token)
-            throw badRequest("No invitation can exist before the first user", {
-              fields: [input.token ? "token" : "invitationId"],
-            });
-          if (!fromLoopback) await requireSetupToken(trx, input.setupToken);
-          await spendSetupTokens(trx);
-          const organizationId = newId();
-          await insertUser(trx, userId, input, passwordHash);
-          await trx
-            .insertInto("organizations")
-            .values({ organizationId, name: `${input.name}'s organization`, ownerId: userId })
-            .execute();
-          await trx
-            .insertInto("members")
-            .values({
-              memberId: newId(),
-              organizationId,
-              userId,
-              role: "owner",
-              canCreateProjects: true,
-              canDeleteProjects: true,
-              canAccessAuditLog: true,
-            })
-            .execute();
-          return { userId, organizationId };
-        }
-
-        // Nothing here depends on whether the email is taken: no one learns which accounts exist.
-        if (input.token === undefined) {
-          if (input.invitationId !== undefined) {
-            throw badRequest(
-              "token is required: the invitation's secret token from the inviting administrator",
-              {
-                fields: ["token"],
-              },
-            );
-          }
-          throw forbidden(
-            "Registration is closed: ask an administrator of an organization for an invitation",
-          );
-        }
-        const invitation = await findPendingInvitationByToken(
-          trx,
-          { token: input.token, email: input.email, invitationId: input.invitationId },
-          services.now().toISOString(),
-        );
-        if (!invitation) {
-          throw new ApiError("NOT_FOUND", "No pending invitation with this token for this email", {
-            fields: ["token"],
-          });
-        }
-        const taken = await trx
-          .selectFrom("users")
-          .select("userId")
-          .where("email", "=", input.email)
-          .executeTakeFirst();
-        if (taken) {
-          throw conflict(
-            "A user with this email already exists: log in and use organization.acceptInvitation",
-            {
-              fields: ["email"],
-            },
-          );
-        }
-        await insertUser(trx, userId, input, passwordHash);
-        await addMember(trx, invitation.organizationId, userId, invitation.role);
-        await setInvitationStatus(trx, invitation.invitationId, "accepted");
-        return { userId, organizationId: invitation.organizationId };
-      });
+      const { userId, organizationId } = await registerUser(
+        services,
+        {
+          email: input.email,
+          name: input.name,
+          passwordHash,
+          invitationId: input.invitationId,
+          token: input.token,
+          setupToken: input.setupToken,
+        },
+        fromLoopback,
+      );
       return startSession(services, userId, organizationId, sessionCookies);
     },
   }),
@@ -167,33 +84,18 @@ export const authRouter = defineRouter("auth", {
     output: sessionSchema,
     handler: async ({ services, input, clientAddress, sessionCookies }) => {
       await takeLoginAttempt(services, input.email, clientAddress);
-      const user = await services.db
-        .selectFrom("users")
-        .select(["userId", "passwordHash"])
-        .where("email", "=", input.email)
-        .executeTakeFirst();
+      const user = await findUserByEmail(services.db, input.email);
       const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
       await loginSucceeded(services, input.email, clientAddress);
-      let memberships = services.db
-        .selectFrom("members")
-        .innerJoin("organizations", "organizations.organizationId", "members.organizationId")
-        .select("members.organizationId")
-        .where("members.userId", "=", user.userId);
-      if (input.organizationId)
-        memberships = memberships.where("members.organizationId", "=", input.organizationId);
-      // The user's own organization first, then the oldest membership.
-      const membership = await memberships
-        .orderBy(sql`organizations.owner_id = ${user.userId}`, "desc")
-        .orderBy("members.createdAt", "asc")
-        .executeTakeFirst();
-      if (!membership) {
+      const organizationId = await findLoginOrganization(services.db, user.userId, input.organizationId);
+      if (!organizationId) {
         throw new ApiError(
           "UNAUTHORIZED",
           input.organizationId ? "Not a member of this organization" : "This user belongs to no organization",
         );
       }
-      return startSession(services, user.userId, membership.organizationId, sessionCookies);
+      return startSession(services, user.userId, organizationId, sessionCookies);
     },
   }),
 

@@ -22,10 +22,12 @@ import {
   type ChannelInput,
   channelFields,
   channelView,
+  deleteChannel,
   EVENT_TOGGLES,
   findChannel,
   insertChannel,
   listChannels,
+  listDeliveries,
   type Toggles,
   updateChannel,
 } from "../notifications/repository.ts";
@@ -38,6 +40,7 @@ import {
   success,
   successSchema,
 } from "../procedure.ts";
+import { existingProjectIds, existingServiceIds } from "../projects/repository.ts";
 
 const name = displayNameSchema;
 const limitIds = z.array(idSchema).max(200).nullish();
@@ -87,34 +90,12 @@ async function checkChannel(
   const problem = kindDef(kind).refine?.(input.fields);
   if (problem) throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
   if (input.projectIds?.length) {
-    const found = await services.db
-      .selectFrom("projects")
-      .select("projectId")
-      .where("organizationId", "=", organizationId)
-      .where("projectId", "in", input.projectIds)
-      .execute();
-    if (found.length !== new Set(input.projectIds).size) throw notFound("Project");
+    const found = await existingProjectIds(services.db, organizationId, input.projectIds);
+    if (found.size !== new Set(input.projectIds).size) throw notFound("Project");
   }
   if (input.serviceIds?.length) {
-    const ids = input.serviceIds;
-    const found = await services.db
-      .selectFrom("applications")
-      .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-      .innerJoin("projects", "projects.projectId", "environments.projectId")
-      .select("applications.applicationId as id")
-      .where("projects.organizationId", "=", organizationId)
-      .where("applications.applicationId", "in", ids)
-      .union((eb) =>
-        eb
-          .selectFrom("databaseServices")
-          .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-          .innerJoin("projects", "projects.projectId", "environments.projectId")
-          .select("databaseServices.databaseId as id")
-          .where("projects.organizationId", "=", organizationId)
-          .where("databaseServices.databaseId", "in", ids),
-      )
-      .execute();
-    if (found.length !== new Set(ids).size) throw notFound("Service");
+    const found = await existingServiceIds(services.db, organizationId, input.serviceIds);
+    if (found.size !== new Set(input.serviceIds).size) throw notFound("Service");
   }
   await checkKindUrls(kind, input.fields, { services, organizationId }).catch(deliveryAsApiError);
 }
@@ -264,12 +245,9 @@ export const notificationRouter = defineRouter("notification", {
     input: z.object({ notificationId: idSchema }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      const deleted = await services.db
-        .deleteFrom("notifications")
-        .where("organizationId", "=", caller.organizationId)
-        .where("notificationId", "=", input.notificationId)
-        .executeTakeFirst();
-      if (deleted.numDeletedRows === 0n) throw notFound("Notification");
+      if (!(await deleteChannel(services.db, caller.organizationId, input.notificationId))) {
+        throw notFound("Notification");
+      }
       return success;
     },
   }),
@@ -287,23 +265,7 @@ export const notificationRouter = defineRouter("notification", {
         const channel = await findChannel(services.db, caller.organizationId, input.notificationId);
         if (!channel) throw notFound("Notification");
       }
-      let q = services.db
-        .selectFrom("notificationDeliveries as d")
-        .innerJoin("events", "events.eventId", "d.eventId")
-        .select([
-          "d.eventId",
-          "d.notificationId",
-          "events.kind as event",
-          "d.status",
-          "d.attempts",
-          "d.lastError",
-          "d.nextAttemptAt",
-          "d.updatedAt",
-          "events.createdAt",
-        ])
-        .where("d.organizationId", "=", caller.organizationId);
-      if (input.notificationId) q = q.where("d.notificationId", "=", input.notificationId);
-      return q.orderBy("events.createdAt", "desc").limit(input.limit).execute();
+      return listDeliveries(services.db, caller.organizationId, input);
     },
   }),
 });

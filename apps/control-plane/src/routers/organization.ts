@@ -11,11 +11,10 @@ import { isInstanceOrganization } from "../organizations/instance.ts";
 import { createOrganization, deleteOrganization, organizationInUse } from "../organizations/repository.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
-  addMember,
+  acceptInvitation,
   createInvitation,
   displayStatus,
   findInvitation,
-  findPendingInvitationByToken,
   hasLivePendingInvitation,
   INVITATION_TTL_MS,
   invitationTokenSchema,
@@ -239,17 +238,12 @@ export const organizationRouter = defineRouter("organization", {
     input: z.object({ token: invitationTokenSchema, invitationId: z.string().min(1).max(64).optional() }),
     output: organizationSchema,
     handler: async ({ services, caller, input }) => {
-      const organizationId = await services.db.transaction().execute(async (trx) => {
-        const now = services.now().toISOString();
-        const invitation = await findPendingInvitationByToken(trx, { ...input, email: caller.email }, now);
-        if (!invitation) throw notFound("Pending invitation");
-        if (await findMembership(trx, invitation.organizationId, caller.userId)) {
-          throw conflict("You are already a member of this organization", { fields: ["invitationId"] });
-        }
-        await addMember(trx, invitation.organizationId, caller.userId, invitation.role);
-        await setInvitationStatus(trx, invitation.invitationId, "accepted");
-        return invitation.organizationId;
-      });
+      const organizationId = await acceptInvitation(
+        services.db,
+        { ...input, email: caller.email },
+        caller.userId,
+        services.now().toISOString(),
+      );
       const organization = await findOrganizationOf(services.db, caller.userId, organizationId);
       if (!organization) throw notFound("Organization");
       return organization;

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { createProject, duplicateEnvironment } from "../projects/create.ts";
 import { withServices } from "../projects/details.ts";
 import {
   grantCreated,
@@ -21,18 +22,13 @@ import {
 } from "../projects/permissions.ts";
 import {
   deleteProject,
-  type Environment,
   findEnvironmentWithProject,
   findProject,
-  insertEnvironment,
-  insertProject,
   listEnvironments,
   searchProjects,
-  uniqueEnvironmentName,
   updateProject,
 } from "../projects/repository.ts";
 import {
-  DEFAULT_ENVIRONMENT,
   descriptionSchema,
   environmentDetailSchema,
   environmentSchema,
@@ -44,7 +40,6 @@ import {
   projectTreesSchema,
 } from "../projects/schemas.ts";
 import {
-  copyServices,
   type ServiceKind,
   serviceFields,
   serviceIdKey,
@@ -62,20 +57,11 @@ export const projectRouter = defineRouter("project", {
     output: z.object({ project: projectSchema, environment: environmentSchema }),
     handler: async ({ services, caller, input }) => {
       requireCanCreateProjects(caller);
-      const created = await services.db.transaction().execute(async (trx) => {
-        const project = await insertProject(trx, {
-          organizationId: caller.organizationId,
-          name: input.name,
-          description: input.description ?? null,
-          env: input.env ?? "",
-        });
-        const environment = await insertEnvironment(trx, {
-          projectId: project.projectId,
-          ...DEFAULT_ENVIRONMENT,
-          env: "",
-          isDefault: true,
-        });
-        return { project, environment };
+      const created = await createProject(services.db, {
+        organizationId: caller.organizationId,
+        name: input.name,
+        description: input.description ?? null,
+        env: input.env ?? "",
       });
       await grantCreated(services.db, caller, "projects", created.project.projectId);
       await grantCreated(services.db, caller, "environments", created.environment.environmentId);
@@ -198,42 +184,14 @@ export const projectRouter = defineRouter("project", {
         selection = selection === "all" ? shownList : selection.filter((service) => ids.has(service.id));
       }
 
-      const created = await uniqueEnvironmentName(input.name, () =>
-        services.db.transaction().execute(async (trx) => {
-          let project = sourceProject;
-          let environment: Environment;
-          if (input.duplicateInSameProject) {
-            environment = await insertEnvironment(trx, {
-              projectId: sourceProject.projectId,
-              name: input.name,
-              description: input.description !== undefined ? input.description : source.description,
-              env: source.env,
-              isDefault: false,
-            });
-          } else {
-            project = await insertProject(trx, {
-              organizationId: caller.organizationId,
-              name: input.name,
-              description: input.description ?? null,
-              env: sourceProject.env,
-            });
-            environment = await insertEnvironment(trx, {
-              projectId: project.projectId,
-              ...DEFAULT_ENVIRONMENT,
-              env: source.env,
-              isDefault: true,
-            });
-          }
-          await copyServices(trx, {
-            sourceEnvironmentId: source.environmentId,
-            targetEnvironmentId: environment.environmentId,
-            sameProject: input.duplicateInSameProject,
-            selection,
-            secrets: services.secrets,
-          });
-          return { project, environment };
-        }),
-      );
+      const created = await duplicateEnvironment(services.db, services.secrets, {
+        source,
+        sourceProject,
+        name: input.name,
+        description: input.description,
+        sameProject: input.duplicateInSameProject,
+        selection,
+      });
       if (!input.duplicateInSameProject) {
         await grantCreated(services.db, caller, "projects", created.project.projectId);
       }

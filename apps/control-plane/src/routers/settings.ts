@@ -11,6 +11,7 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { ApiError, forbidden } from "../errors.ts";
+import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
 import { redactedSshPrivateKey, saveInstanceSshPrivateKey } from "../maintenance/instance-ssh-key.ts";
 import {
@@ -24,7 +25,7 @@ import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitor
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
-import { ensureProxyOn } from "../proxy/proxy-service.ts";
+import { setProxyDashboard } from "../proxy/proxy-service.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -155,22 +156,7 @@ export const settingsRouter = defineRouter("settings", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input.serverId);
-      await services.db.transaction().execute(async (trx) => {
-        if (serverId === LOCAL_SERVER_ID) {
-          await trx
-            .updateTable("webServerSettings")
-            .set({ dashboardEnabled: input.enableDashboard })
-            .where("id", "=", 1)
-            .execute();
-        } else {
-          await trx
-            .updateTable("servers")
-            .set({ proxyDashboardEnabled: input.enableDashboard })
-            .where("serverId", "=", serverId)
-            .execute();
-        }
-        await ensureProxyOn({ ...services, db: trx }, serverId);
-      });
+      await setProxyDashboard(services, caller.organizationId, serverId, input.enableDashboard);
       return success;
     },
   }),
@@ -235,21 +221,7 @@ export const settingsRouter = defineRouter("settings", {
     output: successSchema,
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input.serverId);
-      const enabled = input.enableDockerCleanup;
-      if (serverId === LOCAL_SERVER_ID) {
-        await services.db
-          .updateTable("webServerSettings")
-          .set({ enableDockerCleanup: enabled, updatedAt: new Date().toISOString() })
-          .where("id", "=", 1)
-          .execute();
-      } else {
-        await services.db
-          .updateTable("servers")
-          .set({ enableDockerCleanup: enabled })
-          .where("serverId", "=", serverId)
-          .execute();
-      }
-      services.dockerCleanup.set(serverId, enabled);
+      await setDockerCleanup(services, caller.organizationId, serverId, input.enableDockerCleanup);
       return success;
     },
   }),

@@ -18,8 +18,9 @@ import { deliveryAsApiError } from "../notifications/http.ts";
 import { firstMailChannel, MAIL_KINDS, mailThroughChannel, secretLink } from "../notifications/mail.ts";
 import { findChannel } from "../notifications/repository.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
+import { findOrganizationName } from "../organizations/repository.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { requireFeature, setMemberGrants, unknownGrantIds } from "../projects/permissions.ts";
+import { requireFeature, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
@@ -28,26 +29,29 @@ import {
   findInvitation,
   invitationTokenSchema,
   pendingInvitationsByToken,
+  replaceInvitationToken,
 } from "../users/invitations.ts";
+import { removeMember, updateMemberPermissions } from "../users/members.ts";
 import {
+  changeUserEmail,
+  confirmPendingEmail,
   countMemberships,
   deleteOwnApiKey,
   emailTakenByOther,
   findMembership,
+  findPendingEmailRequest,
   findUserCredentials,
   listApiKeys,
-  removeFromOrganization,
   revokeOtherSessions,
-  updateMembership,
+  setPendingEmailToken,
   updateUser,
 } from "../users/repository.ts";
 import {
   emailSchema,
   getUserView,
+  listUserViews,
   passwordSchema,
   roleSchema,
-  selectUserViews,
-  toUserView,
   userSchema,
 } from "../users/user-view.ts";
 
@@ -121,16 +125,16 @@ async function sendEmailConfirmation(services: ServiceContext, caller: Caller, e
   const channel = await firstMailChannel(services.db, caller.organizationId);
   const link = secretLink(services, "/confirm-email", token);
   const sent = channel !== undefined && link !== null;
-  await services.db
-    .updateTable("users")
-    .set({
-      pendingEmailTokenHash: sent ? sha256Hex(token) : null,
-      pendingEmailExpiresAt: sent
-        ? new Date(services.now().getTime() + EMAIL_CONFIRMATION_TTL_MS).toISOString()
-        : null,
-    })
-    .where("userId", "=", caller.userId)
-    .execute();
+  await setPendingEmailToken(
+    services.db,
+    caller.userId,
+    sent
+      ? {
+          hash: sha256Hex(token),
+          expiresAt: new Date(services.now().getTime() + EMAIL_CONFIRMATION_TTL_MS).toISOString(),
+        }
+      : null,
+  );
   if (!sent) return;
   await mailThroughChannel(services, channel, email, {
     event: "emailConfirmation",
@@ -170,13 +174,7 @@ export const userRouter = defineRouter("user", {
     access: "admin",
     input: noInput,
     output: z.array(userSchema),
-    handler: async ({ services, caller }) =>
-      (
-        await selectUserViews(services.db, caller.organizationId)
-          .orderBy("members.createdAt", "asc")
-          .orderBy("users.userId", "asc")
-          .execute()
-      ).map(toUserView),
+    handler: ({ services, caller }) => listUserViews(services.db, caller.organizationId),
   }),
 
   one: query({
@@ -202,14 +200,7 @@ export const userRouter = defineRouter("user", {
     handler: async ({ services, caller }) => ({
       ...(await getUserView(services.db, caller.organizationId, caller.userId)),
       apiKeys: await listApiKeys(services.db, caller.userId),
-      pendingEmail:
-        (
-          await services.db
-            .selectFrom("users")
-            .select("pendingEmail")
-            .where("userId", "=", caller.userId)
-            .executeTakeFirst()
-        )?.pendingEmail ?? null,
+      pendingEmail: (await findPendingEmailRequest(services.db, caller.userId))?.pendingEmail ?? null,
     }),
   }),
 
@@ -267,11 +258,7 @@ export const userRouter = defineRouter("user", {
     input: z.object({ token: invitationTokenSchema }),
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      const user = await services.db
-        .selectFrom("users")
-        .select(["pendingEmail", "pendingEmailTokenHash", "pendingEmailExpiresAt"])
-        .where("userId", "=", caller.userId)
-        .executeTakeFirst();
+      const user = await findPendingEmailRequest(services.db, caller.userId);
       const valid =
         user?.pendingEmail != null &&
         user.pendingEmailTokenHash === sha256Hex(input.token) &&
@@ -285,12 +272,7 @@ export const userRouter = defineRouter("user", {
         throw conflict("A user with this email already exists", { fields: ["token"] });
       }
       try {
-        await services.db
-          .updateTable("users")
-          .set({ email, pendingEmail: null, pendingEmailTokenHash: null, pendingEmailExpiresAt: null })
-          .where("userId", "=", caller.userId)
-          .where("pendingEmailTokenHash", "=", sha256Hex(input.token))
-          .execute();
+        await confirmPendingEmail(services.db, caller.userId, email, sha256Hex(input.token));
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict("A user with this email already exists", { fields: ["token"] });
@@ -330,30 +312,20 @@ export const userRouter = defineRouter("user", {
           fields: ["invitationId"],
         });
       }
-      const organization = await services.db
-        .selectFrom("organizations")
-        .select("name")
-        .where("organizationId", "=", caller.organizationId)
-        .executeTakeFirstOrThrow();
-      // The new token replaces the old one only once the mail is out.
-      await services.db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable("invitations")
-          .set({ tokenHash: sha256Hex(token) })
-          .where("invitationId", "=", invitation.invitationId)
-          .execute();
-        await mailThroughChannel(services, channel, invitation.email, {
+      const organizationName = await findOrganizationName(services.db, caller.organizationId);
+      await replaceInvitationToken(services.db, invitation, token, () =>
+        mailThroughChannel(services, channel, invitation.email, {
           event: "invitation",
           timestamp: services.now().toISOString(),
-          title: `Invitation to join ${organization.name}`,
+          title: `Invitation to join ${organizationName}`,
           data: {
-            applicationName: organization.name,
+            applicationName: organizationName,
             status: "success",
-            message: `${caller.email} invites you to join ${organization.name} as ${invitation.role}. The link below accepts the invitation until ${new Date(invitation.expiresAt).toUTCString()}; it is yours alone.`,
+            message: `${caller.email} invites you to join ${organizationName} as ${invitation.role}. The link below accepts the invitation until ${new Date(invitation.expiresAt).toUTCString()}; it is yours alone.`,
             actionUrl: link,
           },
-        }).catch(deliveryAsApiError);
-      });
+        }).catch(deliveryAsApiError),
+      );
       return success;
     },
   }),
@@ -368,11 +340,7 @@ export const userRouter = defineRouter("user", {
       if (!(await isInstanceAdmin(services.db, caller))) {
         throw forbidden("Only an instance administrator may change an account's email");
       }
-      const user = await services.db
-        .selectFrom("users")
-        .select("pendingEmail")
-        .where("userId", "=", input.userId)
-        .executeTakeFirst();
+      const user = await findPendingEmailRequest(services.db, input.userId);
       const member = await findMembership(services.db, caller.organizationId, input.userId);
       // Another organization's user is reached only through their own request (their consent).
       const requested =
@@ -384,11 +352,7 @@ export const userRouter = defineRouter("user", {
         throw conflict("A user with this email already exists", { fields: ["email"] });
       }
       try {
-        await services.db
-          .updateTable("users")
-          .set({ email, pendingEmail: null })
-          .where("userId", "=", input.userId)
-          .execute();
+        await changeUserEmail(services.db, input.userId, email);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict("A user with this email already exists", { fields: ["email"] });
@@ -405,16 +369,7 @@ export const userRouter = defineRouter("user", {
     input: userIdInput,
     output: successSchema,
     handler: async ({ services, caller, input }) => {
-      await services.db.transaction().execute(async (trx) => {
-        const target = await findMembership(trx, caller.organizationId, input.userId);
-        if (!target) throw notFound("User");
-        if (target.role === "owner") throw forbidden("The organization owner cannot be removed");
-        if (target.userId === caller.userId) throw forbidden("Administrators cannot remove themselves");
-        if (target.role === "admin" && caller.role !== "owner") {
-          throw forbidden("Only the organization owner can remove administrators");
-        }
-        await removeFromOrganization(trx, caller.organizationId, target.userId);
-      });
+      await removeMember(services.db, caller, input.userId);
       return success;
     },
   }),
@@ -464,15 +419,13 @@ export const userRouter = defineRouter("user", {
           { fields: unknown.map(({ field }) => field) },
         );
       }
-      await services.db.transaction().execute(async (trx) => {
-        await updateMembership(trx, caller.organizationId, id, {
-          role,
-          canCreateProjects,
-          canDeleteProjects,
-          canAccessAuditLog,
-        });
-        await setMemberGrants(trx, caller.organizationId, id, grants);
-      });
+      await updateMemberPermissions(
+        services.db,
+        caller.organizationId,
+        id,
+        { role, canCreateProjects, canDeleteProjects, canAccessAuditLog },
+        grants,
+      );
       return success;
     },
   }),

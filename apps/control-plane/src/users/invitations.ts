@@ -10,6 +10,8 @@ import { z } from "zod";
 import { newId, randomToken, sha256Hex } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Invitation, Role } from "../db/schema.ts";
+import { conflict, notFound } from "../errors.ts";
+import { findMembership } from "./repository.ts";
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
@@ -94,6 +96,27 @@ export async function setInvitationStatus(
   await db.updateTable("invitations").set({ status }).where("invitationId", "=", invitationId).execute();
 }
 
+/**
+ * Gives the invitation a new secret token, kept only once `send` (the mail carrying it) has
+ * succeeded: both run in one transaction, so a failed send leaves the old token working.
+ */
+export async function replaceInvitationToken(
+  db: Db,
+  invitation: Pick<Invitation, "organizationId" | "invitationId">,
+  token: string,
+  send: () => Promise<void>,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable("invitations")
+      .set({ tokenHash: sha256Hex(token) })
+      .where("organizationId", "=", invitation.organizationId)
+      .where("invitationId", "=", invitation.invitationId)
+      .execute();
+    await send();
+  });
+}
+
 /** The pending, unexpired invitation of a secret token (as a list), with its organization. */
 export async function pendingInvitationsByToken(db: Db, token: string, nowIso: string) {
   const rows = await db
@@ -152,4 +175,32 @@ export function findPendingInvitationByToken(
 
 export async function addMember(trx: Db, organizationId: string, userId: string, role: Role): Promise<void> {
   await trx.insertInto("members").values({ memberId: newId(), organizationId, userId, role }).execute();
+}
+
+/** Makes `userId` a member with the invitation's role and marks the invitation accepted. */
+export async function joinByInvitation(trx: Db, invitation: Invitation, userId: string): Promise<void> {
+  await addMember(trx, invitation.organizationId, userId, invitation.role);
+  await setInvitationStatus(trx, invitation.invitationId, "accepted");
+}
+
+/**
+ * An existing user joins the organization of the pending invitation `accept` names, in one
+ * transaction holding the invitation's lock; answers that organization's id. 404 without such an
+ * invitation, 409 naming invitationId when the user is a member already.
+ */
+export function acceptInvitation(
+  db: Db,
+  accept: { token: string; email: string; invitationId?: string | undefined },
+  userId: string,
+  nowIso: string,
+): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    const invitation = await findPendingInvitationByToken(trx, accept, nowIso);
+    if (!invitation) throw notFound("Pending invitation");
+    if (await findMembership(trx, invitation.organizationId, userId)) {
+      throw conflict("You are already a member of this organization", { fields: ["invitationId"] });
+    }
+    await joinByInvitation(trx, invitation, userId);
+    return invitation.organizationId;
+  });
 }

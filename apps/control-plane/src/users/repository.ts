@@ -2,6 +2,7 @@
  * SQL for users, memberships, organizations, sessions and API key listings. Plain functions
  * taking the database (or a transaction) first; routers hold the rules, this file the queries.
  */
+import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { Role } from "../db/schema.ts";
 
@@ -31,6 +32,55 @@ export function findUserCredentials(db: Db, userId: string) {
     .executeTakeFirst();
 }
 
+export function findUserByEmail(db: Db, email: string) {
+  return db
+    .selectFrom("users")
+    .select(["userId", "passwordHash"])
+    .where("email", "=", email)
+    .executeTakeFirst();
+}
+
+export async function anyUserExists(db: Db): Promise<boolean> {
+  return (await db.selectFrom("users").select("userId").limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Serializes registrations until the transaction ends, so only one can become the first owner. */
+export async function lockUsersForRegistration(trx: Db): Promise<void> {
+  await sql`lock table users in share row exclusive mode`.execute(trx);
+}
+
+export async function insertUser(
+  db: Db,
+  user: { userId: string; email: string; name: string; passwordHash: string },
+): Promise<void> {
+  await db
+    .insertInto("users")
+    .values({ ...user, image: null })
+    .execute();
+}
+
+/**
+ * The organization a login opens: `organizationId` when given and the user is a member of it,
+ * else the user's own organization, else the oldest membership.
+ */
+export async function findLoginOrganization(
+  db: Db,
+  userId: string,
+  organizationId?: string | undefined,
+): Promise<string | undefined> {
+  let memberships = db
+    .selectFrom("members")
+    .innerJoin("organizations", "organizations.organizationId", "members.organizationId")
+    .select("members.organizationId")
+    .where("members.userId", "=", userId);
+  if (organizationId) memberships = memberships.where("members.organizationId", "=", organizationId);
+  const membership = await memberships
+    .orderBy(sql`organizations.owner_id = ${userId}`, "desc")
+    .orderBy("members.createdAt", "asc")
+    .executeTakeFirst();
+  return membership?.organizationId;
+}
+
 /** Whether another user already has this (normalized) email. */
 export async function emailTakenByOther(db: Db, email: string, userId: string): Promise<boolean> {
   const row = await db
@@ -40,6 +90,48 @@ export async function emailTakenByOther(db: Db, email: string, userId: string): 
     .where("userId", "<>", userId)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/** The user's email change awaiting confirmation (user.update), if any. */
+export function findPendingEmailRequest(db: Db, userId: string) {
+  return db
+    .selectFrom("users")
+    .select(["pendingEmail", "pendingEmailTokenHash", "pendingEmailExpiresAt"])
+    .where("userId", "=", userId)
+    .executeTakeFirst();
+}
+
+/** Stores the hash of the token the confirmation mail carries and its expiry (null: none sent). */
+export async function setPendingEmailToken(
+  db: Db,
+  userId: string,
+  token: { hash: string; expiresAt: string } | null,
+): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({ pendingEmailTokenHash: token?.hash ?? null, pendingEmailExpiresAt: token?.expiresAt ?? null })
+    .where("userId", "=", userId)
+    .execute();
+}
+
+/** Applies the pending email whose confirmation token hashes to `tokenHash`, and forgets the request. */
+export async function confirmPendingEmail(
+  db: Db,
+  userId: string,
+  email: string,
+  tokenHash: string,
+): Promise<void> {
+  await db
+    .updateTable("users")
+    .set({ email, pendingEmail: null, pendingEmailTokenHash: null, pendingEmailExpiresAt: null })
+    .where("userId", "=", userId)
+    .where("pendingEmailTokenHash", "=", tokenHash)
+    .execute();
+}
+
+/** Sets a user's email (an instance administrator's change) and drops any pending one. */
+export async function changeUserEmail(db: Db, userId: string, email: string): Promise<void> {
+  await db.updateTable("users").set({ email, pendingEmail: null }).where("userId", "=", userId).execute();
 }
 
 export interface UserChanges {

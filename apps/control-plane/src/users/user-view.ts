@@ -80,6 +80,15 @@ export function toUserView({ canAccessToApi, canAccessToSshKeys, ...row }: UserR
   return { ...row, canAccessToAPI: canAccessToApi, canAccessToSSHKeys: canAccessToSshKeys };
 }
 
+/** The organization's users, in the order they joined. */
+export async function listUserViews(db: Db, organizationId: string): Promise<UserView[]> {
+  const users = await selectUserViews(db, organizationId)
+    .orderBy("members.createdAt", "asc")
+    .orderBy("users.userId", "asc")
+    .execute();
+  return users.map(toUserView);
+}
+
 export async function getUserView(db: Db, organizationId: string, userId: string): Promise<UserView> {
   const user = await selectUserViews(db, organizationId)
     .where("users.userId", "=", userId)

@@ -1,0 +1,50 @@
+/**
+ * Changes to a member of an organization that take more than one statement: removing them
+ * (user.remove) and setting their role, flags and grants (user.assignPermissions).
+ */
+import type { Caller } from "../context.ts";
+import type { Db } from "../db/database.ts";
+import { forbidden, notFound } from "../errors.ts";
+import { type GrantChanges, setMemberGrants } from "../projects/permissions.ts";
+import {
+  findMembership,
+  type MembershipChanges,
+  removeFromOrganization,
+  updateMembership,
+} from "./repository.ts";
+
+/**
+ * Removes `userId` from the caller's organization. The rules are checked inside the transaction
+ * that removes: the owner stays, administrators do not remove themselves, and only the owner
+ * removes administrators. Another organization's user is a 404.
+ */
+export async function removeMember(
+  db: Db,
+  caller: Pick<Caller, "organizationId" | "userId" | "role">,
+  userId: string,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const target = await findMembership(trx, caller.organizationId, userId);
+    if (!target) throw notFound("User");
+    if (target.role === "owner") throw forbidden("The organization owner cannot be removed");
+    if (target.userId === caller.userId) throw forbidden("Administrators cannot remove themselves");
+    if (target.role === "admin" && caller.role !== "owner") {
+      throw forbidden("Only the organization owner can remove administrators");
+    }
+    await removeFromOrganization(trx, caller.organizationId, target.userId);
+  });
+}
+
+/** Sets a member's role and flags and their project, environment and service grants together. */
+export async function updateMemberPermissions(
+  db: Db,
+  organizationId: string,
+  userId: string,
+  changes: MembershipChanges,
+  grants: GrantChanges,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await updateMembership(trx, organizationId, userId, changes);
+    await setMemberGrants(trx, organizationId, userId, grants);
+  });
+}
