@@ -59,7 +59,8 @@ export async function readServiceLogs(docker: Docker, command: ReadServiceLogsCo
     timestamps: true,
     details: source.details,
     tail: String(command.tail),
-    since: command.sinceSeconds ? Math.floor(Date.now() / 1000) - command.sinceSeconds : 0,
+    // 0 is "from the start"; a window reaching before 1970 is that too.
+    since: command.sinceSeconds ? Math.max(1, Math.floor(Date.now() / 1000) - command.sinceSeconds) : 0,
   });
   const lines = new LogLines(source, command.search.toLowerCase());
   await lines.read(stream, source.multiplexed);
@@ -173,7 +174,7 @@ class LogLines {
   ) {}
 
   async read(stream: NodeJS.ReadableStream, multiplexed: boolean): Promise<void> {
-    let pending = Buffer.alloc(0);
+    let pending: Buffer = Buffer.alloc(0);
     const decoder = { stdout: new TextDecoder(), stderr: new TextDecoder() };
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       this.readBytes += chunk.length;
