@@ -19,6 +19,12 @@ import { startDatabaseDeployment } from "../deployments/start.ts";
 import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { envSchema } from "../env-vars.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
+import {
+  type RuntimeLogQuery,
+  readRuntimeLogs,
+  runtimeLogInput,
+  runtimeLogsSchema,
+} from "../monitoring/runtime-logs.ts";
 import { defineRouter, mutation, query, type RouterDef, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -28,12 +34,6 @@ import {
   requireEnvironmentAccess,
   requireServiceAccess,
 } from "../projects/permissions.ts";
-import {
-  type RuntimeLogQuery,
-  readRuntimeLogs,
-  runtimeLogInput,
-  runtimeLogsSchema,
-} from "../monitoring/runtime-logs.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { claimHostPort } from "../servers/host-ports.ts";

@@ -11,9 +11,9 @@
 import { randomBytes } from "node:crypto";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
+import { containerIdSchema } from "../agents/container-views.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
-import { containerIdSchema } from "../agents/container-views.ts";
 import {
   composeFileError,
   composeServerOf,
@@ -50,8 +50,8 @@ import { checkGitSource } from "../deployments/git-source-checks.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
-import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
+import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import {
   grantCreated,
