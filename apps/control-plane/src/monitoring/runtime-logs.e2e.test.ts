@@ -78,6 +78,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await removeDeployedApps([appName, ...databaseNames]);
+  // A database's data volume goes once its service's container has.
+  for (const name of databaseNames) {
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
+        () => true,
+        (error) => /no such volume/i.test(String(error)),
+      );
+      if (removed) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
   await dockerCli(["stack", "rm", stackName]).catch(() => {});
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
