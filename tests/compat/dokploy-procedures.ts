@@ -31,6 +31,8 @@ export const sources = {
     "routers/ssh-key.ts@02554c0139be, schema/ssh-key.ts@059c21c99028, validations sshKeyType (code search)",
   application: "routers/application.ts@012b67a4912b, schema/application.ts@0015f081df77",
   deployment: "routers/deployment.ts@08c9113405fa",
+  runtimeLogs:
+    "readLogs of routers/application.ts, compose.ts, postgres.ts (and the other database kinds') and deployment.ts (code search; commit not shown), with services/docker.ts getContainerLogs@010a6e2a7627 (the answer: the `docker … logs --timestamps` output, one string)",
   port: "routers/port.ts@6734363710d4, schema/port.ts@3561b5cae60b",
   mounts: "routers/mount.ts@02a9856fa76f, schema/mount.ts@02a9856fa76f",
   registry: "routers/registry.ts@059c21c99028, schema/registry.ts@1bcb5ca2771e",
@@ -100,6 +102,8 @@ export interface Row {
   unverified?: string;
 }
 
+/** The readLogs inputs (tail 1-10,000, since all|<n>s|m|h|d, search a plain phrase). */
+const RUNTIME_LOG_FIELDS = ["tail=100", 'since="all"', "search"];
 const WE_SET = "set by the platform from the session or the parent row, never by the caller";
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
@@ -964,6 +968,12 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["appName*"],
     output: "any",
   },
+  "application.readLogs": {
+    kind: "query",
+    source: "runtimeLogs",
+    input: ["applicationId*", ...RUNTIME_LOG_FIELDS],
+    output: "string",
+  },
   "application.markRunning": {
     kind: "mutation",
     source: "application",
@@ -1080,6 +1090,12 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["deploymentId*"],
     output: "null",
     differs: { "(output)": "we say whether a process was stopped" },
+  },
+  "deployment.readLogs": {
+    kind: "query",
+    source: "runtimeLogs",
+    input: ["deploymentId*", "tail=100"],
+    output: "string",
   },
   "deployment.removeDeployment": {
     kind: "mutation",
@@ -2073,6 +2089,12 @@ export const dokployProcedures: Record<string, Row> = {
       type: "spec 4.3: type is the composeType the services are read for (stack | docker-compose); Dokploy's fetch | cache says whether to clone the source again",
     },
   },
+  "compose.readLogs": {
+    kind: "query",
+    source: "runtimeLogs",
+    input: ["composeId*", "containerId*", ...RUNTIME_LOG_FIELDS],
+    output: "string",
+  },
   "compose.getConvertedCompose": {
     kind: "query",
     source: "compose",
@@ -2445,6 +2467,12 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       input: [`${id}*`],
       output: "any",
       differs: { "(output)": DEPLOY_ANSWER },
+    },
+    [`${kind}.readLogs`]: {
+      kind: "query",
+      source: "runtimeLogs",
+      input: [`${id}*`, ...RUNTIME_LOG_FIELDS],
+      output: "string",
     },
     [`${kind}.start`]: {
       kind: "mutation",

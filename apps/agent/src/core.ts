@@ -41,6 +41,7 @@ import {
   isEngineUnreachable,
   withTimeout,
 } from "./docker/engine.ts";
+import { readServiceLogs } from "./docker/logs.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
 import { Monitoring } from "./monitoring/index.ts";
@@ -219,6 +220,7 @@ export class AgentCore {
     }),
     setupMonitoring: (command) => this.monitoring.apply(command.metricsConfigJson),
     readContainerMetrics: (command) => this.readContainerMetrics(command),
+    readServiceLogs: (command) => readServiceLogs(this.docker, command),
     writeProxyFile: (command) => this.proxy.writeFile(command),
     readProxyFile: (command) => this.proxy.readFile(command),
     removeProxyFile: (command) => this.proxy.removeFile(command),

@@ -98,6 +98,10 @@ const DATABASES_E2E = `${CP}/databases/e2e.test.ts`;
 const SETTINGS = `${CP}/routers/settings.test.ts`;
 const MONITORING = `${CP}/monitoring/monitoring-config.test.ts`;
 const APP_MONITORING = `${CP}/monitoring/app-monitoring.test.ts`;
+const RUNTIME_LOGS_E2E = `${CP}/monitoring/runtime-logs.e2e.test.ts`;
+/** The readLogs fields of a kind, proven by one test of the runtime logs' end-to-end file. */
+const runtimeLogFields = (idKey: string, title: string): ProcedureFields =>
+  applied(`${idKey} tail since search`, `${RUNTIME_LOGS_E2E}#${title}`);
 const PROVIDERS = `${CP}/git-providers/providers.test.ts`;
 const NOTIFICATIONS = `${CP}/notifications/notifications.test.ts`;
 const MAIL = `${CP}/notifications/mail.test.ts`;
@@ -141,6 +145,10 @@ function databaseKind(kind: string, idKey: string, credentials: string): Record<
     },
     [`${kind}.one`]: applied(idKey, DATABASES),
     [`${kind}.deploy`]: applied(idKey, DATABASES_E2E),
+    [`${kind}.readLogs`]: runtimeLogFields(
+      idKey,
+      "every database kind's readLogs shows its service's own lines",
+    ),
     [`${kind}.start`]: applied(idKey, DATABASES_E2E),
     [`${kind}.stop`]: applied(idKey, DATABASES_E2E),
     [`${kind}.update`]: {
@@ -377,6 +385,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "application.stop": applied("applicationId", PIPELINE),
   "application.reload": { ...applied("applicationId", PIPELINE), appName: refused(APPLICATION) },
   "application.readAppMonitoring": applied("appName", APP_MONITORING),
+  "application.readLogs": runtimeLogFields(
+    "applicationId",
+    "application.readLogs shows the line the application prints every second",
+  ),
   "application.markRunning": applied("applicationId", APPLICATION),
   "application.move": applied("applicationId targetEnvironmentId", APPLICATION),
   "application.refreshToken": applied("applicationId", APPLICATION),
@@ -398,6 +410,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "deployment.queueList": {},
   "deployment.killProcess": applied("deploymentId", DEPLOYMENT),
   "deployment.removeDeployment": applied("deploymentId", DEPLOYMENT),
+  "deployment.readLogs": applied(
+    "deploymentId tail",
+    `${RUNTIME_LOGS_E2E}#deployment.readLogs answers the last \`tail\` lines of the deployment's log`,
+  ),
 
   "compose.create": {
     ...applied("appName environmentId composeType composeFile", COMPOSE),
@@ -426,6 +442,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "compose.delete": applied("composeId deleteVolumes", COMPOSE),
   "compose.loadServices": applied("composeId type", COMPOSE),
   "compose.getConvertedCompose": applied("composeId", COMPOSE_TENANCY),
+  "compose.readLogs": applied(
+    "composeId containerId tail since search",
+    `${RUNTIME_LOGS_E2E}#compose.readLogs shows a stack container's lines, to no one else and of no other container`,
+  ),
   "compose.move": applied("composeId targetEnvironmentId", COMPOSE),
   "compose.templates": applied("baseUrl", TEMPLATES),
   "compose.deployTemplate": {

@@ -10,6 +10,10 @@
  * field; 413 for mutations (JSON body over the limit).
  */
 
+/** What every runtime readLogs procedure (application, compose, the database kinds) says of its inputs and answer. */
+const RUNTIME_LOGS =
+  "`tail` (1-10,000, default 100) newest lines as Docker keeps them, `since` (`all`, or `<n>s|m|h|d`) and `search` (a plain phrase of letters, digits, spaces and `._-`, matched literally and case-insensitively among those lines, like Dokploy's `docker logs --tail | grep -iF`). Read by the agent of the service's server through Docker's log API (no shell); the answer is one string, a line `<RFC 3339 time> <source> | <text>` per log line, oldest first, control characters escaped; a very long line is cut and the whole answer kept under 768 KiB (older lines dropped first).";
+
 export type ExtraStatus = 401 | 403 | 404 | 409 | 429;
 
 export interface ProcedureDoc {
@@ -441,6 +445,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "One sample of the application's running containers through the agent: CPU (percent of one core), memory without page cache, network bytes, and each container's status and uptime. Self-hosted edition only.",
     errors: [404],
   },
+  "application.readLogs": {
+    description: `The newest lines the application's containers printed: every replica on every node of the Swarm, each line naming its task (\`<appName>.<slot>.<task id>\`). ${RUNTIME_LOGS}`,
+    errors: [404],
+  },
   "application.markRunning": { description: "Sets the application's status to `running` by hand." },
   "application.move": {
     description: "Moves the application to another environment of the same organization.",
@@ -509,6 +517,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "deployment.killProcess": {
     description:
       "Stops a deployment: a running one is aborted, a waiting one dropped; it ends with status `error`.",
+  },
+  "deployment.readLogs": {
+    description:
+      'The last `tail` lines (1-10,000, default 100) of the deployment\'s log, each `<time> <line>`, as one string ending with a newline ("" when the log is empty). The whole log is the `logs` field of the deployment; GET /api/deployment.logs follows a running one.',
   },
   "deployment.removeDeployment": {
     description: "Removes a finished deployment and its log from the history; a running one is refused.",
@@ -719,6 +731,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "Delete the stack: its services and networks, and with deleteVolumes its volumes",
   },
   "compose.loadServices": { description: "The service names of the stack's file" },
+  "compose.readLogs": {
+    description: `The newest lines one container of the stack printed (\`containerId\`, as docker.getContainersByAppNameMatch lists them); a container that is not of this stack is a 404. ${RUNTIME_LOGS}`,
+    errors: [404],
+  },
   "compose.getConvertedCompose": {
     description:
       "The file as it will be deployed: the stack's file with the platform's additions, interpolated, every literal `$` of a value written `$$` (Compose's escape), so that Compose expands nothing in it",
@@ -1330,6 +1346,10 @@ function databaseDocs(kind: string, fields: Record<string, unknown>): Record<str
     },
     [`${kind}.deploy`]: {
       description: `Queues a deployment of the service: creates or updates its Swarm service with its data volume. ${queued}`,
+    },
+    [`${kind}.readLogs`]: {
+      description: `The newest lines the service's container printed, each naming its task (\`<appName>.<slot>.<task id>\`). ${RUNTIME_LOGS}`,
+      errors: [404],
     },
     [`${kind}.start`]: {
       description: "Scales the service back to one task (status done); 400 when never deployed.",

@@ -300,6 +300,11 @@ export class AgentClient {
     return this.call(serverId, "runHostScript", command, timeoutMs);
   }
 
+  /** The newest lines of an owner's Swarm service or compose container (the readLogs procedures). */
+  readServiceLogs(serverId: string, command: CommandArgs<"readServiceLogs">, timeoutMs?: number) {
+    return this.call(serverId, "readServiceLogs", command, timeoutMs);
+  }
+
   /** One filtered, sorted page of the proxy's access log. */
   readAccessLog(serverId: string, command: CommandArgs<"readAccessLog">, timeoutMs?: number) {
     return this.call(serverId, "readAccessLog", command, timeoutMs);

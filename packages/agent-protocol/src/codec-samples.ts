@@ -490,6 +490,19 @@ export const requests: CommandRequest[] = [
     command: "readContainerMetrics",
     readContainerMetrics: { appName: "web", limit: 10, organizationId: "org-1" },
   },
+  {
+    ...header,
+    command: "readServiceLogs",
+    readServiceLogs: {
+      owner: { organizationId: "org-1", resource: "compose:c-1" },
+      swarmServiceName: "shop_web",
+      containerId: "0123456789ab",
+      stackName: "shop",
+      tail: 100,
+      sinceSeconds: 3600,
+      search: "GET /health",
+    },
+  },
 ];
 
 const tool = (version: string) => ({ enabled: true, version });
@@ -731,6 +744,21 @@ export const replies: CommandReply[] = [
     requestId: "r-1",
     result: "containerMetrics",
     containerMetrics: { recordsJson: "[]", monitoringEnabled: true },
+  },
+  {
+    requestId: "r-1",
+    result: "serviceLogs",
+    serviceLogs: {
+      lines: [
+        {
+          time: "2026-11-24T10:00:00.123456789Z",
+          source: "shop_web.1.x2k9abc0def1",
+          stream: "stderr",
+          text: "GET /health 200",
+        },
+      ],
+      truncated: true,
+    },
   },
   {
     requestId: "r-1",

@@ -8,7 +8,9 @@
  * Who sees the passwords and connection URLs: `one` answers them to every caller allowed to
  * see the service (as Dokploy does for members with access to it); anyone else gets a 404.
  */
+import { databaseOwner } from "@platform/agent-protocol";
 import { z } from "zod";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { swarmJsonColumns } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -17,6 +19,12 @@ import { startDatabaseDeployment } from "../deployments/start.ts";
 import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { envSchema } from "../env-vars.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
+import {
+  type RuntimeLogQuery,
+  readRuntimeLogs,
+  runtimeLogInput,
+  runtimeLogsSchema,
+} from "../monitoring/runtime-logs.ts";
 import { defineRouter, mutation, query, type RouterDef, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -210,6 +218,23 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       output: deployStartedSchema,
       handler: async ({ services, caller, input }) =>
         queue(services, await load(services, caller, input), "deploy"),
+    }),
+
+    readLogs: query({
+      summary: `The newest lines the ${kind} service's container printed, one \`<time> <task> | <text>\` line each`,
+      access: "member",
+      input: idInput.extend(runtimeLogInput),
+      output: runtimeLogsSchema,
+      handler: async ({ services, caller, input, logger }) => {
+        const row = await load(services, caller, input);
+        const target = {
+          serverId: row.serverId ?? LOCAL_SERVER_ID,
+          owner: databaseOwner(row.organizationId, row.databaseId),
+          swarmServiceName: row.appName,
+        };
+        // The input schema holds runtimeLogInput; its computed id key hides that from the type.
+        return readRuntimeLogs(services.agents.client, target, input as unknown as RuntimeLogQuery, logger);
+      },
     }),
 
     start: mutation({

@@ -72,6 +72,7 @@ import {
   readAppContainerStats,
   summarizeAppMonitoring,
 } from "../monitoring/app-monitoring.ts";
+import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -552,6 +553,20 @@ export const applicationRouter = defineRouter("application", {
         logger,
       );
       return summarizeAppMonitoring(stats, application.cpuLimit, services.now().getTime());
+    },
+  }),
+
+  readLogs: query({
+    summary:
+      "The newest lines the application's containers printed (every replica, on every node), one `<time> <task> | <text>` line each",
+    access: "member",
+    input: applicationIdInput.extend(runtimeLogInput),
+    output: runtimeLogsSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const application = await load(services.db, caller, input.applicationId);
+      const owner = applicationOwner(caller.organizationId, application.applicationId);
+      const target = { serverId: serverOf(application), owner, swarmServiceName: application.appName };
+      return readRuntimeLogs(services.agents.client, target, input, logger);
     },
   }),
 

@@ -11,12 +11,15 @@
 import { randomBytes } from "node:crypto";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
+import { containerIdSchema } from "../agents/container-views.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import {
   composeFileError,
+  composeServerOf,
   composeStackAction,
   convertedComposeOf,
+  ownerOfCompose,
   removeComposeProxy,
   teardownCompose,
 } from "../compose/deploy.ts";
@@ -47,6 +50,7 @@ import { checkGitSource } from "../deployments/git-source-checks.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
+import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import {
@@ -358,6 +362,24 @@ export const composeRouter = defineRouter("compose", {
         composeType: input.type ?? row.composeType,
       });
       return converted.services;
+    },
+  }),
+
+  readLogs: query({
+    summary:
+      "The newest lines one container of the stack printed (docker.getContainersByAppNameMatch lists them), one `<time> <container> | <text>` line each",
+    access: "member",
+    input: composeIdInput.extend({ containerId: containerIdSchema, ...runtimeLogInput }),
+    output: runtimeLogsSchema,
+    handler: async ({ services, caller, input, logger }) => {
+      const row = await load(services, caller, input.composeId);
+      const target = {
+        serverId: composeServerOf(row),
+        owner: ownerOfCompose(row),
+        containerId: input.containerId,
+        stackName: row.appName,
+      };
+      return readRuntimeLogs(services.agents.client, target, input, logger);
     },
   }),
 

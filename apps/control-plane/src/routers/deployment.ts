@@ -23,6 +23,7 @@ import {
 } from "../deployments/repository.ts";
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
+import { logTailSchema, runtimeLogsSchema, tailLines } from "../monitoring/runtime-logs.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import {
@@ -301,6 +302,18 @@ export const deploymentRouter = defineRouter("deployment", {
       if (result === "aborted") return { success: true, message: "Deployment killed" };
       if (result === "dropped") return { success: true, message: "Deployment removed from the queue" };
       return { success: false, message: `The deployment is not running (status ${deployment.status})` };
+    },
+  }),
+
+  readLogs: query({
+    summary:
+      "The last `tail` lines of a deployment's log, each `<time> <line>` (the whole log is also in `logs`; GET /api/deployment.logs follows it live)",
+    access: "member",
+    input: deploymentIdInput.extend({ tail: logTailSchema }),
+    output: runtimeLogsSchema,
+    handler: async ({ services, caller, input }) => {
+      const deployment = await loadDeployment(services, caller, input.deploymentId);
+      return tailLines(deployment.logs, input.tail);
     },
   }),
 

@@ -57,8 +57,9 @@ export interface CommandRequest {
   /** Monitoring (30-39). */
   containerStats?: ContainerStatsCommand | undefined;
   setupMonitoring?: SetupMonitoringCommand | undefined;
-  readContainerMetrics?:
-    | ReadContainerMetricsCommand
+  readContainerMetrics?: ReadContainerMetricsCommand | undefined;
+  readServiceLogs?:
+    | ReadServiceLogsCommand
     | undefined;
   /** Proxy (40-49). */
   writeProxyFile?: WriteProxyFileCommand | undefined;
@@ -110,7 +111,7 @@ export interface CommandRequest {
   removeNode?:
     | RemoveNodeCommand
     | undefined;
-  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 33; next proxy command: 45. */
+  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 34; next proxy command: 45. */
   leaveSwarm?: LeaveSwarmCommand | undefined;
 }
 
@@ -1181,6 +1182,7 @@ export interface CommandReply {
   containerStats?: ContainerStatsList | undefined;
   monitoringSetUp?: MonitoringSetUp | undefined;
   containerMetrics?: ContainerMetricsList | undefined;
+  serviceLogs?: ServiceLogs | undefined;
   proxyFileWritten?: ProxyFileWritten | undefined;
   proxyFile?: ProxyFile | undefined;
   proxyFileRemoved?: ProxyFileRemoved | undefined;
@@ -1518,4 +1520,50 @@ export interface ContainerMetricsList {
   recordsJson: string;
   /** False when monitoring is not set up on this server. */
   monitoringEnabled: boolean;
+}
+
+/**
+ * The recent output of one of an owner's workloads (application.readLogs, compose.readLogs,
+ * <database>.readLogs), read through Docker's log API (never a shell): a Swarm service (every
+ * task, on every node of the Swarm) or one container of a compose stack. Docker gives the newest
+ * `tail` lines (of each task); the agent keeps those containing `search` and answers the newest
+ * `tail` of them, oldest first. A service or container that does not carry the owner's labels
+ * (or, for a container, is not of `stack_name`) is answered NOT_FOUND, as a missing one is.
+ */
+export interface ReadServiceLogsCommand {
+  /** Required: the organization and resource the workload must be labelled for. */
+  owner?:
+    | ResourceOwner
+    | undefined;
+  /** Either a Swarm service name (an application's or a database's appName)... */
+  swarmServiceName: string;
+  /**
+   * ...or a container id (or name) of the compose stack (compose project or stack namespace)
+   * `stack_name`. Both match ^[a-zA-Z0-9.\-_]+$.
+   */
+  containerId: string;
+  stackName: string;
+  /** 1 to 10000. */
+  tail: number;
+  /** Only lines of the last since_seconds; 0 = from the start. */
+  sinceSeconds: number;
+  /** A literal phrase a kept line contains (case-insensitive); "" keeps every line. */
+  search: string;
+}
+
+export interface ServiceLogs {
+  lines: ServiceLogLine[];
+  /** True when lines were left out or cut to keep the answer small (older lines go first). */
+  truncated: boolean;
+}
+
+export interface ServiceLogLine {
+  /** When Docker received the line (RFC 3339 with nanoseconds, UTC). */
+  time: string;
+  /** The task (<service>.<slot>.<task id>) or the container name the line came from. */
+  source: string;
+  /** "stdout" or "stderr". */
+  stream: string;
+  /** The line, its control characters escaped (a tab stays a tab). */
+  text: string;
 }

@@ -28,6 +28,7 @@ export interface CommandTable {
   containerStats: { command: pb.ContainerStatsCommand; result: "containerStats"; reply: pb.ContainerStatsList };
   setupMonitoring: { command: pb.SetupMonitoringCommand; result: "monitoringSetUp"; reply: pb.MonitoringSetUp };
   readContainerMetrics: { command: pb.ReadContainerMetricsCommand; result: "containerMetrics"; reply: pb.ContainerMetricsList };
+  readServiceLogs: { command: pb.ReadServiceLogsCommand; result: "serviceLogs"; reply: pb.ServiceLogs };
   writeProxyFile: { command: pb.WriteProxyFileCommand; result: "proxyFileWritten"; reply: pb.ProxyFileWritten };
   readProxyFile: { command: pb.ReadProxyFileCommand; result: "proxyFile"; reply: pb.ProxyFile };
   removeProxyFile: { command: pb.RemoveProxyFileCommand; result: "proxyFileRemoved"; reply: pb.ProxyFileRemoved };
@@ -91,6 +92,7 @@ export interface ReplyResultTable {
   containerStats: pb.ContainerStatsList;
   monitoringSetUp: pb.MonitoringSetUp;
   containerMetrics: pb.ContainerMetricsList;
+  serviceLogs: pb.ServiceLogs;
   proxyFileWritten: pb.ProxyFileWritten;
   proxyFile: pb.ProxyFile;
   proxyFileRemoved: pb.ProxyFileRemoved;
@@ -223,6 +225,9 @@ export interface MessageTypes {
   MonitoringSetUp: pb.MonitoringSetUp;
   ReadContainerMetricsCommand: pb.ReadContainerMetricsCommand;
   ContainerMetricsList: pb.ContainerMetricsList;
+  ReadServiceLogsCommand: pb.ReadServiceLogsCommand;
+  ServiceLogs: pb.ServiceLogs;
+  ServiceLogLine: pb.ServiceLogLine;
 }
 
 /** The `result` member that answers each command. */
@@ -246,6 +251,7 @@ export const RESULT_NAME_OF_COMMAND = {
   containerStats: "containerStats",
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",
+  readServiceLogs: "serviceLogs",
   writeProxyFile: "proxyFileWritten",
   readProxyFile: "proxyFile",
   removeProxyFile: "proxyFileRemoved",
