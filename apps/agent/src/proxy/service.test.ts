@@ -299,8 +299,9 @@ describe("refused ensureProxy commands", { timeout: TASK_TIMEOUT_MS }, () => {
     ["image", { image: "traefik:v3\n" }],
     ["staticConfig", { staticConfig: "" }],
     ["httpPort", { httpPort: 70_000 }],
+    // As received: -1 arrives as 4294967295 (uint32 on the wire); a fraction cannot be sent at all.
     ["httpsPort", { httpsPort: -1 }],
-    ["httpsPort", { httpsPort: 1.5 }],
+    ["httpsPort", { httpsPort: 65_536 }],
     ["dashboardPort", { dashboard: true, dashboardPort: 65_536 }],
     ["must differ", { httpsPort: 18_080, httpPort: 18_080 }],
     ["must differ", { dashboard: true, dashboardPort: 18_081, httpPort: 18_081 }],
