@@ -29,6 +29,20 @@ import { removeOrphanVxlanLinks } from "./vxlan.ts";
 
 const ip = (...args: string[]) => promisify(execFile)("ip", args);
 const linkExists = (name: string) => existsSync(`/sys/class/net/${name}`);
+
+/**
+ * Deletes the host's VXLAN links that hold `vni`: only one device may hold a VNI, and Swarm hands
+ * a VNI out again once its network is gone, so an orphan of an earlier attempt (or of an earlier
+ * network with that VNI) would make the test's own orphan fail to be made (seen in CI).
+ */
+async function deleteLinksHoldingVni(vni: number): Promise<void> {
+  const { stdout } = await ip("-d", "-o", "link", "show", "type", "vxlan");
+  for (const line of stdout.split("\n")) {
+    const name = /^\d+:\s+([^:@\s]+)/.exec(line)?.[1];
+    if (name && new RegExp(`\\bvxlan id ${vni}\\b`).test(line)) await ip("link", "del", name).catch(() => {});
+  }
+}
+
 const suffix = process.pid.toString(36).slice(-4);
 
 describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
@@ -99,6 +113,7 @@ describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
     });
     for (let attempt = 0; ; attempt++) {
       await dockerCli(["service", "rm", service]).catch(() => {});
+      await deleteLinksHoldingVni(vni);
       await ip("link", "add", orphan, "type", "vxlan", "id", String(vni), "dstport", "4789");
       const logStreamId = `${prefix}-${attempt}`;
       const reply = await core.handle(
