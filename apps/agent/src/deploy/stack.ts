@@ -33,7 +33,7 @@ import type { DockerCli } from "./build.ts";
 import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { runOrFail } from "./process.ts";
+import { lastLine, runOrFail, runProcess } from "./process.ts";
 import { imageIdOf, tagRollbackImage } from "./rollback-images.ts";
 import { requireOwner } from "./service.ts";
 import { writeFilesVersion } from "./service-files.ts";
@@ -44,6 +44,17 @@ const COMPOSE_PROJECT_LABEL = "com.docker.compose.project";
 /** The replicas a stopped stack service had (STOP stores them, START puts them back). */
 const STOPPED_REPLICAS_LABEL = "platform.stoppedReplicas";
 const DEFAULT_WAIT_SECONDS = 300;
+const COMPOSE_UP_ATTEMPTS = 3;
+
+/**
+ * Whether `compose up` failed on Docker's race on attachable swarm networks: a container that
+ * joins one (the platform network) as the node's last other container on it leaves is refused
+ * with "network <swarm id> not found" although the network exists (moby/moby#25503). Running
+ * `up` again attaches it; anything else is a real failure.
+ */
+export function lostOverlayAttachment(tail: readonly string[]): boolean {
+  return tail.some((line) => /\bnetwork [a-z0-9]{25} not found\b/.test(line));
+}
 const POLL_MS = 1000;
 /** How long REMOVE waits for the stack's tasks to exit before giving up on its volumes. */
 const REMOVE_WAIT_MS = 120_000;
@@ -305,13 +316,22 @@ export async function deployStack(
       );
     }
     const args = [...compose.args, "-p", appName, "-f", file, "up", "-d", "--remove-orphans"];
-    log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);
-    await runOrFail(
-      compose.command,
-      args,
-      { cwd: directory, env: composeEnv(cli, compose, env), signal, log },
-      "compose up",
-    );
+    const options = { cwd: directory, env: composeEnv(cli, compose, env), signal, log };
+    for (let attempt = 1; ; attempt++) {
+      log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);
+      const result = await runProcess(compose.command, args, options);
+      if (result.exitCode === 0) break;
+      if (attempt < COMPOSE_UP_ATTEMPTS && lostOverlayAttachment(result.tail)) {
+        log.line(
+          "Docker lost this server's attachment to a swarm network as another container left it; starting again",
+        );
+        continue;
+      }
+      throw new CommandError(
+        "FAILED",
+        `compose up failed: ${log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
+      );
+    }
   });
 
   const deadline = Date.now() + (command.waitSeconds || DEFAULT_WAIT_SECONDS) * 1000;
