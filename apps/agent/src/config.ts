@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/agent-protocol";
+import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/names";
 import * as z from "zod";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from "./agent.ts";
 import { DEFAULT_MAIN_DIRECTORY } from "./core.ts";

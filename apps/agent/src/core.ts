@@ -9,19 +9,18 @@ import path from "node:path";
 import {
   AGENT_VERSION,
   type AgentEvent,
-  type AllowList,
-  assertValidName,
   type CommandHandlers,
   type CommandReply,
   type CommandRequest,
   dispatchCommand,
   errorReply,
   type Heartbeat,
-  InvalidNameError,
   type LogChunk,
   type ReadContainerMetricsCommand,
   refuseIfExpired,
 } from "@platform/agent-protocol";
+import { assertValidName, InvalidNameError } from "@platform/names";
+import type { AllowList } from "@platform/outbound-guard";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { securityAudit } from "./audit/index.ts";

@@ -7,13 +7,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
-  applicationOwner,
   asReceived,
   type CommandInput,
   type CommandReply,
   makeCommandRequest,
-  ownershipLabels,
 } from "@platform/agent-protocol";
+import { applicationOwner, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "./core.ts";

@@ -10,7 +10,8 @@ import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { hostname as osHostname } from "node:os";
 import path from "node:path";
 import { createUser } from "@nats-io/nkeys";
-import { AGENT_VERSION, NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/agent-protocol";
+import { AGENT_VERSION } from "@platform/agent-protocol";
+import { NATS_URL_PATTERN, SERVER_ID_PATTERN } from "@platform/names";
 import * as z from "zod";
 import { CONFIG_FILE_NAME, CREDS_FILE_NAME } from "./config.ts";
 

@@ -4,7 +4,8 @@
  * loads its configuration (config.ts), connects to NATS with its credentials and serves
  * commands and heartbeats until SIGTERM/SIGINT. Logs JSON lines, never secrets.
  */
-import { AGENT_VERSION, NatsAgentTransport, parseAllowList } from "@platform/agent-protocol";
+import { AGENT_VERSION, NatsAgentTransport } from "@platform/agent-protocol";
+import { parseAllowList } from "@platform/outbound-guard";
 import { startAgent } from "./agent.ts";
 import { configFilePath, loadAgentConfig, stateDirectory } from "./config.ts";
 import { enrollAgent } from "./enroll.ts";

@@ -6,14 +6,14 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
+import { dropDeploymentOpenApi, registerDropRoutes } from "./applications/drop.ts";
 import type { Caller, ServiceContext } from "./context.ts";
 import { registerDashboardRoutes } from "./dashboard/routes.ts";
-import { dropDeploymentOpenApi, registerDropRoutes } from "./deployments/drop.ts";
 import {
   DEPLOYMENT_LOGS_PATH,
   deploymentLogsOpenApi,
   registerDeploymentLogRoute,
-} from "./deployments/log-stream.ts";
+} from "./deployment-access/log-stream.ts";
 import { Dispatcher, errorBodyFor, procedureTable } from "./dispatcher.ts";
 import { ApiError } from "./errors.ts";
 import { registerGitProviderRoutes } from "./git-providers/routes.ts";

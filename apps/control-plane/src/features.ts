@@ -1,8 +1,9 @@
 /**
  * The composition root's registrations: each feature's service kinds, deployment targets, kinds
- * of runs and recoveries, handed to the generic modules that run them (projects/services.ts,
- * deployments/targets.ts, deployments/recovery.ts), which import no feature. createServices calls
- * registerFeatures once per process, before anything reads the registries.
+ * of runs and recoveries and the placement check of deployments, handed to the generic modules
+ * that run them (projects/services.ts, deployments/targets.ts, deployments/recovery.ts,
+ * deployments/start.ts), which import no feature. createServices calls registerFeatures once per
+ * process, before anything reads the registries.
  */
 import { loadApplicationTarget } from "./applications/deploy-target.ts";
 import { applicationHooks } from "./applications/service-kind.ts";
@@ -13,11 +14,13 @@ import { composeHooks } from "./compose/service-kind.ts";
 import { loadDatabaseTarget } from "./databases/deploy.ts";
 import { databaseHooks } from "./databases/service-kind.ts";
 import { registerInterruptedRunHandler } from "./deployments/recovery.ts";
+import { registerPlacementCheck } from "./deployments/start.ts";
 import { registerRunKind, registerTargetKind } from "./deployments/targets.ts";
 import { loadPreviewTarget } from "./previews/previews.ts";
 import { registerServiceKindHooks } from "./projects/services.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "./rollbacks/run.ts";
 import { failInterruptedScheduleRun, loadScheduleTarget } from "./schedules/runs.ts";
+import { agentServerId } from "./servers/repository.ts";
 import {
   cancelVolumeJob,
   failInterruptedVolumeRun,
@@ -32,6 +35,10 @@ export function registerFeatures(): void {
   registered = true;
 
   registerServiceKindHooks({ application: applicationHooks, ...databaseHooks, compose: composeHooks });
+
+  // A deployment of an organization's service runs on one of its servers, or this machine for
+  // the instance organization (servers/repository.ts).
+  registerPlacementCheck(agentServerId);
 
   registerTargetKind("application", loadApplicationTarget);
   registerTargetKind("database", loadDatabaseTarget);

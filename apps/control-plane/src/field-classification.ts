@@ -71,8 +71,8 @@ const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
 const ENROLL = `${CP}/agents/hub.test.ts`;
 const APPLICATION = `${CP}/routers/application.test.ts`;
-const PIPELINE = `${CP}/deployments/pipeline.test.ts`;
-const SERVICE_SPEC = `${CP}/deployments/service-spec.test.ts`;
+const PIPELINE = `${CP}/applications/pipeline.test.ts`;
+const SERVICE_SPEC = `${CP}/applications/service-spec.test.ts`;
 const ROLLBACKS = `${CP}/rollbacks/rollbacks.test.ts`;
 const WEBHOOKS = `${CP}/webhooks/route.test.ts`;
 const DEPLOYMENT = `${CP}/routers/deployment.test.ts`;
@@ -320,7 +320,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       buildArchitecture: "arm64",
     }),
     buildxBuilder: refused(BUILD_SETTINGS, { applicationId: "$applicationId", buildxBuilder: "multi" }),
-    buildServerId: { kind: "applied", proof: `${CP}/deployments/build-server.test.ts` },
+    buildServerId: { kind: "applied", proof: `${CP}/applications/build-server.test.ts` },
     ...applied(
       "isPreviewDeploymentsActive previewLimit previewWildcard previewPath previewPort previewHttps previewLabels previewRequireCollaboratorPermissions previewCertificateType previewCustomCertResolver",
       PREVIEWS,
@@ -431,7 +431,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "githubId owner repository branch gitlabId gitlabProjectId gitlabOwner gitlabRepository gitlabBranch gitlabPathNamespace bitbucketId bitbucketOwner bitbucketRepository bitbucketRepositorySlug bitbucketBranch giteaId giteaOwner giteaRepository giteaBranch",
       GIT_PROVIDERS_E2E,
     ),
-    // A stack's clone is an application's (deployments/source.ts repositoryGitSource).
+    // A stack's clone is an application's (applications/source.ts repositoryGitSource).
     ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...shownOnly("name description"),
   },

@@ -4,6 +4,7 @@
  * AgentCommandError, so callers get the result object or an exception.
  */
 import { randomUUID } from "node:crypto";
+import { assertValidName, assertValidServerId } from "@platform/names";
 import { AgentCommandError, AgentProtocolError } from "./errors.ts";
 import {
   type CommandInput,
@@ -23,7 +24,6 @@ import {
   type ResultOfCommand,
   type ServiceAction,
 } from "./messages.ts";
-import { assertValidName, assertValidServerId } from "./names.ts";
 import type { AgentTransport } from "./transport.ts";
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;

@@ -1,6 +1,7 @@
 /**
  * @platform/agent-protocol: the contract between the control plane and the agents
- * (proto/agent.proto), shared by both sides.
+ * (proto/agent.proto), shared by both sides. Names, ownership labels and the outbound guard are
+ * packages of their own (@platform/names, @platform/ownership, @platform/outbound-guard).
  */
 export * from "./agent-version.ts";
 export * from "./builders.ts";
@@ -12,9 +13,6 @@ export * from "./log-text.ts";
 export * from "./memory-transport.ts";
 export * from "./messages.ts";
 export * from "./metrics-config.ts";
-export * from "./names.ts";
 export * from "./nats-transport.ts";
-export * from "./outbound-guard.ts";
-export * from "./ownership.ts";
 export * from "./subjects.ts";
 export * from "./transport.ts";

@@ -8,9 +8,10 @@
  *   "https://hooks.example.com/x", retentionDays: 7, cronJob: "0 0 * * *",
  *   thresholds: { cpu: 90, memory: 85 } }, containers: { refreshRate: 2 } });
  */
+
+import { NAME_PATTERN } from "@platform/names";
 import { Cron } from "croner";
 import * as z from "zod";
-import { NAME_PATTERN } from "./names.ts";
 
 /** A cron expression croner accepts (5 or 6 fields). */
 const cronExpression = z

@@ -2,7 +2,7 @@
  * NATS subject names of the agent protocol. Each server's agent owns the subjects under
  * `agent.<serverId>.`, so one NATS permission (`agent.<serverId>.>`) covers all of them.
  */
-import { assertValidServerId, isValidServerId } from "./names.ts";
+import { assertValidServerId, isValidServerId } from "@platform/names";
 
 /** Request/reply commands for one server's agent. */
 export function commandSubject(serverId: string): string {

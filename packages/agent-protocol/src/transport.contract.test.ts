@@ -4,13 +4,13 @@
  * can rely on the same behaviour with or without NATS_URL.
  */
 import type { NatsConnection } from "@nats-io/transport-node";
+import { InvalidNameError } from "@platform/names";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { AgentClient, makeCommandRequest } from "./client.ts";
 import { encodeCommandRequest, encodeHeartbeat } from "./codec.ts";
 import { AgentCommandError, AgentTimeoutError, AgentUnavailableError } from "./errors.ts";
 import { InMemoryAgentTransport } from "./memory-transport.ts";
 import type { AgentEvent, CommandReply, CommandRequest, Heartbeat, LogChunk } from "./messages.ts";
-import { InvalidNameError } from "./names.ts";
 import { NatsAgentTransport } from "./nats-transport.ts";
 import { connectTestNats, uniqueServerId } from "./testing/nats.ts";
 import type { AgentTransport, CommandHandler } from "./transport.ts";

@@ -4,7 +4,7 @@
  * `<dynamic directory>/<appName>.yml` (see dynamicConfigFileName) and removes the file when this
  * returns null.
  */
-import { isValidName } from "@platform/agent-protocol";
+import { isValidName } from "@platform/names";
 import { z } from "zod";
 import { TraefikConfigError } from "./errors.ts";
 import { isApr1Hash } from "./htpasswd.ts";

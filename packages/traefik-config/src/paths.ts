@@ -4,7 +4,7 @@
  * generates Traefik's configuration with the container paths.
  */
 
-import { ROLE_LABEL } from "@platform/agent-protocol";
+import { ROLE_LABEL } from "@platform/ownership";
 
 /** The proxy's directory, relative to the platform's main directory on the server. */
 export const PROXY_DIRECTORY_NAME = "traefik";

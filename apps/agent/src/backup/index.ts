@@ -14,20 +14,18 @@
 import { randomBytes } from "node:crypto";
 import { PassThrough, pipeline, Transform, type TransformCallback } from "node:stream";
 import { createGunzip, createGzip } from "node:zlib";
-import {
-  assertValidName,
-  type BackupDatabaseCommand,
-  type BackupDatabaseResult,
-  isCompleteOwner,
-  isOwnedBy,
-  type ObjectStorage,
-  ownershipLabels,
-  type ResourceOwner,
-  type RestoreDatabaseCommand,
-  type RestoreDatabaseResult,
-  type ThrowawayDatabase,
+import type {
+  BackupDatabaseCommand,
+  BackupDatabaseResult,
+  ObjectStorage,
+  ResourceOwner,
+  RestoreDatabaseCommand,
+  RestoreDatabaseResult,
+  ThrowawayDatabase,
 } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
 import { describeStorageError, downloadObject, uploadObject } from "@platform/object-storage";
+import { isCompleteOwner, isOwnedBy, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { throwIfCancelled } from "../deploy/jobs.ts";

@@ -16,15 +16,10 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import {
-  type CancelJobResult,
-  INTERNAL_LABEL,
-  type LogChunk,
-  ownershipLabels,
-  type ResourceOwner,
-} from "@platform/agent-protocol";
+import type { CancelJobResult, LogChunk, ResourceOwner } from "@platform/agent-protocol";
 import { listObjects, uploadObject } from "@platform/object-storage";
 import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
+import { INTERNAL_LABEL, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Deployer } from "../deploy/index.ts";

@@ -26,19 +26,17 @@ import path from "node:path";
 import { PassThrough, pipeline, Readable, Writable } from "node:stream";
 import { pipeline as pipelineAsync } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
-import {
-  assertValidName,
-  type BackupVolumeCommand,
-  type BackupVolumeResult,
-  isCompleteOwner,
-  isOwnedBy,
-  type ObjectStorage,
-  ownershipLabels,
-  type ResourceOwner,
-  type RestoreVolumeCommand,
-  type RestoreVolumeResult,
+import type {
+  BackupVolumeCommand,
+  BackupVolumeResult,
+  ObjectStorage,
+  ResourceOwner,
+  RestoreVolumeCommand,
+  RestoreVolumeResult,
 } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
 import { describeStorageError, downloadObject, uploadObject } from "@platform/object-storage";
+import { isCompleteOwner, isOwnedBy, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { type RunningJob, throwIfCancelled } from "../deploy/jobs.ts";

@@ -19,8 +19,8 @@ import {
   type CommandReply,
   type Init,
   makeCommandRequest,
-  ownershipLabels,
 } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";

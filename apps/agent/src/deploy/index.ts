@@ -39,7 +39,7 @@ import type {
   StackActionCommand,
   StackActionResult,
 } from "@platform/agent-protocol";
-import { ownershipLabels } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { backupDatabase, restoreDatabase } from "../backup/index.ts";

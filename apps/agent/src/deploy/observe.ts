@@ -6,13 +6,11 @@
  */
 import {
   DEPLOYMENT_ID_LABEL,
-  isCompleteOwner,
-  isLegacyOwnedBy,
-  isOwnedBy,
   type ObservedService,
   type ObservedServices,
   type ObserveServicesCommand,
 } from "@platform/agent-protocol";
+import { isCompleteOwner, isLegacyOwnedBy, isOwnedBy } from "@platform/ownership";
 import type Docker from "dockerode";
 import { checkExistingAppName, invalid } from "./validate.ts";
 

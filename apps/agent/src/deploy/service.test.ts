@@ -16,10 +16,10 @@ import {
   type DeployServiceCommand,
   type Init,
   makeCommandRequest,
-  ownershipLabels,
   type ResourceOwner,
   type ServiceSpec,
 } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";

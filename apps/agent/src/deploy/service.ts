@@ -4,15 +4,6 @@ import {
   DEPLOYMENT_ID_LABEL,
   type DeployServiceCommand,
   type DeployServiceResult,
-  INTERNAL_LABEL,
-  isCompleteOwner,
-  isExistingAppName,
-  isLegacyOwnedBy,
-  isOwnedBy,
-  isValidName,
-  MANAGED_LABEL,
-  ORGANIZATION_LABEL,
-  ownershipLabels,
   type RegistryAuth,
   type ResourceOwner,
   type ServiceAction,
@@ -20,6 +11,16 @@ import {
   type ServiceSpec,
   type SwarmSettings,
 } from "@platform/agent-protocol";
+import { isExistingAppName, isValidName } from "@platform/names";
+import {
+  INTERNAL_LABEL,
+  isCompleteOwner,
+  isLegacyOwnedBy,
+  isOwnedBy,
+  MANAGED_LABEL,
+  ORGANIZATION_LABEL,
+  ownershipLabels,
+} from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";

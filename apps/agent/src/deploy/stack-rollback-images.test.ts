@@ -5,7 +5,7 @@
  * another owner's container of the same project name is left out, a stack with none of the
  * owner's services is NOT_FOUND, and a bad tag is INVALID_ARGUMENT.
  */
-import { ownershipLabels } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {

@@ -13,7 +13,6 @@ import path from "node:path";
 import {
   type DeployStackCommand,
   type DeployStackResult,
-  isOwnedBy,
   type KeepStackRollbackImagesCommand,
   type RegistryAuth,
   type ResourceOwner,
@@ -25,6 +24,7 @@ import {
   type StackRollbackImagesKept,
   type StackService,
 } from "@platform/agent-protocol";
+import { isOwnedBy } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "../docker/engine.ts";

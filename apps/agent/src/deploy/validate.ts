@@ -4,7 +4,7 @@
  */
 import { realpath } from "node:fs/promises";
 import path from "node:path";
-import { appNameProblem, isExistingAppName } from "@platform/agent-protocol";
+import { appNameProblem, isExistingAppName } from "@platform/names";
 import { CommandError } from "../command-error.ts";
 import { isWithin } from "../path-within.ts";
 

@@ -10,11 +10,9 @@
 import {
   type CleanDockerCommand,
   type DockerCleanupResult,
-  INTERNAL_LABEL,
-  MANAGED_LABEL,
-  ORGANIZATION_LABEL,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
 } from "@platform/agent-protocol";
+import { INTERNAL_LABEL, MANAGED_LABEL, ORGANIZATION_LABEL } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage } from "./engine.ts";

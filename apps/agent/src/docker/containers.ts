@@ -2,15 +2,15 @@
  * Container commands against the Docker Engine: list (with name and label filters), inspect and
  * restart. Every id, name and label reaching Docker is checked against the name pattern first.
  */
-import {
-  assertValidName,
-  type Container,
-  type ContainerConfig,
-  type ContainerScope,
-  isInContainerScope,
-  type ListContainersCommand,
-  type RestartContainerResult,
+import type {
+  Container,
+  ContainerConfig,
+  ContainerScope,
+  ListContainersCommand,
+  RestartContainerResult,
 } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
+import { isInContainerScope } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 

@@ -8,12 +8,10 @@ import {
   asReceived,
   type CommandInput,
   type CommandReply,
-  composeOwner,
-  databaseOwner,
   makeCommandRequest,
-  ownershipLabels,
   type ServiceLogs,
 } from "@platform/agent-protocol";
+import { composeOwner, databaseOwner, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";

@@ -7,16 +7,14 @@
  * so that it fits in one NATS message whatever the workload printed.
  */
 import {
-  assertValidName,
   escapeLogText,
-  isCompleteOwner,
-  isLegacyOwnedBy,
-  isOwnedBy,
   type ReadServiceLogsCommand,
   type ResourceOwner,
   type ServiceLogLine,
   type ServiceLogs,
 } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
+import { isCompleteOwner, isLegacyOwnedBy, isOwnedBy } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { COMPOSE_PROJECT_LABEL, STACK_NAMESPACE_LABEL } from "./containers.ts";

@@ -4,17 +4,17 @@
  * availabilities are checked before the engine is called. The join token is a secret: it is
  * never logged, and engine errors that could echo it are rewritten without it.
  */
-import {
-  isPlatformInternal,
-  type JoinSwarmCommand,
-  type NodeList,
-  type NodeRemoved,
-  type NodeUpdated,
-  type SwarmJoined,
-  type SwarmJoinToken,
-  type SwarmLeft,
-  type UpdateNodeCommand,
+import type {
+  JoinSwarmCommand,
+  NodeList,
+  NodeRemoved,
+  NodeUpdated,
+  SwarmJoined,
+  SwarmJoinToken,
+  SwarmLeft,
+  UpdateNodeCommand,
 } from "@platform/agent-protocol";
+import { isPlatformInternal } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage, engineStatus } from "./engine.ts";

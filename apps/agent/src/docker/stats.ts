@@ -2,13 +2,9 @@
  * containerStats: one stats sample (Docker's non-streaming /containers/{id}/stats) of each running
  * container of a Swarm service, reduced to what application monitoring shows.
  */
-import {
-  assertValidName,
-  type ContainerStats,
-  isCompleteOwner,
-  isOwnedBy,
-  type ResourceOwner,
-} from "@platform/agent-protocol";
+import type { ContainerStats, ResourceOwner } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
+import { isCompleteOwner, isOwnedBy } from "@platform/ownership";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { SWARM_SERVICE_LABEL } from "./containers.ts";

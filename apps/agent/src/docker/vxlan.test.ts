@@ -14,12 +14,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import {
-  asReceived,
-  makeCommandRequest,
-  ownershipLabels,
-  type ResourceOwner,
-} from "@platform/agent-protocol";
+import { asReceived, makeCommandRequest, type ResourceOwner } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";

@@ -5,11 +5,8 @@
  * service (appName), else its compose project, else its own name. Docker's stats are read in
  * one-shot mode, 16 containers at a time.
  */
-import {
-  type ContainerMetricsRecord,
-  type MetricsConfig,
-  ORGANIZATION_LABEL,
-} from "@platform/agent-protocol";
+import type { ContainerMetricsRecord, MetricsConfig } from "@platform/agent-protocol";
+import { ORGANIZATION_LABEL } from "@platform/ownership";
 import type Docker from "dockerode";
 import { COMPOSE_PROJECT_LABEL, SWARM_SERVICE_LABEL } from "../docker/containers.ts";
 import { cpuPercent, type DockerStats, memoryUsage } from "../docker/stats.ts";

@@ -11,9 +11,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import {
   type ContainerMetricsRecord,
   METRICS_ERRORS,
-  NAME_PATTERN,
   type SystemMetricsRecord,
 } from "@platform/agent-protocol";
+import { NAME_PATTERN } from "@platform/names";
 
 export const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 100_000;

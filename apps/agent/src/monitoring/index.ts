@@ -11,13 +11,12 @@ import type { Server } from "node:http";
 import path from "node:path";
 import {
   type AgentEvent,
-  type AllowList,
   type ContainerMetricsRecord,
-  EMPTY_ALLOW_LIST,
   type MetricsConfig,
   metricsConfigSchema,
   type SystemMetricsRecord,
 } from "@platform/agent-protocol";
+import { type AllowList, EMPTY_ALLOW_LIST } from "@platform/outbound-guard";
 import { Cron } from "croner";
 import type Docker from "dockerode";
 import type { Logger } from "pino";

@@ -6,13 +6,8 @@
  * control plane records for notification delivery. It fires again only after the value has
  * dropped below the threshold.
  */
-import {
-  type AgentEvent,
-  type AllowList,
-  checkOutboundHost,
-  type MetricsConfig,
-  type SystemMetricsRecord,
-} from "@platform/agent-protocol";
+import type { AgentEvent, MetricsConfig, SystemMetricsRecord } from "@platform/agent-protocol";
+import { type AllowList, checkOutboundHost } from "@platform/outbound-guard";
 import type { Logger } from "pino";
 
 export const SUSTAINED_SAMPLES = 3;

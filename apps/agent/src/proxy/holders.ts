@@ -11,7 +11,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { isCompleteOwner, type ProxyFileHolder, type ResourceOwner } from "@platform/agent-protocol";
+import type { ProxyFileHolder, ResourceOwner } from "@platform/agent-protocol";
+import { isCompleteOwner } from "@platform/ownership";
 import { CommandError } from "../command-error.ts";
 
 export const HOLDERS_DIRECTORY_NAME = "proxy-holders";

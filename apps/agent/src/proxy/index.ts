@@ -16,7 +16,7 @@ import type {
   RemoveProxyFileCommand,
   WriteProxyFileCommand,
 } from "@platform/agent-protocol";
-import { isImageReference } from "@platform/agent-protocol";
+import { isImageReference } from "@platform/names";
 import { ACCESS_LOG_PATH, PROXY_DIRECTORY_NAME, PROXY_SERVICE_NAME } from "@platform/traefik-config/paths.ts";
 import type Docker from "dockerode";
 import type { Logger } from "pino";

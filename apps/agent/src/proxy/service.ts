@@ -3,7 +3,7 @@
  * platform network, reading /etc/traefik/traefik.yml from the mounted proxy directory, with its
  * entry points published in host mode (the ingress routing mesh is not used).
  */
-import { INTERNAL_LABEL } from "@platform/agent-protocol";
+import { INTERNAL_LABEL } from "@platform/ownership";
 import {
   PROXY_SERVICE_LABEL,
   PROXY_SERVICE_LABEL_VALUE,

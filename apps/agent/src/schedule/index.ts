@@ -9,15 +9,13 @@
  * non-zero exit fails the job (FAILED).
  */
 import { spawn } from "node:child_process";
-import {
-  assertValidName,
-  isCompleteOwner,
-  isOwnedBy,
-  ownershipLabels,
-  type RunHostScriptCommand,
-  type RunScheduleCommand,
-  type ScheduledCommandResult,
+import type {
+  RunHostScriptCommand,
+  RunScheduleCommand,
+  ScheduledCommandResult,
 } from "@platform/agent-protocol";
+import { assertValidName } from "@platform/names";
+import { isCompleteOwner, isOwnedBy, ownershipLabels } from "@platform/ownership";
 import type Docker from "dockerode";
 import { startExec } from "../backup/exec.ts";
 import { CommandError } from "../command-error.ts";

@@ -2,13 +2,8 @@
  * The container objects the docker.* procedures answer, in the shapes Dokploy users know
  * (containerId as the 12-character short id, name without the leading "/", state, status...).
  */
-import {
-  type Container,
-  type ContainerPort,
-  isValidName,
-  NAME_PATTERN,
-  SERVER_ID_PATTERN,
-} from "@platform/agent-protocol";
+import type { Container, ContainerPort } from "@platform/agent-protocol";
+import { isValidName, NAME_PATTERN, SERVER_ID_PATTERN } from "@platform/names";
 import { z } from "zod";
 
 export const containerIdSchema = z

@@ -3,12 +3,8 @@
  * Docker Engine are 503s that say so, a refused name a 400, an unknown container a 404. Other
  * agent failures are logged and answered with a plain 500 (no engine output reaches the caller).
  */
-import {
-  AgentCommandError,
-  AgentTimeoutError,
-  AgentUnavailableError,
-  InvalidNameError,
-} from "@platform/agent-protocol";
+import { AgentCommandError, AgentTimeoutError, AgentUnavailableError } from "@platform/agent-protocol";
+import { InvalidNameError } from "@platform/names";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.ts";
 

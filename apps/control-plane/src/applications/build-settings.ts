@@ -2,7 +2,7 @@
  * application.update's build-server fields, checked at save (issue 27 item 4): `buildServerId`
  * must name a server of the caller's organization (404 otherwise, checked by the caller) whose
  * `serverType` is `build`, and needs a `buildRegistryId`: the build server pushes the image there
- * and the application's server pulls it (deployments/pipeline.ts); a multi-architecture build (`buildArchitecture` other than `host`,
+ * and the application's server pulls it (applications/pipeline.ts); a multi-architecture build (`buildArchitecture` other than `host`,
  * or a `buildxBuilder`) needs the docker CLI's buildx plugin on the server that builds, which its
  * agent reports through validateServer. Multi-architecture builds are not run yet: the fields are
  * refused with a 400 naming them rather than stored and ignored (docs/decisions.md).

@@ -1,8 +1,9 @@
 /** An application as the deployment worker and recovery see it (deployments/targets.ts). */
-import { applicationOwner } from "@platform/agent-protocol";
+import { applicationOwner } from "@platform/ownership";
 import type { ServiceContext } from "../context.ts";
 import { serverOf } from "../deployments/runtime.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
+import { runApplicationDeployment } from "./pipeline.ts";
 
 export async function loadApplicationTarget(
   services: ServiceContext,
@@ -29,6 +30,7 @@ export async function loadApplicationTarget(
     name: application.name,
     organizationId: application.organizationId,
     status: application.applicationStatus,
+    run: runApplicationDeployment,
     recovery: {
       follow: {
         serverId: serverOf(application),

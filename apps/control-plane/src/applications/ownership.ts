@@ -1,9 +1,10 @@
 /**
- * The owner an application's Docker objects are labelled with (agent-protocol ownership.ts):
+ * The owner an application's Docker objects are labelled with (@platform/ownership):
  * its organization and `application:<applicationId>`. Every command that creates or acts on the
  * application's service carries it, and the agent refuses a service labelled otherwise.
  */
-import { applicationOwner, type ResourceOwner } from "@platform/agent-protocol";
+import type { ResourceOwner } from "@platform/agent-protocol";
+import { applicationOwner } from "@platform/ownership";
 import type { Db } from "../db/database.ts";
 import type { Application } from "../db/schema.ts";
 

@@ -5,7 +5,7 @@
  * deployed, reserved and never-valid names are 400s, and a stored bad name can still be deleted.
  */
 import { createForeignService, dockerCli, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
-import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
+import { applicationOwner, ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../crypto/ids.ts";
 import {

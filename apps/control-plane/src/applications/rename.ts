@@ -6,7 +6,7 @@
  * it (proxy/sync.ts moveApplicationProxy). A stored name the shared rule refuses (from before
  * the rule) never had a service of its own, so it can always be renamed away.
  */
-import { isValidAppName } from "@platform/agent-protocol";
+import { isValidAppName } from "@platform/names";
 import type { Db } from "../db/database.ts";
 import type { Application } from "../db/schema.ts";
 import { conflict } from "../errors.ts";

@@ -4,7 +4,7 @@
  * another organization is simply not found. Rules live in routers/application.ts.
  */
 import { randomBytes } from "node:crypto";
-import { RESERVED_NAME_PREFIX } from "@platform/agent-protocol";
+import { RESERVED_NAME_PREFIX } from "@platform/names";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, ApplicationUpdate, NewApplication, Port } from "../db/schema.ts";

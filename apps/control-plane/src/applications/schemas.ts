@@ -165,7 +165,7 @@ export const updateInput = z.object({
   rollbackActive: z.boolean().optional(),
   buildArchitecture: z.enum(buildArchitectures).optional(),
   buildxBuilder: clearable(buildStageSchema),
-  /** A build server of the organization: it builds and pushes to buildRegistryId; the app's server pulls (deployments/build-server.ts). */
+  /** A build server of the organization: it builds and pushes to buildRegistryId; the app's server pulls (applications/build-server.ts). */
   buildServerId: clearable(idSchema),
   networkIds: z.array(idSchema).max(20).optional(),
   detachDokployNetwork: z.boolean().optional(),

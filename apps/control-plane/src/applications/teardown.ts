@@ -3,16 +3,16 @@
  * uploads and its Traefik files. application.delete and the removal of its environment or
  * project both go through here before the rows are deleted.
  */
-import { isExistingAppName } from "@platform/agent-protocol";
+import { isExistingAppName } from "@platform/names";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
-import { removeUploads } from "../deployments/drop.ts";
-import { removeApplicationService } from "../deployments/runtime.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import { ApiError } from "../errors.ts";
 import { deleteApplicationPreviews } from "../previews/previews.ts";
 import { removeApplicationProxy } from "../proxy/sync.ts";
 import { listApplicationRollbacks, removeRollbacks } from "../rollbacks/rollbacks.ts";
+import { removeUploads } from "./drop.ts";
+import { removeApplicationService } from "./runtime.ts";
 
 export async function teardownApplication(
   services: ServiceContext,

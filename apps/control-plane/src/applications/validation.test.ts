@@ -1,4 +1,4 @@
-import { IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
+import { IMAGE_REFERENCE_PATTERN } from "@platform/names";
 import { describe, expect, it } from "vitest";
 import { type AllowList, parseAllowList } from "../outbound/guard.ts";
 import {

@@ -5,8 +5,8 @@
  * argv later, so these rules are the first fence, not the only one.
  */
 import { isIP } from "node:net";
-import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/agent-protocol";
 import { imageReferenceRefusal } from "@platform/compose-config";
+import { appNameProblem, IMAGE_REFERENCE_PATTERN } from "@platform/names";
 import { z } from "zod";
 import {
   type AllowList,

@@ -7,14 +7,13 @@
  * followed by observation and the command sent again (it is idempotent), and a deployment a
  * stopped control plane left running runs again: each settles as what Docker shows.
  */
-import {
-  composeOwner,
-  type DeployStackCommand,
-  type DeployStackResult,
-  type GitSource,
-  type Init,
-  type ResourceOwner,
-  type StackService,
+import type {
+  DeployStackCommand,
+  DeployStackResult,
+  GitSource,
+  Init,
+  ResourceOwner,
+  StackService,
 } from "@platform/agent-protocol";
 import {
   ComposeFileError,
@@ -22,9 +21,11 @@ import {
   type ConvertedCompose,
   convertCompose,
 } from "@platform/compose-config";
+import { composeOwner } from "@platform/ownership";
 import { dynamicConfigFileName } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { repositoryGitSource } from "../applications/source.ts";
 import type { ServiceContext } from "../context.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
 import { fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
@@ -33,7 +34,6 @@ import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { removeServiceOf } from "../deployments/runtime.ts";
 import { applicationEnv, PLATFORM_NETWORK } from "../deployments/service-spec.ts";
-import { repositoryGitSource } from "../deployments/source.ts";
 import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";

@@ -18,7 +18,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
-import { ownershipLabels } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";

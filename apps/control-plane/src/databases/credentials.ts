@@ -12,7 +12,8 @@
  * - mysql/mariadb without a root password of their own: root was given the user's password at
  *   initialisation and keeps it; the service then records it as its root password.
  */
-import { AgentCommandError, databaseOwner } from "@platform/agent-protocol";
+import { AgentCommandError } from "@platform/agent-protocol";
+import { databaseOwner } from "@platform/ownership";
 import { callAgent } from "../agents/errors.ts";
 import type { ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";

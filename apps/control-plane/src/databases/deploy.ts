@@ -5,7 +5,8 @@
  * the `<appName>-data` volume, labelled with the service's owner; a rebuild and a removal
  * delete it (the agent deletes only a volume carrying that owner's labels).
  */
-import { databaseOwner, type Init, type ServiceMount } from "@platform/agent-protocol";
+import type { Init, ServiceMount } from "@platform/agent-protocol";
+import { databaseOwner } from "@platform/ownership";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { memoryBytes, nanoCpus } from "../applications/validation.ts";

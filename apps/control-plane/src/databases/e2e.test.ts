@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
-import { ownershipLabels } from "@platform/agent-protocol";
+import { ownershipLabels } from "@platform/ownership";
 import { sql } from "kysely";
 import mysql from "mysql2/promise";
 import pg from "pg";

@@ -8,7 +8,7 @@
  * Who sees the passwords and connection URLs: `one` answers them to every caller allowed to
  * see the service (as Dokploy does for members with access to it); anyone else gets a 404.
  */
-import { databaseOwner } from "@platform/agent-protocol";
+import { databaseOwner } from "@platform/ownership";
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
@@ -16,7 +16,6 @@ import { swarmJsonColumns } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";
 import { startDatabaseDeployment } from "../deployments/start.ts";
-import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { envSchema } from "../env-vars.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -37,6 +36,7 @@ import {
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
+import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
 import { changeDatabaseCredentials } from "./credentials.ts";
 import { scaleDatabaseService, teardownDatabase } from "./deploy.ts";
 import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";

@@ -1,6 +1,6 @@
 /**
- * What every deployment of every service kind shares (an application's, pipeline.ts; a database
- * service's, databases/deploy.ts): the frame of its run (runDeploymentSteps: the agent's job
+ * What every deployment of every service kind shares (an application's,
+ * applications/pipeline.ts; a database service's, databases/deploy.ts): the frame of its run (runDeploymentSteps: the agent's job
  * cancelled on abort, secrets masked in every log line, one reason for every failure, logged)
  * and its last step (deployServiceSpec: create or update a Swarm service from its spec through
  * the agent, labelled with the deployment, with the agent's log forwarded into the deployment's
@@ -14,9 +14,9 @@ import {
   DEPLOYMENT_ID_LABEL,
   type DeployServiceCommand,
   type Init,
-  InvalidNameError,
   type ResourceOwner,
 } from "@platform/agent-protocol";
+import { InvalidNameError } from "@platform/names";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError } from "../env-vars.ts";
@@ -111,7 +111,8 @@ function reasonOf(error: unknown, stage: string, serverId: string, signal: Abort
   }
   if (error instanceof InvalidNameError) return error.message;
   if (error instanceof EnvSyntaxError) return `Invalid variables: ${error.message}`;
-  // Our own checks (source.ts, service-spec.ts) throw plain Errors with user-facing messages.
+  // Our own checks (applications/source.ts, service-spec.ts) throw plain Errors with user-facing
+  // messages.
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -52,7 +52,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 5000;
 export interface DeploymentQueueOptions {
   /** Deployments running at once across all applications (default: config, else 2). */
   concurrency?: number;
-  /** Runs a deployment (default: the pipeline, runApplicationDeployment). */
+  /** Runs every deployment in place of its target's own run (tests; default: the target's run). */
   runner?: DeploymentRunner;
   /** JetStream stream name (default PLATFORM_DEPLOYMENTS); tests give each file its own. */
   stream?: string;

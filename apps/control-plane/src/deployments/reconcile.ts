@@ -11,12 +11,8 @@
  * observed side by side (OBSERVE_CONCURRENCY at once), so an unreachable agent delays only its own.
  */
 import { setMaxListeners } from "node:events";
-import {
-  applicationOwner,
-  databaseOwner,
-  type ObservedService,
-  type ResourceOwner,
-} from "@platform/agent-protocol";
+import type { ObservedService, ResourceOwner } from "@platform/agent-protocol";
+import { applicationOwner, databaseOwner } from "@platform/ownership";
 import { sql } from "kysely";
 import type { ServiceContext } from "../context.ts";
 import { unlessAborted } from "./observe.ts";

@@ -216,7 +216,7 @@ export function findDeployment(
 /**
  * A run of one of the organization's server schedules (scheduleType server or dokploy-server).
  * It sits in no environment (environmentId and projectId are ""): only instance administrators
- * reach it (deployments/access.ts), never through the organization-wide lists.
+ * reach it (deployment-access/access.ts), never through the organization-wide lists.
  */
 export function findHostScheduleRun(
   db: Db,

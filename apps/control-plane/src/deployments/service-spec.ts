@@ -1,12 +1,11 @@
 /**
- * An application row (and its project's and environment's variables, and its ports) as the
- * Swarm service the agent creates or updates: env with inheritance and references resolved,
- * resources, command/args, replicas, health check, restart policy, ports, network and labels.
+ * What every Swarm service the control plane sends shares, whichever feature owns it: the platform
+ * network, variables with inheritance and references, command lines, networks, endpoint ports and the stored *Swarm
+ * fields. An application's own spec is applications/service-spec.ts.
  */
-import type { Init, ServiceMount, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
+import type { Init, ServicePort, ServiceSpec, SwarmSettings } from "@platform/agent-protocol";
 import type { Selectable } from "kysely";
-import { memoryBytes, nanoCpus } from "../applications/validation.ts";
-import type { Application, Port, SwarmColumns } from "../db/schema.ts";
+import type { Application, SwarmColumns } from "../db/schema.ts";
 import { type EnvVar, mergeEnv, parseEnv } from "../env-vars.ts";
 
 /** The overlay network every application joins (created by scripts/docker-setup.sh / server setup). */
@@ -94,15 +93,6 @@ export function splitCommandLine(text: string): string[] {
 
 /** A spec the control plane sends to an agent: the fields it leaves out are sent as their defaults. */
 export type ServiceSpecToSend = Init<ServiceSpec> & Pick<ServiceSpec, "name" | "image">;
-
-export interface ServiceSpecInput {
-  app: Application;
-  image: string;
-  env: readonly EnvVar[];
-  ports: readonly Port[];
-  /** The service's mounts (mounts/mounts.ts serviceMountsOf). */
-  mounts?: readonly Init<ServiceMount>[];
-}
 
 /**
  * The Swarm fields Dokploy stores on applications and database services alike, and the network
@@ -209,42 +199,6 @@ export function applySwarmFields(spec: ServiceSpecToSend, fields: SwarmFields): 
   const swarm = { ...base, ...swarmSettingsOf(fields) };
   if (Object.keys(swarm).length > 0) spec.swarmSettingsJson = JSON.stringify(swarm);
   return spec;
-}
-
-/** The Swarm service of the application running `image`. */
-export function buildServiceSpec({
-  app,
-  image,
-  env,
-  ports,
-  mounts = [],
-}: ServiceSpecInput): ServiceSpecToSend {
-  const envLines = env.map(({ key, value }) => `${key}=${value}`);
-  const spec: ServiceSpecToSend = {
-    name: app.appName,
-    image,
-    env: envLines,
-    replicas: 1,
-    labels: { "platform.applicationId": app.applicationId, "platform.appName": app.appName },
-    networks: [PLATFORM_NETWORK],
-    ports: ports.map(
-      (port): ServicePort => ({
-        publishedPort: port.publishedPort,
-        targetPort: port.targetPort,
-        protocol: port.protocol,
-        publishMode: port.publishMode,
-      }),
-    ),
-  };
-  if (app.command?.trim()) spec.command = splitCommandLine(app.command);
-  if (app.args && app.args.length > 0) spec.args = [...app.args];
-  if (app.memoryLimit) spec.memoryLimitBytes = memoryBytes(app.memoryLimit);
-  if (app.memoryReservation) spec.memoryReservationBytes = memoryBytes(app.memoryReservation);
-  if (app.cpuLimit) spec.nanoCpusLimit = nanoCpus(app.cpuLimit);
-  if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
-  if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
-  if (mounts.length > 0) spec.mounts = [...mounts];
-  return applySwarmFields(spec, app);
 }
 
 /** The stored *Swarm fields the agent applies (validated by the update procedures). */

@@ -1,12 +1,10 @@
 /**
  * Starting a deployment: the record (status idle = queued) and its queue job. Answers at once;
- * the worker runs the job when the application has no other deployment running and a slot of
- * the global concurrency is free.
+ * the worker runs the job when the service has no other deployment running and a slot of
+ * the global concurrency is free. An application's start is applications/start-deployment.ts.
  */
-import { ownerOfApplication } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
-import { ApiError, notFound } from "../errors.ts";
-import { agentServerId } from "../servers/repository.ts";
+import { ApiError } from "../errors.ts";
 import { type DeploymentTargetRef, failDeployments, insertDeployment } from "./repository.ts";
 
 /**
@@ -26,18 +24,6 @@ export type DeploymentKind =
   | "volumeBackup"
   | "volumeRestore";
 
-export interface StartDeploymentInput {
-  applicationId: string;
-  kind: DeploymentKind;
-  /** Default "Manual deployment" (deploy) / "Rebuild deployment" (redeploy). */
-  title?: string;
-  description?: string;
-  /** A drop upload: the archive stored on the control plane's disk (absolute path) and its format. */
-  archive?: { path: string; format: "zip" | "tar.gz" };
-  /** kind rollback: the rollback to deploy. */
-  restoresRollbackId?: string;
-}
-
 export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   deploy: "Manual deployment",
   redeploy: "Rebuild deployment",
@@ -51,33 +37,26 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
   volumeRestore: "Volume restore",
 };
 
-/** Records the deployment (status idle = queued), enqueues its job, returns at once. */
-export async function startApplicationDeployment(
+/**
+ * Checks that the organization's service may run on `serverId` (null: this machine), throwing
+ * the API error that says why not. Registered by the servers feature from the composition root
+ * (features.ts): deployments/ knows no server.
+ */
+export type PlacementCheck = (
   services: ServiceContext,
-  input: StartDeploymentInput,
-): Promise<{ deploymentId: string }> {
-  const application = await services.db
-    .selectFrom("applications")
-    .select(["applicationId", "serverId", "environmentId"])
-    .where("applicationId", "=", input.applicationId)
-    .executeTakeFirst();
-  if (!application) throw notFound("Application");
-  // This machine runs only the instance organization's applications (a 400 naming serverId).
-  if (application.serverId === null && services.config.edition !== "cloud") {
-    const { organizationId } = await ownerOfApplication(services.db, application);
-    await agentServerId(services, organizationId, null);
-  }
-  const deployment = await insertDeployment(services.db, {
-    target: { kind: "application", id: application.applicationId },
-    kind: input.kind,
-    title: input.title || DEFAULT_TITLES[input.kind],
-    description: input.description ?? null,
-    serverId: application.serverId,
-    archive: input.archive,
-    restoresRollbackId: input.restoresRollbackId ?? null,
-  });
-  await enqueueOrFail(services, deployment.deploymentId, application.applicationId);
-  return { deploymentId: deployment.deploymentId };
+  organizationId: string,
+  serverId: string | null,
+) => Promise<unknown>;
+
+let placementCheck: PlacementCheck | undefined;
+
+export function registerPlacementCheck(check: PlacementCheck): void {
+  placementCheck = check;
+}
+
+function checkPlacement(services: ServiceContext, organizationId: string, serverId: string | null) {
+  if (!placementCheck) throw new Error("no placement check is registered (features.ts registers it)");
+  return placementCheck(services, organizationId, serverId);
 }
 
 /**
@@ -115,7 +94,7 @@ export async function startTargetDeployment(
   },
 ): Promise<{ deploymentId: string }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
-  await agentServerId(services, input.organizationId, input.serverId);
+  await checkPlacement(services, input.organizationId, input.serverId);
   const deployment = await insertDeployment(services.db, {
     target: input.target,
     kind: input.kind,

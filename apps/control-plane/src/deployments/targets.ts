@@ -27,8 +27,8 @@ export interface DeploymentTarget {
   status: ApplicationStatus;
   /** Stores the service's status (idle | running | done | error), in `db` (the worker's transaction). */
   setStatus(db: Db, status: ApplicationStatus): Promise<void>;
-  /** Runs the deployment; undefined: the worker's runner (the application pipeline). */
-  run?: DeploymentRunner;
+  /** Runs the deployment (an application's: its build pipeline, applications/pipeline.ts). */
+  run: DeploymentRunner;
   /** A database service's or stack's event names it in its payload (its applicationId is null). */
   eventService?: Record<string, string>;
   /**

@@ -1,5 +1,5 @@
 /** zod inputs and outputs of the domain and security routers (spec 2.2, 2.7, 4.4, 4.7). */
-import { isValidName } from "@platform/agent-protocol";
+import { isValidName } from "@platform/names";
 import {
   certResolverSchema,
   hostSchema,

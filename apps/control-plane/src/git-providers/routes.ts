@@ -18,9 +18,9 @@
 import { escapeLogText } from "@platform/agent-protocol";
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../app.ts";
+import { startApplicationDeployment } from "../applications/start-deployment.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
-import { startApplicationDeployment } from "../deployments/start.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { decideDeployment } from "../webhooks/decide.ts";
 import { PayloadError, parsePushEvent } from "../webhooks/payload.ts";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type RunningAgent, startAgent } from "@platform/agent";
 import { requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
-import { MANAGED_LABEL, ORGANIZATION_LABEL } from "@platform/agent-protocol";
+import { MANAGED_LABEL, ORGANIZATION_LABEL } from "@platform/ownership";
 import { staticConfigFor, toYaml, validateStaticConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";

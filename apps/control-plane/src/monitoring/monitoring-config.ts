@@ -8,12 +8,11 @@
  */
 import {
   type AgentEvent,
-  checkOutboundHost,
   METRICS_ERRORS,
   type MetricsConfig,
   metricsConfigSchema,
-  OutboundRefusedError,
 } from "@platform/agent-protocol";
+import { checkOutboundHost, OutboundRefusedError } from "@platform/outbound-guard";
 import type { Logger } from "pino";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";

@@ -12,7 +12,8 @@
  * volume already uses, or a `platform-` name. So a tenant can never mount another
  * organization's volume, by the API or by racing a name onto the host.
  */
-import { type Init, isValidName, RESERVED_NAME_PREFIX, type ServiceMount } from "@platform/agent-protocol";
+import type { Init, ServiceMount } from "@platform/agent-protocol";
+import { isValidName, RESERVED_NAME_PREFIX } from "@platform/names";
 import { dataVolumeOf } from "../databases/kinds.ts";
 import type { Db } from "../db/database.ts";
 import type { Mount, MountType } from "../db/schema.ts";

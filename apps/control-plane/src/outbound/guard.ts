@@ -1,5 +1,5 @@
 /**
- * The outbound guard lives in @platform/agent-protocol (outbound-guard.ts) so the agents apply
+ * The outbound guard lives in @platform/outbound-guard so the agents apply
  * the same rules (monitoring callbacks); the control plane imports it from here.
  */
 export {
@@ -13,4 +13,4 @@ export {
   outboundAddressProblem,
   parseAllowList,
   systemResolver,
-} from "@platform/agent-protocol";
+} from "@platform/outbound-guard";

@@ -13,25 +13,22 @@
  * comment on the request (comments.ts) shows its URL, commit and status as it goes.
  */
 import { randomBytes } from "node:crypto";
-import { isExistingAppName, previewOwner } from "@platform/agent-protocol";
+import { isExistingAppName } from "@platform/names";
+import { previewOwner } from "@platform/ownership";
 import { dynamicConfigFileName, toYaml } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
+import { loadDeployedApplication, runApplicationVariant } from "../applications/pipeline.ts";
 import { findApplication } from "../applications/repository.ts";
+import { providerRepository } from "../applications/source.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, PreviewDeployment } from "../db/schema.ts";
 import { recordEvent } from "../deployments/events.ts";
-import {
-  type DeploymentOutcome,
-  type DeploymentRun,
-  loadDeployedApplication,
-  runApplicationVariant,
-} from "../deployments/pipeline.ts";
+import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { insertDeployment } from "../deployments/repository.ts";
 import { removeServiceOf, serverOf } from "../deployments/runtime.ts";
-import { providerRepository } from "../deployments/source.ts";
 import { DEFAULT_TITLES, type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";

@@ -3,7 +3,7 @@
  * server, read as it is, or replaced by YAML the caller wrote once it parses and passes the
  * file-provider schema (otherwise a 400 and the file stays as it was).
  */
-import { isValidAppName } from "@platform/agent-protocol";
+import { isValidAppName } from "@platform/names";
 import { dynamicConfigFileName, parseDynamicConfig } from "@platform/traefik-config";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";

@@ -8,7 +8,7 @@
  * and written here too, scoped to the organization, each write with its files in one transaction.
  */
 import { posix } from "node:path";
-import { certificateOwner } from "@platform/agent-protocol";
+import { certificateOwner } from "@platform/ownership";
 import {
   CERTIFICATES_DIRECTORY,
   storedCertificateConfig,

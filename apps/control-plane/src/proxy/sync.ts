@@ -6,7 +6,8 @@
  * a configuration naming a file that is not there yet.
  */
 import { posix } from "node:path";
-import { applicationOwner, isExistingAppName, isValidAppName } from "@platform/agent-protocol";
+import { isExistingAppName, isValidAppName } from "@platform/names";
+import { applicationOwner } from "@platform/ownership";
 import {
   CERTIFICATES_DIRECTORY,
   type ConfigIssue,

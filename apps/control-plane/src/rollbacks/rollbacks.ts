@@ -18,11 +18,11 @@
  */
 import {
   AgentCommandError,
-  composeOwner,
   type RegistryAuth,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
 } from "@platform/agent-protocol";
 import { pinComposeImages } from "@platform/compose-config";
+import { composeOwner } from "@platform/ownership";
 import type { Insertable } from "kysely";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
@@ -130,7 +130,7 @@ export interface SucceededDeployment {
   /** The image the service runs, as it is named on the server (a local tag or a pulled reference). */
   localImage: string;
   /**
-   * The build registry's copy of an image built on a build server (deployments/build-server.ts):
+   * The build registry's copy of an image built on a build server (applications/build-server.ts):
    * kept as the rollback's registry copy when no rollback registry got one, so a rollback can
    * still pull it once the server's own copy is gone.
    */

@@ -3,7 +3,8 @@
  * file and images, deployed again through the deployment queue without a clone or a build. What
  * is kept, and how, is rollbacks.ts.
  */
-import { applicationOwner, composeOwner, type RegistryAuth } from "@platform/agent-protocol";
+import type { RegistryAuth } from "@platform/agent-protocol";
+import { applicationOwner, composeOwner } from "@platform/ownership";
 import { deployStackThroughAgent, describeStack } from "../compose/deploy.ts";
 import type { ServiceContext } from "../context.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";

@@ -4,11 +4,12 @@
  * and its Traefik file. Procedures not listed here are not registered until they do their
  * work. An application of another organization is a 404.
  */
-import { applicationOwner } from "@platform/agent-protocol";
+import { applicationOwner } from "@platform/ownership";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { checkBuildSettings } from "../applications/build-settings.ts";
 import { applicationOneSchema } from "../applications/detail-cache.ts";
+import { checkGitSource, requireOwnProvider } from "../applications/git-source-checks.ts";
 import { checkRenamable } from "../applications/rename.ts";
 import {
   APP_NAME_CONSTRAINT,
@@ -25,6 +26,11 @@ import {
   serverBelongsTo,
   updateApplication,
 } from "../applications/repository.ts";
+import {
+  reloadApplicationService,
+  startApplicationService,
+  stopApplicationService,
+} from "../applications/runtime.ts";
 import {
   applicationIdInput,
   applicationSchema,
@@ -43,6 +49,7 @@ import {
   searchInput,
   updateInput,
 } from "../applications/schemas.ts";
+import { startApplicationDeployment } from "../applications/start-deployment.ts";
 import { teardownApplication } from "../applications/teardown.ts";
 import { appNameSchema, plainTextSchema, swarmJsonColumns } from "../applications/validation.ts";
 import {
@@ -54,17 +61,10 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { databaseAppNameTaken } from "../databases/repository.ts";
 import type { Db } from "../db/database.ts";
 import type { ApplicationStatus } from "../db/schema.ts";
-import { checkGitSource, requireOwnProvider } from "../deployments/git-source-checks.ts";
 import { deleteFinishedDeployments } from "../deployments/repository.ts";
-import {
-  reloadApplicationService,
-  serverOf,
-  startApplicationService,
-  stopApplicationService,
-} from "../deployments/runtime.ts";
-import { type DeploymentKind, startApplicationDeployment } from "../deployments/start.ts";
+import { serverOf } from "../deployments/runtime.ts";
+import type { DeploymentKind } from "../deployments/start.ts";
 import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
-import { checkSwarmInput, type SwarmInput } from "../deployments/swarm-input.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -87,6 +87,7 @@ import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "../proxy/application-config.ts";
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
+import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
 
 const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 

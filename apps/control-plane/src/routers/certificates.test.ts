@@ -6,7 +6,7 @@
  * takes the files away. Bad pairs are 400s naming the field with nothing stored, members cannot
  * write, and another organization's certificate or server is a 404.
  */
-import { certificateOwner } from "@platform/agent-protocol";
+import { certificateOwner } from "@platform/ownership";
 import { validateDynamicConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";

@@ -12,6 +12,7 @@ import { randomBytes } from "node:crypto";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { containerIdSchema } from "../agents/container-views.ts";
+import { checkGitSource } from "../applications/git-source-checks.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import {
@@ -46,7 +47,6 @@ import {
 import type { Caller, ServiceContext } from "../context.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
-import { checkGitSource } from "../deployments/git-source-checks.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";

@@ -2,7 +2,7 @@
  * deployment (spec 4.2): deployment records, the queue's jobs, and stopping or removing a
  * deployment, of applications and database services alike. Deployments are read through their
  * service's organization (another organization's ids are a 404) and shown only to callers who
- * may see the service. The live log is GET /api/deployment.logs (deployments/log-stream.ts).
+ * may see the service. The live log is GET /api/deployment.logs (deployment-access/log-stream.ts).
  */
 import { z } from "zod";
 import { findApplication, serverBelongsTo } from "../applications/repository.ts";
@@ -12,7 +12,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
-import { loadCallerDeployment } from "../deployments/access.ts";
+import { loadCallerDeployment } from "../deployment-access/access.ts";
 import {
   deleteDeployment,
   listDeployments,

@@ -8,13 +8,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, removeContainer, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
-import {
-  applicationOwner,
-  databaseOwner,
-  InMemoryAgentTransport,
-  NatsAgentTransport,
-  ownershipLabels,
-} from "@platform/agent-protocol";
+import { InMemoryAgentTransport, NatsAgentTransport } from "@platform/agent-protocol";
+import { applicationOwner, databaseOwner, ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { insertTestServer } from "../agents/testing/agents.ts";

@@ -11,14 +11,8 @@
  * A member restricted to some services (accessedServices, issue 22) sees only the containers
  * labelled for those services (platform.resource), as deployments and the log stream do.
  */
-import {
-  type Container,
-  type Init,
-  isPlatformInternal,
-  type ListContainersCommand,
-  ORGANIZATION_LABEL,
-  RESOURCE_LABEL,
-} from "@platform/agent-protocol";
+import type { Container, Init, ListContainersCommand } from "@platform/agent-protocol";
+import { isPlatformInternal, ORGANIZATION_LABEL, RESOURCE_LABEL } from "@platform/ownership";
 import { z } from "zod";
 import {
   appContainerSchema,

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import { isValidName } from "@platform/agent-protocol";
+import { isValidName } from "@platform/names";
 import {
   hostProblem,
   hostSchema,

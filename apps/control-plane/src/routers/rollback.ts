@@ -8,8 +8,9 @@
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { idSchema } from "../applications/schemas.ts";
+import { startApplicationDeployment } from "../applications/start-deployment.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { startApplicationDeployment, startTargetDeployment } from "../deployments/start.ts";
+import { startTargetDeployment } from "../deployments/start.ts";
 import { conflict, notFound } from "../errors.ts";
 import { defineRouter, mutation } from "../procedure.ts";
 import { requireCanDeleteProjects, requireServiceAccess } from "../projects/permissions.ts";

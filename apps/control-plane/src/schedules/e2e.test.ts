@@ -18,7 +18,7 @@ import {
   runTestContainer,
   uniqueName,
 } from "@platform/agent/testing/docker.ts";
-import { applicationOwner, composeOwner, ownershipLabels } from "@platform/agent-protocol";
+import { applicationOwner, composeOwner, ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";

@@ -8,7 +8,8 @@
  * forwarded into the deployment's log. A run the control plane left running is failed at the
  * next start and never run again (a command is not known to be idempotent).
  */
-import { applicationOwner, composeOwner, type ResourceOwner } from "@platform/agent-protocol";
+import type { ResourceOwner } from "@platform/agent-protocol";
+import { applicationOwner, composeOwner } from "@platform/ownership";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Schedule } from "../db/schema.ts";

@@ -33,7 +33,7 @@ export async function countServicesByServer(
 }
 
 /**
- * How many applications name `serverId` as their build server (deployments/build-server.ts):
+ * How many applications name `serverId` as their build server (applications/build-server.ts):
  * server.remove refuses while above zero, and server.update refuses to make it a deploy server.
  */
 export async function countApplicationsBuildingOn(db: Db, serverId: string): Promise<number> {

@@ -19,7 +19,8 @@
  * service's labels.
  */
 
-import { applicationOwner, composeOwner, databaseOwner, type ResourceOwner } from "@platform/agent-protocol";
+import type { ResourceOwner } from "@platform/agent-protocol";
+import { applicationOwner, composeOwner, databaseOwner } from "@platform/ownership";
 import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { keepLatestCountSchema, prefixSchema, scheduleSchema } from "../backups/backups.ts";

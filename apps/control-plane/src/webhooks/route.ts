@@ -8,9 +8,9 @@
 import { escapeLogText } from "@platform/agent-protocol";
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../app.ts";
+import { startApplicationDeployment } from "../applications/start-deployment.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
-import { startApplicationDeployment } from "../deployments/start.ts";
 import { ApiError } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { decideDeployment } from "./decide.ts";

@@ -9,7 +9,7 @@
  *   ownershipLabels({ organizationId: "org1", resource: "application:app1" })
  *   // { "platform.managed": "true", "platform.organization": "org1", "platform.resource": "application:app1" }
  */
-import type { ContainerScope, ResourceOwner } from "./messages.ts";
+import type { ContainerScope, ResourceOwner } from "@platform/agent-protocol";
 
 /** Every object the platform manages (tenant or its own). */
 export const MANAGED_LABEL = "platform.managed";

@@ -3,12 +3,13 @@
  * a provider connection of the caller's organization, an allowed custom Git URL, an SSH key of
  * the organization.
  */
-import { sshKeyBelongsTo } from "../applications/repository.ts";
-import { gitUrlProblem } from "../applications/validation.ts";
+
 import type { Caller, ServiceContext } from "../context.ts";
 import type { GitProviderType } from "../db/schema.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { findProvider, PROVIDER_ID_FIELD, PROVIDER_NAMES } from "../git-providers/repository.ts";
+import { sshKeyBelongsTo } from "./repository.ts";
+import { gitUrlProblem } from "./validation.ts";
 
 /**
  * The Git source checks that depend on configuration or on other rows: provider ids of the

@@ -1,22 +1,13 @@
-/** Tests of name validation and subject naming. */
+/** Tests of name validation. */
 import { describe, expect, it } from "vitest";
 import {
   appNameProblem,
   assertValidName,
-  assertValidServerId,
   InvalidNameError,
   isExistingAppName,
   isValidAppName,
   isValidName,
 } from "./names.ts";
-import {
-  agentSubjectsWildcard,
-  commandSubject,
-  eventsSubject,
-  heartbeatSubject,
-  logsSubject,
-  serverIdOfSubject,
-} from "./subjects.ts";
 
 describe("isValidName", () => {
   it("accepts container ids, names and app names", () => {
@@ -50,29 +41,6 @@ describe("isValidName", () => {
     expect(() => assertValidName("x; rm -rf /", "container id")).toThrow(InvalidNameError);
     expect(() => assertValidName("../x", "container id")).toThrow(/invalid container id "..\/x"/);
     expect(assertValidName("ok-name")).toBe("ok-name");
-  });
-});
-
-describe("subjects", () => {
-  it("names the subjects of one server", () => {
-    expect(commandSubject("srv_1-a")).toBe("agent.srv_1-a.cmd");
-    expect(heartbeatSubject("srv1")).toBe("agent.srv1.heartbeat");
-    expect(eventsSubject("srv1")).toBe("agent.srv1.events");
-    expect(logsSubject("srv1", "build-42")).toBe("agent.srv1.logs.build-42");
-    expect(agentSubjectsWildcard("srv1")).toBe("agent.srv1.>");
-  });
-
-  it("refuses server ids that would change the subject", () => {
-    for (const bad of ["a.b", "*", ">", "", "a b", "a/b", "x.>"]) {
-      expect(() => commandSubject(bad)).toThrow(InvalidNameError);
-      expect(() => assertValidServerId(bad)).toThrow(/server id/);
-    }
-    expect(() => logsSubject("srv1", "a.b")).toThrow(InvalidNameError);
-  });
-
-  it("reads the server id back from a subject", () => {
-    expect(serverIdOfSubject("agent.srv1.heartbeat")).toBe("srv1");
-    expect(serverIdOfSubject("other.srv1.heartbeat")).toBeUndefined();
   });
 });
 

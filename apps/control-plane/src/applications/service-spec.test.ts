@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { memoryBytes, nanoCpus } from "../applications/validation.ts";
 import type { Application, Port } from "../db/schema.ts";
-import { imageNameFor } from "./image-names.ts";
-import { applicationEnv, buildServiceSpec, ENV_FILE_PATH, splitCommandLine } from "./service-spec.ts";
+import { imageNameFor } from "../deployments/image-names.ts";
+import { applicationEnv, ENV_FILE_PATH, splitCommandLine } from "../deployments/service-spec.ts";
+import { buildServiceSpec } from "./service-spec.ts";
+import { memoryBytes, nanoCpus } from "./validation.ts";
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Dokploy's reference syntax, not a template
 const PROJECT_REFERENCE = "${{project.DB_HOST}}";

@@ -6,8 +6,6 @@
  * handed to the agent's askpass helper (answering only the repository's origin), never in the URL.
  */
 import type { BuildSource, GitSource, Init, RegistryAuth } from "@platform/agent-protocol";
-import { gitUrlHost, gitUrlProblem } from "../applications/validation.ts";
-import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Application } from "../db/schema.ts";
 import { cloneCredentials } from "../git-providers/clients.ts";
@@ -17,6 +15,8 @@ import { checkRegistryBeforeUse } from "../registries/outbound.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { findSshKey, openPrivateKey } from "../servers/ssh-keys.ts";
 import { archiveSourceFor } from "./drop.ts";
+import { gitUrlHost, gitUrlProblem } from "./validation.ts";
+import { openApplicationSecret } from "./views.ts";
 
 /** The application as the pipeline loads it: the row and the organization it belongs to. */
 export type DeployableApplication = Application & { organizationId: string };

@@ -7,12 +7,12 @@
  * network, which the proxy reaches services through, so it is refused (400) for an application
  * with domains, and domain.create is refused for a detached application.
  */
-import { RESERVED_NAME_PREFIX } from "@platform/agent-protocol";
+import { RESERVED_NAME_PREFIX } from "@platform/names";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { PLATFORM_NETWORK } from "../deployments/service-spec.ts";
 import { badRequest } from "../errors.ts";
-import { checkEndpointPorts, type HostPortClaim } from "../servers/host-ports.ts";
-import { PLATFORM_NETWORK } from "./service-spec.ts";
+import { checkEndpointPorts, type HostPortClaim } from "./host-ports.ts";
 
 export interface SwarmInput {
   endpointSpecSwarm?: { Ports?: { PublishedPort?: number; Protocol?: string }[] } | null;

@@ -3,7 +3,7 @@
  * the log so far, then each new line as it is written (event `log`, data: one
  * "<ISO timestamp> <line>"), and last an `end` event whose data is {status, errorMessage}.
  * Same authentication as every procedure; another organization's deployment is a 404. A server
- * schedule's run is followed by instance administrators only (deployments/access.ts), and so is a
+ * schedule's run is followed by instance administrators only (access.ts), and so is a
  * run of the control plane's own backup (target kind webServer).
  */
 import type { Context, Hono } from "hono";
@@ -13,10 +13,10 @@ import { credentialsOf } from "../auth/cookie-session.ts";
 import { findWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
+import type { LogEvent } from "../deployments/logs.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { loadCallerDeployment, rereadDeployment } from "./access.ts";
-import type { LogEvent } from "./logs.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 

@@ -16,7 +16,6 @@ import type { ArchiveSource } from "@platform/agent-protocol";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
-import { findApplication, updateApplication } from "../applications/repository.ts";
 import { authenticate } from "../auth/caller.ts";
 import { credentialsOf } from "../auth/cookie-session.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -28,7 +27,8 @@ import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import { controlPlaneUrlForAgents } from "../servers/ssh-setup.ts";
-import { startApplicationDeployment } from "./start.ts";
+import { findApplication, updateApplication } from "./repository.ts";
+import { startApplicationDeployment } from "./start-deployment.ts";
 
 /** Largest archive accepted by application.dropDeployment. */
 export const MAX_DROP_UPLOAD_BYTES = 100 * 1024 * 1024;

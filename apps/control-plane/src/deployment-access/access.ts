@@ -2,13 +2,15 @@
  * A deployment read on behalf of a caller (deployment.killProcess, removeDeployment, the live
  * log): a deployment of a service the caller may see, or a run of a server schedule for an
  * instance administrator (the schedules they alone manage: schedules/schedules.ts). Anything
- * else, another organization's included, is a 404.
+ * else, another organization's included, is a 404. It joins the permissions of projects/, the
+ * instance administrators of organizations/ and (the live log) the web-server runs of backups/,
+ * so it lives here rather than in deployments/, which knows no feature.
  */
 import type { Caller, ServiceContext } from "../context.ts";
+import { findDeployment, findHostScheduleRun, type LocatedDeployment } from "../deployments/repository.ts";
 import { notFound } from "../errors.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
-import { findDeployment, findHostScheduleRun, type LocatedDeployment } from "./repository.ts";
 
 export async function loadCallerDeployment(
   services: ServiceContext,

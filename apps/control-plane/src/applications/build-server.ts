@@ -11,8 +11,8 @@
  */
 import { AgentUnavailableError } from "@platform/agent-protocol";
 import type { ServiceContext } from "../context.ts";
+import { fail } from "../deployments/deploy-service.ts";
 import { findServer } from "../servers/repository.ts";
-import { fail } from "./deploy-service.ts";
 
 export interface BuildServer {
   serverId: string;
