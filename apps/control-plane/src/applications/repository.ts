@@ -41,7 +41,7 @@ export function generateAppName(from: string): string {
       .replace(/^-+|-+$/g, "")
       .slice(0, 50)
       .replace(/-+$/, "") || "app";
-  // `platform-*` is reserved for the platform's own services (agent-protocol names.ts).
+  // `platform-*` is reserved for the platform's own services (@platform/names).
   const safe = `${slug}-`.startsWith(RESERVED_NAME_PREFIX) ? `app-${slug}`.slice(0, 50) : slug;
   const suffix = [...randomBytes(6)].map((byte) => SUFFIX_ALPHABET[byte % SUFFIX_ALPHABET.length]).join("");
   return `${safe}-${suffix}`;

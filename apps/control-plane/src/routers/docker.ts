@@ -5,7 +5,7 @@
  * A server of another organization is a 404.
  *
  * Tenancy (issue 10): a caller sees and acts on the containers labelled for its organization
- * (agent-protocol ownership.ts); unmanaged containers (no organization label) only when it is
+ * (@platform/ownership); unmanaged containers (no organization label) only when it is
  * an owner or admin of the organization that owns the server (this machine: the instance
  * organization); the platform's own containers never. Anything else is a 404, as unknown.
  * A member restricted to some services (accessedServices, issue 22) sees only the containers
