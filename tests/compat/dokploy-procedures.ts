@@ -27,6 +27,10 @@ export const sources = {
   docker: "routers/docker.ts@2a14ae0c7fd0",
   cluster: "routers/cluster.ts@018e2b153e56",
   server: "routers/server.ts@cb7c54a32eed, schema/server.ts@010a6e2a7627",
+  serverLists:
+    "routers/server.ts@cb7c54a32eed (count: the servers of the organizations the user owns; withSSHKey: deploy servers with an SSH key, active only on the cloud; getDefaultCommand: apiFindOneServer answering defaultCommand's script) and a later routers/server.ts found by code search, commit not shown (buildServers: the same for build servers; allForPermissions: serverId, name, ipAddress, serverType of the organization's servers for member-update permission; getServerTime: {time, timezone}, null on the cloud; getServices: services/server.ts getServicesByServerId {id, type, name, projectId, projectName, environmentId, environmentName, url})",
+  settingsInfo:
+    'routers/settings.ts@009cb0552f28 (getDokployVersion: package.json\'s version; getIp: serverIp or ""; updateServerIp: adminProcedure {serverIp: string} answering the settings row; isCloud: public; isUserSubscribed: servers or projects in the organization; readTraefikEnv, haveTraefikDashboardPortEnabled, getTraefikPorts: adminProcedure apiServerSchema, read from the proxy service\'s spec (services/settings.ts readPorts without targets 80 and 443); getLogCleanupStatus: {enabled, cronExpression}; getDokployCloudIps: adminProcedure, [] when not cloud) and a later routers/settings.ts found by code search, commit not shown (health: public, SELECT 1 then {status: "ok"}; checkInfrastructureHealth: adminProcedure {postgres, traefik} each {status healthy|unhealthy, message?})',
   sshKey:
     "routers/ssh-key.ts@02554c0139be, schema/ssh-key.ts@059c21c99028, validations sshKeyType (code search)",
   application: "routers/application.ts@012b67a4912b, schema/application.ts@0015f081df77",
@@ -2425,6 +2429,82 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "query",
     platformOnly: "each delivery's attempts and outcome (docs/decisions.md, issue 24)",
   },
+  // Issue 39 items 5 and 6: the simpler server.* and settings.* procedures.
+  "server.count": { kind: "query", source: "serverLists", input: [], output: "number" },
+  "server.withSSHKey": {
+    kind: "query",
+    source: "serverLists",
+    input: [],
+    output: "array:serverId,name,sshKeyId",
+  },
+  "server.buildServers": {
+    kind: "query",
+    source: "serverLists",
+    input: [],
+    output: "array:serverId,name,sshKeyId",
+  },
+  "server.allForPermissions": {
+    kind: "query",
+    source: "serverLists",
+    input: [],
+    output: "array:serverId,name,ipAddress,serverType",
+  },
+  "server.getServerTime": {
+    kind: "query",
+    source: "serverLists",
+    input: [],
+    output: "object:time,timezone",
+  },
+  "server.getDefaultCommand": {
+    kind: "query",
+    source: "serverLists",
+    input: ["serverId*"],
+    output: "string",
+  },
+  "server.getServices": {
+    kind: "query",
+    source: "serverLists",
+    input: ["serverId*"],
+    output: "array:id,type,name,projectId,projectName,environmentId,environmentName,url",
+  },
+  "settings.getDokployVersion": { kind: "query", source: "settingsInfo", input: [], output: "string" },
+  "settings.getIp": { kind: "query", source: "settingsInfo", input: [], output: "string" },
+  "settings.updateServerIp": {
+    kind: "mutation",
+    source: "settingsInfo",
+    input: ["serverIp*"],
+    output: "object:serverIp",
+  },
+  "settings.health": { kind: "query", source: "settingsInfo", input: [], output: "object:status" },
+  "settings.checkInfrastructureHealth": {
+    kind: "query",
+    source: "settingsInfo",
+    input: [],
+    output: "object:postgres,traefik",
+  },
+  "settings.isCloud": { kind: "query", source: "settingsInfo", input: [], output: "boolean!" },
+  "settings.getDokployCloudIps": { kind: "query", source: "settingsInfo", input: [], output: "array:" },
+  "settings.isUserSubscribed": { kind: "query", source: "settingsInfo", input: [], output: "boolean!" },
+  "settings.getLogCleanupStatus": {
+    kind: "query",
+    source: "settingsInfo",
+    input: [],
+    output: "object:enabled,cronExpression",
+  },
+  "settings.haveTraefikDashboardPortEnabled": {
+    kind: "query",
+    source: "settingsInfo",
+    input: ["serverId"],
+    output: "boolean!",
+  },
+  "settings.getTraefikPorts": {
+    kind: "query",
+    source: "settingsInfo",
+    input: ["serverId"],
+    output: "array:targetPort,publishedPort,protocol",
+  },
+  "settings.readTraefikEnv": { kind: "query", source: "settingsInfo", input: ["serverId"], output: "string" },
+  "settings.getOpenApiDocument": { kind: "query", source: "settingsInfo", input: [], output: "any" },
 };
 
 /**

@@ -172,6 +172,8 @@ function idKindOf(field: string, property?: JsonSchema): IdKind | null {
 
 /** Valid values for fields whose rules a JSON Schema cannot carry (refinements, patterns). */
 const FIELD_SAMPLES: Record<string, unknown> = {
+  // settings.updateServerIp: an IPv4 or IPv6 address ("" clears it).
+  serverIp: "203.0.113.1",
   name: "attack-probe",
   description: "probe",
   appName: "attack-probe",
@@ -1031,8 +1033,25 @@ describe("answers to another organization", () => {
   );
 });
 
+/**
+ * settings.* that say nothing of this machine to another organization, each with what it answers
+ * there (routers/settings-info.test.ts proves each answer).
+ */
+const NOT_INSTANCE_SETTINGS: Record<string, string> = {
+  "settings.getDokployVersion": "the platform's version, the same for everyone",
+  "settings.getIp": '"" to another organization, as Dokploy Cloud answers its tenants',
+  "settings.health": "public: whether the control plane's database answers",
+  "settings.isCloud": "public: the edition",
+  "settings.getDokployCloudIps": "[]: agents connect out, no address needs allowing",
+  "settings.isUserSubscribed": "whether the caller's own organization has a server or project",
+  "settings.getLogCleanupStatus": "no request log cleanup is scheduled, on any server",
+  "settings.getOpenApiDocument": "the API's OpenAPI document, the same for everyone",
+};
+
 describe("instance-wide settings", () => {
-  const settings = procedures.filter(({ name }) => name.startsWith("settings."));
+  const settings = procedures.filter(
+    ({ name }) => name.startsWith("settings.") && !(name in NOT_INSTANCE_SETTINGS),
+  );
   it.each(settings.map((entry) => [entry.name, entry] as const))(
     "%s answers 403 to another organization's owner for this machine",
     async (name, { procedure }) => {

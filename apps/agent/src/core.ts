@@ -225,6 +225,7 @@ export class AgentCore {
     removeProxyFile: (command) => this.proxy.removeFile(command),
     ensureProxy: (command) => this.proxy.ensure(command),
     reloadProxy: () => this.proxy.reload(),
+    inspectProxy: () => this.proxy.inspect(),
     runSchedule: (command) => this.deployer.runSchedule(command),
     runHostScript: (command) => this.deployer.runHostScript(command),
     readAccessLog: (command) => this.proxy.readAccessLog(command),

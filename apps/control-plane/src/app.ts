@@ -77,11 +77,16 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   app.get("/health/ready", ready);
   app.get("/health", ready);
 
-  registerOpenApiRoutes(app as unknown as Hono, procedures, {
-    [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
-    "/api/application.dropDeployment": dropDeploymentOpenApi,
-    "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
-  });
+  registerOpenApiRoutes(
+    app as unknown as Hono,
+    procedures,
+    {
+      [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
+      "/api/application.dropDeployment": dropDeploymentOpenApi,
+      "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
+    },
+    services,
+  );
   registerAgentArtifactRoutes(app as unknown as Hono);
   registerDashboardRoutes(app as unknown as Hono, services);
   registerDeployWebhookRoutes(app, services);

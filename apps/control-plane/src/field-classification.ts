@@ -780,6 +780,27 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     backupType: refused(BACKUP, restoreProbe({ backupType: "compose" })),
     metadata: refused(BACKUP, restoreProbe({ metadata: { a: 1 } })),
   },
+  // Issue 39 items 5 and 6.
+  "server.count": {},
+  "server.withSSHKey": {},
+  "server.buildServers": {},
+  "server.allForPermissions": {},
+  "server.getServerTime": {},
+  "server.getDefaultCommand": applied("serverId", `${CP}/routers/server-lists.test.ts`),
+  "server.getServices": applied("serverId", `${CP}/routers/server-lists.test.ts`),
+  "settings.getDokployVersion": {},
+  "settings.getIp": {},
+  "settings.updateServerIp": applied("serverIp", `${CP}/routers/settings-info.test.ts`),
+  "settings.health": {},
+  "settings.checkInfrastructureHealth": {},
+  "settings.isCloud": {},
+  "settings.getDokployCloudIps": {},
+  "settings.isUserSubscribed": {},
+  "settings.getLogCleanupStatus": {},
+  "settings.haveTraefikDashboardPortEnabled": applied("serverId", `${CP}/routers/settings-info.test.ts`),
+  "settings.getTraefikPorts": applied("serverId", `${CP}/routers/settings-info.test.ts`),
+  "settings.readTraefikEnv": applied("serverId", `${CP}/routers/settings-info.test.ts`),
+  "settings.getOpenApiDocument": {},
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -1305,6 +1305,85 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Restore a volume archive into a volume of the service (its own or a new one, created with its labels), as a volumeRestore deployment whose log streams at /api/deployment.logs",
   },
+  "server.count": {
+    description:
+      "How many servers the organizations the caller owns have together (0 for a caller who owns none).",
+  },
+  "server.withSSHKey": {
+    description:
+      "The organization's deploy servers that have an SSH key, newest first (only active ones on the cloud edition).",
+  },
+  "server.buildServers": {
+    description:
+      "The organization's build servers that have an SSH key, newest first (only active ones on the cloud edition).",
+  },
+  "server.allForPermissions": {
+    description:
+      "Every server of the organization with its id, name, address and type, for granting members access (administrators).",
+  },
+  "server.getServerTime": {
+    description:
+      "The control plane's current time and time zone: scheduled jobs and cleanups run on its clock.",
+  },
+  "server.getDefaultCommand": {
+    description:
+      "The script server.setup runs on the server (deploy/agent/install.sh): it installs Docker, Swarm and the agent.",
+  },
+  "server.getServices": {
+    description:
+      "The applications, databases and compose stacks placed on the server, each with its project, environment and dashboard link; a restricted member sees those granted to them.",
+  },
+  "settings.getDokployVersion": {
+    description: "This platform's version, the one its control plane and agents share.",
+  },
+  "settings.getIp": {
+    description:
+      'The address this machine is known by (settings.updateServerIp); "" when none is set, on the cloud edition and for other organizations than the instance\'s.',
+  },
+  "settings.updateServerIp": {
+    description:
+      'Sets the address this machine is known by (an IPv4 or IPv6 address; "" forgets it); generated domains for this machine use it. Instance administrators only.',
+  },
+  "settings.health": {
+    description:
+      'Whether the control plane and its database answer: {status: "ok"}, else 503. No credentials needed.',
+  },
+  "settings.checkInfrastructureHealth": {
+    description:
+      "This machine's database and proxy, each checked (the proxy's service and running task through the agent). Instance administrators only.",
+  },
+  "settings.isCloud": {
+    description:
+      "Whether this is the cloud edition (false on a self-hosted instance). No credentials needed.",
+  },
+  "settings.getDokployCloudIps": {
+    description:
+      "Control-plane addresses a server's firewall must let in: none, agents connect out to the control plane.",
+  },
+  "settings.isUserSubscribed": {
+    description: "Whether the caller's organization has a server or a project yet.",
+  },
+  "settings.getLogCleanupStatus": {
+    description: "The scheduled cleanup of the proxy's request log: none is scheduled ({enabled: false}).",
+  },
+  "settings.haveTraefikDashboardPortEnabled": {
+    description:
+      "Whether the proxy (this machine's, or serverId's) publishes its dashboard port, read from its service as Docker runs it; 404 when the proxy is not installed.",
+    errors: [404],
+  },
+  "settings.getTraefikPorts": {
+    description:
+      "The ports the proxy (this machine's, or serverId's) publishes beside its entry points 80 and 443, read from its service as Docker runs it; 404 when the proxy is not installed.",
+    errors: [404],
+  },
+  "settings.readTraefikEnv": {
+    description:
+      "The proxy's environment (this machine's, or serverId's) as KEY=VALUE lines, read from its service as Docker runs it; 404 when the proxy is not installed.",
+    errors: [404],
+  },
+  "settings.getOpenApiDocument": {
+    description: "This API's OpenAPI document, the one /api/openapi.json serves.",
+  },
 };
 
 /** Descriptions and extra statuses of the routes served outside the procedure layer, by operationId. */

@@ -448,18 +448,29 @@ const docsPage = `<!doctype html>
 // validatorUrl null: Swagger UI would otherwise fetch a badge from an online validator.
 const docsInit = `window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#ui", validatorUrl: null });`;
 
+/** The document each control plane serves, by its services (settings.getOpenApiDocument). */
+const documentsByServices = new WeakMap<object, () => Record<string, unknown>>();
+
+/** The document /api/openapi.json serves for the control plane of `services`, if it serves one. */
+export function openApiDocumentOf(services: object): Record<string, unknown> | undefined {
+  return documentsByServices.get(services)?.();
+}
+
 export function registerOpenApiRoutes(
   app: Hono,
   procedures: ProcedureTable,
   routes: Record<string, OpenApiPathItem>,
+  services?: object,
 ): void {
   // Converting every procedure's schemas is not free: built on the first request, not in
   // createApp, then served from this cache.
   let document: Record<string, unknown> | undefined;
-  app.get("/api/openapi.json", (c) => {
+  const current = () => {
     document ??= buildOpenApiDocument(procedures, routes);
-    return c.json(document);
-  });
+    return document;
+  };
+  if (services) documentsByServices.set(services, current);
+  app.get("/api/openapi.json", (c) => c.json(current()));
   app.get("/api/docs", (c) => c.html(docsPage));
   app.get("/api/docs/init.js", (c) =>
     c.body(docsInit, 200, { "content-type": "text/javascript; charset=utf-8" }),

@@ -290,6 +290,11 @@ export class AgentClient {
     return this.call(serverId, "reloadProxy", {}, timeoutMs);
   }
 
+  /** The proxy's Swarm service as Docker runs it (published ports, environment); changes nothing. */
+  inspectProxy(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "inspectProxy", {}, timeoutMs);
+  }
+
   /** A schedule's command in one of its service's containers (a job: cancelJob stops it). */
   runSchedule(serverId: string, command: CommandArgs<"runSchedule">, timeoutMs?: number) {
     return this.call(serverId, "runSchedule", command, timeoutMs);

@@ -456,6 +456,7 @@ export const requests: CommandRequest[] = [
     },
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
+  { ...header, command: "inspectProxy", inspectProxy: {} },
   { ...header, command: "listNodes", listNodes: {} },
   { ...header, command: "swarmJoinToken", swarmJoinToken: { manager: true } },
   {
@@ -697,6 +698,16 @@ export const replies: CommandReply[] = [
   { requestId: "r-1", result: "proxyFileRemoved", proxyFileRemoved: { removed: true } },
   { requestId: "r-1", result: "proxyService", proxyService: { serviceId: "svc2", created: false } },
   { requestId: "r-1", result: "proxyReloaded", proxyReloaded: { found: true } },
+  {
+    requestId: "r-1",
+    result: "proxyInspection",
+    proxyInspection: {
+      found: true,
+      ports: [{ targetPort: 8080, publishedPort: 8080, protocol: "tcp" }],
+      env: ["TZ=UTC"],
+      runningTasks: 1,
+    },
+  },
   { requestId: "r-1", result: "nodes", nodes: { nodeJson: ['{"ID":"n1"}'], localNodeId: "n1" } },
   {
     requestId: "r-1",

@@ -9,6 +9,7 @@ import type {
   ProxyFile,
   ProxyFileRemoved,
   ProxyFileWritten,
+  ProxyInspection,
   ProxyReloaded,
   ProxyService,
   ReadAccessLogCommand,
@@ -173,6 +174,25 @@ export class ProxyManager {
     });
     if (found) this.options.logger?.info({ service: this.serviceName }, "proxy service reloaded");
     return { found };
+  }
+
+  /** The proxy's published ports and environment as its Swarm service spec has them. */
+  async inspect(): Promise<ProxyInspection> {
+    const existing = await findProxyService(this.options.docker, this.serviceName);
+    if (existing === undefined) return { found: false, ports: [], env: [], runningTasks: 0 };
+    const ports = (existing.spec.EndpointSpec?.Ports ?? []).map((port) => ({
+      targetPort: port.TargetPort ?? 0,
+      publishedPort: port.PublishedPort ?? 0,
+      protocol: port.Protocol ?? "tcp",
+    }));
+    const task = existing.spec.TaskTemplate as Docker.ContainerTaskSpec | undefined;
+    const tasks = await this.options.docker.listTasks({
+      filters: JSON.stringify({ service: [existing.id], "desired-state": ["running"] }),
+    });
+    const runningTasks = tasks.filter(
+      (t: { Status?: { State?: string } }) => t.Status?.State === "running",
+    ).length;
+    return { found: true, ports, env: task?.ContainerSpec?.Env ?? [], runningTasks };
   }
 }
 

@@ -266,6 +266,50 @@ describe("ensureProxy and reloadProxy on the real Swarm", { timeout: TASK_TIMEOU
       result: "proxyReloaded",
       proxyReloaded: { found: false },
     });
+    expect(await send(agent, { command: "inspectProxy", inspectProxy: {} })).toMatchObject({
+      result: "proxyInspection",
+      proxyInspection: { found: false, runningTasks: 0 },
+    });
+  });
+
+  it("inspectProxy answers the published ports and environment the running service's spec has", async () => {
+    await ensure({ dashboard: true });
+    // An environment set on the service by hand (docker service update --env-add) is read back.
+    // Swarm may bump the version meanwhile (update out of sequence): inspect again and retry.
+    for (let attempt = 1; ; attempt++) {
+      const service = await inspectService();
+      try {
+        await docker.getService(service.ID).update({
+          ...service.Spec,
+          version: service.Version.Index,
+          TaskTemplate: {
+            ...service.Spec.TaskTemplate,
+            ContainerSpec: { ...service.Spec.TaskTemplate.ContainerSpec, Env: ["TZ=UTC", "LOG=debug"] },
+          },
+        });
+        break;
+      } catch (error) {
+        if (attempt >= 10 || !/out of sequence/.test(String(error))) throw error;
+      }
+    }
+    // The updated task replaces the old one: ask until Swarm runs it (runningTasks counts it).
+    let inspected: any;
+    for (let attempt = 0; attempt < 120; attempt++) {
+      inspected = await send(core, { command: "inspectProxy", inspectProxy: {} });
+      if (inspected.proxyInspection?.runningTasks === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(inspected).toMatchObject({ result: "proxyInspection" });
+    expect(inspected.proxyInspection).toEqual({
+      found: true,
+      ports: [
+        { targetPort: 80, publishedPort: ports.http, protocol: "tcp" },
+        { targetPort: 443, publishedPort: ports.https, protocol: "tcp" },
+        { targetPort: 8080, publishedPort: ports.dashboard, protocol: "tcp" },
+      ],
+      env: ["TZ=UTC", "LOG=debug"],
+      runningTasks: 1,
+    });
   });
 });
 

@@ -29,6 +29,13 @@ import {
 } from "../procedure.ts";
 import { ensureProxyOn } from "../proxy/proxy-service.ts";
 import { removeStoredCertificatesOf } from "../proxy/stored-certificates.ts";
+import { installScript } from "../servers/agent-artifact.ts";
+import {
+  countServersOfOwnedOrganizations,
+  listServersForPermissions,
+  listServersWithSshKey,
+  servicesOnServer,
+} from "../servers/listing.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import {
   deleteServer,
@@ -99,6 +106,11 @@ async function agentAnswers(services: ServiceContext, serverId: string, timeoutM
     }
   }
   return false;
+}
+
+/** Dokploy Cloud lists only active servers here; a self-hosted instance lists inactive ones too. */
+function serversWithSshKey(services: ServiceContext, organizationId: string, serverType: "deploy" | "build") {
+  return listServersWithSshKey(services.db, organizationId, serverType, services.config.edition === "cloud");
 }
 
 /** Servers whose setup runs in this process: a second concurrent setup is refused. */
@@ -411,5 +423,94 @@ export const serverRouter = defineRouter("server", {
     output: z.array(z.record(z.string(), z.unknown())),
     handler: ({ services, caller, input }) =>
       fetchServerMetrics(services, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+  }),
+
+  count: query({
+    summary: "How many servers the organizations the caller owns have together (0 when they own none)",
+    access: "member",
+    input: noInput,
+    output: z.number().int(),
+    handler: ({ services, caller }) => countServersOfOwnedOrganizations(services.db, caller.userId),
+  }),
+
+  withSSHKey: query({
+    summary:
+      "The organization's deploy servers that have an SSH key, newest first (active ones only on the cloud edition)",
+    access: "member",
+    input: noInput,
+    output: z.array(serverSchema),
+    handler: async ({ services, caller }) =>
+      toServerViews(services, await serversWithSshKey(services, caller.organizationId, "deploy")),
+  }),
+
+  buildServers: query({
+    summary:
+      "The organization's build servers that have an SSH key, newest first (active ones only on the cloud edition)",
+    access: "member",
+    input: noInput,
+    output: z.array(serverSchema),
+    handler: async ({ services, caller }) =>
+      toServerViews(services, await serversWithSshKey(services, caller.organizationId, "build")),
+  }),
+
+  allForPermissions: query({
+    summary: "Every server of the organization with its id, name, address and type (to grant access with)",
+    access: "admin",
+    input: noInput,
+    output: z.array(
+      z.object({
+        serverId: z.string(),
+        name: z.string(),
+        ipAddress: z.string(),
+        serverType: serverTypeSchema,
+      }),
+    ),
+    handler: ({ services, caller }) => listServersForPermissions(services.db, caller.organizationId),
+  }),
+
+  getServerTime: query({
+    summary: "The control plane's current time and time zone (scheduled jobs and cleanups run on its clock)",
+    access: "member",
+    input: noInput,
+    output: z.object({ time: z.string(), timezone: z.string() }),
+    handler: ({ services }) => ({
+      time: services.now().toISOString(),
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    }),
+  }),
+
+  getDefaultCommand: query({
+    summary:
+      "The script server.setup runs on the server (deploy/agent/install.sh): it installs Docker, Swarm and the agent",
+    access: "member",
+    input: serverIdInput,
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      await requireServer(services, caller.organizationId, input.serverId);
+      return installScript();
+    },
+  }),
+
+  getServices: query({
+    summary:
+      "The services (applications, databases, compose stacks) placed on the server, with their project and environment",
+    access: "member",
+    input: serverIdInput,
+    output: z.array(
+      z.object({
+        id: z.string(),
+        type: z.enum(["application", "postgres", "mysql", "mariadb", "mongo", "redis", "compose"]),
+        name: z.string(),
+        projectId: z.string(),
+        projectName: z.string(),
+        environmentId: z.string(),
+        environmentName: z.string(),
+        url: z.string(),
+      }),
+    ),
+    handler: async ({ services, caller, input }) => {
+      const server = await requireServer(services, caller.organizationId, input.serverId);
+      return servicesOnServer(services.db, caller, server.serverId);
+    },
   }),
 });

@@ -5,14 +5,23 @@
  * this machine's proxy unless a serverId of the caller's organization is given, whose own
  * administrators may act on it.
  */
+import { AGENT_VERSION } from "@platform/agent-protocol";
 import { DASHBOARD_PORT, hostSchema, isWildcardHost, parseStaticConfig } from "@platform/traefik-config";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { databaseIsUp } from "../db/database.ts";
 import { ApiError, forbidden } from "../errors.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
+import {
+  additionalProxyPorts,
+  infrastructureHealth,
+  proxyDashboardPublished,
+  proxyEnvironment,
+  saveServerIp,
+} from "../maintenance/instance-info.ts";
 import { redactedSshPrivateKey, saveInstanceSshPrivateKey } from "../maintenance/instance-ssh-key.ts";
 import {
   readStatsLogs,
@@ -22,12 +31,14 @@ import {
   statsLogsSchema,
 } from "../maintenance/request-log.ts";
 import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
-import { isInstanceAdmin } from "../organizations/instance.ts";
+import { openApiDocumentOf } from "../openapi.ts";
+import { isInstanceAdmin, isInstanceOrganization } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
 import { setProxyDashboard } from "../proxy/proxy-service.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
+import { organizationHasServersOrProjects } from "../servers/listing.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { keyTextSchema } from "../servers/schemas.ts";
 
@@ -59,6 +70,42 @@ async function reloadProxy(services: ServiceContext, serverId: string) {
   return callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
 }
 
+const webServerSettingsSchema = z.object({
+  host: z.string().nullable(),
+  letsEncryptEmail: z.string().nullable(),
+  certificateType: z.enum(["letsencrypt", "custom", "none"]),
+  https: z.boolean(),
+  serverIp: z.string().nullable(),
+  sshPrivateKey: z.string().nullable(),
+  enableDockerCleanup: z.boolean(),
+  metricsConfig: metricsConfigSchema.nullable(),
+  enableDashboard: z.boolean(),
+  traefikImage: z.string(),
+  wildcardDomain: z.string(),
+});
+
+async function webServerSettingsView(services: ServiceContext, caller: Caller) {
+  const settings = await loadWebServerSettings(services.db);
+  return {
+    host: settings.host,
+    letsEncryptEmail: settings.letsEncryptEmail,
+    certificateType: settings.certificateType,
+    https: settings.https,
+    serverIp: settings.serverIp,
+    sshPrivateKey: redactedSshPrivateKey(settings),
+    enableDockerCleanup: settings.enableDockerCleanup,
+    metricsConfig: await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID),
+    enableDashboard: settings.dashboardEnabled,
+    traefikImage: settings.traefikImage,
+    wildcardDomain: settings.wildcardDomain,
+  };
+}
+
+const componentHealthSchema = z.object({
+  status: z.enum(["healthy", "unhealthy"]),
+  message: z.string().optional(),
+});
+
 /** One of settings.clean*: prunes `serverId` (default this machine), see maintenance/docker-cleanup.ts. */
 function cleanupProcedure(name: keyof typeof CLEANUP_KINDS, summary: string) {
   return mutation({
@@ -80,35 +127,10 @@ export const settingsRouter = defineRouter("settings", {
     access: "admin",
     editions: SELF_HOSTED,
     input: noInput,
-    output: z.object({
-      host: z.string().nullable(),
-      letsEncryptEmail: z.string().nullable(),
-      certificateType: z.enum(["letsencrypt", "custom", "none"]),
-      https: z.boolean(),
-      serverIp: z.string().nullable(),
-      sshPrivateKey: z.string().nullable(),
-      enableDockerCleanup: z.boolean(),
-      metricsConfig: metricsConfigSchema.nullable(),
-      enableDashboard: z.boolean(),
-      traefikImage: z.string(),
-      wildcardDomain: z.string(),
-    }),
+    output: webServerSettingsSchema,
     handler: async ({ services, caller }) => {
       await requireInstanceAdmin(services, caller);
-      const settings = await loadWebServerSettings(services.db);
-      return {
-        host: settings.host,
-        letsEncryptEmail: settings.letsEncryptEmail,
-        certificateType: settings.certificateType,
-        https: settings.https,
-        serverIp: settings.serverIp,
-        sshPrivateKey: redactedSshPrivateKey(settings),
-        enableDockerCleanup: settings.enableDockerCleanup,
-        metricsConfig: await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID),
-        enableDashboard: settings.dashboardEnabled,
-        traefikImage: settings.traefikImage,
-        wildcardDomain: settings.wildcardDomain,
-      };
+      return webServerSettingsView(services, caller);
     },
   }),
 
@@ -271,6 +293,152 @@ export const settingsRouter = defineRouter("settings", {
       await requireInstanceAdmin(services, caller);
       await saveInstanceSshPrivateKey(services, input.sshPrivateKey);
       return success;
+    },
+  }),
+
+  getDokployVersion: query({
+    summary: "This platform's version (the control plane's and its agents')",
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: () => AGENT_VERSION,
+  }),
+
+  getIp: query({
+    summary:
+      'The address this machine is known by (settings.updateServerIp); "" when none is set, and for other organizations than the instance\'s',
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: async ({ services, caller }) => {
+      if (services.config.edition === "cloud") return "";
+      if (!(await isInstanceOrganization(services.db, caller.organizationId))) return "";
+      return (await loadWebServerSettings(services.db)).serverIp ?? "";
+    },
+  }),
+
+  updateServerIp: mutation({
+    summary:
+      'Set the address this machine is known by (domain.validateDomain checks DNS records against it); "" forgets it',
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ serverIp: z.union([z.ipv4(), z.ipv6(), z.literal("")]) }),
+    output: webServerSettingsSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
+      await saveServerIp(services, input.serverIp);
+      return webServerSettingsView(services, caller);
+    },
+  }),
+
+  health: query({
+    summary: 'Whether the control plane and its database answer: {status: "ok"}, or 503',
+    access: "public",
+    input: noInput,
+    output: z.object({ status: z.literal("ok") }),
+    handler: async ({ services }) => {
+      if (!(await databaseIsUp(services.db))) {
+        throw new ApiError("SERVICE_UNAVAILABLE", "The database does not answer");
+      }
+      return { status: "ok" as const };
+    },
+  }),
+
+  checkInfrastructureHealth: query({
+    summary: "The health of this machine's database and proxy, each checked (the proxy through its agent)",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: z.object({ postgres: componentHealthSchema, traefik: componentHealthSchema }),
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      return infrastructureHealth(services);
+    },
+  }),
+
+  isCloud: query({
+    summary: "Whether this is the cloud edition (false on a self-hosted instance)",
+    access: "public",
+    input: noInput,
+    output: z.boolean(),
+    handler: ({ services }) => services.config.edition === "cloud",
+  }),
+
+  getDokployCloudIps: query({
+    summary:
+      "Addresses to allow into a server's firewall for the control plane: none, agents connect out to it",
+    access: "admin",
+    input: noInput,
+    output: z.array(z.string()),
+    handler: () => [],
+  }),
+
+  isUserSubscribed: query({
+    summary: "Whether the organization has a server or a project yet",
+    access: "member",
+    input: noInput,
+    output: z.boolean(),
+    handler: ({ services, caller }) => organizationHasServersOrProjects(services.db, caller.organizationId),
+  }),
+
+  getLogCleanupStatus: query({
+    summary: "The scheduled cleanup of the proxy's request log: the platform runs none (enabled false)",
+    access: "member",
+    input: noInput,
+    output: z.object({ enabled: z.boolean(), cronExpression: z.string().nullable() }),
+    handler: () => ({ enabled: false, cronExpression: null }),
+  }),
+
+  haveTraefikDashboardPortEnabled: query({
+    summary: `Whether the proxy (this machine's, or serverId's) publishes its dashboard (port ${DASHBOARD_PORT}), as Docker runs it`,
+    access: "admin",
+    input: optionalServerId,
+    output: z.boolean(),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return proxyDashboardPublished(services, serverId);
+    },
+  }),
+
+  getTraefikPorts: query({
+    summary:
+      "The ports the proxy (this machine's, or serverId's) publishes beside its entry points 80 and 443, as Docker runs it",
+    access: "admin",
+    input: optionalServerId,
+    output: z.array(
+      z.object({
+        targetPort: z.number().int(),
+        publishedPort: z.number().int(),
+        protocol: z.enum(["tcp", "udp", "sctp"]),
+      }),
+    ),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return additionalProxyPorts(services, serverId);
+    },
+  }),
+
+  readTraefikEnv: query({
+    summary:
+      "The proxy's environment (this machine's, or serverId's) as KEY=VALUE lines; \"\" when it has none",
+    access: "admin",
+    input: optionalServerId,
+    output: z.string(),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return proxyEnvironment(services, serverId);
+    },
+  }),
+
+  getOpenApiDocument: query({
+    summary: "The OpenAPI document of this API (the one /api/openapi.json serves)",
+    access: "member",
+    input: noInput,
+    output: z.record(z.string(), z.unknown()),
+    handler: ({ services }) => {
+      const document = openApiDocumentOf(services);
+      if (!document) throw new ApiError("NOT_FOUND", "This control plane serves no OpenAPI document");
+      return document;
     },
   }),
 });

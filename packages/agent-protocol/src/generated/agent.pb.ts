@@ -108,11 +108,15 @@ export interface CommandRequest {
   swarmJoinToken?: SwarmJoinTokenCommand | undefined;
   joinSwarm?: JoinSwarmCommand | undefined;
   updateNode?: UpdateNodeCommand | undefined;
-  removeNode?:
-    | RemoveNodeCommand
+  removeNode?: RemoveNodeCommand | undefined;
+  leaveSwarm?:
+    | LeaveSwarmCommand
     | undefined;
-  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 34; next proxy command: 45. */
-  leaveSwarm?: LeaveSwarmCommand | undefined;
+  /**
+   * The proxy's Swarm service as Docker runs it: published ports and environment (settings.getTraefikPorts,
+   * haveTraefikDashboardPortEnabled, readTraefikEnv). Settings reads take 120-129.
+   */
+  inspectProxy?: InspectProxyCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1059,6 +1063,28 @@ export interface ProxyReloaded {
   found: boolean;
 }
 
+/** Reads the proxy's Swarm service spec (nothing is changed). */
+export interface InspectProxyCommand {
+}
+
+export interface ProxyPort {
+  targetPort: number;
+  publishedPort: number;
+  /** tcp, udp or sctp. */
+  protocol: string;
+}
+
+export interface ProxyInspection {
+  /** False when the proxy's service does not exist on the server. */
+  found: boolean;
+  /** The service's published ports (EndpointSpec.Ports), in the spec's order. */
+  ports: ProxyPort[];
+  /** The container's environment as KEY=VALUE entries (ContainerSpec.Env), in the spec's order. */
+  env: string[];
+  /** Tasks of the service Swarm wants running that are running. */
+  runningTasks: number;
+}
+
 /**
  * Lists the nodes of the Swarm this server manages (`docker node ls`); a worker answers
  * FAILED_PRECONDITION (only a manager knows the nodes).
@@ -1188,6 +1214,7 @@ export interface CommandReply {
   proxyFileRemoved?: ProxyFileRemoved | undefined;
   proxyService?: ProxyService | undefined;
   proxyReloaded?: ProxyReloaded | undefined;
+  proxyInspection?: ProxyInspection | undefined;
   dockerCleanup?: DockerCleanupResult | undefined;
   accessLogPage?: AccessLogPage | undefined;
   scheduleRun?: ScheduledCommandResult | undefined;

@@ -53,6 +53,7 @@ export interface CommandTable {
   updateNode: { command: pb.UpdateNodeCommand; result: "nodeUpdated"; reply: pb.NodeUpdated };
   removeNode: { command: pb.RemoveNodeCommand; result: "nodeRemoved"; reply: pb.NodeRemoved };
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
+  inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -98,6 +99,7 @@ export interface ReplyResultTable {
   proxyFileRemoved: pb.ProxyFileRemoved;
   proxyService: pb.ProxyService;
   proxyReloaded: pb.ProxyReloaded;
+  proxyInspection: pb.ProxyInspection;
   dockerCleanup: pb.DockerCleanupResult;
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
@@ -184,6 +186,9 @@ export interface MessageTypes {
   ProxyService: pb.ProxyService;
   ReloadProxyCommand: pb.ReloadProxyCommand;
   ProxyReloaded: pb.ProxyReloaded;
+  InspectProxyCommand: pb.InspectProxyCommand;
+  ProxyPort: pb.ProxyPort;
+  ProxyInspection: pb.ProxyInspection;
   ListNodesCommand: pb.ListNodesCommand;
   NodeList: pb.NodeList;
   SwarmJoinTokenCommand: pb.SwarmJoinTokenCommand;
@@ -276,4 +281,5 @@ export const RESULT_NAME_OF_COMMAND = {
   updateNode: "nodeUpdated",
   removeNode: "nodeRemoved",
   leaveSwarm: "swarmLeft",
+  inspectProxy: "proxyInspection",
 } as const;
