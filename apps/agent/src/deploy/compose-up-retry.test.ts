@@ -6,7 +6,10 @@ import { lostOverlayAttachment } from "./stack.ts";
 // seen in CI as a compose deploy's failure). `compose up` runs again only for that answer.
 describe("lostOverlayAttachment", () => {
   it.each([
-    ["ERROR: for stacks-hello-files-untfv2_web  Cannot start service web: network wd00rdqnf6f1zroz0uw8qhdhh not found", true],
+    [
+      "ERROR: for stacks-hello-files-untfv2_web  Cannot start service web: network wd00rdqnf6f1zroz0uw8qhdhh not found",
+      true,
+    ],
     ["ERROR: for web  Cannot start service web: network wd00rdqnf6f1zroz0uw8qhdhh not found", true],
     ["Error response from daemon: network tid27oqkodvp8vmbecbeglflw not found", true],
     // A network the file names that does not exist is the user's error: no second try.
