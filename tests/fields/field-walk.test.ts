@@ -222,6 +222,19 @@ describe("the field walk: every input field is applied, refused or informational
       fixtures.applicationId = (
         await platform.mutateOk("application.create", { name: "Walk", environmentId }, auth)
       ).applicationId;
+      // A stack of the caller's: a refused composeId is the caller's (another's or an unknown one is a 404).
+      fixtures.composeId = (
+        await platform.mutateOk(
+          "compose.create",
+          {
+            name: "Walk",
+            appName: "walk-stack",
+            environmentId,
+            composeFile: "services:\n  web:\n    image: busybox\n",
+          },
+          auth,
+        )
+      ).composeId;
       fixtures.postgresId = (
         await platform.mutateOk(
           "postgres.create",

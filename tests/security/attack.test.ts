@@ -39,6 +39,8 @@ const ID_KINDS = [
   "registryId",
   "projectId",
   "applicationId",
+  // A compose stack of the fixture's environment (compose.*, and every procedure naming one).
+  "composeId",
   "domainId",
   "portId",
   "securityId",
@@ -85,6 +87,8 @@ type IdKind = (typeof ID_KINDS)[number];
 /** Ids of a service, or of a record that belongs to one service: what accessedServices restricts. */
 const SERVICE_ID_KINDS = [
   "applicationId",
+  // A compose stack of the fixture's environment (compose.*, and every procedure naming one).
+  "composeId",
   "domainId",
   "portId",
   "securityId",
@@ -127,8 +131,8 @@ const NOT_HOST_PORT_FIELDS = new Set([
 
 /**
  * Fields ending in `Id` that name no record of ours: Docker's container ids (docker.* is
- * attacked in routers/docker.test.ts), and kinds without records yet (compose services). When
- * such records exist, move the field to ID_KINDS with a fixture.
+ * attacked in routers/docker.test.ts), and others' own ids. A field naming a record of ours
+ * belongs in ID_KINDS with a fixture.
  */
 const NOT_RECORD_IDS = new Set([
   "containerId",
@@ -137,7 +141,6 @@ const NOT_RECORD_IDS = new Set([
   "nodeId",
   // GitLab's own numeric project id, not a record of ours.
   "gitlabProjectId",
-  "composeId",
   // GitHub's and Gitea's own ids of an app, installation or OAuth client: not records of ours.
   "githubAppId",
   "githubClientId",
@@ -511,6 +514,16 @@ async function makeServices(
     );
     databases[`${kind}Id`] = created[`${kind}Id`];
   }
+  const stack = await platform.mutateOk(
+    "compose.create",
+    {
+      name: `${label} stack`,
+      appName: `${label}-stack`,
+      environmentId,
+      composeFile: "services:\n  web:\n    image: busybox\n",
+    },
+    as(session),
+  );
   // Disabled: the suite's calls must not run it.
   const schedule = await platform.mutateOk(
     "schedule.create",
@@ -520,6 +533,7 @@ async function makeServices(
   return {
     scheduleId: schedule.scheduleId,
     applicationId,
+    composeId: stack.composeId,
     domainId,
     portId,
     securityId,

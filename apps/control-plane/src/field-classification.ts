@@ -753,7 +753,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // The agent's mongodump of it is apps/agent/src/backup/tools.test.ts (no mongo image here).
     ...applied("mongoId", BACKUP),
     backupType: refused(BACKUP, backupProbe({ backupType: "compose" })),
-    composeId: refused(BACKUP, backupProbe({ composeId: "compose-1" })),
+    composeId: refused(BACKUP, backupProbe({ composeId: "$composeId" })),
     serviceName: refused(BACKUP, backupProbe({ serviceName: "web" })),
     metadata: refused(BACKUP, backupProbe({ metadata: { a: 1 } })),
   },

@@ -3,16 +3,14 @@ import { applicationOwner } from "@platform/ownership";
 import type { ServiceContext } from "../context.ts";
 import { serverOf } from "../deployments/runtime.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
+import { withOwner } from "../projects/owned.ts";
 import { runApplicationDeployment } from "./pipeline.ts";
 
 export async function loadApplicationTarget(
   services: ServiceContext,
   applicationId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const application = await services.db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const application = await withOwner(services.db.selectFrom("applications"), "applications.environmentId")
     .select([
       "applications.applicationId",
       "applications.name",

@@ -7,6 +7,7 @@ import type { ResourceOwner } from "@platform/agent-protocol";
 import { applicationOwner } from "@platform/ownership";
 import type { Db } from "../db/database.ts";
 import type { Application } from "../db/schema.ts";
+import { withOwner } from "../projects/owned.ts";
 
 /** The owner of `app`'s objects; `organizationId` is read through its project when not given. */
 export async function ownerOfApplication(
@@ -14,9 +15,7 @@ export async function ownerOfApplication(
   app: Pick<Application, "applicationId" | "environmentId"> & { organizationId?: string },
 ): Promise<ResourceOwner> {
   if (app.organizationId) return applicationOwner(app.organizationId, app.applicationId);
-  const row = await db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const row = await withOwner(db.selectFrom("environments"), "environments")
     .select("projects.organizationId")
     .where("environments.environmentId", "=", app.environmentId)
     .executeTakeFirstOrThrow();
@@ -25,10 +24,7 @@ export async function ownerOfApplication(
 
 /** The owner of the objects of the application with this id (read through its project). */
 export async function ownerOfApplicationId(db: Db, applicationId: string): Promise<ResourceOwner> {
-  const row = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const row = await withOwner(db.selectFrom("applications"), "applications.environmentId")
     .select("projects.organizationId")
     .where("applications.applicationId", "=", applicationId)
     .executeTakeFirstOrThrow();

@@ -21,6 +21,7 @@ import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.t
 import { applicationEnv } from "../deployments/service-spec.ts";
 import { parseEnv } from "../env-vars.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
+import { withOwner } from "../projects/owned.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -35,10 +36,7 @@ export const BUILD_TIMEOUT_MS = 30 * 60_000;
 const CLEAN_CACHE_TIMEOUT_MS = 10 * 60_000;
 
 async function loadApplication(services: ServiceContext, applicationId: string) {
-  return services.db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(services.db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select(["projects.organizationId", "projects.env as projectEnv", "environments.env as environmentEnv"])
     .where("applications.applicationId", "=", applicationId)

@@ -10,6 +10,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, Port, PortTable } from "../db/schema.ts";
 import { conflict } from "../errors.ts";
+import { ownedBy } from "../projects/owned.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
 
@@ -19,14 +20,13 @@ type PortOwner = Pick<Application, "applicationId" | "serverId">;
 
 /** The port if its application belongs to the organization. */
 export function findPort(db: Db, organizationId: string, portId: string): Promise<Port | undefined> {
-  return db
-    .selectFrom("ports")
-    .innerJoin("applications", "applications.applicationId", "ports.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(
+    db.selectFrom("ports").innerJoin("applications", "applications.applicationId", "ports.applicationId"),
+    "applications.environmentId",
+    organizationId,
+  )
     .selectAll("ports")
     .where("ports.portId", "=", portId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 

@@ -8,6 +8,7 @@ import { RESERVED_NAME_PREFIX } from "@platform/names";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Application, ApplicationUpdate, NewApplication, Port } from "../db/schema.ts";
+import { ownedBy, withOwner } from "../projects/owned.ts";
 import { containing } from "../projects/repository.ts";
 
 export type { Application, ApplicationUpdate };
@@ -59,18 +60,14 @@ export function insertApplication(
 }
 
 function selectLocatedApplications(db: Db, organizationId: string) {
-  return db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(db.selectFrom("applications"), "applications.environmentId", organizationId)
     .selectAll("applications")
     .select([
       "projects.organizationId",
       "projects.projectId",
       "projects.name as projectName",
       "environments.name as environmentName",
-    ])
-    .where("projects.organizationId", "=", organizationId);
+    ]);
 }
 
 export function findApplication(
@@ -195,10 +192,7 @@ export function listApplicationSummaries(db: Db, environmentIds: readonly string
 
 /** Applications of many ids with their organization (for duplication). */
 export function listApplicationsWithOrganization(db: Db, applicationIds: readonly string[]) {
-  return db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select("projects.organizationId")
     .where("applications.applicationId", "in", applicationIds)
@@ -240,11 +234,7 @@ export async function searchApplications(
     ["applications.applicationId", visible.services],
   ] as const;
   if (lists.some(([, ids]) => ids?.size === 0)) return { items: [], total: 0 };
-  let filtered = db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .where("projects.organizationId", "=", organizationId);
+  let filtered = ownedBy(db.selectFrom("applications"), "applications.environmentId", organizationId);
   for (const [column, ids] of lists) {
     if (ids) filtered = filtered.where(column, "in", [...ids]);
   }

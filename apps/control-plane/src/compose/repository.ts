@@ -7,6 +7,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Compose, ComposeUpdate, NewCompose } from "../db/schema.ts";
 import { notFound } from "../errors.ts";
+import { ownedBy, withOwner } from "../projects/owned.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
 
 export type { Compose };
@@ -29,11 +30,14 @@ export function insertCompose(db: Db, values: NewCompose): Promise<Compose> {
   return db.insertInto("compose").values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-function located(db: Db) {
-  return db
-    .selectFrom("compose")
-    .innerJoin("environments", "environments.environmentId", "compose.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+/** Stacks with where they sit: of that organization, or (null) of any, for the system's reads. */
+function located(db: Db, organizationId: string | null) {
+  const from = db.selectFrom("compose");
+  return (
+    organizationId === null
+      ? withOwner(from, "compose.environmentId")
+      : ownedBy(from, "compose.environmentId", organizationId)
+  )
     .selectAll("compose")
     .select([
       "projects.organizationId",
@@ -51,10 +55,7 @@ export function findCompose(
   organizationId: string,
   composeId: string,
 ): Promise<LocatedCompose | undefined> {
-  return located(db)
-    .where("projects.organizationId", "=", organizationId)
-    .where("compose.composeId", "=", composeId)
-    .executeTakeFirst();
+  return located(db, organizationId).where("compose.composeId", "=", composeId).executeTakeFirst();
 }
 
 /**
@@ -80,13 +81,13 @@ export async function loadCallerCompose(
 
 /** The stack whatever the caller (deployments, teardown). */
 export function findComposeWithOrganization(db: Db, composeId: string): Promise<LocatedCompose | undefined> {
-  return located(db).where("compose.composeId", "=", composeId).executeTakeFirst();
+  return located(db, null).where("compose.composeId", "=", composeId).executeTakeFirst();
 }
 
 /** The stacks of some environments, whatever the caller (teardown, copies). */
 export function listComposeIn(db: Db, environmentIds: readonly string[]): Promise<LocatedCompose[]> {
   if (environmentIds.length === 0) return Promise.resolve([]);
-  return located(db).where("compose.environmentId", "in", environmentIds).execute();
+  return located(db, null).where("compose.environmentId", "in", environmentIds).execute();
 }
 
 export async function updateCompose(

@@ -11,6 +11,7 @@ import type {
   DatabaseServiceUpdate,
   NewDatabaseService,
 } from "../db/schema.ts";
+import { ownedBy, withOwner } from "../projects/owned.ts";
 
 export type { DatabaseService, DatabaseServiceUpdate };
 
@@ -37,10 +38,7 @@ export function findDatabase(
   kind: DatabaseKind,
   databaseId: string,
 ): Promise<LocatedDatabase | undefined> {
-  return db
-    .selectFrom("databaseServices")
-    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(db.selectFrom("databaseServices"), "databaseServices.environmentId", organizationId)
     .selectAll("databaseServices")
     .select([
       "projects.organizationId",
@@ -48,7 +46,6 @@ export function findDatabase(
       "projects.name as projectName",
       "environments.name as environmentName",
     ])
-    .where("projects.organizationId", "=", organizationId)
     .where("databaseServices.kind", "=", kind)
     .where("databaseServices.databaseId", "=", databaseId)
     .executeTakeFirst();
@@ -56,10 +53,7 @@ export function findDatabase(
 
 /** The service with its organization, whatever the caller (deployments, teardown). */
 export function findDatabaseWithOrganization(db: Db, databaseId: string) {
-  return db
-    .selectFrom("databaseServices")
-    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(db.selectFrom("databaseServices"), "databaseServices.environmentId")
     .selectAll("databaseServices")
     .select("projects.organizationId")
     .where("databaseServices.databaseId", "=", databaseId)
@@ -137,10 +131,7 @@ export function listDatabaseSummaries(db: Db, kind: DatabaseKind, environmentIds
 }
 
 export function listDatabasesWithOrganization(db: Db, databaseIds: readonly string[]) {
-  return db
-    .selectFrom("databaseServices")
-    .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(db.selectFrom("databaseServices"), "databaseServices.environmentId")
     .selectAll("databaseServices")
     .select("projects.organizationId")
     .where("databaseServices.databaseId", "in", databaseIds)

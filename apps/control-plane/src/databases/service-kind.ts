@@ -6,6 +6,7 @@
 import { sql } from "kysely";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
+import { withOwner } from "../projects/owned.ts";
 import type { ServiceKindHooks } from "../projects/services.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import { teardownDatabase } from "./deploy.ts";
@@ -96,10 +97,10 @@ function hooksOf(kind: DatabaseKind): ServiceKindHooks {
     ), '[]'::json)`,
     copy: (db, ids, target) => copyDatabases(db, target.secrets, ids, target),
     teardown: async (services, environmentIds) => {
-      const rows = await services.db
-        .selectFrom("databaseServices")
-        .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-        .innerJoin("projects", "projects.projectId", "environments.projectId")
+      const rows = await withOwner(
+        services.db.selectFrom("databaseServices"),
+        "databaseServices.environmentId",
+      )
         .selectAll("databaseServices")
         .select("projects.organizationId")
         .where("databaseServices.kind", "=", kind)

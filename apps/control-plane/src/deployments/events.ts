@@ -9,6 +9,7 @@
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { EventKind } from "../db/schema.ts";
+import { withOwner } from "../projects/owned.ts";
 
 export interface NewEvent {
   organizationId: string;
@@ -22,26 +23,21 @@ async function serviceContext(db: Db, event: NewEvent): Promise<Record<string, s
   const databaseId = event.payload.databaseId;
   const serviceId = event.applicationId ?? databaseId;
   if (!serviceId) return {};
-  const base = event.applicationId
-    ? db
-        .selectFrom("applications as s")
-        .select(["s.applicationId as serviceId", "s.name as serviceName"])
-        .where("s.applicationId", "=", serviceId)
-        .innerJoin("environments", "environments.environmentId", "s.environmentId")
-    : db
-        .selectFrom("databaseServices as s")
-        .select(["s.databaseId as serviceId", "s.name as serviceName"])
-        .where("s.databaseId", "=", serviceId)
-        .innerJoin("environments", "environments.environmentId", "s.environmentId");
-  const row = await base
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .select([
-      "projects.projectId",
-      "projects.name as projectName",
-      "environments.environmentId",
-      "environments.name as environmentName",
-    ])
-    .executeTakeFirst();
+  const located = [
+    "projects.projectId",
+    "projects.name as projectName",
+    "environments.environmentId",
+    "environments.name as environmentName",
+  ] as const;
+  const row = event.applicationId
+    ? await withOwner(db.selectFrom("applications"), "applications.environmentId")
+        .select(["applications.name as serviceName", ...located])
+        .where("applications.applicationId", "=", serviceId)
+        .executeTakeFirst()
+    : await withOwner(db.selectFrom("databaseServices"), "databaseServices.environmentId")
+        .select(["databaseServices.name as serviceName", ...located])
+        .where("databaseServices.databaseId", "=", serviceId)
+        .executeTakeFirst();
   if (!row) return {};
   const context: Record<string, string> = {
     projectId: row.projectId,

@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { DatabaseKind, Deployment, DeploymentStatus, DeploymentTargetKind } from "../db/schema.ts";
+import { ownedBy } from "../projects/owned.ts";
 import type { DeploymentKind } from "./start.ts";
 
 export type { Deployment };
@@ -127,7 +128,7 @@ export function insertDeployment(db: Db, values: NewDeployment): Promise<Deploym
  * (instance administrators).
  */
 function inOrganization(db: Db, organizationId: string) {
-  return db
+  const located = db
     .selectFrom("deployments")
     .leftJoin("applications", "applications.applicationId", "deployments.applicationId")
     .leftJoin("databaseServices", "databaseServices.databaseId", "deployments.databaseId")
@@ -144,16 +145,12 @@ function inOrganization(db: Db, organizationId: string) {
       "previewDeployments.previewDeploymentId",
       "deployments.previewDeploymentId",
     )
-    .leftJoin("applications as previewApps", "previewApps.applicationId", "previewDeployments.applicationId")
-    .innerJoin("environments", (join) =>
-      join.on(
-        "environments.environmentId",
-        "=",
-        sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, schedule_applications.environment_id, schedule_compose.environment_id, preview_apps.environment_id)`,
-      ),
-    )
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
-    .where("projects.organizationId", "=", organizationId)
+    .leftJoin("applications as previewApps", "previewApps.applicationId", "previewDeployments.applicationId");
+  return ownedBy(
+    located,
+    sql<string>`coalesce(applications.environment_id, database_services.environment_id, compose.environment_id, schedule_applications.environment_id, schedule_compose.environment_id, preview_apps.environment_id)`,
+    organizationId,
+  )
     .selectAll("deployments")
     .select([
       sql<string>`coalesce(schedules.application_id, schedules.compose_id, preview_deployments.application_id, deployments.target_id)`.as(

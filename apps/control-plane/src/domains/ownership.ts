@@ -15,6 +15,7 @@ import { sql, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
+import { withOwner } from "../projects/owned.ts";
 
 /** The advisory lock key of host claims ("host" in ASCII; any constant of ours works). */
 const HOST_CLAIM_LOCK = 0x686f7374;
@@ -70,11 +71,12 @@ export async function claimHost(
   }
   await sql`select pg_advisory_xact_lock(${HOST_CLAIM_LOCK})`.execute(trx);
   const candidates = [host, ...coveringWildcards(host)];
-  let query = trx
-    .selectFrom("domains")
-    .innerJoin("applications", "applications.applicationId", "domains.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  let query = withOwner(
+    trx
+      .selectFrom("domains")
+      .innerJoin("applications", "applications.applicationId", "domains.applicationId"),
+    "applications.environmentId",
+  )
     .select("domains.host")
     .where("projects.organizationId", "<>", organizationId);
   query = query.where((eb) => {

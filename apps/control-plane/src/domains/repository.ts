@@ -6,6 +6,7 @@
 import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { Domain, DomainTable, Security } from "../db/schema.ts";
+import { ownedBy } from "../projects/owned.ts";
 
 export type { Domain, Security };
 
@@ -19,22 +20,17 @@ export function findDomain(
   organizationId: string,
   domainId: string,
 ): Promise<LocatedDomain | undefined> {
-  return db
-    .selectFrom("domains")
-    .leftJoin("applications", "applications.applicationId", "domains.applicationId")
-    .leftJoin("compose", "compose.composeId", "domains.composeId")
-    .innerJoin("environments", (join) =>
-      join.on(
-        "environments.environmentId",
-        "=",
-        sql<string>`coalesce(applications.environment_id, compose.environment_id)`,
-      ),
-    )
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(
+    db
+      .selectFrom("domains")
+      .leftJoin("applications", "applications.applicationId", "domains.applicationId")
+      .leftJoin("compose", "compose.composeId", "domains.composeId"),
+    sql<string>`coalesce(applications.environment_id, compose.environment_id)`,
+    organizationId,
+  )
     .selectAll("domains")
     .select("projects.organizationId")
     .where("domains.domainId", "=", domainId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 
@@ -75,15 +71,16 @@ export function findSecurity(
   organizationId: string,
   securityId: string,
 ): Promise<LocatedSecurity | undefined> {
-  return db
-    .selectFrom("security")
-    .innerJoin("applications", "applications.applicationId", "security.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(
+    db
+      .selectFrom("security")
+      .innerJoin("applications", "applications.applicationId", "security.applicationId"),
+    "applications.environmentId",
+    organizationId,
+  )
     .selectAll("security")
     .select("projects.organizationId")
     .where("security.securityId", "=", securityId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 

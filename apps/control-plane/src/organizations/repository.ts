@@ -7,6 +7,7 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../projects/owned.ts";
 import { loadServiceSummaries } from "../projects/services.ts";
 import { removeFromOrganization } from "../users/repository.ts";
 
@@ -54,11 +55,8 @@ export async function findOrganizationName(db: Db, organizationId: string): Prom
  * kind (applications, databases, and the next one registered) keeps it.
  */
 export async function organizationInUse(db: Db, organizationId: string): Promise<string | null> {
-  const environments = await db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const environments = await ownedBy(db.selectFrom("environments"), "environments", organizationId)
     .select("environments.environmentId")
-    .where("projects.organizationId", "=", organizationId)
     .execute();
   const summaries = await loadServiceSummaries(
     db,

@@ -35,6 +35,7 @@ import type { DeploymentTarget } from "../deployments/targets.ts";
 import { claimHost } from "../domains/ownership.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { findProvider, PROVIDER_ID_FIELD } from "../git-providers/repository.ts";
+import { withOwner } from "../projects/owned.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { applicationConfig, proxyServerOf } from "../proxy/sync.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -55,10 +56,7 @@ type ProviderKind = (typeof PROVIDER_KINDS)[number];
 type LocatedApp = Application & { organizationId: string };
 
 async function loadApp(db: Db, applicationId: string): Promise<LocatedApp | undefined> {
-  return db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select("projects.organizationId")
     .where("applications.applicationId", "=", applicationId)

@@ -19,6 +19,7 @@ import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
+import { ownedBy, withOwner } from "./owned.ts";
 import { existingEnvironmentIds, existingProjectIds, existingServiceIds } from "./repository.ts";
 import {
   loadServiceSummaries,
@@ -112,11 +113,8 @@ export async function visibleServiceIds(db: Db, caller: Caller): Promise<Readonl
   const grants = await grantsOf(db, caller);
   if (grants.projects === null && grants.environments === null && grants.services === null) return null;
   const environments = (
-    await db
-      .selectFrom("environments")
-      .innerJoin("projects", "projects.projectId", "environments.projectId")
+    await ownedBy(db.selectFrom("environments"), "environments", caller.organizationId)
       .select(["environments.environmentId", "environments.projectId"])
-      .where("projects.organizationId", "=", caller.organizationId)
       .execute()
   ).filter((environment) => seesEnvironment(grants, environment));
   const summaries = await loadServiceSummaries(
@@ -347,9 +345,7 @@ export async function setMemberGrants(
 
 /** Where applications sit: their environment and project, in the shape seesService reads. */
 function locateApplications(db: Db, applicationIds: string[]) {
-  return db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
+  return withOwner(db.selectFrom("applications"), "applications.environmentId")
     .select([
       "applications.applicationId as serviceId",
       "environments.environmentId",

@@ -8,6 +8,7 @@ import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Environment, Project } from "../db/schema.ts";
 import { conflict } from "../errors.ts";
+import { ownedBy } from "./owned.ts";
 
 export type { Environment, Project };
 
@@ -170,12 +171,9 @@ export function findEnvironment(
   organizationId: string,
   environmentId: string,
 ): Promise<Environment | undefined> {
-  return db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(db.selectFrom("environments"), "environments", organizationId)
     .selectAll("environments")
     .where("environments.environmentId", "=", environmentId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 
@@ -185,9 +183,7 @@ export async function findEnvironmentWithProject(
   organizationId: string,
   environmentId: string,
 ): Promise<{ environment: Environment; project: Project } | undefined> {
-  const row = await db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const row = await ownedBy(db.selectFrom("environments"), "environments", organizationId)
     .selectAll("environments")
     .select([
       "projects.name as projectName",
@@ -196,7 +192,6 @@ export async function findEnvironmentWithProject(
       "projects.createdAt as projectCreatedAt",
     ])
     .where("environments.environmentId", "=", environmentId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
   if (!row) return undefined;
   const { projectName, projectDescription, projectEnv, projectCreatedAt, ...environment } = row;
@@ -300,11 +295,8 @@ export async function existingEnvironmentIds(
   environmentIds: readonly string[],
 ): Promise<Set<string>> {
   if (environmentIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const rows = await ownedBy(db.selectFrom("environments"), "environments", organizationId)
     .select("environments.environmentId as id")
-    .where("projects.organizationId", "=", organizationId)
     .where("environments.environmentId", "in", environmentIds)
     .execute();
   return new Set(rows.map((row) => row.id));
@@ -317,20 +309,12 @@ export async function existingServiceIds(
   serviceIds: readonly string[],
 ): Promise<Set<string>> {
   if (serviceIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const rows = await ownedBy(db.selectFrom("applications"), "applications.environmentId", organizationId)
     .select("applications.applicationId as id")
-    .where("projects.organizationId", "=", organizationId)
     .where("applications.applicationId", "in", serviceIds)
     .unionAll(
-      db
-        .selectFrom("databaseServices")
-        .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-        .innerJoin("projects", "projects.projectId", "environments.projectId")
+      ownedBy(db.selectFrom("databaseServices"), "databaseServices.environmentId", organizationId)
         .select("databaseServices.databaseId as id")
-        .where("projects.organizationId", "=", organizationId)
         .where("databaseServices.databaseId", "in", serviceIds),
     )
     .execute();

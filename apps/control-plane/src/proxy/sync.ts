@@ -28,6 +28,7 @@ import type { Db } from "../db/database.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
+import { withOwner } from "../projects/owned.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { CONTROL_PLANE_SERVICE_NAME } from "./control-plane-route.ts";
 
@@ -132,10 +133,7 @@ export async function syncApplicationProxyWith(
   db: Db,
   applicationId: string,
 ): Promise<void> {
-  const app = await db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const app = await withOwner(db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select("projects.organizationId")
     .where("applications.applicationId", "=", applicationId)

@@ -9,6 +9,7 @@ import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { RedirectTable } from "../db/schema.ts";
+import { ownedBy } from "../projects/owned.ts";
 import { syncApplicationProxyWith } from "../proxy/sync.ts";
 
 export type Redirect = Selectable<RedirectTable>;
@@ -18,14 +19,15 @@ export function findRedirect(
   organizationId: string,
   redirectId: string,
 ): Promise<Redirect | undefined> {
-  return db
-    .selectFrom("redirects")
-    .innerJoin("applications", "applications.applicationId", "redirects.applicationId")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return ownedBy(
+    db
+      .selectFrom("redirects")
+      .innerJoin("applications", "applications.applicationId", "redirects.applicationId"),
+    "applications.environmentId",
+    organizationId,
+  )
     .selectAll("redirects")
     .where("redirects.redirectId", "=", redirectId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 

@@ -23,7 +23,7 @@ import {
 } from "@platform/agent-protocol";
 import { pinComposeImages } from "@platform/compose-config";
 import { composeOwner } from "@platform/ownership";
-import type { Insertable } from "kysely";
+import { type Insertable, sql } from "kysely";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
@@ -32,6 +32,7 @@ import type { Db } from "../db/database.ts";
 import type { Rollback, RollbackTable, StackRollbackImage } from "../db/schema.ts";
 import { imageRepositoryOf } from "../deployments/image-names.ts";
 import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
+import { ownedBy } from "../projects/owned.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 
 /** Rollbacks each application keeps (its newest ones); docs/decisions.md. */
@@ -299,19 +300,15 @@ export function listComposeRollbacks(db: Db, composeId: string) {
  * (`serviceServerId`: the service's server now).
  */
 export function findRollback(db: Db, organizationId: string, rollbackId: string) {
-  return db
-    .selectFrom("rollbacks")
-    .leftJoin("applications", "applications.applicationId", "rollbacks.applicationId")
-    .leftJoin("compose", "compose.composeId", "rollbacks.composeId")
-    .innerJoin("environments", (join) =>
-      join.on((eb) =>
-        eb.or([
-          eb("environments.environmentId", "=", eb.ref("applications.environmentId")),
-          eb("environments.environmentId", "=", eb.ref("compose.environmentId")),
-        ]),
-      ),
-    )
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  // A rollback has exactly one service (rollbacks_one_service_check): the environment is its.
+  return ownedBy(
+    db
+      .selectFrom("rollbacks")
+      .leftJoin("applications", "applications.applicationId", "rollbacks.applicationId")
+      .leftJoin("compose", "compose.composeId", "rollbacks.composeId"),
+    sql<string>`coalesce(applications.environment_id, compose.environment_id)`,
+    organizationId,
+  )
     .selectAll("rollbacks")
     .select((eb) => [
       eb.fn.coalesce("applications.appName", "compose.appName").as("appName"),
@@ -321,7 +318,6 @@ export function findRollback(db: Db, organizationId: string, rollbackId: string)
       "projects.organizationId",
     ])
     .where("rollbacks.rollbackId", "=", rollbackId)
-    .where("projects.organizationId", "=", organizationId)
     .executeTakeFirst();
 }
 

@@ -10,6 +10,7 @@ import type { ServiceContext } from "../context.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
+import { withOwner } from "../projects/owned.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { type ComposeSnapshot, checkRollbackImage, specContext } from "./rollbacks.ts";
@@ -56,11 +57,12 @@ export async function runRollbackDeployment(
 ): Promise<DeploymentOutcome> {
   return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     checkAborted();
-    const row = await services.db
-      .selectFrom("deployments")
-      .innerJoin("applications", "applications.applicationId", "deployments.applicationId")
-      .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-      .innerJoin("projects", "projects.projectId", "environments.projectId")
+    const row = await withOwner(
+      services.db
+        .selectFrom("deployments")
+        .innerJoin("applications", "applications.applicationId", "deployments.applicationId"),
+      "applications.environmentId",
+    )
       .leftJoin("rollbacks", "rollbacks.rollbackId", "deployments.restoresRollbackId")
       .select([
         "applications.applicationId",
@@ -134,11 +136,12 @@ export async function runComposeRollbackDeployment(
 ): Promise<DeploymentOutcome> {
   return runDeploymentSteps(services, run, async ({ log, setServer, setStage, checkAborted }) => {
     checkAborted();
-    const row = await services.db
-      .selectFrom("deployments")
-      .innerJoin("compose", "compose.composeId", "deployments.composeId")
-      .innerJoin("environments", "environments.environmentId", "compose.environmentId")
-      .innerJoin("projects", "projects.projectId", "environments.projectId")
+    const row = await withOwner(
+      services.db
+        .selectFrom("deployments")
+        .innerJoin("compose", "compose.composeId", "deployments.composeId"),
+      "compose.environmentId",
+    )
       .leftJoin("rollbacks", "rollbacks.rollbackId", "deployments.restoresRollbackId")
       .select([
         "compose.composeId",

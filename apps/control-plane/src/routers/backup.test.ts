@@ -173,12 +173,34 @@ describe("backup", () => {
       destinationInput(),
       as(stranger),
     );
+    const stackOf = async (session: Session, label: string) => {
+      const { environment } = await platform.mutateOk(
+        "project.create",
+        { name: `${label} stacks` },
+        as(session),
+      );
+      return platform.mutateOk(
+        "compose.create",
+        {
+          name: `${label} stack`,
+          appName: `bk-${label}-stack`,
+          environmentId: environment.environmentId,
+          composeFile: "services:\n  web:\n    image: busybox\n",
+        },
+        as(session),
+      );
+    };
+    const ownStack = await stackOf(owner, "own");
+    const strangerStack = await stackOf(stranger, "stranger");
     const cases: [Record<string, unknown>, number, string][] = [
       [{ destinationId: strangerDestination.destinationId }, 404, "destinationId"],
       [{ postgresId: "nope" }, 404, "postgresId"],
       [{ mysqlId: "x" }, 404, "mysqlId"],
       [{ backupType: "compose" }, 400, "backupType"],
-      [{ composeId: "c1" }, 400, "composeId"],
+      // A stack of the caller's is refused (compose backups); another organization's is not found.
+      [{ composeId: ownStack.composeId }, 400, "composeId"],
+      [{ composeId: strangerStack.composeId }, 404, "composeId"],
+      [{ composeId: "c1" }, 404, "composeId"],
       [{ schedule: "every day" }, 400, "schedule"],
       [{ prefix: "../up" }, 400, "prefix"],
       [{ database: "shop; drop" }, 400, "database"],

@@ -34,6 +34,7 @@ import { findDestination, idSchema, storageOf, toDestinationView } from "../back
 import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
 import { startWebServerBackupRun, WEB_SERVER } from "../backups/web-server-runs.ts";
+import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { BackupDatabaseType } from "../db/schema.ts";
@@ -46,6 +47,18 @@ import { agentServerId } from "../servers/repository.ts";
 const label = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
 
 /** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
+/** A stack named in a backup's input, the caller's to see (404 naming composeId otherwise). */
+async function requireStack(services: ServiceContext, caller: Caller, composeId: string): Promise<void> {
+  const row = await findCompose(services.db, caller.organizationId, composeId);
+  if (!row) throw new ApiError("NOT_FOUND", "Compose not found (composeId)", { fields: ["composeId"] });
+  await requireServiceAccess(
+    services.db,
+    caller,
+    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
+    "Compose",
+  );
+}
+
 async function loadDatabase(
   services: ServiceContext,
   caller: Caller,
@@ -183,11 +196,7 @@ async function createWebServerBackup(
   caller: Caller,
   input: z.infer<typeof createBackupInput>,
 ): Promise<z.infer<typeof backupSchema>> {
-  await requireDestination(services, caller, input.destinationId);
-  for (const key of kindIdKeys) {
-    const id = input[key];
-    if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
-  }
+  // The destination and services named were found the caller's (backup.create) before this.
   await requireInstanceAdmin(services, caller);
   for (const key of kindIdKeys) {
     if (input[key]) {
@@ -240,16 +249,17 @@ export const backupRouter = defineRouter("backup", {
     input: createBackupInput,
     output: backupSchema,
     handler: async ({ services, caller, input }) => {
-      refuseComposeFields(input);
-      if (input.databaseType === WEB_SERVER) return createWebServerBackup(services, caller, input);
-      const kind = input.databaseType;
-      const idKey = idKeyOf(kind);
-      // Every service and destination named must be the caller's to see (404) before a 400.
+      // Every service, stack and destination named must be the caller's to see (404) before a 400.
       await requireDestination(services, caller, input.destinationId);
       for (const key of kindIdKeys) {
         const id = input[key];
         if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
       }
+      if (input.composeId) await requireStack(services, caller, input.composeId);
+      refuseComposeFields(input);
+      if (input.databaseType === WEB_SERVER) return createWebServerBackup(services, caller, input);
+      const kind = input.databaseType;
+      const idKey = idKeyOf(kind);
       for (const key of kindIdKeys) {
         if (key !== idKey && input[key]) {
           throw badRequest(`${key} does not match databaseType ${kind}`, { fields: [key] });

@@ -5,7 +5,7 @@
  * may see the service. The live log is GET /api/deployment.logs (deployment-access/log-stream.ts).
  */
 import { z } from "zod";
-import { findApplication, serverBelongsTo } from "../applications/repository.ts";
+import { serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
 import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
@@ -26,6 +26,7 @@ import { conflict, notFound } from "../errors.ts";
 import { logTailSchema, runtimeLogsSchema, tailLines } from "../monitoring/runtime-logs.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
+import { ownedService } from "../projects/owned.ts";
 import {
   grantsOf,
   onlyVisibleServices,
@@ -136,8 +137,7 @@ const serviceTypes = [
 ] as const;
 
 async function applicationDeployments(services: ServiceContext, caller: Caller, applicationId: string) {
-  if (!(await findApplication(services.db, caller.organizationId, applicationId)))
-    throw notFound("Application");
+  if (!(await ownedService(services.db, caller, "application", applicationId))) throw notFound("Application");
   await requireApplicationAccess(services.db, caller, applicationId);
   const rows = await listDeployments(services.db, caller.organizationId, { applicationId });
   return rows.map(toDeploymentView);

@@ -324,8 +324,25 @@ describe("refused input changes nothing", () => {
   // A real preview's previewDeploymentId is refused in previews/previews.test.ts (an unknown one is a 404).
   it("domain.create refuses the fields this domain would not use, naming each, and stores nothing", async () => {
     const base = { applicationId: app.applicationId, host: "unused.example.com", certificateType: "none" };
+    // A stack of the caller's (an unknown or another organization's composeId is a 404 first).
+    const { environmentId } = await test.platform.services.db
+      .selectFrom("applications")
+      .select("environmentId")
+      .where("applicationId", "=", app.applicationId)
+      .executeTakeFirstOrThrow();
+    const stack = await test.platform.mutateOk(
+      "compose.create",
+      {
+        name: "unused stack",
+        appName: "unused-stack",
+        environmentId,
+        composeFile: "services:\n  web:\n    image: busybox\n",
+      },
+      as(),
+    );
+    expect((await createDomain({ ...base, composeId: "c1" })).status).toBe(404);
     for (const [input, name] of [
-      [{ ...base, composeId: "c1" }, "composeId"],
+      [{ ...base, composeId: stack.composeId }, "composeId"],
       [{ ...base, domainType: "compose", composeId: "c1", serviceName: "web" }, "applicationId"],
       [{ ...base, serviceName: "web" }, "serviceName"],
       [{ ...base, customCertResolver: "letsencrypt" }, "customCertResolver"],

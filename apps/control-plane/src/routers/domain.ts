@@ -291,8 +291,9 @@ export const domainRouter = defineRouter("domain", {
     output: domainSchema,
     handler: async ({ services, caller, input }) => {
       if (input.previewDeploymentId) {
-        // Another organization's (or an unseen) application or preview is a 404 before the refusal says why.
+        // Another organization's (or an unseen) application, stack or preview is a 404 before the refusal says why.
         if (input.applicationId) await loadApplication(services, caller, input.applicationId);
+        if (input.composeId) await loadCallerCompose(services.db, caller, input.composeId);
         await loadCallerPreview(services, caller, input.previewDeploymentId);
         throw field("previewDeploymentId", "preview domains are made by preview deployments");
       }
@@ -309,9 +310,11 @@ export const domainRouter = defineRouter("domain", {
         throw field("previewDeploymentId", "preview domains are made by preview deployments");
       }
       if (input.domainType === "compose" && input.applicationId) {
+        await loadApplication(services, caller, input.applicationId);
         throw field("applicationId", "is not used when domainType is `compose`");
       }
       if (input.domainType !== "compose" && input.composeId) {
+        await loadCallerCompose(services.db, caller, input.composeId);
         throw field("composeId", "is used only when domainType is `compose`");
       }
       refuseUnusedFields(input, input.domainType, input.certificateType);

@@ -10,13 +10,13 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
-import { findApplication } from "../applications/repository.ts";
 import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Schedule, ScheduleType } from "../db/schema.ts";
 import { displayName } from "../display-name.ts";
 import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
+import { ownedService } from "../projects/owned.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { findServer } from "../servers/repository.ts";
 
@@ -115,7 +115,7 @@ export async function requireNamedIds(
   input: { applicationId?: string | null; composeId?: string | null; serverId?: string | null },
 ): Promise<void> {
   if (input.applicationId) {
-    if (!(await findApplication(services.db, caller.organizationId, input.applicationId))) {
+    if (!(await ownedService(services.db, caller, "application", input.applicationId))) {
       throw notFoundNaming("Application", "applicationId");
     }
     await requireApplicationAccess(services.db, caller, input.applicationId);

@@ -6,6 +6,7 @@
 import type { Caller } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import type { Server, ServerType } from "../db/schema.ts";
+import { ownedBy } from "../projects/owned.ts";
 import { grantsOf, seesService } from "../projects/permissions.ts";
 import {
   loadServiceSummaries,
@@ -97,16 +98,13 @@ function dashboardUrl(kind: ServiceKind, id: string): string {
  * already checked), those a restricted member was not granted left out; by kind, then name.
  */
 export async function servicesOnServer(db: Db, caller: Caller, serverId: string): Promise<ServerService[]> {
-  const environments = await db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const environments = await ownedBy(db.selectFrom("environments"), "environments", caller.organizationId)
     .select([
       "environments.environmentId",
       "environments.name as environmentName",
       "projects.projectId",
       "projects.name as projectName",
     ])
-    .where("projects.organizationId", "=", caller.organizationId)
     .execute();
   const byId = new Map(environments.map((environment) => [environment.environmentId, environment]));
   const summaries = await loadServiceSummaries(db, [...byId.keys()]);

@@ -48,6 +48,7 @@ import { type DeploymentTarget, loadDeploymentTarget } from "../deployments/targ
 import { displayNameSchema } from "../display-name.ts";
 import { badRequest } from "../errors.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
+import { ownedBy, withOwner } from "../projects/owned.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 export const VOLUME_RUN_KINDS: readonly DeploymentKind[] = ["volumeBackup", "volumeRestore"];
@@ -180,10 +181,7 @@ export async function locateService(
 ): Promise<VolumeService | undefined> {
   const located =
     type === "application"
-      ? await db
-          .selectFrom("applications")
-          .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-          .innerJoin("projects", "projects.projectId", "environments.projectId")
+      ? await ownedBy(db.selectFrom("applications"), "applications.environmentId", organizationId)
           .select([
             "applications.applicationId as serviceId",
             "applications.serverId",
@@ -192,14 +190,10 @@ export async function locateService(
             "environments.environmentId",
             "projects.projectId",
           ])
-          .where("projects.organizationId", "=", organizationId)
           .where("applications.applicationId", "=", id)
           .executeTakeFirst()
       : type === "compose"
-        ? await db
-            .selectFrom("compose")
-            .innerJoin("environments", "environments.environmentId", "compose.environmentId")
-            .innerJoin("projects", "projects.projectId", "environments.projectId")
+        ? await ownedBy(db.selectFrom("compose"), "compose.environmentId", organizationId)
             .select([
               "compose.composeId as serviceId",
               "compose.serverId",
@@ -208,13 +202,9 @@ export async function locateService(
               "environments.environmentId",
               "projects.projectId",
             ])
-            .where("projects.organizationId", "=", organizationId)
             .where("compose.composeId", "=", id)
             .executeTakeFirst()
-        : await db
-            .selectFrom("databaseServices")
-            .innerJoin("environments", "environments.environmentId", "databaseServices.environmentId")
-            .innerJoin("projects", "projects.projectId", "environments.projectId")
+        : await ownedBy(db.selectFrom("databaseServices"), "databaseServices.environmentId", organizationId)
             .select([
               "databaseServices.databaseId as serviceId",
               "databaseServices.serverId",
@@ -223,7 +213,6 @@ export async function locateService(
               "environments.environmentId",
               "projects.projectId",
             ])
-            .where("projects.organizationId", "=", organizationId)
             .where("databaseServices.kind", "=", type)
             .where("databaseServices.databaseId", "=", id)
             .executeTakeFirst();
@@ -533,14 +522,10 @@ async function organizationOfTarget(db: Db, kind: DeploymentTargetRef["kind"], i
       : kind === "compose"
         ? "compose.composeId"
         : "databaseServices.databaseId";
-  const row = await db
-    .selectFrom(table as "applications")
-    .innerJoin(
-      "environments",
-      "environments.environmentId",
-      `${table}.environmentId` as "applications.environmentId",
-    )
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const row = await withOwner(
+    db.selectFrom(table as "applications"),
+    `${table}.environmentId` as "applications.environmentId",
+  )
     .select("projects.organizationId")
     .where(column as "applications.applicationId", "=", id)
     .executeTakeFirst();

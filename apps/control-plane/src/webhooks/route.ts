@@ -13,6 +13,7 @@ import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
+import { withOwner } from "../projects/owned.ts";
 import { decideDeployment } from "./decide.ts";
 import {
   nonPushEvent,
@@ -77,10 +78,7 @@ function fail(c: Context<AppEnv>, error: ApiError) {
 }
 
 async function findApplicationWithOrganization(services: ServiceContext, applicationId: string) {
-  return services.db
-    .selectFrom("applications")
-    .innerJoin("environments", "environments.environmentId", "applications.environmentId")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  return withOwner(services.db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select("projects.organizationId")
     .where("applications.applicationId", "=", applicationId)
