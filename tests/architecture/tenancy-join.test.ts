@@ -1,6 +1,6 @@
 /**
  * The tenancy join is written once (issue 38 item 2): a workload belongs to an organization only
- * through environments -> projects, and apps/control-plane/src/projects/owned.ts is the one
+ * through environments -> projects, and apps/control-plane/src/db/owned.ts is the one
  * place that joins them (`ownedBy` with the organization filter, `withOwner` for the system's
  * own reads). A file that joins environments or projects by hand could forget the filter; this
  * test fails on it. The exceptions below are not tenancy lookups of a caller's input, each with
@@ -11,7 +11,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 const src = path.resolve(import.meta.dirname, "../../apps/control-plane/src");
-const HELPER = "projects/owned.ts";
+const HELPER = "db/owned.ts";
 
 /** A kysely join of environments or projects, or a raw SQL one, over line breaks too. */
 const HAND_JOIN =
@@ -33,7 +33,7 @@ function sources(dir: string): string[] {
 const handJoins = (text: string) => [...text.matchAll(HAND_JOIN)].map((match) => match[0]);
 
 describe("tenancy join written once (issue 38)", () => {
-  it("no control-plane source joins environments or projects outside projects/owned.ts", () => {
+  it("no control-plane source joins environments or projects outside db/owned.ts", () => {
     const files = sources(src);
     expect(files.length).toBeGreaterThan(100);
     const offenders = files.flatMap((file) => {

@@ -1,9 +1,9 @@
 /** An application as the deployment worker and recovery see it (deployments/targets.ts). */
 import { applicationOwner } from "@platform/ownership";
 import type { ServiceContext } from "../context.ts";
+import { withOwner } from "../db/owned.ts";
 import { serverOf } from "../deployments/runtime.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
-import { withOwner } from "../projects/owned.ts";
 import { runApplicationDeployment } from "./pipeline.ts";
 
 export async function loadApplicationTarget(

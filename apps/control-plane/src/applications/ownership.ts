@@ -6,8 +6,8 @@
 import type { ResourceOwner } from "@platform/agent-protocol";
 import { applicationOwner } from "@platform/ownership";
 import type { Db } from "../db/database.ts";
+import { withOwner } from "../db/owned.ts";
 import type { Application } from "../db/schema.ts";
-import { withOwner } from "../projects/owned.ts";
 
 /** The owner of `app`'s objects; `organizationId` is read through its project when not given. */
 export async function ownerOfApplication(

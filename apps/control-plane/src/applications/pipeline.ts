@@ -13,6 +13,7 @@
 import type { BuildImageCommand, Init, RegistryAuth, ResourceOwner } from "@platform/agent-protocol";
 import { applicationOwner } from "@platform/ownership";
 import type { ServiceContext } from "../context.ts";
+import { withOwner } from "../db/owned.ts";
 import { deployServiceSpec, fail, runDeploymentSteps } from "../deployments/deploy-service.ts";
 import { imageNameFor } from "../deployments/image-names.ts";
 import { forwardAgentLog } from "../deployments/log-forwarder.ts";
@@ -21,7 +22,6 @@ import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.t
 import { applicationEnv } from "../deployments/service-spec.ts";
 import { parseEnv } from "../env-vars.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
-import { withOwner } from "../projects/owned.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";

@@ -8,9 +8,9 @@ import type { Insertable } from "kysely";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { Application, Port, PortTable } from "../db/schema.ts";
 import { conflict } from "../errors.ts";
-import { ownedBy } from "../projects/owned.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
 

@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { RESERVED_NAME_PREFIX } from "@platform/names";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type { Application, ApplicationUpdate, NewApplication, Port } from "../db/schema.ts";
-import { ownedBy, withOwner } from "../projects/owned.ts";
 import { containing } from "../projects/repository.ts";
 
 export type { Application, ApplicationUpdate };

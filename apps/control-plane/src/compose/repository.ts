@@ -5,9 +5,9 @@
 import type { Caller } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type { Compose, ComposeUpdate, NewCompose } from "../db/schema.ts";
 import { notFound } from "../errors.ts";
-import { ownedBy, withOwner } from "../projects/owned.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
 
 export type { Compose };

@@ -5,13 +5,13 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type {
   DatabaseKind,
   DatabaseService,
   DatabaseServiceUpdate,
   NewDatabaseService,
 } from "../db/schema.ts";
-import { ownedBy, withOwner } from "../projects/owned.ts";
 
 export type { DatabaseService, DatabaseServiceUpdate };
 

@@ -6,7 +6,7 @@
 import { sql } from "kysely";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
-import { withOwner } from "../projects/owned.ts";
+import { withOwner } from "../db/owned.ts";
 import type { ServiceKindHooks } from "../projects/services.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import { teardownDatabase } from "./deploy.ts";

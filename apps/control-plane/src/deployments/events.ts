@@ -8,8 +8,8 @@
  */
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { withOwner } from "../db/owned.ts";
 import type { EventKind } from "../db/schema.ts";
-import { withOwner } from "../projects/owned.ts";
 
 export interface NewEvent {
   organizationId: string;

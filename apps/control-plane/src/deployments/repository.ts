@@ -6,8 +6,8 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { DatabaseKind, Deployment, DeploymentStatus, DeploymentTargetKind } from "../db/schema.ts";
-import { ownedBy } from "../projects/owned.ts";
 import type { DeploymentKind } from "./start.ts";
 
 export type { Deployment };

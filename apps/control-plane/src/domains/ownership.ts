@@ -12,10 +12,10 @@
  * the same host at once: call claimHost inside the transaction that writes the domain.
  */
 import { sql, type Transaction } from "kysely";
+import { withOwner } from "../db/owned.ts";
 import type { Database } from "../db/schema.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
-import { withOwner } from "../projects/owned.ts";
 
 /** The advisory lock key of host claims ("host" in ASCII; any constant of ours works). */
 const HOST_CLAIM_LOCK = 0x686f7374;

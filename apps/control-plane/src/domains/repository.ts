@@ -5,8 +5,8 @@
  */
 import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { Domain, DomainTable, Security } from "../db/schema.ts";
-import { ownedBy } from "../projects/owned.ts";
 
 export type { Domain, Security };
 

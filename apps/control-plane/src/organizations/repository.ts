@@ -7,7 +7,7 @@
 import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import { ownedBy } from "../projects/owned.ts";
+import { ownedBy } from "../db/owned.ts";
 import { loadServiceSummaries } from "../projects/services.ts";
 import { removeFromOrganization } from "../users/repository.ts";
 

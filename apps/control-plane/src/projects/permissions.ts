@@ -17,9 +17,9 @@
  */
 import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
-import { ownedBy, withOwner } from "./owned.ts";
 import { existingEnvironmentIds, existingProjectIds, existingServiceIds } from "./repository.ts";
 import {
   loadServiceSummaries,

@@ -6,9 +6,9 @@
  */
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { Environment, Project } from "../db/schema.ts";
 import { conflict } from "../errors.ts";
-import { ownedBy } from "./owned.ts";
 
 export type { Environment, Project };
 

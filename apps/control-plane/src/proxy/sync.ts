@@ -25,10 +25,10 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { ownerOfApplicationId } from "../applications/ownership.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { withOwner } from "../db/owned.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
-import { withOwner } from "../projects/owned.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { CONTROL_PLANE_SERVICE_NAME } from "./control-plane-route.ts";
 

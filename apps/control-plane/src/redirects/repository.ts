@@ -8,8 +8,8 @@ import { lockApplication } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { RedirectTable } from "../db/schema.ts";
-import { ownedBy } from "../projects/owned.ts";
 import { syncApplicationProxyWith } from "../proxy/sync.ts";
 
 export type Redirect = Selectable<RedirectTable>;

@@ -29,10 +29,10 @@ import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { Rollback, RollbackTable, StackRollbackImage } from "../db/schema.ts";
 import { imageRepositoryOf } from "../deployments/image-names.ts";
 import type { ServiceSpecToSend } from "../deployments/service-spec.ts";
-import { ownedBy } from "../projects/owned.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 
 /** Rollbacks each application keeps (its newest ones); docs/decisions.md. */

@@ -11,6 +11,7 @@ import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
+import { ownedService } from "../db/owned.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
 import { loadCallerDeployment } from "../deployment-access/access.ts";
 import {
@@ -26,7 +27,6 @@ import { conflict, notFound } from "../errors.ts";
 import { logTailSchema, runtimeLogsSchema, tailLines } from "../monitoring/runtime-logs.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { ownedService } from "../projects/owned.ts";
 import {
   grantsOf,
   onlyVisibleServices,

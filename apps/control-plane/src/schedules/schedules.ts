@@ -12,11 +12,11 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
+import { ownedService } from "../db/owned.ts";
 import type { Schedule, ScheduleType } from "../db/schema.ts";
 import { displayName } from "../display-name.ts";
 import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
-import { ownedService } from "../projects/owned.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { findServer } from "../servers/repository.ts";
 

@@ -5,8 +5,8 @@
  */
 import type { Caller } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { Server, ServerType } from "../db/schema.ts";
-import { ownedBy } from "../projects/owned.ts";
 import { grantsOf, seesService } from "../projects/permissions.ts";
 import {
   loadServiceSummaries,

@@ -40,6 +40,7 @@ import {
 import type { ServiceContext } from "../context.ts";
 import { dataVolumeOf } from "../databases/kinds.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import type { DeploymentTargetRef } from "../deployments/repository.ts";
@@ -48,7 +49,6 @@ import { type DeploymentTarget, loadDeploymentTarget } from "../deployments/targ
 import { displayNameSchema } from "../display-name.ts";
 import { badRequest } from "../errors.ts";
 import { recordBackupEvent } from "../notifications/backup-events.ts";
-import { ownedBy, withOwner } from "../projects/owned.ts";
 import { agentServerId } from "../servers/repository.ts";
 
 export const VOLUME_RUN_KINDS: readonly DeploymentKind[] = ["volumeBackup", "volumeRestore"];

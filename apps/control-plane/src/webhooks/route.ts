@@ -11,9 +11,9 @@ import type { AppEnv } from "../app.ts";
 import { startApplicationDeployment } from "../applications/start-deployment.ts";
 import { openApplicationSecret } from "../applications/views.ts";
 import type { ServiceContext } from "../context.ts";
+import { withOwner } from "../db/owned.ts";
 import { ApiError } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
-import { withOwner } from "../projects/owned.ts";
 import { decideDeployment } from "./decide.ts";
 import {
   nonPushEvent,

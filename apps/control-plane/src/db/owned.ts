@@ -17,8 +17,8 @@
  * tests/architecture/tenancy-join.test.ts fails when a file elsewhere writes the join by hand.
  */
 import type { Expression, SelectQueryBuilder } from "kysely";
-import type { Db } from "../db/database.ts";
-import type { Application, Compose, Database, DatabaseKind, DatabaseService } from "../db/schema.ts";
+import type { Db } from "./database.ts";
+import type { Application, Compose, Database, DatabaseKind, DatabaseService } from "./schema.ts";
 
 /** The tables of workloads: each row sits in one environment. */
 export type WorkloadTable = "applications" | "compose" | "databaseServices";

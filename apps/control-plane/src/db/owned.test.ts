@@ -1,5 +1,5 @@
 /**
- * The tenancy join written once (projects/owned.ts): ownedService finds a workload of the
+ * The tenancy join written once (db/owned.ts): ownedService finds a workload of the
  * caller's organization and answers null for another organization's id (or a database of
  * another kind); ownedBy scopes a child table through its parent service; withOwner reads the
  * organization of any row, for the system's own reads.
@@ -7,13 +7,13 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../crypto/ids.ts";
+import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { ownedBy, ownedService, withOwner } from "./owned.ts";
-import { createUserDirectly } from "./test-support.ts";
 
 type Made = { applicationId: string; composeId: string; postgresId: string; portId: string };
 
-describe("tenancy join (projects/owned.ts)", () => {
+describe("tenancy join (db/owned.ts)", () => {
   let platform: TestPlatform;
   let owner: Session;
   let stranger: Session;
