@@ -53,6 +53,14 @@ export interface CommandTable {
   updateNode: { command: pb.UpdateNodeCommand; result: "nodeUpdated"; reply: pb.NodeUpdated };
   removeNode: { command: pb.RemoveNodeCommand; result: "nodeRemoved"; reply: pb.NodeRemoved };
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
+  listVolumes: { command: pb.ListVolumesCommand; result: "volumes"; reply: pb.VolumeList };
+  inspectVolume: { command: pb.InspectVolumeCommand; result: "volumeConfig"; reply: pb.VolumeConfig };
+  removeVolume: { command: pb.RemoveVolumeCommand; result: "volumeRemoved"; reply: pb.VolumeRemoved };
+  volumeFile: { command: pb.VolumeFileCommand; result: "volumeFile"; reply: pb.VolumeFileResult };
+  listImages: { command: pb.ListImagesCommand; result: "images"; reply: pb.ImageList };
+  inspectImage: { command: pb.InspectImageCommand; result: "imageConfig"; reply: pb.ImageConfig };
+  removeImage: { command: pb.RemoveImageCommand; result: "imageRemoved"; reply: pb.ImageRemoved };
+  diskUsage: { command: pb.DiskUsageCommand; result: "diskUsage"; reply: pb.DiskUsage };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -102,6 +110,14 @@ export interface ReplyResultTable {
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
   hostScript: pb.ScheduledCommandResult;
+  volumes: pb.VolumeList;
+  volumeConfig: pb.VolumeConfig;
+  volumeRemoved: pb.VolumeRemoved;
+  volumeFile: pb.VolumeFileResult;
+  images: pb.ImageList;
+  imageConfig: pb.ImageConfig;
+  imageRemoved: pb.ImageRemoved;
+  diskUsage: pb.DiskUsage;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -228,6 +244,27 @@ export interface MessageTypes {
   ReadServiceLogsCommand: pb.ReadServiceLogsCommand;
   ServiceLogs: pb.ServiceLogs;
   ServiceLogLine: pb.ServiceLogLine;
+  ListVolumesCommand: pb.ListVolumesCommand;
+  Volume: pb.Volume;
+  VolumeList: pb.VolumeList;
+  InspectVolumeCommand: pb.InspectVolumeCommand;
+  VolumeConfig: pb.VolumeConfig;
+  RemoveVolumeCommand: pb.RemoveVolumeCommand;
+  VolumeRemoved: pb.VolumeRemoved;
+  VolumeFileCommand: pb.VolumeFileCommand;
+  VolumeFileEntry: pb.VolumeFileEntry;
+  VolumeFileResult: pb.VolumeFileResult;
+  ListImagesCommand: pb.ListImagesCommand;
+  Image: pb.Image;
+  ImageList: pb.ImageList;
+  InspectImageCommand: pb.InspectImageCommand;
+  ImageConfig: pb.ImageConfig;
+  RemoveImageCommand: pb.RemoveImageCommand;
+  ImageRemoved: pb.ImageRemoved;
+  DiskUsageCommand: pb.DiskUsageCommand;
+  DiskUsageItem: pb.DiskUsageItem;
+  BuildCacheRecord: pb.BuildCacheRecord;
+  DiskUsage: pb.DiskUsage;
 }
 
 /** The `result` member that answers each command. */
@@ -276,4 +313,12 @@ export const RESULT_NAME_OF_COMMAND = {
   updateNode: "nodeUpdated",
   removeNode: "nodeRemoved",
   leaveSwarm: "swarmLeft",
+  listVolumes: "volumes",
+  inspectVolume: "volumeConfig",
+  removeVolume: "volumeRemoved",
+  volumeFile: "volumeFile",
+  listImages: "images",
+  inspectImage: "imageConfig",
+  removeImage: "imageRemoved",
+  diskUsage: "diskUsage",
 } as const;
