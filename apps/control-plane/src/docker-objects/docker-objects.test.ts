@@ -428,3 +428,68 @@ describe("dockerDiskUsage.*", () => {
     }
   });
 });
+
+describe("a member granted some services (accessedServices)", () => {
+  const grantedVolume = `${prefix}-granted`;
+  const ungrantedVolume = `${prefix}-ungranted`;
+  let restricted: Session;
+
+  beforeAll(async () => {
+    const organizationId = owner.user.organizationId;
+    const project = await platform.mutateOk("project.create", { name: "volume-grants" }, as(owner));
+    const environmentId = project.environment.environmentId as string;
+    const create = (name: string) =>
+      platform.mutateOk("application.create", { name, environmentId }, as(owner));
+    const grantedApp = await create("granted");
+    const ungrantedApp = await create("ungranted");
+    restricted = await createUserDirectly(platform, {
+      email: "volume-restricted@example.com",
+      organizationId,
+    });
+    const assigned = await platform.mutate(
+      "user.assignPermissions",
+      { id: restricted.user.userId, canAccessToDocker: true, accessedServices: [grantedApp.applicationId] },
+      as(owner),
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    const labels = (applicationId: string) =>
+      labelArgs(ownershipLabels(applicationOwner(organizationId, applicationId)));
+    await dockerCli(["volume", "create", ...labels(grantedApp.applicationId), grantedVolume]);
+    await dockerCli(["volume", "create", ...labels(ungrantedApp.applicationId), ungrantedVolume]);
+    await runOnVolume(ungrantedVolume, "echo private > /data/secret.txt");
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const volume of [grantedVolume, ungrantedVolume])
+      await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
+  });
+
+  it("sees only the volumes of its granted services; another service's volume is a 404 and stays", async () => {
+    const listed = await platform.query("dockerVolume.getVolumes", {}, as(restricted));
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const names = (listed.body as { Name: string }[]).map((volume) => volume.Name);
+    expect(names).toContain(grantedVolume);
+    expect(names).not.toContain(ungrantedVolume);
+    expect(names).not.toContain(mine);
+    for (const call of [
+      () => platform.query("dockerVolume.getVolumeConfig", { volumeName: ungrantedVolume }, as(restricted)),
+      () =>
+        platform.query(
+          "dockerVolume.readVolumeFile",
+          { volumeName: ungrantedVolume, path: "/secret.txt" },
+          as(restricted),
+        ),
+      () =>
+        platform.mutate(
+          "dockerVolume.deleteVolumeFile",
+          { volumeName: ungrantedVolume, path: "/secret.txt" },
+          as(restricted),
+        ),
+      () => platform.mutate("dockerVolume.removeVolume", { volumeName: ungrantedVolume }, as(restricted)),
+    ]) {
+      const response = await call();
+      expect(response.status, JSON.stringify(response.body)).toBe(404);
+    }
+    expect(await volumeFileText(ungrantedVolume, "/secret.txt")).toBe("private");
+  }, 60_000);
+});
