@@ -10,23 +10,21 @@
  * An image is removed only when no container outside the scope uses it: another organization's
  * container keeps it (FAILED_PRECONDITION), whatever `force` says.
  */
-import {
-  type ContainerScope,
-  type DiskUsage,
-  type DiskUsageCommand,
-  type DiskUsageItem,
-  type Image,
-  type ImageConfig,
-  type ImageList,
-  type ImageRemoved,
-  type InspectImageCommand,
-  isImageReference,
-  isInContainerScope,
-  isPlatformInternal,
-  type ListImagesCommand,
-  ORGANIZATION_LABEL,
-  type RemoveImageCommand,
+import type {
+  ContainerScope,
+  DiskUsage,
+  DiskUsageCommand,
+  DiskUsageItem,
+  Image,
+  ImageConfig,
+  ImageList,
+  ImageRemoved,
+  InspectImageCommand,
+  ListImagesCommand,
+  RemoveImageCommand,
 } from "@platform/agent-protocol";
+import { isImageReference } from "@platform/names";
+import { isInContainerScope, isPlatformInternal, ORGANIZATION_LABEL } from "@platform/ownership";
 import type Docker from "dockerode";
 import { HELPER_IMAGE } from "../backup/volume.ts";
 import { CommandError } from "../command-error.ts";

@@ -15,21 +15,20 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { Readable } from "node:stream";
-import {
-  type ContainerScope,
-  INTERNAL_LABEL,
-  type InspectVolumeCommand,
-  isInContainerScope,
-  type ListVolumesCommand,
-  type RemoveVolumeCommand,
-  type Volume,
-  type VolumeConfig,
-  type VolumeFileCommand,
-  type VolumeFileEntry,
-  type VolumeFileResult,
-  type VolumeList,
-  type VolumeRemoved,
+import type {
+  ContainerScope,
+  InspectVolumeCommand,
+  ListVolumesCommand,
+  RemoveVolumeCommand,
+  Volume,
+  VolumeConfig,
+  VolumeFileCommand,
+  VolumeFileEntry,
+  VolumeFileResult,
+  VolumeList,
+  VolumeRemoved,
 } from "@platform/agent-protocol";
+import { INTERNAL_LABEL, isInContainerScope } from "@platform/ownership";
 import type Docker from "dockerode";
 import { ensureHelperImage, HELPER_IMAGE } from "../backup/volume.ts";
 import { CommandError } from "../command-error.ts";

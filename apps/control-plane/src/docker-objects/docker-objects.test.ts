@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
-import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
+import { applicationOwner, ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";

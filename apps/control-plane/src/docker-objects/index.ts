@@ -12,13 +12,9 @@
  * (accessedServices) sees only volumes and images labelled for those services.
  */
 import path from "node:path";
-import {
-  type ContainerScope,
-  type DiskUsage,
-  isImageReference,
-  RESOURCE_LABEL,
-  type Volume,
-} from "@platform/agent-protocol";
+import type { ContainerScope, DiskUsage, Volume } from "@platform/agent-protocol";
+import { isImageReference } from "@platform/names";
+import { RESOURCE_LABEL } from "@platform/ownership";
 import { z } from "zod";
 import { serverIdSchema } from "../agents/container-views.ts";
 import { callAgent } from "../agents/errors.ts";
