@@ -22,6 +22,7 @@ const inUse = `${prefix}-used`;
 const ownImage = `${prefix}-image:1`;
 const theirImage = `${prefix}-their-image:1`;
 const containers: string[] = [];
+const volumes = [mine, theirs, plain, inUse];
 let mainDirectory: string;
 let platform: TestPlatform;
 let owner: Session;
@@ -119,8 +120,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const name of containers) await dockerCli(["rm", "-f", name]).catch(() => {});
-  for (const volume of [mine, theirs, plain, inUse])
-    await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
+  for (const volume of volumes) await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
   for (const reference of [ownImage, theirImage]) await dockerCli(["rmi", "-f", reference]).catch(() => {});
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
@@ -459,10 +459,8 @@ describe("a member granted some services (accessedServices)", () => {
     await runOnVolume(ungrantedVolume, "echo private > /data/secret.txt");
   }, 60_000);
 
-  afterAll(async () => {
-    for (const volume of [grantedVolume, ungrantedVolume])
-      await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
-  });
+  // Removed by the file's afterAll, after the container that wrote into it.
+  volumes.push(grantedVolume, ungrantedVolume);
 
   it("sees only the volumes of its granted services; another service's volume is a 404 and stays", async () => {
     const listed = await platform.query("dockerVolume.getVolumes", {}, as(restricted));
