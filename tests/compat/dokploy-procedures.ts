@@ -92,6 +92,12 @@ export const sources = {
     "routers/schedule.ts@010a6e2a7627, schema/schedule.ts@1373ccacf0a5 (createScheduleSchema = the insert schema: name, cronExpression, command required, the rest optional; updateScheduleSchema = it extended with scheduleId required; list {id, scheduleType}; one, delete, runManually {scheduleId}; runManually answers {status, deploymentId, logPath}), services/schedule.ts@1e3f10bd22c1, utils/schedules/utils.ts@0979167a5cac; `timezone` from a newer schema (the generated RouterInputs of a Dokploy SDK, code search)",
   gitProvider:
     "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
+  dockerVolume:
+    "routers/docker-volume.ts@4dd671ab760b (every input {volumeName (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$), path (absolute, no NUL, not / for delete), content, serverId?}), services/docker-volume.ts@ac309104fd6c (getVolumes: `docker volume ls` JSON rows; getVolumesSize: {name, size}; listVolumeFiles: {name, isDirectory}; readVolumeFile: {content (base64), truncated}; write, delete and removeVolume answer nothing)",
+  dockerImage:
+    "routers/docker-image.ts@3355b3ea4046 (getImageConfig {imageRef}; removeImage {repository, tag, id, force?}), services/docker-image.ts@12784ec0ff64 (getImages: `docker images` JSON rows; removeImage removes repository:tag when both are set, else the id)",
+  dockerDiskUsage:
+    "routers/docker-disk-usage.ts@010a6e2a7627, services/docker.ts (getDockerDiskUsage: {type, totalCount, active, size, reclaimable, sizeBytes}; getBuildCache: {id, type, description, size, sizeBytes, createdSince, lastUsedSince, usageCount, shared, inUse}; code search, commit not shown)",
 } as const;
 
 export interface Row {
@@ -2505,6 +2511,90 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "settings.readTraefikEnv": { kind: "query", source: "settingsInfo", input: ["serverId"], output: "string" },
   "settings.getOpenApiDocument": { kind: "query", source: "settingsInfo", input: [], output: "any" },
+  "dockerVolume.getVolumes": {
+    kind: "query",
+    source: "dockerVolume",
+    input: ["serverId"],
+    output: "array:Name,Driver,Scope,Mountpoint,Labels",
+  },
+  "dockerVolume.getVolumesSize": {
+    kind: "query",
+    source: "dockerVolume",
+    input: ["serverId"],
+    output: "array:name,size",
+  },
+  "dockerVolume.getVolumeConfig": {
+    kind: "query",
+    source: "dockerVolume",
+    input: ["volumeName*", "serverId"],
+    output: "any",
+  },
+  "dockerVolume.removeVolume": {
+    kind: "mutation",
+    source: "dockerVolume",
+    input: ["volumeName*", "serverId"],
+    output: "null",
+  },
+  "dockerVolume.listVolumeFiles": {
+    kind: "query",
+    source: "dockerVolume",
+    input: ["volumeName*", "path*", "serverId"],
+    output: "array:name,isDirectory",
+  },
+  "dockerVolume.readVolumeFile": {
+    kind: "query",
+    source: "dockerVolume",
+    input: ["volumeName*", "path*", "serverId"],
+    output: "object:content,truncated",
+  },
+  "dockerVolume.writeVolumeFile": {
+    kind: "mutation",
+    source: "dockerVolume",
+    input: ["volumeName*", "path*", "content*", "serverId"],
+    output: "null",
+  },
+  "dockerVolume.deleteVolumeFile": {
+    kind: "mutation",
+    source: "dockerVolume",
+    input: ["volumeName*", "path*", "serverId"],
+    output: "null",
+  },
+  "dockerImage.getImages": {
+    kind: "query",
+    source: "dockerImage",
+    input: ["serverId"],
+    output: "array:Repository,Tag,ID,CreatedAt,CreatedSince,Size",
+  },
+  "dockerImage.getImageConfig": {
+    kind: "query",
+    source: "dockerImage",
+    input: ["imageRef*", "serverId"],
+    output: "any",
+  },
+  "dockerImage.removeImage": {
+    kind: "mutation",
+    source: "dockerImage",
+    input: ["repository*", "tag*", "id*", "force", "serverId"],
+    output: "null",
+  },
+  "dockerDiskUsage.getDiskUsage": {
+    kind: "query",
+    source: "dockerDiskUsage",
+    input: ["serverId"],
+    output: "array:type,totalCount,active,size,reclaimable,sizeBytes",
+  },
+  "dockerDiskUsage.getBuildCache": {
+    kind: "query",
+    source: "dockerDiskUsage",
+    input: ["serverId"],
+    output: "array:id,type,description,size,sizeBytes,createdSince,lastUsedSince,usageCount,shared,inUse",
+  },
+  "dockerDiskUsage.pruneBuildCache": {
+    kind: "mutation",
+    source: "dockerDiskUsage",
+    input: ["serverId"],
+    output: "null",
+  },
 };
 
 /**

@@ -40,9 +40,11 @@ import {
   isEngineUnreachable,
   withTimeout,
 } from "./docker/engine.ts";
+import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
 import { readServiceLogs } from "./docker/logs.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
+import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/volumes.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
 import { registryLogin } from "./registry/login.ts";
@@ -236,6 +238,14 @@ export class AgentCore {
     updateNode: (command) => updateNode(this.docker, command),
     removeNode: (command) => removeNode(this.docker, command.nodeId),
     leaveSwarm: () => leaveSwarm(this.docker),
+    listVolumes: (command) => listVolumes(this.docker, command),
+    inspectVolume: (command) => inspectVolume(this.docker, command),
+    removeVolume: (command) => removeVolume(this.docker, command),
+    volumeFile: (command) => volumeFile(this.docker, command),
+    listImages: (command) => listImages(this.docker, command),
+    inspectImage: (command) => inspectImage(this.docker, command),
+    removeImage: (command) => removeImage(this.docker, command),
+    diskUsage: (command) => diskUsage(this.docker, command),
   };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */

@@ -66,6 +66,7 @@ const ORG = `${CP}/routers/organization.test.ts`;
 const PROJECT = `${CP}/routers/project.test.ts`;
 const ENVIRONMENT = `${CP}/routers/environment.test.ts`;
 const DOCKER = `${CP}/routers/docker.test.ts`;
+const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -801,6 +802,20 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.getTraefikPorts": applied("serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.readTraefikEnv": applied("serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.getOpenApiDocument": {},
+  "dockerVolume.getVolumes": applied("serverId", DOCKER_OBJECTS),
+  "dockerVolume.getVolumesSize": applied("serverId", DOCKER_OBJECTS),
+  "dockerVolume.getVolumeConfig": applied("volumeName serverId", DOCKER_OBJECTS),
+  "dockerVolume.removeVolume": applied("volumeName serverId", DOCKER_OBJECTS),
+  "dockerVolume.listVolumeFiles": applied("volumeName path serverId", DOCKER_OBJECTS),
+  "dockerVolume.readVolumeFile": applied("volumeName path serverId", DOCKER_OBJECTS),
+  "dockerVolume.writeVolumeFile": applied("volumeName path content serverId", DOCKER_OBJECTS),
+  "dockerVolume.deleteVolumeFile": applied("volumeName path serverId", DOCKER_OBJECTS),
+  "dockerImage.getImages": applied("serverId", DOCKER_OBJECTS),
+  "dockerImage.getImageConfig": applied("imageRef serverId", DOCKER_OBJECTS),
+  "dockerImage.removeImage": applied("repository tag id force serverId", DOCKER_OBJECTS),
+  "dockerDiskUsage.getDiskUsage": applied("serverId", DOCKER_OBJECTS),
+  "dockerDiskUsage.getBuildCache": applied("serverId", DOCKER_OBJECTS),
+  "dockerDiskUsage.pruneBuildCache": applied("serverId", DOCKER_OBJECTS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -83,6 +83,12 @@ export const tagDocs: Record<string, string> = {
     "Scheduled jobs: a cron command run in an application's or a compose service's container, or on a server (instance administrators); every run is a deployment.",
   volumeBackups:
     "Named volumes of a service archived to a destination: schedules, manual runs, retention, the service stopped only while the volume is read, restores into a volume.",
+  dockerVolume:
+    "Named volumes of a server's engine and the files inside one, through its agent: the caller's organization's, and for owners and admins of the server's organization the unlabelled rest.",
+  dockerImage:
+    "Images of a server's engine through its agent: the caller's organization's (built for it, or used by its containers), and for owners and admins of the server's organization the unlabelled rest.",
+  dockerDiskUsage:
+    "What the caller's images, containers and volumes take on a server's engine, and its build cache (owners and admins).",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1383,6 +1389,66 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "settings.getOpenApiDocument": {
     description: "This API's OpenAPI document, the one /api/openapi.json serves.",
+  "dockerVolume.getVolumes": {
+    description:
+      "The named volumes on the server (this machine when `serverId` is omitted) the caller may see, as `docker volume ls` lists them (`Labels` as `key=value,…`).",
+  },
+  "dockerVolume.getVolumesSize": {
+    description:
+      "The size of each volume the caller may see (`docker system df -v`; `size` null when unknown).",
+  },
+  "dockerVolume.getVolumeConfig": {
+    description:
+      "The volume's configuration as `docker volume inspect` shows it; a volume the caller may not see is a 404.",
+    errors: [404],
+  },
+  "dockerVolume.removeVolume": {
+    description:
+      "Removes a volume; one a container uses (running or not) is a 409, one the caller may not see a 404.",
+    errors: [404, 409],
+  },
+  "dockerVolume.listVolumeFiles": {
+    description:
+      "The entries of the directory `path` inside the volume (directories first, then by name), read through a helper container that is never started.",
+    errors: [404],
+  },
+  "dockerVolume.readVolumeFile": {
+    description:
+      "The first 512 KiB of the file `path` inside the volume, base64 (`truncated` when there is more, `binary` when it is not UTF-8 text).",
+    errors: [404],
+  },
+  "dockerVolume.writeVolumeFile": {
+    description:
+      "Writes `content` (UTF-8, at most 512 KiB) into the file `path` inside the volume, created or replaced (an existing file keeps its owner and mode); its directory must exist.",
+    errors: [404],
+  },
+  "dockerVolume.deleteVolumeFile": {
+    description: "Deletes the file or directory `path` inside the volume (never its root).",
+    errors: [404],
+  },
+  "dockerImage.getImages": {
+    description:
+      "The images on the server the caller may see, one row per tag, as `docker images` lists them.",
+  },
+  "dockerImage.getImageConfig": {
+    description:
+      "The image's configuration as `docker image inspect` shows it; an image the caller may not see is a 404.",
+    errors: [404],
+  },
+  "dockerImage.removeImage": {
+    description:
+      "Removes `repository:tag` when both are set (that tag only when the image has others), else the image `id`; an image a container outside the caller's organization uses is a 409 whatever `force` says.",
+    errors: [404, 409],
+  },
+  "dockerDiskUsage.getDiskUsage": {
+    description:
+      "Counts and sizes of the caller's images, containers and volumes on the server (`docker system df`); the build cache row for owners and admins only.",
+  },
+  "dockerDiskUsage.getBuildCache": {
+    description: "The records of the server's build cache (owners and admins; an empty list for members).",
+  },
+  "dockerDiskUsage.pruneBuildCache": {
+    description: "Prunes the server's build cache (owners and admins of the server's organization).",
   },
 };
 

@@ -479,6 +479,56 @@ export const requests: CommandRequest[] = [
   { ...header, command: "leaveSwarm", leaveSwarm: {} },
   {
     ...header,
+    command: "listVolumes",
+    listVolumes: { scope: { organizationId: "org-1", includeUnmanaged: true }, withSize: true },
+  },
+  {
+    ...header,
+    command: "inspectVolume",
+    inspectVolume: { volumeName: "data", scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
+    command: "removeVolume",
+    removeVolume: { volumeName: "data", scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
+    command: "volumeFile",
+    volumeFile: {
+      volumeName: "data",
+      scope: { organizationId: "org-1", includeUnmanaged: true },
+      operation: "WRITE",
+      path: "/conf/app.ini",
+      content: Buffer.from([104, 105]),
+    },
+  },
+  {
+    ...header,
+    command: "listImages",
+    listImages: { scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
+    command: "inspectImage",
+    inspectImage: { imageRef: "nginx:alpine", scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
+    command: "removeImage",
+    removeImage: {
+      reference: "nginx:alpine",
+      force: true,
+      scope: { organizationId: "org-1", includeUnmanaged: true },
+    },
+  },
+  {
+    ...header,
+    command: "diskUsage",
+    diskUsage: { scope: { organizationId: "org-1", includeUnmanaged: true }, buildCache: true },
+  },
+  {
+    ...header,
     command: "containerStats",
     containerStats: {
       swarmServiceName: "web",
@@ -718,6 +768,78 @@ export const replies: CommandReply[] = [
   { requestId: "r-1", result: "nodeUpdated", nodeUpdated: { nodeJson: '{"ID":"n1"}' } },
   { requestId: "r-1", result: "nodeRemoved", nodeRemoved: { removed: true } },
   { requestId: "r-1", result: "swarmLeft", swarmLeft: { left: true } },
+  {
+    requestId: "r-1",
+    result: "volumes",
+    volumes: {
+      volumes: [
+        {
+          name: "data",
+          driver: "local",
+          scope: "local",
+          mountpoint: "/var/lib/docker/volumes/data/_data",
+          labels: { "platform.organization": "org-1" },
+          createdAt: "2026-11-24T10:00:00Z",
+          sizeBytes: 4096,
+          refCount: 1,
+        },
+      ],
+    },
+  },
+  { requestId: "r-1", result: "volumeConfig", volumeConfig: { inspectJson: '{"Name":"data"}' } },
+  { requestId: "r-1", result: "volumeRemoved", volumeRemoved: {} },
+  {
+    requestId: "r-1",
+    result: "volumeFile",
+    volumeFile: {
+      entries: [{ name: "conf", isDirectory: true, sizeBytes: 0 }],
+      content: Buffer.from([104, 105]),
+      truncated: true,
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "images",
+    images: {
+      images: [
+        {
+          id: "sha256:abc",
+          repoTags: ["nginx:alpine"],
+          repoDigests: ["nginx@sha256:def"],
+          createdUnix: 1_700_000_000,
+          sizeBytes: 50_000_000,
+          labels: { "platform.organization": "org-1" },
+          containers: 2,
+        },
+      ],
+    },
+  },
+  { requestId: "r-1", result: "imageConfig", imageConfig: { inspectJson: '{"Id":"sha256:abc"}' } },
+  {
+    requestId: "r-1",
+    result: "imageRemoved",
+    imageRemoved: { untagged: ["nginx:alpine"], deleted: ["sha256:abc"] },
+  },
+  {
+    requestId: "r-1",
+    result: "diskUsage",
+    diskUsage: {
+      items: [{ type: "Images", totalCount: 3, active: 1, sizeBytes: 1024, reclaimableBytes: 512 }],
+      buildCache: [
+        {
+          id: "c1",
+          type: "regular",
+          description: "mount / from exec",
+          sizeBytes: 2048,
+          createdUnixMs: 1_700_000_000_000,
+          lastUsedUnixMs: 1_700_000_100_000,
+          usageCount: 2,
+          shared: false,
+          inUse: false,
+        },
+      ],
+    },
+  },
   {
     requestId: "r-1",
     result: "accessLogPage",

@@ -85,7 +85,7 @@ function refuseForeign(name: string, labels: Record<string, string>, owner: Reso
   }
 }
 
-async function ensureHelperImage(docker: Docker): Promise<void> {
+export async function ensureHelperImage(docker: Docker): Promise<void> {
   try {
     await docker.getImage(HELPER_IMAGE).inspect();
     return;

@@ -12,6 +12,9 @@ import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { destinationRouter } from "./destination.ts";
 import { dockerRouter } from "./docker.ts";
+import { dockerDiskUsageRouter } from "./docker-disk-usage.ts";
+import { dockerImageRouter } from "./docker-image.ts";
+import { dockerVolumeRouter } from "./docker-volume.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
 import { gitProviderRouter } from "./git-provider.ts";
@@ -80,4 +83,7 @@ export const allRouters: RouterDef[] = [
   backupRouter,
   scheduleRouter,
   volumeBackupsRouter,
+  dockerVolumeRouter,
+  dockerImageRouter,
+  dockerDiskUsageRouter,
 ];

@@ -116,7 +116,21 @@ export interface CommandRequest {
    * The proxy's Swarm service as Docker runs it: published ports and environment (settings.getTraefikPorts,
    * haveTraefikDashboardPortEnabled, readTraefikEnv). Settings reads take 120-129.
    */
-  inspectProxy?: InspectProxyCommand | undefined;
+  inspectProxy?:
+    | InspectProxyCommand
+    | undefined;
+  /** Volumes, images and disk usage (110-119): dockerVolume.*, dockerImage.*, dockerDiskUsage.*. */
+  listVolumes?: ListVolumesCommand | undefined;
+  inspectVolume?: InspectVolumeCommand | undefined;
+  removeVolume?: RemoveVolumeCommand | undefined;
+  volumeFile?: VolumeFileCommand | undefined;
+  listImages?: ListImagesCommand | undefined;
+  inspectImage?: InspectImageCommand | undefined;
+  removeImage?:
+    | RemoveImageCommand
+    | undefined;
+  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 34; next proxy command: 45. */
+  diskUsage?: DiskUsageCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1219,6 +1233,14 @@ export interface CommandReply {
   accessLogPage?: AccessLogPage | undefined;
   scheduleRun?: ScheduledCommandResult | undefined;
   hostScript?: ScheduledCommandResult | undefined;
+  volumes?: VolumeList | undefined;
+  volumeConfig?: VolumeConfig | undefined;
+  volumeRemoved?: VolumeRemoved | undefined;
+  volumeFile?: VolumeFileResult | undefined;
+  images?: ImageList | undefined;
+  imageConfig?: ImageConfig | undefined;
+  imageRemoved?: ImageRemoved | undefined;
+  diskUsage?: DiskUsage | undefined;
 }
 
 export interface Error {
@@ -1593,4 +1615,188 @@ export interface ServiceLogLine {
   stream: string;
   /** The line, its control characters escaped (a tab stays a tab). */
   text: string;
+}
+
+export interface ListVolumesCommand {
+  scope?:
+    | ContainerScope
+    | undefined;
+  /** Also measure each volume (Docker's disk usage: slower). */
+  withSize: boolean;
+}
+
+export interface Volume {
+  name: string;
+  driver: string;
+  /** "local" or "global". */
+  scope: string;
+  mountpoint: string;
+  labels: { [key: string]: string };
+  /** RFC 3339, as Docker gives it; empty when unknown. */
+  createdAt: string;
+  /** Bytes; -1 when not measured or unknown. */
+  sizeBytes: number;
+  /** Containers using it (with_size only); -1 when unknown. */
+  refCount: number;
+}
+
+export interface Volume_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface VolumeList {
+  volumes: Volume[];
+}
+
+export interface InspectVolumeCommand {
+  volumeName: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface VolumeConfig {
+  /** `docker volume inspect` of the volume, JSON. */
+  inspectJson: string;
+}
+
+export interface RemoveVolumeCommand {
+  volumeName: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface VolumeRemoved {
+}
+
+/**
+ * A file operation inside a volume, through a helper container that is created and never
+ * started (Docker's archive API, as volume backups do). `path` is absolute inside the volume,
+ * normalised; a `..` segment or a NUL is INVALID_ARGUMENT.
+ */
+export interface VolumeFileCommand {
+  volumeName: string;
+  scope?: ContainerScope | undefined;
+  operation: VolumeFileCommand_Operation;
+  path: string;
+  /** WRITE: the new content (at most 512 KiB). */
+  content: Uint8Array;
+}
+
+export const VolumeFileCommand_Operation = {
+  OPERATION_UNSPECIFIED: "OPERATION_UNSPECIFIED",
+  /** LIST - The entries of the directory `path`. */
+  LIST: "LIST",
+  /** READ - The file `path` (at most 512 KiB are answered; `truncated` says when there is more). */
+  READ: "READ",
+  /** WRITE - Writes `content` into the file `path` (created or replaced; its directory must exist). */
+  WRITE: "WRITE",
+  /** DELETE - Removes the file or directory `path` (a directory with its content); never "/". */
+  DELETE: "DELETE",
+} as const;
+
+export type VolumeFileCommand_Operation = typeof VolumeFileCommand_Operation[keyof typeof VolumeFileCommand_Operation];
+
+export namespace VolumeFileCommand_Operation {
+  export type OPERATION_UNSPECIFIED = typeof VolumeFileCommand_Operation.OPERATION_UNSPECIFIED;
+  export type LIST = typeof VolumeFileCommand_Operation.LIST;
+  export type READ = typeof VolumeFileCommand_Operation.READ;
+  export type WRITE = typeof VolumeFileCommand_Operation.WRITE;
+  export type DELETE = typeof VolumeFileCommand_Operation.DELETE;
+}
+
+export interface VolumeFileEntry {
+  name: string;
+  isDirectory: boolean;
+  sizeBytes: number;
+}
+
+export interface VolumeFileResult {
+  /** LIST: directories first, then by name. */
+  entries: VolumeFileEntry[];
+  /** READ: the file's first bytes. */
+  content: Uint8Array;
+  truncated: boolean;
+}
+
+export interface ListImagesCommand {
+  scope?: ContainerScope | undefined;
+}
+
+export interface Image {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  createdUnix: number;
+  sizeBytes: number;
+  labels: { [key: string]: string };
+  /** Containers (any state) of the engine using it. */
+  containers: number;
+}
+
+export interface Image_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface ImageList {
+  images: Image[];
+}
+
+export interface InspectImageCommand {
+  /** An image id, or a reference (repository[:tag] or repository@digest). */
+  imageRef: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface ImageConfig {
+  /** `docker image inspect` of the image, JSON. */
+  inspectJson: string;
+}
+
+export interface RemoveImageCommand {
+  /** An image id, or repository:tag (that tag only is removed when the image has others). */
+  reference: string;
+  force: boolean;
+  scope?: ContainerScope | undefined;
+}
+
+export interface ImageRemoved {
+  /** Docker's answer: the ids and tags untagged and deleted. */
+  untagged: string[];
+  deleted: string[];
+}
+
+export interface DiskUsageCommand {
+  scope?:
+    | ContainerScope
+    | undefined;
+  /** Also list the build cache's records (only with include_unmanaged: the cache carries no owner). */
+  buildCache: boolean;
+}
+
+export interface DiskUsageItem {
+  /** "Images", "Containers", "Local Volumes" or "Build Cache". */
+  type: string;
+  totalCount: number;
+  active: number;
+  sizeBytes: number;
+  reclaimableBytes: number;
+}
+
+export interface BuildCacheRecord {
+  id: string;
+  type: string;
+  description: string;
+  sizeBytes: number;
+  createdUnixMs: number;
+  /** 0 when never used. */
+  lastUsedUnixMs: number;
+  usageCount: number;
+  shared: boolean;
+  inUse: boolean;
+}
+
+export interface DiskUsage {
+  /** Over the objects of the scope only (the build cache only with include_unmanaged). */
+  items: DiskUsageItem[];
+  buildCache: BuildCacheRecord[];
 }

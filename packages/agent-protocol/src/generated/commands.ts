@@ -54,6 +54,14 @@ export interface CommandTable {
   removeNode: { command: pb.RemoveNodeCommand; result: "nodeRemoved"; reply: pb.NodeRemoved };
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
   inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
+  listVolumes: { command: pb.ListVolumesCommand; result: "volumes"; reply: pb.VolumeList };
+  inspectVolume: { command: pb.InspectVolumeCommand; result: "volumeConfig"; reply: pb.VolumeConfig };
+  removeVolume: { command: pb.RemoveVolumeCommand; result: "volumeRemoved"; reply: pb.VolumeRemoved };
+  volumeFile: { command: pb.VolumeFileCommand; result: "volumeFile"; reply: pb.VolumeFileResult };
+  listImages: { command: pb.ListImagesCommand; result: "images"; reply: pb.ImageList };
+  inspectImage: { command: pb.InspectImageCommand; result: "imageConfig"; reply: pb.ImageConfig };
+  removeImage: { command: pb.RemoveImageCommand; result: "imageRemoved"; reply: pb.ImageRemoved };
+  diskUsage: { command: pb.DiskUsageCommand; result: "diskUsage"; reply: pb.DiskUsage };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -104,6 +112,14 @@ export interface ReplyResultTable {
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
   hostScript: pb.ScheduledCommandResult;
+  volumes: pb.VolumeList;
+  volumeConfig: pb.VolumeConfig;
+  volumeRemoved: pb.VolumeRemoved;
+  volumeFile: pb.VolumeFileResult;
+  images: pb.ImageList;
+  imageConfig: pb.ImageConfig;
+  imageRemoved: pb.ImageRemoved;
+  diskUsage: pb.DiskUsage;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -233,6 +249,27 @@ export interface MessageTypes {
   ReadServiceLogsCommand: pb.ReadServiceLogsCommand;
   ServiceLogs: pb.ServiceLogs;
   ServiceLogLine: pb.ServiceLogLine;
+  ListVolumesCommand: pb.ListVolumesCommand;
+  Volume: pb.Volume;
+  VolumeList: pb.VolumeList;
+  InspectVolumeCommand: pb.InspectVolumeCommand;
+  VolumeConfig: pb.VolumeConfig;
+  RemoveVolumeCommand: pb.RemoveVolumeCommand;
+  VolumeRemoved: pb.VolumeRemoved;
+  VolumeFileCommand: pb.VolumeFileCommand;
+  VolumeFileEntry: pb.VolumeFileEntry;
+  VolumeFileResult: pb.VolumeFileResult;
+  ListImagesCommand: pb.ListImagesCommand;
+  Image: pb.Image;
+  ImageList: pb.ImageList;
+  InspectImageCommand: pb.InspectImageCommand;
+  ImageConfig: pb.ImageConfig;
+  RemoveImageCommand: pb.RemoveImageCommand;
+  ImageRemoved: pb.ImageRemoved;
+  DiskUsageCommand: pb.DiskUsageCommand;
+  DiskUsageItem: pb.DiskUsageItem;
+  BuildCacheRecord: pb.BuildCacheRecord;
+  DiskUsage: pb.DiskUsage;
 }
 
 /** The `result` member that answers each command. */
@@ -282,4 +319,12 @@ export const RESULT_NAME_OF_COMMAND = {
   removeNode: "nodeRemoved",
   leaveSwarm: "swarmLeft",
   inspectProxy: "proxyInspection",
+  listVolumes: "volumes",
+  inspectVolume: "volumeConfig",
+  removeVolume: "volumeRemoved",
+  volumeFile: "volumeFile",
+  listImages: "images",
+  inspectImage: "imageConfig",
+  removeImage: "imageRemoved",
+  diskUsage: "diskUsage",
 } as const;
