@@ -102,6 +102,7 @@ export async function startAgent(options: StartAgentOptions): Promise<RunningAge
       clearTimeout(timer);
       stopSweep();
       commands.unsubscribe();
+      core.logFollowers.stopAll();
       await core.monitoring.stop();
       await transport.flush().catch(() => {});
       logger?.info({ serverId: core.serverId }, "agent stopped");

@@ -41,6 +41,7 @@ import {
   withTimeout,
 } from "./docker/engine.ts";
 import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
+import { LogFollowers } from "./docker/log-follow.ts";
 import { readServiceLogs } from "./docker/logs.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
@@ -108,6 +109,7 @@ export class AgentCore {
   readonly deployer: Deployer;
   readonly proxy: ProxyManager;
   readonly monitoring: Monitoring;
+  readonly logFollowers: LogFollowers;
 
   constructor(private readonly options: AgentCoreOptions) {
     this.serverId = options.serverId;
@@ -145,6 +147,7 @@ export class AgentCore {
       listenHost: options.metricsListenHost,
       logger,
     });
+    this.logFollowers = new LogFollowers(docker, options.publishLogChunk ?? (() => {}), logger);
   }
 
   /** Runs one command; never rejects (failures become error replies). */
@@ -222,6 +225,8 @@ export class AgentCore {
     setupMonitoring: (command) => this.monitoring.apply(command.metricsConfigJson),
     readContainerMetrics: (command) => this.readContainerMetrics(command),
     readServiceLogs: (command) => readServiceLogs(this.docker, command),
+    followServiceLogs: (command) => this.logFollowers.follow(command),
+    renewLogFollow: async (command) => this.logFollowers.renew(command),
     writeProxyFile: (command) => this.proxy.writeFile(command),
     readProxyFile: (command) => this.proxy.readFile(command),
     removeProxyFile: (command) => this.proxy.removeFile(command),

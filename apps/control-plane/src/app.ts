@@ -19,6 +19,7 @@ import { ApiError } from "./errors.ts";
 import { registerGitProviderRoutes } from "./git-providers/routes.ts";
 import { readiness } from "./health.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
+import { RUNTIME_LOGS_PATH, registerRuntimeLogRoute, runtimeLogsOpenApi } from "./monitoring/log-follow.ts";
 import { registerOpenApiRoutes } from "./openapi.ts";
 import type { RouterDef } from "./procedure.ts";
 import { allRouters } from "./routers/index.ts";
@@ -82,6 +83,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     procedures,
     {
       [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
+      [RUNTIME_LOGS_PATH]: runtimeLogsOpenApi,
       "/api/application.dropDeployment": dropDeploymentOpenApi,
       "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
     },
@@ -92,6 +94,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   registerDeployWebhookRoutes(app, services);
   registerGitProviderRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);
+  registerRuntimeLogRoute(app as unknown as Hono, services);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
   // Spec 4.0: the lifecycle operations of databases are also written `POST /api/<kind>/<operation>`.
   app.all(

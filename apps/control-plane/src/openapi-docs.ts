@@ -1459,6 +1459,10 @@ export const routeDocs: Record<string, ProcedureDoc> = {
     description:
       "Follows a deployment's log as server-sent events: the log so far and each new line as `log` events, then one `end` event with the final status.",
   },
+  "runtime.logs": {
+    description:
+      "Follows a service's runtime log (what its containers print) as server-sent events, one stream per request: the agent of the service's server follows Docker's log and the control plane relays each line; the stream goes on across agent restarts without losing or repeating lines and closes when the client goes or the service is removed. Members see only the services granted to them.",
+  },
   "application.dropDeployment": {
     description:
       "Uploads a .zip or .tar.gz of the source (multipart, at most 100 MiB) and queues a deployment of it; the application's source type becomes `drop`.",

@@ -22,6 +22,7 @@ describe("OpenAPI document and docs page", () => {
     }
     const routes = [
       "/api/deployment.logs",
+      "/api/runtime.logs",
       "/api/application.dropDeployment",
       "/api/deploy/{provider}/{applicationId}",
       "/api/trpc/{path}",
@@ -41,6 +42,20 @@ describe("OpenAPI document and docs page", () => {
     const logs = body.paths["/api/deployment.logs"].get;
     expect(Object.keys(logs.responses["200"].content)).toEqual(["text/event-stream"]);
     expect(logs.parameters.map((p: { name: string }) => p.name)).toEqual(["deploymentId"]);
+    const runtime = body.paths["/api/runtime.logs"].get;
+    expect(Object.keys(runtime.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(runtime.parameters.map((p: { name: string }) => p.name)).toEqual([
+      "applicationId",
+      "composeId",
+      "postgresId",
+      "mysqlId",
+      "mariadbId",
+      "mongoId",
+      "redisId",
+      "containerId",
+      "tail",
+      "search",
+    ]);
     const drop = body.paths["/api/application.dropDeployment"].post;
     expect(drop.requestBody.content["multipart/form-data"].schema.required).toEqual(["applicationId", "zip"]);
     const webhook = body.paths["/api/deploy/{provider}/{applicationId}"].post;

@@ -310,6 +310,16 @@ export class AgentClient {
     return this.call(serverId, "readServiceLogs", command, timeoutMs);
   }
 
+  /** Starts following an owner's workload's output (published on its log stream's subject). */
+  followServiceLogs(serverId: string, command: CommandArgs<"followServiceLogs">, timeoutMs?: number) {
+    return this.call(serverId, "followServiceLogs", command, timeoutMs);
+  }
+
+  /** Extends (or, with stop, ends) a follower's lease; `following` false when there is none. */
+  renewLogFollow(serverId: string, command: CommandArgs<"renewLogFollow">, timeoutMs?: number) {
+    return this.call(serverId, "renewLogFollow", command, timeoutMs);
+  }
+
   /** One filtered, sorted page of the proxy's access log. */
   readAccessLog(serverId: string, command: CommandArgs<"readAccessLog">, timeoutMs?: number) {
     return this.call(serverId, "readAccessLog", command, timeoutMs);

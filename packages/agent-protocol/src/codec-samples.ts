@@ -554,6 +554,22 @@ export const requests: CommandRequest[] = [
       search: "GET /health",
     },
   },
+  {
+    ...header,
+    command: "followServiceLogs",
+    followServiceLogs: {
+      owner: { organizationId: "org-1", resource: "compose:c-1" },
+      swarmServiceName: "shop_web",
+      containerId: "0123456789ab",
+      stackName: "shop",
+      logStreamId: "rl-1",
+      sinceTime: "2026-11-24T10:00:00.123456789Z",
+      tail: 100,
+      search: "GET /health",
+      leaseSeconds: 30,
+    },
+  },
+  { ...header, command: "renewLogFollow", renewLogFollow: { logStreamId: "rl-1", stop: true } },
 ];
 
 const tool = (version: string) => ({ enabled: true, version });
@@ -873,6 +889,8 @@ export const replies: CommandReply[] = [
   },
   { requestId: "r-1", result: "error", error: { code: "CANCELLED", message: "stopped" } },
   { requestId: "r-1", result: "monitoringSetUp", monitoringSetUp: { port: 4500 } },
+  { requestId: "r-1", result: "logFollowStarted", logFollowStarted: {} },
+  { requestId: "r-1", result: "logFollowLease", logFollowLease: { following: true } },
   {
     requestId: "r-1",
     result: "containerMetrics",

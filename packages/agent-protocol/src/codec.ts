@@ -17,6 +17,7 @@ import type {
   Init,
   LogChunk,
   MessageTypes,
+  ServiceLogs,
   StreamLogsRequest,
 } from "./messages.ts";
 
@@ -171,6 +172,7 @@ export function asReceived(nameOrRequest: string | CommandRequestInput, value?: 
 const heartbeatCodec = plainCodec<Heartbeat>("Heartbeat");
 const eventCodec = plainCodec<AgentEvent>("Event");
 const logChunkCodec = plainCodec<LogChunk>("LogChunk");
+const serviceLogsCodec = plainCodec<ServiceLogs>("ServiceLogs");
 const streamLogsRequestCodec = plainCodec<StreamLogsRequest>("StreamLogsRequest");
 
 export const encodeHeartbeat = heartbeatCodec.encode;
@@ -179,5 +181,8 @@ export const encodeEvent = eventCodec.encode;
 export const decodeEvent = eventCodec.decode;
 export const encodeLogChunk = logChunkCodec.encode;
 export const decodeLogChunk = logChunkCodec.decode;
+/** The lines of a followed workload's LogChunk (FollowServiceLogsCommand). */
+export const encodeServiceLogs = serviceLogsCodec.encode;
+export const decodeServiceLogs = serviceLogsCodec.decode;
 export const encodeStreamLogsRequest = streamLogsRequestCodec.encode;
 export const decodeStreamLogsRequest = streamLogsRequestCodec.decode;

@@ -26,7 +26,7 @@ const MAX_READ_BYTES = 32 * 1024 * 1024;
 const TASK_ID_ATTRIBUTE = "com.docker.swarm.task.id";
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) ?/;
 
-interface LogSource {
+export interface LogSource {
   /** The Docker API path of the log endpoint. */
   path: string;
   /** False when the workload runs with a TTY: its output is one raw stream, not framed. */
@@ -35,7 +35,18 @@ interface LogSource {
   details: boolean;
   /** The source of a line (its task id when Docker gave one). */
   sourceOf(taskId: string | undefined): string;
+  /** True once the service or container is no longer there. */
+  gone(): Promise<boolean>;
 }
+
+const isGone = (inspect: () => Promise<unknown>) =>
+  inspect().then(
+    () => false,
+    (error) => {
+      if ((error as { statusCode?: number }).statusCode === 404) return true;
+      throw error;
+    },
+  );
 
 const notFound = (what: string) => new CommandError("NOT_FOUND", `${what} not found`);
 
@@ -61,12 +72,12 @@ export async function readServiceLogs(docker: Docker, command: ReadServiceLogsCo
     since: command.sinceSeconds ? Math.max(1, Math.floor(Date.now() / 1000) - command.sinceSeconds) : 0,
   });
   const lines = new LogLines(source, command.search.toLowerCase());
-  await lines.read(stream, source.multiplexed);
+  await lines.read(stream);
   return lines.answer(command.tail);
 }
 
 /** A Swarm service of the owner (by its labels): its tasks' output. */
-async function serviceSource(docker: Docker, name: string, owner: ResourceOwner): Promise<LogSource> {
+export async function serviceSource(docker: Docker, name: string, owner: ResourceOwner): Promise<LogSource> {
   let service: Docker.Service & { Spec?: { Labels?: Record<string, string> } };
   try {
     service = await docker.getService(name).inspect();
@@ -93,13 +104,14 @@ async function serviceSource(docker: Docker, name: string, owner: ResourceOwner)
       const slot = slots.get(taskId);
       return `${name}.${slot ?? "?"}.${taskId.slice(0, 12)}`;
     },
+    gone: () => isGone(() => docker.getService(service.ID).inspect()),
   };
 }
 
 /** A container of the owner's compose stack `stackName` (compose project or stack namespace). */
-async function containerSource(
+export async function containerSource(
   docker: Docker,
-  command: ReadServiceLogsCommand,
+  command: Pick<ReadServiceLogsCommand, "containerId" | "stackName">,
   owner: ResourceOwner,
 ): Promise<LogSource> {
   if (!command.containerId || !command.stackName) {
@@ -126,10 +138,11 @@ async function containerSource(
     multiplexed: !info.Config?.Tty,
     details: false,
     sourceOf: () => name,
+    gone: () => isGone(() => docker.getContainer(info.Id).inspect()),
   };
 }
 
-function openLogStream(
+export function openLogStream(
   docker: Docker,
   path: string,
   query: Record<string, string | number | boolean>,
@@ -158,43 +171,45 @@ interface KeptLine extends ServiceLogLine {
   bytes: number;
 }
 
-/** Splits the log stream into lines, keeps those with the phrase, and bounds what it holds. */
-class LogLines {
-  private readonly kept: KeptLine[] = [];
-  private keptBytes = 0;
-  private truncated = false;
-  private readBytes = 0;
+/**
+ * Turns the chunks of a Docker log stream (framed, or raw with a TTY) into lines: time, source
+ * (task or container), stream and text (cut at MAX_LINE_BYTES, control characters escaped),
+ * handing on those that contain the phrase. Fed chunk by chunk (a followed stream never ends).
+ */
+export class LogLineReader {
+  /** True once a line was cut. */
+  truncated = false;
+  private pending: Buffer = Buffer.alloc(0);
   private readonly partial = { stdout: "", stderr: "" };
+  private readonly decoder = { stdout: new TextDecoder(), stderr: new TextDecoder() };
 
   constructor(
     private readonly source: LogSource,
     private readonly search: string,
+    private readonly emit: (line: ServiceLogLine) => void,
   ) {}
 
-  async read(stream: NodeJS.ReadableStream, multiplexed: boolean): Promise<void> {
-    let pending: Buffer = Buffer.alloc(0);
-    const decoder = { stdout: new TextDecoder(), stderr: new TextDecoder() };
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      this.readBytes += chunk.length;
-      if (!multiplexed) this.text("stdout", decoder.stdout.decode(chunk, { stream: true }));
-      else {
-        pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-        while (pending.length >= 8) {
-          const size = pending.readUInt32BE(4);
-          if (pending.length < 8 + size) break;
-          const name = pending[0] === 2 ? "stderr" : "stdout";
-          this.text(name, decoder[name].decode(pending.subarray(8, 8 + size), { stream: true }));
-          pending = pending.subarray(8 + size);
-        }
-      }
-      if (this.readBytes > MAX_READ_BYTES) {
-        this.truncated = true;
-        (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
-        break;
-      }
+  feed(chunk: Buffer): void {
+    if (!this.source.multiplexed) {
+      this.text("stdout", this.decoder.stdout.decode(chunk, { stream: true }));
+      return;
     }
+    let pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    while (pending.length >= 8) {
+      const size = pending.readUInt32BE(4);
+      if (pending.length < 8 + size) break;
+      const name = pending[0] === 2 ? "stderr" : "stdout";
+      this.text(name, this.decoder[name].decode(pending.subarray(8, 8 + size), { stream: true }));
+      pending = pending.subarray(8 + size);
+    }
+    this.pending = pending;
+  }
+
+  /** The stream ended: its unfinished lines are lines. */
+  end(): void {
     for (const name of ["stdout", "stderr"] as const) {
       if (this.partial[name]) this.line(name, this.partial[name]);
+      this.partial[name] = "";
     }
   }
 
@@ -233,11 +248,42 @@ class LogLines {
         .replace(/\uFFFD$/, "");
       this.truncated = true;
     }
-    text = escapeLogText(text);
-    const line = { time, source: this.source.sourceOf(taskId), stream, text, bytes: 0 };
-    line.bytes = Buffer.byteLength(line.text) + line.source.length + line.time.length + 16;
-    this.kept.push(line);
-    this.keptBytes += line.bytes;
+    this.emit({ time, source: this.source.sourceOf(taskId), stream, text: escapeLogText(text) });
+  }
+}
+
+/** Reads the log stream to its end, keeps the lines with the phrase, and bounds what it holds. */
+class LogLines {
+  private readonly kept: KeptLine[] = [];
+  private keptBytes = 0;
+  private truncated = false;
+  private readBytes = 0;
+  private readonly reader: LogLineReader;
+
+  constructor(source: LogSource, search: string) {
+    this.reader = new LogLineReader(source, search, (line) => this.keep(line));
+  }
+
+  async read(stream: NodeJS.ReadableStream): Promise<void> {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      this.readBytes += chunk.length;
+      this.reader.feed(chunk);
+      if (this.readBytes > MAX_READ_BYTES) {
+        this.truncated = true;
+        (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+        break;
+      }
+    }
+    this.reader.end();
+  }
+
+  private keep(line: ServiceLogLine): void {
+    const kept = {
+      ...line,
+      bytes: Buffer.byteLength(line.text) + line.source.length + line.time.length + 16,
+    };
+    this.kept.push(kept);
+    this.keptBytes += kept.bytes;
     // Tasks' lines arrive interleaved: trim (newest kept) only once well over the answer's size.
     if (this.keptBytes > MAX_ANSWER_BYTES * 2) this.trim(Number.MAX_SAFE_INTEGER);
   }
@@ -260,7 +306,7 @@ class LogLines {
     this.trim(tail);
     return {
       lines: this.kept.map(({ time, source, stream, text }) => ({ time, source, stream, text })),
-      truncated: this.truncated,
+      truncated: this.truncated || this.reader.truncated,
     };
   }
 }

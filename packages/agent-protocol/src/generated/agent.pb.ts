@@ -58,8 +58,10 @@ export interface CommandRequest {
   containerStats?: ContainerStatsCommand | undefined;
   setupMonitoring?: SetupMonitoringCommand | undefined;
   readContainerMetrics?: ReadContainerMetricsCommand | undefined;
-  readServiceLogs?:
-    | ReadServiceLogsCommand
+  readServiceLogs?: ReadServiceLogsCommand | undefined;
+  followServiceLogs?: FollowServiceLogsCommand | undefined;
+  renewLogFollow?:
+    | RenewLogFollowCommand
     | undefined;
   /** Proxy (40-49). */
   writeProxyFile?: WriteProxyFileCommand | undefined;
@@ -129,7 +131,7 @@ export interface CommandRequest {
   removeImage?:
     | RemoveImageCommand
     | undefined;
-  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 34; next proxy command: 45. */
+  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 36; next proxy command: 45. */
   diskUsage?: DiskUsageCommand | undefined;
 }
 
@@ -1223,6 +1225,8 @@ export interface CommandReply {
   monitoringSetUp?: MonitoringSetUp | undefined;
   containerMetrics?: ContainerMetricsList | undefined;
   serviceLogs?: ServiceLogs | undefined;
+  logFollowStarted?: LogFollowStarted | undefined;
+  logFollowLease?: LogFollowLease | undefined;
   proxyFileWritten?: ProxyFileWritten | undefined;
   proxyFile?: ProxyFile | undefined;
   proxyFileRemoved?: ProxyFileRemoved | undefined;
@@ -1799,4 +1803,51 @@ export interface DiskUsage {
   /** Over the objects of the scope only (the build cache only with include_unmanaged). */
   items: DiskUsageItem[];
   buildCache: BuildCacheRecord[];
+}
+
+/**
+ * Follows the output of one of an owner's workloads (the runtime log route, GET
+ * /api/runtime.logs): the same workloads and ownership checks as ReadServiceLogsCommand, read
+ * through Docker's log API with follow. The agent answers once the log is open (NOT_FOUND for a
+ * workload that is missing or not the owner's) and then publishes the lines as LogChunks on
+ * agent.<serverId>.logs.<log_stream_id>, each chunk's data an encoded ServiceLogs (oldest first),
+ * until the workload goes (a chunk marked `final`), the control plane stops it, or its lease runs
+ * out: a follower the control plane does not renew within lease_seconds stops by itself, so that
+ * an agent never follows for a control plane that went away. An agent that restarts forgets its
+ * followers: RenewLogFollowCommand then answers following = false and the control plane asks again
+ * from the last time it saw (since_time; lines at exactly that time come again and are dropped
+ * by the control plane).
+ */
+export interface FollowServiceLogsCommand {
+  owner?: ResourceOwner | undefined;
+  swarmServiceName: string;
+  containerId: string;
+  stackName: string;
+  /** Names the stream (its LogChunk subject), matching ^[a-zA-Z0-9_-]+$; one follower per id. */
+  logStreamId: string;
+  /**
+   * Lines from this time on (RFC 3339 with nanoseconds, as ServiceLogLine.time), all of them;
+   * "" = the newest `tail` lines first.
+   */
+  sinceTime: string;
+  /** 0 to 10000 (with since_time empty): how many of the newest lines come first. */
+  tail: number;
+  /** A literal phrase a sent line contains (case-insensitive); "" sends every line. */
+  search: string;
+  /** 5 to 300. */
+  leaseSeconds: number;
+}
+
+export interface LogFollowStarted {
+}
+
+/** Extends the lease of a follower by its lease_seconds, or (stop) ends it. */
+export interface RenewLogFollowCommand {
+  logStreamId: string;
+  stop: boolean;
+}
+
+export interface LogFollowLease {
+  /** False when this agent has no such follower (it ended, or the agent restarted). */
+  following: boolean;
 }

@@ -29,6 +29,8 @@ export interface CommandTable {
   setupMonitoring: { command: pb.SetupMonitoringCommand; result: "monitoringSetUp"; reply: pb.MonitoringSetUp };
   readContainerMetrics: { command: pb.ReadContainerMetricsCommand; result: "containerMetrics"; reply: pb.ContainerMetricsList };
   readServiceLogs: { command: pb.ReadServiceLogsCommand; result: "serviceLogs"; reply: pb.ServiceLogs };
+  followServiceLogs: { command: pb.FollowServiceLogsCommand; result: "logFollowStarted"; reply: pb.LogFollowStarted };
+  renewLogFollow: { command: pb.RenewLogFollowCommand; result: "logFollowLease"; reply: pb.LogFollowLease };
   writeProxyFile: { command: pb.WriteProxyFileCommand; result: "proxyFileWritten"; reply: pb.ProxyFileWritten };
   readProxyFile: { command: pb.ReadProxyFileCommand; result: "proxyFile"; reply: pb.ProxyFile };
   removeProxyFile: { command: pb.RemoveProxyFileCommand; result: "proxyFileRemoved"; reply: pb.ProxyFileRemoved };
@@ -102,6 +104,8 @@ export interface ReplyResultTable {
   monitoringSetUp: pb.MonitoringSetUp;
   containerMetrics: pb.ContainerMetricsList;
   serviceLogs: pb.ServiceLogs;
+  logFollowStarted: pb.LogFollowStarted;
+  logFollowLease: pb.LogFollowLease;
   proxyFileWritten: pb.ProxyFileWritten;
   proxyFile: pb.ProxyFile;
   proxyFileRemoved: pb.ProxyFileRemoved;
@@ -270,6 +274,10 @@ export interface MessageTypes {
   DiskUsageItem: pb.DiskUsageItem;
   BuildCacheRecord: pb.BuildCacheRecord;
   DiskUsage: pb.DiskUsage;
+  FollowServiceLogsCommand: pb.FollowServiceLogsCommand;
+  LogFollowStarted: pb.LogFollowStarted;
+  RenewLogFollowCommand: pb.RenewLogFollowCommand;
+  LogFollowLease: pb.LogFollowLease;
 }
 
 /** The `result` member that answers each command. */
@@ -294,6 +302,8 @@ export const RESULT_NAME_OF_COMMAND = {
   setupMonitoring: "monitoringSetUp",
   readContainerMetrics: "containerMetrics",
   readServiceLogs: "serviceLogs",
+  followServiceLogs: "logFollowStarted",
+  renewLogFollow: "logFollowLease",
   writeProxyFile: "proxyFileWritten",
   readProxyFile: "proxyFile",
   removeProxyFile: "proxyFileRemoved",
