@@ -68,7 +68,7 @@ const queryParameter = (name: string, description: string, type = "string") => (
 export const runtimeLogsOpenApi: OpenApiPathItem = {
   get: {
     operationId: "runtime.logs",
-    tags: ["application", "compose"],
+    tags: ["application"],
     summary: "Follow a service's runtime log live (server-sent events)",
     description:
       "Exactly one of applicationId, composeId (with containerId), postgresId, mysqlId, mariadbId, mongoId or redisId. Events `log` (id: the line's RFC 3339 time; data: `<time> <task or container> | <text>`) for the newest `tail` lines and each new line, across agent restarts and from every node of the service; Last-Event-ID resumes after that time. An `end` event (data: JSON `{reason}`) closes the stream when the service is removed.",
