@@ -83,21 +83,23 @@ interface EngineEvent {
 export async function containerEvents(
   docker: Docker,
   command: ContainerEventsCommand,
-  nowUnix = Math.floor(Date.now() / 1000),
+  now = Date.now() / 1000,
 ): Promise<{ events: ContainerEvent[] }> {
   const scope: ContainerScope | undefined = command.scope;
   if (!scope?.organizationId) throw new CommandError("INVALID_ARGUMENT", "scope: organizationId is required");
-  // An `until` in the future would keep the engine's stream open until then.
-  const until = Math.min(Number(command.untilUnix) || nowUnix, nowUnix);
+  // An `until` in the future would keep the engine's stream open until then; the engine takes
+  // fractions of a second, and a whole second would leave out this second's events.
+  const until = Math.min(Number(command.untilUnix) || now, now);
   const since = Number(command.sinceUnix);
   if (!(since > 0) || since > until || until - since > MAX_EVENTS_WINDOW_SECONDS) {
     throw new CommandError("INVALID_ARGUMENT", "sinceUnix: a time before untilUnix, at most a day before it");
   }
+  // The engine takes the times as strings with fractions of a second (dockerode types them as numbers).
   const stream = (await docker.getEvents({
-    since,
-    until,
+    since: String(since),
+    until: until.toFixed(3),
     filters: { type: ["container"] },
-  })) as unknown as AsyncIterable<Buffer>;
+  } as never)) as unknown as AsyncIterable<Buffer>;
   const events: ContainerEvent[] = [];
   let pending = "";
   const take = (line: string) => {
