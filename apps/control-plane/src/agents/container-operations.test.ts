@@ -13,6 +13,7 @@ import { applicationOwner, ownershipLabels } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertTestServer } from "./testing/agents.ts";
 
 const image = process.env.PLATFORM_TEST_BUSYBOX_IMAGE ?? "platform-test/busybox:latest";
 const prefix = uniqueName("cp-container-ops");
@@ -91,6 +92,30 @@ describe("docker container operations through the agent", () => {
         expect(await status(containerId)).toBe("running");
       }
     }
+  }, 60_000);
+
+  it("serverId of another organization's server is a 404; another organization on this machine must name a serverId (400)", async () => {
+    const otherServer = await insertTestServer(platform, stranger.user.organizationId);
+    for (const [procedure, input] of [
+      ["docker.stopContainer", { containerId: mine, serverId: otherServer }],
+      [
+        "docker.writeContainerFile",
+        { containerId: mine, path: "/data/x.txt", content: "x", serverId: otherServer },
+      ],
+    ] as const) {
+      expect((await platform.mutate(procedure, input, as(owner))).status, procedure).toBe(404);
+    }
+    for (const [procedure, input] of [
+      ["docker.listContainerFiles", { containerId: mine, path: "/", serverId: otherServer }],
+      ["docker.getEvents", { serverId: otherServer }],
+    ] as const) {
+      expect((await platform.query(procedure, input, as(owner))).status, procedure).toBe(404);
+    }
+    const noServer = await platform.mutate("docker.stopContainer", { containerId: theirs }, as(stranger));
+    expect(noServer.status).toBe(400);
+    expect(noServer.body.error.data.fields).toEqual(["serverId"]);
+    expect(await status(mine)).toBe("running");
+    expect(await status(theirs)).toBe("running");
   }, 60_000);
 
   it("a member without the docker permission is refused and changes nothing", async () => {

@@ -280,7 +280,7 @@ export const dockerRouter = defineRouter("docker", {
     summary: "The engine's events of the caller's containers in the last minutes (default 15)",
     access: "member",
     input: z
-      .object({ minutes: z.number().int().min(1).max(MAX_EVENT_MINUTES).optional(), ...serverIdInput })
+      .object({ minutes: z.number().int().min(1).max(MAX_EVENT_MINUTES).default(15), ...serverIdInput })
       .optional(),
     output: dockerEventsSchema,
     handler: async ({ services, caller, input }) => {
