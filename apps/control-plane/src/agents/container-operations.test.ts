@@ -78,6 +78,66 @@ afterAll(async () => {
 
 const as = (session: Session) => ({ token: session.token });
 
+describe("a member granted one application (accessedServices)", () => {
+  const granted = `${prefix}-granted`;
+  const ungranted = `${prefix}-ungranted`;
+  let restricted: Session;
+
+  beforeAll(async () => {
+    const organizationId = owner.user.organizationId;
+    const project = await platform.mutateOk("project.create", { name: "container-ops" }, as(owner));
+    const environmentId = project.environment.environmentId as string;
+    const create = (name: string) =>
+      platform.mutateOk("application.create", { name, environmentId }, as(owner));
+    const grantedApp = await create("granted");
+    const ungrantedApp = await create("ungranted");
+    restricted = await createUserDirectly(platform, {
+      email: "container-ops-restricted@example.com",
+      organizationId,
+    });
+    const assigned = await platform.mutate(
+      "user.assignPermissions",
+      { id: restricted.user.userId, canAccessToDocker: true, accessedServices: [grantedApp.applicationId] },
+      as(owner),
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    await run(granted, ownershipLabels(applicationOwner(organizationId, grantedApp.applicationId)));
+    await run(ungranted, ownershipLabels(applicationOwner(organizationId, ungrantedApp.applicationId)));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const name of [granted, ungranted]) await removeContainer(name);
+  });
+
+  it("stops, reads and writes only the granted application's container; the ungranted one's are 404s and unchanged", async () => {
+    for (const containerId of [ungranted, theirs, internal]) {
+      const stop = await platform.mutate("docker.stopContainer", { containerId }, as(restricted));
+      expect(stop.status, containerId).toBe(404);
+      expect(await status(containerId)).toBe("running");
+      const listed = await platform.query(
+        "docker.listContainerFiles",
+        { containerId, path: "/" },
+        as(restricted),
+      );
+      expect(listed.status, containerId).toBe(404);
+      const written = await platform.mutate(
+        "docker.writeContainerFile",
+        { containerId, path: "/probe.txt", content: "x" },
+        as(restricted),
+      );
+      expect(written.status, containerId).toBe(404);
+    }
+    expect(
+      (await platform.query("docker.listContainerFiles", { containerId: granted, path: "/" }, as(restricted)))
+        .status,
+    ).toBe(200);
+    expect(
+      (await platform.mutate("docker.stopContainer", { containerId: granted }, as(restricted))).status,
+    ).toBe(200);
+    expect(await status(granted)).toBe("exited");
+  }, 60_000);
+});
+
 describe("docker container operations through the agent", () => {
   it("docker.stopContainer {containerId} of another organization's container answers 404 and stops nothing", async () => {
     for (const containerId of [theirs, internal]) {
