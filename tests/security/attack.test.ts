@@ -131,8 +131,9 @@ const NOT_HOST_PORT_FIELDS = new Set([
 
 /**
  * Fields ending in `Id` that name no record of ours: Docker's container ids (docker.* is
- * attacked in routers/docker.test.ts), and others' own ids. A field naming a record of ours
- * belongs in ID_KINDS with a fixture.
+ * attacked in routers/docker.test.ts and, for start/stop/kill/remove, the file procedures and
+ * getEvents, agents/container-operations.test.ts), and others' own ids. A field naming a record of
+ * ours belongs in ID_KINDS with a fixture.
  */
 const NOT_RECORD_IDS = new Set([
   "containerId",
@@ -1073,6 +1074,30 @@ describe("instance-wide settings", () => {
       expect(response.status, JSON.stringify(response.body)).toBe(403);
     },
   );
+});
+
+describe("container operations on another organization's server (docker.*, issue 39)", () => {
+  // The container's own labels are checked by the router and again by the agent
+  // (apps/control-plane/src/agents/container-operations.test.ts, with real containers); here the
+  // victim's server is refused before any agent is asked.
+  const containerId = "0123456789ab";
+  it.each([
+    ["docker.startContainer", "mutation", { containerId }],
+    ["docker.stopContainer", "mutation", { containerId }],
+    ["docker.killContainer", "mutation", { containerId }],
+    ["docker.removeContainer", "mutation", { containerId }],
+    ["docker.listContainerFiles", "query", { containerId, path: "/" }],
+    ["docker.readContainerFile", "query", { containerId, path: "/etc/hostname" }],
+    ["docker.writeContainerFile", "mutation", { containerId, path: "/tmp/probe", content: "x" }],
+    ["docker.getEvents", "query", { minutes: 5 }],
+  ] as const)("%s with the victim's serverId answers 404", async (name, kind, input) => {
+    const withServer = { ...input, serverId: theirs.serverId };
+    const response =
+      kind === "query"
+        ? await platform.query(name, withServer, as(owner))
+        : await platform.mutate(name, withServer, as(owner));
+    expect(response.status, JSON.stringify(response.body)).toBe(404);
+  });
 });
 
 describe("scheduled jobs (schedule.*, CVE-2026-45632)", () => {

@@ -31,6 +31,8 @@ import { Deployer } from "./deploy/index.ts";
 import { keepRollbackImage, removeRollbackImages, rollbackImageStatus } from "./deploy/rollback-images.ts";
 import { keepStackRollbackImages } from "./deploy/stack.ts";
 import { cleanDocker } from "./docker/cleanup.ts";
+import { containerAction, containerEvents } from "./docker/container-actions.ts";
+import { containerFiles } from "./docker/container-files.ts";
 import { inspectContainer, listContainers, restartContainer } from "./docker/containers.ts";
 import {
   createDockerClient,
@@ -200,6 +202,9 @@ export class AgentCore {
     inspectContainer: (command) => inspectContainer(this.docker, command.containerId, command.scope),
     restartContainer: (command) =>
       restartContainer(this.docker, command.containerId, command.scope, command.stopTimeoutSeconds),
+    containerAction: (command) => containerAction(this.docker, command),
+    containerFiles: (command) => containerFiles(this.docker, command),
+    containerEvents: (command) => containerEvents(this.docker, command),
     buildImage: (command) => this.deployer.buildImage(command),
     deployService: (command) => this.deployer.deployService(command),
     serviceAction: (command) => this.deployer.serviceAction(command),

@@ -67,6 +67,7 @@ const PROJECT = `${CP}/routers/project.test.ts`;
 const ENVIRONMENT = `${CP}/routers/environment.test.ts`;
 const DOCKER = `${CP}/routers/docker.test.ts`;
 const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
+const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -254,6 +255,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "docker.getContainersByAppLabel": applied("appName type serverId", DOCKER),
   "docker.getStackContainersByAppName": applied("appName serverId", DOCKER),
   "docker.getServiceContainersByAppName": applied("appName serverId", DOCKER),
+  "docker.startContainer": applied("containerId serverId", CONTAINER_OPS),
+  "docker.stopContainer": applied("containerId serverId", CONTAINER_OPS),
+  "docker.killContainer": applied("containerId serverId", CONTAINER_OPS),
+  "docker.removeContainer": applied("containerId serverId", CONTAINER_OPS),
+  "docker.listContainerFiles": applied("containerId path serverId", CONTAINER_OPS),
+  "docker.readContainerFile": applied("containerId path serverId", CONTAINER_OPS),
+  "docker.writeContainerFile": applied("containerId path content serverId", CONTAINER_OPS),
+  "docker.getEvents": applied("minutes serverId", CONTAINER_OPS),
 
   "agent.enroll": {
     ...applied("enrollmentToken publicKey", ENROLL),

@@ -284,6 +284,44 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Restarts one container; only containers of the caller's organization's services are touched.",
     errors: [404],
   },
+  "docker.startContainer": {
+    description: "Starts one container of the caller's organization (already running: nothing to do).",
+    errors: [404],
+  },
+  "docker.stopContainer": {
+    description:
+      "Stops one container of the caller's organization (Docker's 10 s before it is killed); another organization's container is a 404 and is not stopped.",
+    errors: [404],
+  },
+  "docker.killContainer": {
+    description:
+      "Kills one running container of the caller's organization (SIGKILL); one that is not running is a 409.",
+    errors: [404, 409],
+  },
+  "docker.removeContainer": {
+    description:
+      "Removes one container of the caller's organization, running or not (like `docker rm -f`); its volumes are kept.",
+    errors: [404],
+  },
+  "docker.listContainerFiles": {
+    description:
+      "The entries of the directory `path` of a container (`{name, isDirectory}`, directories first), read through Docker's archive API (no shell). `path` must not hold `..` segments or NUL.",
+    errors: [404],
+  },
+  "docker.readContainerFile": {
+    description:
+      "The text of the file `path` of a container, base64-encoded, with `truncated` when it is longer than 512 KiB; a binary file, a directory or a symbolic link is a 400 saying so. Through Docker's archive API (no shell).",
+    errors: [404],
+  },
+  "docker.writeContainerFile": {
+    description:
+      "Writes `content` (UTF-8, at most 512 KiB) as the file `path` of a container, keeping an existing file's owner and mode; its directory must exist. Through Docker's archive API (no shell).",
+    errors: [404],
+  },
+  "docker.getEvents": {
+    description:
+      "The engine's events of the caller's containers in the last `minutes` (1-1,440, default 15), newest first (at most 1,000), in `docker events` JSON, with `fetchedAt`.",
+  },
   "docker.getConfig": {
     description:
       "The container's full configuration as `docker inspect` shows it (environment, mounts, networks, limits).",

@@ -48,6 +48,35 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "containerAction",
+    containerAction: {
+      containerId: "web-1",
+      action: "KILL",
+      scope: { organizationId: "org-1", includeUnmanaged: true },
+    },
+  },
+  {
+    ...header,
+    command: "containerFiles",
+    containerFiles: {
+      containerId: "web-1",
+      operation: "WRITE",
+      path: "/app/config.json",
+      content: Buffer.from([123, 125]),
+      scope: { organizationId: "org-1", includeUnmanaged: false },
+    },
+  },
+  {
+    ...header,
+    command: "containerEvents",
+    containerEvents: {
+      scope: { organizationId: "org-1", includeUnmanaged: false },
+      sinceUnix: 1_700_000_000,
+      untilUnix: 1_700_000_900,
+    },
+  },
+  {
+    ...header,
     command: "buildImage",
     buildImage: {
       jobId: "d-1",
@@ -638,6 +667,37 @@ export const replies: CommandReply[] = [
     requestId: "r-1",
     result: "restartContainer",
     restartContainer: { id: "c1", startedAt: "2025-01-01T00:00:00.000000000Z" },
+  },
+  {
+    requestId: "r-1",
+    result: "containerAction",
+    containerAction: { id: "c1", state: "exited" },
+  },
+  {
+    requestId: "r-1",
+    result: "containerFiles",
+    containerFiles: {
+      entries: [{ name: "etc", isDirectory: true }],
+      content: Buffer.from([104, 105]),
+      truncated: true,
+      partial: true,
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "containerEvents",
+    containerEvents: {
+      events: [
+        {
+          type: "container",
+          action: "die",
+          actorId: "c1",
+          attributes: { name: "web-1" },
+          time: 1_700_000_100,
+          timeNano: 1_700_000_100_123,
+        },
+      ],
+    },
   },
   {
     requestId: "r-1",

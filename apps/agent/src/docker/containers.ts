@@ -74,7 +74,7 @@ function requireScope(scope: ContainerScope | undefined): ContainerScope {
  * the platform's own, an unmanaged one without includeUnmanaged) is answered as missing, so that a
  * command cannot tell it from a container that does not exist.
  */
-async function inspectInScope(docker: Docker, containerId: string, scope: ContainerScope | undefined) {
+export async function inspectInScope(docker: Docker, containerId: string, scope: ContainerScope | undefined) {
   const id = assertValidName(containerId, "container id");
   const expected = requireScope(scope);
   const info = await docker.getContainer(id).inspect();

@@ -15,6 +15,19 @@ import type { Container, Init, ListContainersCommand } from "@platform/agent-pro
 import { isPlatformInternal, ORGANIZATION_LABEL, RESOURCE_LABEL } from "@platform/ownership";
 import { z } from "zod";
 import {
+  actOnContainer,
+  containerEvents,
+  containerFileEntrySchema,
+  containerFileSchema,
+  containerPathSchema,
+  dockerEventsSchema,
+  fileContentSchema,
+  listContainerFiles,
+  MAX_EVENT_MINUTES,
+  readContainerFile,
+  writeContainerFile,
+} from "../agents/container-operations.ts";
+import {
   appContainerSchema,
   appNameSchema,
   containerIdSchema,
@@ -146,6 +159,38 @@ async function taskContainers(
 
 const serverIdInput = { serverId: serverIdSchema.optional() };
 
+/** The agent to ask and the checked full id of a container the caller may act on (404 otherwise). */
+async function checkedContainer(
+  services: ServiceContext,
+  caller: Caller,
+  input: { containerId: string; serverId?: string },
+) {
+  const target = await resolveTarget(services, caller, input.serverId);
+  const { Id } = await visibleContainer(services, caller, target, input.containerId);
+  const agent = {
+    services,
+    agentServerId: target.agentServerId,
+    scope: { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
+  };
+  return { agent, containerId: Id };
+}
+
+/** docker.startContainer, stopContainer, killContainer, removeContainer: one container, by its checked id. */
+const containerAction = (summary: string, action: "START" | "STOP" | "KILL" | "REMOVE") =>
+  mutation({
+    summary,
+    access: "member",
+    input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(services, caller, input);
+      await actOnContainer(agent, containerId, action);
+      return success;
+    },
+  });
+
+const fileInput = { containerId: containerIdSchema, path: containerPathSchema, ...serverIdInput };
+
 export const dockerRouter = defineRouter("docker", {
   getContainers: query({
     summary: "Every container of the server (running or not)",
@@ -180,6 +225,78 @@ export const dockerRouter = defineRouter("docker", {
         services.logger,
       );
       return success;
+    },
+  }),
+
+  startContainer: containerAction("Start one container", "START"),
+  stopContainer: containerAction("Stop one container", "STOP"),
+  killContainer: containerAction("Kill one container (SIGKILL)", "KILL"),
+  removeContainer: containerAction(
+    "Remove one container (forced, like docker rm -f; its volumes are kept)",
+    "REMOVE",
+  ),
+
+  listContainerFiles: query({
+    summary: "The entries of a directory of a container (Docker's archive API)",
+    access: "member",
+    input: z.object(fileInput),
+    output: z.array(containerFileEntrySchema),
+    handler: async ({ services, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(services, caller, input);
+      return listContainerFiles(agent, containerId, input.path);
+    },
+  }),
+
+  readContainerFile: query({
+    summary: "The text of a file of a container, base64-encoded (at most 512 KiB; binary files refused)",
+    access: "member",
+    input: z.object(fileInput),
+    output: containerFileSchema,
+    handler: async ({ services, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(services, caller, input);
+      return readContainerFile(agent, containerId, input.path);
+    },
+  }),
+
+  writeContainerFile: mutation({
+    summary: "Write a text file of a container (at most 512 KiB; its directory must exist)",
+    access: "member",
+    input: z.object({ ...fileInput, content: fileContentSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(services, caller, input);
+      await writeContainerFile(agent, containerId, input.path, input.content);
+      return success;
+    },
+  }),
+
+  getEvents: query({
+    summary: "The engine's events of the caller's containers in the last minutes (default 15)",
+    access: "member",
+    input: z
+      .object({ minutes: z.number().int().min(1).max(MAX_EVENT_MINUTES).default(15), ...serverIdInput })
+      .optional(),
+    output: dockerEventsSchema,
+    handler: async ({ services, caller, input }) => {
+      const target = await resolveTarget(services, caller, input?.serverId);
+      const agent = {
+        services,
+        agentServerId: target.agentServerId,
+        scope: { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
+      };
+      const answer = await containerEvents(agent, input?.minutes ?? 15, services.now());
+      // The agent answered the organization's containers; a member sees its granted services' only.
+      const events = answer.events.filter((event) =>
+        isVisible(
+          {
+            labels: event.Actor.Attributes,
+            names: event.Actor.Attributes.name ? [event.Actor.Attributes.name] : [],
+          },
+          caller,
+          target,
+        ),
+      );
+      return { events, fetchedAt: answer.fetchedAt };
     },
   }),
 

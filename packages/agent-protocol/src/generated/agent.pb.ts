@@ -41,6 +41,12 @@ export interface CommandRequest {
   restartContainer?:
     | RestartContainerCommand
     | undefined;
+  /** Containers (16-18): start, stop, kill, remove; files through Docker's archive API; events. */
+  containerAction?: ContainerActionCommand | undefined;
+  containerFiles?: ContainerFilesCommand | undefined;
+  containerEvents?:
+    | ContainerEventsCommand
+    | undefined;
   /** Deployments (20-29). */
   buildImage?: BuildImageCommand | undefined;
   deployService?: DeployServiceCommand | undefined;
@@ -185,6 +191,123 @@ export interface RestartContainerCommand {
   stopTimeoutSeconds: number;
   /** Required: whose containers the command may touch (see ContainerScope). */
   scope?: ContainerScope | undefined;
+}
+
+/** Starts, stops, kills or removes (forced, like `docker rm -f`) one container inside `scope`. */
+export interface ContainerActionCommand {
+  /** Container id or name, matching ^[a-zA-Z0-9.\-_]+$. */
+  containerId: string;
+  action: ContainerActionCommand_Action;
+  /** Required: whose containers the command may touch (see ContainerScope). */
+  scope?: ContainerScope | undefined;
+}
+
+export const ContainerActionCommand_Action = {
+  ACTION_UNSPECIFIED: "ACTION_UNSPECIFIED",
+  START: "START",
+  STOP: "STOP",
+  KILL: "KILL",
+  REMOVE: "REMOVE",
+} as const;
+
+export type ContainerActionCommand_Action =
+  typeof ContainerActionCommand_Action[keyof typeof ContainerActionCommand_Action];
+
+export namespace ContainerActionCommand_Action {
+  export type ACTION_UNSPECIFIED = typeof ContainerActionCommand_Action.ACTION_UNSPECIFIED;
+  export type START = typeof ContainerActionCommand_Action.START;
+  export type STOP = typeof ContainerActionCommand_Action.STOP;
+  export type KILL = typeof ContainerActionCommand_Action.KILL;
+  export type REMOVE = typeof ContainerActionCommand_Action.REMOVE;
+}
+
+export interface ContainerActionResult {
+  /** The full id of the container acted on. */
+  id: string;
+  /** Its State.Status afterwards ("running", "exited", …); "removed" after REMOVE. */
+  state: string;
+}
+
+/**
+ * Files of one container inside `scope`, only through Docker's archive API (GET/PUT
+ * /containers/{id}/archive): never a shell. `path` is absolute inside the container's root, with
+ * no `..` segment nor NUL; the agent refuses anything else (INVALID_ARGUMENT).
+ */
+export interface ContainerFilesCommand {
+  containerId: string;
+  operation: ContainerFilesCommand_Operation;
+  path: string;
+  /** WRITE: the file's bytes. */
+  content: Uint8Array;
+  /** Required: whose containers the command may touch (see ContainerScope). */
+  scope?: ContainerScope | undefined;
+}
+
+export const ContainerFilesCommand_Operation = {
+  OPERATION_UNSPECIFIED: "OPERATION_UNSPECIFIED",
+  /** LIST - The entries of the directory `path`. */
+  LIST: "LIST",
+  /** READ - The text of the file `path` (at most 512 KiB of it; a binary file is refused). */
+  READ: "READ",
+  /** WRITE - Writes `content` as the file `path` (created or replaced; its directory must exist). */
+  WRITE: "WRITE",
+} as const;
+
+export type ContainerFilesCommand_Operation =
+  typeof ContainerFilesCommand_Operation[keyof typeof ContainerFilesCommand_Operation];
+
+export namespace ContainerFilesCommand_Operation {
+  export type OPERATION_UNSPECIFIED = typeof ContainerFilesCommand_Operation.OPERATION_UNSPECIFIED;
+  export type LIST = typeof ContainerFilesCommand_Operation.LIST;
+  export type READ = typeof ContainerFilesCommand_Operation.READ;
+  export type WRITE = typeof ContainerFilesCommand_Operation.WRITE;
+}
+
+export interface ContainerFileEntry {
+  name: string;
+  isDirectory: boolean;
+}
+
+export interface ContainerFilesResult {
+  /** LIST: the directory's entries. */
+  entries: ContainerFileEntry[];
+  /** READ: the file's first bytes (UTF-8 text). */
+  content: Uint8Array;
+  /** READ: the file is longer than what `content` holds. */
+  truncated: boolean;
+  /** LIST: the directory was larger than the agent reads; `entries` are the first ones. */
+  partial: boolean;
+}
+
+/** The engine's events of containers inside `scope` between the two times (Unix seconds). */
+export interface ContainerEventsCommand {
+  scope?: ContainerScope | undefined;
+  sinceUnix: number;
+  untilUnix: number;
+}
+
+export interface ContainerEvent {
+  /** "container". */
+  type: string;
+  /** "start", "die", "kill", … */
+  action: string;
+  /** The container's id. */
+  actorId: string;
+  /** The event's attributes (the container's name, image and labels). */
+  attributes: { [key: string]: string };
+  /** Unix seconds and nanoseconds. */
+  time: number;
+  timeNano: number;
+}
+
+export interface ContainerEvent_AttributesEntry {
+  key: string;
+  value: string;
+}
+
+export interface ContainerEventList {
+  /** Newest first, at most 1,000. */
+  events: ContainerEvent[];
 }
 
 /**
@@ -1196,6 +1319,9 @@ export interface CommandReply {
   containers?: ContainerList | undefined;
   containerConfig?: ContainerConfig | undefined;
   restartContainer?: RestartContainerResult | undefined;
+  containerAction?: ContainerActionResult | undefined;
+  containerFiles?: ContainerFilesResult | undefined;
+  containerEvents?: ContainerEventList | undefined;
   buildImage?: BuildImageResult | undefined;
   deployService?: DeployServiceResult | undefined;
   serviceAction?: ServiceActionResult | undefined;

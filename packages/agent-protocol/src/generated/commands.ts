@@ -15,6 +15,9 @@ export interface CommandTable {
   listContainers: { command: pb.ListContainersCommand; result: "containers"; reply: pb.ContainerList };
   inspectContainer: { command: pb.InspectContainerCommand; result: "containerConfig"; reply: pb.ContainerConfig };
   restartContainer: { command: pb.RestartContainerCommand; result: "restartContainer"; reply: pb.RestartContainerResult };
+  containerAction: { command: pb.ContainerActionCommand; result: "containerAction"; reply: pb.ContainerActionResult };
+  containerFiles: { command: pb.ContainerFilesCommand; result: "containerFiles"; reply: pb.ContainerFilesResult };
+  containerEvents: { command: pb.ContainerEventsCommand; result: "containerEvents"; reply: pb.ContainerEventList };
   buildImage: { command: pb.BuildImageCommand; result: "buildImage"; reply: pb.BuildImageResult };
   deployService: { command: pb.DeployServiceCommand; result: "deployService"; reply: pb.DeployServiceResult };
   serviceAction: { command: pb.ServiceActionCommand; result: "serviceAction"; reply: pb.ServiceActionResult };
@@ -75,6 +78,9 @@ export interface ReplyResultTable {
   containers: pb.ContainerList;
   containerConfig: pb.ContainerConfig;
   restartContainer: pb.RestartContainerResult;
+  containerAction: pb.ContainerActionResult;
+  containerFiles: pb.ContainerFilesResult;
+  containerEvents: pb.ContainerEventList;
   buildImage: pb.BuildImageResult;
   deployService: pb.DeployServiceResult;
   serviceAction: pb.ServiceActionResult;
@@ -135,6 +141,14 @@ export interface MessageTypes {
   ListContainersCommand: pb.ListContainersCommand;
   InspectContainerCommand: pb.InspectContainerCommand;
   RestartContainerCommand: pb.RestartContainerCommand;
+  ContainerActionCommand: pb.ContainerActionCommand;
+  ContainerActionResult: pb.ContainerActionResult;
+  ContainerFilesCommand: pb.ContainerFilesCommand;
+  ContainerFileEntry: pb.ContainerFileEntry;
+  ContainerFilesResult: pb.ContainerFilesResult;
+  ContainerEventsCommand: pb.ContainerEventsCommand;
+  ContainerEvent: pb.ContainerEvent;
+  ContainerEventList: pb.ContainerEventList;
   ContainerScope: pb.ContainerScope;
   RegistryAuth: pb.RegistryAuth;
   GitSource: pb.GitSource;
@@ -288,6 +302,9 @@ export const RESULT_NAME_OF_COMMAND = {
   listContainers: "containers",
   inspectContainer: "containerConfig",
   restartContainer: "restartContainer",
+  containerAction: "containerAction",
+  containerFiles: "containerFiles",
+  containerEvents: "containerEvents",
   buildImage: "buildImage",
   deployService: "deployService",
   serviceAction: "serviceAction",
