@@ -20,13 +20,29 @@ import { registerGitProviderRoutes } from "./git-providers/routes.ts";
 import { readiness } from "./health.ts";
 import { MAX_BODY_BYTES } from "./limits.ts";
 import { RUNTIME_LOGS_PATH, registerRuntimeLogRoute, runtimeLogsOpenApi } from "./monitoring/log-follow.ts";
-import { registerOpenApiRoutes } from "./openapi.ts";
+import { buildOpenApiDocument, type OpenApiPathItem, registerOpenApiRoutes } from "./openapi.ts";
 import type { RouterDef } from "./procedure.ts";
 import { allRouters } from "./routers/index.ts";
 import { registerAgentArtifactRoutes } from "./servers/agent-artifact.ts";
 import { deployWebhookOpenApi, registerDeployWebhookRoutes } from "./webhooks/route.ts";
 
 export { MAX_BODY_BYTES };
+
+/** The routes outside the procedure layer that the OpenAPI document describes. */
+const openApiRoutes: Record<string, OpenApiPathItem> = {
+  [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
+  [RUNTIME_LOGS_PATH]: runtimeLogsOpenApi,
+  "/api/application.dropDeployment": dropDeploymentOpenApi,
+  "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
+};
+
+/**
+ * The document /api/openapi.json serves, built without a running control plane (no services):
+ * scripts/generate-api-types.ts makes the dashboard's types of it.
+ */
+export function openApiDocument(routers: RouterDef[] = allRouters): Record<string, unknown> {
+  return buildOpenApiDocument(procedureTable(routers), openApiRoutes);
+}
 
 export type AppEnv = { Variables: { requestId: string; logger: Logger; caller: Caller } };
 
@@ -78,17 +94,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   app.get("/health/ready", ready);
   app.get("/health", ready);
 
-  registerOpenApiRoutes(
-    app as unknown as Hono,
-    procedures,
-    {
-      [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
-      [RUNTIME_LOGS_PATH]: runtimeLogsOpenApi,
-      "/api/application.dropDeployment": dropDeploymentOpenApi,
-      "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
-    },
-    services,
-  );
+  registerOpenApiRoutes(app as unknown as Hono, procedures, openApiRoutes, services);
   registerAgentArtifactRoutes(app as unknown as Hono);
   registerDashboardRoutes(app as unknown as Hono, services);
   registerDeployWebhookRoutes(app, services);

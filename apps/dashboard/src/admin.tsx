@@ -4,7 +4,7 @@
  * offered to members): domain, daily cleanup, Traefik (dashboard, traefik.yml), monitoring.
  */
 import { useState } from "preact/hooks";
-import { mutate, query, type User } from "./api.ts";
+import { type Member, mutate, query, type User } from "./api.ts";
 import { type MetricsToken, MonitoringFields } from "./servers.tsx";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
@@ -32,7 +32,7 @@ const PERMISSIONS = [
 type Permission = (typeof PERMISSIONS)[number][0];
 
 /** The owner edits a member's role and permission flags (user.assignPermissions). */
-function Permissions({ member, onSaved }: { member: User; onSaved: () => void }) {
+function Permissions({ member, onSaved }: { member: Member; onSaved: () => void }) {
   const record = member as unknown as Record<Permission, boolean>;
   const [role, setRole] = useState<"member" | "admin">(member.role === "admin" ? "admin" : "member");
   const [flags, setFlags] = useState(
@@ -84,7 +84,7 @@ function Permissions({ member, onSaved }: { member: User; onSaved: () => void })
 }
 
 export function MembersPage({ user }: { user: User }) {
-  const members = useLoad(() => query<User[]>("user.all"), "members");
+  const members = useLoad(() => query<Member[]>("user.all"), "members");
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<"member" | "admin">("member");
   const [invited, setInvited] = useState<{ email: string; link: string }>();

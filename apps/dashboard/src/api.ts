@@ -3,6 +3,7 @@
  * origin serves it), the session cookie sent by the browser, and the session's CSRF token (the
  * platform_csrf cookie) in X-CSRF-Token on every mutation.
  */
+import type { operations } from "./generated/api-types.ts";
 
 export class ApiFailure extends Error {
   constructor(
@@ -63,66 +64,33 @@ export function isSignedIn(): boolean {
   return csrfToken() !== "";
 }
 
-// The shapes the pages read (a subset of the API's; see /api/docs).
-export interface User {
-  userId: string;
-  organizationId: string;
-  email: string;
-  name: string;
-  role: "owner" | "admin" | "member";
-  canCreateProjects: boolean;
-  canCreateServices: boolean;
+// The shapes the pages read: the API's own answers, from the types `pnpm generate:api-types`
+// makes of its OpenAPI document (generated/api-types.ts), never copied by hand.
+
+/** What procedure `Name` answers with 200, as the API's OpenAPI document describes it. */
+export type Answer<Name extends keyof operations> = operations[Name] extends {
+  responses: { 200: { content: { "application/json": infer Body } } };
 }
-export interface ServiceSummary {
-  name: string;
-  appName: string;
-  applicationStatus?: string;
-  composeStatus?: string;
-  [id: string]: unknown;
+  ? Body
+  : never;
+
+/** The JSON body procedure `Name` (a mutation) accepts, as the API's OpenAPI document describes it. */
+export type RequestBody<Name extends keyof operations> = operations[Name] extends {
+  requestBody?: { content: { "application/json": infer Body } };
 }
-export interface Environment {
-  environmentId: string;
-  projectId: string;
-  name: string;
-  description: string | null;
-  applications: ServiceSummary[];
-  postgres: ServiceSummary[];
-  mysql: ServiceSummary[];
-  mariadb: ServiceSummary[];
-  mongo: ServiceSummary[];
-  redis: ServiceSummary[];
-  compose: ServiceSummary[];
-}
-export interface Project {
-  projectId: string;
-  name: string;
-  description: string | null;
-  createdAt: string;
-  environments: Environment[];
-}
-export interface Application {
-  applicationId: string;
-  environmentId: string;
-  name: string;
-  appName: string;
-  applicationStatus: string;
-  sourceType: string;
-  dockerImage: string | null;
-  env: string | null;
-  createEnvFile: boolean | null;
-  ports: { portId: string; publishedPort: number; targetPort: number; protocol: string }[];
-}
-export interface Deployment {
-  deploymentId: string;
-  title: string;
-  status: "idle" | "running" | "done" | "error" | "cancelled";
-  errorMessage: string | null;
-  createdAt: string;
-}
-export interface Domain {
-  domainId: string;
-  host: string;
-  path: string | null;
-  port: number | null;
-  https: boolean;
-}
+  ? Body
+  : never;
+
+/** The signed-in user (user.get), with the permission flags the pages read. */
+export type User = Answer<"user.get">;
+/** A member of the organization (user.all). */
+export type Member = Answer<"user.all">[number];
+/** A project with its environments and their services' summaries (project.all, project.one). */
+export type Project = Answer<"project.all">[number];
+export type Environment = Project["environments"][number];
+/** An application's settings (application.one). */
+export type Application = Answer<"application.one">;
+/** A deployment of an application or a compose service (deployment.all, deployment.allByCompose). */
+export type Deployment = Answer<"deployment.all">[number];
+/** A domain of an application (domain.byApplicationId). */
+export type Domain = Answer<"domain.byApplicationId">[number];

@@ -4,20 +4,16 @@
  * procedure of the public API and applies from the next deployment.
  */
 import { useState } from "preact/hooks";
-import { type Application, mutate, query } from "./api.ts";
+import { type Application, mutate, query, type RequestBody } from "./api.ts";
 import { ApplicationSource } from "./source.tsx";
 import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
-export interface ApplicationSettings extends Application, SwarmFields {
-  customGitUrl: string | null;
-  customGitBranch: string | null;
-  customGitBuildPath: string | null;
-  buildType: string;
-  dockerfile: string | null;
-  replicas: number;
-  registryId: string | null;
-  security: { securityId: string; username: string }[];
-}
+/**
+ * application.one's answer. The schema of that answer leaves the stored Swarm objects open
+ * (records of unknown members); they are what application.update accepted, so the forms read them
+ * as its input schema describes them.
+ */
+export type ApplicationSettings = Omit<Application, SwarmKey> & SwarmFields;
 
 /** A form's "Saved." beside its button. */
 function Saved({ shown }: { shown: boolean }) {
@@ -45,7 +41,7 @@ const BUILD_TYPES = [
 ];
 
 function BuildType({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void }) {
-  const [buildType, setBuildType] = useState(app.buildType);
+  const [buildType, setBuildType] = useState<string>(app.buildType);
   const [dockerfile, setDockerfile] = useState(app.dockerfile ?? "Dockerfile");
   const save = useSave(
     () =>
@@ -143,37 +139,23 @@ function BasicAuth({ app, onSaved }: { app: ApplicationSettings; onSaved: () => 
 
 type Json = Record<string, unknown>;
 
-/** The Swarm fields of application.update as application.one answers them (Docker's names). */
-interface SwarmFields {
-  healthCheckSwarm: {
-    Test?: string[];
-    Interval?: number;
-    Timeout?: number;
-    StartPeriod?: number;
-    Retries?: number;
-  } | null;
-  restartPolicySwarm: { Condition?: string; Delay?: number; MaxAttempts?: number; Window?: number } | null;
-  placementSwarm: (Json & { Constraints?: string[] }) | null;
-  updateConfigSwarm: UpdateConfig | null;
-  rollbackConfigSwarm: UpdateConfig | null;
-  modeSwarm: Json | null;
-  labelsSwarm: Record<string, string> | null;
-  networkSwarm: { Target?: string; Aliases?: string[] }[] | null;
-  stopGracePeriodSwarm: number | null;
-  endpointSpecSwarm: {
-    Mode?: string;
-    Ports?: { Protocol?: string; TargetPort?: number; PublishedPort?: number; PublishMode?: string }[];
-  } | null;
-  ulimitsSwarm: Json[] | null;
-}
-interface UpdateConfig {
-  Parallelism: number;
-  Delay?: number;
-  FailureAction?: string;
-  Monitor?: number;
-  MaxFailureRatio?: number;
-  Order: string;
-}
+const SWARM_KEYS = [
+  "healthCheckSwarm",
+  "restartPolicySwarm",
+  "placementSwarm",
+  "updateConfigSwarm",
+  "rollbackConfigSwarm",
+  "modeSwarm",
+  "labelsSwarm",
+  "networkSwarm",
+  "stopGracePeriodSwarm",
+  "endpointSpecSwarm",
+  "ulimitsSwarm",
+] as const;
+type SwarmKey = (typeof SWARM_KEYS)[number];
+/** The Swarm fields of application.update (Docker's names), as application.one answers them. */
+type SwarmFields = { [Key in SwarmKey]-?: Exclude<RequestBody<"application.update">[Key], undefined> };
+type UpdateConfig = NonNullable<SwarmFields["updateConfigSwarm"]>;
 
 // Docker takes durations in nanoseconds; the forms show seconds.
 const seconds = (ns: number | undefined | null) => (ns == null ? "" : String(ns / 1e9));
@@ -239,7 +221,7 @@ function Choice({
 function useUpdateConfig(stored: UpdateConfig | null) {
   const [parallelism, setParallelism] = useState(stored ? String(stored.Parallelism) : "");
   const [delay, setDelay] = useState(seconds(stored?.Delay));
-  const [order, setOrder] = useState(stored?.Order ?? "stop-first");
+  const [order, setOrder] = useState<string>(stored?.Order ?? "stop-first");
   const [failureAction, setFailureAction] = useState(stored?.FailureAction ?? "");
   const value = (): UpdateConfig | null =>
     parallelism.trim() === ""
@@ -248,8 +230,9 @@ function useUpdateConfig(stored: UpdateConfig | null) {
           ...stored,
           Parallelism: Number(parallelism),
           Delay: nanos(delay),
-          Order: order,
-          FailureAction: failureAction || undefined,
+          // The <select>s offer only the values the schema names.
+          Order: order as UpdateConfig["Order"],
+          FailureAction: (failureAction || undefined) as UpdateConfig["FailureAction"],
         };
   const fields = (name: string) => (
     <fieldset>

@@ -4,7 +4,7 @@
  * organization is a page of its own.
  */
 import { useState } from "preact/hooks";
-import { type Deployment, mutate, query } from "./api.ts";
+import { type Answer, mutate, query } from "./api.ts";
 import { appNameOf } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
 import { ComposeSource } from "./source.tsx";
@@ -68,7 +68,7 @@ interface Compose {
 export function ComposePage({ composeId }: { composeId: string }) {
   const compose = useLoad(() => query<Compose>("compose.one", { composeId }), composeId);
   const deployments = useDeployments(
-    () => query<Deployment[]>("deployment.allByCompose", { composeId }),
+    () => query<Answer<"deployment.allByCompose">>("deployment.allByCompose", { composeId }),
     composeId,
   );
   const deploy = useSubmit(async () => {

@@ -8,6 +8,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { ApiKeysPage, MembersPage, SettingsPage } from "./admin.tsx";
 import {
+  type Answer,
   ApiFailure,
   type Application,
   type Deployment,
@@ -207,7 +208,7 @@ function Projects({ user }: { user: User | undefined }) {
   const [search, setSearch] = useState("");
   const [name, setName] = useState("");
   const create = useSubmit(async () => {
-    const created = await mutate<{ project: Project }>("project.create", { name });
+    const created = await mutate<Answer<"project.create">>("project.create", { name });
     location.hash = href("project", created.project.projectId);
   });
   const needle = search.trim().toLowerCase();
@@ -254,11 +255,16 @@ function Projects({ user }: { user: User | undefined }) {
   );
 }
 
+/** A database summary's id: its kind's own field (postgresId, mysqlId, …). */
+function databaseId(summary: object, idKey: string): string {
+  return String((summary as Record<string, unknown>)[idKey]);
+}
+
 function EnvironmentServices({ environment, user }: { environment: Environment; user: User | undefined }) {
   const [name, setName] = useState("");
   const [image, setImage] = useState("");
   const create = useSubmit(async () => {
-    const application = await mutate<Application>("application.create", {
+    const application = await mutate<Answer<"application.create">>("application.create", {
       name,
       environmentId: environment.environmentId,
     });
@@ -281,8 +287,8 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
         ))}
         {DATABASE_KINDS.flatMap(({ kind, idKey, label }) =>
           environment[kind].map((db) => (
-            <li key={String(db[idKey])}>
-              <a href={href("database", kind, String(db[idKey]))}>{db.name}</a>{" "}
+            <li key={databaseId(db, idKey)}>
+              <a href={href("database", kind, databaseId(db, idKey))}>{db.name}</a>{" "}
               <span class="muted">{label}</span> <Status value={db.applicationStatus} />
             </li>
           )),
@@ -324,7 +330,7 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
 }
 
 function ProjectPage({ projectId, user }: { projectId: string; user: User | undefined }) {
-  const project = useLoad(() => query<Project>("project.one", { projectId }), projectId);
+  const project = useLoad(() => query<Answer<"project.one">>("project.one", { projectId }), projectId);
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
