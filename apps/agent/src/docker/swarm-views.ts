@@ -14,7 +14,7 @@ import type {
 } from "@platform/agent-protocol";
 import { isInContainerScope } from "@platform/ownership";
 import type Docker from "dockerode";
-import { type DockerStats, cpuPercent, memoryUsage } from "./stats.ts";
+import { cpuPercent, type DockerStats, memoryUsage } from "./stats.ts";
 import { requireScope } from "./volumes.ts";
 
 /** Samples taken at once: each waits about a second for the engine's CPU delta. */
@@ -77,7 +77,9 @@ interface BlkioEntry {
 }
 
 /** Bytes read and written, as `docker stats` sums them (cgroup v1 and v2 name the ops alike). */
-function blockIo(stats: DockerStats & { blkio_stats?: { io_service_bytes_recursive?: BlkioEntry[] | null } }) {
+function blockIo(
+  stats: DockerStats & { blkio_stats?: { io_service_bytes_recursive?: BlkioEntry[] | null } },
+) {
   let read = 0;
   let write = 0;
   for (const entry of stats.blkio_stats?.io_service_bytes_recursive ?? []) {
