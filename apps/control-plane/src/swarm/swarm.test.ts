@@ -236,3 +236,56 @@ describe("swarm.* access and input", () => {
     expect(refused.status).toBe(403);
   });
 });
+
+describe("a member granted some services (accessedServices)", () => {
+  const granted = `${prefix}-granted`;
+  let restricted: Session;
+
+  beforeAll(async () => {
+    const organizationId = owner.user.organizationId;
+    const project = await platform.mutateOk("project.create", { name: "swarm-grants" }, as(owner));
+    const environmentId = project.environment.environmentId as string;
+    const grantedApp = await platform.mutateOk(
+      "application.create",
+      { name: "granted", environmentId },
+      as(owner),
+    );
+    restricted = await createUserDirectly(platform, {
+      email: "swarm-restricted@example.com",
+      organizationId,
+    });
+    const assigned = await platform.mutate(
+      "user.assignPermissions",
+      { id: restricted.user.userId, canAccessToDocker: true, accessedServices: [grantedApp.applicationId] },
+      as(owner),
+    );
+    expect(assigned.status, JSON.stringify(assigned.body)).toBe(200);
+    SERVICES.push(granted);
+    await createService(granted, ownershipLabels(applicationOwner(organizationId, grantedApp.applicationId)));
+    await vi.waitFor(
+      async () => {
+        const replicas = await dockerCli([
+          "service",
+          "ls",
+          "--filter",
+          `name=${granted}`,
+          "--format",
+          "{{.Replicas}}",
+        ]);
+        expect(replicas.trim()).toBe("1/1");
+      },
+      { timeout: 90_000, interval: 500 },
+    );
+  }, 120_000);
+
+  it("sees only the services and containers of its granted services", async () => {
+    const apps = await platform.query("swarm.getNodeApps", {}, as(restricted));
+    expect(apps.status, JSON.stringify(apps.body)).toBe(200);
+    expect((apps.body as { Name: string }[]).map((row) => row.Name)).toEqual([granted]);
+    const stats = await platform.query("swarm.getContainerStats", {}, as(restricted));
+    expect(stats.status, JSON.stringify(stats.body)).toBe(200);
+    const names = (stats.body as { Name: string }[]).map((row) => row.Name);
+    expect(names).toHaveLength(1);
+    expect(names[0]?.startsWith(`${granted}.1.`)).toBe(true);
+  }, 60_000);
+});
