@@ -100,6 +100,8 @@ export const sources = {
     "routers/docker-image.ts@3355b3ea4046 (getImageConfig {imageRef}; removeImage {repository, tag, id, force?}), services/docker-image.ts@12784ec0ff64 (getImages: `docker images` JSON rows; removeImage removes repository:tag when both are set, else the id)",
   dockerDiskUsage:
     "routers/docker-disk-usage.ts@010a6e2a7627, services/docker.ts (getDockerDiskUsage: {type, totalCount, active, size, reclaimable, sizeBytes}; getBuildCache: {id, type, description, size, sizeBytes, createdSince, lastUsedSince, usageCount, shared, inUse}; code search, commit not shown)",
+  swarm:
+    "routers/swarm.ts@010a6e2a7627 (getNodes, getNodeApps, getContainerStats {serverId?}; getNodeInfo {nodeId, serverId?}), services/docker.ts@010a6e2a7627 (getSwarmNodes: `docker node ls --format json` rows; getNodeInfo: `docker node inspect` object; getNodeApplications: `docker service ls --format json` rows without dokploy-*; getAllContainerStats: `docker stats --no-stream` rows {BlockIO, CPUPerc, Container, ID, MemPerc, MemUsage, Name, NetIO})",
 } as const;
 
 export interface Row {
@@ -2644,6 +2646,30 @@ export const dokployProcedures: Record<string, Row> = {
     source: "dockerDiskUsage",
     input: ["serverId"],
     output: "null",
+  },
+  "swarm.getNodes": {
+    kind: "query",
+    source: "swarm",
+    input: ["serverId"],
+    output: "array:Availability,EngineVersion,Hostname,ID,ManagerStatus,Self,Status,TLSStatus",
+  },
+  "swarm.getNodeInfo": {
+    kind: "query",
+    source: "swarm",
+    input: ["nodeId*", "serverId"],
+    output: "object:ID",
+  },
+  "swarm.getNodeApps": {
+    kind: "query",
+    source: "swarm",
+    input: ["serverId"],
+    output: "array:ID,Image,Mode,Name,Ports,Replicas",
+  },
+  "swarm.getContainerStats": {
+    kind: "query",
+    source: "swarm",
+    input: ["serverId"],
+    output: "array:BlockIO,CPUPerc,Container,ID,MemPerc,MemUsage,Name,NetIO",
   },
 };
 

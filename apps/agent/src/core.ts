@@ -47,6 +47,7 @@ import { LogFollowers } from "./docker/log-follow.ts";
 import { readServiceLogs } from "./docker/logs.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
+import { allContainerStats, listSwarmServices } from "./docker/swarm-views.ts";
 import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/volumes.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
@@ -256,6 +257,8 @@ export class AgentCore {
     inspectImage: (command) => inspectImage(this.docker, command),
     removeImage: (command) => removeImage(this.docker, command),
     diskUsage: (command) => diskUsage(this.docker, command),
+    listSwarmServices: (command) => listSwarmServices(this.docker, command),
+    allContainerStats: (command) => allContainerStats(this.docker, command),
   };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */

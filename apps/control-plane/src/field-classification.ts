@@ -68,6 +68,7 @@ const ENVIRONMENT = `${CP}/routers/environment.test.ts`;
 const DOCKER = `${CP}/routers/docker.test.ts`;
 const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
 const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
+const SWARM = `${CP}/swarm/swarm.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -825,6 +826,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "dockerDiskUsage.getDiskUsage": applied("serverId", DOCKER_OBJECTS),
   "dockerDiskUsage.getBuildCache": applied("serverId", DOCKER_OBJECTS),
   "dockerDiskUsage.pruneBuildCache": applied("serverId", DOCKER_OBJECTS),
+  "swarm.getNodes": applied("serverId", SWARM),
+  "swarm.getNodeInfo": applied("nodeId serverId", SWARM),
+  "swarm.getNodeApps": applied("serverId", SWARM),
+  "swarm.getContainerStats": applied("serverId", SWARM),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -89,6 +89,8 @@ export const tagDocs: Record<string, string> = {
     "Images of a server's engine through its agent: the caller's organization's (built for it, or used by its containers), and for owners and admins of the server's organization the unlabelled rest.",
   dockerDiskUsage:
     "What the caller's images, containers and volumes take on a server's engine, and its build cache (owners and admins).",
+  swarm:
+    "A server's Swarm through its agent: its nodes, one node, and the services and container stats the caller may see (its organization's; owners and admins also the unlabelled ones).",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1488,6 +1490,23 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "dockerDiskUsage.pruneBuildCache": {
     description: "Prunes the server's build cache (owners and admins of the server's organization).",
+  },
+  "swarm.getNodes": {
+    description:
+      "The Swarm nodes of the server (this machine when `serverId` is omitted) as `docker node ls --format json` lists them; the server must be a Swarm manager.",
+  },
+  "swarm.getNodeInfo": {
+    description:
+      "One Swarm node, by id or host name, as `docker node inspect` shows it; a node the server's Swarm does not have is a 404.",
+    errors: [404],
+  },
+  "swarm.getNodeApps": {
+    description:
+      "The Swarm services of the server the caller may see (its organization's; owners and admins also the unlabelled ones; never the platform's own) as `docker service ls --format json` lists them.",
+  },
+  "swarm.getContainerStats": {
+    description:
+      "One `docker stats --no-stream` sample of each running container of the server the caller may see (the same rule as getNodeApps).",
   },
 };
 

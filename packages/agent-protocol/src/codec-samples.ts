@@ -558,6 +558,16 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "listSwarmServices",
+    listSwarmServices: { scope: { organizationId: "org-1", includeUnmanaged: false } },
+  },
+  {
+    ...header,
+    command: "allContainerStats",
+    allContainerStats: { scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
     command: "containerStats",
     containerStats: {
       swarmServiceName: "web",
@@ -912,6 +922,44 @@ export const replies: CommandReply[] = [
           usageCount: 2,
           shared: false,
           inUse: false,
+        },
+      ],
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "swarmServices",
+    swarmServices: {
+      services: [
+        {
+          id: "s1",
+          name: "web",
+          image: "nginx:alpine",
+          mode: "replicated",
+          runningTasks: 1,
+          desiredTasks: 2,
+          ports: "*:8080->80/tcp",
+          labels: { "platform.organization": "org-1" },
+        },
+      ],
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "allContainerStats",
+    allContainerStats: {
+      containers: [
+        {
+          id: "c1",
+          name: "web.1.abc",
+          cpuPercent: 1.5,
+          memoryUsageBytes: 1024,
+          memoryLimitBytes: 4096,
+          networkRxBytes: 10,
+          networkTxBytes: 20,
+          blockReadBytes: 30,
+          blockWriteBytes: 40,
+          labels: { "platform.organization": "org-1" },
         },
       ],
     },

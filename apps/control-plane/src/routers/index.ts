@@ -40,6 +40,7 @@ import { securityRouter } from "./security.ts";
 import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
 import { sshKeyRouter } from "./ssh-key.ts";
+import { swarmRouter } from "./swarm.ts";
 import { userRouter } from "./user.ts";
 import { volumeBackupsRouter } from "./volume-backups.ts";
 
@@ -86,4 +87,5 @@ export const allRouters: RouterDef[] = [
   dockerVolumeRouter,
   dockerImageRouter,
   dockerDiskUsageRouter,
+  swarmRouter,
 ];

@@ -8883,6 +8883,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/swarm.getContainerStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One stats sample of each running container the caller may see, as `docker stats --no-stream`
+         * @description One `docker stats --no-stream` sample of each running container of the server the caller may see (the same rule as getNodeApps).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/swarm.getContainerStats` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["swarm.getContainerStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/swarm.getNodeApps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Swarm services of the server the caller may see, as `docker service ls` lists them
+         * @description The Swarm services of the server the caller may see (its organization's; owners and admins also the unlabelled ones; never the platform's own) as `docker service ls --format json` lists them.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/swarm.getNodeApps` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["swarm.getNodeApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/swarm.getNodeInfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One Swarm node (by id or host name) as `docker node inspect` shows it
+         * @description One Swarm node, by id or host name, as `docker node inspect` shows it; a node the server's Swarm does not have is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/swarm.getNodeInfo` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["swarm.getNodeInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/swarm.getNodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Swarm nodes of a server (this machine when serverId is omitted), as `docker node ls` lists them
+         * @description The Swarm nodes of the server (this machine when `serverId` is omitted) as `docker node ls --format json` lists them; the server must be a Swarm manager.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/swarm.getNodes` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["swarm.getNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.all": {
         parameters: {
             query?: never;
@@ -28004,6 +28100,153 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "swarm.getContainerStats": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        BlockIO: string;
+                        CPUPerc: string;
+                        Container: string;
+                        ID: string;
+                        MemPerc: string;
+                        MemUsage: string;
+                        Name: string;
+                        NetIO: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "swarm.getNodeApps": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ID: string;
+                        Image: string;
+                        Mode: string;
+                        Name: string;
+                        Ports: string;
+                        Replicas: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "swarm.getNodeInfo": {
+        parameters: {
+            query: {
+                /** @description Id of the node */
+                nodeId: string;
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ID: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "swarm.getNodes": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Availability: string;
+                        EngineVersion: string;
+                        Hostname: string;
+                        ID: string;
+                        ManagerStatus: string;
+                        Self: boolean;
+                        Status: string;
+                        TLSStatus: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };

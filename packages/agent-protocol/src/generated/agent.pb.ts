@@ -134,11 +134,16 @@ export interface CommandRequest {
   volumeFile?: VolumeFileCommand | undefined;
   listImages?: ListImagesCommand | undefined;
   inspectImage?: InspectImageCommand | undefined;
-  removeImage?:
-    | RemoveImageCommand
+  removeImage?: RemoveImageCommand | undefined;
+  diskUsage?:
+    | DiskUsageCommand
+    | undefined;
+  /** Swarm views (140-149): swarm.getNodeApps, swarm.getContainerStats. */
+  listSwarmServices?:
+    | ListSwarmServicesCommand
     | undefined;
   /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 36; next proxy command: 45. */
-  diskUsage?: DiskUsageCommand | undefined;
+  allContainerStats?: AllContainerStatsCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1371,6 +1376,8 @@ export interface CommandReply {
   imageConfig?: ImageConfig | undefined;
   imageRemoved?: ImageRemoved | undefined;
   diskUsage?: DiskUsage | undefined;
+  swarmServices?: SwarmServiceList | undefined;
+  allContainerStats?: AllContainerStatsList | undefined;
 }
 
 export interface Error {
@@ -1976,4 +1983,62 @@ export interface RenewLogFollowCommand {
 export interface LogFollowLease {
   /** False when this agent has no such follower (it ended, or the agent restarted). */
   following: boolean;
+}
+
+/**
+ * The Swarm services of this engine (a manager) in the scope: the organization's, the unmanaged
+ * ones when include_unmanaged, the platform's own never (swarm.getNodeApps).
+ */
+export interface ListSwarmServicesCommand {
+  scope?: ContainerScope | undefined;
+}
+
+export interface SwarmService {
+  id: string;
+  name: string;
+  /** The image without its digest. */
+  image: string;
+  /** "replicated", "global", "replicated-job" or "global-job". */
+  mode: string;
+  runningTasks: number;
+  desiredTasks: number;
+  /** Published ports as `docker service ls` shows them ("*:8080->80/tcp"). */
+  ports: string;
+  labels: { [key: string]: string };
+}
+
+export interface SwarmService_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface SwarmServiceList {
+  services: SwarmService[];
+}
+
+/** One stats sample of every running container of this engine in the scope (swarm.getContainerStats). */
+export interface AllContainerStatsCommand {
+  scope?: ContainerScope | undefined;
+}
+
+export interface ContainerStatsSample {
+  id: string;
+  name: string;
+  cpuPercent: number;
+  memoryUsageBytes: number;
+  memoryLimitBytes: number;
+  networkRxBytes: number;
+  networkTxBytes: number;
+  blockReadBytes: number;
+  blockWriteBytes: number;
+  labels: { [key: string]: string };
+}
+
+export interface ContainerStatsSample_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface AllContainerStatsList {
+  containers: ContainerStatsSample[];
 }

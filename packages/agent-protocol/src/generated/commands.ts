@@ -67,6 +67,8 @@ export interface CommandTable {
   inspectImage: { command: pb.InspectImageCommand; result: "imageConfig"; reply: pb.ImageConfig };
   removeImage: { command: pb.RemoveImageCommand; result: "imageRemoved"; reply: pb.ImageRemoved };
   diskUsage: { command: pb.DiskUsageCommand; result: "diskUsage"; reply: pb.DiskUsage };
+  listSwarmServices: { command: pb.ListSwarmServicesCommand; result: "swarmServices"; reply: pb.SwarmServiceList };
+  allContainerStats: { command: pb.AllContainerStatsCommand; result: "allContainerStats"; reply: pb.AllContainerStatsList };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -130,6 +132,8 @@ export interface ReplyResultTable {
   imageConfig: pb.ImageConfig;
   imageRemoved: pb.ImageRemoved;
   diskUsage: pb.DiskUsage;
+  swarmServices: pb.SwarmServiceList;
+  allContainerStats: pb.AllContainerStatsList;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -292,6 +296,12 @@ export interface MessageTypes {
   LogFollowStarted: pb.LogFollowStarted;
   RenewLogFollowCommand: pb.RenewLogFollowCommand;
   LogFollowLease: pb.LogFollowLease;
+  ListSwarmServicesCommand: pb.ListSwarmServicesCommand;
+  SwarmService: pb.SwarmService;
+  SwarmServiceList: pb.SwarmServiceList;
+  AllContainerStatsCommand: pb.AllContainerStatsCommand;
+  ContainerStatsSample: pb.ContainerStatsSample;
+  AllContainerStatsList: pb.AllContainerStatsList;
 }
 
 /** The `result` member that answers each command. */
@@ -354,4 +364,6 @@ export const RESULT_NAME_OF_COMMAND = {
   inspectImage: "imageConfig",
   removeImage: "imageRemoved",
   diskUsage: "diskUsage",
+  listSwarmServices: "swarmServices",
+  allContainerStats: "allContainerStats",
 } as const;

@@ -1,0 +1,55 @@
+/**
+ * swarm (Dokploy's router of the same name, issue 39): a server's Swarm nodes, one node, the
+ * services the caller may see and their containers' stats. Logic and tenancy in swarm/index.ts.
+ */
+import { z } from "zod";
+import { serverIdSchema } from "../agents/container-views.ts";
+import { defineRouter, query } from "../procedure.ts";
+import {
+  containerStatsRowSchema,
+  getContainerStats,
+  getNodeApps,
+  getNodeInfo,
+  getNodes,
+  nodeAppSchema,
+  nodeInfoSchema,
+  nodeRefSchema,
+  nodeRowSchema,
+} from "../swarm/index.ts";
+
+const serverInput = z.object({ serverId: serverIdSchema.optional() });
+
+export const swarmRouter = defineRouter("swarm", {
+  getNodes: query({
+    summary:
+      "The Swarm nodes of a server (this machine when serverId is omitted), as `docker node ls` lists them",
+    access: "member",
+    input: serverInput,
+    output: z.array(nodeRowSchema),
+    handler: ({ services, caller, input }) => getNodes(services, caller, input.serverId),
+  }),
+
+  getNodeInfo: query({
+    summary: "One Swarm node (by id or host name) as `docker node inspect` shows it",
+    access: "member",
+    input: z.object({ nodeId: nodeRefSchema, serverId: serverIdSchema.optional() }),
+    output: nodeInfoSchema,
+    handler: ({ services, caller, input }) => getNodeInfo(services, caller, input.nodeId, input.serverId),
+  }),
+
+  getNodeApps: query({
+    summary: "The Swarm services of the server the caller may see, as `docker service ls` lists them",
+    access: "member",
+    input: serverInput,
+    output: z.array(nodeAppSchema),
+    handler: ({ services, caller, input }) => getNodeApps(services, caller, input.serverId),
+  }),
+
+  getContainerStats: query({
+    summary: "One stats sample of each running container the caller may see, as `docker stats --no-stream`",
+    access: "member",
+    input: serverInput,
+    output: z.array(containerStatsRowSchema),
+    handler: ({ services, caller, input }) => getContainerStats(services, caller, input.serverId),
+  }),
+});
