@@ -131,15 +131,9 @@ function cleanupProcedure(name: keyof typeof CLEANUP_KINDS, summary: string) {
   });
 }
 
-type TreeItemShape = { id: string; name: string; type: "file" | "directory"; children?: TreeItemShape[] };
-const treeItemSchema: z.ZodType<TreeItemShape> = z.lazy(() =>
-  z.object({
-    id: z.string(),
-    name: z.string(),
-    type: z.enum(["file", "directory"]),
-    children: z.array(treeItemSchema).optional(),
-  }),
-);
+const treeFileSchema = z.object({ id: z.string(), name: z.string(), type: z.enum(["file", "directory"]) });
+/** Dokploy's TreeDataItem: the dynamic directory and its files (one level, no sub-directories). */
+const treeItemSchema = treeFileSchema.extend({ children: z.array(treeFileSchema).optional() });
 const traefikPathSchema = z.string().min(1).max(512);
 const dynamicConfigSchema = z
   .string()
