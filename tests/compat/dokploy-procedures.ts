@@ -1923,6 +1923,12 @@ export const dokployProcedures: Record<string, Row> = {
   },
   // Dokploy answers whatever its background cleanup returns.
   "settings.cleanAll": { kind: "mutation", source: "settings", input: ["serverId"], output: "any" },
+  "settings.cleanDockerPrune": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "boolean",
+  },
   "settings.updateDockerCleanup": {
     kind: "mutation",
     source: "settings",

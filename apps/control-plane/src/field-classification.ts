@@ -614,6 +614,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.cleanStoppedContainers": applied("serverId", SETTINGS),
   "settings.cleanDockerBuilder": applied("serverId", SETTINGS),
   "settings.cleanAll": applied("serverId", SETTINGS),
+  "settings.cleanDockerPrune": applied("serverId", `${CP}/maintenance/maintenance.test.ts`),
   "settings.updateDockerCleanup": applied("enableDockerCleanup serverId", SETTINGS),
   "settings.readStatsLogs": applied("page sort search status dateRange serverId", MAINTENANCE),
   "settings.toggleRequests": applied("enable serverId", MAINTENANCE),

@@ -1390,6 +1390,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "settings.getOpenApiDocument": {
     description: "This API's OpenAPI document, the one /api/openapi.json serves.",
   },
+  "settings.cleanDockerPrune": {
+    description:
+      "Prunes the engine of this machine or of `serverId` (stopped containers, unused images and volumes, and the build cache) through its agent, as cleanAll does, and answers what was reclaimed; another organization prunes only objects labelled as its own and never the shared build cache.",
+    errors: [403, 404],
+  },
   "settings.readDirectories": {
     description:
       "The proxy's dynamic directory (this machine's, or serverId's) as a tree: the .yml/.yaml files your organization's resources or the platform hold there; another organization's files and links are not shown. Each file's id is the path readTraefikFile and updateTraefikFile take.",

@@ -332,6 +332,10 @@ export const settingsRouter = defineRouter("settings", {
     "cleanAll",
     "Remove stopped containers, unused images and volumes and the build cache (a system prune)",
   ),
+  cleanDockerPrune: cleanupProcedure(
+    "cleanDockerPrune",
+    "Prune the engine (stopped containers, unused images and volumes) and its build cache, as cleanAll",
+  ),
 
   updateDockerCleanup: mutation({
     summary: "Turn the daily Docker cleanup (cleanAll at midnight) of the server on or off",
