@@ -53,6 +53,8 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  settingsFiles:
+    "routers/settings.ts@009cb0552f28 (readDirectories: apiServerSchema, readDirectory's TreeDataItem[] {id, name, type, children?}; readTraefikFile: apiReadTraefikConfig {path, serverId?}, readConfigInPath's text; updateTraefikFile: apiModifyTraefikConfig {path, traefikConfig, serverId?}; read/updateMiddlewareTraefikConfig and read/updateWebServerTraefikConfig: adminProcedure, apiTraefikConfig {traefikConfig}, middlewares.yml and dokploy.yml), schemas by code search",
   postgres:
     "schema/postgres.ts@010a6e2a7627 (apiCreatePostgres, apiFindOnePostgres, apiDeployPostgres, apiSaveExternalPortPostgres, apiSaveEnvironmentVariablesPostgres, apiResetPostgres, apiUpdatePostgres = the insert schema made partial, less serverId, apiRebuildPostgres)",
   mysql:
@@ -1973,6 +1975,12 @@ export const dokployProcedures: Record<string, Row> = {
   },
   // Dokploy answers whatever its background cleanup returns.
   "settings.cleanAll": { kind: "mutation", source: "settings", input: ["serverId"], output: "any" },
+  "settings.cleanDockerPrune": {
+    kind: "mutation",
+    source: "settings",
+    input: ["serverId"],
+    output: "boolean",
+  },
   "settings.updateDockerCleanup": {
     kind: "mutation",
     source: "settings",
@@ -2563,6 +2571,54 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "settings.readTraefikEnv": { kind: "query", source: "settingsInfo", input: ["serverId"], output: "string" },
   "settings.getOpenApiDocument": { kind: "query", source: "settingsInfo", input: [], output: "any" },
+  "settings.readDirectories": {
+    kind: "query",
+    source: "settingsFiles",
+    input: ["serverId"],
+    output: "array:id,name,type",
+  },
+  "settings.readTraefikFile": {
+    kind: "query",
+    source: "settingsFiles",
+    input: ["path*", "serverId"],
+    output: "string",
+    differs: {
+      path: "a file name in the dynamic directory (or dynamic/<name>), not an absolute path on the server",
+    },
+  },
+  "settings.updateTraefikFile": {
+    kind: "mutation",
+    source: "settingsFiles",
+    input: ["path*", "traefikConfig*", "serverId"],
+    output: "boolean",
+    differs: {
+      path: "a file name in the dynamic directory (or dynamic/<name>), not an absolute path on the server",
+    },
+  },
+  "settings.readMiddlewareTraefikConfig": {
+    kind: "query",
+    source: "settingsFiles",
+    input: [],
+    output: "string",
+  },
+  "settings.updateMiddlewareTraefikConfig": {
+    kind: "mutation",
+    source: "settingsFiles",
+    input: ["traefikConfig*"],
+    output: "boolean",
+  },
+  "settings.readWebServerTraefikConfig": {
+    kind: "query",
+    source: "settingsFiles",
+    input: [],
+    output: "string",
+  },
+  "settings.updateWebServerTraefikConfig": {
+    kind: "mutation",
+    source: "settingsFiles",
+    input: ["traefikConfig*"],
+    output: "boolean",
+  },
   "dockerVolume.getVolumes": {
     kind: "query",
     source: "dockerVolume",

@@ -239,6 +239,7 @@ export class AgentCore {
     ensureProxy: (command) => this.proxy.ensure(command),
     reloadProxy: () => this.proxy.reload(),
     inspectProxy: () => this.proxy.inspect(),
+    listProxyFiles: () => this.proxy.listFiles(),
     runSchedule: (command) => this.deployer.runSchedule(command),
     runHostScript: (command) => this.deployer.runHostScript(command),
     readAccessLog: (command) => this.proxy.readAccessLog(command),

@@ -1430,6 +1430,42 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "settings.getOpenApiDocument": {
     description: "This API's OpenAPI document, the one /api/openapi.json serves.",
   },
+  "settings.cleanDockerPrune": {
+    description:
+      "Prunes the engine of this machine or of `serverId` (stopped containers, unused images and volumes, and the build cache) through its agent, as cleanAll does, and answers what was reclaimed; another organization prunes only objects labelled as its own and never the shared build cache.",
+    errors: [403, 404],
+  },
+  "settings.readDirectories": {
+    description:
+      "The proxy's dynamic directory (this machine's, or serverId's) as a tree: the .yml/.yaml files your organization's resources or the platform hold there; another organization's files and links are not shown. Each file's id is the path readTraefikFile and updateTraefikFile take.",
+    errors: [403, 404],
+  },
+  "settings.readTraefikFile": {
+    description:
+      "One dynamic file of the proxy as YAML text; null when there is none or it is another organization's. `path` is a file name in the dynamic directory (or dynamic/<name>): `..`, absolute paths and sub-directories are a 400.",
+    errors: [403, 404],
+  },
+  "settings.updateTraefikFile": {
+    description:
+      "Writes one dynamic file of the proxy: checked against Traefik's file-provider schema, and a file an application holds also against application.updateTraefikConfig's tenant rules; Traefik's file provider loads it without a restart. Another organization's file is a 409 and is left as it was.",
+    errors: [403, 404, 409],
+  },
+  "settings.readMiddlewareTraefikConfig": {
+    description:
+      "This machine's proxy's shared middlewares file (dynamic/middlewares.yml) as YAML text; empty when there is none.",
+  },
+  "settings.updateMiddlewareTraefikConfig": {
+    description:
+      "Replaces this machine's proxy's dynamic/middlewares.yml, checked against Traefik's file-provider schema first; Traefik loads it without a restart.",
+  },
+  "settings.readWebServerTraefikConfig": {
+    description:
+      "This machine's proxy's route to the control plane (dynamic/platform-control-plane.yml) as YAML text; empty when there is none.",
+  },
+  "settings.updateWebServerTraefikConfig": {
+    description:
+      "Replaces the control plane's route file, checked against Traefik's file-provider schema first; settings.assignDomainServer regenerates it.",
+  },
   "dockerVolume.getVolumes": {
     description:
       "The named volumes on the server (this machine when `serverId` is omitted) the caller may see, as `docker volume ls` lists them (`Labels` as `key=value,…`).",

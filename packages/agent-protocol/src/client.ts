@@ -295,6 +295,11 @@ export class AgentClient {
     return this.call(serverId, "inspectProxy", {}, timeoutMs);
   }
 
+  /** The proxy's dynamic configuration files and who holds each; changes nothing. */
+  listProxyFiles(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "listProxyFiles", {}, timeoutMs);
+  }
+
   /** A schedule's command in one of its service's containers (a job: cancelJob stops it). */
   runSchedule(serverId: string, command: CommandArgs<"runSchedule">, timeoutMs?: number) {
     return this.call(serverId, "runSchedule", command, timeoutMs);

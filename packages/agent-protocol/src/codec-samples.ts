@@ -486,6 +486,7 @@ export const requests: CommandRequest[] = [
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
   { ...header, command: "inspectProxy", inspectProxy: {} },
+  { ...header, command: "listProxyFiles", listProxyFiles: {} },
   { ...header, command: "listNodes", listNodes: {} },
   { ...header, command: "swarmJoinToken", swarmJoinToken: { manager: true } },
   {
@@ -842,6 +843,20 @@ export const replies: CommandReply[] = [
       ports: [{ targetPort: 8080, publishedPort: 8080, protocol: "tcp" }],
       env: ["TZ=UTC"],
       runningTasks: 1,
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "proxyFileList",
+    proxyFileList: {
+      files: [
+        { fileName: "platform-control-plane.yml", platformFile: true },
+        {
+          fileName: "web-1.yml",
+          owner: { organizationId: "org-1", resource: "application:a-1" },
+          platformFile: false,
+        },
+      ],
     },
   },
   { requestId: "r-1", result: "nodes", nodes: { nodeJson: ['{"ID":"n1"}'], localNodeId: "n1" } },

@@ -393,3 +393,42 @@ describe("holders of proxy files (issue 22, finding 9)", () => {
     expectInvalid(staticWithOwner, "owner");
   });
 });
+
+describe("listing the dynamic directory (listProxyFiles, settings.readDirectories)", () => {
+  const list = () => send({ command: "listProxyFiles", listProxyFiles: {} });
+
+  it("answers no files when the directory was never created, and creates none", async () => {
+    expect(await list()).toMatchObject({ result: "proxyFileList", proxyFileList: { files: [] } });
+    expect(await tree(mainDirectory)).toEqual([]);
+  });
+
+  it("lists the configuration files with their recorded holders, and nothing else that lies there", async () => {
+    await write("dynamic", "b-app.yml", "http: {}\n");
+    await write("dynamic", "a-platform.yaml", "http: {}\n", { platformFile: true });
+    await write("certificate", "key.pem", "PEM");
+    await writeFile(path.join(dynamicDirectory(), "c-unheld.yml"), "http: {}\n");
+    await writeFile(path.join(dynamicDirectory(), "notes.txt"), "not configuration");
+    await writeFile(path.join(dynamicDirectory(), ".hidden.yml"), "http: {}\n");
+    await writeFile(path.join(outside, "secret.yml"), "outside");
+    await symlink(path.join(outside, "secret.yml"), path.join(dynamicDirectory(), "d-link.yml"));
+    await mkdir(path.join(dynamicDirectory(), "e-dir.yml"));
+
+    const reply = await list();
+    expect(reply).toMatchObject({ result: "proxyFileList" });
+    if (reply.result !== "proxyFileList") return;
+    expect(reply.proxyFileList.files).toEqual([
+      { fileName: "a-platform.yaml", platformFile: true },
+      { fileName: "b-app.yml", owner: tenant.owner, platformFile: false },
+      { fileName: "c-unheld.yml", platformFile: false },
+    ]);
+  });
+
+  it("refuses a dynamic directory that is a link pointing outside, listing nothing of it", async () => {
+    await mkdir(proxyDirectory(), { recursive: true });
+    await writeFile(path.join(outside, "secret.yml"), "outside");
+    await symlink(outside, dynamicDirectory());
+    const reply = await list();
+    expectInvalid(reply, dynamicDirectory());
+    expect(JSON.stringify(reply)).not.toContain("secret.yml");
+  });
+});

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
-import { chmod, lstat, mkdir, open, realpath, rename, unlink } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readdir, realpath, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import {
   CERTIFICATES_DIRECTORY_NAME,
@@ -161,6 +161,28 @@ export class ProxyFiles {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * The names of the configuration files (.yml/.yaml regular files with a plain name) directly in
+   * the dynamic directory, sorted; [] when it does not exist. Links, directories (the certificates
+   * directory among them) and anything else are left out.
+   */
+  async listDynamic(): Promise<string[]> {
+    const directory = await this.directory(proxyFileLocation("dynamic", "list.yml"), { create: false });
+    if (directory === undefined) return [];
+    const entries = await readdir(directory, { withFileTypes: true });
+    return entries
+      .filter(
+        (entry) =>
+          entry.isFile() &&
+          entry.name.length <= MAX_FILE_NAME_LENGTH &&
+          FILE_NAME_PATTERN.test(entry.name) &&
+          !entry.name.includes("..") &&
+          hasExtension(entry.name, DYNAMIC_EXTENSIONS),
+      )
+      .map((entry) => entry.name)
+      .sort();
   }
 
   /** Removes the file; false when there was none. */

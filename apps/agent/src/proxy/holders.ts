@@ -74,6 +74,11 @@ export class ProxyFileHolders {
     return path.join(this.mainDirectory, HOLDERS_DIRECTORY_NAME, scope, `${key}.json`);
   }
 
+  /** The holder recorded for the file: a tenant, the platform, or undefined when none is. */
+  async holderOf(scope: string, fileName: string): Promise<Holder | undefined> {
+    return this.recorded(scope, fileName);
+  }
+
   private async recorded(scope: string, fileName: string): Promise<Holder | undefined> {
     try {
       return JSON.parse(await readFile(this.recordPath(scope, fileName), "utf8")) as Holder;

@@ -7,6 +7,7 @@ import type {
   AccessLogPage,
   EnsureProxyCommand,
   ProxyFile,
+  ProxyFileList,
   ProxyFileRemoved,
   ProxyFileWritten,
   ProxyInspection,
@@ -82,6 +83,24 @@ export class ProxyManager {
     await this.holders.check(command.scope, location.fileName, commandHolder(command.scope, command));
     const content = await this.files.read(location);
     return content === undefined ? { exists: false, content: "" } : { exists: true, content };
+  }
+
+  /** The dynamic directory's configuration files, each with its recorded holder. */
+  async listFiles(): Promise<ProxyFileList> {
+    const names = await this.files.listDynamic();
+    const files = await Promise.all(
+      names.map(async (fileName) => {
+        const holder = await this.holders.holderOf("dynamic", fileName);
+        if (holder === undefined) return { fileName, platformFile: false };
+        if ("platform" in holder) return { fileName, platformFile: true };
+        return {
+          fileName,
+          owner: { organizationId: holder.organizationId, resource: holder.resource },
+          platformFile: false,
+        };
+      }),
+    );
+    return { files };
   }
 
   /** One page of the access log Traefik writes to <main directory>/traefik/access.log. */

@@ -23,6 +23,8 @@ export const CLEANUP_KINDS = {
   cleanStoppedContainers: ["containers"],
   cleanDockerBuilder: ["buildCache"],
   cleanAll: ["containers", "images", "volumes", "buildCache"],
+  // Dokploy's `docker system prune --volumes` then `docker builder prune --all`: the same objects.
+  cleanDockerPrune: ["containers", "images", "volumes", "buildCache"],
 } as const satisfies Record<string, readonly CleanupKind[]>;
 
 /** Prunes of a large engine take a while (image layers, volume sizes). */

@@ -217,6 +217,31 @@ describe("settings.clean* by a tenant on a shared engine", () => {
     expect(await containerExists(theirs)).toBe(true);
   });
 
+  it("cleanDockerPrune prunes the tenant's container, image and volume as cleanAll does, never another organization's", async () => {
+    const organizationId = tenant.user.organizationId;
+    const container = await stoppedContainer(labelsOf(organizationId));
+    const image = await danglingImage(labelsOf(organizationId));
+    const volume = await filledVolume(labelsOf(organizationId));
+    const theirs = await filledVolume(labelsOf(otherOrganization));
+
+    const response = await platform.mutate(
+      "settings.cleanDockerPrune",
+      { serverId: tenantServerId },
+      as(tenant),
+    );
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({
+      success: true,
+      scope: "organization",
+      buildCacheReclaimedBytes: 0,
+    });
+    expect(response.body.reclaimedBytes).toBeGreaterThanOrEqual(3 * BLOB_KIB * 1024);
+    expect(await containerExists(container)).toBe(false);
+    expect(await imageExists(image)).toBe(false);
+    expect(await volumeExists(volume)).toBe(false);
+    expect(await volumeExists(theirs)).toBe(true);
+  });
+
   it("refuses the shared build cache (403), this machine (403) and another organization's server (404)", async () => {
     const builder = await platform.mutate(
       "settings.cleanDockerBuilder",

@@ -38,6 +38,16 @@ import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
 import { setProxyDashboard } from "../proxy/proxy-service.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
+import {
+  dynamicFileName,
+  MIDDLEWARES_FILE_NAME,
+  proxyFileTree,
+  readLocalPlatformFile,
+  readProxyDynamicFile,
+  WEB_SERVER_FILE_NAME,
+  writeLocalPlatformFile,
+  writeProxyDynamicFile,
+} from "../proxy/traefik-files.ts";
 import { organizationHasServersOrProjects } from "../servers/listing.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { keyTextSchema } from "../servers/schemas.ts";
@@ -117,6 +127,45 @@ function cleanupProcedure(name: keyof typeof CLEANUP_KINDS, summary: string) {
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input?.serverId);
       return cleanServer(services, caller.organizationId, serverId, CLEANUP_KINDS[name]);
+    },
+  });
+}
+
+const treeFileSchema = z.object({ id: z.string(), name: z.string(), type: z.enum(["file", "directory"]) });
+/** Dokploy's TreeDataItem: the dynamic directory and its files (one level, no sub-directories). */
+const treeItemSchema = treeFileSchema.extend({ children: z.array(treeFileSchema).optional() });
+const traefikPathSchema = z.string().min(1).max(512);
+const dynamicConfigSchema = z
+  .string()
+  .min(1)
+  .max(256 * 1024);
+
+/** settings.read…TraefikConfig of a platform file of this machine's proxy (instance administrator). */
+function localPlatformFileRead(fileName: string, what: string) {
+  return query({
+    summary: `${what} (dynamic/${fileName}) of this machine's proxy as YAML text; "" when there is none`,
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: z.string(),
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      return readLocalPlatformFile(services, fileName);
+    },
+  });
+}
+
+function localPlatformFileWrite(fileName: string, what: string) {
+  return mutation({
+    summary: `Replace ${what} (dynamic/${fileName}) of this machine's proxy, checked against Traefik's schema`,
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ traefikConfig: dynamicConfigSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
+      await writeLocalPlatformFile(services, fileName, input.traefikConfig);
+      return success;
     },
   });
 }
@@ -223,6 +272,58 @@ export const settingsRouter = defineRouter("settings", {
     },
   }),
 
+  readDirectories: query({
+    summary:
+      "The proxy's dynamic directory (this machine's, or serverId's) as a tree of the files you may read",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: optionalServerId,
+    output: z.array(treeItemSchema),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input?.serverId);
+      return proxyFileTree(services, caller, serverId);
+    },
+  }),
+
+  readTraefikFile: query({
+    summary:
+      "One dynamic file of the proxy as YAML text; null when there is none (or it is another organization's)",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ path: traefikPathSchema, serverId: z.string().min(1).max(64).nullish() }),
+    output: z.string().nullable(),
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      return readProxyDynamicFile(services, caller, serverId, dynamicFileName(input.path));
+    },
+  }),
+
+  updateTraefikFile: mutation({
+    summary: "Write one dynamic file of the proxy after the checks its holder's files pass; Traefik loads it",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      path: traefikPathSchema,
+      traefikConfig: dynamicConfigSchema,
+      serverId: z.string().min(1).max(64).nullish(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      const fileName = dynamicFileName(input.path);
+      await writeProxyDynamicFile(services, caller, serverId, fileName, input.traefikConfig);
+      return success;
+    },
+  }),
+
+  readMiddlewareTraefikConfig: localPlatformFileRead(MIDDLEWARES_FILE_NAME, "The shared middlewares file"),
+  updateMiddlewareTraefikConfig: localPlatformFileWrite(MIDDLEWARES_FILE_NAME, "the shared middlewares file"),
+  readWebServerTraefikConfig: localPlatformFileRead(WEB_SERVER_FILE_NAME, "The control plane's route file"),
+  updateWebServerTraefikConfig: localPlatformFileWrite(
+    WEB_SERVER_FILE_NAME,
+    "the control plane's route file",
+  ),
+
   cleanUnusedImages: cleanupProcedure("cleanUnusedImages", "Remove unused images"),
   cleanUnusedVolumes: cleanupProcedure("cleanUnusedVolumes", "Remove unused volumes"),
   cleanStoppedContainers: cleanupProcedure("cleanStoppedContainers", "Remove stopped containers"),
@@ -230,6 +331,10 @@ export const settingsRouter = defineRouter("settings", {
   cleanAll: cleanupProcedure(
     "cleanAll",
     "Remove stopped containers, unused images and volumes and the build cache (a system prune)",
+  ),
+  cleanDockerPrune: cleanupProcedure(
+    "cleanDockerPrune",
+    "Prune the engine (stopped containers, unused images and volumes) and its build cache, as cleanAll",
   ),
 
   updateDockerCleanup: mutation({

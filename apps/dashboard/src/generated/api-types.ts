@@ -8139,6 +8139,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.cleanDockerPrune": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prune the engine (stopped containers, unused images and volumes) and its build cache, as cleanAll on the server (this machine, or serverId's); answers what was reclaimed
+         * @description Prunes the engine of this machine or of `serverId` (stopped containers, unused images and volumes, and the build cache) through its agent, as cleanAll does, and answers what was reclaimed; another organization prunes only objects labelled as its own and never the shared build cache.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.cleanDockerPrune` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.cleanDockerPrune"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.cleanStoppedContainers": {
         parameters: {
             query?: never;
@@ -8499,6 +8523,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.readDirectories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The proxy's dynamic directory (this machine's, or serverId's) as a tree of the files you may read
+         * @description The proxy's dynamic directory (this machine's, or serverId's) as a tree: the .yml/.yaml files your organization's resources or the platform hold there; another organization's files and links are not shown. Each file's id is the path readTraefikFile and updateTraefikFile take.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `GET /api/trpc/settings.readDirectories` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.readDirectories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.readMiddlewareTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shared middlewares file (dynamic/middlewares.yml) of this machine's proxy as YAML text; "" when there is none
+         * @description This machine's proxy's shared middlewares file (dynamic/middlewares.yml) as YAML text; empty when there is none.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `GET /api/trpc/settings.readMiddlewareTraefikConfig` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.readMiddlewareTraefikConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.readStatsLogs": {
         parameters: {
             query?: never;
@@ -8563,6 +8635,54 @@ export interface paths {
          *     Also served as `GET /api/trpc/settings.readTraefikEnv` with tRPC envelopes (see the trpc tag).
          */
         get: operations["settings.readTraefikEnv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.readTraefikFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One dynamic file of the proxy as YAML text; null when there is none (or it is another organization's)
+         * @description One dynamic file of the proxy as YAML text; null when there is none or it is another organization's. `path` is a file name in the dynamic directory (or dynamic/<name>): `..`, absolute paths and sub-directories are a 400.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `GET /api/trpc/settings.readTraefikFile` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.readTraefikFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.readWebServerTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The control plane's route file (dynamic/platform-control-plane.yml) of this machine's proxy as YAML text; "" when there is none
+         * @description This machine's proxy's route to the control plane (dynamic/platform-control-plane.yml) as YAML text; empty when there is none.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `GET /api/trpc/settings.readWebServerTraefikConfig` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.readWebServerTraefikConfig"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8691,6 +8811,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.updateMiddlewareTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the shared middlewares file (dynamic/middlewares.yml) of this machine's proxy, checked against Traefik's schema
+         * @description Replaces this machine's proxy's dynamic/middlewares.yml, checked against Traefik's file-provider schema first; Traefik loads it without a restart.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateMiddlewareTraefikConfig` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateMiddlewareTraefikConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.updateServerIp": {
         parameters: {
             query?: never;
@@ -8733,6 +8877,54 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.updateTraefikConfig` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.updateTraefikConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.updateTraefikFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write one dynamic file of the proxy after the checks its holder's files pass; Traefik loads it
+         * @description Writes one dynamic file of the proxy: checked against Traefik's file-provider schema, and a file an application holds also against application.updateTraefikConfig's tenant rules; Traefik's file provider loads it without a restart. Another organization's file is a 409 and is left as it was.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateTraefikFile` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateTraefikFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.updateWebServerTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the control plane's route file (dynamic/platform-control-plane.yml) of this machine's proxy, checked against Traefik's schema
+         * @description Replaces the control plane's route file, checked against Traefik's file-provider schema first; settings.assignDomainServer regenerates it.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateWebServerTraefikConfig` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateWebServerTraefikConfig"];
         delete?: never;
         options?: never;
         head?: never;
@@ -26972,6 +27164,49 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.cleanDockerPrune": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        reclaimedBytes: number;
+                        containersDeleted: number;
+                        imagesDeleted: number;
+                        volumesDeleted: number;
+                        buildCacheReclaimedBytes: number;
+                        /** @enum {string} */
+                        scope: "server" | "organization";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.cleanStoppedContainers": {
         parameters: {
             query?: never;
@@ -27457,6 +27692,71 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.readDirectories": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        /** @enum {string} */
+                        type: "file" | "directory";
+                        children?: {
+                            id: string;
+                            name: string;
+                            /** @enum {string} */
+                            type: "file" | "directory";
+                        }[];
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.readMiddlewareTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.readStatsLogs": {
         parameters: {
             query?: never;
@@ -27574,6 +27874,62 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.readTraefikFile": {
+        parameters: {
+            query: {
+                /** @description Only items whose path contains this text */
+                path: string;
+                /** @description Id of the server */
+                serverId?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string | null;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.readWebServerTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -27762,6 +28118,41 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.updateMiddlewareTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    traefikConfig: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.updateServerIp": {
         parameters: {
             query?: never;
@@ -27860,6 +28251,80 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.updateTraefikFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    path: string;
+                    traefikConfig: string;
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.updateWebServerTraefikConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    traefikConfig: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

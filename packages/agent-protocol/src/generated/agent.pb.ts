@@ -127,6 +127,10 @@ export interface CommandRequest {
   inspectProxy?:
     | InspectProxyCommand
     | undefined;
+  /** The dynamic directory's configuration files and who holds each (settings.readDirectories). */
+  listProxyFiles?:
+    | ListProxyFilesCommand
+    | undefined;
   /** Volumes, images and disk usage (110-119): dockerVolume.*, dockerImage.*, dockerDiskUsage.*. */
   listVolumes?: ListVolumesCommand | undefined;
   inspectVolume?: InspectVolumeCommand | undefined;
@@ -1211,6 +1215,28 @@ export interface ProxyReloaded {
 export interface InspectProxyCommand {
 }
 
+/**
+ * Lists the configuration files (.yml/.yaml, regular files, plain names) directly in the dynamic
+ * directory, with the holder recorded for each; nothing is changed, nothing is read but names.
+ */
+export interface ListProxyFilesCommand {
+}
+
+export interface ListedProxyFile {
+  fileName: string;
+  /** The tenant recorded as the file's holder (unset when none is, or the platform is). */
+  owner?:
+    | ResourceOwner
+    | undefined;
+  /** True when the platform is recorded as the holder. */
+  platformFile: boolean;
+}
+
+export interface ProxyFileList {
+  /** Sorted by file name. Empty when the directory does not exist. */
+  files: ListedProxyFile[];
+}
+
 export interface ProxyPort {
   targetPort: number;
   publishedPort: number;
@@ -1364,6 +1390,7 @@ export interface CommandReply {
   proxyService?: ProxyService | undefined;
   proxyReloaded?: ProxyReloaded | undefined;
   proxyInspection?: ProxyInspection | undefined;
+  proxyFileList?: ProxyFileList | undefined;
   dockerCleanup?: DockerCleanupResult | undefined;
   accessLogPage?: AccessLogPage | undefined;
   scheduleRun?: ScheduledCommandResult | undefined;

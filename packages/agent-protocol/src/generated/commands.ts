@@ -59,6 +59,7 @@ export interface CommandTable {
   removeNode: { command: pb.RemoveNodeCommand; result: "nodeRemoved"; reply: pb.NodeRemoved };
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
   inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
+  listProxyFiles: { command: pb.ListProxyFilesCommand; result: "proxyFileList"; reply: pb.ProxyFileList };
   listVolumes: { command: pb.ListVolumesCommand; result: "volumes"; reply: pb.VolumeList };
   inspectVolume: { command: pb.InspectVolumeCommand; result: "volumeConfig"; reply: pb.VolumeConfig };
   removeVolume: { command: pb.RemoveVolumeCommand; result: "volumeRemoved"; reply: pb.VolumeRemoved };
@@ -120,6 +121,7 @@ export interface ReplyResultTable {
   proxyService: pb.ProxyService;
   proxyReloaded: pb.ProxyReloaded;
   proxyInspection: pb.ProxyInspection;
+  proxyFileList: pb.ProxyFileList;
   dockerCleanup: pb.DockerCleanupResult;
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
@@ -225,6 +227,9 @@ export interface MessageTypes {
   ReloadProxyCommand: pb.ReloadProxyCommand;
   ProxyReloaded: pb.ProxyReloaded;
   InspectProxyCommand: pb.InspectProxyCommand;
+  ListProxyFilesCommand: pb.ListProxyFilesCommand;
+  ListedProxyFile: pb.ListedProxyFile;
+  ProxyFileList: pb.ProxyFileList;
   ProxyPort: pb.ProxyPort;
   ProxyInspection: pb.ProxyInspection;
   ListNodesCommand: pb.ListNodesCommand;
@@ -356,6 +361,7 @@ export const RESULT_NAME_OF_COMMAND = {
   removeNode: "nodeRemoved",
   leaveSwarm: "swarmLeft",
   inspectProxy: "proxyInspection",
+  listProxyFiles: "proxyFileList",
   listVolumes: "volumes",
   inspectVolume: "volumeConfig",
   removeVolume: "volumeRemoved",
