@@ -1389,6 +1389,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "settings.getOpenApiDocument": {
     description: "This API's OpenAPI document, the one /api/openapi.json serves.",
+  },
   "dockerVolume.getVolumes": {
     description:
       "The named volumes on the server (this machine when `serverId` is omitted) the caller may see, as `docker volume ls` lists them (`Labels` as `key=value,…`).",
