@@ -42,6 +42,7 @@ import {
 } from "./docker/engine.ts";
 import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
 import { readServiceLogs } from "./docker/logs.ts";
+import { createNetwork, inspectNetwork, removeNetwork } from "./docker/networks.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
 import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/volumes.ts";
@@ -246,6 +247,9 @@ export class AgentCore {
     inspectImage: (command) => inspectImage(this.docker, command),
     removeImage: (command) => removeImage(this.docker, command),
     diskUsage: (command) => diskUsage(this.docker, command),
+    createNetwork: (command) => createNetwork(this.docker, command),
+    inspectNetwork: (command) => inspectNetwork(this.docker, command),
+    removeNetwork: (command) => removeNetwork(this.docker, command),
   };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */

@@ -126,11 +126,17 @@ export interface CommandRequest {
   volumeFile?: VolumeFileCommand | undefined;
   listImages?: ListImagesCommand | undefined;
   inspectImage?: InspectImageCommand | undefined;
-  removeImage?:
-    | RemoveImageCommand
+  removeImage?: RemoveImageCommand | undefined;
+  diskUsage?:
+    | DiskUsageCommand
+    | undefined;
+  /** Organization networks (130-139): network.*. */
+  createNetwork?: CreateNetworkCommand | undefined;
+  inspectNetwork?:
+    | InspectNetworkCommand
     | undefined;
   /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 34; next proxy command: 45. */
-  diskUsage?: DiskUsageCommand | undefined;
+  removeNetwork?: RemoveNetworkCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1241,6 +1247,9 @@ export interface CommandReply {
   imageConfig?: ImageConfig | undefined;
   imageRemoved?: ImageRemoved | undefined;
   diskUsage?: DiskUsage | undefined;
+  networkCreated?: NetworkConfig | undefined;
+  networkConfig?: NetworkConfig | undefined;
+  networkRemoved?: NetworkRemoved | undefined;
 }
 
 export interface Error {
@@ -1799,4 +1808,42 @@ export interface DiskUsage {
   /** Over the objects of the scope only (the build cache only with include_unmanaged). */
   items: DiskUsageItem[];
   buildCache: BuildCacheRecord[];
+}
+
+export interface CreateNetworkCommand {
+  /** The engine's name (the control plane namespaces it by organization). */
+  name: string;
+  scope?:
+    | ContainerScope
+    | undefined;
+  /** "overlay" (default) or "bridge". */
+  driver: string;
+  internal: boolean;
+  enableIpv6: boolean;
+  /** Extra labels (platform.* keys are refused). */
+  labels: { [key: string]: string };
+}
+
+export interface CreateNetworkCommand_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface NetworkConfig {
+  /** `docker network inspect` of the network, JSON. */
+  inspectJson: string;
+  networkId: string;
+}
+
+export interface InspectNetworkCommand {
+  name: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface RemoveNetworkCommand {
+  name: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface NetworkRemoved {
 }

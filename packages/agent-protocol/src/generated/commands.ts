@@ -62,6 +62,9 @@ export interface CommandTable {
   inspectImage: { command: pb.InspectImageCommand; result: "imageConfig"; reply: pb.ImageConfig };
   removeImage: { command: pb.RemoveImageCommand; result: "imageRemoved"; reply: pb.ImageRemoved };
   diskUsage: { command: pb.DiskUsageCommand; result: "diskUsage"; reply: pb.DiskUsage };
+  createNetwork: { command: pb.CreateNetworkCommand; result: "networkCreated"; reply: pb.NetworkConfig };
+  inspectNetwork: { command: pb.InspectNetworkCommand; result: "networkConfig"; reply: pb.NetworkConfig };
+  removeNetwork: { command: pb.RemoveNetworkCommand; result: "networkRemoved"; reply: pb.NetworkRemoved };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -120,6 +123,9 @@ export interface ReplyResultTable {
   imageConfig: pb.ImageConfig;
   imageRemoved: pb.ImageRemoved;
   diskUsage: pb.DiskUsage;
+  networkCreated: pb.NetworkConfig;
+  networkConfig: pb.NetworkConfig;
+  networkRemoved: pb.NetworkRemoved;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -270,6 +276,11 @@ export interface MessageTypes {
   DiskUsageItem: pb.DiskUsageItem;
   BuildCacheRecord: pb.BuildCacheRecord;
   DiskUsage: pb.DiskUsage;
+  CreateNetworkCommand: pb.CreateNetworkCommand;
+  NetworkConfig: pb.NetworkConfig;
+  InspectNetworkCommand: pb.InspectNetworkCommand;
+  RemoveNetworkCommand: pb.RemoveNetworkCommand;
+  NetworkRemoved: pb.NetworkRemoved;
 }
 
 /** The `result` member that answers each command. */
@@ -327,4 +338,7 @@ export const RESULT_NAME_OF_COMMAND = {
   inspectImage: "imageConfig",
   removeImage: "imageRemoved",
   diskUsage: "diskUsage",
+  createNetwork: "networkCreated",
+  inspectNetwork: "networkConfig",
+  removeNetwork: "networkRemoved",
 } as const;
