@@ -140,7 +140,10 @@ export async function removeNetwork(docker: Docker, command: RemoveNetworkComman
   const info = await inspectInScope(docker, command.name, command.scope);
   const users = [
     ...(await servicesUsing(docker, info.Id)),
-    ...Object.values(info.Containers ?? {}).map((container) => container.Name),
+    // An overlay's own load-balancer endpoint (`lb-<name>`) is no user.
+    ...Object.entries(info.Containers ?? {})
+      .filter(([id]) => !id.startsWith("lb-"))
+      .map(([, container]) => container.Name),
   ];
   if (users.length > 0) {
     throw new CommandError(
