@@ -67,6 +67,7 @@ const PROJECT = `${CP}/routers/project.test.ts`;
 const ENVIRONMENT = `${CP}/routers/environment.test.ts`;
 const DOCKER = `${CP}/routers/docker.test.ts`;
 const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
+const NETWORKS = `${CP}/networks/networks.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -816,6 +817,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "dockerDiskUsage.getDiskUsage": applied("serverId", DOCKER_OBJECTS),
   "dockerDiskUsage.getBuildCache": applied("serverId", DOCKER_OBJECTS),
   "dockerDiskUsage.pruneBuildCache": applied("serverId", DOCKER_OBJECTS),
+  "network.all": applied("serverId", NETWORKS),
+  "network.one": applied("networkId", NETWORKS),
+  "network.create": applied("name driver internal serverId", NETWORKS),
+  "network.inspect": applied("networkId", NETWORKS),
+  "network.remove": applied("networkId", NETWORKS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {
