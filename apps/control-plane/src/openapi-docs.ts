@@ -89,6 +89,8 @@ export const tagDocs: Record<string, string> = {
     "Images of a server's engine through its agent: the caller's organization's (built for it, or used by its containers), and for owners and admins of the server's organization the unlabelled rest.",
   dockerDiskUsage:
     "What the caller's images, containers and volumes take on a server's engine, and its build cache (owners and admins).",
+  network:
+    "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1450,6 +1452,30 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "dockerDiskUsage.pruneBuildCache": {
     description: "Prunes the server's build cache (owners and admins of the server's organization).",
+  },
+  "network.all": {
+    description:
+      "The organization's networks on the server (this machine when `serverId` is omitted), newest first.",
+  },
+  "network.one": {
+    description: "One network of the organization; another organization's is a 404.",
+    errors: [404],
+  },
+  "network.create": {
+    description:
+      "Creates an attachable overlay (or a `bridge`) named `o<organization hash>-<name>` (`dockerName`) and labelled with the organization (owners and admins); a reserved name (platform-network, ingress, bridge, host, none, docker_gwbridge, dokploy-network, platform-*) is a 400, a name the organization already has on the server a 409.",
+    errors: [409],
+    example: { name: "backend", driver: "overlay", internal: false },
+  },
+  "network.inspect": {
+    description:
+      "The network as the server's engine has it (`docker network inspect`); another organization's is a 404.",
+    errors: [404],
+  },
+  "network.remove": {
+    description:
+      "Removes the network from the engine and its row (owners and admins); while containers or services use it a 409 naming them, another organization's a 404.",
+    errors: [404, 409],
   },
 };
 
