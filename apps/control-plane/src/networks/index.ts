@@ -18,7 +18,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { NetworkRow } from "../db/schema.ts";
 import { ApiError, conflict, notFound } from "../errors.ts";
-import { agentServerId } from "../servers/repository.ts";
+import { agentServerId, findServer } from "../servers/repository.ts";
 
 // ---- inputs ----------------------------------------------------------------------------------
 
@@ -98,7 +98,19 @@ export function toNetworkView(row: NetworkRow): z.infer<typeof networkSchema> {
 
 // ---- repository ------------------------------------------------------------------------------
 
-export function listNetworks(services: ServiceContext, organizationId: string, serverId?: string | null) {
+/** The organization's networks of the server (this machine when omitted); another's server is a 404. */
+export async function listNetworks(
+  services: ServiceContext,
+  organizationId: string,
+  serverId?: string | null,
+) {
+  if (
+    serverId &&
+    serverId !== LOCAL_SERVER_ID &&
+    !(await findServer(services.db, organizationId, serverId))
+  ) {
+    throw notFound("Server");
+  }
   let query = services.db
     .selectFrom("networks")
     .selectAll()
