@@ -104,6 +104,8 @@ export const sources = {
     "routers/docker-disk-usage.ts@010a6e2a7627, services/docker.ts (getDockerDiskUsage: {type, totalCount, active, size, reclaimable, sizeBytes}; getBuildCache: {id, type, description, size, sizeBytes, createdSince, lastUsedSince, usageCount, shared, inUse}; code search, commit not shown)",
   swarm:
     "routers/swarm.ts@010a6e2a7627 (getNodes, getNodeApps, getContainerStats {serverId?}; getNodeInfo {nodeId, serverId?}), services/docker.ts@010a6e2a7627 (getSwarmNodes: `docker node ls --format json` rows; getNodeInfo: `docker node inspect` object; getNodeApplications: `docker service ls --format json` rows without dokploy-*; getAllContainerStats: `docker stats --no-stream` rows {BlockIO, CPUPerc, Container, ID, MemPerc, MemUsage, Name, NetIO})",
+  network:
+    "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
 } as const;
 
 export interface Row {
@@ -121,6 +123,8 @@ export interface Row {
 /** The readLogs inputs (tail 1-10,000, since all|<n>s|m|h|d, search a plain phrase). */
 const RUNTIME_LOG_FIELDS = ["tail=100", 'since="all"', "search"];
 const WE_SET = "set by the platform from the session or the parent row, never by the caller";
+const NETWORK_SET =
+  "an organization network is always an attachable overlay (or a bridge) on IPv4 with the engine's addresses: this field is not accepted (a 400 naming it)";
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
@@ -2726,6 +2730,53 @@ export const dokployProcedures: Record<string, Row> = {
     source: "swarm",
     input: ["serverId"],
     output: "array:BlockIO,CPUPerc,Container,ID,MemPerc,MemUsage,Name,NetIO",
+  },
+  "network.all": {
+    kind: "query",
+    source: "network",
+    input: ["serverId"],
+    output: "array:networkId,name,driver,organizationId,serverId,createdAt",
+  },
+  "network.one": {
+    kind: "query",
+    source: "network",
+    input: ["networkId*"],
+    output:
+      "object:networkId,name,driver,scope,internal,attachable,ingress,configOnly,enableIPv4,enableIPv6,createdAt,organizationId,serverId",
+  },
+  "network.create": {
+    kind: "mutation",
+    source: "network",
+    input: [
+      "name*",
+      "driver",
+      "scope",
+      "internal",
+      "attachable",
+      "ingress",
+      "configOnly",
+      "enableIPv4",
+      "enableIPv6",
+      "ipam",
+      "serverId",
+    ],
+    output: "object:networkId,name,driver,organizationId,serverId",
+    differs: {
+      scope: NETWORK_SET,
+      attachable: NETWORK_SET,
+      ingress: NETWORK_SET,
+      configOnly: NETWORK_SET,
+      enableIPv4: NETWORK_SET,
+      enableIPv6: NETWORK_SET,
+      ipam: NETWORK_SET,
+    },
+  },
+  "network.inspect": { kind: "query", source: "network", input: ["networkId*"], output: "any" },
+  "network.remove": {
+    kind: "mutation",
+    source: "network",
+    input: ["networkId*"],
+    output: "object:networkId,name",
   },
 };
 

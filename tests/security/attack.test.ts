@@ -81,6 +81,8 @@ const ID_KINDS = [
   "databaseId",
   // A scheduled job of the fixture's application (schedule.*).
   "scheduleId",
+  // An organization network (network.*), a row of this machine without an engine network.
+  "networkId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -673,6 +675,21 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
       hosts: [`${label}.example.com`],
     })
     .execute();
+  // Written straight to the database: network.create makes an engine network through an agent.
+  const networkId = newId();
+  await db
+    .insertInto("networks")
+    .values({
+      networkId,
+      organizationId,
+      serverId: null,
+      name: `${label}-net`,
+      dockerName: `fixture-${networkId}`,
+      driver: "overlay",
+      dockerId: null,
+      createdAt: new Date().toISOString(),
+    })
+    .execute();
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -697,6 +714,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     ...providers,
     gitProviderId,
     certificateId,
+    networkId,
   };
 }
 

@@ -45,6 +45,7 @@ import {
 import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
 import { LogFollowers } from "./docker/log-follow.ts";
 import { readServiceLogs } from "./docker/logs.ts";
+import { createNetwork, inspectNetwork, removeNetwork } from "./docker/networks.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
 import { allContainerStats, listSwarmServices } from "./docker/swarm-views.ts";
@@ -260,6 +261,9 @@ export class AgentCore {
     diskUsage: (command) => diskUsage(this.docker, command),
     listSwarmServices: (command) => listSwarmServices(this.docker, command),
     allContainerStats: (command) => allContainerStats(this.docker, command),
+    createNetwork: (command) => createNetwork(this.docker, command),
+    inspectNetwork: (command) => inspectNetwork(this.docker, command),
+    removeNetwork: (command) => removeNetwork(this.docker, command),
   };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */

@@ -69,6 +69,7 @@ const DOCKER = `${CP}/routers/docker.test.ts`;
 const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
 const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
 const SWARM = `${CP}/swarm/swarm.test.ts`;
+const NETWORKS = `${CP}/networks/networks.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -844,6 +845,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "swarm.getNodeInfo": applied("nodeId serverId", SWARM),
   "swarm.getNodeApps": applied("serverId", SWARM),
   "swarm.getContainerStats": applied("serverId", SWARM),
+  "network.all": applied("serverId", NETWORKS),
+  "network.one": applied("networkId", NETWORKS),
+  "network.create": applied("name driver internal serverId", NETWORKS),
+  "network.inspect": applied("networkId", NETWORKS),
+  "network.remove": applied("networkId", NETWORKS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

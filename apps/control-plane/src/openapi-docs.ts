@@ -91,6 +91,8 @@ export const tagDocs: Record<string, string> = {
     "What the caller's images, containers and volumes take on a server's engine, and its build cache (owners and admins).",
   swarm:
     "A server's Swarm through its agent: its nodes, one node, and the services and container stats the caller may see (its organization's; owners and admins also the unlabelled ones).",
+  network:
+    "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1543,6 +1545,30 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "swarm.getContainerStats": {
     description:
       "One `docker stats --no-stream` sample of each running container of the server the caller may see (the same rule as getNodeApps).",
+  },
+  "network.all": {
+    description:
+      "The organization's networks on the server (this machine when `serverId` is omitted), newest first.",
+  },
+  "network.one": {
+    description: "One network of the organization; another organization's is a 404.",
+    errors: [404],
+  },
+  "network.create": {
+    description:
+      "Creates an attachable overlay (or a `bridge`) named `o<organization hash>-<name>` (`dockerName`) and labelled with the organization (owners and admins); a reserved name (platform-network, ingress, bridge, host, none, docker_gwbridge, dokploy-network, platform-*) is a 400, a name the organization already has on the server a 409.",
+    errors: [409],
+    example: { name: "backend", driver: "overlay", internal: false },
+  },
+  "network.inspect": {
+    description:
+      "The network as the server's engine has it (`docker network inspect`); another organization's is a 404.",
+    errors: [404],
+  },
+  "network.remove": {
+    description:
+      "Removes the network from the engine and its row (owners and admins); while containers or services use it a 409 naming them, another organization's a 404.",
+    errors: [404, 409],
   },
 };
 

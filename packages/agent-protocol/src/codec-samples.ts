@@ -569,6 +569,28 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "createNetwork",
+    createNetwork: {
+      name: "o-org-1_backend",
+      scope: { organizationId: "org-1", includeUnmanaged: false },
+      driver: "overlay",
+      internal: true,
+      enableIpv6: false,
+      labels: { "com.example.tier": "backend" },
+    },
+  },
+  {
+    ...header,
+    command: "inspectNetwork",
+    inspectNetwork: { name: "o-org-1_backend", scope: { organizationId: "org-1", includeUnmanaged: false } },
+  },
+  {
+    ...header,
+    command: "removeNetwork",
+    removeNetwork: { name: "o-org-1_backend", scope: { organizationId: "org-1", includeUnmanaged: false } },
+  },
+  {
+    ...header,
     command: "containerStats",
     containerStats: {
       swarmServiceName: "web",
@@ -916,6 +938,17 @@ export const replies: CommandReply[] = [
     },
   },
   { requestId: "r-1", result: "imageConfig", imageConfig: { inspectJson: '{"Id":"sha256:abc"}' } },
+  {
+    requestId: "r-1",
+    result: "networkCreated",
+    networkCreated: { inspectJson: '{"Name":"o-org-1_backend"}', networkId: "abc123" },
+  },
+  {
+    requestId: "r-1",
+    result: "networkConfig",
+    networkConfig: { inspectJson: '{"Name":"o-org-1_backend"}', networkId: "abc123" },
+  },
+  { requestId: "r-1", result: "networkRemoved", networkRemoved: {} },
   {
     requestId: "r-1",
     result: "imageRemoved",

@@ -9,6 +9,7 @@
  *   ownershipLabels({ organizationId: "org1", resource: "application:app1" })
  *   // { "platform.managed": "true", "platform.organization": "org1", "platform.resource": "application:app1" }
  */
+import { createHash } from "node:crypto";
 import type { ContainerScope, ResourceOwner } from "@platform/agent-protocol";
 
 /** Every object the platform manages (tenant or its own). */
@@ -114,4 +115,18 @@ export function isInContainerScope(
   const organization = labels?.[ORGANIZATION_LABEL];
   if (organization !== undefined) return organization === scope.organizationId;
   return scope.includeUnmanaged;
+}
+
+/**
+ * The engine's name of an organization's network `name` (network.*): `o<12 hex of the
+ * organization id's SHA-256>-<name>`, at most 63 characters (Swarm's limit) for a name of at
+ * most 48. Two organizations' networks of the same name never collide, and no tenant name can
+ * become the platform's (platform-*) or the engine's own (ingress, bridge, host, none).
+ */
+export function organizationNetworkPrefix(organizationId: string): string {
+  return `o${createHash("sha256").update(organizationId).digest("hex").slice(0, 12)}-`;
+}
+
+export function organizationNetworkName(organizationId: string, name: string): string {
+  return `${organizationNetworkPrefix(organizationId)}${name}`;
 }

@@ -226,6 +226,7 @@ export interface Database {
   schedules: ScheduleTable;
   previewDeployments: PreviewDeploymentTable;
   volumeBackups: VolumeBackupTable;
+  networks: NetworkTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1010,3 +1011,21 @@ export interface ComposePublishedPort {
 export type Compose = Selectable<ComposeTable>;
 export type NewCompose = Insertable<ComposeTable>;
 export type ComposeUpdate = Updateable<ComposeTable>;
+
+/** An organization's network (network.*, migration 20261130-60-networks). */
+export interface NetworkTable {
+  networkId: string;
+  organizationId: string;
+  /** null: this machine. */
+  serverId: string | null;
+  name: string;
+  /** The engine's name, namespaced by the organization (organizationNetworkName). */
+  dockerName: string;
+  driver: "overlay" | "bridge";
+  internal: Generated<boolean>;
+  attachable: Generated<boolean>;
+  enableIpv6: Generated<boolean>;
+  dockerId: string | null;
+  createdAt: Timestamp;
+}
+export type NetworkRow = Selectable<NetworkTable>;

@@ -25,6 +25,7 @@ import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
 import { mountsRouter } from "./mounts.ts";
 import { mysqlRouter } from "./mysql.ts";
+import { networkRouter } from "./network.ts";
 import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
 import { portRouter } from "./port.ts";
@@ -88,4 +89,5 @@ export const allRouters: RouterDef[] = [
   dockerImageRouter,
   dockerDiskUsageRouter,
   swarmRouter,
+  networkRouter,
 ];

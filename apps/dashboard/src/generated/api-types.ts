@@ -4899,6 +4899,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/network.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's networks on the server (this machine when serverId is omitted), newest first
+         * @description The organization's networks on the server (this machine when `serverId` is omitted), newest first.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/network.all` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["network.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an attachable overlay (or bridge) network for the organization's services
+         * @description Creates an attachable overlay (or a `bridge`) named `o<organization hash>-<name>` (`dockerName`) and labelled with the organization (owners and admins); a reserved name (platform-network, ingress, bridge, host, none, docker_gwbridge, dokploy-network, platform-*) is a 400, a name the organization already has on the server a 409.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/network.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["network.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The network as the engine has it (docker network inspect)
+         * @description The network as the server's engine has it (`docker network inspect`); another organization's is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/network.inspect` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["network.inspect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One network of the organization
+         * @description One network of the organization; another organization's is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/network.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["network.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a network nothing uses (409 naming what uses it)
+         * @description Removes the network from the engine and its row (owners and admins); while containers or services use it a 409 naming them, another organization's a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/network.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["network.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.createCustom": {
         parameters: {
             query?: never;
@@ -20235,6 +20355,238 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.all": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        networkId: string;
+                        name: string;
+                        dockerName: string;
+                        /** @enum {string} */
+                        driver: "overlay" | "bridge";
+                        scope: string;
+                        internal: boolean;
+                        attachable: boolean;
+                        ingress: boolean;
+                        configOnly: boolean;
+                        enableIPv4: boolean;
+                        enableIPv6: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        serverId: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "backend",
+                 *       "driver": "overlay",
+                 *       "internal": false
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    /** @enum {string} */
+                    driver?: "overlay" | "bridge";
+                    internal?: boolean;
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        networkId: string;
+                        name: string;
+                        dockerName: string;
+                        /** @enum {string} */
+                        driver: "overlay" | "bridge";
+                        scope: string;
+                        internal: boolean;
+                        attachable: boolean;
+                        ingress: boolean;
+                        configOnly: boolean;
+                        enableIPv4: boolean;
+                        enableIPv6: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        serverId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.inspect": {
+        parameters: {
+            query: {
+                /** @description Id of the network */
+                networkId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.one": {
+        parameters: {
+            query: {
+                /** @description Id of the network */
+                networkId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        networkId: string;
+                        name: string;
+                        dockerName: string;
+                        /** @enum {string} */
+                        driver: "overlay" | "bridge";
+                        scope: string;
+                        internal: boolean;
+                        attachable: boolean;
+                        ingress: boolean;
+                        configOnly: boolean;
+                        enableIPv4: boolean;
+                        enableIPv6: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        serverId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    networkId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        networkId: string;
+                        name: string;
+                        dockerName: string;
+                        /** @enum {string} */
+                        driver: "overlay" | "bridge";
+                        scope: string;
+                        internal: boolean;
+                        attachable: boolean;
+                        ingress: boolean;
+                        configOnly: boolean;
+                        enableIPv4: boolean;
+                        enableIPv6: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        serverId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

@@ -143,11 +143,17 @@ export interface CommandRequest {
     | DiskUsageCommand
     | undefined;
   /** Swarm views (140-149): swarm.getNodeApps, swarm.getContainerStats. */
-  listSwarmServices?:
-    | ListSwarmServicesCommand
+  listSwarmServices?: ListSwarmServicesCommand | undefined;
+  allContainerStats?:
+    | AllContainerStatsCommand
+    | undefined;
+  /** Organization networks (130-139): network.*. */
+  createNetwork?: CreateNetworkCommand | undefined;
+  inspectNetwork?:
+    | InspectNetworkCommand
     | undefined;
   /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 36; next proxy command: 45. */
-  allContainerStats?: AllContainerStatsCommand | undefined;
+  removeNetwork?: RemoveNetworkCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1405,6 +1411,9 @@ export interface CommandReply {
   diskUsage?: DiskUsage | undefined;
   swarmServices?: SwarmServiceList | undefined;
   allContainerStats?: AllContainerStatsList | undefined;
+  networkCreated?: NetworkConfig | undefined;
+  networkConfig?: NetworkConfig | undefined;
+  networkRemoved?: NetworkRemoved | undefined;
 }
 
 export interface Error {
@@ -2068,4 +2077,42 @@ export interface ContainerStatsSample_LabelsEntry {
 
 export interface AllContainerStatsList {
   containers: ContainerStatsSample[];
+}
+
+export interface CreateNetworkCommand {
+  /** The engine's name (the control plane namespaces it by organization). */
+  name: string;
+  scope?:
+    | ContainerScope
+    | undefined;
+  /** "overlay" (default) or "bridge". */
+  driver: string;
+  internal: boolean;
+  enableIpv6: boolean;
+  /** Extra labels (platform.* keys are refused). */
+  labels: { [key: string]: string };
+}
+
+export interface CreateNetworkCommand_LabelsEntry {
+  key: string;
+  value: string;
+}
+
+export interface NetworkConfig {
+  /** `docker network inspect` of the network, JSON. */
+  inspectJson: string;
+  networkId: string;
+}
+
+export interface InspectNetworkCommand {
+  name: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface RemoveNetworkCommand {
+  name: string;
+  scope?: ContainerScope | undefined;
+}
+
+export interface NetworkRemoved {
 }

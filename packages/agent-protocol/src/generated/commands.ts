@@ -70,6 +70,9 @@ export interface CommandTable {
   diskUsage: { command: pb.DiskUsageCommand; result: "diskUsage"; reply: pb.DiskUsage };
   listSwarmServices: { command: pb.ListSwarmServicesCommand; result: "swarmServices"; reply: pb.SwarmServiceList };
   allContainerStats: { command: pb.AllContainerStatsCommand; result: "allContainerStats"; reply: pb.AllContainerStatsList };
+  createNetwork: { command: pb.CreateNetworkCommand; result: "networkCreated"; reply: pb.NetworkConfig };
+  inspectNetwork: { command: pb.InspectNetworkCommand; result: "networkConfig"; reply: pb.NetworkConfig };
+  removeNetwork: { command: pb.RemoveNetworkCommand; result: "networkRemoved"; reply: pb.NetworkRemoved };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -136,6 +139,9 @@ export interface ReplyResultTable {
   diskUsage: pb.DiskUsage;
   swarmServices: pb.SwarmServiceList;
   allContainerStats: pb.AllContainerStatsList;
+  networkCreated: pb.NetworkConfig;
+  networkConfig: pb.NetworkConfig;
+  networkRemoved: pb.NetworkRemoved;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -307,6 +313,11 @@ export interface MessageTypes {
   AllContainerStatsCommand: pb.AllContainerStatsCommand;
   ContainerStatsSample: pb.ContainerStatsSample;
   AllContainerStatsList: pb.AllContainerStatsList;
+  CreateNetworkCommand: pb.CreateNetworkCommand;
+  NetworkConfig: pb.NetworkConfig;
+  InspectNetworkCommand: pb.InspectNetworkCommand;
+  RemoveNetworkCommand: pb.RemoveNetworkCommand;
+  NetworkRemoved: pb.NetworkRemoved;
 }
 
 /** The `result` member that answers each command. */
@@ -372,4 +383,7 @@ export const RESULT_NAME_OF_COMMAND = {
   diskUsage: "diskUsage",
   listSwarmServices: "swarmServices",
   allContainerStats: "allContainerStats",
+  createNetwork: "networkCreated",
+  inspectNetwork: "networkConfig",
+  removeNetwork: "networkRemoved",
 } as const;

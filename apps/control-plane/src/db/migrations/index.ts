@@ -44,6 +44,7 @@ import * as webServerBackups from "./20261129-90-web-server-backups.ts";
 import * as previewExpiry from "./20261129-95-preview-expiry.ts";
 import * as oauthStates from "./20261130-20-oauth-states.ts";
 import * as setupTokens from "./20261130-37-setup-tokens.ts";
+import * as networks from "./20261130-60-networks.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -90,4 +91,5 @@ export const migrations: Record<string, Migration> = {
   "20261129-95-preview-expiry": previewExpiry,
   "20261130-20-oauth-states": oauthStates,
   "20261130-37-setup-tokens": setupTokens,
+  "20261130-60-networks": networks,
 };
