@@ -111,7 +111,13 @@ export async function createNetwork(docker: Docker, command: CreateNetworkComman
     }
     throw error;
   }
-  const info = await created.inspect();
+  // A Swarm network inspected the moment it is created may come back from the cluster's store
+  // before this node has it, with an empty Driver (seen here); it is complete a moment later.
+  let info = await created.inspect();
+  for (let attempt = 0; !info.Driver && attempt < 50; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    info = await created.inspect();
+  }
   return { inspectJson: JSON.stringify(info), networkId: String(info.Id ?? "") };
 }
 
