@@ -12,16 +12,14 @@
  * (accessedServices) sees only volumes and images labelled for those services.
  */
 import path from "node:path";
-import type { ContainerScope, DiskUsage, Volume } from "@platform/agent-protocol";
+import type { DiskUsage, Volume } from "@platform/agent-protocol";
 import { isImageReference } from "@platform/names";
-import { RESOURCE_LABEL } from "@platform/ownership";
 import { z } from "zod";
 import { serverIdSchema } from "../agents/container-views.ts";
 import { callAgent } from "../agents/errors.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { badRequest, forbidden, notFound } from "../errors.ts";
-import { requireFeature, visibleServiceIds } from "../projects/permissions.ts";
-import { agentServerId } from "../servers/repository.ts";
+import { type EngineTarget, grantedTo, resolveEngineTarget } from "../servers/engine-target.ts";
 
 // ---- inputs ----------------------------------------------------------------------------------
 
@@ -160,32 +158,7 @@ function createdAt(unixSeconds: number): string {
 
 // ---- target and scope ------------------------------------------------------------------------
 
-interface Target {
-  agentServerId: string;
-  scope: ContainerScope;
-  /** The services whose volumes and images the caller sees; null: every one of its organization. */
-  visibleServices: ReadonlySet<string> | null;
-}
-
-async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
-  requireFeature(caller, "docker");
-  const agent = await agentServerId(services, caller.organizationId, serverId);
-  return {
-    agentServerId: agent,
-    // agentServerId answered, so the server is the caller's organization's.
-    scope: { organizationId: caller.organizationId, includeUnmanaged: caller.role !== "member" },
-    visibleServices: await visibleServiceIds(services.db, caller),
-  };
-}
-
-/** A restricted member sees an object only when it is labelled for one of its services. */
-function grantedTo(labels: Record<string, string> | null | undefined, target: Target): boolean {
-  if (target.visibleServices === null) return true;
-  const serviceId = labels?.[RESOURCE_LABEL]?.split(":")[1];
-  return serviceId !== undefined && target.visibleServices.has(serviceId);
-}
-
-function run<T>(services: ServiceContext, target: Target, call: () => Promise<T>): Promise<T> {
+function run<T>(services: ServiceContext, target: EngineTarget, call: () => Promise<T>): Promise<T> {
   return callAgent(target.agentServerId, call, services.logger);
 }
 
@@ -198,7 +171,7 @@ const labelsText = (labels: Record<string, string>) =>
 
 async function listScopedVolumes(
   services: ServiceContext,
-  target: Target,
+  target: EngineTarget,
   withSize: boolean,
 ): Promise<Volume[]> {
   const { volumes } = await run(services, target, () =>
@@ -213,7 +186,7 @@ async function listScopedVolumes(
 }
 
 export async function getVolumes(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   return (await listScopedVolumes(services, target, false)).map((volume) => ({
     Name: volume.name,
     Driver: volume.driver,
@@ -225,7 +198,7 @@ export async function getVolumes(services: ServiceContext, caller: Caller, serve
 }
 
 export async function getVolumesSize(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   return (await listScopedVolumes(services, target, true)).map((volume) => ({
     name: volume.name,
     size: volume.sizeBytes < 0 ? null : humanSize(volume.sizeBytes),
@@ -233,7 +206,7 @@ export async function getVolumesSize(services: ServiceContext, caller: Caller, s
 }
 
 /** The volume's inspect data when the caller may see it; a 404 otherwise. */
-async function visibleVolume(services: ServiceContext, target: Target, volumeName: string) {
+async function visibleVolume(services: ServiceContext, target: EngineTarget, volumeName: string) {
   const { inspectJson } = await run(services, target, () =>
     services.agents.client.call(target.agentServerId, "inspectVolume", { volumeName, scope: target.scope }),
   );
@@ -250,7 +223,7 @@ export async function getVolumeConfig(
   volumeName: string,
   serverId?: string,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   return visibleVolume(services, target, volumeName);
 }
 
@@ -260,7 +233,7 @@ export async function removeVolume(
   volumeName: string,
   serverId?: string,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   await visibleVolume(services, target, volumeName);
   await run(services, target, () =>
     services.agents.client.call(
@@ -281,7 +254,7 @@ async function volumeFile(
   operation: FileOperation,
   content?: string,
 ) {
-  const target = await resolveTarget(services, caller, input.serverId);
+  const target = await resolveEngineTarget(services, caller, input.serverId);
   // Checked once the server is known to be the caller's (another's is a 404 whatever the path).
   if ((operation === "WRITE" || operation === "DELETE") && isVolumeRoot(input.path)) {
     throw badRequest(
@@ -362,7 +335,7 @@ export async function deleteVolumeFile(
 // ---- images ----------------------------------------------------------------------------------
 
 export async function getImages(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const { images } = await run(services, target, () =>
     services.agents.client.call(target.agentServerId, "listImages", { scope: target.scope }),
   );
@@ -389,7 +362,7 @@ export async function getImages(services: ServiceContext, caller: Caller, server
     });
 }
 
-async function visibleImage(services: ServiceContext, target: Target, imageRef: string) {
+async function visibleImage(services: ServiceContext, target: EngineTarget, imageRef: string) {
   const { inspectJson } = await run(services, target, () =>
     services.agents.client.call(target.agentServerId, "inspectImage", { imageRef, scope: target.scope }),
   );
@@ -406,7 +379,7 @@ export async function getImageConfig(
   imageRef: string,
   serverId?: string,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   return visibleImage(services, target, imageRef);
 }
 
@@ -421,7 +394,7 @@ export async function removeImage(
   caller: Caller,
   input: { repository: string; tag: string; id: string; force?: boolean; serverId?: string },
 ) {
-  const target = await resolveTarget(services, caller, input.serverId);
+  const target = await resolveEngineTarget(services, caller, input.serverId);
   const reference = imageReference(input);
   if (!isImageIdOrReference(reference)) {
     const fields = reference === input.id ? ["id"] : ["repository", "tag"];
@@ -445,7 +418,11 @@ export async function removeImage(
 
 // ---- disk usage ------------------------------------------------------------------------------
 
-async function diskUsage(services: ServiceContext, target: Target, buildCache: boolean): Promise<DiskUsage> {
+async function diskUsage(
+  services: ServiceContext,
+  target: EngineTarget,
+  buildCache: boolean,
+): Promise<DiskUsage> {
   return run(services, target, () =>
     services.agents.client.call(
       target.agentServerId,
@@ -457,7 +434,7 @@ async function diskUsage(services: ServiceContext, target: Target, buildCache: b
 }
 
 export async function getDiskUsage(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const { items } = await diskUsage(services, target, false);
   return items.map((item) => {
     const percent = item.sizeBytes > 0 ? Math.floor((item.reclaimableBytes * 100) / item.sizeBytes) : 0;
@@ -473,7 +450,7 @@ export async function getDiskUsage(services: ServiceContext, caller: Caller, ser
 }
 
 export async function getBuildCache(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   // The build cache carries no owner: only an administrator of the engine sees it.
   if (!target.scope.includeUnmanaged) return [];
   const { buildCache } = await diskUsage(services, target, true);
@@ -492,7 +469,7 @@ export async function getBuildCache(services: ServiceContext, caller: Caller, se
 }
 
 export async function pruneBuildCache(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   if (!target.scope.includeUnmanaged) {
     throw forbidden("The build cache is shared by the server's engine: only an owner or admin may prune it");
   }

@@ -13,14 +13,11 @@
  * platform's own never. A member restricted to some services (accessedServices) sees only those.
  * Access is docker.*'s rule: a member needs canAccessToDocker.
  */
-import type { ContainerScope } from "@platform/agent-protocol";
-import { RESOURCE_LABEL } from "@platform/ownership";
 import { z } from "zod";
 import { callAgent } from "../agents/errors.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { notFound } from "../errors.ts";
-import { requireFeature, visibleServiceIds } from "../projects/permissions.ts";
-import { agentServerId } from "../servers/repository.ts";
+import { type EngineTarget, grantedTo, resolveEngineTarget } from "../servers/engine-target.ts";
 
 /** A node id or a node's host name, as `docker node inspect` takes it. */
 export const nodeRefSchema = z
@@ -59,31 +56,6 @@ export const containerStatsRowSchema = z.object({
   NetIO: z.string(),
 });
 
-interface Target {
-  agentServerId: string;
-  scope: ContainerScope;
-  /** The services the caller sees; null: every one of its organization. */
-  visibleServices: ReadonlySet<string> | null;
-}
-
-async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
-  requireFeature(caller, "docker");
-  const agent = await agentServerId(services, caller.organizationId, serverId);
-  return {
-    agentServerId: agent,
-    // agentServerId answered, so the server is the caller's organization's.
-    scope: { organizationId: caller.organizationId, includeUnmanaged: caller.role !== "member" },
-    visibleServices: await visibleServiceIds(services.db, caller),
-  };
-}
-
-/** A restricted member sees a service or container only when it is labelled for a granted service. */
-function grantedTo(labels: Record<string, string>, target: Target): boolean {
-  if (target.visibleServices === null) return true;
-  const serviceId = labels[RESOURCE_LABEL]?.split(":")[1];
-  return serviceId !== undefined && target.visibleServices.has(serviceId);
-}
-
 // ---- nodes -----------------------------------------------------------------------------------
 
 interface DockerNode {
@@ -94,7 +66,7 @@ interface DockerNode {
   ManagerStatus?: { Leader?: boolean; Reachability?: string };
 }
 
-async function listNodes(services: ServiceContext, target: Target) {
+async function listNodes(services: ServiceContext, target: EngineTarget) {
   const list = await callAgent(
     target.agentServerId,
     () => services.agents.client.listNodes(target.agentServerId),
@@ -114,7 +86,7 @@ function managerStatus(node: DockerNode): string {
 }
 
 export async function getNodes(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const { nodes, self } = await listNodes(services, target);
   // A node whose trust root is not the cluster's (the manager's) still needs its certificate rotated.
   const trustRoot = nodes.find((node) => node.ID === self)?.Description?.TLSInfo?.TrustRoot;
@@ -140,7 +112,7 @@ export async function getNodeInfo(
   nodeId: string,
   serverId?: string,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const { nodes } = await listNodes(services, target);
   const node =
     nodes.find((candidate) => candidate.ID === nodeId) ??
@@ -152,7 +124,7 @@ export async function getNodeInfo(
 // ---- services --------------------------------------------------------------------------------
 
 export async function getNodeApps(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const list = await callAgent(
     target.agentServerId,
     () => services.agents.client.call(target.agentServerId, "listSwarmServices", { scope: target.scope }),
@@ -200,7 +172,7 @@ export function ioSize(bytes: number): string {
 const percent = (value: number) => `${value.toFixed(2)}%`;
 
 export async function getContainerStats(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveEngineTarget(services, caller, serverId);
   const list = await callAgent(
     target.agentServerId,
     // Each sample waits about a second for the engine's CPU delta; many containers take longer.
