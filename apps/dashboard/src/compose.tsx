@@ -7,6 +7,7 @@ import { useState } from "preact/hooks";
 import { type Answer, mutate, query } from "./api.ts";
 import { appNameOf } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
+import { ComposeLogs, ServiceTabs } from "./runtime-logs.tsx";
 import { ComposeSource } from "./source.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 
@@ -65,7 +66,7 @@ interface Compose {
   [field: string]: unknown;
 }
 
-export function ComposePage({ composeId }: { composeId: string }) {
+export function ComposePage({ composeId, logs }: { composeId: string; logs: boolean }) {
   const compose = useLoad(() => query<Compose>("compose.one", { composeId }), composeId);
   const deployments = useDeployments(
     () => query<Answer<"deployment.allByCompose">>("deployment.allByCompose", { composeId }),
@@ -77,7 +78,7 @@ export function ComposePage({ composeId }: { composeId: string }) {
     deployments.reload();
   });
   const stack = compose.data;
-  return (
+  const header = (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
         <a href={href()}>Projects</a> / <span aria-current="page">{stack?.name ?? "…"}</span>
@@ -86,6 +87,27 @@ export function ComposePage({ composeId }: { composeId: string }) {
         {stack?.name ?? "Compose stack"} <Status value={stack?.composeStatus} />
       </h1>
       <ErrorText error={compose.error} />
+      <ServiceTabs route={["compose", composeId]} logs={logs} />
+    </>
+  );
+  if (logs) {
+    return (
+      <>
+        {header}
+        {stack && (
+          <ComposeLogs
+            composeId={composeId}
+            appName={stack.appName}
+            composeType={stack.composeType}
+            serverId={typeof stack.serverId === "string" ? stack.serverId : null}
+          />
+        )}
+      </>
+    );
+  }
+  return (
+    <>
+      {header}
       {stack && (
         <p class="muted">
           {stack.appName} · {stack.composeType} · source {stack.sourceType}

@@ -6,6 +6,7 @@
 import { useState } from "preact/hooks";
 import { mutate, query } from "./api.ts";
 import { LiveLog } from "./log.tsx";
+import { RuntimeLogs, ServiceTabs } from "./runtime-logs.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 
 export const DATABASE_KINDS = [
@@ -87,7 +88,7 @@ interface DatabaseDetail {
   environment: { project: { projectId: string; name: string } };
 }
 
-export function DatabasePage({ kind, id }: { kind: string; id: string }) {
+export function DatabasePage({ kind, id, logs }: { kind: string; id: string; logs: boolean }) {
   const facts = DATABASE_KINDS.find((k) => k.kind === kind);
   const detail = useLoad(
     () =>
@@ -102,7 +103,7 @@ export function DatabasePage({ kind, id }: { kind: string; id: string }) {
     setDeploymentId(started.deploymentId);
   });
   const db = detail.data;
-  return (
+  const header = (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
         <a href={href()}>Projects</a> /{" "}
@@ -113,6 +114,20 @@ export function DatabasePage({ kind, id }: { kind: string; id: string }) {
         {db?.name ?? "Database"} <Status value={db?.applicationStatus} />
       </h1>
       <ErrorText error={detail.error} />
+      {facts && <ServiceTabs route={["database", kind, id]} logs={logs} />}
+    </>
+  );
+  if (logs && facts) {
+    return (
+      <>
+        {header}
+        <RuntimeLogs procedure={`${kind}.readLogs`} target={{ [facts.idKey]: id }} />
+      </>
+    );
+  }
+  return (
+    <>
+      {header}
       {db && (
         <section class="card" aria-labelledby="connection-title">
           <h2 id="connection-title">Connection</h2>

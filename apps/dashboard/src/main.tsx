@@ -26,6 +26,7 @@ import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
+import { RuntimeLogs, ServiceTabs } from "./runtime-logs.tsx";
 import { ServersPage, ServiceContainerGraph } from "./servers.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
@@ -507,7 +508,7 @@ function Ports({ application, onChanged }: { application: Application; onChanged
   );
 }
 
-function ApplicationPage({ applicationId }: { applicationId: string }) {
+function ApplicationPage({ applicationId, logs }: { applicationId: string; logs: boolean }) {
   const application = useLoad(
     () => query<ApplicationSettings>("application.one", { applicationId }),
     applicationId,
@@ -530,7 +531,7 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
     deployments.reload();
   };
   const app = application.data;
-  return (
+  const header = (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
         <a href={href()}>Projects</a> / <span aria-current="page">{app?.name ?? "…"}</span>
@@ -539,6 +540,20 @@ function ApplicationPage({ applicationId }: { applicationId: string }) {
         {app?.name ?? "Application"} <Status value={app?.applicationStatus} />
       </h1>
       <ErrorText error={application.error} />
+      <ServiceTabs route={["application", applicationId]} logs={logs} />
+    </>
+  );
+  if (logs) {
+    return (
+      <>
+        {header}
+        <RuntimeLogs procedure="application.readLogs" target={{ applicationId }} />
+      </>
+    );
+  }
+  return (
+    <>
+      {header}
       {app && (
         <p class="muted">
           {app.appName} ·{" "}
@@ -667,11 +682,11 @@ function App() {
         {page === "project" && id ? (
           <ProjectPage projectId={id} user={user} />
         ) : page === "application" && id ? (
-          <ApplicationPage applicationId={id} />
+          <ApplicationPage applicationId={id} logs={rest[0] === "logs"} />
         ) : page === "database" && id && rest[0] ? (
-          <DatabasePage kind={id} id={rest[0]} />
+          <DatabasePage kind={id} id={rest[0]} logs={rest[1] === "logs"} />
         ) : page === "compose" && id ? (
-          <ComposePage composeId={id} />
+          <ComposePage composeId={id} logs={rest[0] === "logs"} />
         ) : page === "git-providers" ? (
           <GitProvidersPage />
         ) : page === "queue" ? (
