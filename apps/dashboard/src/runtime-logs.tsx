@@ -105,7 +105,7 @@ export function RuntimeLogs({ procedure, target }: { procedure: string; target: 
           return next.length > cap ? next.slice(next.length - cap) : next;
         });
       }, FLUSH_MS);
-      stream.onopen = () => setState("Live");
+      stream.onopen = () => setState("Following new lines");
       stream.addEventListener("log", (event) => pending.push((event as MessageEvent<string>).data));
       stream.addEventListener("end", (event) => {
         stream.close();

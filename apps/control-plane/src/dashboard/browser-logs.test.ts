@@ -88,7 +88,7 @@ describe("an application's Logs tab", () => {
     const firstShown = Math.max(...(await numbers()));
     // A line the container printed after the tab had opened its stream.
     await log.getByText(`logs-tab-marker ${firstShown + 2}`, { exact: false }).waitFor({ timeout: 60_000 });
-    await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Following new lines" }).waitFor();
 
     await log.getByText(IMG).waitFor();
     const injected = await page.evaluate(() => ({
