@@ -1107,6 +1107,7 @@ describe("container operations on another organization's server (docker.*, issue
     ["docker.listContainerFiles", "query", { containerId, path: "/" }],
     ["docker.readContainerFile", "query", { containerId, path: "/etc/hostname" }],
     ["docker.writeContainerFile", "mutation", { containerId, path: "/tmp/probe", content: "x" }],
+    ["docker.deleteContainerFile", "mutation", { containerId, path: "/tmp/probe" }],
     ["docker.getEvents", "query", { minutes: 5 }],
   ] as const)("%s with the victim's serverId answers 404", async (name, kind, input) => {
     const withServer = { ...input, serverId: theirs.serverId };

@@ -322,6 +322,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Writes `content` (UTF-8, at most 512 KiB) as the file `path` of a container, keeping an existing file's owner and mode; its directory must exist. Through Docker's archive API (no shell).",
     errors: [404],
   },
+  "docker.deleteContainerFile": {
+    description:
+      "Deletes the file or directory `path` (recursively) of a running container: the agent runs `rm -rf -- <path>` in it through Docker's exec API as an argument vector (never a shell). `/`, the top-level system directories and anything under /proc, /sys or /dev are a 400 naming `path`; a missing path or another organization's container a 404; a stopped container or one without `rm` (distroless) a 409 saying so.",
+    errors: [404, 409],
+  },
   "docker.getEvents": {
     description:
       "The engine's events of the caller's containers in the last `minutes` (1-1,440, default 15), newest first (at most 1,000), in `docker events` JSON, with `fetchedAt`.",
