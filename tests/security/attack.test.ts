@@ -1117,6 +1117,20 @@ describe("container operations on another organization's server (docker.*, issue
         : await platform.mutate(name, withServer, as(owner));
     expect(response.status, JSON.stringify(response.body)).toBe(404);
   });
+
+  it("docker.uploadFileToContainer (multipart) with the victim's serverId answers 404", async () => {
+    const form = new FormData();
+    form.set("containerId", containerId);
+    form.set("destinationPath", "/tmp/probe");
+    form.set("serverId", theirs.serverId);
+    form.set("file", new Blob([new Uint8Array([1, 2, 3])]), "probe");
+    const response = await platform.app.request("/api/docker.uploadFileToContainer", {
+      method: "POST",
+      body: form,
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
+    expect(response.status, await response.clone().text()).toBe(404);
+  });
 });
 
 describe("scheduled jobs (schedule.*, CVE-2026-45632)", () => {

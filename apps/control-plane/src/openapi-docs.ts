@@ -1591,6 +1591,11 @@ export const routeDocs: Record<string, ProcedureDoc> = {
     description:
       "Uploads a .zip or .tar.gz of the source (multipart, at most 100 MiB) and queues a deployment of it; the application's source type becomes `drop`.",
   },
+  "docker.uploadFileToContainer": {
+    description:
+      "Uploads a file (multipart: containerId, file, destinationPath, serverId; any content, at most 512 KiB) into a container through Docker's archive API (no shell), keeping an existing file's owner and mode; `destinationPath` is the file's path, or ending in `/` a directory the file keeps its name in, which must exist. Another organization's container is a 404; a `..` segment, NUL or control character in `destinationPath` a 400 naming it.",
+    errors: [404],
+  },
   "deploy.webhook": {
     description:
       "The URL to give a Git provider: its push payload deploys the application when autoDeploy is on and the branch or tag and watch paths match. Authenticated by the application's refreshToken (and its webhookSecret signature when set).",

@@ -90,6 +90,26 @@ afterAll(async () => {
 
 const as = (session: Session) => ({ token: session.token });
 
+/** A multipart docker.uploadFileToContainer: the text fields, the file (none when undefined), as `token`'s caller. */
+async function uploadFile(
+  fields: Record<string, string>,
+  bytes: Uint8Array | undefined,
+  name: string,
+  route = "/api/docker.uploadFileToContainer",
+  token: string | null = owner.token,
+) {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(fields)) form.set(key, value);
+  if (bytes) form.set("file", new Blob([new Uint8Array(bytes)]), name);
+  const response = await platform.app.request(route, {
+    method: "POST",
+    body: form,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
 describe("a member granted one application (accessedServices)", () => {
   const granted = `${prefix}-granted`;
   const ungranted = `${prefix}-ungranted`;
@@ -333,6 +353,70 @@ describe("docker container operations through the agent", () => {
     );
     expect(stopped.status).toBe(409);
     expect(stopped.body.error.message).toContain("not running");
+  }, 60_000);
+
+  it("uploadFileToContainer (multipart: containerId, file, destinationPath) writes any bytes; a destinationPath ending in / keeps the file's name; both prefixes answer", async () => {
+    const bytes = new Uint8Array([0x00, 0xff, 0x41, 0x0a, 0x00]);
+    const plain = await uploadFile(
+      { containerId: mine, destinationPath: "/data/sub/up.bin" },
+      bytes,
+      "ignored",
+    );
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect(plain.body).toEqual({ success: true });
+    expect(await dockerCli(["exec", mine, "od", "-An", "-tx1", "/data/sub/up.bin"])).toBe("00 ff 41 0a 00");
+
+    const intoDirectory = await uploadFile(
+      { containerId: mine, destinationPath: "/data/sub/" },
+      new TextEncoder().encode("named"),
+      "kept-name.txt",
+      "/api/trpc/docker.uploadFileToContainer",
+    );
+    expect(intoDirectory.status, JSON.stringify(intoDirectory.body)).toBe(200);
+    expect(intoDirectory.body.result.data.json ?? intoDirectory.body.result.data).toEqual({ success: true });
+    expect(await dockerCli(["exec", mine, "cat", "/data/sub/kept-name.txt"])).toBe("named");
+  }, 60_000);
+
+  it("uploadFileToContainer: another organization's container is a 404 and its file stays; bad containerId, destinationPath, serverId or file are 400s naming them; over 512 KiB a 413 naming file; anonymous a 401", async () => {
+    const taken = await uploadFile(
+      { containerId: theirs, destinationPath: "/data/theirs.txt" },
+      new TextEncoder().encode("taken"),
+      "x",
+    );
+    expect(taken.status).toBe(404);
+    expect(await dockerCli(["exec", theirs, "cat", "/data/theirs.txt"])).toBe("secret");
+
+    for (const [fields, expected] of [
+      [{ containerId: mine, destinationPath: "/data/../etc/passwd" }, "destinationPath"],
+      [{ containerId: mine, destinationPath: "/data/x\u0000" }, "destinationPath"],
+      [{ containerId: "bad id;", destinationPath: "/data/x" }, "containerId"],
+      [{ destinationPath: "/data/x" }, "containerId"],
+      [{ containerId: mine, destinationPath: "/data/x", serverId: "bad id;" }, "serverId"],
+    ] as const) {
+      const response = await uploadFile(fields, new Uint8Array([1]), "x");
+      expect(response.status, JSON.stringify(fields)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([expected]);
+    }
+    const noFile = await uploadFile({ containerId: mine, destinationPath: "/data/nofile" }, undefined, "x");
+    expect(noFile.status).toBe(400);
+    expect(noFile.body.error.data.fields).toEqual(["file"]);
+    const large = await uploadFile(
+      { containerId: mine, destinationPath: "/data/large.bin" },
+      new Uint8Array(512 * 1024 + 1),
+      "x",
+    );
+    expect(large.status).toBe(413);
+    expect(large.body.error.data.fields).toEqual(["file"]);
+    expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("large.bin");
+    const anonymous = await uploadFile(
+      { containerId: mine, destinationPath: "/data/anon" },
+      new Uint8Array([1]),
+      "x",
+      undefined,
+      null,
+    );
+    expect(anonymous.status).toBe(401);
+    expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("anon");
   }, 60_000);
 
   it("stopContainer, startContainer, killContainer, then getEvents {minutes} lists them (the caller's containers only), and removeContainer removes it", async () => {

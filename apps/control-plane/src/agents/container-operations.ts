@@ -127,6 +127,16 @@ export async function writeContainerFile(agent: Agent, containerId: string, path
   await files(agent, containerId, "WRITE", path, Buffer.from(content, "utf8"));
 }
 
+/** Writes `bytes` (any content: the upload of docker.uploadFileToContainer) as the file `path`. */
+export async function uploadContainerFile(
+  agent: Agent,
+  containerId: string,
+  path: string,
+  bytes: Uint8Array,
+) {
+  await files(agent, containerId, "WRITE", path, bytes);
+}
+
 /**
  * Removes the file or directory `path` of the container: the agent runs `rm -rf -- <path>` in it
  * through the exec API (an argument vector, no shell), as Docker's archive API cannot remove.

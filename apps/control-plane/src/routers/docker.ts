@@ -162,7 +162,7 @@ async function taskContainers(
 const serverIdInput = { serverId: serverIdSchema.optional() };
 
 /** The agent to ask and the checked full id of a container the caller may act on (404 otherwise). */
-async function checkedContainer(
+export async function checkedContainer(
   services: ServiceContext,
   caller: Caller,
   input: { containerId: string; serverId?: string },
