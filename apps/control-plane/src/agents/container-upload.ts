@@ -137,6 +137,13 @@ export function registerContainerUploadRoutes(app: Hono, services: ServiceContex
     [UPLOAD_FILE_PATH, false],
     ["/api/trpc/docker.uploadFileToContainer", true],
   ] as const) {
+    // Any other method: a clear answer (not "No procedure named"), as the dispatcher gives a mutation.
+    app.on(["GET", "PUT", "PATCH", "DELETE"], route, (c) =>
+      answerError(
+        c,
+        new ApiError("METHOD_NOT_SUPPORTED", "docker.uploadFileToContainer is a POST of multipart/form-data"),
+      ),
+    );
     app.post(route, async (c) => {
       try {
         // Credentials from the headers first: an anonymous client's body is never read.
