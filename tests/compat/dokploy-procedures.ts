@@ -93,7 +93,7 @@ export const sources = {
   schedule:
     "routers/schedule.ts@010a6e2a7627, schema/schedule.ts@1373ccacf0a5 (createScheduleSchema = the insert schema: name, cronExpression, command required, the rest optional; updateScheduleSchema = it extended with scheduleId required; list {id, scheduleType}; one, delete, runManually {scheduleId}; runManually answers {status, deploymentId, logPath}), services/schedule.ts@1e3f10bd22c1, utils/schedules/utils.ts@0979167a5cac; `timezone` from a newer schema (the generated RouterInputs of a Dokploy SDK, code search)",
   dockerContainers:
-    "services/docker.ts@010a6e2a7627 (containerRemove: `docker rm -f`, answers nothing; listContainerFiles: [{name, isDirectory}], directories first; readContainerFile: {content (base64), truncated} at most CONTAINER_FILE_SIZE_LIMIT = 512 KiB; writeContainerFile answers nothing, refuses over 512 KB; getDockerEvents(serverId, minutes = 15): {events (docker events JSON, newest first), fetchedAt}); the router of that version is not stored: the inputs (containerId, serverId?; path; content; minutes?) are those of Dokploy's OpenAPI as an MCP catalogue lists them; start/stop/kill's answers not read",
+    "services/docker.ts@010a6e2a7627 (containerRemove: `docker rm -f`, answers nothing; listContainerFiles: [{name, isDirectory}], directories first; readContainerFile: {content (base64), truncated} at most CONTAINER_FILE_SIZE_LIMIT = 512 KiB; writeContainerFile answers nothing, refuses over 512 KB; getDockerEvents(serverId, minutes = 15): {events (docker events JSON, newest first), fetchedAt}); the router of that version is not stored: the inputs (containerId, serverId?; path; content; minutes?) are those of Dokploy's OpenAPI as an MCP catalogue lists them; start/stop/kill's answers not read; deleteContainerFile {containerId, path, serverId?} and uploadFileToContainer as issue 39 names them (neither read in Dokploy's code)",
   gitProvider:
     "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
   dockerVolume:
@@ -602,6 +602,12 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     source: "dockerContainers",
     input: ["containerId*", "path*", "content*", "serverId"],
+    output: "null",
+  },
+  "docker.deleteContainerFile": {
+    kind: "mutation",
+    source: "dockerContainers",
+    input: ["containerId*", "path*", "serverId"],
     output: "null",
   },
   "docker.getEvents": {

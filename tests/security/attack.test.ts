@@ -332,8 +332,16 @@ let ungranted: Pick<Fixture, ServiceIdKind>;
 
 const as = (session: Session) => ({ token: session.token });
 
-function call(name: string, procedure: AnyProcedure, input: unknown, session?: Session) {
+/** Values one procedure needs where FIELD_SAMPLES' would be refused (docker.deleteContainerFile refuses "/"). */
+const PROCEDURE_SAMPLES: Record<string, Record<string, unknown>> = {
+  "docker.deleteContainerFile": { path: "/tmp/probe" },
+};
+
+function call(name: string, procedure: AnyProcedure, sampled: unknown, session?: Session) {
   const auth = session ? as(session) : {};
+  const overrides = PROCEDURE_SAMPLES[name];
+  const input =
+    overrides && sampled && typeof sampled === "object" ? { ...(sampled as object), ...overrides } : sampled;
   if (procedure.kind === "query") {
     const query = input === undefined ? "" : `?input=${encodeURIComponent(JSON.stringify(input))}`;
     return platform.request(`/api/${name}${query}`, { method: "GET", ...auth });
@@ -1107,6 +1115,7 @@ describe("container operations on another organization's server (docker.*, issue
     ["docker.listContainerFiles", "query", { containerId, path: "/" }],
     ["docker.readContainerFile", "query", { containerId, path: "/etc/hostname" }],
     ["docker.writeContainerFile", "mutation", { containerId, path: "/tmp/probe", content: "x" }],
+    ["docker.deleteContainerFile", "mutation", { containerId, path: "/tmp/probe" }],
     ["docker.getEvents", "query", { minutes: 5 }],
   ] as const)("%s with the victim's serverId answers 404", async (name, kind, input) => {
     const withServer = { ...input, serverId: theirs.serverId };
@@ -1115,6 +1124,20 @@ describe("container operations on another organization's server (docker.*, issue
         ? await platform.query(name, withServer, as(owner))
         : await platform.mutate(name, withServer, as(owner));
     expect(response.status, JSON.stringify(response.body)).toBe(404);
+  });
+
+  it("docker.uploadFileToContainer (multipart) with the victim's serverId answers 404", async () => {
+    const form = new FormData();
+    form.set("containerId", containerId);
+    form.set("destinationPath", "/tmp/probe");
+    form.set("serverId", theirs.serverId);
+    form.set("file", new Blob([new Uint8Array([1, 2, 3])]), "probe");
+    const response = await platform.app.request("/api/docker.uploadFileToContainer", {
+      method: "POST",
+      body: form,
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
+    expect(response.status, await response.clone().text()).toBe(404);
   });
 });
 

@@ -6,6 +6,11 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Logger } from "pino";
+import {
+  registerContainerUploadRoutes,
+  UPLOAD_FILE_PATH,
+  uploadFileToContainerOpenApi,
+} from "./agents/container-upload.ts";
 import { dropDeploymentOpenApi, registerDropRoutes } from "./applications/drop.ts";
 import type { Caller, ServiceContext } from "./context.ts";
 import { registerDashboardRoutes } from "./dashboard/routes.ts";
@@ -33,6 +38,7 @@ const openApiRoutes: Record<string, OpenApiPathItem> = {
   [DEPLOYMENT_LOGS_PATH]: deploymentLogsOpenApi,
   [RUNTIME_LOGS_PATH]: runtimeLogsOpenApi,
   "/api/application.dropDeployment": dropDeploymentOpenApi,
+  [UPLOAD_FILE_PATH]: uploadFileToContainerOpenApi,
   "/api/deploy/{provider}/{applicationId}": deployWebhookOpenApi,
 };
 
@@ -101,6 +107,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   registerGitProviderRoutes(app, services);
   registerDeploymentLogRoute(app as unknown as Hono, services);
   registerRuntimeLogRoute(app as unknown as Hono, services);
+  registerContainerUploadRoutes(app as unknown as Hono, services);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
   // Spec 4.0: the lifecycle operations of databases are also written `POST /api/<kind>/<operation>`.
   app.all(

@@ -264,6 +264,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "docker.listContainerFiles": applied("containerId path serverId", CONTAINER_OPS),
   "docker.readContainerFile": applied("containerId path serverId", CONTAINER_OPS),
   "docker.writeContainerFile": applied("containerId path content serverId", CONTAINER_OPS),
+  "docker.deleteContainerFile": applied("containerId path serverId", CONTAINER_OPS),
   "docker.getEvents": applied("minutes serverId", CONTAINER_OPS),
 
   "agent.enroll": {

@@ -322,6 +322,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Writes `content` (UTF-8, at most 512 KiB) as the file `path` of a container, keeping an existing file's owner and mode; its directory must exist. Through Docker's archive API (no shell).",
     errors: [404],
   },
+  "docker.deleteContainerFile": {
+    description:
+      "Deletes the file or directory `path` (recursively) of a running container: the agent runs `rm -rf -- <path>` in it through Docker's exec API as an argument vector (never a shell). `/`, the top-level system directories and anything under /proc, /sys or /dev are a 400 naming `path`; a missing path or another organization's container a 404; a stopped container or one without `rm` (distroless) a 409 saying so.",
+    errors: [404, 409],
+  },
   "docker.getEvents": {
     description:
       "The engine's events of the caller's containers in the last `minutes` (1-1,440, default 15), newest first (at most 1,000), in `docker events` JSON, with `fetchedAt`.",
@@ -1585,6 +1590,11 @@ export const routeDocs: Record<string, ProcedureDoc> = {
   "application.dropDeployment": {
     description:
       "Uploads a .zip or .tar.gz of the source (multipart, at most 100 MiB) and queues a deployment of it; the application's source type becomes `drop`.",
+  },
+  "docker.uploadFileToContainer": {
+    description:
+      "Uploads a file (multipart: containerId, file, destinationPath, serverId; any content, at most 512 KiB) into a container through Docker's archive API (no shell), keeping an existing file's owner and mode; `destinationPath` is the file's path, or ending in `/` a directory the file keeps its name in, which must exist. Another organization's container is a 404; a `..` segment, NUL or control character in `destinationPath` a 400 naming it.",
+    errors: [404],
   },
   "deploy.webhook": {
     description:

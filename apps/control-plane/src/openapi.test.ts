@@ -24,6 +24,7 @@ describe("OpenAPI document and docs page", () => {
       "/api/deployment.logs",
       "/api/runtime.logs",
       "/api/application.dropDeployment",
+      "/api/docker.uploadFileToContainer",
       "/api/deploy/{provider}/{applicationId}",
       "/api/trpc/{path}",
     ];

@@ -7,6 +7,7 @@ export * from "./agent-version.ts";
 export * from "./builders.ts";
 export * from "./client.ts";
 export * from "./codec.ts";
+export * from "./container-paths.ts";
 export * from "./dispatch.ts";
 export * from "./errors.ts";
 export * from "./log-text.ts";

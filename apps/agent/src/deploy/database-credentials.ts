@@ -17,17 +17,16 @@
  * Output of the clients is reported only with every password masked.
  */
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
-import { PassThrough } from "node:stream";
 import type { ChangeDatabaseCredentialsCommand, DatabaseCredentialsChanged } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { CommandError } from "../command-error.ts";
 import { engineMessage } from "../docker/engine.ts";
+import { type ExecOutcome, execIn } from "../docker/exec.ts";
 import { updateService } from "../docker/swarm.ts";
 import { checkServiceOwner, findService, requireOwner } from "./service.ts";
 import { checkExistingAppName, hasControlCharacters, invalid } from "./validate.ts";
 
 const IDENTIFIER = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$/;
-const EXEC_TIMEOUT_MS = 60_000;
 
 /** PostgreSQL's SCRAM-SHA-256 verifier of `password` (RFC 7677; what `PASSWORD '…'` stores). */
 export function scramSha256Verifier(password: string, salt = randomBytes(16), iterations = 4096): string {
@@ -48,44 +47,6 @@ const sqlIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /** A quoted SQL string; MySQL also treats backslashes as escapes, PostgreSQL does not. */
 const sqlString = (value: string, backslashes = false) =>
   `'${(backslashes ? value.replaceAll("\\", "\\\\") : value).replaceAll("'", "''")}'`;
-
-interface ExecOutcome {
-  exitCode: number;
-  output: string;
-}
-
-/** Runs `cmd` in the container (no shell), its output collected; never throws on a non-zero exit. */
-async function execIn(
-  docker: Docker,
-  containerId: string,
-  cmd: string[],
-  env: string[],
-): Promise<ExecOutcome> {
-  const exec = await docker
-    .getContainer(containerId)
-    .exec({ Cmd: cmd, Env: env, AttachStdout: true, AttachStderr: true, AttachStdin: false });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const chunks: Buffer[] = [];
-  const sink = new PassThrough();
-  sink.on("data", (chunk: Buffer) => chunks.push(chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stream.destroy();
-      reject(new CommandError("FAILED", `${cmd[0]} did not finish within ${EXEC_TIMEOUT_MS / 1000} s`));
-    }, EXEC_TIMEOUT_MS);
-    docker.modem.demuxStream(stream, sink, sink);
-    stream.on("end", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    stream.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-  const { ExitCode } = await exec.inspect();
-  return { exitCode: ExitCode ?? -1, output: Buffer.concat(chunks).toString("utf8") };
-}
 
 function masked(text: string, secrets: readonly string[]): string {
   let out = text;
@@ -299,7 +260,7 @@ export async function changeDatabaseCredentials(
     for (const step of alternatives) {
       let outcome: ExecOutcome;
       try {
-        outcome = await execIn(docker, containerId, step.cmd, step.env);
+        outcome = await execIn(docker, containerId, step.cmd, { env: step.env });
       } catch (error) {
         if (error instanceof CommandError) throw error;
         throw new CommandError(

@@ -15,18 +15,25 @@
  *   as are a directory and a symbolic link.
  * - WRITE takes at most MAX_WRITE_BYTES; it replaces the file keeping its owner and mode (a new
  *   one is root's, 0644). Its directory must exist.
+ * - DELETE is the one operation the archive API cannot do: it runs `rm -rf -- <path>` as root in
+ *   the running container through the exec API, as an argument vector (no shell parses the path,
+ *   which reaches rm as one argument after `--`). `/`, the top-level system directories and
+ *   anything under /proc, /sys or /dev are refused first; a missing path is NOT_FOUND; a stopped
+ *   container or one without `rm` (distroless) is FAILED_PRECONDITION.
  */
 import type { IncomingMessage } from "node:http";
 import { posix } from "node:path";
-import type {
-  ContainerFileEntry,
-  ContainerFilesCommand,
-  ContainerFilesResult,
+import {
+  type ContainerFileEntry,
+  type ContainerFilesCommand,
+  type ContainerFilesResult,
+  undeletablePathReason,
 } from "@platform/agent-protocol";
 import type Docker from "dockerode";
 import { Header, Pax } from "tar";
 import { CommandError } from "../command-error.ts";
 import { inspectInScope } from "./containers.ts";
+import { execIn } from "./exec.ts";
 
 /** The most READ answers of a file (Dokploy's CONTAINER_FILE_SIZE_LIMIT, 512 KiB). */
 export const MAX_TEXT_FILE_BYTES = 512 * 1024;
@@ -403,6 +410,63 @@ async function writeFile(
   return { entries: [], content: new Uint8Array(), truncated: false, partial: false };
 }
 
+/** Refuses `/`, a protected top-level directory and anything under /proc, /sys, /dev. */
+export function checkDeletablePath(path: string): void {
+  const reason = undeletablePathReason(path);
+  if (reason) throw new CommandError("INVALID_ARGUMENT", `path: ${reason}`);
+}
+
+async function deletePath(
+  docker: Docker,
+  container: Docker.Container,
+  running: boolean,
+  path: string,
+): Promise<ContainerFilesResult> {
+  checkDeletablePath(path);
+  if (!running) {
+    throw new CommandError("FAILED_PRECONDITION", "the container is not running: start it to delete a file");
+  }
+  try {
+    await container.infoArchive({ path });
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) {
+      throw new CommandError("NOT_FOUND", `no such file or directory in the container: ${path}`);
+    }
+    throw error;
+  }
+  let outcome: Awaited<ReturnType<typeof execIn>>;
+  try {
+    // An argument vector: the path is rm's one operand after `--`, whatever characters it holds.
+    outcome = await execIn(docker, container.id, ["rm", "-rf", "--", path], { user: "0" });
+  } catch (error) {
+    const message = (error as Error).message ?? "";
+    if ((error as { statusCode?: number }).statusCode === 409) {
+      throw new CommandError(
+        "FAILED_PRECONDITION",
+        "the container is not running: start it to delete a file",
+      );
+    }
+    if (/executable file not found|no such file or directory/i.test(message)) {
+      throw new CommandError("FAILED_PRECONDITION", "the container has no rm: its files cannot be deleted");
+    }
+    throw error;
+  }
+  if (
+    outcome.exitCode === 126 ||
+    outcome.exitCode === 127 ||
+    /executable file not found/i.test(outcome.output)
+  ) {
+    throw new CommandError("FAILED_PRECONDITION", "the container has no rm: its files cannot be deleted");
+  }
+  if (outcome.exitCode !== 0) {
+    throw new CommandError(
+      "FAILED",
+      `rm failed (exit ${outcome.exitCode}): ${outcome.output.trim().slice(0, 500)}`,
+    );
+  }
+  return { entries: [], content: new Uint8Array(), truncated: false, partial: false };
+}
+
 export async function containerFiles(
   docker: Docker,
   command: ContainerFilesCommand,
@@ -417,7 +481,9 @@ export async function containerFiles(
       return readFile(container, path);
     case "WRITE":
       return writeFile(container, path, command.content ?? new Uint8Array());
+    case "DELETE":
+      return deletePath(docker, container, info.State?.Running === true, path);
     default:
-      throw new CommandError("INVALID_ARGUMENT", "operation: one of LIST, READ, WRITE is required");
+      throw new CommandError("INVALID_ARGUMENT", "operation: one of LIST, READ, WRITE, DELETE is required");
   }
 }

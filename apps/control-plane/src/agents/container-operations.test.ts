@@ -1,6 +1,6 @@
 /**
  * docker.startContainer, stopContainer, killContainer, removeContainer, listContainerFiles,
- * readContainerFile, writeContainerFile and getEvents (issue 39) end to end: a control plane with
+ * readContainerFile, writeContainerFile, deleteContainerFile and getEvents (issue 39) end to end: a control plane with
  * its embedded agent on the real Docker Engine. The caller acts on its organization's containers
  * only: another organization's container answers 404 and is neither stopped, read nor written;
  * paths are checked (a `..` segment or NUL is a 400 naming path); binary files are refused.
@@ -20,6 +20,7 @@ const prefix = uniqueName("cp-container-ops");
 const mine = `${prefix}-mine`;
 const theirs = `${prefix}-theirs`;
 const internal = `${prefix}-internal`;
+const stoppedMine = `${prefix}-stopped`;
 const SETUP = [
   "mkdir -p /data/sub",
   "printf 'hello\\n' > /data/hello.txt",
@@ -62,6 +63,17 @@ beforeAll(async () => {
   await run(mine, ownershipLabels(applicationOwner(owner.user.organizationId, "app-mine")));
   await run(theirs, ownershipLabels(applicationOwner(stranger.user.organizationId, "app-theirs")));
   await run(internal, { "platform.internal": "true" });
+  await dockerCli([
+    "create",
+    "--name",
+    stoppedMine,
+    ...Object.entries(ownershipLabels(applicationOwner(owner.user.organizationId, "app-mine"))).flatMap(
+      ([key, value]) => ["--label", `${key}=${value}`],
+    ),
+    image,
+    "sleep",
+    "300",
+  ]);
   for (let i = 0; i < 100; i += 1) {
     const listed = await dockerCli(["exec", theirs, "ls", "/data"]).catch(() => "");
     const own = await dockerCli(["exec", mine, "ls", "/data"]).catch(() => "");
@@ -71,12 +83,32 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const name of [mine, theirs, internal]) await removeContainer(name);
+  for (const name of [mine, theirs, internal, stoppedMine]) await removeContainer(name);
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
 });
 
 const as = (session: Session) => ({ token: session.token });
+
+/** A multipart docker.uploadFileToContainer: the text fields, the file (none when undefined), as `token`'s caller. */
+async function uploadFile(
+  fields: Record<string, string>,
+  bytes: Uint8Array | undefined,
+  name: string,
+  route = "/api/docker.uploadFileToContainer",
+  token: string | null = owner.token,
+) {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(fields)) form.set(key, value);
+  if (bytes) form.set("file", new Blob([new Uint8Array(bytes)]), name);
+  const response = await platform.app.request(route, {
+    method: "POST",
+    body: form,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
 
 describe("a member granted one application (accessedServices)", () => {
   const granted = `${prefix}-granted`;
@@ -263,6 +295,128 @@ describe("docker container operations through the agent", () => {
     expect(tooLarge.status).toBe(400);
     expect(tooLarge.body.error.data.fields).toEqual(["content"]);
     expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("large.txt");
+  }, 60_000);
+
+  it("deleteContainerFile {containerId, path} removes the caller's file; another organization's container is a 404 and its file stays", async () => {
+    await dockerCli(["exec", mine, "sh", "-c", "printf 'bye' > /data/delete-me.txt"]);
+    const deleted = await platform.mutate(
+      "docker.deleteContainerFile",
+      { containerId: mine, path: "/data/delete-me.txt" },
+      as(owner),
+    );
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("delete-me.txt");
+
+    const theirsDeleted = await platform.mutate(
+      "docker.deleteContainerFile",
+      { containerId: theirs, path: "/data/theirs.txt" },
+      as(owner),
+    );
+    expect(theirsDeleted.status).toBe(404);
+    expect(await dockerCli(["exec", theirs, "cat", "/data/theirs.txt"])).toBe("secret");
+  }, 60_000);
+
+  it("deleteContainerFile runs no shell: '/tmp/x; touch /tmp/pwned' removes that literal name only and /tmp/pwned never appears", async () => {
+    await dockerCli([
+      "exec",
+      mine,
+      "sh",
+      "-c",
+      "mkdir -p '/tmp/x; touch /tmp' && printf 'l' > '/tmp/x; touch /tmp/pwned' && printf 'keep' > /tmp/x",
+    ]);
+    const deleted = await platform.mutate(
+      "docker.deleteContainerFile",
+      { containerId: mine, path: "/tmp/x; touch /tmp/pwned" },
+      as(owner),
+    );
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(await dockerCli(["exec", mine, "ls", "/tmp/x; touch /tmp"])).toBe("");
+    expect(await dockerCli(["exec", mine, "ls", "/tmp"])).not.toContain("pwned");
+    expect(await dockerCli(["exec", mine, "cat", "/tmp/x"])).toBe("keep");
+  }, 60_000);
+
+  it("deleteContainerFile: /, a system directory, '..' are 400s naming path; a stopped container is a 409 saying it is not running", async () => {
+    for (const bad of ["/", "/etc", "/proc/1", "/dev/null", "/data/../etc"]) {
+      const response = await platform.mutate(
+        "docker.deleteContainerFile",
+        { containerId: mine, path: bad },
+        as(owner),
+      );
+      expect(response.status, bad).toBe(400);
+      expect(response.body.error.data.fields).toEqual(["path"]);
+    }
+    expect(await dockerCli(["exec", mine, "ls", "/etc"])).toContain("hostname");
+    const stopped = await platform.mutate(
+      "docker.deleteContainerFile",
+      { containerId: stoppedMine, path: "/etc/hostname" },
+      as(owner),
+    );
+    expect(stopped.status).toBe(409);
+    expect(stopped.body.error.message).toContain("not running");
+  }, 60_000);
+
+  it("uploadFileToContainer (multipart: containerId, file, destinationPath) writes any bytes; a destinationPath ending in / keeps the file's name; both prefixes answer", async () => {
+    const bytes = new Uint8Array([0x00, 0xff, 0x41, 0x0a, 0x00]);
+    const plain = await uploadFile(
+      { containerId: mine, destinationPath: "/data/sub/up.bin" },
+      bytes,
+      "ignored",
+    );
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect(plain.body).toEqual({ success: true });
+    expect(await dockerCli(["exec", mine, "od", "-An", "-tx1", "/data/sub/up.bin"])).toBe("00 ff 41 0a 00");
+
+    const intoDirectory = await uploadFile(
+      { containerId: mine, destinationPath: "/data/sub/" },
+      new TextEncoder().encode("named"),
+      "kept-name.txt",
+      "/api/trpc/docker.uploadFileToContainer",
+    );
+    expect(intoDirectory.status, JSON.stringify(intoDirectory.body)).toBe(200);
+    expect(intoDirectory.body.result.data.json ?? intoDirectory.body.result.data).toEqual({ success: true });
+    expect(await dockerCli(["exec", mine, "cat", "/data/sub/kept-name.txt"])).toBe("named");
+  }, 60_000);
+
+  it("uploadFileToContainer: another organization's container is a 404 and its file stays; bad containerId, destinationPath, serverId or file are 400s naming them; over 512 KiB a 413 naming file; anonymous a 401", async () => {
+    const taken = await uploadFile(
+      { containerId: theirs, destinationPath: "/data/theirs.txt" },
+      new TextEncoder().encode("taken"),
+      "x",
+    );
+    expect(taken.status).toBe(404);
+    expect(await dockerCli(["exec", theirs, "cat", "/data/theirs.txt"])).toBe("secret");
+
+    for (const [fields, expected] of [
+      [{ containerId: mine, destinationPath: "/data/../etc/passwd" }, "destinationPath"],
+      [{ containerId: mine, destinationPath: "/data/x\u0000" }, "destinationPath"],
+      [{ containerId: "bad id;", destinationPath: "/data/x" }, "containerId"],
+      [{ destinationPath: "/data/x" }, "containerId"],
+      [{ containerId: mine, destinationPath: "/data/x", serverId: "bad id;" }, "serverId"],
+    ] as const) {
+      const response = await uploadFile(fields, new Uint8Array([1]), "x");
+      expect(response.status, JSON.stringify(fields)).toBe(400);
+      expect(response.body.error.data.fields).toEqual([expected]);
+    }
+    const noFile = await uploadFile({ containerId: mine, destinationPath: "/data/nofile" }, undefined, "x");
+    expect(noFile.status).toBe(400);
+    expect(noFile.body.error.data.fields).toEqual(["file"]);
+    const large = await uploadFile(
+      { containerId: mine, destinationPath: "/data/large.bin" },
+      new Uint8Array(512 * 1024 + 1),
+      "x",
+    );
+    expect(large.status).toBe(413);
+    expect(large.body.error.data.fields).toEqual(["file"]);
+    expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("large.bin");
+    const anonymous = await uploadFile(
+      { containerId: mine, destinationPath: "/data/anon" },
+      new Uint8Array([1]),
+      "x",
+      undefined,
+      null,
+    );
+    expect(anonymous.status).toBe(401);
+    expect(await dockerCli(["exec", mine, "ls", "/data"])).not.toContain("anon");
   }, 60_000);
 
   it("stopContainer, startContainer, killContainer, then getEvents {minutes} lists them (the caller's containers only), and removeContainer removes it", async () => {

@@ -5,7 +5,12 @@
  * passes its full id; the agent checks the container's labels against the scope again and
  * answers NOT_FOUND when they do not match, so that neither check alone decides.
  */
-import type { ContainerActionCommand_Action, ContainerEvent, ContainerScope } from "@platform/agent-protocol";
+import {
+  type ContainerActionCommand_Action,
+  type ContainerEvent,
+  type ContainerScope,
+  undeletablePathReason,
+} from "@platform/agent-protocol";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { ServiceContext } from "../context.ts";
@@ -24,6 +29,12 @@ export const containerPathSchema = z
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   .refine((path) => !/[\u0000-\u001f\u007f]/.test(path), "must not hold NUL or control characters")
   .refine((path) => !path.split("/").includes(".."), "must not hold a '..' segment");
+
+/** A path docker.deleteContainerFile may remove: not `/`, a top-level system directory, nor under /proc, /sys, /dev. */
+export const deletablePathSchema = containerPathSchema.superRefine((path, context) => {
+  const reason = undeletablePathReason(path);
+  if (reason) context.addIssue({ code: "custom", message: reason });
+});
 
 export const fileContentSchema = z
   .string()
@@ -84,7 +95,7 @@ export async function actOnContainer(
 async function files(
   agent: Agent,
   containerId: string,
-  operation: "LIST" | "READ" | "WRITE",
+  operation: "LIST" | "READ" | "WRITE" | "DELETE",
   path: string,
   content?: Uint8Array,
 ) {
@@ -114,6 +125,24 @@ export async function readContainerFile(agent: Agent, containerId: string, path:
 
 export async function writeContainerFile(agent: Agent, containerId: string, path: string, content: string) {
   await files(agent, containerId, "WRITE", path, Buffer.from(content, "utf8"));
+}
+
+/** Writes `bytes` (any content: the upload of docker.uploadFileToContainer) as the file `path`. */
+export async function uploadContainerFile(
+  agent: Agent,
+  containerId: string,
+  path: string,
+  bytes: Uint8Array,
+) {
+  await files(agent, containerId, "WRITE", path, bytes);
+}
+
+/**
+ * Removes the file or directory `path` of the container: the agent runs `rm -rf -- <path>` in it
+ * through the exec API (an argument vector, no shell), as Docker's archive API cannot remove.
+ */
+export async function deleteContainerFile(agent: Agent, containerId: string, path: string) {
+  await files(agent, containerId, "DELETE", path);
 }
 
 /** The engine's events of the scope's containers in the last `minutes`, newest first, Dokploy's shape. */

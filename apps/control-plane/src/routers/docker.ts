@@ -20,6 +20,8 @@ import {
   containerFileEntrySchema,
   containerFileSchema,
   containerPathSchema,
+  deletablePathSchema,
+  deleteContainerFile,
   dockerEventsSchema,
   fileContentSchema,
   listContainerFiles,
@@ -160,7 +162,7 @@ async function taskContainers(
 const serverIdInput = { serverId: serverIdSchema.optional() };
 
 /** The agent to ask and the checked full id of a container the caller may act on (404 otherwise). */
-async function checkedContainer(
+export async function checkedContainer(
   services: ServiceContext,
   caller: Caller,
   input: { containerId: string; serverId?: string },
@@ -266,6 +268,19 @@ export const dockerRouter = defineRouter("docker", {
     handler: async ({ services, caller, input }) => {
       const { agent, containerId } = await checkedContainer(services, caller, input);
       await writeContainerFile(agent, containerId, input.path, input.content);
+      return success;
+    },
+  }),
+
+  deleteContainerFile: mutation({
+    summary:
+      "Delete a file or directory (recursively) of a running container: rm -rf through the exec API, no shell",
+    access: "member",
+    input: z.object({ ...fileInput, path: deletablePathSchema }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(services, caller, input);
+      await deleteContainerFile(agent, containerId, input.path);
       return success;
     },
   }),

@@ -2259,6 +2259,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docker.deleteContainerFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a file or directory (recursively) of a running container: rm -rf through the exec API, no shell
+         * @description Deletes the file or directory `path` (recursively) of a running container: the agent runs `rm -rf -- <path>` in it through Docker's exec API as an argument vector (never a shell). `/`, the top-level system directories and anything under /proc, /sys or /dev are a 400 naming `path`; a missing path or another organization's container a 404; a stopped container or one without `rm` (distroless) a 409 saying so.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/docker.deleteContainerFile` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["docker.deleteContainerFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docker.getConfig": {
         parameters: {
             query?: never;
@@ -9859,6 +9883,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docker.uploadFileToContainer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file (at most 512 KiB) into a container (Docker's archive API)
+         * @description Uploads a file (multipart: containerId, file, destinationPath, serverId; any content, at most 512 KiB) into a container through Docker's archive API (no shell), keeping an existing file's owner and mode; `destinationPath` is the file's path, or ending in `/` a directory the file keeps its name in, which must exist. Another organization's container is a 404; a `..` segment, NUL or control character in `destinationPath` a 400 naming it.
+         */
+        post: operations["docker.uploadFileToContainer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/deploy/{provider}/{applicationId}": {
         parameters: {
             query?: never;
@@ -15141,6 +15185,45 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "docker.deleteContainerFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    containerId: string;
+                    path: string;
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -30271,6 +30354,50 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "docker.uploadFileToContainer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    containerId: string;
+                    /**
+                     * Format: binary
+                     * @description The file (any content, at most 512 KiB)
+                     */
+                    file: string;
+                    /** @description The file's path in the container; ending in / a directory the file keeps its name in */
+                    destinationPath: string;
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The file is written */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
                     };
                 };
             };

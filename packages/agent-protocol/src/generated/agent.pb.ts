@@ -266,6 +266,12 @@ export const ContainerFilesCommand_Operation = {
   READ: "READ",
   /** WRITE - Writes `content` as the file `path` (created or replaced; its directory must exist). */
   WRITE: "WRITE",
+  /**
+   * DELETE - Removes the file or directory `path` (recursively): `rm -rf -- <path>` run in the running
+   * container through the exec API (an argument vector, no shell), as Docker's archive API
+   * cannot remove. `/`, the top-level system directories and /proc, /sys, /dev are refused.
+   */
+  DELETE: "DELETE",
 } as const;
 
 export type ContainerFilesCommand_Operation =
@@ -276,6 +282,7 @@ export namespace ContainerFilesCommand_Operation {
   export type LIST = typeof ContainerFilesCommand_Operation.LIST;
   export type READ = typeof ContainerFilesCommand_Operation.READ;
   export type WRITE = typeof ContainerFilesCommand_Operation.WRITE;
+  export type DELETE = typeof ContainerFilesCommand_Operation.DELETE;
 }
 
 export interface ContainerFileEntry {
