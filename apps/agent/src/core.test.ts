@@ -78,8 +78,9 @@ describe("AgentCore", () => {
       deadlineUnixMs: 0,
       command: "unknown",
     });
-    // Field 120 of CommandRequest, an empty message: no command of this version has that number.
-    const request = decodeCommandRequest(new Uint8Array([...header, 0xc2, 0x07, 0x00]));
+    // Field 2000 of CommandRequest (tag 16002: 0x82 0x7d), an empty message: no command has that
+    // number (commands are numbered below 200; 120, used here before, is a command now).
+    const request = decodeCommandRequest(new Uint8Array([...header, 0x82, 0x7d, 0x00]));
     expect(await core.handle(request)).toMatchObject({
       requestId: "r-new",
       result: "error",

@@ -10,7 +10,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -32,12 +32,26 @@ const linkExists = (name: string) => existsSync(`/sys/class/net/${name}`);
  * network with that VNI) would make the test's own orphan fail to be made (seen in CI).
  */
 async function deleteLinksHoldingVni(vni: number): Promise<void> {
-  const { stdout } = await ip("-d", "-o", "link", "show", "type", "vxlan");
-  for (const line of stdout.split("\n")) {
-    const name = /^\d+:\s+([^:@\s]+)/.exec(line)?.[1];
-    if (name && new RegExp(`\\bvxlan id ${vni}\\b`).test(line)) await ip("link", "del", name).catch(() => {});
+  // A device keeps its VNI in the namespace it was made in even once Docker moved it into an
+  // overlay's sandbox (/var/run/docker/netns): a sandbox left by an earlier network with this VNI
+  // holds it out of the host's sight (seen in CI), so those namespaces are searched too.
+  const sandboxes = await readdir(DOCKER_NETNS).catch(() => [] as string[]);
+  for (const namespace of [undefined, ...sandboxes.map((name) => path.join(DOCKER_NETNS, name))]) {
+    const inNamespace = (...args: string[]) =>
+      namespace ? promisify(execFile)("nsenter", [`--net=${namespace}`, "ip", ...args]) : ip(...args);
+    const { stdout } = await inNamespace("-d", "-o", "link", "show", "type", "vxlan").catch(() => ({
+      stdout: "",
+    }));
+    for (const line of stdout.split("\n")) {
+      const name = /^\d+:\s+([^:@\s]+)/.exec(line)?.[1];
+      if (name && new RegExp(`\\bvxlan id ${vni}\\b`).test(line)) {
+        await inNamespace("link", "del", name).catch(() => {});
+      }
+    }
   }
 }
+
+const DOCKER_NETNS = "/var/run/docker/netns";
 
 const suffix = process.pid.toString(36).slice(-4);
 

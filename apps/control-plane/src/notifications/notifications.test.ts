@@ -131,11 +131,11 @@ const channels = (): Record<string, Record<string, unknown>> => ({
   Custom: { endpoint: `${base}/custom/hook`, headers: { "X-Api-Key": "custom-secret" } },
 });
 
-async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+async function until<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     platform.services.notifications.kick();
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -341,10 +341,13 @@ describe("notification channels", () => {
     });
     expect(mails[0]!.raw).toContain("Subject: Deployed web");
 
-    const deliveries = await platform.request("/api/notification.deliveries", { token: owner.token });
-    expect(
-      (deliveries.body as Array<{ status: string }>).filter((d) => d.status === "delivered"),
-    ).toHaveLength(12);
+    // A delivery is marked delivered once its receiver has answered: the row may lag the receipt.
+    const delivered = async () => {
+      const deliveries = await platform.request("/api/notification.deliveries", { token: owner.token });
+      return (deliveries.body as Array<{ status: string }>).filter((d) => d.status === "delivered");
+    };
+    await until(async () => ((await delivered()).length >= 12 ? true : undefined));
+    expect(await delivered()).toHaveLength(12);
   });
 
   it("delivers appBuildError only to the channels toggled for it", async () => {
