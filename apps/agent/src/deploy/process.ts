@@ -102,13 +102,16 @@ export async function runOrFail(
   what: string,
 ): Promise<RunResult> {
   const result = await runProcess(command, args, options);
-  if (result.exitCode !== 0) {
-    throw new CommandError(
-      "FAILED",
-      `${what} failed: ${options.log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
-    );
-  }
+  if (result.exitCode !== 0) throw processFailure(what, result, options.log);
   return result;
+}
+
+/** FAILED "<what> failed: <reason>", the reason being the last error line of the output (masked). */
+export function processFailure(what: string, result: RunResult, log: LogStream): CommandError {
+  return new CommandError(
+    "FAILED",
+    `${what} failed: ${log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
+  );
 }
 
 export function lastLine(tail: string[], fallback: string): string {

@@ -33,7 +33,7 @@ import type { DockerCli } from "./build.ts";
 import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
-import { lastLine, runOrFail, runProcess } from "./process.ts";
+import { processFailure, runOrFail, runProcess } from "./process.ts";
 import { imageIdOf, tagRollbackImage } from "./rollback-images.ts";
 import { requireOwner } from "./service.ts";
 import { writeFilesVersion } from "./service-files.ts";
@@ -327,10 +327,7 @@ export async function deployStack(
         );
         continue;
       }
-      throw new CommandError(
-        "FAILED",
-        `compose up failed: ${log.mask(lastLine(result.tail, `exit code ${result.exitCode}`))}`,
-      );
+      throw processFailure("compose up", result, log);
     }
   });
 
