@@ -6,7 +6,8 @@
  * its own first). Then: an application deployed through the platform with 3 replicas placed on the
  * workers (placementSwarm) answers from every replica, by name from a container on another node
  * over the platform overlay (dnsrr: this kernel has no IPVS) and through the manager's proxy on
- * its host-mode port (no Bad Gateway for replicas on workers), a worker is cleaned by its own
+ * its host-mode port (no Bad Gateway for replicas on workers), a line a replica on a worker prints
+ * reaches application.readLogs and GET /api/runtime.logs, a worker is cleaned by its own
  * agent, drain moves tasks, labels, a node killed (dockerd and agent) during a deployment
  * has its tasks rescheduled and shows down with the time it was last seen, the deployment
  * settles as Docker shows it (done or failed), and the node comes back.
@@ -20,7 +21,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RunningAgent, startAgent } from "../../apps/agent/src/agent.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
-import { insertTestServer } from "../../apps/control-plane/src/agents/testing/agents.ts";
+import { insertTestServer, listen } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { createUserDirectly } from "../../apps/control-plane/src/projects/test-support.ts";
 import { ensureProxyOn } from "../../apps/control-plane/src/proxy/proxy-service.ts";
 import {
@@ -390,6 +391,78 @@ describe("a Swarm of three engines driven through cluster.*", () => {
       { timeout: 60_000, interval: 50 },
     );
   }, 240_000);
+
+  it("a line printed by a replica on a worker reaches application.readLogs and the follow stream", async () => {
+    // A replica on node-b (the deploy above placed replicas on both workers).
+    const container = (
+      await docker("b", ["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${appName}`])
+    ).split("\n")[0]!;
+    expect(container).not.toBe("");
+    const taskId = await docker("b", [
+      "inspect",
+      container,
+      "--format",
+      '{{index .Config.Labels "com.docker.swarm.task.id"}}',
+    ]);
+    // Written to the output of the replica's main process: a line the replica printed on node-b.
+    const print = (text: string) =>
+      docker("b", ["exec", container, "sh", "-c", `echo ${text} > /proc/1/fd/1`]);
+    const marker = `worker-line-${Date.now()}`;
+    await print(`${marker} before`);
+    // Docker gathers the service's log from the worker's engine for the manager's agent.
+    const logLine = (text: string) =>
+      new RegExp(`^\\S+ ${appName}\\.\\d\\.${taskId.slice(0, 12)} \\| ${marker} ${text}$`, "m");
+    await vi.waitFor(
+      async () => {
+        const read = await platform.query(
+          "application.readLogs",
+          { applicationId, tail: 100, search: marker },
+          as(),
+        );
+        expect(read.status, JSON.stringify(read.body)).toBe(200);
+        expect(read.body).toMatch(logLine("before"));
+      },
+      { timeout: 30_000, interval: 500 },
+    );
+
+    const http = await listen(platform);
+    const abort = new AbortController();
+    let received = "";
+    try {
+      const response = await fetch(`${http.url}/api/runtime.logs?applicationId=${applicationId}&tail=100`, {
+        headers: { authorization: `Bearer ${owner.token}` },
+        signal: abort.signal,
+      });
+      expect(response.status).toBe(200);
+      const reading = (async () => {
+        const decoder = new TextDecoder();
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+          received += decoder.decode(chunk, { stream: true });
+        }
+      })().catch(() => {});
+      const dataLines = () =>
+        received
+          .split("\n")
+          .filter((line) => line.startsWith("data: "))
+          .map((line) => line.slice(6))
+          .join("\n");
+      // The tail first, then a line printed on the worker while the stream is open.
+      await vi.waitFor(() => expect(dataLines()).toMatch(logLine("before")), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      await print(`${marker} live`);
+      await vi.waitFor(() => expect(dataLines()).toMatch(logLine("live")), {
+        timeout: 30_000,
+        interval: 100,
+      });
+      abort.abort();
+      await reading;
+    } finally {
+      abort.abort();
+      await http.close();
+    }
+  }, 120_000);
 
   it("drains a node: its tasks move; labels set by the caller keep the platform's", async () => {
     const b = await nodeOf("b");

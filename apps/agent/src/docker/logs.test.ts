@@ -34,6 +34,11 @@ const stackName = uniqueName("agent-logs-stack");
 const stackOwner = composeOwner("org-logs", uniqueName("compose"));
 const containerName = `${stackName}-web-1`;
 let containerId = "";
+const floodName = `${stackName}-flood-1`;
+let floodId = "";
+/** The agent's bound on an answer's text (MAX_ANSWER_BYTES in logs.ts). */
+const ANSWER_BYTES = 768 * 1024;
+const FLOOD_LINES = 1000;
 
 function send(command: CommandInput): Promise<CommandReply> {
   return core.handle(asReceived(makeCommandRequest(serverId, command, 30_000)));
@@ -83,6 +88,16 @@ beforeAll(async () => {
     ],
     { ...ownershipLabels(stackOwner), "com.docker.compose.project": stackName },
   );
+  // About 1 MB in 1,000 numbered lines of 1,000 bytes, then one line of 12,000 bytes (below Docker's 16 KiB split).
+  floodId = await runTestContainer(
+    floodName,
+    [
+      "sh",
+      "-c",
+      `pad=$(printf '%1000s' | tr ' ' x); i=0; while [ $i -lt ${FLOOD_LINES} ]; do echo "flood $i $pad"; i=$((i+1)); done; printf '%12000s\\n' | tr ' ' y; echo flood-end; sleep 3600`,
+    ],
+    { ...ownershipLabels(stackOwner), "com.docker.compose.project": stackName },
+  );
   // Both replicas have printed a few lines.
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -96,6 +111,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dockerCli(["service", "rm", serviceName]).catch(() => {});
   if (containerId) await removeContainer(containerId);
+  if (floodId) await removeContainer(floodId);
 });
 
 describe("readServiceLogs of a Swarm service", () => {
@@ -173,5 +189,41 @@ describe("readServiceLogs of a compose stack's container", () => {
     );
     expect(await errorCode({ ...args, containerId: "no-such-container-here" })).toBe("NOT_FOUND");
     expect(await errorCode({ owner: stackOwner, containerId })).toBe("INVALID_ARGUMENT");
+  });
+});
+
+describe("readServiceLogs of a container printing more than an answer holds", () => {
+  it("answers at most the byte bound, the newest lines, a too long line cut, and says it cut", async () => {
+    const read = async () => {
+      const reply = await send({
+        command: "readServiceLogs",
+        readServiceLogs: { owner: stackOwner, containerId: floodId, stackName, tail: 10_000 },
+      });
+      if (reply.result !== "serviceLogs") throw new Error(`unexpected reply ${JSON.stringify(reply)}`);
+      return reply.serviceLogs;
+    };
+    let logs = await read();
+    const deadline = Date.now() + 30_000;
+    while (logs.lines.at(-1)?.text !== "flood-end" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      logs = await read();
+    }
+    const { lines, truncated } = logs;
+    expect(lines.at(-1)!.text).toBe("flood-end");
+    expect(truncated).toBe(true);
+    // The answer as readLogs formats it (`<time> <source> | <text>\n`) stays within the bound.
+    const bytes = lines.reduce(
+      (sum, line) => sum + Buffer.byteLength(`${line.time} ${line.source} | ${line.text}\n`),
+      0,
+    );
+    expect(bytes).toBeLessThanOrEqual(ANSWER_BYTES);
+    // The newest lines, in order, with none missing between the first kept and the end.
+    const long = lines.at(-2)!;
+    expect(long.text).toMatch(/^y+$/);
+    expect(Buffer.byteLength(long.text)).toBe(8 * 1024);
+    const numbers = lines.slice(0, -2).map((line) => Number(/^flood (\d+) x{1000}$/.exec(line.text)![1]));
+    expect(numbers.at(-1)).toBe(FLOOD_LINES - 1);
+    expect(numbers[0]).toBeGreaterThan(0);
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, index) => numbers[0]! + index));
   });
 });

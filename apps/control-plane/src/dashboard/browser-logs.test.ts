@@ -6,21 +6,24 @@
  * - the container's `<img src=x onerror=…>` is shown as text, and no element nor handler is made
  *   of it (the CSP would refuse the handler anyway, so the element is what is checked);
  * - a search phrase the API refuses shows the API's 400 message.
+ * A compose stack's container (printing alpha and beta lines) and a postgres service have the same
+ * tab: their running container's output appears, and a search phrase keeps only its lines.
  * axe-core checks the tab; its screenshots are test-artifacts/dashboard/logs-*.png.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import { dockerCli, removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { stop as stopEsbuild } from "esbuild";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
 
 const BUSYBOX = "platform-test/busybox:latest";
+const POSTGRES = process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15";
 const IMG = "<img src=x onerror=window.__xss=1>";
 
 let platform: TestPlatform;
@@ -28,13 +31,20 @@ let http: { url: string; close(): Promise<void> };
 let browser: Browser;
 let mainDirectory: string;
 let applicationId: string;
+let composeId: string;
+let postgresId: string;
 const appName = uniqueName("logs-tab");
+const stackName = uniqueName("logs-tab-stack");
+const postgresName = uniqueName("logs-tab-pg");
 
 beforeAll(async () => {
   await requireDocker();
   await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-logs-"));
-  platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
+  platform = await startTestPlatform(
+    { PLATFORM_DEFAULT_IMAGE_POSTGRES: POSTGRES },
+    { agents: { localAgent: { mainDirectory } } },
+  );
   http = await listen(platform);
   browser = await launchChromium();
   const owner = await platform.registerOwner();
@@ -47,31 +57,112 @@ beforeAll(async () => {
     applicationId,
     command: `sh -c 'echo "${IMG}"; i=0; while true; do echo "logs-tab-marker $i"; i=$((i+1)); sleep 1; done'`,
   });
-  const { deploymentId } = await ok("application.deploy", { applicationId });
-  const row = await platform.waitForDeployment(deploymentId, 240_000);
-  expect(row.status, row.logs ?? "").toBe("done");
+  ({ composeId } = await ok("compose.create", {
+    name: "alphabet",
+    appName: stackName,
+    environmentId,
+    composeType: "stack",
+    composeFile: `services:
+  ticker:
+    image: ${BUSYBOX}
+    command: ["sh", "-c", "i=0; while true; do echo compose-alpha $$i; echo compose-beta $$i; i=$$((i+1)); sleep 1; done"]
+`,
+  }));
+  ({ postgresId } = await ok("postgres.create", {
+    name: "pg",
+    appName: postgresName,
+    environmentId,
+    databaseName: "app",
+    databaseUser: "app",
+    databasePassword: "Logs#tab1",
+  }));
+  await Promise.all(
+    [
+      ok("application.deploy", { applicationId }),
+      ok("compose.deploy", { composeId }),
+      ok("postgres.deploy", { postgresId }),
+    ].map(async (started) => {
+      const row = await platform.waitForDeployment((await started).deploymentId, 240_000);
+      expect(row.status, row.logs ?? "").toBe("done");
+    }),
+  );
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
   await http?.close();
   await platform?.close();
-  await removeDeployedApps([appName]);
+  await removeDeployedApps([appName, postgresName]);
+  await dockerCli(["stack", "rm", stackName]).catch(() => {});
+  // The database's data volume goes once its service's container has.
+  for (let attempt = 0; attempt < 30; attempt++) {
+    const removed = await dockerCli(["volume", "rm", `${postgresName}-data`]).then(
+      () => true,
+      (error) => /no such volume/i.test(String(error)),
+    );
+    if (removed) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   // buildDashboard's esbuild service would outlive a run of this file alone (tests/leftover-processes.ts).
   await stopEsbuild();
 }, 90_000);
+
+async function signIn(page: Page, base: string) {
+  await page.goto(`${base}/`);
+  await page.getByLabel("Email").fill("owner@example.com");
+  await page.getByLabel("Password").fill("correct-horse-battery");
+  await page.getByLabel("Password").press("Enter");
+  await page.getByRole("heading", { name: "Projects" }).waitFor();
+}
+
+/** The text of every line the Logs tab shows now. */
+const shownLines = async (page: Page) =>
+  (await page.getByRole("log", { name: "Runtime log lines" }).locator("div").allTextContents()).filter(
+    (line) => line !== "No line yet.",
+  );
+
+/**
+ * Opens `route`'s Logs tab: `known` appears; searching `phrase` leaves only lines containing it
+ * (case-insensitively, as the API searches) and at least one, still following new lines.
+ */
+async function showsAndSearches(route: string, known: RegExp, phrase: string, screenshot: string) {
+  const base = http.url;
+  const step = stepper("logs-");
+  const { page, context, elsewhere, problems } = await offlinePage(browser, base);
+  await signIn(page, base);
+  await page.goto(`${base}/#/${route}`);
+  await page.getByRole("navigation", { name: "Service views" }).getByRole("link", { name: "Logs" }).click();
+  const log = page.getByRole("log", { name: "Runtime log lines" });
+  await log.getByText(known).first().waitFor({ timeout: 90_000 });
+  expect((await shownLines(page)).some((line) => !line.toLowerCase().includes(phrase.toLowerCase()))).toBe(
+    true,
+  );
+
+  await page.getByLabel("Search the runtime log").fill(phrase);
+  await page.getByRole("button", { name: "Search" }).click();
+  // The lines shown before the search go; the searched stream's come.
+  await vi.waitFor(
+    async () => {
+      const lines = await shownLines(page);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(line.toLowerCase()).toContain(phrase.toLowerCase());
+    },
+    { timeout: 60_000, interval: 200 },
+  );
+  await page.getByRole("status").filter({ hasText: "Following new lines" }).waitFor();
+  await step(page, screenshot);
+  expect(elsewhere).toEqual([]);
+  expect(problems.filter((problem) => !/status of (4\d\d|503)/.test(problem))).toEqual([]);
+  await context.close();
+}
 
 describe("an application's Logs tab", () => {
   it("follows the runtime log live, shows HTML as text and the API's refusal of a search", async () => {
     const base = http.url;
     const step = stepper("logs-");
     const { page, context, elsewhere, problems } = await offlinePage(browser, base);
-    await page.goto(`${base}/`);
-    await page.getByLabel("Email").fill("owner@example.com");
-    await page.getByLabel("Password").fill("correct-horse-battery");
-    await page.getByLabel("Password").press("Enter");
-    await page.getByRole("heading", { name: "Projects" }).waitFor();
+    await signIn(page, base);
 
     await page.goto(`${base}/#/application/${applicationId}`);
     await page.getByRole("navigation", { name: "Service views" }).getByRole("link", { name: "Logs" }).click();
@@ -107,5 +198,20 @@ describe("an application's Logs tab", () => {
     expect(elsewhere).toEqual([]);
     expect(problems.filter((problem) => !/status of (4\d\d|503)/.test(problem))).toEqual([]);
     await context.close();
+  }, 180_000);
+});
+
+describe("a compose stack's and a database's Logs tab", () => {
+  it("shows the stack's container's output and keeps only the searched lines", async () => {
+    await showsAndSearches(`compose/${composeId}`, /compose-alpha \d+/, "compose-BETA", "compose");
+  }, 180_000);
+
+  it("shows the postgres service's output and keeps only the searched lines", async () => {
+    await showsAndSearches(
+      `database/postgres/${postgresId}`,
+      /database system is ready to accept connections/,
+      "accept connections",
+      "postgres",
+    );
   }, 180_000);
 });

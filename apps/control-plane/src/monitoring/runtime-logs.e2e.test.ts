@@ -2,7 +2,8 @@
  * Runtime logs end to end on the real Docker Engine (Swarm) with the control plane's in-process
  * agent: an application of the busybox test image printing a known line every second shows it
  * in application.readLogs (filtered by `search`, bounded by `tail`), its deployment's log in
- * deployment.readLogs; a compose stack's container in compose.readLogs; a service of each database
+ * deployment.readLogs; a compose stack's container in compose.readLogs (and, of a container that
+ * printed about 1 MB, at most the agent's 768 KiB bound: the newest lines); a service of each database
  * kind (the local test images; mongo is the stand-in) in <kind>.readLogs. compose.readLogs (whose composeId the generated attack suite does not
  * cover) is a 404 for another organization, for a member not granted the stack, and for a
  * container that is not the stack's. Bad inputs are 400s naming the field.
@@ -67,6 +68,19 @@ const logsContaining = (name: string, input: Record<string, unknown>, text: stri
 
 const linesOf = (logs: string) => logs.replace(/\n$/, "").split("\n");
 
+/** The running container of the Swarm service `service`. */
+async function containerOf(service: string): Promise<string> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const id = (
+      await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${service}`])
+    ).split("\n")[0]!;
+    if (id) return id;
+    if (Date.now() > deadline) throw new Error(`no container of ${service}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 beforeAll(async () => {
   await requireDocker();
   for (const image of Object.values(IMAGES)) await dockerCli(["image", "inspect", image]);
@@ -97,6 +111,8 @@ afterAll(async () => {
 describe("runtime logs on real Docker", () => {
   let applicationId: string;
   let deploymentId: string;
+  let composeId: string;
+  let floodContainerId: string;
 
   it("application.readLogs shows the line the application prints every second", async () => {
     ({ applicationId } = await ok("application.create", { name: "ticker", appName, environmentId }));
@@ -156,7 +172,7 @@ describe("runtime logs on real Docker", () => {
   });
 
   it("compose.readLogs shows a stack container's lines, to no one else and of no other container", async () => {
-    const { composeId } = await ok("compose.create", {
+    ({ composeId } = await ok("compose.create", {
       name: "ticker",
       appName: stackName,
       environmentId,
@@ -165,17 +181,14 @@ describe("runtime logs on real Docker", () => {
   ticker:
     image: ${BUSYBOX}
     command: ["sh", "-c", "while true; do echo compose-log-marker; sleep 1; done"]
+  flood:
+    image: ${BUSYBOX}
+    command: ["sh", "-c", "pad=$$(printf '%1000s' | tr ' ' x); i=0; while [ $$i -lt 1000 ]; do echo flood-$$i-$$pad; i=$$((i+1)); done; echo flood-end; sleep 3600"]
 `,
-    });
+    }));
     await settle("compose.deploy", { composeId });
-    let containerId = "";
-    const deadline = Date.now() + 60_000;
-    while (!containerId && Date.now() < deadline) {
-      containerId = (
-        await dockerCli(["ps", "-q", "--filter", `label=com.docker.stack.namespace=${stackName}`])
-      ).split("\n")[0]!;
-      if (!containerId) await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+    floodContainerId = await containerOf(`${stackName}_flood`);
+    const containerId = await containerOf(`${stackName}_ticker`);
     const query = { composeId, containerId, tail: 5, since: "1h", search: "LOG-marker" };
     const logs = await logsContaining("compose.readLogs", query, "compose-log-marker");
     expect(linesOf(logs)[0]).toMatch(new RegExp(` ${stackName}_ticker\\.1\\.\\S+ \\| compose-log-marker$`));
@@ -208,6 +221,20 @@ describe("runtime logs on real Docker", () => {
     expect(other.status, JSON.stringify(other.body)).toBe(404);
     expect(JSON.stringify(other.body)).not.toContain("compose-log-marker");
   }, 300_000);
+
+  it("compose.readLogs of a container that printed about 1 MB answers at most 768 KiB, its newest lines", async () => {
+    // The agent's bound on an answer (MAX_ANSWER_BYTES, agent docker/logs.ts): it fits a NATS message.
+    const input = { composeId, containerId: floodContainerId, tail: 10_000 };
+    const logs = await logsContaining("compose.readLogs", input, "| flood-end\n");
+    expect(Buffer.byteLength(logs)).toBeLessThanOrEqual(768 * 1024);
+    const lines = linesOf(logs);
+    expect(lines.at(-1)).toMatch(/ \| flood-end$/);
+    const numbers = lines.slice(0, -1).map((line) => Number(/ \| flood-(\d+)-x{1000}$/.exec(line)![1]));
+    // The oldest went, the newest stayed, none missing between.
+    expect(numbers[0]).toBeGreaterThan(0);
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, index) => numbers[0]! + index));
+    expect(numbers.at(-1)).toBe(999);
+  });
 
   it("every database kind's readLogs shows its service's own lines", async () => {
     const credentials = { databaseName: "logs", databaseUser: "logs", databasePassword: "Logs#pass1" };
