@@ -248,7 +248,7 @@ export async function updateBackup(db: Db, backupId: string, patch: BackupUpdate
   await db.updateTable("backups").set(patch).where("backupId", "=", backupId).execute();
 }
 
-/** Deletes the backup row (its files stay in the bucket; its runs stay in the deployments). */
+/** Deletes the backup row (its files stay in the bucket; its runs stay, naming no backup). */
 export async function deleteBackup(db: Db, backupId: string): Promise<void> {
   await db.deleteFrom("backups").where("backupId", "=", backupId).execute();
 }
@@ -256,7 +256,7 @@ export async function deleteBackup(db: Db, backupId: string): Promise<void> {
 /** The newest runs of a backup: the last one, and the last verified restore. */
 export async function lastRuns(db: Db, backupId: string) {
   const columns = [
-    "deploymentId",
+    "deployments.deploymentId",
     "kind",
     "status",
     "backupFile",
@@ -266,21 +266,20 @@ export async function lastRuns(db: Db, backupId: string) {
     "createdAt",
     "completedAt",
   ] as const;
-  const last = await db
+  const runs = db
     .selectFrom("deployments")
+    .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
     .select(columns)
-    .where("backupId", "=", backupId)
+    .where("backupRuns.backupId", "=", backupId);
+  const last = await runs
     .orderBy("createdAt", "desc")
-    .orderBy("deploymentId", "desc")
+    .orderBy("deployments.deploymentId", "desc")
     .executeTakeFirst();
-  const verified = await db
-    .selectFrom("deployments")
-    .select(columns)
-    .where("backupId", "=", backupId)
+  const verified = await runs
     .where((eb) => eb.or([eb("kind", "=", "verify"), eb("backupCheck", "is not", null)]))
     .where("status", "in", ["done", "error"])
     .orderBy("completedAt", "desc")
-    .orderBy("deploymentId", "desc")
+    .orderBy("deployments.deploymentId", "desc")
     .executeTakeFirst();
   return {
     lastRun: last ? toRunView(last) : null,

@@ -215,8 +215,9 @@ describe("postgres", () => {
       const scheduled = await eventually(async () => {
         const found = await platform.services.db
           .selectFrom("deployments")
+          .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
           .selectAll()
-          .where("backupId", "=", backup.backupId)
+          .where("backupRuns.backupId", "=", backup.backupId)
           .where("title", "=", "Scheduled backup")
           .where("status", "=", "done")
           .executeTakeFirstOrThrow();

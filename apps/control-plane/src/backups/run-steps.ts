@@ -128,7 +128,7 @@ export async function followRunJob<T>(
 /** Stores the run's file and its size (a finished backup's upload, or a restore's read). */
 export async function recordFile(db: Db, deploymentId: string, key: string, size: number): Promise<void> {
   await db
-    .updateTable("deployments")
+    .updateTable("backupRuns")
     .set({ backupFile: key, backupSizeBytes: String(size) })
     .where("deploymentId", "=", deploymentId)
     .execute();
@@ -137,7 +137,7 @@ export async function recordFile(db: Db, deploymentId: string, key: string, size
 /** The run names no file. */
 async function forgetFile(db: Db, deploymentId: string): Promise<void> {
   await db
-    .updateTable("deployments")
+    .updateTable("backupRuns")
     .set({ backupFile: null })
     .where("deploymentId", "=", deploymentId)
     .execute();
@@ -156,7 +156,7 @@ export async function uploadRecorded<T extends { sizeBytes: number }>(
   upload: () => Promise<T>,
 ): Promise<T> {
   await db
-    .updateTable("deployments")
+    .updateTable("backupRuns")
     .set({ backupFile: key, backupSizeBytes: null })
     .where("deploymentId", "=", deploymentId)
     .execute();
@@ -251,7 +251,7 @@ export async function deleteUnconfirmedFile(
   organizationId: string | undefined,
 ): Promise<void> {
   const row = await services.db
-    .selectFrom("deployments")
+    .selectFrom("backupRuns")
     .select(["backupFile", "backupSizeBytes", "backupDestinationId"])
     .where("deploymentId", "=", deploymentId)
     .executeTakeFirst();

@@ -66,9 +66,11 @@ export async function startBackupRun(
     title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
     description: null,
     serverId: database.serverId,
-    backupId: backup.backupId,
-    backupDestinationId: backup.destinationId,
-    backupFile: options.backupFile ?? null,
+    backupRun: {
+      backupId: backup.backupId,
+      backupDestinationId: backup.destinationId,
+      backupFile: options.backupFile ?? null,
+    },
   });
 }
 
@@ -85,9 +87,11 @@ export async function startRestoreRun(
     title: `Restore ${input.backupFile.split("/").pop()}`.slice(0, 200),
     description: null,
     serverId: database.serverId,
-    backupDestinationId: input.destinationId,
-    backupFile: input.backupFile,
-    backupDatabaseName: input.databaseName,
+    backupRun: {
+      backupDestinationId: input.destinationId,
+      backupFile: input.backupFile,
+      backupDatabaseName: input.databaseName,
+    },
   });
 }
 
@@ -151,7 +155,7 @@ async function settleBackupRun(
 ): Promise<void> {
   if (deployment.kind === "restore") return;
   const row = await db
-    .selectFrom("deployments")
+    .selectFrom("backupRuns")
     .select(["backupId", "backupFile", "backupCheck"])
     .where("deploymentId", "=", deployment.deploymentId)
     .executeTakeFirst();
@@ -185,8 +189,9 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
   try {
     const deployment = await services.db
       .selectFrom("deployments")
+      .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select(["kind", "backupId", "backupDestinationId", "backupFile", "backupDatabaseName"])
-      .where("deploymentId", "=", run.deploymentId)
+      .where("deployments.deploymentId", "=", run.deploymentId)
       .executeTakeFirstOrThrow();
     const database = await findDatabaseWithOrganization(services.db, run.target.id);
     if (!database) throw new Error("The database service no longer exists");
@@ -317,7 +322,7 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
       ),
     );
     await services.db
-      .updateTable("deployments")
+      .updateTable("backupRuns")
       .set({ backupFile: key, backupCheck: result.check })
       .where("deploymentId", "=", run.deploymentId)
       .execute();
@@ -325,7 +330,7 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
   } catch (error) {
     const reason = reasonOf(error, run.signal);
     await services.db
-      .updateTable("deployments")
+      .updateTable("backupRuns")
       .set({ backupFile: key, backupCheck: `failed: ${reason}`.slice(0, 1000) })
       .where("deploymentId", "=", run.deploymentId)
       .execute();

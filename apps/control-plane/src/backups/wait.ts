@@ -26,8 +26,9 @@ export async function waitForRun(
   for (;;) {
     const row = await services.db
       .selectFrom("deployments")
+      .leftJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select(["status", "backupFile", "backupSizeBytes", "backupCheck", "errorMessage"])
-      .where("deploymentId", "=", deploymentId)
+      .where("deployments.deploymentId", "=", deploymentId)
       .executeTakeFirst();
     if (!row) throw notFound("Deployment");
     if (row.status === "done" || row.status === "error") {

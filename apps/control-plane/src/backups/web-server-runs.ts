@@ -71,8 +71,7 @@ export async function startWebServerBackupRun(
     title,
     description: null,
     serverId: null,
-    backupId: backup.backupId,
-    backupDestinationId: backup.destinationId,
+    backupRun: { backupId: backup.backupId, backupDestinationId: backup.destinationId },
   });
 }
 
@@ -96,7 +95,7 @@ export async function loadWebServerTarget(
     setStatus: async () => {},
     settle: async (db, deployment, result, now) => {
       const row = await db
-        .selectFrom("deployments")
+        .selectFrom("backupRuns")
         .select(["backupFile"])
         .where("deploymentId", "=", deployment.deploymentId)
         .executeTakeFirst();

@@ -275,9 +275,11 @@ describe("the control plane's own backup", () => {
       title: "Scheduled backup",
       description: null,
       serverId: null,
-      backupId: backup.backupId,
-      backupDestinationId: backup.destinationId,
-      backupFile: "interrupted/half.json.gz",
+      backupRun: {
+        backupId: backup.backupId,
+        backupDestinationId: backup.destinationId,
+        backupFile: "interrupted/half.json.gz",
+      },
     });
     // The upload completed just before the control plane stopped: nothing confirmed it.
     await uploadObject(s3.storage, "interrupted/half.json.gz", Readable.from([Buffer.from("half")]));
@@ -289,8 +291,9 @@ describe("the control plane's own backup", () => {
     await failInterruptedWebServerRun(original.services, deployment);
     const row = await original.services.db
       .selectFrom("deployments")
+      .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .selectAll()
-      .where("deploymentId", "=", deployment.deploymentId)
+      .where("deployments.deploymentId", "=", deployment.deploymentId)
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ status: "error", backupFile: null });
     expect(row.errorMessage).toMatch(/Interrupted/);

@@ -300,19 +300,23 @@ export async function openDatabase(
   }
 }
 
+const migratorOf = (db: Db) => new Migrator({ db, provider: { getMigrations: async () => migrations } });
+
 /** Runs every pending migration; throws with the failing migration's name. */
 export async function migrateToLatest(db: Db): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-  });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await migratorOf(db).migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   // Unreachable is not a failed migration: the caller may wait for the database and retry.
   if (error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") throw error;
   if (error) {
     throw new Error(`Migration ${failed?.migrationName ?? "(unknown)"} failed: ${String(error)}`);
   }
+}
+
+/** Migrates up or down to the migration `name` (tests of what one migration does to the data). */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  const { error } = await migratorOf(db).migrateTo(name);
+  if (error) throw error;
 }
 
 /** Whether `select 1` answers within `timeoutMs` (health checks must not hang on a lost server). */

@@ -202,6 +202,7 @@ export interface Database {
   agentEnrollments: AgentEnrollmentTable;
   applications: ApplicationTable;
   deployments: DeploymentTable;
+  backupRuns: BackupRunTable;
   databaseServices: DatabaseServiceTable;
   compose: ComposeTable;
   deploymentLeases: DeploymentLeaseTable;
@@ -643,7 +644,22 @@ export interface DeploymentTable {
   createdAt: Timestamp;
   startedAt: string | null;
   completedAt: string | null;
-  /** A backup run's backup (null for other deployments, and once the backup is removed). */
+  /** The rollback this deployment recorded, or (a rollback run) deployed (rollbacks/). */
+  rollbackId: Generated<string | null>;
+  /** A rollback run's rollback to deploy. */
+  restoresRollbackId: Generated<string | null>;
+}
+
+export type Deployment = Selectable<DeploymentTable>;
+
+/**
+ * What a backup run moved (deployments of kind backup, restore, verify, volumeBackup and
+ * volumeRestore; backups/runs.ts, backups/web-server-runs.ts, volume-backups/): one row per run,
+ * taken with its deployment.
+ */
+export interface BackupRunTable {
+  deploymentId: string;
+  /** A database or web-server backup run's backup (null once the backup is removed). */
   backupId: Generated<string | null>;
   /** The destination a backup run writes to, or a restore reads from. */
   backupDestinationId: Generated<string | null>;
@@ -654,17 +670,14 @@ export interface DeploymentTable {
   backupSizeBytes: Generated<string | null>;
   /** What a verified restore's check found ("12 rows in orders"). */
   backupCheck: Generated<string | null>;
-  /** The rollback this deployment recorded, or (a rollback run) deployed (rollbacks/). */
-  rollbackId: Generated<string | null>;
-  /** A rollback run's rollback to deploy. */
-  restoresRollbackId: Generated<string | null>;
-  /** A volumeBackup run's volume backup (volume-backups/). */
+  /** A volumeBackup run's volume backup (volume-backups/; null once it is removed). */
   volumeBackupId: Generated<string | null>;
   /** The volume a volumeBackup run archived or a volumeRestore run wrote into. */
   backupVolumeName: Generated<string | null>;
 }
 
-export type Deployment = Selectable<DeploymentTable>;
+export type BackupRun = Selectable<BackupRunTable>;
+export type NewBackupRun = Omit<Insertable<BackupRunTable>, "deploymentId">;
 
 export type ScheduleType = "application" | "compose" | "server" | "dokploy-server";
 

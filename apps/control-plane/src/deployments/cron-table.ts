@@ -85,12 +85,18 @@ export abstract class CronTable {
   }
 }
 
-/** The deployments column that ties a run to what it runs. */
+/** The column that ties a run to what it runs (a schedule's in deployments, the others in backup_runs). */
 type RunOf = "backupId" | "scheduleId" | "volumeBackupId";
+
+const RUN_OF_COLUMNS = {
+  backupId: "backupRuns.backupId",
+  scheduleId: "deployments.scheduleId",
+  volumeBackupId: "backupRuns.volumeBackupId",
+} as const satisfies Record<RunOf, string>;
 
 /**
  * One firing: loads the row, does nothing when it is gone or disabled, skips while a run of it
- * (deployments.<column> = id) is waiting or running, else starts a run. Failures are logged as
+ * (<column> = id) is waiting or running, else starts a run. Failures are logged as
  * "<what> not started", never thrown (a croner callback has no one to throw to).
  */
 export async function fireUnlessBusy<Row extends { enabled: boolean }>(
@@ -109,8 +115,9 @@ export async function fireUnlessBusy<Row extends { enabled: boolean }>(
     if (!row?.enabled) return;
     const busy = await services.db
       .selectFrom("deployments")
-      .select("deploymentId")
-      .where(column, "=", id)
+      .leftJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+      .select("deployments.deploymentId")
+      .where(RUN_OF_COLUMNS[column], "=", id)
       .where("status", "in", ["idle", "running"])
       .executeTakeFirst();
     if (busy) {

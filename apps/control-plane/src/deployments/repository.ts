@@ -7,7 +7,13 @@ import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import { ownedBy } from "../db/owned.ts";
-import type { DatabaseKind, Deployment, DeploymentStatus, DeploymentTargetKind } from "../db/schema.ts";
+import type {
+  DatabaseKind,
+  Deployment,
+  DeploymentStatus,
+  DeploymentTargetKind,
+  NewBackupRun,
+} from "../db/schema.ts";
 import type { DeploymentKind } from "./start.ts";
 
 export type { Deployment };
@@ -89,33 +95,41 @@ export interface NewDeployment {
   description: string | null;
   serverId: string | null;
   archive?: { path: string; format: "zip" | "tar.gz" };
-  /** Runs of a backup (backups/runs.ts): the backup, its destination and the object read. */
-  backupId?: string | null;
-  backupDestinationId?: string | null;
-  backupFile?: string | null;
-  backupDatabaseName?: string | null;
   /** A rollback run's rollback (rollbacks/). */
   restoresRollbackId?: string | null;
-  /** Runs of a volume backup (volume-backups/): the volume backup and the volume. */
-  volumeBackupId?: string | null;
-  backupVolumeName?: string | null;
+  /**
+   * A run of a backup or volume backup, or a restore or verification (backups/, volume-backups/):
+   * what it moves, kept in its backup_runs row.
+   */
+  backupRun?: NewBackupRun;
 }
 
-export function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
-  const { archive, target, ...rest } = values;
-  return db
-    .insertInto("deployments")
-    .values({
-      deploymentId: newId(),
-      targetKind: target.kind,
-      targetId: target.id,
-      [TARGET_COLUMNS[target.kind]]: target.id,
-      ...rest,
-      archivePath: archive?.path ?? null,
-      archiveFormat: archive?.format ?? null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/** Inserts the deployment, and its backup run's row with it (one transaction). */
+export async function insertDeployment(db: Db, values: NewDeployment): Promise<Deployment> {
+  const { archive, target, backupRun, ...rest } = values;
+  const insert = async (trx: Db) => {
+    const deployment = await trx
+      .insertInto("deployments")
+      .values({
+        deploymentId: newId(),
+        targetKind: target.kind,
+        targetId: target.id,
+        [TARGET_COLUMNS[target.kind]]: target.id,
+        ...rest,
+        archivePath: archive?.path ?? null,
+        archiveFormat: archive?.format ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (backupRun) {
+      await trx
+        .insertInto("backupRuns")
+        .values({ ...backupRun, deploymentId: deployment.deploymentId })
+        .execute();
+    }
+    return deployment;
+  };
+  return backupRun && !db.isTransaction ? db.transaction().execute(insert) : insert(db);
 }
 
 /**
@@ -187,15 +201,20 @@ export type LocatedDeployment = Deployment & {
 export function listTargetDeployments(
   db: Db,
   id: string,
-  /** A service's (targetId), or the runs of one backup or volume backup. */
+  /** A service's (targetId), or the runs of one backup or volume backup (their backup_runs rows). */
   column: "targetId" | "backupId" | "volumeBackupId" = "targetId",
 ): Promise<Deployment[]> {
-  return db
-    .selectFrom("deployments")
-    .selectAll()
-    .where(column, "=", id)
-    .orderBy("createdAt", "desc")
-    .orderBy("deploymentId")
+  const deployments = db.selectFrom("deployments");
+  const picked =
+    column === "targetId"
+      ? deployments.where("deployments.targetId", "=", id)
+      : deployments
+          .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+          .where(`backupRuns.${column}`, "=", id);
+  return picked
+    .selectAll("deployments")
+    .orderBy("deployments.createdAt", "desc")
+    .orderBy("deployments.deploymentId")
     .execute();
 }
 

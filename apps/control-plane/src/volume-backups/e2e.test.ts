@@ -216,8 +216,9 @@ describe("volume backups on real Docker", () => {
         async () =>
           platform.services.db
             .selectFrom("deployments")
-            .select(["deploymentId", "status", "title"])
-            .where("volumeBackupId", "=", volumeBackupId)
+            .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+            .select(["deployments.deploymentId", "status", "title"])
+            .where("backupRuns.volumeBackupId", "=", volumeBackupId)
             .where("title", "=", "Scheduled volume backup")
             .where("status", "in", ["done", "error"])
             .executeTakeFirst(),

@@ -285,8 +285,9 @@ function volumeFilesOf(row: Pick<VolumeBackup, "prefix" | "volumeName">): OwnFil
 export async function lastVolumeRun(db: Db, volumeBackupId: string) {
   const row = await db
     .selectFrom("deployments")
+    .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
     .select([
-      "deploymentId",
+      "deployments.deploymentId",
       "kind",
       "status",
       "backupFile",
@@ -295,9 +296,9 @@ export async function lastVolumeRun(db: Db, volumeBackupId: string) {
       "createdAt",
       "completedAt",
     ])
-    .where("volumeBackupId", "=", volumeBackupId)
+    .where("backupRuns.volumeBackupId", "=", volumeBackupId)
     .orderBy("createdAt", "desc")
-    .orderBy("deploymentId", "desc")
+    .orderBy("deployments.deploymentId", "desc")
     .executeTakeFirst();
   if (!row) return null;
   return {
@@ -326,9 +327,11 @@ export async function startVolumeBackupRun(
     title,
     description: null,
     serverId: service.serverId,
-    volumeBackupId: row.volumeBackupId,
-    backupDestinationId: row.destinationId,
-    backupVolumeName: row.volumeName,
+    backupRun: {
+      volumeBackupId: row.volumeBackupId,
+      backupDestinationId: row.destinationId,
+      backupVolumeName: row.volumeName,
+    },
   });
 }
 
@@ -345,9 +348,11 @@ export async function startVolumeRestoreRun(
     title: `Restore ${input.backupFile.split("/").pop()} into ${input.volumeName}`.slice(0, 200),
     description: null,
     serverId: service.serverId,
-    backupDestinationId: input.destinationId,
-    backupFile: input.backupFile,
-    backupVolumeName: input.volumeName,
+    backupRun: {
+      backupDestinationId: input.destinationId,
+      backupFile: input.backupFile,
+      backupVolumeName: input.volumeName,
+    },
   });
 }
 
@@ -359,7 +364,7 @@ export function volumeRunTarget(base: DeploymentTarget, kind: DeploymentKind): D
     setStatus: async () => {},
     settle: async (db, deployment, result, now) => {
       const row = await db
-        .selectFrom("deployments")
+        .selectFrom("backupRuns")
         .select(["volumeBackupId", "backupFile", "backupVolumeName"])
         .where("deploymentId", "=", deployment.deploymentId)
         .executeTakeFirst();
@@ -430,6 +435,7 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
   try {
     const deployment = await services.db
       .selectFrom("deployments")
+      .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select([
         "kind",
         "volumeBackupId",
@@ -438,7 +444,7 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
         "backupVolumeName",
         "targetKind",
       ])
-      .where("deploymentId", "=", run.deploymentId)
+      .where("deployments.deploymentId", "=", run.deploymentId)
       .executeTakeFirstOrThrow();
     const backup = deployment.volumeBackupId
       ? await services.db
