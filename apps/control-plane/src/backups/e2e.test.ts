@@ -225,6 +225,18 @@ describe("postgres", () => {
       }, 60_000);
       await ok("backup.update", { backupId: backup.backupId, enabled: false });
       expect(scheduled.backupFile).toMatch(/^pg\/daily\/shop-/);
+      // A scheduled run that started before the schedule was turned off still finishes: let it,
+      // or its file (written after the drop below) would be the newest one restored and verified.
+      await eventually(async () => {
+        const unfinished = await platform.services.db
+          .selectFrom("deployments")
+          .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+          .select("deployments.deploymentId")
+          .where("backupRuns.backupId", "=", backup.backupId)
+          .where("status", "in", ["idle", "running"])
+          .execute();
+        expect(unfinished).toEqual([]);
+      }, 60_000);
 
       await query("drop table items");
       const newest = (await files("pg/daily")).at(-1)!;
