@@ -100,18 +100,22 @@ describe("two control planes on one database and one NATS", () => {
     a.token = session.token;
     b.token = session.token;
     expect(await b.queryOk("project.all")).toEqual([]);
-    const project = await a.mutateOk("project.create", { name: "Made on A" });
+    const { project } = await a.mutateOk("project.create", { name: "Made on A" });
     await until("the project listed by copy B", async () =>
       (await b.queryOk<{ projectId: string }[]>("project.all")).some(
         (p) => p.projectId === project.projectId,
       ),
     );
     await b.mutateOk("project.update", { projectId: project.projectId, name: "Renamed on B" });
-    await until("the rename answered by copy A", async () => {
-      const one = await a.queryOk("project.one", { projectId: project.projectId });
-      return one.name === "Renamed on B";
-    });
-  }, 60_000);
+    await until(
+      "the rename answered by copy A",
+      async () => {
+        const one = await a.queryOk("project.one", { projectId: project.projectId });
+        return one.name === "Renamed on B";
+      },
+      20_000,
+    );
+  }, 90_000);
 
   it("runs a server schedule firing every second once per tick, whichever copy claims it", async () => {
     const server = await a.mutateOk("server.create", {
