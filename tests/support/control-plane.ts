@@ -38,9 +38,16 @@ export interface ControlPlaneProcess {
  */
 export async function startControlPlaneProcess(
   env: Record<string, string>,
-  options: { databaseUrl?: (url: string) => string; output?: string[] } = {},
+  options: {
+    databaseUrl?: (url: string) => string;
+    output?: string[];
+    /** A database shared with other copies (tests/ha): used as it is, and not dropped by stop(). */
+    database?: { target: { url: string } };
+  } = {},
 ): Promise<ControlPlaneProcess> {
-  const database = await createTestDatabase();
+  const database = options.database
+    ? { target: options.database.target, drop: async () => {} }
+    : await createTestDatabase();
   const target = database.target;
   const dataDir = await mkdtemp(path.join(tmpdir(), "e2e-cp-data-"));
   const port = await freePort();

@@ -3,6 +3,7 @@
  * A bad value stops the process with a message naming the variable.
  */
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
@@ -361,4 +362,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     templatesUrl: c.PLATFORM_TEMPLATES_URL,
     templateImages: c.PLATFORM_TEMPLATE_IMAGES,
   };
+}
+
+/** This control plane's instance id (PLATFORM_INSTANCE_ID, else host and port): leases and tick claims name it. */
+export function instanceIdOf(config: Pick<Config, "instanceId" | "port">): string {
+  return config.instanceId ?? `${hostname()}:${config.port}`;
 }

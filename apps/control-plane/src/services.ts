@@ -21,7 +21,7 @@ import { type DatabaseTarget, migrateToLatest, openDatabase } from "./db/databas
 import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployments/queue.ts";
 import { Reconciler } from "./deployments/reconcile.ts";
 import { registerFeatures } from "./features.ts";
-import { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import { DAILY_CLEANUP_PATTERN, DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
 import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
 import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.ts";
 import { instanceIdOf, markStarted, markStopped, recordAgentRestarts } from "./notifications/restarts.ts";
@@ -135,7 +135,11 @@ export async function createServices(
     sessionSigningKey: new Uint8Array(deriveKey(masterSecret, "platform/session-jwt/v1")),
     agents,
     deployments: createDeploymentQueue(config, options.deployments),
-    dockerCleanup: new DockerCleanupSchedule({ db: database.db, agents, logger, now }),
+    dockerCleanup: new DockerCleanupSchedule(
+      { db: database.db, agents, logger, now },
+      DAILY_CLEANUP_PATTERN,
+      instanceId,
+    ),
     notifications: undefined as unknown as NotificationOutbox,
     backups: new BackupSchedule(),
     schedules: new ScheduleCron(),
@@ -155,11 +159,22 @@ export async function createServices(
     .start()
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
   await services.backups
-    .start(services)
+    .start(services, instanceId)
     .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
   await services.schedules
-    .start(services)
+    .start(services, instanceId)
     .catch((error) => logger.warn({ err: error }, "the scheduled jobs were not scheduled"));
+  // A change made through any control plane on the database reschedules every one's croner jobs.
+  const cronChanges = await database
+    .listen(CRON_CHANNEL, () => {
+      void services.backups.reschedule();
+      void services.schedules.reschedule();
+      void services.dockerCleanup.reload();
+    })
+    .catch((error) => {
+      logger.warn({ err: error }, "changes of schedules made on other control planes will not be followed");
+      return undefined;
+    });
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
   recordThresholdEvents(services);
   recordAgentRestarts(services);
@@ -178,6 +193,7 @@ export async function createServices(
       await reconciler.close();
       await services.notifications.close();
       await services.dockerCleanup.close();
+      await cronChanges?.close();
       services.backups.close();
       services.schedules.close();
       await services.deployments.close();
@@ -189,6 +205,9 @@ export async function createServices(
     },
   };
 }
+
+/** The NOTIFY channel of changes to what croner schedules (migration 20261201-50-ha). */
+const CRON_CHANNEL = "platform_cron";
 
 /** How long a stop waits for the agents' NATS connection to close before it goes on. */
 const AGENTS_CLOSE_WAIT_MS = 3000;

@@ -19,8 +19,9 @@ import {
   type Subscription,
 } from "@platform/agent-protocol";
 import type { Logger } from "pino";
-import type { Config } from "../config.ts";
+import { type Config, instanceIdOf } from "../config.ts";
 import type { Db } from "../db/database.ts";
+import { InstanceLease } from "../db/instance-lease.ts";
 import { ApiError } from "../errors.ts";
 import { type DependencyStatus, trackNatsConnection } from "../health.ts";
 import { markActiveIfValid } from "./activation.ts";
@@ -36,6 +37,9 @@ import {
   LOCAL_SERVER_ID,
 } from "./hub.ts";
 import { NatsAccountSigner } from "./nats-signer.ts";
+
+/** How long this machine's agent stays with a control plane that stopped renewing (it died). */
+const LOCAL_AGENT_LEASE_MS = 15_000;
 
 export interface AgentHubOptions {
   /** A server is online while its last heartbeat is younger than this (default 30 s). */
@@ -69,6 +73,9 @@ class RunningAgentHub implements AgentHub {
   private readonly backListeners: ((serverId: string) => void)[] = [];
   private readonly eventListeners: ((event: AgentEvent) => void)[] = [];
   private events: Subscription | undefined;
+  /** Over NATS: whether this control plane runs this machine's agent (one of the copies does). */
+  private readonly localAgentLease: InstanceLease | undefined;
+  private election: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly deps: AgentHubDeps,
@@ -77,7 +84,11 @@ class RunningAgentHub implements AgentHub {
     private readonly signer: NatsAccountSigner,
     readonly natsUrlForAgents: string | null,
     options: AgentHubOptions,
+    instanceId?: string,
   ) {
+    this.localAgentLease = instanceId
+      ? new InstanceLease(deps.db, "local-agent", instanceId, LOCAL_AGENT_LEASE_MS)
+      : undefined;
     this.client = new AgentClient(transport, options.commandTimeoutMs);
     this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
     this.natsStatus = connection ? trackNatsConnection(connection, deps.logger) : () => "disabled";
@@ -110,15 +121,54 @@ class RunningAgentHub implements AgentHub {
       }
     });
     await this.transport.flush();
-    if (options.localAgent === false) return;
-    // Over NATS the local agent gets its own transport (its own subscriptions) on the shared connection.
-    this.localTransport = this.connection ? new NatsAgentTransport(this.connection) : this.transport;
-    this.localAgent = await startAgent({
-      ...options.localAgent,
-      logger: options.localAgent?.logger ?? logger.child({ component: "local-agent" }),
-      transport: this.localTransport,
-      serverId: LOCAL_SERVER_ID,
-    });
+    const local = options.localAgent;
+    if (local === false) return;
+    const startLocal = async () => {
+      // Over NATS the local agent gets its own transport (its own subscriptions) on the shared connection.
+      this.localTransport = this.connection ? new NatsAgentTransport(this.connection) : this.transport;
+      this.localAgent = await startAgent({
+        ...local,
+        logger: local?.logger ?? logger.child({ component: "local-agent" }),
+        transport: this.localTransport,
+        serverId: LOCAL_SERVER_ID,
+      });
+    };
+    // Without NATS each control plane reaches only its own in-process agent, which it needs: the
+    // commands it sends are those of the jobs it runs (each run once: leases, tick claims).
+    if (!this.connection || !this.localAgentLease) return startLocal();
+    // Over NATS every copy's agent would answer the same subjects and drive this machine's
+    // engine twice: the copy that holds the lease runs it, the others wait to take it over.
+    const lease = this.localAgentLease;
+    const elect = async () => {
+      const held = this.localAgent !== undefined;
+      const mine = await lease.take(now()).catch(() => held); // the database away: nothing changes
+      if (mine && !held) {
+        logger.info({ owner: lease.owner }, "this control plane runs this machine's agent");
+        await startLocal();
+      } else if (!mine && held) {
+        logger.warn("another control plane took this machine's agent over: stopping this one's");
+        await this.stopLocal();
+      }
+    };
+    await elect();
+    let electing = false;
+    this.election = setInterval(() => {
+      if (electing) return;
+      electing = true;
+      elect()
+        .catch((error) => logger.error({ err: error }, "this machine's agent not started"))
+        .finally(() => {
+          electing = false;
+        });
+    }, lease.ttlMs / 3);
+    this.election.unref();
+  }
+
+  private async stopLocal(): Promise<void> {
+    await this.localAgent?.stop();
+    this.localAgent = undefined;
+    if (this.localTransport !== this.transport) await this.localTransport?.close();
+    this.localTransport = undefined;
   }
 
   onAgentBack(listener: (serverId: string) => void): void {
@@ -172,11 +222,13 @@ class RunningAgentHub implements AgentHub {
   }
 
   async close(): Promise<void> {
-    await this.localAgent?.stop();
+    clearInterval(this.election);
+    const held = this.localAgent !== undefined;
+    await this.stopLocal();
+    if (held) await this.localAgentLease?.release();
     this.heartbeats?.unsubscribe();
     this.events?.unsubscribe();
     await this.recorder?.close();
-    if (this.localTransport !== this.transport) await this.localTransport?.close();
     await this.transport.close();
     if (this.connection && !this.connection.isClosed()) await this.connection.drain().catch(() => {});
   }
@@ -236,6 +288,7 @@ export async function startAgentHub(
       signer,
       config.natsAgentUrl ?? config.natsUrl,
       options,
+      instanceIdOf(config),
     );
   } else {
     hub = new RunningAgentHub(deps, new InMemoryAgentTransport(), undefined, signer, null, options);

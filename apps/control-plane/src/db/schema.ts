@@ -186,6 +186,19 @@ export interface DeploymentLeaseTable {
   until: string;
 }
 
+export interface CronTickTable {
+  job: string;
+  tick: string;
+  owner: string;
+  createdAt: Generated<Timestamp>;
+}
+
+export interface InstanceLeaseTable {
+  name: string;
+  owner: string;
+  until: string;
+}
+
 export interface Database {
   organizations: OrganizationTable;
   users: UserTable;
@@ -206,6 +219,8 @@ export interface Database {
   databaseServices: DatabaseServiceTable;
   compose: ComposeTable;
   deploymentLeases: DeploymentLeaseTable;
+  cronTicks: CronTickTable;
+  instanceLeases: InstanceLeaseTable;
   events: EventTable;
   notifications: NotificationTable;
   notificationDeliveries: NotificationDeliveryTable;

@@ -3,13 +3,13 @@
  * by its id, with its cron pattern and timezone), made again from the rows at every reload, so a
  * restart of the control plane loses no schedule. A firing queues a run through the deployment
  * queue unless a run of that row is still waiting or running (fireUnlessBusy). Several control
- * planes on one database would each queue one: the later one finds the first waiting and skips
- * (the check and the insert are not atomic across processes; one control plane per database is
- * assumed, as for deployments). Used by the scheduled backups (backups/schedule.ts) and the
- * scheduled jobs (schedules/cron.ts).
+ * planes on one database each fire: one of them claims the tick (db/cron-ticks.ts) and runs it,
+ * the others skip it. Used by the scheduled backups (backups/schedule.ts) and the scheduled jobs
+ * (schedules/cron.ts).
  */
 import { Cron } from "croner";
 import type { ServiceContext } from "../context.ts";
+import { claimTick, tickOf } from "../db/cron-ticks.ts";
 
 /** One scheduled row: its id, its cron pattern and the timezone it is read in (none: the machine's). */
 export interface CronRow {
@@ -30,9 +30,13 @@ export abstract class CronTable {
   /** One firing of the row `id`; logs its failures, never throws. */
   protected abstract run(services: ServiceContext, id: string): Promise<void>;
 
-  /** Schedules every enabled row; later changes call reschedule(). */
-  start(services: ServiceContext): Promise<void> {
+  /** This control plane's instance id, recorded with the ticks it claims. */
+  private owner = "";
+
+  /** Schedules every enabled row; later changes call reschedule(). `owner`: this control plane's id. */
+  start(services: ServiceContext, owner: string): Promise<void> {
     this.services = services;
+    this.owner = owner;
     return this.reschedule();
   }
 
@@ -71,10 +75,17 @@ export abstract class CronTable {
     return this.jobs.get(id)?.cron.nextRun() ?? null;
   }
 
-  /** One scheduled firing of the row `id`. */
+  /** One scheduled firing of the row `id`: run here unless another control plane claimed its tick. */
   async fire(id: string): Promise<void> {
     const services = this.services;
     if (!services) return;
+    const job = `${this.what}:${id}`;
+    try {
+      if (!(await claimTick(services.db, job, tickOf(services.now()), this.owner))) return;
+    } catch (error) {
+      services.logger.error({ err: error, id }, `${this.what} tick not claimed: not run`);
+      return;
+    }
     await this.run(services, id);
   }
 

@@ -60,6 +60,11 @@ export class DeploymentLeases {
     return row !== undefined;
   }
 
+  /** Whether this control plane holds the deployment's lease (runs or follows it now). */
+  holds(deploymentId: string): boolean {
+    return this.held.has(deploymentId);
+  }
+
   /** Gives the lease up (the deployment ended or was handed back); best effort. */
   async release(deploymentId: string): Promise<void> {
     this.held.delete(deploymentId);

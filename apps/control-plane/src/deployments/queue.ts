@@ -34,11 +34,12 @@ import { type NatsConnection, nanos } from "@nats-io/transport-node";
 import { connectControlPlaneNats } from "../agents/agent-hub.ts";
 import type { Config } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
-import { DeploymentLeases } from "./leases.ts";
+import { DeploymentLeases, LEASE_MS } from "./leases.ts";
 import { DeploymentRecovery, type QueuedJob } from "./recovery.ts";
 import {
   applicationsWithWaitingDeployments,
   hasWaitingDeployments,
+  orphanedWaitingDeployments,
   waitingDeployments,
 } from "./repository.ts";
 import { type DeploymentRunner, DeploymentSlot, DeploymentWorker } from "./worker.ts";
@@ -113,6 +114,35 @@ async function stopWorker(
   worker.leases.close();
 }
 
+/**
+ * Runs a pass every LEASE_MS / 3 while the queue runs, one at a time: the takeover of what a dead
+ * control plane left (DeploymentRecovery.sweep), so another copy finishes it within about the
+ * lease time. A failed pass (database away) is logged and tried at the next tick.
+ */
+class Sweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private pass: Promise<void> = Promise.resolve();
+
+  start(pass: () => Promise<void>, services: ServiceContext): void {
+    let busy = false;
+    this.timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      this.pass = pass()
+        .catch((error) => services.logger.warn({ err: error }, "deployment takeover pass failed; retrying"))
+        .finally(() => {
+          busy = false;
+        });
+    }, LEASE_MS / 3);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.pass;
+  }
+}
+
 /** How long a job that could not be claimed (database away) waits before it is tried again. */
 const RETRY_DELAY_MS = 2_000;
 
@@ -124,6 +154,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   private readonly active = new Set<Promise<unknown>>();
   private closing = false;
   private recovery: DeploymentRecovery | undefined;
+  private readonly sweeper = new Sweeper();
 
   constructor(
     readonly worker: DeploymentWorker,
@@ -141,6 +172,17 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
     await this.recovery.start();
     this.waiting.push(...(await waitingDeployments(services.db)));
     this.pump();
+    this.sweeper.start(async () => {
+      await this.recovery?.sweep();
+      // Waiting ones a dead control plane had in its memory: queued here (the claim runs each once).
+      const queued = new Set(this.waiting.map((job) => job.deploymentId));
+      const since = new Date(services.now().getTime() - LEASE_MS);
+      for (const job of await orphanedWaitingDeployments(services.db, since)) {
+        if (!queued.has(job.deploymentId) && !this.busyApplications.has(job.applicationId))
+          this.waiting.push(job);
+      }
+      this.pump();
+    }, services);
   }
 
   async enqueue(job: QueuedJob): Promise<void> {
@@ -187,6 +229,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
 
   async close(): Promise<void> {
     this.closing = true;
+    await this.sweeper.stop();
     await this.recovery?.close();
     await stopWorker(this.worker, [...this.active], this.graceMs);
   }
@@ -208,6 +251,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   private readonly consumerInactiveMs: number;
   private readonly graceMs: number;
   private recovery: DeploymentRecovery | undefined;
+  private readonly sweeper = new Sweeper();
   /** Per application: its pull loop, and a counter bumped by every enqueue (see drain). */
   private readonly loops = new Map<string, { pokes: number; done: Promise<void> }>();
   private closing = false;
@@ -251,6 +295,15 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
         await this.ensureConsumer(applicationId);
         this.poke(applicationId);
       }
+      this.sweeper.start(async () => {
+        await this.recovery?.sweep();
+        // Jobs whose pull loop ran on a control plane that died: pulled here from now on.
+        for (const applicationId of await applicationsWithWaitingDeployments(services.db)) {
+          if (this.loops.has(applicationId) || this.closing) continue;
+          await this.ensureConsumer(applicationId);
+          this.poke(applicationId);
+        }
+      }, services);
     } catch (error) {
       await this.connection.close();
       throw new Error(`The deployment queue could not start on NATS JetStream: ${(error as Error).message}`);
@@ -409,6 +462,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   async close(): Promise<void> {
     if (this.fallback) return this.fallback.close();
     this.closing = true;
+    await this.sweeper.stop();
     await this.recovery?.close();
     await stopWorker(
       this.worker,

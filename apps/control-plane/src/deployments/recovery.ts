@@ -11,9 +11,14 @@
  */
 
 import type { ServiceContext } from "../context.ts";
-import type { DeploymentLeases } from "./leases.ts";
+import { type DeploymentLeases, LEASE_MS } from "./leases.ts";
 import { followAgentJob, JobNotFound } from "./observe.ts";
-import { type DeploymentResult, moveDeployments, runningDeployments } from "./repository.ts";
+import {
+  type DeploymentResult,
+  moveDeployments,
+  orphanedDeployments,
+  runningDeployments,
+} from "./repository.ts";
 import { type DeploymentTarget, loadDeploymentTarget, settleTarget } from "./targets.ts";
 
 export interface QueuedJob {
@@ -72,9 +77,27 @@ export class DeploymentRecovery {
    * says (DeploymentTarget.recovery); answers the ids of the services being followed.
    */
   async start(): Promise<string[]> {
+    return this.takeOver(await runningDeployments(this.services.db));
+  }
+
+  /**
+   * Takes over what a control plane that died left running (its lease ran out: no renewal for
+   * LEASE_MS) while this one runs: called every few seconds by the queue, so another copy
+   * finishes a dead copy's deployment within about the lease time, not at its own next start.
+   * Deployments this control plane runs or follows itself are left alone.
+   */
+  async sweep(): Promise<string[]> {
+    const now = this.services.now();
+    const rows = await orphanedDeployments(this.services.db, now, new Date(now.getTime() - LEASE_MS));
+    return this.takeOver(
+      rows.filter((row) => !this.leases.holds(row.deploymentId) && !this.pending.has(row.targetId)),
+    );
+  }
+
+  private async takeOver(running: Running[]): Promise<string[]> {
     const { services } = this;
     const rows: Followed[] = [];
-    for (const row of await runningDeployments(services.db)) {
+    for (const row of running) {
       // Another live control plane runs or follows it: not ours to recover.
       if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
       const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));

@@ -437,6 +437,65 @@ export async function deleteFinishedDeployments(db: Db, applicationId: string): 
   return query.returningAll().execute();
 }
 
+/**
+ * Running deployments whose control plane stopped renewing their lease (it died), or that have
+ * no lease though they started before `startedBefore` (it died between the claim and the lease):
+ * what a live control plane takes over (recovery.ts's sweep). Oldest first.
+ */
+export function orphanedDeployments(db: Db, now: Date, startedBefore: Date) {
+  return db
+    .selectFrom("deployments")
+    .leftJoin("deploymentLeases", "deploymentLeases.deploymentId", "deployments.deploymentId")
+    .select([
+      "deployments.deploymentId",
+      "deployments.targetKind",
+      "deployments.targetId",
+      "deployments.title",
+      "deployments.kind",
+      "deployments.serverId",
+    ])
+    .where("deployments.status", "=", "running")
+    .where((eb) =>
+      eb.or([
+        eb("deploymentLeases.until", "<", now.toISOString()),
+        eb.and([
+          eb("deploymentLeases.deploymentId", "is", null),
+          eb("deployments.startedAt", "<", startedBefore.toISOString()),
+        ]),
+      ]),
+    )
+    .orderBy("deployments.createdAt")
+    .execute();
+}
+
+/**
+ * Waiting deployments made before `createdBefore` of services with no running deployment: ones a
+ * control plane that died had queued in its memory (no NATS), taken up by a live one. Oldest first.
+ */
+export function orphanedWaitingDeployments(
+  db: Db,
+  createdBefore: Date,
+): Promise<{ deploymentId: string; applicationId: string }[]> {
+  return db
+    .selectFrom("deployments as waiting")
+    .select(["waiting.deploymentId", "waiting.targetId as applicationId"])
+    .where("waiting.status", "=", "idle")
+    .where("waiting.createdAt", "<", createdBefore.toISOString())
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("deployments as running")
+            .select("running.deploymentId")
+            .whereRef("running.targetId", "=", "waiting.targetId")
+            .where("running.status", "=", "running"),
+        ),
+      ),
+    )
+    .orderBy("waiting.createdAt")
+    .orderBy("waiting.deploymentId")
+    .execute();
+}
+
 /** Deployments left running (by a control plane that stopped), of every kind, oldest first. */
 export function runningDeployments(db: Db) {
   return db

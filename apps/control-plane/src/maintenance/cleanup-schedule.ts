@@ -9,6 +9,7 @@
 import { Cron } from "croner";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
+import { claimTick, tickOf } from "../db/cron-ticks.ts";
 import { recordEvent } from "../deployments/events.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
 import { CLEANUP_KINDS, cleanServer } from "./docker-cleanup.ts";
@@ -52,7 +53,18 @@ export class DockerCleanupSchedule {
   constructor(
     private readonly services: Services,
     private readonly pattern = DAILY_CLEANUP_PATTERN,
+    /** This control plane's instance id: of several on one database, one claims each tick. */
+    private readonly owner = "",
   ) {}
+
+  /** Makes the jobs again from the flags (changed through another control plane). */
+  async reload(): Promise<void> {
+    for (const job of this.jobs.values()) job.stop();
+    this.jobs.clear();
+    await this.start().catch((error) =>
+      this.services.logger.warn({ err: error }, "the daily Docker cleanups were not rescheduled"),
+    );
+  }
 
   /** Schedules every server whose flag is on. */
   async start(): Promise<void> {
@@ -76,11 +88,24 @@ export class DockerCleanupSchedule {
     this.jobs.delete(serverId);
     if (!enabled) return;
     const job = new Cron(this.pattern, { protect: true }, () => {
-      const run = this.run(serverId).finally(() => this.running.delete(run));
+      const run: Promise<void> = this.claim(serverId)
+        .then(async (mine) => {
+          if (mine) await this.run(serverId);
+        })
+        .finally(() => this.running.delete(run));
       this.running.add(run);
       return run;
     });
     this.jobs.set(serverId, job);
+  }
+
+  /** Whether this control plane runs this tick of the server's cleanup (db/cron-ticks.ts). */
+  private async claim(serverId: string): Promise<boolean> {
+    const { db, logger, now } = this.services;
+    return claimTick(db, `docker cleanup:${serverId}`, tickOf(now()), this.owner).catch((error) => {
+      logger.error({ err: error, serverId }, "Docker cleanup tick not claimed: not run");
+      return false;
+    });
   }
 
   /** When the job of `serverId` runs next; null when it has none. */

@@ -4,15 +4,11 @@
  * agent is heard again after a silence (its machine or agent restarted), for the server's
  * organization. A clean stop marks the instance as stopped, so a deliberate restart is quiet.
  */
-import { hostname } from "node:os";
 import type { ServiceContext } from "../context.ts";
 import { recordEvent } from "../deployments/events.ts";
 import { instanceOrganizationId } from "../organizations/instance.ts";
 
-/** This control plane's instance id, as the deployment leases name it. */
-export function instanceIdOf(config: ServiceContext["config"]): string {
-  return config.instanceId ?? `${hostname()}:${config.port}`;
-}
+export { instanceIdOf } from "../config.ts";
 
 /** Marks the instance as running; records platformRestart when its last run did not stop cleanly. */
 export async function markStarted(services: ServiceContext, instanceId: string): Promise<boolean> {

@@ -46,6 +46,7 @@ import * as oauthStates from "./20261130-20-oauth-states.ts";
 import * as setupTokens from "./20261130-37-setup-tokens.ts";
 import * as networks from "./20261130-60-networks.ts";
 import * as backupRuns from "./20261201-10-backup-runs.ts";
+import * as ha from "./20261201-50-ha.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -94,4 +95,5 @@ export const migrations: Record<string, Migration> = {
   "20261130-37-setup-tokens": setupTokens,
   "20261130-60-networks": networks,
   "20261201-10-backup-runs": backupRuns,
+  "20261201-50-ha": ha,
 };
