@@ -131,7 +131,7 @@ describe("a volume restore cancelled while it writes the volume", () => {
     });
     expect(result.created).toBe(true);
     expect(cancelAnswer).toBeDefined();
-    expect(await cancelAnswer).toEqual({ cancelled: false, runsOn: true });
+    expect(await cancelAnswer).toEqual({ cancelled: false, runsOn: true, ended: false });
     const written = await dockerCli([
       "run",
       "--rm",
