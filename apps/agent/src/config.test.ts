@@ -32,6 +32,7 @@ describe("loadAgentConfig", () => {
       mainDirectory: "/etc/platform",
       hostRoot: "/",
       heartbeatIntervalMs: 10_000,
+      platformNetwork: "platform-network",
       stateDir,
       configFile: path.join(stateDir, "agent.json"),
     });
@@ -47,6 +48,7 @@ describe("loadAgentConfig", () => {
       AGENT_DOCKER_SOCKET: "/run/user/docker.sock",
       AGENT_MAIN_DIR: "/srv/platform",
       AGENT_HEARTBEAT_INTERVAL_MS: "2500",
+      AGENT_PLATFORM_NETWORK: "platform_stack-network",
     });
     expect(config).toMatchObject({
       serverId: "srv-2",
@@ -55,6 +57,7 @@ describe("loadAgentConfig", () => {
       dockerSocket: "/run/user/docker.sock",
       mainDirectory: "/srv/platform",
       heartbeatIntervalMs: 2500,
+      platformNetwork: "platform_stack-network",
     });
   });
 

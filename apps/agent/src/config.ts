@@ -10,6 +10,7 @@ import * as z from "zod";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from "./agent.ts";
 import { DEFAULT_MAIN_DIRECTORY } from "./core.ts";
 import { DEFAULT_DOCKER_SOCKET } from "./docker/engine.ts";
+import { PLATFORM_NETWORK } from "./validate/engine-facts.ts";
 
 export const DEFAULT_STATE_DIR = "/etc/platform/agent";
 export const CONFIG_FILE_NAME = "agent.json";
@@ -24,6 +25,7 @@ export const ENV_VARIABLES = {
   AGENT_MAIN_DIR: "mainDirectory",
   AGENT_HOST_ROOT: "hostRoot",
   AGENT_HEARTBEAT_INTERVAL_MS: "heartbeatIntervalMs",
+  AGENT_PLATFORM_NETWORK: "platformNetwork",
 } as const;
 
 const configSchema = z.object({
@@ -34,6 +36,11 @@ const configSchema = z.object({
   mainDirectory: z.string().min(1).default(DEFAULT_MAIN_DIRECTORY),
   hostRoot: z.string().min(1).default("/"),
   heartbeatIntervalMs: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_HEARTBEAT_INTERVAL_MS),
+  /** The overlay network of this server's applications and proxy (the control plane's PLATFORM_NETWORK). */
+  platformNetwork: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "must be a Docker network name")
+    .default(PLATFORM_NETWORK),
 });
 
 export type AgentConfig = z.infer<typeof configSchema> & { stateDir: string; configFile: string };

@@ -51,10 +51,20 @@ describe("<NAME>_FILE variables", () => {
 });
 
 describe("this machine's main directory and network (the production stack sets them)", () => {
-  it("are passed on as given, and left to the agent's defaults when unset", () => {
+  it("are passed on as given; the network is left to the agent's default when unset", () => {
     const config = loadConfig({ PLATFORM_MAIN_DIRECTORY: "/srv/platform", PLATFORM_NETWORK: "platform-a_1" });
     expect(config).toMatchObject({ mainDirectory: "/srv/platform", platformNetwork: "platform-a_1" });
-    expect(loadConfig({})).toMatchObject({ mainDirectory: undefined, platformNetwork: undefined });
+    expect(loadConfig({}).platformNetwork).toBeUndefined();
+  });
+
+  it("default the main directory to the instance's data directory, so two instances never share it", () => {
+    const a = loadConfig({ PLATFORM_DATA_DIR: "/var/lib/platform-a" });
+    const b = loadConfig({ PLATFORM_DATA_DIR: "/var/lib/platform-b" });
+    expect(a.mainDirectory).toBe("/var/lib/platform-a/main");
+    expect(b.mainDirectory).toBe("/var/lib/platform-b/main");
+    // Relative data directories (the default ./.platform-data) give an absolute path: host paths in services.
+    expect(path.isAbsolute(loadConfig({}).mainDirectory)).toBe(true);
+    expect(loadConfig({}).mainDirectory).toBe(path.resolve(".platform-data", "main"));
   });
 
   it("refuse a relative directory and a network name with other characters, naming the variable", () => {

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import path from "node:path";
 import { fromSeed } from "@nats-io/nkeys";
 import { z } from "zod";
 import { isAddressOrCidr } from "./auth/client-address.ts";
@@ -127,7 +128,8 @@ const configSchema = z.object({
     .optional(),
   /**
    * This machine's main directory (Traefik's files, builds), the same path on the host and in the
-   * control plane's container; undefined: the agent's default, /etc/platform.
+   * control plane's container; unset: `<PLATFORM_DATA_DIR>/main`, this instance's own (two control
+   * planes on one machine never share Traefik's files).
    */
   PLATFORM_MAIN_DIRECTORY: z
     .string()
@@ -237,8 +239,8 @@ export interface Config {
    * (PLATFORM_DEFAULT_IMAGE_<KIND>; absent: spec 2.9's default, databases/kinds.ts).
    */
   defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
-  /** This machine's main directory (PLATFORM_MAIN_DIRECTORY); undefined: /etc/platform. */
-  mainDirectory?: string;
+  /** This machine's main directory (PLATFORM_MAIN_DIRECTORY); unset: `<dataDir>/main`, absolute. */
+  mainDirectory: string;
   /** The overlay network of this machine's applications and proxy; undefined: platform-network. */
   platformNetwork?: string;
   /** Install this machine's proxy at start (self-hosted edition); default true. */
@@ -353,7 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mongo: c.PLATFORM_DEFAULT_IMAGE_MONGO,
       redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
     },
-    mainDirectory: c.PLATFORM_MAIN_DIRECTORY,
+    mainDirectory: c.PLATFORM_MAIN_DIRECTORY ?? path.resolve(c.PLATFORM_DATA_DIR, "main"),
     platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",
     trustedProxies: c.PLATFORM_TRUSTED_PROXIES ? listOf(c.PLATFORM_TRUSTED_PROXIES) : [],

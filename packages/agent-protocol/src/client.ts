@@ -166,8 +166,9 @@ export class AgentClient {
   }
 
   /** Stops the running build or deploy of job `jobId` (a deployment id). */
-  cancelJob(serverId: string, jobId: string, timeoutMs?: number) {
-    return this.call(serverId, "cancelJob", { jobId }, timeoutMs);
+  /** Stops a job; with `waitMs`, the answer says whether it has ended (`ended`) within that time. */
+  cancelJob(serverId: string, jobId: string, timeoutMs?: number, waitMs = 0) {
+    return this.call(serverId, "cancelJob", { jobId, waitMs }, timeoutMs);
   }
 
   /** Docker's state of some services (by appName) and which of `jobIds` the agent is running. */

@@ -255,7 +255,7 @@ export const requests: CommandRequest[] = [
       removeVolumes: true,
     },
   },
-  { ...header, command: "cancelJob", cancelJob: { jobId: "d-1" } },
+  { ...header, command: "cancelJob", cancelJob: { jobId: "d-1", waitMs: 5000 } },
   {
     ...header,
     command: "runSchedule",
@@ -818,7 +818,7 @@ export const replies: CommandReply[] = [
       activeJobs: ["d-2"],
     },
   },
-  { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true, runsOn: true } },
+  { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true, runsOn: true, ended: true } },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
   {
     requestId: "r-1",

@@ -64,6 +64,31 @@ describe("object storage", () => {
     expect(await abortStaleUploads(s3.storage, "failed/")).toEqual([]);
   }, 60_000);
 
+  it("settles a cancelled upload only once its request is answered, leaving no object whenever the cancel came", async () => {
+    // The cancel comes once the whole body is sent and the server has yet to write it (issue 40:
+    // Upload.abort() answered at once and the object landed after the caller had deleted it).
+    const key = "cancelled/in-flight.tar.gz";
+    const cancel = new AbortController();
+    let written: Promise<void> = Promise.resolve();
+    s3.beforeWrite(async (written_key) => {
+      if (written_key !== key) return;
+      cancel.abort();
+      written = new Promise((resolve) => setTimeout(resolve, 300));
+      await written;
+    });
+    try {
+      await expect(
+        uploadObject(s3.storage, key, Readable.from([randomBytes(64 * 1024)]), cancel.signal),
+      ).rejects.toThrow();
+      // Whatever the server still did with the request it had received is done by now.
+      await written;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await listObjects(s3.storage, "cancelled/")).map((object) => object.key)).toEqual([]);
+    } finally {
+      s3.beforeWrite(undefined);
+    }
+  });
+
   it("aborts the multipart uploads a killed process left under a prefix, and only those", async () => {
     for (const key of ["stale/db/one.dump.gz", "kept/db/two.dump.gz"]) {
       await leaveUnfinishedUpload(s3.storage, key);

@@ -39,6 +39,11 @@ export function s3Client(storage: ObjectStorage): S3Client {
  * Uploads `body` as `key` with a multipart upload; the object exists only once the upload is
  * completed, which happens after `body` ended normally. A body that fails (destroyed with an
  * error) aborts the upload: no object, no parts kept. Answers the bytes uploaded.
+ *
+ * `signal` fails the body rather than calling Upload.abort(), whose done() rejects at once while
+ * its last part or its completion is still in flight (an object could land after the caller
+ * was told it was cancelled): this settles only once no request is in flight, and a cancelled
+ * upload that still completed is deleted before it rejects.
  */
 export async function uploadObject(
   storage: ObjectStorage,
@@ -59,11 +64,16 @@ export async function uploadObject(
     leavePartsOnError: false,
   });
   const abort = () => {
-    upload.abort().catch(() => {});
+    body.destroy(new Error("the upload was cancelled"));
   };
-  signal?.addEventListener("abort", abort, { once: true });
+  if (signal?.aborted) abort();
+  else signal?.addEventListener("abort", abort, { once: true });
   try {
     await upload.done();
+    if (signal?.aborted) {
+      await client.send(new DeleteObjectCommand({ Bucket: storage.bucket, Key: key }));
+      throw new Error("the upload was cancelled");
+    }
     return bytes;
   } finally {
     signal?.removeEventListener("abort", abort);

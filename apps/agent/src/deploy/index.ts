@@ -427,7 +427,11 @@ export class Deployer {
 
   async cancelJob(command: CancelJobCommand): Promise<CancelJobResult> {
     const outcome = this.jobs.cancel(command.jobId);
-    return { cancelled: outcome === "cancelled", runsOn: outcome === "uncuttable" };
+    const ended =
+      outcome === "uncuttable"
+        ? false
+        : await this.jobs.ended(command.jobId, Math.min(command.waitMs, 60_000));
+    return { cancelled: outcome === "cancelled", runsOn: outcome === "uncuttable", ended };
   }
 
   async cleanBuildCache(): Promise<CleanBuildCacheResult> {

@@ -16,6 +16,8 @@ export interface RunningJob {
 interface JobEntry {
   controller: AbortController;
   uncuttable: boolean;
+  /** Settles once the job's work has ended, whichever way. */
+  ended: Promise<void>;
 }
 
 export class JobRegistry {
@@ -27,7 +29,11 @@ export class JobRegistry {
     if (this.running.has(jobId)) {
       throw new CommandError("INVALID_ARGUMENT", `job ${jobId} is already running on this server`);
     }
-    const entry: JobEntry = { controller: new AbortController(), uncuttable: false };
+    let markEnded = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
+    const entry: JobEntry = { controller: new AbortController(), uncuttable: false, ended };
     const { signal } = entry.controller;
     this.running.set(jobId, entry);
     try {
@@ -43,6 +49,7 @@ export class JobRegistry {
       throw error;
     } finally {
       this.running.delete(jobId);
+      markEnded();
     }
   }
 
@@ -61,6 +68,24 @@ export class JobRegistry {
     if (entry.uncuttable) return "uncuttable";
     entry.controller.abort();
     return "cancelled";
+  }
+
+  /**
+   * True once no command of `jobId` runs, waiting at most `ms` for it to end (a cancelled
+   * upload settles its requests first: what it wrote no longer changes after).
+   */
+  async ended(jobId: string, ms: number): Promise<boolean> {
+    const entry = this.running.get(jobId);
+    if (!entry) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    });
+    try {
+      return await Promise.race([entry.ended.then(() => true as const), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -594,6 +594,46 @@ describe("ownership labels", () => {
     }
   }, 120_000);
 
+  it("refuses a deploy onto a missing platform network with the command that creates it", async () => {
+    // A machine whose network was never made (no installer; PLATFORM_LOCAL_PROXY=false) says how to fix it.
+    const missing = `${prefix}-never-made`;
+    const configured = new AgentCore({
+      serverId,
+      docker,
+      mainDirectory,
+      publishLogChunk: logs.publish,
+      platformNetwork: missing,
+    });
+    const reply = await configured.handle(
+      asReceived(
+        makeCommandRequest(
+          serverId,
+          {
+            command: "deployService",
+            deployService: {
+              jobId: `deploy-${prefix}-no-network`,
+              logStreamId: `deploy-stream-${prefix}-no-network`,
+              spec: {
+                name: `${prefix}-no-network`,
+                image: TEST_IMAGE,
+                env: [],
+                replicas: 1,
+                networks: [NETWORK],
+              },
+              waitSeconds: 90,
+              owner,
+            },
+          },
+          600_000,
+        ),
+      ),
+    );
+    expect(reply).toMatchObject({ result: "error", error: { code: "FAILED" } });
+    if (reply.result === "error")
+      expect(reply.error.message).toContain(`docker network create --driver overlay --attachable ${missing}`);
+    await expect(docker.getService(`${prefix}-no-network`).inspect()).rejects.toThrow();
+  });
+
   it("refuses reserved and never-valid names; REMOVE of a never-valid one is nothing to remove", async () => {
     for (const name of ["platform-traefik", "Platform-agent", "..", "-rf", "--help", ".hidden", "a..b"]) {
       const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });

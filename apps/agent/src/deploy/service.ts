@@ -140,6 +140,7 @@ async function networkIds(
     try {
       network = (await docker.getNetwork(name).inspect()) as typeof network;
     } catch (error) {
+      if (engineStatus(error) === 404 && name === platformNetwork) throw missingPlatformNetwork(name);
       if (engineStatus(error) === 404) throw invalid("spec.networks", `network ${name} does not exist`);
       throw error;
     }
@@ -328,6 +329,18 @@ interface SwarmService {
 
 export function findService(docker: Docker, name: string): Promise<SwarmService | undefined> {
   return inspectService<SwarmService>(docker, name);
+}
+
+/**
+ * The platform's overlay network is made by the installer or the server's setup, not by a deploy
+ * (PLATFORM_LOCAL_PROXY=false skips none of it, but a machine set up by hand may lack it): the
+ * deploy is refused with the command that fixes it.
+ */
+function missingPlatformNetwork(name: string): CommandError {
+  return new CommandError(
+    "FAILED",
+    `the network ${name} does not exist on this server: create it with \`docker network create --driver overlay --attachable ${name}\` (deploy/install.sh and the server's setup do), then deploy again`,
+  );
 }
 
 export async function deployService(

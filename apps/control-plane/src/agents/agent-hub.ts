@@ -302,6 +302,8 @@ export async function startAgentHub(
           outboundAllow: config.outboundAllow,
           mainDirectory: config.mainDirectory,
           platformNetwork: config.platformNetwork,
+          // Its /metrics endpoints listen where the API does (HOST=127.0.0.1 keeps them local).
+          metricsListenHost: config.host,
           // The data directory is this installation's, and the same at each of its starts.
           agentMark: `${LOCAL_SERVER_ID}@${createHash("sha256").update(config.dataDir).digest("hex").slice(0, 16)}`,
           ...options.localAgent,

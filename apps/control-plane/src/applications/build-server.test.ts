@@ -199,7 +199,7 @@ describe("a deployment with a build server", () => {
     let cancelled: () => void = () => {};
     const cancelJob = vi.spyOn(platform.services.agents.client, "cancelJob").mockImplementation(async () => {
       cancelled();
-      return { cancelled: true, runsOn: false };
+      return { cancelled: true, runsOn: false, ended: true };
     });
     const { deploymentId } = await ok("application.deploy", { applicationId: app.applicationId });
     await started;

@@ -58,7 +58,10 @@ function startFollowing(answer: CancelJobResult, options: { resend?: boolean; ma
 
 describe("followRunJob, its run stopped", () => {
   it("follows a job that runs past its point of no return to its end: the run has its outcome", async () => {
-    const run = startFollowing({ cancelled: false, runsOn: true }, { resend: true, mayRunOn: true });
+    const run = startFollowing(
+      { cancelled: false, runsOn: true, ended: false },
+      { resend: true, mayRunOn: true },
+    );
     await vi.waitFor(() => expect(run.lines.join("\n")).toMatch(/past the point where it can be stopped/));
     run.finish("written");
     await expect(run.following).resolves.toBe("written");
@@ -66,13 +69,16 @@ describe("followRunJob, its run stopped", () => {
   });
 
   it("ends the run when the agent stopped the job", async () => {
-    const run = startFollowing({ cancelled: true, runsOn: false }, { resend: true, mayRunOn: true });
+    const run = startFollowing(
+      { cancelled: true, runsOn: false, ended: false },
+      { resend: true, mayRunOn: true },
+    );
     await expect(run.following).rejects.toThrow(/Cancelled by the user/);
     expect(run.cancelJob).toHaveBeenCalledOnce();
   });
 
   it("ends the run at once when it does not allow a job to run on, whatever the agent answers", async () => {
-    const run = startFollowing({ cancelled: false, runsOn: true }, {});
+    const run = startFollowing({ cancelled: false, runsOn: true, ended: false }, {});
     await expect(run.following).rejects.toThrow(/Cancelled by the user/);
     expect(run.lines.join("\n")).not.toMatch(/past the point/);
   });

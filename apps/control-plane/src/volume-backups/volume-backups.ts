@@ -399,16 +399,25 @@ export function volumeRunTarget(base: DeploymentTarget, kind: DeploymentKind): D
 export async function cancelVolumeJob(
   services: ServiceContext,
   row: { deploymentId: string; serverId: string | null },
-): Promise<void> {
+  waitMs = 0,
+): Promise<{ ended: boolean }> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
-  await services.agents.client.cancelJob(serverId, `${row.deploymentId}-volume`, 2000).catch(() => {});
+  const answer = await services.agents.client
+    .cancelJob(serverId, `${row.deploymentId}-volume`, 2000 + waitMs, waitMs)
+    .catch(() => undefined);
+  return { ended: answer?.ended ?? false };
 }
+
+/** How long a restarted control plane waits for a cancelled upload to settle (its last requests). */
+const CANCELLED_UPLOAD_WAIT_MS = 8000;
 
 /**
  * A volume backup run a stopped control plane left running fails (never run again): its agent job is
  * cancelled where it still runs (the agent scales a stopped service back as the job ends), the
- * object a backup run was writing is deleted if the agent still completed it, and its end is
- * stored with its volumeBackup event.
+ * object a backup run was writing is deleted once the agent says the job has ended (its upload's
+ * requests settled: nothing lands after the delete), and its end is stored with its volumeBackup
+ * event. An agent that does not answer leaves the object alone (a delete could come before a
+ * completion still in flight): the next run's retention counts it like any other file.
  */
 export async function failInterruptedVolumeRun(
   services: ServiceContext,
@@ -421,9 +430,13 @@ export async function failInterruptedVolumeRun(
     serverId: string | null;
   },
 ): Promise<void> {
-  await cancelVolumeJob(services, row);
+  const { ended } = await cancelVolumeJob(
+    services,
+    row,
+    row.kind === "volumeBackup" ? CANCELLED_UPLOAD_WAIT_MS : 0,
+  );
   const target = await loadDeploymentTarget(services, row);
-  if (row.kind === "volumeBackup") {
+  if (row.kind === "volumeBackup" && ended) {
     await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
   }
   await failInterrupted(services, row, target);

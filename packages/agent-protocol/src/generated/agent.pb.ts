@@ -777,6 +777,11 @@ export interface StackActionResult {
 
 export interface CancelJobCommand {
   jobId: string;
+  /**
+   * With a value, the answer waits (at most this many milliseconds) for a stopped job to have
+   * ended, its requests settled (an upload's last part or completion no longer in flight).
+   */
+  waitMs: number;
 }
 
 export interface CancelJobResult {
@@ -787,6 +792,11 @@ export interface CancelJobResult {
    * it was not stopped, it ends on its own and its outcome stands.
    */
   runsOn: boolean;
+  /**
+   * True when no command of that job runs any more on this agent (it ended, or none ran): what
+   * it wrote stays as it is from now on.
+   */
+  ended: boolean;
 }
 
 /**

@@ -24,6 +24,11 @@ export interface TestS3 {
   directory: string;
   /** From now on DeleteObject of a key under `prefix` is refused (403 AccessDenied); undefined: none is. */
   refuseDeletes(prefix: string | undefined): void;
+  /**
+   * From now on a PUT of an object (or a part) waits for `hook(key)` before the server writes it:
+   * a request in flight at a chosen moment; undefined: none waits.
+   */
+  beforeWrite(hook: ((key: string) => Promise<void>) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -38,11 +43,17 @@ export async function startTestS3(bucket = "backups", parent = tmpdir()): Promis
     configureBuckets: [{ name: bucket, configs: [] }],
   });
   let refusedPrefix: string | undefined;
+  let writeHook: ((key: string) => Promise<void>) | undefined;
   // Before s3rver's router, its last middleware.
   server.middleware.splice(
     server.middleware.length - 1,
     0,
     refusedDeletes(() => refusedPrefix),
+    async (ctx: KoaContext, next: () => Promise<void>) => {
+      const key = decodeURIComponent(ctx.path.slice(1).split("/").slice(1).join("/"));
+      if (writeHook && ctx.method === "PUT" && key !== "") await writeHook(key);
+      await next();
+    },
     multipartUploads(server),
   );
   const address = (await server.run()) as AddressInfo;
@@ -52,6 +63,9 @@ export async function startTestS3(bucket = "backups", parent = tmpdir()): Promis
     directory,
     refuseDeletes: (prefix) => {
       refusedPrefix = prefix;
+    },
+    beforeWrite: (hook) => {
+      writeHook = hook;
     },
     storage: { endpoint, region: "us-east-1", bucket, accessKey: "S3RVER", secretAccessKey: "S3RVER" },
     close: async () => {
