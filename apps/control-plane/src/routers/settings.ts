@@ -22,7 +22,12 @@ import {
   proxyEnvironment,
   saveServerIp,
 } from "../maintenance/instance-info.ts";
-import { redactedSshPrivateKey, saveInstanceSshPrivateKey } from "../maintenance/instance-ssh-key.ts";
+import { cleanDeploymentQueue, releaseTag, updateData } from "../maintenance/instance-settings.ts";
+import {
+  clearInstanceSshPrivateKey,
+  redactedSshPrivateKey,
+  saveInstanceSshPrivateKey,
+} from "../maintenance/instance-ssh-key.ts";
 import {
   readStatsLogs,
   readStatsLogsInput,
@@ -48,7 +53,9 @@ import {
   writeLocalPlatformFile,
   writeProxyDynamicFile,
 } from "../proxy/traefik-files.ts";
+import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { organizationHasServersOrProjects } from "../servers/listing.ts";
+import { setRemoteServersOnly } from "../servers/placement.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { keyTextSchema } from "../servers/schemas.ts";
 
@@ -92,6 +99,7 @@ const webServerSettingsSchema = z.object({
   enableDashboard: z.boolean(),
   traefikImage: z.string(),
   wildcardDomain: z.string(),
+  remoteServersOnly: z.boolean(),
 });
 
 async function webServerSettingsView(services: ServiceContext, caller: Caller) {
@@ -108,6 +116,7 @@ async function webServerSettingsView(services: ServiceContext, caller: Caller) {
     enableDashboard: settings.dashboardEnabled,
     traefikImage: settings.traefikImage,
     wildcardDomain: settings.wildcardDomain,
+    remoteServersOnly: settings.remoteServersOnly,
   };
 }
 
@@ -399,6 +408,74 @@ export const settingsRouter = defineRouter("settings", {
       await saveInstanceSshPrivateKey(services, input.sshPrivateKey);
       return success;
     },
+  }),
+
+  cleanSSHPrivateKey: mutation({
+    summary: "Forget the instance's stored SSH private key",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      await clearInstanceSshPrivateKey(services);
+      return success;
+    },
+  }),
+
+  cleanAllDeploymentQueue: mutation({
+    summary:
+      "Drop the waiting deployments: the whole instance's for the instance administrator, else the organization's",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ services, caller }) => {
+      await cleanDeploymentQueue(services, caller);
+      return success;
+    },
+  }),
+
+  getDockerDiskUsage: query({
+    summary: "What images, containers, volumes and the build cache take on this machine's engine",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: z.array(diskUsageItemSchema),
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      return getDiskUsage(services, caller);
+    },
+  }),
+
+  updateRemoteServersOnly: mutation({
+    summary: "Make this machine run no new deployment (every service deploys to a server), or allow it again",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ remoteServersOnly: z.boolean() }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
+      await setRemoteServersOnly(services.db, input.remoteServersOnly);
+      return success;
+    },
+  }),
+
+  getReleaseTag: query({
+    summary: "The release tag this control plane runs (PLATFORM_RELEASE_TAG, else its version)",
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: ({ services }) => releaseTag(services),
+  }),
+
+  getUpdateData: mutation({
+    summary:
+      "Whether a newer release is known, from PLATFORM_RELEASE_URL (no update and no version when none is configured)",
+    access: "member",
+    input: noInput,
+    output: z.object({ updateAvailable: z.boolean(), latestVersion: z.string().nullable() }),
+    handler: ({ services }) => updateData(services),
   }),
 
   getDokployVersion: query({
