@@ -2583,7 +2583,12 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "settings.readTraefikEnv": { kind: "query", source: "settingsInfo", input: ["serverId"], output: "string" },
   "settings.getOpenApiDocument": { kind: "query", source: "settingsInfo", input: [], output: "any" },
-  "settings.cleanSSHPrivateKey": { kind: "mutation", source: "settingsInstance", input: [], output: "boolean" },
+  "settings.cleanSSHPrivateKey": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: [],
+    output: "boolean",
+  },
   "settings.cleanAllDeploymentQueue": {
     kind: "mutation",
     source: "settingsInstance",

@@ -119,13 +119,18 @@ describe("settings.updateRemoteServersOnly", () => {
     const local = await applicationOf(owner, "local-app");
     const remote = await applicationOf(tenant, "remote-app", tenantServerId);
     expect(
-      (await platform.mutate("settings.updateRemoteServersOnly", { remoteServersOnly: true }, as(tenant))).status,
+      (await platform.mutate("settings.updateRemoteServersOnly", { remoteServersOnly: true }, as(tenant)))
+        .status,
     ).toBe(403);
-    const on = await platform.mutate("settings.updateRemoteServersOnly", { remoteServersOnly: true }, as(owner));
-    expect(on.status, JSON.stringify(on.body)).toBe(200);
-    expect((await platform.query("settings.getWebServerSettings", {}, as(owner))).body.remoteServersOnly).toBe(
-      true,
+    const on = await platform.mutate(
+      "settings.updateRemoteServersOnly",
+      { remoteServersOnly: true },
+      as(owner),
     );
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    expect(
+      (await platform.query("settings.getWebServerSettings", {}, as(owner))).body.remoteServersOnly,
+    ).toBe(true);
 
     const refused = await platform.mutate("application.deploy", { applicationId: local }, as(owner));
     expect(refused.status, JSON.stringify(refused.body)).toBe(400);
@@ -137,13 +142,18 @@ describe("settings.updateRemoteServersOnly", () => {
     const allowed = await platform.mutate("application.deploy", { applicationId: local }, as(owner));
     expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
     await waitForStatus(allowed.body.deploymentId, "running");
+    await waitForStatus(onServer.body.deploymentId, "running");
     for (const release of held.splice(0)) release();
     await waitForStatus(allowed.body.deploymentId, "done");
     await waitForStatus(onServer.body.deploymentId, "done");
   });
 
   it("refuses a value that is not a boolean, naming the field", async () => {
-    const bad = await platform.mutate("settings.updateRemoteServersOnly", { remoteServersOnly: "yes" }, as(owner));
+    const bad = await platform.mutate(
+      "settings.updateRemoteServersOnly",
+      { remoteServersOnly: "yes" },
+      as(owner),
+    );
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain("remoteServersOnly");
   });
@@ -159,7 +169,9 @@ describe("settings.cleanSSHPrivateKey", () => {
     expect((await platform.mutate("settings.cleanSSHPrivateKey", {}, as(tenant))).status).toBe(403);
     const cleaned = await platform.mutate("settings.cleanSSHPrivateKey", {}, as(owner));
     expect(cleaned.status, JSON.stringify(cleaned.body)).toBe(200);
-    expect((await platform.query("settings.getWebServerSettings", {}, as(owner))).body.sshPrivateKey).toBeNull();
+    expect(
+      (await platform.query("settings.getWebServerSettings", {}, as(owner))).body.sshPrivateKey,
+    ).toBeNull();
     const row = await platform.services.db
       .selectFrom("webServerSettings")
       .select("sshPrivateKeySealed")
@@ -212,7 +224,9 @@ describe("settings.getReleaseTag and settings.getUpdateData", () => {
       PLATFORM_RELEASE_TAG: "v7-stable",
       PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
     });
-    const refused = await startTestPlatform({ PLATFORM_RELEASE_URL: `http://127.0.0.1:${port}/release.json` });
+    const refused = await startTestPlatform({
+      PLATFORM_RELEASE_URL: `http://127.0.0.1:${port}/release.json`,
+    });
     try {
       const admin = await configured.registerOwner();
       expect((await configured.query("settings.getReleaseTag", {}, as(admin))).body).toBe("v7-stable");

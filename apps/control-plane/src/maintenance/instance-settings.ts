@@ -9,8 +9,8 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { listDeployments } from "../deployments/repository.ts";
 import { dropWaitingDeploymentsById } from "../deployments/stop.ts";
 import { ApiError } from "../errors.ts";
-import { guardedGetText } from "../outbound/http.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
+import { guardedGetText } from "../outbound/http.ts";
 
 const QUEUE_CLEANED = "Removed from the queue by settings.cleanAllDeploymentQueue";
 
@@ -70,7 +70,10 @@ export async function updateData(services: Pick<ServiceContext, "config">): Prom
   try {
     text = await guardedGetText(url, { allow: services.config.outboundAllow, maxBytes: 64 * 1024 });
   } catch (error) {
-    throw new ApiError("SERVICE_UNAVAILABLE", `The release document could not be read: ${(error as Error).message}`);
+    throw new ApiError(
+      "SERVICE_UNAVAILABLE",
+      `The release document could not be read: ${(error as Error).message}`,
+    );
   }
   let parsed: z.infer<typeof releaseDocumentSchema>;
   try {

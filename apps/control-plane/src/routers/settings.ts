@@ -12,6 +12,7 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { databaseIsUp } from "../db/database.ts";
+import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { ApiError, forbidden } from "../errors.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
@@ -40,6 +41,7 @@ import { openApiDocumentOf } from "../openapi.ts";
 import { isInstanceAdmin, isInstanceOrganization } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
+import { parseProxyEnv, setProxyEnv, setProxyPorts } from "../proxy/proxy-extras.ts";
 import { setProxyDashboard } from "../proxy/proxy-service.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
@@ -53,7 +55,6 @@ import {
   writeLocalPlatformFile,
   writeProxyDynamicFile,
 } from "../proxy/traefik-files.ts";
-import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { organizationHasServersOrProjects } from "../servers/listing.ts";
 import { setRemoteServersOnly } from "../servers/placement.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -609,6 +610,47 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input?.serverId);
       return proxyEnvironment(services, serverId);
+    },
+  }),
+
+  updateTraefikPorts: mutation({
+    summary:
+      "Publish these ports (host mode) beside the proxy's entry points, replacing the extra ports it had",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      serverId: z.string().min(1).max(64).nullish(),
+      additionalPorts: z
+        .array(
+          z.object({
+            targetPort: z.number().int().min(1).max(65535),
+            publishedPort: z.number().int().min(1).max(65535),
+            protocol: z.enum(["tcp", "udp", "sctp"]),
+          }),
+        )
+        .max(64),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      await setProxyPorts(services, serverId, input.additionalPorts);
+      return success;
+    },
+  }),
+
+  writeTraefikEnv: mutation({
+    summary: "Replace the proxy's environment with these KEY=VALUE lines (its task restarts with them)",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      env: z.string().max(256 * 1024),
+      serverId: z.string().min(1).max(64).nullish(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      await setProxyEnv(services, serverId, parseProxyEnv(input.env));
+      return success;
     },
   }),
 
