@@ -823,6 +823,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     `${CP}/maintenance/instance-settings.test.ts`,
   ),
   "settings.getReleaseTag": {},
+  "settings.updateTraefikPorts": applied("serverId additionalPorts", `${CP}/routers/settings-info.test.ts`),
+  "settings.writeTraefikEnv": applied("env serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.getUpdateData": {},
   "settings.readDirectories": applied("serverId", `${CP}/proxy/traefik-files.remote.test.ts`),
   "settings.readTraefikFile": {

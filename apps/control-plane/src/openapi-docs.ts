@@ -1457,6 +1457,16 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "When on, this machine runs no new deployment of any organization: a deployment of a service without a serverId is a 400 naming serverId; services on servers deploy as before. getWebServerSettings answers the flag. Instance administrators only.",
     errors: [403],
   },
+  "settings.updateTraefikPorts": {
+    description:
+      "Publishes these ports beside the proxy's entry points (this machine's, or serverId's), in host mode, replacing the extra ports it had; the agent updates the running proxy service and later installs keep them. An entry for the dashboard (targetPort 8080) is left to toggleDashboard. A reserved port is a 400 and one another service publishes on the server a 409, both naming additionalPorts; a proxy not installed is a 409.",
+    errors: [403, 404, 409],
+  },
+  "settings.writeTraefikEnv": {
+    description:
+      "Replaces the proxy's environment (this machine's, or serverId's) with the KEY=VALUE lines of env (blank lines and # comments skipped; KEY of letters, digits and _; values are passed as they are, never to a shell); the proxy's task restarts with it. A bad line is a 400 naming env.",
+    errors: [403, 404, 409],
+  },
   "settings.getReleaseTag": {
     description:
       "The release tag this control plane runs: PLATFORM_RELEASE_TAG when the operator set it, else the platform's version.",
