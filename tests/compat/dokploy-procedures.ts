@@ -53,6 +53,8 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  settingsInstance:
+    "routers/settings.ts@009cb0552f28 (cleanSSHPrivateKey: adminProcedure, no input, sets sshPrivateKey null, true; getUpdateData: protectedProcedure.mutation, no input, getUpdateData() or DEFAULT_UPDATE_DATA {latestVersion: null, updateAvailable: false}; getReleaseTag: protectedProcedure query, getDokployImageTag()'s string) and later routers/settings.ts found by code search, commit not shown (cleanAllDeploymentQueue: adminProcedure, no input, answers cleanAllDeploymentQueue()'s true after removing the waiting jobs; getDockerDiskUsage: adminProcedure query, no input, services/docker.ts getDockerDiskUsage() rows {type, totalCount, active, size, reclaimable, sizeBytes}; updateRemoteServersOnly: adminProcedure {remoteServersOnly: boolean}, true); updateTraefikPorts: adminProcedure {serverId?, additionalPorts: [{targetPort, publishedPort, protocol tcp|udp|sctp}]}, checkPortInUse then writeTraefikSetup, true; writeTraefikEnv: adminProcedure {env: string, serverId?}, prepareEnvironmentVariables then writeTraefikSetup, true (routers/settings.ts@009cb0552f28)",
   settingsFiles:
     "routers/settings.ts@009cb0552f28 (readDirectories: apiServerSchema, readDirectory's TreeDataItem[] {id, name, type, children?}; readTraefikFile: apiReadTraefikConfig {path, serverId?}, readConfigInPath's text; updateTraefikFile: apiModifyTraefikConfig {path, traefikConfig, serverId?}; read/updateMiddlewareTraefikConfig and read/updateWebServerTraefikConfig: adminProcedure, apiTraefikConfig {traefikConfig}, middlewares.yml and dokploy.yml), schemas by code search",
   postgres:
@@ -2581,6 +2583,49 @@ export const dokployProcedures: Record<string, Row> = {
   },
   "settings.readTraefikEnv": { kind: "query", source: "settingsInfo", input: ["serverId"], output: "string" },
   "settings.getOpenApiDocument": { kind: "query", source: "settingsInfo", input: [], output: "any" },
+  "settings.cleanSSHPrivateKey": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: [],
+    output: "boolean",
+  },
+  "settings.cleanAllDeploymentQueue": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: [],
+    output: "boolean",
+  },
+  "settings.getDockerDiskUsage": {
+    kind: "query",
+    source: "settingsInstance",
+    input: [],
+    output: "array:type,totalCount,active,size,reclaimable,sizeBytes",
+  },
+  "settings.updateRemoteServersOnly": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: ["remoteServersOnly*"],
+    output: "boolean",
+  },
+  "settings.getReleaseTag": { kind: "query", source: "settingsInstance", input: [], output: "string" },
+  "settings.updateTraefikPorts": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: ["serverId", "additionalPorts*"],
+    output: "boolean",
+  },
+  "settings.writeTraefikEnv": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: ["env*", "serverId"],
+    output: "boolean",
+  },
+  "settings.getUpdateData": {
+    kind: "mutation",
+    source: "settingsInstance",
+    input: [],
+    output: "object:updateAvailable,latestVersion",
+  },
   "settings.readDirectories": {
     kind: "query",
     source: "settingsFiles",

@@ -1087,6 +1087,10 @@ const NOT_INSTANCE_SETTINGS: Record<string, string> = {
   "settings.isUserSubscribed": "whether the caller's own organization has a server or project",
   "settings.getLogCleanupStatus": "no request log cleanup is scheduled, on any server",
   "settings.getOpenApiDocument": "the API's OpenAPI document, the same for everyone",
+  "settings.getReleaseTag": "the platform's release tag, the same for everyone",
+  "settings.getUpdateData": "whether a newer release is known, the same for everyone",
+  "settings.cleanAllDeploymentQueue":
+    "drops the caller's own organization's waiting deployments only (maintenance/instance-settings.test.ts)",
 };
 
 describe("instance-wide settings", () => {

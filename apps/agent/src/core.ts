@@ -240,6 +240,7 @@ export class AgentCore {
     ensureProxy: (command) => this.proxy.ensure(command),
     reloadProxy: () => this.proxy.reload(),
     inspectProxy: () => this.proxy.inspect(),
+    updateProxyService: (command) => this.proxy.updateService(command),
     listProxyFiles: () => this.proxy.listFiles(),
     runSchedule: (command) => this.deployer.runSchedule(command),
     runHostScript: (command) => this.deployer.runHostScript(command),

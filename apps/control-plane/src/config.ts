@@ -157,6 +157,19 @@ const configSchema = z.object({
     .regex(/^https?:\/\/[^\s'"`<>\\]+$/, "must be an http:// or https:// URL")
     .transform((url) => url.replace(/\/+$/, ""))
     .optional(),
+  /**
+   * A JSON document `{"version": "x.y.z"}` naming this platform's newest release
+   * (settings.getUpdateData), fetched through the outbound guard; unset: no update is known.
+   */
+  PLATFORM_RELEASE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s'"`<>\\]+$/, "must be an http:// or https:// URL")
+    .optional(),
+  /** The tag of the release this control plane runs (settings.getReleaseTag); default its version. */
+  PLATFORM_RELEASE_TAG: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,128}$/, "must be an image tag ([A-Za-z0-9_.-], up to 128 characters)")
+    .optional(),
   /** Images of the templates replaced by others (mirrors): `from=to,from=to` or a JSON object. */
   PLATFORM_TEMPLATE_IMAGES: z
     .string()
@@ -253,6 +266,10 @@ export interface Config {
   buildersUrl?: string;
   /** The remote template catalogue's base URL (PLATFORM_TEMPLATES_URL); undefined: built-in only. */
   templatesUrl?: string;
+  /** Where this platform's newest release is named (PLATFORM_RELEASE_URL); undefined: none. */
+  releaseUrl?: string;
+  /** The release tag this control plane runs (PLATFORM_RELEASE_TAG); undefined: its version. */
+  releaseTag?: string;
   /** Images the templates' compose files run in place of theirs (PLATFORM_TEMPLATE_IMAGES). */
   templateImages?: ImageOverrides;
 }
@@ -363,6 +380,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     buildersUrl: c.PLATFORM_BUILDERS_URL,
     templatesUrl: c.PLATFORM_TEMPLATES_URL,
     templateImages: c.PLATFORM_TEMPLATE_IMAGES,
+    releaseUrl: c.PLATFORM_RELEASE_URL,
+    releaseTag: c.PLATFORM_RELEASE_TAG,
   };
 }
 

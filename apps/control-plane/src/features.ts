@@ -20,7 +20,7 @@ import { loadPreviewTarget } from "./previews/previews.ts";
 import { registerServiceKindHooks } from "./projects/services.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "./rollbacks/run.ts";
 import { failInterruptedScheduleRun, loadScheduleTarget } from "./schedules/runs.ts";
-import { agentServerId } from "./servers/repository.ts";
+import { deploymentServerId } from "./servers/placement.ts";
 import {
   cancelVolumeJob,
   failInterruptedVolumeRun,
@@ -37,8 +37,8 @@ export function registerFeatures(): void {
   registerServiceKindHooks({ application: applicationHooks, ...databaseHooks, compose: composeHooks });
 
   // A deployment of an organization's service runs on one of its servers, or this machine for
-  // the instance organization (servers/repository.ts).
-  registerPlacementCheck(agentServerId);
+  // the instance organization unless it is remote-servers-only (servers/placement.ts).
+  registerPlacementCheck(deploymentServerId);
 
   registerTargetKind("application", loadApplicationTarget);
   registerTargetKind("database", loadDatabaseTarget);

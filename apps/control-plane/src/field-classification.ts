@@ -815,6 +815,17 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.getTraefikPorts": applied("serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.readTraefikEnv": applied("serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.getOpenApiDocument": {},
+  "settings.cleanSSHPrivateKey": {},
+  "settings.cleanAllDeploymentQueue": {},
+  "settings.getDockerDiskUsage": {},
+  "settings.updateRemoteServersOnly": applied(
+    "remoteServersOnly",
+    `${CP}/maintenance/instance-settings.test.ts`,
+  ),
+  "settings.getReleaseTag": {},
+  "settings.updateTraefikPorts": applied("serverId additionalPorts", `${CP}/routers/settings-info.test.ts`),
+  "settings.writeTraefikEnv": applied("env serverId", `${CP}/routers/settings-info.test.ts`),
+  "settings.getUpdateData": {},
   "settings.readDirectories": applied("serverId", `${CP}/proxy/traefik-files.remote.test.ts`),
   "settings.readTraefikFile": {
     ...applied("path", `${CP}/proxy/traefik-files.test.ts`),

@@ -1437,6 +1437,44 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "settings.getOpenApiDocument": {
     description: "This API's OpenAPI document, the one /api/openapi.json serves.",
   },
+  "settings.cleanSSHPrivateKey": {
+    description:
+      "Forgets the instance's SSH private key stored with saveSSHPrivateKey; getWebServerSettings then shows none. Instance administrators only.",
+    errors: [403],
+  },
+  "settings.cleanAllDeploymentQueue": {
+    description:
+      "Drops the waiting deployments (each stored as an error with the reason; running ones go on): every one of the instance when the instance administrator asks, as Dokploy empties its whole queue, and only the caller's organization's otherwise.",
+    errors: [403],
+  },
+  "settings.getDockerDiskUsage": {
+    description:
+      "What images, containers, local volumes and the build cache take on this machine's engine (dockerDiskUsage.getDiskUsage's rows), read by its agent. Instance administrators only.",
+    errors: [403],
+  },
+  "settings.updateRemoteServersOnly": {
+    description:
+      "When on, this machine runs no new deployment of any organization: a deployment of a service without a serverId is a 400 naming serverId; services on servers deploy as before. getWebServerSettings answers the flag. Instance administrators only.",
+    errors: [403],
+  },
+  "settings.updateTraefikPorts": {
+    description:
+      "Publishes these ports beside the proxy's entry points (this machine's, or serverId's), in host mode, replacing the extra ports it had; the agent updates the running proxy service and later installs keep them. An entry for the dashboard (targetPort 8080) is left to toggleDashboard. A reserved port is a 400 and one another service publishes on the server a 409, both naming additionalPorts; a proxy not installed is a 409.",
+    errors: [403, 404, 409],
+  },
+  "settings.writeTraefikEnv": {
+    description:
+      "Replaces the proxy's environment (this machine's, or serverId's) with the KEY=VALUE lines of env (blank lines and # comments skipped; KEY of letters, digits and _; values are passed as they are, never to a shell); the proxy's task restarts with it. A bad line is a 400 naming env.",
+    errors: [403, 404, 409],
+  },
+  "settings.getReleaseTag": {
+    description:
+      "The release tag this control plane runs: PLATFORM_RELEASE_TAG when the operator set it, else the platform's version.",
+  },
+  "settings.getUpdateData": {
+    description:
+      'Whether a newer release than this one is known: the JSON document {"version": "x.y.z"} at PLATFORM_RELEASE_URL, read through the outbound guard, compared with this version. With no URL configured the answer is {updateAvailable: false, latestVersion: null}; a document that cannot be read is a 503 saying why.',
+  },
   "settings.cleanDockerPrune": {
     description:
       "Prunes the engine of this machine or of `serverId` (stopped containers, unused images and volumes, and the build cache) through its agent, as cleanAll does, and answers what was reclaimed; another organization prunes only objects labelled as its own and never the shared build cache.",

@@ -296,6 +296,11 @@ export class AgentClient {
     return this.call(serverId, "inspectProxy", {}, timeoutMs);
   }
 
+  /** Replaces the proxy service's extra published ports and/or environment in place. */
+  updateProxyService(serverId: string, command: CommandArgs<"updateProxyService">, timeoutMs?: number) {
+    return this.call(serverId, "updateProxyService", command, timeoutMs);
+  }
+
   /** The proxy's dynamic configuration files and who holds each; changes nothing. */
   listProxyFiles(serverId: string, timeoutMs?: number) {
     return this.call(serverId, "listProxyFiles", {}, timeoutMs);

@@ -486,6 +486,16 @@ export const requests: CommandRequest[] = [
   },
   { ...header, command: "reloadProxy", reloadProxy: {} },
   { ...header, command: "inspectProxy", inspectProxy: {} },
+  {
+    ...header,
+    command: "updateProxyService",
+    updateProxyService: {
+      setPorts: true,
+      additionalPorts: [{ targetPort: 9000, publishedPort: 19000, protocol: "udp" }],
+      setEnv: true,
+      env: ["CF_DNS_API_TOKEN=token"],
+    },
+  },
   { ...header, command: "listProxyFiles", listProxyFiles: {} },
   { ...header, command: "listNodes", listNodes: {} },
   { ...header, command: "swarmJoinToken", swarmJoinToken: { manager: true } },
@@ -856,6 +866,11 @@ export const replies: CommandReply[] = [
   { requestId: "r-1", result: "proxyFile", proxyFile: { exists: true, content: "http: {}\n" } },
   { requestId: "r-1", result: "proxyFileRemoved", proxyFileRemoved: { removed: true } },
   { requestId: "r-1", result: "proxyService", proxyService: { serviceId: "svc2", created: false } },
+  {
+    requestId: "r-1",
+    result: "proxyServiceUpdated",
+    proxyServiceUpdated: { serviceId: "svc3", created: false },
+  },
   { requestId: "r-1", result: "proxyReloaded", proxyReloaded: { found: true } },
   {
     requestId: "r-1",

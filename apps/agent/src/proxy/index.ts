@@ -16,6 +16,7 @@ import type {
   ReadAccessLogCommand,
   ReadProxyFileCommand,
   RemoveProxyFileCommand,
+  UpdateProxyServiceCommand,
   WriteProxyFileCommand,
 } from "@platform/agent-protocol";
 import { isImageReference } from "@platform/names";
@@ -31,9 +32,13 @@ import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { commandHolder, ProxyFileHolders } from "./holders.ts";
 import {
   DASHBOARD_TARGET_PORT,
+  ENTRY_POINT_TARGETS,
+  envOf,
+  extraPortsOf,
   findProxyService,
   HTTP_TARGET_PORT,
   HTTPS_TARGET_PORT,
+  type ProxyExtraPort,
   proxyServiceSpec,
   requirePlatformNetwork,
   swarmManagerNodeId,
@@ -170,15 +175,57 @@ export class ProxyManager {
       if (current === undefined) throw new CommandError("FAILED", `the service ${this.serviceName} vanished`);
       const forceUpdate =
         (current.spec.TaskTemplate?.ForceUpdate ?? 0) + (previousConfig === staticConfig ? 0 : 1);
+      // The extra ports and environment are updateService's: kept as the running spec has them.
+      const kept = { additionalPorts: extraPortsOf(current.spec), env: envOf(current.spec) };
       await updateService(
         docker,
         current.id,
         current.version,
-        proxyServiceSpec({ ...settings, forceUpdate }),
+        proxyServiceSpec({ ...settings, ...kept, forceUpdate }),
       );
       return current.id;
     });
     this.options.logger?.info({ service: this.serviceName, image, staticPath }, "proxy service updated");
+    return { serviceId, created: false };
+  }
+
+  /**
+   * Replaces the running proxy service's extra published ports and/or environment in place (the
+   * task is re-created with them). FAILED_PRECONDITION when the proxy is not installed.
+   */
+  async updateService(command: UpdateProxyServiceCommand): Promise<ProxyService> {
+    const ports = command.setPorts ? checkExtraPorts(command.additionalPorts) : undefined;
+    const env = command.setEnv ? checkEnv(command.env) : undefined;
+    const { docker } = this.options;
+    const serviceId = await retryOutOfSequence(async () => {
+      const existing = await findProxyService(docker, this.serviceName);
+      if (existing === undefined) {
+        throw new CommandError("FAILED_PRECONDITION", "the proxy is not installed on this server");
+      }
+      const spec = structuredClone(existing.spec);
+      if (ports !== undefined) {
+        const entryPoints = (spec.EndpointSpec?.Ports ?? []).filter((port) =>
+          ENTRY_POINT_TARGETS.has(port.TargetPort ?? 0),
+        );
+        for (const port of ports) {
+          if (entryPoints.some((entry) => entry.PublishedPort === port.PublishedPort)) {
+            throw new CommandError(
+              "INVALID_ARGUMENT",
+              `additionalPorts: ${port.PublishedPort} is published by the proxy's entry points`,
+            );
+          }
+        }
+        spec.EndpointSpec = {
+          ...spec.EndpointSpec,
+          Ports: [...entryPoints, ...ports.map((port) => ({ PublishMode: "host" as const, ...port }))],
+        };
+      }
+      const task = spec.TaskTemplate as Docker.ContainerTaskSpec;
+      if (env !== undefined && task.ContainerSpec) task.ContainerSpec.Env = env;
+      await updateService(docker, existing.id, existing.version, spec);
+      return existing.id;
+    });
+    this.options.logger?.info({ service: this.serviceName }, "proxy ports or environment updated");
     return { serviceId, created: false };
   }
 
@@ -213,6 +260,64 @@ export class ProxyManager {
     ).length;
     return { found: true, ports, env: task?.ContainerSpec?.Env ?? [], runningTasks };
   }
+}
+
+const PROTOCOLS = new Set(["tcp", "udp", "sctp"]);
+
+/** The extra ports to publish: valid numbers, not an entry point's target, no duplicates. */
+export function checkExtraPorts(ports: { targetPort: number; publishedPort: number; protocol: string }[]) {
+  if (ports.length > 64) throw new CommandError("INVALID_ARGUMENT", "additionalPorts: at most 64 ports");
+  const seen = new Set<string>();
+  return ports.map((port): ProxyExtraPort => {
+    for (const [field, value] of [
+      ["targetPort", port.targetPort],
+      ["publishedPort", port.publishedPort],
+    ] as const) {
+      if (!Number.isInteger(value) || value < 1 || value > 65535) {
+        throw new CommandError(
+          "INVALID_ARGUMENT",
+          `additionalPorts: ${field} must be a port number (1-65535)`,
+        );
+      }
+    }
+    if (!PROTOCOLS.has(port.protocol)) {
+      throw new CommandError("INVALID_ARGUMENT", "additionalPorts: protocol must be tcp, udp or sctp");
+    }
+    if (ENTRY_POINT_TARGETS.has(port.targetPort)) {
+      throw new CommandError(
+        "INVALID_ARGUMENT",
+        `additionalPorts: targetPort ${port.targetPort} is an entry point's (the dashboard's is settings.toggleDashboard's)`,
+      );
+    }
+    const key = `${port.publishedPort}/${port.protocol}`;
+    if (seen.has(key)) throw new CommandError("INVALID_ARGUMENT", `additionalPorts: ${key} is listed twice`);
+    seen.add(key);
+    return {
+      TargetPort: port.targetPort,
+      PublishedPort: port.publishedPort,
+      Protocol: port.protocol as ProxyExtraPort["Protocol"],
+    };
+  });
+}
+
+/** KEY=VALUE entries: a shell-safe variable name, no NUL or line break, bounded. */
+export const ENV_ENTRY = /^[A-Za-z_][A-Za-z0-9_]{0,127}=[^\0\r\n]{0,4096}$/;
+
+export function checkEnv(env: string[]): string[] {
+  if (env.length > 200) throw new CommandError("INVALID_ARGUMENT", "env: at most 200 variables");
+  const names = new Set<string>();
+  for (const entry of env) {
+    if (!ENV_ENTRY.test(entry)) {
+      throw new CommandError(
+        "INVALID_ARGUMENT",
+        "env: each entry must be KEY=VALUE with KEY of letters, digits and _ (not first a digit) and VALUE on one line",
+      );
+    }
+    const name = entry.slice(0, entry.indexOf("="));
+    if (names.has(name)) throw new CommandError("INVALID_ARGUMENT", `env: ${name} is set twice`);
+    names.add(name);
+  }
+  return env;
 }
 
 function checkImage(image: unknown): string {

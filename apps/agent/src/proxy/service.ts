@@ -36,7 +36,35 @@ export interface ProxyServiceSettings {
   httpsPort: number;
   /** Published only when set. */
   dashboardPort?: number;
+  /** Ports published beside the entry points (settings.updateTraefikPorts), in host mode too. */
+  additionalPorts?: ProxyExtraPort[];
+  /** The container's environment (settings.writeTraefikEnv), KEY=VALUE entries. */
+  env?: string[];
   forceUpdate: number;
+}
+
+export interface ProxyExtraPort {
+  TargetPort: number;
+  PublishedPort: number;
+  Protocol: "tcp" | "udp" | "sctp";
+}
+
+export const ENTRY_POINT_TARGETS = new Set([HTTP_TARGET_PORT, HTTPS_TARGET_PORT, DASHBOARD_TARGET_PORT]);
+
+/** The published ports of a proxy spec that are not its entry points' (kept across updates). */
+export function extraPortsOf(spec: Docker.ServiceSpec): ProxyExtraPort[] {
+  return (spec.EndpointSpec?.Ports ?? [])
+    .filter((port) => !ENTRY_POINT_TARGETS.has(port.TargetPort ?? 0))
+    .map((port) => ({
+      TargetPort: port.TargetPort ?? 0,
+      PublishedPort: port.PublishedPort ?? 0,
+      Protocol: (port.Protocol ?? "tcp") as ProxyExtraPort["Protocol"],
+    }));
+}
+
+/** The container environment of a proxy spec (kept across updates). */
+export function envOf(spec: Docker.ServiceSpec): string[] {
+  return (spec.TaskTemplate as Docker.ContainerTaskSpec | undefined)?.ContainerSpec?.Env ?? [];
 }
 
 /** The service's full spec (create, and update in place). */
@@ -56,6 +84,7 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
         Image: settings.image,
         // The image's entrypoint runs `traefik` with these arguments (as the official image does).
         Args: [`--configFile=${STATIC_CONFIG_PATH}`],
+        ...(settings.env && settings.env.length > 0 ? { Env: settings.env } : {}),
         Labels: { [PROXY_SERVICE_LABEL]: PROXY_SERVICE_LABEL_VALUE, [INTERNAL_LABEL]: "true" },
         Mounts: [
           { Type: "bind", Source: settings.proxyDirectory, Target: TRAEFIK_CONTAINER_DIRECTORY },
@@ -69,7 +98,10 @@ export function proxyServiceSpec(settings: ProxyServiceSettings): Docker.Service
     },
     Mode: { Replicated: { Replicas: 1 } },
     EndpointSpec: {
-      Ports: published.map((port) => ({ Protocol: "tcp", PublishMode: "host", ...port })),
+      Ports: [
+        ...published.map((port) => ({ Protocol: "tcp" as const, PublishMode: "host" as const, ...port })),
+        ...(settings.additionalPorts ?? []).map((port) => ({ PublishMode: "host" as const, ...port })),
+      ],
     },
   };
 }

@@ -3,7 +3,7 @@ import type { ServiceContext } from "../context.ts";
 import { insertDeployment } from "../deployments/repository.ts";
 import { DEFAULT_TITLES, type DeploymentKind, enqueueOrFail } from "../deployments/start.ts";
 import { notFound } from "../errors.ts";
-import { agentServerId } from "../servers/repository.ts";
+import { deploymentServerId } from "../servers/placement.ts";
 import { ownerOfApplication } from "./ownership.ts";
 
 export interface StartDeploymentInput {
@@ -29,10 +29,11 @@ export async function startApplicationDeployment(
     .where("applicationId", "=", input.applicationId)
     .executeTakeFirst();
   if (!application) throw notFound("Application");
-  // This machine runs only the instance organization's applications (a 400 naming serverId).
+  // This machine runs only the instance organization's applications, and none when it is
+  // remote-servers-only (a 400 naming serverId).
   if (application.serverId === null && services.config.edition !== "cloud") {
     const { organizationId } = await ownerOfApplication(services.db, application);
-    await agentServerId(services, organizationId, null);
+    await deploymentServerId(services, organizationId, null);
   }
   const deployment = await insertDeployment(services.db, {
     target: { kind: "application", id: application.applicationId },

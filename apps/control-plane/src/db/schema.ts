@@ -594,6 +594,8 @@ export interface WebServerSettingsTable {
   proxyDashboardPort: Generated<number>;
   wildcardDomain: Generated<string>;
   serverIp: string | null;
+  /** settings.updateRemoteServersOnly: this machine runs no new deployment. */
+  remoteServersOnly: Generated<boolean>;
   updatedAt: Timestamp;
 }
 

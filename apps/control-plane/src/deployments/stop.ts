@@ -86,6 +86,18 @@ export async function dropWaitingDeployments(
   return (await dropWaiting(services, { targetId: serviceId }, reason)).length;
 }
 
+/** Drops the waiting deployments of `deploymentIds` (one that started meanwhile goes on); answers how many. */
+export async function dropWaitingDeploymentsById(
+  services: ServiceContext,
+  deploymentIds: string[],
+  reason: string,
+): Promise<number> {
+  let dropped = 0;
+  for (const deploymentId of deploymentIds)
+    dropped += (await dropWaiting(services, { deploymentId }, reason)).length;
+  return dropped;
+}
+
 /**
  * The teardown of a service of any kind (a database's, a compose stack's): its waiting
  * deployments dropped, its running one aborted, then `remove` (its Docker objects, its proxy

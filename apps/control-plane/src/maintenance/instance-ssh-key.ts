@@ -36,3 +36,12 @@ export async function saveInstanceSshPrivateKey(services: ServiceContext, privat
     .where("id", "=", 1)
     .execute();
 }
+
+/** settings.cleanSSHPrivateKey: forgets the stored key. */
+export async function clearInstanceSshPrivateKey(services: Pick<ServiceContext, "db">): Promise<void> {
+  await services.db
+    .updateTable("webServerSettings")
+    .set({ sshPrivateKeySealed: null, updatedAt: new Date().toISOString() })
+    .where("id", "=", 1)
+    .execute();
+}

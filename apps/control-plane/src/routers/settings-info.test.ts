@@ -234,6 +234,63 @@ describe("the proxy's service as Docker runs it", () => {
     expect(health.body).toEqual({ postgres: { status: "healthy" }, traefik: { status: "healthy" } });
   });
 
+  it("updateTraefikPorts publishes the port in host mode, kept by toggleDashboard; writeTraefikEnv sets the environment", async () => {
+    const extra = await freePort();
+    const reserved = await test.platform.mutate(
+      "settings.updateTraefikPorts",
+      { additionalPorts: [{ targetPort: 9000, publishedPort: 22, protocol: "tcp" }] },
+      as(),
+    );
+    expect(reserved.status, JSON.stringify(reserved.body)).toBe(400);
+    expect(reserved.body.error.data.fields).toEqual(["additionalPorts"]);
+    const updated = await test.platform.mutate(
+      "settings.updateTraefikPorts",
+      { additionalPorts: [{ targetPort: 9000, publishedPort: extra, protocol: "tcp" }] },
+      as(),
+    );
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    const published = async () =>
+      ((await docker.getService(test.proxyServiceName).inspect()).Spec.EndpointSpec.Ports ?? []).find(
+        (port: { TargetPort: number }) => port.TargetPort === 9000,
+      );
+    expect(await published()).toEqual({
+      Protocol: "tcp",
+      TargetPort: 9000,
+      PublishedPort: extra,
+      PublishMode: "host",
+    });
+    await test.platform.mutateOk("settings.toggleDashboard", { enableDashboard: true }, as());
+    expect((await test.platform.query("settings.getTraefikPorts", {}, as())).body).toEqual(
+      expect.arrayContaining([
+        { targetPort: 9000, publishedPort: extra, protocol: "tcp" },
+        { targetPort: 8080, publishedPort: dashboardPort, protocol: "tcp" },
+      ]),
+    );
+    await test.platform.mutateOk("settings.toggleDashboard", { enableDashboard: false }, as());
+    expect(await published()).toMatchObject({ PublishedPort: extra, PublishMode: "host" });
+
+    const bad = await test.platform.mutate("settings.writeTraefikEnv", { env: "NOT A VARIABLE" }, as());
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.data.fields).toEqual(["env"]);
+    const written = await test.platform.mutate(
+      "settings.writeTraefikEnv",
+      { env: "# tokens\nCF_DNS_API_TOKEN=abc $(id)\n\nTZ=UTC\n" },
+      as(),
+    );
+    expect(written.status, JSON.stringify(written.body)).toBe(200);
+    expect((await test.platform.query("settings.readTraefikEnv", {}, as())).body).toBe(
+      "CF_DNS_API_TOKEN=abc $(id)\nTZ=UTC",
+    );
+    await test.platform.mutateOk("settings.updateTraefikPorts", { additionalPorts: [] }, as());
+    expect(await published()).toBeUndefined();
+    expect((await test.platform.query("settings.readTraefikEnv", {}, as())).body).toBe(
+      "CF_DNS_API_TOKEN=abc $(id)\nTZ=UTC",
+    );
+    expect(
+      (await test.platform.mutate("settings.writeTraefikEnv", { env: "A=1" }, as(test.stranger))).status,
+    ).toBe(403);
+  });
+
   it("are the instance administrator's for this machine; another organization names a server of its own", async () => {
     const member = await test.platform.addMember(test.owner, "member", "proxy-read-member@example.com");
     for (const name of [

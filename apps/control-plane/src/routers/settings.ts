@@ -12,6 +12,7 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { databaseIsUp } from "../db/database.ts";
+import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { ApiError, forbidden } from "../errors.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
@@ -22,7 +23,12 @@ import {
   proxyEnvironment,
   saveServerIp,
 } from "../maintenance/instance-info.ts";
-import { redactedSshPrivateKey, saveInstanceSshPrivateKey } from "../maintenance/instance-ssh-key.ts";
+import { cleanDeploymentQueue, releaseTag, updateData } from "../maintenance/instance-settings.ts";
+import {
+  clearInstanceSshPrivateKey,
+  redactedSshPrivateKey,
+  saveInstanceSshPrivateKey,
+} from "../maintenance/instance-ssh-key.ts";
 import {
   readStatsLogs,
   readStatsLogsInput,
@@ -35,6 +41,7 @@ import { openApiDocumentOf } from "../openapi.ts";
 import { isInstanceAdmin, isInstanceOrganization } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { assignControlPlaneDomain } from "../proxy/control-plane-route.ts";
+import { parseProxyEnv, setProxyEnv, setProxyPorts } from "../proxy/proxy-extras.ts";
 import { setProxyDashboard } from "../proxy/proxy-service.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { invalidTraefikConfig } from "../proxy/sync.ts";
@@ -49,6 +56,7 @@ import {
   writeProxyDynamicFile,
 } from "../proxy/traefik-files.ts";
 import { organizationHasServersOrProjects } from "../servers/listing.ts";
+import { setRemoteServersOnly } from "../servers/placement.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { keyTextSchema } from "../servers/schemas.ts";
 
@@ -92,6 +100,7 @@ const webServerSettingsSchema = z.object({
   enableDashboard: z.boolean(),
   traefikImage: z.string(),
   wildcardDomain: z.string(),
+  remoteServersOnly: z.boolean(),
 });
 
 async function webServerSettingsView(services: ServiceContext, caller: Caller) {
@@ -108,6 +117,7 @@ async function webServerSettingsView(services: ServiceContext, caller: Caller) {
     enableDashboard: settings.dashboardEnabled,
     traefikImage: settings.traefikImage,
     wildcardDomain: settings.wildcardDomain,
+    remoteServersOnly: settings.remoteServersOnly,
   };
 }
 
@@ -401,6 +411,74 @@ export const settingsRouter = defineRouter("settings", {
     },
   }),
 
+  cleanSSHPrivateKey: mutation({
+    summary: "Forget the instance's stored SSH private key",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      await clearInstanceSshPrivateKey(services);
+      return success;
+    },
+  }),
+
+  cleanAllDeploymentQueue: mutation({
+    summary:
+      "Drop the waiting deployments: the whole instance's for the instance administrator, else the organization's",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ services, caller }) => {
+      await cleanDeploymentQueue(services, caller);
+      return success;
+    },
+  }),
+
+  getDockerDiskUsage: query({
+    summary: "What images, containers, volumes and the build cache take on this machine's engine",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: z.array(diskUsageItemSchema),
+    handler: async ({ services, caller }) => {
+      await requireInstanceAdmin(services, caller);
+      return getDiskUsage(services, caller);
+    },
+  }),
+
+  updateRemoteServersOnly: mutation({
+    summary: "Make this machine run no new deployment (every service deploys to a server), or allow it again",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ remoteServersOnly: z.boolean() }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      await requireInstanceAdmin(services, caller);
+      await setRemoteServersOnly(services.db, input.remoteServersOnly);
+      return success;
+    },
+  }),
+
+  getReleaseTag: query({
+    summary: "The release tag this control plane runs (PLATFORM_RELEASE_TAG, else its version)",
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: ({ services }) => releaseTag(services),
+  }),
+
+  getUpdateData: mutation({
+    summary:
+      "Whether a newer release is known, from PLATFORM_RELEASE_URL (no update and no version when none is configured)",
+    access: "member",
+    input: noInput,
+    output: z.object({ updateAvailable: z.boolean(), latestVersion: z.string().nullable() }),
+    handler: ({ services }) => updateData(services),
+  }),
+
   getDokployVersion: query({
     summary: "This platform's version (the control plane's and its agents')",
     access: "member",
@@ -532,6 +610,47 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ services, caller, input }) => {
       const serverId = await targetServer(services, caller, input?.serverId);
       return proxyEnvironment(services, serverId);
+    },
+  }),
+
+  updateTraefikPorts: mutation({
+    summary:
+      "Publish these ports (host mode) beside the proxy's entry points, replacing the extra ports it had",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      serverId: z.string().min(1).max(64).nullish(),
+      additionalPorts: z
+        .array(
+          z.object({
+            targetPort: z.number().int().min(1).max(65535),
+            publishedPort: z.number().int().min(1).max(65535),
+            protocol: z.enum(["tcp", "udp", "sctp"]),
+          }),
+        )
+        .max(64),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      await setProxyPorts(services, serverId, input.additionalPorts);
+      return success;
+    },
+  }),
+
+  writeTraefikEnv: mutation({
+    summary: "Replace the proxy's environment with these KEY=VALUE lines (its task restarts with them)",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({
+      env: z.string().max(256 * 1024),
+      serverId: z.string().min(1).max(64).nullish(),
+    }),
+    output: successSchema,
+    handler: async ({ services, caller, input }) => {
+      const serverId = await targetServer(services, caller, input.serverId);
+      await setProxyEnv(services, serverId, parseProxyEnv(input.env));
+      return success;
     },
   }),
 

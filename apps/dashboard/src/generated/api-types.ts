@@ -8259,6 +8259,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.cleanAllDeploymentQueue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drop the waiting deployments: the whole instance's for the instance administrator, else the organization's
+         * @description Drops the waiting deployments (each stored as an error with the reason; running ones go on): every one of the instance when the instance administrator asks, as Dokploy empties its whole queue, and only the caller's organization's otherwise.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.cleanAllDeploymentQueue` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.cleanAllDeploymentQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.cleanDockerBuilder": {
         parameters: {
             query?: never;
@@ -8301,6 +8325,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.cleanDockerPrune` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.cleanDockerPrune"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.cleanSSHPrivateKey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forget the instance's stored SSH private key
+         * @description Forgets the instance's SSH private key stored with saveSSHPrivateKey; getWebServerSettings then shows none. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.cleanSSHPrivateKey` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.cleanSSHPrivateKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8373,6 +8421,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.cleanUnusedVolumes` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.cleanUnusedVolumes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.getDockerDiskUsage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What images, containers, volumes and the build cache take on this machine's engine
+         * @description What images, containers, local volumes and the build cache take on this machine's engine (dockerDiskUsage.getDiskUsage's rows), read by its agent. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `GET /api/trpc/settings.getDockerDiskUsage` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.getDockerDiskUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8499,6 +8571,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.getReleaseTag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The release tag this control plane runs (PLATFORM_RELEASE_TAG, else its version)
+         * @description The release tag this control plane runs: PLATFORM_RELEASE_TAG when the operator set it, else the platform's version.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/settings.getReleaseTag` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.getReleaseTag"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.getTraefikPorts": {
         parameters: {
             query?: never;
@@ -8517,6 +8613,30 @@ export interface paths {
         get: operations["settings.getTraefikPorts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.getUpdateData": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a newer release is known, from PLATFORM_RELEASE_URL (no update and no version when none is configured)
+         * @description Whether a newer release than this one is known: the JSON document {"version": "x.y.z"} at PLATFORM_RELEASE_URL, read through the outbound guard, compared with this version. With no URL configured the answer is {updateAvailable: false, latestVersion: null}; a document that cannot be read is a 503 saying why.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/settings.getUpdateData` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.getUpdateData"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8979,6 +9099,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.updateRemoteServersOnly": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make this machine run no new deployment (every service deploys to a server), or allow it again
+         * @description When on, this machine runs no new deployment of any organization: a deployment of a service without a serverId is a 400 naming serverId; services on servers deploy as before. getWebServerSettings answers the flag. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateRemoteServersOnly` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateRemoteServersOnly"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.updateServerIp": {
         parameters: {
             query?: never;
@@ -9051,6 +9195,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.updateTraefikPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish these ports (host mode) beside the proxy's entry points, replacing the extra ports it had
+         * @description Publishes these ports beside the proxy's entry points (this machine's, or serverId's), in host mode, replacing the extra ports it had; the agent updates the running proxy service and later installs keep them. An entry for the dashboard (targetPort 8080) is left to toggleDashboard. A reserved port is a 400 and one another service publishes on the server a 409, both naming additionalPorts; a proxy not installed is a 409.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateTraefikPorts` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateTraefikPorts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.updateWebServerTraefikConfig": {
         parameters: {
             query?: never;
@@ -9069,6 +9237,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.updateWebServerTraefikConfig` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.updateWebServerTraefikConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.writeTraefikEnv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the proxy's environment with these KEY=VALUE lines (its task restarts with them)
+         * @description Replaces the proxy's environment (this machine's, or serverId's) with the KEY=VALUE lines of env (blank lines and # comments skipped; KEY of letters, digits and _; values are passed as they are, never to a shell); the proxy's task restarts with it. A bad line is a 400 naming env.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.writeTraefikEnv` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.writeTraefikEnv"];
         delete?: never;
         options?: never;
         head?: never;
@@ -27556,6 +27748,39 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.cleanAllDeploymentQueue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.cleanDockerBuilder": {
         parameters: {
             query?: never;
@@ -27637,6 +27862,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.cleanSSHPrivateKey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -27771,6 +28029,38 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.getDockerDiskUsage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        type: string;
+                        totalCount: number;
+                        active: number;
+                        size: string;
+                        reclaimable: string;
+                        sizeBytes: number;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.getDokployCloudIps": {
         parameters: {
             query?: never;
@@ -27901,6 +28191,31 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.getReleaseTag": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.getTraefikPorts": {
         parameters: {
             query?: {
@@ -27931,6 +28246,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.getUpdateData": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        updateAvailable: boolean;
+                        latestVersion: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -27984,6 +28332,7 @@ export interface operations {
                         enableDashboard: boolean;
                         traefikImage: string;
                         wildcardDomain: string;
+                        remoteServersOnly: boolean;
                     };
                 };
             };
@@ -28588,6 +28937,41 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.updateRemoteServersOnly": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    remoteServersOnly: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.updateServerIp": {
         parameters: {
             query?: never;
@@ -28643,6 +29027,7 @@ export interface operations {
                         enableDashboard: boolean;
                         traefikImage: string;
                         wildcardDomain: string;
+                        remoteServersOnly: boolean;
                     };
                 };
             };
@@ -28730,6 +29115,49 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.updateTraefikPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                    additionalPorts: {
+                        targetPort: number;
+                        publishedPort: number;
+                        /** @enum {string} */
+                        protocol: "tcp" | "udp" | "sctp";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.updateWebServerTraefikConfig": {
         parameters: {
             query?: never;
@@ -28760,6 +29188,44 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.writeTraefikEnv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    env: string;
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

@@ -131,6 +131,10 @@ export interface CommandRequest {
   listProxyFiles?:
     | ListProxyFilesCommand
     | undefined;
+  /** The proxy's extra published ports and environment (settings.updateTraefikPorts, writeTraefikEnv). */
+  updateProxyService?:
+    | UpdateProxyServiceCommand
+    | undefined;
   /** Volumes, images and disk usage (110-119): dockerVolume.*, dockerImage.*, dockerDiskUsage.*. */
   listVolumes?: ListVolumesCommand | undefined;
   inspectVolume?: InspectVolumeCommand | undefined;
@@ -1239,6 +1243,21 @@ export interface InspectProxyCommand {
 }
 
 /**
+ * Changes the running proxy service's extra published ports (host mode; every port but its entry
+ * points 80, 443 and the dashboard's 8080) and/or its container environment, in place; ensureProxy
+ * keeps both. FAILED_PRECONDITION when the proxy is not installed; INVALID_ARGUMENT naming the
+ * field for a bad port or KEY=VALUE entry.
+ */
+export interface UpdateProxyServiceCommand {
+  /** Replace the extra ports with additional_ports (else they are kept). */
+  setPorts: boolean;
+  additionalPorts: ProxyPort[];
+  /** Replace the environment with env (else it is kept). */
+  setEnv: boolean;
+  env: string[];
+}
+
+/**
  * Lists the configuration files (.yml/.yaml, regular files, plain names) directly in the dynamic
  * directory, with the holder recorded for each; nothing is changed, nothing is read but names.
  */
@@ -1414,6 +1433,7 @@ export interface CommandReply {
   proxyReloaded?: ProxyReloaded | undefined;
   proxyInspection?: ProxyInspection | undefined;
   proxyFileList?: ProxyFileList | undefined;
+  proxyServiceUpdated?: ProxyService | undefined;
   dockerCleanup?: DockerCleanupResult | undefined;
   accessLogPage?: AccessLogPage | undefined;
   scheduleRun?: ScheduledCommandResult | undefined;

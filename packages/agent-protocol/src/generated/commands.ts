@@ -60,6 +60,7 @@ export interface CommandTable {
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
   inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
   listProxyFiles: { command: pb.ListProxyFilesCommand; result: "proxyFileList"; reply: pb.ProxyFileList };
+  updateProxyService: { command: pb.UpdateProxyServiceCommand; result: "proxyServiceUpdated"; reply: pb.ProxyService };
   listVolumes: { command: pb.ListVolumesCommand; result: "volumes"; reply: pb.VolumeList };
   inspectVolume: { command: pb.InspectVolumeCommand; result: "volumeConfig"; reply: pb.VolumeConfig };
   removeVolume: { command: pb.RemoveVolumeCommand; result: "volumeRemoved"; reply: pb.VolumeRemoved };
@@ -125,6 +126,7 @@ export interface ReplyResultTable {
   proxyReloaded: pb.ProxyReloaded;
   proxyInspection: pb.ProxyInspection;
   proxyFileList: pb.ProxyFileList;
+  proxyServiceUpdated: pb.ProxyService;
   dockerCleanup: pb.DockerCleanupResult;
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
@@ -233,6 +235,7 @@ export interface MessageTypes {
   ReloadProxyCommand: pb.ReloadProxyCommand;
   ProxyReloaded: pb.ProxyReloaded;
   InspectProxyCommand: pb.InspectProxyCommand;
+  UpdateProxyServiceCommand: pb.UpdateProxyServiceCommand;
   ListProxyFilesCommand: pb.ListProxyFilesCommand;
   ListedProxyFile: pb.ListedProxyFile;
   ProxyFileList: pb.ProxyFileList;
@@ -373,6 +376,7 @@ export const RESULT_NAME_OF_COMMAND = {
   leaveSwarm: "swarmLeft",
   inspectProxy: "proxyInspection",
   listProxyFiles: "proxyFileList",
+  updateProxyService: "proxyServiceUpdated",
   listVolumes: "volumes",
   inspectVolume: "volumeConfig",
   removeVolume: "volumeRemoved",
