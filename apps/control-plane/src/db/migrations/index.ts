@@ -96,6 +96,6 @@ export const migrations: Record<string, Migration> = {
   "20261130-37-setup-tokens": setupTokens,
   "20261130-60-networks": networks,
   "20261201-10-backup-runs": backupRuns,
-  "20261201-50-ha": ha,
   "20261201-30-remote-servers-only": remoteServersOnly,
+  "20261201-50-ha": ha,
 };
