@@ -46,8 +46,8 @@ import * as oauthStates from "./20261130-20-oauth-states.ts";
 import * as setupTokens from "./20261130-37-setup-tokens.ts";
 import * as networks from "./20261130-60-networks.ts";
 import * as backupRuns from "./20261201-10-backup-runs.ts";
-import * as ha from "./20261201-50-ha.ts";
 import * as remoteServersOnly from "./20261201-30-remote-servers-only.ts";
+import * as ha from "./20261201-50-ha.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
