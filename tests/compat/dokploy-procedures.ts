@@ -2122,6 +2122,8 @@ export const dokployProcedures: Record<string, Row> = {
       isolatedDeployment: COMPOSE_NOT_YET,
       isolatedDeploymentsVolume: COMPOSE_NOT_YET,
       serviceNetworks: COMPOSE_NOT_YET,
+      networkIds:
+        "not in Dokploy 0.30.7's compose.update (its applications and databases take it): every service of the stack joins the organization's networks named (docs/decisions.md)",
       icon: COMPOSE_NOT_YET,
       pausedAt: "no paused state is served",
       composeStatus: "follows the deployments and start/stop, never the caller",
@@ -2829,6 +2831,31 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["networkId*"],
     output: "object:networkId,name",
   },
+  "network.networksToSync": {
+    kind: "query",
+    source: "network",
+    input: ["serverId"],
+    output: "object:importable,missing",
+  },
+  "network.import": {
+    kind: "mutation",
+    source: "network",
+    input: ["serverId", "names*"],
+    output: "object:imported,errors",
+  },
+  "network.recreate": {
+    kind: "mutation",
+    source: "network",
+    input: ["networkId*"],
+    output: "object:networkId,name,driver,organizationId,serverId",
+  },
+  "network.resync": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy's network router has no resync: networksToSync lists, import records; resync applies both for the organization's labelled networks (docs/decisions.md)",
+    input: ["serverId"],
+    output: "object:imported,removed,kept",
+  },
 };
 
 /**
@@ -2938,7 +2965,6 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
         createdAt: WE_SET,
         pausedAt: "no paused state is served",
         environmentId: "moving a service to another environment is not served",
-        networkIds: "database services join the platform network only",
         detachDokployNetwork: "database services join the platform network only",
       },
     },

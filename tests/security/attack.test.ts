@@ -1106,6 +1106,19 @@ describe("instance-wide settings", () => {
   );
 });
 
+describe("another organization's network in networkIds (issue 39)", () => {
+  it.each([
+    ["application.update", () => ({ applicationId: ours.applicationId })],
+    ["compose.update", () => ({ composeId: ours.composeId })],
+    ["postgres.update", () => ({ postgresId: ours.postgresId })],
+    ["redis.update", () => ({ redisId: ours.redisId })],
+  ] as const)("%s naming the victim's network answers 400 naming networkIds", async (name, idOf) => {
+    const response = await platform.mutate(name, { ...idOf(), networkIds: [theirs.networkId] }, as(owner));
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.error.data.fields).toContain("networkIds");
+  });
+});
+
 describe("container operations on another organization's server (docker.*, issue 39)", () => {
   // The container's own labels are checked by the router and again by the agent
   // (apps/control-plane/src/agents/container-operations.test.ts, with real containers); here the

@@ -45,7 +45,13 @@ import {
 import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
 import { LogFollowers } from "./docker/log-follow.ts";
 import { readServiceLogs } from "./docker/logs.ts";
-import { createNetwork, inspectNetwork, removeNetwork } from "./docker/networks.ts";
+import {
+  createNetwork,
+  importNetwork,
+  inspectNetwork,
+  listEngineNetworks,
+  removeNetwork,
+} from "./docker/networks.ts";
 import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNode } from "./docker/nodes.ts";
 import { containerStats } from "./docker/stats.ts";
 import { allContainerStats, listSwarmServices } from "./docker/swarm-views.ts";
@@ -265,6 +271,8 @@ export class AgentCore {
     createNetwork: (command) => createNetwork(this.docker, command),
     inspectNetwork: (command) => inspectNetwork(this.docker, command),
     removeNetwork: (command) => removeNetwork(this.docker, command),
+    listEngineNetworks: (command) => listEngineNetworks(this.docker, command),
+    importNetwork: (command) => importNetwork(this.docker, command),
   };
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */

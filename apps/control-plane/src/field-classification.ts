@@ -70,6 +70,7 @@ const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
 const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
 const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
+const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -158,6 +159,7 @@ function databaseKind(kind: string, idKey: string, credentials: string): Record<
     [`${kind}.update`]: {
       ...applied(`${idKey} dockerImage env ${credentials}`, DATABASES),
       ...swarmFields,
+      ...applied("networkIds", NETWORK_ATTACH),
       ...shownOnly("name description"),
     },
     [`${kind}.saveExternalPort`]: applied(`${idKey} externalPort`, DATABASES),
@@ -312,7 +314,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     ...swarmFields,
     ...gitSourceFields,
-    ...applied("networkIds detachDokployNetwork", SERVICE_SPEC),
+    ...applied("detachDokployNetwork", SERVICE_SPEC),
+    ...applied("networkIds", NETWORK_ATTACH),
     ...applied("cleanCache dropBuildPath", PIPELINE),
     ...applied(
       "rollbackActive rollbackRegistryId",
@@ -446,6 +449,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     // A stack's clone is an application's (applications/source.ts repositoryGitSource).
     ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
+    ...applied("networkIds", NETWORK_ATTACH),
     ...shownOnly("name description"),
   },
   "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
@@ -862,6 +866,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "network.create": applied("name driver internal serverId", NETWORKS),
   "network.inspect": applied("networkId", NETWORKS),
   "network.remove": applied("networkId", NETWORKS),
+  "network.networksToSync": applied("serverId", NETWORK_ATTACH),
+  "network.import": applied("serverId names", NETWORK_ATTACH),
+  "network.recreate": applied("networkId", NETWORK_ATTACH),
+  "network.resync": applied("serverId", NETWORK_ATTACH),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -1610,8 +1610,26 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "network.remove": {
     description:
-      "Removes the network from the engine and its row (owners and admins); while containers or services use it a 409 naming them, another organization's a 404.",
+      "Removes the network from the engine and its row (owners and admins); while containers or services use it, or a service names it in `networkIds`, a 409 naming them; another organization's a 404.",
     errors: [404, 409],
+  },
+  "network.networksToSync": {
+    description:
+      "What resync and import would change on the server: `importable` engine networks the organization may record (its own labelled ones; for owners and admins also unlabelled bridge and overlay networks) and `missing` rows whose network is gone from the engine. Another organization's networks and the platform's never appear.",
+  },
+  "network.import": {
+    description:
+      "Records engine networks by name (owners and admins): the organization's labelled ones and unlabelled bridge or overlay networks. A name already recorded, unknown, another organization's, the platform's or the engine's (ingress, bridge, host) is an entry of `errors`, nothing recorded for it.",
+    example: { names: ["shared-net"] },
+  },
+  "network.recreate": {
+    description:
+      "Re-creates on the engine a recorded network removed there by hand, as recorded (owners and admins); a network still on the engine is a 409, an imported network the platform did not make a 400, another organization's a 404.",
+    errors: [404, 409],
+  },
+  "network.resync": {
+    description:
+      "Reconciles the table with the engine (owners and admins): records the organization's labelled networks it lacks (`imported`), drops rows whose network is gone from the engine (`removed`) unless a service names them in `networkIds` (`kept`, for network.recreate).",
   },
 };
 

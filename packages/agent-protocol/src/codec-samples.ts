@@ -601,6 +601,16 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "listEngineNetworks",
+    listEngineNetworks: { scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
+    command: "importNetwork",
+    importNetwork: { name: "shared-net", scope: { organizationId: "org-1", includeUnmanaged: true } },
+  },
+  {
+    ...header,
     command: "containerStats",
     containerStats: {
       swarmServiceName: "web",
@@ -964,6 +974,28 @@ export const replies: CommandReply[] = [
     networkConfig: { inspectJson: '{"Name":"o-org-1_backend"}', networkId: "abc123" },
   },
   { requestId: "r-1", result: "networkRemoved", networkRemoved: {} },
+  {
+    requestId: "r-1",
+    result: "engineNetworks",
+    engineNetworks: {
+      networks: [
+        {
+          name: "shared-net",
+          networkId: "abc123",
+          driver: "overlay",
+          internal: false,
+          attachable: true,
+          subnets: ["10.0.9.0/24"],
+          labelled: false,
+        },
+      ],
+    },
+  },
+  {
+    requestId: "r-1",
+    result: "networkImported",
+    networkImported: { inspectJson: '{"Name":"shared-net"}', networkId: "abc123" },
+  },
   {
     requestId: "r-1",
     result: "imageRemoved",

@@ -37,6 +37,11 @@ export interface ConvertComposeInput {
   domains: ComposeDomain[];
   /** The platform's overlay network, declared external in the output. */
   platformNetwork: string;
+  /**
+   * The organization's networks (the engine's names, networkIds) every service joins besides
+   * its own, declared external in the output; a service with a network_mode joins none.
+   */
+  extraNetworks?: readonly string[];
   /** null: the instance organization, no refusals. */
   tenant: ComposeTenant | null;
   /**
@@ -113,6 +118,7 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
     );
   }
   const { composeType, appName, labels, platformNetwork, filesDirectory, tenant } = input;
+  const extraNetworks = [...new Set(input.extraNetworks ?? [])];
   const stack = composeType === "stack";
 
   // Schema first (a 400 for the file as written), then the values, then the schema again: an
@@ -230,6 +236,12 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
         : { ...existing, aliases: [...new Set([...listOf(existing.aliases).map(String), upstream])] };
       service.networks = joined;
     }
+    if (extraNetworks.length > 0 && service.network_mode === undefined) {
+      const joined: Record<string, unknown> =
+        service.networks === undefined ? { default: null } : networksOf(service.networks);
+      for (const network of extraNetworks) joined[extraNetworkKey(network)] ??= null;
+      service.networks = joined;
+    }
     outServices[name] = service;
   }
 
@@ -241,6 +253,19 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
     const declared = asRecord(networks[platformKey]);
     networks[platformKey] =
       declared && isExternal(declared) ? declared : { name: platformNetwork, external: true };
+  }
+  for (const network of extraNetworks) {
+    const key = extraNetworkKey(network);
+    const declared = asRecord(networks[key]);
+    if (declared && !(isExternal(declared) && externalName(key, declared) === network)) {
+      throw new ComposeFileError([
+        {
+          path: `networks.${key}`,
+          message: `is the name under which the stack joins the network ${network} (networkIds): rename it`,
+        },
+      ]);
+    }
+    networks[key] = { name: network, external: true };
   }
   if (Object.keys(networks).length > 0) out.networks = networks;
 
@@ -304,6 +329,9 @@ function platformNetworkKey(networks: Record<string, unknown>, platformNetwork: 
 }
 
 /** A service's `networks` (list or mapping) as a mapping. */
+/** The key under which the file joins an organization network of networkIds. */
+const extraNetworkKey = (network: string) => `platform-joined-${network}`;
+
 function networksOf(value: unknown): Record<string, unknown> {
   if (Array.isArray(value)) return Object.fromEntries(value.map((name) => [String(name), null]));
   return { ...(asRecord(value) ?? {}) };

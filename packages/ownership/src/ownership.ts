@@ -130,3 +130,32 @@ export function organizationNetworkPrefix(organizationId: string): string {
 export function organizationNetworkName(organizationId: string, name: string): string {
   return `${organizationNetworkPrefix(organizationId)}${name}`;
 }
+
+/** Networks the engine (or Dokploy's install) keeps: never an organization's. */
+export const ENGINE_NETWORKS = ["bridge", "host", "none", "ingress", "docker_gwbridge", "dokploy-network"];
+
+/**
+ * Whose an engine network is, for `scope` (network.import, resync, inspect, remove): "labelled"
+ * when it carries the scope organization's label and its namespaced name (one the platform made
+ * for it); "unlabelled" when it carries no platform label and no organization's name prefix and
+ * the scope includes unmanaged resources (the instance's owner on its own machine: Dokploy
+ * imports any such network); null otherwise (another organization's, a stack's own network,
+ * the platform's, the engine's).
+ */
+export function networkOwnership(
+  network: { name: string; labels: Record<string, string> | undefined },
+  scope: { organizationId: string; includeUnmanaged: boolean },
+): "labelled" | "unlabelled" | null {
+  const labels = network.labels ?? {};
+  if (ENGINE_NETWORKS.includes(network.name) || isPlatformInternal(labels, [network.name])) return null;
+  if (labels[ORGANIZATION_LABEL] !== undefined) {
+    return labels[ORGANIZATION_LABEL] === scope.organizationId &&
+      labels[MANAGED_LABEL] === "true" &&
+      network.name.startsWith(organizationNetworkPrefix(scope.organizationId))
+      ? "labelled"
+      : null;
+  }
+  const platformLabelled = Object.keys(labels).some((key) => key.startsWith("platform."));
+  if (platformLabelled || /^o[0-9a-f]{12}-/.test(network.name)) return null;
+  return scope.includeUnmanaged ? "unlabelled" : null;
+}

@@ -10,14 +10,17 @@
 import type {
   ContainerScope,
   CreateNetworkCommand,
+  EngineNetworkList,
+  ImportNetworkCommand,
   InspectNetworkCommand,
+  ListEngineNetworksCommand,
   NetworkConfig,
   NetworkRemoved,
   RemoveNetworkCommand,
 } from "@platform/agent-protocol";
 import {
-  isPlatformInternal,
   MANAGED_LABEL,
+  networkOwnership,
   ORGANIZATION_LABEL,
   organizationNetworkPrefix,
 } from "@platform/ownership";
@@ -45,15 +48,19 @@ function checkNetworkName(name: string, scope: ContainerScope): string {
   return name;
 }
 
-/** The network's inspect data when it is the scope's organization's; NOT_FOUND otherwise. */
+/**
+ * The network's inspect data when it is the scope's organization's (or, with includeUnmanaged,
+ * an unlabelled one: networkOwnership); NOT_FOUND otherwise.
+ */
 async function inspectInScope(docker: Docker, rawName: string, rawScope: ContainerScope | undefined) {
   const scope = requireScope(rawScope);
-  let name: string;
-  try {
-    name = checkNetworkName(rawName, scope);
-  } catch {
-    // Outside the namespace: as unknown as a missing network (never looked up).
-    throw notFound(rawName);
+  const name = rawName ?? "";
+  // Outside the namespace (and no unmanaged scope): as unknown as a missing network, never looked up.
+  if (
+    !NETWORK_NAME_PATTERN.test(name) ||
+    (!scope.includeUnmanaged && !name.startsWith(organizationNetworkPrefix(scope.organizationId)))
+  ) {
+    throw notFound(name);
   }
   let info: Docker.NetworkInspectInfo;
   try {
@@ -62,12 +69,12 @@ async function inspectInScope(docker: Docker, rawName: string, rawScope: Contain
     if (engineStatus(error) === 404) throw notFound(name);
     throw error;
   }
-  const labels = (info.Labels ?? {}) as Record<string, string>;
   // By name, Docker also answers a network whose id starts with `name`: the name must match.
   if (
     info.Name !== name ||
-    isPlatformInternal(labels, [info.Name]) ||
-    labels[ORGANIZATION_LABEL] !== scope.organizationId
+    info.Ingress ||
+    !DRIVERS.has(info.Driver) ||
+    networkOwnership({ name: info.Name, labels: info.Labels as Record<string, string> }, scope) === null
   ) {
     throw notFound(name);
   }
@@ -170,4 +177,39 @@ export async function removeNetwork(docker: Docker, command: RemoveNetworkComman
     throw error;
   }
   return {};
+}
+
+/** The engine's networks the scope may record (network.networksToSync, resync): networkOwnership. */
+export async function listEngineNetworks(
+  docker: Docker,
+  command: ListEngineNetworksCommand,
+): Promise<EngineNetworkList> {
+  const scope = requireScope(command.scope);
+  const all = (await docker.listNetworks()) as Docker.NetworkInspectInfo[];
+  const networks = all.flatMap((info) => {
+    if (info.Ingress || !DRIVERS.has(info.Driver)) return [];
+    const ownership = networkOwnership(
+      { name: info.Name, labels: info.Labels as Record<string, string> },
+      scope,
+    );
+    if (ownership === null) return [];
+    return [
+      {
+        name: info.Name,
+        networkId: info.Id,
+        driver: info.Driver,
+        internal: info.Internal ?? false,
+        attachable: info.Attachable ?? false,
+        subnets: (info.IPAM?.Config ?? []).flatMap((config) => (config.Subnet ? [config.Subnet] : [])),
+        labelled: ownership === "labelled",
+      },
+    ];
+  });
+  return { networks };
+}
+
+/** network.import: the network's inspect data when the scope may record it; NOT_FOUND otherwise. */
+export async function importNetwork(docker: Docker, command: ImportNetworkCommand): Promise<NetworkConfig> {
+  const info = await inspectInScope(docker, command.name, command.scope);
+  return { inspectJson: JSON.stringify(info), networkId: info.Id };
 }

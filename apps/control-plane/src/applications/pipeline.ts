@@ -22,6 +22,7 @@ import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.t
 import { applicationEnv } from "../deployments/service-spec.ts";
 import { parseEnv } from "../env-vars.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
+import { networkDockerNames } from "../networks/index.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -248,7 +249,8 @@ export async function runApplicationVariant(
     // images start two at a time (bench:burst). One deployment per application still holds.
     run.slot?.giveBack();
     const mounts = variant.mounts;
-    const spec = buildServiceSpec({ app, image, env, ports, mounts });
+    const networkNames = await networkDockerNames(services, app.organizationId, app.networkIds);
+    const spec = buildServiceSpec({ app, image, env, ports, mounts, networkNames });
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     await deployServiceSpec(
       services,

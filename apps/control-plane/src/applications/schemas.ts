@@ -3,6 +3,7 @@
 import { certResolverSchema } from "@platform/traefik-config";
 import { z } from "zod";
 import { envSchema } from "../env-vars.ts";
+import { networkIdsSchema } from "../networks/index.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
 import {
   appNameSchema,
@@ -167,7 +168,7 @@ export const updateInput = z.object({
   buildxBuilder: clearable(buildStageSchema),
   /** A build server of the organization: it builds and pushes to buildRegistryId; the app's server pulls (applications/build-server.ts). */
   buildServerId: clearable(idSchema),
-  networkIds: z.array(idSchema).max(20).optional(),
+  networkIds: networkIdsSchema.optional(),
   detachDokployNetwork: z.boolean().optional(),
   dropBuildPath: relativePathSchema.nullish(),
   title: plainTextSchema(255).nullish(),

@@ -204,12 +204,14 @@ describe("buildServiceSpec", () => {
         ...app,
         modeSwarm: { Global: {} },
         networkSwarm: [{ Target: "shop-net", Aliases: ["api"] }],
-        networkIds: ["shop-net", "other-net"],
+        networkIds: ["net-1", "net-2"],
         endpointSpecSwarm: { Ports: [{ TargetPort: 80, PublishedPort: 18080, PublishMode: "host" }] },
       } as unknown as Application,
       image: "x",
       env: [],
       ports,
+      // The engine's names of networkIds (the pipeline looks them up).
+      networkNames: ["shop-net", "other-net"],
     });
     expect(spec.networks).toEqual(["platform-network", "shop-net", "other-net"]);
     expect(spec.ports).toEqual([
@@ -231,10 +233,11 @@ describe("buildServiceSpec", () => {
 
   it("leaves the platform network when detachDokployNetwork is set", () => {
     const spec = buildServiceSpec({
-      app: { ...app, detachDokployNetwork: true, networkIds: ["shop-net"] } as unknown as Application,
+      app: { ...app, detachDokployNetwork: true, networkIds: ["net-1"] } as unknown as Application,
       image: "x",
       env: [],
       ports: [],
+      networkNames: ["shop-net"],
     });
     expect(spec.networks).toEqual(["shop-net"]);
   });

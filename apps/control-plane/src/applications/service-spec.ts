@@ -22,6 +22,8 @@ export interface ServiceSpecInput {
   ports: readonly Port[];
   /** The service's mounts (mounts/mounts.ts serviceMountsOf). */
   mounts?: readonly Init<ServiceMount>[];
+  /** The engine's names of the application's networkIds (networks/ networkDockerNames). */
+  networkNames?: readonly string[];
 }
 
 /** The Swarm service of the application running `image`. */
@@ -31,6 +33,7 @@ export function buildServiceSpec({
   env,
   ports,
   mounts = [],
+  networkNames = [],
 }: ServiceSpecInput): ServiceSpecToSend {
   const envLines = env.map(({ key, value }) => `${key}=${value}`);
   const spec: ServiceSpecToSend = {
@@ -57,5 +60,5 @@ export function buildServiceSpec({
   if (app.cpuReservation) spec.nanoCpusReservation = nanoCpus(app.cpuReservation);
   if (app.createEnvFile) spec.files = { [ENV_FILE_PATH]: `${envLines.join("\n")}\n` };
   if (mounts.length > 0) spec.mounts = [...mounts];
-  return applySwarmFields(spec, app);
+  return applySwarmFields(spec, { ...app, networkNames });
 }

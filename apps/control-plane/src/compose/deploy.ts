@@ -38,6 +38,7 @@ import { teardownTarget } from "../deployments/stop.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
+import { networkDockerNames } from "../networks/index.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
 import { listComposeRollbacks, recordComposeRollback, removeRollbacks } from "../rollbacks/rollbacks.ts";
 import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
@@ -121,6 +122,7 @@ export async function convertedComposeOf(
         path: domain.path,
       })),
       platformNetwork: services.config.platformNetwork ?? PLATFORM_NETWORK,
+      extraNetworks: await networkDockerNames(services, row.organizationId, row.networkIds),
       tenant: tenancy?.tenant ?? null,
       filesDirectory: STACK_FILES_ANCHOR,
     });

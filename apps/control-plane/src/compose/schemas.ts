@@ -16,6 +16,7 @@ import {
 } from "../applications/validation.ts";
 import type { Compose } from "../db/schema.ts";
 import { envSchema } from "../env-vars.ts";
+import { networkIdsSchema } from "../networks/index.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
 
 const MAX_COMPOSE_FILE = 256 * 1024;
@@ -88,6 +89,8 @@ export const updateComposeInput = z.object({
   giteaOwner: repositoryNameSchema.nullish(),
   giteaRepository: repositoryNameSchema.nullish(),
   giteaBranch: branchSchema.nullish(),
+  /** Ids of the organization's networks every service joins (networks/ checkNetworkIds). */
+  networkIds: networkIdsSchema.optional(),
 });
 
 export const deployComposeInput = z.object({
@@ -142,6 +145,7 @@ export const composeSchema = z.object({
   icon: z.string().nullable(),
   environmentId: z.string(),
   serverId: z.string().nullable(),
+  networkIds: z.array(z.string()),
   createdAt: z.string(),
 });
 
@@ -190,6 +194,7 @@ export function toComposeView(row: Compose): z.input<typeof composeSchema> {
     icon: row.icon,
     environmentId: row.environmentId,
     serverId: row.serverId,
+    networkIds: row.networkIds,
     createdAt: row.createdAt,
   };
 }

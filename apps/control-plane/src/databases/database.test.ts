@@ -406,6 +406,7 @@ describe("the service spec", () => {
       modeSwarm: null,
       labelsSwarm: null,
       networkSwarm: null,
+      networkIds: [],
       stopGracePeriodSwarm: null,
       endpointSpecSwarm: null,
       ulimitsSwarm: null,

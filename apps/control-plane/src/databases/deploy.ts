@@ -26,6 +26,7 @@ import type { DeploymentTarget } from "../deployments/targets.ts";
 import { parseEnv } from "../env-vars.ts";
 import { badRequest } from "../errors.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
+import { networkDockerNames } from "../networks/index.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { databaseKindFacts, dataVolumeOf, imageOf, type OpenedDatabase } from "./kinds.ts";
 import { findDatabaseWithOrganization } from "./repository.ts";
@@ -44,6 +45,7 @@ export function buildDatabaseSpec(
   opened: OpenedDatabase,
   defaultImages: ServiceContext["config"]["defaultDatabaseImages"],
   mounts: readonly Init<ServiceMount>[] = [],
+  networkNames: readonly string[] = [],
 ): ServiceSpecToSend {
   const facts = databaseKindFacts[row.kind];
   // The kind's variables first: the user's env may add to them or replace one on purpose.
@@ -76,7 +78,7 @@ export function buildDatabaseSpec(
   if (row.memoryReservation) spec.memoryReservationBytes = memoryBytes(row.memoryReservation);
   if (row.cpuLimit) spec.nanoCpusLimit = nanoCpus(row.cpuLimit);
   if (row.cpuReservation) spec.nanoCpusReservation = nanoCpus(row.cpuReservation);
-  return applySwarmFields(spec, databaseSwarmFields(row));
+  return applySwarmFields(spec, { ...databaseSwarmFields(row), networkNames });
 }
 
 /** The server the database runs on, checked as for applications (cloud: a server is required). */
@@ -126,7 +128,8 @@ export async function runDatabaseDeployment(
     checkAborted();
 
     const mounts = await serviceMountsOf(services.db, row.kind, row.databaseId);
-    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages, mounts);
+    const networkNames = await networkDockerNames(services, row.organizationId, row.networkIds);
+    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages, mounts, networkNames);
     log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
     await deployServiceSpec(services, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
     return { imageName: spec.image };

@@ -24,6 +24,7 @@ import {
   runtimeLogInput,
   runtimeLogsSchema,
 } from "../monitoring/runtime-logs.ts";
+import { checkNetworkIds } from "../networks/index.ts";
 import { defineRouter, mutation, query, type RouterDef, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -283,6 +284,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
             except: { databaseId: row.databaseId },
           },
           input as SwarmInput,
+        );
+        await checkNetworkIds(
+          services,
+          caller.organizationId,
+          { serverId: (input as { serverId?: string | null }).serverId ?? row.serverId, swarm: true },
+          (input as { networkIds?: string[] }).networkIds,
         );
         const {
           [idKey]: _id,

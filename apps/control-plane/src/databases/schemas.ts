@@ -13,6 +13,7 @@ import {
   swarmUpdateFields,
 } from "../applications/validation.ts";
 import { envSchema } from "../env-vars.ts";
+import { networkIdsSchema } from "../networks/index.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
 import { type DatabaseKind, databaseKindFacts } from "./kinds.ts";
 import { swarmDetailFields } from "./swarm.ts";
@@ -92,6 +93,8 @@ export function updateInputOf(kind: DatabaseKind) {
     args: z.array(plainTextSchema(4096)).max(100).nullish(),
     env: envSchema.nullish(),
     ...swarmUpdateFields,
+    /** Ids of the organization's overlay networks on the service's server (networks/ checkNetworkIds). */
+    networkIds: networkIdsSchema.optional(),
   });
 }
 

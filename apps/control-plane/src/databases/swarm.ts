@@ -16,6 +16,7 @@ export const swarmDetailFields = {
   healthCheckSwarm: jsonObject.nullable(),
   restartPolicySwarm: jsonObject.nullable(),
   ...swarmSpecDetailFields,
+  networkIds: z.array(z.string()),
 };
 
 /** The row's Swarm fields as `one` shows them. */
@@ -33,6 +34,7 @@ export function swarmDetailsOf(row: DatabaseService) {
     stopGracePeriodSwarm: row.stopGracePeriodSwarm === null ? null : Number(row.stopGracePeriodSwarm),
     endpointSpecSwarm: row.endpointSpecSwarm,
     ulimitsSwarm: row.ulimitsSwarm,
+    networkIds: row.networkIds,
   };
 }
 

@@ -942,6 +942,8 @@ export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
 /** A database service (spec 2.9) of one of the five kinds (databases/kinds.ts). */
 export interface DatabaseServiceTable extends SwarmColumns {
   databaseId: string;
+  /** Ids of the organization's networks the service joins besides the platform network. */
+  networkIds: Generated<string[]>;
   kind: DatabaseKind;
   name: string;
   appName: string;
@@ -981,6 +983,8 @@ export type ComposeSourceType = "git" | "github" | "gitlab" | "bitbucket" | "git
 /** A compose stack (spec 2.6, 4.3) with Dokploy's field set (migration 20261127-30-compose). */
 export interface ComposeTable {
   composeId: string;
+  /** Ids of the organization's networks every service of the stack joins. */
+  networkIds: Generated<string[]>;
   name: string;
   appName: string;
   description: string | null;

@@ -96,20 +96,21 @@ export type ServiceSpecToSend = Init<ServiceSpec> & Pick<ServiceSpec, "name" | "
 
 /**
  * The Swarm fields Dokploy stores on applications and database services alike, and the network
- * choices of applications (networkIds, detachDokployNetwork).
+ * choices of applications (detachDokployNetwork; networkNames: the engine's names of the
+ * networks networkIds names, which the caller looks up).
  */
 export type SwarmFields = Selectable<SwarmColumns> & {
-  networkIds?: readonly string[];
+  networkNames?: readonly string[];
   detachDokployNetwork?: boolean;
 };
 
 /**
  * The networks the service joins: the platform network unless detachDokployNetwork, then the
- * networks of networkSwarm and networkIds, each once. The agent joins only networks carrying the
+ * networks of networkSwarm and networkIds (networkNames), each once. The agent joins only networks carrying the
  * organization's ownership labels (and the platform network).
  */
 export function serviceNetworks(
-  fields: Pick<SwarmFields, "networkSwarm" | "networkIds" | "detachDokployNetwork">,
+  fields: Pick<SwarmFields, "networkSwarm" | "networkNames" | "detachDokployNetwork">,
 ): string[] {
   const named = (fields.networkSwarm ?? [])
     .map((network) => network.Target)
@@ -117,7 +118,7 @@ export function serviceNetworks(
   const all = [
     ...(fields.detachDokployNetwork ? [] : [PLATFORM_NETWORK]),
     ...named,
-    ...(fields.networkIds ?? []),
+    ...(fields.networkNames ?? []),
   ];
   return [...new Set(all)];
 }

@@ -9,15 +9,16 @@
  * be named: a tenant's name always carries its prefix, and reserved names are refused.
  */
 import type { ContainerScope } from "@platform/agent-protocol";
-import { organizationNetworkName } from "@platform/ownership";
+import { organizationNetworkName, organizationNetworkPrefix } from "@platform/ownership";
 import { z } from "zod";
 import { serverIdSchema } from "../agents/container-views.ts";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
+import { ownedBy, type WorkloadTable } from "../db/owned.ts";
 import type { NetworkRow } from "../db/schema.ts";
-import { ApiError, conflict, notFound } from "../errors.ts";
+import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { agentServerId, findServer } from "../servers/repository.ts";
 
 // ---- inputs ----------------------------------------------------------------------------------
@@ -56,6 +57,14 @@ export const createNetworkInput = z.object({
   ...optionalServerId,
 });
 export type CreateNetworkInput = z.infer<typeof createNetworkInput>;
+
+/** networkIds of applications, compose stacks and database services (Dokploy's text[] column). */
+export const networkIdsSchema = z.array(networkIdSchema).max(20);
+
+export const importNetworksInput = z.object({
+  ...optionalServerId,
+  names: z.array(z.string().min(1).max(128)).min(1).max(50),
+});
 
 // ---- answers ---------------------------------------------------------------------------------
 
@@ -140,11 +149,18 @@ export async function findNetwork(
 
 // ---- through the agent -----------------------------------------------------------------------
 
-/** Only the organization's own labelled networks: never unlabelled ones, whatever the role. */
-const scopeOf = (caller: Caller): ContainerScope => ({
+/**
+ * The organization's own labelled networks; an unlabelled one only for a row that recorded one
+ * (network.import by the instance's owner, who alone may import them: seesUnmanaged).
+ */
+const scopeOf = (caller: Caller, row?: NetworkRow): ContainerScope => ({
   organizationId: caller.organizationId,
-  includeUnmanaged: false,
+  includeUnmanaged: row !== undefined && !isNamespaced(row),
 });
+
+/** True when the engine's name is in the organization's namespace (one the platform labelled). */
+const isNamespaced = (row: NetworkRow) =>
+  row.dockerName.startsWith(organizationNetworkPrefix(row.organizationId));
 
 const agentOf = (row: NetworkRow) => row.serverId ?? LOCAL_SERVER_ID;
 
@@ -213,7 +229,10 @@ export async function inspectNetwork(services: ServiceContext, caller: Caller, n
   const { inspectJson } = await callAgent(
     agent,
     () =>
-      services.agents.client.call(agent, "inspectNetwork", { name: row.dockerName, scope: scopeOf(caller) }),
+      services.agents.client.call(agent, "inspectNetwork", {
+        name: row.dockerName,
+        scope: scopeOf(caller, row),
+      }),
     services.logger,
   );
   return JSON.parse(inspectJson) as Record<string, unknown>;
@@ -222,6 +241,12 @@ export async function inspectNetwork(services: ServiceContext, caller: Caller, n
 /** Removes the network from its engine, then its row; refused (409) while something uses it. */
 export async function removeNetwork(services: ServiceContext, caller: Caller, networkId: string) {
   const row = await findNetwork(services, caller.organizationId, networkId);
+  const users = await networkUsers(services, caller.organizationId, row.networkId);
+  if (users.length > 0) {
+    throw conflict(
+      `the network ${row.name} is in use by ${users.join(", ")}: remove it from their networkIds first`,
+    );
+  }
   const agent = agentOf(row);
   try {
     await callAgent(
@@ -230,7 +255,7 @@ export async function removeNetwork(services: ServiceContext, caller: Caller, ne
         services.agents.client.call(
           agent,
           "removeNetwork",
-          { name: row.dockerName, scope: scopeOf(caller) },
+          { name: row.dockerName, scope: scopeOf(caller, row) },
           60_000,
         ),
       services.logger,
@@ -245,4 +270,318 @@ export async function removeNetwork(services: ServiceContext, caller: Caller, ne
     .where("organizationId", "=", caller.organizationId)
     .execute();
   return toNetworkView(row);
+}
+
+// ---- networkIds of applications, compose stacks and database services --------------------------
+
+/** The service (or stack) a networkIds list belongs to: its server, and how it runs. */
+export interface NetworkTarget {
+  serverId: string | null;
+  /** A Swarm service (application, database) or a stack: overlay networks only. */
+  swarm: boolean;
+}
+
+const networkIdsError = (message: string) =>
+  badRequest(`Invalid input: networkIds: ${message}`, { fields: ["networkIds"] });
+
+/**
+ * Refuses (400 naming networkIds) an id that is not one of the organization's networks (another
+ * organization's is as unknown as a missing one), a network on another server, a bridge for a
+ * Swarm service or stack, and, for a Swarm service, a network the platform did not make (the
+ * agent joins a service only to networks carrying the organization's labels).
+ */
+export async function checkNetworkIds(
+  services: ServiceContext,
+  organizationId: string,
+  target: NetworkTarget,
+  networkIds: readonly string[] | undefined,
+): Promise<void> {
+  if (!networkIds || networkIds.length === 0) return;
+  const rows = await networkRows(services, organizationId, networkIds);
+  for (const id of networkIds) {
+    const row = rows.get(id);
+    if (!row) throw networkIdsError(`network ${id} not found`);
+    if ((row.serverId ?? null) !== (target.serverId ?? null)) {
+      throw networkIdsError(`the network ${row.name} is on another server than this service`);
+    }
+    if (target.swarm && row.driver !== "overlay") {
+      throw networkIdsError(
+        `the network ${row.name} is a bridge: a Swarm service joins overlay networks only`,
+      );
+    }
+    if (target.swarm && !isNamespaced(row)) {
+      throw networkIdsError(
+        `the network ${row.name} was imported, not made by the platform: only compose stacks join it`,
+      );
+    }
+  }
+}
+
+async function networkRows(services: ServiceContext, organizationId: string, ids: readonly string[]) {
+  const rows = await services.db
+    .selectFrom("networks")
+    .selectAll()
+    .where("organizationId", "=", organizationId)
+    .where("networkId", "in", [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((row) => [row.networkId, row]));
+}
+
+/** The engine's names of networkIds at deploy; a network gone since the save fails the deploy. */
+export async function networkDockerNames(
+  services: ServiceContext,
+  organizationId: string,
+  networkIds: readonly string[],
+): Promise<string[]> {
+  if (networkIds.length === 0) return [];
+  const rows = await networkRows(services, organizationId, networkIds);
+  return networkIds.map((id) => {
+    const row = rows.get(id);
+    if (!row) throw new Error(`networkIds: the network ${id} no longer exists: remove it from networkIds`);
+    return row.dockerName;
+  });
+}
+
+const USER_TABLES: { table: WorkloadTable; kind: string }[] = [
+  { table: "applications", kind: "application" },
+  { table: "compose", kind: "compose" },
+  { table: "databaseServices", kind: "database" },
+];
+
+/** "<kind> <name>" of every service of the organization whose networkIds names the network. */
+export async function networkUsers(
+  services: ServiceContext,
+  organizationId: string,
+  networkId: string,
+): Promise<string[]> {
+  const users: string[] = [];
+  for (const { table, kind } of USER_TABLES) {
+    const rows = await ownedBy(
+      services.db
+        .selectFrom(table)
+        .select(`${table}.name as name`)
+        .where((eb) => eb(eb.val(networkId), "=", eb.fn.any(`${table}.networkIds`))),
+      `${table}.environmentId`,
+      organizationId,
+    ).execute();
+    users.push(...rows.map((row) => `${kind} ${row.name}`));
+  }
+  return users;
+}
+
+// ---- import, recreate, resync ------------------------------------------------------------------
+
+/**
+ * The engine's networks the caller may record on the server: its organization's labelled ones
+ * and, for an owner or admin of the machine's organization (this machine: the instance
+ * organization; a server: the organization that added it), unlabelled ones, as Dokploy imports
+ * any bridge or overlay network that is not the engine's or its own (docs/decisions.md).
+ */
+async function engineNetworks(services: ServiceContext, caller: Caller, serverId: string | undefined) {
+  const agent = await agentServerId(services, caller.organizationId, serverId);
+  // agentServerId answered: the machine is the caller organization's (as docker.* decides).
+  const includeUnmanaged = caller.role !== "member";
+  const { networks } = await callAgent(
+    agent,
+    () =>
+      services.agents.client.call(agent, "listEngineNetworks", {
+        scope: { organizationId: caller.organizationId, includeUnmanaged },
+      }),
+    services.logger,
+  );
+  return { agent, includeUnmanaged, networks };
+}
+
+/** The row's name: the organization's own name for a namespaced network, else the engine's. */
+function rowName(organizationId: string, dockerName: string) {
+  const prefix = organizationNetworkPrefix(organizationId);
+  return dockerName.startsWith(prefix) ? dockerName.slice(prefix.length) : dockerName;
+}
+
+/** What resync would change (Dokploy's findNetworksToSync): importable and missing networks. */
+export async function networksToSync(services: ServiceContext, caller: Caller, serverId?: string) {
+  const rows = await listNetworks(services, caller.organizationId, serverId);
+  const { networks } = await engineNetworks(services, caller, serverId);
+  const recorded = new Set(rows.map((row) => row.dockerName));
+  const onEngine = new Set(networks.map((network) => network.name));
+  return {
+    importable: networks
+      .filter((network) => !recorded.has(network.name))
+      .map((network) => ({
+        name: network.name,
+        driver: network.driver,
+        internal: network.internal,
+        attachable: network.attachable,
+        subnets: network.subnets,
+        labelled: network.labelled,
+      })),
+    missing: rows
+      .filter((row) => !onEngine.has(row.dockerName))
+      .map((row) => ({ networkId: row.networkId, name: row.name })),
+  };
+}
+
+/**
+ * Records engine networks (Dokploy's importDockerNetworks): each name the agent confirms the
+ * caller may record; a name already recorded, unknown, another organization's or the platform's
+ * is an entry of `errors` (as a missing network), nothing written for it.
+ */
+export async function importNetworks(
+  services: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof importNetworksInput>,
+) {
+  const { agent, includeUnmanaged } = await engineNetworks(services, caller, input.serverId);
+  const serverId = agent === LOCAL_SERVER_ID ? null : agent;
+  const recorded = new Set(
+    (await listNetworks(services, caller.organizationId, input.serverId)).map((row) => row.dockerName),
+  );
+  const imported: string[] = [];
+  const errors: { name: string; error: string }[] = [];
+  for (const name of [...new Set(input.names)]) {
+    if (recorded.has(name)) {
+      errors.push({ name, error: "Already imported" });
+      continue;
+    }
+    try {
+      const config = await callAgent(
+        agent,
+        () =>
+          services.agents.client.call(agent, "importNetwork", {
+            name,
+            scope: { organizationId: caller.organizationId, includeUnmanaged },
+          }),
+        services.logger,
+      );
+      await recordEngineNetwork(services, caller.organizationId, serverId, JSON.parse(config.inspectJson));
+      imported.push(name);
+    } catch (error) {
+      errors.push({ name, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return { imported, errors };
+}
+
+async function recordEngineNetwork(
+  services: ServiceContext,
+  organizationId: string,
+  serverId: string | null,
+  info: {
+    Id: string;
+    Name: string;
+    Driver: string;
+    Internal?: boolean;
+    Attachable?: boolean;
+    EnableIPv6?: boolean;
+  },
+): Promise<NetworkRow> {
+  const row: NetworkRow = {
+    networkId: newId(),
+    organizationId,
+    serverId,
+    name: rowName(organizationId, info.Name),
+    dockerName: info.Name,
+    driver: info.Driver === "bridge" ? "bridge" : "overlay",
+    internal: info.Internal ?? false,
+    attachable: info.Attachable ?? false,
+    enableIpv6: info.EnableIPv6 ?? false,
+    dockerId: info.Id,
+    createdAt: new Date().toISOString(),
+  };
+  try {
+    await services.db.insertInto("networks").values(row).execute();
+  } catch (error) {
+    if ((error as { code?: string }).code === "23505") {
+      throw new Error(`the organization already has a network named ${row.name}`);
+    }
+    throw error;
+  }
+  return row;
+}
+
+/**
+ * Re-creates on the engine a recorded network that is missing there (removed by hand), as it was
+ * recorded; 409 when the engine still has it. An imported network the platform did not make
+ * cannot be re-created with the organization's labels under its foreign name: 400.
+ */
+export async function recreateNetwork(services: ServiceContext, caller: Caller, networkId: string) {
+  const row = await findNetwork(services, caller.organizationId, networkId);
+  if (!isNamespaced(row)) {
+    throw badRequest(
+      `Invalid input: networkId: the network ${row.name} was imported, not made by the platform: re-create it on the engine`,
+      { fields: ["networkId"] },
+    );
+  }
+  const agent = agentOf(row);
+  const created = await callAgent(
+    agent,
+    () =>
+      services.agents.client.call(
+        agent,
+        "createNetwork",
+        {
+          name: row.dockerName,
+          scope: scopeOf(caller),
+          driver: row.driver,
+          internal: row.internal,
+          enableIpv6: row.enableIpv6,
+          labels: {},
+        },
+        60_000,
+      ),
+    services.logger,
+  );
+  row.dockerId = created.networkId;
+  await services.db
+    .updateTable("networks")
+    .set({ dockerId: created.networkId })
+    .where("networkId", "=", row.networkId)
+    .where("organizationId", "=", caller.organizationId)
+    .execute();
+  return toNetworkView(row);
+}
+
+/**
+ * Reconciles the table with the engine: records the organization's labelled networks the table
+ * lacks (a row lost, a network made by an earlier install), and drops rows whose network is gone
+ * from the engine unless a service names it in networkIds (those stay, for network.recreate).
+ */
+export async function resyncNetworks(services: ServiceContext, caller: Caller, serverId?: string) {
+  const rows = await listNetworks(services, caller.organizationId, serverId);
+  const { agent, networks } = await engineNetworks(services, caller, serverId);
+  const recorded = new Set(rows.map((row) => row.dockerName));
+  const onEngine = new Set(networks.map((network) => network.name));
+  const imported: z.infer<typeof networkSchema>[] = [];
+  for (const network of networks) {
+    if (!network.labelled || recorded.has(network.name)) continue;
+    const row = await recordEngineNetwork(
+      services,
+      caller.organizationId,
+      agent === LOCAL_SERVER_ID ? null : agent,
+      {
+        Id: network.networkId,
+        Name: network.name,
+        Driver: network.driver,
+        Internal: network.internal,
+        Attachable: network.attachable,
+      },
+    );
+    imported.push(toNetworkView(row));
+  }
+  const removed: z.infer<typeof networkSchema>[] = [];
+  const kept: { networkId: string; name: string; usedBy: string[] }[] = [];
+  for (const row of rows.filter((row) => !onEngine.has(row.dockerName))) {
+    const users = await networkUsers(services, caller.organizationId, row.networkId);
+    if (users.length > 0) {
+      kept.push({ networkId: row.networkId, name: row.name, usedBy: users });
+      continue;
+    }
+    await services.db
+      .deleteFrom("networks")
+      .where("networkId", "=", row.networkId)
+      .where("organizationId", "=", caller.organizationId)
+      .execute();
+    removed.push(toNetworkView(row));
+  }
+  return { imported, removed, kept };
 }

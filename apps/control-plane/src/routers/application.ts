@@ -73,6 +73,7 @@ import {
   summarizeAppMonitoring,
 } from "../monitoring/app-monitoring.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
+import { checkNetworkIds } from "../networks/index.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
@@ -362,6 +363,12 @@ export const applicationRouter = defineRouter("application", {
               except: { applicationId: application.applicationId },
             },
             input as SwarmInput,
+          );
+          await checkNetworkIds(
+            services,
+            caller.organizationId,
+            { serverId: application.serverId, swarm: true },
+            input.networkIds,
           );
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
           return sealSecrets(services, application, secrets, columnsOf(rest));

@@ -52,6 +52,7 @@ import { startTargetDeployment } from "../deployments/start.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
+import { checkNetworkIds } from "../networks/index.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import {
   grantCreated,
@@ -279,9 +280,18 @@ export const composeRouter = defineRouter("compose", {
         if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
       }
       await checkGitSource(services, caller, input);
+      const next = { ...row, ...(patch as Partial<LocatedCompose>) };
+      if (input.networkIds !== undefined || input.composeType !== undefined) {
+        await checkNetworkIds(
+          services,
+          caller.organizationId,
+          { serverId: row.serverId, swarm: next.composeType === "stack" },
+          next.networkIds,
+        );
+      }
       if (customGitSSHKeyId !== undefined) patch.customGitSshKeyId = customGitSSHKeyId;
       if (patch.env === "") patch.env = null;
-      const next = { ...row, ...(patch as Partial<LocatedCompose>) };
+      Object.assign(next, patch);
       const document = await refusedConversion(services, next);
       const updated = await claimComposePorts(services, next, document, (trx) =>
         updateCompose(trx, row.composeId, patch),

@@ -8,17 +8,36 @@ import {
   createNetwork,
   createNetworkInput,
   findNetwork,
+  importNetworks,
+  importNetworksInput,
   inspectNetwork,
   listNetworks,
   networkIdSchema,
   networkSchema,
+  networksToSync,
   optionalServerId,
+  recreateNetwork,
   removeNetwork,
+  resyncNetworks,
   toNetworkView,
 } from "../networks/index.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 
 const networkIdInput = z.object({ networkId: networkIdSchema });
+
+const networksToSyncSchema = z.object({
+  importable: z.array(
+    z.object({
+      name: z.string(),
+      driver: z.string(),
+      internal: z.boolean(),
+      attachable: z.boolean(),
+      subnets: z.array(z.string()),
+      labelled: z.boolean(),
+    }),
+  ),
+  missing: z.array(z.object({ networkId: z.string(), name: z.string() })),
+});
 
 export const networkRouter = defineRouter("network", {
   all: query({
@@ -62,5 +81,47 @@ export const networkRouter = defineRouter("network", {
     input: networkIdInput,
     output: networkSchema,
     handler: ({ services, caller, input }) => removeNetwork(services, caller, input.networkId),
+  }),
+
+  networksToSync: query({
+    summary:
+      "What network.resync and network.import would change: engine networks the organization may record (importable) and recorded networks gone from the engine (missing)",
+    access: "member",
+    input: z.object(optionalServerId),
+    output: networksToSyncSchema,
+    handler: ({ services, caller, input }) => networksToSync(services, caller, input.serverId),
+  }),
+
+  import: mutation({
+    summary:
+      "Record engine networks by name: the organization's labelled ones, and unlabelled ones for owners and admins; never another organization's or the platform's",
+    access: "admin",
+    input: importNetworksInput,
+    output: z.object({
+      imported: z.array(z.string()),
+      errors: z.array(z.object({ name: z.string(), error: z.string() })),
+    }),
+    handler: ({ services, caller, input }) => importNetworks(services, caller, input),
+  }),
+
+  recreate: mutation({
+    summary: "Re-create on the engine a recorded network that is missing there (removed by hand)",
+    access: "admin",
+    input: networkIdInput,
+    output: networkSchema,
+    handler: ({ services, caller, input }) => recreateNetwork(services, caller, input.networkId),
+  }),
+
+  resync: mutation({
+    summary:
+      "Reconcile the table with the engine: record the organization's labelled networks it lacks, drop rows of networks gone from the engine that no service names",
+    access: "admin",
+    input: z.object(optionalServerId),
+    output: z.object({
+      imported: z.array(networkSchema),
+      removed: z.array(networkSchema),
+      kept: z.array(z.object({ networkId: z.string(), name: z.string(), usedBy: z.array(z.string()) })),
+    }),
+    handler: ({ services, caller, input }) => resyncNetworks(services, caller, input.serverId),
   }),
 });

@@ -4971,6 +4971,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/network.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record engine networks by name: the organization's labelled ones, and unlabelled ones for owners and admins; never another organization's or the platform's
+         * @description Records engine networks by name (owners and admins): the organization's labelled ones and unlabelled bridge or overlay networks. A name already recorded, unknown, another organization's, the platform's or the engine's (ingress, bridge, host) is an entry of `errors`, nothing recorded for it.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/network.import` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["network.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/network.inspect": {
         parameters: {
             query?: never;
@@ -4987,6 +5011,30 @@ export interface paths {
          *     Also served as `GET /api/trpc/network.inspect` with tRPC envelopes (see the trpc tag).
          */
         get: operations["network.inspect"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.networksToSync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What network.resync and network.import would change: engine networks the organization may record (importable) and recorded networks gone from the engine (missing)
+         * @description What resync and import would change on the server: `importable` engine networks the organization may record (its own labelled ones; for owners and admins also unlabelled bridge and overlay networks) and `missing` rows whose network is gone from the engine. Another organization's networks and the platform's never appear.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/network.networksToSync` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["network.networksToSync"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5019,6 +5067,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/network.recreate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-create on the engine a recorded network that is missing there (removed by hand)
+         * @description Re-creates on the engine a recorded network removed there by hand, as recorded (owners and admins); a network still on the engine is a 409, an imported network the platform did not make a 400, another organization's a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/network.recreate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["network.recreate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/network.remove": {
         parameters: {
             query?: never;
@@ -5030,13 +5102,37 @@ export interface paths {
         put?: never;
         /**
          * Remove a network nothing uses (409 naming what uses it)
-         * @description Removes the network from the engine and its row (owners and admins); while containers or services use it a 409 naming them, another organization's a 404.
+         * @description Removes the network from the engine and its row (owners and admins); while containers or services use it, or a service names it in `networkIds`, a 409 naming them; another organization's a 404.
          *
          *     Requires the admin role (or owner).
          *
          *     Also served as `POST /api/trpc/network.remove` with tRPC envelopes (see the trpc tag).
          */
         post: operations["network.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/network.resync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reconcile the table with the engine: record the organization's labelled networks it lacks, drop rows of networks gone from the engine that no service names
+         * @description Reconciles the table with the engine (owners and admins): records the organization's labelled networks it lacks (`imported`), drops rows whose network is gone from the engine (`removed`) unless a service names them in `networkIds` (`kept`, for network.recreate).
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/network.resync` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["network.resync"];
         delete?: never;
         options?: never;
         head?: never;
@@ -13973,6 +14069,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -14056,6 +14153,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -14185,6 +14283,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -14327,6 +14426,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -14405,6 +14505,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -14652,6 +14753,7 @@ export interface operations {
                     giteaOwner?: string | null;
                     giteaRepository?: string | null;
                     giteaBranch?: string | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -14709,6 +14811,7 @@ export interface operations {
                         icon: string | null;
                         environmentId: string;
                         serverId: string | null;
+                        networkIds: string[];
                         createdAt: string;
                     };
                 };
@@ -18669,6 +18772,7 @@ export interface operations {
                         ulimitsSwarm: {
                             [key: string]: unknown;
                         }[] | null;
+                        networkIds: string[];
                         internalConnectionUrl: string;
                         externalConnectionUrl: string | null;
                         environment: {
@@ -19098,6 +19202,7 @@ export interface operations {
                         Soft: number;
                         Hard: number;
                     }[] | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -19306,6 +19411,7 @@ export interface operations {
                         ulimitsSwarm: {
                             [key: string]: unknown;
                         }[] | null;
+                        networkIds: string[];
                         internalConnectionUrl: string;
                         externalConnectionUrl: string | null;
                         environment: {
@@ -19734,6 +19840,7 @@ export interface operations {
                         Soft: number;
                         Hard: number;
                     }[] | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -20181,6 +20288,7 @@ export interface operations {
                         ulimitsSwarm: {
                             [key: string]: unknown;
                         }[] | null;
+                        networkIds: string[];
                         internalConnectionUrl: string;
                         externalConnectionUrl: string | null;
                         environment: {
@@ -20610,6 +20718,7 @@ export interface operations {
                         Soft: number;
                         Hard: number;
                     }[] | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -20741,6 +20850,53 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "network.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "names": [
+                 *         "shared-net"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    serverId?: string;
+                    names: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        imported: string[];
+                        errors: {
+                            name: string;
+                            error: string;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "network.inspect": {
         parameters: {
             query: {
@@ -20761,6 +20917,48 @@ export interface operations {
                 content: {
                     "application/json": {
                         [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.networksToSync": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        importable: {
+                            name: string;
+                            driver: string;
+                            internal: boolean;
+                            attachable: boolean;
+                            subnets: string[];
+                            labelled: boolean;
+                        }[];
+                        missing: {
+                            networkId: string;
+                            name: string;
+                        }[];
                     };
                 };
             };
@@ -20817,6 +21015,56 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "network.recreate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    networkId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        networkId: string;
+                        name: string;
+                        dockerName: string;
+                        /** @enum {string} */
+                        driver: "overlay" | "bridge";
+                        scope: string;
+                        internal: boolean;
+                        attachable: boolean;
+                        ingress: boolean;
+                        configOnly: boolean;
+                        enableIPv4: boolean;
+                        enableIPv6: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        serverId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "network.remove": {
         parameters: {
             query?: never;
@@ -20862,6 +21110,79 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "network.resync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        imported: {
+                            networkId: string;
+                            name: string;
+                            dockerName: string;
+                            /** @enum {string} */
+                            driver: "overlay" | "bridge";
+                            scope: string;
+                            internal: boolean;
+                            attachable: boolean;
+                            ingress: boolean;
+                            configOnly: boolean;
+                            enableIPv4: boolean;
+                            enableIPv6: boolean;
+                            createdAt: string;
+                            organizationId: string;
+                            serverId: string | null;
+                        }[];
+                        removed: {
+                            networkId: string;
+                            name: string;
+                            dockerName: string;
+                            /** @enum {string} */
+                            driver: "overlay" | "bridge";
+                            scope: string;
+                            internal: boolean;
+                            attachable: boolean;
+                            ingress: boolean;
+                            configOnly: boolean;
+                            enableIPv4: boolean;
+                            enableIPv6: boolean;
+                            createdAt: string;
+                            organizationId: string;
+                            serverId: string | null;
+                        }[];
+                        kept: {
+                            networkId: string;
+                            name: string;
+                            usedBy: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -23785,6 +24106,7 @@ export interface operations {
                         ulimitsSwarm: {
                             [key: string]: unknown;
                         }[] | null;
+                        networkIds: string[];
                         internalConnectionUrl: string;
                         externalConnectionUrl: string | null;
                         environment: {
@@ -24213,6 +24535,7 @@ export interface operations {
                         Soft: number;
                         Hard: number;
                     }[] | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -25392,6 +25715,7 @@ export interface operations {
                         ulimitsSwarm: {
                             [key: string]: unknown;
                         }[] | null;
+                        networkIds: string[];
                         internalConnectionUrl: string;
                         externalConnectionUrl: string | null;
                         environment: {
@@ -25818,6 +26142,7 @@ export interface operations {
                         Soft: number;
                         Hard: number;
                     }[] | null;
+                    networkIds?: string[];
                 };
             };
         };

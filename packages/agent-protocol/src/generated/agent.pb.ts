@@ -153,11 +153,13 @@ export interface CommandRequest {
     | undefined;
   /** Organization networks (130-139): network.*. */
   createNetwork?: CreateNetworkCommand | undefined;
-  inspectNetwork?:
-    | InspectNetworkCommand
+  inspectNetwork?: InspectNetworkCommand | undefined;
+  removeNetwork?: RemoveNetworkCommand | undefined;
+  listEngineNetworks?:
+    | ListEngineNetworksCommand
     | undefined;
   /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 36; next proxy command: 45. */
-  removeNetwork?: RemoveNetworkCommand | undefined;
+  importNetwork?: ImportNetworkCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -1451,6 +1453,8 @@ export interface CommandReply {
   networkCreated?: NetworkConfig | undefined;
   networkConfig?: NetworkConfig | undefined;
   networkRemoved?: NetworkRemoved | undefined;
+  engineNetworks?: EngineNetworkList | undefined;
+  networkImported?: NetworkConfig | undefined;
 }
 
 export interface Error {
@@ -2152,4 +2156,39 @@ export interface RemoveNetworkCommand {
 }
 
 export interface NetworkRemoved {
+}
+
+/**
+ * The engine's networks the scope may record (network.networksToSync, network.resync): those
+ * labelled for scope.organization_id and, with include_unmanaged (the instance's owner on its own
+ * machine), unlabelled bridge and overlay networks. Never another organization's, the platform's
+ * own or the engine's (ingress, bridge, host, none, docker_gwbridge).
+ */
+export interface ListEngineNetworksCommand {
+  scope?: ContainerScope | undefined;
+}
+
+export interface EngineNetwork {
+  name: string;
+  networkId: string;
+  /** "overlay" or "bridge". */
+  driver: string;
+  internal: boolean;
+  attachable: boolean;
+  subnets: string[];
+  /** True when it carries scope.organization_id's ownership labels; false: unlabelled. */
+  labelled: boolean;
+}
+
+export interface EngineNetworkList {
+  networks: EngineNetwork[];
+}
+
+/**
+ * network.import: the network when the scope may record it (as ListEngineNetworksCommand
+ * decides); NOT_FOUND otherwise, as a missing network.
+ */
+export interface ImportNetworkCommand {
+  name: string;
+  scope?: ContainerScope | undefined;
 }

@@ -74,6 +74,8 @@ export interface CommandTable {
   createNetwork: { command: pb.CreateNetworkCommand; result: "networkCreated"; reply: pb.NetworkConfig };
   inspectNetwork: { command: pb.InspectNetworkCommand; result: "networkConfig"; reply: pb.NetworkConfig };
   removeNetwork: { command: pb.RemoveNetworkCommand; result: "networkRemoved"; reply: pb.NetworkRemoved };
+  listEngineNetworks: { command: pb.ListEngineNetworksCommand; result: "engineNetworks"; reply: pb.EngineNetworkList };
+  importNetwork: { command: pb.ImportNetworkCommand; result: "networkImported"; reply: pb.NetworkConfig };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -144,6 +146,8 @@ export interface ReplyResultTable {
   networkCreated: pb.NetworkConfig;
   networkConfig: pb.NetworkConfig;
   networkRemoved: pb.NetworkRemoved;
+  engineNetworks: pb.EngineNetworkList;
+  networkImported: pb.NetworkConfig;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -321,6 +325,10 @@ export interface MessageTypes {
   InspectNetworkCommand: pb.InspectNetworkCommand;
   RemoveNetworkCommand: pb.RemoveNetworkCommand;
   NetworkRemoved: pb.NetworkRemoved;
+  ListEngineNetworksCommand: pb.ListEngineNetworksCommand;
+  EngineNetwork: pb.EngineNetwork;
+  EngineNetworkList: pb.EngineNetworkList;
+  ImportNetworkCommand: pb.ImportNetworkCommand;
 }
 
 /** The `result` member that answers each command. */
@@ -390,4 +398,6 @@ export const RESULT_NAME_OF_COMMAND = {
   createNetwork: "networkCreated",
   inspectNetwork: "networkConfig",
   removeNetwork: "networkRemoved",
+  listEngineNetworks: "engineNetworks",
+  importNetwork: "networkImported",
 } as const;

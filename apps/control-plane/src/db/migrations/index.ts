@@ -46,6 +46,7 @@ import * as oauthStates from "./20261130-20-oauth-states.ts";
 import * as setupTokens from "./20261130-37-setup-tokens.ts";
 import * as networks from "./20261130-60-networks.ts";
 import * as backupRuns from "./20261201-10-backup-runs.ts";
+import * as networkIds from "./20261201-20-network-ids.ts";
 import * as remoteServersOnly from "./20261201-30-remote-servers-only.ts";
 import * as ha from "./20261201-50-ha.ts";
 
@@ -96,6 +97,7 @@ export const migrations: Record<string, Migration> = {
   "20261130-37-setup-tokens": setupTokens,
   "20261130-60-networks": networks,
   "20261201-10-backup-runs": backupRuns,
+  "20261201-20-network-ids": networkIds,
   "20261201-30-remote-servers-only": remoteServersOnly,
   "20261201-50-ha": ha,
 };
