@@ -70,6 +70,7 @@ const DOCKER_OBJECTS = `${CP}/docker-objects/docker-objects.test.ts`;
 const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
 const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
+const TAGS = `${CP}/routers/tag.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -851,6 +852,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "network.create": applied("name driver internal serverId", NETWORKS),
   "network.inspect": applied("networkId", NETWORKS),
   "network.remove": applied("networkId", NETWORKS),
+  "tag.create": applied("name color", TAGS),
+  "tag.all": {},
+  "tag.one": applied("tagId", TAGS),
+  "tag.update": applied("tagId name color", TAGS),
+  "tag.remove": applied("tagId", TAGS),
+  "tag.assignToProject": applied("projectId tagId", TAGS),
+  "tag.removeFromProject": applied("projectId tagId", TAGS),
+  "tag.bulkAssign": applied("projectId tagIds", TAGS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -45,6 +45,7 @@ import * as previewExpiry from "./20261129-95-preview-expiry.ts";
 import * as oauthStates from "./20261130-20-oauth-states.ts";
 import * as setupTokens from "./20261130-37-setup-tokens.ts";
 import * as networks from "./20261130-60-networks.ts";
+import * as tags from "./20261201-70-tags.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   "20261130-20-oauth-states": oauthStates,
   "20261130-37-setup-tokens": setupTokens,
   "20261130-60-networks": networks,
+  "20261201-70-tags": tags,
 };
