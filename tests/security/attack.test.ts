@@ -705,7 +705,10 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .insertInto("tags")
     .values({ tagId, organizationId, name: `${label} tag`, color: null })
     .execute();
-  await db.insertInto("projectTags").values({ id: newId(), projectId: project.projectId, tagId }).execute();
+  await db
+    .insertInto("projectTags")
+    .values({ id: newId(), projectId: project.project.projectId, tagId })
+    .execute();
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])

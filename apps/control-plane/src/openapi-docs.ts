@@ -1579,6 +1579,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "tag.create": {
     description:
       "Creates a tag of the organization (owners and admins): `name` unique in the organization (a 409 naming `name`), `color` a hex colour such as `#3b82f6`. Answers the tag with its `tagId`.",
+    example: { name: "frontend", color: "#3b82f6" },
     errors: [409],
   },
   "tag.all": { description: "The organization's tags, by name." },
