@@ -106,6 +106,7 @@ export const sources = {
     "routers/docker-disk-usage.ts@010a6e2a7627, services/docker.ts (getDockerDiskUsage: {type, totalCount, active, size, reclaimable, sizeBytes}; getBuildCache: {id, type, description, size, sizeBytes, createdSince, lastUsedSince, usageCount, shared, inUse}; code search, commit not shown)",
   swarm:
     "routers/swarm.ts@010a6e2a7627 (getNodes, getNodeApps, getContainerStats {serverId?}; getNodeInfo {nodeId, serverId?}), services/docker.ts@010a6e2a7627 (getSwarmNodes: `docker node ls --format json` rows; getNodeInfo: `docker node inspect` object; getNodeApplications: `docker service ls --format json` rows without dokploy-*; getAllContainerStats: `docker stats --no-stream` rows {BlockIO, CPUPerc, Container, ID, MemPerc, MemUsage, Name, NetIO})",
+  tag: "routers/tag.ts@13f1de5bd716, schema/tag.ts@e3fff301b849 (apiCreateTag {name, color?}; apiFindOneTag, apiRemoveTag {tagId}; apiUpdateTag = the insert schema made partial plus tagId; assignToProject, removeFromProject {projectId, tagId}; bulkAssign {projectId, tagIds}; create and update answer the tag row, assignToProject the project_tag row {id, projectId, tagId}, the rest {success: true}); routers/project.ts@010a6e2a7627 (all: projectTags with their tag)",
   network:
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
 } as const;
@@ -415,7 +416,12 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["projectId*"],
     output: "object:projectId,name,environments",
   },
-  "project.all": { kind: "query", source: "project", input: [], output: "array:projectId,name,environments" },
+  "project.all": {
+    kind: "query",
+    source: "project",
+    input: [],
+    output: "array:projectId,name,environments,projectTags",
+  },
   "project.update": {
     kind: "mutation",
     source: "project",
@@ -2855,6 +2861,41 @@ export const dokployProcedures: Record<string, Row> = {
       "Dokploy's network router has no resync: networksToSync lists, import records; resync applies both for the organization's labelled networks (docs/decisions.md)",
     input: ["serverId"],
     output: "object:imported,removed,kept",
+  },
+
+  "tag.create": {
+    kind: "mutation",
+    source: "tag",
+    input: ["name*", "color"],
+    output: "object:tagId,name,color,createdAt,organizationId",
+  },
+  "tag.all": { kind: "query", source: "tag", input: [], output: "array:tagId,name,color" },
+  "tag.one": { kind: "query", source: "tag", input: ["tagId*"], output: "object:tagId,name,color" },
+  "tag.update": {
+    kind: "mutation",
+    source: "tag",
+    input: ["tagId*", "name", "color", "createdAt", "organizationId"],
+    output: "object:tagId,name,color",
+    differs: { createdAt: WE_SET, organizationId: WE_SET },
+  },
+  "tag.remove": { kind: "mutation", source: "tag", input: ["tagId*"], output: "object:success" },
+  "tag.assignToProject": {
+    kind: "mutation",
+    source: "tag",
+    input: ["projectId*", "tagId*"],
+    output: "object:id,projectId,tagId",
+  },
+  "tag.removeFromProject": {
+    kind: "mutation",
+    source: "tag",
+    input: ["projectId*", "tagId*"],
+    output: "object:success",
+  },
+  "tag.bulkAssign": {
+    kind: "mutation",
+    source: "tag",
+    input: ["projectId*", "tagIds*"],
+    output: "object:success",
   },
 };
 

@@ -83,6 +83,8 @@ const ID_KINDS = [
   "scheduleId",
   // An organization network (network.*), a row of this machine without an engine network.
   "networkId",
+  // A tag of the organization (tag.*), assigned to the fixture's project.
+  "tagId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -698,6 +700,15 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
       createdAt: new Date().toISOString(),
     })
     .execute();
+  const tagId = newId();
+  await db
+    .insertInto("tags")
+    .values({ tagId, organizationId, name: `${label} tag`, color: null })
+    .execute();
+  await db
+    .insertInto("projectTags")
+    .values({ id: newId(), projectId: project.project.projectId, tagId })
+    .execute();
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -723,6 +734,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     gitProviderId,
     certificateId,
     networkId,
+    tagId,
   };
 }
 

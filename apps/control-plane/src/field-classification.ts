@@ -71,6 +71,7 @@ const CONTAINER_OPS = `${CP}/agents/container-operations.test.ts`;
 const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
+const TAGS = `${CP}/routers/tag.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -870,6 +871,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "network.import": applied("serverId names", NETWORK_ATTACH),
   "network.recreate": applied("networkId", NETWORK_ATTACH),
   "network.resync": applied("serverId", NETWORK_ATTACH),
+  "tag.create": applied("name color", TAGS),
+  "tag.all": {},
+  "tag.one": applied("tagId", TAGS),
+  "tag.update": applied("tagId name color", TAGS),
+  "tag.remove": applied("tagId", TAGS),
+  "tag.assignToProject": applied("projectId tagId", TAGS),
+  "tag.removeFromProject": applied("projectId tagId", TAGS),
+  "tag.bulkAssign": applied("projectId tagIds", TAGS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -93,6 +93,7 @@ export const tagDocs: Record<string, string> = {
     "A server's Swarm through its agent: its nodes, one node, and the services and container stats the caller may see (its organization's; owners and admins also the unlabelled ones).",
   network:
     "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
+  tag: "The organization's tags and their assignment to projects; project.all and project.one carry each project's tags (`projectTags`).",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1630,6 +1631,39 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "network.resync": {
     description:
       "Reconciles the table with the engine (owners and admins): records the organization's labelled networks it lacks (`imported`), drops rows whose network is gone from the engine (`removed`) unless a service names them in `networkIds` (`kept`, for network.recreate).",
+  },
+  "tag.create": {
+    description:
+      "Creates a tag of the organization (owners and admins): `name` unique in the organization (a 409 naming `name`), `color` a hex colour such as `#3b82f6`. Answers the tag with its `tagId`.",
+    example: { name: "frontend", color: "#3b82f6" },
+    errors: [409],
+  },
+  "tag.all": { description: "The organization's tags, by name." },
+  "tag.one": { description: "One tag of the organization; another organization's is a 404.", errors: [404] },
+  "tag.update": {
+    description:
+      "Renames or recolours a tag (owners and admins); a name the organization already has is a 409 naming `name`, another organization's tag a 404.",
+    errors: [404, 409],
+  },
+  "tag.remove": {
+    description:
+      "Deletes a tag (owners and admins); it leaves every project it was on. Another organization's is a 404.",
+    errors: [404],
+  },
+  "tag.assignToProject": {
+    description:
+      "Puts the tag on a project the caller may see; answers the assignment `{id, projectId, tagId}`. Already on it: a 409; another organization's tag or project (or one the member was not granted): a 404.",
+    errors: [404, 409],
+  },
+  "tag.removeFromProject": {
+    description:
+      "Takes the tag off the project (nothing to do when it was not on it); another organization's tag or project is a 404.",
+    errors: [404],
+  },
+  "tag.bulkAssign": {
+    description:
+      "Makes `tagIds` the project's tags, replacing the ones it had (an empty list takes them all off); any id that is not one of the organization's tags is a 404 and changes nothing.",
+    errors: [404],
   },
 };
 

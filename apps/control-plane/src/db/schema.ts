@@ -243,6 +243,8 @@ export interface Database {
   previewDeployments: PreviewDeploymentTable;
   volumeBackups: VolumeBackupTable;
   networks: NetworkTable;
+  tags: TagTable;
+  projectTags: ProjectTagTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1063,3 +1065,20 @@ export interface NetworkTable {
   createdAt: Timestamp;
 }
 export type NetworkRow = Selectable<NetworkTable>;
+
+/** An organization's tag (tag.*, migration 20261201-70-tags); names are unique per organization. */
+export interface TagTable {
+  tagId: string;
+  organizationId: string;
+  name: string;
+  color: string | null;
+  createdAt: Timestamp;
+}
+export type TagRow = Selectable<TagTable>;
+
+/** A tag assigned to a project (one row per pair). */
+export interface ProjectTagTable {
+  id: string;
+  projectId: string;
+  tagId: string;
+}

@@ -9,6 +9,8 @@
  */
 import { sql } from "kysely";
 import { type Db, isoTimestamp } from "../db/database.ts";
+import type { ProjectTagWithTag } from "../tags/index.ts";
+import { listProjectTags } from "../tags/index.ts";
 import { type Environment, listEnvironments, type Project } from "./repository.ts";
 import {
   type EnvironmentServices,
@@ -21,7 +23,10 @@ import {
 } from "./services.ts";
 
 export type EnvironmentWithServices = Environment & EnvironmentServices;
-export type ProjectDetail = Project & { environments: EnvironmentWithServices[] };
+export type ProjectDetail = Project & {
+  environments: EnvironmentWithServices[];
+  projectTags: ProjectTagWithTag[];
+};
 
 /** An environment row and its services as one object, fields listed. */
 function environmentWithServices(e: Environment, s: EnvironmentServices): EnvironmentWithServices {
@@ -92,6 +97,21 @@ export async function loadProjectTrees(
           ${sql.join(serviceColumns)}
         ) order by e.is_default desc, e.created_at asc, e.name asc)
         from environments e where e.project_id = p.project_id
+      ), '[]'::json),
+      'projectTags', coalesce((
+        select json_agg(json_build_object(
+          'id', pt.id,
+          'projectId', pt.project_id,
+          'tagId', pt.tag_id,
+          'tag', json_build_object(
+            'tagId', t.tag_id,
+            'name', t.name,
+            'color', t.color,
+            'createdAt', ${isoTimestamp(sql.ref("t.created_at"))},
+            'organizationId', t.organization_id
+          )
+        ) order by t.name asc)
+        from project_tags pt join tags t on t.tag_id = pt.tag_id where pt.project_id = p.project_id
       ), '[]'::json)
     ) order by p.created_at desc, p.project_id desc), '[]'::json) as tree
     from projects p
@@ -131,6 +151,10 @@ export async function withEnvironments(db: Db, projects: Project[]): Promise<Pro
   );
   const byProject = new Map<string, EnvironmentWithServices[]>(projects.map((p) => [p.projectId, []]));
   for (const environment of environments) byProject.get(environment.projectId)?.push(environment);
+  const tags = await listProjectTags(
+    db,
+    projects.map((p) => p.projectId),
+  );
   return projects.map((p) => ({
     projectId: p.projectId,
     organizationId: p.organizationId,
@@ -139,5 +163,6 @@ export async function withEnvironments(db: Db, projects: Project[]): Promise<Pro
     env: p.env,
     createdAt: p.createdAt,
     environments: byProject.get(p.projectId) ?? [],
+    projectTags: tags.filter((t) => t.projectId === p.projectId),
   }));
 }

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { displayNameSchema } from "../display-name.ts";
 import { envSchema } from "../env-vars.ts";
+import { projectTagWithTagSchema } from "../tags/index.ts";
 import type { ProjectPatch } from "./repository.ts";
 import { environmentServicesShape } from "./services.ts";
 
@@ -38,6 +39,8 @@ export const environmentWithServicesSchema = environmentSchema.extend(environmen
 /** project.one / project.all: a project with its environments and their services. */
 export const projectDetailSchema = projectSchema.extend({
   environments: z.array(environmentWithServicesSchema),
+  /** The project's tags, each assignment with its tag, by tag name (Dokploy's projectTags). */
+  projectTags: z.array(projectTagWithTagSchema),
 });
 
 /** project.all: every project of the organization with its environments and services. */

@@ -27,7 +27,7 @@ describe("project tree cache", () => {
   async function all(platform: TestPlatform) {
     const response = await platform.query("project.all", {}, { token: owner.token });
     expect(response.status).toBe(200);
-    return response.body as { projectId: string; name: string; environments: any[] }[];
+    return response.body as { projectId: string; name: string; environments: any[]; projectTags: any[] }[];
   }
 
   /** Reads project.all on both instances until each holds the tree; returns its answer. */
@@ -137,6 +137,41 @@ describe("project tree cache", () => {
         .map((s: { applicationStatus: string }) => s.applicationStatus);
       expect(statuses).toEqual(["running"]);
     }
+  });
+
+  it("a tag assigned, recoloured, taken off and removed through one instance is in the next answer of either", async () => {
+    const { project } = await a.mutateOk("project.create", { name: "tags" }, { token: owner.token });
+    const tag = await b.mutateOk("tag.create", { name: "cached", color: "#111111" }, { token: owner.token });
+    const tagsOf = async (platform: TestPlatform) =>
+      (await all(platform))
+        .find((p) => p.projectId === project.projectId)
+        ?.projectTags.map((t: { tagId: string; tag: { color: string } }) => `${t.tagId} ${t.tag.color}`);
+    await cachedOnBoth();
+    await b.mutateOk(
+      "tag.assignToProject",
+      { projectId: project.projectId, tagId: tag.tagId },
+      { token: owner.token },
+    );
+    for (const platform of [a, b]) expect(await tagsOf(platform)).toEqual([`${tag.tagId} #111111`]);
+    await cachedOnBoth();
+    await a.mutateOk("tag.update", { tagId: tag.tagId, color: "#222222" }, { token: owner.token });
+    for (const platform of [b, a]) expect(await tagsOf(platform)).toEqual([`${tag.tagId} #222222`]);
+    await cachedOnBoth();
+    await b.mutateOk(
+      "tag.removeFromProject",
+      { projectId: project.projectId, tagId: tag.tagId },
+      { token: owner.token },
+    );
+    for (const platform of [a, b]) expect(await tagsOf(platform)).toEqual([]);
+    await a.mutateOk(
+      "tag.bulkAssign",
+      { projectId: project.projectId, tagIds: [tag.tagId] },
+      { token: owner.token },
+    );
+    await cachedOnBoth();
+    // Removing the tag deletes its assignments by cascade: that too is in the next answer.
+    await a.mutateOk("tag.remove", { tagId: tag.tagId }, { token: owner.token });
+    for (const platform of [b, a]) expect(await tagsOf(platform)).toEqual([]);
   });
 
   it("keeps nothing while a service kind's summary table sends no notification", async () => {

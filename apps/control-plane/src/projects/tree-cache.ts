@@ -2,8 +2,8 @@
  * Each organization's project tree (project.all), kept in this process already checked against
  * the output schema and serialized (db/notified-cache.ts). Triggers NOTIFY
  * `platform_project_trees` on any write to a table the tree reads (migration
- * 20261125-20-project-tree-invalidation): projects, environments and each registered service
- * kind's summary table; a kind added without its trigger makes the cache answer nothing.
+ * 20261125-20-project-tree-invalidation): projects, environments, tags and project_tags
+ * (20261201-70-tags) and each registered service kind's summary table; a kind added without its trigger makes the cache answer nothing.
  */
 import type { Db, Notifications } from "../db/database.ts";
 import { NotifiedCache, tablesWithTrigger } from "../db/notified-cache.ts";
@@ -25,6 +25,8 @@ export class ProjectTreeCache {
     readTables: () => [
       "projects",
       "environments",
+      "tags",
+      "project_tags",
       ...Object.values(serviceKindHooks).map((hooks) => hooks?.summaryTable),
     ],
     sizeOf: (prepared) => prepared.json.length,

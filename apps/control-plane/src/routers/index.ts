@@ -42,6 +42,7 @@ import { serverRouter } from "./server.ts";
 import { settingsRouter } from "./settings.ts";
 import { sshKeyRouter } from "./ssh-key.ts";
 import { swarmRouter } from "./swarm.ts";
+import { tagRouter } from "./tag.ts";
 import { userRouter } from "./user.ts";
 import { volumeBackupsRouter } from "./volume-backups.ts";
 
@@ -90,4 +91,5 @@ export const allRouters: RouterDef[] = [
   dockerDiskUsageRouter,
   swarmRouter,
   networkRouter,
+  tagRouter,
 ];
