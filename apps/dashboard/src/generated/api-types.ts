@@ -30274,6 +30274,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "frontend",
+                 *       "color": "#3b82f6"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     color?: string;
