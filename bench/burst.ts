@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       await call("port.create", { applicationId: app.applicationId, publishedPort: port, targetPort: 8080 });
       applications.push({ applicationId: app.applicationId, port });
     }
-    const concurrency = bench.platform.services.deployments.worker.slots.size;
+    const concurrency = bench.platform.ctx.deployments.worker.slots.size;
     console.log(
       `deploying ${count} applications at once (deployment queue limit ${concurrency}, the default ${DEFAULT_DEPLOYMENT_CONCURRENCY})…`,
     );

@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     const servers = {} as Record<Engine, string>;
     for (const engine of ENGINES) {
       servers[engine] = await insertTestServer(platform, owner.user.organizationId, `node-${engine}`);
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("servers")
         .set({ enrolledAt: new Date().toISOString() })
         .where("serverId", "=", servers[engine])
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
       agents.push(
         await startAgent({
           serverId: servers[engine],
-          transport: platform.services.agents.client.transport,
+          transport: platform.ctx.agents.client.transport,
           dockerSocket: socket(engine),
           mainDirectory,
         }),

@@ -71,9 +71,9 @@ async function main(): Promise<void> {
     const { platform, call, environmentId } = bench;
     /** What compose.getConvertedCompose answers for the stack. */
     const converted = async (composeId: string) => {
-      const row = await findComposeWithOrganization(platform.services.db, composeId);
+      const row = await findComposeWithOrganization(platform.ctx.db, composeId);
       if (!row) throw new Error(`no stack ${composeId}`);
-      return (await convertedComposeOf(platform.services, row)).yaml;
+      return (await convertedComposeOf(platform.ctx, row)).yaml;
     };
     for (let round = 0; round < rounds; round++) {
       const appName = `bench-st-platform-${process.pid}-${round}`;

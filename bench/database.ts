@@ -71,7 +71,7 @@ async function main(): Promise<void> {
         databasePassword: credentials.password,
       });
       // The port is stored without a deployment: the deploy below is the one measured.
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("databaseServices")
         .set({ externalPort: port })
         .where("databaseId", "=", created.postgresId)

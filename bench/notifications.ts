@@ -52,10 +52,7 @@ async function main(): Promise<void> {
   try {
     const { platform, call, environmentId } = bench;
     const organizationId = (
-      await platform.services.db
-        .selectFrom("organizations")
-        .select("organizationId")
-        .executeTakeFirstOrThrow()
+      await platform.ctx.db.selectFrom("organizations").select("organizationId").executeTakeFirstOrThrow()
     ).organizationId;
 
     // (1) Reference: bare POSTs, CONCURRENCY at a time.
@@ -81,7 +78,7 @@ async function main(): Promise<void> {
     const channel = await call("notification.createCustom", { name: "bench", appDeploy: true, endpoint });
     count = 0;
     const writeStarted = performance.now();
-    await platform.services.db.transaction().execute(async (trx) => {
+    await platform.ctx.db.transaction().execute(async (trx) => {
       for (let i = 0; i < EVENTS; i++) {
         await recordEvent(
           trx,
@@ -96,7 +93,7 @@ async function main(): Promise<void> {
       }
     });
     const outboxStarted = performance.now();
-    platform.services.notifications.kick();
+    platform.ctx.notifications.kick();
     await reached(EVENTS);
     const outboxSeconds = (performance.now() - outboxStarted) / 1000;
     await call("notification.delete", { notificationId: channel.notificationId });
@@ -129,7 +126,7 @@ async function main(): Promise<void> {
       const started = performance.now();
       const { deploymentId } = await call("application.deploy", { applicationId: app.applicationId });
       for (;;) {
-        const row = await platform.services.db
+        const row = await platform.ctx.db
           .selectFrom("deployments")
           .select("status")
           .where("deploymentId", "=", deploymentId)

@@ -1,6 +1,6 @@
 /**
  * Package boundaries (issue 38 item 5): this machine's agent runs inside the control plane, so
- * its composition root (main.ts, services.ts) and agents/ may import the agent app; no other
+ * its composition root (main.ts, context-builder.ts) and agents/ may import the agent app; no other
  * file of the control plane does. What both sides need (the S3 transfer code, the proxy's file
  * layout, the agent's version) lives in packages named for what they do.
  */
@@ -16,13 +16,13 @@ const mayImportAgent = (relative: string) =>
   relative.startsWith("agents/") ||
   relative.split("/").includes("testing") ||
   relative === "main.ts" ||
-  relative === "services.ts" ||
+  relative === "context-builder.ts" ||
   relative.endsWith(".test.ts");
 
 const AGENT_IMPORT = /\bfrom\s+["'](?:@platform\/agent(?:\/[^"']*)?|(?:\.\.\/)+(?:apps\/)?agent\/[^"']*)["']/;
 
 describe("package boundaries (issue 38)", () => {
-  it("no control-plane file outside agents/, main.ts, services.ts and test support imports the agent app", () => {
+  it("no control-plane file outside agents/, main.ts, context-builder.ts and test support imports the agent app", () => {
     const files = readdirSync(source, { recursive: true, encoding: "utf8" }).filter((file) =>
       file.endsWith(".ts"),
     );

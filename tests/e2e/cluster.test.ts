@@ -64,7 +64,7 @@ async function startNodeAgent(engine: Engine) {
   directories.push(mainDirectory);
   agents[engine] = await startAgent({
     serverId: servers[engine],
-    transport: platform.services.agents.client.transport,
+    transport: platform.ctx.agents.client.transport,
     dockerSocket: socket(engine),
     mainDirectory,
     heartbeatIntervalMs: HEARTBEAT_MS,
@@ -125,7 +125,7 @@ beforeAll(async () => {
   owner = await platform.registerOwner();
   for (const engine of ENGINES) {
     servers[engine] = await insertTestServer(platform, owner.user.organizationId, `node-${engine}`);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ ipAddress: address(engine), enrolledAt: new Date().toISOString() })
       .where("serverId", "=", servers[engine])
@@ -343,12 +343,12 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     await run("sh", ["-c", `docker save ${ROUTER_IMAGE} | docker -H unix://${socket("a")} load -q`], {
       timeout: 120_000,
     });
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("webServerSettings")
       .set({ traefikImage: ROUTER_IMAGE })
       .where("id", "=", 1)
       .execute();
-    await ensureProxyOn(platform.services, servers.a);
+    await ensureProxyOn(platform.ctx, servers.a);
     // The proxy mounts the socket of its own engine (the agent's), never the host engine's.
     const mounts = await docker("a", [
       "service",
@@ -497,7 +497,7 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     const { deploymentId } = await platform.mutateOk("application.deploy", { applicationId }, as());
     const statusOf = async () =>
       (
-        await platform.services.db
+        await platform.ctx.db
           .selectFrom("deployments")
           .select("status")
           .where("deploymentId", "=", deploymentId)

@@ -358,7 +358,7 @@ async function makeServices(
   label: string,
   publishedPort: number,
 ): Promise<Pick<Fixture, ServiceIdKind>> {
-  const db = platform.services.db;
+  const db = platform.ctx.db;
   const application = await platform.mutateOk(
     "application.create",
     { name: `${label} web`, environmentId },
@@ -568,7 +568,7 @@ async function makeServices(
 
 /** One organization's objects, made through the API where it can make them. */
 async function makeFixture(session: Session, label: string): Promise<Fixture> {
-  const db = platform.services.db;
+  const db = platform.ctx.db;
   const organizationId = session.user.organizationId;
   const project = await platform.mutateOk("project.create", { name: `${label} shop` }, as(session));
   const environmentId = project.environment.environmentId as string;
@@ -638,7 +638,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
   const providers = {} as Record<(typeof PROVIDER_ID_FIELD)[GitProviderType], string>;
   let gitProviderId = "";
   for (const kind of ["github", "gitlab", "bitbucket", "gitea"] as const) {
-    const provider = await insertProvider(platform.services, {
+    const provider = await insertProvider(platform.ctx, {
       providerType: kind,
       name: `${label} ${kind}`,
       organizationId,
@@ -745,7 +745,7 @@ function victimRows(): Promise<string[]> {
 
 /** Every row of every table that names one of `needles`, as JSON text. */
 async function rowsNaming(needles: string[]): Promise<string[]> {
-  const db = platform.services.db;
+  const db = platform.ctx.db;
   const tables = await db
     .selectFrom("information_schema.tables" as never)
     .select("table_name" as never)
@@ -1008,12 +1008,12 @@ describe("reserved host ports", () => {
       containers: { refreshRate: 60 },
     };
     const organizationId = owner.user.organizationId;
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("monitoringConfigs")
       .values({
         serverId: "local",
         organizationId,
-        configSealed: platform.services.secrets.encrypt(JSON.stringify(metricsConfig), {
+        configSealed: platform.ctx.secrets.encrypt(JSON.stringify(metricsConfig), {
           table: "monitoring_configs",
           rowId: "local",
           organizationId,
@@ -1021,7 +1021,7 @@ describe("reserved host ports", () => {
         updatedAt: new Date().toISOString(),
       })
       .execute();
-    reserved = await reservedHostPorts(platform.services, platform.services.db, null);
+    reserved = await reservedHostPorts(platform.ctx, platform.ctx.db, null);
   });
 
   it("knows every field named …port (a new one is a host port or says why not)", () => {
@@ -1046,7 +1046,7 @@ describe("reserved host ports", () => {
   });
 
   it("reserves the control plane's PORT and 3000, the metrics port, NATS and Swarm on this machine", () => {
-    const controlPlanePort = platform.services.config.port;
+    const controlPlanePort = platform.ctx.config.port;
     for (const port of [controlPlanePort, 3000, METRICS_PORT, 4222, 2377, 7946, 4789, 22, 80, 443]) {
       expect(reserved.has(port), String(port)).toBe(true);
     }
@@ -1310,7 +1310,7 @@ describe("Git provider webhook routes", () => {
 
   it("/api/deploy/{provider}/<their application> with our refresh token is 401", async () => {
     const ourToken = (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("applications")
         .select("refreshToken")
         .where("applicationId", "=", ours.applicationId)

@@ -52,15 +52,15 @@ export function openApiDocument(routers: RouterDef[] = allRouters): Record<strin
 
 export type AppEnv = { Variables: { requestId: string; logger: Logger; caller: Caller } };
 
-export function createApp(services: ServiceContext, routers: RouterDef[] = allRouters): Hono<AppEnv> {
+export function createApp(ctx: ServiceContext, routers: RouterDef[] = allRouters): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const procedures = procedureTable(routers);
-  const dispatcher = new Dispatcher(services, procedures);
+  const dispatcher = new Dispatcher(ctx, procedures);
 
   app.use(requestId({ limitLength: 64 }));
   app.use(async (c, next) => {
     const started = performance.now();
-    const logger = services.logger.child({ requestId: c.get("requestId") });
+    const logger = ctx.logger.child({ requestId: c.get("requestId") });
     c.set("logger", logger);
     await next();
     const caller = c.get("caller");
@@ -76,7 +76,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
     );
   });
   // Before the general body limit: the drop upload has its own, larger one.
-  registerDropRoutes(app as unknown as Hono, services);
+  registerDropRoutes(app as unknown as Hono, ctx);
   app.use(
     "/api/*",
     bodyLimit({
@@ -94,20 +94,20 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
   app.get("/health/live", (c) => c.json({ status: "ok" }));
   // Readiness: 503 while the database is unreachable; NATS down is reported as degraded.
   const ready = async (c: Context) => {
-    const { report, ready } = await readiness(services);
+    const { report, ready } = await readiness(ctx);
     return c.json(report, ready ? 200 : 503);
   };
   app.get("/health/ready", ready);
   app.get("/health", ready);
 
-  registerOpenApiRoutes(app as unknown as Hono, procedures, openApiRoutes, services);
+  registerOpenApiRoutes(app as unknown as Hono, procedures, openApiRoutes, ctx);
   registerAgentArtifactRoutes(app as unknown as Hono);
-  registerDashboardRoutes(app as unknown as Hono, services);
-  registerDeployWebhookRoutes(app, services);
-  registerGitProviderRoutes(app, services);
-  registerDeploymentLogRoute(app as unknown as Hono, services);
-  registerRuntimeLogRoute(app as unknown as Hono, services);
-  registerContainerUploadRoutes(app as unknown as Hono, services);
+  registerDashboardRoutes(app as unknown as Hono, ctx);
+  registerDeployWebhookRoutes(app, ctx);
+  registerGitProviderRoutes(app, ctx);
+  registerDeploymentLogRoute(app as unknown as Hono, ctx);
+  registerRuntimeLogRoute(app as unknown as Hono, ctx);
+  registerContainerUploadRoutes(app as unknown as Hono, ctx);
   app.all("/api/trpc/:path", (c) => dispatcher.handle(c, true));
   // Spec 4.0: the lifecycle operations of databases are also written `POST /api/<kind>/<operation>`.
   app.all(
@@ -128,7 +128,7 @@ export function createApp(services: ServiceContext, routers: RouterDef[] = allRo
       for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
       return c.json(error.toBody(), error.status as 503);
     }
-    (c.get("logger") ?? services.logger).error({ err: error }, "unhandled error");
+    (c.get("logger") ?? ctx.logger).error({ err: error }, "unhandled error");
     return c.json(
       errorBodyFor(c.req.path, new ApiError("INTERNAL_SERVER_ERROR", "Internal server error")),
       500,

@@ -66,7 +66,7 @@ export interface Caller {
 }
 
 export interface RequestContext {
-  services: ServiceContext;
+  ctx: ServiceContext;
   requestId: string;
   logger: Logger;
   /** The authenticated caller; null only inside public procedures. */

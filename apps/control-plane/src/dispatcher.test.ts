@@ -95,7 +95,7 @@ describe("dispatcher", () => {
 
   beforeAll(async () => {
     platform = await startTestPlatform();
-    app = createApp(platform.services, [authRouter, echoRouter]) as unknown as Hono;
+    app = createApp(platform.ctx, [authRouter, echoRouter]) as unknown as Hono;
     owner = await platform.registerOwner();
   });
   afterAll(() => platform.close());
@@ -315,7 +315,7 @@ describe("dispatcher", () => {
 
       const cloud = await startTestPlatform({ PLATFORM_EDITION: "cloud" });
       try {
-        const cloudApp = createApp(cloud.services, [authRouter, echoRouter]);
+        const cloudApp = createApp(cloud.ctx, [authRouter, echoRouter]);
         const cloudOwner = await cloud.registerOwner();
         const off = await cloudApp.request("/api/echo.selfHostedOnly", {
           headers: { authorization: `Bearer ${cloudOwner.token}` },

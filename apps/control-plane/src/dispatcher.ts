@@ -63,7 +63,7 @@ const roleRank = { member: 0, admin: 1, owner: 2 } as const;
 
 export class Dispatcher {
   constructor(
-    private readonly services: ServiceContext,
+    private readonly ctx: ServiceContext,
     private readonly procedures: ProcedureTable,
   ) {}
 
@@ -171,10 +171,10 @@ export class Dispatcher {
     const requestId = c.get("requestId") as string;
     let caller: Caller | null = null;
     if (procedure.access !== "public") {
-      caller = await authenticate(this.services, credentialsOf(c.req.raw), url.searchParams.keys());
+      caller = await authenticate(this.ctx, credentialsOf(c.req.raw), url.searchParams.keys());
       c.set("caller", caller);
     }
-    const edition = this.services.config.edition;
+    const edition = this.ctx.config.edition;
     if (procedure.editions && !procedure.editions.includes(edition)) {
       throw new ApiError("FORBIDDEN", `This procedure is disabled on the ${edition} edition`, { edition });
     }
@@ -196,13 +196,13 @@ export class Dispatcher {
     if (!parsed.success) throw fromZodError(parsed.error);
 
     const context: RequestContext = {
-      services: this.services,
+      ctx: this.ctx,
       requestId,
-      logger: c.get("logger") ?? this.services.logger,
+      logger: c.get("logger") ?? this.ctx.logger,
       caller,
-      clientAddress: clientAddress(c, this.services.config.trustedProxies),
-      fromLoopback: fromLoopback(c, this.services.config.trustedProxies),
-      sessionCookies: sessionCookiesOf(c, this.services),
+      clientAddress: clientAddress(c, this.ctx.config.trustedProxies),
+      fromLoopback: fromLoopback(c, this.ctx.config.trustedProxies),
+      sessionCookies: sessionCookiesOf(c, this.ctx),
     };
     const result = await procedure.handler({ ...context, input: parsed.data, caller });
     if (result instanceof PreparedOutput && result.schema === procedure.output) return result;
@@ -217,7 +217,7 @@ export class Dispatcher {
   private toApiError(c: Context, error: unknown): ApiError {
     if (error instanceof ApiError) return error;
     if (error instanceof z.ZodError) return fromZodError(error);
-    const logger = c.get("logger") ?? this.services.logger;
+    const logger = c.get("logger") ?? this.ctx.logger;
     logger.error({ err: error }, "unhandled error in procedure");
     return new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
   }

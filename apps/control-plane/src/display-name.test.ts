@@ -138,7 +138,7 @@ describe("a bidi or zero-width name over HTTP", () => {
     expect(response.status).toBe(400);
     expect(response.body.error.data.fields).toEqual(["name"]);
     expect(response.body.error.message).toMatch(/bidirectional/);
-    expect(await platform.services.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
   });
 
   it("a zero-width space is a 400 naming the field, and nothing is stored (issue 37 finding 9)", async () => {
@@ -146,6 +146,6 @@ describe("a bidi or zero-width name over HTTP", () => {
     expect(response.status).toBe(400);
     expect(response.body.error.data.fields).toEqual(["name"]);
     expect(response.body.error.message).toMatch(/invisible formatting characters/);
-    expect(await platform.services.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("projects").select("projectId").execute()).toEqual([]);
   });
 });

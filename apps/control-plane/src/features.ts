@@ -1,8 +1,8 @@
 /**
  * The composition root's registrations: each feature's service kinds, deployment targets, kinds
  * of runs and recoveries and the placement check of deployments, handed to the generic modules
- * that run them (projects/services.ts, deployments/targets.ts, deployments/recovery.ts,
- * deployments/start.ts), which import no feature. createServices calls registerFeatures once per
+ * that run them (projects/workload-kinds.ts, deployments/targets.ts, deployments/recovery.ts,
+ * deployments/start.ts), which import no feature. buildServiceContext calls registerFeatures once per
  * process, before anything reads the registries.
  */
 import { loadApplicationTarget } from "./applications/deploy-target.ts";
@@ -17,7 +17,7 @@ import { registerInterruptedRunHandler } from "./deployments/recovery.ts";
 import { registerPlacementCheck } from "./deployments/start.ts";
 import { registerRunKind, registerTargetKind } from "./deployments/targets.ts";
 import { loadPreviewTarget } from "./previews/previews.ts";
-import { registerServiceKindHooks } from "./projects/services.ts";
+import { registerServiceKindHooks } from "./projects/workload-kinds.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "./rollbacks/run.ts";
 import { failInterruptedScheduleRun, loadScheduleTarget } from "./schedules/runs.ts";
 import { deploymentServerId } from "./servers/placement.ts";
@@ -68,25 +68,25 @@ export function registerFeatures(): void {
   // A backup run is never run again: it ends failed, its agent job cancelled (backups/runs.ts).
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "database" && isBackupRunKind(row.kind),
-    settle: (services, row) => failInterruptedBackupRun(services, { ...row, databaseId: row.targetId }),
+    settle: (ctx, row) => failInterruptedBackupRun(ctx, { ...row, databaseId: row.targetId }),
   });
   // Nor is a run of the control plane's own backup: its upload died with the process.
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "webServer",
-    settle: (services, row) => failInterruptedWebServerRun(services, row),
+    settle: (ctx, row) => failInterruptedWebServerRun(ctx, row),
   });
   // A schedule's run is never run again either: the command is not known to be idempotent.
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "schedule",
-    settle: (services, row) => failInterruptedScheduleRun(services, row),
+    settle: (ctx, row) => failInterruptedScheduleRun(ctx, row),
   });
   // Nor is a volume backup run: a service it stopped is scaled back by the agent. A restore
   // runs again (it writes the same archive), its old agent job cancelled.
   registerInterruptedRunHandler({
     matches: (row) => isVolumeRunKind(row.kind),
-    settle: async (services, row, runAgain) => {
-      if (row.kind !== "volumeRestore") return failInterruptedVolumeRun(services, row);
-      await cancelVolumeJob(services, row);
+    settle: async (ctx, row, runAgain) => {
+      if (row.kind !== "volumeRestore") return failInterruptedVolumeRun(ctx, row);
+      await cancelVolumeJob(ctx, row);
       await runAgain(row);
     },
   });

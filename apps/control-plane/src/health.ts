@@ -21,15 +21,15 @@ export interface HealthReport {
   };
 }
 
-export async function readiness(services: ServiceContext): Promise<{ report: HealthReport; ready: boolean }> {
-  const database = (await databaseIsUp(services.db)) ? "up" : "down";
-  const nats = services.agents.natsStatus();
+export async function readiness(ctx: ServiceContext): Promise<{ report: HealthReport; ready: boolean }> {
+  const database = (await databaseIsUp(ctx.db)) ? "up" : "down";
+  const nats = ctx.agents.natsStatus();
   const ready = database === "up";
   return {
     ready,
     report: {
       status: !ready ? "unavailable" : nats === "down" ? "degraded" : "ok",
-      checks: { database: { status: database, kind: services.databaseKind }, nats: { status: nats } },
+      checks: { database: { status: database, kind: ctx.databaseKind }, nats: { status: nats } },
     },
   };
 }

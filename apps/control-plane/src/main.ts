@@ -9,16 +9,16 @@ import type { Logger } from "pino";
 import { createApp } from "./app.ts";
 import { issueSetupToken } from "./auth/setup-token.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { buildServiceContext, createLogger, type RunningContext } from "./context-builder.ts";
 import { isDependencyOutage } from "./health.ts";
 import { HTTP_SERVER_OPTIONS, limitSlowBodies } from "./limits.ts";
-import { createLogger, createServices, type RunningServices } from "./services.ts";
 
 const START_RETRY_MS = 2000;
 
-async function startServices(config: Config, logger: Logger): Promise<RunningServices> {
+async function startServices(config: Config, logger: Logger): Promise<RunningContext> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createServices(config, { logger });
+      return await buildServiceContext(config, { logger });
     } catch (error) {
       if (!isDependencyOutage(error)) throw error;
       logger.warn(
@@ -31,8 +31,8 @@ async function startServices(config: Config, logger: Logger): Promise<RunningSer
 }
 
 /** While no user exists: the set-up token the first registration from another machine needs. */
-async function announceSetupToken(running: RunningServices, config: Config, logger: Logger): Promise<void> {
-  const token = await issueSetupToken(running.services);
+async function announceSetupToken(running: RunningContext, config: Config, logger: Logger): Promise<void> {
+  const token = await issueSetupToken(running.ctx);
   if (token === null) return;
   if (config.setupToken !== undefined) {
     logger.warn(
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   });
   const running = await startServices(config, logger);
   await announceSetupToken(running, config, logger);
-  const app = createApp(running.services);
+  const app = createApp(running.ctx);
   const listen = {
     fetch: app.fetch,
     port: config.port,
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
   const server = serve(listen, (info) => {
     const host = config.host === "0.0.0.0" ? "localhost" : config.host;
     logger.info(
-      { port: info.port, database: running.services.databaseKind, edition: config.edition },
+      { port: info.port, database: running.ctx.databaseKind, edition: config.edition },
       `Platform control plane listening on http://${host}:${info.port}`,
     );
   });

@@ -108,7 +108,7 @@ describe("health", () => {
   });
 
   it("answers 503 when the database is gone", async () => {
-    await platform.services.db.destroy();
+    await platform.ctx.db.destroy();
     const { status, body } = await platform.request("/health");
     expect(status).toBe(503);
     expect(body.checks.database.status).toBe("down");

@@ -6,7 +6,7 @@
  * @example
  *   export const projectRouter = defineRouter("project", {
  *     one: query({ input: z.object({ projectId: z.string() }), output: projectSchema, access: "member",
- *       handler: ({ input, caller, services }) => findProject(services.db, caller, input.projectId) }),
+ *       handler: ({ input, caller, ctx }) => findProject(ctx.db, caller, input.projectId) }),
  *   });
  */
 import { z } from "zod";

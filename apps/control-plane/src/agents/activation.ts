@@ -30,10 +30,10 @@ export function missingRequirements(validation: ValidateServerResult): string[] 
  * Never turns an active server inactive; a server of no row (or LOCAL_SERVER_ID) is left alone.
  */
 export async function markActiveIfValid(
-  services: Pick<ServiceContext, "db" | "agents" | "logger">,
+  ctx: Pick<ServiceContext, "db" | "agents" | "logger">,
   serverId: string,
 ): Promise<Activation> {
-  const server = await services.db
+  const server = await ctx.db
     .selectFrom("servers")
     .select(["serverStatus", "enrolledAt"])
     .where("serverId", "=", serverId)
@@ -45,18 +45,18 @@ export async function markActiveIfValid(
 
   let validation: ValidateServerResult;
   try {
-    validation = await services.agents.client.validateServer(serverId);
+    validation = await ctx.agents.client.validateServer(serverId);
   } catch (error) {
-    services.logger.info({ serverId, err: error }, "server not activated: its agent did not validate");
+    ctx.logger.info({ serverId, err: error }, "server not activated: its agent did not validate");
     return { serverStatus: "inactive", missing: ["a connected agent"], validation: null };
   }
   const missing = missingRequirements(validation);
   if (missing.length > 0) return { serverStatus: "inactive", missing, validation };
-  await services.db
+  await ctx.db
     .updateTable("servers")
     .set({ serverStatus: "active" })
     .where("serverId", "=", serverId)
     .execute();
-  services.logger.info({ serverId }, "server is active");
+  ctx.logger.info({ serverId }, "server is active");
   return { serverStatus: "active", missing: [], validation };
 }

@@ -107,7 +107,7 @@ describe("agent link over NATS with JWT auth", () => {
   let stateDirA: string;
 
   it("an agent enrolls with a one-time token and its server turns active", async () => {
-    const { token, expiresAt } = await platform.services.agents.createEnrollmentToken(serverA);
+    const { token, expiresAt } = await platform.ctx.agents.createEnrollmentToken(serverA);
     expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(55 * 60_000);
     stateDirA = await temporaryDirectory();
     agentA = startAgentProcess({ stateDir: stateDirA, controlPlaneUrl: http.url, enrollmentToken: token });
@@ -125,7 +125,7 @@ describe("agent link over NATS with JWT auth", () => {
     expect(row.agentPublicKey).toBe(creds.uc.sub);
     expect(row.agentVersion).toBe(AGENT_VERSION);
     expect(row.enrolledAt).not.toBeNull();
-    expect(platform.services.agents.connectionOf(row).online).toBe(true);
+    expect(platform.ctx.agents.connectionOf(row).online).toBe(true);
 
     // The JWT is the account's, for the agent's key, limited to the server's own subjects.
     const claims = decode<{ pub: { allow: string[] }; sub: { allow: string[] } }>(creds.jwt);
@@ -146,7 +146,7 @@ describe("agent link over NATS with JWT auth", () => {
 
   it("refuses unknown and expired tokens and malformed keys without binding anything", async () => {
     const before = await serverRow(platform, serverA);
-    const { token } = await platform.services.agents.createEnrollmentToken(serverA);
+    const { token } = await platform.ctx.agents.createEnrollmentToken(serverA);
     const publicKey = (await parseCreds(await readFile(path.join(stateDirA, "agent.creds")))).uc.sub;
     const body = { enrollmentToken: token, publicKey, hostname: "h", agentVersion: "1" };
 
@@ -160,7 +160,7 @@ describe("agent link over NATS with JWT auth", () => {
     const unknown = await platform.mutate("agent.enroll", { ...body, enrollmentToken: `${token}x` });
     expect(unknown.status).toBe(401);
 
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("agentEnrollments")
       .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
       .where("serverId", "=", serverA)
@@ -180,7 +180,7 @@ describe("agent link over NATS with JWT auth", () => {
       docker.info(),
       docker.listNetworks({ filters: { name: ["platform-network"] } }),
     ]);
-    const validation = await platform.services.agents.client.validateServer(serverA);
+    const validation = await platform.ctx.agents.client.validateServer(serverA);
     expect(validation.docker).toEqual({ enabled: true, version: version.Version });
     expect(validation.isSwarmInstalled).toBe(info.Swarm.LocalNodeState === "active");
     expect(validation.isPlatformNetworkInstalled).toBe(
@@ -214,7 +214,7 @@ describe("agent link over NATS with JWT auth", () => {
   it("one agent's credentials cannot publish or subscribe on another server's subjects", async () => {
     // Agent B enrolls in-process and serves its own subjects with its own credentials.
     const stateDirB = await temporaryDirectory();
-    const { token } = await platform.services.agents.createEnrollmentToken(serverB);
+    const { token } = await platform.ctx.agents.createEnrollmentToken(serverB);
     const enrollment = await enrollAgent({
       controlPlaneUrl: http.url,
       enrollmentToken: token,
@@ -229,7 +229,7 @@ describe("agent link over NATS with JWT auth", () => {
       heartbeatIntervalMs: 200,
     });
     agentB = { agent, connection };
-    await expect(platform.services.agents.client.ping(serverB)).resolves.toMatchObject({
+    await expect(platform.ctx.agents.client.ping(serverB)).resolves.toMatchObject({
       agentVersion: AGENT_VERSION,
     });
 
@@ -299,7 +299,7 @@ describe("agent link over NATS with JWT auth", () => {
       mainDirectory: stateDir,
     });
     agentB = { agent, connection };
-    await expect(platform.services.agents.client.ping(serverB)).resolves.toBeTruthy();
+    await expect(platform.ctx.agents.client.ping(serverB)).resolves.toBeTruthy();
   });
 
   it("a killed agent leaves its container running; the server turns unreachable, then online with a new agent", async () => {
@@ -309,7 +309,7 @@ describe("agent link over NATS with JWT auth", () => {
 
     await vi.waitFor(
       async () =>
-        expect(platform.services.agents.connectionOf(await serverRow(platform, serverA)).online).toBe(false),
+        expect(platform.ctx.agents.connectionOf(await serverRow(platform, serverA)).online).toBe(false),
       { timeout: HEARTBEAT_TIMEOUT_MS * 4, interval: 100 },
     );
     expect(await dockerCli(["inspect", "-f", "{{.State.Running}} {{.State.StartedAt}}", containerName])).toBe(
@@ -327,10 +327,10 @@ describe("agent link over NATS with JWT auth", () => {
     agentA = startAgentProcess({ stateDir: stateDirA });
     await vi.waitFor(
       async () =>
-        expect(platform.services.agents.connectionOf(await serverRow(platform, serverA)).online).toBe(true),
+        expect(platform.ctx.agents.connectionOf(await serverRow(platform, serverA)).online).toBe(true),
       { timeout: 25_000, interval: 200 },
     );
-    await expect(platform.services.agents.client.ping(serverA)).resolves.toBeTruthy();
+    await expect(platform.ctx.agents.client.ping(serverA)).resolves.toBeTruthy();
     // It reused its stored credentials: no new enrollment.
     expect((await serverRow(platform, serverA)).agentPublicKey).toBe(publicKeyBefore);
   });

@@ -62,13 +62,13 @@ export const dockerEventSchema = z.object({
 export const dockerEventsSchema = z.object({ events: z.array(dockerEventSchema), fetchedAt: z.string() });
 
 interface Agent {
-  services: ServiceContext;
+  ctx: ServiceContext;
   agentServerId: string;
   scope: ContainerScope;
 }
 
 function logger(agent: Agent): Logger {
-  return agent.services.logger;
+  return agent.ctx.logger;
 }
 
 /** Starts, stops, kills or removes the container `containerId` (a full, checked id). */
@@ -77,11 +77,11 @@ export async function actOnContainer(
   containerId: string,
   action: ContainerActionCommand_Action,
 ) {
-  const { services, agentServerId, scope } = agent;
+  const { ctx, agentServerId, scope } = agent;
   return callAgent(
     agentServerId,
     () =>
-      services.agents.client.call(
+      ctx.agents.client.call(
         agentServerId,
         "containerAction",
         { containerId, action, scope },
@@ -99,11 +99,11 @@ async function files(
   path: string,
   content?: Uint8Array,
 ) {
-  const { services, agentServerId, scope } = agent;
+  const { ctx, agentServerId, scope } = agent;
   return callAgent(
     agentServerId,
     () =>
-      services.agents.client.call(
+      ctx.agents.client.call(
         agentServerId,
         "containerFiles",
         { containerId, operation, path, scope, ...(content ? { content } : {}) },
@@ -147,13 +147,13 @@ export async function deleteContainerFile(agent: Agent, containerId: string, pat
 
 /** The engine's events of the scope's containers in the last `minutes`, newest first, Dokploy's shape. */
 export async function containerEvents(agent: Agent, minutes: number, now: Date) {
-  const { services, agentServerId, scope } = agent;
+  const { ctx, agentServerId, scope } = agent;
   // Up to now: the agent reads until its own clock's now when this is later.
   const untilUnix = Math.ceil(now.getTime() / 1000);
   const result = await callAgent(
     agentServerId,
     () =>
-      services.agents.client.call(
+      ctx.agents.client.call(
         agentServerId,
         "containerEvents",
         { scope, sinceUnix: untilUnix - minutes * 60, untilUnix },

@@ -88,7 +88,7 @@ function field<T>(
   return parsed.data;
 }
 
-async function uploadFile(services: ServiceContext, caller: Caller, request: Request) {
+async function uploadFile(ctx: ServiceContext, caller: Caller, request: Request) {
   if (!request.headers.get("content-type")?.toLowerCase().startsWith("multipart/form-data")) {
     throw badRequest("Send multipart/form-data with the fields containerId, file and destinationPath", {
       fields: ["file"],
@@ -117,7 +117,7 @@ async function uploadFile(services: ServiceContext, caller: Caller, request: Req
     }
     destinationPath = `${destinationPath}${file.name}`;
   }
-  const { agent, containerId: id } = await checkedContainer(services, caller, {
+  const { agent, containerId: id } = await checkedContainer(ctx, caller, {
     containerId,
     ...(serverId ? { serverId } : {}),
   });
@@ -126,11 +126,11 @@ async function uploadFile(services: ServiceContext, caller: Caller, request: Req
 }
 
 /** Registers the upload on both API prefixes (before the dispatcher's /api/:path). */
-export function registerContainerUploadRoutes(app: Hono, services: ServiceContext): void {
+export function registerContainerUploadRoutes(app: Hono, ctx: ServiceContext): void {
   const answerError = (c: Context, error: unknown) => {
     const apiError =
       error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
-    if (!(error instanceof ApiError)) services.logger.error({ err: error }, "container upload failed");
+    if (!(error instanceof ApiError)) ctx.logger.error({ err: error }, "container upload failed");
     return c.json(errorBodyFor(c.req.path, apiError), apiError.status as 400);
   };
   for (const [route, trpc] of [
@@ -148,8 +148,8 @@ export function registerContainerUploadRoutes(app: Hono, services: ServiceContex
       try {
         // Credentials from the headers first: an anonymous client's body is never read.
         const url = new URL(c.req.url);
-        const caller = await authenticate(services, credentialsOf(c.req.raw), url.searchParams.keys());
-        const result = await uploadFile(services, caller, c.req.raw);
+        const caller = await authenticate(ctx, credentialsOf(c.req.raw), url.searchParams.keys());
+        const result = await uploadFile(ctx, caller, c.req.raw);
         return c.json(trpc ? resultEnvelope(result) : result);
       } catch (error) {
         return answerError(c, error);

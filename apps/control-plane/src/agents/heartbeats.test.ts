@@ -37,7 +37,7 @@ describe("HeartbeatRecorder", () => {
 
   async function enrolledServer(status: "active" | "inactive" = "active"): Promise<string> {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ enrolledAt: new Date().toISOString(), serverStatus: status })
       .where("serverId", "=", serverId)
@@ -59,7 +59,7 @@ describe("HeartbeatRecorder", () => {
       transformResult: async (args) => args.result,
     };
     const recorder = new HeartbeatRecorder({
-      db: platform.services.db.withPlugin(counting),
+      db: platform.ctx.db.withPlugin(counting),
       logger,
       now: () => new Date(clock.now),
       writeIntervalMs: 7500,

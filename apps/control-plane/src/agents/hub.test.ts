@@ -46,7 +46,7 @@ describe("a control plane on a machine without Docker", () => {
   it("starts, and validation reports Docker as disabled", async () => {
     const health = await platform.request("/health");
     expect(health.status).toBe(200);
-    const validation = await platform.services.agents.client.validateServer(LOCAL_SERVER_ID);
+    const validation = await platform.ctx.agents.client.validateServer(LOCAL_SERVER_ID);
     expect(validation.docker).toEqual({ enabled: false });
     expect(validation.isSwarmInstalled).toBe(false);
   });
@@ -68,8 +68,8 @@ describe("a control plane on a machine without Docker", () => {
 
   it("has no enrollment for remote agents without NATS", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
-    await expect(platform.services.agents.createEnrollmentToken(serverId)).rejects.toThrow(ApiError);
-    expect(platform.services.agents.natsUrlForAgents).toBeNull();
+    await expect(platform.ctx.agents.createEnrollmentToken(serverId)).rejects.toThrow(ApiError);
+    expect(platform.ctx.agents.natsUrlForAgents).toBeNull();
     const response = await platform.mutate("agent.enroll", {
       enrollmentToken: "x".repeat(43),
       publicKey: createUser().getPublicKey(),
@@ -105,7 +105,7 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
     await agent?.stop();
     agent = await startAgent({
       serverId,
-      transport: platform.services.agents.client.transport,
+      transport: platform.ctx.agents.client.transport,
       mainDirectory,
       heartbeatIntervalMs,
     });
@@ -114,11 +114,11 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
   it("calls agent-back listeners on a server's first heartbeat and after a silence longer than the timeout, not in between", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
     const back: string[] = [];
-    platform.services.agents.onAgentBack((id) => {
+    platform.ctx.agents.onAgentBack((id) => {
       if (id === serverId) back.push(id);
     });
     const beat = () =>
-      platform.services.agents.client.transport.publishHeartbeat({
+      platform.ctx.agents.client.transport.publishHeartbeat({
         serverId,
         agentVersion: "test",
         hostname: "h",
@@ -148,8 +148,8 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
     const row = await serverRow(platform, serverId);
     expect(row.lastHeartbeatAt).toBeNull();
     expect(row.serverStatus).toBe("inactive");
-    expect(platform.services.agents.connectionOf(row)).toEqual({ online: false, lastHeartbeatAt: null });
-    await expect(markActiveIfValid(platform.services, serverId)).resolves.toEqual({
+    expect(platform.ctx.agents.connectionOf(row)).toEqual({ online: false, lastHeartbeatAt: null });
+    await expect(markActiveIfValid(platform.ctx, serverId)).resolves.toEqual({
       serverStatus: "inactive",
       missing: ["an enrolled agent"],
       validation: null,
@@ -158,13 +158,13 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
 
   it("keeps an enrolled server inactive while its validation fails", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ enrolledAt: new Date().toISOString() })
       .where("serverId", "=", serverId)
       .execute();
     await runAgent(serverId, "/nonexistent/platform-main-dir");
-    const activation = await markActiveIfValid(platform.services, serverId);
+    const activation = await markActiveIfValid(platform.ctx, serverId);
     expect(activation.serverStatus).toBe("inactive");
     expect(activation.missing).toEqual(["the main directory"]);
     expect((await serverRow(platform, serverId)).serverStatus).toBe("inactive");
@@ -172,7 +172,7 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
 
   it("records heartbeats (throttled), activates a valid server and shows it offline after the timeout", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ enrolledAt: new Date().toISOString() })
       .where("serverId", "=", serverId)
@@ -182,7 +182,7 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
       async () => {
         const row = await serverRow(platform, serverId);
         expect(row.serverStatus).toBe("active");
-        expect(platform.services.agents.connectionOf(row).online).toBe(true);
+        expect(platform.ctx.agents.connectionOf(row).online).toBe(true);
       },
       { timeout: 10_000, interval: 50 },
     );
@@ -199,7 +199,7 @@ describe("heartbeats and activation (in-memory transport, injected timeout)", ()
     agent = undefined;
     await vi.waitFor(
       async () =>
-        expect(platform.services.agents.connectionOf(await serverRow(platform, serverId)).online).toBe(false),
+        expect(platform.ctx.agents.connectionOf(await serverRow(platform, serverId)).online).toBe(false),
       { timeout: timeoutMs * 3, interval: 50 },
     );
     // Being offline does not make it inactive: that is a state of its setup, not of its link.

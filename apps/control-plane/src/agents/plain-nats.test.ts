@@ -40,7 +40,7 @@ it("enrolls and links an agent, warning that agents are not isolated", async () 
   expect(platform.logLines.join("\n")).toMatch(/NATS_ACCOUNT_SEED is not set/);
   const owner = await platform.registerOwner();
   const serverId = await insertTestServer(platform, owner.user.organizationId);
-  const { token } = await platform.services.agents.createEnrollmentToken(serverId);
+  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
   const enrollment = await enrollAgent({ controlPlaneUrl: http.url, enrollmentToken: token, stateDir });
   expect(enrollment).toMatchObject({ serverId, natsUrl: nats.url, enrolled: true });
 
@@ -51,10 +51,10 @@ it("enrolls and links an agent, warning that agents are not isolated", async () 
     mainDirectory: stateDir,
     heartbeatIntervalMs: 100,
   });
-  await expect(platform.services.agents.client.ping(serverId)).resolves.toBeTruthy();
+  await expect(platform.ctx.agents.client.ping(serverId)).resolves.toBeTruthy();
   await vi.waitFor(
     async () =>
-      expect(platform.services.agents.connectionOf(await serverRow(platform, serverId)).online).toBe(true),
+      expect(platform.ctx.agents.connectionOf(await serverRow(platform, serverId)).online).toBe(true),
     { timeout: 10_000, interval: 100 },
   );
 });

@@ -40,7 +40,7 @@ let sent: Sent[] = [];
 
 /** Stands in for the agents: every command is recorded with its server; `build` answers the builds. */
 function fakeAgents(build: (serverId: string, command: CommandArgs<"buildImage">) => Promise<unknown>) {
-  const client = platform.services.agents.client;
+  const client = platform.ctx.agents.client;
   vi.spyOn(client, "buildImage").mockImplementation(async (serverId, command) => {
     sent.push({ command: "buildImage", serverId, body: command });
     return (await build(serverId, command)) as never;
@@ -94,11 +94,11 @@ beforeAll(async () => {
   const project = await ok("project.create", { name: "Build servers" });
   environmentId = project.environment.environmentId;
   const organizationId = owner.user.organizationId;
-  buildServer = await insertServer(platform.services.db, organizationId, {
+  buildServer = await insertServer(platform.ctx.db, organizationId, {
     name: "builder",
     serverType: "build",
   });
-  targetServer = await insertServer(platform.services.db, organizationId, { name: "target" });
+  targetServer = await insertServer(platform.ctx.db, organizationId, { name: "target" });
   const registry = await ok("registry.create", {
     registryName: "Builds",
     registryUrl: "198.51.100.7:5000",
@@ -159,7 +159,7 @@ describe("a deployment with a build server", () => {
     expect(listed.body[0]).toMatchObject({ deploymentId: row.deploymentId, buildServerId: buildServer });
 
     // The rollback is kept on the application's server, with the build registry's copy to pull.
-    const rollback = await platform.services.db
+    const rollback = await platform.ctx.db
       .selectFrom("rollbacks")
       .selectAll()
       .where("deploymentId", "=", row.deploymentId)
@@ -197,7 +197,7 @@ describe("a deployment with a build server", () => {
       });
     });
     let cancelled: () => void = () => {};
-    const cancelJob = vi.spyOn(platform.services.agents.client, "cancelJob").mockImplementation(async () => {
+    const cancelJob = vi.spyOn(platform.ctx.agents.client, "cancelJob").mockImplementation(async () => {
       cancelled();
       return { cancelled: true, runsOn: false, ended: true };
     });
@@ -248,7 +248,7 @@ describe("a deployment with a build server", () => {
     expect(removed.body.error.message).toContain("clear their buildServerId first");
     // A row changed behind the API's back is caught when the deployment runs.
     const setType = (serverType: "build" | "deploy") =>
-      platform.services.db
+      platform.ctx.db
         .updateTable("servers")
         .set({ serverType })
         .where("serverId", "=", buildServer)
@@ -281,7 +281,7 @@ describe("a deployment with a build server", () => {
 describe("saving a build server", () => {
   it("another organization's build server is a 404, nothing stored", async () => {
     const other = await createUserDirectly(platform, { email: "other-org@example.com" });
-    const foreign = await insertServer(platform.services.db, other.user.organizationId, {
+    const foreign = await insertServer(platform.ctx.db, other.user.organizationId, {
       name: "theirs",
       serverType: "build",
     });
@@ -292,7 +292,7 @@ describe("saving a build server", () => {
       as(),
     );
     expect(response.status).toBe(404);
-    const stored = await platform.services.db
+    const stored = await platform.ctx.db
       .selectFrom("applications")
       .select(["buildServerId", "buildRegistryId"])
       .where("applicationId", "=", app.applicationId)

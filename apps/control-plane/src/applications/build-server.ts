@@ -21,11 +21,11 @@ export interface BuildServer {
 
 /** The application's build server, checked; undefined when it builds where it runs. */
 export async function buildServerOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: { organizationId: string; buildServerId: string | null; buildRegistryId: string | null },
 ): Promise<BuildServer | undefined> {
   if (!app.buildServerId) return undefined;
-  const server = await findServer(services.db, app.organizationId, app.buildServerId);
+  const server = await findServer(ctx.db, app.organizationId, app.buildServerId);
   if (!server)
     return fail("The application's build server no longer exists: set buildServerId again or clear it");
   if (server.serverType !== "build") {
@@ -43,11 +43,11 @@ export async function buildServerOf(
 
 /** Records on the deployment which build server builds its image. */
 export async function recordBuildServer(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deploymentId: string,
   buildServerId: string,
 ): Promise<void> {
-  await services.db
+  await ctx.db
     .updateTable("deployments")
     .set({ buildServerId })
     .where("deploymentId", "=", deploymentId)

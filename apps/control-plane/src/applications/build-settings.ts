@@ -20,7 +20,7 @@ interface BuildFields {
 }
 
 export async function checkBuildSettings(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   application: { serverId: string | null; buildServerId: string | null; buildRegistryId: string | null },
   input: BuildFields,
@@ -39,7 +39,7 @@ export async function checkBuildSettings(
     }
   }
   if (input.buildServerId) {
-    const server = await services.db
+    const server = await ctx.db
       .selectFrom("servers")
       .select(["serverType", "name"])
       .where("serverId", "=", input.buildServerId)
@@ -60,8 +60,8 @@ export async function checkBuildSettings(
         : undefined;
   if (!field) return;
   const builder = input.buildServerId ?? application.buildServerId ?? application.serverId;
-  const serverId = await agentServerId(services, organizationId, builder);
-  const validation = await callAgent(serverId, () => services.agents.client.validateServer(serverId, 15_000));
+  const serverId = await agentServerId(ctx, organizationId, builder);
+  const validation = await callAgent(serverId, () => ctx.agents.client.validateServer(serverId, 15_000));
   if (!validation.buildx?.enabled) {
     throw badRequest(
       `${field}: the server that builds this application has no docker buildx, which multi-architecture builds need: install the docker-buildx plugin there, or keep buildArchitecture host and no buildxBuilder`,

@@ -7,10 +7,10 @@ import type { DeploymentTarget } from "../deployments/targets.ts";
 import { runApplicationDeployment } from "./pipeline.ts";
 
 export async function loadApplicationTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const application = await withOwner(services.db.selectFrom("applications"), "applications.environmentId")
+  const application = await withOwner(ctx.db.selectFrom("applications"), "applications.environmentId")
     .select([
       "applications.applicationId",
       "applications.name",

@@ -47,10 +47,10 @@ describe("application detail cache", () => {
   async function cachedOnBoth() {
     for (const platform of [a, b]) {
       await readUntilHeld(
-        () => platform.services.applicationDetails.holds(applicationId),
+        () => platform.ctx.applicationDetails.holds(applicationId),
         () => one(platform),
       );
-      expect(platform.services.applicationDetails.holds(applicationId)).toBe(true);
+      expect(platform.ctx.applicationDetails.holds(applicationId)).toBe(true);
     }
     const [fromA, fromB] = [await one(a), await one(b)];
     expect(fromB).toEqual(fromA);
@@ -72,13 +72,13 @@ describe("application detail cache", () => {
       token: owner.token,
     });
     await readUntilHeld(
-      () => a.services.applicationDetails.holds(applicationId),
+      () => a.ctx.applicationDetails.holds(applicationId),
       () => a.request(`/api/application.one?applicationId=${applicationId}`, { token: owner.token }),
     );
     const hit = await a.request(`/api/application.one?applicationId=${applicationId}`, {
       token: owner.token,
     });
-    expect(a.services.applicationDetails.holds(applicationId)).toBe(true);
+    expect(a.ctx.applicationDetails.holds(applicationId)).toBe(true);
     expect(hit.status).toBe(200);
     expect(JSON.stringify(hit.body)).toBe(JSON.stringify(missed.body));
     expect(hit.headers.get("content-type")).toBe(missed.headers.get("content-type"));
@@ -94,10 +94,10 @@ describe("application detail cache", () => {
       await cachedOnBoth();
       const writer = index % 2 === 0 ? a : b;
       // A statement trigger fires for a statement that touches no row: this proves the wiring.
-      await sql`delete from ${sql.table(table)} where false`.execute(writer.services.db);
+      await sql`delete from ${sql.table(table)} where false`.execute(writer.ctx.db);
       for (const platform of [a, b]) {
         await expect
-          .poll(() => platform.services.applicationDetails.holds(applicationId), { timeout: 5000 })
+          .poll(() => platform.ctx.applicationDetails.holds(applicationId), { timeout: 5000 })
           .toBe(false);
       }
     }
@@ -124,7 +124,7 @@ describe("application detail cache", () => {
     }
     await cachedOnBoth();
     await sql`update environments set name = 'stage' where environment_id = ${environmentId}`.execute(
-      b.services.db,
+      b.ctx.db,
     );
     for (const platform of [a, b]) expect((await one(platform)).environment.name).toBe("stage");
   });
@@ -134,22 +134,20 @@ describe("application detail cache", () => {
     const deploymentId = `dep-${applicationId}`;
     await sql`insert into deployments (deployment_id, application_id, target_kind, target_id, kind, title)
       values (${deploymentId}, ${applicationId}, 'application', ${applicationId}, 'deploy', 'cache test')`.execute(
-      a.services.db,
+      a.ctx.db,
     );
     for (const platform of [b, a]) {
       const deployments = (await one(platform)).deployments as { deploymentId: string; status: string }[];
       expect(deployments.map((d) => [d.deploymentId, d.status])).toEqual([[deploymentId, "idle"]]);
     }
     await cachedOnBoth();
-    await sql`update deployments set status = 'done' where deployment_id = ${deploymentId}`.execute(
-      b.services.db,
-    );
+    await sql`update deployments set status = 'done' where deployment_id = ${deploymentId}`.execute(b.ctx.db);
     for (const platform of [a, b]) {
       expect((await one(platform)).deployments.map((d: { status: string }) => d.status)).toEqual(["done"]);
     }
     await cachedOnBoth();
     await sql`update applications set application_status = 'running' where application_id = ${applicationId}`.execute(
-      a.services.db,
+      a.ctx.db,
     );
     for (const platform of [b, a]) expect((await one(platform)).applicationStatus).toBe("running");
   });
@@ -218,13 +216,13 @@ describe("application detail cache", () => {
     for (const platform of [a, b]) expect((await one(platform, member)).applicationId).toBe(applicationId);
     await grant([]);
     for (const platform of [a, b]) {
-      expect(platform.services.applicationDetails.holds(applicationId)).toBe(true);
+      expect(platform.ctx.applicationDetails.holds(applicationId)).toBe(true);
       const refused = await platform.query("application.one", { applicationId }, { token: member.token });
       expect(refused.status).toBe(404);
     }
     const stranger = await createUserDirectly(a, { email: "stranger@example.com" });
     for (const platform of [a, b]) {
-      expect(platform.services.applicationDetails.holds(applicationId)).toBe(true);
+      expect(platform.ctx.applicationDetails.holds(applicationId)).toBe(true);
       const foreign = await platform.query("application.one", { applicationId }, { token: stranger.token });
       expect(foreign.status).toBe(404);
     }

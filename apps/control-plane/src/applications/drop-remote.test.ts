@@ -54,7 +54,7 @@ describe("archives for remote servers", () => {
       .update(await readFile(file))
       .digest("hex");
 
-    const remote = await archiveSourceFor(platform.services, "some-server", { path: file, format: "tar.gz" });
+    const remote = await archiveSourceFor(platform.ctx, "some-server", { path: file, format: "tar.gz" });
     expect(remote.url.startsWith(`${baseUrl}/agent/artifacts/`)).toBe(true);
     expect(remote.sha256).toBe(expectedSha);
     const first = await fetch(remote.url);
@@ -63,14 +63,14 @@ describe("archives for remote servers", () => {
     expect((await fetch(remote.url)).status).toBe(404);
     expect((await fetch(`${baseUrl}/agent/artifacts/guessed-token`)).status).toBe(404);
 
-    const local = await archiveSourceFor(platform.services, "local", { path: file, format: "tar.gz" });
+    const local = await archiveSourceFor(platform.ctx, "local", { path: file, format: "tar.gz" });
     expect(local.url).toBe(`file://${file}`);
   });
 
   it("a drop upload for an application on a remote server deploys there", async () => {
     const serverId = await insertTestServer(platform, owner.user.organizationId, "remote");
     remoteAgent = await startAgent({
-      transport: platform.services.agents.client.transport,
+      transport: platform.ctx.agents.client.transport,
       serverId,
       mainDirectory: work,
     });

@@ -103,7 +103,7 @@ async function sha256OfFile(filePath: string): Promise<string> {
 
 /** The ArchiveSource of a stored upload for the agent of `serverId`. */
 export async function archiveSourceFor(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   archive: { path: string; format: ArchiveFormat },
 ): Promise<ArchiveSource> {
@@ -113,24 +113,24 @@ export async function archiveSourceFor(
   if (serverId === LOCAL_SERVER_ID) {
     return { url: pathToFileURL(archive.path).href, format: archive.format, sha256 };
   }
-  const base = controlPlaneUrlForAgents(services, controlPlanePublicIp(services.config));
+  const base = controlPlaneUrlForAgents(ctx, controlPlanePublicIp(ctx.config));
   if (!base) {
     throw new Error("Set PLATFORM_URL so remote servers can download the uploaded archive");
   }
-  const token = offerArtifact(archive.path, services.now().getTime());
+  const token = offerArtifact(archive.path, ctx.now().getTime());
   return { url: `${base}/agent/artifacts/${token}`, format: archive.format, sha256 };
 }
 
-function uploadDirectory(services: ServiceContext, applicationId: string): string {
-  return path.resolve(services.config.dataDir, "uploads", applicationId);
+function uploadDirectory(ctx: ServiceContext, applicationId: string): string {
+  return path.resolve(ctx.config.dataDir, "uploads", applicationId);
 }
 
 /** The newest stored upload of the application (a redeploy of a drop source rebuilds it). */
 export async function latestUpload(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
 ): Promise<{ path: string; format: ArchiveFormat } | undefined> {
-  const directory = uploadDirectory(services, applicationId);
+  const directory = uploadDirectory(ctx, applicationId);
   const names = await readdir(directory).catch(() => [] as string[]);
   const archives = names.filter((name) => name.endsWith(".zip") || name.endsWith(".tar.gz")).sort();
   const newest = archives.at(-1);
@@ -139,8 +139,8 @@ export async function latestUpload(
 }
 
 /** Removes the application's stored uploads (application.delete). */
-export async function removeUploads(services: ServiceContext, applicationId: string): Promise<void> {
-  await rm(uploadDirectory(services, applicationId), { recursive: true, force: true });
+export async function removeUploads(ctx: ServiceContext, applicationId: string): Promise<void> {
+  await rm(uploadDirectory(ctx, applicationId), { recursive: true, force: true });
 }
 
 /** zip or gzip by the first bytes; anything else is refused. */
@@ -152,14 +152,14 @@ function formatOf(bytes: Uint8Array): ArchiveFormat | undefined {
 
 /** Stores the archive as <dataDir>/uploads/<applicationId>/<time>-<id>.<ext>, keeping the newest few. */
 async function storeUpload(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
   bytes: Uint8Array,
   format: ArchiveFormat,
 ): Promise<string> {
-  const directory = uploadDirectory(services, applicationId);
+  const directory = uploadDirectory(ctx, applicationId);
   await mkdir(directory, { recursive: true, mode: 0o700 });
-  const stamp = services.now().getTime().toString().padStart(15, "0");
+  const stamp = ctx.now().getTime().toString().padStart(15, "0");
   const filePath = path.join(directory, `${stamp}-${newId()}.${format}`);
   await writeFile(filePath, bytes, { mode: 0o600 });
   const names = (await readdir(directory)).sort();
@@ -176,11 +176,11 @@ const tooLarge = () =>
   });
 
 /** The caller of an upload, from its headers alone: nothing of the body is read before this. */
-function uploadCaller(services: ServiceContext, request: Request, url: URL): Promise<Caller> {
-  return authenticate(services, credentialsOf(request), url.searchParams.keys());
+function uploadCaller(ctx: ServiceContext, request: Request, url: URL): Promise<Caller> {
+  return authenticate(ctx, credentialsOf(request), url.searchParams.keys());
 }
 
-async function dropDeployment(services: ServiceContext, caller: Caller, request: Request) {
+async function dropDeployment(ctx: ServiceContext, caller: Caller, request: Request) {
   if (!request.headers.get("content-type")?.toLowerCase().startsWith("multipart/form-data")) {
     throw badRequest("Send multipart/form-data with the fields applicationId and zip", {
       fields: ["zip"],
@@ -201,16 +201,16 @@ async function dropDeployment(services: ServiceContext, caller: Caller, request:
     throw badRequest("Attach the archive (.zip or .tar.gz) in the field zip", { fields: ["zip"] });
   }
   if (file.size > MAX_DROP_UPLOAD_BYTES) throw tooLarge();
-  const application = await findApplication(services.db, caller.organizationId, applicationId);
+  const application = await findApplication(ctx.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
-  await requireApplicationAccess(services.db, caller, application.applicationId);
+  await requireApplicationAccess(ctx.db, caller, application.applicationId);
   const bytes = new Uint8Array(await file.arrayBuffer());
   const format = formatOf(bytes);
   if (!format) throw badRequest("The archive must be a .zip or a .tar.gz file", { fields: ["zip"] });
 
-  const archivePath = await storeUpload(services, application.applicationId, bytes, format);
-  await updateApplication(services.db, application.applicationId, { sourceType: "drop" });
-  const { deploymentId } = await startApplicationDeployment(services, {
+  const archivePath = await storeUpload(ctx, application.applicationId, bytes, format);
+  await updateApplication(ctx.db, application.applicationId, { sourceType: "drop" });
+  const { deploymentId } = await startApplicationDeployment(ctx, {
     applicationId: application.applicationId,
     kind: "deploy",
     archive: { path: archivePath, format },
@@ -222,7 +222,7 @@ async function dropDeployment(services: ServiceContext, caller: Caller, request:
  * Registers the drop upload (both API prefixes) and the artifact download. Call before the
  * general /api body limit: the upload has its own, larger one.
  */
-export function registerDropRoutes(app: Hono, services: ServiceContext): void {
+export function registerDropRoutes(app: Hono, ctx: ServiceContext): void {
   const limit = bodyLimit({
     maxSize: MAX_DROP_UPLOAD_BYTES + 64 * 1024,
     onError: (c) => c.json(errorBodyFor(c.req.path, tooLarge()), 413),
@@ -231,7 +231,7 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
   const answerError = (c: Context, error: unknown) => {
     const apiError =
       error instanceof ApiError ? error : new ApiError("INTERNAL_SERVER_ERROR", "Internal server error");
-    if (!(error instanceof ApiError)) services.logger.error({ err: error }, "drop upload failed");
+    if (!(error instanceof ApiError)) ctx.logger.error({ err: error }, "drop upload failed");
     return c.json(errorBodyFor(c.req.path, apiError), apiError.status as 400);
   };
   for (const [route, trpc] of [
@@ -244,7 +244,7 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
       route,
       async (c, next) => {
         try {
-          c.set("caller", await uploadCaller(services, c.req.raw, new URL(c.req.url)));
+          c.set("caller", await uploadCaller(ctx, c.req.raw, new URL(c.req.url)));
           allowSlowBody(c.env);
         } catch (error) {
           return answerError(c, error);
@@ -254,7 +254,7 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
       limit,
       async (c) => {
         try {
-          const result = await dropDeployment(services, c.get("caller"), c.req.raw);
+          const result = await dropDeployment(ctx, c.get("caller"), c.req.raw);
           return c.json(trpc ? resultEnvelope(result) : result);
         } catch (error) {
           return answerError(c, error);
@@ -265,7 +265,7 @@ export function registerDropRoutes(app: Hono, services: ServiceContext): void {
   app.route("/", uploads);
 
   app.get("/agent/artifacts/:token", async (c) => {
-    const filePath = takeArtifact(c.req.param("token"), services.now().getTime());
+    const filePath = takeArtifact(c.req.param("token"), ctx.now().getTime());
     const size = filePath
       ? await stat(filePath)
           .then((s) => s.size)

@@ -17,7 +17,7 @@ import { gitUrlProblem } from "./validation.ts";
  * an SSH key of the caller's organization.
  */
 export async function checkGitSource(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { customGitUrl?: string | null; customGitSSHKeyId?: string | null } & Partial<
     Record<(typeof PROVIDER_ID_FIELD)[GitProviderType], string | null>
@@ -26,17 +26,17 @@ export async function checkGitSource(
   // A provider id set through update is checked like save*Provider's: another organization's is a 404.
   for (const [kind, field] of Object.entries(PROVIDER_ID_FIELD) as [GitProviderType, keyof typeof input][]) {
     const providerId = input[field];
-    if (providerId) await requireOwnProvider(services, caller, kind, providerId);
+    if (providerId) await requireOwnProvider(ctx, caller, kind, providerId);
   }
   const loopbackProblem =
-    input.customGitUrl && gitUrlProblem(input.customGitUrl, { outbound: services.config.outboundAllow });
+    input.customGitUrl && gitUrlProblem(input.customGitUrl, { outbound: ctx.config.outboundAllow });
   if (loopbackProblem) {
     throw badRequest(`customGitUrl is not an allowed Git URL: ${loopbackProblem}`, {
       fields: ["customGitUrl"],
     });
   }
   const sshKeyId = input.customGitSSHKeyId;
-  if (sshKeyId && !(await sshKeyBelongsTo(services.db, caller.organizationId, sshKeyId))) {
+  if (sshKeyId && !(await sshKeyBelongsTo(ctx.db, caller.organizationId, sshKeyId))) {
     throw notFound("SSH key");
   }
 }
@@ -46,12 +46,12 @@ export async function checkGitSource(
  * otherwise, like any other id of another organization). Returns nothing to patch.
  */
 export async function requireOwnProvider(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: GitProviderType,
   providerId: string,
 ): Promise<Record<string, never>> {
-  if (!(await findProvider(services.db, caller.organizationId, kind, providerId))) {
+  if (!(await findProvider(ctx.db, caller.organizationId, kind, providerId))) {
     throw notFound(`${PROVIDER_NAMES[kind]} provider`);
   }
   return {};

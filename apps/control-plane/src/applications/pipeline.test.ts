@@ -926,7 +926,7 @@ describe("cancellation and services that were never deployed", () => {
       while (!logs.includes("slow-build-started") && Date.now() < started) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         logs = (
-          await platform.services.db
+          await platform.ctx.db
             .selectFrom("deployments")
             .select("logs")
             .where("deploymentId", "=", deploymentId)

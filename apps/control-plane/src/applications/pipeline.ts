@@ -36,8 +36,8 @@ import { openApplicationSecret } from "./views.ts";
 export const BUILD_TIMEOUT_MS = 30 * 60_000;
 const CLEAN_CACHE_TIMEOUT_MS = 10 * 60_000;
 
-async function loadApplication(services: ServiceContext, applicationId: string) {
-  return withOwner(services.db.selectFrom("applications"), "applications.environmentId")
+async function loadApplication(ctx: ServiceContext, applicationId: string) {
+  return withOwner(ctx.db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select(["projects.organizationId", "projects.env as projectEnv", "environments.env as environmentEnv"])
     .where("applications.applicationId", "=", applicationId)
@@ -67,19 +67,19 @@ export interface ApplicationVariant {
 
 /** Builds and deploys; throws an Error whose message is the failure reason (already logged). */
 export async function runApplicationDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  return runApplicationVariant(services, run, async () => {
-    const app = await loadApplication(services, run.target.id);
+  return runApplicationVariant(ctx, run, async () => {
+    const app = await loadApplication(ctx, run.target.id);
     if (!app) return fail("The application no longer exists");
     return {
       app,
       variant: {
         owner: applicationOwner(app.organizationId, app.applicationId),
-        buildSecrets: openApplicationSecret(services.secrets, "buildSecrets", app, app.buildSecretsSealed),
-        ports: await listApplicationPorts(services.db, app.applicationId),
-        mounts: await serviceMountsOf(services.db, "application", app.applicationId),
+        buildSecrets: openApplicationSecret(ctx.secrets, "buildSecrets", app, app.buildSecretsSealed),
+        ports: await listApplicationPorts(ctx.db, app.applicationId),
+        mounts: await serviceMountsOf(ctx.db, "application", app.applicationId),
         keepRollback: true,
       },
     };
@@ -94,31 +94,30 @@ export const loadDeployedApplication = loadApplication;
  * its application) as `variant` says; throws an Error whose message is the failure reason.
  */
 export async function runApplicationVariant(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
   load: () => Promise<{ app: LoadedApplication; variant: ApplicationVariant }>,
 ): Promise<DeploymentOutcome> {
-  const client = services.agents.client;
-  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+  const client = ctx.agents.client;
+  return runDeploymentSteps(ctx, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     checkAborted();
     const { app, variant } = await load();
-    if (app.serverId === null && services.config.edition === "cloud") {
+    if (app.serverId === null && ctx.config.edition === "cloud") {
       fail("The application has no server: set serverId (required on the cloud edition)");
     }
     // This machine runs only the instance organization's applications (agentServerId).
-    const serverId = await agentServerId(services, app.organizationId, app.serverId);
+    const serverId = await agentServerId(ctx, app.organizationId, app.serverId);
     setServer(serverId);
     const deployable: DeployableApplication = app;
 
     // A Docker image is not built: its build server plays no part.
     const builder: BuildServer | undefined =
-      app.sourceType === "docker" ? undefined : await buildServerOf(services, app);
+      app.sourceType === "docker" ? undefined : await buildServerOf(ctx, app);
     /** Where the image is built: the build server, else the application's own server. */
     const buildOn = builder?.serverId ?? serverId;
     const archive =
-      run.archive ??
-      (app.sourceType === "drop" ? await latestUpload(services, app.applicationId) : undefined);
-    const source = await deploymentSourceOf(services, deployable, buildOn, archive);
+      run.archive ?? (app.sourceType === "drop" ? await latestUpload(ctx, app.applicationId) : undefined);
+    const source = await deploymentSourceOf(ctx, deployable, buildOn, archive);
     const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
     const ports = variant.ports;
 
@@ -178,7 +177,7 @@ export async function runApplicationVariant(
       // gets the image once the deployment succeeded: rollbacks/).
       const pushTarget = async (registryId: string) => {
         const registry =
-          (await findRegistryCredentials(services, app.organizationId, registryId)) ??
+          (await findRegistryCredentials(ctx, app.organizationId, registryId)) ??
           fail("The build registry no longer exists");
         secrets.push(registry.password);
         const { registryUrl: serverAddress, username, password } = registry;
@@ -193,15 +192,15 @@ export async function runApplicationVariant(
       if (builder) {
         // The build server's agent runs the job: a cancel goes to it until the deploy starts.
         setServer(buildOn);
-        await recordBuildServer(services, run.deploymentId, builder.serverId);
+        await recordBuildServer(ctx, run.deploymentId, builder.serverId);
         log(`Building on the build server ${builder.name} (${builder.serverId})`);
       }
       log(source.source.git ? `Cloning ${source.description}…` : `Unpacking ${source.description}…`);
       log(`Building ${imageName} (${app.buildType})…`);
       if (command.pushRegistry) log(`Pushing to ${command.pushRegistry.serverAddress} after the build…`);
       const build = () =>
-        forwardAgentLog(services, buildOn, command.logStreamId, log, () =>
-          followAgentJob(services, {
+        forwardAgentLog(ctx, buildOn, command.logStreamId, log, () =>
+          followAgentJob(ctx, {
             serverId: buildOn,
             jobId: run.deploymentId,
             send: (attempt) =>
@@ -249,11 +248,11 @@ export async function runApplicationVariant(
     // images start two at a time (bench:burst). One deployment per application still holds.
     run.slot?.giveBack();
     const mounts = variant.mounts;
-    const networkNames = await networkDockerNames(services, app.organizationId, app.networkIds);
+    const networkNames = await networkDockerNames(ctx, app.organizationId, app.networkIds);
     const spec = buildServiceSpec({ app, image, env, ports, mounts, networkNames });
     log(`Deploying the service ${spec.name} (${spec.replicas} replica${spec.replicas === 1 ? "" : "s"})…`);
     await deployServiceSpec(
-      services,
+      ctx,
       { ...run, slot: undefined },
       serverId,
       { spec, registryAuth, owner: variant.owner },
@@ -261,7 +260,7 @@ export async function runApplicationVariant(
     );
     await variant.afterDeploy?.(serverId, log);
     if (variant.keepRollback)
-      await recordRollback(services, {
+      await recordRollback(ctx, {
         deploymentId: run.deploymentId,
         application: app,
         serverId,

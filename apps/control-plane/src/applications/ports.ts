@@ -32,7 +32,7 @@ export function findPort(db: Db, organizationId: string, portId: string): Promis
 
 /** Runs `write` under the claim of `publishedPort`/`protocol` on the application's server. */
 async function claimApplicationPort<T>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: PortOwner,
   claimed: { publishedPort: number; protocol: "tcp" | "udp" },
   write: (trx: Db) => Promise<T>,
@@ -45,7 +45,7 @@ async function claimApplicationPort<T>(
     except: { applicationId: application.applicationId },
   };
   try {
-    return await claimHostPort(services, claim, write);
+    return await claimHostPort(ctx, claim, write);
   } catch (error) {
     if (isUniqueViolation(error, PORT_UNIQUE_CONSTRAINT)) {
       throw conflict("The application already publishes this port with this protocol", {
@@ -58,11 +58,11 @@ async function claimApplicationPort<T>(
 
 /** Publishes a port of an application already found in the caller's organization. */
 export function insertPort(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: PortOwner,
   values: Omit<Insertable<PortTable>, "portId"> & { protocol: "tcp" | "udp" },
 ): Promise<Port> {
-  return claimApplicationPort(services, application, values, (trx) =>
+  return claimApplicationPort(ctx, application, values, (trx) =>
     trx
       .insertInto("ports")
       .values({ portId: newId(), ...values, applicationId: application.applicationId })
@@ -73,7 +73,7 @@ export function insertPort(
 
 /** Applies `changes` (at least one) to a port of `application`. */
 export function updatePort(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: PortOwner,
   port: Port,
   changes: Partial<Pick<Port, "publishedPort" | "targetPort" | "protocol" | "publishMode">>,
@@ -82,7 +82,7 @@ export function updatePort(
     publishedPort: changes.publishedPort ?? port.publishedPort,
     protocol: changes.protocol ?? port.protocol,
   };
-  return claimApplicationPort(services, application, claimed, (trx) =>
+  return claimApplicationPort(ctx, application, claimed, (trx) =>
     trx
       .updateTable("ports")
       .set(changes)

@@ -35,7 +35,7 @@ const update = (applicationId: string, input: Record<string, unknown>) =>
   test.platform.mutate("application.update", { applicationId, ...input }, as());
 const appNameOf = async (applicationId: string) =>
   (
-    await test.platform.services.db
+    await test.platform.ctx.db
       .selectFrom("applications")
       .select("appName")
       .where("applicationId", "=", applicationId)
@@ -143,7 +143,7 @@ describe("finding 5: renaming leaves no Traefik file behind", () => {
 
   it("refuses a rename once the application was deployed (409 naming appName)", async () => {
     const app = await createApplication(test);
-    await test.platform.services.db
+    await test.platform.ctx.db
       .insertInto("deployments")
       .values({
         deploymentId: newId(),
@@ -172,7 +172,7 @@ describe("finding 5: renaming leaves no Traefik file behind", () => {
 
 describe("finding 9: a stored bad appName can still be deleted", () => {
   const storeName = (applicationId: string, appName: string) =>
-    test.platform.services.db
+    test.platform.ctx.db
       .updateTable("applications")
       .set({ appName })
       .where("applicationId", "=", applicationId)
@@ -237,7 +237,7 @@ describe("finding 9: a stored bad appName can still be deleted", () => {
     );
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
     expect(await readIfExists(dynamicFile(test, `${good.appName}.yml`))).toBeUndefined();
-    const left = await test.platform.services.db
+    const left = await test.platform.ctx.db
       .selectFrom("applications")
       .select("applicationId")
       .where("applicationId", "in", [good.applicationId, bad.applicationId])
@@ -269,7 +269,7 @@ describe("this machine belongs to the instance organization", () => {
       expect(response.body.error.data.fields, procedure).toEqual(["serverId"]);
     }
     expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toBeUndefined();
-    const deployments = await test.platform.services.db
+    const deployments = await test.platform.ctx.db
       .selectFrom("deployments")
       .select("deploymentId")
       .where("applicationId", "=", app.applicationId)

@@ -19,50 +19,50 @@ const SERVICE_ACTION_TIMEOUT_MS = 60_000;
  * serverOf for a request: on the cloud edition an application without a server cannot run, and
  * this machine runs only the instance organization's applications (agentServerId).
  */
-async function serverFor(services: ServiceContext, app: Application): Promise<string> {
-  if (app.serverId === null && services.config.edition === "cloud") {
+async function serverFor(ctx: ServiceContext, app: Application): Promise<string> {
+  if (app.serverId === null && ctx.config.edition === "cloud") {
     throw badRequest("The application has no server: set serverId (required on the cloud edition)", {
       fields: ["serverId"],
     });
   }
-  const { organizationId } = await ownerOfApplication(services.db, app);
-  return agentServerId(services, organizationId, app.serverId);
+  const { organizationId } = await ownerOfApplication(ctx.db, app);
+  return agentServerId(ctx, organizationId, app.serverId);
 }
 
 async function runServiceAction(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   app: Application,
   action: ServiceAction,
 ) {
-  const owner = await ownerOfApplication(services.db, app);
-  return services.agents.client.serviceAction(serverId, app.appName, action, {
+  const owner = await ownerOfApplication(ctx.db, app);
+  return ctx.agents.client.serviceAction(serverId, app.appName, action, {
     replicas: app.replicas,
     timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
     owner,
   });
 }
 
-async function serviceAction(services: ServiceContext, app: Application, action: ServiceAction) {
-  const serverId = await serverFor(services, app);
-  return callAgent(serverId, () => runServiceAction(services, serverId, app, action), services.logger);
+async function serviceAction(ctx: ServiceContext, app: Application, action: ServiceAction) {
+  const serverId = await serverFor(ctx, app);
+  return callAgent(serverId, () => runServiceAction(ctx, serverId, app, action), ctx.logger);
 }
 
 /** Scales the service back to its replicas; a missing service (never deployed) is a 400. */
-export async function startApplicationService(services: ServiceContext, app: Application): Promise<void> {
-  const { found } = await serviceAction(services, app, "START");
+export async function startApplicationService(ctx: ServiceContext, app: Application): Promise<void> {
+  const { found } = await serviceAction(ctx, app, "START");
   if (!found) throw notDeployed();
 }
 
 /** Scales the service to 0; a missing service (never deployed) is a 400. */
-export async function stopApplicationService(services: ServiceContext, app: Application): Promise<void> {
-  const { found } = await serviceAction(services, app, "STOP");
+export async function stopApplicationService(ctx: ServiceContext, app: Application): Promise<void> {
+  const { found } = await serviceAction(ctx, app, "STOP");
   if (!found) throw notDeployed();
 }
 
 /** Restarts the service's tasks with the same spec; a missing service is a 400. */
-export async function reloadApplicationService(services: ServiceContext, app: Application): Promise<void> {
-  const { found } = await serviceAction(services, app, "RELOAD");
+export async function reloadApplicationService(ctx: ServiceContext, app: Application): Promise<void> {
+  const { found } = await serviceAction(ctx, app, "RELOAD");
   if (!found) throw notDeployed();
 }
 
@@ -70,10 +70,10 @@ export async function reloadApplicationService(services: ServiceContext, app: Ap
  * Removes the service (and its files on the server); a missing service is fine. A server whose
  * agent cannot be reached does not block the deletion of the application (removeServiceOf).
  */
-export async function removeApplicationService(services: ServiceContext, app: Application): Promise<void> {
+export async function removeApplicationService(ctx: ServiceContext, app: Application): Promise<void> {
   const serverId = serverOf(app);
-  await removeServiceOf(services, serverId, app.appName, "application", () =>
-    runServiceAction(services, serverId, app, "REMOVE"),
+  await removeServiceOf(ctx, serverId, app.appName, "application", () =>
+    runServiceAction(ctx, serverId, app, "REMOVE"),
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * Applications as a service kind of environments (projects/services.ts): their summaries in
+ * Applications as a service kind of environments (projects/workload-kinds.ts): their summaries in
  * project.one/all and environment.*, their copies in project.duplicate, their teardown before
  * an environment or project is removed, and their count per server (servers/service-count.ts).
  */
@@ -7,7 +7,7 @@ import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
-import type { ServiceKindHooks } from "../projects/services.ts";
+import type { ServiceKindHooks } from "../projects/workload-kinds.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import {
   countApplicationsByServer,
@@ -131,7 +131,7 @@ export const applicationHooks: ServiceKindHooks = {
     from applications a where a.environment_id = ${environmentId}
   ), '[]'::json)`,
   copy: (db, ids, target) => copyApplications(db, target.secrets, ids, target),
-  teardown: (services, environmentIds) => teardownApplicationsIn(services, environmentIds),
+  teardown: (ctx, environmentIds) => teardownApplicationsIn(ctx, environmentIds),
 };
 
 serviceCountersByKind.application = countApplicationsByServer;

@@ -59,9 +59,9 @@ export function registryHostOf(image: string): string {
 }
 
 /** Credentials to pull a `docker` source image: a registry record, else the application's own. */
-async function pullAuthOf(services: ServiceContext, app: DeployableApplication, image: string) {
+async function pullAuthOf(ctx: ServiceContext, app: DeployableApplication, image: string) {
   if (app.registryId) {
-    const registry = await findRegistryCredentials(services, app.organizationId, app.registryId);
+    const registry = await findRegistryCredentials(ctx, app.organizationId, app.registryId);
     if (registry) {
       return {
         serverAddress: registry.registryUrl,
@@ -70,11 +70,11 @@ async function pullAuthOf(services: ServiceContext, app: DeployableApplication, 
       };
     }
   }
-  const password = openApplicationSecret(services.secrets, "password", app, app.passwordSealed);
+  const password = openApplicationSecret(ctx.secrets, "password", app, app.passwordSealed);
   if (!app.username || !password) return undefined;
   const serverAddress =
     app.registryUrl?.replace(/^https?:\/\//, "").replace(/\/+$/, "") || registryHostOf(image);
-  await checkRegistryBeforeUse(services, serverAddress);
+  await checkRegistryBeforeUse(ctx, serverAddress);
   return { serverAddress, username: app.username, password };
 }
 
@@ -82,8 +82,8 @@ async function pullAuthOf(services: ServiceContext, app: DeployableApplication, 
  * Checks again, where the name is resolved, that a custom Git URL reaches no address the
  * outbound guard refuses (a host name could resolve to one).
  */
-async function checkGitHostResolution(services: ServiceContext, url: string): Promise<void> {
-  const outbound = services.config.outboundAllow;
+async function checkGitHostResolution(ctx: ServiceContext, url: string): Promise<void> {
+  const outbound = ctx.config.outboundAllow;
   const problem = gitUrlProblem(url, { outbound });
   if (problem) fail(`The Git URL is not allowed: it ${problem}`);
   const host = gitUrlHost(url);
@@ -193,24 +193,24 @@ export interface ProviderRepositoryRef {
  * provider error throws a message the deployment can show: it never carries the token.
  */
 export async function providerGitSource(
-  services: ServiceContext,
+  ctx: ServiceContext,
   ref: ProviderRepositoryRef,
 ): Promise<Init<GitSource>> {
   const name = PROVIDER_NAMES[ref.kind];
   if (!ref.providerId)
     return fail(`The service has no ${name} provider: choose one (${PROVIDER_ID_FIELD[ref.kind]})`);
   const provider =
-    (await findProvider(services.db, ref.organizationId, ref.kind, ref.providerId)) ??
+    (await findProvider(ctx.db, ref.organizationId, ref.kind, ref.providerId)) ??
     fail(`The ${name} provider of the service no longer exists: choose a source again`);
   let credentials: Awaited<ReturnType<typeof cloneCredentials>>;
   try {
-    credentials = await cloneCredentials(services, provider, ref.repositoryPath);
+    credentials = await cloneCredentials(ctx, provider, ref.repositoryPath);
   } catch (error) {
     return fail(
       `The ${name} provider "${provider.row.name}" gave no access token: ${(error as Error).message}`,
     );
   }
-  await checkGitHostResolution(services, credentials.url);
+  await checkGitHostResolution(ctx, credentials.url);
   return {
     url: credentials.url,
     branch: ref.branch,
@@ -228,19 +228,19 @@ const PROVIDER_KINDS: readonly string[] = ["github", "gitlab", "bitbucket", "git
  * deployment with a message naming it.
  */
 export async function repositoryGitSource(
-  services: ServiceContext,
+  ctx: ServiceContext,
   service: RepositoryFields,
   what: "application" | "compose service",
 ): Promise<Init<GitSource>> {
   if (service.sourceType === "git") {
     const url = required(service.customGitUrl, "customGitUrl");
-    await checkGitHostResolution(services, url);
+    await checkGitHostResolution(ctx, url);
     let sshPrivateKey: string | undefined;
     if (service.customGitSshKeyId) {
       const key =
-        (await findSshKey(services.db, service.organizationId, service.customGitSshKeyId)) ??
+        (await findSshKey(ctx.db, service.organizationId, service.customGitSshKeyId)) ??
         fail("The SSH key of the Git source no longer exists");
-      sshPrivateKey = await openPrivateKey(services, key);
+      sshPrivateKey = await openPrivateKey(ctx, key);
     }
     return {
       url,
@@ -258,7 +258,7 @@ export async function repositoryGitSource(
   if (!providerId)
     fail(`The ${what} has no ${PROVIDER_NAMES[kind]} provider: choose one (${PROVIDER_ID_FIELD[kind]})`);
   const repository = providerRepository(kind, service);
-  return providerGitSource(services, {
+  return providerGitSource(ctx, {
     organizationId: service.organizationId,
     kind,
     providerId,
@@ -270,7 +270,7 @@ export async function repositoryGitSource(
 
 /** The source of `app` for the agent of `serverId`. */
 export async function deploymentSourceOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: DeployableApplication,
   serverId: string,
   archive: { path: string; format: "zip" | "tar.gz" } | undefined,
@@ -281,7 +281,7 @@ export async function deploymentSourceOf(
         return fail("No archive was uploaded for this deployment: use application.dropDeployment");
       return {
         kind: "code",
-        source: { archive: await archiveSourceFor(services, serverId, archive) },
+        source: { archive: await archiveSourceFor(ctx, serverId, archive) },
         // Dokploy's dropBuildPath: the directory of the archive the build runs in.
         buildPath: app.dropBuildPath ?? undefined,
         description: `the uploaded ${archive.format} archive`,
@@ -292,15 +292,15 @@ export async function deploymentSourceOf(
       // The engine pulls from the host the image names, with credentials or without: that host
       // passes the outbound guard as a registry login would (Docker Hub is public by definition).
       const imageRegistry = registryHostOf(image);
-      if (imageRegistry !== "docker.io") await checkRegistryBeforeUse(services, imageRegistry);
-      return { kind: "image", image, registryAuth: await pullAuthOf(services, app, image) };
+      if (imageRegistry !== "docker.io") await checkRegistryBeforeUse(ctx, imageRegistry);
+      return { kind: "image", image, registryAuth: await pullAuthOf(ctx, app, image) };
     }
     case "github":
     case "gitlab":
     case "bitbucket":
     case "gitea":
     case "git": {
-      const git = await repositoryGitSource(services, app, "application");
+      const git = await repositoryGitSource(ctx, app, "application");
       const buildPath =
         app.sourceType === "git" ? app.customGitBuildPath : providerBuildPath(app.sourceType, app);
       return gitCode(git, buildPath);

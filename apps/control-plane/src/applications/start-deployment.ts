@@ -20,10 +20,10 @@ export interface StartDeploymentInput {
 
 /** Records the deployment (status idle = queued), enqueues its job, returns at once. */
 export async function startApplicationDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   input: StartDeploymentInput,
 ): Promise<{ deploymentId: string }> {
-  const application = await services.db
+  const application = await ctx.db
     .selectFrom("applications")
     .select(["applicationId", "serverId", "environmentId"])
     .where("applicationId", "=", input.applicationId)
@@ -31,11 +31,11 @@ export async function startApplicationDeployment(
   if (!application) throw notFound("Application");
   // This machine runs only the instance organization's applications, and none when it is
   // remote-servers-only (a 400 naming serverId).
-  if (application.serverId === null && services.config.edition !== "cloud") {
-    const { organizationId } = await ownerOfApplication(services.db, application);
-    await deploymentServerId(services, organizationId, null);
+  if (application.serverId === null && ctx.config.edition !== "cloud") {
+    const { organizationId } = await ownerOfApplication(ctx.db, application);
+    await deploymentServerId(ctx, organizationId, null);
   }
-  const deployment = await insertDeployment(services.db, {
+  const deployment = await insertDeployment(ctx.db, {
     target: { kind: "application", id: application.applicationId },
     kind: input.kind,
     title: input.title || DEFAULT_TITLES[input.kind],
@@ -44,6 +44,6 @@ export async function startApplicationDeployment(
     archive: input.archive,
     restoresRollbackId: input.restoresRollbackId ?? null,
   });
-  await enqueueOrFail(services, deployment.deploymentId, application.applicationId);
+  await enqueueOrFail(ctx, deployment.deploymentId, application.applicationId);
   return { deploymentId: deployment.deploymentId };
 }

@@ -15,19 +15,19 @@ import { removeUploads } from "./drop.ts";
 import { removeApplicationService } from "./runtime.ts";
 
 export async function teardownApplication(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: Application,
   reason: string,
 ): Promise<void> {
   // No deployment may go on creating a service for an application that is gone.
-  await dropWaitingDeployments(services, application.applicationId, reason);
-  await deleteApplicationPreviews(services, application.applicationId, reason);
-  await stopRunningDeployment(services, application.applicationId, reason);
-  await removeOwnService(services, application);
-  await removeUploads(services, application.applicationId);
-  await removeApplicationProxy(services, application);
+  await dropWaitingDeployments(ctx, application.applicationId, reason);
+  await deleteApplicationPreviews(ctx, application.applicationId, reason);
+  await stopRunningDeployment(ctx, application.applicationId, reason);
+  await removeOwnService(ctx, application);
+  await removeUploads(ctx, application.applicationId);
+  await removeApplicationProxy(ctx, application);
   // Kept rollback images are exempt from image cleanups: untagged here or never.
-  await removeRollbacks(services, await listApplicationRollbacks(services.db, application.applicationId));
+  await removeRollbacks(ctx, await listApplicationRollbacks(ctx.db, application.applicationId));
 }
 
 /**
@@ -36,13 +36,13 @@ export async function teardownApplication(
  * neither rule never had one. A service of that name labelled for someone else is not the
  * application's: nothing to remove, so the deletion goes on.
  */
-async function removeOwnService(services: ServiceContext, application: Application): Promise<void> {
+async function removeOwnService(ctx: ServiceContext, application: Application): Promise<void> {
   if (!isExistingAppName(application.appName)) return;
   try {
-    await removeApplicationService(services, application);
+    await removeApplicationService(ctx, application);
   } catch (error) {
     if (!(error instanceof ApiError) || error.code !== "CONFLICT") throw error;
-    services.logger.warn(
+    ctx.logger.warn(
       { applicationId: application.applicationId, appName: application.appName },
       "the service named after the application belongs to someone else: left in place",
     );
@@ -51,15 +51,15 @@ async function removeOwnService(services: ServiceContext, application: Applicati
 
 /** Tears down every application of the environments (their rows go with the environments). */
 export async function teardownApplicationsIn(
-  services: ServiceContext,
+  ctx: ServiceContext,
   environmentIds: readonly string[],
 ): Promise<void> {
-  const applications = await services.db
+  const applications = await ctx.db
     .selectFrom("applications")
     .selectAll()
     .where("environmentId", "in", environmentIds)
     .execute();
   for (const application of applications) {
-    await teardownApplication(services, application, "The application's environment was deleted");
+    await teardownApplication(ctx, application, "The application's environment was deleted");
   }
 }

@@ -59,7 +59,7 @@ describe("API keys", () => {
     const text = JSON.stringify(me.body);
     expect(text).not.toContain(created.key);
     expect(text).not.toMatch(/keyHash|key_hash/);
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("apiKeys")
       .select("keyHash")
       .where("apiKeyId", "=", created.id)
@@ -131,7 +131,7 @@ describe("API keys", () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 3600_000 + 1000);
     expect((await platform.query("user.get", {}, { apiKey: created.key })).status).toBe(200);
 
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("apiKeys")
       .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
       .where("apiKeyId", "=", created.id)
@@ -173,12 +173,12 @@ describe("API keys", () => {
     const leaving = await platform.addMember(owner, "member", "key-of-a-leaver@example.com");
     const created = await createKey(leaving, { remaining: 2 });
     expect((await platform.query("user.get", {}, { apiKey: created.key })).status).toBe(200);
-    const membership = await platform.services.db
+    const membership = await platform.ctx.db
       .selectFrom("members")
       .selectAll()
       .where("userId", "=", leaving.user.id)
       .executeTakeFirstOrThrow();
-    await platform.services.db.deleteFrom("members").where("memberId", "=", membership.memberId).execute();
+    await platform.ctx.db.deleteFrom("members").where("memberId", "=", membership.memberId).execute();
     try {
       const refused = await platform.query("user.get", {}, { apiKey: created.key });
       expect(refused.status).toBe(401);
@@ -187,13 +187,13 @@ describe("API keys", () => {
       const over = await platform.query("user.get", {}, { apiKey: created.key });
       expect(over.status).toBe(429);
     } finally {
-      await platform.services.db.insertInto("members").values(membership).execute();
+      await platform.ctx.db.insertInto("members").values(membership).execute();
     }
   });
 
   it("starts a refilled budget full when remaining is not given", async () => {
     const created = await createKey(member, { refillAmount: 5, refillInterval: 3600 });
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("apiKeys")
       .select(["remaining", "refillAmount", "refillIntervalMs"])
       .where("apiKeyId", "=", created.id)

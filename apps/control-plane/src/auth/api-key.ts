@@ -28,12 +28,12 @@ export interface ApiKeyOptions {
 
 const DEFAULT_RATE_LIMIT = { timeWindowSeconds: 60, max: 60 };
 
-export async function createApiKey(services: ServiceContext, options: ApiKeyOptions) {
+export async function createApiKey(ctx: ServiceContext, options: ApiKeyOptions) {
   const secret = randomToken(32);
   const key = options.prefix ? `${options.prefix}_${secret}` : secret;
-  const now = services.now();
+  const now = ctx.now();
   const rateLimitEnabled = options.rateLimitEnabled ?? false;
-  const row = await services.db
+  const row = await ctx.db
     .insertInto("apiKeys")
     .values({
       apiKeyId: newId(),
@@ -74,13 +74,13 @@ export function apiKeyHash(presented: string): string {
  * Uses the key row looked up by apiKeyHash (with whatever the caller joined to it): throws 401
  * when there is none or it expired, 429 over a limit, else spends one use and returns the row.
  */
-export async function useApiKey<K extends ApiKey>(services: ServiceContext, key: K | undefined): Promise<K> {
+export async function useApiKey<K extends ApiKey>(ctx: ServiceContext, key: K | undefined): Promise<K> {
   if (!key) throw new ApiError("UNAUTHORIZED", "Invalid API key");
-  if (key.expiresAt && new Date(key.expiresAt) <= services.now()) {
+  if (key.expiresAt && new Date(key.expiresAt) <= ctx.now()) {
     throw new ApiError("UNAUTHORIZED", "API key expired");
   }
-  if (key.remaining !== null) await spendUsage(services, key);
-  if (hasRateLimit(key)) await takeToken(services, key);
+  if (key.remaining !== null) await spendUsage(ctx, key);
+  if (hasRateLimit(key)) await takeToken(ctx, key);
   return key;
 }
 
@@ -90,10 +90,10 @@ const hasRateLimit = (key: ApiKey) =>
 /** Whether useApiKey writes on each use (a usage budget or a rate limit): such a key is never cached. */
 export const spendsOnUse = (key: ApiKey) => key.remaining !== null || hasRateLimit(key);
 
-async function spendUsage(services: ServiceContext, key: ApiKey): Promise<void> {
+async function spendUsage(ctx: ServiceContext, key: ApiKey): Promise<void> {
   const refillDue = sql<boolean>`(refill_amount is not null and refill_interval_ms is not null
     and now() - coalesce(last_refill_at, created_at) >= refill_interval_ms * interval '1 millisecond')`;
-  const spent = await services.db
+  const spent = await ctx.db
     .updateTable("apiKeys")
     .set({
       remaining: sql`case when ${refillDue} then refill_amount - 1 else remaining - 1 end`,
@@ -107,18 +107,18 @@ async function spendUsage(services: ServiceContext, key: ApiKey): Promise<void> 
     const headers: Record<string, string> = {};
     if (key.refillIntervalMs) {
       const since = key.lastRefillAt ?? key.createdAt;
-      const waitMs = new Date(since).getTime() + key.refillIntervalMs - services.now().getTime();
+      const waitMs = new Date(since).getTime() + key.refillIntervalMs - ctx.now().getTime();
       headers["Retry-After"] = String(Math.max(1, Math.ceil(waitMs / 1000)));
     }
     throw new ApiError("TOO_MANY_REQUESTS", "API key usage limit reached", { reason: "remaining" }, headers);
   }
 }
 
-async function takeToken(services: ServiceContext, key: ApiKey): Promise<void> {
+async function takeToken(ctx: ServiceContext, key: ApiKey): Promise<void> {
   const available = sql<number>`least(rate_limit_max::float8, coalesce(bucket_tokens, rate_limit_max::float8)
     + extract(epoch from (now() - coalesce(bucket_updated_at, now())))::float8 * 1000
       * rate_limit_max / rate_limit_time_window_ms)`;
-  const taken = await services.db
+  const taken = await ctx.db
     .updateTable("apiKeys")
     .set({ bucketTokens: sql`${available} - 1`, bucketUpdatedAt: sql`now()`, lastUsedAt: sql`now()` })
     .where("apiKeyId", "=", key.apiKeyId)

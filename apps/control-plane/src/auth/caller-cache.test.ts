@@ -35,7 +35,7 @@ describe("caller cache", () => {
     for (const platform of both()) {
       expect((await call(platform)).status).toBe(200);
       expect((await call(platform)).status).toBe(200);
-      expect(await platform.services.callers.lookup(cacheKey)).toBeDefined();
+      expect(await platform.ctx.callers.lookup(cacheKey)).toBeDefined();
     }
   }
 
@@ -99,14 +99,14 @@ describe("caller cache", () => {
   it("an expired key fails on the next request although it is cached", async () => {
     const { key } = await createKey({ expiresIn: 3600 });
     await seeOnBoth((p) => p.query("project.all", {}, { apiKey: key }), `apiKey:${apiKeyHash(key)}`);
-    const realNow = a.services.now;
-    a.services.now = () => new Date(Date.now() + 2 * 3600_000);
+    const realNow = a.ctx.now;
+    a.ctx.now = () => new Date(Date.now() + 2 * 3600_000);
     try {
       const expired = await a.query("project.all", {}, { apiKey: key });
       expect(expired.status).toBe(401);
       expect(expired.body.error.message).toBe("API key expired");
     } finally {
-      a.services.now = realNow;
+      a.ctx.now = realNow;
     }
   });
 
@@ -116,12 +116,12 @@ describe("caller cache", () => {
       (p) => p.query("project.all", {}, { token: member.token }),
       `session:${apiKeyHash(member.token)}`,
     );
-    const realNow = a.services.now;
-    a.services.now = () => new Date(Date.now() + (a.services.config.sessionTtlSeconds + 60) * 1000);
+    const realNow = a.ctx.now;
+    a.ctx.now = () => new Date(Date.now() + (a.ctx.config.sessionTtlSeconds + 60) * 1000);
     try {
       expect((await a.query("project.all", {}, { token: member.token })).status).toBe(401);
     } finally {
-      a.services.now = realNow;
+      a.ctx.now = realNow;
     }
   });
 
@@ -132,7 +132,7 @@ describe("caller cache", () => {
       statuses.push((await platform.query("project.all", {}, { apiKey: key })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     for (const platform of both()) {
-      expect(await platform.services.callers.lookup(`apiKey:${apiKeyHash(key)}`)).toBeUndefined();
+      expect(await platform.ctx.callers.lookup(`apiKey:${apiKeyHash(key)}`)).toBeUndefined();
     }
   });
 

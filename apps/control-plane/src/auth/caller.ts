@@ -15,7 +15,7 @@ import { sessionRateLimiterOf } from "./session-rate-limit.ts";
 const QUERY_CREDENTIAL_NAMES = ["apikey", "api_key", "api-key", "x-api-key", "token", "access_token", "key"];
 
 export async function authenticate(
-  services: ServiceContext,
+  ctx: ServiceContext,
   headers: RequestCredentials,
   queryNames: Iterable<string>,
 ): Promise<Caller> {
@@ -37,32 +37,32 @@ export async function authenticate(
   if (fromCookie && !isSession) throw unauthorized("Invalid or expired session");
   const hash = apiKeyHash(presented);
   const cacheKey = `${isSession ? "session" : "apiKey"}:${hash}`;
-  const cached = await services.callers.lookup(cacheKey);
-  if (cached) return limited(services, csrfChecked(services, cached, fromCookie, headers));
+  const cached = await ctx.callers.lookup(cacheKey);
+  if (cached) return limited(ctx, csrfChecked(ctx, cached, fromCookie, headers));
 
-  const generation = services.callers.begin();
-  const found = isSession ? await sessionCaller(services, presented) : await apiKeyCaller(services, hash);
-  if (found.cacheable) services.callers.store(cacheKey, generation, found.caller, found.expiresAt);
-  return limited(services, csrfChecked(services, found.caller, fromCookie, headers));
+  const generation = ctx.callers.begin();
+  const found = isSession ? await sessionCaller(ctx, presented) : await apiKeyCaller(ctx, hash);
+  if (found.cacheable) ctx.callers.store(cacheKey, generation, found.caller, found.expiresAt);
+  return limited(ctx, csrfChecked(ctx, found.caller, fromCookie, headers));
 }
 
 /** A cookie session's mutation carries the session's CSRF token (never asked of headers' credentials). */
 function csrfChecked(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   fromCookie: boolean,
   headers: RequestCredentials,
 ): Caller {
   if (fromCookie && headers.unsafe && caller.credential.kind === "session") {
-    checkCsrf(services, caller.credential.sessionId, headers.csrfToken);
+    checkCsrf(ctx, caller.credential.sessionId, headers.csrfToken);
   }
   return caller;
 }
 
 /** A session's request spends a token of its bucket (API keys spend theirs in useApiKey). */
-function limited(services: ServiceContext, caller: Caller): Caller {
+function limited(ctx: ServiceContext, caller: Caller): Caller {
   if (caller.credential.kind === "session") {
-    sessionRateLimiterOf(services.config)?.take(caller.credential.sessionId);
+    sessionRateLimiterOf(ctx.config)?.take(caller.credential.sessionId);
   }
   return caller;
 }
@@ -90,10 +90,10 @@ const callerColumns = [
 ] as const;
 
 /** The caller of a live session and its membership, in one query (it runs on every request). */
-async function sessionCaller(services: ServiceContext, token: string): Promise<FoundCaller> {
-  const sessionId = await sessionIdOfToken(services, token);
+async function sessionCaller(ctx: ServiceContext, token: string): Promise<FoundCaller> {
+  const sessionId = await sessionIdOfToken(ctx, token);
   if (!sessionId) throw unauthorized("Invalid or expired session");
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("sessions")
     .leftJoin("members", (join) =>
       join
@@ -105,7 +105,7 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<F
     .where("sessions.sessionId", "=", sessionId)
     .where("sessions.revokedAt", "is", null)
     .executeTakeFirst();
-  if (!row || new Date(row.expiresAt) <= services.now()) throw unauthorized("Invalid or expired session");
+  if (!row || new Date(row.expiresAt) <= ctx.now()) throw unauthorized("Invalid or expired session");
   return {
     caller: memberCaller(row.userId, row.activeOrganizationId, { kind: "session", sessionId }, row),
     // The token's own expiry is the row's, rounded down to the second (session.ts): the earlier.
@@ -118,8 +118,8 @@ async function sessionCaller(services: ServiceContext, token: string): Promise<F
  * The caller of an API key and its membership, read in one query (it runs on every request).
  * The key's expiry, usage and rate limit are checked (and spent) before the membership.
  */
-async function apiKeyCaller(services: ServiceContext, keyHash: string): Promise<FoundCaller> {
-  const row = await services.db
+async function apiKeyCaller(ctx: ServiceContext, keyHash: string): Promise<FoundCaller> {
+  const row = await ctx.db
     .selectFrom("apiKeys")
     .leftJoin("members", (join) =>
       join
@@ -131,7 +131,7 @@ async function apiKeyCaller(services: ServiceContext, keyHash: string): Promise<
     .select(callerColumns)
     .where("apiKeys.keyHash", "=", keyHash)
     .executeTakeFirst();
-  const key = await useApiKey(services, row);
+  const key = await useApiKey(ctx, row);
   return {
     caller: memberCaller(key.userId, key.organizationId, { kind: "apiKey", apiKeyId: key.apiKeyId }, key),
     expiresAt: key.expiresAt,

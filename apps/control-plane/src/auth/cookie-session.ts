@@ -51,13 +51,13 @@ function cookieOf(header: string | null, name: string): string | undefined {
   return undefined;
 }
 
-export function csrfTokenOf(services: ServiceContext, sessionId: string): string {
-  return createHmac("sha256", services.sessionSigningKey).update(`csrf:${sessionId}`).digest("base64url");
+export function csrfTokenOf(ctx: ServiceContext, sessionId: string): string {
+  return createHmac("sha256", ctx.sessionSigningKey).update(`csrf:${sessionId}`).digest("base64url");
 }
 
 /** Throws 403 unless the request's X-CSRF-Token is the session's. */
-export function checkCsrf(services: ServiceContext, sessionId: string, presented: string | undefined): void {
-  const expected = Buffer.from(csrfTokenOf(services, sessionId));
+export function checkCsrf(ctx: ServiceContext, sessionId: string, presented: string | undefined): void {
+  const expected = Buffer.from(csrfTokenOf(ctx, sessionId));
   const given = Buffer.from(presented ?? "");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw new ApiError(
@@ -74,15 +74,15 @@ export interface SessionCookies {
   end(): void;
 }
 
-export function sessionCookiesOf(c: Context, services: ServiceContext): SessionCookies {
-  const secure = isSecureRequest(c, services);
+export function sessionCookiesOf(c: Context, ctx: ServiceContext): SessionCookies {
+  const secure = isSecureRequest(c, ctx);
   const attributes = (maxAge: number) =>
     `Path=/; Max-Age=${maxAge}; SameSite=Strict${secure ? "; Secure" : ""}`;
   return {
     start: ({ token, sessionId, expiresAt }) => {
-      const maxAge = Math.max(0, Math.floor((Date.parse(expiresAt) - services.now().getTime()) / 1000));
+      const maxAge = Math.max(0, Math.floor((Date.parse(expiresAt) - ctx.now().getTime()) / 1000));
       c.header("Set-Cookie", `${SESSION_COOKIE}=${token}; ${attributes(maxAge)}; HttpOnly`, { append: true });
-      c.header("Set-Cookie", `${CSRF_COOKIE}=${csrfTokenOf(services, sessionId)}; ${attributes(maxAge)}`, {
+      c.header("Set-Cookie", `${CSRF_COOKIE}=${csrfTokenOf(ctx, sessionId)}; ${attributes(maxAge)}`, {
         append: true,
       });
     },
@@ -94,9 +94,9 @@ export function sessionCookiesOf(c: Context, services: ServiceContext): SessionC
 }
 
 /** https: PLATFORM_URL says so, or a trusted proxy (PLATFORM_TRUSTED_PROXIES) forwarded an https request. */
-export function isSecureRequest(c: Context, services: ServiceContext): boolean {
-  if (services.config.platformUrl?.startsWith("https:")) return true;
-  if (!fromTrustedProxy(c, services.config.trustedProxies)) return false;
+export function isSecureRequest(c: Context, ctx: ServiceContext): boolean {
+  if (ctx.config.platformUrl?.startsWith("https:")) return true;
+  if (!fromTrustedProxy(c, ctx.config.trustedProxies)) return false;
   const proto = c.req.header("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase();
   return proto === "https";
 }

@@ -27,10 +27,10 @@ describe("login throttling", () => {
   const login = (email: string, password: string) => platform.mutate("auth.login", { email, password });
   /** Moves every counter's time back by `seconds`, as if that much time had passed. */
   const age = async (seconds: number) => {
-    const rows = await platform.services.db.selectFrom("loginThrottle").selectAll().execute();
+    const rows = await platform.ctx.db.selectFrom("loginThrottle").selectAll().execute();
     for (const row of rows) {
       const earlier = new Date(new Date(row.windowStartedAt).getTime() - seconds * 1000).toISOString();
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("loginThrottle")
         .set({ windowStartedAt: earlier })
         .where("key", "=", row.key)
@@ -46,7 +46,7 @@ describe("login throttling", () => {
   afterAll(() => platform.close());
   // In-process requests share one client address: each test starts with no counts.
   beforeEach(async () => {
-    await platform.services.db.deleteFrom("loginThrottle").execute();
+    await platform.ctx.db.deleteFrom("loginThrottle").execute();
   });
 
   it("backs off exponentially per (account, address) pair, even for the right password", async () => {
@@ -158,7 +158,7 @@ describe("login throttling", () => {
 
   it("keeps the counts in the database, where every control plane on it finds them", async () => {
     await login(member.user.email, "wrong");
-    const rows = await platform.services.db.selectFrom("loginThrottle").selectAll().orderBy("key").execute();
+    const rows = await platform.ctx.db.selectFrom("loginThrottle").selectAll().orderBy("key").execute();
     expect(rows.map((row) => [row.key, row.attempts])).toEqual([
       ["account:throttled@example.com", 1],
       ["address:unknown", 1],
@@ -198,7 +198,7 @@ describe("account lockout is no denial of service (issue 22 finding 7)", () => {
   });
   afterAll(() => http?.close());
   beforeEach(async () => {
-    await http.platform.services.db.deleteFrom("loginThrottle").execute();
+    await http.platform.ctx.db.deleteFrom("loginThrottle").execute();
   });
 
   it("ten wrong passwords from one address do not lock the owner out from another", async () => {
@@ -217,7 +217,7 @@ describe("account lockout is no denial of service (issue 22 finding 7)", () => {
     for (let i = 0; i < 10; i++) {
       expect((await http.login(`203.0.113.${100 + i}`, owner.user.email, "guess")).status).toBe(401);
     }
-    await http.platform.services.db
+    await http.platform.ctx.db
       .updateTable("loginThrottle")
       .set({ attempts: LOGIN_MAX_ATTEMPTS.accountFromNewAddresses })
       .where("key", "=", `account:${owner.user.email}`)
@@ -227,7 +227,7 @@ describe("account lockout is no denial of service (issue 22 finding 7)", () => {
     // The address that signed in before is not refused.
     expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(200);
     // Trust ends LOGIN_TRUSTED_DAYS days after the last success.
-    await http.platform.services.db
+    await http.platform.ctx.db
       .updateTable("loginThrottle")
       .set({ windowStartedAt: new Date(Date.now() - (LOGIN_TRUSTED_DAYS + 1) * 86_400_000).toISOString() })
       .where("key", "like", "trusted:%")
@@ -239,7 +239,7 @@ describe("account lockout is no denial of service (issue 22 finding 7)", () => {
     const member = await http.platform.addMember(owner, "member", "second@example.com");
     const home = "192.0.2.11";
     expect((await http.login(home, owner.user.email, PASSWORD)).status).toBe(200);
-    await http.platform.services.db
+    await http.platform.ctx.db
       .insertInto("loginThrottle")
       .values({
         key: `account:${member.user.email}`,
@@ -264,7 +264,7 @@ describe("the client address of login throttling", () => {
         body: JSON.stringify({ email: "someone@example.com", password: "wrong" }),
       });
     const addressKeys = async () =>
-      (await platform.services.db.selectFrom("loginThrottle").select("key").orderBy("key").execute())
+      (await platform.ctx.db.selectFrom("loginThrottle").select("key").orderBy("key").execute())
         .map((row) => row.key)
         .filter((key) => key.startsWith("address:"));
     return {

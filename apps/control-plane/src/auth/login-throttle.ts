@@ -161,13 +161,13 @@ async function forgetOldRows(db: Db, now: Date): Promise<void> {
 
 /** Counts one attempt for `email` from `address`; throws 429 when a counter refuses it. */
 export async function takeLoginAttempt(
-  services: Pick<ServiceContext, "db" | "now">,
+  ctx: Pick<ServiceContext, "db" | "now">,
   email: string,
   address: string | null,
 ): Promise<void> {
-  const now = services.now();
+  const now = ctx.now();
   const key = keys(email, address);
-  const retryAfterSeconds = await services.db.transaction().execute(async (trx) => {
+  const retryAfterSeconds = await ctx.db.transaction().execute(async (trx) => {
     const pairWait = await takePairAttempt(trx, key.pair, now);
     if (pairWait > 0) return pairWait;
     const addressWait = await takeWindowAttempt(trx, key.address, LOGIN_MAX_ATTEMPTS.address, now);
@@ -176,7 +176,7 @@ export async function takeLoginAttempt(
     return takeWindowAttempt(trx, key.account, LOGIN_MAX_ATTEMPTS.accountFromNewAddresses, now);
   });
   // Now and then, forget what has expired.
-  if (Math.random() < 0.02) await forgetOldRows(services.db, now);
+  if (Math.random() < 0.02) await forgetOldRows(ctx.db, now);
   if (retryAfterSeconds > 0) {
     throw new ApiError(
       "TOO_MANY_REQUESTS",
@@ -193,20 +193,20 @@ export async function takeLoginAttempt(
  * addresses stays: the owner's success does not give a guesser elsewhere a fresh allowance.
  */
 export async function loginSucceeded(
-  services: Pick<ServiceContext, "db" | "now">,
+  ctx: Pick<ServiceContext, "db" | "now">,
   email: string,
   address: string | null,
 ): Promise<void> {
   const key = keys(email, address);
-  const now = services.now().toISOString();
-  await services.db.deleteFrom("loginThrottle").where("key", "=", key.pair).execute();
-  await services.db
+  const now = ctx.now().toISOString();
+  await ctx.db.deleteFrom("loginThrottle").where("key", "=", key.pair).execute();
+  await ctx.db
     .updateTable("loginThrottle")
     .set((eb) => ({ attempts: eb("attempts", "-", 1) }))
     .where("key", "=", key.address)
     .where("attempts", ">", 0)
     .execute();
-  await services.db
+  await ctx.db
     .insertInto("loginThrottle")
     .values({ key: key.trusted, attempts: 1, windowStartedAt: now })
     .onConflict((oc) => oc.column("key").doUpdateSet({ windowStartedAt: now }))

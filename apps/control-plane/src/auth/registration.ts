@@ -23,12 +23,12 @@ export interface Registration {
 
 /** Creates the user; answers their id and the organization their first session opens. */
 export function registerUser(
-  services: Pick<ServiceContext, "db" | "now">,
+  ctx: Pick<ServiceContext, "db" | "now">,
   registration: Registration,
   fromLoopback: boolean,
 ): Promise<{ userId: string; organizationId: string }> {
   const { email, name, passwordHash, invitationId, token } = registration;
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockUsersForRegistration(trx);
     const userId = newId();
 
@@ -57,7 +57,7 @@ export function registerUser(
     const invitation = await findPendingInvitationByToken(
       trx,
       { token, email, invitationId },
-      services.now().toISOString(),
+      ctx.now().toISOString(),
     );
     if (!invitation) {
       throw new ApiError("NOT_FOUND", "No pending invitation with this token for this email", {

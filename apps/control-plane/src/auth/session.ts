@@ -9,13 +9,13 @@ import { newId } from "../crypto/ids.ts";
 const ISSUER = "platform";
 
 export async function issueSession(
-  services: ServiceContext,
+  ctx: ServiceContext,
   userId: string,
   organizationId: string,
 ): Promise<{ token: string; expiresAt: string; sessionId: string }> {
   const sessionId = newId();
-  const expiresAt = new Date(services.now().getTime() + services.config.sessionTtlSeconds * 1000);
-  await services.db
+  const expiresAt = new Date(ctx.now().getTime() + ctx.config.sessionTtlSeconds * 1000);
+  await ctx.db
     .insertInto("sessions")
     .values({ sessionId, userId, activeOrganizationId: organizationId, expiresAt: expiresAt.toISOString() })
     .execute();
@@ -25,7 +25,7 @@ export async function issueSession(
     .setIssuer(ISSUER)
     .setIssuedAt()
     .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-    .sign(services.sessionSigningKey);
+    .sign(ctx.sessionSigningKey);
   return { token, expiresAt: expiresAt.toISOString(), sessionId };
 }
 
@@ -33,12 +33,12 @@ export async function issueSession(
  * The session id a token names when its signature, issuer and expiry hold, else null. The
  * caller still checks the session row (revoked, expired) in its own query.
  */
-export async function sessionIdOfToken(services: ServiceContext, token: string): Promise<string | null> {
+export async function sessionIdOfToken(ctx: ServiceContext, token: string): Promise<string | null> {
   try {
-    const { payload } = await jwtVerify(token, services.sessionSigningKey, {
+    const { payload } = await jwtVerify(token, ctx.sessionSigningKey, {
       issuer: ISSUER,
       algorithms: ["HS256"],
-      currentDate: services.now(),
+      currentDate: ctx.now(),
     });
     return typeof payload.sid === "string" ? payload.sid : null;
   } catch {
@@ -46,10 +46,10 @@ export async function sessionIdOfToken(services: ServiceContext, token: string):
   }
 }
 
-export async function revokeSession(services: ServiceContext, sessionId: string): Promise<void> {
-  await services.db
+export async function revokeSession(ctx: ServiceContext, sessionId: string): Promise<void> {
+  await ctx.db
     .updateTable("sessions")
-    .set({ revokedAt: services.now().toISOString() })
+    .set({ revokedAt: ctx.now().toISOString() })
     .where("sessionId", "=", sessionId)
     .execute();
 }

@@ -17,13 +17,13 @@ import { ApiError } from "../errors.ts";
  * At start: the set-up token this control plane prints, stored by its hash, when no user exists
  * yet; null once the instance is claimed.
  */
-export async function issueSetupToken(services: ServiceContext): Promise<string | null> {
-  const anyUser = await services.db.selectFrom("users").select("userId").limit(1).executeTakeFirst();
+export async function issueSetupToken(ctx: ServiceContext): Promise<string | null> {
+  const anyUser = await ctx.db.selectFrom("users").select("userId").limit(1).executeTakeFirst();
   if (anyUser) return null;
-  const token = services.config.setupToken ?? randomToken();
-  await services.db
+  const token = ctx.config.setupToken ?? randomToken();
+  await ctx.db
     .insertInto("setupTokens")
-    .values({ tokenHash: sha256Hex(token), createdAt: services.now().toISOString() })
+    .values({ tokenHash: sha256Hex(token), createdAt: ctx.now().toISOString() })
     .onConflict((oc) => oc.column("tokenHash").doNothing())
     .execute();
   return token;

@@ -136,19 +136,19 @@ export function toDestinationView(row: Destination): z.infer<typeof destinationS
 }
 
 export async function insertDestination(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   fields: DestinationFields,
 ): Promise<Destination> {
   const destinationId = newId();
   const { secretAccessKey, ...rest } = fields;
-  return services.db
+  return ctx.db
     .insertInto("destinations")
     .values({
       ...rest,
       destinationId,
       organizationId,
-      secretAccessKeySealed: services.secrets.encrypt(
+      secretAccessKeySealed: ctx.secrets.encrypt(
         secretAccessKey,
         sealContext({ destinationId, organizationId }),
       ),
@@ -181,7 +181,7 @@ export function listDestinations(db: Db, organizationId: string): Promise<Destin
 }
 
 export async function updateDestination(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   destinationId: string,
   fields: Partial<DestinationFields>,
@@ -189,13 +189,13 @@ export async function updateDestination(
   const { secretAccessKey, ...rest } = fields;
   const patch: Partial<Omit<Destination, "destinationId" | "organizationId" | "createdAt">> = { ...rest };
   if (secretAccessKey !== undefined) {
-    patch.secretAccessKeySealed = services.secrets.encrypt(
+    patch.secretAccessKeySealed = ctx.secrets.encrypt(
       secretAccessKey,
       sealContext({ destinationId, organizationId }),
     );
   }
-  if (Object.keys(patch).length === 0) return findDestination(services.db, organizationId, destinationId);
-  return services.db
+  if (Object.keys(patch).length === 0) return findDestination(ctx.db, organizationId, destinationId);
+  return ctx.db
     .updateTable("destinations")
     .set(patch)
     .where("destinationId", "=", destinationId)
@@ -239,24 +239,24 @@ function refused(error: unknown): never {
 
 /** Before a connection test: the guard and the own-address rule. */
 export async function checkEndpointProbe(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   storage: { endpoint: string; region: string },
 ): Promise<void> {
-  await checkUserTarget(services, organizationId, endpointTarget(storage)).catch(refused);
+  await checkUserTarget(ctx, organizationId, endpointTarget(storage)).catch(refused);
 }
 
 /**
  * The destination's bucket with its secret opened, for the agent or this process; throws a 400
  * naming `endpoint` when the outbound guard refuses its host.
  */
-export async function storageOf(services: ServiceContext, destination: Destination): Promise<ObjectStorage> {
-  await checkOutboundHost(endpointTarget(destination).host, services.config.outboundAllow).catch(refused);
+export async function storageOf(ctx: ServiceContext, destination: Destination): Promise<ObjectStorage> {
+  await checkOutboundHost(endpointTarget(destination).host, ctx.config.outboundAllow).catch(refused);
   return {
     endpoint: destination.endpoint,
     region: destination.region,
     bucket: destination.bucket,
     accessKey: destination.accessKey,
-    secretAccessKey: services.secrets.decrypt(destination.secretAccessKeySealed, sealContext(destination)),
+    secretAccessKey: ctx.secrets.decrypt(destination.secretAccessKeySealed, sealContext(destination)),
   };
 }

@@ -213,7 +213,7 @@ describe("postgres", () => {
       // On a schedule (every second, croner's 6-field form), then off again.
       await ok("backup.update", { backupId: backup.backupId, schedule: "* * * * * *" });
       const scheduled = await eventually(async () => {
-        const found = await platform.services.db
+        const found = await platform.ctx.db
           .selectFrom("deployments")
           .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
           .selectAll()
@@ -228,7 +228,7 @@ describe("postgres", () => {
       // A scheduled run that started before the schedule was turned off still finishes: let it,
       // or its file (written after the drop below) would be the newest one restored and verified.
       await eventually(async () => {
-        const unfinished = await platform.services.db
+        const unfinished = await platform.ctx.db
           .selectFrom("deployments")
           .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
           .select("deployments.deploymentId")
@@ -301,7 +301,7 @@ describe("postgres", () => {
         { token: stranger.token },
       );
       expect(hidden.status).toBe(404);
-      const events = await platform.services.db
+      const events = await platform.ctx.db
         .selectFrom("events")
         .select(["kind", "payload"])
         .where("kind", "=", "databaseBackup")

@@ -28,7 +28,7 @@ afterEach(() => {
 
 /** A run of its own, its job's reply settled by `finish`, cancelled with "Cancelled by the user". */
 function startFollowing(answer: CancelJobResult, options: { resend?: boolean; mayRunOn?: boolean }) {
-  const cancelJob = vi.spyOn(platform.services.agents.client, "cancelJob").mockResolvedValue(answer);
+  const cancelJob = vi.spyOn(platform.ctx.agents.client, "cancelJob").mockResolvedValue(answer);
   const controller = new AbortController();
   const lines: string[] = [];
   const run = {
@@ -40,7 +40,7 @@ function startFollowing(answer: CancelJobResult, options: { resend?: boolean; ma
   } as unknown as DeploymentRun;
   let finish: (value: string) => void = () => {};
   const following = followRunJob(
-    { services: platform.services, run, serverId: "server-follow", log: (line) => lines.push(line) },
+    { ctx: platform.ctx, run, serverId: "server-follow", log: (line) => lines.push(line) },
     "volume",
     () => new Promise<string>((resolve) => (finish = resolve)),
     options,

@@ -35,12 +35,9 @@ import { findDestination, storageOf } from "./destinations.ts";
 const CANCEL_ANSWER_MS = 2000;
 
 /** Records a run, a deployment of its target, and queues it behind the target's other jobs. */
-export async function queueRun(
-  services: ServiceContext,
-  run: NewDeployment,
-): Promise<{ deploymentId: string }> {
-  const deployment = await insertDeployment(services.db, run);
-  await enqueueOrFail(services, deployment.deploymentId, run.target.id);
+export async function queueRun(ctx: ServiceContext, run: NewDeployment): Promise<{ deploymentId: string }> {
+  const deployment = await insertDeployment(ctx.db, run);
+  await enqueueOrFail(ctx, deployment.deploymentId, run.target.id);
   return { deploymentId: deployment.deploymentId };
 }
 
@@ -78,7 +75,7 @@ export function runLog(run: DeploymentRun) {
  */
 export async function followRunJob<T>(
   context: {
-    services: ServiceContext;
+    ctx: ServiceContext;
     run: DeploymentRun;
     serverId: string;
     log: (line: string) => void;
@@ -87,11 +84,11 @@ export async function followRunJob<T>(
   send: (jobId: string) => Promise<T>,
   options: { resend?: boolean; mayRunOn?: boolean } = {},
 ): Promise<T> {
-  const { services, run, serverId, log } = context;
+  const { ctx, run, serverId, log } = context;
   const jobId = `${run.deploymentId}-${step}`;
   const following = new AbortController();
   const cancel = async () => {
-    const answer = services.agents.client.cancelJob(serverId, jobId, CANCEL_ANSWER_MS).catch(() => undefined);
+    const answer = ctx.agents.client.cancelJob(serverId, jobId, CANCEL_ANSWER_MS).catch(() => undefined);
     // Only a run that allows it waits for the answer; the others stop following at once.
     if (options.mayRunOn && !isHandBack(run.signal.reason) && (await answer)?.runsOn) {
       log(`The ${step} job is past the point where it can be stopped: it runs on, and the run ends with it`);
@@ -102,8 +99,8 @@ export async function followRunJob<T>(
   if (run.signal.aborted) following.abort(run.signal.reason);
   else run.signal.addEventListener("abort", cancel, { once: true });
   try {
-    return await forwardAgentLog(services, serverId, jobId, log, () =>
-      followAgentJob(services, {
+    return await forwardAgentLog(ctx, serverId, jobId, log, () =>
+      followAgentJob(ctx, {
         serverId,
         jobId,
         send: (attempt) =>
@@ -246,11 +243,11 @@ export async function applyRetention(
  * (from `organizationId`'s destination of the run) and the run names no file.
  */
 export async function deleteUnconfirmedFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deploymentId: string,
   organizationId: string | undefined,
 ): Promise<void> {
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("backupRuns")
     .select(["backupFile", "backupSizeBytes", "backupDestinationId"])
     .where("deploymentId", "=", deploymentId)
@@ -258,38 +255,38 @@ export async function deleteUnconfirmedFile(
   if (!row?.backupFile || row.backupSizeBytes !== null) return;
   const destination =
     organizationId && row.backupDestinationId
-      ? await findDestination(services.db, organizationId, row.backupDestinationId)
+      ? await findDestination(ctx.db, organizationId, row.backupDestinationId)
       : undefined;
   if (destination) {
     try {
-      await deleteObject(await storageOf(services, destination), row.backupFile);
+      await deleteObject(await storageOf(ctx, destination), row.backupFile);
     } catch (error) {
-      services.logger.warn(
+      ctx.logger.warn(
         { err: error, deploymentId, key: row.backupFile },
         "the file of an interrupted backup run could not be deleted",
       );
     }
   }
-  await forgetFile(services.db, deploymentId);
+  await forgetFile(ctx.db, deploymentId);
 }
 
 /** Fails a run a stopped control plane left running (never run again) and settles its target. */
 export async function failInterrupted(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: { deploymentId: string; title: string },
   target: DeploymentTarget | undefined,
 ): Promise<void> {
   const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
   const result: DeploymentResult = { status: "error", errorMessage: reason };
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     const moved = await moveDeployments(
       trx,
       { deploymentId: row.deploymentId },
       ["running"],
       result,
       { line: reason },
-      services.now(),
+      ctx.now(),
     );
-    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
+    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, ctx.now());
   });
 }

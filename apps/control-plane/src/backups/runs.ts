@@ -51,16 +51,16 @@ type OwnedDatabase = DatabaseService & { organizationId: string };
 
 /** Queues a backup run (backup or verify) of `backup`; answers at once. */
 export async function startBackupRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   backup: Backup,
   kind: "backup" | "verify",
   options: { title?: string; backupFile?: string } = {},
 ): Promise<{ deploymentId: string }> {
   if (!backup.databaseId) throw new Error("A web-server backup runs through startWebServerBackupRun");
   const databaseId = backup.databaseId;
-  const database = await findDatabaseWithOrganization(services.db, databaseId);
+  const database = await findDatabaseWithOrganization(ctx.db, databaseId);
   if (!database) throw new Error("The database of the backup no longer exists");
-  return queueRun(services, {
+  return queueRun(ctx, {
     target: { kind: "database", id: databaseId },
     kind,
     title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
@@ -76,12 +76,12 @@ export async function startBackupRun(
 
 /** Queues a restore of `backupFile` from the destination into the database `databaseName`. */
 export async function startRestoreRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   database: OwnedDatabase,
   input: { destinationId: string; backupFile: string; databaseName: string },
 ): Promise<{ deploymentId: string }> {
-  await agentServerId(services, database.organizationId, database.serverId);
-  return queueRun(services, {
+  await agentServerId(ctx, database.organizationId, database.serverId);
+  return queueRun(ctx, {
     target: { kind: "database", id: database.databaseId },
     kind: "restore",
     title: `Restore ${input.backupFile.split("/").pop()}`.slice(0, 200),
@@ -103,7 +103,7 @@ export async function startRestoreRun(
  * next scheduled run makes a new file.
  */
 export async function failInterruptedBackupRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: {
     deploymentId: string;
     databaseId: string;
@@ -114,15 +114,15 @@ export async function failInterruptedBackupRun(
 ): Promise<void> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
   for (const step of ["backup", "restore", "verify"]) {
-    await services.agents.client.cancelJob(serverId, `${row.deploymentId}-${step}`, 2000).catch(() => {});
+    await ctx.agents.client.cancelJob(serverId, `${row.deploymentId}-${step}`, 2000).catch(() => {});
   }
-  const target = await loadDeploymentTarget(services, {
+  const target = await loadDeploymentTarget(ctx, {
     targetKind: "database",
     targetId: row.databaseId,
     kind: row.kind,
   });
-  if (row.kind === "backup") await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
-  await failInterrupted(services, row, target);
+  if (row.kind === "backup") await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
+  await failInterrupted(ctx, row, target);
 }
 
 /** How the dump and restore tools reach the database (root for the MySQL family). */
@@ -184,51 +184,47 @@ async function settleBackupRun(
 }
 
 /** Runs one backup, restore or verify deployment; throws with the reason (already logged). */
-export async function runBackupRun(services: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
+export async function runBackupRun(ctx: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
   const { secrets, log, failure } = runLog(run);
   try {
-    const deployment = await services.db
+    const deployment = await ctx.db
       .selectFrom("deployments")
       .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select(["kind", "backupId", "backupDestinationId", "backupFile", "backupDatabaseName"])
       .where("deployments.deploymentId", "=", run.deploymentId)
       .executeTakeFirstOrThrow();
-    const database = await findDatabaseWithOrganization(services.db, run.target.id);
+    const database = await findDatabaseWithOrganization(ctx.db, run.target.id);
     if (!database) throw new Error("The database service no longer exists");
-    const serverId = await agentServerId(services, database.organizationId, database.serverId);
-    const opened = openDatabase(services.secrets, database);
+    const serverId = await agentServerId(ctx, database.organizationId, database.serverId);
+    const opened = openDatabase(ctx.secrets, database);
     secrets.push(
       opened.databasePassword,
       ...(opened.databaseRootPassword ? [opened.databaseRootPassword] : []),
     );
     const backup = deployment.backupId
-      ? await findBackupWithOrganization(services.db, deployment.backupId)
+      ? await findBackupWithOrganization(ctx.db, deployment.backupId)
       : undefined;
     if (deployment.kind !== "restore" && !backup) throw new Error("The backup no longer exists");
     const destinationId = deployment.backupDestinationId ?? backup?.destinationId;
     const destination = destinationId
-      ? await findDestination(services.db, database.organizationId, destinationId)
+      ? await findDestination(ctx.db, database.organizationId, destinationId)
       : undefined;
     if (!destination) throw new Error("The destination no longer exists");
-    const storage = await storageOf(services, destination);
+    const storage = await storageOf(ctx, destination);
     secrets.push(storage.secretAccessKey);
-    const context: RunContext = { services, run, log, serverId, database, opened, storage };
+    const context: RunContext = { ctx, run, log, serverId, database, opened, storage };
 
     if (deployment.kind === "backup" && backup) {
-      const key = objectKeyOf({ ...backup, databaseType: database.kind }, services.now());
+      const key = objectKeyOf({ ...backup, databaseType: database.kind }, ctx.now());
       const access = accessOf(database, opened, backup.database);
       log(
         `Backing up ${database.kind} ${access.databaseName || database.appName} to ${destination.name} as ${key}`,
       );
       const files = ownFilesOf({ ...backup, databaseType: database.kind });
       await abortLeftUploads(storage, files, log);
-      const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
+      const result = await uploadRecorded(ctx.db, run.deploymentId, key, () =>
         followRunJob<BackupDatabaseResult>(context, "backup", (jobId) =>
-          services.agents.client.backupDatabase(
-            serverId,
-            transferOf(context, access, key, jobId),
-            JOB_TIMEOUT_MS,
-          ),
+          ctx.agents.client.backupDatabase(serverId, transferOf(context, access, key, jobId), JOB_TIMEOUT_MS),
         ),
       );
       log(`Backup stored: ${key} (${result.sizeBytes} bytes)`);
@@ -240,13 +236,9 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
       const key = deployment.backupFile ?? "";
       const access = accessOf(database, opened, deployment.backupDatabaseName ?? "");
       const result = await followRunJob<RestoreDatabaseResult>(context, "restore", (jobId) =>
-        services.agents.client.restoreDatabase(
-          serverId,
-          transferOf(context, access, key, jobId),
-          JOB_TIMEOUT_MS,
-        ),
+        ctx.agents.client.restoreDatabase(serverId, transferOf(context, access, key, jobId), JOB_TIMEOUT_MS),
       );
-      await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
+      await recordFile(ctx.db, run.deploymentId, key, result.sizeBytes);
       log(`Restored ${key} into ${access.databaseName || database.appName}`);
       return { imageName: key };
     }
@@ -260,7 +252,7 @@ export async function runBackupRun(services: ServiceContext, run: DeploymentRun)
 }
 
 interface RunContext {
-  services: ServiceContext;
+  ctx: ServiceContext;
   run: DeploymentRun;
   log: (line: string) => void;
   serverId: string;
@@ -300,13 +292,13 @@ async function newestFile(context: RunContext, backup: Backup): Promise<string> 
 
 /** Restores `key` into a throwaway container of the database's image and stores the check. */
 async function verify(context: RunContext, backup: Backup, key: string): Promise<void> {
-  const { services, run, serverId, database, opened, log } = context;
-  const spec = buildDatabaseSpec(database, opened, services.config.defaultDatabaseImages);
+  const { ctx, run, serverId, database, opened, log } = context;
+  const spec = buildDatabaseSpec(database, opened, ctx.config.defaultDatabaseImages);
   const access = accessOf(database, opened, backup.database);
   log(`Verifying ${key}: restoring it into a throwaway ${spec.image} container`);
   try {
     const result = await followRunJob<RestoreDatabaseResult>(context, "verify", (jobId) =>
-      services.agents.client.restoreDatabase(
+      ctx.agents.client.restoreDatabase(
         serverId,
         {
           ...transferOf(context, access, key, jobId),
@@ -321,7 +313,7 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
         JOB_TIMEOUT_MS,
       ),
     );
-    await services.db
+    await ctx.db
       .updateTable("backupRuns")
       .set({ backupFile: key, backupCheck: result.check })
       .where("deploymentId", "=", run.deploymentId)
@@ -329,7 +321,7 @@ async function verify(context: RunContext, backup: Backup, key: string): Promise
     log(`Restore verified: ${result.check}`);
   } catch (error) {
     const reason = reasonOf(error, run.signal);
-    await services.db
+    await ctx.db
       .updateTable("backupRuns")
       .set({ backupFile: key, backupCheck: `failed: ${reason}`.slice(0, 1000) })
       .where("deploymentId", "=", run.deploymentId)

@@ -17,14 +17,14 @@ export class BackupSchedule extends CronTable {
   protected readonly what = "backup schedule";
 
   /** The enabled backups: database backups by their id, volume backups as `volume:<id>`. */
-  protected async rows(services: ServiceContext): Promise<CronRow[]> {
-    const rows = await services.db
+  protected async rows(ctx: ServiceContext): Promise<CronRow[]> {
+    const rows = await ctx.db
       .selectFrom("backups")
       .select(["backupId", "schedule"])
       .where("enabled", "=", true)
       .where("backupType", "=", "database")
       .execute();
-    const volumes = await services.db
+    const volumes = await ctx.db
       .selectFrom("volumeBackups")
       .select(["volumeBackupId", "cronExpression"])
       .where("enabled", "=", true)
@@ -36,32 +36,32 @@ export class BackupSchedule extends CronTable {
   }
 
   /** One scheduled firing: a backup run, unless one of this backup is waiting or running. */
-  protected run(services: ServiceContext, backupId: string): Promise<void> {
+  protected run(ctx: ServiceContext, backupId: string): Promise<void> {
     if (backupId.startsWith(VOLUME)) {
       const volumeBackupId = backupId.slice(VOLUME.length);
-      return fireUnlessBusy(services, {
+      return fireUnlessBusy(ctx, {
         what: "scheduled volume backup",
         column: "volumeBackupId",
         id: volumeBackupId,
         load: () =>
-          services.db
+          ctx.db
             .selectFrom("volumeBackups")
             .selectAll()
             .where("volumeBackupId", "=", volumeBackupId)
             .executeTakeFirst(),
-        start: (row) => startVolumeBackupRun(services, row, "Scheduled volume backup"),
+        start: (row) => startVolumeBackupRun(ctx, row, "Scheduled volume backup"),
       });
     }
-    return fireUnlessBusy(services, {
+    return fireUnlessBusy(ctx, {
       what: "scheduled backup",
       column: "backupId",
       id: backupId,
       load: () =>
-        services.db.selectFrom("backups").selectAll().where("backupId", "=", backupId).executeTakeFirst(),
+        ctx.db.selectFrom("backups").selectAll().where("backupId", "=", backupId).executeTakeFirst(),
       start: (backup) =>
         backup.databaseType === WEB_SERVER
-          ? startWebServerBackupRun(services, backup, "Scheduled backup")
-          : startBackupRun(services, backup, "backup", { title: "Scheduled backup" }),
+          ? startWebServerBackupRun(ctx, backup, "Scheduled backup")
+          : startBackupRun(ctx, backup, "backup", { title: "Scheduled backup" }),
     });
   }
 }

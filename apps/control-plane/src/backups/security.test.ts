@@ -87,7 +87,7 @@ async function setUpTenant(session: Session, prefix: string): Promise<Tenant> {
 const countRows = async () => ({
   deployments: Number(
     (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("deployments")
         .select((eb) => eb.fn.countAll().as("n"))
         .executeTakeFirstOrThrow()
@@ -95,7 +95,7 @@ const countRows = async () => ({
   ),
   backups: Number(
     (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("backups")
         .select((eb) => eb.fn.countAll().as("n"))
         .executeTakeFirstOrThrow()
@@ -103,7 +103,7 @@ const countRows = async () => ({
   ),
   volumeBackups: Number(
     (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("volumeBackups")
         .select((eb) => eb.fn.countAll().as("n"))
         .executeTakeFirstOrThrow()

@@ -20,11 +20,11 @@ export const manualAnswer = z.object({
 const WAIT_POLL_MS = 250;
 
 export async function waitForRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deploymentId: string,
 ): Promise<z.infer<typeof manualAnswer>> {
   for (;;) {
-    const row = await services.db
+    const row = await ctx.db
       .selectFrom("deployments")
       .leftJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select(["status", "backupFile", "backupSizeBytes", "backupCheck", "errorMessage"])

@@ -39,11 +39,11 @@ const SERVICE_NAME = "Web server";
  * of the organization); undefined when it is no such run of the caller's organization.
  */
 export async function findWebServerRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   deploymentId: string,
 ): Promise<Deployment | undefined> {
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("deployments")
     .innerJoin("backups", "backups.backupId", "deployments.webServerBackupId")
     .innerJoin("destinations", "destinations.destinationId", "backups.destinationId")
@@ -53,7 +53,7 @@ export async function findWebServerRun(
     .where("destinations.organizationId", "=", caller.organizationId)
     .executeTakeFirst();
   if (!row) return undefined;
-  if (!(await isInstanceAdmin(services.db, caller))) {
+  if (!(await isInstanceAdmin(ctx.db, caller))) {
     throw forbidden("Only instance administrators read the web-server backup's runs");
   }
   return row;
@@ -61,11 +61,11 @@ export async function findWebServerRun(
 
 /** Queues a run of the control plane's own backup; answers at once. */
 export async function startWebServerBackupRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   backup: Backup,
   title = "Web Server Backup",
 ): Promise<{ deploymentId: string }> {
-  return queueRun(services, {
+  return queueRun(ctx, {
     target: { kind: "webServer", id: backup.backupId },
     kind: "backup",
     title,
@@ -77,10 +77,10 @@ export async function startWebServerBackupRun(
 
 /** The worker's view of a web-server backup (deployments/targets.ts): no status, a backup event. */
 export async function loadWebServerTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   backupId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const backup = await findBackupWithOrganization(services.db, backupId);
+  const backup = await findBackupWithOrganization(ctx.db, backupId);
   if (!backup) return undefined;
   return {
     kind: "webServer",
@@ -126,23 +126,23 @@ export async function loadWebServerTarget(
 
 /** Dumps the control plane's database into the destination; throws with the reason (logged). */
 export async function runWebServerBackupRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
   const { secrets, log, failure } = runLog(run);
   try {
-    const backup = await findBackupWithOrganization(services.db, run.target.id);
+    const backup = await findBackupWithOrganization(ctx.db, run.target.id);
     if (!backup) throw new Error("The backup no longer exists");
-    const destination = await findDestination(services.db, backup.organizationId, backup.destinationId);
+    const destination = await findDestination(ctx.db, backup.organizationId, backup.destinationId);
     if (!destination) throw new Error("The destination no longer exists");
-    const storage = await storageOf(services, destination);
+    const storage = await storageOf(ctx, destination);
     secrets.push(storage.secretAccessKey);
-    const key = objectKeyOf(backup, services.now());
+    const key = objectKeyOf(backup, ctx.now());
     log(`Backing up the control plane's database to ${destination.name} as ${key}`);
     const files = ownFilesOf(backup);
     await abortLeftUploads(storage, files, log);
-    const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
-      backupWebServer(services.db, storage, key, run.signal),
+    const result = await uploadRecorded(ctx.db, run.deploymentId, key, () =>
+      backupWebServer(ctx.db, storage, key, run.signal),
     );
     log(`Backup stored: ${key} (${result.rows} rows of ${result.tables} tables, ${result.sizeBytes} bytes)`);
     await applyRetention(storage, files, backup.keepLatestCount, key, log);
@@ -158,15 +158,15 @@ export async function runWebServerBackupRun(
  * completed and the run names no file; it is not run again.
  */
 export async function failInterruptedWebServerRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: { deploymentId: string; title: string },
 ): Promise<void> {
-  const deployment = await services.db
+  const deployment = await ctx.db
     .selectFrom("deployments")
     .select(["targetId"])
     .where("deploymentId", "=", row.deploymentId)
     .executeTakeFirst();
-  const target = deployment ? await loadWebServerTarget(services, deployment.targetId) : undefined;
-  await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
-  await failInterrupted(services, row, target);
+  const target = deployment ? await loadWebServerTarget(ctx, deployment.targetId) : undefined;
+  await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
+  await failInterrupted(ctx, row, target);
 }

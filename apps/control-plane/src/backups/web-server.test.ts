@@ -163,7 +163,7 @@ describe("the control plane's own backup", () => {
     expect(restore.status).toBe(400);
     expect(JSON.stringify(restore.body)).toContain("databaseType");
     await original.mutateOk("backup.remove", byId, as(owner));
-    const rows = await original.services.db.selectFrom("backups").select("backupId").execute();
+    const rows = await original.ctx.db.selectFrom("backups").select("backupId").execute();
     expect(rows).toEqual([]);
   }, 60_000);
 
@@ -210,7 +210,7 @@ describe("the control plane's own backup", () => {
     expect((runs.body as { deploymentId: string }[]).map((run) => run.deploymentId)).toEqual(
       answers.map((answer) => answer.deploymentId).reverse(),
     );
-    const event = await original.services.db
+    const event = await original.ctx.db
       .selectFrom("events")
       .selectAll()
       .where("kind", "=", "databaseBackup")
@@ -221,8 +221,8 @@ describe("the control plane's own backup", () => {
     expect(one.lastRun).toMatchObject({ deploymentId: last.deploymentId, status: "done" });
 
     // The schedule fires a run the same way.
-    await original.services.backups.fire(backup.backupId);
-    const scheduled = await original.services.db
+    await original.ctx.backups.fire(backup.backupId);
+    const scheduled = await original.ctx.db
       .selectFrom("deployments")
       .select(["deploymentId", "title"])
       .where("webServerBackupId", "=", backup.backupId)
@@ -269,7 +269,7 @@ describe("the control plane's own backup", () => {
       { ...webServerInput(destination.destinationId as string), prefix: "interrupted" },
       as(owner),
     );
-    const deployment = await insertDeployment(original.services.db, {
+    const deployment = await insertDeployment(original.ctx.db, {
       target: { kind: "webServer", id: backup.backupId },
       kind: "backup",
       title: "Scheduled backup",
@@ -283,13 +283,13 @@ describe("the control plane's own backup", () => {
     });
     // The upload completed just before the control plane stopped: nothing confirmed it.
     await uploadObject(s3.storage, "interrupted/half.json.gz", Readable.from([Buffer.from("half")]));
-    await original.services.db
+    await original.ctx.db
       .updateTable("deployments")
       .set({ status: "running" })
       .where("deploymentId", "=", deployment.deploymentId)
       .execute();
-    await failInterruptedWebServerRun(original.services, deployment);
-    const row = await original.services.db
+    await failInterruptedWebServerRun(original.ctx, deployment);
+    const row = await original.ctx.db
       .selectFrom("deployments")
       .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .selectAll()
@@ -298,7 +298,7 @@ describe("the control plane's own backup", () => {
     expect(row).toMatchObject({ status: "error", backupFile: null });
     expect(row.errorMessage).toMatch(/Interrupted/);
     expect(await listObjects(s3.storage, "interrupted/")).toEqual([]);
-    const events = await original.services.db
+    const events = await original.ctx.db
       .selectFrom("events")
       .selectAll()
       .where("kind", "=", "databaseBackup")

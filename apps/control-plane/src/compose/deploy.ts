@@ -67,13 +67,13 @@ export function composeServerOf(row: { serverId: string | null }): string {
 }
 
 /** serverOf for a request: cloud needs a server; this machine runs only the instance organization's. */
-async function serverFor(services: ServiceContext, row: LocatedCompose): Promise<string> {
-  if (row.serverId === null && services.config.edition === "cloud") {
+async function serverFor(ctx: ServiceContext, row: LocatedCompose): Promise<string> {
+  if (row.serverId === null && ctx.config.edition === "cloud") {
     throw badRequest("The compose service has no server: set serverId (required on the cloud edition)", {
       fields: ["serverId"],
     });
   }
-  return agentServerId(services, row.organizationId, row.serverId);
+  return agentServerId(ctx, row.organizationId, row.serverId);
 }
 
 /** The variables the file is interpolated with: project < environment < compose, and Dokploy's. */
@@ -87,8 +87,8 @@ export function composeEnv(row: LocatedCompose): Record<string, string> {
 }
 
 /** The domains of the stack, as the conversion routes them. */
-export async function composeDomains(services: ServiceContext, composeId: string) {
-  return services.db
+export async function composeDomains(ctx: ServiceContext, composeId: string) {
+  return ctx.db
     .selectFrom("domains")
     .selectAll()
     .where("composeId", "=", composeId)
@@ -101,12 +101,12 @@ export async function composeDomains(services: ServiceContext, composeId: string
  * additions. A file or a domain the conversion refuses is a 400 naming where.
  */
 export async function convertedComposeOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
   composeFile = row.composeFile,
 ): Promise<ConvertedCompose> {
-  const domains = await composeDomains(services, row.composeId);
-  const tenancy = await tenantOf(services, row);
+  const domains = await composeDomains(ctx, row.composeId);
+  const tenancy = await tenantOf(ctx, row);
   let converted: ConvertedCompose;
   try {
     converted = convertCompose({
@@ -121,8 +121,8 @@ export async function convertedComposeOf(
         port: domain.port,
         path: domain.path,
       })),
-      platformNetwork: services.config.platformNetwork ?? PLATFORM_NETWORK,
-      extraNetworks: await networkDockerNames(services, row.organizationId, row.networkIds),
+      platformNetwork: ctx.config.platformNetwork ?? PLATFORM_NETWORK,
+      extraNetworks: await networkDockerNames(ctx, row.organizationId, row.networkIds),
       tenant: tenancy?.tenant ?? null,
       filesDirectory: STACK_FILES_ANCHOR,
     });
@@ -138,7 +138,7 @@ export async function convertedComposeOf(
       field: "composeFile",
       except: { composeId: row.composeId },
     };
-    if (await hostPortTaken(services.db, claim)) {
+    if (await hostPortTaken(ctx.db, claim)) {
       throw conflict(`Invalid compose file: port ${port}/${protocol} is already published on this server`, {
         fields: ["composeFile"],
       });
@@ -154,12 +154,12 @@ export async function convertedComposeOf(
  * conversion) nor published by another service of the server (checked after it, `published`).
  */
 async function tenantOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
 ): Promise<{ tenant: ComposeTenant; published: { port: number; protocol: "tcp" | "udp" }[] } | null> {
-  if (await isInstanceOrganization(services.db, row.organizationId)) return null;
-  const reserved = await reservedHostPorts(services, services.db, row.serverId);
-  const volumes = await services.db
+  if (await isInstanceOrganization(ctx.db, row.organizationId)) return null;
+  const reserved = await reservedHostPorts(ctx, ctx.db, row.serverId);
+  const volumes = await ctx.db
     .selectFrom("mounts")
     .select("volumeName")
     .where("organizationId", "=", row.organizationId)
@@ -206,15 +206,15 @@ function ownershipLabelsOf(row: LocatedCompose): Record<string, string> {
 
 /** Runs one deployment of a stack (deploy or redeploy); throws with the reason. */
 export async function runComposeDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  const client = services.agents.client;
-  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+  const client = ctx.agents.client;
+  return runDeploymentSteps(ctx, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     setStage("deploy");
-    const row = await findComposeWithOrganization(services.db, run.target.id);
+    const row = await findComposeWithOrganization(ctx.db, run.target.id);
     if (!row) return fail("The compose service no longer exists");
-    const serverId = await serverFor(services, row);
+    const serverId = await serverFor(ctx, row);
     setServer(serverId);
     // The stack's name is no secret: masking it would hide every object name in the log.
     secrets.push(
@@ -223,13 +223,13 @@ export async function runComposeDeployment(
     let composeFile = row.composeFile;
     let git: Init<GitSource> | undefined;
     if (row.sourceType !== "raw") {
-      git = await repositoryGitSource(services, row, "compose service");
+      git = await repositoryGitSource(ctx, row, "compose service");
       secrets.push(...[git.httpPassword, git.sshPrivateKey].filter((value): value is string => !!value));
       log(`Reading ${row.composePath} of ${git.url} (branch ${git.branch})…`);
       const read = await callAgent(
         serverId,
         () => client.readRepositoryFile(serverId, { git, path: row.composePath }, READ_REPOSITORY_TIMEOUT_MS),
-        services.logger,
+        ctx.logger,
       ).catch((error: unknown) =>
         fail(`Could not read ${row.composePath} from the repository: ${(error as Error).message}`),
       );
@@ -237,18 +237,18 @@ export async function runComposeDeployment(
       composeFile = read.content;
       checkAborted();
     }
-    const converted = await convertedComposeOf(services, row, composeFile).catch((error: unknown) => {
+    const converted = await convertedComposeOf(ctx, row, composeFile).catch((error: unknown) => {
       if (error instanceof Error) return fail(error.message);
       throw error;
     });
     checkAborted();
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
-    const files = (await serviceMountsOf(services.db, "compose", row.composeId))
+    const files = (await serviceMountsOf(ctx.db, "compose", row.composeId))
       .filter((mount) => mount.type === "file")
       .map((mount) => ({ filePath: mount.source ?? "", content: mount.content ?? "" }));
     if (files.length > 0) log(`Writing ${files.length} file mount(s) under ../files/…`);
-    const result = await deployStackThroughAgent(services, run, serverId, log, {
+    const result = await deployStackThroughAgent(ctx, run, serverId, log, {
       appName: row.appName,
       composeType: row.composeType,
       composeFile: converted.yaml,
@@ -258,7 +258,7 @@ export async function runComposeDeployment(
     });
     log(`Stack running: ${describeStack(result.services)}`);
     // What it ran is kept for rollback.rollback (a failure to keep it is logged, the deploy stays done).
-    await recordComposeRollback(services, {
+    await recordComposeRollback(ctx, {
       deploymentId: run.deploymentId,
       compose: row,
       serverId,
@@ -276,17 +276,17 @@ export async function runComposeDeployment(
  * and its rollback (rollbacks/).
  */
 export async function deployStackThroughAgent(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
   serverId: string,
   log: (line: string) => void,
   stack: Omit<Init<DeployStackCommand>, "jobId" | "logStreamId" | "waitSeconds"> & { appName: string },
 ): Promise<DeployStackResult> {
-  const client = services.agents.client;
+  const client = ctx.agents.client;
   const logStreamId = `${run.deploymentId}-stack`;
   const command = { ...stack, jobId: run.deploymentId, waitSeconds: DEPLOY_WAIT_SECONDS };
-  return forwardAgentLog(services, serverId, logStreamId, log, () =>
-    followAgentJob(services, {
+  return forwardAgentLog(ctx, serverId, logStreamId, log, () =>
+    followAgentJob(ctx, {
       serverId,
       jobId: run.deploymentId,
       send: (attempt) =>
@@ -311,10 +311,10 @@ export function describeStack(services: StackService[]): string {
 
 /** The deployment worker's view of a stack (deployments/targets.ts). */
 export async function loadComposeTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   composeId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const row = await findComposeWithOrganization(services.db, composeId);
+  const row = await findComposeWithOrganization(ctx.db, composeId);
   if (!row) return undefined;
   return {
     kind: "compose",
@@ -339,20 +339,20 @@ export async function loadComposeTarget(
 
 /** start, stop or read the stack's services; a stack never deployed is a 400 (start, stop). */
 export async function composeStackAction(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
   action: "START" | "STOP" | "STATUS",
 ) {
-  const serverId = await serverFor(services, row);
+  const serverId = await serverFor(ctx, row);
   const result = await callAgent(
     serverId,
     () =>
-      services.agents.client.stackAction(
+      ctx.agents.client.stackAction(
         serverId,
         { appName: row.appName, composeType: row.composeType, action, owner: ownerOfCompose(row) },
         STACK_ACTION_TIMEOUT_MS,
       ),
-    services.logger,
+    ctx.logger,
   );
   if (!result.found && action !== "STATUS") {
     throw badRequest("The compose service has no running stack yet: deploy it first", {
@@ -368,13 +368,13 @@ export async function composeStackAction(
  * logged), as for applications.
  */
 export async function removeComposeStack(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
   deleteVolumes: boolean,
 ): Promise<void> {
   const serverId = composeServerOf(row);
-  const result = await removeServiceOf(services, serverId, row.appName, "compose", () =>
-    services.agents.client.stackAction(
+  const result = await removeServiceOf(ctx, serverId, row.appName, "compose", () =>
+    ctx.agents.client.stackAction(
       serverId,
       {
         appName: row.appName,
@@ -387,7 +387,7 @@ export async function removeComposeStack(
     ),
   );
   if ((result?.kept ?? []).length > 0) {
-    services.logger.warn(
+    ctx.logger.warn(
       { composeId: row.composeId, kept: result?.kept },
       "objects named after the stack belong to someone else: left in place",
     );
@@ -396,16 +396,16 @@ export async function removeComposeStack(
 
 /** Stops the stack's deployments, then removes its objects. */
 export async function teardownCompose(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
   reason: string,
   deleteVolumes: boolean,
 ): Promise<void> {
-  await teardownTarget(services, row.composeId, reason, async () => {
-    await removeComposeProxy(services, row);
-    await removeComposeStack(services, row, deleteVolumes);
+  await teardownTarget(ctx, row.composeId, reason, async () => {
+    await removeComposeProxy(ctx, row);
+    await removeComposeStack(ctx, row, deleteVolumes);
     // Kept rollback images are exempt from image cleanups: untagged here or never.
-    await removeRollbacks(services, await listComposeRollbacks(services.db, row.composeId));
+    await removeRollbacks(ctx, await listComposeRollbacks(ctx.db, row.composeId));
   });
 }
 
@@ -414,13 +414,13 @@ export async function teardownCompose(
  * reached must not keep a stack from being deleted; the leftover is logged.
  */
 export async function removeComposeProxy(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: { composeId: string; appName: string; serverId: string | null; organizationId: string },
 ): Promise<void> {
-  if (!row.serverId && services.config.edition === "cloud") return;
+  if (!row.serverId && ctx.config.edition === "cloud") return;
   const serverId = composeServerOf(row);
   try {
-    const has = await services.db
+    const has = await ctx.db
       .selectFrom("domains")
       .select("domainId")
       .where("composeId", "=", row.composeId)
@@ -430,15 +430,12 @@ export async function removeComposeProxy(
     await callAgent(
       serverId,
       () =>
-        services.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(row.appName), {
+        ctx.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(row.appName), {
           owner: ownerOfCompose(row),
         }),
-      services.logger,
+      ctx.logger,
     );
   } catch (error) {
-    services.logger.warn(
-      { err: error, composeId: row.composeId },
-      "the stack's proxy file could not be removed",
-    );
+    ctx.logger.warn({ err: error, composeId: row.composeId }, "the stack's proxy file could not be removed");
   }
 }

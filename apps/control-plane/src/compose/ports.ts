@@ -16,13 +16,13 @@ import { hostPortTaken, lockHostPorts } from "../servers/host-ports.ts";
  * there is a 409 naming composeFile, and nothing is written.
  */
 export async function claimComposePorts<T>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   stack: { composeId: string; serverId: string | null },
   document: Record<string, unknown> | undefined,
   write: (trx: Db) => Promise<T>,
 ): Promise<T> {
   const ports: PublishedPort[] = document ? publishedPortsOf(document) : [];
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockHostPorts(trx, stack.serverId);
     for (const { port, protocol } of ports) {
       const claim = {

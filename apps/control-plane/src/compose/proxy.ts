@@ -26,20 +26,16 @@ import { findComposeWithOrganization } from "./repository.ts";
  * Regenerates the stack's file from the rows `db` sees (a transaction's, so a refused write rolls
  * the rows back) and writes it, or removes it when no domain is left.
  */
-export async function syncComposeProxyWith(
-  services: ServiceContext,
-  db: Db,
-  composeId: string,
-): Promise<void> {
+export async function syncComposeProxyWith(ctx: ServiceContext, db: Db, composeId: string): Promise<void> {
   const row = await findComposeWithOrganization(db, composeId);
   if (!row) return;
-  if (row.serverId === null && services.config.edition === "cloud") {
+  if (row.serverId === null && ctx.config.edition === "cloud") {
     throw badRequest("The compose service has no server: assign one before adding domains", {
       fields: ["serverId"],
     });
   }
   const serverId = composeServerOf(row);
-  const scoped = { ...services, db };
+  const scoped = { ...ctx, db };
   if (serverId === LOCAL_SERVER_ID) await agentServerId(scoped, row.organizationId, null);
   const domains = await db
     .selectFrom("domains")
@@ -49,12 +45,12 @@ export async function syncComposeProxyWith(
     .execute();
   const holder = { owner: ownerOfCompose(row) };
   const fileName = dynamicConfigFileName(row.appName);
-  const client = services.agents.client;
+  const client = ctx.agents.client;
   if (domains.length === 0) {
     await callAgent(
       serverId,
       () => client.removeProxyFile(serverId, "dynamic", fileName, holder),
-      services.logger,
+      ctx.logger,
     );
     return;
   }
@@ -88,6 +84,6 @@ export async function syncComposeProxyWith(
   await callAgent(
     serverId,
     () => client.writeProxyFile(serverId, "dynamic", fileName, toYaml(config!), holder),
-    services.logger,
+    ctx.logger,
   );
 }

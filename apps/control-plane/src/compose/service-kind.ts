@@ -1,5 +1,5 @@
 /**
- * Compose stacks as a service kind of environments (projects/services.ts): their summaries in
+ * Compose stacks as a service kind of environments (projects/workload-kinds.ts): their summaries in
  * project.one/all and environment.*, their copies in project.duplicate, their teardown before an
  * environment or project is removed (organization deletion goes through it too), and their
  * count per server (server.remove refuses a server that still carries one).
@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
-import type { ServiceKindHooks } from "../projects/services.ts";
+import type { ServiceKindHooks } from "../projects/workload-kinds.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import { teardownCompose } from "./deploy.ts";
 import { insertCompose, listComposeIn, listComposeSummaries, newComposeId } from "./repository.ts";
@@ -89,10 +89,10 @@ export const composeHooks: ServiceKindHooks = {
     from compose c where c.environment_id = ${environmentId}
   ), '[]'::json)`,
   copy: (db, ids, target) => copyCompose(db, ids, target),
-  teardown: async (services, environmentIds) => {
-    for (const row of await listComposeIn(services.db, environmentIds)) {
+  teardown: async (ctx, environmentIds) => {
+    for (const row of await listComposeIn(ctx.db, environmentIds)) {
       // Removing the environment removes its stacks with their volumes: nothing is left to reuse them.
-      await teardownCompose(services, row, "The compose service's environment was deleted", true);
+      await teardownCompose(ctx, row, "The compose service's environment was deleted", true);
     }
   },
 };

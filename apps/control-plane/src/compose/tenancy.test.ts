@@ -212,7 +212,7 @@ describe("a tenant's compose file", () => {
 describe("keys the tenant allowlist refuses (issue 37)", () => {
   const appName = () => `tenant-${Math.random().toString(36).slice(2, 10)}`;
   const storedNames = async () =>
-    (await platform.services.db.selectFrom("compose").select("appName").execute()).map((row) => row.appName);
+    (await platform.ctx.db.selectFrom("compose").select("appName").execute()).map((row) => row.appName);
 
   it.each(ALLOWLIST_REFUSALS)(
     "compose.create refuses %s with a 400 naming its path, storing nothing",
@@ -257,7 +257,7 @@ describe("keys the tenant allowlist refuses (issue 37)", () => {
       );
       expect(refused.status, JSON.stringify(refused.body)).toBe(400);
       expect(refused.body.error.data.fields).toContain(where);
-      const stored = await platform.services.db
+      const stored = await platform.ctx.db
         .selectFrom("compose")
         .select("composeFile")
         .where("composeId", "=", composeId)
@@ -269,7 +269,7 @@ describe("keys the tenant allowlist refuses (issue 37)", () => {
   it.each(ALLOWLIST_REFUSALS.map((refusal, index) => [...refusal, index] as const))(
     "compose.deployTemplate refuses a template with %s with a 400 naming its path, storing nothing",
     async (_what, _lines, where, index) => {
-      const serverId = await insertServer(platform.services.db, tenantOrganizationId, {
+      const serverId = await insertServer(platform.ctx.db, tenantOrganizationId, {
         name: `node-${index}`,
       });
       const refused = await platform.mutate(
@@ -279,7 +279,7 @@ describe("keys the tenant allowlist refuses (issue 37)", () => {
       );
       expect(refused.status, JSON.stringify(refused.body)).toBe(400);
       expect(refused.body.error.data.fields).toContain(where);
-      const stored = await platform.services.db
+      const stored = await platform.ctx.db
         .selectFrom("compose")
         .select("composeId")
         .where("name", "=", `refused-${index}`)
@@ -317,7 +317,7 @@ describe("compose.deployTemplate", () => {
     );
     expect(stack.appName).toMatch(/^instance-prometheus-[a-z0-9]{6}$/);
     expect(stack.env).toMatch(/^RETENTION=15d$/m);
-    const mounts = await platform.services.db
+    const mounts = await platform.ctx.db
       .selectFrom("mounts")
       .selectAll()
       .where("composeId", "=", stack.composeId)
@@ -334,7 +334,7 @@ describe("compose.deployTemplate", () => {
       { sourceEnvironmentId: ownerEnvironmentId, name: "Copy", duplicateInSameProject: true },
       owner,
     );
-    const copied = await platform.services.db
+    const copied = await platform.ctx.db
       .selectFrom("mounts")
       .innerJoin("compose", "compose.composeId", "mounts.composeId")
       .select(["mounts.content", "compose.composeId"])
@@ -437,7 +437,7 @@ describe("mounts of a compose stack", () => {
     // One mount per filePath of a stack.
     const twice = await create({ type: "file", filePath: "conf/app.conf", content: "b" });
     expect(twice.status).toBe(409);
-    const mounts = await platform.services.db
+    const mounts = await platform.ctx.db
       .selectFrom("mounts")
       .selectAll()
       .where("composeId", "=", composeId)

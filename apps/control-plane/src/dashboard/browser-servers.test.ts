@@ -86,7 +86,7 @@ describe("the servers page in headless chromium", () => {
     await page.getByRole("button", { name: "Add server" }).click();
     const item = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: /^edge/ }) });
     await item.waitFor();
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("servers")
       .select(["serverId", "sshKeyId", "port", "username"])
       .executeTakeFirstOrThrow();
@@ -104,7 +104,7 @@ describe("the servers page in headless chromium", () => {
     await vi.waitFor(
       async () => {
         expect(agent!.child.exitCode, agent!.logLines.join("\n")).toBeNull();
-        const one = await platform.services.db
+        const one = await platform.ctx.db
           .selectFrom("servers")
           .select(["enrolledAt", "lastHeartbeatAt"])
           .executeTakeFirstOrThrow();

@@ -42,7 +42,7 @@ beforeAll(async () => {
   await run("bash", [buildScript], { maxBuffer: 16 * 1024 * 1024 });
   test = await startProxyTestPlatform();
   dashboardPort = await freePort();
-  await test.platform.services.db
+  await test.platform.ctx.db
     .updateTable("webServerSettings")
     .set({
       traefikImage: STANDIN_IMAGE,

@@ -44,7 +44,7 @@ describe("the first visit from another machine", () => {
   });
 
   it("asks for the set-up token, refuses a wrong one, and the printed link's token claims the instance", async () => {
-    const token = await issueSetupToken(platform.services);
+    const token = await issueSetupToken(platform.ctx);
     const { context, page, elsewhere, problems } = await offlinePage(browser, base);
     await context.setExtraHTTPHeaders({ "x-forwarded-for": "198.51.100.7" });
     const fill = async () => {
@@ -62,7 +62,7 @@ describe("the first visit from another machine", () => {
     await field.fill("not-the-token");
     await page.getByRole("button", { name: "Create account" }).click();
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/setupToken is not/);
-    expect(await platform.services.db.selectFrom("users").select("userId").execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("users").select("userId").execute()).toEqual([]);
 
     await page.goto(`${base}/?setup=${token}`);
     await page.getByRole("heading", { name: "Create the first account" }).waitFor();
@@ -71,7 +71,7 @@ describe("the first visit from another machine", () => {
     await page.getByRole("button", { name: "Create account" }).click();
     await page.getByRole("heading", { name: "Projects" }).waitFor();
     await step(page, "claimed");
-    expect(await platform.services.db.selectFrom("setupTokens").selectAll().execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("setupTokens").selectAll().execute()).toEqual([]);
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();

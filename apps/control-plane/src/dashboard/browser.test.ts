@@ -128,7 +128,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("textbox", { name: "Docker image" }).fill(IMAGE);
     await page.getByRole("button", { name: "Create application" }).click();
     await page.getByRole("button", { name: "Deploy" }).waitFor();
-    const application = await platform.services.db
+    const application = await platform.ctx.db
       .selectFrom("applications")
       .select(["appName", "dockerImage"])
       .executeTakeFirstOrThrow();
@@ -144,10 +144,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByLabel(/^Variables, KEY=value/).fill("GREETING=hello\nTARGET=world");
     await page.getByRole("button", { name: "Save variables" }).click();
     await page.getByRole("status").getByText("Saved.").waitFor();
-    const saved = await platform.services.db
-      .selectFrom("applications")
-      .select("env")
-      .executeTakeFirstOrThrow();
+    const saved = await platform.ctx.db.selectFrom("applications").select("env").executeTakeFirstOrThrow();
     expect(saved.env).toBe("GREETING=hello\nTARGET=world");
 
     await page.getByRole("button", { name: "Deploy" }).click();
@@ -174,7 +171,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Redeploy (rebuild)" }).click();
     await page.getByRole("list", { name: "Deployments" }).getByRole("listitem").nth(1).waitFor();
     await page.locator('.log-status[data-status="done"]').waitFor({ timeout: 180_000 });
-    const rows = await platform.services.db.selectFrom("deployments").select(["status", "title"]).execute();
+    const rows = await platform.ctx.db.selectFrom("deployments").select(["status", "title"]).execute();
     expect(rows.map((row) => row.status)).toEqual(["done", "done"]);
     // Searching keeps the matching lines only.
     await page.getByLabel("Search the log").fill("Deployment done");
@@ -205,12 +202,12 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Use registry" }).click();
     await vi.waitFor(
       async () => {
-        const row = await platform.services.db
+        const row = await platform.ctx.db
           .selectFrom("applications")
           .select(["replicas", "buildType", "registryId"])
           .where("appName", "=", application.appName)
           .executeTakeFirstOrThrow();
-        const registry = await platform.services.db
+        const registry = await platform.ctx.db
           .selectFrom("registries")
           .select("registryId")
           .executeTakeFirstOrThrow();
@@ -218,15 +215,15 @@ describe("the dashboard in headless chromium", () => {
       },
       { timeout: 10_000, interval: 200 },
     );
-    expect(
-      await platform.services.db.selectFrom("security").select("username").executeTakeFirstOrThrow(),
-    ).toEqual({ username: "admin" });
+    expect(await platform.ctx.db.selectFrom("security").select("username").executeTakeFirstOrThrow()).toEqual(
+      { username: "admin" },
+    );
     await page.getByRole("combobox", { name: "Source type" }).selectOption("git");
     await page.getByRole("textbox", { name: "Repository URL" }).fill("https://git.example.com/team/shop.git");
     await page.getByRole("button", { name: "Save source" }).click();
     await vi.waitFor(
       async () => {
-        const row = await platform.services.db
+        const row = await platform.ctx.db
           .selectFrom("applications")
           .select(["sourceType", "customGitUrl", "customGitBranch"])
           .where("appName", "=", application.appName)
@@ -248,7 +245,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("textbox", { name: "Docker image" }).fill("platform-test/no-such-image:latest");
     await page.getByRole("button", { name: "Create application" }).click();
     await page.getByRole("heading", { name: /^Broken/ }).waitFor();
-    const broken = await platform.services.db
+    const broken = await platform.ctx.db
       .selectFrom("applications")
       .select("appName")
       .where("name", "=", "Broken")
@@ -270,7 +267,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Create database" }).click();
     await page.getByRole("heading", { name: /^Orders/ }).waitFor();
     const url = (await page.getByLabel("Internal connection URL").textContent()) ?? "";
-    const database = await platform.services.db
+    const database = await platform.ctx.db
       .selectFrom("databaseServices")
       .select("appName")
       .where("name", "=", "Orders")
@@ -283,7 +280,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Save external port" }).click();
     await page.getByRole("status").getByText("Saved; deploy to apply.").waitFor();
     expect(
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("databaseServices")
         .select("externalPort")
         .where("name", "=", "Orders")
@@ -299,7 +296,7 @@ describe("the dashboard in headless chromium", () => {
       .fill(`services:\n  web:\n    image: ${IMAGE}\n`);
     await page.getByRole("button", { name: "Create stack" }).click();
     await page.getByRole("heading", { name: /^Stack/ }).waitFor();
-    const stack = await platform.services.db
+    const stack = await platform.ctx.db
       .selectFrom("compose")
       .select(["appName", "composeFile"])
       .executeTakeFirstOrThrow();
@@ -312,7 +309,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("log").waitFor();
     await page.locator('.log-status[data-status="done"]').waitFor({ timeout: 180_000 });
     expect(
-      (await platform.services.db.selectFrom("compose").select("composeFile").executeTakeFirstOrThrow())
+      (await platform.ctx.db.selectFrom("compose").select("composeFile").executeTakeFirstOrThrow())
         .composeFile,
     ).toBe(edited);
     await step(page, "compose");
@@ -335,7 +332,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await step(page, "signin");
     expect(
-      (await platform.services.db.selectFrom("sessions").select("revokedAt").execute()).every(
+      (await platform.ctx.db.selectFrom("sessions").select("revokedAt").execute()).every(
         (row) => row.revokedAt !== null,
       ),
     ).toBe(true);
@@ -370,7 +367,7 @@ describe("the dashboard in headless chromium", () => {
     await page.getByRole("button", { name: "Save cleanup" }).click();
     await page.getByRole("status").getByText("Daily cleanup on.").waitFor();
     expect(
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("webServerSettings")
         .select(["host", "https", "enableDockerCleanup"])
         .executeTakeFirstOrThrow(),
@@ -456,7 +453,7 @@ describe("the dashboard in headless chromium", () => {
     await grants.getByRole("checkbox", { name: "Create services" }).uncheck();
     await grants.getByRole("button", { name: "Save permissions" }).click();
     await grants.getByRole("status").getByText("Saved.").waitFor();
-    const memberRow = await platform.services.db
+    const memberRow = await platform.ctx.db
       .selectFrom("members")
       .innerJoin("users", "users.userId", "members.userId")
       .select(["members.role", "members.canDeleteProjects", "members.canCreateServices"])

@@ -89,10 +89,10 @@ async function send(c: Context, file: string, type: string, transform?: (text: s
   return c.body(new Uint8Array(body), 200, headers);
 }
 
-export function registerDashboardRoutes(app: Hono, services: ServiceContext): void {
+export function registerDashboardRoutes(app: Hono, ctx: ServiceContext): void {
   app.get("/", async (c) => {
-    const anyUser = await services.db.selectFrom("users").select("userId").limit(1).executeTakeFirst();
-    const setupToken = !anyUser && !fromLoopback(c, services.config.trustedProxies);
+    const anyUser = await ctx.db.selectFrom("users").select("userId").limit(1).executeTakeFirst();
+    const setupToken = !anyUser && !fromLoopback(c, ctx.config.trustedProxies);
     return send(c, "index.html", "text/html; charset=utf-8", (html) =>
       html.replace(
         "<html ",

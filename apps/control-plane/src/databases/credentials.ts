@@ -45,11 +45,11 @@ const ENGINE = {
  * for the failed part.
  */
 export async function changeDatabaseCredentials(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedDatabase,
   requested: RequestedCredentials,
 ): Promise<boolean> {
-  const opened = openDatabase(services.secrets, row);
+  const opened = openDatabase(ctx.secrets, row);
   const mysqlFamily = row.kind === "mysql" || row.kind === "mariadb";
   const newUser =
     requested.databaseUser !== undefined && requested.databaseUser !== opened.databaseUser
@@ -66,7 +66,7 @@ export async function changeDatabaseCredentials(
       : undefined;
   if (newUser === undefined && newPassword === undefined && newRootPassword === undefined) return false;
 
-  const deployments = await services.db
+  const deployments = await ctx.db
     .selectFrom("deployments")
     .select("status")
     .where("databaseId", "=", row.databaseId)
@@ -83,8 +83,8 @@ export async function changeDatabaseCredentials(
   const everDeployed = deployments.length > 0;
   const owner = { databaseId: row.databaseId, organizationId: row.organizationId };
   const seal = (field: "databasePassword" | "databaseRootPassword", value: string) =>
-    sealDatabaseSecret(services.secrets, field, owner, value);
-  const serverId = everDeployed ? await agentServerId(services, row.organizationId, row.serverId) : "";
+    sealDatabaseSecret(ctx.secrets, field, owner, value);
+  const serverId = everDeployed ? await agentServerId(ctx, row.organizationId, row.serverId) : "";
   const base = {
     serviceName: row.appName,
     owner: databaseOwner(row.organizationId, row.databaseId),
@@ -103,7 +103,7 @@ export async function changeDatabaseCredentials(
     try {
       await callAgent(serverId, async () => {
         try {
-          await services.agents.client.changeDatabaseCredentials(
+          await ctx.agents.client.changeDatabaseCredentials(
             serverId,
             { ...base, ...change, newUser: change.newUser ?? "", newPassword: change.newPassword ?? "" },
             CHANGE_TIMEOUT_MS,
@@ -125,7 +125,7 @@ export async function changeDatabaseCredentials(
       newUser !== undefined &&
       row.kind === "mongo" &&
       everDeployed &&
-      (await serviceExists(services, serverId, row))
+      (await serviceExists(ctx, serverId, row))
     ) {
       throw badRequest("databaseUser: mongo cannot rename its root user; create a new mongo service", {
         fields: ["databaseUser"],
@@ -144,11 +144,11 @@ export async function changeDatabaseCredentials(
     if (deployed && mysqlFamily && opened.databaseRootPassword === null && newPassword !== undefined) {
       patch.databaseRootPasswordSealed = seal("databaseRootPassword", opened.databasePassword);
     }
-    await updateDatabase(services.db, row.databaseId, patch);
+    await updateDatabase(ctx.db, row.databaseId, patch);
   }
   if (newRootPassword !== undefined) {
     await apply({ adminUser: "root", adminPassword: rootNow, user: "root", newPassword: newRootPassword });
-    await updateDatabase(services.db, row.databaseId, {
+    await updateDatabase(ctx.db, row.databaseId, {
       databaseRootPasswordSealed: seal("databaseRootPassword", newRootPassword),
     });
   }
@@ -157,9 +157,9 @@ export async function changeDatabaseCredentials(
 
 class NotDeployed extends Error {}
 
-async function serviceExists(services: ServiceContext, serverId: string, row: LocatedDatabase) {
+async function serviceExists(ctx: ServiceContext, serverId: string, row: LocatedDatabase) {
   const observed = await callAgent(serverId, () =>
-    services.agents.client.observeServices(serverId, {
+    ctx.agents.client.observeServices(serverId, {
       serviceNames: [row.appName],
       jobIds: [],
       owners: { [row.appName]: databaseOwner(row.organizationId, row.databaseId) },

@@ -35,7 +35,7 @@ function createInput(kind: (typeof databaseKinds)[number]): Record<string, unkno
 }
 
 async function countRows(): Promise<number> {
-  const row = await platform.services.db
+  const row = await platform.ctx.db
     .selectFrom("databaseServices")
     .select((eb) => eb.fn.countAll<number>().as("count"))
     .executeTakeFirstOrThrow();
@@ -74,7 +74,7 @@ describe.each(databaseKinds)("%s", (kind) => {
     expect(one.body.environment.project.projectId).toBe(projectId);
 
     // At rest the password is sealed, never stored as given.
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("databaseServices")
       .selectAll()
       .where("databaseId", "=", id)
@@ -226,7 +226,7 @@ describe("host ports", () => {
     const first = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
     const second = await platform.mutateOk("redis.create", createInput("redis"), as(owner));
     // 3000 and the control plane's PORT too (issue 22 finding 3): this machine runs the control plane.
-    const controlPlane = [3000, platform.services.config.port].filter((port) => port > 0);
+    const controlPlane = [3000, platform.ctx.config.port].filter((port) => port > 0);
     for (const port of [22, 80, 443, 5432, 4222, ...controlPlane]) {
       const answer = await platform.mutate(
         "postgres.saveExternalPort",
@@ -236,7 +236,7 @@ describe("host ports", () => {
       expect(answer.status).toBe(400);
       expect(answer.body.error.data.fields).toEqual(["externalPort"]);
     }
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("databaseServices")
       .set({ externalPort: 26379 })
       .where("databaseId", "=", second.redisId)
@@ -343,7 +343,7 @@ describe("server.remove", () => {
     const refused = await platform.mutate("server.remove", { serverId: server.serverId }, as(owner));
     expect(refused.status).toBe(409);
     // Its external URL names the server's address.
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("databaseServices")
       .set({ externalPort: 26400 })
       .where("databaseId", "=", created.redisId)

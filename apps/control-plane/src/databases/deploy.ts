@@ -82,13 +82,13 @@ export function buildDatabaseSpec(
 }
 
 /** The server the database runs on, checked as for applications (cloud: a server is required). */
-async function serverFor(services: ServiceContext, row: OwnedDatabase): Promise<string> {
-  if (row.serverId === null && services.config.edition === "cloud") {
+async function serverFor(ctx: ServiceContext, row: OwnedDatabase): Promise<string> {
+  if (row.serverId === null && ctx.config.edition === "cloud") {
     throw badRequest("The database has no server: set serverId (required on the cloud edition)", {
       fields: ["serverId"],
     });
   }
-  return agentServerId(services, row.organizationId, row.serverId);
+  return agentServerId(ctx, row.organizationId, row.serverId);
 }
 
 function removeOptions(row: OwnedDatabase, withVolume: boolean) {
@@ -101,17 +101,17 @@ function removeOptions(row: OwnedDatabase, withVolume: boolean) {
 
 /** Runs one deployment of a database service (deploy, reload or rebuild); throws with the reason. */
 export async function runDatabaseDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  const client = services.agents.client;
-  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+  const client = ctx.agents.client;
+  return runDeploymentSteps(ctx, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     setStage("deploy");
-    const row = await findDatabaseWithOrganization(services.db, run.target.id);
+    const row = await findDatabaseWithOrganization(ctx.db, run.target.id);
     if (!row) return fail("The database service no longer exists");
-    const serverId = await serverFor(services, row);
+    const serverId = await serverFor(ctx, row);
     setServer(serverId);
-    const opened = openDatabase(services.secrets, row);
+    const opened = openDatabase(ctx.secrets, row);
     secrets.push(
       opened.databasePassword,
       ...(opened.databaseRootPassword ? [opened.databaseRootPassword] : []),
@@ -127,21 +127,21 @@ export async function runDatabaseDeployment(
     }
     checkAborted();
 
-    const mounts = await serviceMountsOf(services.db, row.kind, row.databaseId);
-    const networkNames = await networkDockerNames(services, row.organizationId, row.networkIds);
-    const spec = buildDatabaseSpec(row, opened, services.config.defaultDatabaseImages, mounts, networkNames);
+    const mounts = await serviceMountsOf(ctx.db, row.kind, row.databaseId);
+    const networkNames = await networkDockerNames(ctx, row.organizationId, row.networkIds);
+    const spec = buildDatabaseSpec(row, opened, ctx.config.defaultDatabaseImages, mounts, networkNames);
     log(`Deploying the ${row.kind} service ${spec.name} with ${spec.image}…`);
-    await deployServiceSpec(services, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
+    await deployServiceSpec(ctx, run, serverId, { spec, waitSeconds: DEPLOY_WAIT_SECONDS, owner }, log);
     return { imageName: spec.image };
   });
 }
 
 /** The deployment worker's view of a database service (deployments/targets.ts). */
 export async function loadDatabaseTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   databaseId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const row = await findDatabaseWithOrganization(services.db, databaseId);
+  const row = await findDatabaseWithOrganization(ctx.db, databaseId);
   if (!row) return undefined;
   return {
     kind: "database",
@@ -166,21 +166,21 @@ export async function loadDatabaseTarget(
 
 /** start (scale to its replicas) or stop (scale to 0); a service never deployed is a 400. */
 export async function scaleDatabaseService(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: OwnedDatabase,
   action: "START" | "STOP",
   idKey: string,
 ): Promise<void> {
-  const serverId = await serverFor(services, row);
+  const serverId = await serverFor(ctx, row);
   const { found } = await callAgent(
     serverId,
     () =>
-      services.agents.client.serviceAction(serverId, row.appName, action, {
+      ctx.agents.client.serviceAction(serverId, row.appName, action, {
         replicas: row.replicas,
         timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
         owner: databaseOwner(row.organizationId, row.databaseId),
       }),
-    services.logger,
+    ctx.logger,
   );
   if (!found) {
     throw badRequest("The database has no service yet: deploy it first", { fields: [idKey] });
@@ -191,13 +191,13 @@ export async function scaleDatabaseService(
  * Removes the service and its data volume. A server whose agent cannot be reached does not
  * block the removal (the leftover is logged), as for applications.
  */
-export async function removeDatabaseService(services: ServiceContext, row: OwnedDatabase): Promise<void> {
+export async function removeDatabaseService(ctx: ServiceContext, row: OwnedDatabase): Promise<void> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
-  const result = await removeServiceOf(services, serverId, row.appName, "database", () =>
-    services.agents.client.serviceAction(serverId, row.appName, "REMOVE", removeOptions(row, true)),
+  const result = await removeServiceOf(ctx, serverId, row.appName, "database", () =>
+    ctx.agents.client.serviceAction(serverId, row.appName, "REMOVE", removeOptions(row, true)),
   );
   if ((result?.volumesKept ?? []).length > 0) {
-    services.logger.warn(
+    ctx.logger.warn(
       { databaseId: row.databaseId, volumes: result?.volumesKept },
       "a volume named after the database belongs to someone else: left in place",
     );
@@ -206,9 +206,9 @@ export async function removeDatabaseService(services: ServiceContext, row: Owned
 
 /** Stops the service's deployments, then removes its service and data volume. */
 export async function teardownDatabase(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: OwnedDatabase,
   reason: string,
 ): Promise<void> {
-  await teardownTarget(services, row.databaseId, reason, () => removeDatabaseService(services, row));
+  await teardownTarget(ctx, row.databaseId, reason, () => removeDatabaseService(ctx, row));
 }

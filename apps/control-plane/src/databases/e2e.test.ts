@@ -552,7 +552,7 @@ describe("reconciliation and events", () => {
       const { mongoId, appName } = await createMongo("db-observed", "Observed");
       const one = async () => (await platform.query("mongo.one", { mongoId }, as())).body;
       const eventsOf = () =>
-        platform.services.db
+        platform.ctx.db
           .selectFrom("events")
           .select(["kind", "applicationId", "payload"])
           .where(sql<boolean>`payload->>'databaseId' = ${mongoId}`)
@@ -576,7 +576,7 @@ describe("reconciliation and events", () => {
       // The service is removed behind the platform's back: seen twice, the status follows.
       await dockerCli(["service", "rm", appName]);
       await gone("service", appName);
-      const reconciler = new Reconciler(platform.services);
+      const reconciler = new Reconciler(platform.ctx);
       try {
         await reconciler.reconcile();
         expect((await one()).applicationStatus).toBe("done");

@@ -69,16 +69,16 @@ const statusAnswerSchema = z.object({
 });
 
 /** The host a database's external URL names: its server's address, else this machine's. */
-async function externalHostOf(services: ServiceContext, row: LocatedDatabase): Promise<string> {
+async function externalHostOf(ctx: ServiceContext, row: LocatedDatabase): Promise<string> {
   if (row.serverId) {
-    const server = await services.db
+    const server = await ctx.db
       .selectFrom("servers")
       .select("ipAddress")
       .where("serverId", "=", row.serverId)
       .executeTakeFirst();
     if (server) return server.ipAddress;
   }
-  return (await loadWebServerSettings(services.db)).serverIp ?? "localhost";
+  return (await loadWebServerSettings(ctx.db)).serverIp ?? "localhost";
 }
 
 export function databaseRouter(kind: DatabaseKind): RouterDef {
@@ -86,15 +86,15 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
   const { idKey } = facts;
   const label = `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
   const idInput = idInputOf(kind);
-  const summary = (row: Parameters<typeof toDatabaseSummary>[0], services: ServiceContext) =>
-    toDatabaseSummary(row, services.config.defaultDatabaseImages);
+  const summary = (row: Parameters<typeof toDatabaseSummary>[0], ctx: ServiceContext) =>
+    toDatabaseSummary(row, ctx.config.defaultDatabaseImages);
 
   /** The service when it is of this kind, of the caller's organization and visible to the caller. */
-  async function load(services: ServiceContext, caller: Caller, input: Record<string, unknown>) {
-    const row = await findDatabase(services.db, caller.organizationId, kind, String(input[idKey]));
+  async function load(ctx: ServiceContext, caller: Caller, input: Record<string, unknown>) {
+    const row = await findDatabase(ctx.db, caller.organizationId, kind, String(input[idKey]));
     if (!row) throw notFound(label);
     await requireServiceAccess(
-      services.db,
+      ctx.db,
       caller,
       { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
       label,
@@ -103,12 +103,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
   }
 
   async function queue(
-    services: ServiceContext,
+    ctx: ServiceContext,
     row: LocatedDatabase,
     deployKind: "deploy" | "rebuild",
     title?: string,
   ) {
-    const { deploymentId } = await startDatabaseDeployment(services, {
+    const { deploymentId } = await startDatabaseDeployment(ctx, {
       databaseId: row.databaseId,
       organizationId: row.organizationId,
       serverId: row.serverId,
@@ -124,30 +124,30 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: createInputOf(kind),
       output: summarySchemaOf(kind),
-      handler: async ({ services, caller, input }) => {
+      handler: async ({ ctx, caller, input }) => {
         const values = input as z.infer<ReturnType<typeof createInputOf>> & {
           databaseName?: string;
           databaseUser?: string;
           databaseRootPassword?: string;
           replicaSets?: boolean;
         };
-        const environment = await findEnvironment(services.db, caller.organizationId, values.environmentId);
+        const environment = await findEnvironment(ctx.db, caller.organizationId, values.environmentId);
         if (!environment) throw notFound("Environment");
-        requireCanCreateServices(await requireEnvironmentAccess(services.db, caller, environment));
+        requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, environment));
         const serverId = values.serverId ?? null;
-        if (serverId === null && services.config.edition === "cloud") {
+        if (serverId === null && ctx.config.edition === "cloud") {
           throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
         }
-        if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+        if (serverId !== null && !(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) {
           throw notFound("Server");
         }
         const taken = () =>
           conflict(`The appName "${values.appName}" is already in use`, { fields: ["appName"] });
-        if (await appNameTaken(services.db, values.appName)) throw taken();
+        if (await appNameTaken(ctx.db, values.appName)) throw taken();
         const owner = { databaseId: newDatabaseId(), organizationId: caller.organizationId };
         let row: Awaited<ReturnType<typeof insertDatabase>>;
         try {
-          row = await insertDatabase(services.db, {
+          row = await insertDatabase(ctx.db, {
             databaseId: owner.databaseId,
             kind,
             name: values.name,
@@ -159,18 +159,13 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
             databaseName: values.databaseName ?? null,
             databaseUser: values.databaseUser ?? null,
             databasePasswordSealed: sealDatabaseSecret(
-              services.secrets,
+              ctx.secrets,
               "databasePassword",
               owner,
               values.databasePassword,
             ),
             databaseRootPasswordSealed: values.databaseRootPassword
-              ? sealDatabaseSecret(
-                  services.secrets,
-                  "databaseRootPassword",
-                  owner,
-                  values.databaseRootPassword,
-                )
+              ? sealDatabaseSecret(ctx.secrets, "databaseRootPassword", owner, values.databaseRootPassword)
               : null,
             replicaSets: values.replicaSets ?? false,
           });
@@ -178,8 +173,8 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           if (isUniqueViolation(error, DATABASE_APP_NAME_CONSTRAINT)) throw taken();
           throw error;
         }
-        await grantCreated(services.db, caller, "services", row.databaseId);
-        return summary(row, services);
+        await grantCreated(ctx.db, caller, "services", row.databaseId);
+        return summary(row, ctx);
       },
     }),
 
@@ -188,12 +183,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: detailSchemaOf(kind),
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
-        const opened = openDatabase(services.secrets, row);
-        const externalHost = row.externalPort === null ? null : await externalHostOf(services, row);
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        const opened = openDatabase(ctx.secrets, row);
+        const externalHost = row.externalPort === null ? null : await externalHostOf(ctx, row);
         return {
-          ...summary(row, services),
+          ...summary(row, ctx),
           databasePassword: opened.databasePassword,
           ...(facts.fields.databaseRootPassword ? { databaseRootPassword: opened.databaseRootPassword } : {}),
           applicationStatusMessage: row.applicationStatusMessage,
@@ -217,8 +212,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: deployStartedSchema,
-      handler: async ({ services, caller, input }) =>
-        queue(services, await load(services, caller, input), "deploy"),
+      handler: async ({ ctx, caller, input }) => queue(ctx, await load(ctx, caller, input), "deploy"),
     }),
 
     readLogs: query({
@@ -226,15 +220,15 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput.extend(runtimeLogInput),
       output: runtimeLogsSchema,
-      handler: async ({ services, caller, input, logger }) => {
-        const row = await load(services, caller, input);
+      handler: async ({ ctx, caller, input, logger }) => {
+        const row = await load(ctx, caller, input);
         const target = {
           serverId: row.serverId ?? LOCAL_SERVER_ID,
           owner: databaseOwner(row.organizationId, row.databaseId),
           swarmServiceName: row.appName,
         };
         // The input schema holds runtimeLogInput; its computed id key hides that from the type.
-        return readRuntimeLogs(services.agents.client, target, input as unknown as RuntimeLogQuery, logger);
+        return readRuntimeLogs(ctx.agents.client, target, input as unknown as RuntimeLogQuery, logger);
       },
     }),
 
@@ -243,10 +237,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: statusAnswerSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
-        await scaleDatabaseService(services, row, "START", idKey);
-        await updateDatabase(services.db, row.databaseId, {
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        await scaleDatabaseService(ctx, row, "START", idKey);
+        await updateDatabase(ctx.db, row.databaseId, {
           applicationStatus: "done",
           applicationStatusMessage: null,
         });
@@ -259,10 +253,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: statusAnswerSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
-        await scaleDatabaseService(services, row, "STOP", idKey);
-        await updateDatabase(services.db, row.databaseId, {
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        await scaleDatabaseService(ctx, row, "STOP", idKey);
+        await updateDatabase(ctx.db, row.databaseId, {
           applicationStatus: "idle",
           applicationStatusMessage: null,
         });
@@ -275,10 +269,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: updateInputOf(kind),
       output: successSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
         await checkSwarmInput(
-          services,
+          ctx,
           {
             serverId: (input as { serverId?: string | null }).serverId ?? row.serverId,
             except: { databaseId: row.databaseId },
@@ -286,7 +280,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           input as SwarmInput,
         );
         await checkNetworkIds(
-          services,
+          ctx,
           caller.organizationId,
           { serverId: (input as { serverId?: string | null }).serverId ?? row.serverId, swarm: true },
           (input as { networkIds?: string[] }).networkIds,
@@ -306,12 +300,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
         }
         if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
         // Credentials first, in the running database (stored only once it took them).
-        await changeDatabaseCredentials(services, row, {
+        await changeDatabaseCredentials(ctx, row, {
           databaseUser: databaseUser as string | undefined,
           databasePassword: databasePassword as string | undefined,
           databaseRootPassword: databaseRootPassword as string | undefined,
         });
-        await updateDatabase(services.db, row.databaseId, patch as DatabaseServiceUpdate);
+        await updateDatabase(ctx.db, row.databaseId, patch as DatabaseServiceUpdate);
         return success;
       },
     }),
@@ -321,11 +315,11 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput.extend({ externalPort: externalPortSchema }),
       output: deployStartedSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
         const externalPort = input.externalPort as unknown as number | null;
         if (externalPort === null) {
-          await updateDatabase(services.db, row.databaseId, { externalPort });
+          await updateDatabase(ctx.db, row.databaseId, { externalPort });
         } else {
           const claim = {
             serverId: row.serverId,
@@ -334,12 +328,10 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
             field: "externalPort",
             except: { databaseId: row.databaseId },
           };
-          await claimHostPort(services, claim, (trx) =>
-            updateDatabase(trx, row.databaseId, { externalPort }),
-          );
+          await claimHostPort(ctx, claim, (trx) => updateDatabase(trx, row.databaseId, { externalPort }));
         }
         const title = externalPort === null ? "External port removed" : `External port ${externalPort}`;
-        return queue(services, { ...row, externalPort }, "deploy", title);
+        return queue(ctx, { ...row, externalPort }, "deploy", title);
       },
     }),
 
@@ -348,9 +340,9 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput.extend({ env: envSchema.nullable() }),
       output: successSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
-        await updateDatabase(services.db, row.databaseId, { env: (input.env as string | null) || null });
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        await updateDatabase(ctx.db, row.databaseId, { env: (input.env as string | null) || null });
         return success;
       },
     }),
@@ -360,12 +352,12 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput.extend({ appName: z.string().min(1).max(100) }),
       output: deployStartedSchema,
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
         if (input.appName !== row.appName) {
           throw badRequest(`appName is not the ${kind} service's appName`, { fields: ["appName"] });
         }
-        return queue(services, row, "deploy", "Reload: restarted with the current configuration");
+        return queue(ctx, row, "deploy", "Reload: restarted with the current configuration");
       },
     }),
 
@@ -374,8 +366,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: deployStartedSchema,
-      handler: async ({ services, caller, input }) =>
-        queue(services, await load(services, caller, input), "rebuild"),
+      handler: async ({ ctx, caller, input }) => queue(ctx, await load(ctx, caller, input), "rebuild"),
     }),
 
     remove: mutation({
@@ -383,11 +374,11 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       access: "member",
       input: idInput,
       output: z.object({ [idKey]: z.string(), name: z.string(), appName: z.string() }),
-      handler: async ({ services, caller, input }) => {
-        const row = await load(services, caller, input);
-        requireCanDeleteServices(await grantsOf(services.db, caller));
-        await teardownDatabase(services, row, `The ${kind} service was removed`);
-        await deleteDatabase(services.db, row.databaseId);
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        requireCanDeleteServices(await grantsOf(ctx.db, caller));
+        await teardownDatabase(ctx, row, `The ${kind} service was removed`);
+        await deleteDatabase(ctx.db, row.databaseId);
         return { [idKey]: row.databaseId, name: row.name, appName: row.appName };
       },
     }),

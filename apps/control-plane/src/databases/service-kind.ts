@@ -1,5 +1,5 @@
 /**
- * The five database kinds as service kinds of environments (projects/services.ts): their
+ * The five database kinds as service kinds of environments (projects/workload-kinds.ts): their
  * summaries in project.one/all and environment.*, their copies in project.duplicate, their
  * teardown before an environment or project is removed, and their count per server.
  */
@@ -7,7 +7,7 @@ import { sql } from "kysely";
 import type { SecretBox } from "../crypto/secret-box.ts";
 import { type Db, isoTimestamp } from "../db/database.ts";
 import { withOwner } from "../db/owned.ts";
-import type { ServiceKindHooks } from "../projects/services.ts";
+import type { ServiceKindHooks } from "../projects/workload-kinds.ts";
 import { serviceCountersByKind } from "../servers/service-count.ts";
 import { teardownDatabase } from "./deploy.ts";
 import { type DatabaseKind, databaseKindFacts, databaseKinds } from "./kinds.ts";
@@ -96,18 +96,15 @@ function hooksOf(kind: DatabaseKind): ServiceKindHooks {
       from database_services d where d.kind = ${sql.lit(kind)} and d.environment_id = ${environmentId}
     ), '[]'::json)`,
     copy: (db, ids, target) => copyDatabases(db, target.secrets, ids, target),
-    teardown: async (services, environmentIds) => {
-      const rows = await withOwner(
-        services.db.selectFrom("databaseServices"),
-        "databaseServices.environmentId",
-      )
+    teardown: async (ctx, environmentIds) => {
+      const rows = await withOwner(ctx.db.selectFrom("databaseServices"), "databaseServices.environmentId")
         .selectAll("databaseServices")
         .select("projects.organizationId")
         .where("databaseServices.kind", "=", kind)
         .where("databaseServices.environmentId", "in", environmentIds)
         .execute();
       for (const row of rows)
-        await teardownDatabase(services, row, `The ${kind} service's environment was deleted`);
+        await teardownDatabase(ctx, row, `The ${kind} service's environment was deleted`);
     },
   };
 }

@@ -285,9 +285,9 @@ describe(`migration ${MIGRATION}`, () => {
         .map((row) => row.deploymentId)
         .reverse(),
     );
-    const services = { db } as ServiceContext;
+    const ctx = { db } as ServiceContext;
     const verify = before.find((row) => row.kind === "verify") as Row;
-    expect(await waitForRun(services, verify.deploymentId as string)).toEqual({
+    expect(await waitForRun(ctx, verify.deploymentId as string)).toEqual({
       success: false,
       deploymentId: verify.deploymentId,
       status: "error",
@@ -297,7 +297,7 @@ describe(`migration ${MIGRATION}`, () => {
       errorMessage: verify.errorMessage,
     });
     const rebuild = before.find((row) => row.kind === "rebuild") as Row;
-    expect(await waitForRun(services, rebuild.deploymentId as string)).toMatchObject({
+    expect(await waitForRun(ctx, rebuild.deploymentId as string)).toMatchObject({
       backupFile: null,
       sizeBytes: null,
       verification: null,

@@ -52,7 +52,7 @@ describe("tenancy join (db/owned.ts)", () => {
       as(session),
     );
     const portId = newId();
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("ports")
       .values({ portId, applicationId: app.applicationId, publishedPort, targetPort: 80 })
       .execute();
@@ -77,7 +77,7 @@ describe("tenancy join (db/owned.ts)", () => {
   });
 
   it("ownedService finds each kind of the organization's services, by caller or organization id", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const organizationId = owner.user.organizationId;
     expect((await ownedService(db, organizationId, "application", ours.applicationId))?.applicationId).toBe(
       ours.applicationId,
@@ -91,7 +91,7 @@ describe("tenancy join (db/owned.ts)", () => {
   });
 
   it("ownedService answers null for another organization's id and for a database of another kind", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const organizationId = owner.user.organizationId;
     expect(await ownedService(db, organizationId, "application", theirs.applicationId)).toBeNull();
     expect(await ownedService(db, organizationId, "compose", theirs.composeId)).toBeNull();
@@ -105,7 +105,7 @@ describe("tenancy join (db/owned.ts)", () => {
   });
 
   it("ownedBy scopes a child table through its parent service", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const ports = (organizationId: string) =>
       ownedBy(
         db.selectFrom("ports").innerJoin("applications", "applications.applicationId", "ports.applicationId"),
@@ -120,7 +120,7 @@ describe("tenancy join (db/owned.ts)", () => {
   });
 
   it("ownedBy takes an environment expression (a child of an application or a compose stack)", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const found = await ownedBy(
       db.selectFrom("compose as c").leftJoin("applications", (join) => join.on(sql<boolean>`false`)),
       sql<string>`coalesce(applications.environment_id, c.environment_id)`,
@@ -133,7 +133,7 @@ describe("tenancy join (db/owned.ts)", () => {
   });
 
   it("withOwner reads the organization of any organization's row (the system's own reads)", async () => {
-    const rows = await withOwner(platform.services.db.selectFrom("compose"), "compose.environmentId")
+    const rows = await withOwner(platform.ctx.db.selectFrom("compose"), "compose.environmentId")
       .select(["compose.composeId", "projects.organizationId"])
       .where("compose.composeId", "in", [ours.composeId, theirs.composeId])
       .execute();

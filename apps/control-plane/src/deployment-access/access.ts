@@ -13,17 +13,17 @@ import { isInstanceAdmin } from "../organizations/instance.ts";
 import { requireServiceAccess } from "../projects/permissions.ts";
 
 export async function loadCallerDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   deploymentId: string,
 ): Promise<LocatedDeployment> {
-  const deployment = await findDeployment(services.db, caller.organizationId, deploymentId);
+  const deployment = await findDeployment(ctx.db, caller.organizationId, deploymentId);
   if (deployment) {
-    await requireServiceAccess(services.db, caller, deployment, "Deployment");
+    await requireServiceAccess(ctx.db, caller, deployment, "Deployment");
     return deployment;
   }
-  const hostRun = await findHostScheduleRun(services.db, caller.organizationId, deploymentId);
-  if (hostRun && services.config.edition !== "cloud" && (await isInstanceAdmin(services.db, caller))) {
+  const hostRun = await findHostScheduleRun(ctx.db, caller.organizationId, deploymentId);
+  if (hostRun && ctx.config.edition !== "cloud" && (await isInstanceAdmin(ctx.db, caller))) {
     return hostRun;
   }
   throw notFound("Deployment");
@@ -31,12 +31,12 @@ export async function loadCallerDeployment(
 
 /** The row again, once the caller's access was checked (a server schedule's run included). */
 export async function rereadDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   deploymentId: string,
 ): Promise<LocatedDeployment | undefined> {
   return (
-    (await findDeployment(services.db, organizationId, deploymentId)) ??
-    (await findHostScheduleRun(services.db, organizationId, deploymentId))
+    (await findDeployment(ctx.db, organizationId, deploymentId)) ??
+    (await findHostScheduleRun(ctx.db, organizationId, deploymentId))
   );
 }

@@ -45,10 +45,10 @@ const POLL_MS = 2_000;
 const finished = (deployment: Deployment) => deployment.status === "done" || deployment.status === "error";
 const linesOf = (logs: string) => (logs === "" ? [] : logs.replace(/\n$/, "").split("\n"));
 
-export function registerDeploymentLogRoute(app: Hono, services: ServiceContext): void {
+export function registerDeploymentLogRoute(app: Hono, ctx: ServiceContext): void {
   app.get(DEPLOYMENT_LOGS_PATH, async (c) => {
     try {
-      return await followDeployment(c, services);
+      return await followDeployment(c, ctx);
     } catch (error) {
       if (error instanceof ApiError) {
         return c.json(error.toBody(), error.status as 400, error.headers);
@@ -58,9 +58,9 @@ export function registerDeploymentLogRoute(app: Hono, services: ServiceContext):
   });
 }
 
-async function followDeployment(c: Context, services: ServiceContext): Promise<Response> {
+async function followDeployment(c: Context, ctx: ServiceContext): Promise<Response> {
   const url = new URL(c.req.url);
-  const caller = await authenticate(services, credentialsOf(c.req.raw), url.searchParams.keys());
+  const caller = await authenticate(ctx, credentialsOf(c.req.raw), url.searchParams.keys());
   const deploymentId = url.searchParams.get("deploymentId");
   if (!deploymentId || deploymentId.length > 100) {
     throw badRequest("Invalid input: deploymentId: a deployment id is required", {
@@ -68,17 +68,17 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
     });
   }
   const { organizationId } = caller;
-  const webServerRun = await findWebServerRun(services, caller, deploymentId);
-  if (!webServerRun) await loadCallerDeployment(services, caller, deploymentId);
+  const webServerRun = await findWebServerRun(ctx, caller, deploymentId);
+  if (!webServerRun) await loadCallerDeployment(ctx, caller, deploymentId);
   const reread = async (): Promise<Deployment | undefined> =>
     webServerRun
-      ? findWebServerRun(services, caller, deploymentId)
-      : rereadDeployment(services, organizationId, deploymentId);
+      ? findWebServerRun(ctx, caller, deploymentId)
+      : rereadDeployment(ctx, organizationId, deploymentId);
 
   return streamSSE(c, async (stream) => {
     const pending: LogEvent[] = [];
     let wake: (() => void) | undefined;
-    const follow = services.deployments.worker.logs.follow(deploymentId, (event) => {
+    const follow = ctx.deployments.worker.logs.follow(deploymentId, (event) => {
       pending.push(event);
       wake?.();
     });
@@ -118,7 +118,7 @@ async function followDeployment(c: Context, services: ServiceContext): Promise<R
           };
         });
         wake = undefined;
-        if (timedOut && pending.length === 0 && !services.deployments.worker.isRunning(deploymentId)) {
+        if (timedOut && pending.length === 0 && !ctx.deployments.worker.isRunning(deploymentId)) {
           const row = await reread();
           if (!row) return void (await sendEnd("error", "The deployment was removed"));
           if (finished(row) && pending.length === 0)

@@ -20,34 +20,34 @@ export interface CronRow {
 
 export abstract class CronTable {
   private readonly jobs = new Map<string, { key: string; cron: Cron }>();
-  private services: ServiceContext | undefined;
+  private ctx: ServiceContext | undefined;
   private loading: Promise<void> = Promise.resolve();
 
   /** What is scheduled, for the log ("backup schedule", "schedule"). */
   protected abstract readonly what: string;
   /** The rows that must have a job now. */
-  protected abstract rows(services: ServiceContext): Promise<CronRow[]>;
+  protected abstract rows(ctx: ServiceContext): Promise<CronRow[]>;
   /** One firing of the row `id`; logs its failures, never throws. */
-  protected abstract run(services: ServiceContext, id: string): Promise<void>;
+  protected abstract run(ctx: ServiceContext, id: string): Promise<void>;
 
   /** This control plane's instance id, recorded with the ticks it claims. */
   private owner = "";
 
   /** Schedules every enabled row; later changes call reschedule(). `owner`: this control plane's id. */
-  start(services: ServiceContext, owner: string): Promise<void> {
-    this.services = services;
+  start(ctx: ServiceContext, owner: string): Promise<void> {
+    this.ctx = ctx;
     this.owner = owner;
     return this.reschedule();
   }
 
   /** Reads the enabled rows again and makes the jobs match them. */
   reschedule(): Promise<void> {
-    const services = this.services;
-    if (!services) return Promise.resolve();
+    const ctx = this.ctx;
+    if (!ctx) return Promise.resolve();
     this.loading = this.loading
       .catch(() => {})
       .then(async () => {
-        const wanted = new Map((await this.rows(services)).map((row) => [row.id, row]));
+        const wanted = new Map((await this.rows(ctx)).map((row) => [row.id, row]));
         const keyOf = (row: CronRow) => `${row.pattern}\n${row.timezone ?? ""}`;
         for (const [id, job] of this.jobs) {
           const row = wanted.get(id);
@@ -63,7 +63,7 @@ export abstract class CronTable {
             const cron = new Cron(row.pattern, options, () => this.fire(id));
             this.jobs.set(id, { key: keyOf(row), cron });
           } catch (error) {
-            services.logger.warn({ err: error, id }, `${this.what} not understood: not scheduled`);
+            ctx.logger.warn({ err: error, id }, `${this.what} not understood: not scheduled`);
           }
         }
       });
@@ -77,22 +77,22 @@ export abstract class CronTable {
 
   /** One scheduled firing of the row `id`: run here unless another control plane claimed its tick. */
   async fire(id: string): Promise<void> {
-    const services = this.services;
-    if (!services) return;
+    const ctx = this.ctx;
+    if (!ctx) return;
     const job = `${this.what}:${id}`;
     try {
-      if (!(await claimTick(services.db, job, tickOf(services.now()), this.owner))) return;
+      if (!(await claimTick(ctx.db, job, tickOf(ctx.now()), this.owner))) return;
     } catch (error) {
-      services.logger.error({ err: error, id }, `${this.what} tick not claimed: not run`);
+      ctx.logger.error({ err: error, id }, `${this.what} tick not claimed: not run`);
       return;
     }
-    await this.run(services, id);
+    await this.run(ctx, id);
   }
 
   close(): void {
     for (const job of this.jobs.values()) job.cron.stop();
     this.jobs.clear();
-    this.services = undefined;
+    this.ctx = undefined;
   }
 }
 
@@ -111,7 +111,7 @@ const RUN_OF_COLUMNS = {
  * "<what> not started", never thrown (a croner callback has no one to throw to).
  */
 export async function fireUnlessBusy<Row extends { enabled: boolean }>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   firing: {
     what: string;
     column: RunOf;
@@ -124,7 +124,7 @@ export async function fireUnlessBusy<Row extends { enabled: boolean }>(
   try {
     const row = await firing.load();
     if (!row?.enabled) return;
-    const busy = await services.db
+    const busy = await ctx.db
       .selectFrom("deployments")
       .leftJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select("deployments.deploymentId")
@@ -132,7 +132,7 @@ export async function fireUnlessBusy<Row extends { enabled: boolean }>(
       .where("status", "in", ["idle", "running"])
       .executeTakeFirst();
     if (busy) {
-      services.logger.info(
+      ctx.logger.info(
         { [column]: id, deploymentId: busy.deploymentId },
         `${what} skipped: a run is still going`,
       );
@@ -140,6 +140,6 @@ export async function fireUnlessBusy<Row extends { enabled: boolean }>(
     }
     await firing.start(row);
   } catch (error) {
-    services.logger.error({ err: error, [column]: id }, `${what} not started`);
+    ctx.logger.error({ err: error, [column]: id }, `${what} not started`);
   }
 }

@@ -51,11 +51,11 @@ export interface DeploymentSteps {
  * the failure reason (already logged, secrets masked).
  */
 export async function runDeploymentSteps(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
   steps: (frame: DeploymentSteps) => Promise<DeploymentOutcome>,
 ): Promise<DeploymentOutcome> {
-  const client = services.agents.client;
+  const client = ctx.agents.client;
   let serverId = LOCAL_SERVER_ID;
   let stage = "prepare the deployment";
   const secrets: string[] = [];
@@ -63,7 +63,7 @@ export async function runDeploymentSteps(
   const cancelOnAbort = () => {
     log("Cancelling…");
     client.cancelJob(serverId, run.deploymentId).catch((error: unknown) => {
-      services.logger.warn({ err: error, deploymentId: run.deploymentId }, "cancelJob failed");
+      ctx.logger.warn({ err: error, deploymentId: run.deploymentId }, "cancelJob failed");
     });
   };
   run.signal.addEventListener("abort", cancelOnAbort, { once: true });
@@ -84,7 +84,7 @@ export async function runDeploymentSteps(
   } catch (error) {
     const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
     if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {
-      services.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
+      ctx.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
     }
     log(`Error: ${reason}`);
     throw new Error(reason);
@@ -124,7 +124,7 @@ export const DEPLOY_TIMEOUT_MS = 10 * 60_000;
  * later (observe.ts).
  */
 export async function deployServiceSpec(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
   serverId: string,
   command: Omit<Init<DeployServiceCommand>, "jobId" | "logStreamId" | "owner"> & {
@@ -136,13 +136,13 @@ export async function deployServiceSpec(
   const spec = command.spec;
   spec.labels = { ...spec.labels, [DEPLOYMENT_ID_LABEL]: run.deploymentId };
   const logStreamId = `${run.deploymentId}-deploy`;
-  const deployed = await forwardAgentLog(services, serverId, logStreamId, log, () =>
-    followAgentJob(services, {
+  const deployed = await forwardAgentLog(ctx, serverId, logStreamId, log, () =>
+    followAgentJob(ctx, {
       serverId,
       jobId: run.deploymentId,
       service: command.owner ? { name: spec.name, owner: command.owner } : undefined,
       send: (attempt) =>
-        services.agents.client.deployService(
+        ctx.agents.client.deployService(
           serverId,
           {
             jobId: run.deploymentId,

@@ -63,7 +63,7 @@ describe("control planes sharing one database", () => {
 
     const b = await start("b");
     expect(b.logLines.join("\n")).not.toContain("recovering deployments");
-    const lease = await b.services.db
+    const lease = await b.ctx.db
       .selectFrom("deploymentLeases")
       .selectAll()
       .where("deploymentId", "=", live)
@@ -71,7 +71,7 @@ describe("control planes sharing one database", () => {
     expect(lease.owner).toBe("a");
     gates.get(live)!();
     await waitFor("a to finish it", async () => {
-      const row = await a.services.db
+      const row = await a.ctx.db
         .selectFrom("deployments")
         .select("status")
         .where("deploymentId", "=", live)
@@ -80,19 +80,19 @@ describe("control planes sharing one database", () => {
     });
 
     // A deployment left running by a control plane that died (its lease ran out long ago).
-    const { deploymentId: dead } = await insertDeployment(a.services.db, {
+    const { deploymentId: dead } = await insertDeployment(a.ctx.db, {
       target: { kind: "application", id: app.applicationId },
       kind: "deploy",
       title: "left by a dead control plane",
       description: null,
       serverId: null,
     });
-    await a.services.db
+    await a.ctx.db
       .updateTable("deployments")
       .set({ status: "running" })
       .where("deploymentId", "=", dead)
       .execute();
-    await a.services.db
+    await a.ctx.db
       .insertInto("deploymentLeases")
       .values({ deploymentId: dead, owner: "died", until: new Date(Date.now() - 60_000).toISOString() })
       .execute();
@@ -101,7 +101,7 @@ describe("control planes sharing one database", () => {
       platform.logLines.some((line) => line.includes("recovering deployments") && line.includes(dead)),
     );
     expect(recovered).toHaveLength(1);
-    const taken = await c.services.db
+    const taken = await c.ctx.db
       .selectFrom("deploymentLeases")
       .select("owner")
       .where("deploymentId", "=", dead)

@@ -11,7 +11,7 @@ import { forwardAgentLog } from "./log-forwarder.ts";
 describe("forwardAgentLog", () => {
   it("escapes control characters in each forwarded line, splitting only on real line ends", async () => {
     const transport = new InMemoryAgentTransport();
-    const services = { agents: { client: { transport } } } as unknown as ServiceContext;
+    const ctx = { agents: { client: { transport } } } as unknown as ServiceContext;
     const lines: string[] = [];
     const output = [
       "Step 1/2 : FROM busybox\n",
@@ -20,7 +20,7 @@ describe("forwardAgentLog", () => {
       "tail without newline\u009b",
     ];
     await forwardAgentLog(
-      services,
+      ctx,
       "server-1",
       "stream-1",
       (line) => lines.push(line),

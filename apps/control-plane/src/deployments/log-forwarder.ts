@@ -13,7 +13,7 @@ import type { ServiceContext } from "../context.ts";
 const TAIL_WAIT_MS = 2000;
 
 export async function forwardAgentLog<T>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   streamId: string,
   log: (line: string) => void,
@@ -53,9 +53,9 @@ export async function forwardAgentLog<T>(
     }
   };
 
-  const subscription = services.agents.client.transport.subscribeLogs(serverId, streamId, receive);
+  const subscription = ctx.agents.client.transport.subscribeLogs(serverId, streamId, receive);
   try {
-    await services.agents.client.transport.flush();
+    await ctx.agents.client.transport.flush();
     const result = await command().finally(async () => {
       if (!finished) {
         await new Promise<void>((resolve) => {

@@ -92,12 +92,12 @@ export function judgeDeployment(
 
 /** Observes one service and one job on a server. */
 export async function observeDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   service: { name: string; owner: ResourceOwner } | undefined,
   jobId: string,
 ): Promise<{ service: ObservedService | undefined; jobActive: boolean }> {
-  const observed: ObservedServices = await services.agents.client.observeServices(
+  const observed: ObservedServices = await ctx.agents.client.observeServices(
     serverId,
     {
       serviceNames: service ? [service.name] : [],
@@ -109,13 +109,13 @@ export async function observeDeployment(
   return { service: observed.services[0], jobActive: observed.activeJobs.includes(jobId) };
 }
 
-export function watchdogMs(services: ServiceContext): number {
-  return services.config.deploymentWatchdogMs ?? DEFAULT_DEPLOYMENT_WATCHDOG_MS;
+export function watchdogMs(ctx: ServiceContext): number {
+  return ctx.config.deploymentWatchdogMs ?? DEFAULT_DEPLOYMENT_WATCHDOG_MS;
 }
 
 /** How long a deployment waits for an agent that is not connected when it starts (max 30 s). */
-function agentWaitMs(services: ServiceContext): number {
-  return Math.min(30_000, watchdogMs(services));
+function agentWaitMs(ctx: ServiceContext): number {
+  return Math.min(30_000, watchdogMs(ctx));
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -200,9 +200,9 @@ const cancelled = (signal: AbortSignal) => signal.reason ?? new Error("Deploymen
  * the agent answers and shows no progress for its time. Throws the agent's error, an Error
  * with the observed failure, or JobNotFound (observe-only jobs).
  */
-export async function followAgentJob<T>(services: ServiceContext, options: FollowOptions<T>): Promise<T> {
+export async function followAgentJob<T>(ctx: ServiceContext, options: FollowOptions<T>): Promise<T> {
   const { serverId, jobId, service, signal, log } = options;
-  const limitMs = watchdogMs(services);
+  const limitMs = watchdogMs(ctx);
   let lastLife = Date.now();
   let lastState = "";
   let attempt = 0;
@@ -231,7 +231,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       // Nobody served the server's subjects when it was sent: the agent never had it. Wait a
       // little for it (a restarting agent), then fail.
       if (send && first.error instanceof AgentUnavailableError && !seenAgent) {
-        if (Date.now() - startedAt > agentWaitMs(services)) throw first.error;
+        if (Date.now() - startedAt > agentWaitMs(ctx)) throw first.error;
         if (!waitLogged) {
           waitLogged = true;
           log(`The agent of server ${serverId} is not connected: waiting for it`);
@@ -246,7 +246,7 @@ export async function followAgentJob<T>(services: ServiceContext, options: Follo
       lostError = first.error;
       reply = undefined;
     }
-    const observation = await unlessAborted(observeDeployment(services, serverId, service, jobId), signal);
+    const observation = await unlessAborted(observeDeployment(ctx, serverId, service, jobId), signal);
     if (!observation) throw cancelled(signal);
     if (!observation.ok) {
       const error = observation.error;

@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 const deploymentsOf = (serviceId: string) =>
-  platform.services.db
+  platform.ctx.db
     .selectFrom("deployments")
     .select("deploymentId")
     .where("targetId", "=", serviceId)

@@ -145,7 +145,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       return response.body.deploymentId as string;
     };
     const row = (deploymentId: string) =>
-      platform.services.db
+      platform.ctx.db
         .selectFrom("deployments")
         .selectAll()
         .where("deploymentId", "=", deploymentId)
@@ -187,7 +187,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       "Deployment done",
     ]);
     expect(await t.appStatus(app)).toBe("done");
-    const events = await platform.services.db.selectFrom("events").selectAll().execute();
+    const events = await platform.ctx.db.selectFrom("events").selectAll().execute();
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       kind: "appDeploy",
@@ -228,7 +228,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     expect(failed.logs).toContain("cloning for redeploy");
     expect(failed.logs).toContain("Deployment failed: docker build exited with code 1");
     expect(await t.appStatus(app)).toBe("error");
-    const events = await platform.services.db.selectFrom("events").selectAll().execute();
+    const events = await platform.ctx.db.selectFrom("events").selectAll().execute();
     expect(events.map((event) => [event.kind, event.payload.status])).toEqual([["appBuildError", "error"]]);
     expect(events[0]!.payload.message).toContain("docker build exited with code 1");
   });
@@ -338,7 +338,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     const row = await t.row(first);
     expect(row).toMatchObject({ status: "error", errorMessage: "Killed by deployment.killProcess" });
     expect(row.logs).toContain("Killed by deployment.killProcess");
-    expect(await platform.services.db.selectFrom("events").selectAll().execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("events").selectAll().execute()).toEqual([]);
 
     await t.waitStatus(third, "running");
     const fourth = await t.deploy(app);
@@ -363,7 +363,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     });
     // Nothing else waits: the application is back where it was (never deployed: idle); no event.
     expect(await t.appStatus(app)).toBe("idle");
-    expect(await platform.services.db.selectFrom("events").selectAll().execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("events").selectAll().execute()).toEqual([]);
     const nothing = await platform.mutate("application.cancelDeployment", { applicationId: app }, t.as);
     expect(nothing.body.success).toBe(false);
 
@@ -448,9 +448,9 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     const deleted = await platform.mutate("application.delete", { applicationId: app }, t.as);
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
     // The aborted run ended before the row went; the waiting one never started.
-    expect(platform.services.deployments.worker.isRunning(running)).toBe(false);
+    expect(platform.ctx.deployments.worker.isRunning(running)).toBe(false);
     expect(pipeline.started).toEqual([running]);
-    expect(await platform.services.db.selectFrom("deployments").selectAll().execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("deployments").selectAll().execute()).toEqual([]);
     expect(waiting).toBeDefined();
   });
 
@@ -477,7 +477,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       404,
     );
     expect((await platform.query("deployment.allByServer", { serverId: "nope" }, t.as)).status).toBe(404);
-    expect(await platform.services.db.selectFrom("deployments").selectAll().execute()).toEqual([]);
+    expect(await platform.ctx.db.selectFrom("deployments").selectAll().execute()).toEqual([]);
   });
 
   it("streams a deployment's log live over SSE and ends with its status", async () => {
@@ -646,7 +646,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       const waiting = await t.deploy(app);
       // Its NATS connection dies without acking: for JetStream the control plane is gone.
       await (
-        dying.services.deployments as unknown as { connection: { close(): Promise<void> } }
+        dying.ctx.deployments as unknown as { connection: { close(): Promise<void> } }
       ).connection.close();
 
       const after = new ScriptedPipeline();
@@ -664,7 +664,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       );
       open.push(next);
       const row = (id: string) =>
-        next.services.db
+        next.ctx.db
           .selectFrom("deployments")
           .selectAll()
           .where("deploymentId", "=", id)
@@ -734,7 +734,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     const after = new ScriptedPipeline();
     const second = await start(after, 1, { database, secret });
     const query = (id: string) =>
-      second.services.db
+      second.ctx.db
         .selectFrom("deployments")
         .selectAll()
         .where("deploymentId", "=", id)
@@ -758,7 +758,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
       /cloning for deploy\n.*Handed back to the queue[^\n]*\n(.*\n)*.*cloning for deploy\n/,
     );
     expect(log).toContain("Deployment done");
-    const appRow = await second.services.db
+    const appRow = await second.ctx.db
       .selectFrom("applications")
       .select("applicationStatus")
       .where("applicationId", "=", app)
@@ -792,7 +792,7 @@ describe("the deployment queue on a NATS account without JetStream", () => {
       expect(deployed.status).toBe(200);
       await pipeline.finish(deployed.body.deploymentId);
       await waitFor("the deployment to end", async () => {
-        const row = await platform.services.db
+        const row = await platform.ctx.db
           .selectFrom("deployments")
           .select("status")
           .where("deploymentId", "=", deployed.body.deploymentId)

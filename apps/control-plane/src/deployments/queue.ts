@@ -75,7 +75,7 @@ export interface DeploymentQueueOptions {
 export interface DeploymentQueue {
   readonly worker: DeploymentWorker;
   /** Recovers what a previous run left (running ones settled from observation), then runs jobs. */
-  start(services: ServiceContext): Promise<void>;
+  start(ctx: ServiceContext): Promise<void>;
   enqueue(job: QueuedJob): Promise<void>;
   /**
    * Stops taking jobs, lets the running ones finish for the grace time, hands the rest back to
@@ -123,13 +123,13 @@ class Sweeper {
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> = Promise.resolve();
 
-  start(pass: () => Promise<void>, services: ServiceContext): void {
+  start(pass: () => Promise<void>, ctx: ServiceContext): void {
     let busy = false;
     this.timer = setInterval(() => {
       if (busy) return;
       busy = true;
       this.pass = pass()
-        .catch((error) => services.logger.warn({ err: error }, "deployment takeover pass failed; retrying"))
+        .catch((error) => ctx.logger.warn({ err: error }, "deployment takeover pass failed; retrying"))
         .finally(() => {
           busy = false;
         });
@@ -148,7 +148,7 @@ const RETRY_DELAY_MS = 2_000;
 
 /** Without NATS: jobs in memory, rebuilt from the waiting rows at start. */
 class EmbeddedDeploymentQueue implements DeploymentQueue {
-  private services: ServiceContext | undefined;
+  private ctx: ServiceContext | undefined;
   private readonly waiting: QueuedJob[] = [];
   private readonly busyApplications = new Set<string>();
   private readonly active = new Set<Promise<unknown>>();
@@ -161,28 +161,28 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
     private readonly graceMs = DEFAULT_SHUTDOWN_GRACE_MS,
   ) {}
 
-  async start(services: ServiceContext): Promise<void> {
-    this.services = services;
+  async start(ctx: ServiceContext): Promise<void> {
+    this.ctx = ctx;
     this.recovery = new DeploymentRecovery(
-      services,
+      ctx,
       this.worker.leases,
       (job) => this.enqueue(job),
       () => this.pump(),
     );
     await this.recovery.start();
-    this.waiting.push(...(await waitingDeployments(services.db)));
+    this.waiting.push(...(await waitingDeployments(ctx.db)));
     this.pump();
     this.sweeper.start(async () => {
       await this.recovery?.sweep();
       // Waiting ones a dead control plane had in its memory: queued here (the claim runs each once).
       const queued = new Set(this.waiting.map((job) => job.deploymentId));
-      const since = new Date(services.now().getTime() - LEASE_MS);
-      for (const job of await orphanedWaitingDeployments(services.db, since)) {
+      const since = new Date(ctx.now().getTime() - LEASE_MS);
+      for (const job of await orphanedWaitingDeployments(ctx.db, since)) {
         if (!queued.has(job.deploymentId) && !this.busyApplications.has(job.applicationId))
           this.waiting.push(job);
       }
       this.pump();
-    }, services);
+    }, ctx);
   }
 
   async enqueue(job: QueuedJob): Promise<void> {
@@ -196,8 +196,8 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
    * worker's Slots, in arrival order) before it runs.
    */
   private pump(): void {
-    const services = this.services;
-    if (!services || this.closing) return;
+    const ctx = this.ctx;
+    if (!ctx || this.closing) return;
     for (;;) {
       const index = this.waiting.findIndex(
         (job) =>
@@ -212,7 +212,7 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
         .then(async () => {
           // A stop before the slot came: the row is still idle and is found at the next start.
           if (this.closing) return;
-          const outcome = await this.worker.execute(services, job.deploymentId, slot);
+          const outcome = await this.worker.execute(ctx, job.deploymentId, slot);
           // Not claimed while the database was away: queued again, tried after a pause.
           if (outcome === "retry")
             setTimeout(() => this.enqueue(job).catch(() => {}), RETRY_DELAY_MS).unref();
@@ -241,7 +241,7 @@ const DEFAULT_CONSUMER_INACTIVE_MS = 24 * 60 * 60_000;
 
 /** With NATS: a JetStream work-queue stream, one durable consumer per application. */
 class JetStreamDeploymentQueue implements DeploymentQueue {
-  private services: ServiceContext | undefined;
+  private ctx: ServiceContext | undefined;
   private connection: NatsConnection | undefined;
   private manager: JetStreamManager | undefined;
   private client: JetStreamClient | undefined;
@@ -270,27 +270,27 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
     this.graceMs = options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS;
   }
 
-  async start(services: ServiceContext): Promise<void> {
-    this.services = services;
+  async start(ctx: ServiceContext): Promise<void> {
+    this.ctx = ctx;
     this.connection = await connectControlPlaneNats(this.config, "platform-control-plane-deployments");
     try {
       try {
         this.manager = await jetstreamManager(this.connection);
       } catch (error) {
         if (!/jetstream is not enabled|no responders/i.test((error as Error).message)) throw error;
-        services.logger.error(
+        ctx.logger.error(
           { err: error },
           "NATS has no JetStream for this account: deployments are queued in memory (waiting ones are recovered from the database at start); enable JetStream for a durable queue",
         );
         await this.connection.close();
         this.fallback = new EmbeddedDeploymentQueue(this.worker, this.graceMs);
-        return this.fallback.start(services);
+        return this.fallback.start(ctx);
       }
       this.client = jetstream(this.connection);
       await this.ensureStream(this.manager);
-      this.recovery = new DeploymentRecovery(services, this.worker.leases, (job) => this.enqueue(job));
+      this.recovery = new DeploymentRecovery(ctx, this.worker.leases, (job) => this.enqueue(job));
       const recovering = await this.recovery.start();
-      const waiting = await applicationsWithWaitingDeployments(services.db);
+      const waiting = await applicationsWithWaitingDeployments(ctx.db);
       for (const applicationId of new Set([...waiting, ...recovering])) {
         await this.ensureConsumer(applicationId);
         this.poke(applicationId);
@@ -298,12 +298,12 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       this.sweeper.start(async () => {
         await this.recovery?.sweep();
         // Jobs whose pull loop ran on a control plane that died: pulled here from now on.
-        for (const applicationId of await applicationsWithWaitingDeployments(services.db)) {
+        for (const applicationId of await applicationsWithWaitingDeployments(ctx.db)) {
           if (this.loops.has(applicationId) || this.closing) continue;
           await this.ensureConsumer(applicationId);
           this.poke(applicationId);
         }
-      }, services);
+      }, ctx);
     } catch (error) {
       await this.connection.close();
       throw new Error(`The deployment queue could not start on NATS JetStream: ${(error as Error).message}`);
@@ -385,7 +385,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
    * from `loops` happen in the same tick, so a later enqueue starts a new loop.
    */
   private async drain(applicationId: string, state: { pokes: number }): Promise<void> {
-    const { logger } = this.services!;
+    const { logger } = this.ctx!;
     try {
       while (!this.closing) {
         const pokes = state.pokes;
@@ -404,7 +404,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
           // A job still waiting with nothing delivered: the job before it is held by a control
           // plane that died, until its ack wait runs out. Keep pulling.
           // A database error counts as waiting: the loop must outlive a database outage.
-          if (await hasWaitingDeployments(this.services!.db, applicationId).catch(() => true)) continue;
+          if (await hasWaitingDeployments(this.ctx!.db, applicationId).catch(() => true)) continue;
           if (pokes === state.pokes) return;
           continue;
         }
@@ -427,7 +427,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
         if (how === "nakLater") message.nak(RETRY_DELAY_MS);
         else message[how]();
       } catch (error) {
-        this.services!.logger.warn({ err: error }, `deployment job message: ${how} failed`);
+        this.ctx!.logger.warn({ err: error }, `deployment job message: ${how} failed`);
       }
     };
     // Tells JetStream the job is still held, well within its ack wait.
@@ -445,7 +445,7 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
       await slot.take();
       try {
         if (this.closing) return settle("nak");
-        const outcome = await this.worker.execute(this.services!, job.deploymentId, slot);
+        const outcome = await this.worker.execute(this.ctx!, job.deploymentId, slot);
         // Handed back by a stop: JetStream hands it out again at the next start.
         if (outcome === "handedBack") return settle("nak");
         // Not claimed while the database was away: delivered again once it may be back.

@@ -26,14 +26,14 @@ beforeAll(async () => {
 afterAll(() => platform?.close());
 
 async function insertDone(applicationId: string, title: string): Promise<void> {
-  const { deploymentId } = await insertDeployment(platform.services.db, {
+  const { deploymentId } = await insertDeployment(platform.ctx.db, {
     target: { kind: "application", id: applicationId },
     kind: "deploy",
     title,
     description: null,
     serverId: null,
   });
-  await platform.services.db
+  await platform.ctx.db
     .updateTable("deployments")
     .set({ status: "done", completedAt: new Date().toISOString() })
     .where("deploymentId", "=", deploymentId)
@@ -42,11 +42,11 @@ async function insertDone(applicationId: string, title: string): Promise<void> {
 
 /** The platform's services with observeServices answered by `observe`. */
 function withObserve(observe: ServiceContext["agents"]["client"]["observeServices"]): ServiceContext {
-  const client: ServiceContext["agents"]["client"] = Object.create(platform.services.agents.client);
+  const client: ServiceContext["agents"]["client"] = Object.create(platform.ctx.agents.client);
   client.observeServices = observe;
   return {
-    ...platform.services,
-    agents: Object.assign(Object.create(platform.services.agents), { client }),
+    ...platform.ctx,
+    agents: Object.assign(Object.create(platform.ctx.agents), { client }),
   };
 }
 
@@ -61,7 +61,7 @@ async function deployedApplication(name: string, serverId: string | null): Promi
   );
   const applicationId = app.applicationId as string;
   await insertDone(applicationId, `first-${Date.now()}`);
-  await platform.services.db
+  await platform.ctx.db
     .updateTable("applications")
     .set({ applicationStatus: "done", serverId })
     .where("applicationId", "=", applicationId)
@@ -75,7 +75,7 @@ describe("reconciliation across servers", () => {
     // observation adds to the reconciler's: a pass must not warn of a leak.
     const remote = Array.from({ length: 11 }, () => newId());
     for (const [index, serverId] of remote.entries()) {
-      await insertServer(platform.services.db, owner.user.organizationId, {
+      await insertServer(platform.ctx.db, owner.user.organizationId, {
         serverId,
         name: `remote-${index}`,
         ipAddress: `198.51.100.${30 + index}`,
@@ -129,7 +129,7 @@ describe("reconciliation against stale reads", () => {
     );
     const applicationId = app.applicationId as string;
     await insertDone(applicationId, `first-${Date.now()}`);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("applications")
       .set({ applicationStatus: "done" })
       .where("applicationId", "=", applicationId)
@@ -149,7 +149,7 @@ describe("reconciliation against stale reads", () => {
       }),
     );
     const status = () =>
-      platform.services.db
+      platform.ctx.db
         .selectFrom("applications")
         .select(["applicationStatus", "applicationStatusMessage"])
         .where("applicationId", "=", applicationId)

@@ -80,13 +80,13 @@ export class Reconciler {
   /** Drift seen at the last pass, per service: flagged when seen twice in a row. */
   private readonly suspected = new Map<string, string>();
 
-  constructor(private readonly services: ServiceContext) {
+  constructor(private readonly ctx: ServiceContext) {
     // Each observation waiting at once listens to it (Node warns of a leak above 10).
     setMaxListeners(OBSERVE_CONCURRENCY + 1, this.closing.signal);
   }
 
   start(): void {
-    const intervalMs = this.services.config.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+    const intervalMs = this.ctx.config.reconcileIntervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
     if (intervalMs <= 0) return;
     const tick = () => {
       this.timer = setTimeout(async () => {
@@ -103,9 +103,7 @@ export class Reconciler {
     if (this.closed) return Promise.resolve();
     const previous = this.running ?? Promise.resolve();
     const next = previous.then(() => this.pass(serverId));
-    this.running = next.catch((error) =>
-      this.services.logger.warn({ err: error }, "reconciliation pass failed"),
-    );
+    this.running = next.catch((error) => this.ctx.logger.warn({ err: error }, "reconciliation pass failed"));
     return next;
   }
 
@@ -135,7 +133,7 @@ export class Reconciler {
       for (let next = queue.shift(); next; next = queue.shift()) {
         const [serverId, apps] = next;
         const answer = await unlessAborted(
-          this.services.agents.client.observeServices(
+          this.ctx.agents.client.observeServices(
             serverId,
             {
               serviceNames: apps.map((app) => app.appName),
@@ -190,7 +188,7 @@ export class Reconciler {
       where s.application_status in ('done', 'error')
         and exists (select 1 from ${deploymentsOf} and d.status = 'done')
         and not exists (select 1 from ${deploymentsOf} and d.status in ('idle', 'running'))
-        ${server}`.execute(this.services.db);
+        ${server}`.execute(this.ctx.db);
     return rows.map((row) => ({ ...row, serviceKind }));
   }
 
@@ -219,12 +217,12 @@ export class Reconciler {
         and not exists (
           select 1 from deployments d where d.${sql.ref(id)} = s.${sql.ref(id)}
             and (d.status in ('idle', 'running') or ${endedSince})
-        )`.execute(this.services.db);
+        )`.execute(this.ctx.db);
     return Number(result.numAffectedRows ?? 0) > 0;
   }
 
   private async apply(service: Candidate, drift: string | undefined): Promise<void> {
-    const { logger } = this.services;
+    const { logger } = this.ctx;
     const ids = { [`${service.serviceKind}Id`]: service.serviceId };
     if (drift === undefined) {
       this.suspected.delete(service.serviceId);

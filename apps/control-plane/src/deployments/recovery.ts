@@ -43,7 +43,7 @@ type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
 export interface InterruptedRunHandler {
   matches(row: Running): boolean;
   /** Settles the run; `runAgain` hands it back to the queue. */
-  settle(services: ServiceContext, row: Running, runAgain: (row: Running) => Promise<void>): Promise<void>;
+  settle(ctx: ServiceContext, row: Running, runAgain: (row: Running) => Promise<void>): Promise<void>;
 }
 
 const interruptedRunHandlers: InterruptedRunHandler[] = [];
@@ -63,7 +63,7 @@ export class DeploymentRecovery {
   private readonly controller = new AbortController();
 
   constructor(
-    private readonly services: ServiceContext,
+    private readonly ctx: ServiceContext,
     /** This control plane's leases: only a deployment whose lease it takes is recovered here. */
     private readonly leases: DeploymentLeases,
     /** Puts a handed-back deployment in the queue again. */
@@ -77,7 +77,7 @@ export class DeploymentRecovery {
    * says (DeploymentTarget.recovery); answers the ids of the services being followed.
    */
   async start(): Promise<string[]> {
-    return this.takeOver(await runningDeployments(this.services.db));
+    return this.takeOver(await runningDeployments(this.ctx.db));
   }
 
   /**
@@ -87,29 +87,29 @@ export class DeploymentRecovery {
    * Deployments this control plane runs or follows itself are left alone.
    */
   async sweep(): Promise<string[]> {
-    const now = this.services.now();
-    const rows = await orphanedDeployments(this.services.db, now, new Date(now.getTime() - LEASE_MS));
+    const now = this.ctx.now();
+    const rows = await orphanedDeployments(this.ctx.db, now, new Date(now.getTime() - LEASE_MS));
     return this.takeOver(
       rows.filter((row) => !this.leases.holds(row.deploymentId) && !this.pending.has(row.targetId)),
     );
   }
 
   private async takeOver(running: Running[]): Promise<string[]> {
-    const { services } = this;
+    const { ctx } = this;
     const rows: Followed[] = [];
     for (const row of running) {
       // Another live control plane runs or follows it: not ours to recover.
-      if (!(await this.leases.take(services.db, row.deploymentId, services.now()))) continue;
+      if (!(await this.leases.take(ctx.db, row.deploymentId, ctx.now()))) continue;
       const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));
       if (handler) {
         try {
-          await handler.settle(services, row, (again) => this.runAgain(again));
+          await handler.settle(ctx, row, (again) => this.runAgain(again));
         } finally {
           await this.leases.release(row.deploymentId);
         }
         continue;
       }
-      const target = await loadDeploymentTarget(services, row).catch(async (error) => {
+      const target = await loadDeploymentTarget(ctx, row).catch(async (error) => {
         await this.leases.release(row.deploymentId);
         throw error;
       });
@@ -124,7 +124,7 @@ export class DeploymentRecovery {
       }
     }
     if (rows.length > 0) {
-      services.logger.info(
+      ctx.logger.info(
         { deploymentIds: rows.map((row) => row.deploymentId) },
         "recovering deployments a stopped control plane left running",
       );
@@ -135,7 +135,7 @@ export class DeploymentRecovery {
         .then(() => this.recover(row))
         .finally(() => this.leases.release(row.deploymentId))
         .catch((error) =>
-          services.logger.error({ err: error, deploymentId: row.deploymentId }, "deployment recovery failed"),
+          ctx.logger.error({ err: error, deploymentId: row.deploymentId }, "deployment recovery failed"),
         );
       this.pending.set(row.targetId, next);
       void next.then(() => {
@@ -154,12 +154,12 @@ export class DeploymentRecovery {
    */
   private async runAgain(row: Running): Promise<void> {
     const handedBack = await moveDeployments(
-      this.services.db,
+      this.ctx.db,
       { deploymentId: row.deploymentId },
       ["running"],
       "idle",
       { line: "The control plane restarted during this deployment: it runs again" },
-      this.services.now(),
+      this.ctx.now(),
     );
     if (handedBack.length > 0)
       await this.requeue({ deploymentId: row.deploymentId, applicationId: row.targetId });
@@ -181,13 +181,13 @@ export class DeploymentRecovery {
   }
 
   private async recover(row: Followed): Promise<void> {
-    const { services } = this;
+    const { ctx } = this;
     // A stop of the deployment (deployment.killProcess marks it error) ends the following.
     const controller = new AbortController();
     const stop = () => controller.abort();
     this.controller.signal.addEventListener("abort", stop, { once: true });
     const check = setInterval(() => {
-      services.db
+      ctx.db
         .selectFrom("deployments")
         .select("status")
         .where("deploymentId", "=", row.deploymentId)
@@ -206,10 +206,10 @@ export class DeploymentRecovery {
   }
 
   private async follow(row: Followed, signal: AbortSignal): Promise<void> {
-    const { services } = this;
+    const { ctx } = this;
     let result: DeploymentResult;
     try {
-      result = await followAgentJob(services, {
+      result = await followAgentJob(ctx, {
         serverId: row.follow.serverId,
         jobId: row.deploymentId,
         service: { name: row.follow.name, owner: row.follow.owner },
@@ -222,12 +222,12 @@ export class DeploymentRecovery {
       if (error instanceof JobNotFound) {
         // Not on the service and no agent works on it: it never got that far. Run it again.
         const handedBack = await moveDeployments(
-          services.db,
+          ctx.db,
           { deploymentId: row.deploymentId },
           ["running"],
           "idle",
           { line: "The control plane restarted before this deployment reached its service: it runs again" },
-          services.now(),
+          ctx.now(),
         );
         if (handedBack.length > 0)
           await this.requeue({ deploymentId: row.deploymentId, applicationId: row.targetId });
@@ -239,28 +239,28 @@ export class DeploymentRecovery {
   }
 
   private async settle(row: Followed, result: DeploymentResult): Promise<void> {
-    const { services } = this;
+    const { ctx } = this;
     const line =
       result.status === "done"
         ? "The service runs this deployment (observed after a restart of the control plane): Deployment done"
         : `Deployment failed: ${result.errorMessage}`;
     // Read again: the service may have been deleted (with its deployments) while it was followed.
-    const target = await loadDeploymentTarget(services, row);
+    const target = await loadDeploymentTarget(ctx, row);
     // As the worker does: the outcome, the application's status and the event in one write.
-    const settled = await services.db.transaction().execute(async (trx) => {
+    const settled = await ctx.db.transaction().execute(async (trx) => {
       const moved = await moveDeployments(
         trx,
         { deploymentId: row.deploymentId },
         ["running"],
         result,
         { line },
-        services.now(),
+        ctx.now(),
       );
-      if (moved.length > 0 && target) await settleTarget(trx, target, row, result, services.now());
+      if (moved.length > 0 && target) await settleTarget(trx, target, row, result, ctx.now());
       return moved.length > 0;
     });
     if (settled) {
-      services.logger.info({ deploymentId: row.deploymentId, status: result.status }, "deployment recovered");
+      ctx.logger.info({ deploymentId: row.deploymentId, status: result.status }, "deployment recovered");
     }
   }
 }

@@ -39,7 +39,7 @@ async function imageApp(name: string, publishedPort: number): Promise<string> {
 
 const deploymentStatus = async (deploymentId: string) =>
   (
-    await platform.services.db
+    await platform.ctx.db
       .selectFrom("deployments")
       .select("status")
       .where("deploymentId", "=", deploymentId)

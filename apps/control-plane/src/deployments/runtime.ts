@@ -20,7 +20,7 @@ export function serverOf(app: { serverId: string | null }): string {
  * rather than making it undeletable, and the answer is undefined. Other failures are API errors.
  */
 export async function removeServiceOf<T>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   appName: string,
   kind: "application" | "database" | "compose",
@@ -33,8 +33,8 @@ export async function removeServiceOf<T>(
       error instanceof AgentUnavailableError ||
       error instanceof AgentTimeoutError ||
       (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED");
-    if (!unreachable) throw agentErrorToApiError(error, serverId, services.logger);
-    services.logger.warn(
+    if (!unreachable) throw agentErrorToApiError(error, serverId, ctx.logger);
+    ctx.logger.warn(
       { serverId, appName, err: error },
       `the ${kind}'s service could not be removed: its server's agent is unreachable`,
     );

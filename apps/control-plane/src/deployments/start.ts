@@ -43,7 +43,7 @@ export const DEFAULT_TITLES: Record<DeploymentKind, string> = {
  * (features.ts): deployments/ knows no server.
  */
 export type PlacementCheck = (
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   serverId: string | null,
 ) => Promise<unknown>;
@@ -54,9 +54,9 @@ export function registerPlacementCheck(check: PlacementCheck): void {
   placementCheck = check;
 }
 
-function checkPlacement(services: ServiceContext, organizationId: string, serverId: string | null) {
+function checkPlacement(ctx: ServiceContext, organizationId: string, serverId: string | null) {
   if (!placementCheck) throw new Error("no placement check is registered (features.ts registers it)");
-  return placementCheck(services, organizationId, serverId);
+  return placementCheck(ctx, organizationId, serverId);
 }
 
 /**
@@ -64,7 +64,7 @@ function checkPlacement(services: ServiceContext, organizationId: string, server
  * queued) and enqueues it; its jobs run one at a time like an application's.
  */
 export function startDatabaseDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   input: {
     databaseId: string;
     organizationId: string;
@@ -73,7 +73,7 @@ export function startDatabaseDeployment(
     title?: string;
   },
 ): Promise<{ deploymentId: string }> {
-  return startTargetDeployment(services, { ...input, target: { kind: "database", id: input.databaseId } });
+  return startTargetDeployment(ctx, { ...input, target: { kind: "database", id: input.databaseId } });
 }
 
 /**
@@ -81,7 +81,7 @@ export function startDatabaseDeployment(
  * startApplicationDeployment's) and enqueues it; its jobs run one at a time per service.
  */
 export async function startTargetDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   input: {
     target: DeploymentTargetRef;
     organizationId: string;
@@ -94,8 +94,8 @@ export async function startTargetDeployment(
   },
 ): Promise<{ deploymentId: string }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
-  await checkPlacement(services, input.organizationId, input.serverId);
-  const deployment = await insertDeployment(services.db, {
+  await checkPlacement(ctx, input.organizationId, input.serverId);
+  const deployment = await insertDeployment(ctx.db, {
     target: input.target,
     kind: input.kind,
     title: input.title || DEFAULT_TITLES[input.kind],
@@ -103,26 +103,26 @@ export async function startTargetDeployment(
     serverId: input.serverId,
     restoresRollbackId: input.restoresRollbackId ?? null,
   });
-  await enqueueOrFail(services, deployment.deploymentId, input.target.id);
+  await enqueueOrFail(ctx, deployment.deploymentId, input.target.id);
   return { deploymentId: deployment.deploymentId };
 }
 
 /** Enqueues the job; a queue that refuses it fails the deployment and answers a 503. */
 export async function enqueueOrFail(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deploymentId: string,
   serviceId: string,
 ): Promise<void> {
   try {
-    await services.deployments.enqueue({ deploymentId, applicationId: serviceId });
+    await ctx.deployments.enqueue({ deploymentId, applicationId: serviceId });
   } catch (error) {
-    services.logger.error({ err: error, deploymentId }, "deployment not queued");
+    ctx.logger.error({ err: error, deploymentId }, "deployment not queued");
     await failDeployments(
-      services.db,
+      ctx.db,
       { deploymentId },
       ["idle"],
       "The deployment queue is unavailable",
-      services.now(),
+      ctx.now(),
     );
     throw new ApiError("SERVICE_UNAVAILABLE", "The deployment queue is unavailable; try again");
   }

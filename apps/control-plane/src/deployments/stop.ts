@@ -12,20 +12,15 @@ const ABORT_WAIT_MS = 30_000;
 
 export type StopResult = "aborted" | "dropped" | "not-running";
 
-async function dropWaiting(
-  services: ServiceContext,
-  filter: DeploymentFilter,
-  reason: string,
-): Promise<string[]> {
-  const now = services.now();
-  const ids = await failDeployments(services.db, filter, ["idle"], reason, now);
-  for (const id of ids)
-    services.deployments.worker.logs.dropped(id, `${now.toISOString()} ${reason}`, reason);
+async function dropWaiting(ctx: ServiceContext, filter: DeploymentFilter, reason: string): Promise<string[]> {
+  const now = ctx.now();
+  const ids = await failDeployments(ctx.db, filter, ["idle"], reason, now);
+  for (const id of ids) ctx.deployments.worker.logs.dropped(id, `${now.toISOString()} ${reason}`, reason);
   return ids;
 }
 
-async function abortRunning(services: ServiceContext, deployment: Deployment, reason: string): Promise<void> {
-  const finished = services.deployments.worker.abort(deployment.deploymentId, reason);
+async function abortRunning(ctx: ServiceContext, deployment: Deployment, reason: string): Promise<void> {
+  const finished = ctx.deployments.worker.abort(deployment.deploymentId, reason);
   if (finished) {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([finished, new Promise((resolve) => (timer = setTimeout(resolve, ABORT_WAIT_MS)))]);
@@ -33,29 +28,23 @@ async function abortRunning(services: ServiceContext, deployment: Deployment, re
     return;
   }
   // Marked running but not running here: left by a control plane that stopped.
-  await failDeployments(
-    services.db,
-    { deploymentId: deployment.deploymentId },
-    ["running"],
-    reason,
-    services.now(),
-  );
+  await failDeployments(ctx.db, { deploymentId: deployment.deploymentId }, ["running"], reason, ctx.now());
 }
 
 /** Stops one deployment, running or waiting. */
 export async function stopDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deployment: Deployment,
   reason: string,
 ): Promise<StopResult> {
   if (deployment.status === "running") {
-    await abortRunning(services, deployment, reason);
+    await abortRunning(ctx, deployment, reason);
     return "aborted";
   }
   if (deployment.status === "idle") {
-    const dropped = await dropWaiting(services, { deploymentId: deployment.deploymentId }, reason);
+    const dropped = await dropWaiting(ctx, { deploymentId: deployment.deploymentId }, reason);
     // It may have started in between.
-    if (dropped.length === 0) return stopRunningDeployment(services, deployment.targetId, reason);
+    if (dropped.length === 0) return stopRunningDeployment(ctx, deployment.targetId, reason);
     return "dropped";
   }
   return "not-running";
@@ -63,38 +52,38 @@ export async function stopDeployment(
 
 /** Aborts the running deployment of the service (of any kind), if any. */
 export async function stopRunningDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serviceId: string,
   reason: string,
 ): Promise<StopResult> {
-  const running = await services.db
+  const running = await ctx.db
     .selectFrom("deployments")
     .selectAll()
     .where("targetId", "=", serviceId)
     .where("status", "=", "running")
     .execute();
-  for (const deployment of running) await abortRunning(services, deployment, reason);
+  for (const deployment of running) await abortRunning(ctx, deployment, reason);
   return running.length > 0 ? "aborted" : "not-running";
 }
 
 /** Drops every waiting deployment of the service (of any kind); answers how many. */
 export async function dropWaitingDeployments(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serviceId: string,
   reason: string,
 ): Promise<number> {
-  return (await dropWaiting(services, { targetId: serviceId }, reason)).length;
+  return (await dropWaiting(ctx, { targetId: serviceId }, reason)).length;
 }
 
 /** Drops the waiting deployments of `deploymentIds` (one that started meanwhile goes on); answers how many. */
 export async function dropWaitingDeploymentsById(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deploymentIds: string[],
   reason: string,
 ): Promise<number> {
   let dropped = 0;
   for (const deploymentId of deploymentIds)
-    dropped += (await dropWaiting(services, { deploymentId }, reason)).length;
+    dropped += (await dropWaiting(ctx, { deploymentId }, reason)).length;
   return dropped;
 }
 
@@ -104,12 +93,12 @@ export async function dropWaitingDeploymentsById(
  * files), in that order so that no deployment recreates what is being removed.
  */
 export async function teardownTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serviceId: string,
   reason: string,
   remove: () => Promise<void>,
 ): Promise<void> {
-  await dropWaitingDeployments(services, serviceId, reason);
-  await stopRunningDeployment(services, serviceId, reason);
+  await dropWaitingDeployments(ctx, serviceId, reason);
+  await stopRunningDeployment(ctx, serviceId, reason);
   await remove();
 }

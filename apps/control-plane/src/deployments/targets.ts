@@ -15,7 +15,7 @@ import { recordEvent } from "./events.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { DeploymentResult, DeploymentTargetRef } from "./repository.ts";
 
-export type DeploymentRunner = (services: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
+export type DeploymentRunner = (ctx: ServiceContext, run: DeploymentRun) => Promise<DeploymentOutcome>;
 
 export interface DeploymentTarget {
   kind: DeploymentTargetKind;
@@ -50,7 +50,7 @@ export interface DeploymentTarget {
 }
 
 export type DeploymentTargetLoader = (
-  services: ServiceContext,
+  ctx: ServiceContext,
   id: string,
 ) => Promise<DeploymentTarget | undefined>;
 
@@ -84,13 +84,13 @@ export function registerRunKind(runKind: DeploymentRunKind): void {
 
 /** The service of a deployment; undefined when it was deleted meanwhile. */
 export async function loadDeploymentTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deployment: { targetKind: DeploymentTargetKind; targetId: string; kind?: DeploymentKind },
 ): Promise<DeploymentTarget | undefined> {
   const loader = targetLoaders.get(deployment.targetKind);
   if (!loader)
     throw new Error(`no loader is registered for deployment targets of kind ${deployment.targetKind}`);
-  const target = await loader(services, deployment.targetId);
+  const target = await loader(ctx, deployment.targetId);
   const kind = deployment.kind;
   if (!target || kind === undefined) return target;
   const runKind = runKinds.find(

@@ -37,7 +37,7 @@ describe("a deployment taken while the database is away", () => {
       as,
     );
     const deploymentId = `outage-${Date.now()}`;
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("deployments")
       .values({
         deploymentId,
@@ -62,18 +62,18 @@ describe("a deployment taken while the database is away", () => {
         throw databaseUnavailable(new Error("Connection terminated unexpectedly"));
       },
     });
-    const outcome = await platform.services.deployments.worker.execute(
-      { ...platform.services, db: away },
+    const outcome = await platform.ctx.deployments.worker.execute(
+      { ...platform.ctx, db: away },
       deploymentId,
     );
     expect(outcome).toBe("retry");
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("deployments")
       .select(["status", "errorMessage"])
       .where("deploymentId", "=", deploymentId)
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ status: "idle", errorMessage: null });
-    expect(platform.services.deployments.worker.isRunning(deploymentId)).toBe(false);
+    expect(platform.ctx.deployments.worker.isRunning(deploymentId)).toBe(false);
   });
 });
 
@@ -122,7 +122,7 @@ describe("a deployment whose database goes away after the claim", () => {
       await proxy.restore();
 
       const read = () =>
-        cut.services.db
+        cut.ctx.db
           .selectFrom("deployments")
           .select(["status", "logs"])
           .where("deploymentId", "=", deploymentId)
@@ -136,7 +136,7 @@ describe("a deployment whose database goes away after the claim", () => {
       }
       expect(row?.status).toBe("done");
       expect(row?.logs).toMatch(/building\n(.*\n)*.*deployed\n/);
-      const application = await cut.services.db
+      const application = await cut.ctx.db
         .selectFrom("applications")
         .select("applicationStatus")
         .where("applicationId", "=", app.applicationId)

@@ -145,7 +145,7 @@ export class DeploymentWorker {
    * was away before the deployment could be claimed: the job must stay queued, not be dropped.
    */
   async execute(
-    services: ServiceContext,
+    ctx: ServiceContext,
     deploymentId: string,
     slot?: DeploymentSlot,
   ): Promise<"ran" | "handedBack" | "retry"> {
@@ -159,20 +159,18 @@ export class DeploymentWorker {
     this.running.set(deploymentId, job);
     const claim = { done: false };
     try {
-      return await this.run(services, deploymentId, job.controller, slot, claim);
+      return await this.run(ctx, deploymentId, job.controller, slot, claim);
     } catch (error) {
       if (!claim.done && error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") {
-        services.logger.warn(
+        ctx.logger.warn(
           { err: error, deploymentId },
           "deployment not claimed: the database is away; retrying",
         );
         return "retry";
       }
-      services.logger.error({ err: error, deploymentId }, "deployment job failed to run");
+      ctx.logger.error({ err: error, deploymentId }, "deployment job failed to run");
       const reason = "Internal error: the deployment could not be run (see the control plane's log)";
-      await failDeployments(services.db, { deploymentId }, ["running"], reason, services.now()).catch(
-        () => {},
-      );
+      await failDeployments(ctx.db, { deploymentId }, ["running"], reason, ctx.now()).catch(() => {});
       this.logs.end(deploymentId, "error", reason);
       return "ran";
     } finally {
@@ -186,11 +184,7 @@ export class DeploymentWorker {
    * Runs a write until the database takes it: a refusal because the database is away is tried
    * again every STORE_RETRY_MS, until a stop (the row stays running: the next start recovers it).
    */
-  private async store<T>(
-    services: ServiceContext,
-    deploymentId: string,
-    write: () => Promise<T>,
-  ): Promise<T> {
+  private async store<T>(ctx: ServiceContext, deploymentId: string, write: () => Promise<T>): Promise<T> {
     let warned = false;
     for (;;) {
       try {
@@ -199,7 +193,7 @@ export class DeploymentWorker {
         if (!databaseAway(error) || this.stopping.signal.aborted) throw error;
         if (!warned) {
           warned = true;
-          services.logger.warn(
+          ctx.logger.warn(
             { err: error, deploymentId },
             "deployment not stored: the database is away; retrying",
           );
@@ -210,21 +204,21 @@ export class DeploymentWorker {
   }
 
   private async run(
-    services: ServiceContext,
+    ctx: ServiceContext,
     deploymentId: string,
     controller: AbortController,
     slot: DeploymentSlot | undefined,
     claim: { done: boolean },
   ): Promise<"ran" | "handedBack"> {
-    const { db, logger } = services;
-    const deployment = await claimDeployment(db, deploymentId, services.now());
+    const { db, logger } = ctx;
+    const deployment = await claimDeployment(db, deploymentId, ctx.now());
     claim.done = true;
     if (!deployment) return "ran"; // dropped from the queue, or already run
     // From here on the row is running: a write the database refuses is tried again until it is
     // stored (a deployment must not stay running because the database was away for a while).
-    const store = <T>(write: () => Promise<T>) => this.store(services, deploymentId, write);
-    await store(() => this.leases.hold(db, deploymentId, services.now()));
-    const target = await store(() => loadDeploymentTarget(services, deployment));
+    const store = <T>(write: () => Promise<T>) => this.store(ctx, deploymentId, write);
+    await store(() => this.leases.hold(db, deploymentId, ctx.now()));
+    const target = await store(() => loadDeploymentTarget(ctx, deployment));
     if (!target) return "ran"; // deleted meanwhile: its deployments went with it
     const previousStatus = target.status;
     await store(() => target.setStatus(db, "running"));
@@ -243,7 +237,7 @@ export class DeploymentWorker {
       // A stop may come between the claim and here: a runner only listens for later aborts.
       controller.signal.throwIfAborted();
       const runner = this.runner ?? target.run;
-      const outcome = await runner(services, {
+      const outcome = await runner(ctx, {
         deploymentId,
         target: { kind: target.kind, id: target.serviceId },
         kind: deployment.kind,
@@ -281,7 +275,7 @@ export class DeploymentWorker {
               ["running"],
               "idle",
               { logs: log.text() },
-              services.now(),
+              ctx.now(),
             );
             await target.setStatus(trx, previousStatus);
           }),
@@ -295,16 +289,9 @@ export class DeploymentWorker {
     // sees a finished deployment beside a service still running, and a crash loses none of them.
     await store(() =>
       db.transaction().execute(async (trx) => {
-        await moveDeployments(
-          trx,
-          { deploymentId },
-          ["running"],
-          result,
-          { logs: log.text() },
-          services.now(),
-        );
+        await moveDeployments(trx, { deploymentId }, ["running"], result, { logs: log.text() }, ctx.now());
         if (cancelled) await target.setStatus(trx, previousStatus);
-        else await settleTarget(trx, target, deployment, result, services.now());
+        else await settleTarget(trx, target, deployment, result, ctx.now());
       }),
     );
     this.logs.end(deploymentId, result.status as DeploymentStatus, result.errorMessage ?? null);

@@ -158,8 +158,8 @@ function createdAt(unixSeconds: number): string {
 
 // ---- target and scope ------------------------------------------------------------------------
 
-function run<T>(services: ServiceContext, target: EngineTarget, call: () => Promise<T>): Promise<T> {
-  return callAgent(target.agentServerId, call, services.logger);
+function run<T>(ctx: ServiceContext, target: EngineTarget, call: () => Promise<T>): Promise<T> {
+  return callAgent(target.agentServerId, call, ctx.logger);
 }
 
 const labelsText = (labels: Record<string, string>) =>
@@ -170,12 +170,12 @@ const labelsText = (labels: Record<string, string>) =>
 // ---- volumes ---------------------------------------------------------------------------------
 
 async function listScopedVolumes(
-  services: ServiceContext,
+  ctx: ServiceContext,
   target: EngineTarget,
   withSize: boolean,
 ): Promise<Volume[]> {
-  const { volumes } = await run(services, target, () =>
-    services.agents.client.call(
+  const { volumes } = await run(ctx, target, () =>
+    ctx.agents.client.call(
       target.agentServerId,
       "listVolumes",
       { scope: target.scope, withSize },
@@ -185,9 +185,9 @@ async function listScopedVolumes(
   return volumes.filter((volume) => grantedTo(volume.labels, target));
 }
 
-export async function getVolumes(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  return (await listScopedVolumes(services, target, false)).map((volume) => ({
+export async function getVolumes(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  return (await listScopedVolumes(ctx, target, false)).map((volume) => ({
     Name: volume.name,
     Driver: volume.driver,
     Scope: volume.scope,
@@ -197,18 +197,18 @@ export async function getVolumes(services: ServiceContext, caller: Caller, serve
   }));
 }
 
-export async function getVolumesSize(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  return (await listScopedVolumes(services, target, true)).map((volume) => ({
+export async function getVolumesSize(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  return (await listScopedVolumes(ctx, target, true)).map((volume) => ({
     name: volume.name,
     size: volume.sizeBytes < 0 ? null : humanSize(volume.sizeBytes),
   }));
 }
 
 /** The volume's inspect data when the caller may see it; a 404 otherwise. */
-async function visibleVolume(services: ServiceContext, target: EngineTarget, volumeName: string) {
-  const { inspectJson } = await run(services, target, () =>
-    services.agents.client.call(target.agentServerId, "inspectVolume", { volumeName, scope: target.scope }),
+async function visibleVolume(ctx: ServiceContext, target: EngineTarget, volumeName: string) {
+  const { inspectJson } = await run(ctx, target, () =>
+    ctx.agents.client.call(target.agentServerId, "inspectVolume", { volumeName, scope: target.scope }),
   );
   const inspect = JSON.parse(inspectJson) as Record<string, unknown> & {
     Labels?: Record<string, string> | null;
@@ -218,43 +218,38 @@ async function visibleVolume(services: ServiceContext, target: EngineTarget, vol
 }
 
 export async function getVolumeConfig(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   volumeName: string,
   serverId?: string,
 ) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  return visibleVolume(services, target, volumeName);
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  return visibleVolume(ctx, target, volumeName);
 }
 
 export async function removeVolume(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   volumeName: string,
   serverId?: string,
 ) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  await visibleVolume(services, target, volumeName);
-  await run(services, target, () =>
-    services.agents.client.call(
-      target.agentServerId,
-      "removeVolume",
-      { volumeName, scope: target.scope },
-      60_000,
-    ),
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  await visibleVolume(ctx, target, volumeName);
+  await run(ctx, target, () =>
+    ctx.agents.client.call(target.agentServerId, "removeVolume", { volumeName, scope: target.scope }, 60_000),
   );
 }
 
 type FileOperation = "LIST" | "READ" | "WRITE" | "DELETE";
 
 async function volumeFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { volumeName: string; path: string; serverId?: string },
   operation: FileOperation,
   content?: string,
 ) {
-  const target = await resolveEngineTarget(services, caller, input.serverId);
+  const target = await resolveEngineTarget(ctx, caller, input.serverId);
   // Checked once the server is known to be the caller's (another's is a 404 whatever the path).
   if ((operation === "WRITE" || operation === "DELETE") && isVolumeRoot(input.path)) {
     throw badRequest(
@@ -264,9 +259,9 @@ async function volumeFile(
       },
     );
   }
-  await visibleVolume(services, target, input.volumeName);
-  return run(services, target, () =>
-    services.agents.client.call(
+  await visibleVolume(ctx, target, input.volumeName);
+  return run(ctx, target, () =>
+    ctx.agents.client.call(
       target.agentServerId,
       "volumeFile",
       {
@@ -282,11 +277,11 @@ async function volumeFile(
 }
 
 export async function listVolumeFiles(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { volumeName: string; path: string; serverId?: string },
 ) {
-  const result = await volumeFile(services, caller, input, "LIST");
+  const result = await volumeFile(ctx, caller, input, "LIST");
   return result.entries.map((entry) => ({ name: entry.name, isDirectory: entry.isDirectory }));
 }
 
@@ -303,11 +298,11 @@ function isBinary(bytes: Uint8Array, truncated: boolean): boolean {
 }
 
 export async function readVolumeFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { volumeName: string; path: string; serverId?: string },
 ) {
-  const result = await volumeFile(services, caller, input, "READ");
+  const result = await volumeFile(ctx, caller, input, "READ");
   const bytes = result.content;
   return {
     content: Buffer.from(bytes).toString("base64"),
@@ -317,27 +312,27 @@ export async function readVolumeFile(
 }
 
 export async function writeVolumeFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { volumeName: string; path: string; content: string; serverId?: string },
 ) {
-  await volumeFile(services, caller, input, "WRITE", input.content);
+  await volumeFile(ctx, caller, input, "WRITE", input.content);
 }
 
 export async function deleteVolumeFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { volumeName: string; path: string; serverId?: string },
 ) {
-  await volumeFile(services, caller, input, "DELETE");
+  await volumeFile(ctx, caller, input, "DELETE");
 }
 
 // ---- images ----------------------------------------------------------------------------------
 
-export async function getImages(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  const { images } = await run(services, target, () =>
-    services.agents.client.call(target.agentServerId, "listImages", { scope: target.scope }),
+export async function getImages(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  const { images } = await run(ctx, target, () =>
+    ctx.agents.client.call(target.agentServerId, "listImages", { scope: target.scope }),
   );
   return images
     .filter((image) => grantedTo(image.labels, target))
@@ -362,9 +357,9 @@ export async function getImages(services: ServiceContext, caller: Caller, server
     });
 }
 
-async function visibleImage(services: ServiceContext, target: EngineTarget, imageRef: string) {
-  const { inspectJson } = await run(services, target, () =>
-    services.agents.client.call(target.agentServerId, "inspectImage", { imageRef, scope: target.scope }),
+async function visibleImage(ctx: ServiceContext, target: EngineTarget, imageRef: string) {
+  const { inspectJson } = await run(ctx, target, () =>
+    ctx.agents.client.call(target.agentServerId, "inspectImage", { imageRef, scope: target.scope }),
   );
   const inspect = JSON.parse(inspectJson) as Record<string, unknown> & {
     Config?: { Labels?: Record<string, string> | null };
@@ -374,13 +369,13 @@ async function visibleImage(services: ServiceContext, target: EngineTarget, imag
 }
 
 export async function getImageConfig(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   imageRef: string,
   serverId?: string,
 ) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  return visibleImage(services, target, imageRef);
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  return visibleImage(ctx, target, imageRef);
 }
 
 /** Dokploy's choice of what to remove: repository:tag when both are set, else the id. */
@@ -390,11 +385,11 @@ export function imageReference(input: { repository: string; tag: string; id: str
 }
 
 export async function removeImage(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { repository: string; tag: string; id: string; force?: boolean; serverId?: string },
 ) {
-  const target = await resolveEngineTarget(services, caller, input.serverId);
+  const target = await resolveEngineTarget(ctx, caller, input.serverId);
   const reference = imageReference(input);
   if (!isImageIdOrReference(reference)) {
     const fields = reference === input.id ? ["id"] : ["repository", "tag"];
@@ -405,9 +400,9 @@ export async function removeImage(
       },
     );
   }
-  await visibleImage(services, target, reference);
-  await run(services, target, () =>
-    services.agents.client.call(
+  await visibleImage(ctx, target, reference);
+  await run(ctx, target, () =>
+    ctx.agents.client.call(
       target.agentServerId,
       "removeImage",
       { reference, force: input.force ?? false, scope: target.scope },
@@ -418,24 +413,15 @@ export async function removeImage(
 
 // ---- disk usage ------------------------------------------------------------------------------
 
-async function diskUsage(
-  services: ServiceContext,
-  target: EngineTarget,
-  buildCache: boolean,
-): Promise<DiskUsage> {
-  return run(services, target, () =>
-    services.agents.client.call(
-      target.agentServerId,
-      "diskUsage",
-      { scope: target.scope, buildCache },
-      60_000,
-    ),
+async function diskUsage(ctx: ServiceContext, target: EngineTarget, buildCache: boolean): Promise<DiskUsage> {
+  return run(ctx, target, () =>
+    ctx.agents.client.call(target.agentServerId, "diskUsage", { scope: target.scope, buildCache }, 60_000),
   );
 }
 
-export async function getDiskUsage(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  const { items } = await diskUsage(services, target, false);
+export async function getDiskUsage(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  const { items } = await diskUsage(ctx, target, false);
   return items.map((item) => {
     const percent = item.sizeBytes > 0 ? Math.floor((item.reclaimableBytes * 100) / item.sizeBytes) : 0;
     return {
@@ -449,11 +435,11 @@ export async function getDiskUsage(services: ServiceContext, caller: Caller, ser
   });
 }
 
-export async function getBuildCache(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
+export async function getBuildCache(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
   // The build cache carries no owner: only an administrator of the engine sees it.
   if (!target.scope.includeUnmanaged) return [];
-  const { buildCache } = await diskUsage(services, target, true);
+  const { buildCache } = await diskUsage(ctx, target, true);
   return buildCache.map((record) => ({
     id: record.id,
     type: record.type,
@@ -468,12 +454,10 @@ export async function getBuildCache(services: ServiceContext, caller: Caller, se
   }));
 }
 
-export async function pruneBuildCache(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
+export async function pruneBuildCache(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
   if (!target.scope.includeUnmanaged) {
     throw forbidden("The build cache is shared by the server's engine: only an owner or admin may prune it");
   }
-  await run(services, target, () =>
-    services.agents.client.call(target.agentServerId, "cleanBuildCache", {}, 600_000),
-  );
+  await run(ctx, target, () => ctx.agents.client.call(target.agentServerId, "cleanBuildCache", {}, 600_000));
 }

@@ -17,16 +17,16 @@ import { SECURITY_USERNAME_CONSTRAINT, type Security } from "./repository.ts";
 
 /** Runs `change` and the proxy sync in one transaction; a taken username is a 409 naming it. */
 async function changeCredentials(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
   username: string | undefined,
   change: (trx: Db) => Promise<unknown>,
 ): Promise<void> {
   try {
-    await services.db.transaction().execute(async (trx) => {
+    await ctx.db.transaction().execute(async (trx) => {
       await lockApplication(trx, applicationId);
       await change(trx);
-      await syncApplicationProxyWith(services, trx, applicationId);
+      await syncApplicationProxyWith(ctx, trx, applicationId);
     });
   } catch (error) {
     if (isUniqueViolation(error, SECURITY_USERNAME_CONSTRAINT)) {
@@ -40,10 +40,10 @@ async function changeCredentials(
 
 /** Adds a credential to an application already found in the caller's organization. */
 export function insertCredential(
-  services: ServiceContext,
+  ctx: ServiceContext,
   values: Pick<Security, "applicationId" | "username" | "passwordHash">,
 ): Promise<void> {
-  return changeCredentials(services, values.applicationId, values.username, (trx) =>
+  return changeCredentials(ctx, values.applicationId, values.username, (trx) =>
     trx
       .insertInto("security")
       .values({ securityId: newId(), ...values })
@@ -52,20 +52,20 @@ export function insertCredential(
 }
 
 export function updateCredential(
-  services: ServiceContext,
+  ctx: ServiceContext,
   security: Pick<Security, "securityId" | "applicationId">,
   patch: Updateable<SecurityTable>,
 ): Promise<void> {
-  return changeCredentials(services, security.applicationId, patch.username, (trx) =>
+  return changeCredentials(ctx, security.applicationId, patch.username, (trx) =>
     trx.updateTable("security").set(patch).where("securityId", "=", security.securityId).execute(),
   );
 }
 
 export function deleteCredential(
-  services: ServiceContext,
+  ctx: ServiceContext,
   security: Pick<Security, "securityId" | "applicationId">,
 ): Promise<void> {
-  return changeCredentials(services, security.applicationId, undefined, (trx) =>
+  return changeCredentials(ctx, security.applicationId, undefined, (trx) =>
     trx.deleteFrom("security").where("securityId", "=", security.securityId).execute(),
   );
 }

@@ -33,19 +33,19 @@ async function namespaceOf(db: Db, appName: string): Promise<NamespaceScope> {
 }
 
 export async function checkUserTraefikConfig(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   application: Pick<Application, "applicationId" | "appName">,
   traefikConfig: string,
 ): Promise<void> {
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
-  if (await isInstanceAdmin(services.db, caller)) return;
-  const hosts = (await listApplicationDomains(services.db, application.applicationId)).map(
+  if (await isInstanceAdmin(ctx.db, caller)) return;
+  const hosts = (await listApplicationDomains(ctx.db, application.applicationId)).map(
     (domain) => domain.host,
   );
   const issues = userConfigIssues(parsed.config, {
-    ...(await namespaceOf(services.db, application.appName)),
+    ...(await namespaceOf(ctx.db, application.appName)),
     hosts,
   });
   if (issues.length > 0) throw invalidTraefikConfig(issues);
@@ -57,7 +57,7 @@ export async function checkUserTraefikConfig(
  * administrator) stay allowed, so a form sent back whole is not refused for them.
  */
 export async function checkUserDomainRouting(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   application: Pick<Application, "appName">,
   domain: Pick<Domain, "customEntrypoint" | "middlewares">,
@@ -68,14 +68,14 @@ export async function checkUserDomainRouting(
     .filter(({ name }) => !stored?.middlewares.includes(name));
   const newEntrypoint =
     domain.customEntrypoint !== null && domain.customEntrypoint !== stored?.customEntrypoint;
-  if ((newMiddlewares.length === 0 && !newEntrypoint) || (await isInstanceAdmin(services.db, caller))) return;
+  if ((newMiddlewares.length === 0 && !newEntrypoint) || (await isInstanceAdmin(ctx.db, caller))) return;
   if (newEntrypoint) {
     const problem = userEntryPointProblem(domain.customEntrypoint);
     if (problem) {
       throw badRequest(`Invalid input: customEntrypoint: ${problem}`, { fields: ["customEntrypoint"] });
     }
   }
-  const namespace = await namespaceOf(services.db, application.appName);
+  const namespace = await namespaceOf(ctx.db, application.appName);
   for (const { name, index } of newMiddlewares) {
     const problem = userMiddlewareReferenceProblem(name, namespace);
     if (problem) {

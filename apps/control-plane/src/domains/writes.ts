@@ -39,16 +39,16 @@ export type DomainColumns = Pick<
 /** Where a domain routes to, found in the caller's organization. */
 type DomainApplication = Pick<Application, "applicationId" | "appName"> & { organizationId: string };
 
-const sealKey = (services: ServiceContext, key: string, domainId: string, organizationId: string) =>
-  services.secrets.encrypt(key, certificateKeyContext(domainId, organizationId));
+const sealKey = (ctx: ServiceContext, key: string, domainId: string, organizationId: string) =>
+  ctx.secrets.encrypt(key, certificateKeyContext(domainId, organizationId));
 
 export function insertComposeDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   compose: { composeId: string; organizationId: string },
   columns: DomainColumns,
 ): Promise<Domain> {
   const domainId = newId();
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockCompose(trx, compose.composeId);
     await claimHost(trx, compose.organizationId, columns.host);
     const row = await insertDomain(trx, {
@@ -58,47 +58,47 @@ export function insertComposeDomain(
       domainType: "compose",
       composeId: compose.composeId,
     });
-    await syncComposeProxyWith(services, trx, compose.composeId);
+    await syncComposeProxyWith(ctx, trx, compose.composeId);
     return row;
   });
 }
 
 /** `certificateKey`: the private key of the domain's own certificate, sealed when stored. */
 export function insertApplicationDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: DomainApplication,
   columns: DomainColumns,
   certificateKey: string | null,
 ): Promise<Domain> {
   const domainId = newId();
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, application.applicationId);
     await claimHost(trx, application.organizationId, columns.host);
     const row = await insertDomain(trx, {
       domainId,
       ...columns,
       certificateKeySealed: certificateKey
-        ? sealKey(services, certificateKey, domainId, application.organizationId)
+        ? sealKey(ctx, certificateKey, domainId, application.organizationId)
         : null,
       domainType: "application",
       applicationId: application.applicationId,
     });
-    await syncApplicationProxyWith(services, trx, application.applicationId);
+    await syncApplicationProxyWith(ctx, trx, application.applicationId);
     return row;
   });
 }
 
 export function updateComposeDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   existing: LocatedDomain,
   composeId: string,
   columns: DomainColumns,
 ): Promise<Domain> {
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockCompose(trx, composeId);
     if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
     const row = await updateDomain(trx, existing.domainId, { ...columns, certificateKeySealed: null });
-    await syncComposeProxyWith(services, trx, composeId);
+    await syncComposeProxyWith(ctx, trx, composeId);
     return row;
   });
 }
@@ -108,7 +108,7 @@ export function updateComposeDomain(
  * stored one). Certificate files the domain no longer uses leave the proxy of `serverId`.
  */
 export function updateApplicationDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   existing: LocatedDomain,
   application: DomainApplication,
   serverId: string,
@@ -116,7 +116,7 @@ export function updateApplicationDomain(
   certificateKey: string | null | undefined,
 ): Promise<Domain> {
   const keepsFiles = hasCertificateFiles(columns);
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, application.applicationId);
     if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
     const row = await updateDomain(trx, existing.domainId, {
@@ -124,42 +124,42 @@ export function updateApplicationDomain(
       certificateKeySealed: !keepsFiles
         ? null
         : certificateKey
-          ? sealKey(services, certificateKey, existing.domainId, existing.organizationId)
+          ? sealKey(ctx, certificateKey, existing.domainId, existing.organizationId)
           : existing.certificateKeySealed,
     });
-    await syncApplicationProxyWith(services, trx, application.applicationId);
+    await syncApplicationProxyWith(ctx, trx, application.applicationId);
     if (hasCertificateFiles(existing) && !keepsFiles) {
-      await removeCertificateFiles(services, serverId, application.appName, existing);
+      await removeCertificateFiles(ctx, serverId, application.appName, existing);
     }
     return row;
   });
 }
 
 export async function deleteComposeDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   domainId: string,
   composeId: string,
 ): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     await lockCompose(trx, composeId);
     await deleteDomain(trx, domainId);
-    await syncComposeProxyWith(services, trx, composeId);
+    await syncComposeProxyWith(ctx, trx, composeId);
   });
 }
 
 /** The domain's certificate files leave the proxy of `serverId` with it. */
 export async function deleteApplicationDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   existing: Domain,
   application: DomainApplication,
   serverId: string,
 ): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, application.applicationId);
     await deleteDomain(trx, existing.domainId);
-    await syncApplicationProxyWith(services, trx, application.applicationId);
+    await syncApplicationProxyWith(ctx, trx, application.applicationId);
     if (hasCertificateFiles(existing)) {
-      await removeCertificateFiles(services, serverId, application.appName, existing);
+      await removeCertificateFiles(ctx, serverId, application.appName, existing);
     }
   });
 }

@@ -47,16 +47,16 @@ const asArray = (value: unknown, what: string): Record<string, unknown>[] => {
 };
 const obj = (value: unknown) =>
   value && typeof value === "object" ? (value as Record<string, unknown>) : {};
-const nowSeconds = (services: ServiceContext) => Math.floor(services.now().getTime() / 1000);
+const nowSeconds = (ctx: ServiceContext) => Math.floor(ctx.now().getTime() / 1000);
 
 // ---------------------------------------------------------------- GitHub
 
-export const githubApiBase = (services: ServiceContext) => services.config.githubApiUrl;
+export const githubApiBase = (ctx: ServiceContext) => ctx.config.githubApiUrl;
 
 /** The app's JWT: RS256 over {iat, exp, iss}, as GitHub documents for authenticating as an app. */
-async function githubAppJwt(services: ServiceContext, provider: ProviderRecord): Promise<string> {
+async function githubAppJwt(ctx: ServiceContext, provider: ProviderRecord): Promise<string> {
   const appId = provider.settings.githubAppId;
-  const privateKey = openSecrets(services, provider).githubPrivateKey;
+  const privateKey = openSecrets(ctx, provider).githubPrivateKey;
   if (!appId || !privateKey) throw badRequest("The GitHub provider has no githubAppId or private key");
   let key: CryptoKey | import("node:crypto").KeyObject;
   try {
@@ -69,7 +69,7 @@ async function githubAppJwt(services: ServiceContext, provider: ProviderRecord):
       fields: ["githubPrivateKey"],
     });
   }
-  const now = nowSeconds(services);
+  const now = nowSeconds(ctx);
   return new SignJWT({})
     .setProtectedHeader({ alg: "RS256" })
     .setIssuedAt(now - 60)
@@ -82,41 +82,41 @@ const installationTokens = new Map<string, { token: string; expiresAt: number }>
 
 /** An installation token of the provider's GitHub App (cached until a minute before it expires). */
 export async function githubInstallationToken(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
 ): Promise<string> {
   const installationId = str(provider.settings.githubInstallationId);
   if (!installationId) throw badRequest("The GitHub provider has no githubInstallationId");
   const cacheKey = `${provider.row.gitProviderId}:${provider.row.secretsSealed ?? ""}:${installationId}`;
   const cached = installationTokens.get(cacheKey);
-  if (cached && cached.expiresAt - REFRESH_MARGIN_SECONDS > nowSeconds(services)) return cached.token;
-  const jwt = await githubAppJwt(services, provider);
+  if (cached && cached.expiresAt - REFRESH_MARGIN_SECONDS > nowSeconds(ctx)) return cached.token;
+  const jwt = await githubAppJwt(ctx, provider);
   const answer = await providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     "GitHub",
-    `${githubApiBase(services)}/app/installations/${encodeURIComponent(installationId)}/access_tokens`,
+    `${githubApiBase(ctx)}/app/installations/${encodeURIComponent(installationId)}/access_tokens`,
     { method: "POST", headers: { authorization: `Bearer ${jwt}`, accept: "application/vnd.github+json" } },
   );
   const token = str(obj(answer.body).token);
   if (!token) throw badRequest("GitHub answered no installation token");
-  const expiresAt = Date.parse(str(obj(answer.body).expires_at)) / 1000 || nowSeconds(services) + 3000;
+  const expiresAt = Date.parse(str(obj(answer.body).expires_at)) / 1000 || nowSeconds(ctx) + 3000;
   installationTokens.set(cacheKey, { token, expiresAt });
   return token;
 }
 
-async function githubGet(services: ServiceContext, provider: ProviderRecord, path: string) {
-  const token = await githubInstallationToken(services, provider);
-  return providerFetch(services, provider.row.organizationId, "GitHub", `${githubApiBase(services)}${path}`, {
+async function githubGet(ctx: ServiceContext, provider: ProviderRecord, path: string) {
+  const token = await githubInstallationToken(ctx, provider);
+  return providerFetch(ctx, provider.row.organizationId, "GitHub", `${githubApiBase(ctx)}${path}`, {
     headers: { authorization: `Bearer ${token}`, accept: "application/vnd.github+json" },
   });
 }
 
 export async function githubRepositories(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
 ): Promise<RepositoryView[]> {
-  const answer = await githubGet(services, provider, "/installation/repositories?per_page=100");
+  const answer = await githubGet(ctx, provider, "/installation/repositories?per_page=100");
   return asArray(obj(answer.body).repositories, "the repository list").map((repo) => ({
     id: Number(repo.id),
     name: str(repo.name),
@@ -127,13 +127,13 @@ export async function githubRepositories(
 }
 
 export async function githubBranches(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   owner: string,
   repo: string,
 ): Promise<BranchView[]> {
   const path = `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/branches?per_page=100`;
-  const answer = await githubGet(services, provider, path);
+  const answer = await githubGet(ctx, provider, path);
   return asArray(answer.body, "the branch list").map((branch) => ({
     name: str(branch.name),
     commit: { sha: str(obj(branch.commit).sha) },
@@ -169,8 +169,8 @@ function oauthApplication(provider: ProviderRecord) {
 }
 
 /** The OAuth client of a provider: GitLab's applicationId/secret, Gitea's clientId/clientSecret. */
-function oauthClient(services: ServiceContext, provider: ProviderRecord) {
-  const secrets = openSecrets(services, provider);
+function oauthClient(ctx: ServiceContext, provider: ProviderRecord) {
+  const secrets = openSecrets(ctx, provider);
   const gitlab = provider.row.providerType === "gitlab";
   return {
     ...oauthApplication(provider),
@@ -212,26 +212,26 @@ export function oauthAuthorizePage(provider: ProviderRecord): URL {
 }
 
 /** Stores what a token endpoint answered: access and refresh tokens, and when the access token expires. */
-async function storeTokens(services: ServiceContext, provider: ProviderRecord, body: unknown) {
+async function storeTokens(ctx: ServiceContext, provider: ProviderRecord, body: unknown) {
   const answer = obj(body);
   const accessToken = str(answer.access_token);
   if (!accessToken)
     throw badRequest(`${OAUTH_NAMES[provider.row.providerType as OAuthKind]} answered no access token`);
-  const issuedAt = typeof answer.created_at === "number" ? answer.created_at : nowSeconds(services);
+  const issuedAt = typeof answer.created_at === "number" ? answer.created_at : nowSeconds(ctx);
   const expiresIn = typeof answer.expires_in === "number" ? answer.expires_in : null;
-  return updateProvider(services, provider, {
+  return updateProvider(ctx, provider, {
     settings: {
       expiresAt: expiresIn === null ? null : issuedAt + expiresIn,
-      ...(provider.row.providerType === "gitea" ? { lastAuthenticatedAt: nowSeconds(services) } : {}),
+      ...(provider.row.providerType === "gitea" ? { lastAuthenticatedAt: nowSeconds(ctx) } : {}),
     },
     secrets: { accessToken, refreshToken: str(answer.refresh_token) || undefined },
   });
 }
 
 /** Completes the OAuth flow: trades the authorization code for tokens (the callbacks). */
-export async function exchangeOAuthCode(services: ServiceContext, provider: ProviderRecord, code: string) {
+export async function exchangeOAuthCode(ctx: ServiceContext, provider: ProviderRecord, code: string) {
   const kind = provider.row.providerType as OAuthKind;
-  const client = oauthClient(services, provider);
+  const client = oauthClient(ctx, provider);
   const fields = {
     grant_type: "authorization_code",
     code,
@@ -240,22 +240,22 @@ export async function exchangeOAuthCode(services: ServiceContext, provider: Prov
     redirect_uri: client.redirectUri,
   };
   const answer = await providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     OAUTH_NAMES[kind],
     `${oauthApiBase(provider)}${OAUTH_TOKEN_PATH[kind]}`,
     kind === "gitlab" ? { form: fields } : { json: fields },
   );
-  return storeTokens(services, provider, answer.body);
+  return storeTokens(ctx, provider, answer.body);
 }
 
 /**
  * A valid access token of a GitLab or Gitea provider: the stored one, or, from a minute before
  * `expiresAt`, a new one bought with the refresh token (and stored with its new expiry).
  */
-export async function oauthAccessToken(services: ServiceContext, provider: ProviderRecord): Promise<string> {
+export async function oauthAccessToken(ctx: ServiceContext, provider: ProviderRecord): Promise<string> {
   const kind = provider.row.providerType as OAuthKind;
-  const client = oauthClient(services, provider);
+  const client = oauthClient(ctx, provider);
   const accessToken = client.secrets.accessToken;
   if (!accessToken) {
     throw badRequest(
@@ -263,7 +263,7 @@ export async function oauthAccessToken(services: ServiceContext, provider: Provi
     );
   }
   const expiresAt = typeof provider.settings.expiresAt === "number" ? provider.settings.expiresAt : null;
-  if (expiresAt === null || expiresAt - REFRESH_MARGIN_SECONDS > nowSeconds(services)) return accessToken;
+  if (expiresAt === null || expiresAt - REFRESH_MARGIN_SECONDS > nowSeconds(ctx)) return accessToken;
   if (!client.secrets.refreshToken) {
     throw badRequest(
       `The ${OAUTH_NAMES[kind]} access token expired and there is no refresh token: authorize again`,
@@ -277,21 +277,21 @@ export async function oauthAccessToken(services: ServiceContext, provider: Provi
     redirect_uri: client.redirectUri,
   };
   const answer = await providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     OAUTH_NAMES[kind],
     `${oauthApiBase(provider)}${OAUTH_TOKEN_PATH[kind]}`,
     kind === "gitlab" ? { form: fields } : { json: fields },
   );
-  const stored = await storeTokens(services, provider, answer.body);
-  return openSecrets(services, stored).accessToken ?? "";
+  const stored = await storeTokens(ctx, provider, answer.body);
+  return openSecrets(ctx, stored).accessToken ?? "";
 }
 
-async function oauthGet(services: ServiceContext, provider: ProviderRecord, path: string) {
-  const token = await oauthAccessToken(services, provider);
+async function oauthGet(ctx: ServiceContext, provider: ProviderRecord, path: string) {
+  const token = await oauthAccessToken(ctx, provider);
   const kind = provider.row.providerType as OAuthKind;
   return providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     OAUTH_NAMES[kind],
     `${oauthApiBase(provider)}${path}`,
@@ -303,15 +303,11 @@ async function oauthGet(services: ServiceContext, provider: ProviderRecord, path
 
 /** GitLab projects the token is a member of; with groupName, only those of its groups (comma-separated). */
 export async function gitlabRepositories(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   groupName = str(provider.settings.groupName),
 ): Promise<RepositoryView[]> {
-  const answer = await oauthGet(
-    services,
-    provider,
-    "/api/v4/projects?membership=true&owned=false&per_page=100",
-  );
+  const answer = await oauthGet(ctx, provider, "/api/v4/projects?membership=true&owned=false&per_page=100");
   const groups = groupName
     .split(",")
     .map((group) => group.trim().toLowerCase())
@@ -334,12 +330,12 @@ export async function gitlabRepositories(
 }
 
 export async function gitlabBranches(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   projectId: number,
 ): Promise<BranchView[]> {
   const answer = await oauthGet(
-    services,
+    ctx,
     provider,
     `/api/v4/projects/${projectId}/repository/branches?per_page=100`,
   );
@@ -350,10 +346,10 @@ export async function gitlabBranches(
 }
 
 export async function giteaRepositories(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
 ): Promise<RepositoryView[]> {
-  const answer = await oauthGet(services, provider, "/api/v1/user/repos?limit=50");
+  const answer = await oauthGet(ctx, provider, "/api/v1/user/repos?limit=50");
   return asArray(answer.body, "the repository list").map((repo) => ({
     id: Number(repo.id),
     name: str(repo.name),
@@ -364,13 +360,13 @@ export async function giteaRepositories(
 }
 
 export async function giteaBranches(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   owner: string,
   repo: string,
 ): Promise<BranchView[]> {
   const path = `/api/v1/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/branches`;
-  const answer = await oauthGet(services, provider, path);
+  const answer = await oauthGet(ctx, provider, path);
   return asArray(answer.body, "the branch list").map((branch) => ({
     name: str(branch.name),
     commit: { sha: str(obj(branch.commit).id) },
@@ -381,11 +377,11 @@ export async function giteaBranches(
 
 /** Basic credentials for Bitbucket's API: username and app password, or e-mail and API token. */
 function bitbucketApiAuth(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   override: Partial<Record<string, string>> = {},
 ) {
-  const secrets = openSecrets(services, provider);
+  const secrets = openSecrets(ctx, provider);
   const apiToken = override.apiToken ?? secrets.apiToken;
   const appPassword = override.appPassword ?? secrets.appPassword;
   const email = override.bitbucketEmail ?? str(provider.settings.bitbucketEmail);
@@ -398,7 +394,7 @@ function bitbucketApiAuth(
 }
 
 export async function bitbucketRepositories(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   override: Partial<Record<string, string>> = {},
 ): Promise<RepositoryView[]> {
@@ -407,11 +403,11 @@ export async function bitbucketRepositories(
     (str(provider.settings.bitbucketWorkspaceName) || str(provider.settings.bitbucketUsername));
   if (!workspace) throw badRequest("The Bitbucket provider has no bitbucketWorkspaceName");
   const answer = await providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     "Bitbucket",
-    `${services.config.bitbucketApiUrl}/repositories/${encodeURIComponent(workspace)}?pagelen=100`,
-    { headers: { authorization: bitbucketApiAuth(services, provider, override) } },
+    `${ctx.config.bitbucketApiUrl}/repositories/${encodeURIComponent(workspace)}?pagelen=100`,
+    { headers: { authorization: bitbucketApiAuth(ctx, provider, override) } },
   );
   return asArray(obj(answer.body).values, "the repository list").map((repo) => ({
     id: str(repo.uuid) || str(repo.slug),
@@ -423,18 +419,18 @@ export async function bitbucketRepositories(
 }
 
 export async function bitbucketBranches(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   owner: string,
   repo: string,
 ): Promise<BranchView[]> {
   const path = `/repositories/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}/refs/branches?pagelen=100`;
   const answer = await providerFetch(
-    services,
+    ctx,
     provider.row.organizationId,
     "Bitbucket",
-    `${services.config.bitbucketApiUrl}${path}`,
-    { headers: { authorization: bitbucketApiAuth(services, provider) } },
+    `${ctx.config.bitbucketApiUrl}${path}`,
+    { headers: { authorization: bitbucketApiAuth(ctx, provider) } },
   );
   return asArray(obj(answer.body).values, "the branch list").map((branch) => ({
     name: str(branch.name),
@@ -446,27 +442,27 @@ export async function bitbucketBranches(
 
 /** The clone URL and credentials of `repositoryPath` (owner/name, group/sub/name) on the provider. */
 export async function cloneCredentials(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   repositoryPath: string,
 ): Promise<CloneCredentials> {
   switch (provider.row.providerType) {
     case "github":
       return {
-        url: `${services.config.githubUrl}/${repositoryPath}.git`,
+        url: `${ctx.config.githubUrl}/${repositoryPath}.git`,
         username: "x-access-token",
-        password: await githubInstallationToken(services, provider),
+        password: await githubInstallationToken(ctx, provider),
       };
     case "gitlab":
     case "gitea":
       return {
         url: `${oauthApiBase(provider)}/${repositoryPath}.git`,
         username: "oauth2",
-        password: await oauthAccessToken(services, provider),
+        password: await oauthAccessToken(ctx, provider),
       };
     case "bitbucket": {
-      const secrets = openSecrets(services, provider);
-      const url = `${services.config.bitbucketUrl}/${repositoryPath}.git`;
+      const secrets = openSecrets(ctx, provider);
+      const url = `${ctx.config.bitbucketUrl}/${repositoryPath}.git`;
       if (secrets.apiToken)
         return { url, username: "x-bitbucket-api-token-auth", password: secrets.apiToken };
       if (secrets.appPassword && provider.settings.bitbucketUsername) {
@@ -484,7 +480,7 @@ export async function cloneCredentials(
  * API URL, GitLab's and Gitea's host with /api/v4 or /api/v1 in `path`, Bitbucket's /2.0).
  */
 export async function providerApiCall(
-  services: ServiceContext,
+  ctx: ServiceContext,
   provider: ProviderRecord,
   path: string,
   request: ProviderRequest = {},
@@ -494,21 +490,21 @@ export async function providerApiCall(
   let authorization: string;
   switch (kind) {
     case "github":
-      base = githubApiBase(services);
-      authorization = `Bearer ${await githubInstallationToken(services, provider)}`;
+      base = githubApiBase(ctx);
+      authorization = `Bearer ${await githubInstallationToken(ctx, provider)}`;
       break;
     case "gitlab":
     case "gitea":
       base = oauthApiBase(provider);
-      authorization = `Bearer ${await oauthAccessToken(services, provider)}`;
+      authorization = `Bearer ${await oauthAccessToken(ctx, provider)}`;
       break;
     case "bitbucket":
-      base = services.config.bitbucketApiUrl;
-      authorization = bitbucketApiAuth(services, provider);
+      base = ctx.config.bitbucketApiUrl;
+      authorization = bitbucketApiAuth(ctx, provider);
       break;
   }
   const names = { github: "GitHub", gitlab: "GitLab", gitea: "Gitea", bitbucket: "Bitbucket" } as const;
-  return providerFetch(services, provider.row.organizationId, names[kind], `${base}${path}`, {
+  return providerFetch(ctx, provider.row.organizationId, names[kind], `${base}${path}`, {
     ...request,
     headers: { authorization, ...request.headers },
   });

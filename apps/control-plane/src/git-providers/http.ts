@@ -50,7 +50,7 @@ const portOf = (url: URL) => Number(url.port || (url.protocol === "https:" ? 443
  * it is malformed or the outbound guard refuses its address.
  */
 export async function checkProviderUrl(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   field: string,
   value: string,
@@ -59,7 +59,7 @@ export async function checkProviderUrl(
   if (problem) throw badRequest(`${field} ${problem}`, { fields: [field] });
   const url = new URL(value);
   try {
-    await checkUserTarget(services, organizationId, {
+    await checkUserTarget(ctx, organizationId, {
       host: url.hostname.replace(/^\[|\]$/g, ""),
       port: portOf(url),
     });
@@ -75,7 +75,7 @@ export async function checkProviderUrl(
 
 /** One request to a provider's API through the outbound guard. */
 export async function providerFetch(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   providerName: string,
   target: string,
@@ -83,7 +83,7 @@ export async function providerFetch(
 ): Promise<ProviderAnswer> {
   const url = new URL(target);
   try {
-    await checkUserTarget(services, organizationId, {
+    await checkUserTarget(ctx, organizationId, {
       host: url.hostname.replace(/^\[|\]$/g, ""),
       port: portOf(url),
     });

@@ -19,14 +19,14 @@ type OAuthKind = "gitlab" | "gitea";
 
 /** A new state for `caller`'s authorization of `provider` (expired states are dropped meanwhile). */
 export async function mintOAuthState(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   provider: ProviderRecord,
 ): Promise<{ state: string; expiresAt: string }> {
   const state = randomToken(32);
-  const now = services.now();
+  const now = ctx.now();
   const expiresAt = new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString();
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     await trx.deleteFrom("oauthStates").where("expiresAt", "<=", now.toISOString()).execute();
     await trx
       .insertInto("oauthStates")
@@ -52,20 +52,20 @@ const REFUSED =
  * that organization is a 403. Taken means gone: a second callback with it is refused.
  */
 export async function takeOAuthState(
-  services: ServiceContext,
+  ctx: ServiceContext,
   kind: OAuthKind,
   state: string,
 ): Promise<{ providerId: string; organizationId: string }> {
-  const taken = await services.db
+  const taken = await ctx.db
     .deleteFrom("oauthStates")
     .where("stateHash", "=", sha256Hex(state))
     .where("kind", "=", kind)
     .returning(["providerId", "organizationId", "userId", "expiresAt"])
     .executeTakeFirst();
-  if (!taken || Date.parse(taken.expiresAt) <= services.now().getTime()) {
+  if (!taken || Date.parse(taken.expiresAt) <= ctx.now().getTime()) {
     throw badRequest(REFUSED, { fields: ["state"] });
   }
-  const member = await services.db
+  const member = await ctx.db
     .selectFrom("members")
     .select(["role", "canAccessToGitProviders"])
     .where("organizationId", "=", taken.organizationId)

@@ -90,7 +90,7 @@ export function baseView(provider: ProviderRecord) {
 }
 
 /** The kind's object: its id, the plain settings, and `authorized` for the OAuth kinds. */
-export function kindView(services: ServiceContext, provider: ProviderRecord): Record<string, unknown> {
+export function kindView(ctx: ServiceContext, provider: ProviderRecord): Record<string, unknown> {
   const kind = provider.row.providerType;
   const view: Record<string, unknown> = {
     [PROVIDER_ID_FIELD[kind]]: provider.row.providerId,
@@ -98,11 +98,11 @@ export function kindView(services: ServiceContext, provider: ProviderRecord): Re
   };
   for (const field of Object.keys(KINDS[kind].settings)) view[field] = provider.settings[field] ?? null;
   if (kind === "gitlab" || kind === "gitea")
-    view.authorized = Boolean(openSecrets(services, provider).accessToken);
+    view.authorized = Boolean(openSecrets(ctx, provider).accessToken);
   return view;
 }
 
-export function providerView(services: ServiceContext, provider: ProviderRecord) {
+export function providerView(ctx: ServiceContext, provider: ProviderRecord) {
   const kind = provider.row.providerType;
   return {
     ...baseView(provider),
@@ -110,20 +110,20 @@ export function providerView(services: ServiceContext, provider: ProviderRecord)
     gitlab: null,
     bitbucket: null,
     gitea: null,
-    [kind]: kindView(services, provider),
+    [kind]: kindView(ctx, provider),
   };
 }
 
 /** The caller's organization's provider of `kind`, after the gitProviders permission check; 404 otherwise. */
 export async function loadProvider(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: GitProviderType,
   providerId: string | undefined,
 ): Promise<ProviderRecord> {
   requireFeature(caller, "gitProviders");
   const provider = providerId
-    ? await findProvider(services.db, caller.organizationId, kind, providerId)
+    ? await findProvider(ctx.db, caller.organizationId, kind, providerId)
     : undefined;
   if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
   return provider;
@@ -131,7 +131,7 @@ export async function loadProvider(
 
 /** Splits an input into plain settings and secrets, checking the URL fields with the outbound guard. */
 async function splitFields(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: GitProviderType,
   input: Record<string, unknown>,
@@ -143,7 +143,7 @@ async function splitFields(
     const value = input[field];
     if (value === undefined) continue;
     if (def.urlFields.includes(field) && typeof value === "string" && value !== "") {
-      settings[field] = await checkProviderUrl(services, caller.organizationId, field, value);
+      settings[field] = await checkProviderUrl(ctx, caller.organizationId, field, value);
     } else {
       settings[field] = value === "" ? null : (value as string | number | null);
     }
@@ -162,7 +162,7 @@ export function createProcedure(kind: GitProviderType) {
     access: "member",
     input: createInput(kind),
     output: gitProviderViewSchema.extend(kindIds),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "gitProviders");
       const fields = input as Record<string, unknown>;
       if (typeof fields.authId === "string" && fields.authId !== "" && fields.authId !== caller.userId) {
@@ -170,8 +170,8 @@ export function createProcedure(kind: GitProviderType) {
           fields: ["authId"],
         });
       }
-      const { settings, secrets } = await splitFields(services, caller, kind, fields);
-      const provider = await insertProvider(services, {
+      const { settings, secrets } = await splitFields(ctx, caller, kind, fields);
+      const provider = await insertProvider(ctx, {
         providerType: kind,
         name: input.name,
         organizationId: caller.organizationId,
@@ -179,7 +179,7 @@ export function createProcedure(kind: GitProviderType) {
         settings: { ...KINDS[kind].defaults, ...settings },
         secrets,
       });
-      return { ...providerView(services, provider), [idField]: provider.row.providerId };
+      return { ...providerView(ctx, provider), [idField]: provider.row.providerId };
     },
   });
 }
@@ -191,9 +191,9 @@ export function oneProcedure(kind: GitProviderType) {
     access: "member",
     input: z.object({ [idField]: z.string().trim().min(1).max(100) }),
     output: kindOneSchema,
-    handler: async ({ services, caller, input }) => {
-      const provider = await loadProvider(services, caller, kind, (input as Record<string, string>)[idField]);
-      return { ...kindView(services, provider), gitProvider: baseView(provider) };
+    handler: async ({ ctx, caller, input }) => {
+      const provider = await loadProvider(ctx, caller, kind, (input as Record<string, string>)[idField]);
+      return { ...kindView(ctx, provider), gitProvider: baseView(provider) };
     },
   });
 }
@@ -212,9 +212,9 @@ export function listProcedure(kind: GitProviderType) {
         ...(kind === "gitlab" ? { gitlabUrl: z.string() } : {}),
       }),
     ),
-    handler: async ({ services, caller }) => {
+    handler: async ({ ctx, caller }) => {
       requireFeature(caller, "gitProviders");
-      return (await listProviders(services.db, caller.organizationId, kind)).map((provider) => ({
+      return (await listProviders(ctx.db, caller.organizationId, kind)).map((provider) => ({
         [idField]: provider.row.providerId,
         gitProvider: baseView(provider),
         ...(kind === "gitlab" ? { gitlabUrl: String(provider.settings.gitlabUrl ?? "") } : {}),
@@ -230,14 +230,14 @@ export function updateProcedure(kind: GitProviderType) {
     access: "member",
     input: updateInput(kind, idField),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const fields = input as Record<string, unknown>;
-      const provider = await loadProvider(services, caller, kind, fields[idField] as string);
+      const provider = await loadProvider(ctx, caller, kind, fields[idField] as string);
       if (fields.gitProviderId !== undefined && fields.gitProviderId !== provider.row.gitProviderId) {
         throw notFound(`${PROVIDER_NAMES[kind]} provider`);
       }
-      const { settings, secrets } = await splitFields(services, caller, kind, fields);
-      await updateProvider(services, provider, {
+      const { settings, secrets } = await splitFields(ctx, caller, kind, fields);
+      await updateProvider(ctx, provider, {
         name: fields.name as string | undefined,
         settings,
         secrets,
@@ -259,10 +259,10 @@ export function startAuthorizationProcedure(kind: "gitlab" | "gitea") {
     access: "member",
     input: z.object({ [idField]: providerIdInput }),
     output: z.object({ authorizeUrl: z.string(), expiresAt: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const provider = await loadProvider(services, caller, kind, (input as Record<string, string>)[idField]);
+    handler: async ({ ctx, caller, input }) => {
+      const provider = await loadProvider(ctx, caller, kind, (input as Record<string, string>)[idField]);
       const page = oauthAuthorizePage(provider);
-      const { state, expiresAt } = await mintOAuthState(services, caller, provider);
+      const { state, expiresAt } = await mintOAuthState(ctx, caller, provider);
       page.searchParams.set("state", state);
       return { authorizeUrl: page.toString(), expiresAt };
     },
@@ -277,9 +277,9 @@ export function startAuthorizationProcedure(kind: "gitlab" | "gitea") {
 const REPOSITORY_ACCESS = {
   github: {
     branchesInput: { owner: repositoryNameSchema, repo: repositoryNameSchema },
-    repositories: (services, provider) => githubRepositories(services, provider),
-    branches: (services, provider, input) =>
-      githubBranches(services, provider, input.owner as string, input.repo as string),
+    repositories: (ctx, provider) => githubRepositories(ctx, provider),
+    branches: (ctx, provider, input) =>
+      githubBranches(ctx, provider, input.owner as string, input.repo as string),
   },
   gitlab: {
     branchesInput: {
@@ -287,13 +287,13 @@ const REPOSITORY_ACCESS = {
       owner: namespacePathSchema,
       repo: repositoryNameSchema,
     },
-    repositories: (services, provider) => gitlabRepositories(services, provider),
-    branches: async (services, provider, input) => {
-      if (typeof input.id === "number") return gitlabBranches(services, provider, input.id);
-      const project = (await gitlabRepositories(services, provider, "")).find(
+    repositories: (ctx, provider) => gitlabRepositories(ctx, provider),
+    branches: async (ctx, provider, input) => {
+      if (typeof input.id === "number") return gitlabBranches(ctx, provider, input.id);
+      const project = (await gitlabRepositories(ctx, provider, "")).find(
         (repository) => repository.url === `${input.owner}/${input.repo}`,
       );
-      return project ? gitlabBranches(services, provider, Number(project.id)) : [];
+      return project ? gitlabBranches(ctx, provider, Number(project.id)) : [];
     },
   },
   gitea: {
@@ -302,23 +302,23 @@ const REPOSITORY_ACCESS = {
       owner: repositoryNameSchema,
       repositoryName: repositoryNameSchema,
     },
-    repositories: (services, provider) => giteaRepositories(services, provider),
-    branches: (services, provider, input) =>
-      giteaBranches(services, provider, input.owner as string, input.repositoryName as string),
+    repositories: (ctx, provider) => giteaRepositories(ctx, provider),
+    branches: (ctx, provider, input) =>
+      giteaBranches(ctx, provider, input.owner as string, input.repositoryName as string),
   },
   bitbucket: {
     branchesInput: { owner: repositoryNameSchema, repo: repositoryNameSchema },
-    repositories: (services, provider) => bitbucketRepositories(services, provider),
-    branches: (services, provider, input) =>
-      bitbucketBranches(services, provider, input.owner as string, input.repo as string),
+    repositories: (ctx, provider) => bitbucketRepositories(ctx, provider),
+    branches: (ctx, provider, input) =>
+      bitbucketBranches(ctx, provider, input.owner as string, input.repo as string),
   },
 } satisfies Record<
   GitProviderType,
   {
     branchesInput: z.ZodRawShape;
-    repositories: (services: ServiceContext, provider: ProviderRecord) => Promise<RepositoryView[]>;
+    repositories: (ctx: ServiceContext, provider: ProviderRecord) => Promise<RepositoryView[]>;
     branches: (
-      services: ServiceContext,
+      ctx: ServiceContext,
       provider: ProviderRecord,
       input: Record<string, unknown>,
     ) => Promise<BranchView[]>;
@@ -338,14 +338,9 @@ export function repositoryProcedures(kind: GitProviderType) {
       access: "member",
       input: z.object({ [idField]: providerIdInput }),
       output: z.array(repositorySchema),
-      handler: async ({ services, caller, input }) => {
-        const provider = await loadProvider(
-          services,
-          caller,
-          kind,
-          (input as Record<string, string>)[idField],
-        );
-        return access.repositories(services, provider);
+      handler: async ({ ctx, caller, input }) => {
+        const provider = await loadProvider(ctx, caller, kind, (input as Record<string, string>)[idField]);
+        return access.repositories(ctx, provider);
       },
     }),
     branches: query({
@@ -353,10 +348,10 @@ export function repositoryProcedures(kind: GitProviderType) {
       access: "member",
       input: z.object({ ...access.branchesInput, [idField]: providerIdInput.optional() }),
       output: z.array(branchSchema),
-      handler: async ({ services, caller, input }) => {
+      handler: async ({ ctx, caller, input }) => {
         const fields = input as Record<string, unknown>;
-        const provider = await loadProvider(services, caller, kind, fields[idField] as string | undefined);
-        return access.branches(services, provider, fields);
+        const provider = await loadProvider(ctx, caller, kind, fields[idField] as string | undefined);
+        return access.branches(ctx, provider, fields);
       },
     }),
   };

@@ -42,7 +42,7 @@ const ok = (name: string, input: unknown) => platform.mutateOk(name, input, as()
 
 /** Runs the deployment's source step: the source the pipeline computes, cloned by the agent's git. */
 async function cloneFor(applicationId: string) {
-  const app = await platform.services.db
+  const app = await platform.ctx.db
     .selectFrom("applications")
     .innerJoin("environments", "environments.environmentId", "applications.environmentId")
     .innerJoin("projects", "projects.projectId", "environments.projectId")
@@ -50,7 +50,7 @@ async function cloneFor(applicationId: string) {
     .select("projects.organizationId")
     .where("applicationId", "=", applicationId)
     .executeTakeFirstOrThrow();
-  const source = await deploymentSourceOf(platform.services, app, "local", undefined);
+  const source = await deploymentSourceOf(platform.ctx, app, "local", undefined);
   if (source.kind !== "code" || !source.source.git) throw new Error("not a git source");
   const directory = await mkdtemp(path.join(tmpdir(), "gp-clone-"));
   directories.push(directory);
@@ -263,7 +263,7 @@ describe("GitHub App webhook", () => {
   const post = (body: string, headers: Record<string, string>) =>
     platform.request("/api/github/webhook", { method: "POST", body, headers });
   const deployments = async () =>
-    (await platform.services.db.selectFrom("deployments").select("deploymentId").execute()).length;
+    (await platform.ctx.db.selectFrom("deployments").select("deploymentId").execute()).length;
 
   it("unsigned, wrongly signed or unknown installation is 401 and starts nothing", async () => {
     const before = await deployments();
@@ -336,7 +336,7 @@ describe("GitHub App webhook", () => {
     const answer = await post(body, { "x-github-event": "push", "x-hub-signature-256": sign(body) });
     expect(answer.status).toBe(200);
     expect(answer.body.deploymentIds).toHaveLength(1);
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("deployments")
       .selectAll()
       .where("deploymentId", "=", answer.body.deploymentIds[0])
@@ -351,7 +351,7 @@ describe("push webhooks of GitLab, Gitea and Bitbucket", () => {
   const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex");
   const deploymentsOf = async (applicationId: string) =>
     (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("deployments")
         .select("deploymentId")
         .where("applicationId", "=", applicationId)
@@ -494,7 +494,7 @@ describe("OAuth callback", () => {
     expect(Date.parse(first.expiresAt) - Date.now()).toBeGreaterThan(9 * 60_000);
     expect(await mint("gitlab")).not.toBe(state);
     // Only its hash is stored.
-    const stored = await platform.services.db.selectFrom("oauthStates").selectAll().execute();
+    const stored = await platform.ctx.db.selectFrom("oauthStates").selectAll().execute();
     expect(JSON.stringify(stored)).not.toContain(state);
     const gitea = new URL(
       (await ok("gitea.startAuthorization", { giteaId: providerIds.gitea })).authorizeUrl,
@@ -509,11 +509,11 @@ describe("OAuth callback", () => {
       giteaUrl: stands.gitea.baseUrl,
       accessToken: "gitea-token-1",
     });
-    const before = await platform.services.db.selectFrom("oauthStates").selectAll().execute();
+    const before = await platform.ctx.db.selectFrom("oauthStates").selectAll().execute();
     const refused = await platform.mutate("gitea.startAuthorization", { giteaId: tokenOnly.giteaId }, as());
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toContain("clientId");
-    expect(await platform.services.db.selectFrom("oauthStates").selectAll().execute()).toEqual(before);
+    expect(await platform.ctx.db.selectFrom("oauthStates").selectAll().execute()).toEqual(before);
     await ok("gitProvider.remove", { gitProviderId: tokenOnly.gitProviderId });
   });
 
@@ -541,7 +541,7 @@ describe("OAuth callback", () => {
 
   it("an expired state is refused without calling the provider", async () => {
     const state = await mint("gitea");
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("oauthStates")
       .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
       .where("stateHash", "=", sha256Hex(state))

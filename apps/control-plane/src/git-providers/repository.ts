@@ -46,26 +46,24 @@ const record = (row: GitProvider): ProviderRecord => ({
   settings: JSON.parse(row.settings) as Settings,
 });
 
-export function openSecrets(services: Pick<ServiceContext, "secrets">, provider: ProviderRecord): Secrets {
+export function openSecrets(ctx: Pick<ServiceContext, "secrets">, provider: ProviderRecord): Secrets {
   if (!provider.row.secretsSealed) return {};
-  return JSON.parse(
-    services.secrets.decrypt(provider.row.secretsSealed, sealContext(provider.row)),
-  ) as Secrets;
+  return JSON.parse(ctx.secrets.decrypt(provider.row.secretsSealed, sealContext(provider.row))) as Secrets;
 }
 
 function sealSecrets(
-  services: Pick<ServiceContext, "secrets">,
+  ctx: Pick<ServiceContext, "secrets">,
   row: { gitProviderId: string; organizationId: string },
   secrets: Secrets,
 ): string | null {
   const present = Object.fromEntries(Object.entries(secrets).filter(([, value]) => value !== ""));
   return Object.keys(present).length === 0
     ? null
-    : services.secrets.encrypt(JSON.stringify(present), sealContext(row));
+    : ctx.secrets.encrypt(JSON.stringify(present), sealContext(row));
 }
 
 export async function insertProvider(
-  services: ServiceContext,
+  ctx: ServiceContext,
   fields: {
     providerType: GitProviderType;
     name: string;
@@ -76,7 +74,7 @@ export async function insertProvider(
   },
 ): Promise<ProviderRecord> {
   const gitProviderId = newId();
-  const row = await services.db
+  const row = await ctx.db
     .insertInto("gitProviders")
     .values({
       gitProviderId,
@@ -87,7 +85,7 @@ export async function insertProvider(
       userId: fields.userId,
       settings: JSON.stringify(fields.settings),
       secretsSealed: sealSecrets(
-        services,
+        ctx,
         { gitProviderId, organizationId: fields.organizationId },
         fields.secrets,
       ),
@@ -139,21 +137,21 @@ export async function findGithubProvidersBy(
 
 /** Writes new settings (merged) and secrets (merged; "" removes one) of a provider. */
 export async function updateProvider(
-  services: Pick<ServiceContext, "secrets" | "db">,
+  ctx: Pick<ServiceContext, "secrets" | "db">,
   provider: ProviderRecord,
   patch: { name?: string; settings?: Settings; secrets?: Partial<Secrets> },
 ): Promise<ProviderRecord> {
-  const secrets = { ...openSecrets(services, provider) };
+  const secrets = { ...openSecrets(ctx, provider) };
   for (const [key, value] of Object.entries(patch.secrets ?? {})) {
     if (value !== undefined) secrets[key] = value;
   }
   const settings = { ...provider.settings, ...patch.settings };
-  const row = await services.db
+  const row = await ctx.db
     .updateTable("gitProviders")
     .set({
       name: patch.name ?? provider.row.name,
       settings: JSON.stringify(settings),
-      secretsSealed: sealSecrets(services, provider.row, secrets),
+      secretsSealed: sealSecrets(ctx, provider.row, secrets),
     })
     .where("gitProviderId", "=", provider.row.gitProviderId)
     .returningAll()

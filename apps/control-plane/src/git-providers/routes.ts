@@ -44,21 +44,21 @@ const obj = (value: unknown) =>
 
 /** The provider whose webhook secret signed the body, among the candidates; null when none did. */
 function signedBy(
-  services: ServiceContext,
+  ctx: ServiceContext,
   candidates: ProviderRecord[],
   headers: Headers,
   raw: Uint8Array,
 ): ProviderRecord | null {
   let found: ProviderRecord | null = null;
   for (const provider of candidates) {
-    const secret = openSecrets(services, provider).githubWebhookSecret;
+    const secret = openSecrets(ctx, provider).githubWebhookSecret;
     // Every candidate is checked, so the time does not tell which one matched.
     if (secret && verifySignature("github", secret, headers, raw) && found === null) found = provider;
   }
   return found;
 }
 
-async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
+async function githubWebhook(c: Context<AppEnv>, ctx: ServiceContext) {
   const raw = new Uint8Array(await c.req.arrayBuffer());
   let payload: Record<string, unknown>;
   try {
@@ -69,13 +69,13 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
   const event = c.req.header("x-github-event") ?? "";
   const candidates =
     event === "ping"
-      ? await findGithubProvidersBy(services.db, "githubAppId", String(obj(payload.hook).app_id ?? ""))
+      ? await findGithubProvidersBy(ctx.db, "githubAppId", String(obj(payload.hook).app_id ?? ""))
       : await findGithubProvidersBy(
-          services.db,
+          ctx.db,
           "githubInstallationId",
           String(obj(payload.installation).id ?? ""),
         );
-  const provider = signedBy(services, candidates, c.req.raw.headers, raw);
+  const provider = signedBy(ctx, candidates, c.req.raw.headers, raw);
   if (!provider) {
     c.get("logger").warn({ event }, "github webhook: no provider's secret signed it");
     return fail(c, new ApiError("UNAUTHORIZED", "Missing or invalid GitHub webhook signature"));
@@ -85,7 +85,7 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
   const repository = obj(payload.repository);
   const owner = String(obj(repository.owner).login ?? obj(repository.owner).name ?? "");
   const name = String(repository.name ?? "");
-  const applications = await services.db
+  const applications = await ctx.db
     .selectFrom("applications")
     .selectAll()
     .where("sourceType", "=", "github")
@@ -95,7 +95,7 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
     .execute();
 
   if (isPullRequestEvent("github", event)) {
-    const message = await onPullRequestEvent(services, {
+    const message = await onPullRequestEvent(ctx, {
       provider: "github",
       event,
       payload,
@@ -110,13 +110,13 @@ async function githubWebhook(c: Context<AppEnv>, services: ServiceContext) {
       message: `Ignored the ${event || "unnamed"} event: only pushes deploy`,
     });
   }
-  return deployPush(c, services, "github", payload, applications);
+  return deployPush(c, ctx, "github", payload, applications);
 }
 
 /** Parses a verified push and starts the deployments of the applications it concerns (6.2). */
 async function deployPush(
   c: Context<AppEnv>,
-  services: ServiceContext,
+  ctx: ServiceContext,
   kind: "github" | "gitlab",
   payload: unknown,
   applications: Application[],
@@ -137,7 +137,7 @@ async function deployPush(
       skipped.push(`${application.applicationId}: ${decision.reason}`);
       continue;
     }
-    const { deploymentId } = await startApplicationDeployment(services, {
+    const { deploymentId } = await startApplicationDeployment(ctx, {
       applicationId: application.applicationId,
       kind: "deploy",
       title: titleOf(kind, push),
@@ -158,12 +158,12 @@ async function deployPush(
 
 const GITLAB_UNAUTHORIZED = "Missing or unknown X-Gitlab-Token";
 
-async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
+async function gitlabWebhook(c: Context<AppEnv>, ctx: ServiceContext) {
   const token = c.req.header("x-gitlab-token") ?? "";
   let provider: ProviderRecord | null = null;
   // Every provider's secret is compared, so the time does not tell which one (or none) matched.
-  for (const candidate of await listProvidersAnywhere(services.db, "gitlab")) {
-    const secret = openSecrets(services, candidate).webhookSecret;
+  for (const candidate of await listProvidersAnywhere(ctx.db, "gitlab")) {
+    const secret = openSecrets(ctx, candidate).webhookSecret;
     if (secret && constantTimeEqual(token, secret) && provider === null) provider = candidate;
   }
   if (!token || !provider) {
@@ -182,7 +182,7 @@ async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
   }
   const event = c.req.header("x-gitlab-event") ?? "";
   const pathNamespace = String(obj(payload.project).path_with_namespace ?? "");
-  const applications = await services.db
+  const applications = await ctx.db
     .selectFrom("applications")
     .selectAll()
     .where("sourceType", "=", "gitlab")
@@ -190,7 +190,7 @@ async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
     .where("gitlabPathNamespace", "=", pathNamespace)
     .execute();
   if (isPullRequestEvent("gitlab", event)) {
-    const message = await onPullRequestEvent(services, {
+    const message = await onPullRequestEvent(ctx, {
       provider: "gitlab",
       event,
       payload,
@@ -205,10 +205,10 @@ async function gitlabWebhook(c: Context<AppEnv>, services: ServiceContext) {
       message: `Ignored the ${event || "unnamed"} event: only pushes deploy`,
     });
   }
-  return deployPush(c, services, "gitlab", payload, applications);
+  return deployPush(c, ctx, "gitlab", payload, applications);
 }
 
-async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind: "gitlab" | "gitea") {
+async function oauthCallback(c: Context<AppEnv>, ctx: ServiceContext, kind: "gitlab" | "gitea") {
   const code = c.req.query("code") ?? "";
   const state = c.req.query("state") ?? "";
   if (!code || code.length > 2000) {
@@ -218,10 +218,10 @@ async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind:
     );
   }
   try {
-    const minted = await takeOAuthState(services, kind, state);
-    const provider = await findProvider(services.db, minted.organizationId, kind, minted.providerId);
+    const minted = await takeOAuthState(ctx, kind, state);
+    const provider = await findProvider(ctx.db, minted.organizationId, kind, minted.providerId);
     if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
-    await exchangeOAuthCode(services, provider, code);
+    await exchangeOAuthCode(ctx, provider, code);
   } catch (error) {
     if (error instanceof ApiError) return fail(c, error);
     throw error;
@@ -230,9 +230,9 @@ async function oauthCallback(c: Context<AppEnv>, services: ServiceContext, kind:
   return c.redirect("/#/git-providers", 302);
 }
 
-export function registerGitProviderRoutes(app: Hono<AppEnv>, services: ServiceContext): void {
-  app.post("/api/github/webhook", (c) => githubWebhook(c, services));
-  app.post("/api/deploy/gitlab", (c) => gitlabWebhook(c, services));
-  app.get("/api/gitlab/callback", (c) => oauthCallback(c, services, "gitlab"));
-  app.get("/api/gitea/callback", (c) => oauthCallback(c, services, "gitea"));
+export function registerGitProviderRoutes(app: Hono<AppEnv>, ctx: ServiceContext): void {
+  app.post("/api/github/webhook", (c) => githubWebhook(c, ctx));
+  app.post("/api/deploy/gitlab", (c) => gitlabWebhook(c, ctx));
+  app.get("/api/gitlab/callback", (c) => oauthCallback(c, ctx, "gitlab"));
+  app.get("/api/gitea/callback", (c) => oauthCallback(c, ctx, "gitea"));
 }

@@ -19,39 +19,39 @@ import { CLEANUP_KINDS, cleanServer } from "./docker-cleanup.ts";
  * `organizationId`) and schedules or unschedules its job.
  */
 export async function setDockerCleanup(
-  services: Pick<ServiceContext, "db" | "dockerCleanup">,
+  ctx: Pick<ServiceContext, "db" | "dockerCleanup">,
   organizationId: string,
   serverId: string,
   enabled: boolean,
 ): Promise<void> {
   if (serverId === LOCAL_SERVER_ID) {
-    await services.db
+    await ctx.db
       .updateTable("webServerSettings")
       .set({ enableDockerCleanup: enabled, updatedAt: new Date().toISOString() })
       .where("id", "=", 1)
       .execute();
   } else {
-    await services.db
+    await ctx.db
       .updateTable("servers")
       .set({ enableDockerCleanup: enabled })
       .where("serverId", "=", serverId)
       .where("organizationId", "=", organizationId)
       .execute();
   }
-  services.dockerCleanup.set(serverId, enabled);
+  ctx.dockerCleanup.set(serverId, enabled);
 }
 
 /** Every day at midnight (server time of the control plane), as Dokploy schedules it. */
 export const DAILY_CLEANUP_PATTERN = "0 0 * * *";
 
-type Services = Pick<ServiceContext, "db" | "agents" | "logger" | "now">;
+type CleanupContext = Pick<ServiceContext, "db" | "agents" | "logger" | "now">;
 
 export class DockerCleanupSchedule {
   private readonly jobs = new Map<string, Cron>();
   private readonly running = new Set<Promise<void>>();
 
   constructor(
-    private readonly services: Services,
+    private readonly ctx: CleanupContext,
     private readonly pattern = DAILY_CLEANUP_PATTERN,
     /** This control plane's instance id: of several on one database, one claims each tick. */
     private readonly owner = "",
@@ -62,13 +62,13 @@ export class DockerCleanupSchedule {
     for (const job of this.jobs.values()) job.stop();
     this.jobs.clear();
     await this.start().catch((error) =>
-      this.services.logger.warn({ err: error }, "the daily Docker cleanups were not rescheduled"),
+      this.ctx.logger.warn({ err: error }, "the daily Docker cleanups were not rescheduled"),
     );
   }
 
   /** Schedules every server whose flag is on. */
   async start(): Promise<void> {
-    const { db } = this.services;
+    const { db } = this.ctx;
     const settings = await db
       .selectFrom("webServerSettings")
       .select("enableDockerCleanup")
@@ -101,7 +101,7 @@ export class DockerCleanupSchedule {
 
   /** Whether this control plane runs this tick of the server's cleanup (db/cron-ticks.ts). */
   private async claim(serverId: string): Promise<boolean> {
-    const { db, logger, now } = this.services;
+    const { db, logger, now } = this.ctx;
     return claimTick(db, `docker cleanup:${serverId}`, tickOf(now()), this.owner).catch((error) => {
       logger.error({ err: error, serverId }, "Docker cleanup tick not claimed: not run");
       return false;
@@ -115,7 +115,7 @@ export class DockerCleanupSchedule {
 
   /** One scheduled cleanup of `serverId`; failures become an event with status error, never a throw. */
   async run(serverId: string): Promise<void> {
-    const { db, logger } = this.services;
+    const { db, logger } = this.ctx;
     const organizationId =
       serverId === LOCAL_SERVER_ID
         ? await instanceOrganizationId(db)
@@ -133,7 +133,7 @@ export class DockerCleanupSchedule {
     const where = serverId === LOCAL_SERVER_ID ? "this machine" : `server ${serverId}`;
     let payload: { applicationName: string; status: string; message: string };
     try {
-      const report = await cleanServer(this.services, organizationId, serverId, CLEANUP_KINDS.cleanAll);
+      const report = await cleanServer(this.ctx, organizationId, serverId, CLEANUP_KINDS.cleanAll);
       payload = {
         applicationName: "",
         status: "success",
@@ -153,7 +153,7 @@ export class DockerCleanupSchedule {
     await recordEvent(
       db,
       { organizationId, kind: "dockerCleanup", applicationId: null, payload },
-      this.services.now(),
+      this.ctx.now(),
     ).catch((error) => logger.warn({ err: error, serverId }, "the dockerCleanup event was not recorded"));
   }
 

@@ -49,13 +49,12 @@ export type CleanupReport = z.infer<typeof cleanupReportSchema>;
  * in cleanAll it is left out for them.
  */
 export async function cleanServer(
-  services: Pick<ServiceContext, "db" | "agents" | "logger">,
+  ctx: Pick<ServiceContext, "db" | "agents" | "logger">,
   organizationId: string,
   serverId: string,
   kinds: readonly CleanupKind[],
 ): Promise<CleanupReport> {
-  const wholeServer =
-    serverId === LOCAL_SERVER_ID || (await isInstanceOrganization(services.db, organizationId));
+  const wholeServer = serverId === LOCAL_SERVER_ID || (await isInstanceOrganization(ctx.db, organizationId));
   let wanted = kinds;
   if (!wholeServer) {
     wanted = kinds.filter((kind) => kind !== "buildCache");
@@ -69,7 +68,7 @@ export async function cleanServer(
   const result: DockerCleanupResult = await callAgent(
     serverId,
     () =>
-      services.agents.client.cleanDocker(
+      ctx.agents.client.cleanDocker(
         serverId,
         {
           containers: wanted.includes("containers"),
@@ -80,7 +79,7 @@ export async function cleanServer(
         },
         CLEANUP_TIMEOUT_MS,
       ),
-    services.logger,
+    ctx.logger,
   );
   return { success: true, ...result, scope: wholeServer ? "server" : "organization" };
 }

@@ -13,8 +13,8 @@ import { databaseIsUp } from "../db/database.ts";
 import { ApiError } from "../errors.ts";
 
 /** Stores the address this machine is known by; "" forgets it. */
-export async function saveServerIp(services: ServiceContext, serverIp: string): Promise<void> {
-  await services.db
+export async function saveServerIp(ctx: ServiceContext, serverIp: string): Promise<void> {
+  await ctx.db
     .updateTable("webServerSettings")
     .set({ serverIp: serverIp === "" ? null : serverIp })
     .where("id", "=", 1)
@@ -22,12 +22,8 @@ export async function saveServerIp(services: ServiceContext, serverIp: string): 
 }
 
 /** The proxy's Swarm service on `serverId` as its agent reads it; 404 when it is not installed. */
-export async function inspectInstalledProxy(services: ServiceContext, serverId: string) {
-  const inspection = await callAgent(
-    serverId,
-    () => services.agents.client.inspectProxy(serverId),
-    services.logger,
-  );
+export async function inspectInstalledProxy(ctx: ServiceContext, serverId: string) {
+  const inspection = await callAgent(serverId, () => ctx.agents.client.inspectProxy(serverId), ctx.logger);
   if (!inspection.found) throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
   return inspection;
 }
@@ -35,8 +31,8 @@ export async function inspectInstalledProxy(services: ServiceContext, serverId: 
 /** The entry points' own ports (80 and 443) are not "additional" ports (Dokploy's readPorts). */
 const ENTRY_POINT_TARGETS = new Set([80, 443]);
 
-export async function additionalProxyPorts(services: ServiceContext, serverId: string) {
-  const { ports } = await inspectInstalledProxy(services, serverId);
+export async function additionalProxyPorts(ctx: ServiceContext, serverId: string) {
+  const { ports } = await inspectInstalledProxy(ctx, serverId);
   return ports
     .filter((port) => !ENTRY_POINT_TARGETS.has(port.targetPort))
     .map((port) => ({
@@ -46,13 +42,13 @@ export async function additionalProxyPorts(services: ServiceContext, serverId: s
     }));
 }
 
-export async function proxyDashboardPublished(services: ServiceContext, serverId: string): Promise<boolean> {
-  const { ports } = await inspectInstalledProxy(services, serverId);
+export async function proxyDashboardPublished(ctx: ServiceContext, serverId: string): Promise<boolean> {
+  const { ports } = await inspectInstalledProxy(ctx, serverId);
   return ports.some((port) => port.targetPort === DASHBOARD_PORT);
 }
 
-export async function proxyEnvironment(services: ServiceContext, serverId: string): Promise<string> {
-  return (await inspectInstalledProxy(services, serverId)).env.join("\n");
+export async function proxyEnvironment(ctx: ServiceContext, serverId: string): Promise<string> {
+  return (await inspectInstalledProxy(ctx, serverId)).env.join("\n");
 }
 
 export interface ComponentHealth {
@@ -60,9 +56,9 @@ export interface ComponentHealth {
   message?: string;
 }
 
-async function proxyHealth(services: ServiceContext): Promise<ComponentHealth> {
+async function proxyHealth(ctx: ServiceContext): Promise<ComponentHealth> {
   try {
-    const inspection = await services.agents.client.inspectProxy(LOCAL_SERVER_ID, 10_000);
+    const inspection = await ctx.agents.client.inspectProxy(LOCAL_SERVER_ID, 10_000);
     if (!inspection.found) return { status: "unhealthy", message: "The proxy's service is not installed" };
     if (inspection.runningTasks === 0)
       return { status: "unhealthy", message: "The proxy's task is not running" };
@@ -75,9 +71,9 @@ async function proxyHealth(services: ServiceContext): Promise<ComponentHealth> {
 
 /** This machine's database and proxy, each checked for real (nothing is assumed healthy). */
 export async function infrastructureHealth(
-  services: ServiceContext,
+  ctx: ServiceContext,
 ): Promise<{ postgres: ComponentHealth; traefik: ComponentHealth }> {
-  const [database, traefik] = await Promise.all([databaseIsUp(services.db), proxyHealth(services)]);
+  const [database, traefik] = await Promise.all([databaseIsUp(ctx.db), proxyHealth(ctx)]);
   const postgres: ComponentHealth = database
     ? { status: "healthy" }
     : { status: "unhealthy", message: "The database does not answer" };

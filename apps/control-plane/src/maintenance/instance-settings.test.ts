@@ -38,7 +38,7 @@ beforeAll(async () => {
   const created = await platform.mutateOk("organization.create", { name: "Tenant" }, as(tenant));
   await platform.mutateOk("organization.setActive", { organizationId: created.id }, as(tenant));
   tenant = { ...tenant, user: { ...tenant.user, organizationId: created.id } };
-  tenantServerId = await insertServer(platform.services.db, created.id, { name: "tenant-node" });
+  tenantServerId = await insertServer(platform.ctx.db, created.id, { name: "tenant-node" });
 });
 
 afterAll(async () => {
@@ -58,7 +58,7 @@ async function applicationOf(session: Session, name: string, serverId?: string):
 
 const statusOf = async (deploymentId: string) =>
   (
-    await platform.services.db
+    await platform.ctx.db
       .selectFrom("deployments")
       .select(["status", "errorMessage"])
       .where("deploymentId", "=", deploymentId)
@@ -172,7 +172,7 @@ describe("settings.cleanSSHPrivateKey", () => {
     expect(
       (await platform.query("settings.getWebServerSettings", {}, as(owner))).body.sshPrivateKey,
     ).toBeNull();
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("webServerSettings")
       .select("sshPrivateKeySealed")
       .executeTakeFirstOrThrow();

@@ -19,24 +19,20 @@ const QUEUE_CLEANED = "Removed from the queue by settings.cleanAllDeploymentQueu
  * instance administrator (Dokploy empties its whole queue), else its organization's only.
  * Running deployments go on. Answers how many were dropped.
  */
-export async function cleanDeploymentQueue(services: ServiceContext, caller: Caller): Promise<number> {
-  const ids = (await isInstanceAdmin(services.db, caller))
+export async function cleanDeploymentQueue(ctx: ServiceContext, caller: Caller): Promise<number> {
+  const ids = (await isInstanceAdmin(ctx.db, caller))
     ? (
-        await services.db
-          .selectFrom("deployments")
-          .select("deploymentId")
-          .where("status", "=", "idle")
-          .execute()
+        await ctx.db.selectFrom("deployments").select("deploymentId").where("status", "=", "idle").execute()
       ).map((row) => row.deploymentId)
-    : (await listDeployments(services.db, caller.organizationId))
+    : (await listDeployments(ctx.db, caller.organizationId))
         .filter((deployment) => deployment.status === "idle")
         .map((deployment) => deployment.deploymentId);
-  return dropWaitingDeploymentsById(services, ids, QUEUE_CLEANED);
+  return dropWaitingDeploymentsById(ctx, ids, QUEUE_CLEANED);
 }
 
 /** The tag of the release this control plane runs: PLATFORM_RELEASE_TAG, else its version. */
-export function releaseTag(services: Pick<ServiceContext, "config">): string {
-  return services.config.releaseTag ?? AGENT_VERSION;
+export function releaseTag(ctx: Pick<ServiceContext, "config">): string {
+  return ctx.config.releaseTag ?? AGENT_VERSION;
 }
 
 const releaseDocumentSchema = z.object({
@@ -63,12 +59,12 @@ export interface UpdateData {
  * Whether a newer release than this one is known: read from PLATFORM_RELEASE_URL through the
  * outbound guard; none configured answers Dokploy's default (no update, no version).
  */
-export async function updateData(services: Pick<ServiceContext, "config">): Promise<UpdateData> {
-  const url = services.config.releaseUrl;
+export async function updateData(ctx: Pick<ServiceContext, "config">): Promise<UpdateData> {
+  const url = ctx.config.releaseUrl;
   if (!url) return { updateAvailable: false, latestVersion: null };
   let text: string;
   try {
-    text = await guardedGetText(url, { allow: services.config.outboundAllow, maxBytes: 64 * 1024 });
+    text = await guardedGetText(url, { allow: ctx.config.outboundAllow, maxBytes: 64 * 1024 });
   } catch (error) {
     throw new ApiError(
       "SERVICE_UNAVAILABLE",

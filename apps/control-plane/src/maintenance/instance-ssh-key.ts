@@ -18,19 +18,19 @@ export function redactedSshPrivateKey(
   return settings.sshPrivateKeySealed ? REDACTED : null;
 }
 
-export async function saveInstanceSshPrivateKey(services: ServiceContext, privateKey: string): Promise<void> {
+export async function saveInstanceSshPrivateKey(ctx: ServiceContext, privateKey: string): Promise<void> {
   const parsed = ssh2().utils.parseKey(privateKey);
   if (parsed instanceof Error || !parsed.isPrivateKey()) {
     const reason = parsed instanceof Error ? `: ${parsed.message}` : "";
     throw badRequest(`sshPrivateKey is not a usable SSH private key${reason}`, { fields: ["sshPrivateKey"] });
   }
-  const organizationId = (await instanceOrganizationId(services.db)) ?? "";
-  const sealed = services.secrets.encrypt(privateKey, {
+  const organizationId = (await instanceOrganizationId(ctx.db)) ?? "";
+  const sealed = ctx.secrets.encrypt(privateKey, {
     table: "web_server_settings",
     rowId: "1",
     organizationId,
   });
-  await services.db
+  await ctx.db
     .updateTable("webServerSettings")
     .set({ sshPrivateKeySealed: sealed, updatedAt: new Date().toISOString() })
     .where("id", "=", 1)
@@ -38,8 +38,8 @@ export async function saveInstanceSshPrivateKey(services: ServiceContext, privat
 }
 
 /** settings.cleanSSHPrivateKey: forgets the stored key. */
-export async function clearInstanceSshPrivateKey(services: Pick<ServiceContext, "db">): Promise<void> {
-  await services.db
+export async function clearInstanceSshPrivateKey(ctx: Pick<ServiceContext, "db">): Promise<void> {
+  await ctx.db
     .updateTable("webServerSettings")
     .set({ sshPrivateKeySealed: null, updatedAt: new Date().toISOString() })
     .where("id", "=", 1)

@@ -112,7 +112,7 @@ beforeAll(async () => {
   ownerServerId = await insertTestServer(platform, owner.user.organizationId, "owner edge");
   agent = await startAgent({
     serverId: tenantServerId,
-    transport: platform.services.agents.client.transport,
+    transport: platform.ctx.agents.client.transport,
     docker,
     mainDirectory,
     heartbeatIntervalMs: 60_000,
@@ -291,7 +291,7 @@ describe("settings.updateDockerCleanup", () => {
       as(tenant),
     );
     expect(on.status, JSON.stringify(on.body)).toBe(200);
-    const next = platform.services.dockerCleanup.nextRun(tenantServerId);
+    const next = platform.ctx.dockerCleanup.nextRun(tenantServerId);
     expect(next?.getHours()).toBe(0);
     expect(next?.getMinutes()).toBe(0);
     expect(next!.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
@@ -303,8 +303,8 @@ describe("settings.updateDockerCleanup", () => {
       { agents: { localAgent: false }, database: database.target },
     );
     try {
-      expect(restarted.services.dockerCleanup.nextRun(tenantServerId)).toEqual(next);
-      expect(restarted.services.dockerCleanup.nextRun(ownerServerId)).toBeNull();
+      expect(restarted.ctx.dockerCleanup.nextRun(tenantServerId)).toEqual(next);
+      expect(restarted.ctx.dockerCleanup.nextRun(ownerServerId)).toBeNull();
     } finally {
       await restarted.close();
     }
@@ -315,8 +315,8 @@ describe("settings.updateDockerCleanup", () => {
       as(tenant),
     );
     expect(off.status).toBe(200);
-    expect(platform.services.dockerCleanup.nextRun(tenantServerId)).toBeNull();
-    const row = await platform.services.db
+    expect(platform.ctx.dockerCleanup.nextRun(tenantServerId)).toBeNull();
+    const row = await platform.ctx.db
       .selectFrom("servers")
       .select("enableDockerCleanup")
       .where("serverId", "=", tenantServerId)
@@ -328,10 +328,10 @@ describe("settings.updateDockerCleanup", () => {
     const mine = await stoppedContainer(labelsOf(tenant.user.organizationId));
     const theirs = await stoppedContainer(labelsOf(otherOrganization));
     // The same schedule, firing every second instead of at midnight.
-    const schedule = new DockerCleanupSchedule(platform.services, "* * * * * *");
+    const schedule = new DockerCleanupSchedule(platform.ctx, "* * * * * *");
     schedule.set(tenantServerId, true);
     const events = () =>
-      platform.services.db
+      platform.ctx.db
         .selectFrom("events")
         .selectAll()
         .where("organizationId", "=", tenant.user.organizationId)
@@ -375,11 +375,11 @@ describe("settings.updateDockerCleanup", () => {
       as(owner),
     );
     expect(on.status, JSON.stringify(on.body)).toBe(200);
-    expect(platform.services.dockerCleanup.nextRun("local")).not.toBeNull();
+    expect(platform.ctx.dockerCleanup.nextRun("local")).not.toBeNull();
     const settings = await platform.query("settings.getWebServerSettings", {}, as(owner));
     expect(settings.body.enableDockerCleanup).toBe(true);
     await platform.mutate("settings.updateDockerCleanup", { enableDockerCleanup: false }, as(owner));
-    expect(platform.services.dockerCleanup.nextRun("local")).toBeNull();
+    expect(platform.ctx.dockerCleanup.nextRun("local")).toBeNull();
     expect(
       (await platform.query("settings.getWebServerSettings", {}, as(owner))).body.enableDockerCleanup,
     ).toBe(false);
@@ -426,13 +426,13 @@ describe("settings.saveSSHPrivateKey", () => {
     expect(shown.body.sshPrivateKey).toBe("[redacted]");
     expect(JSON.stringify(shown.body)).not.toContain("PRIVATE KEY");
 
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("webServerSettings")
       .select("sshPrivateKeySealed")
       .executeTakeFirstOrThrow();
     expect(row.sshPrivateKeySealed).not.toContain("PRIVATE KEY");
     expect(
-      platform.services.secrets.decrypt(row.sshPrivateKeySealed!, {
+      platform.ctx.secrets.decrypt(row.sshPrivateKeySealed!, {
         table: "web_server_settings",
         rowId: "1",
         organizationId: owner.user.organizationId,

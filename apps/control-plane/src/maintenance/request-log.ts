@@ -90,7 +90,7 @@ export const statsLogsSchema = z.object({
   totalCount: z.number().int().nonnegative(),
 });
 
-export async function readStatsLogs(services: ServiceContext, serverId: string, input: ReadStatsLogsInput) {
+export async function readStatsLogs(ctx: ServiceContext, serverId: string, input: ReadStatsLogsInput) {
   const { page, pageSize } =
     typeof input.page === "number"
       ? { page: input.page, pageSize: DEFAULT_STATS_PAGE_SIZE }
@@ -107,7 +107,7 @@ export async function readStatsLogs(services: ServiceContext, serverId: string, 
   const result = await callAgent(
     serverId,
     () =>
-      services.agents.client.readAccessLog(serverId, {
+      ctx.agents.client.readAccessLog(serverId, {
         page,
         pageSize,
         search: input.search ?? "",
@@ -118,20 +118,17 @@ export async function readStatsLogs(services: ServiceContext, serverId: string, 
         // Newest first unless the caller says otherwise.
         sortDescending: input.sort?.desc ?? true,
       }),
-    services.logger,
+    ctx.logger,
   );
   return { data: result.entries, totalCount: result.totalCount };
 }
 
 /** The server's traefik.yml as an object; 404 when the proxy has none. */
-async function readStaticConfig(
-  services: ServiceContext,
-  serverId: string,
-): Promise<Record<string, unknown>> {
+async function readStaticConfig(ctx: ServiceContext, serverId: string): Promise<Record<string, unknown>> {
   const file = await callAgent(
     serverId,
-    () => services.agents.client.readProxyFile(serverId, "static", ""),
-    services.logger,
+    () => ctx.agents.client.readProxyFile(serverId, "static", ""),
+    ctx.logger,
   );
   if (!file.exists) throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
   const parsed = parseStaticConfig(file.content);
@@ -139,8 +136,8 @@ async function readStaticConfig(
   return parsed.config as Record<string, unknown>;
 }
 
-export async function requestLoggingState(services: ServiceContext, serverId: string) {
-  const config = await readStaticConfig(services, serverId).catch((error) => {
+export async function requestLoggingState(ctx: ServiceContext, serverId: string) {
+  const config = await readStaticConfig(ctx, serverId).catch((error) => {
     if (error instanceof ApiError && error.code === "NOT_FOUND") return {} as Record<string, unknown>;
     throw error;
   });
@@ -150,18 +147,14 @@ export async function requestLoggingState(services: ServiceContext, serverId: st
 }
 
 /** Sets or removes traefik.yml's accessLog (schema-checked), then restarts the proxy. */
-export async function setRequestLogging(services: ServiceContext, serverId: string, enable: boolean) {
-  const config = await readStaticConfig(services, serverId);
+export async function setRequestLogging(ctx: ServiceContext, serverId: string, enable: boolean) {
+  const config = await readStaticConfig(ctx, serverId);
   if (enable) config.accessLog = structuredClone(REQUEST_LOG_SETTINGS);
   else delete config.accessLog;
   const yaml = toYaml(config);
   const checked = parseStaticConfig(yaml);
   if (!checked.ok) throw invalidTraefikConfig(checked.errors);
-  await callAgent(
-    serverId,
-    () => services.agents.client.writeProxyFile(serverId, "static", "", yaml),
-    services.logger,
-  );
-  await callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
+  await callAgent(serverId, () => ctx.agents.client.writeProxyFile(serverId, "static", "", yaml), ctx.logger);
+  await callAgent(serverId, () => ctx.agents.client.reloadProxy(serverId), ctx.logger);
   return { success: true as const, enabled: enable };
 }

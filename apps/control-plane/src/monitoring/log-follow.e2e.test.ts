@@ -326,7 +326,7 @@ describe("following runtime logs on real Docker", () => {
 
   it("an agent killed mid-stream and started again: the stream goes on, losing and repeating no line", async () => {
     serverA = await insertTestServer(platform, owner.user.organizationId, "follow-server");
-    const { token } = await platform.services.agents.createEnrollmentToken(serverA);
+    const { token } = await platform.ctx.agents.createEnrollmentToken(serverA);
     const stateDir = await mkdtemp(path.join(tmpdir(), "log-follow-agent-"));
     directories.push(stateDir);
     agentA = startAgentProcess({ stateDir, controlPlaneUrl: http.url, enrollmentToken: token });

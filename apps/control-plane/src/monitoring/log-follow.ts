@@ -89,10 +89,10 @@ export const runtimeLogsOpenApi: OpenApiPathItem = {
   },
 };
 
-export function registerRuntimeLogRoute(app: Hono, services: ServiceContext): void {
+export function registerRuntimeLogRoute(app: Hono, ctx: ServiceContext): void {
   app.get(RUNTIME_LOGS_PATH, async (c) => {
     try {
-      return await followRuntimeLogs(c, services);
+      return await followRuntimeLogs(c, ctx);
     } catch (error) {
       if (error instanceof ApiError) {
         return c.json(error.toBody(), error.status as 400, error.headers);
@@ -128,7 +128,7 @@ function parseQuery(url: URL, lastEventId: string | undefined): FollowQuery {
 }
 
 /** The workload the query names, when the caller may see it (404 otherwise). */
-async function targetOf(services: ServiceContext, caller: Caller, url: URL): Promise<RuntimeLogTarget> {
+async function targetOf(ctx: ServiceContext, caller: Caller, url: URL): Promise<RuntimeLogTarget> {
   const named = ID_PARAMETERS.filter((name) => url.searchParams.has(name));
   if (named.length !== 1) {
     throw badRequest(`Invalid input: exactly one of ${ID_PARAMETERS.join(", ")} is required`, {
@@ -144,7 +144,7 @@ async function targetOf(services: ServiceContext, caller: Caller, url: URL): Pro
   if (parameter !== "composeId" && containerId !== null) {
     throw badRequest("Invalid input: containerId: only with composeId", { fields: ["containerId"] });
   }
-  const { db } = services;
+  const { db } = ctx;
   if (parameter === "applicationId") {
     const application = await findApplication(db, caller.organizationId, id);
     if (!application) throw notFound("Application");
@@ -190,13 +190,13 @@ async function targetOf(services: ServiceContext, caller: Caller, url: URL): Pro
   };
 }
 
-async function followRuntimeLogs(c: Context, services: ServiceContext): Promise<Response> {
+async function followRuntimeLogs(c: Context, ctx: ServiceContext): Promise<Response> {
   const url = new URL(c.req.url);
-  const caller = await authenticate(services, credentialsOf(c.req.raw), url.searchParams.keys());
+  const caller = await authenticate(ctx, credentialsOf(c.req.raw), url.searchParams.keys());
   const query = parseQuery(url, c.req.header("Last-Event-ID"));
-  const target = await targetOf(services, caller, url);
-  const logger = (c.get("logger") as Logger | undefined) ?? services.logger;
-  const follow = new RuntimeLogFollow(services.agents.client, target, query, logger);
+  const target = await targetOf(ctx, caller, url);
+  const logger = (c.get("logger") as Logger | undefined) ?? ctx.logger;
+  const follow = new RuntimeLogFollow(ctx.agents.client, target, query, logger);
   // The first follow answers before the stream starts: a workload that is not there is a 404.
   await follow.start();
   return streamFollow(c, follow);

@@ -145,10 +145,7 @@ describe("monitoring set-up through the API", () => {
   });
 
   it("keeps the token sealed and shows it only to instance administrators", async () => {
-    const row = await platform.services.db
-      .selectFrom("monitoringConfigs")
-      .selectAll()
-      .executeTakeFirstOrThrow();
+    const row = await platform.ctx.db.selectFrom("monitoringConfigs").selectAll().executeTakeFirstOrThrow();
     expect(row.configSealed).not.toContain(token);
     const mine = await platform.query("user.getMetricsToken", {}, { token: owner.token });
     expect(mine.body.metricsConfig.server.token).toBe(token);
@@ -186,7 +183,7 @@ describe("monitoring set-up through the API", () => {
     expect(response.status).toBe(200);
     const event = await vi.waitFor(
       async () => {
-        const row = await platform.services.db
+        const row = await platform.ctx.db
           .selectFrom("events")
           .selectAll()
           .where("kind", "=", "serverThreshold")

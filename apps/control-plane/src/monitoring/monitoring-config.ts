@@ -32,24 +32,24 @@ const sealContext = (serverId: string, organizationId: string) => ({
 
 /** The stored configuration of a server of `organizationId`, or null when not set up. */
 export async function loadMonitoringConfig(
-  services: Pick<ServiceContext, "db" | "secrets">,
+  ctx: Pick<ServiceContext, "db" | "secrets">,
   organizationId: string,
   serverId: string,
 ): Promise<MetricsConfig | null> {
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("monitoringConfigs")
     .select("configSealed")
     .where("serverId", "=", serverId)
     .where("organizationId", "=", organizationId)
     .executeTakeFirst();
   if (!row) return null;
-  return JSON.parse(services.secrets.decrypt(row.configSealed, sealContext(serverId, organizationId)));
+  return JSON.parse(ctx.secrets.decrypt(row.configSealed, sealContext(serverId, organizationId)));
 }
 
 /** The callback must pass the outbound guard (no link-local or metadata targets). */
-async function checkCallback(services: Pick<ServiceContext, "config">, urlCallback: string): Promise<void> {
+async function checkCallback(ctx: Pick<ServiceContext, "config">, urlCallback: string): Promise<void> {
   try {
-    await checkOutboundHost(new URL(urlCallback).hostname, services.config.outboundAllow);
+    await checkOutboundHost(new URL(urlCallback).hostname, ctx.config.outboundAllow);
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     throw badRequest(`Invalid input: metricsConfig.server.urlCallback: ${error.message}`, {
@@ -63,39 +63,36 @@ async function checkCallback(services: Pick<ServiceContext, "config">, urlCallba
  * instance organization) and applies it on the server's agent; answers the agent's port.
  */
 export async function setupMonitoring(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   serverId: string,
   config: MetricsConfig,
   logger?: Logger,
 ): Promise<{ port: number }> {
-  await checkCallback(services, config.server.urlCallback);
-  await storeMonitoringConfig(services, organizationId, serverId, config);
+  await checkCallback(ctx, config.server.urlCallback);
+  await storeMonitoringConfig(ctx, organizationId, serverId, config);
   return callAgent(
     serverId,
-    () => services.agents.client.setupMonitoring(serverId, JSON.stringify(config), 20_000),
+    () => ctx.agents.client.setupMonitoring(serverId, JSON.stringify(config), 20_000),
     logger,
   );
 }
 
 /** Keeps `config` sealed for `serverId` (what setupMonitoring stores before applying it). */
 export async function storeMonitoringConfig(
-  services: Pick<ServiceContext, "db" | "secrets" | "now">,
+  ctx: Pick<ServiceContext, "db" | "secrets" | "now">,
   organizationId: string,
   serverId: string,
   config: MetricsConfig,
 ): Promise<void> {
-  const configSealed = services.secrets.encrypt(
-    JSON.stringify(config),
-    sealContext(serverId, organizationId),
-  );
-  await services.db
+  const configSealed = ctx.secrets.encrypt(JSON.stringify(config), sealContext(serverId, organizationId));
+  await ctx.db
     .insertInto("monitoringConfigs")
-    .values({ serverId, organizationId, configSealed, updatedAt: services.now().toISOString() })
+    .values({ serverId, organizationId, configSealed, updatedAt: ctx.now().toISOString() })
     .onConflict((conflict) =>
       conflict
         .column("serverId")
-        .doUpdateSet({ organizationId, configSealed, updatedAt: services.now().toISOString() }),
+        .doUpdateSet({ organizationId, configSealed, updatedAt: ctx.now().toISOString() }),
     )
     .execute();
 }
@@ -109,22 +106,22 @@ export const REDACTED_TOKEN = "[redacted]";
  * administrators, who set it (members read the rest with the token `[redacted]`).
  */
 export async function shownMonitoringConfig(
-  services: Pick<ServiceContext, "db" | "secrets">,
+  ctx: Pick<ServiceContext, "db" | "secrets">,
   caller: { organizationId: string; role: string },
   serverId: string,
 ): Promise<MetricsConfig | null> {
-  const config = await loadMonitoringConfig(services, caller.organizationId, serverId);
+  const config = await loadMonitoringConfig(ctx, caller.organizationId, serverId);
   if (!config || caller.role !== "member") return config;
   return { ...config, server: { ...config.server, token: REDACTED_TOKEN } };
 }
 
 /** The organization a server belongs to (`local`: the instance organization). */
-async function organizationOfServer(services: ServiceContext, serverId: string) {
+async function organizationOfServer(ctx: ServiceContext, serverId: string) {
   if (serverId === LOCAL_SERVER_ID) {
-    const organizationId = await instanceOrganizationId(services.db);
+    const organizationId = await instanceOrganizationId(ctx.db);
     return organizationId ? { organizationId, name: "this machine" } : null;
   }
-  const server = await services.db
+  const server = await ctx.db
     .selectFrom("servers")
     .select(["organizationId", "name"])
     .where("serverId", "=", serverId)
@@ -133,15 +130,15 @@ async function organizationOfServer(services: ServiceContext, serverId: string) 
 }
 
 /** Records each serverThreshold event of an agent as an event of the server's organization. */
-export function recordThresholdEvents(services: ServiceContext): void {
-  services.agents.onAgentEvent((event: AgentEvent) => {
+export function recordThresholdEvents(ctx: ServiceContext): void {
+  ctx.agents.onAgentEvent((event: AgentEvent) => {
     if (event.kind !== "serverThreshold") return;
     void (async () => {
-      const owner = await organizationOfServer(services, event.serverId);
+      const owner = await organizationOfServer(ctx, event.serverId);
       if (!owner) return;
       const { type = "", value = "", threshold = "", message = "" } = event.attributes;
       await recordEvent(
-        services.db,
+        ctx.db,
         {
           organizationId: owner.organizationId,
           kind: "serverThreshold",
@@ -159,7 +156,7 @@ export function recordThresholdEvents(services: ServiceContext): void {
         new Date(event.timeUnixMs || Date.now()),
       );
     })().catch((error) =>
-      services.logger.warn({ err: error, serverId: event.serverId }, "serverThreshold event not recorded"),
+      ctx.logger.warn({ err: error, serverId: event.serverId }, "serverThreshold event not recorded"),
     );
   });
 }
@@ -182,14 +179,14 @@ const isAgentTokenRefusal = (status: number, body: unknown) =>
  * reached", so the URL cannot tell which ports of a host are open.
  */
 export async function fetchServerMetrics(
-  services: Pick<ServiceContext, "config" | "db">,
+  ctx: Pick<ServiceContext, "config" | "db">,
   organizationId: string,
   input: { url: string; token: string; dataPoints: string },
 ): Promise<unknown[]> {
   const base = new URL(input.url);
   const port = Number(base.port || (base.protocol === "https:" ? 443 : 80));
   try {
-    await checkUserTarget(services, organizationId, { host: base.hostname, port });
+    await checkUserTarget(ctx, organizationId, { host: base.hostname, port });
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     throw badRequest(`Invalid input: url: ${error.message}`, { fields: ["url"] });

@@ -143,7 +143,7 @@ describe("mounts on real Docker", () => {
     expect(outside.body.error.data.fields).toEqual(["filePath"]);
     // A volume of its own is fine; the owner's mounts are not the tenant's to see.
     expect((await attempt({ type: "volume", volumeName: uniqueName("mnt-own") })).status).toBe(200);
-    const ownerMount = await platform.services.db
+    const ownerMount = await platform.ctx.db
       .selectFrom("mounts")
       .select("mountId")
       .where("organizationId", "!=", created.id)

@@ -19,7 +19,7 @@ import type { Db } from "../db/database.ts";
 import type { Mount, MountType } from "../db/schema.ts";
 import { badRequest } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
-import type { ServiceKind } from "../projects/services.ts";
+import type { ServiceKind } from "../projects/workload-kinds.ts";
 
 /** The biggest file a file mount holds (the agent writes it on the host). */
 export const MAX_FILE_MOUNT_BYTES = 1024 * 1024;

@@ -64,7 +64,7 @@ beforeAll(async () => {
     `platform.organization=${stranger.user.organizationId}`,
     theirDockerName,
   ]);
-  await platform.services.db
+  await platform.ctx.db
     .insertInto("networks")
     .values({
       networkId: theirNetworkId,
@@ -168,7 +168,7 @@ describe("network.import, networksToSync, resync, recreate", () => {
     expect(importable).not.toContain("ingress");
     expect(importable.some((name) => name.startsWith("platform-"))).toBe(false);
 
-    const platformNetwork = platform.services.config.platformNetwork ?? "platform-network";
+    const platformNetwork = platform.ctx.config.platformNetwork ?? "platform-network";
     const result = await ok("network.import", {
       names: [loose, theirDockerName, platformNetwork, "ingress"],
     });
@@ -176,14 +176,14 @@ describe("network.import, networksToSync, resync, recreate", () => {
     expect((result.errors as { name: string }[]).map((error) => error.name).sort()).toEqual(
       [theirDockerName, platformNetwork, "ingress"].sort(),
     );
-    const rows = await platform.services.db
+    const rows = await platform.ctx.db
       .selectFrom("networks")
       .select(["dockerName", "organizationId"])
       .where("organizationId", "=", owner.user.organizationId)
       .execute();
     expect(rows.map((row) => row.dockerName)).toContain(loose);
     expect(rows.map((row) => row.dockerName)).not.toContain(theirDockerName);
-    const theirs = await platform.services.db
+    const theirs = await platform.ctx.db
       .selectFrom("networks")
       .select("organizationId")
       .where("dockerName", "=", theirDockerName)
@@ -206,7 +206,7 @@ describe("network.import, networksToSync, resync, recreate", () => {
   it("resync records a labelled network the table lacks and drops a row whose network is gone; recreate brings a removed network back", async () => {
     const lost = await ok("network.create", { name: `${prefix}-lost` });
     dockerNames.push(lost.dockerName);
-    await platform.services.db.deleteFrom("networks").where("networkId", "=", lost.networkId).execute();
+    await platform.ctx.db.deleteFrom("networks").where("networkId", "=", lost.networkId).execute();
     const gone = await ok("network.create", { name: `${prefix}-gone` });
     await dockerCli(["network", "rm", gone.dockerName]);
 

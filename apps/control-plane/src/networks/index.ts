@@ -108,19 +108,11 @@ export function toNetworkView(row: NetworkRow): z.infer<typeof networkSchema> {
 // ---- repository ------------------------------------------------------------------------------
 
 /** The organization's networks of the server (this machine when omitted); another's server is a 404. */
-export async function listNetworks(
-  services: ServiceContext,
-  organizationId: string,
-  serverId?: string | null,
-) {
-  if (
-    serverId &&
-    serverId !== LOCAL_SERVER_ID &&
-    !(await findServer(services.db, organizationId, serverId))
-  ) {
+export async function listNetworks(ctx: ServiceContext, organizationId: string, serverId?: string | null) {
+  if (serverId && serverId !== LOCAL_SERVER_ID && !(await findServer(ctx.db, organizationId, serverId))) {
     throw notFound("Server");
   }
-  let query = services.db
+  let query = ctx.db
     .selectFrom("networks")
     .selectAll()
     .where("organizationId", "=", organizationId)
@@ -133,11 +125,11 @@ export async function listNetworks(
 }
 
 export async function findNetwork(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   networkId: string,
 ): Promise<NetworkRow> {
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("networks")
     .selectAll()
     .where("networkId", "=", networkId)
@@ -164,9 +156,9 @@ const isNamespaced = (row: NetworkRow) =>
 
 const agentOf = (row: NetworkRow) => row.serverId ?? LOCAL_SERVER_ID;
 
-export async function createNetwork(services: ServiceContext, caller: Caller, input: CreateNetworkInput) {
+export async function createNetwork(ctx: ServiceContext, caller: Caller, input: CreateNetworkInput) {
   // A server of another organization is a 404 before anything is written.
-  const agent = await agentServerId(services, caller.organizationId, input.serverId);
+  const agent = await agentServerId(ctx, caller.organizationId, input.serverId);
   const serverId = agent === LOCAL_SERVER_ID ? null : agent;
   const row: NetworkRow = {
     networkId: newId(),
@@ -182,7 +174,7 @@ export async function createNetwork(services: ServiceContext, caller: Caller, in
     createdAt: new Date().toISOString(),
   };
   try {
-    await services.db.insertInto("networks").values(row).execute();
+    await ctx.db.insertInto("networks").values(row).execute();
   } catch (error) {
     if ((error as { code?: string }).code === "23505") {
       throw conflict(`Invalid input: name: the organization already has a network named ${input.name}`, {
@@ -195,7 +187,7 @@ export async function createNetwork(services: ServiceContext, caller: Caller, in
     const created = await callAgent(
       agent,
       () =>
-        services.agents.client.call(
+        ctx.agents.client.call(
           agent,
           "createNetwork",
           {
@@ -208,40 +200,40 @@ export async function createNetwork(services: ServiceContext, caller: Caller, in
           },
           60_000,
         ),
-      services.logger,
+      ctx.logger,
     );
     row.dockerId = created.networkId;
-    await services.db
+    await ctx.db
       .updateTable("networks")
       .set({ dockerId: created.networkId })
       .where("networkId", "=", row.networkId)
       .execute();
   } catch (error) {
-    await services.db.deleteFrom("networks").where("networkId", "=", row.networkId).execute();
+    await ctx.db.deleteFrom("networks").where("networkId", "=", row.networkId).execute();
     throw error;
   }
   return toNetworkView(row);
 }
 
-export async function inspectNetwork(services: ServiceContext, caller: Caller, networkId: string) {
-  const row = await findNetwork(services, caller.organizationId, networkId);
+export async function inspectNetwork(ctx: ServiceContext, caller: Caller, networkId: string) {
+  const row = await findNetwork(ctx, caller.organizationId, networkId);
   const agent = agentOf(row);
   const { inspectJson } = await callAgent(
     agent,
     () =>
-      services.agents.client.call(agent, "inspectNetwork", {
+      ctx.agents.client.call(agent, "inspectNetwork", {
         name: row.dockerName,
         scope: scopeOf(caller, row),
       }),
-    services.logger,
+    ctx.logger,
   );
   return JSON.parse(inspectJson) as Record<string, unknown>;
 }
 
 /** Removes the network from its engine, then its row; refused (409) while something uses it. */
-export async function removeNetwork(services: ServiceContext, caller: Caller, networkId: string) {
-  const row = await findNetwork(services, caller.organizationId, networkId);
-  const users = await networkUsers(services, caller.organizationId, row.networkId);
+export async function removeNetwork(ctx: ServiceContext, caller: Caller, networkId: string) {
+  const row = await findNetwork(ctx, caller.organizationId, networkId);
+  const users = await networkUsers(ctx, caller.organizationId, row.networkId);
   if (users.length > 0) {
     throw conflict(
       `the network ${row.name} is in use by ${users.join(", ")}: remove it from their networkIds first`,
@@ -252,19 +244,19 @@ export async function removeNetwork(services: ServiceContext, caller: Caller, ne
     await callAgent(
       agent,
       () =>
-        services.agents.client.call(
+        ctx.agents.client.call(
           agent,
           "removeNetwork",
           { name: row.dockerName, scope: scopeOf(caller, row) },
           60_000,
         ),
-      services.logger,
+      ctx.logger,
     );
   } catch (error) {
     // Already gone from the engine (removed by hand): the row goes too.
     if (!(error instanceof ApiError && error.code === "NOT_FOUND")) throw error;
   }
-  await services.db
+  await ctx.db
     .deleteFrom("networks")
     .where("networkId", "=", row.networkId)
     .where("organizationId", "=", caller.organizationId)
@@ -291,13 +283,13 @@ const networkIdsError = (message: string) =>
  * agent joins a service only to networks carrying the organization's labels).
  */
 export async function checkNetworkIds(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   target: NetworkTarget,
   networkIds: readonly string[] | undefined,
 ): Promise<void> {
   if (!networkIds || networkIds.length === 0) return;
-  const rows = await networkRows(services, organizationId, networkIds);
+  const rows = await networkRows(ctx, organizationId, networkIds);
   for (const id of networkIds) {
     const row = rows.get(id);
     if (!row) throw networkIdsError(`network ${id} not found`);
@@ -317,8 +309,8 @@ export async function checkNetworkIds(
   }
 }
 
-async function networkRows(services: ServiceContext, organizationId: string, ids: readonly string[]) {
-  const rows = await services.db
+async function networkRows(ctx: ServiceContext, organizationId: string, ids: readonly string[]) {
+  const rows = await ctx.db
     .selectFrom("networks")
     .selectAll()
     .where("organizationId", "=", organizationId)
@@ -329,12 +321,12 @@ async function networkRows(services: ServiceContext, organizationId: string, ids
 
 /** The engine's names of networkIds at deploy; a network gone since the save fails the deploy. */
 export async function networkDockerNames(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   networkIds: readonly string[],
 ): Promise<string[]> {
   if (networkIds.length === 0) return [];
-  const rows = await networkRows(services, organizationId, networkIds);
+  const rows = await networkRows(ctx, organizationId, networkIds);
   return networkIds.map((id) => {
     const row = rows.get(id);
     if (!row) throw new Error(`networkIds: the network ${id} no longer exists: remove it from networkIds`);
@@ -350,14 +342,14 @@ const USER_TABLES: { table: WorkloadTable; kind: string }[] = [
 
 /** "<kind> <name>" of every service of the organization whose networkIds names the network. */
 export async function networkUsers(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   networkId: string,
 ): Promise<string[]> {
   const users: string[] = [];
   for (const { table, kind } of USER_TABLES) {
     const rows = await ownedBy(
-      services.db
+      ctx.db
         .selectFrom(table)
         .select(`${table}.name as name`)
         .where((eb) => eb(eb.val(networkId), "=", eb.fn.any(`${table}.networkIds`))),
@@ -377,17 +369,17 @@ export async function networkUsers(
  * organization; a server: the organization that added it), unlabelled ones, as Dokploy imports
  * any bridge or overlay network that is not the engine's or its own (docs/decisions.md).
  */
-async function engineNetworks(services: ServiceContext, caller: Caller, serverId: string | undefined) {
-  const agent = await agentServerId(services, caller.organizationId, serverId);
+async function engineNetworks(ctx: ServiceContext, caller: Caller, serverId: string | undefined) {
+  const agent = await agentServerId(ctx, caller.organizationId, serverId);
   // agentServerId answered: the machine is the caller organization's (as docker.* decides).
   const includeUnmanaged = caller.role !== "member";
   const { networks } = await callAgent(
     agent,
     () =>
-      services.agents.client.call(agent, "listEngineNetworks", {
+      ctx.agents.client.call(agent, "listEngineNetworks", {
         scope: { organizationId: caller.organizationId, includeUnmanaged },
       }),
-    services.logger,
+    ctx.logger,
   );
   return { agent, includeUnmanaged, networks };
 }
@@ -399,9 +391,9 @@ function rowName(organizationId: string, dockerName: string) {
 }
 
 /** What resync would change (Dokploy's findNetworksToSync): importable and missing networks. */
-export async function networksToSync(services: ServiceContext, caller: Caller, serverId?: string) {
-  const rows = await listNetworks(services, caller.organizationId, serverId);
-  const { networks } = await engineNetworks(services, caller, serverId);
+export async function networksToSync(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const rows = await listNetworks(ctx, caller.organizationId, serverId);
+  const { networks } = await engineNetworks(ctx, caller, serverId);
   const recorded = new Set(rows.map((row) => row.dockerName));
   const onEngine = new Set(networks.map((network) => network.name));
   return {
@@ -427,14 +419,14 @@ export async function networksToSync(services: ServiceContext, caller: Caller, s
  * is an entry of `errors` (as a missing network), nothing written for it.
  */
 export async function importNetworks(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: z.infer<typeof importNetworksInput>,
 ) {
-  const { agent, includeUnmanaged } = await engineNetworks(services, caller, input.serverId);
+  const { agent, includeUnmanaged } = await engineNetworks(ctx, caller, input.serverId);
   const serverId = agent === LOCAL_SERVER_ID ? null : agent;
   const recorded = new Set(
-    (await listNetworks(services, caller.organizationId, input.serverId)).map((row) => row.dockerName),
+    (await listNetworks(ctx, caller.organizationId, input.serverId)).map((row) => row.dockerName),
   );
   const imported: string[] = [];
   const errors: { name: string; error: string }[] = [];
@@ -447,13 +439,13 @@ export async function importNetworks(
       const config = await callAgent(
         agent,
         () =>
-          services.agents.client.call(agent, "importNetwork", {
+          ctx.agents.client.call(agent, "importNetwork", {
             name,
             scope: { organizationId: caller.organizationId, includeUnmanaged },
           }),
-        services.logger,
+        ctx.logger,
       );
-      await recordEngineNetwork(services, caller.organizationId, serverId, JSON.parse(config.inspectJson));
+      await recordEngineNetwork(ctx, caller.organizationId, serverId, JSON.parse(config.inspectJson));
       imported.push(name);
     } catch (error) {
       errors.push({ name, error: error instanceof Error ? error.message : String(error) });
@@ -463,7 +455,7 @@ export async function importNetworks(
 }
 
 async function recordEngineNetwork(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   serverId: string | null,
   info: {
@@ -489,7 +481,7 @@ async function recordEngineNetwork(
     createdAt: new Date().toISOString(),
   };
   try {
-    await services.db.insertInto("networks").values(row).execute();
+    await ctx.db.insertInto("networks").values(row).execute();
   } catch (error) {
     if ((error as { code?: string }).code === "23505") {
       throw new Error(`the organization already has a network named ${row.name}`);
@@ -504,8 +496,8 @@ async function recordEngineNetwork(
  * recorded; 409 when the engine still has it. An imported network the platform did not make
  * cannot be re-created with the organization's labels under its foreign name: 400.
  */
-export async function recreateNetwork(services: ServiceContext, caller: Caller, networkId: string) {
-  const row = await findNetwork(services, caller.organizationId, networkId);
+export async function recreateNetwork(ctx: ServiceContext, caller: Caller, networkId: string) {
+  const row = await findNetwork(ctx, caller.organizationId, networkId);
   if (!isNamespaced(row)) {
     throw badRequest(
       `Invalid input: networkId: the network ${row.name} was imported, not made by the platform: re-create it on the engine`,
@@ -516,7 +508,7 @@ export async function recreateNetwork(services: ServiceContext, caller: Caller, 
   const created = await callAgent(
     agent,
     () =>
-      services.agents.client.call(
+      ctx.agents.client.call(
         agent,
         "createNetwork",
         {
@@ -529,10 +521,10 @@ export async function recreateNetwork(services: ServiceContext, caller: Caller, 
         },
         60_000,
       ),
-    services.logger,
+    ctx.logger,
   );
   row.dockerId = created.networkId;
-  await services.db
+  await ctx.db
     .updateTable("networks")
     .set({ dockerId: created.networkId })
     .where("networkId", "=", row.networkId)
@@ -546,16 +538,16 @@ export async function recreateNetwork(services: ServiceContext, caller: Caller, 
  * lacks (a row lost, a network made by an earlier install), and drops rows whose network is gone
  * from the engine unless a service names it in networkIds (those stay, for network.recreate).
  */
-export async function resyncNetworks(services: ServiceContext, caller: Caller, serverId?: string) {
-  const rows = await listNetworks(services, caller.organizationId, serverId);
-  const { agent, networks } = await engineNetworks(services, caller, serverId);
+export async function resyncNetworks(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const rows = await listNetworks(ctx, caller.organizationId, serverId);
+  const { agent, networks } = await engineNetworks(ctx, caller, serverId);
   const recorded = new Set(rows.map((row) => row.dockerName));
   const onEngine = new Set(networks.map((network) => network.name));
   const imported: z.infer<typeof networkSchema>[] = [];
   for (const network of networks) {
     if (!network.labelled || recorded.has(network.name)) continue;
     const row = await recordEngineNetwork(
-      services,
+      ctx,
       caller.organizationId,
       agent === LOCAL_SERVER_ID ? null : agent,
       {
@@ -571,12 +563,12 @@ export async function resyncNetworks(services: ServiceContext, caller: Caller, s
   const removed: z.infer<typeof networkSchema>[] = [];
   const kept: { networkId: string; name: string; usedBy: string[] }[] = [];
   for (const row of rows.filter((row) => !onEngine.has(row.dockerName))) {
-    const users = await networkUsers(services, caller.organizationId, row.networkId);
+    const users = await networkUsers(ctx, caller.organizationId, row.networkId);
     if (users.length > 0) {
       kept.push({ networkId: row.networkId, name: row.name, usedBy: users });
       continue;
     }
-    await services.db
+    await ctx.db
       .deleteFrom("networks")
       .where("networkId", "=", row.networkId)
       .where("organizationId", "=", caller.organizationId)

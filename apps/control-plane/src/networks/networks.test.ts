@@ -75,7 +75,7 @@ beforeAll(async () => {
     `platform.organization=${stranger.user.organizationId}`,
     theirDockerName,
   ]);
-  await platform.services.db
+  await platform.ctx.db
     .insertInto("networks")
     .values({
       networkId: theirNetworkId,
@@ -155,7 +155,7 @@ describe("network.*", () => {
     expect(fieldsOf(again.body)).toContain("name");
     const byMember = await platform.mutate("network.create", { name: `${prefix}-member` }, as(member));
     expect(byMember.status).toBe(403);
-    const rows = await platform.services.db
+    const rows = await platform.ctx.db
       .selectFrom("networks")
       .select("name")
       .where("organizationId", "=", owner.user.organizationId)
@@ -174,7 +174,7 @@ describe("network.*", () => {
     const removed = await platform.mutate("network.remove", { networkId: theirNetworkId }, as(owner));
     expect(removed.status).toBe(404);
     expect(await onEngine(theirDockerName)).toBe(true);
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("networks")
       .select("networkId")
       .where("networkId", "=", theirNetworkId)

@@ -193,7 +193,7 @@ describe("notifications of real deployments", () => {
     // Marked delivered just after each receiver answered.
     let statuses: string[] = [];
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-      const rows = await platform.services.db.selectFrom("notificationDeliveries").select("status").execute();
+      const rows = await platform.ctx.db.selectFrom("notificationDeliveries").select("status").execute();
       statuses = rows.map((row) => row.status);
       if (statuses.every((status) => status === "delivered")) break;
       await new Promise((resolve) => setTimeout(resolve, 100));

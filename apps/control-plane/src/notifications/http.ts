@@ -32,17 +32,17 @@ export function deliveryAsApiError(error: unknown): never {
   throw error;
 }
 
-export type OutboundServices = Pick<ServiceContext, "config" | "db">;
+export type OutboundContext = Pick<ServiceContext, "config" | "db">;
 
 /** Checks a host and port a channel would reach; throws DeliveryError naming `field`. */
 export async function checkChannelTarget(
-  services: OutboundServices,
+  ctx: OutboundContext,
   organizationId: string,
   field: string,
   target: { host: string; port: number },
 ): Promise<void> {
   try {
-    await checkUserTarget(services, organizationId, target);
+    await checkUserTarget(ctx, organizationId, target);
   } catch (error) {
     if (error instanceof OutboundRefusedError) throw new DeliveryError(`${field}: ${error.message}`, field);
     throw error;
@@ -66,13 +66,13 @@ export function parseChannelUrl(field: string, text: string): URL {
 const portOf = (url: URL) => Number(url.port || (url.protocol === "https:" ? 443 : 80));
 
 export async function checkChannelUrl(
-  services: OutboundServices,
+  ctx: OutboundContext,
   organizationId: string,
   field: string,
   text: string,
 ): Promise<URL> {
   const url = parseChannelUrl(field, text);
-  await checkChannelTarget(services, organizationId, field, { host: url.hostname, port: portOf(url) });
+  await checkChannelTarget(ctx, organizationId, field, { host: url.hostname, port: portOf(url) });
   return url;
 }
 
@@ -86,11 +86,11 @@ export interface ChannelRequest {
 
 /** POSTs through the guard; resolves on a 2xx answer, throws DeliveryError otherwise. */
 export async function postToChannel(
-  services: OutboundServices,
+  ctx: OutboundContext,
   organizationId: string,
   request: ChannelRequest,
 ): Promise<void> {
-  const url = await checkChannelUrl(services, organizationId, request.field, request.url);
+  const url = await checkChannelUrl(ctx, organizationId, request.field, request.url);
   const where = `${url.protocol}//${url.host}`;
   let response: Response;
   try {

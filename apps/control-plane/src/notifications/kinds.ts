@@ -12,7 +12,7 @@ import {
   checkChannelUrl,
   DELIVERY_TIMEOUT_MS,
   DeliveryError,
-  type OutboundServices,
+  type OutboundContext,
   postToChannel,
 } from "./http.ts";
 
@@ -30,7 +30,7 @@ export interface Notice {
 }
 
 export interface SendContext {
-  services: OutboundServices;
+  ctx: OutboundContext;
   organizationId: string;
 }
 
@@ -78,7 +78,7 @@ const escapeHtml = (value: string) =>
   value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function postJson(context: SendContext, field: string, target: string, body: unknown, headers = {}) {
-  return postToChannel(context.services, context.organizationId, {
+  return postToChannel(context.ctx, context.organizationId, {
     field,
     url: target,
     headers: { "content-type": "application/json", ...headers },
@@ -170,7 +170,7 @@ export const KINDS = {
       return postJson(
         context,
         "botToken",
-        `${context.services.config.notifications.apis.telegram}/bot${f.botToken as string}/sendMessage`,
+        `${context.ctx.config.notifications.apis.telegram}/bot${f.botToken as string}/sendMessage`,
         {
           chat_id: f.chatId,
           text: lines.join("\n"),
@@ -208,7 +208,7 @@ export const KINDS = {
       postJson(
         context,
         "apiKey",
-        `${context.services.config.notifications.apis.resend}/emails`,
+        `${context.ctx.config.notifications.apis.resend}/emails`,
         {
           from: f.fromAddress,
           to: f.toAddresses,
@@ -255,7 +255,7 @@ export const KINDS = {
     urls: ["serverUrl"],
     send: (f, notice, context) => {
       const token = optionalText(f.accessToken);
-      return postToChannel(context.services, context.organizationId, {
+      return postToChannel(context.ctx, context.organizationId, {
         field: "serverUrl",
         url: `${(f.serverUrl as string).replace(/\/+$/, "")}/${f.topic as string}`,
         headers: {
@@ -311,9 +311,9 @@ export const KINDS = {
         form.set("expire", String(f.expire));
       }
       if (notice.data.deploymentUrl) form.set("url", notice.data.deploymentUrl);
-      return postToChannel(context.services, context.organizationId, {
+      return postToChannel(context.ctx, context.organizationId, {
         field: "apiToken",
-        url: `${context.services.config.notifications.apis.pushover}/1/messages.json`,
+        url: `${context.ctx.config.notifications.apis.pushover}/1/messages.json`,
         headers: { "content-type": "application/x-www-form-urlencoded" },
         body: form.toString(),
       });
@@ -428,7 +428,7 @@ function emailHtml(notice: Notice): string {
 async function sendMail(f: Fields, notice: Notice, context: SendContext): Promise<void> {
   const host = f.smtpServer as string;
   const port = f.smtpPort as number;
-  await checkChannelTarget(context.services, context.organizationId, "smtpServer", { host, port });
+  await checkChannelTarget(context.ctx, context.organizationId, "smtpServer", { host, port });
   const transport = nodemailer.createTransport({
     host,
     port,
@@ -467,12 +467,12 @@ export async function checkKindUrls(
     const value = fields[field];
     if (typeof value !== "string") continue;
     if (field === "smtpServer") {
-      await checkChannelTarget(context.services, context.organizationId, field, {
+      await checkChannelTarget(context.ctx, context.organizationId, field, {
         host: value,
         port: (fields.smtpPort as number | undefined) ?? 587,
       });
     } else {
-      await checkChannelUrl(context.services, context.organizationId, field, value);
+      await checkChannelUrl(context.ctx, context.organizationId, field, value);
     }
   }
 }

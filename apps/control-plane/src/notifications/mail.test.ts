@@ -35,7 +35,7 @@ const decodeQuotedPrintable = (raw: string) =>
 async function until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    platform.services.notifications.kick();
+    platform.ctx.notifications.kick();
     const value = check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error("timed out waiting");
@@ -140,12 +140,12 @@ describe("header injection", () => {
     );
     // A row written before names were checked (or by an import): the API never stores one.
     const { organizationId } = owner.user;
-    const { name } = await platform.services.db
+    const { name } = await platform.ctx.db
       .selectFrom("organizations")
       .select("name")
       .where("organizationId", "=", organizationId)
       .executeTakeFirstOrThrow();
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("organizations")
       .set({ name: injected })
       .where("organizationId", "=", organizationId)
@@ -158,7 +158,7 @@ describe("header injection", () => {
         as(),
       );
     } finally {
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("organizations")
         .set({ name })
         .where("organizationId", "=", organizationId)
@@ -291,7 +291,7 @@ describe("user.sendInvitation", () => {
     expect(denied.status).toBe(403);
 
     // A mail server that cannot be reached: a 400 saying so, and the old link still works.
-    const before = await platform.services.db
+    const before = await platform.ctx.db
       .selectFrom("invitations")
       .select("tokenHash")
       .where("invitationId", "=", invited.id)
@@ -303,7 +303,7 @@ describe("user.sendInvitation", () => {
       as(),
     );
     expect(down.status).toBe(400);
-    const after = await platform.services.db
+    const after = await platform.ctx.db
       .selectFrom("invitations")
       .select("tokenHash")
       .where("invitationId", "=", invited.id)
@@ -369,13 +369,13 @@ describe("backup events", () => {
       as(),
     );
     received.length = 0;
-    const target = await loadDeploymentTarget(platform.services, {
+    const target = await loadDeploymentTarget(platform.ctx, {
       targetKind: "database",
       targetId: postgresId,
       kind: "backup",
     });
     if (!target) throw new Error("no target");
-    await platform.services.db
+    await platform.ctx.db
       .transaction()
       .execute((trx) =>
         settleTarget(
@@ -383,7 +383,7 @@ describe("backup events", () => {
           target,
           { deploymentId: "backup-run", title: "Scheduled backup" },
           { status: "error", errorMessage: "the destination refused the upload" },
-          platform.services.now(),
+          platform.ctx.now(),
         ),
       );
     const notice = await until(() => received.find((r) => r.path === "/custom/backups"));
@@ -400,7 +400,7 @@ describe("backup events", () => {
 
     const { organizationId } = target;
     await recordBackupEvent(
-      platform.services.db,
+      platform.ctx.db,
       {
         kind: "volumeBackup",
         organizationId,
@@ -409,7 +409,7 @@ describe("backup events", () => {
         message: "uploads: volume backup done",
         details: { backupFile: "uploads-1.tar.gz" },
       },
-      platform.services.now(),
+      platform.ctx.now(),
     );
     const volume = await until(() =>
       received.find((r) => r.path === "/custom/backups" && r.body.includes("volumeBackup")),
@@ -422,7 +422,7 @@ describe("backup events", () => {
     // Marked delivered just after the receiver answered.
     let statuses: string[] = [];
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {
-      const rows = await platform.services.db.selectFrom("notificationDeliveries").select("status").execute();
+      const rows = await platform.ctx.db.selectFrom("notificationDeliveries").select("status").execute();
       statuses = rows.map((row) => row.status);
       if (statuses.every((status) => status === "delivered")) break;
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -13,19 +13,15 @@ import { channelFields, type Notification } from "./repository.ts";
 export const MAIL_KINDS: readonly string[] = ["email", "resend"];
 
 /** PLATFORM_URL with `path` and the secret `token` (as Dokploy's links carry it), or null without PLATFORM_URL. */
-export function secretLink(
-  services: Pick<ServiceContext, "config">,
-  path: string,
-  token: string,
-): string | null {
-  const base = services.config.platformUrl?.replace(/\/+$/, "");
+export function secretLink(ctx: Pick<ServiceContext, "config">, path: string, token: string): string | null {
+  const base = ctx.config.platformUrl?.replace(/\/+$/, "");
   if (!base) return null;
   return `${base}${path}?token=${encodeURIComponent(token)}`;
 }
 
 /** Sends `notice` to `to` through a stored Email or Resend channel; throws DeliveryError. */
 export async function mailThroughChannel(
-  services: Pick<ServiceContext, "config" | "db" | "secrets">,
+  ctx: Pick<ServiceContext, "config" | "db" | "secrets">,
   channel: Notification,
   to: string,
   notice: Notice,
@@ -33,9 +29,9 @@ export async function mailThroughChannel(
   if (!MAIL_KINDS.includes(channel.kind)) {
     throw new DeliveryError("notificationId: must be an Email or Resend channel", "notificationId");
   }
-  const fields = { ...channelFields(services, channel), toAddresses: [to] };
+  const fields = { ...channelFields(ctx, channel), toAddresses: [to] };
   await kindDef(channel.kind).send(fields, notice, {
-    services,
+    ctx,
     organizationId: channel.organizationId,
   });
 }

@@ -134,7 +134,7 @@ const channels = (): Record<string, Record<string, unknown>> => ({
 async function until<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    platform.services.notifications.kick();
+    platform.ctx.notifications.kick();
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error("timed out waiting");
@@ -143,12 +143,12 @@ async function until<T>(check: () => T | undefined | Promise<T | undefined>, tim
 }
 
 async function settle(status: "done" | "error") {
-  const target = await loadDeploymentTarget(platform.services, {
+  const target = await loadDeploymentTarget(platform.ctx, {
     targetKind: "application",
     targetId: applicationId,
   });
   if (!target) throw new Error("no target");
-  await platform.services.db
+  await platform.ctx.db
     .transaction()
     .execute((trx) =>
       settleTarget(
@@ -156,7 +156,7 @@ async function settle(status: "done" | "error") {
         target,
         { deploymentId: "notification-test", title: "Manual deployment" },
         status === "done" ? { status } : { status, errorMessage: "the build failed: exit code 1" },
-        platform.services.now(),
+        platform.ctx.now(),
       ),
     );
 }
@@ -193,7 +193,7 @@ describe("notification channels", () => {
     const gotify = (all.body as Array<Record<string, any>>).find((c) => c.notificationType === "gotify")!;
     expect(gotify.gotify).toMatchObject({ serverUrl: `${base}/gotify`, priority: 8 });
     expect(gotify.redacted).toEqual(["appToken"]);
-    const rows = await platform.services.db.selectFrom("notifications").selectAll().execute();
+    const rows = await platform.ctx.db.selectFrom("notifications").selectAll().execute();
     expect(JSON.stringify(rows)).not.toContain("smtp-secret");
     expect(JSON.stringify(rows)).not.toContain("custom-secret");
   });
@@ -356,7 +356,7 @@ describe("notification channels", () => {
     await settle("error");
     await until(() => (received.length >= 2 && mails.length >= 1 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    platform.services.notifications.kick();
+    platform.ctx.notifications.kick();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(received.map((r) => r.path.split("/")[1]).sort()).toEqual(["custom", "slack"]);
     const custom = JSON.parse(received.find((r) => r.path.startsWith("/custom"))!.body);
@@ -420,10 +420,10 @@ describe("notification channels", () => {
     failing.add("/custom");
     received.length = 0;
     await settle("done");
-    const second = new NotificationOutbox(platform.services, "second-instance", { pollMs: 50 });
+    const second = new NotificationOutbox(platform.ctx, "second-instance", { pollMs: 50 });
     await second.start();
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const pending = await platform.services.db
+    const pending = await platform.ctx.db
       .selectFrom("notificationDeliveries")
       .select(["attempts", "lastError", "status"])
       .where("notificationId", "=", ids.Custom as string)
@@ -474,14 +474,14 @@ describe("notification channels", () => {
     const recordAll = async (kinds: readonly (typeof toggles)[number][]) => {
       for (const kind of kinds) {
         await recordEvent(
-          platform.services.db,
+          platform.ctx.db,
           {
             organizationId: owner.user.organizationId,
             kind,
             applicationId: kind === "volumeBackup" ? applicationId : null,
             payload: { applicationName: "web", status: "success", message: `a ${kind}` },
           },
-          platform.services.now(),
+          platform.ctx.now(),
         );
       }
     };
@@ -492,7 +492,7 @@ describe("notification channels", () => {
     await recordAll(toggles);
     await until(() => (toggles.every((t) => eventsAt(`/only-${t}`).length > 0) ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    platform.services.notifications.kick();
+    platform.ctx.notifications.kick();
     await new Promise((resolve) => setTimeout(resolve, 300));
     for (const toggle of toggles) expect(eventsAt(`/only-${toggle}`), toggle).toEqual([toggle]);
 
@@ -595,7 +595,7 @@ describe("notification channels", () => {
   it("test<Kind> sends a test notice through each kind's fields and stores nothing", async () => {
     received.length = 0;
     mails.length = 0;
-    const stored = await platform.services.db.selectFrom("notifications").select("notificationId").execute();
+    const stored = await platform.ctx.db.selectFrom("notifications").select("notificationId").execute();
     for (const [suffix, fields] of Object.entries(channels())) {
       const answer = await platform.mutate(`notification.test${suffix}`, fields, as());
       expect(answer.status, `${suffix}: ${JSON.stringify(answer.body)}`).toBe(200);
@@ -650,19 +650,19 @@ describe("notification channels", () => {
       user: "mailer",
       pass: "smtp-secret",
     });
-    expect(await platform.services.db.selectFrom("notifications").select("notificationId").execute()).toEqual(
+    expect(await platform.ctx.db.selectFrom("notifications").select("notificationId").execute()).toEqual(
       stored,
     );
   });
 
   it("prunes delivered rows past the retention", async () => {
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("notificationDeliveries")
       .set({ updatedAt: "2000-01-01T00:00:00Z" })
       .where("status", "=", "delivered")
       .execute();
-    await platform.services.db.updateTable("events").set({ createdAt: "2000-01-01T00:00:00Z" }).execute();
-    const pruned = await platform.services.notifications.prune();
+    await platform.ctx.db.updateTable("events").set({ createdAt: "2000-01-01T00:00:00Z" }).execute();
+    const pruned = await platform.ctx.notifications.prune();
     expect(pruned.deliveries).toBeGreaterThan(10);
     expect(pruned.events).toBeGreaterThan(0);
   });

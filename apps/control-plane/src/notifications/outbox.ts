@@ -39,11 +39,11 @@ const TITLES: Record<EventKind, (data: Notice["data"]) => string> = {
 
 /** The notice a channel sends for an event, with the link to the deployments (PLATFORM_URL). */
 export function noticeOf(
-  services: Pick<ServiceContext, "config">,
+  ctx: Pick<ServiceContext, "config">,
   event: { kind: EventKind; createdAt: string; payload: Notice["data"] },
 ): Notice {
   const data = { ...event.payload };
-  const base = services.config.platformUrl?.replace(/\/+$/, "");
+  const base = ctx.config.platformUrl?.replace(/\/+$/, "");
   if (base && data.serviceId && (event.kind === "appDeploy" || event.kind === "appBuildError")) {
     const input =
       data.serviceType === "application"
@@ -62,12 +62,12 @@ export function noticeOf(
 
 /** Sends one notice through a stored channel. */
 export async function sendThroughChannel(
-  services: Pick<ServiceContext, "config" | "db" | "secrets">,
+  ctx: Pick<ServiceContext, "config" | "db" | "secrets">,
   channel: Notification,
   notice: Notice,
 ): Promise<void> {
-  await kindDef(channel.kind).send(channelFields(services, channel), notice, {
-    services,
+  await kindDef(channel.kind).send(channelFields(ctx, channel), notice, {
+    ctx,
     organizationId: channel.organizationId,
   });
 }
@@ -85,7 +85,7 @@ export class NotificationOutbox {
   private readonly pollMs: number;
 
   constructor(
-    private readonly services: ServiceContext,
+    private readonly ctx: ServiceContext,
     /** This control plane's instance id (stable across its restarts). */
     private readonly owner: string,
     options: OutboxOptions = {},
@@ -95,7 +95,7 @@ export class NotificationOutbox {
 
   /** Drops the leases this instance held before a restart, then polls. */
   async start(): Promise<void> {
-    await this.services.db
+    await this.ctx.db
       .updateTable("notificationDeliveries")
       .set({ leaseOwner: null, leaseUntil: null })
       .where("leaseOwner", "=", this.owner)
@@ -122,7 +122,7 @@ export class NotificationOutbox {
     if (this.closed) return;
     this.timer = setTimeout(() => {
       this.running = this.pass()
-        .catch((error) => this.services.logger.warn({ err: error }, "notification outbox pass failed"))
+        .catch((error) => this.ctx.logger.warn({ err: error }, "notification outbox pass failed"))
         .finally(() => {
           this.running = undefined;
           this.schedule(this.pollMs);
@@ -144,7 +144,7 @@ export class NotificationOutbox {
 
   /** Writes the deliveries of up to BATCH new events; answers how many events it took. */
   async fanOut(): Promise<number> {
-    return this.services.db.transaction().execute(async (trx) => {
+    return this.ctx.db.transaction().execute(async (trx) => {
       const events = await trx
         .selectFrom("events")
         .select(["eventId", "organizationId", "kind", "payload"])
@@ -194,7 +194,7 @@ export class NotificationOutbox {
 
   /** Takes the leases of up to BATCH due deliveries and sends them; answers how many it took. */
   async deliverDue(): Promise<number> {
-    const claimed = await this.services.db
+    const claimed = await this.ctx.db
       .updateTable("notificationDeliveries")
       .set({
         leaseOwner: this.owner,
@@ -224,7 +224,7 @@ export class NotificationOutbox {
   }
 
   private async send(delivery: { eventId: string; notificationId: string; attempts: number }): Promise<void> {
-    const { db } = this.services;
+    const { db } = this.ctx;
     const event = await db
       .selectFrom("events")
       .select(["kind", "createdAt", "payload"])
@@ -239,11 +239,11 @@ export class NotificationOutbox {
     if (!event || !channel) failure = "the event or the channel is gone";
     else {
       try {
-        await sendThroughChannel(this.services, channel, noticeOf(this.services, event as never));
+        await sendThroughChannel(this.ctx, channel, noticeOf(this.ctx, event as never));
       } catch (error) {
         failure = error instanceof DeliveryError ? error.message : "the delivery failed";
         if (!(error instanceof DeliveryError)) {
-          this.services.logger.warn(
+          this.ctx.logger.warn(
             { err: error, notificationId: delivery.notificationId },
             "a notification failed",
           );
@@ -270,7 +270,7 @@ export class NotificationOutbox {
     const abandon = delivery.attempts >= MAX_ATTEMPTS || !event || !channel;
     const delay = Math.min(
       MAX_BACKOFF_MS,
-      this.services.config.notifications.retryMs * 2 ** (delivery.attempts - 1),
+      this.ctx.config.notifications.retryMs * 2 ** (delivery.attempts - 1),
     );
     await keys(
       db.updateTable("notificationDeliveries").set({
@@ -286,13 +286,13 @@ export class NotificationOutbox {
 
   /** Deletes delivered and abandoned deliveries, and settled events, past the retention. */
   async prune(): Promise<{ deliveries: number; events: number }> {
-    const cutoff = sql<string>`now() - ${`${this.services.config.notifications.retentionDays} days`}::interval`;
-    const deliveries = await this.services.db
+    const cutoff = sql<string>`now() - ${`${this.ctx.config.notifications.retentionDays} days`}::interval`;
+    const deliveries = await this.ctx.db
       .deleteFrom("notificationDeliveries")
       .where("status", "in", ["delivered", "abandoned"])
       .where("updatedAt", "<", cutoff)
       .executeTakeFirst();
-    const events = await this.services.db
+    const events = await this.ctx.db
       .deleteFrom("events")
       .where("fannedOutAt", "is not", null)
       .where("createdAt", "<", cutoff)

@@ -40,7 +40,7 @@ const context = (notificationId: string, organizationId: string) => ({
 
 /** Splits a kind's fields into plain ones and the sealed secrets. */
 function seal(
-  services: Pick<ServiceContext, "secrets">,
+  ctx: Pick<ServiceContext, "secrets">,
   kind: string,
   id: string,
   org: string,
@@ -55,29 +55,29 @@ function seal(
   }
   return {
     config: JSON.stringify(plain),
-    secretsSealed: services.secrets.encrypt(JSON.stringify(secret), context(id, org)),
+    secretsSealed: ctx.secrets.encrypt(JSON.stringify(secret), context(id, org)),
   };
 }
 
 /** Every field of a channel, secrets opened: for sending only. */
 export function channelFields(
-  services: Pick<ServiceContext, "secrets">,
+  ctx: Pick<ServiceContext, "secrets">,
   row: Notification,
 ): Record<string, unknown> {
   const secret = JSON.parse(
-    services.secrets.decrypt(row.secretsSealed, context(row.notificationId, row.organizationId)),
+    ctx.secrets.decrypt(row.secretsSealed, context(row.notificationId, row.organizationId)),
   );
   return { ...(row.config as Record<string, unknown>), ...secret };
 }
 
 export async function insertChannel(
-  services: Pick<ServiceContext, "db" | "secrets">,
+  ctx: Pick<ServiceContext, "db" | "secrets">,
   organizationId: string,
   kind: NotificationKind,
   input: ChannelInput,
 ): Promise<Notification> {
   const notificationId = newId();
-  return services.db
+  return ctx.db
     .insertInto("notifications")
     .values({
       notificationId,
@@ -85,7 +85,7 @@ export async function insertChannel(
       kind,
       name: input.name,
       ...input.toggles,
-      ...seal(services, kind, notificationId, organizationId, input.fields),
+      ...seal(ctx, kind, notificationId, organizationId, input.fields),
       projectIds: input.projectIds,
       serviceIds: input.serviceIds,
     })
@@ -104,16 +104,16 @@ export function findChannel(db: Db, organizationId: string, notificationId: stri
 }
 
 export async function updateChannel(
-  services: Pick<ServiceContext, "db" | "secrets">,
+  ctx: Pick<ServiceContext, "db" | "secrets">,
   row: Notification,
   input: ChannelInput,
 ): Promise<void> {
-  await services.db
+  await ctx.db
     .updateTable("notifications")
     .set({
       name: input.name,
       ...input.toggles,
-      ...seal(services, row.kind, row.notificationId, row.organizationId, input.fields),
+      ...seal(ctx, row.kind, row.notificationId, row.organizationId, input.fields),
       projectIds: input.projectIds,
       serviceIds: input.serviceIds,
     })

@@ -11,8 +11,8 @@ import { instanceOrganizationId } from "../organizations/instance.ts";
 export { instanceIdOf } from "../config.ts";
 
 /** Marks the instance as running; records platformRestart when its last run did not stop cleanly. */
-export async function markStarted(services: ServiceContext, instanceId: string): Promise<boolean> {
-  return services.db.transaction().execute(async (trx) => {
+export async function markStarted(ctx: ServiceContext, instanceId: string): Promise<boolean> {
+  return ctx.db.transaction().execute(async (trx) => {
     const previous = await trx
       .selectFrom("controlPlaneRuns")
       .select("running")
@@ -21,9 +21,9 @@ export async function markStarted(services: ServiceContext, instanceId: string):
       .executeTakeFirst();
     await trx
       .insertInto("controlPlaneRuns")
-      .values({ instanceId, running: true, startedAt: services.now().toISOString() })
+      .values({ instanceId, running: true, startedAt: ctx.now().toISOString() })
       .onConflict((c) =>
-        c.column("instanceId").doUpdateSet({ running: true, startedAt: services.now().toISOString() }),
+        c.column("instanceId").doUpdateSet({ running: true, startedAt: ctx.now().toISOString() }),
       )
       .execute();
     if (!previous?.running) return false;
@@ -41,14 +41,14 @@ export async function markStarted(services: ServiceContext, instanceId: string):
           message: `The control plane ${instanceId} restarted after an unclean stop`,
         },
       },
-      services.now(),
+      ctx.now(),
     );
     return true;
   });
 }
 
-export async function markStopped(services: ServiceContext, instanceId: string): Promise<void> {
-  await services.db
+export async function markStopped(ctx: ServiceContext, instanceId: string): Promise<void> {
+  await ctx.db
     .updateTable("controlPlaneRuns")
     .set({ running: false })
     .where("instanceId", "=", instanceId)
@@ -60,22 +60,22 @@ export async function markStopped(services: ServiceContext, instanceId: string):
  * Records platformRestart for a server whose agent is heard again after a silence; the first
  * heartbeat of each server after this control plane started is not one (the agent did not stop).
  */
-export function recordAgentRestarts(services: ServiceContext): void {
+export function recordAgentRestarts(ctx: ServiceContext): void {
   const seen = new Set<string>();
-  services.agents.onAgentBack((serverId) => {
+  ctx.agents.onAgentBack((serverId) => {
     if (!seen.has(serverId)) {
       seen.add(serverId);
       return;
     }
     void (async () => {
-      const server = await services.db
+      const server = await ctx.db
         .selectFrom("servers")
         .select(["organizationId", "name"])
         .where("serverId", "=", serverId)
         .executeTakeFirst();
       if (!server) return;
       await recordEvent(
-        services.db,
+        ctx.db,
         {
           organizationId: server.organizationId,
           kind: "platformRestart",
@@ -87,8 +87,8 @@ export function recordAgentRestarts(services: ServiceContext): void {
             serverId,
           },
         },
-        services.now(),
+        ctx.now(),
       );
-    })().catch((error) => services.logger.warn({ err: error, serverId }, "platformRestart was not recorded"));
+    })().catch((error) => ctx.logger.warn({ err: error, serverId }, "platformRestart was not recorded"));
   });
 }

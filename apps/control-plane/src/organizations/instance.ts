@@ -5,7 +5,7 @@
  * add. Its owner and administrators are the instance administrators.
  *
  * @example
- *   if (!(await isInstanceAdmin(services.db, caller))) throw forbidden("…instance administrator");
+ *   if (!(await isInstanceAdmin(ctx.db, caller))) throw forbidden("…instance administrator");
  */
 import type { Caller } from "../context.ts";
 import type { Db } from "../db/database.ts";

@@ -8,7 +8,7 @@ import { sql } from "kysely";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import { ownedBy } from "../db/owned.ts";
-import { loadServiceSummaries } from "../projects/services.ts";
+import { loadServiceSummaries } from "../projects/workload-kinds.ts";
 import { removeFromOrganization } from "../users/repository.ts";
 
 export async function createOrganization(db: Db, ownerId: string, name: string): Promise<string> {

@@ -76,7 +76,7 @@ beforeAll(async () => {
       response.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}'),
     ),
   );
-  await insertServer(platform.services.db, owner.user.organizationId, { ipAddress: MANAGED_SERVER_IP });
+  await insertServer(platform.ctx.db, owner.user.organizationId, { ipAddress: MANAGED_SERVER_IP });
 }, 60_000);
 
 /** checkUserTarget's refusal message for `organizationId`, or null when it lets the target through. */
@@ -86,7 +86,7 @@ async function ownRuleAnswer(
   port: number,
   outboundAllow: AllowList = EMPTY_ALLOW_LIST,
 ): Promise<string | null> {
-  const services = { config: { ...platform.services.config, outboundAllow }, db: platform.services.db };
+  const services = { config: { ...platform.ctx.config, outboundAllow }, db: platform.ctx.db };
   try {
     await checkUserTarget(services, organizationId, { host, port }, { interfaceAddresses });
     return null;
@@ -116,7 +116,7 @@ describe("the platform's own machines as probe targets (issue 22 finding 4)", ()
     // The instance organization owns this machine.
     expect(await ownRuleAnswer(owner.user.organizationId, OWN_IP, 4500)).toBeNull();
     // The proxy's ports and the control plane's own answer everyone anyway.
-    for (const port of [80, 443, platform.services.config.port]) {
+    for (const port of [80, 443, platform.ctx.config.port]) {
       expect(await ownRuleAnswer(tenant.organizationId, OWN_IP, port), String(port)).toBeNull();
     }
   });
@@ -141,13 +141,13 @@ describe("the platform's own machines as probe targets (issue 22 finding 4)", ()
     // Its own organization may reach it.
     expect(await ownRuleAnswer(owner.user.organizationId, MANAGED_SERVER_IP, 4500)).toBeNull();
     // An address two organizations registered belongs to neither alone.
-    const theirs = await insertServer(platform.services.db, tenant.organizationId, {
+    const theirs = await insertServer(platform.ctx.db, tenant.organizationId, {
       ipAddress: MANAGED_SERVER_IP,
     });
     expect(await ownRuleAnswer(owner.user.organizationId, MANAGED_SERVER_IP, 4500)).toMatch(
       /platform's own machines/,
     );
-    await platform.services.db.deleteFrom("servers").where("serverId", "=", theirs).execute();
+    await platform.ctx.db.deleteFrom("servers").where("serverId", "=", theirs).execute();
   });
 
   it("lets PLATFORM_OUTBOUND_ALLOW win over the own-address rule", async () => {

@@ -58,25 +58,25 @@ export interface OwnAddressOptions {
  * outbound guard first, then the own-address rule above. Throws OutboundRefusedError.
  */
 export async function checkUserTarget(
-  services: Pick<ServiceContext, "config" | "db">,
+  ctx: Pick<ServiceContext, "config" | "db">,
   organizationId: string,
   target: UserTarget,
   options: OwnAddressOptions = {},
 ): Promise<void> {
-  const allow = services.config.outboundAllow;
+  const allow = ctx.config.outboundAllow;
   const addresses = await checkOutboundHost(target.host, allow, options.resolver ?? systemResolver);
-  if ([...PUBLIC_PROXY_PORTS, services.config.port].includes(target.port)) return;
+  if ([...PUBLIC_PROXY_PORTS, ctx.config.port].includes(target.port)) return;
   const notAllowed = addresses
     .map(plain)
     .filter((address) => !allow.blocks.check(address, familyOf(address)));
   if (notAllowed.length === 0) return;
   const interfaces = options.interfaceAddresses ?? hostInterfaceAddresses();
-  const servers = await services.db
+  const servers = await ctx.db
     .selectFrom("servers")
     .select(["ipAddress", "organizationId"])
     .where("ipAddress", "in", notAllowed)
     .execute();
-  const instance = interfaces.size > 0 ? await instanceOrganizationId(services.db) : null;
+  const instance = interfaces.size > 0 ? await instanceOrganizationId(ctx.db) : null;
   for (const address of notAllowed) {
     const owners = new Set(
       servers.filter((server) => plain(server.ipAddress) === address).map((server) => server.organizationId),

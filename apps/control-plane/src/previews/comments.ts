@@ -44,7 +44,7 @@ export function commentBody(input: { status: CommentStatus; url: string; commit:
 
 /** Posts the comment, or edits `commentId`'s; answers the comment's id. */
 export async function upsertComment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   ref: RequestRef,
   commentId: string | null,
   body: string,
@@ -52,7 +52,7 @@ export async function upsertComment(
   const repo = repoPath(ref.repository);
   const kind = ref.provider.row.providerType;
   const call = (path: string, method: "POST" | "PATCH" | "PUT", json: unknown) =>
-    providerApiCall(services, ref.provider, path, { method, json });
+    providerApiCall(ctx, ref.provider, path, { method, json });
   let answer: Awaited<ReturnType<typeof call>>;
   switch (kind) {
     case "github":
@@ -87,15 +87,11 @@ export async function upsertComment(
 }
 
 /** Whether `author` (the request's) may deploy a preview of the repository. */
-export async function isCollaborator(
-  services: ServiceContext,
-  ref: RequestRef,
-  author: string,
-): Promise<boolean> {
+export async function isCollaborator(ctx: ServiceContext, ref: RequestRef, author: string): Promise<boolean> {
   if (!author) return false;
   const repo = repoPath(ref.repository);
   const who = encodeURIComponent(author);
-  const get = (path: string) => providerApiCall(services, ref.provider, path, { acceptStatus: [404] });
+  const get = (path: string) => providerApiCall(ctx, ref.provider, path, { acceptStatus: [404] });
   switch (ref.provider.row.providerType) {
     case "github":
       return (await get(`/repos/${repo}/collaborators/${who}`)).status === 204;

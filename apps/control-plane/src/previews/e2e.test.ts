@@ -90,7 +90,7 @@ afterAll(async () => {
 }, 120_000);
 
 async function previewOf(kind: Kind) {
-  return platform.services.db
+  return platform.ctx.db
     .selectFrom("previewDeployments")
     .selectAll()
     .where("applicationId", "=", apps[kind].applicationId)
@@ -98,7 +98,7 @@ async function previewOf(kind: Kind) {
 }
 
 async function newestDeployment(previewDeploymentId: string) {
-  const row = await platform.services.db
+  const row = await platform.ctx.db
     .selectFrom("deployments")
     .select("deploymentId")
     .where("previewDeploymentId", "=", previewDeploymentId)

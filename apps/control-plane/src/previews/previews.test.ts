@@ -55,13 +55,13 @@ afterAll(async () => {
 }, 60_000);
 
 const previewsOf = (applicationId: string) =>
-  platform.services.db
+  platform.ctx.db
     .selectFrom("previewDeployments")
     .selectAll()
     .where("applicationId", "=", applicationId)
     .execute();
 const previewDeploymentsOf = (previewDeploymentId: string) =>
-  platform.services.db
+  platform.ctx.db
     .selectFrom("deployments")
     .selectAll()
     .where("previewDeploymentId", "=", previewDeploymentId)
@@ -129,7 +129,7 @@ describe("request events of each provider", () => {
       provider: kind,
     });
     expect(preview!.appName).toMatch(new RegExp(`^preview-pv-${kind}-[0-9a-f]{6}$`));
-    const domain = await platform.services.db
+    const domain = await platform.ctx.db
       .selectFrom("domains")
       .selectAll()
       .where("domainId", "=", preview!.domainId!)
@@ -173,7 +173,7 @@ describe("request events of each provider", () => {
     expect(closed.body.message).toBe("preview deleted");
     expect(await previewsOf(app.applicationId)).toEqual([]);
     expect(
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("domains")
         .select("domainId")
         .where("domainId", "=", preview!.domainId!)
@@ -259,7 +259,7 @@ describe("which requests get a preview", () => {
       { token: other.token },
     );
     // Their wildcard (a custom certificate's, stored as domain.create stores it).
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("domains")
       .values({
         domainId: "their-wildcard",
@@ -386,7 +386,7 @@ describe("previewDeployment procedures", () => {
     expect(one.body.expiresAt).toBeNull();
     const stored = await sql<{ column_name: string }>`
       select column_name from information_schema.columns where table_name = 'preview_deployments'`.execute(
-      platform.services.db,
+      platform.ctx.db,
     );
     expect(stored.rows.map((row) => row.column_name)).not.toContain("expires_at");
     const bad = await platform.mutate(

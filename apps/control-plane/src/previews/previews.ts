@@ -129,16 +129,12 @@ const previewUrl = (app: Pick<Application, "previewHttps" | "previewPath">, host
   `${app.previewHttps ? "https" : "http"}://${host}${app.previewPath && app.previewPath !== "/" ? app.previewPath : ""}`;
 
 /** A preview of an application of the caller's organization the caller may see (else 404). */
-export async function loadCallerPreview(
-  services: ServiceContext,
-  caller: Caller,
-  previewDeploymentId: string,
-) {
-  const preview = await findPreview(services.db, previewDeploymentId);
-  if (!preview || !(await findApplication(services.db, caller.organizationId, preview.applicationId))) {
+export async function loadCallerPreview(ctx: ServiceContext, caller: Caller, previewDeploymentId: string) {
+  const preview = await findPreview(ctx.db, previewDeploymentId);
+  if (!preview || !(await findApplication(ctx.db, caller.organizationId, preview.applicationId))) {
     throw notFound("Preview deployment");
   }
-  await requireApplicationAccess(services.db, caller, preview.applicationId, "Preview deployment");
+  await requireApplicationAccess(ctx.db, caller, preview.applicationId, "Preview deployment");
   return preview;
 }
 
@@ -146,7 +142,7 @@ export async function loadCallerPreview(
 
 /** The request a preview comments on (null: made through the API, or the provider is gone). */
 async function requestOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: LocatedApp,
   preview: PreviewDeployment,
 ): Promise<RequestRef | null> {
@@ -154,21 +150,21 @@ async function requestOf(
   if (!kind || !isProviderKind(kind) || app.sourceType !== kind) return null;
   const providerId = app[PROVIDER_ID_FIELD[kind]];
   if (!providerId) return null;
-  const provider = await findProvider(services.db, app.organizationId, kind, providerId);
+  const provider = await findProvider(ctx.db, app.organizationId, kind, providerId);
   if (!provider) return null;
   return { provider, repository: providerRepository(kind, app).path, number: preview.pullRequestNumber };
 }
 
 /** Posts or edits the preview's comment; a provider that fails is logged, never fatal. */
 export async function updatePreviewComment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   previewDeploymentId: string,
   status: CommentStatus,
 ): Promise<void> {
   try {
     // One comment per request: the preview's row is locked while it is posted or edited, so
     // the event's "queued" and the worker's "building" never both post a first comment.
-    await services.db.transaction().execute(async (trx) => {
+    await ctx.db.transaction().execute(async (trx) => {
       const preview = await trx
         .selectFrom("previewDeployments")
         .selectAll()
@@ -178,7 +174,7 @@ export async function updatePreviewComment(
       if (!preview) return;
       const app = await loadApp(trx, preview.applicationId);
       if (!app) return;
-      const ref = await requestOf(services, app, preview);
+      const ref = await requestOf(ctx, app, preview);
       if (!ref) return;
       const host = preview.domainId
         ? (
@@ -190,7 +186,7 @@ export async function updatePreviewComment(
           )?.host
         : undefined;
       const body = commentBody({ status, url: host ? previewUrl(app, host) : "-", commit: preview.headSha });
-      const commentId = await upsertComment(services, ref, preview.pullRequestCommentId, body);
+      const commentId = await upsertComment(ctx, ref, preview.pullRequestCommentId, body);
       if (commentId && commentId !== preview.pullRequestCommentId) {
         await trx
           .updateTable("previewDeployments")
@@ -200,7 +196,7 @@ export async function updatePreviewComment(
       }
     });
   } catch (error) {
-    services.logger.warn({ err: error, previewDeploymentId, status }, "the preview's comment was not posted");
+    ctx.logger.warn({ err: error, previewDeploymentId, status }, "the preview's comment was not posted");
   }
 }
 
@@ -222,33 +218,29 @@ export interface NewPreview {
  * deletes the oldest previews first. Answers the preview and the deployment queued (null: none).
  */
 export async function deployPreview(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: LocatedApp,
   request: NewPreview,
   options: { kind?: DeploymentKind; title?: string; description?: string; force?: boolean } = {},
 ): Promise<{ preview: PreviewDeployment; deploymentId: string | null; created: boolean }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
-  await agentServerId(services, app.organizationId, app.serverId);
-  const existing = await services.db
+  await agentServerId(ctx, app.organizationId, app.serverId);
+  const existing = await ctx.db
     .selectFrom("previewDeployments")
     .selectAll()
     .where("applicationId", "=", app.applicationId)
     .where("pullRequestId", "=", request.pullRequestId)
     .executeTakeFirst();
   if (!existing) {
-    const others = await listPreviews(services.db, app.applicationId);
+    const others = await listPreviews(ctx.db, app.applicationId);
     const excess = others.length - app.previewLimit + 1;
     for (const oldest of others.slice(0, Math.max(0, excess))) {
-      await deletePreview(
-        services,
-        oldest,
-        `The application's previewLimit (${app.previewLimit}) was reached`,
-      );
+      await deletePreview(ctx, oldest, `The application's previewLimit (${app.previewLimit}) was reached`);
     }
   }
   const appName = existing?.appName ?? previewAppName(app.appName);
-  const host = existing ? null : await previewHost(services.db, app, appName);
-  const result = await services.db.transaction().execute(async (trx) => {
+  const host = existing ? null : await previewHost(ctx.db, app, appName);
+  const result = await ctx.db.transaction().execute(async (trx) => {
     await sql_lockPreviews(trx, app.applicationId);
     let preview =
       (await trx
@@ -331,8 +323,8 @@ export async function deployPreview(
     return { preview, deploymentId: deployment.deploymentId, created };
   });
   if (result.deploymentId) {
-    await enqueueOrFail(services, result.deploymentId, result.preview.previewDeploymentId);
-    await updatePreviewComment(services, result.preview.previewDeploymentId, "queued");
+    await enqueueOrFail(ctx, result.deploymentId, result.preview.previewDeploymentId);
+    await updatePreviewComment(ctx, result.preview.previewDeploymentId, "queued");
   }
   return result;
 }
@@ -352,19 +344,19 @@ async function sql_lockPreviews(trx: Db, applicationId: string) {
  * unreachable server), its rows go (its host is free again), its comment says so.
  */
 export async function deletePreview(
-  services: ServiceContext,
+  ctx: ServiceContext,
   preview: PreviewDeployment,
   reason: string,
 ): Promise<void> {
-  const app = await loadApp(services.db, preview.applicationId);
-  await dropWaitingDeployments(services, preview.previewDeploymentId, reason);
-  await stopRunningDeployment(services, preview.previewDeploymentId, reason);
+  const app = await loadApp(ctx.db, preview.applicationId);
+  await dropWaitingDeployments(ctx, preview.previewDeploymentId, reason);
+  await stopRunningDeployment(ctx, preview.previewDeploymentId, reason);
   if (app) {
     const owner = previewOwner(app.organizationId, preview.previewDeploymentId);
     const serverId = serverOf(app);
     if (isExistingAppName(preview.appName)) {
-      await removeServiceOf(services, serverId, preview.appName, "application", () =>
-        services.agents.client.serviceAction(serverId, preview.appName, "REMOVE", {
+      await removeServiceOf(ctx, serverId, preview.appName, "application", () =>
+        ctx.agents.client.serviceAction(serverId, preview.appName, "REMOVE", {
           timeoutMs: SERVICE_ACTION_TIMEOUT_MS,
           owner,
         }),
@@ -373,23 +365,18 @@ export async function deletePreview(
         await callAgent(
           serverId,
           () =>
-            services.agents.client.removeProxyFile(
-              serverId,
-              "dynamic",
-              dynamicConfigFileName(preview.appName),
-              {
-                owner,
-              },
-            ),
-          services.logger,
+            ctx.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(preview.appName), {
+              owner,
+            }),
+          ctx.logger,
         );
       } catch (error) {
-        services.logger.warn({ err: error, serverId }, "the preview's Traefik file could not be removed");
+        ctx.logger.warn({ err: error, serverId }, "the preview's Traefik file could not be removed");
       }
     }
-    await updatePreviewComment(services, preview.previewDeploymentId, "deleted");
+    await updatePreviewComment(ctx, preview.previewDeploymentId, "deleted");
   }
-  await services.db
+  await ctx.db
     .deleteFrom("previewDeployments")
     .where("previewDeploymentId", "=", preview.previewDeploymentId)
     .execute();
@@ -397,31 +384,31 @@ export async function deletePreview(
 
 /** Deletes every preview of the application (before the application goes). */
 export async function deleteApplicationPreviews(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
   reason: string,
 ): Promise<void> {
-  for (const preview of await listPreviews(services.db, applicationId)) {
-    await deletePreview(services, preview, reason);
+  for (const preview of await listPreviews(ctx.db, applicationId)) {
+    await deletePreview(ctx, preview, reason);
   }
 }
 
 /** Writes the preview's Traefik file (its one host) on the server its service runs on. */
 async function writePreviewProxy(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: LocatedApp,
   preview: PreviewDeployment,
   log: (line: string) => void,
 ): Promise<void> {
-  const domains = await services.db
+  const domains = await ctx.db
     .selectFrom("domains")
     .selectAll()
     .where("previewDeploymentId", "=", preview.previewDeploymentId)
     .execute();
   const config = applicationConfig(preview.appName, domains, []);
   if (!config) return;
-  const serverId = proxyServerOf(services, app);
-  await services.agents.client.writeProxyFile(
+  const serverId = proxyServerOf(ctx, app);
+  await ctx.agents.client.writeProxyFile(
     serverId,
     "dynamic",
     dynamicConfigFileName(preview.appName),
@@ -433,14 +420,14 @@ async function writePreviewProxy(
 
 /** A preview's deployment: the application's pipeline with the preview's name, branch and settings. */
 export async function runPreviewDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  await updatePreviewComment(services, run.target.id, "building");
-  return runApplicationVariant(services, run, async () => {
-    const preview = await findPreview(services.db, run.target.id);
+  await updatePreviewComment(ctx, run.target.id, "building");
+  return runApplicationVariant(ctx, run, async () => {
+    const preview = await findPreview(ctx.db, run.target.id);
     if (!preview) throw new Error("The preview deployment no longer exists");
-    const app = await loadDeployedApplication(services, preview.applicationId);
+    const app = await loadDeployedApplication(ctx, preview.applicationId);
     if (!app) throw new Error("The application no longer exists");
     const branchField = BRANCH_FIELD[app.sourceType as keyof typeof BRANCH_FIELD];
     if (!branchField) throw new Error(`A ${app.sourceType} source has no branch to preview`);
@@ -456,7 +443,7 @@ export async function runPreviewDeployment(
       variant: {
         owner: previewOwner(app.organizationId, preview.previewDeploymentId),
         buildSecrets: openApplicationSecret(
-          services.secrets,
+          ctx.secrets,
           "previewBuildSecrets",
           app,
           app.previewBuildSecretsSealed,
@@ -464,7 +451,7 @@ export async function runPreviewDeployment(
         ports: [],
         mounts: [],
         keepRollback: false,
-        afterDeploy: (_serverId, log) => writePreviewProxy(services, app, preview, log),
+        afterDeploy: (_serverId, log) => writePreviewProxy(ctx, app, preview, log),
       },
     };
   });
@@ -472,12 +459,12 @@ export async function runPreviewDeployment(
 
 /** The deployment queue's view of a preview (deployments/targets.ts). */
 export async function loadPreviewTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   previewDeploymentId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const preview = await findPreview(services.db, previewDeploymentId);
+  const preview = await findPreview(ctx.db, previewDeploymentId);
   if (!preview) return undefined;
-  const app = await loadApp(services.db, preview.applicationId);
+  const app = await loadApp(ctx.db, preview.applicationId);
   if (!app) return undefined;
   const setStatus = async (db: Db, status: PreviewDeployment["previewStatus"]) => {
     await db
@@ -522,7 +509,7 @@ export async function loadPreviewTarget(
       );
       // After the outcome is stored: the comment says what the deployment's record says.
       const status = result.status === "done" ? "done" : "error";
-      setImmediate(() => void updatePreviewComment(services, previewDeploymentId, status));
+      setImmediate(() => void updatePreviewComment(ctx, previewDeploymentId, status));
     },
   };
 }
@@ -537,16 +524,16 @@ export interface PreviewEventInput {
 
 /** Handles a verified request event for the applications it concerns; answers what was done. */
 export async function handlePullRequestChange(
-  services: ServiceContext,
+  ctx: ServiceContext,
   input: PreviewEventInput,
 ): Promise<string> {
   const { change, provider } = input;
   if (change.action === "ignore") return "ignored: the request's change needs no preview";
   const outcomes: string[] = [];
   for (const applicationId of input.applicationIds) {
-    const app = await loadApp(services.db, applicationId);
+    const app = await loadApp(ctx.db, applicationId);
     if (!app) continue;
-    const existing = await services.db
+    const existing = await ctx.db
       .selectFrom("previewDeployments")
       .selectAll()
       .where("applicationId", "=", applicationId)
@@ -554,17 +541,17 @@ export async function handlePullRequestChange(
       .executeTakeFirst();
     if (change.action === "close") {
       if (existing) {
-        await deletePreview(services, existing, "The request was closed or merged");
+        await deletePreview(ctx, existing, "The request was closed or merged");
         outcomes.push("preview deleted");
       }
       continue;
     }
-    const skip = await whyNoPreview(services, app, input);
+    const skip = await whyNoPreview(ctx, app, input);
     if (skip) {
       outcomes.push(`no preview: ${skip}`);
       continue;
     }
-    const { deploymentId, created } = await deployPreview(services, app, {
+    const { deploymentId, created } = await deployPreview(ctx, app, {
       branch: change.branch,
       provider,
       pullRequestId: change.id,
@@ -583,7 +570,7 @@ export async function handlePullRequestChange(
 }
 
 async function whyNoPreview(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: LocatedApp,
   input: PreviewEventInput,
 ): Promise<string | null> {
@@ -602,15 +589,15 @@ async function whyNoPreview(
     const kind = input.provider;
     const providerId = app[PROVIDER_ID_FIELD[kind]];
     const provider = providerId
-      ? await findProvider(services.db, app.organizationId, kind, providerId)
+      ? await findProvider(ctx.db, app.organizationId, kind, providerId)
       : undefined;
     if (!provider) return "the application has no provider to check the author's permissions with";
     const ref = { provider, repository: providerRepository(kind, app).path, number: input.change.number };
     let allowed = false;
     try {
-      allowed = await isCollaborator(services, ref, input.change.author);
+      allowed = await isCollaborator(ctx, ref, input.change.author);
     } catch (error) {
-      services.logger.warn({ err: error }, "the request author's permissions could not be checked");
+      ctx.logger.warn({ err: error }, "the request author's permissions could not be checked");
       return "the author's permissions could not be checked";
     }
     if (!allowed) return "the request's author is not a collaborator of the repository";

@@ -14,7 +14,7 @@ import {
   uniqueEnvironmentName,
 } from "./repository.ts";
 import { DEFAULT_ENVIRONMENT } from "./schemas.ts";
-import { copyServices, type ServiceSelection } from "./services.ts";
+import { copyServices, type ServiceSelection } from "./workload-kinds.ts";
 
 /** A project and its default environment, whose variables are `environmentEnv`. */
 async function insertProjectWithDefaultEnvironment(

@@ -8,7 +8,7 @@ import { type Session, startTestPlatform, type TestPlatform } from "../testing/h
 import { loadProjectTrees, withEnvironments } from "./details.ts";
 import { insertEnvironment, insertProject, listEnvironments, listProjects } from "./repository.ts";
 import { projectDetailSchema } from "./schemas.ts";
-import { copyServices, type ServiceKindHooks, serviceKindHooks } from "./services.ts";
+import { copyServices, type ServiceKindHooks, serviceKindHooks } from "./workload-kinds.ts";
 
 function counting(db: Db): { db: Db; queries: string[] } {
   const queries: string[] = [];
@@ -36,7 +36,7 @@ describe("project details", () => {
   beforeAll(async () => {
     platform = await startTestPlatform();
     owner = await platform.registerOwner();
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     for (let i = 0; i < 100; i++) {
       const project = await insertProject(db, {
         organizationId: owner.user.organizationId,
@@ -59,7 +59,7 @@ describe("project details", () => {
     }
   });
   afterAll(() => platform.close());
-  // Read once the platform registered its features (createServices).
+  // Read once the platform registered its features (buildServiceContext).
   let redisHooks: ServiceKindHooks | undefined;
   beforeAll(() => {
     redisHooks = serviceKindHooks.redis;
@@ -69,7 +69,7 @@ describe("project details", () => {
   });
 
   it("reads 100 projects with their environments and services in one query (no N+1)", async () => {
-    const { db, queries } = counting(platform.services.db);
+    const { db, queries } = counting(platform.ctx.db);
     const details = await loadProjectTrees(db, owner.user.organizationId);
     expect(details).toHaveLength(100);
     expect(details.every((p) => p.environments.map((e) => e.name).join() === "production,staging")).toBe(
@@ -83,7 +83,7 @@ describe("project details", () => {
   });
 
   it("builds the same tree as the per-level reads, dates and order included", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const organizationId = owner.user.organizationId;
     const [project] = await listProjects(db, organizationId);
     const [environment] = await listEnvironments(db, [project!.projectId]);
@@ -121,7 +121,7 @@ describe("project details", () => {
 
   it("asks each registered service kind once for all environments and nests the rows", async () => {
     const calls: (readonly string[])[] = [];
-    const projects = await listProjects(platform.services.db, owner.user.organizationId);
+    const projects = await listProjects(platform.ctx.db, owner.user.organizationId);
     const target = projects[0]!;
     const hooks: ServiceKindHooks = {
       listSummaries: async (_db, environmentIds) => {
@@ -146,7 +146,7 @@ describe("project details", () => {
     };
     serviceKindHooks.redis = hooks;
 
-    const details = await loadProjectTrees(platform.services.db, owner.user.organizationId, target.projectId);
+    const details = await loadProjectTrees(platform.ctx.db, owner.user.organizationId, target.projectId);
     expect(calls).toHaveLength(1);
     expect(calls[0]).toHaveLength(2);
     const withCache = details[0]!.environments.find((e) => e.environmentId === calls[0]![0]);
@@ -177,12 +177,12 @@ describe("project details", () => {
       },
       teardown: async () => {},
     };
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const args = {
       sourceEnvironmentId: "src",
       targetEnvironmentId: "dst",
       sameProject: false,
-      secrets: platform.services.secrets,
+      secrets: platform.ctx.secrets,
     };
     await copyServices(db, { ...args, selection: "all" });
     await copyServices(db, { ...args, selection: [{ id: "redis-of-src", type: "redis" }] });

@@ -20,7 +20,7 @@ import {
   serviceFields,
   serviceKindHooks,
   serviceKinds,
-} from "./services.ts";
+} from "./workload-kinds.ts";
 
 export type EnvironmentWithServices = Environment & EnvironmentServices;
 export type ProjectDetail = Project & {

@@ -94,7 +94,7 @@ describe("member permissions (user.assignPermissions)", () => {
         accessedServices: [ids.appA1x],
       }),
     );
-    const stored = await platform.services.db
+    const stored = await platform.ctx.db
       .selectFrom("members")
       .selectAll()
       .where("userId", "=", member.user.id)
@@ -232,7 +232,7 @@ describe("member permissions (user.assignPermissions)", () => {
 
   it("deployment lists show a restricted member only the deployments of granted services", async () => {
     for (const applicationId of [ids.appA1x, ids.appB]) {
-      await platform.services.db
+      await platform.ctx.db
         .insertInto("deployments")
         .values({
           deploymentId: `dep-${applicationId}`,
@@ -327,7 +327,7 @@ describe("member permissions (user.assignPermissions)", () => {
   });
 
   it("visibleServiceIds (what docker.* filters containers by) follows the three lists; null when not restricted", async () => {
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const caller = {
       userId: member.user.userId,
       organizationId: owner.user.organizationId,

@@ -27,7 +27,7 @@ import {
   serviceFields,
   serviceIdKey,
   serviceKinds,
-} from "./services.ts";
+} from "./workload-kinds.ts";
 
 export const privileged = (caller: Pick<Caller, "role">) =>
   caller.role === "owner" || caller.role === "admin";

@@ -4,7 +4,7 @@ import { displayNameSchema } from "../display-name.ts";
 import { envSchema } from "../env-vars.ts";
 import { projectTagWithTagSchema } from "../tags/index.ts";
 import type { ProjectPatch } from "./repository.ts";
-import { environmentServicesShape } from "./services.ts";
+import { environmentServicesShape } from "./workload-kinds.ts";
 
 export const DEFAULT_ENVIRONMENT = { name: "production", description: "Production environment" } as const;
 

@@ -22,7 +22,7 @@ export interface DirectUser {
 
 /** Creates a user (and organization when none is given), and returns a logged-in session. */
 export async function createUserDirectly(platform: TestPlatform, user: DirectUser): Promise<Session> {
-  const db = platform.services.db;
+  const db = platform.ctx.db;
   const userId = newId();
   await db
     .insertInto("users")

@@ -5,7 +5,7 @@
  */
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceKindHooks } from "../projects/services.ts";
+import { serviceKindHooks } from "../projects/workload-kinds.ts";
 import { readUntilHeld } from "../testing/caches.ts";
 import { type Session, startTestPlatformPair, type TestPlatform } from "../testing/harness.ts";
 
@@ -34,10 +34,10 @@ describe("project tree cache", () => {
   async function cachedOnBoth() {
     for (const platform of [a, b]) {
       await readUntilHeld(
-        () => platform.services.projectTrees.holds(organizationId()),
+        () => platform.ctx.projectTrees.holds(organizationId()),
         () => all(platform),
       );
-      expect(platform.services.projectTrees.holds(organizationId())).toBe(true);
+      expect(platform.ctx.projectTrees.holds(organizationId())).toBe(true);
     }
     const [fromA, fromB] = [await all(a), await all(b)];
     expect(fromB).toEqual(fromA);
@@ -48,7 +48,7 @@ describe("project tree cache", () => {
     await a.mutateOk("project.create", { name: "bytes" }, { token: owner.token });
     const missed = await a.request("/api/project.all", { token: owner.token });
     const hit = await a.request("/api/project.all", { token: owner.token });
-    expect(a.services.projectTrees.holds(organizationId())).toBe(true);
+    expect(a.ctx.projectTrees.holds(organizationId())).toBe(true);
     expect(JSON.stringify(hit.body)).toBe(JSON.stringify(missed.body));
     expect(hit.headers.get("content-type")).toBe(missed.headers.get("content-type"));
   });
@@ -127,7 +127,7 @@ describe("project tree cache", () => {
     );
     await cachedOnBoth();
     await sql`update applications set application_status = 'running' where application_id = ${application.applicationId}`.execute(
-      a.services.db,
+      a.ctx.db,
     );
     for (const platform of [b, a]) {
       const statuses = (await all(platform))
@@ -181,12 +181,12 @@ describe("project tree cache", () => {
     try {
       await all(a);
       await all(a);
-      expect(a.services.projectTrees.holds(organizationId())).toBe(false);
+      expect(a.ctx.projectTrees.holds(organizationId())).toBe(false);
     } finally {
       serviceKindHooks.application = original;
     }
     await all(a);
-    expect(a.services.projectTrees.holds(organizationId())).toBe(true);
+    expect(a.ctx.projectTrees.holds(organizationId())).toBe(true);
   });
 
   it("a member with project grants sees only those projects from the cached tree", async () => {

@@ -10,7 +10,7 @@ import { NotifiedCache, tablesWithTrigger } from "../db/notified-cache.ts";
 import { PreparedOutput } from "../procedure.ts";
 import { loadProjectTrees } from "./details.ts";
 import { type ProjectTrees, projectTreesSchema } from "./schemas.ts";
-import { serviceKindHooks } from "./services.ts";
+import { serviceKindHooks } from "./workload-kinds.ts";
 
 export const PROJECT_TREE_CHANNEL = "platform_project_trees";
 const TRIGGER_SUFFIX = "notify_project_trees";

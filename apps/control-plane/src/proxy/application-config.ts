@@ -16,24 +16,24 @@ import { invalidTraefikConfig, proxyServerOf } from "./sync.ts";
 
 /** The YAML text of the application's file; "" when it has none. */
 export async function readApplicationTraefikConfig(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: Application,
 ): Promise<string | null> {
   if (!isValidAppName(app.appName)) return null;
-  const serverId = proxyServerOf(services, app);
+  const serverId = proxyServerOf(ctx, app);
   const file = await callAgent(
     serverId,
     async () =>
-      services.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName), {
-        owner: await ownerOfApplication(services.db, app),
+      ctx.agents.client.readProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName), {
+        owner: await ownerOfApplication(ctx.db, app),
       }),
-    services.logger,
+    ctx.logger,
   );
   return file.exists ? file.content : null;
 }
 
 export async function updateApplicationTraefikConfig(
-  services: ServiceContext,
+  ctx: ServiceContext,
   app: Application,
   traefikConfig: string,
 ): Promise<void> {
@@ -45,20 +45,20 @@ export async function updateApplicationTraefikConfig(
   }
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
-  const serverId = proxyServerOf(services, app);
-  const owner = await ownerOfApplication(services.db, app);
+  const serverId = proxyServerOf(ctx, app);
+  const owner = await ownerOfApplication(ctx.db, app);
   // This machine's proxy routes only the instance organization's applications (agentServerId).
-  if (serverId === LOCAL_SERVER_ID) await agentServerId(services, owner.organizationId, null);
+  if (serverId === LOCAL_SERVER_ID) await agentServerId(ctx, owner.organizationId, null);
   await callAgent(
     serverId,
     () =>
-      services.agents.client.writeProxyFile(
+      ctx.agents.client.writeProxyFile(
         serverId,
         "dynamic",
         dynamicConfigFileName(app.appName),
         traefikConfig,
         { owner },
       ),
-    services.logger,
+    ctx.logger,
   );
 }

@@ -32,7 +32,7 @@ export interface ControlPlaneDomain {
 }
 
 export async function assignControlPlaneDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   input: ControlPlaneDomain,
 ): Promise<void> {
   if (input.certificateType === "custom") {
@@ -41,7 +41,7 @@ export async function assignControlPlaneDomain(
       { fields: ["certificateType"] },
     );
   }
-  const stored = await loadWebServerSettings(services.db);
+  const stored = await loadWebServerSettings(ctx.db);
   const letsEncryptEmail =
     input.letsEncryptEmail === undefined ? stored.letsEncryptEmail : input.letsEncryptEmail;
   if (input.certificateType === "letsencrypt" && input.https && !letsEncryptEmail) {
@@ -49,9 +49,9 @@ export async function assignControlPlaneDomain(
       fields: ["letsEncryptEmail"],
     });
   }
-  const routeYaml = controlPlaneRouteYaml(services, input.host, input.certificateType, input.https);
-  const client = services.agents.client;
-  await services.db.transaction().execute(async (trx) => {
+  const routeYaml = controlPlaneRouteYaml(ctx, input.host, input.certificateType, input.https);
+  const client = ctx.agents.client;
+  await ctx.db.transaction().execute(async (trx) => {
     await trx
       .updateTable("webServerSettings")
       .set({
@@ -63,11 +63,11 @@ export async function assignControlPlaneDomain(
       })
       .where("id", "=", 1)
       .execute();
-    await writeControlPlaneRoute(services, routeYaml);
+    await writeControlPlaneRoute(ctx, routeYaml);
     if (letsEncryptEmail !== stored.letsEncryptEmail) {
       // The ACME account email lives in the static configuration: rewrite it and restart the proxy.
       const staticConfig = await staticConfigToInstall(
-        services,
+        ctx,
         await loadWebServerSettings(trx),
         LOCAL_SERVER_ID,
         stored.dashboardEnabled,
@@ -75,16 +75,16 @@ export async function assignControlPlaneDomain(
       await callAgent(
         LOCAL_SERVER_ID,
         () => client.writeProxyFile(LOCAL_SERVER_ID, "static", "", staticConfig),
-        services.logger,
+        ctx.logger,
       );
-      await callAgent(LOCAL_SERVER_ID, () => client.reloadProxy(LOCAL_SERVER_ID), services.logger);
+      await callAgent(LOCAL_SERVER_ID, () => client.reloadProxy(LOCAL_SERVER_ID), ctx.logger);
     }
   });
 }
 
 /** The file routing `host` to the control plane, above every other router of the proxy. */
 function controlPlaneRouteYaml(
-  services: ServiceContext,
+  ctx: ServiceContext,
   host: string,
   certificateType: "letsencrypt" | "none",
   https: boolean,
@@ -97,7 +97,7 @@ function controlPlaneRouteYaml(
           uniqueConfigKey: CONTROL_PLANE_DOMAIN_KEY,
           host,
           path: "/",
-          port: services.config.port,
+          port: ctx.config.port,
           https,
           certificateType,
         },
@@ -116,27 +116,27 @@ function controlPlaneRouteYaml(
  * an earlier version (without the priority above every tenant's router) is brought up to date.
  * Nothing when no host is assigned.
  */
-export async function rewriteControlPlaneRoute(services: ServiceContext): Promise<void> {
-  const settings = await loadWebServerSettings(services.db);
+export async function rewriteControlPlaneRoute(ctx: ServiceContext): Promise<void> {
+  const settings = await loadWebServerSettings(ctx.db);
   if (!settings.host) return;
   // assignDomainServer never stores `custom` (no certificate can be given for the control plane).
   const certificateType = settings.certificateType === "custom" ? "none" : settings.certificateType;
-  const routeYaml = controlPlaneRouteYaml(services, settings.host, certificateType, settings.https);
-  await writeControlPlaneRoute(services, routeYaml);
+  const routeYaml = controlPlaneRouteYaml(ctx, settings.host, certificateType, settings.https);
+  await writeControlPlaneRoute(ctx, routeYaml);
 }
 
 /** Writes the route file on this machine's proxy, as the platform's own file. */
-async function writeControlPlaneRoute(services: ServiceContext, routeYaml: string): Promise<void> {
+async function writeControlPlaneRoute(ctx: ServiceContext, routeYaml: string): Promise<void> {
   await callAgent(
     LOCAL_SERVER_ID,
     () =>
-      services.agents.client.writeProxyFile(
+      ctx.agents.client.writeProxyFile(
         LOCAL_SERVER_ID,
         "dynamic",
         dynamicConfigFileName(CONTROL_PLANE_SERVICE_NAME),
         routeYaml,
         { platformFile: true },
       ),
-    services.logger,
+    ctx.logger,
   );
 }

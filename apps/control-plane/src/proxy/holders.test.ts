@@ -28,7 +28,7 @@ describe("an application's Traefik file recorded for another holder (issue 22, f
     const app = await createApplication(test);
     const fileName = `${app.appName}.yml`;
     const theirs = "http: {}\n";
-    await test.platform.services.agents.client.writeProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, theirs, {
+    await test.platform.ctx.agents.client.writeProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, theirs, {
       owner: { organizationId: "another-organization", resource: "application:another-app" },
     });
     const token = { token: test.owner.token };

@@ -26,10 +26,10 @@ const ENV_LINE = /^[A-Za-z_][A-Za-z0-9_]{0,127}=[^\0\r\n]{0,4096}$/;
  * ignored here. A reserved port is a 400, one another service publishes a 409 (both naming
  * additionalPorts).
  */
-export async function setProxyPorts(services: ServiceContext, serverId: string, ports: ExtraPort[]) {
+export async function setProxyPorts(ctx: ServiceContext, serverId: string, ports: ExtraPort[]) {
   const extra = ports.filter((port) => port.targetPort !== DASHBOARD_PORT);
   const server = serverId === LOCAL_SERVER_ID ? null : serverId;
-  const reserved = await reservedHostPorts(services, services.db, server);
+  const reserved = await reservedHostPorts(ctx, ctx.db, server);
   for (const port of extra) {
     const holder = reserved.get(port.publishedPort);
     if (holder) {
@@ -45,7 +45,7 @@ export async function setProxyPorts(services: ServiceContext, serverId: string, 
       field: "additionalPorts",
       except: {},
     } as const;
-    if (await hostPortTaken(services.db, claim)) {
+    if (await hostPortTaken(ctx.db, claim)) {
       throw conflict(
         `additionalPorts: port ${port.publishedPort}/${protocol} is already published on this server`,
         {
@@ -56,8 +56,8 @@ export async function setProxyPorts(services: ServiceContext, serverId: string, 
   }
   await callAgent(
     serverId,
-    () => services.agents.client.updateProxyService(serverId, { setPorts: true, additionalPorts: extra }),
-    services.logger,
+    () => ctx.agents.client.updateProxyService(serverId, { setPorts: true, additionalPorts: extra }),
+    ctx.logger,
   );
 }
 
@@ -85,10 +85,10 @@ export function parseProxyEnv(text: string): string[] {
   return entries;
 }
 
-export async function setProxyEnv(services: ServiceContext, serverId: string, env: string[]) {
+export async function setProxyEnv(ctx: ServiceContext, serverId: string, env: string[]) {
   await callAgent(
     serverId,
-    () => services.agents.client.updateProxyService(serverId, { setEnv: true, env }),
-    services.logger,
+    () => ctx.agents.client.updateProxyService(serverId, { setEnv: true, env }),
+    ctx.logger,
   );
 }

@@ -8,14 +8,14 @@ import { dashboardEnabledOn, loadWebServerSettings, staticConfigToInstall } from
  * Creates or updates the proxy's Swarm service on `serverId` with the settings' image and host
  * ports (the container listens on 80, 443 and DASHBOARD_PORT whatever is published).
  */
-export async function ensureProxyOn(services: ServiceContext, serverId: string): Promise<void> {
-  const settings = await loadWebServerSettings(services.db);
-  const dashboard = await dashboardEnabledOn(services, settings, serverId);
-  const staticConfig = await staticConfigToInstall(services, settings, serverId, dashboard);
+export async function ensureProxyOn(ctx: ServiceContext, serverId: string): Promise<void> {
+  const settings = await loadWebServerSettings(ctx.db);
+  const dashboard = await dashboardEnabledOn(ctx, settings, serverId);
+  const staticConfig = await staticConfigToInstall(ctx, settings, serverId, dashboard);
   await callAgent(
     serverId,
     () =>
-      services.agents.client.ensureProxy(serverId, {
+      ctx.agents.client.ensureProxy(serverId, {
         image: settings.traefikImage,
         staticConfig,
         dashboard,
@@ -23,7 +23,7 @@ export async function ensureProxyOn(services: ServiceContext, serverId: string):
         httpsPort: settings.proxyHttpsPort,
         dashboardPort: settings.proxyDashboardPort,
       }),
-    services.logger,
+    ctx.logger,
   );
 }
 
@@ -33,12 +33,12 @@ export async function ensureProxyOn(services: ServiceContext, serverId: string):
  * the flag as it was.
  */
 export async function setProxyDashboard(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   serverId: string,
   enabled: boolean,
 ): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     if (serverId === LOCAL_SERVER_ID) {
       await trx
         .updateTable("webServerSettings")
@@ -53,7 +53,7 @@ export async function setProxyDashboard(
         .where("organizationId", "=", organizationId)
         .execute();
     }
-    await ensureProxyOn({ ...services, db: trx }, serverId);
+    await ensureProxyOn({ ...ctx, db: trx }, serverId);
   });
 }
 
@@ -63,13 +63,13 @@ export async function setProxyDashboard(
  * logged with its reason and does not stop the control plane; settings.toggleDashboard and
  * settings.reloadTraefik try again.
  */
-export async function installLocalProxy(services: ServiceContext): Promise<void> {
+export async function installLocalProxy(ctx: ServiceContext): Promise<void> {
   try {
-    await ensureProxyOn(services, LOCAL_SERVER_ID);
-    await rewriteControlPlaneRoute(services);
-    services.logger.info("the proxy of this machine is installed");
+    await ensureProxyOn(ctx, LOCAL_SERVER_ID);
+    await rewriteControlPlaneRoute(ctx);
+    ctx.logger.info("the proxy of this machine is installed");
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    services.logger.warn(`the proxy of this machine was not installed: ${reason}`);
+    ctx.logger.warn(`the proxy of this machine was not installed: ${reason}`);
   }
 }

@@ -32,7 +32,7 @@ beforeAll(async () => {
   http = await listen(platform);
   owner = await platform.registerOwner();
   serverId = await insertTestServer(platform, owner.user.organizationId, "edge");
-  const { token } = await platform.services.agents.createEnrollmentToken(serverId);
+  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
   const enrollment = await enrollAgent({
     controlPlaneUrl: http.url,
     enrollmentToken: token,

@@ -33,12 +33,12 @@ export async function loadWebServerSettings(db: Db): Promise<WebServerSettings> 
 
 /** Whether the dashboard of `serverId`'s proxy is on (this machine's flag is in the settings row). */
 export async function dashboardEnabledOn(
-  services: ServiceContext,
+  ctx: ServiceContext,
   settings: WebServerSettings,
   serverId: string,
 ): Promise<boolean> {
   if (serverId === LOCAL_SERVER_ID) return settings.dashboardEnabled;
-  const server = await services.db
+  const server = await ctx.db
     .selectFrom("servers")
     .select("proxyDashboardEnabled")
     .where("serverId", "=", serverId)
@@ -64,7 +64,7 @@ export function generatedStaticConfig(settings: WebServerSettings, dashboardEnab
  * generated one.
  */
 export async function staticConfigToInstall(
-  services: ServiceContext,
+  ctx: ServiceContext,
   settings: WebServerSettings,
   serverId: string,
   dashboardEnabled: boolean,
@@ -72,8 +72,8 @@ export async function staticConfigToInstall(
   const generated = generatedStaticConfig(settings, dashboardEnabled);
   const current = await callAgent(
     serverId,
-    () => services.agents.client.readProxyFile(serverId, "static", ""),
-    services.logger,
+    () => ctx.agents.client.readProxyFile(serverId, "static", ""),
+    ctx.logger,
   );
   const parsed = current.exists ? parseStaticConfig(current.content) : undefined;
   if (!parsed?.ok) return toYaml(generated);

@@ -48,10 +48,7 @@ function fileNames(certificateId: string) {
 }
 
 /** Writes the certificate's PEM files, then the file naming them (Traefik never reads a missing file). */
-export async function applyStoredCertificate(
-  services: ServiceContext,
-  certificate: Certificate,
-): Promise<void> {
+export async function applyStoredCertificate(ctx: ServiceContext, certificate: Certificate): Promise<void> {
   let config: ReturnType<typeof storedCertificateConfig>;
   try {
     config = storedCertificateConfig(
@@ -65,47 +62,44 @@ export async function applyStoredCertificate(
   const serverId = serverOf(certificate);
   const names = fileNames(certificate.certificateId);
   const holder = { owner: certificateOwner(certificate.organizationId, certificate.certificateId) };
-  const key = services.secrets.decrypt(
-    certificate.privateKeySealed,
-    storedCertificateKeyContext(certificate),
-  );
-  const client = services.agents.client;
+  const key = ctx.secrets.decrypt(certificate.privateKeySealed, storedCertificateKeyContext(certificate));
+  const client = ctx.agents.client;
   await callAgent(
     serverId,
     () => client.writeProxyFile(serverId, "certificate", names.certFile, certificate.certificateData, holder),
-    services.logger,
+    ctx.logger,
   );
   await callAgent(
     serverId,
     () => client.writeProxyFile(serverId, "certificate", names.keyFile, key, holder),
-    services.logger,
+    ctx.logger,
   );
   await callAgent(
     serverId,
     () => client.writeProxyFile(serverId, "dynamic", names.configFile, toYaml(config), holder),
-    services.logger,
+    ctx.logger,
   );
 }
 
 /** Removes the file naming the certificate first, then its PEM files. */
 export async function removeStoredCertificate(
-  services: ServiceContext,
+  ctx: ServiceContext,
   certificate: Pick<Certificate, "certificateId" | "organizationId" | "serverId">,
 ): Promise<void> {
   const serverId = serverOf(certificate);
   const names = fileNames(certificate.certificateId);
   const holder = { owner: certificateOwner(certificate.organizationId, certificate.certificateId) };
-  const client = services.agents.client;
+  const client = ctx.agents.client;
   await callAgent(
     serverId,
     () => client.removeProxyFile(serverId, "dynamic", names.configFile, holder),
-    services.logger,
+    ctx.logger,
   );
   for (const fileName of [names.certFile, names.keyFile]) {
     await callAgent(
       serverId,
       () => client.removeProxyFile(serverId, "certificate", fileName, holder),
-      services.logger,
+      ctx.logger,
     );
   }
 }
@@ -152,16 +146,16 @@ export interface NewStoredCertificate {
  * transaction: when the agent refuses or cannot be reached, the row is rolled back.
  */
 export async function storeCertificate(
-  services: ServiceContext,
+  ctx: ServiceContext,
   certificate: NewStoredCertificate,
 ): Promise<Certificate> {
   const { privateKey, serverId, ...columns } = certificate;
   const certificateId = newId();
-  const sealed = services.secrets.encrypt(
+  const sealed = ctx.secrets.encrypt(
     privateKey,
     storedCertificateKeyContext({ certificateId, organizationId: certificate.organizationId }),
   );
-  return services.db.transaction().execute(async (trx) => {
+  return ctx.db.transaction().execute(async (trx) => {
     const inserted = await trx
       .insertInto("certificates")
       .values({
@@ -173,10 +167,10 @@ export async function storeCertificate(
       .returningAll()
       .executeTakeFirstOrThrow();
     try {
-      await applyStoredCertificate(services, inserted);
+      await applyStoredCertificate(ctx, inserted);
     } catch (error) {
       // Files written before the failure go again (best effort) with the rolled-back row.
-      await removeStoredCertificate(services, inserted).catch(() => {});
+      await removeStoredCertificate(ctx, inserted).catch(() => {});
       throw error;
     }
     return inserted;
@@ -184,13 +178,10 @@ export async function storeCertificate(
 }
 
 /** Deletes the certificate and takes its files off the proxy in one transaction. */
-export async function deleteStoredCertificate(
-  services: ServiceContext,
-  certificate: Certificate,
-): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
+export async function deleteStoredCertificate(ctx: ServiceContext, certificate: Certificate): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
     await trx.deleteFrom("certificates").where("certificateId", "=", certificate.certificateId).execute();
-    await removeStoredCertificate(services, certificate);
+    await removeStoredCertificate(ctx, certificate);
   });
 }
 
@@ -226,17 +217,17 @@ export async function requireCoveringCertificate(
  * Before a server's row goes (its certificates go with it by cascade): their files leave its
  * proxy, best effort, as an application's do when it is deleted; an unreachable server is logged.
  */
-export async function removeStoredCertificatesOf(services: ServiceContext, serverId: string): Promise<void> {
-  const certificates = await services.db
+export async function removeStoredCertificatesOf(ctx: ServiceContext, serverId: string): Promise<void> {
+  const certificates = await ctx.db
     .selectFrom("certificates")
     .select(["certificateId", "organizationId", "serverId"])
     .where("serverId", "=", serverId)
     .execute();
   for (const certificate of certificates) {
     try {
-      await removeStoredCertificate(services, certificate);
+      await removeStoredCertificate(ctx, certificate);
     } catch (error) {
-      services.logger.warn(
+      ctx.logger.warn(
         { err: error, serverId, certificateId: certificate.certificateId },
         "a removed server's certificate files could not be removed",
       );

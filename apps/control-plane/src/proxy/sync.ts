@@ -40,9 +40,9 @@ export const certificateKeyContext = (domainId: string, organizationId: string) 
 });
 
 /** The server whose proxy routes to the application: its serverId, else this machine. */
-export function proxyServerOf(services: ServiceContext, app: Pick<Application, "serverId">): string {
+export function proxyServerOf(ctx: ServiceContext, app: Pick<Application, "serverId">): string {
   if (app.serverId) return app.serverId;
-  if (services.config.edition === "cloud") {
+  if (ctx.config.edition === "cloud") {
     throw badRequest("The application has no server: assign one before adding domains", {
       fields: ["serverId"],
     });
@@ -129,7 +129,7 @@ export function applicationConfig(
  * write rolls the rows back) and writes it, or removes it when no domain is left.
  */
 export async function syncApplicationProxyWith(
-  services: ServiceContext,
+  ctx: ServiceContext,
   db: Db,
   applicationId: string,
 ): Promise<void> {
@@ -144,11 +144,11 @@ export async function syncApplicationProxyWith(
       fields: ["appName"],
     });
   }
-  const serverId = proxyServerOf(services, app);
+  const serverId = proxyServerOf(ctx, app);
   // This machine's proxy routes only the instance organization's applications (agentServerId).
-  // Through `db`: inside a transaction a query on services.db would take another connection
+  // Through `db`: inside a transaction a query on ctx.db would take another connection
   // and not see the transaction's writes.
-  if (serverId === LOCAL_SERVER_ID) await agentServerId({ ...services, db }, app.organizationId, null);
+  if (serverId === LOCAL_SERVER_ID) await agentServerId({ ...ctx, db }, app.organizationId, null);
   const [domains, credentials, redirects] = await Promise.all([
     listApplicationDomains(db, applicationId),
     listApplicationCredentials(db, applicationId),
@@ -160,62 +160,62 @@ export async function syncApplicationProxyWith(
       .execute(),
   ]);
   const config = applicationConfig(app.appName, domains, credentials, redirects);
-  const client = services.agents.client;
+  const client = ctx.agents.client;
   const fileName = dynamicConfigFileName(app.appName);
   const holder = { owner: applicationOwner(app.organizationId, app.applicationId) };
   if (!config) {
     await callAgent(
       serverId,
       () => client.removeProxyFile(serverId, "dynamic", fileName, holder),
-      services.logger,
+      ctx.logger,
     );
     return;
   }
   for (const domain of domains) {
     if (!hasCertificateFiles(domain) || !domain.certificate || !domain.certificateKeySealed) continue;
     const names = certificateFileNames(app.appName, domain);
-    const key = services.secrets.decrypt(
+    const key = ctx.secrets.decrypt(
       domain.certificateKeySealed,
       certificateKeyContext(domain.domainId, app.organizationId),
     );
     await callAgent(
       serverId,
       () => client.writeProxyFile(serverId, "certificate", names.certFile, domain.certificate!, holder),
-      services.logger,
+      ctx.logger,
     );
     await callAgent(
       serverId,
       () => client.writeProxyFile(serverId, "certificate", names.keyFile, key, holder),
-      services.logger,
+      ctx.logger,
     );
   }
   await callAgent(
     serverId,
     () => client.writeProxyFile(serverId, "dynamic", fileName, toYaml(config), holder),
-    services.logger,
+    ctx.logger,
   );
 }
 
 /** Regenerates the application's Traefik file on its server (or removes it when it has no domain). */
-export async function syncApplicationProxy(services: ServiceContext, applicationId: string): Promise<void> {
-  await syncApplicationProxyWith(services, services.db, applicationId);
+export async function syncApplicationProxy(ctx: ServiceContext, applicationId: string): Promise<void> {
+  await syncApplicationProxyWith(ctx, ctx.db, applicationId);
 }
 
 /** Removes a domain's certificate files from the server (after it stopped using them). */
 export async function removeCertificateFiles(
-  services: ServiceContext,
+  ctx: ServiceContext,
   serverId: string,
   appName: string,
   domain: Pick<Domain, "uniqueConfigKey" | "applicationId">,
 ): Promise<void> {
   const names = certificateFileNames(appName, domain);
   if (!domain.applicationId) return;
-  const holder = { owner: await ownerOfApplicationId(services.db, domain.applicationId) };
+  const holder = { owner: await ownerOfApplicationId(ctx.db, domain.applicationId) };
   for (const fileName of [names.certFile, names.keyFile]) {
     await callAgent(
       serverId,
-      () => services.agents.client.removeProxyFile(serverId, "certificate", fileName, holder),
-      services.logger,
+      () => ctx.agents.client.removeProxyFile(serverId, "certificate", fileName, holder),
+      ctx.logger,
     );
   }
 }
@@ -226,32 +226,27 @@ export async function removeCertificateFiles(
  * deleted, so failures are logged and the leftovers (a file routing to a service that no longer
  * exists) are reported in the log.
  */
-export async function removeApplicationProxy(services: ServiceContext, app: Application): Promise<void> {
-  if (!app.serverId && services.config.edition === "cloud") return;
+export async function removeApplicationProxy(ctx: ServiceContext, app: Application): Promise<void> {
+  if (!app.serverId && ctx.config.edition === "cloud") return;
   // A name of the older rule (`a..b`, `platform-x`) may have had a file: it goes too. The agent
   // removes it only if it is recorded for this application (or for no one yet), never the
   // platform's or another tenant's file of that name (nor the control plane's route, whose file
   // may predate the records).
   if (!isExistingAppName(app.appName) || app.appName === CONTROL_PLANE_SERVICE_NAME) return;
-  const serverId = proxyServerOf(services, app);
+  const serverId = proxyServerOf(ctx, app);
   try {
-    const holder = { owner: await ownerOfApplicationId(services.db, app.applicationId) };
+    const holder = { owner: await ownerOfApplicationId(ctx.db, app.applicationId) };
     await callAgent(
       serverId,
       () =>
-        services.agents.client.removeProxyFile(
-          serverId,
-          "dynamic",
-          dynamicConfigFileName(app.appName),
-          holder,
-        ),
-      services.logger,
+        ctx.agents.client.removeProxyFile(serverId, "dynamic", dynamicConfigFileName(app.appName), holder),
+      ctx.logger,
     );
-    for (const domain of await listApplicationDomains(services.db, app.applicationId)) {
-      if (hasCertificateFiles(domain)) await removeCertificateFiles(services, serverId, app.appName, domain);
+    for (const domain of await listApplicationDomains(ctx.db, app.applicationId)) {
+      if (hasCertificateFiles(domain)) await removeCertificateFiles(ctx, serverId, app.appName, domain);
     }
   } catch (error) {
-    services.logger.warn(
+    ctx.logger.warn(
       { err: error, serverId, applicationId: app.applicationId },
       "the application's proxy files could not be removed",
     );
@@ -262,15 +257,15 @@ export async function removeApplicationProxy(services: ServiceContext, app: Appl
  * After an application's appName or server changed: its file (named after the appName, on its
  * server) moves. The old one is removed best effort, the new one written from the rows.
  */
-export async function moveApplicationProxy(services: ServiceContext, before: Application): Promise<void> {
-  const after = await services.db
+export async function moveApplicationProxy(ctx: ServiceContext, before: Application): Promise<void> {
+  const after = await ctx.db
     .selectFrom("applications")
     .selectAll()
     .where("applicationId", "=", before.applicationId)
     .executeTakeFirst();
   if (!after || (after.appName === before.appName && after.serverId === before.serverId)) return;
   // The old file goes even without domains: updateTraefikConfig may have written it.
-  await removeApplicationProxy(services, before);
-  const domains = await listApplicationDomains(services.db, before.applicationId);
-  if (domains.length > 0) await syncApplicationProxy(services, before.applicationId);
+  await removeApplicationProxy(ctx, before);
+  const domains = await listApplicationDomains(ctx.db, before.applicationId);
+  if (domains.length > 0) await syncApplicationProxy(ctx, before.applicationId);
 }

@@ -36,7 +36,7 @@ beforeAll(async () => {
   await platform.registerOwner(); // the instance organization's owner
   tenant = await createUserDirectly(platform, { email: "tenant-files@example.com" });
   serverId = await insertTestServer(platform, tenant.user.organizationId, "edge");
-  const { token } = await platform.services.agents.createEnrollmentToken(serverId);
+  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
   const enrollment = await enrollAgent({
     controlPlaneUrl: http.url,
     enrollmentToken: token,

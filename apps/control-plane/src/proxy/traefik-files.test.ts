@@ -59,7 +59,7 @@ describe("settings.updateTraefikFile / readTraefikFile / readDirectories on this
 
     // Traefik loads it without a restart: the proxy's static configuration has its file provider
     // watch the directory the proxy's directory is mounted at (/etc/traefik/dynamic).
-    const settings = await loadWebServerSettings(test.platform.services.db);
+    const settings = await loadWebServerSettings(test.platform.ctx.db);
     expect(generatedStaticConfig(settings, false).providers).toEqual({
       file: { directory: `${TRAEFIK_CONTAINER_DIRECTORY}/dynamic`, watch: true },
     });
@@ -126,15 +126,9 @@ describe("settings.updateTraefikFile / readTraefikFile / readDirectories on this
   it("another organization's file on this shared machine is neither listed, read nor overwritten (409)", async () => {
     const theirs = "http:\n  routers: {}\n";
     const owner = { organizationId: test.stranger.user.organizationId, resource: "application:their-app" };
-    await test.platform.services.agents.client.writeProxyFile(
-      LOCAL_SERVER_ID,
-      "dynamic",
-      "theirs.yml",
-      theirs,
-      {
-        owner,
-      },
-    );
+    await test.platform.ctx.agents.client.writeProxyFile(LOCAL_SERVER_ID, "dynamic", "theirs.yml", theirs, {
+      owner,
+    });
     expect((await tree())[0]?.children.map((child) => child.id)).not.toContain("dynamic/theirs.yml");
     expect((await read({ path: "theirs.yml" })).body).toBeNull();
     const written = await update({ path: "theirs.yml", traefikConfig: ROUTE });

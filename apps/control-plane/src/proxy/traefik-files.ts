@@ -62,16 +62,8 @@ export function dynamicFileName(path: string): string {
 }
 
 /** The dynamic files of the server the caller may see, each with the holder to name. */
-async function visibleFiles(
-  services: ServiceContext,
-  caller: Caller,
-  serverId: string,
-): Promise<VisibleFile[]> {
-  const list = await callAgent(
-    serverId,
-    () => services.agents.client.listProxyFiles(serverId),
-    services.logger,
-  );
+async function visibleFiles(ctx: ServiceContext, caller: Caller, serverId: string): Promise<VisibleFile[]> {
+  const list = await callAgent(serverId, () => ctx.agents.client.listProxyFiles(serverId), ctx.logger);
   const visible: VisibleFile[] = [];
   for (const file of list.files) {
     if (file.owner?.organizationId) {
@@ -87,11 +79,11 @@ async function visibleFiles(
 
 /** settings.readDirectories: the dynamic directory as Dokploy's tree (ids are the `path`s to pass). */
 export async function proxyFileTree(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string,
 ): Promise<TreeItem[]> {
-  const files = await visibleFiles(services, caller, serverId);
+  const files = await visibleFiles(ctx, caller, serverId);
   return [
     {
       id: DYNAMIC_DIRECTORY_NAME,
@@ -108,26 +100,26 @@ export async function proxyFileTree(
 
 /** The file's content; null when there is none or it is another organization's. */
 export async function readProxyDynamicFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string,
   fileName: string,
 ): Promise<string | null> {
-  const file = (await visibleFiles(services, caller, serverId)).find((f) => f.fileName === fileName);
+  const file = (await visibleFiles(ctx, caller, serverId)).find((f) => f.fileName === fileName);
   if (!file) return null;
   const read = await callAgent(
     serverId,
-    () => services.agents.client.readProxyFile(serverId, "dynamic", fileName, file.holder),
-    services.logger,
+    () => ctx.agents.client.readProxyFile(serverId, "dynamic", fileName, file.holder),
+    ctx.logger,
   );
   return read.exists ? read.content : null;
 }
 
 /** The application holding a file, when an application of the caller's organization does. */
-async function holdingApplication(services: ServiceContext, caller: Caller, holder: ProxyFileHolder) {
+async function holdingApplication(ctx: ServiceContext, caller: Caller, holder: ProxyFileHolder) {
   const [kind, id] = holder.owner?.resource.split(":") ?? [];
   if (kind !== "application" || !id) return undefined;
-  return findApplication(services.db, caller.organizationId, id);
+  return findApplication(ctx.db, caller.organizationId, id);
 }
 
 /**
@@ -135,7 +127,7 @@ async function holdingApplication(services: ServiceContext, caller: Caller, hold
  * nobody holds is written as the platform's. Nothing is written when a check fails.
  */
 export async function writeProxyDynamicFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string,
   fileName: string,
@@ -143,11 +135,7 @@ export async function writeProxyDynamicFile(
 ): Promise<void> {
   const parsed = parseDynamicConfig(traefikConfig);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
-  const list = await callAgent(
-    serverId,
-    () => services.agents.client.listProxyFiles(serverId),
-    services.logger,
-  );
+  const list = await callAgent(serverId, () => ctx.agents.client.listProxyFiles(serverId), ctx.logger);
   const listed = list.files.find((f) => f.fileName === fileName);
   if (listed?.owner?.organizationId && listed.owner.organizationId !== caller.organizationId) {
     throw new ApiError(
@@ -161,27 +149,27 @@ export async function writeProxyDynamicFile(
   const holder: ProxyFileHolder = listed?.owner?.organizationId
     ? { owner: listed.owner }
     : { platformFile: true };
-  const application = await holdingApplication(services, caller, holder);
-  if (application) await checkUserTraefikConfig(services, caller, application, traefikConfig);
+  const application = await holdingApplication(ctx, caller, holder);
+  if (application) await checkUserTraefikConfig(ctx, caller, application, traefikConfig);
   await callAgent(
     serverId,
-    () => services.agents.client.writeProxyFile(serverId, "dynamic", fileName, traefikConfig, holder),
-    services.logger,
+    () => ctx.agents.client.writeProxyFile(serverId, "dynamic", fileName, traefikConfig, holder),
+    ctx.logger,
   );
 }
 
 /** One of this machine's two named platform files ("" when it has none, as readTraefikConfig). */
-export async function readLocalPlatformFile(services: ServiceContext, fileName: string): Promise<string> {
+export async function readLocalPlatformFile(ctx: ServiceContext, fileName: string): Promise<string> {
   const file = await callAgent(
     LOCAL_SERVER_ID,
-    () => services.agents.client.readProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, { platformFile: true }),
-    services.logger,
+    () => ctx.agents.client.readProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, { platformFile: true }),
+    ctx.logger,
   );
   return file.exists ? file.content : "";
 }
 
 export async function writeLocalPlatformFile(
-  services: ServiceContext,
+  ctx: ServiceContext,
   fileName: string,
   traefikConfig: string,
 ): Promise<void> {
@@ -190,9 +178,9 @@ export async function writeLocalPlatformFile(
   await callAgent(
     LOCAL_SERVER_ID,
     () =>
-      services.agents.client.writeProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, traefikConfig, {
+      ctx.agents.client.writeProxyFile(LOCAL_SERVER_ID, "dynamic", fileName, traefikConfig, {
         platformFile: true,
       }),
-    services.logger,
+    ctx.logger,
   );
 }

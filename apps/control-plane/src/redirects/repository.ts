@@ -33,23 +33,23 @@ export function findRedirect(
 
 /** Runs `change` and rewrites the application's Traefik file in one transaction. */
 async function changeRedirects(
-  services: ServiceContext,
+  ctx: ServiceContext,
   applicationId: string,
   change: (trx: Db) => Promise<unknown>,
 ): Promise<void> {
-  await services.db.transaction().execute(async (trx) => {
+  await ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, applicationId);
     await change(trx);
-    await syncApplicationProxyWith(services, trx, applicationId);
+    await syncApplicationProxyWith(ctx, trx, applicationId);
   });
 }
 
 /** Adds a redirect to an application already found in the caller's organization. */
 export function insertRedirect(
-  services: ServiceContext,
+  ctx: ServiceContext,
   values: Pick<Redirect, "applicationId" | "regex" | "replacement" | "permanent">,
 ): Promise<void> {
-  return changeRedirects(services, values.applicationId, (trx) =>
+  return changeRedirects(ctx, values.applicationId, (trx) =>
     trx
       .insertInto("redirects")
       .values({ redirectId: newId(), ...values })
@@ -58,20 +58,20 @@ export function insertRedirect(
 }
 
 export function updateRedirect(
-  services: ServiceContext,
+  ctx: ServiceContext,
   redirect: Pick<Redirect, "redirectId" | "applicationId">,
   patch: Updateable<RedirectTable>,
 ): Promise<void> {
-  return changeRedirects(services, redirect.applicationId, (trx) =>
+  return changeRedirects(ctx, redirect.applicationId, (trx) =>
     trx.updateTable("redirects").set(patch).where("redirectId", "=", redirect.redirectId).execute(),
   );
 }
 
 export function deleteRedirect(
-  services: ServiceContext,
+  ctx: ServiceContext,
   redirect: Pick<Redirect, "redirectId" | "applicationId">,
 ): Promise<void> {
-  return changeRedirects(services, redirect.applicationId, (trx) =>
+  return changeRedirects(ctx, redirect.applicationId, (trx) =>
     trx.deleteFrom("redirects").where("redirectId", "=", redirect.redirectId).execute(),
   );
 }

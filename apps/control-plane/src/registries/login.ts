@@ -42,13 +42,13 @@ function loginFailed(registryUrl: string, category: RegistryFailureCategory): Ap
 }
 
 export async function testRegistryLogin(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   login: { registryUrl: string; username: string; password: string; serverId?: string },
 ): Promise<void> {
-  const serverId = await agentServerId(services, caller.organizationId, login.serverId);
+  const serverId = await agentServerId(ctx, caller.organizationId, login.serverId);
   try {
-    await checkRegistryProbe(services, caller.organizationId, login.registryUrl);
+    await checkRegistryProbe(ctx, caller.organizationId, login.registryUrl);
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     if (error.unresolved) throw loginFailed(login.registryUrl, "unknown host");
@@ -60,14 +60,14 @@ export async function testRegistryLogin(
     serverId,
     async () => {
       try {
-        return await services.agents.client.registryLogin(
+        return await ctx.agents.client.registryLogin(
           serverId,
           { serverAddress: login.registryUrl, username: login.username, password: login.password },
           LOGIN_TIMEOUT_MS,
         );
       } catch (error) {
         if (error instanceof AgentCommandError && error.code === "FAILED") {
-          services.logger.info(
+          ctx.logger.info(
             {
               serverId,
               registryUrl: login.registryUrl,
@@ -80,6 +80,6 @@ export async function testRegistryLogin(
         throw error;
       }
     },
-    services.logger,
+    ctx.logger,
   );
 }

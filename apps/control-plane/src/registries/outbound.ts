@@ -14,8 +14,8 @@ export function registryHost(address: string): string {
 }
 
 /** Throws OutboundRefusedError when the registry's host is one the platform may not reach. */
-export async function checkRegistryAddress(services: ServiceContext, address: string): Promise<void> {
-  await checkOutboundHost(registryHost(address), services.config.outboundAllow);
+export async function checkRegistryAddress(ctx: ServiceContext, address: string): Promise<void> {
+  await checkOutboundHost(registryHost(address), ctx.config.outboundAllow);
 }
 
 /**
@@ -23,12 +23,12 @@ export async function checkRegistryAddress(services: ServiceContext, address: st
  * test must not tell the platform's own ports apart). Docker tries https on 443 by default.
  */
 export async function checkRegistryProbe(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   address: string,
 ): Promise<void> {
   const port = Number(/\]?:(\d+)$/.exec(address)?.[1] ?? 443);
-  await checkUserTarget(services, organizationId, { host: registryHost(address), port });
+  await checkUserTarget(ctx, organizationId, { host: registryHost(address), port });
 }
 
 /**
@@ -36,9 +36,9 @@ export async function checkRegistryProbe(
  * log when the guard refuses its host. A name this machine cannot resolve may still resolve
  * where the engine runs, which then reports it.
  */
-export async function checkRegistryBeforeUse(services: ServiceContext, address: string): Promise<void> {
+export async function checkRegistryBeforeUse(ctx: ServiceContext, address: string): Promise<void> {
   try {
-    await checkRegistryAddress(services, address);
+    await checkRegistryAddress(ctx, address);
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     if (!error.unresolved) throw new Error(`The registry ${address} may not be reached: ${error.message}`);

@@ -41,19 +41,19 @@ export interface RegistryFields {
 }
 
 export async function insertRegistry(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   fields: RegistryFields,
 ): Promise<Registry> {
   const registryId = newId();
   const { password, ...rest } = fields;
-  return services.db
+  return ctx.db
     .insertInto("registries")
     .values({
       ...rest,
       registryId,
       organizationId,
-      passwordSealed: services.secrets.encrypt(password, sealContext({ registryId, organizationId })),
+      passwordSealed: ctx.secrets.encrypt(password, sealContext({ registryId, organizationId })),
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -85,7 +85,7 @@ export function listRegistries(db: Db, organizationId: string): Promise<Registry
 
 /** Applies the given fields (a new password is sealed); undefined when there is no such registry. */
 export async function updateRegistry(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   registryId: string,
   fields: Partial<RegistryFields>,
@@ -93,10 +93,10 @@ export async function updateRegistry(
   const { password, ...rest } = fields;
   const patch: Partial<Omit<Registry, "registryId" | "organizationId" | "createdAt">> = { ...rest };
   if (password !== undefined) {
-    patch.passwordSealed = services.secrets.encrypt(password, sealContext({ registryId, organizationId }));
+    patch.passwordSealed = ctx.secrets.encrypt(password, sealContext({ registryId, organizationId }));
   }
-  if (Object.keys(patch).length === 0) return findRegistry(services.db, organizationId, registryId);
-  return services.db
+  if (Object.keys(patch).length === 0) return findRegistry(ctx.db, organizationId, registryId);
+  return ctx.db
     .updateTable("registries")
     .set(patch)
     .where("registryId", "=", registryId)
@@ -145,8 +145,8 @@ export async function registryBelongsTo(
   return (await findRegistry(db, organizationId, registryId)) !== undefined;
 }
 
-export function openRegistryPassword(services: ServiceContext, registry: Registry): string {
-  return services.secrets.decrypt(registry.passwordSealed, sealContext(registry));
+export function openRegistryPassword(ctx: ServiceContext, registry: Registry): string {
+  return ctx.secrets.decrypt(registry.passwordSealed, sealContext(registry));
 }
 
 /**
@@ -154,17 +154,17 @@ export function openRegistryPassword(services: ServiceContext, registry: Registr
  * outbound guard refuses its host (the credentials are never sent there).
  */
 export async function findRegistryCredentials(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   registryId: string,
 ): Promise<RegistryCredentials | undefined> {
-  const registry = await findRegistry(services.db, organizationId, registryId);
+  const registry = await findRegistry(ctx.db, organizationId, registryId);
   if (!registry) return undefined;
-  await checkRegistryBeforeUse(services, registry.registryUrl);
+  await checkRegistryBeforeUse(ctx, registry.registryUrl);
   return {
     registryUrl: registry.registryUrl,
     username: registry.username,
-    password: openRegistryPassword(services, registry),
+    password: openRegistryPassword(ctx, registry),
     imagePrefix: registry.imagePrefix,
   };
 }

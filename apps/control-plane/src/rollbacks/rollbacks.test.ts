@@ -219,7 +219,7 @@ describe("rolling an application back and forward", () => {
 
   it("keeps each application's newest rollbacks and untags the older ones", async () => {
     const app = await createApp("retention");
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     const total = ROLLBACKS_KEPT_PER_APPLICATION + 2;
     for (let index = 0; index < total; index++) {
       await db
@@ -238,7 +238,7 @@ describe("rolling an application back and forward", () => {
         })
         .execute();
     }
-    await applyRetention(platform.services, app.applicationId);
+    await applyRetention(platform.ctx, app.applicationId);
     const left = await db
       .selectFrom("rollbacks")
       .select("rollbackId")
@@ -331,7 +331,7 @@ volumes:
       listed.find((item) => item.deploymentId === deploymentId)?.rollbackId;
     expect(rollbackOf(v1.deploymentId)).toEqual(expect.any(String));
     expect(rollbackOf(v2.deploymentId)).toEqual(expect.any(String));
-    const kept = await platform.services.db
+    const kept = await platform.ctx.db
       .selectFrom("rollbacks")
       .selectAll()
       .where("rollbackId", "=", rollbackOf(v1.deploymentId) ?? "")

@@ -69,7 +69,7 @@ type KeptRollback = Omit<
  * its service runs; only the way back is missing.
  */
 async function keepRollback(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deployment: {
     deploymentId: string;
     organizationId: string;
@@ -82,7 +82,7 @@ async function keepRollback(
   try {
     const { row, sealed, kept, pushedAs } = await keep();
     const rollbackId = newId();
-    await services.db.transaction().execute(async (trx) => {
+    await ctx.db.transaction().execute(async (trx) => {
       await trx
         .insertInto("rollbacks")
         .values({
@@ -90,10 +90,7 @@ async function keepRollback(
           ...holder,
           rollbackId,
           deploymentId,
-          specSealed: services.secrets.encrypt(
-            JSON.stringify(sealed),
-            specContext(rollbackId, organizationId),
-          ),
+          specSealed: ctx.secrets.encrypt(JSON.stringify(sealed), specContext(rollbackId, organizationId)),
         })
         .execute();
       await trx
@@ -111,10 +108,10 @@ async function keepRollback(
           ? error.message
           : String(error);
     log(`No rollback kept for this deployment: ${reason}`);
-    services.logger.warn({ err: error, deploymentId }, "rollback not kept");
+    ctx.logger.warn({ err: error, deploymentId }, "rollback not kept");
     return;
   }
-  await applyRetention(services, holder, log);
+  await applyRetention(ctx, holder, log);
 }
 
 /** What recordRollback needs of the deployment that just succeeded. */
@@ -147,64 +144,57 @@ export interface SucceededDeployment {
  * Keeps the deployment's image and spec as a rollback and applies the retention. A failure is
  * logged and the deployment stays successful: its service runs; only the way back is missing.
  */
-export async function recordRollback(
-  services: ServiceContext,
-  deployment: SucceededDeployment,
-): Promise<void> {
+export async function recordRollback(ctx: ServiceContext, deployment: SucceededDeployment): Promise<void> {
   const { application, serverId, log } = deployment;
   const image = rollbackImageFor(application.appName, deployment.deploymentId);
   const holder = { applicationId: application.applicationId };
-  await keepRollback(
-    services,
-    { ...deployment, organizationId: application.organizationId, holder },
-    async () => {
-      let registry: { registryId: string; auth: RegistryAuth; imagePrefix?: string } | undefined;
-      if (application.rollbackActive && application.rollbackRegistryId) {
-        const credentials = await findRegistryCredentials(
-          services,
-          application.organizationId,
-          application.rollbackRegistryId,
-        );
-        if (!credentials) throw new Error("the rollback registry no longer exists");
-        deployment.secrets.push(credentials.password);
-        registry = {
-          registryId: application.rollbackRegistryId,
-          auth: {
-            serverAddress: credentials.registryUrl,
-            username: credentials.username,
-            password: credentials.password,
-          },
-          imagePrefix: credentials.imagePrefix ?? undefined,
-        };
-        log(`Keeping the image for rollbacks and pushing it to ${credentials.registryUrl}…`);
-      }
-      const kept = await services.agents.client.keepRollbackImage(
-        serverId,
-        {
-          sourceImage: deployment.localImage,
-          image,
-          registry: registry?.auth,
-          imagePrefix: registry?.imagePrefix,
-        },
-        registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
+  await keepRollback(ctx, { ...deployment, organizationId: application.organizationId, holder }, async () => {
+    let registry: { registryId: string; auth: RegistryAuth; imagePrefix?: string } | undefined;
+    if (application.rollbackActive && application.rollbackRegistryId) {
+      const credentials = await findRegistryCredentials(
+        ctx,
+        application.organizationId,
+        application.rollbackRegistryId,
       );
-      const spec: ServiceSpecToSend = { ...deployment.spec, image };
-      return {
-        row: {
-          serverId,
-          image,
-          imageId: kept.imageId,
-          registryId: kept.pushedImage
-            ? (registry?.registryId ?? null)
-            : (deployment.pushed?.registryId ?? null),
-          registryImage: kept.pushedImage || deployment.pushed?.image || null,
+      if (!credentials) throw new Error("the rollback registry no longer exists");
+      deployment.secrets.push(credentials.password);
+      registry = {
+        registryId: application.rollbackRegistryId,
+        auth: {
+          serverAddress: credentials.registryUrl,
+          username: credentials.username,
+          password: credentials.password,
         },
-        sealed: spec,
-        kept: image,
-        pushedAs: kept.pushedImage || undefined,
+        imagePrefix: credentials.imagePrefix ?? undefined,
       };
-    },
-  );
+      log(`Keeping the image for rollbacks and pushing it to ${credentials.registryUrl}…`);
+    }
+    const kept = await ctx.agents.client.keepRollbackImage(
+      serverId,
+      {
+        sourceImage: deployment.localImage,
+        image,
+        registry: registry?.auth,
+        imagePrefix: registry?.imagePrefix,
+      },
+      registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
+    );
+    const spec: ServiceSpecToSend = { ...deployment.spec, image };
+    return {
+      row: {
+        serverId,
+        image,
+        imageId: kept.imageId,
+        registryId: kept.pushedImage
+          ? (registry?.registryId ?? null)
+          : (deployment.pushed?.registryId ?? null),
+        registryImage: kept.pushedImage || deployment.pushed?.image || null,
+      },
+      sealed: spec,
+      kept: image,
+      pushedAs: kept.pushedImage || undefined,
+    };
+  });
 }
 
 /** Whose rollbacks: an application's or a compose stack's. */
@@ -217,26 +207,26 @@ const holderColumn = (holder: RollbackHolder) =>
 
 /** Deletes the holder's rollbacks beyond its newest ROLLBACKS_KEPT_PER_APPLICATION. */
 export async function applyRetention(
-  services: ServiceContext,
+  ctx: ServiceContext,
   holder: RollbackHolder | string,
   log?: (line: string) => void,
 ): Promise<void> {
   const [column, id] = holderColumn(typeof holder === "string" ? { applicationId: holder } : holder);
-  const newest = services.db
+  const newest = ctx.db
     .selectFrom("rollbacks")
     .select("rollbackId")
     .where(column, "=", id)
     .orderBy("createdAt", "desc")
     .orderBy("version", "desc")
     .limit(ROLLBACKS_KEPT_PER_APPLICATION);
-  const old = await services.db
+  const old = await ctx.db
     .selectFrom("rollbacks")
     .selectAll()
     .where(column, "=", id)
     .where("rollbackId", "not in", newest)
     .execute();
   if (old.length === 0) return;
-  await removeRollbacks(services, old);
+  await removeRollbacks(ctx, old);
   log?.(
     `Removed ${old.length} older rollback(s): each ${column === "composeId" ? "compose stack" : "application"} keeps its newest ${ROLLBACKS_KEPT_PER_APPLICATION}`,
   );
@@ -253,7 +243,7 @@ export function imagesOfRollback(rollback: Pick<Rollback, "image" | "stackImages
  * next try; the failure is logged and, with `strict`, thrown.
  */
 export async function removeRollbacks(
-  services: ServiceContext,
+  ctx: ServiceContext,
   rollbacks: readonly Pick<Rollback, "rollbackId" | "serverId" | "image" | "stackImages">[],
   strict = false,
 ): Promise<void> {
@@ -264,17 +254,17 @@ export async function removeRollbacks(
   }
   for (const [serverId, rows] of byServer) {
     try {
-      await services.agents.client.removeRollbackImages(
+      await ctx.agents.client.removeRollbackImages(
         serverId,
         rows.flatMap(imagesOfRollback),
         AGENT_TIMEOUT_MS,
       );
     } catch (error) {
-      services.logger.warn({ err: error, serverId }, "rollback images not removed");
+      ctx.logger.warn({ err: error, serverId }, "rollback images not removed");
       if (strict) throw error;
       continue;
     }
-    await services.db
+    await ctx.db
       .deleteFrom("rollbacks")
       .where(
         "rollbackId",
@@ -326,7 +316,7 @@ export function findRollback(db: Db, organizationId: string, rollbackId: string)
  * cannot be deployed from there when neither that copy nor a registry's is left.
  */
 export async function checkRollbackImage(
-  services: ServiceContext,
+  ctx: ServiceContext,
   rollback: Pick<Rollback, "image" | "stackImages" | "serverId" | "registryImage">,
   serverId: string,
 ): Promise<{ onServer: boolean; problem?: string }> {
@@ -335,7 +325,7 @@ export async function checkRollbackImage(
   const missing: string[] = [];
   if (keptHere) {
     for (const image of images) {
-      const status = await services.agents.client.rollbackImageStatus(serverId, image, AGENT_TIMEOUT_MS);
+      const status = await ctx.agents.client.rollbackImageStatus(serverId, image, AGENT_TIMEOUT_MS);
       if (!status.exists) missing.push(image);
     }
   }
@@ -381,50 +371,46 @@ export interface SucceededComposeDeployment {
  * applies the stack's retention. A failure is logged and the deployment stays successful.
  */
 export async function recordComposeRollback(
-  services: ServiceContext,
+  ctx: ServiceContext,
   deployment: SucceededComposeDeployment,
 ): Promise<void> {
   const { compose, serverId } = deployment;
   const holder = { composeId: compose.composeId };
-  await keepRollback(
-    services,
-    { ...deployment, organizationId: compose.organizationId, holder },
-    async () => {
-      const kept = await services.agents.client.keepStackRollbackImages(
-        serverId,
-        {
-          appName: compose.appName,
-          composeType: compose.composeType,
-          owner: composeOwner(compose.organizationId, compose.composeId),
-          tag: rollbackTag(deployment.deploymentId),
-        },
-        AGENT_TIMEOUT_MS,
-      );
-      const snapshot: ComposeSnapshot = {
+  await keepRollback(ctx, { ...deployment, organizationId: compose.organizationId, holder }, async () => {
+    const kept = await ctx.agents.client.keepStackRollbackImages(
+      serverId,
+      {
+        appName: compose.appName,
         composeType: compose.composeType,
-        composeFile: pinComposeImages(
-          deployment.document,
-          Object.fromEntries(kept.images.map((image) => [image.service, image.image])),
-        ),
-        files: deployment.files,
-      };
-      const stackImages: StackRollbackImage[] = kept.images.map(({ service, image, imageId }) => ({
-        service,
-        image,
-        imageId,
-      }));
-      return {
-        row: {
-          serverId,
-          image: null,
-          imageId: null,
-          stackImages: JSON.stringify(stackImages),
-          registryId: null,
-          registryImage: null,
-        },
-        sealed: snapshot,
-        kept: stackImages.map((kept) => `${kept.service}: ${kept.image}`).join(", "),
-      };
-    },
-  );
+        owner: composeOwner(compose.organizationId, compose.composeId),
+        tag: rollbackTag(deployment.deploymentId),
+      },
+      AGENT_TIMEOUT_MS,
+    );
+    const snapshot: ComposeSnapshot = {
+      composeType: compose.composeType,
+      composeFile: pinComposeImages(
+        deployment.document,
+        Object.fromEntries(kept.images.map((image) => [image.service, image.image])),
+      ),
+      files: deployment.files,
+    };
+    const stackImages: StackRollbackImage[] = kept.images.map(({ service, image, imageId }) => ({
+      service,
+      image,
+      imageId,
+    }));
+    return {
+      row: {
+        serverId,
+        image: null,
+        imageId: null,
+        stackImages: JSON.stringify(stackImages),
+        registryId: null,
+        registryImage: null,
+      },
+      sealed: snapshot,
+      kept: stackImages.map((kept) => `${kept.service}: ${kept.image}`).join(", "),
+    };
+  });
 }

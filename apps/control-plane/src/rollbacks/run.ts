@@ -24,9 +24,9 @@ interface RollbackRunRow {
 }
 
 /** The rollback's sealed spec or snapshot, opened. */
-function unsealRollback<T>(services: ServiceContext, row: RollbackRunRow): T {
+function unsealRollback<T>(ctx: ServiceContext, row: RollbackRunRow): T {
   return JSON.parse(
-    services.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
+    ctx.secrets.decrypt(row.specSealed, specContext(row.rollbackId, row.organizationId)),
   ) as T;
 }
 
@@ -37,12 +37,12 @@ function rollingBackTo(row: RollbackRunRow, images: string): string {
 
 /** The run deployed this rollback: rolling back to it again is the same rollback. */
 async function markRolledBack(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
   row: RollbackRunRow,
   log: (line: string) => void,
 ): Promise<void> {
-  await services.db
+  await ctx.db
     .updateTable("deployments")
     .set({ rollbackId: row.rollbackId })
     .where("deploymentId", "=", run.deploymentId)
@@ -52,13 +52,13 @@ async function markRolledBack(
 
 /** Runs a rollback deployment (kind rollback): the kept spec and image, deployed again without a build. */
 export async function runRollbackDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  return runDeploymentSteps(services, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
+  return runDeploymentSteps(ctx, run, async ({ log, secrets, setServer, setStage, checkAborted }) => {
     checkAborted();
     const row = await withOwner(
-      services.db
+      ctx.db
         .selectFrom("deployments")
         .innerJoin("applications", "applications.applicationId", "deployments.applicationId"),
       "applications.environmentId",
@@ -80,7 +80,7 @@ export async function runRollbackDeployment(
       .executeTakeFirst();
     if (!row) return fail("The application no longer exists");
     if (!row.rollbackId || !row.image || !row.specSealed) return fail("The rollback no longer exists");
-    const serverId = await agentServerId(services, row.organizationId, row.applicationServerId);
+    const serverId = await agentServerId(ctx, row.organizationId, row.applicationServerId);
     setServer(serverId);
     setStage("check the rollback's image");
     const rollback = {
@@ -89,16 +89,16 @@ export async function runRollbackDeployment(
       serverId: row.serverId,
       registryImage: row.registryImage,
     };
-    const { onServer, problem } = await checkRollbackImage(services, rollback, serverId);
+    const { onServer, problem } = await checkRollbackImage(ctx, rollback, serverId);
     if (problem) fail(problem);
     const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
-    const spec = unsealRollback<ServiceSpecToSend>(services, kept);
+    const spec = unsealRollback<ServiceSpecToSend>(ctx, kept);
     let registryAuth: RegistryAuth | undefined;
     if (!onServer && row.registryImage) {
       // Only the registry's copy is left: Swarm pulls it with the registry's credentials.
       spec.image = row.registryImage;
       const credentials = row.registryId
-        ? await findRegistryCredentials(services, row.organizationId, row.registryId)
+        ? await findRegistryCredentials(ctx, row.organizationId, row.registryId)
         : undefined;
       if (credentials) {
         secrets.push(credentials.password);
@@ -114,13 +114,13 @@ export async function runRollbackDeployment(
     setStage("deploy");
     run.slot?.giveBack();
     await deployServiceSpec(
-      services,
+      ctx,
       { ...run, slot: undefined },
       serverId,
       { spec, registryAuth, owner: applicationOwner(row.organizationId, row.applicationId) },
       log,
     );
-    await markRolledBack(services, run, kept, log);
+    await markRolledBack(ctx, run, kept, log);
     return { imageName: spec.image };
   });
 }
@@ -131,15 +131,13 @@ export async function runRollbackDeployment(
  * start after a control plane restart, like a stack's deploy (the deploy converges).
  */
 export async function runComposeRollbackDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   run: DeploymentRun,
 ): Promise<DeploymentOutcome> {
-  return runDeploymentSteps(services, run, async ({ log, setServer, setStage, checkAborted }) => {
+  return runDeploymentSteps(ctx, run, async ({ log, setServer, setStage, checkAborted }) => {
     checkAborted();
     const row = await withOwner(
-      services.db
-        .selectFrom("deployments")
-        .innerJoin("compose", "compose.composeId", "deployments.composeId"),
+      ctx.db.selectFrom("deployments").innerJoin("compose", "compose.composeId", "deployments.composeId"),
       "compose.environmentId",
     )
       .leftJoin("rollbacks", "rollbacks.rollbackId", "deployments.restoresRollbackId")
@@ -159,17 +157,17 @@ export async function runComposeRollbackDeployment(
       .executeTakeFirst();
     if (!row) return fail("The compose service no longer exists");
     if (!row.rollbackId || !row.stackImages || !row.specSealed) return fail("The rollback no longer exists");
-    const serverId = await agentServerId(services, row.organizationId, row.composeServerId);
+    const serverId = await agentServerId(ctx, row.organizationId, row.composeServerId);
     setServer(serverId);
     setStage("check the rollback's images");
     const { problem } = await checkRollbackImage(
-      services,
+      ctx,
       { image: null, stackImages: row.stackImages, serverId: row.serverId, registryImage: null },
       serverId,
     );
     if (problem) fail(problem);
     const kept = { ...row, rollbackId: row.rollbackId, specSealed: row.specSealed };
-    const snapshot = unsealRollback<ComposeSnapshot>(services, kept);
+    const snapshot = unsealRollback<ComposeSnapshot>(ctx, kept);
     if (snapshot.composeType !== row.composeType) {
       fail(
         `The stack's composeType is ${row.composeType} now, the rollback's is ${snapshot.composeType}: set it back to roll back`,
@@ -178,7 +176,7 @@ export async function runComposeRollbackDeployment(
     log(rollingBackTo(kept, row.stackImages.map((image) => image.image).join(", ")));
     checkAborted();
     setStage("deploy");
-    const result = await deployStackThroughAgent(services, run, serverId, log, {
+    const result = await deployStackThroughAgent(ctx, run, serverId, log, {
       appName: row.appName,
       composeType: snapshot.composeType,
       composeFile: snapshot.composeFile,
@@ -186,7 +184,7 @@ export async function runComposeRollbackDeployment(
       files: snapshot.files,
     });
     log(`Stack running: ${describeStack(result.services)}`);
-    await markRolledBack(services, run, kept, log);
+    await markRolledBack(ctx, run, kept, log);
     return { imageName: "" };
   });
 }

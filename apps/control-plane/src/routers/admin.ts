@@ -18,14 +18,14 @@ export const adminRouter = defineRouter("admin", {
     editions: ["self-hosted"],
     input: z.object({ metricsConfig: metricsConfigSchema }),
     output: z.object({ success: z.boolean(), message: z.string() }),
-    handler: async ({ services, caller, input, logger }) => {
-      if (!(await isInstanceAdmin(services.db, caller))) {
+    handler: async ({ ctx, caller, input, logger }) => {
+      if (!(await isInstanceAdmin(ctx.db, caller))) {
         throw forbidden(
           "This machine's monitoring belongs to the instance administrator; use server.setupMonitoring",
         );
       }
       const { port } = await setupMonitoring(
-        services,
+        ctx,
         caller.organizationId,
         LOCAL_SERVER_ID,
         input.metricsConfig,

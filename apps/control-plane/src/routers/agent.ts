@@ -18,6 +18,6 @@ export const agentRouter = defineRouter("agent", {
       agentVersion: z.string().min(1).max(64),
     }),
     output: z.object({ serverId: z.string(), natsUrl: z.string(), userJwt: z.string() }),
-    handler: ({ services, input }) => services.agents.enroll(input),
+    handler: ({ ctx, input }) => ctx.agents.enroll(input),
   }),
 });

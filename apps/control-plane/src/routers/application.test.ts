@@ -36,16 +36,16 @@ describe("application", () => {
     return response.body as Record<string, any>;
   };
   const row = (applicationId: string) =>
-    platform.services.db
+    platform.ctx.db
       .selectFrom("applications")
       .selectAll()
       .where("applicationId", "=", applicationId)
       .executeTakeFirst();
   const insertServer = (organizationId: string) =>
-    insertServerRow(platform.services.db, organizationId, { ipAddress: "10.0.0.9" });
+    insertServerRow(platform.ctx.db, organizationId, { ipAddress: "10.0.0.9" });
   const insertSshKey = async (organizationId: string) => {
     const sshKeyId = newId();
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("sshKeys")
       .values({
         sshKeyId,
@@ -126,7 +126,7 @@ describe("application", () => {
       );
       expect(taken.status).toBe(409);
       expect(taken.body.error.data.fields).toEqual(["appName"]);
-      const count = await platform.services.db
+      const count = await platform.ctx.db
         .selectFrom("applications")
         .select("applicationId")
         .where("environmentId", "=", otherEnvironmentId)
@@ -176,7 +176,7 @@ describe("application", () => {
       const removal = await platform.mutate("server.remove", { serverId }, as(owner));
       expect(removal.status).toBeGreaterThanOrEqual(400);
       expect(
-        await platform.services.db
+        await platform.ctx.db
           .selectFrom("servers")
           .select("serverId")
           .where("serverId", "=", serverId)
@@ -184,7 +184,7 @@ describe("application", () => {
       ).toBeDefined();
       // The database refuses too, whatever the caller.
       await expect(
-        platform.services.db.deleteFrom("servers").where("serverId", "=", serverId).execute(),
+        platform.ctx.db.deleteFrom("servers").where("serverId", "=", serverId).execute(),
       ).rejects.toThrow();
     });
 
@@ -346,7 +346,7 @@ describe("application", () => {
       expect(stored?.previewBuildSecretsSealed).toBeTruthy();
       expect(
         openApplicationSecret(
-          platform.services.secrets,
+          platform.ctx.secrets,
           "previewBuildSecrets",
           { applicationId: app.applicationId, organizationId: owner.user.organizationId },
           stored!.previewBuildSecretsSealed,
@@ -409,7 +409,7 @@ describe("application", () => {
       expect(notBuild.status).toBe(400);
       expect(notBuild.body.error.data.fields).toEqual(["buildServerId"]);
       expect(await one(app.applicationId)).toMatchObject({ buildServerId: null, name: "Web" });
-      const buildServer = await insertServerRow(platform.services.db, owner.user.organizationId, {
+      const buildServer = await insertServerRow(platform.ctx.db, owner.user.organizationId, {
         serverType: "build",
       });
       // A build server pushes to the build registry, which the application's server pulls from.
@@ -455,7 +455,7 @@ describe("application", () => {
       );
 
       // The local agent builds this application; buildx is not installed on this machine.
-      const validation = await platform.services.agents.client.validateServer(LOCAL_SERVER_ID);
+      const validation = await platform.ctx.agents.client.validateServer(LOCAL_SERVER_ID);
       expect(validation.buildx?.enabled, "this test expects a docker CLI without buildx").toBe(false);
       for (const [field, value] of [
         ["buildArchitecture", "arm64"],
@@ -881,7 +881,7 @@ describe("application", () => {
         ["gitea", "gt1"],
       ] as const;
       for (const [providerType, providerId] of rows) {
-        await platform.services.db
+        await platform.ctx.db
           .insertInto("gitProviders")
           .values({
             gitProviderId: `gp-${providerId}`,
@@ -1127,7 +1127,7 @@ describe("application", () => {
       expect(stored.passwordSealed).toMatch(/^v1:/);
       expect(stored.passwordSealed).not.toContain(password);
       const owned = { applicationId: app.applicationId, organizationId: owner.user.organizationId };
-      expect(openApplicationSecret(platform.services.secrets, "password", owned, stored.passwordSealed)).toBe(
+      expect(openApplicationSecret(platform.ctx.secrets, "password", owned, stored.passwordSealed)).toBe(
         password,
       );
 
@@ -1219,12 +1219,12 @@ describe("application", () => {
     const stored = (await row(app.applicationId))!;
     const owned = { applicationId: app.applicationId, organizationId: owner.user.organizationId };
     expect(
-      openApplicationSecret(platform.services.secrets, "buildSecrets", owned, stored.buildSecretsSealed),
+      openApplicationSecret(platform.ctx.secrets, "buildSecrets", owned, stored.buildSecretsSealed),
     ).toBe(secret);
     // A seal copied to another application does not open there.
     expect(() =>
       openApplicationSecret(
-        platform.services.secrets,
+        platform.ctx.secrets,
         "buildSecrets",
         { ...owned, applicationId: "other" },
         stored.buildSecretsSealed,
@@ -1469,7 +1469,7 @@ describe("application", () => {
       expect(copy.refreshToken).not.toBe(source.refreshToken);
       const sealed = (await row(copyId))!.passwordSealed;
       const owned = { applicationId: copyId, organizationId: owner.user.organizationId };
-      expect(openApplicationSecret(platform.services.secrets, "password", owned, sealed)).toBe("dup-pass");
+      expect(openApplicationSecret(platform.ctx.secrets, "password", owned, sealed)).toBe("dup-pass");
 
       const newProjectCopy = await platform.mutate(
         "project.duplicate",

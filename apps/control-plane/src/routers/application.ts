@@ -102,7 +102,7 @@ const SEALED_COLUMNS = {
 
 /** Seals the write-only fields `input` gives (null or "" clears) into `patch`. */
 function sealSecrets(
-  services: ServiceContext,
+  ctx: ServiceContext,
   application: LocatedApplication,
   input: Partial<Record<ApplicationSecretField, string | null | undefined>>,
   patch: ApplicationUpdate,
@@ -111,7 +111,7 @@ function sealSecrets(
     const value = input[field];
     if (value === undefined) continue;
     (patch as Record<string, unknown>)[column] = sealApplicationSecret(
-      services.secrets,
+      ctx.secrets,
       field,
       application,
       value,
@@ -146,10 +146,10 @@ const serviceOf = (application: { applicationId: string; environmentId: string; 
 });
 
 /** Another environment of the organization the caller may see, for moving an application there. */
-async function targetEnvironment(services: ServiceContext, caller: Caller, environmentId: string) {
-  const target = await findEnvironment(services.db, caller.organizationId, environmentId);
+async function targetEnvironment(ctx: ServiceContext, caller: Caller, environmentId: string) {
+  const target = await findEnvironment(ctx.db, caller.organizationId, environmentId);
   if (!target) throw notFound("Environment");
-  await requireEnvironmentAccess(services.db, caller, target);
+  await requireEnvironmentAccess(ctx.db, caller, target);
   return target;
 }
 
@@ -174,13 +174,13 @@ async function withUniqueAppName<T>(
 
 /** Loads the application, applies `patch` and answers `{success: true}`. */
 async function patchApplication(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   applicationId: string,
   patch: (application: LocatedApplication) => ApplicationUpdate | Promise<ApplicationUpdate>,
 ) {
-  const application = await load(services.db, caller, applicationId);
-  await updateApplication(services.db, application.applicationId, await patch(application));
+  const application = await load(ctx.db, caller, applicationId);
+  await updateApplication(ctx.db, application.applicationId, await patch(application));
   return success;
 }
 
@@ -193,8 +193,8 @@ const serviceStatusSchema = z.object({
 });
 
 /** Sets the status after a start/stop and answers it. */
-async function serviceStatus(services: ServiceContext, application: Application, status: ApplicationStatus) {
-  await updateApplication(services.db, application.applicationId, { applicationStatus: status });
+async function serviceStatus(ctx: ServiceContext, application: Application, status: ApplicationStatus) {
+  await updateApplication(ctx.db, application.applicationId, { applicationStatus: status });
   const { applicationId, name, appName } = application;
   return { applicationId, name, appName, applicationStatus: status };
 }
@@ -242,13 +242,13 @@ const deployInput = z.object({
 const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
 
 async function queueDeployment(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: DeploymentKind,
   input: z.infer<typeof deployInput>,
 ) {
-  const application = await load(services.db, caller, input.applicationId);
-  const { deploymentId } = await startApplicationDeployment(services, {
+  const application = await load(ctx.db, caller, input.applicationId);
+  const { deploymentId } = await startApplicationDeployment(ctx, {
     applicationId: application.applicationId,
     kind,
     title: input.title,
@@ -263,20 +263,20 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: createInput,
     output: applicationSchema,
-    handler: async ({ services, caller, input }) => {
-      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+    handler: async ({ ctx, caller, input }) => {
+      const environment = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
       if (!environment) throw notFound("Environment");
-      requireCanCreateServices(await requireEnvironmentAccess(services.db, caller, environment));
+      requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, environment));
       const serverId = input.serverId ?? null;
-      if (serverId === null && services.config.edition === "cloud") {
+      if (serverId === null && ctx.config.edition === "cloud") {
         throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
       }
-      if (serverId !== null && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+      if (serverId !== null && !(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) {
         throw notFound("Server");
       }
       const appName = input.appName ?? generateAppName(input.name);
-      const application = await withUniqueAppName(services.db, appName, () =>
-        insertApplication(services.db, {
+      const application = await withUniqueAppName(ctx.db, appName, () =>
+        insertApplication(ctx.db, {
           name: input.name,
           appName,
           description: input.description ?? null,
@@ -285,7 +285,7 @@ export const applicationRouter = defineRouter("application", {
           ...(input.sourceType ? { sourceType: input.sourceType } : {}),
         }),
       );
-      await grantCreated(services.db, caller, "services", application.applicationId);
+      await grantCreated(ctx.db, caller, "services", application.applicationId);
       return toApplicationView(application);
     },
   }),
@@ -295,15 +295,11 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: applicationOneSchema,
-    handler: async ({ services, caller, input }) => {
-      const detail = await services.applicationDetails.get(
-        services.db,
-        caller.organizationId,
-        input.applicationId,
-      );
+    handler: async ({ ctx, caller, input }) => {
+      const detail = await ctx.applicationDetails.get(ctx.db, caller.organizationId, input.applicationId);
       if (!detail) throw notFound("Application");
       // Checked per caller on every read, cached answer or not.
-      await requireServiceAccess(services.db, caller, detail.service);
+      await requireServiceAccess(ctx.db, caller, detail.service);
       return detail.answer;
     },
   }),
@@ -313,7 +309,7 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: updateInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const {
         webhookSecret,
         password,
@@ -333,8 +329,8 @@ export const applicationRouter = defineRouter("application", {
         });
       }
       let before: LocatedApplication | undefined;
-      const result = await withUniqueAppName(services.db, input.appName, () =>
-        patchApplication(services, caller, input.applicationId, async (application) => {
+      const result = await withUniqueAppName(ctx.db, input.appName, () =>
+        patchApplication(ctx, caller, input.applicationId, async (application) => {
           before = application;
           // The status is what the platform observes: sent back unchanged it is fine, changed
           // it would also unlock checkRenamable.
@@ -343,21 +339,21 @@ export const applicationRouter = defineRouter("application", {
               fields: ["applicationStatus"],
             });
           }
-          await checkRenamable(services.db, application, input);
-          await checkRegistryReferences(services.db, caller.organizationId, input);
-          await checkGitSource(services, caller, input);
+          await checkRenamable(ctx.db, application, input);
+          await checkRegistryReferences(ctx.db, caller.organizationId, input);
+          await checkGitSource(ctx, caller, input);
           if (
             input.buildServerId &&
-            !(await serverBelongsTo(services.db, caller.organizationId, input.buildServerId))
+            !(await serverBelongsTo(ctx.db, caller.organizationId, input.buildServerId))
           ) {
             throw notFound("Server");
           }
           if (input.environmentId !== undefined && input.environmentId !== application.environmentId) {
-            await targetEnvironment(services, caller, input.environmentId);
+            await targetEnvironment(ctx, caller, input.environmentId);
           }
-          await checkBuildSettings(services, caller.organizationId, application, input);
+          await checkBuildSettings(ctx, caller.organizationId, application, input);
           await checkSwarmInput(
-            services,
+            ctx,
             {
               serverId: application.serverId,
               except: { applicationId: application.applicationId },
@@ -365,17 +361,17 @@ export const applicationRouter = defineRouter("application", {
             input as SwarmInput,
           );
           await checkNetworkIds(
-            services,
+            ctx,
             caller.organizationId,
             { serverId: application.serverId, swarm: true },
             input.networkIds,
           );
           const secrets = { webhookSecret, password, buildSecrets, previewBuildSecrets };
-          return sealSecrets(services, application, secrets, columnsOf(rest));
+          return sealSecrets(ctx, application, secrets, columnsOf(rest));
         }),
       );
       // A new appName or server moves the application's Traefik file.
-      if (before) await moveApplicationProxy(services, before);
+      if (before) await moveApplicationProxy(ctx, before);
       return result;
     },
   }),
@@ -385,8 +381,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: searchInput,
     output: z.object({ items: z.array(applicationSummarySchema), total: z.number().int() }),
-    handler: async ({ services, caller, input }) =>
-      searchApplications(services.db, caller.organizationId, input, await grantsOf(services.db, caller)),
+    handler: async ({ ctx, caller, input }) =>
+      searchApplications(ctx.db, caller.organizationId, input, await grantsOf(ctx.db, caller)),
   }),
 
   saveGithubProvider: mutation({
@@ -394,9 +390,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveGithubProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, async () => ({
-        ...(await requireOwnProvider(services, caller, "github", input.githubId)),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(ctx, caller, "github", input.githubId)),
         ...columnsOf(input),
         sourceType: "github",
       })),
@@ -407,9 +403,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveGitlabProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, async () => ({
-        ...(await requireOwnProvider(services, caller, "gitlab", input.gitlabId)),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(ctx, caller, "gitlab", input.gitlabId)),
         ...columnsOf(input),
         sourceType: "gitlab",
       })),
@@ -420,9 +416,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveBitbucketProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, async () => ({
-        ...(await requireOwnProvider(services, caller, "bitbucket", input.bitbucketId)),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(ctx, caller, "bitbucket", input.bitbucketId)),
         ...columnsOf(input),
         sourceType: "bitbucket",
       })),
@@ -433,9 +429,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveGiteaProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, async () => ({
-        ...(await requireOwnProvider(services, caller, "gitea", input.giteaId)),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, async () => ({
+        ...(await requireOwnProvider(ctx, caller, "gitea", input.giteaId)),
         ...columnsOf(input),
         sourceType: "gitea",
       })),
@@ -446,9 +442,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveGitProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, async () => {
-        await checkGitSource(services, caller, input);
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, async () => {
+        await checkGitSource(ctx, caller, input);
         return { ...columnsOf(input), sourceType: "git" };
       }),
   }),
@@ -458,10 +454,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveDockerProviderInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, (application) => {
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, (application) => {
         const { password, ...rest } = input;
-        return sealSecrets(services, application, { password }, { ...columnsOf(rest), sourceType: "docker" });
+        return sealSecrets(ctx, application, { password }, { ...columnsOf(rest), sourceType: "docker" });
       }),
   }),
 
@@ -470,8 +466,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => DISCONNECTED_GIT),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, () => DISCONNECTED_GIT),
   }),
 
   saveBuildType: mutation({
@@ -479,8 +475,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveBuildTypeInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, () => ({
         ...columnsOf(input),
         dockerBuildStage: input.dockerBuildStage || null,
       })),
@@ -491,10 +487,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: saveEnvironmentInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, (application) => {
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, (application) => {
         const { buildSecrets, ...rest } = input;
-        return sealSecrets(services, application, { buildSecrets }, columnsOf(rest));
+        return sealSecrets(ctx, application, { buildSecrets }, columnsOf(rest));
       }),
   }),
 
@@ -503,10 +499,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: serviceStatusSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      await startApplicationService(services, application);
-      return serviceStatus(services, application, "done");
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      await startApplicationService(ctx, application);
+      return serviceStatus(ctx, application, "done");
     },
   }),
 
@@ -515,10 +511,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: serviceStatusSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      await stopApplicationService(services, application);
-      return serviceStatus(services, application, "idle");
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      await stopApplicationService(ctx, application);
+      return serviceStatus(ctx, application, "idle");
     },
   }),
 
@@ -527,12 +523,12 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput.extend({ appName: appNameSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
       if (input.appName !== application.appName) {
         throw badRequest("appName is not the application's appName", { fields: ["appName"] });
       }
-      await reloadApplicationService(services, application);
+      await reloadApplicationService(ctx, application);
       return success;
     },
   }),
@@ -544,23 +540,23 @@ export const applicationRouter = defineRouter("application", {
     editions: ["self-hosted"],
     input: z.object({ appName: appNameSchema }),
     output: appMonitoringSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const application = await findApplicationByAppName(services.db, caller.organizationId, input.appName);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const application = await findApplicationByAppName(ctx.db, caller.organizationId, input.appName);
       if (!application) throw notFound("Application");
-      await requireServiceAccess(services.db, caller, serviceOf(application));
+      await requireServiceAccess(ctx.db, caller, serviceOf(application));
       const serverId = serverOf(application);
       const stats = await callAgent(
         serverId,
         () =>
           readAppContainerStats(
-            services.agents.client,
+            ctx.agents.client,
             serverId,
             application.appName,
             applicationOwner(caller.organizationId, application.applicationId),
           ),
         logger,
       );
-      return summarizeAppMonitoring(stats, application.cpuLimit, services.now().getTime());
+      return summarizeAppMonitoring(stats, application.cpuLimit, ctx.now().getTime());
     },
   }),
 
@@ -570,11 +566,11 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput.extend(runtimeLogInput),
     output: runtimeLogsSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const application = await load(services.db, caller, input.applicationId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
       const owner = applicationOwner(caller.organizationId, application.applicationId);
       const target = { serverId: serverOf(application), owner, swarmServiceName: application.appName };
-      return readRuntimeLogs(services.agents.client, target, input, logger);
+      return readRuntimeLogs(ctx.agents.client, target, input, logger);
     },
   }),
 
@@ -583,8 +579,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({ applicationStatus: "running" })),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, () => ({ applicationStatus: "running" })),
   }),
 
   move: mutation({
@@ -592,10 +588,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: moveInput,
     output: applicationSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      const target = await targetEnvironment(services, caller, input.targetEnvironmentId);
-      const moved = await updateApplication(services.db, application.applicationId, {
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      const target = await targetEnvironment(ctx, caller, input.targetEnvironmentId);
+      const moved = await updateApplication(ctx.db, application.applicationId, {
         environmentId: target.environmentId,
       });
       if (!moved) throw notFound("Application");
@@ -608,8 +604,8 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: ({ services, caller, input }) =>
-      patchApplication(services, caller, input.applicationId, () => ({ refreshToken: newRefreshToken() })),
+    handler: ({ ctx, caller, input }) =>
+      patchApplication(ctx, caller, input.applicationId, () => ({ refreshToken: newRefreshToken() })),
   }),
 
   delete: mutation({
@@ -617,11 +613,11 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: deletedSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      requireCanDeleteServices(await grantsOf(services.db, caller));
-      await teardownApplication(services, application, "The application was deleted");
-      await deleteApplication(services.db, application.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await teardownApplication(ctx, application, "The application was deleted");
+      await deleteApplication(ctx.db, application.applicationId);
       return {
         applicationId: application.applicationId,
         name: application.name,
@@ -635,7 +631,7 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: deployInput,
     output: deployStartedSchema,
-    handler: ({ services, caller, input }) => queueDeployment(services, caller, "deploy", input),
+    handler: ({ ctx, caller, input }) => queueDeployment(ctx, caller, "deploy", input),
   }),
 
   redeploy: mutation({
@@ -643,7 +639,7 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: deployInput,
     output: deployStartedSchema,
-    handler: ({ services, caller, input }) => queueDeployment(services, caller, "redeploy", input),
+    handler: ({ ctx, caller, input }) => queueDeployment(ctx, caller, "redeploy", input),
   }),
 
   cancelDeployment: mutation({
@@ -651,10 +647,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: z.object({ success: z.boolean(), message: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
       const result = await stopRunningDeployment(
-        services,
+        ctx,
         application.applicationId,
         "Cancelled by application.cancelDeployment",
       );
@@ -669,9 +665,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      await stopRunningDeployment(services, application.applicationId, "Killed by application.killBuild");
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      await stopRunningDeployment(ctx, application.applicationId, "Killed by application.killBuild");
       return success;
     },
   }),
@@ -681,10 +677,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
       await dropWaitingDeployments(
-        services,
+        ctx,
         application.applicationId,
         "Removed from the queue by application.cleanQueues",
       );
@@ -697,10 +693,10 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await load(services.db, caller, input.applicationId);
-      requireCanDeleteServices(await grantsOf(services.db, caller));
-      await deleteFinishedDeployments(services.db, application.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await load(ctx.db, caller, input.applicationId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await deleteFinishedDeployments(ctx.db, application.applicationId);
       return success;
     },
   }),
@@ -710,9 +706,9 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: applicationIdInput,
     output: z.string().nullable(),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "traefikFiles");
-      return readApplicationTraefikConfig(services, await load(services.db, caller, input.applicationId));
+      return readApplicationTraefikConfig(ctx, await load(ctx.db, caller, input.applicationId));
     },
   }),
 
@@ -721,11 +717,11 @@ export const applicationRouter = defineRouter("application", {
     access: "member",
     input: z.object({ applicationId: z.string().min(1).max(64), traefikConfig: z.string().max(256 * 1024) }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "traefikFiles");
-      const application = await load(services.db, caller, input.applicationId);
-      await checkUserTraefikConfig(services, caller, application, input.traefikConfig);
-      await updateApplicationTraefikConfig(services, application, input.traefikConfig);
+      const application = await load(ctx.db, caller, input.applicationId);
+      await checkUserTraefikConfig(ctx, caller, application, input.traefikConfig);
+      await updateApplicationTraefikConfig(ctx, application, input.traefikConfig);
       return success;
     },
   }),

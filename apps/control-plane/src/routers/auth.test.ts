@@ -49,7 +49,7 @@ describe("auth", () => {
     expect(takenWithToken.status).toBe(404);
     expect(freeWithToken.body).toEqual(takenWithToken.body);
     expect(
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("users")
         .select("userId")
         .where("email", "=", "free-address@example.com")
@@ -93,7 +93,7 @@ describe("auth", () => {
       (await platform.mutate("auth.login", { email: "owner@example.com", password: "correct-horse-battery" }))
         .body as { token: string; user: { userId: string; organizationId: string } };
     const sessionOf = async (token: string) =>
-      platform.services.db
+      platform.ctx.db
         .selectFrom("sessions")
         .select("sessionId")
         .where("userId", "=", (await platform.query("user.get", {}, { token })).body.userId)
@@ -102,7 +102,7 @@ describe("auth", () => {
 
     const expiring = await login();
     const { sessionId } = await sessionOf(expiring.token);
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("sessions")
       .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
       .where("sessionId", "=", sessionId)
@@ -112,18 +112,18 @@ describe("auth", () => {
     expect(expired.body.error.message).toBe("Invalid or expired session");
 
     const orphan = await login();
-    const member = await platform.services.db
+    const member = await platform.ctx.db
       .selectFrom("members")
       .selectAll()
       .where("userId", "=", orphan.user.userId)
       .executeTakeFirstOrThrow();
-    await platform.services.db.deleteFrom("members").where("userId", "=", orphan.user.userId).execute();
+    await platform.ctx.db.deleteFrom("members").where("userId", "=", orphan.user.userId).execute();
     try {
       const refused = await platform.query("user.get", {}, { token: orphan.token });
       expect(refused.status).toBe(401);
       expect(refused.body.error.message).toBe("Not a member of this organization");
     } finally {
-      await platform.services.db.insertInto("members").values(member).execute();
+      await platform.ctx.db.insertInto("members").values(member).execute();
     }
     expect((await platform.query("user.get", {}, { token: orphan.token })).status).toBe(200);
   });
@@ -178,7 +178,7 @@ describe("auth", () => {
     expect(otherEmail.body.error).toMatchObject(noInvitation);
 
     const setExpiry = (expiresAt: Date) =>
-      platform.services.db
+      platform.ctx.db
         .updateTable("invitations")
         .set({ expiresAt: expiresAt.toISOString() })
         .where("invitationId", "=", invitationId)
@@ -196,7 +196,7 @@ describe("auth", () => {
       role: "admin",
       organizationId: owner.body.user.organizationId,
     });
-    const invitation = await platform.services.db
+    const invitation = await platform.ctx.db
       .selectFrom("invitations")
       .select("status")
       .where("invitationId", "=", invitationId)
@@ -242,15 +242,14 @@ describe("auth.register on an unclaimed instance (set-up token)", () => {
     );
     return { status: response.status, body: (await response.json()) as any };
   }
-  const users = (platform: TestPlatform) =>
-    platform.services.db.selectFrom("users").select("email").execute();
+  const users = (platform: TestPlatform) => platform.ctx.db.selectFrom("users").select("email").execute();
   const storedTokens = (platform: TestPlatform) =>
-    platform.services.db.selectFrom("setupTokens").select("tokenHash").execute();
+    platform.ctx.db.selectFrom("setupTokens").select("tokenHash").execute();
 
   it("from another machine: refused without the token or with a wrong one, then the token claims it once", async () => {
     const platform = await startTestPlatform();
     try {
-      const token = await issueSetupToken(platform.services);
+      const token = await issueSetupToken(platform.ctx);
       expect(token).toMatch(/^[\w-]{43}$/);
       const missing = await registerFrom(platform, REMOTE, owner);
       expect(missing.status).toBe(403);
@@ -286,7 +285,7 @@ describe("auth.register on an unclaimed instance (set-up token)", () => {
       expect(again.status).toBe(403);
       expect((await users(platform)).map((user) => user.email)).toEqual([owner.email]);
       // A later start prints no token.
-      expect(await issueSetupToken(platform.services)).toBeNull();
+      expect(await issueSetupToken(platform.ctx)).toBeNull();
       expect(await storedTokens(platform)).toEqual([]);
     } finally {
       await platform.close();
@@ -296,7 +295,7 @@ describe("auth.register on an unclaimed instance (set-up token)", () => {
   it("from this machine (loopback): needs no token, and spends the printed one", async () => {
     const platform = await startTestPlatform();
     try {
-      await issueSetupToken(platform.services);
+      await issueSetupToken(platform.ctx);
       const registered = await registerFrom(platform, "127.0.0.1", owner);
       expect(registered.status, JSON.stringify(registered.body)).toBe(200);
       expect(await storedTokens(platform)).toEqual([]);
@@ -311,7 +310,7 @@ describe("auth.register on an unclaimed instance (set-up token)", () => {
     try {
       await new Promise((resolve) => server.once("listening", resolve));
       const { port } = server.address() as AddressInfo;
-      const token = await issueSetupToken(platform.services);
+      const token = await issueSetupToken(platform.ctx);
       const post = (forwardedFor: string | undefined, input: Record<string, unknown>) =>
         fetch(`http://127.0.0.1:${port}/api/auth.register`, {
           method: "POST",
@@ -336,8 +335,8 @@ describe("auth.register on an unclaimed instance (set-up token)", () => {
     const chosen = "installer-chosen-setup-token-0123456789";
     const platform = await startTestPlatform({ PLATFORM_SETUP_TOKEN: chosen });
     try {
-      expect(await issueSetupToken(platform.services)).toBe(chosen);
-      expect(await issueSetupToken(platform.services)).toBe(chosen);
+      expect(await issueSetupToken(platform.ctx)).toBe(chosen);
+      expect(await issueSetupToken(platform.ctx)).toBe(chosen);
       expect(await storedTokens(platform)).toHaveLength(1);
       const claimed = await registerFrom(platform, REMOTE, { ...owner, setupToken: chosen });
       expect(claimed.status, JSON.stringify(claimed.body)).toBe(200);

@@ -23,14 +23,14 @@ const sessionSchema = z.object({ token: z.string(), expiresAt: z.string(), user:
 
 /** A new session's token, also set as the dashboard's cookies (auth/cookie-session.ts). */
 async function startSession(
-  services: ServiceContext,
+  ctx: ServiceContext,
   userId: string,
   organizationId: string,
   cookies: SessionCookies | undefined,
 ) {
-  const { token, expiresAt, sessionId } = await issueSession(services, userId, organizationId);
+  const { token, expiresAt, sessionId } = await issueSession(ctx, userId, organizationId);
   cookies?.start({ token, sessionId, expiresAt });
-  return { token, expiresAt, user: await getUserView(services.db, organizationId, userId) };
+  return { token, expiresAt, user: await getUserView(ctx.db, organizationId, userId) };
 }
 
 // Compared against when the email is unknown, so both failures take the same time.
@@ -54,10 +54,10 @@ export const authRouter = defineRouter("auth", {
       setupToken: z.string().min(1).max(256).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input, sessionCookies, fromLoopback }) => {
+    handler: async ({ ctx, input, sessionCookies, fromLoopback }) => {
       const passwordHash = await hashPassword(input.password);
       const { userId, organizationId } = await registerUser(
-        services,
+        ctx,
         {
           email: input.email,
           name: input.name,
@@ -68,7 +68,7 @@ export const authRouter = defineRouter("auth", {
         },
         fromLoopback,
       );
-      return startSession(services, userId, organizationId, sessionCookies);
+      return startSession(ctx, userId, organizationId, sessionCookies);
     },
   }),
 
@@ -82,20 +82,20 @@ export const authRouter = defineRouter("auth", {
       organizationId: z.string().min(1).optional(),
     }),
     output: sessionSchema,
-    handler: async ({ services, input, clientAddress, sessionCookies }) => {
-      await takeLoginAttempt(services, input.email, clientAddress);
-      const user = await findUserByEmail(services.db, input.email);
+    handler: async ({ ctx, input, clientAddress, sessionCookies }) => {
+      await takeLoginAttempt(ctx, input.email, clientAddress);
+      const user = await findUserByEmail(ctx.db, input.email);
       const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
-      await loginSucceeded(services, input.email, clientAddress);
-      const organizationId = await findLoginOrganization(services.db, user.userId, input.organizationId);
+      await loginSucceeded(ctx, input.email, clientAddress);
+      const organizationId = await findLoginOrganization(ctx.db, user.userId, input.organizationId);
       if (!organizationId) {
         throw new ApiError(
           "UNAUTHORIZED",
           input.organizationId ? "Not a member of this organization" : "This user belongs to no organization",
         );
       }
-      return startSession(services, user.userId, organizationId, sessionCookies);
+      return startSession(ctx, user.userId, organizationId, sessionCookies);
     },
   }),
 
@@ -104,11 +104,11 @@ export const authRouter = defineRouter("auth", {
     access: "member",
     input: z.object({}).optional(),
     output: successSchema,
-    handler: async ({ services, caller, sessionCookies }) => {
+    handler: async ({ ctx, caller, sessionCookies }) => {
       if (caller.credential.kind !== "session") {
         throw badRequest("logout ends a session; delete an API key with user.deleteApiKey");
       }
-      await revokeSession(services, caller.credential.sessionId);
+      await revokeSession(ctx, caller.credential.sessionId);
       sessionCookies?.end();
       return success;
     },

@@ -50,7 +50,7 @@ describe("destination", () => {
   it("never answers the secret, seals it, and keeps it on an update without one", async () => {
     const created = await platform.mutateOk("destination.create", destinationInput(), as(owner));
     expect(JSON.stringify(created)).not.toContain(SECRET);
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("destinations")
       .selectAll()
       .where("destinationId", "=", created.destinationId)
@@ -157,7 +157,7 @@ describe("backup", () => {
     };
     const created = await platform.mutateOk("backup.create", input, as(owner));
     expect(created).toMatchObject({ postgresId, destination: { destinationId: destination.destinationId } });
-    expect(platform.services.backups.nextRun(created.backupId)).toBeInstanceOf(Date);
+    expect(platform.ctx.backups.nextRun(created.backupId)).toBeInstanceOf(Date);
     expect((await platform.query("backup.one", { backupId: created.backupId }, as(stranger))).status).toBe(
       404,
     );
@@ -225,7 +225,7 @@ describe("backup", () => {
     expect(restore.status).toBe(400);
 
     await platform.mutateOk("backup.update", { backupId: created.backupId, enabled: false }, as(owner));
-    expect(platform.services.backups.nextRun(created.backupId)).toBeNull();
+    expect(platform.ctx.backups.nextRun(created.backupId)).toBeNull();
     const listed = await platform.query(
       "backup.listBackupFiles",
       { destinationId: destination.destinationId, search: "daily/" },
@@ -280,7 +280,7 @@ describe("backup", () => {
     const created = await platform.mutateOk("backup.create", input, as(owner));
     expect(created).toMatchObject({ databaseType: "mongo", mongoId, postgresId: null });
     // The run's target is the mongo's service (its appName), which the agent dumps with mongodump.
-    const target = await platform.services.db
+    const target = await platform.ctx.db
       .selectFrom("backups")
       .innerJoin("databaseServices", "databaseServices.databaseId", "backups.databaseId")
       .select("databaseServices.appName")

@@ -48,11 +48,11 @@ const label = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
 
 /** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
 /** A stack named in a backup's input, the caller's to see (404 naming composeId otherwise). */
-async function requireStack(services: ServiceContext, caller: Caller, composeId: string): Promise<void> {
-  const row = await findCompose(services.db, caller.organizationId, composeId);
+async function requireStack(ctx: ServiceContext, caller: Caller, composeId: string): Promise<void> {
+  const row = await findCompose(ctx.db, caller.organizationId, composeId);
   if (!row) throw new ApiError("NOT_FOUND", "Compose not found (composeId)", { fields: ["composeId"] });
   await requireServiceAccess(
-    services.db,
+    ctx.db,
     caller,
     { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
     "Compose",
@@ -60,16 +60,16 @@ async function requireStack(services: ServiceContext, caller: Caller, composeId:
 }
 
 async function loadDatabase(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: BackupDatabaseType,
   id: string,
   field: string,
 ) {
-  const row = await findDatabase(services.db, caller.organizationId, kind, id);
+  const row = await findDatabase(ctx.db, caller.organizationId, kind, id);
   if (!row) throw new ApiError("NOT_FOUND", `${label(kind)} not found (${field})`, { fields: [field] });
   await requireServiceAccess(
-    services.db,
+    ctx.db,
     caller,
     { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
     label(kind),
@@ -78,8 +78,8 @@ async function loadDatabase(
 }
 
 /** The control plane's own backup is the instance administrators' alone (403 for others). */
-async function requireInstanceAdmin(services: ServiceContext, caller: Caller): Promise<void> {
-  if (!(await isInstanceAdmin(services.db, caller))) {
+async function requireInstanceAdmin(ctx: ServiceContext, caller: Caller): Promise<void> {
+  if (!(await isInstanceAdmin(ctx.db, caller))) {
     throw forbidden(
       "Only instance administrators manage the web-server backup: it holds every organization's data",
     );
@@ -88,33 +88,33 @@ async function requireInstanceAdmin(services: ServiceContext, caller: Caller): P
 
 /** The backup when its database is visible to the caller (another organization's: 404). */
 export async function loadBackup(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   backupId: string,
 ): Promise<OwnedBackup> {
-  const backup = await findBackupWithOrganization(services.db, backupId);
+  const backup = await findBackupWithOrganization(ctx.db, backupId);
   if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
   if (backup.databaseType === WEB_SERVER || !backup.databaseId) {
-    await requireInstanceAdmin(services, caller);
+    await requireInstanceAdmin(ctx, caller);
     return backup;
   }
-  await loadDatabase(services, caller, backup.databaseType, backup.databaseId, "backupId").catch((error) => {
+  await loadDatabase(ctx, caller, backup.databaseType, backup.databaseId, "backupId").catch((error) => {
     if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
     throw error;
   });
   return backup;
 }
 
-async function requireDestination(services: ServiceContext, caller: Caller, destinationId: string) {
-  const destination = await findDestination(services.db, caller.organizationId, destinationId);
+async function requireDestination(ctx: ServiceContext, caller: Caller, destinationId: string) {
+  const destination = await findDestination(ctx.db, caller.organizationId, destinationId);
   if (!destination) {
     throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
   }
   return destination;
 }
 
-async function toView(services: ServiceContext, backup: OwnedBackup): Promise<z.infer<typeof backupSchema>> {
-  const destination = await findDestination(services.db, backup.organizationId, backup.destinationId);
+async function toView(ctx: ServiceContext, backup: OwnedBackup): Promise<z.infer<typeof backupSchema>> {
+  const destination = await findDestination(ctx.db, backup.organizationId, backup.destinationId);
   const ids = Object.fromEntries(kindIdKeys.map((key) => [key, null])) as Record<
     (typeof kindIdKeys)[number],
     string | null
@@ -127,7 +127,7 @@ async function toView(services: ServiceContext, backup: OwnedBackup): Promise<z.
     composeId: null,
     metadata: (metadata as Record<string, unknown> | null) ?? null,
     destination: toDestinationView(destination!),
-    ...(await lastRuns(services.db, backup.backupId)),
+    ...(await lastRuns(ctx.db, backup.backupId)),
   };
 }
 
@@ -192,12 +192,12 @@ function refuseVerification(input: { verifyRestore?: boolean; verifyTable?: stri
  * administrator, to one of the organization's destinations; no database service is named.
  */
 async function createWebServerBackup(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: z.infer<typeof createBackupInput>,
 ): Promise<z.infer<typeof backupSchema>> {
   // The destination and services named were found the caller's (backup.create) before this.
-  await requireInstanceAdmin(services, caller);
+  await requireInstanceAdmin(ctx, caller);
   for (const key of kindIdKeys) {
     if (input[key]) {
       throw badRequest(`${key} does not match databaseType web-server (the control plane's own database)`, {
@@ -206,9 +206,9 @@ async function createWebServerBackup(
     }
   }
   refuseVerification(input);
-  const backupId = await insertBackup(services.db, caller.userId, input, null);
-  await services.backups.reschedule();
-  return toView(services, await loadBackup(services, caller, backupId));
+  const backupId = await insertBackup(ctx.db, caller.userId, input, null);
+  await ctx.backups.reschedule();
+  return toView(ctx, await loadBackup(ctx, caller, backupId));
 }
 
 function manualBackup(kind: BackupDatabaseType) {
@@ -217,15 +217,15 @@ function manualBackup(kind: BackupDatabaseType) {
     access: "member",
     input: backupIdInput,
     output: manualAnswer,
-    handler: async ({ services, caller, input }) => {
-      const backup = await loadBackup(services, caller, input.backupId);
+    handler: async ({ ctx, caller, input }) => {
+      const backup = await loadBackup(ctx, caller, input.backupId);
       if (backup.databaseType !== kind) {
         throw badRequest(`The backup is of a ${backup.databaseType} database, not ${kind}`, {
           fields: ["backupId"],
         });
       }
-      const { deploymentId } = await startBackupRun(services, backup, "backup");
-      return waitForRun(services, deploymentId);
+      const { deploymentId } = await startBackupRun(ctx, backup, "backup");
+      return waitForRun(ctx, deploymentId);
     },
   });
 }
@@ -248,16 +248,16 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: createBackupInput,
     output: backupSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       // Every service, stack and destination named must be the caller's to see (404) before a 400.
-      await requireDestination(services, caller, input.destinationId);
+      await requireDestination(ctx, caller, input.destinationId);
       for (const key of kindIdKeys) {
         const id = input[key];
-        if (id) await loadDatabase(services, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
+        if (id) await loadDatabase(ctx, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
       }
-      if (input.composeId) await requireStack(services, caller, input.composeId);
+      if (input.composeId) await requireStack(ctx, caller, input.composeId);
       refuseComposeFields(input);
-      if (input.databaseType === WEB_SERVER) return createWebServerBackup(services, caller, input);
+      if (input.databaseType === WEB_SERVER) return createWebServerBackup(ctx, caller, input);
       const kind = input.databaseType;
       const idKey = idKeyOf(kind);
       for (const key of kindIdKeys) {
@@ -268,11 +268,11 @@ export const backupRouter = defineRouter("backup", {
       const databaseId = input[idKey];
       if (!databaseId) throw badRequest(`${idKey} is required for databaseType ${kind}`, { fields: [idKey] });
       checkDatabaseField(kind, input.database);
-      await loadDatabase(services, caller, kind, databaseId, idKey);
-      await requireDestination(services, caller, input.destinationId);
-      const backupId = await insertBackup(services.db, caller.userId, input, databaseId);
-      await services.backups.reschedule();
-      return toView(services, await loadBackup(services, caller, backupId));
+      await loadDatabase(ctx, caller, kind, databaseId, idKey);
+      await requireDestination(ctx, caller, input.destinationId);
+      const backupId = await insertBackup(ctx.db, caller.userId, input, databaseId);
+      await ctx.backups.reschedule();
+      return toView(ctx, await loadBackup(ctx, caller, backupId));
     },
   }),
 
@@ -281,8 +281,7 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: backupIdInput,
     output: backupSchema,
-    handler: async ({ services, caller, input }) =>
-      toView(services, await loadBackup(services, caller, input.backupId)),
+    handler: async ({ ctx, caller, input }) => toView(ctx, await loadBackup(ctx, caller, input.backupId)),
   }),
 
   update: mutation({
@@ -290,8 +289,8 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: updateBackupInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const backup = await loadBackup(services, caller, input.backupId);
+    handler: async ({ ctx, caller, input }) => {
+      const backup = await loadBackup(ctx, caller, input.backupId);
       refuseComposeFields(input);
       if (input.databaseType !== undefined && input.databaseType !== backup.databaseType) {
         throw badRequest(`databaseType cannot change (the backup is of a ${backup.databaseType} database)`, {
@@ -300,13 +299,13 @@ export const backupRouter = defineRouter("backup", {
       }
       if (input.database !== undefined) checkDatabaseField(backup.databaseType, input.database);
       if (backup.databaseType === WEB_SERVER) refuseVerification(input);
-      if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
+      if (input.destinationId !== undefined) await requireDestination(ctx, caller, input.destinationId);
       const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
       const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
       if (Object.keys(patch).length > 0) {
-        await updateBackup(services.db, backupId, patch);
+        await updateBackup(ctx.db, backupId, patch);
       }
-      await services.backups.reschedule();
+      await ctx.backups.reschedule();
       return success;
     },
   }),
@@ -316,10 +315,10 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: backupIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await loadBackup(services, caller, input.backupId);
-      await deleteBackup(services.db, input.backupId);
-      await services.backups.reschedule();
+    handler: async ({ ctx, caller, input }) => {
+      await loadBackup(ctx, caller, input.backupId);
+      await deleteBackup(ctx.db, input.backupId);
+      await ctx.backups.reschedule();
       return success;
     },
   }),
@@ -337,15 +336,15 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: backupIdInput,
     output: manualAnswer,
-    handler: async ({ services, caller, input }) => {
-      const backup = await loadBackup(services, caller, input.backupId);
+    handler: async ({ ctx, caller, input }) => {
+      const backup = await loadBackup(ctx, caller, input.backupId);
       if (backup.databaseType !== WEB_SERVER) {
         throw badRequest(`The backup is of a ${backup.databaseType} database, not the web server`, {
           fields: ["backupId"],
         });
       }
-      const { deploymentId } = await startWebServerBackupRun(services, backup, "Manual backup");
-      return waitForRun(services, deploymentId);
+      const { deploymentId } = await startWebServerBackupRun(ctx, backup, "Manual backup");
+      return waitForRun(ctx, deploymentId);
     },
   }),
 
@@ -355,8 +354,8 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: z.object({ backupId: idSchema, backupFile: objectKeySchema.optional() }),
     output: manualAnswer,
-    handler: async ({ services, caller, input }) => {
-      const backup = await loadBackup(services, caller, input.backupId);
+    handler: async ({ ctx, caller, input }) => {
+      const backup = await loadBackup(ctx, caller, input.backupId);
       if (backup.databaseType === WEB_SERVER) {
         throw badRequest(
           "A web-server backup is verified by restoring it into a fresh installation (npm run web-server-backup -- restore)",
@@ -368,10 +367,10 @@ export const backupRouter = defineRouter("backup", {
           fields: ["backupFile"],
         });
       }
-      const { deploymentId } = await startBackupRun(services, backup, "verify", {
+      const { deploymentId } = await startBackupRun(ctx, backup, "verify", {
         backupFile: input.backupFile,
       });
-      return waitForRun(services, deploymentId);
+      return waitForRun(ctx, deploymentId);
     },
   }),
 
@@ -384,15 +383,15 @@ export const backupRouter = defineRouter("backup", {
       serverId: idSchema.optional(),
     }),
     output: z.array(backupFileSchema),
-    handler: async ({ services, caller, input }) => {
-      const destination = await requireDestination(services, caller, input.destinationId);
-      if (input.serverId !== undefined) await agentServerId(services, caller.organizationId, input.serverId);
-      const storage = await storageOf(services, destination);
+    handler: async ({ ctx, caller, input }) => {
+      const destination = await requireDestination(ctx, caller, input.destinationId);
+      if (input.serverId !== undefined) await agentServerId(ctx, caller.organizationId, input.serverId);
+      const storage = await storageOf(ctx, destination);
       let objects: Awaited<ReturnType<typeof listObjects>>;
       try {
         objects = await listObjects(storage, input.search);
       } catch (error) {
-        services.logger.info(
+        ctx.logger.info(
           { destinationId: destination.destinationId, err: error },
           "listing a destination failed",
         );
@@ -434,17 +433,11 @@ export const backupRouter = defineRouter("backup", {
       metadata: z.object({}).strict().optional(),
     }),
     output: z.object({ success: z.literal(true), deploymentId: z.string() }),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       checkDatabaseField(input.databaseType, input.databaseName);
-      const database = await loadDatabase(
-        services,
-        caller,
-        input.databaseType,
-        input.databaseId,
-        "databaseId",
-      );
-      await requireDestination(services, caller, input.destinationId);
-      const { deploymentId } = await startRestoreRun(services, database, {
+      const database = await loadDatabase(ctx, caller, input.databaseType, input.databaseId, "databaseId");
+      await requireDestination(ctx, caller, input.destinationId);
+      const { deploymentId } = await startRestoreRun(ctx, database, {
         destinationId: input.destinationId,
         backupFile: input.backupFile,
         databaseName: input.databaseName,

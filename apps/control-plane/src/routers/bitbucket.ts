@@ -36,11 +36,11 @@ export const bitbucketRouter = defineRouter("bitbucket", {
       apiToken: z.string().max(4096).optional(),
     }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const { bitbucketId: id, ...override } = input;
-      const provider = await loadProvider(services, caller, "bitbucket", id);
+      const provider = await loadProvider(ctx, caller, "bitbucket", id);
       const given = Object.fromEntries(Object.entries(override).filter(([, value]) => value));
-      return `Found ${(await bitbucketRepositories(services, provider, given)).length} repositories`;
+      return `Found ${(await bitbucketRepositories(ctx, provider, given)).length} repositories`;
     },
   }),
 });

@@ -27,7 +27,7 @@ let member: Session;
 const as = (session = test.owner) => ({ token: session.token });
 const pair = issuedCertificate(["shop.example.com", "*.example.com"]);
 
-const rows = () => test.platform.services.db.selectFrom("certificates").selectAll().execute();
+const rows = () => test.platform.ctx.db.selectFrom("certificates").selectAll().execute();
 
 beforeAll(async () => {
   test = await startProxyTestPlatform();
@@ -80,7 +80,7 @@ describe("certificates", () => {
   });
 
   it("the agent refuses another organization's write over the certificate's files", async () => {
-    const client = test.platform.services.agents.client;
+    const client = test.platform.ctx.agents.client;
     const stranger = { owner: certificateOwner(test.stranger.user.organizationId, certificateId) };
     const base = `platform-certificate-${certificateId}`;
     await expect(
@@ -168,7 +168,7 @@ describe("certificates", () => {
     const refused = await test.platform.mutate("certificates.create", input, as());
     expect(refused.status, JSON.stringify(refused.body)).toBeGreaterThanOrEqual(500);
     expect(await rows()).toHaveLength(1);
-    await test.platform.services.db
+    await test.platform.ctx.db
       .insertInto("certificates")
       .values({
         certificateId: "on-a-removed-server",

@@ -55,8 +55,8 @@ function toCertificateView(certificate: Certificate): z.infer<typeof certificate
   };
 }
 
-async function loadCertificate(services: ServiceContext, caller: Caller, certificateId: string) {
-  const certificate = await findCertificate(services.db, caller.organizationId, certificateId);
+async function loadCertificate(ctx: ServiceContext, caller: Caller, certificateId: string) {
+  const certificate = await findCertificate(ctx.db, caller.organizationId, certificateId);
   if (!certificate) throw notFound("Certificate");
   return certificate;
 }
@@ -73,7 +73,7 @@ export const certificatesRouter = defineRouter("certificates", {
       serverId: idSchema.nullish(),
     }),
     output: certificateSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.autoRenew) {
         throw badRequest(
           "Invalid input: autoRenew: a custom certificate cannot be renewed by the platform (its issuer is not an ACME resolver); upload the renewed certificate, or use certificateType `letsencrypt` on the domain",
@@ -81,11 +81,11 @@ export const certificatesRouter = defineRouter("certificates", {
         );
       }
       // Another organization's server is a 404 whatever the pair is.
-      const serverId = await agentServerId(services, caller.organizationId, input.serverId);
+      const serverId = await agentServerId(ctx, caller.organizationId, input.serverId);
       const read = readCertificatePair(input.certificateData, input.privateKey);
       if (!read.ok)
         throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
-      const row = await storeCertificate(services, {
+      const row = await storeCertificate(ctx, {
         organizationId: caller.organizationId,
         serverId,
         name: input.name,
@@ -104,8 +104,8 @@ export const certificatesRouter = defineRouter("certificates", {
     access: "member",
     input: certificateIdInput,
     output: certificateSchema,
-    handler: async ({ services, caller, input }) =>
-      toCertificateView(await loadCertificate(services, caller, input.certificateId)),
+    handler: async ({ ctx, caller, input }) =>
+      toCertificateView(await loadCertificate(ctx, caller, input.certificateId)),
   }),
 
   all: query({
@@ -113,8 +113,8 @@ export const certificatesRouter = defineRouter("certificates", {
     access: "member",
     input: noInput,
     output: z.array(certificateSchema),
-    handler: async ({ services, caller }) =>
-      (await listCertificates(services.db, caller.organizationId)).map(toCertificateView),
+    handler: async ({ ctx, caller }) =>
+      (await listCertificates(ctx.db, caller.organizationId)).map(toCertificateView),
   }),
 
   remove: mutation({
@@ -123,9 +123,9 @@ export const certificatesRouter = defineRouter("certificates", {
     input: certificateIdInput,
     // Dokploy answers true.
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const certificate = await loadCertificate(services, caller, input.certificateId);
-      await deleteStoredCertificate(services, certificate);
+    handler: async ({ ctx, caller, input }) => {
+      const certificate = await loadCertificate(ctx, caller, input.certificateId);
+      await deleteStoredCertificate(ctx, certificate);
       return true as const;
     },
   }),

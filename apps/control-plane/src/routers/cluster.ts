@@ -60,8 +60,8 @@ const joinSchema = z.object({
   nodeId: z.string().optional(),
 });
 
-async function managerOf(services: ServiceContext, caller: Caller, serverId: string | undefined) {
-  return agentServerId(services, caller.organizationId, serverId);
+async function managerOf(ctx: ServiceContext, caller: Caller, serverId: string | undefined) {
+  return agentServerId(ctx, caller.organizationId, serverId);
 }
 
 interface DockerNode {
@@ -70,14 +70,14 @@ interface DockerNode {
 }
 
 /** The node's Platform server (when it is one of the caller's organization) and its agent. */
-async function withPlatform(services: ServiceContext, caller: Caller, node: DockerNode) {
+async function withPlatform(ctx: ServiceContext, caller: Caller, node: DockerNode) {
   const serverId = node.Spec?.Labels?.[NODE_SERVER_LABEL];
   if (!serverId || node.Spec?.Labels?.[NODE_ORGANIZATION_LABEL] !== caller.organizationId) {
     return { ...node, platform: null };
   }
-  const server = await findServer(services.db, caller.organizationId, serverId);
+  const server = await findServer(ctx.db, caller.organizationId, serverId);
   if (!server) return { ...node, platform: null };
-  const connection = services.agents.connectionOf(server);
+  const connection = ctx.agents.connectionOf(server);
   return {
     ...node,
     platform: {
@@ -89,19 +89,19 @@ async function withPlatform(services: ServiceContext, caller: Caller, node: Dock
   };
 }
 
-async function listNodes(services: ServiceContext, manager: string): Promise<DockerNode[]> {
-  const list = await callAgent(manager, () => services.agents.client.listNodes(manager), services.logger);
+async function listNodes(ctx: ServiceContext, manager: string): Promise<DockerNode[]> {
+  const list = await callAgent(manager, () => ctx.agents.client.listNodes(manager), ctx.logger);
   return list.nodeJson.map((json) => JSON.parse(json) as DockerNode);
 }
 
 /** Adds a worker or a manager: the join command, or the join of a Platform server's engine. */
 async function addNode(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { serverId?: string; joinServerId?: string },
   manager: boolean,
 ) {
-  const managerId = await managerOf(services, caller, input.serverId);
+  const managerId = await managerOf(ctx, caller, input.serverId);
   const join = input.joinServerId;
   if (join !== undefined) {
     if (join === LOCAL_SERVER_ID) {
@@ -115,18 +115,16 @@ async function addNode(
       });
     }
   }
-  const joinId = join === undefined ? undefined : await agentServerId(services, caller.organizationId, join);
+  const joinId = join === undefined ? undefined : await agentServerId(ctx, caller.organizationId, join);
   const token = await callAgent(
     managerId,
-    () => services.agents.client.swarmJoinToken(managerId, manager),
-    services.logger,
+    () => ctx.agents.client.swarmJoinToken(managerId, manager),
+    ctx.logger,
   );
   if (joinId === undefined) {
     // Dokploy's answer: the command to run on a machine Platform does not manage.
     const server =
-      managerId === LOCAL_SERVER_ID
-        ? undefined
-        : await findServer(services.db, caller.organizationId, managerId);
+      managerId === LOCAL_SERVER_ID ? undefined : await findServer(ctx.db, caller.organizationId, managerId);
     const port = token.address.slice(token.address.lastIndexOf(":") + 1);
     const address = server?.ipAddress ? `${server.ipAddress}:${port}` : token.address;
     return { command: `docker swarm join --token ${token.token} ${address}`, version: token.engineVersion };
@@ -134,27 +132,27 @@ async function addNode(
   const joined = await callAgent(
     joinId,
     () =>
-      services.agents.client.joinSwarm(
+      ctx.agents.client.joinSwarm(
         joinId,
         { token: token.token, remoteAddress: token.address, advertiseAddress: "" },
         JOIN_TIMEOUT_MS,
       ),
-    services.logger,
+    ctx.logger,
   );
   // The new node carries which Platform server and organization it is.
   await callAgent(
     managerId,
     () =>
-      services.agents.client.updateNode(managerId, {
+      ctx.agents.client.updateNode(managerId, {
         nodeId: joined.nodeId,
         availability: "",
         role: "",
         labels: { [NODE_SERVER_LABEL]: joinId, [NODE_ORGANIZATION_LABEL]: caller.organizationId },
         setLabels: true,
       }),
-    services.logger,
+    ctx.logger,
   );
-  services.logger.info(
+  ctx.logger.info(
     { serverId: managerId, joinServerId: joinId, nodeId: joined.nodeId },
     "server joined a Swarm",
   );
@@ -172,11 +170,11 @@ export const clusterRouter = defineRouter("cluster", {
     access: "member",
     input: z.object({ serverId: serverIdSchema.optional() }),
     output: z.array(nodeSchema),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "docker");
-      const manager = await managerOf(services, caller, input.serverId);
-      const nodes = await listNodes(services, manager);
-      return Promise.all(nodes.map((node) => withPlatform(services, caller, node)));
+      const manager = await managerOf(ctx, caller, input.serverId);
+      const nodes = await listNodes(ctx, manager);
+      return Promise.all(nodes.map((node) => withPlatform(ctx, caller, node)));
     },
   }),
 
@@ -185,7 +183,7 @@ export const clusterRouter = defineRouter("cluster", {
     access: "admin",
     input: addInput,
     output: joinSchema,
-    handler: ({ services, caller, input }) => addNode(services, caller, input, false),
+    handler: ({ ctx, caller, input }) => addNode(ctx, caller, input, false),
   }),
 
   addManager: query({
@@ -193,7 +191,7 @@ export const clusterRouter = defineRouter("cluster", {
     access: "admin",
     input: addInput,
     output: joinSchema,
-    handler: ({ services, caller, input }) => addNode(services, caller, input, true),
+    handler: ({ ctx, caller, input }) => addNode(ctx, caller, input, true),
   }),
 
   updateNode: mutation({
@@ -207,18 +205,18 @@ export const clusterRouter = defineRouter("cluster", {
       labels: labelsSchema.optional(),
     }),
     output: nodeSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const reserved = Object.keys(input.labels ?? {}).filter((key) => key.startsWith(RESERVED_LABEL_PREFIX));
       if (reserved.length > 0) {
         throw badRequest(`Invalid input: labels: ${reserved[0]}: the platform.* labels are the platform's`, {
           fields: ["labels"],
         });
       }
-      const manager = await managerOf(services, caller, input.serverId);
+      const manager = await managerOf(ctx, caller, input.serverId);
       let labels: Record<string, string> = {};
       if (input.labels) {
         // The caller sets its own labels; the platform's stay as they are.
-        const current = (await listNodes(services, manager)).find((node) => node.ID === input.nodeId);
+        const current = (await listNodes(ctx, manager)).find((node) => node.ID === input.nodeId);
         const kept = Object.entries(current?.Spec?.Labels ?? {}).filter(([key]) =>
           key.startsWith(RESERVED_LABEL_PREFIX),
         );
@@ -227,16 +225,16 @@ export const clusterRouter = defineRouter("cluster", {
       const updated = await callAgent(
         manager,
         () =>
-          services.agents.client.updateNode(manager, {
+          ctx.agents.client.updateNode(manager, {
             nodeId: input.nodeId,
             availability: input.availability ?? "",
             role: input.role ?? "",
             labels,
             setLabels: input.labels !== undefined,
           }),
-        services.logger,
+        ctx.logger,
       );
-      return withPlatform(services, caller, JSON.parse(updated.nodeJson) as DockerNode);
+      return withPlatform(ctx, caller, JSON.parse(updated.nodeJson) as DockerNode);
     },
   }),
 
@@ -245,28 +243,28 @@ export const clusterRouter = defineRouter("cluster", {
     access: "admin",
     input: z.object({ nodeId: nodeIdSchema, serverId: serverIdSchema.optional() }),
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const manager = await managerOf(services, caller, input.serverId);
-      const node = (await listNodes(services, manager)).find((candidate) => candidate.ID === input.nodeId);
+    handler: async ({ ctx, caller, input }) => {
+      const manager = await managerOf(ctx, caller, input.serverId);
+      const node = (await listNodes(ctx, manager)).find((candidate) => candidate.ID === input.nodeId);
       if (!node) throw notFound("Node");
       // A node that is a server of the organization: its tasks move away first, then its own
       // agent leaves the Swarm so its engine is free again (best effort: it may be down).
-      const member = (await withPlatform(services, caller, node)).platform;
+      const member = (await withPlatform(ctx, caller, node)).platform;
       if (member && member.serverId !== manager) {
         await callAgent(
           manager,
           () =>
-            services.agents.client.updateNode(manager, {
+            ctx.agents.client.updateNode(manager, {
               nodeId: input.nodeId,
               availability: "drain",
               role: "",
               labels: {},
               setLabels: false,
             }),
-          services.logger,
+          ctx.logger,
         );
-        await services.agents.client.leaveSwarm(member.serverId).catch((error: unknown) => {
-          services.logger.warn(
+        await ctx.agents.client.leaveSwarm(member.serverId).catch((error: unknown) => {
+          ctx.logger.warn(
             { err: error, serverId: member.serverId },
             "the removed node did not leave the Swarm",
           );
@@ -274,8 +272,8 @@ export const clusterRouter = defineRouter("cluster", {
       }
       const removed = await callAgent(
         manager,
-        () => services.agents.client.removeNode(manager, input.nodeId),
-        services.logger,
+        () => ctx.agents.client.removeNode(manager, input.nodeId),
+        ctx.logger,
       );
       if (!removed.removed) throw notFound("Node");
       return true;

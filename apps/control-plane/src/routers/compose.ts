@@ -79,8 +79,8 @@ const statusAnswerSchema = z.object({
 });
 
 /** The stack when it is of the caller's organization and visible to the caller; else 404. */
-function load(services: ServiceContext, caller: Caller, composeId: string): Promise<LocatedCompose> {
-  return loadCallerCompose(services.db, caller, composeId);
+function load(ctx: ServiceContext, caller: Caller, composeId: string): Promise<LocatedCompose> {
+  return loadCallerCompose(ctx.db, caller, composeId);
 }
 
 /**
@@ -88,12 +88,12 @@ function load(services: ServiceContext, caller: Caller, composeId: string): Prom
  * naming where. Answers the converted document (undefined: no file yet).
  */
 async function refusedConversion(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
 ): Promise<Record<string, unknown> | undefined> {
   // A repository's file is read, converted and checked at each deploy.
   if (row.sourceType !== "raw" || row.composeFile.trim() === "") return undefined;
-  return (await convertedComposeOf(services, row)).document;
+  return (await convertedComposeOf(ctx, row)).document;
 }
 
 /** A file that does not parse is a 400 naming where; nothing is stored. */
@@ -108,7 +108,7 @@ function checkFile(composeFile: string | undefined): void {
 }
 
 async function queue(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: LocatedCompose,
   kind: DeploymentKind,
   input: { title?: string; description?: string },
@@ -118,7 +118,7 @@ async function queue(
       fields: ["composeFile"],
     });
   }
-  const { deploymentId } = await startTargetDeployment(services, {
+  const { deploymentId } = await startTargetDeployment(ctx, {
     target: { kind: "compose", id: row.composeId },
     organizationId: row.organizationId,
     serverId: row.serverId,
@@ -129,23 +129,23 @@ async function queue(
   return { success: true as const, deploymentId };
 }
 
-async function targetEnvironment(services: ServiceContext, caller: Caller, environmentId: string) {
-  const target = await findEnvironment(services.db, caller.organizationId, environmentId);
+async function targetEnvironment(ctx: ServiceContext, caller: Caller, environmentId: string) {
+  const target = await findEnvironment(ctx.db, caller.organizationId, environmentId);
   if (!target) throw notFound("Environment");
-  await requireEnvironmentAccess(services.db, caller, target);
+  await requireEnvironmentAccess(ctx.db, caller, target);
   return target;
 }
 
 /** The server a new stack runs on: the caller's organization's, or this machine (not on cloud). */
 async function targetServer(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string | null | undefined,
 ): Promise<string | null> {
-  if (!serverId && services.config.edition === "cloud") {
+  if (!serverId && ctx.config.edition === "cloud") {
     throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
   }
-  if (serverId && !(await serverBelongsTo(services.db, caller.organizationId, serverId))) {
+  if (serverId && !(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) {
     throw notFound("Server");
   }
   return serverId || null;
@@ -154,7 +154,7 @@ async function targetServer(
 const LABEL_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /** A free appName for a template's stack: `<project>-<template>-<6 random>`, as Dokploy names it. */
-async function templateAppName(services: ServiceContext, projectName: string, templateId: string) {
+async function templateAppName(ctx: ServiceContext, projectName: string, templateId: string) {
   const base =
     `${projectName} ${templateId}`
       .toLowerCase()
@@ -165,19 +165,19 @@ async function templateAppName(services: ServiceContext, projectName: string, te
   for (;;) {
     const suffix = [...randomBytes(6)].map((byte) => LABEL_ALPHABET[byte % LABEL_ALPHABET.length]).join("");
     const candidate = `${base}-${suffix}`;
-    if (!(await appNameTaken(services.db, candidate))) return candidate;
+    if (!(await appNameTaken(ctx.db, candidate))) return candidate;
   }
 }
 
 /** A template the catalogues do not have is a 404; one that cannot be rendered a 400 naming `id`. */
 async function renderedTemplate(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { id: string; baseUrl?: string },
   options: { generateHost: (serviceName: string) => string },
 ): Promise<RenderedTemplate> {
   try {
-    return await renderTemplate(services, input.id, {
+    return await renderTemplate(ctx, input.id, {
       baseUrl: input.baseUrl,
       organizationId: caller.organizationId,
       generateHost: options.generateHost,
@@ -215,17 +215,17 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: createComposeInput,
     output: composeSchema,
-    handler: async ({ services, caller, input }) => {
-      const environment = await targetEnvironment(services, caller, input.environmentId);
-      requireCanCreateServices(await grantsOf(services.db, caller));
-      const serverId = await targetServer(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const environment = await targetEnvironment(ctx, caller, input.environmentId);
+      requireCanCreateServices(await grantsOf(ctx.db, caller));
+      const serverId = await targetServer(ctx, caller, input.serverId);
       checkFile(input.composeFile);
       const taken = () =>
         conflict(`The appName "${input.appName}" is already in use`, { fields: ["appName"] });
-      if (await appNameTaken(services.db, input.appName)) throw taken();
+      if (await appNameTaken(ctx.db, input.appName)) throw taken();
       let row: Awaited<ReturnType<typeof insertCompose>>;
       try {
-        row = await insertCompose(services.db, {
+        row = await insertCompose(ctx.db, {
           composeId: newComposeId(),
           name: input.name,
           appName: input.appName,
@@ -242,17 +242,17 @@ export const composeRouter = defineRouter("compose", {
       }
       // The conversion (the tenant's refusals too) needs the stored row: a file it refuses is
       // taken back at once.
-      const located = await findCompose(services.db, caller.organizationId, row.composeId);
+      const located = await findCompose(ctx.db, caller.organizationId, row.composeId);
       if (located) {
         try {
-          const document = await refusedConversion(services, located);
-          await claimComposePorts(services, located, document, async () => undefined);
+          const document = await refusedConversion(ctx, located);
+          await claimComposePorts(ctx, located, document, async () => undefined);
         } catch (error) {
-          await deleteCompose(services.db, row.composeId);
+          await deleteCompose(ctx.db, row.composeId);
           throw error;
         }
       }
-      await grantCreated(services.db, caller, "services", row.composeId);
+      await grantCreated(ctx.db, caller, "services", row.composeId);
       return toComposeView(row);
     },
   }),
@@ -262,8 +262,7 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput,
     output: composeSchema,
-    handler: async ({ services, caller, input }) =>
-      toComposeView(await load(services, caller, input.composeId)),
+    handler: async ({ ctx, caller, input }) => toComposeView(await load(ctx, caller, input.composeId)),
   }),
 
   update: mutation({
@@ -271,19 +270,19 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: updateComposeInput,
     output: composeSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
       checkFile(input.composeFile);
       const { composeId, customGitSSHKeyId, ...fields } = input;
       const patch: ComposeUpdate = {};
       for (const [key, value] of Object.entries(fields)) {
         if (value !== undefined) (patch as Record<string, unknown>)[key] = value;
       }
-      await checkGitSource(services, caller, input);
+      await checkGitSource(ctx, caller, input);
       const next = { ...row, ...(patch as Partial<LocatedCompose>) };
       if (input.networkIds !== undefined || input.composeType !== undefined) {
         await checkNetworkIds(
-          services,
+          ctx,
           caller.organizationId,
           { serverId: row.serverId, swarm: next.composeType === "stack" },
           next.networkIds,
@@ -292,8 +291,8 @@ export const composeRouter = defineRouter("compose", {
       if (customGitSSHKeyId !== undefined) patch.customGitSshKeyId = customGitSSHKeyId;
       if (patch.env === "") patch.env = null;
       Object.assign(next, patch);
-      const document = await refusedConversion(services, next);
-      const updated = await claimComposePorts(services, next, document, (trx) =>
+      const document = await refusedConversion(ctx, next);
+      const updated = await claimComposePorts(ctx, next, document, (trx) =>
         updateCompose(trx, row.composeId, patch),
       );
       if (!updated) throw notFound("Compose");
@@ -306,8 +305,8 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: deployComposeInput,
     output: deployStartedSchema,
-    handler: async ({ services, caller, input }) =>
-      queue(services, await load(services, caller, input.composeId), "deploy", input),
+    handler: async ({ ctx, caller, input }) =>
+      queue(ctx, await load(ctx, caller, input.composeId), "deploy", input),
   }),
 
   redeploy: mutation({
@@ -315,8 +314,8 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: deployComposeInput,
     output: deployStartedSchema,
-    handler: async ({ services, caller, input }) =>
-      queue(services, await load(services, caller, input.composeId), "redeploy", input),
+    handler: async ({ ctx, caller, input }) =>
+      queue(ctx, await load(ctx, caller, input.composeId), "redeploy", input),
   }),
 
   start: mutation({
@@ -324,10 +323,10 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput,
     output: statusAnswerSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
-      await composeStackAction(services, row, "START");
-      await updateCompose(services.db, row.composeId, { composeStatus: "done" });
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await composeStackAction(ctx, row, "START");
+      await updateCompose(ctx.db, row.composeId, { composeStatus: "done" });
       return { success: true as const, composeStatus: "done" as const };
     },
   }),
@@ -337,10 +336,10 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput,
     output: statusAnswerSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
-      await composeStackAction(services, row, "STOP");
-      await updateCompose(services.db, row.composeId, { composeStatus: "idle" });
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await composeStackAction(ctx, row, "STOP");
+      await updateCompose(ctx.db, row.composeId, { composeStatus: "idle" });
       return { success: true as const, composeStatus: "idle" as const };
     },
   }),
@@ -350,11 +349,11 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput.extend({ deleteVolumes: z.boolean().default(false) }),
     output: composeSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
-      requireCanDeleteServices(await grantsOf(services.db, caller));
-      await teardownCompose(services, row, "The compose service was deleted", input.deleteVolumes);
-      await deleteCompose(services.db, row.composeId);
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await teardownCompose(ctx, row, "The compose service was deleted", input.deleteVolumes);
+      await deleteCompose(ctx.db, row.composeId);
       return toComposeView(row);
     },
   }),
@@ -364,10 +363,10 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput.extend({ type: z.enum(["stack", "docker-compose"]).optional() }),
     output: z.array(z.string()),
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
       if (!row.composeFile.trim()) return [];
-      const converted = await convertedComposeOf(services, {
+      const converted = await convertedComposeOf(ctx, {
         ...row,
         composeType: input.type ?? row.composeType,
       });
@@ -381,15 +380,15 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput.extend({ containerId: containerIdSchema, ...runtimeLogInput }),
     output: runtimeLogsSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const row = await load(services, caller, input.composeId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const row = await load(ctx, caller, input.composeId);
       const target = {
         serverId: composeServerOf(row),
         owner: ownerOfCompose(row),
         containerId: input.containerId,
         stackName: row.appName,
       };
-      return readRuntimeLogs(services.agents.client, target, input, logger);
+      return readRuntimeLogs(ctx.agents.client, target, input, logger);
     },
   }),
 
@@ -398,14 +397,14 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: composeIdInput,
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
       if (!row.composeFile.trim()) {
         throw badRequest("The compose service has no file yet: set composeFile first", {
           fields: ["composeFile"],
         });
       }
-      return (await convertedComposeOf(services, row)).yaml;
+      return (await convertedComposeOf(ctx, row)).yaml;
     },
   }),
 
@@ -417,10 +416,10 @@ export const composeRouter = defineRouter("compose", {
       targetEnvironmentId: z.string().min(1).max(100),
     }),
     output: composeSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await load(services, caller, input.composeId);
-      const target = await targetEnvironment(services, caller, input.targetEnvironmentId);
-      const moved = await updateCompose(services.db, row.composeId, { environmentId: target.environmentId });
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      const target = await targetEnvironment(ctx, caller, input.targetEnvironmentId);
+      const moved = await updateCompose(ctx.db, row.composeId, { environmentId: target.environmentId });
       if (!moved) throw notFound("Compose");
       return toComposeView(moved);
     },
@@ -431,8 +430,8 @@ export const composeRouter = defineRouter("compose", {
     access: "member",
     input: z.object({ baseUrl: baseUrlSchema.optional() }).optional(),
     output: z.array(templateSummarySchema),
-    handler: async ({ services, caller, input }) =>
-      listTemplates(services, { baseUrl: input?.baseUrl, organizationId: caller.organizationId }),
+    handler: async ({ ctx, caller, input }) =>
+      listTemplates(ctx, { baseUrl: input?.baseUrl, organizationId: caller.organizationId }),
   }),
 
   deployTemplate: mutation({
@@ -446,18 +445,18 @@ export const composeRouter = defineRouter("compose", {
       baseUrl: baseUrlSchema.optional(),
     }),
     output: composeSchema,
-    handler: async ({ services, caller, input }) => {
-      const environment = await targetEnvironment(services, caller, input.environmentId);
-      requireCanCreateServices(await grantsOf(services.db, caller));
-      const serverId = await targetServer(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const environment = await targetEnvironment(ctx, caller, input.environmentId);
+      requireCanCreateServices(await grantsOf(ctx.db, caller));
+      const serverId = await targetServer(ctx, caller, input.serverId);
       // It deploys at once: a server its agent runs on is needed now, before anything is stored.
-      await agentServerId(services, caller.organizationId, serverId);
-      const project = await findProject(services.db, caller.organizationId, environment.projectId);
+      await agentServerId(ctx, caller.organizationId, serverId);
+      const project = await findProject(ctx.db, caller.organizationId, environment.projectId);
       if (!project) throw notFound("Environment");
-      const appName = await templateAppName(services, project.name, input.id);
-      const generateHost = await generateHostFor(services, caller, appName, serverId ?? undefined);
-      const template = await renderedTemplate(services, caller, input, { generateHost });
-      const summary = (await listTemplates(services, { baseUrl: input.baseUrl })).find(
+      const appName = await templateAppName(ctx, project.name, input.id);
+      const generateHost = await generateHostFor(ctx, caller, appName, serverId ?? undefined);
+      const template = await renderedTemplate(ctx, caller, input, { generateHost });
+      const summary = (await listTemplates(ctx, { baseUrl: input.baseUrl })).find(
         (entry) => entry.id === input.id,
       );
       for (const mount of template.mounts) {
@@ -467,7 +466,7 @@ export const composeRouter = defineRouter("compose", {
           });
         }
       }
-      const row = await insertCompose(services.db, {
+      const row = await insertCompose(ctx.db, {
         composeId: newComposeId(),
         name: input.id,
         appName,
@@ -480,23 +479,23 @@ export const composeRouter = defineRouter("compose", {
         env: template.envs.join("\n") || null,
         icon: summary?.logo || null,
       });
-      const located = await findCompose(services.db, caller.organizationId, row.composeId);
+      const located = await findCompose(ctx.db, caller.organizationId, row.composeId);
       if (!located) throw notFound("Compose");
       try {
-        await insertComposeFileMounts(services.db, located, template.mounts);
+        await insertComposeFileMounts(ctx.db, located, template.mounts);
         // The tenant's refusals before anything reaches the proxy or the server.
-        await convertedComposeOf(services, located);
+        await convertedComposeOf(ctx, located);
         for (const domain of template.domains) {
-          await addComposeDomain(services, caller, row.composeId, domain);
+          await addComposeDomain(ctx, caller, row.composeId, domain);
         }
       } catch (error) {
-        await removeComposeProxy(services, located).catch(() => {});
-        await deleteCompose(services.db, row.composeId);
+        await removeComposeProxy(ctx, located).catch(() => {});
+        await deleteCompose(ctx.db, row.composeId);
         throw error;
       }
-      await grantCreated(services.db, caller, "services", row.composeId);
-      await queue(services, located, "deploy", { title: `Template ${input.id}` });
-      return toComposeView((await findCompose(services.db, caller.organizationId, row.composeId)) ?? row);
+      await grantCreated(ctx.db, caller, "services", row.composeId);
+      await queue(ctx, located, "deploy", { title: `Template ${input.id}` });
+      return toComposeView((await findCompose(ctx.db, caller.organizationId, row.composeId)) ?? row);
     },
   }),
 });

@@ -75,7 +75,7 @@ async function deployment(deploymentId: string) {
 }
 
 async function applicationOf(deploymentId: string): Promise<string> {
-  const row = await platform.services.db
+  const row = await platform.ctx.db
     .selectFrom("deployments")
     .select("applicationId")
     .where("deploymentId", "=", deploymentId)
@@ -169,7 +169,7 @@ describe("deployments through the real pipeline", () => {
       });
       expect(row.logs.trimEnd().split("\n")).toEqual(lines);
       expect(await applicationStatus(app.applicationId)).toBe("done");
-      const events_ = await platform.services.db
+      const events_ = await platform.ctx.db
         .selectFrom("events")
         .selectAll()
         .where("applicationId", "=", app.applicationId)
@@ -209,7 +209,7 @@ describe("deployments through the real pipeline", () => {
       expect(row.logs).toContain("compiling-the-broken-build");
       expect(row.logs).toContain(`Deployment failed: ${row.errorMessage}`);
       expect(await applicationStatus(app.applicationId)).toBe("error");
-      const events = await platform.services.db
+      const events = await platform.ctx.db
         .selectFrom("events")
         .selectAll()
         .where("applicationId", "=", app.applicationId)
@@ -262,7 +262,7 @@ describe("deployments through the real pipeline", () => {
       });
       // Never deployed before: a stopped deployment leaves the application as it was.
       expect(await applicationStatus(app.applicationId)).toBe("idle");
-      const events = await platform.services.db
+      const events = await platform.ctx.db
         .selectFrom("events")
         .selectAll()
         .where("applicationId", "=", app.applicationId)

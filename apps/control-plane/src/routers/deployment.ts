@@ -136,59 +136,59 @@ const serviceTypes = [
   "redis",
 ] as const;
 
-async function applicationDeployments(services: ServiceContext, caller: Caller, applicationId: string) {
-  if (!(await ownedService(services.db, caller, "application", applicationId))) throw notFound("Application");
-  await requireApplicationAccess(services.db, caller, applicationId);
-  const rows = await listDeployments(services.db, caller.organizationId, { applicationId });
+async function applicationDeployments(ctx: ServiceContext, caller: Caller, applicationId: string) {
+  if (!(await ownedService(ctx.db, caller, "application", applicationId))) throw notFound("Application");
+  await requireApplicationAccess(ctx.db, caller, applicationId);
+  const rows = await listDeployments(ctx.db, caller.organizationId, { applicationId });
   return rows.map(toDeploymentView);
 }
 
-async function serverDeployments(services: ServiceContext, caller: Caller, serverId: string) {
-  if (!(await serverBelongsTo(services.db, caller.organizationId, serverId))) throw notFound("Server");
-  const rows = await listDeployments(services.db, caller.organizationId, { serverId });
-  return (await onlyVisibleServices(services.db, caller, rows)).map(toDeploymentView);
+async function serverDeployments(ctx: ServiceContext, caller: Caller, serverId: string) {
+  if (!(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) throw notFound("Server");
+  const rows = await listDeployments(ctx.db, caller.organizationId, { serverId });
+  return (await onlyVisibleServices(ctx.db, caller, rows)).map(toDeploymentView);
 }
 
 async function databaseDeployments(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: DatabaseKind,
   databaseId: string,
 ) {
-  const row = await findDatabase(services.db, caller.organizationId, kind, databaseId);
+  const row = await findDatabase(ctx.db, caller.organizationId, kind, databaseId);
   if (!row) throw notFound("Database");
   const service = { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId };
-  await requireServiceAccess(services.db, caller, service, "Database");
-  return (await listTargetDeployments(services.db, databaseId)).map(toDeploymentView);
+  await requireServiceAccess(ctx.db, caller, service, "Database");
+  return (await listTargetDeployments(ctx.db, databaseId)).map(toDeploymentView);
 }
 
-async function composeDeployments(services: ServiceContext, caller: Caller, composeId: string) {
-  await loadCallerCompose(services.db, caller, composeId);
-  return (await listTargetDeployments(services.db, composeId)).map(toDeploymentView);
+async function composeDeployments(ctx: ServiceContext, caller: Caller, composeId: string) {
+  await loadCallerCompose(ctx.db, caller, composeId);
+  return (await listTargetDeployments(ctx.db, composeId)).map(toDeploymentView);
 }
 
 /** A schedule's runs (404 unless the caller may reach the schedule: schedules/schedules.ts). */
-async function scheduleDeployments(services: ServiceContext, caller: Caller, scheduleId: string) {
-  const schedule = await loadSchedule(services, caller, scheduleId);
-  return (await listTargetDeployments(services.db, schedule.scheduleId)).map(toDeploymentView);
+async function scheduleDeployments(ctx: ServiceContext, caller: Caller, scheduleId: string) {
+  const schedule = await loadSchedule(ctx, caller, scheduleId);
+  return (await listTargetDeployments(ctx.db, schedule.scheduleId)).map(toDeploymentView);
 }
 
 /** A preview deployment's runs (404 unless the caller may reach its application). */
-async function previewDeployments(services: ServiceContext, caller: Caller, previewDeploymentId: string) {
-  await loadCallerPreview(services, caller, previewDeploymentId);
-  return (await listTargetDeployments(services.db, previewDeploymentId)).map(toDeploymentView);
+async function previewDeployments(ctx: ServiceContext, caller: Caller, previewDeploymentId: string) {
+  await loadCallerPreview(ctx, caller, previewDeploymentId);
+  return (await listTargetDeployments(ctx.db, previewDeploymentId)).map(toDeploymentView);
 }
 
 /** A backup's runs (404 unless the caller may see its database; the web server's: instance administrators). */
-async function backupDeployments(services: ServiceContext, caller: Caller, backupId: string) {
-  await loadBackup(services, caller, backupId);
-  return (await listTargetDeployments(services.db, backupId, "backupId")).map(toDeploymentView);
+async function backupDeployments(ctx: ServiceContext, caller: Caller, backupId: string) {
+  await loadBackup(ctx, caller, backupId);
+  return (await listTargetDeployments(ctx.db, backupId, "backupId")).map(toDeploymentView);
 }
 
 /** A volume backup's runs (404 unless the caller may reach its service). */
-async function volumeBackupDeployments(services: ServiceContext, caller: Caller, volumeBackupId: string) {
-  await loadVolumeBackup(services, caller, volumeBackupId);
-  return (await listTargetDeployments(services.db, volumeBackupId, "volumeBackupId")).map(toDeploymentView);
+async function volumeBackupDeployments(ctx: ServiceContext, caller: Caller, volumeBackupId: string) {
+  await loadVolumeBackup(ctx, caller, volumeBackupId);
+  return (await listTargetDeployments(ctx.db, volumeBackupId, "volumeBackupId")).map(toDeploymentView);
 }
 
 const isDatabaseKind = (type: string): type is DatabaseKind =>
@@ -203,7 +203,7 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: z.object({ applicationId: idSchema }),
     output: z.array(deploymentSchema),
-    handler: ({ services, caller, input }) => applicationDeployments(services, caller, input.applicationId),
+    handler: ({ ctx, caller, input }) => applicationDeployments(ctx, caller, input.applicationId),
   }),
 
   allByCompose: query({
@@ -211,7 +211,7 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: z.object({ composeId: idSchema }),
     output: z.array(deploymentSchema),
-    handler: ({ services, caller, input }) => composeDeployments(services, caller, input.composeId),
+    handler: ({ ctx, caller, input }) => composeDeployments(ctx, caller, input.composeId),
   }),
 
   allByServer: query({
@@ -219,7 +219,7 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: z.object({ serverId: idSchema }),
     output: z.array(deploymentSchema),
-    handler: ({ services, caller, input }) => serverDeployments(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => serverDeployments(ctx, caller, input.serverId),
   }),
 
   allByType: query({
@@ -228,15 +228,15 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
-    handler: ({ services, caller, input }) => {
-      if (input.type === "application") return applicationDeployments(services, caller, input.id);
-      if (input.type === "server") return serverDeployments(services, caller, input.id);
-      if (isDatabaseKind(input.type)) return databaseDeployments(services, caller, input.type, input.id);
-      if (input.type === "compose") return composeDeployments(services, caller, input.id);
-      if (input.type === "schedule") return scheduleDeployments(services, caller, input.id);
-      if (input.type === "previewDeployment") return previewDeployments(services, caller, input.id);
-      if (input.type === "backup") return backupDeployments(services, caller, input.id);
-      return volumeBackupDeployments(services, caller, input.id);
+    handler: ({ ctx, caller, input }) => {
+      if (input.type === "application") return applicationDeployments(ctx, caller, input.id);
+      if (input.type === "server") return serverDeployments(ctx, caller, input.id);
+      if (isDatabaseKind(input.type)) return databaseDeployments(ctx, caller, input.type, input.id);
+      if (input.type === "compose") return composeDeployments(ctx, caller, input.id);
+      if (input.type === "schedule") return scheduleDeployments(ctx, caller, input.id);
+      if (input.type === "previewDeployment") return previewDeployments(ctx, caller, input.id);
+      if (input.type === "backup") return backupDeployments(ctx, caller, input.id);
+      return volumeBackupDeployments(ctx, caller, input.id);
     },
   }),
 
@@ -245,9 +245,9 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: noInput,
     output: z.array(centralizedSchema),
-    handler: async ({ services, caller }) => {
-      const rows = await listNewestDeployments(services.db, caller.organizationId, CENTRALIZED_LIMIT);
-      return (await onlyVisibleServices(services.db, caller, rows)).map((row) => {
+    handler: async ({ ctx, caller }) => {
+      const rows = await listNewestDeployments(ctx.db, caller.organizationId, CENTRALIZED_LIMIT);
+      return (await onlyVisibleServices(ctx.db, caller, rows)).map((row) => {
         const service = { name: row.serviceName, appName: row.serviceAppName };
         return {
           ...toDeploymentView(row),
@@ -266,9 +266,9 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: noInput,
     output: z.array(queueJobSchema),
-    handler: async ({ services, caller }) => {
-      const rows = await listQueueJobs(services.db, caller.organizationId, QUEUE_FINISHED_LIMIT);
-      return (await onlyVisibleServices(services.db, caller, rows)).map((row) => ({
+    handler: async ({ ctx, caller }) => {
+      const rows = await listQueueJobs(ctx.db, caller.organizationId, QUEUE_FINISHED_LIMIT);
+      return (await onlyVisibleServices(ctx.db, caller, rows)).map((row) => ({
         id: row.deploymentId,
         name: row.kind,
         state: jobStates[row.status as DeploymentStatus],
@@ -296,9 +296,9 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: deploymentIdInput,
     output: z.object({ success: z.boolean(), message: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const deployment = await loadDeployment(services, caller, input.deploymentId);
-      const result = await stopDeployment(services, deployment, "Killed by deployment.killProcess");
+    handler: async ({ ctx, caller, input }) => {
+      const deployment = await loadDeployment(ctx, caller, input.deploymentId);
+      const result = await stopDeployment(ctx, deployment, "Killed by deployment.killProcess");
       if (result === "aborted") return { success: true, message: "Deployment killed" };
       if (result === "dropped") return { success: true, message: "Deployment removed from the queue" };
       return { success: false, message: `The deployment is not running (status ${deployment.status})` };
@@ -311,8 +311,8 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: deploymentIdInput.extend({ tail: logTailSchema }),
     output: runtimeLogsSchema,
-    handler: async ({ services, caller, input }) => {
-      const deployment = await loadDeployment(services, caller, input.deploymentId);
+    handler: async ({ ctx, caller, input }) => {
+      const deployment = await loadDeployment(ctx, caller, input.deploymentId);
       return tailLines(deployment.logs, input.tail);
     },
   }),
@@ -322,11 +322,11 @@ export const deploymentRouter = defineRouter("deployment", {
     access: "member",
     input: deploymentIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const deployment = await loadDeployment(services, caller, input.deploymentId);
+    handler: async ({ ctx, caller, input }) => {
+      const deployment = await loadDeployment(ctx, caller, input.deploymentId);
       // The same right as application.clearDeployments: history belongs to the service.
-      requireCanDeleteServices(await grantsOf(services.db, caller));
-      if (!(await deleteDeployment(services.db, deployment.deploymentId))) {
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      if (!(await deleteDeployment(ctx.db, deployment.deploymentId))) {
         throw conflict("The deployment is running; kill it first (deployment.killProcess)");
       }
       return success;

@@ -48,8 +48,8 @@ export const destinationRouter = defineRouter("destination", {
     access: "admin",
     input: createDestinationInput,
     output: destinationSchema,
-    handler: async ({ services, caller, input }) =>
-      toDestinationView(await insertDestination(services, caller.organizationId, input)),
+    handler: async ({ ctx, caller, input }) =>
+      toDestinationView(await insertDestination(ctx, caller.organizationId, input)),
   }),
 
   all: query({
@@ -57,8 +57,8 @@ export const destinationRouter = defineRouter("destination", {
     access: "member",
     input: noInput,
     output: z.array(destinationSchema),
-    handler: async ({ services, caller }) =>
-      (await listDestinations(services.db, caller.organizationId)).map(toDestinationView),
+    handler: async ({ ctx, caller }) =>
+      (await listDestinations(ctx.db, caller.organizationId)).map(toDestinationView),
   }),
 
   one: query({
@@ -66,8 +66,8 @@ export const destinationRouter = defineRouter("destination", {
     access: "member",
     input: destinationIdInput,
     output: destinationSchema,
-    handler: async ({ services, caller, input }) => {
-      const row = await findDestination(services.db, caller.organizationId, input.destinationId);
+    handler: async ({ ctx, caller, input }) => {
+      const row = await findDestination(ctx.db, caller.organizationId, input.destinationId);
       if (!row) throw notFound("Destination");
       return toDestinationView(row);
     },
@@ -78,9 +78,9 @@ export const destinationRouter = defineRouter("destination", {
     access: "admin",
     input: updateDestinationInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const { destinationId, ...fields } = input;
-      if (!(await updateDestination(services, caller.organizationId, destinationId, fields))) {
+      if (!(await updateDestination(ctx, caller.organizationId, destinationId, fields))) {
         throw notFound("Destination");
       }
       return success;
@@ -92,11 +92,11 @@ export const destinationRouter = defineRouter("destination", {
     access: "admin",
     input: destinationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      if (!(await deleteDestination(services.db, caller.organizationId, input.destinationId))) {
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await deleteDestination(ctx.db, caller.organizationId, input.destinationId))) {
         throw notFound("Destination");
       }
-      await services.backups.reschedule();
+      await ctx.backups.reschedule();
       return success;
     },
   }),
@@ -106,26 +106,26 @@ export const destinationRouter = defineRouter("destination", {
     access: "admin",
     input: testConnectionInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const { destinationId, ...fields } = input;
       let secretAccessKey = fields.secretAccessKey;
       if (destinationId !== undefined) {
-        const stored = await findDestination(services.db, caller.organizationId, destinationId);
+        const stored = await findDestination(ctx.db, caller.organizationId, destinationId);
         if (!stored) throw notFound("Destination");
-        secretAccessKey ??= (await storageOf(services, stored)).secretAccessKey;
+        secretAccessKey ??= (await storageOf(ctx, stored)).secretAccessKey;
       }
       if (secretAccessKey === undefined) {
         throw badRequest("secretAccessKey is required without a destinationId", {
           fields: ["secretAccessKey"],
         });
       }
-      await checkEndpointProbe(services, caller.organizationId, fields);
+      await checkEndpointProbe(ctx, caller.organizationId, fields);
       try {
         await probeStorage({ ...fields, secretAccessKey });
       } catch (error) {
         if (!(error instanceof StorageProbeError)) throw error;
         const category = storageFailureCategory(error);
-        services.logger.info({ destinationId, step: error.step, category }, "destination test failed");
+        ctx.logger.info({ destinationId, step: error.step, category }, "destination test failed");
         throw new ApiError("BAD_REQUEST", `Destination test failed: could not ${error.step}: ${category}`, {
           category,
         });

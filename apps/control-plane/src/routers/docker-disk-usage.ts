@@ -21,7 +21,7 @@ export const dockerDiskUsageRouter = defineRouter("dockerDiskUsage", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: z.array(diskUsageItemSchema),
-    handler: ({ services, caller, input }) => getDiskUsage(services, caller, input?.serverId),
+    handler: ({ ctx, caller, input }) => getDiskUsage(ctx, caller, input?.serverId),
   }),
 
   getBuildCache: query({
@@ -29,7 +29,7 @@ export const dockerDiskUsageRouter = defineRouter("dockerDiskUsage", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: z.array(buildCacheItemSchema),
-    handler: ({ services, caller, input }) => getBuildCache(services, caller, input?.serverId),
+    handler: ({ ctx, caller, input }) => getBuildCache(ctx, caller, input?.serverId),
   }),
 
   pruneBuildCache: mutation({
@@ -37,8 +37,8 @@ export const dockerDiskUsageRouter = defineRouter("dockerDiskUsage", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await pruneBuildCache(services, caller, input?.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      await pruneBuildCache(ctx, caller, input?.serverId);
       return success;
     },
   }),

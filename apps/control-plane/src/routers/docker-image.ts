@@ -22,7 +22,7 @@ export const dockerImageRouter = defineRouter("dockerImage", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: z.array(imageRowSchema),
-    handler: ({ services, caller, input }) => getImages(services, caller, input?.serverId),
+    handler: ({ ctx, caller, input }) => getImages(ctx, caller, input?.serverId),
   }),
 
   getImageConfig: query({
@@ -30,8 +30,7 @@ export const dockerImageRouter = defineRouter("dockerImage", {
     access: "member",
     input: z.object({ imageRef: imageRefSchema, ...optionalServerId }),
     output: z.record(z.string(), z.unknown()),
-    handler: ({ services, caller, input }) =>
-      getImageConfig(services, caller, input.imageRef, input.serverId),
+    handler: ({ ctx, caller, input }) => getImageConfig(ctx, caller, input.imageRef, input.serverId),
   }),
 
   removeImage: mutation({
@@ -46,8 +45,8 @@ export const dockerImageRouter = defineRouter("dockerImage", {
       ...optionalServerId,
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await removeImage(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      await removeImage(ctx, caller, input);
       return success;
     },
   }),

@@ -32,7 +32,7 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: z.array(volumeSchema),
-    handler: ({ services, caller, input }) => getVolumes(services, caller, input?.serverId),
+    handler: ({ ctx, caller, input }) => getVolumes(ctx, caller, input?.serverId),
   }),
 
   getVolumesSize: query({
@@ -40,7 +40,7 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(optionalServerId).optional(),
     output: z.array(volumeSizeSchema),
-    handler: ({ services, caller, input }) => getVolumesSize(services, caller, input?.serverId),
+    handler: ({ ctx, caller, input }) => getVolumesSize(ctx, caller, input?.serverId),
   }),
 
   getVolumeConfig: query({
@@ -48,8 +48,7 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(volumeInput),
     output: z.record(z.string(), z.unknown()),
-    handler: ({ services, caller, input }) =>
-      getVolumeConfig(services, caller, input.volumeName, input.serverId),
+    handler: ({ ctx, caller, input }) => getVolumeConfig(ctx, caller, input.volumeName, input.serverId),
   }),
 
   removeVolume: mutation({
@@ -57,8 +56,8 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(volumeInput),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await removeVolume(services, caller, input.volumeName, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      await removeVolume(ctx, caller, input.volumeName, input.serverId);
       return success;
     },
   }),
@@ -68,7 +67,7 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(fileInput),
     output: z.array(volumeFileEntrySchema),
-    handler: ({ services, caller, input }) => listVolumeFiles(services, caller, input),
+    handler: ({ ctx, caller, input }) => listVolumeFiles(ctx, caller, input),
   }),
 
   readVolumeFile: query({
@@ -76,7 +75,7 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(fileInput),
     output: volumeFileContentSchema,
-    handler: ({ services, caller, input }) => readVolumeFile(services, caller, input),
+    handler: ({ ctx, caller, input }) => readVolumeFile(ctx, caller, input),
   }),
 
   writeVolumeFile: mutation({
@@ -87,8 +86,8 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
       content: volumeContentSchema,
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await writeVolumeFile(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      await writeVolumeFile(ctx, caller, input);
       return success;
     },
   }),
@@ -98,8 +97,8 @@ export const dockerVolumeRouter = defineRouter("dockerVolume", {
     access: "member",
     input: z.object(fileInput),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await deleteVolumeFile(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      await deleteVolumeFile(ctx, caller, input);
       return success;
     },
   }),

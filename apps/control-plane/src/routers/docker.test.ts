@@ -117,7 +117,7 @@ describe.each(setups)("docker.* ($name)", (setup) => {
   afterAll(async () => stop?.());
 
   it("reaches the local agent over the transport of the setup", () => {
-    expect(platform.services.agents.client.transport).toBeInstanceOf(setup.transport);
+    expect(platform.ctx.agents.client.transport).toBeInstanceOf(setup.transport);
   });
 
   it("getContainers lists every container of this machine in Dokploy's shape", async () => {
@@ -212,7 +212,7 @@ describe.each(setups)("docker.* ($name)", (setup) => {
   });
 
   it("getStackContainersByAppName and getServiceContainersByAppName list the service's containers", async () => {
-    const hostname = (await platform.services.agents.client.ping("local")).hostname;
+    const hostname = (await platform.ctx.agents.client.ping("local")).hostname;
     for (const [procedure, appName] of [
       ["docker.getStackContainersByAppName", stack],
       ["docker.getServiceContainersByAppName", service],
@@ -239,7 +239,7 @@ describe.each(setups)("docker.* ($name)", (setup) => {
   });
 
   it("refuses bad container ids and app names with a 400 that never reaches the agent", async () => {
-    const request = vi.spyOn(platform.services.agents.client.transport, "request");
+    const request = vi.spyOn(platform.ctx.agents.client.transport, "request");
     try {
       for (const containerId of ["abc;rm -rf /", "../etc", "$(id)", "a b", "..", "", `${standalone}\n`]) {
         for (const call of [

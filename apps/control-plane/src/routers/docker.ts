@@ -65,15 +65,15 @@ interface Target {
  * The agent to ask for `serverId`, checking that the server belongs to the caller's
  * organization (agentServerId: this machine belongs to the instance organization).
  */
-async function resolveTarget(services: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
+async function resolveTarget(ctx: ServiceContext, caller: Caller, serverId?: string): Promise<Target> {
   requireFeature(caller, "docker");
-  const agent = await agentServerId(services, caller.organizationId, serverId);
+  const agent = await agentServerId(ctx, caller.organizationId, serverId);
   return {
     agentServerId: agent,
     serverId: agent === LOCAL_SERVER_ID ? null : agent,
     // agentServerId answered, so the server is the caller's organization's.
     seesUnmanaged: caller.role !== "member",
-    visibleServices: await visibleServiceIds(services.db, caller),
+    visibleServices: await visibleServiceIds(ctx.db, caller),
   };
 }
 
@@ -97,7 +97,7 @@ function isVisible(
 
 /** The container's inspect data when the caller may see it; a 404 otherwise (never disclosed). */
 async function visibleContainer(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   target: Target,
   containerId: string,
@@ -105,11 +105,11 @@ async function visibleContainer(
   const config = await callAgent(
     target.agentServerId,
     () =>
-      services.agents.client.inspectContainer(target.agentServerId, containerId, {
+      ctx.agents.client.inspectContainer(target.agentServerId, containerId, {
         organizationId: caller.organizationId,
         includeUnmanaged: target.seesUnmanaged,
       }),
-    services.logger,
+    ctx.logger,
   );
   const inspect = JSON.parse(config.inspectJson) as Record<string, unknown> & {
     Id: string;
@@ -122,16 +122,16 @@ async function visibleContainer(
 }
 
 async function listContainers(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string | undefined,
   filter: Init<ListContainersCommand>,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
+  const target = await resolveTarget(ctx, caller, serverId);
   const containers = await callAgent(
     target.agentServerId,
-    () => services.agents.client.listContainers(target.agentServerId, filter),
-    services.logger,
+    () => ctx.agents.client.listContainers(target.agentServerId, filter),
+    ctx.logger,
   );
   return {
     target,
@@ -141,18 +141,18 @@ async function listContainers(
 
 /** Containers of a Swarm service or stack on the server, with the server's hostname as node. */
 async function taskContainers(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId: string | undefined,
   filter: Init<ListContainersCommand>,
 ) {
-  const target = await resolveTarget(services, caller, serverId);
-  const { client } = services.agents;
+  const target = await resolveTarget(ctx, caller, serverId);
+  const { client } = ctx.agents;
   const [containers, ping] = await callAgent(
     target.agentServerId,
     () =>
       Promise.all([client.listContainers(target.agentServerId, filter), client.ping(target.agentServerId)]),
-    services.logger,
+    ctx.logger,
   );
   return containers
     .filter((container) => isVisible(container, caller, target))
@@ -163,14 +163,14 @@ const serverIdInput = { serverId: serverIdSchema.optional() };
 
 /** The agent to ask and the checked full id of a container the caller may act on (404 otherwise). */
 export async function checkedContainer(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { containerId: string; serverId?: string },
 ) {
-  const target = await resolveTarget(services, caller, input.serverId);
-  const { Id } = await visibleContainer(services, caller, target, input.containerId);
+  const target = await resolveTarget(ctx, caller, input.serverId);
+  const { Id } = await visibleContainer(ctx, caller, target, input.containerId);
   const agent = {
-    services,
+    ctx,
     agentServerId: target.agentServerId,
     scope: { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
   };
@@ -184,8 +184,8 @@ const containerAction = (summary: string, action: "START" | "STOP" | "KILL" | "R
     access: "member",
     input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const { agent, containerId } = await checkedContainer(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(ctx, caller, input);
       await actOnContainer(agent, containerId, action);
       return success;
     },
@@ -199,8 +199,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object(serverIdInput).optional(),
     output: z.array(containerSummarySchema),
-    handler: async ({ services, caller, input }) => {
-      const { target, containers } = await listContainers(services, caller, input?.serverId, { all: true });
+    handler: async ({ ctx, caller, input }) => {
+      const { target, containers } = await listContainers(ctx, caller, input?.serverId, { all: true });
       return containers.map((container) => toContainerSummary(container, target.serverId));
     },
   }),
@@ -210,21 +210,21 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const target = await resolveTarget(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const target = await resolveTarget(ctx, caller, input.serverId);
       const { agentServerId } = target;
       // Restart by the full id that was checked, never by a name that could now be another's.
-      const { Id } = await visibleContainer(services, caller, target, input.containerId);
+      const { Id } = await visibleContainer(ctx, caller, target, input.containerId);
       await callAgent(
         agentServerId,
         () =>
-          services.agents.client.restartContainer(
+          ctx.agents.client.restartContainer(
             agentServerId,
             Id,
             { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
             { timeoutMs: 60_000 },
           ),
-        services.logger,
+        ctx.logger,
       );
       return success;
     },
@@ -243,8 +243,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object(fileInput),
     output: z.array(containerFileEntrySchema),
-    handler: async ({ services, caller, input }) => {
-      const { agent, containerId } = await checkedContainer(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(ctx, caller, input);
       return listContainerFiles(agent, containerId, input.path);
     },
   }),
@@ -254,8 +254,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object(fileInput),
     output: containerFileSchema,
-    handler: async ({ services, caller, input }) => {
-      const { agent, containerId } = await checkedContainer(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(ctx, caller, input);
       return readContainerFile(agent, containerId, input.path);
     },
   }),
@@ -265,8 +265,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ ...fileInput, content: fileContentSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const { agent, containerId } = await checkedContainer(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(ctx, caller, input);
       await writeContainerFile(agent, containerId, input.path, input.content);
       return success;
     },
@@ -278,8 +278,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ ...fileInput, path: deletablePathSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const { agent, containerId } = await checkedContainer(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      const { agent, containerId } = await checkedContainer(ctx, caller, input);
       await deleteContainerFile(agent, containerId, input.path);
       return success;
     },
@@ -292,14 +292,14 @@ export const dockerRouter = defineRouter("docker", {
       .object({ minutes: z.number().int().min(1).max(MAX_EVENT_MINUTES).default(15), ...serverIdInput })
       .optional(),
     output: dockerEventsSchema,
-    handler: async ({ services, caller, input }) => {
-      const target = await resolveTarget(services, caller, input?.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const target = await resolveTarget(ctx, caller, input?.serverId);
       const agent = {
-        services,
+        ctx,
         agentServerId: target.agentServerId,
         scope: { organizationId: caller.organizationId, includeUnmanaged: target.seesUnmanaged },
       };
-      const answer = await containerEvents(agent, input?.minutes ?? 15, services.now());
+      const answer = await containerEvents(agent, input?.minutes ?? 15, ctx.now());
       // The agent answered the organization's containers; a member sees its granted services' only.
       const events = answer.events.filter((event) =>
         isVisible(
@@ -320,9 +320,9 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ containerId: containerIdSchema, ...serverIdInput }),
     output: z.record(z.string(), z.unknown()),
-    handler: async ({ services, caller, input }) => {
-      const target = await resolveTarget(services, caller, input.serverId);
-      return visibleContainer(services, caller, target, input.containerId);
+    handler: async ({ ctx, caller, input }) => {
+      const target = await resolveTarget(ctx, caller, input.serverId);
+      return visibleContainer(ctx, caller, target, input.containerId);
     },
   }),
 
@@ -335,14 +335,14 @@ export const dockerRouter = defineRouter("docker", {
       ...serverIdInput,
     }),
     output: z.array(appContainerSchema),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const filter: Init<ListContainersCommand> =
         input.appType === "stack"
           ? { all: true, stackNamespace: input.appName }
           : input.appType === "docker-compose"
             ? { all: true, composeProject: input.appName }
             : { all: true, nameMatch: input.appName };
-      const { containers } = await listContainers(services, caller, input.serverId, filter);
+      const { containers } = await listContainers(ctx, caller, input.serverId, filter);
       return containers.map(toAppContainer);
     },
   }),
@@ -352,10 +352,10 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ appName: appNameSchema, type: z.enum(["standalone", "swarm"]), ...serverIdInput }),
     output: z.array(labelledContainerSchema),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const filter: Init<ListContainersCommand> =
         input.type === "swarm" ? { swarmServiceName: input.appName } : { nameMatch: input.appName };
-      const { containers } = await listContainers(services, caller, input.serverId, filter);
+      const { containers } = await listContainers(ctx, caller, input.serverId, filter);
       return containers.map(toLabelledContainer);
     },
   }),
@@ -365,8 +365,8 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ appName: appNameSchema, ...serverIdInput }),
     output: z.array(taskContainerSchema),
-    handler: ({ services, caller, input }) =>
-      taskContainers(services, caller, input.serverId, { all: true, stackNamespace: input.appName }),
+    handler: ({ ctx, caller, input }) =>
+      taskContainers(ctx, caller, input.serverId, { all: true, stackNamespace: input.appName }),
   }),
 
   getServiceContainersByAppName: query({
@@ -374,7 +374,7 @@ export const dockerRouter = defineRouter("docker", {
     access: "member",
     input: z.object({ appName: appNameSchema, ...serverIdInput }),
     output: z.array(taskContainerSchema),
-    handler: ({ services, caller, input }) =>
-      taskContainers(services, caller, input.serverId, { all: true, swarmServiceName: input.appName }),
+    handler: ({ ctx, caller, input }) =>
+      taskContainers(ctx, caller, input.serverId, { all: true, swarmServiceName: input.appName }),
   }),
 });

@@ -325,7 +325,7 @@ describe("refused input changes nothing", () => {
   it("domain.create refuses the fields this domain would not use, naming each, and stores nothing", async () => {
     const base = { applicationId: app.applicationId, host: "unused.example.com", certificateType: "none" };
     // A stack of the caller's (an unknown or another organization's composeId is a 404 first).
-    const { environmentId } = await test.platform.services.db
+    const { environmentId } = await test.platform.ctx.db
       .selectFrom("applications")
       .select("environmentId")
       .where("applicationId", "=", app.applicationId)
@@ -583,7 +583,7 @@ describe("hosts and certificates", () => {
       "HostRegexp(`^[a-z0-9-]+\\.wild\\.example\\.com$`)",
     );
     // The key is sealed at rest.
-    const row = await test.platform.services.db
+    const row = await test.platform.ctx.db
       .selectFrom("domains")
       .selectAll()
       .where("domainId", "=", created.body.domainId)
@@ -708,7 +708,7 @@ describe("a host belongs to one organization across the instance (issue 10, find
   let mine: { applicationId: string; appName: string };
   const wildcard = (host: string) => ({ host, certificateType: "custom", customCertResolver: "myresolver" });
   const insertTheirs = (host: string, path = "/") =>
-    test.platform.services.db
+    test.platform.ctx.db
       .insertInto("domains")
       .values({
         domainId: newId(),
@@ -836,7 +836,7 @@ describe("a host belongs to one organization across the instance (issue 10, find
   });
 
   it("the control plane's own host is the instance organization's only", async () => {
-    await test.platform.services.db
+    await test.platform.ctx.db
       .updateTable("webServerSettings")
       .set({ host: "panel.example.io" })
       .where("id", "=", 1)
@@ -855,7 +855,7 @@ describe("a host belongs to one organization across the instance (issue 10, find
       });
       expect(own.status, JSON.stringify(own.body)).toBe(200);
     } finally {
-      await test.platform.services.db
+      await test.platform.ctx.db
         .updateTable("webServerSettings")
         .set({ host: null })
         .where("id", "=", 1)
@@ -962,7 +962,7 @@ describe("application.readTraefikConfig / updateTraefikConfig", () => {
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
     expect(await readIfExists(file)).toBeUndefined();
     expect(await readIfExists(certificate)).toBeUndefined();
-    const left = await test.platform.services.db
+    const left = await test.platform.ctx.db
       .selectFrom("domains")
       .select("domainId")
       .where("applicationId", "=", app.applicationId)
@@ -1130,7 +1130,7 @@ describe("application.updateTraefikConfig by a tenant routes only its own hosts 
 
 describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => {
   const insertServer = (ipAddress: string, organizationId = test.owner.user.organizationId) =>
-    insertServerRow(test.platform.services.db, organizationId, { ipAddress });
+    insertServerRow(test.platform.ctx.db, organizationId, { ipAddress });
 
   it("generates <appName>-<hash>.<server-ip>.traefik.me for this machine and for a server", async () => {
     const local = await test.platform.mutate("domain.generateDomain", { appName: "My_App.v2" }, as());
@@ -1144,7 +1144,7 @@ describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => 
   });
 
   it("uses the configured wildcard domain", async () => {
-    await test.platform.services.db
+    await test.platform.ctx.db
       .updateTable("webServerSettings")
       .set({ wildcardDomain: "sslip.io" })
       .where("id", "=", 1)
@@ -1153,7 +1153,7 @@ describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => 
       const local = await test.platform.mutate("domain.generateDomain", { appName: "shop" }, as());
       expect(local.body).toMatch(/^shop-[a-z0-9]{6}\.203\.0\.113\.7\.sslip\.io$/);
     } finally {
-      await test.platform.services.db
+      await test.platform.ctx.db
         .updateTable("webServerSettings")
         .set({ wildcardDomain: "traefik.me" })
         .where("id", "=", 1)

@@ -156,23 +156,23 @@ function refuseUnusedFields(
   }
 }
 
-async function loadDomain(services: ServiceContext, caller: Caller, domainId: string) {
-  const domain = await findDomain(services.db, caller.organizationId, domainId);
+async function loadDomain(ctx: ServiceContext, caller: Caller, domainId: string) {
+  const domain = await findDomain(ctx.db, caller.organizationId, domainId);
   if (!domain) throw notFound("Domain");
-  if (domain.composeId) await loadCallerCompose(services.db, caller, domain.composeId, "Domain");
-  else await requireApplicationAccess(services.db, caller, domain.applicationId, "Domain");
+  if (domain.composeId) await loadCallerCompose(ctx.db, caller, domain.composeId, "Domain");
+  else await requireApplicationAccess(ctx.db, caller, domain.applicationId, "Domain");
   return domain;
 }
 
 /** A `custom` domain without a certificate of its own needs a stored one covering its host on its server. */
 async function requireStoredCertificate(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   serverId: string,
   settings: DomainSettings,
 ): Promise<void> {
   if (usesStoredCertificate(settings)) {
-    await requireCoveringCertificate(services.db, organizationId, serverId, settings.host);
+    await requireCoveringCertificate(ctx.db, organizationId, serverId, settings.host);
   }
 }
 
@@ -188,38 +188,38 @@ function checkComposeCertificate(settings: DomainSettings): void {
 
 /** create for domainType compose: the stack's file is rewritten in the same transaction. */
 async function createComposeDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   composeId: string,
   settings: DomainSettings,
 ) {
-  const compose = await loadCallerCompose(services.db, caller, composeId);
+  const compose = await loadCallerCompose(ctx.db, caller, composeId);
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
-  await requireStoredCertificate(services, compose.organizationId, composeServerOf(compose), settings);
+  await requireStoredCertificate(ctx, compose.organizationId, composeServerOf(compose), settings);
   const { certificateKey: _key, ...columns } = settings;
-  return toDomainView(await insertComposeDomain(services, compose, columns));
+  return toDomainView(await insertComposeDomain(ctx, compose, columns));
 }
 
-async function loadApplication(services: ServiceContext, caller: Caller, applicationId: string) {
-  const application = await findApplication(services.db, caller.organizationId, applicationId);
+async function loadApplication(ctx: ServiceContext, caller: Caller, applicationId: string) {
+  const application = await findApplication(ctx.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
-  await requireApplicationAccess(services.db, caller, application.applicationId);
+  await requireApplicationAccess(ctx.db, caller, application.applicationId);
   return application;
 }
 
 /** The IP a server is reached at for generated domains: its address, or this machine's. */
-async function serverIpOf(services: ServiceContext, caller: Caller, serverId: string | undefined) {
+async function serverIpOf(ctx: ServiceContext, caller: Caller, serverId: string | undefined) {
   if (serverId && serverId !== LOCAL_SERVER_ID) {
-    const server = await findServer(services.db, caller.organizationId, serverId);
+    const server = await findServer(ctx.db, caller.organizationId, serverId);
     if (!server) throw notFound("Server");
     return server.ipAddress;
   }
-  if (services.config.edition === "cloud") {
+  if (ctx.config.edition === "cloud") {
     throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
   }
-  const settings = await loadWebServerSettings(services.db);
-  return settings.serverIp || controlPlanePublicIp(services.config);
+  const settings = await loadWebServerSettings(ctx.db);
+  return settings.serverIp || controlPlanePublicIp(ctx.config);
 }
 
 const LABEL_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -242,7 +242,7 @@ function generatedHost(appName: string, ip: string, wildcardDomain: string): str
  * a template's domains), without TLS, as Dokploy creates a template's.
  */
 export async function addComposeDomain(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   composeId: string,
   domain: { host: string; port: number; serviceName: string; path?: string },
@@ -265,7 +265,7 @@ export async function addComposeDomain(
     },
     null,
   );
-  return createComposeDomain(services, caller, composeId, settings);
+  return createComposeDomain(ctx, caller, composeId, settings);
 }
 
 /**
@@ -273,13 +273,13 @@ export async function addComposeDomain(
  * public IPv4 address gets 127.0.0.1's, as Dokploy's templates do.
  */
 export async function generateHostFor(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   appName: string,
   serverId: string | undefined,
 ): Promise<(serviceName: string) => string> {
-  const ip = await serverIpOf(services, caller, serverId);
-  const settings = await loadWebServerSettings(services.db);
+  const ip = await serverIpOf(ctx, caller, serverId);
+  const settings = await loadWebServerSettings(ctx.db);
   return () => generatedHost(appName, isIPv4(ip) ? ip : "127.0.0.1", settings.wildcardDomain);
 }
 
@@ -289,12 +289,12 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: createDomainInput,
     output: domainSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.previewDeploymentId) {
         // Another organization's (or an unseen) application, stack or preview is a 404 before the refusal says why.
-        if (input.applicationId) await loadApplication(services, caller, input.applicationId);
-        if (input.composeId) await loadCallerCompose(services.db, caller, input.composeId);
-        await loadCallerPreview(services, caller, input.previewDeploymentId);
+        if (input.applicationId) await loadApplication(ctx, caller, input.applicationId);
+        if (input.composeId) await loadCallerCompose(ctx.db, caller, input.composeId);
+        await loadCallerPreview(ctx, caller, input.previewDeploymentId);
         throw field("previewDeploymentId", "preview domains are made by preview deployments");
       }
       if (input.domainType === "preview") {
@@ -310,11 +310,11 @@ export const domainRouter = defineRouter("domain", {
         throw field("previewDeploymentId", "preview domains are made by preview deployments");
       }
       if (input.domainType === "compose" && input.applicationId) {
-        await loadApplication(services, caller, input.applicationId);
+        await loadApplication(ctx, caller, input.applicationId);
         throw field("applicationId", "is not used when domainType is `compose`");
       }
       if (input.domainType !== "compose" && input.composeId) {
-        await loadCallerCompose(services.db, caller, input.composeId);
+        await loadCallerCompose(ctx.db, caller, input.composeId);
         throw field("composeId", "is used only when domainType is `compose`");
       }
       refuseUnusedFields(input, input.domainType, input.certificateType);
@@ -336,22 +336,19 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
-      if (input.domainType === "compose")
-        return createComposeDomain(services, caller, input.composeId!, settings);
-      const application = await loadApplication(services, caller, input.applicationId!);
-      const serverId = proxyServerOf(services, application);
-      await requireStoredCertificate(services, application.organizationId, serverId, settings);
+      if (input.domainType === "compose") return createComposeDomain(ctx, caller, input.composeId!, settings);
+      const application = await loadApplication(ctx, caller, input.applicationId!);
+      const serverId = proxyServerOf(ctx, application);
+      await requireStoredCertificate(ctx, application.organizationId, serverId, settings);
       if (application.detachDokployNetwork) {
         throw field(
           "applicationId",
           `the application is detached from ${PLATFORM_NETWORK} (detachDokployNetwork), which the proxy reaches it over`,
         );
       }
-      await checkUserDomainRouting(services, caller, application, settings, null);
+      await checkUserDomainRouting(ctx, caller, application, settings, null);
       const { certificateKey, ...columns } = settings;
-      return toDomainView(
-        await insertApplicationDomain(services, application, columns, certificateKey ?? null),
-      );
+      return toDomainView(await insertApplicationDomain(ctx, application, columns, certificateKey ?? null));
     },
   }),
 
@@ -360,9 +357,9 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: z.object({ applicationId: z.string().min(1).max(64) }),
     output: z.array(domainSchema),
-    handler: async ({ services, caller, input }) => {
-      const application = await loadApplication(services, caller, input.applicationId);
-      return (await listApplicationDomains(services.db, application.applicationId)).map(toDomainView);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await loadApplication(ctx, caller, input.applicationId);
+      return (await listApplicationDomains(ctx.db, application.applicationId)).map(toDomainView);
     },
   }),
 
@@ -371,9 +368,9 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: z.object({ composeId: z.string().min(1).max(64) }),
     output: z.array(domainSchema),
-    handler: async ({ services, caller, input }) => {
-      const compose = await loadCallerCompose(services.db, caller, input.composeId);
-      return (await composeDomains(services, compose.composeId)).map(toDomainView);
+    handler: async ({ ctx, caller, input }) => {
+      const compose = await loadCallerCompose(ctx.db, caller, input.composeId);
+      return (await composeDomains(ctx, compose.composeId)).map(toDomainView);
     },
   }),
 
@@ -382,8 +379,7 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: domainIdInput,
     output: domainSchema,
-    handler: async ({ services, caller, input }) =>
-      toDomainView(await loadDomain(services, caller, input.domainId)),
+    handler: async ({ ctx, caller, input }) => toDomainView(await loadDomain(ctx, caller, input.domainId)),
   }),
 
   update: mutation({
@@ -391,8 +387,8 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: updateDomainInput,
     output: domainSchema,
-    handler: async ({ services, caller, input }) => {
-      const existing = await loadDomain(services, caller, input.domainId);
+    handler: async ({ ctx, caller, input }) => {
+      const existing = await loadDomain(ctx, caller, input.domainId);
       if (input.domainType !== undefined && input.domainType !== existing.domainType) {
         throw field(
           "domainType",
@@ -424,16 +420,16 @@ export const domainRouter = defineRouter("domain", {
       const { certificateKey, ...columns } = settings;
       if (existing.composeId) {
         checkComposeCertificate(settings);
-        const compose = await loadCallerCompose(services.db, caller, existing.composeId);
-        await requireStoredCertificate(services, existing.organizationId, composeServerOf(compose), settings);
-        return toDomainView(await updateComposeDomain(services, existing, existing.composeId, columns));
+        const compose = await loadCallerCompose(ctx.db, caller, existing.composeId);
+        await requireStoredCertificate(ctx, existing.organizationId, composeServerOf(compose), settings);
+        return toDomainView(await updateComposeDomain(ctx, existing, existing.composeId, columns));
       }
-      const application = await loadApplication(services, caller, existing.applicationId!);
-      await checkUserDomainRouting(services, caller, application, settings, existing);
-      const serverId = proxyServerOf(services, application);
-      await requireStoredCertificate(services, existing.organizationId, serverId, settings);
+      const application = await loadApplication(ctx, caller, existing.applicationId!);
+      await checkUserDomainRouting(ctx, caller, application, settings, existing);
+      const serverId = proxyServerOf(ctx, application);
+      await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
       const domain = await updateApplicationDomain(
-        services,
+        ctx,
         existing,
         application,
         serverId,
@@ -449,15 +445,15 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: domainIdInput,
     output: domainSchema,
-    handler: async ({ services, caller, input }) => {
-      const existing = await loadDomain(services, caller, input.domainId);
+    handler: async ({ ctx, caller, input }) => {
+      const existing = await loadDomain(ctx, caller, input.domainId);
       if (existing.composeId) {
-        await deleteComposeDomain(services, existing.domainId, existing.composeId);
+        await deleteComposeDomain(ctx, existing.domainId, existing.composeId);
         return toDomainView(existing);
       }
-      const application = await loadApplication(services, caller, existing.applicationId!);
-      const serverId = proxyServerOf(services, application);
-      await deleteApplicationDomain(services, existing, application, serverId);
+      const application = await loadApplication(ctx, caller, existing.applicationId!);
+      const serverId = proxyServerOf(ctx, application);
+      await deleteApplicationDomain(ctx, existing, application, serverId);
       return toDomainView(existing);
     },
   }),
@@ -470,12 +466,12 @@ export const domainRouter = defineRouter("domain", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const ip = await serverIpOf(services, caller, input.serverId ?? undefined);
+    handler: async ({ ctx, caller, input }) => {
+      const ip = await serverIpOf(ctx, caller, input.serverId ?? undefined);
       if (!isIPv4(ip)) {
         throw field("serverId", "the server has no public IPv4 address to build a wildcard DNS domain from");
       }
-      const settings = await loadWebServerSettings(services.db);
+      const settings = await loadWebServerSettings(ctx.db);
       return generatedHost(input.appName, ip, settings.wildcardDomain);
     },
   }),
@@ -485,8 +481,8 @@ export const domainRouter = defineRouter("domain", {
     access: "member",
     input: z.object({ serverId: z.string().min(1).max(64) }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const ip = await serverIpOf(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const ip = await serverIpOf(ctx, caller, input.serverId);
       return isIPv4(ip) ? ip : "";
     },
   }),

@@ -173,7 +173,7 @@ describe("environment", () => {
     );
     expect(removed.status).toBe(200);
     expect(removed.body).toEqual({ success: true });
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("environments")
       .select("environmentId")
       .where("environmentId", "=", env.environmentId)

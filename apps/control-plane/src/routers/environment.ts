@@ -34,7 +34,7 @@ import {
   nameSchema,
   patchOf,
 } from "../projects/schemas.ts";
-import { teardownServices } from "../projects/services.ts";
+import { teardownServices } from "../projects/workload-kinds.ts";
 
 const idSchema = z.string().min(1);
 
@@ -49,12 +49,12 @@ export const environmentRouter = defineRouter("environment", {
       env: envSchema.optional(),
     }),
     output: environmentSchema,
-    handler: async ({ services, caller, input }) => {
-      const project = await findProject(services.db, caller.organizationId, input.projectId);
+    handler: async ({ ctx, caller, input }) => {
+      const project = await findProject(ctx.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
-      requireCanCreateEnvironments(await requireProjectAccess(services.db, caller, project.projectId));
+      requireCanCreateEnvironments(await requireProjectAccess(ctx.db, caller, project.projectId));
       const environment = await uniqueEnvironmentName(input.name, () =>
-        insertEnvironment(services.db, {
+        insertEnvironment(ctx.db, {
           projectId: project.projectId,
           name: input.name,
           description: input.description ?? null,
@@ -62,7 +62,7 @@ export const environmentRouter = defineRouter("environment", {
           isDefault: false,
         }),
       );
-      await grantCreated(services.db, caller, "environments", environment.environmentId);
+      await grantCreated(ctx.db, caller, "environments", environment.environmentId);
       return environment;
     },
   }),
@@ -72,12 +72,12 @@ export const environmentRouter = defineRouter("environment", {
     access: "member",
     input: z.object({ environmentId: idSchema }),
     output: environmentDetailSchema,
-    handler: async ({ services, caller, input }) => {
-      const found = await findEnvironmentWithProject(services.db, caller.organizationId, input.environmentId);
+    handler: async ({ ctx, caller, input }) => {
+      const found = await findEnvironmentWithProject(ctx.db, caller.organizationId, input.environmentId);
       if (!found) throw notFound("Environment");
       const { environment, project } = found;
-      const grants = await requireEnvironmentAccess(services.db, caller, environment);
-      const [detail] = await withServices(services.db, [environment]);
+      const grants = await requireEnvironmentAccess(ctx.db, caller, environment);
+      const [detail] = await withServices(ctx.db, [environment]);
       return { ...visibleServices(grants, detail!), project };
     },
   }),
@@ -87,13 +87,13 @@ export const environmentRouter = defineRouter("environment", {
     access: "member",
     input: z.object({ projectId: idSchema }),
     output: z.array(environmentDetailSchema),
-    handler: async ({ services, caller, input }) => {
-      const project = await findProject(services.db, caller.organizationId, input.projectId);
+    handler: async ({ ctx, caller, input }) => {
+      const project = await findProject(ctx.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
-      const grants = await requireProjectAccess(services.db, caller, project.projectId);
+      const grants = await requireProjectAccess(ctx.db, caller, project.projectId);
       const environments = await withServices(
-        services.db,
-        (await listEnvironments(services.db, [project.projectId])).filter((environment) =>
+        ctx.db,
+        (await listEnvironments(ctx.db, [project.projectId])).filter((environment) =>
           seesEnvironment(grants, environment),
         ),
       );
@@ -111,15 +111,15 @@ export const environmentRouter = defineRouter("environment", {
       env: envSchema.optional(),
     }),
     output: environmentSchema,
-    handler: async ({ services, caller, input }) => {
-      const current = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+    handler: async ({ ctx, caller, input }) => {
+      const current = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
       if (!current) throw notFound("Environment");
-      await requireEnvironmentAccess(services.db, caller, current);
+      await requireEnvironmentAccess(ctx.db, caller, current);
       if (current.isDefault && input.name !== undefined && input.name !== current.name) {
         throw badRequest("The default environment cannot be renamed", { fields: ["name"] });
       }
       const updated = await uniqueEnvironmentName(input.name, () =>
-        updateEnvironment(services.db, current.environmentId, patchOf(input)),
+        updateEnvironment(ctx.db, current.environmentId, patchOf(input)),
       );
       if (!updated) throw notFound("Environment");
       return updated;
@@ -131,17 +131,17 @@ export const environmentRouter = defineRouter("environment", {
     access: "member",
     input: z.object({ environmentId: idSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const environment = await findEnvironment(services.db, caller.organizationId, input.environmentId);
+    handler: async ({ ctx, caller, input }) => {
+      const environment = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
       if (!environment) throw notFound("Environment");
-      requireCanDeleteEnvironments(await requireEnvironmentAccess(services.db, caller, environment));
+      requireCanDeleteEnvironments(await requireEnvironmentAccess(ctx.db, caller, environment));
       if (environment.isDefault) {
         throw badRequest("The default environment cannot be removed; remove the project instead", {
           fields: ["environmentId"],
         });
       }
-      await teardownServices(services, [environment.environmentId]);
-      await deleteEnvironment(services.db, environment.environmentId);
+      await teardownServices(ctx, [environment.environmentId]);
+      await deleteEnvironment(ctx.db, environment.environmentId);
       return success;
     },
   }),

@@ -16,10 +16,10 @@ export const gitProviderRouter = defineRouter("gitProvider", {
     access: "member",
     input: noInput,
     output: z.array(gitProviderViewSchema),
-    handler: async ({ services, caller }) => {
+    handler: async ({ ctx, caller }) => {
       requireFeature(caller, "gitProviders");
-      return (await listProviders(services.db, caller.organizationId)).map((provider) =>
-        providerView(services, provider),
+      return (await listProviders(ctx.db, caller.organizationId)).map((provider) =>
+        providerView(ctx, provider),
       );
     },
   }),
@@ -28,9 +28,9 @@ export const gitProviderRouter = defineRouter("gitProvider", {
     access: "member",
     input: z.object({ gitProviderId: z.string().trim().min(1).max(100) }),
     output: successSchema,
-    handler: async ({ services, caller, input, logger }) => {
+    handler: async ({ ctx, caller, input, logger }) => {
       requireFeature(caller, "gitProviders");
-      const disconnected = await removeProvider(services.db, caller.organizationId, input.gitProviderId);
+      const disconnected = await removeProvider(ctx.db, caller.organizationId, input.gitProviderId);
       if (!disconnected) throw notFound("Git provider");
       if (disconnected.length > 0) {
         logger.info(

@@ -34,18 +34,18 @@ export const giteaRouter = defineRouter("gitea", {
     access: "member",
     input: z.object({ giteaId }),
     output: z.string(),
-    handler: async ({ services, caller, input }) =>
-      String((await loadProvider(services, caller, "gitea", input.giteaId)).settings.giteaUrl ?? ""),
+    handler: async ({ ctx, caller, input }) =>
+      String((await loadProvider(ctx, caller, "gitea", input.giteaId)).settings.giteaUrl ?? ""),
   }),
   testConnection: mutation({
     summary: "List the repositories the token reaches (with organizationName: those of that owner)",
     access: "member",
     input: z.object({ giteaId: giteaId.optional(), organizationName: displayName(100).optional() }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const provider = await loadProvider(services, caller, "gitea", input.giteaId);
+    handler: async ({ ctx, caller, input }) => {
+      const provider = await loadProvider(ctx, caller, "gitea", input.giteaId);
       const owner = input.organizationName?.toLowerCase();
-      const repositories = (await giteaRepositories(services, provider)).filter(
+      const repositories = (await giteaRepositories(ctx, provider)).filter(
         (repository) => !owner || repository.owner.username.toLowerCase() === owner,
       );
       return `Found ${repositories.length} repositories`;

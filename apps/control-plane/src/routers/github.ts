@@ -30,9 +30,9 @@ export const githubRouter = defineRouter("github", {
     access: "member",
     input: z.object({ githubId: z.string().trim().min(1).max(100) }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const provider = await loadProvider(services, caller, "github", input.githubId);
-      return `Found ${(await githubRepositories(services, provider)).length} repositories`;
+    handler: async ({ ctx, caller, input }) => {
+      const provider = await loadProvider(ctx, caller, "github", input.githubId);
+      return `Found ${(await githubRepositories(ctx, provider)).length} repositories`;
     },
   }),
 });

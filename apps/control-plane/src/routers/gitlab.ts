@@ -33,9 +33,9 @@ export const gitlabRouter = defineRouter("gitlab", {
     access: "member",
     input: z.object({ gitlabId: gitlabId.optional(), groupName: z.string().trim().max(500).optional() }),
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const provider = await loadProvider(services, caller, "gitlab", input.gitlabId);
-      const projects = await gitlabRepositories(services, provider, input.groupName);
+    handler: async ({ ctx, caller, input }) => {
+      const provider = await loadProvider(ctx, caller, "gitlab", input.gitlabId);
+      const projects = await gitlabRepositories(ctx, provider, input.groupName);
       return `Found ${projects.length} repositories`;
     },
   }),

@@ -19,7 +19,7 @@ import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.
 import { deleteMount, findMount, insertMount, updateMount } from "../mounts/repository.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
-import { type ServiceKind, serviceKinds } from "../projects/services.ts";
+import { type ServiceKind, serviceKinds } from "../projects/workload-kinds.ts";
 
 const mountTypeSchema = z.enum(["volume", "file", "bind"]);
 const text = (max: number) => z.string().max(max).nullish();
@@ -81,23 +81,23 @@ function toView(row: Mount): z.input<typeof mountSchema> {
 
 /** The service the caller names, when it is the organization's and visible: 404 otherwise. */
 async function loadService(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   kind: ServiceKind,
   serviceId: string,
 ): Promise<MountOwner> {
   if (kind === "compose") {
-    await loadCallerCompose(services.db, caller, serviceId);
+    await loadCallerCompose(ctx.db, caller, serviceId);
   } else if (kind === "application") {
-    const application = await findApplication(services.db, caller.organizationId, serviceId);
+    const application = await findApplication(ctx.db, caller.organizationId, serviceId);
     if (!application) throw notFound("Application");
-    await requireApplicationAccess(services.db, caller, application.applicationId);
+    await requireApplicationAccess(ctx.db, caller, application.applicationId);
   } else {
     const label = `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
-    const row = await findDatabase(services.db, caller.organizationId, kind as DatabaseKind, serviceId);
+    const row = await findDatabase(ctx.db, caller.organizationId, kind as DatabaseKind, serviceId);
     if (!row) throw notFound(label);
     await requireServiceAccess(
-      services.db,
+      ctx.db,
       caller,
       { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
       label,
@@ -108,15 +108,15 @@ async function loadService(
 
 /** The mount when the caller may see its service; 404 "Mount" otherwise. */
 async function loadMount(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   mountId: string,
 ): Promise<{ row: Mount; owner: MountOwner }> {
-  const row = await findMount(services.db, caller.organizationId, mountId);
+  const row = await findMount(ctx.db, caller.organizationId, mountId);
   if (!row) throw notFound("Mount");
   try {
     const owner = await loadService(
-      services,
+      ctx,
       caller,
       row.serviceType as ServiceKind,
       row.applicationId ?? row.databaseId ?? row.composeId ?? "",
@@ -140,10 +140,10 @@ export const mountsRouter = defineRouter("mounts", {
       serviceId: idSchema,
     }),
     output: mountSchema,
-    handler: async ({ services, caller, input }) => {
-      const owner = await loadService(services, caller, input.serviceType, input.serviceId);
-      const checked = await checkMount(services.db, owner, input);
-      return toView(await insertMount(services.db, owner, checked));
+    handler: async ({ ctx, caller, input }) => {
+      const owner = await loadService(ctx, caller, input.serviceType, input.serviceId);
+      const checked = await checkMount(ctx.db, owner, input);
+      return toView(await insertMount(ctx.db, owner, checked));
     },
   }),
 
@@ -152,8 +152,7 @@ export const mountsRouter = defineRouter("mounts", {
     access: "member",
     input: mountIdInput,
     output: mountSchema,
-    handler: async ({ services, caller, input }) =>
-      toView((await loadMount(services, caller, input.mountId)).row),
+    handler: async ({ ctx, caller, input }) => toView((await loadMount(ctx, caller, input.mountId)).row),
   }),
 
   update: mutation({
@@ -164,8 +163,8 @@ export const mountsRouter = defineRouter("mounts", {
       ...Object.fromEntries(Object.entries(fieldsShape).map(([key, schema]) => [key, schema.optional()])),
     }) as z.ZodType<{ mountId: string } & Partial<MountFields>>,
     output: mountSchema,
-    handler: async ({ services, caller, input }) => {
-      const { row, owner } = await loadMount(services, caller, input.mountId);
+    handler: async ({ ctx, caller, input }) => {
+      const { row, owner } = await loadMount(ctx, caller, input.mountId);
       const typeChanged = input.type !== undefined && input.type !== row.type;
       // A new type starts from none of the old type's fields.
       const base: MountFields = typeChanged
@@ -183,8 +182,8 @@ export const mountsRouter = defineRouter("mounts", {
           ([key, value]) => key !== "mountId" && value !== undefined,
         ),
       ) as unknown as MountFields;
-      const checked = await checkMount(services.db, owner, merged, row.mountId);
-      return toView(await updateMount(services.db, row.mountId, checked));
+      const checked = await checkMount(ctx.db, owner, merged, row.mountId);
+      return toView(await updateMount(ctx.db, row.mountId, checked));
     },
   }),
 
@@ -193,9 +192,9 @@ export const mountsRouter = defineRouter("mounts", {
     access: "member",
     input: mountIdInput,
     output: mountSchema,
-    handler: async ({ services, caller, input }) => {
-      const { row } = await loadMount(services, caller, input.mountId);
-      await deleteMount(services.db, row.mountId);
+    handler: async ({ ctx, caller, input }) => {
+      const { row } = await loadMount(ctx, caller, input.mountId);
+      await deleteMount(ctx.db, row.mountId);
       return toView(row);
     },
   }),

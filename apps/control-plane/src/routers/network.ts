@@ -46,8 +46,8 @@ export const networkRouter = defineRouter("network", {
     access: "member",
     input: z.object(optionalServerId),
     output: z.array(networkSchema),
-    handler: async ({ services, caller, input }) =>
-      (await listNetworks(services, caller.organizationId, input.serverId)).map(toNetworkView),
+    handler: async ({ ctx, caller, input }) =>
+      (await listNetworks(ctx, caller.organizationId, input.serverId)).map(toNetworkView),
   }),
 
   one: query({
@@ -55,8 +55,8 @@ export const networkRouter = defineRouter("network", {
     access: "member",
     input: networkIdInput,
     output: networkSchema,
-    handler: async ({ services, caller, input }) =>
-      toNetworkView(await findNetwork(services, caller.organizationId, input.networkId)),
+    handler: async ({ ctx, caller, input }) =>
+      toNetworkView(await findNetwork(ctx, caller.organizationId, input.networkId)),
   }),
 
   create: mutation({
@@ -64,7 +64,7 @@ export const networkRouter = defineRouter("network", {
     access: "admin",
     input: createNetworkInput,
     output: networkSchema,
-    handler: ({ services, caller, input }) => createNetwork(services, caller, input),
+    handler: ({ ctx, caller, input }) => createNetwork(ctx, caller, input),
   }),
 
   inspect: query({
@@ -72,7 +72,7 @@ export const networkRouter = defineRouter("network", {
     access: "member",
     input: networkIdInput,
     output: z.record(z.string(), z.unknown()),
-    handler: ({ services, caller, input }) => inspectNetwork(services, caller, input.networkId),
+    handler: ({ ctx, caller, input }) => inspectNetwork(ctx, caller, input.networkId),
   }),
 
   remove: mutation({
@@ -80,7 +80,7 @@ export const networkRouter = defineRouter("network", {
     access: "admin",
     input: networkIdInput,
     output: networkSchema,
-    handler: ({ services, caller, input }) => removeNetwork(services, caller, input.networkId),
+    handler: ({ ctx, caller, input }) => removeNetwork(ctx, caller, input.networkId),
   }),
 
   networksToSync: query({
@@ -89,7 +89,7 @@ export const networkRouter = defineRouter("network", {
     access: "member",
     input: z.object(optionalServerId),
     output: networksToSyncSchema,
-    handler: ({ services, caller, input }) => networksToSync(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => networksToSync(ctx, caller, input.serverId),
   }),
 
   import: mutation({
@@ -101,7 +101,7 @@ export const networkRouter = defineRouter("network", {
       imported: z.array(z.string()),
       errors: z.array(z.object({ name: z.string(), error: z.string() })),
     }),
-    handler: ({ services, caller, input }) => importNetworks(services, caller, input),
+    handler: ({ ctx, caller, input }) => importNetworks(ctx, caller, input),
   }),
 
   recreate: mutation({
@@ -109,7 +109,7 @@ export const networkRouter = defineRouter("network", {
     access: "admin",
     input: networkIdInput,
     output: networkSchema,
-    handler: ({ services, caller, input }) => recreateNetwork(services, caller, input.networkId),
+    handler: ({ ctx, caller, input }) => recreateNetwork(ctx, caller, input.networkId),
   }),
 
   resync: mutation({
@@ -122,6 +122,6 @@ export const networkRouter = defineRouter("network", {
       removed: z.array(networkSchema),
       kept: z.array(z.object({ networkId: z.string(), name: z.string(), usedBy: z.array(z.string()) })),
     }),
-    handler: ({ services, caller, input }) => resyncNetworks(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => resyncNetworks(ctx, caller, input.serverId),
   }),
 });

@@ -82,7 +82,7 @@ const deliverySchema = z.object({
 
 /** Cross-field rules (Pushover) and the project/service limits: 400 naming the field, 404 for foreign ids. */
 async function checkChannel(
-  services: ServiceContext,
+  ctx: ServiceContext,
   organizationId: string,
   kind: NotificationKind,
   input: ChannelInput,
@@ -90,14 +90,14 @@ async function checkChannel(
   const problem = kindDef(kind).refine?.(input.fields);
   if (problem) throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
   if (input.projectIds?.length) {
-    const found = await existingProjectIds(services.db, organizationId, input.projectIds);
+    const found = await existingProjectIds(ctx.db, organizationId, input.projectIds);
     if (found.size !== new Set(input.projectIds).size) throw notFound("Project");
   }
   if (input.serviceIds?.length) {
-    const found = await existingServiceIds(services.db, organizationId, input.serviceIds);
+    const found = await existingServiceIds(ctx.db, organizationId, input.serviceIds);
     if (found.size !== new Set(input.serviceIds).size) throw notFound("Service");
   }
-  await checkKindUrls(kind, input.fields, { services, organizationId }).catch(deliveryAsApiError);
+  await checkKindUrls(kind, input.fields, { ctx, organizationId }).catch(deliveryAsApiError);
 }
 
 const testNotice = (): Notice => ({
@@ -144,7 +144,7 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
       access: "admin",
       input: createInput,
       output: channelSchema,
-      handler: async ({ services, caller, input }) => {
+      handler: async ({ ctx, caller, input }) => {
         const fields = input as Record<string, unknown>;
         const channel: ChannelInput = {
           name: input.name,
@@ -153,8 +153,8 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
           projectIds: input.projectIds?.length ? input.projectIds : null,
           serviceIds: input.serviceIds?.length ? input.serviceIds : null,
         };
-        await checkChannel(services, caller.organizationId, kind, channel);
-        return channelView(await insertChannel(services, caller.organizationId, kind, channel));
+        await checkChannel(ctx, caller.organizationId, kind, channel);
+        return channelView(await insertChannel(ctx, caller.organizationId, kind, channel));
       },
     }),
     [`update${def.suffix}`]: mutation({
@@ -162,18 +162,13 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
       access: "admin",
       input: updateInput,
       output: successSchema,
-      handler: async ({ services, caller, input }) => {
+      handler: async ({ ctx, caller, input }) => {
         const fields = input as Record<string, unknown>;
-        const row = await findChannel(
-          services.db,
-          caller.organizationId,
-          input.notificationId as string,
-          kind,
-        );
+        const row = await findChannel(ctx.db, caller.organizationId, input.notificationId as string, kind);
         if (!row || (fields[subId] !== undefined && fields[subId] !== row.notificationId)) {
           throw notFound("Notification");
         }
-        const stored = channelFields(services, row);
+        const stored = channelFields(ctx, row);
         const patch = Object.fromEntries(
           Object.entries(pickFields(kind, fields)).filter(([, value]) => value !== undefined),
         );
@@ -197,11 +192,11 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
                 : null,
         };
         // Only what changed is checked against the guard again (a stored URL was checked at create).
-        await checkChannel(services, caller.organizationId, kind, { ...channel, fields: patch });
+        await checkChannel(ctx, caller.organizationId, kind, { ...channel, fields: patch });
         const problem = def.refine?.(channel.fields);
         if (problem)
           throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
-        await updateChannel(services, row, channel);
+        await updateChannel(ctx, row, channel);
         return success;
       },
     }),
@@ -210,16 +205,16 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
       access: "admin",
       input: testInput,
       output: successSchema,
-      handler: async ({ services, caller, input }) => {
+      handler: async ({ ctx, caller, input }) => {
         const fields = input as Record<string, unknown>;
         const problem = def.refine?.(fields);
         if (problem)
           throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
-        await checkKindUrls(kind, fields, { services, organizationId: caller.organizationId }).catch(
+        await checkKindUrls(kind, fields, { ctx, organizationId: caller.organizationId }).catch(
           deliveryAsApiError,
         );
         await def
-          .send(fields, testNotice(), { services, organizationId: caller.organizationId })
+          .send(fields, testNotice(), { ctx, organizationId: caller.organizationId })
           .catch(deliveryAsApiError);
         return success;
       },
@@ -235,8 +230,7 @@ export const notificationRouter = defineRouter("notification", {
     access: "member",
     input: noInput,
     output: z.array(channelSchema),
-    handler: async ({ services, caller }) =>
-      (await listChannels(services.db, caller.organizationId)).map(channelView),
+    handler: async ({ ctx, caller }) => (await listChannels(ctx.db, caller.organizationId)).map(channelView),
   }),
 
   delete: mutation({
@@ -244,8 +238,8 @@ export const notificationRouter = defineRouter("notification", {
     access: "admin",
     input: z.object({ notificationId: idSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      if (!(await deleteChannel(services.db, caller.organizationId, input.notificationId))) {
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await deleteChannel(ctx.db, caller.organizationId, input.notificationId))) {
         throw notFound("Notification");
       }
       return success;
@@ -260,12 +254,12 @@ export const notificationRouter = defineRouter("notification", {
       .object({ notificationId: idSchema.optional(), limit: z.number().int().min(1).max(500).default(100) })
       .prefault({}),
     output: z.array(deliverySchema),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.notificationId) {
-        const channel = await findChannel(services.db, caller.organizationId, input.notificationId);
+        const channel = await findChannel(ctx.db, caller.organizationId, input.notificationId);
         if (!channel) throw notFound("Notification");
       }
-      return listDeliveries(services.db, caller.organizationId, input);
+      return listDeliveries(ctx.db, caller.organizationId, input);
     },
   }),
 });

@@ -42,7 +42,7 @@ describe("organization", () => {
       expect(r.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
       const listed = await platform.query("organization.allInvitations", {}, as(admin));
       expect(JSON.stringify(listed.body)).not.toContain(r.body.token);
-      const row = await platform.services.db
+      const row = await platform.ctx.db
         .selectFrom("invitations")
         .selectAll()
         .where("invitationId", "=", r.body.invitationId)
@@ -151,7 +151,7 @@ describe("organization", () => {
         { email: "late@example.com", role: "member" },
         as(owner),
       );
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("invitations")
         .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
         .where("invitationId", "=", invite.body.invitationId)
@@ -236,7 +236,7 @@ describe("organization", () => {
         { email: "expired-invitee@example.com", role: "member" },
         as(owner),
       );
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("invitations")
         .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
         .where("invitationId", "=", invite.body.invitationId)
@@ -475,7 +475,7 @@ describe("organization", () => {
       expect(
         (await platform.query("organization.all", {}, as(member))).body.map((o: any) => o.id),
       ).not.toContain(created.id);
-      const rows = await platform.services.db
+      const rows = await platform.ctx.db
         .selectFrom("organizations")
         .select("organizationId")
         .where("organizationId", "=", created.id)
@@ -484,7 +484,7 @@ describe("organization", () => {
       const again = await platform.mutate("organization.delete", { organizationId: created.id }, as(admin));
       expect(again.status).toBe(404);
       // A user whose only organization it was is removed, as user.remove does.
-      const joinedOnly = await platform.services.db
+      const joinedOnly = await platform.ctx.db
         .selectFrom("users")
         .select("userId")
         .where("email", "=", "only-there@example.com")
@@ -516,7 +516,7 @@ describe("organization", () => {
       expect(withService.status).toBe(409);
       expect(withService.body.error.message).toMatch(/1 service\b/);
       expect(withService.body.error.data.fields).toEqual(["organizationId"]);
-      await platform.services.db
+      await platform.ctx.db
         .deleteFrom("applications")
         .where("applicationId", "=", application.body.applicationId)
         .execute();
@@ -540,12 +540,9 @@ describe("organization", () => {
       );
       expect(withDatabase.status).toBe(409);
       expect(withDatabase.body.error.message).toMatch(/1 service\b/);
-      await platform.services.db
-        .deleteFrom("databaseServices")
-        .where("appName", "like", "busy-cache%")
-        .execute();
+      await platform.ctx.db.deleteFrom("databaseServices").where("appName", "like", "busy-cache%").execute();
 
-      await insertServer(platform.services.db, busy.id, {
+      await insertServer(platform.ctx.db, busy.id, {
         serverId: `srv-${busy.id}`,
         name: "box",
         ipAddress: "198.51.100.30",
@@ -554,20 +551,20 @@ describe("organization", () => {
       expect(withServer.status).toBe(409);
       expect(withServer.body.error.message).toMatch(/1 server\b/);
       expect(
-        await platform.services.db
+        await platform.ctx.db
           .selectFrom("projects")
           .select("projectId")
           .where("organizationId", "=", busy.id)
           .execute(),
       ).toHaveLength(1);
 
-      await platform.services.db.deleteFrom("servers").where("organizationId", "=", busy.id).execute();
+      await platform.ctx.db.deleteFrom("servers").where("organizationId", "=", busy.id).execute();
       // An empty project does not keep it.
       expect(
         (await platform.mutate("organization.delete", { organizationId: busy.id }, as(solo))).status,
       ).toBe(200);
       expect(
-        await platform.services.db
+        await platform.ctx.db
           .selectFrom("projects")
           .select("projectId")
           .where("organizationId", "=", busy.id)

@@ -78,7 +78,7 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: noInput,
     output: z.array(organizationSchema),
-    handler: ({ services, caller }) => listOrganizationsOf(services.db, caller.userId),
+    handler: ({ ctx, caller }) => listOrganizationsOf(ctx.db, caller.userId),
   }),
 
   one: query({
@@ -86,8 +86,8 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: organizationIdInput,
     output: organizationSchema,
-    handler: async ({ services, caller, input }) => {
-      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+    handler: async ({ ctx, caller, input }) => {
+      const organization = await findOrganizationOf(ctx.db, caller.userId, input.organizationId);
       if (!organization) throw notFound("Organization");
       return organization;
     },
@@ -98,9 +98,9 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: z.object({ name: organizationName }),
     output: organizationSchema,
-    handler: async ({ services, caller, input }) => {
-      const organizationId = await createOrganization(services.db, caller.userId, input.name);
-      const organization = await findOrganizationOf(services.db, caller.userId, organizationId);
+    handler: async ({ ctx, caller, input }) => {
+      const organizationId = await createOrganization(ctx.db, caller.userId, input.name);
+      const organization = await findOrganizationOf(ctx.db, caller.userId, organizationId);
       if (!organization) throw notFound("Organization");
       return organization;
     },
@@ -111,25 +111,25 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: organizationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const membership = await findMembership(services.db, input.organizationId, caller.userId);
+    handler: async ({ ctx, caller, input }) => {
+      const membership = await findMembership(ctx.db, input.organizationId, caller.userId);
       if (!membership) throw notFound("Organization");
-      if (await isInstanceOrganization(services.db, input.organizationId)) {
+      if (await isInstanceOrganization(ctx.db, input.organizationId)) {
         throw forbidden(
           "The instance organization (the first one, which owns this machine) cannot be deleted",
         );
       }
       if (membership.role !== "owner") throw forbidden("Only the organization owner can delete it");
-      if ((await countMemberships(services.db, caller.userId)) <= 1) {
+      if ((await countMemberships(ctx.db, caller.userId)) <= 1) {
         throw forbidden("You cannot delete your only organization: create or join another one first");
       }
-      const inUse = await organizationInUse(services.db, input.organizationId);
+      const inUse = await organizationInUse(ctx.db, input.organizationId);
       if (inUse) {
         throw conflict(`The organization still has ${inUse}: delete them first`, {
           fields: ["organizationId"],
         });
       }
-      await deleteOrganization(services.db, input.organizationId);
+      await deleteOrganization(ctx.db, input.organizationId);
       return success;
     },
   }),
@@ -139,16 +139,16 @@ export const organizationRouter = defineRouter("organization", {
     access: "owner",
     input: organizationIdInput.extend({ name: organizationName }),
     output: organizationSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.organizationId !== caller.organizationId) {
         // Callers act only within their active organization.
-        if (!(await findMembership(services.db, input.organizationId, caller.userId))) {
+        if (!(await findMembership(ctx.db, input.organizationId, caller.userId))) {
           throw notFound("Organization");
         }
         throw forbidden("Only the active organization can be updated; switch with organization.setActive");
       }
-      await renameOrganization(services.db, input.organizationId, input.name);
-      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+      await renameOrganization(ctx.db, input.organizationId, input.name);
+      const organization = await findOrganizationOf(ctx.db, caller.userId, input.organizationId);
       if (!organization) throw notFound("Organization");
       return organization;
     },
@@ -159,15 +159,15 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: organizationIdInput,
     output: organizationSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (caller.credential.kind !== "session") {
         throw badRequest("An API key belongs to one organization; only a session can switch", {
           fields: ["organizationId"],
         });
       }
-      const organization = await findOrganizationOf(services.db, caller.userId, input.organizationId);
+      const organization = await findOrganizationOf(ctx.db, caller.userId, input.organizationId);
       if (!organization) throw notFound("Organization");
-      await setSessionOrganization(services.db, caller.credential.sessionId, input.organizationId);
+      await setSessionOrganization(ctx.db, caller.credential.sessionId, input.organizationId);
       return organization;
     },
   }),
@@ -179,20 +179,18 @@ export const organizationRouter = defineRouter("organization", {
     access: "admin",
     input: z.object({ email: emailSchema, role: z.enum(["admin", "member"]) }),
     output: invitationSchema.extend({ token: z.string() }),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.role === "admin" && caller.role !== "owner") {
         throw forbidden("Only the organization owner can invite administrators");
       }
-      const now = services.now();
-      if (await isMemberEmail(services.db, caller.organizationId, input.email)) {
+      const now = ctx.now();
+      if (await isMemberEmail(ctx.db, caller.organizationId, input.email)) {
         throw conflict("This user is already a member of the organization", { fields: ["email"] });
       }
-      if (
-        await hasLivePendingInvitation(services.db, caller.organizationId, input.email, now.toISOString())
-      ) {
+      if (await hasLivePendingInvitation(ctx.db, caller.organizationId, input.email, now.toISOString())) {
         throw conflict("This email already has a pending invitation", { fields: ["email"] });
       }
-      const { invitation, token } = await createInvitation(services.db, {
+      const { invitation, token } = await createInvitation(ctx.db, {
         organizationId: caller.organizationId,
         email: input.email,
         role: input.role,
@@ -208,9 +206,9 @@ export const organizationRouter = defineRouter("organization", {
     access: "admin",
     input: noInput,
     output: z.array(invitationSchema),
-    handler: async ({ services, caller }) => {
-      const now = services.now();
-      return (await listInvitations(services.db, caller.organizationId)).map((i) => invitationView(i, now));
+    handler: async ({ ctx, caller }) => {
+      const now = ctx.now();
+      return (await listInvitations(ctx.db, caller.organizationId)).map((i) => invitationView(i, now));
     },
   }),
 
@@ -219,15 +217,15 @@ export const organizationRouter = defineRouter("organization", {
     access: "admin",
     input: invitationIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const invitation = await findInvitation(services.db, caller.organizationId, input.invitationId);
+    handler: async ({ ctx, caller, input }) => {
+      const invitation = await findInvitation(ctx.db, caller.organizationId, input.invitationId);
       if (!invitation) throw notFound("Invitation");
       if (invitation.status === "accepted") {
         throw conflict("This invitation was already accepted; remove the user with user.remove", {
           fields: ["invitationId"],
         });
       }
-      await setInvitationStatus(services.db, invitation.invitationId, "canceled");
+      await setInvitationStatus(ctx.db, invitation.invitationId, "canceled");
       return success;
     },
   }),
@@ -237,14 +235,14 @@ export const organizationRouter = defineRouter("organization", {
     access: "member",
     input: z.object({ token: invitationTokenSchema, invitationId: z.string().min(1).max(64).optional() }),
     output: organizationSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const organizationId = await acceptInvitation(
-        services.db,
+        ctx.db,
         { ...input, email: caller.email },
         caller.userId,
-        services.now().toISOString(),
+        ctx.now().toISOString(),
       );
-      const organization = await findOrganizationOf(services.db, caller.userId, organizationId);
+      const organization = await findOrganizationOf(ctx.db, caller.userId, organizationId);
       if (!organization) throw notFound("Organization");
       return organization;
     },

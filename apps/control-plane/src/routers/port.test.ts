@@ -158,8 +158,8 @@ describe("port", () => {
     expect(moved.status).toBe(409);
 
     // The same port on another server is free.
-    const serverId = await insertServer(platform.services.db, stranger.user.organizationId, { name: "box" });
-    await platform.services.db
+    const serverId = await insertServer(platform.ctx.db, stranger.user.organizationId, { name: "box" });
+    await platform.ctx.db
       .updateTable("applications")
       .set({ serverId })
       .where("applicationId", "=", other.applicationId)
@@ -228,12 +228,12 @@ describe("port", () => {
       },
       containers: { refreshRate: 60 },
     };
-    const configSealed = platform.services.secrets.encrypt(JSON.stringify(config), {
+    const configSealed = platform.ctx.secrets.encrypt(JSON.stringify(config), {
       table: "monitoring_configs",
       rowId: serverId,
       organizationId,
     });
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("monitoringConfigs")
       .values({ serverId, organizationId, configSealed, updatedAt: new Date().toISOString() })
       .execute();
@@ -271,7 +271,7 @@ describe("port", () => {
     const project = await platform.mutateOk("project.create", { name: "Servers" }, as(owner));
     const environmentId = project.environment.environmentId;
     const onServer = async (ipAddress: string) => {
-      const serverId = await insertServer(platform.services.db, organizationId, { ipAddress });
+      const serverId = await insertServer(platform.ctx.db, organizationId, { ipAddress });
       const application = await platform.mutateOk(
         "application.create",
         { name: `on ${ipAddress}`, environmentId, serverId },
@@ -340,7 +340,7 @@ describe("port", () => {
       as(member),
     );
     expect(hidden.status).toBe(404);
-    const rows = await platform.services.db
+    const rows = await platform.ctx.db
       .selectFrom("ports")
       .select("publishedPort")
       .where("applicationId", "=", other.applicationId)

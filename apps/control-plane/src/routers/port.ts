@@ -45,11 +45,11 @@ export const portRouter = defineRouter("port", {
       publishMode: publishModeSchema.default("host"),
     }),
     output: portSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await findApplication(services.db, caller.organizationId, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await findApplication(ctx.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
-      await requireApplicationAccess(services.db, caller, application.applicationId);
-      return insertPort(services, application, input);
+      await requireApplicationAccess(ctx.db, caller, application.applicationId);
+      return insertPort(ctx, application, input);
     },
   }),
 
@@ -58,10 +58,10 @@ export const portRouter = defineRouter("port", {
     access: "member",
     input: portIdInput,
     output: portSchema,
-    handler: async ({ services, caller, input }) => {
-      const port = await findPort(services.db, caller.organizationId, input.portId);
+    handler: async ({ ctx, caller, input }) => {
+      const port = await findPort(ctx.db, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
-      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
+      await requireApplicationAccess(ctx.db, caller, port.applicationId, "Port");
       return port;
     },
   }),
@@ -77,16 +77,16 @@ export const portRouter = defineRouter("port", {
       publishMode: publishModeSchema.optional(),
     }),
     output: portSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const { portId, ...patch } = input;
-      const port = await findPort(services.db, caller.organizationId, portId);
+      const port = await findPort(ctx.db, caller.organizationId, portId);
       if (!port) throw notFound("Port");
-      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
+      await requireApplicationAccess(ctx.db, caller, port.applicationId, "Port");
       const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
       if (Object.keys(changes).length === 0) return port;
-      const application = await findApplication(services.db, caller.organizationId, port.applicationId);
+      const application = await findApplication(ctx.db, caller.organizationId, port.applicationId);
       if (!application) throw notFound("Port");
-      return updatePort(services, application, port, changes);
+      return updatePort(ctx, application, port, changes);
     },
   }),
 
@@ -95,11 +95,11 @@ export const portRouter = defineRouter("port", {
     access: "member",
     input: portIdInput,
     output: portSchema,
-    handler: async ({ services, caller, input }) => {
-      const port = await findPort(services.db, caller.organizationId, input.portId);
+    handler: async ({ ctx, caller, input }) => {
+      const port = await findPort(ctx.db, caller.organizationId, input.portId);
       if (!port) throw notFound("Port");
-      await requireApplicationAccess(services.db, caller, port.applicationId, "Port");
-      await deletePort(services.db, port.portId);
+      await requireApplicationAccess(ctx.db, caller, port.applicationId, "Port");
+      await deletePort(ctx.db, port.portId);
       return port;
     },
   }),

@@ -47,11 +47,8 @@ const previewSchema = z.object({
 
 type PreviewRow = NonNullable<Awaited<ReturnType<typeof findPreview>>>;
 
-async function toPreviewView(
-  services: ServiceContext,
-  row: PreviewRow,
-): Promise<z.input<typeof previewSchema>> {
-  const domain = await findPreviewDomain(services.db, row);
+async function toPreviewView(ctx: ServiceContext, row: PreviewRow): Promise<z.input<typeof previewSchema>> {
+  const domain = await findPreviewDomain(ctx.db, row);
   return {
     previewDeploymentId: row.previewDeploymentId,
     applicationId: row.applicationId,
@@ -68,14 +65,14 @@ async function toPreviewView(
     // Dokploy's field, never set there either: no preview expires (docs/decisions.md).
     expiresAt: null,
     domain: domain ? toDomainView(domain) : null,
-    deployments: (await listTargetDeployments(services.db, row.previewDeploymentId)).map(toDeploymentView),
+    deployments: (await listTargetDeployments(ctx.db, row.previewDeploymentId)).map(toDeploymentView),
   };
 }
 
-async function loadCallerApplication(services: ServiceContext, caller: Caller, applicationId: string) {
-  const application = await findApplication(services.db, caller.organizationId, applicationId);
+async function loadCallerApplication(ctx: ServiceContext, caller: Caller, applicationId: string) {
+  const application = await findApplication(ctx.db, caller.organizationId, applicationId);
   if (!application) throw notFound("Application");
-  await requireApplicationAccess(services.db, caller, applicationId);
+  await requireApplicationAccess(ctx.db, caller, applicationId);
   return application;
 }
 
@@ -85,10 +82,10 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
     access: "member",
     input: z.object({ applicationId: idSchema }),
     output: z.array(previewSchema),
-    handler: async ({ services, caller, input }) => {
-      await loadCallerApplication(services, caller, input.applicationId);
-      const rows = await listPreviews(services.db, input.applicationId);
-      return Promise.all(rows.map((row) => toPreviewView(services, row)));
+    handler: async ({ ctx, caller, input }) => {
+      await loadCallerApplication(ctx, caller, input.applicationId);
+      const rows = await listPreviews(ctx.db, input.applicationId);
+      return Promise.all(rows.map((row) => toPreviewView(ctx, row)));
     },
   }),
 
@@ -97,8 +94,8 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
     access: "member",
     input: previewIdInput,
     output: previewSchema,
-    handler: async ({ services, caller, input }) =>
-      toPreviewView(services, await loadCallerPreview(services, caller, input.previewDeploymentId)),
+    handler: async ({ ctx, caller, input }) =>
+      toPreviewView(ctx, await loadCallerPreview(ctx, caller, input.previewDeploymentId)),
   }),
 
   delete: mutation({
@@ -106,10 +103,10 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
     access: "member",
     input: previewIdInput,
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const preview = await loadCallerPreview(services, caller, input.previewDeploymentId);
-      requireCanDeleteServices(await grantsOf(services.db, caller));
-      await deletePreview(services, preview, "Deleted by previewDeployment.delete");
+    handler: async ({ ctx, caller, input }) => {
+      const preview = await loadCallerPreview(ctx, caller, input.previewDeploymentId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await deletePreview(ctx, preview, "Deleted by previewDeployment.delete");
       return true;
     },
   }),
@@ -122,11 +119,11 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
       description: z.string().max(1000).optional(),
     }),
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const preview = await loadCallerPreview(services, caller, input.previewDeploymentId);
-      const application = await loadCallerApplication(services, caller, preview.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const preview = await loadCallerPreview(ctx, caller, input.previewDeploymentId);
+      const application = await loadCallerApplication(ctx, caller, preview.applicationId);
       await deployPreview(
-        services,
+        ctx,
         application,
         {
           branch: preview.branch,
@@ -158,8 +155,8 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
       title: z.string().max(500).optional(),
     }),
     output: previewSchema,
-    handler: async ({ services, caller, input }) => {
-      const application = await loadCallerApplication(services, caller, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await loadCallerApplication(ctx, caller, input.applicationId);
       const problem = branchNameProblem(input.branch);
       if (problem) throw badRequest(`Invalid input: branch ${problem}`, { fields: ["branch"] });
       if (!["github", "gitlab", "bitbucket", "gitea", "git"].includes(application.sourceType)) {
@@ -171,7 +168,7 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
         throw badRequest("The application's previewLimit is 0", { fields: ["applicationId"] });
       }
       const { preview } = await deployPreview(
-        services,
+        ctx,
         application,
         {
           branch: input.branch,
@@ -185,7 +182,7 @@ export const previewDeploymentRouter = defineRouter("previewDeployment", {
         },
         { force: true, title: `Preview of ${input.branch}` },
       );
-      return toPreviewView(services, preview);
+      return toPreviewView(ctx, preview);
     },
   }),
 });

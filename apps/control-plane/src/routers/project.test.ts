@@ -33,7 +33,7 @@ describe("project", () => {
   };
   const environmentCount = async (projectId: string) =>
     (
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("environments")
         .select("environmentId")
         .where("projectId", "=", projectId)

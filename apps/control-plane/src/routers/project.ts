@@ -1,7 +1,7 @@
 /**
  * project (spec 4.5): projects of the caller's organization, each created with a default
  * "production" environment. Another organization's project is a 404. Services inside
- * environments are reached only through projects/services.ts.
+ * environments are reached only through projects/workload-kinds.ts.
  */
 import { z } from "zod";
 import { notFound } from "../errors.ts";
@@ -45,7 +45,7 @@ import {
   serviceIdKey,
   serviceKinds,
   teardownServices,
-} from "../projects/services.ts";
+} from "../projects/workload-kinds.ts";
 
 const idSchema = z.string().min(1);
 
@@ -55,16 +55,16 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: z.object({ name: nameSchema, description: descriptionSchema, env: envSchema.optional() }),
     output: z.object({ project: projectSchema, environment: environmentSchema }),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireCanCreateProjects(caller);
-      const created = await createProject(services.db, {
+      const created = await createProject(ctx.db, {
         organizationId: caller.organizationId,
         name: input.name,
         description: input.description ?? null,
         env: input.env ?? "",
       });
-      await grantCreated(services.db, caller, "projects", created.project.projectId);
-      await grantCreated(services.db, caller, "environments", created.environment.environmentId);
+      await grantCreated(ctx.db, caller, "projects", created.project.projectId);
+      await grantCreated(ctx.db, caller, "environments", created.environment.environmentId);
       return created;
     },
   }),
@@ -74,9 +74,9 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: z.object({ projectId: idSchema }),
     output: projectDetailSchema,
-    handler: async ({ services, caller, input }) => {
-      const grants = await grantsOf(services.db, caller);
-      const trees = await services.projectTrees.get(services.db, caller.organizationId);
+    handler: async ({ ctx, caller, input }) => {
+      const grants = await grantsOf(ctx.db, caller);
+      const trees = await ctx.projectTrees.get(ctx.db, caller.organizationId);
       const detail = trees.data.find((project) => project.projectId === input.projectId);
       if (!detail || !seesProject(grants, detail.projectId)) throw notFound("Project");
       return visibleProject(grants, detail);
@@ -88,9 +88,9 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: noInput,
     output: projectTreesSchema,
-    handler: async ({ services, caller }) => {
-      const grants = await grantsOf(services.db, caller);
-      const projects = await services.projectTrees.get(services.db, caller.organizationId);
+    handler: async ({ ctx, caller }) => {
+      const grants = await grantsOf(ctx.db, caller);
+      const projects = await ctx.projectTrees.get(ctx.db, caller.organizationId);
       if (grants.projects === null && grants.environments === null && grants.services === null) {
         return projects;
       }
@@ -110,14 +110,9 @@ export const projectRouter = defineRouter("project", {
       env: envSchema.optional(),
     }),
     output: projectSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireProjectAccess(services.db, caller, input.projectId);
-      const project = await updateProject(
-        services.db,
-        caller.organizationId,
-        input.projectId,
-        patchOf(input),
-      );
+    handler: async ({ ctx, caller, input }) => {
+      await requireProjectAccess(ctx.db, caller, input.projectId);
+      const project = await updateProject(ctx.db, caller.organizationId, input.projectId, patchOf(input));
       if (!project) throw notFound("Project");
       return project;
     },
@@ -128,18 +123,18 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: z.object({ projectId: idSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireCanDeleteProjects(caller);
-      const project = await findProject(services.db, caller.organizationId, input.projectId);
+      const project = await findProject(ctx.db, caller.organizationId, input.projectId);
       if (!project) throw notFound("Project");
-      await requireProjectAccess(services.db, caller, project.projectId);
-      const environments = await listEnvironments(services.db, [project.projectId]);
+      await requireProjectAccess(ctx.db, caller, project.projectId);
+      const environments = await listEnvironments(ctx.db, [project.projectId]);
       // Workloads stop before their rows go; the environments cascade with the project.
       await teardownServices(
-        services,
+        ctx,
         environments.map((e) => e.environmentId),
       );
-      await deleteProject(services.db, caller.organizationId, project.projectId);
+      await deleteProject(ctx.db, caller.organizationId, project.projectId);
       return success;
     },
   }),
@@ -156,23 +151,23 @@ export const projectRouter = defineRouter("project", {
       duplicateInSameProject: z.boolean().default(false),
     }),
     output: environmentDetailSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (!input.duplicateInSameProject) requireCanCreateProjects(caller);
       const found = await findEnvironmentWithProject(
-        services.db,
+        ctx.db,
         caller.organizationId,
         input.sourceEnvironmentId,
       );
       if (!found) throw notFound("Environment");
       const { environment: source, project: sourceProject } = found;
-      const grants = await requireEnvironmentAccess(services.db, caller, source);
+      const grants = await requireEnvironmentAccess(ctx.db, caller, source);
       if (input.duplicateInSameProject) requireCanCreateEnvironments(grants);
       // A member limited to some services copies only those.
       let selection: "none" | "all" | { id: string; type: ServiceKind }[] = !input.includeServices
         ? "none"
         : (input.selectedServices ?? "all");
       if (grants.services !== null && selection !== "none") {
-        const [shown] = await withServices(services.db, [source]);
+        const [shown] = await withServices(ctx.db, [source]);
         const visible = visibleServices(grants, shown!);
         const shownList = serviceKinds.flatMap((kind) =>
           (visible[serviceFields[kind]] as Record<string, string>[]).map((service) => ({
@@ -184,7 +179,7 @@ export const projectRouter = defineRouter("project", {
         selection = selection === "all" ? shownList : selection.filter((service) => ids.has(service.id));
       }
 
-      const created = await duplicateEnvironment(services.db, services.secrets, {
+      const created = await duplicateEnvironment(ctx.db, ctx.secrets, {
         source,
         sourceProject,
         name: input.name,
@@ -193,13 +188,13 @@ export const projectRouter = defineRouter("project", {
         selection,
       });
       if (!input.duplicateInSameProject) {
-        await grantCreated(services.db, caller, "projects", created.project.projectId);
+        await grantCreated(ctx.db, caller, "projects", created.project.projectId);
       }
-      await grantCreated(services.db, caller, "environments", created.environment.environmentId);
-      const [environment] = await withServices(services.db, [created.environment]);
+      await grantCreated(ctx.db, caller, "environments", created.environment.environmentId);
+      const [environment] = await withServices(ctx.db, [created.environment]);
       for (const kind of serviceKinds) {
         for (const service of environment![serviceFields[kind]] as Record<string, string>[]) {
-          await grantCreated(services.db, caller, "services", service[serviceIdKey(kind)]!);
+          await grantCreated(ctx.db, caller, "services", service[serviceIdKey(kind)]!);
         }
       }
       return { ...environment!, project: created.project };
@@ -219,10 +214,10 @@ export const projectRouter = defineRouter("project", {
       })
       .prefault({}),
     output: z.object({ items: z.array(projectSchema), total: z.number().int() }),
-    handler: async ({ services, caller, input }) =>
-      searchProjects(services.db, caller.organizationId, {
+    handler: async ({ ctx, caller, input }) =>
+      searchProjects(ctx.db, caller.organizationId, {
         ...input,
-        projectIds: (await grantsOf(services.db, caller)).projects,
+        projectIds: (await grantsOf(ctx.db, caller)).projects,
       }),
   }),
 });

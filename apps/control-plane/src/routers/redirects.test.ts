@@ -28,7 +28,7 @@ async function config() {
 }
 
 const rows = () =>
-  test.platform.services.db
+  test.platform.ctx.db
     .selectFrom("redirects")
     .selectAll()
     .where("applicationId", "=", app.applicationId)

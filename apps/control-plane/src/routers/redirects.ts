@@ -40,10 +40,10 @@ const redirectSchema = z.object({
   createdAt: z.string(),
 });
 
-async function loadRedirect(services: ServiceContext, caller: Caller, redirectId: string) {
-  const redirect = await findRedirect(services.db, caller.organizationId, redirectId);
+async function loadRedirect(ctx: ServiceContext, caller: Caller, redirectId: string) {
+  const redirect = await findRedirect(ctx.db, caller.organizationId, redirectId);
   if (!redirect) throw notFound("Redirect");
-  await requireApplicationAccess(services.db, caller, redirect.applicationId, "Redirect");
+  await requireApplicationAccess(ctx.db, caller, redirect.applicationId, "Redirect");
   return redirect;
 }
 
@@ -59,11 +59,11 @@ export const redirectsRouter = defineRouter("redirects", {
     }),
     // Dokploy answers true.
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const application = await findApplication(services.db, caller.organizationId, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await findApplication(ctx.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
-      await requireApplicationAccess(services.db, caller, application.applicationId);
-      await insertRedirect(services, {
+      await requireApplicationAccess(ctx.db, caller, application.applicationId);
+      await insertRedirect(ctx, {
         applicationId: application.applicationId,
         regex: input.regex,
         replacement: input.replacement,
@@ -78,7 +78,7 @@ export const redirectsRouter = defineRouter("redirects", {
     access: "member",
     input: redirectIdInput,
     output: redirectSchema,
-    handler: async ({ services, caller, input }) => loadRedirect(services, caller, input.redirectId),
+    handler: async ({ ctx, caller, input }) => loadRedirect(ctx, caller, input.redirectId),
   }),
 
   update: mutation({
@@ -90,15 +90,15 @@ export const redirectsRouter = defineRouter("redirects", {
       permanent: z.boolean().optional(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const redirect = await loadRedirect(services, caller, input.redirectId);
+    handler: async ({ ctx, caller, input }) => {
+      const redirect = await loadRedirect(ctx, caller, input.redirectId);
       const patch = {
         ...(input.regex !== undefined ? { regex: input.regex } : {}),
         ...(input.replacement !== undefined ? { replacement: input.replacement } : {}),
         ...(input.permanent !== undefined ? { permanent: input.permanent } : {}),
       };
       if (Object.keys(patch).length === 0) return success;
-      await updateRedirect(services, redirect, patch);
+      await updateRedirect(ctx, redirect, patch);
       return success;
     },
   }),
@@ -108,9 +108,9 @@ export const redirectsRouter = defineRouter("redirects", {
     access: "member",
     input: redirectIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const redirect = await loadRedirect(services, caller, input.redirectId);
-      await deleteRedirect(services, redirect);
+    handler: async ({ ctx, caller, input }) => {
+      const redirect = await loadRedirect(ctx, caller, input.redirectId);
+      await deleteRedirect(ctx, redirect);
       return success;
     },
   }),

@@ -136,7 +136,7 @@ describe("registry", () => {
     expect(registry).not.toHaveProperty("password");
     expect(registry).not.toHaveProperty("passwordSealed");
 
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("registries")
       .selectAll()
       .where("registryId", "=", registry.registryId)
@@ -152,7 +152,7 @@ describe("registry", () => {
       expect(JSON.stringify(response.body)).not.toContain("passwordSealed");
     }
     const credentials = await findRegistryCredentials(
-      platform.services,
+      platform.ctx,
       owner.user.organizationId,
       registry.registryId,
     );
@@ -240,7 +240,7 @@ describe("registry", () => {
     [{ username: "two words" }, "username"],
     [{ password: "" }, "password"],
   ])("refuses %j naming %s, storing nothing", async (input, field) => {
-    const before = await platform.services.db.selectFrom("registries").select("registryId").execute();
+    const before = await platform.ctx.db.selectFrom("registries").select("registryId").execute();
     const response = await platform.mutate(
       "registry.create",
       { registryName: "Bad", registryUrl: "ghcr.io", username: "u", password: "p", ...input },
@@ -248,7 +248,7 @@ describe("registry", () => {
     );
     expect(response.status, JSON.stringify(response.body)).toBe(400);
     expect(response.body.error.data.fields).toContain(field);
-    const after = await platform.services.db.selectFrom("registries").select("registryId").execute();
+    const after = await platform.ctx.db.selectFrom("registries").select("registryId").execute();
     expect(after.length).toBe(before.length);
   });
 
@@ -268,16 +268,14 @@ describe("registry", () => {
     const one = await platform.query("registry.one", { registryId: registry.registryId }, as(owner));
     expect(one.body).toMatchObject({ registryName: "Renamed", registryUrl: "reg.example.com:443" });
     const org = owner.user.organizationId;
-    expect((await findRegistryCredentials(platform.services, org, registry.registryId))?.password).toBe(
-      PASSWORD,
-    );
+    expect((await findRegistryCredentials(platform.ctx, org, registry.registryId))?.password).toBe(PASSWORD);
 
     await platform.mutate(
       "registry.update",
       { registryId: registry.registryId, password: "new-pass" },
       as(owner),
     );
-    expect((await findRegistryCredentials(platform.services, org, registry.registryId))?.password).toBe(
+    expect((await findRegistryCredentials(platform.ctx, org, registry.registryId))?.password).toBe(
       "new-pass",
     );
 
@@ -302,7 +300,7 @@ describe("registry", () => {
     for (const response of responses) expect(response.status).toBe(404);
     expect((await platform.query("registry.all", {}, as(stranger))).body).toEqual([]);
     expect(
-      await findRegistryCredentials(platform.services, stranger.user.organizationId, registry.registryId),
+      await findRegistryCredentials(platform.ctx, stranger.user.organizationId, registry.registryId),
     ).toBe(undefined);
     const still = await platform.query("registry.one", id, as(owner));
     expect(still.body.registryName).toBe("Local");
@@ -341,7 +339,7 @@ describe("registry", () => {
       expect(refused.status, JSON.stringify(refused.body)).toBe(404);
       expect(refused.body.error.data.fields).toEqual([field]);
     }
-    const strangerRow = await platform.services.db
+    const strangerRow = await platform.ctx.db
       .selectFrom("applications")
       .select(["registryId", "buildRegistryId", "rollbackRegistryId"])
       .where("applicationId", "=", strangerApp)
@@ -456,11 +454,11 @@ describe("registry", () => {
       // it, so the own-address rule decides. Refused before any agent; the stranger's server has
       // no agent anyway, so nothing is ever sent there.
       const serverAddress = "192.175.48.77";
-      const serverId = await insertServer(platform.services.db, owner.user.organizationId, {
+      const serverId = await insertServer(platform.ctx.db, owner.user.organizationId, {
         ipAddress: serverAddress,
       });
       // Another organization tests through a server of its own (the owner's server is not theirs).
-      const theirServer = await insertServer(platform.services.db, stranger.user.organizationId, {
+      const theirServer = await insertServer(platform.ctx.db, stranger.user.organizationId, {
         ipAddress: "203.0.113.50",
       });
       try {
@@ -482,10 +480,10 @@ describe("registry", () => {
         expect(answers.size).toBe(1);
         // The organization owning the server passes the same check (checked only, not reached).
         await expect(
-          checkRegistryProbe(platform.services, owner.user.organizationId, `${serverAddress}:5443`),
+          checkRegistryProbe(platform.ctx, owner.user.organizationId, `${serverAddress}:5443`),
         ).resolves.toBeUndefined();
       } finally {
-        await platform.services.db
+        await platform.ctx.db
           .deleteFrom("servers")
           .where("serverId", "in", [serverId, theirServer])
           .execute();
@@ -509,7 +507,7 @@ describe("registry", () => {
       expect(refused.status).toBe(400);
       expect(refused.body.error.data.fields).toEqual(["registryUrl"]);
       await expect(
-        findRegistryCredentials(platform.services, owner.user.organizationId, stored.registryId),
+        findRegistryCredentials(platform.ctx, owner.user.organizationId, stored.registryId),
       ).rejects.toThrow(/private address/);
     });
 
@@ -520,7 +518,7 @@ describe("registry", () => {
     });
 
     it("answers 404 for a server of another organization", async () => {
-      const serverId = await insertServer(platform.services.db, stranger.user.organizationId, {
+      const serverId = await insertServer(platform.ctx.db, stranger.user.organizationId, {
         name: "theirs",
         ipAddress: "10.0.0.9",
       });
@@ -626,7 +624,7 @@ describe("registry.testRegistry with the local agent over NATS (JWT auth)", () =
   });
 
   it("logs in, and carries the registry's refusal back, through NATS", async () => {
-    expect(platform.services.agents.client.transport).toBeInstanceOf(NatsAgentTransport);
+    expect(platform.ctx.agents.client.transport).toBeInstanceOf(NatsAgentTransport);
     const input = {
       registryUrl: registries.http,
       username: registries.username,

@@ -32,9 +32,9 @@ export const registryRouter = defineRouter("registry", {
     access: "admin",
     input: createRegistryInput,
     output: registrySchema,
-    handler: async ({ services, caller, input }) =>
+    handler: async ({ ctx, caller, input }) =>
       toRegistryView(
-        await insertRegistry(services, caller.organizationId, {
+        await insertRegistry(ctx, caller.organizationId, {
           ...input,
           imagePrefix: input.imagePrefix || null,
         }),
@@ -46,8 +46,8 @@ export const registryRouter = defineRouter("registry", {
     access: "member",
     input: noInput,
     output: z.array(registrySchema),
-    handler: async ({ services, caller }) =>
-      (await listRegistries(services.db, caller.organizationId)).map(toRegistryView),
+    handler: async ({ ctx, caller }) =>
+      (await listRegistries(ctx.db, caller.organizationId)).map(toRegistryView),
   }),
 
   one: query({
@@ -55,8 +55,8 @@ export const registryRouter = defineRouter("registry", {
     access: "member",
     input: registryIdInput,
     output: registrySchema,
-    handler: async ({ services, caller, input }) => {
-      const registry = await findRegistry(services.db, caller.organizationId, input.registryId);
+    handler: async ({ ctx, caller, input }) => {
+      const registry = await findRegistry(ctx.db, caller.organizationId, input.registryId);
       if (!registry) throw notFound("Registry");
       return toRegistryView(registry);
     },
@@ -67,10 +67,10 @@ export const registryRouter = defineRouter("registry", {
     access: "admin",
     input: updateRegistryInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const { registryId, imagePrefix, ...fields } = input;
       const patch = imagePrefix === undefined ? fields : { ...fields, imagePrefix: imagePrefix || null };
-      if (!(await updateRegistry(services, caller.organizationId, registryId, patch))) {
+      if (!(await updateRegistry(ctx, caller.organizationId, registryId, patch))) {
         throw notFound("Registry");
       }
       return success;
@@ -82,8 +82,8 @@ export const registryRouter = defineRouter("registry", {
     access: "admin",
     input: registryIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const affected = await deleteRegistry(services.db, caller.organizationId, input.registryId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const affected = await deleteRegistry(ctx.db, caller.organizationId, input.registryId);
       if (!affected) throw notFound("Registry");
       if (affected.length > 0) {
         logger.info(
@@ -100,8 +100,8 @@ export const registryRouter = defineRouter("registry", {
     access: "admin",
     input: testRegistryInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await testRegistryLogin(services, caller, input);
+    handler: async ({ ctx, caller, input }) => {
+      await testRegistryLogin(ctx, caller, input);
       return success;
     },
   }),
@@ -112,14 +112,14 @@ export const registryRouter = defineRouter("registry", {
     // registryId is optional in Dokploy's schema; without it there is no registry to find.
     input: z.object({ registryId: idSchema.optional(), serverId: idSchema.optional() }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.registryId === undefined) throw notFound("Registry");
-      const registry = await findRegistry(services.db, caller.organizationId, input.registryId);
+      const registry = await findRegistry(ctx.db, caller.organizationId, input.registryId);
       if (!registry) throw notFound("Registry");
-      await testRegistryLogin(services, caller, {
+      await testRegistryLogin(ctx, caller, {
         registryUrl: registry.registryUrl,
         username: registry.username,
-        password: openRegistryPassword(services, registry),
+        password: openRegistryPassword(ctx, registry),
         serverId: input.serverId,
       });
       return success;

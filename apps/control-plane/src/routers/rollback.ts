@@ -37,12 +37,12 @@ const rollbackSchema = z.object({
   createdAt: z.string(),
 });
 
-async function loadRollback(services: ServiceContext, caller: Caller, rollbackId: string) {
-  const rollback = await findRollback(services.db, caller.organizationId, rollbackId);
+async function loadRollback(ctx: ServiceContext, caller: Caller, rollbackId: string) {
+  const rollback = await findRollback(ctx.db, caller.organizationId, rollbackId);
   if (!rollback) throw notFound("Rollback");
   const serviceId = rollback.applicationId ?? rollback.composeId ?? "";
   await requireServiceAccess(
-    services.db,
+    ctx.db,
     caller,
     { serviceId, environmentId: rollback.environmentId, projectId: rollback.projectId },
     "Rollback",
@@ -56,24 +56,24 @@ export const rollbackRouter = defineRouter("rollback", {
     access: "member",
     input: rollbackIdInput,
     output: z.object({ success: z.literal(true), deploymentId: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const rollback = await loadRollback(services, caller, input.rollbackId);
-      const serverId = await agentServerId(services, rollback.organizationId, rollback.serviceServerId);
+    handler: async ({ ctx, caller, input }) => {
+      const rollback = await loadRollback(ctx, caller, input.rollbackId);
+      const serverId = await agentServerId(ctx, rollback.organizationId, rollback.serviceServerId);
       const { problem } = await callAgent(
         serverId,
-        () => checkRollbackImage(services, rollback, serverId),
-        services.logger,
+        () => checkRollbackImage(ctx, rollback, serverId),
+        ctx.logger,
       );
       if (problem) throw conflict(problem, { rollbackId: rollback.rollbackId });
       const title = `Rollback to version ${rollback.version}${rollback.deploymentId ? ` (deployment ${rollback.deploymentId})` : ""}`;
       const { deploymentId } = rollback.applicationId
-        ? await startApplicationDeployment(services, {
+        ? await startApplicationDeployment(ctx, {
             applicationId: rollback.applicationId,
             kind: "rollback",
             title,
             restoresRollbackId: rollback.rollbackId,
           })
-        : await startTargetDeployment(services, {
+        : await startTargetDeployment(ctx, {
             target: { kind: "compose", id: rollback.composeId ?? "" },
             organizationId: rollback.organizationId,
             serverId: rollback.serviceServerId,
@@ -90,14 +90,10 @@ export const rollbackRouter = defineRouter("rollback", {
     access: "member",
     input: rollbackIdInput,
     output: rollbackSchema,
-    handler: async ({ services, caller, input }) => {
-      const rollback = await loadRollback(services, caller, input.rollbackId);
+    handler: async ({ ctx, caller, input }) => {
+      const rollback = await loadRollback(ctx, caller, input.rollbackId);
       requireCanDeleteProjects(caller, "services");
-      await callAgent(
-        rollback.serverId ?? "local",
-        () => removeRollbacks(services, [rollback], true),
-        services.logger,
-      );
+      await callAgent(rollback.serverId ?? "local", () => removeRollbacks(ctx, [rollback], true), ctx.logger);
       return {
         rollbackId: rollback.rollbackId,
         applicationId: rollback.applicationId,

@@ -137,7 +137,7 @@ describe("schedule", () => {
       enabled: false,
       nextRunAt: null,
     });
-    expect(platform.services.schedules.nextRun(created.scheduleId)).toBeNull();
+    expect(platform.ctx.schedules.nextRun(created.scheduleId)).toBeNull();
     expect(
       (await platform.mutate("schedule.delete", { scheduleId: created.scheduleId }, as(member))).status,
     ).toBe(200);
@@ -191,7 +191,7 @@ describe("schedule", () => {
       // Only server schedules run a script; a container's runs `command`.
       [{ script: "uptime" }, "script"],
     ];
-    const before = await platform.services.db.selectFrom("schedules").select("scheduleId").execute();
+    const before = await platform.ctx.db.selectFrom("schedules").select("scheduleId").execute();
     for (const [fields, field] of cases) {
       const response = await platform.mutate(
         "schedule.create",
@@ -207,7 +207,7 @@ describe("schedule", () => {
       as(owner),
     );
     expect(noApplication.body.error.data.fields).toEqual(["applicationId"]);
-    expect(await platform.services.db.selectFrom("schedules").select("scheduleId").execute()).toEqual(before);
+    expect(await platform.ctx.db.selectFrom("schedules").select("scheduleId").execute()).toEqual(before);
 
     const created = await platform.mutateOk("schedule.create", { ...base, applicationId }, as(owner));
     for (const [fields, field] of [
@@ -245,7 +245,7 @@ describe("schedule", () => {
       ["schedule.list", "query", { id: theirs.serverId, scheduleType: "server" }],
       ["deployment.allByType", "query", { id: theirs.scheduleId, type: "schedule" }],
     ];
-    const before = await platform.services.db.selectFrom("schedules").selectAll().execute();
+    const before = await platform.ctx.db.selectFrom("schedules").selectAll().execute();
     for (const [name, kind, input] of attempts) {
       const response =
         kind === "query"
@@ -253,9 +253,9 @@ describe("schedule", () => {
           : await platform.mutate(name, input, as(owner));
       expect(response.status, `${name} ${JSON.stringify(input)} ${JSON.stringify(response.body)}`).toBe(404);
     }
-    expect(await platform.services.db.selectFrom("schedules").selectAll().execute()).toEqual(before);
+    expect(await platform.ctx.db.selectFrom("schedules").selectAll().execute()).toEqual(before);
     expect(
-      await platform.services.db
+      await platform.ctx.db
         .selectFrom("deployments")
         .select("deploymentId")
         .where("scheduleId", "=", theirs.scheduleId)
@@ -326,7 +326,7 @@ describe("schedule", () => {
   it("fails a run the control plane left running, never running it again", async () => {
     const created = await platform.mutateOk("schedule.create", { ...base, applicationId }, as(owner));
     const deploymentId = newId();
-    await platform.services.db
+    await platform.ctx.db
       .insertInto("deployments")
       .values({
         deploymentId,
@@ -349,11 +349,11 @@ describe("schedule", () => {
       .execute();
     const leases = new DeploymentLeases("schedule-test-recovery");
     const requeued: string[] = [];
-    const recovery = new DeploymentRecovery(platform.services, leases, async (job) => {
+    const recovery = new DeploymentRecovery(platform.ctx, leases, async (job) => {
       requeued.push(job.deploymentId);
     });
     await recovery.start();
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("deployments")
       .selectAll()
       .where("deploymentId", "=", deploymentId)

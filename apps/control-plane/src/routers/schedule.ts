@@ -39,9 +39,9 @@ import {
 } from "../schedules/schedules.ts";
 import { deploymentSchema } from "./deployment.ts";
 
-const toView = (services: ServiceContext, row: Schedule): z.input<typeof scheduleSchema> => ({
+const toView = (ctx: ServiceContext, row: Schedule): z.input<typeof scheduleSchema> => ({
   ...row,
-  nextRunAt: services.schedules.nextRun(row.scheduleId)?.toISOString() ?? null,
+  nextRunAt: ctx.schedules.nextRun(row.scheduleId)?.toISOString() ?? null,
 });
 
 const listItemSchema = scheduleSchema.extend({
@@ -61,34 +61,34 @@ const listItemSchema = scheduleSchema.extend({
   deployments: z.array(deploymentSchema),
 });
 
-async function toListItem(services: ServiceContext, row: Schedule): Promise<z.input<typeof listItemSchema>> {
-  const targets = await findScheduleTargets(services.db, row);
-  const deployments = (await listTargetDeployments(services.db, row.scheduleId)).map(toDeploymentView);
-  return { ...toView(services, row), ...targets, deployments };
+async function toListItem(ctx: ServiceContext, row: Schedule): Promise<z.input<typeof listItemSchema>> {
+  const targets = await findScheduleTargets(ctx.db, row);
+  const deployments = (await listTargetDeployments(ctx.db, row.scheduleId)).map(toDeploymentView);
+  return { ...toView(ctx, row), ...targets, deployments };
 }
 
 async function listScheduleItems(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { id: string; scheduleType: (typeof scheduleTypes)[number] },
 ) {
   let target: ScheduleListTarget | undefined;
   if (input.scheduleType === "application") {
-    await requireNamedIds(services, caller, { applicationId: input.id });
+    await requireNamedIds(ctx, caller, { applicationId: input.id });
     target = { column: "applicationId", id: input.id };
   } else if (input.scheduleType === "compose") {
-    await requireNamedIds(services, caller, { composeId: input.id });
+    await requireNamedIds(ctx, caller, { composeId: input.id });
     target = { column: "composeId", id: input.id };
   } else if (input.scheduleType === "server") {
-    await requireNamedIds(services, caller, { serverId: input.id });
-    await requireHostScheduleAccess(services, caller);
+    await requireNamedIds(ctx, caller, { serverId: input.id });
+    await requireHostScheduleAccess(ctx, caller);
     target = { column: "serverId", id: input.id };
   } else {
     // dokploy-server: this machine's schedules of the caller's organization (`id` names nothing).
-    await requireHostScheduleAccess(services, caller);
+    await requireHostScheduleAccess(ctx, caller);
   }
-  const rows = await listSchedules(services.db, caller.organizationId, input.scheduleType, target);
-  return Promise.all(rows.map((row) => toListItem(services, row)));
+  const rows = await listSchedules(ctx.db, caller.organizationId, input.scheduleType, target);
+  return Promise.all(rows.map((row) => toListItem(ctx, row)));
 }
 
 export const scheduleRouter = defineRouter("schedule", {
@@ -98,14 +98,14 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: createScheduleInput,
     output: scheduleSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireNamedIds(services, caller, input);
-      if (isHostType(input.scheduleType)) await requireHostScheduleAccess(services, caller);
+    handler: async ({ ctx, caller, input }) => {
+      await requireNamedIds(ctx, caller, input);
+      if (isHostType(input.scheduleType)) await requireHostScheduleAccess(ctx, caller);
       checkShape(input.scheduleType, input);
       checkCronExpression(input.cronExpression);
       checkTimezone(input.timezone);
       const scheduleId = newId();
-      const row = await insertSchedule(services.db, {
+      const row = await insertSchedule(ctx.db, {
         scheduleId,
         name: input.name,
         cronExpression: input.cronExpression,
@@ -126,8 +126,8 @@ export const scheduleRouter = defineRouter("schedule", {
         enabled: input.enabled,
         timezone: input.timezone || null,
       });
-      await services.schedules.reschedule();
-      return toView(services, row);
+      await ctx.schedules.reschedule();
+      return toView(ctx, row);
     },
   }),
 
@@ -137,9 +137,9 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: updateScheduleInput,
     output: scheduleSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireNamedIds(services, caller, input);
-      const schedule = await loadSchedule(services, caller, input.scheduleId);
+    handler: async ({ ctx, caller, input }) => {
+      await requireNamedIds(ctx, caller, input);
+      const schedule = await loadSchedule(ctx, caller, input.scheduleId);
       // A schedule stays where it was made: another target is a new schedule.
       for (const field of ["scheduleType", "applicationId", "composeId", "serverId"] as const) {
         const value = input[field];
@@ -165,11 +165,9 @@ export const scheduleRouter = defineRouter("schedule", {
         ...(input.timezone !== undefined ? { timezone: input.timezone || null } : {}),
       };
       const row =
-        Object.keys(patch).length > 0
-          ? await updateSchedule(services.db, schedule.scheduleId, patch)
-          : schedule;
-      await services.schedules.reschedule();
-      return toView(services, row);
+        Object.keys(patch).length > 0 ? await updateSchedule(ctx.db, schedule.scheduleId, patch) : schedule;
+      await ctx.schedules.reschedule();
+      return toView(ctx, row);
     },
   }),
 
@@ -178,15 +176,15 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: scheduleIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const schedule = await loadSchedule(services, caller, input.scheduleId);
-      if (await hasRunningScheduleRun(services.db, schedule.scheduleId)) {
+    handler: async ({ ctx, caller, input }) => {
+      const schedule = await loadSchedule(ctx, caller, input.scheduleId);
+      if (await hasRunningScheduleRun(ctx.db, schedule.scheduleId)) {
         throw badRequest("A run of the schedule is running: kill it first (deployment.killProcess)", {
           fields: ["scheduleId"],
         });
       }
-      await deleteSchedule(services.db, schedule.scheduleId);
-      await services.schedules.reschedule();
+      await deleteSchedule(ctx.db, schedule.scheduleId);
+      await ctx.schedules.reschedule();
       return success;
     },
   }),
@@ -197,7 +195,7 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: z.object({ id: z.string().min(1).max(100), scheduleType: z.enum(scheduleTypes) }),
     output: z.array(listItemSchema),
-    handler: ({ services, caller, input }) => listScheduleItems(services, caller, input),
+    handler: ({ ctx, caller, input }) => listScheduleItems(ctx, caller, input),
   }),
 
   one: query({
@@ -205,8 +203,8 @@ export const scheduleRouter = defineRouter("schedule", {
     access: "member",
     input: scheduleIdInput,
     output: listItemSchema,
-    handler: async ({ services, caller, input }) =>
-      toListItem(services, await loadSchedule(services, caller, input.scheduleId)),
+    handler: async ({ ctx, caller, input }) =>
+      toListItem(ctx, await loadSchedule(ctx, caller, input.scheduleId)),
   }),
 
   runManually: mutation({
@@ -220,10 +218,10 @@ export const scheduleRouter = defineRouter("schedule", {
       logPath: z.string(),
       errorMessage: z.string().nullable(),
     }),
-    handler: async ({ services, caller, input }) => {
-      const schedule = await loadSchedule(services, caller, input.scheduleId);
-      const { deploymentId, logPath } = await startScheduleRun(services, schedule);
-      const row = await waitForScheduleRun(services, deploymentId);
+    handler: async ({ ctx, caller, input }) => {
+      const schedule = await loadSchedule(ctx, caller, input.scheduleId);
+      const { deploymentId, logPath } = await startScheduleRun(ctx, schedule);
+      const row = await waitForScheduleRun(ctx, deploymentId);
       return { status: row.status, deploymentId, logPath, errorMessage: row.errorMessage };
     },
   }),

@@ -46,7 +46,7 @@ async function htpasswdVerifies(line: string, username: string, password: string
 }
 
 async function credentials() {
-  return test.platform.services.db
+  return test.platform.ctx.db
     .selectFrom("security")
     .selectAll()
     .where("applicationId", "=", app.applicationId)
@@ -269,7 +269,7 @@ describe("security credentials protect the application through its Traefik file"
     expect(
       (await test.platform.mutate("application.delete", { applicationId: other.applicationId }, as())).status,
     ).toBe(200);
-    const left = await test.platform.services.db
+    const left = await test.platform.ctx.db
       .selectFrom("security")
       .select("securityId")
       .where("applicationId", "=", other.applicationId)

@@ -21,10 +21,10 @@ import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 
-async function loadSecurity(services: ServiceContext, caller: Caller, securityId: string) {
-  const security = await findSecurity(services.db, caller.organizationId, securityId);
+async function loadSecurity(ctx: ServiceContext, caller: Caller, securityId: string) {
+  const security = await findSecurity(ctx.db, caller.organizationId, securityId);
   if (!security) throw notFound("Security");
-  await requireApplicationAccess(services.db, caller, security.applicationId, "Security");
+  await requireApplicationAccess(ctx.db, caller, security.applicationId, "Security");
   return security;
 }
 
@@ -35,11 +35,11 @@ export const securityRouter = defineRouter("security", {
     input: createSecurityInput,
     // Dokploy answers true here (update and delete answer the row / success).
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const application = await findApplication(services.db, caller.organizationId, input.applicationId);
+    handler: async ({ ctx, caller, input }) => {
+      const application = await findApplication(ctx.db, caller.organizationId, input.applicationId);
       if (!application) throw notFound("Application");
-      await requireApplicationAccess(services.db, caller, application.applicationId);
-      await insertCredential(services, {
+      await requireApplicationAccess(ctx.db, caller, application.applicationId);
+      await insertCredential(ctx, {
         applicationId: application.applicationId,
         username: input.username,
         passwordHash: hashPassword(input.password),
@@ -53,8 +53,8 @@ export const securityRouter = defineRouter("security", {
     access: "member",
     input: securityIdInput,
     output: securitySchema,
-    handler: async ({ services, caller, input }) =>
-      toSecurityView(await loadSecurity(services, caller, input.securityId)),
+    handler: async ({ ctx, caller, input }) =>
+      toSecurityView(await loadSecurity(ctx, caller, input.securityId)),
   }),
 
   update: mutation({
@@ -62,14 +62,14 @@ export const securityRouter = defineRouter("security", {
     access: "member",
     input: updateSecurityInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const security = await loadSecurity(services, caller, input.securityId);
+    handler: async ({ ctx, caller, input }) => {
+      const security = await loadSecurity(ctx, caller, input.securityId);
       const patch = {
         ...(input.username !== undefined ? { username: input.username } : {}),
         ...(input.password !== undefined ? { passwordHash: hashPassword(input.password) } : {}),
       };
       if (Object.keys(patch).length === 0) return success;
-      await updateCredential(services, security, patch);
+      await updateCredential(ctx, security, patch);
       return success;
     },
   }),
@@ -79,9 +79,9 @@ export const securityRouter = defineRouter("security", {
     access: "member",
     input: securityIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const security = await loadSecurity(services, caller, input.securityId);
-      await deleteCredential(services, security);
+    handler: async ({ ctx, caller, input }) => {
+      const security = await loadSecurity(ctx, caller, input.securityId);
+      await deleteCredential(ctx, security);
       return success;
     },
   }),

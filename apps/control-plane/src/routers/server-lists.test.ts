@@ -131,8 +131,8 @@ describe("server.getDefaultCommand", () => {
 
 describe("server.getServices", () => {
   it("lists the services placed on the server with project and environment, hiding ungranted ones", async () => {
-    const serverId = await insertServer(platform.services.db, owner.user.organizationId, { name: "hosting" });
-    const elsewhere = await insertServer(platform.services.db, owner.user.organizationId, {
+    const serverId = await insertServer(platform.ctx.db, owner.user.organizationId, { name: "hosting" });
+    const elsewhere = await insertServer(platform.ctx.db, owner.user.organizationId, {
       name: "elsewhere",
     });
     const project = await platform.mutateOk("project.create", { name: "Shop" }, as(owner));
@@ -146,7 +146,7 @@ describe("server.getServices", () => {
       as(owner),
     );
     // Placed on servers straight in the database: these servers have no agent to deploy to.
-    const db = platform.services.db;
+    const db = platform.ctx.db;
     await db
       .updateTable("applications")
       .set({ serverId })
@@ -228,7 +228,7 @@ describe("on the cloud edition", () => {
           as(cloudOwner),
         );
         if (name.startsWith("active")) {
-          await cloud.services.db
+          await cloud.ctx.db
             .updateTable("servers")
             .set({ serverStatus: "active" })
             .where("serverId", "=", created.serverId)

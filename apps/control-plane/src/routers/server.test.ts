@@ -79,7 +79,7 @@ describe("sshKey", () => {
     }
     expect(responses[0]).toMatchObject({ name: "never shown", publicKey: key.publicKey, description: null });
     expect(responses[3]).toMatchObject({ name: "renamed" });
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("sshKeys")
       .selectAll()
       .where("sshKeyId", "=", key.sshKeyId)
@@ -204,7 +204,7 @@ describe("server", () => {
       expect((await turn(false)).body).toEqual({ success: true });
       expect(await flagOf(server.serverId)).toBe(false);
     } finally {
-      platform.services.dockerCleanup.set(server.serverId, false);
+      platform.ctx.dockerCleanup.set(server.serverId, false);
     }
   });
 
@@ -223,7 +223,7 @@ describe("server", () => {
       containers: { refreshRate: 5, services: { include: ["web"] } },
     };
     // Stored as server.setupMonitoring stores it (no agent here to apply it).
-    await storeMonitoringConfig(platform.services, owner.user.organizationId, server.serverId, metricsConfig);
+    await storeMonitoringConfig(platform.ctx, owner.user.organizationId, server.serverId, metricsConfig);
     const admin = await platform.addMember(owner, "admin");
     for (const session of [owner, admin]) {
       const one = await platform.query("server.one", { serverId: server.serverId }, as(session));
@@ -293,7 +293,7 @@ describe("server", () => {
 
   it("updates the fields Dokploy allows and forgets the host key when the address changes", async () => {
     const server = await createServer();
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ hostKeySha256: "SHA256:trusted" })
       .where("serverId", "=", server.serverId)
@@ -426,7 +426,7 @@ describe("server.publicIp", () => {
   it("answers this machine's address, PLATFORM_PUBLIC_IP when set, and nothing on cloud", async () => {
     const response = await platform.query("server.publicIp", {}, as(member));
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ publicIp: controlPlanePublicIp(platform.services.config) });
+    expect(response.body).toEqual({ publicIp: controlPlanePublicIp(platform.ctx.config) });
 
     const interfaces = {
       lo: [{ address: "127.0.0.1", family: "IPv4", internal: true }],

@@ -69,37 +69,33 @@ const AGENT_WAIT_AFTER_SETUP_MS = 30_000;
 
 const serverIdInput = z.object({ serverId: idSchema });
 
-async function requireServer(services: ServiceContext, organizationId: string, serverId: string) {
-  const server = await findServer(services.db, organizationId, serverId);
+async function requireServer(ctx: ServiceContext, organizationId: string, serverId: string) {
+  const server = await findServer(ctx.db, organizationId, serverId);
   if (!server) throw notFound("Server");
   return server;
 }
 
 /** A sshKeyId must name a key of the caller's organization (another's is a 404). */
-async function checkSshKey(
-  services: ServiceContext,
-  organizationId: string,
-  sshKeyId: string | null | undefined,
-) {
+async function checkSshKey(ctx: ServiceContext, organizationId: string, sshKeyId: string | null | undefined) {
   if (!sshKeyId) return;
-  if (!(await sshKeyBelongsTo(services.db, organizationId, sshKeyId))) {
+  if (!(await sshKeyBelongsTo(ctx.db, organizationId, sshKeyId))) {
     throw new ApiError("NOT_FOUND", "SSH key not found", { fields: ["sshKeyId"] });
   }
 }
 
 /** Literal IPs that can never be a server (link-local/metadata, unspecified, multicast). */
-function checkAddress(services: ServiceContext, ipAddress: string | undefined) {
+function checkAddress(ctx: ServiceContext, ipAddress: string | undefined) {
   if (ipAddress === undefined || !isIP(ipAddress)) return;
-  const reason = refusedAddressReason(ipAddress, services.config.edition);
+  const reason = refusedAddressReason(ipAddress, ctx.config.edition);
   if (reason) throw badRequest(`ipAddress ${reason}`, { fields: ["ipAddress"] });
 }
 
 /** Polls until the agent of `serverId` answers a ping, or `timeoutMs` passed. */
-async function agentAnswers(services: ServiceContext, serverId: string, timeoutMs: number): Promise<boolean> {
+async function agentAnswers(ctx: ServiceContext, serverId: string, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      await services.agents.client.ping(serverId, 2000);
+      await ctx.agents.client.ping(serverId, 2000);
       return true;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -109,8 +105,8 @@ async function agentAnswers(services: ServiceContext, serverId: string, timeoutM
 }
 
 /** Dokploy Cloud lists only active servers here; a self-hosted instance lists inactive ones too. */
-function serversWithSshKey(services: ServiceContext, organizationId: string, serverType: "deploy" | "build") {
-  return listServersWithSshKey(services.db, organizationId, serverType, services.config.edition === "cloud");
+function serversWithSshKey(ctx: ServiceContext, organizationId: string, serverType: "deploy" | "build") {
+  return listServersWithSshKey(ctx.db, organizationId, serverType, ctx.config.edition === "cloud");
 }
 
 /** Servers whose setup runs in this process: a second concurrent setup is refused. */
@@ -127,8 +123,8 @@ async function setup(args: HandlerArgs<{ serverId: string }, "admin">) {
   }
 }
 
-function requireControlPlaneUrl(services: ServiceContext): string {
-  const controlPlaneUrl = controlPlaneUrlForAgents(services, controlPlanePublicIp(services.config));
+function requireControlPlaneUrl(ctx: ServiceContext): string {
+  const controlPlaneUrl = controlPlaneUrlForAgents(ctx, controlPlanePublicIp(ctx.config));
   if (!controlPlaneUrl) {
     throw new ApiError(
       "CONFLICT",
@@ -139,37 +135,37 @@ function requireControlPlaneUrl(services: ServiceContext): string {
 }
 
 /** Installs (or updates) the server's proxy; answers the failure's message, or undefined. */
-async function installProxy(services: ServiceContext, serverId: string): Promise<string | undefined> {
+async function installProxy(ctx: ServiceContext, serverId: string): Promise<string | undefined> {
   try {
-    await ensureProxyOn(services, serverId);
+    await ensureProxyOn(ctx, serverId);
     return undefined;
   } catch (error) {
-    services.logger.warn({ err: error, serverId }, "the proxy was not installed");
+    ctx.logger.warn({ err: error, serverId }, "the proxy was not installed");
     return error instanceof Error ? error.message : String(error);
   }
 }
 
-async function runSetup({ services, caller, input, logger }: HandlerArgs<{ serverId: string }, "admin">) {
-  const server = await requireServer(services, caller.organizationId, input.serverId);
-  const controlPlaneUrl = requireControlPlaneUrl(services);
-  const outcome = await runSetupOverSsh(services, server, controlPlaneUrl);
+async function runSetup({ ctx, caller, input, logger }: HandlerArgs<{ serverId: string }, "admin">) {
+  const server = await requireServer(ctx, caller.organizationId, input.serverId);
+  const controlPlaneUrl = requireControlPlaneUrl(ctx);
+  const outcome = await runSetupOverSsh(ctx, server, controlPlaneUrl);
   logger.info({ serverId: server.serverId, installed: outcome.installed }, "server setup ran");
   if (!outcome.installed) {
     return { serverId: server.serverId, serverStatus: server.serverStatus, message: outcome.failure };
   }
-  if (!(await agentAnswers(services, server.serverId, AGENT_WAIT_AFTER_SETUP_MS))) {
+  if (!(await agentAnswers(ctx, server.serverId, AGENT_WAIT_AFTER_SETUP_MS))) {
     return {
       serverId: server.serverId,
       serverStatus: server.serverStatus,
       message: "The agent is installed but does not answer yet; the server turns active once it connects",
     };
   }
-  const activation = await markActiveIfValid(services, server.serverId);
+  const activation = await markActiveIfValid(ctx, server.serverId);
   if (activation.serverStatus !== "active") {
     const message = `The agent is connected, but the server lacks ${activation.missing.join(", ")}`;
     return { serverId: server.serverId, serverStatus: activation.serverStatus, message };
   }
-  const proxyFailure = await installProxy(services, server.serverId);
+  const proxyFailure = await installProxy(ctx, server.serverId);
   const message = proxyFailure
     ? `The agent is connected and validation passed, but the proxy was not installed: ${proxyFailure}`
     : "Server is set up: its agent is connected, validation passed and the proxy is installed";
@@ -190,10 +186,10 @@ export const serverRouter = defineRouter("server", {
       serverType: serverTypeSchema.default("deploy"),
     }),
     output: serverSchema,
-    handler: async ({ services, caller, input }) => {
-      checkAddress(services, input.ipAddress);
-      await checkSshKey(services, caller.organizationId, input.sshKeyId);
-      const server = await insertServer(services.db, {
+    handler: async ({ ctx, caller, input }) => {
+      checkAddress(ctx, input.ipAddress);
+      await checkSshKey(ctx, caller.organizationId, input.sshKeyId);
+      const server = await insertServer(ctx.db, {
         organizationId: caller.organizationId,
         name: input.name,
         description: input.description ?? null,
@@ -203,7 +199,7 @@ export const serverRouter = defineRouter("server", {
         sshKeyId: input.sshKeyId ?? null,
         serverType: input.serverType,
       });
-      const [view] = await toServerViews(services, [server]);
+      const [view] = await toServerViews(ctx, [server]);
       return view!;
     },
   }),
@@ -214,10 +210,10 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: serverIdInput,
     output: serverDetailSchema,
-    handler: async ({ services, caller, input }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
-      const [view] = await toServerViews(services, [server]);
-      const metricsConfig = await shownMonitoringConfig(services, caller, server.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
+      const [view] = await toServerViews(ctx, [server]);
+      const metricsConfig = await shownMonitoringConfig(ctx, caller, server.serverId);
       return { ...view!, setupLog: server.setupLog, metricsConfig };
     },
   }),
@@ -227,8 +223,7 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.array(serverSchema),
-    handler: async ({ services, caller }) =>
-      toServerViews(services, await listServers(services.db, caller.organizationId)),
+    handler: async ({ ctx, caller }) => toServerViews(ctx, await listServers(ctx.db, caller.organizationId)),
   }),
 
   update: mutation({
@@ -245,12 +240,12 @@ export const serverRouter = defineRouter("server", {
       serverType: serverTypeSchema.optional(),
     }),
     output: serverSchema,
-    handler: async ({ services, caller, input }) => {
-      checkAddress(services, input.ipAddress);
-      await checkSshKey(services, caller.organizationId, input.sshKeyId);
+    handler: async ({ ctx, caller, input }) => {
+      checkAddress(ctx, input.ipAddress);
+      await checkSshKey(ctx, caller.organizationId, input.sshKeyId);
       if (input.serverType !== undefined && input.serverType !== "build") {
-        const building = await countApplicationsBuildingOn(services.db, input.serverId);
-        if (building > 0 && (await serverBelongsTo(services.db, caller.organizationId, input.serverId))) {
+        const building = await countApplicationsBuildingOn(ctx.db, input.serverId);
+        if (building > 0 && (await serverBelongsTo(ctx.db, caller.organizationId, input.serverId))) {
           throw badRequest(
             `serverType: the server is the build server of ${building} application${building === 1 ? "" : "s"}; clear their buildServerId first`,
             { fields: ["serverType"] },
@@ -263,9 +258,9 @@ export const serverRouter = defineRouter("server", {
       }
       if (input.description !== undefined) patch.description = input.description;
       if (input.sshKeyId !== undefined) patch.sshKeyId = input.sshKeyId;
-      const server = await updateServer(services.db, caller.organizationId, input.serverId, patch);
+      const server = await updateServer(ctx.db, caller.organizationId, input.serverId, patch);
       if (!server) throw notFound("Server");
-      const [view] = await toServerViews(services, [server]);
+      const [view] = await toServerViews(ctx, [server]);
       return view!;
     },
   }),
@@ -275,25 +270,24 @@ export const serverRouter = defineRouter("server", {
     access: "admin",
     input: serverIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
-      const totalSum =
-        (await countServicesByServer(services.db, [server.serverId])).get(server.serverId) ?? 0;
+    handler: async ({ ctx, caller, input }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
+      const totalSum = (await countServicesByServer(ctx.db, [server.serverId])).get(server.serverId) ?? 0;
       if (totalSum > 0) {
         throw conflict(
           `Server has ${totalSum} service${totalSum === 1 ? "" : "s"} on it; delete or move them first`,
           { totalSum },
         );
       }
-      const building = await countApplicationsBuildingOn(services.db, server.serverId);
+      const building = await countApplicationsBuildingOn(ctx.db, server.serverId);
       if (building > 0) {
         throw conflict(
           `Server is the build server of ${building} application${building === 1 ? "" : "s"}; clear their buildServerId first`,
           { buildingApplications: building },
         );
       }
-      await removeStoredCertificatesOf(services, server.serverId);
-      await deleteServer(services.db, caller.organizationId, server.serverId);
+      await removeStoredCertificatesOf(ctx, server.serverId);
+      await deleteServer(ctx.db, caller.organizationId, server.serverId);
       return success;
     },
   }),
@@ -303,7 +297,7 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.object({ publicIp: z.string() }),
-    handler: ({ services }) => ({ publicIp: controlPlanePublicIp(services.config) }),
+    handler: ({ ctx }) => ({ publicIp: controlPlanePublicIp(ctx.config) }),
   }),
 
   validate: query({
@@ -311,11 +305,11 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: serverIdInput,
     output: validateResultSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
       const result = await callAgent(
         server.serverId,
-        () => services.agents.client.validateServer(server.serverId, AGENT_QUERY_TIMEOUT_MS),
+        () => ctx.agents.client.validateServer(server.serverId, AGENT_QUERY_TIMEOUT_MS),
         logger,
       );
       // A tool the agent's answer leaves out (a message field is optional on the wire) is missing.
@@ -348,12 +342,12 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: serverIdInput,
     output: securityResultSchema,
-    handler: async ({ services, caller, input, logger }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
       return callAgent(
         server.serverId,
         async () => {
-          const audit = await services.agents.client.securityAudit(server.serverId, AGENT_QUERY_TIMEOUT_MS);
+          const audit = await ctx.agents.client.securityAudit(server.serverId, AGENT_QUERY_TIMEOUT_MS);
           const { ufw, ssh, nonRootUser, unattendedUpgrades, fail2ban } = audit;
           if (!ufw || !ssh || !nonRootUser || !unattendedUpgrades || !fail2ban) {
             throw new AgentProtocolError("the agent's security audit is missing a group");
@@ -370,10 +364,10 @@ export const serverRouter = defineRouter("server", {
     access: "admin",
     input: serverIdInput,
     output: z.object({ token: z.string(), expiresAt: z.string(), command: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
-      const controlPlaneUrl = requireControlPlaneUrl(services);
-      const { token, expiresAt } = await services.agents.createEnrollmentToken(server.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
+      const controlPlaneUrl = requireControlPlaneUrl(ctx);
+      const { token, expiresAt } = await ctx.agents.createEnrollmentToken(server.serverId);
       const command =
         `curl -fsSL ${controlPlaneUrl}/agent/install.sh | sudo sh -s -- ` +
         `--control-plane-url ${controlPlaneUrl} --enrollment-token ${token}`;
@@ -398,10 +392,10 @@ export const serverRouter = defineRouter("server", {
     access: "admin",
     input: z.object({ serverId: idSchema, metricsConfig: metricsConfigSchema }),
     output: z.object({ success: z.boolean(), message: z.string() }),
-    handler: async ({ services, caller, input, logger }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
+    handler: async ({ ctx, caller, input, logger }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
       const { port } = await setupMonitoring(
-        services,
+        ctx,
         caller.organizationId,
         server.serverId,
         input.metricsConfig,
@@ -421,8 +415,8 @@ export const serverRouter = defineRouter("server", {
       dataPoints: z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"'),
     }),
     output: z.array(z.record(z.string(), z.unknown())),
-    handler: ({ services, caller, input }) =>
-      fetchServerMetrics(services, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+    handler: ({ ctx, caller, input }) =>
+      fetchServerMetrics(ctx, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
   }),
 
   count: query({
@@ -430,7 +424,7 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.number().int(),
-    handler: ({ services, caller }) => countServersOfOwnedOrganizations(services.db, caller.userId),
+    handler: ({ ctx, caller }) => countServersOfOwnedOrganizations(ctx.db, caller.userId),
   }),
 
   withSSHKey: query({
@@ -439,8 +433,8 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.array(serverSchema),
-    handler: async ({ services, caller }) =>
-      toServerViews(services, await serversWithSshKey(services, caller.organizationId, "deploy")),
+    handler: async ({ ctx, caller }) =>
+      toServerViews(ctx, await serversWithSshKey(ctx, caller.organizationId, "deploy")),
   }),
 
   buildServers: query({
@@ -449,8 +443,8 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.array(serverSchema),
-    handler: async ({ services, caller }) =>
-      toServerViews(services, await serversWithSshKey(services, caller.organizationId, "build")),
+    handler: async ({ ctx, caller }) =>
+      toServerViews(ctx, await serversWithSshKey(ctx, caller.organizationId, "build")),
   }),
 
   allForPermissions: query({
@@ -465,7 +459,7 @@ export const serverRouter = defineRouter("server", {
         serverType: serverTypeSchema,
       }),
     ),
-    handler: ({ services, caller }) => listServersForPermissions(services.db, caller.organizationId),
+    handler: ({ ctx, caller }) => listServersForPermissions(ctx.db, caller.organizationId),
   }),
 
   getServerTime: query({
@@ -473,8 +467,8 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.object({ time: z.string(), timezone: z.string() }),
-    handler: ({ services }) => ({
-      time: services.now().toISOString(),
+    handler: ({ ctx }) => ({
+      time: ctx.now().toISOString(),
       timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     }),
   }),
@@ -485,8 +479,8 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: serverIdInput,
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      await requireServer(services, caller.organizationId, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      await requireServer(ctx, caller.organizationId, input.serverId);
       return installScript();
     },
   }),
@@ -508,9 +502,9 @@ export const serverRouter = defineRouter("server", {
         url: z.string(),
       }),
     ),
-    handler: async ({ services, caller, input }) => {
-      const server = await requireServer(services, caller.organizationId, input.serverId);
-      return servicesOnServer(services.db, caller, server.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
+      return servicesOnServer(ctx.db, caller, server.serverId);
     },
   }),
 });

@@ -34,7 +34,7 @@ beforeAll(async () => {
   await run("bash", [buildScript], { maxBuffer: 16 * 1024 * 1024 });
   test = await startProxyTestPlatform();
   dashboardPort = await freePort();
-  await test.platform.services.db
+  await test.platform.ctx.db
     .updateTable("webServerSettings")
     .set({
       traefikImage: STANDIN_IMAGE,
@@ -95,7 +95,7 @@ describe("what the instance is", () => {
   it("isUserSubscribed answers whether the organization has a server or a project", async () => {
     const fresh = await createUserDirectly(test.platform, { email: "info-fresh@example.com" });
     expect((await test.platform.query("settings.isUserSubscribed", {}, as(fresh))).body).toBe(false);
-    await insertServer(test.platform.services.db, fresh.user.organizationId, { name: "first" });
+    await insertServer(test.platform.ctx.db, fresh.user.organizationId, { name: "first" });
     expect((await test.platform.query("settings.isUserSubscribed", {}, as(fresh))).body).toBe(true);
     const another = await createUserDirectly(test.platform, { email: "info-another@example.com" });
     await test.platform.mutateOk("project.create", { name: "First" }, as(another));
@@ -105,7 +105,7 @@ describe("what the instance is", () => {
 
 describe("the address this machine is known by (serverIp)", () => {
   const settingsRow = () =>
-    test.platform.services.db.selectFrom("webServerSettings").selectAll().executeTakeFirstOrThrow();
+    test.platform.ctx.db.selectFrom("webServerSettings").selectAll().executeTakeFirstOrThrow();
 
   it("updateServerIp stores it: getIp, getWebServerSettings and domain.canGenerateTraefikMeDomains use it", async () => {
     expect((await test.platform.query("settings.getIp", {}, as())).body).toBe("");
@@ -302,7 +302,7 @@ describe("the proxy's service as Docker runs it", () => {
       expect((await test.platform.query(name, {}, as(test.stranger))).status, name).toBe(403);
       expect((await test.platform.query(name, {}, as(member))).status, name).toBe(403);
     }
-    const ownServer = await insertServer(test.platform.services.db, test.stranger.user.organizationId, {
+    const ownServer = await insertServer(test.platform.ctx.db, test.stranger.user.organizationId, {
       name: "stranger-proxy",
     });
     for (const name of [

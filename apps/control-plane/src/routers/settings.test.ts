@@ -50,7 +50,7 @@ beforeAll(async () => {
   await run("bash", [buildScript], { maxBuffer: 16 * 1024 * 1024 });
   test = await startProxyTestPlatform();
   ports = { http: await freePort(), https: await freePort(), dashboard: await freePort() };
-  await test.platform.services.db
+  await test.platform.ctx.db
     .updateTable("webServerSettings")
     .set({
       traefikImage: STANDIN_IMAGE,
@@ -91,12 +91,12 @@ describe("settings: proxy service and static configuration", () => {
   });
 
   it("getWebServerSettings shows a stored SSH key redacted", async () => {
-    const sealed = test.platform.services.secrets.encrypt("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret", {
+    const sealed = test.platform.ctx.secrets.encrypt("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret", {
       table: "web_server_settings",
       rowId: "1",
       organizationId: "instance",
     });
-    await test.platform.services.db
+    await test.platform.ctx.db
       .updateTable("webServerSettings")
       .set({ sshPrivateKeySealed: sealed })
       .where("id", "=", 1)
@@ -285,7 +285,7 @@ describe("settings: proxy service and static configuration", () => {
       CONTROL_PLANE_ROUTER_PRIORITY,
     );
     expect(config.http.services["platform-control-plane-service-dashboard"].loadBalancer.servers).toEqual([
-      { url: `http://platform-control-plane:${test.platform.services.config.port}` },
+      { url: `http://platform-control-plane:${test.platform.ctx.config.port}` },
     ]);
     const staticConfig = parse((await readIfExists(staticFile(test)))!);
     expect(staticConfig.certificatesResolvers.letsencrypt.acme.email).toBe("ops@example.com");
@@ -310,7 +310,7 @@ describe("settings: proxy service and static configuration", () => {
     }
     expect((await test.platform.query("settings.getWebServerSettings", {}, as(member))).status).toBe(403);
     expect((await test.platform.query("settings.readTraefikConfig", {}, as(member))).status).toBe(403);
-    const strangersServer = await insertServer(test.platform.services.db, test.stranger.user.organizationId, {
+    const strangersServer = await insertServer(test.platform.ctx.db, test.stranger.user.organizationId, {
       name: "theirs",
     });
     for (const [name, input] of [
@@ -327,7 +327,7 @@ describe("settings: proxy service and static configuration", () => {
 
 describe("finding 6: instance-wide settings belong to the instance administrator", () => {
   it("another organization's owner gets 403 for this machine and the settings row, but acts on a server of their own", async () => {
-    const before = await test.platform.services.db
+    const before = await test.platform.ctx.db
       .selectFrom("webServerSettings")
       .selectAll()
       .executeTakeFirstOrThrow();
@@ -356,7 +356,7 @@ describe("finding 6: instance-wide settings belong to the instance administrator
     }
     // Nothing changed: the row and this machine's traefik.yml are as they were.
     expect(
-      await test.platform.services.db.selectFrom("webServerSettings").selectAll().executeTakeFirstOrThrow(),
+      await test.platform.ctx.db.selectFrom("webServerSettings").selectAll().executeTakeFirstOrThrow(),
     ).toEqual(before);
 
     // An administrator (not the owner) of the instance organization is an instance administrator.
@@ -366,7 +366,7 @@ describe("finding 6: instance-wide settings belong to the instance administrator
     );
 
     // The stranger's own server: access is not refused (the server has no agent yet, so 503/404).
-    const ownServer = await insertServer(test.platform.services.db, test.stranger.user.organizationId, {
+    const ownServer = await insertServer(test.platform.ctx.db, test.stranger.user.organizationId, {
       name: "mine",
       ipAddress: "198.51.100.21",
     });
@@ -407,7 +407,7 @@ describe("the proxy of this machine at start (PLATFORM_LOCAL_PROXY)", () => {
     try {
       // The settings a first run stored: the stand-in image and free ports.
       const first = await startTestPlatform({}, { database, agents: { localAgent } });
-      await first.services.db
+      await first.ctx.db
         .updateTable("webServerSettings")
         .set({
           traefikImage: STANDIN_IMAGE,

@@ -65,8 +65,8 @@ const SELF_HOSTED = ["self-hosted"] as const;
 const optionalServerId = z.object({ serverId: z.string().min(1).max(64).nullish() }).optional();
 
 /** Instance-wide settings and this machine are the instance administrator's alone. */
-async function requireInstanceAdmin(services: ServiceContext, caller: Caller): Promise<void> {
-  if (!(await isInstanceAdmin(services.db, caller))) {
+async function requireInstanceAdmin(ctx: ServiceContext, caller: Caller): Promise<void> {
+  if (!(await isInstanceAdmin(ctx.db, caller))) {
     throw forbidden(
       "Instance settings and this machine's proxy belong to the instance administrator " +
         "(owner or administrators of the first organization); pass the serverId of one of your servers",
@@ -78,14 +78,14 @@ async function requireInstanceAdmin(services: ServiceContext, caller: Caller): P
  * The agent to ask: the caller's organization's server, or this machine's (no serverId) for the
  * instance administrator only.
  */
-async function targetServer(services: ServiceContext, caller: Caller, serverId?: string | null) {
+async function targetServer(ctx: ServiceContext, caller: Caller, serverId?: string | null) {
   // This machine's proxy is an instance setting: say so (403) before agentServerId's 400.
-  if (!serverId || serverId === LOCAL_SERVER_ID) await requireInstanceAdmin(services, caller);
-  return agentServerId(services, caller.organizationId, serverId);
+  if (!serverId || serverId === LOCAL_SERVER_ID) await requireInstanceAdmin(ctx, caller);
+  return agentServerId(ctx, caller.organizationId, serverId);
 }
 
-async function reloadProxy(services: ServiceContext, serverId: string) {
-  return callAgent(serverId, () => services.agents.client.reloadProxy(serverId), services.logger);
+async function reloadProxy(ctx: ServiceContext, serverId: string) {
+  return callAgent(serverId, () => ctx.agents.client.reloadProxy(serverId), ctx.logger);
 }
 
 const webServerSettingsSchema = z.object({
@@ -103,8 +103,8 @@ const webServerSettingsSchema = z.object({
   remoteServersOnly: z.boolean(),
 });
 
-async function webServerSettingsView(services: ServiceContext, caller: Caller) {
-  const settings = await loadWebServerSettings(services.db);
+async function webServerSettingsView(ctx: ServiceContext, caller: Caller) {
+  const settings = await loadWebServerSettings(ctx.db);
   return {
     host: settings.host,
     letsEncryptEmail: settings.letsEncryptEmail,
@@ -113,7 +113,7 @@ async function webServerSettingsView(services: ServiceContext, caller: Caller) {
     serverIp: settings.serverIp,
     sshPrivateKey: redactedSshPrivateKey(settings),
     enableDockerCleanup: settings.enableDockerCleanup,
-    metricsConfig: await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID),
+    metricsConfig: await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID),
     enableDashboard: settings.dashboardEnabled,
     traefikImage: settings.traefikImage,
     wildcardDomain: settings.wildcardDomain,
@@ -134,9 +134,9 @@ function cleanupProcedure(name: keyof typeof CLEANUP_KINDS, summary: string) {
     editions: SELF_HOSTED,
     input: optionalServerId,
     output: cleanupReportSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return cleanServer(services, caller.organizationId, serverId, CLEANUP_KINDS[name]);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return cleanServer(ctx, caller.organizationId, serverId, CLEANUP_KINDS[name]);
     },
   });
 }
@@ -158,9 +158,9 @@ function localPlatformFileRead(fileName: string, what: string) {
     editions: SELF_HOSTED,
     input: noInput,
     output: z.string(),
-    handler: async ({ services, caller }) => {
-      await requireInstanceAdmin(services, caller);
-      return readLocalPlatformFile(services, fileName);
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return readLocalPlatformFile(ctx, fileName);
     },
   });
 }
@@ -172,9 +172,9 @@ function localPlatformFileWrite(fileName: string, what: string) {
     editions: SELF_HOSTED,
     input: z.object({ traefikConfig: dynamicConfigSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireInstanceAdmin(services, caller);
-      await writeLocalPlatformFile(services, fileName, input.traefikConfig);
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await writeLocalPlatformFile(ctx, fileName, input.traefikConfig);
       return success;
     },
   });
@@ -187,9 +187,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: noInput,
     output: webServerSettingsSchema,
-    handler: async ({ services, caller }) => {
-      await requireInstanceAdmin(services, caller);
-      return webServerSettingsView(services, caller);
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return webServerSettingsView(ctx, caller);
     },
   }),
 
@@ -204,9 +204,9 @@ export const settingsRouter = defineRouter("settings", {
       letsEncryptEmail: z.email().max(254).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireInstanceAdmin(services, caller);
-      await assignControlPlaneDomain(services, input);
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await assignControlPlaneDomain(ctx, input);
       return success;
     },
   }),
@@ -217,9 +217,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: optionalServerId,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      const reloaded = await reloadProxy(services, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      const reloaded = await reloadProxy(ctx, serverId);
       if (!reloaded.found)
         throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
       return success;
@@ -235,9 +235,9 @@ export const settingsRouter = defineRouter("settings", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      await setProxyDashboard(services, caller.organizationId, serverId, input.enableDashboard);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      await setProxyDashboard(ctx, caller.organizationId, serverId, input.enableDashboard);
       return success;
     },
   }),
@@ -248,12 +248,12 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: optionalServerId,
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
       const file = await callAgent(
         serverId,
-        () => services.agents.client.readProxyFile(serverId, "static", ""),
-        services.logger,
+        () => ctx.agents.client.readProxyFile(serverId, "static", ""),
+        ctx.logger,
       );
       return file.exists ? file.content : "";
     },
@@ -268,16 +268,16 @@ export const settingsRouter = defineRouter("settings", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
       const parsed = parseStaticConfig(input.traefikConfig);
       if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
       await callAgent(
         serverId,
-        () => services.agents.client.writeProxyFile(serverId, "static", "", input.traefikConfig),
-        services.logger,
+        () => ctx.agents.client.writeProxyFile(serverId, "static", "", input.traefikConfig),
+        ctx.logger,
       );
-      await reloadProxy(services, serverId);
+      await reloadProxy(ctx, serverId);
       return success;
     },
   }),
@@ -289,9 +289,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: optionalServerId,
     output: z.array(treeItemSchema),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return proxyFileTree(services, caller, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return proxyFileTree(ctx, caller, serverId);
     },
   }),
 
@@ -302,9 +302,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: z.object({ path: traefikPathSchema, serverId: z.string().min(1).max(64).nullish() }),
     output: z.string().nullable(),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      return readProxyDynamicFile(services, caller, serverId, dynamicFileName(input.path));
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      return readProxyDynamicFile(ctx, caller, serverId, dynamicFileName(input.path));
     },
   }),
 
@@ -318,10 +318,10 @@ export const settingsRouter = defineRouter("settings", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
       const fileName = dynamicFileName(input.path);
-      await writeProxyDynamicFile(services, caller, serverId, fileName, input.traefikConfig);
+      await writeProxyDynamicFile(ctx, caller, serverId, fileName, input.traefikConfig);
       return success;
     },
   }),
@@ -356,9 +356,9 @@ export const settingsRouter = defineRouter("settings", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      await setDockerCleanup(services, caller.organizationId, serverId, input.enableDockerCleanup);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      await setDockerCleanup(ctx, caller.organizationId, serverId, input.enableDockerCleanup);
       return success;
     },
   }),
@@ -369,9 +369,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: readStatsLogsInput,
     output: statsLogsSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      return readStatsLogs(services, serverId, input);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      return readStatsLogs(ctx, serverId, input);
     },
   }),
 
@@ -381,9 +381,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: z.object({ enable: z.boolean(), serverId: z.string().min(1).max(64).nullish() }),
     output: z.object({ success: z.literal(true), enabled: z.boolean() }),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      return setRequestLogging(services, serverId, input.enable);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      return setRequestLogging(ctx, serverId, input.enable);
     },
   }),
 
@@ -392,9 +392,9 @@ export const settingsRouter = defineRouter("settings", {
     access: "admin",
     input: optionalServerId,
     output: z.object({ enabled: z.boolean(), filePath: z.string().nullable() }),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return requestLoggingState(services, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return requestLoggingState(ctx, serverId);
     },
   }),
 
@@ -404,9 +404,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: z.object({ sshPrivateKey: keyTextSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireInstanceAdmin(services, caller);
-      await saveInstanceSshPrivateKey(services, input.sshPrivateKey);
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await saveInstanceSshPrivateKey(ctx, input.sshPrivateKey);
       return success;
     },
   }),
@@ -417,9 +417,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: noInput,
     output: successSchema,
-    handler: async ({ services, caller }) => {
-      await requireInstanceAdmin(services, caller);
-      await clearInstanceSshPrivateKey(services);
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await clearInstanceSshPrivateKey(ctx);
       return success;
     },
   }),
@@ -431,8 +431,8 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: noInput,
     output: successSchema,
-    handler: async ({ services, caller }) => {
-      await cleanDeploymentQueue(services, caller);
+    handler: async ({ ctx, caller }) => {
+      await cleanDeploymentQueue(ctx, caller);
       return success;
     },
   }),
@@ -443,9 +443,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: noInput,
     output: z.array(diskUsageItemSchema),
-    handler: async ({ services, caller }) => {
-      await requireInstanceAdmin(services, caller);
-      return getDiskUsage(services, caller);
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return getDiskUsage(ctx, caller);
     },
   }),
 
@@ -455,9 +455,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: z.object({ remoteServersOnly: z.boolean() }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireInstanceAdmin(services, caller);
-      await setRemoteServersOnly(services.db, input.remoteServersOnly);
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await setRemoteServersOnly(ctx.db, input.remoteServersOnly);
       return success;
     },
   }),
@@ -467,7 +467,7 @@ export const settingsRouter = defineRouter("settings", {
     access: "member",
     input: noInput,
     output: z.string(),
-    handler: ({ services }) => releaseTag(services),
+    handler: ({ ctx }) => releaseTag(ctx),
   }),
 
   getUpdateData: mutation({
@@ -476,7 +476,7 @@ export const settingsRouter = defineRouter("settings", {
     access: "member",
     input: noInput,
     output: z.object({ updateAvailable: z.boolean(), latestVersion: z.string().nullable() }),
-    handler: ({ services }) => updateData(services),
+    handler: ({ ctx }) => updateData(ctx),
   }),
 
   getDokployVersion: query({
@@ -493,10 +493,10 @@ export const settingsRouter = defineRouter("settings", {
     access: "member",
     input: noInput,
     output: z.string(),
-    handler: async ({ services, caller }) => {
-      if (services.config.edition === "cloud") return "";
-      if (!(await isInstanceOrganization(services.db, caller.organizationId))) return "";
-      return (await loadWebServerSettings(services.db)).serverIp ?? "";
+    handler: async ({ ctx, caller }) => {
+      if (ctx.config.edition === "cloud") return "";
+      if (!(await isInstanceOrganization(ctx.db, caller.organizationId))) return "";
+      return (await loadWebServerSettings(ctx.db)).serverIp ?? "";
     },
   }),
 
@@ -507,10 +507,10 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: z.object({ serverIp: z.union([z.ipv4(), z.ipv6(), z.literal("")]) }),
     output: webServerSettingsSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireInstanceAdmin(services, caller);
-      await saveServerIp(services, input.serverIp);
-      return webServerSettingsView(services, caller);
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await saveServerIp(ctx, input.serverIp);
+      return webServerSettingsView(ctx, caller);
     },
   }),
 
@@ -519,8 +519,8 @@ export const settingsRouter = defineRouter("settings", {
     access: "public",
     input: noInput,
     output: z.object({ status: z.literal("ok") }),
-    handler: async ({ services }) => {
-      if (!(await databaseIsUp(services.db))) {
+    handler: async ({ ctx }) => {
+      if (!(await databaseIsUp(ctx.db))) {
         throw new ApiError("SERVICE_UNAVAILABLE", "The database does not answer");
       }
       return { status: "ok" as const };
@@ -533,9 +533,9 @@ export const settingsRouter = defineRouter("settings", {
     editions: SELF_HOSTED,
     input: noInput,
     output: z.object({ postgres: componentHealthSchema, traefik: componentHealthSchema }),
-    handler: async ({ services, caller }) => {
-      await requireInstanceAdmin(services, caller);
-      return infrastructureHealth(services);
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return infrastructureHealth(ctx);
     },
   }),
 
@@ -544,7 +544,7 @@ export const settingsRouter = defineRouter("settings", {
     access: "public",
     input: noInput,
     output: z.boolean(),
-    handler: ({ services }) => services.config.edition === "cloud",
+    handler: ({ ctx }) => ctx.config.edition === "cloud",
   }),
 
   getDokployCloudIps: query({
@@ -561,7 +561,7 @@ export const settingsRouter = defineRouter("settings", {
     access: "member",
     input: noInput,
     output: z.boolean(),
-    handler: ({ services, caller }) => organizationHasServersOrProjects(services.db, caller.organizationId),
+    handler: ({ ctx, caller }) => organizationHasServersOrProjects(ctx.db, caller.organizationId),
   }),
 
   getLogCleanupStatus: query({
@@ -577,9 +577,9 @@ export const settingsRouter = defineRouter("settings", {
     access: "admin",
     input: optionalServerId,
     output: z.boolean(),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return proxyDashboardPublished(services, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return proxyDashboardPublished(ctx, serverId);
     },
   }),
 
@@ -595,9 +595,9 @@ export const settingsRouter = defineRouter("settings", {
         protocol: z.enum(["tcp", "udp", "sctp"]),
       }),
     ),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return additionalProxyPorts(services, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return additionalProxyPorts(ctx, serverId);
     },
   }),
 
@@ -607,9 +607,9 @@ export const settingsRouter = defineRouter("settings", {
     access: "admin",
     input: optionalServerId,
     output: z.string(),
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input?.serverId);
-      return proxyEnvironment(services, serverId);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return proxyEnvironment(ctx, serverId);
     },
   }),
 
@@ -631,9 +631,9 @@ export const settingsRouter = defineRouter("settings", {
         .max(64),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      await setProxyPorts(services, serverId, input.additionalPorts);
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      await setProxyPorts(ctx, serverId, input.additionalPorts);
       return success;
     },
   }),
@@ -647,9 +647,9 @@ export const settingsRouter = defineRouter("settings", {
       serverId: z.string().min(1).max(64).nullish(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const serverId = await targetServer(services, caller, input.serverId);
-      await setProxyEnv(services, serverId, parseProxyEnv(input.env));
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input.serverId);
+      await setProxyEnv(ctx, serverId, parseProxyEnv(input.env));
       return success;
     },
   }),
@@ -659,8 +659,8 @@ export const settingsRouter = defineRouter("settings", {
     access: "member",
     input: noInput,
     output: z.record(z.string(), z.unknown()),
-    handler: ({ services }) => {
-      const document = openApiDocumentOf(services);
+    handler: ({ ctx }) => {
+      const document = openApiDocumentOf(ctx);
       if (!document) throw new ApiError("NOT_FOUND", "This control plane serves no OpenAPI document");
       return document;
     },

@@ -37,9 +37,9 @@ export const sshKeyRouter = defineRouter("sshKey", {
       publicKey: keyTextSchema,
     }),
     output: sshKeySchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       checkKeyPair(input.privateKey, input.publicKey);
-      const key = await insertSshKey(services, {
+      const key = await insertSshKey(ctx, {
         organizationId: caller.organizationId,
         name: input.name,
         description: input.description ?? null,
@@ -55,9 +55,9 @@ export const sshKeyRouter = defineRouter("sshKey", {
     access: "member",
     input: z.object({ sshKeyId: idSchema }),
     output: sshKeySchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "sshKeys");
-      const key = await findSshKey(services.db, caller.organizationId, input.sshKeyId);
+      const key = await findSshKey(ctx.db, caller.organizationId, input.sshKeyId);
       if (!key) throw notFound("SSH key");
       return toSshKeyView(key);
     },
@@ -68,9 +68,9 @@ export const sshKeyRouter = defineRouter("sshKey", {
     access: "member",
     input: noInput,
     output: z.array(sshKeySchema),
-    handler: async ({ services, caller }) => {
+    handler: async ({ ctx, caller }) => {
       requireFeature(caller, "sshKeys");
-      return (await listSshKeys(services.db, caller.organizationId)).map(toSshKeyView);
+      return (await listSshKeys(ctx.db, caller.organizationId)).map(toSshKeyView);
     },
   }),
 
@@ -79,11 +79,11 @@ export const sshKeyRouter = defineRouter("sshKey", {
     access: "admin",
     input: z.object({ sshKeyId: idSchema, name: nameSchema.optional(), description: descriptionSchema }),
     output: sshKeySchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       const patch: { name?: string; description?: string | null } = {};
       if (input.name !== undefined) patch.name = input.name;
       if (input.description !== undefined) patch.description = input.description;
-      const key = await updateSshKey(services.db, caller.organizationId, input.sshKeyId, patch);
+      const key = await updateSshKey(ctx.db, caller.organizationId, input.sshKeyId, patch);
       if (!key) throw notFound("SSH key");
       return toSshKeyView(key);
     },
@@ -94,8 +94,8 @@ export const sshKeyRouter = defineRouter("sshKey", {
     access: "admin",
     input: z.object({ sshKeyId: idSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      if (!(await deleteSshKey(services.db, caller.organizationId, input.sshKeyId))) {
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await deleteSshKey(ctx.db, caller.organizationId, input.sshKeyId))) {
         throw notFound("SSH key");
       }
       return success;

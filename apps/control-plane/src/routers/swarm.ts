@@ -26,7 +26,7 @@ export const swarmRouter = defineRouter("swarm", {
     access: "member",
     input: serverInput,
     output: z.array(nodeRowSchema),
-    handler: ({ services, caller, input }) => getNodes(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => getNodes(ctx, caller, input.serverId),
   }),
 
   getNodeInfo: query({
@@ -34,7 +34,7 @@ export const swarmRouter = defineRouter("swarm", {
     access: "member",
     input: z.object({ nodeId: nodeRefSchema, serverId: serverIdSchema.optional() }),
     output: nodeInfoSchema,
-    handler: ({ services, caller, input }) => getNodeInfo(services, caller, input.nodeId, input.serverId),
+    handler: ({ ctx, caller, input }) => getNodeInfo(ctx, caller, input.nodeId, input.serverId),
   }),
 
   getNodeApps: query({
@@ -42,7 +42,7 @@ export const swarmRouter = defineRouter("swarm", {
     access: "member",
     input: serverInput,
     output: z.array(nodeAppSchema),
-    handler: ({ services, caller, input }) => getNodeApps(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => getNodeApps(ctx, caller, input.serverId),
   }),
 
   getContainerStats: query({
@@ -50,6 +50,6 @@ export const swarmRouter = defineRouter("swarm", {
     access: "member",
     input: serverInput,
     output: z.array(containerStatsRowSchema),
-    handler: ({ services, caller, input }) => getContainerStats(services, caller, input.serverId),
+    handler: ({ ctx, caller, input }) => getContainerStats(ctx, caller, input.serverId),
   }),
 });

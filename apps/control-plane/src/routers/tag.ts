@@ -32,7 +32,7 @@ export const tagRouter = defineRouter("tag", {
     access: "admin",
     input: z.object({ name: tagNameSchema, color: tagColorSchema.optional() }),
     output: tagSchema,
-    handler: ({ services, caller, input }) => createTag(services.db, caller.organizationId, input),
+    handler: ({ ctx, caller, input }) => createTag(ctx.db, caller.organizationId, input),
   }),
 
   all: query({
@@ -40,7 +40,7 @@ export const tagRouter = defineRouter("tag", {
     access: "member",
     input: noInput,
     output: z.array(tagSchema),
-    handler: ({ services, caller }) => listTags(services.db, caller.organizationId),
+    handler: ({ ctx, caller }) => listTags(ctx.db, caller.organizationId),
   }),
 
   one: query({
@@ -48,7 +48,7 @@ export const tagRouter = defineRouter("tag", {
     access: "member",
     input: tagIdInput,
     output: tagSchema,
-    handler: ({ services, caller, input }) => findTag(services.db, caller.organizationId, input.tagId),
+    handler: ({ ctx, caller, input }) => findTag(ctx.db, caller.organizationId, input.tagId),
   }),
 
   update: mutation({
@@ -56,8 +56,8 @@ export const tagRouter = defineRouter("tag", {
     access: "admin",
     input: z.object({ tagId: tagIdSchema, name: tagNameSchema.optional(), color: tagColorSchema.optional() }),
     output: tagSchema,
-    handler: ({ services, caller, input }) =>
-      updateTag(services.db, caller.organizationId, input.tagId, { name: input.name, color: input.color }),
+    handler: ({ ctx, caller, input }) =>
+      updateTag(ctx.db, caller.organizationId, input.tagId, { name: input.name, color: input.color }),
   }),
 
   remove: mutation({
@@ -65,8 +65,8 @@ export const tagRouter = defineRouter("tag", {
     access: "admin",
     input: tagIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await removeTag(services.db, caller.organizationId, input.tagId);
+    handler: async ({ ctx, caller, input }) => {
+      await removeTag(ctx.db, caller.organizationId, input.tagId);
       return success;
     },
   }),
@@ -76,9 +76,9 @@ export const tagRouter = defineRouter("tag", {
     access: "member",
     input: assignmentInput,
     output: projectTagSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireProjectAccess(services.db, caller, input.projectId);
-      return assignTag(services.db, caller.organizationId, input.projectId, input.tagId);
+    handler: async ({ ctx, caller, input }) => {
+      await requireProjectAccess(ctx.db, caller, input.projectId);
+      return assignTag(ctx.db, caller.organizationId, input.projectId, input.tagId);
     },
   }),
 
@@ -87,9 +87,9 @@ export const tagRouter = defineRouter("tag", {
     access: "member",
     input: assignmentInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireProjectAccess(services.db, caller, input.projectId);
-      await unassignTag(services.db, caller.organizationId, input.projectId, input.tagId);
+    handler: async ({ ctx, caller, input }) => {
+      await requireProjectAccess(ctx.db, caller, input.projectId);
+      await unassignTag(ctx.db, caller.organizationId, input.projectId, input.tagId);
       return success;
     },
   }),
@@ -99,9 +99,9 @@ export const tagRouter = defineRouter("tag", {
     access: "member",
     input: z.object({ projectId: projectIdSchema, tagIds: z.array(tagIdSchema).max(100) }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await requireProjectAccess(services.db, caller, input.projectId);
-      await setProjectTags(services.db, caller.organizationId, input.projectId, input.tagIds);
+    handler: async ({ ctx, caller, input }) => {
+      await requireProjectAccess(ctx.db, caller, input.projectId);
+      await setProjectTags(ctx.db, caller.organizationId, input.projectId, input.tagIds);
       return success;
     },
   }),

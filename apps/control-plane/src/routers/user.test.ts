@@ -246,7 +246,7 @@ describe("user", () => {
       const listed = (await platform.query("user.getInvitations", {}, as(attacker))).body;
       expect(listed).toEqual([]);
       expect(JSON.stringify(listed)).not.toContain(invite.body.token);
-      const row = await platform.services.db
+      const row = await platform.ctx.db
         .selectFrom("invitations")
         .select("tokenHash")
         .where("invitationId", "=", invite.body.invitationId)
@@ -267,14 +267,14 @@ describe("user", () => {
       );
       expect(guessed.status).toBe(404);
       expect(
-        await platform.services.db
+        await platform.ctx.db
           .selectFrom("members")
           .select("memberId")
           .where("userId", "=", attacker.user.id)
           .where("organizationId", "=", other.organizationId)
           .execute(),
       ).toEqual([]);
-      const invitation = await platform.services.db
+      const invitation = await platform.ctx.db
         .selectFrom("invitations")
         .select("status")
         .where("invitationId", "=", invite.body.invitationId)
@@ -372,7 +372,7 @@ describe("user", () => {
       expect((await platform.query("user.get", {}, as(target))).status).toBe(401);
       expect((await platform.query("user.get", {}, { apiKey: key.key })).status).toBe(401);
       expect((await platform.query("user.one", { userId: target.user.id }, as(admin))).status).toBe(404);
-      const db = platform.services.db;
+      const db = platform.ctx.db;
       expect(await db.selectFrom("users").where("userId", "=", target.user.id).selectAll().execute()).toEqual(
         [],
       );
@@ -556,7 +556,7 @@ describe("user", () => {
       ]);
       expect((await byToken(canceled.body.token)).body).toEqual([]);
 
-      await platform.services.db
+      await platform.ctx.db
         .updateTable("invitations")
         .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
         .where("invitationId", "=", live.body.invitationId)

@@ -120,25 +120,25 @@ export const EMAIL_CONFIRMATION_TTL_MS = 24 * 3600 * 1000;
  * administrator (user.changeEmail). A failed send is logged, not answered: the answer stays the
  * same whatever the address.
  */
-async function sendEmailConfirmation(services: ServiceContext, caller: Caller, email: string) {
+async function sendEmailConfirmation(ctx: ServiceContext, caller: Caller, email: string) {
   const token = randomToken(32);
-  const channel = await firstMailChannel(services.db, caller.organizationId);
-  const link = secretLink(services, "/confirm-email", token);
+  const channel = await firstMailChannel(ctx.db, caller.organizationId);
+  const link = secretLink(ctx, "/confirm-email", token);
   const sent = channel !== undefined && link !== null;
   await setPendingEmailToken(
-    services.db,
+    ctx.db,
     caller.userId,
     sent
       ? {
           hash: sha256Hex(token),
-          expiresAt: new Date(services.now().getTime() + EMAIL_CONFIRMATION_TTL_MS).toISOString(),
+          expiresAt: new Date(ctx.now().getTime() + EMAIL_CONFIRMATION_TTL_MS).toISOString(),
         }
       : null,
   );
   if (!sent) return;
-  await mailThroughChannel(services, channel, email, {
+  await mailThroughChannel(ctx, channel, email, {
     event: "emailConfirmation",
-    timestamp: services.now().toISOString(),
+    timestamp: ctx.now().toISOString(),
     title: "Confirm your new email address",
     data: {
       applicationName: "Platform",
@@ -148,7 +148,7 @@ async function sendEmailConfirmation(services: ServiceContext, caller: Caller, e
       actionUrl: link,
     },
   }).catch((error) =>
-    services.logger.warn(
+    ctx.logger.warn(
       { notificationId: channel.notificationId, reason: error instanceof Error ? error.message : "unknown" },
       "the email confirmation could not be sent",
     ),
@@ -159,8 +159,8 @@ async function sendEmailConfirmation(services: ServiceContext, caller: Caller, e
  * The user `userId` as `caller` may see it: their own record, or for administrators and the
  * owner any member of the organization. Users outside the organization are 404.
  */
-async function visibleUser(services: ServiceContext, caller: Caller, userId: string) {
-  const membership = await findMembership(services.db, caller.organizationId, userId);
+async function visibleUser(ctx: ServiceContext, caller: Caller, userId: string) {
+  const membership = await findMembership(ctx.db, caller.organizationId, userId);
   if (!membership) throw notFound("User");
   if (userId !== caller.userId && caller.role === "member") {
     throw forbidden("Administrator rights required to read another user");
@@ -174,7 +174,7 @@ export const userRouter = defineRouter("user", {
     access: "admin",
     input: noInput,
     output: z.array(userSchema),
-    handler: ({ services, caller }) => listUserViews(services.db, caller.organizationId),
+    handler: ({ ctx, caller }) => listUserViews(ctx.db, caller.organizationId),
   }),
 
   one: query({
@@ -182,9 +182,9 @@ export const userRouter = defineRouter("user", {
     access: "member",
     input: userIdInput,
     output: userSchema,
-    handler: async ({ services, caller, input }) => {
-      await visibleUser(services, caller, input.userId);
-      return getUserView(services.db, caller.organizationId, input.userId);
+    handler: async ({ ctx, caller, input }) => {
+      await visibleUser(ctx, caller, input.userId);
+      return getUserView(ctx.db, caller.organizationId, input.userId);
     },
   }),
 
@@ -197,10 +197,10 @@ export const userRouter = defineRouter("user", {
       /** A requested new email not confirmed yet (user.update), else null. */
       pendingEmail: z.string().nullable(),
     }),
-    handler: async ({ services, caller }) => ({
-      ...(await getUserView(services.db, caller.organizationId, caller.userId)),
-      apiKeys: await listApiKeys(services.db, caller.userId),
-      pendingEmail: (await findPendingEmailRequest(services.db, caller.userId))?.pendingEmail ?? null,
+    handler: async ({ ctx, caller }) => ({
+      ...(await getUserView(ctx.db, caller.organizationId, caller.userId)),
+      apiKeys: await listApiKeys(ctx.db, caller.userId),
+      pendingEmail: (await findPendingEmailRequest(ctx.db, caller.userId))?.pendingEmail ?? null,
     }),
   }),
 
@@ -216,7 +216,7 @@ export const userRouter = defineRouter("user", {
       password: z.preprocess(blankAsAbsent, passwordSchema.optional()),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input, clientAddress }) => {
+    handler: async ({ ctx, caller, input, clientAddress }) => {
       // Dokploy's profile form sends the unchanged email with every save: only a new one counts.
       const newEmail = input.email !== undefined && input.email !== caller.email;
       if (input.password !== undefined || newEmail) {
@@ -226,26 +226,26 @@ export const userRouter = defineRouter("user", {
         }
         // Guesses of the current password count as login attempts: a stolen session cannot
         // try passwords faster than a login form.
-        await takeLoginAttempt(services, caller.email, clientAddress);
-        const user = await findUserCredentials(services.db, caller.userId);
+        await takeLoginAttempt(ctx, caller.email, clientAddress);
+        const user = await findUserCredentials(ctx.db, caller.userId);
         if (!user || !(await verifyPassword(input.currentPassword, user.passwordHash))) {
           throw badRequest("currentPassword is incorrect", { fields: ["currentPassword"] });
         }
-        await loginSucceeded(services, caller.email, clientAddress);
+        await loginSucceeded(ctx, caller.email, clientAddress);
       }
       const passwordHash = input.password !== undefined ? await hashPassword(input.password) : undefined;
       // A new email is only requested here (docs/decisions.md, issue 22 finding 5): whether the
       // address is taken is not looked at, so the answer is the same for taken and free ones.
-      await updateUser(services.db, caller.userId, {
+      await updateUser(ctx.db, caller.userId, {
         name: input.name,
         pendingEmail: newEmail ? input.email : undefined,
         image: input.image === "" ? null : input.image,
         passwordHash,
       });
-      if (newEmail && input.email) await sendEmailConfirmation(services, caller, input.email);
+      if (newEmail && input.email) await sendEmailConfirmation(ctx, caller, input.email);
       if (passwordHash) {
         const keep = caller.credential.kind === "session" ? caller.credential.sessionId : null;
-        await revokeOtherSessions(services.db, caller.userId, keep, services.now().toISOString());
+        await revokeOtherSessions(ctx.db, caller.userId, keep, ctx.now().toISOString());
       }
       return success;
     },
@@ -257,22 +257,22 @@ export const userRouter = defineRouter("user", {
     access: "member",
     input: z.object({ token: invitationTokenSchema }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const user = await findPendingEmailRequest(services.db, caller.userId);
+    handler: async ({ ctx, caller, input }) => {
+      const user = await findPendingEmailRequest(ctx.db, caller.userId);
       const valid =
         user?.pendingEmail != null &&
         user.pendingEmailTokenHash === sha256Hex(input.token) &&
         user.pendingEmailExpiresAt !== null &&
-        new Date(user.pendingEmailExpiresAt) > services.now();
+        new Date(user.pendingEmailExpiresAt) > ctx.now();
       if (!valid || !user?.pendingEmail) {
         throw new ApiError("NOT_FOUND", "No pending email has this token", { fields: ["token"] });
       }
       const email = user.pendingEmail;
-      if (await emailTakenByOther(services.db, email, caller.userId)) {
+      if (await emailTakenByOther(ctx.db, email, caller.userId)) {
         throw conflict("A user with this email already exists", { fields: ["token"] });
       }
       try {
-        await confirmPendingEmail(services.db, caller.userId, email, sha256Hex(input.token));
+        await confirmPendingEmail(ctx.db, caller.userId, email, sha256Hex(input.token));
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict("A user with this email already exists", { fields: ["token"] });
@@ -292,31 +292,31 @@ export const userRouter = defineRouter("user", {
       notificationId: z.string().min(1).max(64),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const invitation = await findInvitation(services.db, caller.organizationId, input.invitationId);
+    handler: async ({ ctx, caller, input }) => {
+      const invitation = await findInvitation(ctx.db, caller.organizationId, input.invitationId);
       if (!invitation) throw notFound("Invitation");
-      const channel = await findChannel(services.db, caller.organizationId, input.notificationId);
+      const channel = await findChannel(ctx.db, caller.organizationId, input.notificationId);
       if (!channel) throw notFound("Notification");
       if (!MAIL_KINDS.includes(channel.kind)) {
         throw badRequest("notificationId: must be an Email or Resend channel", {
           fields: ["notificationId"],
         });
       }
-      if (displayStatus(invitation, services.now()) !== "pending") {
+      if (displayStatus(invitation, ctx.now()) !== "pending") {
         throw conflict("Only a pending invitation can be sent", { fields: ["invitationId"] });
       }
       const token = randomToken(32);
-      const link = secretLink(services, "/invitation", token);
+      const link = secretLink(ctx, "/invitation", token);
       if (!link) {
         throw conflict("PLATFORM_URL is not set: the accept link needs the platform's address", {
           fields: ["invitationId"],
         });
       }
-      const organizationName = await findOrganizationName(services.db, caller.organizationId);
-      await replaceInvitationToken(services.db, invitation, token, () =>
-        mailThroughChannel(services, channel, invitation.email, {
+      const organizationName = await findOrganizationName(ctx.db, caller.organizationId);
+      await replaceInvitationToken(ctx.db, invitation, token, () =>
+        mailThroughChannel(ctx, channel, invitation.email, {
           event: "invitation",
-          timestamp: services.now().toISOString(),
+          timestamp: ctx.now().toISOString(),
           title: `Invitation to join ${organizationName}`,
           data: {
             applicationName: organizationName,
@@ -336,23 +336,23 @@ export const userRouter = defineRouter("user", {
     access: "admin",
     input: z.object({ userId: z.string().min(1).max(64), email: emailSchema.optional() }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      if (!(await isInstanceAdmin(services.db, caller))) {
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await isInstanceAdmin(ctx.db, caller))) {
         throw forbidden("Only an instance administrator may change an account's email");
       }
-      const user = await findPendingEmailRequest(services.db, input.userId);
-      const member = await findMembership(services.db, caller.organizationId, input.userId);
+      const user = await findPendingEmailRequest(ctx.db, input.userId);
+      const member = await findMembership(ctx.db, caller.organizationId, input.userId);
       // Another organization's user is reached only through their own request (their consent).
       const requested =
         user?.pendingEmail != null && (input.email ?? user.pendingEmail) === user.pendingEmail;
       if (!user || (!member && !requested)) throw notFound("User");
       const email = input.email ?? user.pendingEmail;
       if (!email) throw badRequest("email is required: the user has no pending email", { fields: ["email"] });
-      if (await emailTakenByOther(services.db, email, input.userId)) {
+      if (await emailTakenByOther(ctx.db, email, input.userId)) {
         throw conflict("A user with this email already exists", { fields: ["email"] });
       }
       try {
-        await changeUserEmail(services.db, input.userId, email);
+        await changeUserEmail(ctx.db, input.userId, email);
       } catch (error) {
         if (isUniqueViolation(error)) {
           throw conflict("A user with this email already exists", { fields: ["email"] });
@@ -368,8 +368,8 @@ export const userRouter = defineRouter("user", {
     access: "admin",
     input: userIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await removeMember(services.db, caller, input.userId);
+    handler: async ({ ctx, caller, input }) => {
+      await removeMember(ctx.db, caller, input.userId);
       return success;
     },
   }),
@@ -398,8 +398,8 @@ export const userRouter = defineRouter("user", {
       canAccessToGitProviders: z.boolean().optional(),
     }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      const target = await findMembership(services.db, caller.organizationId, input.id);
+    handler: async ({ ctx, caller, input }) => {
+      const target = await findMembership(ctx.db, caller.organizationId, input.id);
       if (!target) throw notFound("User");
       if (target.role === "owner") {
         throw badRequest("The owner's role and permissions cannot be changed", { fields: ["id"] });
@@ -410,7 +410,7 @@ export const userRouter = defineRouter("user", {
         });
       }
       const { id, role, canCreateProjects, canDeleteProjects, canAccessAuditLog, ...grants } = input;
-      const unknown = await unknownGrantIds(services.db, caller.organizationId, grants);
+      const unknown = await unknownGrantIds(ctx.db, caller.organizationId, grants);
       if (unknown.length > 0) {
         throw badRequest(
           unknown
@@ -420,7 +420,7 @@ export const userRouter = defineRouter("user", {
         );
       }
       await updateMemberPermissions(
-        services.db,
+        ctx.db,
         caller.organizationId,
         id,
         { role, canCreateProjects, canDeleteProjects, canAccessAuditLog },
@@ -442,7 +442,7 @@ export const userRouter = defineRouter("user", {
       createdAt: z.string(),
       expiresAt: z.string().nullable(),
     }),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "api");
       const organizationId = input.metadata.organizationId;
       if (input.organizationId !== undefined && input.organizationId !== organizationId) {
@@ -458,7 +458,7 @@ export const userRouter = defineRouter("user", {
         });
       }
       if (organizationId !== caller.organizationId) {
-        if (!(await findMembership(services.db, organizationId, caller.userId))) {
+        if (!(await findMembership(ctx.db, organizationId, caller.userId))) {
           throw notFound("Organization");
         }
         if (caller.credential.kind === "apiKey") {
@@ -467,7 +467,7 @@ export const userRouter = defineRouter("user", {
           });
         }
       }
-      const { row, key } = await createApiKey(services, {
+      const { row, key } = await createApiKey(ctx, {
         name: input.name,
         userId: caller.userId,
         organizationId,
@@ -498,9 +498,9 @@ export const userRouter = defineRouter("user", {
     access: "member",
     input: z.object({ apiKeyId: z.string().min(1).max(64) }),
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       requireFeature(caller, "api");
-      if (!(await deleteOwnApiKey(services.db, caller.userId, input.apiKeyId))) throw notFound("API key");
+      if (!(await deleteOwnApiKey(ctx.db, caller.userId, input.apiKeyId))) throw notFound("API key");
       return success;
     },
   }),
@@ -511,10 +511,10 @@ export const userRouter = defineRouter("user", {
     access: "member",
     input: z.object({ token: invitationTokenSchema.optional() }).prefault({}),
     output: z.array(invitationSchema),
-    handler: ({ services, input }) =>
+    handler: ({ ctx, input }) =>
       input.token === undefined
         ? []
-        : pendingInvitationsByToken(services.db, input.token, services.now().toISOString()),
+        : pendingInvitationsByToken(ctx.db, input.token, ctx.now().toISOString()),
   }),
 
   checkUserOrganizations: query({
@@ -522,9 +522,9 @@ export const userRouter = defineRouter("user", {
     access: "member",
     input: userIdInput,
     output: z.object({ count: z.number().int() }),
-    handler: async ({ services, caller, input }) => {
-      await visibleUser(services, caller, input.userId);
-      return { count: await countMemberships(services.db, input.userId) };
+    handler: async ({ ctx, caller, input }) => {
+      await visibleUser(ctx, caller, input.userId);
+      return { count: await countMemberships(ctx.db, input.userId) };
     },
   }),
 
@@ -538,12 +538,12 @@ export const userRouter = defineRouter("user", {
       enabledFeatures: z.boolean(),
       metricsConfig: metricsConfigSchema.nullable(),
     }),
-    handler: async ({ services, caller }) => {
-      const settings = await loadWebServerSettings(services.db);
-      const serverIp = settings.serverIp ?? (controlPlanePublicIp(services.config) || null);
-      const allowed = await isInstanceAdmin(services.db, caller);
+    handler: async ({ ctx, caller }) => {
+      const settings = await loadWebServerSettings(ctx.db);
+      const serverIp = settings.serverIp ?? (controlPlanePublicIp(ctx.config) || null);
+      const allowed = await isInstanceAdmin(ctx.db, caller);
       const metricsConfig = allowed
-        ? await loadMonitoringConfig(services, caller.organizationId, LOCAL_SERVER_ID)
+        ? await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID)
         : null;
       return { serverIp, enabledFeatures: false, metricsConfig };
     },

@@ -47,51 +47,44 @@ const label = (type: string) => `${type[0]!.toUpperCase()}${type.slice(1)}`;
 
 /** The service of `type` named by `id`, of the caller's organization and visible to them (404 naming `field`). */
 async function loadService(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   type: VolumeBackupServiceType,
   id: string,
   field: string,
 ): Promise<VolumeService> {
-  const service = await locateService(services.db, caller.organizationId, type, id);
+  const service = await locateService(ctx.db, caller.organizationId, type, id);
   if (!service) throw new ApiError("NOT_FOUND", `${label(type)} not found (${field})`, { fields: [field] });
-  await requireServiceAccess(services.db, caller, service, label(type));
+  await requireServiceAccess(ctx.db, caller, service, label(type));
   return service;
 }
 
 export async function loadVolumeBackup(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   volumeBackupId: string,
 ): Promise<{ row: VolumeBackup; service: VolumeService }> {
-  const row = await findVolumeBackup(services.db, caller.organizationId, volumeBackupId);
+  const row = await findVolumeBackup(ctx.db, caller.organizationId, volumeBackupId);
   if (!row) throw notFound("Volume backup");
-  const service = await loadService(
-    services,
-    caller,
-    row.serviceType,
-    serviceIdOf(row),
-    "volumeBackupId",
-  ).catch((error) => {
-    if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Volume backup");
-    throw error;
-  });
+  const service = await loadService(ctx, caller, row.serviceType, serviceIdOf(row), "volumeBackupId").catch(
+    (error) => {
+      if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Volume backup");
+      throw error;
+    },
+  );
   return { row, service };
 }
 
-async function requireDestination(services: ServiceContext, caller: Caller, destinationId: string) {
-  const destination = await findDestination(services.db, caller.organizationId, destinationId);
+async function requireDestination(ctx: ServiceContext, caller: Caller, destinationId: string) {
+  const destination = await findDestination(ctx.db, caller.organizationId, destinationId);
   if (!destination) {
     throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
   }
   return destination;
 }
 
-async function toView(
-  services: ServiceContext,
-  row: VolumeBackup,
-): Promise<z.input<typeof volumeBackupSchema>> {
-  const destination = await findDestination(services.db, row.organizationId, row.destinationId);
+async function toView(ctx: ServiceContext, row: VolumeBackup): Promise<z.input<typeof volumeBackupSchema>> {
+  const destination = await findDestination(ctx.db, row.organizationId, row.destinationId);
   const id = serviceIdOf(row);
   const idOf = (type: VolumeBackupServiceType) => (row.serviceType === type ? id : null);
   return {
@@ -117,7 +110,7 @@ async function toView(
     destinationId: row.destinationId,
     createdAt: row.createdAt,
     destination: toDestinationView(destination!),
-    lastRun: await lastVolumeRun(services.db, row.volumeBackupId),
+    lastRun: await lastVolumeRun(ctx.db, row.volumeBackupId),
   };
 }
 
@@ -129,21 +122,21 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: z.object({ id: idSchema, volumeBackupType: z.enum([...volumeServiceTypes, "libsql"]) }),
     output: z.array(volumeBackupSchema),
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       if (input.volumeBackupType === "libsql") {
         throw badRequest("volumeBackupType libsql: libsql databases do not exist on this platform", {
           fields: ["volumeBackupType"],
         });
       }
-      const service = await loadService(services, caller, input.volumeBackupType, input.id, "id");
+      const service = await loadService(ctx, caller, input.volumeBackupType, input.id, "id");
       const column =
         service.targetKind === "application"
           ? "applicationId"
           : service.targetKind === "compose"
             ? "composeId"
             : "databaseId";
-      const rows = await listServiceVolumeBackups(services.db, column, service.serviceId);
-      return Promise.all(rows.map((row) => toView(services, row)));
+      const rows = await listServiceVolumeBackups(ctx.db, column, service.serviceId);
+      return Promise.all(rows.map((row) => toView(ctx, row)));
     },
   }),
 
@@ -153,13 +146,13 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: createVolumeBackupInput,
     output: volumeBackupSchema,
-    handler: async ({ services, caller, input }) => {
+    handler: async ({ ctx, caller, input }) => {
       // Every service and destination named must be the caller's to see (404) before a 400.
-      await requireDestination(services, caller, input.destinationId);
+      await requireDestination(ctx, caller, input.destinationId);
       const named: { key: ServiceIdKey; service: VolumeService }[] = [];
       for (const key of serviceIdKeys) {
         const id = input[key];
-        if (id) named.push({ key, service: await loadService(services, caller, typeOfIdKey(key), id, key) });
+        if (id) named.push({ key, service: await loadService(ctx, caller, typeOfIdKey(key), id, key) });
       }
       if (named.length !== 1) {
         throw badRequest(
@@ -170,9 +163,9 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
         );
       }
       const { service } = named[0]!;
-      await requireOwnVolume(services.db, service, input.volumeName);
+      await requireOwnVolume(ctx.db, service, input.volumeName);
       const volumeBackupId = newId();
-      const row = await insertVolumeBackup(services.db, {
+      const row = await insertVolumeBackup(ctx.db, {
         volumeBackupId,
         organizationId: caller.organizationId,
         name: input.name,
@@ -193,8 +186,8 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
         composeId: service.targetKind === "compose" ? service.serviceId : null,
         destinationId: input.destinationId,
       });
-      await services.backups.reschedule();
-      return toView(services, row);
+      await ctx.backups.reschedule();
+      return toView(ctx, row);
     },
   }),
 
@@ -203,8 +196,8 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: volumeBackupIdInput,
     output: volumeBackupSchema,
-    handler: async ({ services, caller, input }) =>
-      toView(services, (await loadVolumeBackup(services, caller, input.volumeBackupId)).row),
+    handler: async ({ ctx, caller, input }) =>
+      toView(ctx, (await loadVolumeBackup(ctx, caller, input.volumeBackupId)).row),
   }),
 
   update: mutation({
@@ -212,18 +205,18 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: updateVolumeBackupInput,
     output: volumeBackupSchema,
-    handler: async ({ services, caller, input }) => {
-      const { row, service } = await loadVolumeBackup(services, caller, input.volumeBackupId);
-      if (input.destinationId !== undefined) await requireDestination(services, caller, input.destinationId);
+    handler: async ({ ctx, caller, input }) => {
+      const { row, service } = await loadVolumeBackup(ctx, caller, input.volumeBackupId);
+      if (input.destinationId !== undefined) await requireDestination(ctx, caller, input.destinationId);
       // Every service named must be the caller's to see (404) before any 400.
       const named = serviceIdKeys.filter((key) => input[key] !== undefined && input[key] !== null);
-      for (const key of named) await loadService(services, caller, typeOfIdKey(key), input[key]!, key);
+      for (const key of named) await loadService(ctx, caller, typeOfIdKey(key), input[key]!, key);
       for (const key of named) {
         if (typeOfIdKey(key) !== service.type || input[key] !== service.serviceId) {
           throw badRequest(`${key} cannot change: a volume backup belongs to its service`, { fields: [key] });
         }
       }
-      if (input.volumeName !== undefined) await requireOwnVolume(services.db, service, input.volumeName);
+      if (input.volumeName !== undefined) await requireOwnVolume(ctx.db, service, input.volumeName);
       const patch = {
         name: input.name,
         volumeName: input.volumeName,
@@ -237,9 +230,9 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
       };
       const set = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
       const updated =
-        Object.keys(set).length > 0 ? await updateVolumeBackup(services.db, row.volumeBackupId, set) : row;
-      await services.backups.reschedule();
-      return toView(services, updated);
+        Object.keys(set).length > 0 ? await updateVolumeBackup(ctx.db, row.volumeBackupId, set) : row;
+      await ctx.backups.reschedule();
+      return toView(ctx, updated);
     },
   }),
 
@@ -248,10 +241,10 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: volumeBackupIdInput,
     output: successSchema,
-    handler: async ({ services, caller, input }) => {
-      await loadVolumeBackup(services, caller, input.volumeBackupId);
-      await deleteVolumeBackup(services.db, input.volumeBackupId);
-      await services.backups.reschedule();
+    handler: async ({ ctx, caller, input }) => {
+      await loadVolumeBackup(ctx, caller, input.volumeBackupId);
+      await deleteVolumeBackup(ctx.db, input.volumeBackupId);
+      await ctx.backups.reschedule();
       return success;
     },
   }),
@@ -261,11 +254,11 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     access: "member",
     input: volumeBackupIdInput,
     output: manualAnswer,
-    handler: async ({ services, caller, input }) => {
-      const { row, service } = await loadVolumeBackup(services, caller, input.volumeBackupId);
-      await requireOwnVolume(services.db, service, row.volumeName, "volumeBackupId");
-      const { deploymentId } = await startVolumeBackupRun(services, row);
-      return waitForRun(services, deploymentId);
+    handler: async ({ ctx, caller, input }) => {
+      const { row, service } = await loadVolumeBackup(ctx, caller, input.volumeBackupId);
+      await requireOwnVolume(ctx.db, service, row.volumeName, "volumeBackupId");
+      const { deploymentId } = await startVolumeBackupRun(ctx, row);
+      return waitForRun(ctx, deploymentId);
     },
   }),
 
@@ -282,24 +275,24 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
       serverId: idSchema.optional(),
     }),
     output: z.object({ success: z.literal(true), deploymentId: z.string() }),
-    handler: async ({ services, caller, input }) => {
-      const service = await loadService(services, caller, input.serviceType, input.id, "id");
-      await requireDestination(services, caller, input.destinationId);
+    handler: async ({ ctx, caller, input }) => {
+      const service = await loadService(ctx, caller, input.serviceType, input.id, "id");
+      await requireDestination(ctx, caller, input.destinationId);
       if (input.serverId !== undefined && input.serverId !== service.serverId) {
         throw badRequest("serverId must be the server of the service (the volume lives there)", {
           fields: ["serverId"],
         });
       }
       // Its own volume, or a new name no other service uses (the agent refuses a foreign volume).
-      await requireOwnVolume(services.db, service, input.volumeName).catch(async () => {
+      await requireOwnVolume(ctx.db, service, input.volumeName).catch(async () => {
         await checkVolumeName(
-          services.db,
+          ctx.db,
           { organizationId: service.organizationId, kind: service.type, serviceId: service.serviceId },
           input.volumeName,
           undefined,
         );
       });
-      const { deploymentId } = await startVolumeRestoreRun(services, service, {
+      const { deploymentId } = await startVolumeRestoreRun(ctx, service, {
         destinationId: input.destinationId,
         backupFile: input.backupFileName,
         volumeName: input.volumeName,

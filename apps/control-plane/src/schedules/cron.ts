@@ -11,8 +11,8 @@ import { startScheduleRun } from "./runs.ts";
 export class ScheduleCron extends CronTable {
   protected readonly what = "schedule";
 
-  protected async rows(services: ServiceContext): Promise<CronRow[]> {
-    const rows = await services.db
+  protected async rows(ctx: ServiceContext): Promise<CronRow[]> {
+    const rows = await ctx.db
       .selectFrom("schedules")
       .select(["scheduleId", "cronExpression", "timezone"])
       .where("enabled", "=", true)
@@ -25,18 +25,14 @@ export class ScheduleCron extends CronTable {
   }
 
   /** One firing: a run, unless one of this schedule is waiting or running. */
-  protected run(services: ServiceContext, scheduleId: string): Promise<void> {
-    return fireUnlessBusy(services, {
+  protected run(ctx: ServiceContext, scheduleId: string): Promise<void> {
+    return fireUnlessBusy(ctx, {
       what: "scheduled job",
       column: "scheduleId",
       id: scheduleId,
       load: () =>
-        services.db
-          .selectFrom("schedules")
-          .selectAll()
-          .where("scheduleId", "=", scheduleId)
-          .executeTakeFirst(),
-      start: (schedule) => startScheduleRun(services, schedule, "Scheduled run"),
+        ctx.db.selectFrom("schedules").selectAll().where("scheduleId", "=", scheduleId).executeTakeFirst(),
+      start: (schedule) => startScheduleRun(ctx, schedule, "Scheduled run"),
     });
   }
 }

@@ -47,7 +47,7 @@ async function applicationWithContainer(organizationId?: string) {
 }
 
 const logsOf = async (deploymentId: string) =>
-  await platform.services.db
+  await platform.ctx.db
     .selectFrom("deployments")
     .select(["logs", "status", "errorMessage"])
     .where("deploymentId", "=", deploymentId)
@@ -203,12 +203,12 @@ describe("scheduled jobs on Docker", () => {
       shellType: "sh",
       command: "echo started; sleep 30",
     });
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("schedules")
       .selectAll()
       .where("scheduleId", "=", schedule.scheduleId)
       .executeTakeFirstOrThrow();
-    const { deploymentId } = await startScheduleRun(platform.services, row);
+    const { deploymentId } = await startScheduleRun(platform.ctx, row);
     const deadline = Date.now() + 30_000;
     while (!(await logsOf(deploymentId)).logs.includes("started") && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -244,12 +244,12 @@ describe("scheduled jobs on Docker", () => {
       script: "echo host-started; sleep 30",
       shellType: "bash",
     });
-    const row = await platform.services.db
+    const row = await platform.ctx.db
       .selectFrom("schedules")
       .selectAll()
       .where("scheduleId", "=", schedule.scheduleId)
       .executeTakeFirstOrThrow();
-    const { deploymentId } = await startScheduleRun(platform.services, row);
+    const { deploymentId } = await startScheduleRun(platform.ctx, row);
     const deadline = Date.now() + 30_000;
     while (!(await logsOf(deploymentId)).logs.includes("host-started") && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));

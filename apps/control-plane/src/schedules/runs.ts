@@ -25,18 +25,18 @@ import { notFound } from "../errors.ts";
 const RUN_TIMEOUT_MS = 6 * 60 * 60_000;
 
 /** The server a schedule's run goes to: its service's, or its own (server schedules). */
-async function serverOfSchedule(services: ServiceContext, schedule: Schedule): Promise<string | null> {
+async function serverOfSchedule(ctx: ServiceContext, schedule: Schedule): Promise<string | null> {
   if (schedule.scheduleType === "dokploy-server") return null;
   if (schedule.scheduleType === "server") return schedule.serverId;
   if (schedule.applicationId) {
-    const row = await services.db
+    const row = await ctx.db
       .selectFrom("applications")
       .select("serverId")
       .where("applicationId", "=", schedule.applicationId)
       .executeTakeFirst();
     return row?.serverId ?? null;
   }
-  const row = await services.db
+  const row = await ctx.db
     .selectFrom("compose")
     .select("serverId")
     .where("composeId", "=", schedule.composeId ?? "")
@@ -46,18 +46,18 @@ async function serverOfSchedule(services: ServiceContext, schedule: Schedule): P
 
 /** Queues a run of `schedule` (status idle = queued); answers at once. */
 export async function startScheduleRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   schedule: Schedule,
   title = "Manual run",
 ): Promise<{ deploymentId: string; logPath: string }> {
-  const deployment = await insertDeployment(services.db, {
+  const deployment = await insertDeployment(ctx.db, {
     target: { kind: "schedule", id: schedule.scheduleId },
     kind: "schedule",
     title: `${title}: ${schedule.name}`.slice(0, 200),
     description: null,
-    serverId: await serverOfSchedule(services, schedule),
+    serverId: await serverOfSchedule(ctx, schedule),
   });
-  await enqueueOrFail(services, deployment.deploymentId, schedule.scheduleId);
+  await enqueueOrFail(ctx, deployment.deploymentId, schedule.scheduleId);
   return {
     deploymentId: deployment.deploymentId,
     logPath: `/api/deployment.logs?deploymentId=${encodeURIComponent(deployment.deploymentId)}`,
@@ -69,10 +69,10 @@ const MANUAL_WAIT_MS = 30_000;
 const WAIT_POLL_MS = 250;
 
 /** The run's status once it ended, or after 30 s (404 when its row went). */
-export async function waitForScheduleRun(services: ServiceContext, deploymentId: string) {
+export async function waitForScheduleRun(ctx: ServiceContext, deploymentId: string) {
   const until = Date.now() + MANUAL_WAIT_MS;
   for (;;) {
-    const row = await services.db
+    const row = await ctx.db
       .selectFrom("deployments")
       .select(["status", "errorMessage"])
       .where("deploymentId", "=", deploymentId)
@@ -85,10 +85,10 @@ export async function waitForScheduleRun(services: ServiceContext, deploymentId:
 
 /** The worker's view of a schedule (deployments/targets.ts): no status of its own, no event. */
 export async function loadScheduleTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   scheduleId: string,
 ): Promise<DeploymentTarget | undefined> {
-  const schedule = await services.db
+  const schedule = await ctx.db
     .selectFrom("schedules")
     .selectAll()
     .where("scheduleId", "=", scheduleId)
@@ -110,7 +110,7 @@ export async function loadScheduleTarget(
 
 /** The container a service schedule runs in, as the agent selects it (by labels, owner's only). */
 async function containerOf(
-  services: ServiceContext,
+  ctx: ServiceContext,
   schedule: Schedule,
 ): Promise<{
   owner: ResourceOwner;
@@ -119,7 +119,7 @@ async function containerOf(
   composeService: string;
 }> {
   if (schedule.scheduleType === "application") {
-    const app = await services.db
+    const app = await ctx.db
       .selectFrom("applications")
       .select("appName")
       .where("applicationId", "=", schedule.applicationId ?? "")
@@ -132,7 +132,7 @@ async function containerOf(
       composeService: "",
     };
   }
-  const stack = await services.db
+  const stack = await ctx.db
     .selectFrom("compose")
     .select(["appName", "composeType"])
     .where("composeId", "=", schedule.composeId ?? "")
@@ -146,18 +146,15 @@ async function containerOf(
 }
 
 /** Runs one schedule run; throws with the reason (already logged). */
-export async function runScheduleRun(
-  services: ServiceContext,
-  run: DeploymentRun,
-): Promise<DeploymentOutcome> {
+export async function runScheduleRun(ctx: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
   try {
-    const schedule = await services.db
+    const schedule = await ctx.db
       .selectFrom("schedules")
       .selectAll()
       .where("scheduleId", "=", run.target.id)
       .executeTakeFirst();
     if (!schedule) throw new Error("The schedule no longer exists");
-    const serverId = (await serverOfSchedule(services, schedule)) ?? LOCAL_SERVER_ID;
+    const serverId = (await serverOfSchedule(ctx, schedule)) ?? LOCAL_SERVER_ID;
     const jobId = `${run.deploymentId}-schedule`;
     const timezone = schedule.timezone ?? "";
     let send: (jobId: string) => Promise<{ exitCode: number; containerId: string }>;
@@ -165,18 +162,18 @@ export async function runScheduleRun(
       const script = schedule.script || schedule.command;
       run.log(`Running the ${schedule.shellType} script of schedule ${schedule.name} on server ${serverId}`);
       send = (id) =>
-        services.agents.client.runHostScript(
+        ctx.agents.client.runHostScript(
           serverId,
           { jobId: id, logStreamId: id, shell: schedule.shellType, script, timezone },
           RUN_TIMEOUT_MS,
         );
     } else {
-      const container = await containerOf(services, schedule);
+      const container = await containerOf(ctx, schedule);
       run.log(
         `Running the ${schedule.shellType} command of schedule ${schedule.name} in ${container.swarmServiceName || `${container.composeProject}/${container.composeService}`}`,
       );
       send = (id) =>
-        services.agents.client.runSchedule(
+        ctx.agents.client.runSchedule(
           serverId,
           {
             jobId: id,
@@ -190,12 +187,12 @@ export async function runScheduleRun(
         );
     }
     const cancel = () => {
-      services.agents.client.cancelJob(serverId, jobId).catch(() => {});
+      ctx.agents.client.cancelJob(serverId, jobId).catch(() => {});
     };
     run.signal.addEventListener("abort", cancel, { once: true });
     try {
-      const result = await forwardAgentLog(services, serverId, jobId, run.log, () =>
-        followAgentJob(services, {
+      const result = await forwardAgentLog(ctx, serverId, jobId, run.log, () =>
+        followAgentJob(ctx, {
           serverId,
           jobId,
           send: (attempt) =>
@@ -234,20 +231,20 @@ function reasonOf(error: unknown, signal: AbortSignal): string {
  * runs, and it is not run again (the next firing runs the command anew).
  */
 export async function failInterruptedScheduleRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: { deploymentId: string; serverId: string | null },
 ): Promise<void> {
-  await services.agents.client
+  await ctx.agents.client
     .cancelJob(row.serverId ?? LOCAL_SERVER_ID, `${row.deploymentId}-schedule`, 2000)
     .catch(() => {});
   const reason = "Interrupted: the control plane stopped during this run; it is not run again";
   const result: DeploymentResult = { status: "error", errorMessage: reason };
   await moveDeployments(
-    services.db,
+    ctx.db,
     { deploymentId: row.deploymentId },
     ["running"],
     result,
     { line: reason },
-    services.now(),
+    ctx.now(),
   );
 }

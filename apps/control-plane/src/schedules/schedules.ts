@@ -93,11 +93,11 @@ export const scheduleSchema = z.object({
 const isHostType = (type: ScheduleType) => type === "server" || type === "dokploy-server";
 
 /** Host schedules (a shell on a server): instance administrators only, never on the cloud edition. */
-export async function requireHostScheduleAccess(services: ServiceContext, caller: Caller): Promise<void> {
-  if (services.config.edition === "cloud") {
+export async function requireHostScheduleAccess(ctx: ServiceContext, caller: Caller): Promise<void> {
+  if (ctx.config.edition === "cloud") {
     throw forbidden("Server schedules are not available on the cloud edition");
   }
-  if (!(await isInstanceAdmin(services.db, caller))) {
+  if (!(await isInstanceAdmin(ctx.db, caller))) {
     throw forbidden("Only instance administrators manage schedules that run on a server (scheduleType)");
   }
 }
@@ -110,38 +110,38 @@ const notFoundNaming = (what: string, field: string) =>
  * else is looked at.
  */
 export async function requireNamedIds(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   input: { applicationId?: string | null; composeId?: string | null; serverId?: string | null },
 ): Promise<void> {
   if (input.applicationId) {
-    if (!(await ownedService(services.db, caller, "application", input.applicationId))) {
+    if (!(await ownedService(ctx.db, caller, "application", input.applicationId))) {
       throw notFoundNaming("Application", "applicationId");
     }
-    await requireApplicationAccess(services.db, caller, input.applicationId);
+    await requireApplicationAccess(ctx.db, caller, input.applicationId);
   }
   if (input.composeId) {
-    const stack = await findCompose(services.db, caller.organizationId, input.composeId);
+    const stack = await findCompose(ctx.db, caller.organizationId, input.composeId);
     if (!stack) throw notFoundNaming("Compose", "composeId");
     await requireServiceAccess(
-      services.db,
+      ctx.db,
       caller,
       { serviceId: stack.composeId, environmentId: stack.environmentId, projectId: stack.projectId },
       "Compose",
     );
   }
-  if (input.serverId && !(await findServer(services.db, caller.organizationId, input.serverId))) {
+  if (input.serverId && !(await findServer(ctx.db, caller.organizationId, input.serverId))) {
     throw notFoundNaming("Server", "serverId");
   }
 }
 
 /** The schedule when the caller may reach it: 404 for another organization's or an unseen service's. */
 export async function loadSchedule(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   scheduleId: string,
 ): Promise<Schedule> {
-  const schedule = await services.db
+  const schedule = await ctx.db
     .selectFrom("schedules")
     .selectAll()
     .where("scheduleId", "=", scheduleId)
@@ -149,7 +149,7 @@ export async function loadSchedule(
     .executeTakeFirst();
   if (!schedule) throw notFound("Schedule");
   try {
-    await requireNamedIds(services, caller, {
+    await requireNamedIds(ctx, caller, {
       applicationId: schedule.applicationId,
       composeId: schedule.composeId,
     });
@@ -157,7 +157,7 @@ export async function loadSchedule(
     if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Schedule");
     throw error;
   }
-  if (isHostType(schedule.scheduleType)) await requireHostScheduleAccess(services, caller);
+  if (isHostType(schedule.scheduleType)) await requireHostScheduleAccess(ctx, caller);
   return schedule;
 }
 

@@ -18,17 +18,17 @@ export interface EngineTarget {
 }
 
 export async function resolveEngineTarget(
-  services: ServiceContext,
+  ctx: ServiceContext,
   caller: Caller,
   serverId?: string,
 ): Promise<EngineTarget> {
   requireFeature(caller, "docker");
-  const agent = await agentServerId(services, caller.organizationId, serverId);
+  const agent = await agentServerId(ctx, caller.organizationId, serverId);
   return {
     agentServerId: agent,
     // agentServerId answered, so the server is the caller's organization's.
     scope: { organizationId: caller.organizationId, includeUnmanaged: caller.role !== "member" },
-    visibleServices: await visibleServiceIds(services.db, caller),
+    visibleServices: await visibleServiceIds(ctx.db, caller),
   };
 }
 

@@ -44,12 +44,12 @@ function natsPort(url: string | undefined): number | null {
 }
 
 /** This machine's own addresses (loopback, its interfaces, PLATFORM_PUBLIC_IP). */
-function ownAddresses(services: ServiceContext): Set<string> {
+function ownAddresses(ctx: ServiceContext): Set<string> {
   const addresses = new Set(["localhost", "127.0.0.1", "::1"]);
   for (const list of Object.values(networkInterfaces())) {
     for (const address of list ?? []) addresses.add(address.address);
   }
-  if (services.config.publicIp) addresses.add(services.config.publicIp);
+  if (ctx.config.publicIp) addresses.add(ctx.config.publicIp);
   return addresses;
 }
 
@@ -62,7 +62,7 @@ function ownAddresses(services: ServiceContext): Set<string> {
  * platform restarts would make the instance unreachable.
  */
 export async function reservedHostPorts(
-  services: ServiceContext,
+  ctx: ServiceContext,
   db: Db,
   serverId: string | null,
 ): Promise<Map<number, string>> {
@@ -78,14 +78,14 @@ export async function reservedHostPorts(
     .executeTakeFirst();
   if (monitoring) {
     const config = await loadMonitoringConfig(
-      { db, secrets: services.secrets },
+      { db, secrets: ctx.secrets },
       monitoring.organizationId,
       serverId ?? LOCAL_SERVER_ID,
     );
     if (config) reserved.set(config.server.port, "the agent's metrics");
   }
-  if (await isControlPlaneMachine(services, db, serverId)) {
-    const { port, natsUrl, natsAgentUrl } = services.config;
+  if (await isControlPlaneMachine(ctx, db, serverId)) {
+    const { port, natsUrl, natsAgentUrl } = ctx.config;
     reserved.set(INSTALL_PUBLISHED_PORT, "the control plane");
     if (port > 0) reserved.set(port, "the control plane");
     for (const url of [natsUrl, natsAgentUrl]) {
@@ -97,18 +97,14 @@ export async function reservedHostPorts(
 }
 
 /** This machine, or a server added at one of this machine's own addresses. */
-async function isControlPlaneMachine(
-  services: ServiceContext,
-  db: Db,
-  serverId: string | null,
-): Promise<boolean> {
+async function isControlPlaneMachine(ctx: ServiceContext, db: Db, serverId: string | null): Promise<boolean> {
   if (serverId === null || serverId === LOCAL_SERVER_ID) return true;
   const server = await db
     .selectFrom("servers")
     .select("ipAddress")
     .where("serverId", "=", serverId)
     .executeTakeFirst();
-  return server !== undefined && ownAddresses(services).has(server.ipAddress);
+  return server !== undefined && ownAddresses(ctx).has(server.ipAddress);
 }
 
 export interface HostPortClaim {
@@ -127,12 +123,12 @@ export interface HostPortClaim {
  * under the server's port lock; `write` must use the transaction it is given.
  */
 export async function claimHostPort<T>(
-  services: ServiceContext,
+  ctx: ServiceContext,
   claim: HostPortClaim,
   write: (trx: Db) => Promise<T>,
 ): Promise<T> {
-  return services.db.transaction().execute(async (trx) => {
-    const reserved = (await reservedHostPorts(services, trx, claim.serverId)).get(claim.port);
+  return ctx.db.transaction().execute(async (trx) => {
+    const reserved = (await reservedHostPorts(ctx, trx, claim.serverId)).get(claim.port);
     if (reserved !== undefined) {
       throw badRequest(`Invalid input: ${claim.field}: ${claim.port} is reserved for ${reserved}`, {
         fields: [claim.field],
@@ -221,7 +217,7 @@ async function endpointPortTaken(db: Db, { serverId, port, except }: HostPortCla
  * taken on the server: 409, both naming endpointSpecSwarm), before an update stores them.
  */
 export async function checkEndpointPorts(
-  services: ServiceContext,
+  ctx: ServiceContext,
   target: { serverId: string | null; except: HostPortClaim["except"] },
   endpointSpec: { Ports?: { PublishedPort?: number; Protocol?: string }[] } | null | undefined,
 ): Promise<void> {
@@ -241,6 +237,6 @@ export async function checkEndpointPorts(
       field: "endpointSpecSwarm",
       except: target.except,
     };
-    await claimHostPort(services, claim, async () => undefined);
+    await claimHostPort(ctx, claim, async () => undefined);
   }
 }

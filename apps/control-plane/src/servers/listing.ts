@@ -14,7 +14,7 @@ import {
   serviceFields,
   serviceIdKey,
   serviceKinds,
-} from "../projects/services.ts";
+} from "../projects/workload-kinds.ts";
 
 /** The organization's servers that have an SSH key and are of `serverType`, newest first. */
 export function listServersWithSshKey(

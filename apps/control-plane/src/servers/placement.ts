@@ -27,15 +27,15 @@ export async function setRemoteServersOnly(db: ServiceContext["db"], enabled: bo
 }
 
 export async function deploymentServerId(
-  services: Pick<ServiceContext, "db" | "config">,
+  ctx: Pick<ServiceContext, "db" | "config">,
   organizationId: string,
   serverId: string | null | undefined,
 ): Promise<string> {
-  if ((!serverId || serverId === LOCAL_SERVER_ID) && (await remoteServersOnly(services.db))) {
+  if ((!serverId || serverId === LOCAL_SERVER_ID) && (await remoteServersOnly(ctx.db))) {
     throw badRequest(
       "Invalid input: serverId: is required (this instance deploys to remote servers only; name one of your servers)",
       { fields: ["serverId"] },
     );
   }
-  return agentServerId(services, organizationId, serverId);
+  return agentServerId(ctx, organizationId, serverId);
 }

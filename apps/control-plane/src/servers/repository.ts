@@ -107,13 +107,13 @@ export function hostKeyFingerprint(hostKey: Buffer): string {
 }
 
 /** Servers as responses show them, with totalSum and the connection state of their agent. */
-export async function toServerViews(services: ServiceContext, servers: Server[]) {
+export async function toServerViews(ctx: ServiceContext, servers: Server[]) {
   const totals = await countServicesByServer(
-    services.db,
+    ctx.db,
     servers.map((s) => s.serverId),
   );
   return servers.map((server) => {
-    const connection = services.agents.connectionOf(server);
+    const connection = ctx.agents.connectionOf(server);
     return {
       serverId: server.serverId,
       organizationId: server.organizationId,
@@ -145,15 +145,15 @@ export async function toServerViews(services: ServiceContext, servers: Server[])
  * operator's, not a tenant's, so a serverId is required there.
  */
 export async function agentServerId(
-  services: Pick<ServiceContext, "db" | "config">,
+  ctx: Pick<ServiceContext, "db" | "config">,
   organizationId: string,
   serverId: string | null | undefined,
 ): Promise<string> {
   if (!serverId || serverId === LOCAL_SERVER_ID) {
-    if (services.config.edition === "cloud") {
+    if (ctx.config.edition === "cloud") {
       throw badRequest("Invalid input: serverId: is required on the cloud edition", { fields: ["serverId"] });
     }
-    if (!(await isInstanceOrganization(services.db, organizationId))) {
+    if (!(await isInstanceOrganization(ctx.db, organizationId))) {
       throw badRequest(
         "Invalid input: serverId: is required (this machine belongs to the instance administrator's organization; name one of your servers)",
         { fields: ["serverId"] },
@@ -161,7 +161,7 @@ export async function agentServerId(
     }
     return LOCAL_SERVER_ID;
   }
-  const server = await findServer(services.db, organizationId, serverId);
+  const server = await findServer(ctx.db, organizationId, serverId);
   if (!server) throw notFound("Server");
   return server.serverId;
 }

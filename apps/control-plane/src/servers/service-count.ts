@@ -5,7 +5,7 @@
  * applications/service-kind.ts).
  */
 import type { Db } from "../db/database.ts";
-import type { ServiceKind } from "../projects/services.ts";
+import type { ServiceKind } from "../projects/workload-kinds.ts";
 
 /** Counts the services of one kind per server, in ONE query, for the given servers. */
 export type ServerServiceCounter = (
@@ -13,7 +13,7 @@ export type ServerServiceCounter = (
   serverIds: readonly string[],
 ) => Promise<Array<{ serverId: string; count: number }>>;
 
-/** The one registration point, next to projects/services.ts' serviceKindHooks. */
+/** The one registration point, next to projects/workload-kinds.ts' serviceKindHooks. */
 export const serviceCountersByKind: Partial<Record<ServiceKind, ServerServiceCounter>> = {};
 
 /** Number of services on each given server (0 for a server without any). */

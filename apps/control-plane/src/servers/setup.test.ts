@@ -101,7 +101,7 @@ beforeAll(async () => {
   owner = await platform.registerOwner();
   // server.setup installs the proxy: the Traefik stand-in on free host ports (removed in afterAll).
   execFileSync("bash", [path.join(repoRoot, "scripts/build-traefik-standin-image.sh")], { stdio: "ignore" });
-  await platform.services.db
+  await platform.ctx.db
     .updateTable("webServerSettings")
     .set({
       traefikImage: STANDIN_IMAGE,
@@ -112,7 +112,7 @@ beforeAll(async () => {
     .where("id", "=", 1)
     .execute();
   // The real hub, watched: the tokens it issues must never show up in a setup log.
-  const hub = platform.services.agents;
+  const hub = platform.ctx.agents;
   const createEnrollmentToken = hub.createEnrollmentToken.bind(hub);
   hub.createEnrollmentToken = async (serverId) => {
     const issued = await createEnrollmentToken(serverId);
@@ -249,7 +249,7 @@ describe("server.setup over SSH", () => {
   }, 60_000);
 
   it("refuses a host key other than the one trusted at the first setup", async () => {
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("servers")
       .set({ hostKeySha256: "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" })
       .where("serverId", "=", serverId)

@@ -77,7 +77,7 @@ export function toSshKeyView(key: SshKey): SshKeyView {
 }
 
 export async function insertSshKey(
-  services: ServiceContext,
+  ctx: ServiceContext,
   values: {
     organizationId: string;
     name: string;
@@ -88,11 +88,11 @@ export async function insertSshKey(
 ): Promise<SshKey> {
   const sshKeyId = newId();
   const { privateKey, ...rest } = values;
-  const privateKeySealed = services.secrets.encrypt(
+  const privateKeySealed = ctx.secrets.encrypt(
     privateKey,
     sealContext({ sshKeyId, organizationId: values.organizationId }),
   );
-  return services.db
+  return ctx.db
     .insertInto("sshKeys")
     .values({ ...rest, sshKeyId, privateKeySealed })
     .returningAll()
@@ -146,11 +146,11 @@ export async function deleteSshKey(db: Db, organizationId: string, sshKeyId: str
 }
 
 /** The private key, opened for ssh2; marks the key as used. */
-export async function openPrivateKey(services: ServiceContext, key: SshKey): Promise<string> {
-  const privateKey = services.secrets.decrypt(key.privateKeySealed, sealContext(key));
-  await services.db
+export async function openPrivateKey(ctx: ServiceContext, key: SshKey): Promise<string> {
+  const privateKey = ctx.secrets.decrypt(key.privateKeySealed, sealContext(key));
+  await ctx.db
     .updateTable("sshKeys")
-    .set({ lastUsedAt: services.now().toISOString() })
+    .set({ lastUsedAt: ctx.now().toISOString() })
     .where("sshKeyId", "=", key.sshKeyId)
     .execute();
   return privateKey;

@@ -57,11 +57,11 @@ export function refusedAddressReason(address: string, edition: "self-hosted" | "
 const shellQuote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /** The URL agents enroll at: PLATFORM_URL, else http://<public ip>:<port>. */
-export function controlPlaneUrlForAgents(services: ServiceContext, publicIp: string): string | null {
-  if (services.config.platformUrl) return services.config.platformUrl.replace(/\/+$/, "");
+export function controlPlaneUrlForAgents(ctx: ServiceContext, publicIp: string): string | null {
+  if (ctx.config.platformUrl) return ctx.config.platformUrl.replace(/\/+$/, "");
   if (!publicIp) return null;
   const host = isIP(publicIp) === 6 ? `[${publicIp}]` : publicIp;
-  return `http://${host}:${services.config.port}`;
+  return `http://${host}:${ctx.config.port}`;
 }
 
 /** Collects a command's output, keeping the end when it grows too long. */
@@ -147,26 +147,24 @@ async function connect(
  * outcome says it), only for what is wrong here (no SSH key, no way to enroll agents).
  */
 export async function runSetupOverSsh(
-  services: ServiceContext,
+  ctx: ServiceContext,
   server: Server,
   controlPlaneUrl: string,
 ): Promise<SetupOutcome> {
-  const key = server.sshKeyId
-    ? await findSshKey(services.db, server.organizationId, server.sshKeyId)
-    : undefined;
+  const key = server.sshKeyId ? await findSshKey(ctx.db, server.organizationId, server.sshKeyId) : undefined;
   if (!key) {
     throw badRequest("The server has no SSH key: set sshKeyId with server.update first", {
       fields: ["sshKeyId"],
     });
   }
   const target = `${server.username}@${server.ipAddress}:${server.port}`;
-  const { token } = await services.agents.createEnrollmentToken(server.serverId);
+  const { token } = await ctx.agents.createEnrollmentToken(server.serverId);
   const log = new SetupLog([token]);
   log.line(`== server.setup ${new Date().toISOString()}: connecting to ${target} with SSH key "${key.name}"`);
 
   const finish = async (outcome: SetupOutcome): Promise<SetupOutcome> => {
     log.line(outcome.installed ? "== setup finished" : `== setup failed: ${outcome.failure}`);
-    await saveSetupLog(services.db, server.serverId, log.toString());
+    await saveSetupLog(ctx.db, server.serverId, log.toString());
     return outcome;
   };
   const failed = (failure: string) => finish({ installed: false, failure });
@@ -177,13 +175,13 @@ export async function runSetupOverSsh(
   } catch {
     return failed(`The host name ${server.ipAddress} does not resolve`);
   }
-  const refusal = refusedAddressReason(address, services.config.edition);
+  const refusal = refusedAddressReason(address, ctx.config.edition);
   if (refusal) return failed(`${server.ipAddress} ${refusal}; it cannot be a server`);
 
   let presentedKey = "";
   let client: Client;
   try {
-    client = await connect(address, server, await openPrivateKey(services, key), (fingerprint) => {
+    client = await connect(address, server, await openPrivateKey(ctx, key), (fingerprint) => {
       presentedKey = fingerprint;
       return server.hostKeySha256 === null || server.hostKeySha256 === fingerprint;
     });
@@ -197,7 +195,7 @@ export async function runSetupOverSsh(
     return failed(describeSshError(error as Error, target));
   }
   log.line(`== connected; host key ${presentedKey}`);
-  await trustHostKey(services.db, server.serverId, presentedKey);
+  await trustHostKey(ctx.db, server.serverId, presentedKey);
 
   try {
     const output: string[] = [];
@@ -220,7 +218,7 @@ export async function runSetupOverSsh(
       `${sudo}sh ${remoteDir}/install.sh`,
       `--control-plane-url ${shellQuote(controlPlaneUrl)}`,
       `--enrollment-token-file ${remoteDir}/enrollment-token`,
-      ...(services.config.buildersUrl ? [`--builders-url ${shellQuote(services.config.buildersUrl)}`] : []),
+      ...(ctx.config.buildersUrl ? [`--builders-url ${shellQuote(ctx.config.buildersUrl)}`] : []),
     ].join(" ");
     log.line(`== running install.sh on ${target}`);
     const status = await exec(client, `${command}; status=$?; rm -rf ${remoteDir}; exit $status`, { log });

@@ -52,21 +52,17 @@ export async function hasDomains(db: Db, applicationId: string): Promise<boolean
 
 /** The checks above for an update of `service`; fields left out are not checked. */
 export async function checkSwarmInput(
-  services: ServiceContext,
+  ctx: ServiceContext,
   service: { serverId: string | null; except: HostPortClaim["except"] },
   input: SwarmInput,
 ): Promise<void> {
   checkNetworkNames(input);
   const applicationId = service.except.applicationId;
-  if (
-    input.detachDokployNetwork === true &&
-    applicationId &&
-    (await hasDomains(services.db, applicationId))
-  ) {
+  if (input.detachDokployNetwork === true && applicationId && (await hasDomains(ctx.db, applicationId))) {
     throw invalid(
       "detachDokployNetwork",
       `the application has domains, which the proxy reaches over ${PLATFORM_NETWORK}: remove them first`,
     );
   }
-  if (input.endpointSpecSwarm) await checkEndpointPorts(services, service, input.endpointSpecSwarm);
+  if (input.endpointSpecSwarm) await checkEndpointPorts(ctx, service, input.endpointSpecSwarm);
 }

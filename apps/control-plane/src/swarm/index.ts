@@ -66,11 +66,11 @@ interface DockerNode {
   ManagerStatus?: { Leader?: boolean; Reachability?: string };
 }
 
-async function listNodes(services: ServiceContext, target: EngineTarget) {
+async function listNodes(ctx: ServiceContext, target: EngineTarget) {
   const list = await callAgent(
     target.agentServerId,
-    () => services.agents.client.listNodes(target.agentServerId),
-    services.logger,
+    () => ctx.agents.client.listNodes(target.agentServerId),
+    ctx.logger,
   );
   return { nodes: list.nodeJson.map((json) => JSON.parse(json) as DockerNode), self: list.localNodeId };
 }
@@ -85,9 +85,9 @@ function managerStatus(node: DockerNode): string {
   return capitalized(node.ManagerStatus.Reachability);
 }
 
-export async function getNodes(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  const { nodes, self } = await listNodes(services, target);
+export async function getNodes(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  const { nodes, self } = await listNodes(ctx, target);
   // A node whose trust root is not the cluster's (the manager's) still needs its certificate rotated.
   const trustRoot = nodes.find((node) => node.ID === self)?.Description?.TLSInfo?.TrustRoot;
   return nodes.map((node) => ({
@@ -106,14 +106,9 @@ export async function getNodes(services: ServiceContext, caller: Caller, serverI
 }
 
 /** One node by id or host name; a node the Swarm does not have is a 404. */
-export async function getNodeInfo(
-  services: ServiceContext,
-  caller: Caller,
-  nodeId: string,
-  serverId?: string,
-) {
-  const target = await resolveEngineTarget(services, caller, serverId);
-  const { nodes } = await listNodes(services, target);
+export async function getNodeInfo(ctx: ServiceContext, caller: Caller, nodeId: string, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
+  const { nodes } = await listNodes(ctx, target);
   const node =
     nodes.find((candidate) => candidate.ID === nodeId) ??
     nodes.find((candidate) => candidate.Description?.Hostname === nodeId);
@@ -123,12 +118,12 @@ export async function getNodeInfo(
 
 // ---- services --------------------------------------------------------------------------------
 
-export async function getNodeApps(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
+export async function getNodeApps(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
   const list = await callAgent(
     target.agentServerId,
-    () => services.agents.client.call(target.agentServerId, "listSwarmServices", { scope: target.scope }),
-    services.logger,
+    () => ctx.agents.client.call(target.agentServerId, "listSwarmServices", { scope: target.scope }),
+    ctx.logger,
   );
   return list.services
     .filter((service) => grantedTo(service.labels, target))
@@ -171,14 +166,13 @@ export function ioSize(bytes: number): string {
 
 const percent = (value: number) => `${value.toFixed(2)}%`;
 
-export async function getContainerStats(services: ServiceContext, caller: Caller, serverId?: string) {
-  const target = await resolveEngineTarget(services, caller, serverId);
+export async function getContainerStats(ctx: ServiceContext, caller: Caller, serverId?: string) {
+  const target = await resolveEngineTarget(ctx, caller, serverId);
   const list = await callAgent(
     target.agentServerId,
     // Each sample waits about a second for the engine's CPU delta; many containers take longer.
-    () =>
-      services.agents.client.call(target.agentServerId, "allContainerStats", { scope: target.scope }, 60_000),
-    services.logger,
+    () => ctx.agents.client.call(target.agentServerId, "allContainerStats", { scope: target.scope }, 60_000),
+    ctx.logger,
   );
   return list.containers
     .filter((container) => grantedTo(container.labels, target))

@@ -23,13 +23,13 @@ import {
   builtInTemplates,
   listTemplates,
   renderTemplate,
+  type TemplateContext,
   TemplateNotFoundError,
-  type TemplateServices,
 } from "./catalogue.ts";
 
 const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const catalogue = path.join(root, "apps/control-plane/templates");
-const services: TemplateServices = {
+const ctx: TemplateContext = {
   config: { outboundAllow: EMPTY_ALLOW_LIST, port: 3000 },
   logger: pino({ level: "silent" }),
 };
@@ -92,13 +92,11 @@ describe("the built-in catalogue", () => {
   });
 
   it("answers compose.templates' list without a remote catalogue, and not-found for an unknown id", async () => {
-    expect(await listTemplates(services)).toEqual(templates);
-    await expect(renderTemplate(services, "no-such-template", { generateHost })).rejects.toThrow(
+    expect(await listTemplates(ctx)).toEqual(templates);
+    await expect(renderTemplate(ctx, "no-such-template", { generateHost })).rejects.toThrow(
       TemplateNotFoundError,
     );
-    await expect(renderTemplate(services, "../gitea", { generateHost })).rejects.toThrow(
-      TemplateNotFoundError,
-    );
+    await expect(renderTemplate(ctx, "../gitea", { generateHost })).rejects.toThrow(TemplateNotFoundError);
   });
 
   describe.each(templates.map((template) => [template.id]))("%s", (id) => {
@@ -111,7 +109,7 @@ describe("the built-in catalogue", () => {
       const compose = expectValidCompose(composeText, `${id}/docker-compose.yml`);
       const serviceNames = Object.keys(compose.services);
 
-      const rendered = await renderTemplate(services, id, { generateHost });
+      const rendered = await renderTemplate(ctx, id, { generateHost });
       expect(rendered.composeFile).toBe(composeText);
       const env = new Map(
         rendered.envs.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
@@ -145,7 +143,7 @@ describe("the built-in catalogue", () => {
     });
 
     it("converts for a tenant: no rule of the tenant allowlist refuses it", async () => {
-      const rendered = await renderTemplate(services, id, { generateHost });
+      const rendered = await renderTemplate(ctx, id, { generateHost });
       const env = Object.fromEntries(
         rendered.envs.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
       );
@@ -171,9 +169,9 @@ describe("the built-in catalogue", () => {
     it("is accepted by docker stack deploy's own loader with the rendered env, images overridden", async () => {
       const rendered = await renderTemplate(
         {
-          ...services,
+          ...ctx,
           config: {
-            ...services.config,
+            ...ctx.config,
             templateImages: new Map([["postgres", "platform-test/db-postgres"]]),
           },
         },
@@ -202,8 +200,8 @@ describe("the built-in catalogue", () => {
     });
 
     it("generates new secrets at each render and hosts per service", async () => {
-      const first = await renderTemplate(services, id, { generateHost, domainHost: `${id}.example.com` });
-      const second = await renderTemplate(services, id, { generateHost });
+      const first = await renderTemplate(ctx, id, { generateHost, domainHost: `${id}.example.com` });
+      const second = await renderTemplate(ctx, id, { generateHost });
       expect(first.domains[0]!.host).toBe(`${id}.example.com`);
       const secrets = (envs: string[]) =>
         envs

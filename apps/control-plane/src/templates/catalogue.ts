@@ -45,7 +45,7 @@ export class TemplateNotFoundError extends Error {
 }
 
 /** What the catalogue needs of the platform: its settings, a logger and (for user URLs) the database. */
-export type TemplateServices = {
+export type TemplateContext = {
   config: Pick<Config, "templatesUrl" | "templateImages" | "outboundAllow" | "port">;
   logger: Pick<Logger, "warn">;
 } & Partial<Pick<ServiceContext, "db">>;
@@ -173,24 +173,24 @@ function remember(key: string, entry: CacheEntry<unknown>): void {
 }
 
 /** The base URL of the remote catalogue to use: the caller's, else the configured one. */
-function remoteBase(services: TemplateServices, options: CatalogueOptions): string | undefined {
-  const base = options.baseUrl ?? services.config.templatesUrl;
+function remoteBase(ctx: TemplateContext, options: CatalogueOptions): string | undefined {
+  const base = options.baseUrl ?? ctx.config.templatesUrl;
   return base?.replace(/\/+$/, "");
 }
 
-function fetchText(services: TemplateServices, url: string, maxBytes: number, options: CatalogueOptions) {
+function fetchText(ctx: TemplateContext, url: string, maxBytes: number, options: CatalogueOptions) {
   const { organizationId } = options;
   const userNamed = options.baseUrl !== undefined;
   return guardedGetText(url, {
-    allow: services.config.outboundAllow,
+    allow: ctx.config.outboundAllow,
     timeoutMs: options.timeoutMs ?? FETCH_TIMEOUT_MS,
     maxBytes,
     signal: options.signal,
     // A URL a user named may not probe the platform's own machines (outbound/own-addresses.ts).
     checkTarget:
-      userNamed && organizationId !== undefined && services.db !== undefined
+      userNamed && organizationId !== undefined && ctx.db !== undefined
         ? (target) =>
-            checkUserTarget({ config: services.config as Config, db: services.db! }, organizationId, {
+            checkUserTarget({ config: ctx.config as Config, db: ctx.db! }, organizationId, {
               host: target.hostname,
               port: Number(target.port || (target.protocol === "https:" ? 443 : 80)),
             })
@@ -198,11 +198,11 @@ function fetchText(services: TemplateServices, url: string, maxBytes: number, op
   });
 }
 
-async function remoteList(services: TemplateServices, base: string, options: CatalogueOptions) {
+async function remoteList(ctx: TemplateContext, base: string, options: CatalogueOptions) {
   return cached(
     `meta ${base}`,
     async () => {
-      const text = await fetchText(services, `${base}/meta.json`, MAX_META_BYTES, options);
+      const text = await fetchText(ctx, `${base}/meta.json`, MAX_META_BYTES, options);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -227,9 +227,9 @@ async function remoteList(services: TemplateServices, base: string, options: Cat
   );
 }
 
-function warnRemote(services: TemplateServices, base: string, error: unknown): void {
+function warnRemote(ctx: TemplateContext, base: string, error: unknown): void {
   // The reason only: the remote's body never reaches the log.
-  services.logger.warn(
+  ctx.logger.warn(
     { templatesUrl: base, reason: (error as Error).message },
     "the remote template catalogue is unavailable; answering with the built-in templates",
   );
@@ -240,17 +240,17 @@ function warnRemote(services: TemplateServices, base: string, error: unknown): v
  * built-in. A remote that fails is logged and left out.
  */
 export async function listTemplates(
-  services: TemplateServices,
+  ctx: TemplateContext,
   options: CatalogueOptions = {},
 ): Promise<TemplateSummary[]> {
   const local = builtInTemplates();
-  const base = remoteBase(services, options);
+  const base = remoteBase(ctx, options);
   if (base === undefined) return [...local];
   let remote: TemplateSummary[] = [];
   try {
-    remote = await remoteList(services, base, options);
+    remote = await remoteList(ctx, base, options);
   } catch (error) {
-    warnRemote(services, base, error);
+    warnRemote(ctx, base, error);
   }
   const ids = new Set(local.map((template) => template.id));
   return [...local, ...remote.filter((template) => !ids.has(template.id))];
@@ -267,7 +267,7 @@ export interface RenderTemplateOptions extends CatalogueOptions {
  * image overrides, env, domains and mounts. Throws TemplateNotFoundError or InvalidTemplateError.
  */
 export async function renderTemplate(
-  services: TemplateServices,
+  ctx: TemplateContext,
   id: string,
   options: RenderTemplateOptions,
 ): Promise<RenderedTemplate> {
@@ -276,16 +276,16 @@ export async function renderTemplate(
     renderTemplateFiles(id, files, {
       domainHost: options.domainHost,
       generateHost: options.generateHost,
-      imageOverrides: services.config.templateImages,
+      imageOverrides: ctx.config.templateImages,
     });
   if (builtInTemplates().some((template) => template.id === id)) return render(builtInFiles(id));
-  const base = remoteBase(services, options);
+  const base = remoteBase(ctx, options);
   if (base === undefined) throw new TemplateNotFoundError(id);
   let listed: TemplateSummary[];
   try {
-    listed = await remoteList(services, base, options);
+    listed = await remoteList(ctx, base, options);
   } catch (error) {
-    warnRemote(services, base, error);
+    warnRemote(ctx, base, error);
     throw new TemplateNotFoundError(id);
   }
   if (!listed.some((template) => template.id === id)) throw new TemplateNotFoundError(id);
@@ -294,14 +294,14 @@ export async function renderTemplate(
     async () => {
       const directory = `${base}/blueprints/${encodeURIComponent(id)}`;
       const [composeFile, templateToml] = await Promise.all([
-        fetchText(services, `${directory}/docker-compose.yml`, MAX_BLUEPRINT_FILE_BYTES, options),
-        fetchText(services, `${directory}/template.toml`, MAX_BLUEPRINT_FILE_BYTES, options),
+        fetchText(ctx, `${directory}/docker-compose.yml`, MAX_BLUEPRINT_FILE_BYTES, options),
+        fetchText(ctx, `${directory}/template.toml`, MAX_BLUEPRINT_FILE_BYTES, options),
       ]);
       return { composeFile, templateToml };
     },
     options.signal,
   ).catch((error: Error) => {
-    warnRemote(services, base, error);
+    warnRemote(ctx, base, error);
     throw new InvalidTemplateError(
       id,
       `its files could not be fetched from the catalogue (${error.message})`,

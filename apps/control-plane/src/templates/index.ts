@@ -11,8 +11,8 @@ export {
   type RenderedTemplate,
   type RenderTemplateOptions,
   renderTemplate,
+  type TemplateContext,
   TemplateNotFoundError,
-  type TemplateServices,
   type TemplateSummary,
 } from "./catalogue.ts";
 export { type ImageOverrides, overrideImage, parseImageOverrides } from "./images.ts";

@@ -18,8 +18,8 @@ import {
   InvalidTemplateError,
   listTemplates,
   renderTemplate,
+  type TemplateContext,
   TemplateNotFoundError,
-  type TemplateServices,
 } from "./catalogue.ts";
 import { parseImageOverrides } from "./images.ts";
 
@@ -176,7 +176,7 @@ beforeEach(() => {
 function servicesFor(
   templatesUrl: string | undefined,
   allow = LOOPBACK,
-  templateImages?: TemplateServices["config"]["templateImages"],
+  templateImages?: TemplateContext["config"]["templateImages"],
 ) {
   const lines: string[] = [];
   const stream = new Writable({
@@ -185,18 +185,18 @@ function servicesFor(
       done();
     },
   });
-  const services: TemplateServices = {
+  const ctx: TemplateContext = {
     config: { templatesUrl, outboundAllow: allow, port: 3000, templateImages },
     logger: pino({ level: "warn" }, stream),
   };
-  return { services, lines };
+  return { ctx, lines };
 }
 const generateHost = (service: string) => `${service}-generated.apps.example.test`;
 
 describe("a remote template catalogue", () => {
   it("lists the remote templates after the built-in ones, the built-in winning on a shared id", async () => {
-    const { services, lines } = servicesFor(`${origin}/good`);
-    const list = await listTemplates(services);
+    const { ctx, lines } = servicesFor(`${origin}/good`);
+    const list = await listTemplates(ctx);
     const builtIn = builtInTemplates();
     expect(list.slice(0, builtIn.length)).toEqual(builtIn);
     expect(list.slice(builtIn.length)).toEqual([
@@ -224,14 +224,14 @@ describe("a remote template catalogue", () => {
     );
     expect(lines).toEqual([]);
     // Cached: a second list asks nothing of the remote.
-    await listTemplates(services);
+    await listTemplates(ctx);
     expect(requests).toEqual(["/good/meta.json"]);
   });
 
   it("renders a remote template, and a shared id from the built-in files", async () => {
     const overrides = parseImageOverrides("nginx=registry.local/nginx") as { overrides: Map<string, string> };
-    const { services } = servicesFor(`${origin}/good`, LOOPBACK, overrides.overrides);
-    const rendered = await renderTemplate(services, "hello-remote", {
+    const { ctx } = servicesFor(`${origin}/good`, LOOPBACK, overrides.overrides);
+    const rendered = await renderTemplate(ctx, "hello-remote", {
       generateHost,
       domainHost: "hello.example.com",
     });
@@ -240,17 +240,15 @@ describe("a remote template catalogue", () => {
     expect(rendered.envs[0]).toMatch(/^GREETING=hello-[0-9a-f]{6}$/);
     expect(rendered.composeFile).toContain("image: registry.local/nginx:1.27-alpine");
     expect(rendered.mounts).toEqual([]);
-    const gitea = await renderTemplate(services, "gitea", { generateHost });
+    const gitea = await renderTemplate(ctx, "gitea", { generateHost });
     expect(gitea.composeFile).toContain("gitea/gitea:");
     expect(requests.filter((url) => url.includes("/blueprints/gitea/"))).toEqual([]);
-    await expect(renderTemplate(services, "not-listed", { generateHost })).rejects.toThrow(
-      TemplateNotFoundError,
-    );
+    await expect(renderTemplate(ctx, "not-listed", { generateHost })).rejects.toThrow(TemplateNotFoundError);
   });
 
   it("renders a template written as Dokploy's catalogue writes them", async () => {
-    const { services } = servicesFor(`${origin}/good`);
-    const rendered = await renderTemplate(services, "api-stack", { generateHost });
+    const { ctx } = servicesFor(`${origin}/good`);
+    const rendered = await renderTemplate(ctx, "api-stack", { generateHost });
     expect(rendered.domains).toEqual([
       { serviceName: "gateway", port: 8000, host: "gateway-generated.apps.example.test" },
     ]);
@@ -268,12 +266,12 @@ describe("a remote template catalogue", () => {
   });
 
   it("takes a caller's baseUrl in place of PLATFORM_TEMPLATES_URL", async () => {
-    const { services } = servicesFor(undefined);
-    expect((await listTemplates(services)).map((template) => template.id)).not.toContain("hello-remote");
-    const list = await listTemplates(services, { baseUrl: `${origin}/good/` });
+    const { ctx } = servicesFor(undefined);
+    expect((await listTemplates(ctx)).map((template) => template.id)).not.toContain("hello-remote");
+    const list = await listTemplates(ctx, { baseUrl: `${origin}/good/` });
     expect(list.map((template) => template.id)).toContain("hello-remote");
     await expect(
-      renderTemplate(services, "hello-remote", { generateHost, baseUrl: `${origin}/good` }),
+      renderTemplate(ctx, "hello-remote", { generateHost, baseUrl: `${origin}/good` }),
     ).resolves.toBeDefined();
   });
 
@@ -288,9 +286,9 @@ describe("a remote template catalogue", () => {
   ])(
     "when it %s, the list is the built-in one and the log says why, without the body",
     async (_, name, reason) => {
-      const { services, lines } = servicesFor(`${origin}/${name}`);
+      const { ctx, lines } = servicesFor(`${origin}/${name}`);
       const started = Date.now();
-      expect(await listTemplates(services, { timeoutMs: 300 })).toEqual(builtInTemplates());
+      expect(await listTemplates(ctx, { timeoutMs: 300 })).toEqual(builtInTemplates());
       expect(Date.now() - started).toBeLessThan(5000);
       expect(lines).toHaveLength(1);
       const line = JSON.parse(lines[0]!);
@@ -299,31 +297,31 @@ describe("a remote template catalogue", () => {
       expect(lines.join("")).not.toContain(MARKER);
       // The failure is remembered for a while: the next list does not wait for the remote again.
       const count = requests.length;
-      expect(await listTemplates(services, { timeoutMs: 300 })).toEqual(builtInTemplates());
+      expect(await listTemplates(ctx, { timeoutMs: 300 })).toEqual(builtInTemplates());
       expect(requests.length).toBe(count);
-      await expect(renderTemplate(services, "hello-remote", { generateHost })).rejects.toThrow(
+      await expect(renderTemplate(ctx, "hello-remote", { generateHost })).rejects.toThrow(
         TemplateNotFoundError,
       );
     },
   );
 
   it("does not remember a failure when the caller gave up (its request closed)", async () => {
-    const { services, lines } = servicesFor(`${origin}/once-slow`);
+    const { ctx, lines } = servicesFor(`${origin}/once-slow`);
     const gaveUp = new AbortController();
     setTimeout(() => gaveUp.abort(), 100);
-    expect(await listTemplates(services, { signal: gaveUp.signal })).toEqual(builtInTemplates());
+    expect(await listTemplates(ctx, { signal: gaveUp.signal })).toEqual(builtInTemplates());
     expect(JSON.parse(lines[0]!).reason).toMatch(/aborted/);
     // The next caller asks the remote again and gets its templates.
-    expect((await listTemplates(services)).map((template) => template.id)).toContain("hello-remote");
+    expect((await listTemplates(ctx)).map((template) => template.id)).toContain("hello-remote");
     expect(requests).toEqual(["/once-slow/meta.json", "/once-slow/meta.json"]);
   });
 
   it("is refused on a loopback address unless PLATFORM_OUTBOUND_ALLOW covers it", async () => {
-    const { services, lines } = servicesFor(`${origin}/good`, EMPTY_ALLOW_LIST);
-    expect(await listTemplates(services)).toEqual(builtInTemplates());
+    const { ctx, lines } = servicesFor(`${origin}/good`, EMPTY_ALLOW_LIST);
+    expect(await listTemplates(ctx)).toEqual(builtInTemplates());
     expect(JSON.parse(lines[0]!).reason).toMatch(/loopback address/);
     expect(requests).toEqual([]);
-    await expect(renderTemplate(services, "hello-remote", { generateHost })).rejects.toThrow(
+    await expect(renderTemplate(ctx, "hello-remote", { generateHost })).rejects.toThrow(
       TemplateNotFoundError,
     );
   });
@@ -362,7 +360,7 @@ describe("a remote template catalogue", () => {
   });
 
   it("answers an invalid remote blueprint as an invalid template naming the problem", async () => {
-    const { services } = servicesFor(`${origin}/good`);
+    const { ctx } = servicesFor(`${origin}/good`);
     // Listed, but its files are missing on the server: the error says the files could not be fetched.
     const meta = [
       ...remoteMeta,
@@ -375,7 +373,7 @@ describe("a remote template catalogue", () => {
     await new Promise<void>((resolve) => local.listen(0, "127.0.0.1", resolve));
     try {
       const base = `http://127.0.0.1:${(local.address() as AddressInfo).port}`;
-      const error = await renderTemplate(services, "no-files", { generateHost, baseUrl: base }).catch(
+      const error = await renderTemplate(ctx, "no-files", { generateHost, baseUrl: base }).catch(
         (caught) => caught,
       );
       expect(error).toBeInstanceOf(InvalidTemplateError);

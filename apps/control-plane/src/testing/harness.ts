@@ -13,9 +13,9 @@ import type { AgentHubOptions } from "../agents/agent-hub.ts";
 import { createApp } from "../app.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
+import { buildServiceContext, REDACTED_LOG_PATHS } from "../context-builder.ts";
 import type { DatabaseTarget, PostgresTarget } from "../db/database.ts";
 import type { DeploymentQueueOptions } from "../deployments/queue.ts";
-import { createServices, REDACTED_LOG_PATHS } from "../services.ts";
 
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -42,7 +42,7 @@ export class TestPlatform {
 
   constructor(
     readonly app: ReturnType<typeof createApp>,
-    readonly services: ServiceContext,
+    readonly ctx: ServiceContext,
     readonly logLines: string[],
     private readonly cleanup: () => Promise<void>,
   ) {}
@@ -95,7 +95,7 @@ export class TestPlatform {
   async waitForDeployment(deploymentId: string, timeoutMs = 180_000) {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const row = await this.services.db
+      const row = await this.ctx.db
         .selectFrom("deployments")
         .selectAll()
         .where("deploymentId", "=", deploymentId)
@@ -195,9 +195,9 @@ export async function startTestPlatform(
   const { target: database, drop: dropDatabase } = options.database
     ? { target: options.database, drop: async () => {} }
     : await createTestDatabase();
-  let running: Awaited<ReturnType<typeof createServices>>;
+  let running: Awaited<ReturnType<typeof buildServiceContext>>;
   try {
-    running = await createServices(config, {
+    running = await buildServiceContext(config, {
       logger,
       database,
       agents: options.agents,
@@ -207,8 +207,8 @@ export async function startTestPlatform(
     await dropDatabase();
     throw error;
   }
-  const app = createApp(running.services);
-  return new TestPlatform(app, running.services, logLines, async () => {
+  const app = createApp(running.ctx);
+  return new TestPlatform(app, running.ctx, logLines, async () => {
     await running.close();
     await dropDatabase();
     rmSync(dataDir, { recursive: true, force: true });

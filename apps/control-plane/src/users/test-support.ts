@@ -13,7 +13,7 @@ export async function createOtherOrganization(
   email = "other-owner@example.com",
   name = "Other organization",
 ): Promise<Session & { organizationId: string }> {
-  const db = platform.services.db;
+  const db = platform.ctx.db;
   const userId = newId();
   const organizationId = newId();
   await db

@@ -188,7 +188,7 @@ describe("volume backups on real Docker", () => {
     expect(labels).toMatchObject({ "platform.resource": `application:${applicationId}` });
 
     // Runs are deployments of the application, with volumeBackup events.
-    const rows = await platform.services.db
+    const rows = await platform.ctx.db
       .selectFrom("deployments")
       .select(["kind", "status", "applicationId"])
       .where("applicationId", "=", applicationId)
@@ -199,7 +199,7 @@ describe("volume backups on real Docker", () => {
       "volumeBackup:done",
       "volumeRestore:done",
     ]);
-    const events = await platform.services.db
+    const events = await platform.ctx.db
       .selectFrom("events")
       .select(["kind", "payload"])
       .where("kind", "=", "volumeBackup")
@@ -214,7 +214,7 @@ describe("volume backups on real Docker", () => {
     await expect
       .poll(
         async () =>
-          platform.services.db
+          platform.ctx.db
             .selectFrom("deployments")
             .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
             .select(["deployments.deploymentId", "status", "title"])
@@ -266,7 +266,7 @@ describe("volume backups on real Docker", () => {
         status: "done",
         backupFile: second.backupFile,
       });
-      const event = await platform.services.db
+      const event = await platform.ctx.db
         .selectFrom("events")
         .select("payload")
         .where("kind", "=", "volumeBackup")

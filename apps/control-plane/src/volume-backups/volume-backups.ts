@@ -315,13 +315,13 @@ export async function lastVolumeRun(db: Db, volumeBackupId: string) {
 
 /** Queues a volumeBackup run of `row`; answers at once. */
 export async function startVolumeBackupRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: VolumeBackup,
   title = "Manual volume backup",
 ): Promise<{ deploymentId: string }> {
-  const service = await locateService(services.db, row.organizationId, row.serviceType, serviceIdOf(row));
+  const service = await locateService(ctx.db, row.organizationId, row.serviceType, serviceIdOf(row));
   if (!service) throw new Error("The service of the volume backup no longer exists");
-  return queueRun(services, {
+  return queueRun(ctx, {
     target: { kind: service.targetKind, id: service.serviceId },
     kind: "volumeBackup",
     title,
@@ -337,12 +337,12 @@ export async function startVolumeBackupRun(
 
 /** Queues a volumeRestore run: `backupFile` of the destination into `volumeName` of the service. */
 export async function startVolumeRestoreRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   service: VolumeService,
   input: { destinationId: string; backupFile: string; volumeName: string },
 ): Promise<{ deploymentId: string }> {
-  await agentServerId(services, service.organizationId, service.serverId);
-  return queueRun(services, {
+  await agentServerId(ctx, service.organizationId, service.serverId);
+  return queueRun(ctx, {
     target: { kind: service.targetKind, id: service.serviceId },
     kind: "volumeRestore",
     title: `Restore ${input.backupFile.split("/").pop()} into ${input.volumeName}`.slice(0, 200),
@@ -397,12 +397,12 @@ export function volumeRunTarget(base: DeploymentTarget, kind: DeploymentKind): D
 
 /** Cancels the agent job of a volume run where it still runs (a restore's write is not cut). */
 export async function cancelVolumeJob(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: { deploymentId: string; serverId: string | null },
   waitMs = 0,
 ): Promise<{ ended: boolean }> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
-  const answer = await services.agents.client
+  const answer = await ctx.agents.client
     .cancelJob(serverId, `${row.deploymentId}-volume`, 2000 + waitMs, waitMs)
     .catch(() => undefined);
   return { ended: answer?.ended ?? false };
@@ -420,7 +420,7 @@ const CANCELLED_UPLOAD_WAIT_MS = 8000;
  * completion still in flight): the next run's retention counts it like any other file.
  */
 export async function failInterruptedVolumeRun(
-  services: ServiceContext,
+  ctx: ServiceContext,
   row: {
     deploymentId: string;
     targetKind: DeploymentTargetRef["kind"];
@@ -431,22 +431,22 @@ export async function failInterruptedVolumeRun(
   },
 ): Promise<void> {
   const { ended } = await cancelVolumeJob(
-    services,
+    ctx,
     row,
     row.kind === "volumeBackup" ? CANCELLED_UPLOAD_WAIT_MS : 0,
   );
-  const target = await loadDeploymentTarget(services, row);
+  const target = await loadDeploymentTarget(ctx, row);
   if (row.kind === "volumeBackup" && ended) {
-    await deleteUnconfirmedFile(services, row.deploymentId, target?.organizationId);
+    await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
   }
-  await failInterrupted(services, row, target);
+  await failInterrupted(ctx, row, target);
 }
 
 /** Runs one volumeBackup or volumeRestore deployment; throws with the reason (already logged). */
-export async function runVolumeRun(services: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
+export async function runVolumeRun(ctx: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
   const { secrets, log, failure } = runLog(run);
   try {
-    const deployment = await services.db
+    const deployment = await ctx.db
       .selectFrom("deployments")
       .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
       .select([
@@ -460,45 +460,44 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
       .where("deployments.deploymentId", "=", run.deploymentId)
       .executeTakeFirstOrThrow();
     const backup = deployment.volumeBackupId
-      ? await services.db
+      ? await ctx.db
           .selectFrom("volumeBackups")
           .selectAll()
           .where("volumeBackupId", "=", deployment.volumeBackupId)
           .executeTakeFirst()
       : undefined;
     if (deployment.kind === "volumeBackup" && !backup) throw new Error("The volume backup no longer exists");
-    const organizationId = await organizationOfTarget(services.db, deployment.targetKind, run.target.id);
-    const type =
-      backup?.serviceType ?? (await serviceTypeOf(services.db, deployment.targetKind, run.target.id));
+    const organizationId = await organizationOfTarget(ctx.db, deployment.targetKind, run.target.id);
+    const type = backup?.serviceType ?? (await serviceTypeOf(ctx.db, deployment.targetKind, run.target.id));
     const service = organizationId
-      ? await locateService(services.db, organizationId, type, run.target.id)
+      ? await locateService(ctx.db, organizationId, type, run.target.id)
       : undefined;
     if (!service) throw new Error("The service no longer exists");
-    const serverId = await agentServerId(services, service.organizationId, service.serverId);
+    const serverId = await agentServerId(ctx, service.organizationId, service.serverId);
     const destination = deployment.backupDestinationId
-      ? await findDestination(services.db, service.organizationId, deployment.backupDestinationId)
+      ? await findDestination(ctx.db, service.organizationId, deployment.backupDestinationId)
       : undefined;
     if (!destination) throw new Error("The destination no longer exists");
-    const storage = await storageOf(services, destination);
+    const storage = await storageOf(ctx, destination);
     secrets.push(storage.secretAccessKey);
     const volumeName = deployment.backupVolumeName ?? "";
     const owner = ownerOf(service);
-    const context = { services, run, serverId, log };
+    const context = { ctx, run, serverId, log };
 
     if (deployment.kind === "volumeBackup" && backup) {
       // The volume must still be the service's (a mount may have been removed since).
-      await requireOwnVolume(services.db, service, volumeName).catch(() => {
+      await requireOwnVolume(ctx.db, service, volumeName).catch(() => {
         throw new Error(`The volume ${volumeName} is no longer a volume of ${service.name}`);
       });
-      const key = volumeObjectKey(backup, services.now());
+      const key = volumeObjectKey(backup, ctx.now());
       log(
         `Backing up the volume ${volumeName} to ${destination.name} as ${key}${backup.turnOff ? " (service stopped while the volume is read)" : ""}`,
       );
       const files = volumeFilesOf(backup);
       await abortLeftUploads(storage, files, log);
-      const result = await uploadRecorded(services.db, run.deploymentId, key, () =>
+      const result = await uploadRecorded(ctx.db, run.deploymentId, key, () =>
         followRunJob(context, "volume", (jobId) =>
-          services.agents.client.backupVolume(
+          ctx.agents.client.backupVolume(
             serverId,
             { jobId, logStreamId: jobId, volumeName, owner, storage, key, stopService: backup.turnOff },
             JOB_TIMEOUT_MS,
@@ -518,14 +517,14 @@ export async function runVolumeRun(services: ServiceContext, run: DeploymentRun)
       context,
       "volume",
       (jobId) =>
-        services.agents.client.restoreVolume(
+        ctx.agents.client.restoreVolume(
           serverId,
           { jobId, logStreamId: jobId, volumeName, owner, storage, key },
           JOB_TIMEOUT_MS,
         ),
       { resend: true, mayRunOn: true },
     );
-    await recordFile(services.db, run.deploymentId, key, result.sizeBytes);
+    await recordFile(ctx.db, run.deploymentId, key, result.sizeBytes);
     log(`Restored ${key} into ${volumeName}${result.created ? " (created)" : ""}`);
     return { imageName: key };
   } catch (error) {

@@ -38,9 +38,9 @@ export function isPullRequestEvent(provider: WebhookProvider, event: string): bo
 /** Test seam: every verified pull-request event passes here (tests observe the calls). */
 export const pullRequestHook = {
   calls: 0,
-  async handle(services: ServiceContext, event: PullRequestEvent): Promise<string> {
+  async handle(ctx: ServiceContext, event: PullRequestEvent): Promise<string> {
     if (event.applicationIds.length === 0) return PREVIEWS_NOT_ENABLED;
-    const active = await services.db
+    const active = await ctx.db
       .selectFrom("applications")
       .select("applicationId")
       .where("applicationId", "in", event.applicationIds)
@@ -54,7 +54,7 @@ export const pullRequestHook = {
       if (!(error instanceof PayloadError)) throw error;
       throw new ApiError("BAD_REQUEST", `Invalid webhook body: ${error.message}`, { fields: [error.field] });
     }
-    return handlePullRequestChange(services, {
+    return handlePullRequestChange(ctx, {
       provider: event.provider,
       change,
       applicationIds: active.map((row) => row.applicationId),
@@ -62,7 +62,7 @@ export const pullRequestHook = {
   },
 };
 
-export async function onPullRequestEvent(services: ServiceContext, event: PullRequestEvent): Promise<string> {
+export async function onPullRequestEvent(ctx: ServiceContext, event: PullRequestEvent): Promise<string> {
   pullRequestHook.calls++;
-  return pullRequestHook.handle(services, event);
+  return pullRequestHook.handle(ctx, event);
 }

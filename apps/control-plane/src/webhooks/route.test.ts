@@ -26,7 +26,7 @@ describe("deploy webhooks", () => {
     const response = await platform.mutate("application.create", { name: "Hooked", environmentId }, as());
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     const applicationId = response.body.applicationId as string;
-    await platform.services.db
+    await platform.ctx.db
       .updateTable("applications")
       .set({ sourceType: "github", branch: "main", autoDeploy: true, ...fields })
       .where("applicationId", "=", applicationId)
@@ -285,7 +285,7 @@ describe("deploy webhooks", () => {
       const one = await platform.query("application.one", { applicationId: app.applicationId }, as());
       expect(JSON.stringify(one.body)).not.toContain(SECRET);
       expect(one.body).not.toHaveProperty("webhookSecretSealed");
-      const row = await platform.services.db
+      const row = await platform.ctx.db
         .selectFrom("applications")
         .select("webhookSecretSealed")
         .where("applicationId", "=", app.applicationId)
@@ -345,7 +345,7 @@ describe("deploy webhooks", () => {
         as(),
       );
       expect(duplicated.status, JSON.stringify(duplicated.body)).toBe(200);
-      const copy = await platform.services.db
+      const copy = await platform.ctx.db
         .selectFrom("applications")
         .select(["applicationId", "refreshToken"])
         .where("environmentId", "=", duplicated.body.environmentId)

@@ -77,8 +77,8 @@ function fail(c: Context<AppEnv>, error: ApiError) {
   return c.json(error.toBody(), error.status as 400);
 }
 
-async function findApplicationWithOrganization(services: ServiceContext, applicationId: string) {
-  return withOwner(services.db.selectFrom("applications"), "applications.environmentId")
+async function findApplicationWithOrganization(ctx: ServiceContext, applicationId: string) {
+  return withOwner(ctx.db.selectFrom("applications"), "applications.environmentId")
     .selectAll("applications")
     .select("projects.organizationId")
     .where("applications.applicationId", "=", applicationId)
@@ -100,7 +100,7 @@ export function titleOf(provider: WebhookProvider, push: PushEvent): string {
   return push.headSha ? `${name} push ${push.headSha.slice(0, 7)}` : `${name} push`;
 }
 
-export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: ServiceContext): void {
+export function registerDeployWebhookRoutes(app: Hono<AppEnv>, ctx: ServiceContext): void {
   app.post("/api/deploy/:provider/:applicationId", async (c) => {
     const provider = c.req.param("provider") as WebhookProvider;
     if (!webhookProviders.includes(provider)) {
@@ -111,7 +111,7 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
     }
     const logger = c.get("logger");
     const token = c.req.query("refreshToken") ?? "";
-    const application = await findApplicationWithOrganization(services, c.req.param("applicationId"));
+    const application = await findApplicationWithOrganization(ctx, c.req.param("applicationId"));
     // Compare even without an application, so both refusals take the same path.
     const tokenMatches = constantTimeEqual(token, application?.refreshToken ?? "\u0000no-application");
     if (!application || !tokenMatches) {
@@ -120,7 +120,7 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
 
     const raw = new Uint8Array(await c.req.arrayBuffer());
     const secret = openApplicationSecret(
-      services.secrets,
+      ctx.secrets,
       "webhookSecret",
       application,
       application.webhookSecretSealed,
@@ -144,7 +144,7 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
           new ApiError("BAD_REQUEST", "Invalid webhook body: the body is not JSON", { fields: ["body"] }),
         );
       }
-      const message = await onPullRequestEvent(services, {
+      const message = await onPullRequestEvent(ctx, {
         provider,
         event: ignoredEvent,
         payload,
@@ -182,7 +182,7 @@ export function registerDeployWebhookRoutes(app: Hono<AppEnv>, services: Service
       } satisfies WebhookAnswer);
     }
     try {
-      const { deploymentId } = await startApplicationDeployment(services, {
+      const { deploymentId } = await startApplicationDeployment(ctx, {
         applicationId: application.applicationId,
         kind: "deploy",
         title: titleOf(provider, push),

@@ -15,7 +15,7 @@ const repoRoot = path.resolve(import.meta.dirname, "../../../../..");
 /** Inserts an inactive server of `organizationId` and returns its id. */
 export async function insertTestServer(platform: TestPlatform, organizationId: string, name = "test-server") {
   const serverId = newId();
-  await platform.services.db
+  await platform.ctx.db
     .insertInto("servers")
     .values({ serverId, organizationId, name, ipAddress: "127.0.0.1", username: "root" })
     .execute();
@@ -23,7 +23,7 @@ export async function insertTestServer(platform: TestPlatform, organizationId: s
 }
 
 export async function serverRow(platform: TestPlatform, serverId: string) {
-  return platform.services.db
+  return platform.ctx.db
     .selectFrom("servers")
     .selectAll()
     .where("serverId", "=", serverId)

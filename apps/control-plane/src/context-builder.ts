@@ -63,12 +63,12 @@ export function resolveMasterSecret(config: Config): string {
   return secret;
 }
 
-export interface RunningServices {
-  services: ServiceContext;
+export interface RunningContext {
+  ctx: ServiceContext;
   close(): Promise<void>;
 }
 
-export async function createServices(
+export async function buildServiceContext(
   config: Config,
   options: {
     logger?: Logger;
@@ -77,7 +77,7 @@ export async function createServices(
     deployments?: DeploymentQueueOptions;
     notifications?: OutboxOptions;
   } = {},
-): Promise<RunningServices> {
+): Promise<RunningContext> {
   registerFeatures();
   const logger = options.logger ?? createLogger(config.logLevel);
   const target: DatabaseTarget =
@@ -97,8 +97,8 @@ export async function createServices(
   }
   const masterSecret = resolveMasterSecret(config);
   const now = () => new Date();
-  // Reads services.now at each hit, so a test that moves the clock moves the cache's too.
-  const callers = new CallerCache(() => services.now());
+  // Reads ctx.now at each hit, so a test that moves the clock moves the cache's too.
+  const callers = new CallerCache(() => ctx.now());
   const projectTrees = new ProjectTreeCache();
   const applicationDetails = new ApplicationDetailCache();
   try {
@@ -123,7 +123,7 @@ export async function createServices(
     throw error;
   }
   const instanceId = instanceIdOf(config);
-  const services: ServiceContext = {
+  const ctx: ServiceContext = {
     config,
     db: database.db,
     databaseKind: database.kind,
@@ -145,62 +145,62 @@ export async function createServices(
     schedules: new ScheduleCron(),
     now,
   };
-  services.notifications = new NotificationOutbox(services, instanceId, options.notifications);
+  ctx.notifications = new NotificationOutbox(ctx, instanceId, options.notifications);
   try {
-    await services.deployments.start(services);
+    await ctx.deployments.start(ctx);
   } catch (error) {
     await agents.close();
     await database.close();
     throw error;
   }
-  const reconciler = new Reconciler(services);
+  const reconciler = new Reconciler(ctx);
   reconciler.start();
-  await services.dockerCleanup
+  await ctx.dockerCleanup
     .start()
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
-  await services.backups
-    .start(services, instanceId)
+  await ctx.backups
+    .start(ctx, instanceId)
     .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
-  await services.schedules
-    .start(services, instanceId)
+  await ctx.schedules
+    .start(ctx, instanceId)
     .catch((error) => logger.warn({ err: error }, "the scheduled jobs were not scheduled"));
   // A change made through any control plane on the database reschedules every one's croner jobs.
   const cronChanges = await database
     .listen(CRON_CHANNEL, () => {
-      void services.backups.reschedule();
-      void services.schedules.reschedule();
-      void services.dockerCleanup.reload();
+      void ctx.backups.reschedule();
+      void ctx.schedules.reschedule();
+      void ctx.dockerCleanup.reload();
     })
     .catch((error) => {
       logger.warn({ err: error }, "changes of schedules made on other control planes will not be followed");
       return undefined;
     });
   agents.onAgentBack((serverId) => void reconciler.reconcile(serverId).catch(() => {}));
-  recordThresholdEvents(services);
-  recordAgentRestarts(services);
-  await markStarted(services, instanceId).catch((error) =>
+  recordThresholdEvents(ctx);
+  recordAgentRestarts(ctx);
+  await markStarted(ctx, instanceId).catch((error) =>
     logger.warn({ err: error }, "the start of this control plane was not recorded"),
   );
-  await services.notifications.start();
+  await ctx.notifications.start();
   const localProxy =
     config.installLocalProxy && config.edition === "self-hosted" && options.agents?.localAgent !== false
-      ? installLocalProxy(services)
+      ? installLocalProxy(ctx)
       : Promise.resolve();
   return {
-    services,
+    ctx,
     close: async () => {
       // Running deployments are stopped first: stopping them needs the agents.
       await reconciler.close();
-      await services.notifications.close();
-      await services.dockerCleanup.close();
+      await ctx.notifications.close();
+      await ctx.dockerCleanup.close();
       await cronChanges?.close();
-      services.backups.close();
-      services.schedules.close();
-      await services.deployments.close();
+      ctx.backups.close();
+      ctx.schedules.close();
+      await ctx.deployments.close();
       await localProxy;
       // With NATS away a drain never ends: the stop is bounded (the deployments are stored).
       await untilOrAfter(agents.close(), AGENTS_CLOSE_WAIT_MS);
-      await markStopped(services, instanceId);
+      await markStopped(ctx, instanceId);
       await database.close();
     },
   };

@@ -90,7 +90,7 @@ export interface ServiceKindHooks {
     target: { targetEnvironmentId: string; sameProject: boolean; secrets: SecretBox },
   ): Promise<void>;
   /** Stops and removes the running workloads of this kind before their rows are deleted. */
-  teardown(services: ServiceContext, environmentIds: readonly string[]): Promise<void>;
+  teardown(ctx: ServiceContext, environmentIds: readonly string[]): Promise<void>;
 }
 
 /**
@@ -193,9 +193,9 @@ export async function copyServices(
 
 /** Stops every service of the environments; called before a project or environment is deleted. */
 export async function teardownServices(
-  services: ServiceContext,
+  ctx: ServiceContext,
   environmentIds: readonly string[],
 ): Promise<void> {
   if (environmentIds.length === 0) return;
-  for (const kind of serviceKinds) await serviceKindHooks[kind]?.teardown(services, environmentIds);
+  for (const kind of serviceKinds) await serviceKindHooks[kind]?.teardown(ctx, environmentIds);
 }
