@@ -1039,7 +1039,8 @@ describe("reserved host ports", () => {
         .filter((field) => HOST_PORT_FIELDS.has(field) && !(field in (schema.properties ?? {})))
         .map((field) => `${name}: ${field}`);
     });
-    expect(nested).toEqual([]);
+    // The proxy's extra ports are a list of host ports: the test below sends each reserved port in it.
+    expect(nested).toEqual(["settings.updateTraefikPorts: publishedPort"]);
     expect(portTaking.map(({ name }) => name)).toEqual(
       expect.arrayContaining(["port.create", "port.update", "postgres.saveExternalPort"]),
     );
@@ -1067,6 +1068,20 @@ describe("reserved host ports", () => {
       expect(answers).toEqual([]);
     },
   );
+
+  it("settings.updateTraefikPorts answers 400 naming additionalPorts for every reserved port", async () => {
+    const { procedure } = procedures.find(({ name }) => name === "settings.updateTraefikPorts")!;
+    const answers: string[] = [];
+    for (const port of reserved.keys()) {
+      const input = { additionalPorts: [{ targetPort: 9000, publishedPort: port, protocol: "tcp" }] };
+      const response = await call("settings.updateTraefikPorts", procedure, input, owner);
+      const fields = response.body?.error?.data?.fields;
+      if (response.status !== 400 || JSON.stringify(fields) !== JSON.stringify(["additionalPorts"])) {
+        answers.push(`${port}: ${response.status} ${JSON.stringify(response.body)}`);
+      }
+    }
+    expect(answers).toEqual([]);
+  });
 });
 
 describe("answers to another organization", () => {

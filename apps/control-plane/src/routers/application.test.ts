@@ -1,3 +1,4 @@
+import { organizationNetworkName } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { openApplicationSecret } from "../applications/views.ts";
@@ -264,6 +265,21 @@ describe("application", () => {
 
     it("applies Dokploy's full field set; write-only secrets are sealed and never shown", async () => {
       const app = await create();
+      // networkIds name the organization's networks (networks/attach.test.ts deploys onto one).
+      const networkId = newId();
+      await platform.ctx.db
+        .insertInto("networks")
+        .values({
+          networkId,
+          organizationId: owner.user.organizationId,
+          serverId: null,
+          name: "shop-backend",
+          dockerName: organizationNetworkName(owner.user.organizationId, "shop-backend"),
+          driver: "overlay",
+          dockerId: null,
+          createdAt: new Date().toISOString(),
+        })
+        .execute();
       const fields = {
         sourceType: "git",
         buildType: "dockerfile",
@@ -313,7 +329,7 @@ describe("application", () => {
         rollbackActive: true,
         buildArchitecture: "host",
         buildxBuilder: null,
-        networkIds: ["net-1"],
+        networkIds: [networkId],
         detachDokployNetwork: false,
         dropBuildPath: "app",
         title: "Shop",

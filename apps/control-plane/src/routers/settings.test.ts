@@ -87,6 +87,7 @@ describe("settings: proxy service and static configuration", () => {
       enableDashboard: false,
       traefikImage: STANDIN_IMAGE,
       wildcardDomain: "traefik.me",
+      remoteServersOnly: false,
     });
   });
 
