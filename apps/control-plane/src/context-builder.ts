@@ -167,9 +167,12 @@ export async function buildServiceContext(
   // A change made through any control plane on the database reschedules every one's croner jobs.
   const cronChanges = await database
     .listen(CRON_CHANNEL, () => {
-      void ctx.backups.reschedule();
-      void ctx.schedules.reschedule();
-      void ctx.dockerCleanup.reload();
+      // Also called when the listener reconnects, possibly while the database is still away.
+      const failed = (error: unknown) =>
+        logger.warn({ err: error }, "rescheduling after a change made on another control plane failed");
+      ctx.backups.reschedule().catch(failed);
+      ctx.schedules.reschedule().catch(failed);
+      ctx.dockerCleanup.reload().catch(failed);
     })
     .catch((error) => {
       logger.warn({ err: error }, "changes of schedules made on other control planes will not be followed");
