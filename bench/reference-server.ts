@@ -2,8 +2,8 @@
  * The same-stack reference for bench/api.ts: the least code that answers `project.all` with the
  * control plane's exact bytes on the same stack (Hono on @hono/node-server, kysely with the same
  * plugins, pg with a pool of 10). Per request it runs the same API-key check as the control
- * plane (SHA-256 of the key, the key row joined to its membership, expiry) and then the 3
- * queries of the tree (projects, environments, applications), one after another.
+ * plane (SHA-256 of the key, the key row joined to its membership, expiry) and then the 4
+ * queries of the tree (projects, environments, applications, project tags), one after another.
  *
  * PORT and DATABASE_URL come from the environment (bench/api.ts starts it).
  */
@@ -95,6 +95,25 @@ app.get("/api/project.all", async (c) => {
           .orderBy("applicationId", "asc")
           .execute();
 
+  const tags =
+    projectIds.length === 0
+      ? []
+      : await db
+          .selectFrom("projectTags")
+          .innerJoin("tags", "tags.tagId", "projectTags.tagId")
+          .select([
+            "projectTags.id",
+            "projectTags.projectId",
+            "tags.tagId",
+            "tags.name",
+            "tags.color",
+            "tags.createdAt",
+            "tags.organizationId",
+          ])
+          .where("projectTags.projectId", "in", projectIds)
+          .orderBy("tags.name", "asc")
+          .execute();
+
   // Built in the order the control plane's output schema writes the keys.
   const applicationsOf = new Map<string, unknown[]>();
   for (const a of applications) {
@@ -140,6 +159,20 @@ app.get("/api/project.all", async (c) => {
       env: p.env,
       createdAt: p.createdAt,
       environments: environmentsOf.get(p.projectId) ?? [],
+      projectTags: tags
+        .filter((t) => t.projectId === p.projectId)
+        .map((t) => ({
+          id: t.id,
+          projectId: t.projectId,
+          tagId: t.tagId,
+          tag: {
+            tagId: t.tagId,
+            name: t.name,
+            color: t.color,
+            createdAt: t.createdAt,
+            organizationId: t.organizationId,
+          },
+        })),
     })),
   );
 });

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { TagRow } from "../db/schema.ts";
+import { displayName } from "../display-name.ts";
 import { conflict, notFound } from "../errors.ts";
 import { findProject, isUniqueViolation } from "../projects/repository.ts";
 
@@ -15,7 +16,7 @@ const TAG_NAME_CONSTRAINT = "tags_organization_name_unique";
 const PROJECT_TAG_CONSTRAINT = "project_tags_project_tag_unique";
 
 export const tagIdSchema = z.string().min(1);
-export const tagNameSchema = z.string().trim().min(1).max(50);
+export const tagNameSchema = displayName(50);
 /** A CSS hex colour (#rgb or #rrggbb), what Dokploy's colour picker sends. */
 export const tagColorSchema = z
   .string()
