@@ -184,30 +184,7 @@ export async function createNetwork(ctx: ServiceContext, caller: Caller, input: 
     throw error;
   }
   try {
-    const created = await callAgent(
-      agent,
-      () =>
-        ctx.agents.client.call(
-          agent,
-          "createNetwork",
-          {
-            name: row.dockerName,
-            scope: scopeOf(caller),
-            driver: row.driver,
-            internal: row.internal,
-            enableIpv6: false,
-            labels: {},
-          },
-          60_000,
-        ),
-      ctx.logger,
-    );
-    row.dockerId = created.networkId;
-    await ctx.db
-      .updateTable("networks")
-      .set({ dockerId: created.networkId })
-      .where("networkId", "=", row.networkId)
-      .execute();
+    row.dockerId = await createOnEngine(ctx, caller, row);
   } catch (error) {
     await ctx.db.deleteFrom("networks").where("networkId", "=", row.networkId).execute();
     throw error;
@@ -504,6 +481,12 @@ export async function recreateNetwork(ctx: ServiceContext, caller: Caller, netwo
       { fields: ["networkId"] },
     );
   }
+  row.dockerId = await createOnEngine(ctx, caller, row);
+  return toNetworkView(row);
+}
+
+/** Creates the recorded network on its engine, as recorded, and keeps the engine's id on its row. */
+async function createOnEngine(ctx: ServiceContext, caller: Caller, row: NetworkRow): Promise<string> {
   const agent = agentOf(row);
   const created = await callAgent(
     agent,
@@ -523,14 +506,13 @@ export async function recreateNetwork(ctx: ServiceContext, caller: Caller, netwo
       ),
     ctx.logger,
   );
-  row.dockerId = created.networkId;
   await ctx.db
     .updateTable("networks")
     .set({ dockerId: created.networkId })
     .where("networkId", "=", row.networkId)
-    .where("organizationId", "=", caller.organizationId)
+    .where("organizationId", "=", row.organizationId)
     .execute();
-  return toNetworkView(row);
+  return created.networkId;
 }
 
 /**
