@@ -1,7 +1,7 @@
 /**
  * networkIds and network.import/resync/networksToSync/recreate on real Docker (issue 39 item 4):
  * an application whose networkIds names an organization network is deployed joined to it (docker
- * service inspect); removing the network is a
+ * service inspect) and answers by its name on that network; removing the network is a
  * 409 naming the application; another organization's network in networkIds is a 400 naming the
  * field and changes nothing; import records an unlabelled engine network for the owner and
  * refuses the platform network and another organization's; resync records a labelled network the
@@ -23,6 +23,7 @@ import { newId } from "../crypto/ids.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
+const NETCLIENT = "platform-test/netclient:latest";
 const prefix = uniqueName("cp-natt");
 const appName = uniqueName("natt-web");
 let mainDirectory: string;
@@ -147,6 +148,34 @@ describe("networkIds", () => {
     ) as { Target: string }[];
     expect(targets.map((target) => target.Target)).toContain(engineId);
     expect(targets.length).toBeGreaterThanOrEqual(2);
+
+    // Reached by its name on the organization's network, as another of its services would:
+    // curl from a container attached to that network (busybox's static wget crashes on any
+    // request, so the netclient image asks). Any HTTP status proves name and route.
+    let status = "";
+    for (let attempt = 0; attempt < 20 && !/^\d{3}$/.test(status); attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
+      status = await dockerCli([
+        "run",
+        "--rm",
+        "--network",
+        dockerName,
+        NETCLIENT,
+        "curl",
+        "-sS",
+        "-m",
+        "5",
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        `http://${appName}:8080/`,
+      ]).then(
+        (out) => out.trim(),
+        (error: Error) => error.message,
+      );
+    }
+    expect(status).toMatch(/^\d{3}$/);
 
     const refused = await platform.mutate("network.remove", { networkId }, as(owner));
     expect(refused.status).toBe(409);
