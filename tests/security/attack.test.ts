@@ -428,6 +428,10 @@ async function makeServices(
       targetId: applicationId,
       kind: "deploy",
       title: `${label} deploy`,
+      // Ended: an idle row is a queued deployment, which the recovery sweep would run.
+      status: "done",
+      startedAt: new Date().toISOString(),
+      completedAt: new Date().toISOString(),
       description: null,
       errorMessage: null,
       commitHash: null,
