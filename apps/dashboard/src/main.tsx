@@ -146,7 +146,6 @@ function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation
               name="code"
               autocomplete="one-time-code"
               inputMode={recovery ? "text" : "numeric"}
-              pattern={recovery ? undefined : "[0-9]{6}"}
               required
               value={code}
               onInput={(e) => setCode(e.currentTarget.value)}
