@@ -274,6 +274,25 @@ describe("two-factor sign-in", () => {
     expect(attempts).toBeLessThanOrEqual(6);
   });
 
+  it("a right password with another organization does not give the code guesser its attempts back", async () => {
+    const challengeToken = (await login("owner@example.com")).body.challengeToken;
+    for (let i = 0; i < 3; i++) {
+      const guess = await platform.mutate("auth.twoFactorVerifyTotp", { challengeToken, code: "000000" });
+      expect(guess.status).toBe(401);
+    }
+    const elsewhere = await platform.mutate("auth.login", {
+      email: "owner@example.com",
+      password: PASSWORD,
+      organizationId: "not-an-organization-of-the-owner",
+    });
+    expect(elsewhere.status).toBe(401);
+    const next = await platform.mutate("auth.twoFactorVerifyTotp", {
+      challengeToken,
+      code: codeOf(ownerSecret),
+    });
+    expect(next.status).toBe(429);
+  });
+
   it("another user's codes, challenge and enrolment are out of reach", async () => {
     const token = await freshSession("member@example.com");
     // The member has no enrolment: the owner's code confirms nothing, and nothing of the owner's changes.

@@ -157,17 +157,19 @@ export const authRouter = defineRouter("auth", {
       const user = await findUserByEmail(ctx.db, input.email);
       const valid = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash));
       if (!user || !valid) throw new ApiError("UNAUTHORIZED", "Invalid email or password");
+      // The password alone is not a sign-in of an account with a second factor: the throttle
+      // forgets this pair's attempts only once the code is right too (also when this login fails
+      // for its organization, or guessing codes could reset the count between challenges).
+      const twoFactor = await isTwoFactorEnabled(ctx.db, user.userId);
       const organizationId = await findLoginOrganization(ctx.db, user.userId, input.organizationId);
       if (!organizationId) {
-        await loginSucceeded(ctx, input.email, clientAddress);
+        if (!twoFactor) await loginSucceeded(ctx, input.email, clientAddress);
         throw new ApiError(
           "UNAUTHORIZED",
           input.organizationId ? "Not a member of this organization" : "This user belongs to no organization",
         );
       }
-      // The password alone is not a sign-in yet: the throttle forgets this pair's attempts only
-      // once the second factor is right too.
-      if (await isTwoFactorEnabled(ctx.db, user.userId)) {
+      if (twoFactor) {
         return {
           twoFactorRequired: true as const,
           ...(await createChallenge(ctx, user.userId, organizationId)),
