@@ -201,6 +201,19 @@ describe("two-factor sign-in", () => {
     expect(next.status).toBe(200);
   });
 
+  it("one code sent on two challenges at once signs in once (TOTP and recovery code)", async () => {
+    const race = async (procedure: string, code: string) => {
+      const [a, b] = await Promise.all([login("owner@example.com"), login("owner@example.com")]);
+      const answers = await Promise.all(
+        [a, b].map((r) => platform.mutate(procedure, { challengeToken: r.body.challengeToken, code })),
+      );
+      return answers.map((r) => r.status).sort();
+    };
+    expect(await race("auth.twoFactorVerifyTotp", codeOf(ownerSecret))).toEqual([200, 401]);
+    await platform.ctx.db.deleteFrom("loginThrottle").execute();
+    expect(await race("auth.twoFactorVerifyBackupCode", ownerCodes[9]!)).toEqual([200, 401]);
+  });
+
   it("a recovery code works once, typed in any case and with or without its dash", async () => {
     const [code] = ownerCodes;
     const a = (await login("owner@example.com")).body.challengeToken;
