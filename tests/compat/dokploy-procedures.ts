@@ -221,6 +221,36 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     platformOnly: "Dokploy signs out through better-auth (/api/auth/sign-out)",
   },
+  // Two-factor sign-in: Dokploy's dashboard calls better-auth's twoFactor plugin routes, not tRPC.
+  "auth.twoFactorEnable": {
+    kind: "mutation",
+    platformOnly: "Dokploy enrols through better-auth (/api/auth/two-factor/enable {password})",
+  },
+  "auth.twoFactorConfirm": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy confirms the enrolment through better-auth (/api/auth/two-factor/verify-totp {code})",
+  },
+  "auth.twoFactorVerifyTotp": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy finishes a two-factor sign-in through better-auth (/api/auth/two-factor/verify-totp {code})",
+  },
+  "auth.twoFactorVerifyBackupCode": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy signs in with a backup code through better-auth (/api/auth/two-factor/verify-backup-code {code})",
+  },
+  "auth.twoFactorDisable": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy turns two-factor off through better-auth (/api/auth/two-factor/disable {password})",
+  },
+  "auth.twoFactorGenerateBackupCodes": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy renews backup codes through better-auth (/api/auth/two-factor/generate-backup-codes {password})",
+  },
 
   "user.all": {
     kind: "query",

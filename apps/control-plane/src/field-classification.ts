@@ -61,6 +61,7 @@ export function shownOnly(names: string): ProcedureFields {
 // The test files that show fields taking effect (paths from the repository's root).
 const CP = "apps/control-plane/src";
 const AUTH = `${CP}/routers/auth.test.ts`;
+const TWO_FACTOR = `${CP}/auth/two-factor.test.ts`;
 const USER = `${CP}/routers/user.test.ts`;
 const ORG = `${CP}/routers/organization.test.ts`;
 const PROJECT = `${CP}/routers/project.test.ts`;
@@ -196,6 +197,12 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "auth.register": applied("email password name invitationId token setupToken", AUTH),
   "auth.login": applied("email password organizationId", AUTH),
   "auth.logout": {},
+  "auth.twoFactorVerifyTotp": applied("challengeToken code", TWO_FACTOR),
+  "auth.twoFactorVerifyBackupCode": applied("challengeToken code", TWO_FACTOR),
+  "auth.twoFactorEnable": applied("password", TWO_FACTOR),
+  "auth.twoFactorConfirm": applied("code", TWO_FACTOR),
+  "auth.twoFactorDisable": applied("password", TWO_FACTOR),
+  "auth.twoFactorGenerateBackupCodes": applied("password", TWO_FACTOR),
 
   "user.all": {},
   "user.one": applied("userId", USER),

@@ -26,7 +26,7 @@ export interface ProcedureDoc {
 
 /** One OpenAPI tag per spec router, plus the routes outside the procedure layer. */
 export const tagDocs: Record<string, string> = {
-  auth: "Registration, login and logout. The first registration creates the first organization and its owner.",
+  auth: "Registration, login and logout, and two-factor sign-in (TOTP with recovery codes). The first registration creates the first organization and its owner.",
   user: "The current user, the organization's users and their permissions, and API keys.",
   organization: "Organizations the caller belongs to, the active organization, and invitations into it.",
   project: "Projects: a name, variables and environments, each holding services.",
@@ -113,6 +113,36 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     errors: [401, 429],
   },
   "auth.logout": { description: "Revokes the session token of this request; other sessions stay valid." },
+  "auth.twoFactorEnable": {
+    description:
+      "Starts enrolling the caller in two-factor sign-in (TOTP, RFC 6238: SHA-1, 6 digits, 30 s). Needs a session (not an API key) and the current `password` (a wrong one is a 400 and counts as a login attempt). Answers the base32 `secret`, its `otpauth://` URI for an authenticator app and ten one-time `backupCodes`; they are shown only now (the secret is sealed at rest, the codes kept hashed). Sign-in asks for a code only once auth.twoFactorConfirm accepted one; calling this again before that starts over. 409 while two-factor sign-in is enabled.",
+    errors: [409, 429],
+  },
+  "auth.twoFactorConfirm": {
+    description:
+      "Enables two-factor sign-in with the authenticator's current `code` for the enrolment auth.twoFactorEnable started (400 naming code when it is wrong, 409 when already enabled). From then on auth.login answers a challenge instead of a session.",
+    errors: [409],
+  },
+  "auth.twoFactorVerifyTotp": {
+    description:
+      "The second step of a two-factor sign-in: auth.login's `challengeToken` and the authenticator's current `code` (one 30-second step either side is accepted; a step once accepted never again). Answers the session like auth.login. A challenge lasts 5 minutes and allows 5 codes; each code also counts as a login attempt of the account (429 with Retry-After). 401 for a wrong code or a challenge unknown, spent or expired.",
+    errors: [429],
+  },
+  "auth.twoFactorVerifyBackupCode": {
+    description:
+      "Like auth.twoFactorVerifyTotp with one of the recovery codes (case, spaces and dashes ignored); each recovery code works once.",
+    errors: [429],
+  },
+  "auth.twoFactorDisable": {
+    description:
+      "Turns the caller's two-factor sign-in off (session and current `password` needed): the secret, recovery codes and open challenges are deleted. 400 when it is not enabled.",
+    errors: [429],
+  },
+  "auth.twoFactorGenerateBackupCodes": {
+    description:
+      "Replaces the caller's recovery codes with ten new ones, answered once (session and current `password` needed); the old ones stop working. 400 when two-factor sign-in is not enabled.",
+    errors: [429],
+  },
 
   // user
   "user.all": { description: "Lists the users of the caller's active organization with their roles." },

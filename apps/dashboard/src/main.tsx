@@ -99,8 +99,17 @@ function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation
   const [password, setPassword] = useState("");
   const [name, setName] = useState("");
   const [setupToken, setSetupToken] = useState(setupTokenOfUrl);
+  // Two-factor sign-in: the password answered a challenge; the code (or a recovery code) ends it.
+  const [challengeToken, setChallengeToken] = useState("");
+  const [code, setCode] = useState("");
+  const [recovery, setRecovery] = useState(false);
   const { busy, error, onSubmit } = useSubmit(async () => {
-    if (register) {
+    if (challengeToken) {
+      await mutate(recovery ? "auth.twoFactorVerifyBackupCode" : "auth.twoFactorVerifyTotp", {
+        challengeToken,
+        code: code.trim(),
+      });
+    } else if (register) {
       const accepted = invitation ? { invitationId: invitation.invitationId, token: invitation.token } : {};
       const setup = !invitation && setupToken.trim() ? { setupToken: setupToken.trim() } : {};
       await mutate("auth.register", {
@@ -110,11 +119,59 @@ function SignIn({ onSignedIn, invitation }: { onSignedIn: () => void; invitation
         ...accepted,
         ...setup,
       });
-    } else await mutate("auth.login", { email, password });
+    } else {
+      const answer = await mutate<{ twoFactorRequired?: boolean; challengeToken?: string }>("auth.login", {
+        email,
+        password,
+      });
+      if (answer.twoFactorRequired && answer.challengeToken) {
+        setChallengeToken(answer.challengeToken);
+        return;
+      }
+    }
     document.documentElement.dataset.firstRun = "false";
     onSignedIn();
   });
   const title = !register ? "Sign in" : invitation ? "Accept the invitation" : "Create the first account";
+  if (challengeToken) {
+    return (
+      <main class="signin">
+        <h1>Platform</h1>
+        <form onSubmit={onSubmit} aria-labelledby="signin-title" class="card">
+          <h2 id="signin-title">Two-factor sign-in</h2>
+          <label>
+            {recovery ? "Recovery code" : "Code from your authenticator app"}
+            <input
+              type="text"
+              name="code"
+              autocomplete="one-time-code"
+              inputMode={recovery ? "text" : "numeric"}
+              required
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+            />
+          </label>
+          <ErrorText error={error} />
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+          <button type="button" class="link" onClick={() => setRecovery(!recovery)}>
+            {recovery ? "Use the authenticator app" : "Use a recovery code"}
+          </button>
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              setChallengeToken("");
+              setCode("");
+            }}
+          >
+            Start again
+          </button>
+        </form>
+      </main>
+    );
+  }
   return (
     <main class="signin">
       <h1>Platform</h1>

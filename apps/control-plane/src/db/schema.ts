@@ -107,6 +107,38 @@ export interface LoginThrottleTable {
   windowStartedAt: string;
 }
 
+/** A user's TOTP enrolment (auth/two-factor.ts). */
+export interface UserTwoFactorTable {
+  userId: string;
+  /** The base32 TOTP secret, sealed with the SecretBox (table user_two_factor, row userId). */
+  secretSealed: string;
+  /** Null while the enrolment waits for its first code: sign-in does not ask for one yet. */
+  enabledAt: string | null;
+  /** The last TOTP time step accepted: a code of that step or before is refused (no replay). */
+  lastUsedStep: number | null;
+  createdAt: Timestamp;
+}
+
+export interface TwoFactorRecoveryCodeTable {
+  codeId: string;
+  userId: string;
+  /** SHA-256 (hex) of the normalized code. */
+  codeHash: string;
+  usedAt: string | null;
+}
+
+/** The half-signed-in state between auth.login's password and its second factor. */
+export interface TwoFactorChallengeTable {
+  challengeId: string;
+  /** SHA-256 (hex) of the challenge token auth.login answered. */
+  tokenHash: string;
+  userId: string;
+  organizationId: string;
+  attempts: Generated<number>;
+  expiresAt: string;
+  usedAt: string | null;
+}
+
 export interface SetupTokenTable {
   /** SHA-256 (hex) of a set-up token a control plane printed at start (auth/setup-token.ts). */
   tokenHash: string;
@@ -207,6 +239,9 @@ export interface Database {
   apiKeys: ApiKeyTable;
   invitations: InvitationTable;
   loginThrottle: LoginThrottleTable;
+  userTwoFactor: UserTwoFactorTable;
+  twoFactorRecoveryCodes: TwoFactorRecoveryCodeTable;
+  twoFactorChallenges: TwoFactorChallengeTable;
   setupTokens: SetupTokenTable;
   projects: ProjectTable;
   environments: EnvironmentTable;

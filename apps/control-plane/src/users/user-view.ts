@@ -30,6 +30,8 @@ export const userSchema = z.object({
   accessedEnvironments: z.array(z.string()).nullable(),
   accessedServices: z.array(z.string()).nullable(),
   createdAt: z.string(),
+  /** Whether the user signs in with a second factor (auth/two-factor.ts), as Dokploy's user row says. */
+  twoFactorEnabled: z.boolean(),
 });
 export type UserView = z.infer<typeof userSchema>;
 
@@ -69,6 +71,17 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.accessedEnvironments",
       "members.accessedServices",
       "users.createdAt",
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom("userTwoFactor")
+              .select("userTwoFactor.userId")
+              .whereRef("userTwoFactor.userId", "=", "users.userId")
+              .where("userTwoFactor.enabledAt", "is not", null),
+          )
+          .$castTo<boolean>()
+          .as("twoFactorEnabled"),
     ])
     .where("members.organizationId", "=", organizationId);
 }

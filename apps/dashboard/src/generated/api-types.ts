@@ -781,7 +781,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Exchange email and password for a session token; throttled per account and client address pair with exponential backoff, and per client address (429)
+         * Exchange email and password for a session token, or for a two-factor challenge when the account has two-factor sign-in enabled; throttled per account and client address pair with exponential backoff, and per client address (429)
          * @description Checks email and password and answers a session token to send as `Authorization: Bearer <token>`. Repeated failures are throttled (429 with Retry-After).
          *
          *     Public: no credentials needed.
@@ -837,6 +837,150 @@ export interface paths {
          *     Also served as `POST /api/trpc/auth.register` with tRPC envelopes (see the trpc tag).
          */
         post: operations["auth.register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorConfirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable two-factor sign-in with the authenticator's first code for the enrolment auth.twoFactorEnable started
+         * @description Enables two-factor sign-in with the authenticator's current `code` for the enrolment auth.twoFactorEnable started (400 naming code when it is wrong, 409 when already enabled). From then on auth.login answers a challenge instead of a session.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorConfirm` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorDisable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in off (password again, from a session): the secret and recovery codes are deleted
+         * @description Turns the caller's two-factor sign-in off (session and current `password` needed): the secret, recovery codes and open challenges are deleted. 400 when it is not enabled.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorDisable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start enrolling in two-factor sign-in (password again, from a session): answers the TOTP secret, its otpauth:// URI and ten recovery codes, once; sign-in asks for a code after auth.twoFactorConfirm
+         * @description Starts enrolling the caller in two-factor sign-in (TOTP, RFC 6238: SHA-1, 6 digits, 30 s). Needs a session (not an API key) and the current `password` (a wrong one is a 400 and counts as a login attempt). Answers the base32 `secret`, its `otpauth://` URI for an authenticator app and ten one-time `backupCodes`; they are shown only now (the secret is sealed at rest, the codes kept hashed). Sign-in asks for a code only once auth.twoFactorConfirm accepted one; calling this again before that starts over. 409 while two-factor sign-in is enabled.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorEnable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorGenerateBackupCodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the recovery codes with ten new ones (password again, from a session); the old ones stop working
+         * @description Replaces the caller's recovery codes with ten new ones, answered once (session and current `password` needed); the old ones stop working. 400 when two-factor sign-in is not enabled.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorGenerateBackupCodes` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorGenerateBackupCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorVerifyBackupCode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a two-factor sign-in with one of the recovery codes instead of a TOTP code; a recovery code works once
+         * @description Like auth.twoFactorVerifyTotp with one of the recovery codes (case, spaces and dashes ignored); each recovery code works once.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorVerifyBackupCode` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorVerifyBackupCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth.twoFactorVerifyTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a two-factor sign-in: exchange auth.login's challenge token and the authenticator's current code for a session (each code is accepted once; throttled like passwords)
+         * @description The second step of a two-factor sign-in: auth.login's `challengeToken` and the authenticator's current `code` (one 30-second step either side is accepted; a step once accepted never again). Answers the session like auth.login. A challenge lasts 5 minutes and allows 5 codes; each code also counts as a login attempt of the account (429 with Retry-After). 401 for a wrong code or a challenge unknown, spent or expired.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `POST /api/trpc/auth.twoFactorVerifyTotp` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["auth.twoFactorVerifyTotp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -12664,7 +12808,13 @@ export interface operations {
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
                             createdAt: string;
+                            twoFactorEnabled: boolean;
                         };
+                    } | {
+                        /** @constant */
+                        twoFactorRequired: true;
+                        challengeToken: string;
+                        expiresAt: string;
                     };
                 };
             };
@@ -12770,6 +12920,7 @@ export interface operations {
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
                             createdAt: string;
+                            twoFactorEnabled: boolean;
                         };
                     };
                 };
@@ -12778,6 +12929,270 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorConfirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorDisable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secret: string;
+                        totpURI: string;
+                        backupCodes: string[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorGenerateBackupCodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backupCodes: string[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorVerifyBackupCode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challengeToken: string;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        token: string;
+                        expiresAt: string;
+                        user: {
+                            id: string;
+                            userId: string;
+                            email: string;
+                            name: string;
+                            image: string | null;
+                            /** @enum {string} */
+                            role: "owner" | "admin" | "member";
+                            organizationId: string;
+                            canCreateProjects: boolean;
+                            canDeleteProjects: boolean;
+                            canAccessAuditLog: boolean;
+                            canCreateServices: boolean;
+                            canDeleteServices: boolean;
+                            canCreateEnvironments: boolean;
+                            canDeleteEnvironments: boolean;
+                            canAccessToDocker: boolean;
+                            canAccessToTraefikFiles: boolean;
+                            canAccessToAPI: boolean;
+                            canAccessToSSHKeys: boolean;
+                            canAccessToGitProviders: boolean;
+                            accessedProjects: string[] | null;
+                            accessedEnvironments: string[] | null;
+                            accessedServices: string[] | null;
+                            createdAt: string;
+                            twoFactorEnabled: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "auth.twoFactorVerifyTotp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challengeToken: string;
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        token: string;
+                        expiresAt: string;
+                        user: {
+                            id: string;
+                            userId: string;
+                            email: string;
+                            name: string;
+                            image: string | null;
+                            /** @enum {string} */
+                            role: "owner" | "admin" | "member";
+                            organizationId: string;
+                            canCreateProjects: boolean;
+                            canDeleteProjects: boolean;
+                            canAccessAuditLog: boolean;
+                            canCreateServices: boolean;
+                            canDeleteServices: boolean;
+                            canCreateEnvironments: boolean;
+                            canDeleteEnvironments: boolean;
+                            canAccessToDocker: boolean;
+                            canAccessToTraefikFiles: boolean;
+                            canAccessToAPI: boolean;
+                            canAccessToSSHKeys: boolean;
+                            canAccessToGitProviders: boolean;
+                            accessedProjects: string[] | null;
+                            accessedEnvironments: string[] | null;
+                            accessedServices: string[] | null;
+                            createdAt: string;
+                            twoFactorEnabled: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -30501,6 +30916,7 @@ export interface operations {
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
                         createdAt: string;
+                        twoFactorEnabled: boolean;
                     }[];
                 };
             };
@@ -30807,6 +31223,7 @@ export interface operations {
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
                         createdAt: string;
+                        twoFactorEnabled: boolean;
                         apiKeys: {
                             id: string;
                             name: string;
@@ -30961,6 +31378,7 @@ export interface operations {
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
                         createdAt: string;
+                        twoFactorEnabled: boolean;
                     };
                 };
             };
