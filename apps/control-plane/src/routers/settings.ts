@@ -14,6 +14,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { databaseIsUp } from "../db/database.ts";
 import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { ApiError, forbidden } from "../errors.ts";
+import { buildsConcurrencySchema, setBuildsConcurrency } from "../maintenance/builds-concurrency.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
 import {
@@ -101,6 +102,8 @@ const webServerSettingsSchema = z.object({
   traefikImage: z.string(),
   wildcardDomain: z.string(),
   remoteServersOnly: z.boolean(),
+  buildsConcurrency: z.number().int().nullable(),
+  logCleanupCron: z.string().nullable(),
 });
 
 async function webServerSettingsView(ctx: ServiceContext, caller: Caller) {
@@ -118,6 +121,8 @@ async function webServerSettingsView(ctx: ServiceContext, caller: Caller) {
     traefikImage: settings.traefikImage,
     wildcardDomain: settings.wildcardDomain,
     remoteServersOnly: settings.remoteServersOnly,
+    buildsConcurrency: settings.buildsConcurrency,
+    logCleanupCron: settings.logCleanupCron,
   };
 }
 
@@ -458,6 +463,20 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ ctx, caller, input }) => {
       await requireInstanceAdmin(ctx, caller);
       await setRemoteServersOnly(ctx.db, input.remoteServersOnly);
+      return success;
+    },
+  }),
+
+  updateBuildsConcurrency: mutation({
+    summary:
+      "How many deployments build on this machine at once (1 to 100); the queue starts the next one when a slot is free",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ buildsConcurrency: buildsConcurrencySchema }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await setBuildsConcurrency(ctx, caller.organizationId, LOCAL_SERVER_ID, input.buildsConcurrency);
       return success;
     },
   }),
