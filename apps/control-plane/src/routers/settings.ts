@@ -588,11 +588,14 @@ export const settingsRouter = defineRouter("settings", {
 
   getLogCleanupStatus: query({
     summary:
-      "The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): its cron, or none",
+      "The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): its cron, or none; none for other organizations than the instance's",
     access: "member",
     input: noInput,
     output: z.object({ enabled: z.boolean(), cronExpression: z.string().nullable() }),
-    handler: async ({ ctx }) => {
+    handler: async ({ ctx, caller }) => {
+      // This machine's cleanup is the instance's: other organizations are told none, as getIp.
+      if (ctx.config.edition === "cloud" || !(await isInstanceOrganization(ctx.db, caller.organizationId)))
+        return { enabled: false, cronExpression: null };
       const { logCleanupCron } = await loadWebServerSettings(ctx.db);
       return { enabled: logCleanupCron !== null, cronExpression: logCleanupCron };
     },
