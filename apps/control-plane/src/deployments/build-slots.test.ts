@@ -174,6 +174,28 @@ describe("build slots per server", () => {
     expect(one.body.buildsConcurrency).toBe(2);
   });
 
+  it("a waiting deployment dropped from the queue stops waiting for its slot", async () => {
+    await platform.mutateOk("settings.updateBuildsConcurrency", { buildsConcurrency: 1 }, as);
+    const [e, f] = [await app("E"), await app("F")];
+    const e1 = await deploy(e);
+    const f1 = await deploy(f);
+    await barrier.entered(e1);
+    await waitFor("F waiting for a slot", async () => slots().waitingOn(LOCAL_SERVER_ID) === 1);
+    await platform.mutateOk("settings.cleanAllDeploymentQueue", {}, as);
+    // Without E leaving the pipeline, F's wait ends (its row is no longer waiting) and it never runs.
+    await waitFor("F no longer waiting", async () => slots().waitingOn(LOCAL_SERVER_ID) === 0);
+    await waitFor("F's job ended", async () => !platform.ctx.deployments.worker.isRunning(f1));
+    expect(barrier.inside.has(f1)).toBe(false);
+    const row = await platform.ctx.db
+      .selectFrom("deployments")
+      .select("status")
+      .where("deploymentId", "=", f1)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe("error");
+    await barrier.release(e1);
+    await done(e1);
+  });
+
   it("refuses another organization's server (404, unchanged), a member, and limits outside 1 to 100", async () => {
     const server = await platform.mutate(
       "server.create",

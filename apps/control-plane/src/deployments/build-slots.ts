@@ -4,7 +4,9 @@
  * (deploy, redeploy, rebuild) run on one server at once, beside the queue's global concurrency.
  * The server is where the deployment builds: its build server, else where it runs. A limit of
  * null is no limit of the server's own. The limit is read again at every try, so a change
- * takes effect for the next deployment to start, and a raise wakes the waiting ones.
+ * takes effect for the next deployment to start; a change through this control plane wakes the
+ * waiting ones at once, one through another copy (or a waiting deployment dropped from the
+ * queue) is seen at the next recheck.
  *
  * The slots are this control plane's: several copies on one database each allow N (see
  * docs/decisions.md).
@@ -43,7 +45,12 @@ export async function buildsConcurrencyOf(db: Db, serverId: string): Promise<num
   return row?.buildsConcurrency ?? null;
 }
 
+/** How often a waiting deployment reads its server's limit again without being woken. */
+export const RECHECK_MS = 5_000;
+
 export class ServerBuildSlots {
+  constructor(private readonly recheckMs = RECHECK_MS) {}
+
   private readonly used = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
 
@@ -88,12 +95,16 @@ export class ServerBuildSlots {
       await new Promise<void>((resolve, reject) => {
         const set = this.waiters.get(serverId) ?? new Set();
         this.waiters.set(serverId, set);
+        const timer = setTimeout(() => done(), this.recheckMs);
+        timer.unref();
         const done = () => {
+          clearTimeout(timer);
           set.delete(done);
           signal?.removeEventListener("abort", aborted);
           resolve();
         };
         const aborted = () => {
+          clearTimeout(timer);
           set.delete(done);
           reject(signal?.reason);
         };

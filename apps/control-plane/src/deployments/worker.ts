@@ -170,7 +170,9 @@ export class DeploymentWorker {
         try {
           releaseBuildSlot = await this.buildSlots.acquire(
             buildServer,
-            () => buildsConcurrencyOf(ctx.db, buildServer),
+            // Dropped from the queue meanwhile: no slot is needed (the claim below finds it gone).
+            async () =>
+              (await buildServerOf(ctx.db, deploymentId)) ? buildsConcurrencyOf(ctx.db, buildServer) : null,
             this.stopping.signal,
             () => slot?.giveBack(),
           );
