@@ -55,6 +55,8 @@ export const sources = {
   user: "routers/user.ts@5a46b879f503",
   settingsInstance:
     "routers/settings.ts@009cb0552f28 (cleanSSHPrivateKey: adminProcedure, no input, sets sshPrivateKey null, true; getUpdateData: protectedProcedure.mutation, no input, getUpdateData() or DEFAULT_UPDATE_DATA {latestVersion: null, updateAvailable: false}; getReleaseTag: protectedProcedure query, getDokployImageTag()'s string) and later routers/settings.ts found by code search, commit not shown (cleanAllDeploymentQueue: adminProcedure, no input, answers cleanAllDeploymentQueue()'s true after removing the waiting jobs; getDockerDiskUsage: adminProcedure query, no input, services/docker.ts getDockerDiskUsage() rows {type, totalCount, active, size, reclaimable, sizeBytes}; updateRemoteServersOnly: adminProcedure {remoteServersOnly: boolean}, true); updateTraefikPorts: adminProcedure {serverId?, additionalPorts: [{targetPort, publishedPort, protocol tcp|udp|sctp}]}, checkPortInUse then writeTraefikSetup, true; writeTraefikEnv: adminProcedure {env: string, serverId?}, prepareEnvironmentVariables then writeTraefikSetup, true (routers/settings.ts@009cb0552f28)",
+  settingsEngine:
+    "a settings router of a Dokploy derivative found by code search, commit not shown (reloadServer, cleanMonitoring, updateServer: adminProcedure, no input, true; cleanMonitoring recreates the monitoring directory; updateServer runs `docker service update --force --image <image>:<latest>` when an update is installable; updateBuildsConcurrency: adminProcedure apiUpdateWebServerBuildsConcurrency {buildsConcurrency}, true, refused on the cloud) and routers/server.ts found by code search (updateBuildsConcurrency: apiUpdateServerBuildsConcurrency {serverId, buildsConcurrency}, the updated server row; UNAUTHORIZED for another organization's server); Dokploy's MCP tool list (settings-updateLogCleanup {cronExpression}; buildsConcurrency 1-100 per server, default 1)",
   settingsFiles:
     "routers/settings.ts@009cb0552f28 (readDirectories: apiServerSchema, readDirectory's TreeDataItem[] {id, name, type, children?}; readTraefikFile: apiReadTraefikConfig {path, serverId?}, readConfigInPath's text; updateTraefikFile: apiModifyTraefikConfig {path, traefikConfig, serverId?}; read/updateMiddlewareTraefikConfig and read/updateWebServerTraefikConfig: adminProcedure, apiTraefikConfig {traefikConfig}, middlewares.yml and dokploy.yml), schemas by code search",
   postgres:
@@ -2663,6 +2665,40 @@ export const dokployProcedures: Record<string, Row> = {
     source: "settingsInstance",
     input: [],
     output: "object:updateAvailable,latestVersion",
+  },
+  "settings.updateLogCleanup": {
+    kind: "mutation",
+    source: "settingsEngine",
+    input: ["cronExpression*"],
+    output: "boolean",
+  },
+  "settings.cleanMonitoring": {
+    kind: "mutation",
+    source: "settingsEngine",
+    input: [],
+    output: "boolean",
+    differs: {
+      serverId: "we also clean the metrics a server's agent stored, as the other settings.clean* do",
+    },
+  },
+  "settings.reloadServer": { kind: "mutation", source: "settingsEngine", input: [], output: "boolean" },
+  "settings.updateServer": { kind: "mutation", source: "settingsEngine", input: [], output: "boolean" },
+  "settings.updateBuildsConcurrency": {
+    kind: "mutation",
+    source: "settingsEngine",
+    input: ["buildsConcurrency*"],
+    output: "boolean",
+  },
+  "server.updateBuildsConcurrency": {
+    kind: "mutation",
+    source: "settingsEngine",
+    input: ["serverId*", "buildsConcurrency*"],
+    output: "object:serverId,buildsConcurrency",
+  },
+  "docker.getServerHealth": {
+    kind: "query",
+    unverified:
+      "the stored Dokploy routers/docker.ts (2a14ae0c7fd0) has no getServerHealth; issue 39 names its input {serverId?, sinceHours?}, its answer shape was not found",
   },
   "settings.readDirectories": {
     kind: "query",

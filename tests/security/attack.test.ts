@@ -1116,7 +1116,8 @@ const NOT_INSTANCE_SETTINGS: Record<string, string> = {
   "settings.isCloud": "public: the edition",
   "settings.getDokployCloudIps": "[]: agents connect out, no address needs allowing",
   "settings.isUserSubscribed": "whether the caller's own organization has a server or project",
-  "settings.getLogCleanupStatus": "no request log cleanup is scheduled, on any server",
+  "settings.getLogCleanupStatus":
+    "enabled false to another organization: this machine's access log cleanup is the instance's",
   "settings.getOpenApiDocument": "the API's OpenAPI document, the same for everyone",
   "settings.getReleaseTag": "the platform's release tag, the same for everyone",
   "settings.getUpdateData": "whether a newer release is known, the same for everyone",
@@ -1165,6 +1166,7 @@ describe("container operations on another organization's server (docker.*, issue
     ["docker.writeContainerFile", "mutation", { containerId, path: "/tmp/probe", content: "x" }],
     ["docker.deleteContainerFile", "mutation", { containerId, path: "/tmp/probe" }],
     ["docker.getEvents", "query", { minutes: 5 }],
+    ["docker.getServerHealth", "query", { sinceHours: 1 }],
   ] as const)("%s with the victim's serverId answers 404", async (name, kind, input) => {
     const withServer = { ...input, serverId: theirs.serverId };
     const response =

@@ -42,6 +42,7 @@ import {
   isEngineUnreachable,
   withTimeout,
 } from "./docker/engine.ts";
+import { restartControlPlane, serverHealth } from "./docker/engine-health.ts";
 import { diskUsage, inspectImage, listImages, removeImage } from "./docker/images.ts";
 import { LogFollowers } from "./docker/log-follow.ts";
 import { readServiceLogs } from "./docker/logs.ts";
@@ -251,6 +252,14 @@ export class AgentCore {
     runSchedule: (command) => this.deployer.runSchedule(command),
     runHostScript: (command) => this.deployer.runHostScript(command),
     readAccessLog: (command) => this.proxy.readAccessLog(command),
+    cleanAccessLog: () => this.proxy.cleanAccessLog(),
+    cleanMonitoring: () => this.monitoring.store.clear(),
+    serverHealth: (command) =>
+      serverHealth(this.docker, command, {
+        enabled: this.monitoring.enabled,
+        since: (since) => this.monitoring.store.readSystemSince(since),
+      }),
+    restartControlPlane: (command) => restartControlPlane(this.docker, command),
     cleanDocker: (command) => cleanDocker(this.docker, command),
     listNodes: () => listNodes(this.docker),
     swarmJoinToken: (command) => swarmJoinToken(this.docker, command.manager),

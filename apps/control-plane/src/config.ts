@@ -170,6 +170,14 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,128}$/, "must be an image tag ([A-Za-z0-9_.-], up to 128 characters)")
     .optional(),
+  /**
+   * The control plane's Swarm service (settings.reloadServer, settings.updateServer); unset: the
+   * service of the container it runs in, found by this machine's agent.
+   */
+  PLATFORM_CONTROL_PLANE_SERVICE: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, "must be a Swarm service name")
+    .optional(),
   /** Images of the templates replaced by others (mirrors): `from=to,from=to` or a JSON object. */
   PLATFORM_TEMPLATE_IMAGES: z
     .string()
@@ -270,6 +278,8 @@ export interface Config {
   releaseUrl?: string;
   /** The release tag this control plane runs (PLATFORM_RELEASE_TAG); undefined: its version. */
   releaseTag?: string;
+  /** The control plane's Swarm service (PLATFORM_CONTROL_PLANE_SERVICE); undefined: found by the agent. */
+  controlPlaneService?: string;
   /** Images the templates' compose files run in place of theirs (PLATFORM_TEMPLATE_IMAGES). */
   templateImages?: ImageOverrides;
 }
@@ -382,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     templateImages: c.PLATFORM_TEMPLATE_IMAGES,
     releaseUrl: c.PLATFORM_RELEASE_URL,
     releaseTag: c.PLATFORM_RELEASE_TAG,
+    controlPlaneService: c.PLATFORM_CONTROL_PLANE_SERVICE,
   };
 }
 

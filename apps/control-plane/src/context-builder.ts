@@ -22,6 +22,7 @@ import { createDeploymentQueue, type DeploymentQueueOptions } from "./deployment
 import { Reconciler } from "./deployments/reconcile.ts";
 import { registerFeatures } from "./features.ts";
 import { DAILY_CLEANUP_PATTERN, DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import { LogCleanupSchedule } from "./maintenance/log-cleanup.ts";
 import { recordThresholdEvents } from "./monitoring/monitoring-config.ts";
 import { NotificationOutbox, type OutboxOptions } from "./notifications/outbox.ts";
 import { instanceIdOf, markStarted, markStopped, recordAgentRestarts } from "./notifications/restarts.ts";
@@ -140,6 +141,7 @@ export async function buildServiceContext(
       DAILY_CLEANUP_PATTERN,
       instanceId,
     ),
+    logCleanup: new LogCleanupSchedule({ db: database.db, agents, logger, now }, instanceId),
     notifications: undefined as unknown as NotificationOutbox,
     backups: new BackupSchedule(),
     schedules: new ScheduleCron(),
@@ -158,6 +160,9 @@ export async function buildServiceContext(
   await ctx.dockerCleanup
     .start()
     .catch((error) => logger.warn({ err: error }, "the daily Docker cleanups were not scheduled"));
+  await ctx.logCleanup
+    .start()
+    .catch((error) => logger.warn({ err: error }, "the access log cleanup was not scheduled"));
   await ctx.backups
     .start(ctx, instanceId)
     .catch((error) => logger.warn({ err: error }, "the scheduled backups were not scheduled"));
@@ -173,6 +178,7 @@ export async function buildServiceContext(
       ctx.backups.reschedule().catch(failed);
       ctx.schedules.reschedule().catch(failed);
       ctx.dockerCleanup.reload().catch(failed);
+      ctx.logCleanup.reload().catch(failed);
     })
     .catch((error) => {
       logger.warn({ err: error }, "changes of schedules made on other control planes will not be followed");
@@ -196,6 +202,7 @@ export async function buildServiceContext(
       await reconciler.close();
       await ctx.notifications.close();
       await ctx.dockerCleanup.close();
+      await ctx.logCleanup.close();
       await cronChanges?.close();
       ctx.backups.close();
       ctx.schedules.close();

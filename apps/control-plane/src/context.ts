@@ -15,6 +15,7 @@ import type { Db } from "./db/database.ts";
 import type { Role } from "./db/schema.ts";
 import type { DeploymentQueue } from "./deployments/queue.ts";
 import type { DockerCleanupSchedule } from "./maintenance/cleanup-schedule.ts";
+import type { LogCleanupSchedule } from "./maintenance/log-cleanup.ts";
 import type { NotificationOutbox } from "./notifications/outbox.ts";
 import type { ProjectTreeCache } from "./projects/tree-cache.ts";
 import type { ScheduleCron } from "./schedules/cron.ts";
@@ -39,6 +40,8 @@ export interface ServiceContext {
   deployments: DeploymentQueue;
   /** The daily Docker cleanup jobs (settings.updateDockerCleanup). */
   dockerCleanup: DockerCleanupSchedule;
+  /** The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup). */
+  logCleanup: LogCleanupSchedule;
   /** The notification outbox's dispatcher (notifications/outbox.ts). */
   notifications: NotificationOutbox;
   /** The scheduled database backups (backups/schedule.ts). */

@@ -838,6 +838,16 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.updateTraefikPorts": applied("serverId additionalPorts", `${CP}/routers/settings-info.test.ts`),
   "settings.writeTraefikEnv": applied("env serverId", `${CP}/routers/settings-info.test.ts`),
   "settings.getUpdateData": {},
+  "settings.updateLogCleanup": applied("cronExpression", `${CP}/maintenance/engine-settings.test.ts`),
+  "settings.cleanMonitoring": applied("serverId", `${CP}/maintenance/engine-settings.test.ts`),
+  "settings.reloadServer": {},
+  "settings.updateServer": {},
+  "settings.updateBuildsConcurrency": applied("buildsConcurrency", `${CP}/deployments/build-slots.test.ts`),
+  "server.updateBuildsConcurrency": applied(
+    "serverId buildsConcurrency",
+    `${CP}/deployments/build-slots.test.ts`,
+  ),
+  "docker.getServerHealth": applied("serverId sinceHours", `${CP}/maintenance/engine-settings.test.ts`),
   "settings.readDirectories": applied("serverId", `${CP}/proxy/traefik-files.remote.test.ts`),
   "settings.readTraefikFile": {
     ...applied("path", `${CP}/proxy/traefik-files.test.ts`),

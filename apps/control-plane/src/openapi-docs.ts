@@ -358,6 +358,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Deletes the file or directory `path` (recursively) of a running container: the agent runs `rm -rf -- <path>` in it through Docker's exec API as an argument vector (never a shell). `/`, the top-level system directories and anything under /proc, /sys or /dev are a 400 naming `path`; a missing path or another organization's container a 404; a stopped container or one without `rm` (distroless) a 409 saying so.",
     errors: [404, 409],
   },
+  "docker.getServerHealth": {
+    description:
+      "The server's health (this machine's, or serverId's): its engine now (version, Swarm state, running, stopped and unhealthy containers) and its stored system metrics of the last `sinceHours` (1-720, default 24): samples, CPU and memory average and maximum, disk of the newest. status is unreachable when the engine does not answer, degraded when a container's health check fails.",
+  },
   "docker.getEvents": {
     description:
       "The engine's events of the caller's containers in the last `minutes` (1-1,440, default 15), newest first (at most 1,000), in `docker events` JSON, with `fetchedAt`.",
@@ -402,6 +406,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "The organization's servers, newest first, each with `totalSum`, the number of services on it, and `enableDockerCleanup` (its daily Docker cleanup, see settings.updateDockerCleanup).",
   },
   "server.update": { description: "Changes a server's name, address, port, SSH user or key, or type." },
+  "server.updateBuildsConcurrency": {
+    description:
+      "How many deployments build on the server at once (1-100; its build deployments if it is a build server); answers the server. Beyond them a deployment waits, still queued, for a slot.",
+    errors: [404],
+  },
   "server.remove": {
     description:
       "Deletes a server and revokes its agent's credentials; refused while services are placed on it.",
@@ -1448,7 +1457,28 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "Whether the caller's organization has a server or a project yet.",
   },
   "settings.getLogCleanupStatus": {
-    description: "The scheduled cleanup of the proxy's request log: none is scheduled ({enabled: false}).",
+    description:
+      "The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): {enabled, cronExpression}; {enabled: false, cronExpression: null} when none is scheduled, on the cloud edition and for other organizations than the instance's.",
+  },
+  "settings.updateLogCleanup": {
+    description:
+      "Empties this machine's proxy access log (<main directory>/traefik/access.log, in place: Traefik keeps writing to it) on `cronExpression` (5 fields, or 6 with seconds first, the control plane's clock); null stops it. One control plane of several runs each tick. Instance administrators only.",
+  },
+  "settings.cleanMonitoring": {
+    description:
+      "Deletes every metrics sample the agent (this machine's, or serverId's) stored; collection goes on. Answers the files and bytes removed.",
+  },
+  "settings.reloadServer": {
+    description:
+      "Restarts the control plane: its Swarm service gets a new task (docker service update --force). When the control plane runs as no Swarm service (PLATFORM_CONTROL_PLANE_SERVICE unset and its container none's), a 400 says how to restart it. Instance administrators only.",
+  },
+  "settings.updateServer": {
+    description:
+      "Rolls the control plane's Swarm service to the newest release named by PLATFORM_RELEASE_URL (settings.getUpdateData), on its image's repository with that tag. A 400 when no newer release is known or the control plane runs as no Swarm service. Instance administrators only.",
+  },
+  "settings.updateBuildsConcurrency": {
+    description:
+      "How many deployments build on this machine at once (1-100); beyond them a deployment waits, still queued, for a slot. The queue's own concurrency (PLATFORM_DEPLOYMENT_CONCURRENCY) stays the bound across servers. Instance administrators only.",
   },
   "settings.haveTraefikDashboardPortEnabled": {
     description:

@@ -336,6 +336,26 @@ export class AgentClient {
     return this.call(serverId, "readAccessLog", command, timeoutMs);
   }
 
+  /** Empties the proxy's access log in place (settings.updateLogCleanup's scheduled cleanup). */
+  cleanAccessLog(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "cleanAccessLog", {}, timeoutMs);
+  }
+
+  /** Deletes every stored metrics sample of the agent (settings.cleanMonitoring). */
+  cleanMonitoring(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "cleanMonitoring", {}, timeoutMs);
+  }
+
+  /** The engine's state and the metrics store's system samples of the last hours. */
+  serverHealth(serverId: string, command: CommandArgs<"serverHealth">, timeoutMs?: number) {
+    return this.call(serverId, "serverHealth", command, timeoutMs);
+  }
+
+  /** Restarts the control plane's Swarm service, or rolls it to an image. */
+  restartControlPlane(serverId: string, command: CommandArgs<"restartControlPlane">, timeoutMs?: number) {
+    return this.call(serverId, "restartControlPlane", command, timeoutMs);
+  }
+
   /** Removes unused Docker objects of one organization, or of the whole engine. */
   cleanDocker(serverId: string, command: CommandArgs<"cleanDocker">, timeoutMs?: number) {
     return this.call(serverId, "cleanDocker", command, timeoutMs);

@@ -6,7 +6,7 @@
  * walks the newest files backwards until it has the samples asked for. No database engine:
  * append-only files are all a time series of one host needs.
  */
-import { appendFile, mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ContainerMetricsRecord, SystemMetricsRecord } from "@platform/agent-protocol";
 
@@ -57,6 +57,44 @@ export class MetricsStore {
       }
     }
     return removed;
+  }
+
+  /** The system samples taken at `since` or later, oldest first. */
+  async readSystemSince(since: Date): Promise<SystemMetricsRecord[]> {
+    const from = since.toISOString();
+    const records: SystemMetricsRecord[] = [];
+    for (const day of await this.days("system")) {
+      if (day < dayOf(from)) continue;
+      for (const line of (await readFile(this.file("system", day), "utf8")).split("\n")) {
+        if (line === "") continue;
+        let record: SystemMetricsRecord;
+        try {
+          record = JSON.parse(line) as SystemMetricsRecord;
+        } catch {
+          continue;
+        }
+        if (typeof record.timestamp === "string" && record.timestamp >= from) records.push(record);
+      }
+    }
+    return records;
+  }
+
+  /** Deletes every stored sample of both series (settings.cleanMonitoring); answers what went. */
+  async clear(): Promise<{ filesRemoved: number; bytesRemoved: number }> {
+    let filesRemoved = 0;
+    let bytesRemoved = 0;
+    for (const series of ["system", "containers"] as const) {
+      for (const day of await this.days(series)) {
+        const file = this.file(series, day);
+        bytesRemoved += await stat(file).then(
+          (info) => info.size,
+          () => 0,
+        );
+        await rm(file, { force: true });
+        filesRemoved++;
+      }
+    }
+    return { filesRemoved, bytesRemoved };
   }
 
   private file(series: Series, day: string): string {

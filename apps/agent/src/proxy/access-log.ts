@@ -7,7 +7,7 @@
  * count of every match. Lines that are not JSON objects (a line cut by rotation) are skipped.
  */
 import { createReadStream } from "node:fs";
-import { lstat } from "node:fs/promises";
+import { lstat, truncate } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import type {
   AccessLogEntry,
@@ -154,4 +154,22 @@ export async function readAccessLog(file: string, command: ReadAccessLogCommand)
   if (!stat.isFile()) throw new CommandError("INVALID_ARGUMENT", "the access log is not a regular file");
   const lines = createInterface({ input: createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
   return { ...(await queryAccessLog(lines, command)), exists: true };
+}
+
+/**
+ * Empties the access log in place (settings.updateLogCleanup): truncated, not replaced, so
+ * Traefik goes on appending to the file it holds open. Missing: exists false, nothing done.
+ */
+export async function cleanAccessLog(file: string): Promise<{ exists: boolean; bytesRemoved: number }> {
+  let size: number;
+  try {
+    const info = await lstat(file);
+    if (!info.isFile()) throw new CommandError("FAILED_PRECONDITION", `${file} is not a regular file`);
+    size = info.size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { exists: false, bytesRemoved: 0 };
+    throw error;
+  }
+  await truncate(file, 0);
+  return { exists: true, bytesRemoved: size };
 }

@@ -4,6 +4,7 @@
  */
 import path from "node:path";
 import type {
+  AccessLogCleaned,
   AccessLogPage,
   EnsureProxyCommand,
   ProxyFile,
@@ -27,7 +28,7 @@ import { CommandError } from "../command-error.ts";
 import { DEFAULT_DOCKER_SOCKET, engineStatus } from "../docker/engine.ts";
 import { retryOutOfSequence, updateService, withForceUpdate } from "../docker/swarm.ts";
 import { PLATFORM_NETWORK } from "../validate/engine-facts.ts";
-import { readAccessLog } from "./access-log.ts";
+import { cleanAccessLog, readAccessLog } from "./access-log.ts";
 import { checkContent, ProxyFiles, proxyFileLocation } from "./files.ts";
 import { commandHolder, ProxyFileHolders } from "./holders.ts";
 import {
@@ -112,6 +113,13 @@ export class ProxyManager {
   readAccessLog(command: ReadAccessLogCommand): Promise<AccessLogPage> {
     const file = path.join(this.options.mainDirectory, PROXY_DIRECTORY_NAME, path.basename(ACCESS_LOG_PATH));
     return readAccessLog(file, command);
+  }
+
+  /** Empties the access log in place (settings.updateLogCleanup's scheduled cleanup). */
+  cleanAccessLog(): Promise<AccessLogCleaned> {
+    return cleanAccessLog(
+      path.join(this.options.mainDirectory, PROXY_DIRECTORY_NAME, path.basename(ACCESS_LOG_PATH)),
+    );
   }
 
   async removeFile(command: RemoveProxyFileCommand): Promise<ProxyFileRemoved> {

@@ -201,6 +201,8 @@ export interface ServerTable {
   proxyDashboardEnabled: Generated<boolean>;
   /** Whether the daily Docker cleanup runs on this server (settings.updateDockerCleanup). */
   enableDockerCleanup: Generated<boolean>;
+  /** Deployments built on this server at once (server.updateBuildsConcurrency); null: no own limit. */
+  buildsConcurrency: Generated<number | null>;
 }
 
 export interface AgentEnrollmentTable {
@@ -633,6 +635,10 @@ export interface WebServerSettingsTable {
   serverIp: string | null;
   /** settings.updateRemoteServersOnly: this machine runs no new deployment. */
   remoteServersOnly: Generated<boolean>;
+  /** Deployments built on this machine at once (settings.updateBuildsConcurrency); null: no own limit. */
+  buildsConcurrency: Generated<number | null>;
+  /** The cron of the proxy's access log cleanup (settings.updateLogCleanup); null: none. */
+  logCleanupCron: Generated<string | null>;
   updatedAt: Timestamp;
 }
 

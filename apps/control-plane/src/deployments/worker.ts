@@ -12,6 +12,7 @@ import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { DeploymentStatus } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { buildServerOf, buildsConcurrencyOf, ServerBuildSlots } from "./build-slots.ts";
 import { deploymentErrorMessage } from "./error-message.ts";
 import { DeploymentLeases } from "./leases.ts";
 import { DeploymentLogHub } from "./logs.ts";
@@ -92,6 +93,8 @@ interface RunningJob {
 export class DeploymentWorker {
   readonly logs = new DeploymentLogHub();
   readonly slots: Slots;
+  /** Build slots per server (build-slots.ts), beside the global ones. */
+  readonly buildSlots = new ServerBuildSlots();
   private readonly running = new Map<string, RunningJob>();
   /** Aborted by handBackAll: writes waiting for the database give up (the next start recovers). */
   private readonly stopping = new AbortController();
@@ -158,7 +161,28 @@ export class DeploymentWorker {
     };
     this.running.set(deploymentId, job);
     const claim = { done: false };
+    let releaseBuildSlot: (() => void) | undefined;
     try {
+      // A deployment that builds waits, still idle, for a build slot of its server; its global
+      // slot is free for other servers' deployments meanwhile.
+      const buildServer = await buildServerOf(ctx.db, deploymentId);
+      if (buildServer) {
+        try {
+          releaseBuildSlot = await this.buildSlots.acquire(
+            buildServer,
+            // Dropped from the queue meanwhile: no slot is needed (the claim below finds it gone).
+            async () =>
+              (await buildServerOf(ctx.db, deploymentId)) ? buildsConcurrencyOf(ctx.db, buildServer) : null,
+            this.stopping.signal,
+            () => slot?.giveBack(),
+          );
+        } catch (error) {
+          if (this.stopping.signal.aborted) return "handedBack";
+          throw error;
+        }
+        await slot?.take();
+        if (this.stopping.signal.aborted) return "handedBack";
+      }
       return await this.run(ctx, deploymentId, job.controller, slot, claim);
     } catch (error) {
       if (!claim.done && error instanceof ApiError && error.code === "SERVICE_UNAVAILABLE") {
@@ -174,6 +198,7 @@ export class DeploymentWorker {
       this.logs.end(deploymentId, "error", reason);
       return "ran";
     } finally {
+      releaseBuildSlot?.();
       if (claim.done) await this.leases.release(deploymentId);
       this.running.delete(deploymentId);
       finish();

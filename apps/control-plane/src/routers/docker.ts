@@ -46,6 +46,12 @@ import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { notFound } from "../errors.ts";
+import {
+  DEFAULT_SINCE_HOURS,
+  MAX_SINCE_HOURS,
+  serverHealth,
+  serverHealthSchema,
+} from "../monitoring/server-health.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireFeature, visibleServiceIds } from "../projects/permissions.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -194,6 +200,23 @@ const containerAction = (summary: string, action: "START" | "STOP" | "KILL" | "R
 const fileInput = { containerId: containerIdSchema, path: containerPathSchema, ...serverIdInput };
 
 export const dockerRouter = defineRouter("docker", {
+  getServerHealth: query({
+    summary:
+      "The server's health (this machine's, or serverId's): its engine now and the stored system metrics of the last sinceHours hours",
+    access: "admin",
+    input: z
+      .object({
+        ...serverIdInput,
+        sinceHours: z.number().int().min(1).max(MAX_SINCE_HOURS).optional(),
+      })
+      .optional(),
+    output: serverHealthSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await agentServerId(ctx, caller.organizationId, input?.serverId);
+      return serverHealth(ctx, serverId, input?.sinceHours ?? DEFAULT_SINCE_HOURS);
+    },
+  }),
+
   getContainers: query({
     summary: "Every container of the server (running or not)",
     access: "member",

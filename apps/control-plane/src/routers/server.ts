@@ -12,6 +12,7 @@ import { callAgent } from "../agents/errors.ts";
 import { serverBelongsTo, sshKeyBelongsTo } from "../applications/repository.ts";
 import type { ServiceContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { buildsConcurrencySchema, setBuildsConcurrency } from "../maintenance/builds-concurrency.ts";
 import {
   fetchServerMetrics,
   metricsConfigSchema,
@@ -260,6 +261,20 @@ export const serverRouter = defineRouter("server", {
       if (input.sshKeyId !== undefined) patch.sshKeyId = input.sshKeyId;
       const server = await updateServer(ctx.db, caller.organizationId, input.serverId, patch);
       if (!server) throw notFound("Server");
+      const [view] = await toServerViews(ctx, [server]);
+      return view!;
+    },
+  }),
+
+  updateBuildsConcurrency: mutation({
+    summary: "How many deployments build on the server at once (1 to 100); answers the server",
+    access: "admin",
+    input: z.object({ serverId: idSchema, buildsConcurrency: buildsConcurrencySchema }),
+    output: serverSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await requireServer(ctx, caller.organizationId, input.serverId);
+      await setBuildsConcurrency(ctx, caller.organizationId, input.serverId, input.buildsConcurrency);
+      const server = await requireServer(ctx, caller.organizationId, input.serverId);
       const [view] = await toServerViews(ctx, [server]);
       return view!;
     },

@@ -14,7 +14,9 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { databaseIsUp } from "../db/database.ts";
 import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
 import { ApiError, forbidden } from "../errors.ts";
+import { buildsConcurrencySchema, setBuildsConcurrency } from "../maintenance/builds-concurrency.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
+import { reloadControlPlane, updateControlPlane } from "../maintenance/control-plane-service.ts";
 import { CLEANUP_KINDS, cleanServer, cleanupReportSchema } from "../maintenance/docker-cleanup.ts";
 import {
   additionalProxyPorts,
@@ -29,6 +31,7 @@ import {
   redactedSshPrivateKey,
   saveInstanceSshPrivateKey,
 } from "../maintenance/instance-ssh-key.ts";
+import { logCleanupCronSchema } from "../maintenance/log-cleanup.ts";
 import {
   readStatsLogs,
   readStatsLogsInput,
@@ -37,6 +40,7 @@ import {
   statsLogsSchema,
 } from "../maintenance/request-log.ts";
 import { loadMonitoringConfig, metricsConfigSchema } from "../monitoring/monitoring-config.ts";
+import { cleanMonitoring, monitoringCleanedSchema } from "../monitoring/server-health.ts";
 import { openApiDocumentOf } from "../openapi.ts";
 import { isInstanceAdmin, isInstanceOrganization } from "../organizations/instance.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
@@ -101,6 +105,8 @@ const webServerSettingsSchema = z.object({
   traefikImage: z.string(),
   wildcardDomain: z.string(),
   remoteServersOnly: z.boolean(),
+  buildsConcurrency: z.number().int().nullable(),
+  logCleanupCron: z.string().nullable(),
 });
 
 async function webServerSettingsView(ctx: ServiceContext, caller: Caller) {
@@ -118,6 +124,8 @@ async function webServerSettingsView(ctx: ServiceContext, caller: Caller) {
     traefikImage: settings.traefikImage,
     wildcardDomain: settings.wildcardDomain,
     remoteServersOnly: settings.remoteServersOnly,
+    buildsConcurrency: settings.buildsConcurrency,
+    logCleanupCron: settings.logCleanupCron,
   };
 }
 
@@ -462,6 +470,20 @@ export const settingsRouter = defineRouter("settings", {
     },
   }),
 
+  updateBuildsConcurrency: mutation({
+    summary:
+      "How many deployments build on this machine at once (1 to 100); the queue starts the next one when a slot is free",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ buildsConcurrency: buildsConcurrencySchema }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await setBuildsConcurrency(ctx, caller.organizationId, LOCAL_SERVER_ID, input.buildsConcurrency);
+      return success;
+    },
+  }),
+
   getReleaseTag: query({
     summary: "The release tag this control plane runs (PLATFORM_RELEASE_TAG, else its version)",
     access: "member",
@@ -565,11 +587,73 @@ export const settingsRouter = defineRouter("settings", {
   }),
 
   getLogCleanupStatus: query({
-    summary: "The scheduled cleanup of the proxy's request log: the platform runs none (enabled false)",
+    summary:
+      "The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): its cron, or none; none for other organizations than the instance's",
     access: "member",
     input: noInput,
     output: z.object({ enabled: z.boolean(), cronExpression: z.string().nullable() }),
-    handler: () => ({ enabled: false, cronExpression: null }),
+    handler: async ({ ctx, caller }) => {
+      // This machine's cleanup is the instance's: other organizations are told none, as getIp.
+      if (ctx.config.edition === "cloud" || !(await isInstanceOrganization(ctx.db, caller.organizationId)))
+        return { enabled: false, cronExpression: null };
+      const { logCleanupCron } = await loadWebServerSettings(ctx.db);
+      return { enabled: logCleanupCron !== null, cronExpression: logCleanupCron };
+    },
+  }),
+
+  updateLogCleanup: mutation({
+    summary:
+      "Empty this machine's proxy access log on a cron (5 fields, or 6 with seconds); null stops the cleanup",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ cronExpression: logCleanupCronSchema }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await ctx.logCleanup.update(input.cronExpression);
+      return success;
+    },
+  }),
+
+  cleanMonitoring: mutation({
+    summary:
+      "Delete every metrics sample the agent (this machine's, or serverId's) stored; collection goes on",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: optionalServerId,
+    output: monitoringCleanedSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return cleanMonitoring(ctx, serverId);
+    },
+  }),
+
+  reloadServer: mutation({
+    summary:
+      "Restart the control plane: a new task of its Swarm service (docker service update --force); a 400 when it runs otherwise",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await reloadControlPlane(ctx);
+      return success;
+    },
+  }),
+
+  updateServer: mutation({
+    summary:
+      "Roll the control plane's Swarm service to the newest release (getUpdateData) when it is newer; a 400 says why not",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: successSchema,
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      await updateControlPlane(ctx);
+      return success;
+    },
   }),
 
   haveTraefikDashboardPortEnabled: query({

@@ -133,6 +133,7 @@ export async function toServerViews(ctx: ServiceContext, servers: Server[]) {
       enrolledAt: server.enrolledAt,
       hostKeyFingerprint: server.hostKeySha256,
       enableDockerCleanup: server.enableDockerCleanup,
+      buildsConcurrency: server.buildsConcurrency,
     };
   });
 }

@@ -58,6 +58,8 @@ export const serverSchema = z.object({
   hostKeyFingerprint: z.string().nullable(),
   /** Whether the daily Docker cleanup runs on this server (settings.updateDockerCleanup). */
   enableDockerCleanup: z.boolean(),
+  /** Deployments built on this server at once (server.updateBuildsConcurrency); null: no own limit. */
+  buildsConcurrency: z.number().int().nullable(),
 });
 
 /**

@@ -2547,6 +2547,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/docker.getServerHealth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server's health (this machine's, or serverId's): its engine now and the stored system metrics of the last sinceHours hours
+         * @description The server's health (this machine's, or serverId's): its engine now (version, Swarm state, running, stopped and unhealthy containers) and its stored system metrics of the last `sinceHours` (1-720, default 24): samples, CPU and memory average and maximum, disk of the newest. status is unreachable when the engine does not answer, degraded when a container's health check fails.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/docker.getServerHealth` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["docker.getServerHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docker.getServiceContainersByAppName": {
         parameters: {
             query?: never;
@@ -8379,6 +8403,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/server.updateBuildsConcurrency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many deployments build on the server at once (1 to 100); answers the server
+         * @description How many deployments build on the server at once (1-100; its build deployments if it is a build server); answers the server. Beyond them a deployment waits, still queued, for a slot.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/server.updateBuildsConcurrency` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["server.updateBuildsConcurrency"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/server.validate": {
         parameters: {
             query?: never;
@@ -8565,6 +8613,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.cleanDockerPrune` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.cleanDockerPrune"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.cleanMonitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete every metrics sample the agent (this machine's, or serverId's) stored; collection goes on
+         * @description Deletes every metrics sample the agent (this machine's, or serverId's) stored; collection goes on. Answers the files and bytes removed.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.cleanMonitoring` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.cleanMonitoring"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8771,8 +8843,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The scheduled cleanup of the proxy's request log: the platform runs none (enabled false)
-         * @description The scheduled cleanup of the proxy's request log: none is scheduled ({enabled: false}).
+         * The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): its cron, or none; none for other organizations than the instance's
+         * @description The scheduled cleanup of this machine's proxy access log (settings.updateLogCleanup): {enabled, cronExpression}; {enabled: false, cronExpression: null} when none is scheduled, on the cloud edition and for other organizations than the instance's.
          *
          *     Any member of the organization (some objects need a permission flag).
          *
@@ -9195,6 +9267,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.reloadServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart the control plane: a new task of its Swarm service (docker service update --force); a 400 when it runs otherwise
+         * @description Restarts the control plane: its Swarm service gets a new task (docker service update --force). When the control plane runs as no Swarm service (PLATFORM_CONTROL_PLANE_SERVICE unset and its container none's), a 400 says how to restart it. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.reloadServer` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.reloadServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.reloadTraefik": {
         parameters: {
             query?: never;
@@ -9291,6 +9387,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.updateBuildsConcurrency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many deployments build on this machine at once (1 to 100); the queue starts the next one when a slot is free
+         * @description How many deployments build on this machine at once (1-100); beyond them a deployment waits, still queued, for a slot. The queue's own concurrency (PLATFORM_DEPLOYMENT_CONCURRENCY) stays the bound across servers. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateBuildsConcurrency` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateBuildsConcurrency"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.updateDockerCleanup": {
         parameters: {
             query?: never;
@@ -9309,6 +9429,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.updateDockerCleanup` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.updateDockerCleanup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.updateLogCleanup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty this machine's proxy access log on a cron (5 fields, or 6 with seconds); null stops the cleanup
+         * @description Empties this machine's proxy access log (<main directory>/traefik/access.log, in place: Traefik keeps writing to it) on `cronExpression` (5 fields, or 6 with seconds first, the control plane's clock); null stops it. One control plane of several runs each tick. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateLogCleanup` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateLogCleanup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9357,6 +9501,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.updateRemoteServersOnly` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.updateRemoteServersOnly"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.updateServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll the control plane's Swarm service to the newest release (getUpdateData) when it is newer; a 400 says why not
+         * @description Rolls the control plane's Swarm service to the newest release named by PLATFORM_RELEASE_URL (settings.getUpdateData), on its image's repository with that tag. A 400 when no newer release is known or the control plane runs as no Swarm service. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateServer` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateServer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -16310,6 +16478,68 @@ export interface operations {
                             timeNano: number;
                         }[];
                         fetchedAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "docker.getServerHealth": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string;
+                /** @description Only items whose sinceHours contains this text */
+                sinceHours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        serverId: string | null;
+                        /** @enum {string} */
+                        status: "healthy" | "degraded" | "unreachable";
+                        docker: {
+                            reachable: boolean;
+                            version: string | null;
+                            error: string | null;
+                            swarmState: string | null;
+                            containers: {
+                                running: number;
+                                stopped: number;
+                                unhealthy: number;
+                            };
+                        };
+                        metrics: {
+                            monitoring: boolean;
+                            sinceHours: number;
+                            since: string;
+                            samples: number;
+                            latestSampleAt: string | null;
+                            cpu: {
+                                average: number;
+                                max: number;
+                            } | null;
+                            memory: {
+                                average: number;
+                                max: number;
+                            } | null;
+                            diskUsed: number | null;
+                        };
                     };
                 };
             };
@@ -27768,6 +27998,7 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                     }[];
                 };
             };
@@ -27845,6 +28076,7 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                     }[];
                 };
             };
@@ -27942,6 +28174,7 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                     };
                 };
             };
@@ -28160,6 +28393,7 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                         setupLog: string;
                         metricsConfig: {
                             server: {
@@ -28463,6 +28697,63 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "server.updateBuildsConcurrency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverId: string;
+                    buildsConcurrency: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        serverId: string;
+                        organizationId: string;
+                        name: string;
+                        description: string | null;
+                        ipAddress: string;
+                        port: number;
+                        username: string;
+                        sshKeyId: string | null;
+                        /** @enum {string} */
+                        serverType: "deploy" | "build";
+                        /** @enum {string} */
+                        serverStatus: "inactive" | "active";
+                        createdAt: string;
+                        totalSum: number;
+                        online: boolean;
+                        lastHeartbeatAt: string | null;
+                        agentVersion: string | null;
+                        enrolledAt: string | null;
+                        hostKeyFingerprint: string | null;
+                        enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                     };
                 };
             };
@@ -28575,6 +28866,7 @@ export interface operations {
                         enrolledAt: string | null;
                         hostKeyFingerprint: string | null;
                         enableDockerCleanup: boolean;
+                        buildsConcurrency: number | null;
                     }[];
                 };
             };
@@ -28811,6 +29103,44 @@ export interface operations {
                         buildCacheReclaimedBytes: number;
                         /** @enum {string} */
                         scope: "server" | "organization";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.cleanMonitoring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        filesRemoved: number;
+                        bytesRemoved: number;
                     };
                 };
             };
@@ -29289,6 +29619,8 @@ export interface operations {
                         traefikImage: string;
                         wildcardDomain: string;
                         remoteServersOnly: boolean;
+                        buildsConcurrency: number | null;
+                        logCleanupCron: string | null;
                     };
                 };
             };
@@ -29674,6 +30006,39 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.reloadServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.reloadTraefik": {
         parameters: {
             query?: never;
@@ -29821,6 +30186,41 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.updateBuildsConcurrency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    buildsConcurrency: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.updateDockerCleanup": {
         parameters: {
             query?: never;
@@ -29853,6 +30253,41 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.updateLogCleanup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cronExpression: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -29905,6 +30340,39 @@ export interface operations {
                 "application/json": {
                     remoteServersOnly: boolean;
                 };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.updateServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
             };
         };
         responses: {
@@ -29984,6 +30452,8 @@ export interface operations {
                         traefikImage: string;
                         wildcardDomain: string;
                         remoteServersOnly: boolean;
+                        buildsConcurrency: number | null;
+                        logCleanupCron: string | null;
                     };
                 };
             };

@@ -135,6 +135,16 @@ export interface CommandRequest {
   updateProxyService?:
     | UpdateProxyServiceCommand
     | undefined;
+  /**
+   * Engine maintenance (123-129): settings.updateLogCleanup, cleanMonitoring, reloadServer,
+   * updateServer and docker.getServerHealth.
+   */
+  cleanAccessLog?: CleanAccessLogCommand | undefined;
+  cleanMonitoring?: CleanMonitoringCommand | undefined;
+  serverHealth?: ServerHealthCommand | undefined;
+  restartControlPlane?:
+    | RestartControlPlaneCommand
+    | undefined;
   /** Volumes, images and disk usage (110-119): dockerVolume.*, dockerImage.*, dockerDiskUsage.*. */
   listVolumes?: ListVolumesCommand | undefined;
   inspectVolume?: InspectVolumeCommand | undefined;
@@ -1436,6 +1446,10 @@ export interface CommandReply {
   proxyInspection?: ProxyInspection | undefined;
   proxyFileList?: ProxyFileList | undefined;
   proxyServiceUpdated?: ProxyService | undefined;
+  accessLogCleaned?: AccessLogCleaned | undefined;
+  monitoringCleaned?: MonitoringCleaned | undefined;
+  serverHealth?: ServerHealth | undefined;
+  controlPlaneRestarted?: ControlPlaneRestarted | undefined;
   dockerCleanup?: DockerCleanupResult | undefined;
   accessLogPage?: AccessLogPage | undefined;
   scheduleRun?: ScheduledCommandResult | undefined;
@@ -2191,4 +2205,85 @@ export interface EngineNetworkList {
 export interface ImportNetworkCommand {
   name: string;
   scope?: ContainerScope | undefined;
+}
+
+/**
+ * Empties the proxy's access log (<main directory>/traefik/access.log) in place: Traefik keeps
+ * appending to the same file (settings.updateLogCleanup's scheduled cleanup).
+ */
+export interface CleanAccessLogCommand {
+}
+
+export interface AccessLogCleaned {
+  /** False when there is no access log file (nothing was done). */
+  exists: boolean;
+  /** Its size before the cleanup. */
+  bytesRemoved: number;
+}
+
+/**
+ * Deletes every stored metrics sample (system and containers) of the agent's metrics store
+ * (settings.cleanMonitoring); collection goes on with new samples.
+ */
+export interface CleanMonitoringCommand {
+}
+
+export interface MonitoringCleaned {
+  filesRemoved: number;
+  bytesRemoved: number;
+}
+
+/**
+ * The server's health (docker.getServerHealth): the engine as it answers now, and the system
+ * samples of the last since_hours hours from the metrics store.
+ */
+export interface ServerHealthCommand {
+  /** 1 to 720. */
+  sinceHours: number;
+}
+
+export interface ServerHealth {
+  engineReachable: boolean;
+  engineVersion: string;
+  containersRunning: number;
+  containersStopped: number;
+  /** Running containers whose health check fails. */
+  containersUnhealthy: number;
+  /** "active", "inactive", "pending", "error" or "locked" (the engine's Swarm state). */
+  swarmState: string;
+  /** Whether the agent collects metrics (server.setupMonitoring). */
+  monitoringEnabled: boolean;
+  /** System samples in the window. */
+  samples: number;
+  /** Start of the window (RFC 3339). */
+  since: string;
+  /** The newest sample of the window (RFC 3339); "" when there is none. */
+  latestSampleAt: string;
+  /** Percents over the window's samples (0 when there are none). */
+  cpuAverage: number;
+  cpuMax: number;
+  memoryAverage: number;
+  memoryMax: number;
+  /** Of the newest sample. */
+  diskUsed: number;
+  /** The engine's error when it did not answer. */
+  engineError: string;
+}
+
+/**
+ * Restarts the control plane's Swarm service on this machine (settings.reloadServer), or rolls it
+ * to another tag of its image (settings.updateServer): `docker service update --force [--image]`.
+ */
+export interface RestartControlPlaneCommand {
+  /** "" = the service of the container the agent runs in (the control plane's own process). */
+  serviceName: string;
+  /** "" keeps the service's image; else its image's repository with this tag. */
+  tag: string;
+}
+
+export interface ControlPlaneRestarted {
+  /** False when the engine runs no service of that name. */
+  found: boolean;
+  /** The image the service runs from now on. */
+  image: string;
 }

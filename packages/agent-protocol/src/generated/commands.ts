@@ -61,6 +61,10 @@ export interface CommandTable {
   inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
   listProxyFiles: { command: pb.ListProxyFilesCommand; result: "proxyFileList"; reply: pb.ProxyFileList };
   updateProxyService: { command: pb.UpdateProxyServiceCommand; result: "proxyServiceUpdated"; reply: pb.ProxyService };
+  cleanAccessLog: { command: pb.CleanAccessLogCommand; result: "accessLogCleaned"; reply: pb.AccessLogCleaned };
+  cleanMonitoring: { command: pb.CleanMonitoringCommand; result: "monitoringCleaned"; reply: pb.MonitoringCleaned };
+  serverHealth: { command: pb.ServerHealthCommand; result: "serverHealth"; reply: pb.ServerHealth };
+  restartControlPlane: { command: pb.RestartControlPlaneCommand; result: "controlPlaneRestarted"; reply: pb.ControlPlaneRestarted };
   listVolumes: { command: pb.ListVolumesCommand; result: "volumes"; reply: pb.VolumeList };
   inspectVolume: { command: pb.InspectVolumeCommand; result: "volumeConfig"; reply: pb.VolumeConfig };
   removeVolume: { command: pb.RemoveVolumeCommand; result: "volumeRemoved"; reply: pb.VolumeRemoved };
@@ -129,6 +133,10 @@ export interface ReplyResultTable {
   proxyInspection: pb.ProxyInspection;
   proxyFileList: pb.ProxyFileList;
   proxyServiceUpdated: pb.ProxyService;
+  accessLogCleaned: pb.AccessLogCleaned;
+  monitoringCleaned: pb.MonitoringCleaned;
+  serverHealth: pb.ServerHealth;
+  controlPlaneRestarted: pb.ControlPlaneRestarted;
   dockerCleanup: pb.DockerCleanupResult;
   accessLogPage: pb.AccessLogPage;
   scheduleRun: pb.ScheduledCommandResult;
@@ -329,6 +337,14 @@ export interface MessageTypes {
   EngineNetwork: pb.EngineNetwork;
   EngineNetworkList: pb.EngineNetworkList;
   ImportNetworkCommand: pb.ImportNetworkCommand;
+  CleanAccessLogCommand: pb.CleanAccessLogCommand;
+  AccessLogCleaned: pb.AccessLogCleaned;
+  CleanMonitoringCommand: pb.CleanMonitoringCommand;
+  MonitoringCleaned: pb.MonitoringCleaned;
+  ServerHealthCommand: pb.ServerHealthCommand;
+  ServerHealth: pb.ServerHealth;
+  RestartControlPlaneCommand: pb.RestartControlPlaneCommand;
+  ControlPlaneRestarted: pb.ControlPlaneRestarted;
 }
 
 /** The `result` member that answers each command. */
@@ -385,6 +401,10 @@ export const RESULT_NAME_OF_COMMAND = {
   inspectProxy: "proxyInspection",
   listProxyFiles: "proxyFileList",
   updateProxyService: "proxyServiceUpdated",
+  cleanAccessLog: "accessLogCleaned",
+  cleanMonitoring: "monitoringCleaned",
+  serverHealth: "serverHealth",
+  restartControlPlane: "controlPlaneRestarted",
   listVolumes: "volumes",
   inspectVolume: "volumeConfig",
   removeVolume: "volumeRemoved",
