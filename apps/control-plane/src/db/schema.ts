@@ -107,6 +107,15 @@ export interface LoginThrottleTable {
   windowStartedAt: string;
 }
 
+/** A session's shared token bucket (auth/session-rate-limit.ts). */
+export interface SessionRateBucketTable {
+  sessionId: string;
+  tokens: number;
+  /** Tokens the last take handed to the copy that asked (spent from its own memory). */
+  granted: number;
+  updatedAt: Generated<string>;
+}
+
 export interface SetupTokenTable {
   /** SHA-256 (hex) of a set-up token a control plane printed at start (auth/setup-token.ts). */
   tokenHash: string;
@@ -207,6 +216,7 @@ export interface Database {
   apiKeys: ApiKeyTable;
   invitations: InvitationTable;
   loginThrottle: LoginThrottleTable;
+  sessionRateBuckets: SessionRateBucketTable;
   setupTokens: SetupTokenTable;
   projects: ProjectTable;
   environments: EnvironmentTable;
