@@ -1,7 +1,8 @@
 /**
  * Two control planes on one PostgreSQL without NATS (issue 40 item 4): each copy runs its own
  * in-process transport and agent. One set of copies for the file. Proves: the per-session rate
- * limit and the login throttle hold across the copies (item 1); kill -9 of the copy that accepted
+ * limit and the login throttle hold across the copies (item 1); a backup schedule firing every
+ * second runs once per tick; kill -9 of the copy that accepted
  * application.deploy leaves the deployment done on the other copy's deployment.all, run once;
  * the deployment's log stream, followed on the copy that ran it, resumes on the other copy with
  * Last-Event-ID without losing or repeating a line.
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
+import { startTestS3 } from "../../packages/object-storage/src/testing/s3.ts";
 import {
   ApiClient,
   type ControlPlaneProcess,
@@ -38,6 +40,8 @@ async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api
       PLATFORM_SECRET_KEY: "ha-local-secret-key-0123456789abcdef012",
       RECONCILE_INTERVAL_MS: "1000",
       PLATFORM_SESSION_RATE_LIMIT: `${SESSION_LIMIT}/86400`,
+      // The stand-in S3 listens on this machine.
+      PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
     },
     { database },
   );
@@ -171,6 +175,50 @@ describe("two control planes on one database, without NATS", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await login(clients[i % 2]!, `wrong-${i}`)).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  }, 120_000);
+
+  it("runs a backup schedule firing every second once per tick, whichever copy claims it", async () => {
+    const s3 = await startTestS3();
+    cleanups.push(() => s3.close());
+    const destination = await a.mutateOk("destination.create", {
+      name: "Stand-in S3",
+      provider: "Minio",
+      accessKey: s3.storage.accessKey,
+      secretAccessKey: s3.storage.secretAccessKey,
+      bucket: s3.storage.bucket,
+      region: "us-east-1",
+      endpoint: s3.endpoint,
+    });
+    // The control plane's own backup: run by the copy itself, through no agent.
+    const backup = await b.mutateOk("backup.create", {
+      schedule: "* * * * * *",
+      enabled: true,
+      prefix: "ha/web-server",
+      destinationId: destination.destinationId,
+      database: "",
+      databaseType: "web-server",
+    });
+    const runs = () =>
+      b.queryOk<{ status: string; createdAt: string; errorMessage: string | null }[]>(
+        "deployment.allByType",
+        {
+          id: backup.backupId,
+          type: "backup",
+        },
+      );
+    await until(
+      "three backup runs ended",
+      async () => (await runs()).filter((r) => r.status === "done" || r.status === "error").length >= 3,
+    );
+    await a.mutateOk("backup.update", { backupId: backup.backupId, enabled: false });
+    await until("no backup run going", async () =>
+      (await runs()).every((r) => r.status === "done" || r.status === "error"),
+    );
+    const all = await runs();
+    // One run per tick: no second holds two runs' starts, whichever copies fired it.
+    const ticks = all.map((run) => Math.round(new Date(run.createdAt).getTime() / 1000));
+    expect(new Set(ticks).size, JSON.stringify(all)).toBe(ticks.length);
+    expect(all.filter((run) => run.status !== "done")).toEqual([]);
   }, 120_000);
 
   it("finishes on the other copy a deployment whose copy was killed, and its log stream resumes there", async () => {
