@@ -5,14 +5,18 @@
  * second runs once per tick; kill -9 of the copy that accepted
  * application.deploy leaves the deployment done on the other copy's deployment.all, run once;
  * the deployment's log stream, followed on the copy that ran it, resumes on the other copy with
- * Last-Event-ID without losing or repeating a line.
+ * Last-Event-ID without losing or repeating a line; kill -9 of the copy delivering a notification
+ * leaves it delivered by another copy once its lease ran out, once.
  */
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
+import { openDatabase } from "../../apps/control-plane/src/db/database.ts";
+import { recordEvent } from "../../apps/control-plane/src/deployments/events.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 import { startTestS3 } from "../../packages/object-storage/src/testing/s3.ts";
 import {
@@ -42,6 +46,7 @@ async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api
       PLATFORM_SESSION_RATE_LIMIT: `${SESSION_LIMIT}/86400`,
       // The stand-in S3 listens on this machine.
       PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
+      PLATFORM_NOTIFICATION_RETRY_MS: "250",
     },
     { database },
   );
@@ -274,4 +279,73 @@ describe("two control planes on one database, without NATS", () => {
     expect(logLines.filter((line) => !got.has(line))).toEqual([]);
     expect(resumed.filter((e) => e.event === "log").length).toBeGreaterThan(0);
   }, 180_000);
+
+  it("delivers on another copy a notification whose delivering copy was killed, once", async () => {
+    // Copy A is gone (the test above): a third copy beside B.
+    const c = (await startCopy("local-c")).api;
+    c.token = b.token;
+    let hold = true;
+    const delivered: string[] = [];
+    const held: ServerResponse[] = [];
+    const receiver = createServer((request: IncomingMessage, response: ServerResponse) => {
+      let body = "";
+      request.on("data", (chunk) => {
+        body += chunk;
+      });
+      request.on("end", () => {
+        if (hold) return void held.push(response);
+        delivered.push(JSON.parse(body).data.message);
+        response.writeHead(200).end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      for (const response of held) response.destroy();
+      receiver.closeAllConnections();
+      receiver.close();
+    });
+    const port = (receiver.address() as { port: number }).port;
+    const channel = await b.mutateOk("notification.createCustom", {
+      name: "receiver",
+      appDeploy: true,
+      endpoint: `http://127.0.0.1:${port}/hook`,
+    });
+    const db = await openDatabase(database.target);
+    cleanups.push(() => db.close());
+    const { organizationId } = await db.db
+      .selectFrom("organizations")
+      .select("organizationId")
+      .executeTakeFirstOrThrow();
+    await recordEvent(
+      db.db,
+      {
+        organizationId,
+        kind: "appDeploy",
+        applicationId: null,
+        payload: { applicationName: "web", status: "success", message: "ha delivery" },
+      },
+      new Date(),
+    );
+    await until("the delivery held by the receiver", async () => held.length > 0);
+    const row = () =>
+      db.db
+        .selectFrom("notificationDeliveries")
+        .select(["status", "attempts", "leaseOwner"])
+        .where("notificationId", "=", channel.notificationId)
+        .executeTakeFirstOrThrow();
+    const holder = (await row()).leaseOwner;
+    expect(["local-b", "local-c"]).toContain(holder);
+    // copies: local-a, local-b, local-c, in the order they started.
+    const holding = copies[holder === "local-b" ? 1 : 2]!;
+    holding.child.kill("SIGKILL");
+    for (const response of held.splice(0)) response.destroy();
+    hold = false;
+    await until(
+      "the delivery made by the other copy",
+      async () => (await row()).status === "delivered",
+      90_000,
+    );
+    expect(delivered).toEqual(["ha delivery"]);
+    expect((await row()).attempts).toBe(2);
+  }, 150_000);
 });
