@@ -42,7 +42,7 @@ describe("OpenAPI document and docs page", () => {
     const { body } = await platform.request("/api/openapi.json");
     const logs = body.paths["/api/deployment.logs"].get;
     expect(Object.keys(logs.responses["200"].content)).toEqual(["text/event-stream"]);
-    expect(logs.parameters.map((p: { name: string }) => p.name)).toEqual(["deploymentId"]);
+    expect(logs.parameters.map((p: { name: string }) => p.name)).toEqual(["deploymentId", "Last-Event-ID"]);
     const runtime = body.paths["/api/runtime.logs"].get;
     expect(Object.keys(runtime.responses["200"].content)).toEqual(["text/event-stream"]);
     expect(runtime.parameters.map((p: { name: string }) => p.name)).toEqual([

@@ -44,9 +44,11 @@ export function LiveLog({ deploymentId, onEnd }: { deploymentId: string; onEnd?:
       source.close();
       endRef.current?.(ended);
     });
-    // The stream ends after `end`; any other failure leaves what was read on the page.
+    // The stream ends after `end`. A broken connection is made again by the browser, which sends
+    // Last-Event-ID: any control plane resumes after the last line shown. A refused one leaves
+    // what was read on the page.
     source.onerror = () => {
-      if (source.readyState === EventSource.CLOSED) return;
+      if (source.readyState === EventSource.CONNECTING) return;
       source.close();
       setEnd((previous) => previous ?? { status: "unknown", errorMessage: "The log stream was interrupted" });
     };

@@ -38,12 +38,12 @@ export async function authenticate(
   const hash = apiKeyHash(presented);
   const cacheKey = `${isSession ? "session" : "apiKey"}:${hash}`;
   const cached = await ctx.callers.lookup(cacheKey);
-  if (cached) return limited(ctx, csrfChecked(ctx, cached, fromCookie, headers));
+  if (cached) return await limited(ctx, csrfChecked(ctx, cached, fromCookie, headers));
 
   const generation = ctx.callers.begin();
   const found = isSession ? await sessionCaller(ctx, presented) : await apiKeyCaller(ctx, hash);
   if (found.cacheable) ctx.callers.store(cacheKey, generation, found.caller, found.expiresAt);
-  return limited(ctx, csrfChecked(ctx, found.caller, fromCookie, headers));
+  return await limited(ctx, csrfChecked(ctx, found.caller, fromCookie, headers));
 }
 
 /** A cookie session's mutation carries the session's CSRF token (never asked of headers' credentials). */
@@ -60,9 +60,9 @@ function csrfChecked(
 }
 
 /** A session's request spends a token of its bucket (API keys spend theirs in useApiKey). */
-function limited(ctx: ServiceContext, caller: Caller): Caller {
+async function limited(ctx: ServiceContext, caller: Caller): Promise<Caller> {
   if (caller.credential.kind === "session") {
-    sessionRateLimiterOf(ctx.config)?.take(caller.credential.sessionId);
+    await sessionRateLimiterOf(ctx.config)?.take(ctx.db, caller.credential.sessionId);
   }
   return caller;
 }

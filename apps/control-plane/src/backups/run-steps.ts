@@ -16,6 +16,7 @@ import {
 } from "@platform/object-storage";
 import type { ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { recordSkippedRun } from "../deployments/cron-table.ts";
 import { maskSecrets } from "../deployments/deploy-service.ts";
 import { forwardAgentLog } from "../deployments/log-forwarder.ts";
 import { followAgentJob } from "../deployments/observe.ts";
@@ -35,7 +36,13 @@ import { findDestination, storageOf } from "./destinations.ts";
 const CANCEL_ANSWER_MS = 2000;
 
 /** Records a run, a deployment of its target, and queues it behind the target's other jobs. */
-export async function queueRun(ctx: ServiceContext, run: NewDeployment): Promise<{ deploymentId: string }> {
+export async function queueRun(
+  ctx: ServiceContext,
+  run: NewDeployment,
+  skipped?: string,
+): Promise<{ deploymentId: string }> {
+  // Ticks due while no control plane ran: the run's row, ended, says so (never run).
+  if (skipped !== undefined) return recordSkippedRun(ctx, run, skipped);
   const deployment = await insertDeployment(ctx.db, run);
   await enqueueOrFail(ctx, deployment.deploymentId, run.target.id);
   return { deploymentId: deployment.deploymentId };

@@ -44,6 +44,9 @@ import {
 export const BACKUP_RUN_KINDS: readonly DeploymentKind[] = ["backup", "restore", "verify"];
 export const isBackupRunKind = (kind: string) => (BACKUP_RUN_KINDS as readonly string[]).includes(kind);
 
+/** How long a control plane failing an interrupted backup run waits for its cancelled upload. */
+const CANCELLED_UPLOAD_WAIT_MS = 8000;
+
 /** A dump or restore may take this long on the agent (the watchdog fails a job that went away). */
 const JOB_TIMEOUT_MS = 6 * 60 * 60_000;
 
@@ -54,24 +57,28 @@ export async function startBackupRun(
   ctx: ServiceContext,
   backup: Backup,
   kind: "backup" | "verify",
-  options: { title?: string; backupFile?: string } = {},
+  options: { title?: string; backupFile?: string; skipped?: string } = {},
 ): Promise<{ deploymentId: string }> {
   if (!backup.databaseId) throw new Error("A web-server backup runs through startWebServerBackupRun");
   const databaseId = backup.databaseId;
   const database = await findDatabaseWithOrganization(ctx.db, databaseId);
   if (!database) throw new Error("The database of the backup no longer exists");
-  return queueRun(ctx, {
-    target: { kind: "database", id: databaseId },
-    kind,
-    title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
-    description: null,
-    serverId: database.serverId,
-    backupRun: {
-      backupId: backup.backupId,
-      backupDestinationId: backup.destinationId,
-      backupFile: options.backupFile ?? null,
+  return queueRun(
+    ctx,
+    {
+      target: { kind: "database", id: databaseId },
+      kind,
+      title: options.title ?? (kind === "backup" ? "Manual backup" : "Restore verification"),
+      description: null,
+      serverId: database.serverId,
+      backupRun: {
+        backupId: backup.backupId,
+        backupDestinationId: backup.destinationId,
+        backupFile: options.backupFile ?? null,
+      },
     },
-  });
+    options.skipped,
+  );
 }
 
 /** Queues a restore of `backupFile` from the destination into the database `databaseName`. */
@@ -99,8 +106,10 @@ export async function startRestoreRun(
  * A backup, restore or verify run a stopped control plane left running fails (its upload was
  * never completed, so no object looks complete): its agent job is cancelled where it still
  * runs, the file a backup run was writing is deleted if the agent still completed it (nothing
- * confirmed it), and its end is stored with its databaseBackup event. It is not run again; the
- * next scheduled run makes a new file.
+ * confirmed it) once the agent says the job has ended (its upload's requests settled, issue 40
+ * item 6a: nothing lands after the delete), and its end is stored with its databaseBackup event.
+ * An agent that does not answer leaves the object alone (the next run's retention counts it).
+ * It is not run again; the next scheduled run makes a new file.
  */
 export async function failInterruptedBackupRun(
   ctx: ServiceContext,
@@ -113,15 +122,23 @@ export async function failInterruptedBackupRun(
   },
 ): Promise<void> {
   const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  let uploadEnded = false;
   for (const step of ["backup", "restore", "verify"]) {
-    await ctx.agents.client.cancelJob(serverId, `${row.deploymentId}-${step}`, 2000).catch(() => {});
+    // The backup's upload is waited for: a delete before its last request could be undone by it.
+    const waitMs = step === "backup" && row.kind === "backup" ? CANCELLED_UPLOAD_WAIT_MS : 0;
+    const answer = await ctx.agents.client
+      .cancelJob(serverId, `${row.deploymentId}-${step}`, 2000 + waitMs, waitMs)
+      .catch(() => undefined);
+    if (step === "backup") uploadEnded = answer?.ended ?? false;
   }
   const target = await loadDeploymentTarget(ctx, {
     targetKind: "database",
     targetId: row.databaseId,
     kind: row.kind,
   });
-  if (row.kind === "backup") await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
+  if (row.kind === "backup" && uploadEnded) {
+    await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
+  }
   await failInterrupted(ctx, row, target);
 }
 

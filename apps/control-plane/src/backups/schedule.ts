@@ -6,7 +6,13 @@
  * waiting or running. The table of jobs and the busy check are deployments/cron-table.ts's.
  */
 import type { ServiceContext } from "../context.ts";
-import { type CronRow, CronTable, fireUnlessBusy } from "../deployments/cron-table.ts";
+import {
+  type CronRow,
+  CronTable,
+  fireUnlessBusy,
+  type SkippedTicks,
+  skippedMessage,
+} from "../deployments/cron-table.ts";
 import { startVolumeBackupRun } from "../volume-backups/volume-backups.ts";
 import { startBackupRun } from "./runs.ts";
 import { startWebServerBackupRun, WEB_SERVER } from "./web-server-runs.ts";
@@ -63,5 +69,28 @@ export class BackupSchedule extends CronTable {
           ? startWebServerBackupRun(ctx, backup, "Scheduled backup")
           : startBackupRun(ctx, backup, "backup", { title: "Scheduled backup" }),
     });
+  }
+
+  /** Ticks due while no control plane ran: one run row of the backup saying so. */
+  protected async recordSkipped(ctx: ServiceContext, id: string, skipped: SkippedTicks): Promise<void> {
+    const reason = skippedMessage(skipped);
+    if (id.startsWith(VOLUME)) {
+      const row = await ctx.db
+        .selectFrom("volumeBackups")
+        .selectAll()
+        .where("volumeBackupId", "=", id.slice(VOLUME.length))
+        .executeTakeFirst();
+      if (row) await startVolumeBackupRun(ctx, row, "Skipped volume backup", reason);
+      return;
+    }
+    const backup = await ctx.db
+      .selectFrom("backups")
+      .selectAll()
+      .where("backupId", "=", id)
+      .executeTakeFirst();
+    if (!backup) return;
+    if (backup.databaseType === WEB_SERVER)
+      await startWebServerBackupRun(ctx, backup, "Skipped backup", reason);
+    else await startBackupRun(ctx, backup, "backup", { title: "Skipped backup", skipped: reason });
   }
 }

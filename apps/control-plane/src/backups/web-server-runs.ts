@@ -64,15 +64,21 @@ export async function startWebServerBackupRun(
   ctx: ServiceContext,
   backup: Backup,
   title = "Web Server Backup",
+  /** Ticks due while no control plane ran: the run is recorded, ended with this reason. */
+  skipped?: string,
 ): Promise<{ deploymentId: string }> {
-  return queueRun(ctx, {
-    target: { kind: "webServer", id: backup.backupId },
-    kind: "backup",
-    title,
-    description: null,
-    serverId: null,
-    backupRun: { backupId: backup.backupId, backupDestinationId: backup.destinationId },
-  });
+  return queueRun(
+    ctx,
+    {
+      target: { kind: "webServer", id: backup.backupId },
+      kind: "backup",
+      title,
+      description: null,
+      serverId: null,
+      backupRun: { backupId: backup.backupId, backupDestinationId: backup.destinationId },
+    },
+    skipped,
+  );
 }
 
 /** The worker's view of a web-server backup (deployments/targets.ts): no status, a backup event. */

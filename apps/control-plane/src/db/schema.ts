@@ -139,6 +139,15 @@ export interface TwoFactorChallengeTable {
   usedAt: string | null;
 }
 
+/** A session's shared token bucket (auth/session-rate-limit.ts). */
+export interface SessionRateBucketTable {
+  sessionId: string;
+  tokens: number;
+  /** Tokens the last take handed to the copy that asked (spent from its own memory). */
+  granted: number;
+  updatedAt: Generated<string>;
+}
+
 export interface SetupTokenTable {
   /** SHA-256 (hex) of a set-up token a control plane printed at start (auth/setup-token.ts). */
   tokenHash: string;
@@ -244,6 +253,7 @@ export interface Database {
   userTwoFactor: UserTwoFactorTable;
   twoFactorRecoveryCodes: TwoFactorRecoveryCodeTable;
   twoFactorChallenges: TwoFactorChallengeTable;
+  sessionRateBuckets: SessionRateBucketTable;
   setupTokens: SetupTokenTable;
   projects: ProjectTable;
   environments: EnvironmentTable;

@@ -1,7 +1,10 @@
 /**
  * GET /api/deployment.logs?deploymentId=… : a deployment's log as server-sent events. First
  * the log so far, then each new line as it is written (event `log`, data: one
- * "<ISO timestamp> <line>"), and last an `end` event whose data is {status, errorMessage}.
+ * "<ISO timestamp> <line>"; id: see log-cursor.ts), and last an `end` event whose data is
+ * {status, errorMessage}. A copy not running the deployment reads its row every POLL_MS (the
+ * running copy writes it every LOG_FLUSH_MS), so any copy follows any deployment, and a client
+ * whose copy died resumes on another one with Last-Event-ID (issue 40 item 4).
  * Same authentication as every procedure; another organization's deployment is a 404. A server
  * schedule's run is followed by instance administrators only (access.ts), and so is a
  * run of the control plane's own backup (target kind webServer).
@@ -13,10 +16,10 @@ import { credentialsOf } from "../auth/cookie-session.ts";
 import { findWebServerRun } from "../backups/web-server-runs.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Deployment } from "../db/schema.ts";
-import type { LogEvent } from "../deployments/logs.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
 import { loadCallerDeployment, rereadDeployment } from "./access.ts";
+import { LogCursor, parseLogEventId } from "./log-cursor.ts";
 
 export const DEPLOYMENT_LOGS_PATH = "/api/deployment.logs";
 
@@ -26,9 +29,18 @@ export const deploymentLogsOpenApi: OpenApiPathItem = {
     tags: ["deployment"],
     summary: "Follow a deployment's log live (server-sent events)",
     description:
-      "Events `log` (data: one `<ISO timestamp> <line>`) for the log so far and each new line, then one `end` event (data: JSON `{status, errorMessage}`).",
+      "Events `log` (id: `<ISO timestamp> <n>`, the line's time and its rank among the lines of that time; data: one `<ISO timestamp> <line>`) for the log so far and each new line, then one `end` event (data: JSON `{status, errorMessage}`). Any control plane on the database follows any deployment; a client reconnecting with Last-Event-ID (to this or another control plane) gets the lines after that one.",
     security: [{ bearer: [] }, { apiKey: [] }],
-    parameters: [{ name: "deploymentId", in: "query", required: true, schema: { type: "string" } }],
+    parameters: [
+      { name: "deploymentId", in: "query", required: true, schema: { type: "string" } },
+      {
+        name: "Last-Event-ID",
+        in: "header",
+        required: false,
+        description: "The id of the last `log` event received: the stream resumes after that line",
+        schema: { type: "string" },
+      },
+    ],
     responses: {
       "200": {
         description: "The log as an event stream",
@@ -39,8 +51,11 @@ export const deploymentLogsOpenApi: OpenApiPathItem = {
   },
 };
 
-/** How often a follower re-reads the row when no line arrives (ends stale or removed ones). */
-const POLL_MS = 2_000;
+/**
+ * How often a follower re-reads the row of a deployment running on another copy (its lines),
+ * or, running here, when no line arrives (ends stale or removed ones).
+ */
+const POLL_MS = 1_000;
 
 const finished = (deployment: Deployment) => deployment.status === "done" || deployment.status === "error";
 const linesOf = (logs: string) => (logs === "" ? [] : logs.replace(/\n$/, "").split("\n"));
@@ -75,42 +90,69 @@ async function followDeployment(c: Context, ctx: ServiceContext): Promise<Respon
       ? findWebServerRun(ctx, caller, deploymentId)
       : rereadDeployment(ctx, organizationId, deploymentId);
 
-  return streamSSE(c, async (stream) => {
-    const pending: LogEvent[] = [];
-    let wake: (() => void) | undefined;
-    const follow = ctx.deployments.worker.logs.follow(deploymentId, (event) => {
-      pending.push(event);
-      wake?.();
+  const lastEventId = c.req.header("Last-Event-ID");
+  const resumeAfter = lastEventId === undefined ? null : parseLogEventId(lastEventId);
+  if (lastEventId !== undefined && !resumeAfter) {
+    throw badRequest("Invalid input: Last-Event-ID: an event id of this stream (`<ISO timestamp> <n>`)", {
+      fields: ["Last-Event-ID"],
     });
+  }
+
+  return streamSSE(c, async (stream) => {
+    const cursor = new LogCursor(resumeAfter);
+    /** This copy's lines of the run when it runs here: its snapshot, then each line it emits. */
+    let local: string[] | null = null;
+    let ended: { status: string; errorMessage: string | null } | undefined;
+    let wake: (() => void) | undefined;
+    const subscribe = () => {
+      ended = undefined;
+      const follow = ctx.deployments.worker.logs.follow(deploymentId, (event) => {
+        if (event.type === "line") local?.push(event.line);
+        else ended = { status: event.status, errorMessage: event.errorMessage };
+        wake?.();
+      });
+      // Lines are emitted synchronously: none arrives between follow() and this.
+      local = follow.lines ? [...follow.lines] : null;
+      return follow;
+    };
+    let follow = subscribe();
     let closed = false;
     stream.onAbort(() => {
       closed = true;
       wake?.();
     });
-    const sendLines = async (lines: string[]) => {
-      for (const line of lines) await stream.writeSSE({ event: "log", data: line });
+    const send = async (lines: readonly string[]) => {
+      for (const entry of cursor.next(lines)) {
+        await stream.writeSSE({ event: "log", id: entry.id, data: entry.line });
+      }
     };
     const sendEnd = (status: string, errorMessage: string | null) =>
       stream.writeSSE({ event: "end", data: JSON.stringify({ status, errorMessage }) });
     try {
-      if (follow.lines) {
-        await sendLines(follow.lines);
-      } else {
-        // Not running here: the row has the whole story unless the run starts meanwhile (then the
-        // listener has every line from the first).
-        const row = await reread();
-        if (pending.length === 0) {
-          if (!row) return void (await sendEnd("error", "The deployment was removed"));
-          await sendLines(linesOf(row.logs));
-          if (finished(row)) return void (await sendEnd(row.status, row.errorMessage));
-        }
-      }
+      let timedOut = false;
       while (!closed) {
-        for (let event = pending.shift(); event; event = pending.shift()) {
-          if (event.type === "line") await stream.writeSSE({ event: "log", data: event.line });
-          else return void (await sendEnd(event.status, event.errorMessage));
+        if (local) {
+          // Running here: its lines in memory, as they come.
+          await send(local);
+          if (ended) return void (await sendEnd(ended.status, ended.errorMessage));
+          // Ended without our hearing it, or handed back: the row tells from now on.
+          if (timedOut && !ctx.deployments.worker.isRunning(deploymentId)) local = null;
         }
-        const timedOut = await new Promise<boolean>((resolve) => {
+        if (!local) {
+          // Running on another copy (or ended): its row, which the copy running it writes every
+          // LOG_FLUSH_MS, read every POLL_MS, so the lines written elsewhere arrive as well.
+          const row = await reread();
+          if (!row) return void (await sendEnd("error", "The deployment was removed"));
+          await send(linesOf(row.logs));
+          if (finished(row)) return void (await sendEnd(row.status, row.errorMessage));
+          if (ctx.deployments.worker.isRunning(deploymentId)) {
+            // Taken over by this copy: its lines from now on.
+            follow.stop();
+            follow = subscribe();
+            continue;
+          }
+        }
+        timedOut = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(true), POLL_MS);
           wake = () => {
             clearTimeout(timer);
@@ -118,12 +160,6 @@ async function followDeployment(c: Context, ctx: ServiceContext): Promise<Respon
           };
         });
         wake = undefined;
-        if (timedOut && pending.length === 0 && !ctx.deployments.worker.isRunning(deploymentId)) {
-          const row = await reread();
-          if (!row) return void (await sendEnd("error", "The deployment was removed"));
-          if (finished(row) && pending.length === 0)
-            return void (await sendEnd(row.status, row.errorMessage));
-        }
       }
     } finally {
       follow.stop();

@@ -9,7 +9,53 @@
  */
 import { Cron } from "croner";
 import type { ServiceContext } from "../context.ts";
-import { claimTick, tickOf } from "../db/cron-ticks.ts";
+import { claimTick, cronDowntime, releaseCronBeat, tickOf, unclaimedTicks } from "../db/cron-ticks.ts";
+import { insertDeployment, moveDeployments, type NewDeployment } from "./repository.ts";
+
+/** Ticks of one job due while no control plane ran (issue 40 item 6d). */
+export interface SkippedTicks {
+  count: number;
+  first: Date;
+  last: Date;
+  /** More were due than were counted (MAX_COUNTED_TICKS). */
+  more: boolean;
+}
+
+/** At most this many ticks of a job are counted after a downtime. */
+const MAX_COUNTED_TICKS = 10_000;
+
+/** The message of a skipped run, which is never caught up (docs/decisions.md). */
+export function skippedMessage(skipped: SkippedTicks): string {
+  const runs = `${skipped.more ? "more than " : ""}${skipped.count} run${skipped.count === 1 && !skipped.more ? "" : "s"}`;
+  const span =
+    skipped.count === 1
+      ? `at ${skipped.first.toISOString()}`
+      : `from ${skipped.first.toISOString()} to ${skipped.last.toISOString()}`;
+  return `Skipped: ${runs} due ${span}, while no control plane was running; not caught up (the next run is at its schedule)`;
+}
+
+/**
+ * Records a run that never ran: its row, inserted already ended with status error and the
+ * reason (one transaction: no queue ever sees it waiting).
+ */
+export async function recordSkippedRun(
+  ctx: ServiceContext,
+  run: NewDeployment,
+  reason: string,
+): Promise<{ deploymentId: string }> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const deployment = await insertDeployment(trx, run);
+    await moveDeployments(
+      trx,
+      { deploymentId: deployment.deploymentId },
+      ["idle"],
+      { status: "error", errorMessage: reason },
+      { line: reason },
+      ctx.now(),
+    );
+    return { deploymentId: deployment.deploymentId };
+  });
+}
 
 /** One scheduled row: its id, its cron pattern and the timezone it is read in (none: the machine's). */
 export interface CronRow {
@@ -29,15 +75,55 @@ export abstract class CronTable {
   protected abstract rows(ctx: ServiceContext): Promise<CronRow[]>;
   /** One firing of the row `id`; logs its failures, never throws. */
   protected abstract run(ctx: ServiceContext, id: string): Promise<void>;
+  /** Records the ticks of row `id` no control plane ran (a run row saying so); may throw. */
+  protected abstract recordSkipped(ctx: ServiceContext, id: string, skipped: SkippedTicks): Promise<void>;
 
   /** This control plane's instance id, recorded with the ticks it claims. */
   private owner = "";
 
   /** Schedules every enabled row; later changes call reschedule(). `owner`: this control plane's id. */
-  start(ctx: ServiceContext, owner: string): Promise<void> {
+  async start(ctx: ServiceContext, owner: string): Promise<void> {
     this.ctx = ctx;
     this.owner = owner;
-    return this.reschedule();
+    const downtime = cronDowntime(ctx.db, owner);
+    await this.reschedule();
+    this.recording = downtime
+      .then((span) => (span ? this.recordDowntime(ctx, span) : undefined))
+      .catch((error) => ctx.logger.error({ err: error }, `${this.what}: ticks due while down not recorded`));
+  }
+
+  /** The recording of ticks skipped before this start (for tests and close). */
+  recording: Promise<void> = Promise.resolve();
+
+  /**
+   * For every enabled row: its ticks due in the downtime that no copy claimed, recorded as one
+   * skipped run by the copy whose claim of (`skipped:<job>`, the downtime's start) lands
+   * (several copies starting together record it once).
+   */
+  private async recordDowntime(ctx: ServiceContext, span: { from: Date; to: Date }): Promise<void> {
+    for (const row of await this.rows(ctx)) {
+      if (this.ctx !== ctx) return;
+      try {
+        const options = row.timezone ? { paused: true, timezone: row.timezone } : { paused: true };
+        const cron = new Cron(row.pattern, options);
+        const due = cron.nextRuns(MAX_COUNTED_TICKS + 1, span.from).filter((tick) => tick <= span.to);
+        cron.stop();
+        const more = due.length > MAX_COUNTED_TICKS;
+        const missed = await unclaimedTicks(
+          ctx.db,
+          `${this.what}:${row.id}`,
+          due.slice(0, MAX_COUNTED_TICKS),
+        );
+        if (missed.length === 0) continue;
+        // Keyed by the downtime's start, which every copy starting after it read alike.
+        if (!(await claimTick(ctx.db, `skipped:${this.what}:${row.id}`, span.from, this.owner))) continue;
+        const skipped = { count: missed.length, first: missed[0]!, last: missed[missed.length - 1]!, more };
+        ctx.logger.warn({ id: row.id, ...skipped }, `${this.what}: ${skippedMessage(skipped)}`);
+        await this.recordSkipped(ctx, row.id, skipped);
+      } catch (error) {
+        ctx.logger.error({ err: error, id: row.id }, `${this.what}: ticks due while down not recorded`);
+      }
+    }
   }
 
   /** Reads the enabled rows again and makes the jobs match them. */
@@ -92,6 +178,7 @@ export abstract class CronTable {
   close(): void {
     for (const job of this.jobs.values()) job.cron.stop();
     this.jobs.clear();
+    if (this.ctx) releaseCronBeat(this.ctx.db);
     this.ctx = undefined;
   }
 }

@@ -18,6 +18,8 @@
  */
 import {
   AgentCommandError,
+  AgentTimeoutError,
+  AgentUnavailableError,
   type RegistryAuth,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
 } from "@platform/agent-protocol";
@@ -38,8 +40,40 @@ import { findRegistryCredentials } from "../registries/repository.ts";
 /** Rollbacks each application keeps (its newest ones); docs/decisions.md. */
 export const ROLLBACKS_KEPT_PER_APPLICATION = 5;
 
-const AGENT_TIMEOUT_MS = 60_000;
+/** Tagging an image is quick: an agent silent this long went away (it is asked again). */
+const AGENT_TIMEOUT_MS = 20_000;
 const PUSH_TIMEOUT_MS = 30 * 60_000;
+/** How long a rollback's images are asked for again while their agent is away. */
+const AGAIN_WHILE_AWAY_MS = 90_000;
+const AGAIN_EVERY_MS = 2_000;
+
+/**
+ * Keeping a rollback's images tags (and may push) them: doing it twice is harmless, so a call
+ * whose agent went away (killed or restarting mid-call: no responder, or no reply) is sent again
+ * once it is back, for up to AGAIN_WHILE_AWAY_MS (issue 40 item 6b: before, the deployment ended
+ * without a rollback point).
+ */
+async function againWhileAgentAway<T>(
+  serverId: string,
+  log: (line: string) => void,
+  call: () => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + AGAIN_WHILE_AWAY_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const away = error instanceof AgentUnavailableError || error instanceof AgentTimeoutError;
+      if (!away || Date.now() > deadline) throw error;
+      if (attempt === 0) {
+        log(
+          `The agent of server ${serverId} went away while keeping the rollback images: asking again once it is back`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, AGAIN_EVERY_MS));
+    }
+  }
+}
 
 /** The tag of a deployment's kept images: its id (a tag may not start with `-` or `.`). */
 const rollbackTag = (deploymentId: string) => (/^\w/.test(deploymentId) ? deploymentId : `d${deploymentId}`);
@@ -169,15 +203,17 @@ export async function recordRollback(ctx: ServiceContext, deployment: SucceededD
       };
       log(`Keeping the image for rollbacks and pushing it to ${credentials.registryUrl}…`);
     }
-    const kept = await ctx.agents.client.keepRollbackImage(
-      serverId,
-      {
-        sourceImage: deployment.localImage,
-        image,
-        registry: registry?.auth,
-        imagePrefix: registry?.imagePrefix,
-      },
-      registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
+    const kept = await againWhileAgentAway(serverId, log, () =>
+      ctx.agents.client.keepRollbackImage(
+        serverId,
+        {
+          sourceImage: deployment.localImage,
+          image,
+          registry: registry?.auth,
+          imagePrefix: registry?.imagePrefix,
+        },
+        registry ? PUSH_TIMEOUT_MS : AGENT_TIMEOUT_MS,
+      ),
     );
     const spec: ServiceSpecToSend = { ...deployment.spec, image };
     return {
@@ -377,15 +413,17 @@ export async function recordComposeRollback(
   const { compose, serverId } = deployment;
   const holder = { composeId: compose.composeId };
   await keepRollback(ctx, { ...deployment, organizationId: compose.organizationId, holder }, async () => {
-    const kept = await ctx.agents.client.keepStackRollbackImages(
-      serverId,
-      {
-        appName: compose.appName,
-        composeType: compose.composeType,
-        owner: composeOwner(compose.organizationId, compose.composeId),
-        tag: rollbackTag(deployment.deploymentId),
-      },
-      AGENT_TIMEOUT_MS,
+    const kept = await againWhileAgentAway(serverId, deployment.log, () =>
+      ctx.agents.client.keepStackRollbackImages(
+        serverId,
+        {
+          appName: compose.appName,
+          composeType: compose.composeType,
+          owner: composeOwner(compose.organizationId, compose.composeId),
+          tag: rollbackTag(deployment.deploymentId),
+        },
+        AGENT_TIMEOUT_MS,
+      ),
     );
     const snapshot: ComposeSnapshot = {
       composeType: compose.composeType,

@@ -154,8 +154,11 @@ describe("deployments through the real pipeline", () => {
         `event: end\ndata: ${JSON.stringify({ status: "done", errorMessage: null })}`,
       );
       const lines = events.slice(0, -1).map((event) => {
-        expect(event).toMatch(/^event: log\ndata: \d{4}-\d\d-\d\dT[\d:.]+Z /);
-        return event.slice("event: log\ndata: ".length);
+        // Each line's id is its time and its rank among the lines of that time (Last-Event-ID).
+        const match = /^event: log\ndata: ((\d{4}-\d\d-\d\dT[\d:.]+Z) .*)\nid: (\S+) (\d+)$/.exec(event);
+        expect(match, event).not.toBeNull();
+        expect(match![3]).toBe(match![2]);
+        return match![1]!;
       });
       expect(lines[0]).toContain(`Deployment ${deploymentId} started: First`);
       expect(lines.at(-1)).toContain("Deployment done");

@@ -5,8 +5,14 @@
  * check are deployments/cron-table.ts's, as for the scheduled backups (backups/schedule.ts).
  */
 import type { ServiceContext } from "../context.ts";
-import { type CronRow, CronTable, fireUnlessBusy } from "../deployments/cron-table.ts";
-import { startScheduleRun } from "./runs.ts";
+import {
+  type CronRow,
+  CronTable,
+  fireUnlessBusy,
+  type SkippedTicks,
+  skippedMessage,
+} from "../deployments/cron-table.ts";
+import { recordSkippedScheduleRun, startScheduleRun } from "./runs.ts";
 
 export class ScheduleCron extends CronTable {
   protected readonly what = "schedule";
@@ -34,5 +40,19 @@ export class ScheduleCron extends CronTable {
         ctx.db.selectFrom("schedules").selectAll().where("scheduleId", "=", scheduleId).executeTakeFirst(),
       start: (schedule) => startScheduleRun(ctx, schedule, "Scheduled run"),
     });
+  }
+
+  /** Ticks due while no control plane ran: one run row saying so. */
+  protected async recordSkipped(
+    ctx: ServiceContext,
+    scheduleId: string,
+    skipped: SkippedTicks,
+  ): Promise<void> {
+    const schedule = await ctx.db
+      .selectFrom("schedules")
+      .selectAll()
+      .where("scheduleId", "=", scheduleId)
+      .executeTakeFirst();
+    if (schedule) await recordSkippedScheduleRun(ctx, schedule, skippedMessage(skipped));
   }
 }

@@ -13,10 +13,16 @@ import { applicationOwner, composeOwner } from "@platform/ownership";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Schedule } from "../db/schema.ts";
+import { recordSkippedRun } from "../deployments/cron-table.ts";
 import { forwardAgentLog } from "../deployments/log-forwarder.ts";
 import { followAgentJob } from "../deployments/observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
-import { type DeploymentResult, insertDeployment, moveDeployments } from "../deployments/repository.ts";
+import {
+  type DeploymentResult,
+  insertDeployment,
+  moveDeployments,
+  type NewDeployment,
+} from "../deployments/repository.ts";
 import { enqueueOrFail } from "../deployments/start.ts";
 import type { DeploymentTarget } from "../deployments/targets.ts";
 import { notFound } from "../errors.ts";
@@ -50,18 +56,35 @@ export async function startScheduleRun(
   schedule: Schedule,
   title = "Manual run",
 ): Promise<{ deploymentId: string; logPath: string }> {
-  const deployment = await insertDeployment(ctx.db, {
-    target: { kind: "schedule", id: schedule.scheduleId },
-    kind: "schedule",
-    title: `${title}: ${schedule.name}`.slice(0, 200),
-    description: null,
-    serverId: await serverOfSchedule(ctx, schedule),
-  });
+  const deployment = await insertDeployment(ctx.db, await scheduleRunValues(ctx, schedule, title));
   await enqueueOrFail(ctx, deployment.deploymentId, schedule.scheduleId);
   return {
     deploymentId: deployment.deploymentId,
     logPath: `/api/deployment.logs?deploymentId=${encodeURIComponent(deployment.deploymentId)}`,
   };
+}
+
+async function scheduleRunValues(
+  ctx: ServiceContext,
+  schedule: Schedule,
+  title: string,
+): Promise<NewDeployment> {
+  return {
+    target: { kind: "schedule", id: schedule.scheduleId },
+    kind: "schedule",
+    title: `${title}: ${schedule.name}`.slice(0, 200),
+    description: null,
+    serverId: await serverOfSchedule(ctx, schedule),
+  };
+}
+
+/** Records runs of `schedule` due while no control plane ran: one run row, ended, saying so. */
+export async function recordSkippedScheduleRun(
+  ctx: ServiceContext,
+  schedule: Schedule,
+  reason: string,
+): Promise<{ deploymentId: string }> {
+  return recordSkippedRun(ctx, await scheduleRunValues(ctx, schedule, "Skipped run"), reason);
 }
 
 /** How long a manual run is waited for before its current status is answered. */
@@ -228,16 +251,26 @@ function reasonOf(error: unknown, signal: AbortSignal): string {
 
 /**
  * A run a stopped control plane left running fails: its agent job is cancelled where it still
- * runs, and it is not run again (the next firing runs the command anew).
+ * runs, and it is not run again (the next firing runs the command anew). A script on the server
+ * is stopped by the cancel; a command in a container is not (Docker cannot kill an exec: the
+ * cancel only stops following it), so its message says that it may still run and finish there,
+ * whose outcome no one receives (issue 40 item 6c).
  */
 export async function failInterruptedScheduleRun(
   ctx: ServiceContext,
   row: { deploymentId: string; serverId: string | null },
 ): Promise<void> {
-  await ctx.agents.client
+  const schedule = await ctx.db
+    .selectFrom("deployments")
+    .innerJoin("schedules", "schedules.scheduleId", "deployments.scheduleId")
+    .select("schedules.scheduleType")
+    .where("deployments.deploymentId", "=", row.deploymentId)
+    .executeTakeFirst();
+  const inContainer = schedule !== undefined && !HOST_SCHEDULE_TYPES.includes(schedule.scheduleType);
+  const answer = await ctx.agents.client
     .cancelJob(row.serverId ?? LOCAL_SERVER_ID, `${row.deploymentId}-schedule`, 2000)
-    .catch(() => {});
-  const reason = "Interrupted: the control plane stopped during this run; it is not run again";
+    .catch(() => undefined);
+  const reason = `Interrupted: the control plane stopped during this run; it is not run again. ${interruptedFate(answer, inContainer)}`;
   const result: DeploymentResult = { status: "error", errorMessage: reason };
   await moveDeployments(
     ctx.db,
@@ -247,4 +280,18 @@ export async function failInterruptedScheduleRun(
     { line: reason },
     ctx.now(),
   );
+}
+
+const HOST_SCHEDULE_TYPES: readonly string[] = ["server", "dokploy-server"];
+
+/** What became of an interrupted run's command, from the agent's answer to its cancel. */
+function interruptedFate(answer: { cancelled: boolean } | undefined, inContainer: boolean): string {
+  if (!answer) {
+    return "Its agent did not answer: the command may still be running, and its outcome is not recorded.";
+  }
+  if (!answer.cancelled)
+    return "Its agent no longer ran the command: it had ended, with an outcome no one received.";
+  return inContainer
+    ? "The command was still running in its container, where it cannot be stopped (Docker cannot kill a command it runs in a container): it may finish there, and its outcome is not recorded."
+    : "The script was still running on the server: it was stopped.";
 }

@@ -318,21 +318,27 @@ export async function startVolumeBackupRun(
   ctx: ServiceContext,
   row: VolumeBackup,
   title = "Manual volume backup",
+  /** Ticks due while no control plane ran: the run is recorded, ended with this reason. */
+  skipped?: string,
 ): Promise<{ deploymentId: string }> {
   const service = await locateService(ctx.db, row.organizationId, row.serviceType, serviceIdOf(row));
   if (!service) throw new Error("The service of the volume backup no longer exists");
-  return queueRun(ctx, {
-    target: { kind: service.targetKind, id: service.serviceId },
-    kind: "volumeBackup",
-    title,
-    description: null,
-    serverId: service.serverId,
-    backupRun: {
-      volumeBackupId: row.volumeBackupId,
-      backupDestinationId: row.destinationId,
-      backupVolumeName: row.volumeName,
+  return queueRun(
+    ctx,
+    {
+      target: { kind: service.targetKind, id: service.serviceId },
+      kind: "volumeBackup",
+      title,
+      description: null,
+      serverId: service.serverId,
+      backupRun: {
+        volumeBackupId: row.volumeBackupId,
+        backupDestinationId: row.destinationId,
+        backupVolumeName: row.volumeName,
+      },
     },
-  });
+    skipped,
+  );
 }
 
 /** Queues a volumeRestore run: `backupFile` of the destination into `volumeName` of the service. */

@@ -10622,7 +10622,7 @@ export interface paths {
          * Follow a deployment's log live (server-sent events)
          * @description Follows a deployment's log as server-sent events: the log so far and each new line as `log` events, then one `end` event with the final status.
          *
-         *     Events `log` (data: one `<ISO timestamp> <line>`) for the log so far and each new line, then one `end` event (data: JSON `{status, errorMessage}`).
+         *     Events `log` (id: `<ISO timestamp> <n>`, the line's time and its rank among the lines of that time; data: one `<ISO timestamp> <line>`) for the log so far and each new line, then one `end` event (data: JSON `{status, errorMessage}`). Any control plane on the database follows any deployment; a client reconnecting with Last-Event-ID (to this or another control plane) gets the lines after that one.
          */
         get: operations["deployment.logs"];
         put?: never;
@@ -32452,7 +32452,10 @@ export interface operations {
                 /** @description Id of the deployment */
                 deploymentId: string;
             };
-            header?: never;
+            header?: {
+                /** @description The id of the last `log` event received: the stream resumes after that line */
+                "Last-Event-ID"?: string;
+            };
             path?: never;
             cookie?: never;
         };

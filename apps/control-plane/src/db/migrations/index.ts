@@ -51,6 +51,7 @@ import * as remoteServersOnly from "./20261201-30-remote-servers-only.ts";
 import * as ha from "./20261201-50-ha.ts";
 import * as tags from "./20261201-70-tags.ts";
 import * as engineSettings from "./20261202-10-engine-settings.ts";
+import * as sessionRateBuckets from "./20261202-30-session-rate-buckets.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
 
 export const migrations: Record<string, Migration> = {
@@ -105,5 +106,6 @@ export const migrations: Record<string, Migration> = {
   "20261201-50-ha": ha,
   "20261201-70-tags": tags,
   "20261202-10-engine-settings": engineSettings,
+  "20261202-30-session-rate-buckets": sessionRateBuckets,
   "20261202-50-two-factor": twoFactor,
 };
