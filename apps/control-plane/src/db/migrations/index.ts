@@ -51,6 +51,7 @@ import * as remoteServersOnly from "./20261201-30-remote-servers-only.ts";
 import * as ha from "./20261201-50-ha.ts";
 import * as tags from "./20261201-70-tags.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
+import * as vaultProviders from "./20261202-70-vault-providers.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -104,4 +105,5 @@ export const migrations: Record<string, Migration> = {
   "20261201-50-ha": ha,
   "20261201-70-tags": tags,
   "20261202-50-two-factor": twoFactor,
+  "20261202-70-vault-providers": vaultProviders,
 };
