@@ -6,7 +6,7 @@
  * enabled for. Another organization's provider is a 404.
  */
 import { z } from "zod";
-import { badRequest, forbidden } from "../errors.ts";
+import { badRequest, forbidden, notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireEnvironmentAccess, requireProjectAccess } from "../projects/permissions.ts";
 import { listSecretNames, testConnection, VaultError } from "../vaults/hashicorp.ts";
@@ -124,7 +124,7 @@ export const vaultProviderRouter = defineRouter("vaultProvider", {
           .where("environmentId", "=", input.environmentId)
           .where("projectId", "=", input.projectId)
           .executeTakeFirst();
-        if (!environment) throw badRequest("environmentId: not an environment of the project");
+        if (!environment) throw notFound("Environment");
         await requireEnvironmentAccess(ctx.db, caller, environment);
       }
       if (!isAssigned(provider.assignments, input.projectId, input.environmentId)) {

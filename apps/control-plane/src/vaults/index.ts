@@ -113,7 +113,10 @@ export function mergeConfig(
   return { ...incoming, token: openConfig(ctx, existing).token };
 }
 
-/** Every assignment names a project of the organization and environments of that project (400). */
+/**
+ * Every assignment names a project of the organization and environments of that project: another
+ * organization's project or environment is a 404, as everywhere.
+ */
 async function checkAssignments(db: Db, organizationId: string, assignments: VaultProviderAssignment[]) {
   for (const [index, assignment] of assignments.entries()) {
     const project = await db
@@ -122,7 +125,7 @@ async function checkAssignments(db: Db, organizationId: string, assignments: Vau
       .where("projectId", "=", assignment.projectId)
       .where("organizationId", "=", organizationId)
       .executeTakeFirst();
-    if (!project) throw badRequest(`assignments[${index}].projectId: no such project in this organization`);
+    if (!project) throw notFound(`assignments[${index}].projectId: Project`);
     if (assignment.environmentIds.length === 0) continue;
     const found = await db
       .selectFrom("environments")
@@ -131,7 +134,7 @@ async function checkAssignments(db: Db, organizationId: string, assignments: Vau
       .where("environmentId", "in", assignment.environmentIds)
       .execute();
     if (found.length !== new Set(assignment.environmentIds).size) {
-      throw badRequest(`assignments[${index}].environmentIds: an environment is not of the project`);
+      throw notFound(`assignments[${index}].environmentIds: Environment of the project`);
     }
   }
 }
@@ -304,7 +307,7 @@ export async function resolveVaultReferences(
   const secretsRead = new Map<string, Promise<Record<string, unknown>>>();
   const readKeys = new Map<string, string[]>();
 
-  const valueOf = async (key: string, providerName: string, ref: string): Promise<string> => {
+  const secretValue = async (key: string, providerName: string, ref: string): Promise<string> => {
     const reference = `\${{vault.${providerName}.${ref}}}`;
     const separator = ref.lastIndexOf(":");
     if (separator <= 0 || separator === ref.length - 1) {
@@ -370,7 +373,7 @@ export async function resolveVaultReferences(
     let out = "";
     let last = 0;
     for (const match of matches) {
-      out += value.slice(last, match.index) + (await valueOf(key, match[1]!, match[2]!));
+      out += value.slice(last, match.index) + (await secretValue(key, match[1]!, match[2]!));
       last = match.index + match[0].length;
     }
     resolved.push({ key, value: out + value.slice(last) });
