@@ -725,7 +725,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     {
       name: `${label}-vault`,
       config: { providerType: "hashicorp", url: "https://vault.example.com", token: `${label}-vault-token` },
-      assignments: [{ projectId: project.projectId, environmentIds: [] }],
+      assignments: [{ projectId: project.project.projectId, environmentIds: [] }],
     },
     as(session),
   );
@@ -737,7 +737,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .executeTakeFirstOrThrow();
   return {
     organizationId,
-    projectId: project.projectId,
+    projectId: project.project.projectId,
     environmentId,
     ...serviceIds,
     registryId: registry.registryId,
