@@ -6,7 +6,7 @@
  * enabled for. Another organization's provider is a 404.
  */
 import { z } from "zod";
-import { badRequest, forbidden, notFound } from "../errors.ts";
+import { badRequest, forbidden } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { requireEnvironmentAccess, requireProjectAccess } from "../projects/permissions.ts";
 import { listSecretNames, testConnection, VaultError } from "../vaults/hashicorp.ts";
@@ -19,6 +19,7 @@ import {
   mergeConfig,
   openConfig,
   removeVaultProvider,
+  requireEnvironmentOf,
   requireVaultProvider,
   toVaultProviderView,
   updateVaultProvider,
@@ -118,13 +119,7 @@ export const vaultProviderRouter = defineRouter("vaultProvider", {
       const provider = await requireVaultProvider(ctx.db, caller.organizationId, input.vaultProviderId);
       await requireProjectAccess(ctx.db, caller, input.projectId);
       if (input.environmentId !== undefined) {
-        const environment = await ctx.db
-          .selectFrom("environments")
-          .select(["environmentId", "projectId"])
-          .where("environmentId", "=", input.environmentId)
-          .where("projectId", "=", input.projectId)
-          .executeTakeFirst();
-        if (!environment) throw notFound("Environment");
+        const environment = await requireEnvironmentOf(ctx.db, input.projectId, input.environmentId);
         await requireEnvironmentAccess(ctx.db, caller, environment);
       }
       if (!isAssigned(provider.assignments, input.projectId, input.environmentId)) {

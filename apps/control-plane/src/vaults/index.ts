@@ -14,6 +14,7 @@ import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
+import { ownedBy } from "../db/owned.ts";
 import type { VaultProviderAssignment, VaultProviderRow } from "../db/schema.ts";
 import type { EnvVar } from "../env-vars.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
@@ -257,6 +258,22 @@ export async function removeVaultProvider(db: Db, organizationId: string, vaultP
   if (removed.numDeletedRows === 0n) throwNotFound();
 }
 
+/** The environment `environmentId` of the project `projectId`, or a 404. */
+export async function requireEnvironmentOf(
+  db: Db,
+  projectId: string,
+  environmentId: string,
+): Promise<{ environmentId: string; projectId: string }> {
+  const environment = await db
+    .selectFrom("environments")
+    .select(["environmentId", "projectId"])
+    .where("environmentId", "=", environmentId)
+    .where("projectId", "=", projectId)
+    .executeTakeFirst();
+  if (!environment) throw notFound("Environment");
+  return environment;
+}
+
 /** Whether the provider may be used by the project's environment (Dokploy's isVaultProviderAssigned). */
 export function isAssigned(
   assignments: readonly VaultProviderAssignment[],
@@ -296,12 +313,9 @@ export async function resolveVaultReferences(
 ): Promise<EnvVar[]> {
   const referenced = vars.filter(({ value }) => value.includes("${{") && /\$\{\{\s*vault\./.test(value));
   if (referenced.length === 0) return vars;
-  const environment = await ctx.db
-    .selectFrom("environments")
-    .innerJoin("projects", "projects.projectId", "environments.projectId")
+  const environment = await ownedBy(ctx.db.selectFrom("environments"), "environments", scope.organizationId)
     .select("environments.projectId")
     .where("environments.environmentId", "=", scope.environmentId)
-    .where("projects.organizationId", "=", scope.organizationId)
     .executeTakeFirstOrThrow();
   const providers = new Map<string, Promise<VaultProviderRow | undefined>>();
   const secretsRead = new Map<string, Promise<Record<string, unknown>>>();
