@@ -226,6 +226,14 @@ describe("vault providers", () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.message).toContain("refused the token");
     expect(JSON.stringify(wrong.body)).not.toContain("hvs.wrong");
+    // A private address outside PLATFORM_OUTBOUND_ALLOW is never reached (the outbound guard).
+    const inside = await platform.mutate(
+      "vaultProvider.testConnection",
+      { config: { ...hashicorp(), url: "http://10.255.255.1:8200" } },
+      as(owner),
+    );
+    expect(inside.status).toBe(400);
+    expect(inside.body.error.message).toContain("10.255.255.1:8200 may not be reached");
   });
 
   it("lists path:field names for a project it is enabled for, and refuses another", async () => {

@@ -152,8 +152,14 @@ export async function listSecretNames(
       for (const field of Object.keys(fields)) names.push(`${full}:${field}`);
     }
   };
-  // The root listing's failure (a wrong token) is the caller's answer, not an empty list.
-  await listKeys("");
+  // A refused token or an unreachable vault is the caller's answer, not an empty list; an empty
+  // mount (404) lists nothing.
+  try {
+    await listKeys("");
+  } catch (error) {
+    if (error instanceof VaultError && error.message.includes("(HTTP 404)")) return [];
+    throw error;
+  }
   await walk("", 0);
   return names.slice(0, MAX_NAMES);
 }
