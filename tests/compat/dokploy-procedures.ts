@@ -111,6 +111,8 @@ export const sources = {
   tag: "routers/tag.ts@13f1de5bd716, schema/tag.ts@e3fff301b849 (apiCreateTag {name, color?}; apiFindOneTag, apiRemoveTag {tagId}; apiUpdateTag = the insert schema made partial plus tagId; assignToProject, removeFromProject {projectId, tagId}; bulkAssign {projectId, tagIds}; create and update answer the tag row, assignToProject the project_tag row {id, projectId, tagId}, the rest {success: true}); routers/project.ts@010a6e2a7627 (all: projectTags with their tag)",
   network:
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
+  vaultProvider:
+    "routers/vault-provider.ts@80e0311a43c9 (create/update {name, config, assignments} (update with vaultProviderId) answer the row with config masked; remove {vaultProviderId} answers true; all, one {vaultProviderId} answer rows with config masked; testConnection {vaultProviderId?, config?} (one of them, else BAD_REQUEST) answers true; listSecretNames {vaultProviderId, projectId, environmentId?} answers string[], FORBIDDEN when not assigned), schema/vault-provider.ts (name 1-64 ^[a-zA-Z0-9_-]+$; config a discriminated union on providerType: hashicorp {url, token, namespace?, mount=secret}, infisical, aws, doppler, azure, scaleway, phase; assignments [{projectId, environmentIds=[]}]; row vaultProviderId, name, providerType, config, assignments, organizationId, createdAt), services/vault-provider.ts (VAULT_SECRET_MASK ********, the mask on update keeps the stored secret), utils/vault/hashicorp.ts@d264d384e608 (GET /v1/<mount>/data/<path> with X-Vault-Token and X-Vault-Namespace; testConnection: /v1/auth/token/lookup-self; names: metadata ?list=true walked 4 deep, at most 200, as path:field); docs.dokploy.com/docs/core/secrets-providers (reference syntax ${{vault.<provider-name>.<path>:<field>}}, values never stored)",
 } as const;
 
 export interface Row {
@@ -2962,6 +2964,48 @@ export const dokployProcedures: Record<string, Row> = {
     source: "tag",
     input: ["projectId*", "tagIds*"],
     output: "object:success",
+  },
+  "vaultProvider.create": {
+    kind: "mutation",
+    source: "vaultProvider",
+    input: ["name*", "config*", "assignments*"],
+    output: "object:vaultProviderId,name,providerType,config,assignments,organizationId,createdAt",
+  },
+  "vaultProvider.update": {
+    kind: "mutation",
+    source: "vaultProvider",
+    input: ["vaultProviderId*", "name*", "config*", "assignments*"],
+    output: "object:vaultProviderId,name,providerType,config,assignments,organizationId,createdAt",
+  },
+  "vaultProvider.remove": {
+    kind: "mutation",
+    source: "vaultProvider",
+    input: ["vaultProviderId*"],
+    output: "object:success",
+  },
+  "vaultProvider.all": {
+    kind: "query",
+    source: "vaultProvider",
+    input: [],
+    output: "array:vaultProviderId,name,providerType,config,assignments",
+  },
+  "vaultProvider.one": {
+    kind: "query",
+    source: "vaultProvider",
+    input: ["vaultProviderId*"],
+    output: "object:vaultProviderId,name,providerType,config,assignments",
+  },
+  "vaultProvider.testConnection": {
+    kind: "mutation",
+    source: "vaultProvider",
+    input: ["vaultProviderId", "config"],
+    output: "object:success",
+  },
+  "vaultProvider.listSecretNames": {
+    kind: "query",
+    source: "vaultProvider",
+    input: ["vaultProviderId*", "projectId*", "environmentId"],
+    output: "array:",
   },
 };
 

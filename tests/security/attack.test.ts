@@ -85,6 +85,8 @@ const ID_KINDS = [
   "networkId",
   // A tag of the organization (tag.*), assigned to the fixture's project.
   "tagId",
+  // A secret vault of the organization (vaultProvider.*), enabled for the fixture's project.
+  "vaultProviderId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -267,8 +269,12 @@ function sample(schema: JsonSchema, ids: Partial<Fixture>, field?: string): unkn
       }
       return value;
     }
-    case "array":
-      return Array.from({ length: schema.minItems ?? 0 }, () => sample(schema.items ?? {}, ids));
+    case "array": {
+      // An array of records naming an id (vaultProvider's assignments) carries one, so the id is sent.
+      const namesId = schema.items !== undefined && [...idKindsIn(schema.items)].some((kind) => ids[kind]);
+      const length = Math.max(schema.minItems ?? 0, namesId ? 1 : 0);
+      return Array.from({ length }, () => sample(schema.items ?? {}, ids));
+    }
     case "string":
       if (schema.format === "email") return "probe@example.com";
       if (schema.format === "uri") return "https://probe.example.com/";
@@ -713,6 +719,16 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .insertInto("projectTags")
     .values({ id: newId(), projectId: project.project.projectId, tagId })
     .execute();
+  // Never reached: a vault is called only to test, list or deploy, each refused before it here.
+  const vaultProvider = await platform.mutateOk(
+    "vaultProvider.create",
+    {
+      name: `${label}-vault`,
+      config: { providerType: "hashicorp", url: "https://vault.example.com", token: `${label}-vault-token` },
+      assignments: [{ projectId: project.project.projectId, environmentIds: [] }],
+    },
+    as(session),
+  );
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -721,7 +737,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .executeTakeFirstOrThrow();
   return {
     organizationId,
-    projectId: project.projectId,
+    projectId: project.project.projectId,
     environmentId,
     ...serviceIds,
     registryId: registry.registryId,
@@ -739,6 +755,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     certificateId,
     networkId,
     tagId,
+    vaultProviderId: vaultProvider.vaultProviderId,
   };
 }
 

@@ -73,6 +73,7 @@ const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
+const VAULTS = `${CP}/routers/vault-provider.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -896,6 +897,13 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "tag.assignToProject": applied("projectId tagId", TAGS),
   "tag.removeFromProject": applied("projectId tagId", TAGS),
   "tag.bulkAssign": applied("projectId tagIds", TAGS),
+  "vaultProvider.create": applied("name config assignments", VAULTS),
+  "vaultProvider.update": applied("vaultProviderId name config assignments", VAULTS),
+  "vaultProvider.remove": applied("vaultProviderId", VAULTS),
+  "vaultProvider.all": {},
+  "vaultProvider.one": applied("vaultProviderId", VAULTS),
+  "vaultProvider.testConnection": applied("vaultProviderId config", VAULTS),
+  "vaultProvider.listSecretNames": applied("vaultProviderId projectId environmentId", VAULTS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

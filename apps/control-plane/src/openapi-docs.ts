@@ -94,6 +94,8 @@ export const tagDocs: Record<string, string> = {
   network:
     "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
   tag: "The organization's tags and their assignment to projects; project.all and project.one carry each project's tags (`projectTags`).",
+  vaultProvider:
+    "Secret vaults (HashiCorp Vault / OpenBao KV v2): services' variables name their secrets as `${{vault.<provider>.<path>:<field>}}`, read at deploy time and never stored.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -1723,6 +1725,46 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "tag.bulkAssign": {
     description:
       "Makes `tagIds` the project's tags, replacing the ones it had (an empty list takes them all off); any id that is not one of the organization's tags is a 404 and changes nothing.",
+    errors: [404],
+  },
+  "vaultProvider.create": {
+    description:
+      "Connects a secret vault (owners and admins). `config` is HashiCorp Vault / OpenBao KV v2 (`providerType: hashicorp`, `url`, `token`, `mount` default `secret`, `namespace`); Dokploy's other provider types are a 400 naming `providerType`. `name` (letters, digits, `-`, `_`) is unique in the organization (409) and is what variables name: `${{vault.<name>.<path>:<field>}}`. `assignments` lists the projects (and, when `environmentIds` is not empty, only those environments) whose services may use it; another organization's project is a 404. The token is encrypted and answered only as `********`.",
+    example: {
+      name: "prod-vault",
+      config: {
+        providerType: "hashicorp",
+        url: "https://vault.example.com:8200",
+        token: "hvs.example",
+        mount: "secret",
+      },
+      assignments: [{ projectId: "<projectId>", environmentIds: [] }],
+    },
+    errors: [409],
+  },
+  "vaultProvider.update": {
+    description:
+      "Replaces a provider's name, config and assignments (owners and admins); `token: \"********\"` keeps the stored token. Another organization's provider is a 404, a name taken a 409.",
+    errors: [404, 409],
+  },
+  "vaultProvider.remove": {
+    description:
+      "Deletes a provider (owners and admins); a service naming it fails its next deploy, naming the reference. Another organization's is a 404.",
+    errors: [404],
+  },
+  "vaultProvider.all": { description: "The organization's vault providers by name, tokens masked." },
+  "vaultProvider.one": {
+    description: "One vault provider, token masked; another organization's is a 404.",
+    errors: [404],
+  },
+  "vaultProvider.testConnection": {
+    description:
+      "Checks that the vault answers and accepts the token (its token lookup), for a `config`, a stored provider, or a config whose `********` token stands for the stored provider's (owners and admins). A refused token or an unreachable vault is a 400 saying which; the vault's URL goes through the outbound guard.",
+    errors: [404],
+  },
+  "vaultProvider.listSecretNames": {
+    description:
+      "The `path:field` names the provider's mount holds (folders walked 4 deep, at most 200 names), for the env editor, when the provider is enabled for `projectId` (and `environmentId`); otherwise a 403. The project must be one the caller sees (404). Values are never answered.",
     errors: [404],
   },
 };

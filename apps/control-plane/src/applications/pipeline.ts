@@ -26,6 +26,7 @@ import { networkDockerNames } from "../networks/index.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
+import { resolveVaultReferences } from "../vaults/index.ts";
 import { type BuildServer, buildServerOf, recordBuildServer, runOnBuildServer } from "./build-server.ts";
 import { latestUpload } from "./drop.ts";
 import { listApplicationPorts } from "./repository.ts";
@@ -118,7 +119,13 @@ export async function runApplicationVariant(
     const archive =
       run.archive ?? (app.sourceType === "drop" ? await latestUpload(ctx, app.applicationId) : undefined);
     const source = await deploymentSourceOf(ctx, deployable, buildOn, archive);
-    const env = applicationEnv(app, app.projectEnv, app.environmentEnv);
+    const env = await resolveVaultReferences(
+      ctx,
+      app,
+      applicationEnv(app, app.projectEnv, app.environmentEnv),
+      log,
+      secrets,
+    );
     const ports = variant.ports;
 
     let image: string;

@@ -292,6 +292,7 @@ export interface Database {
   networks: NetworkTable;
   tags: TagTable;
   projectTags: ProjectTagTable;
+  vaultProviders: VaultProviderTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1133,3 +1134,24 @@ export interface ProjectTagTable {
   projectId: string;
   tagId: string;
 }
+
+/** A project (and optionally some of its environments) allowed to use a vault provider. */
+export interface VaultProviderAssignment {
+  projectId: string;
+  environmentIds: string[];
+}
+
+/** An external secret store of an organization (vaults/); the token is sealed. */
+export interface VaultProviderTable {
+  vaultProviderId: string;
+  organizationId: string;
+  name: string;
+  providerType: "hashicorp";
+  url: string;
+  mount: string;
+  namespace: string | null;
+  tokenSealed: string;
+  assignments: Json<VaultProviderAssignment[]>;
+  createdAt: Timestamp;
+}
+export type VaultProviderRow = Selectable<VaultProviderTable>;

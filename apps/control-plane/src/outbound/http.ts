@@ -33,6 +33,8 @@ export interface GuardedGetOptions {
   resolver?: HostResolver;
   /** An extra check of each URL before it is reached (e.g. the own-address rule for user targets). */
   checkTarget?: (url: URL) => Promise<void>;
+  /** Extra request headers (e.g. a Vault token); sent to every URL of the exchange. */
+  headers?: Record<string, string>;
 }
 
 /** The body of `url` as text (200 only); throws OutboundFetchError or OutboundRefusedError. */
@@ -85,7 +87,12 @@ async function getOnce(
   return new Promise((resolve, reject) => {
     const outgoing = request(
       target,
-      { method: "GET", lookup: pinned, signal, headers: { accept: "application/json, text/plain, */*" } },
+      {
+        method: "GET",
+        lookup: pinned,
+        signal,
+        headers: { ...options.headers, accept: "application/json, text/plain, */*" },
+      },
       (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;
         if ([301, 302, 303, 307, 308].includes(status) && response.headers.location) {

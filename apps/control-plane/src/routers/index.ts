@@ -44,6 +44,7 @@ import { sshKeyRouter } from "./ssh-key.ts";
 import { swarmRouter } from "./swarm.ts";
 import { tagRouter } from "./tag.ts";
 import { userRouter } from "./user.ts";
+import { vaultProviderRouter } from "./vault-provider.ts";
 import { volumeBackupsRouter } from "./volume-backups.ts";
 
 export const allRouters: RouterDef[] = [
@@ -92,4 +93,5 @@ export const allRouters: RouterDef[] = [
   swarmRouter,
   networkRouter,
   tagRouter,
+  vaultProviderRouter,
 ];

@@ -10443,6 +10443,174 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/vaultProvider.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's vault providers by name (tokens masked)
+         * @description The organization's vault providers by name, tokens masked.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/vaultProvider.all` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["vaultProvider.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect a secret vault (HashiCorp Vault KV v2); the token is encrypted and never shown again
+         * @description Connects a secret vault (owners and admins). `config` is HashiCorp Vault / OpenBao KV v2 (`providerType: hashicorp`, `url`, `token`, `mount` default `secret`, `namespace`); Dokploy's other provider types are a 400 naming `providerType`. `name` (letters, digits, `-`, `_`) is unique in the organization (409) and is what variables name: `${{vault.<name>.<path>:<field>}}`. `assignments` lists the projects (and, when `environmentIds` is not empty, only those environments) whose services may use it; another organization's project is a 404. The token is encrypted and answered only as `********`.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/vaultProvider.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["vaultProvider.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.listSecretNames": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The `path:field` names a provider holds, for a project (and environment) it is enabled for
+         * @description The `path:field` names the provider's mount holds (folders walked 4 deep, at most 200 names), for the env editor, when the provider is enabled for `projectId` (and `environmentId`); otherwise a 403. The project must be one the caller sees (404). Values are never answered.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/vaultProvider.listSecretNames` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["vaultProvider.listSecretNames"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One vault provider (token masked)
+         * @description One vault provider, token masked; another organization's is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/vaultProvider.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["vaultProvider.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a vault provider (services naming it fail their next deploy, saying so)
+         * @description Deletes a provider (owners and admins); a service naming it fails its next deploy, naming the reference. Another organization's is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/vaultProvider.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["vaultProvider.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.testConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that a vault answers and accepts the token (a config, a stored provider, or both)
+         * @description Checks that the vault answers and accepts the token (its token lookup), for a `config`, a stored provider, or a config whose `********` token stands for the stored provider's (owners and admins). A refused token or an unreachable vault is a 400 saying which; the vault's URL goes through the outbound guard.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/vaultProvider.testConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["vaultProvider.testConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/vaultProvider.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a vault provider; the masked token (********) keeps the stored one
+         * @description Replaces a provider's name, config and assignments (owners and admins); `token: "********"` keeps the stored token. Another organization's provider is a 404, a name taken a 409.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/vaultProvider.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["vaultProvider.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/volumeBackups.create": {
         parameters: {
             query?: never;
@@ -31967,6 +32135,370 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vaultProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "hashicorp";
+                        config: {
+                            /** @constant */
+                            providerType: "hashicorp";
+                            url: string;
+                            /** @constant */
+                            token: "********";
+                            namespace?: string;
+                            mount: string;
+                        };
+                        assignments: {
+                            projectId: string;
+                            environmentIds: string[];
+                        }[];
+                        organizationId: string;
+                        createdAt: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "prod-vault",
+                 *       "config": {
+                 *         "providerType": "hashicorp",
+                 *         "url": "https://vault.example.com:8200",
+                 *         "token": "hvs.example",
+                 *         "mount": "secret"
+                 *       },
+                 *       "assignments": [
+                 *         {
+                 *           "projectId": "<projectId>",
+                 *           "environmentIds": []
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    config: {
+                        /** @constant */
+                        providerType: "hashicorp";
+                        /** Format: uri */
+                        url: string;
+                        token: string;
+                        namespace?: string;
+                        /** @default secret */
+                        mount?: string;
+                    };
+                    assignments: {
+                        projectId: string;
+                        /** @default [] */
+                        environmentIds?: string[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vaultProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "hashicorp";
+                        config: {
+                            /** @constant */
+                            providerType: "hashicorp";
+                            url: string;
+                            /** @constant */
+                            token: "********";
+                            namespace?: string;
+                            mount: string;
+                        };
+                        assignments: {
+                            projectId: string;
+                            environmentIds: string[];
+                        }[];
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.listSecretNames": {
+        parameters: {
+            query: {
+                /** @description Id of the vault provider */
+                vaultProviderId: string;
+                /** @description Id of the project */
+                projectId: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.one": {
+        parameters: {
+            query: {
+                /** @description Id of the vault provider */
+                vaultProviderId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vaultProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "hashicorp";
+                        config: {
+                            /** @constant */
+                            providerType: "hashicorp";
+                            url: string;
+                            /** @constant */
+                            token: "********";
+                            namespace?: string;
+                            mount: string;
+                        };
+                        assignments: {
+                            projectId: string;
+                            environmentIds: string[];
+                        }[];
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vaultProviderId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.testConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    vaultProviderId?: string;
+                    config?: {
+                        /** @constant */
+                        providerType: "hashicorp";
+                        /** Format: uri */
+                        url: string;
+                        token: string;
+                        namespace?: string;
+                        /** @default secret */
+                        mount?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "vaultProvider.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    vaultProviderId: string;
+                    name: string;
+                    config: {
+                        /** @constant */
+                        providerType: "hashicorp";
+                        /** Format: uri */
+                        url: string;
+                        token: string;
+                        namespace?: string;
+                        /** @default secret */
+                        mount?: string;
+                    };
+                    assignments: {
+                        projectId: string;
+                        /** @default [] */
+                        environmentIds?: string[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        vaultProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "hashicorp";
+                        config: {
+                            /** @constant */
+                            providerType: "hashicorp";
+                            url: string;
+                            /** @constant */
+                            token: "********";
+                            namespace?: string;
+                            mount: string;
+                        };
+                        assignments: {
+                            projectId: string;
+                            environmentIds: string[];
+                        }[];
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

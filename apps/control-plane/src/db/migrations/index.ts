@@ -53,6 +53,7 @@ import * as tags from "./20261201-70-tags.ts";
 import * as engineSettings from "./20261202-10-engine-settings.ts";
 import * as sessionRateBuckets from "./20261202-30-session-rate-buckets.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
+import * as vaultProviders from "./20261202-70-vault-providers.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -108,4 +109,5 @@ export const migrations: Record<string, Migration> = {
   "20261202-10-engine-settings": engineSettings,
   "20261202-30-session-rate-buckets": sessionRateBuckets,
   "20261202-50-two-factor": twoFactor,
+  "20261202-70-vault-providers": vaultProviders,
 };
