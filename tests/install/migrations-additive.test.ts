@@ -81,7 +81,7 @@ describe("migrations after the baseline only add (old and new releases share the
     expect(checked.length).toBeGreaterThan(0);
     const found = Object.fromEntries(
       checked
-        .map((name) => [
+        .map((name): [string, string[]] => [
           name,
           contractions(upSource(readFileSync(path.join(MIGRATIONS, `${name}.ts`), "utf8"))),
         ])
