@@ -236,14 +236,21 @@ nats_cluster=false
 managers=$(docker node ls --filter role=manager --format '{{.ID}}' 2>/dev/null | wc -l)
 if [ "$managers" -ge 3 ]; then
   nats_cluster=true
-  labelled() { docker node ls -q --filter "node.label=$nats_label=$1" 2>/dev/null | head -n 1; }
+  # The NATS slot of a node (its label's value), empty when it has none.
+  slot_of() { docker node inspect --format "{{ index .Spec.Labels \"$nats_label\" }}" "$1"; }
+  # The node holding a slot, if any.
+  labelled() {
+    for node in $(docker node ls -q); do
+      [ "$(slot_of "$node")" != "$1" ] || { echo "$node"; break; }
+    done
+  }
   [ -n "$(labelled 1)" ] || docker node update --label-add "$nats_label=1" "$node_id" >/dev/null
   for slot in 2 3; do
     [ -z "$(labelled "$slot")" ] || continue
     candidate=$(docker node ls --filter role=manager --format '{{.ID}} {{.Status}}' | awk '$2 == "Ready" { print $1 }' |
       while read -r manager; do
-        [ -z "$(docker node inspect --format "{{ index .Spec.Labels \"$nats_label\" }}" "$manager")" ] && echo "$manager"
-      done | head -n 1)
+        [ -n "$(slot_of "$manager")" ] || echo "$manager"
+      done | awk 'NR == 1')
     [ -n "$candidate" ] || fail "no third ready manager for the NATS cluster: $managers managers, fewer than three ready"
     docker node update --label-add "$nats_label=$slot" "$candidate" >/dev/null
   done
