@@ -10,8 +10,8 @@
 # the secrets (Postgres password, NATS operator/account keys and the control plane's NATS
 # credentials, the control plane's secret key, the set-up token) as Docker secrets, deploys the
 # stack (Postgres, NATS, Traefik, the control plane with this machine's agent; deploy/stack.yml,
-# read from the control plane's image so it always matches the version), waits until the control
-# plane is ready and prints its URL, and, while no account exists, the set-up token the first
+# read from the control plane's image so it always matches the version), waits until every copy
+# of the control plane runs the image and answers through Traefik and prints its URL, and, while no account exists, the set-up token the first
 # registration needs (the control plane is reachable from the network before anyone owns it). Running it again changes nothing: secrets and data are kept, and an
 # unchanged stack (same file, settings and images) is not redeployed. A run interrupted at any
 # point (even killed) is finished by running the same command again (tests/install/stack.test.ts
@@ -20,7 +20,16 @@
 #   --upgrade           move the installed stack to the image (this release's, --image's or
 #                       --from-source's): backs the database up first (pg_dump into
 #                       <backup directory>/platform-<stack>-<UTC time>.sql, named in the output),
-#                       then redeploys; the new control plane applies migrations
+#                       then redeploys; the new control plane applies migrations. The copies of
+#                       the control plane are replaced one at a time, each new one healthy before
+#                       an old one stops: the API keeps answering through the upgrade (migrations
+#                       only add, so the old copies run on the new schema until replaced)
+#   --replicas N        run N copies of the control plane (default 1, or the install's), one Swarm
+#                       service behind Traefik. PostgreSQL is then the one stateful part: the
+#                       stack's single postgres service, or an external highly available one
+#                       given as the stack's database-url secret (see docs/ha.md). On a Swarm
+#                       with three managers or more, NATS runs as a JetStream cluster of three
+#                       (deploy/stack-nats-cluster.yml), one server per manager
 #   --image IMAGE       the control plane's image (default: this release's)
 #   --from-source SOURCE [--ref REF]
 #                       instead of an image, build one on this server from a git URL (https://,
@@ -40,8 +49,9 @@
 #                       default postgres:16, nats:2.10, traefik:v3
 #   --stack NAME        default platform;  --network NAME  default platform-network
 #   --http-port, --https-port, --port, --nats-port N
-#                       Traefik's published ports (default 80, 443), the control plane's (3000)
-#                       and NATS's client port for the agents of other servers (4222)
+#                       Traefik's published ports (default 80, 443), the control plane's (3000,
+#                       Traefik's entry point platform-api, which reaches every copy) and NATS's
+#                       client port for the agents of other servers (4222)
 #   --main-directory D  default /etc/platform (Traefik's configuration, builds)
 #   --backup-directory D default /var/backups/platform
 #   --url URL           the URL agents and users reach the control plane at (default
@@ -81,6 +91,7 @@ http_port=
 https_port=
 port=
 nats_port=
+replicas=
 nats_url=
 main_directory=/etc/platform
 backup_directory=/var/backups/platform
@@ -104,6 +115,7 @@ while [ $# -gt 0 ]; do
     --https-port) https_port=$2 ;;
     --port) port=$2 ;;
     --nats-port) nats_port=$2 ;;
+    --replicas) replicas=$2 ;;
     --nats-url) nats_url=$2 ;;
     --main-directory) main_directory=$2 ;;
     --backup-directory) backup_directory=$2 ;;
@@ -149,9 +161,11 @@ http_port=${http_port:-${PLATFORM_HTTP_PORT:-80}}
 https_port=${https_port:-${PLATFORM_HTTPS_PORT:-443}}
 port=${port:-${PLATFORM_CONTROL_PLANE_PORT:-3000}}
 nats_port=${nats_port:-${PLATFORM_NATS_PORT:-4222}}
+replicas=${replicas:-${PLATFORM_CONTROL_PLANE_REPLICAS:-1}}
 for value in "$http_port" "$https_port" "$port" "$nats_port" "$timeout"; do
   [[ "$value" =~ ^[0-9]+$ ]] || fail "ports and --timeout are numbers (got $value)"
 done
+[[ "$replicas" =~ ^[1-9][0-9]?$ ]] || fail "--replicas is a number from 1 to 99 (got $replicas)"
 
 # ---- Docker, curl, Swarm, network -------------------------------------------------------------
 if ! command -v docker >/dev/null || ! command -v curl >/dev/null; then
@@ -210,6 +224,37 @@ fi
 if ! docker network inspect "$network" >/dev/null 2>&1; then
   docker network create --driver overlay --attachable "$network" >/dev/null
 fi
+# The node whose Docker socket, directories and volumes the stack uses: this one.
+node_id=$(docker info --format '{{.Swarm.NodeID}}')
+[ -n "$node_id" ] || fail "this machine's Swarm node id is unknown"
+
+# ---- NATS: a JetStream cluster of three when the Swarm has three managers -----------------------
+# Three managers (this node and two others, chosen once and kept by their node labels
+# platform.nats.<stack>=1, 2, 3) each run one NATS server (deploy/stack-nats-cluster.yml).
+nats_label="platform.nats.$stack"
+nats_cluster=false
+managers=$(docker node ls --filter role=manager --format '{{.ID}}' 2>/dev/null | wc -l)
+if [ "$managers" -ge 3 ]; then
+  nats_cluster=true
+  # The NATS slot of a node (its label's value), empty when it has none.
+  slot_of() { docker node inspect --format "{{ index .Spec.Labels \"$nats_label\" }}" "$1"; }
+  # The node holding a slot, if any.
+  labelled() {
+    for node in $(docker node ls -q); do
+      [ "$(slot_of "$node")" != "$1" ] || { echo "$node"; break; }
+    done
+  }
+  [ -n "$(labelled 1)" ] || docker node update --label-add "$nats_label=1" "$node_id" >/dev/null
+  for slot in 2 3; do
+    [ -z "$(labelled "$slot")" ] || continue
+    candidate=$(docker node ls --filter role=manager --format '{{.ID}} {{.Status}}' | awk '$2 == "Ready" { print $1 }' |
+      while read -r manager; do
+        [ -n "$(slot_of "$manager")" ] || echo "$manager"
+      done | awk 'NR == 1')
+    [ -n "$candidate" ] || fail "no third ready manager for the NATS cluster: $managers managers, fewer than three ready"
+    docker node update --label-add "$nats_label=$slot" "$candidate" >/dev/null
+  done
+fi
 
 # ---- main directory and Traefik's static configuration ----------------------------------------
 mkdir -p "$main_directory/traefik/dynamic" "$backup_directory"
@@ -220,6 +265,9 @@ write_file() {
   cat >"$1.partial"
   mv -f "$1.partial" "$1"
 }
+# The entry point platform-api (port 3000 in Traefik's container, published on the control
+# plane's port) serves the control plane's API, reached through Traefik since its copies publish
+# no port. A traefik.yml of an earlier install gets it added under entryPoints.
 # The access log is JSON with the User-Agent kept, as settings.toggleRequests writes it
 # (Traefik drops request headers from the access log unless told to keep them).
 if [ ! -f "$main_directory/traefik/traefik.yml" ]; then
@@ -229,6 +277,8 @@ entryPoints:
     address: ":80"
   websecure:
     address: ":443"
+  platform-api:
+    address: ":3000"
 providers:
   file:
     directory: /etc/traefik/dynamic
@@ -241,7 +291,37 @@ accessLog:
       names:
         User-Agent: keep
 TRAEFIK
+elif ! grep -qE '^  platform-api:' "$main_directory/traefik/traefik.yml"; then
+  grep -qE '^entryPoints:[[:space:]]*$' "$main_directory/traefik/traefik.yml" ||
+    fail "$main_directory/traefik/traefik.yml has no entryPoints: block to add the entry point platform-api (address \":3000\") to: add it by hand"
+  awk '{ print } /^entryPoints:[[:space:]]*$/ { print "  platform-api:"; print "    address: \":3000\"" }' \
+    "$main_directory/traefik/traefik.yml" | write_file "$main_directory/traefik/traefik.yml"
 fi
+# Every request on platform-api goes to the control plane's copies (their DNS name on the platform
+# network resolves to the healthy ones only), retried on another copy when a copy is stopping.
+write_file "$main_directory/traefik/dynamic/platform-api-entrypoint.yml" <<'ROUTE'
+http:
+  routers:
+    platform-api-entrypoint:
+      entryPoints:
+        - platform-api
+      rule: PathPrefix(`/`)
+      priority: 1000000
+      service: platform-api-entrypoint
+      middlewares:
+        - platform-api-entrypoint-retry
+  middlewares:
+    platform-api-entrypoint-retry:
+      retry:
+        attempts: 3
+        initialInterval: 100ms
+  services:
+    platform-api-entrypoint:
+      loadBalancer:
+        passHostHeader: true
+        servers:
+          - url: http://platform-control-plane:3000
+ROUTE
 
 # ---- secrets (made once; never replaced) ------------------------------------------------------
 has_secret() { docker secret inspect "${stack}_$1" >/dev/null 2>&1; }
@@ -306,16 +386,22 @@ export PLATFORM_STACK=$stack PLATFORM_IMAGE=$image PLATFORM_POSTGRES_IMAGE=$post
   PLATFORM_NATS_IMAGE=$nats_image PLATFORM_TRAEFIK_IMAGE=$traefik_image PLATFORM_NETWORK=$network \
   PLATFORM_HTTP_PORT=$http_port PLATFORM_HTTPS_PORT=$https_port PLATFORM_CONTROL_PLANE_PORT=$port \
   PLATFORM_NATS_PORT=$nats_port PLATFORM_MAIN_DIRECTORY=$main_directory PLATFORM_URL=$url \
-  PLATFORM_NATS_AGENT_URL=$nats_url
+  PLATFORM_NATS_AGENT_URL=$nats_url PLATFORM_CONTROL_PLANE_REPLICAS=$replicas PLATFORM_NODE_ID=$node_id
 {
   for variable in PLATFORM_IMAGE PLATFORM_POSTGRES_IMAGE PLATFORM_NATS_IMAGE PLATFORM_TRAEFIK_IMAGE \
     PLATFORM_NETWORK PLATFORM_HTTP_PORT PLATFORM_HTTPS_PORT PLATFORM_CONTROL_PLANE_PORT PLATFORM_NATS_PORT \
-    PLATFORM_URL PLATFORM_NATS_AGENT_URL; do
+    PLATFORM_URL PLATFORM_NATS_AGENT_URL PLATFORM_CONTROL_PLANE_REPLICAS; do
     printf '%s=%q\n' "$variable" "${!variable}"
   done
 } | (umask 077 && write_file "$settings")
 
 docker run --rm --network none --entrypoint cat "$image" deploy/stack.yml >"$work/stack.yml"
+stack_files=(-c "$work/stack.yml")
+if $nats_cluster; then
+  docker run --rm --network none --entrypoint cat "$image" deploy/stack-nats-cluster.yml >"$work/stack-nats-cluster.yml" ||
+    fail "the image $image has no deploy/stack-nats-cluster.yml: it cannot run NATS as a cluster (use a newer image)"
+  stack_files+=(-c "$work/stack-nats-cluster.yml")
+fi
 deploy_options=()
 # Newer CLIs wait for the services by default; this script waits for the control plane itself.
 docker stack deploy --help 2>/dev/null | grep -q -- --detach && deploy_options+=(--detach=true)
@@ -331,7 +417,8 @@ $local_images && deploy_options+=(--resolve-image never)
 deployed="$main_directory/install-$stack.deployed"
 fingerprint=$( (
   cat "$work/stack.yml" "$settings"
-  echo "${deploy_options[*]}"
+  ! $nats_cluster || cat "$work/stack-nats-cluster.yml"
+  echo "$node_id ${deploy_options[*]}"
   for name in "$image" "$postgres_image" "$nats_image" "$traefik_image"; do
     docker image inspect --format '{{.Id}}' "$name" 2>/dev/null || echo "$name"
   done
@@ -344,15 +431,20 @@ if $services_exist && [ -f "$deployed" ] && [ "$(cat "$deployed")" = "$fingerpri
   echo "stack $stack is deployed with these settings already: unchanged"
 else
   echo "deploying stack $stack (control plane $image)"
-  docker stack deploy "${deploy_options[@]}" -c "$work/stack.yml" "$stack" >/dev/null
+  docker stack deploy "${deploy_options[@]}" "${stack_files[@]}" "$stack" >/dev/null
   echo "$fingerprint" | write_file "$deployed"
 fi
 
-# ---- wait until the new control plane is ready ------------------------------------------------
+# ---- wait until every copy of the new control plane is ready -----------------------------------
+# Each of the $replicas copies the Swarm wants running runs the image (an update replaces them one
+# at a time, so the older ones run on meanwhile), and the API answers through Traefik.
 started=$(date +%s)
 new_task_running() {
   docker service ps "${stack}_control-plane" --filter desired-state=running --format '{{.Image}} {{.CurrentState}}' 2>/dev/null |
-    awk -v image="$image" '($1 == image || index($1, image "@") == 1) && $2 == "Running" { found = 1 } END { exit !found }'
+    awk -v image="$image" -v replicas="$replicas" '
+      { tasks++ }
+      ($1 == image || index($1, image "@") == 1) && $2 == "Running" { running++ }
+      END { exit !(tasks == replicas && running == replicas) }'
 }
 until new_task_running &&
   curl -fsS -o /dev/null "http://127.0.0.1:$port/health/ready" 2>/dev/null; do
@@ -364,6 +456,9 @@ until new_task_running &&
   sleep 2
 done
 echo "Platform is ready at $url (took $(($(date +%s) - started))s after the deploy)"
+if [ "$replicas" -gt 1 ]; then
+  echo "$replicas copies of the control plane run behind Traefik; PostgreSQL is the one stateful part: back it up, or give the copies an external highly available PostgreSQL (docs/ha.md)"
+fi
 
 # ---- the set-up token, while no account exists -----------------------------------------------
 # The page says whether an account exists (data-first-run); when it cannot tell, the token is

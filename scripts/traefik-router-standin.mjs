@@ -11,7 +11,14 @@
  * One difference in how it reaches a server: a Swarm service's name resolves to its virtual IP,
  * which only answers where the kernel has IPVS, and the test machine's has not; so a server's
  * host name is looked up as `tasks.<name>` first (Docker's DNS name of the same service's tasks,
- * on the same network), then as itself.
+ * on the same network), then as itself; a name with several tasks (copies of a service) gives
+ * one of them at random for each new connection.
+ * Connections to servers are kept alive and reused, as Traefik's are. A request that fails before
+ * any answer because its server is not there (connection refused) or because the server closed
+ * the reused keep-alive connection it was sent on is sent again (up to 3 attempts, on a new
+ * connection, so possibly to another copy): Go's HTTP transport retries a request on a closed
+ * idle connection and Traefik's retry middleware (the platform-api route of deploy/install.sh)
+ * one its server refused; its body is held for that.
  */
 import { lookup } from "node:dns/promises";
 import { readdirSync, readFileSync } from "node:fs";
@@ -167,15 +174,50 @@ function route(entryPoint, request) {
   return servers[0]?.url;
 }
 
-/** dns.lookup for http.request: `tasks.<name>` when Docker's DNS knows it, else `<name>`. */
+/** dns.lookup for http.request: `tasks.<name>` when Docker's DNS knows it, else `<name>`; one address at random. */
 function lookupTasksFirst(hostname, options, callback) {
-  lookup(`tasks.${hostname}`, options)
-    .catch(() => lookup(hostname, options))
-    .then(
-      (result) =>
-        Array.isArray(result) ? callback(null, result) : callback(null, result.address, result.family),
-      (error) => callback(error),
-    );
+  const all = { ...options, all: true };
+  lookup(`tasks.${hostname}`, all)
+    .catch(() => lookup(hostname, all))
+    .then((addresses) => {
+      const chosen = addresses[Math.floor(Math.random() * addresses.length)];
+      if (!chosen) throw Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" });
+      if (options.all) callback(null, [chosen]);
+      else callback(null, chosen.address, chosen.family);
+    })
+    .catch((error) => callback(error));
+}
+
+const upstreamAgent = new http.Agent({ keepAlive: true });
+const ATTEMPTS = 3;
+
+/** Whether a request that failed before its answer can be sent again (see the header). */
+function retryable(error, reusedSocket) {
+  if (error.code === "ECONNREFUSED" || error.code === "EHOSTUNREACH") return true;
+  return reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE");
+}
+
+/** Sends the request (its body held in `body`) to `target`, again on a failure `retryable` allows. */
+function forward(request, response, target, headers, body, attempt) {
+  const forwarded = http.request(
+    target,
+    { agent: upstreamAgent, lookup: lookupTasksFirst, method: request.method, headers },
+    (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    },
+  );
+  forwarded.on("error", (error) => {
+    if (!response.headersSent && attempt < ATTEMPTS && retryable(error, forwarded.reusedSocket)) {
+      console.log(`${request.method} ${request.url} -> ${target}: ${error.code}; sent again`);
+      setTimeout(() => forward(request, response, target, headers, body, attempt + 1), 50 * attempt);
+      return;
+    }
+    console.log(`${request.method} ${request.url} -> ${target}: ${error.message}`);
+    if (!response.headersSent) response.writeHead(502, { "content-type": "text/plain; charset=utf-8" });
+    response.end("Bad Gateway\n");
+  });
+  forwarded.end(body.length > 0 ? body : undefined);
 }
 
 for (const [entryPoint, { address }] of entryPoints) {
@@ -194,29 +236,18 @@ for (const [entryPoint, { address }] of entryPoints) {
       return;
     }
     const target = new URL(request.url ?? "/", upstream);
-    const forwarded = http.request(
-      target,
-      {
-        lookup: lookupTasksFirst,
-        method: request.method,
-        headers: {
-          ...request.headers,
-          "x-forwarded-for": request.socket.remoteAddress ?? "",
-          "x-forwarded-host": request.headers.host ?? "",
-          "x-forwarded-proto": "http",
-        },
-      },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    forwarded.on("error", (error) => {
-      console.log(`${request.method} ${host}${request.url} -> ${target}: ${error.message}`);
-      if (!response.headersSent) response.writeHead(502, { "content-type": "text/plain; charset=utf-8" });
-      response.end("Bad Gateway\n");
-    });
-    request.pipe(forwarded);
+    const headers = {
+      ...request.headers,
+      "x-forwarded-for": request.socket.remoteAddress ?? "",
+      "x-forwarded-host": request.headers.host ?? "",
+      "x-forwarded-proto": "http",
+    };
+    // The client's keep-alive is its own; the server connection's is the agent's.
+    delete headers.connection;
+    delete headers["keep-alive"];
+    const chunks = [];
+    request.on("data", (chunk) => chunks.push(chunk));
+    request.on("end", () => forward(request, response, target, headers, Buffer.concat(chunks), 1));
   });
   server.listen(port, () => console.log(`traefik router stand-in: entry point ${entryPoint} on :${port}`));
 }

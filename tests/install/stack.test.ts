@@ -6,11 +6,14 @@
  * (scripts/build-traefik-router-image.sh). Everything the install names is this test's own
  * (stack, overlay network, secrets, volumes, directories, free ports published in host mode) and
  * is removed at the end; traffic goes to 127.0.0.1 only.
- * The control plane registers its first user, takes its domain (settings.assignDomainServer) and
- * from then on answers through Traefik by Host; it deploys an application on its own machine's
+ * The control plane runs as two copies (`--replicas 2`), reached through Traefik only: on its own
+ * port (Traefik's entry point platform-api) and, once it has taken its domain
+ * (settings.assignDomainServer), by Host; it deploys an application on its own machine's
  * agent, routed by a domain too. Each component survives `docker service update --force` with
  * the data intact, and `install.sh --upgrade` to a newer image (one more migration) backs the
- * database up first, applies the migration and keeps the data.
+ * database up first, applies the migration and keeps the data, while a client calls
+ * `project.all` and `application.one` in a loop through the whole upgrade: the copies are
+ * replaced one at a time and not one call fails.
  * install.sh is killed with SIGKILL at several moments of the first install and of the upgrade
  * (tests/install/interrupt.ts); each time, running it again converges, without a secret or a
  * network made twice and without a new Postgres password the data volume would not accept.
@@ -51,6 +54,8 @@ const SERVED_PAGE = "platform test image";
 const CONTROL_PLANE_IMAGE = "platform-test/control-plane:stack-test";
 const NEWER_IMAGE = `platform-test/control-plane:stack-test-${id}-newer`;
 const COMPONENTS = ["postgres", "nats", "traefik", "control-plane"] as const;
+/** Copies of the control plane. */
+const REPLICAS = 2;
 const SECRETS = [
   "database-url",
   "nats-account-seed",
@@ -81,7 +86,7 @@ let ports: { http: number; https: number; controlPlane: number; nats: number };
 let images: { postgres: string; nats: string; traefik: string };
 let installed = false;
 
-/** The public API through Traefik (the control plane's domain) or on its own published port. */
+/** The public API through Traefik: by the control plane's domain, or on the control plane's port (entry point platform-api). */
 function api(via: "traefik" | "direct", token?: string) {
   const port = via === "traefik" ? ports.http : ports.controlPlane;
   const host = via === "traefik" ? controlPlaneHost : `127.0.0.1:${port}`;
@@ -110,6 +115,8 @@ function installArgs(...extra: string[]): string[] {
   return installArguments(
     path.join(repoRoot, "deploy/install.sh"),
     { stack, network, ports, mainDirectory, backupDirectory, images },
+    "--replicas",
+    String(REPLICAS),
     ...extra,
   );
 }
@@ -172,6 +179,68 @@ async function databaseValue(query: string): Promise<string> {
   ).split("\n")[0];
   if (!container) throw new Error("the stack's database is not running");
   return docker("exec", container, "psql", "-U", "platform", "-d", "platform", "-tAc", query);
+}
+
+/** The control plane's running tasks: id and image. */
+async function controlPlaneTasks(): Promise<{ id: string; image: string }[]> {
+  const lines = await docker(
+    "service",
+    "ps",
+    `${stack}_control-plane`,
+    "--filter",
+    "desired-state=running",
+    "--format",
+    "{{.ID}} {{.Image}} {{.CurrentState}}",
+  );
+  return lines
+    .split("\n")
+    .filter((line) => / Running /.test(`${line} `))
+    .map((line) => {
+      const [id, image] = line.split(" ");
+      return { id: id!, image: image!.replace(/@sha256:.*$/, "") };
+    });
+}
+
+/**
+ * A client calling `project.all` and `application.one` one after the other through Traefik's
+ * platform-api entry point until stopped, as fast as the session's rate limit lets it: how many calls it made and every failure (an answer
+ * other than 200 or the expected data, or no answer).
+ */
+function callInALoop(token: string, applicationId: string) {
+  let running = true;
+  const failures: string[] = [];
+  let calls = 0;
+  const host = `127.0.0.1:${ports.controlPlane}`;
+  const loop = (async () => {
+    while (running) {
+      for (const [pathname, check] of [
+        ["/api/project.all", (body: any) => Array.isArray(body) && body.some((p) => p.name === "Stack test")],
+        [
+          `/api/application.one?applicationId=${applicationId}`,
+          (body: any) => body?.applicationId === applicationId,
+        ],
+      ] as const) {
+        calls++;
+        try {
+          const answer = await request(ports.controlPlane, host, "GET", pathname, { token });
+          if (answer.status !== 200 || !check(answer.body)) {
+            failures.push(`${pathname}: ${answer.status} ${answer.text.slice(0, 300)}`);
+          }
+        } catch (error) {
+          failures.push(`${pathname}: ${(error as Error).message}`);
+        }
+        // 5 calls a second: under the per-session rate limit (SESSION_RATE_LIMIT, 600 a minute).
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return { calls, failures };
+    },
+  };
 }
 
 /** The id of the running task of a component's service. */
@@ -289,6 +358,16 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     expect(await networksNamed(network)).toBe(1);
     expect(await networksNamed(`${stack}_internal`)).toBe(1);
     expect(await stackServices()).toEqual(COMPONENTS.map((component) => `${stack}_${component}`).sort());
+    // Two copies of the control plane, updated one at a time, the new one healthy first.
+    const spec = JSON.parse(
+      await docker("service", "inspect", `${stack}_control-plane`, "--format", "{{json .Spec}}"),
+    );
+    expect(spec.Mode.Replicated.Replicas).toBe(REPLICAS);
+    expect(spec.UpdateConfig).toMatchObject({ Parallelism: 1, Order: "start-first" });
+    expect(spec.TaskTemplate.ContainerSpec.Healthcheck.Test.join(" ")).toContain("/health/ready");
+    expect(spec.EndpointSpec?.Ports ?? []).toEqual([]);
+    expect(await controlPlaneTasks()).toHaveLength(REPLICAS);
+    expect(output).toMatch(/PostgreSQL is the one stateful part/);
     // The secrets are Docker secrets, not files left on the disk.
     expect(await secretNames()).toEqual(SECRETS.map((name) => `${stack}_${name}`));
     expect(existsSync(workDirectory())).toBe(false);
@@ -316,8 +395,8 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       `${createHash("sha256").update(RELEASE_ARM64_AGENT).digest("hex")}  platform-agent-linux-arm64\n`,
     );
 
-    // The published port's clients are not the container's loopback: without the set-up token,
-    // the first registration is refused (issue 37 finding 11).
+    // The control plane's port (through Traefik) has clients that are not the container's
+    // loopback: without the set-up token, the first registration is refused (issue 37 finding 11).
     const owner = { email: "owner@example.com", password: "correct-horse-battery", name: "Owner" };
     const refused = await request(
       ports.controlPlane,
@@ -466,6 +545,10 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
       databaseValue(`select count(*) from kysely_migration where name = '${UPGRADE_MIGRATION}'`);
     expect(await applied()).toBe("0");
     const args = installArgs("--upgrade", "--image", NEWER_IMAGE);
+    // A client calls the API all through the upgrade (the killed runs may start the roll already).
+    const client = callInALoop(token, applicationId);
+    const before = await controlPlaneTasks();
+    expect(before.map((task) => task.image)).toEqual(Array(REPLICAS).fill(CONTROL_PLANE_IMAGE));
 
     const dumps = () => readdirSync(backupDirectory).filter((name) => name.endsWith(".sql"));
     // While dumping: what it leaves is not named as a backup.
@@ -480,6 +563,14 @@ describe("the production stack (deploy/install.sh on this machine's Swarm)", () 
     });
 
     const output = await install("--upgrade", "--image", NEWER_IMAGE);
+    // install.sh returned once every copy ran the new image: the roll is over.
+    const after = await controlPlaneTasks();
+    expect(after.map((task) => task.image)).toEqual(Array(REPLICAS).fill(NEWER_IMAGE));
+    expect(after.map((task) => task.id)).not.toContain(before[0]!.id);
+    const { calls, failures } = await client.stop();
+    console.log(`calls during the upgrade: ${calls}, failed: ${failures.length}`);
+    expect(failures).toEqual([]);
+    expect(calls).toBeGreaterThan(20);
     // Every run made its backup before its deploy, whole (a killed dump would be left .partial).
     const backups = dumps().sort();
     // Three runs dumped (two within the same second share a name: the later dump replaces it).

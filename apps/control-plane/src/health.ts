@@ -3,6 +3,8 @@
  * process answers; readiness (GET /health/ready, and GET /health) checks the database, which
  * every request needs (503 when it is down), and reports NATS, which only agents and the
  * deployment queue need (down makes the status "degraded", still 200: the API keeps serving).
+ * A copy that is shutting down (SIGTERM, main.ts) is not ready (503, status "stopping") while it
+ * finishes its requests: a proxy's health check moves the traffic to the other copies.
  */
 import type { NatsConnection } from "@platform/agent-protocol";
 import type { Logger } from "pino";
@@ -14,21 +16,28 @@ import { ApiError } from "./errors.ts";
 export type DependencyStatus = "up" | "down" | "disabled";
 
 export interface HealthReport {
-  status: "ok" | "degraded" | "unavailable";
+  status: "ok" | "degraded" | "unavailable" | "stopping";
   checks: {
     database: { status: DependencyStatus; kind: ServiceContext["databaseKind"] };
     nats: { status: DependencyStatus };
   };
 }
 
+let stopping = false;
+
+/** From now on this process answers /health/ready with 503 "stopping" (main.ts, on SIGTERM). */
+export function markStopping(): void {
+  stopping = true;
+}
+
 export async function readiness(ctx: ServiceContext): Promise<{ report: HealthReport; ready: boolean }> {
   const database = (await databaseIsUp(ctx.db)) ? "up" : "down";
   const nats = ctx.agents.natsStatus();
-  const ready = database === "up";
+  const ready = database === "up" && !stopping;
   return {
     ready,
     report: {
-      status: !ready ? "unavailable" : nats === "down" ? "degraded" : "ok",
+      status: stopping ? "stopping" : !ready ? "unavailable" : nats === "down" ? "degraded" : "ok",
       checks: { database: { status: database, kind: ctx.databaseKind }, nats: { status: nats } },
     },
   };

@@ -3,6 +3,7 @@
  * NATS not answering yet at start is waited for; once running, their outages never end the
  * process (see db/database.ts and health.ts).
  */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { serve } from "@hono/node-server";
 import type { Logger } from "pino";
@@ -10,10 +11,23 @@ import { createApp } from "./app.ts";
 import { issueSetupToken } from "./auth/setup-token.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { buildServiceContext, createLogger, type RunningContext } from "./context-builder.ts";
-import { isDependencyOutage } from "./health.ts";
+import { isDependencyOutage, markStopping } from "./health.ts";
 import { HTTP_SERVER_OPTIONS, limitSlowBodies } from "./limits.ts";
 
 const START_RETRY_MS = 2000;
+/** How long a shutdown waits for the requests being answered. */
+const DRAIN_MS = 10_000;
+/** The longest a shutdown takes before the process exits anyway (deploy/stack.yml gives 30 s). */
+const SHUTDOWN_MS = 25_000;
+
+/**
+ * Whether a response whose headers are sent is a server-sent event stream. Hono's node server
+ * passes the headers to writeHead, so only the header block Node wrote (`_header`) names them.
+ */
+function isEventStream(response: ServerResponse): boolean {
+  const head = (response as unknown as { _header?: string | null })._header ?? "";
+  return /^content-type:\s*text\/event-stream/im.test(head);
+}
 
 async function startServices(config: Config, logger: Logger): Promise<RunningContext> {
   for (let attempt = 1; ; attempt++) {
@@ -80,27 +94,52 @@ async function main(): Promise<void> {
     );
   });
   limitSlowBodies(server);
-  // SIGTERM/SIGINT: stop accepting requests, let running deployments finish for a short grace
-  // time and hand the rest back to the queue (deployments/queue.ts), close the connections,
-  // exit 0. Open keep-alive and log-stream connections do not hold the exit.
+  const http = server as Server;
+  // The requests being answered: a shutdown waits for them. Once stopping, every response closes
+  // its connection, so that a client (or Traefik) does not send its next request here.
+  const inFlight = new Set<ServerResponse>();
   let stopping = false;
+  http.on("request", (_request: IncomingMessage, response: ServerResponse) => {
+    if (stopping && !response.headersSent) response.setHeader("connection", "close");
+    inFlight.add(response);
+    response.once("close", () => inFlight.delete(response));
+  });
+  // SIGTERM/SIGINT (a copy replaced by an upgrade, or stopped): readiness answers 503 at once,
+  // the listener closes (new connections go to the other copies), idle keep-alive connections
+  // are closed, log streams (server-sent events, which follow for ever) are cut at once (their
+  // clients resume on another copy with Last-Event-ID), and the other requests being answered
+  // finish (up to DRAIN_MS). Then the services stop: running deployments get a short
+  // grace time and the rest goes back to the queue (deployments/queue.ts), and the process
+  // exits 0. All of it within SHUTDOWN_MS (the stack's stop_grace_period is longer).
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
+    markStopping();
+    logger.info({ signal, requests: inFlight.size }, "shutting down: finishing the requests being answered");
     const forced = setTimeout(() => {
-      logger.error("shutdown did not finish within 20 s: exiting");
+      logger.error(`shutdown did not finish within ${SHUTDOWN_MS / 1000} s: exiting`);
       process.exit(1);
-    }, 20_000);
+    }, SHUTDOWN_MS);
     forced.unref();
-    server.close();
-    if ("closeIdleConnections" in server) server.closeIdleConnections();
+    for (const response of inFlight) {
+      if (!response.headersSent) response.setHeader("connection", "close");
+      else if (isEventStream(response)) response.socket?.destroy();
+    }
+    const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+    http.closeIdleConnections();
+    // A connection whose response ended after the close is idle now: closed too.
+    const idle = setInterval(() => http.closeIdleConnections(), 100);
+    const drained = await Promise.race([closed.then(() => true), sleep(DRAIN_MS).then(() => false)]);
+    clearInterval(idle);
+    if (!drained) {
+      logger.warn({ requests: inFlight.size }, "shutdown: requests still open after the drain time are cut");
+    }
     try {
       await running.close();
     } catch (error) {
       logger.error({ err: error }, "shutdown: closing the services failed");
     }
-    if ("closeAllConnections" in server) server.closeAllConnections();
+    http.closeAllConnections();
     logger.info("stopped");
     process.exit(0);
   };
