@@ -109,6 +109,8 @@ export const sources = {
   tag: "routers/tag.ts@13f1de5bd716, schema/tag.ts@e3fff301b849 (apiCreateTag {name, color?}; apiFindOneTag, apiRemoveTag {tagId}; apiUpdateTag = the insert schema made partial plus tagId; assignToProject, removeFromProject {projectId, tagId}; bulkAssign {projectId, tagIds}; create and update answer the tag row, assignToProject the project_tag row {id, projectId, tagId}, the rest {success: true}); routers/project.ts@010a6e2a7627 (all: projectTags with their tag)",
   network:
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
+  databaseLeftovers:
+    "routers/postgres.ts@027e425d313b, routers/redis.ts@027e425d313b, routers/mysql.ts@010a6e2a7627 (changePassword: {<kind>Id, password (DATABASE_PASSWORD_REGEX)}, mysql adding type user|root default user, run in the service's container then stored, answering true; changeStatus: apiChangePostgresStatus {postgresId, applicationStatus}, sets it, answers the row; move: {<kind>Id, targetEnvironmentId}, answers the moved row; search: {q?, name?, appName?, description?, projectId?, environmentId?, limit 1-100 = 20, offset = 0} answering {items: {<kind>Id, name, appName, description, environmentId, applicationStatus, createdAt}[], total}, a member limited to accessedServices); mariadb's type and mongo's rows by analogy (its stored router predates them)",
 } as const;
 
 export interface Row {
@@ -3005,7 +3007,7 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
         applicationStatus: "follows the deployments and what the agent observes, never the caller",
         createdAt: WE_SET,
         pausedAt: "no paused state is served",
-        environmentId: "moving a service to another environment is not served",
+        environmentId: `${kind}.move moves a service to another environment`,
         detachDokployNetwork: "database services join the platform network only",
       },
     },
@@ -3041,6 +3043,30 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       ...read,
       input: [`${id}*`],
       output: ROW,
+    },
+    [`${kind}.changePassword`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "password*", ...(fields.includes("databaseRootPassword") ? ['type="user"'] : [])],
+      output: "boolean",
+    },
+    [`${kind}.changeStatus`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "applicationStatus*"],
+      output: ROW,
+    },
+    [`${kind}.move`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "targetEnvironmentId*"],
+      output: `object:${id},environmentId`,
+    },
+    [`${kind}.search`]: {
+      kind: "query",
+      source: "databaseLeftovers",
+      input: ["q", "name", "appName", "description", "projectId", "environmentId", "limit=20", "offset=0"],
+      output: "object:items,total",
     },
   };
 }

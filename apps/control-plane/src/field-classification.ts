@@ -171,6 +171,13 @@ function databaseKind(kind: string, idKey: string, credentials: string): Record<
     },
     [`${kind}.rebuild`]: applied(idKey, DATABASES_E2E),
     [`${kind}.remove`]: applied(idKey, DATABASES),
+    [`${kind}.changePassword`]: applied(
+      `${idKey} password${credentials.includes("databaseRootPassword") ? " type" : ""}`,
+      DATABASES,
+    ),
+    [`${kind}.changeStatus`]: applied(`${idKey} applicationStatus`, DATABASES),
+    [`${kind}.move`]: applied(`${idKey} targetEnvironmentId`, DATABASES),
+    [`${kind}.search`]: applied("q name appName description projectId environmentId limit offset", DATABASES),
   };
 }
 

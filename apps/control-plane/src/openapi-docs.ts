@@ -1744,5 +1744,20 @@ function databaseDocs(kind: string, fields: Record<string, unknown>): Record<str
     [`${kind}.remove`]: {
       description: "Removes the service and its data volume, then the record (irreversible).",
     },
+    [`${kind}.changePassword`]: {
+      description: `Changes the ${kind === "mysql" || kind === "mariadb" ? "user's password (`type` root: root's)" : "password"} inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.`,
+      errors: [409],
+    },
+    [`${kind}.changeStatus`]: {
+      description:
+        "Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.",
+    },
+    [`${kind}.move`]: {
+      description:
+        "Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.",
+    },
+    [`${kind}.search`]: {
+      description: `The organization's ${kind} services matching the filters (\`q\` matches name, appName or description; partial, case-insensitive), newest first, paginated (\`limit\` 1-100, \`offset\`); a member sees the services granted.`,
+    },
   };
 }

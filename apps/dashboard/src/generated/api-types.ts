@@ -3963,6 +3963,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mariadb.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mariadb service's user password (type root: root's) inside the running database, then store it
+         * @description Changes the user's password (`type` root: root's) inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mariadb.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mariadb service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mariadb.create": {
         parameters: {
             query?: never;
@@ -4005,6 +4053,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mariadb.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mariadb.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mariadb.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mariadb service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4179,6 +4251,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mariadb.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mariadb services (a member: those the grants show)
+         * @description The organization's mariadb services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mariadb.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mariadb.search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mariadb.start": {
         parameters: {
             query?: never;
@@ -4251,6 +4347,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mongo.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mongo service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mongo.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mongo service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mongo.create": {
         parameters: {
             query?: never;
@@ -4293,6 +4437,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mongo.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mongo.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mongo.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mongo service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4467,6 +4635,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mongo.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mongo services (a member: those the grants show)
+         * @description The organization's mongo services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mongo.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mongo.search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mongo.start": {
         parameters: {
             query?: never;
@@ -4635,6 +4827,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mysql.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mysql service's user password (type root: root's) inside the running database, then store it
+         * @description Changes the user's password (`type` root: root's) inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mysql service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mysql.create": {
         parameters: {
             query?: never;
@@ -4677,6 +4917,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mysql.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mysql.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mysql service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4845,6 +5109,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mysql.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mysql.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mysql services (a member: those the grants show)
+         * @description The organization's mysql services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mysql.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mysql.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6411,6 +6699,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/postgres.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the postgres service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the postgres service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/postgres.create": {
         parameters: {
             query?: never;
@@ -6453,6 +6789,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/postgres.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["postgres.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the postgres service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6621,6 +6981,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/postgres.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["postgres.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's postgres services (a member: those the grants show)
+         * @description The organization's postgres services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/postgres.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["postgres.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7083,6 +7467,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/redis.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the redis service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the redis service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/redis.create": {
         parameters: {
             query?: never;
@@ -7125,6 +7557,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/redis.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["redis.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the redis service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7293,6 +7749,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/redis.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["redis.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's redis services (a member: those the grants show)
+         * @description The organization's redis services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/redis.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["redis.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -18779,6 +19259,105 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mariadb.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    password: string;
+                    /**
+                     * @default user
+                     * @enum {string}
+                     */
+                    type?: "user" | "root";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mariadb.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mariadbId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mariadb.create": {
         parameters: {
             query?: never;
@@ -18878,6 +19457,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mariadb.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mariadbId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -19209,6 +19843,63 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mariadb.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mariadbId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mariadb.start": {
         parameters: {
             query?: never;
@@ -19420,6 +20111,100 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mongo.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mongo.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mongoId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        replicaSets: boolean;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mongo.create": {
         parameters: {
             query?: never;
@@ -19518,6 +20303,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mongo.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mongoId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        replicaSets: boolean;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -19844,6 +20684,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mongo.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mongoId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -20294,6 +21191,105 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mysql.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    password: string;
+                    /**
+                     * @default user
+                     * @enum {string}
+                     */
+                    type?: "user" | "root";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mysqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mysql.create": {
         parameters: {
             query?: never;
@@ -20394,6 +21390,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mysqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -20721,6 +21772,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mysqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -24115,6 +25223,100 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "postgres.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        postgresId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "postgres.create": {
         parameters: {
             query?: never;
@@ -24213,6 +25415,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        postgresId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -24539,6 +25796,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            postgresId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -25756,6 +27070,98 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "redis.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redisId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "redis.create": {
         parameters: {
             query?: never;
@@ -25848,6 +27254,59 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redisId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -26172,6 +27631,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
