@@ -111,6 +111,8 @@ export const sources = {
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
   databaseLeftovers:
     "routers/postgres.ts@027e425d313b, routers/redis.ts@027e425d313b, routers/mysql.ts@010a6e2a7627 (changePassword: {<kind>Id, password (DATABASE_PASSWORD_REGEX)}, mysql adding type user|root default user, run in the service's container then stored, answering true; changeStatus: apiChangePostgresStatus {postgresId, applicationStatus}, sets it, answers the row; move: {<kind>Id, targetEnvironmentId}, answers the moved row; search: {q?, name?, appName?, description?, projectId?, environmentId?, limit 1-100 = 20, offset = 0} answering {items: {<kind>Id, name, appName, description, environmentId, applicationStatus, createdAt}[], total}, a member limited to accessedServices); mariadb's type and mongo's rows by analogy (its stored router predates them)",
+  domainToggle:
+    "routers/domain.ts found by code search, commit not shown (toggleEnable: apiFindDomain {domainId}, flips enabled, rewrites an application's or a preview's Traefik file, answers the updated row with requiresRedeploy = domainType is compose)",
 } as const;
 
 export interface Row {
@@ -1787,6 +1789,12 @@ export const dokployProcedures: Record<string, Row> = {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
     },
+  },
+  "domain.toggleEnable": {
+    kind: "mutation",
+    source: "domainToggle",
+    input: ["domainId*"],
+    output: "object:domainId,host,enabled,requiresRedeploy",
   },
   "domain.delete": {
     kind: "mutation",

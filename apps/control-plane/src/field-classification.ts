@@ -528,6 +528,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     domainType: refused(DOMAIN),
   },
   "domain.delete": applied("domainId", DOMAIN),
+  "domain.toggleEnable": applied("domainId", DOMAIN),
   "domain.generateDomain": applied("appName serverId", DOMAIN),
   "domain.canGenerateTraefikMeDomains": applied("serverId", DOMAIN),
   "domain.validateDomain": applied("domain serverIp", DOMAIN),

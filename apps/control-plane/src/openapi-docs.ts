@@ -654,6 +654,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "Changes a domain; the application's Traefik file is rewritten at once.",
     errors: [409],
   },
+  "domain.toggleEnable": {
+    description:
+      "Disables a domain (its row and host kept, the organization's still, but routed no more: it leaves its application's or stack's Traefik file at once, the file is removed with the last enabled domain) or enables it again. Answers the domain with `enabled` and `requiresRedeploy` (always false: stacks are routed by their Traefik file too). A preview's domain is a 400.",
+  },
   "domain.delete": {
     description:
       "Removes a domain; the Traefik file is rewritten, or removed with the application's last domain.",

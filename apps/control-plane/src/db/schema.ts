@@ -531,6 +531,8 @@ export interface DomainTable {
   middlewares: Generated<string[]>;
   /** A preview's host (domainType preview): the preview it routes to. */
   previewDeploymentId: Generated<string | null>;
+  /** false (domain.toggleEnable): kept, host still claimed, but routed by no Traefik file or label. */
+  enabled: Generated<boolean>;
   createdAt: Timestamp;
 }
 

@@ -3147,6 +3147,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/domain.toggleEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a domain (kept, routed no more) or enable it again; its Traefik file is rewritten at once
+         * @description Disables a domain (its row and host kept, the organization's still, but routed no more: it leaves its application's or stack's Traefik file at once, the file is removed with the last enabled domain) or enables it again. Answers the domain with `enabled` and `requiresRedeploy` (always false: stacks are routed by their Traefik file too). A preview's domain is a 400.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/domain.toggleEnable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["domain.toggleEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/domain.update": {
         parameters: {
             query?: never;
@@ -12086,6 +12110,7 @@ export interface operations {
                             internalPath: string | null;
                             customEntrypoint: string | null;
                             middlewares: string[];
+                            enabled: boolean;
                             createdAt: string;
                         }[];
                         ports: {
@@ -17314,6 +17339,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     }[];
                 };
@@ -17368,6 +17394,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     }[];
                 };
@@ -17488,6 +17515,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17547,6 +17575,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17636,6 +17665,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17644,6 +17674,66 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "domain.toggleEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domainId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domainId: string;
+                        host: string;
+                        path: string;
+                        port: number;
+                        https: boolean;
+                        /**
+                         * @default none
+                         * @enum {string}
+                         */
+                        certificateType: "letsencrypt" | "custom" | "none";
+                        customCertResolver: string | null;
+                        certificate: string | null;
+                        /** @enum {string} */
+                        domainType: "application" | "compose" | "preview";
+                        applicationId: string | null;
+                        composeId: string | null;
+                        previewDeploymentId: string | null;
+                        serviceName: string | null;
+                        uniqueConfigKey: string;
+                        stripPath: boolean;
+                        internalPath: string | null;
+                        customEntrypoint: string | null;
+                        middlewares: string[];
+                        enabled: boolean;
+                        createdAt: string;
+                        requiresRedeploy: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -17709,6 +17799,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
