@@ -45,7 +45,7 @@ export const sources = {
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
   certificates:
-    "routers/certificate.ts@092212e2258d, schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
+    "routers/certificate.ts@092212e2258d (update: apiUpdateCertificate {certificateId, name?, certificateData?, privateKey?, autoRenew?}, answers updateCertificate's row), schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
   rollback:
     "routers/rollbacks.ts@5a46b879f503 (apiFindOneRollback), schema/rollbacks.ts@078ca1957807, services/rollbacks.ts@00fb5a67fbee (rollback answers nothing, removeRollbackById the row; deployments.rollbackId set by createRollback)",
   previewDeployment:
@@ -1905,6 +1905,13 @@ export const dokployProcedures: Record<string, Row> = {
     source: "certificates",
     input: [],
     output: "array:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+  },
+  "certificates.update": {
+    kind: "mutation",
+    source: "certificates",
+    input: ["certificateId*", "name", "certificateData", "privateKey", "autoRenew"],
+    output: "object:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+    differs: { autoRenew: "true is a 400: nothing renews a custom certificate (docs/decisions.md)" },
   },
   "certificates.remove": {
     kind: "mutation",

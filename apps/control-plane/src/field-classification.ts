@@ -555,6 +555,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "certificates.one": applied("certificateId", CERTIFICATES),
   "certificates.all": {},
+  "certificates.update": {
+    ...applied("certificateId certificateData privateKey", CERTIFICATES),
+    ...shownOnly("name"),
+    autoRenew: refused(CERTIFICATES),
+  },
   "certificates.remove": applied("certificateId", CERTIFICATES),
 
   "rollback.rollback": applied("rollbackId", ROLLBACKS),

@@ -856,6 +856,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "One certificate: its chain, the hosts it covers and when it expires (never its key).",
   },
   "certificates.all": { description: "The organization's certificates, newest first (never their keys)." },
+  "certificates.update": {
+    description:
+      "Renames a certificate or replaces its chain and/or key (administrators): a new chain alone must match the stored key, a new key alone the stored chain, checked as on create (order, expiry, hosts read again). The new files are written to the server's proxy in the same transaction; when the agent refuses, the old pair stays. `autoRenew` true is a 400.",
+  },
   "certificates.remove": {
     description: "Remove a certificate: its files and TLS-store entry leave the server's proxy.",
   },

@@ -1443,6 +1443,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/certificates.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a certificate or replace its chain and/or key (checked as on create); new files are written to the proxy's TLS store at once
+         * @description Renames a certificate or replaces its chain and/or key (administrators): a new chain alone must match the stored key, a new key alone the stored chain, checked as on create (order, expiry, hosts read again). The new files are written to the server's proxy in the same transaction; when the agent refuses, the old pair stays. `autoRenew` true is a 400.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/certificates.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["certificates.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/cluster.addManager": {
         parameters: {
             query?: never;
@@ -14470,6 +14494,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "certificates.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificateId: string;
+                    name?: string;
+                    certificateData?: string;
+                    privateKey?: string;
+                    autoRenew?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificateId: string;
+                        name: string;
+                        certificateData: string;
+                        autoRenew: boolean | null;
+                        organizationId: string;
+                        serverId: string | null;
+                        expiresAt: string;
+                        hosts: string[];
+                        createdAt: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
