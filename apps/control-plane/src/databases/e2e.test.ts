@@ -837,8 +837,11 @@ describe("credentials: update and changePassword change them inside the running 
       await expect(auth("Redis#old1")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
       await ok("redis.changePassword", { [idKey]: id, password: "Redis#new3" });
       expect((await one("redis", { [idKey]: id })).databasePassword).toBe("Redis#new3");
-      await eventually(() => auth("Redis#new3"));
-      await expect(auth("Redis#new2")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
+      // The service's task restarts with the new --requirepass: wait until it answers again.
+      await eventually(async () => {
+        await auth("Redis#new3");
+        await expect(auth("Redis#new2")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
+      });
     },
     DEPLOY_WAIT_MS * 2,
   );
