@@ -113,6 +113,10 @@ export const sources = {
     "routers/postgres.ts@027e425d313b, routers/redis.ts@027e425d313b, routers/mysql.ts@010a6e2a7627 (changePassword: {<kind>Id, password (DATABASE_PASSWORD_REGEX)}, mysql adding type user|root default user, run in the service's container then stored, answering true; changeStatus: apiChangePostgresStatus {postgresId, applicationStatus}, sets it, answers the row; move: {<kind>Id, targetEnvironmentId}, answers the moved row; search: {q?, name?, appName?, description?, projectId?, environmentId?, limit 1-100 = 20, offset = 0} answering {items: {<kind>Id, name, appName, description, environmentId, applicationStatus, createdAt}[], total}, a member limited to accessedServices); mariadb's type and mongo's rows by analogy (its stored router predates them)",
   domainToggle:
     "routers/domain.ts found by code search, commit not shown (toggleEnable: apiFindDomain {domainId}, flips enabled, rewrites an application's or a preview's Traefik file, answers the updated row with requiresRedeploy = domainType is compose)",
+  mountLists:
+    "routers/mount.ts@02a9856fa76f (allNamedByApplicationId: {applicationId}, the service container's Mounts of Type volume with a Source, undefined without a container) and a later routers/mount.ts with schema/mount.ts found by code search, commit not shown (listByServiceId: apiFindMountByApplicationId {serviceId, serviceType application|postgres|mysql|mariadb|mongo|redis|compose|libsql}, findMountsByApplicationId's rows)",
+  sshKeyForApps:
+    "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
 } as const;
 
 export interface Row {
@@ -757,6 +761,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:sshKeyId,name,publicKey",
   },
   "sshKey.all": { kind: "query", source: "sshKey", input: [], output: "array:sshKeyId,name,publicKey" },
+  "sshKey.allForApps": { kind: "query", source: "sshKeyForApps", input: [], output: "array:sshKeyId,name" },
   "sshKey.update": {
     kind: "mutation",
     source: "sshKey",
@@ -1254,6 +1259,19 @@ export const dokployProcedures: Record<string, Row> = {
     output: "any",
   },
   "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
+  "mounts.listByServiceId": {
+    kind: "query",
+    source: "mountLists",
+    input: ["serviceId*", "serviceType*"],
+    output: "array:mountId,type,mountPath",
+  },
+  "mounts.allNamedByApplicationId": {
+    kind: "query",
+    source: "mountLists",
+    input: ["applicationId*"],
+    output: "array:Type,Name,Source,Destination",
+    differs: { "(output)": "[] where Dokploy answers undefined when the application runs no container" },
+  },
 
   "destination.create": {
     kind: "mutation",

@@ -306,6 +306,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "sshKey.create": { ...applied("privateKey publicKey", SSH_KEYS), ...shownOnly("name description") },
   "sshKey.one": applied("sshKeyId", SERVER),
   "sshKey.all": {},
+  "sshKey.allForApps": {},
   "sshKey.update": { ...applied("sshKeyId", SERVER), ...shownOnly("name description") },
   "sshKey.remove": applied("sshKeyId", SERVER),
   "sshKey.generate": applied("type", SERVER),
@@ -490,6 +491,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "mounts.one": applied("mountId", MOUNTS),
   "mounts.update": applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
   "mounts.remove": applied("mountId", MOUNTS),
+  "mounts.listByServiceId": applied("serviceId serviceType", MOUNTS),
+  "mounts.allNamedByApplicationId": applied("applicationId", MOUNTS),
 
   "registry.create": {
     ...applied("registryUrl username password imagePrefix", REGISTRY),

@@ -419,6 +419,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "sshKey.one": { description: "One SSH key: name, description and public key." },
   "sshKey.all": { description: "The organization's SSH keys, newest first (public parts only)." },
+  "sshKey.allForApps": {
+    description:
+      "The organization's SSH keys as `sshKeyId` and `name` only, newest first: any member may list them to pick an application's Git key (sshKey.all needs canAccessToSSHKeys).",
+  },
   "sshKey.update": {
     description: "Renames an SSH key or changes its description; the key itself cannot change.",
   },
@@ -824,6 +828,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "mounts.update": { description: 'Change a mount (next deploy); null or "" clears a field' },
   "mounts.remove": { description: "Remove a mount (next deploy); a volume's data stays in the volume" },
+  "mounts.listByServiceId": {
+    description:
+      "The mounts of a service (`serviceType` application, a database kind or compose, with its `serviceId`), oldest first. Another organization's or an unseen service is a 404.",
+  },
+  "mounts.allNamedByApplicationId": {
+    description:
+      "The named volumes Docker mounted into the application's running container, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent; [] when the application runs no container on its server's node.",
+  },
   // redirects
   "redirects.create": {
     description: "Redirect an application's requests matching a regex (a redirectRegex middleware)",
