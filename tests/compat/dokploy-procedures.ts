@@ -73,7 +73,8 @@ export const sources = {
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   notification:
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
-  organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
+  organization:
+    "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468; active: no input, the session's organization or null; setDefault: {organizationId}, member.isDefault, {success: true}; updateMemberRole: withPermission member update, {memberId, role}, not one's own, not to or from owner, admins change members only, true: @00b724c81468)",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -386,6 +387,19 @@ export const dokployProcedures: Record<string, Row> = {
     source: "organization",
     input: ["organizationId*"],
     output: "any",
+  },
+  "organization.active": { kind: "query", source: "organization", input: [], output: "object:id,name" },
+  "organization.setDefault": {
+    kind: "mutation",
+    source: "organization",
+    input: ["organizationId*"],
+    output: "object:success",
+  },
+  "organization.updateMemberRole": {
+    kind: "mutation",
+    source: "organization",
+    input: ["memberId*", "role*"],
+    output: "boolean",
   },
   "organization.setActive": {
     kind: "mutation",

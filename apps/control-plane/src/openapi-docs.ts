@@ -181,6 +181,18 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "organization.one": { description: "One organization the caller belongs to; others answer 404." },
   "organization.update": { description: "Renames the active organization. Owner only." },
+  "organization.active": {
+    description:
+      "The caller's active organization (the session's, or the one an API key belongs to), with the caller's role in it.",
+  },
+  "organization.setDefault": {
+    description:
+      "Makes one of the caller's organizations the default: a login that names no organization starts there (one default per user; another organization is a 404).",
+  },
+  "organization.updateMemberRole": {
+    description:
+      "Changes a member's role between `admin` and `member` (`memberId` as user.all lists it). Administrators change members only, the owner administrators too; one's own role and the owner's are fixed (403), `owner` is not a role to give (400). Another organization's member is a 404.",
+  },
   "organization.setActive": {
     description: "Makes another of the caller's organizations the active one for this session.",
   },

@@ -51,6 +51,8 @@ export interface MemberTable {
   canAccessToApi: Generated<boolean>;
   canAccessToSshKeys: Generated<boolean>;
   canAccessToGitProviders: Generated<boolean>;
+  /** organization.setDefault: the organization login picks when it names none. */
+  isDefault: Generated<boolean>;
   createdAt: Timestamp;
 }
 

@@ -4779,6 +4779,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mounts.allNamedByApplicationId": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The named volumes Docker mounted into the application's running container (none when it runs none)
+         * @description The named volumes Docker mounted into the application's running container, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent; [] when the application runs no container on its server's node.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mounts.allNamedByApplicationId` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mounts.allNamedByApplicationId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mounts.create": {
         parameters: {
             query?: never;
@@ -4797,6 +4821,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mounts.create` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mounts.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mounts.listByServiceId": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mounts of a service, oldest first
+         * @description The mounts of a service (`serviceType` application, a database kind or compose, with its `serviceId`), oldest first. Another organization's or an unseen service is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mounts.listByServiceId` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mounts.listByServiceId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6435,6 +6483,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organization.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's active organization (the session's, or the API key's)
+         * @description The caller's active organization (the session's, or the one an API key belongs to), with the caller's role in it.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/organization.active` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["organization.active"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization.all": {
         parameters: {
             query?: never;
@@ -6627,6 +6699,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organization.setDefault": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an organization the caller belongs to the one login starts in when it names none
+         * @description Makes one of the caller's organizations the default: a login that names no organization starts there (one default per user; another organization is a 404).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/organization.setDefault` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["organization.setDefault"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization.update": {
         parameters: {
             query?: never;
@@ -6645,6 +6741,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/organization.update` with tRPC envelopes (see the trpc tag).
          */
         post: operations["organization.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organization.updateMemberRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a member's role between admin and member (administrators: members only; the owner's role and one's own are fixed)
+         * @description Changes a member's role between `admin` and `member` (`memberId` as user.all lists it). Administrators change members only, the owner administrators too; one's own role and the owner's are fixed (403), `owner` is not a role to give (400). Another organization's member is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/organization.updateMemberRole` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["organization.updateMemberRole"];
         delete?: never;
         options?: never;
         head?: never;
@@ -9915,6 +10035,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sshKey.allForApps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's SSH keys as id and name only, newest first, for choosing an application's Git key (any member)
+         * @description The organization's SSH keys as `sshKeyId` and `name` only, newest first: any member may list them to pick an application's Git key (sshKey.all needs canAccessToSSHKeys).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/sshKey.allForApps` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["sshKey.allForApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sshKey.create": {
         parameters: {
             query?: never;
@@ -13171,6 +13315,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
@@ -13277,6 +13422,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
@@ -21117,6 +21263,44 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mounts.allNamedByApplicationId": {
+        parameters: {
+            query: {
+                /** @description Id of the application */
+                applicationId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Type: string;
+                        Name: string;
+                        Source: string;
+                        Destination: string;
+                        Driver: string;
+                        Mode: string;
+                        RW: boolean;
+                        Propagation: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mounts.create": {
         parameters: {
             query?: never;
@@ -21187,6 +21371,57 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mounts.listByServiceId": {
+        parameters: {
+            query: {
+                /** @description Id of the service */
+                serviceId: string;
+                /** @description Only items whose serviceType contains this text */
+                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mountId: string;
+                        /** @enum {string} */
+                        type: "volume" | "file" | "bind";
+                        volumeName: string | null;
+                        filePath: string | null;
+                        content: string | null;
+                        hostPath: string | null;
+                        mountPath: string;
+                        /** @enum {string} */
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceId: string;
+                        applicationId: string | null;
+                        postgresId: string | null;
+                        mysqlId: string | null;
+                        mariadbId: string | null;
+                        mongoId: string | null;
+                        redisId: string | null;
+                        composeId: string | null;
+                        createdAt: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -24830,6 +25065,38 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "organization.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        ownerId: string;
+                        createdAt: string;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "organization.all": {
         parameters: {
             query?: never;
@@ -25147,6 +25414,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "organization.setDefault": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "organization.update": {
         parameters: {
             query?: never;
@@ -25176,6 +25479,44 @@ export interface operations {
                         createdAt: string;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "organization.updateMemberRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    memberId: string;
+                    /** @enum {string} */
+                    role: "admin" | "member";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
                     };
                 };
             };
@@ -31483,6 +31824,34 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "sshKey.allForApps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sshKeyId: string;
+                        name: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "sshKey.create": {
         parameters: {
             query?: never;
@@ -32157,6 +32526,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;
@@ -32463,6 +32833,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;
@@ -32617,6 +32988,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;

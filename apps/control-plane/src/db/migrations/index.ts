@@ -51,6 +51,7 @@ import * as remoteServersOnly from "./20261201-30-remote-servers-only.ts";
 import * as ha from "./20261201-50-ha.ts";
 import * as tags from "./20261201-70-tags.ts";
 import * as domainEnabled from "./20261202-40-domain-enabled.ts";
+import * as memberDefault from "./20261202-40-member-default.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -104,4 +105,5 @@ export const migrations: Record<string, Migration> = {
   "20261201-50-ha": ha,
   "20261201-70-tags": tags,
   "20261202-40-domain-enabled": domainEnabled,
+  "20261202-40-member-default": memberDefault,
 };
