@@ -22,7 +22,8 @@
  */
 
 export const sources = {
-  project: "routers/project.ts@010a6e2a7627, schema/project.ts@010a6e2a7627",
+  project:
+    "routers/project.ts@010a6e2a7627 (allForPermissions: withPermission member update, the organization's projects newest first {projectId, name, environments {environmentId, name, isDefault, applications, mariadb, postgres, mysql, mongo, redis, compose (id, appName, name, createdAt, status, description, serverId)}}; homeStats: {projects, environments, applications, compose, databases, services, status {running: done, error, idle: the rest}} of what the member's lists show), schema/project.ts@010a6e2a7627",
   environment: "routers/environment.ts@0979167a5cac, schema/environment.ts@1fcf16fa1d72",
   docker: "routers/docker.ts@2a14ae0c7fd0",
   cluster: "routers/cluster.ts@018e2b153e56",
@@ -484,6 +485,18 @@ export const dokployProcedures: Record<string, Row> = {
       "duplicateInSameProject=false",
     ],
     output: "any",
+  },
+  "project.allForPermissions": {
+    kind: "query",
+    source: "project",
+    input: [],
+    output: "array:projectId,name,environments",
+  },
+  "project.homeStats": {
+    kind: "query",
+    source: "project",
+    input: [],
+    output: "object:projects,environments,applications,compose,databases,services,status",
   },
   "project.search": {
     kind: "query",

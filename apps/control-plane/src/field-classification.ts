@@ -256,6 +256,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...shownOnly("name description"),
   },
   "project.search": applied("q name description limit offset", PROJECT),
+  "project.allForPermissions": {},
+  "project.homeStats": {},
 
   "environment.create": { ...applied("projectId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.one": applied("environmentId", ENVIRONMENT),

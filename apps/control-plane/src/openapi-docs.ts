@@ -245,6 +245,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Copies an environment (and the selected services, all by default) into a new project, or into a new environment of the same project with `duplicateInSameProject`.",
     errors: [409],
   },
+  "project.allForPermissions": {
+    description:
+      "Every project of the organization, newest first, with its environments and their services (id, name, appName, status), for an administrator choosing a member's grants (user.assignPermissions).",
+  },
+  "project.homeStats": {
+    description:
+      "How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.",
+  },
   "project.search": {
     description:
       "Projects whose name or description contains the terms, paginated (`limit` 1-100, `offset`).",

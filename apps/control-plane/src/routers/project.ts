@@ -9,6 +9,12 @@ import { defineRouter, mutation, noInput, query, success, successSchema } from "
 import { createProject, duplicateEnvironment } from "../projects/create.ts";
 import { withServices } from "../projects/details.ts";
 import {
+  homeStatsOf,
+  homeStatsSchema,
+  projectsForPermissions,
+  projectsForPermissionsSchema,
+} from "../projects/overview.ts";
+import {
   grantCreated,
   grantsOf,
   requireCanCreateEnvironments,
@@ -97,6 +103,33 @@ export const projectRouter = defineRouter("project", {
       return projects.data
         .filter((project) => seesProject(grants, project.projectId))
         .map((project) => visibleProject(grants, project));
+    },
+  }),
+
+  allForPermissions: query({
+    summary:
+      "Every project of the organization with its environments and services by id and name, newest first (to choose a member's grants)",
+    access: "admin",
+    input: noInput,
+    output: projectsForPermissionsSchema,
+    handler: async ({ ctx, caller }) =>
+      projectsForPermissions((await ctx.projectTrees.get(ctx.db, caller.organizationId)).data),
+  }),
+
+  homeStats: query({
+    summary:
+      "How many projects, environments and services the caller sees, and their services by status (done counts as running)",
+    access: "member",
+    input: noInput,
+    output: homeStatsSchema,
+    handler: async ({ ctx, caller }) => {
+      const grants = await grantsOf(ctx.db, caller);
+      const trees = await ctx.projectTrees.get(ctx.db, caller.organizationId);
+      return homeStatsOf(
+        trees.data
+          .filter((project) => seesProject(grants, project.projectId))
+          .map((project) => visibleProject(grants, project)),
+      );
     },
   }),
 

@@ -7395,6 +7395,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/project.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every project of the organization with its environments and services by id and name, newest first (to choose a member's grants)
+         * @description Every project of the organization, newest first, with its environments and their services (id, name, appName, status), for an administrator choosing a member's grants (user.assignPermissions).
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/project.allForPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["project.allForPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/project.create": {
         parameters: {
             query?: never;
@@ -7437,6 +7461,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/project.duplicate` with tRPC envelopes (see the trpc tag).
          */
         post: operations["project.duplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/project.homeStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many projects, environments and services the caller sees, and their services by status (done counts as running)
+         * @description How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/project.homeStats` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["project.homeStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -26974,6 +27022,109 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "project.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        projectId: string;
+                        name: string;
+                        environments: {
+                            environmentId: string;
+                            name: string;
+                            isDefault: boolean;
+                            applications: {
+                                applicationId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            postgres: {
+                                postgresId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mysql: {
+                                mysqlId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mariadb: {
+                                mariadbId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mongo: {
+                                mongoId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            redis: {
+                                redisId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            compose: {
+                                composeId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                composeStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                        }[];
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "project.create": {
         parameters: {
             query?: never;
@@ -27160,6 +27311,43 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "project.homeStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        projects: number;
+                        environments: number;
+                        applications: number;
+                        compose: number;
+                        databases: number;
+                        services: number;
+                        status: {
+                            running: number;
+                            error: number;
+                            idle: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
