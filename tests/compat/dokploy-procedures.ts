@@ -24,7 +24,8 @@
 export const sources = {
   project:
     "routers/project.ts@010a6e2a7627 (allForPermissions: withPermission member update, the organization's projects newest first {projectId, name, environments {environmentId, name, isDefault, applications, mariadb, postgres, mysql, mongo, redis, compose (id, appName, name, createdAt, status, description, serverId)}}; homeStats: {projects, environments, applications, compose, databases, services, status {running: done, error, idle: the rest}} of what the member's lists show), schema/project.ts@010a6e2a7627",
-  environment: "routers/environment.ts@0979167a5cac, schema/environment.ts@1fcf16fa1d72",
+  environment:
+    "routers/environment.ts@0979167a5cac (duplicate: apiDuplicateEnvironment {environmentId, name required, description}, duplicateEnvironment's row; search: {q, name, description, projectId, limit 1-100 = 20, offset = 0}, {items {environmentId, name, description, createdAt, env, projectId, isDefault}, total}, a member limited to accessedEnvironments), schema/environment.ts@1fcf16fa1d72",
   docker: "routers/docker.ts@2a14ae0c7fd0",
   cluster: "routers/cluster.ts@018e2b153e56",
   server: "routers/server.ts@cb7c54a32eed, schema/server.ts@010a6e2a7627",
@@ -526,6 +527,18 @@ export const dokployProcedures: Record<string, Row> = {
     source: "environment",
     input: ["projectId*"],
     output: "array:environmentId,name",
+  },
+  "environment.duplicate": {
+    kind: "mutation",
+    source: "environment",
+    input: ["environmentId*", "name*", "description"],
+    output: "object:environmentId,name",
+  },
+  "environment.search": {
+    kind: "query",
+    source: "environment",
+    input: ["q", "name", "description", "projectId", "limit=20", "offset=0"],
+    output: "object:items,total",
   },
   "environment.update": {
     kind: "mutation",

@@ -264,6 +264,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "environment.byProjectId": applied("projectId", ENVIRONMENT),
   "environment.update": { ...applied("environmentId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.remove": applied("environmentId", ENVIRONMENT),
+  "environment.duplicate": { ...applied("environmentId", ENVIRONMENT), ...shownOnly("name description") },
+  "environment.search": applied("q name description projectId limit offset", ENVIRONMENT),
 
   "docker.getContainers": applied("serverId", DOCKER),
   "docker.restartContainer": applied("containerId serverId", DOCKER),

@@ -270,6 +270,15 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "Changes an environment's name, description or variables (`env`).",
     errors: [409],
   },
+  "environment.duplicate": {
+    description:
+      "Copies an environment into a new environment of its project (`name`, unique in the project: 409; `description`): its variables and the services the caller sees, each with a new appName and ` (copy)` after its name, as project.duplicate with duplicateInSameProject. Answers the new environment with its services and project.",
+    errors: [409],
+  },
+  "environment.search": {
+    description:
+      "The organization's environments whose name or description contains the terms (`q`, or `name` and `description` apart), of one project with `projectId`, newest first, paginated (`limit` 1-100, `offset`); a member sees the environments granted.",
+  },
   "environment.remove": {
     description:
       "Deletes an environment and tears down its services; the default environment cannot be removed. Irreversible.",

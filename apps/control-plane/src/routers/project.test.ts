@@ -454,7 +454,7 @@ describe("project", () => {
         const call = name.endsWith("homeStats") ? platform.query : platform.mutate;
         const response = await call.call(platform, name, input, as(session));
         expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
-        return response.body;
+        return response.body as any;
       };
       const first = await ok("project.create", { name: "First" });
       const second = await ok("project.create", { name: "Second" });

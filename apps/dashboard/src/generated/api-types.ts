@@ -3291,6 +3291,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environment.duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy an environment, its variables and the services the caller sees, into a new environment of its project
+         * @description Copies an environment into a new environment of its project (`name`, unique in the project: 409; `description`): its variables and the services the caller sees, each with a new appName and ` (copy)` after its name, as project.duplicate with duplicateInSameProject. Answers the new environment with its services and project.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/environment.duplicate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["environment.duplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environment.one": {
         parameters: {
             query?: never;
@@ -3333,6 +3357,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/environment.remove` with tRPC envelopes (see the trpc tag).
          */
         post: operations["environment.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environment.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's environments by name and description (a member: those granted)
+         * @description The organization's environments whose name or description contains the terms (`q`, or `name` and `description` apart), of one project with `projectId`, newest first, paginated (`limit` 1-100, `offset`); a member sees the environments granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/environment.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["environment.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -18283,6 +18331,128 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "environment.duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    environmentId: string;
+                    name: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        environmentId: string;
+                        projectId: string;
+                        name: string;
+                        description: string | null;
+                        env: string;
+                        isDefault: boolean;
+                        createdAt: string;
+                        applications: {
+                            applicationId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        postgres: {
+                            postgresId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mysql: {
+                            mysqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mariadb: {
+                            mariadbId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mongo: {
+                            mongoId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        redis: {
+                            redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        compose: {
+                            composeId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            composeStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        project: {
+                            projectId: string;
+                            organizationId: string;
+                            name: string;
+                            description: string | null;
+                            env: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "environment.one": {
         parameters: {
             query: {
@@ -18430,6 +18600,56 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "environment.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            environmentId: string;
+                            projectId: string;
+                            name: string;
+                            description: string | null;
+                            env: string;
+                            isDefault: boolean;
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
