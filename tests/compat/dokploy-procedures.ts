@@ -100,7 +100,7 @@ export const sources = {
   dockerContainers:
     "services/docker.ts@010a6e2a7627 (containerRemove: `docker rm -f`, answers nothing; listContainerFiles: [{name, isDirectory}], directories first; readContainerFile: {content (base64), truncated} at most CONTAINER_FILE_SIZE_LIMIT = 512 KiB; writeContainerFile answers nothing, refuses over 512 KB; getDockerEvents(serverId, minutes = 15): {events (docker events JSON, newest first), fetchedAt}); the router of that version is not stored: the inputs (containerId, serverId?; path; content; minutes?) are those of Dokploy's OpenAPI as an MCP catalogue lists them; start/stop/kill's answers not read; deleteContainerFile {containerId, path, serverId?} and uploadFileToContainer as issue 39 names them (neither read in Dokploy's code)",
   gitProvider:
-    "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
+    "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider; allForPermissions: withPermission member update plus an enterprise licence, the organization's {gitProviderId, name, providerType} newest first)",
   dockerVolume:
     "routers/docker-volume.ts@4dd671ab760b (every input {volumeName (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$), path (absolute, no NUL, not / for delete), content, serverId?}), services/docker-volume.ts@ac309104fd6c (getVolumes: `docker volume ls` JSON rows; getVolumesSize: {name, size}; listVolumeFiles: {name, isDirectory}; readVolumeFile: {content (base64), truncated}; write, delete and removeVolume answer nothing)",
   dockerImage:
@@ -2289,6 +2289,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "gitProvider",
     output:
       "array:gitProviderId,name,providerType,createdAt,organizationId,userId,github,gitlab,bitbucket,gitea",
+  },
+  "gitProvider.allForPermissions": {
+    kind: "query",
+    source: "gitProvider",
+    input: [],
+    output: "array:gitProviderId,name,providerType",
   },
   "gitProvider.remove": {
     kind: "mutation",

@@ -665,6 +665,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "gitProvider.getAll": {},
   "gitProvider.remove": applied("gitProviderId", PROVIDERS),
+  "gitProvider.allForPermissions": {},
   "github.create": {
     ...applied(
       "githubAppId githubClientId githubInstallationId githubClientSecret githubPrivateKey githubWebhookSecret",

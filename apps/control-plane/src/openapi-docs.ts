@@ -935,6 +935,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "gitProvider.getAll": {
     description: "The organization's Git providers with their kind's fields (never their secrets)",
   },
+  "gitProvider.allForPermissions": {
+    description:
+      "The organization's Git providers as `gitProviderId`, `name` and `providerType`, newest first, for owners and administrators choosing a member's grants (no licence needed, unlike Dokploy).",
+  },
   "gitProvider.remove": {
     description: "Delete a Git provider; its applications are disconnected and say so in their status",
   },

@@ -4011,6 +4011,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/gitProvider.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's Git providers by id, name and kind, newest first (to choose a member's grants)
+         * @description The organization's Git providers as `gitProviderId`, `name` and `providerType`, newest first, for owners and administrators choosing a member's grants (no licence needed, unlike Dokploy).
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/gitProvider.allForPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["gitProvider.allForPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/gitProvider.getAll": {
         parameters: {
             query?: never;
@@ -19750,6 +19774,35 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "gitProvider.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        gitProviderId: string;
+                        name: string;
+                        providerType: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
