@@ -120,6 +120,8 @@ export const sources = {
     "routers/mount.ts@02a9856fa76f (allNamedByApplicationId: {applicationId}, the service container's Mounts of Type volume with a Source, undefined without a container) and a later routers/mount.ts with schema/mount.ts found by code search, commit not shown (listByServiceId: apiFindMountByApplicationId {serviceId, serviceType application|postgres|mysql|mariadb|mongo|redis|compose|libsql}, findMountsByApplicationId's rows)",
   sshKeyForApps:
     "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
+  overview:
+    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only})",
 } as const;
 
 export interface Row {
@@ -498,6 +500,13 @@ export const dokployProcedures: Record<string, Row> = {
     source: "project",
     input: [],
     output: "object:projects,environments,applications,compose,databases,services,status",
+  },
+  "overview.services": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:id,name,appName,status,createdAt,serverId,serverName,projectId,projectName,environmentId,environmentName,icon,type,lastDeployAt",
   },
   "project.search": {
     kind: "query",

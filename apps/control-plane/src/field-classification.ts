@@ -258,6 +258,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "project.search": applied("q name description limit offset", PROJECT),
   "project.allForPermissions": {},
   "project.homeStats": {},
+  "overview.services": {},
 
   "environment.create": { ...applied("projectId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.one": applied("environmentId", ENVIRONMENT),

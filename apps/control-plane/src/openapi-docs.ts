@@ -93,6 +93,7 @@ export const tagDocs: Record<string, string> = {
     "A server's Swarm through its agent: its nodes, one node, and the services and container stats the caller may see (its organization's; owners and admins also the unlabelled ones).",
   network:
     "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
+  overview: "The organization at a glance: every service the caller sees, flat.",
   tag: "The organization's tags and their assignment to projects; project.all and project.one carry each project's tags (`projectTags`).",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
@@ -252,6 +253,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "project.homeStats": {
     description:
       "How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.",
+  },
+  "overview.services": {
+    description:
+      "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
   },
   "project.search": {
     description:

@@ -28,6 +28,7 @@ import { mysqlRouter } from "./mysql.ts";
 import { networkRouter } from "./network.ts";
 import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
+import { overviewRouter } from "./overview.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
 import { previewDeploymentRouter } from "./preview-deployment.ts";
@@ -92,4 +93,5 @@ export const allRouters: RouterDef[] = [
   swarmRouter,
   networkRouter,
   tagRouter,
+  overviewRouter,
 ];

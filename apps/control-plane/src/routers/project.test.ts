@@ -447,7 +447,7 @@ describe("project", () => {
   });
 
   describe("allForPermissions and homeStats", () => {
-    it("count what the caller's grants show; allForPermissions lists every project for administrators", async () => {
+    it("count and list (overview.services) what the caller's grants show; allForPermissions lists every project for administrators", async () => {
       const boss = await newOrganization();
       const organizationId = boss.user.organizationId;
       const ok = async (name: string, input: Record<string, unknown>, session = boss) => {
@@ -492,6 +492,43 @@ describe("project", () => {
         status: { running: 1, error: 1, idle: 1 },
       });
 
+      // overview.services: the same services, flat, with their place and latest deployment.
+      const deployedAt = "2026-01-02T03:04:05.000Z";
+      await platform.ctx.db
+        .insertInto("deployments")
+        .values({
+          deploymentId: `hs-dep-${users}`,
+          applicationId: app.applicationId,
+          targetKind: "application",
+          targetId: app.applicationId,
+          kind: "deploy",
+          title: "earlier",
+          status: "done",
+          createdAt: deployedAt,
+        })
+        .execute();
+      const services = (await platform.query("overview.services", {}, as(boss))).body;
+      expect(services).toHaveLength(3);
+      expect(services).toContainEqual({
+        id: app.applicationId,
+        type: "application",
+        name: "web",
+        appName: app.appName,
+        status: "idle",
+        createdAt: expect.any(String),
+        serverId: null,
+        serverName: null,
+        projectId: first.project.projectId,
+        projectName: "First",
+        environmentId: envA,
+        environmentName: "production",
+        icon: null,
+        lastDeployAt: deployedAt,
+      });
+      expect(services).toContainEqual(
+        expect.objectContaining({ id: pg.postgresId, type: "postgres", status: "done", lastDeployAt: null }),
+      );
+
       const listed = await platform.query("project.allForPermissions", {}, as(boss));
       expect(listed.status, JSON.stringify(listed.body)).toBe(200);
       expect(listed.body.map((project: { name: string }) => project.name)).toEqual(["Second", "First"]);
@@ -527,6 +564,9 @@ describe("project", () => {
         status: { running: 1, error: 0, idle: 0 },
       });
       expect((await platform.query("project.allForPermissions", {}, as(granted))).status).toBe(403);
+      const grantedServices = (await platform.query("overview.services", {}, as(granted))).body;
+      expect(grantedServices.map((service: { id: string }) => service.id)).toEqual([pg.postgresId]);
+      expect((await platform.query("overview.services", {}, as(other))).body).toEqual([]);
       // Another organization sees none of it.
       const theirs = (await platform.query("project.allForPermissions", {}, as(other))).body;
       expect(JSON.stringify(theirs)).not.toContain(first.project.projectId);

@@ -6843,6 +6843,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/overview.services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every service the caller sees, flat, with its project, environment, server and latest deployment
+         * @description Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.services` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.services"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/port.create": {
         parameters: {
             query?: never;
@@ -25846,6 +25870,48 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "overview.services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        name: string;
+                        appName: string;
+                        /** @enum {string} */
+                        status: "idle" | "running" | "done" | "error";
+                        createdAt: string;
+                        serverId: string | null;
+                        serverName: string | null;
+                        projectId: string;
+                        projectName: string;
+                        environmentId: string;
+                        environmentName: string;
+                        icon: string | null;
+                        lastDeployAt: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
