@@ -22,8 +22,10 @@
  */
 
 export const sources = {
-  project: "routers/project.ts@010a6e2a7627, schema/project.ts@010a6e2a7627",
-  environment: "routers/environment.ts@0979167a5cac, schema/environment.ts@1fcf16fa1d72",
+  project:
+    "routers/project.ts@010a6e2a7627 (allForPermissions: withPermission member update, the organization's projects newest first {projectId, name, environments {environmentId, name, isDefault, applications, mariadb, postgres, mysql, mongo, redis, compose (id, appName, name, createdAt, status, description, serverId)}}; homeStats: {projects, environments, applications, compose, databases, services, status {running: done, error, idle: the rest}} of what the member's lists show), schema/project.ts@010a6e2a7627",
+  environment:
+    "routers/environment.ts@0979167a5cac (duplicate: apiDuplicateEnvironment {environmentId, name required, description}, duplicateEnvironment's row; search: {q, name, description, projectId, limit 1-100 = 20, offset = 0}, {items {environmentId, name, description, createdAt, env, projectId, isDefault}, total}, a member limited to accessedEnvironments), schema/environment.ts@1fcf16fa1d72",
   docker: "routers/docker.ts@2a14ae0c7fd0",
   cluster: "routers/cluster.ts@018e2b153e56",
   server: "routers/server.ts@cb7c54a32eed, schema/server.ts@010a6e2a7627",
@@ -45,7 +47,7 @@ export const sources = {
   security: "routers/security.ts@3747db08d473, schema/security.ts@7e0fde804143",
   redirects: "routers/redirects.ts@3747db08d473, schema/redirects.ts@3c63089457e0",
   certificates:
-    "routers/certificate.ts@092212e2258d, schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
+    "routers/certificate.ts@092212e2258d (update: apiUpdateCertificate {certificateId, name?, certificateData?, privateKey?, autoRenew?}, answers updateCertificate's row), schema/certificate.ts@8ab6d6b2828d (apiCreateCertificate = the insert schema: certificateId and certificatePath have defaults, organizationId is required there and replaced by the session's in createCertificate)",
   rollback:
     "routers/rollbacks.ts@5a46b879f503 (apiFindOneRollback), schema/rollbacks.ts@078ca1957807, services/rollbacks.ts@00fb5a67fbee (rollback answers nothing, removeRollbackById the row; deployments.rollbackId set by createRollback)",
   previewDeployment:
@@ -75,7 +77,8 @@ export const sources = {
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   notification:
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
-  organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
+  organization:
+    "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468; active: no input, the session's organization or null; setDefault: {organizationId}, member.isDefault, {success: true}; updateMemberRole: withPermission member update, {memberId, role}, not one's own, not to or from owner, admins change members only, true: @00b724c81468)",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -99,7 +102,7 @@ export const sources = {
   dockerContainers:
     "services/docker.ts@010a6e2a7627 (containerRemove: `docker rm -f`, answers nothing; listContainerFiles: [{name, isDirectory}], directories first; readContainerFile: {content (base64), truncated} at most CONTAINER_FILE_SIZE_LIMIT = 512 KiB; writeContainerFile answers nothing, refuses over 512 KB; getDockerEvents(serverId, minutes = 15): {events (docker events JSON, newest first), fetchedAt}); the router of that version is not stored: the inputs (containerId, serverId?; path; content; minutes?) are those of Dokploy's OpenAPI as an MCP catalogue lists them; start/stop/kill's answers not read; deleteContainerFile {containerId, path, serverId?} and uploadFileToContainer as issue 39 names them (neither read in Dokploy's code)",
   gitProvider:
-    "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider)",
+    "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider; allForPermissions: withPermission member update plus an enterprise licence, the organization's {gitProviderId, name, providerType} newest first)",
   dockerVolume:
     "routers/docker-volume.ts@4dd671ab760b (every input {volumeName (^[a-zA-Z0-9][a-zA-Z0-9_.-]*$), path (absolute, no NUL, not / for delete), content, serverId?}), services/docker-volume.ts@ac309104fd6c (getVolumes: `docker volume ls` JSON rows; getVolumesSize: {name, size}; listVolumeFiles: {name, isDirectory}; readVolumeFile: {content (base64), truncated}; write, delete and removeVolume answer nothing)",
   dockerImage:
@@ -113,6 +116,16 @@ export const sources = {
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
   vaultProvider:
     "routers/vault-provider.ts@80e0311a43c9 (create/update {name, config, assignments} (update with vaultProviderId) answer the row with config masked; remove {vaultProviderId} answers true; all, one {vaultProviderId} answer rows with config masked; testConnection {vaultProviderId?, config?} (one of them, else BAD_REQUEST) answers true; listSecretNames {vaultProviderId, projectId, environmentId?} answers string[], FORBIDDEN when not assigned), schema/vault-provider.ts (name 1-64 ^[a-zA-Z0-9_-]+$; config a discriminated union on providerType: hashicorp {url, token, namespace?, mount=secret}, infisical, aws, doppler, azure, scaleway, phase; assignments [{projectId, environmentIds=[]}]; row vaultProviderId, name, providerType, config, assignments, organizationId, createdAt), services/vault-provider.ts (VAULT_SECRET_MASK ********, the mask on update keeps the stored secret), utils/vault/hashicorp.ts@d264d384e608 (GET /v1/<mount>/data/<path> with X-Vault-Token and X-Vault-Namespace; testConnection: /v1/auth/token/lookup-self; names: metadata ?list=true walked 4 deep, at most 200, as path:field); docs.dokploy.com/docs/core/secrets-providers (reference syntax ${{vault.<provider-name>.<path>:<field>}}, values never stored)",
+  databaseLeftovers:
+    "routers/postgres.ts@027e425d313b, routers/redis.ts@027e425d313b, routers/mysql.ts@010a6e2a7627 (changePassword: {<kind>Id, password (DATABASE_PASSWORD_REGEX)}, mysql adding type user|root default user, run in the service's container then stored, answering true; changeStatus: apiChangePostgresStatus {postgresId, applicationStatus}, sets it, answers the row; move: {<kind>Id, targetEnvironmentId}, answers the moved row; search: {q?, name?, appName?, description?, projectId?, environmentId?, limit 1-100 = 20, offset = 0} answering {items: {<kind>Id, name, appName, description, environmentId, applicationStatus, createdAt}[], total}, a member limited to accessedServices); mariadb's type and mongo's rows by analogy (its stored router predates them)",
+  domainToggle:
+    "routers/domain.ts found by code search, commit not shown (toggleEnable: apiFindDomain {domainId}, flips enabled, rewrites an application's or a preview's Traefik file, answers the updated row with requiresRedeploy = domainType is compose)",
+  mountLists:
+    "routers/mount.ts@02a9856fa76f (allNamedByApplicationId: {applicationId}, the service container's Mounts of Type volume with a Source, undefined without a container) and a later routers/mount.ts with schema/mount.ts found by code search, commit not shown (listByServiceId: apiFindMountByApplicationId {serviceId, serviceType application|postgres|mysql|mariadb|mongo|redis|compose|libsql}, findMountsByApplicationId's rows)",
+  sshKeyForApps:
+    "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
+  overview:
+    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only})",
 } as const;
 
 export interface Row {
@@ -413,6 +426,19 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["organizationId*"],
     output: "any",
   },
+  "organization.active": { kind: "query", source: "organization", input: [], output: "object:id,name" },
+  "organization.setDefault": {
+    kind: "mutation",
+    source: "organization",
+    input: ["organizationId*"],
+    output: "object:success",
+  },
+  "organization.updateMemberRole": {
+    kind: "mutation",
+    source: "organization",
+    input: ["memberId*", "role*"],
+    output: "boolean",
+  },
   "organization.setActive": {
     kind: "mutation",
     platformOnly: "better-auth's organization.setActive in Dokploy",
@@ -497,6 +523,25 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "any",
   },
+  "project.allForPermissions": {
+    kind: "query",
+    source: "project",
+    input: [],
+    output: "array:projectId,name,environments",
+  },
+  "project.homeStats": {
+    kind: "query",
+    source: "project",
+    input: [],
+    output: "object:projects,environments,applications,compose,databases,services,status",
+  },
+  "overview.services": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:id,name,appName,status,createdAt,serverId,serverName,projectId,projectName,environmentId,environmentName,icon,type,lastDeployAt",
+  },
   "project.search": {
     kind: "query",
     source: "project",
@@ -525,6 +570,18 @@ export const dokployProcedures: Record<string, Row> = {
     source: "environment",
     input: ["projectId*"],
     output: "array:environmentId,name",
+  },
+  "environment.duplicate": {
+    kind: "mutation",
+    source: "environment",
+    input: ["environmentId*", "name*", "description"],
+    output: "object:environmentId,name",
+  },
+  "environment.search": {
+    kind: "query",
+    source: "environment",
+    input: ["q", "name", "description", "projectId", "limit=20", "offset=0"],
+    output: "object:items,total",
   },
   "environment.update": {
     kind: "mutation",
@@ -787,6 +844,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:sshKeyId,name,publicKey",
   },
   "sshKey.all": { kind: "query", source: "sshKey", input: [], output: "array:sshKeyId,name,publicKey" },
+  "sshKey.allForApps": { kind: "query", source: "sshKeyForApps", input: [], output: "array:sshKeyId,name" },
   "sshKey.update": {
     kind: "mutation",
     source: "sshKey",
@@ -1284,6 +1342,19 @@ export const dokployProcedures: Record<string, Row> = {
     output: "any",
   },
   "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
+  "mounts.listByServiceId": {
+    kind: "query",
+    source: "mountLists",
+    input: ["serviceId*", "serviceType*"],
+    output: "array:mountId,type,mountPath",
+  },
+  "mounts.allNamedByApplicationId": {
+    kind: "query",
+    source: "mountLists",
+    input: ["applicationId*"],
+    output: "array:Type,Name,Source,Destination",
+    differs: { "(output)": "[] where Dokploy answers undefined when the application runs no container" },
+  },
 
   "destination.create": {
     kind: "mutation",
@@ -1820,6 +1891,12 @@ export const dokployProcedures: Record<string, Row> = {
       certificateKey: "we also take a custom certificate",
     },
   },
+  "domain.toggleEnable": {
+    kind: "mutation",
+    source: "domainToggle",
+    input: ["domainId*"],
+    output: "object:domainId,host,enabled,requiresRedeploy",
+  },
   "domain.delete": {
     kind: "mutation",
     source: "domain",
@@ -1929,6 +2006,13 @@ export const dokployProcedures: Record<string, Row> = {
     source: "certificates",
     input: [],
     output: "array:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+  },
+  "certificates.update": {
+    kind: "mutation",
+    source: "certificates",
+    input: ["certificateId*", "name", "certificateData", "privateKey", "autoRenew"],
+    output: "object:certificateId,name,certificateData,autoRenew,organizationId,serverId",
+    differs: { autoRenew: "true is a 400: nothing renews a custom certificate (docs/decisions.md)" },
   },
   "certificates.remove": {
     kind: "mutation",
@@ -2248,6 +2332,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "gitProvider",
     output:
       "array:gitProviderId,name,providerType,createdAt,organizationId,userId,github,gitlab,bitbucket,gitea",
+  },
+  "gitProvider.allForPermissions": {
+    kind: "query",
+    source: "gitProvider",
+    input: [],
+    output: "array:gitProviderId,name,providerType",
   },
   "gitProvider.remove": {
     kind: "mutation",
@@ -3115,7 +3205,7 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
         applicationStatus: "follows the deployments and what the agent observes, never the caller",
         createdAt: WE_SET,
         pausedAt: "no paused state is served",
-        environmentId: "moving a service to another environment is not served",
+        environmentId: `${kind}.move moves a service to another environment`,
         detachDokployNetwork: "database services join the platform network only",
       },
     },
@@ -3151,6 +3241,30 @@ function databaseRows(kind: string, fields: string[]): Record<string, Row> {
       ...read,
       input: [`${id}*`],
       output: ROW,
+    },
+    [`${kind}.changePassword`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "password*", ...(fields.includes("databaseRootPassword") ? ['type="user"'] : [])],
+      output: "boolean",
+    },
+    [`${kind}.changeStatus`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "applicationStatus*"],
+      output: ROW,
+    },
+    [`${kind}.move`]: {
+      kind: "mutation",
+      source: "databaseLeftovers",
+      input: [`${id}*`, "targetEnvironmentId*"],
+      output: `object:${id},environmentId`,
+    },
+    [`${kind}.search`]: {
+      kind: "query",
+      source: "databaseLeftovers",
+      input: ["q", "name", "appName", "description", "projectId", "environmentId", "limit=20", "offset=0"],
+      output: "object:items,total",
     },
   };
 }

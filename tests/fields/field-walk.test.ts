@@ -61,9 +61,16 @@ const decisionsLines = readFileSync(path.join(repoRoot, "docs/decisions.md"), "u
  * its tests for every database kind, with the kind's id field from databaseKindFacts.
  */
 const unnamedInProof = new Set(
-  ["one", "update", "remove", "saveEnvironment", "saveExternalPort"].map(
-    (procedure) => `mongo.${procedure}.mongoId`,
-  ),
+  [
+    "one",
+    "update",
+    "remove",
+    "saveEnvironment",
+    "saveExternalPort",
+    "changePassword",
+    "changeStatus",
+    "move",
+  ].map((procedure) => `mongo.${procedure}.mongoId`),
 );
 
 const fileTexts = new Map<string, string>();

@@ -801,6 +801,14 @@ beforeAll(async () => {
   ours = await makeFixture(owner, "ours");
   theirs = await makeFixture(victim, "theirs");
   ungranted = await makeServices(owner, ours.environmentId, "ungranted", 18081);
+  // The ungranted deployment is a finished one: a waiting one older than LEASE_MS is taken up by
+  // the queue's takeover sweep (deployments/queue.ts) while this long suite runs, which changed
+  // its row with no attack involved (a flaky "left every row as it was").
+  await platform.ctx.db
+    .updateTable("deployments")
+    .set({ status: "done", completedAt: new Date().toISOString() })
+    .where("deploymentId", "=", ungranted.deploymentId)
+    .execute();
   restricted = await createUserDirectly(platform, {
     email: "restricted@example.com",
     organizationId: owner.user.organizationId,

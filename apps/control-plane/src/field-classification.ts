@@ -173,6 +173,13 @@ function databaseKind(kind: string, idKey: string, credentials: string): Record<
     },
     [`${kind}.rebuild`]: applied(idKey, DATABASES_E2E),
     [`${kind}.remove`]: applied(idKey, DATABASES),
+    [`${kind}.changePassword`]: applied(
+      `${idKey} password${credentials.includes("databaseRootPassword") ? " type" : ""}`,
+      DATABASES,
+    ),
+    [`${kind}.changeStatus`]: applied(`${idKey} applicationStatus`, DATABASES),
+    [`${kind}.move`]: applied(`${idKey} targetEnvironmentId`, DATABASES),
+    [`${kind}.search`]: applied("q name appName description projectId environmentId limit offset", DATABASES),
   };
 }
 
@@ -239,6 +246,9 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "organization.delete": applied("organizationId", ORG),
   "organization.update": { ...applied("organizationId", ORG), ...shownOnly("name") },
   "organization.setActive": applied("organizationId", ORG),
+  "organization.active": {},
+  "organization.setDefault": applied("organizationId", ORG),
+  "organization.updateMemberRole": applied("memberId role", ORG),
   "organization.inviteMember": applied("email role", ORG),
   "organization.allInvitations": {},
   "organization.removeInvitation": applied("invitationId", ORG),
@@ -254,12 +264,17 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...shownOnly("name description"),
   },
   "project.search": applied("q name description limit offset", PROJECT),
+  "project.allForPermissions": {},
+  "project.homeStats": {},
+  "overview.services": {},
 
   "environment.create": { ...applied("projectId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.one": applied("environmentId", ENVIRONMENT),
   "environment.byProjectId": applied("projectId", ENVIRONMENT),
   "environment.update": { ...applied("environmentId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.remove": applied("environmentId", ENVIRONMENT),
+  "environment.duplicate": { ...applied("environmentId", ENVIRONMENT), ...shownOnly("name description") },
+  "environment.search": applied("q name description projectId limit offset", ENVIRONMENT),
 
   "docker.getContainers": applied("serverId", DOCKER),
   "docker.restartContainer": applied("containerId serverId", DOCKER),
@@ -307,6 +322,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "sshKey.create": { ...applied("privateKey publicKey", SSH_KEYS), ...shownOnly("name description") },
   "sshKey.one": applied("sshKeyId", SERVER),
   "sshKey.all": {},
+  "sshKey.allForApps": {},
   "sshKey.update": { ...applied("sshKeyId", SERVER), ...shownOnly("name description") },
   "sshKey.remove": applied("sshKeyId", SERVER),
   "sshKey.generate": applied("type", SERVER),
@@ -491,6 +507,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "mounts.one": applied("mountId", MOUNTS),
   "mounts.update": applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
   "mounts.remove": applied("mountId", MOUNTS),
+  "mounts.listByServiceId": applied("serviceId serviceType", MOUNTS),
+  "mounts.allNamedByApplicationId": applied("applicationId", MOUNTS),
 
   "registry.create": {
     ...applied("registryUrl username password imagePrefix", REGISTRY),
@@ -529,6 +547,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     domainType: refused(DOMAIN),
   },
   "domain.delete": applied("domainId", DOMAIN),
+  "domain.toggleEnable": applied("domainId", DOMAIN),
   "domain.generateDomain": applied("appName serverId", DOMAIN),
   "domain.canGenerateTraefikMeDomains": applied("serverId", DOMAIN),
   "domain.validateDomain": applied("domain serverIp", DOMAIN),
@@ -555,6 +574,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   },
   "certificates.one": applied("certificateId", CERTIFICATES),
   "certificates.all": {},
+  "certificates.update": {
+    ...applied("certificateId certificateData privateKey", CERTIFICATES),
+    ...shownOnly("name"),
+    autoRenew: refused(CERTIFICATES),
+  },
   "certificates.remove": applied("certificateId", CERTIFICATES),
 
   "rollback.rollback": applied("rollbackId", ROLLBACKS),
@@ -650,6 +674,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "gitProvider.getAll": {},
   "gitProvider.remove": applied("gitProviderId", PROVIDERS),
+  "gitProvider.allForPermissions": {},
   "github.create": {
     ...applied(
       "githubAppId githubClientId githubInstallationId githubClientSecret githubPrivateKey githubWebhookSecret",

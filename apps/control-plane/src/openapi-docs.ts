@@ -93,6 +93,7 @@ export const tagDocs: Record<string, string> = {
     "A server's Swarm through its agent: its nodes, one node, and the services and container stats the caller may see (its organization's; owners and admins also the unlabelled ones).",
   network:
     "The organization's networks on one of its servers: attachable overlays (or bridges) named in the organization's namespace and labelled with it, created, inspected and removed through the server's agent.",
+  overview: "The organization at a glance: every service the caller sees, flat.",
   tag: "The organization's tags and their assignment to projects; project.all and project.one carry each project's tags (`projectTags`).",
   vaultProvider:
     "Secret vaults (HashiCorp Vault / OpenBao KV v2): services' variables name their secrets as `${{vault.<provider>.<path>:<field>}}`, read at deploy time and never stored.",
@@ -213,6 +214,18 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "organization.one": { description: "One organization the caller belongs to; others answer 404." },
   "organization.update": { description: "Renames the active organization. Owner only." },
+  "organization.active": {
+    description:
+      "The caller's active organization (the session's, or the one an API key belongs to), with the caller's role in it.",
+  },
+  "organization.setDefault": {
+    description:
+      "Makes one of the caller's organizations the default: a login that names no organization starts there (one default per user; another organization is a 404).",
+  },
+  "organization.updateMemberRole": {
+    description:
+      "Changes a member's role between `admin` and `member` (`memberId` as user.all lists it). Administrators change members only, the owner administrators too; one's own role and the owner's are fixed (403), `owner` is not a role to give (400). Another organization's member is a 404.",
+  },
   "organization.setActive": {
     description: "Makes another of the caller's organizations the active one for this session.",
   },
@@ -265,6 +278,18 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "Copies an environment (and the selected services, all by default) into a new project, or into a new environment of the same project with `duplicateInSameProject`.",
     errors: [409],
   },
+  "project.allForPermissions": {
+    description:
+      "Every project of the organization, newest first, with its environments and their services (id, name, appName, status), for an administrator choosing a member's grants (user.assignPermissions).",
+  },
+  "project.homeStats": {
+    description:
+      "How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.",
+  },
+  "overview.services": {
+    description:
+      "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
+  },
   "project.search": {
     description:
       "Projects whose name or description contains the terms, paginated (`limit` 1-100, `offset`).",
@@ -281,6 +306,15 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "environment.update": {
     description: "Changes an environment's name, description or variables (`env`).",
     errors: [409],
+  },
+  "environment.duplicate": {
+    description:
+      "Copies an environment into a new environment of its project (`name`, unique in the project: 409; `description`): its variables and the services the caller sees, each with a new appName and ` (copy)` after its name, as project.duplicate with duplicateInSameProject. Answers the new environment with its services and project.",
+    errors: [409],
+  },
+  "environment.search": {
+    description:
+      "The organization's environments whose name or description contains the terms (`q`, or `name` and `description` apart), of one project with `projectId`, newest first, paginated (`limit` 1-100, `offset`); a member sees the environments granted.",
   },
   "environment.remove": {
     description:
@@ -460,6 +494,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "sshKey.one": { description: "One SSH key: name, description and public key." },
   "sshKey.all": { description: "The organization's SSH keys, newest first (public parts only)." },
+  "sshKey.allForApps": {
+    description:
+      "The organization's SSH keys as `sshKeyId` and `name` only, newest first: any member may list them to pick an application's Git key (sshKey.all needs canAccessToSSHKeys).",
+  },
   "sshKey.update": {
     description: "Renames an SSH key or changes its description; the key itself cannot change.",
   },
@@ -695,6 +733,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "Changes a domain; the application's Traefik file is rewritten at once.",
     errors: [409],
   },
+  "domain.toggleEnable": {
+    description:
+      "Disables a domain (its row and host kept, the organization's still, but routed no more: it leaves its application's or stack's Traefik file at once, the file is removed with the last enabled domain) or enables it again. Answers the domain with `enabled` and `requiresRedeploy` (always false: stacks are routed by their Traefik file too). A preview's domain is a 400.",
+  },
   "domain.delete": {
     description:
       "Removes a domain; the Traefik file is rewritten, or removed with the application's last domain.",
@@ -861,6 +903,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "mounts.update": { description: 'Change a mount (next deploy); null or "" clears a field' },
   "mounts.remove": { description: "Remove a mount (next deploy); a volume's data stays in the volume" },
+  "mounts.listByServiceId": {
+    description:
+      "The mounts of a service (`serviceType` application, a database kind or compose, with its `serviceId`), oldest first. Another organization's or an unseen service is a 404.",
+  },
+  "mounts.allNamedByApplicationId": {
+    description:
+      "The named volumes Docker mounted into the application's running container, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent; [] when the application runs no container on its server's node.",
+  },
   // redirects
   "redirects.create": {
     description: "Redirect an application's requests matching a regex (a redirectRegex middleware)",
@@ -893,6 +943,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description: "One certificate: its chain, the hosts it covers and when it expires (never its key).",
   },
   "certificates.all": { description: "The organization's certificates, newest first (never their keys)." },
+  "certificates.update": {
+    description:
+      "Renames a certificate or replaces its chain and/or key (administrators): a new chain alone must match the stored key, a new key alone the stored chain, checked as on create (order, expiry, hosts read again). The new files are written to the server's proxy in the same transaction; when the agent refuses, the old pair stays. `autoRenew` true is a 400.",
+  },
   "certificates.remove": {
     description: "Remove a certificate: its files and TLS-store entry leave the server's proxy.",
   },
@@ -926,6 +980,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // gitProvider
   "gitProvider.getAll": {
     description: "The organization's Git providers with their kind's fields (never their secrets)",
+  },
+  "gitProvider.allForPermissions": {
+    description:
+      "The organization's Git providers as `gitProviderId`, `name` and `providerType`, newest first, for owners and administrators choosing a member's grants (no licence needed, unlike Dokploy).",
   },
   "gitProvider.remove": {
     description: "Delete a Git provider; its applications are disconnected and say so in their status",
@@ -1845,6 +1903,21 @@ function databaseDocs(kind: string, fields: Record<string, unknown>): Record<str
     },
     [`${kind}.remove`]: {
       description: "Removes the service and its data volume, then the record (irreversible).",
+    },
+    [`${kind}.changePassword`]: {
+      description: `Changes the ${kind === "mysql" || kind === "mariadb" ? "user's password (`type` root: root's)" : "password"} inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.`,
+      errors: [409],
+    },
+    [`${kind}.changeStatus`]: {
+      description:
+        "Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.",
+    },
+    [`${kind}.move`]: {
+      description:
+        "Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.",
+    },
+    [`${kind}.search`]: {
+      description: `The organization's ${kind} services matching the filters (\`q\` matches name, appName or description; partial, case-insensitive), newest first, paginated (\`limit\` 1-100, \`offset\`); a member sees the services granted.`,
     },
   };
 }

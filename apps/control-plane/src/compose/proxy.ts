@@ -37,10 +37,12 @@ export async function syncComposeProxyWith(ctx: ServiceContext, db: Db, composeI
   const serverId = composeServerOf(row);
   const scoped = { ...ctx, db };
   if (serverId === LOCAL_SERVER_ID) await agentServerId(scoped, row.organizationId, null);
+  // A disabled domain (domain.toggleEnable) is routed by no file.
   const domains = await db
     .selectFrom("domains")
     .selectAll()
     .where("composeId", "=", composeId)
+    .where("enabled", "=", true)
     .orderBy("uniqueConfigKey")
     .execute();
   const holder = { owner: ownerOfCompose(row) };

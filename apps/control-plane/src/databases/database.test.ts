@@ -120,6 +120,9 @@ describe.each(databaseKinds)("%s", (kind) => {
       ["saveEnvironment", { env: "A=1" }],
       ["reload", { appName: created.appName }],
       ["rebuild", {}],
+      ["changePassword", { password: "0ther-Pass" }],
+      ["changeStatus", { applicationStatus: "error" }],
+      ["move", { targetEnvironmentId: environmentId }],
       ["remove", {}],
     ];
     expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(stranger))).status).toBe(404);
@@ -128,7 +131,16 @@ describe.each(databaseKinds)("%s", (kind) => {
       expect(answer.status, `${operation}: ${JSON.stringify(answer.body)}`).toBe(404);
     }
     const one = await platform.query(`${kind}.one`, { [idKey]: id }, as(owner));
-    expect(one.body).toMatchObject({ name: created.name, externalPort: null, env: null });
+    expect(one.body).toMatchObject({
+      name: created.name,
+      externalPort: null,
+      env: null,
+      applicationStatus: "idle",
+      environmentId,
+      databasePassword: "s3cret-Pass@1",
+    });
+    const search = await platform.query(`${kind}.search`, { q: created.appName }, as(stranger));
+    expect(search.body).toEqual({ items: [], total: 0 });
     const deployments = await platform.query("deployment.allByType", { id, type: kind }, as(owner));
     expect(deployments.body).toEqual([]);
     expect((await platform.query("deployment.allByType", { id, type: kind }, as(stranger))).status).toBe(404);
@@ -153,6 +165,140 @@ describe.each(databaseKinds)("%s", (kind) => {
     const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
     expect(one).toMatchObject({ name: "renamed", memoryLimit: "256m", cpuLimit: "0.5", env: "EXTRA=1" });
     expect(one.databasePassword).toBe("n3w-Pass");
+  });
+});
+
+describe.each(databaseKinds)("%s changePassword, changeStatus, move and search", (kind) => {
+  const { idKey, fields } = databaseKindFacts[kind];
+
+  it("changePassword stores the password of a never deployed service (its first deploy uses it) and refuses a bad one", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const bad = await platform.mutate(
+      `${kind}.changePassword`,
+      { [idKey]: id, password: "no spaces" },
+      as(owner),
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("password");
+    await platform.mutateOk(`${kind}.changePassword`, { [idKey]: id, password: "Chang3d-Pass" }, as(owner));
+    let one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+    expect(one.databasePassword).toBe("Chang3d-Pass");
+    expect(one.internalConnectionUrl).toContain("Chang3d-Pass");
+    if (fields.databaseRootPassword) {
+      await platform.mutateOk(
+        `${kind}.changePassword`,
+        { [idKey]: id, password: "R00t-Changed", type: "root" },
+        as(owner),
+      );
+      one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+      expect(one).toMatchObject({ databasePassword: "Chang3d-Pass", databaseRootPassword: "R00t-Changed" });
+    } else {
+      const typed = await platform.mutate(
+        `${kind}.changePassword`,
+        { [idKey]: id, password: "R00t-Changed", type: "root" },
+        as(owner),
+      );
+      expect(typed.status).toBe(400);
+      expect(JSON.stringify(typed.body)).toContain("type");
+    }
+  });
+
+  it("changeStatus sets the status by hand and refuses an unknown one", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const changed = await platform.mutateOk(
+      `${kind}.changeStatus`,
+      { [idKey]: id, applicationStatus: "error" },
+      as(owner),
+    );
+    expect(changed).toMatchObject({ [idKey]: id, applicationStatus: "error" });
+    expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body.applicationStatus).toBe(
+      "error",
+    );
+    const bad = await platform.mutate(
+      `${kind}.changeStatus`,
+      { [idKey]: id, applicationStatus: "paused" },
+      as(owner),
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("applicationStatus");
+  });
+
+  it("move takes the service to another environment of the organization; another organization's is a 404", async () => {
+    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+    const id = created[idKey];
+    const other = await platform.mutateOk(
+      "project.create",
+      { name: `Elsewhere ${kind} ${++counter}` },
+      as(owner),
+    );
+    const target = other.environment.environmentId as string;
+    const moved = await platform.mutateOk(
+      `${kind}.move`,
+      { [idKey]: id, targetEnvironmentId: target },
+      as(owner),
+    );
+    expect(moved).toMatchObject({ [idKey]: id, environmentId: target });
+    const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+    expect(one.environment).toMatchObject({
+      environmentId: target,
+      project: { projectId: other.project.projectId },
+    });
+    const foreign = await platform.mutateOk("project.create", { name: `Foreign ${kind}` }, as(stranger));
+    const refused = await platform.mutate(
+      `${kind}.move`,
+      { [idKey]: id, targetEnvironmentId: foreign.environment.environmentId },
+      as(owner),
+    );
+    expect(refused.status, JSON.stringify(refused.body)).toBe(404);
+    expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body.environmentId).toBe(target);
+  });
+
+  it("search matches name, appName and description partially, filters by project and environment, and pages", async () => {
+    const tag = `srch${++counter}`;
+    const ids: string[] = [];
+    for (const [name, description] of [
+      [`Orders ${tag}`, "primary store"],
+      [`Ledger ${tag}`, `the ${tag} books`],
+      ["Unrelated", null],
+    ] as const) {
+      const created = await platform.mutateOk(
+        `${kind}.create`,
+        { ...createInput(kind), name, description },
+        as(owner),
+      );
+      ids.push(created[idKey]);
+    }
+    const byQ = (await platform.query(`${kind}.search`, { q: tag.toUpperCase() }, as(owner))).body;
+    expect(byQ.total).toBe(2);
+    // Newest first, the kind's id key, no secret.
+    expect(byQ.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[1], ids[0]]);
+    expect(byQ.items[0]).toMatchObject({ name: `Ledger ${tag}`, environmentId, projectId });
+    expect(JSON.stringify(byQ)).not.toContain("s3cret-Pass@1");
+    const byName = (await platform.query(`${kind}.search`, { name: `orders ${tag}` }, as(owner))).body;
+    expect(byName.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[0]]);
+    const byDescription = (
+      await platform.query(`${kind}.search`, { description: "books", q: tag }, as(owner))
+    ).body;
+    expect(byDescription.total).toBe(1);
+    const paged = (await platform.query(`${kind}.search`, { q: tag, limit: 1, offset: 1 }, as(owner))).body;
+    expect(paged).toMatchObject({ total: 2, items: [{ [idKey]: ids[0] }] });
+    const elsewhere = await platform.mutateOk("project.create", { name: `Empty ${tag}` }, as(owner));
+    const none = await platform.query(
+      `${kind}.search`,
+      { q: tag, projectId: elsewhere.project.projectId },
+      as(owner),
+    );
+    expect(none.body).toEqual({ items: [], total: 0 });
+    const inEnvironment = await platform.query(`${kind}.search`, { q: tag, environmentId }, as(owner));
+    expect(inEnvironment.body.total).toBe(2);
+    // Only this kind's services.
+    const otherKind = databaseKinds.find((k) => k !== kind)!;
+    expect((await platform.query(`${otherKind}.search`, { q: tag }, as(owner))).body.total).toBe(0);
+    const bad = await platform.query(`${kind}.search`, { limit: 0 }, as(owner));
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("limit");
   });
 });
 

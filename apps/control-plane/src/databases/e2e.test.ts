@@ -656,7 +656,7 @@ describe("deployment.killProcess", () => {
   );
 });
 
-describe("credentials: update changes them inside the running database", () => {
+describe("credentials: update and changePassword change them inside the running database", () => {
   /** Creates and deploys a service of `kind` with an external port; answers its id and port. */
   async function deployed(kind: string, prefix: string, fields: Record<string, unknown>) {
     await dockerCli(["image", "inspect", IMAGES[kind as keyof typeof IMAGES]]);
@@ -724,6 +724,12 @@ describe("credentials: update changes them inside the running database", () => {
       await client.end();
       expect(roles.rows).toEqual([]);
 
+      // changePassword does the same for the user's password.
+      await ok("postgres.changePassword", { [idKey]: id, password: "Fifth#pass5" });
+      await connect("steward", "Fifth#pass5");
+      await expect(connect("steward", "Third#pass3")).rejects.toThrow(/password authentication failed/);
+      expect((await one("postgres", { [idKey]: id })).databasePassword).toBe("Fifth#pass5");
+
       // Stopped: the database cannot take the change; nothing is stored.
       await ok("postgres.stop", { [idKey]: id });
       await eventually(async () => {
@@ -742,7 +748,13 @@ describe("credentials: update changes them inside the running database", () => {
       );
       expect(refused.status, JSON.stringify(refused.body)).toBe(409);
       expect(JSON.stringify(refused.body)).toContain("not running");
-      expect((await one("postgres", { [idKey]: id })).databasePassword).toBe("Third#pass3");
+      const refusedChange = await platform.mutate(
+        "postgres.changePassword",
+        { [idKey]: id, password: "Sixth#6" },
+        as(),
+      );
+      expect(refusedChange.status, JSON.stringify(refusedChange.body)).toBe(409);
+      expect((await one("postgres", { [idKey]: id })).databasePassword).toBe("Fifth#pass5");
     },
     DEPLOY_WAIT_MS * 2,
   );
@@ -777,6 +789,17 @@ describe("credentials: update changes them inside the running database", () => {
       await ok("mariadb.update", { [idKey]: id, databaseRootPassword: "Root#new3" });
       await connect("root", "Root#new3");
       await expect(connect("root", "Maria#old1")).rejects.toThrow(/Access denied/);
+      // changePassword: the user's by default, root's with type root.
+      await ok("mariadb.changePassword", { [idKey]: id, password: "Maria#new4" });
+      await connect("clerk", "Maria#new4");
+      await expect(connect("clerk", "Maria#new2")).rejects.toThrow(/Access denied/);
+      await ok("mariadb.changePassword", { [idKey]: id, password: "Root#new5", type: "root" });
+      await connect("root", "Root#new5");
+      await expect(connect("root", "Root#new3")).rejects.toThrow(/Access denied/);
+      expect(await one("mariadb", { [idKey]: id })).toMatchObject({
+        databasePassword: "Maria#new4",
+        databaseRootPassword: "Root#new5",
+      });
     },
     DEPLOY_WAIT_MS * 2,
   );
@@ -812,6 +835,13 @@ describe("credentials: update changes them inside the running database", () => {
       expect(args[args.indexOf("--requirepass") + 1]).toBe("Redis#new2");
       await eventually(() => auth("Redis#new2"));
       await expect(auth("Redis#old1")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
+      await ok("redis.changePassword", { [idKey]: id, password: "Redis#new3" });
+      expect((await one("redis", { [idKey]: id })).databasePassword).toBe("Redis#new3");
+      // The service's task restarts with the new --requirepass: wait until it answers again.
+      await eventually(async () => {
+        await auth("Redis#new3");
+        await expect(auth("Redis#new2")).rejects.toThrow(/WRONGPASS|invalid|NOAUTH/i);
+      });
     },
     DEPLOY_WAIT_MS * 2,
   );

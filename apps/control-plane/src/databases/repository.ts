@@ -12,8 +12,16 @@ import type {
   DatabaseServiceUpdate,
   NewDatabaseService,
 } from "../db/schema.ts";
+import { containing } from "../projects/repository.ts";
 
 export type { DatabaseService, DatabaseServiceUpdate };
+
+/** A member's accessed lists (projects/permissions.ts); null entries do not restrict. */
+export interface VisibleIds {
+  projects: ReadonlySet<string> | null;
+  environments: ReadonlySet<string> | null;
+  services: ReadonlySet<string> | null;
+}
 
 export const DATABASE_APP_NAME_CONSTRAINT = "database_services_app_name_unique";
 
@@ -150,4 +158,87 @@ export async function countDatabasesByServer(
     .groupBy("serverId")
     .execute();
   return rows.map((row) => ({ serverId: row.serverId!, count: Number(row.count) }));
+}
+
+export interface DatabaseSearch {
+  q?: string | undefined;
+  name?: string | undefined;
+  appName?: string | undefined;
+  description?: string | undefined;
+  projectId?: string | undefined;
+  environmentId?: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * `<kind>.search`: the organization's services of that kind, case-insensitive partial matching of
+ * the text filters (blank ones ignored), newest first; a member sees only what the grants allow.
+ */
+export async function searchDatabases(
+  db: Db,
+  organizationId: string,
+  kind: DatabaseKind,
+  search: DatabaseSearch,
+  visible: VisibleIds,
+) {
+  const lists = [
+    ["projects.projectId", visible.projects],
+    ["environments.environmentId", visible.environments],
+    ["databaseServices.databaseId", visible.services],
+  ] as const;
+  if (lists.some(([, ids]) => ids?.size === 0)) return { items: [], total: 0 };
+  let filtered = ownedBy(
+    db.selectFrom("databaseServices"),
+    "databaseServices.environmentId",
+    organizationId,
+  ).where("databaseServices.kind", "=", kind);
+  for (const [column, ids] of lists) {
+    if (ids) filtered = filtered.where(column, "in", [...ids]);
+  }
+  const q = search.q?.trim();
+  if (q) {
+    const pattern = containing(q);
+    filtered = filtered.where((eb) =>
+      eb.or([
+        eb("databaseServices.name", "ilike", pattern),
+        eb("databaseServices.appName", "ilike", pattern),
+        eb("databaseServices.description", "ilike", pattern),
+      ]),
+    );
+  }
+  const textFilters = [
+    ["databaseServices.name", search.name],
+    ["databaseServices.appName", search.appName],
+    ["databaseServices.description", search.description],
+  ] as const;
+  for (const [column, value] of textFilters) {
+    const text = value?.trim();
+    if (text) filtered = filtered.where(column, "ilike", containing(text));
+  }
+  if (search.projectId) filtered = filtered.where("projects.projectId", "=", search.projectId);
+  if (search.environmentId) {
+    filtered = filtered.where("databaseServices.environmentId", "=", search.environmentId);
+  }
+  const [items, count] = await Promise.all([
+    filtered
+      .select([
+        "databaseServices.databaseId",
+        "databaseServices.name",
+        "databaseServices.appName",
+        "databaseServices.description",
+        "databaseServices.environmentId",
+        "projects.projectId",
+        "databaseServices.serverId",
+        "databaseServices.applicationStatus",
+        "databaseServices.createdAt",
+      ])
+      .orderBy("databaseServices.createdAt", "desc")
+      .orderBy("databaseServices.databaseId", "desc")
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.total) };
 }

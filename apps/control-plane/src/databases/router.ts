@@ -49,13 +49,19 @@ import {
   insertDatabase,
   type LocatedDatabase,
   newDatabaseId,
+  searchDatabases,
   updateDatabase,
 } from "./repository.ts";
 import {
+  changePasswordInputOf,
+  changeStatusInputOf,
   createInputOf,
+  databaseSearchInput,
   detailSchemaOf,
   externalPortSchema,
   idInputOf,
+  moveInputOf,
+  searchItemSchemaOf,
   summarySchemaOf,
   updateInputOf,
 } from "./schemas.ts";
@@ -367,6 +373,81 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
       input: idInput,
       output: deployStartedSchema,
       handler: async ({ ctx, caller, input }) => queue(ctx, await load(ctx, caller, input), "rebuild"),
+    }),
+
+    changePassword: mutation({
+      summary: facts.fields.databaseRootPassword
+        ? `Change the ${kind} service's user password (type root: root's) inside the running database, then store it`
+        : `Change the ${kind} service's password inside the running database, then store it`,
+      access: "member",
+      input: changePasswordInputOf(kind),
+      output: successSchema,
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        const { password, type } = input as unknown as { password: string; type?: "user" | "root" };
+        await changeDatabaseCredentials(
+          ctx,
+          row,
+          type === "root" ? { databaseRootPassword: password } : { databasePassword: password },
+        );
+        return success;
+      },
+    }),
+
+    changeStatus: mutation({
+      summary: `Set the ${kind} service's status by hand (the next deployment, start, stop or observation replaces it)`,
+      access: "member",
+      input: changeStatusInputOf(kind),
+      output: summarySchemaOf(kind),
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        const applicationStatus = (
+          input as unknown as { applicationStatus: LocatedDatabase["applicationStatus"] }
+        ).applicationStatus;
+        const changed = await updateDatabase(ctx.db, row.databaseId, {
+          applicationStatus,
+          applicationStatusMessage: null,
+        });
+        if (!changed) throw notFound(label);
+        return summary(changed, ctx);
+      },
+    }),
+
+    move: mutation({
+      summary: `Move the ${kind} service to another environment of the organization (its Swarm service is unchanged)`,
+      access: "member",
+      input: moveInputOf(kind),
+      output: summarySchemaOf(kind),
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        const targetEnvironmentId = String((input as Record<string, unknown>).targetEnvironmentId);
+        const target = await findEnvironment(ctx.db, caller.organizationId, targetEnvironmentId);
+        if (!target) throw notFound("Environment");
+        requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, target));
+        const moved = await updateDatabase(ctx.db, row.databaseId, { environmentId: target.environmentId });
+        if (!moved) throw notFound(label);
+        return summary(moved, ctx);
+      },
+    }),
+
+    search: query({
+      summary: `Search the organization's ${kind} services (a member: those the grants show)`,
+      access: "member",
+      input: databaseSearchInput,
+      output: z.object({ items: z.array(searchItemSchemaOf(kind)), total: z.number().int() }),
+      handler: async ({ ctx, caller, input }) => {
+        const found = await searchDatabases(
+          ctx.db,
+          caller.organizationId,
+          kind,
+          input,
+          await grantsOf(ctx.db, caller),
+        );
+        return {
+          items: found.items.map(({ databaseId, ...item }) => ({ [idKey]: databaseId, ...item })),
+          total: found.total,
+        };
+      },
     }),
 
     remove: mutation({

@@ -143,3 +143,54 @@ export function detailSchemaOf(kind: DatabaseKind) {
     }),
   });
 }
+
+/**
+ * `<kind>.changePassword`: the user's password (`password`), or with mysql and mariadb root's
+ * (`type: "root"`), changed inside the running database as `update` does (credentials.ts).
+ */
+export function changePasswordInputOf(kind: DatabaseKind) {
+  return idInputOf(kind).extend({
+    password: databasePasswordSchema,
+    ...(databaseKindFacts[kind].fields.databaseRootPassword
+      ? { type: z.enum(["user", "root"]).default("user") }
+      : {}),
+  });
+}
+
+/** `<kind>.changeStatus`: the status set by hand (the next deployment or observation replaces it). */
+export const changeStatusInputOf = (kind: DatabaseKind) =>
+  idInputOf(kind).extend({ applicationStatus: statusSchema });
+
+/** `<kind>.move`: to another environment of the organization the caller may see. */
+export const moveInputOf = (kind: DatabaseKind) => idInputOf(kind).extend({ targetEnvironmentId: idSchema });
+
+const searchText = z.string().max(200).optional();
+
+/** `<kind>.search` (Dokploy's filters and paging). */
+export const databaseSearchInput = z
+  .object({
+    q: searchText,
+    name: searchText,
+    appName: searchText,
+    description: searchText,
+    projectId: idSchema.optional(),
+    environmentId: idSchema.optional(),
+    limit: z.number().int().min(1).max(100).default(20),
+    offset: z.number().int().min(0).default(0),
+  })
+  .prefault({});
+
+/** One hit of `<kind>.search`: `<kind>Id` and what a list shows. */
+export function searchItemSchemaOf(kind: DatabaseKind) {
+  return z.object({
+    [databaseKindFacts[kind].idKey]: z.string(),
+    name: z.string(),
+    appName: z.string(),
+    description: z.string().nullable(),
+    environmentId: z.string(),
+    projectId: z.string(),
+    serverId: z.string().nullable(),
+    applicationStatus: statusSchema,
+    createdAt: z.string(),
+  });
+}

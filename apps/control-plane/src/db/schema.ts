@@ -51,6 +51,8 @@ export interface MemberTable {
   canAccessToApi: Generated<boolean>;
   canAccessToSshKeys: Generated<boolean>;
   canAccessToGitProviders: Generated<boolean>;
+  /** organization.setDefault: the organization login picks when it names none. */
+  isDefault: Generated<boolean>;
   createdAt: Timestamp;
 }
 
@@ -579,6 +581,8 @@ export interface DomainTable {
   middlewares: Generated<string[]>;
   /** A preview's host (domainType preview): the preview it routes to. */
   previewDeploymentId: Generated<string | null>;
+  /** false (domain.toggleEnable): kept, host still claimed, but routed by no Traefik file or label. */
+  enabled: Generated<boolean>;
   createdAt: Timestamp;
 }
 

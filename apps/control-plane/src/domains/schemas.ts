@@ -86,6 +86,8 @@ export const domainSchema = z.object({
   internalPath: z.string().nullable(),
   customEntrypoint: z.string().nullable(),
   middlewares: z.array(z.string()),
+  /** false: kept, but routed by no Traefik file (domain.toggleEnable). */
+  enabled: z.boolean(),
   createdAt: z.string(),
 });
 
@@ -109,6 +111,7 @@ export function toDomainView(domain: Domain): z.input<typeof domainSchema> {
     internalPath: domain.internalPath,
     customEntrypoint: domain.customEntrypoint,
     middlewares: domain.middlewares,
+    enabled: domain.enabled,
     createdAt: domain.createdAt,
   };
 }

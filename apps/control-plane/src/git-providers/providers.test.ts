@@ -128,6 +128,30 @@ describe.each(["github", "gitlab", "gitea", "bitbucket"] as const)("%s provider"
   }, 60_000);
 });
 
+describe("gitProvider.allForPermissions", () => {
+  it("lists every provider of the organization by id, name and kind to administrators only", async () => {
+    const listed = await platform.query("gitProvider.allForPermissions", {}, as());
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const all = (await platform.query("gitProvider.getAll", {}, as())).body as { gitProviderId: string }[];
+    expect(listed.body.map((provider: { gitProviderId: string }) => provider.gitProviderId)).toEqual(
+      all.map((provider) => provider.gitProviderId),
+    );
+    expect(listed.body.map((provider: { providerType: string }) => provider.providerType).sort()).toEqual(
+      expect.arrayContaining(["bitbucket", "gitea", "github", "gitlab"]),
+    );
+    for (const provider of listed.body)
+      expect(Object.keys(provider).sort()).toEqual(["gitProviderId", "name", "providerType"]);
+    const member = await platform.addMember(owner, "member");
+    expect((await platform.query("gitProvider.allForPermissions", {}, { token: member.token })).status).toBe(
+      403,
+    );
+    const stranger = await createUserDirectly(platform, { email: "providers-stranger@example.com" });
+    expect(
+      (await platform.query("gitProvider.allForPermissions", {}, { token: stranger.token })).body,
+    ).toEqual([]);
+  });
+});
+
 describe("wrong credentials", () => {
   it("a wrong Bitbucket API token fails the clone with a clear message and no secret", async () => {
     await ok("bitbucket.update", { bitbucketId: providerIds.bitbucket, apiToken: "bb-wrong-token-XYZ" });

@@ -16,6 +16,7 @@ import {
 } from "@platform/agent/testing/docker.ts";
 import { freePort, servedBody } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
 const appName = uniqueName("mnt-web");
@@ -96,6 +97,33 @@ describe("mounts on real Docker", () => {
     expect(await servedBody(port, "/page.txt", "first content")).toBe("first content");
     const stamp = (await (await fetch(`http://127.0.0.1:${port}/data/stamp.txt`)).text()).trim();
     expect(stamp).toMatch(/^[0-9a-f]{24}$/);
+    // listByServiceId lists the service's mounts; allNamedByApplicationId what Docker mounted.
+    const listed = await platform.query(
+      "mounts.listByServiceId",
+      { serviceId: applicationId, serviceType: "application" },
+      { token: owner.token },
+    );
+    expect(listed.body.map((mount: { mountId: string }) => mount.mountId)).toEqual([
+      volume.mountId,
+      file.mountId,
+    ]);
+    const named = await platform.query(
+      "mounts.allNamedByApplicationId",
+      { applicationId },
+      { token: owner.token },
+    );
+    expect(named.status, JSON.stringify(named.body)).toBe(200);
+    expect(named.body).toContainEqual(
+      expect.objectContaining({ Type: "volume", Name: volumeName, Destination: "/www/data", RW: true }),
+    );
+    expect(named.body.every((mount: { Type: string }) => mount.Type === "volume")).toBe(true);
+    const stranger = await createUserDirectly(platform, { email: "mounts-stranger@example.com" });
+    for (const [name, input] of [
+      ["mounts.allNamedByApplicationId", { applicationId }],
+      ["mounts.listByServiceId", { serviceId: applicationId, serviceType: "application" }],
+    ] as const) {
+      expect((await platform.query(name, input, { token: stranger.token })).status).toBe(404);
+    }
     const labels = JSON.parse(
       await dockerCli(["volume", "inspect", "--format", "{{json .Labels}}", volumeName]),
     );

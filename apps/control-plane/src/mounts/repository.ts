@@ -67,6 +67,21 @@ export function updateMount(db: Db, mountId: string, fields: CheckedMount): Prom
   );
 }
 
+/** The mounts of a service already found in the caller's organization, oldest first. */
+export function listServiceMounts(db: Db, owner: MountOwner): Promise<Mount[]> {
+  const column =
+    owner.kind === "application" ? "applicationId" : owner.kind === "compose" ? "composeId" : "databaseId";
+  return db
+    .selectFrom("mounts")
+    .selectAll()
+    .where(column, "=", owner.serviceId)
+    .where("organizationId", "=", owner.organizationId)
+    .where("serviceType", "=", owner.kind)
+    .orderBy("createdAt", "asc")
+    .orderBy("mountId", "asc")
+    .execute();
+}
+
 export async function deleteMount(db: Db, mountId: string): Promise<void> {
   await db.deleteFrom("mounts").where("mountId", "=", mountId).execute();
 }

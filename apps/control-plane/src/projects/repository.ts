@@ -165,6 +165,56 @@ export async function searchProjects(
   return { items, total: Number(count.total) };
 }
 
+export interface EnvironmentSearch {
+  /** Matches name or description. */
+  q?: string | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+  projectId?: string | undefined;
+  limit: number;
+  offset: number;
+  /** A member's lists (projects/permissions.ts); null: every one. */
+  projectIds: ReadonlySet<string> | null;
+  environmentIds: ReadonlySet<string> | null;
+}
+
+/** environment.search: case-insensitive partial matching, blank filters ignored, newest first. */
+export async function searchEnvironments(
+  db: Db,
+  organizationId: string,
+  search: EnvironmentSearch,
+): Promise<{ items: Environment[]; total: number }> {
+  if (search.projectIds?.size === 0 || search.environmentIds?.size === 0) return { items: [], total: 0 };
+  let filtered = ownedBy(db.selectFrom("environments"), "environments", organizationId);
+  if (search.projectIds) filtered = filtered.where("environments.projectId", "in", [...search.projectIds]);
+  if (search.environmentIds) {
+    filtered = filtered.where("environments.environmentId", "in", [...search.environmentIds]);
+  }
+  if (search.projectId) filtered = filtered.where("environments.projectId", "=", search.projectId);
+  const q = search.q?.trim();
+  if (q) {
+    const pattern = containing(q);
+    filtered = filtered.where((eb) =>
+      eb.or([eb("environments.name", "ilike", pattern), eb("environments.description", "ilike", pattern)]),
+    );
+  }
+  const name = search.name?.trim();
+  if (name) filtered = filtered.where("environments.name", "ilike", containing(name));
+  const description = search.description?.trim();
+  if (description) filtered = filtered.where("environments.description", "ilike", containing(description));
+  const [items, count] = await Promise.all([
+    filtered
+      .selectAll("environments")
+      .orderBy("environments.createdAt", "desc")
+      .orderBy("environments.environmentId", "desc")
+      .limit(search.limit)
+      .offset(search.offset)
+      .execute(),
+    filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
+  ]);
+  return { items, total: Number(count.total) };
+}
+
 /** An environment, found only when its project belongs to the organization. */
 export function findEnvironment(
   db: Db,

@@ -177,6 +177,55 @@ export async function storeCertificate(
   });
 }
 
+/** What certificates.update changes: a checked pair (with its reading) and/or the name. */
+export interface StoredCertificateChange {
+  name?: string | undefined;
+  pair?: { certificateData: string; privateKey: string; expiresAt: string; hosts: string[] } | undefined;
+}
+
+/**
+ * Saves the change and, with a new pair, rewrites the certificate's files on its proxy in one
+ * transaction: when the agent refuses or cannot be reached, the row keeps the old pair and the
+ * old files are written back (best effort).
+ */
+export async function updateStoredCertificate(
+  ctx: ServiceContext,
+  certificate: Certificate,
+  change: StoredCertificateChange,
+): Promise<Certificate> {
+  const { pair } = change;
+  return ctx.db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable("certificates")
+      .set({
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(pair
+          ? {
+              certificateData: pair.certificateData,
+              privateKeySealed: ctx.secrets.encrypt(
+                pair.privateKey,
+                storedCertificateKeyContext(certificate),
+              ),
+              expiresAt: pair.expiresAt,
+              hosts: pair.hosts,
+            }
+          : {}),
+      })
+      .where("certificateId", "=", certificate.certificateId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (pair) {
+      try {
+        await applyStoredCertificate(ctx, updated);
+      } catch (error) {
+        await applyStoredCertificate(ctx, certificate).catch(() => {});
+        throw error;
+      }
+    }
+    return updated;
+  });
+}
+
 /** Deletes the certificate and takes its files off the proxy in one transaction. */
 export async function deleteStoredCertificate(ctx: ServiceContext, certificate: Certificate): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {

@@ -101,7 +101,7 @@ export function invalidTraefikConfig(issues: ConfigIssue[]): ApiError {
   });
 }
 
-/** The configuration of an application with these rows (null: no domain). */
+/** The configuration of an application with these rows (null: no enabled domain). */
 export function applicationConfig(
   appName: string,
   domains: Domain[],
@@ -112,7 +112,7 @@ export function applicationConfig(
     return dynamicConfigFor(
       {
         appName,
-        domains: domains.map(toDomainRoute),
+        domains: domains.filter((domain) => domain.enabled).map(toDomainRoute),
         credentials: credentials.map(({ username, passwordHash }) => ({ username, passwordHash })),
         redirects,
       },

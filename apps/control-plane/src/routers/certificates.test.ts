@@ -209,6 +209,65 @@ describe("certificates", () => {
     expect(uncovered.body.error.message).toContain("certificates.create");
   });
 
+  it("update renames, replaces the pair (checked as on create) and rewrites its files; a bad pair changes nothing", async () => {
+    const base = `platform-certificate-${certificateId}`;
+    const renamed = await test.platform.mutate(
+      "certificates.update",
+      { certificateId, name: "Renamed" },
+      as(),
+    );
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    expect(renamed.body).toMatchObject({ certificateId, name: "Renamed", certificateData: pair.chain });
+
+    const next = issuedCertificate(["next.example.org"]);
+    const cases: [Record<string, unknown>, string][] = [
+      // A new chain alone must match the stored key.
+      [{ certificateData: next.chain }, "privateKey"],
+      [{ privateKey: next.key }, "privateKey"],
+      [{ certificateData: "not a certificate" }, "certificateData"],
+      [{ autoRenew: true }, "autoRenew"],
+      [{ name: "a\nb" }, "name"],
+    ];
+    for (const [input, field] of cases) {
+      const refused = await test.platform.mutate("certificates.update", { certificateId, ...input }, as());
+      expect(refused.status, field).toBe(400);
+      expect(refused.body.error.data.fields, JSON.stringify(refused.body)).toEqual([field]);
+    }
+    expect((await rows())[0]).toMatchObject({ name: "Renamed", certificateData: pair.chain });
+    expect(await readIfExists(certificateFile(test, `${base}.key`))).toBe(pair.key);
+
+    const replaced = await test.platform.mutate(
+      "certificates.update",
+      { certificateId, certificateData: next.chain, privateKey: next.key },
+      as(),
+    );
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect(replaced.body).toMatchObject({
+      name: "Renamed",
+      certificateData: next.chain,
+      hosts: ["next.example.org"],
+    });
+    expect(JSON.stringify(replaced.body)).not.toContain("PRIVATE KEY");
+    expect(await readIfExists(certificateFile(test, `${base}.crt`))).toBe(next.chain);
+    expect(await readIfExists(certificateFile(test, `${base}.key`))).toBe(next.key);
+    expect(validateDynamicConfig(parse((await readIfExists(storeFile()))!))).toEqual([]);
+
+    // Members cannot write; another organization's certificate is a 404; nothing changes.
+    const byMember = await test.platform.mutate(
+      "certificates.update",
+      { certificateId, name: "Mine" },
+      as(member),
+    );
+    expect(byMember.status).toBe(403);
+    const byStranger = await test.platform.mutate(
+      "certificates.update",
+      { certificateId, name: "Theirs" },
+      as(test.stranger),
+    );
+    expect(byStranger.status).toBe(404);
+    expect((await rows())[0]).toMatchObject({ name: "Renamed", certificateData: next.chain });
+  });
+
   it("remove takes the TLS-store entry and the PEM files away", async () => {
     const removed = await test.platform.mutate("certificates.remove", { certificateId }, as());
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);

@@ -21,6 +21,8 @@ import {
   findCertificate,
   listCertificates,
   storeCertificate,
+  storedCertificateKeyContext,
+  updateStoredCertificate,
 } from "../proxy/stored-certificates.ts";
 import { agentServerId } from "../servers/repository.ts";
 
@@ -61,6 +63,12 @@ async function loadCertificate(ctx: ServiceContext, caller: Caller, certificateI
   return certificate;
 }
 
+const autoRenewRefused = () =>
+  badRequest(
+    "Invalid input: autoRenew: a custom certificate cannot be renewed by the platform (its issuer is not an ACME resolver); upload the renewed certificate, or use certificateType `letsencrypt` on the domain",
+    { fields: ["autoRenew"] },
+  );
+
 export const certificatesRouter = defineRouter("certificates", {
   create: mutation({
     summary: "Store a custom certificate and its key and apply them to the server's proxy TLS store",
@@ -74,12 +82,7 @@ export const certificatesRouter = defineRouter("certificates", {
     }),
     output: certificateSchema,
     handler: async ({ ctx, caller, input }) => {
-      if (input.autoRenew) {
-        throw badRequest(
-          "Invalid input: autoRenew: a custom certificate cannot be renewed by the platform (its issuer is not an ACME resolver); upload the renewed certificate, or use certificateType `letsencrypt` on the domain",
-          { fields: ["autoRenew"] },
-        );
-      }
+      if (input.autoRenew) throw autoRenewRefused();
       // Another organization's server is a 404 whatever the pair is.
       const serverId = await agentServerId(ctx, caller.organizationId, input.serverId);
       const read = readCertificatePair(input.certificateData, input.privateKey);
@@ -115,6 +118,36 @@ export const certificatesRouter = defineRouter("certificates", {
     output: z.array(certificateSchema),
     handler: async ({ ctx, caller }) =>
       (await listCertificates(ctx.db, caller.organizationId)).map(toCertificateView),
+  }),
+
+  update: mutation({
+    summary:
+      "Rename a certificate or replace its chain and/or key (checked as on create); new files are written to the proxy's TLS store at once",
+    access: "admin",
+    input: z.object({
+      certificateId: idSchema,
+      name: displayNameSchema.optional(),
+      certificateData: pemInput.optional(),
+      privateKey: pemInput.optional(),
+      autoRenew: z.boolean().nullish(),
+    }),
+    output: certificateSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const certificate = await loadCertificate(ctx, caller, input.certificateId);
+      if (input.autoRenew) throw autoRenewRefused();
+      let pair: Parameters<typeof updateStoredCertificate>[2]["pair"];
+      if (input.certificateData !== undefined || input.privateKey !== undefined) {
+        const certificateData = input.certificateData ?? certificate.certificateData;
+        const privateKey =
+          input.privateKey ??
+          ctx.secrets.decrypt(certificate.privateKeySealed, storedCertificateKeyContext(certificate));
+        const read = readCertificatePair(certificateData, privateKey);
+        if (!read.ok)
+          throw badRequest(`Invalid input: ${read.field}: ${read.message}`, { fields: [read.field] });
+        pair = { certificateData, privateKey, expiresAt: read.reading.expiresAt, hosts: read.reading.hosts };
+      }
+      return toCertificateView(await updateStoredCertificate(ctx, certificate, { name: input.name, pair }));
+    },
   }),
 
   remove: mutation({

@@ -701,6 +701,71 @@ describe("another organization's ids are 404", () => {
   });
 });
 
+describe("domain.toggleEnable", () => {
+  it("a disabled domain leaves the file (the last one removes it) and keeps its host; enabling writes it back", async () => {
+    const app = await createApplication(test);
+    const file = () => readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    const kept = await createDomain({
+      applicationId: app.applicationId,
+      host: "kept.example.com",
+      port: 8080,
+    });
+    const toggled = await createDomain({
+      applicationId: app.applicationId,
+      host: "toggled.example.com",
+      port: 8080,
+    });
+    expect(toggled.status, JSON.stringify(toggled.body)).toBe(200);
+    expect(toggled.body.enabled).toBe(true);
+    expect(await file()).toContain("toggled.example.com");
+
+    const off = await test.platform.mutate("domain.toggleEnable", { domainId: toggled.body.domainId }, as());
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(off.body).toMatchObject({
+      domainId: toggled.body.domainId,
+      enabled: false,
+      requiresRedeploy: false,
+    });
+    let text = await file();
+    expect(text).toContain("kept.example.com");
+    expect(text).not.toContain("toggled.example.com");
+    expect(
+      (await test.platform.query("domain.one", { domainId: toggled.body.domainId }, as())).body.enabled,
+    ).toBe(false);
+    // The row stays, so its host stays the organization's (ownership.ts reads every row).
+    expect((await domainsOf(app.applicationId)).map((domain) => domain.host)).toEqual([
+      "kept.example.com",
+      "toggled.example.com",
+    ]);
+
+    // The last enabled domain disabled: no file.
+    await test.platform.mutateOk("domain.toggleEnable", { domainId: kept.body.domainId }, as());
+    expect(await file()).toBeUndefined();
+
+    const on = await test.platform.mutate("domain.toggleEnable", { domainId: toggled.body.domainId }, as());
+    expect(on.body.enabled).toBe(true);
+    text = await file();
+    expect(text).toContain("toggled.example.com");
+    expect(text).not.toContain("kept.example.com");
+    expect(validateDynamicConfig(parse(text!))).toEqual([]);
+  });
+
+  it("another organization's domain is a 404 and stays as it was", async () => {
+    const app = await createApplication(test);
+    const created = await createDomain({ applicationId: app.applicationId, host: "guarded.example.com" });
+    const answer = await test.platform.mutate(
+      "domain.toggleEnable",
+      { domainId: created.body.domainId },
+      as(test.stranger),
+    );
+    expect(answer.status).toBe(404);
+    expect(
+      (await test.platform.query("domain.one", { domainId: created.body.domainId }, as())).body.enabled,
+    ).toBe(true);
+    expect(await readIfExists(dynamicFile(test, `${app.appName}.yml`))).toContain("guarded.example.com");
+  });
+});
+
 describe("a host belongs to one organization across the instance (issue 10, finding 4)", () => {
   // The victim is another organization; its domains are rows (its proxy would be on a server of
   // its own, which this in-process test does not run). The claimant is the instance organization.

@@ -41,6 +41,7 @@ import {
   deleteComposeDomain,
   insertApplicationDomain,
   insertComposeDomain,
+  toggleDomainEnabled,
   updateApplicationDomain,
   updateComposeDomain,
 } from "../domains/writes.ts";
@@ -455,6 +456,23 @@ export const domainRouter = defineRouter("domain", {
       const serverId = proxyServerOf(ctx, application);
       await deleteApplicationDomain(ctx, existing, application, serverId);
       return toDomainView(existing);
+    },
+  }),
+
+  toggleEnable: mutation({
+    summary:
+      "Disable a domain (kept, routed no more) or enable it again; its Traefik file is rewritten at once",
+    access: "member",
+    input: domainIdInput,
+    output: domainSchema.extend({ requiresRedeploy: z.boolean() }),
+    handler: async ({ ctx, caller, input }) => {
+      const existing = await loadDomain(ctx, caller, input.domainId);
+      if (existing.domainType === "preview") {
+        throw field("domainId", "a preview's domain follows its preview deployment and leaves with it");
+      }
+      const domain = await toggleDomainEnabled(ctx, existing);
+      // Stacks are routed by their Traefik file too (compose/proxy.ts): no redeploy needed.
+      return { ...toDomainView(domain), requiresRedeploy: false };
     },
   }),
 

@@ -250,6 +250,117 @@ describe("environment", () => {
     ]);
   });
 
+  it("duplicate copies an environment, its variables and its services into the same project", async () => {
+    const { project, environment } = await newProject("Dup source");
+    await platform.mutateOk(
+      "environment.update",
+      { environmentId: environment.environmentId, env: "COPIED=yes" },
+      as(owner),
+    );
+    const db = await platform.mutateOk(
+      "redis.create",
+      {
+        name: "cache",
+        appName: `dup-cache-${++users}`,
+        environmentId: environment.environmentId,
+        databasePassword: "s3cret-Pass",
+      },
+      as(owner),
+    );
+    const copy = await platform.mutate(
+      "environment.duplicate",
+      { environmentId: environment.environmentId, name: "copy", description: "the copy" },
+      as(owner),
+    );
+    expect(copy.status, JSON.stringify(copy.body)).toBe(200);
+    expect(copy.body).toMatchObject({
+      projectId: project.projectId,
+      name: "copy",
+      description: "the copy",
+      env: "COPIED=yes",
+      isDefault: false,
+      project: { projectId: project.projectId },
+    });
+    expect(copy.body.redis).toHaveLength(1);
+    expect(copy.body.redis[0]).toMatchObject({ name: "cache (copy)" });
+    expect(copy.body.redis[0].redisId).not.toBe(db.redisId);
+    // The name is unique in the project: a second copy of that name is a 409.
+    const again = await platform.mutate(
+      "environment.duplicate",
+      { environmentId: environment.environmentId, name: "copy" },
+      as(owner),
+    );
+    expect(again.status).toBe(409);
+    expect(again.body.error.data.fields).toEqual(["name"]);
+    // Another organization's environment is a 404, and nothing is made.
+    const theirs = await newProject("Theirs", other);
+    const foreign = await platform.mutate(
+      "environment.duplicate",
+      { environmentId: theirs.environment.environmentId, name: "stolen" },
+      as(owner),
+    );
+    expect(foreign.status).toBe(404);
+    const names = (
+      await platform.query("environment.byProjectId", { projectId: theirs.project.projectId }, as(other))
+    ).body.map((e: { name: string }) => e.name);
+    expect(names).toEqual(["production"]);
+  });
+
+  it("search matches name and description, filters by project, pages, and shows a member its granted environments only", async () => {
+    const { project, environment } = await newProject("Searchable");
+    const tag = `srch${++users}`;
+    const staging = (
+      await createEnvironment({ projectId: project.projectId, name: `Staging ${tag}`, description: "pre" })
+    ).body;
+    const qa = (
+      await createEnvironment({ projectId: project.projectId, name: "qa", description: `the ${tag} checks` })
+    ).body;
+    const byQ = (await platform.query("environment.search", { q: tag.toUpperCase() }, as(owner))).body;
+    expect(byQ.total).toBe(2);
+    expect(byQ.items.map((e: { environmentId: string }) => e.environmentId)).toEqual([
+      qa.environmentId,
+      staging.environmentId,
+    ]);
+    const byName = (await platform.query("environment.search", { name: `staging ${tag}` }, as(owner))).body;
+    expect(byName.items.map((e: { environmentId: string }) => e.environmentId)).toEqual([
+      staging.environmentId,
+    ]);
+    const byProject = (
+      await platform.query(
+        "environment.search",
+        { projectId: project.projectId, limit: 2, offset: 1 },
+        as(owner),
+      )
+    ).body;
+    expect(byProject.total).toBe(3);
+    expect(byProject.items.map((e: { environmentId: string }) => e.environmentId)).toEqual([
+      staging.environmentId,
+      environment.environmentId,
+    ]);
+    expect((await platform.query("environment.search", { q: tag }, as(other))).body).toEqual({
+      items: [],
+      total: 0,
+    });
+    const limited = await member({});
+    await platform.mutateOk(
+      "user.assignPermissions",
+      {
+        id: limited.user.id,
+        accessedProjects: [project.projectId],
+        accessedEnvironments: [qa.environmentId],
+      },
+      as(owner),
+    );
+    const granted = (await platform.query("environment.search", { q: tag }, as(limited))).body;
+    expect(granted).toEqual({
+      items: [expect.objectContaining({ environmentId: qa.environmentId })],
+      total: 1,
+    });
+    const bad = await platform.query("environment.search", { limit: 101 }, as(owner));
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("limit");
+  });
+
   it("serves environment.one over the tRPC prefix with ?input=", async () => {
     const { environment } = await newProject();
     const input = encodeURIComponent(JSON.stringify({ json: { environmentId: environment.environmentId } }));

@@ -7,8 +7,10 @@ import { z } from "zod";
 import { badRequest, notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { withServices } from "../projects/details.ts";
+import { duplicateEnvironmentFor } from "../projects/duplicate.ts";
 import {
   grantCreated,
+  grantsOf,
   requireCanCreateEnvironments,
   requireCanDeleteEnvironments,
   requireEnvironmentAccess,
@@ -23,6 +25,7 @@ import {
   findProject,
   insertEnvironment,
   listEnvironments,
+  searchEnvironments,
   uniqueEnvironmentName,
   updateEnvironment,
 } from "../projects/repository.ts";
@@ -98,6 +101,46 @@ export const environmentRouter = defineRouter("environment", {
         ),
       );
       return environments.map((environment) => ({ ...visibleServices(grants, environment), project }));
+    },
+  }),
+
+  duplicate: mutation({
+    summary:
+      "Copy an environment, its variables and the services the caller sees, into a new environment of its project",
+    access: "member",
+    input: z.object({ environmentId: idSchema, name: nameSchema, description: descriptionSchema }),
+    output: environmentDetailSchema,
+    handler: ({ ctx, caller, input }) =>
+      duplicateEnvironmentFor(ctx, caller, {
+        sourceEnvironmentId: input.environmentId,
+        name: input.name,
+        description: input.description,
+        includeServices: true,
+        duplicateInSameProject: true,
+      }),
+  }),
+
+  search: query({
+    summary: "Search the organization's environments by name and description (a member: those granted)",
+    access: "member",
+    input: z
+      .object({
+        q: z.string().max(200).optional(),
+        name: z.string().max(200).optional(),
+        description: z.string().max(200).optional(),
+        projectId: idSchema.optional(),
+        limit: z.number().int().min(1).max(100).default(20),
+        offset: z.number().int().min(0).default(0),
+      })
+      .prefault({}),
+    output: z.object({ items: z.array(environmentSchema), total: z.number().int() }),
+    handler: async ({ ctx, caller, input }) => {
+      const grants = await grantsOf(ctx.db, caller);
+      return searchEnvironments(ctx.db, caller.organizationId, {
+        ...input,
+        projectIds: grants.projects,
+        environmentIds: grants.environments,
+      });
     },
   }),
 

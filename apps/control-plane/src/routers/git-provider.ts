@@ -23,6 +23,20 @@ export const gitProviderRouter = defineRouter("gitProvider", {
       );
     },
   }),
+  allForPermissions: query({
+    summary:
+      "The organization's Git providers by id, name and kind, newest first (to choose a member's grants)",
+    access: "admin",
+    input: noInput,
+    output: z.array(z.object({ gitProviderId: z.string(), name: z.string(), providerType: z.string() })),
+    handler: async ({ ctx, caller }) =>
+      (await listProviders(ctx.db, caller.organizationId)).map(({ row }) => ({
+        gitProviderId: row.gitProviderId,
+        name: row.name,
+        providerType: row.providerType,
+      })),
+  }),
+
   remove: mutation({
     summary: "Delete a Git provider; its applications are disconnected and say so in their status",
     access: "member",

@@ -28,6 +28,7 @@ import { mysqlRouter } from "./mysql.ts";
 import { networkRouter } from "./network.ts";
 import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
+import { overviewRouter } from "./overview.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
 import { previewDeploymentRouter } from "./preview-deployment.ts";
@@ -94,4 +95,5 @@ export const allRouters: RouterDef[] = [
   networkRouter,
   tagRouter,
   vaultProviderRouter,
+  overviewRouter,
 ];

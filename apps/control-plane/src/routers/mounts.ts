@@ -16,7 +16,8 @@ import { findDatabase } from "../databases/repository.ts";
 import type { Mount } from "../db/schema.ts";
 import { notFound } from "../errors.ts";
 import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.ts";
-import { deleteMount, findMount, insertMount, updateMount } from "../mounts/repository.ts";
+import { dockerMountSchema, namedVolumesOf } from "../mounts/named-volumes.ts";
+import { deleteMount, findMount, insertMount, listServiceMounts, updateMount } from "../mounts/repository.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess, requireServiceAccess } from "../projects/permissions.ts";
 import { type ServiceKind, serviceKinds } from "../projects/workload-kinds.ts";
@@ -184,6 +185,31 @@ export const mountsRouter = defineRouter("mounts", {
       ) as unknown as MountFields;
       const checked = await checkMount(ctx.db, owner, merged, row.mountId);
       return toView(await updateMount(ctx.db, row.mountId, checked));
+    },
+  }),
+
+  listByServiceId: query({
+    summary: "The mounts of a service, oldest first",
+    access: "member",
+    input: z.object({ serviceId: idSchema, serviceType: z.enum(serviceKinds) }),
+    output: z.array(mountSchema),
+    handler: async ({ ctx, caller, input }) => {
+      const owner = await loadService(ctx, caller, input.serviceType, input.serviceId);
+      return (await listServiceMounts(ctx.db, owner)).map(toView);
+    },
+  }),
+
+  allNamedByApplicationId: query({
+    summary:
+      "The named volumes Docker mounted into the application's running container (none when it runs none)",
+    access: "member",
+    input: z.object({ applicationId: idSchema }),
+    output: z.array(dockerMountSchema),
+    handler: async ({ ctx, caller, input }) => {
+      const application = await findApplication(ctx.db, caller.organizationId, input.applicationId);
+      if (!application) throw notFound("Application");
+      await requireApplicationAccess(ctx.db, caller, application.applicationId);
+      return namedVolumesOf(ctx, application, caller.organizationId);
     },
   }),
 

@@ -381,6 +381,141 @@ describe("organization", () => {
     });
   });
 
+  describe("active and setDefault", () => {
+    it("active answers the session's organization, and follows setActive", async () => {
+      const session = await login(platform, other.user.email, other.organizationId);
+      let active = await platform.query("organization.active", {}, as(session));
+      expect(active.status, JSON.stringify(active.body)).toBe(200);
+      expect(active.body).toMatchObject({ id: other.organizationId, role: "owner" });
+      await platform.mutateOk("organization.setActive", { organizationId: orgId() }, as(session));
+      active = await platform.query("organization.active", {}, as(session));
+      expect(active.body).toMatchObject({ id: orgId(), role: "member" });
+      expect((await platform.query("organization.active", {})).status).toBe(401);
+    });
+
+    it("setDefault makes login without an organization start there; another organization is a 404", async () => {
+      // Without a default, login picks the organization the user owns.
+      expect(
+        (await platform.query("user.get", {}, as(await login(platform, other.user.email)))).body
+          .organizationId,
+      ).toBe(other.organizationId);
+      const session = await login(platform, other.user.email);
+      expect(
+        (await platform.mutate("organization.setDefault", { organizationId: orgId() }, as(session))).body,
+      ).toEqual({ success: true });
+      const next = await login(platform, other.user.email);
+      expect((await platform.query("user.get", {}, as(next))).body.organizationId).toBe(orgId());
+      // Naming an organization at login still wins.
+      const named = await login(platform, other.user.email, other.organizationId);
+      expect((await platform.query("user.get", {}, as(named))).body.organizationId).toBe(
+        other.organizationId,
+      );
+      // Only one default: setting another moves it.
+      await platform.mutateOk(
+        "organization.setDefault",
+        { organizationId: other.organizationId },
+        as(session),
+      );
+      const back = await login(platform, other.user.email);
+      expect((await platform.query("user.get", {}, as(back))).body.organizationId).toBe(other.organizationId);
+      const defaults = await platform.ctx.db
+        .selectFrom("members")
+        .select("organizationId")
+        .where("userId", "=", other.user.id)
+        .where("isDefault", "=", true)
+        .execute();
+      expect(defaults).toEqual([{ organizationId: other.organizationId }]);
+
+      const refused = await platform.mutate(
+        "organization.setDefault",
+        { organizationId: other.organizationId },
+        as(member),
+      );
+      expect(refused.status).toBe(404);
+      const memberDefaults = await platform.ctx.db
+        .selectFrom("members")
+        .select("isDefault")
+        .where("userId", "=", member.user.id)
+        .execute();
+      expect(memberDefaults.every((row) => !row.isDefault)).toBe(true);
+    });
+  });
+
+  describe("updateMemberRole", () => {
+    const memberIdOf = async (userId: string) => {
+      const users = (await platform.query("user.all", {}, as(owner))).body as {
+        userId: string;
+        memberId: string;
+      }[];
+      return users.find((user) => user.userId === userId)!.memberId;
+    };
+    const roleOf = async (userId: string) =>
+      ((await platform.query("user.all", {}, as(owner))).body as { userId: string; role: string }[]).find(
+        (user) => user.userId === userId,
+      )!.role;
+
+    it("administrators promote and demote members; only the owner changes an administrator's role", async () => {
+      const target = await platform.addMember(owner, "member");
+      const memberId = await memberIdOf(target.user.id);
+      expect(memberId).toEqual(expect.any(String));
+      await platform.mutateOk("organization.updateMemberRole", { memberId, role: "admin" }, as(admin));
+      expect(await roleOf(target.user.id)).toBe("admin");
+      // The role takes effect: the promoted user lists the organization's users now.
+      expect((await platform.query("user.all", {}, as(target))).status).toBe(200);
+
+      const byAdmin = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId, role: "member" },
+        as(admin),
+      );
+      expect(byAdmin.status).toBe(403);
+      expect(await roleOf(target.user.id)).toBe("admin");
+      await platform.mutateOk("organization.updateMemberRole", { memberId, role: "member" }, as(owner));
+      expect(await roleOf(target.user.id)).toBe("member");
+      expect((await platform.query("user.all", {}, as(target))).status).toBe(403);
+    });
+
+    it("refuses one's own role, the owner's, role owner, members and another organization", async () => {
+      const target = await platform.addMember(owner, "member");
+      const memberId = await memberIdOf(target.user.id);
+      const own = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId: await memberIdOf(admin.user.id), role: "member" },
+        as(admin),
+      );
+      expect(own.status).toBe(403);
+      const ownersRole = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId: await memberIdOf(owner.user.id), role: "admin" },
+        as(admin),
+      );
+      expect(ownersRole.status).toBe(403);
+      const toOwner = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId, role: "owner" },
+        as(owner),
+      );
+      expect(toOwner.status).toBe(400);
+      expect(toOwner.body.error.data.fields).toEqual(["role"]);
+      const byMember = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId, role: "admin" },
+        as(member),
+      );
+      expect(byMember.status).toBe(403);
+      const stranger = await login(platform, other.user.email, other.organizationId);
+      const foreign = await platform.mutate(
+        "organization.updateMemberRole",
+        { memberId, role: "admin" },
+        as(stranger),
+      );
+      expect(foreign.status).toBe(404);
+      expect(await roleOf(target.user.id)).toBe("member");
+      expect(await roleOf(admin.user.id)).toBe("admin");
+      expect(await roleOf(owner.user.id)).toBe("owner");
+    });
+  });
+
   describe("create and delete: organizations are tenants", () => {
     it("create: any signed-in user creates an organization and owns it; the active one stays", async () => {
       const r = await platform.mutate("organization.create", { name: "  Side project  " }, as(member));

@@ -22,12 +22,14 @@ import {
   listInvitations,
   setInvitationStatus,
 } from "../users/invitations.ts";
+import { changeMemberRole } from "../users/members.ts";
 import {
   countMemberships,
   findMembership,
   findOrganizationOf,
   listOrganizationsOf,
   renameOrganization,
+  setDefaultOrganization,
   setSessionOrganization,
 } from "../users/repository.ts";
 import { emailSchema, roleSchema } from "../users/user-view.ts";
@@ -169,6 +171,43 @@ export const organizationRouter = defineRouter("organization", {
       if (!organization) throw notFound("Organization");
       await setSessionOrganization(ctx.db, caller.credential.sessionId, input.organizationId);
       return organization;
+    },
+  }),
+
+  active: query({
+    summary: "The caller's active organization (the session's, or the API key's)",
+    access: "member",
+    input: noInput,
+    output: organizationSchema,
+    handler: async ({ ctx, caller }) => {
+      const organization = await findOrganizationOf(ctx.db, caller.userId, caller.organizationId);
+      if (!organization) throw notFound("Organization");
+      return organization;
+    },
+  }),
+
+  setDefault: mutation({
+    summary: "Make an organization the caller belongs to the one login starts in when it names none",
+    access: "member",
+    input: organizationIdInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await findMembership(ctx.db, input.organizationId, caller.userId)))
+        throw notFound("Organization");
+      await setDefaultOrganization(ctx.db, caller.userId, input.organizationId);
+      return success;
+    },
+  }),
+
+  updateMemberRole: mutation({
+    summary:
+      "Change a member's role between admin and member (administrators: members only; the owner's role and one's own are fixed)",
+    access: "admin",
+    input: z.object({ memberId: z.string().min(1).max(64), role: z.enum(["admin", "member"]) }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await changeMemberRole(ctx.db, caller, input.memberId, input.role);
+      return success;
     },
   }),
 

@@ -446,6 +446,134 @@ describe("project", () => {
     });
   });
 
+  describe("allForPermissions and homeStats", () => {
+    it("count and list (overview.services) what the caller's grants show; allForPermissions lists every project for administrators", async () => {
+      const boss = await newOrganization();
+      const organizationId = boss.user.organizationId;
+      const ok = async (name: string, input: Record<string, unknown>, session = boss) => {
+        const call = name.endsWith("homeStats") ? platform.query : platform.mutate;
+        const response = await call.call(platform, name, input, as(session));
+        expect(response.status, `${name}: ${JSON.stringify(response.body)}`).toBe(200);
+        return response.body as any;
+      };
+      const first = await ok("project.create", { name: "First" });
+      const second = await ok("project.create", { name: "Second" });
+      const envA = first.environment.environmentId as string;
+      await ok("environment.create", { projectId: second.project.projectId, name: "staging" });
+      const app = await ok("application.create", {
+        name: "web",
+        appName: `hs-web-${users}`,
+        environmentId: envA,
+      });
+      const pg = await ok("postgres.create", {
+        name: "db",
+        appName: `hs-pg-${users}`,
+        environmentId: envA,
+        databasePassword: "s3cret-Pass",
+        databaseName: "app",
+        databaseUser: "app",
+      });
+      const cache = await ok("redis.create", {
+        name: "cache",
+        appName: `hs-redis-${users}`,
+        environmentId: envA,
+        databasePassword: "s3cret-Pass",
+      });
+      await ok("postgres.changeStatus", { postgresId: pg.postgresId, applicationStatus: "done" });
+      await ok("redis.changeStatus", { redisId: cache.redisId, applicationStatus: "error" });
+
+      expect(await ok("project.homeStats", {})).toEqual({
+        projects: 2,
+        environments: 3,
+        applications: 1,
+        compose: 0,
+        databases: 2,
+        services: 3,
+        status: { running: 1, error: 1, idle: 1 },
+      });
+
+      // overview.services: the same services, flat, with their place and latest deployment.
+      const deployedAt = "2026-01-02T03:04:05.000Z";
+      await platform.ctx.db
+        .insertInto("deployments")
+        .values({
+          deploymentId: `hs-dep-${users}`,
+          applicationId: app.applicationId,
+          targetKind: "application",
+          targetId: app.applicationId,
+          kind: "deploy",
+          title: "earlier",
+          status: "done",
+          createdAt: deployedAt,
+        })
+        .execute();
+      const services = (await platform.query("overview.services", {}, as(boss))).body;
+      expect(services).toHaveLength(3);
+      expect(services).toContainEqual({
+        id: app.applicationId,
+        type: "application",
+        name: "web",
+        appName: app.appName,
+        status: "idle",
+        createdAt: expect.any(String),
+        serverId: null,
+        serverName: null,
+        projectId: first.project.projectId,
+        projectName: "First",
+        environmentId: envA,
+        environmentName: "production",
+        icon: null,
+        lastDeployAt: deployedAt,
+      });
+      expect(services).toContainEqual(
+        expect.objectContaining({ id: pg.postgresId, type: "postgres", status: "done", lastDeployAt: null }),
+      );
+
+      const listed = await platform.query("project.allForPermissions", {}, as(boss));
+      expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+      expect(listed.body.map((project: { name: string }) => project.name)).toEqual(["Second", "First"]);
+      const firstEnvironment = listed.body[1].environments[0];
+      expect(firstEnvironment).toMatchObject({ environmentId: envA, name: "production", isDefault: true });
+      expect(firstEnvironment.applications).toEqual([
+        expect.objectContaining({ applicationId: app.applicationId }),
+      ]);
+      expect(firstEnvironment.postgres).toEqual([
+        expect.objectContaining({ postgresId: pg.postgresId, applicationStatus: "done" }),
+      ]);
+      expect(JSON.stringify(listed.body)).not.toContain("s3cret-Pass");
+
+      // A member granted one project, its environment and the postgres service only.
+      const granted = await createUserDirectly(platform, {
+        email: `granted${++users}@example.com`,
+        organizationId,
+        role: "member",
+      });
+      await ok("user.assignPermissions", {
+        id: granted.user.id,
+        accessedProjects: [first.project.projectId],
+        accessedEnvironments: [envA],
+        accessedServices: [pg.postgresId],
+      });
+      expect(await ok("project.homeStats", {}, granted)).toEqual({
+        projects: 1,
+        environments: 1,
+        applications: 0,
+        compose: 0,
+        databases: 1,
+        services: 1,
+        status: { running: 1, error: 0, idle: 0 },
+      });
+      expect((await platform.query("project.allForPermissions", {}, as(granted))).status).toBe(403);
+      const grantedServices = (await platform.query("overview.services", {}, as(granted))).body;
+      expect(grantedServices.map((service: { id: string }) => service.id)).toEqual([pg.postgresId]);
+      expect((await platform.query("overview.services", {}, as(other))).body).toEqual([]);
+      // Another organization sees none of it.
+      const theirs = (await platform.query("project.allForPermissions", {}, as(other))).body;
+      expect(JSON.stringify(theirs)).not.toContain(first.project.projectId);
+      expect((await platform.query("project.homeStats", {}, as(other))).body.services).toBe(0);
+    });
+  });
+
   describe("permissions", () => {
     it("lets a member create projects only with canCreateProjects", async () => {
       const denied = await member({ canCreateProjects: false });

@@ -6,23 +6,25 @@
 import { z } from "zod";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
-import { createProject, duplicateEnvironment } from "../projects/create.ts";
-import { withServices } from "../projects/details.ts";
+import { createProject } from "../projects/create.ts";
+import { duplicateEnvironmentFor } from "../projects/duplicate.ts";
+import {
+  homeStatsOf,
+  homeStatsSchema,
+  projectsForPermissions,
+  projectsForPermissionsSchema,
+} from "../projects/overview.ts";
 import {
   grantCreated,
   grantsOf,
-  requireCanCreateEnvironments,
   requireCanCreateProjects,
   requireCanDeleteProjects,
-  requireEnvironmentAccess,
   requireProjectAccess,
   seesProject,
   visibleProject,
-  visibleServices,
 } from "../projects/permissions.ts";
 import {
   deleteProject,
-  findEnvironmentWithProject,
   findProject,
   listEnvironments,
   searchProjects,
@@ -39,13 +41,7 @@ import {
   projectSchema,
   projectTreesSchema,
 } from "../projects/schemas.ts";
-import {
-  type ServiceKind,
-  serviceFields,
-  serviceIdKey,
-  serviceKinds,
-  teardownServices,
-} from "../projects/workload-kinds.ts";
+import { serviceKinds, teardownServices } from "../projects/workload-kinds.ts";
 
 const idSchema = z.string().min(1);
 
@@ -100,6 +96,33 @@ export const projectRouter = defineRouter("project", {
     },
   }),
 
+  allForPermissions: query({
+    summary:
+      "Every project of the organization with its environments and services by id and name, newest first (to choose a member's grants)",
+    access: "admin",
+    input: noInput,
+    output: projectsForPermissionsSchema,
+    handler: async ({ ctx, caller }) =>
+      projectsForPermissions((await ctx.projectTrees.get(ctx.db, caller.organizationId)).data),
+  }),
+
+  homeStats: query({
+    summary:
+      "How many projects, environments and services the caller sees, and their services by status (done counts as running)",
+    access: "member",
+    input: noInput,
+    output: homeStatsSchema,
+    handler: async ({ ctx, caller }) => {
+      const grants = await grantsOf(ctx.db, caller);
+      const trees = await ctx.projectTrees.get(ctx.db, caller.organizationId);
+      return homeStatsOf(
+        trees.data
+          .filter((project) => seesProject(grants, project.projectId))
+          .map((project) => visibleProject(grants, project)),
+      );
+    },
+  }),
+
   update: mutation({
     summary: "Change a project's name, description or variables",
     access: "member",
@@ -151,54 +174,7 @@ export const projectRouter = defineRouter("project", {
       duplicateInSameProject: z.boolean().default(false),
     }),
     output: environmentDetailSchema,
-    handler: async ({ ctx, caller, input }) => {
-      if (!input.duplicateInSameProject) requireCanCreateProjects(caller);
-      const found = await findEnvironmentWithProject(
-        ctx.db,
-        caller.organizationId,
-        input.sourceEnvironmentId,
-      );
-      if (!found) throw notFound("Environment");
-      const { environment: source, project: sourceProject } = found;
-      const grants = await requireEnvironmentAccess(ctx.db, caller, source);
-      if (input.duplicateInSameProject) requireCanCreateEnvironments(grants);
-      // A member limited to some services copies only those.
-      let selection: "none" | "all" | { id: string; type: ServiceKind }[] = !input.includeServices
-        ? "none"
-        : (input.selectedServices ?? "all");
-      if (grants.services !== null && selection !== "none") {
-        const [shown] = await withServices(ctx.db, [source]);
-        const visible = visibleServices(grants, shown!);
-        const shownList = serviceKinds.flatMap((kind) =>
-          (visible[serviceFields[kind]] as Record<string, string>[]).map((service) => ({
-            id: service[serviceIdKey(kind)]!,
-            type: kind,
-          })),
-        );
-        const ids = new Set(shownList.map((service) => service.id));
-        selection = selection === "all" ? shownList : selection.filter((service) => ids.has(service.id));
-      }
-
-      const created = await duplicateEnvironment(ctx.db, ctx.secrets, {
-        source,
-        sourceProject,
-        name: input.name,
-        description: input.description,
-        sameProject: input.duplicateInSameProject,
-        selection,
-      });
-      if (!input.duplicateInSameProject) {
-        await grantCreated(ctx.db, caller, "projects", created.project.projectId);
-      }
-      await grantCreated(ctx.db, caller, "environments", created.environment.environmentId);
-      const [environment] = await withServices(ctx.db, [created.environment]);
-      for (const kind of serviceKinds) {
-        for (const service of environment![serviceFields[kind]] as Record<string, string>[]) {
-          await grantCreated(ctx.db, caller, "services", service[serviceIdKey(kind)]!);
-        }
-      }
-      return { ...environment!, project: created.project };
-    },
+    handler: ({ ctx, caller, input }) => duplicateEnvironmentFor(ctx, caller, input),
   }),
 
   search: query({

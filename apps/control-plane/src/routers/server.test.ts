@@ -114,6 +114,18 @@ describe("sshKey", () => {
     const refused = await platform.query("sshKey.all", {}, as(member));
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain("canAccessToSSHKeys");
+    // allForApps (to pick an application's Git key): any member, id and name only, newest first.
+    const first = await createKey(owner, "for apps 1");
+    const second = await createKey(owner, "for apps 2");
+    const forApps = await platform.query("sshKey.allForApps", {}, as(member));
+    expect(forApps.status, JSON.stringify(forApps.body)).toBe(200);
+    const listed = forApps.body as { sshKeyId: string; name: string }[];
+    expect(listed.slice(0, 2)).toEqual([
+      { sshKeyId: second.sshKeyId, name: "for apps 2" },
+      { sshKeyId: first.sshKeyId, name: "for apps 1" },
+    ]);
+    expect(Object.keys(listed[0]!).sort()).toEqual(["name", "sshKeyId"]);
+    expect((await platform.query("sshKey.allForApps", {}, as(stranger))).body).toEqual([]);
     const grant = (value: boolean) =>
       platform.mutate(
         "user.assignPermissions",

@@ -74,6 +74,16 @@ export const sshKeyRouter = defineRouter("sshKey", {
     },
   }),
 
+  allForApps: query({
+    summary:
+      "The organization's SSH keys as id and name only, newest first, for choosing an application's Git key (any member)",
+    access: "member",
+    input: noInput,
+    output: z.array(z.object({ sshKeyId: z.string(), name: z.string() })),
+    handler: async ({ ctx, caller }) =>
+      (await listSshKeys(ctx.db, caller.organizationId)).map(({ sshKeyId, name }) => ({ sshKeyId, name })),
+  }),
+
   update: mutation({
     summary: "Rename an SSH key or change its description",
     access: "admin",

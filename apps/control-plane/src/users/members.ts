@@ -8,8 +8,10 @@ import { forbidden, notFound } from "../errors.ts";
 import { type GrantChanges, setMemberGrants } from "../projects/permissions.ts";
 import {
   findMembership,
+  lockMemberById,
   type MembershipChanges,
   removeFromOrganization,
+  setMemberRole,
   updateMembership,
 } from "./repository.ts";
 
@@ -46,5 +48,29 @@ export async function updateMemberPermissions(
   await db.transaction().execute(async (trx) => {
     await updateMembership(trx, organizationId, userId, changes);
     await setMemberGrants(trx, organizationId, userId, grants);
+  });
+}
+
+/**
+ * organization.updateMemberRole: the rules are checked inside the transaction that writes. A
+ * member of another organization is a 404; nobody changes their own role; the owner's role is
+ * not transferable (to or from: role owner is refused by the input); only the owner changes an
+ * administrator's.
+ */
+export async function changeMemberRole(
+  db: Db,
+  caller: Pick<Caller, "organizationId" | "userId" | "role">,
+  memberId: string,
+  role: "admin" | "member",
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const target = await lockMemberById(trx, caller.organizationId, memberId);
+    if (!target) throw notFound("Member");
+    if (target.userId === caller.userId) throw forbidden("You cannot change your own role");
+    if (target.role === "owner") throw forbidden("The owner role is not transferable");
+    if (target.role === "admin" && caller.role !== "owner") {
+      throw forbidden("Only the organization owner can change an administrator's role");
+    }
+    await setMemberRole(trx, target.memberId, role);
   });
 }

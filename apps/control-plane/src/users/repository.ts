@@ -74,7 +74,9 @@ export async function findLoginOrganization(
     .select("members.organizationId")
     .where("members.userId", "=", userId);
   if (organizationId) memberships = memberships.where("members.organizationId", "=", organizationId);
+  // The default organization (organization.setDefault) first, then one the user owns, then the oldest.
   const membership = await memberships
+    .orderBy("members.isDefault", "desc")
     .orderBy(sql`organizations.owner_id = ${userId}`, "desc")
     .orderBy("members.createdAt", "asc")
     .executeTakeFirst();
@@ -264,6 +266,30 @@ export function findOrganizationOf(db: Db, userId: string, organizationId: strin
   return selectOrganizationsOf(db, userId)
     .where("organizations.organizationId", "=", organizationId)
     .executeTakeFirst();
+}
+
+/** Makes `organizationId` the user's default organization (the only one), in one statement. */
+export async function setDefaultOrganization(db: Db, userId: string, organizationId: string): Promise<void> {
+  await db
+    .updateTable("members")
+    .set({ isDefault: sql<boolean>`organization_id = ${organizationId}` })
+    .where("userId", "=", userId)
+    .execute();
+}
+
+/** A membership of the organization by its memberId, locked for the caller's transaction. */
+export function lockMemberById(trx: Db, organizationId: string, memberId: string) {
+  return trx
+    .selectFrom("members")
+    .select(["memberId", "userId", "role"])
+    .where("memberId", "=", memberId)
+    .where("organizationId", "=", organizationId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function setMemberRole(db: Db, memberId: string, role: Role): Promise<void> {
+  await db.updateTable("members").set({ role }).where("memberId", "=", memberId).execute();
 }
 
 export async function renameOrganization(db: Db, organizationId: string, name: string): Promise<void> {

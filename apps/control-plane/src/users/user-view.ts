@@ -8,6 +8,8 @@ export const roleSchema = z.enum(["owner", "admin", "member"]);
 export const userSchema = z.object({
   id: z.string(),
   userId: z.string(),
+  /** The membership's id in this organization (organization.updateMemberRole takes it). */
+  memberId: z.string(),
   email: z.string(),
   name: z.string(),
   image: z.string().nullable(),
@@ -50,6 +52,7 @@ export function selectUserViews(db: Db, organizationId: string) {
     .select([
       "users.userId as id",
       "users.userId",
+      "members.memberId",
       "users.email",
       "users.name",
       "users.image",

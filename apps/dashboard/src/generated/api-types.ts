@@ -1587,6 +1587,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/certificates.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a certificate or replace its chain and/or key (checked as on create); new files are written to the proxy's TLS store at once
+         * @description Renames a certificate or replaces its chain and/or key (administrators): a new chain alone must match the stored key, a new key alone the stored chain, checked as on create (order, expiry, hosts read again). The new files are written to the server's proxy in the same transaction; when the agent refuses, the old pair stays. `autoRenew` true is a 400.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/certificates.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["certificates.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/cluster.addManager": {
         parameters: {
             query?: never;
@@ -3315,6 +3339,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/domain.toggleEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a domain (kept, routed no more) or enable it again; its Traefik file is rewritten at once
+         * @description Disables a domain (its row and host kept, the organization's still, but routed no more: it leaves its application's or stack's Traefik file at once, the file is removed with the last enabled domain) or enables it again. Answers the domain with `enabled` and `requiresRedeploy` (always false: stacks are routed by their Traefik file too). A preview's domain is a 400.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/domain.toggleEnable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["domain.toggleEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/domain.update": {
         parameters: {
             query?: never;
@@ -3411,6 +3459,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/environment.duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy an environment, its variables and the services the caller sees, into a new environment of its project
+         * @description Copies an environment into a new environment of its project (`name`, unique in the project: 409; `description`): its variables and the services the caller sees, each with a new appName and ` (copy)` after its name, as project.duplicate with duplicateInSameProject. Answers the new environment with its services and project.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/environment.duplicate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["environment.duplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/environment.one": {
         parameters: {
             query?: never;
@@ -3453,6 +3525,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/environment.remove` with tRPC envelopes (see the trpc tag).
          */
         post: operations["environment.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/environment.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's environments by name and description (a member: those granted)
+         * @description The organization's environments whose name or description contains the terms (`q`, or `name` and `description` apart), of one project with `projectId`, newest first, paginated (`limit` 1-100, `offset`); a member sees the environments granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/environment.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["environment.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4083,6 +4179,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/gitProvider.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's Git providers by id, name and kind, newest first (to choose a member's grants)
+         * @description The organization's Git providers as `gitProviderId`, `name` and `providerType`, newest first, for owners and administrators choosing a member's grants (no licence needed, unlike Dokploy).
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/gitProvider.allForPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["gitProvider.allForPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/gitProvider.getAll": {
         parameters: {
             query?: never;
@@ -4131,6 +4251,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mariadb.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mariadb service's user password (type root: root's) inside the running database, then store it
+         * @description Changes the user's password (`type` root: root's) inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mariadb.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mariadb service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mariadb.create": {
         parameters: {
             query?: never;
@@ -4173,6 +4341,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mariadb.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mariadb.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mariadb.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mariadb service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mariadb.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mariadb.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4347,6 +4539,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mariadb.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mariadb services (a member: those the grants show)
+         * @description The organization's mariadb services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mariadb.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mariadb.search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mariadb.start": {
         parameters: {
             query?: never;
@@ -4419,6 +4635,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mongo.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mongo service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mongo.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mongo service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mongo.create": {
         parameters: {
             query?: never;
@@ -4461,6 +4725,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mongo.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mongo.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mongo.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mongo service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mongo.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mongo.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4635,6 +4923,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mongo.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mongo services (a member: those the grants show)
+         * @description The organization's mongo services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mongo.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mongo.search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mongo.start": {
         parameters: {
             query?: never;
@@ -4707,6 +5019,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mounts.allNamedByApplicationId": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The named volumes Docker mounted into the application's running container (none when it runs none)
+         * @description The named volumes Docker mounted into the application's running container, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent; [] when the application runs no container on its server's node.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mounts.allNamedByApplicationId` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mounts.allNamedByApplicationId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mounts.create": {
         parameters: {
             query?: never;
@@ -4725,6 +5061,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mounts.create` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mounts.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mounts.listByServiceId": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mounts of a service, oldest first
+         * @description The mounts of a service (`serviceType` application, a database kind or compose, with its `serviceId`), oldest first. Another organization's or an unseen service is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mounts.listByServiceId` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mounts.listByServiceId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4803,6 +5163,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mysql.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the mysql service's user password (type root: root's) inside the running database, then store it
+         * @description Changes the user's password (`type` root: root's) inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the mysql service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mysql.create": {
         parameters: {
             query?: never;
@@ -4845,6 +5253,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mysql.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mysql.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the mysql service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/mysql.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["mysql.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5013,6 +5445,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/mysql.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["mysql.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mysql.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's mysql services (a member: those the grants show)
+         * @description The organization's mysql services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/mysql.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["mysql.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6267,6 +6723,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organization.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's active organization (the session's, or the API key's)
+         * @description The caller's active organization (the session's, or the one an API key belongs to), with the caller's role in it.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/organization.active` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["organization.active"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization.all": {
         parameters: {
             query?: never;
@@ -6459,6 +6939,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/organization.setDefault": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an organization the caller belongs to the one login starts in when it names none
+         * @description Makes one of the caller's organizations the default: a login that names no organization starts there (one default per user; another organization is a 404).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/organization.setDefault` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["organization.setDefault"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organization.update": {
         parameters: {
             query?: never;
@@ -6477,6 +6981,54 @@ export interface paths {
          *     Also served as `POST /api/trpc/organization.update` with tRPC envelopes (see the trpc tag).
          */
         post: operations["organization.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/organization.updateMemberRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a member's role between admin and member (administrators: members only; the owner's role and one's own are fixed)
+         * @description Changes a member's role between `admin` and `member` (`memberId` as user.all lists it). Administrators change members only, the owner administrators too; one's own role and the owner's are fixed (403), `owner` is not a role to give (400). Another organization's member is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/organization.updateMemberRole` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["organization.updateMemberRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/overview.services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every service the caller sees, flat, with its project, environment, server and latest deployment
+         * @description Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.services` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.services"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6579,6 +7131,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/postgres.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the postgres service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the postgres service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/postgres.create": {
         parameters: {
             query?: never;
@@ -6621,6 +7221,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/postgres.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["postgres.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the postgres service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/postgres.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["postgres.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6789,6 +7413,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/postgres.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["postgres.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/postgres.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's postgres services (a member: those the grants show)
+         * @description The organization's postgres services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/postgres.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["postgres.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7011,6 +7659,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/project.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every project of the organization with its environments and services by id and name, newest first (to choose a member's grants)
+         * @description Every project of the organization, newest first, with its environments and their services (id, name, appName, status), for an administrator choosing a member's grants (user.assignPermissions).
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/project.allForPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["project.allForPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/project.create": {
         parameters: {
             query?: never;
@@ -7053,6 +7725,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/project.duplicate` with tRPC envelopes (see the trpc tag).
          */
         post: operations["project.duplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/project.homeStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many projects, environments and services the caller sees, and their services by status (done counts as running)
+         * @description How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/project.homeStats` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["project.homeStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7251,6 +7947,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/redis.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the redis service's password inside the running database, then store it
+         * @description Changes the password inside the running database (the agent runs the database's own client in its container), then stores it; a service never deployed stores it for its first deploy. A stopped service, or one with a deployment queued or running, is a 409 and nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.changePassword` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the redis service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/redis.create": {
         parameters: {
             query?: never;
@@ -7293,6 +8037,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/redis.deploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["redis.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the redis service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/redis.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["redis.move"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7461,6 +8229,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/redis.saveExternalPort` with tRPC envelopes (see the trpc tag).
          */
         post: operations["redis.saveExternalPort"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/redis.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's redis services (a member: those the grants show)
+         * @description The organization's redis services matching the filters (`q` matches name, appName or description; partial, case-insensitive), newest first, paginated (`limit` 1-100, `offset`); a member sees the services granted.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/redis.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["redis.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -9691,6 +10483,30 @@ export interface paths {
          *     Also served as `GET /api/trpc/sshKey.all` with tRPC envelopes (see the trpc tag).
          */
         get: operations["sshKey.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sshKey.allForApps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's SSH keys as id and name only, newest first, for choosing an application's Git key (any member)
+         * @description The organization's SSH keys as `sshKeyId` and `name` only, newest first: any member may list them to pick an application's Git key (sshKey.all needs canAccessToSSHKeys).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/sshKey.allForApps` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["sshKey.allForApps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -12086,6 +12902,7 @@ export interface operations {
                             internalPath: string | null;
                             customEntrypoint: string | null;
                             middlewares: string[];
+                            enabled: boolean;
                             createdAt: string;
                         }[];
                         ports: {
@@ -13122,6 +13939,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
@@ -13234,6 +14052,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
@@ -14716,6 +15535,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "certificates.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    certificateId: string;
+                    name?: string;
+                    certificateData?: string;
+                    privateKey?: string;
+                    autoRenew?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        certificateId: string;
+                        name: string;
+                        certificateData: string;
+                        autoRenew: boolean | null;
+                        organizationId: string;
+                        serverId: string | null;
+                        expiresAt: string;
+                        hosts: string[];
+                        createdAt: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17647,6 +18513,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     }[];
                 };
@@ -17701,6 +18568,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     }[];
                 };
@@ -17821,6 +18689,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17880,6 +18749,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17969,6 +18839,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -17977,6 +18848,66 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "domain.toggleEnable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domainId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domainId: string;
+                        host: string;
+                        path: string;
+                        port: number;
+                        https: boolean;
+                        /**
+                         * @default none
+                         * @enum {string}
+                         */
+                        certificateType: "letsencrypt" | "custom" | "none";
+                        customCertResolver: string | null;
+                        certificate: string | null;
+                        /** @enum {string} */
+                        domainType: "application" | "compose" | "preview";
+                        applicationId: string | null;
+                        composeId: string | null;
+                        previewDeploymentId: string | null;
+                        serviceName: string | null;
+                        uniqueConfigKey: string;
+                        stripPath: boolean;
+                        internalPath: string | null;
+                        customEntrypoint: string | null;
+                        middlewares: string[];
+                        enabled: boolean;
+                        createdAt: string;
+                        requiresRedeploy: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -18042,6 +18973,7 @@ export interface operations {
                         internalPath: string | null;
                         customEntrypoint: string | null;
                         middlewares: string[];
+                        enabled: boolean;
                         createdAt: string;
                     };
                 };
@@ -18260,6 +19192,128 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "environment.duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    environmentId: string;
+                    name: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        environmentId: string;
+                        projectId: string;
+                        name: string;
+                        description: string | null;
+                        env: string;
+                        isDefault: boolean;
+                        createdAt: string;
+                        applications: {
+                            applicationId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        postgres: {
+                            postgresId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mysql: {
+                            mysqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mariadb: {
+                            mariadbId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        mongo: {
+                            mongoId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        redis: {
+                            redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        compose: {
+                            composeId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            composeStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        project: {
+                            projectId: string;
+                            organizationId: string;
+                            name: string;
+                            description: string | null;
+                            env: string;
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "environment.one": {
         parameters: {
             query: {
@@ -18407,6 +19461,56 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "environment.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            environmentId: string;
+                            projectId: string;
+                            name: string;
+                            description: string | null;
+                            env: string;
+                            isDefault: boolean;
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -19511,6 +20615,35 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "gitProvider.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        gitProviderId: string;
+                        name: string;
+                        providerType: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "gitProvider.getAll": {
         parameters: {
             query?: never;
@@ -19580,6 +20713,105 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mariadb.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    password: string;
+                    /**
+                     * @default user
+                     * @enum {string}
+                     */
+                    type?: "user" | "root";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mariadb.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mariadbId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -19691,6 +20923,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mariadb.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mariadbId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mariadbId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -20022,6 +21309,63 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mariadb.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mariadbId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mariadb.start": {
         parameters: {
             query?: never;
@@ -20233,6 +21577,100 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mongo.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mongo.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mongoId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        replicaSets: boolean;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mongo.create": {
         parameters: {
             query?: never;
@@ -20331,6 +21769,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mongo.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mongoId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mongoId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        replicaSets: boolean;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -20661,6 +22154,63 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mongo.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mongoId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mongo.start": {
         parameters: {
             query?: never;
@@ -20871,6 +22421,44 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mounts.allNamedByApplicationId": {
+        parameters: {
+            query: {
+                /** @description Id of the application */
+                applicationId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Type: string;
+                        Name: string;
+                        Source: string;
+                        Destination: string;
+                        Driver: string;
+                        Mode: string;
+                        RW: boolean;
+                        Propagation: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mounts.create": {
         parameters: {
             query?: never;
@@ -20941,6 +22529,57 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mounts.listByServiceId": {
+        parameters: {
+            query: {
+                /** @description Id of the service */
+                serviceId: string;
+                /** @description Only items whose serviceType contains this text */
+                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mountId: string;
+                        /** @enum {string} */
+                        type: "volume" | "file" | "bind";
+                        volumeName: string | null;
+                        filePath: string | null;
+                        content: string | null;
+                        hostPath: string | null;
+                        mountPath: string;
+                        /** @enum {string} */
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceId: string;
+                        applicationId: string | null;
+                        postgresId: string | null;
+                        mysqlId: string | null;
+                        mariadbId: string | null;
+                        mongoId: string | null;
+                        redisId: string | null;
+                        composeId: string | null;
+                        createdAt: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -21107,6 +22746,105 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "mysql.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    password: string;
+                    /**
+                     * @default user
+                     * @enum {string}
+                     */
+                    type?: "user" | "root";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mysqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mysql.create": {
         parameters: {
             query?: never;
@@ -21207,6 +22945,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    mysqlId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        mysqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -21534,6 +23327,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "mysql.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            mysqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -24373,6 +26223,38 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "organization.active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        ownerId: string;
+                        createdAt: string;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "organization.all": {
         parameters: {
             query?: never;
@@ -24690,6 +26572,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "organization.setDefault": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    organizationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "organization.update": {
         parameters: {
             query?: never;
@@ -24727,6 +26645,86 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "organization.updateMemberRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    memberId: string;
+                    /** @enum {string} */
+                    role: "admin" | "member";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "overview.services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        name: string;
+                        appName: string;
+                        /** @enum {string} */
+                        status: "idle" | "running" | "done" | "error";
+                        createdAt: string;
+                        serverId: string | null;
+                        serverName: string | null;
+                        projectId: string;
+                        projectName: string;
+                        environmentId: string;
+                        environmentName: string;
+                        icon: string | null;
+                        lastDeployAt: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -24928,6 +26926,100 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "postgres.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        postgresId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "postgres.create": {
         parameters: {
             query?: never;
@@ -25026,6 +27118,61 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postgresId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        postgresId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseName: string | null;
+                        databaseUser: string | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -25352,6 +27499,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "postgres.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            postgresId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -25970,6 +28174,109 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "project.allForPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        projectId: string;
+                        name: string;
+                        environments: {
+                            environmentId: string;
+                            name: string;
+                            isDefault: boolean;
+                            applications: {
+                                applicationId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            postgres: {
+                                postgresId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mysql: {
+                                mysqlId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mariadb: {
+                                mariadbId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            mongo: {
+                                mongoId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            redis: {
+                                redisId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            compose: {
+                                composeId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                composeStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                        }[];
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "project.create": {
         parameters: {
             query?: never;
@@ -26156,6 +28463,43 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "project.homeStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        projects: number;
+                        environments: number;
+                        applications: number;
+                        compose: number;
+                        databases: number;
+                        services: number;
+                        status: {
+                            running: number;
+                            error: number;
+                            idle: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -26569,6 +28913,98 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "redis.changePassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redisId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "redis.create": {
         parameters: {
             query?: never;
@@ -26661,6 +29097,59 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    redisId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        redisId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
                     };
                 };
             };
@@ -26985,6 +29474,63 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "redis.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -30858,6 +33404,34 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "sshKey.allForApps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sshKeyId: string;
+                        name: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "sshKey.create": {
         parameters: {
             query?: never;
@@ -31532,6 +34106,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;
@@ -31839,6 +34414,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;
@@ -31994,6 +34570,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         userId: string;
+                        memberId: string;
                         email: string;
                         name: string;
                         image: string | null;

@@ -52,6 +52,8 @@ import * as ha from "./20261201-50-ha.ts";
 import * as tags from "./20261201-70-tags.ts";
 import * as engineSettings from "./20261202-10-engine-settings.ts";
 import * as sessionRateBuckets from "./20261202-30-session-rate-buckets.ts";
+import * as domainEnabled from "./20261202-40-domain-enabled.ts";
+import * as memberDefault from "./20261202-40-member-default.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
 import * as vaultProviders from "./20261202-70-vault-providers.ts";
 
@@ -108,6 +110,8 @@ export const migrations: Record<string, Migration> = {
   "20261201-70-tags": tags,
   "20261202-10-engine-settings": engineSettings,
   "20261202-30-session-rate-buckets": sessionRateBuckets,
+  "20261202-40-domain-enabled": domainEnabled,
+  "20261202-40-member-default": memberDefault,
   "20261202-50-two-factor": twoFactor,
   "20261202-70-vault-providers": vaultProviders,
 };
