@@ -73,6 +73,8 @@ export const sources = {
     "routers/server.ts (setupMonitoring: apiUpdateServerMonitoring = serverId + metricsConfig; getServerMetrics: {url, token, dataPoints} strings, fetches url?limit=dataPoints with the Bearer token, answers the JSON array), routers/user.ts (getMetricsToken: {serverIp, enabledFeatures, metricsConfig} of the owner), found by code search; commit not shown by the search",
   notification:
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
+  notificationRouter:
+    "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
@@ -2511,6 +2513,36 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["notificationId*"],
     output: "any",
   },
+  "notification.all": {
+    kind: "query",
+    source: "notificationRouter",
+    input: [],
+    output: "array:notificationId,name",
+  },
+  "notification.one": {
+    kind: "query",
+    source: "notificationRouter",
+    input: ["notificationId*"],
+    output: "object:notificationId,name,notificationType",
+  },
+  "notification.remove": {
+    kind: "mutation",
+    source: "notificationRouter",
+    input: ["notificationId*"],
+    output: "any",
+  },
+  "notification.getEmailProviders": {
+    kind: "query",
+    source: "notificationRouter",
+    input: [],
+    output: "array:notificationId,name",
+  },
+  "notification.receiveNotification": {
+    kind: "mutation",
+    source: "notificationRouter",
+    input: ['ServerType="Dokploy"', "Type*", "Value*", "Threshold*", "Message*", "Timestamp*", "Token*"],
+    output: "any",
+  },
   "notification.deliveries": {
     kind: "query",
     platformOnly: "each delivery's attempts and outcome (docs/decisions.md, issue 24)",
@@ -3059,8 +3091,8 @@ function notificationRows(
 ): Record<string, Row> {
   if (unverified) {
     return Object.fromEntries(
-      ["create", "update", "test"].map((verb) => [
-        `notification.${verb}${suffix}`,
+      ["create", "update", "test", "testConnection"].map((verb) => [
+        verb === "testConnection" ? `notification.test${suffix}Connection` : `notification.${verb}${suffix}`,
         { kind: "mutation" as const, unverified },
       ]),
     );
@@ -3077,6 +3109,20 @@ function notificationRows(
   const toggleDiffers = Object.fromEntries(toggles.map((t) => [t, TOGGLE_DEFAULT]));
   const common = { projectIds: LIMITS, serviceIds: LIMITS };
   const optional = fields.map((f) => f.replace(/\*$/, ""));
+  const testRow: Row = {
+    kind: "mutation",
+    source: "notification",
+    input: fields.filter(
+      (f) =>
+        !(kind === "discord" && f.startsWith("decoration")) &&
+        !(kind === "gotify" && f.startsWith("decoration")),
+    ),
+    output: "any",
+    differs: {
+      ...(kind === "discord" || kind === "gotify" ? { decoration: "optional in Dokploy's test too" } : {}),
+      ...differs,
+    },
+  };
   return {
     [`notification.create${suffix}`]: {
       kind: "mutation",
@@ -3096,19 +3142,11 @@ function notificationRows(
         ...common,
       },
     },
-    [`notification.test${suffix}`]: {
-      kind: "mutation",
-      source: "notification",
-      input: fields.filter(
-        (f) =>
-          !(kind === "discord" && f.startsWith("decoration")) &&
-          !(kind === "gotify" && f.startsWith("decoration")),
-      ),
-      output: "any",
-      differs: {
-        ...(kind === "discord" || kind === "gotify" ? { decoration: "optional in Dokploy's test too" } : {}),
-        ...differs,
-      },
+    [`notification.test${suffix}Connection`]: {
+      ...testRow,
+      source: "notificationRouter",
     },
+    // Ours before Dokploy's name was served: the same procedure, kept for the clients using it.
+    [`notification.test${suffix}`]: testRow,
   };
 }

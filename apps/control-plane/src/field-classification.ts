@@ -189,6 +189,7 @@ function notificationKind(kind: string, idKey: string, settings: string): Record
       ...shownOnly("name"),
     },
     [`notification.test${kind}`]: applied(settings, NOTIFICATIONS),
+    [`notification.test${kind}Connection`]: applied(settings, NOTIFICATIONS),
   };
 }
 
@@ -744,6 +745,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ...notificationKind("Custom", "customId", "endpoint headers"),
   "notification.getAll": {},
   "notification.delete": applied("notificationId", NOTIFICATIONS),
+  "notification.all": {},
+  "notification.one": applied("notificationId", NOTIFICATIONS),
+  "notification.remove": applied("notificationId", NOTIFICATIONS),
+  "notification.getEmailProviders": {},
+  "notification.receiveNotification": applied(
+    "ServerType Type Value Threshold Message Timestamp Token",
+    `${NOTIFICATIONS}#receiveNotification records a threshold alert for the server holding the token; another token is a 400`,
+  ),
   "notification.deliveries": applied("notificationId limit", NOTIFICATIONS),
 
   "destination.create": {

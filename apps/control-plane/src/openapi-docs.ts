@@ -1000,6 +1000,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testSlackConnection": {
+    description:
+      "Dokploy's name for testSlack: send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createMattermost": {
     description: "Create a Mattermost channel (its secrets are sealed and never shown again)",
     example: {
@@ -1018,6 +1022,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testMattermostConnection": {
+    description:
+      "Dokploy's name for testMattermost: send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createDiscord": {
     description: "Create a Discord channel (its secrets are sealed and never shown again)",
     example: {
@@ -1035,6 +1043,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testDiscordConnection": {
+    description:
+      "Dokploy's name for testDiscord: send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createTelegram": {
     description: "Create a Telegram channel (its secrets are sealed and never shown again)",
     example: {
@@ -1051,6 +1063,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testTelegram": {
     description:
       "Send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testTelegramConnection": {
+    description:
+      "Dokploy's name for testTelegram: send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createEmail": {
     description: "Create a Email channel (its secrets are sealed and never shown again)",
@@ -1073,6 +1089,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testEmailConnection": {
+    description:
+      "Dokploy's name for testEmail: send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createResend": {
     description: "Create a Resend channel (its secrets are sealed and never shown again)",
     example: {
@@ -1090,6 +1110,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testResend": {
     description:
       "Send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testResendConnection": {
+    description:
+      "Dokploy's name for testResend: send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createGotify": {
     description: "Create a Gotify channel (its secrets are sealed and never shown again)",
@@ -1110,6 +1134,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testGotifyConnection": {
+    description:
+      "Dokploy's name for testGotify: send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createNtfy": {
     description: "Create a Ntfy channel (its secrets are sealed and never shown again)",
     example: {
@@ -1127,6 +1155,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testNtfy": {
     description:
       "Send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testNtfyConnection": {
+    description:
+      "Dokploy's name for testNtfy: send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createPushover": {
     description: "Create a Pushover channel (its secrets are sealed and never shown again)",
@@ -1146,6 +1178,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testPushoverConnection": {
+    description:
+      "Dokploy's name for testPushover: send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createLark": {
     description: "Create a Lark channel (its secrets are sealed and never shown again)",
     example: {
@@ -1162,6 +1198,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testLarkConnection": {
+    description:
+      "Dokploy's name for testLark: send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createTeams": {
     description: "Create a Teams channel (its secrets are sealed and never shown again)",
     example: {
@@ -1177,6 +1217,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testTeams": {
     description:
       "Send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testTeamsConnection": {
+    description:
+      "Dokploy's name for testTeams: send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createCustom": {
     description: "Create a Custom channel (its secrets are sealed and never shown again)",
@@ -1195,11 +1239,42 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testCustomConnection": {
+    description:
+      "Dokploy's name for testCustom: send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.getAll": {
     description:
       "The organization's channels, newest first (secrets are never answered: `redacted` names them)",
   },
   "notification.delete": { description: "Delete a channel and its pending deliveries" },
+  "notification.all": {
+    description:
+      "The organization's channels, newest first, as getAll answers them (Dokploy's name; administrators)",
+  },
+  "notification.one": {
+    description: "One channel of the organization, without its secrets (`redacted` names them)",
+  },
+  "notification.remove": {
+    description: "Delete a channel and its pending deliveries (Dokploy's name for delete)",
+  },
+  "notification.getEmailProviders": {
+    description:
+      "The organization's Email and Resend channels, the ones user.sendInvitation can send an invitation through (without their secrets)",
+  },
+  "notification.receiveNotification": {
+    description:
+      "A monitoring threshold alert posted by a metrics sender with a server's monitoring token (`ServerType` Dokploy: this machine's token; Remote: a remote server's): recorded as a serverThreshold event of the server's organization and delivered to its channels toggled for it. A token no such server holds is a 400 `Token not found`.",
+    example: {
+      ServerType: "Remote",
+      Type: "CPU",
+      Value: 97.5,
+      Threshold: 80,
+      Message: "CPU usage 97.50% has stayed above the threshold of 80%",
+      Timestamp: "2026-11-02T10:00:00.000Z",
+      Token: "the server's metricsConfig.server.token",
+    },
+  },
   "notification.deliveries": {
     description:
       "Each delivery of an event to a channel, newest first: status (pending, delivered, abandoned), attempts and the last failure (ours)",

@@ -5139,6 +5139,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's channels, newest first, as getAll answers them (Dokploy's name)
+         * @description The organization's channels, newest first, as getAll answers them (Dokploy's name; administrators)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/notification.all` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.createCustom": {
         parameters: {
             query?: never;
@@ -5499,6 +5523,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.getEmailProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's Email and Resend channels, the ones user.sendInvitation can send through (without their secrets)
+         * @description The organization's Email and Resend channels, the ones user.sendInvitation can send an invitation through (without their secrets)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/notification.getEmailProviders` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.getEmailProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One channel of the organization, without its secrets (`redacted` names them)
+         * @description One channel of the organization, without its secrets (`redacted` names them)
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/notification.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.receiveNotification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A monitoring threshold alert posted by a server's metrics sender with the server's monitoring token: recorded as a serverThreshold event of the server's organization (a token no server holds is a 400)
+         * @description A monitoring threshold alert posted by a metrics sender with a server's monitoring token (`ServerType` Dokploy: this machine's token; Remote: a remote server's): recorded as a serverThreshold event of the server's organization and delivered to its channels toggled for it. A token no such server holds is a 400 `Token not found`.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `POST /api/trpc/notification.receiveNotification` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.receiveNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a channel and its pending deliveries
+         * @description Delete a channel and its pending deliveries (Dokploy's name for delete)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testCustom": {
         parameters: {
             query?: never;
@@ -5517,6 +5637,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testCustom` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testCustom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testCustomConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testCustom: send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testCustomConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testCustomConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5547,6 +5691,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testDiscordConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testDiscord: send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testDiscordConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testDiscordConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testEmail": {
         parameters: {
             query?: never;
@@ -5565,6 +5733,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testEmail` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testEmailConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testEmail: send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testEmailConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testEmailConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5595,6 +5787,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testGotifyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testGotify: send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testGotifyConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testGotifyConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testLark": {
         parameters: {
             query?: never;
@@ -5613,6 +5829,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testLark` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testLark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testLarkConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testLark: send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testLarkConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testLarkConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5643,6 +5883,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testMattermostConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testMattermost: send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testMattermostConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testMattermostConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testNtfy": {
         parameters: {
             query?: never;
@@ -5661,6 +5925,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testNtfy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testNtfy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testNtfyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testNtfy: send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testNtfyConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testNtfyConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5691,6 +5979,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testPushoverConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testPushover: send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testPushoverConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testPushoverConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testResend": {
         parameters: {
             query?: never;
@@ -5709,6 +6021,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testResend` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testResendConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testResend: send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testResendConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testResendConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5739,6 +6075,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testSlackConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testSlack: send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testSlackConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testSlackConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testTeams": {
         parameters: {
             query?: never;
@@ -5763,6 +6123,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testTeamsConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testTeams: send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testTeamsConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testTeamsConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testTelegram": {
         parameters: {
             query?: never;
@@ -5781,6 +6165,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testTelegram` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testTelegram"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testTelegramConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testTelegram: send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testTelegramConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testTelegramConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -21380,6 +21788,49 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.createCustom": {
         parameters: {
             query?: never;
@@ -22459,7 +22910,225 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.getEmailProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.one": {
+        parameters: {
+            query: {
+                /** @description Id of the notification */
+                notificationId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.receiveNotification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ServerType": "Remote",
+                 *       "Type": "CPU",
+                 *       "Value": 97.5,
+                 *       "Threshold": 80,
+                 *       "Message": "CPU usage 97.50% has stayed above the threshold of 80%",
+                 *       "Timestamp": "2026-11-02T10:00:00.000Z",
+                 *       "Token": "the server's metricsConfig.server.token"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @default Dokploy
+                     * @enum {string}
+                     */
+                    ServerType?: "Dokploy" | "Remote";
+                    /** @enum {string} */
+                    Type: "Memory" | "CPU";
+                    Value: number;
+                    Threshold: number;
+                    Message: string;
+                    Timestamp: string;
+                    Token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    notificationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testCustom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endpoint: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testCustomConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -22533,7 +23202,84 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testDiscordConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    decoration?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testEmail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    smtpServer: string;
+                    smtpPort: number;
+                    username: string;
+                    password: string;
+                    /** Format: email */
+                    fromAddress: string;
+                    toAddresses: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testEmailConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -22613,7 +23359,81 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testGotifyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverUrl: string;
+                    appToken: string;
+                    /** @default 5 */
+                    priority?: number;
+                    decoration?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testLark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testLarkConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -22685,7 +23505,83 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testMattermostConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    channel?: string;
+                    username?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testNtfy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverUrl: string;
+                    topic: string;
+                    accessToken?: string;
+                    /** @default 3 */
+                    priority?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testNtfyConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -22764,7 +23660,85 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testPushoverConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userKey: string;
+                    apiToken: string;
+                    /** @default 0 */
+                    priority?: number;
+                    retry?: number | null;
+                    expire?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testResend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    apiKey: string;
+                    /** Format: email */
+                    fromAddress: string;
+                    toAddresses: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testResendConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -22838,6 +23812,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testSlackConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    channel?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testTeams": {
         parameters: {
             query?: never;
@@ -22873,7 +23883,80 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testTeamsConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testTelegram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    botToken: string;
+                    chatId: string;
+                    messageThreadId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testTelegramConnection": {
         parameters: {
             query?: never;
             header?: never;
