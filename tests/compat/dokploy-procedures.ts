@@ -76,6 +76,8 @@ export const sources = {
   notificationRouter:
     "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
+  composeLeftovers:
+    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats), schema/compose.ts@010a6e2a7627",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -2199,6 +2201,59 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["composeId*", "targetEnvironmentId*"],
     output: "object:composeId,environmentId",
   },
+  "compose.search": {
+    kind: "query",
+    source: "composeLeftovers",
+    input: ["q", "name", "appName", "description", "projectId", "environmentId", "limit=20", "offset=0"],
+    output: "object:items,total",
+  },
+  "compose.saveEnvironment": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*", "env*", "createEnvFile"],
+    output: "boolean",
+    differs: {
+      createEnvFile:
+        "accepted only as false: the variables are interpolated into the converted file, no .env is written (true is a 400 naming it)",
+    },
+  },
+  "compose.cancelDeployment": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "object:success,message",
+  },
+  "compose.killBuild": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "null",
+  },
+  "compose.cleanQueues": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "object:success,message",
+  },
+  "compose.clearDeployments": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
+  },
+  "compose.disconnectGitProvider": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
+  },
+  "compose.getDefaultCommand": {
+    kind: "query",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "string",
+  },
+  "compose.getTags": { kind: "query", source: "composeLeftovers", input: ["baseUrl"], output: "any" },
   "compose.templates": {
     kind: "query",
     source: "composeTemplates",

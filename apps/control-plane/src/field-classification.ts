@@ -85,6 +85,7 @@ const DEPLOYMENT = `${CP}/routers/deployment.test.ts`;
 const COMPOSE = `${CP}/compose/e2e.test.ts`;
 const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
 const TEMPLATES = `${CP}/templates/remote.test.ts`;
+const COMPOSE_PROCEDURES = `${CP}/compose/procedures.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
@@ -467,6 +468,21 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ),
   "compose.move": applied("composeId targetEnvironmentId", COMPOSE),
   "compose.templates": applied("baseUrl", TEMPLATES),
+  "compose.search": applied(
+    "q name appName description projectId environmentId limit offset",
+    `${COMPOSE_PROCEDURES}#search finds the organization's stacks by text, project and environment, newest first`,
+  ),
+  "compose.saveEnvironment": {
+    ...applied("composeId env", COMPOSE_PROCEDURES),
+    createEnvFile: refused(COMPOSE_PROCEDURES, { composeId: "$composeId", env: "A=1", createEnvFile: true }),
+  },
+  "compose.cancelDeployment": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.killBuild": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.cleanQueues": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.clearDeployments": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.disconnectGitProvider": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.getDefaultCommand": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.getTags": applied("baseUrl", COMPOSE_PROCEDURES),
   "compose.deployTemplate": {
     ...applied("id baseUrl", TEMPLATES),
     ...applied("environmentId serverId", COMPOSE_TENANCY),

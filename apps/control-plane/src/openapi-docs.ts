@@ -794,6 +794,34 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "The file as it will be deployed: the stack's file with the platform's additions, interpolated, every literal `$` of a value written `$$` (Compose's escape), so that Compose expands nothing in it",
   },
   "compose.move": { description: "Move the stack to another environment of the organization" },
+  "compose.search": {
+    description:
+      "Search the organization's compose stacks the caller may see: `q` on name, appName and description, each text filter a case-insensitive partial match, newest first, `{items, total}`",
+  },
+  "compose.saveEnvironment": {
+    description:
+      "Set the stack's variables (the file is interpolated with them at the next deploy); createEnvFile only false: no .env file is written",
+  },
+  "compose.cancelDeployment": {
+    description: "Stop the stack's running deployment; `success: false` when none runs",
+  },
+  "compose.killBuild": { description: "Stop the stack's running deployment and what it runs on the server" },
+  "compose.cleanQueues": { description: "Drop the stack's waiting deployments (a running one goes on)" },
+  "compose.clearDeployments": {
+    description:
+      "Delete the stack's finished deployments except the newest successful one (needs canDeleteServices)",
+  },
+  "compose.disconnectGitProvider": {
+    description: "Remove the stack's repository source: back to a raw file, every Git field to its default",
+  },
+  "compose.getDefaultCommand": {
+    description:
+      "The command the stack's server deploys it with: `docker stack deploy …` for `stack`, `docker compose … up` for `docker-compose`",
+  },
+  "compose.getTags": {
+    description:
+      "The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once",
+  },
   "compose.templates": {
     description:
       "The templates: the built-in catalogue, then those of the remote one (PLATFORM_TEMPLATES_URL, or baseUrl) whose ids are not built-in; a remote that fails is left out",

@@ -9,12 +9,13 @@
  * queues its deployment.
  */
 import { randomBytes } from "node:crypto";
+import { composeUpArgs, STACK_FILE_NAME, stackDeployArgs } from "@platform/agent-protocol";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { containerIdSchema } from "../agents/container-views.ts";
 import { checkGitSource } from "../applications/git-source-checks.ts";
-import { serverBelongsTo } from "../applications/repository.ts";
-import { idSchema } from "../applications/schemas.ts";
+import { searchServices, serverBelongsTo } from "../applications/repository.ts";
+import { idSchema, searchFields } from "../applications/schemas.ts";
 import {
   composeFileError,
   composeServerOf,
@@ -39,21 +40,30 @@ import {
 import {
   composeIdInput,
   composeSchema,
+  composeSummarySchema,
   createComposeInput,
+  DISCONNECTED_COMPOSE_GIT,
   deployComposeInput,
+  saveComposeEnvironmentInput,
   toComposeView,
   updateComposeInput,
 } from "../compose/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
+import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
+import {
+  cancelServiceDeployment,
+  dropWaitingDeployments,
+  stopRunningDeployment,
+} from "../deployments/stop.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { checkNetworkIds } from "../networks/index.ts";
-import { defineRouter, mutation, query } from "../procedure.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
   grantsOf,
@@ -127,6 +137,23 @@ async function queue(
     description: input.description,
   });
   return { success: true as const, deploymentId };
+}
+
+/** Changes the caller's stack by `patch` (a 404 when it is not the caller's). */
+async function patchCompose(ctx: ServiceContext, caller: Caller, composeId: string, patch: ComposeUpdate) {
+  const row = await load(ctx, caller, composeId);
+  if (!(await updateCompose(ctx.db, row.composeId, patch))) throw notFound("Compose");
+  return success;
+}
+
+/** The command the stack's agent deploys it with (getDefaultCommand). */
+function deployCommandOf(row: LocatedCompose): string {
+  const file = row.sourceType === "raw" ? STACK_FILE_NAME : row.composePath;
+  const args =
+    row.composeType === "stack"
+      ? stackDeployArgs(file, row.appName)
+      : ["compose", ...composeUpArgs(row.appName, file)];
+  return `docker ${args.join(" ")}`;
 }
 
 async function targetEnvironment(ctx: ServiceContext, caller: Caller, environmentId: string) {
@@ -496,6 +523,113 @@ export const composeRouter = defineRouter("compose", {
       await grantCreated(ctx.db, caller, "services", row.composeId);
       await queue(ctx, located, "deploy", { title: `Template ${input.id}` });
       return toComposeView((await findCompose(ctx.db, caller.organizationId, row.composeId)) ?? row);
+    },
+  }),
+
+  search: query({
+    summary: "Search the organization's compose stacks the caller may see, newest first",
+    access: "member",
+    input: z
+      .object({
+        q: searchFields.q,
+        name: searchFields.name,
+        appName: searchFields.appName,
+        description: searchFields.description,
+        projectId: searchFields.projectId,
+        environmentId: searchFields.environmentId,
+        limit: searchFields.limit,
+        offset: searchFields.offset,
+      })
+      .prefault({}),
+    output: z.object({ items: z.array(composeSummarySchema), total: z.number().int() }),
+    handler: async ({ ctx, caller, input }) =>
+      searchServices(ctx.db, "compose", caller.organizationId, input, await grantsOf(ctx.db, caller)),
+  }),
+
+  saveEnvironment: mutation({
+    summary: "Set the stack's variables (the file is interpolated with them at the next deploy)",
+    access: "member",
+    input: saveComposeEnvironmentInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) =>
+      patchCompose(ctx, caller, input.composeId, { env: input.env === "" ? null : input.env }),
+  }),
+
+  cancelDeployment: mutation({
+    summary: "Stop the stack's running deployment (every edition)",
+    access: "member",
+    input: composeIdInput,
+    output: z.object({ success: z.boolean(), message: z.string() }),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return cancelServiceDeployment(ctx, row.composeId, "compose");
+    },
+  }),
+
+  killBuild: mutation({
+    summary: "Stop the stack's running deployment and what it runs on the server (a build, a pull)",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await stopRunningDeployment(ctx, row.composeId, "Killed by compose.killBuild");
+      return success;
+    },
+  }),
+
+  cleanQueues: mutation({
+    summary: "Drop the stack's waiting deployments (a running one goes on)",
+    access: "member",
+    input: composeIdInput,
+    output: z.object({ success: z.literal(true), message: z.string() }),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await dropWaitingDeployments(ctx, row.composeId, "Removed from the queue by compose.cleanQueues");
+      return { success: true as const, message: "Queues cleaned successfully" };
+    },
+  }),
+
+  clearDeployments: mutation({
+    summary: "Delete the stack's finished deployments except the newest successful one",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await deleteFinishedDeployments(ctx.db, { composeId: row.composeId });
+      return success;
+    },
+  }),
+
+  disconnectGitProvider: mutation({
+    summary: "Remove the stack's repository source: back to a raw file, every Git field to its default",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) => patchCompose(ctx, caller, input.composeId, DISCONNECTED_COMPOSE_GIT),
+  }),
+
+  getDefaultCommand: query({
+    summary: "The command the stack's server deploys it with (`docker stack deploy` or `docker compose up`)",
+    access: "member",
+    input: composeIdInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => deployCommandOf(await load(ctx, caller, input.composeId)),
+  }),
+
+  getTags: query({
+    summary: "The tags of the templates (built-in catalogue and remote one), each once",
+    access: "member",
+    input: z.object({ baseUrl: baseUrlSchema.optional() }).optional(),
+    output: z.array(z.string()),
+    handler: async ({ ctx, caller, input }) => {
+      const templates = await listTemplates(ctx, {
+        baseUrl: input?.baseUrl,
+        organizationId: caller.organizationId,
+      });
+      return [...new Set(templates.flatMap((template) => template.tags))];
     },
   }),
 });
