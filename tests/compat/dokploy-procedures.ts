@@ -77,7 +77,7 @@ export const sources = {
     "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
   composeLeftovers:
-    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats), schema/compose.ts@010a6e2a7627",
+    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats; refreshToken: {composeId}, a new nanoid, true), schema/compose.ts@010a6e2a7627",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -136,8 +136,6 @@ const LENIENT = "optional with us: a Dokploy client always sends it, so nothing 
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
-const COMPOSE_WEBHOOKS =
-  "push webhooks do not deploy compose stacks yet: not accepted until one does (a field accepted and ignored is a defect)";
 const COMPOSE_NOT_YET =
   "not accepted until the deploy step acts on it (a field accepted and ignored is a defect)";
 const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
@@ -2122,9 +2120,6 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       appName: "every Docker object of the stack is named after it: fixed once created",
       refreshToken: WE_SET,
-      autoDeploy: COMPOSE_WEBHOOKS,
-      triggerType: COMPOSE_WEBHOOKS,
-      watchPaths: COMPOSE_WEBHOOKS,
       command: COMPOSE_NOT_YET,
       createEnvFile: COMPOSE_NOT_YET,
       suffix: COMPOSE_NOT_YET,
@@ -2254,6 +2249,12 @@ export const dokployProcedures: Record<string, Row> = {
     output: "string",
   },
   "compose.getTags": { kind: "query", source: "composeLeftovers", input: ["baseUrl"], output: "any" },
+  "compose.refreshToken": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
+  },
   "compose.templates": {
     kind: "query",
     source: "composeTemplates",

@@ -453,6 +453,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // A stack's clone is an application's (applications/source.ts repositoryGitSource).
     ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...applied("networkIds", NETWORK_ATTACH),
+    ...applied(
+      "autoDeploy triggerType watchPaths",
+      `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,
+    ),
     ...shownOnly("name description"),
   },
   "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
@@ -483,6 +487,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "compose.disconnectGitProvider": applied("composeId", COMPOSE_PROCEDURES),
   "compose.getDefaultCommand": applied("composeId", COMPOSE_PROCEDURES),
   "compose.getTags": applied("baseUrl", COMPOSE_PROCEDURES),
+  "compose.refreshToken": applied(
+    "composeId",
+    `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,
+  ),
   "compose.deployTemplate": {
     ...applied("id baseUrl", TEMPLATES),
     ...applied("environmentId serverId", COMPOSE_TENANCY),

@@ -818,6 +818,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The command the stack's server deploys it with: `docker stack deploy …` for `stack`, `docker compose … up` for `docker-compose`",
   },
+  "compose.refreshToken": {
+    description:
+      "Replace the stack's webhook token: POST /api/deploy/compose/<refreshToken> (the provider told by its event header) deploys on a push when autoDeploy, the branch or triggerType tag, and watchPaths allow; the old URL stops working",
+  },
   "compose.getTags": {
     description:
       "The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once",

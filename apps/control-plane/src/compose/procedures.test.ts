@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { bitbucketPush, giteaPush, githubPush, gitlabPush } from "../webhooks/samples.ts";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -360,5 +361,165 @@ describe("compose search, saveEnvironment, disconnectGitProvider, getDefaultComm
     expect(remote.status, JSON.stringify(remote.body)).toBe(200);
     expect(remote.body.filter((tag: string) => tag === "remote-only-tag")).toHaveLength(1);
     expect(remote.body.filter((tag: string) => tag === "shared")).toHaveLength(1);
+  });
+});
+
+describe("push webhooks deploy compose stacks: POST /api/deploy/compose/<refreshToken>", () => {
+  const post = (token: string, headers: Record<string, string>, payload: unknown) =>
+    platform.request(`/api/deploy/compose/${token}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(payload),
+    });
+  const stackDeployments = async (composeId: string) =>
+    (
+      await platform.ctx.db
+        .selectFrom("deployments")
+        .select("deploymentId")
+        .where("composeId", "=", composeId)
+        .execute()
+    ).length;
+  const finish = async (deploymentId: string) => {
+    await waitFor(`${deploymentId} in the runner`, async () => gates.get(deploymentId));
+    gates.get(deploymentId)!();
+    await waitStatus(deploymentId, "done");
+  };
+
+  it("deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401", async () => {
+    const stack = await createStack("hooked-stack");
+    const created = (await platform.query("compose.one", { composeId: stack }, as())).body;
+    expect(created.refreshToken).toMatch(/^[A-Za-z0-9_-]{32,}$/);
+    await platform.mutateOk(
+      "compose.update",
+      {
+        composeId: stack,
+        sourceType: "git",
+        customGitUrl: "https://git.example.com/team/stack.git",
+        customGitBranch: "main",
+        composePath: "docker-compose.yml",
+        autoDeploy: true,
+        triggerType: "push",
+        watchPaths: ["deploy/**"],
+      },
+      as(),
+    );
+    const token = created.refreshToken as string;
+    const touching = [{ message: "change the stack", modified: ["deploy/compose.yml"] }];
+    const calls: Array<{ headers: Record<string, string>; payload: unknown }> = [
+      { headers: { "x-github-event": "push" }, payload: githubPush("refs/heads/main", touching) },
+      { headers: { "x-gitlab-event": "Push Hook" }, payload: gitlabPush("refs/heads/main", touching) },
+      {
+        headers: { "x-gitea-event": "push", "x-github-event": "push" },
+        payload: giteaPush("refs/heads/main", touching),
+      },
+      // Bitbucket lists no changed files: watchPaths are not applied, as for applications.
+      { headers: { "x-event-key": "repo:push" }, payload: bitbucketPush("main", "change the stack") },
+    ];
+    for (const { headers, payload } of calls) {
+      const answer = await post(token, headers, payload);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body).toMatchObject({ success: true, deployed: true });
+      const deployment = await row(answer.body.deploymentId);
+      expect(deployment).toMatchObject({ targetKind: "compose", composeId: stack, kind: "deploy" });
+      await finish(answer.body.deploymentId);
+    }
+    expect(await stackDeployments(stack)).toBe(4);
+
+    const unwatched = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/heads/main", [{ message: "docs", modified: ["README.md"] }]),
+    );
+    expect(unwatched.body).toMatchObject({ deployed: false });
+    expect(unwatched.body.message).toContain("watchPaths");
+    const otherBranch = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/heads/dev", touching),
+    );
+    expect(otherBranch.body).toMatchObject({ deployed: false });
+    expect(otherBranch.body.message).toContain("is not the compose stack's branch");
+
+    // triggerType tag: only a new tag deploys.
+    await platform.mutateOk("compose.update", { composeId: stack, triggerType: "tag" }, as());
+    const branchPush = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/heads/main", touching),
+    );
+    expect(branchPush.body).toMatchObject({ deployed: false });
+    const tag = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/tags/v1.0.0", [], { created: true }),
+    );
+    expect(tag.body, JSON.stringify(tag.body)).toMatchObject({ deployed: true });
+    await finish(tag.body.deploymentId);
+
+    // autoDeploy off: nothing.
+    await platform.mutateOk("compose.update", { composeId: stack, autoDeploy: false }, as());
+    const off = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/tags/v2.0.0", [], { created: true }),
+    );
+    expect(off.body).toMatchObject({ deployed: false });
+    expect(off.body.message).toContain("autoDeploy is off for this compose stack");
+    await platform.mutateOk("compose.update", { composeId: stack, autoDeploy: true }, as());
+
+    // A non-push event is ignored; no provider header is a 400.
+    const ping = await post(token, { "x-github-event": "ping" }, { zen: "hi" });
+    expect(ping.body).toMatchObject({
+      deployed: false,
+      message: "Ignored the ping event: only pushes deploy",
+    });
+    const anonymous = await post(token, {}, githubPush("refs/heads/main", touching));
+    expect(anonymous.status).toBe(400);
+
+    // refreshToken replaces the token: the old URL is a 401, the new one works.
+    const before = await stackDeployments(stack);
+    const stranger = await createUserDirectly(platform, { email: "hook@example.com" });
+    expect(
+      (await platform.mutate("compose.refreshToken", { composeId: stack }, { token: stranger.token })).status,
+    ).toBe(404);
+    expect((await platform.query("compose.one", { composeId: stack }, as())).body.refreshToken).toBe(token);
+    await platform.mutateOk("compose.refreshToken", { composeId: stack }, as());
+    const renewed = (await platform.query("compose.one", { composeId: stack }, as())).body
+      .refreshToken as string;
+    expect(renewed).not.toBe(token);
+    const stale = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/tags/v3", [], { created: true }),
+    );
+    expect(stale.status).toBe(401);
+    for (const wrong of ["not-a-token", `${renewed.slice(0, -1)}x`]) {
+      expect(
+        (await post(wrong, { "x-github-event": "push" }, githubPush("refs/tags/v3", [], { created: true })))
+          .status,
+      ).toBe(401);
+    }
+    expect(await stackDeployments(stack)).toBe(before);
+    const fresh = await post(
+      renewed,
+      { "x-github-event": "push" },
+      githubPush("refs/tags/v3", [], { created: true }),
+    );
+    expect(fresh.body).toMatchObject({ deployed: true });
+    await finish(fresh.body.deploymentId);
+  });
+
+  it("a raw stack has no repository to follow: nothing deploys", async () => {
+    const stack = await createStack("raw-hooked");
+    await platform.mutateOk("compose.update", { composeId: stack, autoDeploy: true }, as());
+    const token = (await platform.query("compose.one", { composeId: stack }, as())).body
+      .refreshToken as string;
+    const answer = await post(
+      token,
+      { "x-github-event": "push" },
+      githubPush("refs/heads/main", [{ message: "x" }]),
+    );
+    expect(answer.body).toMatchObject({ deployed: false });
+    expect(answer.body.message).toContain("source is raw");
   });
 });

@@ -13,6 +13,7 @@ import {
   namespacePathSchema,
   providerIdSchema,
   repositoryNameSchema,
+  watchPathsSchema,
 } from "../applications/validation.ts";
 import type { Compose, ComposeUpdate } from "../db/schema.ts";
 import { envSchema } from "../env-vars.ts";
@@ -91,6 +92,10 @@ export const updateComposeInput = z.object({
   giteaBranch: branchSchema.nullish(),
   /** Ids of the organization's networks every service joins (networks/ checkNetworkIds). */
   networkIds: networkIdsSchema.optional(),
+  // Push webhooks (webhooks/route.ts, /api/deploy/compose/<refreshToken>).
+  autoDeploy: z.boolean().optional(),
+  triggerType: z.enum(["push", "tag"]).optional(),
+  watchPaths: watchPathsSchema.nullish(),
 });
 
 export const deployComposeInput = z.object({
@@ -179,6 +184,9 @@ export const composeSchema = z.object({
   giteaRepository: z.string().nullable(),
   giteaBranch: z.string().nullable(),
   autoDeploy: z.boolean(),
+  /** The push webhook's token: POST /api/deploy/compose/<refreshToken> (null until refreshToken sets one). */
+  refreshToken: z.string().nullable(),
+  watchPaths: z.array(z.string()).nullable(),
   createEnvFile: z.boolean(),
   enableSubmodules: z.boolean(),
   suffix: z.string(),
@@ -228,6 +236,8 @@ export function toComposeView(row: Compose): z.input<typeof composeSchema> {
     giteaRepository: row.giteaRepository,
     giteaBranch: row.giteaBranch,
     autoDeploy: row.autoDeploy,
+    refreshToken: row.refreshToken,
+    watchPaths: row.watchPaths,
     createEnvFile: row.createEnvFile,
     enableSubmodules: row.enableSubmodules,
     suffix: row.suffix,

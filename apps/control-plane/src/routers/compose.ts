@@ -14,7 +14,7 @@ import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { containerIdSchema } from "../agents/container-views.ts";
 import { checkGitSource } from "../applications/git-source-checks.ts";
-import { searchServices, serverBelongsTo } from "../applications/repository.ts";
+import { newRefreshToken, searchServices, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema, searchFields } from "../applications/schemas.ts";
 import {
   composeFileError,
@@ -262,6 +262,7 @@ export const composeRouter = defineRouter("compose", {
           composeType: input.composeType ?? "docker-compose",
           composeFile: input.composeFile ?? "",
           sourceType: input.sourceType ?? "raw",
+          refreshToken: newRefreshToken(),
         });
       } catch (error) {
         if (isUniqueViolation(error, COMPOSE_APP_NAME_CONSTRAINT)) throw taken();
@@ -505,6 +506,7 @@ export const composeRouter = defineRouter("compose", {
         sourceType: "raw",
         env: template.envs.join("\n") || null,
         icon: summary?.logo || null,
+        refreshToken: newRefreshToken(),
       });
       const located = await findCompose(ctx.db, caller.organizationId, row.composeId);
       if (!located) throw notFound("Compose");
@@ -631,5 +633,14 @@ export const composeRouter = defineRouter("compose", {
       });
       return [...new Set(templates.flatMap((template) => template.tags))];
     },
+  }),
+
+  refreshToken: mutation({
+    summary: "Replace the stack's webhook token (the old webhook URL stops working)",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) =>
+      patchCompose(ctx, caller, input.composeId, { refreshToken: newRefreshToken() }),
   }),
 });

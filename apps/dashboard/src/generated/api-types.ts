@@ -1971,6 +1971,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.refreshToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the stack's webhook token (the old webhook URL stops working)
+         * @description Replace the stack's webhook token: POST /api/deploy/compose/<refreshToken> (the provider told by its event header) deploys on a push when autoDeploy, the branch or triggerType tag, and watchPaths allow; the old URL stops working
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.refreshToken` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.refreshToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.saveEnvironment": {
         parameters: {
             query?: never;
@@ -14985,6 +15009,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15069,6 +15095,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15199,6 +15227,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15471,6 +15501,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15550,6 +15582,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15636,6 +15670,42 @@ export interface operations {
                         /** @constant */
                         success: true;
                         deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.refreshToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
                     };
                 };
             };
@@ -15911,6 +15981,10 @@ export interface operations {
                     giteaRepository?: string | null;
                     giteaBranch?: string | null;
                     networkIds?: string[];
+                    autoDeploy?: boolean;
+                    /** @enum {string} */
+                    triggerType?: "push" | "tag";
+                    watchPaths?: string[] | null;
                 };
             };
         };
@@ -15959,6 +16033,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
