@@ -77,7 +77,7 @@ export const sources = {
     "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
   organization: "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468)",
   composeLeftovers:
-    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats; refreshToken: {composeId}, a new nanoid, true), schema/compose.ts@010a6e2a7627",
+    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats; refreshToken: {composeId}, a new nanoid, true; processTemplate: {base64, composeId}, previewTemplate: {base64, appName, serverId?}, each answering {compose, template} where template is processTemplate's {envs, domains, mounts} of the decoded {compose, config}), schema/compose.ts@010a6e2a7627",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -2249,6 +2249,18 @@ export const dokployProcedures: Record<string, Row> = {
     output: "string",
   },
   "compose.getTags": { kind: "query", source: "composeLeftovers", input: ["baseUrl"], output: "any" },
+  "compose.processTemplate": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["base64*", "composeId*"],
+    output: "object:compose,template",
+  },
+  "compose.previewTemplate": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["base64*", "appName*", "serverId"],
+    output: "object:compose,template",
+  },
   "compose.refreshToken": {
     kind: "mutation",
     source: "composeLeftovers",

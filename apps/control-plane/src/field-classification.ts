@@ -487,6 +487,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "compose.disconnectGitProvider": applied("composeId", COMPOSE_PROCEDURES),
   "compose.getDefaultCommand": applied("composeId", COMPOSE_PROCEDURES),
   "compose.getTags": applied("baseUrl", COMPOSE_PROCEDURES),
+  "compose.processTemplate": applied("base64 composeId", COMPOSE_PROCEDURES),
+  "compose.previewTemplate": applied("base64 appName serverId", COMPOSE_PROCEDURES),
   "compose.refreshToken": applied(
     "composeId",
     `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,

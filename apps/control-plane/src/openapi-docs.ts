@@ -822,6 +822,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Replace the stack's webhook token: POST /api/deploy/compose/<refreshToken> (the provider told by its event header) deploys on a push when autoDeploy, the branch or triggerType tag, and watchPaths allow; the old URL stops working",
   },
+  "compose.processTemplate": {
+    description:
+      "Render a template sent as base64 of JSON {compose, config} (Dokploy's export; config is template.toml) for the stack: `{compose, template: {envs, domains, mounts}}`; nothing is stored, an invalid template is a 400 naming base64",
+  },
+  "compose.previewTemplate": {
+    description:
+      "Render a template sent as base64 of JSON {compose, config} for a stack to be named appName (hosts generated for it, on serverId when given); nothing is stored",
+  },
   "compose.getTags": {
     description:
       "The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once",

@@ -523,3 +523,84 @@ describe("push webhooks deploy compose stacks: POST /api/deploy/compose/<refresh
     expect(answer.body.message).toContain("source is raw");
   });
 });
+
+describe("processTemplate and previewTemplate render a sent template without storing anything", () => {
+  const composeFile =
+    "services:\n  web:\n    image: nginx:alpine\n    environment:\n      GREETING: ${GREETING}\n";
+  const config = `[variables]
+main_domain = "\${domain}"
+greeting = "hello-\${hash:6}"
+
+[[config.domains]]
+serviceName = "web"
+port = 80
+host = "\${main_domain}"
+
+[config.env]
+GREETING = "\${greeting}"
+
+[[config.mounts]]
+filePath = "/conf/site.txt"
+content = "served at \${main_domain}"
+`;
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
+
+  it("answers the env, domains and mounts for the stack (processTemplate) or an appName (previewTemplate)", async () => {
+    const stack = await createStack("templated-stack");
+    const before = await platform.query("compose.one", { composeId: stack }, as());
+    const processed = await platform.mutate(
+      "compose.processTemplate",
+      { composeId: stack, base64: encode({ compose: composeFile, config }) },
+      as(),
+    );
+    expect(processed.status, JSON.stringify(processed.body)).toBe(200);
+    expect(processed.body.compose).toBe(composeFile);
+    const { envs, domains, mounts } = processed.body.template;
+    expect(envs).toEqual([expect.stringMatching(/^GREETING=hello-[a-z0-9]{6}$/)]);
+    expect(domains).toEqual([
+      { host: expect.stringContaining("templated-stack"), port: 80, serviceName: "web" },
+    ]);
+    expect(mounts).toEqual([{ filePath: "conf/site.txt", content: `served at ${domains[0].host}` }]);
+    // Nothing stored.
+    expect((await platform.query("compose.one", { composeId: stack }, as())).body).toEqual(before.body);
+
+    const preview = await platform.mutate(
+      "compose.previewTemplate",
+      { appName: "preview-app", base64: encode({ compose: composeFile, config }) },
+      as(),
+    );
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.template.domains[0].host).toContain("preview-app");
+
+    for (const base64 of [
+      "not base64 json",
+      encode({ compose: composeFile }),
+      encode({ compose: "", config }),
+    ]) {
+      const refused = await platform.mutate("compose.previewTemplate", { appName: "x", base64 }, as());
+      expect(refused.status, base64).toBe(400);
+      expect(refused.body.error.data.fields).toEqual(["base64"]);
+    }
+    const unknownVariable = await platform.mutate(
+      "compose.previewTemplate",
+      { appName: "x", base64: encode({ compose: composeFile, config: '[config.env]\nA = "${nope}"\n' }) },
+      as(),
+    );
+    expect(unknownVariable.status).toBe(400);
+    expect(unknownVariable.body.error.message).toContain("nope");
+
+    const stranger = await createUserDirectly(platform, { email: "templates@example.com" });
+    const foreign = await platform.mutate(
+      "compose.processTemplate",
+      { composeId: stack, base64: encode({ compose: composeFile, config }) },
+      { token: stranger.token },
+    );
+    expect(foreign.status).toBe(404);
+    const foreignServer = await platform.mutate(
+      "compose.previewTemplate",
+      { appName: "x", serverId: "V1StGXR8_Z5jdHi6B-myT", base64: encode({ compose: composeFile, config }) },
+      as(),
+    );
+    expect(foreignServer.status).toBe(404);
+  });
+});

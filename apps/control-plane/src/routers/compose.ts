@@ -78,6 +78,7 @@ import {
   listTemplates,
   type RenderedTemplate,
   renderTemplate,
+  renderTemplateFiles,
   TemplateNotFoundError,
 } from "../templates/index.ts";
 import { addComposeDomain, generateHostFor } from "./domain.ts";
@@ -215,6 +216,71 @@ async function renderedTemplate(
     throw error;
   }
 }
+
+/** A template a caller sends (processTemplate, previewTemplate): base64 of JSON {compose, config}. */
+const templateBase64Schema = z
+  .string()
+  .min(1)
+  .max(4 * 1024 * 1024);
+
+/** Decodes Dokploy's exported template: base64 of `{compose, config}` (config: template.toml's text). */
+function decodeTemplate(base64: string): { composeFile: string; templateToml: string } {
+  const invalid = (why: string) =>
+    badRequest(`Invalid template: ${why}; it must be base64 of JSON {compose, config}`, {
+      fields: ["base64"],
+    });
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(base64, "base64").toString("utf8"));
+  } catch {
+    throw invalid("not base64 of JSON");
+  }
+  const { compose, config } = (data ?? {}) as { compose?: unknown; config?: unknown };
+  if (typeof compose !== "string" || !compose.trim() || typeof config !== "string") {
+    throw invalid("compose and config must be strings");
+  }
+  return { composeFile: compose, templateToml: config };
+}
+
+/** Renders a caller's template for a stack named `appName` (nothing is stored). */
+async function renderSentTemplate(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { base64: string; appName: string; serverId: string | null },
+) {
+  const files = decodeTemplate(input.base64);
+  const generateHost = await generateHostFor(ctx, caller, input.appName, input.serverId ?? undefined);
+  try {
+    const rendered = renderTemplateFiles("sent", files, {
+      generateHost,
+      imageOverrides: ctx.config.templateImages,
+    });
+    // A file that does not parse is refused now; the tenancy walk runs where a file is stored.
+    checkFile(rendered.composeFile);
+    return {
+      compose: files.composeFile,
+      template: { envs: rendered.envs, domains: rendered.domains, mounts: rendered.mounts },
+    };
+  } catch (error) {
+    if (error instanceof InvalidTemplateError) {
+      throw badRequest(error.message.replace("Template sent is invalid", "Invalid template"), {
+        fields: ["base64"],
+      });
+    }
+    throw error;
+  }
+}
+
+const processedTemplateSchema = z.object({
+  compose: z.string(),
+  template: z.object({
+    envs: z.array(z.string()),
+    domains: z.array(
+      z.object({ host: z.string(), port: z.number(), serviceName: z.string(), path: z.string().optional() }),
+    ),
+    mounts: z.array(z.object({ filePath: z.string(), content: z.string() })),
+  }),
+});
 
 export const templateSummarySchema = z.object({
   id: z.string(),
@@ -642,5 +708,43 @@ export const composeRouter = defineRouter("compose", {
     output: successSchema,
     handler: ({ ctx, caller, input }) =>
       patchCompose(ctx, caller, input.composeId, { refreshToken: newRefreshToken() }),
+  }),
+
+  processTemplate: mutation({
+    summary:
+      "Render a template (base64 of JSON {compose, config}, Dokploy's export) for the stack: its env, domains and file mounts; nothing is stored",
+    access: "member",
+    input: z.object({ base64: templateBase64Schema, composeId: idSchema }),
+    output: processedTemplateSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return renderSentTemplate(ctx, caller, {
+        base64: input.base64,
+        appName: row.appName,
+        serverId: row.serverId,
+      });
+    },
+  }),
+
+  previewTemplate: mutation({
+    summary:
+      "Render a template (base64 of JSON {compose, config}) for a stack to be named appName, on serverId or this machine; nothing is stored",
+    access: "member",
+    input: z.object({
+      base64: templateBase64Schema,
+      appName: z.string().min(1).max(63),
+      serverId: idSchema.optional(),
+    }),
+    output: processedTemplateSchema,
+    handler: async ({ ctx, caller, input }) => {
+      if (input.serverId && !(await serverBelongsTo(ctx.db, caller.organizationId, input.serverId))) {
+        throw notFound("Server");
+      }
+      return renderSentTemplate(ctx, caller, {
+        base64: input.base64,
+        appName: input.appName,
+        serverId: input.serverId ?? null,
+      });
+    },
   }),
 });

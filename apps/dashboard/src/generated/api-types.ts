@@ -1923,6 +1923,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.previewTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a template (base64 of JSON {compose, config}) for a stack to be named appName, on serverId or this machine; nothing is stored
+         * @description Render a template sent as base64 of JSON {compose, config} for a stack to be named appName (hosts generated for it, on serverId when given); nothing is stored
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.previewTemplate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.processTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a template (base64 of JSON {compose, config}, Dokploy's export) for the stack: its env, domains and file mounts; nothing is stored
+         * @description Render a template sent as base64 of JSON {compose, config} (Dokploy's export; config is template.toml) for the stack: `{compose, template: {envs, domains, mounts}}`; nothing is stored, an invalid template is a 400 naming base64
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.processTemplate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.processTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.readLogs": {
         parameters: {
             query?: never;
@@ -15602,6 +15650,105 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.previewTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    base64: string;
+                    appName: string;
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        compose: string;
+                        template: {
+                            envs: string[];
+                            domains: {
+                                host: string;
+                                port: number;
+                                serviceName: string;
+                                path?: string;
+                            }[];
+                            mounts: {
+                                filePath: string;
+                                content: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.processTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    base64: string;
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        compose: string;
+                        template: {
+                            envs: string[];
+                            domains: {
+                                host: string;
+                                port: number;
+                                serviceName: string;
+                                path?: string;
+                            }[];
+                            mounts: {
+                                filePath: string;
+                                content: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
