@@ -79,6 +79,10 @@ export const sources = {
     "schema/notification.ts@fefb5d14e052 (slack, telegram, discord, email, gotify), @046606e496f5 (ntfy), and a later stored version with resend, custom, lark and pushover (code search; its commit is not shown); Mattermost and Teams are in no stored version: their rows follow spec 4.11",
   organization:
     "routers/organization.ts@b20c95ffbc02 (create, delete: @00b724c81468; active: no input, the session's organization or null; setDefault: {organizationId}, member.isDefault, {success: true}; updateMemberRole: withPermission member update, {memberId, role}, not one's own, not to or from owner, admins change members only, true: @00b724c81468)",
+  notificationRouter:
+    "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
+  composeLeftovers:
+    "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats; refreshToken: {composeId}, a new nanoid, true; processTemplate: {base64, composeId}, previewTemplate: {base64, appName, serverId?}, each answering {compose, template} where template is processTemplate's {envs, domains, mounts} of the decoded {compose, config}), schema/compose.ts@010a6e2a7627",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -149,8 +153,6 @@ const LENIENT = "optional with us: a Dokploy client always sends it, so nothing 
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
 const NO_ECR = "AWS ECR registries are not served";
-const COMPOSE_WEBHOOKS =
-  "push webhooks do not deploy compose stacks yet: not accepted until one does (a field accepted and ignored is a defect)";
 const COMPOSE_NOT_YET =
   "not accepted until the deploy step acts on it (a field accepted and ignored is a defect)";
 const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to false";
@@ -2236,9 +2238,6 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       appName: "every Docker object of the stack is named after it: fixed once created",
       refreshToken: WE_SET,
-      autoDeploy: COMPOSE_WEBHOOKS,
-      triggerType: COMPOSE_WEBHOOKS,
-      watchPaths: COMPOSE_WEBHOOKS,
       command: COMPOSE_NOT_YET,
       createEnvFile: COMPOSE_NOT_YET,
       suffix: COMPOSE_NOT_YET,
@@ -2314,6 +2313,77 @@ export const dokployProcedures: Record<string, Row> = {
     source: "compose",
     input: ["composeId*", "targetEnvironmentId*"],
     output: "object:composeId,environmentId",
+  },
+  "compose.search": {
+    kind: "query",
+    source: "composeLeftovers",
+    input: ["q", "name", "appName", "description", "projectId", "environmentId", "limit=20", "offset=0"],
+    output: "object:items,total",
+  },
+  "compose.saveEnvironment": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*", "env*", "createEnvFile"],
+    output: "boolean",
+    differs: {
+      createEnvFile:
+        "accepted only as false: the variables are interpolated into the converted file, no .env is written (true is a 400 naming it)",
+    },
+  },
+  "compose.cancelDeployment": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "object:success,message",
+  },
+  "compose.killBuild": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "null",
+  },
+  "compose.cleanQueues": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "object:success,message",
+  },
+  "compose.clearDeployments": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
+  },
+  "compose.disconnectGitProvider": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
+  },
+  "compose.getDefaultCommand": {
+    kind: "query",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "string",
+  },
+  "compose.getTags": { kind: "query", source: "composeLeftovers", input: ["baseUrl"], output: "any" },
+  "compose.processTemplate": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["base64*", "composeId*"],
+    output: "object:compose,template",
+  },
+  "compose.previewTemplate": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["base64*", "appName*", "serverId"],
+    output: "object:compose,template",
+  },
+  "compose.refreshToken": {
+    kind: "mutation",
+    source: "composeLeftovers",
+    input: ["composeId*"],
+    output: "boolean",
   },
   "compose.templates": {
     kind: "query",
@@ -2633,6 +2703,36 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     source: "notification",
     input: ["notificationId*"],
+    output: "any",
+  },
+  "notification.all": {
+    kind: "query",
+    source: "notificationRouter",
+    input: [],
+    output: "array:notificationId,name",
+  },
+  "notification.one": {
+    kind: "query",
+    source: "notificationRouter",
+    input: ["notificationId*"],
+    output: "object:notificationId,name,notificationType",
+  },
+  "notification.remove": {
+    kind: "mutation",
+    source: "notificationRouter",
+    input: ["notificationId*"],
+    output: "any",
+  },
+  "notification.getEmailProviders": {
+    kind: "query",
+    source: "notificationRouter",
+    input: [],
+    output: "array:notificationId,name",
+  },
+  "notification.receiveNotification": {
+    kind: "mutation",
+    source: "notificationRouter",
+    input: ['ServerType="Dokploy"', "Type*", "Value*", "Threshold*", "Message*", "Timestamp*", "Token*"],
     output: "any",
   },
   "notification.deliveries": {
@@ -3283,8 +3383,8 @@ function notificationRows(
 ): Record<string, Row> {
   if (unverified) {
     return Object.fromEntries(
-      ["create", "update", "test"].map((verb) => [
-        `notification.${verb}${suffix}`,
+      ["create", "update", "test", "testConnection"].map((verb) => [
+        verb === "testConnection" ? `notification.test${suffix}Connection` : `notification.${verb}${suffix}`,
         { kind: "mutation" as const, unverified },
       ]),
     );
@@ -3301,6 +3401,20 @@ function notificationRows(
   const toggleDiffers = Object.fromEntries(toggles.map((t) => [t, TOGGLE_DEFAULT]));
   const common = { projectIds: LIMITS, serviceIds: LIMITS };
   const optional = fields.map((f) => f.replace(/\*$/, ""));
+  const testRow: Row = {
+    kind: "mutation",
+    source: "notification",
+    input: fields.filter(
+      (f) =>
+        !(kind === "discord" && f.startsWith("decoration")) &&
+        !(kind === "gotify" && f.startsWith("decoration")),
+    ),
+    output: "any",
+    differs: {
+      ...(kind === "discord" || kind === "gotify" ? { decoration: "optional in Dokploy's test too" } : {}),
+      ...differs,
+    },
+  };
   return {
     [`notification.create${suffix}`]: {
       kind: "mutation",
@@ -3320,19 +3434,11 @@ function notificationRows(
         ...common,
       },
     },
-    [`notification.test${suffix}`]: {
-      kind: "mutation",
-      source: "notification",
-      input: fields.filter(
-        (f) =>
-          !(kind === "discord" && f.startsWith("decoration")) &&
-          !(kind === "gotify" && f.startsWith("decoration")),
-      ),
-      output: "any",
-      differs: {
-        ...(kind === "discord" || kind === "gotify" ? { decoration: "optional in Dokploy's test too" } : {}),
-        ...differs,
-      },
+    [`notification.test${suffix}Connection`]: {
+      ...testRow,
+      source: "notificationRouter",
     },
+    // Ours before Dokploy's name was served: the same procedure, kept for the clients using it.
+    [`notification.test${suffix}`]: testRow,
   };
 }

@@ -446,6 +446,10 @@ async function makeServices(
       archivePath: null,
       archiveFormat: null,
       serverId: null,
+      // A waiting row no queue holds: the queue's sweep takes up such rows once they are older
+      // than a lease (a dead control plane's), and the suite runs longer than that. Dated ahead,
+      // it stays waiting, so the victim's rows are compared against what only the calls did.
+      createdAt: new Date(Date.now() + 24 * 3600_000).toISOString(),
     })
     .execute();
   const rollbackId = newId();

@@ -87,6 +87,7 @@ const DEPLOYMENT = `${CP}/routers/deployment.test.ts`;
 const COMPOSE = `${CP}/compose/e2e.test.ts`;
 const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
 const TEMPLATES = `${CP}/templates/remote.test.ts`;
+const COMPOSE_PROCEDURES = `${CP}/compose/procedures.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
@@ -198,6 +199,7 @@ function notificationKind(kind: string, idKey: string, settings: string): Record
       ...shownOnly("name"),
     },
     [`notification.test${kind}`]: applied(settings, NOTIFICATIONS),
+    [`notification.test${kind}Connection`]: applied(settings, NOTIFICATIONS),
   };
 }
 
@@ -475,6 +477,10 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // A stack's clone is an application's (applications/source.ts repositoryGitSource).
     ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...applied("networkIds", NETWORK_ATTACH),
+    ...applied(
+      "autoDeploy triggerType watchPaths",
+      `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,
+    ),
     ...shownOnly("name description"),
   },
   "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
@@ -490,6 +496,27 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ),
   "compose.move": applied("composeId targetEnvironmentId", COMPOSE),
   "compose.templates": applied("baseUrl", TEMPLATES),
+  "compose.search": applied(
+    "q name appName description projectId environmentId limit offset",
+    `${COMPOSE_PROCEDURES}#search finds the organization's stacks by text, project and environment, newest first`,
+  ),
+  "compose.saveEnvironment": {
+    ...applied("composeId env", COMPOSE_PROCEDURES),
+    createEnvFile: refused(COMPOSE_PROCEDURES, { composeId: "$composeId", env: "A=1", createEnvFile: true }),
+  },
+  "compose.cancelDeployment": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.killBuild": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.cleanQueues": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.clearDeployments": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.disconnectGitProvider": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.getDefaultCommand": applied("composeId", COMPOSE_PROCEDURES),
+  "compose.getTags": applied("baseUrl", COMPOSE_PROCEDURES),
+  "compose.processTemplate": applied("base64 composeId", COMPOSE_PROCEDURES),
+  "compose.previewTemplate": applied("base64 appName serverId", COMPOSE_PROCEDURES),
+  "compose.refreshToken": applied(
+    "composeId",
+    `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,
+  ),
   "compose.deployTemplate": {
     ...applied("id baseUrl", TEMPLATES),
     ...applied("environmentId serverId", COMPOSE_TENANCY),
@@ -777,6 +804,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ...notificationKind("Custom", "customId", "endpoint headers"),
   "notification.getAll": {},
   "notification.delete": applied("notificationId", NOTIFICATIONS),
+  "notification.all": {},
+  "notification.one": applied("notificationId", NOTIFICATIONS),
+  "notification.remove": applied("notificationId", NOTIFICATIONS),
+  "notification.getEmailProviders": {},
+  "notification.receiveNotification": applied(
+    "ServerType Type Value Threshold Message Timestamp Token",
+    `${NOTIFICATIONS}#receiveNotification records a threshold alert for the server holding the token; another token is a 400`,
+  ),
   "notification.deliveries": applied("notificationId limit", NOTIFICATIONS),
 
   "destination.create": {

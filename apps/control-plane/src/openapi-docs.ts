@@ -877,6 +877,46 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
       "The file as it will be deployed: the stack's file with the platform's additions, interpolated, every literal `$` of a value written `$$` (Compose's escape), so that Compose expands nothing in it",
   },
   "compose.move": { description: "Move the stack to another environment of the organization" },
+  "compose.search": {
+    description:
+      "Search the organization's compose stacks the caller may see: `q` on name, appName and description, each text filter a case-insensitive partial match, newest first, `{items, total}`",
+  },
+  "compose.saveEnvironment": {
+    description:
+      "Set the stack's variables (the file is interpolated with them at the next deploy); createEnvFile only false: no .env file is written",
+  },
+  "compose.cancelDeployment": {
+    description: "Stop the stack's running deployment; `success: false` when none runs",
+  },
+  "compose.killBuild": { description: "Stop the stack's running deployment and what it runs on the server" },
+  "compose.cleanQueues": { description: "Drop the stack's waiting deployments (a running one goes on)" },
+  "compose.clearDeployments": {
+    description:
+      "Delete the stack's finished deployments except the newest successful one (needs canDeleteServices)",
+  },
+  "compose.disconnectGitProvider": {
+    description: "Remove the stack's repository source: back to a raw file, every Git field to its default",
+  },
+  "compose.getDefaultCommand": {
+    description:
+      "The command the stack's server deploys it with: `docker stack deploy …` for `stack`, `docker compose … up` for `docker-compose`",
+  },
+  "compose.refreshToken": {
+    description:
+      "Replace the stack's webhook token: POST /api/deploy/compose/<refreshToken> (the provider told by its event header) deploys on a push when autoDeploy, the branch or triggerType tag, and watchPaths allow; the old URL stops working",
+  },
+  "compose.processTemplate": {
+    description:
+      "Render a template sent as base64 of JSON {compose, config} (Dokploy's export; config is template.toml) for the stack: `{compose, template: {envs, domains, mounts}}`; nothing is stored, an invalid template is a 400 naming base64",
+  },
+  "compose.previewTemplate": {
+    description:
+      "Render a template sent as base64 of JSON {compose, config} for a stack to be named appName (hosts generated for it, on serverId when given); nothing is stored",
+  },
+  "compose.getTags": {
+    description:
+      "The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once",
+  },
   "compose.templates": {
     description:
       "The templates: the built-in catalogue, then those of the remote one (PLATFORM_TEMPLATES_URL, or baseUrl) whose ids are not built-in; a remote that fails is left out",
@@ -1099,6 +1139,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testSlackConnection": {
+    description:
+      "Dokploy's name for testSlack: send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createMattermost": {
     description: "Create a Mattermost channel (its secrets are sealed and never shown again)",
     example: {
@@ -1117,6 +1161,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testMattermostConnection": {
+    description:
+      "Dokploy's name for testMattermost: send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createDiscord": {
     description: "Create a Discord channel (its secrets are sealed and never shown again)",
     example: {
@@ -1134,6 +1182,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testDiscordConnection": {
+    description:
+      "Dokploy's name for testDiscord: send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createTelegram": {
     description: "Create a Telegram channel (its secrets are sealed and never shown again)",
     example: {
@@ -1150,6 +1202,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testTelegram": {
     description:
       "Send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testTelegramConnection": {
+    description:
+      "Dokploy's name for testTelegram: send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createEmail": {
     description: "Create a Email channel (its secrets are sealed and never shown again)",
@@ -1172,6 +1228,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testEmailConnection": {
+    description:
+      "Dokploy's name for testEmail: send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createResend": {
     description: "Create a Resend channel (its secrets are sealed and never shown again)",
     example: {
@@ -1189,6 +1249,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testResend": {
     description:
       "Send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testResendConnection": {
+    description:
+      "Dokploy's name for testResend: send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createGotify": {
     description: "Create a Gotify channel (its secrets are sealed and never shown again)",
@@ -1209,6 +1273,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testGotifyConnection": {
+    description:
+      "Dokploy's name for testGotify: send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createNtfy": {
     description: "Create a Ntfy channel (its secrets are sealed and never shown again)",
     example: {
@@ -1226,6 +1294,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testNtfy": {
     description:
       "Send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testNtfyConnection": {
+    description:
+      "Dokploy's name for testNtfy: send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createPushover": {
     description: "Create a Pushover channel (its secrets are sealed and never shown again)",
@@ -1245,6 +1317,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testPushoverConnection": {
+    description:
+      "Dokploy's name for testPushover: send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createLark": {
     description: "Create a Lark channel (its secrets are sealed and never shown again)",
     example: {
@@ -1261,6 +1337,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testLarkConnection": {
+    description:
+      "Dokploy's name for testLark: send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.createTeams": {
     description: "Create a Teams channel (its secrets are sealed and never shown again)",
     example: {
@@ -1276,6 +1356,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "notification.testTeams": {
     description:
       "Send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
+  "notification.testTeamsConnection": {
+    description:
+      "Dokploy's name for testTeams: send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
   "notification.createCustom": {
     description: "Create a Custom channel (its secrets are sealed and never shown again)",
@@ -1294,11 +1378,42 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
   },
+  "notification.testCustomConnection": {
+    description:
+      "Dokploy's name for testCustom: send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer",
+  },
   "notification.getAll": {
     description:
       "The organization's channels, newest first (secrets are never answered: `redacted` names them)",
   },
   "notification.delete": { description: "Delete a channel and its pending deliveries" },
+  "notification.all": {
+    description:
+      "The organization's channels, newest first, as getAll answers them (Dokploy's name; administrators)",
+  },
+  "notification.one": {
+    description: "One channel of the organization, without its secrets (`redacted` names them)",
+  },
+  "notification.remove": {
+    description: "Delete a channel and its pending deliveries (Dokploy's name for delete)",
+  },
+  "notification.getEmailProviders": {
+    description:
+      "The organization's Email and Resend channels, the ones user.sendInvitation can send an invitation through (without their secrets)",
+  },
+  "notification.receiveNotification": {
+    description:
+      "A monitoring threshold alert posted by a metrics sender with a server's monitoring token (`ServerType` Dokploy: this machine's token; Remote: a remote server's): recorded as a serverThreshold event of the server's organization and delivered to its channels toggled for it. A token no such server holds is a 400 `Token not found`.",
+    example: {
+      ServerType: "Remote",
+      Type: "CPU",
+      Value: 97.5,
+      Threshold: 80,
+      Message: "CPU usage 97.50% has stayed above the threshold of 80%",
+      Timestamp: "2026-11-02T10:00:00.000Z",
+      Token: "the server's metricsConfig.server.token",
+    },
+  },
   "notification.deliveries": {
     description:
       "Each delivery of an event to a channel, newest first: status (pending, delivered, abandoned), attempts and the last failure (ours)",

@@ -15,5 +15,6 @@ export * from "./memory-transport.ts";
 export * from "./messages.ts";
 export * from "./metrics-config.ts";
 export * from "./nats-transport.ts";
+export * from "./stack-commands.ts";
 export * from "./subjects.ts";
 export * from "./transport.ts";

@@ -11,18 +11,21 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
+  composeUpArgs,
   type DeployStackCommand,
   type DeployStackResult,
   type KeepStackRollbackImagesCommand,
   type RegistryAuth,
   type ResourceOwner,
   ROLLBACK_IMAGE_REPOSITORY_PREFIX,
+  STACK_FILE_NAME,
   type StackAction,
   type StackActionCommand,
   type StackActionResult,
   type StackRollbackImage,
   type StackRollbackImagesKept,
   type StackService,
+  stackDeployArgs,
 } from "@platform/agent-protocol";
 import { isOwnedBy } from "@platform/ownership";
 import type Docker from "dockerode";
@@ -212,7 +215,7 @@ async function writeStackFiles(
     return { directory: path.dirname(file), file };
   }
   await mkdir(directory, { recursive: true, mode: 0o700 });
-  const file = path.join(directory, "docker-compose.yml");
+  const file = path.join(directory, STACK_FILE_NAME);
   await writeFile(file, command.composeFile, { mode: 0o600 });
   return { directory, file };
 }
@@ -302,7 +305,7 @@ export async function deployStack(
       log.line(`docker stack deploy --prune --with-registry-auth -c docker-compose.yml ${appName}`);
       await runOrFail(
         cli.command,
-        ["stack", "deploy", "--prune", "--with-registry-auth", "--compose-file", file, appName],
+        stackDeployArgs(file, appName),
         { cwd: directory, env, signal, log },
         "docker stack deploy",
       );
@@ -315,7 +318,7 @@ export async function deployStack(
         "neither `docker compose` nor `docker-compose` is installed on this server: use composeType `stack`",
       );
     }
-    const args = [...compose.args, "-p", appName, "-f", file, "up", "-d", "--remove-orphans"];
+    const args = [...compose.args, ...composeUpArgs(appName, file)];
     const options = { cwd: directory, env: composeEnv(cli, compose, env), signal, log };
     for (let attempt = 1; ; attempt++) {
       log.line(`${[compose.command === cli.command ? "docker" : compose.command, ...args].join(" ")}`);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { RESERVED_NAME_PREFIX } from "@platform/names";
+import { sql } from "kysely";
 import { newId, randomToken } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import { ownedBy, withOwner } from "../db/owned.ts";
@@ -220,78 +221,124 @@ export interface ApplicationSearch {
   offset: number;
 }
 
-/** Case-insensitive partial matching of the text filters (blank ones ignored); newest first. */
-export async function searchApplications(
+/** What search reads of each kind of service it covers (application.search, compose.search). */
+const SEARCHABLE = {
+  application: {
+    table: "applications",
+    id: "applicationId",
+    filters: ["name", "appName", "description", "repository", "owner", "dockerImage"],
+    columns: [
+      "applicationId",
+      "name",
+      "appName",
+      "description",
+      "environmentId",
+      "serverId",
+      "applicationStatus",
+      "sourceType",
+      "buildType",
+      "repository",
+      "owner",
+      "branch",
+      "dockerImage",
+      "createdAt",
+    ],
+  },
+  compose: {
+    table: "compose",
+    id: "composeId",
+    filters: ["name", "appName", "description", "repository", "owner"],
+    columns: [
+      "composeId",
+      "name",
+      "appName",
+      "description",
+      "environmentId",
+      "serverId",
+      "composeStatus",
+      "sourceType",
+      "composeType",
+      "repository",
+      "owner",
+      "branch",
+      "createdAt",
+    ],
+  },
+} as const;
+
+export type SearchableKind = keyof typeof SEARCHABLE;
+
+/**
+ * The organization's services of `kind` matching `search`: case-insensitive partial matching of
+ * the text filters (blank ones ignored; `q` on name, appName and description), newest first,
+ * with the total; only the ones `visible` lets the caller see.
+ */
+export async function searchServices<Row = Record<string, unknown>>(
   db: Db,
+  kind: SearchableKind,
   organizationId: string,
   search: ApplicationSearch,
   /** A member's accessed lists (projects/permissions.ts); null entries do not restrict. */
   visible: VisibleIds = { projects: null, environments: null, services: null },
-) {
+): Promise<{ items: Row[]; total: number }> {
+  const { table, id, filters, columns } = SEARCHABLE[kind];
+  const column = (name: string) => sql.ref(`${table}.${name}`);
   const lists = [
-    ["projects.projectId", visible.projects],
-    ["environments.environmentId", visible.environments],
-    ["applications.applicationId", visible.services],
+    [sql.ref("projects.projectId"), visible.projects],
+    [sql.ref("environments.environmentId"), visible.environments],
+    [column(id), visible.services],
   ] as const;
   if (lists.some(([, ids]) => ids?.size === 0)) return { items: [], total: 0 };
-  let filtered = ownedBy(db.selectFrom("applications"), "applications.environmentId", organizationId);
-  for (const [column, ids] of lists) {
-    if (ids) filtered = filtered.where(column, "in", [...ids]);
+  // Both tables have environmentId: the typed join is the applications' one.
+  let filtered = ownedBy(
+    db.selectFrom(table as "applications"),
+    `${table}.environmentId` as "applications.environmentId",
+    organizationId,
+  );
+  for (const [ref, ids] of lists) {
+    if (ids) filtered = filtered.where(ref, "in", [...ids]);
   }
   const q = search.q?.trim();
   if (q) {
     const pattern = containing(q);
     filtered = filtered.where((eb) =>
       eb.or([
-        eb("applications.name", "ilike", pattern),
-        eb("applications.appName", "ilike", pattern),
-        eb("applications.description", "ilike", pattern),
+        eb(column("name"), "ilike", pattern),
+        eb(column("appName"), "ilike", pattern),
+        eb(column("description"), "ilike", pattern),
       ]),
     );
   }
-  const textFilters = [
-    ["applications.name", search.name],
-    ["applications.appName", search.appName],
-    ["applications.description", search.description],
-    ["applications.repository", search.repository],
-    ["applications.owner", search.owner],
-    ["applications.dockerImage", search.dockerImage],
-  ] as const;
-  for (const [column, value] of textFilters) {
-    const text = value?.trim();
-    if (text) filtered = filtered.where(column, "ilike", containing(text));
+  for (const name of filters) {
+    const text = (search as unknown as Record<string, string | undefined>)[name]?.trim();
+    if (text) filtered = filtered.where(column(name), "ilike", containing(text));
   }
   if (search.projectId) filtered = filtered.where("projects.projectId", "=", search.projectId);
-  if (search.environmentId)
-    filtered = filtered.where("applications.environmentId", "=", search.environmentId);
+  if (search.environmentId) filtered = filtered.where(column("environmentId"), "=", search.environmentId);
 
   const [items, count] = await Promise.all([
     filtered
-      .select([
-        "applications.applicationId",
-        "applications.name",
-        "applications.appName",
-        "applications.description",
-        "applications.environmentId",
-        "projects.projectId",
-        "applications.serverId",
-        "applications.applicationStatus",
-        "applications.sourceType",
-        "applications.buildType",
-        "applications.repository",
-        "applications.owner",
-        "applications.branch",
-        "applications.dockerImage",
-        "applications.createdAt",
-      ])
-      .orderBy("applications.createdAt", "desc")
-      .orderBy("applications.applicationId", "desc")
+      .select([...columns.map((name) => column(name).as(name)), "projects.projectId"])
+      .orderBy(column("createdAt"), "desc")
+      .orderBy(column(id), "desc")
       .limit(search.limit)
       .offset(search.offset)
       .execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as("total")).executeTakeFirstOrThrow(),
   ]);
-  return { items, total: Number(count.total) };
+  return { items: items as Row[], total: Number(count.total) };
+}
+
+/** The organization's applications matching `search` (searchServices). */
+export function searchApplications(
+  db: Db,
+  organizationId: string,
+  search: ApplicationSearch,
+  visible?: VisibleIds,
+) {
+  return searchServices<
+    Pick<Application, (typeof SEARCHABLE.application.columns)[number]> & { projectId: string }
+  >(db, "application", organizationId, search, visible);
 }
 
 /** The application's ports in a stable order (the service spec lists them so). */

@@ -184,21 +184,22 @@ export const updateInput = z.object({
   refreshToken: z.unknown().optional(),
 });
 
-export const searchInput = z
-  .object({
-    q: z.string().max(200).optional(),
-    name: z.string().max(200).optional(),
-    appName: z.string().max(200).optional(),
-    description: z.string().max(200).optional(),
-    repository: z.string().max(200).optional(),
-    owner: z.string().max(200).optional(),
-    dockerImage: z.string().max(200).optional(),
-    projectId: idSchema.optional(),
-    environmentId: idSchema.optional(),
-    limit: z.number().int().min(1).max(100).default(20),
-    offset: z.number().int().min(0).default(0),
-  })
-  .prefault({});
+/** The filters of search (application.search, and the ones compose.search takes). */
+export const searchFields = {
+  q: z.string().max(200).optional(),
+  name: z.string().max(200).optional(),
+  appName: z.string().max(200).optional(),
+  description: z.string().max(200).optional(),
+  repository: z.string().max(200).optional(),
+  owner: z.string().max(200).optional(),
+  dockerImage: z.string().max(200).optional(),
+  projectId: idSchema.optional(),
+  environmentId: idSchema.optional(),
+  limit: z.number().int().min(1).max(100).default(20),
+  offset: z.number().int().min(0).default(0),
+};
+
+export const searchInput = z.object(searchFields).prefault({});
 
 /** As in Dokploy, an absent enableSubmodules keeps the stored value (false on a new application). */
 const gitFields = { enableSubmodules: z.boolean().optional(), watchPaths: watchPathsSchema.nullish() };

@@ -13,8 +13,9 @@ import {
   namespacePathSchema,
   providerIdSchema,
   repositoryNameSchema,
+  watchPathsSchema,
 } from "../applications/validation.ts";
-import type { Compose } from "../db/schema.ts";
+import type { Compose, ComposeUpdate } from "../db/schema.ts";
 import { envSchema } from "../env-vars.ts";
 import { networkIdsSchema } from "../networks/index.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
@@ -91,6 +92,10 @@ export const updateComposeInput = z.object({
   giteaBranch: branchSchema.nullish(),
   /** Ids of the organization's networks every service joins (networks/ checkNetworkIds). */
   networkIds: networkIdsSchema.optional(),
+  // Push webhooks (webhooks/route.ts, /api/deploy/compose/<refreshToken>).
+  autoDeploy: z.boolean().optional(),
+  triggerType: z.enum(["push", "tag"]).optional(),
+  watchPaths: watchPathsSchema.nullish(),
 });
 
 export const deployComposeInput = z.object({
@@ -98,6 +103,49 @@ export const deployComposeInput = z.object({
   title: z.string().max(500).optional(),
   description: z.string().max(1000).optional(),
 });
+
+/**
+ * saveEnvironment: the variables the file is interpolated with. Dokploy's createEnvFile (a `.env`
+ * written beside the file) is accepted only as false: the variables reach the file through
+ * interpolation, no `.env` is written (a 400 naming it when true).
+ */
+export const saveComposeEnvironmentInput = z.object({
+  composeId: idSchema,
+  env: envSchema,
+  createEnvFile: z
+    .literal(false, { error: "no .env file is written: the variables are interpolated into the file" })
+    .optional(),
+});
+
+/** What disconnectGitProvider leaves: a raw stack, every Git field back to its default. */
+export const DISCONNECTED_COMPOSE_GIT = {
+  sourceType: "raw",
+  repository: null,
+  owner: null,
+  branch: null,
+  githubId: null,
+  triggerType: "push",
+  gitlabRepository: null,
+  gitlabOwner: null,
+  gitlabBranch: null,
+  gitlabId: null,
+  gitlabProjectId: null,
+  gitlabPathNamespace: null,
+  bitbucketRepository: null,
+  bitbucketRepositorySlug: null,
+  bitbucketOwner: null,
+  bitbucketBranch: null,
+  bitbucketId: null,
+  giteaRepository: null,
+  giteaOwner: null,
+  giteaBranch: null,
+  giteaId: null,
+  customGitUrl: null,
+  customGitBranch: null,
+  customGitSshKeyId: null,
+  watchPaths: null,
+  enableSubmodules: false,
+} satisfies ComposeUpdate;
 
 const statusSchema = z.enum(["idle", "running", "done", "error"]);
 
@@ -136,6 +184,9 @@ export const composeSchema = z.object({
   giteaRepository: z.string().nullable(),
   giteaBranch: z.string().nullable(),
   autoDeploy: z.boolean(),
+  /** The push webhook's token: POST /api/deploy/compose/<refreshToken> (null until refreshToken sets one). */
+  refreshToken: z.string().nullable(),
+  watchPaths: z.array(z.string()).nullable(),
   createEnvFile: z.boolean(),
   enableSubmodules: z.boolean(),
   suffix: z.string(),
@@ -185,6 +236,8 @@ export function toComposeView(row: Compose): z.input<typeof composeSchema> {
     giteaRepository: row.giteaRepository,
     giteaBranch: row.giteaBranch,
     autoDeploy: row.autoDeploy,
+    refreshToken: row.refreshToken,
+    watchPaths: row.watchPaths,
     createEnvFile: row.createEnvFile,
     enableSubmodules: row.enableSubmodules,
     suffix: row.suffix,
@@ -204,4 +257,22 @@ export const stackServiceSchema = z.object({
   runningTasks: z.number(),
   desiredTasks: z.number(),
   error: z.string().optional(),
+});
+
+/** A stack as compose.search lists it. */
+export const composeSummarySchema = z.object({
+  composeId: z.string(),
+  name: z.string(),
+  appName: z.string(),
+  description: z.string().nullable(),
+  environmentId: z.string(),
+  projectId: z.string(),
+  serverId: z.string().nullable(),
+  composeStatus: statusSchema,
+  sourceType: composeSourceTypeSchema,
+  composeType: composeTypeSchema,
+  repository: z.string().nullable(),
+  owner: z.string().nullable(),
+  branch: z.string().nullable(),
+  createdAt: z.string(),
 });

@@ -417,22 +417,26 @@ export async function deleteDeployment(db: Db, deploymentId: string): Promise<bo
 }
 
 /**
- * Deletes the application's finished deployments except its newest successful one (the version
- * that serves); waiting and running ones stay. Answers the deleted rows.
+ * Deletes the finished deployments of an application or a compose stack except its newest
+ * successful one (the version that serves); waiting and running ones stay. Answers the deleted rows.
  */
-export async function deleteFinishedDeployments(db: Db, applicationId: string): Promise<Deployment[]> {
+export async function deleteFinishedDeployments(
+  db: Db,
+  service: { applicationId: string } | { composeId: string },
+): Promise<Deployment[]> {
+  const [column, id] =
+    "applicationId" in service
+      ? (["applicationId", service.applicationId] as const)
+      : (["composeId", service.composeId] as const);
   const serving = await db
     .selectFrom("deployments")
     .select("deploymentId")
-    .where("applicationId", "=", applicationId)
+    .where(column, "=", id)
     .where("status", "=", "done")
     .orderBy("completedAt", "desc")
     .limit(1)
     .executeTakeFirst();
-  let query = db
-    .deleteFrom("deployments")
-    .where("applicationId", "=", applicationId)
-    .where("status", "in", ["done", "error"]);
+  let query = db.deleteFrom("deployments").where(column, "=", id).where("status", "in", ["done", "error"]);
   if (serving) query = query.where("deploymentId", "!=", serving.deploymentId);
   return query.returningAll().execute();
 }

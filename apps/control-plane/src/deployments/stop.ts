@@ -66,6 +66,24 @@ export async function stopRunningDeployment(
   return running.length > 0 ? "aborted" : "not-running";
 }
 
+/**
+ * cancelDeployment of an application or a compose stack: aborts its running deployment and says
+ * whether there was one (`success: false` when none ran).
+ */
+export async function cancelServiceDeployment(
+  ctx: ServiceContext,
+  serviceId: string,
+  kind: "application" | "compose",
+): Promise<{ success: boolean; message: string }> {
+  const result = await stopRunningDeployment(ctx, serviceId, `Cancelled by ${kind}.cancelDeployment`);
+  return result === "aborted"
+    ? { success: true, message: "Deployment cancelled" }
+    : {
+        success: false,
+        message: `No deployment is running for this ${kind === "compose" ? "compose stack" : kind}`,
+      };
+}
+
 /** Drops every waiting deployment of the service (of any kind); answers how many. */
 export async function dropWaitingDeployments(
   ctx: ServiceContext,

@@ -6,6 +6,7 @@
  * organization (admin.setupMonitoring). serverThreshold events the agents publish are recorded
  * in `events` for notification delivery.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import {
   type AgentEvent,
   METRICS_ERRORS,
@@ -129,33 +130,70 @@ async function organizationOfServer(ctx: ServiceContext, serverId: string) {
   return server ?? null;
 }
 
+/** What a threshold alert says (the agent's event attributes, receiveNotification's input). */
+export interface ThresholdAttributes {
+  type: string;
+  value: string;
+  threshold: string;
+  message: string;
+}
+
+/** Records one threshold alert of `serverId` as a serverThreshold event of its organization. */
+export async function recordServerThreshold(
+  ctx: ServiceContext,
+  serverId: string,
+  attributes: ThresholdAttributes,
+  at: Date,
+): Promise<boolean> {
+  const owner = await organizationOfServer(ctx, serverId);
+  if (!owner) return false;
+  await recordEvent(
+    ctx.db,
+    {
+      organizationId: owner.organizationId,
+      kind: "serverThreshold",
+      applicationId: null,
+      payload: { applicationName: owner.name, status: "alert", serverId, ...attributes },
+    },
+    at,
+  );
+  return true;
+}
+
+/**
+ * The server whose monitoring token is `token` (`local` for this machine's, a remote server's
+ * otherwise), or null: each stored configuration is unsealed and compared in constant time.
+ */
+export async function serverOfMonitoringToken(
+  ctx: Pick<ServiceContext, "db" | "secrets">,
+  token: string,
+  where: "local" | "remote",
+): Promise<string | null> {
+  let query = ctx.db.selectFrom("monitoringConfigs").select(["serverId", "organizationId"]);
+  query =
+    where === "local"
+      ? query.where("serverId", "=", LOCAL_SERVER_ID)
+      : query.where("serverId", "!=", LOCAL_SERVER_ID);
+  const wanted = createHash("sha256").update(token).digest();
+  for (const row of await query.execute()) {
+    const config = await loadMonitoringConfig(ctx, row.organizationId, row.serverId);
+    const stored = config?.server.token;
+    if (stored && timingSafeEqual(createHash("sha256").update(stored).digest(), wanted)) return row.serverId;
+  }
+  return null;
+}
+
 /** Records each serverThreshold event of an agent as an event of the server's organization. */
 export function recordThresholdEvents(ctx: ServiceContext): void {
   ctx.agents.onAgentEvent((event: AgentEvent) => {
     if (event.kind !== "serverThreshold") return;
-    void (async () => {
-      const owner = await organizationOfServer(ctx, event.serverId);
-      if (!owner) return;
-      const { type = "", value = "", threshold = "", message = "" } = event.attributes;
-      await recordEvent(
-        ctx.db,
-        {
-          organizationId: owner.organizationId,
-          kind: "serverThreshold",
-          applicationId: null,
-          payload: {
-            applicationName: owner.name,
-            status: "alert",
-            message,
-            serverId: event.serverId,
-            type,
-            value,
-            threshold,
-          },
-        },
-        new Date(event.timeUnixMs || Date.now()),
-      );
-    })().catch((error) =>
+    const { type = "", value = "", threshold = "", message = "" } = event.attributes;
+    recordServerThreshold(
+      ctx,
+      event.serverId,
+      { type, value, threshold, message },
+      new Date(event.timeUnixMs || Date.now()),
+    ).catch((error) =>
       ctx.logger.warn({ err: error, serverId: event.serverId }, "serverThreshold event not recorded"),
     );
   });

@@ -10,8 +10,11 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { recordEvent } from "../deployments/events.ts";
 import { loadDeploymentTarget, settleTarget } from "../deployments/targets.ts";
+import { storeMonitoringConfig } from "../monitoring/monitoring-config.ts";
+import { instanceOrganizationId } from "../organizations/instance.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { NotificationOutbox } from "./outbox.ts";
@@ -665,5 +668,177 @@ describe("notification channels", () => {
     const pruned = await platform.ctx.notifications.prune();
     expect(pruned.deliveries).toBeGreaterThan(10);
     expect(pruned.events).toBeGreaterThan(0);
+  });
+});
+
+describe("Dokploy's names: all, one, remove, getEmailProviders, test<Kind>Connection, receiveNotification", () => {
+  it("test<Kind>Connection sends each kind's test notice as test<Kind> does, and stores nothing", async () => {
+    received.length = 0;
+    mails.length = 0;
+    const stored = await platform.ctx.db.selectFrom("notifications").select("notificationId").execute();
+    for (const [suffix, fields] of Object.entries(channels())) {
+      const answer = await platform.mutate(`notification.test${suffix}Connection`, fields, as());
+      expect(answer.status, `${suffix}: ${JSON.stringify(answer.body)}`).toBe(200);
+    }
+    expect(new Set(received.map((r) => r.path.split("/")[1]))).toEqual(
+      new Set([
+        "slack",
+        "mattermost",
+        "discord",
+        "telegram",
+        "resend",
+        "gotify",
+        "ntfy",
+        "pushover",
+        "lark",
+        "teams",
+        "custom",
+      ]),
+    );
+    expect(mails.filter((mail) => mail.raw.includes("Test notification"))).toHaveLength(1);
+    const refused = await platform.mutate(
+      "notification.testSlackConnection",
+      { webhookUrl: "http://169.254.169.254/latest" },
+      as(),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.data.fields).toContain("webhookUrl");
+    expect(await platform.ctx.db.selectFrom("notifications").select("notificationId").execute()).toEqual(
+      stored,
+    );
+  });
+
+  it("all and one answer the channels without secrets, getEmailProviders only the mail kinds, remove deletes", async () => {
+    const email = await platform.mutateOk(
+      "notification.createEmail",
+      { name: "mailer", ...channels().Email },
+      as(),
+    );
+    const resend = await platform.mutateOk(
+      "notification.createResend",
+      { name: "resender", ...channels().Resend },
+      as(),
+    );
+    const slack = await platform.mutateOk(
+      "notification.createSlack",
+      { name: "chat", ...channels().Slack },
+      as(),
+    );
+
+    const all = await platform.request("/api/notification.all", { token: owner.token });
+    expect(all.status).toBe(200);
+    const allIds = (all.body as Array<{ notificationId: string }>).map((c) => c.notificationId);
+    expect(allIds).toEqual(
+      expect.arrayContaining([email.notificationId, resend.notificationId, slack.notificationId]),
+    );
+    expect(JSON.stringify(all.body)).not.toContain("smtp-secret");
+
+    const one = await platform.request(
+      `/api/notification.one?input=${encodeURIComponent(JSON.stringify({ notificationId: email.notificationId }))}`,
+      { token: owner.token },
+    );
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({
+      notificationId: email.notificationId,
+      name: "mailer",
+      notificationType: "email",
+    });
+    expect(one.body.redacted).toEqual(["password"]);
+    expect(JSON.stringify(one.body)).not.toContain("smtp-secret");
+
+    const providers = await platform.request("/api/notification.getEmailProviders", { token: owner.token });
+    expect(providers.status).toBe(200);
+    const kinds = new Set(
+      (providers.body as Array<{ notificationType: string }>).map((c) => c.notificationType),
+    );
+    expect(kinds).toEqual(new Set(["email", "resend"]));
+    const providerIds = (providers.body as Array<{ notificationId: string }>).map((c) => c.notificationId);
+    expect(providerIds).toEqual(expect.arrayContaining([email.notificationId, resend.notificationId]));
+    expect(providerIds).not.toContain(slack.notificationId);
+    expect(JSON.stringify(providers.body)).not.toContain("re_secret");
+
+    const other = await createUserDirectly(platform, { email: "stranger@example.com" });
+    const foreignOne = await platform.request(
+      `/api/notification.one?input=${encodeURIComponent(JSON.stringify({ notificationId: email.notificationId }))}`,
+      { token: other.token },
+    );
+    expect(foreignOne.status).toBe(404);
+    const foreignRemove = await platform.mutate(
+      "notification.remove",
+      { notificationId: email.notificationId },
+      { token: other.token },
+    );
+    expect(foreignRemove.status).toBe(404);
+    const theirs = await platform.request("/api/notification.getEmailProviders", { token: other.token });
+    expect(theirs.body).toEqual([]);
+
+    await platform.mutateOk("notification.remove", { notificationId: slack.notificationId }, as());
+    const gone = await platform.request(
+      `/api/notification.one?input=${encodeURIComponent(JSON.stringify({ notificationId: slack.notificationId }))}`,
+      { token: owner.token },
+    );
+    expect(gone.status).toBe(404);
+  });
+
+  it("receiveNotification records a threshold alert for the server holding the token; another token is a 400", async () => {
+    const organizationId = await instanceOrganizationId(platform.ctx.db);
+    expect(organizationId).toBe(owner.user.organizationId);
+    await storeMonitoringConfig(platform.ctx, organizationId!, LOCAL_SERVER_ID, {
+      server: {
+        refreshRate: 60,
+        port: 4500,
+        token: "monitoring-token-of-this-machine",
+        urlCallback: "http://127.0.0.1:1/callback",
+        retentionDays: 7,
+        cronJob: "0 0 * * *",
+        thresholds: { cpu: 80, memory: 90 },
+      },
+      containers: { refreshRate: 60 },
+    });
+    const alert = {
+      ServerType: "Dokploy",
+      Type: "CPU",
+      Value: 97.5,
+      Threshold: 80,
+      Message: "CPU usage is above the threshold",
+      Timestamp: "2026-11-02T10:00:00.000Z",
+    };
+    const wrong = await platform.mutate("notification.receiveNotification", {
+      ...alert,
+      Token: "not-the-token",
+    });
+    expect(wrong.status).toBe(400);
+    // A remote server's alert must hold a remote server's token, not this machine's.
+    const remote = await platform.mutate("notification.receiveNotification", {
+      ...alert,
+      ServerType: "Remote",
+      Token: "monitoring-token-of-this-machine",
+    });
+    expect(remote.status).toBe(400);
+    const before = await platform.ctx.db
+      .selectFrom("events")
+      .select("eventId")
+      .where("kind", "=", "serverThreshold")
+      .execute();
+    const ok = await platform.mutate("notification.receiveNotification", {
+      ...alert,
+      Token: "monitoring-token-of-this-machine",
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const events = await platform.ctx.db
+      .selectFrom("events")
+      .selectAll()
+      .where("kind", "=", "serverThreshold")
+      .where("organizationId", "=", organizationId!)
+      .execute();
+    expect(events).toHaveLength(before.length + 1);
+    const recorded = events.find((e) => !before.some((b) => b.eventId === e.eventId))!;
+    expect(JSON.stringify(recorded.payload)).toContain("CPU usage is above the threshold");
+    expect(recorded.payload).toMatchObject({
+      type: "CPU",
+      value: "97.50",
+      threshold: "80",
+      serverId: LOCAL_SERVER_ID,
+    });
   });
 });

@@ -352,7 +352,7 @@ export async function existingEnvironmentIds(
   return new Set(rows.map((row) => row.id));
 }
 
-/** Which of `serviceIds` are applications or database services of the organization. */
+/** Which of `serviceIds` are applications, database services or compose stacks of the organization. */
 export async function existingServiceIds(
   db: Db,
   organizationId: string,
@@ -366,6 +366,11 @@ export async function existingServiceIds(
       ownedBy(db.selectFrom("databaseServices"), "databaseServices.environmentId", organizationId)
         .select("databaseServices.databaseId as id")
         .where("databaseServices.databaseId", "in", serviceIds),
+    )
+    .unionAll(
+      ownedBy(db.selectFrom("compose"), "compose.environmentId", organizationId)
+        .select("compose.composeId as id")
+        .where("compose.composeId", "in", serviceIds),
     )
     .execute();
   return new Set(rows.map((row) => row.id));

@@ -64,7 +64,11 @@ import type { ApplicationStatus } from "../db/schema.ts";
 import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import { serverOf } from "../deployments/runtime.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
-import { dropWaitingDeployments, stopRunningDeployment } from "../deployments/stop.ts";
+import {
+  cancelServiceDeployment,
+  dropWaitingDeployments,
+  stopRunningDeployment,
+} from "../deployments/stop.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -649,14 +653,7 @@ export const applicationRouter = defineRouter("application", {
     output: z.object({ success: z.boolean(), message: z.string() }),
     handler: async ({ ctx, caller, input }) => {
       const application = await load(ctx.db, caller, input.applicationId);
-      const result = await stopRunningDeployment(
-        ctx,
-        application.applicationId,
-        "Cancelled by application.cancelDeployment",
-      );
-      return result === "aborted"
-        ? { success: true, message: "Deployment cancelled" }
-        : { success: false, message: "No deployment is running for this application" };
+      return cancelServiceDeployment(ctx, application.applicationId, "application");
     },
   }),
 
@@ -696,7 +693,7 @@ export const applicationRouter = defineRouter("application", {
     handler: async ({ ctx, caller, input }) => {
       const application = await load(ctx.db, caller, input.applicationId);
       requireCanDeleteServices(await grantsOf(ctx.db, caller));
-      await deleteFinishedDeployments(ctx.db, application.applicationId);
+      await deleteFinishedDeployments(ctx.db, { applicationId: application.applicationId });
       return success;
     },
   }),

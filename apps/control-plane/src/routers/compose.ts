@@ -9,12 +9,13 @@
  * queues its deployment.
  */
 import { randomBytes } from "node:crypto";
+import { composeUpArgs, STACK_FILE_NAME, stackDeployArgs } from "@platform/agent-protocol";
 import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
 import { z } from "zod";
 import { containerIdSchema } from "../agents/container-views.ts";
 import { checkGitSource } from "../applications/git-source-checks.ts";
-import { serverBelongsTo } from "../applications/repository.ts";
-import { idSchema } from "../applications/schemas.ts";
+import { newRefreshToken, searchServices, serverBelongsTo } from "../applications/repository.ts";
+import { idSchema, searchFields } from "../applications/schemas.ts";
 import {
   composeFileError,
   composeServerOf,
@@ -39,21 +40,30 @@ import {
 import {
   composeIdInput,
   composeSchema,
+  composeSummarySchema,
   createComposeInput,
+  DISCONNECTED_COMPOSE_GIT,
   deployComposeInput,
+  saveComposeEnvironmentInput,
   toComposeView,
   updateComposeInput,
 } from "../compose/schemas.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { appNameTaken } from "../databases/repository.ts";
 import type { ComposeUpdate } from "../db/schema.ts";
+import { deleteFinishedDeployments } from "../deployments/repository.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { startTargetDeployment } from "../deployments/start.ts";
+import {
+  cancelServiceDeployment,
+  dropWaitingDeployments,
+  stopRunningDeployment,
+} from "../deployments/stop.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { checkNetworkIds } from "../networks/index.ts";
-import { defineRouter, mutation, query } from "../procedure.ts";
+import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
   grantCreated,
   grantsOf,
@@ -68,6 +78,7 @@ import {
   listTemplates,
   type RenderedTemplate,
   renderTemplate,
+  renderTemplateFiles,
   TemplateNotFoundError,
 } from "../templates/index.ts";
 import { addComposeDomain, generateHostFor } from "./domain.ts";
@@ -127,6 +138,23 @@ async function queue(
     description: input.description,
   });
   return { success: true as const, deploymentId };
+}
+
+/** Changes the caller's stack by `patch` (a 404 when it is not the caller's). */
+async function patchCompose(ctx: ServiceContext, caller: Caller, composeId: string, patch: ComposeUpdate) {
+  const row = await load(ctx, caller, composeId);
+  if (!(await updateCompose(ctx.db, row.composeId, patch))) throw notFound("Compose");
+  return success;
+}
+
+/** The command the stack's agent deploys it with (getDefaultCommand). */
+function deployCommandOf(row: LocatedCompose): string {
+  const file = row.sourceType === "raw" ? STACK_FILE_NAME : row.composePath;
+  const args =
+    row.composeType === "stack"
+      ? stackDeployArgs(file, row.appName)
+      : ["compose", ...composeUpArgs(row.appName, file)];
+  return `docker ${args.join(" ")}`;
 }
 
 async function targetEnvironment(ctx: ServiceContext, caller: Caller, environmentId: string) {
@@ -189,6 +217,71 @@ async function renderedTemplate(
   }
 }
 
+/** A template a caller sends (processTemplate, previewTemplate): base64 of JSON {compose, config}. */
+const templateBase64Schema = z
+  .string()
+  .min(1)
+  .max(4 * 1024 * 1024);
+
+/** Decodes Dokploy's exported template: base64 of `{compose, config}` (config: template.toml's text). */
+function decodeTemplate(base64: string): { composeFile: string; templateToml: string } {
+  const invalid = (why: string) =>
+    badRequest(`Invalid template: ${why}; it must be base64 of JSON {compose, config}`, {
+      fields: ["base64"],
+    });
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(base64, "base64").toString("utf8"));
+  } catch {
+    throw invalid("not base64 of JSON");
+  }
+  const { compose, config } = (data ?? {}) as { compose?: unknown; config?: unknown };
+  if (typeof compose !== "string" || !compose.trim() || typeof config !== "string") {
+    throw invalid("compose and config must be strings");
+  }
+  return { composeFile: compose, templateToml: config };
+}
+
+/** Renders a caller's template for a stack named `appName` (nothing is stored). */
+async function renderSentTemplate(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: { base64: string; appName: string; serverId: string | null },
+) {
+  const files = decodeTemplate(input.base64);
+  const generateHost = await generateHostFor(ctx, caller, input.appName, input.serverId ?? undefined);
+  try {
+    const rendered = renderTemplateFiles("sent", files, {
+      generateHost,
+      imageOverrides: ctx.config.templateImages,
+    });
+    // A file that does not parse is refused now; the tenancy walk runs where a file is stored.
+    checkFile(rendered.composeFile);
+    return {
+      compose: files.composeFile,
+      template: { envs: rendered.envs, domains: rendered.domains, mounts: rendered.mounts },
+    };
+  } catch (error) {
+    if (error instanceof InvalidTemplateError) {
+      throw badRequest(error.message.replace("Template sent is invalid", "Invalid template"), {
+        fields: ["base64"],
+      });
+    }
+    throw error;
+  }
+}
+
+const processedTemplateSchema = z.object({
+  compose: z.string(),
+  template: z.object({
+    envs: z.array(z.string()),
+    domains: z.array(
+      z.object({ host: z.string(), port: z.number(), serviceName: z.string(), path: z.string().optional() }),
+    ),
+    mounts: z.array(z.object({ filePath: z.string(), content: z.string() })),
+  }),
+});
+
 export const templateSummarySchema = z.object({
   id: z.string(),
   name: z.string(),
@@ -235,6 +328,7 @@ export const composeRouter = defineRouter("compose", {
           composeType: input.composeType ?? "docker-compose",
           composeFile: input.composeFile ?? "",
           sourceType: input.sourceType ?? "raw",
+          refreshToken: newRefreshToken(),
         });
       } catch (error) {
         if (isUniqueViolation(error, COMPOSE_APP_NAME_CONSTRAINT)) throw taken();
@@ -478,6 +572,7 @@ export const composeRouter = defineRouter("compose", {
         sourceType: "raw",
         env: template.envs.join("\n") || null,
         icon: summary?.logo || null,
+        refreshToken: newRefreshToken(),
       });
       const located = await findCompose(ctx.db, caller.organizationId, row.composeId);
       if (!located) throw notFound("Compose");
@@ -496,6 +591,160 @@ export const composeRouter = defineRouter("compose", {
       await grantCreated(ctx.db, caller, "services", row.composeId);
       await queue(ctx, located, "deploy", { title: `Template ${input.id}` });
       return toComposeView((await findCompose(ctx.db, caller.organizationId, row.composeId)) ?? row);
+    },
+  }),
+
+  search: query({
+    summary: "Search the organization's compose stacks the caller may see, newest first",
+    access: "member",
+    input: z
+      .object({
+        q: searchFields.q,
+        name: searchFields.name,
+        appName: searchFields.appName,
+        description: searchFields.description,
+        projectId: searchFields.projectId,
+        environmentId: searchFields.environmentId,
+        limit: searchFields.limit,
+        offset: searchFields.offset,
+      })
+      .prefault({}),
+    output: z.object({ items: z.array(composeSummarySchema), total: z.number().int() }),
+    handler: async ({ ctx, caller, input }) =>
+      searchServices(ctx.db, "compose", caller.organizationId, input, await grantsOf(ctx.db, caller)),
+  }),
+
+  saveEnvironment: mutation({
+    summary: "Set the stack's variables (the file is interpolated with them at the next deploy)",
+    access: "member",
+    input: saveComposeEnvironmentInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) =>
+      patchCompose(ctx, caller, input.composeId, { env: input.env === "" ? null : input.env }),
+  }),
+
+  cancelDeployment: mutation({
+    summary: "Stop the stack's running deployment (every edition)",
+    access: "member",
+    input: composeIdInput,
+    output: z.object({ success: z.boolean(), message: z.string() }),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return cancelServiceDeployment(ctx, row.composeId, "compose");
+    },
+  }),
+
+  killBuild: mutation({
+    summary: "Stop the stack's running deployment and what it runs on the server (a build, a pull)",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await stopRunningDeployment(ctx, row.composeId, "Killed by compose.killBuild");
+      return success;
+    },
+  }),
+
+  cleanQueues: mutation({
+    summary: "Drop the stack's waiting deployments (a running one goes on)",
+    access: "member",
+    input: composeIdInput,
+    output: z.object({ success: z.literal(true), message: z.string() }),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await dropWaitingDeployments(ctx, row.composeId, "Removed from the queue by compose.cleanQueues");
+      return { success: true as const, message: "Queues cleaned successfully" };
+    },
+  }),
+
+  clearDeployments: mutation({
+    summary: "Delete the stack's finished deployments except the newest successful one",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      requireCanDeleteServices(await grantsOf(ctx.db, caller));
+      await deleteFinishedDeployments(ctx.db, { composeId: row.composeId });
+      return success;
+    },
+  }),
+
+  disconnectGitProvider: mutation({
+    summary: "Remove the stack's repository source: back to a raw file, every Git field to its default",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) => patchCompose(ctx, caller, input.composeId, DISCONNECTED_COMPOSE_GIT),
+  }),
+
+  getDefaultCommand: query({
+    summary: "The command the stack's server deploys it with (`docker stack deploy` or `docker compose up`)",
+    access: "member",
+    input: composeIdInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => deployCommandOf(await load(ctx, caller, input.composeId)),
+  }),
+
+  getTags: query({
+    summary: "The tags of the templates (built-in catalogue and remote one), each once",
+    access: "member",
+    input: z.object({ baseUrl: baseUrlSchema.optional() }).optional(),
+    output: z.array(z.string()),
+    handler: async ({ ctx, caller, input }) => {
+      const templates = await listTemplates(ctx, {
+        baseUrl: input?.baseUrl,
+        organizationId: caller.organizationId,
+      });
+      return [...new Set(templates.flatMap((template) => template.tags))];
+    },
+  }),
+
+  refreshToken: mutation({
+    summary: "Replace the stack's webhook token (the old webhook URL stops working)",
+    access: "member",
+    input: composeIdInput,
+    output: successSchema,
+    handler: ({ ctx, caller, input }) =>
+      patchCompose(ctx, caller, input.composeId, { refreshToken: newRefreshToken() }),
+  }),
+
+  processTemplate: mutation({
+    summary:
+      "Render a template (base64 of JSON {compose, config}, Dokploy's export) for the stack: its env, domains and file mounts; nothing is stored",
+    access: "member",
+    input: z.object({ base64: templateBase64Schema, composeId: idSchema }),
+    output: processedTemplateSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return renderSentTemplate(ctx, caller, {
+        base64: input.base64,
+        appName: row.appName,
+        serverId: row.serverId,
+      });
+    },
+  }),
+
+  previewTemplate: mutation({
+    summary:
+      "Render a template (base64 of JSON {compose, config}) for a stack to be named appName, on serverId or this machine; nothing is stored",
+    access: "member",
+    input: z.object({
+      base64: templateBase64Schema,
+      appName: z.string().min(1).max(63),
+      serverId: idSchema.optional(),
+    }),
+    output: processedTemplateSchema,
+    handler: async ({ ctx, caller, input }) => {
+      if (input.serverId && !(await serverBelongsTo(ctx.db, caller.organizationId, input.serverId))) {
+        throw notFound("Server");
+      }
+      return renderSentTemplate(ctx, caller, {
+        base64: input.base64,
+        appName: input.appName,
+        serverId: input.serverId ?? null,
+      });
     },
   }),
 });

@@ -10,6 +10,7 @@ import { idSchema } from "../applications/schemas.ts";
 import type { ServiceContext } from "../context.ts";
 import { displayNameSchema } from "../display-name.ts";
 import { badRequest, notFound } from "../errors.ts";
+import { recordServerThreshold, serverOfMonitoringToken } from "../monitoring/monitoring-config.ts";
 import { deliveryAsApiError } from "../notifications/http.ts";
 import {
   checkKindUrls,
@@ -137,7 +138,7 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
     projectIds: limitIds,
     serviceIds: limitIds,
   });
-  const testInput = z.object(def.shape);
+  const testProcedure = testKindProcedure(kind);
   return {
     [`create${def.suffix}`]: mutation({
       summary: `Create a ${def.suffix} channel (its secrets are sealed and never shown again)`,
@@ -200,27 +201,56 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
         return success;
       },
     }),
-    [`test${def.suffix}`]: mutation({
-      summary: `Send a test notice through ${def.suffix} fields (nothing is stored); a failure names what went wrong, never the receiver's answer`,
-      access: "admin",
-      input: testInput,
-      output: successSchema,
-      handler: async ({ ctx, caller, input }) => {
-        const fields = input as Record<string, unknown>;
-        const problem = def.refine?.(fields);
-        if (problem)
-          throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
-        await checkKindUrls(kind, fields, { ctx, organizationId: caller.organizationId }).catch(
-          deliveryAsApiError,
-        );
-        await def
-          .send(fields, testNotice(), { ctx, organizationId: caller.organizationId })
-          .catch(deliveryAsApiError);
-        return success;
-      },
-    }),
+    [`test${def.suffix}`]: testProcedure,
+    // Dokploy's name for the same test (its dashboard calls test<Kind>Connection).
+    [`test${def.suffix}Connection`]: testProcedure,
   };
 }
+
+function testKindProcedure(kind: NotificationKind): AnyProcedure {
+  const def = kindDef(kind);
+  const testInput = z.object(def.shape);
+  return mutation({
+    summary: `Send a test notice through ${def.suffix} fields (nothing is stored); a failure names what went wrong, never the receiver's answer`,
+    access: "admin",
+    input: testInput,
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const fields = input as Record<string, unknown>;
+      const problem = def.refine?.(fields);
+      if (problem) throw badRequest(`Invalid input: ${problem[0]}: ${problem[1]}`, { fields: [problem[0]] });
+      await checkKindUrls(kind, fields, { ctx, organizationId: caller.organizationId }).catch(
+        deliveryAsApiError,
+      );
+      await def
+        .send(fields, testNotice(), { ctx, organizationId: caller.organizationId })
+        .catch(deliveryAsApiError);
+      return success;
+    },
+  });
+}
+
+const findOneInput = z.object({ notificationId: idSchema });
+
+const removeProcedure = mutation({
+  summary: "Delete a channel and its pending deliveries",
+  access: "admin",
+  input: findOneInput,
+  output: successSchema,
+  handler: async ({ ctx, caller, input }) => {
+    if (!(await deleteChannel(ctx.db, caller.organizationId, input.notificationId))) {
+      throw notFound("Notification");
+    }
+    return success;
+  },
+});
+
+/** The organization's channels as getAll and all answer them. */
+const channelList = async (ctx: ServiceContext, organizationId: string) =>
+  (await listChannels(ctx.db, organizationId)).map(channelView);
+
+/** The kinds that send mail: the channels user.sendInvitation may send an invitation through. */
+const MAIL_KINDS = new Set<string>(["email", "resend"]);
 
 export const notificationRouter = defineRouter("notification", {
   ...Object.assign({}, ...KIND_NAMES.map(kindProcedures)),
@@ -230,21 +260,82 @@ export const notificationRouter = defineRouter("notification", {
     access: "member",
     input: noInput,
     output: z.array(channelSchema),
-    handler: async ({ ctx, caller }) => (await listChannels(ctx.db, caller.organizationId)).map(channelView),
+    handler: ({ ctx, caller }) => channelList(ctx, caller.organizationId),
   }),
 
-  delete: mutation({
-    summary: "Delete a channel and its pending deliveries",
+  all: query({
+    summary: "The organization's channels, newest first, as getAll answers them (Dokploy's name)",
     access: "admin",
-    input: z.object({ notificationId: idSchema }),
-    output: successSchema,
+    input: noInput,
+    output: z.array(channelSchema),
+    handler: ({ ctx, caller }) => channelList(ctx, caller.organizationId),
+  }),
+
+  one: query({
+    summary: "One channel of the organization, without its secrets (`redacted` names them)",
+    access: "member",
+    input: findOneInput,
+    output: channelSchema,
     handler: async ({ ctx, caller, input }) => {
-      if (!(await deleteChannel(ctx.db, caller.organizationId, input.notificationId))) {
-        throw notFound("Notification");
-      }
+      const row = await findChannel(ctx.db, caller.organizationId, input.notificationId);
+      if (!row) throw notFound("Notification");
+      return channelView(row);
+    },
+  }),
+
+  getEmailProviders: query({
+    summary:
+      "The organization's Email and Resend channels, the ones user.sendInvitation can send through (without their secrets)",
+    access: "admin",
+    input: noInput,
+    output: z.array(channelSchema),
+    handler: async ({ ctx, caller }) =>
+      (await listChannels(ctx.db, caller.organizationId))
+        .filter((row) => MAIL_KINDS.has(row.kind))
+        .map(channelView),
+  }),
+
+  receiveNotification: mutation({
+    summary:
+      "A monitoring threshold alert posted by a server's metrics sender with the server's monitoring token: recorded as a serverThreshold event of the server's organization (a token no server holds is a 400)",
+    access: "public",
+    input: z.object({
+      ServerType: z.enum(["Dokploy", "Remote"]).default("Dokploy"),
+      Type: z.enum(["Memory", "CPU"]),
+      Value: z.number().finite(),
+      Threshold: z.number().finite(),
+      Message: z.string().max(2048),
+      Timestamp: z.string().max(64),
+      Token: z.string().min(1).max(512),
+    }),
+    output: successSchema,
+    handler: async ({ ctx, input }) => {
+      const serverId = await serverOfMonitoringToken(
+        ctx,
+        input.Token,
+        input.ServerType === "Dokploy" ? "local" : "remote",
+      );
+      if (!serverId) throw badRequest("Token not found", { fields: ["Token"] });
+      const at = Date.parse(input.Timestamp);
+      await recordServerThreshold(
+        ctx,
+        serverId,
+        {
+          type: input.Type,
+          value: input.Value.toFixed(2),
+          threshold: String(input.Threshold),
+          message: input.Message,
+        },
+        Number.isNaN(at) ? ctx.now() : new Date(at),
+      );
       return success;
     },
   }),
+
+  // Dokploy's name for delete.
+  remove: removeProcedure,
+
+  delete: removeProcedure,
 
   deliveries: query({
     summary:

@@ -16,4 +16,4 @@ export {
   type TemplateSummary,
 } from "./catalogue.ts";
 export { type ImageOverrides, overrideImage, parseImageOverrides } from "./images.ts";
-export { checkMountPath, type RenderedDomain, STACK_VARIABLES } from "./render.ts";
+export { checkMountPath, type RenderedDomain, renderTemplateFiles, STACK_VARIABLES } from "./render.ts";

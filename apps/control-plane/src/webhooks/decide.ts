@@ -1,17 +1,20 @@
 /**
- * Whether a push starts a deployment (spec 6.2), as a pure function of the application and the
- * push: autoDeploy on; with triggerType push, the ref is the branch of the application's source;
- * with triggerType tag, a tag was created; and, for branch pushes, watchPaths (globs, `!`
- * excludes) match at least one changed file.
+ * Whether a push starts a deployment (spec 6.2), as a pure function of the service (an
+ * application or a compose stack) and the push: autoDeploy on; with triggerType push, the ref is
+ * the branch of the service's source; with triggerType tag, a tag was created; and, for branch
+ * pushes, watchPaths (globs, `!` excludes) match at least one changed file.
  */
 import picomatch from "picomatch";
-import type { Application } from "../db/schema.ts";
+import type { Application, Compose } from "../db/schema.ts";
 import type { PushEvent } from "./payload.ts";
+
+/** What a push is decided on: an application, or a compose stack (`kind` names it in the reasons). */
+export type PushTarget = (Application & { kind?: "application" }) | (Compose & { kind: "compose stack" });
 
 export type Decision = { deploy: true; note?: string } | { deploy: false; reason: string };
 
-/** The branch the application builds, from the fields of its source kind; null without one. */
-export function sourceBranch(app: Application): string | null {
+/** The branch the service deploys, from the fields of its source kind; null without one. */
+export function sourceBranch(app: PushTarget): string | null {
   switch (app.sourceType) {
     case "github":
       return app.branch;
@@ -25,6 +28,7 @@ export function sourceBranch(app: Application): string | null {
       return app.customGitBranch;
     case "docker":
     case "drop":
+    case "raw":
       return null;
   }
 }
@@ -41,15 +45,16 @@ export function watchPathsMatch(patterns: string[], files: string[]): boolean {
   return files.some((file) => included(file) && !excluded(file));
 }
 
-export function decideDeployment(app: Application, push: PushEvent): Decision {
-  if (!app.autoDeploy) return { deploy: false, reason: "autoDeploy is off for this application" };
-  if (app.sourceType === "docker" || app.sourceType === "drop") {
-    return { deploy: false, reason: `the application's source is ${app.sourceType}, not a Git repository` };
+export function decideDeployment(app: PushTarget, push: PushEvent): Decision {
+  const noun = app.kind ?? "application";
+  if (!app.autoDeploy) return { deploy: false, reason: `autoDeploy is off for this ${noun}` };
+  if (app.sourceType === "docker" || app.sourceType === "drop" || app.sourceType === "raw") {
+    return { deploy: false, reason: `the ${noun}'s source is ${app.sourceType}, not a Git repository` };
   }
 
   if (app.triggerType === "tag") {
     if (!push.ref.startsWith("refs/tags/")) {
-      return { deploy: false, reason: `${push.ref} is not a tag and the application deploys on new tags` };
+      return { deploy: false, reason: `${push.ref} is not a tag and the ${noun} deploys on new tags` };
     }
     if (push.deleted) return { deploy: false, reason: `${push.ref} was deleted` };
     if (!push.created) return { deploy: false, reason: `${push.ref} is not a new tag` };
@@ -58,9 +63,9 @@ export function decideDeployment(app: Application, push: PushEvent): Decision {
   }
 
   const branch = sourceBranch(app);
-  if (!branch) return { deploy: false, reason: "the application has no branch configured" };
+  if (!branch) return { deploy: false, reason: `the ${noun} has no branch configured` };
   if (push.ref !== `refs/heads/${branch}`) {
-    return { deploy: false, reason: `${push.ref} is not the application's branch (refs/heads/${branch})` };
+    return { deploy: false, reason: `${push.ref} is not the ${noun}'s branch (refs/heads/${branch})` };
   }
   if (push.deleted) return { deploy: false, reason: `${push.ref} was deleted` };
 
@@ -70,7 +75,7 @@ export function decideDeployment(app: Application, push: PushEvent): Decision {
     return { deploy: true, note: "the payload does not list changed files, so watchPaths were not applied" };
   }
   if (!watchPathsMatch(patterns, push.changedFiles)) {
-    return { deploy: false, reason: "no changed file matches the application's watchPaths" };
+    return { deploy: false, reason: `no changed file matches the ${noun}'s watchPaths` };
   }
   return { deploy: true };
 }

@@ -1731,6 +1731,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.cancelDeployment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the stack's running deployment (every edition)
+         * @description Stop the stack's running deployment; `success: false` when none runs
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.cancelDeployment` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.cancelDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.cleanQueues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drop the stack's waiting deployments (a running one goes on)
+         * @description Drop the stack's waiting deployments (a running one goes on)
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.cleanQueues` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.cleanQueues"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.clearDeployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the stack's finished deployments except the newest successful one
+         * @description Delete the stack's finished deployments except the newest successful one (needs canDeleteServices)
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.clearDeployments` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.clearDeployments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.create": {
         parameters: {
             query?: never;
@@ -1827,6 +1899,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.disconnectGitProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the stack's repository source: back to a raw file, every Git field to its default
+         * @description Remove the stack's repository source: back to a raw file, every Git field to its default
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.disconnectGitProvider` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.disconnectGitProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.getConvertedCompose": {
         parameters: {
             query?: never;
@@ -1845,6 +1941,78 @@ export interface paths {
         get: operations["compose.getConvertedCompose"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.getDefaultCommand": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The command the stack's server deploys it with (`docker stack deploy` or `docker compose up`)
+         * @description The command the stack's server deploys it with: `docker stack deploy …` for `stack`, `docker compose … up` for `docker-compose`
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/compose.getDefaultCommand` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["compose.getDefaultCommand"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.getTags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tags of the templates (built-in catalogue and remote one), each once
+         * @description The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/compose.getTags` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["compose.getTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.killBuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the stack's running deployment and what it runs on the server (a build, a pull)
+         * @description Stop the stack's running deployment and what it runs on the server
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.killBuild` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.killBuild"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1923,6 +2091,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.previewTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a template (base64 of JSON {compose, config}) for a stack to be named appName, on serverId or this machine; nothing is stored
+         * @description Render a template sent as base64 of JSON {compose, config} for a stack to be named appName (hosts generated for it, on serverId when given); nothing is stored
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.previewTemplate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.processTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a template (base64 of JSON {compose, config}, Dokploy's export) for the stack: its env, domains and file mounts; nothing is stored
+         * @description Render a template sent as base64 of JSON {compose, config} (Dokploy's export; config is template.toml) for the stack: `{compose, template: {envs, domains, mounts}}`; nothing is stored, an invalid template is a 400 naming base64
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.processTemplate` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.processTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.readLogs": {
         parameters: {
             query?: never;
@@ -1965,6 +2181,78 @@ export interface paths {
          *     Also served as `POST /api/trpc/compose.redeploy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["compose.redeploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.refreshToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the stack's webhook token (the old webhook URL stops working)
+         * @description Replace the stack's webhook token: POST /api/deploy/compose/<refreshToken> (the provider told by its event header) deploys on a push when autoDeploy, the branch or triggerType tag, and watchPaths allow; the old URL stops working
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.refreshToken` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.refreshToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the stack's variables (the file is interpolated with them at the next deploy)
+         * @description Set the stack's variables (the file is interpolated with them at the next deploy); createEnvFile only false: no .env file is written
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.saveEnvironment` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.saveEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the organization's compose stacks the caller may see, newest first
+         * @description Search the organization's compose stacks the caller may see: `q` on name, appName and description, each text filter a case-insensitive partial match, newest first, `{items, total}`
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/compose.search` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["compose.search"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5763,6 +6051,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's channels, newest first, as getAll answers them (Dokploy's name)
+         * @description The organization's channels, newest first, as getAll answers them (Dokploy's name; administrators)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/notification.all` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.createCustom": {
         parameters: {
             query?: never;
@@ -6123,6 +6435,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.getEmailProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's Email and Resend channels, the ones user.sendInvitation can send through (without their secrets)
+         * @description The organization's Email and Resend channels, the ones user.sendInvitation can send an invitation through (without their secrets)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/notification.getEmailProviders` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.getEmailProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One channel of the organization, without its secrets (`redacted` names them)
+         * @description One channel of the organization, without its secrets (`redacted` names them)
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/notification.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["notification.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.receiveNotification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A monitoring threshold alert posted by a server's metrics sender with the server's monitoring token: recorded as a serverThreshold event of the server's organization (a token no server holds is a 400)
+         * @description A monitoring threshold alert posted by a metrics sender with a server's monitoring token (`ServerType` Dokploy: this machine's token; Remote: a remote server's): recorded as a serverThreshold event of the server's organization and delivered to its channels toggled for it. A token no such server holds is a 400 `Token not found`.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `POST /api/trpc/notification.receiveNotification` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.receiveNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a channel and its pending deliveries
+         * @description Delete a channel and its pending deliveries (Dokploy's name for delete)
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testCustom": {
         parameters: {
             query?: never;
@@ -6141,6 +6549,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testCustom` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testCustom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testCustomConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testCustom: send a test notice through Custom fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testCustomConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testCustomConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6171,6 +6603,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testDiscordConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testDiscord: send a test notice through Discord fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testDiscordConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testDiscordConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testEmail": {
         parameters: {
             query?: never;
@@ -6189,6 +6645,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testEmail` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testEmailConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testEmail: send a test notice through Email fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testEmailConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testEmailConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6219,6 +6699,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testGotifyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testGotify: send a test notice through Gotify fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testGotifyConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testGotifyConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testLark": {
         parameters: {
             query?: never;
@@ -6237,6 +6741,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testLark` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testLark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testLarkConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testLark: send a test notice through Lark fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testLarkConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testLarkConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6267,6 +6795,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testMattermostConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testMattermost: send a test notice through Mattermost fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testMattermostConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testMattermostConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testNtfy": {
         parameters: {
             query?: never;
@@ -6285,6 +6837,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testNtfy` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testNtfy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testNtfyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testNtfy: send a test notice through Ntfy fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testNtfyConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testNtfyConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6315,6 +6891,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testPushoverConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testPushover: send a test notice through Pushover fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testPushoverConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testPushoverConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testResend": {
         parameters: {
             query?: never;
@@ -6333,6 +6933,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testResend` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testResendConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testResend: send a test notice through Resend fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testResendConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testResendConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6363,6 +6987,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testSlackConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testSlack: send a test notice through Slack fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testSlackConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testSlackConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testTeams": {
         parameters: {
             query?: never;
@@ -6387,6 +7035,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/notification.testTeamsConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testTeams: send a test notice through Teams fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testTeamsConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testTeamsConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/notification.testTelegram": {
         parameters: {
             query?: never;
@@ -6405,6 +7077,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/notification.testTelegram` with tRPC envelopes (see the trpc tag).
          */
         post: operations["notification.testTelegram"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/notification.testTelegramConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         * @description Dokploy's name for testTelegram: send a test notice through Telegram fields (nothing is stored); a failure names what went wrong, never the receiver's answer
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/notification.testTelegramConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["notification.testTelegramConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -15792,6 +16488,115 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "compose.cancelDeployment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.cleanQueues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.clearDeployments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "compose.create": {
         parameters: {
             query?: never;
@@ -15869,6 +16674,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -15953,6 +16760,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -16083,6 +16892,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -16094,6 +16905,42 @@ export interface operations {
                         serverId: string | null;
                         networkIds: string[];
                         createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.disconnectGitProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
                     };
                 };
             };
@@ -16131,6 +16978,99 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.getDefaultCommand": {
+        parameters: {
+            query: {
+                /** @description Id of the compose */
+                composeId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.getTags": {
+        parameters: {
+            query?: {
+                /** @description Only items whose baseUrl contains this text */
+                baseUrl?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.killBuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -16226,6 +17166,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -16305,6 +17247,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -16323,6 +17267,105 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.previewTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    base64: string;
+                    appName: string;
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        compose: string;
+                        template: {
+                            envs: string[];
+                            domains: {
+                                host: string;
+                                port: number;
+                                serviceName: string;
+                                path?: string;
+                            }[];
+                            mounts: {
+                                filePath: string;
+                                content: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.processTemplate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    base64: string;
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        compose: string;
+                        template: {
+                            envs: string[];
+                            domains: {
+                                host: string;
+                                port: number;
+                                serviceName: string;
+                                path?: string;
+                            }[];
+                            mounts: {
+                                filePath: string;
+                                content: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -16399,6 +17442,145 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.refreshToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                    env: string;
+                    /** @constant */
+                    createEnvFile?: false;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.search": {
+        parameters: {
+            query?: {
+                /** @description Words to search for (name, description and other text fields) */
+                q?: string;
+                /** @description Only items whose name contains this text */
+                name?: string;
+                /** @description The application's Swarm service name (appName) */
+                appName?: string;
+                /** @description Only items whose description contains this text */
+                description?: string;
+                /** @description Id of the project */
+                projectId?: string;
+                /** @description Id of the environment */
+                environmentId?: string;
+                /** @description Page size, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description Number of items to skip (default 0) */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            composeId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            environmentId: string;
+                            projectId: string;
+                            serverId: string | null;
+                            /** @enum {string} */
+                            composeStatus: "idle" | "running" | "done" | "error";
+                            /** @enum {string} */
+                            sourceType: "raw" | "git" | "github" | "gitlab" | "bitbucket" | "gitea";
+                            /** @enum {string} */
+                            composeType: "docker-compose" | "stack";
+                            repository: string | null;
+                            owner: string | null;
+                            branch: string | null;
+                            createdAt: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -16563,6 +17745,10 @@ export interface operations {
                     giteaRepository?: string | null;
                     giteaBranch?: string | null;
                     networkIds?: string[];
+                    autoDeploy?: boolean;
+                    /** @enum {string} */
+                    triggerType?: "push" | "tag";
+                    watchPaths?: string[] | null;
                 };
             };
         };
@@ -16611,6 +17797,8 @@ export interface operations {
                         giteaRepository: string | null;
                         giteaBranch: string | null;
                         autoDeploy: boolean;
+                        refreshToken: string | null;
+                        watchPaths: string[] | null;
                         createEnvFile: boolean;
                         enableSubmodules: boolean;
                         suffix: string;
@@ -24043,6 +25231,49 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.createCustom": {
         parameters: {
             query?: never;
@@ -25122,7 +26353,225 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.getEmailProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": ({
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.one": {
+        parameters: {
+            query: {
+                /** @description Id of the notification */
+                notificationId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        notificationId: string;
+                        name: string;
+                        notificationType: string;
+                        appDeploy: boolean;
+                        appBuildError: boolean;
+                        databaseBackup: boolean;
+                        volumeBackup: boolean;
+                        platformRestart: boolean;
+                        dockerCleanup: boolean;
+                        serverThreshold: boolean;
+                        createdAt: string;
+                        organizationId: string;
+                        projectIds: string[] | null;
+                        serviceIds: string[] | null;
+                        redacted: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.receiveNotification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ServerType": "Remote",
+                 *       "Type": "CPU",
+                 *       "Value": 97.5,
+                 *       "Threshold": 80,
+                 *       "Message": "CPU usage 97.50% has stayed above the threshold of 80%",
+                 *       "Timestamp": "2026-11-02T10:00:00.000Z",
+                 *       "Token": "the server's metricsConfig.server.token"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @default Dokploy
+                     * @enum {string}
+                     */
+                    ServerType?: "Dokploy" | "Remote";
+                    /** @enum {string} */
+                    Type: "Memory" | "CPU";
+                    Value: number;
+                    Threshold: number;
+                    Message: string;
+                    Timestamp: string;
+                    Token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    notificationId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testCustom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endpoint: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testCustomConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -25196,7 +26645,84 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testDiscordConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    decoration?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testEmail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    smtpServer: string;
+                    smtpPort: number;
+                    username: string;
+                    password: string;
+                    /** Format: email */
+                    fromAddress: string;
+                    toAddresses: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testEmailConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -25276,7 +26802,81 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testGotifyConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverUrl: string;
+                    appToken: string;
+                    /** @default 5 */
+                    priority?: number;
+                    decoration?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testLark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testLarkConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -25348,7 +26948,83 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testMattermostConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    channel?: string;
+                    username?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testNtfy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverUrl: string;
+                    topic: string;
+                    accessToken?: string;
+                    /** @default 3 */
+                    priority?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testNtfyConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -25427,7 +27103,85 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testPushoverConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    userKey: string;
+                    apiToken: string;
+                    /** @default 0 */
+                    priority?: number;
+                    retry?: number | null;
+                    expire?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testResend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    apiKey: string;
+                    /** Format: email */
+                    fromAddress: string;
+                    toAddresses: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testResendConnection": {
         parameters: {
             query?: never;
             header?: never;
@@ -25501,6 +27255,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testSlackConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                    channel?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testTeams": {
         parameters: {
             query?: never;
@@ -25536,7 +27326,80 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "notification.testTeamsConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    webhookUrl: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "notification.testTelegram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    botToken: string;
+                    chatId: string;
+                    messageThreadId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "notification.testTelegramConnection": {
         parameters: {
             query?: never;
             header?: never;
