@@ -14955,6 +14955,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
@@ -15016,6 +15017,7 @@ export interface operations {
                         user: {
                             id: string;
                             userId: string;
+                            memberId: string;
                             email: string;
                             name: string;
                             image: string | null;
