@@ -66,7 +66,8 @@ const statusOf = async (deploymentId: string) =>
   ).status;
 
 async function waitForStatus(deploymentId: string, status: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  // A deployment's worker may wait behind others on a loaded machine: a minute, not 10 s.
+  for (let attempt = 0; attempt < 1_200; attempt++) {
     if ((await statusOf(deploymentId)) === status) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
