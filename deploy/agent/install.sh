@@ -212,8 +212,10 @@ chmod 700 "$STATE_DIR"
 # nothing. Needs: curl, sha256sum, tar, mktemp; BUILDERS_URL, BUILDERS_DIR; say.
 NIXPACKS_VERSION=1.39.0
 RAILPACK_VERSION=0.15.4
-# sha256 of each release archive (linux musl, x64 and arm64). An empty value is a checksum not
-# recorded yet: that builder is then not installed (set PLATFORM_<TOOL>_SHA256 to install it).
+# sha256 of each release archive (linux musl, x64 and arm64): empty in the repository, written in
+# by the release (scripts/stamp-builder-checksums.sh, after checking each archive against the
+# checksum its project publishes), so a release's control plane serves them. PLATFORM_<TOOL>_SHA256
+# wins over them; with neither, that builder is not installed.
 NIXPACKS_SHA256_X64=${PLATFORM_NIXPACKS_SHA256:-}
 NIXPACKS_SHA256_ARM64=${PLATFORM_NIXPACKS_SHA256:-}
 RAILPACK_SHA256_X64=${PLATFORM_RAILPACK_SHA256:-}
