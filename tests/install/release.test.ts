@@ -135,7 +135,7 @@ describe(".github/workflows/release.yml", () => {
 
   it("builds the image on an amd64 and an arm64 runner, after the agent executables", () => {
     const image = workflow.jobs.image;
-    expect(image.needs).toBe("agents");
+    expect(image.needs).toEqual(["agents", "builders"]);
     expect(image.strategy.matrix.include.map((entry: any) => entry.platform)).toEqual(["amd64", "arm64"]);
     expect(image["runs-on"]).toMatch(/^\$\{\{ matrix\.runner \}\}$/);
     expect(image.strategy.matrix.include.map((entry: any) => entry.runner)).toEqual([
@@ -150,6 +150,7 @@ describe(".github/workflows/release.yml", () => {
     expect(called).toEqual([
       "scripts/build-control-plane-image.sh",
       "scripts/release-checksums.sh",
+      "scripts/stamp-builder-checksums.sh",
       "scripts/stamp-install-script.sh",
       "scripts/test.sh",
     ]);
