@@ -88,6 +88,8 @@ describe("settings: proxy service and static configuration", () => {
       traefikImage: STANDIN_IMAGE,
       wildcardDomain: "traefik.me",
       remoteServersOnly: false,
+      buildsConcurrency: null,
+      logCleanupCron: null,
     });
   });
 
