@@ -808,7 +808,7 @@ export const composeRouter = defineRouter("compose", {
       "Read the stack's file from its source now (a fresh clone of its branch for a repository) and answer the sourceType; a source that cannot be read is a 400",
     access: "member",
     input: composeIdInput,
-    output: z.enum(["git", "github", "gitlab", "bitbucket", "gitea", "raw"]),
+    output: z.string(),
     handler: async ({ ctx, caller, input }) => {
       const row = await load(ctx, caller, input.composeId);
       await readComposeSource(ctx, row);
