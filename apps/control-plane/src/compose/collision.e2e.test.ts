@@ -67,6 +67,7 @@ async function deploy(composeId: string) {
   const { deploymentId } = await ok("compose.deploy", { composeId });
   const deployment = await platform.waitForDeployment(deploymentId, DEPLOY_WAIT_MS);
   expect(deployment.status, JSON.stringify(deployment)).toBe("done");
+  return deployment.logs as string;
 }
 
 /** The names of the networks a Swarm service's tasks join. */
@@ -152,10 +153,21 @@ describe("randomize", () => {
       );
       expect(refused.status).toBe(400);
 
+      // A combination in which a field would do nothing is refused, naming it.
+      for (const [input, fields] of [
+        [{ randomize: true }, ["suffix"]],
+        [{ randomize: true, suffix: "r1", isolatedDeployment: true }, ["randomize", "isolatedDeployment"]],
+        [{ isolatedDeploymentsVolume: true }, ["isolatedDeploymentsVolume"]],
+        [{ suffix: "Not_Ok" }, ["suffix"]],
+      ] as const) {
+        const response = await platform.mutate("compose.update", { composeId, ...input }, as());
+        expect(response.status, JSON.stringify(input)).toBe(400);
+        expect(response.body.error.data.fields).toEqual(fields);
+      }
       const updated = await ok("compose.update", { composeId, randomize: true, suffix: "r1" });
       expect(updated).toMatchObject({ randomize: true, suffix: "r1", composeFile: FILE });
       expect(await q("compose.loadServices", { composeId })).toEqual(["web-r1", "worker-r1"]);
-      await deploy(composeId);
+      expect(await deploy(composeId)).toContain("Names suffixed with -r1 (randomize)");
       expect(await exists("service", `${appName}_web-r1`)).toBe(true);
       expect(await exists("service", `${appName}_worker-r1`)).toBe(true);
       expect(await exists("service", `${appName}_web`)).toBe(false);
@@ -193,7 +205,9 @@ describe("isolated deployment", () => {
       expect(Object.keys(shown.volumes)).toEqual(["data-blue"]);
       expect((await q("compose.one", { composeId })).suffix).toBe("");
 
-      await deploy(composeId);
+      expect(await deploy(composeId)).toContain(
+        `Isolated deployment: every service joins the stack's network ${appName}`,
+      );
       const own = `${appName}_${appName}`;
       expect(await exists("network", own)).toBe(true);
       expect(await serviceNetworks(`${appName}_web`)).toEqual([`${appName}_back`, own].sort());

@@ -298,6 +298,13 @@ export async function runComposeDeployment(
       throw error;
     });
     checkAborted();
+    const collision = collisionOf(row);
+    if (collision?.mode === "randomize") log(`Names suffixed with -${collision.suffix} (randomize)`);
+    if (collision?.mode === "isolated") {
+      log(
+        `Isolated deployment: every service joins the stack's network ${collision.network}${collision.volumes ? `, volumes suffixed with -${collision.network}` : ""}`,
+      );
+    }
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
     const files = (await serviceMountsOf(ctx.db, "compose", row.composeId))

@@ -295,6 +295,43 @@ function collidedText(composeFile: string, collision: Parameters<typeof applyCol
   return stringifyYaml(applyCollision(document, collision), { lineWidth: 0 });
 }
 
+/**
+ * randomize, suffix, isolatedDeployment and isolatedDeploymentsVolume as they would be stored:
+ * a combination of which one field would do nothing is a 400 naming it (randomize without a
+ * suffix, randomize beside isolatedDeployment, which wins; isolatedDeploymentsVolume alone).
+ */
+function checkCollisionFields(
+  input: {
+    suffix?: string;
+    randomize?: boolean;
+    isolatedDeployment?: boolean;
+    isolatedDeploymentsVolume?: boolean;
+  },
+  next: Pick<LocatedCompose, "suffix" | "randomize" | "isolatedDeployment" | "isolatedDeploymentsVolume">,
+): void {
+  const sent = ["suffix", "randomize", "isolatedDeployment", "isolatedDeploymentsVolume"] as const;
+  if (!sent.some((field) => input[field] !== undefined)) return;
+  if (next.randomize && next.isolatedDeployment) {
+    throw badRequest(
+      "randomize and isolatedDeployment exclude each other: an isolated deployment is not randomized",
+      {
+        fields: ["randomize", "isolatedDeployment"],
+      },
+    );
+  }
+  if (next.randomize && !next.suffix) {
+    throw badRequest("randomize needs a suffix: the names are suffixed with it", { fields: ["suffix"] });
+  }
+  if (next.isolatedDeploymentsVolume && !next.isolatedDeployment) {
+    throw badRequest(
+      "isolatedDeploymentsVolume applies to an isolated deployment: set isolatedDeployment too",
+      {
+        fields: ["isolatedDeploymentsVolume"],
+      },
+    );
+  }
+}
+
 /** Dokploy's generateRandomHash: 8 hex digits. */
 const randomSuffix = () => randomBytes(4).toString("hex");
 
@@ -409,6 +446,7 @@ export const composeRouter = defineRouter("compose", {
           next.networkIds,
         );
       }
+      checkCollisionFields(input, next);
       if (customGitSSHKeyId !== undefined) patch.customGitSshKeyId = customGitSSHKeyId;
       if (patch.env === "") patch.env = null;
       Object.assign(next, patch);
