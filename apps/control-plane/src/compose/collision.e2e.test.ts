@@ -3,7 +3,9 @@
  * plane's in-process agent: compose.update accepts randomize/suffix and
  * isolatedDeployment/isolatedDeploymentsVolume and the next deploy applies them. A randomized
  * stack's services, volume and network carry the suffix; an isolated stack's services all join a
- * network of the stack's own and its volume carries the suffix. compose.randomizeCompose and
+ * network of the stack's own and its volume carries the suffix; the same with Compose
+ * (docker-compose), whose renamed containers go as orphans when the names change back. A
+ * combination in which a field would do nothing is refused. compose.randomizeCompose and
  * compose.isolatedDeployment show the file as changed without storing anything, and
  * compose.loadMountsByService lists the named volume mounted into a service's running container.
  * compose.fetchSourceType reads a repository stack's file from a local git server (and is a 400
@@ -50,14 +52,14 @@ networks:
   back: {}
 `;
 
-async function createStack(prefix: string) {
+async function createStack(prefix: string, composeType: "stack" | "docker-compose" = "stack") {
   const appName = uniqueName(prefix).replace(/_/g, "-");
   stacks.push(appName);
   const created = await ok("compose.create", {
     name: prefix,
     appName,
     environmentId,
-    composeType: "stack",
+    composeType,
     composeFile: FILE,
   });
   return { composeId: created.composeId as string, appName };
@@ -119,7 +121,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.close();
   await git?.close();
-  for (const name of stacks) await dockerCli(["stack", "rm", name]).catch(() => {});
+  for (const name of stacks) {
+    const containers = await dockerCli([
+      "ps",
+      "-aq",
+      "--filter",
+      `label=com.docker.compose.project=${name}`,
+    ]).catch(() => "");
+    for (const id of containers.split("\n").filter(Boolean))
+      await dockerCli(["rm", "-f", id]).catch(() => {});
+    for (const network of [`${name}_${name}`, `${name}_back`, `${name}_back-r2`])
+      await dockerCli(["network", "rm", network]).catch(() => {});
+    await dockerCli(["stack", "rm", name]).catch(() => {});
+  }
   await new Promise((resolve) => setTimeout(resolve, 3000));
   for (const name of stacks) {
     const volumes = await dockerCli([
@@ -217,6 +231,46 @@ describe("isolated deployment", () => {
       expect(labels["platform.resource"]).toBe(`compose:${composeId}`);
     },
     DEPLOY_WAIT_MS + 60_000,
+  );
+});
+
+describe("with Compose (docker-compose)", () => {
+  it(
+    "a randomized project's containers carry the suffix; an isolated one's join its own network",
+    async () => {
+      const { composeId, appName } = await createStack("cx", "docker-compose");
+      await ok("compose.update", { composeId, randomize: true, suffix: "r2" });
+      await deploy(composeId);
+      const networksOf = async (container: string) =>
+        Object.keys(
+          JSON.parse(
+            await dockerCli([
+              "container",
+              "inspect",
+              container,
+              "--format",
+              "{{json .NetworkSettings.Networks}}",
+            ]),
+          ),
+        ).sort();
+      expect(await networksOf(`${appName}_web-r2`)).toEqual([`${appName}_back-r2`]);
+      expect(await networksOf(`${appName}_worker-r2`)).toEqual([`${appName}_back-r2`]);
+      expect(await exists("volume", `${appName}_data-r2`)).toBe(true);
+
+      await ok("compose.update", { composeId, randomize: false, suffix: "", isolatedDeployment: true });
+      await deploy(composeId);
+      const own = `${appName}_${appName}`;
+      expect(await networksOf(`${appName}_web`)).toEqual([`${appName}_back`, own].sort());
+      expect(await networksOf(`${appName}_worker`)).toEqual([`${appName}_back`, own].sort());
+      expect(await exists("volume", `${appName}_data`)).toBe(true);
+      // The randomized containers were the project's orphans once the names changed back.
+      const left = await dockerCli(["container", "inspect", `${appName}_web-r2`]).then(
+        () => true,
+        () => false,
+      );
+      expect(left).toBe(false);
+    },
+    DEPLOY_WAIT_MS * 2,
   );
 });
 
