@@ -83,6 +83,8 @@ export const sources = {
     "routers/notification.ts, later versions found by code search, commit not shown (test<Kind>Connection: the kind's test input, answers true; all: adminProcedure, no input, the organization's notifications newest first with each kind's record; one: protectedProcedure apiFindOneNotification {notificationId}, the notification of the active organization; remove: adminProcedure apiFindOneNotification, removeNotificationById's row; getEmailProviders: no input, the organization's notifications with their email and resend records; receiveNotification: publicProcedure {ServerType Dokploy|Remote default Dokploy, Type Memory|CPU, Value number, Threshold number, Message, Timestamp, Token}, the server holding the monitoring token, sendServerThresholdNotifications)",
   composeLeftovers:
     "routers/compose.ts@010a6e2a7627 (search: {q, name, appName, description, projectId, environmentId, limit 1-100 default 20, offset default 0} answering {items, total} of the stacks the member accessed; saveEnvironment: apiSaveEnvironmentVariablesCompose {composeId, env required, createEnvFile?} answering true; cancelDeployment: {composeId} answering {success, message} (cloud only there); killBuild: {composeId}, nothing answered; cleanQueues: {composeId} answering {success, message}; clearDeployments, disconnectGitProvider: {composeId} answering true; getDefaultCommand: {composeId} answering `docker <createCommand>`; getTags: {baseUrl?} answering the templates' tags without repeats; refreshToken: {composeId}, a new nanoid, true; processTemplate: {base64, composeId}, previewTemplate: {base64, appName, serverId?}, each answering {compose, template} where template is processTemplate's {envs, domains, mounts} of the decoded {compose, config}), schema/compose.ts@010a6e2a7627",
+  composeCollision:
+    "routers/compose.ts@010a6e2a7627 (randomizeCompose and isolatedDeployment: apiRandomizeCompose {composeId, suffix?} answering the file's text; loadMountsByService: {composeId, serviceName} answering the container's Mounts of type volume with a source; fetchSourceType: {composeId}, clones the source, answers compose.sourceType, BAD_REQUEST on failure; import: {base64, composeId}, deletes the stack's mounts and domains, stores the template's compose as composeFile, sourceType raw, env = the envs joined, creates its mounts and domains, answers {success, message}), schema/compose.ts (apiRandomizeCompose), utils/docker/compose.ts@08a172c1bc39 (randomizeComposeFile: suffix or 8 random hex digits; addSuffixToAllProperties: services, volumes, networks, configs, secrets), utils/docker/collision.ts@08a172c1bc39 (isolated: suffix or appName; the network added to every service, volumes suffixed with isolatedDeploymentsVolume), utils/docker/compose/service.ts, compose/volume.ts, collision/root-network.ts, utils/docker/domain.ts@00765c93688a (addDomainToCompose: isolatedDeployment before randomize at deploy)",
   composeTemplates:
     "routers/compose.ts@010a6e2a7627 (templates: {baseUrl?} answering fetchTemplatesList's entries; deployTemplate: {environmentId, serverId?, id, baseUrl?} answering the created compose)",
   destination:
@@ -2240,10 +2242,6 @@ export const dokployProcedures: Record<string, Row> = {
       refreshToken: WE_SET,
       command: COMPOSE_NOT_YET,
       createEnvFile: COMPOSE_NOT_YET,
-      suffix: COMPOSE_NOT_YET,
-      randomize: COMPOSE_NOT_YET,
-      isolatedDeployment: COMPOSE_NOT_YET,
-      isolatedDeploymentsVolume: COMPOSE_NOT_YET,
       serviceNetworks: COMPOSE_NOT_YET,
       networkIds:
         "not in Dokploy 0.30.7's compose.update (its applications and databases take it): every service of the stack joins the organization's networks named (docs/decisions.md)",
@@ -2384,6 +2382,37 @@ export const dokployProcedures: Record<string, Row> = {
     source: "composeLeftovers",
     input: ["composeId*"],
     output: "boolean",
+  },
+  "compose.randomizeCompose": {
+    kind: "mutation",
+    source: "composeCollision",
+    input: ["composeId*", "suffix"],
+    output: "string",
+  },
+  "compose.isolatedDeployment": {
+    kind: "mutation",
+    source: "composeCollision",
+    input: ["composeId*", "suffix"],
+    output: "string",
+  },
+  "compose.loadMountsByService": {
+    kind: "query",
+    source: "composeCollision",
+    input: ["composeId*", "serviceName*"],
+    output: "array:Type,Name,Source,Destination",
+    differs: { "(output)": "[] where Dokploy answers undefined when the service runs no container" },
+  },
+  "compose.fetchSourceType": {
+    kind: "mutation",
+    source: "composeCollision",
+    input: ["composeId*"],
+    output: "string",
+  },
+  "compose.import": {
+    kind: "mutation",
+    source: "composeCollision",
+    input: ["base64*", "composeId*"],
+    output: "object:success,message",
   },
   "compose.templates": {
     kind: "query",

@@ -88,6 +88,7 @@ const COMPOSE = `${CP}/compose/e2e.test.ts`;
 const COMPOSE_TENANCY = `${CP}/compose/tenancy.test.ts`;
 const TEMPLATES = `${CP}/templates/remote.test.ts`;
 const COMPOSE_PROCEDURES = `${CP}/compose/procedures.test.ts`;
+const COMPOSE_COLLISION = `${CP}/compose/collision.e2e.test.ts`;
 const PORT = `${CP}/routers/port.test.ts`;
 const MOUNTS = `${CP}/mounts/mounts-docker.test.ts`;
 const SCHEDULE = `${CP}/routers/schedule.test.ts`;
@@ -477,6 +478,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // A stack's clone is an application's (applications/source.ts repositoryGitSource).
     ...pick(gitSourceFields, "customGitSSHKeyId enableSubmodules"),
     ...applied("networkIds", NETWORK_ATTACH),
+    ...applied("randomize suffix isolatedDeployment isolatedDeploymentsVolume", COMPOSE_COLLISION),
     ...applied(
       "autoDeploy triggerType watchPaths",
       `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,
@@ -513,6 +515,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "compose.getTags": applied("baseUrl", COMPOSE_PROCEDURES),
   "compose.processTemplate": applied("base64 composeId", COMPOSE_PROCEDURES),
   "compose.previewTemplate": applied("base64 appName serverId", COMPOSE_PROCEDURES),
+  "compose.randomizeCompose": applied("composeId suffix", COMPOSE_COLLISION),
+  "compose.isolatedDeployment": applied("composeId suffix", COMPOSE_COLLISION),
+  "compose.loadMountsByService": applied("composeId serviceName", COMPOSE_COLLISION),
+  "compose.fetchSourceType": applied("composeId", COMPOSE_COLLISION),
+  "compose.import": applied("composeId base64", COMPOSE_COLLISION),
   "compose.refreshToken": applied(
     "composeId",
     `${COMPOSE_PROCEDURES}#deploys for every provider when autoDeploy, the branch, triggerType and watchPaths allow; a wrong token is a 401`,

@@ -913,6 +913,26 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Render a template sent as base64 of JSON {compose, config} for a stack to be named appName (hosts generated for it, on serverId when given); nothing is stored",
   },
+  "compose.randomizeCompose": {
+    description:
+      "The stack's stored file with every service, volume, network, config and secret renamed `<name>-<suffix>` and every reference following (suffix: lowercase letters, digits, `-`, `_`, at most 32; else 8 random hex digits); nothing is stored. compose.update's randomize and suffix apply the same renaming at each deploy.",
+  },
+  "compose.isolatedDeployment": {
+    description:
+      "The stack's file, read from its source (a fresh clone for a repository), as an isolated deployment deploys it: every service (but one with network_mode) joins a network of the stack's own keyed by suffix (else the stack's suffix, else its appName), created with the stack as `<appName>_<key>`; with isolatedDeploymentsVolume the volumes are renamed `<name>-<key>`. Unchanged when isolatedDeployment is off; nothing is stored.",
+  },
+  "compose.loadMountsByService": {
+    description:
+      "The named volumes Docker mounted into a running container of the stack's service serviceName, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent among the stack's own containers; [] when the service runs no container.",
+  },
+  "compose.fetchSourceType": {
+    description:
+      "Reads the stack's file from its source now (the stored text, or the file at composePath of a fresh shallow clone of its branch through its server's agent) and answers the sourceType; a source that cannot be read is a 400 naming sourceType.",
+  },
+  "compose.import": {
+    description:
+      "Replaces the stack's file, variables, mounts and domains with those of a template sent as base64 of JSON {compose, config} (Dokploy's export); the source becomes raw. The template's file and domains pass the conversion (the tenant's refusals too) before anything is replaced; an invalid template is a 400 naming base64. The next deploy applies it.",
+  },
   "compose.getTags": {
     description:
       "The tags of the templates (built-in catalogue, then the remote one or baseUrl's), each once",

@@ -8,6 +8,7 @@
 import { posix } from "node:path";
 import { stringify } from "yaml";
 import { z } from "zod";
+import { applyCollision, COMPOSE_SUFFIX_PATTERN, type ComposeCollision } from "./collision.ts";
 import { ComposeFileError, IssueList } from "./errors.ts";
 import { escapeInterpolation, interpolateCompose } from "./interpolate.ts";
 import { formatShortVolume, isHostPathSource, parseShortVolume, resolveHostPath } from "./mounts.ts";
@@ -49,6 +50,12 @@ export interface ConvertComposeInput {
    * inside it); the output names it `../files/<x>`, relative to the file's directory.
    */
   filesDirectory: string;
+  /**
+   * Dokploy's randomize (every name of the file suffixed) or isolatedDeployment (a network of
+   * the stack's own every service joins, volumes suffixed with `volumes`), applied before the
+   * tenant's checks; domains name the services as renamed.
+   */
+  collision?: ComposeCollision;
 }
 
 export interface ConvertedCompose {
@@ -83,6 +90,19 @@ const inputSchema = z.object({
   ),
   platformNetwork: z.string().regex(DOCKER_NAME, "is not a Docker network name"),
   filesDirectory: z.string().startsWith("/", "must be an absolute path"),
+  collision: z
+    .discriminatedUnion("mode", [
+      z.object({
+        mode: z.literal("randomize"),
+        suffix: z.string().regex(COMPOSE_SUFFIX_PATTERN, "is not a suffix"),
+      }),
+      z.object({
+        mode: z.literal("isolated"),
+        network: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "is not a network key"),
+        volumes: z.boolean(),
+      }),
+    ])
+    .optional(),
 });
 
 /**
@@ -124,14 +144,16 @@ export function convertCompose(input: ConvertComposeInput): ConvertedCompose {
   // Schema first (a 400 for the file as written), then the values, then the schema again: an
   // interpolated value must still have the right form.
   const written = parseComposeFile(input.composeFile);
-  const document = interpolateCompose(written, input.env);
-  const notBooleans = castBooleans(document);
+  const interpolated = interpolateCompose(written, input.env);
+  const notBooleans = castBooleans(interpolated);
   if (notBooleans.length > 0) {
     throw new ComposeFileError(
       notBooleans.map((path) => ({ path: path.join("."), message: "must be true or false" })),
     );
   }
-  assertValidCompose(document);
+  assertValidCompose(interpolated);
+  const document = applyCollision(interpolated, input.collision);
+  if (input.collision) assertValidCompose(document);
 
   const issues = new IssueList();
   const services = asRecord(document.services) ?? {};

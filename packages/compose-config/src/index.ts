@@ -3,6 +3,7 @@
  * Compose Specification, interpolation as Compose does it, the tenant refusals, and the
  * conversion to the file the platform deploys (`docker stack deploy` or Compose).
  */
+export * from "./collision.ts";
 export * from "./convert.ts";
 export * from "./errors.ts";
 export * from "./interpolate.ts";

@@ -16,6 +16,7 @@ import type {
   StackService,
 } from "@platform/agent-protocol";
 import {
+  type ComposeCollision,
   ComposeFileError,
   type ComposeTenant,
   type ConvertedCompose,
@@ -104,8 +105,10 @@ export async function convertedComposeOf(
   ctx: ServiceContext,
   row: LocatedCompose,
   composeFile = row.composeFile,
+  /** The domains to route instead of the stored ones (compose.import checks a template's before storing it). */
+  withDomains?: readonly { host: string; serviceName: string | null; port: number; path: string | null }[],
 ): Promise<ConvertedCompose> {
-  const domains = await composeDomains(ctx, row.composeId);
+  const domains = withDomains ?? (await composeDomains(ctx, row.composeId));
   const tenancy = await tenantOf(ctx, row);
   let converted: ConvertedCompose;
   try {
@@ -125,6 +128,7 @@ export async function convertedComposeOf(
       extraNetworks: await networkDockerNames(ctx, row.organizationId, row.networkIds),
       tenant: tenancy?.tenant ?? null,
       filesDirectory: STACK_FILES_ANCHOR,
+      collision: collisionOf(row),
     });
   } catch (error) {
     if (error instanceof ComposeFileError) throw composeFileError(error);
@@ -145,6 +149,24 @@ export async function convertedComposeOf(
     }
   }
   return converted;
+}
+
+/**
+ * Dokploy's collision rules (addDomainToCompose): isolatedDeployment first (the stack's own
+ * network keyed by the suffix, else the appName; volumes suffixed with isolatedDeploymentsVolume),
+ * else randomize with a suffix (every name suffixed); neither without them.
+ */
+export function collisionOf(
+  row: Pick<
+    LocatedCompose,
+    "appName" | "suffix" | "randomize" | "isolatedDeployment" | "isolatedDeploymentsVolume"
+  >,
+): ComposeCollision | undefined {
+  if (row.isolatedDeployment) {
+    return { mode: "isolated", network: row.suffix || row.appName, volumes: row.isolatedDeploymentsVolume };
+  }
+  if (row.randomize && row.suffix) return { mode: "randomize", suffix: row.suffix };
+  return undefined;
 }
 
 /**
@@ -204,6 +226,40 @@ function ownershipLabelsOf(row: LocatedCompose): Record<string, string> {
   };
 }
 
+/**
+ * The stack's file as its source holds it now: the stored text (raw), else the file at
+ * composePath of a fresh shallow clone of its branch, read through its server's agent (the clone
+ * fails for a source that cannot be reached: a 400 naming sourceType).
+ */
+export async function readComposeSource(
+  ctx: ServiceContext,
+  row: LocatedCompose,
+): Promise<{ composeFile: string; commit?: string }> {
+  if (row.sourceType === "raw") return { composeFile: row.composeFile };
+  const serverId = await serverFor(ctx, row);
+  const git = await repositoryGitSource(ctx, row, "compose service");
+  try {
+    const read = await callAgent(
+      serverId,
+      () =>
+        ctx.agents.client.readRepositoryFile(
+          serverId,
+          { git, path: row.composePath },
+          READ_REPOSITORY_TIMEOUT_MS,
+        ),
+      ctx.logger,
+    );
+    return { composeFile: read.content, commit: read.commit };
+  } catch (error) {
+    const message = [git.httpPassword, git.sshPrivateKey]
+      .filter((value): value is string => !!value)
+      .reduce((text, secret) => text.split(secret).join("***"), (error as Error).message);
+    throw badRequest(`Could not read ${row.composePath} from the repository: ${message}`, {
+      fields: ["sourceType"],
+    });
+  }
+}
+
 /** Runs one deployment of a stack (deploy or redeploy); throws with the reason. */
 export async function runComposeDeployment(
   ctx: ServiceContext,
@@ -242,6 +298,13 @@ export async function runComposeDeployment(
       throw error;
     });
     checkAborted();
+    const collision = collisionOf(row);
+    if (collision?.mode === "randomize") log(`Names suffixed with -${collision.suffix} (randomize)`);
+    if (collision?.mode === "isolated") {
+      log(
+        `Isolated deployment: every service joins the stack's network ${collision.network}${collision.volumes ? `, volumes suffixed with -${collision.network}` : ""}`,
+      );
+    }
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
     const files = (await serviceMountsOf(ctx.db, "compose", row.composeId))

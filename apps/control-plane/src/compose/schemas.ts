@@ -3,7 +3,7 @@
  * Accepted fields are the ones that act: the file, its type and variables, and where the file
  * comes from (`raw`, or `git` with composePath inside the clone).
  */
-import { COMPOSE_APP_NAME_PATTERN } from "@platform/compose-config";
+import { COMPOSE_APP_NAME_PATTERN, COMPOSE_SUFFIX_PATTERN } from "@platform/compose-config";
 import { z } from "zod";
 import { idSchema } from "../applications/schemas.ts";
 import {
@@ -39,6 +39,20 @@ export const composePathSchema = z
   .refine((path) => !/[\u0000-\u001f\u007f]/.test(path), "must not hold control characters");
 
 export const composeIdInput = z.object({ composeId: idSchema });
+
+/** The suffix randomize and isolatedDeployment name things with. */
+export const composeSuffixSchema = z
+  .string()
+  .regex(
+    COMPOSE_SUFFIX_PATTERN,
+    "must be lowercase letters, digits, '-' and '_' (at most 32), starting with a letter or digit",
+  );
+
+/** randomizeCompose, isolatedDeployment (Dokploy's apiRandomizeCompose). */
+export const randomizeComposeInput = z.object({
+  composeId: idSchema,
+  suffix: composeSuffixSchema.optional(),
+});
 
 /** A stack's name prefixes every Docker name it creates as `<appName>_`: so no `_` (and lowercase, as Compose projects are). */
 const composeAppNameSchema = appNameSchema.refine(
@@ -96,6 +110,11 @@ export const updateComposeInput = z.object({
   autoDeploy: z.boolean().optional(),
   triggerType: z.enum(["push", "tag"]).optional(),
   watchPaths: watchPathsSchema.nullish(),
+  // Dokploy's collision rules, applied by the conversion at each deploy (compose-config collision.ts).
+  suffix: z.union([z.literal(""), composeSuffixSchema]).optional(),
+  randomize: z.boolean().optional(),
+  isolatedDeployment: z.boolean().optional(),
+  isolatedDeploymentsVolume: z.boolean().optional(),
 });
 
 export const deployComposeInput = z.object({

@@ -10,21 +10,25 @@
  */
 import { randomBytes } from "node:crypto";
 import { composeUpArgs, STACK_FILE_NAME, stackDeployArgs } from "@platform/agent-protocol";
-import { ComposeFileError, parseComposeFile } from "@platform/compose-config";
+import { applyCollision, ComposeFileError, parseComposeFile } from "@platform/compose-config";
+import { stringify as stringifyYaml } from "yaml";
 import { z } from "zod";
 import { containerIdSchema } from "../agents/container-views.ts";
 import { checkGitSource } from "../applications/git-source-checks.ts";
 import { newRefreshToken, searchServices, serverBelongsTo } from "../applications/repository.ts";
 import { idSchema, searchFields } from "../applications/schemas.ts";
 import {
+  collisionOf,
   composeFileError,
   composeServerOf,
   composeStackAction,
   convertedComposeOf,
   ownerOfCompose,
+  readComposeSource,
   removeComposeProxy,
   teardownCompose,
 } from "../compose/deploy.ts";
+import { composeServiceVolumes } from "../compose/mounts.ts";
 import { claimComposePorts } from "../compose/ports.ts";
 import {
   COMPOSE_APP_NAME_CONSTRAINT,
@@ -44,6 +48,7 @@ import {
   createComposeInput,
   DISCONNECTED_COMPOSE_GIT,
   deployComposeInput,
+  randomizeComposeInput,
   saveComposeEnvironmentInput,
   toComposeView,
   updateComposeInput,
@@ -59,9 +64,11 @@ import {
   dropWaitingDeployments,
   stopRunningDeployment,
 } from "../deployments/stop.ts";
+import { deleteComposeDomain } from "../domains/writes.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
+import { dockerMountSchema } from "../mounts/named-volumes.ts";
 import { checkNetworkIds } from "../networks/index.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
@@ -271,6 +278,63 @@ async function renderSentTemplate(
   }
 }
 
+/** A file's text with Dokploy's collision rule applied (not interpolated: the file as its owner writes it). */
+function collidedText(composeFile: string, collision: Parameters<typeof applyCollision>[1]): string {
+  if (!composeFile.trim()) {
+    throw badRequest("The compose service has no file yet: set composeFile first", {
+      fields: ["composeFile"],
+    });
+  }
+  let document: Record<string, unknown>;
+  try {
+    document = parseComposeFile(composeFile);
+  } catch (error) {
+    if (error instanceof ComposeFileError) throw composeFileError(error);
+    throw error;
+  }
+  return stringifyYaml(applyCollision(document, collision), { lineWidth: 0 });
+}
+
+/**
+ * randomize, suffix, isolatedDeployment and isolatedDeploymentsVolume as they would be stored:
+ * a combination of which one field would do nothing is a 400 naming it (randomize without a
+ * suffix, randomize beside isolatedDeployment, which wins; isolatedDeploymentsVolume alone).
+ */
+function checkCollisionFields(
+  input: {
+    suffix?: string;
+    randomize?: boolean;
+    isolatedDeployment?: boolean;
+    isolatedDeploymentsVolume?: boolean;
+  },
+  next: Pick<LocatedCompose, "suffix" | "randomize" | "isolatedDeployment" | "isolatedDeploymentsVolume">,
+): void {
+  const sent = ["suffix", "randomize", "isolatedDeployment", "isolatedDeploymentsVolume"] as const;
+  if (!sent.some((field) => input[field] !== undefined)) return;
+  if (next.randomize && next.isolatedDeployment) {
+    throw badRequest(
+      "randomize and isolatedDeployment exclude each other: an isolated deployment is not randomized",
+      {
+        fields: ["randomize", "isolatedDeployment"],
+      },
+    );
+  }
+  if (next.randomize && !next.suffix) {
+    throw badRequest("randomize needs a suffix: the names are suffixed with it", { fields: ["suffix"] });
+  }
+  if (next.isolatedDeploymentsVolume && !next.isolatedDeployment) {
+    throw badRequest(
+      "isolatedDeploymentsVolume applies to an isolated deployment: set isolatedDeployment too",
+      {
+        fields: ["isolatedDeploymentsVolume"],
+      },
+    );
+  }
+}
+
+/** Dokploy's generateRandomHash: 8 hex digits. */
+const randomSuffix = () => randomBytes(4).toString("hex");
+
 const processedTemplateSchema = z.object({
   compose: z.string(),
   template: z.object({
@@ -382,6 +446,7 @@ export const composeRouter = defineRouter("compose", {
           next.networkIds,
         );
       }
+      checkCollisionFields(input, next);
       if (customGitSSHKeyId !== undefined) patch.customGitSshKeyId = customGitSSHKeyId;
       if (patch.env === "") patch.env = null;
       Object.assign(next, patch);
@@ -745,6 +810,129 @@ export const composeRouter = defineRouter("compose", {
         appName: input.appName,
         serverId: input.serverId ?? null,
       });
+    },
+  }),
+
+  randomizeCompose: mutation({
+    summary:
+      "The stack's file with every service, volume, network, config and secret name suffixed (suffix, else 8 random hex digits); nothing is stored (randomize and suffix on compose.update apply it at deploy)",
+    access: "member",
+    input: randomizeComposeInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return collidedText(row.composeFile, { mode: "randomize", suffix: input.suffix || randomSuffix() });
+    },
+  }),
+
+  isolatedDeployment: mutation({
+    summary:
+      "The stack's file (read from its source) as an isolated deployment deploys it: every service on the stack's own network keyed by suffix (else the stack's suffix, else the appName), volumes suffixed with isolatedDeploymentsVolume; unchanged when isolatedDeployment is off; nothing is stored",
+    access: "member",
+    input: randomizeComposeInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      const { composeFile } = await readComposeSource(ctx, row);
+      const collision = row.isolatedDeployment
+        ? collisionOf({ ...row, suffix: input.suffix || row.suffix })
+        : undefined;
+      return collidedText(composeFile, collision);
+    },
+  }),
+
+  fetchSourceType: mutation({
+    summary:
+      "Read the stack's file from its source now (a fresh clone of its branch for a repository) and answer the sourceType; a source that cannot be read is a 400",
+    access: "member",
+    input: composeIdInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      await readComposeSource(ctx, row);
+      return row.sourceType;
+    },
+  }),
+
+  loadMountsByService: query({
+    summary:
+      "The named volumes Docker mounted into a running container of one service of the stack (none when it runs no container)",
+    access: "member",
+    input: z.object({ composeId: idSchema, serviceName: z.string().min(1).max(200) }),
+    output: z.array(dockerMountSchema),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      return composeServiceVolumes(ctx, row, input.serviceName);
+    },
+  }),
+
+  import: mutation({
+    summary:
+      "Replace the stack's file, variables, mounts and domains with a template's (base64 of JSON {compose, config}); the source becomes raw; deploy applies it",
+    access: "member",
+    input: z.object({ base64: templateBase64Schema, composeId: idSchema }),
+    output: z.object({ success: z.literal(true), message: z.string() }),
+    handler: async ({ ctx, caller, input }) => {
+      const row = await load(ctx, caller, input.composeId);
+      const files = decodeTemplate(input.base64);
+      const generateHost = await generateHostFor(ctx, caller, row.appName, row.serverId ?? undefined);
+      let rendered: RenderedTemplate;
+      try {
+        rendered = renderTemplateFiles("sent", files, {
+          generateHost,
+          imageOverrides: ctx.config.templateImages,
+        });
+      } catch (error) {
+        if (error instanceof InvalidTemplateError) {
+          throw badRequest(error.message.replace("Template sent is invalid", "Invalid template"), {
+            fields: ["base64"],
+          });
+        }
+        throw error;
+      }
+      for (const mount of rendered.mounts) {
+        if (Buffer.byteLength(mount.content) > MAX_FILE_MOUNT_BYTES) {
+          throw badRequest(`Invalid template: the mount ${mount.filePath} is over 1 MiB`, {
+            fields: ["base64"],
+          });
+        }
+      }
+      const patch: ComposeUpdate = {
+        composeFile: rendered.composeFile,
+        sourceType: "raw",
+        env: rendered.envs.join("\n") || null,
+      };
+      const next = { ...row, ...patch } as LocatedCompose;
+      // The template's file and domains pass the conversion (the tenant's refusals too) before
+      // anything of the stack is replaced.
+      checkFile(rendered.composeFile);
+      const document = (
+        await convertedComposeOf(
+          ctx,
+          next,
+          rendered.composeFile,
+          rendered.domains.map((domain) => ({
+            host: domain.host,
+            serviceName: domain.serviceName,
+            port: domain.port,
+            path: domain.path ?? "/",
+          })),
+        )
+      ).document;
+      const domains = await ctx.db
+        .selectFrom("domains")
+        .select("domainId")
+        .where("composeId", "=", row.composeId)
+        .execute();
+      for (const domain of domains) await deleteComposeDomain(ctx, domain.domainId, row.composeId);
+      await ctx.db.deleteFrom("mounts").where("composeId", "=", row.composeId).execute();
+      const updated = await claimComposePorts(ctx, next, document, (trx) =>
+        updateCompose(trx, row.composeId, patch),
+      );
+      if (!updated) throw notFound("Compose");
+      await insertComposeFileMounts(ctx.db, row, rendered.mounts);
+      for (const domain of rendered.domains) await addComposeDomain(ctx, caller, row.composeId, domain);
+      return { success: true as const, message: "Template imported successfully" };
     },
   }),
 });

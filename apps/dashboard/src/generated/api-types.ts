@@ -1923,6 +1923,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.fetchSourceType": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read the stack's file from its source now (a fresh clone of its branch for a repository) and answer the sourceType; a source that cannot be read is a 400
+         * @description Reads the stack's file from its source now (the stored text, or the file at composePath of a fresh shallow clone of its branch through its server's agent) and answers the sourceType; a source that cannot be read is a 400 naming sourceType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.fetchSourceType` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.fetchSourceType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.getConvertedCompose": {
         parameters: {
             query?: never;
@@ -1995,6 +2019,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/compose.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the stack's file, variables, mounts and domains with a template's (base64 of JSON {compose, config}); the source becomes raw; deploy applies it
+         * @description Replaces the stack's file, variables, mounts and domains with those of a template sent as base64 of JSON {compose, config} (Dokploy's export); the source becomes raw. The template's file and domains pass the conversion (the tenant's refusals too) before anything is replaced; an invalid template is a 400 naming base64. The next deploy applies it.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.import` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.isolatedDeployment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The stack's file (read from its source) as an isolated deployment deploys it: every service on the stack's own network keyed by suffix (else the stack's suffix, else the appName), volumes suffixed with isolatedDeploymentsVolume; unchanged when isolatedDeployment is off; nothing is stored
+         * @description The stack's file, read from its source (a fresh clone for a repository), as an isolated deployment deploys it: every service (but one with network_mode) joins a network of the stack's own keyed by suffix (else the stack's suffix, else its appName), created with the stack as `<appName>_<key>`; with isolatedDeploymentsVolume the volumes are renamed `<name>-<key>`. Unchanged when isolatedDeployment is off; nothing is stored.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.isolatedDeployment` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.isolatedDeployment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/compose.killBuild": {
         parameters: {
             query?: never;
@@ -2013,6 +2085,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/compose.killBuild` with tRPC envelopes (see the trpc tag).
          */
         post: operations["compose.killBuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.loadMountsByService": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The named volumes Docker mounted into a running container of one service of the stack (none when it runs no container)
+         * @description The named volumes Docker mounted into a running container of the stack's service serviceName, as Docker's inspect data lists them (`Type`, `Name`, `Source`, `Destination`, `Driver`, `Mode`, `RW`, `Propagation`), read by its server's agent among the stack's own containers; [] when the service runs no container.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/compose.loadMountsByService` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["compose.loadMountsByService"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2133,6 +2229,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/compose.processTemplate` with tRPC envelopes (see the trpc tag).
          */
         post: operations["compose.processTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/compose.randomizeCompose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The stack's file with every service, volume, network, config and secret name suffixed (suffix, else 8 random hex digits); nothing is stored (randomize and suffix on compose.update apply it at deploy)
+         * @description The stack's stored file with every service, volume, network, config and secret renamed `<name>-<suffix>` and every reference following (suffix: lowercase letters, digits, `-`, `_`, at most 32; else 8 random hex digits); nothing is stored. compose.update's randomize and suffix apply the same renaming at each deploy.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/compose.randomizeCompose` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["compose.randomizeCompose"];
         delete?: never;
         options?: never;
         head?: never;
@@ -16955,6 +17075,39 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "compose.fetchSourceType": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "compose.getConvertedCompose": {
         parameters: {
             query: {
@@ -17041,6 +17194,78 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "compose.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    base64: string;
+                    composeId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        message: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.isolatedDeployment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                    suffix?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "compose.killBuild": {
         parameters: {
             query?: never;
@@ -17073,6 +17298,46 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.loadMountsByService": {
+        parameters: {
+            query: {
+                /** @description Id of the compose */
+                composeId: string;
+                /** @description Only items whose serviceName contains this text */
+                serviceName: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Type: string;
+                        Name: string;
+                        Source: string;
+                        Destination: string;
+                        Driver: string;
+                        Mode: string;
+                        RW: boolean;
+                        Propagation: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -17361,6 +17626,40 @@ export interface operations {
                             }[];
                         };
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "compose.randomizeCompose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    composeId: string;
+                    suffix?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -17751,6 +18050,10 @@ export interface operations {
                     /** @enum {string} */
                     triggerType?: "push" | "tag";
                     watchPaths?: string[] | null;
+                    suffix?: "" | string;
+                    randomize?: boolean;
+                    isolatedDeployment?: boolean;
+                    isolatedDeploymentsVolume?: boolean;
                 };
             };
         };
