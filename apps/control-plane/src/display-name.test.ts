@@ -27,10 +27,16 @@ interface Def {
 const NAME_KEYS = /^(name|registryName|organizationName|displayName|projectName|environmentName)$/;
 const SEARCH_FILTERS = /\.search$/;
 /**
- * Names that are the engine's own (a network's Docker name, `[a-zA-Z0-9][a-zA-Z0-9_.-]*`): they
- * refuse every forbidden character like display names, but are not free text in any script.
+ * Names that are identifiers, not free text in any script: a network's Docker name
+ * (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`) and a vault provider's name, which environment variables cite in
+ * `${{vault.<name>.<path>:<field>}}` (Dokploy's `[a-zA-Z0-9_-]+`). They refuse every forbidden
+ * character like display names.
  */
-const ENGINE_NAMES = new Set(["network.create: name"]);
+const ENGINE_NAMES = new Set([
+  "network.create: name",
+  "vaultProvider.create: name",
+  "vaultProvider.update: name",
+]);
 
 /** The name fields of an input schema, with their path. */
 function nameFields(schema: Schema, at = ""): [string, Schema][] {
