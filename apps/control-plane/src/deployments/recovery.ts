@@ -42,8 +42,18 @@ type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
  */
 export interface InterruptedRunHandler {
   matches(row: Running): boolean;
-  /** Settles the run; `runAgain` hands it back to the queue. */
-  settle(ctx: ServiceContext, row: Running, runAgain: (row: Running) => Promise<void>): Promise<void>;
+  /**
+   * Settles the run; `runAgain` hands it back to the queue. It may wait long (an agent job the
+   * dead copy started, followed to its end) while this control plane holds its lease; `stop`
+   * fires when this control plane closes: the run is then left running (its lease released, the
+   * next copy or start takes it over).
+   */
+  settle(
+    ctx: ServiceContext,
+    row: Running,
+    runAgain: (row: Running) => Promise<void>,
+    stop: AbortSignal,
+  ): Promise<void>;
 }
 
 const interruptedRunHandlers: InterruptedRunHandler[] = [];
@@ -60,6 +70,8 @@ type Followed = Running & {
 
 export class DeploymentRecovery {
   private readonly pending = new Map<string, Promise<void>>();
+  /** The runs being settled by their feature's handler (in the background, lease held). */
+  private readonly settling = new Set<Promise<void>>();
   private readonly controller = new AbortController();
 
   constructor(
@@ -102,11 +114,15 @@ export class DeploymentRecovery {
       if (!(await this.leases.take(ctx.db, row.deploymentId, ctx.now()))) continue;
       const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));
       if (handler) {
-        try {
-          await handler.settle(ctx, row, (again) => this.runAgain(again));
-        } finally {
-          await this.leases.release(row.deploymentId);
-        }
+        // In the background: a handler waiting for its agent job must not hold the sweep back.
+        const settling = handler
+          .settle(ctx, row, (again) => this.runAgain(again), this.controller.signal)
+          .catch((error) =>
+            ctx.logger.error({ err: error, deploymentId: row.deploymentId }, "run takeover failed"),
+          )
+          .finally(() => this.leases.release(row.deploymentId));
+        this.settling.add(settling);
+        void settling.finally(() => this.settling.delete(settling));
         continue;
       }
       const target = await loadDeploymentTarget(ctx, row).catch(async (error) => {
@@ -177,7 +193,7 @@ export class DeploymentRecovery {
   /** Stops following (the rows stay running: the next start recovers them). */
   async close(): Promise<void> {
     this.controller.abort();
-    await Promise.all([...this.pending.values()]);
+    await Promise.all([...this.pending.values(), ...this.settling]);
   }
 
   private async recover(row: Followed): Promise<void> {
