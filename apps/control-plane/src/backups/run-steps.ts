@@ -6,7 +6,12 @@
  * a run a stopped control plane left running.
  */
 
-import { AgentCommandError, type AwaitJobResult, type ObjectStorage } from "@platform/agent-protocol";
+import {
+  AgentCommandError,
+  AgentUnavailableError,
+  type AwaitJobResult,
+  type ObjectStorage,
+} from "@platform/agent-protocol";
 import {
   abortStaleUploads,
   deleteObject,
@@ -319,6 +324,8 @@ export async function settleTakenOver(
 const AWAIT_JOB_MS = 20_000;
 /** How long an agent that does not answer is asked again before the run is given up on. */
 const AWAIT_UNREACHABLE_MS = 60_000;
+/** As long for an agent that is not connected at all (no responder: reconnecting, or gone). */
+const AWAIT_UNCONNECTED_MS = 20_000;
 
 /** What the agent says of a job a dead control plane started (awaitJob), followed to its end. */
 export type TakenOverJob =
@@ -332,7 +339,8 @@ export type TakenOverJob =
  * Waits for the agent job `jobId` that a control plane which died started (its reply went
  * nowhere; the agent goes on with it): asked again every AWAIT_JOB_MS while it runs, for as long
  * as it runs (the lease of the run is renewed meanwhile). An agent that does not answer for
- * AWAIT_UNREACHABLE_MS, or is too old to tell, makes it unknown.
+ * AWAIT_UNREACHABLE_MS (AWAIT_UNCONNECTED_MS when it is not connected), or is too old to tell,
+ * makes it unknown.
  */
 export async function awaitTakenOverJob(
   ctx: ServiceContext,
@@ -350,7 +358,8 @@ export async function awaitTakenOverJob(
         return { state: "unknown", why: `the agent of server ${serverId} is too old to tell` };
       }
       unreachableSince ??= Date.now();
-      if (Date.now() - unreachableSince > AWAIT_UNREACHABLE_MS) {
+      const limitMs = error instanceof AgentUnavailableError ? AWAIT_UNCONNECTED_MS : AWAIT_UNREACHABLE_MS;
+      if (Date.now() - unreachableSince > limitMs) {
         return { state: "unknown", why: `the agent of server ${serverId} does not answer` };
       }
       await new Promise((resolve) => setTimeout(resolve, 1000));

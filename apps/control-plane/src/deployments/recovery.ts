@@ -68,10 +68,11 @@ type Followed = Running & {
   follow: Exclude<DeploymentTarget["recovery"], "runAgain">["follow"];
 };
 
+/** A running deployment recovery settles: followed on its service, or by its feature's handler. */
+type Recovered = Followed | (Running & { settle: () => Promise<void> });
+
 export class DeploymentRecovery {
   private readonly pending = new Map<string, Promise<void>>();
-  /** The runs being settled by their feature's handler (in the background, lease held). */
-  private readonly settling = new Set<Promise<void>>();
   private readonly controller = new AbortController();
 
   constructor(
@@ -108,21 +109,18 @@ export class DeploymentRecovery {
 
   private async takeOver(running: Running[]): Promise<string[]> {
     const { ctx } = this;
-    const rows: Followed[] = [];
+    const rows: Recovered[] = [];
     for (const row of running) {
       // Another live control plane runs or follows it: not ours to recover.
       if (!(await this.leases.take(ctx.db, row.deploymentId, ctx.now()))) continue;
       const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));
       if (handler) {
-        // In the background: a handler waiting for its agent job must not hold the sweep back.
-        const settling = handler
-          .settle(ctx, row, (again) => this.runAgain(again), this.controller.signal)
-          .catch((error) =>
-            ctx.logger.error({ err: error, deploymentId: row.deploymentId }, "run takeover failed"),
-          )
-          .finally(() => this.leases.release(row.deploymentId));
-        this.settling.add(settling);
-        void settling.finally(() => this.settling.delete(settling));
+        // Settled like a followed deployment, in the background (a handler waiting for its agent
+        // job must not hold the sweep back) and holding the target's other jobs back meanwhile.
+        rows.push({
+          ...row,
+          settle: () => handler.settle(ctx, row, (again) => this.runAgain(again), this.controller.signal),
+        });
         continue;
       }
       const target = await loadDeploymentTarget(ctx, row).catch(async (error) => {
@@ -148,7 +146,7 @@ export class DeploymentRecovery {
     for (const row of rows) {
       const before = this.pending.get(row.targetId) ?? Promise.resolve();
       const next = before
-        .then(() => this.recover(row))
+        .then(() => ("settle" in row ? row.settle() : this.recover(row)))
         .finally(() => this.leases.release(row.deploymentId))
         .catch((error) =>
           ctx.logger.error({ err: error, deploymentId: row.deploymentId }, "deployment recovery failed"),
@@ -193,7 +191,7 @@ export class DeploymentRecovery {
   /** Stops following (the rows stay running: the next start recovers them). */
   async close(): Promise<void> {
     this.controller.abort();
-    await Promise.all([...this.pending.values(), ...this.settling]);
+    await Promise.all([...this.pending.values()]);
   }
 
   private async recover(row: Followed): Promise<void> {
