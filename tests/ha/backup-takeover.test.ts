@@ -6,7 +6,8 @@
  * killed -9. The agent goes on with the job; the other copy takes the run over once the lease
  * ran out, asks the agent for the job's outcome (awaitJob) and records it: the run ends done on
  * the surviving copy, the object is in the bucket and the run names it with its size, one run
- * and one object only, and the backup's notification is delivered once.
+ * and one object only, and the backup's notification is delivered once. The same for a volume
+ * backup of the database's data volume (a third copy started in place of the killed one).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -89,6 +90,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 90
 const byName = new Map<string, { copy: ControlPlaneProcess; api: ApiClient }>();
 let postgresId: string;
 let backupId: string;
+let destinationId: string;
 /** Bodies the notification receiver got. */
 const delivered: string[] = [];
 
@@ -216,6 +218,7 @@ beforeAll(async () => {
     postgresId,
   });
   backupId = backup.backupId;
+  destinationId = destination.destinationId;
 }, 240_000);
 
 afterAll(async () => {
@@ -239,6 +242,46 @@ afterAll(async () => {
   await database?.drop();
   await nats?.stop();
 }, 120_000);
+
+/** Holds the stand-in's writes of keys under `prefix` until released; `inFlight` once one came. */
+function holdWrites(prefix: string): { inFlight: () => boolean; release: () => void } {
+  let inFlight = false;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  s3.beforeWrite(async (key) => {
+    if (!key.startsWith(prefix)) return;
+    inFlight = true;
+    await released;
+  });
+  return { inFlight: () => inFlight, release };
+}
+
+/**
+ * Kills -9 the copy holding the lease of run `deploymentId`, waits for the other copy to hold it
+ * (the run taken over, its agent job still held by the stand-in), then answers that copy.
+ */
+async function killLeaseHolder(deploymentId: string): Promise<{ api: ApiClient; copy: ControlPlaneProcess }> {
+  const lease = await db.db
+    .selectFrom("deploymentLeases")
+    .select("owner")
+    .where("deploymentId", "=", deploymentId)
+    .executeTakeFirstOrThrow();
+  const killed = byName.get(lease.owner)!;
+  const [survivorName, survivor] = [...byName.entries()].find(([name]) => name !== lease.owner)!;
+  killed.copy.child.kill("SIGKILL");
+  byName.delete(lease.owner);
+  await until("the surviving copy holding the run's lease", async () => {
+    const now = await db.db
+      .selectFrom("deploymentLeases")
+      .select("owner")
+      .where("deploymentId", "=", deploymentId)
+      .executeTakeFirst();
+    return now?.owner === survivorName;
+  });
+  return survivor;
+}
 
 describe("kill -9 of the copy running a backup", () => {
   it("another copy finishes it from the agent's job: done, its object in the bucket and named, run once", async () => {
@@ -281,6 +324,7 @@ describe("kill -9 of the copy running a backup", () => {
     const killed = byName.get(lease.owner)!;
     const [survivorName, survivor] = [...byName.entries()].find(([name]) => name !== lease.owner)!;
     killed.copy.child.kill("SIGKILL");
+    byName.delete(lease.owner);
     await manual;
     // The copy that ran the backup is gone; its agent job goes on (its upload still held) while
     // the other copy takes the run over once the lease ran out, and waits for the job.
@@ -344,5 +388,57 @@ describe("kill -9 of the copy running a backup", () => {
     );
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toContain("success");
+  }, 240_000);
+
+  it("a volume backup: another copy records its object and size from the agent's job, run once", async () => {
+    // Started again: the previous case killed one of the two.
+    const restarted = await startCopy(`takeover-c`);
+    byName.set("takeover-c", restarted);
+    const survivorApi = [...byName.values()][0]!.api;
+    restarted.api.token = survivorApi.token;
+    const volumePrefix = "ha/volumes";
+    const volumeBackup = await survivorApi.mutateOk("volumeBackups.create", {
+      name: "data volume",
+      volumeName: `${appName}-data`,
+      prefix: volumePrefix,
+      cronExpression: "0 0 1 1 *",
+      enabled: false,
+      postgresId,
+      destinationId,
+    });
+    const held = holdWrites(`${volumePrefix}/`);
+    // Started through the copy that does not run it as often as through the one that does.
+    const manual = restarted.api
+      .mutate("volumeBackups.runManually", { volumeBackupId: volumeBackup.volumeBackupId })
+      .catch((error: Error) => error);
+    await until("the volume upload in flight", async () => held.inFlight());
+    const run = await db.db
+      .selectFrom("deployments")
+      .select("deploymentId")
+      .where("kind", "=", "volumeBackup")
+      .executeTakeFirstOrThrow();
+    const survivor = await killLeaseHolder(run.deploymentId);
+    held.release();
+    await manual;
+    const settled = async () =>
+      db.db
+        .selectFrom("deployments")
+        .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+        .select(["status", "errorMessage", "logs", "backupFile", "backupSizeBytes"])
+        .where("deployments.deploymentId", "=", run.deploymentId)
+        .executeTakeFirstOrThrow();
+    await until("the volume backup run settled", async () => (await settled()).status !== "running");
+    const row = await settled();
+    expect(row.status, `${row.errorMessage}\n${row.logs}\n${tail(survivor.copy.output, 40)}`).toBe("done");
+    const objects = await listObjects(s3.storage, `${volumePrefix}/`);
+    expect(objects.map((object) => object.key)).toEqual([row.backupFile]);
+    expect(Number(row.backupSizeBytes)).toBe(objects[0]!.size);
+    expect(row.logs).toContain("another one took it over");
+    const volumeRuns = await db.db
+      .selectFrom("deployments")
+      .select("deploymentId")
+      .where("kind", "=", "volumeBackup")
+      .execute();
+    expect(volumeRuns).toEqual([{ deploymentId: run.deploymentId }]);
   }, 240_000);
 });
