@@ -82,8 +82,9 @@ export function registerFeatures(): void {
     matches: (row) => row.targetKind === "schedule",
     settle: (ctx, row, _runAgain, stop) => takeOverScheduleRun(ctx, row, stop),
   });
-  // Nor is a volume backup run: a service it stopped is scaled back by the agent. A restore
-  // runs again (it writes the same archive), its old agent job cancelled.
+  // Nor is a volume backup run: its agent job's outcome is recorded, or it fails when the agent
+  // no longer knows it (a service it stopped is scaled back by the agent). A restore runs again
+  // (it writes the same archive), its old agent job cancelled.
   registerInterruptedRunHandler({
     matches: (row) => isVolumeRunKind(row.kind),
     settle: async (ctx, row, runAgain, stop) => {
