@@ -6,7 +6,9 @@
  *   the test holds), then started again;
  * - the control plane is killed -9 during the upload (its bytes provably in flight: the proxy
  *   holds them), then started again.
- * Each ends in a settled failed run and no object in the bucket; then the next scheduled run
+ * The first ends in a settled failed run and no object in the bucket; the second is finished by
+ * the agent and recorded by the restarted control plane from the job's outcome (issue 40 item 4:
+ * one run, its object in the bucket and named); then the next scheduled run
  * succeeds, and aborts the unfinished multipart upload a killed agent left under the backup's
  * prefix. The control plane's own backup (databaseType web-server, streamed by the control
  * plane itself) is killed -9 during its upload the same way: failed at the restart, never run
@@ -225,29 +227,45 @@ describe("backups under faults", () => {
     expect(one.lastRun).toMatchObject({ deploymentId: run.deploymentId, status: "error", backupFile: null });
   }, 90_000);
 
-  it("control plane kill -9 during the upload: the run fails at its restart, no object is left", async () => {
+  it("control plane kill -9 during the upload: the agent finishes it, the restarted control plane records it", async () => {
     const locker = await connect();
     await locker.query("begin");
     await locker.query("lock table items in access exclusive mode");
     const before = await knownRuns();
     const manual = startManualBackup();
     await dumpWaiting(before, manual);
-    // From here on the only client of the bucket is the agent's upload: hold its bytes.
-    proxy.hold();
+    // The upload's first write is held by the stand-in until the control plane is dead.
+    let inFlight = false;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    s3.beforeWrite(async (key) => {
+      if (!key.startsWith(`${PREFIX}/`)) return;
+      inFlight = true;
+      await released;
+    });
     await locker.query("rollback");
     await locker.end();
-    await rig.until("the upload in flight", async () => proxy.heldChunks > 0);
+    await rig.until("the upload in flight", async () => inFlight);
     await rig.controlPlane.stop("SIGKILL");
     await manual.done;
-    // The bucket is reachable again while the control plane is down: the agent's upload may
-    // complete now, unconfirmed; the restarted control plane fails the run and deletes it.
-    await proxy.cut();
-    await proxy.restore();
+    // The agent goes on with its job while the control plane is down: its upload completes, and
+    // the restarted control plane takes the run over from the job's outcome (issue 40 item 4).
+    release();
+    s3.beforeWrite(undefined);
     await rig.controlPlane.start();
     const run = await settledNewRun(before);
-    expect(run.status).toBe("error");
-    expect(run.errorMessage).toMatch(/Interrupted/);
-    expect(await bucketKeys()).toEqual([]);
+    expect(run.status, run.errorMessage ?? "").toBe("done");
+    expect(run.logs).toMatch(/another one took it over/);
+    const keys = await bucketKeys();
+    expect(keys).toEqual([run.imageName]);
+    const one = await rig.api.queryOk("backup.one", { backupId });
+    expect(one.lastRun).toMatchObject({
+      deploymentId: run.deploymentId,
+      status: "done",
+      backupFile: run.imageName,
+    });
   }, 90_000);
 
   it("the next scheduled run succeeds and aborts the unfinished upload a killed agent left", async () => {

@@ -227,6 +227,7 @@ export class AgentCore {
     backupVolume: (command) => this.deployer.backupVolume(command),
     restoreVolume: (command) => this.deployer.restoreVolume(command),
     cancelJob: (command) => this.deployer.cancelJob(command),
+    awaitJob: (command) => this.deployer.awaitJob(command),
     cleanBuildCache: () => this.deployer.cleanBuildCache(),
     keepRollbackImage: (command) => keepRollbackImage(this.docker, command),
     rollbackImageStatus: (command) => rollbackImageStatus(this.docker, command.image),

@@ -7,7 +7,7 @@
  */
 import { loadApplicationTarget } from "./applications/deploy-target.ts";
 import { applicationHooks } from "./applications/service-kind.ts";
-import { backupRunTarget, failInterruptedBackupRun, isBackupRunKind } from "./backups/runs.ts";
+import { backupRunTarget, isBackupRunKind, takeOverBackupRun } from "./backups/runs.ts";
 import { failInterruptedWebServerRun, loadWebServerTarget } from "./backups/web-server-runs.ts";
 import { loadComposeTarget } from "./compose/deploy.ts";
 import { composeHooks } from "./compose/service-kind.ts";
@@ -19,12 +19,12 @@ import { registerRunKind, registerTargetKind } from "./deployments/targets.ts";
 import { loadPreviewTarget } from "./previews/previews.ts";
 import { registerServiceKindHooks } from "./projects/workload-kinds.ts";
 import { runComposeRollbackDeployment, runRollbackDeployment } from "./rollbacks/run.ts";
-import { failInterruptedScheduleRun, loadScheduleTarget } from "./schedules/runs.ts";
+import { loadScheduleTarget, takeOverScheduleRun } from "./schedules/runs.ts";
 import { deploymentServerId } from "./servers/placement.ts";
 import {
   cancelVolumeJob,
-  failInterruptedVolumeRun,
   isVolumeRunKind,
+  takeOverVolumeRun,
   volumeRunTarget,
 } from "./volume-backups/volume-backups.ts";
 
@@ -65,27 +65,30 @@ export function registerFeatures(): void {
     adapt: (target) => ({ ...target, run: runComposeRollbackDeployment }),
   });
 
-  // A backup run is never run again: it ends failed, its agent job cancelled (backups/runs.ts).
+  // A backup run is never run again: its agent job, which goes on, is followed to its end and
+  // its outcome recorded; a job the agent no longer knows fails the run (backups/runs.ts).
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "database" && isBackupRunKind(row.kind),
-    settle: (ctx, row) => failInterruptedBackupRun(ctx, { ...row, databaseId: row.targetId }),
+    settle: (ctx, row, _runAgain, stop) => takeOverBackupRun(ctx, { ...row, databaseId: row.targetId }, stop),
   });
   // Nor is a run of the control plane's own backup: its upload died with the process.
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "webServer",
     settle: (ctx, row) => failInterruptedWebServerRun(ctx, row),
   });
-  // A schedule's run is never run again either: the command is not known to be idempotent.
+  // A schedule's run is never run again either (the command is not known to be idempotent): its
+  // outcome is recorded from the agent when it still has it.
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "schedule",
-    settle: (ctx, row) => failInterruptedScheduleRun(ctx, row),
+    settle: (ctx, row, _runAgain, stop) => takeOverScheduleRun(ctx, row, stop),
   });
-  // Nor is a volume backup run: a service it stopped is scaled back by the agent. A restore
-  // runs again (it writes the same archive), its old agent job cancelled.
+  // Nor is a volume backup run: its agent job's outcome is recorded, or it fails when the agent
+  // no longer knows it (a service it stopped is scaled back by the agent). A restore runs again
+  // (it writes the same archive), its old agent job cancelled.
   registerInterruptedRunHandler({
     matches: (row) => isVolumeRunKind(row.kind),
-    settle: async (ctx, row, runAgain) => {
-      if (row.kind !== "volumeRestore") return failInterruptedVolumeRun(ctx, row);
+    settle: async (ctx, row, runAgain, stop) => {
+      if (row.kind !== "volumeRestore") return takeOverVolumeRun(ctx, row, stop);
       await cancelVolumeJob(ctx, row);
       await runAgain(row);
     },

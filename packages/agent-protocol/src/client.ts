@@ -171,6 +171,14 @@ export class AgentClient {
     return this.call(serverId, "cancelJob", { jobId, waitMs }, timeoutMs);
   }
 
+  /**
+   * A job's outcome: ENDED with its result (or error) once it ended, RUNNING when it still runs
+   * after `waitMs`, UNKNOWN when this agent neither runs it nor kept its outcome (it restarted).
+   */
+  awaitJob(serverId: string, jobId: string, waitMs: number, timeoutMs = waitMs + 5000) {
+    return this.call(serverId, "awaitJob", { jobId, waitMs }, timeoutMs);
+  }
+
   /** Docker's state of some services (by appName) and which of `jobIds` the agent is running. */
   observeServices(serverId: string, command: CommandArgs<"observeServices">, timeoutMs?: number) {
     for (const name of command.serviceNames ?? []) assertValidName(name, "service name");

@@ -256,6 +256,7 @@ export const requests: CommandRequest[] = [
     },
   },
   { ...header, command: "cancelJob", cancelJob: { jobId: "d-1", waitMs: 5000 } },
+  { ...header, command: "awaitJob", awaitJob: { jobId: "d-1-backup", waitMs: 20000 } },
   {
     ...header,
     command: "runSchedule",
@@ -847,6 +848,19 @@ export const replies: CommandReply[] = [
     },
   },
   { requestId: "r-1", result: "cancelJob", cancelJob: { cancelled: true, runsOn: true, ended: true } },
+  {
+    requestId: "r-1",
+    result: "awaitJob",
+    awaitJob: {
+      state: "ENDED",
+      error: { code: "FAILED", message: "the upload failed" },
+      backupDatabase: { sizeBytes: 2048, dumpBytes: 8192 },
+      restoreDatabase: { sizeBytes: 2048, check: "3 rows in orders", rows: 3 },
+      backupVolume: { sizeBytes: 512, archiveBytes: 4096, stoppedServices: ["shop"] },
+      restoreVolume: { sizeBytes: 512, created: true, stoppedServices: ["shop"] },
+      scheduledCommand: { exitCode: 3, containerId: "c1" },
+    },
+  },
   { requestId: "r-1", result: "cleanBuildCache", cleanBuildCache: { reclaimedBytes: 1024 } },
   {
     requestId: "r-1",

@@ -6,6 +6,8 @@ import { mkdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type {
+  AwaitJobCommand,
+  AwaitJobResult,
   BackupDatabaseCommand,
   BackupDatabaseResult,
   BackupVolumeCommand,
@@ -69,7 +71,7 @@ import {
   staticImageFromEnv,
 } from "./build.ts";
 import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
-import { JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
+import { type JobOutcome, JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
@@ -366,8 +368,11 @@ export class Deployer {
       command.database?.password,
       command.storage?.secretAccessKey,
     ]);
-    return this.runJob(command.jobId, log, (signal) =>
-      backupDatabase(this.options.docker, command, log, signal),
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal) => backupDatabase(this.options.docker, command, log, signal),
+      (result) => ({ backupDatabase: result }),
     );
   }
 
@@ -377,46 +382,64 @@ export class Deployer {
       command.database?.password,
       command.storage?.secretAccessKey,
     ]);
-    return this.runJob(command.jobId, log, (signal) =>
-      restoreDatabase(this.options.docker, command, log, signal),
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal) => restoreDatabase(this.options.docker, command, log, signal),
+      (result) => ({ restoreDatabase: result }),
     );
   }
 
   /** A schedule's command in its service's container, as a job (schedule/index.ts). */
   runSchedule(command: RunScheduleCommand): Promise<ScheduledCommandResult> {
     const log = this.logStream(command.logStreamId, []);
-    return this.runJob(command.jobId, log, (signal) =>
-      runSchedule(this.options.docker, command, log, signal),
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal) => runSchedule(this.options.docker, command, log, signal),
+      (result) => ({ scheduledCommand: result }),
     );
   }
 
   /** An instance administrator's script on this server, as a job (schedule/index.ts). */
   runHostScript(command: RunHostScriptCommand): Promise<ScheduledCommandResult> {
     const log = this.logStream(command.logStreamId, []);
-    return this.runJob(command.jobId, log, (signal) => runHostScript(command, log, signal));
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal) => runHostScript(command, log, signal),
+      (result) => ({ scheduledCommand: result }),
+    );
   }
 
   /** A named volume archived into object storage, as a job (backup/volume.ts). */
   backupVolume(command: BackupVolumeCommand): Promise<BackupVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
-    return this.runJob(command.jobId, log, (signal) =>
-      backupVolume(this.options.docker, this.options.agentMark, command, log, signal),
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal) => backupVolume(this.options.docker, this.options.agentMark, command, log, signal),
+      (result) => ({ backupVolume: result }),
     );
   }
 
   /** A volume archive restored into a named volume, as a job (backup/volume.ts). */
   restoreVolume(command: RestoreVolumeCommand): Promise<RestoreVolumeResult> {
     const log = this.logStream(command.logStreamId, [command.storage?.secretAccessKey]);
-    return this.runJob(command.jobId, log, (signal, job) =>
-      restoreVolume(
-        this.options.docker,
-        this.options.agentMark,
-        command,
-        log,
-        signal,
-        job,
-        path.join(this.options.mainDirectory, "restores"),
-      ),
+    return this.runJob(
+      command.jobId,
+      log,
+      (signal, job) =>
+        restoreVolume(
+          this.options.docker,
+          this.options.agentMark,
+          command,
+          log,
+          signal,
+          job,
+          path.join(this.options.mainDirectory, "restores"),
+        ),
+      (result) => ({ restoreVolume: result }),
     );
   }
 
@@ -432,6 +455,11 @@ export class Deployer {
         ? false
         : await this.jobs.ended(command.jobId, Math.min(command.waitMs, 60_000));
     return { cancelled: outcome === "cancelled", runsOn: outcome === "uncuttable", ended };
+  }
+
+  /** A job's outcome once it ended (kept for a while), waiting at most `waitMs` while it runs. */
+  awaitJob(command: AwaitJobCommand): Promise<AwaitJobResult> {
+    return this.jobs.awaitOutcome(command.jobId, command.waitMs);
   }
 
   async cleanBuildCache(): Promise<CleanBuildCacheResult> {
@@ -466,9 +494,11 @@ export class Deployer {
     jobId: string,
     log: LogStream,
     work: (signal: AbortSignal, job: RunningJob) => Promise<T>,
+    outcome?: (result: T) => JobOutcome,
   ): Promise<T> {
     try {
-      const result = await this.jobs.run(jobId, work);
+      const kept = outcome ? { outcome, mask: (message: string) => log.mask(message) } : undefined;
+      const result = await this.jobs.run(jobId, work, kept);
       log.close("done");
       return result;
     } catch (error) {

@@ -6,7 +6,12 @@
  * a run a stopped control plane left running.
  */
 
-import type { ObjectStorage } from "@platform/agent-protocol";
+import {
+  AgentCommandError,
+  AgentUnavailableError,
+  type AwaitJobResult,
+  type ObjectStorage,
+} from "@platform/agent-protocol";
 import {
   abortStaleUploads,
   deleteObject,
@@ -19,7 +24,7 @@ import type { Db } from "../db/database.ts";
 import { recordSkippedRun } from "../deployments/cron-table.ts";
 import { maskSecrets } from "../deployments/deploy-service.ts";
 import { forwardAgentLog } from "../deployments/log-forwarder.ts";
-import { followAgentJob } from "../deployments/observe.ts";
+import { followAgentJob, unlessAborted } from "../deployments/observe.ts";
 import type { DeploymentRun } from "../deployments/pipeline.ts";
 import {
   type DeploymentResult,
@@ -284,16 +289,91 @@ export async function failInterrupted(
   target: DeploymentTarget | undefined,
 ): Promise<void> {
   const reason = "Interrupted: the control plane stopped during this run; nothing was completed";
-  const result: DeploymentResult = { status: "error", errorMessage: reason };
-  await ctx.db.transaction().execute(async (trx) => {
+  await settleTakenOver(ctx, row, target, { status: "error", errorMessage: reason }, [reason]);
+}
+
+/**
+ * Ends a run another control plane took over: its outcome, the lines it logged, and its target
+ * settled (the event and notification) in one write, as the worker does. Nothing changes when
+ * the run is no longer running (stopped meanwhile).
+ */
+export async function settleTakenOver(
+  ctx: ServiceContext,
+  row: { deploymentId: string; title: string },
+  target: DeploymentTarget | undefined,
+  result: DeploymentResult,
+  lines: string[],
+): Promise<boolean> {
+  const now = ctx.now();
+  const line = lines.join(`\n${now.toISOString()} `);
+  return ctx.db.transaction().execute(async (trx) => {
     const moved = await moveDeployments(
       trx,
       { deploymentId: row.deploymentId },
       ["running"],
       result,
-      { line: reason },
-      ctx.now(),
+      { line },
+      now,
     );
-    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, ctx.now());
+    if (moved.length > 0 && target) await settleTarget(trx, target, row, result, now);
+    return moved.length > 0;
   });
+}
+
+/** How long one awaitJob answer waits for a running job before it is asked again. */
+const AWAIT_JOB_MS = 20_000;
+/** How long an agent that does not answer is asked again before the run is given up on. */
+const AWAIT_UNREACHABLE_MS = 60_000;
+/** As long for an agent that is not connected at all (no responder: reconnecting, or gone). */
+const AWAIT_UNCONNECTED_MS = 20_000;
+
+/** What the agent says of a job a dead control plane started (awaitJob), followed to its end. */
+export type TakenOverJob =
+  | { state: "ended"; outcome: AwaitJobResult }
+  /** The agent neither runs it nor kept its outcome (it restarted), or it does not answer. */
+  | { state: "unknown"; why: string }
+  /** This control plane is closing: the run is left running for the next one. */
+  | { state: "stopped" };
+
+/**
+ * Waits for the agent job `jobId` that a control plane which died started (its reply went
+ * nowhere; the agent goes on with it): asked again every AWAIT_JOB_MS while it runs, for as long
+ * as it runs (the lease of the run is renewed meanwhile). An agent that does not answer for
+ * AWAIT_UNREACHABLE_MS (AWAIT_UNCONNECTED_MS when it is not connected), or is too old to tell,
+ * makes it unknown.
+ */
+export async function awaitTakenOverJob(
+  ctx: ServiceContext,
+  serverId: string,
+  jobId: string,
+  stop: AbortSignal,
+): Promise<TakenOverJob> {
+  let unreachableSince: number | undefined;
+  while (!stop.aborted) {
+    const asked = await unlessAborted(ctx.agents.client.awaitJob(serverId, jobId, AWAIT_JOB_MS), stop);
+    if (!asked) break;
+    if (!asked.ok) {
+      const error = asked.error;
+      if (error instanceof AgentCommandError && error.code === "UNIMPLEMENTED") {
+        return { state: "unknown", why: `the agent of server ${serverId} is too old to tell` };
+      }
+      unreachableSince ??= Date.now();
+      const limitMs = error instanceof AgentUnavailableError ? AWAIT_UNCONNECTED_MS : AWAIT_UNREACHABLE_MS;
+      if (Date.now() - unreachableSince > limitMs) {
+        return { state: "unknown", why: `the agent of server ${serverId} does not answer` };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
+    unreachableSince = undefined;
+    const answer = asked.value;
+    if (answer.state === "ENDED") return { state: "ended", outcome: answer };
+    if (answer.state !== "RUNNING") {
+      return {
+        state: "unknown",
+        why: `the agent of server ${serverId} has no trace of the job (restarted?)`,
+      };
+    }
+  }
+  return { state: "stopped" };
 }

@@ -6,11 +6,18 @@
  * claims, leases, logs and settles them like every deployment (deployments/worker.ts); what is
  * theirs is here: the runner, which leaves the database's own status alone, and the settle,
  * which records a databaseBackup event (backup and verify runs) instead of appDeploy.
- * A run the control plane left running is failed at the next start, never run again (a dump
- * half-uploaded is not resumed; the next scheduled run makes a new one).
+ * A run whose control plane died is taken over by another copy (or the same at its next start):
+ * its agent job is followed to its end and its outcome recorded (takeOverBackupRun); only a job
+ * the agent no longer knows fails it, never run again (a dump half-uploaded is not resumed; the
+ * next scheduled run makes a new one).
  */
 
-import type { BackupDatabaseResult, DatabaseAccess, RestoreDatabaseResult } from "@platform/agent-protocol";
+import type {
+  AwaitJobResult,
+  BackupDatabaseResult,
+  DatabaseAccess,
+  RestoreDatabaseResult,
+} from "@platform/agent-protocol";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { buildDatabaseSpec } from "../databases/deploy.ts";
@@ -30,6 +37,7 @@ import { findDestination, storageOf } from "./destinations.ts";
 import {
   abortLeftUploads,
   applyRetention,
+  awaitTakenOverJob,
   deleteUnconfirmedFile,
   failInterrupted,
   followRunJob,
@@ -38,6 +46,8 @@ import {
   reasonOf,
   recordFile,
   runLog,
+  settleTakenOver,
+  type TakenOverJob,
   uploadRecorded,
 } from "./run-steps.ts";
 
@@ -204,49 +214,21 @@ async function settleBackupRun(
 export async function runBackupRun(ctx: ServiceContext, run: DeploymentRun): Promise<DeploymentOutcome> {
   const { secrets, log, failure } = runLog(run);
   try {
-    const deployment = await ctx.db
-      .selectFrom("deployments")
-      .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
-      .select(["kind", "backupId", "backupDestinationId", "backupFile", "backupDatabaseName"])
-      .where("deployments.deploymentId", "=", run.deploymentId)
-      .executeTakeFirstOrThrow();
-    const database = await findDatabaseWithOrganization(ctx.db, run.target.id);
-    if (!database) throw new Error("The database service no longer exists");
-    const serverId = await agentServerId(ctx, database.organizationId, database.serverId);
-    const opened = openDatabase(ctx.secrets, database);
-    secrets.push(
-      opened.databasePassword,
-      ...(opened.databaseRootPassword ? [opened.databaseRootPassword] : []),
-    );
-    const backup = deployment.backupId
-      ? await findBackupWithOrganization(ctx.db, deployment.backupId)
-      : undefined;
-    if (deployment.kind !== "restore" && !backup) throw new Error("The backup no longer exists");
-    const destinationId = deployment.backupDestinationId ?? backup?.destinationId;
-    const destination = destinationId
-      ? await findDestination(ctx.db, database.organizationId, destinationId)
-      : undefined;
-    if (!destination) throw new Error("The destination no longer exists");
-    const storage = await storageOf(ctx, destination);
-    secrets.push(storage.secretAccessKey);
-    const context: RunContext = { ctx, run, log, serverId, database, opened, storage };
-
+    const { deployment, backup, context } = await openRun(ctx, run, secrets, log);
+    const { database, opened, serverId, storage } = context;
     if (deployment.kind === "backup" && backup) {
       const key = objectKeyOf({ ...backup, databaseType: database.kind }, ctx.now());
       const access = accessOf(database, opened, backup.database);
       log(
-        `Backing up ${database.kind} ${access.databaseName || database.appName} to ${destination.name} as ${key}`,
+        `Backing up ${database.kind} ${access.databaseName || database.appName} to ${context.destinationName} as ${key}`,
       );
-      const files = ownFilesOf({ ...backup, databaseType: database.kind });
-      await abortLeftUploads(storage, files, log);
+      await abortLeftUploads(storage, ownFilesOf({ ...backup, databaseType: database.kind }), log);
       const result = await uploadRecorded(ctx.db, run.deploymentId, key, () =>
         followRunJob<BackupDatabaseResult>(context, "backup", (jobId) =>
           ctx.agents.client.backupDatabase(serverId, transferOf(context, access, key, jobId), JOB_TIMEOUT_MS),
         ),
       );
-      log(`Backup stored: ${key} (${result.sizeBytes} bytes)`);
-      await applyRetention(storage, files, backup.keepLatestCount, key, log);
-      if (backup.verifyRestore) await verify(context, backup, key);
+      await finishBackup(context, backup, key, result.sizeBytes);
       return { imageName: key };
     }
     if (deployment.kind === "restore") {
@@ -268,6 +250,175 @@ export async function runBackupRun(ctx: ServiceContext, run: DeploymentRun): Pro
   }
 }
 
+/** The run's row, its database, backup and destination, and the agent's server it runs on. */
+async function openRun(
+  ctx: ServiceContext,
+  run: DeploymentRun,
+  secrets: string[],
+  log: (line: string) => void,
+) {
+  const deployment = await ctx.db
+    .selectFrom("deployments")
+    .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+    .select([
+      "kind",
+      "backupId",
+      "backupDestinationId",
+      "backupFile",
+      "backupSizeBytes",
+      "backupDatabaseName",
+    ])
+    .where("deployments.deploymentId", "=", run.deploymentId)
+    .executeTakeFirstOrThrow();
+  const database = await findDatabaseWithOrganization(ctx.db, run.target.id);
+  if (!database) throw new Error("The database service no longer exists");
+  const serverId = await agentServerId(ctx, database.organizationId, database.serverId);
+  const opened = openDatabase(ctx.secrets, database);
+  secrets.push(
+    opened.databasePassword,
+    ...(opened.databaseRootPassword ? [opened.databaseRootPassword] : []),
+  );
+  const backup = deployment.backupId
+    ? await findBackupWithOrganization(ctx.db, deployment.backupId)
+    : undefined;
+  if (deployment.kind !== "restore" && !backup) throw new Error("The backup no longer exists");
+  const destinationId = deployment.backupDestinationId ?? backup?.destinationId;
+  const destination = destinationId
+    ? await findDestination(ctx.db, database.organizationId, destinationId)
+    : undefined;
+  if (!destination) throw new Error("The destination no longer exists");
+  const storage = await storageOf(ctx, destination);
+  secrets.push(storage.secretAccessKey);
+  const context: RunContext = {
+    ctx,
+    run,
+    log,
+    serverId,
+    database,
+    opened,
+    storage,
+    destinationName: destination.name,
+  };
+  return { deployment, backup, context };
+}
+
+/** What follows a stored backup file: the log line, retention, and the verification it asks for. */
+async function finishBackup(
+  context: RunContext,
+  backup: Backup,
+  key: string,
+  sizeBytes: number | string,
+  verifyJob?: TakenOverJob,
+): Promise<void> {
+  const { log, storage, database } = context;
+  log(`Backup stored: ${key} (${sizeBytes} bytes)`);
+  const files = ownFilesOf({ ...backup, databaseType: database.kind });
+  await applyRetention(storage, files, backup.keepLatestCount, key, log);
+  if (backup.verifyRestore) await verify(context, backup, key, verifyJob);
+}
+
+/**
+ * Finishes a backup, restore or verify run whose control plane died, from its agent job: the
+ * agent goes on with a job whose reply went nowhere, and keeps its outcome for a while
+ * (awaitJob). The job is waited for to its end and its outcome recorded on the run exactly as
+ * the dead copy would have (the file and its size, retention, the verification, the event and
+ * notification). Only a job the agent does not know (it restarted, its outcome expired, or it
+ * does not answer) fails the run as before (failInterruptedBackupRun): never run twice.
+ * `stop` (this control plane closing) leaves the run running for the next copy.
+ */
+export async function takeOverBackupRun(
+  ctx: ServiceContext,
+  row: {
+    deploymentId: string;
+    databaseId: string;
+    kind: DeploymentKind;
+    title: string;
+    serverId: string | null;
+  },
+  stop: AbortSignal,
+): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  const job = await awaitTakenOverJob(ctx, serverId, `${row.deploymentId}-${row.kind}`, stop);
+  if (job.state === "stopped") return;
+  const recorded = await ctx.db
+    .selectFrom("backupRuns")
+    .select(["backupFile", "backupSizeBytes"])
+    .where("deploymentId", "=", row.deploymentId)
+    .executeTakeFirst();
+  // A backup whose upload the dead copy recorded only has its later steps left to do.
+  const uploaded = row.kind === "backup" && !!recorded?.backupFile && recorded.backupSizeBytes !== null;
+  if (job.state === "unknown" && !uploaded) return failInterruptedBackupRun(ctx, row);
+  const lines: string[] = [];
+  const run: DeploymentRun = {
+    deploymentId: row.deploymentId,
+    target: { kind: "database", id: row.databaseId },
+    kind: row.kind,
+    log: (line) => lines.push(line),
+    signal: stop,
+  };
+  const { secrets, log, failure } = runLog(run);
+  log(
+    job.state === "ended"
+      ? `The control plane running this ${row.kind} stopped; another one took it over: its agent job ended`
+      : `The control plane running this ${row.kind} stopped after its upload; another one took it over`,
+  );
+  let result: DeploymentResult;
+  try {
+    const { deployment, backup, context } = await openRun(ctx, run, secrets, log);
+    const outcome = job.state === "ended" ? job.outcome : undefined;
+    if (row.kind === "backup") {
+      if (!backup || !deployment.backupFile) throw new Error("The run names no file it was uploading");
+      const key = deployment.backupFile;
+      let size = deployment.backupSizeBytes ?? "0";
+      if (outcome) {
+        try {
+          size = String(endedResult(outcome, "backupDatabase").sizeBytes);
+        } catch (error) {
+          if (!uploaded) await deleteUnconfirmedFile(ctx, row.deploymentId, context.database.organizationId);
+          throw error;
+        }
+        await recordFile(ctx.db, row.deploymentId, key, Number(size));
+      }
+      const verifyJob = backup.verifyRestore
+        ? await awaitTakenOverJob(ctx, serverId, `${row.deploymentId}-verify`, stop)
+        : undefined;
+      if (verifyJob?.state === "stopped") return;
+      await finishBackup(context, backup, key, size, verifyJob);
+      result = { status: "done", imageName: key };
+    } else if (row.kind === "restore" && outcome) {
+      const key = deployment.backupFile ?? "";
+      await recordFile(ctx.db, row.deploymentId, key, endedResult(outcome, "restoreDatabase").sizeBytes);
+      log(`Restored ${key}`);
+      result = { status: "done", imageName: key };
+    } else {
+      if (!backup) throw new Error("The backup no longer exists");
+      const key = deployment.backupFile ?? (await newestFile(context, backup));
+      await verify(context, backup, key, job);
+      result = { status: "done", imageName: key };
+    }
+  } catch (error) {
+    if (stop.aborted) return;
+    result = { status: "error", errorMessage: failure(error).message };
+  }
+  const target = await loadDeploymentTarget(ctx, {
+    targetKind: "database",
+    targetId: row.databaseId,
+    kind: row.kind,
+  });
+  await settleTakenOver(ctx, row, target, result, lines);
+}
+
+/** The result an ended job answered, or its error thrown (masked by the agent already). */
+function endedResult<K extends "backupDatabase" | "restoreDatabase">(
+  outcome: AwaitJobResult,
+  member: K,
+): NonNullable<AwaitJobResult[K]> {
+  if (outcome.error) throw new Error(outcome.error.message);
+  const value = outcome[member];
+  if (!value) throw new Error(`The agent's answer holds no ${member} result`);
+  return value as NonNullable<AwaitJobResult[K]>;
+}
+
 interface RunContext {
   ctx: ServiceContext;
   run: DeploymentRun;
@@ -276,6 +427,7 @@ interface RunContext {
   database: OwnedDatabase;
   opened: OpenedDatabase;
   storage: Awaited<ReturnType<typeof storageOf>>;
+  destinationName: string;
 }
 
 const owner = (database: OwnedDatabase) => ({
@@ -307,29 +459,37 @@ async function newestFile(context: RunContext, backup: Backup): Promise<string> 
   return newest.key;
 }
 
-/** Restores `key` into a throwaway container of the database's image and stores the check. */
-async function verify(context: RunContext, backup: Backup, key: string): Promise<void> {
+/**
+ * Restores `key` into a throwaway container of the database's image and stores the check; with
+ * `taken` (a run taken over from a control plane that died) an ended verify job's outcome is
+ * recorded instead of running it again.
+ */
+async function verify(context: RunContext, backup: Backup, key: string, taken?: TakenOverJob): Promise<void> {
   const { ctx, run, serverId, database, opened, log } = context;
   const spec = buildDatabaseSpec(database, opened, ctx.config.defaultDatabaseImages);
   const access = accessOf(database, opened, backup.database);
-  log(`Verifying ${key}: restoring it into a throwaway ${spec.image} container`);
+  if (taken?.state !== "ended")
+    log(`Verifying ${key}: restoring it into a throwaway ${spec.image} container`);
   try {
-    const result = await followRunJob<RestoreDatabaseResult>(context, "verify", (jobId) =>
-      ctx.agents.client.restoreDatabase(
-        serverId,
-        {
-          ...transferOf(context, access, key, jobId),
-          throwaway: {
-            image: spec.image,
-            env: spec.env ?? [],
-            command: spec.command ?? [],
-            args: spec.args ?? [],
-            checkTable: backup.verifyTable ?? "",
-          },
-        },
-        JOB_TIMEOUT_MS,
-      ),
-    );
+    const result =
+      taken?.state === "ended"
+        ? endedResult(taken.outcome, "restoreDatabase")
+        : await followRunJob<RestoreDatabaseResult>(context, "verify", (jobId) =>
+            ctx.agents.client.restoreDatabase(
+              serverId,
+              {
+                ...transferOf(context, access, key, jobId),
+                throwaway: {
+                  image: spec.image,
+                  env: spec.env ?? [],
+                  command: spec.command ?? [],
+                  args: spec.args ?? [],
+                  checkTable: backup.verifyTable ?? "",
+                },
+              },
+              JOB_TIMEOUT_MS,
+            ),
+          );
     await ctx.db
       .updateTable("backupRuns")
       .set({ backupFile: key, backupCheck: result.check })

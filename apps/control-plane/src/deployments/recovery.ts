@@ -42,8 +42,18 @@ type Running = Awaited<ReturnType<typeof runningDeployments>>[number];
  */
 export interface InterruptedRunHandler {
   matches(row: Running): boolean;
-  /** Settles the run; `runAgain` hands it back to the queue. */
-  settle(ctx: ServiceContext, row: Running, runAgain: (row: Running) => Promise<void>): Promise<void>;
+  /**
+   * Settles the run; `runAgain` hands it back to the queue. It may wait long (an agent job the
+   * dead copy started, followed to its end) while this control plane holds its lease; `stop`
+   * fires when this control plane closes: the run is then left running (its lease released, the
+   * next copy or start takes it over).
+   */
+  settle(
+    ctx: ServiceContext,
+    row: Running,
+    runAgain: (row: Running) => Promise<void>,
+    stop: AbortSignal,
+  ): Promise<void>;
 }
 
 const interruptedRunHandlers: InterruptedRunHandler[] = [];
@@ -57,6 +67,9 @@ type Followed = Running & {
   target: DeploymentTarget;
   follow: Exclude<DeploymentTarget["recovery"], "runAgain">["follow"];
 };
+
+/** A running deployment recovery settles: followed on its service, or by its feature's handler. */
+type Recovered = Followed | (Running & { settle: () => Promise<void> });
 
 export class DeploymentRecovery {
   private readonly pending = new Map<string, Promise<void>>();
@@ -96,17 +109,18 @@ export class DeploymentRecovery {
 
   private async takeOver(running: Running[]): Promise<string[]> {
     const { ctx } = this;
-    const rows: Followed[] = [];
+    const rows: Recovered[] = [];
     for (const row of running) {
       // Another live control plane runs or follows it: not ours to recover.
       if (!(await this.leases.take(ctx.db, row.deploymentId, ctx.now()))) continue;
       const handler = interruptedRunHandlers.find((candidate) => candidate.matches(row));
       if (handler) {
-        try {
-          await handler.settle(ctx, row, (again) => this.runAgain(again));
-        } finally {
-          await this.leases.release(row.deploymentId);
-        }
+        // Settled like a followed deployment, in the background (a handler waiting for its agent
+        // job must not hold the sweep back) and holding the target's other jobs back meanwhile.
+        rows.push({
+          ...row,
+          settle: () => handler.settle(ctx, row, (again) => this.runAgain(again), this.controller.signal),
+        });
         continue;
       }
       const target = await loadDeploymentTarget(ctx, row).catch(async (error) => {
@@ -132,7 +146,7 @@ export class DeploymentRecovery {
     for (const row of rows) {
       const before = this.pending.get(row.targetId) ?? Promise.resolve();
       const next = before
-        .then(() => this.recover(row))
+        .then(() => ("settle" in row ? row.settle() : this.recover(row)))
         .finally(() => this.leases.release(row.deploymentId))
         .catch((error) =>
           ctx.logger.error({ err: error, deploymentId: row.deploymentId }, "deployment recovery failed"),

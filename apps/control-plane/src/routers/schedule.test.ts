@@ -353,11 +353,19 @@ describe("schedule", () => {
       requeued.push(job.deploymentId);
     });
     await recovery.start();
-    const row = await platform.ctx.db
-      .selectFrom("deployments")
-      .selectAll()
-      .where("deploymentId", "=", deploymentId)
-      .executeTakeFirstOrThrow();
+    // Settled in the background: the agent is asked for the job's outcome first (none is
+    // connected here: the run fails once it was not for AWAIT_UNCONNECTED_MS, 20 s).
+    const read = () =>
+      platform.ctx.db
+        .selectFrom("deployments")
+        .selectAll()
+        .where("deploymentId", "=", deploymentId)
+        .executeTakeFirstOrThrow();
+    let row = await read();
+    for (let waited = 0; row.status === "running" && waited < 50_000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      row = await read();
+    }
     expect(row.status).toBe("error");
     expect(row.errorMessage).toMatch(/not run again/);
     expect(requeued).not.toContain(deploymentId);
@@ -367,5 +375,5 @@ describe("schedule", () => {
       as(owner),
     );
     expect(runs.body.map((run: { deploymentId: string }) => run.deploymentId)).toEqual([deploymentId]);
-  });
+  }, 70_000);
 });

@@ -5,12 +5,14 @@
  * deployment (deployments/worker.ts); what is theirs is here: the runner, which asks the agent
  * of the service's server to run the command in a container carrying the schedule's
  * organization's ownership labels (or, a server schedule, on the server itself), its output
- * forwarded into the deployment's log. A run the control plane left running is failed at the
- * next start and never run again (a command is not known to be idempotent).
+ * forwarded into the deployment's log. A run whose control plane died is never run again (a
+ * command is not known to be idempotent): another copy records its outcome from the agent
+ * (takeOverScheduleRun), or fails it when the agent no longer knows it.
  */
 import type { ResourceOwner } from "@platform/agent-protocol";
 import { applicationOwner, composeOwner } from "@platform/ownership";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
+import { awaitTakenOverJob } from "../backups/run-steps.ts";
 import type { ServiceContext } from "../context.ts";
 import type { Schedule } from "../db/schema.ts";
 import { recordSkippedRun } from "../deployments/cron-table.ts";
@@ -124,7 +126,7 @@ export async function loadScheduleTarget(
     organizationId: schedule.organizationId,
     status: "idle",
     run: runScheduleRun,
-    // Never reached: recovery fails a schedule's run first (failInterruptedScheduleRun).
+    // Never reached: recovery settles a schedule's run first (takeOverScheduleRun).
     recovery: "runAgain",
     setStatus: async () => {},
     settle: async () => {},
@@ -278,6 +280,46 @@ export async function failInterruptedScheduleRun(
     ["running"],
     result,
     { line: reason },
+    ctx.now(),
+  );
+}
+
+/**
+ * Finishes a run whose control plane died from its agent job (which goes on; the agent keeps
+ * its outcome for a while, awaitJob): waited for to its end, and its exit code or failure
+ * recorded as the dead copy would have (issue 40 item 6c). The output the command printed after
+ * the copy died is not in the run's log (it went to the dead copy's log stream). A job the agent
+ * does not know (it restarted, or does not answer) fails the run as before
+ * (failInterruptedScheduleRun). `stop` (this control plane closing) leaves it running.
+ */
+export async function takeOverScheduleRun(
+  ctx: ServiceContext,
+  row: { deploymentId: string; serverId: string | null },
+  stop: AbortSignal,
+): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  const job = await awaitTakenOverJob(ctx, serverId, `${row.deploymentId}-schedule`, stop);
+  if (job.state === "stopped") return;
+  if (job.state === "unknown") return failInterruptedScheduleRun(ctx, row);
+  const { outcome } = job;
+  const taken = "The control plane running this command stopped; another one took the run over";
+  const result: DeploymentResult =
+    outcome.error || !outcome.scheduledCommand
+      ? {
+          status: "error",
+          errorMessage: outcome.error?.message ?? "The agent's answer holds no command result",
+        }
+      : { status: "done", imageName: "" };
+  const line =
+    result.status === "done"
+      ? `Command executed successfully (exit code ${outcome.scheduledCommand?.exitCode ?? 0})`
+      : `Command failed: ${result.errorMessage}`;
+  await moveDeployments(
+    ctx.db,
+    { deploymentId: row.deploymentId },
+    ["running"],
+    result,
+    { line: `${taken}\n${ctx.now().toISOString()} ${line}` },
     ctx.now(),
   );
 }

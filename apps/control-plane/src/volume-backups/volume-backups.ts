@@ -28,6 +28,7 @@ import { destinationSchema, findDestination, idSchema, storageOf } from "../back
 import {
   abortLeftUploads,
   applyRetention,
+  awaitTakenOverJob,
   deleteUnconfirmedFile,
   failInterrupted,
   followRunJob,
@@ -35,6 +36,7 @@ import {
   queueRun,
   recordFile,
   runLog,
+  settleTakenOver,
   uploadRecorded,
 } from "../backups/run-steps.ts";
 import type { ServiceContext } from "../context.ts";
@@ -42,8 +44,9 @@ import { dataVolumeOf } from "../databases/kinds.ts";
 import type { Db } from "../db/database.ts";
 import { ownedBy, withOwner } from "../db/owned.ts";
 import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
+import { maskSecrets } from "../deployments/deploy-service.ts";
 import type { DeploymentOutcome, DeploymentRun } from "../deployments/pipeline.ts";
-import type { DeploymentTargetRef } from "../deployments/repository.ts";
+import type { DeploymentResult, DeploymentTargetRef } from "../deployments/repository.ts";
 import type { DeploymentKind } from "../deployments/start.ts";
 import { type DeploymentTarget, loadDeploymentTarget } from "../deployments/targets.ts";
 import { displayNameSchema } from "../display-name.ts";
@@ -446,6 +449,80 @@ export async function failInterruptedVolumeRun(
     await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
   }
   await failInterrupted(ctx, row, target);
+}
+
+/**
+ * Finishes a volume backup run whose control plane died, from its agent job (which goes on; the
+ * agent keeps its outcome for a while, awaitJob): waited for to its end, its file and size
+ * recorded, retention applied, and the run settled with its volumeBackup event, as the dead copy
+ * would have. A job the agent does not know (it restarted, or does not answer) fails the run as
+ * before (failInterruptedVolumeRun). `stop` (this control plane closing) leaves it running.
+ */
+export async function takeOverVolumeRun(
+  ctx: ServiceContext,
+  row: {
+    deploymentId: string;
+    targetKind: DeploymentTargetRef["kind"];
+    targetId: string;
+    kind: DeploymentKind;
+    title: string;
+    serverId: string | null;
+  },
+  stop: AbortSignal,
+): Promise<void> {
+  const serverId = row.serverId ?? LOCAL_SERVER_ID;
+  const job = await awaitTakenOverJob(ctx, serverId, `${row.deploymentId}-volume`, stop);
+  if (job.state === "stopped") return;
+  const recorded = await ctx.db
+    .selectFrom("backupRuns")
+    .select(["volumeBackupId", "backupDestinationId", "backupFile", "backupSizeBytes", "backupVolumeName"])
+    .where("deploymentId", "=", row.deploymentId)
+    .executeTakeFirst();
+  const uploaded = !!recorded?.backupFile && recorded.backupSizeBytes !== null;
+  if (job.state === "unknown" && !uploaded) return failInterruptedVolumeRun(ctx, row);
+  const target = await loadDeploymentTarget(ctx, row);
+  const lines: string[] = [
+    "The control plane running this volume backup stopped; another one took it over: its agent job ended",
+  ];
+  let result: DeploymentResult;
+  try {
+    const key = recorded?.backupFile;
+    if (!key) throw new Error("The run names no file it was uploading");
+    if (job.state === "ended") {
+      const outcome = job.outcome;
+      if (outcome.error || !outcome.backupVolume) {
+        await deleteUnconfirmedFile(ctx, row.deploymentId, target?.organizationId);
+        throw new Error(outcome.error?.message ?? "The agent's answer holds no volume backup result");
+      }
+      await recordFile(ctx.db, row.deploymentId, key, outcome.backupVolume.sizeBytes);
+      lines.push(
+        `Volume backup stored: ${key} (${outcome.backupVolume.sizeBytes} bytes, ${outcome.backupVolume.archiveBytes} bytes of archive)`,
+      );
+    }
+    const backup = recorded.volumeBackupId
+      ? await ctx.db
+          .selectFrom("volumeBackups")
+          .selectAll()
+          .where("volumeBackupId", "=", recorded.volumeBackupId)
+          .executeTakeFirst()
+      : undefined;
+    const destination =
+      target && recorded.backupDestinationId
+        ? await findDestination(ctx.db, target.organizationId, recorded.backupDestinationId)
+        : undefined;
+    if (backup && destination) {
+      const storage = await storageOf(ctx, destination);
+      await applyRetention(storage, volumeFilesOf(backup), backup.keepLatestCount, key, (line) =>
+        lines.push(maskSecrets(line, [storage.secretAccessKey])),
+      );
+    }
+    result = { status: "done", imageName: key };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    lines.push(`Error: ${reason}`);
+    result = { status: "error", errorMessage: reason };
+  }
+  await settleTakenOver(ctx, row, target, result, lines);
 }
 
 /** Runs one volumeBackup or volumeRestore deployment; throws with the reason (already logged). */

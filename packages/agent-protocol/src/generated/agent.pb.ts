@@ -165,11 +165,12 @@ export interface CommandRequest {
   createNetwork?: CreateNetworkCommand | undefined;
   inspectNetwork?: InspectNetworkCommand | undefined;
   removeNetwork?: RemoveNetworkCommand | undefined;
-  listEngineNetworks?:
-    | ListEngineNetworksCommand
+  listEngineNetworks?: ListEngineNetworksCommand | undefined;
+  importNetwork?:
+    | ImportNetworkCommand
     | undefined;
-  /** Deployment commands fill 20-29. Next backup command: 64; next monitoring command: 36; next proxy command: 45. */
-  importNetwork?: ImportNetworkCommand | undefined;
+  /** A job's outcome, for a control plane taking over the run of a copy that died (135). */
+  awaitJob?: AwaitJobCommand | undefined;
 }
 
 /** No-op: answers with the agent's identity; used for liveness and round-trip measurements. */
@@ -813,6 +814,46 @@ export interface CancelJobResult {
    * it wrote stays as it is from now on.
    */
   ended: boolean;
+}
+
+/**
+ * Waits (at most wait_ms) for a job to end and answers its outcome: how a control plane that
+ * takes over a run whose control plane died (its reply went nowhere) finishes it from what the
+ * agent did. The agent keeps the outcome of an ended job for a bounded time (about an hour, the
+ * newest few hundred): a job it does not know (it restarted, or the outcome expired) is UNKNOWN.
+ */
+export interface AwaitJobCommand {
+  jobId: string;
+  waitMs: number;
+}
+
+export interface AwaitJobResult {
+  state: AwaitJobResult_State;
+  error?: Error | undefined;
+  backupDatabase?: BackupDatabaseResult | undefined;
+  restoreDatabase?: RestoreDatabaseResult | undefined;
+  backupVolume?: BackupVolumeResult | undefined;
+  restoreVolume?: RestoreVolumeResult | undefined;
+  scheduledCommand?: ScheduledCommandResult | undefined;
+}
+
+export const AwaitJobResult_State = {
+  STATE_UNSPECIFIED: "STATE_UNSPECIFIED",
+  /** UNKNOWN - No command of that job runs and none ended recently on this agent. */
+  UNKNOWN: "UNKNOWN",
+  /** RUNNING - It still runs (wait_ms passed). */
+  RUNNING: "RUNNING",
+  /** ENDED - It ended: with `error` when it failed, else with the member of its command's result. */
+  ENDED: "ENDED",
+} as const;
+
+export type AwaitJobResult_State = typeof AwaitJobResult_State[keyof typeof AwaitJobResult_State];
+
+export namespace AwaitJobResult_State {
+  export type STATE_UNSPECIFIED = typeof AwaitJobResult_State.STATE_UNSPECIFIED;
+  export type UNKNOWN = typeof AwaitJobResult_State.UNKNOWN;
+  export type RUNNING = typeof AwaitJobResult_State.RUNNING;
+  export type ENDED = typeof AwaitJobResult_State.ENDED;
 }
 
 /**
@@ -1469,6 +1510,7 @@ export interface CommandReply {
   networkRemoved?: NetworkRemoved | undefined;
   engineNetworks?: EngineNetworkList | undefined;
   networkImported?: NetworkConfig | undefined;
+  awaitJob?: AwaitJobResult | undefined;
 }
 
 export interface Error {

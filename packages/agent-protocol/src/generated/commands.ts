@@ -80,6 +80,7 @@ export interface CommandTable {
   removeNetwork: { command: pb.RemoveNetworkCommand; result: "networkRemoved"; reply: pb.NetworkRemoved };
   listEngineNetworks: { command: pb.ListEngineNetworksCommand; result: "engineNetworks"; reply: pb.EngineNetworkList };
   importNetwork: { command: pb.ImportNetworkCommand; result: "networkImported"; reply: pb.NetworkConfig };
+  awaitJob: { command: pb.AwaitJobCommand; result: "awaitJob"; reply: pb.AwaitJobResult };
 }
 
 /** The members of CommandReply's `result` oneof and their messages. */
@@ -156,6 +157,7 @@ export interface ReplyResultTable {
   networkRemoved: pb.NetworkRemoved;
   engineNetworks: pb.EngineNetworkList;
   networkImported: pb.NetworkConfig;
+  awaitJob: pb.AwaitJobResult;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -203,6 +205,8 @@ export interface MessageTypes {
   StackActionResult: pb.StackActionResult;
   CancelJobCommand: pb.CancelJobCommand;
   CancelJobResult: pb.CancelJobResult;
+  AwaitJobCommand: pb.AwaitJobCommand;
+  AwaitJobResult: pb.AwaitJobResult;
   ObserveServicesCommand: pb.ObserveServicesCommand;
   ObservedService: pb.ObservedService;
   ObservedServices: pb.ObservedServices;
@@ -420,4 +424,5 @@ export const RESULT_NAME_OF_COMMAND = {
   removeNetwork: "networkRemoved",
   listEngineNetworks: "engineNetworks",
   importNetwork: "networkImported",
+  awaitJob: "awaitJob",
 } as const;
