@@ -55,6 +55,8 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  userLater:
+    "a later routers/user.ts found by code search, commit not shown (session: publicProcedure, null without a user or active organization, else {user {id}, session {activeOrganizationId}}; getPermissions: protectedProcedure, services/permission.ts resolvePermissions: every resource of the permission statements with each of its actions true or false, from the member's role and, for a member, the legacy canXxx flags; haveRootAccess: protectedProcedure, false unless on the cloud and the user (or the impersonating one) is USER_ADMIN_ID; generateToken: protectedProcedure mutation, no input, answers the string \"token\"; getUserByToken: publicProcedure apiFindOneToken {token}, getUserByToken(token); createUserWithCredentials: withPermission member create, {email (email), password (min 8), role (min 1)}, refuses owner and admin and the cloud, answers createOrganizationUserWithCredentials's result; getBookmarkedTemplates: protectedProcedure, the user's bookmarkedTemplates ids or []; toggleTemplateBookmark: protectedProcedure {templateId min 1}, adds or removes it, answers {isBookmarked}; getContainerMetrics: withPermission monitoring read, strict {serverId?, appName, dataPoints}, the metrics of that server (or this machine), url built from its IP and metrics port; getBackups: adminProcedure, the user with their backups (destination, deployments); getServerMetrics: withPermission monitoring read, the caller's user row)",
   settingsInstance:
     "routers/settings.ts@009cb0552f28 (cleanSSHPrivateKey: adminProcedure, no input, sets sshPrivateKey null, true; getUpdateData: protectedProcedure.mutation, no input, getUpdateData() or DEFAULT_UPDATE_DATA {latestVersion: null, updateAvailable: false}; getReleaseTag: protectedProcedure query, getDokployImageTag()'s string) and later routers/settings.ts found by code search, commit not shown (cleanAllDeploymentQueue: adminProcedure, no input, answers cleanAllDeploymentQueue()'s true after removing the waiting jobs; getDockerDiskUsage: adminProcedure query, no input, services/docker.ts getDockerDiskUsage() rows {type, totalCount, active, size, reclaimable, sizeBytes}; updateRemoteServersOnly: adminProcedure {remoteServersOnly: boolean}, true); updateTraefikPorts: adminProcedure {serverId?, additionalPorts: [{targetPort, publishedPort, protocol tcp|udp|sctp}]}, checkPortInUse then writeTraefikSetup, true; writeTraefikEnv: adminProcedure {env: string, serverId?}, prepareEnvironmentVariables then writeTraefikSetup, true (routers/settings.ts@009cb0552f28)",
   settingsEngine:
@@ -388,6 +390,37 @@ export const dokployProcedures: Record<string, Row> = {
     output: "number",
     differs: { "(output)": "we answer {count}" },
   },
+  "user.listSessions": {
+    kind: "query",
+    unverified:
+      "named by issue 41 as a Dokploy 0.30.7 procedure; no stored Dokploy user router has it (the latest read, userLater, has none): ours lists the caller's own live sessions",
+  },
+  "user.revokeSession": {
+    kind: "mutation",
+    unverified:
+      "named by issue 41 as a Dokploy 0.30.7 procedure; no stored Dokploy user router has it: ours revokes one of the caller's own sessions by its id (a token is never shown after login)",
+  },
+  "user.session": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:user,session",
+    differs: {
+      "(output)":
+        "401 without credentials instead of null (public procedures here never read credentials); session carries its id and times besides activeOrganizationId, user the full user view",
+    },
+  },
+  "user.getPermissions": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:",
+    differs: {
+      "(output)":
+        "our resources and actions are those we enforce (project, environment, service, docker, traefikFiles, api, sshKeys, gitProviders, member), not Dokploy's statements list",
+    },
+  },
+  "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",
     source: "monitoring",

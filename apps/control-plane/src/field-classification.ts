@@ -241,6 +241,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.getInvitations": applied("token", USER),
   "user.checkUserOrganizations": applied("userId", USER),
   "user.getMetricsToken": {},
+  "user.listSessions": {},
+  "user.session": {},
+  "user.revokeSession": applied("sessionId", USER),
+  "user.getPermissions": {},
+  "user.haveRootAccess": {},
 
   "organization.all": {},
   "organization.one": applied("organizationId", ORG),

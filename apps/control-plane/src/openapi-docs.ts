@@ -207,6 +207,26 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "This machine's monitoring configuration with its token, for instance administrators (`metricsConfig` is null for everyone else), the server IP and `enabledFeatures`.",
   },
+  "user.listSessions": {
+    description:
+      "The caller's own sign-in sessions that still work (neither signed out nor expired), newest first: `id`, `userId`, `activeOrganizationId`, `createdAt`, `expiresAt` and `current` (the session this request came with). A session's token is answered once, by auth.login, never here.",
+  },
+  "user.session": {
+    description:
+      "The session this request came with (`id`, `activeOrganizationId`, `createdAt`, `expiresAt`; with an API key only `activeOrganizationId`, the rest null) and the caller's user record. Never the token.",
+  },
+  "user.revokeSession": {
+    description:
+      "Signs out one of the caller's own live sessions by its `id` (user.listSessions): its token stops working at once, on every control plane. Another user's session, or one already signed out or expired, is a 404.",
+  },
+  "user.getPermissions": {
+    description:
+      "What the caller may do in the active organization, by resource (`project`, `environment`, `service`, `docker`, `traefikFiles`, `api`, `sshKeys`, `gitProviders`, `member`) and action, each true or false, computed by the rules the procedures enforce: owners and administrators everything (changing permissions, `member.update`, is the owner's), a member by their flags (user.assignPermissions).",
+  },
+  "user.haveRootAccess": {
+    description:
+      "Whether the caller administers the whole instance: the owner or an administrator of the first organization (the instance organization).",
+  },
 
   // organization
   "organization.all": {

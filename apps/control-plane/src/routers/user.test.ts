@@ -586,4 +586,136 @@ describe("user", () => {
       ).toEqual(["userId"]);
     });
   });
+
+  describe("sessions", () => {
+    it("lists the caller's live sessions without tokens, marks the current one, and session names it", async () => {
+      const first = await platform.addMember(owner, "member", "sessions@example.com");
+      const second = await login(platform, "sessions@example.com");
+      const list = await platform.query("user.listSessions", {}, as(second));
+      expect(list.status).toBe(200);
+      expect(list.body).toHaveLength(2);
+      expect(list.body.every((s: any) => s.userId === first.user.id)).toBe(true);
+      expect(list.body.filter((s: any) => s.current)).toHaveLength(1);
+      const text = JSON.stringify(list.body);
+      expect(text).not.toContain(first.token);
+      expect(text).not.toContain(second.token);
+      expect(Object.keys(list.body[0]).sort()).toEqual(
+        ["activeOrganizationId", "createdAt", "current", "expiresAt", "id", "userId"].sort(),
+      );
+
+      const current = await platform.query("user.session", {}, as(second));
+      expect(current.status).toBe(200);
+      expect(current.body.session.id).toBe(list.body.find((s: any) => s.current).id);
+      expect(current.body.session.activeOrganizationId).toBe(owner.user.organizationId);
+      expect(current.body.user).toMatchObject({ id: first.user.id, email: "sessions@example.com" });
+      expect(JSON.stringify(current.body)).not.toContain(second.token);
+      // Another user's list never shows these sessions.
+      const ownerList = await platform.query("user.listSessions", {}, as(owner));
+      expect(ownerList.body.some((s: any) => s.userId !== owner.user.id)).toBe(false);
+    });
+
+    it("revokes one of the caller's own sessions: its token stops working, the others keep working", async () => {
+      const first = await platform.addMember(owner, "member", "revoke-session@example.com");
+      const second = await login(platform, "revoke-session@example.com");
+      const firstId = (await platform.query("user.session", {}, as(first))).body.session.id;
+      const r = await platform.mutate("user.revokeSession", { sessionId: firstId }, as(second));
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true });
+      expect((await platform.query("user.get", {}, as(first))).status).toBe(401);
+      expect((await platform.query("user.get", {}, as(second))).status).toBe(200);
+      const list = await platform.query("user.listSessions", {}, as(second));
+      expect(list.body.map((s: any) => s.id)).not.toContain(firstId);
+      // Revoked already: a 404 naming nothing changed.
+      const again = await platform.mutate("user.revokeSession", { sessionId: firstId }, as(second));
+      expect(again.status).toBe(404);
+    });
+
+    it("is 404 for another user's session (same or other organization) and changes nothing", async () => {
+      const victimSession = (await platform.query("user.session", {}, as(member))).body.session.id;
+      const otherSession = (await platform.query("user.session", {}, as(other))).body.session.id;
+      for (const sessionId of [victimSession, otherSession]) {
+        const r = await platform.mutate("user.revokeSession", { sessionId }, as(owner));
+        expect(r.status).toBe(404);
+        expect(r.body.error.code).toBe("NOT_FOUND");
+      }
+      expect((await platform.query("user.get", {}, as(member))).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(other))).status).toBe(200);
+      const missing = await platform.mutate("user.revokeSession", {}, as(owner));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["sessionId"]);
+    });
+
+    it("answers a session without id to an API key, and 401 without credentials", async () => {
+      const created = await platform.mutate(
+        "user.createApiKey",
+        { name: "session-probe", metadata: { organizationId: owner.user.organizationId } },
+        as(owner),
+      );
+      const r = await platform.query("user.session", {}, { apiKey: created.body.key });
+      expect(r.status).toBe(200);
+      expect(r.body.session).toEqual({
+        id: null,
+        activeOrganizationId: owner.user.organizationId,
+        createdAt: null,
+        expiresAt: null,
+      });
+      expect(r.body.user.id).toBe(owner.user.id);
+      const listed = await platform.query("user.listSessions", {}, { apiKey: created.body.key });
+      expect(listed.body.length).toBeGreaterThan(0);
+      expect(listed.body.every((s: any) => s.current === false)).toBe(true);
+      expect((await platform.query("user.listSessions")).status).toBe(401);
+      expect((await platform.query("user.session")).status).toBe(401);
+    });
+  });
+
+  describe("getPermissions", () => {
+    it("answers what the procedures enforce: everything for administrators, a member's flags, and follows assignPermissions", async () => {
+      const admins = await platform.query("user.getPermissions", {}, as(admin));
+      expect(admins.status).toBe(200);
+      for (const actions of Object.values(admins.body) as Record<string, boolean>[]) {
+        for (const [action, allowed] of Object.entries(actions)) {
+          // Only the owner changes permissions.
+          expect(allowed).toBe(action !== "update");
+        }
+      }
+      expect((await platform.query("user.getPermissions", {}, as(owner))).body.member.update).toBe(true);
+
+      const user = await platform.addMember(owner, "member", "permissions-view@example.com");
+      await platform.mutate(
+        "user.assignPermissions",
+        { id: user.user.id, canCreateProjects: false, canAccessToDocker: false, canCreateServices: false },
+        as(owner),
+      );
+      const before = await platform.query("user.getPermissions", {}, as(user));
+      expect(before.body).toMatchObject({
+        project: { create: false },
+        docker: { read: false },
+        service: { create: false },
+        member: { read: false, create: false, update: false, delete: false },
+      });
+      expect((await platform.mutate("project.create", { name: "perm-denied" }, as(user))).status).toBe(403);
+      expect((await platform.query("docker.getContainers", {}, as(user))).status).toBe(403);
+
+      await platform.mutate(
+        "user.assignPermissions",
+        { id: user.user.id, canCreateProjects: true, canAccessToDocker: true },
+        as(owner),
+      );
+      const after = await platform.query("user.getPermissions", {}, as(user));
+      expect(after.body).toMatchObject({ project: { create: true }, docker: { read: true } });
+      expect((await platform.mutate("project.create", { name: "perm-allowed" }, as(user))).status).toBe(200);
+      expect((await platform.query("docker.getContainers", {}, as(user))).status).not.toBe(403);
+      expect((await platform.query("user.getPermissions")).status).toBe(401);
+    });
+  });
+
+  describe("haveRootAccess", () => {
+    it("is true for the instance organization's owner and administrators only", async () => {
+      expect((await platform.query("user.haveRootAccess", {}, as(owner))).body).toBe(true);
+      expect((await platform.query("user.haveRootAccess", {}, as(admin))).body).toBe(true);
+      expect((await platform.query("user.haveRootAccess", {}, as(member))).body).toBe(false);
+      expect((await platform.query("user.haveRootAccess", {}, as(other))).body).toBe(false);
+      expect((await platform.query("user.haveRootAccess")).status).toBe(401);
+    });
+  });
 });

@@ -32,6 +32,7 @@ import {
   replaceInvitationToken,
 } from "../users/invitations.ts";
 import { removeMember, updateMemberPermissions } from "../users/members.ts";
+import { effectivePermissions, permissionsSchema } from "../users/permissions-view.ts";
 import {
   changeUserEmail,
   confirmPendingEmail,
@@ -46,6 +47,7 @@ import {
   setPendingEmailToken,
   updateUser,
 } from "../users/repository.ts";
+import { findLiveSession, listLiveSessions, revokeOwnSession, sessionSchema } from "../users/sessions.ts";
 import {
   emailSchema,
   getUserView,
@@ -166,6 +168,11 @@ async function visibleUser(ctx: ServiceContext, caller: Caller, userId: string) 
     throw forbidden("Administrator rights required to read another user");
   }
   return membership;
+}
+
+/** The session a request came with (null for an API key). */
+function currentSessionId(caller: Caller): string | null {
+  return caller.credential.kind === "session" ? caller.credential.sessionId : null;
 }
 
 export const userRouter = defineRouter("user", {
@@ -547,5 +554,79 @@ export const userRouter = defineRouter("user", {
         : null;
       return { serverIp, enabledFeatures: false, metricsConfig };
     },
+  }),
+
+  listSessions: query({
+    summary:
+      "The caller's own sign-in sessions that still work, newest first (ids and times, never a token); `current` marks the one this request came with",
+    access: "member",
+    input: noInput,
+    output: z.array(sessionSchema),
+    handler: ({ ctx, caller }) =>
+      listLiveSessions(ctx.db, caller.userId, currentSessionId(caller), ctx.now().toISOString()),
+  }),
+
+  session: query({
+    summary:
+      "The session this request came with (its id and times; null ones for an API key) with its active organization and the user; never the token",
+    access: "member",
+    input: noInput,
+    output: z.object({
+      session: z.object({
+        id: z.string().nullable(),
+        activeOrganizationId: z.string(),
+        createdAt: z.string().nullable(),
+        expiresAt: z.string().nullable(),
+      }),
+      user: userSchema,
+    }),
+    handler: async ({ ctx, caller }) => {
+      const sessionId = currentSessionId(caller);
+      const session =
+        sessionId === null
+          ? undefined
+          : await findLiveSession(ctx.db, caller.userId, sessionId, ctx.now().toISOString());
+      return {
+        session: {
+          id: session?.id ?? null,
+          activeOrganizationId: caller.organizationId,
+          createdAt: session?.createdAt ?? null,
+          expiresAt: session?.expiresAt ?? null,
+        },
+        user: await getUserView(ctx.db, caller.organizationId, caller.userId),
+      };
+    },
+  }),
+
+  revokeSession: mutation({
+    summary:
+      "Sign out one of the caller's own sessions by its id (user.listSessions); another user's session is a 404",
+    access: "member",
+    input: z.object({ sessionId: z.string().min(1).max(64) }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await revokeOwnSession(ctx.db, caller.userId, input.sessionId, ctx.now().toISOString()))) {
+        throw notFound("Session");
+      }
+      return success;
+    },
+  }),
+
+  getPermissions: query({
+    summary:
+      "What the caller may do in the active organization, by resource and action (as the procedures enforce it: administrators everything, a member by their permission flags)",
+    access: "member",
+    input: noInput,
+    output: permissionsSchema,
+    handler: ({ ctx, caller }) => effectivePermissions(ctx.db, caller),
+  }),
+
+  haveRootAccess: query({
+    summary:
+      "Whether the caller administers the whole instance (the owner or an administrator of the first organization)",
+    access: "member",
+    input: noInput,
+    output: z.boolean(),
+    handler: ({ ctx, caller }) => isInstanceAdmin(ctx.db, caller),
   }),
 });

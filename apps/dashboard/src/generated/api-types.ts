@@ -11859,6 +11859,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.getPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller may do in the active organization, by resource and action (as the procedures enforce it: administrators everything, a member by their permission flags)
+         * @description What the caller may do in the active organization, by resource (`project`, `environment`, `service`, `docker`, `traefikFiles`, `api`, `sshKeys`, `gitProviders`, `member`) and action, each true or false, computed by the rules the procedures enforce: owners and administrators everything (changing permissions, `member.update`, is the owner's), a member by their flags (user.assignPermissions).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.haveRootAccess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the caller administers the whole instance (the owner or an administrator of the first organization)
+         * @description Whether the caller administers the whole instance: the owner or an administrator of the first organization (the instance organization).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.haveRootAccess` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.haveRootAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.listSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own sign-in sessions that still work, newest first (ids and times, never a token); `current` marks the one this request came with
+         * @description The caller's own sign-in sessions that still work (neither signed out nor expired), newest first: `id`, `userId`, `activeOrganizationId`, `createdAt`, `expiresAt` and `current` (the session this request came with). A session's token is answered once, by auth.login, never here.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.listSessions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.one": {
         parameters: {
             query?: never;
@@ -11907,6 +11979,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.revokeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out one of the caller's own sessions by its id (user.listSessions); another user's session is a 404
+         * @description Signs out one of the caller's own live sessions by its `id` (user.listSessions): its token stops working at once, on every control plane. Another user's session, or one already signed out or expired, is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.revokeSession` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.revokeSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.sendInvitation": {
         parameters: {
             query?: never;
@@ -11925,6 +12021,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/user.sendInvitation` with tRPC envelopes (see the trpc tag).
          */
         post: operations["user.sendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session this request came with (its id and times; null ones for an API key) with its active organization and the user; never the token
+         * @description The session this request came with (`id`, `activeOrganizationId`, `createdAt`, `expiresAt`; with an API key only `activeOrganizationId`, the rest null) and the caller's user record. Never the token.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.session` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.session"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -36414,6 +36534,122 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.getPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        project: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        environment: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        service: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        docker: {
+                            read: boolean;
+                        };
+                        traefikFiles: {
+                            read: boolean;
+                        };
+                        api: {
+                            read: boolean;
+                        };
+                        sshKeys: {
+                            read: boolean;
+                        };
+                        gitProviders: {
+                            read: boolean;
+                        };
+                        member: {
+                            read: boolean;
+                            create: boolean;
+                            update: boolean;
+                            delete: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.haveRootAccess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.listSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        activeOrganizationId: string;
+                        createdAt: string;
+                        expiresAt: string;
+                        current: boolean;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.one": {
         parameters: {
             query: {
@@ -36506,6 +36742,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.revokeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    sessionId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.sendInvitation": {
         parameters: {
             query?: never;
@@ -36539,6 +36811,66 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: {
+                            id: string | null;
+                            activeOrganizationId: string;
+                            createdAt: string | null;
+                            expiresAt: string | null;
+                        };
+                        user: {
+                            id: string;
+                            userId: string;
+                            memberId: string;
+                            email: string;
+                            name: string;
+                            image: string | null;
+                            /** @enum {string} */
+                            role: "owner" | "admin" | "member";
+                            organizationId: string;
+                            canCreateProjects: boolean;
+                            canDeleteProjects: boolean;
+                            canAccessAuditLog: boolean;
+                            canCreateServices: boolean;
+                            canDeleteServices: boolean;
+                            canCreateEnvironments: boolean;
+                            canDeleteEnvironments: boolean;
+                            canAccessToDocker: boolean;
+                            canAccessToTraefikFiles: boolean;
+                            canAccessToAPI: boolean;
+                            canAccessToSSHKeys: boolean;
+                            canAccessToGitProviders: boolean;
+                            accessedProjects: string[] | null;
+                            accessedEnvironments: string[] | null;
+                            accessedServices: string[] | null;
+                            createdAt: string;
+                            twoFactorEnabled: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
