@@ -420,6 +420,36 @@ export const dokployProcedures: Record<string, Row> = {
         "our resources and actions are those we enforce (project, environment, service, docker, traefikFiles, api, sshKeys, gitProviders, member), not Dokploy's statements list",
     },
   },
+  "user.generateToken": {
+    kind: "mutation",
+    source: "userLater",
+    input: [],
+    output: "string",
+    differs: {
+      "(output)":
+        'Dokploy answers the constant "token" (a leftover of its old per-user API token); ours creates that token as an API key of the caller and answers the key',
+    },
+  },
+  "user.getUserByToken": {
+    kind: "query",
+    source: "userLater",
+    input: ["token*"],
+    output: "object:id,email,status,role,inviterId,isExpired,userAlreadyExists",
+    differs: {
+      token:
+        "ours: the invitation's secret token (organization.inviteMember, user.sendInvitation's link); Dokploy takes the invitation's id, which here is never a credential",
+    },
+  },
+  "user.createUserWithCredentials": {
+    kind: "mutation",
+    source: "userLater",
+    input: ["email*", "password*", "role*"],
+    output: "any",
+    differs: {
+      role: "only member (owner and admin are refused there too; we have no custom roles): other values are a 400 naming role",
+      name: "ours: the new user's name (our users have one), else the email's local part",
+    },
+  },
   "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",

@@ -246,6 +246,13 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.revokeSession": applied("sessionId", USER),
   "user.getPermissions": {},
   "user.haveRootAccess": {},
+  "user.generateToken": {},
+  "user.getUserByToken": applied("token", USER),
+  "user.createUserWithCredentials": {
+    ...applied("email password", USER),
+    role: refused(USER, { email: "refused-role@example.com", password: "initial-password-1", role: "admin" }),
+    ...shownOnly("name"),
+  },
 
   "organization.all": {},
   "organization.one": applied("organizationId", ORG),

@@ -227,6 +227,20 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Whether the caller administers the whole instance: the owner or an administrator of the first organization (the instance organization).",
   },
+  "user.generateToken": {
+    description:
+      "Creates an API key named `Generated token` for the caller in the active organization and answers the key itself, as a string, this once (user.get lists it without the key, user.deleteApiKey removes it). A member needs canAccessToAPI.",
+  },
+  "user.getUserByToken": {
+    description:
+      "Without credentials: the invitation that a secret invitation `token` names (the one organization.inviteMember answered or user.sendInvitation's link carries), whatever its status: `id`, `email`, `status`, `role`, `inviterId`, `isExpired`, and `userAlreadyExists` (the email has an account: sign in and accept rather than register). An invitation id is not a token: 404 naming `token`.",
+  },
+  "user.createUserWithCredentials": {
+    description:
+      "Creates a user with an initial `password` (8 to 256 characters) as a member of the active organization, for administrators; `role` must be `member` (make an administrator with organization.updateMemberRole, grant more with user.assignPermissions); `name` defaults to the email's local part. Answers the new user as user.one does; they sign in with auth.login. An email that has an account already is a 409 naming `email`: invite that user instead.",
+    errors: [409],
+    example: { email: "dev@example.com", password: "a-long-initial-password", role: "member" },
+  },
 
   // organization
   "organization.all": {

@@ -718,4 +718,154 @@ describe("user", () => {
       expect((await platform.query("user.haveRootAccess")).status).toBe(401);
     });
   });
+
+  describe("generateToken", () => {
+    it("creates an API key for the caller's organization and answers it once; the key works", async () => {
+      const r = await platform.mutate("user.generateToken", {}, as(admin));
+      expect(r.status).toBe(200);
+      expect(typeof r.body).toBe("string");
+      const me = await platform.query("user.get", {}, { apiKey: r.body });
+      expect(me.status).toBe(200);
+      expect(me.body.id).toBe(admin.user.id);
+      expect(me.body.organizationId).toBe(owner.user.organizationId);
+      const listed = me.body.apiKeys.filter((key: any) => key.name === "Generated token");
+      expect(listed).toHaveLength(1);
+      expect(JSON.stringify(me.body)).not.toContain(r.body);
+      // A second call makes another key: the first keeps working until deleted.
+      const second = await platform.mutate("user.generateToken", {}, as(admin));
+      expect(second.body).not.toBe(r.body);
+      expect((await platform.query("user.get", {}, { apiKey: r.body })).status).toBe(200);
+    });
+
+    it("is 403 for a member without canAccessToAPI, 401 without credentials", async () => {
+      const user = await platform.addMember(owner, "member", "generate-token@example.com");
+      await platform.mutate("user.assignPermissions", { id: user.user.id, canAccessToAPI: false }, as(owner));
+      const r = await platform.mutate("user.generateToken", {}, as(user));
+      expect(r.status).toBe(403);
+      const keys = await platform.ctx.db
+        .selectFrom("apiKeys")
+        .select("apiKeyId")
+        .where("userId", "=", user.user.id)
+        .execute();
+      expect(keys).toEqual([]);
+      expect((await platform.mutate("user.generateToken", {})).status).toBe(401);
+    });
+  });
+
+  describe("getUserByToken", () => {
+    it("answers the invitation of a secret token without credentials, never one named by its id", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "by-token@example.com", role: "admin" },
+        as(owner),
+      );
+      const r = await platform.query("user.getUserByToken", { token: invite.body.token });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        id: invite.body.invitationId,
+        email: "by-token@example.com",
+        status: "pending",
+        role: "admin",
+        inviterId: owner.user.id,
+        isExpired: false,
+        userAlreadyExists: false,
+      });
+      const byId = await platform.query("user.getUserByToken", { token: invite.body.invitationId });
+      expect(byId.status).toBe(404);
+      expect(byId.body.error.data.fields).toEqual(["token"]);
+      const missing = await platform.query("user.getUserByToken", {});
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["token"]);
+
+      await platform.ctx.db
+        .updateTable("invitations")
+        .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+        .where("invitationId", "=", invite.body.invitationId)
+        .execute();
+      expect((await platform.query("user.getUserByToken", { token: invite.body.token })).body.isExpired).toBe(
+        true,
+      );
+    });
+
+    it("tells whether the invited email has an account already (sign in rather than register)", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: other.user.email, role: "member" },
+        as(owner),
+      );
+      const r = await platform.query("user.getUserByToken", { token: invite.body.token });
+      expect(r.body).toMatchObject({ email: other.user.email, userAlreadyExists: true, status: "pending" });
+    });
+  });
+
+  describe("createUserWithCredentials", () => {
+    it("lets an administrator create a member who then signs in with that password", async () => {
+      const r = await platform.mutate(
+        "user.createUserWithCredentials",
+        { email: "With-Password@example.com", password: "initial-password-1", role: "member" },
+        as(admin),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({
+        email: "with-password@example.com",
+        name: "with-password",
+        role: "member",
+        organizationId: owner.user.organizationId,
+      });
+      expect(JSON.stringify(r.body)).not.toContain("initial-password-1");
+      const signIn = await platform.mutate("auth.login", {
+        email: "with-password@example.com",
+        password: "initial-password-1",
+      });
+      expect(signIn.status).toBe(200);
+      expect(signIn.body.user).toMatchObject({ id: r.body.id, organizationId: owner.user.organizationId });
+      const users = await platform.query("user.all", {}, as(owner));
+      expect(users.body.map((u: any) => u.email)).toContain("with-password@example.com");
+      const named = await platform.mutate(
+        "user.createUserWithCredentials",
+        { email: "named@example.com", password: "initial-password-1", role: "member", name: "Named One" },
+        as(owner),
+      );
+      expect(named.body.name).toBe("Named One");
+    });
+
+    it("refuses another role, a short password and a taken email, each naming its field, creating nothing", async () => {
+      const cases: [Record<string, unknown>, number, string][] = [
+        [{ email: "admin-role@example.com", password: "initial-password-1", role: "admin" }, 400, "role"],
+        [{ email: "owner-role@example.com", password: "initial-password-1", role: "owner" }, 400, "role"],
+        [{ email: "short@example.com", password: "short", role: "member" }, 400, "password"],
+        [{ email: "not-an-email", password: "initial-password-1", role: "member" }, 400, "email"],
+        [{ email: other.user.email, password: "initial-password-1", role: "member" }, 409, "email"],
+        [{ email: member.user.email, password: "initial-password-1", role: "member" }, 409, "email"],
+      ];
+      for (const [input, status, field] of cases) {
+        const r = await platform.mutate("user.createUserWithCredentials", input, as(owner));
+        expect(r.status, JSON.stringify(input)).toBe(status);
+        expect(r.body.error.data.fields).toEqual([field]);
+      }
+      const created = await platform.ctx.db
+        .selectFrom("users")
+        .select("email")
+        .where("email", "in", ["admin-role@example.com", "owner-role@example.com", "short@example.com"])
+        .execute();
+      expect(created).toEqual([]);
+      // The other organization's user stays where they were, with their password.
+      expect((await platform.query("user.all", {}, as(owner))).body.map((u: any) => u.email)).not.toContain(
+        other.user.email,
+      );
+      expect((await login(platform, other.user.email)).token).toBeTruthy();
+    });
+
+    it("is 403 for a member and 401 without credentials", async () => {
+      const input = { email: "by-member@example.com", password: "initial-password-1", role: "member" };
+      expect((await platform.mutate("user.createUserWithCredentials", input, as(member))).status).toBe(403);
+      expect((await platform.mutate("user.createUserWithCredentials", input)).status).toBe(401);
+      const row = await platform.ctx.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "by-member@example.com")
+        .executeTakeFirst();
+      expect(row).toBeUndefined();
+    });
+  });
 });

@@ -27,11 +27,12 @@ import { controlPlanePublicIp } from "../servers/public-ip.ts";
 import {
   displayStatus,
   findInvitation,
+  invitationByToken,
   invitationTokenSchema,
   pendingInvitationsByToken,
   replaceInvitationToken,
 } from "../users/invitations.ts";
-import { removeMember, updateMemberPermissions } from "../users/members.ts";
+import { createMemberWithPassword, removeMember, updateMemberPermissions } from "../users/members.ts";
 import { effectivePermissions, permissionsSchema } from "../users/permissions-view.ts";
 import {
   changeUserEmail,
@@ -169,6 +170,9 @@ async function visibleUser(ctx: ServiceContext, caller: Caller, userId: string) 
   }
   return membership;
 }
+
+/** The name of the API keys user.generateToken creates (user.get lists them; user.deleteApiKey removes them). */
+export const GENERATED_TOKEN_NAME = "Generated token";
 
 /** The session a request came with (null for an API key). */
 function currentSessionId(caller: Caller): string | null {
@@ -628,5 +632,68 @@ export const userRouter = defineRouter("user", {
     input: noInput,
     output: z.boolean(),
     handler: ({ ctx, caller }) => isInstanceAdmin(ctx.db, caller),
+  }),
+
+  generateToken: mutation({
+    summary:
+      "Create a new API key for the caller in the active organization (Dokploy's old per-user API token) and answer the key, once, as a string",
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: async ({ ctx, caller }) => {
+      requireFeature(caller, "api");
+      const { key } = await createApiKey(ctx, {
+        name: GENERATED_TOKEN_NAME,
+        userId: caller.userId,
+        organizationId: caller.organizationId,
+        metadata: { organizationId: caller.organizationId },
+      });
+      return key;
+    },
+  }),
+
+  getUserByToken: query({
+    summary:
+      "The invitation a secret invitation token names (any status), whether it has expired and whether its email has an account already; 404 without one",
+    access: "public",
+    input: z.object({ token: invitationTokenSchema }),
+    output: z.object({
+      id: z.string(),
+      email: z.string(),
+      status: z.enum(["pending", "accepted", "canceled"]),
+      role: roleSchema,
+      inviterId: z.string(),
+      isExpired: z.boolean(),
+      userAlreadyExists: z.boolean(),
+    }),
+    handler: async ({ ctx, input }) => {
+      const invitation = await invitationByToken(ctx.db, input.token, ctx.now());
+      if (!invitation) throw new ApiError("NOT_FOUND", "Invitation not found", { fields: ["token"] });
+      return invitation;
+    },
+  }),
+
+  createUserWithCredentials: mutation({
+    summary:
+      "Create a user with an initial password as a member of the active organization (administrators; the role can only be member, granted more with user.assignPermissions)",
+    access: "admin",
+    input: z.object({
+      email: emailSchema,
+      password: passwordSchema,
+      role: z.enum(["member"], {
+        message: "must be member: an administrator is made with organization.updateMemberRole",
+      }),
+      /** Not in Dokploy (its users have no required name): the new user's name, else the email's local part. */
+      name: z.preprocess(blankAsAbsent, displayNameSchema.optional()),
+    }),
+    output: userSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const userId = await createMemberWithPassword(ctx.db, caller.organizationId, {
+        email: input.email,
+        name: input.name ?? input.email.split("@")[0] ?? input.email,
+        passwordHash: await hashPassword(input.password),
+      });
+      return getUserView(ctx.db, caller.organizationId, userId);
+    },
   }),
 });

@@ -11763,6 +11763,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.createUserWithCredentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a user with an initial password as a member of the active organization (administrators; the role can only be member, granted more with user.assignPermissions)
+         * @description Creates a user with an initial `password` (8 to 256 characters) as a member of the active organization, for administrators; `role` must be `member` (make an administrator with organization.updateMemberRole, grant more with user.assignPermissions); `name` defaults to the email's local part. Answers the new user as user.one does; they sign in with auth.login. An email that has an account already is a 409 naming `email`: invite that user instead.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/user.createUserWithCredentials` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.createUserWithCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.deleteApiKey": {
         parameters: {
             query?: never;
@@ -11781,6 +11805,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/user.deleteApiKey` with tRPC envelopes (see the trpc tag).
          */
         post: operations["user.deleteApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.generateToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a new API key for the caller in the active organization (Dokploy's old per-user API token) and answer the key, once, as a string
+         * @description Creates an API key named `Generated token` for the caller in the active organization and answers the key itself, as a string, this once (user.get lists it without the key, user.deleteApiKey removes it). A member needs canAccessToAPI.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.generateToken` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.generateToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -11875,6 +11923,30 @@ export interface paths {
          *     Also served as `GET /api/trpc/user.getPermissions` with tRPC envelopes (see the trpc tag).
          */
         get: operations["user.getPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getUserByToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation a secret invitation token names (any status), whether it has expired and whether its email has an account already; 404 without one
+         * @description Without credentials: the invitation that a secret invitation `token` names (the one organization.inviteMember answered or user.sendInvitation's link carries), whatever its status: `id`, `email`, `status`, `role`, `inviterId`, `isExpired`, and `userAlreadyExists` (the email has an account: sign in and accept rather than register). An invitation id is not a token: 404 naming `token`.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `GET /api/trpc/user.getUserByToken` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getUserByToken"];
         put?: never;
         post?: never;
         delete?: never;
@@ -36345,6 +36417,77 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.createUserWithCredentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "a-long-initial-password",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @enum {string} */
+                    role: "member";
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.deleteApiKey": {
         parameters: {
             query?: never;
@@ -36376,6 +36519,36 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.generateToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -36590,6 +36763,41 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getUserByToken": {
+        parameters: {
+            query: {
+                /** @description Only items whose token contains this text */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        /** @enum {string} */
+                        status: "pending" | "accepted" | "canceled";
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        inviterId: string;
+                        isExpired: boolean;
+                        userAlreadyExists: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             default: components["responses"]["ServerError"];
         };
     };
