@@ -450,6 +450,7 @@ export const dokployProcedures: Record<string, Row> = {
       name: "ours: the new user's name (our users have one), else the email's local part",
     },
   },
+  "user.getBackups": { kind: "query", source: "userLater", input: [], output: "object:backups" },
   "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",

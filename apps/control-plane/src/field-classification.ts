@@ -248,6 +248,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.haveRootAccess": {},
   "user.generateToken": {},
   "user.getUserByToken": applied("token", USER),
+  "user.getBackups": {},
   "user.createUserWithCredentials": {
     ...applied("email password", USER),
     role: refused(USER, { email: "refused-role@example.com", password: "initial-password-1", role: "admin" }),

@@ -241,6 +241,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     errors: [409],
     example: { email: "dev@example.com", password: "a-long-initial-password", role: "member" },
   },
+  "user.getBackups": {
+    description:
+      "The caller's user record with `backups`: the control plane's own backups (databaseType `web-server`) whose destination belongs to the organization, oldest first, each as backup.one shows it (destination without secrets, last run, last verified restore). Only instance administrators manage those backups: for other administrators the list is empty.",
+  },
 
   // organization
   "organization.all": {

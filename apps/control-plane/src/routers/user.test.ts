@@ -868,4 +868,54 @@ describe("user", () => {
       expect(row).toBeUndefined();
     });
   });
+
+  describe("getBackups", () => {
+    it("shows instance administrators the organization's web-server backups with their destination, never its secret", async () => {
+      const destination = await platform.mutate(
+        "destination.create",
+        {
+          name: "Control plane bucket",
+          provider: "Minio",
+          accessKey: "access-key",
+          secretAccessKey: "get-backups-secret",
+          bucket: "control-plane",
+          region: "us-east-1",
+          endpoint: "https://s3.example.com",
+        },
+        as(owner),
+      );
+      expect(destination.status, JSON.stringify(destination.body)).toBe(200);
+      const backup = await platform.mutate(
+        "backup.create",
+        {
+          schedule: "0 3 * * *",
+          prefix: "control-plane",
+          destinationId: destination.body.destinationId,
+          database: "",
+          databaseType: "web-server",
+        },
+        as(owner),
+      );
+      expect(backup.status, JSON.stringify(backup.body)).toBe(200);
+
+      for (const session of [owner, admin]) {
+        const r = await platform.query("user.getBackups", {}, as(session));
+        expect(r.status).toBe(200);
+        expect(r.body.id).toBe(session.user.id);
+        expect(r.body.backups.map((b: any) => b.backupId)).toEqual([backup.body.backupId]);
+        expect(r.body.backups[0]).toMatchObject({
+          databaseType: "web-server",
+          destination: { destinationId: destination.body.destinationId, name: "Control plane bucket" },
+          lastRun: null,
+        });
+        expect(JSON.stringify(r.body)).not.toContain("get-backups-secret");
+      }
+      // Another organization's owner is no instance administrator: none of ours, and none at all.
+      const theirs = await platform.query("user.getBackups", {}, as(other));
+      expect(theirs.status).toBe(200);
+      expect(theirs.body).toMatchObject({ id: other.user.id, backups: [] });
+      expect((await platform.query("user.getBackups", {}, as(member))).status).toBe(403);
+      expect((await platform.query("user.getBackups")).status).toBe(401);
+    });
+  });
 });

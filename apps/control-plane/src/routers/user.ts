@@ -9,6 +9,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
+import { backupSchema } from "../backups/backups.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { randomToken, sha256Hex } from "../crypto/ids.ts";
 import { displayNameSchema } from "../display-name.ts";
@@ -57,6 +58,8 @@ import {
   roleSchema,
   userSchema,
 } from "../users/user-view.ts";
+import { listWebServerBackups } from "../users/web-server-backups.ts";
+import { toView as backupView } from "./backup.ts";
 
 /** Clients (Dokploy's UI among them) send "" for a field left empty: treat it as absent. */
 const blankAsAbsent = (value: unknown) => (value === "" ? undefined : value);
@@ -694,6 +697,20 @@ export const userRouter = defineRouter("user", {
         passwordHash: await hashPassword(input.password),
       });
       return getUserView(ctx.db, caller.organizationId, userId);
+    },
+  }),
+
+  getBackups: query({
+    summary:
+      "The caller with the control plane's own backups (web-server) of the organization, each with its destination and last runs (instance administrators; an empty list for other administrators)",
+    access: "admin",
+    input: noInput,
+    output: userSchema.extend({ backups: z.array(backupSchema) }),
+    handler: async ({ ctx, caller }) => {
+      const user = await getUserView(ctx.db, caller.organizationId, caller.userId);
+      if (!(await isInstanceAdmin(ctx.db, caller))) return { ...user, backups: [] };
+      const rows = await listWebServerBackups(ctx.db, caller.organizationId);
+      return { ...user, backups: await Promise.all(rows.map((row) => backupView(ctx, row))) };
     },
   }),
 });

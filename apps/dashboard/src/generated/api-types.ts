@@ -11859,6 +11859,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.getBackups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller with the control plane's own backups (web-server) of the organization, each with its destination and last runs (instance administrators; an empty list for other administrators)
+         * @description The caller's user record with `backups`: the control plane's own backups (databaseType `web-server`) whose destination belongs to the organization, oldest first, each as backup.one shows it (destination without secrets, last run, last verified restore). Only instance administrators manage those backups: for other administrators the list is empty.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/user.getBackups` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getBackups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.getInvitations": {
         parameters: {
             query?: never;
@@ -36606,6 +36630,123 @@ export interface operations {
                             expiresAt: string | null;
                         }[];
                         pendingEmail: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getBackups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
