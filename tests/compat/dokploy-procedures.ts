@@ -451,6 +451,26 @@ export const dokployProcedures: Record<string, Row> = {
     },
   },
   "user.getBackups": { kind: "query", source: "userLater", input: [], output: "object:backups" },
+  "user.getContainerMetrics": {
+    kind: "query",
+    source: "user",
+    input: ["url*", "token*", "appName*", "dataPoints*"],
+    output: "array:",
+    differs: {
+      "(output)":
+        "an empty series is answered as [] and the agent's own refusals (not collected, not running) as 400/404 with its message, where Dokploy throws one error for both",
+    },
+  },
+  "user.getServerMetrics": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:",
+    differs: {
+      "(output)":
+        "Dokploy answers the user row (once holding the monitoring settings); ours the user view with this machine's serverIp, enabledFeatures and metricsConfig (user.getMetricsToken's, the token for instance administrators only)",
+    },
+  },
   "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",

@@ -249,6 +249,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.generateToken": {},
   "user.getUserByToken": applied("token", USER),
   "user.getBackups": {},
+  "user.getContainerMetrics": applied("url token appName dataPoints", `${CP}/routers/user-metrics.test.ts`),
+  "user.getServerMetrics": {},
   "user.createUserWithCredentials": {
     ...applied("email password", USER),
     role: refused(USER, { email: "refused-role@example.com", password: "initial-password-1", role: "admin" }),

@@ -245,6 +245,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The caller's user record with `backups`: the control plane's own backups (databaseType `web-server`) whose destination belongs to the organization, oldest first, each as backup.one shows it (destination without secrets, last run, last verified restore). Only instance administrators manage those backups: for other administrators the list is empty.",
   },
+  "user.getContainerMetrics": {
+    description:
+      "The series an agent keeps of one service's containers: `<url>/metrics/containers?appName=…&limit=<dataPoints>` read with the Bearer `token`, by the function server.getServerMetrics uses (the outbound guard and the own-address rule apply to `url`; send it in tRPC's `?input=` form). The agent's own refusals are answered with its message (a service it does not collect: 400; no data yet or not running: 404), a refused token is a 400 naming `token`, anything else one \"could not be reached\" naming `url`.",
+  },
+  "user.getServerMetrics": {
+    description:
+      "The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).",
+  },
 
   // organization
   "organization.all": {

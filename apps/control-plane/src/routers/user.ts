@@ -5,6 +5,7 @@
  * email go through the organization's Email or Resend channels (notifications/mail.ts).
  */
 import { z } from "zod";
+import { appNameSchema as containerAppNameSchema } from "../agents/container-views.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
@@ -25,6 +26,7 @@ import { requireFeature, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import { fetchContainerMetrics } from "../users/container-metrics.ts";
 import {
   displayStatus,
   findInvitation,
@@ -176,6 +178,30 @@ async function visibleUser(ctx: ServiceContext, caller: Caller, userId: string) 
 
 /** The name of the API keys user.generateToken creates (user.get lists them; user.deleteApiKey removes them). */
 export const GENERATED_TOKEN_NAME = "Generated token";
+
+const metricsTokenSchema = z.object({
+  serverIp: z.string().nullable(),
+  enabledFeatures: z.boolean(),
+  metricsConfig: metricsConfigSchema.nullable(),
+});
+
+/**
+ * This machine's address and monitoring configuration (user.getMetricsToken, user.getServerMetrics);
+ * the configuration with its token only for instance administrators, null for everyone else.
+ */
+async function thisMachineMonitoring(ctx: ServiceContext, caller: Caller) {
+  const settings = await loadWebServerSettings(ctx.db);
+  const serverIp = settings.serverIp ?? (controlPlanePublicIp(ctx.config) || null);
+  const allowed = await isInstanceAdmin(ctx.db, caller);
+  const metricsConfig = allowed
+    ? await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID)
+    : null;
+  return { serverIp, enabledFeatures: false, metricsConfig };
+}
+
+/** A metrics endpoint's address (server.getServerMetrics' rule). */
+const metricsUrlSchema = z.url({ protocol: /^https?$/ }).max(2048);
+const dataPointsSchema = z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"');
 
 /** The session a request came with (null for an API key). */
 function currentSessionId(caller: Caller): string | null {
@@ -547,20 +573,8 @@ export const userRouter = defineRouter("user", {
       "This machine's monitoring configuration and its token (instance administrators only; null for others)",
     access: "member",
     input: noInput,
-    output: z.object({
-      serverIp: z.string().nullable(),
-      enabledFeatures: z.boolean(),
-      metricsConfig: metricsConfigSchema.nullable(),
-    }),
-    handler: async ({ ctx, caller }) => {
-      const settings = await loadWebServerSettings(ctx.db);
-      const serverIp = settings.serverIp ?? (controlPlanePublicIp(ctx.config) || null);
-      const allowed = await isInstanceAdmin(ctx.db, caller);
-      const metricsConfig = allowed
-        ? await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID)
-        : null;
-      return { serverIp, enabledFeatures: false, metricsConfig };
-    },
+    output: metricsTokenSchema,
+    handler: ({ ctx, caller }) => thisMachineMonitoring(ctx, caller),
   }),
 
   listSessions: query({
@@ -712,5 +726,32 @@ export const userRouter = defineRouter("user", {
       const rows = await listWebServerBackups(ctx.db, caller.organizationId);
       return { ...user, backups: await Promise.all(rows.map((row) => backupView(ctx, row))) };
     },
+  }),
+
+  getContainerMetrics: query({
+    summary:
+      "The series an agent keeps of one service's containers, read at `url`/metrics/containers?appName=… with the Bearer `token` (server.getServerMetrics' rules)",
+    access: "member",
+    input: z.object({
+      url: metricsUrlSchema,
+      token: z.string().min(1).max(512),
+      appName: containerAppNameSchema,
+      dataPoints: dataPointsSchema,
+    }),
+    output: z.array(z.record(z.string(), z.unknown())),
+    handler: ({ ctx, caller, input }) =>
+      fetchContainerMetrics(ctx, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+  }),
+
+  getServerMetrics: query({
+    summary:
+      "The caller with this machine's address and monitoring configuration (user.getMetricsToken's: the token for instance administrators only)",
+    access: "member",
+    input: noInput,
+    output: userSchema.extend(metricsTokenSchema.shape),
+    handler: async ({ ctx, caller }) => ({
+      ...(await getUserView(ctx.db, caller.organizationId, caller.userId)),
+      ...(await thisMachineMonitoring(ctx, caller)),
+    }),
   }),
 });

@@ -11883,6 +11883,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.getContainerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The series an agent keeps of one service's containers, read at `url`/metrics/containers?appName=… with the Bearer `token` (server.getServerMetrics' rules)
+         * @description The series an agent keeps of one service's containers: `<url>/metrics/containers?appName=…&limit=<dataPoints>` read with the Bearer `token`, by the function server.getServerMetrics uses (the outbound guard and the own-address rule apply to `url`; send it in tRPC's `?input=` form). The agent's own refusals are answered with its message (a service it does not collect: 400; no data yet or not running: 404), a refused token is a 400 naming `token`, anything else one "could not be reached" naming `url`.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getContainerMetrics` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getContainerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.getInvitations": {
         parameters: {
             query?: never;
@@ -11947,6 +11971,30 @@ export interface paths {
          *     Also served as `GET /api/trpc/user.getPermissions` with tRPC envelopes (see the trpc tag).
          */
         get: operations["user.getPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getServerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller with this machine's address and monitoring configuration (user.getMetricsToken's: the token for instance administrators only)
+         * @description The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getServerMetrics` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getServerMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -36757,6 +36805,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.getContainerMetrics": {
+        parameters: {
+            query: {
+                /** @description Only items whose url contains this text */
+                url: string;
+                /** @description Only items whose token contains this text */
+                token: string;
+                /** @description The application's Swarm service name (appName) */
+                appName: string;
+                /** @description Only items whose dataPoints contains this text */
+                dataPoints: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.getInvitations": {
         parameters: {
             query?: {
@@ -36897,6 +36981,82 @@ export interface operations {
                             update: boolean;
                             delete: boolean;
                         };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getServerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                        serverIp: string | null;
+                        enabledFeatures: boolean;
+                        metricsConfig: {
+                            server: {
+                                refreshRate: number;
+                                port: number;
+                                token: string;
+                                /** Format: uri */
+                                urlCallback: string;
+                                retentionDays: number;
+                                cronJob: string;
+                                thresholds: {
+                                    cpu: number;
+                                    memory: number;
+                                };
+                            };
+                            containers: {
+                                refreshRate: number;
+                                services?: {
+                                    include?: string[];
+                                    exclude?: string[];
+                                };
+                            };
+                        } | null;
                     };
                 };
             };
