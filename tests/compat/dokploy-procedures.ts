@@ -471,6 +471,13 @@ export const dokployProcedures: Record<string, Row> = {
         "Dokploy answers the user row (once holding the monitoring settings); ours the user view with this machine's serverIp, enabledFeatures and metricsConfig (user.getMetricsToken's, the token for instance administrators only)",
     },
   },
+  "user.getBookmarkedTemplates": { kind: "query", source: "userLater", input: [], output: "array:" },
+  "user.toggleTemplateBookmark": {
+    kind: "mutation",
+    source: "userLater",
+    input: ["templateId*"],
+    output: "object:isBookmarked",
+  },
   "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",

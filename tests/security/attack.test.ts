@@ -168,6 +168,8 @@ const NOT_RECORD_IDS = new Set([
   "messageThreadId",
   "teamsId",
   "customId",
+  // A catalogue template's id (user.toggleTemplateBookmark): the catalogue is shared, not a record of ours.
+  "templateId",
 ]);
 type Fixture = Record<IdKind, string>;
 

@@ -251,6 +251,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.getBackups": {},
   "user.getContainerMetrics": applied("url token appName dataPoints", `${CP}/routers/user-metrics.test.ts`),
   "user.getServerMetrics": {},
+  "user.getBookmarkedTemplates": {},
+  "user.toggleTemplateBookmark": applied("templateId", USER),
   "user.createUserWithCredentials": {
     ...applied("email password", USER),
     role: refused(USER, { email: "refused-role@example.com", password: "initial-password-1", role: "admin" }),

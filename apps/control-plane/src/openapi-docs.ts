@@ -253,6 +253,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).",
   },
+  "user.getBookmarkedTemplates": {
+    description:
+      "The ids of the catalogue templates (compose.templates) the caller bookmarked, oldest bookmark first. Bookmarks are the user's own, the same in every organization.",
+  },
+  "user.toggleTemplateBookmark": {
+    description:
+      "Bookmarks the template `templateId` for the caller, or removes the bookmark when it has one; answers `isBookmarked`, the state after the call. An id that is not of the catalogue's form is a 400 naming `templateId`.",
+  },
 
   // organization
   "organization.all": {

@@ -918,4 +918,42 @@ describe("user", () => {
       expect((await platform.query("user.getBackups")).status).toBe(401);
     });
   });
+
+  describe("template bookmarks", () => {
+    it("toggles the caller's own bookmarks, kept per user", async () => {
+      const user = await platform.addMember(owner, "member", "bookmarks@example.com");
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual([]);
+      const add = await platform.mutate("user.toggleTemplateBookmark", { templateId: "plausible" }, as(user));
+      expect(add.status).toBe(200);
+      expect(add.body).toEqual({ isBookmarked: true });
+      await platform.mutate("user.toggleTemplateBookmark", { templateId: "n8n" }, as(user));
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual([
+        "plausible",
+        "n8n",
+      ]);
+      const remove = await platform.mutate(
+        "user.toggleTemplateBookmark",
+        { templateId: "plausible" },
+        as(user),
+      );
+      expect(remove.body).toEqual({ isBookmarked: false });
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual(["n8n"]);
+      // Nobody else's list changes; a new session sees the same bookmarks.
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(owner))).body).toEqual([]);
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(other))).body).toEqual([]);
+      const again = await login(platform, "bookmarks@example.com");
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(again))).body).toEqual(["n8n"]);
+    });
+
+    it("is 400 naming templateId for something that is no template id, 401 without credentials", async () => {
+      for (const templateId of ["", "../etc", "a b", "x".repeat(101)]) {
+        const r = await platform.mutate("user.toggleTemplateBookmark", { templateId }, as(member));
+        expect(r.status, templateId).toBe(400);
+        expect(r.body.error.data.fields).toEqual(["templateId"]);
+      }
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(member))).body).toEqual([]);
+      expect((await platform.mutate("user.toggleTemplateBookmark", { templateId: "n8n" })).status).toBe(401);
+      expect((await platform.query("user.getBookmarkedTemplates")).status).toBe(401);
+    });
+  });
 });

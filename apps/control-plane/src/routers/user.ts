@@ -26,6 +26,7 @@ import { requireFeature, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import { TEMPLATE_ID } from "../templates/catalogue.ts";
 import { fetchContainerMetrics } from "../users/container-metrics.ts";
 import {
   displayStatus,
@@ -52,6 +53,7 @@ import {
   updateUser,
 } from "../users/repository.ts";
 import { findLiveSession, listLiveSessions, revokeOwnSession, sessionSchema } from "../users/sessions.ts";
+import { listBookmarkedTemplates, toggleBookmark } from "../users/template-bookmarks.ts";
 import {
   emailSchema,
   getUserView,
@@ -752,6 +754,26 @@ export const userRouter = defineRouter("user", {
     handler: async ({ ctx, caller }) => ({
       ...(await getUserView(ctx.db, caller.organizationId, caller.userId)),
       ...(await thisMachineMonitoring(ctx, caller)),
+    }),
+  }),
+
+  getBookmarkedTemplates: query({
+    summary: "The ids of the catalogue templates the caller bookmarked, oldest bookmark first",
+    access: "member",
+    input: noInput,
+    output: z.array(z.string()),
+    handler: ({ ctx, caller }) => listBookmarkedTemplates(ctx.db, caller.userId),
+  }),
+
+  toggleTemplateBookmark: mutation({
+    summary: "Bookmark a catalogue template for the caller, or remove the bookmark it has; answers which",
+    access: "member",
+    input: z.object({
+      templateId: z.string().regex(TEMPLATE_ID, "must be a template id of the catalogue (compose.templates)"),
+    }),
+    output: z.object({ isBookmarked: z.boolean() }),
+    handler: async ({ ctx, caller, input }) => ({
+      isBookmarked: await toggleBookmark(ctx.db, caller.userId, input.templateId),
     }),
   }),
 });

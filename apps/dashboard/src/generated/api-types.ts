@@ -11883,6 +11883,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.getBookmarkedTemplates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ids of the catalogue templates the caller bookmarked, oldest bookmark first
+         * @description The ids of the catalogue templates (compose.templates) the caller bookmarked, oldest bookmark first. Bookmarks are the user's own, the same in every organization.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getBookmarkedTemplates` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getBookmarkedTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.getContainerMetrics": {
         parameters: {
             query?: never;
@@ -12189,6 +12213,30 @@ export interface paths {
         get: operations["user.session"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.toggleTemplateBookmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bookmark a catalogue template for the caller, or remove the bookmark it has; answers which
+         * @description Bookmarks the template `templateId` for the caller, or removes the bookmark when it has one; answers `isBookmarked`, the state after the call. An id that is not of the catalogue's form is a 400 naming `templateId`.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.toggleTemplateBookmark` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.toggleTemplateBookmark"];
         delete?: never;
         options?: never;
         head?: never;
@@ -36805,6 +36853,31 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.getBookmarkedTemplates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.getContainerMetrics": {
         parameters: {
             query: {
@@ -37380,6 +37453,41 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.toggleTemplateBookmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    templateId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        isBookmarked: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
