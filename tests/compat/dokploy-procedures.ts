@@ -131,7 +131,7 @@ export const sources = {
   sshKeyForApps:
     "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
   overview:
-    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only})",
+    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices; domains: withPermission domain read; backups: protectedProcedure, backup or volumeBackup read), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only}; each domain of the organization's applications, previews and compose {domainId, host, path, port, customEntrypoint, https, certificateType, createdAt, enabled, domainType, serviceOwnerId, serviceOwnerType, serviceName, projectId, projectName, environmentId, environmentName}; backups: the newest 500 deployments of the organization's backups and volume backups {deploymentId, kind backup|volumeBackup, status, createdAt, destinationId, destinationName, databaseType, serviceType, backupType, serviceName, serviceOwnerId, serviceOwnerType, serverId, projectId, environmentId}, ownerless ones (Dokploy's own database) to everyone)",
 } as const;
 
 export interface Row {
@@ -634,6 +634,20 @@ export const dokployProcedures: Record<string, Row> = {
     input: [],
     output:
       "array:id,name,appName,status,createdAt,serverId,serverName,projectId,projectName,environmentId,environmentName,icon,type,lastDeployAt",
+  },
+  "overview.domains": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:domainId,host,path,port,customEntrypoint,https,certificateType,createdAt,enabled,domainType,serviceOwnerId,serviceOwnerType,serviceName,projectId,projectName,environmentId,environmentName",
+  },
+  "overview.backups": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:deploymentId,kind,status,createdAt,destinationId,destinationName,databaseType,serviceType,backupType,serviceName,serviceOwnerId,serviceOwnerType,serverId,projectId,environmentId",
   },
   "project.search": {
     kind: "query",

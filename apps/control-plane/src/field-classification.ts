@@ -286,6 +286,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "project.allForPermissions": {},
   "project.homeStats": {},
   "overview.services": {},
+  "overview.domains": {},
+  "overview.backups": {},
 
   "environment.create": { ...applied("projectId env", ENVIRONMENT), ...shownOnly("name description") },
   "environment.one": applied("environmentId", ENVIRONMENT),

@@ -344,6 +344,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
   },
+  "overview.domains": {
+    description:
+      "Every domain of the applications (their preview deployments' too) and compose stacks the caller's grants show, oldest first: the domain's own fields (`domainId`, `host`, `path`, `port`, `customEntrypoint`, `https`, `certificateType`, `createdAt`, `enabled`, `domainType`) with the service it routes to (`serviceOwnerId`, `serviceOwnerType` application or compose, `serviceName`) and its project and environment (ids and names).",
+  },
+  "overview.backups": {
+    description:
+      "The newest 500 runs of the organization's database backups and volume backups whose service the caller's grants show (and of the control plane's own backup, for instance administrators only), newest first: `deploymentId`, `kind` (backup or volumeBackup), `status`, `createdAt`, the destination (`destinationId`, `destinationName`), `databaseType` / `backupType` (backups) or `serviceType` (volume backups), and the service (`serviceName`, `serviceOwnerId`, `serviceOwnerType`: `web-server` for the control plane's own, `serverId`, `projectId`, `environmentId`).",
+  },
   "project.search": {
     description:
       "Projects whose name or description contains the terms, paginated (`limit` 1-100, `offset`).",

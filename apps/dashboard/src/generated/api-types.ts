@@ -7707,6 +7707,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/overview.backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest 500 runs of the backups and volume backups of the services the caller sees (and of the control plane's own backup, for instance administrators), newest first
+         * @description The newest 500 runs of the organization's database backups and volume backups whose service the caller's grants show (and of the control plane's own backup, for instance administrators only), newest first: `deploymentId`, `kind` (backup or volumeBackup), `status`, `createdAt`, the destination (`destinationId`, `destinationName`), `databaseType` / `backupType` (backups) or `serviceType` (volume backups), and the service (`serviceName`, `serviceOwnerId`, `serviceOwnerType`: `web-server` for the control plane's own, `serverId`, `projectId`, `environmentId`).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.backups` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.backups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/overview.domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every domain of the applications (their previews too) and compose stacks the caller sees, with its service, project and environment
+         * @description Every domain of the applications (their preview deployments' too) and compose stacks the caller's grants show, oldest first: the domain's own fields (`domainId`, `host`, `path`, `port`, `customEntrypoint`, `https`, `certificateType`, `createdAt`, `enabled`, `domainType`) with the service it routes to (`serviceOwnerId`, `serviceOwnerType` application or compose, `serviceName`) and its project and environment (ids and names).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.domains` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.domains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/overview.services": {
         parameters: {
             query?: never;
@@ -28860,6 +28908,95 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "overview.backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deploymentId: string;
+                        /** @enum {string} */
+                        kind: "backup" | "volumeBackup";
+                        /** @enum {string} */
+                        status: "idle" | "running" | "done" | "error";
+                        createdAt: string;
+                        destinationId: string;
+                        destinationName: string;
+                        databaseType: string | null;
+                        serviceType: string | null;
+                        backupType: ("database" | "compose") | null;
+                        serviceName: string;
+                        serviceOwnerId: string | null;
+                        serviceOwnerType: string;
+                        serverId: string | null;
+                        projectId: string | null;
+                        environmentId: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "overview.domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domainId: string;
+                        host: string;
+                        path: string;
+                        port: number;
+                        customEntrypoint: string | null;
+                        https: boolean;
+                        /** @enum {string} */
+                        certificateType: "letsencrypt" | "custom" | "none";
+                        createdAt: string;
+                        enabled: boolean;
+                        /** @enum {string} */
+                        domainType: "application" | "compose" | "preview";
+                        serviceOwnerId: string;
+                        /** @enum {string} */
+                        serviceOwnerType: "application" | "compose";
+                        serviceName: string;
+                        projectId: string;
+                        projectName: string;
+                        environmentId: string;
+                        environmentName: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
