@@ -1,6 +1,7 @@
 /**
- * project.allForPermissions, project.homeStats and overview.services: the organization's project trees (the same
- * cached tree project.all answers) reshaped. allForPermissions lists every project, environment
+ * project.allForPermissions, project.homeStats and overview.services, .domains and .backups: the
+ * organization's project trees (the same cached tree project.all answers) reshaped, the overview's
+ * domains and backup runs being those of the services the trees show. allForPermissions lists every project, environment
  * and service by id and name, for an administrator choosing a member's grants; homeStats counts
  * what the caller's grants show, a service's status in three groups as Dokploy does (done is
  * running, error, anything else idle).

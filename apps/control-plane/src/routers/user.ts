@@ -2,7 +2,10 @@
  * user: the users of the caller's organization, the caller's own profile and API keys, and the
  * invitations addressed to the caller (spec 4.10), and getMetricsToken (this machine's monitoring
  * configuration, for instance administrators). user.sendInvitation and the confirmation of a new
- * email go through the organization's Email or Resend channels (notifications/mail.ts).
+ * email go through the organization's Email or Resend channels (notifications/mail.ts). Issue 41's
+ * leftovers: the caller's own sessions (users/sessions.ts, never a token), effective permissions
+ * (users/permissions-view.ts), invitation lookup by secret token, members created with a password,
+ * web-server backups, container metrics (server.getServerMetrics' function) and template bookmarks.
  */
 import { z } from "zod";
 import { appNameSchema as containerAppNameSchema } from "../agents/container-views.ts";
