@@ -55,6 +55,8 @@ export const sources = {
   settings:
     "routers/settings.ts and schema/web-server-settings.ts (getWebServerSettings, reloadTraefik, toggleDashboard, readTraefikConfig, updateTraefikConfig, apiAssignDomain), found by code search; commit not shown by the search; clean*, updateDockerCleanup, saveSSHPrivateKey, readStatsLogs, toggleRequests, haveActivateRequests: routers/settings.ts@009cb0552f28 with apiServerSchema, apiUpdateDockerCleanup, apiSaveSSHKey, apiReadStatsLogs (code search)",
   user: "routers/user.ts@5a46b879f503",
+  userLater:
+    "a later routers/user.ts found by code search, commit not shown (session: publicProcedure, null without a user or active organization, else {user {id}, session {activeOrganizationId}}; getPermissions: protectedProcedure, services/permission.ts resolvePermissions: every resource of the permission statements with each of its actions true or false, from the member's role and, for a member, the legacy canXxx flags; haveRootAccess: protectedProcedure, false unless on the cloud and the user (or the impersonating one) is USER_ADMIN_ID; generateToken: protectedProcedure mutation, no input, answers the string \"token\"; getUserByToken: publicProcedure apiFindOneToken {token}, getUserByToken(token); createUserWithCredentials: withPermission member create, {email (email), password (min 8), role (min 1)}, refuses owner and admin and the cloud, answers createOrganizationUserWithCredentials's result; getBookmarkedTemplates: protectedProcedure, the user's bookmarkedTemplates ids or []; toggleTemplateBookmark: protectedProcedure {templateId min 1}, adds or removes it, answers {isBookmarked}; getContainerMetrics: withPermission monitoring read, strict {serverId?, appName, dataPoints}, the metrics of that server (or this machine), url built from its IP and metrics port; getBackups: adminProcedure, the user with their backups (destination, deployments); getServerMetrics: withPermission monitoring read, the caller's user row)",
   settingsInstance:
     "routers/settings.ts@009cb0552f28 (cleanSSHPrivateKey: adminProcedure, no input, sets sshPrivateKey null, true; getUpdateData: protectedProcedure.mutation, no input, getUpdateData() or DEFAULT_UPDATE_DATA {latestVersion: null, updateAvailable: false}; getReleaseTag: protectedProcedure query, getDokployImageTag()'s string) and later routers/settings.ts found by code search, commit not shown (cleanAllDeploymentQueue: adminProcedure, no input, answers cleanAllDeploymentQueue()'s true after removing the waiting jobs; getDockerDiskUsage: adminProcedure query, no input, services/docker.ts getDockerDiskUsage() rows {type, totalCount, active, size, reclaimable, sizeBytes}; updateRemoteServersOnly: adminProcedure {remoteServersOnly: boolean}, true); updateTraefikPorts: adminProcedure {serverId?, additionalPorts: [{targetPort, publishedPort, protocol tcp|udp|sctp}]}, checkPortInUse then writeTraefikSetup, true; writeTraefikEnv: adminProcedure {env: string, serverId?}, prepareEnvironmentVariables then writeTraefikSetup, true (routers/settings.ts@009cb0552f28)",
   settingsEngine:
@@ -131,7 +133,7 @@ export const sources = {
   sshKeyForApps:
     "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
   overview:
-    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only})",
+    "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices; domains: withPermission domain read; backups: protectedProcedure, backup or volumeBackup read), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only}; each domain of the organization's applications, previews and compose {domainId, host, path, port, customEntrypoint, https, certificateType, createdAt, enabled, domainType, serviceOwnerId, serviceOwnerType, serviceName, projectId, projectName, environmentId, environmentName}; backups: the newest 500 deployments of the organization's backups and volume backups {deploymentId, kind backup|volumeBackup, status, createdAt, destinationId, destinationName, databaseType, serviceType, backupType, serviceName, serviceOwnerId, serviceOwnerType, serverId, projectId, environmentId}, ownerless ones (Dokploy's own database) to everyone)",
 } as const;
 
 export interface Row {
@@ -390,6 +392,95 @@ export const dokployProcedures: Record<string, Row> = {
     output: "number",
     differs: { "(output)": "we answer {count}" },
   },
+  "user.listSessions": {
+    kind: "query",
+    unverified:
+      "named by issue 41 as a Dokploy 0.30.7 procedure; no stored Dokploy user router has it (the latest read, userLater, has none): ours lists the caller's own live sessions",
+  },
+  "user.revokeSession": {
+    kind: "mutation",
+    unverified:
+      "named by issue 41 as a Dokploy 0.30.7 procedure; no stored Dokploy user router has it: ours revokes one of the caller's own sessions by its id (a token is never shown after login)",
+  },
+  "user.session": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:user,session",
+    differs: {
+      "(output)":
+        "401 without credentials instead of null (public procedures here never read credentials); session carries its id and times besides activeOrganizationId, user the full user view",
+    },
+  },
+  "user.getPermissions": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:",
+    differs: {
+      "(output)":
+        "our resources and actions are those we enforce (project, environment, service, docker, traefikFiles, api, sshKeys, gitProviders, member), not Dokploy's statements list",
+    },
+  },
+  "user.generateToken": {
+    kind: "mutation",
+    source: "userLater",
+    input: [],
+    output: "string",
+    differs: {
+      "(output)":
+        'Dokploy answers the constant "token" (a leftover of its old per-user API token); ours creates that token as an API key of the caller and answers the key',
+    },
+  },
+  "user.getUserByToken": {
+    kind: "query",
+    source: "userLater",
+    input: ["token*"],
+    output: "object:id,email,status,role,inviterId,isExpired,userAlreadyExists",
+    differs: {
+      token:
+        "ours: the invitation's secret token (organization.inviteMember, user.sendInvitation's link); Dokploy takes the invitation's id, which here is never a credential",
+    },
+  },
+  "user.createUserWithCredentials": {
+    kind: "mutation",
+    source: "userLater",
+    input: ["email*", "password*", "role*"],
+    output: "any",
+    differs: {
+      role: "only member (owner and admin are refused there too; we have no custom roles): other values are a 400 naming role",
+      name: "ours: the new user's name (our users have one), else the email's local part",
+    },
+  },
+  "user.getBackups": { kind: "query", source: "userLater", input: [], output: "object:backups" },
+  "user.getContainerMetrics": {
+    kind: "query",
+    source: "user",
+    input: ["url*", "token*", "appName*", "dataPoints*"],
+    output: "array:",
+    differs: {
+      "(output)":
+        "an empty series is answered as [] and the agent's own refusals (not collected, not running) as 400/404 with its message, where Dokploy throws one error for both",
+    },
+  },
+  "user.getServerMetrics": {
+    kind: "query",
+    source: "userLater",
+    input: [],
+    output: "object:",
+    differs: {
+      "(output)":
+        "Dokploy answers the user row (once holding the monitoring settings); ours the user view with this machine's serverIp, enabledFeatures and metricsConfig (user.getMetricsToken's, the token for instance administrators only)",
+    },
+  },
+  "user.getBookmarkedTemplates": { kind: "query", source: "userLater", input: [], output: "array:" },
+  "user.toggleTemplateBookmark": {
+    kind: "mutation",
+    source: "userLater",
+    input: ["templateId*"],
+    output: "object:isBookmarked",
+  },
+  "user.haveRootAccess": { kind: "query", source: "userLater", input: [], output: "boolean" },
   "user.getMetricsToken": {
     kind: "query",
     source: "monitoring",
@@ -545,6 +636,20 @@ export const dokployProcedures: Record<string, Row> = {
     input: [],
     output:
       "array:id,name,appName,status,createdAt,serverId,serverName,projectId,projectName,environmentId,environmentName,icon,type,lastDeployAt",
+  },
+  "overview.domains": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:domainId,host,path,port,customEntrypoint,https,certificateType,createdAt,enabled,domainType,serviceOwnerId,serviceOwnerType,serviceName,projectId,projectName,environmentId,environmentName",
+  },
+  "overview.backups": {
+    kind: "query",
+    source: "overview",
+    input: [],
+    output:
+      "array:deploymentId,kind,status,createdAt,destinationId,destinationName,databaseType,serviceType,backupType,serviceName,serviceOwnerId,serviceOwnerType,serverId,projectId,environmentId",
   },
   "project.search": {
     kind: "query",

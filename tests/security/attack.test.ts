@@ -87,6 +87,8 @@ const ID_KINDS = [
   "tagId",
   // A secret vault of the organization (vaultProvider.*), enabled for the fixture's project.
   "vaultProviderId",
+  // A live sign-in session of the fixture's user (user.revokeSession), not the one the suite calls with.
+  "sessionId",
 ] as const;
 type IdKind = (typeof ID_KINDS)[number];
 
@@ -166,6 +168,8 @@ const NOT_RECORD_IDS = new Set([
   "messageThreadId",
   "teamsId",
   "customId",
+  // A catalogue template's id (user.toggleTemplateBookmark): the catalogue is shared, not a record of ours.
+  "templateId",
 ]);
 type Fixture = Record<IdKind, string>;
 
@@ -739,6 +743,16 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     .where("organizationId", "=", organizationId)
     .where("userId", "=", session.user.userId)
     .executeTakeFirstOrThrow();
+  const fixtureSession = await db
+    .insertInto("sessions")
+    .values({
+      sessionId: newId(),
+      userId: session.user.userId,
+      activeOrganizationId: organizationId,
+      expiresAt: new Date(Date.now() + 24 * 3600 * 1000).toISOString(),
+    })
+    .returning("sessionId")
+    .executeTakeFirstOrThrow();
   return {
     organizationId,
     projectId: project.project.projectId,
@@ -760,6 +774,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     networkId,
     tagId,
     vaultProviderId: vaultProvider.vaultProviderId,
+    sessionId: fixtureSession.sessionId,
   };
 }
 

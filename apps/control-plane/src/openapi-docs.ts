@@ -207,6 +207,60 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "This machine's monitoring configuration with its token, for instance administrators (`metricsConfig` is null for everyone else), the server IP and `enabledFeatures`.",
   },
+  "user.listSessions": {
+    description:
+      "The caller's own sign-in sessions that still work (neither signed out nor expired), newest first: `id`, `userId`, `activeOrganizationId`, `createdAt`, `expiresAt` and `current` (the session this request came with). A session's token is answered once, by auth.login, never here.",
+  },
+  "user.session": {
+    description:
+      "The session this request came with (`id`, `activeOrganizationId`, `createdAt`, `expiresAt`; with an API key only `activeOrganizationId`, the rest null) and the caller's user record. Never the token.",
+  },
+  "user.revokeSession": {
+    description:
+      "Signs out one of the caller's own live sessions by its `id` (user.listSessions): its token stops working at once, on every control plane. Another user's session, or one already signed out or expired, is a 404.",
+  },
+  "user.getPermissions": {
+    description:
+      "What the caller may do in the active organization, by resource (`project`, `environment`, `service`, `docker`, `traefikFiles`, `api`, `sshKeys`, `gitProviders`, `member`) and action, each true or false, computed by the rules the procedures enforce: owners and administrators everything (changing permissions, `member.update`, is the owner's), a member by their flags (user.assignPermissions).",
+  },
+  "user.haveRootAccess": {
+    description:
+      "Whether the caller administers the whole instance: the owner or an administrator of the first organization (the instance organization).",
+  },
+  "user.generateToken": {
+    description:
+      "Creates an API key named `Generated token` for the caller in the active organization and answers the key itself, as a string, this once (user.get lists it without the key, user.deleteApiKey removes it). A member needs canAccessToAPI.",
+  },
+  "user.getUserByToken": {
+    description:
+      "Without credentials: the invitation that a secret invitation `token` names (the one organization.inviteMember answered or user.sendInvitation's link carries), whatever its status: `id`, `email`, `status`, `role`, `inviterId`, `isExpired`, and `userAlreadyExists` (the email has an account: sign in and accept rather than register). An invitation id is not a token: 404 naming `token`.",
+  },
+  "user.createUserWithCredentials": {
+    description:
+      "Creates a user with an initial `password` (8 to 256 characters) as a member of the active organization, for administrators; `role` must be `member` (make an administrator with organization.updateMemberRole, grant more with user.assignPermissions); `name` defaults to the email's local part. Answers the new user as user.one does; they sign in with auth.login. An email that has an account already is a 409 naming `email`: invite that user instead.",
+    errors: [409],
+    example: { email: "dev@example.com", password: "a-long-initial-password", role: "member" },
+  },
+  "user.getBackups": {
+    description:
+      "The caller's user record with `backups`: the control plane's own backups (databaseType `web-server`) whose destination belongs to the organization, oldest first, each as backup.one shows it (destination without secrets, last run, last verified restore). Only instance administrators manage those backups: for other administrators the list is empty.",
+  },
+  "user.getContainerMetrics": {
+    description:
+      "The series an agent keeps of one service's containers: `<url>/metrics/containers?appName=…&limit=<dataPoints>` read with the Bearer `token`, by the function server.getServerMetrics uses (the outbound guard and the own-address rule apply to `url`; send it in tRPC's `?input=` form). The agent's own refusals are answered with its message (a service it does not collect: 400; no data yet or not running: 404), a refused token is a 400 naming `token`, anything else one \"could not be reached\" naming `url`.",
+  },
+  "user.getServerMetrics": {
+    description:
+      "The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).",
+  },
+  "user.getBookmarkedTemplates": {
+    description:
+      "The ids of the catalogue templates (compose.templates) the caller bookmarked, oldest bookmark first. Bookmarks are the user's own, the same in every organization.",
+  },
+  "user.toggleTemplateBookmark": {
+    description:
+      "Bookmarks the template `templateId` for the caller, or removes the bookmark when it has one; answers `isBookmarked`, the state after the call. An id that is not of the catalogue's form is a 400 naming `templateId`.",
+  },
 
   // organization
   "organization.all": {
@@ -289,6 +343,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "overview.services": {
     description:
       "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
+  },
+  "overview.domains": {
+    description:
+      "Every domain of the applications (their preview deployments' too) and compose stacks the caller's grants show, oldest first: the domain's own fields (`domainId`, `host`, `path`, `port`, `customEntrypoint`, `https`, `certificateType`, `createdAt`, `enabled`, `domainType`) with the service it routes to (`serviceOwnerId`, `serviceOwnerType` application or compose, `serviceName`) and its project and environment (ids and names).",
+  },
+  "overview.backups": {
+    description:
+      "The newest 500 runs of the organization's database backups and volume backups whose service the caller's grants show (and of the control plane's own backup, for instance administrators only), newest first: `deploymentId`, `kind` (backup or volumeBackup), `status`, `createdAt`, the destination (`destinationId`, `destinationName`), `databaseType` / `backupType` (backups) or `serviceType` (volume backups), and the service (`serviceName`, `serviceOwnerId`, `serviceOwnerType`: `web-server` for the control plane's own, `serverId`, `projectId`, `environmentId`).",
   },
   "project.search": {
     description:

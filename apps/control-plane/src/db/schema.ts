@@ -295,6 +295,7 @@ export interface Database {
   tags: TagTable;
   projectTags: ProjectTagTable;
   vaultProviders: VaultProviderTable;
+  templateBookmarks: TemplateBookmarkTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1159,3 +1160,10 @@ export interface VaultProviderTable {
   createdAt: Timestamp;
 }
 export type VaultProviderRow = Selectable<VaultProviderTable>;
+
+/** A catalogue template a user bookmarked (user.toggleTemplateBookmark). */
+export interface TemplateBookmarkTable {
+  userId: string;
+  templateId: string;
+  createdAt: Timestamp;
+}

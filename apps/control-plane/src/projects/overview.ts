@@ -1,6 +1,7 @@
 /**
- * project.allForPermissions, project.homeStats and overview.services: the organization's project trees (the same
- * cached tree project.all answers) reshaped. allForPermissions lists every project, environment
+ * project.allForPermissions, project.homeStats and overview.services, .domains and .backups: the
+ * organization's project trees (the same cached tree project.all answers) reshaped, the overview's
+ * domains and backup runs being those of the services the trees show. allForPermissions lists every project, environment
  * and service by id and name, for an administrator choosing a member's grants; homeStats counts
  * what the caller's grants show, a service's status in three groups as Dokploy does (done is
  * running, error, anything else idle).
@@ -124,15 +125,8 @@ export const overviewServiceSchema = z.object({
 
 type OverviewService = z.infer<typeof overviewServiceSchema>;
 
-/**
- * overview.services: every service the projects given show (already filtered by the caller's
- * grants), flat, with its project, environment, server name and latest deployment's time.
- */
-export async function overviewServices(
-  db: Db,
-  organizationId: string,
-  projects: readonly ProjectTree[],
-): Promise<OverviewService[]> {
+/** Every service of the projects given (already filtered by the caller's grants), flat. */
+function flatServices(projects: readonly ProjectTree[]): OverviewService[] {
   const services: OverviewService[] = [];
   for (const project of projects) {
     for (const environment of project.environments) {
@@ -164,6 +158,19 @@ export async function overviewServices(
       }
     }
   }
+  return services;
+}
+
+/**
+ * overview.services: every service the projects given show (already filtered by the caller's
+ * grants), flat, with its project, environment, server name and latest deployment's time.
+ */
+export async function overviewServices(
+  db: Db,
+  organizationId: string,
+  projects: readonly ProjectTree[],
+): Promise<OverviewService[]> {
+  const services = flatServices(projects);
   if (services.length === 0) return services;
   const [servers, deployed] = await Promise.all([
     db
@@ -190,4 +197,226 @@ export async function overviewServices(
     service.lastDeployAt = last ? new Date(last as string).toISOString() : null;
   }
   return services;
+}
+
+const iso = (value: unknown) => new Date(value as string).toISOString();
+
+export const overviewDomainSchema = z.object({
+  domainId: z.string(),
+  host: z.string(),
+  path: z.string(),
+  port: z.number().int(),
+  customEntrypoint: z.string().nullable(),
+  https: z.boolean(),
+  certificateType: z.enum(["letsencrypt", "custom", "none"]),
+  createdAt: z.string(),
+  enabled: z.boolean(),
+  domainType: z.enum(["application", "compose", "preview"]),
+  /** The application (a preview's too) or compose stack the domain routes to. */
+  serviceOwnerId: z.string(),
+  serviceOwnerType: z.enum(["application", "compose"]),
+  serviceName: z.string(),
+  projectId: z.string(),
+  projectName: z.string(),
+  environmentId: z.string(),
+  environmentName: z.string(),
+});
+
+/**
+ * overview.domains: the domains of the applications (their previews' too) and compose stacks
+ * the projects given show (already filtered by the caller's grants), oldest first.
+ */
+export async function overviewDomains(
+  db: Db,
+  projects: readonly ProjectTree[],
+): Promise<z.infer<typeof overviewDomainSchema>[]> {
+  const owners = new Map(
+    flatServices(projects)
+      .filter((service) => service.type === "application" || service.type === "compose")
+      .map((service) => [service.id, service]),
+  );
+  const idsOf = (type: string) => [...owners.values()].filter((s) => s.type === type).map((s) => s.id);
+  const applicationIds = idsOf("application");
+  const composeIds = idsOf("compose");
+  if (applicationIds.length === 0 && composeIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("domains")
+    .leftJoin("previewDeployments", "previewDeployments.previewDeploymentId", "domains.previewDeploymentId")
+    .select([
+      "domains.domainId",
+      "domains.host",
+      "domains.path",
+      "domains.port",
+      "domains.customEntrypoint",
+      "domains.https",
+      "domains.certificateType",
+      "domains.createdAt",
+      "domains.enabled",
+      "domains.domainType",
+      "domains.applicationId",
+      "domains.composeId",
+      "previewDeployments.applicationId as previewApplicationId",
+    ])
+    .where((eb) =>
+      eb.or([
+        ...(applicationIds.length > 0
+          ? [
+              eb("domains.applicationId", "in", applicationIds),
+              eb("previewDeployments.applicationId", "in", applicationIds),
+            ]
+          : []),
+        ...(composeIds.length > 0 ? [eb("domains.composeId", "in", composeIds)] : []),
+      ]),
+    )
+    .orderBy("domains.createdAt", "asc")
+    .orderBy("domains.domainId", "asc")
+    .execute();
+  return rows.flatMap((row) => {
+    const owner = owners.get(row.applicationId ?? row.composeId ?? row.previewApplicationId ?? "");
+    if (!owner) return [];
+    return [
+      {
+        domainId: row.domainId,
+        host: row.host,
+        path: row.path,
+        port: row.port,
+        customEntrypoint: row.customEntrypoint,
+        https: row.https,
+        certificateType: row.certificateType,
+        createdAt: iso(row.createdAt),
+        enabled: row.enabled,
+        domainType: row.domainType,
+        serviceOwnerId: owner.id,
+        serviceOwnerType: owner.type as "application" | "compose",
+        serviceName: owner.name,
+        projectId: owner.projectId,
+        projectName: owner.projectName,
+        environmentId: owner.environmentId,
+        environmentName: owner.environmentName,
+      },
+    ];
+  });
+}
+
+/** The newest runs overview.backups answers at most (Dokploy's bound). */
+export const OVERVIEW_BACKUP_RUNS = 500;
+
+export const overviewBackupSchema = z.object({
+  deploymentId: z.string(),
+  kind: z.enum(["backup", "volumeBackup"]),
+  status: z.enum(["idle", "running", "done", "error"]),
+  createdAt: z.string(),
+  destinationId: z.string(),
+  destinationName: z.string(),
+  /** A database backup's kind of database (`web-server`: the control plane's own); null for a volume backup. */
+  databaseType: z.string().nullable(),
+  /** A volume backup's kind of service; null for a database backup. */
+  serviceType: z.string().nullable(),
+  backupType: z.enum(["database", "compose"]).nullable(),
+  serviceName: z.string(),
+  serviceOwnerId: z.string().nullable(),
+  serviceOwnerType: z.string(),
+  serverId: z.string().nullable(),
+  projectId: z.string().nullable(),
+  environmentId: z.string().nullable(),
+});
+
+/**
+ * overview.backups: the newest runs (deployments of kind backup and volumeBackup) of the
+ * organization's database and volume backups whose service the projects given show (already
+ * filtered by the caller's grants), and of its web-server backups when `withWebServer` (instance
+ * administrators), newest first.
+ */
+export async function overviewBackups(
+  db: Db,
+  organizationId: string,
+  projects: readonly ProjectTree[],
+  withWebServer: boolean,
+): Promise<z.infer<typeof overviewBackupSchema>[]> {
+  const owners = new Map(flatServices(projects).map((service) => [service.id, service]));
+  const ids = [...owners.keys()];
+  const destinations = await db
+    .selectFrom("destinations")
+    .select(["destinationId", "name"])
+    .where("organizationId", "=", organizationId)
+    .execute();
+  if (destinations.length === 0 || (ids.length === 0 && !withWebServer)) return [];
+  const destinationNames = new Map(destinations.map((d) => [d.destinationId, d.name]));
+  const rows = await db
+    .selectFrom("deployments")
+    .innerJoin("backupRuns", "backupRuns.deploymentId", "deployments.deploymentId")
+    .leftJoin("backups", "backups.backupId", "backupRuns.backupId")
+    .leftJoin("volumeBackups", "volumeBackups.volumeBackupId", "backupRuns.volumeBackupId")
+    .select([
+      "deployments.deploymentId",
+      "deployments.kind",
+      "deployments.status",
+      "deployments.createdAt",
+      "backups.backupId",
+      "backups.databaseType",
+      "backups.backupType",
+      "backups.databaseId as backupDatabaseId",
+      "backups.destinationId as backupDestinationId",
+      "volumeBackups.volumeBackupId",
+      "volumeBackups.serviceType",
+      "volumeBackups.serviceName",
+      "volumeBackups.applicationId",
+      "volumeBackups.databaseId",
+      "volumeBackups.composeId",
+      "volumeBackups.destinationId as volumeDestinationId",
+    ])
+    .where("deployments.kind", "in", ["backup", "volumeBackup"])
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb("backups.destinationId", "in", [...destinationNames.keys()]),
+          eb.or([
+            ...(ids.length > 0 ? [eb("backups.databaseId", "in", ids)] : []),
+            ...(withWebServer ? [eb("backups.databaseType", "=", "web-server")] : []),
+          ]),
+        ]),
+        ...(ids.length > 0
+          ? [
+              eb.and([
+                eb("volumeBackups.organizationId", "=", organizationId),
+                eb.or([
+                  eb("volumeBackups.applicationId", "in", ids),
+                  eb("volumeBackups.databaseId", "in", ids),
+                  eb("volumeBackups.composeId", "in", ids),
+                ]),
+              ]),
+            ]
+          : []),
+      ]),
+    )
+    .orderBy("deployments.createdAt", "desc")
+    .orderBy("deployments.deploymentId", "desc")
+    .limit(OVERVIEW_BACKUP_RUNS)
+    .execute();
+  return rows.flatMap((row) => {
+    const volume = row.volumeBackupId !== null;
+    if (!volume && row.backupId === null) return [];
+    const ownerId = volume ? (row.applicationId ?? row.databaseId ?? row.composeId) : row.backupDatabaseId;
+    const owner = ownerId ? owners.get(ownerId) : undefined;
+    const destinationId = (volume ? row.volumeDestinationId : row.backupDestinationId) ?? "";
+    return [
+      {
+        deploymentId: row.deploymentId,
+        kind: volume ? ("volumeBackup" as const) : ("backup" as const),
+        status: row.status,
+        createdAt: iso(row.createdAt),
+        destinationId,
+        destinationName: destinationNames.get(destinationId) ?? "Unknown",
+        databaseType: volume ? null : row.databaseType,
+        serviceType: volume ? row.serviceType : null,
+        backupType: volume ? null : row.backupType,
+        serviceName: owner?.name ?? (volume ? (row.serviceName ?? "Unknown") : "Control plane"),
+        serviceOwnerId: owner?.id ?? null,
+        serviceOwnerType: owner?.type ?? (volume ? (row.serviceType ?? "unknown") : "web-server"),
+        serverId: owner?.serverId ?? null,
+        projectId: owner?.projectId ?? null,
+        environmentId: owner?.environmentId ?? null,
+      },
+    ];
+  });
 }

@@ -113,7 +113,10 @@ async function requireDestination(ctx: ServiceContext, caller: Caller, destinati
   return destination;
 }
 
-async function toView(ctx: ServiceContext, backup: OwnedBackup): Promise<z.infer<typeof backupSchema>> {
+export async function toView(
+  ctx: ServiceContext,
+  backup: OwnedBackup,
+): Promise<z.infer<typeof backupSchema>> {
   const destination = await findDestination(ctx.db, backup.organizationId, backup.destinationId);
   const ids = Object.fromEntries(kindIdKeys.map((key) => [key, null])) as Record<
     (typeof kindIdKeys)[number],

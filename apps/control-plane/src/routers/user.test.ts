@@ -586,4 +586,374 @@ describe("user", () => {
       ).toEqual(["userId"]);
     });
   });
+
+  describe("sessions", () => {
+    it("lists the caller's live sessions without tokens, marks the current one, and session names it", async () => {
+      const first = await platform.addMember(owner, "member", "sessions@example.com");
+      const second = await login(platform, "sessions@example.com");
+      const list = await platform.query("user.listSessions", {}, as(second));
+      expect(list.status).toBe(200);
+      expect(list.body).toHaveLength(2);
+      expect(list.body.every((s: any) => s.userId === first.user.id)).toBe(true);
+      expect(list.body.filter((s: any) => s.current)).toHaveLength(1);
+      const text = JSON.stringify(list.body);
+      expect(text).not.toContain(first.token);
+      expect(text).not.toContain(second.token);
+      expect(Object.keys(list.body[0]).sort()).toEqual(
+        ["activeOrganizationId", "createdAt", "current", "expiresAt", "id", "userId"].sort(),
+      );
+
+      const current = await platform.query("user.session", {}, as(second));
+      expect(current.status).toBe(200);
+      expect(current.body.session.id).toBe(list.body.find((s: any) => s.current).id);
+      expect(current.body.session.activeOrganizationId).toBe(owner.user.organizationId);
+      expect(current.body.user).toMatchObject({ id: first.user.id, email: "sessions@example.com" });
+      expect(JSON.stringify(current.body)).not.toContain(second.token);
+      // Another user's list never shows these sessions.
+      const ownerList = await platform.query("user.listSessions", {}, as(owner));
+      expect(ownerList.body.some((s: any) => s.userId !== owner.user.id)).toBe(false);
+    });
+
+    it("revokes one of the caller's own sessions: its token stops working, the others keep working", async () => {
+      const first = await platform.addMember(owner, "member", "revoke-session@example.com");
+      const second = await login(platform, "revoke-session@example.com");
+      const firstId = (await platform.query("user.session", {}, as(first))).body.session.id;
+      const r = await platform.mutate("user.revokeSession", { sessionId: firstId }, as(second));
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true });
+      expect((await platform.query("user.get", {}, as(first))).status).toBe(401);
+      expect((await platform.query("user.get", {}, as(second))).status).toBe(200);
+      const list = await platform.query("user.listSessions", {}, as(second));
+      expect(list.body.map((s: any) => s.id)).not.toContain(firstId);
+      // Revoked already: a 404 naming nothing changed.
+      const again = await platform.mutate("user.revokeSession", { sessionId: firstId }, as(second));
+      expect(again.status).toBe(404);
+    });
+
+    it("is 404 for another user's session (same or other organization) and changes nothing", async () => {
+      const victimSession = (await platform.query("user.session", {}, as(member))).body.session.id;
+      const otherSession = (await platform.query("user.session", {}, as(other))).body.session.id;
+      for (const sessionId of [victimSession, otherSession]) {
+        const r = await platform.mutate("user.revokeSession", { sessionId }, as(owner));
+        expect(r.status).toBe(404);
+        expect(r.body.error.code).toBe("NOT_FOUND");
+      }
+      expect((await platform.query("user.get", {}, as(member))).status).toBe(200);
+      expect((await platform.query("user.get", {}, as(other))).status).toBe(200);
+      const missing = await platform.mutate("user.revokeSession", {}, as(owner));
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["sessionId"]);
+    });
+
+    it("answers a session without id to an API key, and 401 without credentials", async () => {
+      const created = await platform.mutate(
+        "user.createApiKey",
+        { name: "session-probe", metadata: { organizationId: owner.user.organizationId } },
+        as(owner),
+      );
+      const r = await platform.query("user.session", {}, { apiKey: created.body.key });
+      expect(r.status).toBe(200);
+      expect(r.body.session).toEqual({
+        id: null,
+        activeOrganizationId: owner.user.organizationId,
+        createdAt: null,
+        expiresAt: null,
+      });
+      expect(r.body.user.id).toBe(owner.user.id);
+      const listed = await platform.query("user.listSessions", {}, { apiKey: created.body.key });
+      expect(listed.body.length).toBeGreaterThan(0);
+      expect(listed.body.every((s: any) => s.current === false)).toBe(true);
+      expect((await platform.query("user.listSessions")).status).toBe(401);
+      expect((await platform.query("user.session")).status).toBe(401);
+    });
+  });
+
+  describe("getPermissions", () => {
+    it("answers what the procedures enforce: everything for administrators, a member's flags, and follows assignPermissions", async () => {
+      const admins = await platform.query("user.getPermissions", {}, as(admin));
+      expect(admins.status).toBe(200);
+      for (const actions of Object.values(admins.body) as Record<string, boolean>[]) {
+        for (const [action, allowed] of Object.entries(actions)) {
+          // Only the owner changes permissions.
+          expect(allowed).toBe(action !== "update");
+        }
+      }
+      expect((await platform.query("user.getPermissions", {}, as(owner))).body.member.update).toBe(true);
+
+      const user = await platform.addMember(owner, "member", "permissions-view@example.com");
+      await platform.mutate(
+        "user.assignPermissions",
+        { id: user.user.id, canCreateProjects: false, canAccessToDocker: false, canCreateServices: false },
+        as(owner),
+      );
+      const before = await platform.query("user.getPermissions", {}, as(user));
+      expect(before.body).toMatchObject({
+        project: { create: false },
+        docker: { read: false },
+        service: { create: false },
+        member: { read: false, create: false, update: false, delete: false },
+      });
+      expect((await platform.mutate("project.create", { name: "perm-denied" }, as(user))).status).toBe(403);
+      expect((await platform.query("docker.getContainers", {}, as(user))).status).toBe(403);
+
+      await platform.mutate(
+        "user.assignPermissions",
+        { id: user.user.id, canCreateProjects: true, canAccessToDocker: true },
+        as(owner),
+      );
+      const after = await platform.query("user.getPermissions", {}, as(user));
+      expect(after.body).toMatchObject({ project: { create: true }, docker: { read: true } });
+      expect((await platform.mutate("project.create", { name: "perm-allowed" }, as(user))).status).toBe(200);
+      expect((await platform.query("docker.getContainers", {}, as(user))).status).not.toBe(403);
+      expect((await platform.query("user.getPermissions")).status).toBe(401);
+    });
+  });
+
+  describe("haveRootAccess", () => {
+    it("is true for the instance organization's owner and administrators only", async () => {
+      expect((await platform.query("user.haveRootAccess", {}, as(owner))).body).toBe(true);
+      expect((await platform.query("user.haveRootAccess", {}, as(admin))).body).toBe(true);
+      expect((await platform.query("user.haveRootAccess", {}, as(member))).body).toBe(false);
+      expect((await platform.query("user.haveRootAccess", {}, as(other))).body).toBe(false);
+      expect((await platform.query("user.haveRootAccess")).status).toBe(401);
+    });
+  });
+
+  describe("generateToken", () => {
+    it("creates an API key for the caller's organization and answers it once; the key works", async () => {
+      const r = await platform.mutate("user.generateToken", {}, as(admin));
+      expect(r.status).toBe(200);
+      expect(typeof r.body).toBe("string");
+      const me = await platform.query("user.get", {}, { apiKey: r.body });
+      expect(me.status).toBe(200);
+      expect(me.body.id).toBe(admin.user.id);
+      expect(me.body.organizationId).toBe(owner.user.organizationId);
+      const listed = me.body.apiKeys.filter((key: any) => key.name === "Generated token");
+      expect(listed).toHaveLength(1);
+      expect(JSON.stringify(me.body)).not.toContain(r.body);
+      // A second call makes another key: the first keeps working until deleted.
+      const second = await platform.mutate("user.generateToken", {}, as(admin));
+      expect(second.body).not.toBe(r.body);
+      expect((await platform.query("user.get", {}, { apiKey: r.body })).status).toBe(200);
+    });
+
+    it("is 403 for a member without canAccessToAPI, 401 without credentials", async () => {
+      const user = await platform.addMember(owner, "member", "generate-token@example.com");
+      await platform.mutate("user.assignPermissions", { id: user.user.id, canAccessToAPI: false }, as(owner));
+      const r = await platform.mutate("user.generateToken", {}, as(user));
+      expect(r.status).toBe(403);
+      const keys = await platform.ctx.db
+        .selectFrom("apiKeys")
+        .select("apiKeyId")
+        .where("userId", "=", user.user.id)
+        .execute();
+      expect(keys).toEqual([]);
+      expect((await platform.mutate("user.generateToken", {})).status).toBe(401);
+    });
+  });
+
+  describe("getUserByToken", () => {
+    it("answers the invitation of a secret token without credentials, never one named by its id", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: "by-token@example.com", role: "admin" },
+        as(owner),
+      );
+      const r = await platform.query("user.getUserByToken", { token: invite.body.token });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        id: invite.body.invitationId,
+        email: "by-token@example.com",
+        status: "pending",
+        role: "admin",
+        inviterId: owner.user.id,
+        isExpired: false,
+        userAlreadyExists: false,
+      });
+      const byId = await platform.query("user.getUserByToken", { token: invite.body.invitationId });
+      expect(byId.status).toBe(404);
+      expect(byId.body.error.data.fields).toEqual(["token"]);
+      const missing = await platform.query("user.getUserByToken", {});
+      expect(missing.status).toBe(400);
+      expect(missing.body.error.data.fields).toEqual(["token"]);
+
+      await platform.ctx.db
+        .updateTable("invitations")
+        .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+        .where("invitationId", "=", invite.body.invitationId)
+        .execute();
+      expect((await platform.query("user.getUserByToken", { token: invite.body.token })).body.isExpired).toBe(
+        true,
+      );
+    });
+
+    it("tells whether the invited email has an account already (sign in rather than register)", async () => {
+      const invite = await platform.mutate(
+        "organization.inviteMember",
+        { email: other.user.email, role: "member" },
+        as(owner),
+      );
+      const r = await platform.query("user.getUserByToken", { token: invite.body.token });
+      expect(r.body).toMatchObject({ email: other.user.email, userAlreadyExists: true, status: "pending" });
+    });
+  });
+
+  describe("createUserWithCredentials", () => {
+    it("lets an administrator create a member who then signs in with that password", async () => {
+      const r = await platform.mutate(
+        "user.createUserWithCredentials",
+        { email: "With-Password@example.com", password: "initial-password-1", role: "member" },
+        as(admin),
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({
+        email: "with-password@example.com",
+        name: "with-password",
+        role: "member",
+        organizationId: owner.user.organizationId,
+      });
+      expect(JSON.stringify(r.body)).not.toContain("initial-password-1");
+      const signIn = await platform.mutate("auth.login", {
+        email: "with-password@example.com",
+        password: "initial-password-1",
+      });
+      expect(signIn.status).toBe(200);
+      expect(signIn.body.user).toMatchObject({ id: r.body.id, organizationId: owner.user.organizationId });
+      const users = await platform.query("user.all", {}, as(owner));
+      expect(users.body.map((u: any) => u.email)).toContain("with-password@example.com");
+      const named = await platform.mutate(
+        "user.createUserWithCredentials",
+        { email: "named@example.com", password: "initial-password-1", role: "member", name: "Named One" },
+        as(owner),
+      );
+      expect(named.body.name).toBe("Named One");
+    });
+
+    it("refuses another role, a short password and a taken email, each naming its field, creating nothing", async () => {
+      const cases: [Record<string, unknown>, number, string][] = [
+        [{ email: "admin-role@example.com", password: "initial-password-1", role: "admin" }, 400, "role"],
+        [{ email: "owner-role@example.com", password: "initial-password-1", role: "owner" }, 400, "role"],
+        [{ email: "short@example.com", password: "short", role: "member" }, 400, "password"],
+        [{ email: "not-an-email", password: "initial-password-1", role: "member" }, 400, "email"],
+        [{ email: other.user.email, password: "initial-password-1", role: "member" }, 409, "email"],
+        [{ email: member.user.email, password: "initial-password-1", role: "member" }, 409, "email"],
+      ];
+      for (const [input, status, field] of cases) {
+        const r = await platform.mutate("user.createUserWithCredentials", input, as(owner));
+        expect(r.status, JSON.stringify(input)).toBe(status);
+        expect(r.body.error.data.fields).toEqual([field]);
+      }
+      const created = await platform.ctx.db
+        .selectFrom("users")
+        .select("email")
+        .where("email", "in", ["admin-role@example.com", "owner-role@example.com", "short@example.com"])
+        .execute();
+      expect(created).toEqual([]);
+      // The other organization's user stays where they were, with their password.
+      expect((await platform.query("user.all", {}, as(owner))).body.map((u: any) => u.email)).not.toContain(
+        other.user.email,
+      );
+      expect((await login(platform, other.user.email)).token).toBeTruthy();
+    });
+
+    it("is 403 for a member and 401 without credentials", async () => {
+      const input = { email: "by-member@example.com", password: "initial-password-1", role: "member" };
+      expect((await platform.mutate("user.createUserWithCredentials", input, as(member))).status).toBe(403);
+      expect((await platform.mutate("user.createUserWithCredentials", input)).status).toBe(401);
+      const row = await platform.ctx.db
+        .selectFrom("users")
+        .select("userId")
+        .where("email", "=", "by-member@example.com")
+        .executeTakeFirst();
+      expect(row).toBeUndefined();
+    });
+  });
+
+  describe("getBackups", () => {
+    it("shows instance administrators the organization's web-server backups with their destination, never its secret", async () => {
+      const destination = await platform.mutate(
+        "destination.create",
+        {
+          name: "Control plane bucket",
+          provider: "Minio",
+          accessKey: "access-key",
+          secretAccessKey: "get-backups-secret",
+          bucket: "control-plane",
+          region: "us-east-1",
+          endpoint: "https://s3.example.com",
+        },
+        as(owner),
+      );
+      expect(destination.status, JSON.stringify(destination.body)).toBe(200);
+      const backup = await platform.mutate(
+        "backup.create",
+        {
+          schedule: "0 3 * * *",
+          prefix: "control-plane",
+          destinationId: destination.body.destinationId,
+          database: "",
+          databaseType: "web-server",
+        },
+        as(owner),
+      );
+      expect(backup.status, JSON.stringify(backup.body)).toBe(200);
+
+      for (const session of [owner, admin]) {
+        const r = await platform.query("user.getBackups", {}, as(session));
+        expect(r.status).toBe(200);
+        expect(r.body.id).toBe(session.user.id);
+        expect(r.body.backups.map((b: any) => b.backupId)).toEqual([backup.body.backupId]);
+        expect(r.body.backups[0]).toMatchObject({
+          databaseType: "web-server",
+          destination: { destinationId: destination.body.destinationId, name: "Control plane bucket" },
+          lastRun: null,
+        });
+        expect(JSON.stringify(r.body)).not.toContain("get-backups-secret");
+      }
+      // Another organization's owner is no instance administrator: none of ours, and none at all.
+      const theirs = await platform.query("user.getBackups", {}, as(other));
+      expect(theirs.status).toBe(200);
+      expect(theirs.body).toMatchObject({ id: other.user.id, backups: [] });
+      expect((await platform.query("user.getBackups", {}, as(member))).status).toBe(403);
+      expect((await platform.query("user.getBackups")).status).toBe(401);
+    });
+  });
+
+  describe("template bookmarks", () => {
+    it("toggles the caller's own bookmarks, kept per user", async () => {
+      const user = await platform.addMember(owner, "member", "bookmarks@example.com");
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual([]);
+      const add = await platform.mutate("user.toggleTemplateBookmark", { templateId: "plausible" }, as(user));
+      expect(add.status).toBe(200);
+      expect(add.body).toEqual({ isBookmarked: true });
+      await platform.mutate("user.toggleTemplateBookmark", { templateId: "n8n" }, as(user));
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual([
+        "plausible",
+        "n8n",
+      ]);
+      const remove = await platform.mutate(
+        "user.toggleTemplateBookmark",
+        { templateId: "plausible" },
+        as(user),
+      );
+      expect(remove.body).toEqual({ isBookmarked: false });
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(user))).body).toEqual(["n8n"]);
+      // Nobody else's list changes; a new session sees the same bookmarks.
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(owner))).body).toEqual([]);
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(other))).body).toEqual([]);
+      const again = await login(platform, "bookmarks@example.com");
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(again))).body).toEqual(["n8n"]);
+    });
+
+    it("is 400 naming templateId for something that is no template id, 401 without credentials", async () => {
+      for (const templateId of ["", "../etc", "a b", "x".repeat(101)]) {
+        const r = await platform.mutate("user.toggleTemplateBookmark", { templateId }, as(member));
+        expect(r.status, templateId).toBe(400);
+        expect(r.body.error.data.fields).toEqual(["templateId"]);
+      }
+      expect((await platform.query("user.getBookmarkedTemplates", {}, as(member))).body).toEqual([]);
+      expect((await platform.mutate("user.toggleTemplateBookmark", { templateId: "n8n" })).status).toBe(401);
+      expect((await platform.query("user.getBookmarkedTemplates")).status).toBe(401);
+    });
+  });
 });

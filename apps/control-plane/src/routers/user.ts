@@ -2,13 +2,18 @@
  * user: the users of the caller's organization, the caller's own profile and API keys, and the
  * invitations addressed to the caller (spec 4.10), and getMetricsToken (this machine's monitoring
  * configuration, for instance administrators). user.sendInvitation and the confirmation of a new
- * email go through the organization's Email or Resend channels (notifications/mail.ts).
+ * email go through the organization's Email or Resend channels (notifications/mail.ts). Issue 41's
+ * leftovers: the caller's own sessions (users/sessions.ts, never a token), effective permissions
+ * (users/permissions-view.ts), invitation lookup by secret token, members created with a password,
+ * web-server backups, container metrics (server.getServerMetrics' function) and template bookmarks.
  */
 import { z } from "zod";
+import { appNameSchema as containerAppNameSchema } from "../agents/container-views.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
+import { backupSchema } from "../backups/backups.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { randomToken, sha256Hex } from "../crypto/ids.ts";
 import { displayNameSchema } from "../display-name.ts";
@@ -24,14 +29,18 @@ import { requireFeature, unknownGrantIds } from "../projects/permissions.ts";
 import { isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
 import { controlPlanePublicIp } from "../servers/public-ip.ts";
+import { TEMPLATE_ID } from "../templates/catalogue.ts";
+import { fetchContainerMetrics } from "../users/container-metrics.ts";
 import {
   displayStatus,
   findInvitation,
+  invitationByToken,
   invitationTokenSchema,
   pendingInvitationsByToken,
   replaceInvitationToken,
 } from "../users/invitations.ts";
-import { removeMember, updateMemberPermissions } from "../users/members.ts";
+import { createMemberWithPassword, removeMember, updateMemberPermissions } from "../users/members.ts";
+import { effectivePermissions, permissionsSchema } from "../users/permissions-view.ts";
 import {
   changeUserEmail,
   confirmPendingEmail,
@@ -46,6 +55,8 @@ import {
   setPendingEmailToken,
   updateUser,
 } from "../users/repository.ts";
+import { findLiveSession, listLiveSessions, revokeOwnSession, sessionSchema } from "../users/sessions.ts";
+import { listBookmarkedTemplates, toggleBookmark } from "../users/template-bookmarks.ts";
 import {
   emailSchema,
   getUserView,
@@ -54,6 +65,8 @@ import {
   roleSchema,
   userSchema,
 } from "../users/user-view.ts";
+import { listWebServerBackups } from "../users/web-server-backups.ts";
+import { toView as backupView } from "./backup.ts";
 
 /** Clients (Dokploy's UI among them) send "" for a field left empty: treat it as absent. */
 const blankAsAbsent = (value: unknown) => (value === "" ? undefined : value);
@@ -166,6 +179,38 @@ async function visibleUser(ctx: ServiceContext, caller: Caller, userId: string) 
     throw forbidden("Administrator rights required to read another user");
   }
   return membership;
+}
+
+/** The name of the API keys user.generateToken creates (user.get lists them; user.deleteApiKey removes them). */
+export const GENERATED_TOKEN_NAME = "Generated token";
+
+const metricsTokenSchema = z.object({
+  serverIp: z.string().nullable(),
+  enabledFeatures: z.boolean(),
+  metricsConfig: metricsConfigSchema.nullable(),
+});
+
+/**
+ * This machine's address and monitoring configuration (user.getMetricsToken, user.getServerMetrics);
+ * the configuration with its token only for instance administrators, null for everyone else.
+ */
+async function thisMachineMonitoring(ctx: ServiceContext, caller: Caller) {
+  const settings = await loadWebServerSettings(ctx.db);
+  const serverIp = settings.serverIp ?? (controlPlanePublicIp(ctx.config) || null);
+  const allowed = await isInstanceAdmin(ctx.db, caller);
+  const metricsConfig = allowed
+    ? await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID)
+    : null;
+  return { serverIp, enabledFeatures: false, metricsConfig };
+}
+
+/** A metrics endpoint's address (server.getServerMetrics' rule). */
+const metricsUrlSchema = z.url({ protocol: /^https?$/ }).max(2048);
+const dataPointsSchema = z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"');
+
+/** The session a request came with (null for an API key). */
+function currentSessionId(caller: Caller): string | null {
+  return caller.credential.kind === "session" ? caller.credential.sessionId : null;
 }
 
 export const userRouter = defineRouter("user", {
@@ -533,19 +578,205 @@ export const userRouter = defineRouter("user", {
       "This machine's monitoring configuration and its token (instance administrators only; null for others)",
     access: "member",
     input: noInput,
+    output: metricsTokenSchema,
+    handler: ({ ctx, caller }) => thisMachineMonitoring(ctx, caller),
+  }),
+
+  listSessions: query({
+    summary:
+      "The caller's own sign-in sessions that still work, newest first (ids and times, never a token); `current` marks the one this request came with",
+    access: "member",
+    input: noInput,
+    output: z.array(sessionSchema),
+    handler: ({ ctx, caller }) =>
+      listLiveSessions(ctx.db, caller.userId, currentSessionId(caller), ctx.now().toISOString()),
+  }),
+
+  session: query({
+    summary:
+      "The session this request came with (its id and times; null ones for an API key) with its active organization and the user; never the token",
+    access: "member",
+    input: noInput,
     output: z.object({
-      serverIp: z.string().nullable(),
-      enabledFeatures: z.boolean(),
-      metricsConfig: metricsConfigSchema.nullable(),
+      session: z.object({
+        id: z.string().nullable(),
+        activeOrganizationId: z.string(),
+        createdAt: z.string().nullable(),
+        expiresAt: z.string().nullable(),
+      }),
+      user: userSchema,
     }),
     handler: async ({ ctx, caller }) => {
-      const settings = await loadWebServerSettings(ctx.db);
-      const serverIp = settings.serverIp ?? (controlPlanePublicIp(ctx.config) || null);
-      const allowed = await isInstanceAdmin(ctx.db, caller);
-      const metricsConfig = allowed
-        ? await loadMonitoringConfig(ctx, caller.organizationId, LOCAL_SERVER_ID)
-        : null;
-      return { serverIp, enabledFeatures: false, metricsConfig };
+      const sessionId = currentSessionId(caller);
+      const session =
+        sessionId === null
+          ? undefined
+          : await findLiveSession(ctx.db, caller.userId, sessionId, ctx.now().toISOString());
+      return {
+        session: {
+          id: session?.id ?? null,
+          activeOrganizationId: caller.organizationId,
+          createdAt: session?.createdAt ?? null,
+          expiresAt: session?.expiresAt ?? null,
+        },
+        user: await getUserView(ctx.db, caller.organizationId, caller.userId),
+      };
     },
+  }),
+
+  revokeSession: mutation({
+    summary:
+      "Sign out one of the caller's own sessions by its id (user.listSessions); another user's session is a 404",
+    access: "member",
+    input: z.object({ sessionId: z.string().min(1).max(64) }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      if (!(await revokeOwnSession(ctx.db, caller.userId, input.sessionId, ctx.now().toISOString()))) {
+        throw notFound("Session");
+      }
+      return success;
+    },
+  }),
+
+  getPermissions: query({
+    summary:
+      "What the caller may do in the active organization, by resource and action (as the procedures enforce it: administrators everything, a member by their permission flags)",
+    access: "member",
+    input: noInput,
+    output: permissionsSchema,
+    handler: ({ ctx, caller }) => effectivePermissions(ctx.db, caller),
+  }),
+
+  haveRootAccess: query({
+    summary:
+      "Whether the caller administers the whole instance (the owner or an administrator of the first organization)",
+    access: "member",
+    input: noInput,
+    output: z.boolean(),
+    handler: ({ ctx, caller }) => isInstanceAdmin(ctx.db, caller),
+  }),
+
+  generateToken: mutation({
+    summary:
+      "Create a new API key for the caller in the active organization (Dokploy's old per-user API token) and answer the key, once, as a string",
+    access: "member",
+    input: noInput,
+    output: z.string(),
+    handler: async ({ ctx, caller }) => {
+      requireFeature(caller, "api");
+      const { key } = await createApiKey(ctx, {
+        name: GENERATED_TOKEN_NAME,
+        userId: caller.userId,
+        organizationId: caller.organizationId,
+        metadata: { organizationId: caller.organizationId },
+      });
+      return key;
+    },
+  }),
+
+  getUserByToken: query({
+    summary:
+      "The invitation a secret invitation token names (any status), whether it has expired and whether its email has an account already; 404 without one",
+    access: "public",
+    input: z.object({ token: invitationTokenSchema }),
+    output: z.object({
+      id: z.string(),
+      email: z.string(),
+      status: z.enum(["pending", "accepted", "canceled"]),
+      role: roleSchema,
+      inviterId: z.string(),
+      isExpired: z.boolean(),
+      userAlreadyExists: z.boolean(),
+    }),
+    handler: async ({ ctx, input }) => {
+      const invitation = await invitationByToken(ctx.db, input.token, ctx.now());
+      if (!invitation) throw new ApiError("NOT_FOUND", "Invitation not found", { fields: ["token"] });
+      return invitation;
+    },
+  }),
+
+  createUserWithCredentials: mutation({
+    summary:
+      "Create a user with an initial password as a member of the active organization (administrators; the role can only be member, granted more with user.assignPermissions)",
+    access: "admin",
+    input: z.object({
+      email: emailSchema,
+      password: passwordSchema,
+      role: z.enum(["member"], {
+        message: "must be member: an administrator is made with organization.updateMemberRole",
+      }),
+      /** Not in Dokploy (its users have no required name): the new user's name, else the email's local part. */
+      name: z.preprocess(blankAsAbsent, displayNameSchema.optional()),
+    }),
+    output: userSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const userId = await createMemberWithPassword(ctx.db, caller.organizationId, {
+        email: input.email,
+        name: input.name ?? input.email.split("@")[0] ?? input.email,
+        passwordHash: await hashPassword(input.password),
+      });
+      return getUserView(ctx.db, caller.organizationId, userId);
+    },
+  }),
+
+  getBackups: query({
+    summary:
+      "The caller with the control plane's own backups (web-server) of the organization, each with its destination and last runs (instance administrators; an empty list for other administrators)",
+    access: "admin",
+    input: noInput,
+    output: userSchema.extend({ backups: z.array(backupSchema) }),
+    handler: async ({ ctx, caller }) => {
+      const user = await getUserView(ctx.db, caller.organizationId, caller.userId);
+      if (!(await isInstanceAdmin(ctx.db, caller))) return { ...user, backups: [] };
+      const rows = await listWebServerBackups(ctx.db, caller.organizationId);
+      return { ...user, backups: await Promise.all(rows.map((row) => backupView(ctx, row))) };
+    },
+  }),
+
+  getContainerMetrics: query({
+    summary:
+      "The series an agent keeps of one service's containers, read at `url`/metrics/containers?appName=… with the Bearer `token` (server.getServerMetrics' rules)",
+    access: "member",
+    input: z.object({
+      url: metricsUrlSchema,
+      token: z.string().min(1).max(512),
+      appName: containerAppNameSchema,
+      dataPoints: dataPointsSchema,
+    }),
+    output: z.array(z.record(z.string(), z.unknown())),
+    handler: ({ ctx, caller, input }) =>
+      fetchContainerMetrics(ctx, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+  }),
+
+  getServerMetrics: query({
+    summary:
+      "The caller with this machine's address and monitoring configuration (user.getMetricsToken's: the token for instance administrators only)",
+    access: "member",
+    input: noInput,
+    output: userSchema.extend(metricsTokenSchema.shape),
+    handler: async ({ ctx, caller }) => ({
+      ...(await getUserView(ctx.db, caller.organizationId, caller.userId)),
+      ...(await thisMachineMonitoring(ctx, caller)),
+    }),
+  }),
+
+  getBookmarkedTemplates: query({
+    summary: "The ids of the catalogue templates the caller bookmarked, oldest bookmark first",
+    access: "member",
+    input: noInput,
+    output: z.array(z.string()),
+    handler: ({ ctx, caller }) => listBookmarkedTemplates(ctx.db, caller.userId),
+  }),
+
+  toggleTemplateBookmark: mutation({
+    summary: "Bookmark a catalogue template for the caller, or remove the bookmark it has; answers which",
+    access: "member",
+    input: z.object({
+      templateId: z.string().regex(TEMPLATE_ID, "must be a template id of the catalogue (compose.templates)"),
+    }),
+    output: z.object({ isBookmarked: z.boolean() }),
+    handler: async ({ ctx, caller, input }) => ({
+      isBookmarked: await toggleBookmark(ctx.db, caller.userId, input.templateId),
+    }),
   }),
 });

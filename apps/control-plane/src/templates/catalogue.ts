@@ -70,7 +70,7 @@ export const MAX_BLUEPRINT_FILE_BYTES = 1024 * 1024;
 
 const BUILT_IN_DIRECTORY = fileURLToPath(new URL("../../templates/", import.meta.url));
 /** Ids are path segments of the catalogue's URLs and directories. */
-const TEMPLATE_ID = /^[a-z0-9][a-z0-9._-]{0,99}$/i;
+export const TEMPLATE_ID = /^[a-z0-9][a-z0-9._-]{0,99}$/i;
 
 const metaEntrySchema = z.object({
   id: z.string().regex(TEMPLATE_ID),

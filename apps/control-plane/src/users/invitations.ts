@@ -204,3 +204,31 @@ export function acceptInvitation(
     return invitation.organizationId;
   });
 }
+
+/**
+ * The invitation a secret token names, whatever its status, with whether it has expired and
+ * whether its email already has an account (Dokploy's getUserByToken: the invitation page picks
+ * sign-in or registration by it); undefined without one. Found by the token only.
+ */
+export async function invitationByToken(db: Db, token: string, now: Date) {
+  const invitation = await db
+    .selectFrom("invitations")
+    .select(["invitationId", "email", "status", "role", "inviterId", "expiresAt"])
+    .where("tokenHash", "=", sha256Hex(token))
+    .executeTakeFirst();
+  if (!invitation) return undefined;
+  const account = await db
+    .selectFrom("users")
+    .select("userId")
+    .where("email", "=", invitation.email)
+    .executeTakeFirst();
+  return {
+    id: invitation.invitationId,
+    email: invitation.email,
+    status: invitation.status,
+    role: invitation.role,
+    inviterId: invitation.inviterId,
+    isExpired: new Date(invitation.expiresAt) <= now,
+    userAlreadyExists: account !== undefined,
+  };
+}

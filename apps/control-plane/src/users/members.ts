@@ -3,12 +3,17 @@
  * (user.remove) and setting their role, flags and grants (user.assignPermissions).
  */
 import type { Caller } from "../context.ts";
+import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
-import { forbidden, notFound } from "../errors.ts";
+import { conflict, forbidden, notFound } from "../errors.ts";
 import { type GrantChanges, setMemberGrants } from "../projects/permissions.ts";
+import { addMember } from "./invitations.ts";
 import {
   findMembership,
+  findUserByEmail,
+  insertUser,
   lockMemberById,
+  lockUsersForRegistration,
   type MembershipChanges,
   removeFromOrganization,
   setMemberRole,
@@ -72,5 +77,33 @@ export async function changeMemberRole(
       throw forbidden("Only the organization owner can change an administrator's role");
     }
     await setMemberRole(trx, target.memberId, role);
+  });
+}
+
+/**
+ * A new user with a password, made a member of `organizationId` (user.createUserWithCredentials);
+ * answers the user's id. In the registration lock, so it cannot race auth.register for an email;
+ * an email that has an account already is a 409 naming `email` (the user joins through an
+ * invitation instead).
+ */
+export async function createMemberWithPassword(
+  db: Db,
+  organizationId: string,
+  user: { email: string; name: string; passwordHash: string },
+): Promise<string> {
+  return db.transaction().execute(async (trx) => {
+    await lockUsersForRegistration(trx);
+    if (await findUserByEmail(trx, user.email)) {
+      throw conflict(
+        "A user with this email already exists: invite them instead (organization.inviteMember)",
+        {
+          fields: ["email"],
+        },
+      );
+    }
+    const userId = newId();
+    await insertUser(trx, { userId, ...user });
+    await addMember(trx, organizationId, userId, "member");
+    return userId;
   });
 }

@@ -7827,6 +7827,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/overview.backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest 500 runs of the backups and volume backups of the services the caller sees (and of the control plane's own backup, for instance administrators), newest first
+         * @description The newest 500 runs of the organization's database backups and volume backups whose service the caller's grants show (and of the control plane's own backup, for instance administrators only), newest first: `deploymentId`, `kind` (backup or volumeBackup), `status`, `createdAt`, the destination (`destinationId`, `destinationName`), `databaseType` / `backupType` (backups) or `serviceType` (volume backups), and the service (`serviceName`, `serviceOwnerId`, `serviceOwnerType`: `web-server` for the control plane's own, `serverId`, `projectId`, `environmentId`).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.backups` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.backups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/overview.domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every domain of the applications (their previews too) and compose stacks the caller sees, with its service, project and environment
+         * @description Every domain of the applications (their preview deployments' too) and compose stacks the caller's grants show, oldest first: the domain's own fields (`domainId`, `host`, `path`, `port`, `customEntrypoint`, `https`, `certificateType`, `createdAt`, `enabled`, `domainType`) with the service it routes to (`serviceOwnerId`, `serviceOwnerType` application or compose, `serviceName`) and its project and environment (ids and names).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/overview.domains` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["overview.domains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/overview.services": {
         parameters: {
             query?: never;
@@ -11883,6 +11931,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.createUserWithCredentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a user with an initial password as a member of the active organization (administrators; the role can only be member, granted more with user.assignPermissions)
+         * @description Creates a user with an initial `password` (8 to 256 characters) as a member of the active organization, for administrators; `role` must be `member` (make an administrator with organization.updateMemberRole, grant more with user.assignPermissions); `name` defaults to the email's local part. Answers the new user as user.one does; they sign in with auth.login. An email that has an account already is a 409 naming `email`: invite that user instead.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/user.createUserWithCredentials` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.createUserWithCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.deleteApiKey": {
         parameters: {
             query?: never;
@@ -11907,6 +11979,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.generateToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a new API key for the caller in the active organization (Dokploy's old per-user API token) and answer the key, once, as a string
+         * @description Creates an API key named `Generated token` for the caller in the active organization and answers the key itself, as a string, this once (user.get lists it without the key, user.deleteApiKey removes it). A member needs canAccessToAPI.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.generateToken` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.generateToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.get": {
         parameters: {
             query?: never;
@@ -11923,6 +12019,78 @@ export interface paths {
          *     Also served as `GET /api/trpc/user.get` with tRPC envelopes (see the trpc tag).
          */
         get: operations["user.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getBackups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller with the control plane's own backups (web-server) of the organization, each with its destination and last runs (instance administrators; an empty list for other administrators)
+         * @description The caller's user record with `backups`: the control plane's own backups (databaseType `web-server`) whose destination belongs to the organization, oldest first, each as backup.one shows it (destination without secrets, last run, last verified restore). Only instance administrators manage those backups: for other administrators the list is empty.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/user.getBackups` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getBackups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getBookmarkedTemplates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The ids of the catalogue templates the caller bookmarked, oldest bookmark first
+         * @description The ids of the catalogue templates (compose.templates) the caller bookmarked, oldest bookmark first. Bookmarks are the user's own, the same in every organization.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getBookmarkedTemplates` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getBookmarkedTemplates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getContainerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The series an agent keeps of one service's containers, read at `url`/metrics/containers?appName=… with the Bearer `token` (server.getServerMetrics' rules)
+         * @description The series an agent keeps of one service's containers: `<url>/metrics/containers?appName=…&limit=<dataPoints>` read with the Bearer `token`, by the function server.getServerMetrics uses (the outbound guard and the own-address rule apply to `url`; send it in tRPC's `?input=` form). The agent's own refusals are answered with its message (a service it does not collect: 400; no data yet or not running: 404), a refused token is a 400 naming `token`, anything else one "could not be reached" naming `url`.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getContainerMetrics` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getContainerMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -11979,6 +12147,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.getPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller may do in the active organization, by resource and action (as the procedures enforce it: administrators everything, a member by their permission flags)
+         * @description What the caller may do in the active organization, by resource (`project`, `environment`, `service`, `docker`, `traefikFiles`, `api`, `sshKeys`, `gitProviders`, `member`) and action, each true or false, computed by the rules the procedures enforce: owners and administrators everything (changing permissions, `member.update`, is the owner's), a member by their flags (user.assignPermissions).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getPermissions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getServerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller with this machine's address and monitoring configuration (user.getMetricsToken's: the token for instance administrators only)
+         * @description The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.getServerMetrics` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getServerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.getUserByToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation a secret invitation token names (any status), whether it has expired and whether its email has an account already; 404 without one
+         * @description Without credentials: the invitation that a secret invitation `token` names (the one organization.inviteMember answered or user.sendInvitation's link carries), whatever its status: `id`, `email`, `status`, `role`, `inviterId`, `isExpired`, and `userAlreadyExists` (the email has an account: sign in and accept rather than register). An invitation id is not a token: 404 naming `token`.
+         *
+         *     Public: no credentials needed.
+         *
+         *     Also served as `GET /api/trpc/user.getUserByToken` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.getUserByToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.haveRootAccess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the caller administers the whole instance (the owner or an administrator of the first organization)
+         * @description Whether the caller administers the whole instance: the owner or an administrator of the first organization (the instance organization).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.haveRootAccess` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.haveRootAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.listSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own sign-in sessions that still work, newest first (ids and times, never a token); `current` marks the one this request came with
+         * @description The caller's own sign-in sessions that still work (neither signed out nor expired), newest first: `id`, `userId`, `activeOrganizationId`, `createdAt`, `expiresAt` and `current` (the session this request came with). A session's token is answered once, by auth.login, never here.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.listSessions` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.one": {
         parameters: {
             query?: never;
@@ -12027,6 +12315,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.revokeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out one of the caller's own sessions by its id (user.listSessions); another user's session is a 404
+         * @description Signs out one of the caller's own live sessions by its `id` (user.listSessions): its token stops working at once, on every control plane. Another user's session, or one already signed out or expired, is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.revokeSession` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.revokeSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.sendInvitation": {
         parameters: {
             query?: never;
@@ -12045,6 +12357,54 @@ export interface paths {
          *     Also served as `POST /api/trpc/user.sendInvitation` with tRPC envelopes (see the trpc tag).
          */
         post: operations["user.sendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session this request came with (its id and times; null ones for an API key) with its active organization and the user; never the token
+         * @description The session this request came with (`id`, `activeOrganizationId`, `createdAt`, `expiresAt`; with an API key only `activeOrganizationId`, the rest null) and the caller's user record. Never the token.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.session` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/user.toggleTemplateBookmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bookmark a catalogue template for the caller, or remove the bookmark it has; answers which
+         * @description Bookmarks the template `templateId` for the caller, or removes the bookmark when it has one; answers `isBookmarked`, the state after the call. An id that is not of the catalogue's form is a 400 naming `templateId`.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/user.toggleTemplateBookmark` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["user.toggleTemplateBookmark"];
         delete?: never;
         options?: never;
         head?: never;
@@ -28855,6 +29215,95 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "overview.backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deploymentId: string;
+                        /** @enum {string} */
+                        kind: "backup" | "volumeBackup";
+                        /** @enum {string} */
+                        status: "idle" | "running" | "done" | "error";
+                        createdAt: string;
+                        destinationId: string;
+                        destinationName: string;
+                        databaseType: string | null;
+                        serviceType: string | null;
+                        backupType: ("database" | "compose") | null;
+                        serviceName: string;
+                        serviceOwnerId: string | null;
+                        serviceOwnerType: string;
+                        serverId: string | null;
+                        projectId: string | null;
+                        environmentId: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "overview.domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domainId: string;
+                        host: string;
+                        path: string;
+                        port: number;
+                        customEntrypoint: string | null;
+                        https: boolean;
+                        /** @enum {string} */
+                        certificateType: "letsencrypt" | "custom" | "none";
+                        createdAt: string;
+                        enabled: boolean;
+                        /** @enum {string} */
+                        domainType: "application" | "compose" | "preview";
+                        serviceOwnerId: string;
+                        /** @enum {string} */
+                        serviceOwnerType: "application" | "compose";
+                        serviceName: string;
+                        projectId: string;
+                        projectName: string;
+                        environmentId: string;
+                        environmentName: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "overview.services": {
         parameters: {
             query?: never;
@@ -36528,6 +36977,77 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.createUserWithCredentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "dev@example.com",
+                 *       "password": "a-long-initial-password",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": {
+                    email: string;
+                    password: string;
+                    /** @enum {string} */
+                    role: "member";
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.deleteApiKey": {
         parameters: {
             query?: never;
@@ -36559,6 +37079,36 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.generateToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -36617,6 +37167,184 @@ export interface operations {
                         }[];
                         pendingEmail: string | null;
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getBackups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getBookmarkedTemplates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getContainerMetrics": {
+        parameters: {
+            query: {
+                /** @description Only items whose url contains this text */
+                url: string;
+                /** @description Only items whose token contains this text */
+                token: string;
+                /** @description The application's Swarm service name (appName) */
+                appName: string;
+                /** @description Only items whose dataPoints contains this text */
+                dataPoints: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    }[];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -36708,6 +37436,233 @@ export interface operations {
                             };
                         } | null;
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getPermissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        project: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        environment: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        service: {
+                            create: boolean;
+                            delete: boolean;
+                        };
+                        docker: {
+                            read: boolean;
+                        };
+                        traefikFiles: {
+                            read: boolean;
+                        };
+                        api: {
+                            read: boolean;
+                        };
+                        sshKeys: {
+                            read: boolean;
+                        };
+                        gitProviders: {
+                            read: boolean;
+                        };
+                        member: {
+                            read: boolean;
+                            create: boolean;
+                            update: boolean;
+                            delete: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getServerMetrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        memberId: string;
+                        email: string;
+                        name: string;
+                        image: string | null;
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        organizationId: string;
+                        canCreateProjects: boolean;
+                        canDeleteProjects: boolean;
+                        canAccessAuditLog: boolean;
+                        canCreateServices: boolean;
+                        canDeleteServices: boolean;
+                        canCreateEnvironments: boolean;
+                        canDeleteEnvironments: boolean;
+                        canAccessToDocker: boolean;
+                        canAccessToTraefikFiles: boolean;
+                        canAccessToAPI: boolean;
+                        canAccessToSSHKeys: boolean;
+                        canAccessToGitProviders: boolean;
+                        accessedProjects: string[] | null;
+                        accessedEnvironments: string[] | null;
+                        accessedServices: string[] | null;
+                        createdAt: string;
+                        twoFactorEnabled: boolean;
+                        serverIp: string | null;
+                        enabledFeatures: boolean;
+                        metricsConfig: {
+                            server: {
+                                refreshRate: number;
+                                port: number;
+                                token: string;
+                                /** Format: uri */
+                                urlCallback: string;
+                                retentionDays: number;
+                                cronJob: string;
+                                thresholds: {
+                                    cpu: number;
+                                    memory: number;
+                                };
+                            };
+                            containers: {
+                                refreshRate: number;
+                                services?: {
+                                    include?: string[];
+                                    exclude?: string[];
+                                };
+                            };
+                        } | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.getUserByToken": {
+        parameters: {
+            query: {
+                /** @description Only items whose token contains this text */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        email: string;
+                        /** @enum {string} */
+                        status: "pending" | "accepted" | "canceled";
+                        /** @enum {string} */
+                        role: "owner" | "admin" | "member";
+                        inviterId: string;
+                        isExpired: boolean;
+                        userAlreadyExists: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.haveRootAccess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.listSessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        userId: string;
+                        activeOrganizationId: string;
+                        createdAt: string;
+                        expiresAt: string;
+                        current: boolean;
+                    }[];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -36809,6 +37764,42 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "user.revokeSession": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    sessionId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "user.sendInvitation": {
         parameters: {
             query?: never;
@@ -36834,6 +37825,101 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: {
+                            id: string | null;
+                            activeOrganizationId: string;
+                            createdAt: string | null;
+                            expiresAt: string | null;
+                        };
+                        user: {
+                            id: string;
+                            userId: string;
+                            memberId: string;
+                            email: string;
+                            name: string;
+                            image: string | null;
+                            /** @enum {string} */
+                            role: "owner" | "admin" | "member";
+                            organizationId: string;
+                            canCreateProjects: boolean;
+                            canDeleteProjects: boolean;
+                            canAccessAuditLog: boolean;
+                            canCreateServices: boolean;
+                            canDeleteServices: boolean;
+                            canCreateEnvironments: boolean;
+                            canDeleteEnvironments: boolean;
+                            canAccessToDocker: boolean;
+                            canAccessToTraefikFiles: boolean;
+                            canAccessToAPI: boolean;
+                            canAccessToSSHKeys: boolean;
+                            canAccessToGitProviders: boolean;
+                            accessedProjects: string[] | null;
+                            accessedEnvironments: string[] | null;
+                            accessedServices: string[] | null;
+                            createdAt: string;
+                            twoFactorEnabled: boolean;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.toggleTemplateBookmark": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    templateId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        isBookmarked: boolean;
                     };
                 };
             };

@@ -56,6 +56,7 @@ import * as domainEnabled from "./20261202-40-domain-enabled.ts";
 import * as memberDefault from "./20261202-40-member-default.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
 import * as vaultProviders from "./20261202-70-vault-providers.ts";
+import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -114,4 +115,5 @@ export const migrations: Record<string, Migration> = {
   "20261202-40-member-default": memberDefault,
   "20261202-50-two-factor": twoFactor,
   "20261202-70-vault-providers": vaultProviders,
+  "20261202-80-template-bookmarks": templateBookmarks,
 };
