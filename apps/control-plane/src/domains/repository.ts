@@ -45,6 +45,12 @@ export function listApplicationDomains(db: Db, applicationId: string): Promise<D
     .execute();
 }
 
+/** The ids of a compose stack's domains. */
+export async function composeDomainIds(db: Db, composeId: string): Promise<string[]> {
+  const rows = await db.selectFrom("domains").select("domainId").where("composeId", "=", composeId).execute();
+  return rows.map((row) => row.domainId);
+}
+
 export function insertDomain(db: Db, values: Insertable<DomainTable>): Promise<Domain> {
   return db.insertInto("domains").values(values).returningAll().executeTakeFirstOrThrow();
 }

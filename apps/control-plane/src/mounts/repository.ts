@@ -85,3 +85,8 @@ export function listServiceMounts(db: Db, owner: MountOwner): Promise<Mount[]> {
 export async function deleteMount(db: Db, mountId: string): Promise<void> {
   await db.deleteFrom("mounts").where("mountId", "=", mountId).execute();
 }
+
+/** Every mount of a compose stack (its template's file mounts). */
+export async function deleteComposeMounts(db: Db, composeId: string): Promise<void> {
+  await db.deleteFrom("mounts").where("composeId", "=", composeId).execute();
+}

@@ -64,11 +64,13 @@ import {
   dropWaitingDeployments,
   stopRunningDeployment,
 } from "../deployments/stop.ts";
+import { composeDomainIds } from "../domains/repository.ts";
 import { deleteComposeDomain } from "../domains/writes.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
 import { MAX_FILE_MOUNT_BYTES } from "../mounts/mounts.ts";
 import { dockerMountSchema } from "../mounts/named-volumes.ts";
+import { deleteComposeMounts } from "../mounts/repository.ts";
 import { checkNetworkIds } from "../networks/index.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
@@ -919,13 +921,10 @@ export const composeRouter = defineRouter("compose", {
           })),
         )
       ).document;
-      const domains = await ctx.db
-        .selectFrom("domains")
-        .select("domainId")
-        .where("composeId", "=", row.composeId)
-        .execute();
-      for (const domain of domains) await deleteComposeDomain(ctx, domain.domainId, row.composeId);
-      await ctx.db.deleteFrom("mounts").where("composeId", "=", row.composeId).execute();
+      for (const domainId of await composeDomainIds(ctx.db, row.composeId)) {
+        await deleteComposeDomain(ctx, domainId, row.composeId);
+      }
+      await deleteComposeMounts(ctx.db, row.composeId);
       const updated = await claimComposePorts(ctx, next, document, (trx) =>
         updateCompose(trx, row.composeId, patch),
       );
