@@ -25,12 +25,8 @@ import { openDatabase } from "../../apps/control-plane/src/db/database.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 import { listObjects } from "../../packages/object-storage/src/s3.ts";
 import { startTestS3, type TestS3 } from "../../packages/object-storage/src/testing/s3.ts";
-import {
-  ApiClient,
-  type ControlPlaneProcess,
-  startControlPlaneProcess,
-  tail,
-} from "../support/control-plane.ts";
+import { type ApiClient, type ControlPlaneProcess, tail } from "../support/control-plane.ts";
+import { Stop, startCopy as startSharedCopy, waitFor } from "./support.ts";
 
 const POSTGRES_IMAGE = process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15";
 const PREFIX = "ha/pg";
@@ -44,14 +40,14 @@ let appName = "";
 const copies: ControlPlaneProcess[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
-async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), `ha-takeover-${name}-`));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const copy = await startControlPlaneProcess(
+const copySet = { prefix: "ha-takeover-", copies, cleanups };
+
+function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
+  return startSharedCopy(
+    copySet,
+    name,
     {
       ...nats.env,
-      PLATFORM_INSTANCE_ID: name,
-      PLATFORM_DATA_DIR: dataDir,
       PLATFORM_SECRET_KEY: "ha-takeover-secret-key-0123456789abcdef",
       RECONCILE_INTERVAL_MS: "1000",
       // The stand-in S3 and the notification receiver listen on this machine.
@@ -59,32 +55,15 @@ async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api
       PLATFORM_NOTIFICATION_RETRY_MS: "250",
       PLATFORM_DEFAULT_IMAGE_POSTGRES: POSTGRES_IMAGE,
     },
-    { database },
+    database,
   );
-  copies.push(copy);
-  return { copy, api: new ApiClient(copy.url) };
 }
 
-/** Thrown by a check of `until` that knows waiting longer is useless. */
-class Stop extends Error {}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (
-      await check().catch((error: unknown) => {
-        if (error instanceof Stop) throw error;
-        return false;
-      })
-    )
-      return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${timeoutMs / 1000} s\n${copies.map((c) => tail(c.output, 40)).join("\n---\n")}\n--- agent\n${agent?.logLines.slice(-40).join("\n")}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+function until(what: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
+  return waitFor(copies, what, check, {
+    timeoutMs,
+    context: () => `\n--- agent\n${agent?.logLines.slice(-40).join("\n")}`,
+  });
 }
 
 const byName = new Map<string, { copy: ControlPlaneProcess; api: ApiClient }>();

@@ -1,17 +1,4 @@
-/**
- * Two control planes on one PostgreSQL without NATS (issue 40 item 4): each copy runs its own
- * in-process transport and agent. One set of copies for the file. Proves: the per-session rate
- * limit and the login throttle hold across the copies (item 1); a backup schedule firing every
- * second runs once per tick; kill -9 of the copy that accepted
- * application.deploy leaves the deployment done on the other copy's deployment.all, run once;
- * the deployment's log stream, followed on the copy that ran it, resumes on the other copy with
- * Last-Event-ID without losing or repeating a line; kill -9 of the copy delivering a notification
- * leaves it delivered by another copy once its lease ran out, once.
- */
-import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "../../apps/agent/src/testing/docker.ts";
 import { freePort } from "../../apps/agent/src/testing/net.ts";
@@ -19,14 +6,9 @@ import { openDatabase } from "../../apps/control-plane/src/db/database.ts";
 import { recordEvent } from "../../apps/control-plane/src/deployments/events.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
 import { startTestS3 } from "../../packages/object-storage/src/testing/s3.ts";
-import {
-  ApiClient,
-  type ControlPlaneProcess,
-  startControlPlaneProcess,
-  tail,
-} from "../support/control-plane.ts";
+import { ApiClient, type ControlPlaneProcess, tail } from "../support/control-plane.ts";
+import { SERVING_COMMAND, startCopy as startSharedCopy, waitFor } from "./support.ts";
 
-const SERVING_COMMAND = `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo ok > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`;
 /** A session's allowance on the copies: no refill worth counting while the file runs. */
 const SESSION_LIMIT = 100;
 
@@ -34,13 +16,13 @@ let database: Awaited<ReturnType<typeof createTestDatabase>>;
 const copies: ControlPlaneProcess[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
-async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), `ha-local-${name}-`));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const copy = await startControlPlaneProcess(
+const copySet = { prefix: "ha-local-", copies, cleanups };
+
+function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
+  return startSharedCopy(
+    copySet,
+    name,
     {
-      PLATFORM_INSTANCE_ID: name,
-      PLATFORM_DATA_DIR: dataDir,
       PLATFORM_SECRET_KEY: "ha-local-secret-key-0123456789abcdef012",
       RECONCILE_INTERVAL_MS: "1000",
       PLATFORM_SESSION_RATE_LIMIT: `${SESSION_LIMIT}/86400`,
@@ -48,23 +30,12 @@ async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api
       PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8",
       PLATFORM_NOTIFICATION_RETRY_MS: "250",
     },
-    { database },
+    database,
   );
-  copies.push(copy);
-  return { copy, api: new ApiClient(copy.url) };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${timeoutMs / 1000} s\n${copies.map((c) => tail(c.output, 30)).join("\n---\n")}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  return waitFor(copies, what, check, { timeoutMs });
 }
 
 interface LogEvent {

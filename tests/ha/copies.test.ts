@@ -20,14 +20,8 @@ import {
 } from "../../apps/control-plane/src/agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../../apps/control-plane/src/agents/testing/nats-jwt.ts";
 import { createTestDatabase } from "../../apps/control-plane/src/testing/harness.ts";
-import {
-  ApiClient,
-  type ControlPlaneProcess,
-  startControlPlaneProcess,
-  tail,
-} from "../support/control-plane.ts";
-
-const SERVING_COMMAND = `sh -c 'trap "exit 0" TERM; mkdir -p /tmp/w && echo ok > /tmp/w/index.html && httpd -f -p 8080 -h /tmp/w & wait'`;
+import type { ApiClient, ControlPlaneProcess } from "../support/control-plane.ts";
+import { SERVING_COMMAND, startCopy as startSharedCopy, waitFor } from "./support.ts";
 
 let nats: JwtNats;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -36,34 +30,23 @@ let agent: AgentProcess | undefined;
 const copies: ControlPlaneProcess[] = [];
 const cleanups: (() => Promise<unknown>)[] = [];
 
-async function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), `ha-${name}-`));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const copy = await startControlPlaneProcess(
+const copySet = { prefix: "ha-", copies, cleanups };
+
+function startCopy(name: string): Promise<{ copy: ControlPlaneProcess; api: ApiClient }> {
+  return startSharedCopy(
+    copySet,
+    name,
     {
       ...nats.env,
-      PLATFORM_INSTANCE_ID: name,
-      PLATFORM_DATA_DIR: dataDir,
       PLATFORM_SECRET_KEY: "ha-test-secret-key-0123456789abcdef0123",
       RECONCILE_INTERVAL_MS: "1000",
     },
-    { database },
+    database,
   );
-  copies.push(copy);
-  return { copy, api: new ApiClient(copy.url) };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: not within ${timeoutMs / 1000} s\n${copies.map((c) => tail(c.output, 30)).join("\n---\n")}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  return waitFor(copies, what, check, { timeoutMs });
 }
 
 let a: ApiClient;
