@@ -84,6 +84,9 @@ describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
     const otherVxlan = `vxkeep${suffix}`;
     const namedLikeDocker = `vx-00fffd-${suffix}`;
     created.push(orphan, otherVxlan, namedLikeDocker);
+    // A device left holding either VNI (by an earlier run on this machine) would refuse the test's own.
+    await deleteLinksHoldingVni(65533);
+    await deleteLinksHoldingVni(65534);
     await ip("link", "add", otherVxlan, "type", "vxlan", "id", "65533", "dstport", "4789");
     await ip("link", "add", namedLikeDocker, "type", "bridge");
     for (let attempt = 0; ; attempt++) {
@@ -108,8 +111,13 @@ describe.skipIf(process.getuid?.() !== 0)("orphaned VXLAN links", () => {
       ...Object.entries(ownershipLabels(owner)).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
       network,
     ]);
-    const inspect = (await docker.getNetwork(network).inspect()) as { Options?: Record<string, string> };
-    const vni = Number(inspect.Options?.["com.docker.network.driver.overlay.vxlanid_list"]);
+    // Swarm's allocator hands the VNI out after the create returns (seen missing under load).
+    let vni = Number.NaN;
+    for (let attempt = 0; attempt < 60 && !(vni > 0); attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+      const inspect = (await docker.getNetwork(network).inspect()) as { Options?: Record<string, string> };
+      vni = Number(inspect.Options?.["com.docker.network.driver.overlay.vxlanid_list"]);
+    }
     expect(vni).toBeGreaterThan(0);
     const orphan = `vx-${vni.toString(16).padStart(6, "0")}-${suffix}`;
     created.push(orphan);

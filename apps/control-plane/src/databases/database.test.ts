@@ -501,7 +501,12 @@ describe("server.remove", () => {
 
 describe("project.duplicate", () => {
   it("copies the database services with a new appName, their passwords resealed", async () => {
-    const source = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
+    // Its own name: other tests leave postgres services in this environment, one with a changed password.
+    const source = await platform.mutateOk(
+      "postgres.create",
+      { ...createInput("postgres"), name: "duplicated source" },
+      as(owner),
+    );
     const copy = await platform.mutateOk(
       "project.duplicate",
       { sourceEnvironmentId: environmentId, name: "Copy", includeServices: true },
