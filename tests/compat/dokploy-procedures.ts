@@ -109,6 +109,8 @@ export const sources = {
     "routers/schedule.ts@010a6e2a7627, schema/schedule.ts@1373ccacf0a5 (createScheduleSchema = the insert schema: name, cronExpression, command required, the rest optional; updateScheduleSchema = it extended with scheduleId required; list {id, scheduleType}; one, delete, runManually {scheduleId}; runManually answers {status, deploymentId, logPath}), services/schedule.ts@1e3f10bd22c1, utils/schedules/utils.ts@0979167a5cac; `timezone` from a newer schema (the generated RouterInputs of a Dokploy SDK, code search)",
   dockerContainers:
     "services/docker.ts@010a6e2a7627 (containerRemove: `docker rm -f`, answers nothing; listContainerFiles: [{name, isDirectory}], directories first; readContainerFile: {content (base64), truncated} at most CONTAINER_FILE_SIZE_LIMIT = 512 KiB; writeContainerFile answers nothing, refuses over 512 KB; getDockerEvents(serverId, minutes = 15): {events (docker events JSON, newest first), fetchedAt}); the router of that version is not stored: the inputs (containerId, serverId?; path; content; minutes?) are those of Dokploy's OpenAPI as an MCP catalogue lists them; start/stop/kill's answers not read; deleteContainerFile {containerId, path, serverId?} and uploadFileToContainer as issue 39 names them (neither read in Dokploy's code)",
+  gitProviderShare:
+    "a later routers/git-provider.ts found by code search, commit not shown (toggleShare: apiToggleShareGitProvider {gitProviderId min 1, sharedWithOrganization boolean}, only the provider's creator in its organization, else UNAUTHORIZED; answers updateGitProvider's row; getAll lists the providers owned or shared (getAccessibleGitProviderIds) with isOwner)",
   gitProvider:
     "routers/git-provider.ts@010a6e2a7627 (getAll answers the providers with their kind's object; remove takes apiRemoveGitProvider; allForPermissions: withPermission member update plus an enterprise licence, the organization's {gitProviderId, name, providerType} newest first)",
   dockerVolume:
@@ -2542,6 +2544,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "gitProvider",
     input: [],
     output: "array:gitProviderId,name,providerType",
+  },
+  "gitProvider.toggleShare": {
+    kind: "mutation",
+    source: "gitProviderShare",
+    input: ["gitProviderId*", "sharedWithOrganization*"],
+    output: "object:gitProviderId,name,providerType,organizationId,userId,sharedWithOrganization",
   },
   "gitProvider.remove": {
     kind: "mutation",

@@ -727,6 +727,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
   "gitProvider.getAll": {},
   "gitProvider.remove": applied("gitProviderId", PROVIDERS),
+  "gitProvider.toggleShare": applied("gitProviderId sharedWithOrganization", PROVIDERS),
   "gitProvider.allForPermissions": {},
   "github.create": {
     ...applied(

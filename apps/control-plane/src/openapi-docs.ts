@@ -1107,6 +1107,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The organization's Git providers as `gitProviderId`, `name` and `providerType`, newest first, for owners and administrators choosing a member's grants (no licence needed, unlike Dokploy).",
   },
+  "gitProvider.toggleShare": {
+    description:
+      "Share a Git provider with the organization (`sharedWithOrganization: true`, the default) or keep it to its creator and the organization's owners and administrators. Only the member who created it may; applications already using it keep deploying.",
+    example: { gitProviderId: "gp_123", sharedWithOrganization: false },
+  },
   "gitProvider.remove": {
     description: "Delete a Git provider; its applications are disconnected and say so in their status",
   },

@@ -51,7 +51,7 @@ export async function requireOwnProvider(
   kind: GitProviderType,
   providerId: string,
 ): Promise<Record<string, never>> {
-  if (!(await findProvider(ctx.db, caller.organizationId, kind, providerId))) {
+  if (!(await findProvider(ctx.db, caller.organizationId, kind, providerId, caller))) {
     throw notFound(`${PROVIDER_NAMES[kind]} provider`);
   }
   return {};

@@ -518,7 +518,9 @@ export interface GitProviderTable {
   providerType: GitProviderType;
   name: string;
   organizationId: string;
+  /** The member who created it; the only one besides owners and administrators to see it when not shared. */
   userId: string | null;
+  sharedWithOrganization: Generated<boolean>;
   /** JSON object of the kind's plain fields. */
   settings: Generated<string>;
   /** SecretBox-sealed JSON object of the kind's secrets; never returned. */

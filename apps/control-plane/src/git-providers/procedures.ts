@@ -47,6 +47,7 @@ export const gitProviderSchema = z.object({
   createdAt: z.string(),
   organizationId: z.string(),
   userId: z.string().nullable(),
+  sharedWithOrganization: z.boolean(),
 });
 
 const kindViewSchema = z.record(z.string(), z.unknown());
@@ -78,7 +79,8 @@ export const repositorySchema = z.object({
 export const branchSchema = z.object({ name: z.string(), commit: z.object({ sha: z.string() }) });
 
 export function baseView(provider: ProviderRecord) {
-  const { gitProviderId, name, providerType, createdAt, organizationId, userId } = provider.row;
+  const { gitProviderId, name, providerType, createdAt, organizationId, userId, sharedWithOrganization } =
+    provider.row;
   return {
     gitProviderId,
     name,
@@ -86,6 +88,7 @@ export function baseView(provider: ProviderRecord) {
     createdAt: new Date(createdAt).toISOString(),
     organizationId,
     userId,
+    sharedWithOrganization,
   };
 }
 
@@ -123,7 +126,7 @@ export async function loadProvider(
 ): Promise<ProviderRecord> {
   requireFeature(caller, "gitProviders");
   const provider = providerId
-    ? await findProvider(ctx.db, caller.organizationId, kind, providerId)
+    ? await findProvider(ctx.db, caller.organizationId, kind, providerId, caller)
     : undefined;
   if (!provider) throw notFound(`${PROVIDER_NAMES[kind]} provider`);
   return provider;
@@ -214,11 +217,13 @@ export function listProcedure(kind: GitProviderType) {
     ),
     handler: async ({ ctx, caller }) => {
       requireFeature(caller, "gitProviders");
-      return (await listProviders(ctx.db, caller.organizationId, kind)).map((provider) => ({
-        [idField]: provider.row.providerId,
-        gitProvider: baseView(provider),
-        ...(kind === "gitlab" ? { gitlabUrl: String(provider.settings.gitlabUrl ?? "") } : {}),
-      }));
+      return (await listProviders(ctx.db, caller.organizationId, { kind, viewer: caller })).map(
+        (provider) => ({
+          [idField]: provider.row.providerId,
+          gitProvider: baseView(provider),
+          ...(kind === "gitlab" ? { gitlabUrl: String(provider.settings.gitlabUrl ?? "") } : {}),
+        }),
+      );
     },
   });
 }

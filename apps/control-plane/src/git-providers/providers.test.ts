@@ -152,6 +152,85 @@ describe("gitProvider.allForPermissions", () => {
   });
 });
 
+describe("gitProvider.toggleShare", () => {
+  it("an unshared provider is seen and used only by its creator and administrators; only the creator toggles it", async () => {
+    const grant = { canAccessToGitProviders: true, canCreateServices: true };
+    const creator = await platform.addMember(owner, "member");
+    const other = await platform.addMember(owner, "member");
+    for (const member of [creator, other])
+      await ok("user.assignPermissions", { id: member.user.userId, ...grant });
+    const gitea = cases.find((c) => c.kind === "gitea")!;
+    const created = await platform.mutateOk("gitea.create", gitea.create(), { token: creator.token });
+    const { gitProviderId, giteaId } = created;
+    const sees = async (session: Session) =>
+      (
+        (await platform.query("gitProvider.getAll", {}, { token: session.token })).body as {
+          gitProviderId: string;
+        }[]
+      )
+        .map((provider) => provider.gitProviderId)
+        .includes(gitProviderId);
+    const toggle = (session: Session, input: Record<string, unknown>) =>
+      platform.mutate("gitProvider.toggleShare", { gitProviderId, ...input }, { token: session.token });
+
+    // Shared by default, as every provider was the organization's: the other member sees it but may not toggle it.
+    expect(await sees(other)).toBe(true);
+    expect((await toggle(other, { sharedWithOrganization: false })).status).toBe(403);
+    expect((await toggle(owner, { sharedWithOrganization: false })).status).toBe(403);
+    const bad = await toggle(creator, { sharedWithOrganization: "no" });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("sharedWithOrganization");
+    expect(await sees(other)).toBe(true);
+
+    const unshared = await toggle(creator, { sharedWithOrganization: false });
+    expect(unshared.status, JSON.stringify(unshared.body)).toBe(200);
+    expect(unshared.body).toMatchObject({
+      gitProviderId,
+      sharedWithOrganization: false,
+      userId: creator.user.userId,
+    });
+    expect(await sees(creator)).toBe(true);
+    expect(await sees(owner)).toBe(true);
+    expect(await sees(other)).toBe(false);
+    expect((await platform.query("gitea.one", { giteaId }, { token: other.token })).status).toBe(404);
+    expect((await toggle(other, { sharedWithOrganization: true })).status).toBe(404);
+    expect(
+      (await platform.mutate("gitProvider.remove", { gitProviderId }, { token: other.token })).status,
+    ).toBe(404);
+    const app = await platform.mutateOk(
+      "application.create",
+      { name: "share probe", environmentId },
+      { token: other.token },
+    );
+    const [saveName, saveInput] = gitea.save(giteaId) as [string, Record<string, unknown>];
+    const saved = await platform.mutate(
+      saveName,
+      { ...saveInput, applicationId: app.applicationId },
+      { token: other.token },
+    );
+    expect(saved.status).toBe(404);
+    const stranger = await createUserDirectly(platform, { email: "share-stranger@example.com" });
+    expect(
+      (
+        await platform.mutate(
+          "gitProvider.toggleShare",
+          { gitProviderId, sharedWithOrganization: true },
+          { token: stranger.token },
+        )
+      ).status,
+    ).toBe(404);
+
+    await toggle(creator, { sharedWithOrganization: true });
+    expect(await sees(other)).toBe(true);
+    const savedAgain = await platform.mutate(
+      saveName,
+      { ...saveInput, applicationId: app.applicationId },
+      { token: other.token },
+    );
+    expect(savedAgain.status, JSON.stringify(savedAgain.body)).toBe(200);
+  });
+});
+
 describe("wrong credentials", () => {
   it("a wrong Bitbucket API token fails the clone with a clear message and no secret", async () => {
     await ok("bitbucket.update", { bitbucketId: providerIds.bitbucket, apiToken: "bb-wrong-token-XYZ" });

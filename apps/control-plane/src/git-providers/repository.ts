@@ -4,11 +4,12 @@
  * opened only to call the provider or to clone, never returned. Removing a provider disconnects
  * the applications that used it (their Git fields reset, status error with a message saying so).
  */
+import type { SelectQueryBuilder } from "kysely";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
-import type { GitProvider, GitProviderType } from "../db/schema.ts";
+import type { Database, GitProvider, GitProviderType, Role } from "../db/schema.ts";
 
 export type Settings = Record<string, string | number | null>;
 export type Secrets = Record<string, string>;
@@ -95,20 +96,43 @@ export async function insertProvider(
   return record(row);
 }
 
-/** The organization's provider of `kind` with the kind's id `providerId`. */
+/**
+ * Who looks at the providers: a provider not shared with the organization is seen only by its
+ * creator and the organization's owners and administrators (gitProvider.toggleShare).
+ */
+export interface ProviderViewer {
+  userId: string;
+  role: Role;
+}
+
+function visibleTo<Q extends SelectQueryBuilder<Database, "gitProviders", GitProvider>>(
+  query: Q,
+  viewer: ProviderViewer | undefined,
+): Q {
+  if (!viewer || viewer.role !== "member") return query;
+  return query.where((eb) =>
+    eb.or([eb("sharedWithOrganization", "=", true), eb("userId", "=", viewer.userId)]),
+  ) as Q;
+}
+
+/**
+ * The organization's provider of `kind` with the kind's id `providerId`, if `viewer` may see it;
+ * without a viewer (deployments, webhooks) any of the organization's.
+ */
 export async function findProvider(
   db: Db,
   organizationId: string,
   kind: GitProviderType,
   providerId: string,
+  viewer?: ProviderViewer,
 ): Promise<ProviderRecord | undefined> {
-  const row = await db
+  const query = db
     .selectFrom("gitProviders")
     .selectAll()
     .where("providerId", "=", providerId)
     .where("providerType", "=", kind)
-    .where("organizationId", "=", organizationId)
-    .executeTakeFirst();
+    .where("organizationId", "=", organizationId);
+  const row = await visibleTo(query, viewer).executeTakeFirst();
   return row ? record(row) : undefined;
 }
 
@@ -119,10 +143,43 @@ export async function listProvidersAnywhere(db: Db, kind: GitProviderType): Prom
   );
 }
 
-export async function listProviders(db: Db, organizationId: string, kind?: GitProviderType) {
+export async function listProviders(
+  db: Db,
+  organizationId: string,
+  options: { kind?: GitProviderType; viewer?: ProviderViewer } = {},
+) {
   let query = db.selectFrom("gitProviders").selectAll().where("organizationId", "=", organizationId);
-  if (kind) query = query.where("providerType", "=", kind);
-  return (await query.orderBy("createdAt", "desc").execute()).map(record);
+  if (options.kind) query = query.where("providerType", "=", options.kind);
+  return (await visibleTo(query, options.viewer).orderBy("createdAt", "desc").execute()).map(record);
+}
+
+/** The organization's provider `gitProviderId`, if `viewer` may see it. */
+export async function findProviderById(
+  db: Db,
+  organizationId: string,
+  gitProviderId: string,
+  viewer: ProviderViewer,
+): Promise<GitProvider | undefined> {
+  const query = db
+    .selectFrom("gitProviders")
+    .selectAll()
+    .where("gitProviderId", "=", gitProviderId)
+    .where("organizationId", "=", organizationId);
+  return visibleTo(query, viewer).executeTakeFirst();
+}
+
+/** Shares the provider with its organization, or keeps it to its creator (and owners and administrators). */
+export async function setProviderShared(
+  db: Db,
+  gitProviderId: string,
+  shared: boolean,
+): Promise<GitProvider> {
+  return db
+    .updateTable("gitProviders")
+    .set({ sharedWithOrganization: shared })
+    .where("gitProviderId", "=", gitProviderId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** GitHub providers whose settings carry `field` = `value` (installation id, app id). */

@@ -4619,7 +4619,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization's Git providers with their kind's fields (never their secrets)
+         * The organization's Git providers the caller may see (shared ones and their own) with their kind's fields (never their secrets)
          * @description The organization's Git providers with their kind's fields (never their secrets)
          *
          *     Any member of the organization (some objects need a permission flag).
@@ -4653,6 +4653,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/gitProvider.remove` with tRPC envelopes (see the trpc tag).
          */
         post: operations["gitProvider.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gitProvider.toggleShare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share a Git provider with the organization, or keep it to its creator (and owners and administrators); only its creator may
+         * @description Share a Git provider with the organization (`sharedWithOrganization: true`, the default) or keep it to its creator and the organization's owners and administrators. Only the member who created it may; applications already using it keep deploying.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/gitProvider.toggleShare` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["gitProvider.toggleShare"];
         delete?: never;
         options?: never;
         head?: never;
@@ -16293,6 +16317,7 @@ export interface operations {
                             createdAt: string;
                             organizationId: string;
                             userId: string | null;
+                            sharedWithOrganization: boolean;
                         };
                     }[];
                 };
@@ -16347,6 +16372,7 @@ export interface operations {
                         createdAt: string;
                         organizationId: string;
                         userId: string | null;
+                        sharedWithOrganization: boolean;
                         github: {
                             [key: string]: unknown;
                         } | null;
@@ -21463,6 +21489,7 @@ export interface operations {
                         createdAt: string;
                         organizationId: string;
                         userId: string | null;
+                        sharedWithOrganization: boolean;
                         github: {
                             [key: string]: unknown;
                         } | null;
@@ -21625,6 +21652,7 @@ export interface operations {
                             createdAt: string;
                             organizationId: string;
                             userId: string | null;
+                            sharedWithOrganization: boolean;
                         };
                     }[];
                 };
@@ -21872,6 +21900,7 @@ export interface operations {
                         createdAt: string;
                         organizationId: string;
                         userId: string | null;
+                        sharedWithOrganization: boolean;
                         github: {
                             [key: string]: unknown;
                         } | null;
@@ -22003,6 +22032,7 @@ export interface operations {
                             createdAt: string;
                             organizationId: string;
                             userId: string | null;
+                            sharedWithOrganization: boolean;
                         };
                     }[];
                 };
@@ -22174,6 +22204,7 @@ export interface operations {
                         createdAt: string;
                         organizationId: string;
                         userId: string | null;
+                        sharedWithOrganization: boolean;
                         github: {
                             [key: string]: unknown;
                         } | null;
@@ -22307,6 +22338,7 @@ export interface operations {
                             createdAt: string;
                             organizationId: string;
                             userId: string | null;
+                            sharedWithOrganization: boolean;
                         };
                         gitlabUrl: string;
                     }[];
@@ -22520,6 +22552,7 @@ export interface operations {
                         createdAt: string;
                         organizationId: string;
                         userId: string | null;
+                        sharedWithOrganization: boolean;
                         github: {
                             [key: string]: unknown;
                         } | null;
@@ -22532,6 +22565,7 @@ export interface operations {
                         gitea: {
                             [key: string]: unknown;
                         } | null;
+                        isOwner: boolean;
                     }[];
                 };
             };
@@ -22566,6 +22600,55 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "gitProvider.toggleShare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gitProviderId": "gp_123",
+                 *       "sharedWithOrganization": false
+                 *     }
+                 */
+                "application/json": {
+                    gitProviderId: string;
+                    sharedWithOrganization: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        gitProviderId: string;
+                        name: string;
+                        /** @enum {string} */
+                        providerType: "github" | "gitlab" | "bitbucket" | "gitea";
+                        createdAt: string;
+                        organizationId: string;
+                        userId: string | null;
+                        sharedWithOrganization: boolean;
                     };
                 };
             };
