@@ -45,11 +45,6 @@ async function loadApplication(ctx: ServiceContext, applicationId: string) {
     .executeTakeFirst();
 }
 
-function envRecord(text: string | null): Record<string, string> {
-  if (!text) return {};
-  return Object.fromEntries(parseEnv(text).map(({ key, value }) => [key, value]));
-}
-
 export type LoadedApplication = NonNullable<Awaited<ReturnType<typeof loadApplication>>>;
 
 /**
@@ -150,7 +145,15 @@ export async function runApplicationVariant(
         secrets.push(
           ...sshKey.split(/\r?\n/).filter((line) => line.length >= 16 && !line.startsWith("-----")),
         );
-      const buildSecrets = envRecord(variant.buildSecrets);
+      // Build arguments and secrets may name vault secrets too; read now, never stored.
+      const fromVault = async (text: string | null) =>
+        Object.fromEntries(
+          (await resolveVaultReferences(ctx, app, parseEnv(text ?? ""), log, secrets)).map(
+            ({ key, value }) => [key, value],
+          ),
+        );
+      const buildArgs = await fromVault(app.buildArgs);
+      const buildSecrets = await fromVault(variant.buildSecrets);
       secrets.push(...Object.values(buildSecrets));
       const imageName = imageNameFor(app.appName, run.deploymentId);
       const command: Init<BuildImageCommand> & { logStreamId: string; pushRegistry?: RegistryAuth } = {
@@ -165,7 +168,7 @@ export async function runApplicationVariant(
         dockerfile: app.dockerfile ?? undefined,
         dockerContextPath: app.dockerContextPath ?? undefined,
         dockerBuildStage: app.dockerBuildStage ?? undefined,
-        buildArgs: envRecord(app.buildArgs),
+        buildArgs,
         buildSecrets,
         publishDirectory: app.publishDirectory ?? undefined,
         isStaticSpa: app.isStaticSpa,

@@ -5,12 +5,15 @@
  * and an application deployed on the real Docker Engine whose container sees the vault's value,
  * which no table and no log holds. A refused token fails the deploy saying so.
  */
+
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import {
@@ -24,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
+const run = promisify(execFile);
 const NATS_URL = "nats://127.0.0.1:4222";
 const DEPLOY_WAIT_MS = 180_000;
 const suffix = randomBytes(4).toString("hex");
@@ -361,6 +365,62 @@ describe("deploying with vault references", () => {
       // What the application stores is the reference.
       const one = await platform.query("application.one", { applicationId: app.applicationId }, as(owner));
       expect(one.body.env).toContain("${{vault.prod-vault.myapp/prod:DB_PASSWORD}}");
+    },
+    DEPLOY_WAIT_MS,
+  );
+
+  it(
+    "a build argument read from the vault reaches the Dockerfile's build and no table or log",
+    async () => {
+      await ok("vaultProvider.create", {
+        name: "build-vault",
+        config: hashicorp(),
+        assignments: [{ projectId, environmentIds: [environmentId] }],
+      });
+      const app = await vaultedApp("PLAIN=visible");
+      const context = await mkdtemp(path.join(tmpdir(), "vault-build-"));
+      await writeFile(
+        path.join(context, "Dockerfile"),
+        `FROM ${TEST_IMAGE}\nARG BAKED_KEY\nRUN echo "$BAKED_KEY" > /baked.txt\nCMD ["sleep", "3600"]\n`,
+      );
+      const tarball = (await run("tar", ["-cz", "-C", context, "Dockerfile"], { encoding: "buffer" })).stdout;
+      await rm(context, { recursive: true, force: true });
+      await ok("application.saveBuildType", {
+        applicationId: app.applicationId,
+        buildType: "dockerfile",
+        dockerfile: "Dockerfile",
+        dockerContextPath: ".",
+        dockerBuildStage: "",
+      });
+      await ok("application.saveEnvironment", {
+        applicationId: app.applicationId,
+        createEnvFile: false,
+        env: "PLAIN=visible",
+        buildArgs: "BAKED_KEY=${{vault.build-vault.shared/keys:API_KEY}}",
+      });
+      const form = new FormData();
+      form.set("applicationId", app.applicationId);
+      form.set("zip", new Blob([new Uint8Array(tarball)]), "code.tar.gz");
+      const dropped = await platform.app.request("/api/application.dropDeployment", {
+        method: "POST",
+        body: form,
+        headers: { authorization: `Bearer ${owner.token}` },
+      });
+      expect(dropped.status, await dropped.clone().text()).toBe(200);
+      const { deploymentId } = (await dropped.json()) as { deploymentId: string };
+      const row = await platform.waitForDeployment(deploymentId, DEPLOY_WAIT_MS);
+      expect(row.status, `${row.errorMessage}\n${row.logs}`).toBe("done");
+      expect(row.logs).toContain("Read BAKED_KEY from the vault provider build-vault");
+      const container = (
+        await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${app.appName}`])
+      )
+        .split("\n")
+        .filter(Boolean)[0]!;
+      expect((await dockerCli(["exec", container, "cat", "/baked.txt"])).trim()).toBe(OTHER_VALUE);
+      expect(row.logs).not.toContain(OTHER_VALUE);
+      expect(await rowsNaming([OTHER_VALUE, TOKEN])).toEqual([]);
+      const one = await platform.query("application.one", { applicationId: app.applicationId }, as(owner));
+      expect(one.body.buildArgs).toBe("BAKED_KEY=${{vault.build-vault.shared/keys:API_KEY}}");
     },
     DEPLOY_WAIT_MS,
   );
