@@ -632,6 +632,18 @@ export const dokployProcedures: Record<string, Row> = {
     input: [],
     output: "object:projects,environments,applications,compose,databases,services,status",
   },
+  "project.onboardingStatus": {
+    kind: "query",
+    source: "project",
+    unverified:
+      "in Dokploy 0.30.7's CLI (a GET without options) but in no stored router source (routers/project.ts@010a6e2a7627 has none): the answer's shape is ours",
+  },
+  "project.completeOnboarding": {
+    kind: "mutation",
+    source: "project",
+    unverified:
+      "in Dokploy 0.30.7's CLI (a POST without options) but in no stored router source (routers/project.ts@010a6e2a7627 has none)",
+  },
   "overview.services": {
     kind: "query",
     source: "overview",

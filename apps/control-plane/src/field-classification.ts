@@ -286,6 +286,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "project.search": applied("q name description limit offset", PROJECT),
   "project.allForPermissions": {},
   "project.homeStats": {},
+  "project.onboardingStatus": {},
+  "project.completeOnboarding": {},
   "overview.services": {},
   "overview.domains": {},
   "overview.backups": {},

@@ -340,6 +340,14 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "How many projects, environments, applications, compose stacks and database services the caller's grants show, and those services by status: `running` counts the done ones, `error` the failed, `idle` the rest.",
   },
+  "project.onboardingStatus": {
+    description:
+      "The getting started steps the caller has taken in the organization (`steps.createProject`, `createService`, `deployService`, from what their grants show) and whether they dismissed them (`completed`, `completedAt`). Dokploy's answer was not in its readable sources: this shape is ours.",
+  },
+  "project.completeOnboarding": {
+    description:
+      "Dismiss the getting started steps for the caller in this organization; the first time is kept. Other members are not affected.",
+  },
   "overview.services": {
     description:
       "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",

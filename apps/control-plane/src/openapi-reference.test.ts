@@ -137,5 +137,6 @@ describe("API reference", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // Spectral lints the whole document in a child process: minutes on a loaded machine.
+  }, 180_000);
 });

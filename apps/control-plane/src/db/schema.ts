@@ -53,6 +53,8 @@ export interface MemberTable {
   canAccessToGitProviders: Generated<boolean>;
   /** organization.setDefault: the organization login picks when it names none. */
   isDefault: Generated<boolean>;
+  /** project.completeOnboarding: when the member dismissed the getting started steps. */
+  onboardingCompletedAt: string | null;
   createdAt: Timestamp;
 }
 

@@ -7,7 +7,9 @@
  * running, error, anything else idle).
  */
 import { z } from "zod";
+import type { Caller, ServiceContext } from "../context.ts";
 import type { Db } from "../db/database.ts";
+import { grantsOf, seesProject, visibleProject } from "./permissions.ts";
 import type { ProjectTrees } from "./schemas.ts";
 import {
   environmentServicesShape,
@@ -71,6 +73,20 @@ export const homeStatsSchema = z.object({
 const databaseKinds: ServiceKind[] = serviceKinds.filter(
   (kind) => kind !== "application" && kind !== "compose",
 );
+
+/** The counts of what the caller's grants show (project.homeStats). */
+export async function callerHomeStats(
+  ctx: ServiceContext,
+  caller: Caller,
+): Promise<z.infer<typeof homeStatsSchema>> {
+  const grants = await grantsOf(ctx.db, caller);
+  const trees = await ctx.projectTrees.get(ctx.db, caller.organizationId);
+  return homeStatsOf(
+    trees.data
+      .filter((project) => seesProject(grants, project.projectId))
+      .map((project) => visibleProject(grants, project)),
+  );
+}
 
 /** The counts of the projects given (already filtered by the caller's grants). */
 export function homeStatsOf(projects: readonly ProjectTree[]): z.infer<typeof homeStatsSchema> {

@@ -574,6 +574,67 @@ describe("project", () => {
     });
   });
 
+  describe("onboardingStatus and completeOnboarding", () => {
+    it("report the steps the caller has taken and remember, per member, that they dismissed them", async () => {
+      const boss = await newOrganization();
+      const status = async (session = boss) => {
+        const response = await platform.query("project.onboardingStatus", {}, as(session));
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        return response.body;
+      };
+      expect(await status()).toEqual({
+        completed: false,
+        completedAt: null,
+        steps: { createProject: false, createService: false, deployService: false },
+      });
+      const created = await platform.mutate("project.create", { name: "Getting started" }, as(boss));
+      const environmentId = created.body.environment.environmentId;
+      expect((await status()).steps).toEqual({
+        createProject: true,
+        createService: false,
+        deployService: false,
+      });
+      const pg = await platform.mutate(
+        "postgres.create",
+        {
+          name: "db",
+          appName: `ob-pg-${users}`,
+          environmentId,
+          databasePassword: "s3cret-Pass",
+          databaseName: "app",
+          databaseUser: "app",
+        },
+        as(boss),
+      );
+      expect(pg.status, JSON.stringify(pg.body)).toBe(200);
+      expect((await status()).steps.createService).toBe(true);
+      await platform.mutate(
+        "postgres.changeStatus",
+        { postgresId: pg.body.postgresId, applicationStatus: "done" },
+        as(boss),
+      );
+      expect((await status()).steps.deployService).toBe(true);
+
+      const refused = await platform.mutate("project.completeOnboarding", { force: true }, as(boss));
+      expect(refused.status).toBe(400);
+      expect((await status()).completed).toBe(false);
+      expect((await platform.mutate("project.completeOnboarding", {}, as(boss))).status).toBe(200);
+      const done = await status();
+      expect(done.completed).toBe(true);
+      expect(Date.parse(done.completedAt)).not.toBeNaN();
+      // Dismissing again keeps the first time; another member and another organization are untouched.
+      await platform.mutate("project.completeOnboarding", {}, as(boss));
+      expect((await status()).completedAt).toBe(done.completedAt);
+      const colleague = await createUserDirectly(platform, {
+        email: `onboarding${++users}@example.com`,
+        organizationId: boss.user.organizationId,
+        role: "admin",
+      });
+      expect((await status(colleague)).completed).toBe(false);
+      expect((await status(await newOrganization())).completed).toBe(false);
+    });
+  });
+
   describe("permissions", () => {
     it("lets a member create projects only with canCreateProjects", async () => {
       const denied = await member({ canCreateProjects: false });

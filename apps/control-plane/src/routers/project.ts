@@ -8,8 +8,9 @@ import { notFound } from "../errors.ts";
 import { defineRouter, mutation, noInput, query, success, successSchema } from "../procedure.ts";
 import { createProject } from "../projects/create.ts";
 import { duplicateEnvironmentFor } from "../projects/duplicate.ts";
+import { completeOnboarding, onboardingStatusOf, onboardingStatusSchema } from "../projects/onboarding.ts";
 import {
-  homeStatsOf,
+  callerHomeStats,
   homeStatsSchema,
   projectsForPermissions,
   projectsForPermissionsSchema,
@@ -112,14 +113,27 @@ export const projectRouter = defineRouter("project", {
     access: "member",
     input: noInput,
     output: homeStatsSchema,
+    handler: ({ ctx, caller }) => callerHomeStats(ctx, caller),
+  }),
+
+  onboardingStatus: query({
+    summary:
+      "The getting started steps the caller has taken (a project, a service, a running service) and whether they dismissed them",
+    access: "member",
+    input: noInput,
+    output: onboardingStatusSchema,
+    handler: async ({ ctx, caller }) =>
+      onboardingStatusOf(ctx.db, caller, await callerHomeStats(ctx, caller)),
+  }),
+
+  completeOnboarding: mutation({
+    summary: "Dismiss the getting started steps for the caller in this organization",
+    access: "member",
+    input: noInput,
+    output: successSchema,
     handler: async ({ ctx, caller }) => {
-      const grants = await grantsOf(ctx.db, caller);
-      const trees = await ctx.projectTrees.get(ctx.db, caller.organizationId);
-      return homeStatsOf(
-        trees.data
-          .filter((project) => seesProject(grants, project.projectId))
-          .map((project) => visibleProject(grants, project)),
-      );
+      await completeOnboarding(ctx.db, caller);
+      return success;
     },
   }),
 

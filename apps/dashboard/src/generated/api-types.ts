@@ -8571,6 +8571,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/project.completeOnboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dismiss the getting started steps for the caller in this organization
+         * @description Dismiss the getting started steps for the caller in this organization; the first time is kept. Other members are not affected.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/project.completeOnboarding` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["project.completeOnboarding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/project.create": {
         parameters: {
             query?: never;
@@ -8635,6 +8659,30 @@ export interface paths {
          *     Also served as `GET /api/trpc/project.homeStats` with tRPC envelopes (see the trpc tag).
          */
         get: operations["project.homeStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/project.onboardingStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The getting started steps the caller has taken (a project, a service, a running service) and whether they dismissed them
+         * @description The getting started steps the caller has taken in the organization (`steps.createProject`, `createService`, `deployService`, from what their grants show) and whether they dismissed them (`completed`, `completedAt`). Dokploy's answer was not in its readable sources: this shape is ours.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/project.onboardingStatus` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["project.onboardingStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -30977,6 +31025,39 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "project.completeOnboarding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "project.create": {
         parameters: {
             query?: never;
@@ -31193,6 +31274,39 @@ export interface operations {
                             running: number;
                             error: number;
                             idle: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "project.onboardingStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        completed: boolean;
+                        completedAt: string | null;
+                        steps: {
+                            createProject: boolean;
+                            createService: boolean;
+                            deployService: boolean;
                         };
                     };
                 };

@@ -58,6 +58,7 @@ import * as twoFactor from "./20261202-50-two-factor.ts";
 import * as vaultProviders from "./20261202-70-vault-providers.ts";
 import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
+import * as onboarding from "./20261203-61-onboarding.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -118,4 +119,5 @@ export const migrations: Record<string, Migration> = {
   "20261202-70-vault-providers": vaultProviders,
   "20261202-80-template-bookmarks": templateBookmarks,
   "20261203-60-git-provider-share": gitProviderShare,
+  "20261203-61-onboarding": onboarding,
 };
