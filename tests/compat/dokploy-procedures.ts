@@ -35,6 +35,8 @@ export const sources = {
     'routers/settings.ts@009cb0552f28 (getDokployVersion: package.json\'s version; getIp: serverIp or ""; updateServerIp: adminProcedure {serverIp: string} answering the settings row; isCloud: public; isUserSubscribed: servers or projects in the organization; readTraefikEnv, haveTraefikDashboardPortEnabled, getTraefikPorts: adminProcedure apiServerSchema, read from the proxy service\'s spec (services/settings.ts readPorts without targets 80 and 443); getLogCleanupStatus: {enabled, cronExpression}; getDokployCloudIps: adminProcedure, [] when not cloud) and a later routers/settings.ts found by code search, commit not shown (health: public, SELECT 1 then {status: "ok"}; checkInfrastructureHealth: adminProcedure {postgres, traefik} each {status healthy|unhealthy, message?})',
   sshKey:
     "routers/ssh-key.ts@02554c0139be, schema/ssh-key.ts@059c21c99028, validations sshKeyType (code search)",
+  applicationQuickstart:
+    "Dokploy 0.30.7's CLI (deploy-nginx-quickstart: --environmentId required, --serverId) and its onboarding DeployStep (components/onboarding, found by code search, commit not shown: `deployNginxQuickstart({environmentId, serverId})` answers `{applicationId, domainUrl}`, a Hello World nginx app on a generated traefik.me domain)",
   application: "routers/application.ts@012b67a4912b, schema/application.ts@0015f081df77",
   deployment: "routers/deployment.ts@08c9113405fa",
   runtimeLogs:
@@ -474,6 +476,12 @@ export const dokployProcedures: Record<string, Row> = {
       "(output)":
         "Dokploy answers the user row (once holding the monitoring settings); ours the user view with this machine's serverIp, enabledFeatures and metricsConfig (user.getMetricsToken's, the token for instance administrators only)",
     },
+  },
+  "user.listPasskeys": {
+    kind: "query",
+    source: "userLater",
+    unverified:
+      "in Dokploy 0.30.7's CLI (a GET without options); its router was not in the stored sources. Ours always answers [] (no passkey can be registered)",
   },
   "user.getBookmarkedTemplates": { kind: "query", source: "userLater", input: [], output: "array:" },
   "user.toggleTemplateBookmark": {
@@ -983,6 +991,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "application",
     input: ["name*", "appName", "description", "environmentId*", "serverId", "sourceType"],
     output: "object:applicationId,name,appName",
+  },
+  "application.deployNginxQuickstart": {
+    kind: "mutation",
+    source: "applicationQuickstart",
+    input: ["environmentId*", "serverId"],
+    output: "object:applicationId,domainUrl",
   },
   "application.one": {
     kind: "query",

@@ -253,6 +253,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.getContainerMetrics": applied("url token appName dataPoints", `${CP}/routers/user-metrics.test.ts`),
   "user.getServerMetrics": {},
   "user.getBookmarkedTemplates": {},
+  "user.listPasskeys": {},
   "user.toggleTemplateBookmark": applied("templateId", USER),
   "user.createUserWithCredentials": {
     ...applied("email password", USER),
@@ -351,6 +352,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "sshKey.remove": applied("sshKeyId", SERVER),
   "sshKey.generate": applied("type", SERVER),
 
+  "application.deployNginxQuickstart": applied("environmentId serverId", PIPELINE),
   "application.create": {
     ...applied("environmentId appName serverId sourceType", APPLICATION),
     ...shownOnly("name description"),

@@ -253,6 +253,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "The caller's user record with this machine's `serverIp`, `enabledFeatures` and `metricsConfig` (user.getMetricsToken's: the configuration with its token for instance administrators only, null for everyone else).",
   },
+  "user.listPasskeys": {
+    description:
+      "The caller's passkeys. Always an empty list: passkeys cannot be registered on this platform (TOTP two-factor sign-in is offered instead), so Dokploy clients that list them see none.",
+  },
   "user.getBookmarkedTemplates": {
     description:
       "The ids of the catalogue templates (compose.templates) the caller bookmarked, oldest bookmark first. Bookmarks are the user's own, the same in every organization.",
@@ -580,6 +584,11 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
 
   // application
+  "application.deployNginxQuickstart": {
+    description:
+      "Creates a \"Hello World\" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.",
+    example: { environmentId: "env_123" },
+  },
   "application.create": {
     description:
       "Creates an application in an environment, with status `idle` and no source yet; `appName` (the Swarm service name) is derived from the name unless given.",

@@ -27,6 +27,7 @@ import { type Session, startTestPlatform, type TestPlatform } from "../testing/h
 
 const run = promisify(execFile);
 const DEPLOY_WAIT_MS = 180_000;
+const QUICKSTART_IMAGE = "platform-test/static-httpd:latest";
 
 /** An httpd on 8080 serving /www, writing some variables next to the page first. */
 const SERVING_DOCKERFILE = `FROM ${TEST_IMAGE}
@@ -103,7 +104,8 @@ beforeAll(async () => {
   const mainDirectory = await mkdtemp(path.join(tmpdir(), "d2-pipeline-"));
   directories.push(mainDirectory);
   platform = await startTestPlatform(
-    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
+    // The quickstart's nginx cannot be pulled here: the local httpd image serves on port 80 as it does.
+    { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8", PLATFORM_QUICKSTART_IMAGE: QUICKSTART_IMAGE },
     // A fresh server: none of the CLI builders (nixpacks, railpack, pack) is installed.
     { agents: { localAgent: { mainDirectory, toolSearchPath: "/nonexistent" } } },
   );
@@ -298,6 +300,74 @@ describe("a Git repository with a Dockerfile", () => {
         "{{.Name}}",
       ]);
       expect(listed.split("\n")).not.toContain(app.appName);
+    },
+    DEPLOY_WAIT_MS,
+  );
+});
+
+describe("application.deployNginxQuickstart", () => {
+  it(
+    "creates a Hello World application of the quickstart image, routes a generated domain to its port 80 and deploys it",
+    async () => {
+      const started = await ok("application.deployNginxQuickstart", { environmentId });
+      services.push(started.appName);
+      const row = await waitForDeployment(started.deploymentId);
+      expect(row.status, row.logs).toBe("done");
+      const one = (await platform.query("application.one", { applicationId: started.applicationId }, as()))
+        .body;
+      expect(one).toMatchObject({
+        name: "Hello World",
+        appName: started.appName,
+        sourceType: "docker",
+        dockerImage: QUICKSTART_IMAGE,
+        applicationStatus: "done",
+      });
+      const host = new URL(started.domainUrl).host;
+      expect(started.domainUrl).toBe(`http://${host}`);
+      expect(host).toMatch(/^hello-world-[a-z0-9-]+\..+\.traefik\.me$/);
+      expect(one.domains).toEqual([
+        expect.objectContaining({ domainId: started.domainId, host, port: 80, https: false }),
+      ]);
+      const traefik = await platform.query(
+        "application.readTraefikConfig",
+        { applicationId: started.applicationId },
+        as(),
+      );
+      expect(traefik.body).toContain(`Host(\`${host}\`)`);
+      const container = (
+        await dockerCli(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${started.appName}`])
+      )
+        .split("\n")
+        .filter(Boolean)[0]!;
+      expect((await dockerCli(["inspect", "--format", "{{.Config.Image}}", container])).trim()).toContain(
+        QUICKSTART_IMAGE,
+      );
+
+      // Another organization's environment is a 404 and creates nothing; an unknown key is a 400.
+      const stranger = await createUserDirectly(platform, { email: "quickstart-stranger@example.com" });
+      const before = (await platform.query("project.one", { projectId }, as())).body.environments[0]
+        .applications.length;
+      const foreign = await platform.mutate(
+        "application.deployNginxQuickstart",
+        { environmentId },
+        { token: stranger.token },
+      );
+      expect(foreign.status).toBe(404);
+      const elsewhere = await platform.mutate(
+        "application.deployNginxQuickstart",
+        { environmentId, serverId: "not-a-server-of-this-organization" },
+        as(),
+      );
+      expect(elsewhere.status).toBe(404);
+      const unknown = await platform.mutate(
+        "application.deployNginxQuickstart",
+        { environmentId, image: "x" },
+        as(),
+      );
+      expect(unknown.status).toBe(400);
+      expect(
+        (await platform.query("project.one", { projectId }, as())).body.environments[0].applications.length,
+      ).toBe(before);
     },
     DEPLOY_WAIT_MS,
   );

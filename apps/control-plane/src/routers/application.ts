@@ -93,6 +93,7 @@ import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "..
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
 import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
+import { addGeneratedApplicationDomain } from "./domain.ts";
 
 const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 
@@ -261,36 +262,83 @@ async function queueDeployment(
   return { success: true as const, deploymentId };
 }
 
+/** The quickstart's image when PLATFORM_QUICKSTART_IMAGE names none, and the port it serves on. */
+const QUICKSTART_IMAGE = "nginx:alpine";
+const QUICKSTART_PORT = 80;
+
+/** An application created for the caller in an environment they may create services in. */
+async function createApplication(ctx: ServiceContext, caller: Caller, input: z.infer<typeof createInput>) {
+  const environment = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
+  if (!environment) throw notFound("Environment");
+  requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, environment));
+  const serverId = input.serverId ?? null;
+  if (serverId === null && ctx.config.edition === "cloud") {
+    throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
+  }
+  if (serverId !== null && !(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) {
+    throw notFound("Server");
+  }
+  const appName = input.appName ?? generateAppName(input.name);
+  const application = await withUniqueAppName(ctx.db, appName, () =>
+    insertApplication(ctx.db, {
+      name: input.name,
+      appName,
+      description: input.description ?? null,
+      environmentId: environment.environmentId,
+      serverId,
+      ...(input.sourceType ? { sourceType: input.sourceType } : {}),
+    }),
+  );
+  await grantCreated(ctx.db, caller, "services", application.applicationId);
+  return application;
+}
+
 export const applicationRouter = defineRouter("application", {
   create: mutation({
     summary: "Create an application in an environment (status idle)",
     access: "member",
     input: createInput,
     output: applicationSchema,
+    handler: async ({ ctx, caller, input }) => toApplicationView(await createApplication(ctx, caller, input)),
+  }),
+
+  deployNginxQuickstart: mutation({
+    summary:
+      "Create a Hello World application from the quickstart image, route a generated domain to it and queue its deployment",
+    access: "member",
+    input: z.object({ environmentId: createInput.shape.environmentId, serverId: createInput.shape.serverId }),
+    output: z.object({
+      applicationId: z.string(),
+      appName: z.string(),
+      domainId: z.string(),
+      domainUrl: z.string(),
+      deploymentId: z.string(),
+    }),
     handler: async ({ ctx, caller, input }) => {
-      const environment = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
-      if (!environment) throw notFound("Environment");
-      requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, environment));
-      const serverId = input.serverId ?? null;
-      if (serverId === null && ctx.config.edition === "cloud") {
-        throw badRequest("serverId is required on the cloud edition", { fields: ["serverId"] });
-      }
-      if (serverId !== null && !(await serverBelongsTo(ctx.db, caller.organizationId, serverId))) {
-        throw notFound("Server");
-      }
-      const appName = input.appName ?? generateAppName(input.name);
-      const application = await withUniqueAppName(ctx.db, appName, () =>
-        insertApplication(ctx.db, {
-          name: input.name,
-          appName,
-          description: input.description ?? null,
-          environmentId: environment.environmentId,
-          serverId,
-          ...(input.sourceType ? { sourceType: input.sourceType } : {}),
-        }),
-      );
-      await grantCreated(ctx.db, caller, "services", application.applicationId);
-      return toApplicationView(application);
+      const application = await createApplication(ctx, caller, {
+        name: "Hello World",
+        appName: generateAppName("hello-world"),
+        environmentId: input.environmentId,
+        serverId: input.serverId,
+        sourceType: "docker",
+      });
+      const { applicationId } = application;
+      await patchApplication(ctx, caller, applicationId, () => ({
+        dockerImage: ctx.config.quickstartImage ?? QUICKSTART_IMAGE,
+      }));
+      const domain = await addGeneratedApplicationDomain(ctx, caller, applicationId, QUICKSTART_PORT);
+      const { deploymentId } = await startApplicationDeployment(ctx, {
+        applicationId,
+        kind: "deploy",
+        title: "Quickstart",
+      });
+      return {
+        applicationId,
+        appName: application.appName,
+        domainId: domain.domainId,
+        domainUrl: `http://${domain.host}`,
+        deploymentId,
+      };
     },
   }),
 

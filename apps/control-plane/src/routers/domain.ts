@@ -239,6 +239,40 @@ function generatedHost(appName: string, ip: string, wildcardDomain: string): str
 }
 
 /**
+ * A generated host (domain.generateDomain's form) routed to an application's `port` over plain
+ * HTTP, as domain.create would add it (application.deployNginxQuickstart).
+ */
+export async function addGeneratedApplicationDomain(
+  ctx: ServiceContext,
+  caller: Caller,
+  applicationId: string,
+  port: number,
+) {
+  const application = await loadApplication(ctx, caller, applicationId);
+  const hostFor = await generateHostFor(ctx, caller, application.appName, application.serverId ?? undefined);
+  const settings = checkedSettings(
+    {
+      host: hostFor(""),
+      path: "/",
+      port,
+      https: false,
+      certificateType: "none",
+      customCertResolver: null,
+      certificate: null,
+      certificateKey: null,
+      serviceName: null,
+      stripPath: true,
+      internalPath: null,
+      customEntrypoint: null,
+      middlewares: [],
+    },
+    null,
+  );
+  const { certificateKey: _key, ...columns } = settings;
+  return toDomainView(await insertApplicationDomain(ctx, application, columns, null));
+}
+
+/**
  * A domain of a compose stack created for the caller as domain.create does (compose.deployTemplate:
  * a template's domains), without TLS, as Dokploy creates a template's.
  */

@@ -919,6 +919,16 @@ describe("user", () => {
     });
   });
 
+  describe("listPasskeys", () => {
+    it("answers an empty list to a signed-in caller (passkeys cannot be registered) and 401 to nobody", async () => {
+      const listed = await platform.query("user.listPasskeys", {}, as(owner));
+      expect(listed.status).toBe(200);
+      expect(listed.body).toEqual([]);
+      expect((await platform.query("user.listPasskeys")).status).toBe(401);
+      expect((await platform.mutate("user.registerPasskey", {}, as(owner))).status).toBe(404);
+    });
+  });
+
   describe("template bookmarks", () => {
     it("toggles the caller's own bookmarks, kept per user", async () => {
       const user = await platform.addMember(owner, "member", "bookmarks@example.com");

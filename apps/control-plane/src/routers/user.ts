@@ -760,6 +760,14 @@ export const userRouter = defineRouter("user", {
     }),
   }),
 
+  listPasskeys: query({
+    summary: "The caller's passkeys: always none, as passkeys cannot be registered here (docs/decisions.md)",
+    access: "member",
+    input: noInput,
+    output: z.array(z.object({ id: z.string(), name: z.string().nullable(), createdAt: z.string() })),
+    handler: () => [],
+  }),
+
   getBookmarkedTemplates: query({
     summary: "The ids of the catalogue templates the caller bookmarked, oldest bookmark first",
     access: "member",

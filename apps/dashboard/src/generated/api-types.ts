@@ -195,6 +195,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/application.deployNginxQuickstart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a Hello World application from the quickstart image, route a generated domain to it and queue its deployment
+         * @description Creates a "Hello World" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/application.deployNginxQuickstart` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["application.deployNginxQuickstart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/application.disconnectGitProvider": {
         parameters: {
             query?: never;
@@ -12315,6 +12339,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/user.listPasskeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's passkeys: always none, as passkeys cannot be registered here (docs/decisions.md)
+         * @description The caller's passkeys. Always an empty list: passkeys cannot be registered on this platform (TOTP two-factor sign-in is offered instead), so Dokploy clients that list them see none.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/user.listPasskeys` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["user.listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/user.listSessions": {
         parameters: {
             query?: never;
@@ -13667,6 +13715,51 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "application.deployNginxQuickstart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "environmentId": "env_123"
+                 *     }
+                 */
+                "application/json": {
+                    environmentId: string;
+                    serverId?: ("" | string) | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        applicationId: string;
+                        appName: string;
+                        domainId: string;
+                        domainUrl: string;
                         deploymentId: string;
                     };
                 };
@@ -37828,6 +37921,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "user.listPasskeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string | null;
+                        createdAt: string;
+                    }[];
                 };
             };
             400: components["responses"]["BadRequest"];
