@@ -17,7 +17,6 @@ import type { Db } from "../db/database.ts";
 import type { DnsProviderRow } from "../db/schema.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import {
-  createRecord,
   DnsProviderError,
   type DnsRecordFields,
   type DnsZone,
