@@ -56,8 +56,25 @@ export type CloudflareConfigInput = z.output<typeof cloudflareConfigSchema>;
 /** Dokploy's dnsRecordFieldsSchema (A and CNAME) with AAAA, which a domain on an IPv6 server needs. */
 export const dnsRecordFieldsSchema = {
   type: z.enum(["A", "AAAA", "CNAME"]),
-  name: z.string().trim().min(1).max(253),
-  content: z.string().trim().min(1).max(2048),
+  /** An ASCII DNS name (an IDN in punycode), `*.` for a wildcard, `@` for the zone's apex. */
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(253)
+    .regex(
+      /^(@|(\*\.)?[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?)$/,
+      "must be a DNS name",
+    ),
+  content: z
+    .string()
+    .trim()
+    .min(1)
+    .max(2048)
+    .refine(
+      (value) => [...value].every((character) => character >= " " && character !== "\u007f"),
+      "must not contain control characters",
+    ),
   ttl: z.number().int().positive().max(86_400).optional(),
 };
 
