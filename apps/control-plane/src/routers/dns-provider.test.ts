@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../crypto/ids.ts";
 import { listZones } from "../dns/cloudflare.ts";
 import { EMPTY_ALLOW_LIST } from "../outbound/guard.ts";
 import { createApplication, type ProxyTestPlatform, startProxyTestPlatform } from "../proxy/test-support.ts";
@@ -373,6 +374,90 @@ describe("a domain with a DNS provider", () => {
     expect(detached.body.dnsProviderId).toBeNull();
     expect(recordsOf("example.com")).toEqual([]);
     await call("domain.delete", { domainId: created.body.domainId });
+  });
+
+  it("a compose stack's domain gets its record too, deleted with the domain", async () => {
+    const stack = await test.platform.mutateOk(
+      "compose.create",
+      {
+        name: "dns stack",
+        appName: "dns-stack",
+        environmentId: test.environmentId,
+        composeFile: "services:\n  web:\n    image: busybox\n",
+      },
+      as(test.owner),
+    );
+    const created = await call("domain.create", {
+      domainType: "compose",
+      composeId: stack.composeId,
+      serviceName: "web",
+      host: "stack.example.com",
+      dnsProviderId: providerId,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(recordsOf("example.com")).toEqual([
+      expect.objectContaining({ type: "A", name: "stack.example.com", content: PUBLIC_IP }),
+    ]);
+    expect((await call("domain.delete", { domainId: created.body.domainId })).status).toBe(200);
+    expect(recordsOf("example.com")).toEqual([]);
+  });
+
+  it("a domain save that fails after the record was made puts the record back", async () => {
+    // Another organization holds the host: the save is a 409 after Cloudflare was written.
+    const strangerApp = await createApplication(test, test.stranger, test.strangerEnvironmentId);
+    // Written straight to the database: the stranger's organization has no server to route on.
+    for (const host of ["claimed.example.com", "kept-record.example.com"]) {
+      await test.platform.ctx.db
+        .insertInto("domains")
+        .values({
+          domainId: newId(),
+          host,
+          certificateType: "none",
+          customCertResolver: null,
+          certificate: null,
+          certificateKeySealed: null,
+          domainType: "application",
+          applicationId: strangerApp.applicationId,
+          composeId: null,
+          serviceName: null,
+          internalPath: null,
+          customEntrypoint: null,
+          createdAt: new Date().toISOString(),
+        })
+        .execute();
+    }
+    const made = await call("domain.create", {
+      domainType: "application",
+      applicationId: app.applicationId,
+      host: "claimed.example.com",
+      dnsProviderId: providerId,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(409);
+    expect(recordsOf("example.com")).toEqual([]);
+    // A record that was there before is overwritten, then restored.
+    const existing = await call("dnsProvider.createRecord", {
+      dnsProviderId: providerId,
+      zoneId: zoneId("example.com"),
+      type: "A",
+      name: "kept-record.example.com",
+      content: "198.51.100.5",
+      ttl: 120,
+    });
+    const overwritten = await call("domain.create", {
+      domainType: "application",
+      applicationId: app.applicationId,
+      host: "kept-record.example.com",
+      dnsProviderId: providerId,
+    });
+    expect(overwritten.status).toBe(409);
+    expect(recordsOf("example.com")).toEqual([
+      { id: existing.body.id, type: "A", name: "kept-record.example.com", content: "198.51.100.5", ttl: 120 },
+    ]);
+    await call("dnsProvider.deleteRecord", {
+      dnsProviderId: providerId,
+      zoneId: zoneId("example.com"),
+      recordId: existing.body.id,
+    });
   });
 
   it("a host no zone holds is a 400 naming dnsProviderId, and no domain is saved", async () => {
