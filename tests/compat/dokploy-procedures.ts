@@ -138,6 +138,8 @@ export const sources = {
     "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
   overview:
     "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices; domains: withPermission domain read; backups: protectedProcedure, backup or volumeBackup read), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only}; each domain of the organization's applications, previews and compose {domainId, host, path, port, customEntrypoint, https, certificateType, createdAt, enabled, domainType, serviceOwnerId, serviceOwnerType, serviceName, projectId, projectName, environmentId, environmentName}; backups: the newest 500 deployments of the organization's backups and volume backups {deploymentId, kind backup|volumeBackup, status, createdAt, destinationId, destinationName, databaseType, serviceType, backupType, serviceName, serviceOwnerId, serviceOwnerType, serverId, projectId, environmentId}, ownerless ones (Dokploy's own database) to everyone)",
+  dnsProvider:
+    "routers/dns-provider.ts@d1f684cbe857 (create, update {name, config} (update with dnsProviderId) answer the row with config masked; remove {dnsProviderId} answers true; all answers the organization's rows by name, one {dnsProviderId} a row, config masked; testConnection {dnsProviderId?, config?} (one of them, else BAD_REQUEST) answers true; listZones {dnsProviderId}; listRecords {dnsProviderId, zoneId}; createRecord {dnsProviderId, zoneId, type, name, content, ttl?} answers {id} (an upsert by type and name); updateRecord {dnsProviderId, zoneId, recordId, type, name, content, ttl?} answers {id}; deleteRecord {dnsProviderId, zoneId, recordId} answers true; another organization's provider UNAUTHORIZED), schema/dns-provider.ts@02edd6abe75e (name 1-64 ^[a-zA-Z0-9_-]+$; config a discriminated union on providerType: cloudflare {apiToken}, route53 {accessKeyId, secretAccessKey}; record type A|CNAME, name, content min 1, ttl positive integer; row dnsProviderId, name, providerType, config, organizationId, createdAt), services/dns-provider.ts@1291c42282e7 (DNS_SECRET_MASK ********, merge keeps the stored secret for the mask, CONFLICT on a taken name), utils/dns/cloudflare.ts@193d0fc685c1 (Bearer token; zones and records paged by 50; upsert: GET dns_records?type&name then PUT or POST, ttl default 1), utils/dns/types.ts@1291c42282e7 (zones {id, name}; records {id, type, name, content, ttl})",
 } as const;
 
 export interface Row {
@@ -189,6 +191,8 @@ const GITEA_ORGANIZATION =
   "not served: Dokploy accepts it and has no column for it (its gitea table stores nothing of it)";
 const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
+const DNS_RECORD =
+  "Dokploy 0.30.7's domain caller of syncDnsProviderDomainRecords is not stored: the field that names a DNS provider for a domain's record is ours, named as dnsProvider's id";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
 
 /** Dokploy's createScheduleSchema (the insert schema of its schedule table). */
@@ -1989,6 +1993,7 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
+      dnsProviderId: DNS_RECORD,
     },
   },
   "domain.byApplicationId": {
@@ -2026,6 +2031,7 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
+      dnsProviderId: DNS_RECORD,
     },
   },
   "domain.toggleEnable": {
@@ -3364,6 +3370,72 @@ export const dokployProcedures: Record<string, Row> = {
     source: "vaultProvider",
     input: ["vaultProviderId*", "projectId*", "environmentId"],
     output: "array:",
+  },
+  "dnsProvider.create": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["name*", "config*"],
+    output: "object:dnsProviderId,name,providerType,config,organizationId,createdAt",
+  },
+  "dnsProvider.update": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId*", "name*", "config*"],
+    output: "object:dnsProviderId,name,providerType,config,organizationId,createdAt",
+  },
+  "dnsProvider.remove": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId*"],
+    output: "object:success",
+  },
+  "dnsProvider.all": {
+    kind: "query",
+    source: "dnsProvider",
+    input: [],
+    output: "array:dnsProviderId,name,providerType,config,organizationId,createdAt",
+  },
+  "dnsProvider.one": {
+    kind: "query",
+    source: "dnsProvider",
+    input: ["dnsProviderId*"],
+    output: "object:dnsProviderId,name,providerType,config,organizationId,createdAt",
+  },
+  "dnsProvider.testConnection": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId", "config"],
+    output: "object:success",
+  },
+  "dnsProvider.listZones": {
+    kind: "query",
+    source: "dnsProvider",
+    input: ["dnsProviderId*"],
+    output: "array:id,name",
+  },
+  "dnsProvider.listRecords": {
+    kind: "query",
+    source: "dnsProvider",
+    input: ["dnsProviderId*", "zoneId*"],
+    output: "array:id,type,name,content,ttl",
+  },
+  "dnsProvider.createRecord": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId*", "zoneId*", "type*", "name*", "content*", "ttl"],
+    output: "object:id",
+  },
+  "dnsProvider.updateRecord": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId*", "zoneId*", "recordId*", "type*", "name*", "content*", "ttl"],
+    output: "object:id",
+  },
+  "dnsProvider.deleteRecord": {
+    kind: "mutation",
+    source: "dnsProvider",
+    input: ["dnsProviderId*", "zoneId*", "recordId*"],
+    output: "object:success",
   },
 };
 

@@ -87,6 +87,8 @@ const ID_KINDS = [
   "tagId",
   // A secret vault of the organization (vaultProvider.*), enabled for the fixture's project.
   "vaultProviderId",
+  // A DNS provider of the organization (dnsProvider.*, domain.create/update's dnsProviderId).
+  "dnsProviderId",
   // A live sign-in session of the fixture's user (user.revokeSession), not the one the suite calls with.
   "sessionId",
 ] as const;
@@ -145,6 +147,10 @@ const NOT_HOST_PORT_FIELDS = new Set([
  */
 const NOT_RECORD_IDS = new Set([
   "containerId",
+  // Cloudflare's own zone and record ids (dnsProvider.*): reached only through the provider,
+  // whose dnsProviderId is checked first.
+  "zoneId",
+  "recordId",
   // A Swarm node's id (cluster.*): the node belongs to the serverId's Swarm, which is checked
   // first; tests/e2e/cluster.test.ts attacks it with another organization's session.
   "nodeId",
@@ -737,6 +743,12 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     },
     as(session),
   );
+  // Never reached: Cloudflare is called only to test or edit, each refused before it here.
+  const dnsProvider = await platform.mutateOk(
+    "dnsProvider.create",
+    { name: `${label}-dns`, config: { providerType: "cloudflare", apiToken: `${label}-dns-token` } },
+    as(session),
+  );
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -774,6 +786,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     networkId,
     tagId,
     vaultProviderId: vaultProvider.vaultProviderId,
+    dnsProviderId: dnsProvider.dnsProviderId,
     sessionId: fixtureSession.sessionId,
   };
 }

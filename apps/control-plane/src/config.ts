@@ -104,6 +104,8 @@ const configSchema = z.object({
   /** Bitbucket Cloud's API and Git hosts. */
   PLATFORM_BITBUCKET_API_URL: providerBaseUrl.default("https://api.bitbucket.org/2.0"),
   PLATFORM_BITBUCKET_URL: providerBaseUrl.default("https://bitbucket.org"),
+  /** Cloudflare's v4 API (DNS providers; a stand-in in tests). */
+  PLATFORM_CLOUDFLARE_API_URL: providerBaseUrl.default("https://api.cloudflare.com/client/v4"),
   /** Days delivered and abandoned notification deliveries (and their events) are kept. */
   PLATFORM_NOTIFICATION_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
   /** The first retry delay of a failed notification delivery, doubled per attempt (ms). */
@@ -243,6 +245,8 @@ export interface Config {
   githubUrl: string;
   bitbucketApiUrl: string;
   bitbucketUrl: string;
+  /** Base URL of Cloudflare's v4 API (dns/cloudflare.ts). */
+  cloudflareApiUrl: string;
   /** Notification delivery (notifications/outbox.ts): retention, first retry delay, fixed API bases. */
   notifications: {
     retentionDays: number;
@@ -365,6 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     githubUrl: c.PLATFORM_GITHUB_URL,
     bitbucketApiUrl: c.PLATFORM_BITBUCKET_API_URL,
     bitbucketUrl: c.PLATFORM_BITBUCKET_URL,
+    cloudflareApiUrl: c.PLATFORM_CLOUDFLARE_API_URL,
     notifications: {
       retentionDays: c.PLATFORM_NOTIFICATION_RETENTION_DAYS,
       retryMs: c.PLATFORM_NOTIFICATION_RETRY_MS,

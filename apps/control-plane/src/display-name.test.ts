@@ -29,13 +29,18 @@ const SEARCH_FILTERS = /\.search$/;
 /**
  * Names that are identifiers, not free text in any script: a network's Docker name
  * (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`) and a vault provider's name, which environment variables cite in
- * `${{vault.<name>.<path>:<field>}}` (Dokploy's `[a-zA-Z0-9_-]+`). They refuse every forbidden
- * character like display names.
+ * `${{vault.<name>.<path>:<field>}}` (Dokploy's `[a-zA-Z0-9_-]+`), a DNS provider's name (the same
+ * rule in Dokploy) and a DNS record's name (an ASCII DNS name, IDNs in punycode). They refuse every
+ * forbidden character like display names.
  */
 const ENGINE_NAMES = new Set([
   "network.create: name",
   "vaultProvider.create: name",
   "vaultProvider.update: name",
+  "dnsProvider.create: name",
+  "dnsProvider.update: name",
+  "dnsProvider.createRecord: name",
+  "dnsProvider.updateRecord: name",
 ]);
 
 /** The name fields of an input schema, with their path. */

@@ -74,6 +74,7 @@ const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
 const VAULTS = `${CP}/routers/vault-provider.test.ts`;
+const DNS_PROVIDERS = `${CP}/routers/dns-provider.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -592,6 +593,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     // A preview's host is made by the preview (previews.test.ts sends a real preview's id).
     previewDeploymentId: refused(PREVIEWS),
+    ...applied("dnsProviderId", DNS_PROVIDERS),
   },
   "domain.byApplicationId": applied("applicationId", DOMAIN),
   "domain.byComposeId": applied("composeId", DOMAIN),
@@ -602,6 +604,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       DOMAIN,
     ),
     domainType: refused(DOMAIN),
+    ...applied("dnsProviderId", DNS_PROVIDERS),
   },
   "domain.delete": applied("domainId", DOMAIN),
   "domain.toggleEnable": applied("domainId", DOMAIN),
@@ -995,6 +998,17 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "vaultProvider.one": applied("vaultProviderId", VAULTS),
   "vaultProvider.testConnection": applied("vaultProviderId config", VAULTS),
   "vaultProvider.listSecretNames": applied("vaultProviderId projectId environmentId", VAULTS),
+  "dnsProvider.create": applied("name config", DNS_PROVIDERS),
+  "dnsProvider.update": applied("dnsProviderId name config", DNS_PROVIDERS),
+  "dnsProvider.remove": applied("dnsProviderId", DNS_PROVIDERS),
+  "dnsProvider.all": {},
+  "dnsProvider.one": applied("dnsProviderId", DNS_PROVIDERS),
+  "dnsProvider.testConnection": applied("dnsProviderId config", DNS_PROVIDERS),
+  "dnsProvider.listZones": applied("dnsProviderId", DNS_PROVIDERS),
+  "dnsProvider.listRecords": applied("dnsProviderId zoneId", DNS_PROVIDERS),
+  "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl", DNS_PROVIDERS),
+  "dnsProvider.updateRecord": applied("dnsProviderId zoneId recordId type name content ttl", DNS_PROVIDERS),
+  "dnsProvider.deleteRecord": applied("dnsProviderId zoneId recordId", DNS_PROVIDERS),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

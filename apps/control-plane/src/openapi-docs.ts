@@ -97,6 +97,8 @@ export const tagDocs: Record<string, string> = {
   tag: "The organization's tags and their assignment to projects; project.all and project.one carry each project's tags (`projectTags`).",
   vaultProvider:
     "Secret vaults (HashiCorp Vault / OpenBao KV v2): services' variables name their secrets as `${{vault.<provider>.<path>:<field>}}`, read at deploy time and never stored.",
+  dnsProvider:
+    "DNS providers (Cloudflare): the organization's zones and records listed and edited through Cloudflare's v4 API; a domain naming one gets its record pointing at its server.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -2042,6 +2044,66 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "vaultProvider.listSecretNames": {
     description:
       "The `path:field` names the provider's mount holds (folders walked 4 deep, at most 200 names), for the env editor, when the provider is enabled for `projectId` (and `environmentId`); otherwise a 403. The project must be one the caller sees (404). Values are never answered.",
+    errors: [404],
+  },
+  "dnsProvider.create": {
+    description:
+      "Connects a DNS provider (owners and admins). `config` is Cloudflare (`providerType: cloudflare`, `apiToken`: an API token with Zone:Read and DNS:Edit); Dokploy's other provider types are a 400 naming `providerType`. `name` (letters, digits, `-`, `_`) is unique in the organization (409). The token is encrypted and answered only as `********`. A domain (domain.create/update) naming the provider in `dnsProviderId` gets the A (AAAA for an IPv6 address) record of its host pointing at its server, in the provider's most specific zone holding the host; the record follows the domain.",
+    example: {
+      name: "cloudflare",
+      config: { providerType: "cloudflare", apiToken: "<Cloudflare API token>" },
+    },
+    errors: [409],
+  },
+  "dnsProvider.update": {
+    description:
+      "Replaces a provider's name and config (owners and admins); `apiToken: \"********\"` keeps the stored token. Another organization's provider is a 404, a name taken a 409.",
+    errors: [404, 409],
+  },
+  "dnsProvider.remove": {
+    description:
+      "Deletes a provider (owners and admins). Its domains are detached: their records stay at Cloudflare, no longer managed. Another organization's is a 404.",
+    errors: [404],
+  },
+  "dnsProvider.all": { description: "The organization's DNS providers by name, tokens masked." },
+  "dnsProvider.one": {
+    description: "One DNS provider, token masked; another organization's is a 404.",
+    errors: [404],
+  },
+  "dnsProvider.testConnection": {
+    description:
+      "Checks that Cloudflare accepts the token and that it is active (its token verification), for a `config`, a stored provider, or a config whose `********` token stands for the stored provider's (owners and admins). A refused token is a 400 with Cloudflare's message.",
+    errors: [404],
+  },
+  "dnsProvider.listZones": {
+    description:
+      "The zones the provider's token may see, `{id, name}`, every page read. A provider failure is a 400.",
+    errors: [404],
+  },
+  "dnsProvider.listRecords": {
+    description:
+      "The DNS records `{id, type, name, content, ttl}` of one of the provider's zones (`zoneId` from listZones).",
+    errors: [404],
+  },
+  "dnsProvider.createRecord": {
+    description:
+      "Creates an A, AAAA or CNAME record (owners and admins); as Dokploy's, a record of the same type and name is overwritten instead. `ttl` in seconds, 1 (automatic) when left out. Answers the record.",
+    example: {
+      dnsProviderId: "<dnsProviderId>",
+      zoneId: "<zoneId>",
+      type: "A",
+      name: "app.example.com",
+      content: "203.0.113.10",
+    },
+    errors: [404],
+  },
+  "dnsProvider.updateRecord": {
+    description: "Replaces a record of the zone (owners and admins). Answers the record.",
+    errors: [404],
+  },
+  "dnsProvider.deleteRecord": {
+    description:
+      "Deletes a record of the zone (owners and admins); a record Cloudflare does not have is a 400.",
     errors: [404],
   },
 };

@@ -298,6 +298,7 @@ export interface Database {
   projectTags: ProjectTagTable;
   vaultProviders: VaultProviderTable;
   templateBookmarks: TemplateBookmarkTable;
+  dnsProviders: DnsProviderTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -588,6 +589,11 @@ export interface DomainTable {
   previewDeploymentId: Generated<string | null>;
   /** false (domain.toggleEnable): kept, host still claimed, but routed by no Traefik file or label. */
   enabled: Generated<boolean>;
+  /** The DNS provider whose record points this host at the server (dnsProvider.*), if any. */
+  dnsProviderId: Generated<string | null>;
+  /** The provider's zone and record of that record, so it follows the domain. */
+  dnsZoneId: Generated<string | null>;
+  dnsRecordId: Generated<string | null>;
   createdAt: Timestamp;
 }
 
@@ -1164,6 +1170,17 @@ export interface VaultProviderTable {
   createdAt: Timestamp;
 }
 export type VaultProviderRow = Selectable<VaultProviderTable>;
+
+/** A DNS provider account of an organization (dns/); the API token is sealed. */
+export interface DnsProviderTable {
+  dnsProviderId: string;
+  organizationId: string;
+  name: string;
+  providerType: "cloudflare";
+  apiTokenSealed: string;
+  createdAt: Timestamp;
+}
+export type DnsProviderRow = Selectable<DnsProviderTable>;
 
 /** A catalogue template a user bookmarked (user.toggleTemplateBookmark). */
 export interface TemplateBookmarkTable {

@@ -34,6 +34,8 @@ export const domainFields = {
   /** Dokploy's fields: the entry point instead of web/websecure ("" clears), extra middlewares by name. */
   customEntrypoint: z.union([z.literal("").transform(() => null), entrypointNameSchema]).nullish(),
   middlewares: z.array(middlewareNameSchema).max(20).nullish(),
+  /** One of the organization's DNS providers: the host's record is made there (null: none). */
+  dnsProviderId: id.nullish(),
 };
 
 export const createDomainInput = z.object({
@@ -59,6 +61,7 @@ export const updateDomainInput = z.object({
   internalPath: domainFields.internalPath,
   customEntrypoint: domainFields.customEntrypoint,
   middlewares: domainFields.middlewares,
+  dnsProviderId: domainFields.dnsProviderId,
   /** Accepted as in Dokploy; a domain stays on its application (see the handler). */
   domainType: z.enum(["application", "compose", "preview"]).optional(),
 });
@@ -88,6 +91,8 @@ export const domainSchema = z.object({
   middlewares: z.array(z.string()),
   /** false: kept, but routed by no Traefik file (domain.toggleEnable). */
   enabled: z.boolean(),
+  /** The DNS provider holding the host's record (null: none). */
+  dnsProviderId: z.string().nullable(),
   createdAt: z.string(),
 });
 
@@ -112,6 +117,7 @@ export function toDomainView(domain: Domain): z.input<typeof domainSchema> {
     customEntrypoint: domain.customEntrypoint,
     middlewares: domain.middlewares,
     enabled: domain.enabled,
+    dnsProviderId: domain.dnsProviderId,
     createdAt: domain.createdAt,
   };
 }

@@ -60,6 +60,48 @@ async function getOnce(
   timeoutMs: number,
 ): Promise<{ body: string; location?: string }> {
   const shown = `${target.origin}${target.pathname}`;
+  const answer = await sendOnce(target, "GET", undefined, options, signal, timeoutMs, true);
+  if ([301, 302, 303, 307, 308].includes(answer.status) && answer.location) {
+    return { body: "", location: answer.location };
+  }
+  if (answer.status !== 200) throw new OutboundFetchError(shown, `answered HTTP ${answer.status}`);
+  return { body: answer.body };
+}
+
+export interface GuardedRequestOptions extends Omit<GuardedGetOptions, "maxRedirects"> {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** A JSON body (sent with content-type application/json). */
+  json?: unknown;
+}
+
+/**
+ * One request through the guard, redirects not followed (a redirect is answered as its status):
+ * the status and the body as text, whatever the status, for APIs whose errors are documents
+ * (Cloudflare's `{success: false, errors}`). Throws OutboundFetchError (timeout, size, transport)
+ * or OutboundRefusedError.
+ */
+export async function guardedRequest(
+  url: string,
+  options: GuardedRequestOptions,
+): Promise<{ status: number; body: string }> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+  const answer = await sendOnce(new URL(url), options.method, body, options, signal, timeoutMs, false);
+  return { status: answer.status, body: answer.body };
+}
+
+async function sendOnce(
+  target: URL,
+  method: string,
+  body: string | undefined,
+  options: GuardedGetOptions,
+  signal: AbortSignal,
+  timeoutMs: number,
+  bodyOf200Only: boolean,
+): Promise<{ status: number; body: string; location?: string }> {
+  const shown = `${target.origin}${target.pathname}`;
   if (target.protocol !== "http:" && target.protocol !== "https:") {
     throw new OutboundFetchError(shown, "only http:// and https:// URLs are fetched");
   }
@@ -84,25 +126,25 @@ async function getOnce(
   };
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   const request = target.protocol === "https:" ? httpsRequest : httpRequest;
+  const headers: Record<string, string> = { ...options.headers, accept: "application/json, text/plain, */*" };
+  if (body !== undefined) {
+    headers["content-type"] = "application/json";
+    headers["content-length"] = String(Buffer.byteLength(body));
+  }
   return new Promise((resolve, reject) => {
     const outgoing = request(
       target,
-      {
-        method: "GET",
-        lookup: pinned,
-        signal,
-        headers: { ...options.headers, accept: "application/json, text/plain, */*" },
-      },
+      { method, lookup: pinned, signal, headers },
       (response: IncomingMessage) => {
         const status = response.statusCode ?? 0;
-        if ([301, 302, 303, 307, 308].includes(status) && response.headers.location) {
+        if ([301, 302, 303, 307, 308].includes(status)) {
           response.resume();
-          resolve({ body: "", location: response.headers.location });
+          resolve({ status, body: "", location: response.headers.location });
           return;
         }
-        if (status !== 200) {
+        if (bodyOf200Only && status !== 200) {
           response.resume();
-          reject(new OutboundFetchError(shown, `answered HTTP ${status}`));
+          resolve({ status, body: "" });
           return;
         }
         const declared = Number(response.headers["content-length"]);
@@ -122,12 +164,12 @@ async function getOnce(
           }
           chunks.push(chunk);
         });
-        response.on("end", () => resolve({ body: Buffer.concat(chunks).toString("utf8") }));
+        response.on("end", () => resolve({ status, body: Buffer.concat(chunks).toString("utf8") }));
         response.on("error", (error) => reject(failure(shown, error, signal, timeoutMs)));
       },
     );
     outgoing.on("error", (error) => reject(failure(shown, error, signal, timeoutMs)));
-    outgoing.end();
+    outgoing.end(body);
   });
 }
 

@@ -25,8 +25,10 @@ import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { Domain } from "../db/schema.ts";
 import { PLATFORM_NETWORK } from "../deployments/service-spec.ts";
+import { requireDnsProvider } from "../dns/index.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
+import { removeRecordOf, saveWithDnsRecord } from "../domains/dns-records.ts";
 import { findDomain, listApplicationDomains } from "../domains/repository.ts";
 import {
   createDomainInput,
@@ -193,13 +195,22 @@ async function createComposeDomain(
   caller: Caller,
   composeId: string,
   settings: DomainSettings,
+  dnsProviderId: string | null = null,
 ) {
   const compose = await loadCallerCompose(ctx.db, caller, composeId);
   if (!settings.serviceName) throw field("serviceName", "is required when domainType is `compose`");
   checkComposeCertificate(settings);
-  await requireStoredCertificate(ctx, compose.organizationId, composeServerOf(compose), settings);
+  const serverId = composeServerOf(compose);
+  await requireStoredCertificate(ctx, compose.organizationId, serverId, settings);
   const { certificateKey: _key, ...columns } = settings;
-  return toDomainView(await insertComposeDomain(ctx, compose, columns));
+  const change = {
+    organizationId: compose.organizationId,
+    existing: null,
+    host: columns.host,
+    dnsProviderId,
+    serverId,
+  };
+  return toDomainView(await saveWithDnsRecord(ctx, change, () => insertComposeDomain(ctx, compose, columns)));
 }
 
 async function loadApplication(ctx: ServiceContext, caller: Caller, applicationId: string) {
@@ -325,6 +336,8 @@ export const domainRouter = defineRouter("domain", {
     input: createDomainInput,
     output: domainSchema,
     handler: async ({ ctx, caller, input }) => {
+      // Another organization's DNS provider is a 404 whatever else the input says.
+      if (input.dnsProviderId) await requireDnsProvider(ctx.db, caller.organizationId, input.dnsProviderId);
       if (input.previewDeploymentId) {
         // Another organization's (or an unseen) application, stack or preview is a 404 before the refusal says why.
         if (input.applicationId) await loadApplication(ctx, caller, input.applicationId);
@@ -371,7 +384,10 @@ export const domainRouter = defineRouter("domain", {
         },
         null,
       );
-      if (input.domainType === "compose") return createComposeDomain(ctx, caller, input.composeId!, settings);
+      const dnsProviderId = input.dnsProviderId ?? null;
+      if (input.domainType === "compose") {
+        return createComposeDomain(ctx, caller, input.composeId!, settings, dnsProviderId);
+      }
       const application = await loadApplication(ctx, caller, input.applicationId!);
       const serverId = proxyServerOf(ctx, application);
       await requireStoredCertificate(ctx, application.organizationId, serverId, settings);
@@ -383,7 +399,18 @@ export const domainRouter = defineRouter("domain", {
       }
       await checkUserDomainRouting(ctx, caller, application, settings, null);
       const { certificateKey, ...columns } = settings;
-      return toDomainView(await insertApplicationDomain(ctx, application, columns, certificateKey ?? null));
+      const change = {
+        organizationId: application.organizationId,
+        existing: null,
+        host: columns.host,
+        dnsProviderId,
+        serverId,
+      };
+      return toDomainView(
+        await saveWithDnsRecord(ctx, change, () =>
+          insertApplicationDomain(ctx, application, columns, certificateKey ?? null),
+        ),
+      );
     },
   }),
 
@@ -424,6 +451,7 @@ export const domainRouter = defineRouter("domain", {
     output: domainSchema,
     handler: async ({ ctx, caller, input }) => {
       const existing = await loadDomain(ctx, caller, input.domainId);
+      if (input.dnsProviderId) await requireDnsProvider(ctx.db, caller.organizationId, input.dnsProviderId);
       if (input.domainType !== undefined && input.domainType !== existing.domainType) {
         throw field(
           "domainType",
@@ -453,23 +481,29 @@ export const domainRouter = defineRouter("domain", {
         existing.certificateKeySealed,
       );
       const { certificateKey, ...columns } = settings;
+      const recordChange = {
+        organizationId: existing.organizationId,
+        existing,
+        host: columns.host,
+        dnsProviderId: input.dnsProviderId === undefined ? existing.dnsProviderId : input.dnsProviderId,
+      };
       if (existing.composeId) {
         checkComposeCertificate(settings);
         const compose = await loadCallerCompose(ctx.db, caller, existing.composeId);
-        await requireStoredCertificate(ctx, existing.organizationId, composeServerOf(compose), settings);
-        return toDomainView(await updateComposeDomain(ctx, existing, existing.composeId, columns));
+        const serverId = composeServerOf(compose);
+        await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
+        return toDomainView(
+          await saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
+            updateComposeDomain(ctx, existing, existing.composeId!, columns),
+          ),
+        );
       }
       const application = await loadApplication(ctx, caller, existing.applicationId!);
       await checkUserDomainRouting(ctx, caller, application, settings, existing);
       const serverId = proxyServerOf(ctx, application);
       await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
-      const domain = await updateApplicationDomain(
-        ctx,
-        existing,
-        application,
-        serverId,
-        columns,
-        certificateKey,
+      const domain = await saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
+        updateApplicationDomain(ctx, existing, application, serverId, columns, certificateKey),
       );
       return toDomainView(domain);
     },
@@ -484,11 +518,12 @@ export const domainRouter = defineRouter("domain", {
       const existing = await loadDomain(ctx, caller, input.domainId);
       if (existing.composeId) {
         await deleteComposeDomain(ctx, existing.domainId, existing.composeId);
-        return toDomainView(existing);
+      } else {
+        const application = await loadApplication(ctx, caller, existing.applicationId!);
+        const serverId = proxyServerOf(ctx, application);
+        await deleteApplicationDomain(ctx, existing, application, serverId);
       }
-      const application = await loadApplication(ctx, caller, existing.applicationId!);
-      const serverId = proxyServerOf(ctx, application);
-      await deleteApplicationDomain(ctx, existing, application, serverId);
+      await removeRecordOf(ctx, existing.organizationId, existing);
       return toDomainView(existing);
     },
   }),

@@ -11,6 +11,7 @@ import { clusterRouter } from "./cluster.ts";
 import { composeRouter } from "./compose.ts";
 import { deploymentRouter } from "./deployment.ts";
 import { destinationRouter } from "./destination.ts";
+import { dnsProviderRouter } from "./dns-provider.ts";
 import { dockerRouter } from "./docker.ts";
 import { dockerDiskUsageRouter } from "./docker-disk-usage.ts";
 import { dockerImageRouter } from "./docker-image.ts";
@@ -95,5 +96,6 @@ export const allRouters: RouterDef[] = [
   networkRouter,
   tagRouter,
   vaultProviderRouter,
+  dnsProviderRouter,
   overviewRouter,
 ];

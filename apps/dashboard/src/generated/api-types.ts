@@ -2859,6 +2859,270 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/dnsProvider.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's DNS providers by name (tokens masked)
+         * @description The organization's DNS providers by name, tokens masked.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/dnsProvider.all` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["dnsProvider.all"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Connect a DNS provider (Cloudflare); the API token is encrypted and never shown again
+         * @description Connects a DNS provider (owners and admins). `config` is Cloudflare (`providerType: cloudflare`, `apiToken`: an API token with Zone:Read and DNS:Edit); Dokploy's other provider types are a 400 naming `providerType`. `name` (letters, digits, `-`, `_`) is unique in the organization (409). The token is encrypted and answered only as `********`. A domain (domain.create/update) naming the provider in `dnsProviderId` gets the A (AAAA for an IPv6 address) record of its host pointing at its server, in the provider's most specific zone holding the host; the record follows the domain.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.createRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a DNS record (one of that type and name is overwritten, as Dokploy's upsert)
+         * @description Creates an A, AAAA or CNAME record (owners and admins); as Dokploy's, a record of the same type and name is overwritten instead. `ttl` in seconds, 1 (automatic) when left out. Answers the record.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.createRecord` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.createRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.deleteRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a DNS record
+         * @description Deletes a record of the zone (owners and admins); a record Cloudflare does not have is a 400.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.deleteRecord` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.deleteRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.listRecords": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The DNS records of one of the provider's zones
+         * @description The DNS records `{id, type, name, content, ttl}` of one of the provider's zones (`zoneId` from listZones).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/dnsProvider.listRecords` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["dnsProvider.listRecords"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.listZones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The zones the provider's token may see ({id, name})
+         * @description The zones the provider's token may see, `{id, name}`, every page read. A provider failure is a 400.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/dnsProvider.listZones` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["dnsProvider.listZones"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One DNS provider (token masked)
+         * @description One DNS provider, token masked; another organization's is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/dnsProvider.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["dnsProvider.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a DNS provider (its domains keep their records, no longer managed)
+         * @description Deletes a provider (owners and admins). Its domains are detached: their records stay at Cloudflare, no longer managed. Another organization's is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.testConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that Cloudflare accepts the token (a config, a stored provider, or both)
+         * @description Checks that Cloudflare accepts the token and that it is active (its token verification), for a `config`, a stored provider, or a config whose `********` token stands for the stored provider's (owners and admins). A refused token is a 400 with Cloudflare's message.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.testConnection` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.testConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a DNS provider; the masked token (********) keeps the stored one
+         * @description Replaces a provider's name and config (owners and admins); `apiToken: "********"` keeps the stored token. Another organization's provider is a 404, a name taken a 409.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/dnsProvider.updateRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace a DNS record
+         * @description Replaces a record of the zone (owners and admins). Answers the record.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/dnsProvider.updateRecord` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["dnsProvider.updateRecord"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/docker.deleteContainerFile": {
         parameters: {
             query?: never;
@@ -14244,6 +14508,7 @@ export interface operations {
                             customEntrypoint: string | null;
                             middlewares: string[];
                             enabled: boolean;
+                            dnsProviderId: string | null;
                             createdAt: string;
                         }[];
                         ports: {
@@ -19314,6 +19579,483 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "dnsProvider.all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dnsProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "cloudflare";
+                        config: {
+                            /** @constant */
+                            providerType: "cloudflare";
+                            /** @constant */
+                            apiToken: "********";
+                        };
+                        organizationId: string;
+                        createdAt: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "cloudflare",
+                 *       "config": {
+                 *         "providerType": "cloudflare",
+                 *         "apiToken": "<Cloudflare API token>"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    config: {
+                        /** @constant */
+                        providerType: "cloudflare";
+                        apiToken: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dnsProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "cloudflare";
+                        config: {
+                            /** @constant */
+                            providerType: "cloudflare";
+                            /** @constant */
+                            apiToken: "********";
+                        };
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.createRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dnsProviderId": "<dnsProviderId>",
+                 *       "zoneId": "<zoneId>",
+                 *       "type": "A",
+                 *       "name": "app.example.com",
+                 *       "content": "203.0.113.10"
+                 *     }
+                 */
+                "application/json": {
+                    dnsProviderId: string;
+                    zoneId: string;
+                    /** @enum {string} */
+                    type: "A" | "AAAA" | "CNAME";
+                    name: string;
+                    content: string;
+                    ttl?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        type: string;
+                        name: string;
+                        content: string;
+                        ttl: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.deleteRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dnsProviderId: string;
+                    zoneId: string;
+                    recordId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.listRecords": {
+        parameters: {
+            query: {
+                /** @description Id of the dns provider */
+                dnsProviderId: string;
+                /** @description Id of the zone */
+                zoneId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        type: string;
+                        name: string;
+                        content: string;
+                        ttl: number;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.listZones": {
+        parameters: {
+            query: {
+                /** @description Id of the dns provider */
+                dnsProviderId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        name: string;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.one": {
+        parameters: {
+            query: {
+                /** @description Id of the dns provider */
+                dnsProviderId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dnsProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "cloudflare";
+                        config: {
+                            /** @constant */
+                            providerType: "cloudflare";
+                            /** @constant */
+                            apiToken: "********";
+                        };
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dnsProviderId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.testConnection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    dnsProviderId?: string;
+                    config?: {
+                        /** @constant */
+                        providerType: "cloudflare";
+                        apiToken: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dnsProviderId: string;
+                    name: string;
+                    config: {
+                        /** @constant */
+                        providerType: "cloudflare";
+                        apiToken: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dnsProviderId: string;
+                        name: string;
+                        /** @constant */
+                        providerType: "cloudflare";
+                        config: {
+                            /** @constant */
+                            providerType: "cloudflare";
+                            /** @constant */
+                            apiToken: "********";
+                        };
+                        organizationId: string;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "dnsProvider.updateRecord": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dnsProviderId: string;
+                    zoneId: string;
+                    recordId: string;
+                    /** @enum {string} */
+                    type: "A" | "AAAA" | "CNAME";
+                    name: string;
+                    content: string;
+                    ttl?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        type: string;
+                        name: string;
+                        content: string;
+                        ttl: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "docker.deleteContainerFile": {
         parameters: {
             query?: never;
@@ -20534,6 +21276,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     }[];
                 };
@@ -20589,6 +21332,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     }[];
                 };
@@ -20667,6 +21411,7 @@ export interface operations {
                     internalPath?: string | null;
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
+                    dnsProviderId?: string | null;
                     /**
                      * @default application
                      * @enum {string}
@@ -20710,6 +21455,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     };
                 };
@@ -20770,6 +21516,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     };
                 };
@@ -20860,6 +21607,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     };
                 };
@@ -20918,6 +21666,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                         requiresRedeploy: boolean;
                     };
@@ -20957,6 +21706,7 @@ export interface operations {
                     internalPath?: string | null;
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
+                    dnsProviderId?: string | null;
                     /** @enum {string} */
                     domainType?: "application" | "compose" | "preview";
                 };
@@ -20994,6 +21744,7 @@ export interface operations {
                         customEntrypoint: string | null;
                         middlewares: string[];
                         enabled: boolean;
+                        dnsProviderId: string | null;
                         createdAt: string;
                     };
                 };
