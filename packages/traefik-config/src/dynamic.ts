@@ -11,8 +11,8 @@ import { isApr1Hash } from "./htpasswd.ts";
 import {
   addPrefixMiddlewareName,
   basicAuthMiddlewareName,
-  forwardAuthMiddlewareName,
   customCertificateFiles,
+  forwardAuthMiddlewareName,
   LETSENCRYPT_RESOLVER,
   redirectRegexMiddlewareName,
   redirectToHttpsMiddlewareName,
@@ -104,7 +104,10 @@ const domainRouteSchema = z
         address: z
           .string()
           .max(512)
-          .regex(/^http:\/\/[a-zA-Z0-9.\-_]+:\d{1,5}\/[A-Za-z0-9/._-]*$/, "must be http://<service>:<port>/<path>"),
+          .regex(
+            /^http:\/\/[a-zA-Z0-9.\-_]+:\d{1,5}\/[A-Za-z0-9/._-]*$/,
+            "must be http://<service>:<port>/<path>",
+          ),
       })
       .nullish(),
   })
@@ -435,7 +438,12 @@ export function forwardAuthDomainConfig(domain: ForwardAuthDomain): DynamicConfi
   };
   const tls = https ? routerTls(parsed.data) : undefined;
   if (!tls) {
-    config.http.routers[routerName(name, "oauth2")] = { entryPoints: [WEB_ENTRYPOINT], rule, service, priority };
+    config.http.routers[routerName(name, "oauth2")] = {
+      entryPoints: [WEB_ENTRYPOINT],
+      rule,
+      service,
+      priority,
+    };
     return config;
   }
   const redirect = redirectToHttpsMiddlewareName(name);

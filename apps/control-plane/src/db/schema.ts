@@ -296,6 +296,9 @@ export interface Database {
   projectTags: ProjectTagTable;
   vaultProviders: VaultProviderTable;
   templateBookmarks: TemplateBookmarkTable;
+  forwardAuthProviders: ForwardAuthProviderTable;
+  forwardAuthSettings: ForwardAuthSettingsTable;
+  forwardAuthDomains: ForwardAuthDomainTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1165,5 +1168,41 @@ export type VaultProviderRow = Selectable<VaultProviderTable>;
 export interface TemplateBookmarkTable {
   userId: string;
   templateId: string;
+  createdAt: Timestamp;
+}
+
+/** An OIDC provider an organization's forward-auth services sign in with; the client secret is sealed. */
+export interface ForwardAuthProviderTable {
+  providerId: string;
+  organizationId: string;
+  issuer: string;
+  domain: string | null;
+  clientId: string;
+  clientSecretSealed: string;
+  scopes: Generated<string[]>;
+  createdAt: Timestamp;
+}
+export type ForwardAuthProviderRow = Selectable<ForwardAuthProviderTable>;
+
+/** One server's forward-auth service (serverId null: this machine); the cookie secret is sealed. */
+export interface ForwardAuthSettingsTable {
+  forwardAuthSettingsId: string;
+  organizationId: string;
+  serverId: string | null;
+  authDomain: string;
+  baseDomain: string;
+  https: Generated<boolean>;
+  certificateType: Generated<"letsencrypt" | "custom" | "none">;
+  customCertResolver: string | null;
+  /** The provider the deployed service signs in with; null: not deployed (removeOnServer). */
+  providerId: string | null;
+  cookieSecretSealed: string;
+  createdAt: Timestamp;
+}
+export type ForwardAuthSettingsRow = Selectable<ForwardAuthSettingsTable>;
+
+/** A domain behind its server's forward-auth service (forwardAuth.enable). */
+export interface ForwardAuthDomainTable {
+  domainId: string;
   createdAt: Timestamp;
 }
