@@ -87,6 +87,8 @@ const ID_KINDS = [
   "tagId",
   // A secret vault of the organization (vaultProvider.*), enabled for the fixture's project.
   "vaultProviderId",
+  // An OIDC provider of the organization for forward auth (forwardAuth.*), used by no service.
+  "providerId",
   // A live sign-in session of the fixture's user (user.revokeSession), not the one the suite calls with.
   "sessionId",
 ] as const;
@@ -737,6 +739,16 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     },
     as(session),
   );
+  // Never reached: a forward-auth provider is called by the service deployOnServer starts.
+  const forwardAuthProvider = await platform.mutateOk(
+    "forwardAuth.createProvider",
+    {
+      issuer: "https://idp.example.com",
+      clientId: `${label}-client`,
+      clientSecret: `${label}-client-secret`,
+    },
+    as(session),
+  );
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -774,6 +786,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     networkId,
     tagId,
     vaultProviderId: vaultProvider.vaultProviderId,
+    providerId: forwardAuthProvider.providerId,
     sessionId: fixtureSession.sessionId,
   };
 }

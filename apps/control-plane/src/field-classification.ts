@@ -74,6 +74,7 @@ const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
 const VAULTS = `${CP}/routers/vault-provider.test.ts`;
+const FORWARD_AUTH = `${CP}/forward-auth/forward-auth.e2e.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -990,6 +991,24 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "vaultProvider.one": applied("vaultProviderId", VAULTS),
   "vaultProvider.testConnection": applied("vaultProviderId config", VAULTS),
   "vaultProvider.listSecretNames": applied("vaultProviderId projectId environmentId", VAULTS),
+  "forwardAuth.getAuthDomain": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.setAuthDomain": applied(
+    "serverId authDomain https certificateType customCertResolver",
+    FORWARD_AUTH,
+  ),
+  "forwardAuth.removeAuthDomain": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.listProviders": {},
+  "forwardAuth.createProvider": {
+    ...applied("issuer clientId clientSecret scopes", FORWARD_AUTH),
+    domain: informational,
+  },
+  "forwardAuth.removeProvider": applied("providerId", FORWARD_AUTH),
+  "forwardAuth.serverStatus": {},
+  "forwardAuth.deployOnServer": applied("serverId providerId", FORWARD_AUTH),
+  "forwardAuth.removeOnServer": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.status": applied("domainId", FORWARD_AUTH),
+  "forwardAuth.enable": applied("domainId", FORWARD_AUTH),
+  "forwardAuth.disable": applied("domainId", FORWARD_AUTH),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

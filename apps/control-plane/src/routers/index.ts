@@ -17,6 +17,7 @@ import { dockerImageRouter } from "./docker-image.ts";
 import { dockerVolumeRouter } from "./docker-volume.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
+import { forwardAuthRouter } from "./forward-auth.ts";
 import { gitProviderRouter } from "./git-provider.ts";
 import { giteaRouter } from "./gitea.ts";
 import { githubRouter } from "./github.ts";
@@ -95,5 +96,6 @@ export const allRouters: RouterDef[] = [
   networkRouter,
   tagRouter,
   vaultProviderRouter,
+  forwardAuthRouter,
   overviewRouter,
 ];
