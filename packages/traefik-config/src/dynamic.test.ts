@@ -436,7 +436,7 @@ const goldenCases: GoldenCase[] = [
     name: "forward auth first on the serving router (before stripprefix), not on the HTTPS redirect",
     input: service({
       domains: [
-        domain({ path: "/shop", forwardAuth: { address: "http://platform-forward-auth-abc:4180/" } }),
+        domain({ path: "/shop", forwardAuth: { address: "http://forward-auth-abc:4180/" } }),
       ],
     }),
     expected: {
@@ -462,7 +462,7 @@ const goldenCases: GoldenCase[] = [
         middlewares: {
           "forward-auth-shop-web-1": {
             forwardAuth: {
-              address: "http://platform-forward-auth-abc:4180/",
+              address: "http://forward-auth-abc:4180/",
               trustForwardHeader: true,
               authResponseHeaders: [
                 "X-Auth-Request-User",
@@ -510,11 +510,11 @@ describe("dynamicConfigFor golden table", () => {
   it("routes a forward-auth service's /oauth2/ paths of its auth domain, HTTPS or not", () => {
     for (const https of [true, false]) {
       const config = forwardAuthDomainConfig({
-        name: "platform-forward-auth-abc",
+        name: "forward-auth-abc",
         host: "auth.example.com",
         https,
         certificateType: "letsencrypt",
-        upstream: "http://platform-forward-auth-abc:4180",
+        upstream: "http://forward-auth-abc:4180",
       });
       expect(validateDynamicConfig(config)).toEqual([]);
       const routers = Object.values(config.http.routers);
@@ -522,7 +522,7 @@ describe("dynamicConfigFor golden table", () => {
       for (const router of routers) {
         expect(router.rule).toBe("Host(`auth.example.com`) && PathPrefix(`/oauth2/`)");
         expect(config.http.services[router.service]).toEqual(
-          loadBalancer("http://platform-forward-auth-abc:4180"),
+          loadBalancer("http://forward-auth-abc:4180"),
         );
       }
       expect(parseDynamicConfig(toYaml(config))).toEqual({ ok: true, config });

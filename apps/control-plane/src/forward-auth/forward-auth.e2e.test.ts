@@ -242,7 +242,7 @@ describe("forward auth on Docker through the routing stand-in", () => {
       as(owner),
     );
     const secured = await readdir(path.join(directory, "traefik", "dynamic"));
-    const authFile = secured.find((name) => name.startsWith("platform-forward-auth-"))!;
+    const authFile = secured.find((name) => name.startsWith("forward-auth-"))!;
     const securedText = await readFile(path.join(directory, "traefik", "dynamic", authFile), "utf8");
     expect(securedText).toContain("certResolver: myresolver");
     expect(securedText).toContain("websecure");
@@ -272,7 +272,7 @@ describe("forward auth on Docker through the routing stand-in", () => {
       .executeTakeFirstOrThrow();
     expect(settings.providerId).toBe(providerId);
     const serviceNames = (await dockerCli(["service", "ls", "--format", "{{.Name}}"])).split("\n");
-    const service = serviceNames.find((name) => name.startsWith("platform-forward-auth-"))!;
+    const service = serviceNames.find((name) => name.startsWith("forward-auth-"))!;
     expect(service).toBeDefined();
     services.push(service);
     const labels = JSON.parse(
@@ -398,10 +398,10 @@ describe("forward auth on Docker through the routing stand-in", () => {
     expect((await platform.query("forwardAuth.getAuthDomain", {}, as(owner))).body).toBeNull();
     const serviceNames = (await dockerCli(["service", "ls", "--format", "{{.Name}}"])).split("\n");
     expect(
-      serviceNames.filter((name) => services.includes(name) && name.startsWith("platform-forward-auth-")),
+      serviceNames.filter((name) => services.includes(name) && name.startsWith("forward-auth-")),
     ).toEqual([]);
     const files = await readdir(path.join(directory, "traefik", "dynamic"));
-    expect(files.filter((name) => name.startsWith("platform-forward-auth-"))).toEqual([]);
+    expect(files.filter((name) => name.startsWith("forward-auth-"))).toEqual([]);
     expect(await platform.mutateOk("forwardAuth.removeProvider", { providerId }, as(owner))).toEqual({
       success: true,
     });

@@ -7,7 +7,7 @@
  * request (2xx lets it through, any other answer is the client's: oauth2-proxy's redirect to the
  * sign-in, in its static-upstream mode).
  *
- * The service is a Swarm service `platform-forward-auth-<hash of the settings id>` on the
+ * The service is a Swarm service `forward-auth-<hash of the settings id>` on the
  * platform network, labelled with the organization and `forward-auth:<settings id>`; the auth
  * domain's `/oauth2/` routes are its own Traefik file of that name, held by the same owner. The
  * provider's client secret and the service's cookie secret are sealed at rest, never answered
