@@ -194,6 +194,8 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   description: "probe",
   appName: "attack-probe",
   host: "probe.example.com",
+  // forwardAuth.setAuthDomain: a DNS name (lower case, a top-level domain of letters).
+  authDomain: "auth.probe.example.com",
   email: "probe@example.com",
   password: "correct-horse-battery",
   currentPassword: "correct-horse-battery",

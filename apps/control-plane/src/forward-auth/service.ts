@@ -60,7 +60,7 @@ import {
 
 /** Dokploy's image; PLATFORM_FORWARD_AUTH_IMAGE replaces it (a mirror, another tag). */
 export const DEFAULT_FORWARD_AUTH_IMAGE = "quay.io/oauth2-proxy/oauth2-proxy:v7.6.0";
-export const SECRET_MASK = "********";
+export const SECRET_MASK = "********" as const;
 const SERVICE_TIMEOUT_MS = 180_000;
 const DEPLOY_WAIT_SECONDS = 150;
 
@@ -406,6 +406,7 @@ export async function deployOnServer(
   serverId: string | null,
   providerId: string,
 ) {
+  await requireProvider(ctx, organizationId, providerId);
   const { agentId, stored } = await targetServer(ctx, organizationId, serverId);
   const settings = await findSettings(ctx.db, organizationId, stored);
   if (!settings) {
@@ -414,7 +415,6 @@ export async function deployOnServer(
       { fields: ["serverId"] },
     );
   }
-  await requireProvider(ctx, organizationId, providerId);
   await deployService(ctx, agentId, { ...settings, providerId });
   if (settings.providerId !== providerId) {
     await updateSettings(ctx.db, settings.forwardAuthSettingsId, { providerId });
