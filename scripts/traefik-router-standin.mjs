@@ -6,8 +6,11 @@
  * the HTTP routers of the dynamic files (read again on every request, as Traefik's `watch` would
  * see them) and proxied to the first server of the router's load balancer, the Host header kept.
  * What it understands of a rule: Host, Path, PathPrefix and Method with &&, ||, ! and
- * parentheses; a router with anything else is skipped (and logged). No TLS, no middlewares: a
- * stand-in for routing by host, not a proxy to run anything on.
+ * parentheses; a router with anything else is skipped (and logged). No TLS; of the middlewares
+ * only forwardAuth, as Traefik's: the request's headers (with X-Forwarded-Method, -Proto, -Host,
+ * -Uri and -For) go in a GET to its address; a 2xx answer lets the request through with the
+ * answer's authResponseHeaders added, any other answer (status, headers, body) is the client's.
+ * Other middlewares are ignored. A stand-in for routing by host, not a proxy to run anything on.
  * One difference in how it reaches a server: a Swarm service's name resolves to its virtual IP,
  * which only answers where the kernel has IPVS, and the test machine's has not; so a server's
  * host name is looked up as `tasks.<name>` first (Docker's DNS name of the same service's tasks,
@@ -57,6 +60,7 @@ if (entryPoints.length === 0) {
 function loadDynamic() {
   const routers = {};
   const services = {};
+  const middlewares = {};
   let names = [];
   try {
     names = readdirSync(dynamicDirectory).filter((name) => /\.ya?ml$/.test(name));
@@ -66,11 +70,12 @@ function loadDynamic() {
       const config = parse(readFileSync(path.join(dynamicDirectory, name), "utf8")) ?? {};
       Object.assign(routers, config.http?.routers ?? {});
       Object.assign(services, config.http?.services ?? {});
+      Object.assign(middlewares, config.http?.middlewares ?? {});
     } catch (error) {
       console.log(`skipping ${name}: ${error.message}`);
     }
   }
-  return { routers, services };
+  return { routers, services, middlewares };
 }
 
 /** Splits a rule into tokens: names, strings, ( ) , && || !. */
@@ -152,9 +157,9 @@ function compileRule(rule) {
   return predicate;
 }
 
-/** The upstream URL of the best router for the request on `entryPoint`, or undefined. */
+/** The upstream URL and forwardAuth middlewares of the best router for the request on `entryPoint`, or undefined. */
 function route(entryPoint, request) {
-  const { routers, services } = loadDynamic();
+  const { routers, services, middlewares } = loadDynamic();
   let best;
   for (const [name, router] of Object.entries(routers)) {
     if (router.entryPoints && !router.entryPoints.includes(entryPoint)) continue;
@@ -171,7 +176,66 @@ function route(entryPoint, request) {
   }
   if (!best) return undefined;
   const servers = services[best.router.service]?.loadBalancer?.servers ?? [];
-  return servers[0]?.url;
+  if (!servers[0]?.url) return undefined;
+  const forwardAuths = (best.router.middlewares ?? [])
+    .map((name) => middlewares[String(name).replace(/@file$/, "")]?.forwardAuth)
+    .filter(Boolean);
+  return { url: servers[0].url, forwardAuths };
+}
+
+const HOP_BY_HOP = [
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "te",
+  "trailer",
+  "content-length",
+];
+
+/** Asks each forwardAuth in turn; undefined when all let the request through (headers then updated). */
+function authorize(request, headers, forwardAuths) {
+  return forwardAuths.reduce(
+    (previous, forwardAuth) =>
+      previous.then((refused) => {
+        if (refused) return refused;
+        const authHeaders = { ...headers };
+        for (const name of HOP_BY_HOP) delete authHeaders[name];
+        Object.assign(authHeaders, {
+          "x-forwarded-method": request.method,
+          "x-forwarded-uri": request.url ?? "/",
+          "x-forwarded-host": request.headers.host ?? "",
+        });
+        return new Promise((resolve) => {
+          const asked = http.request(
+            forwardAuth.address,
+            { method: "GET", headers: authHeaders, lookup: lookupTasksFirst },
+            (answer) => {
+              const chunks = [];
+              answer.on("data", (chunk) => chunks.push(chunk));
+              answer.on("end", () => {
+                const status = answer.statusCode ?? 500;
+                if (status >= 200 && status < 300) {
+                  for (const name of forwardAuth.authResponseHeaders ?? []) {
+                    const value = answer.headers[name.toLowerCase()];
+                    if (value !== undefined) headers[name.toLowerCase()] = value;
+                  }
+                  resolve(undefined);
+                } else {
+                  resolve({ status, headers: answer.headers, body: Buffer.concat(chunks) });
+                }
+              });
+            },
+          );
+          asked.on("error", (error) => {
+            console.log(`forwardAuth ${forwardAuth.address}: ${error.message}`);
+            resolve({ status: 500, headers: {}, body: Buffer.from("Internal Server Error\n") });
+          });
+          asked.end();
+        });
+      }),
+    Promise.resolve(undefined),
+  );
 }
 
 /** dns.lookup for http.request: `tasks.<name>` when Docker's DNS knows it, else `<name>`; one address at random. */
@@ -229,13 +293,13 @@ for (const [entryPoint, { address }] of entryPoints) {
   const server = http.createServer((request, response) => {
     const host = (request.headers.host ?? "").replace(/:\d+$/, "").toLowerCase();
     const url = new URL(request.url ?? "/", "http://stand-in");
-    const upstream = route(entryPoint, { host, path: url.pathname, method: request.method });
-    if (!upstream) {
+    const routed = route(entryPoint, { host, path: url.pathname, method: request.method });
+    if (!routed) {
       response.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
       response.end("404 page not found\n");
       return;
     }
-    const target = new URL(request.url ?? "/", upstream);
+    const target = new URL(request.url ?? "/", routed.url);
     const headers = {
       ...request.headers,
       "x-forwarded-for": request.socket.remoteAddress ?? "",
@@ -247,7 +311,15 @@ for (const [entryPoint, { address }] of entryPoints) {
     delete headers["keep-alive"];
     const chunks = [];
     request.on("data", (chunk) => chunks.push(chunk));
-    request.on("end", () => forward(request, response, target, headers, Buffer.concat(chunks), 1));
+    request.on("end", () =>
+      authorize(request, headers, routed.forwardAuths).then((refused) => {
+        if (!refused) return forward(request, response, target, headers, Buffer.concat(chunks), 1);
+        const answerHeaders = { ...refused.headers };
+        for (const name of HOP_BY_HOP) delete answerHeaders[name];
+        response.writeHead(refused.status, answerHeaders);
+        response.end(refused.body);
+      }),
+    );
   });
   server.listen(port, () => console.log(`traefik router stand-in: entry point ${entryPoint} on :${port}`));
 }

@@ -140,6 +140,8 @@ export const sources = {
     "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices; domains: withPermission domain read; backups: protectedProcedure, backup or volumeBackup read), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only}; each domain of the organization's applications, previews and compose {domainId, host, path, port, customEntrypoint, https, certificateType, createdAt, enabled, domainType, serviceOwnerId, serviceOwnerType, serviceName, projectId, projectName, environmentId, environmentName}; backups: the newest 500 deployments of the organization's backups and volume backups {deploymentId, kind backup|volumeBackup, status, createdAt, destinationId, destinationName, databaseType, serviceType, backupType, serviceName, serviceOwnerId, serviceOwnerType, serverId, projectId, environmentId}, ownerless ones (Dokploy's own database) to everyone)",
   dnsProvider:
     "routers/dns-provider.ts@d1f684cbe857 (create, update {name, config} (update with dnsProviderId) answer the row with config masked; remove {dnsProviderId} answers true; all answers the organization's rows by name, one {dnsProviderId} a row, config masked; testConnection {dnsProviderId?, config?} (one of them, else BAD_REQUEST) answers true; listZones {dnsProviderId}; listRecords {dnsProviderId, zoneId}; createRecord {dnsProviderId, zoneId, type, name, content, ttl?} answers {id} (an upsert by type and name); updateRecord {dnsProviderId, zoneId, recordId, type, name, content, ttl?} answers {id}; deleteRecord {dnsProviderId, zoneId, recordId} answers true; another organization's provider UNAUTHORIZED), schema/dns-provider.ts@02edd6abe75e (name 1-64 ^[a-zA-Z0-9_-]+$; config a discriminated union on providerType: cloudflare {apiToken}, route53 {accessKeyId, secretAccessKey}; record type A|CNAME, name, content min 1, ttl positive integer; row dnsProviderId, name, providerType, config, organizationId, createdAt), services/dns-provider.ts@1291c42282e7 (DNS_SECRET_MASK ********, merge keeps the stored secret for the mask, CONFLICT on a taken name), utils/dns/cloudflare.ts@193d0fc685c1 (Bearer token; zones and records paged by 50; upsert: GET dns_records?type&name then PUT or POST, ttl default 1), utils/dns/types.ts@1291c42282e7 (zones {id, name}; records {id, type, name, content, ttl})",
+  forwardAuth:
+    "routers/proprietary/forward-auth.ts@12784ec0ff64 (getAuthDomain: apiForwardAuthServerTarget {serverId: string|null}, null or {host, https, certificateType, customCertResolver, callbackUrl}; setAuthDomain: apiSetForwardAuthSettings, {callbackUrl}; removeAuthDomain, removeOnServer: {serverId}, {ok: true}; listProviders: no input, the organization's OIDC SSO providers {providerId, issuer, domain}; serverStatus: no input, [{serverId, name, status running|stopped|unknown, authDomain, https, certificateType, customCertResolver, callbackUrl}] for this machine and each deploy server; deployOnServer: apiDeployForwardAuthOnServer {serverId, providerId min 1}, {ok: true}; status: apiForwardAuthDomainTarget {domainId min 1}, {enabled}; enable, disable: {domainId}, {ok: true}, application domains only), schema/forward-auth.ts@b29a87aaa8fc (apiSetForwardAuthSettings {serverId: string|null, authDomain lower-cased DNS name, https = true, certificateType none|letsencrypt|custom = letsencrypt, customCertResolver?}), services/proprietary/forward-auth.ts@1df6774ee8a9 (one settings row per server; deploy needs the auth domain first; enable needs the proxy deployed and running), setup/forward-auth-setup.ts@41c09cd86bb6 (quay.io/oauth2-proxy/oauth2-proxy:v7.6.0 as a Swarm service on port 4180 with OAUTH2_PROXY_* variables: oidc provider, issuer, client id and secret, an HMAC-derived cookie secret, reverse proxy, skip provider button, X-Auth-Request headers, upstream static://202, redirect URL <scheme>://<authDomain>/oauth2/callback, cookie and whitelist domain = the auth domain less its first label), utils/traefik/forward-auth.ts@41c09cd86bb6 (middleware forward-auth-<appName>-<uniqueConfigKey>: forwardAuth {address, trustForwardHeader: true, authResponseHeaders X-Auth-Request-User, -Email, -Preferred-Username, Authorization}; the auth domain's router Host(authDomain) && PathPrefix(/oauth2/) to the proxy)",
 } as const;
 
 export interface Row {
@@ -193,6 +195,10 @@ const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
 const DNS_RECORD =
   "Dokploy 0.30.7's domain caller of syncDnsProviderDomainRecords is not stored: the field that names a DNS provider for a domain's record is ours, named as dnsProvider's id";
+const FA_SERVER =
+  "optional with us: left out means this machine, as null does (a plain query string cannot carry null)";
+const FA_PROVIDERS =
+  "ours: Dokploy's providers are its SSO settings' OIDC providers; ours are the organization's own, added here, the client secret sealed and answered as ********";
 const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the removed row (spec 4.0)";
 
 /** Dokploy's createScheduleSchema (the insert schema of its schedule table). */
@@ -3436,6 +3442,73 @@ export const dokployProcedures: Record<string, Row> = {
     source: "dnsProvider",
     input: ["dnsProviderId*", "zoneId*", "recordId*"],
     output: "object:success",
+  },
+  "forwardAuth.getAuthDomain": {
+    kind: "query",
+    source: "forwardAuth",
+    input: ["serverId*"],
+    output: "object:host,https,certificateType,customCertResolver,callbackUrl",
+    differs: { serverId: FA_SERVER },
+  },
+  "forwardAuth.setAuthDomain": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["serverId*", "authDomain*", "https=true", 'certificateType="letsencrypt"', "customCertResolver"],
+    output: "object:callbackUrl",
+    differs: { serverId: FA_SERVER },
+  },
+  "forwardAuth.removeAuthDomain": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["serverId*"],
+    output: "object:ok",
+    differs: { serverId: FA_SERVER },
+  },
+  "forwardAuth.listProviders": {
+    kind: "query",
+    source: "forwardAuth",
+    input: [],
+    output: "array:providerId,issuer,domain",
+  },
+  "forwardAuth.createProvider": { kind: "mutation", platformOnly: FA_PROVIDERS },
+  "forwardAuth.removeProvider": { kind: "mutation", platformOnly: FA_PROVIDERS },
+  "forwardAuth.serverStatus": {
+    kind: "query",
+    source: "forwardAuth",
+    input: [],
+    output: "array:serverId,name,status,authDomain,https,certificateType,customCertResolver,callbackUrl",
+  },
+  "forwardAuth.deployOnServer": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["serverId*", "providerId*"],
+    output: "object:ok",
+    differs: { serverId: FA_SERVER },
+  },
+  "forwardAuth.removeOnServer": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["serverId*"],
+    output: "object:ok",
+    differs: { serverId: FA_SERVER },
+  },
+  "forwardAuth.status": {
+    kind: "query",
+    source: "forwardAuth",
+    input: ["domainId*"],
+    output: "object:enabled",
+  },
+  "forwardAuth.enable": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["domainId*"],
+    output: "object:ok",
+  },
+  "forwardAuth.disable": {
+    kind: "mutation",
+    source: "forwardAuth",
+    input: ["domainId*"],
+    output: "object:ok",
   },
 };
 

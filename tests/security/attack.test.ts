@@ -89,6 +89,8 @@ const ID_KINDS = [
   "vaultProviderId",
   // A DNS provider of the organization (dnsProvider.*, domain.create/update's dnsProviderId).
   "dnsProviderId",
+  // An OIDC provider of the organization for forward auth (forwardAuth.*), used by no service.
+  "providerId",
   // A live sign-in session of the fixture's user (user.revokeSession), not the one the suite calls with.
   "sessionId",
 ] as const;
@@ -198,6 +200,8 @@ const FIELD_SAMPLES: Record<string, unknown> = {
   description: "probe",
   appName: "attack-probe",
   host: "probe.example.com",
+  // forwardAuth.setAuthDomain: a DNS name (lower case, a top-level domain of letters).
+  authDomain: "auth.probe.example.com",
   email: "probe@example.com",
   password: "correct-horse-battery",
   currentPassword: "correct-horse-battery",
@@ -749,6 +753,16 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     { name: `${label}-dns`, config: { providerType: "cloudflare", apiToken: `${label}-dns-token` } },
     as(session),
   );
+  // Never reached: a forward-auth provider is called by the service deployOnServer starts.
+  const forwardAuthProvider = await platform.mutateOk(
+    "forwardAuth.createProvider",
+    {
+      issuer: "https://idp.example.com",
+      clientId: `${label}-client`,
+      clientSecret: `${label}-client-secret`,
+    },
+    as(session),
+  );
   const memberRow = await db
     .selectFrom("members")
     .select(["memberId", "userId"])
@@ -787,6 +801,7 @@ async function makeFixture(session: Session, label: string): Promise<Fixture> {
     tagId,
     vaultProviderId: vaultProvider.vaultProviderId,
     dnsProviderId: dnsProvider.dnsProviderId,
+    providerId: forwardAuthProvider.providerId,
     sessionId: fixtureSession.sessionId,
   };
 }

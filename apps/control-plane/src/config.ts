@@ -87,6 +87,8 @@ const configSchema = z.object({
   PLATFORM_DEFAULT_IMAGE_REDIS: imageSetting,
   /** The image application.deployNginxQuickstart runs (it serves on port 80). */
   PLATFORM_QUICKSTART_IMAGE: imageSetting,
+  /** The authentication service forwardAuth.deployOnServer runs (oauth2-proxy's command line and variables). */
+  PLATFORM_FORWARD_AUTH_IMAGE: imageSetting,
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** Requests per session: `<max>/<seconds>` (default 600/60), or `off`. */
   PLATFORM_SESSION_RATE_LIMIT: z
@@ -268,6 +270,8 @@ export interface Config {
   defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
   /** The image application.deployNginxQuickstart runs (PLATFORM_QUICKSTART_IMAGE); undefined: nginx:alpine. */
   quickstartImage?: string;
+  /** The forward-auth service's image (PLATFORM_FORWARD_AUTH_IMAGE); undefined: forward-auth/service.ts's default. */
+  forwardAuthImage?: string;
   /** This machine's main directory (PLATFORM_MAIN_DIRECTORY); unset: `<dataDir>/main`, absolute. */
   mainDirectory: string;
   /** The overlay network of this machine's applications and proxy; undefined: platform-network. */
@@ -392,6 +396,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
     },
     quickstartImage: c.PLATFORM_QUICKSTART_IMAGE,
+    forwardAuthImage: c.PLATFORM_FORWARD_AUTH_IMAGE,
     mainDirectory: c.PLATFORM_MAIN_DIRECTORY ?? path.resolve(c.PLATFORM_DATA_DIR, "main"),
     platformNetwork: c.PLATFORM_NETWORK,
     installLocalProxy: c.PLATFORM_LOCAL_PROXY === "true",

@@ -75,6 +75,7 @@ const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
 const VAULTS = `${CP}/routers/vault-provider.test.ts`;
 const DNS_PROVIDERS = `${CP}/routers/dns-provider.test.ts`;
+const FORWARD_AUTH = `${CP}/forward-auth/forward-auth.e2e.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
 const SSH_KEYS = `${CP}/servers/ssh-keys.test.ts`;
@@ -1009,6 +1010,24 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl", DNS_PROVIDERS),
   "dnsProvider.updateRecord": applied("dnsProviderId zoneId recordId type name content ttl", DNS_PROVIDERS),
   "dnsProvider.deleteRecord": applied("dnsProviderId zoneId recordId", DNS_PROVIDERS),
+  "forwardAuth.getAuthDomain": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.setAuthDomain": applied(
+    "serverId authDomain https certificateType customCertResolver",
+    FORWARD_AUTH,
+  ),
+  "forwardAuth.removeAuthDomain": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.listProviders": {},
+  "forwardAuth.createProvider": {
+    ...applied("issuer clientId clientSecret scopes", FORWARD_AUTH),
+    domain: informational,
+  },
+  "forwardAuth.removeProvider": applied("providerId", FORWARD_AUTH),
+  "forwardAuth.serverStatus": {},
+  "forwardAuth.deployOnServer": applied("serverId providerId", FORWARD_AUTH),
+  "forwardAuth.removeOnServer": applied("serverId", FORWARD_AUTH),
+  "forwardAuth.status": applied("domainId", FORWARD_AUTH),
+  "forwardAuth.enable": applied("domainId", FORWARD_AUTH),
+  "forwardAuth.disable": applied("domainId", FORWARD_AUTH),
 };
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {

@@ -99,6 +99,8 @@ export const tagDocs: Record<string, string> = {
     "Secret vaults (HashiCorp Vault / OpenBao KV v2): services' variables name their secrets as `${{vault.<provider>.<path>:<field>}}`, read at deploy time and never stored.",
   dnsProvider:
     "DNS providers (Cloudflare): the organization's zones and records listed and edited through Cloudflare's v4 API; a domain naming one gets its record pointing at its server.",
+  forwardAuth:
+    "Forward auth: application domains behind a sign-in, through an authentication service (oauth2-proxy) deployed on their server and Traefik's forwardAuth middleware.",
   trpc: "The same procedures under /api/trpc/ with tRPC envelopes, for tRPC clients.",
 };
 
@@ -588,7 +590,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // application
   "application.deployNginxQuickstart": {
     description:
-      "Creates a \"Hello World\" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.",
+      'Creates a "Hello World" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.',
     example: { environmentId: "env_123" },
   },
   "application.create": {
@@ -2104,6 +2106,67 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "dnsProvider.deleteRecord": {
     description:
       "Deletes a record of the zone (owners and admins); a record Cloudflare does not have is a 400.",
+    errors: [404],
+  },
+  "forwardAuth.getAuthDomain": {
+    description:
+      "The auth domain of a server's authentication service with its OAuth callback URL, or null (owners and admins). `serverId` null or left out is this machine (the instance organization's); another organization's server is a 404.",
+    errors: [404],
+  },
+  "forwardAuth.setAuthDomain": {
+    description:
+      "Sets the host of a server's sign-in pages (owners and admins): `/oauth2/…` of `authDomain` is routed to the server's authentication service (over HTTPS with `https`, the certificate from `certificateType`; `custom` needs `customCertResolver`). The host is claimed for the organization (409 when another routes it or it is another server's auth domain). A deployed service is redeployed with it. Answers the callback URL to register with the OIDC provider.",
+    errors: [404, 409],
+  },
+  "forwardAuth.removeAuthDomain": {
+    description:
+      "Removes a server's auth domain, its routes and its authentication service (owners and admins). Refused (409) while a domain of that server is protected.",
+    errors: [404, 409],
+  },
+  "forwardAuth.listProviders": {
+    description: "The organization's OIDC providers for forward auth: id, issuer and domain.",
+  },
+  "forwardAuth.createProvider": {
+    description:
+      "Adds an OIDC provider forward auth signs in with (owners and admins; ours: Dokploy takes them from its SSO settings). The client secret is encrypted and answered only as `********`; `scopes` default to `openid email profile`; `domain` is shown only.",
+    example: {
+      issuer: "https://id.example.com/realms/main",
+      clientId: "platform",
+      clientSecret: "s3cr3t-from-the-provider",
+      scopes: ["openid", "email", "profile"],
+    },
+  },
+  "forwardAuth.removeProvider": {
+    description:
+      "Removes a provider (owners and admins); refused (409) while a server's authentication service signs in with it. Another organization's is a 404.",
+    errors: [404, 409],
+  },
+  "forwardAuth.serverStatus": {
+    description:
+      "This machine (for the instance organization) and each of the organization's servers: whether its authentication service runs (`running`, `stopped`, or `unknown` when its agent does not answer) and its auth domain.",
+  },
+  "forwardAuth.deployOnServer": {
+    description:
+      "Deploys or updates a server's authentication service (owners and admins): a Swarm service of the image PLATFORM_FORWARD_AUTH_IMAGE (default quay.io/oauth2-proxy/oauth2-proxy:v7.6.0) on the platform network, labelled with the organization, signing in with `providerId`. The auth domain must be set first (400 naming serverId). Another organization's server or provider is a 404.",
+    errors: [404],
+  },
+  "forwardAuth.removeOnServer": {
+    description:
+      "Removes a server's authentication service and keeps its auth domain (owners and admins). Refused (409) while a domain of that server is protected.",
+    errors: [404, 409],
+  },
+  "forwardAuth.status": {
+    description: "Whether a domain is behind forward auth. Another organization's domain is a 404.",
+    errors: [404],
+  },
+  "forwardAuth.enable": {
+    description:
+      "Puts an application domain behind its server's authentication service, which must be deployed and running (400 naming domainId otherwise): its router gets Traefik's forwardAuth middleware, so a request without a session gets the service's answer (a redirect to the sign-in) instead of the application. Compose and preview domains are a 400. Another organization's domain is a 404.",
+    errors: [404],
+  },
+  "forwardAuth.disable": {
+    description:
+      "Serves an application domain without forward auth again. Another organization's domain is a 404.",
     errors: [404],
   },
 };

@@ -24,7 +24,13 @@ export const INTERNAL_LABEL = "platform.internal";
 /** The role of one of the platform's own objects (`platform.role=proxy` on the proxy service). */
 export const ROLE_LABEL = "platform.role";
 
-export type ResourceKind = "application" | "database" | "compose" | "certificate" | "preview";
+export type ResourceKind =
+  | "application"
+  | "database"
+  | "compose"
+  | "certificate"
+  | "preview"
+  | "forward-auth";
 
 export function resourceLabel(kind: ResourceKind, id: string): string {
   return `${kind}:${id}`;
@@ -53,6 +59,11 @@ export function previewOwner(organizationId: string, previewDeploymentId: string
 /** The holder of a stored certificate's proxy files (the certificates router). */
 export function certificateOwner(organizationId: string, certificateId: string): ResourceOwner {
   return { organizationId, resource: resourceLabel("certificate", certificateId) };
+}
+
+/** The owner of a server's forward-auth service (the forwardAuth router): its service and Traefik file. */
+export function forwardAuthOwner(organizationId: string, forwardAuthSettingsId: string): ResourceOwner {
+  return { organizationId, resource: resourceLabel("forward-auth", forwardAuthSettingsId) };
 }
 
 export function ownershipLabels(owner: ResourceOwner): Record<string, string> {

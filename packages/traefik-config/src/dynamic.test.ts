@@ -3,6 +3,7 @@ import {
   type DomainRoute,
   type DynamicConfig,
   dynamicConfigFor,
+  forwardAuthDomainConfig,
   parseDynamicConfig,
   type ServiceRouting,
   TraefikConfigError,
@@ -431,6 +432,52 @@ const goldenCases: GoldenCase[] = [
       },
     },
   },
+  {
+    name: "forward auth first on the serving router (before stripprefix), not on the HTTPS redirect",
+    input: service({
+      domains: [
+        domain({ path: "/shop", forwardAuth: { address: "http://forward-auth-abc:4180/" } }),
+      ],
+    }),
+    expected: {
+      http: {
+        routers: {
+          "shop-web-router-1": {
+            entryPoints: ["web"],
+            rule: "Host(`app.example.com`) && PathPrefix(`/shop`)",
+            service: "shop-web-service-1",
+            middlewares: ["redirect-to-https-shop-web"],
+            priority: 1_000_046,
+          },
+          "shop-web-router-websecure-1": {
+            entryPoints: ["websecure"],
+            rule: "Host(`app.example.com`) && PathPrefix(`/shop`)",
+            service: "shop-web-service-1",
+            middlewares: ["forward-auth-shop-web-1", "stripprefix-shop-web-1"],
+            priority: 1_000_046,
+            tls: { certResolver: "letsencrypt" },
+          },
+        },
+        services: { "shop-web-service-1": loadBalancer("http://shop-web:3000") },
+        middlewares: {
+          "forward-auth-shop-web-1": {
+            forwardAuth: {
+              address: "http://forward-auth-abc:4180/",
+              trustForwardHeader: true,
+              authResponseHeaders: [
+                "X-Auth-Request-User",
+                "X-Auth-Request-Email",
+                "X-Auth-Request-Preferred-Username",
+                "Authorization",
+              ],
+            },
+          },
+          "stripprefix-shop-web-1": { stripPrefix: { prefixes: ["/shop"] } },
+          "redirect-to-https-shop-web": redirect,
+        },
+      },
+    },
+  },
 ];
 
 describe("dynamicConfigFor golden table", () => {
@@ -445,6 +492,41 @@ describe("dynamicConfigFor golden table", () => {
     expect(parsed).toEqual({ ok: true, config: expected });
     // Regenerating from the same stored state gives the same bytes.
     expect(toYaml(dynamicConfigFor(input, options)!)).toBe(yamlText);
+  });
+
+  it("refuses a forward-auth address that is not an http service of the platform network", () => {
+    for (const address of ["https://auth.example.com/", "http://10.0.0.1:80/x?y", "http://a b:1/"]) {
+      try {
+        dynamicConfigFor(service({ domains: [domain({ forwardAuth: { address } })] }), options);
+        expect.unreachable(address);
+      } catch (error) {
+        expect((error as TraefikConfigError).issues.map((issue) => issue.path)).toEqual([
+          "domains.0.forwardAuth.address",
+        ]);
+      }
+    }
+  });
+
+  it("routes a forward-auth service's /oauth2/ paths of its auth domain, HTTPS or not", () => {
+    for (const https of [true, false]) {
+      const config = forwardAuthDomainConfig({
+        name: "forward-auth-abc",
+        host: "auth.example.com",
+        https,
+        certificateType: "letsencrypt",
+        upstream: "http://forward-auth-abc:4180",
+      });
+      expect(validateDynamicConfig(config)).toEqual([]);
+      const routers = Object.values(config.http.routers);
+      expect(routers.map((router) => router.entryPoints[0])).toEqual(https ? ["web", "websecure"] : ["web"]);
+      for (const router of routers) {
+        expect(router.rule).toBe("Host(`auth.example.com`) && PathPrefix(`/oauth2/`)");
+        expect(config.http.services[router.service]).toEqual(
+          loadBalancer("http://forward-auth-abc:4180"),
+        );
+      }
+      expect(parseDynamicConfig(toYaml(config))).toEqual({ ok: true, config });
+    }
   });
 
   it("is null without domains, credentials or not: the service's file should not exist", () => {

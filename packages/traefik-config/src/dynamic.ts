@@ -12,6 +12,7 @@ import {
   addPrefixMiddlewareName,
   basicAuthMiddlewareName,
   customCertificateFiles,
+  forwardAuthMiddlewareName,
   LETSENCRYPT_RESOLVER,
   redirectRegexMiddlewareName,
   redirectToHttpsMiddlewareName,
@@ -93,11 +94,35 @@ const domainRouteSchema = z
       )
       .max(20)
       .optional(),
+    /**
+     * Forward auth (the forwardAuth router): every request of the serving router is first sent to
+     * this authentication service's address; a 2xx answer lets it through, any other answer is
+     * the client's. The service runs on the platform network (http only).
+     */
+    forwardAuth: z
+      .object({
+        address: z
+          .string()
+          .max(512)
+          .regex(
+            /^http:\/\/[a-zA-Z0-9.\-_]+:\d{1,5}\/[A-Za-z0-9/._-]*$/,
+            "must be http://<service>:<port>/<path>",
+          ),
+      })
+      .nullish(),
   })
   .superRefine((domain, ctx) => {
     const message = wildcardCertificateProblem(domain.host, domain.certificateType);
     if (message) ctx.addIssue({ code: "custom", path: ["certificateType"], message });
   });
+
+/** What the authentication service tells the application about the signed-in user (oauth2-proxy's X-Auth-Request-*). */
+export const FORWARD_AUTH_RESPONSE_HEADERS = [
+  "X-Auth-Request-User",
+  "X-Auth-Request-Email",
+  "X-Auth-Request-Preferred-Username",
+  "Authorization",
+] as const;
 
 const credentialSchema = z.object({
   username: usernameSchema,
@@ -259,6 +284,18 @@ export function dynamicConfigFor(
 
     // Middlewares of the router that serves the traffic (websecure, or web without https).
     const serving: string[] = [...redirecting];
+    // Authentication first: it sees the path the client asked for, before any rewriting.
+    if (domain.forwardAuth) {
+      const name = forwardAuthMiddlewareName(appName, key);
+      middlewares[name] = {
+        forwardAuth: {
+          address: domain.forwardAuth.address,
+          trustForwardHeader: true,
+          authResponseHeaders: [...FORWARD_AUTH_RESPONSE_HEADERS],
+        },
+      };
+      serving.push(name);
+    }
     if (path && domain.stripPath !== false) {
       const name = stripPrefixMiddlewareName(appName, key);
       middlewares[name] = { stripPrefix: { prefixes: [path] } };
@@ -323,7 +360,9 @@ function hostMatcher(asciiHost: string): string {
 }
 
 /** The TLS section of a domain's websecure router, or undefined when it is served over HTTP only. */
-function routerTls(domain: z.output<typeof domainRouteSchema>): RouterTls | undefined {
+function routerTls(
+  domain: Pick<z.output<typeof domainRouteSchema>, "certificateType" | "customCertResolver" | "host">,
+): RouterTls | undefined {
   switch (domain.certificateType) {
     case "none":
       return undefined;
@@ -364,4 +403,64 @@ export function storedCertificateConfig(
       ],
     },
   };
+}
+
+const forwardAuthDomainSchema = z.object({
+  /** Names the file's router and service (the forward-auth Swarm service's name). */
+  name: dockerName,
+  /** The host of the sign-in callbacks (`/oauth2/…`), Dokploy's authDomain. */
+  host: hostSchema,
+  https: z.boolean(),
+  certificateType: z.enum(["letsencrypt", "custom", "none"]),
+  customCertResolver: certResolverSchema.nullish(),
+  /** The authentication service on the platform network: `http://<service>:<port>`. */
+  upstream: z.string().regex(/^http:\/\/[a-zA-Z0-9.\-_]+:\d{1,5}$/, "must be http://<service>:<port>"),
+});
+export type ForwardAuthDomain = z.input<typeof forwardAuthDomainSchema>;
+
+/**
+ * The dynamic configuration of a forward-auth service's own host: `/oauth2/…` of the auth
+ * domain (sign-in, callback, sign-out) goes to the authentication service, over HTTPS when
+ * `https` (with the HTTP router redirecting), as Dokploy's forward-auth-domain file does.
+ */
+export function forwardAuthDomainConfig(domain: ForwardAuthDomain): DynamicConfig {
+  const parsed = forwardAuthDomainSchema.safeParse(domain);
+  if (!parsed.success) throw new TraefikConfigError(zodIssues(parsed.error));
+  const { name, host, https, upstream } = parsed.data;
+  const rule = `Host(\`${hostToAscii(host)}\`) && PathPrefix(\`/oauth2/\`)`;
+  const priority = generatedRouterPriority(rule);
+  const service = serviceName(name, "oauth2");
+  const config: DynamicConfig = {
+    http: {
+      routers: {},
+      services: { [service]: { loadBalancer: { servers: [{ url: upstream }], passHostHeader: true } } },
+    },
+  };
+  const tls = https ? routerTls(parsed.data) : undefined;
+  if (!tls) {
+    config.http.routers[routerName(name, "oauth2")] = {
+      entryPoints: [WEB_ENTRYPOINT],
+      rule,
+      service,
+      priority,
+    };
+    return config;
+  }
+  const redirect = redirectToHttpsMiddlewareName(name);
+  config.http.middlewares = { [redirect]: { redirectScheme: { scheme: "https", permanent: true } } };
+  config.http.routers[routerName(name, "oauth2")] = {
+    entryPoints: [WEB_ENTRYPOINT],
+    rule,
+    service,
+    middlewares: [redirect],
+    priority,
+  };
+  config.http.routers[secureRouterName(name, "oauth2")] = {
+    entryPoints: [WEBSECURE_ENTRYPOINT],
+    rule,
+    service,
+    priority,
+    tls,
+  };
+  return config;
 }

@@ -20,6 +20,10 @@ export const redirectToHttpsMiddlewareName = (appName: string) => `redirect-to-h
 /** A redirect of the redirects router (Dokploy: `redirect-<appName>-<uniqueConfigKey>`). */
 export const redirectRegexMiddlewareName = (appName: string, key: DomainKey) => `redirect-${appName}-${key}`;
 
+/** A domain's forward auth (the forwardAuth router; Dokploy: `forward-auth-<appName>-<uniqueConfigKey>`). */
+export const forwardAuthMiddlewareName = (appName: string, key: DomainKey) =>
+  `forward-auth-${appName}-${key}`;
+
 /** The file, in the dynamic configuration directory, that holds one service's configuration. */
 export const dynamicConfigFileName = (appName: string) => `${appName}.yml`;
 

@@ -26,7 +26,8 @@ export type HttpMiddleware =
   | { redirectRegex: { regex: string; replacement: string; permanent: boolean } }
   | { stripPrefix: { prefixes: string[] } }
   | { addPrefix: { prefix: string } }
-  | { basicAuth: { users: string[]; removeHeader: boolean } };
+  | { basicAuth: { users: string[]; removeHeader: boolean } }
+  | { forwardAuth: { address: string; trustForwardHeader: boolean; authResponseHeaders: string[] } };
 
 export interface TlsCertificate {
   certFile: string;

@@ -299,6 +299,9 @@ export interface Database {
   vaultProviders: VaultProviderTable;
   templateBookmarks: TemplateBookmarkTable;
   dnsProviders: DnsProviderTable;
+  forwardAuthProviders: ForwardAuthProviderTable;
+  forwardAuthSettings: ForwardAuthSettingsTable;
+  forwardAuthDomains: ForwardAuthDomainTable;
 }
 
 export type User = Selectable<UserTable>;
@@ -1186,5 +1189,41 @@ export type DnsProviderRow = Selectable<DnsProviderTable>;
 export interface TemplateBookmarkTable {
   userId: string;
   templateId: string;
+  createdAt: Timestamp;
+}
+
+/** An OIDC provider an organization's forward-auth services sign in with; the client secret is sealed. */
+export interface ForwardAuthProviderTable {
+  providerId: string;
+  organizationId: string;
+  issuer: string;
+  domain: string | null;
+  clientId: string;
+  clientSecretSealed: string;
+  scopes: Generated<string[]>;
+  createdAt: Timestamp;
+}
+export type ForwardAuthProviderRow = Selectable<ForwardAuthProviderTable>;
+
+/** One server's forward-auth service (serverId null: this machine); the cookie secret is sealed. */
+export interface ForwardAuthSettingsTable {
+  forwardAuthSettingsId: string;
+  organizationId: string;
+  serverId: string | null;
+  authDomain: string;
+  baseDomain: string;
+  https: Generated<boolean>;
+  certificateType: Generated<"letsencrypt" | "custom" | "none">;
+  customCertResolver: string | null;
+  /** The provider the deployed service signs in with; null: not deployed (removeOnServer). */
+  providerId: string | null;
+  cookieSecretSealed: string;
+  createdAt: Timestamp;
+}
+export type ForwardAuthSettingsRow = Selectable<ForwardAuthSettingsTable>;
+
+/** A domain behind its server's forward-auth service (forwardAuth.enable). */
+export interface ForwardAuthDomainTable {
+  domainId: string;
   createdAt: Timestamp;
 }

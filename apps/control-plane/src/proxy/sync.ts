@@ -29,6 +29,8 @@ import { withOwner } from "../db/owned.ts";
 import type { Application, Domain } from "../db/schema.ts";
 import { listApplicationCredentials, listApplicationDomains } from "../domains/repository.ts";
 import { type ApiError, badRequest } from "../errors.ts";
+import { forwardAuthAddress } from "../forward-auth/names.ts";
+import { protectedDomainsOf } from "../forward-auth/repository.ts";
 import { agentServerId } from "../servers/repository.ts";
 import { CONTROL_PLANE_SERVICE_NAME } from "./control-plane-route.ts";
 
@@ -70,8 +72,9 @@ export function certificateFileNames(appName: string, domain: Pick<Domain, "uniq
   return { certFile: posix.basename(files.certFile), keyFile: posix.basename(files.keyFile) };
 }
 
-export function toDomainRoute(domain: Domain): DomainRoute {
+export function toDomainRoute(domain: Domain, forwardAuthAddress?: string): DomainRoute {
   return {
+    ...(forwardAuthAddress ? { forwardAuth: { address: forwardAuthAddress } } : {}),
     uniqueConfigKey: domain.uniqueConfigKey,
     host: domain.host,
     path: domain.path,
@@ -107,12 +110,15 @@ export function applicationConfig(
   domains: Domain[],
   credentials: { username: string; passwordHash: string }[],
   redirects: RedirectRoute[] = [],
+  forwardAuthAddresses: ReadonlyMap<string, string> = new Map(),
 ): DynamicConfig | null {
   try {
     return dynamicConfigFor(
       {
         appName,
-        domains: domains.filter((domain) => domain.enabled).map(toDomainRoute),
+        domains: domains
+          .filter((domain) => domain.enabled)
+          .map((domain) => toDomainRoute(domain, forwardAuthAddresses.get(domain.domainId))),
         credentials: credentials.map(({ username, passwordHash }) => ({ username, passwordHash })),
         redirects,
       },
@@ -122,6 +128,25 @@ export function applicationConfig(
     if (error instanceof TraefikConfigError) throw configErrorToApiError(error);
     throw error;
   }
+}
+
+/**
+ * The forwardAuth address of each protected domain of the application (domainId -> address).
+ * A protected domain whose server has no authentication service is refused: it is never routed
+ * without its sign-in.
+ */
+async function forwardAuthAddressesOf(db: Db, applicationId: string): Promise<Map<string, string>> {
+  const addresses = new Map<string, string>();
+  for (const row of await protectedDomainsOf(db, applicationId)) {
+    if (!row.forwardAuthSettingsId) {
+      throw badRequest(
+        "The application has domains behind forward auth, and its server has no authentication service: disable forward auth on them (forwardAuth.disable) or set it up on that server",
+        { fields: ["serverId"] },
+      );
+    }
+    addresses.set(row.domainId, forwardAuthAddress(row.forwardAuthSettingsId));
+  }
+  return addresses;
 }
 
 /**
@@ -159,7 +184,13 @@ export async function syncApplicationProxyWith(
       .orderBy("uniqueConfigKey", "asc")
       .execute(),
   ]);
-  const config = applicationConfig(app.appName, domains, credentials, redirects);
+  const config = applicationConfig(
+    app.appName,
+    domains,
+    credentials,
+    redirects,
+    await forwardAuthAddressesOf(db, applicationId),
+  );
   const client = ctx.agents.client;
   const fileName = dynamicConfigFileName(app.appName);
   const holder = { owner: applicationOwner(app.organizationId, app.applicationId) };

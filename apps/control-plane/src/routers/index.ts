@@ -18,6 +18,7 @@ import { dockerImageRouter } from "./docker-image.ts";
 import { dockerVolumeRouter } from "./docker-volume.ts";
 import { domainRouter } from "./domain.ts";
 import { environmentRouter } from "./environment.ts";
+import { forwardAuthRouter } from "./forward-auth.ts";
 import { gitProviderRouter } from "./git-provider.ts";
 import { giteaRouter } from "./gitea.ts";
 import { githubRouter } from "./github.ts";
@@ -97,5 +98,6 @@ export const allRouters: RouterDef[] = [
   tagRouter,
   vaultProviderRouter,
   dnsProviderRouter,
+  forwardAuthRouter,
   overviewRouter,
 ];

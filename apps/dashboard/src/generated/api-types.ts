@@ -4275,6 +4275,294 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/forwardAuth.createProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an OIDC provider for forward auth; the client secret is encrypted and never shown again
+         * @description Adds an OIDC provider forward auth signs in with (owners and admins; ours: Dokploy takes them from its SSO settings). The client secret is encrypted and answered only as `********`; `scopes` default to `openid email profile`; `domain` is shown only.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.createProvider` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.createProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.deployOnServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deploy (or update) a server's authentication service signing in with one of the organization's providers
+         * @description Deploys or updates a server's authentication service (owners and admins): a Swarm service of the image PLATFORM_FORWARD_AUTH_IMAGE (default quay.io/oauth2-proxy/oauth2-proxy:v7.6.0) on the platform network, labelled with the organization, signing in with `providerId`. The auth domain must be set first (400 naming serverId). Another organization's server or provider is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.deployOnServer` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.deployOnServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Serve an application domain without forward auth again
+         * @description Serves an application domain without forward auth again. Another organization's domain is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.disable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.disable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put an application domain behind its server's running authentication service
+         * @description Puts an application domain behind its server's authentication service, which must be deployed and running (400 naming domainId otherwise): its router gets Traefik's forwardAuth middleware, so a request without a session gets the service's answer (a redirect to the sign-in) instead of the application. Compose and preview domains are a 400. Another organization's domain is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.enable` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.enable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.getAuthDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The auth domain of a server's forward-auth service (null: none set; serverId null: this machine)
+         * @description The auth domain of a server's authentication service with its OAuth callback URL, or null (owners and admins). `serverId` null or left out is this machine (the instance organization's); another organization's server is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/forwardAuth.getAuthDomain` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["forwardAuth.getAuthDomain"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.listProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's OIDC providers forward auth can sign in with
+         * @description The organization's OIDC providers for forward auth: id, issuer and domain.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/forwardAuth.listProviders` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["forwardAuth.listProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.removeAuthDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a server's auth domain and its service (refused while domains are protected)
+         * @description Removes a server's auth domain, its routes and its authentication service (owners and admins). Refused (409) while a domain of that server is protected.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.removeAuthDomain` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.removeAuthDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.removeOnServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a server's authentication service (refused while domains are protected)
+         * @description Removes a server's authentication service and keeps its auth domain (owners and admins). Refused (409) while a domain of that server is protected.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.removeOnServer` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.removeOnServer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.removeProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove an OIDC provider (refused while a server's service signs in with it)
+         * @description Removes a provider (owners and admins); refused (409) while a server's authentication service signs in with it. Another organization's is a 404.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.removeProvider` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.removeProvider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.serverStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Each server's forward-auth service: running, stopped or unknown, with its auth domain
+         * @description This machine (for the instance organization) and each of the organization's servers: whether its authentication service runs (`running`, `stopped`, or `unknown` when its agent does not answer) and its auth domain.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/forwardAuth.serverStatus` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["forwardAuth.serverStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.setAuthDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the host of a server's sign-in pages (/oauth2/…); a deployed service is redeployed with it
+         * @description Sets the host of a server's sign-in pages (owners and admins): `/oauth2/…` of `authDomain` is routed to the server's authentication service (over HTTPS with `https`, the certificate from `certificateType`; `custom` needs `customCertResolver`). The host is claimed for the organization (409 when another routes it or it is another server's auth domain). A deployed service is redeployed with it. Answers the callback URL to register with the OIDC provider.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/forwardAuth.setAuthDomain` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["forwardAuth.setAuthDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/forwardAuth.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a domain is behind its server's forward auth
+         * @description Whether a domain is behind forward auth. Another organization's domain is a 404.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/forwardAuth.status` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["forwardAuth.status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/gitea.create": {
         parameters: {
             query?: never;
@@ -22327,6 +22615,462 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.createProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "issuer": "https://id.example.com/realms/main",
+                 *       "clientId": "platform",
+                 *       "clientSecret": "s3cr3t-from-the-provider",
+                 *       "scopes": [
+                 *         "openid",
+                 *         "email",
+                 *         "profile"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** Format: uri */
+                    issuer: string;
+                    clientId: string;
+                    clientSecret: string;
+                    domain?: string | null;
+                    scopes?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providerId: string;
+                        issuer: string;
+                        domain: string | null;
+                        clientId: string;
+                        /** @constant */
+                        clientSecret: "********";
+                        scopes: string[];
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.deployOnServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                    providerId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domainId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    domainId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.getAuthDomain": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        host: string;
+                        https: boolean;
+                        /** @enum {string} */
+                        certificateType: "none" | "letsencrypt" | "custom";
+                        customCertResolver: string | null;
+                        callbackUrl: string;
+                    } | null;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.listProviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providerId: string;
+                        issuer: string;
+                        domain: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.removeAuthDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.removeOnServer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.removeProvider": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    providerId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.serverStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        serverId: string | null;
+                        name: string;
+                        /** @enum {string} */
+                        status: "running" | "stopped" | "unknown";
+                        authDomain: string | null;
+                        https: boolean;
+                        /** @enum {string} */
+                        certificateType: "none" | "letsencrypt" | "custom";
+                        customCertResolver: string | null;
+                        callbackUrl: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.setAuthDomain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                    authDomain: string;
+                    /** @default true */
+                    https?: boolean;
+                    /**
+                     * @default letsencrypt
+                     * @enum {string}
+                     */
+                    certificateType?: "none" | "letsencrypt" | "custom";
+                    customCertResolver?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        callbackUrl: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "forwardAuth.status": {
+        parameters: {
+            query: {
+                /** @description Id of the domain */
+                domainId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
