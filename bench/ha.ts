@@ -5,7 +5,11 @@
  * round-robin balancer would); then the time from kill -9 of the copy running a deployment to the
  * deployment done on another copy, beside the lease time it waits for (LEASE_MS). Copies differ
  * only in PLATFORM_INSTANCE_ID, PORT and PLATFORM_DATA_DIR; without NATS (each copy's in-process
- * queue and agent). Prints figures, asserts nothing.
+ * queue and agent). Then with NATS JetStream (a private server with JWT, issue 40 item 6e): one
+ * copy runs a deployment with a second one of the application queued behind it, is killed with
+ * SIGKILL and started again at once (same instance id): the time from its restart (and from the
+ * kill) to the queued deployment running, and to both done; and the same kill with a second
+ * copy alive, which finishes both. Prints figures, asserts nothing.
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,6 +17,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
+import { startJwtNats } from "../apps/control-plane/src/agents/testing/nats-jwt.ts";
 import { LEASE_MS } from "../apps/control-plane/src/deployments/leases.ts";
 import { createScratchDatabase, docker, startControlPlane } from "./support.ts";
 
@@ -48,19 +53,126 @@ interface Copy {
   dataDir: string;
 }
 
-async function startCopy(databaseUrl: string, index: number): Promise<Copy> {
-  const port = await freePort();
-  const dataDir = mkdtempSync(path.join(tmpdir(), `platform-bench-ha-${index}-`));
+async function startCopy(
+  databaseUrl: string,
+  index: number,
+  env: Record<string, string> = {},
+  again?: { port: number; dataDir: string },
+): Promise<Copy & { port: number }> {
+  const port = again?.port ?? (await freePort());
+  const dataDir = again?.dataDir ?? mkdtempSync(path.join(tmpdir(), `platform-bench-ha-${index}-`));
   const child = startControlPlane(port, {
     DATABASE_URL: databaseUrl,
     PLATFORM_LOCAL_PROXY: "false",
     PLATFORM_DATA_DIR: dataDir,
     PLATFORM_INSTANCE_ID: `bench-copy-${index}`,
     PLATFORM_SECRET_KEY: SECRET,
+    ...env,
   });
   const base = `http://127.0.0.1:${port}`;
   await waitFor(`${base}/health`);
-  return { base, child, dataDir };
+  return { base, child, dataDir, port };
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * With NATS: an application deployed twice in a row on copy 1 (of `copyCount`), copy 1 killed
+ * with SIGKILL while it runs the first; with `restart`, started again at once. Prints the times
+ * from the kill (and the restart) to the second deployment running and to both done.
+ */
+async function resumeWithNats(copyCount: number, restart: boolean): Promise<void> {
+  const nats = await startJwtNats({ jetstream: true });
+  const database = await createScratchDatabase("platform_bench_ha_nats");
+  const copies: (Copy & { port: number })[] = [];
+  let serviceName: string | undefined;
+  try {
+    for (let i = 1; i <= copyCount; i++) copies.push(await startCopy(database.url, 10 + i, nats.env));
+    const first = copies[0]!;
+    const register = await fetch(`${first.base}/api/auth.register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "bench@example.com", password: "bench-password-1", name: "Bench" }),
+    });
+    const { token } = (await register.json()) as { token: string };
+    const call = async (base: string, name: string, input: unknown) => {
+      const response = await fetch(`${base}/api/${name}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(input),
+      });
+      if (!response.ok) throw new Error(`${name} failed: ${await response.text()}`);
+      return (await response.json()) as Record<string, any>;
+    };
+    const created = await call(first.base, "project.create", { name: "resume" });
+    const application = await call(first.base, "application.create", {
+      name: "resume app",
+      environmentId: created.environment.environmentId,
+    });
+    const { applicationId } = application;
+    serviceName = application.appName as string;
+    await call(first.base, "application.saveDockerProvider", { applicationId, dockerImage: IMAGE });
+    await call(first.base, "application.update", {
+      applicationId,
+      command: `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`,
+    });
+    // Asked of the copy that stays, or of copy 1 once it is back.
+    let observer = copies[copyCount - 1]!;
+    const statuses = async (): Promise<string[]> => {
+      try {
+        const response = await fetch(`${observer.base}/api/deployment.all?applicationId=${applicationId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        if (!response.ok) return [];
+        const all = (await response.json()) as { deploymentId: string; status: string }[];
+        return ids.map((id) => all.find((d) => d.deploymentId === id)?.status ?? "?");
+      } catch {
+        return [];
+      }
+    };
+    const ids: string[] = [];
+    ids.push((await call(first.base, "application.deploy", { applicationId })).deploymentId);
+    ids.push((await call(first.base, "application.deploy", { applicationId })).deploymentId);
+    while ((await statuses())[0] !== "running") await new Promise((resolve) => setTimeout(resolve, 20));
+    first.child.kill("SIGKILL");
+    const killedAt = Date.now();
+    let restartedAt: number | undefined;
+    if (restart) {
+      await new Promise((resolve) => first.child.once("exit", resolve));
+      copies[0] = await startCopy(database.url, 11, nats.env, first);
+      restartedAt = Date.now();
+      observer = copies[copyCount - 1]!;
+    }
+    let secondRunningAt: number | undefined;
+    for (;;) {
+      const now = await statuses();
+      if (secondRunningAt === undefined && (now[1] === "running" || now[1] === "done"))
+        secondRunningAt = Date.now();
+      if (now.length === 2 && now.every((s) => s === "done" || s === "error")) break;
+      if (Date.now() - killedAt > 180_000) throw new Error(`not resumed within 180 s: ${now.join(",")}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const doneAt = Date.now();
+    const final = await statuses();
+    const what = restart
+      ? `NATS, ${copyCount} cop${copyCount === 1 ? "y" : "ies"}, the killed copy restarted at once (${seconds(restartedAt! - killedAt)} after the kill)`
+      : `NATS, ${copyCount} copies, the other copy takes over`;
+    console.log(`\n${what}:`);
+    if (restartedAt !== undefined) {
+      console.log(`  restart -> queued deployment running: ${seconds(secondRunningAt! - restartedAt)}`);
+    }
+    console.log(`  kill -9 -> queued deployment running: ${seconds(secondRunningAt! - killedAt)}`);
+    console.log(`  kill -9 -> both done: ${seconds(doneAt - killedAt)} (statuses ${final.join(",")})`);
+  } finally {
+    for (const copy of copies) {
+      copy.child.kill("SIGKILL");
+      rmSync(copy.dataDir, { recursive: true, force: true });
+    }
+    if (serviceName) await docker(["service", "rm", serviceName]).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await database.drop();
+    await nats.stop();
+  }
 }
 
 /** Requests per second of `route` spread over the copies, summed. */
@@ -177,4 +289,6 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (!process.env.BENCH_HA_ONLY_NATS) await main();
+await resumeWithNats(1, true);
+await resumeWithNats(2, false);

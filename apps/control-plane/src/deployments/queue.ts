@@ -14,7 +14,12 @@
  * next start from what its agent and Docker observe (recovery.ts): done, error with the real
  * cause, or handed back to the queue when it never reached its service; the application's next
  * jobs wait for that. After a crash JetStream hands the job's message out again once its ack
- * wait (10 s) ran out: it runs if the row was handed back, else it is skipped. A graceful stop
+ * wait (3 s; the running copy says `working` every second) ran out: it waits (a nak with a
+ * delay) while the row is running, runs once it was handed back, and is skipped once it ended.
+ * The queue alone does not keep two jobs of a service apart then (a late heartbeat, a copy that
+ * died): the claim does (claimDeployment refuses a job of a service with a running deployment,
+ * whichever copy runs it), and the refused job waits in the queue (a nak with a delay, still in
+ * front of the service's next jobs; in memory, put back in front of them). A graceful stop
  * (close) lets running jobs finish for a grace time, then hands the rest back to the queue.
  */
 
@@ -59,7 +64,7 @@ export interface DeploymentQueueOptions {
   stream?: string;
   /** Subject prefix of the jobs (default platform.deployments). */
   subjectPrefix?: string;
-  /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 10 s). */
+  /** JetStream ack wait of a job: how soon a dead control plane's job is handed out again (default 3 s). */
   ackWaitMs?: number;
   /** How long an application's consumer may go unpulled before JetStream removes it (default 24 h). */
   consumerInactiveMs?: number;
@@ -145,6 +150,8 @@ class Sweeper {
 
 /** How long a job that could not be claimed (database away) waits before it is tried again. */
 const RETRY_DELAY_MS = 2_000;
+/** How long a job whose service runs another deployment (on any copy) waits before it is tried again. */
+export const BUSY_RETRY_MS = 1_000;
 
 /** Without NATS: jobs in memory, rebuilt from the waiting rows at start. */
 class EmbeddedDeploymentQueue implements DeploymentQueue {
@@ -216,6 +223,13 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
           // Not claimed while the database was away: queued again, tried after a pause.
           if (outcome === "retry")
             setTimeout(() => this.enqueue(job).catch(() => {}), RETRY_DELAY_MS).unref();
+          // Another copy runs a deployment of this service: tried again first, after a pause
+          // during which this copy starts none of the service's other jobs.
+          if (outcome === "busy") {
+            slot.giveBack();
+            await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+            if (!this.closing) this.waiting.unshift(job);
+          }
         })
         .finally(() => {
           slot.giveBack();
@@ -235,7 +249,11 @@ class EmbeddedDeploymentQueue implements DeploymentQueue {
   }
 }
 
-const DEFAULT_ACK_WAIT_MS = 10_000;
+/**
+ * Short, so that a dead copy's job is handed out again soon: the running copy says `working`
+ * every third of it, and a late heartbeat only means a redelivery the claim refuses.
+ */
+const DEFAULT_ACK_WAIT_MS = 3_000;
 const PULL_EXPIRES_MS = 1_000;
 const DEFAULT_CONSUMER_INACTIVE_MS = 24 * 60 * 60_000;
 
@@ -334,8 +352,8 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
   /**
    * Creates the application's consumer, or finds it. It is not cached: JetStream removes a
    * consumer nobody pulled for consumerInactiveMs (deleted or idle applications), and the next
-   * enqueue must then make it again. A consumer made with other settings by an earlier version
-   * is used as it is.
+   * enqueue must then make it again. A consumer made by an earlier version is used as it is,
+   * but for its ack wait (10 s before 20261203), which is set to this one's.
    */
   private async ensureConsumer(applicationId: string): Promise<void> {
     if (!/^[A-Za-z0-9_-]+$/.test(applicationId)) throw new Error(`Bad application id ${applicationId}`);
@@ -354,6 +372,11 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
         () => undefined,
       );
       if (!existing) throw error;
+      if (existing.config.ack_wait !== nanos(this.ackWaitMs)) {
+        await this.manager!.consumers.update(this.stream, this.consumerOf(applicationId), {
+          ack_wait: nanos(this.ackWaitMs),
+        });
+      }
     }
   }
 
@@ -422,9 +445,10 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
    * only means a redelivery, which finds the row no longer idle and skips it.
    */
   private async handle(message: JsMsg): Promise<void> {
-    const settle = (how: "ack" | "nak" | "nakLater" | "term" | "working") => {
+    const settle = (how: "ack" | "nak" | "nakLater" | "nakBusy" | "term" | "working") => {
       try {
         if (how === "nakLater") message.nak(RETRY_DELAY_MS);
+        else if (how === "nakBusy") message.nak(BUSY_RETRY_MS);
         else message[how]();
       } catch (error) {
         this.ctx!.logger.warn({ err: error }, `deployment job message: ${how} failed`);
@@ -450,6 +474,10 @@ class JetStreamDeploymentQueue implements DeploymentQueue {
         if (outcome === "handedBack") return settle("nak");
         // Not claimed while the database was away: delivered again once it may be back.
         if (outcome === "retry") return settle("nakLater");
+        // Another deployment of the service runs (a dead copy's, until it is taken over): this
+        // one is delivered again after a pause, still before the service's next jobs (the
+        // consumer holds one unacked message at a time).
+        if (outcome === "busy") return settle("nakBusy");
       } finally {
         slot.giveBack();
       }

@@ -295,15 +295,53 @@ export async function listQueueJobs(
   return [...open, ...finished];
 }
 
-/** Moves a waiting deployment to running; undefined when it is no longer waiting. */
-export function claimDeployment(db: Db, deploymentId: string, now: Date): Promise<Deployment | undefined> {
-  return db
-    .updateTable("deployments")
-    .set({ status: "running", startedAt: now.toISOString() })
+/** The partial unique index that keeps one running deployment per service (migration 20261203-50). */
+const ONE_RUNNING_PER_TARGET = "deployments_one_running_per_target";
+
+/**
+ * Moves a waiting deployment to running. Answers "busy" when the job must wait, not be dropped:
+ * another deployment of its service is running (whichever copy runs it), or this one is (a
+ * message delivered again while the copy that runs it, or takes it over, has not settled it; it
+ * may yet be handed back to the queue). Undefined when it ended or is gone. Two claims of one
+ * service at once are kept apart by the index ONE_RUNNING_PER_TARGET: the second one's update
+ * fails, and is answered "busy" too.
+ */
+export async function claimDeployment(
+  db: Db,
+  deploymentId: string,
+  now: Date,
+): Promise<Deployment | "busy" | undefined> {
+  try {
+    const claimed = await db
+      .updateTable("deployments")
+      .set({ status: "running", startedAt: now.toISOString() })
+      .where("deploymentId", "=", deploymentId)
+      .where("status", "=", "idle")
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("deployments as other")
+              .select("other.deploymentId")
+              .whereRef("other.targetKind", "=", "deployments.targetKind")
+              .whereRef("other.targetId", "=", "deployments.targetId")
+              .where("other.status", "=", "running"),
+          ),
+        ),
+      )
+      .returningAll()
+      .executeTakeFirst();
+    if (claimed) return claimed;
+  } catch (error) {
+    const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+    if (code === "23505" && constraint === ONE_RUNNING_PER_TARGET) return "busy";
+    throw error;
+  }
+  const current = await db
+    .selectFrom("deployments")
+    .select("status")
     .where("deploymentId", "=", deploymentId)
-    .where("status", "=", "idle")
-    .returningAll()
     .executeTakeFirst();
+  return current?.status === "idle" || current?.status === "running" ? "busy" : undefined;
 }
 
 export interface DeploymentResult {

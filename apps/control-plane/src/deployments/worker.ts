@@ -144,14 +144,15 @@ export class DeploymentWorker {
 
   /**
    * Runs the deployment if it is still waiting; never throws (failures are stored and logged).
-   * Answers "handedBack" when a stop handed it back to the queue, and "retry" when the database
-   * was away before the deployment could be claimed: the job must stay queued, not be dropped.
+   * Answers "handedBack" when a stop handed it back to the queue, "retry" when the database
+   * was away before the deployment could be claimed, and "busy" when another deployment of its
+   * service was running (on any copy): the job must stay queued, not be dropped.
    */
   async execute(
     ctx: ServiceContext,
     deploymentId: string,
     slot?: DeploymentSlot,
-  ): Promise<"ran" | "handedBack" | "retry"> {
+  ): Promise<"ran" | "handedBack" | "retry" | "busy"> {
     let finish!: () => void;
     const job: RunningJob = {
       controller: new AbortController(),
@@ -234,9 +235,10 @@ export class DeploymentWorker {
     controller: AbortController,
     slot: DeploymentSlot | undefined,
     claim: { done: boolean },
-  ): Promise<"ran" | "handedBack"> {
+  ): Promise<"ran" | "handedBack" | "busy"> {
     const { db, logger } = ctx;
     const deployment = await claimDeployment(db, deploymentId, ctx.now());
+    if (deployment === "busy") return "busy";
     claim.done = true;
     if (!deployment) return "ran"; // dropped from the queue, or already run
     // From here on the row is running: a write the database refuses is tried again until it is

@@ -59,6 +59,7 @@ import * as vaultProviders from "./20261202-70-vault-providers.ts";
 import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 import * as dnsProviders from "./20261203-30-dns-providers.ts";
 import * as forwardAuth from "./20261203-40-forward-auth.ts";
+import * as oneRunningPerTarget from "./20261203-50-one-running-per-target.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
 
@@ -122,6 +123,7 @@ export const migrations: Record<string, Migration> = {
   "20261202-80-template-bookmarks": templateBookmarks,
   "20261203-30-dns-providers": dnsProviders,
   "20261203-40-forward-auth": forwardAuth,
+  "20261203-50-one-running-per-target": oneRunningPerTarget,
   "20261203-60-git-provider-share": gitProviderShare,
   "20261203-61-onboarding": onboarding,
 };
