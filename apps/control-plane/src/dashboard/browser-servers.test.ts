@@ -194,6 +194,10 @@ describe("the servers page in headless chromium", () => {
     ]);
     await item.getByLabel("What to clean on edge").selectOption("cleanStoppedContainers");
     await item.getByRole("button", { name: "Clean up edge now" }).click();
+    // Nothing is removed before the dialog naming what goes is confirmed.
+    const confirm = page.getByRole("dialog", { name: "Clean up Docker on edge?" });
+    expect(await confirm.textContent()).toContain("stopped containers on edge");
+    await confirm.getByRole("button", { name: "Clean up", exact: true }).click();
     await item
       .getByRole("status")
       .getByText(
