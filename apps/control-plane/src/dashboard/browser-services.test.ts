@@ -387,7 +387,10 @@ describe("the shell and the service pages", () => {
     await sweep("dark", false);
     await page.setViewportSize({ width: 390, height: 844 });
     await sweep("phone dark", true);
+    // A hash-only goto stays in the document: the light theme is read again on a reload.
     await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("light");
     await sweep("phone light", true);
 
     // On the phone the top bar is short, and its Menu opens the sidebar, which a link closes.

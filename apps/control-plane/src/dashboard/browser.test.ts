@@ -476,5 +476,5 @@ describe("the dashboard in headless chromium", () => {
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
-  }, 480_000);
+  }, 600_000);
 });
