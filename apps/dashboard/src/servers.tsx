@@ -67,12 +67,15 @@ export function MetricsGraph({
   refreshSeconds,
   lines,
   label,
+  giveUpAfter404s,
 }: {
   url: string;
   token: string;
   refreshSeconds: number;
   lines: Line[];
   label: string;
+  /** Stop asking after this many 404s in a row (a container graph of a stopped service). */
+  giveUpAfter404s?: number;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string>();
@@ -82,6 +85,7 @@ export function MetricsGraph({
   useEffect(() => {
     let plot: uPlot | undefined;
     let live = true;
+    let missing = 0;
     const draw = async () => {
       try {
         const samples = await query<Record<string, unknown>[]>("server.getServerMetrics", {
@@ -129,9 +133,10 @@ export function MetricsGraph({
       } catch (failure) {
         if (!live) return;
         setError((failure as Error).message);
-        // Nothing to read there (no such service or no running container): asking again each
-        // cycle would only repeat the 404, and the token with it.
-        if (failure instanceof ApiFailure && failure.status === 404) {
+        // Nothing to read there (a service without a running container): asking again each
+        // cycle for ever would only repeat the 404, and the token with it.
+        missing = failure instanceof ApiFailure && failure.status === 404 ? missing + 1 : 0;
+        if (giveUpAfter404s !== undefined && missing >= giveUpAfter404s) {
           clearInterval(timer);
           setStopped(true);
         }
@@ -739,6 +744,7 @@ function ContainerMetrics({ base, config }: { base: string; config: MetricsConfi
           refreshSeconds={config.containers.refreshRate}
           lines={CONTAINER_LINES}
           label={`CPU and memory use of ${shown}'s containers`}
+          giveUpAfter404s={5}
         />
       )}
     </>
@@ -760,6 +766,7 @@ export function ServiceContainerGraph({ appName }: { appName: string }) {
         refreshSeconds={config.containers.refreshRate}
         lines={CONTAINER_LINES}
         label={`CPU and memory use of ${appName}'s containers`}
+        giveUpAfter404s={5}
       />
     </section>
   );
