@@ -43,11 +43,20 @@ async function answer<T>(response: Response, name: string): Promise<T> {
   return body as T;
 }
 
+/** Queries on their way: the same query asked twice meanwhile (the sidebar and a page) is sent once. */
+const pending = new Map<string, Promise<unknown>>();
+
 /** A query: GET /api/<name>?input=<JSON>. */
-export async function query<T>(name: string, input?: Record<string, unknown>): Promise<T> {
+export function query<T>(name: string, input?: Record<string, unknown>): Promise<T> {
   const search = input ? `?input=${encodeURIComponent(JSON.stringify(input))}` : "";
-  const response = await fetch(`/api/${name}${search}`, { headers: { accept: "application/json" } });
-  return answer<T>(response, name);
+  const url = `/api/${name}${search}`;
+  const asked = pending.get(url);
+  if (asked) return asked as Promise<T>;
+  const sent = fetch(url, { headers: { accept: "application/json" } })
+    .then((response) => answer<T>(response, name))
+    .finally(() => pending.delete(url));
+  pending.set(url, sent);
+  return sent;
 }
 
 /** A mutation: POST /api/<name> with a JSON body and the CSRF token. */

@@ -577,15 +577,24 @@ function Registries({ app, onSaved }: { app: ApplicationSettings; onSaved: () =>
 export function ApplicationSettingsForms({
   app,
   onSaved,
+  part,
 }: {
   app: ApplicationSettings;
   onSaved: () => void;
+  /** The General tab (source, build) or the Advanced one (credentials, Swarm, registries). */
+  part: "general" | "advanced";
 }) {
   const key = app.applicationId;
+  if (part === "general") {
+    return (
+      <>
+        <ApplicationSource key={`source-${key}`} app={app} onSaved={onSaved} />
+        <BuildType key={`build-${key}`} app={app} onSaved={onSaved} />
+      </>
+    );
+  }
   return (
     <>
-      <ApplicationSource key={`source-${key}`} app={app} onSaved={onSaved} />
-      <BuildType key={`build-${key}`} app={app} onSaved={onSaved} />
       <BasicAuth app={app} onSaved={onSaved} />
       <Swarm key={`swarm-${key}`} app={app} onSaved={onSaved} />
       <Registries key={`registry-${key}`} app={app} onSaved={onSaved} />

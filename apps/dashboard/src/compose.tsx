@@ -7,9 +7,10 @@ import { useState } from "preact/hooks";
 import { type Answer, mutate, query } from "./api.ts";
 import { appNameOf } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
-import { ComposeLogs, ServiceTabs } from "./runtime-logs.tsx";
+import { ComposeLogs } from "./runtime-logs.tsx";
+import { ActionButtons, Breadcrumb, Mounts, ServiceEnvironment, useProjectOf } from "./service-parts.tsx";
 import { ComposeSource } from "./source.tsx";
-import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
+import { ConfirmButton, ErrorText, href, Status, Tabs, useLoad, useSubmit } from "./ui.tsx";
 
 const EXAMPLE = `services:
   web:
@@ -19,13 +20,14 @@ const EXAMPLE = `services:
 export function NewCompose({ environmentId }: { environmentId: string }) {
   const [name, setName] = useState("");
   const [file, setFile] = useState(EXAMPLE);
+  const [composeType, setComposeType] = useState<"docker-compose" | "stack">("docker-compose");
   const create = useSubmit(async () => {
     const created = await mutate<{ composeId: string }>("compose.create", {
       name,
       appName: appNameOf(name),
       environmentId,
       composeFile: file,
-      composeType: "docker-compose",
+      composeType,
     });
     location.hash = href("compose", created.composeId);
   });
@@ -36,6 +38,16 @@ export function NewCompose({ environmentId }: { environmentId: string }) {
       <label>
         Stack name
         <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Deploy with
+        <select
+          value={composeType}
+          onChange={(e) => setComposeType(e.currentTarget.value as "docker-compose" | "stack")}
+        >
+          <option value="docker-compose">Docker Compose (docker compose up)</option>
+          <option value="stack">Swarm stack (docker stack deploy)</option>
+        </select>
       </label>
       <label class="wide">
         Compose file
@@ -63,65 +75,106 @@ interface Compose {
   composeStatus: string;
   composeType: string;
   sourceType: string;
+  environmentId: string;
+  env: string | null;
   [field: string]: unknown;
 }
 
-export function ComposePage({ composeId, logs }: { composeId: string; logs: boolean }) {
+const TABS = [
+  ["general", "General"],
+  ["environment", "Environment"],
+  ["deployments", "Deployments"],
+  ["logs", "Logs"],
+  ["advanced", "Advanced"],
+] as const;
+
+export function ComposePage({ composeId, tab = "general" }: { composeId: string; tab?: string }) {
   const compose = useLoad(() => query<Compose>("compose.one", { composeId }), composeId);
   const deployments = useDeployments(
     () => query<Answer<"deployment.allByCompose">>("deployment.allByCompose", { composeId }),
     composeId,
   );
-  const deploy = useSubmit(async () => {
-    const started = await mutate<{ deploymentId: string }>("compose.deploy", { composeId });
-    deployments.watch(started.deploymentId);
-    deployments.reload();
-  });
   const stack = compose.data;
-  const header = (
-    <>
-      <nav aria-label="Breadcrumb" class="crumbs">
-        <a href={href()}>Projects</a> / <span aria-current="page">{stack?.name ?? "…"}</span>
-      </nav>
-      <h1>
-        {stack?.name ?? "Compose stack"} <Status value={stack?.composeStatus} />
-      </h1>
-      <ErrorText error={compose.error} />
-      <ServiceTabs route={["compose", composeId]} logs={logs} />
-    </>
-  );
-  if (logs) {
+  const project = useProjectOf(stack?.environmentId);
+  if (compose.error && !stack) {
     return (
       <>
-        {header}
-        {stack && (
-          <ComposeLogs
-            composeId={composeId}
-            appName={stack.appName}
-            composeType={stack.composeType}
-            serverId={typeof stack.serverId === "string" ? stack.serverId : null}
-          />
-        )}
+        <h1>Compose stack not found</h1>
+        <ErrorText error={compose.error} />
+        <p>
+          <a href={href()}>Back to the projects</a>
+        </p>
       </>
     );
   }
+  const changed = () => {
+    compose.reload();
+    deployments.reload();
+  };
   return (
     <>
-      {header}
+      <Breadcrumb project={project} name={stack?.name} />
+      <h1>
+        {stack?.name ?? "Compose stack"} <Status value={stack?.composeStatus} />
+      </h1>
       {stack && (
-        <p class="muted">
-          {stack.appName} · {stack.composeType} · source {stack.sourceType}
-        </p>
+        <ActionButtons
+          onChanged={changed}
+          actions={[
+            [
+              "Deploy stack",
+              async () => {
+                const started = await mutate<{ deploymentId: string }>("compose.deploy", { composeId });
+                deployments.watch(started.deploymentId);
+                location.hash = href("compose", composeId, "deployments");
+              },
+              "Deployment started.",
+            ],
+            ["Stop", () => mutate("compose.stop", { composeId }), "Stopped."],
+            ["Start", () => mutate("compose.start", { composeId }), "Started."],
+          ]}
+        >
+          <ConfirmButton
+            label="Delete"
+            title={`Delete ${stack.name}?`}
+            consequence={`This stops and removes the stack ${stack.name} (${stack.appName}): all its services' containers, its networks, its domains and its deployments with their logs. Its named volumes are kept. It cannot be undone.`}
+            confirmLabel={`Delete ${stack.name}`}
+            action={async () => {
+              await mutate("compose.delete", { composeId, deleteVolumes: false });
+              location.hash = project ? href("project", project.projectId) : href();
+            }}
+          />
+        </ActionButtons>
       )}
-      {stack && <ComposeSource key={`source-${stack.composeId}`} stack={stack} onSaved={compose.reload} />}
-      {stack && <ComposeFile key={stack.composeId} stack={stack} onSaved={compose.reload} />}
-      <form onSubmit={deploy.onSubmit} class="row">
-        <button type="submit" disabled={deploy.busy || !stack}>
-          Deploy stack
-        </button>
-        <ErrorText error={deploy.error} />
-      </form>
-      <DeploymentsPanel deployments={deployments} onEnd={compose.reload} />
+      <Tabs route={["compose", composeId]} tabs={TABS} current={tab} />
+      {stack && tab === "general" && (
+        <>
+          <p class="muted">
+            {stack.appName} · {stack.composeType} · source {stack.sourceType}
+          </p>
+          <ComposeSource key={`source-${stack.composeId}`} stack={stack} onSaved={compose.reload} />
+          <ComposeFile key={stack.composeId} stack={stack} onSaved={compose.reload} />
+        </>
+      )}
+      {stack && tab === "environment" && (
+        <ServiceEnvironment
+          key={`env-${composeId}`}
+          procedure="compose.saveEnvironment"
+          target={{ composeId }}
+          current={stack.env}
+          onSaved={compose.reload}
+        />
+      )}
+      {tab === "deployments" && <DeploymentsPanel deployments={deployments} onEnd={compose.reload} />}
+      {stack && tab === "logs" && (
+        <ComposeLogs
+          composeId={composeId}
+          appName={stack.appName}
+          composeType={stack.composeType}
+          serverId={typeof stack.serverId === "string" ? stack.serverId : null}
+        />
+      )}
+      {tab === "advanced" && <Mounts serviceId={composeId} serviceType="compose" />}
     </>
   );
 }

@@ -1,18 +1,17 @@
 /**
  * The web dashboard (issue 29): a client of the public API, served by the control plane at `/`.
- * Pages (hash routes, so any path under / serves this one file): sign-in (or the first
- * registration), projects, a project's environments and services, an application with its
- * deployments, live log and domains.
+ * Pages (hash routes, so any path under / serves this one file, registered in PAGES below):
+ * sign-in (or the first registration), projects, a project's environments and services, the
+ * services' tabbed pages, and the instance pages linked from the sidebar.
  */
+
+import type { JSX } from "preact";
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiKeysPage, MembersPage, SettingsPage } from "./admin.tsx";
 import {
   type Answer,
   ApiFailure,
-  type Application,
-  type Deployment,
-  type Domain,
   type Environment,
   isSignedIn,
   mutate,
@@ -21,14 +20,12 @@ import {
   type User,
   whenSignedOut,
 } from "./api.ts";
-import { type ApplicationSettings, ApplicationSettingsForms } from "./app-settings.tsx";
+import { ApplicationPage } from "./application.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
-import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
-import { RuntimeLogs, ServiceTabs } from "./runtime-logs.tsx";
-import { ServersPage, ServiceContainerGraph } from "./servers.tsx";
-import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
+import { ServersPage } from "./servers.tsx";
+import { ConfirmButton, ErrorText, href, plural, Saved, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
 // ---- routing -------------------------------------------------------------------------------
@@ -281,7 +278,12 @@ function Projects({ user }: { user: User | undefined }) {
         </label>
       </div>
       <ErrorText error={projects.error} />
-      {projects.data && shown.length === 0 && <p class="muted">No project yet.</p>}
+      {projects.data && projects.data.length === 0 && (
+        <p class="muted">No project yet: create one below, then add its services.</p>
+      )}
+      {projects.data && projects.data.length > 0 && shown.length === 0 && (
+        <p class="muted">No project matches “{search.trim()}”.</p>
+      )}
       <ul class="cards" aria-label="Projects">
         {shown.map((project) => (
           <li key={project.projectId} class="card">
@@ -290,8 +292,11 @@ function Projects({ user }: { user: User | undefined }) {
             </a>
             {project.description && <p class="muted">{project.description}</p>}
             <p class="muted">
-              {project.environments.length} environment{project.environments.length === 1 ? "" : "s"},{" "}
-              {project.environments.reduce((n, e) => n + serviceCount(e), 0)} services
+              {plural(project.environments.length, "environment")},{" "}
+              {plural(
+                project.environments.reduce((n, e) => n + serviceCount(e), 0),
+                "service",
+              )}
             </p>
           </li>
         ))}
@@ -318,7 +323,15 @@ function databaseId(summary: object, idKey: string): string {
   return String((summary as Record<string, unknown>)[idKey]);
 }
 
-function EnvironmentServices({ environment, user }: { environment: Environment; user: User | undefined }) {
+function EnvironmentServices({
+  environment,
+  user,
+  onChanged,
+}: {
+  environment: Environment;
+  user: User | undefined;
+  onChanged: () => void;
+}) {
   const [name, setName] = useState("");
   const [image, setImage] = useState("");
   const create = useSubmit(async () => {
@@ -383,272 +396,254 @@ function EnvironmentServices({ environment, user }: { environment: Environment; 
       )}
       {user?.canCreateServices && <NewDatabase environmentId={environment.environmentId} />}
       {user?.canCreateServices && <NewCompose environmentId={environment.environmentId} />}
+      {!environment.isDefault && user?.canDeleteProjects && (
+        <ConfirmButton
+          label={`Delete environment ${environment.name}`}
+          title={`Delete the environment ${environment.name}?`}
+          consequence={`This removes ${environment.name} and its ${plural(serviceCount(environment), "service")} with their containers, domains, deployments and database volumes. It cannot be undone.`}
+          confirmLabel={`Delete ${environment.name}`}
+          action={async () => {
+            await mutate("environment.remove", { environmentId: environment.environmentId });
+            onChanged();
+          }}
+        />
+      )}
     </section>
   );
 }
 
 function ProjectPage({ projectId, user }: { projectId: string; user: User | undefined }) {
   const project = useLoad(() => query<Answer<"project.one">>("project.one", { projectId }), projectId);
+  const data = project.data;
+  if (project.error && !data) {
+    return (
+      <>
+        <h1>Project not found</h1>
+        <ErrorText error={project.error} />
+        <p>
+          <a href={href()}>Back to the projects</a>
+        </p>
+      </>
+    );
+  }
+  const services = data?.environments.reduce((n, e) => n + serviceCount(e), 0) ?? 0;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
-        <a href={href()}>Projects</a> / <span aria-current="page">{project.data?.name ?? "…"}</span>
+        <a href={href()}>Projects</a> / <span aria-current="page">{data?.name ?? "…"}</span>
       </nav>
-      <h1>{project.data?.name ?? "Project"}</h1>
+      <h1>{data?.name ?? "Project"}</h1>
       <ErrorText error={project.error} />
-      {project.data?.environments.map((environment) => (
-        <EnvironmentServices key={environment.environmentId} environment={environment} user={user} />
+      {data?.environments.map((environment) => (
+        <EnvironmentServices
+          key={environment.environmentId}
+          environment={environment}
+          user={user}
+          onChanged={project.reload}
+        />
       ))}
+      {data && user?.canCreateProjects && <NewEnvironment projectId={projectId} onCreated={project.reload} />}
+      {data && (
+        <ProjectSettings
+          key={projectId}
+          project={data}
+          services={services}
+          canDelete={user?.canDeleteProjects ?? false}
+          onSaved={project.reload}
+        />
+      )}
     </>
   );
 }
 
-// ---- application ---------------------------------------------------------------------------
-
-function Domains({ applicationId }: { applicationId: string }) {
-  const domains = useLoad(() => query<Domain[]>("domain.byApplicationId", { applicationId }), applicationId);
-  const [host, setHost] = useState("");
-  const [port, setPort] = useState("80");
-  const [https, setHttps] = useState(false);
-  const add = useSubmit(async () => {
-    await mutate("domain.create", { applicationId, host, port: Number(port), https });
-    setHost("");
-    domains.reload();
+function NewEnvironment({ projectId, onCreated }: { projectId: string; onCreated: () => void }) {
+  const [name, setName] = useState("");
+  const create = useSubmit(async () => {
+    await mutate("environment.create", { projectId, name: name.trim() });
+    setName("");
+    onCreated();
   });
   return (
-    <section class="card" aria-labelledby="domains-title">
-      <h2 id="domains-title">Domains</h2>
-      <ErrorText error={domains.error} />
-      <ul aria-label="Domains" class="services">
-        {domains.data?.map((domain) => (
-          <li key={domain.domainId}>
-            {domain.https ? "https" : "http"}://{domain.host}
-            {domain.path && domain.path !== "/" ? domain.path : ""}{" "}
-            <span class="muted">→ port {domain.port ?? "default"}</span>
-          </li>
-        ))}
-        {domains.data?.length === 0 && <li class="muted">No domain yet.</li>}
-      </ul>
-      <form onSubmit={add.onSubmit} class="inline" aria-label="Add a domain">
-        <label>
-          Host
-          <input
-            required
-            placeholder="app.example.com"
-            value={host}
-            onInput={(e) => setHost(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Container port
-          <input
-            type="number"
-            min={1}
-            max={65535}
-            required
-            value={port}
-            onInput={(e) => setPort(e.currentTarget.value)}
-          />
-        </label>
-        <label class="check">
-          <input type="checkbox" checked={https} onChange={(e) => setHttps(e.currentTarget.checked)} /> HTTPS
-        </label>
-        <button type="submit" disabled={add.busy}>
-          Add domain
-        </button>
-        <ErrorText error={add.error} />
-      </form>
-    </section>
-  );
-}
-
-function EnvironmentVariables({ application, onSaved }: { application: Application; onSaved: () => void }) {
-  const [env, setEnv] = useState(application.env ?? "");
-  const [saved, setSaved] = useState(false);
-  const save = useSubmit(async () => {
-    setSaved(false);
-    await mutate("application.saveEnvironment", {
-      applicationId: application.applicationId,
-      env,
-      createEnvFile: application.createEnvFile ?? true,
-    });
-    setSaved(true);
-    onSaved();
-  });
-  return (
-    <form onSubmit={save.onSubmit} class="card" aria-labelledby="env-title">
-      <h2 id="env-title">Environment variables</h2>
+    <form onSubmit={create.onSubmit} class="card inline" aria-labelledby="new-environment">
+      <h2 id="new-environment">New environment</h2>
       <label>
-        Variables, KEY=value on each line (used from the next deployment)
-        <textarea rows={5} spellcheck={false} value={env} onInput={(e) => setEnv(e.currentTarget.value)} />
+        Environment name
+        <input required placeholder="staging" value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          Save variables
-        </button>
-        <span role="status">{saved ? "Saved." : ""}</span>
-      </div>
-      <ErrorText error={save.error} />
+      <button type="submit" disabled={create.busy}>
+        Create environment
+      </button>
+      <ErrorText error={create.error} />
     </form>
   );
 }
 
-function Ports({ application, onChanged }: { application: Application; onChanged: () => void }) {
-  const [published, setPublished] = useState("");
-  const [target, setTarget] = useState("80");
-  const [protocol, setProtocol] = useState<"tcp" | "udp">("tcp");
-  const add = useSubmit(async () => {
-    await mutate("port.create", {
-      applicationId: application.applicationId,
-      publishedPort: Number(published),
-      targetPort: Number(target),
-      protocol,
-    });
-    setPublished("");
-    onChanged();
+function ProjectSettings({
+  project,
+  services,
+  canDelete,
+  onSaved,
+}: {
+  project: Answer<"project.one">;
+  services: number;
+  canDelete: boolean;
+  onSaved: () => void;
+}) {
+  const [name, setName] = useState(project.name);
+  const [saved, setSaved] = useState("");
+  const rename = useSubmit(async () => {
+    setSaved("");
+    await mutate("project.update", { projectId: project.projectId, name: name.trim() });
+    setSaved("Renamed.");
+    onSaved();
   });
-  const remove = async (portId: string) => {
-    await mutate("port.delete", { portId });
-    onChanged();
-  };
   return (
-    <section class="card" aria-labelledby="ports-title">
-      <h2 id="ports-title">Ports</h2>
-      <p class="muted">Published on the server's own address, from the next deployment.</p>
-      <ul class="services" aria-label="Ports">
-        {application.ports.map((port) => (
-          <li key={port.portId}>
-            {port.publishedPort} → {port.targetPort}/{port.protocol}{" "}
-            <button type="button" class="ghost" onClick={() => remove(port.portId)}>
-              Remove port {port.publishedPort}
-            </button>
-          </li>
-        ))}
-        {application.ports.length === 0 && <li class="muted">No published port.</li>}
-      </ul>
-      <form onSubmit={add.onSubmit} class="inline" aria-label="Publish a port">
+    <section class="card" aria-labelledby="project-settings">
+      <h2 id="project-settings">Project settings</h2>
+      <form onSubmit={rename.onSubmit} class="inline" aria-label="Rename the project">
         <label>
-          Published port
-          <input
-            type="number"
-            min={1}
-            max={65535}
-            required
-            value={published}
-            onInput={(e) => setPublished(e.currentTarget.value)}
-          />
+          New project name
+          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
-        <label>
-          Port in the container
-          <input
-            type="number"
-            min={1}
-            max={65535}
-            required
-            value={target}
-            onInput={(e) => setTarget(e.currentTarget.value)}
-          />
-        </label>
-        <label>
-          Protocol
-          <select value={protocol} onChange={(e) => setProtocol(e.currentTarget.value as "tcp" | "udp")}>
-            <option value="tcp">tcp</option>
-            <option value="udp">udp</option>
-          </select>
-        </label>
-        <button type="submit" disabled={add.busy}>
-          Publish port
+        <button type="submit" disabled={rename.busy}>
+          Rename project
         </button>
-        <ErrorText error={add.error} />
+        <Saved text={saved} />
+        <ErrorText error={rename.error} />
       </form>
-    </section>
-  );
-}
-
-function ApplicationPage({ applicationId, logs }: { applicationId: string; logs: boolean }) {
-  const application = useLoad(
-    () => query<ApplicationSettings>("application.one", { applicationId }),
-    applicationId,
-  );
-  const deployments = useDeployments(
-    () => query<Deployment[]>("deployment.all", { applicationId }),
-    applicationId,
-  );
-  const [action, setAction] = useState<"deploy" | "redeploy">("deploy");
-  const deploy = useSubmit(async () => {
-    const { deploymentId } = await mutate<{ deploymentId: string }>(`application.${action}`, {
-      applicationId,
-    });
-    deployments.watch(deploymentId);
-    deployments.reload();
-  });
-  const running = deployments.data?.some((d) => d.status === "running" || d.status === "idle");
-  const cancel = async () => {
-    await mutate("application.cancelDeployment", { applicationId });
-    deployments.reload();
-  };
-  const app = application.data;
-  const header = (
-    <>
-      <nav aria-label="Breadcrumb" class="crumbs">
-        <a href={href()}>Projects</a> / <span aria-current="page">{app?.name ?? "…"}</span>
-      </nav>
-      <h1>
-        {app?.name ?? "Application"} <Status value={app?.applicationStatus} />
-      </h1>
-      <ErrorText error={application.error} />
-      <ServiceTabs route={["application", applicationId]} logs={logs} />
-    </>
-  );
-  if (logs) {
-    return (
-      <>
-        {header}
-        <RuntimeLogs procedure="application.readLogs" target={{ applicationId }} />
-      </>
-    );
-  }
-  return (
-    <>
-      {header}
-      {app && (
-        <p class="muted">
-          {app.appName} ·{" "}
-          {app.sourceType === "docker" ? `image ${app.dockerImage ?? "not set"}` : app.sourceType}
-        </p>
+      {canDelete && (
+        <ConfirmButton
+          label="Delete project"
+          title={`Delete the project ${project.name}?`}
+          consequence={`This removes ${project.name}, its ${plural(project.environments.length, "environment")} and ${plural(services, "service")} with their containers, domains, deployments and database volumes. It cannot be undone.`}
+          confirmLabel={`Delete ${project.name}`}
+          action={async () => {
+            await mutate("project.remove", { projectId: project.projectId });
+            location.hash = href();
+          }}
+        />
       )}
-      <form onSubmit={deploy.onSubmit} class="row">
-        <button type="submit" disabled={deploy.busy} onClick={() => setAction("deploy")}>
-          Deploy
-        </button>
-        {deployments.data && deployments.data.length > 0 && (
-          <button type="submit" class="ghost" disabled={deploy.busy} onClick={() => setAction("redeploy")}>
-            Redeploy (rebuild)
-          </button>
-        )}
-        {running && (
-          <button type="button" class="ghost" onClick={cancel}>
-            Cancel the running deployment
-          </button>
-        )}
-        <ErrorText error={deploy.error} />
-      </form>
-      <DeploymentsPanel deployments={deployments} onEnd={application.reload} />
-      {app && <Ports application={app} onChanged={application.reload} />}
-      {app && <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />}
-      <Domains applicationId={applicationId} />
-      {app && <ApplicationSettingsForms app={app} onSaved={application.reload} />}
-      {app && <ServiceContainerGraph appName={app.appName} />}
-    </>
+    </section>
   );
 }
 
 // ---- shell ---------------------------------------------------------------------------------
 
+interface PageProps {
+  /** The hash route's segments after the page's own: #/<page>/<args…>. */
+  args: string[];
+  user: User | undefined;
+  instanceAdmin: boolean;
+}
+
+/**
+ * The route table: #/<key>/… renders PAGES[key]. A new page is one line here, and a link in
+ * SIDEBAR_PAGES when it belongs in the sidebar. #/ (and an unknown key) is the projects page.
+ */
+const PAGES: Record<string, (props: PageProps) => JSX.Element> = {
+  project: ({ args: [id], user }) => <ProjectPage projectId={id ?? ""} user={user} />,
+  application: ({ args: [id, tab] }) => <ApplicationPage applicationId={id ?? ""} tab={tab} />,
+  database: ({ args: [kind, id, tab] }) => <DatabasePage kind={kind ?? ""} id={id ?? ""} tab={tab} />,
+  compose: ({ args: [id, tab] }) => <ComposePage composeId={id ?? ""} tab={tab} />,
+  "git-providers": () => <GitProvidersPage />,
+  queue: () => <QueuePage />,
+  servers: ({ user, instanceAdmin }) => <ServersPage user={user} instanceAdmin={instanceAdmin} />,
+  members: ({ user }) => (user ? <MembersPage user={user} /> : <Loading />),
+  "api-keys": ({ user }) => (user ? <ApiKeysPage user={user} /> : <Loading />),
+  settings: ({ user, instanceAdmin }) => (instanceAdmin ? <SettingsPage /> : <Projects user={user} />),
+};
+
+/** The instance's pages in the sidebar: [route key, link text, who sees it]. */
+const SIDEBAR_PAGES: readonly (readonly [string, string, "all" | "administers" | "instance"])[] = [
+  ["templates", "Templates", "all"],
+  ["backups", "Backups", "all"],
+  ["schedules", "Schedules", "all"],
+  ["notifications", "Notifications", "all"],
+  ["certificates", "Certificates", "all"],
+  ["queue", "Queue", "all"],
+  ["servers", "Servers", "all"],
+  ["git-providers", "Git providers", "all"],
+  ["members", "Members", "administers"],
+  ["api-keys", "API keys", "all"],
+  ["settings", "Settings", "instance"],
+];
+
+function Loading() {
+  return <h1>Loading…</h1>;
+}
+
+function Sidebar({
+  page,
+  projectId,
+  user,
+  administers,
+  instanceAdmin,
+  open,
+  onSignOut,
+}: {
+  page: string | undefined;
+  projectId: string | undefined;
+  user: User | undefined;
+  administers: boolean;
+  instanceAdmin: boolean;
+  open: boolean;
+  onSignOut: () => void;
+}) {
+  const projects = useLoad(() => query<Project[]>("project.all"), `sidebar-${page ?? ""}-${projectId ?? ""}`);
+  const current = (key: string) => (page === key ? "page" : undefined);
+  return (
+    <aside id="sidebar" class={open ? "sidebar open" : "sidebar"} aria-label="Sidebar">
+      <a href={href()} class="brand">
+        Platform
+      </a>
+      <nav aria-label="Main">
+        <a href={href()} aria-current={page === undefined ? "page" : undefined}>
+          Projects
+        </a>
+        <ul aria-label="Your projects" class="side-projects">
+          {projects.data?.map((project) => (
+            <li key={project.projectId}>
+              <a
+                href={href("project", project.projectId)}
+                aria-current={page === "project" && projectId === project.projectId ? "page" : undefined}
+              >
+                {project.name}
+              </a>
+            </li>
+          ))}
+        </ul>
+        <span class="side-heading" aria-hidden="true">
+          Instance
+        </span>
+        {SIDEBAR_PAGES.filter(
+          ([, , who]) =>
+            who === "all" || (who === "administers" && administers) || (who === "instance" && instanceAdmin),
+        ).map(([key, label]) => (
+          <a key={key} href={href(key)} aria-current={current(key)}>
+            {label}
+          </a>
+        ))}
+        <a href="/api/docs">API</a>
+      </nav>
+      <div class="side-account">
+        {user && <span class="muted">{user.email}</span>}
+        <ThemeToggle />
+        <button type="button" class="ghost" onClick={onSignOut}>
+          Sign out
+        </button>
+      </div>
+    </aside>
+  );
+}
+
 function App() {
   const [signedIn, setSignedIn] = useState(isSignedIn);
   const [user, setUser] = useState<User>();
   const route = useRoute();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const mainRef = useRef<HTMLElement>(null);
+  const routeKey = route.join("/");
+  const firstRoute = useRef(true);
   useEffect(() => whenSignedOut(() => setSignedIn(false)), []);
   useEffect(() => {
     if (!signedIn) return;
@@ -656,6 +651,32 @@ function App() {
       if (!(error instanceof ApiFailure && error.status === 401)) console.error(error);
     });
   }, [signedIn]);
+  // After a navigation (not the first load), focus goes to the new page's heading and the
+  // phone's menu closes.
+  useEffect(() => {
+    setMenuOpen(false);
+    if (firstRoute.current) {
+      firstRoute.current = false;
+      return;
+    }
+    const heading = mainRef.current?.querySelector("h1");
+    if (heading) {
+      heading.tabIndex = -1;
+      heading.focus({ preventScroll: false });
+    }
+  }, [routeKey]);
+  const administers = user !== undefined && user.role !== "member";
+  // The instance settings are the instance administrator's alone (owner or administrators of the
+  // first organization): offered only when the API answers them to this user.
+  const [instanceAdmin, setInstanceAdmin] = useState(false);
+  useEffect(() => {
+    setInstanceAdmin(false);
+    if (!administers) return;
+    query("settings.getWebServerSettings").then(
+      () => setInstanceAdmin(true),
+      () => setInstanceAdmin(false),
+    );
+  }, [administers, user?.userId]);
 
   const [page, id, ...rest] = route;
   if (!signedIn) {
@@ -679,87 +700,64 @@ function App() {
     setUser(undefined);
     setSignedIn(false);
   };
-  const administers = user !== undefined && user.role !== "member";
-  // The instance settings are the instance administrator's alone (owner or administrators of the
-  // first organization): offered only when the API answers them to this user.
-  const [instanceAdmin, setInstanceAdmin] = useState(false);
-  useEffect(() => {
-    setInstanceAdmin(false);
-    if (!administers) return;
-    query("settings.getWebServerSettings").then(
-      () => setInstanceAdmin(true),
-      () => setInstanceAdmin(false),
-    );
-  }, [administers, user?.userId]);
+  const showPage = page ? PAGES[page] : undefined;
   return (
-    <>
-      <a href="#main" class="skip">
+    <div class="shell">
+      {/* biome-ignore lint/a11y/useValidAnchor: a skip link is a link by convention; its #main would otherwise be read as a route */}
+      <a
+        href="#main"
+        class="skip"
+        onClick={(event) => {
+          // The link's own #main would be read as a route: focus the content instead.
+          event.preventDefault();
+          mainRef.current?.focus();
+        }}
+      >
         Skip to content
       </a>
-      <header class="top">
+      <header class="topbar">
         <a href={href()} class="brand">
           Platform
         </a>
-        <nav aria-label="Main">
-          <a href={href()} aria-current={page === undefined ? "page" : undefined}>
-            Projects
-          </a>
-          {administers && (
-            <a href={href("members")} aria-current={page === "members" ? "page" : undefined}>
-              Members
-            </a>
-          )}
-          <a href={href("git-providers")} aria-current={page === "git-providers" ? "page" : undefined}>
-            Git providers
-          </a>
-          <a href={href("queue")} aria-current={page === "queue" ? "page" : undefined}>
-            Queue
-          </a>
-          <a href={href("servers")} aria-current={page === "servers" ? "page" : undefined}>
-            Servers
-          </a>
-          <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
-            API keys
-          </a>
-          {instanceAdmin && (
-            <a href={href("settings")} aria-current={page === "settings" ? "page" : undefined}>
-              Settings
-            </a>
-          )}
-          <a href="/api/docs">API</a>
-        </nav>
-        <span class="spacer" />
-        {user && <span class="muted">{user.email}</span>}
-        <ThemeToggle />
-        <button type="button" class="ghost" onClick={logout}>
-          Sign out
+        <button
+          type="button"
+          class="ghost"
+          aria-expanded={menuOpen}
+          aria-controls="sidebar"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
         </button>
       </header>
-      <main id="main">
-        {page === "project" && id ? (
-          <ProjectPage projectId={id} user={user} />
-        ) : page === "application" && id ? (
-          <ApplicationPage applicationId={id} logs={rest[0] === "logs"} />
-        ) : page === "database" && id && rest[0] ? (
-          <DatabasePage kind={id} id={rest[0]} logs={rest[1] === "logs"} />
-        ) : page === "compose" && id ? (
-          <ComposePage composeId={id} logs={rest[0] === "logs"} />
-        ) : page === "git-providers" ? (
-          <GitProvidersPage />
-        ) : page === "queue" ? (
-          <QueuePage />
-        ) : page === "servers" ? (
-          <ServersPage user={user} instanceAdmin={instanceAdmin} />
-        ) : page === "members" && user ? (
-          <MembersPage user={user} />
-        ) : page === "api-keys" && user ? (
-          <ApiKeysPage user={user} />
-        ) : page === "settings" && instanceAdmin ? (
-          <SettingsPage />
+      <Sidebar
+        page={page}
+        projectId={page === "project" ? id : undefined}
+        user={user}
+        administers={administers}
+        instanceAdmin={instanceAdmin}
+        open={menuOpen}
+        onSignOut={logout}
+      />
+      <main id="main" ref={mainRef} tabIndex={-1}>
+        {showPage ? (
+          showPage({ args: route.slice(1), user, instanceAdmin })
+        ) : page ? (
+          <NotFound />
         ) : (
           <Projects user={user} />
         )}
       </main>
+    </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>
+        Nothing is at this address. <a href={href()}>Back to the projects</a>
+      </p>
     </>
   );
 }

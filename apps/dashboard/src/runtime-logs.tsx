@@ -10,25 +10,11 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type Answer, query } from "./api.ts";
-import { ErrorText, href, useLoad } from "./ui.tsx";
+import { ErrorText, useLoad } from "./ui.tsx";
 
 const TAILS = [100, 1000, 10000] as const;
 /** Lines arriving live are shown in batches at most this often (a 10,000-line tail is one render). */
 const FLUSH_MS = 100;
-
-/** The tabs of a service's page: links (#/<route>, #/<route>/logs), the current one marked. */
-export function ServiceTabs({ route, logs }: { route: string[]; logs: boolean }) {
-  return (
-    <nav aria-label="Service views" class="tabs">
-      <a href={href(...route)} aria-current={logs ? undefined : "page"}>
-        Overview
-      </a>
-      <a href={href(...route, "logs")} aria-current={logs ? "page" : undefined}>
-        Logs
-      </a>
-    </nav>
-  );
-}
 
 /** One readLogs line, `<time> <source> | <text>`, as its parts (all of it as text when it is not one). */
 function LogLine({ line }: { line: string }) {

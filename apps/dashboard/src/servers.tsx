@@ -9,8 +9,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { mutate, query, type User } from "./api.ts";
-import { ErrorText, Status, useLoad, useSubmit } from "./ui.tsx";
+import { ApiFailure, mutate, query, type User } from "./api.ts";
+import { ConfirmButton, ErrorText, Status, useLoad, useSubmit } from "./ui.tsx";
 
 export interface MetricsConfig {
   server: {
@@ -67,19 +67,25 @@ export function MetricsGraph({
   refreshSeconds,
   lines,
   label,
+  giveUpAfter404s,
 }: {
   url: string;
   token: string;
   refreshSeconds: number;
   lines: Line[];
   label: string;
+  /** Stop asking after this many 404s in a row (a container graph of a stopped service). */
+  giveUpAfter404s?: number;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string>();
   const [latest, setLatest] = useState<Record<string, unknown>>();
+  const [stopped, setStopped] = useState(false);
+  const [round, setRound] = useState(0);
   useEffect(() => {
     let plot: uPlot | undefined;
     let live = true;
+    let missing = 0;
     const draw = async () => {
       try {
         const samples = await query<Record<string, unknown>[]>("server.getServerMetrics", {
@@ -125,7 +131,15 @@ export function MetricsGraph({
           );
         }
       } catch (failure) {
-        if (live) setError((failure as Error).message);
+        if (!live) return;
+        setError((failure as Error).message);
+        // Nothing to read there (a service without a running container): asking again each
+        // cycle for ever would only repeat the 404, and the token with it.
+        missing = failure instanceof ApiFailure && failure.status === 404 ? missing + 1 : 0;
+        if (giveUpAfter404s !== undefined && missing >= giveUpAfter404s) {
+          clearInterval(timer);
+          setStopped(true);
+        }
       }
     };
     draw();
@@ -135,16 +149,31 @@ export function MetricsGraph({
       clearInterval(timer);
       plot?.destroy();
     };
-  }, [url, token, refreshSeconds]);
+  }, [url, token, refreshSeconds, round]);
   return (
     <figure class="metrics" aria-label={label}>
       <div ref={box} />
       <figcaption class="muted">
-        {latest
-          ? `Now: ${lines.map((line) => `${line.label.replace(/ %.*$/, "")} ${Math.round(line.read(latest) * 10) / 10} %`).join(", ")}`
-          : "Reading the metrics…"}
+        {stopped
+          ? "Nothing to graph: no running container answers."
+          : latest
+            ? `Now: ${lines.map((line) => `${line.label.replace(/ %.*$/, "")} ${Math.round(line.read(latest) * 10) / 10} %`).join(", ")}`
+            : "Reading the metrics…"}
       </figcaption>
       <ErrorText error={error} />
+      {stopped && (
+        <button
+          type="button"
+          class="ghost"
+          onClick={() => {
+            setStopped(false);
+            setError(undefined);
+            setRound((n) => n + 1);
+          }}
+        >
+          Read the metrics again
+        </button>
+      )}
     </figure>
   );
 }
@@ -259,7 +288,10 @@ function ServerItem({
           </>
         )}
       </div>
-      <ErrorText error={check.error ?? enroll.error ?? setup.error} />
+      {/* The agent's errors name the server by its id: the page says its name. */}
+      <ErrorText
+        error={(check.error ?? enroll.error ?? setup.error)?.replaceAll(server.serverId, server.name)}
+      />
       {bootstrap && (
         <p>
           Run this on the server as root (the token works once):{" "}
@@ -581,11 +613,9 @@ function DailyCleanup({
 function Cleanup({ server }: { server?: { serverId: string; name: string } }) {
   const [kind, setKind] = useState<(typeof CLEANUPS)[number][0]>("cleanAll");
   const [report, setReport] = useState<CleanupReport>();
-  const clean = useSubmit(async () => {
-    setReport(undefined);
-    setReport(await mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {}));
-  });
+  const [busy, setBusy] = useState(false);
   const where = server ? server.name : "this machine";
+  const what = CLEANUPS.find(([name]) => name === kind)?.[1] ?? kind;
   return (
     <div class="row">
       <label>
@@ -598,15 +628,28 @@ function Cleanup({ server }: { server?: { serverId: string; name: string } }) {
           ))}
         </select>
       </label>
-      <button type="button" class="ghost" disabled={clean.busy} onClick={clean.onSubmit}>
-        {clean.busy ? "Cleaning up…" : server ? `Clean up ${server.name} now` : "Clean up Docker now"}
-      </button>
+      <ConfirmButton
+        label={busy ? "Cleaning up…" : server ? `Clean up ${server.name} now` : "Clean up Docker now"}
+        title={`Clean up Docker on ${where}?`}
+        consequence={`This removes ${what} on ${where}.${kind === "cleanAll" || kind === "cleanUnusedVolumes" ? " Unused volumes go with their data: a database or service whose volume is not in use right now (stopped, or not yet redeployed) loses it." : ""} Removed objects cannot be brought back.`}
+        confirmLabel="Clean up"
+        action={async () => {
+          setReport(undefined);
+          setBusy(true);
+          try {
+            setReport(
+              await mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {}),
+            );
+          } finally {
+            setBusy(false);
+          }
+        }}
+      />
       <span role="status">
         {report
           ? `Cleaned: ${(report.reclaimedBytes / 1048576).toFixed(1)} MB freed, ${report.containersDeleted} containers, ${report.imagesDeleted} images, ${report.volumesDeleted} volumes removed${report.scope === "organization" ? " (only this organization's objects)" : ""}.`
           : ""}
       </span>
-      <ErrorText error={clean.error} />
     </div>
   );
 }
@@ -701,6 +744,7 @@ function ContainerMetrics({ base, config }: { base: string; config: MetricsConfi
           refreshSeconds={config.containers.refreshRate}
           lines={CONTAINER_LINES}
           label={`CPU and memory use of ${shown}'s containers`}
+          giveUpAfter404s={5}
         />
       )}
     </>
@@ -722,6 +766,7 @@ export function ServiceContainerGraph({ appName }: { appName: string }) {
         refreshSeconds={config.containers.refreshRate}
         lines={CONTAINER_LINES}
         label={`CPU and memory use of ${appName}'s containers`}
+        giveUpAfter404s={5}
       />
     </section>
   );

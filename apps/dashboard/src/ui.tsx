@@ -1,5 +1,5 @@
 /** What the pages share: links, loading, forms that submit, errors and status badges. */
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 
 export const href = (...parts: string[]) => `#/${parts.map(encodeURIComponent).join("/")}`;
 
@@ -50,4 +50,92 @@ export function useSubmit(action: () => Promise<void>) {
 
 export function Status({ value }: { value: string | undefined }) {
   return <span class={`badge status-${value ?? "idle"}`}>{value ?? "idle"}</span>;
+}
+
+/** `count word` with the word's plural when count is not 1 ("1 service", "2 services"). */
+export function plural(count: number, word: string, many = `${word}s`): string {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
+/**
+ * A button that removes or stops something: it opens a dialog saying what will be lost, and
+ * `action` runs only when that dialog is confirmed.
+ */
+export function ConfirmButton({
+  label,
+  title,
+  consequence,
+  confirmLabel,
+  action,
+  danger = true,
+}: {
+  label: string;
+  title: string;
+  consequence: string;
+  confirmLabel: string;
+  action: () => Promise<void>;
+  danger?: boolean;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const id = useId();
+  const confirm = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      dialog.current?.close();
+    } catch (failure) {
+      setError(failure instanceof Error ? failure.message : String(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class={danger ? "danger" : "ghost"} onClick={() => dialog.current?.showModal()}>
+        {label}
+      </button>
+      <dialog ref={dialog} aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`} class="confirm">
+        <h2 id={`${id}-title`}>{title}</h2>
+        <p id={`${id}-text`}>{consequence}</p>
+        <ErrorText error={error} />
+        <div class="row">
+          <button type="button" class={danger ? "danger" : undefined} disabled={busy} onClick={confirm}>
+            {confirmLabel}
+          </button>
+          <button type="button" class="ghost" onClick={() => dialog.current?.close()}>
+            Cancel
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
+}
+
+/** A service page's tabs: links #/<route>/<tab>, the current one marked. */
+export function Tabs({
+  route,
+  tabs,
+  current,
+}: {
+  route: string[];
+  tabs: readonly (readonly [slug: string, label: string])[];
+  current: string;
+}) {
+  return (
+    <nav aria-label="Service views" class="tabs">
+      {tabs.map(([slug, label]) => (
+        <a key={slug} href={href(...route, slug)} aria-current={slug === current ? "page" : undefined}>
+          {label}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+/** A one-line message in a status region ("Saved."), cleared by the caller. */
+export function Saved({ text }: { text: string }) {
+  return <span role="status">{text}</span>;
 }

@@ -247,7 +247,7 @@ describe("Git providers in headless chromium", () => {
 
     // A compose stack read from the same repository and branch.
     await page.getByRole("link", { name: "Projects" }).first().click();
-    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).click();
     await page.getByRole("textbox", { name: "Stack name" }).fill("Stack");
     await page.getByRole("button", { name: "Create stack" }).click();
     await page.getByRole("heading", { name: /^Stack/ }).waitFor();

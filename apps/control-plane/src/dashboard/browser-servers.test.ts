@@ -118,7 +118,7 @@ describe("the servers page in headless chromium", () => {
 
     // Validation and the security audit, as the server's own agent answers them.
     await item.getByRole("button", { name: "Check edge" }).click();
-    await item.getByRole("heading", { name: "Validation" }).waitFor({ timeout: 30_000 });
+    await item.getByRole("heading", { name: "Validation" }).waitFor({ timeout: 120_000 });
     await item.getByRole("heading", { name: "Security audit" }).waitFor();
     expect(await item.locator("dt", { hasText: /^docker$/ }).count()).toBe(1);
     expect(await item.locator("dd").first().textContent()).toMatch(/^enabled: yes/);
@@ -194,6 +194,10 @@ describe("the servers page in headless chromium", () => {
     ]);
     await item.getByLabel("What to clean on edge").selectOption("cleanStoppedContainers");
     await item.getByRole("button", { name: "Clean up edge now" }).click();
+    // Nothing is removed before the dialog naming what goes is confirmed.
+    const confirm = page.getByRole("dialog", { name: "Clean up Docker on edge?" });
+    expect(await confirm.textContent()).toContain("stopped containers on edge");
+    await confirm.getByRole("button", { name: "Clean up", exact: true }).click();
     await item
       .getByRole("status")
       .getByText(

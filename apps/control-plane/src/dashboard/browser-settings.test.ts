@@ -117,7 +117,7 @@ describe("instance settings and Swarm forms in headless chromium", () => {
     // An application's Swarm settings as forms.
     const { applicationId } = await createApplication(test);
     const published = await freePort();
-    await page.goto(`${http.url}/#/application/${applicationId}`);
+    await page.goto(`${http.url}/#/application/${applicationId}/advanced`);
     const swarm = page.getByRole("form", { name: "Swarm settings" });
     await swarm.waitFor();
     await swarm.getByLabel("Service mode").selectOption("global");

@@ -90,6 +90,10 @@ afterAll(async () => {
 
 const step = stepper("");
 
+/** Opens a tab of a service's page (General, Environment, Domains, Deployments, Logs…). */
+const openTab = (page: import("playwright-core").Page, name: string) =>
+  page.getByRole("navigation", { name: "Service views" }).getByRole("link", { name, exact: true }).click();
+
 describe("the dashboard in headless chromium", () => {
   it("register → project → application from a local image → deploy with its live log → domain; all offline, accessible, under the CSP", async () => {
     const { context, page, elsewhere, problems } = await offlinePage(browser, base);
@@ -136,11 +140,13 @@ describe("the dashboard in headless chromium", () => {
     expect(application.dockerImage).toBe(IMAGE);
     await step(page, "application");
     // A published port, which the deployment then serves on.
+    await openTab(page, "Advanced");
     const publishedPort = await freePort();
     await page.getByRole("spinbutton", { name: "Published port" }).fill(String(publishedPort));
     await page.getByRole("button", { name: "Publish port" }).click();
     await page.getByRole("list", { name: "Ports" }).getByText(`${publishedPort} → 80/tcp`).waitFor();
     // Variables, saved before the first deployment, which then runs with them.
+    await openTab(page, "Environment");
     await page.getByLabel(/^Variables, KEY=value/).fill("GREETING=hello\nTARGET=world");
     await page.getByRole("button", { name: "Save variables" }).click();
     await page.getByRole("status").getByText("Saved.").waitFor();
@@ -178,20 +184,24 @@ describe("the dashboard in headless chromium", () => {
     expect(await page.getByRole("log").locator("div").count()).toBe(1);
     await page.getByLabel("Search the log").fill("");
 
+    await openTab(page, "Domains");
     await page.getByRole("textbox", { name: "Host" }).fill("shop.example.com");
     await page.getByRole("button", { name: "Add domain" }).click();
     await page.getByRole("list", { name: "Domains" }).getByText("http://shop.example.com").waitFor();
     await step(page, "domain");
 
     // The application's settings, each saved through its procedure.
+    await openTab(page, "General");
+    await page.getByRole("combobox", { name: "Build with" }).selectOption("nixpacks");
+    await page.getByRole("button", { name: "Save build type" }).click();
+    await page.getByRole("form", { name: "Build type" }).getByRole("status").getByText("Saved.").waitFor();
+    await openTab(page, "Advanced");
     await page.getByRole("textbox", { name: "User name" }).fill("admin");
     await page.getByLabel("Password", { exact: true }).fill("basic-secret-1");
     await page.getByRole("button", { name: "Add credentials" }).click();
     await page.getByRole("list", { name: "Basic credentials" }).getByText("admin").waitFor();
     await page.getByRole("spinbutton", { name: "Replicas" }).fill("2");
     await page.getByRole("button", { name: "Save Swarm settings" }).click();
-    await page.getByRole("combobox", { name: "Build with" }).selectOption("nixpacks");
-    await page.getByRole("button", { name: "Save build type" }).click();
     await page.getByText("Add a registry").click();
     await page.getByRole("textbox", { name: "Registry name" }).fill("Private");
     await page.getByRole("textbox", { name: "Registry URL" }).fill("registry.example.com");
@@ -218,6 +228,7 @@ describe("the dashboard in headless chromium", () => {
     expect(await platform.ctx.db.selectFrom("security").select("username").executeTakeFirstOrThrow()).toEqual(
       { username: "admin" },
     );
+    await openTab(page, "General");
     await page.getByRole("combobox", { name: "Source type" }).selectOption("git");
     await page.getByRole("textbox", { name: "Repository URL" }).fill("https://git.example.com/team/shop.git");
     await page.getByRole("button", { name: "Save source" }).click();
@@ -240,7 +251,7 @@ describe("the dashboard in headless chromium", () => {
 
     // A deployment that fails shows its cause above its log.
     await page.getByRole("link", { name: "Projects" }).first().click();
-    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).click();
     await page.getByRole("textbox", { name: "Application name" }).fill("Broken");
     await page.getByRole("textbox", { name: "Docker image" }).fill("platform-test/no-such-image:latest");
     await page.getByRole("button", { name: "Create application" }).click();
@@ -262,7 +273,7 @@ describe("the dashboard in headless chromium", () => {
 
     // A database service: created with a generated password, its connection URL shown.
     await page.getByRole("link", { name: "Projects" }).first().click();
-    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).click();
     await page.getByRole("textbox", { name: "Database name" }).fill("Orders");
     await page.getByRole("button", { name: "Create database" }).click();
     await page.getByRole("heading", { name: /^Orders/ }).waitFor();
@@ -289,7 +300,7 @@ describe("the dashboard in headless chromium", () => {
 
     // A compose stack: created with its file, the file edited, deployed with its live log.
     await page.getByRole("link", { name: "Projects" }).first().click();
-    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).click();
     await page.getByRole("textbox", { name: "Stack name" }).fill("Stack");
     await page
       .getByRole("textbox", { name: "Compose file" })
@@ -340,7 +351,7 @@ describe("the dashboard in headless chromium", () => {
     await page.keyboard.press("Tab");
     await page.keyboard.type("correct-horse-battery");
     await page.keyboard.press("Enter");
-    await page.getByRole("link", { name: "Shop" }).waitFor();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).waitFor();
     await step(page, "projects");
 
     // An API key is shown once, then only its name and first characters.
@@ -435,7 +446,7 @@ describe("the dashboard in headless chromium", () => {
 
     // On a phone: one column, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.getByRole("link", { name: "Shop" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Shop" }).click();
     await page.getByRole("heading", { name: "Environment production" }).waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await step(page, "phone");
@@ -465,5 +476,5 @@ describe("the dashboard in headless chromium", () => {
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
-  }, 480_000);
+  }, 600_000);
 });

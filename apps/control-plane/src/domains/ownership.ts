@@ -12,7 +12,7 @@
  * the same host at once: call claimHost inside the transaction that writes the domain.
  */
 import { sql, type Transaction } from "kysely";
-import { withOwner } from "../db/owned.ts";
+import { ownedBy, withOwner } from "../db/owned.ts";
 import type { Database } from "../db/schema.ts";
 import { badRequest, conflict } from "../errors.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
@@ -40,12 +40,15 @@ export function hostsOverlap(a: string, b: string): boolean {
 
 /**
  * Refuses (409 naming `host`) a host another organization routes; `host` is stored form (lower
- * case, punycode). Takes the claim lock for the rest of the transaction.
+ * case, punycode). Takes the claim lock for the rest of the transaction. With `path`, the same
+ * host and path already routed in this organization (two routers with one rule) is a 400 naming
+ * `host`; `exceptDomainId` is the domain being edited.
  */
 export async function claimHost(
   trx: Transaction<Database>,
   organizationId: string,
   host: string,
+  route?: { path: string; exceptDomainId?: string },
 ): Promise<void> {
   const instanceOrganization = () => isInstanceOrganization(trx, organizationId);
   const settings = await trx
@@ -93,7 +96,44 @@ export async function claimHost(
       fields: ["host"],
     });
   }
+  if (route) await refuseSameRoute(trx, organizationId, host, route.path, route.exceptDomainId);
   if (settings?.host && hostsOverlap(host, settings.host.toLowerCase()) && !(await instanceOrganization())) {
     throw conflict(`Invalid input: host: ${host} is the control plane's own host`, { fields: ["host"] });
+  }
+}
+
+/** The organization's application and compose domains on `host` + `path` (but `exceptDomainId`). */
+async function refuseSameRoute(
+  trx: Transaction<Database>,
+  organizationId: string,
+  host: string,
+  path: string,
+  exceptDomainId: string | undefined,
+): Promise<void> {
+  const byApplication = ownedBy(
+    trx
+      .selectFrom("domains")
+      .innerJoin("applications", "applications.applicationId", "domains.applicationId"),
+    "applications.environmentId",
+    organizationId,
+  )
+    .select(["domains.domainId", "applications.name"])
+    .where("domains.host", "=", host)
+    .where("domains.path", "=", path);
+  const byCompose = ownedBy(
+    trx.selectFrom("domains").innerJoin("compose", "compose.composeId", "domains.composeId"),
+    "compose.environmentId",
+    organizationId,
+  )
+    .select(["domains.domainId", "compose.name"])
+    .where("domains.host", "=", host)
+    .where("domains.path", "=", path);
+  const found = [...(await byApplication.execute()), ...(await byCompose.execute())].find(
+    (row) => row.domainId !== exceptDomainId,
+  );
+  if (found) {
+    throw badRequest(`Invalid input: host: ${host}${path} is already a domain of ${found.name}`, {
+      fields: ["host"],
+    });
   }
 }

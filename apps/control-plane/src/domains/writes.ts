@@ -50,7 +50,7 @@ export function insertComposeDomain(
   const domainId = newId();
   return ctx.db.transaction().execute(async (trx) => {
     await lockCompose(trx, compose.composeId);
-    await claimHost(trx, compose.organizationId, columns.host);
+    await claimHost(trx, compose.organizationId, columns.host, { path: columns.path });
     const row = await insertDomain(trx, {
       domainId,
       ...columns,
@@ -73,7 +73,7 @@ export function insertApplicationDomain(
   const domainId = newId();
   return ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, application.applicationId);
-    await claimHost(trx, application.organizationId, columns.host);
+    await claimHost(trx, application.organizationId, columns.host, { path: columns.path });
     const row = await insertDomain(trx, {
       domainId,
       ...columns,
@@ -96,7 +96,12 @@ export function updateComposeDomain(
 ): Promise<Domain> {
   return ctx.db.transaction().execute(async (trx) => {
     await lockCompose(trx, composeId);
-    if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
+    if (columns.host !== existing.host || columns.path !== existing.path) {
+      await claimHost(trx, existing.organizationId, columns.host, {
+        path: columns.path,
+        exceptDomainId: existing.domainId,
+      });
+    }
     const row = await updateDomain(trx, existing.domainId, { ...columns, certificateKeySealed: null });
     await syncComposeProxyWith(ctx, trx, composeId);
     return row;
@@ -118,7 +123,12 @@ export function updateApplicationDomain(
   const keepsFiles = hasCertificateFiles(columns);
   return ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, application.applicationId);
-    if (columns.host !== existing.host) await claimHost(trx, existing.organizationId, columns.host);
+    if (columns.host !== existing.host || columns.path !== existing.path) {
+      await claimHost(trx, existing.organizationId, columns.host, {
+        path: columns.path,
+        exceptDomainId: existing.domainId,
+      });
+    }
     const row = await updateDomain(trx, existing.domainId, {
       ...columns,
       certificateKeySealed: !keepsFiles

@@ -231,6 +231,28 @@ describe("refused input changes nothing", () => {
     await expectRefused({ host: "ok.example.com", path }, "path");
   });
 
+  it("the same host and path again, on this application or another of the organization, is a 400 naming host", async () => {
+    await expectRefused({ host: "safe.example.com" }, "host");
+    await expectRefused({ host: "SAFE.example.com", path: "/" }, "host");
+    const other = await createApplication(test);
+    const again = await createDomain({
+      applicationId: other.applicationId,
+      host: "safe.example.com",
+      certificateType: "none",
+    });
+    expect(again.status).toBe(400);
+    expect(again.body.error.data.fields).toEqual(["host"]);
+    expect(again.body.error.message).toContain("safe.example.com");
+    // Another path of the same host is another route (as in Dokploy).
+    const otherPath = await createDomain({
+      applicationId: other.applicationId,
+      host: "safe.example.com",
+      path: "/api",
+      certificateType: "none",
+    });
+    expect(otherPath.status, JSON.stringify(otherPath.body)).toBe(200);
+  });
+
   it("an internalPath with `..` is a 400 naming internalPath", async () => {
     await expectRefused({ host: "ok.example.com", path: "/a", internalPath: "/x/../.." }, "internalPath");
   });
@@ -415,6 +437,8 @@ describe("customEntrypoint and middlewares", () => {
     expect(one.body).toMatchObject({ customEntrypoint: null, middlewares: [] });
   });
 
+  // Each case its own host: one host and path routes to one service of the organization.
+  let refusals = 0;
   it.each([
     [{ customEntrypoint: "web secure" }, "customEntrypoint"],
     [{ customEntrypoint: "x`) || Host(`y" }, "customEntrypoint"],
@@ -429,7 +453,11 @@ describe("customEntrypoint and middlewares", () => {
     [{ certificateType: "custom", customCertResolver: "myresolver", certificate: "x" }, "certificate"],
   ])("domain.update refuses %j with a 400 naming %s", async (change, fieldName) => {
     const app = await createApplication(test);
-    const created = await createDomain({ applicationId: app.applicationId, host: "refuse.example.com" });
+    refusals += 1;
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: `refuse-${refusals}.example.com`,
+    });
     expect(created.status).toBe(200);
     const before = await readIfExists(dynamicFile(test, `${app.appName}.yml`));
     const response = await test.platform.mutate(
