@@ -85,6 +85,7 @@ const configSchema = z.object({
   PLATFORM_DEFAULT_IMAGE_MARIADB: imageSetting,
   PLATFORM_DEFAULT_IMAGE_MONGO: imageSetting,
   PLATFORM_DEFAULT_IMAGE_REDIS: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_LIBSQL: imageSetting,
   PLATFORM_PUBLIC_IP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IPv4 or IPv6 address" }).optional(),
   /** Requests per session: `<max>/<seconds>` (default 600/60), or `off`. */
   PLATFORM_SESSION_RATE_LIMIT: z
@@ -259,7 +260,9 @@ export interface Config {
    * The image of each database kind when a service sets no dockerImage
    * (PLATFORM_DEFAULT_IMAGE_<KIND>; absent: spec 2.9's default, databases/kinds.ts).
    */
-  defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
+  defaultDatabaseImages?: Partial<
+    Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql", string>
+  >;
   /** This machine's main directory (PLATFORM_MAIN_DIRECTORY); unset: `<dataDir>/main`, absolute. */
   mainDirectory: string;
   /** The overlay network of this machine's applications and proxy; undefined: platform-network. */
@@ -381,6 +384,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mariadb: c.PLATFORM_DEFAULT_IMAGE_MARIADB,
       mongo: c.PLATFORM_DEFAULT_IMAGE_MONGO,
       redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
+      libsql: c.PLATFORM_DEFAULT_IMAGE_LIBSQL,
     },
     mainDirectory: c.PLATFORM_MAIN_DIRECTORY ?? path.resolve(c.PLATFORM_DATA_DIR, "main"),
     platformNetwork: c.PLATFORM_NETWORK,

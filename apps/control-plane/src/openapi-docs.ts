@@ -907,6 +907,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   ...databaseDocs("mariadb", { databaseName: "orders", databaseUser: "shop" }),
   ...databaseDocs("mongo", { databaseUser: "shop" }),
   ...databaseDocs("redis", {}),
+  ...libsqlDocs(),
   // compose
   "compose.create": {
     description: "Create a compose stack in an environment (status idle; deploy starts it)",
@@ -1575,6 +1576,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Back up a redis database now; answers once the upload and the retention are done, with the outcome",
   },
+  "backup.manualBackupLibsql": {
+    description:
+      "Back up a libsql (sqld) database now: its data directory archived with tar inside the running container, gzipped and uploaded; answers once the upload and the retention are done, with the outcome. libsql archives are not restored by the platform.",
+  },
   "backup.manualBackupWebServer": {
     description:
       "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",
@@ -2051,6 +2056,27 @@ export const routeDocs: Record<string, ProcedureDoc> = {
 };
 
 /** The procedures of one database router (databases/router.ts): the same for every kind. */
+/** libsql: the kinds' procedures less changePassword, search and saveExternalPort, plus saveExternalPorts. */
+function libsqlDocs(): Record<string, ProcedureDoc> {
+  const docs = databaseDocs("libsql", {
+    databaseUser: "admin",
+    sqldNode: "primary",
+    enableNamespaces: false,
+  });
+  for (const omitted of ["changePassword", "search", "saveExternalPort"]) delete docs[`libsql.${omitted}`];
+  docs["libsql.create"] = {
+    ...docs["libsql.create"],
+    description:
+      "Creates a libsql (sqld) service (status idle): sqldNode primary, or replica following sqldPrimaryUrl (required with a replica, refused with a primary); enableNamespaces adds sqld's --enable-namespaces. databaseUser and databasePassword become sqld's HTTP basic authentication (SQLD_HTTP_AUTH). Nothing runs until libsql.deploy. A taken appName is a 409.",
+  };
+  docs["libsql.saveExternalPorts"] = {
+    description:
+      "Publishes sqld's HTTP port 8080 (externalPort), gRPC port 5001 (externalGRPCPort; not on a replica) and admin port 5000 (externalAdminPort) on its server's host: a number publishes, null removes, an absent field keeps; at least one must be given. Queues a deployment that applies them (answers `{success, deploymentId}`). A reserved port is a 400, one another service publishes on that server a 409.",
+    errors: [409],
+  };
+  return docs;
+}
+
 function databaseDocs(kind: string, fields: Record<string, unknown>): Record<string, ProcedureDoc> {
   const idKey = `${kind}Id`;
   const queued = "Answers `{success, deploymentId}` at once; follow it with deployment.allByType.";

@@ -53,7 +53,7 @@ const REFOLLOW_PAUSE_MS = 1_000;
 /** Tasks silent this long before the newest line no longer hold back where a resume starts. */
 const QUIET_SOURCE_MS = 60_000;
 const AGENT_TIMEOUT_MS = 15_000;
-const DATABASE_KINDS: DatabaseKind[] = ["postgres", "mysql", "mariadb", "mongo", "redis"];
+const DATABASE_KINDS: DatabaseKind[] = ["postgres", "mysql", "mariadb", "mongo", "redis", "libsql"];
 const ID_PARAMETERS = ["applicationId", "composeId", ...DATABASE_KINDS.map((kind) => `${kind}Id`)];
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 

@@ -134,6 +134,7 @@ const serviceTypes = [
   "mariadb",
   "mongo",
   "redis",
+  "libsql",
 ] as const;
 
 async function applicationDeployments(ctx: ServiceContext, caller: Caller, applicationId: string) {

@@ -1035,6 +1035,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backup.manualBackupLibsql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Back up a libsql database now; answers once the upload and the retention are done, with the outcome
+         * @description Back up a libsql (sqld) database now: its data directory archived with tar inside the running container, gzipped and uploaded; answers once the upload and the retention are done, with the outcome. libsql archives are not restored by the platform.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/backup.manualBackupLibsql` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["backup.manualBackupLibsql"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/backup.manualBackupMariadb": {
         parameters: {
             query?: never;
@@ -4653,6 +4677,342 @@ export interface paths {
          *     Also served as `POST /api/trpc/gitProvider.remove` with tRPC envelopes (see the trpc tag).
          */
         post: operations["gitProvider.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the libsql service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a libsql service in an environment (status idle; deploy starts it)
+         * @description Creates a libsql (sqld) service (status idle): sqldNode primary, or replica following sqldPrimaryUrl (required with a replica, refused with a primary); enableNamespaces adds sqld's --enable-namespaces. databaseUser and databasePassword become sqld's HTTP basic authentication (SQLD_HTTP_AUTH). Nothing runs until libsql.deploy. A taken appName is a 409.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a deployment of the libsql service; answers at once with its deploymentId
+         * @description Queues a deployment of the service: creates or updates its Swarm service with its data volume. Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.deploy` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the libsql service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A libsql service with its credentials and connection URLs
+         * @description The service with its password and its internal and external connection URLs (to callers who may see it).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/libsql.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["libsql.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.readLogs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest lines the libsql service's container printed, one `<time> <task> | <text>` line each
+         * @description The newest lines the service's container printed, each naming its task (`<appName>.<slot>.<task id>`). `tail` (1-10,000, default 100) newest lines as Docker keeps them, `since` (`all`, or `<n>s|m|h|d`) and `search` (a plain phrase of letters, digits, spaces and `._-`, matched literally and case-insensitively among those lines, like Dokploy's `docker logs --tail | grep -iF`). Read by the agent of the service's server through Docker's log API (no shell); the answer is one string, a line `<RFC 3339 time> <source> | <text>` per log line, oldest first, control characters escaped; a very long line is cut and the whole answer kept under 768 KiB (older lines dropped first).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/libsql.readLogs` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["libsql.readLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the libsql service's data and start it fresh
+         * @description Deletes the service and its data volume, then deploys it fresh: all data is lost. Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.rebuild` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.rebuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart the libsql service with its current configuration (its data kept)
+         * @description Restarts the service with its current configuration, its data kept (`libsqlId` and its appName). Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.reload` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.reload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the libsql service and its data volume (irreversible)
+         * @description Removes the service and its data volume, then the record (irreversible).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the libsql service's environment variables (applied by the next deploy or reload)
+         * @description Sets the service's variables (dotenv text); applied by the next deploy or reload.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.saveEnvironment` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.saveEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.saveExternalPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish the libsql service's ports on its server (HTTP 8080, externalGRPCPort 5001, externalAdminPort 5000; null removes one, an absent one is kept); redeploys it
+         * @description Publishes sqld's HTTP port 8080 (externalPort), gRPC port 5001 (externalGRPCPort; not on a replica) and admin port 5000 (externalAdminPort) on its server's host: a number publishes, null removes, an absent field keeps; at least one must be given. Queues a deployment that applies them (answers `{success, deploymentId}`). A reserved port is a 400, one another service publishes on that server a 409.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.saveExternalPorts` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.saveExternalPorts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the libsql service again (status done)
+         * @description Scales the service back to one task (status done); 400 when never deployed.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.start` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the libsql service: scale it to 0, its data kept (status idle)
+         * @description Scales the service to 0 (status idle); its data is kept.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.stop` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the libsql service's settings (applied by the next deploy or reload; a new user or password at once, in the running database)
+         * @description Changes name, description, image, passwords, resources, command, args or variables; applied by the next deploy or reload.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.update"];
         delete?: never;
         options?: never;
         head?: never;
@@ -15561,7 +15921,7 @@ export interface operations {
                     keepLatestCount?: number | null;
                     database: string;
                     /** @enum {string} */
-                    databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                    databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                     /** @enum {string} */
                     backupType?: "database" | "compose";
                     postgresId?: string | null;
@@ -15569,6 +15929,7 @@ export interface operations {
                     mariadbId?: string | null;
                     mongoId?: string | null;
                     redisId?: string | null;
+                    libsqlId?: string | null;
                     serviceName?: string | null;
                     composeId?: string | null;
                     metadata?: {
@@ -15599,12 +15960,13 @@ export interface operations {
                         /** @enum {string} */
                         backupType: "database" | "compose";
                         /** @enum {string} */
-                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                         postgresId: string | null;
                         mysqlId: string | null;
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         userId: string | null;
                         metadata: {
@@ -15700,6 +16062,48 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "backup.manualBackupLibsql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    backupId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        deploymentId: string;
+                        /** @enum {string} */
+                        status: "done" | "error";
+                        backupFile: string | null;
+                        sizeBytes: number | null;
+                        verification: string | null;
+                        errorMessage: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -16029,12 +16433,13 @@ export interface operations {
                         /** @enum {string} */
                         backupType: "database" | "compose";
                         /** @enum {string} */
-                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                         postgresId: string | null;
                         mysqlId: string | null;
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         userId: string | null;
                         metadata: {
@@ -16190,7 +16595,7 @@ export interface operations {
                     keepLatestCount?: number | null;
                     database?: string;
                     /** @enum {string} */
-                    databaseType?: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                    databaseType?: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                     serviceName?: string | null;
                     metadata?: {
                         [key: string]: unknown;
@@ -18637,7 +19042,7 @@ export interface operations {
                 /** @description Id of the object the `type` names */
                 id: string;
                 /** @description Which kind of object (one of the enum's values) */
-                type: "application" | "compose" | "server" | "schedule" | "previewDeployment" | "backup" | "volumeBackup" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                type: "application" | "compose" | "server" | "schedule" | "previewDeployment" | "backup" | "volumeBackup" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
             };
             header?: never;
             path?: never;
@@ -18722,7 +19127,7 @@ export interface operations {
                         database: {
                             databaseId: string;
                             /** @enum {string} */
-                            type: "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                            type: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
                             name: string;
                             appName: string;
                         } | null;
@@ -18805,7 +19210,7 @@ export interface operations {
                         deploymentId: string;
                         title: string;
                         /** @enum {string} */
-                        serviceType: "application" | "compose" | "schedule" | "preview" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                        serviceType: "application" | "compose" | "schedule" | "preview" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
                         applicationId: string | null;
                         databaseId: string | null;
                         composeId: string | null;
@@ -20964,6 +21369,16 @@ export interface operations {
                             /** @enum {string} */
                             applicationStatus: "idle" | "running" | "done" | "error";
                         }[];
+                        libsql: {
+                            libsqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
                         compose: {
                             composeId: string;
                             name: string;
@@ -21136,6 +21551,16 @@ export interface operations {
                             /** @enum {string} */
                             applicationStatus: "idle" | "running" | "done" | "error";
                         }[];
+                        libsql: {
+                            libsqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
                         compose: {
                             composeId: string;
                             name: string;
@@ -21245,6 +21670,16 @@ export interface operations {
                         }[];
                         redis: {
                             redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        libsql: {
+                            libsqlId: string;
                             name: string;
                             appName: string;
                             description: string | null;
@@ -22553,6 +22988,785 @@ export interface operations {
             content: {
                 "application/json": {
                     gitProviderId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Orders",
+                 *       "appName": "orders-libsql",
+                 *       "environmentId": "V1StGXR8_Z5jdHi6B-myT",
+                 *       "databasePassword": "S3cret-pass",
+                 *       "databaseUser": "admin",
+                 *       "sqldNode": "primary",
+                 *       "enableNamespaces": false
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    appName: string;
+                    environmentId: string;
+                    description?: string | null;
+                    dockerImage?: ("" | string) | null;
+                    serverId?: ("" | string) | null;
+                    databasePassword: string;
+                    databaseUser: string;
+                    /** @enum {string} */
+                    sqldNode: "primary" | "replica";
+                    sqldPrimaryUrl?: ("" | string) | null;
+                    /** @default false */
+                    enableNamespaces?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.one": {
+        parameters: {
+            query: {
+                /** @description Id of the libsql */
+                libsqlId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                        databasePassword: string;
+                        applicationStatusMessage: string | null;
+                        replicas: number;
+                        healthCheckSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        restartPolicySwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        placementSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        updateConfigSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        rollbackConfigSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        modeSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        labelsSwarm: {
+                            [key: string]: string;
+                        } | null;
+                        networkSwarm: {
+                            [key: string]: unknown;
+                        }[] | null;
+                        stopGracePeriodSwarm: number | null;
+                        endpointSpecSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        ulimitsSwarm: {
+                            [key: string]: unknown;
+                        }[] | null;
+                        networkIds: string[];
+                        internalConnectionUrl: string;
+                        externalConnectionUrl: string | null;
+                        environment: {
+                            environmentId: string;
+                            name: string;
+                            project: {
+                                projectId: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.readLogs": {
+        parameters: {
+            query: {
+                /** @description Id of the libsql */
+                libsqlId: string;
+                /** @description Only items whose tail contains this text */
+                tail?: number;
+                /** @description Only items whose since contains this text */
+                since?: string;
+                /** @description Only items whose search contains this text */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    appName: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    env: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.saveExternalPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    externalPort?: number | null;
+                    externalGRPCPort?: number | null;
+                    externalAdminPort?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    name?: string;
+                    description?: string | null;
+                    dockerImage?: ("" | string) | null;
+                    databasePassword?: string;
+                    databaseUser?: string;
+                    /** @enum {string} */
+                    sqldNode?: "primary" | "replica";
+                    sqldPrimaryUrl?: ("" | string) | null;
+                    enableNamespaces?: boolean;
+                    memoryLimit?: ("" | string) | null;
+                    memoryReservation?: ("" | string) | null;
+                    cpuLimit?: ("" | string) | null;
+                    cpuReservation?: ("" | string) | null;
+                    command?: ("" | string) | null;
+                    args?: string[] | null;
+                    env?: string | null;
+                    replicas?: number;
+                    healthCheckSwarm?: {
+                        Test?: string[];
+                        Interval?: number;
+                        Timeout?: number;
+                        StartPeriod?: number;
+                        Retries?: number;
+                    } | null;
+                    restartPolicySwarm?: {
+                        /** @enum {string} */
+                        Condition?: "none" | "on-failure" | "any";
+                        Delay?: number;
+                        MaxAttempts?: number;
+                        Window?: number;
+                    } | null;
+                    placementSwarm?: {
+                        Constraints?: string[];
+                        Preferences?: {
+                            Spread: {
+                                SpreadDescriptor: string;
+                            };
+                        }[];
+                        MaxReplicas?: number;
+                        Platforms?: {
+                            Architecture: string;
+                            OS: string;
+                        }[];
+                    } | null;
+                    updateConfigSwarm?: {
+                        Parallelism: number;
+                        Delay?: number;
+                        /** @enum {string} */
+                        FailureAction?: "continue" | "pause" | "rollback";
+                        Monitor?: number;
+                        MaxFailureRatio?: number;
+                        /** @enum {string} */
+                        Order: "stop-first" | "start-first";
+                    } | null;
+                    rollbackConfigSwarm?: {
+                        Parallelism: number;
+                        Delay?: number;
+                        /** @enum {string} */
+                        FailureAction?: "continue" | "pause" | "rollback";
+                        Monitor?: number;
+                        MaxFailureRatio?: number;
+                        /** @enum {string} */
+                        Order: "stop-first" | "start-first";
+                    } | null;
+                    modeSwarm?: {
+                        Replicated?: {
+                            Replicas?: number;
+                        };
+                        Global?: Record<string, never>;
+                        ReplicatedJob?: {
+                            MaxConcurrent?: number;
+                            TotalCompletions?: number;
+                        };
+                        GlobalJob?: Record<string, never>;
+                    } | null;
+                    labelsSwarm?: {
+                        [key: string]: string;
+                    } | null;
+                    networkSwarm?: {
+                        Target?: string;
+                        Aliases?: string[];
+                    }[] | null;
+                    stopGracePeriodSwarm?: number | null;
+                    endpointSpecSwarm?: {
+                        /** @enum {string} */
+                        Mode?: "vip" | "dnsrr";
+                        Ports?: {
+                            /** @enum {string} */
+                            Protocol?: "tcp" | "udp";
+                            TargetPort?: number;
+                            PublishedPort?: number;
+                            /** @enum {string} */
+                            PublishMode?: "ingress" | "host";
+                        }[];
+                    } | null;
+                    ulimitsSwarm?: {
+                        Name: string;
+                        Soft: number;
+                        Hard: number;
+                    }[] | null;
+                    networkIds?: string[];
                 };
             };
         };
@@ -24342,7 +25556,7 @@ export interface operations {
                      * @default application
                      * @enum {string}
                      */
-                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                     serviceId: string;
                 };
             };
@@ -24364,7 +25578,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -24372,6 +25586,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -24392,7 +25607,7 @@ export interface operations {
                 /** @description Id of the service */
                 serviceId: string;
                 /** @description Only items whose serviceType contains this text */
-                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
             };
             header?: never;
             path?: never;
@@ -24416,7 +25631,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -24424,6 +25639,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     }[];
@@ -24465,7 +25681,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -24473,6 +25689,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -24517,7 +25734,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -24525,6 +25742,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -24577,7 +25795,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -24585,6 +25803,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -29322,7 +30541,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         name: string;
                         appName: string;
                         /** @enum {string} */
@@ -30758,6 +31977,16 @@ export interface operations {
                                 /** @enum {string} */
                                 applicationStatus: "idle" | "running" | "done" | "error";
                             }[];
+                            libsql: {
+                                libsqlId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
                             compose: {
                                 composeId: string;
                                 name: string;
@@ -30873,6 +32102,16 @@ export interface operations {
                                 /** @enum {string} */
                                 applicationStatus: "idle" | "running" | "done" | "error";
                             }[];
+                            libsql: {
+                                libsqlId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
                             compose: {
                                 composeId: string;
                                 name: string;
@@ -30971,7 +32210,7 @@ export interface operations {
                     selectedServices?: {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                     }[];
                     /** @default false */
                     duplicateInSameProject?: boolean;
@@ -31045,6 +32284,16 @@ export interface operations {
                         }[];
                         redis: {
                             redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        libsql: {
+                            libsqlId: string;
                             name: string;
                             appName: string;
                             description: string | null;
@@ -31206,6 +32455,16 @@ export interface operations {
                             }[];
                             redis: {
                                 redisId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            libsql: {
+                                libsqlId: string;
                                 name: string;
                                 appName: string;
                                 description: string | null;
@@ -33667,7 +34926,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         name: string;
                         projectId: string;
                         projectName: string;
@@ -37231,12 +38490,13 @@ export interface operations {
                             /** @enum {string} */
                             backupType: "database" | "compose";
                             /** @enum {string} */
-                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                             postgresId: string | null;
                             mysqlId: string | null;
                             mariadbId: string | null;
                             mongoId: string | null;
                             redisId: string | null;
+                            libsqlId: string | null;
                             composeId: string | null;
                             userId: string | null;
                             metadata: {
@@ -38858,6 +40118,8 @@ export interface operations {
                 mongoId?: string;
                 /** @description The redis service */
                 redisId?: string;
+                /** @description The libsql service */
+                libsqlId?: string;
                 /** @description With composeId: the stack's container */
                 containerId?: string;
                 /** @description 0 to 10000 lines printed before the stream starts (default 100) */
