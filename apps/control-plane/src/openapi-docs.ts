@@ -342,7 +342,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "overview.services": {
     description:
-      "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
+      "Every service the caller's grants show (applications, the six database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
   },
   "overview.domains": {
     description:
@@ -699,7 +699,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "deployment.allByServer": { description: "The deployments that ran on a server, newest first." },
   "deployment.allByType": {
     description:
-      "The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the five database kinds are served, the other types answer an empty list.",
+      "The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the six database kinds are served, the other types answer an empty list.",
   },
   "deployment.allCentralized": {
     description:

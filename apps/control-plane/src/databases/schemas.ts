@@ -91,12 +91,14 @@ export function externalPortsInputOf(kind: DatabaseKind) {
       ...Object.fromEntries(extras.map((extra) => [extra.field, externalPortSchema.optional()])),
     })
     .superRefine((value, ctx) => {
+      // Dokploy refuses all of them null; none given changes nothing, refused too.
       const fields = ["externalPort", ...extras.map((extra) => extra.field)];
-      if (fields.every((field) => (value as Record<string, unknown>)[field] == null)) {
+      const values = fields.map((field) => (value as Record<string, unknown>)[field]);
+      if (values.every((port) => port === undefined) || values.every((port) => port === null)) {
         ctx.addIssue({
           code: "custom",
           path: ["externalPort"],
-          message: `one of ${fields.join(", ")} must be a port`,
+          message: `give ${fields.join(", ")} (a port, or null to remove one), not all of them null`,
         });
       }
     });

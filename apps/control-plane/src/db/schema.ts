@@ -893,7 +893,8 @@ export type Backup = Selectable<BackupTable>;
 export type NewBackup = Insertable<BackupTable>;
 export type BackupUpdate = Updateable<BackupTable>;
 
-export type VolumeBackupServiceType = "application" | BackupDatabaseType | "compose";
+/** libsql services have no volume backups (their database backups archive the data directory). */
+export type VolumeBackupServiceType = "application" | Exclude<BackupDatabaseType, "libsql"> | "compose";
 
 /** A volume backup (Dokploy's volume_backup row): a named volume of one service to a destination. */
 export interface VolumeBackupTable {

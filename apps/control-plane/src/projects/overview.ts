@@ -53,6 +53,7 @@ export function projectsForPermissions(
         mariadb: environment.mariadb,
         mongo: environment.mongo,
         redis: environment.redis,
+        libsql: environment.libsql,
         compose: environment.compose,
       })),
     }));

@@ -98,7 +98,7 @@ export interface ServiceKindHooks {
 
 /**
  * The hooks of each kind, registered by its feature from the composition root (features.ts:
- * applications, the five database kinds, compose stacks). A kind without hooks has no rows
+ * applications, the six database kinds, compose stacks). A kind without hooks has no rows
  * yet, so it lists, copies and tears down nothing.
  */
 export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {};

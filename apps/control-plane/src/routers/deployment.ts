@@ -225,7 +225,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the five database kinds)",
+      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the six database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),
