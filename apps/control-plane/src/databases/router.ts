@@ -501,6 +501,14 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           ...extras.map((extra) => ({ field: extra.field, column: extra.column })),
         ];
         const given = ports.filter((port) => values[port.field] !== undefined);
+        if (given.length === 0) {
+          throw badRequest(
+            `give ${ports.map((port) => port.field).join(", ")}: a port, or null to remove one`,
+            {
+              fields: ["externalPort"],
+            },
+          );
+        }
         const numbers = given.map((port) => values[port.field]).filter((port) => port != null);
         if (new Set(numbers).size !== numbers.length) {
           throw badRequest("each published port must differ from the others", {

@@ -91,14 +91,13 @@ export function externalPortsInputOf(kind: DatabaseKind) {
       ...Object.fromEntries(extras.map((extra) => [extra.field, externalPortSchema.optional()])),
     })
     .superRefine((value, ctx) => {
-      // Dokploy refuses all of them null; none given changes nothing, refused too.
+      // Dokploy refuses all of them null (none given is refused by the router, after the 404).
       const fields = ["externalPort", ...extras.map((extra) => extra.field)];
-      const values = fields.map((field) => (value as Record<string, unknown>)[field]);
-      if (values.every((port) => port === undefined) || values.every((port) => port === null)) {
+      if (fields.every((field) => (value as Record<string, unknown>)[field] === null)) {
         ctx.addIssue({
           code: "custom",
           path: ["externalPort"],
-          message: `give ${fields.join(", ")} (a port, or null to remove one), not all of them null`,
+          message: `${fields.join(", ")} must not all be null`,
         });
       }
     });
