@@ -57,6 +57,8 @@ export const tagDocs: Record<string, string> = {
     "MongoDB database services: a Swarm service with a data volume, deployed through the deployment queue.",
   redis:
     "Redis database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  libsql:
+    "libsql (sqld) database services, primary or replica: a Swarm service with a data volume, deployed through the deployment queue.",
   compose:
     "Compose stacks: a compose file deployed with `docker stack deploy` or Compose, its domains, deployments and lifecycle.",
   mounts:
