@@ -13,6 +13,10 @@
 #   platform-test/db-mongo-standin:8   NOT MongoDB (Debian packages none): busybox answering
 #                                      TCP on 27017 behind the mongo image's
 #                                      MONGO_INITDB_ROOT_USERNAME/PASSWORD checks and /data/db
+#   platform-test/db-libsql-standin:0.24  NOT sqld (Debian packages none): Debian's python3
+#                                      and SQLite answering sqld's HTTP API (GET /health,
+#                                      /version, POST /v2/pipeline and /) behind SQLD_HTTP_AUTH,
+#                                      SQLD_NODE and sqld's flags; data in /var/lib/sqld
 # (platform-test/postgres:15 of scripts/build-stack-images.sh is the control plane's own
 # database: it runs only "postgres" and needs no trust mode, so it is kept apart.)
 # Each image drops apt's downloaded packages, documentation and translations (and postgres its
@@ -51,4 +55,5 @@ build platform-test/db-postgres:15 "$contexts/postgres"
 build platform-test/db-mariadb:11 "$contexts/mariadb"
 build platform-test/db-redis:7 "$contexts/redis"
 build platform-test/db-mongo-standin:8 "$contexts/mongo-standin"
-echo "platform-test/db-postgres:15 platform-test/db-mariadb:11 platform-test/db-redis:7 platform-test/db-mongo-standin:8"
+build platform-test/db-libsql-standin:0.24 "$contexts/libsql-standin"
+echo "platform-test/db-postgres:15 platform-test/db-mariadb:11 platform-test/db-redis:7 platform-test/db-mongo-standin:8 platform-test/db-libsql-standin:0.24"

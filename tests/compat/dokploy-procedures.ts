@@ -73,6 +73,8 @@ export const sources = {
     "routers/mariadb.ts@027e425d313b, schema/mariadb.ts@010a6e2a7627 (apiCreateMariaDB: databaseRootPassword optional, dockerImage default mariadb:6; apiUpdateMariaDB = the insert schema made partial, less serverId)",
   mongo:
     "schema/mongo.ts@010a6e2a7627 (apiCreateMongo: databaseUser, replicaSets default false, no databaseName, dockerImage default mongo:15; apiUpdateMongo = the insert schema made partial, less serverId), routers/mongo.ts@00fc1a9c962d (an older router: the same procedures and answers as mysql.ts's but create answering true)",
+  libsql:
+    "routers/libsql.ts@079c5ddf0737 (create answers true; start, stop, saveExternalPorts, changeStatus, move, remove answer the row; deploy answers deployLibsql's result; update, saveEnvironment, reload, rebuild answer true; saveExternalPorts: BAD_REQUEST for externalGRPCPort on a replica, CONFLICT for a port in use; no changePassword nor search), schema/libsql.ts@079c5ddf0737 (apiCreateLibsql: name, appName, dockerImage default ghcr.io/tursodatabase/libsql-server:v0.24.32, environmentId, description, databaseUser, databasePassword, sqldNode primary|replica, sqldPrimaryUrl (required with a replica, refused otherwise), enableNamespaces default false, serverId, all .required(); apiSaveExternalPortsLibsql: externalPort, externalGRPCPort, externalAdminPort, not all null; apiUpdateLibsql = the insert schema made partial, less serverId; no args, ulimitsSwarm nor networkIds columns), utils/databases/libsql.ts@0c1191a4df9c (SQLD_NODE, SQLD_HTTP_AUTH=basic:<base64 user:password>, SQLD_PRIMARY_URL for a replica; sqld --db-path iku.db on 8080, gRPC 5001, admin 5000, --enable-namespaces; volume <appName>-data at /var/lib/sqld), utils/backups/libsql.ts@0a02b5397d5f",
   redis:
     "routers/redis.ts@027e425d313b, schema/redis.ts@010a6e2a7627 (apiCreateRedis: no databaseName, databaseUser nor root password, databasePassword without the pattern, dockerImage default redis:8; apiUpdateRedis = the insert schema made partial, less serverId)",
   admin:
@@ -171,7 +173,7 @@ const TOGGLE_DEFAULT = "spec 2.11: every toggle is optional and defaults to fals
 const LIMITS = "ours: a channel limited to projects or services (issue 24 item 5)";
 const CLEANER = "we answer the same data in a shape of our own";
 const NO_RCLONE = "destinations are S3 buckets reached with the AWS SDK, not rclone: no rclone flags";
-const NO_LIBSQL = "libsql services are not served";
+const NO_LIBSQL = "volume backups of libsql services are not served (their database backups are)";
 const VERIFY = "ours: restore verification (issue 26 item 4)";
 const MANUAL_ANSWER =
   "we answer the run's outcome {success, deploymentId, status, backupFile, sizeBytes, verification, errorMessage} where Dokploy answers true";
@@ -233,6 +235,7 @@ const defaultImages: Record<string, string> = {
   mariadb: "mariadb:11",
   mongo: "mongo:8",
   redis: "redis:7",
+  libsql: "ghcr.io/tursodatabase/libsql-server:v0.24.32",
 };
 
 /** Dokploy's dockerImage defaults on create (its createSchema's, not the table's). */
@@ -242,6 +245,7 @@ const dokployDefaultImages: Record<string, string> = {
   mariadb: "mariadb:6",
   mongo: "mongo:15",
   redis: "redis:8",
+  libsql: "ghcr.io/tursodatabase/libsql-server:v0.24.32",
 };
 
 export const dokployProcedures: Record<string, Row> = {
@@ -1610,7 +1614,6 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "any",
     differs: {
-      libsqlId: NO_LIBSQL,
       userId: WE_SET,
       redisId: "ours: redis backups by RDB snapshot (issue 26)",
       verifyRestore: VERIFY,
@@ -1682,6 +1685,13 @@ export const dokployProcedures: Record<string, Row> = {
     differs: { "(output)": MANUAL_ANSWER },
   },
   "backup.manualBackupMongo": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
+  "backup.manualBackupLibsql": {
     kind: "mutation",
     source: "backup",
     input: ["backupId*"],
@@ -2846,6 +2856,7 @@ export const dokployProcedures: Record<string, Row> = {
   ...databaseRows("mariadb", ["databaseName*", "databaseUser*", "databaseRootPassword"]),
   ...databaseRows("mongo", ["databaseUser*", "replicaSets=false"]),
   ...databaseRows("redis", []),
+  ...libsqlRows(),
   ...notificationRows("slack", "Slack", ["webhookUrl*", "channel*"], { channel: LENIENT }),
   ...notificationRows("telegram", "Telegram", ["botToken*", "chatId*", "messageThreadId*"], {
     messageThreadId: LENIENT,
@@ -3517,6 +3528,51 @@ export const dokployProcedures: Record<string, Row> = {
  * kind (sources). `fields` are the kind's own create fields; Dokploy's update is its insert
  * schema made partial (less serverId): every column, these fields included, all optional.
  */
+/**
+ * libsql's router (sources.libsql): the database kinds' procedures less changePassword, search
+ * and saveExternalPort, plus saveExternalPorts; its create and update take sqld's fields.
+ */
+function libsqlRows(): Record<string, Row> {
+  const rows = databaseRows("libsql", [
+    "databaseUser*",
+    "sqldNode*",
+    "sqldPrimaryUrl*",
+    "enableNamespaces=false",
+  ]);
+  for (const omitted of ["changePassword", "search", "saveExternalPort"]) delete rows[`libsql.${omitted}`];
+  const create = rows["libsql.create"]!;
+  create.differs = {
+    ...create.differs,
+    sqldPrimaryUrl:
+      "optional with us: required (and only taken) with sqldNode replica, as Dokploy's refinement says",
+    "(output)": "we answer the created service (as the other kinds' create) where Dokploy answers true",
+  };
+  const update = rows["libsql.update"]!;
+  update.input = [
+    ...(update.input ?? []).filter(
+      (field) => !["args", "ulimitsSwarm", "networkIds", "pausedAt", "detachDokployNetwork"].includes(field),
+    ),
+    "externalGRPCPort",
+    "externalAdminPort",
+  ];
+  update.differs = {
+    ...update.differs,
+    externalGRPCPort: "set by saveExternalPorts, which checks the port and redeploys",
+    externalAdminPort: "set by saveExternalPorts, which checks the port and redeploys",
+    args: "ours, as for the other database kinds (Dokploy's libsql row has no args column)",
+    ulimitsSwarm: "ours, as for the other database kinds",
+    networkIds: "ours, as for the other database kinds (networks/ checkNetworkIds)",
+  };
+  rows["libsql.saveExternalPorts"] = {
+    kind: "mutation",
+    source: "libsql",
+    input: ["libsqlId*", "externalPort", "externalGRPCPort", "externalAdminPort"],
+    output: "object:libsqlId,name,appName",
+    differs: { "(output)": "we answer {success:true, deploymentId} of the queued deployment" },
+  };
+  return rows;
+}
+
 function databaseRows(kind: string, fields: string[]): Record<string, Row> {
   const id = `${kind}Id`;
   const read: Partial<Row> = { source: kind as keyof typeof sources };

@@ -21,6 +21,7 @@ const IMAGES = {
   mariadb: "platform-test/db-mariadb:11",
   redis: "platform-test/db-redis:7",
   mongo: "platform-test/db-mongo-standin:8",
+  libsql: "platform-test/db-libsql-standin:0.24",
 };
 const READY_TIMEOUT_MS = 120_000;
 /** Quotes, a backslash, a dollar and a space: the entrypoints must pass passwords through intact. */
@@ -472,5 +473,62 @@ describe(`${IMAGES.mongo} (a stand-in, not MongoDB)`, () => {
     const result = await runToExit(IMAGES.mongo, { MONGO_INITDB_ROOT_USERNAME: "platform_root" });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("MONGO_INITDB_ROOT_PASSWORD");
+  }, 60_000);
+});
+
+describe(`${IMAGES.libsql} (a stand-in, not sqld)`, () => {
+  /** One statement through sqld's POST /v2/pipeline; the HTTP status and the first result. */
+  async function execute(port: number, auth: string | null, sql: string) {
+    const response = await fetch(`http://127.0.0.1:${port}/v2/pipeline`, {
+      method: "POST",
+      headers: auth === null ? {} : { authorization: `Basic ${Buffer.from(auth).toString("base64")}` },
+      body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }, { type: "close" }] }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    const body = (await response.json()) as { results?: { response?: { result: { rows: unknown[][] } } }[] };
+    return { status: response.status, rows: body.results?.[0]?.response?.result.rows ?? [] };
+  }
+
+  it("answers sqld's HTTP API behind SQLD_HTTP_AUTH, its database in --db-path on the volume across a new container", async () => {
+    const volume = newVolume("libsql");
+    const spec = {
+      image: IMAGES.libsql,
+      env: {
+        SQLD_NODE: "primary",
+        SQLD_HTTP_AUTH: `basic:${Buffer.from(`admin:${AWKWARD_PASSWORD}`).toString("base64")}`,
+      },
+      volume: [volume, "/var/lib/sqld"] as [string, string],
+      containerPort: 8080,
+      command: ["sqld", "--db-path", "/var/lib/sqld/iku.db", "--http-listen-addr", "0.0.0.0:8080"],
+    };
+    const first = await startContainer("libsql", spec);
+    const port = await whenReady(first, async () => {
+      const published = await publishedPort(first, 8080);
+      const health = await fetch(`http://127.0.0.1:${published}/health`, {
+        signal: AbortSignal.timeout(5_000),
+      });
+      if (health.status !== 200) throw new Error(`health answered ${health.status}`);
+      return published;
+    });
+    expect((await execute(port, null, "select 1")).status).toBe(401);
+    expect((await execute(port, "admin:wrong", "select 1")).status).toBe(401);
+    const auth = `admin:${AWKWARD_PASSWORD}`;
+    expect((await execute(port, auth, "create table notes (body text)")).status).toBe(200);
+    await execute(port, auth, "insert into notes values ('kept')");
+    expect(await docker(["exec", first, "ls", "/var/lib/sqld/iku.db/dbs/default"])).toContain("data");
+    await removeContainer(first);
+    const second = await startContainer("libsql", spec);
+    const rows = await whenReady(second, async () => {
+      const answer = await execute(await publishedPort(second, 8080), auth, "select body from notes");
+      if (answer.status !== 200) throw new Error(`answered ${answer.status}`);
+      return answer.rows;
+    });
+    expect(rows).toEqual([[{ type: "text", value: "kept" }]]);
+  }, 120_000);
+
+  it("stops with a message when SQLD_NODE is replica without SQLD_PRIMARY_URL", async () => {
+    const result = await runToExit(IMAGES.libsql, { SQLD_NODE: "replica" });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("SQLD_PRIMARY_URL");
   }, 60_000);
 });

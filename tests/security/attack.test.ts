@@ -60,6 +60,7 @@ const ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "libsqlId",
   "mountId",
   "rollbackId",
   // mounts.create's serviceId (serviceType defaults to application): an application's id.
@@ -111,6 +112,7 @@ const SERVICE_ID_KINDS = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "libsqlId",
   "mountId",
   "rollbackId",
   "previewDeploymentId",
@@ -129,7 +131,7 @@ const isServiceIdKind = (kind: IdKind): kind is ServiceIdKind =>
  * put in one of the two (checked below), so a procedure that publishes a host port is attacked
  * with every reserved port.
  */
-const HOST_PORT_FIELDS = new Set(["publishedPort", "externalPort"]);
+const HOST_PORT_FIELDS = new Set(["publishedPort", "externalPort", "externalGRPCPort", "externalAdminPort"]);
 const NOT_HOST_PORT_FIELDS = new Set([
   "targetPort", // the container's port behind a published one
   "previewPort", // the container port a preview deployment's domain routes to
@@ -537,7 +539,7 @@ async function makeServices(
     })
     .execute();
   const databases: Record<string, string> = {};
-  for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis"] as const) {
+  for (const kind of ["postgres", "mysql", "mariadb", "mongo", "redis", "libsql"] as const) {
     const created = await platform.mutateOk(
       `${kind}.create`,
       {
@@ -549,6 +551,7 @@ async function makeServices(
           ? { databaseName: "shop", databaseUser: "shopper" }
           : {}),
         ...(kind === "mongo" ? { databaseUser: "shopper" } : {}),
+        ...(kind === "libsql" ? { databaseUser: "shopper", sqldNode: "primary" } : {}),
         ...(kind === "mysql" ? { databaseRootPassword: "fixture-Root1" } : {}),
       },
       as(session),
@@ -589,6 +592,7 @@ async function makeServices(
     mariadbId: databases.mariadbId!,
     mongoId: databases.mongoId!,
     redisId: databases.redisId!,
+    libsqlId: databases.libsqlId!,
     databaseId: databases.postgresId!,
     volumeBackupId,
   };
@@ -1118,7 +1122,12 @@ describe("reserved host ports", () => {
     // The proxy's extra ports are a list of host ports: the test below sends each reserved port in it.
     expect(nested).toEqual(["settings.updateTraefikPorts: publishedPort"]);
     expect(portTaking.map(({ name }) => name)).toEqual(
-      expect.arrayContaining(["port.create", "port.update", "postgres.saveExternalPort"]),
+      expect.arrayContaining([
+        "port.create",
+        "port.update",
+        "postgres.saveExternalPort",
+        "libsql.saveExternalPorts",
+      ]),
     );
   });
 
@@ -1216,6 +1225,7 @@ describe("another organization's network in networkIds (issue 39)", () => {
     ["compose.update", () => ({ composeId: ours.composeId })],
     ["postgres.update", () => ({ postgresId: ours.postgresId })],
     ["redis.update", () => ({ redisId: ours.redisId })],
+    ["libsql.update", () => ({ libsqlId: ours.libsqlId })],
   ] as const)("%s naming the victim's network answers 400 naming networkIds", async (name, idOf) => {
     const response = await platform.mutate(name, { ...idOf(), networkIds: [theirs.networkId] }, as(owner));
     expect(response.status, JSON.stringify(response.body)).toBe(400);

@@ -85,6 +85,7 @@ const configSchema = z.object({
   PLATFORM_DEFAULT_IMAGE_MARIADB: imageSetting,
   PLATFORM_DEFAULT_IMAGE_MONGO: imageSetting,
   PLATFORM_DEFAULT_IMAGE_REDIS: imageSetting,
+  PLATFORM_DEFAULT_IMAGE_LIBSQL: imageSetting,
   /** The image application.deployNginxQuickstart runs (it serves on port 80). */
   PLATFORM_QUICKSTART_IMAGE: imageSetting,
   /** The authentication service forwardAuth.deployOnServer runs (oauth2-proxy's command line and variables). */
@@ -267,7 +268,9 @@ export interface Config {
    * The image of each database kind when a service sets no dockerImage
    * (PLATFORM_DEFAULT_IMAGE_<KIND>; absent: spec 2.9's default, databases/kinds.ts).
    */
-  defaultDatabaseImages?: Partial<Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis", string>>;
+  defaultDatabaseImages?: Partial<
+    Record<"postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql", string>
+  >;
   /** The image application.deployNginxQuickstart runs (PLATFORM_QUICKSTART_IMAGE); undefined: nginx:alpine. */
   quickstartImage?: string;
   /** The forward-auth service's image (PLATFORM_FORWARD_AUTH_IMAGE); undefined: forward-auth/service.ts's default. */
@@ -394,6 +397,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       mariadb: c.PLATFORM_DEFAULT_IMAGE_MARIADB,
       mongo: c.PLATFORM_DEFAULT_IMAGE_MONGO,
       redis: c.PLATFORM_DEFAULT_IMAGE_REDIS,
+      libsql: c.PLATFORM_DEFAULT_IMAGE_LIBSQL,
     },
     quickstartImage: c.PLATFORM_QUICKSTART_IMAGE,
     forwardAuthImage: c.PLATFORM_FORWARD_AUTH_IMAGE,

@@ -187,6 +187,22 @@ function databaseKind(kind: string, idKey: string, credentials: string): Record<
   };
 }
 
+/** libsql: the kinds' procedures less changePassword, search and saveExternalPort, plus saveExternalPorts. */
+function libsqlKind(): Record<string, ProcedureFields> {
+  const procedures = databaseKind(
+    "libsql",
+    "libsqlId",
+    "databasePassword databaseUser sqldNode sqldPrimaryUrl enableNamespaces",
+  );
+  for (const omitted of ["changePassword", "search", "saveExternalPort"])
+    delete procedures[`libsql.${omitted}`];
+  procedures["libsql.saveExternalPorts"] = {
+    ...applied("libsqlId externalPort externalAdminPort", DATABASES_E2E),
+    ...applied("externalGRPCPort", DATABASES),
+  };
+  return procedures;
+}
+
 const notificationEvents =
   "appDeploy appBuildError databaseBackup volumeBackup platformRestart dockerCleanup serverThreshold projectIds serviceIds";
 
@@ -712,6 +728,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   ...databaseKind("mariadb", "mariadbId", "databasePassword databaseName databaseUser databaseRootPassword"),
   ...databaseKind("mongo", "mongoId", "databasePassword databaseUser replicaSets"),
   ...databaseKind("redis", "redisId", "databasePassword"),
+  ...libsqlKind(),
 
   "settings.getWebServerSettings": {},
   "settings.assignDomainServer": applied("host certificateType https letsEncryptEmail", SETTINGS),
@@ -871,7 +888,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "schedule enabled prefix destinationId database databaseType postgresId mysqlId verifyTable",
       BACKUP,
     ),
-    ...applied("keepLatestCount mariadbId redisId verifyRestore", BACKUPS_E2E),
+    ...applied("keepLatestCount mariadbId redisId libsqlId verifyRestore", BACKUPS_E2E),
     // The agent's mongodump of it is apps/agent/src/backup/tools.test.ts (no mongo image here).
     ...applied("mongoId", BACKUP),
     backupType: refused(BACKUP, backupProbe({ backupType: "compose" })),
@@ -894,6 +911,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "backup.manualBackupMariadb": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupMongo": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupRedis": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupLibsql": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupWebServer": applied("backupId", WEB_SERVER_BACKUP),
   "backup.verifyRestore": applied("backupId backupFile", BACKUPS_E2E),
   "backup.listBackupFiles": { ...applied("destinationId search", BACKUP), ...shownOnly("serverId") },

@@ -57,6 +57,8 @@ export const tagDocs: Record<string, string> = {
     "MongoDB database services: a Swarm service with a data volume, deployed through the deployment queue.",
   redis:
     "Redis database services: a Swarm service with a data volume, deployed through the deployment queue.",
+  libsql:
+    "libsql (sqld) database services, primary or replica: a Swarm service with a data volume, deployed through the deployment queue.",
   compose:
     "Compose stacks: a compose file deployed with `docker stack deploy` or Compose, its domains, deployments and lifecycle.",
   mounts:
@@ -358,7 +360,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "overview.services": {
     description:
-      "Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
+      "Every service the caller's grants show (applications, the six database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).",
   },
   "overview.domains": {
     description:
@@ -720,7 +722,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "deployment.allByServer": { description: "The deployments that ran on a server, newest first." },
   "deployment.allByType": {
     description:
-      "The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the five database kinds are served, the other types answer an empty list.",
+      "The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the six database kinds are served, the other types answer an empty list.",
   },
   "deployment.allCentralized": {
     description:
@@ -928,6 +930,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   ...databaseDocs("mariadb", { databaseName: "orders", databaseUser: "shop" }),
   ...databaseDocs("mongo", { databaseUser: "shop" }),
   ...databaseDocs("redis", {}),
+  ...libsqlDocs(),
   // compose
   "compose.create": {
     description: "Create a compose stack in an environment (status idle; deploy starts it)",
@@ -1601,6 +1604,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Back up a redis database now; answers once the upload and the retention are done, with the outcome",
   },
+  "backup.manualBackupLibsql": {
+    description:
+      "Back up a libsql (sqld) database now: its data directory archived with tar inside the running container, gzipped and uploaded; answers once the upload and the retention are done, with the outcome. libsql archives are not restored by the platform.",
+  },
   "backup.manualBackupWebServer": {
     description:
       "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",
@@ -2198,6 +2205,27 @@ export const routeDocs: Record<string, ProcedureDoc> = {
 };
 
 /** The procedures of one database router (databases/router.ts): the same for every kind. */
+/** libsql: the kinds' procedures less changePassword, search and saveExternalPort, plus saveExternalPorts. */
+function libsqlDocs(): Record<string, ProcedureDoc> {
+  const docs = databaseDocs("libsql", {
+    databaseUser: "admin",
+    sqldNode: "primary",
+    enableNamespaces: false,
+  });
+  for (const omitted of ["changePassword", "search", "saveExternalPort"]) delete docs[`libsql.${omitted}`];
+  docs["libsql.create"] = {
+    ...docs["libsql.create"],
+    description:
+      "Creates a libsql (sqld) service (status idle): sqldNode primary, or replica following sqldPrimaryUrl (required with a replica, refused with a primary); enableNamespaces adds sqld's --enable-namespaces. databaseUser and databasePassword become sqld's HTTP basic authentication (SQLD_HTTP_AUTH). Nothing runs until libsql.deploy. A taken appName is a 409.",
+  };
+  docs["libsql.saveExternalPorts"] = {
+    description:
+      "Publishes sqld's HTTP port 8080 (externalPort), gRPC port 5001 (externalGRPCPort; not on a replica) and admin port 5000 (externalAdminPort) on its server's host: a number publishes, null removes, an absent field keeps; at least one must be given. Queues a deployment that applies them (answers `{success, deploymentId}`). A reserved port is a 400, one another service publishes on that server a 409.",
+    errors: [409],
+  };
+  return docs;
+}
+
 function databaseDocs(kind: string, fields: Record<string, unknown>): Record<string, ProcedureDoc> {
   const idKey = `${kind}Id`;
   const queued = "Answers `{success, deploymentId}` at once; follow it with deployment.allByType.";

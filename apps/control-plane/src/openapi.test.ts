@@ -53,6 +53,7 @@ describe("OpenAPI document and docs page", () => {
       "mariadbId",
       "mongoId",
       "redisId",
+      "libsqlId",
       "containerId",
       "tail",
       "search",

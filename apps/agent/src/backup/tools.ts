@@ -12,8 +12,11 @@ export interface ToolCall {
   env: string[];
 }
 
-/** postgres | mysql | mariadb | mongo | redis */
-export const BACKUP_KINDS = ["postgres", "mysql", "mariadb", "mongo", "redis"] as const;
+/** postgres | mysql | mariadb | mongo | redis | libsql */
+export const BACKUP_KINDS = ["postgres", "mysql", "mariadb", "mongo", "redis", "libsql"] as const;
+
+/** Where a libsql service's data volume is mounted: sqld's database directory lives in it. */
+export const SQLD_DATA_DIRECTORY = "/var/lib/sqld";
 export type BackupKind = (typeof BACKUP_KINDS)[number];
 
 /** Database, user and table names as the kinds' own rules allow them (no quoting games). */
@@ -26,7 +29,7 @@ export function checkAccess(database: DatabaseAccess | undefined): DatabaseAcces
   if (!(BACKUP_KINDS as readonly string[]).includes(database.kind)) {
     throw new CommandError("INVALID_ARGUMENT", `database.kind ${database.kind} cannot be backed up`);
   }
-  if (database.kind !== "redis") {
+  if (database.kind !== "redis" && database.kind !== "libsql") {
     if (!IDENTIFIER.test(database.databaseName))
       throw new CommandError("INVALID_ARGUMENT", "database.databaseName is not a valid name");
     if (!IDENTIFIER.test(database.user))
@@ -86,8 +89,17 @@ export function dumpCall(database: DatabaseAccess & { kind: BackupKind }): ToolC
     case "redis":
       // The RDB snapshot, streamed by the server itself (redis-cli asks for a full sync).
       return { cmd: ["redis-cli", "--no-auth-warning", "--rdb", "-"], env: [`REDISCLI_AUTH=${password}`] };
+    case "libsql":
+      // sqld has no dump tool of its own: its data directory (the database files) archived.
+      return { cmd: ["tar", "-cf", "-", "-C", SQLD_DATA_DIRECTORY, "."], env: [] };
   }
 }
+
+const notRestored = () =>
+  new CommandError(
+    "INVALID_ARGUMENT",
+    "libsql archives are not restored by the platform (docs/decisions.md)",
+  );
 
 /** The restore, reading the uncompressed dump from stdin. */
 export function restoreCall(database: DatabaseAccess & { kind: BackupKind }): ToolCall {
@@ -135,6 +147,8 @@ export function restoreCall(database: DatabaseAccess & { kind: BackupKind }): To
         cmd: ["sh", "-c", REDIS_RESTORE_SCRIPT],
         env: [`REDISCLI_AUTH=${password}`],
       };
+    case "libsql":
+      throw notRestored();
   }
 }
 
@@ -197,6 +211,8 @@ export function readyCall(database: DatabaseAccess & { kind: BackupKind }): Tool
         cmd: ["redis-cli", "--no-auth-warning", "-h", "127.0.0.1", "ping"],
         env: [`REDISCLI_AUTH=${password}`],
       };
+    case "libsql":
+      throw notRestored();
   }
 }
 
@@ -270,5 +286,7 @@ export function checkCall(database: DatabaseAccess & { kind: BackupKind }, table
       };
     case "redis":
       return { cmd: ["redis-cli", "--no-auth-warning", "DBSIZE"], env: [`REDISCLI_AUTH=${password}`] };
+    case "libsql":
+      throw notRestored();
   }
 }

@@ -2,7 +2,7 @@
  * Database backups (Dokploy's backup row): which database service is dumped, where to (a
  * destination), when (a croner schedule), under which prefix, how many files are kept, and
  * whether each run's file is verified by a restore into a throwaway container. Dokploy names
- * the service by a per-kind id field (postgresId, mysqlId, mariadbId, mongoId; redisId is
+ * the service by a per-kind id field (postgresId, mysqlId, mariadbId, mongoId, libsqlId; redisId is
  * ours); one `database_id` column holds it.
  */
 import { Cron } from "croner";
@@ -13,10 +13,10 @@ import type { Backup, BackupDatabaseType, BackupUpdate } from "../db/schema.ts";
 import { destinationSchema, idSchema } from "./destinations.ts";
 import type { OwnFiles } from "./run-steps.ts";
 
-export const backupDatabaseTypes = ["postgres", "mysql", "mariadb", "mongo", "redis"] as const;
+export const backupDatabaseTypes = ["postgres", "mysql", "mariadb", "mongo", "redis", "libsql"] as const;
 /** What a backup row can back up: a database service's kind, or the control plane's own database. */
 export const backupTargetTypes = [...backupDatabaseTypes, "web-server"] as const;
-export const kindIdKeys = ["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId"] as const;
+export const kindIdKeys = ["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId", "libsqlId"] as const;
 export type KindIdKey = (typeof kindIdKeys)[number];
 export const idKeyOf = (kind: BackupDatabaseType): KindIdKey => `${kind}Id`;
 
@@ -93,6 +93,7 @@ const kindIds = {
   mariadbId: idSchema.nullish(),
   mongoId: idSchema.nullish(),
   redisId: idSchema.nullish(),
+  libsqlId: idSchema.nullish(),
 };
 
 export const createBackupInput = z.object({
@@ -158,6 +159,7 @@ export const backupSchema = z.object({
   mariadbId: z.string().nullable(),
   mongoId: z.string().nullable(),
   redisId: z.string().nullable(),
+  libsqlId: z.string().nullable(),
   composeId: z.string().nullable(),
   userId: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -295,6 +297,8 @@ export const dumpExtension: Record<BackupDatabaseType | "web-server", string> = 
   mariadb: "sql",
   mongo: "archive",
   redis: "rdb",
+  // sqld's database directory, archived (docs/decisions.md).
+  libsql: "tar",
 };
 
 /** `<prefix>/<name>-<UTC time>.<ext>.gz`: keys of one backup sort by time. */

@@ -6,17 +6,18 @@
  * done), the table is dropped and restored from the newest file, a verified restore counts the
  * rows in a throwaway container, and a corrupted file fails verification.
  * For postgres, mariadb and redis (mongo cannot run here: its argv is tested in the agent's
- * tools.test.ts).
+ * tools.test.ts), and libsql's archive of its data directory (from the sqld stand-in image).
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { createGzip } from "node:zlib";
+import { buffer } from "node:stream/consumers";
+import { createGzip, gunzipSync } from "node:zlib";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
-import { uploadObject } from "@platform/object-storage";
+import { downloadObject, uploadObject } from "@platform/object-storage";
 import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import mysql from "mysql2/promise";
 import pg from "pg";
@@ -30,6 +31,7 @@ const IMAGES = {
   postgres: process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15",
   mariadb: process.env.PLATFORM_TEST_MARIADB_IMAGE ?? "platform-test/db-mariadb:11",
   redis: process.env.PLATFORM_TEST_REDIS_IMAGE ?? "platform-test/db-redis:7",
+  libsql: process.env.PLATFORM_TEST_LIBSQL_IMAGE ?? "platform-test/db-libsql-standin:0.24",
 };
 
 let platform: TestPlatform;
@@ -55,13 +57,22 @@ async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 90_000): Pro
 }
 
 /** Creates and deploys a database of `kind` with an external port; answers its id, port and `one`. */
-async function deployDatabase(kind: "postgres" | "mariadb" | "redis", fields: Record<string, unknown>) {
+async function deployDatabase(
+  kind: "postgres" | "mariadb" | "redis" | "libsql",
+  fields: Record<string, unknown>,
+) {
   const appName = uniqueName(`bk-${kind.slice(0, 2)}`);
   appNames.push(appName);
   const created = await ok(`${kind}.create`, { name: `${kind} data`, appName, environmentId, ...fields });
   const id = created[`${kind}Id`] as string;
   const externalPort = await freePort();
-  const { deploymentId } = await ok(`${kind}.saveExternalPort`, { [`${kind}Id`]: id, externalPort });
+  const { deploymentId } = await ok(
+    kind === "libsql" ? "libsql.saveExternalPorts" : `${kind}.saveExternalPort`,
+    {
+      [`${kind}Id`]: id,
+      externalPort,
+    },
+  );
   const deployed = await platform.waitForDeployment(deploymentId, WAIT_MS);
   expect(deployed.status, deployed.logs).toBe("done");
   const one = (await platform.query(`${kind}.one`, { [`${kind}Id`]: id }, as())).body;
@@ -102,6 +113,7 @@ beforeAll(async () => {
       PLATFORM_DEFAULT_IMAGE_MARIADB: IMAGES.mariadb,
       PLATFORM_DEFAULT_IMAGE_MYSQL: IMAGES.mariadb,
       PLATFORM_DEFAULT_IMAGE_REDIS: IMAGES.redis,
+      PLATFORM_DEFAULT_IMAGE_LIBSQL: IMAGES.libsql,
     },
     { agents: { localAgent: { mainDirectory } } },
   );
@@ -406,6 +418,67 @@ describe("redis", () => {
       expect(await read.get("greeting")).toBe("hello");
       expect(await read.get("count")).toBe("42");
       await read.quit();
+    },
+    WAIT_MS * 2,
+  );
+});
+
+describe("libsql", () => {
+  it(
+    "archives sqld's data directory into the bucket (the row written is in it); verification is refused",
+    async () => {
+      const { id: libsqlId, port } = await deployDatabase("libsql", {
+        databaseUser: "admin",
+        databasePassword: "Sqld#backup1",
+        sqldNode: "primary",
+      });
+      const execute = async (sql: string) => {
+        const response = await fetch(`http://127.0.0.1:${port}/v2/pipeline`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            authorization: `Basic ${Buffer.from("admin:Sqld#backup1").toString("base64")}`,
+          },
+          body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }, { type: "close" }] }),
+          signal: AbortSignal.timeout(3000),
+        });
+        const body = (await response.json()) as { results: { type: string }[] };
+        if (body.results[0]?.type !== "ok") throw new Error(JSON.stringify(body));
+      };
+      await eventually(() => execute("create table notes (body text)"));
+      await execute("insert into notes values ('libsql-backup-marker')");
+      const fields = {
+        schedule: "0 0 1 1 *",
+        prefix: "libsql",
+        destinationId,
+        database: "edge",
+        databaseType: "libsql",
+        libsqlId,
+      };
+      const refused = await platform.mutate("backup.create", { ...fields, verifyRestore: true }, as());
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.data.fields).toEqual(["verifyRestore"]);
+      const backup = await ok("backup.create", fields);
+      expect(backup).toMatchObject({ libsqlId, postgresId: null, databaseType: "libsql" });
+      const done = await ok("backup.manualBackupLibsql", { backupId: backup.backupId });
+      expect(done.status, done.errorMessage).toBe("done");
+      expect(done.backupFile).toMatch(/^libsql\/edge-.*\.tar\.gz$/);
+      expect(await files("libsql")).toEqual([done.backupFile]);
+      // The object is a gzipped tar of /var/lib/sqld: sqld's database file, with the row in it.
+      const { body } = await downloadObject(s3.storage, done.backupFile);
+      const tar = gunzipSync(await buffer(body));
+      expect(tar.subarray(257, 262).toString()).toBe("ustar");
+      expect(tar.includes(Buffer.from("iku.db/dbs/default/data"))).toBe(true);
+      expect(tar.includes(Buffer.from("libsql-backup-marker"))).toBe(true);
+      const row = await platform.waitForDeployment(done.deploymentId);
+      expect(row.logs).not.toContain("Sqld#backup1");
+      // Another kind's manual backup procedure refuses it.
+      const wrongKind = await platform.mutate(
+        "backup.manualBackupRedis",
+        { backupId: backup.backupId },
+        as(),
+      );
+      expect(wrongKind.status).toBe(400);
     },
     WAIT_MS * 2,
   );

@@ -157,7 +157,9 @@ function accessOf(row: OwnedDatabase, opened: OpenedDatabase, databaseName: stri
   const rootish = row.kind === "mysql" || row.kind === "mariadb";
   return {
     kind: row.kind,
-    databaseName: row.kind === "redis" ? "" : databaseName || (opened.databaseName ?? ""),
+    // redis's snapshot and libsql's archive hold every database.
+    databaseName:
+      row.kind === "redis" || row.kind === "libsql" ? "" : databaseName || (opened.databaseName ?? ""),
     user: rootish ? "root" : (opened.databaseUser ?? ""),
     password: rootish ? (opened.databaseRootPassword ?? opened.databasePassword) : opened.databasePassword,
   };

@@ -65,6 +65,21 @@ export async function changeDatabaseCredentials(
       ? requested.databaseRootPassword
       : undefined;
   if (newUser === undefined && newPassword === undefined && newRootPassword === undefined) return false;
+  if (row.kind === "libsql") {
+    // sqld reads its basic-auth credentials from SQLD_HTTP_AUTH at start: the next deploy applies them.
+    const patch: DatabaseServiceUpdate = {};
+    if (newUser !== undefined) patch.databaseUser = newUser;
+    if (newPassword !== undefined) {
+      patch.databasePasswordSealed = sealDatabaseSecret(
+        ctx.secrets,
+        "databasePassword",
+        { databaseId: row.databaseId, organizationId: row.organizationId },
+        newPassword,
+      );
+    }
+    await updateDatabase(ctx.db, row.databaseId, patch);
+    return true;
+  }
 
   const deployments = await ctx.db
     .selectFrom("deployments")

@@ -31,8 +31,13 @@ function createInput(kind: (typeof databaseKinds)[number]): Record<string, unkno
   if (fields.databaseName) input.databaseName = "shop";
   if (fields.databaseUser) input.databaseUser = "shopper";
   if (fields.databaseRootPassword === "required") input.databaseRootPassword = "r00t-Pass";
+  if (fields.sqld) input.sqldNode = "primary";
   return input;
 }
+
+/** Whether the kind serves `procedure` (libsql, as Dokploy's, has no changePassword nor search). */
+const serves = (kind: (typeof databaseKinds)[number], procedure: string) =>
+  !(databaseKindFacts[kind].omits ?? []).some((omitted) => omitted === procedure);
 
 async function countRows(): Promise<number> {
   const row = await platform.ctx.db
@@ -124,7 +129,8 @@ describe.each(databaseKinds)("%s", (kind) => {
       ["changeStatus", { applicationStatus: "error" }],
       ["move", { targetEnvironmentId: environmentId }],
       ["remove", {}],
-    ];
+    ].filter(([operation]) => serves(kind, operation as string)) as [string, Record<string, unknown>][];
+    if (databaseKindFacts[kind].extraPorts) calls.push(["saveExternalPorts", { externalPort: 25433 }]);
     expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(stranger))).status).toBe(404);
     for (const [operation, extra] of calls) {
       const answer = await platform.mutate(`${kind}.${operation}`, { [idKey]: id, ...extra }, as(stranger));
@@ -139,8 +145,10 @@ describe.each(databaseKinds)("%s", (kind) => {
       environmentId,
       databasePassword: "s3cret-Pass@1",
     });
-    const search = await platform.query(`${kind}.search`, { q: created.appName }, as(stranger));
-    expect(search.body).toEqual({ items: [], total: 0 });
+    if (serves(kind, "search")) {
+      const search = await platform.query(`${kind}.search`, { q: created.appName }, as(stranger));
+      expect(search.body).toEqual({ items: [], total: 0 });
+    }
     const deployments = await platform.query("deployment.allByType", { id, type: kind }, as(owner));
     expect(deployments.body).toEqual([]);
     expect((await platform.query("deployment.allByType", { id, type: kind }, as(stranger))).status).toBe(404);
@@ -171,38 +179,41 @@ describe.each(databaseKinds)("%s", (kind) => {
 describe.each(databaseKinds)("%s changePassword, changeStatus, move and search", (kind) => {
   const { idKey, fields } = databaseKindFacts[kind];
 
-  it("changePassword stores the password of a never deployed service (its first deploy uses it) and refuses a bad one", async () => {
-    const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
-    const id = created[idKey];
-    const bad = await platform.mutate(
-      `${kind}.changePassword`,
-      { [idKey]: id, password: "no spaces" },
-      as(owner),
-    );
-    expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body)).toContain("password");
-    await platform.mutateOk(`${kind}.changePassword`, { [idKey]: id, password: "Chang3d-Pass" }, as(owner));
-    let one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
-    expect(one.databasePassword).toBe("Chang3d-Pass");
-    expect(one.internalConnectionUrl).toContain("Chang3d-Pass");
-    if (fields.databaseRootPassword) {
-      await platform.mutateOk(
+  it.runIf(serves(kind, "changePassword"))(
+    "changePassword stores the password of a never deployed service (its first deploy uses it) and refuses a bad one",
+    async () => {
+      const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
+      const id = created[idKey];
+      const bad = await platform.mutate(
         `${kind}.changePassword`,
-        { [idKey]: id, password: "R00t-Changed", type: "root" },
+        { [idKey]: id, password: "no spaces" },
         as(owner),
       );
-      one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
-      expect(one).toMatchObject({ databasePassword: "Chang3d-Pass", databaseRootPassword: "R00t-Changed" });
-    } else {
-      const typed = await platform.mutate(
-        `${kind}.changePassword`,
-        { [idKey]: id, password: "R00t-Changed", type: "root" },
-        as(owner),
-      );
-      expect(typed.status).toBe(400);
-      expect(JSON.stringify(typed.body)).toContain("type");
-    }
-  });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(bad.body)).toContain("password");
+      await platform.mutateOk(`${kind}.changePassword`, { [idKey]: id, password: "Chang3d-Pass" }, as(owner));
+      let one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+      expect(one.databasePassword).toBe("Chang3d-Pass");
+      expect(one.internalConnectionUrl).toContain("Chang3d-Pass");
+      if (fields.databaseRootPassword) {
+        await platform.mutateOk(
+          `${kind}.changePassword`,
+          { [idKey]: id, password: "R00t-Changed", type: "root" },
+          as(owner),
+        );
+        one = (await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body;
+        expect(one).toMatchObject({ databasePassword: "Chang3d-Pass", databaseRootPassword: "R00t-Changed" });
+      } else {
+        const typed = await platform.mutate(
+          `${kind}.changePassword`,
+          { [idKey]: id, password: "R00t-Changed", type: "root" },
+          as(owner),
+        );
+        expect(typed.status).toBe(400);
+        expect(JSON.stringify(typed.body)).toContain("type");
+      }
+    },
+  );
 
   it("changeStatus sets the status by hand and refuses an unknown one", async () => {
     const created = await platform.mutateOk(`${kind}.create`, createInput(kind), as(owner));
@@ -255,51 +266,54 @@ describe.each(databaseKinds)("%s changePassword, changeStatus, move and search",
     expect((await platform.query(`${kind}.one`, { [idKey]: id }, as(owner))).body.environmentId).toBe(target);
   });
 
-  it("search matches name, appName and description partially, filters by project and environment, and pages", async () => {
-    const tag = `srch${++counter}`;
-    const ids: string[] = [];
-    for (const [name, description] of [
-      [`Orders ${tag}`, "primary store"],
-      [`Ledger ${tag}`, `the ${tag} books`],
-      ["Unrelated", null],
-    ] as const) {
-      const created = await platform.mutateOk(
-        `${kind}.create`,
-        { ...createInput(kind), name, description },
+  it.runIf(serves(kind, "search"))(
+    "search matches name, appName and description partially, filters by project and environment, and pages",
+    async () => {
+      const tag = `srch${++counter}`;
+      const ids: string[] = [];
+      for (const [name, description] of [
+        [`Orders ${tag}`, "primary store"],
+        [`Ledger ${tag}`, `the ${tag} books`],
+        ["Unrelated", null],
+      ] as const) {
+        const created = await platform.mutateOk(
+          `${kind}.create`,
+          { ...createInput(kind), name, description },
+          as(owner),
+        );
+        ids.push(created[idKey]);
+      }
+      const byQ = (await platform.query(`${kind}.search`, { q: tag.toUpperCase() }, as(owner))).body;
+      expect(byQ.total).toBe(2);
+      // Newest first, the kind's id key, no secret.
+      expect(byQ.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[1], ids[0]]);
+      expect(byQ.items[0]).toMatchObject({ name: `Ledger ${tag}`, environmentId, projectId });
+      expect(JSON.stringify(byQ)).not.toContain("s3cret-Pass@1");
+      const byName = (await platform.query(`${kind}.search`, { name: `orders ${tag}` }, as(owner))).body;
+      expect(byName.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[0]]);
+      const byDescription = (
+        await platform.query(`${kind}.search`, { description: "books", q: tag }, as(owner))
+      ).body;
+      expect(byDescription.total).toBe(1);
+      const paged = (await platform.query(`${kind}.search`, { q: tag, limit: 1, offset: 1 }, as(owner))).body;
+      expect(paged).toMatchObject({ total: 2, items: [{ [idKey]: ids[0] }] });
+      const elsewhere = await platform.mutateOk("project.create", { name: `Empty ${tag}` }, as(owner));
+      const none = await platform.query(
+        `${kind}.search`,
+        { q: tag, projectId: elsewhere.project.projectId },
         as(owner),
       );
-      ids.push(created[idKey]);
-    }
-    const byQ = (await platform.query(`${kind}.search`, { q: tag.toUpperCase() }, as(owner))).body;
-    expect(byQ.total).toBe(2);
-    // Newest first, the kind's id key, no secret.
-    expect(byQ.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[1], ids[0]]);
-    expect(byQ.items[0]).toMatchObject({ name: `Ledger ${tag}`, environmentId, projectId });
-    expect(JSON.stringify(byQ)).not.toContain("s3cret-Pass@1");
-    const byName = (await platform.query(`${kind}.search`, { name: `orders ${tag}` }, as(owner))).body;
-    expect(byName.items.map((item: Record<string, string>) => item[idKey])).toEqual([ids[0]]);
-    const byDescription = (
-      await platform.query(`${kind}.search`, { description: "books", q: tag }, as(owner))
-    ).body;
-    expect(byDescription.total).toBe(1);
-    const paged = (await platform.query(`${kind}.search`, { q: tag, limit: 1, offset: 1 }, as(owner))).body;
-    expect(paged).toMatchObject({ total: 2, items: [{ [idKey]: ids[0] }] });
-    const elsewhere = await platform.mutateOk("project.create", { name: `Empty ${tag}` }, as(owner));
-    const none = await platform.query(
-      `${kind}.search`,
-      { q: tag, projectId: elsewhere.project.projectId },
-      as(owner),
-    );
-    expect(none.body).toEqual({ items: [], total: 0 });
-    const inEnvironment = await platform.query(`${kind}.search`, { q: tag, environmentId }, as(owner));
-    expect(inEnvironment.body.total).toBe(2);
-    // Only this kind's services.
-    const otherKind = databaseKinds.find((k) => k !== kind)!;
-    expect((await platform.query(`${otherKind}.search`, { q: tag }, as(owner))).body.total).toBe(0);
-    const bad = await platform.query(`${kind}.search`, { limit: 0 }, as(owner));
-    expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body)).toContain("limit");
-  });
+      expect(none.body).toEqual({ items: [], total: 0 });
+      const inEnvironment = await platform.query(`${kind}.search`, { q: tag, environmentId }, as(owner));
+      expect(inEnvironment.body.total).toBe(2);
+      // Only this kind's services.
+      const otherKind = databaseKinds.find((k) => k !== kind && serves(k, "search"))!;
+      expect((await platform.query(`${otherKind}.search`, { q: tag }, as(owner))).body.total).toBe(0);
+      const bad = await platform.query(`${kind}.search`, { limit: 0 }, as(owner));
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(bad.body)).toContain("limit");
+    },
+  );
 });
 
 describe.each(databaseKinds)("%s update with Dokploy's fields", (kind) => {
@@ -356,6 +370,106 @@ describe.each(databaseKinds)("%s update with Dokploy's fields", (kind) => {
 });
 
 describe("create fields as Dokploy's", () => {
+  it("libsql does not serve changePassword, search nor saveExternalPort (Dokploy's libsql router has none)", async () => {
+    for (const procedure of ["changePassword", "search", "saveExternalPort"]) {
+      const answer = await platform.mutate(`libsql.${procedure}`, { libsqlId: "x" }, as(owner));
+      expect(answer.status, procedure).toBe(404);
+    }
+  });
+
+  it("libsql: a replica needs sqldPrimaryUrl, a primary takes none; enableNamespaces defaults to false", async () => {
+    const before = await countRows();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...createInput("libsql"), sqldNode: "replica" }, "sqldPrimaryUrl"],
+      [{ ...createInput("libsql"), sqldPrimaryUrl: "http://primary:8080" }, "sqldPrimaryUrl"],
+      [{ ...createInput("libsql"), sqldNode: "replica", sqldPrimaryUrl: "ftp://x" }, "sqldPrimaryUrl"],
+      [{ ...createInput("libsql"), sqldNode: "leader" }, "sqldNode"],
+    ];
+    for (const [input, field] of cases) {
+      const answer = await platform.mutate("libsql.create", input, as(owner));
+      expect(answer.status, `${field}: ${JSON.stringify(answer.body)}`).toBe(400);
+      expect(JSON.stringify(answer.body)).toContain(field);
+    }
+    expect(await countRows()).toBe(before);
+    const primary = await platform.mutateOk("libsql.create", createInput("libsql"), as(owner));
+    expect(primary).toMatchObject({ sqldNode: "primary", sqldPrimaryUrl: null, enableNamespaces: false });
+    const replica = await platform.mutateOk(
+      "libsql.create",
+      {
+        ...createInput("libsql"),
+        sqldNode: "replica",
+        sqldPrimaryUrl: "http://primary-db:5001",
+        enableNamespaces: true,
+      },
+      as(owner),
+    );
+    expect(replica).toMatchObject({
+      sqldNode: "replica",
+      sqldPrimaryUrl: "http://primary-db:5001",
+      enableNamespaces: true,
+    });
+    // update: a primary made replica without a URL is a 400; made primary, it follows none.
+    const refused = await platform.mutate(
+      "libsql.update",
+      { libsqlId: primary.libsqlId, sqldNode: "replica" },
+      as(owner),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.data.fields).toEqual(["sqldPrimaryUrl"]);
+    await platform.mutateOk("libsql.update", { libsqlId: replica.libsqlId, sqldNode: "primary" }, as(owner));
+    const one = (await platform.query("libsql.one", { libsqlId: replica.libsqlId }, as(owner))).body;
+    expect(one).toMatchObject({ sqldNode: "primary", sqldPrimaryUrl: null, enableNamespaces: true });
+    expect(one.internalConnectionUrl).toBe(`http://shopper:s3cret-Pass%401@${replica.appName}:8080`);
+  });
+
+  it("libsql.saveExternalPorts: at least one port, none twice, no gRPC port on a replica, a taken port 409", async () => {
+    const primary = await platform.mutateOk("libsql.create", createInput("libsql"), as(owner));
+    const replica = await platform.mutateOk(
+      "libsql.create",
+      { ...createInput("libsql"), sqldNode: "replica", sqldPrimaryUrl: "http://primary-db:5001" },
+      as(owner),
+    );
+    const cases: [string, Record<string, unknown>, number, string][] = [
+      [
+        primary.libsqlId,
+        { externalPort: null, externalGRPCPort: null, externalAdminPort: null },
+        400,
+        "externalPort",
+      ],
+      [primary.libsqlId, {}, 400, "externalPort"],
+      [primary.libsqlId, { externalPort: 28080, externalAdminPort: 28080 }, 400, "externalAdminPort"],
+      [primary.libsqlId, { externalAdminPort: 22 }, 400, "externalAdminPort"],
+      [replica.libsqlId, { externalGRPCPort: 28081 }, 400, "externalGRPCPort"],
+    ];
+    for (const [libsqlId, ports, status, field] of cases) {
+      const answer = await platform.mutate("libsql.saveExternalPorts", { libsqlId, ...ports }, as(owner));
+      expect(answer.status, `${field}: ${JSON.stringify(answer.body)}`).toBe(status);
+      expect(JSON.stringify(answer.body)).toContain(field);
+    }
+    // Another service's admin port is taken for every port of every kind on the server.
+    await platform.ctx.db
+      .updateTable("databaseServices")
+      .set({ externalAdminPort: 28090 })
+      .where("databaseId", "=", replica.libsqlId)
+      .execute();
+    const taken = await platform.mutate(
+      "libsql.saveExternalPorts",
+      { libsqlId: primary.libsqlId, externalGRPCPort: 28090 },
+      as(owner),
+    );
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.data.fields).toEqual(["externalGRPCPort"]);
+    const postgres = await platform.mutateOk("postgres.create", createInput("postgres"), as(owner));
+    const overLibsql = await platform.mutate(
+      "postgres.saveExternalPort",
+      { postgresId: postgres.postgresId, externalPort: 28090 },
+      as(owner),
+    );
+    expect(overLibsql.status).toBe(409);
+    const one = (await platform.query("libsql.one", { libsqlId: primary.libsqlId }, as(owner))).body;
+    expect(one).toMatchObject({ externalPort: null, externalGRPCPort: null, externalAdminPort: null });
+  });
+
   it("mysql takes no root password (root gets the user's); mongo's replicaSets defaults to false", async () => {
     const mysqlInput = createInput("mysql");
     delete mysqlInput.databaseRootPassword;
@@ -538,9 +652,14 @@ describe("the service spec", () => {
       databaseRootPasswordSealed: null,
       dockerImage: null,
       replicaSets: false,
+      sqldNode: "primary" as const,
+      sqldPrimaryUrl: null as string | null,
+      enableNamespaces: false,
       applicationStatus: "idle" as const,
       applicationStatusMessage: null,
       externalPort: 23306,
+      externalGrpcPort: null as number | null,
+      externalAdminPort: null as number | null,
       memoryLimit: "512m",
       memoryReservation: null,
       cpuLimit: null,
@@ -570,6 +689,9 @@ describe("the service spec", () => {
       databasePassword: "pw",
       databaseRootPassword: "rootpw",
       replicaSets: false,
+      sqldNode: "primary" as const,
+      sqldPrimaryUrl: null,
+      enableNamespaces: false,
     };
     const mysql = buildDatabaseSpec(row, opened, { mysql: "local/mysql:test" });
     expect(mysql.image).toBe("local/mysql:test");
@@ -612,6 +734,50 @@ describe("the service spec", () => {
       "MONGO_INITDB_ROOT_PASSWORD=pw",
       "MONGO_INITDB_ROOT_USERNAME=root",
     ]);
+    // libsql: sqld's variables (basic auth of user:password), its three ports, its command line.
+    const libsqlRow = {
+      ...row,
+      kind: "libsql" as const,
+      databaseName: null,
+      databaseUser: "admin",
+      sqldNode: "replica" as const,
+      sqldPrimaryUrl: "http://primary:5001",
+      enableNamespaces: true,
+      externalPort: 28080,
+      externalGrpcPort: 28081,
+      externalAdminPort: null,
+    };
+    const libsqlOpened = {
+      ...opened,
+      databaseUser: "admin",
+      sqldNode: "replica" as const,
+      sqldPrimaryUrl: "http://primary:5001",
+      enableNamespaces: true,
+    };
+    const libsql = buildDatabaseSpec(libsqlRow, libsqlOpened, { libsql: "local/sqld:test" });
+    expect(libsql.env?.sort()).toEqual([
+      "EXTRA=1",
+      `SQLD_HTTP_AUTH=basic:${Buffer.from("admin:pw").toString("base64")}`,
+      "SQLD_NODE=replica",
+      "SQLD_PRIMARY_URL=http://primary:5001",
+    ]);
+    expect(libsql.ports).toEqual([
+      { publishedPort: 28080, targetPort: 8080, protocol: "tcp", publishMode: "host" },
+      { publishedPort: 28081, targetPort: 5001, protocol: "tcp", publishMode: "host" },
+    ]);
+    expect(libsql.mounts?.[0]).toEqual({ type: "volume", source: "shop-db-data", target: "/var/lib/sqld" });
+    expect(libsql.command?.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
+    expect(libsql.command?.[2]).toMatch(
+      /^exec sqld --db-path \/var\/lib\/sqld\/iku\.db .*--enable-namespaces$/,
+    );
+    const primaryLibsql = buildDatabaseSpec(
+      { ...libsqlRow, sqldNode: "primary", sqldPrimaryUrl: null, enableNamespaces: false },
+      { ...libsqlOpened, sqldNode: "primary", sqldPrimaryUrl: null, enableNamespaces: false },
+      {},
+    );
+    expect(primaryLibsql.image).toBe("ghcr.io/tursodatabase/libsql-server:v0.24.32");
+    expect(primaryLibsql.env?.some((entry) => entry.startsWith("SQLD_PRIMARY_URL"))).toBe(false);
+    expect(primaryLibsql.command?.[2]).not.toContain("--enable-namespaces");
     expect(databaseKindFacts.postgres.mountPath("postgres:18")).toBe("/var/lib/postgresql");
     expect(databaseKindFacts.postgres.mountPath("postgres")).toBe("/var/lib/postgresql");
     expect(databaseKindFacts.postgres.mountPath("postgres:17-alpine")).toBe("/var/lib/postgresql/data");

@@ -63,10 +63,15 @@ export function buildDatabaseSpec(
       { type: "volume", source: dataVolumeOf(row.appName), target: facts.mountPath(image) },
       ...mounts,
     ],
-    ports:
-      row.externalPort === null
-        ? []
-        : [{ publishedPort: row.externalPort, targetPort: facts.port, protocol: "tcp", publishMode: "host" }],
+    ports: [
+      { publishedPort: row.externalPort, targetPort: facts.port },
+      ...(facts.extraPorts ?? []).map((extra) => ({
+        publishedPort: row[extra.column],
+        targetPort: extra.targetPort,
+      })),
+    ].flatMap(({ publishedPort, targetPort }) =>
+      publishedPort === null ? [] : [{ publishedPort, targetPort, protocol: "tcp", publishMode: "host" }],
+    ),
   };
   const defaults = facts.defaultCommand?.(opened);
   const command = row.command?.trim() ? splitCommandLine(row.command) : (defaults?.command ?? []);

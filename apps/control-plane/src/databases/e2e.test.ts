@@ -29,6 +29,7 @@ const IMAGES = {
   mariadb: process.env.PLATFORM_TEST_MARIADB_IMAGE ?? "platform-test/db-mariadb:11",
   redis: process.env.PLATFORM_TEST_REDIS_IMAGE ?? "platform-test/db-redis:7",
   mongo: process.env.PLATFORM_TEST_MONGO_IMAGE ?? "platform-test/db-mongo-standin:8",
+  libsql: process.env.PLATFORM_TEST_LIBSQL_IMAGE ?? "platform-test/db-libsql-standin:0.24",
 };
 
 let platform: TestPlatform;
@@ -107,6 +108,7 @@ beforeAll(async () => {
       PLATFORM_DEFAULT_IMAGE_MYSQL: IMAGES.mariadb,
       PLATFORM_DEFAULT_IMAGE_REDIS: IMAGES.redis,
       PLATFORM_DEFAULT_IMAGE_MONGO: IMAGES.mongo,
+      PLATFORM_DEFAULT_IMAGE_LIBSQL: IMAGES.libsql,
     },
     { agents: { localAgent: { mainDirectory } } },
   );
@@ -249,8 +251,8 @@ describe("postgres", () => {
  * null), remove deletes the service and its volume.
  */
 async function lifecycle(
-  kind: "redis" | "mariadb" | "mysql",
-  idKey: "redisId" | "mariadbId" | "mysqlId",
+  kind: "redis" | "mariadb" | "mysql" | "libsql",
+  idKey: "redisId" | "mariadbId" | "mysqlId" | "libsqlId",
   fields: Record<string, unknown>,
   client: {
     write(one: Record<string, any>, port: number): Promise<void>;
@@ -261,7 +263,11 @@ async function lifecycle(
   const created = await ok(`${kind}.create`, { name: kind, appName, environmentId, ...fields });
   const id = created[idKey] as string;
   const externalPort = await freePort();
-  const deployed = await settle(kind, "saveExternalPort", { [idKey]: id, externalPort });
+  // libsql publishes its ports with saveExternalPorts (Dokploy's libsql router has no saveExternalPort).
+  const deployed = await settle(kind, kind === "libsql" ? "saveExternalPorts" : "saveExternalPort", {
+    [idKey]: id,
+    externalPort,
+  });
   expect(deployed.status, deployed.logs).toBe("done");
   const one = (await platform.query(`${kind}.one`, { [idKey]: id }, as())).body;
   expect(one.applicationStatus).toBe("done");
@@ -388,6 +394,149 @@ describe.each([
           },
         },
       );
+    },
+    DEPLOY_WAIT_MS * 4,
+  );
+});
+
+/** One statement through sqld's Hrana-over-HTTP pipeline (POST /v2/pipeline) with basic auth. */
+async function sqld(port: number, auth: string | null, sql: string, args: unknown[] = []) {
+  const response = await fetch(`http://127.0.0.1:${port}/v2/pipeline`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(auth === null ? {} : { authorization: `Basic ${Buffer.from(auth).toString("base64")}` }),
+    },
+    body: JSON.stringify({
+      requests: [{ type: "execute", stmt: { sql, args } }, { type: "close" }],
+    }),
+    signal: AbortSignal.timeout(3000),
+  });
+  if (response.status === 401) return { status: 401, rows: [] as unknown[][] };
+  const body = (await response.json()) as {
+    results: {
+      type: string;
+      error?: { message: string };
+      response?: { result: { rows: { value?: string }[][] } };
+    }[];
+  };
+  const first = body.results[0]!;
+  if (first.type !== "ok") throw new Error(`sqld: ${first.error?.message}`);
+  return {
+    status: response.status,
+    rows: first.response!.result.rows.map((row) => row.map((cell) => cell.value)),
+  };
+}
+
+describe("libsql", () => {
+  it(
+    "sqld (the stand-in) answers on its HTTP port with the stored basic auth; reload, stop/start and deploy keep a row, rebuild loses it, remove deletes service and volume",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.libsql]);
+      await lifecycle(
+        "libsql",
+        "libsqlId",
+        { databaseUser: "admin", databasePassword: "Sqld#pass1", sqldNode: "primary" },
+        {
+          write: async (one, port) => {
+            const health = await fetch(`http://127.0.0.1:${port}/health`, {
+              signal: AbortSignal.timeout(3000),
+            });
+            expect(health.status).toBe(200);
+            // Without, or with wrong, credentials sqld answers 401.
+            expect((await sqld(port, null, "select 1")).status).toBe(401);
+            expect((await sqld(port, "admin:wrong", "select 1")).status).toBe(401);
+            const auth = `${one.databaseUser}:${one.databasePassword}`;
+            await sqld(port, auth, "create table if not exists items (name text)");
+            await sqld(port, auth, "insert into items values (?)", [{ type: "text", value: "tea" }]);
+          },
+          read: async (one, port) => {
+            const auth = `${one.databaseUser}:${one.databasePassword}`;
+            const tables = await sqld(port, auth, "select count(*) from sqlite_master where name = 'items'");
+            if (tables.rows[0]?.[0] === "0") return null;
+            return ((await sqld(port, auth, "select name from items")).rows[0]?.[0] as string) ?? null;
+          },
+        },
+      );
+    },
+    DEPLOY_WAIT_MS * 4,
+  );
+
+  it(
+    "publishes the admin port beside HTTP, runs sqld with its variables and command line, and takes a new password at the next deploy",
+    async () => {
+      await dockerCli(["image", "inspect", IMAGES.libsql]);
+      const appName = newAppName("db-libsql");
+      const { libsqlId } = await ok("libsql.create", {
+        name: "edge",
+        appName,
+        environmentId,
+        databaseUser: "admin",
+        databasePassword: "Sqld#pass1",
+        sqldNode: "primary",
+        enableNamespaces: true,
+      });
+      const [externalPort, externalAdminPort] = [await freePort(), await freePort()];
+      const deployed = await settle("libsql", "saveExternalPorts", {
+        libsqlId,
+        externalPort,
+        externalAdminPort,
+      });
+      expect(deployed.status, deployed.logs).toBe("done");
+      expect(deployed.logs).not.toContain("Sqld#pass1");
+      const spec = JSON.parse(
+        await dockerCli([
+          "service",
+          "inspect",
+          appName,
+          "--format",
+          "{{json .Spec.TaskTemplate.ContainerSpec}}",
+        ]),
+      );
+      expect(spec.Env).toEqual(
+        expect.arrayContaining([
+          "SQLD_NODE=primary",
+          `SQLD_HTTP_AUTH=basic:${Buffer.from("admin:Sqld#pass1").toString("base64")}`,
+        ]),
+      );
+      expect(spec.Command.join(" ")).toContain("--enable-namespaces");
+      const one = (await platform.query("libsql.one", { libsqlId }, as())).body;
+      expect(one).toMatchObject({ externalPort, externalAdminPort, externalGRPCPort: null });
+      expect(one.externalConnectionUrl).toMatch(
+        new RegExp(`^http://admin:Sqld%23pass1@[^/]+:${externalPort}$`),
+      );
+      await eventually(async () => {
+        const admin = await fetch(`http://127.0.0.1:${externalAdminPort}/health`, {
+          signal: AbortSignal.timeout(3000),
+        });
+        expect(admin.status).toBe(200);
+      });
+      expect((await eventually(() => sqld(externalPort, "admin:Sqld#pass1", "select 41 + 1"))).rows).toEqual([
+        ["42"],
+      ]);
+
+      // A new password is stored at once and reaches sqld with the next deploy.
+      await ok("libsql.update", { libsqlId, databasePassword: "N3w#pass" });
+      const redeployed = await settle("libsql", "deploy", { libsqlId });
+      expect(redeployed.status, redeployed.logs).toBe("done");
+      await eventually(async () => {
+        expect((await sqld(externalPort, "admin:Sqld#pass1", "select 1")).status).toBe(401);
+      });
+      expect((await eventually(() => sqld(externalPort, "admin:N3w#pass", "select 1"))).rows).toEqual([
+        ["1"],
+      ]);
+
+      // The admin port removed (null), HTTP kept (absent).
+      const unpublished = await settle("libsql", "saveExternalPorts", { libsqlId, externalAdminPort: null });
+      expect(unpublished.status, unpublished.logs).toBe("done");
+      const ports = JSON.parse(
+        await dockerCli(["service", "inspect", appName, "--format", "{{json .Spec.EndpointSpec.Ports}}"]),
+      ) as { TargetPort: number; PublishedPort: number }[];
+      expect(ports.map((port) => [port.TargetPort, port.PublishedPort])).toEqual([[8080, externalPort]]);
+
+      await ok("libsql.remove", { libsqlId });
+      await gone("service", appName);
+      await gone("volume", `${appName}-data`);
     },
     DEPLOY_WAIT_MS * 4,
   );

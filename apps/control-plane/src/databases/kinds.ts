@@ -1,5 +1,5 @@
 /**
- * What differs between the five database kinds (spec 2.9), as data: the id field, the port,
+ * What differs between the six database kinds (spec 2.9), as data: the id field, the port,
  * where the data volume is mounted, the default image, which fields a kind has and requires,
  * the container environment its image reads, and the shape of its connection URL. Everything
  * else (rows, procedures, deployments) is one implementation over this table.
@@ -15,6 +15,7 @@ export const databaseKinds = [
   "mariadb",
   "mongo",
   "redis",
+  "libsql",
 ] as const satisfies readonly DatabaseKind[];
 
 /** A database service with its passwords opened (never stored or logged in this form). */
@@ -25,11 +26,27 @@ export interface OpenedDatabase {
   databasePassword: string;
   databaseRootPassword: string | null;
   replicaSets: boolean;
+  sqldNode: "primary" | "replica";
+  sqldPrimaryUrl: string | null;
+  enableNamespaces: boolean;
 }
+
+/** A further port of a kind that `saveExternalPorts` publishes (libsql: sqld's gRPC and admin). */
+export interface ExtraPort {
+  /** The input field (Dokploy's name). */
+  field: "externalGRPCPort" | "externalAdminPort";
+  /** The database_services column holding the published port. */
+  column: "externalGrpcPort" | "externalAdminPort";
+  /** The port inside the container. */
+  targetPort: number;
+}
+
+/** Procedures of the common database router that a kind's Dokploy router does not have. */
+export type OmittedProcedure = "changePassword" | "search" | "saveExternalPort";
 
 export interface DatabaseKindFacts {
   kind: DatabaseKind;
-  /** postgresId, mysqlId, mariadbId, mongoId, redisId. */
+  /** postgresId, mysqlId, mariadbId, mongoId, redisId, libsqlId. */
   idKey: `${DatabaseKind}Id`;
   /** The port the database listens on inside its container. */
   port: number;
@@ -43,7 +60,13 @@ export interface DatabaseKindFacts {
     databaseUser?: "required";
     databaseRootPassword?: "required" | "optional";
     replicaSets?: "optional";
+    /** libsql: sqldNode, sqldPrimaryUrl (a replica's primary) and enableNamespaces. */
+    sqld?: "optional";
   };
+  /** Ports besides `port`, published by `saveExternalPorts` (which replaces saveExternalPort). */
+  extraPorts?: readonly ExtraPort[];
+  /** Procedures the kind does not serve (Dokploy's router for it has none). */
+  omits?: readonly OmittedProcedure[];
   /** The container environment the kind's image reads (the official images' contract). */
   env(database: OpenedDatabase): Record<string, string>;
   /**
@@ -155,7 +178,44 @@ export const databaseKindFacts: Record<DatabaseKind, DatabaseKindFacts> = {
     }),
     url: (database, host, port) => `redis://:${enc(database.databasePassword)}@${host}:${port}`,
   },
+  libsql: {
+    kind: "libsql",
+    idKey: "libsqlId",
+    // sqld's HTTP (Hrana over HTTP) port; gRPC (replication) and admin are the extra ports.
+    port: 8080,
+    mountPath: () => SQLD_DATA_DIRECTORY,
+    defaultImage: "ghcr.io/tursodatabase/libsql-server:v0.24.32",
+    fields: { databaseUser: "required", sqld: "optional" },
+    extraPorts: [
+      { field: "externalGRPCPort", column: "externalGrpcPort", targetPort: 5001 },
+      { field: "externalAdminPort", column: "externalAdminPort", targetPort: 5000 },
+    ],
+    omits: ["changePassword", "search", "saveExternalPort"],
+    // sqld's documented variables: the node's role, HTTP basic authentication, a replica's primary.
+    env: (database) => ({
+      SQLD_NODE: database.sqldNode,
+      SQLD_HTTP_AUTH: `basic:${Buffer.from(`${database.databaseUser ?? ""}:${database.databasePassword}`).toString("base64")}`,
+      ...(database.sqldNode === "replica" && database.sqldPrimaryUrl
+        ? { SQLD_PRIMARY_URL: database.sqldPrimaryUrl }
+        : {}),
+    }),
+    defaultCommand: (database) => ({
+      command: ["/bin/sh", "-c", sqldCommandLine(database.enableNamespaces)],
+      args: [],
+    }),
+    url: (database, host, port) => `http://${userInfo(database)}@${host}:${port}`,
+  },
 };
+
+/** Where a libsql service's data volume is mounted (the sqld image's working directory). */
+export const SQLD_DATA_DIRECTORY = "/var/lib/sqld";
+/** The database sqld keeps in the data volume (its --db-path, a directory). */
+export const SQLD_DB_PATH = `${SQLD_DATA_DIRECTORY}/iku.db`;
+
+/** sqld listening on every interface on its three ports, its database in the data volume. */
+function sqldCommandLine(enableNamespaces: boolean): string {
+  return `exec sqld --db-path ${SQLD_DB_PATH} --http-listen-addr 0.0.0.0:8080 --grpc-listen-addr 0.0.0.0:5001 --admin-listen-addr 0.0.0.0:5000${enableNamespaces ? " --enable-namespaces" : ""}`;
+}
 
 /** The data volume of a database service (spec 2.9: `<appName>-data` for every kind). */
 export const dataVolumeOf = (appName: string) => `${appName}-data`;

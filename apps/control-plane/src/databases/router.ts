@@ -1,6 +1,8 @@
 /**
- * The procedures of a database router (spec 4.14), the same for the five kinds: routers/
- * postgres.ts, mysql.ts, mariadb.ts, mongo.ts and redis.ts each make theirs here. A service of
+ * The procedures of a database router (spec 4.14), the same for the six kinds: routers/
+ * postgres.ts, mysql.ts, mariadb.ts, mongo.ts, redis.ts and libsql.ts each make theirs here
+ * (libsql, as Dokploy's router for it, has saveExternalPorts for its three ports instead of
+ * saveExternalPort, and no changePassword nor search: the kind's `omits`). A service of
  * another organization, or one the caller may not see, is a 404. deploy, reload, rebuild and
  * saveExternalPort queue a deployment (status running, then done | error, with its log);
  * start and stop act on the service at once.
@@ -59,6 +61,7 @@ import {
   databaseSearchInput,
   detailSchemaOf,
   externalPortSchema,
+  externalPortsInputOf,
   idInputOf,
   moveInputOf,
   searchItemSchemaOf,
@@ -124,7 +127,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
     return { success: true as const, deploymentId };
   }
 
-  return defineRouter(kind, {
+  const procedures: Record<string, ReturnType<typeof mutation> | ReturnType<typeof query>> = {
     create: mutation({
       summary: `Create a ${kind} service in an environment (status idle; deploy starts it)`,
       access: "member",
@@ -136,6 +139,9 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           databaseUser?: string;
           databaseRootPassword?: string;
           replicaSets?: boolean;
+          sqldNode?: "primary" | "replica";
+          sqldPrimaryUrl?: string | null;
+          enableNamespaces?: boolean;
         };
         const environment = await findEnvironment(ctx.db, caller.organizationId, values.environmentId);
         if (!environment) throw notFound("Environment");
@@ -174,6 +180,13 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
               ? sealDatabaseSecret(ctx.secrets, "databaseRootPassword", owner, values.databaseRootPassword)
               : null,
             replicaSets: values.replicaSets ?? false,
+            ...(facts.fields.sqld
+              ? {
+                  sqldNode: values.sqldNode ?? "primary",
+                  sqldPrimaryUrl: values.sqldNode === "replica" ? (values.sqldPrimaryUrl ?? null) : null,
+                  enableNamespaces: values.enableNamespaces ?? false,
+                }
+              : {}),
           });
         } catch (error) {
           if (isUniqueViolation(error, DATABASE_APP_NAME_CONSTRAINT)) throw taken();
@@ -291,6 +304,7 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           { serverId: (input as { serverId?: string | null }).serverId ?? row.serverId, swarm: true },
           (input as { networkIds?: string[] }).networkIds,
         );
+        if (facts.fields.sqld) checkSqldUpdate(row, input as SqldUpdate);
         const {
           [idKey]: _id,
           databaseUser,
@@ -305,6 +319,8 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
           patch[key] = swarmJsonColumns.has(key) && value !== null ? JSON.stringify(value) : value;
         }
         if (args !== undefined) patch.args = args === null ? null : JSON.stringify(args);
+        // A node made primary follows no primary any more.
+        if (facts.fields.sqld && patch.sqldNode === "primary") patch.sqldPrimaryUrl = null;
         // Credentials first, in the running database (stored only once it took them).
         await changeDatabaseCredentials(ctx, row, {
           databaseUser: databaseUser as string | undefined,
@@ -463,5 +479,96 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
         return { [idKey]: row.databaseId, name: row.name, appName: row.appName };
       },
     }),
-  });
+  };
+
+  if (facts.extraPorts) {
+    const extras = facts.extraPorts;
+    procedures.saveExternalPorts = mutation({
+      summary: `Publish the ${kind} service's ports on its server (HTTP ${facts.port}${extras.map((extra) => `, ${extra.field} ${extra.targetPort}`).join("")}; null removes one, an absent one is kept); redeploys it`,
+      access: "member",
+      input: externalPortsInputOf(kind),
+      output: deployStartedSchema,
+      handler: async ({ ctx, caller, input }) => {
+        const row = await load(ctx, caller, input);
+        const values = input as unknown as Record<string, number | null | undefined>;
+        if (row.sqldNode === "replica" && values.externalGRPCPort != null) {
+          throw badRequest("externalGRPCPort cannot be set on a replica (sqldNode replica)", {
+            fields: ["externalGRPCPort"],
+          });
+        }
+        const ports = [
+          { field: "externalPort", column: "externalPort" as const },
+          ...extras.map((extra) => ({ field: extra.field, column: extra.column })),
+        ];
+        const given = ports.filter((port) => values[port.field] !== undefined);
+        if (given.length === 0) {
+          throw badRequest(
+            `give ${ports.map((port) => port.field).join(", ")}: a port, or null to remove one`,
+            {
+              fields: ["externalPort"],
+            },
+          );
+        }
+        const numbers = given.map((port) => values[port.field]).filter((port) => port != null);
+        if (new Set(numbers).size !== numbers.length) {
+          throw badRequest("each published port must differ from the others", {
+            fields: given.map((port) => port.field),
+          });
+        }
+        const patch: DatabaseServiceUpdate = {};
+        for (const port of given) patch[port.column] = values[port.field] ?? null;
+        // Each new port is claimed on the server (another service's port is a 409 naming the field).
+        const claims = given.filter(
+          (port) => values[port.field] != null && values[port.field] !== row[port.column],
+        );
+        let applied = false;
+        for (const port of claims) {
+          const last = port === claims[claims.length - 1];
+          await claimHostPort(
+            ctx,
+            {
+              serverId: row.serverId,
+              port: values[port.field]!,
+              protocol: "tcp" as const,
+              field: port.field,
+              except: { databaseId: row.databaseId },
+            },
+            async (trx) => {
+              if (last) {
+                await updateDatabase(trx, row.databaseId, patch);
+                applied = true;
+              }
+            },
+          );
+        }
+        if (!applied) await updateDatabase(ctx.db, row.databaseId, patch);
+        const published = ports
+          .map(
+            (port) =>
+              `${port.field} ${(port.column in patch ? patch[port.column] : row[port.column]) ?? "none"}`,
+          )
+          .join(", ");
+        return queue(ctx, { ...row, ...patch } as LocatedDatabase, "deploy", `External ports: ${published}`);
+      },
+    });
+  }
+  for (const omitted of facts.omits ?? []) delete procedures[omitted];
+  return defineRouter(kind, procedures);
+}
+
+interface SqldUpdate {
+  sqldNode?: "primary" | "replica";
+  sqldPrimaryUrl?: string | null;
+}
+
+/** A replica keeps a primary's URL; a URL is given only with a replica (400 naming sqldPrimaryUrl). */
+function checkSqldUpdate(row: LocatedDatabase, input: SqldUpdate): void {
+  const node = input.sqldNode ?? row.sqldNode;
+  const url = input.sqldPrimaryUrl !== undefined ? input.sqldPrimaryUrl : row.sqldPrimaryUrl;
+  if (node === "replica" && !url) {
+    throw badRequest("sqldPrimaryUrl is required when sqldNode is replica", { fields: ["sqldPrimaryUrl"] });
+  }
+  if (node === "primary" && input.sqldPrimaryUrl) {
+    throw badRequest("sqldPrimaryUrl is only taken when sqldNode is replica", { fields: ["sqldPrimaryUrl"] });
+  }
 }

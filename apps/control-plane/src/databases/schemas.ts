@@ -45,27 +45,94 @@ const clearable = <T extends z.ZodType>(schema: T) =>
 
 const statusSchema = z.enum(["idle", "running", "done", "error"]);
 
+/** libsql: sqld's role; a replica needs its primary's URL (sqld's SQLD_PRIMARY_URL). */
+export const sqldNodeSchema = z.enum(["primary", "replica"]);
+export const sqldPrimaryUrlSchema = z
+  .string()
+  .trim()
+  .max(2048)
+  .regex(
+    /^(https?|libsql):\/\/[^\s/?#@]+(:\d+)?(\/[^\s]*)?$/,
+    "must be an http(s):// or libsql:// URL of the primary",
+  );
+
+/** Dokploy's rule: sqldPrimaryUrl with a replica, and only with a replica. */
+function checkSqldPrimaryUrl(
+  value: { sqldNode?: string | undefined; sqldPrimaryUrl?: string | null | undefined },
+  ctx: z.RefinementCtx,
+) {
+  if (value.sqldNode === "replica" && !value.sqldPrimaryUrl) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["sqldPrimaryUrl"],
+      message: "is required when sqldNode is replica",
+    });
+  }
+  if (value.sqldNode === "primary" && value.sqldPrimaryUrl) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["sqldPrimaryUrl"],
+      message: "is only taken when sqldNode is replica",
+    });
+  }
+}
+
 export const externalPortSchema = z.number().int().min(1).max(65535).nullable();
+
+/**
+ * `<kind>.saveExternalPorts` (libsql): the HTTP port and the kind's extra ports, each published
+ * on the server or (null) not; at least one must be given (Dokploy's rule).
+ */
+export function externalPortsInputOf(kind: DatabaseKind) {
+  const extras = databaseKindFacts[kind].extraPorts ?? [];
+  return idInputOf(kind)
+    .extend({
+      externalPort: externalPortSchema.optional(),
+      ...Object.fromEntries(extras.map((extra) => [extra.field, externalPortSchema.optional()])),
+    })
+    .superRefine((value, ctx) => {
+      // Dokploy refuses all of them null (none given is refused by the router, after the 404).
+      const fields = ["externalPort", ...extras.map((extra) => extra.field)];
+      if (fields.every((field) => (value as Record<string, unknown>)[field] === null)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["externalPort"],
+          message: `${fields.join(", ")} must not all be null`,
+        });
+      }
+    });
+}
 
 /** `<kind>.create`: name*, appName*, environmentId*, and the kind's fields. */
 export function createInputOf(kind: DatabaseKind) {
   const { fields } = databaseKindFacts[kind];
-  return z.object({
-    name: nameSchema,
-    appName: appNameSchema,
-    environmentId: idSchema,
-    description: descriptionSchema,
-    dockerImage: clearable(dockerImageSchema),
-    serverId: clearable(idSchema),
-    databasePassword: databasePasswordSchema,
-    ...(fields.databaseName ? { databaseName: identifierSchema } : {}),
-    ...(fields.databaseUser ? { databaseUser: identifierSchema } : {}),
-    ...(fields.databaseRootPassword === "required" ? { databaseRootPassword: databasePasswordSchema } : {}),
-    ...(fields.databaseRootPassword === "optional"
-      ? { databaseRootPassword: databasePasswordSchema.optional() }
-      : {}),
-    ...(fields.replicaSets ? { replicaSets: z.boolean().default(false) } : {}),
-  });
+  return z
+    .object({
+      name: nameSchema,
+      appName: appNameSchema,
+      environmentId: idSchema,
+      description: descriptionSchema,
+      dockerImage: clearable(dockerImageSchema),
+      serverId: clearable(idSchema),
+      databasePassword: databasePasswordSchema,
+      ...(fields.databaseName ? { databaseName: identifierSchema } : {}),
+      ...(fields.databaseUser ? { databaseUser: identifierSchema } : {}),
+      ...(fields.databaseRootPassword === "required" ? { databaseRootPassword: databasePasswordSchema } : {}),
+      ...(fields.databaseRootPassword === "optional"
+        ? { databaseRootPassword: databasePasswordSchema.optional() }
+        : {}),
+      ...(fields.replicaSets ? { replicaSets: z.boolean().default(false) } : {}),
+      ...(fields.sqld
+        ? {
+            sqldNode: sqldNodeSchema,
+            sqldPrimaryUrl: clearable(sqldPrimaryUrlSchema),
+            enableNamespaces: z.boolean().default(false),
+          }
+        : {}),
+    })
+    .superRefine((value, ctx) => {
+      if (fields.sqld) checkSqldPrimaryUrl(value as Parameters<typeof checkSqldPrimaryUrl>[0], ctx);
+    });
 }
 
 export const idInputOf = (kind: DatabaseKind) =>
@@ -85,6 +152,13 @@ export function updateInputOf(kind: DatabaseKind) {
     ...(fields.databaseUser ? { databaseUser: identifierSchema.optional() } : {}),
     ...(fields.databaseRootPassword ? { databaseRootPassword: databasePasswordSchema.optional() } : {}),
     ...(fields.replicaSets ? { replicaSets: z.boolean().optional() } : {}),
+    ...(fields.sqld
+      ? {
+          sqldNode: sqldNodeSchema.optional(),
+          sqldPrimaryUrl: clearable(sqldPrimaryUrlSchema),
+          enableNamespaces: z.boolean().optional(),
+        }
+      : {}),
     memoryLimit: clearable(memorySchema),
     memoryReservation: clearable(memorySchema),
     cpuLimit: clearable(cpuSchema),
@@ -114,6 +188,12 @@ export function summarySchemaOf(kind: DatabaseKind) {
     ...(fields.databaseName ? { databaseName: z.string().nullable() } : {}),
     ...(fields.databaseUser ? { databaseUser: z.string().nullable() } : {}),
     ...(fields.replicaSets ? { replicaSets: z.boolean() } : {}),
+    ...(fields.sqld
+      ? { sqldNode: sqldNodeSchema, sqldPrimaryUrl: z.string().nullable(), enableNamespaces: z.boolean() }
+      : {}),
+    ...Object.fromEntries(
+      (databaseKindFacts[kind].extraPorts ?? []).map((extra) => [extra.field, z.number().int().nullable()]),
+    ),
     memoryLimit: z.string().nullable(),
     memoryReservation: z.string().nullable(),
     cpuLimit: z.string().nullable(),

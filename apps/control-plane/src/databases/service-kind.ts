@@ -1,5 +1,5 @@
 /**
- * The five database kinds as service kinds of environments (projects/workload-kinds.ts): their
+ * The six database kinds as service kinds of environments (projects/workload-kinds.ts): their
  * summaries in project.one/all and environment.*, their copies in project.duplicate, their
  * teardown before an environment or project is removed, and their count per server.
  */
@@ -62,6 +62,9 @@ async function copyDatabases(
           : reseal("databaseRootPassword", source.databaseRootPasswordSealed),
       dockerImage: source.dockerImage,
       replicaSets: source.replicaSets,
+      sqldNode: source.sqldNode,
+      sqldPrimaryUrl: source.sqldPrimaryUrl,
+      enableNamespaces: source.enableNamespaces,
       externalPort: null,
       memoryLimit: source.memoryLimit,
       memoryReservation: source.memoryReservation,
@@ -114,5 +117,5 @@ export const databaseHooks = Object.fromEntries(databaseKinds.map((kind) => [kin
   ServiceKindHooks
 >;
 
-// One counter for the five kinds: they share a table.
+// One counter for the six kinds: they share a table.
 serviceCountersByKind.postgres = countDatabasesByServer;

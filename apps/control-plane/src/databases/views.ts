@@ -47,6 +47,9 @@ export function openDatabase(
         ? null
         : openDatabaseSecret(secrets, "databaseRootPassword", row, row.databaseRootPasswordSealed),
     replicaSets: row.replicaSets,
+    sqldNode: row.sqldNode,
+    sqldPrimaryUrl: row.sqldPrimaryUrl,
+    enableNamespaces: row.enableNamespaces,
   };
 }
 
@@ -69,6 +72,10 @@ export function toDatabaseSummary(
     ...(facts.fields.databaseName ? { databaseName: row.databaseName } : {}),
     ...(facts.fields.databaseUser ? { databaseUser: row.databaseUser } : {}),
     ...(facts.fields.replicaSets ? { replicaSets: row.replicaSets } : {}),
+    ...(facts.fields.sqld
+      ? { sqldNode: row.sqldNode, sqldPrimaryUrl: row.sqldPrimaryUrl, enableNamespaces: row.enableNamespaces }
+      : {}),
+    ...Object.fromEntries((facts.extraPorts ?? []).map((extra) => [extra.field, row[extra.column]])),
     memoryLimit: row.memoryLimit,
     memoryReservation: row.memoryReservation,
     cpuLimit: row.cpuLimit,

@@ -878,7 +878,7 @@ export interface DestinationTable {
 
 export type Destination = Selectable<DestinationTable>;
 
-export type BackupDatabaseType = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+export type BackupDatabaseType = "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
 
 /** A database backup (Dokploy's backup row) and its restore verification. */
 export interface BackupTable {
@@ -906,7 +906,8 @@ export type Backup = Selectable<BackupTable>;
 export type NewBackup = Insertable<BackupTable>;
 export type BackupUpdate = Updateable<BackupTable>;
 
-export type VolumeBackupServiceType = "application" | BackupDatabaseType | "compose";
+/** libsql services have no volume backups (their database backups archive the data directory). */
+export type VolumeBackupServiceType = "application" | Exclude<BackupDatabaseType, "libsql"> | "compose";
 
 /** A volume backup (Dokploy's volume_backup row): a named volume of one service to a destination. */
 export interface VolumeBackupTable {
@@ -1009,7 +1010,8 @@ export interface ControlPlaneRunTable {
   startedAt: Timestamp;
 }
 
-export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+export type DatabaseKind = "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
+export type SqldNode = "primary" | "replica";
 
 /** A database service (spec 2.9) of one of the five kinds (databases/kinds.ts). */
 export interface DatabaseServiceTable extends SwarmColumns {
@@ -1030,10 +1032,17 @@ export interface DatabaseServiceTable extends SwarmColumns {
   /** Null: the kind's default image (databases/kinds.ts, PLATFORM_DEFAULT_IMAGE_<KIND>). */
   dockerImage: string | null;
   replicaSets: Generated<boolean>;
+  /** libsql: sqld's role; a replica follows sqldPrimaryUrl (migration 20261203-10-libsql). */
+  sqldNode: Generated<SqldNode>;
+  sqldPrimaryUrl: string | null;
+  enableNamespaces: Generated<boolean>;
   applicationStatus: Generated<ApplicationStatus>;
   /** Why reconciliation set the status to error (null: a deployment set it). */
   applicationStatusMessage: string | null;
   externalPort: number | null;
+  /** libsql: sqld's gRPC (5001) and admin (5000) ports published on the server. */
+  externalGrpcPort: number | null;
+  externalAdminPort: number | null;
   memoryLimit: string | null;
   memoryReservation: string | null;
   cpuLimit: string | null;

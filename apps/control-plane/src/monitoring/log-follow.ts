@@ -1,6 +1,6 @@
 /**
  * GET /api/runtime.logs?applicationId=… (or composeId=…&containerId=…, or postgresId=…,
- * mysqlId=…, mariadbId=…, mongoId=…, redisId=…): a workload's runtime log followed live as
+ * mysqlId=…, mariadbId=…, mongoId=…, redisId=…, libsqlId=…): a workload's runtime log followed live as
  * server-sent events, one stream per request. Each line is an event `log` whose data is
  * `<RFC 3339 time> <task or container> | <text>` (the readLogs line) and whose id is the line's
  * time; a client reconnecting with Last-Event-ID gets the lines after that time. An `end` event
@@ -53,7 +53,7 @@ const REFOLLOW_PAUSE_MS = 1_000;
 /** Tasks silent this long before the newest line no longer hold back where a resume starts. */
 const QUIET_SOURCE_MS = 60_000;
 const AGENT_TIMEOUT_MS = 15_000;
-const DATABASE_KINDS: DatabaseKind[] = ["postgres", "mysql", "mariadb", "mongo", "redis"];
+const DATABASE_KINDS: DatabaseKind[] = ["postgres", "mysql", "mariadb", "mongo", "redis", "libsql"];
 const ID_PARAMETERS = ["applicationId", "composeId", ...DATABASE_KINDS.map((kind) => `${kind}Id`)];
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -71,7 +71,7 @@ export const runtimeLogsOpenApi: OpenApiPathItem = {
     tags: ["application"],
     summary: "Follow a service's runtime log live (server-sent events)",
     description:
-      "Exactly one of applicationId, composeId (with containerId), postgresId, mysqlId, mariadbId, mongoId or redisId. Events `log` (id: the line's RFC 3339 time; data: `<time> <task or container> | <text>`) for the newest `tail` lines and each new line, across agent restarts and from every node of the service; Last-Event-ID resumes after that time. An `end` event (data: JSON `{reason}`) closes the stream when the service is removed.",
+      "Exactly one of applicationId, composeId (with containerId), postgresId, mysqlId, mariadbId, mongoId, redisId or libsqlId. Events `log` (id: the line's RFC 3339 time; data: `<time> <task or container> | <text>`) for the newest `tail` lines and each new line, across agent restarts and from every node of the service; Last-Event-ID resumes after that time. An `end` event (data: JSON `{reason}`) closes the stream when the service is removed.",
     security: [{ bearer: [] }, { apiKey: [] }],
     parameters: [
       ...ID_PARAMETERS.map((name) => queryParameter(name, `The ${name.slice(0, -2)} service`)),

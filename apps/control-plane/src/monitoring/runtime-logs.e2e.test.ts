@@ -22,6 +22,8 @@ const IMAGES = {
   PLATFORM_DEFAULT_IMAGE_MYSQL: process.env.PLATFORM_TEST_MARIADB_IMAGE ?? "platform-test/db-mariadb:11",
   PLATFORM_DEFAULT_IMAGE_REDIS: process.env.PLATFORM_TEST_REDIS_IMAGE ?? "platform-test/db-redis:7",
   PLATFORM_DEFAULT_IMAGE_MONGO: process.env.PLATFORM_TEST_MONGO_IMAGE ?? "platform-test/db-mongo-standin:8",
+  PLATFORM_DEFAULT_IMAGE_LIBSQL:
+    process.env.PLATFORM_TEST_LIBSQL_IMAGE ?? "platform-test/db-libsql-standin:0.24",
 };
 const DEPLOY_WAIT_MS = 240_000;
 /** `<RFC 3339 time> <task or container> | <text>` */
@@ -249,6 +251,12 @@ describe("runtime logs on real Docker", () => {
       ],
       ["redis", "redisId", { databasePassword: "Logs#pass1" }, "Ready to accept connections"],
       ["mongo", "mongoId", { databaseUser: "logs", databasePassword: "Logs#pass1" }, "db-mongo-standin"],
+      [
+        "libsql",
+        "libsqlId",
+        { databaseUser: "logs", databasePassword: "Logs#pass1", sqldNode: "primary" },
+        "db-libsql-standin",
+      ],
     ] as const;
     await Promise.all(
       kinds.map(async ([kind, idKey, fields, readyLine]) => {

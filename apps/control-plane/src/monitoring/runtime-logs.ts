@@ -1,5 +1,5 @@
 /**
- * Runtime logs (the readLogs procedures of application, compose and the five database kinds):
+ * Runtime logs (the readLogs procedures of application, compose and the six database kinds):
  * the inputs Dokploy 0.30.7 takes (`tail` 1-10,000, default 100; `since` `all` or `<n>s|m|h|d`;
  * `search` a plain phrase of letters, digits, spaces and `._-`) and its answer, one string of
  * lines. The agent of the service's server reads Docker's log API and filters by the phrase

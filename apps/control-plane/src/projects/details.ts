@@ -44,6 +44,7 @@ function environmentWithServices(e: Environment, s: EnvironmentServices): Enviro
     mariadb: s.mariadb,
     mongo: s.mongo,
     redis: s.redis,
+    libsql: s.libsql,
     compose: s.compose,
   };
 }

@@ -55,6 +55,7 @@ export function projectsForPermissions(
         mariadb: environment.mariadb,
         mongo: environment.mongo,
         redis: environment.redis,
+        libsql: environment.libsql,
         compose: environment.compose,
       })),
     }));

@@ -1,5 +1,5 @@
 /**
- * The services an environment holds (spec 2.8): applications, the five database kinds and
+ * The services an environment holds (spec 2.8): applications, the six database kinds and
  * compose stacks. Projects and environments only see them through the hooks below, so the
  * feature that adds a service kind registers them (registerServiceKindHooks) and project.one,
  * project.all, environment.*, project.duplicate and both removals pick it up.
@@ -18,6 +18,7 @@ export const serviceKinds = [
   "mariadb",
   "mongo",
   "redis",
+  "libsql",
   "compose",
 ] as const;
 export type ServiceKind = (typeof serviceKinds)[number];
@@ -30,6 +31,7 @@ export const serviceFields = {
   mariadb: "mariadb",
   mongo: "mongo",
   redis: "redis",
+  libsql: "libsql",
   compose: "compose",
 } as const satisfies Record<ServiceKind, string>;
 
@@ -54,6 +56,7 @@ export const environmentServicesShape = {
   mariadb: z.array(z.object({ mariadbId: z.string(), ...databaseSummary })),
   mongo: z.array(z.object({ mongoId: z.string(), ...databaseSummary })),
   redis: z.array(z.object({ redisId: z.string(), ...databaseSummary })),
+  libsql: z.array(z.object({ libsqlId: z.string(), ...databaseSummary })),
   compose: z.array(z.object({ composeId: z.string(), ...summaryBase, composeStatus: statusSchema })),
 };
 export type EnvironmentServices = {
@@ -95,7 +98,7 @@ export interface ServiceKindHooks {
 
 /**
  * The hooks of each kind, registered by its feature from the composition root (features.ts:
- * applications, the five database kinds, compose stacks). A kind without hooks has no rows
+ * applications, the six database kinds, compose stacks). A kind without hooks has no rows
  * yet, so it lists, copies and tears down nothing.
  */
 export const serviceKindHooks: Partial<Record<ServiceKind, ServiceKindHooks>> = {};
@@ -114,6 +117,7 @@ export const emptyServices = (): EnvironmentServices => ({
   mariadb: [],
   mongo: [],
   redis: [],
+  libsql: [],
   compose: [],
 });
 

@@ -162,10 +162,11 @@ function refuseComposeFields(input: {
 
 /**
  * redis dumps every logical database in its RDB snapshot: `database` names none. A web-server
- * backup's `database` only names its files (`<prefix>/<database or appName>-<time>.json.gz`).
+ * or libsql backup's `database` only names its files (`<prefix>/<database or appName>-<time>.json.gz`).
  */
 function checkDatabaseField(kind: BackupDatabaseType | "web-server", database: string): void {
-  if (kind === WEB_SERVER) return;
+  // libsql's archive holds sqld's whole database directory: `database` only names the files.
+  if (kind === WEB_SERVER || kind === "libsql") return;
   if (kind === "redis" ? database !== "" && database !== "all" : database === "") {
     throw badRequest(
       kind === "redis"
@@ -176,15 +177,21 @@ function checkDatabaseField(kind: BackupDatabaseType | "web-server", database: s
   }
 }
 
-/** Restore verification starts a throwaway database container: web-server backups have none. */
-function refuseVerification(input: { verifyRestore?: boolean; verifyTable?: string | null }): void {
+/**
+ * Restore verification starts a throwaway database container: web-server backups have none, and
+ * libsql's archives are not restored by the platform (docs/decisions.md).
+ */
+function refuseVerification(
+  input: { verifyRestore?: boolean; verifyTable?: string | null },
+  what = "the web server's",
+): void {
   if (input.verifyRestore) {
-    throw badRequest("verifyRestore is for database services' backups, not the web server's", {
+    throw badRequest(`verifyRestore is for database services' backups, not ${what}`, {
       fields: ["verifyRestore"],
     });
   }
   if (input.verifyTable !== undefined && input.verifyTable !== null) {
-    throw badRequest("verifyTable is for database services' backups, not the web server's", {
+    throw badRequest(`verifyTable is for database services' backups, not ${what}`, {
       fields: ["verifyTable"],
     });
   }
@@ -271,6 +278,7 @@ export const backupRouter = defineRouter("backup", {
       const databaseId = input[idKey];
       if (!databaseId) throw badRequest(`${idKey} is required for databaseType ${kind}`, { fields: [idKey] });
       checkDatabaseField(kind, input.database);
+      if (kind === "libsql") refuseVerification(input, "libsql's");
       await loadDatabase(ctx, caller, kind, databaseId, idKey);
       await requireDestination(ctx, caller, input.destinationId);
       const backupId = await insertBackup(ctx.db, caller.userId, input, databaseId);
@@ -302,6 +310,7 @@ export const backupRouter = defineRouter("backup", {
       }
       if (input.database !== undefined) checkDatabaseField(backup.databaseType, input.database);
       if (backup.databaseType === WEB_SERVER) refuseVerification(input);
+      if (backup.databaseType === "libsql") refuseVerification(input, "libsql's");
       if (input.destinationId !== undefined) await requireDestination(ctx, caller, input.destinationId);
       const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
       const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
@@ -332,6 +341,7 @@ export const backupRouter = defineRouter("backup", {
   manualBackupMariadb: manualBackup("mariadb"),
   manualBackupMongo: manualBackup("mongo"),
   manualBackupRedis: manualBackup("redis"),
+  manualBackupLibsql: manualBackup("libsql"),
 
   manualBackupWebServer: mutation({
     summary:

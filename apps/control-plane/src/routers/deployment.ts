@@ -134,6 +134,7 @@ const serviceTypes = [
   "mariadb",
   "mongo",
   "redis",
+  "libsql",
 ] as const;
 
 async function applicationDeployments(ctx: ServiceContext, caller: Caller, applicationId: string) {
@@ -224,7 +225,7 @@ export const deploymentRouter = defineRouter("deployment", {
 
   allByType: query({
     summary:
-      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the five database kinds)",
+      "The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the six database kinds)",
     access: "member",
     input: z.object({ id: idSchema, type: z.enum(serviceTypes) }),
     output: z.array(deploymentSchema),

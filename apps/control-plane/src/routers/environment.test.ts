@@ -64,6 +64,7 @@ describe("environment", () => {
       mariadb: [],
       mongo: [],
       redis: [],
+      libsql: [],
       compose: [],
     });
   });

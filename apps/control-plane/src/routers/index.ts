@@ -23,6 +23,7 @@ import { gitProviderRouter } from "./git-provider.ts";
 import { giteaRouter } from "./gitea.ts";
 import { githubRouter } from "./github.ts";
 import { gitlabRouter } from "./gitlab.ts";
+import { libsqlRouter } from "./libsql.ts";
 import { mariadbRouter } from "./mariadb.ts";
 import { mongoRouter } from "./mongo.ts";
 import { mountsRouter } from "./mounts.ts";
@@ -78,6 +79,7 @@ export const allRouters: RouterDef[] = [
   mariadbRouter,
   mongoRouter,
   redisRouter,
+  libsqlRouter,
   settingsRouter,
   adminRouter,
   gitProviderRouter,

@@ -51,6 +51,7 @@ export const mountSchema = z.object({
   mariadbId: z.string().nullable(),
   mongoId: z.string().nullable(),
   redisId: z.string().nullable(),
+  libsqlId: z.string().nullable(),
   composeId: z.string().nullable(),
   createdAt: z.string(),
 });
@@ -75,6 +76,7 @@ function toView(row: Mount): z.input<typeof mountSchema> {
     mariadbId: idOf("mariadb"),
     mongoId: idOf("mongo"),
     redisId: idOf("redis"),
+    libsqlId: idOf("libsql"),
     composeId: idOf("compose"),
     createdAt: row.createdAt,
   };

@@ -9,6 +9,7 @@ const emptyServices = {
   mariadb: [],
   mongo: [],
   redis: [],
+  libsql: [],
   compose: [],
 };
 

@@ -508,7 +508,7 @@ export const serverRouter = defineRouter("server", {
     output: z.array(
       z.object({
         id: z.string(),
-        type: z.enum(["application", "postgres", "mysql", "mariadb", "mongo", "redis", "compose"]),
+        type: z.enum(["application", "postgres", "mysql", "mariadb", "mongo", "redis", "libsql", "compose"]),
         name: z.string(),
         projectId: z.string(),
         projectName: z.string(),

@@ -124,7 +124,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
     output: z.array(volumeBackupSchema),
     handler: async ({ ctx, caller, input }) => {
       if (input.volumeBackupType === "libsql") {
-        throw badRequest("volumeBackupType libsql: libsql databases do not exist on this platform", {
+        throw badRequest("volumeBackupType libsql: volume backups of libsql services are not served", {
           fields: ["volumeBackupType"],
         });
       }

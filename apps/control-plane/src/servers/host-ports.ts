@@ -177,11 +177,17 @@ export async function hostPortTaken(db: Db, claim: HostPortClaim): Promise<boole
     .executeTakeFirst();
   if (stack) return true;
   if (protocol !== "tcp") return false;
-  // A database's external port is tcp.
+  // A database's external ports are tcp (libsql also publishes its gRPC and admin ports).
   const database = await db
     .selectFrom("databaseServices")
     .select("databaseId")
-    .where("externalPort", "=", port)
+    .where((eb) =>
+      eb.or([
+        eb("externalPort", "=", port),
+        eb("externalGrpcPort", "=", port),
+        eb("externalAdminPort", "=", port),
+      ]),
+    )
     .where("databaseId", "!=", except.databaseId ?? "")
     .where("serverId", "is not distinct from", serverId)
     .limit(1)

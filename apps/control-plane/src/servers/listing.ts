@@ -86,7 +86,14 @@ export interface ServerService {
   url: string;
 }
 
-const DATABASE_KINDS: ReadonlySet<ServiceKind> = new Set(["postgres", "mysql", "mariadb", "mongo", "redis"]);
+const DATABASE_KINDS: ReadonlySet<ServiceKind> = new Set([
+  "postgres",
+  "mysql",
+  "mariadb",
+  "mongo",
+  "redis",
+  "libsql",
+]);
 
 function dashboardUrl(kind: ServiceKind, id: string): string {
   const parts = DATABASE_KINDS.has(kind) ? ["database", kind, id] : [kind, id];

@@ -1059,6 +1059,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backup.manualBackupLibsql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Back up a libsql database now; answers once the upload and the retention are done, with the outcome
+         * @description Back up a libsql (sqld) database now: its data directory archived with tar inside the running container, gzipped and uploaded; answers once the upload and the retention are done, with the outcome. libsql archives are not restored by the platform.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/backup.manualBackupLibsql` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["backup.manualBackupLibsql"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/backup.manualBackupMariadb": {
         parameters: {
             query?: never;
@@ -2579,8 +2603,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the five database kinds)
-         * @description The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the five database kinds are served, the other types answer an empty list.
+         * The deployments of one service of a type (application, compose, previewDeployment, server, schedule, backup, volumeBackup and the six database kinds)
+         * @description The deployments of one service by type; `application`, `compose`, `server`, `schedule` (a schedule's runs) and the six database kinds are served, the other types answer an empty list.
          *
          *     Any member of the organization (some objects need a permission flag).
          *
@@ -5253,6 +5277,342 @@ export interface paths {
          *     Also served as `POST /api/trpc/gitProvider.toggleShare` with tRPC envelopes (see the trpc tag).
          */
         post: operations["gitProvider.toggleShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the libsql service's status by hand (the next deployment, start, stop or observation replaces it)
+         * @description Sets the service's status by hand (idle, running, done or error); the next deployment, start, stop or observation of the service replaces it. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.changeStatus` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.changeStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a libsql service in an environment (status idle; deploy starts it)
+         * @description Creates a libsql (sqld) service (status idle): sqldNode primary, or replica following sqldPrimaryUrl (required with a replica, refused with a primary); enableNamespaces adds sqld's --enable-namespaces. databaseUser and databasePassword become sqld's HTTP basic authentication (SQLD_HTTP_AUTH). Nothing runs until libsql.deploy. A taken appName is a 409.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a deployment of the libsql service; answers at once with its deploymentId
+         * @description Queues a deployment of the service: creates or updates its Swarm service with its data volume. Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.deploy` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.deploy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the libsql service to another environment of the organization (its Swarm service is unchanged)
+         * @description Moves the service to another environment of the same organization (a member needs access to it and the right to create services); its Swarm service, data and connection URLs are unchanged. Answers the service.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.move` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A libsql service with its credentials and connection URLs
+         * @description The service with its password and its internal and external connection URLs (to callers who may see it).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/libsql.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["libsql.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.readLogs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest lines the libsql service's container printed, one `<time> <task> | <text>` line each
+         * @description The newest lines the service's container printed, each naming its task (`<appName>.<slot>.<task id>`). `tail` (1-10,000, default 100) newest lines as Docker keeps them, `since` (`all`, or `<n>s|m|h|d`) and `search` (a plain phrase of letters, digits, spaces and `._-`, matched literally and case-insensitively among those lines, like Dokploy's `docker logs --tail | grep -iF`). Read by the agent of the service's server through Docker's log API (no shell); the answer is one string, a line `<RFC 3339 time> <source> | <text>` per log line, oldest first, control characters escaped; a very long line is cut and the whole answer kept under 768 KiB (older lines dropped first).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/libsql.readLogs` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["libsql.readLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete the libsql service's data and start it fresh
+         * @description Deletes the service and its data volume, then deploys it fresh: all data is lost. Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.rebuild` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.rebuild"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart the libsql service with its current configuration (its data kept)
+         * @description Restarts the service with its current configuration, its data kept (`libsqlId` and its appName). Answers `{success, deploymentId}` at once; follow it with deployment.allByType.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.reload` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.reload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove the libsql service and its data volume (irreversible)
+         * @description Removes the service and its data volume, then the record (irreversible).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.remove` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set the libsql service's environment variables (applied by the next deploy or reload)
+         * @description Sets the service's variables (dotenv text); applied by the next deploy or reload.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.saveEnvironment` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.saveEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.saveExternalPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish the libsql service's ports on its server (HTTP 8080, externalGRPCPort 5001, externalAdminPort 5000; null removes one, an absent one is kept); redeploys it
+         * @description Publishes sqld's HTTP port 8080 (externalPort), gRPC port 5001 (externalGRPCPort; not on a replica) and admin port 5000 (externalAdminPort) on its server's host: a number publishes, null removes, an absent field keeps; at least one must be given. Queues a deployment that applies them (answers `{success, deploymentId}`). A reserved port is a 400, one another service publishes on that server a 409.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.saveExternalPorts` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.saveExternalPorts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start the libsql service again (status done)
+         * @description Scales the service back to one task (status done); 400 when never deployed.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.start` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the libsql service: scale it to 0, its data kept (status idle)
+         * @description Scales the service to 0 (status idle); its data is kept.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.stop` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/libsql.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the libsql service's settings (applied by the next deploy or reload; a new user or password at once, in the running database)
+         * @description Changes name, description, image, passwords, resources, command, args or variables; applied by the next deploy or reload.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/libsql.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["libsql.update"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8484,7 +8844,7 @@ export interface paths {
         };
         /**
          * Every service the caller sees, flat, with its project, environment, server and latest deployment
-         * @description Every service the caller's grants show (applications, the five database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).
+         * @description Every service the caller's grants show (applications, the six database kinds, compose stacks), flat: `id`, `type`, `name`, `appName`, `status`, `createdAt`, its server (`serverId`, `serverName`, null on this machine), project and environment (ids and names), `icon` (always null) and `lastDeployAt`, the newest deployment's time of any kind of service (null before the first).
          *
          *     Any member of the organization (some objects need a permission flag).
          *
@@ -13476,7 +13836,7 @@ export interface paths {
          * Follow a service's runtime log live (server-sent events)
          * @description Follows a service's runtime log (what its containers print) as server-sent events, one stream per request: the agent of the service's server follows Docker's log and the control plane relays each line; the stream goes on across agent restarts without losing or repeating lines and closes when the client goes or the service is removed. Members see only the services granted to them.
          *
-         *     Exactly one of applicationId, composeId (with containerId), postgresId, mysqlId, mariadbId, mongoId or redisId. Events `log` (id: the line's RFC 3339 time; data: `<time> <task or container> | <text>`) for the newest `tail` lines and each new line, across agent restarts and from every node of the service; Last-Event-ID resumes after that time. An `end` event (data: JSON `{reason}`) closes the stream when the service is removed.
+         *     Exactly one of applicationId, composeId (with containerId), postgresId, mysqlId, mariadbId, mongoId, redisId or libsqlId. Events `log` (id: the line's RFC 3339 time; data: `<time> <task or container> | <text>`) for the newest `tail` lines and each new line, across agent restarts and from every node of the service; Last-Event-ID resumes after that time. An `end` event (data: JSON `{reason}`) closes the stream when the service is removed.
          */
         get: operations["runtime.logs"];
         put?: never;
@@ -16279,7 +16639,7 @@ export interface operations {
                     keepLatestCount?: number | null;
                     database: string;
                     /** @enum {string} */
-                    databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                    databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                     /** @enum {string} */
                     backupType?: "database" | "compose";
                     postgresId?: string | null;
@@ -16287,6 +16647,7 @@ export interface operations {
                     mariadbId?: string | null;
                     mongoId?: string | null;
                     redisId?: string | null;
+                    libsqlId?: string | null;
                     serviceName?: string | null;
                     composeId?: string | null;
                     metadata?: {
@@ -16317,12 +16678,13 @@ export interface operations {
                         /** @enum {string} */
                         backupType: "database" | "compose";
                         /** @enum {string} */
-                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                         postgresId: string | null;
                         mysqlId: string | null;
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         userId: string | null;
                         metadata: {
@@ -16418,6 +16780,48 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "backup.manualBackupLibsql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    backupId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        deploymentId: string;
+                        /** @enum {string} */
+                        status: "done" | "error";
+                        backupFile: string | null;
+                        sizeBytes: number | null;
+                        verification: string | null;
+                        errorMessage: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -16747,12 +17151,13 @@ export interface operations {
                         /** @enum {string} */
                         backupType: "database" | "compose";
                         /** @enum {string} */
-                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                        databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                         postgresId: string | null;
                         mysqlId: string | null;
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         userId: string | null;
                         metadata: {
@@ -16908,7 +17313,7 @@ export interface operations {
                     keepLatestCount?: number | null;
                     database?: string;
                     /** @enum {string} */
-                    databaseType?: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                    databaseType?: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                     serviceName?: string | null;
                     metadata?: {
                         [key: string]: unknown;
@@ -19357,7 +19762,7 @@ export interface operations {
                 /** @description Id of the object the `type` names */
                 id: string;
                 /** @description Which kind of object (one of the enum's values) */
-                type: "application" | "compose" | "server" | "schedule" | "previewDeployment" | "backup" | "volumeBackup" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                type: "application" | "compose" | "server" | "schedule" | "previewDeployment" | "backup" | "volumeBackup" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
             };
             header?: never;
             path?: never;
@@ -19442,7 +19847,7 @@ export interface operations {
                         database: {
                             databaseId: string;
                             /** @enum {string} */
-                            type: "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                            type: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
                             name: string;
                             appName: string;
                         } | null;
@@ -19525,7 +19930,7 @@ export interface operations {
                         deploymentId: string;
                         title: string;
                         /** @enum {string} */
-                        serviceType: "application" | "compose" | "schedule" | "preview" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis";
+                        serviceType: "application" | "compose" | "schedule" | "preview" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql";
                         applicationId: string | null;
                         databaseId: string | null;
                         composeId: string | null;
@@ -22170,6 +22575,16 @@ export interface operations {
                             /** @enum {string} */
                             applicationStatus: "idle" | "running" | "done" | "error";
                         }[];
+                        libsql: {
+                            libsqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
                         compose: {
                             composeId: string;
                             name: string;
@@ -22342,6 +22757,16 @@ export interface operations {
                             /** @enum {string} */
                             applicationStatus: "idle" | "running" | "done" | "error";
                         }[];
+                        libsql: {
+                            libsqlId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
                         compose: {
                             composeId: string;
                             name: string;
@@ -22451,6 +22876,16 @@ export interface operations {
                         }[];
                         redis: {
                             redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        libsql: {
+                            libsqlId: string;
                             name: string;
                             appName: string;
                             description: string | null;
@@ -24297,6 +24732,785 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "libsql.changeStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    /** @enum {string} */
+                    applicationStatus: "idle" | "running" | "done" | "error";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Orders",
+                 *       "appName": "orders-libsql",
+                 *       "environmentId": "V1StGXR8_Z5jdHi6B-myT",
+                 *       "databasePassword": "S3cret-pass",
+                 *       "databaseUser": "admin",
+                 *       "sqldNode": "primary",
+                 *       "enableNamespaces": false
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    appName: string;
+                    environmentId: string;
+                    description?: string | null;
+                    dockerImage?: ("" | string) | null;
+                    serverId?: ("" | string) | null;
+                    databasePassword: string;
+                    databaseUser: string;
+                    /** @enum {string} */
+                    sqldNode: "primary" | "replica";
+                    sqldPrimaryUrl?: ("" | string) | null;
+                    /** @default false */
+                    enableNamespaces?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.deploy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    targetEnvironmentId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.one": {
+        parameters: {
+            query: {
+                /** @description Id of the libsql */
+                libsqlId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                        description: string | null;
+                        dockerImage: string;
+                        environmentId: string;
+                        serverId: string | null;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                        externalPort: number | null;
+                        databaseUser: string | null;
+                        /** @enum {string} */
+                        sqldNode: "primary" | "replica";
+                        sqldPrimaryUrl: string | null;
+                        enableNamespaces: boolean;
+                        externalGRPCPort: number | null;
+                        externalAdminPort: number | null;
+                        memoryLimit: string | null;
+                        memoryReservation: string | null;
+                        cpuLimit: string | null;
+                        cpuReservation: string | null;
+                        env: string | null;
+                        command: string | null;
+                        args: string[] | null;
+                        createdAt: string;
+                        databasePassword: string;
+                        applicationStatusMessage: string | null;
+                        replicas: number;
+                        healthCheckSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        restartPolicySwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        placementSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        updateConfigSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        rollbackConfigSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        modeSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        labelsSwarm: {
+                            [key: string]: string;
+                        } | null;
+                        networkSwarm: {
+                            [key: string]: unknown;
+                        }[] | null;
+                        stopGracePeriodSwarm: number | null;
+                        endpointSpecSwarm: {
+                            [key: string]: unknown;
+                        } | null;
+                        ulimitsSwarm: {
+                            [key: string]: unknown;
+                        }[] | null;
+                        networkIds: string[];
+                        internalConnectionUrl: string;
+                        externalConnectionUrl: string | null;
+                        environment: {
+                            environmentId: string;
+                            name: string;
+                            project: {
+                                projectId: string;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.readLogs": {
+        parameters: {
+            query: {
+                /** @description Id of the libsql */
+                libsqlId: string;
+                /** @description Only items whose tail contains this text */
+                tail?: number;
+                /** @description Only items whose since contains this text */
+                since?: string;
+                /** @description Only items whose search contains this text */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.rebuild": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    appName: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        libsqlId: string;
+                        name: string;
+                        appName: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.saveEnvironment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    env: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.saveExternalPorts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    externalPort?: number | null;
+                    externalGRPCPort?: number | null;
+                    externalAdminPort?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        deploymentId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /** @enum {string} */
+                        applicationStatus: "idle" | "running" | "done" | "error";
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "libsql.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    libsqlId: string;
+                    name?: string;
+                    description?: string | null;
+                    dockerImage?: ("" | string) | null;
+                    databasePassword?: string;
+                    databaseUser?: string;
+                    /** @enum {string} */
+                    sqldNode?: "primary" | "replica";
+                    sqldPrimaryUrl?: ("" | string) | null;
+                    enableNamespaces?: boolean;
+                    memoryLimit?: ("" | string) | null;
+                    memoryReservation?: ("" | string) | null;
+                    cpuLimit?: ("" | string) | null;
+                    cpuReservation?: ("" | string) | null;
+                    command?: ("" | string) | null;
+                    args?: string[] | null;
+                    env?: string | null;
+                    replicas?: number;
+                    healthCheckSwarm?: {
+                        Test?: string[];
+                        Interval?: number;
+                        Timeout?: number;
+                        StartPeriod?: number;
+                        Retries?: number;
+                    } | null;
+                    restartPolicySwarm?: {
+                        /** @enum {string} */
+                        Condition?: "none" | "on-failure" | "any";
+                        Delay?: number;
+                        MaxAttempts?: number;
+                        Window?: number;
+                    } | null;
+                    placementSwarm?: {
+                        Constraints?: string[];
+                        Preferences?: {
+                            Spread: {
+                                SpreadDescriptor: string;
+                            };
+                        }[];
+                        MaxReplicas?: number;
+                        Platforms?: {
+                            Architecture: string;
+                            OS: string;
+                        }[];
+                    } | null;
+                    updateConfigSwarm?: {
+                        Parallelism: number;
+                        Delay?: number;
+                        /** @enum {string} */
+                        FailureAction?: "continue" | "pause" | "rollback";
+                        Monitor?: number;
+                        MaxFailureRatio?: number;
+                        /** @enum {string} */
+                        Order: "stop-first" | "start-first";
+                    } | null;
+                    rollbackConfigSwarm?: {
+                        Parallelism: number;
+                        Delay?: number;
+                        /** @enum {string} */
+                        FailureAction?: "continue" | "pause" | "rollback";
+                        Monitor?: number;
+                        MaxFailureRatio?: number;
+                        /** @enum {string} */
+                        Order: "stop-first" | "start-first";
+                    } | null;
+                    modeSwarm?: {
+                        Replicated?: {
+                            Replicas?: number;
+                        };
+                        Global?: Record<string, never>;
+                        ReplicatedJob?: {
+                            MaxConcurrent?: number;
+                            TotalCompletions?: number;
+                        };
+                        GlobalJob?: Record<string, never>;
+                    } | null;
+                    labelsSwarm?: {
+                        [key: string]: string;
+                    } | null;
+                    networkSwarm?: {
+                        Target?: string;
+                        Aliases?: string[];
+                    }[] | null;
+                    stopGracePeriodSwarm?: number | null;
+                    endpointSpecSwarm?: {
+                        /** @enum {string} */
+                        Mode?: "vip" | "dnsrr";
+                        Ports?: {
+                            /** @enum {string} */
+                            Protocol?: "tcp" | "udp";
+                            TargetPort?: number;
+                            PublishedPort?: number;
+                            /** @enum {string} */
+                            PublishMode?: "ingress" | "host";
+                        }[];
+                    } | null;
+                    ulimitsSwarm?: {
+                        Name: string;
+                        Soft: number;
+                        Hard: number;
+                    }[] | null;
+                    networkIds?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "mariadb.changePassword": {
         parameters: {
             query?: never;
@@ -26061,7 +27275,7 @@ export interface operations {
                      * @default application
                      * @enum {string}
                      */
-                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                     serviceId: string;
                 };
             };
@@ -26083,7 +27297,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -26091,6 +27305,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -26111,7 +27326,7 @@ export interface operations {
                 /** @description Id of the service */
                 serviceId: string;
                 /** @description Only items whose serviceType contains this text */
-                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
             };
             header?: never;
             path?: never;
@@ -26135,7 +27350,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -26143,6 +27358,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     }[];
@@ -26184,7 +27400,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -26192,6 +27408,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -26236,7 +27453,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -26244,6 +27461,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -26296,7 +27514,7 @@ export interface operations {
                         hostPath: string | null;
                         mountPath: string;
                         /** @enum {string} */
-                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        serviceType: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         serviceId: string;
                         applicationId: string | null;
                         postgresId: string | null;
@@ -26304,6 +27522,7 @@ export interface operations {
                         mariadbId: string | null;
                         mongoId: string | null;
                         redisId: string | null;
+                        libsqlId: string | null;
                         composeId: string | null;
                         createdAt: string;
                     };
@@ -31041,7 +32260,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         name: string;
                         appName: string;
                         /** @enum {string} */
@@ -32477,6 +33696,16 @@ export interface operations {
                                 /** @enum {string} */
                                 applicationStatus: "idle" | "running" | "done" | "error";
                             }[];
+                            libsql: {
+                                libsqlId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
                             compose: {
                                 composeId: string;
                                 name: string;
@@ -32584,6 +33813,16 @@ export interface operations {
                             }[];
                             redis: {
                                 redisId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            libsql: {
+                                libsqlId: string;
                                 name: string;
                                 appName: string;
                                 description: string | null;
@@ -32723,7 +33962,7 @@ export interface operations {
                     selectedServices?: {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                     }[];
                     /** @default false */
                     duplicateInSameProject?: boolean;
@@ -32797,6 +34036,16 @@ export interface operations {
                         }[];
                         redis: {
                             redisId: string;
+                            name: string;
+                            appName: string;
+                            description: string | null;
+                            serverId: string | null;
+                            createdAt: string;
+                            /** @enum {string} */
+                            applicationStatus: "idle" | "running" | "done" | "error";
+                        }[];
+                        libsql: {
+                            libsqlId: string;
                             name: string;
                             appName: string;
                             description: string | null;
@@ -32991,6 +34240,16 @@ export interface operations {
                             }[];
                             redis: {
                                 redisId: string;
+                                name: string;
+                                appName: string;
+                                description: string | null;
+                                serverId: string | null;
+                                createdAt: string;
+                                /** @enum {string} */
+                                applicationStatus: "idle" | "running" | "done" | "error";
+                            }[];
+                            libsql: {
+                                libsqlId: string;
                                 name: string;
                                 appName: string;
                                 description: string | null;
@@ -35452,7 +36711,7 @@ export interface operations {
                     "application/json": {
                         id: string;
                         /** @enum {string} */
-                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                        type: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
                         name: string;
                         projectId: string;
                         projectName: string;
@@ -39016,12 +40275,13 @@ export interface operations {
                             /** @enum {string} */
                             backupType: "database" | "compose";
                             /** @enum {string} */
-                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                             postgresId: string | null;
                             mysqlId: string | null;
                             mariadbId: string | null;
                             mongoId: string | null;
                             redisId: string | null;
+                            libsqlId: string | null;
                             composeId: string | null;
                             userId: string | null;
                             metadata: {
@@ -40672,6 +41932,8 @@ export interface operations {
                 mongoId?: string;
                 /** @description The redis service */
                 redisId?: string;
+                /** @description The libsql service */
+                libsqlId?: string;
                 /** @description With composeId: the stack's container */
                 containerId?: string;
                 /** @description 0 to 10000 lines printed before the stream starts (default 100) */
