@@ -107,6 +107,10 @@ export const requests: CommandRequest[] = [
       pushImagePrefix: "team",
       rollbackRegistry: { serverAddress: "registry.example.com", username: "r", password: "rp" },
       rollbackImagePrefix: "rollbacks",
+      patches: [
+        { filePath: "src/config.ts", type: "update", content: "export const port = 80;\n" },
+        { filePath: "old.txt", type: "delete", content: "" },
+      ],
     },
   },
   {
@@ -134,6 +138,7 @@ export const requests: CommandRequest[] = [
       pushImagePrefix: "",
       rollbackImagePrefix: "",
       owner: { organizationId: "org1", resource: "application:app1" },
+      patches: [],
     },
   },
   {
@@ -242,6 +247,7 @@ export const requests: CommandRequest[] = [
         enableSubmodules: true,
       },
       composePath: "deploy/docker-compose.yml",
+      patches: [{ filePath: "web/index.html", type: "create", content: "<p>patched</p>\n" }],
     },
   },
   {

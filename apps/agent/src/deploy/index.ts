@@ -74,6 +74,7 @@ import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
 import { type JobOutcome, JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
+import { applySourcePatches, checkSourcePatches } from "./patches.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
 import { deployStack, stackAction } from "./stack.ts";
 import {
@@ -167,6 +168,7 @@ export class Deployer {
       await rm(archiveFile, { force: true });
     }
     throwIfCancelled(signal);
+    await applySourcePatches(sourceDir, command.patches ?? [], log);
 
     const buildRoot = await resolveInside(
       "buildPath",
@@ -530,6 +532,7 @@ function checkBuildCommand(command: BuildImageCommand): asserts command is Check
   if (command.dockerBuildStage) checkBuildStage("dockerBuildStage", command.dockerBuildStage);
   checkKeys("buildArgs", command.buildArgs);
   checkKeys("buildSecrets", command.buildSecrets);
+  checkSourcePatches(command.patches ?? []);
   if (command.railpackVersion && !/^[0-9]+\.[0-9]+\.[0-9]+$/.test(command.railpackVersion)) {
     throw invalid("railpackVersion", "must be a version like 0.15.4");
   }

@@ -33,6 +33,7 @@ import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
 import { previewDeploymentRouter } from "./preview-deployment.ts";
 import { projectRouter } from "./project.ts";
+import { patchRouter } from "./patch.ts";
 import { redirectsRouter } from "./redirects.ts";
 import { redisRouter } from "./redis.ts";
 import { registryRouter } from "./registry.ts";
@@ -67,6 +68,7 @@ export const allRouters: RouterDef[] = [
   registryRouter,
   domainRouter,
   securityRouter,
+  patchRouter,
   redirectsRouter,
   certificatesRouter,
   rollbackRouter,

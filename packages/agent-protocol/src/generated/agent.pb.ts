@@ -436,7 +436,14 @@ export interface BuildImageCommand {
   rollbackRegistry?: RegistryAuth | undefined;
   rollbackImagePrefix: string;
   /** The owner the built image is labelled with (platform.organization, platform.resource). */
-  owner?: ResourceOwner | undefined;
+  owner?:
+    | ResourceOwner
+    | undefined;
+  /**
+   * Files of the source replaced, created or deleted after the clone (or unpack) and before the
+   * build (patch.*), in order; each one logged ("patch: replaced <path>").
+   */
+  patches: SourcePatch[];
 }
 
 export interface BuildImageCommand_BuildArgsEntry {
@@ -447,6 +454,19 @@ export interface BuildImageCommand_BuildArgsEntry {
 export interface BuildImageCommand_BuildSecretsEntry {
   key: string;
   value: string;
+}
+
+/**
+ * One file of a service's source changed at build time. The agent checks the path again: no
+ * "..", not absolute, no control characters, and a symlink in the clone never leads the change
+ * outside it (the link itself is replaced or deleted, never what it points to).
+ */
+export interface SourcePatch {
+  /** Relative to the source root. */
+  filePath: string;
+  /** "create" or "update" (the file written with content), or "delete". */
+  type: string;
+  content: string;
 }
 
 /**
@@ -713,6 +733,11 @@ export interface DeployStackCommand {
    */
   git?: GitSource | undefined;
   composePath: string;
+  /**
+   * Files of the repository changed after the clone, before the converted file is written (see
+   * BuildImageCommand.patches).
+   */
+  patches: SourcePatch[];
 }
 
 /** One file of a repository's branch (a compose stack's file before the control plane converts it). */

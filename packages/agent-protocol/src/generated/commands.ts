@@ -182,6 +182,7 @@ export interface MessageTypes {
   GitSource: pb.GitSource;
   ArchiveSource: pb.ArchiveSource;
   BuildImageCommand: pb.BuildImageCommand;
+  SourcePatch: pb.SourcePatch;
   ResourceOwner: pb.ResourceOwner;
   BuildImageResult: pb.BuildImageResult;
   ServicePort: pb.ServicePort;

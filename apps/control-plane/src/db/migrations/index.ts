@@ -57,6 +57,7 @@ import * as memberDefault from "./20261202-40-member-default.ts";
 import * as twoFactor from "./20261202-50-two-factor.ts";
 import * as vaultProviders from "./20261202-70-vault-providers.ts";
 import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
+import * as patches from "./20261203-20-patches.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -116,4 +117,5 @@ export const migrations: Record<string, Migration> = {
   "20261202-50-two-factor": twoFactor,
   "20261202-70-vault-providers": vaultProviders,
   "20261202-80-template-bookmarks": templateBookmarks,
+  "20261203-20-patches": patches,
 };
