@@ -73,6 +73,7 @@ const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
+const PATCHES = `${CP}/routers/patch.test.ts`;
 const VAULTS = `${CP}/routers/vault-provider.test.ts`;
 const SERVER = `${CP}/routers/server.test.ts`;
 const SETUP = `${CP}/servers/setup.test.ts`;
@@ -975,6 +976,14 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "network.import": applied("serverId names", NETWORK_ATTACH),
   "network.recreate": applied("networkId", NETWORK_ATTACH),
   "network.resync": applied("serverId", NETWORK_ATTACH),
+  "patch.create": applied("filePath content type enabled applicationId composeId", PATCHES),
+  "patch.one": applied("patchId", PATCHES),
+  "patch.byEntityId": applied("id type", PATCHES),
+  "patch.update": applied("patchId type filePath enabled content", PATCHES),
+  "patch.delete": applied("patchId", PATCHES),
+  "patch.toggleEnabled": applied("patchId enabled", PATCHES),
+  "patch.saveFileAsPatch": applied("id type filePath content patchType", PATCHES),
+  "patch.markFileForDeletion": applied("id type filePath", PATCHES),
   "tag.create": applied("name color", TAGS),
   "tag.all": {},
   "tag.one": applied("tagId", TAGS),

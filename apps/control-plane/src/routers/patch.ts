@@ -61,8 +61,8 @@ export const patchRouter = defineRouter("patch", {
         filePath: input.filePath,
         content: input.content,
         type: input.type ?? "update",
-        // Dokploy creates every patch enabled, whatever `enabled` says.
-        enabled: true,
+        // Dokploy creates every patch enabled whatever `enabled` says; here it is applied.
+        enabled: input.enabled ?? true,
       });
     },
   }),
