@@ -50,13 +50,18 @@ export const patchRouter = defineRouter("patch", {
     }),
     output: patchSchema,
     handler: async ({ ctx, caller, input }) => {
-      if (Boolean(input.applicationId) === Boolean(input.composeId))
+      // Both ids are looked up first: another organization's is a 404 whatever else is wrong.
+      const owners = [
+        ...(input.applicationId
+          ? [await loadPatchOwner(ctx, caller, "application", input.applicationId)]
+          : []),
+        ...(input.composeId ? [await loadPatchOwner(ctx, caller, "compose", input.composeId)] : []),
+      ];
+      const [owner] = owners;
+      if (!owner || owners.length > 1)
         throw badRequest("applicationId: give either applicationId or composeId", {
           fields: ["applicationId", "composeId"],
         });
-      const owner = input.applicationId
-        ? await loadPatchOwner(ctx, caller, "application", input.applicationId)
-        : await loadPatchOwner(ctx, caller, "compose", input.composeId as string);
       return createPatch(ctx, owner, {
         filePath: input.filePath,
         content: input.content,
