@@ -3300,6 +3300,32 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["id*", "type*", "filePath*", "content*", 'patchType="update"'],
     output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
   },
+  "patch.ensureRepo": {
+    kind: "mutation",
+    source: "patch",
+    input: ["id*", "type*"],
+    output: "string",
+    differs: {
+      "(output)":
+        "the handle `<type>/<appName>` readRepoDirectories takes, not a path on a server: no clone is kept",
+    },
+  },
+  "patch.readRepoDirectories": {
+    kind: "query",
+    source: "patch",
+    input: ["id*", "type*", "repoPath*"],
+    output: "array:name,path,type",
+    differs: {
+      repoPath: "must be the handle ensureRepo answered (a 400 naming it otherwise), never a server path",
+    },
+  },
+  "patch.readRepoFile": {
+    kind: "query",
+    source: "patch",
+    input: ["id*", "type*", "filePath*"],
+    output: "string",
+  },
+  "patch.cleanPatchRepos": { kind: "mutation", source: "patch", input: ["serverId"], output: "boolean!" },
   "patch.markFileForDeletion": {
     kind: "mutation",
     source: "patch",

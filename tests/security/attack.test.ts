@@ -1257,7 +1257,21 @@ describe("patches through `id` and `type` (patch.*)", () => {
         { method: "GET", ...as(owner) },
       );
       expect(listed.status, JSON.stringify(service)).toBe(404);
+      for (const [name, input] of [
+        ["patch.readRepoDirectories", { ...service, repoPath: `${service.type}/x` }],
+        ["patch.readRepoFile", { ...service, filePath: "src/config.ts" }],
+      ] as const) {
+        const read = await platform.request(
+          `/api/${name}?input=${encodeURIComponent(JSON.stringify(input))}`,
+          {
+            method: "GET",
+            ...as(owner),
+          },
+        );
+        expect(read.status, `${name} ${JSON.stringify(input)}`).toBe(404);
+      }
       const changes: [string, Record<string, unknown>][] = [
+        ["patch.ensureRepo", service],
         ["patch.saveFileAsPatch", { ...service, filePath: "src/config.ts", content: "pwned" }],
         ["patch.markFileForDeletion", { ...service, filePath: "src/config.ts" }],
       ];

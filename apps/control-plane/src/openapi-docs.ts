@@ -1084,6 +1084,22 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Delete `filePath` of the repository at every build: the path's patch becomes (or is created as) a delete.",
   },
+  "patch.ensureRepo": {
+    description:
+      "Clone the service's branch once (through the agent of the server that builds it) to see that it can be read; answers the handle `<type>/<appName>` that readRepoDirectories takes as `repoPath`. No clone is kept.",
+  },
+  "patch.readRepoDirectories": {
+    description:
+      "The files of the service's branch as a tree ({name, path, type file|directory, children}), from a fresh shallow clone; `repoPath` must be the handle ensureRepo answered (a 400 naming it otherwise).",
+  },
+  "patch.readRepoFile": {
+    description:
+      "A file as the service's builds see it: the content of its patch of `filePath` when it writes one, else the branch's file (at most 1 MiB; a delete patch shows what it deletes).",
+  },
+  "patch.cleanPatchRepos": {
+    description:
+      "Dokploy removes its kept patch repositories; none are kept here (every read clones afresh into a directory removed afterwards), so it answers true. A `serverId` must be one of the organization's servers.",
+  },
   // certificates
   "certificates.create": {
     description:

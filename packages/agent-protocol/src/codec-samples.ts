@@ -384,6 +384,20 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "listRepositoryFiles",
+    listRepositoryFiles: {
+      git: {
+        url: "https://git.example.com/acme/shop.git",
+        branch: "main",
+        sshPrivateKey: "",
+        httpUsername: "",
+        httpPassword: "",
+        enableSubmodules: false,
+      },
+    },
+  },
+  {
+    ...header,
     command: "readRepositoryFile",
     readRepositoryFile: {
       git: {
@@ -877,6 +891,11 @@ export const replies: CommandReply[] = [
     requestId: "r-1",
     result: "repositoryFile",
     repositoryFile: { content: "services: {}\n", commit: "a".repeat(40) },
+  },
+  {
+    requestId: "r-1",
+    result: "repositoryFiles",
+    repositoryFiles: { paths: ["Dockerfile", "src/index.ts"], commit: "b".repeat(40), truncated: false },
   },
   {
     requestId: "r-1",

@@ -23,12 +23,14 @@ import type {
   DeployServiceResult,
   DeployStackCommand,
   DeployStackResult,
+  ListRepositoryFilesCommand,
   LogChunk,
   ObservedServices,
   ObserveServicesCommand,
   ReadRepositoryFileCommand,
   RegistryAuth,
   RepositoryFile,
+  RepositoryFileList,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
   RestoreVolumeCommand,
@@ -70,7 +72,7 @@ import {
   pushImage,
   staticImageFromEnv,
 } from "./build.ts";
-import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
+import { checkGitSource, cloneRepository, listRepositoryFiles, readRepositoryFile } from "./git.ts";
 import { type JobOutcome, JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
@@ -342,6 +344,17 @@ export class Deployer {
         signal,
       ),
     );
+  }
+
+  /** The paths of a repository's branch (patch.readRepoDirectories). */
+  async listRepositoryFiles(command: ListRepositoryFilesCommand): Promise<RepositoryFileList> {
+    const log = this.logStream("", [command.git?.sshPrivateKey, command.git?.httpPassword]);
+    try {
+      return await listRepositoryFiles(command, tmpdir(), log, new AbortController().signal);
+    } catch (error) {
+      if (error instanceof Error) error.message = log.mask(error.message);
+      throw error;
+    }
   }
 
   /** One file of a repository's branch (a compose stack's file from its git source). */

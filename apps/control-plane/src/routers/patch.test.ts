@@ -328,3 +328,70 @@ describe("a deployment applies the enabled patches to the clone before the build
     expect(index).toBe("patched by the platform");
   }, 240_000);
 });
+
+describe("browsing the repository for the patch editor", () => {
+  it("ensureRepo clones the branch and answers the handle; readRepoDirectories lists the branch as a tree", async () => {
+    const handle = await ok("patch.ensureRepo", { id: app.applicationId, type: "application" });
+    expect(handle).toBe(`application/${app.appName}`);
+    const tree = await platform.query(
+      "patch.readRepoDirectories",
+      { id: app.applicationId, type: "application", repoPath: handle },
+      as(),
+    );
+    expect(tree.status, JSON.stringify(tree.body)).toBe(200);
+    expect(tree.body).toEqual([
+      { name: "Dockerfile", path: "Dockerfile", type: "file" },
+      {
+        name: "site",
+        path: "site",
+        type: "directory",
+        children: [
+          { name: "index.html", path: "site/index.html", type: "file" },
+          { name: "kept.html", path: "site/kept.html", type: "file" },
+          { name: "old.html", path: "site/old.html", type: "file" },
+        ],
+      },
+    ]);
+    for (const repoPath of ["/etc/dokploy/patch-repos/application/x", "../..", "compose/other"]) {
+      const refused = await platform.query(
+        "patch.readRepoDirectories",
+        { id: app.applicationId, type: "application", repoPath },
+        as(),
+      );
+      expect(refused.status, repoPath).toBe(400);
+      expect(refused.body.error.data.fields).toEqual(["repoPath"]);
+    }
+  });
+
+  it("readRepoFile answers a path's patch content, else the repository's file (a delete shows what it deletes)", async () => {
+    const read = async (filePath: string) =>
+      platform.query("patch.readRepoFile", { id: app.applicationId, type: "application", filePath }, as());
+    expect((await read("site/index.html")).body).toBe("patched by the platform");
+    expect((await read("Dockerfile")).body).toBe(DOCKERFILE);
+    expect((await read("site/old.html")).body).toBe("to be deleted");
+    const missing = await read("site/nowhere.html");
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.data.fields).toEqual(["filePath"]);
+    const escaping = await read("../../etc/passwd");
+    expect(escaping.status).toBe(400);
+    expect(escaping.body.error.data.fields).toEqual(["filePath"]);
+  });
+
+  it("another organization's service is a 404; cleanPatchRepos answers true (no repository is kept)", async () => {
+    const service = { id: app.applicationId, type: "application" };
+    expect((await platform.mutate("patch.ensureRepo", service, as(stranger))).status).toBe(404);
+    const tree = await platform.query(
+      "patch.readRepoDirectories",
+      { ...service, repoPath: `application/${app.appName}` },
+      as(stranger),
+    );
+    expect(tree.status).toBe(404);
+    const file = await platform.query(
+      "patch.readRepoFile",
+      { ...service, filePath: "Dockerfile" },
+      as(stranger),
+    );
+    expect(file.status).toBe(404);
+    expect(await ok("patch.cleanPatchRepos", {})).toBe(true);
+  });
+});

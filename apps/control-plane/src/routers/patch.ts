@@ -10,6 +10,12 @@ import { z } from "zod";
 import { idSchema } from "../applications/schemas.ts";
 import { badRequest } from "../errors.ts";
 import {
+  cleanRepositories,
+  ensureRepository,
+  repositoryFileForPatch,
+  repositoryTree,
+} from "../patches/browse.ts";
+import {
   changePatch,
   createPatch,
   loadCallerPatch,
@@ -35,6 +41,14 @@ const patchSchema = z.object({
 const patchIdInput = z.object({ patchId: idSchema });
 const serviceKindSchema = z.enum(["application", "compose"]);
 const serviceInput = z.object({ id: idSchema, type: serviceKindSchema });
+// One level described: the entries below `children` have the same shape (a recursive schema
+// would leave the OpenAPI document's $refs unresolvable).
+const directoryEntrySchema = z.object({
+  name: z.string(),
+  path: z.string(),
+  type: z.enum(["file", "directory"]),
+  children: z.array(z.unknown()).optional(),
+});
 
 export const patchRouter = defineRouter("patch", {
   create: mutation({
@@ -152,5 +166,40 @@ export const patchRouter = defineRouter("patch", {
       const owner = await loadPatchOwner(ctx, caller, input.type, input.id);
       return savePatchOfPath(ctx, owner, { filePath: input.filePath, content: "", type: "delete" });
     },
+  }),
+
+  ensureRepo: mutation({
+    summary:
+      "Check that the service's repository can be cloned; answers the handle readRepoDirectories takes",
+    access: "member",
+    input: serviceInput,
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) => ensureRepository(ctx, caller, input.type, input.id),
+  }),
+
+  readRepoDirectories: query({
+    summary: "The files of the service's repository (its branch, freshly cloned) as a tree",
+    access: "member",
+    input: serviceInput.extend({ repoPath: z.string().max(200) }),
+    output: z.array(directoryEntrySchema),
+    handler: async ({ ctx, caller, input }) =>
+      repositoryTree(ctx, caller, input.type, input.id, input.repoPath),
+  }),
+
+  readRepoFile: query({
+    summary: "A file as the service's builds see it: its patch's content, else the repository's file",
+    access: "member",
+    input: serviceInput.extend({ filePath: patchPathSchema }),
+    output: z.string(),
+    handler: async ({ ctx, caller, input }) =>
+      repositoryFileForPatch(ctx, caller, input.type, input.id, input.filePath),
+  }),
+
+  cleanPatchRepos: mutation({
+    summary: "Remove kept patch repositories (none are kept: every read clones afresh)",
+    access: "admin",
+    input: z.object({ serverId: idSchema.optional() }),
+    output: z.boolean(),
+    handler: async ({ ctx, caller, input }) => cleanRepositories(ctx, caller, input.serverId),
   }),
 });

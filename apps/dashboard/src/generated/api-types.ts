@@ -7923,6 +7923,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/patch.cleanPatchRepos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove kept patch repositories (none are kept: every read clones afresh)
+         * @description Dokploy removes its kept patch repositories; none are kept here (every read clones afresh into a directory removed afterwards), so it answers true. A `serverId` must be one of the organization's servers.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/patch.cleanPatchRepos` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.cleanPatchRepos"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/patch.create": {
         parameters: {
             query?: never;
@@ -7971,6 +7995,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/patch.ensureRepo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that the service's repository can be cloned; answers the handle readRepoDirectories takes
+         * @description Clone the service's branch once (through the agent of the server that builds it) to see that it can be read; answers the handle `<type>/<appName>` that readRepoDirectories takes as `repoPath`. No clone is kept.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.ensureRepo` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.ensureRepo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/patch.markFileForDeletion": {
         parameters: {
             query?: never;
@@ -8011,6 +8059,54 @@ export interface paths {
          *     Also served as `GET /api/trpc/patch.one` with tRPC envelopes (see the trpc tag).
          */
         get: operations["patch.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.readRepoDirectories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The files of the service's repository (its branch, freshly cloned) as a tree
+         * @description The files of the service's branch as a tree ({name, path, type file|directory, children}), from a fresh shallow clone; `repoPath` must be the handle ensureRepo answered (a 400 naming it otherwise).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.readRepoDirectories` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.readRepoDirectories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.readRepoFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file as the service's builds see it: its patch's content, else the repository's file
+         * @description A file as the service's builds see it: the content of its patch of `filePath` when it writes one, else the branch's file (at most 1 MiB; a delete patch shows what it deletes).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.readRepoFile` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.readRepoFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -29579,6 +29675,39 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "patch.cleanPatchRepos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "patch.create": {
         parameters: {
             query?: never;
@@ -29681,6 +29810,40 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "patch.ensureRepo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "application" | "compose";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "patch.markFileForDeletion": {
         parameters: {
             query?: never;
@@ -29763,6 +29926,76 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.readRepoDirectories": {
+        parameters: {
+            query: {
+                /** @description Id of the object the `type` names */
+                id: string;
+                /** @description Which kind of object (one of the enum's values) */
+                type: "application" | "compose";
+                /** @description Only items whose repoPath contains this text */
+                repoPath: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        path: string;
+                        /** @enum {string} */
+                        type: "file" | "directory";
+                        children?: unknown[];
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.readRepoFile": {
+        parameters: {
+            query: {
+                /** @description Id of the object the `type` names */
+                id: string;
+                /** @description Which kind of object (one of the enum's values) */
+                type: "application" | "compose";
+                /** @description Only items whose filePath contains this text */
+                filePath: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };

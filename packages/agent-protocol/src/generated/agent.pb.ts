@@ -103,6 +103,10 @@ export interface CommandRequest {
   readRepositoryFile?:
     | ReadRepositoryFileCommand
     | undefined;
+  /** The files of a repository's branch (patch.readRepoDirectories). */
+  listRepositoryFiles?:
+    | ListRepositoryFilesCommand
+    | undefined;
   /**
    * Scheduled jobs (88-89): a user's command run in one of its organization's containers, or
    * (instance administrators' jobs) on the server itself.
@@ -752,6 +756,21 @@ export interface ReadRepositoryFileCommand {
 export interface RepositoryFile {
   content: string;
   commit: string;
+}
+
+/** The paths of a repository's branch (a fresh shallow clone, removed afterwards). */
+export interface ListRepositoryFilesCommand {
+  git?: GitSource | undefined;
+}
+
+export interface RepositoryFileList {
+  /**
+   * Relative to the repository's root, "/"-separated, sorted; `.git` left out; symlinks listed as
+   * files, never followed. At most 20,000 (truncated says when more were left out).
+   */
+  paths: string[];
+  commit: string;
+  truncated: boolean;
 }
 
 /** A file of a compose stack: `file_path` relative (no `..`) under the stack's files directory. */
@@ -1492,6 +1511,7 @@ export interface CommandReply {
   rollbackImagesRemoved?: RollbackImagesRemoved | undefined;
   stackRollbackImagesKept?: StackRollbackImagesKept | undefined;
   repositoryFile?: RepositoryFile | undefined;
+  repositoryFiles?: RepositoryFileList | undefined;
   nodes?: NodeList | undefined;
   swarmJoinToken?: SwarmJoinToken | undefined;
   swarmJoined?: SwarmJoined | undefined;
