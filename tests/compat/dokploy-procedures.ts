@@ -125,6 +125,8 @@ export const sources = {
     "routers/docker-disk-usage.ts@010a6e2a7627, services/docker.ts (getDockerDiskUsage: {type, totalCount, active, size, reclaimable, sizeBytes}; getBuildCache: {id, type, description, size, sizeBytes, createdSince, lastUsedSince, usageCount, shared, inUse}; code search, commit not shown)",
   swarm:
     "routers/swarm.ts@010a6e2a7627 (getNodes, getNodeApps, getContainerStats {serverId?}; getNodeInfo {nodeId, serverId?}), services/docker.ts@010a6e2a7627 (getSwarmNodes: `docker node ls --format json` rows; getNodeInfo: `docker node inspect` object; getNodeApplications: `docker service ls --format json` rows without dokploy-*; getAllContainerStats: `docker stats --no-stream` rows {BlockIO, CPUPerc, Container, ID, MemPerc, MemUsage, Name, NetIO})",
+  patch:
+    "routers/patch.ts@6a7da40ffeea, schema/patch.ts@d8e15a60f0ba (type create|update|delete; apiCreatePatch {filePath, content, type?, enabled?, applicationId?, composeId?}; apiUpdatePatch = the insert schema made partial without applicationId, composeId, plus patchId; create, one, update, delete, toggleEnabled, saveFileAsPatch, markFileForDeletion answer the patch row, byEntityId the service's rows by filePath), services/patch.ts@18b8b2624bbe",
   tag: "routers/tag.ts@13f1de5bd716, schema/tag.ts@e3fff301b849 (apiCreateTag {name, color?}; apiFindOneTag, apiRemoveTag {tagId}; apiUpdateTag = the insert schema made partial plus tagId; assignToProject, removeFromProject {projectId, tagId}; bulkAssign {projectId, tagIds}; create and update answer the tag row, assignToProject the project_tag row {id, projectId, tagId}, the rest {success: true}); routers/project.ts@010a6e2a7627 (all: projectTags with their tag)",
   network:
     "routers/network.ts@010a6e2a7627 (all, networksToSync {serverId?}: the organization's rows of that server (null: this machine), newest first; one, inspect, recreate {networkId}; import {serverId?, names[] min 1}; remove {networkId}; every procedure protectedProcedure; another organization's id NOT_FOUND, UNAUTHORIZED on remove), schema/network.ts@0c1191a4df9c (apiCreateNetwork: name* (1-64, ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$, not dokploy-network, host, bridge, none, ingress, docker_gwbridge), driver bridge|host|overlay|macvlan|none|ipvlan, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, serverId; the row: networkId, name, driver, scope, internal, attachable, ingress, configOnly, enableIPv4, enableIPv6, ipam, createdAt, organizationId, serverId)",
@@ -3310,6 +3312,82 @@ export const dokployProcedures: Record<string, Row> = {
       "Dokploy's network router has no resync: networksToSync lists, import records; resync applies both for the organization's labelled networks (docs/decisions.md)",
     input: ["serverId"],
     output: "object:imported,removed,kept",
+  },
+
+  "patch.create": {
+    kind: "mutation",
+    source: "patch",
+    input: ["filePath*", "content*", "type", "enabled", "applicationId", "composeId"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+  },
+  "patch.one": {
+    kind: "query",
+    source: "patch",
+    input: ["patchId*"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+  },
+  "patch.byEntityId": {
+    kind: "query",
+    source: "patch",
+    input: ["id*", "type*"],
+    output: "array:patchId,type,filePath,enabled,content",
+  },
+  "patch.update": {
+    kind: "mutation",
+    source: "patch",
+    input: ["patchId*", "type", "filePath", "enabled", "content", "createdAt", "updatedAt"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+    differs: { createdAt: WE_SET, updatedAt: WE_SET },
+  },
+  "patch.delete": {
+    kind: "mutation",
+    source: "patch",
+    input: ["patchId*"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+  },
+  "patch.toggleEnabled": {
+    kind: "mutation",
+    source: "patch",
+    input: ["patchId*", "enabled*"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+  },
+  "patch.saveFileAsPatch": {
+    kind: "mutation",
+    source: "patch",
+    input: ["id*", "type*", "filePath*", "content*", 'patchType="update"'],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
+  },
+  "patch.ensureRepo": {
+    kind: "mutation",
+    source: "patch",
+    input: ["id*", "type*"],
+    output: "string",
+    differs: {
+      "(output)":
+        "the handle `<type>/<appName>` readRepoDirectories takes, not a path on a server: no clone is kept",
+    },
+  },
+  "patch.readRepoDirectories": {
+    kind: "query",
+    source: "patch",
+    input: ["id*", "type*", "repoPath*"],
+    output: "array:name,path,type",
+    differs: {
+      repoPath: "must be the handle ensureRepo answered (a 400 naming it otherwise), never a server path",
+    },
+  },
+  "patch.readRepoFile": {
+    kind: "query",
+    source: "patch",
+    input: ["id*", "type*", "filePath*"],
+    output: "string",
+  },
+  "patch.cleanPatchRepos": { kind: "mutation", source: "patch", input: ["serverId"], output: "boolean!" },
+  "patch.markFileForDeletion": {
+    kind: "mutation",
+    source: "patch",
+    input: ["id*", "type*", "filePath*"],
+    output: "object:patchId,type,filePath,enabled,content,createdAt,updatedAt,applicationId,composeId",
   },
 
   "tag.create": {

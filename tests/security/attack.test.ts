@@ -45,6 +45,8 @@ const ID_KINDS = [
   "portId",
   "securityId",
   "redirectId",
+  // A patch of the fixture's application (patch.*).
+  "patchId",
   "sshKeyId",
   "serverId",
   // Before deploymentId: idKindOf takes the first kind the field name ends with.
@@ -106,6 +108,7 @@ const SERVICE_ID_KINDS = [
   "portId",
   "securityId",
   "redirectId",
+  "patchId",
   "deploymentId",
   "postgresId",
   "mysqlId",
@@ -574,8 +577,14 @@ async function makeServices(
     { name: `${label} job`, applicationId, cronExpression: "0 0 1 1 *", command: "true", enabled: false },
     as(session),
   );
+  const patchId = newId();
+  await db
+    .insertInto("patches")
+    .values({ patchId, applicationId, composeId: null, filePath: "src/config.ts", content: "export {};\n" })
+    .execute();
   return {
     scheduleId: schedule.scheduleId,
+    patchId,
     applicationId,
     composeId: stack.composeId,
     domainId,
@@ -1270,6 +1279,46 @@ describe("container operations on another organization's server (docker.*, issue
       headers: { authorization: `Bearer ${owner.token}` },
     });
     expect(response.status, await response.clone().text()).toBe(404);
+  });
+});
+
+describe("patches through `id` and `type` (patch.*)", () => {
+  it("reads and changes no other organization's application's or stack's patches (404), nothing changed", async () => {
+    const before = await victimRows();
+    const services = [
+      { id: theirs.applicationId, type: "application" },
+      { id: theirs.composeId, type: "compose" },
+    ];
+    for (const service of services) {
+      const listed = await platform.request(
+        `/api/patch.byEntityId?input=${encodeURIComponent(JSON.stringify(service))}`,
+        { method: "GET", ...as(owner) },
+      );
+      expect(listed.status, JSON.stringify(service)).toBe(404);
+      for (const [name, input] of [
+        ["patch.readRepoDirectories", { ...service, repoPath: `${service.type}/x` }],
+        ["patch.readRepoFile", { ...service, filePath: "src/config.ts" }],
+      ] as const) {
+        const read = await platform.request(
+          `/api/${name}?input=${encodeURIComponent(JSON.stringify(input))}`,
+          {
+            method: "GET",
+            ...as(owner),
+          },
+        );
+        expect(read.status, `${name} ${JSON.stringify(input)}`).toBe(404);
+      }
+      const changes: [string, Record<string, unknown>][] = [
+        ["patch.ensureRepo", service],
+        ["patch.saveFileAsPatch", { ...service, filePath: "src/config.ts", content: "pwned" }],
+        ["patch.markFileForDeletion", { ...service, filePath: "src/config.ts" }],
+      ];
+      for (const [name, input] of changes) {
+        const response = await platform.mutate(name, input, as(owner));
+        expect(response.status, `${name} ${JSON.stringify(input)}`).toBe(404);
+      }
+    }
+    expect(await victimRows()).toEqual(before);
   });
 });
 

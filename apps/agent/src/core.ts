@@ -220,6 +220,7 @@ export class AgentCore {
     changeDatabaseCredentials: (command) => changeDatabaseCredentials(this.docker, command),
     deployStack: (command) => this.deployer.deployStack(command),
     readRepositoryFile: (command) => this.deployer.readRepositoryFile(command),
+    listRepositoryFiles: (command) => this.deployer.listRepositoryFiles(command),
     stackAction: (command) => this.deployer.stackAction(command),
     observeServices: (command) => this.deployer.observeServices(command),
     backupDatabase: (command) => this.deployer.backupDatabase(command),

@@ -73,6 +73,7 @@ const SWARM = `${CP}/swarm/swarm.test.ts`;
 const NETWORKS = `${CP}/networks/networks.test.ts`;
 const NETWORK_ATTACH = `${CP}/networks/attach.test.ts`;
 const TAGS = `${CP}/routers/tag.test.ts`;
+const PATCHES = `${CP}/routers/patch.test.ts`;
 const VAULTS = `${CP}/routers/vault-provider.test.ts`;
 const DNS_PROVIDERS = `${CP}/routers/dns-provider.test.ts`;
 const FORWARD_AUTH = `${CP}/forward-auth/forward-auth.e2e.test.ts`;
@@ -1002,6 +1003,18 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "network.import": applied("serverId names", NETWORK_ATTACH),
   "network.recreate": applied("networkId", NETWORK_ATTACH),
   "network.resync": applied("serverId", NETWORK_ATTACH),
+  "patch.create": applied("filePath content type enabled applicationId composeId", PATCHES),
+  "patch.one": applied("patchId", PATCHES),
+  "patch.byEntityId": applied("id type", PATCHES),
+  "patch.update": applied("patchId type filePath enabled content", PATCHES),
+  "patch.delete": applied("patchId", PATCHES),
+  "patch.toggleEnabled": applied("patchId enabled", PATCHES),
+  "patch.saveFileAsPatch": applied("id type filePath content patchType", PATCHES),
+  "patch.markFileForDeletion": applied("id type filePath", PATCHES),
+  "patch.ensureRepo": applied("id type", PATCHES),
+  "patch.readRepoDirectories": applied("id type repoPath", PATCHES),
+  "patch.readRepoFile": applied("id type filePath", PATCHES),
+  "patch.cleanPatchRepos": applied("serverId", PATCHES),
   "tag.create": applied("name color", TAGS),
   "tag.all": {},
   "tag.one": applied("tagId", TAGS),

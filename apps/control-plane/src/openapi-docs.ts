@@ -64,6 +64,8 @@ export const tagDocs: Record<string, string> = {
   mounts:
     "Mounts of a service: named volumes, files the platform writes, and host paths (instance organization only).",
   redirects: "Regex redirects of an application, applied as a middleware in its proxy file.",
+  patch:
+    "Patches of an application or a compose stack: files of its repository replaced, created or deleted after the clone and before every build, each named in the deployment log.",
   certificates:
     "Custom certificates of the organization: checked at save, key sealed, applied to a server's proxy TLS store.",
   rollback:
@@ -1073,6 +1075,54 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "redirects.update": { description: "Change a redirect's regex, replacement or permanence" },
   "redirects.delete": {
     description: "Remove a redirect; the application's proxy file is rewritten without it.",
+  },
+  // patch
+  "patch.create": {
+    description:
+      "Add a patch to an application (`applicationId`) or a compose stack (`composeId`, exactly one of the two): `type` update or create writes `content` (at most 256 KiB; a service's patches together at most 512 KiB) at `filePath`, delete removes the file. `filePath` is relative to the repository's root: `..`, an absolute path, control characters (NUL included) and `.git/` are a 400 naming it; a second patch of the same path is a 409.",
+    example: {
+      applicationId: "V1StGXR8_Z5jdHi6B-myT",
+      filePath: "src/config.ts",
+      content: "export const apiUrl = 'https://api.example.com';\n",
+      type: "update",
+    },
+  },
+  "patch.one": { description: "One patch: its path, type, content and whether it is applied." },
+  "patch.byEntityId": {
+    description: "The patches of an application or a compose stack (`id` and `type`), by path.",
+  },
+  "patch.update": {
+    description: "Change a patch's path, content, type or whether it is applied (checked as on create).",
+  },
+  "patch.delete": {
+    description: "Remove a patch; the next build uses the repository's file. Answers the patch.",
+  },
+  "patch.toggleEnabled": {
+    description: "Apply a patch at the next builds (`enabled` true) or keep it without applying it.",
+  },
+  "patch.saveFileAsPatch": {
+    description:
+      "Save a file's new content as the service's patch of `filePath`: created (`patchType` create or update) or, when the service has a patch of that path, changed.",
+  },
+  "patch.markFileForDeletion": {
+    description:
+      "Delete `filePath` of the repository at every build: the path's patch becomes (or is created as) a delete.",
+  },
+  "patch.ensureRepo": {
+    description:
+      "Clone the service's branch once (through the agent of the server that builds it) to see that it can be read; answers the handle `<type>/<appName>` that readRepoDirectories takes as `repoPath`. No clone is kept.",
+  },
+  "patch.readRepoDirectories": {
+    description:
+      "The files of the service's branch as a tree ({name, path, type file|directory, children}), from a fresh shallow clone; `repoPath` must be the handle ensureRepo answered (a 400 naming it otherwise).",
+  },
+  "patch.readRepoFile": {
+    description:
+      "A file as the service's builds see it: the content of its patch of `filePath` when it writes one, else the branch's file (at most 1 MiB; a delete patch shows what it deletes).",
+  },
+  "patch.cleanPatchRepos": {
+    description:
+      "Dokploy removes its kept patch repositories; none are kept here (every read clones afresh into a directory removed afterwards), so it answers true. A `serverId` must be one of the organization's servers.",
   },
   // certificates
   "certificates.create": {

@@ -214,6 +214,11 @@ export class AgentClient {
     return this.call(serverId, "readRepositoryFile", command, timeoutMs);
   }
 
+  /** The paths of a repository's branch, cloned by the server's agent (patch.readRepoDirectories). */
+  listRepositoryFiles(serverId: string, command: CommandArgs<"listRepositoryFiles">, timeoutMs?: number) {
+    return this.call(serverId, "listRepositoryFiles", command, timeoutMs);
+  }
+
   /** Whether a kept rollback image is still on the server. */
   rollbackImageStatus(serverId: string, image: string, timeoutMs?: number) {
     return this.call(serverId, "rollbackImageStatus", { image }, timeoutMs);

@@ -107,6 +107,10 @@ export const requests: CommandRequest[] = [
       pushImagePrefix: "team",
       rollbackRegistry: { serverAddress: "registry.example.com", username: "r", password: "rp" },
       rollbackImagePrefix: "rollbacks",
+      patches: [
+        { filePath: "src/config.ts", type: "update", content: "export const port = 80;\n" },
+        { filePath: "old.txt", type: "delete", content: "" },
+      ],
     },
   },
   {
@@ -134,6 +138,7 @@ export const requests: CommandRequest[] = [
       pushImagePrefix: "",
       rollbackImagePrefix: "",
       owner: { organizationId: "org1", resource: "application:app1" },
+      patches: [],
     },
   },
   {
@@ -242,6 +247,7 @@ export const requests: CommandRequest[] = [
         enableSubmodules: true,
       },
       composePath: "deploy/docker-compose.yml",
+      patches: [{ filePath: "web/index.html", type: "create", content: "<p>patched</p>\n" }],
     },
   },
   {
@@ -374,6 +380,20 @@ export const requests: CommandRequest[] = [
       image: "platform-rollback/app:d-1",
       registry: { serverAddress: "127.0.0.1:5000", username: "u", password: "p" },
       imagePrefix: "team",
+    },
+  },
+  {
+    ...header,
+    command: "listRepositoryFiles",
+    listRepositoryFiles: {
+      git: {
+        url: "https://git.example.com/acme/shop.git",
+        branch: "main",
+        sshPrivateKey: "",
+        httpUsername: "",
+        httpPassword: "",
+        enableSubmodules: false,
+      },
     },
   },
   {
@@ -871,6 +891,11 @@ export const replies: CommandReply[] = [
     requestId: "r-1",
     result: "repositoryFile",
     repositoryFile: { content: "services: {}\n", commit: "a".repeat(40) },
+  },
+  {
+    requestId: "r-1",
+    result: "repositoryFiles",
+    repositoryFiles: { paths: ["Dockerfile", "src/index.ts"], commit: "b".repeat(40), truncated: false },
   },
   {
     requestId: "r-1",

@@ -5,10 +5,16 @@
  * the host the URL names, not where a redirect would lead); credentials through GIT_ASKPASS or
  * an SSH key file, never in the URL, argv or logs.
  */
-import { chmod, lstat, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { GitSource, ReadRepositoryFileCommand, RepositoryFile } from "@platform/agent-protocol";
+import type {
+  GitSource,
+  ListRepositoryFilesCommand,
+  ReadRepositoryFileCommand,
+  RepositoryFile,
+  RepositoryFileList,
+} from "@platform/agent-protocol";
 import type { LogStream } from "./log-stream.ts";
 import { runOrFail, runProcess } from "./process.ts";
 import { checkBranch, checkGitUrl, checkRelativePath, invalid, resolveInside } from "./validate.ts";
@@ -148,6 +154,45 @@ export async function readRepositoryFile(
       throw invalid("path", `${relative} is larger than ${REPOSITORY_FILE_LIMIT / 1024} KiB`);
     }
     return { content: await readFile(file, "utf8"), commit: commitHash };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** The most paths listRepositoryFiles answers. */
+export const REPOSITORY_LIST_LIMIT = 20_000;
+
+/**
+ * The paths of a branch: a shallow clone into a directory of its own under `workRoot`, walked
+ * without following symlinks (a link is listed as a file), `.git` left out, removed afterwards.
+ */
+export async function listRepositoryFiles(
+  command: ListRepositoryFilesCommand,
+  workRoot: string,
+  log: LogStream,
+  signal: AbortSignal,
+): Promise<RepositoryFileList> {
+  if (!command.git) throw invalid("git", "is required");
+  const workDir = await mkdtemp(path.join(workRoot, "platform-list-"));
+  try {
+    const clone = path.join(workDir, "repository");
+    const { commitHash } = await cloneRepository(command.git, clone, log, signal);
+    const paths: string[] = [];
+    let truncated = false;
+    const walk = async (relative: string): Promise<void> => {
+      const entries = await readdir(path.join(clone, relative), { withFileTypes: true });
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const entry of entries) {
+        if (relative === "" && entry.name === ".git") continue;
+        const child = relative ? `${relative}/${entry.name}` : entry.name;
+        if (entry.isDirectory()) await walk(child);
+        else if (paths.length < REPOSITORY_LIST_LIMIT) paths.push(child);
+        else truncated = true;
+        if (truncated) return;
+      }
+    };
+    await walk("");
+    return { paths, commit: commitHash, truncated };
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }

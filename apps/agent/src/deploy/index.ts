@@ -23,12 +23,14 @@ import type {
   DeployServiceResult,
   DeployStackCommand,
   DeployStackResult,
+  ListRepositoryFilesCommand,
   LogChunk,
   ObservedServices,
   ObserveServicesCommand,
   ReadRepositoryFileCommand,
   RegistryAuth,
   RepositoryFile,
+  RepositoryFileList,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
   RestoreVolumeCommand,
@@ -70,10 +72,11 @@ import {
   pushImage,
   staticImageFromEnv,
 } from "./build.ts";
-import { checkGitSource, cloneRepository, readRepositoryFile } from "./git.ts";
+import { checkGitSource, cloneRepository, listRepositoryFiles, readRepositoryFile } from "./git.ts";
 import { type JobOutcome, JobRegistry, type RunningJob, throwIfCancelled } from "./jobs.ts";
 import { LogStream, SecretMasker } from "./log-stream.ts";
 import { observeServices } from "./observe.ts";
+import { applySourcePatches, checkSourcePatches } from "./patches.ts";
 import { deployService, requireOwner, serviceAction } from "./service.ts";
 import { deployStack, stackAction } from "./stack.ts";
 import {
@@ -167,6 +170,7 @@ export class Deployer {
       await rm(archiveFile, { force: true });
     }
     throwIfCancelled(signal);
+    await applySourcePatches(sourceDir, command.patches ?? [], log);
 
     const buildRoot = await resolveInside(
       "buildPath",
@@ -340,6 +344,17 @@ export class Deployer {
         signal,
       ),
     );
+  }
+
+  /** The paths of a repository's branch (patch.readRepoDirectories). */
+  async listRepositoryFiles(command: ListRepositoryFilesCommand): Promise<RepositoryFileList> {
+    const log = this.logStream("", [command.git?.sshPrivateKey, command.git?.httpPassword]);
+    try {
+      return await listRepositoryFiles(command, tmpdir(), log, new AbortController().signal);
+    } catch (error) {
+      if (error instanceof Error) error.message = log.mask(error.message);
+      throw error;
+    }
   }
 
   /** One file of a repository's branch (a compose stack's file from its git source). */
@@ -530,6 +545,7 @@ function checkBuildCommand(command: BuildImageCommand): asserts command is Check
   if (command.dockerBuildStage) checkBuildStage("dockerBuildStage", command.dockerBuildStage);
   checkKeys("buildArgs", command.buildArgs);
   checkKeys("buildSecrets", command.buildSecrets);
+  checkSourcePatches(command.patches ?? []);
   if (command.railpackVersion && !/^[0-9]+\.[0-9]+\.[0-9]+$/.test(command.railpackVersion)) {
     throw invalid("railpackVersion", "must be a version like 0.15.4");
   }

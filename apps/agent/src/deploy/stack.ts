@@ -36,6 +36,7 @@ import type { DockerCli } from "./build.ts";
 import { cloneRepository } from "./git.ts";
 import { sleep, throwIfCancelled } from "./jobs.ts";
 import type { LogStream } from "./log-stream.ts";
+import { applySourcePatches } from "./patches.ts";
 import { processFailure, runOrFail, runProcess } from "./process.ts";
 import { imageIdOf, tagRollbackImage } from "./rollback-images.ts";
 import { requireOwner } from "./service.ts";
@@ -206,6 +207,7 @@ async function writeStackFiles(
   if (command.git) {
     // The repository's own files (build contexts, env files) sit around the converted file.
     await cloneRepository(command.git, directory, log, signal);
+    await applySourcePatches(directory, command.patches ?? [], log);
     const relative = checkRelativePath("composePath", command.composePath) || "docker-compose.yml";
     const file = await resolveInside("composePath", directory, directory, relative);
     // The repository's file (or a symlink inside the clone) is replaced, never written through.

@@ -23,6 +23,7 @@ import { applicationEnv } from "../deployments/service-spec.ts";
 import { parseEnv } from "../env-vars.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
 import { networkDockerNames } from "../networks/index.ts";
+import { sourcePatchesFor } from "../patches/repository.ts";
 import { findRegistryCredentials } from "../registries/repository.ts";
 import { recordRollback } from "../rollbacks/rollbacks.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -174,6 +175,7 @@ export async function runApplicationVariant(
         isStaticSpa: app.isStaticSpa,
         herokuVersion: app.herokuVersion ?? undefined,
         railpackVersion: app.railpackVersion ?? undefined,
+        patches: await sourcePatchesFor(ctx.db, { applicationId: app.applicationId }),
       };
 
       if (run.kind === "redeploy" && app.cleanCache) {

@@ -41,6 +41,7 @@ import { badRequest, conflict } from "../errors.ts";
 import { serviceMountsOf } from "../mounts/mounts.ts";
 import { networkDockerNames } from "../networks/index.ts";
 import { isInstanceOrganization } from "../organizations/instance.ts";
+import { sourcePatchesFor } from "../patches/repository.ts";
 import { listComposeRollbacks, recordComposeRollback, removeRollbacks } from "../rollbacks/rollbacks.ts";
 import { hostPortTaken, reservedHostPorts } from "../servers/host-ports.ts";
 import { agentServerId } from "../servers/repository.ts";
@@ -317,7 +318,13 @@ export async function runComposeDeployment(
       composeFile: converted.yaml,
       owner: ownerOfCompose(row),
       files,
-      ...(git ? { git, composePath: row.composePath } : {}),
+      ...(git
+        ? {
+            git,
+            composePath: row.composePath,
+            patches: await sourcePatchesFor(ctx.db, { composeId: row.composeId }),
+          }
+        : {}),
     });
     log(`Stack running: ${describeStack(result.services)}`);
     // What it ran is kept for rollback.rollback (a failure to keep it is logged, the deploy stays done).

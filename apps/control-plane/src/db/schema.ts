@@ -282,6 +282,7 @@ export interface Database {
   domains: DomainTable;
   security: SecurityTable;
   redirects: RedirectTable;
+  patches: PatchTable;
   certificates: CertificateTable;
   webServerSettings: WebServerSettingsTable;
   ports: PortTable;
@@ -611,6 +612,20 @@ export interface RedirectTable {
   /** Names the redirectRegex middleware (`redirect-<appName>-<key>`). */
   uniqueConfigKey: Generated<number>;
   createdAt: Timestamp;
+}
+
+/** A file of a service's repository replaced, created or deleted at build time (patch.*). */
+export interface PatchTable {
+  patchId: string;
+  type: Generated<"create" | "update" | "delete">;
+  /** Relative to the repository's root, checked at save (patches/validation.ts). */
+  filePath: string;
+  enabled: Generated<boolean>;
+  content: string;
+  applicationId: string | null;
+  composeId: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 }
 
 /** A custom certificate of the certificates router, applied to one server's proxy TLS store. */

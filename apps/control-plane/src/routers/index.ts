@@ -32,6 +32,7 @@ import { networkRouter } from "./network.ts";
 import { notificationRouter } from "./notification.ts";
 import { organizationRouter } from "./organization.ts";
 import { overviewRouter } from "./overview.ts";
+import { patchRouter } from "./patch.ts";
 import { portRouter } from "./port.ts";
 import { postgresRouter } from "./postgres.ts";
 import { previewDeploymentRouter } from "./preview-deployment.ts";
@@ -70,6 +71,7 @@ export const allRouters: RouterDef[] = [
   registryRouter,
   domainRouter,
   securityRouter,
+  patchRouter,
   redirectsRouter,
   certificatesRouter,
   rollbackRouter,

@@ -8859,6 +8859,294 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/patch.byEntityId": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The patches of an application or a compose stack, by path
+         * @description The patches of an application or a compose stack (`id` and `type`), by path.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.byEntityId` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.byEntityId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.cleanPatchRepos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove kept patch repositories (none are kept: every read clones afresh)
+         * @description Dokploy removes its kept patch repositories; none are kept here (every read clones afresh into a directory removed afterwards), so it answers true. A `serverId` must be one of the organization's servers.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/patch.cleanPatchRepos` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.cleanPatchRepos"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a patch: a file of the service's repository replaced, created or deleted at build time
+         * @description Add a patch to an application (`applicationId`) or a compose stack (`composeId`, exactly one of the two): `type` update or create writes `content` (at most 256 KiB; a service's patches together at most 512 KiB) at `filePath`, delete removes the file. `filePath` is relative to the repository's root: `..`, an absolute path, control characters (NUL included) and `.git/` are a 400 naming it; a second patch of the same path is a 409.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.create` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove a patch (the next build uses the repository's file)
+         * @description Remove a patch; the next build uses the repository's file. Answers the patch.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.delete` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.ensureRepo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check that the service's repository can be cloned; answers the handle readRepoDirectories takes
+         * @description Clone the service's branch once (through the agent of the server that builds it) to see that it can be read; answers the handle `<type>/<appName>` that readRepoDirectories takes as `repoPath`. No clone is kept.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.ensureRepo` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.ensureRepo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.markFileForDeletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a file of the repository at build time (the path's patch becomes a delete)
+         * @description Delete `filePath` of the repository at every build: the path's patch becomes (or is created as) a delete.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.markFileForDeletion` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.markFileForDeletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.one": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One patch
+         * @description One patch: its path, type, content and whether it is applied.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.one` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.one"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.readRepoDirectories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The files of the service's repository (its branch, freshly cloned) as a tree
+         * @description The files of the service's branch as a tree ({name, path, type file|directory, children}), from a fresh shallow clone; `repoPath` must be the handle ensureRepo answered (a 400 naming it otherwise).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.readRepoDirectories` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.readRepoDirectories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.readRepoFile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A file as the service's builds see it: its patch's content, else the repository's file
+         * @description A file as the service's builds see it: the content of its patch of `filePath` when it writes one, else the branch's file (at most 1 MiB; a delete patch shows what it deletes).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `GET /api/trpc/patch.readRepoFile` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["patch.readRepoFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.saveFileAsPatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Save a file's new content as the service's patch of that path (created or changed)
+         * @description Save a file's new content as the service's patch of `filePath`: created (`patchType` create or update) or, when the service has a patch of that path, changed.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.saveFileAsPatch` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.saveFileAsPatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.toggleEnabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a patch at the next builds, or keep it without applying it
+         * @description Apply a patch at the next builds (`enabled` true) or keep it without applying it.
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.toggleEnabled` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.toggleEnabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/patch.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a patch's path, content, type or whether it is applied
+         * @description Change a patch's path, content, type or whether it is applied (checked as on create).
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/patch.update` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["patch.update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/port.create": {
         parameters: {
             query?: never;
@@ -32280,6 +32568,518 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.byEntityId": {
+        parameters: {
+            query: {
+                /** @description Id of the object the `type` names */
+                id: string;
+                /** @description Which kind of object (one of the enum's values) */
+                type: "application" | "compose";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.cleanPatchRepos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "applicationId": "V1StGXR8_Z5jdHi6B-myT",
+                 *       "filePath": "src/config.ts",
+                 *       "content": "export const apiUrl = 'https://api.example.com';\n",
+                 *       "type": "update"
+                 *     }
+                 */
+                "application/json": {
+                    filePath: string;
+                    content: string;
+                    /** @enum {string} */
+                    type?: "create" | "update" | "delete";
+                    enabled?: boolean;
+                    applicationId?: string;
+                    composeId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    patchId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.ensureRepo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "application" | "compose";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.markFileForDeletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "application" | "compose";
+                    filePath: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.one": {
+        parameters: {
+            query: {
+                /** @description Id of the patch */
+                patchId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.readRepoDirectories": {
+        parameters: {
+            query: {
+                /** @description Id of the object the `type` names */
+                id: string;
+                /** @description Which kind of object (one of the enum's values) */
+                type: "application" | "compose";
+                /** @description Only items whose repoPath contains this text */
+                repoPath: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        path: string;
+                        /** @enum {string} */
+                        type: "file" | "directory";
+                        children?: unknown[];
+                    }[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.readRepoFile": {
+        parameters: {
+            query: {
+                /** @description Id of the object the `type` names */
+                id: string;
+                /** @description Which kind of object (one of the enum's values) */
+                type: "application" | "compose";
+                /** @description Only items whose filePath contains this text */
+                filePath: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.saveFileAsPatch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    /** @enum {string} */
+                    type: "application" | "compose";
+                    filePath: string;
+                    content: string;
+                    /**
+                     * @default update
+                     * @enum {string}
+                     */
+                    patchType?: "create" | "update";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.toggleEnabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    patchId: string;
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "patch.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    patchId: string;
+                    filePath?: string;
+                    content?: string;
+                    /** @enum {string} */
+                    type?: "create" | "update" | "delete";
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        patchId: string;
+                        /** @enum {string} */
+                        type: "create" | "update" | "delete";
+                        filePath: string;
+                        enabled: boolean;
+                        content: string;
+                        createdAt: string;
+                        updatedAt: string | null;
+                        applicationId: string | null;
+                        composeId: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };

@@ -103,6 +103,10 @@ export interface CommandRequest {
   readRepositoryFile?:
     | ReadRepositoryFileCommand
     | undefined;
+  /** The files of a repository's branch (patch.readRepoDirectories). */
+  listRepositoryFiles?:
+    | ListRepositoryFilesCommand
+    | undefined;
   /**
    * Scheduled jobs (88-89): a user's command run in one of its organization's containers, or
    * (instance administrators' jobs) on the server itself.
@@ -436,7 +440,14 @@ export interface BuildImageCommand {
   rollbackRegistry?: RegistryAuth | undefined;
   rollbackImagePrefix: string;
   /** The owner the built image is labelled with (platform.organization, platform.resource). */
-  owner?: ResourceOwner | undefined;
+  owner?:
+    | ResourceOwner
+    | undefined;
+  /**
+   * Files of the source replaced, created or deleted after the clone (or unpack) and before the
+   * build (patch.*), in order; each one logged ("patch: replaced <path>").
+   */
+  patches: SourcePatch[];
 }
 
 export interface BuildImageCommand_BuildArgsEntry {
@@ -447,6 +458,19 @@ export interface BuildImageCommand_BuildArgsEntry {
 export interface BuildImageCommand_BuildSecretsEntry {
   key: string;
   value: string;
+}
+
+/**
+ * One file of a service's source changed at build time. The agent checks the path again: no
+ * "..", not absolute, no control characters, and a symlink in the clone never leads the change
+ * outside it (the link itself is replaced or deleted, never what it points to).
+ */
+export interface SourcePatch {
+  /** Relative to the source root. */
+  filePath: string;
+  /** "create" or "update" (the file written with content), or "delete". */
+  type: string;
+  content: string;
 }
 
 /**
@@ -713,6 +737,11 @@ export interface DeployStackCommand {
    */
   git?: GitSource | undefined;
   composePath: string;
+  /**
+   * Files of the repository changed after the clone, before the converted file is written (see
+   * BuildImageCommand.patches).
+   */
+  patches: SourcePatch[];
 }
 
 /** One file of a repository's branch (a compose stack's file before the control plane converts it). */
@@ -727,6 +756,21 @@ export interface ReadRepositoryFileCommand {
 export interface RepositoryFile {
   content: string;
   commit: string;
+}
+
+/** The paths of a repository's branch (a fresh shallow clone, removed afterwards). */
+export interface ListRepositoryFilesCommand {
+  git?: GitSource | undefined;
+}
+
+export interface RepositoryFileList {
+  /**
+   * Relative to the repository's root, "/"-separated, sorted; `.git` left out; symlinks listed as
+   * files, never followed. At most 20,000 (truncated says when more were left out).
+   */
+  paths: string[];
+  commit: string;
+  truncated: boolean;
 }
 
 /** A file of a compose stack: `file_path` relative (no `..`) under the stack's files directory. */
@@ -1467,6 +1511,7 @@ export interface CommandReply {
   rollbackImagesRemoved?: RollbackImagesRemoved | undefined;
   stackRollbackImagesKept?: StackRollbackImagesKept | undefined;
   repositoryFile?: RepositoryFile | undefined;
+  repositoryFiles?: RepositoryFileList | undefined;
   nodes?: NodeList | undefined;
   swarmJoinToken?: SwarmJoinToken | undefined;
   swarmJoined?: SwarmJoined | undefined;

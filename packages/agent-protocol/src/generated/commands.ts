@@ -50,6 +50,7 @@ export interface CommandTable {
   removeRollbackImages: { command: pb.RemoveRollbackImagesCommand; result: "rollbackImagesRemoved"; reply: pb.RollbackImagesRemoved };
   keepStackRollbackImages: { command: pb.KeepStackRollbackImagesCommand; result: "stackRollbackImagesKept"; reply: pb.StackRollbackImagesKept };
   readRepositoryFile: { command: pb.ReadRepositoryFileCommand; result: "repositoryFile"; reply: pb.RepositoryFile };
+  listRepositoryFiles: { command: pb.ListRepositoryFilesCommand; result: "repositoryFiles"; reply: pb.RepositoryFileList };
   runSchedule: { command: pb.RunScheduleCommand; result: "scheduleRun"; reply: pb.ScheduledCommandResult };
   runHostScript: { command: pb.RunHostScriptCommand; result: "hostScript"; reply: pb.ScheduledCommandResult };
   listNodes: { command: pb.ListNodesCommand; result: "nodes"; reply: pb.NodeList };
@@ -114,6 +115,7 @@ export interface ReplyResultTable {
   rollbackImagesRemoved: pb.RollbackImagesRemoved;
   stackRollbackImagesKept: pb.StackRollbackImagesKept;
   repositoryFile: pb.RepositoryFile;
+  repositoryFiles: pb.RepositoryFileList;
   nodes: pb.NodeList;
   swarmJoinToken: pb.SwarmJoinToken;
   swarmJoined: pb.SwarmJoined;
@@ -182,6 +184,7 @@ export interface MessageTypes {
   GitSource: pb.GitSource;
   ArchiveSource: pb.ArchiveSource;
   BuildImageCommand: pb.BuildImageCommand;
+  SourcePatch: pb.SourcePatch;
   ResourceOwner: pb.ResourceOwner;
   BuildImageResult: pb.BuildImageResult;
   ServicePort: pb.ServicePort;
@@ -198,6 +201,8 @@ export interface MessageTypes {
   DeployStackCommand: pb.DeployStackCommand;
   ReadRepositoryFileCommand: pb.ReadRepositoryFileCommand;
   RepositoryFile: pb.RepositoryFile;
+  ListRepositoryFilesCommand: pb.ListRepositoryFilesCommand;
+  RepositoryFileList: pb.RepositoryFileList;
   StackFile: pb.StackFile;
   StackService: pb.StackService;
   DeployStackResult: pb.DeployStackResult;
@@ -394,6 +399,7 @@ export const RESULT_NAME_OF_COMMAND = {
   removeRollbackImages: "rollbackImagesRemoved",
   keepStackRollbackImages: "stackRollbackImagesKept",
   readRepositoryFile: "repositoryFile",
+  listRepositoryFiles: "repositoryFiles",
   runSchedule: "scheduleRun",
   runHostScript: "hostScript",
   listNodes: "nodes",

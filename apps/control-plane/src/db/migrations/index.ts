@@ -58,6 +58,7 @@ import * as twoFactor from "./20261202-50-two-factor.ts";
 import * as vaultProviders from "./20261202-70-vault-providers.ts";
 import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 import * as libsql from "./20261203-10-libsql.ts";
+import * as patches from "./20261203-20-patches.ts";
 import * as dnsProviders from "./20261203-30-dns-providers.ts";
 import * as forwardAuth from "./20261203-40-forward-auth.ts";
 import * as oneRunningPerTarget from "./20261203-50-one-running-per-target.ts";
@@ -123,6 +124,7 @@ export const migrations: Record<string, Migration> = {
   "20261202-70-vault-providers": vaultProviders,
   "20261202-80-template-bookmarks": templateBookmarks,
   "20261203-10-libsql": libsql,
+  "20261203-20-patches": patches,
   "20261203-30-dns-providers": dnsProviders,
   "20261203-40-forward-auth": forwardAuth,
   "20261203-50-one-running-per-target": oneRunningPerTarget,
