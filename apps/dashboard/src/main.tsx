@@ -22,12 +22,17 @@ import {
   whenSignedOut,
 } from "./api.ts";
 import { type ApplicationSettings, ApplicationSettingsForms } from "./app-settings.tsx";
+import { BackupsPage } from "./backups.tsx";
+import { CertificatesPage } from "./certificates.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
+import { NotificationsPage } from "./notifications.tsx";
 import { RuntimeLogs, ServiceTabs } from "./runtime-logs.tsx";
+import { SchedulesPage } from "./schedules.tsx";
 import { ServersPage, ServiceContainerGraph } from "./servers.tsx";
+import { TemplatesPage } from "./templates.tsx";
 import { ErrorText, href, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
@@ -721,6 +726,11 @@ function App() {
           <a href={href("api-keys")} aria-current={page === "api-keys" ? "page" : undefined}>
             API keys
           </a>
+          {(["templates", "backups", "schedules", "notifications", "certificates"] as const).map((name) => (
+            <a key={name} href={href(name)} aria-current={page === name ? "page" : undefined}>
+              {name[0]!.toUpperCase() + name.slice(1)}
+            </a>
+          ))}
           {instanceAdmin && (
             <a href={href("settings")} aria-current={page === "settings" ? "page" : undefined}>
               Settings
@@ -754,6 +764,16 @@ function App() {
           <MembersPage user={user} />
         ) : page === "api-keys" && user ? (
           <ApiKeysPage user={user} />
+        ) : page === "templates" ? (
+          <TemplatesPage />
+        ) : page === "backups" ? (
+          <BackupsPage />
+        ) : page === "schedules" ? (
+          <SchedulesPage instanceAdmin={instanceAdmin} />
+        ) : page === "notifications" ? (
+          <NotificationsPage />
+        ) : page === "certificates" ? (
+          <CertificatesPage />
         ) : page === "settings" && instanceAdmin ? (
           <SettingsPage />
         ) : (

@@ -22928,6 +22928,71 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -23773,6 +23838,71 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -24950,6 +25080,71 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -29886,6 +30081,71 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -31861,6 +32121,71 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
