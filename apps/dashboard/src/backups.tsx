@@ -884,7 +884,7 @@ export function BackupsPage() {
     entry.volumeBackups.map((volumeBackup) => ({ entry, volumeBackup })),
   );
   return (
-    <>
+    <div class="instance-page">
       <h1>Backups</h1>
       <section class="card" aria-labelledby="destinations-title">
         <h2 id="destinations-title">Destinations</h2>
@@ -989,6 +989,6 @@ export function BackupsPage() {
       </section>
 
       <RecentRuns round={round} />
-    </>
+    </div>
   );
 }

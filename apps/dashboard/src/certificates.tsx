@@ -88,7 +88,7 @@ function NewCertificate({ onCreated }: { onCreated: () => void }) {
 export function CertificatesPage() {
   const certificates = useLoad(() => query<Certificate[]>("certificates.all"), "certificates");
   return (
-    <>
+    <div class="instance-page">
       <h1>Certificates</h1>
       <p class="muted">
         Your own TLS certificates: a domain whose certificate type is custom is served with the one that
@@ -121,6 +121,6 @@ export function CertificatesPage() {
         })}
       </ul>
       <NewCertificate onCreated={certificates.reload} />
-    </>
+    </div>
   );
 }

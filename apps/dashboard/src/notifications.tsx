@@ -400,7 +400,7 @@ export function NotificationsPage() {
   const channels = useLoad(() => query<Channel[]>("notification.getAll"), "channels");
   const [adding, setAdding] = useState(false);
   return (
-    <>
+    <div class="instance-page">
       <h1>Notifications</h1>
       <p class="muted">Channels that receive deployments', backups' and servers' events.</p>
       <ErrorText error={channels.error} />
@@ -426,6 +426,6 @@ export function NotificationsPage() {
           Add a channel
         </button>
       )}
-    </>
+    </div>
   );
 }

@@ -267,7 +267,7 @@ export function SchedulesPage({ instanceAdmin }: { instanceAdmin: boolean }) {
   );
   const list = schedules.data ?? [];
   return (
-    <>
+    <div class="instance-page">
       <h1>Schedules</h1>
       <p class="muted">
         Commands run on a cron schedule in a service's container{instanceAdmin ? " or on a server" : ""}.
@@ -288,6 +288,6 @@ export function SchedulesPage({ instanceAdmin }: { instanceAdmin: boolean }) {
       {targets.data && targets.data.length > 0 && (
         <ScheduleForm key={`new-${round}`} targets={targets.data} onDone={reload} />
       )}
-    </>
+    </div>
   );
 }

@@ -118,14 +118,14 @@ export function TemplatesPage() {
   );
   if (chosen) {
     return (
-      <>
+      <div class="instance-page">
         <h1>Templates</h1>
         <DeployForm template={chosen} onCancel={() => setChosen(undefined)} />
-      </>
+      </div>
     );
   }
   return (
-    <>
+    <div class="instance-page">
       <h1>Templates</h1>
       <p class="muted">Ready-made compose stacks: pick one, choose an environment, deploy.</p>
       <div class="row">
@@ -182,6 +182,6 @@ export function TemplatesPage() {
           </li>
         ))}
       </ul>
-    </>
+    </div>
   );
 }

@@ -362,7 +362,19 @@ async function walk(page: Page) {
     await page.getByRole("button", { name: "Dark theme" }).click();
     await checkAccessibility(page, `${link} dark`);
     await page.setViewportSize({ width: 390, height: 844 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), link).toBeLessThanOrEqual(390);
+    const wide = await page.evaluate(() =>
+      [...document.querySelectorAll("body *")]
+        .filter((element) => element.getBoundingClientRect().right > 390)
+        .map(
+          (element) =>
+            `${element.tagName.toLowerCase()}.${element.className} ${Math.round(element.getBoundingClientRect().right)}`,
+        )
+        .slice(0, 5),
+    );
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth),
+      `${link}: ${wide.join("; ")}`,
+    ).toBeLessThanOrEqual(390);
     await step(page, `${link.toLowerCase()}-phone-dark`);
     await page.getByRole("button", { name: "Dark theme" }).click();
     await checkAccessibility(page, `${link} phone light`);
