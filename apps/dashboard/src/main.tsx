@@ -21,10 +21,15 @@ import {
   whenSignedOut,
 } from "./api.ts";
 import { ApplicationPage } from "./application.tsx";
+import { BackupsPage } from "./backups.tsx";
+import { CertificatesPage } from "./certificates.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
+import { NotificationsPage } from "./notifications.tsx";
+import { SchedulesPage } from "./schedules.tsx";
 import { ServersPage } from "./servers.tsx";
+import { TemplatesPage } from "./templates.tsx";
 import { ConfirmButton, ErrorText, href, plural, Saved, Status, useLoad, useSubmit } from "./ui.tsx";
 import "./app.css";
 
@@ -550,6 +555,11 @@ const PAGES: Record<string, (props: PageProps) => JSX.Element> = {
   servers: ({ user, instanceAdmin }) => <ServersPage user={user} instanceAdmin={instanceAdmin} />,
   members: ({ user }) => (user ? <MembersPage user={user} /> : <Loading />),
   "api-keys": ({ user }) => (user ? <ApiKeysPage user={user} /> : <Loading />),
+  templates: () => <TemplatesPage />,
+  backups: () => <BackupsPage />,
+  schedules: ({ instanceAdmin }) => <SchedulesPage instanceAdmin={instanceAdmin} />,
+  notifications: () => <NotificationsPage />,
+  certificates: () => <CertificatesPage />,
   settings: ({ user, instanceAdmin }) => (instanceAdmin ? <SettingsPage /> : <Projects user={user} />),
 };
 

@@ -211,6 +211,26 @@ export function findBackupWithOrganization(db: Db, backupId: string) {
 
 export type OwnedBackup = Backup & { organizationId: string };
 
+/** A database service's backups (its organization's destinations only), oldest first. */
+export function listDatabaseBackups(
+  db: Db,
+  organizationId: string,
+  kind: BackupDatabaseType,
+  databaseId: string,
+): Promise<OwnedBackup[]> {
+  return db
+    .selectFrom("backups")
+    .innerJoin("destinations", "destinations.destinationId", "backups.destinationId")
+    .selectAll("backups")
+    .select("destinations.organizationId")
+    .where("destinations.organizationId", "=", organizationId)
+    .where("backups.databaseType", "=", kind)
+    .where("backups.databaseId", "=", databaseId)
+    .orderBy("backups.createdAt")
+    .orderBy("backups.backupId")
+    .execute();
+}
+
 /** Stores a backup of `input` (databaseId null: the web server's own); answers its id. */
 export async function insertBackup(
   db: Db,

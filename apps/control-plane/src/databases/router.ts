@@ -15,6 +15,7 @@ import { z } from "zod";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { swarmJsonColumns } from "../applications/validation.ts";
+import { listDatabaseBackups } from "../backups/backups.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";
 import { startDatabaseDeployment } from "../deployments/start.ts";
@@ -38,6 +39,7 @@ import {
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
+import { toView as toBackupView } from "../routers/backup.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
 import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
 import { changeDatabaseCredentials } from "./credentials.ts";
@@ -222,6 +224,11 @@ export function databaseRouter(kind: DatabaseKind): RouterDef {
             name: row.environmentName,
             project: { projectId: row.projectId, name: row.projectName },
           },
+          backups: await Promise.all(
+            (await listDatabaseBackups(ctx.db, caller.organizationId, kind, row.databaseId)).map((backup) =>
+              toBackupView(ctx, backup),
+            ),
+          ),
         };
       },
     }),

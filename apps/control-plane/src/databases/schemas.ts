@@ -12,6 +12,7 @@ import {
   plainTextSchema,
   swarmUpdateFields,
 } from "../applications/validation.ts";
+import { backupSchema } from "../backups/backups.ts";
 import { envSchema } from "../env-vars.ts";
 import { networkIdsSchema } from "../networks/index.ts";
 import { descriptionSchema, nameSchema } from "../projects/schemas.ts";
@@ -221,6 +222,8 @@ export function detailSchemaOf(kind: DatabaseKind) {
       name: z.string(),
       project: z.object({ projectId: z.string(), name: z.string() }),
     }),
+    /** The service's backups, each as backup.one answers it (Dokploy's `one` carries them too). */
+    backups: z.array(backupSchema),
   });
 }
 

@@ -158,6 +158,12 @@ describe("backup", () => {
     const created = await platform.mutateOk("backup.create", input, as(owner));
     expect(created).toMatchObject({ postgresId, destination: { destinationId: destination.destinationId } });
     expect(platform.ctx.backups.nextRun(created.backupId)).toBeInstanceOf(Date);
+    // The database's `one` carries its backups, as backup.one shows them (Dokploy's one does too).
+    const database = (await platform.query("postgres.one", { postgresId }, as(owner))).body;
+    expect(database.backups).toEqual([
+      (await platform.query("backup.one", { backupId: created.backupId }, as(owner))).body,
+    ]);
+    expect(JSON.stringify(database.backups)).not.toContain("secretAccessKey");
     expect((await platform.query("backup.one", { backupId: created.backupId }, as(stranger))).status).toBe(
       404,
     );

@@ -25350,6 +25350,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -26149,6 +26215,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -26994,6 +27126,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -28176,6 +28374,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -33624,6 +33888,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
@@ -35705,6 +36035,72 @@ export interface operations {
                                 name: string;
                             };
                         };
+                        backups: {
+                            backupId: string;
+                            appName: string;
+                            schedule: string;
+                            enabled: boolean;
+                            database: string;
+                            prefix: string;
+                            serviceName: string | null;
+                            destinationId: string;
+                            keepLatestCount: number | null;
+                            /** @enum {string} */
+                            backupType: "database" | "compose";
+                            /** @enum {string} */
+                            databaseType: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
+                            postgresId: string | null;
+                            mysqlId: string | null;
+                            mariadbId: string | null;
+                            mongoId: string | null;
+                            redisId: string | null;
+                            libsqlId: string | null;
+                            composeId: string | null;
+                            userId: string | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                            verifyRestore: boolean;
+                            verifyTable: string | null;
+                            createdAt: string;
+                            destination: {
+                                destinationId: string;
+                                name: string;
+                                provider: string;
+                                accessKey: string;
+                                bucket: string;
+                                region: string;
+                                endpoint: string;
+                                organizationId: string;
+                                createdAt: string;
+                            };
+                            lastRun: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                            lastVerifiedRestore: {
+                                deploymentId: string;
+                                /** @enum {string} */
+                                kind: "backup" | "restore" | "verify";
+                                /** @enum {string} */
+                                status: "idle" | "running" | "done" | "error";
+                                backupFile: string | null;
+                                sizeBytes: number | null;
+                                check: string | null;
+                                errorMessage: string | null;
+                                createdAt: string;
+                                finishedAt: string | null;
+                            } | null;
+                        }[];
                     };
                 };
             };
