@@ -136,6 +136,8 @@ export const sources = {
     "routers/ssh-key.ts found by code search, commit not shown (allForApps: protectedProcedure, no input, the organization's keys as {sshKeyId, name}, newest first)",
   overview:
     "routers/overview.ts@12784ec0ff64 (services: withPermission service read, getAllServicesForOrganization with a member's accessedServices; domains: withPermission domain read; backups: protectedProcedure, backup or volumeBackup read), services/overview.ts@046a608f8c02 (each service {id, name, appName, status, createdAt, serverId, serverName, projectId, projectName, environmentId, environmentName, icon, type, lastDeployAt: the newest deployment's createdAt, applications and compose only}; each domain of the organization's applications, previews and compose {domainId, host, path, port, customEntrypoint, https, certificateType, createdAt, enabled, domainType, serviceOwnerId, serviceOwnerType, serviceName, projectId, projectName, environmentId, environmentName}; backups: the newest 500 deployments of the organization's backups and volume backups {deploymentId, kind backup|volumeBackup, status, createdAt, destinationId, destinationName, databaseType, serviceType, backupType, serviceName, serviceOwnerId, serviceOwnerType, serverId, projectId, environmentId}, ownerless ones (Dokploy's own database) to everyone)",
+  cliOptions:
+    "@dokploy/cli@0.30.7 dist/generated/commands.js (tests/compat/cli-options.json, written by scripts/cli-options.mjs): the options each command sends as its procedure's input; Dokploy's stored schemas (schema/compose.ts@010a6e2a7627, schema/mount.ts@02a9856fa76f) predate some of them (freshVolumes, mounts.update's owner fields), so their meaning is read from the CLI's option names and Dokploy's later routers as the code search shows them",
 } as const;
 
 export interface Row {
@@ -155,6 +157,25 @@ const RUNTIME_LOG_FIELDS = ["tail=100", 'since="all"', "search"];
 const WE_SET = "set by the platform from the session or the parent row, never by the caller";
 const NETWORK_SET =
   "an organization network is always an attachable overlay (or a bridge) on IPv4 with the engine's addresses: this field is not accepted (a 400 naming it)";
+/** Fields Dokploy 0.30.7's CLI sends that we refuse (400 naming the field); docs/decisions.md. */
+const CLI_REFUSED = {
+  includeEncryptionKey:
+    "refused (400): a backup file never carries the platform's secret key; a web-server backup restores with the same PLATFORM_SECRET_KEY kept apart",
+  freshVolumes:
+    "refused (400) for now: a deployment never removes data; compose.delete {deleteVolumes: true} then compose.deploy does it explicitly",
+  mtu: "refused (400): an organization network takes the engine's MTU (the agent's CreateNetworkCommand has no MTU)",
+  networkId:
+    "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
+  defaultRole:
+    "refused (400): an invitation names its member's role (organization.inviteMember); an organization has no default role",
+  accessedServers:
+    "refused (400): our member grants are projects, environments and services; servers are the administrators'",
+  accessedGitProviders:
+    "refused (400): a git provider's visibility is its share flag (gitProvider.toggleShare), not a member grant",
+  userInternal:
+    "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
+  userNames: "refused (400): a user has one display name (`name`), not first and last names",
+} as const;
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
@@ -192,6 +213,8 @@ const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the remov
 /** Dokploy's createScheduleSchema (the insert schema of its schedule table). */
 const SCHEDULE_FIELDS = [
   "scheduleId",
+  "description",
+  "organizationId",
   "name*",
   "cronExpression*",
   "appName",
@@ -208,7 +231,9 @@ const SCHEDULE_FIELDS = [
   "createdAt",
   "timezone",
 ];
+const ORGANIZATION_CHECKED = "accepted and checked: it must be the caller's organization (400 naming it)";
 const SCHEDULE_WE_SET = {
+  organizationId: ORGANIZATION_CHECKED,
   scheduleId: WE_SET,
   appName: WE_SET,
   userId: WE_SET,
@@ -302,6 +327,33 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     unverified:
       "apiUpdateUser is every column of Dokploy's user table (createSchema.partial(), table not read) plus password, currentPassword, name, metricsConfig, logCleanupCron",
+    differs: {
+      id: "accepted and checked: it must be the caller's own id (400 naming it)",
+      firstName: CLI_REFUSED.userNames,
+      lastName: CLI_REFUSED.userNames,
+      ...Object.fromEntries(
+        [
+          "isRegistered",
+          "expirationDate",
+          "createdAt2",
+          "createdAt",
+          "twoFactorEnabled",
+          "emailVerified",
+          "banned",
+          "banReason",
+          "banExpires",
+          "updatedAt",
+          "enablePaidFeatures",
+          "allowImpersonation",
+          "enableEnterpriseFeatures",
+          "licenseKey",
+          "stripeCustomerId",
+          "stripeSubscriptionId",
+          "serversQuantity",
+          "sendInvoiceNotifications",
+        ].map((field) => [field, CLI_REFUSED.userInternal]),
+      ),
+    },
   },
   "user.remove": { kind: "mutation", source: "user", input: ["userId*"], output: "any" },
   "user.assignPermissions": {
@@ -338,6 +390,8 @@ export const dokployProcedures: Record<string, Row> = {
       canAccessToGitProviders: LENIENT_PATCH,
       role: "our members have a role column that assignPermissions also sets (never owner)",
       canAccessAuditLog: "our own permission flag (the audit log is an organization setting)",
+      accessedServers: CLI_REFUSED.accessedServers,
+      accessedGitProviders: CLI_REFUSED.accessedGitProviders,
       canCreateEnvironments: "newer Dokploy permission flag, absent at the commit read",
       canDeleteEnvironments: "newer Dokploy permission flag, absent at the commit read",
     },
@@ -508,7 +562,7 @@ export const dokployProcedures: Record<string, Row> = {
     source: "organization",
     input: ["organizationId*", "name*", "logo"],
     output: "object:id,name",
-    differs: { logo: "organization logos are not stored" },
+    differs: { logo: "organization logos are not stored", defaultRole: CLI_REFUSED.defaultRole },
   },
   "organization.create": {
     kind: "mutation",
@@ -1461,8 +1515,34 @@ export const dokployProcedures: Record<string, Row> = {
   "mounts.update": {
     kind: "mutation",
     source: "mounts",
-    input: ["mountId*", "type", "hostPath", "volumeName", "content", "mountPath", "filePath"],
+    input: [
+      "mountId*",
+      "type",
+      "hostPath",
+      "volumeName",
+      "content",
+      "mountPath",
+      "filePath",
+      "serviceType",
+      "applicationId",
+      "postgresId",
+      "mariadbId",
+      "mongoId",
+      "mysqlId",
+      "redisId",
+      "composeId",
+    ],
     output: "any",
+    differs: {
+      serviceType: "accepted and checked: it must be the mount's own (400 naming it); a mount never moves",
+      applicationId: "accepted and checked: it must be the mount's own (400 naming it)",
+      postgresId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mariadbId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mongoId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mysqlId: "accepted and checked: it must be the mount's own (400 naming it)",
+      redisId: "accepted and checked: it must be the mount's own (400 naming it)",
+      composeId: "accepted and checked: it must be the mount's own (400 naming it)",
+    },
   },
   "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
   "mounts.listByServiceId": {
@@ -1589,6 +1669,7 @@ export const dokployProcedures: Record<string, Row> = {
       libsqlId: NO_LIBSQL,
       userId: WE_SET,
       redisId: "ours: redis backups by RDB snapshot (issue 26)",
+      includeEncryptionKey: CLI_REFUSED.includeEncryptionKey,
       verifyRestore: VERIFY,
       verifyTable: VERIFY,
       "(output)": "we answer the created backup (backup.one's shape) where Dokploy answers nothing",
@@ -1618,6 +1699,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "null",
     differs: {
+      includeEncryptionKey: CLI_REFUSED.includeEncryptionKey,
       schedule: LENIENT_PATCH,
       enabled: LENIENT_PATCH,
       prefix: LENIENT_PATCH,
@@ -1718,6 +1800,7 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["scheduleId*", ...SCHEDULE_FIELDS.filter((field) => field !== "scheduleId")],
     output: "object:scheduleId,name,cronExpression,command,shellType,scheduleType,enabled",
     differs: {
+      organizationId: ORGANIZATION_CHECKED,
       appName: WE_SET,
       userId: WE_SET,
       createdAt: WE_SET,
@@ -1777,6 +1860,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "object:volumeBackupId,name,volumeName,prefix,appName,cronExpression,destinationId",
     differs: {
+      serviceType: "accepted and checked: it must be the kind of the service named (400 naming it)",
       appName: WE_SET,
       createdAt: WE_SET,
       libsqlId: NO_LIBSQL,
@@ -1815,6 +1899,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "object:volumeBackupId,name,volumeName,prefix,appName,cronExpression,destinationId",
     differs: {
+      serviceType: "accepted and checked: it must be the kind of the service named (400 naming it)",
       name: LENIENT_PATCH,
       volumeName: LENIENT_PATCH,
       prefix: LENIENT_PATCH,
@@ -2007,6 +2092,7 @@ export const dokployProcedures: Record<string, Row> = {
       "stripPath",
       "customEntrypoint",
       "middlewares",
+      "enabled",
     ],
     output: "any",
     differs: {
@@ -2046,7 +2132,7 @@ export const dokployProcedures: Record<string, Row> = {
   "domain.validateDomain": {
     kind: "mutation",
     source: "domain",
-    input: ["domain*", "serverIp"],
+    input: ["domain*", "serverIp", "serverId"],
     output: "object:",
   },
 
@@ -2376,14 +2462,20 @@ export const dokployProcedures: Record<string, Row> = {
     source: "compose",
     input: ["composeId*", "title", "description"],
     output: "object:success,message,composeId",
-    differs: { "(output)": "we answer {success:true, deploymentId} of the queued deployment" },
+    differs: {
+      "(output)": "we answer {success:true, deploymentId} of the queued deployment",
+      freshVolumes: CLI_REFUSED.freshVolumes,
+    },
   },
   "compose.redeploy": {
     kind: "mutation",
     source: "compose",
     input: ["composeId*", "title", "description"],
     output: "object:success,message,composeId",
-    differs: { "(output)": "we answer {success:true, deploymentId} of the queued deployment" },
+    differs: {
+      "(output)": "we answer {success:true, deploymentId} of the queued deployment",
+      freshVolumes: CLI_REFUSED.freshVolumes,
+    },
   },
   "compose.start": {
     kind: "mutation",
@@ -3240,6 +3332,7 @@ export const dokployProcedures: Record<string, Row> = {
       enableIPv4: NETWORK_SET,
       enableIPv6: NETWORK_SET,
       ipam: NETWORK_SET,
+      mtu: CLI_REFUSED.mtu,
     },
   },
   "network.inspect": { kind: "query", source: "network", input: ["networkId*"], output: "any" },
@@ -3273,6 +3366,7 @@ export const dokployProcedures: Record<string, Row> = {
       "Dokploy's network router has no resync: networksToSync lists, import records; resync applies both for the organization's labelled networks (docs/decisions.md)",
     input: ["serverId"],
     output: "object:imported,removed,kept",
+    differs: { networkId: CLI_REFUSED.networkId },
   },
 
   "tag.create": {
@@ -3549,10 +3643,18 @@ function notificationRows(
     "databaseBackup",
     "volumeBackup",
     "platformRestart",
+    "platformBackup",
     "dockerCleanup",
     "serverThreshold",
   ];
   const toggleDiffers = Object.fromEntries(toggles.map((t) => [t, TOGGLE_DEFAULT]));
+  // Dokploy's names of platformRestart and platformBackup, sent by its CLI (cliOptions).
+  const dokployToggles = {
+    dokployRestart:
+      "Dokploy's name of platformRestart (either sets it; both disagreeing is a 400); optional with us",
+    dokployBackup:
+      "Dokploy's name of platformBackup (either sets it; both disagreeing is a 400); optional with us",
+  };
   const common = { projectIds: LIMITS, serviceIds: LIMITS };
   const optional = fields.map((f) => f.replace(/\*$/, ""));
   const testRow: Row = {
@@ -3573,18 +3675,27 @@ function notificationRows(
     [`notification.create${suffix}`]: {
       kind: "mutation",
       source: "notification",
-      input: ["name*", ...toggles.map((t) => `${t}*`), ...fields],
+      input: ["name*", ...toggles.map((t) => `${t}*`), "dokployRestart*", "dokployBackup*", ...fields],
       output: "any",
-      differs: { ...toggleDiffers, ...common, ...differs },
+      differs: { ...toggleDiffers, ...dokployToggles, ...common, ...differs },
     },
     [`notification.update${suffix}`]: {
       kind: "mutation",
       source: "notification",
-      input: ["notificationId*", `${kind}Id*`, "organizationId", "name", ...toggles, ...optional],
+      input: [
+        "notificationId*",
+        `${kind}Id*`,
+        "organizationId",
+        "name",
+        ...toggles,
+        "dokployRestart",
+        "dokployBackup",
+        ...optional,
+      ],
       output: "any",
       differs: {
         [`${kind}Id`]: "optional with us: a channel's kind record id equals its notificationId",
-        organizationId: WE_SET,
+        platformBackup: "ours: Dokploy names it dokployBackup",
         ...common,
       },
     },

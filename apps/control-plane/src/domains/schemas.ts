@@ -59,6 +59,8 @@ export const updateDomainInput = z.object({
   internalPath: domainFields.internalPath,
   customEntrypoint: domainFields.customEntrypoint,
   middlewares: domainFields.middlewares,
+  /** Whether the domain is routed (as domain.toggleEnable); not for a preview's domain. */
+  enabled: z.boolean().optional(),
   /** Accepted as in Dokploy; a domain stays on its application (see the handler). */
   domainType: z.enum(["application", "compose", "preview"]).optional(),
 });

@@ -190,6 +190,8 @@ describe("schedule", () => {
       [{ composeId }, "composeId"],
       // Only server schedules run a script; a container's runs `command`.
       [{ script: "uptime" }, "script"],
+      // Dokploy's CLI sends organizationId: only the caller's own is taken.
+      [{ organizationId: "another-organization" }, "organizationId"],
     ];
     const before = await platform.ctx.db.selectFrom("schedules").select("scheduleId").execute();
     for (const [fields, field] of cases) {
@@ -216,6 +218,7 @@ describe("schedule", () => {
       [{ serverId }, "serverId"],
       [{ cronExpression: "nope" }, "cronExpression"],
       [{ timezone: "Nowhere/Town" }, "timezone"],
+      [{ organizationId: "another-organization" }, "organizationId"],
     ] as const) {
       const response = await platform.mutate(
         "schedule.update",
@@ -225,6 +228,27 @@ describe("schedule", () => {
       expect(response.status, JSON.stringify(fields)).toBe(400);
       expect(response.body.error.data.fields).toEqual([field]);
     }
+  });
+
+  it("keeps a description (Dokploy's CLI option, shown only) and takes the caller's own organizationId", async () => {
+    const created = await platform.mutateOk(
+      "schedule.create",
+      {
+        ...base,
+        applicationId,
+        description: "nightly cache warm-up",
+        organizationId: owner.user.organizationId,
+      },
+      as(owner),
+    );
+    expect(created.description).toBe("nightly cache warm-up");
+    const updated = await platform.mutateOk(
+      "schedule.update",
+      { scheduleId: created.scheduleId, description: "", organizationId: owner.user.organizationId },
+      as(owner),
+    );
+    expect(updated.description).toBeNull();
+    await platform.mutateOk("schedule.delete", { scheduleId: created.scheduleId }, as(owner));
   });
 
   it("answers 404 for another organization's application, stack, server or schedule", async () => {

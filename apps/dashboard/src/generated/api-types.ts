@@ -20864,6 +20864,7 @@ export interface operations {
                     internalPath?: string | null;
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
+                    enabled?: boolean;
                     /** @enum {string} */
                     domainType?: "application" | "compose" | "preview";
                 };
@@ -20927,6 +20928,7 @@ export interface operations {
                 "application/json": {
                     domain: string;
                     serverIp?: string | null;
+                    serverId?: string | null;
                 };
             };
         };
@@ -20947,6 +20949,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -24688,6 +24691,15 @@ export interface operations {
                     filePath?: string | null;
                     content?: string | null;
                     hostPath?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
+                    applicationId?: string | null;
+                    postgresId?: string | null;
+                    mysqlId?: string | null;
+                    mariadbId?: string | null;
+                    mongoId?: string | null;
+                    redisId?: string | null;
+                    composeId?: string | null;
                 };
             };
         };
@@ -26051,6 +26063,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26103,9 +26116,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     endpoint: string;
                     headers?: {
                         [key: string]: string;
@@ -26131,6 +26148,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26182,9 +26200,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     decoration?: boolean;
                     projectIds?: string[] | null;
@@ -26208,6 +26230,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26265,9 +26288,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     smtpServer: string;
                     smtpPort: number;
                     username: string;
@@ -26296,6 +26323,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26349,9 +26377,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl: string;
                     appToken: string;
                     /** @default 5 */
@@ -26378,6 +26410,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26428,9 +26461,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -26453,6 +26490,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26505,9 +26543,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     channel?: string;
                     username?: string;
@@ -26532,6 +26574,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26584,9 +26627,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl: string;
                     topic: string;
                     accessToken?: string;
@@ -26613,6 +26660,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26665,9 +26713,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     userKey: string;
                     apiToken: string;
                     /** @default 0 */
@@ -26695,6 +26747,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26749,9 +26802,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     apiKey: string;
                     /** Format: email */
                     fromAddress: string;
@@ -26777,6 +26834,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26828,9 +26886,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     channel?: string;
                     projectIds?: string[] | null;
@@ -26854,6 +26916,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26904,9 +26967,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -26929,6 +26996,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -26980,9 +27048,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     botToken: string;
                     chatId: string;
                     messageThreadId?: string;
@@ -27007,6 +27079,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -27130,6 +27203,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -27173,6 +27247,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -27219,6 +27294,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -28245,14 +28321,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     customId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     endpoint?: string;
                     headers?: {
                         [key: string]: string;
@@ -28296,14 +28376,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     discordId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     decoration?: boolean;
                     projectIds?: string[] | null;
@@ -28345,14 +28429,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     emailId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     smtpServer?: string;
                     smtpPort?: number;
                     username?: string;
@@ -28399,14 +28487,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     gotifyId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl?: string;
                     appToken?: string;
                     /** @default 5 */
@@ -28451,14 +28543,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     larkId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -28499,14 +28595,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     mattermostId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     channel?: string;
                     username?: string;
@@ -28549,14 +28649,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     ntfyId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl?: string;
                     topic?: string;
                     accessToken?: string;
@@ -28601,14 +28705,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     pushoverId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     userKey?: string;
                     apiToken?: string;
                     /** @default 0 */
@@ -28654,14 +28762,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     resendId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     apiKey?: string;
                     /** Format: email */
                     fromAddress?: string;
@@ -28705,14 +28817,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     slackId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     channel?: string;
                     projectIds?: string[] | null;
@@ -28754,14 +28870,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     teamsId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -28802,14 +28922,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     telegramId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     botToken?: string;
                     chatId?: string;
                     messageThreadId?: string;
@@ -32972,11 +33096,13 @@ export interface operations {
                     enabled?: boolean;
                     script?: string | null;
                     timezone?: string | null;
+                    description?: string | null;
                     /**
                      * @default application
                      * @enum {string}
                      */
                     scheduleType?: "application" | "compose" | "server" | "dokploy-server";
+                    organizationId?: string;
                 };
             };
         };
@@ -33006,6 +33132,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                     };
@@ -33095,6 +33222,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                         application: {
@@ -33180,6 +33308,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                         application: {
@@ -33291,8 +33420,10 @@ export interface operations {
                     enabled?: boolean;
                     script?: string | null;
                     timezone?: string | null;
+                    description?: string | null;
                     /** @enum {string} */
                     scheduleType?: "application" | "compose" | "server" | "dokploy-server";
+                    organizationId?: string;
                 };
             };
         };
@@ -33322,6 +33453,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                     };
@@ -38139,6 +38271,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    id?: string;
                     name?: string;
                     email?: string;
                     image?: string | null;
@@ -38570,6 +38703,8 @@ export interface operations {
                     mongoId?: string | null;
                     redisId?: string | null;
                     composeId?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
                     destinationId: string;
                 };
             };
@@ -38937,6 +39072,8 @@ export interface operations {
                     mongoId?: string | null;
                     redisId?: string | null;
                     composeId?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
                     destinationId?: string;
                 };
             };

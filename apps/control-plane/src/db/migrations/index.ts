@@ -59,6 +59,7 @@ import * as vaultProviders from "./20261202-70-vault-providers.ts";
 import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
+import * as cliFields from "./20261203-70-cli-fields.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -120,4 +121,5 @@ export const migrations: Record<string, Migration> = {
   "20261202-80-template-bookmarks": templateBookmarks,
   "20261203-60-git-provider-share": gitProviderShare,
   "20261203-61-onboarding": onboarding,
+  "20261203-70-cli-fields": cliFields,
 };
