@@ -231,7 +231,7 @@ const SCHEDULE_FIELDS = [
   "createdAt",
   "timezone",
 ];
-const ORGANIZATION_CHECKED = "accepted and checked: it must be the caller's organization (400 naming it)";
+const ORGANIZATION_CHECKED = "accepted and checked: another organization's is a 404, as any foreign id";
 const SCHEDULE_WE_SET = {
   organizationId: ORGANIZATION_CHECKED,
   scheduleId: WE_SET,

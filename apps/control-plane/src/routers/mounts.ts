@@ -202,6 +202,11 @@ export const mountsRouter = defineRouter("mounts", {
     handler: async ({ ctx, caller, input }) => {
       const { mountId, ...rest } = input;
       const { row, owner } = await loadMount(ctx, caller, mountId);
+      // Every service id named must be the caller's to see (404) before any 400.
+      for (const key of ownerClaimKeys.slice(1)) {
+        const id = (rest as OwnerClaims)[key];
+        if (id) await loadService(ctx, caller, key.slice(0, -2) as ServiceKind, id);
+      }
       const fields = withoutOwnerClaims(toView(row), rest);
       const typeChanged = fields.type !== undefined && fields.type !== row.type;
       // A new type starts from none of the old type's fields.

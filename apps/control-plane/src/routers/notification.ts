@@ -80,9 +80,7 @@ function applyDokployToggleNames(fields: Record<string, unknown>, explicit: (our
 /** Dokploy's update<Kind> carries the channel's organizationId: it must be the caller's. */
 function checkOrganizationClaim(claimed: unknown, organizationId: string): void {
   if (claimed !== undefined && claimed !== organizationId) {
-    throw badRequest("Invalid input: organizationId: must be your organization's", {
-      fields: ["organizationId"],
-    });
+    throw notFound("Organization");
   }
 }
 

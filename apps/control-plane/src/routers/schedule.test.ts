@@ -190,8 +190,6 @@ describe("schedule", () => {
       [{ composeId }, "composeId"],
       // Only server schedules run a script; a container's runs `command`.
       [{ script: "uptime" }, "script"],
-      // Dokploy's CLI sends organizationId: only the caller's own is taken.
-      [{ organizationId: "another-organization" }, "organizationId"],
     ];
     const before = await platform.ctx.db.selectFrom("schedules").select("scheduleId").execute();
     for (const [fields, field] of cases) {
@@ -218,7 +216,6 @@ describe("schedule", () => {
       [{ serverId }, "serverId"],
       [{ cronExpression: "nope" }, "cronExpression"],
       [{ timezone: "Nowhere/Town" }, "timezone"],
-      [{ organizationId: "another-organization" }, "organizationId"],
     ] as const) {
       const response = await platform.mutate(
         "schedule.update",
@@ -248,6 +245,13 @@ describe("schedule", () => {
       as(owner),
     );
     expect(updated.description).toBeNull();
+    // Dokploy's CLI sends organizationId: another organization's is a 404, as any foreign id.
+    const foreign = await platform.mutate(
+      "schedule.update",
+      { scheduleId: created.scheduleId, organizationId: "another-organization" },
+      as(owner),
+    );
+    expect(foreign.status).toBe(404);
     await platform.mutateOk("schedule.delete", { scheduleId: created.scheduleId }, as(owner));
   });
 

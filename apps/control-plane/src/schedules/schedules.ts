@@ -49,9 +49,7 @@ const organizationClaim = idSchema.optional();
 
 export function checkOrganizationClaim(claimed: string | undefined, organizationId: string): void {
   if (claimed !== undefined && claimed !== organizationId) {
-    throw badRequest("Invalid input: organizationId: must be your organization's", {
-      fields: ["organizationId"],
-    });
+    throw notFound("Organization");
   }
 }
 
