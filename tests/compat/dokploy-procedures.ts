@@ -146,6 +146,8 @@ export const sources = {
     "routers/dns-provider.ts@d1f684cbe857 (create, update {name, config} (update with dnsProviderId) answer the row with config masked; remove {dnsProviderId} answers true; all answers the organization's rows by name, one {dnsProviderId} a row, config masked; testConnection {dnsProviderId?, config?} (one of them, else BAD_REQUEST) answers true; listZones {dnsProviderId}; listRecords {dnsProviderId, zoneId}; createRecord {dnsProviderId, zoneId, type, name, content, ttl?} answers {id} (an upsert by type and name); updateRecord {dnsProviderId, zoneId, recordId, type, name, content, ttl?} answers {id}; deleteRecord {dnsProviderId, zoneId, recordId} answers true; another organization's provider UNAUTHORIZED), schema/dns-provider.ts@02edd6abe75e (name 1-64 ^[a-zA-Z0-9_-]+$; config a discriminated union on providerType: cloudflare {apiToken}, route53 {accessKeyId, secretAccessKey}; record type A|CNAME, name, content min 1, ttl positive integer; row dnsProviderId, name, providerType, config, organizationId, createdAt), services/dns-provider.ts@1291c42282e7 (DNS_SECRET_MASK ********, merge keeps the stored secret for the mask, CONFLICT on a taken name), utils/dns/cloudflare.ts@193d0fc685c1 (Bearer token; zones and records paged by 50; upsert: GET dns_records?type&name then PUT or POST, ttl default 1), utils/dns/types.ts@1291c42282e7 (zones {id, name}; records {id, type, name, content, ttl})",
   forwardAuth:
     "routers/proprietary/forward-auth.ts@12784ec0ff64 (getAuthDomain: apiForwardAuthServerTarget {serverId: string|null}, null or {host, https, certificateType, customCertResolver, callbackUrl}; setAuthDomain: apiSetForwardAuthSettings, {callbackUrl}; removeAuthDomain, removeOnServer: {serverId}, {ok: true}; listProviders: no input, the organization's OIDC SSO providers {providerId, issuer, domain}; serverStatus: no input, [{serverId, name, status running|stopped|unknown, authDomain, https, certificateType, customCertResolver, callbackUrl}] for this machine and each deploy server; deployOnServer: apiDeployForwardAuthOnServer {serverId, providerId min 1}, {ok: true}; status: apiForwardAuthDomainTarget {domainId min 1}, {enabled}; enable, disable: {domainId}, {ok: true}, application domains only), schema/forward-auth.ts@b29a87aaa8fc (apiSetForwardAuthSettings {serverId: string|null, authDomain lower-cased DNS name, https = true, certificateType none|letsencrypt|custom = letsencrypt, customCertResolver?}), services/proprietary/forward-auth.ts@1df6774ee8a9 (one settings row per server; deploy needs the auth domain first; enable needs the proxy deployed and running), setup/forward-auth-setup.ts@41c09cd86bb6 (quay.io/oauth2-proxy/oauth2-proxy:v7.6.0 as a Swarm service on port 4180 with OAUTH2_PROXY_* variables: oidc provider, issuer, client id and secret, an HMAC-derived cookie secret, reverse proxy, skip provider button, X-Auth-Request headers, upstream static://202, redirect URL <scheme>://<authDomain>/oauth2/callback, cookie and whitelist domain = the auth domain less its first label), utils/traefik/forward-auth.ts@41c09cd86bb6 (middleware forward-auth-<appName>-<uniqueConfigKey>: forwardAuth {address, trustForwardHeader: true, authResponseHeaders X-Auth-Request-User, -Email, -Preferred-Username, Authorization}; the auth domain's router Host(authDomain) && PathPrefix(/oauth2/) to the proxy)",
+  cliOptions:
+    "@dokploy/cli@0.30.7 dist/generated/commands.js (tests/compat/cli-options.json, written by scripts/cli-options.mjs): the options each command sends as its procedure's input; Dokploy's stored schemas (schema/compose.ts@010a6e2a7627, schema/mount.ts@02a9856fa76f) predate some of them (freshVolumes, mounts.update's owner fields), so their meaning is read from the CLI's option names and Dokploy's later routers as the code search shows them",
 } as const;
 
 export interface Row {
@@ -165,6 +167,25 @@ const RUNTIME_LOG_FIELDS = ["tail=100", 'since="all"', "search"];
 const WE_SET = "set by the platform from the session or the parent row, never by the caller";
 const NETWORK_SET =
   "an organization network is always an attachable overlay (or a bridge) on IPv4 with the engine's addresses: this field is not accepted (a 400 naming it)";
+/** Fields Dokploy 0.30.7's CLI sends that we refuse (400 naming the field); docs/decisions.md. */
+const CLI_REFUSED = {
+  includeEncryptionKey:
+    "refused (400): a backup file never carries the platform's secret key; a web-server backup restores with the same PLATFORM_SECRET_KEY kept apart",
+  freshVolumes:
+    "refused (400) for now: a deployment never removes data; compose.delete {deleteVolumes: true} then compose.deploy does it explicitly",
+  mtu: "refused (400): an organization network takes the engine's MTU (the agent's CreateNetworkCommand has no MTU)",
+  networkId:
+    "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
+  defaultRole:
+    "refused (400): an invitation names its member's role (organization.inviteMember); an organization has no default role",
+  accessedServers:
+    "refused (400): our member grants are projects, environments and services; servers are the administrators'",
+  accessedGitProviders:
+    "refused (400): a git provider's visibility is its share flag (gitProvider.toggleShare), not a member grant",
+  userInternal:
+    "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
+  userNames: "refused (400): a user has one display name (`name`), not first and last names",
+} as const;
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
@@ -208,6 +229,8 @@ const SUCCESS_ANSWER = "we answer {success:true} where Dokploy answers the remov
 /** Dokploy's createScheduleSchema (the insert schema of its schedule table). */
 const SCHEDULE_FIELDS = [
   "scheduleId",
+  "description",
+  "organizationId",
   "name*",
   "cronExpression*",
   "appName",
@@ -224,7 +247,9 @@ const SCHEDULE_FIELDS = [
   "createdAt",
   "timezone",
 ];
+const ORGANIZATION_CHECKED = "accepted and checked: another organization's is a 404, as any foreign id";
 const SCHEDULE_WE_SET = {
+  organizationId: ORGANIZATION_CHECKED,
   scheduleId: WE_SET,
   appName: WE_SET,
   userId: WE_SET,
@@ -320,6 +345,33 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     unverified:
       "apiUpdateUser is every column of Dokploy's user table (createSchema.partial(), table not read) plus password, currentPassword, name, metricsConfig, logCleanupCron",
+    differs: {
+      id: "accepted and checked: it must be the caller's own id (400 naming it)",
+      firstName: CLI_REFUSED.userNames,
+      lastName: CLI_REFUSED.userNames,
+      ...Object.fromEntries(
+        [
+          "isRegistered",
+          "expirationDate",
+          "createdAt2",
+          "createdAt",
+          "twoFactorEnabled",
+          "emailVerified",
+          "banned",
+          "banReason",
+          "banExpires",
+          "updatedAt",
+          "enablePaidFeatures",
+          "allowImpersonation",
+          "enableEnterpriseFeatures",
+          "licenseKey",
+          "stripeCustomerId",
+          "stripeSubscriptionId",
+          "serversQuantity",
+          "sendInvoiceNotifications",
+        ].map((field) => [field, CLI_REFUSED.userInternal]),
+      ),
+    },
   },
   "user.remove": { kind: "mutation", source: "user", input: ["userId*"], output: "any" },
   "user.assignPermissions": {
@@ -356,6 +408,8 @@ export const dokployProcedures: Record<string, Row> = {
       canAccessToGitProviders: LENIENT_PATCH,
       role: "our members have a role column that assignPermissions also sets (never owner)",
       canAccessAuditLog: "our own permission flag (the audit log is an organization setting)",
+      accessedServers: CLI_REFUSED.accessedServers,
+      accessedGitProviders: CLI_REFUSED.accessedGitProviders,
       canCreateEnvironments: "newer Dokploy permission flag, absent at the commit read",
       canDeleteEnvironments: "newer Dokploy permission flag, absent at the commit read",
     },
@@ -532,7 +586,7 @@ export const dokployProcedures: Record<string, Row> = {
     source: "organization",
     input: ["organizationId*", "name*", "logo"],
     output: "object:id,name",
-    differs: { logo: "organization logos are not stored" },
+    differs: { logo: "organization logos are not stored", defaultRole: CLI_REFUSED.defaultRole },
   },
   "organization.create": {
     kind: "mutation",
@@ -1491,8 +1545,34 @@ export const dokployProcedures: Record<string, Row> = {
   "mounts.update": {
     kind: "mutation",
     source: "mounts",
-    input: ["mountId*", "type", "hostPath", "volumeName", "content", "mountPath", "filePath"],
+    input: [
+      "mountId*",
+      "type",
+      "hostPath",
+      "volumeName",
+      "content",
+      "mountPath",
+      "filePath",
+      "serviceType",
+      "applicationId",
+      "postgresId",
+      "mariadbId",
+      "mongoId",
+      "mysqlId",
+      "redisId",
+      "composeId",
+    ],
     output: "any",
+    differs: {
+      serviceType: "accepted and checked: it must be the mount's own (400 naming it); a mount never moves",
+      applicationId: "accepted and checked: it must be the mount's own (400 naming it)",
+      postgresId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mariadbId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mongoId: "accepted and checked: it must be the mount's own (400 naming it)",
+      mysqlId: "accepted and checked: it must be the mount's own (400 naming it)",
+      redisId: "accepted and checked: it must be the mount's own (400 naming it)",
+      composeId: "accepted and checked: it must be the mount's own (400 naming it)",
+    },
   },
   "mounts.remove": { kind: "mutation", source: "mounts", input: ["mountId*"], output: "any" },
   "mounts.listByServiceId": {
@@ -1618,6 +1698,7 @@ export const dokployProcedures: Record<string, Row> = {
     differs: {
       userId: WE_SET,
       redisId: "ours: redis backups by RDB snapshot (issue 26)",
+      includeEncryptionKey: CLI_REFUSED.includeEncryptionKey,
       verifyRestore: VERIFY,
       verifyTable: VERIFY,
       "(output)": "we answer the created backup (backup.one's shape) where Dokploy answers nothing",
@@ -1647,6 +1728,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "null",
     differs: {
+      includeEncryptionKey: CLI_REFUSED.includeEncryptionKey,
       schedule: LENIENT_PATCH,
       enabled: LENIENT_PATCH,
       prefix: LENIENT_PATCH,
@@ -1754,6 +1836,7 @@ export const dokployProcedures: Record<string, Row> = {
     input: ["scheduleId*", ...SCHEDULE_FIELDS.filter((field) => field !== "scheduleId")],
     output: "object:scheduleId,name,cronExpression,command,shellType,scheduleType,enabled",
     differs: {
+      organizationId: ORGANIZATION_CHECKED,
       appName: WE_SET,
       userId: WE_SET,
       createdAt: WE_SET,
@@ -1813,6 +1896,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "object:volumeBackupId,name,volumeName,prefix,appName,cronExpression,destinationId",
     differs: {
+      serviceType: "accepted and checked: it must be the kind of the service named (400 naming it)",
       appName: WE_SET,
       createdAt: WE_SET,
       libsqlId: NO_LIBSQL,
@@ -1851,6 +1935,7 @@ export const dokployProcedures: Record<string, Row> = {
     ],
     output: "object:volumeBackupId,name,volumeName,prefix,appName,cronExpression,destinationId",
     differs: {
+      serviceType: "accepted and checked: it must be the kind of the service named (400 naming it)",
       name: LENIENT_PATCH,
       volumeName: LENIENT_PATCH,
       prefix: LENIENT_PATCH,
@@ -2044,6 +2129,7 @@ export const dokployProcedures: Record<string, Row> = {
       "stripPath",
       "customEntrypoint",
       "middlewares",
+      "enabled",
     ],
     output: "any",
     differs: {
@@ -2084,7 +2170,7 @@ export const dokployProcedures: Record<string, Row> = {
   "domain.validateDomain": {
     kind: "mutation",
     source: "domain",
-    input: ["domain*", "serverIp"],
+    input: ["domain*", "serverIp", "serverId"],
     output: "object:",
   },
 
@@ -2414,14 +2500,20 @@ export const dokployProcedures: Record<string, Row> = {
     source: "compose",
     input: ["composeId*", "title", "description"],
     output: "object:success,message,composeId",
-    differs: { "(output)": "we answer {success:true, deploymentId} of the queued deployment" },
+    differs: {
+      "(output)": "we answer {success:true, deploymentId} of the queued deployment",
+      freshVolumes: CLI_REFUSED.freshVolumes,
+    },
   },
   "compose.redeploy": {
     kind: "mutation",
     source: "compose",
     input: ["composeId*", "title", "description"],
     output: "object:success,message,composeId",
-    differs: { "(output)": "we answer {success:true, deploymentId} of the queued deployment" },
+    differs: {
+      "(output)": "we answer {success:true, deploymentId} of the queued deployment",
+      freshVolumes: CLI_REFUSED.freshVolumes,
+    },
   },
   "compose.start": {
     kind: "mutation",
@@ -3279,6 +3371,7 @@ export const dokployProcedures: Record<string, Row> = {
       enableIPv4: NETWORK_SET,
       enableIPv6: NETWORK_SET,
       ipam: NETWORK_SET,
+      mtu: CLI_REFUSED.mtu,
     },
   },
   "network.inspect": { kind: "query", source: "network", input: ["networkId*"], output: "any" },
@@ -3312,6 +3405,7 @@ export const dokployProcedures: Record<string, Row> = {
       "Dokploy's network router has no resync: networksToSync lists, import records; resync applies both for the organization's labelled networks (docs/decisions.md)",
     input: ["serverId"],
     output: "object:imported,removed,kept",
+    differs: { networkId: CLI_REFUSED.networkId },
   },
 
   "patch.create": {
@@ -3842,10 +3936,18 @@ function notificationRows(
     "databaseBackup",
     "volumeBackup",
     "platformRestart",
+    "platformBackup",
     "dockerCleanup",
     "serverThreshold",
   ];
   const toggleDiffers = Object.fromEntries(toggles.map((t) => [t, TOGGLE_DEFAULT]));
+  // Dokploy's names of platformRestart and platformBackup, sent by its CLI (cliOptions).
+  const dokployToggles = {
+    dokployRestart:
+      "Dokploy's name of platformRestart (either sets it; both disagreeing is a 400); optional with us",
+    dokployBackup:
+      "Dokploy's name of platformBackup (either sets it; both disagreeing is a 400); optional with us",
+  };
   const common = { projectIds: LIMITS, serviceIds: LIMITS };
   const optional = fields.map((f) => f.replace(/\*$/, ""));
   const testRow: Row = {
@@ -3866,18 +3968,27 @@ function notificationRows(
     [`notification.create${suffix}`]: {
       kind: "mutation",
       source: "notification",
-      input: ["name*", ...toggles.map((t) => `${t}*`), ...fields],
+      input: ["name*", ...toggles.map((t) => `${t}*`), "dokployRestart*", "dokployBackup*", ...fields],
       output: "any",
-      differs: { ...toggleDiffers, ...common, ...differs },
+      differs: { ...toggleDiffers, ...dokployToggles, ...common, ...differs },
     },
     [`notification.update${suffix}`]: {
       kind: "mutation",
       source: "notification",
-      input: ["notificationId*", `${kind}Id*`, "organizationId", "name", ...toggles, ...optional],
+      input: [
+        "notificationId*",
+        `${kind}Id*`,
+        "organizationId",
+        "name",
+        ...toggles,
+        "dokployRestart",
+        "dokployBackup",
+        ...optional,
+      ],
       output: "any",
       differs: {
         [`${kind}Id`]: "optional with us: a channel's kind record id equals its notificationId",
-        organizationId: WE_SET,
+        platformBackup: "ours: Dokploy names it dokployBackup",
         ...common,
       },
     },

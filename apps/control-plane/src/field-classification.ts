@@ -206,16 +206,22 @@ function libsqlKind(): Record<string, ProcedureFields> {
 
 const notificationEvents =
   "appDeploy appBuildError databaseBackup volumeBackup platformRestart dockerCleanup serverThreshold projectIds serviceIds";
+/** platformBackup and Dokploy's names of the two platform toggles (its CLI sends them). */
+const DOKPLOY_TOGGLES = `${NOTIFICATIONS}#takes Dokploy's dokployRestart and dokployBackup (its CLI's names) for platformRestart and platformBackup; a platformBackup event reaches the channels toggled for it`;
 
 function notificationKind(kind: string, idKey: string, settings: string): Record<string, ProcedureFields> {
   return {
     [`notification.create${kind}`]: {
       ...applied(`${notificationEvents} ${settings}`, NOTIFICATIONS),
+      ...applied("platformBackup dokployRestart dokployBackup", DOKPLOY_TOGGLES),
       ...shownOnly("name"),
     },
     [`notification.update${kind}`]: {
       // Dokploy's <kind>Id names the same channel (another one is a 404, as any id).
       ...applied(`notificationId ${idKey} ${notificationEvents} ${settings}`, NOTIFICATIONS),
+      ...applied("platformBackup dokployRestart dokployBackup", DOKPLOY_TOGGLES),
+      // Dokploy's update<Kind> sends the channel's organizationId: another is a 400 naming it.
+      organizationId: refused(DOKPLOY_TOGGLES),
       ...shownOnly("name"),
     },
     [`notification.test${kind}`]: applied(settings, NOTIFICATIONS),
@@ -237,7 +243,12 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.all": {},
   "user.one": applied("userId", USER),
   "user.get": {},
-  "user.update": { ...applied("email currentPassword password", USER), ...shownOnly("name image") },
+  "user.update": {
+    ...applied("email currentPassword password", USER),
+    ...shownOnly("name image"),
+    // Dokploy's CLI sends the user's own id: another is a 400 naming it.
+    id: refused(USER),
+  },
   "user.confirmEmail": applied("token", USER),
   "user.sendInvitation": applied("invitationId notificationId", MAIL),
   "user.changeEmail": applied("userId email", USER),
@@ -581,7 +592,18 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     MOUNTS,
   ),
   "mounts.one": applied("mountId", MOUNTS),
-  "mounts.update": applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
+  "mounts.update": {
+    ...applied("mountId type mountPath volumeName filePath content hostPath", MOUNTS),
+    // The mount's owner (Dokploy's CLI sends it): anything but its own is a 400 naming the field.
+    serviceType: refused(MOUNTS),
+    applicationId: refused(MOUNTS),
+    postgresId: refused(MOUNTS),
+    mysqlId: refused(MOUNTS),
+    mariadbId: refused(MOUNTS),
+    mongoId: refused(MOUNTS),
+    redisId: refused(MOUNTS),
+    composeId: refused(MOUNTS),
+  },
   "mounts.remove": applied("mountId", MOUNTS),
   "mounts.listByServiceId": applied("serviceId serviceType", MOUNTS),
   "mounts.allNamedByApplicationId": applied("applicationId", MOUNTS),
@@ -618,7 +640,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "domain.one": applied("domainId", DOMAIN),
   "domain.update": {
     ...applied(
-      "domainId host path port https certificateType customCertResolver certificate certificateKey serviceName stripPath internalPath customEntrypoint middlewares",
+      "domainId host path port https certificateType customCertResolver certificate certificateKey serviceName stripPath internalPath customEntrypoint middlewares enabled",
       DOMAIN,
     ),
     domainType: refused(DOMAIN),
@@ -628,7 +650,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "domain.toggleEnable": applied("domainId", DOMAIN),
   "domain.generateDomain": applied("appName serverId", DOMAIN),
   "domain.canGenerateTraefikMeDomains": applied("serverId", DOMAIN),
-  "domain.validateDomain": applied("domain serverIp", DOMAIN),
+  "domain.validateDomain": applied("domain serverIp serverId", DOMAIN),
 
   "security.create": applied("applicationId username password", SECURITY),
   "security.one": applied("securityId", SECURITY),
@@ -679,6 +701,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     // Each names the service whose volumes the backup may take.
     ...applied("mysqlId mariadbId mongoId redisId composeId", VOLUME_NAMES),
+    // Dokploy's CLI sends the service's kind: another than the named service's is a 400.
+    serviceType: refused(VOLUME_NAMES),
     serviceName: informational,
   },
   "volumeBackups.update": {
@@ -688,6 +712,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     // Each names the service whose volumes the backup may take.
     ...applied("mysqlId mariadbId mongoId redisId composeId", VOLUME_NAMES),
+    // Dokploy's CLI sends the service's kind: another than the named service's is a 400.
+    serviceType: refused(VOLUME_NAMES),
     serviceName: informational,
   },
   "volumeBackups.list": applied("id volumeBackupType", VOLUME_NAMES),
@@ -708,6 +734,8 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...applied("applicationId composeId serverId scheduleType serviceName script", SCHEDULE),
     ...applied("cronExpression command shellType enabled timezone", SCHEDULE_RUNS),
     name: informational,
+    description: informational,
+    organizationId: refused(SCHEDULE),
   },
   "schedule.update": {
     ...applied("scheduleId serviceName script", SCHEDULE),
@@ -717,7 +745,9 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     applicationId: refused(SCHEDULE),
     composeId: refused(SCHEDULE),
     serverId: refused(SCHEDULE),
+    organizationId: refused(SCHEDULE),
     name: informational,
+    description: informational,
   },
   "schedule.list": applied("id scheduleType", SCHEDULE),
   "schedule.one": applied("scheduleId", SCHEDULE),

@@ -6,7 +6,7 @@
  * itself is the control plane's: it streams a consistent dump of its own database
  * (backupWebServer, the format `npm run web-server-backup -- restore` reads) into a multipart
  * upload of the destination, with no copy on its disk, then applies keepLatestCount. Its settle
- * records a databaseBackup event of the backup's organization (the instance organization, whose
+ * records a platformBackup event (Dokploy's dokployBackup) of the backup's organization (the instance organization, whose
  * administrators alone manage it). A run the control plane left running is failed at the next
  * start, never run again: its upload was never completed, so no object looks whole, and the
  * next run aborts the parts it left.
@@ -109,7 +109,7 @@ export async function loadWebServerTarget(
       await recordBackupEvent(
         db,
         {
-          kind: "databaseBackup",
+          kind: "platformBackup",
           organizationId: backup.organizationId,
           serviceName: SERVICE_NAME,
           eventService: { backupId: backup.backupId },

@@ -4,7 +4,7 @@
  * manual run (backup.manualBackupWebServer) is a deployment of the durable queue whose log is
  * read at /api/deployment.logs, which streams gzipped JSON lines into a multipart upload and
  * keeps the newest keepLatestCount files (a file the bucket refuses to delete is a warning in a
- * run that still ends done), and records a databaseBackup event; its schedule fires a run like a
+ * run that still ends done), and records a platformBackup event (Dokploy's dokployBackup); its schedule fires a run like a
  * database backup's. A control plane is rebuilt on an empty database from the file
  * the manual run wrote, by `npm run web-server-backup -- restore` (the same PLATFORM_SECRET_KEY):
  * the owner signs in there and finds the project and the destination, whose sealed secret still
@@ -213,7 +213,7 @@ describe("the control plane's own backup", () => {
     const event = await original.ctx.db
       .selectFrom("events")
       .selectAll()
-      .where("kind", "=", "databaseBackup")
+      .where("kind", "=", "platformBackup")
       .orderBy("createdAt", "desc")
       .executeTakeFirstOrThrow();
     expect(JSON.stringify(event)).toContain(last.deploymentId);
@@ -301,7 +301,7 @@ describe("the control plane's own backup", () => {
     const events = await original.ctx.db
       .selectFrom("events")
       .selectAll()
-      .where("kind", "=", "databaseBackup")
+      .where("kind", "=", "platformBackup")
       .execute();
     expect(JSON.stringify(events)).toContain(deployment.deploymentId);
   }, 60_000);

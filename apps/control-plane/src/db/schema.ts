@@ -806,6 +806,7 @@ export interface ScheduleTable {
   enabled: Generated<boolean>;
   /** IANA zone of the cron expression (and the command's TZ); null = UTC. */
   timezone: string | null;
+  description: string | null;
   createdAt: Timestamp;
 }
 
@@ -956,6 +957,7 @@ export type EventKind =
   | "databaseBackup"
   | "volumeBackup"
   | "platformRestart"
+  | "platformBackup"
   | "dockerCleanup"
   | "serverThreshold";
 
@@ -991,6 +993,8 @@ export interface NotificationTable {
   databaseBackup: Generated<boolean>;
   volumeBackup: Generated<boolean>;
   platformRestart: Generated<boolean>;
+  /** The control plane's own backups (web-server backups; Dokploy's dokployBackup). */
+  platformBackup: Generated<boolean>;
   dockerCleanup: Generated<boolean>;
   serverThreshold: Generated<boolean>;
   config: Json<Record<string, unknown>>;

@@ -62,6 +62,8 @@ export const updateDomainInput = z.object({
   customEntrypoint: domainFields.customEntrypoint,
   middlewares: domainFields.middlewares,
   dnsProviderId: domainFields.dnsProviderId,
+  /** Whether the domain is routed (as domain.toggleEnable); not for a preview's domain. */
+  enabled: z.boolean().optional(),
   /** Accepted as in Dokploy; a domain stays on its application (see the handler). */
   domainType: z.enum(["application", "compose", "preview"]).optional(),
 });

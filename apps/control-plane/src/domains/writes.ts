@@ -175,10 +175,14 @@ export async function deleteApplicationDomain(
 }
 
 /**
- * domain.toggleEnable: flips `enabled` under the service's lock and rewrites its Traefik file
+ * domain.toggleEnable (and domain.update's `enabled`): flips `enabled` (or sets it) under the service's lock and rewrites its Traefik file
  * without (or again with) the domain, in one transaction; the host stays the organization's.
  */
-export function toggleDomainEnabled(ctx: ServiceContext, existing: LocatedDomain): Promise<Domain> {
+export function toggleDomainEnabled(
+  ctx: ServiceContext,
+  existing: LocatedDomain,
+  enabled?: boolean,
+): Promise<Domain> {
   return ctx.db.transaction().execute(async (trx) => {
     if (existing.composeId) await lockCompose(trx, existing.composeId);
     else await lockApplication(trx, existing.applicationId!);
@@ -187,7 +191,7 @@ export function toggleDomainEnabled(ctx: ServiceContext, existing: LocatedDomain
       .select("enabled")
       .where("domainId", "=", existing.domainId)
       .executeTakeFirstOrThrow();
-    const row = await updateDomain(trx, existing.domainId, { enabled: !current.enabled });
+    const row = await updateDomain(trx, existing.domainId, { enabled: enabled ?? !current.enabled });
     if (existing.composeId) await syncComposeProxyWith(ctx, trx, existing.composeId);
     else await syncApplicationProxyWith(ctx, trx, existing.applicationId!);
     return row;

@@ -170,7 +170,34 @@ describe("mounts on real Docker", () => {
     expect(outside.status).toBe(400);
     expect(outside.body.error.data.fields).toEqual(["filePath"]);
     // A volume of its own is fine; the owner's mounts are not the tenant's to see.
-    expect((await attempt({ type: "volume", volumeName: uniqueName("mnt-own") })).status).toBe(200);
+    const own = await attempt({ type: "volume", volumeName: uniqueName("mnt-own") });
+    expect(own.status).toBe(200);
+    // mounts.update's owner fields (Dokploy's CLI sends them) must be the mount's own.
+    const update = (input: Record<string, unknown>) =>
+      platform.mutate("mounts.update", { mountId: own.body.mountId, ...input }, { token: tenant.token });
+    const same = await update({
+      serviceType: "application",
+      applicationId,
+      postgresId: null,
+      mountPath: "/kept",
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    expect(same.body).toMatchObject({ mountPath: "/kept", applicationId, serviceType: "application" });
+    for (const [input, field] of [
+      [{ serviceType: "compose" }, "serviceType"],
+      [{ applicationId: "another-application" }, "applicationId"],
+      ...(["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId", "composeId"] as const).map(
+        (key) => [{ [key]: applicationId }, key] as const,
+      ),
+    ] as const) {
+      const moved = await update({ ...input, mountPath: "/moved" });
+      expect(moved.status, JSON.stringify(input)).toBe(400);
+      expect(moved.body.error.data.fields).toEqual([field]);
+    }
+    expect(
+      (await platform.query("mounts.one", { mountId: own.body.mountId }, { token: tenant.token })).body
+        .mountPath,
+    ).toBe("/kept");
     const ownerMount = await platform.ctx.db
       .selectFrom("mounts")
       .select("mountId")

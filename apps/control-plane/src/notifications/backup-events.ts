@@ -8,7 +8,7 @@ import type { Db } from "../db/database.ts";
 import { recordEvent } from "../deployments/events.ts";
 
 export interface BackupOutcome {
-  kind: "databaseBackup" | "volumeBackup";
+  kind: "databaseBackup" | "volumeBackup" | "platformBackup";
   organizationId: string;
   /** The backed-up service's name (`applicationName` of the notice). */
   serviceName: string;

@@ -523,6 +523,84 @@ describe("notification channels", () => {
     }
   });
 
+  it("takes Dokploy's dokployRestart and dokployBackup (its CLI's names) for platformRestart and platformBackup; a platformBackup event reaches the channels toggled for it", async () => {
+    const backups = await platform.mutateOk(
+      "notification.createCustom",
+      { name: "own-backups", dokployBackup: true, endpoint: `${base}/own-backups` },
+      as(),
+    );
+    expect(backups).toMatchObject({ platformBackup: true, platformRestart: false, databaseBackup: false });
+    const restarts = await platform.mutateOk(
+      "notification.createCustom",
+      { name: "restarts", dokployRestart: true, endpoint: `${base}/restarts` },
+      as(),
+    );
+    expect(restarts).toMatchObject({ platformRestart: true, platformBackup: false });
+
+    // Both names of one toggle, disagreeing: a 400 naming Dokploy's, nothing created or changed.
+    const both = await platform.mutate(
+      "notification.createCustom",
+      { name: "both", platformRestart: true, dokployRestart: false, endpoint: `${base}/both` },
+      as(),
+    );
+    expect(both.status).toBe(400);
+    expect(both.body.error.data.fields).toEqual(["dokployRestart"]);
+    const clash = await platform.mutate(
+      "notification.updateCustom",
+      { notificationId: restarts.notificationId, platformBackup: true, dokployBackup: false },
+      as(),
+    );
+    expect(clash.body.error.data.fields).toEqual(["dokployBackup"]);
+    // organizationId (Dokploy's update<Kind> sends it) must be the caller's.
+    const foreign = await platform.mutate(
+      "notification.updateCustom",
+      {
+        notificationId: restarts.notificationId,
+        organizationId: "another-organization",
+        dokployBackup: true,
+      },
+      as(),
+    );
+    expect(foreign.status).toBe(404);
+    const same = await platform.mutate(
+      "notification.updateCustom",
+      {
+        notificationId: restarts.notificationId,
+        organizationId: owner.user.organizationId,
+        dokployRestart: false,
+      },
+      as(),
+    );
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    const stored = (
+      await platform.query("notification.one", { notificationId: restarts.notificationId }, as())
+    ).body;
+    expect(stored).toMatchObject({ platformRestart: false, platformBackup: false });
+
+    received.length = 0;
+    await recordEvent(
+      platform.ctx.db,
+      {
+        organizationId: owner.user.organizationId,
+        kind: "platformBackup",
+        applicationId: null,
+        payload: { applicationName: "Control plane", status: "success", message: "backup done" },
+      },
+      platform.ctx.now(),
+    );
+    await until(() => (received.some((r) => r.path === "/own-backups") ? true : undefined));
+    expect(JSON.parse(received.find((r) => r.path === "/own-backups")!.body).event).toBe("platformBackup");
+    const quiet = await platform.query(
+      "notification.deliveries",
+      { notificationId: restarts.notificationId },
+      as(),
+    );
+    expect(quiet.body).toEqual([]);
+    for (const id of [backups.notificationId, restarts.notificationId]) {
+      await platform.mutateOk("notification.delete", { notificationId: id }, as());
+    }
+  });
+
   it("limits a channel to its services, at create and at update", async () => {
     const project = await platform.mutateOk("project.create", { name: "services" }, as());
     const otherApp = await platform.mutateOk(

@@ -33,6 +33,7 @@ const TITLES: Record<EventKind, (data: Notice["data"]) => string> = {
   databaseBackup: (d) => `Database backup of ${d.applicationName}: ${d.status}`,
   volumeBackup: (d) => `Volume backup of ${d.applicationName}: ${d.status}`,
   platformRestart: (d) => `${d.applicationName || "The platform"} restarted`,
+  platformBackup: (d) => `Backup of ${d.applicationName}: ${d.status}`,
   dockerCleanup: (d) => `Docker cleanup${d.status === "error" ? " failed" : " ran"}`,
   serverThreshold: (d) => `Threshold exceeded on ${d.applicationName}`,
 };

@@ -17,6 +17,7 @@ export const EVENT_TOGGLES = [
   "databaseBackup",
   "volumeBackup",
   "platformRestart",
+  "platformBackup",
   "dockerCleanup",
   "serverThreshold",
 ] as const satisfies readonly EventKind[];

@@ -778,6 +778,32 @@ describe("domain.toggleEnable", () => {
     expect(validateDynamicConfig(parse(text!))).toEqual([]);
   });
 
+  it("domain.update's enabled (Dokploy's CLI option) disables and enables like toggleEnable, with the other changes", async () => {
+    const app = await createApplication(test);
+    const file = () => readIfExists(dynamicFile(test, `${app.appName}.yml`));
+    await createDomain({ applicationId: app.applicationId, host: "stays.example.com", port: 8080 });
+    const created = await createDomain({
+      applicationId: app.applicationId,
+      host: "flag.example.com",
+      port: 8080,
+    });
+    const off = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, enabled: false, port: 9090 },
+      as(),
+    );
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect(off.body).toMatchObject({ enabled: false, port: 9090 });
+    expect(await file()).not.toContain("flag.example.com");
+    const on = await test.platform.mutate(
+      "domain.update",
+      { domainId: created.body.domainId, enabled: true },
+      as(),
+    );
+    expect(on.body).toMatchObject({ enabled: true, port: 9090 });
+    expect(await file()).toContain("flag.example.com");
+  });
+
   it("another organization's domain is a 404 and stays as it was", async () => {
     const app = await createApplication(test);
     const created = await createDomain({ applicationId: app.applicationId, host: "guarded.example.com" });
@@ -1320,5 +1346,31 @@ describe("generateDomain / canGenerateTraefikMeDomains / validateDomain", () => 
     expect(injected.status).toBe(400);
     expect(injected.body.error.data.fields).toEqual(["domain"]);
     expect(asked).toEqual(["xn--bcher-kva.example", "a.example.com", "missing.example.com"]);
+  });
+
+  it("validateDomain with serverId checks the host against that server's address (Dokploy's CLI option)", async () => {
+    setDnsResolver(async () => ["198.51.100.9"]);
+    const pointed = await insertServer("198.51.100.9");
+    const elsewhere = await insertServer("198.51.100.10");
+    const foreign = await insertServer("198.51.100.9", test.stranger.user.organizationId);
+    const valid = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "shop.example.com", serverId: pointed },
+      as(),
+    );
+    expect(valid.body).toEqual({ isValid: true, resolvedIp: "198.51.100.9" });
+    const wrong = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "shop.example.com", serverId: elsewhere },
+      as(),
+    );
+    expect(wrong.body).toMatchObject({ isValid: false, error: expect.stringContaining("198.51.100.10") });
+    const other = await test.platform.mutate(
+      "domain.validateDomain",
+      { domain: "shop.example.com", serverId: foreign },
+      as(),
+    );
+    expect(other.status).toBe(404);
+    setDnsResolver(undefined);
   });
 });

@@ -29,7 +29,7 @@ import { requireDnsProvider } from "../dns/index.ts";
 import { certificateProblem, keyMatchesCertificate, privateKeyProblem } from "../domains/certificates.ts";
 import { validateDomainDns } from "../domains/dns.ts";
 import { removeRecordOf, saveWithDnsRecord } from "../domains/dns-records.ts";
-import { findDomain, listApplicationDomains } from "../domains/repository.ts";
+import { findDomain, type LocatedDomain, listApplicationDomains } from "../domains/repository.ts";
 import {
   createDomainInput,
   domainIdInput,
@@ -329,6 +329,63 @@ export async function generateHostFor(
   return () => generatedHost(appName, isIPv4(ip) ? ip : "127.0.0.1", settings.wildcardDomain);
 }
 
+/** domain.update's settings: checked, stored and routed (a domain stays on its service). */
+async function updateDomainSettings(
+  ctx: ServiceContext,
+  caller: Caller,
+  existing: LocatedDomain,
+  input: z.infer<typeof updateDomainInput>,
+): Promise<Domain> {
+  if (input.domainType !== undefined && input.domainType !== existing.domainType) {
+    throw field("domainType", "a domain cannot move between an application, a compose service and a preview");
+  }
+  const certificateType = input.certificateType ?? existing.certificateType;
+  refuseUnusedFields(input, existing.composeId ? "compose" : "application", certificateType);
+  const settings = checkedSettings(
+    {
+      host: input.host ?? existing.host,
+      path: input.path === undefined ? existing.path : (input.path ?? "/"),
+      port: input.port ?? existing.port,
+      https: input.https ?? existing.https,
+      certificateType,
+      customCertResolver:
+        input.customCertResolver === undefined ? existing.customCertResolver : input.customCertResolver,
+      certificate: input.certificate === undefined ? existing.certificate : input.certificate,
+      certificateKey: input.certificateKey ?? undefined,
+      serviceName: input.serviceName === undefined ? existing.serviceName : input.serviceName,
+      stripPath: input.stripPath ?? existing.stripPath,
+      internalPath: input.internalPath === undefined ? existing.internalPath : input.internalPath,
+      customEntrypoint:
+        input.customEntrypoint === undefined ? existing.customEntrypoint : input.customEntrypoint,
+      middlewares: input.middlewares === undefined ? existing.middlewares : (input.middlewares ?? []),
+    },
+    existing.certificateKeySealed,
+  );
+  const { certificateKey, ...columns } = settings;
+  const recordChange = {
+    organizationId: existing.organizationId,
+    existing,
+    host: columns.host,
+    dnsProviderId: input.dnsProviderId === undefined ? existing.dnsProviderId : input.dnsProviderId,
+  };
+  if (existing.composeId) {
+    checkComposeCertificate(settings);
+    const compose = await loadCallerCompose(ctx.db, caller, existing.composeId);
+    const serverId = composeServerOf(compose);
+    await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
+    return saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
+      updateComposeDomain(ctx, existing, existing.composeId!, columns),
+    );
+  }
+  const application = await loadApplication(ctx, caller, existing.applicationId!);
+  await checkUserDomainRouting(ctx, caller, application, settings, existing);
+  const serverId = proxyServerOf(ctx, application);
+  await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
+  return saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
+    updateApplicationDomain(ctx, existing, application, serverId, columns, certificateKey),
+  );
+}
+
 export const domainRouter = defineRouter("domain", {
   create: mutation({
     summary: "Add a domain to an application; its Traefik file is rewritten at once",
@@ -452,60 +509,18 @@ export const domainRouter = defineRouter("domain", {
     handler: async ({ ctx, caller, input }) => {
       const existing = await loadDomain(ctx, caller, input.domainId);
       if (input.dnsProviderId) await requireDnsProvider(ctx.db, caller.organizationId, input.dnsProviderId);
-      if (input.domainType !== undefined && input.domainType !== existing.domainType) {
-        throw field(
-          "domainType",
-          "a domain cannot move between an application, a compose service and a preview",
-        );
+      if (input.enabled !== undefined && existing.domainType === "preview") {
+        throw field("enabled", "a preview's domain follows its preview deployment and leaves with it");
       }
-      const certificateType = input.certificateType ?? existing.certificateType;
-      refuseUnusedFields(input, existing.composeId ? "compose" : "application", certificateType);
-      const settings = checkedSettings(
-        {
-          host: input.host ?? existing.host,
-          path: input.path === undefined ? existing.path : (input.path ?? "/"),
-          port: input.port ?? existing.port,
-          https: input.https ?? existing.https,
-          certificateType,
-          customCertResolver:
-            input.customCertResolver === undefined ? existing.customCertResolver : input.customCertResolver,
-          certificate: input.certificate === undefined ? existing.certificate : input.certificate,
-          certificateKey: input.certificateKey ?? undefined,
-          serviceName: input.serviceName === undefined ? existing.serviceName : input.serviceName,
-          stripPath: input.stripPath ?? existing.stripPath,
-          internalPath: input.internalPath === undefined ? existing.internalPath : input.internalPath,
-          customEntrypoint:
-            input.customEntrypoint === undefined ? existing.customEntrypoint : input.customEntrypoint,
-          middlewares: input.middlewares === undefined ? existing.middlewares : (input.middlewares ?? []),
-        },
-        existing.certificateKeySealed,
+      const updated = await updateDomainSettings(ctx, caller, existing, input);
+      if (input.enabled === undefined || input.enabled === updated.enabled) return toDomainView(updated);
+      return toDomainView(
+        await toggleDomainEnabled(
+          ctx,
+          { ...updated, organizationId: existing.organizationId },
+          input.enabled,
+        ),
       );
-      const { certificateKey, ...columns } = settings;
-      const recordChange = {
-        organizationId: existing.organizationId,
-        existing,
-        host: columns.host,
-        dnsProviderId: input.dnsProviderId === undefined ? existing.dnsProviderId : input.dnsProviderId,
-      };
-      if (existing.composeId) {
-        checkComposeCertificate(settings);
-        const compose = await loadCallerCompose(ctx.db, caller, existing.composeId);
-        const serverId = composeServerOf(compose);
-        await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
-        return toDomainView(
-          await saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
-            updateComposeDomain(ctx, existing, existing.composeId!, columns),
-          ),
-        );
-      }
-      const application = await loadApplication(ctx, caller, existing.applicationId!);
-      await checkUserDomainRouting(ctx, caller, application, settings, existing);
-      const serverId = proxyServerOf(ctx, application);
-      await requireStoredCertificate(ctx, existing.organizationId, serverId, settings);
-      const domain = await saveWithDnsRecord(ctx, { ...recordChange, serverId }, () =>
-        updateApplicationDomain(ctx, existing, application, serverId, columns, certificateKey),
-      );
-      return toDomainView(domain);
     },
   }),
 
@@ -583,8 +598,18 @@ export const domainRouter = defineRouter("domain", {
         .string()
         .refine((ip) => ip === "" || isIPv4(ip) || isIPv6(ip), "must be an IPv4 or IPv6 address")
         .nullish(),
+      /** The server whose address the host must point at, when serverIp is not given. */
+      serverId: z.string().min(1).max(100).nullish(),
     }),
     output: z.object({ isValid: z.boolean(), resolvedIp: z.string(), error: z.string().optional() }),
-    handler: ({ input }) => validateDomainDns(hostToAscii(input.domain), input.serverIp || undefined),
+    handler: async ({ ctx, caller, input }) => {
+      let serverIp = input.serverIp || undefined;
+      if (input.serverId) {
+        const server = await findServer(ctx.db, caller.organizationId, input.serverId);
+        if (!server) throw notFound("Server");
+        serverIp ??= server.ipAddress;
+      }
+      return validateDomainDns(hostToAscii(input.domain), serverIp);
+    },
   }),
 });

@@ -14,7 +14,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseKind } from "../databases/kinds.ts";
 import { findDatabase } from "../databases/repository.ts";
 import type { Mount } from "../db/schema.ts";
-import { notFound } from "../errors.ts";
+import { badRequest, notFound } from "../errors.ts";
 import { checkMount, type MountFields, type MountOwner } from "../mounts/mounts.ts";
 import { dockerMountSchema, namedVolumesOf } from "../mounts/named-volumes.ts";
 import { deleteMount, findMount, insertMount, listServiceMounts, updateMount } from "../mounts/repository.ts";
@@ -55,6 +55,40 @@ export const mountSchema = z.object({
   composeId: z.string().nullable(),
   createdAt: z.string(),
 });
+
+/**
+ * Dokploy's mounts.update also takes the mount's owner (serviceType and the kind's id): a mount
+ * never moves, so a given value must be the mount's own (400 naming the field) and is dropped.
+ */
+const ownerClaimKeys = [
+  "serviceType",
+  "applicationId",
+  "postgresId",
+  "mysqlId",
+  "mariadbId",
+  "mongoId",
+  "redisId",
+  "composeId",
+] as const;
+type OwnerClaims = Partial<Record<(typeof ownerClaimKeys)[number], string | null>>;
+const ownerClaimShape = {
+  serviceType: z.enum(serviceKinds).optional(),
+  ...Object.fromEntries(ownerClaimKeys.slice(1).map((key) => [key, idSchema.nullish()])),
+};
+
+function withoutOwnerClaims<T extends object>(view: z.input<typeof mountSchema>, input: T & OwnerClaims): T {
+  const rest: Record<string, unknown> = { ...input };
+  for (const key of ownerClaimKeys) {
+    const claimed = rest[key];
+    delete rest[key];
+    if (claimed !== undefined && claimed !== view[key]) {
+      throw badRequest(`Invalid input: ${key}: must be the mount's own (${view[key] ?? "null"})`, {
+        fields: [key],
+      });
+    }
+  }
+  return rest as T;
+}
 
 function toView(row: Mount): z.input<typeof mountSchema> {
   const kind = row.serviceType as ServiceKind;
@@ -164,14 +198,22 @@ export const mountsRouter = defineRouter("mounts", {
     input: z.object({
       mountId: idSchema,
       ...Object.fromEntries(Object.entries(fieldsShape).map(([key, schema]) => [key, schema.optional()])),
-    }) as z.ZodType<{ mountId: string } & Partial<MountFields>>,
+      ...ownerClaimShape,
+    }) as z.ZodType<{ mountId: string } & Partial<MountFields> & OwnerClaims>,
     output: mountSchema,
     handler: async ({ ctx, caller, input }) => {
-      const { row, owner } = await loadMount(ctx, caller, input.mountId);
-      const typeChanged = input.type !== undefined && input.type !== row.type;
+      const { mountId, ...rest } = input;
+      const { row, owner } = await loadMount(ctx, caller, mountId);
+      // Every service id named must be the caller's to see (404) before any 400.
+      for (const key of ownerClaimKeys.slice(1)) {
+        const id = (rest as OwnerClaims)[key];
+        if (id) await loadService(ctx, caller, key.slice(0, -2) as ServiceKind, id);
+      }
+      const fields = withoutOwnerClaims(toView(row), rest);
+      const typeChanged = fields.type !== undefined && fields.type !== row.type;
       // A new type starts from none of the old type's fields.
       const base: MountFields = typeChanged
-        ? { type: input.type as Mount["type"], mountPath: row.mountPath }
+        ? { type: fields.type as Mount["type"], mountPath: row.mountPath }
         : {
             type: row.type,
             mountPath: row.mountPath,
@@ -181,9 +223,7 @@ export const mountsRouter = defineRouter("mounts", {
             hostPath: row.hostPath,
           };
       const merged = Object.fromEntries(
-        Object.entries({ ...base, ...input }).filter(
-          ([key, value]) => key !== "mountId" && value !== undefined,
-        ),
+        Object.entries({ ...base, ...fields }).filter(([, value]) => value !== undefined),
       ) as unknown as MountFields;
       const checked = await checkMount(ctx.db, owner, merged, row.mountId);
       return toView(await updateMount(ctx.db, row.mountId, checked));

@@ -55,6 +55,35 @@ const togglePatch = Object.fromEntries(EVENT_TOGGLES.map((t) => [t, z.boolean().
   z.ZodOptional<z.ZodBoolean>
 >;
 
+/**
+ * Dokploy's names of two toggles: dokployRestart is our platformRestart (a control plane copy
+ * starting after an unclean stop, an agent heard again), dokployBackup our platformBackup (the
+ * control plane's own backups). Either name sets the toggle; both, disagreeing, is a 400.
+ */
+const DOKPLOY_TOGGLE_NAMES = { dokployRestart: "platformRestart", dokployBackup: "platformBackup" } as const;
+const dokployToggleShape = { dokployRestart: z.boolean().optional(), dokployBackup: z.boolean().optional() };
+
+function applyDokployToggleNames(fields: Record<string, unknown>, explicit: (ours: string) => boolean): void {
+  for (const [dokploy, ours] of Object.entries(DOKPLOY_TOGGLE_NAMES)) {
+    const value = fields[dokploy];
+    delete fields[dokploy];
+    if (value === undefined) continue;
+    if (explicit(ours) && fields[ours] !== value) {
+      throw badRequest(`Invalid input: ${dokploy}: disagrees with ${ours} (the same toggle)`, {
+        fields: [dokploy],
+      });
+    }
+    fields[ours] = value;
+  }
+}
+
+/** Dokploy's update<Kind> carries the channel's organizationId: it must be the caller's. */
+function checkOrganizationClaim(claimed: unknown, organizationId: string): void {
+  if (claimed !== undefined && claimed !== organizationId) {
+    throw notFound("Organization");
+  }
+}
+
 const channelSchema = z
   .object({
     notificationId: z.string(),
@@ -122,6 +151,7 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
   const createInput = z.object({
     name,
     ...toggleShape,
+    ...dokployToggleShape,
     ...def.shape,
     projectIds: limitIds,
     serviceIds: limitIds,
@@ -132,8 +162,10 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
   const updateInput = z.object({
     notificationId: idSchema,
     [subId]: idSchema.optional(),
+    organizationId: idSchema.optional(),
     name: name.optional(),
     ...togglePatch,
+    ...dokployToggleShape,
     ...patchShape,
     projectIds: limitIds,
     serviceIds: limitIds,
@@ -146,7 +178,9 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
       input: createInput,
       output: channelSchema,
       handler: async ({ ctx, caller, input }) => {
-        const fields = input as Record<string, unknown>;
+        const fields = { ...input } as Record<string, unknown>;
+        // A toggle left out defaults to false, so only a `true` of ours can disagree.
+        applyDokployToggleNames(fields, (ours) => fields[ours] === true);
         const channel: ChannelInput = {
           name: input.name,
           toggles: Object.fromEntries(EVENT_TOGGLES.map((t) => [t, fields[t] === true])) as Toggles,
@@ -164,7 +198,9 @@ function kindProcedures(kind: NotificationKind): Record<string, AnyProcedure> {
       input: updateInput,
       output: successSchema,
       handler: async ({ ctx, caller, input }) => {
-        const fields = input as Record<string, unknown>;
+        const fields = { ...input } as Record<string, unknown>;
+        checkOrganizationClaim(fields.organizationId, caller.organizationId);
+        applyDokployToggleNames(fields, (ours) => fields[ours] !== undefined);
         const row = await findChannel(ctx.db, caller.organizationId, input.notificationId as string, kind);
         if (!row || (fields[subId] !== undefined && fields[subId] !== row.notificationId)) {
           throw notFound("Notification");

@@ -227,6 +227,34 @@ describe("schedule", () => {
     }
   });
 
+  it("keeps a description (Dokploy's CLI option, shown only) and takes the caller's own organizationId", async () => {
+    const created = await platform.mutateOk(
+      "schedule.create",
+      {
+        ...base,
+        applicationId,
+        description: "nightly cache warm-up",
+        organizationId: owner.user.organizationId,
+      },
+      as(owner),
+    );
+    expect(created.description).toBe("nightly cache warm-up");
+    const updated = await platform.mutateOk(
+      "schedule.update",
+      { scheduleId: created.scheduleId, description: "", organizationId: owner.user.organizationId },
+      as(owner),
+    );
+    expect(updated.description).toBeNull();
+    // Dokploy's CLI sends organizationId: another organization's is a 404, as any foreign id.
+    const foreign = await platform.mutate(
+      "schedule.update",
+      { scheduleId: created.scheduleId, organizationId: "another-organization" },
+      as(owner),
+    );
+    expect(foreign.status).toBe(404);
+    await platform.mutateOk("schedule.delete", { scheduleId: created.scheduleId }, as(owner));
+  });
+
   it("answers 404 for another organization's application, stack, server or schedule", async () => {
     const attempts: [string, "query" | "mutate", Record<string, unknown>][] = [
       ["schedule.create", "mutate", { ...base, applicationId: theirs.applicationId }],

@@ -25,6 +25,7 @@ import {
 import { startScheduleRun, waitForScheduleRun } from "../schedules/runs.ts";
 import {
   checkCronExpression,
+  checkOrganizationClaim,
   checkShape,
   checkTimezone,
   createScheduleInput,
@@ -99,6 +100,7 @@ export const scheduleRouter = defineRouter("schedule", {
     input: createScheduleInput,
     output: scheduleSchema,
     handler: async ({ ctx, caller, input }) => {
+      checkOrganizationClaim(input.organizationId, caller.organizationId);
       await requireNamedIds(ctx, caller, input);
       if (isHostType(input.scheduleType)) await requireHostScheduleAccess(ctx, caller);
       checkShape(input.scheduleType, input);
@@ -125,6 +127,7 @@ export const scheduleRouter = defineRouter("schedule", {
         userId: caller.userId,
         enabled: input.enabled,
         timezone: input.timezone || null,
+        description: input.description || null,
       });
       await ctx.schedules.reschedule();
       return toView(ctx, row);
@@ -138,6 +141,7 @@ export const scheduleRouter = defineRouter("schedule", {
     input: updateScheduleInput,
     output: scheduleSchema,
     handler: async ({ ctx, caller, input }) => {
+      checkOrganizationClaim(input.organizationId, caller.organizationId);
       await requireNamedIds(ctx, caller, input);
       const schedule = await loadSchedule(ctx, caller, input.scheduleId);
       // A schedule stays where it was made: another target is a new schedule.
@@ -163,6 +167,7 @@ export const scheduleRouter = defineRouter("schedule", {
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
         ...(input.script !== undefined ? { script: input.script } : {}),
         ...(input.timezone !== undefined ? { timezone: input.timezone || null } : {}),
+        ...(input.description !== undefined ? { description: input.description || null } : {}),
       };
       const row =
         Object.keys(patch).length > 0 ? await updateSchedule(ctx.db, schedule.scheduleId, patch) : schedule;

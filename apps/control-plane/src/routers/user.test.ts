@@ -126,6 +126,19 @@ describe("user", () => {
       );
     });
 
+    it("takes the caller's own id (Dokploy's CLI sends it) and refuses another's with a 400, changing nothing", async () => {
+      const mine = await platform.mutate(
+        "user.update",
+        { id: member.user.id, image: "/avatars/avatar-2.png" },
+        as(member),
+      );
+      expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+      const theirs = await platform.mutate("user.update", { id: owner.user.id, image: null }, as(member));
+      expect(theirs.status).toBe(400);
+      expect(theirs.body.error.data.fields).toEqual(["id"]);
+      expect((await platform.query("user.get", {}, as(member))).body.image).toBe("/avatars/avatar-2.png");
+    });
+
     it("sets and clears the image", async () => {
       await platform.mutate("user.update", { image: "/avatars/avatar-1.png" }, as(member));
       expect((await platform.query("user.get", {}, as(member))).body.image).toBe("/avatars/avatar-1.png");

@@ -254,6 +254,8 @@ export const userRouter = defineRouter("user", {
       "Update the current user's profile; a new password needs the current password, a new email needs it too and is kept as pending until confirmed",
     access: "member",
     input: z.object({
+      /** Dokploy's profile form sends the user's own id: it must be the caller's. */
+      id: z.string().min(1).max(100).optional(),
       name: z.preprocess(blankAsAbsent, displayNameSchema.optional()),
       email: z.preprocess(blankAsAbsent, emailSchema.optional()),
       image: z.string().max(262_144).nullish(),
@@ -262,6 +264,11 @@ export const userRouter = defineRouter("user", {
     }),
     output: successSchema,
     handler: async ({ ctx, caller, input, clientAddress }) => {
+      if (input.id !== undefined && input.id !== caller.userId) {
+        throw badRequest("Invalid input: id: must be your own user id (user.update changes only you)", {
+          fields: ["id"],
+        });
+      }
       // Dokploy's profile form sends the unchanged email with every save: only a new one counts.
       const newEmail = input.email !== undefined && input.email !== caller.email;
       if (input.password !== undefined || newEmail) {

@@ -26,6 +26,7 @@ import {
   updateVolumeBackup,
 } from "../volume-backups/repository.ts";
 import {
+  checkServiceTypeClaim,
   createVolumeBackupInput,
   lastVolumeRun,
   locateService,
@@ -163,6 +164,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
         );
       }
       const { service } = named[0]!;
+      checkServiceTypeClaim(input.serviceType, service.type);
       await requireOwnVolume(ctx.db, service, input.volumeName);
       const volumeBackupId = newId();
       const row = await insertVolumeBackup(ctx.db, {
@@ -216,6 +218,7 @@ export const volumeBackupsRouter = defineRouter("volumeBackups", {
           throw badRequest(`${key} cannot change: a volume backup belongs to its service`, { fields: [key] });
         }
       }
+      checkServiceTypeClaim(input.serviceType, service.type);
       if (input.volumeName !== undefined) await requireOwnVolume(ctx.db, service, input.volumeName);
       const patch = {
         name: input.name,

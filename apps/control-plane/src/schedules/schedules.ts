@@ -41,7 +41,17 @@ const fields = {
   enabled: z.boolean(),
   script: z.string().max(65_536).nullable(),
   timezone: z.string().max(100).nullable(),
+  description: z.string().max(2000).nullable(),
 };
+
+/** Dokploy's inputs carry the schedule's organizationId: it must be the caller's (else a 400). */
+const organizationClaim = idSchema.optional();
+
+export function checkOrganizationClaim(claimed: string | undefined, organizationId: string): void {
+  if (claimed !== undefined && claimed !== organizationId) {
+    throw notFound("Organization");
+  }
+}
 
 export const createScheduleInput = z.object({
   ...fields,
@@ -54,14 +64,21 @@ export const createScheduleInput = z.object({
   enabled: fields.enabled.default(true),
   script: fields.script.optional(),
   timezone: fields.timezone.optional(),
+  description: fields.description.optional(),
+  organizationId: organizationClaim,
 });
 
 export const updateScheduleInput = z.object({
   scheduleId: idSchema,
   ...Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, schema.optional()])),
   scheduleType: z.enum(scheduleTypes).optional(),
+  organizationId: organizationClaim,
 }) as unknown as z.ZodObject<
-  { scheduleId: typeof idSchema; scheduleType: z.ZodOptional<z.ZodEnum<{ [K in ScheduleType]: K }>> } & {
+  {
+    scheduleId: typeof idSchema;
+    scheduleType: z.ZodOptional<z.ZodEnum<{ [K in ScheduleType]: K }>>;
+    organizationId: typeof organizationClaim;
+  } & {
     [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]>;
   }
 >;
@@ -85,6 +102,7 @@ export const scheduleSchema = z.object({
   userId: z.string().nullable(),
   enabled: z.boolean(),
   timezone: z.string().nullable(),
+  description: z.string().nullable(),
   createdAt: z.string(),
   /** When the schedule next fires (null: disabled). Ours. */
   nextRunAt: z.string().nullable(),

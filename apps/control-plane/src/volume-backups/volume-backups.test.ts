@@ -195,7 +195,27 @@ describe("volume backups' volumes", () => {
       const moved = await platform.mutate("volumeBackups.update", { volumeBackupId, ...otherIds }, as());
       expect(moved.status, JSON.stringify(moved.body)).toBe(400);
       expect(moved.body.error.data.fields).toEqual(Object.keys(otherIds));
+      // serviceType (Dokploy's CLI sends it) must be the service's kind.
+      const [, , serviceType] = services[index]!;
+      const [, , otherType] = services[(index + 1) % services.length]!;
+      expect(
+        (await platform.mutate("volumeBackups.update", { volumeBackupId, serviceType }, as())).status,
+      ).toBe(200);
+      const retyped = await platform.mutate(
+        "volumeBackups.update",
+        { volumeBackupId, serviceType: otherType },
+        as(),
+      );
+      expect(retyped.status).toBe(400);
+      expect(retyped.body.error.data.fields).toEqual(["serviceType"]);
     }
+    const mistyped = await platform.mutate(
+      "volumeBackups.create",
+      { ...base, volumeName: "vbt-my-data", ...services[0][1], serviceType: "redis", destinationId },
+      as(),
+    );
+    expect(mistyped.status).toBe(400);
+    expect(mistyped.body.error.data.fields).toEqual(["serviceType"]);
     const stack = await platform.mutateOk(
       "compose.create",
       {

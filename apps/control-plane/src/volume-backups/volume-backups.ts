@@ -107,6 +107,8 @@ export const createVolumeBackupInput = z.object({
   keepLatestCount: keepLatestCountSchema.nullish(),
   enabled: z.boolean().nullish(),
   ...serviceIdFields,
+  /** Dokploy's: the named service's kind; it must be the kind of the id given (400 naming it). */
+  serviceType: z.enum(volumeServiceTypes).optional(),
   destinationId: idSchema,
 });
 
@@ -121,6 +123,7 @@ export const updateVolumeBackupInput = z.object({
   keepLatestCount: keepLatestCountSchema.nullish(),
   enabled: z.boolean().nullish(),
   ...serviceIdFields,
+  serviceType: z.enum(volumeServiceTypes).optional(),
   destinationId: idSchema.optional(),
 });
 
@@ -647,4 +650,13 @@ async function serviceTypeOf(
     .where("databaseId", "=", id)
     .executeTakeFirstOrThrow();
   return row.kind as VolumeBackupServiceType;
+}
+
+/** A serviceType given with a volume backup must be its service's kind. */
+export function checkServiceTypeClaim(claimed: string | undefined, actual: string): void {
+  if (claimed !== undefined && claimed !== actual) {
+    throw badRequest(`Invalid input: serviceType: the service named is a ${actual}`, {
+      fields: ["serviceType"],
+    });
+  }
 }

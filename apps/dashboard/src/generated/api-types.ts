@@ -22688,6 +22688,7 @@ export interface operations {
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
                     dnsProviderId?: string | null;
+                    enabled?: boolean;
                     /** @enum {string} */
                     domainType?: "application" | "compose" | "preview";
                 };
@@ -22752,6 +22753,7 @@ export interface operations {
                 "application/json": {
                     domain: string;
                     serverIp?: string | null;
+                    serverId?: string | null;
                 };
             };
         };
@@ -22772,6 +22774,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
@@ -27980,6 +27983,15 @@ export interface operations {
                     filePath?: string | null;
                     content?: string | null;
                     hostPath?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "compose";
+                    applicationId?: string | null;
+                    postgresId?: string | null;
+                    mysqlId?: string | null;
+                    mariadbId?: string | null;
+                    mongoId?: string | null;
+                    redisId?: string | null;
+                    composeId?: string | null;
                 };
             };
         };
@@ -29410,6 +29422,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29462,9 +29475,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     endpoint: string;
                     headers?: {
                         [key: string]: string;
@@ -29490,6 +29507,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29541,9 +29559,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     decoration?: boolean;
                     projectIds?: string[] | null;
@@ -29567,6 +29589,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29624,9 +29647,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     smtpServer: string;
                     smtpPort: number;
                     username: string;
@@ -29655,6 +29682,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29708,9 +29736,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl: string;
                     appToken: string;
                     /** @default 5 */
@@ -29737,6 +29769,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29787,9 +29820,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -29812,6 +29849,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29864,9 +29902,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     channel?: string;
                     username?: string;
@@ -29891,6 +29933,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -29943,9 +29986,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl: string;
                     topic: string;
                     accessToken?: string;
@@ -29972,6 +30019,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30024,9 +30072,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     userKey: string;
                     apiToken: string;
                     /** @default 0 */
@@ -30054,6 +30106,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30108,9 +30161,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     apiKey: string;
                     /** Format: email */
                     fromAddress: string;
@@ -30136,6 +30193,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30187,9 +30245,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     channel?: string;
                     projectIds?: string[] | null;
@@ -30213,6 +30275,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30263,9 +30326,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -30288,6 +30355,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30339,9 +30407,13 @@ export interface operations {
                     /** @default false */
                     platformRestart?: boolean;
                     /** @default false */
+                    platformBackup?: boolean;
+                    /** @default false */
                     dockerCleanup?: boolean;
                     /** @default false */
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     botToken: string;
                     chatId: string;
                     messageThreadId?: string;
@@ -30366,6 +30438,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30489,6 +30562,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30532,6 +30606,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -30578,6 +30653,7 @@ export interface operations {
                         databaseBackup: boolean;
                         volumeBackup: boolean;
                         platformRestart: boolean;
+                        platformBackup: boolean;
                         dockerCleanup: boolean;
                         serverThreshold: boolean;
                         createdAt: string;
@@ -31604,14 +31680,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     customId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     endpoint?: string;
                     headers?: {
                         [key: string]: string;
@@ -31655,14 +31735,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     discordId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     decoration?: boolean;
                     projectIds?: string[] | null;
@@ -31704,14 +31788,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     emailId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     smtpServer?: string;
                     smtpPort?: number;
                     username?: string;
@@ -31758,14 +31846,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     gotifyId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl?: string;
                     appToken?: string;
                     /** @default 5 */
@@ -31810,14 +31902,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     larkId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -31858,14 +31954,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     mattermostId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     channel?: string;
                     username?: string;
@@ -31908,14 +32008,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     ntfyId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     serverUrl?: string;
                     topic?: string;
                     accessToken?: string;
@@ -31960,14 +32064,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     pushoverId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     userKey?: string;
                     apiToken?: string;
                     /** @default 0 */
@@ -32013,14 +32121,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     resendId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     apiKey?: string;
                     /** Format: email */
                     fromAddress?: string;
@@ -32064,14 +32176,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     slackId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     channel?: string;
                     projectIds?: string[] | null;
@@ -32113,14 +32229,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     teamsId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     webhookUrl?: string;
                     projectIds?: string[] | null;
                     serviceIds?: string[] | null;
@@ -32161,14 +32281,18 @@ export interface operations {
                 "application/json": {
                     notificationId: string;
                     telegramId?: string;
+                    organizationId?: string;
                     name?: string;
                     appDeploy?: boolean;
                     appBuildError?: boolean;
                     databaseBackup?: boolean;
                     volumeBackup?: boolean;
                     platformRestart?: boolean;
+                    platformBackup?: boolean;
                     dockerCleanup?: boolean;
                     serverThreshold?: boolean;
+                    dokployRestart?: boolean;
+                    dokployBackup?: boolean;
                     botToken?: string;
                     chatId?: string;
                     messageThreadId?: string;
@@ -37015,11 +37139,13 @@ export interface operations {
                     enabled?: boolean;
                     script?: string | null;
                     timezone?: string | null;
+                    description?: string | null;
                     /**
                      * @default application
                      * @enum {string}
                      */
                     scheduleType?: "application" | "compose" | "server" | "dokploy-server";
+                    organizationId?: string;
                 };
             };
         };
@@ -37049,6 +37175,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                     };
@@ -37138,6 +37265,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                         application: {
@@ -37223,6 +37351,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                         application: {
@@ -37334,8 +37463,10 @@ export interface operations {
                     enabled?: boolean;
                     script?: string | null;
                     timezone?: string | null;
+                    description?: string | null;
                     /** @enum {string} */
                     scheduleType?: "application" | "compose" | "server" | "dokploy-server";
+                    organizationId?: string;
                 };
             };
         };
@@ -37365,6 +37496,7 @@ export interface operations {
                         userId: string | null;
                         enabled: boolean;
                         timezone: string | null;
+                        description: string | null;
                         createdAt: string;
                         nextRunAt: string | null;
                     };
@@ -42212,6 +42344,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    id?: string;
                     name?: string;
                     email?: string;
                     image?: string | null;
@@ -42643,6 +42776,8 @@ export interface operations {
                     mongoId?: string | null;
                     redisId?: string | null;
                     composeId?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
                     destinationId: string;
                 };
             };
@@ -43010,6 +43145,8 @@ export interface operations {
                     mongoId?: string | null;
                     redisId?: string | null;
                     composeId?: string | null;
+                    /** @enum {string} */
+                    serviceType?: "application" | "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "compose";
                     destinationId?: string;
                 };
             };

@@ -64,6 +64,7 @@ import * as forwardAuth from "./20261203-40-forward-auth.ts";
 import * as oneRunningPerTarget from "./20261203-50-one-running-per-target.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
+import * as cliFields from "./20261203-70-cli-fields.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -130,4 +131,5 @@ export const migrations: Record<string, Migration> = {
   "20261203-50-one-running-per-target": oneRunningPerTarget,
   "20261203-60-git-provider-share": gitProviderShare,
   "20261203-61-onboarding": onboarding,
+  "20261203-70-cli-fields": cliFields,
 };
