@@ -588,7 +588,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   // application
   "application.deployNginxQuickstart": {
     description:
-      "Creates a \"Hello World\" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.",
+      'Creates a "Hello World" application in `environmentId` (on `serverId`, or this machine) running the quickstart image (`PLATFORM_QUICKSTART_IMAGE`, default `nginx:alpine`, served on port 80), routes a generated host (`<appName>-<hash>.<server IPv4>.traefik.me`) to it over HTTP, and queues its deployment. Answers `applicationId`, `appName`, `domainId`, `domainUrl` and `deploymentId`.',
     example: { environmentId: "env_123" },
   },
   "application.create": {
@@ -1598,6 +1598,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "backup.manualBackupRedis": {
     description:
       "Back up a redis database now; answers once the upload and the retention are done, with the outcome",
+  },
+  "backup.manualBackupCompose": {
+    description:
+      "Back up a database inside a compose stack now (in a running container of its stack service); answers once the upload and the retention are done, with the outcome",
   },
   "backup.manualBackupWebServer": {
     description:

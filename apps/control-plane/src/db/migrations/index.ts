@@ -60,6 +60,7 @@ import * as templateBookmarks from "./20261202-80-template-bookmarks.ts";
 import * as dnsProviders from "./20261203-30-dns-providers.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
+import * as composeBackups from "./20261203-80-compose-backups.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -122,4 +123,5 @@ export const migrations: Record<string, Migration> = {
   "20261203-30-dns-providers": dnsProviders,
   "20261203-60-git-provider-share": gitProviderShare,
   "20261203-61-onboarding": onboarding,
+  "20261203-80-compose-backups": composeBackups,
 };
