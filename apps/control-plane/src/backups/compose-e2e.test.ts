@@ -146,7 +146,13 @@ describe("backup of a database inside a stack", () => {
       ).environment.environmentId;
       const otherStack = await platform.mutateOk(
         "compose.create",
-        { name: "theirs", environmentId: otherEnvironment, composeType: "stack", composeFile: "" },
+        {
+          name: "theirs",
+          appName: `${appName}-theirs`,
+          environmentId: otherEnvironment,
+          composeType: "stack",
+          composeFile: "services:\n  db:\n    image: busybox\n",
+        },
         { token: other.token },
       );
       const foreign = await platform.mutate(
