@@ -1786,6 +1786,13 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "mutation",
     platformOnly: "redis backups by RDB snapshot (issue 26); Dokploy backs up no redis",
   },
+  "backup.manualBackupCompose": {
+    kind: "mutation",
+    source: "backup",
+    input: ["backupId*"],
+    output: "boolean",
+    differs: { "(output)": MANUAL_ANSWER },
+  },
   "backup.manualBackupWebServer": {
     kind: "mutation",
     source: "backup",

@@ -5,8 +5,14 @@
  * deployments/start.ts), which import no feature. buildServiceContext calls registerFeatures once per
  * process, before anything reads the registries.
  */
+
 import { loadApplicationTarget } from "./applications/deploy-target.ts";
 import { applicationHooks } from "./applications/service-kind.ts";
+import {
+  composeBackupRunTarget,
+  failInterruptedComposeBackupRun,
+  isComposeBackupRunKind,
+} from "./backups/compose-runs.ts";
 import { backupRunTarget, isBackupRunKind, takeOverBackupRun } from "./backups/runs.ts";
 import { failInterruptedWebServerRun, loadWebServerTarget } from "./backups/web-server-runs.ts";
 import { loadComposeTarget } from "./compose/deploy.ts";
@@ -49,6 +55,8 @@ export function registerFeatures(): void {
 
   // Runs of a backup are deployments of its database that leave the database's status alone.
   registerRunKind({ targetKind: "database", matches: isBackupRunKind, adapt: backupRunTarget });
+  // Runs of a backup of a database inside a stack are deployments of the stack (same rules).
+  registerRunKind({ targetKind: "compose", matches: isComposeBackupRunKind, adapt: composeBackupRunTarget });
   // Runs of a volume backup are deployments of its service that leave its status alone.
   registerRunKind({ matches: isVolumeRunKind, adapt: volumeRunTarget });
   // A rollback deploys a kept spec and image instead of building.
@@ -70,6 +78,11 @@ export function registerFeatures(): void {
   registerInterruptedRunHandler({
     matches: (row) => row.targetKind === "database" && isBackupRunKind(row.kind),
     settle: (ctx, row, _runAgain, stop) => takeOverBackupRun(ctx, { ...row, databaseId: row.targetId }, stop),
+  });
+  // A stack's backup run fails: its upload died with the process.
+  registerInterruptedRunHandler({
+    matches: (row) => row.targetKind === "compose" && isComposeBackupRunKind(row.kind),
+    settle: (ctx, row) => failInterruptedComposeBackupRun(ctx, row),
   });
   // Nor is a run of the control plane's own backup: its upload died with the process.
   registerInterruptedRunHandler({

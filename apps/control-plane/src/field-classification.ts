@@ -121,6 +121,7 @@ const MAIL = `${CP}/notifications/mail.test.ts`;
 const BACKUP = `${CP}/routers/backup.test.ts`;
 const WEB_SERVER_BACKUP = `${CP}/backups/web-server.test.ts`;
 const BACKUPS_E2E = `${CP}/backups/e2e.test.ts`;
+const COMPOSE_BACKUP = `${CP}/backups/compose-e2e.test.ts`;
 const PERMISSIONS = `${CP}/projects/permissions.test.ts`;
 const BUILD_SETTINGS = `${CP}/routers/application.test.ts`;
 const GIT_PROVIDERS_E2E = `${CP}/git-providers/e2e.test.ts`;
@@ -922,10 +923,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ...applied("keepLatestCount mariadbId redisId libsqlId verifyRestore", BACKUPS_E2E),
     // The agent's mongodump of it is apps/agent/src/backup/tools.test.ts (no mongo image here).
     ...applied("mongoId", BACKUP),
-    backupType: refused(BACKUP, backupProbe({ backupType: "compose" })),
-    composeId: refused(BACKUP, backupProbe({ composeId: "$composeId" })),
-    serviceName: refused(BACKUP, backupProbe({ serviceName: "web" })),
-    metadata: refused(BACKUP, backupProbe({ metadata: { a: 1 } })),
+    ...applied("backupType composeId serviceName metadata", COMPOSE_BACKUP),
   },
   "backup.one": applied("backupId", BACKUP),
   "backup.update": {
@@ -943,6 +941,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "backup.manualBackupMongo": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupRedis": applied("backupId", BACKUPS_E2E),
   "backup.manualBackupLibsql": applied("backupId", BACKUPS_E2E),
+  "backup.manualBackupCompose": applied("backupId", COMPOSE_BACKUP),
   "backup.manualBackupWebServer": applied("backupId", WEB_SERVER_BACKUP),
   "backup.verifyRestore": applied("backupId backupFile", BACKUPS_E2E),
   "backup.listBackupFiles": { ...applied("destinationId search", BACKUP), ...shownOnly("serverId") },
@@ -1093,18 +1092,6 @@ export const fieldClassification: Record<string, ProcedureFields> = {
 
 function pick(fields: ProcedureFields, names: string): ProcedureFields {
   return Object.fromEntries(names.split(/\s+/).map((name) => [name, fields[name]!]));
-}
-
-function backupProbe(extra: Record<string, unknown>): Record<string, unknown> {
-  return {
-    schedule: "0 3 * * *",
-    prefix: "walk",
-    destinationId: "$destinationId",
-    database: "app",
-    databaseType: "postgres",
-    postgresId: "$postgresId",
-    ...extra,
-  };
 }
 
 function restoreProbe(extra: Record<string, unknown>): Record<string, unknown> {

@@ -1658,6 +1658,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Back up a libsql (sqld) database now: its data directory archived with tar inside the running container, gzipped and uploaded; answers once the upload and the retention are done, with the outcome. libsql archives are not restored by the platform.",
   },
+  "backup.manualBackupCompose": {
+    description:
+      "Back up a database inside a compose stack now (in a running container of its stack service); answers once the upload and the retention are done, with the outcome",
+  },
   "backup.manualBackupWebServer": {
     description:
       "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",

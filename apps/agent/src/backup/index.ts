@@ -21,6 +21,7 @@ import type {
   ResourceOwner,
   RestoreDatabaseCommand,
   RestoreDatabaseResult,
+  StackServiceRef,
   ThrowawayDatabase,
 } from "@platform/agent-protocol";
 import { assertValidName } from "@platform/names";
@@ -81,6 +82,47 @@ export async function serviceContainer(
   return container.Id;
 }
 
+/** A compose service name as a file may hold it (letters, digits, '.', '_', '-'). */
+const STACK_SERVICE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,99}$/;
+
+/**
+ * The running container of a stack's service (a database inside a compose stack): `stack` type,
+ * the Swarm service `<appName>_<service>`; `docker-compose` type, the container of project
+ * appName and that service. Every container found must carry the owner's labels.
+ */
+export async function stackServiceContainer(
+  docker: Docker,
+  ref: StackServiceRef,
+  owner: ResourceOwner,
+): Promise<string> {
+  const appName = assertValidName(ref.appName, "stackService.appName");
+  if (!STACK_SERVICE_NAME.test(ref.serviceName)) {
+    throw new CommandError("INVALID_ARGUMENT", "stackService.serviceName must be a compose service name");
+  }
+  if (ref.composeType !== "stack" && ref.composeType !== "docker-compose") {
+    throw new CommandError("INVALID_ARGUMENT", "stackService.composeType must be stack or docker-compose");
+  }
+  const label =
+    ref.composeType === "stack"
+      ? [`${SWARM_SERVICE_LABEL}=${appName}_${ref.serviceName}`]
+      : [`com.docker.compose.project=${appName}`, `com.docker.compose.service=${ref.serviceName}`];
+  const containers = await docker.listContainers({ filters: { label, status: ["running"] } });
+  if (containers.some((info) => !isOwnedBy(info.Labels, owner))) {
+    throw new CommandError(
+      "FAILED_PRECONDITION",
+      `the containers of service ${ref.serviceName} of stack ${appName} do not belong to this stack`,
+    );
+  }
+  const container = containers[0];
+  if (!container) {
+    throw new CommandError(
+      "FAILED",
+      `the service ${ref.serviceName} of stack ${appName} has no running container`,
+    );
+  }
+  return container.Id;
+}
+
 /** Holds a stream's end until `verdict` settles: an error there fails the stream instead. */
 class HeldEnd extends Transform {
   constructor(private readonly verdict: Promise<void>) {
@@ -108,7 +150,9 @@ export async function backupDatabase(
   const database = checkAccess(command.database);
   const storage = checkStorage(command.storage, command.key);
   const owner = checkOwner(command.owner);
-  const containerId = await serviceContainer(docker, command.serviceName, owner);
+  const containerId = command.stackService
+    ? await stackServiceContainer(docker, command.stackService, owner)
+    : await serviceContainer(docker, command.serviceName, owner);
   throwIfCancelled(signal);
   const call = dumpCall(database);
   log.line(

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { newId } from "../crypto/ids.ts";
 import type { Db } from "../db/database.ts";
 import type { Backup, BackupDatabaseType, BackupUpdate } from "../db/schema.ts";
+import { composeMetadataSchema } from "./compose-credentials.ts";
 import { destinationSchema, idSchema } from "./destinations.ts";
 import type { OwnFiles } from "./run-steps.ts";
 
@@ -85,6 +86,13 @@ export const verifyTableSchema = z
     "must be a table name such as orders or public.orders",
   );
 
+/** A service of a stack's file (backupType compose). */
+export const stackServiceNameSchema = z
+  .string()
+  .trim()
+  .max(100)
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/, "must be a service name of the stack's file");
+
 export const keepLatestCountSchema = z.number().int().min(1).max(10_000);
 
 const kindIds = {
@@ -106,9 +114,9 @@ export const createBackupInput = z.object({
   databaseType: z.enum(backupTargetTypes),
   backupType: z.enum(["database", "compose"]).optional(),
   ...kindIds,
-  serviceName: z.string().max(100).nullish(),
+  serviceName: stackServiceNameSchema.nullish(),
   composeId: idSchema.nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  metadata: composeMetadataSchema.nullish(),
   verifyRestore: z.boolean().optional(),
   verifyTable: verifyTableSchema.nullish(),
 });
@@ -122,8 +130,8 @@ export const updateBackupInput = z.object({
   keepLatestCount: keepLatestCountSchema.nullish(),
   database: databaseNameSchema.optional(),
   databaseType: z.enum(backupTargetTypes).optional(),
-  serviceName: z.string().max(100).nullish(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
+  serviceName: stackServiceNameSchema.nullish(),
+  metadata: composeMetadataSchema.nullish(),
   verifyRestore: z.boolean().optional(),
   verifyTable: verifyTableSchema.nullish(),
 });
@@ -231,13 +239,20 @@ export function listDatabaseBackups(
     .execute();
 }
 
-/** Stores a backup of `input` (databaseId null: the web server's own); answers its id. */
+/** A backup's target: a database service, a stack's service (compose), or neither (web server). */
+export interface BackupTarget {
+  databaseId: string | null;
+  stack?: { composeId: string; serviceName: string; metadata: (backupId: string) => Record<string, unknown> };
+}
+
+/** Stores a backup of `input` (databaseId null: the web server's own or a stack's); answers its id. */
 export async function insertBackup(
   db: Db,
   userId: string,
   input: z.infer<typeof createBackupInput>,
-  databaseId: string | null,
+  target: BackupTarget,
 ): Promise<string> {
+  const { databaseId, stack } = target;
   const backupId = newId();
   await db
     .insertInto("backups")
@@ -251,14 +266,15 @@ export async function insertBackup(
       enabled: input.enabled ?? true,
       database: input.database,
       prefix: input.prefix,
-      serviceName: null,
+      serviceName: stack?.serviceName ?? null,
       destinationId: input.destinationId,
       keepLatestCount: input.keepLatestCount ?? null,
-      backupType: "database",
+      backupType: stack ? "compose" : "database",
       databaseType: input.databaseType,
       databaseId,
+      composeId: stack?.composeId ?? null,
       userId,
-      metadata: null,
+      metadata: stack ? JSON.stringify(stack.metadata(backupId)) : null,
       verifyRestore: input.verifyRestore ?? false,
       verifyTable: input.verifyTable ?? null,
     })

@@ -175,7 +175,7 @@ export function backupRunTarget(base: DeploymentTarget, kind: DeploymentKind): D
   };
 }
 
-async function settleBackupRun(
+export async function settleBackupRun(
   db: Db,
   target: DeploymentTarget,
   deployment: { deploymentId: string; title: string; kind: DeploymentKind },

@@ -14,6 +14,7 @@ import {
   skippedMessage,
 } from "../deployments/cron-table.ts";
 import { startVolumeBackupRun } from "../volume-backups/volume-backups.ts";
+import { startComposeBackupRun } from "./compose-runs.ts";
 import { startBackupRun } from "./runs.ts";
 import { startWebServerBackupRun, WEB_SERVER } from "./web-server-runs.ts";
 
@@ -67,7 +68,9 @@ export class BackupSchedule extends CronTable {
       start: (backup) =>
         backup.databaseType === WEB_SERVER
           ? startWebServerBackupRun(ctx, backup, "Scheduled backup")
-          : startBackupRun(ctx, backup, "backup", { title: "Scheduled backup" }),
+          : backup.composeId
+            ? startComposeBackupRun(ctx, backup, { title: "Scheduled backup" })
+            : startBackupRun(ctx, backup, "backup", { title: "Scheduled backup" }),
     });
   }
 
@@ -91,6 +94,8 @@ export class BackupSchedule extends CronTable {
     if (!backup) return;
     if (backup.databaseType === WEB_SERVER)
       await startWebServerBackupRun(ctx, backup, "Skipped backup", reason);
+    else if (backup.composeId)
+      await startComposeBackupRun(ctx, backup, { title: "Skipped backup", skipped: reason });
     else await startBackupRun(ctx, backup, "backup", { title: "Skipped backup", skipped: reason });
   }
 }

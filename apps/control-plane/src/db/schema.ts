@@ -911,6 +911,8 @@ export interface BackupTable {
   /** web-server: the control plane's own database (no database service: databaseId is null). */
   databaseType: BackupDatabaseType | "web-server";
   databaseId: string | null;
+  /** backupType compose: the stack whose service (serviceName) holds the database. */
+  composeId: Generated<string | null>;
   userId: string | null;
   metadata: Json<Record<string, unknown>> | null;
   verifyRestore: Generated<boolean>;

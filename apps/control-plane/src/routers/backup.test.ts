@@ -132,7 +132,7 @@ describe("destination", () => {
 });
 
 describe("backup", () => {
-  it("refuses another organization's destination and database, compose fields, and bad names; lists files", async () => {
+  it("refuses another organization's destination, database and stack, misplaced compose fields, and bad names; lists files", async () => {
     const destination = await platform.mutateOk("destination.create", destinationInput(), as(owner));
     const project = await platform.mutateOk("project.create", { name: "Shop" }, as(owner));
     const { postgresId } = await platform.mutateOk(
@@ -202,9 +202,11 @@ describe("backup", () => {
       [{ destinationId: strangerDestination.destinationId }, 404, "destinationId"],
       [{ postgresId: "nope" }, 404, "postgresId"],
       [{ mysqlId: "x" }, 404, "mysqlId"],
-      [{ backupType: "compose" }, 400, "backupType"],
-      // A stack of the caller's is refused (compose backups); another organization's is not found.
-      [{ composeId: ownStack.composeId }, 400, "composeId"],
+      // A backup of a stack's database names its stack, and a stack needs backupType compose;
+      // another organization's stack is not found.
+      [{ backupType: "compose" }, 400, "composeId"],
+      [{ composeId: ownStack.composeId }, 400, "backupType"],
+      [{ backupType: "compose", composeId: ownStack.composeId, serviceName: "web" }, 400, "postgresId"],
       [{ composeId: strangerStack.composeId }, 404, "composeId"],
       [{ composeId: "c1" }, 404, "composeId"],
       [{ schedule: "every day" }, 400, "schedule"],

@@ -30,6 +30,13 @@ import {
   updateBackup,
   updateBackupInput,
 } from "../backups/backups.ts";
+import {
+  checkCredentials,
+  credentialsContext,
+  maskedCredentials,
+  sealCredentials,
+} from "../backups/compose-credentials.ts";
+import { checkStackService, startComposeBackupRun } from "../backups/compose-runs.ts";
 import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
 import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
@@ -37,7 +44,7 @@ import { startWebServerBackupRun, WEB_SERVER } from "../backups/web-server-runs.
 import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { findDatabase } from "../databases/repository.ts";
-import type { BackupDatabaseType } from "../db/schema.ts";
+import type { BackupDatabaseType, BackupUpdate } from "../db/schema.ts";
 import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
 import { isInstanceAdmin } from "../organizations/instance.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
@@ -46,9 +53,8 @@ import { agentServerId } from "../servers/repository.ts";
 
 const label = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
 
-/** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
 /** A stack named in a backup's input, the caller's to see (404 naming composeId otherwise). */
-async function requireStack(ctx: ServiceContext, caller: Caller, composeId: string): Promise<void> {
+async function requireStack(ctx: ServiceContext, caller: Caller, composeId: string) {
   const row = await findCompose(ctx.db, caller.organizationId, composeId);
   if (!row) throw new ApiError("NOT_FOUND", "Compose not found (composeId)", { fields: ["composeId"] });
   await requireServiceAccess(
@@ -57,8 +63,10 @@ async function requireStack(ctx: ServiceContext, caller: Caller, composeId: stri
     { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
     "Compose",
   );
+  return row;
 }
 
+/** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
 async function loadDatabase(
   ctx: ServiceContext,
   caller: Caller,
@@ -94,6 +102,13 @@ export async function loadBackup(
 ): Promise<OwnedBackup> {
   const backup = await findBackupWithOrganization(ctx.db, backupId);
   if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
+  if (backup.composeId) {
+    await requireStack(ctx, caller, backup.composeId).catch((error) => {
+      if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
+      throw error;
+    });
+    return backup;
+  }
   if (backup.databaseType === WEB_SERVER || !backup.databaseId) {
     await requireInstanceAdmin(ctx, caller);
     return backup;
@@ -122,38 +137,32 @@ export async function toView(
     (typeof kindIdKeys)[number],
     string | null
   >;
-  if (backup.databaseType !== WEB_SERVER) ids[idKeyOf(backup.databaseType)] = backup.databaseId;
+  if (backup.databaseType !== WEB_SERVER && backup.databaseId) {
+    ids[idKeyOf(backup.databaseType)] = backup.databaseId;
+  }
   const { organizationId: _organization, databaseId: _database, metadata, ...fields } = backup;
   return {
     ...fields,
     ...ids,
-    composeId: null,
-    metadata: (metadata as Record<string, unknown> | null) ?? null,
+    metadata: maskedCredentials(metadata as Record<string, unknown> | null),
     destination: toDestinationView(destination!),
     ...(await lastRuns(ctx.db, backup.backupId)),
   };
 }
 
-/** Fields Dokploy has for compose backups only: refused until compose stacks exist. */
+/** Fields of compose backups only (a database inside a stack): refused on the others. */
 function refuseComposeFields(input: {
-  backupType?: string;
-  composeId?: string | null;
   serviceName?: string | null;
   metadata?: Record<string, unknown> | null;
 }): void {
-  if (input.backupType === "compose") {
-    throw badRequest("backupType compose is not supported yet: compose stacks do not exist", {
-      fields: ["backupType"],
-    });
-  }
-  for (const field of ["composeId", "serviceName", "metadata"] as const) {
+  for (const field of ["serviceName", "metadata"] as const) {
     const value = input[field];
     if (
       value !== undefined &&
       value !== null &&
       !(typeof value === "object" && Object.keys(value).length === 0)
     ) {
-      throw badRequest(`${field} belongs to compose backups, which are not supported yet`, {
+      throw badRequest(`${field} belongs to backups of a database inside a stack (backupType compose)`, {
         fields: [field],
       });
     }
@@ -216,9 +225,103 @@ async function createWebServerBackup(
     }
   }
   refuseVerification(input);
-  const backupId = await insertBackup(ctx.db, caller.userId, input, null);
+  const backupId = await insertBackup(ctx.db, caller.userId, input, { databaseId: null });
   await ctx.backups.reschedule();
   return toView(ctx, await loadBackup(ctx, caller, backupId));
+}
+
+/**
+ * backup.create with backupType compose: a database inside the caller's stack (composeId), in
+ * its service serviceName, reached with the credentials of metadata (sealed).
+ */
+async function createComposeBackup(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof createBackupInput>,
+): Promise<z.infer<typeof backupSchema>> {
+  if (!input.composeId)
+    throw badRequest("composeId is required for backupType compose", { fields: ["composeId"] });
+  const stack = await requireStack(ctx, caller, input.composeId);
+  if (input.backupType !== "compose") {
+    throw badRequest("backupType must be compose for a backup of a stack's database (composeId)", {
+      fields: ["backupType"],
+    });
+  }
+  const kind = input.databaseType;
+  if (kind === WEB_SERVER) {
+    throw badRequest("databaseType web-server is the control plane's own database, not a stack's", {
+      fields: ["databaseType"],
+    });
+  }
+  for (const key of kindIdKeys) {
+    if (input[key])
+      throw badRequest(`${key} does not belong to a backup of a stack's database`, { fields: [key] });
+  }
+  if (!input.serviceName) {
+    throw badRequest("serviceName is required for backupType compose: the stack's service of the database", {
+      fields: ["serviceName"],
+    });
+  }
+  if (input.verifyRestore || (input.verifyTable !== undefined && input.verifyTable !== null)) {
+    throw badRequest("Restore verification is for database services' backups, not a stack's", {
+      fields: [input.verifyRestore ? "verifyRestore" : "verifyTable"],
+    });
+  }
+  checkDatabaseField(kind, input.database);
+  checkCredentials(kind, input.metadata);
+  await checkStackService(ctx, stack, input.serviceName);
+  const metadata = input.metadata ?? {};
+  const backupId = await insertBackup(ctx.db, caller.userId, input, {
+    databaseId: null,
+    stack: {
+      composeId: stack.composeId,
+      serviceName: input.serviceName,
+      metadata: (id) =>
+        sealCredentials(
+          ctx.secrets,
+          credentialsContext({ backupId: id, organizationId: caller.organizationId }),
+          metadata,
+          null,
+        ),
+    },
+  });
+  await ctx.backups.reschedule();
+  return toView(ctx, await loadBackup(ctx, caller, backupId));
+}
+
+/** backup.update of a stack's backup: its service (checked against the file) and credentials. */
+async function composeBackupPatch(
+  ctx: ServiceContext,
+  caller: Caller,
+  backup: OwnedBackup,
+  input: z.infer<typeof updateBackupInput>,
+): Promise<BackupUpdate> {
+  if (input.verifyRestore || (input.verifyTable !== undefined && input.verifyTable !== null)) {
+    throw badRequest("Restore verification is for database services' backups, not a stack's", {
+      fields: [input.verifyRestore ? "verifyRestore" : "verifyTable"],
+    });
+  }
+  const patch: BackupUpdate = {};
+  if (input.serviceName !== undefined) {
+    if (!input.serviceName)
+      throw badRequest("serviceName must name the stack's service", { fields: ["serviceName"] });
+    const stack = await requireStack(ctx, caller, backup.composeId!);
+    await checkStackService(ctx, stack, input.serviceName);
+    patch.serviceName = input.serviceName;
+  }
+  if (input.metadata !== undefined) {
+    const kind = backup.databaseType as BackupDatabaseType;
+    checkCredentials(kind, input.metadata);
+    patch.metadata = JSON.stringify(
+      sealCredentials(
+        ctx.secrets,
+        credentialsContext(backup),
+        input.metadata ?? {},
+        backup.metadata as Record<string, unknown> | null,
+      ),
+    );
+  }
+  return patch;
 }
 
 function manualBackup(kind: BackupDatabaseType) {
@@ -229,10 +332,13 @@ function manualBackup(kind: BackupDatabaseType) {
     output: manualAnswer,
     handler: async ({ ctx, caller, input }) => {
       const backup = await loadBackup(ctx, caller, input.backupId);
-      if (backup.databaseType !== kind) {
-        throw badRequest(`The backup is of a ${backup.databaseType} database, not ${kind}`, {
-          fields: ["backupId"],
-        });
+      if (backup.databaseType !== kind || backup.composeId) {
+        throw badRequest(
+          backup.composeId
+            ? `The backup is of a database inside a stack: run it with backup.manualBackupCompose`
+            : `The backup is of a ${backup.databaseType} database, not ${kind}`,
+          { fields: ["backupId"] },
+        );
       }
       const { deploymentId } = await startBackupRun(ctx, backup, "backup");
       return waitForRun(ctx, deploymentId);
@@ -265,7 +371,7 @@ export const backupRouter = defineRouter("backup", {
         const id = input[key];
         if (id) await loadDatabase(ctx, caller, key.slice(0, -2) as BackupDatabaseType, id, key);
       }
-      if (input.composeId) await requireStack(ctx, caller, input.composeId);
+      if (input.composeId || input.backupType === "compose") return createComposeBackup(ctx, caller, input);
       refuseComposeFields(input);
       if (input.databaseType === WEB_SERVER) return createWebServerBackup(ctx, caller, input);
       const kind = input.databaseType;
@@ -281,7 +387,7 @@ export const backupRouter = defineRouter("backup", {
       if (kind === "libsql") refuseVerification(input, "libsql's");
       await loadDatabase(ctx, caller, kind, databaseId, idKey);
       await requireDestination(ctx, caller, input.destinationId);
-      const backupId = await insertBackup(ctx.db, caller.userId, input, databaseId);
+      const backupId = await insertBackup(ctx.db, caller.userId, input, { databaseId });
       await ctx.backups.reschedule();
       return toView(ctx, await loadBackup(ctx, caller, backupId));
     },
@@ -302,7 +408,7 @@ export const backupRouter = defineRouter("backup", {
     output: successSchema,
     handler: async ({ ctx, caller, input }) => {
       const backup = await loadBackup(ctx, caller, input.backupId);
-      refuseComposeFields(input);
+      if (!backup.composeId) refuseComposeFields(input);
       if (input.databaseType !== undefined && input.databaseType !== backup.databaseType) {
         throw badRequest(`databaseType cannot change (the backup is of a ${backup.databaseType} database)`, {
           fields: ["databaseType"],
@@ -313,7 +419,10 @@ export const backupRouter = defineRouter("backup", {
       if (backup.databaseType === "libsql") refuseVerification(input, "libsql's");
       if (input.destinationId !== undefined) await requireDestination(ctx, caller, input.destinationId);
       const { backupId, databaseType: _type, serviceName: _service, metadata: _metadata, ...fields } = input;
-      const patch = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+      const patch: BackupUpdate = {
+        ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+        ...(backup.composeId ? await composeBackupPatch(ctx, caller, backup, input) : {}),
+      };
       if (Object.keys(patch).length > 0) {
         await updateBackup(ctx.db, backupId, patch);
       }
@@ -343,6 +452,27 @@ export const backupRouter = defineRouter("backup", {
   manualBackupRedis: manualBackup("redis"),
   manualBackupLibsql: manualBackup("libsql"),
 
+  manualBackupCompose: mutation({
+    summary:
+      "Back up a database inside a compose stack now (in a running container of its stack service); answers once the upload and the retention are done, with the outcome",
+    access: "member",
+    input: backupIdInput,
+    output: manualAnswer,
+    handler: async ({ ctx, caller, input }) => {
+      const backup = await loadBackup(ctx, caller, input.backupId);
+      if (!backup.composeId) {
+        throw badRequest(
+          `The backup is of a ${backup.databaseType} database service, not of a stack's database`,
+          {
+            fields: ["backupId"],
+          },
+        );
+      }
+      const { deploymentId } = await startComposeBackupRun(ctx, backup);
+      return waitForRun(ctx, deploymentId);
+    },
+  }),
+
   manualBackupWebServer: mutation({
     summary:
       "Back up the control plane's own database now (instance administrators); answers once the upload and the retention are done, with the outcome",
@@ -369,6 +499,11 @@ export const backupRouter = defineRouter("backup", {
     output: manualAnswer,
     handler: async ({ ctx, caller, input }) => {
       const backup = await loadBackup(ctx, caller, input.backupId);
+      if (backup.composeId) {
+        throw badRequest("Restore verification is for database services' backups, not a stack's", {
+          fields: ["backupId"],
+        });
+      }
       if (backup.databaseType === WEB_SERVER) {
         throw badRequest(
           "A web-server backup is verified by restoring it into a fresh installation (npm run web-server-backup -- restore)",

@@ -1059,6 +1059,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/backup.manualBackupCompose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Back up a database inside a compose stack now (in a running container of its stack service); answers once the upload and the retention are done, with the outcome
+         * @description Back up a database inside a compose stack now (in a running container of its stack service); answers once the upload and the retention are done, with the outcome
+         *
+         *     Any member of the organization (some objects need a permission flag).
+         *
+         *     Also served as `POST /api/trpc/backup.manualBackupCompose` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["backup.manualBackupCompose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/backup.manualBackupLibsql": {
         parameters: {
             query?: never;
@@ -16939,7 +16963,20 @@ export interface operations {
                     serviceName?: string | null;
                     composeId?: string | null;
                     metadata?: {
-                        [key: string]: unknown;
+                        postgres?: {
+                            databaseUser: string;
+                        };
+                        mariadb?: {
+                            databaseUser: string;
+                            databasePassword: string;
+                        };
+                        mongo?: {
+                            databaseUser: string;
+                            databasePassword: string;
+                        };
+                        mysql?: {
+                            databaseRootPassword: string;
+                        };
                     } | null;
                     verifyRestore?: boolean;
                     verifyTable?: string | null;
@@ -17068,6 +17105,48 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "backup.manualBackupCompose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    backupId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        success: boolean;
+                        deploymentId: string;
+                        /** @enum {string} */
+                        status: "done" | "error";
+                        backupFile: string | null;
+                        sizeBytes: number | null;
+                        verification: string | null;
+                        errorMessage: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];
         };
@@ -17604,7 +17683,20 @@ export interface operations {
                     databaseType?: "postgres" | "mysql" | "mariadb" | "mongo" | "redis" | "libsql" | "web-server";
                     serviceName?: string | null;
                     metadata?: {
-                        [key: string]: unknown;
+                        postgres?: {
+                            databaseUser: string;
+                        };
+                        mariadb?: {
+                            databaseUser: string;
+                            databasePassword: string;
+                        };
+                        mongo?: {
+                            databaseUser: string;
+                            databasePassword: string;
+                        };
+                        mysql?: {
+                            databaseRootPassword: string;
+                        };
                     } | null;
                     verifyRestore?: boolean;
                     verifyTable?: string | null;

@@ -1086,6 +1086,21 @@ export interface BackupDatabaseCommand {
   database?: DatabaseAccess | undefined;
   storage?: ObjectStorage | undefined;
   key: string;
+  /**
+   * Set for a database inside a stack: the dump runs in a running container of this stack
+   * service (service_name is then unused); the container must carry `owner` all the same.
+   */
+  stackService?: StackServiceRef | undefined;
+}
+
+/**
+ * A service of a stack: `stack` type, the Swarm service <app_name>_<service_name>;
+ * `docker-compose` type, the containers of project app_name and service service_name.
+ */
+export interface StackServiceRef {
+  appName: string;
+  serviceName: string;
+  composeType: string;
 }
 
 /**

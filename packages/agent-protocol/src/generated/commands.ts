@@ -231,6 +231,7 @@ export interface MessageTypes {
   ObjectStorage: pb.ObjectStorage;
   DatabaseAccess: pb.DatabaseAccess;
   BackupDatabaseCommand: pb.BackupDatabaseCommand;
+  StackServiceRef: pb.StackServiceRef;
   RunScheduleCommand: pb.RunScheduleCommand;
   RunHostScriptCommand: pb.RunHostScriptCommand;
   ScheduledCommandResult: pb.ScheduledCommandResult;

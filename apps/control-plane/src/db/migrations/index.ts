@@ -65,6 +65,7 @@ import * as oneRunningPerTarget from "./20261203-50-one-running-per-target.ts";
 import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
 import * as cliFields from "./20261203-70-cli-fields.ts";
+import * as composeBackups from "./20261203-80-compose-backups.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -132,4 +133,5 @@ export const migrations: Record<string, Migration> = {
   "20261203-60-git-provider-share": gitProviderShare,
   "20261203-61-onboarding": onboarding,
   "20261203-70-cli-fields": cliFields,
+  "20261203-80-compose-backups": composeBackups,
 };
