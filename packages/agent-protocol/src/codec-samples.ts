@@ -347,6 +347,26 @@ export const requests: CommandRequest[] = [
   },
   {
     ...header,
+    command: "backupDatabase",
+    backupDatabase: {
+      jobId: "d-2b",
+      logStreamId: "d-2b-backup",
+      serviceName: "",
+      owner: { organizationId: "org-1", resource: "compose:cmp-1" },
+      stackService: { appName: "shop-stack", serviceName: "db", composeType: "stack" },
+      database: { kind: "postgres", databaseName: "app", user: "app", password: "secret" },
+      storage: {
+        endpoint: "http://127.0.0.1:9000",
+        region: "us-east-1",
+        bucket: "backups",
+        accessKey: "AK",
+        secretAccessKey: "SK",
+      },
+      key: "daily/stack-db-2026-11-27T06-00-00.000Z.dump.gz",
+    },
+  },
+  {
+    ...header,
     command: "restoreDatabase",
     restoreDatabase: {
       jobId: "d-3",

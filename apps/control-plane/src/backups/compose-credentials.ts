@@ -47,6 +47,11 @@ export function checkCredentials(
   metadata: ComposeMetadata | null | undefined,
 ): void {
   if (kind === "redis") return;
+  if (kind === "libsql") {
+    throw badRequest("databaseType libsql is backed up as a libsql service, not inside a stack", {
+      fields: ["databaseType"],
+    });
+  }
   if (!metadata?.[kind]) {
     const needed = {
       postgres: "{databaseUser}",
