@@ -340,10 +340,22 @@ describe("forward auth on Docker through the routing stand-in", () => {
       expect((await platform.mutate(name, input, as(stranger))).status, name).toBe(404);
     }
     expect((await platform.query("forwardAuth.status", { domainId }, as(stranger))).status).toBe(404);
-    // This machine is the instance organization's: another one must name its own server.
-    const elsewhere = await platform.mutate(
+    // The owner's provider is a 404 to anyone else, before anything else is checked.
+    const foreign = await platform.mutate(
       "forwardAuth.deployOnServer",
       { serverId: null, providerId },
+      as(stranger),
+    );
+    expect(foreign.status).toBe(404);
+    // This machine is the instance organization's: another one must name its own server.
+    const theirs = await platform.mutateOk(
+      "forwardAuth.createProvider",
+      { issuer: "https://idp.example.com", clientId: "stranger-client", clientSecret: "stranger-secret" },
+      as(stranger),
+    );
+    const elsewhere = await platform.mutate(
+      "forwardAuth.deployOnServer",
+      { serverId: null, providerId: theirs.providerId },
       as(stranger),
     );
     expect(elsewhere.status).toBe(400);
