@@ -435,9 +435,7 @@ const goldenCases: GoldenCase[] = [
   {
     name: "forward auth first on the serving router (before stripprefix), not on the HTTPS redirect",
     input: service({
-      domains: [
-        domain({ path: "/shop", forwardAuth: { address: "http://forward-auth-abc:4180/" } }),
-      ],
+      domains: [domain({ path: "/shop", forwardAuth: { address: "http://forward-auth-abc:4180/" } })],
     }),
     expected: {
       http: {
@@ -521,9 +519,7 @@ describe("dynamicConfigFor golden table", () => {
       expect(routers.map((router) => router.entryPoints[0])).toEqual(https ? ["web", "websecure"] : ["web"]);
       for (const router of routers) {
         expect(router.rule).toBe("Host(`auth.example.com`) && PathPrefix(`/oauth2/`)");
-        expect(config.http.services[router.service]).toEqual(
-          loadBalancer("http://forward-auth-abc:4180"),
-        );
+        expect(config.http.services[router.service]).toEqual(loadBalancer("http://forward-auth-abc:4180"));
       }
       expect(parseDynamicConfig(toYaml(config))).toEqual({ ok: true, config });
     }

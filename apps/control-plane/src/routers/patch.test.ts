@@ -394,6 +394,8 @@ describe("browsing the repository for the patch editor", () => {
     expect(file.status).toBe(404);
     expect(await ok("patch.cleanPatchRepos", {})).toBe(true);
     // A serverId must be one of the organization's servers.
-    expect((await platform.mutate("patch.cleanPatchRepos", { serverId: "no-such-server" }, as())).status).toBe(404);
+    expect(
+      (await platform.mutate("patch.cleanPatchRepos", { serverId: "no-such-server" }, as())).status,
+    ).toBe(404);
   });
 });
