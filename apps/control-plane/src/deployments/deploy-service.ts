@@ -21,7 +21,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError } from "../env-vars.ts";
 import { forwardAgentLog } from "./log-forwarder.ts";
-import { followAgentJob } from "./observe.ts";
+import { agentWaitMs, followAgentJob } from "./observe.ts";
 import type { DeploymentOutcome, DeploymentRun } from "./pipeline.ts";
 import type { ServiceSpecToSend } from "./service-spec.ts";
 
@@ -67,20 +67,34 @@ export async function runDeploymentSteps(
     });
   };
   run.signal.addEventListener("abort", cancelOnAbort, { once: true });
+  const frame: DeploymentSteps = {
+    log,
+    secrets,
+    setServer: (id) => {
+      serverId = id;
+    },
+    setStage: (name) => {
+      stage = name;
+    },
+    checkAborted: () => {
+      if (run.signal.aborted) fail("Deployment cancelled");
+    },
+  };
+  const startedAt = Date.now();
   try {
-    return await steps({
-      log,
-      secrets,
-      setServer: (id) => {
-        serverId = id;
-      },
-      setStage: (name) => {
-        stage = name;
-      },
-      checkAborted: () => {
-        if (run.signal.aborted) fail("Deployment cancelled");
-      },
-    });
+    for (;;) {
+      try {
+        return await steps(frame);
+      } catch (error) {
+        // A deployment resumed right after a control plane restart can start before the agent is
+        // back: its steps are run again (each is idempotent, as a takeover runs them again) for as
+        // long as a job waits for its agent.
+        const waitFor = agentWaitMs(ctx) - (Date.now() - startedAt);
+        if (!(error instanceof AgentUnavailableError) || run.signal.aborted || waitFor <= 0) throw error;
+        log(`The agent of server ${serverId} is not connected: waiting for it`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, waitFor)));
+      }
+    }
   } catch (error) {
     const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
     if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {

@@ -114,7 +114,7 @@ export function watchdogMs(ctx: ServiceContext): number {
 }
 
 /** How long a deployment waits for an agent that is not connected when it starts (max 30 s). */
-function agentWaitMs(ctx: ServiceContext): number {
+export function agentWaitMs(ctx: ServiceContext): number {
   return Math.min(30_000, watchdogMs(ctx));
 }
 
