@@ -81,6 +81,7 @@ export async function runDeploymentSteps(
     },
   };
   const startedAt = Date.now();
+  let waitLogged = false;
   try {
     for (;;) {
       try {
@@ -91,7 +92,8 @@ export async function runDeploymentSteps(
         // long as a job waits for its agent.
         const waitFor = agentWaitMs(ctx) - (Date.now() - startedAt);
         if (!(error instanceof AgentUnavailableError) || run.signal.aborted || waitFor <= 0) throw error;
-        log(`The agent of server ${serverId} is not connected: waiting for it`);
+        if (!waitLogged) log(`The agent of server ${serverId} is not connected: waiting for it`);
+        waitLogged = true;
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000, waitFor)));
       }
     }

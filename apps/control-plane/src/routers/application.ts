@@ -266,8 +266,13 @@ async function queueDeployment(
 const QUICKSTART_IMAGE = "nginx:alpine";
 const QUICKSTART_PORT = 80;
 
-/** An application created for the caller in an environment they may create services in. */
-async function createApplication(ctx: ServiceContext, caller: Caller, input: z.infer<typeof createInput>) {
+/** An application created for the caller in an environment they may create services in, with `columns` set too. */
+async function createApplication(
+  ctx: ServiceContext,
+  caller: Caller,
+  input: z.infer<typeof createInput>,
+  columns: { dockerImage?: string } = {},
+) {
   const environment = await findEnvironment(ctx.db, caller.organizationId, input.environmentId);
   if (!environment) throw notFound("Environment");
   requireCanCreateServices(await requireEnvironmentAccess(ctx.db, caller, environment));
@@ -287,6 +292,7 @@ async function createApplication(ctx: ServiceContext, caller: Caller, input: z.i
       environmentId: environment.environmentId,
       serverId,
       ...(input.sourceType ? { sourceType: input.sourceType } : {}),
+      ...columns,
     }),
   );
   await grantCreated(ctx.db, caller, "services", application.applicationId);
@@ -315,17 +321,19 @@ export const applicationRouter = defineRouter("application", {
       deploymentId: z.string(),
     }),
     handler: async ({ ctx, caller, input }) => {
-      const application = await createApplication(ctx, caller, {
-        name: "Hello World",
-        appName: generateAppName("hello-world"),
-        environmentId: input.environmentId,
-        serverId: input.serverId,
-        sourceType: "docker",
-      });
+      const application = await createApplication(
+        ctx,
+        caller,
+        {
+          name: "Hello World",
+          appName: generateAppName("hello-world"),
+          environmentId: input.environmentId,
+          serverId: input.serverId,
+          sourceType: "docker",
+        },
+        { dockerImage: ctx.config.quickstartImage ?? QUICKSTART_IMAGE },
+      );
       const { applicationId } = application;
-      await patchApplication(ctx, caller, applicationId, () => ({
-        dockerImage: ctx.config.quickstartImage ?? QUICKSTART_IMAGE,
-      }));
       const domain = await addGeneratedApplicationDomain(ctx, caller, applicationId, QUICKSTART_PORT);
       const { deploymentId } = await startApplicationDeployment(ctx, {
         applicationId,
