@@ -3,15 +3,15 @@
  * a button that asks before a destructive action and names what will be lost, the services of
  * the caller's projects as pickers list them, and the log of a run (a deployment) shown in place.
  */
-import { useRef, useState } from "preact/hooks";
 import { type Project, query } from "./api.ts";
 import { LiveLog } from "./log.tsx";
-import { ErrorText } from "./ui.tsx";
+import { ConfirmButton as AskFirst } from "./ui.tsx";
 import "./instance-pages.css";
 
 /**
- * A button whose action runs only once a dialog naming what will be lost is confirmed. The
- * dialog's confirm button repeats the button's label, so the choice reads the same twice.
+ * ui.tsx's confirmation button as the instance pages word it: the dialog asks "<label>?", says what
+ * will be lost, and its confirm button repeats the label ("Yes, delete"), so the choice reads the
+ * same twice.
  */
 export function ConfirmButton({
   label,
@@ -24,41 +24,15 @@ export function ConfirmButton({
   action: () => Promise<void>;
   class?: string;
 }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
-  const confirm = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-      dialog.current?.close();
-    } catch (failure) {
-      setError(failure instanceof Error ? failure.message : String(failure));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <>
-      <button type="button" class={className} onClick={() => dialog.current?.showModal()}>
-        {label}
-      </button>
-      <dialog ref={dialog} class="confirm" aria-label={`${label}?`}>
-        <h2>{label}?</h2>
-        <p>{lost}</p>
-        <ErrorText error={error} />
-        <div class="row">
-          <button type="button" class="danger" disabled={busy} onClick={confirm}>
-            Yes, {label.charAt(0).toLowerCase()}
-            {label.slice(1)}
-          </button>
-          <button type="button" class="ghost" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-        </div>
-      </dialog>
-    </>
+    <AskFirst
+      label={label}
+      title={`${label}?`}
+      consequence={lost}
+      confirmLabel={`Yes, ${label.charAt(0).toLowerCase()}${label.slice(1)}`}
+      action={action}
+      buttonClass={className}
+    />
   );
 }
 

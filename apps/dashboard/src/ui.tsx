@@ -68,6 +68,7 @@ export function ConfirmButton({
   confirmLabel,
   action,
   danger = true,
+  buttonClass,
 }: {
   label: string;
   title: string;
@@ -75,6 +76,8 @@ export function ConfirmButton({
   confirmLabel: string;
   action: () => Promise<void>;
   danger?: boolean;
+  /** The opening button's class when it should not follow `danger` (a quiet button in a list). */
+  buttonClass?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
@@ -94,7 +97,11 @@ export function ConfirmButton({
   };
   return (
     <>
-      <button type="button" class={danger ? "danger" : "ghost"} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        class={buttonClass ?? (danger ? "danger" : "ghost")}
+        onClick={() => dialog.current?.showModal()}
+      >
         {label}
       </button>
       <dialog ref={dialog} aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`} class="confirm">
