@@ -650,9 +650,12 @@ function App() {
   const [signedIn, setSignedIn] = useState(isSignedIn);
   const [user, setUser] = useState<User>();
   const route = useRoute();
-  const [menuOpen, setMenuOpen] = useState(false);
   const mainRef = useRef<HTMLElement>(null);
   const routeKey = route.join("/");
+  // The phone's menu is open on the route it was opened on: following a link closes it in the
+  // same render that shows the new page.
+  const [menuOpenOn, setMenuOpenOn] = useState<string>();
+  const menuOpen = menuOpenOn === routeKey;
   const firstRoute = useRef(true);
   useEffect(() => whenSignedOut(() => setSignedIn(false)), []);
   useEffect(() => {
@@ -661,10 +664,8 @@ function App() {
       if (!(error instanceof ApiFailure && error.status === 401)) console.error(error);
     });
   }, [signedIn]);
-  // After a navigation (not the first load), focus goes to the new page's heading and the
-  // phone's menu closes.
+  // After a navigation (not the first load), focus goes to the new page's heading.
   useEffect(() => {
-    setMenuOpen(false);
     if (firstRoute.current) {
       firstRoute.current = false;
       return;
@@ -734,7 +735,7 @@ function App() {
           class="ghost"
           aria-expanded={menuOpen}
           aria-controls="sidebar"
-          onClick={() => setMenuOpen(!menuOpen)}
+          onClick={() => setMenuOpenOn(menuOpen ? undefined : routeKey)}
         >
           Menu
         </button>
