@@ -9,7 +9,7 @@
 import { useState } from "preact/hooks";
 import { type Answer, mutate, query } from "./api.ts";
 import { ConfirmButton, loadServices, RunLog, type ServiceChoice, size, when } from "./confirm.tsx";
-import { ErrorText, Status, useLoad, useSubmit } from "./ui.tsx";
+import { ErrorText, FormButtons, Status, useLoad, useSubmit } from "./ui.tsx";
 
 type Destination = Answer<"destination.all">[number];
 type Backup = Answer<"backup.one">;
@@ -114,19 +114,11 @@ function DestinationForm({ destination, onDone }: { destination?: Destination; o
           autocomplete="new-password"
         />
       </label>
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          {destination ? "Save destination" : "Create destination"}
-        </button>
+      <FormButtons noun="destination" editing={!!destination} busy={save.busy} onCancel={onDone}>
         <button type="button" class="ghost" disabled={test.busy} onClick={test.onSubmit}>
           Test connection
         </button>
-        {destination && (
-          <button type="button" class="ghost" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
+      </FormButtons>
       <p role="status">{tested}</p>
       <ErrorText error={test.error ?? save.error} />
     </form>
@@ -459,16 +451,7 @@ function BackupForm({
           <input value={verifyTable} onInput={(e) => setVerifyTable(e.currentTarget.value)} />
         </label>
       )}
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          {backup ? "Save backup" : "Create backup"}
-        </button>
-        {backup && (
-          <button type="button" class="ghost" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormButtons noun="backup" editing={!!backup} busy={save.busy} onCancel={onDone} />
       <ErrorText error={save.error} />
     </form>
   );
@@ -716,16 +699,7 @@ function VolumeBackupForm({
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />{" "}
         Enabled
       </label>
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          {volumeBackup ? "Save volume backup" : "Create volume backup"}
-        </button>
-        {volumeBackup && (
-          <button type="button" class="ghost" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormButtons noun="volume backup" editing={!!volumeBackup} busy={save.busy} onCancel={onDone} />
       <ErrorText error={save.error} />
     </form>
   );

@@ -7,7 +7,7 @@
 import { useState } from "preact/hooks";
 import { mutate, query } from "./api.ts";
 import { ConfirmButton } from "./confirm.tsx";
-import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
+import { ErrorText, FormButtons, useLoad, useSubmit } from "./ui.tsx";
 
 type FieldType = "text" | "url" | "secret" | "number" | "check" | "emails" | "headers";
 interface Field {
@@ -318,19 +318,11 @@ function ChannelForm({ channel, onDone }: { channel?: Channel; onDone: () => voi
           </label>
         ))}
       </fieldset>
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          {channel ? "Save channel" : "Create channel"}
-        </button>
+      <FormButtons noun="channel" editing={!!channel} busy={save.busy} onCancel={onDone}>
         <button type="button" class="ghost" disabled={test.busy} onClick={test.onSubmit}>
           Send a test
         </button>
-        {channel && (
-          <button type="button" class="ghost" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
+      </FormButtons>
       <p role="status">{tested}</p>
       <ErrorText error={test.error ?? save.error} />
     </form>

@@ -6,7 +6,7 @@
 import { useState } from "preact/hooks";
 import { type Answer, mutate, query } from "./api.ts";
 import { ConfirmButton, loadServices, RunLog, type ServiceChoice, when } from "./confirm.tsx";
-import { ErrorText, Status, useLoad, useSubmit } from "./ui.tsx";
+import { ErrorText, FormButtons, Status, useLoad, useSubmit } from "./ui.tsx";
 
 type Schedule = Answer<"schedule.list">[number];
 type Server = { serverId: string; name: string };
@@ -149,16 +149,7 @@ function ScheduleForm({
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />{" "}
         Enabled
       </label>
-      <div class="row">
-        <button type="submit" disabled={save.busy}>
-          {schedule ? "Save schedule" : "Create schedule"}
-        </button>
-        {schedule && (
-          <button type="button" class="ghost" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
+      <FormButtons noun="schedule" editing={!!schedule} busy={save.busy} onCancel={onDone} />
       <ErrorText error={save.error} />
     </form>
   );

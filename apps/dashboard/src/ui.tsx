@@ -1,4 +1,5 @@
 /** What the pages share: links, loading, forms that submit, errors and status badges. */
+import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useId, useRef, useState } from "preact/hooks";
 
 export const href = (...parts: string[]) => `#/${parts.map(encodeURIComponent).join("/")}`;
@@ -145,4 +146,36 @@ export function Tabs({
 /** A one-line message in a status region ("Saved."), cleared by the caller. */
 export function Saved({ text }: { text: string }) {
   return <span role="status">{text}</span>;
+}
+
+/**
+ * The buttons under a create-or-edit form: submit ("Create <noun>", or "Save <noun>" when
+ * editing), the form's own extra buttons (a test), and Cancel when editing.
+ */
+export function FormButtons({
+  noun,
+  editing,
+  busy,
+  onCancel,
+  children,
+}: {
+  noun: string;
+  editing: boolean;
+  busy: boolean;
+  onCancel: () => void;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="row">
+      <button type="submit" disabled={busy}>
+        {editing ? `Save ${noun}` : `Create ${noun}`}
+      </button>
+      {children}
+      {editing && (
+        <button type="button" class="ghost" onClick={onCancel}>
+          Cancel
+        </button>
+      )}
+    </div>
+  );
 }
