@@ -133,3 +133,36 @@ export async function removeDeployedApps(appNames: readonly string[]): Promise<v
       await dockerCli(["image", "rm", "-f", image]).catch(() => {});
   }
 }
+
+/**
+ * Removes database services and then their data volumes (`<appName>-data`), which Docker frees
+ * only once the service's task has stopped: each volume is retried for up to 30 s.
+ */
+export async function removeDatabaseServices(appNames: readonly string[]): Promise<void> {
+  await removeDeployedApps(appNames);
+  for (const name of appNames) {
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
+        () => true,
+        (error) => /no such volume/i.test(String(error)),
+      );
+      if (removed) break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+/** Removes the containers and default network of `docker-compose` projects (not Swarm stacks). */
+export async function removeComposeProjects(projects: readonly string[]): Promise<void> {
+  for (const name of projects) {
+    const containers = await dockerCli([
+      "ps",
+      "-aq",
+      "--filter",
+      `label=com.docker.compose.project=${name}`,
+    ]).catch(() => "");
+    for (const id of containers.split("\n").filter(Boolean))
+      await dockerCli(["rm", "-f", id]).catch(() => {});
+    await dockerCli(["network", "rm", `${name}_default`]).catch(() => {});
+  }
+}

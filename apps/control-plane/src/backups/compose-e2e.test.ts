@@ -13,7 +13,7 @@ import { gunzipSync } from "node:zlib";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
 import { downloadObject } from "@platform/object-storage";
 import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -30,17 +30,9 @@ const directories: string[] = [];
 const as = () => ({ token: owner.token });
 const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
-async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-}
+/** Retries `attempt` until it resolves, failing with its last error after `timeoutMs`. */
+const eventually = <T>(attempt: () => Promise<T>, timeoutMs = 120_000): Promise<T> =>
+  vi.waitFor(attempt, { timeout: timeoutMs, interval: 1000 });
 
 async function readAll(body: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];

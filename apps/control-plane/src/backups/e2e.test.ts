@@ -22,7 +22,7 @@ import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -44,17 +44,9 @@ const directories: string[] = [];
 const as = () => ({ token: owner.token });
 const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(name, input, as());
 
-async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
+/** Retries `attempt` until it resolves, failing with its last error after `timeoutMs`. */
+const eventually = <T>(attempt: () => Promise<T>, timeoutMs = 90_000): Promise<T> =>
+  vi.waitFor(attempt, { timeout: timeoutMs, interval: 500 });
 
 /** Creates and deploys a database of `kind` with an external port; answers its id, port and `one`. */
 async function deployDatabase(

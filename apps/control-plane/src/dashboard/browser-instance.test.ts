@@ -15,7 +15,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { serve } from "@hono/node-server";
-import { dockerCli, removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeComposeProjects,
+  removeDatabaseServices,
+  requireDocker,
+} from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
 import { stop as stopEsbuild } from "esbuild";
@@ -85,28 +90,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
-  await removeDeployedApps(databases);
-  for (const name of databases) {
-    for (let attempt = 0; attempt < 30; attempt++) {
-      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
-        () => true,
-        (error) => /no such volume/i.test(String(error)),
-      );
-      if (removed) break;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-  for (const name of stacks) {
-    const containers = await dockerCli([
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${name}`,
-    ]).catch(() => "");
-    for (const id of containers.split("\n").filter(Boolean))
-      await dockerCli(["rm", "-f", id]).catch(() => {});
-    await dockerCli(["network", "rm", `${name}_default`]).catch(() => {});
-  }
+  await removeDatabaseServices(databases);
+  await removeComposeProjects(stacks);
   await platform?.close();
   receiver?.close();
   await s3?.close();

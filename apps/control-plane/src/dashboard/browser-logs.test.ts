@@ -13,7 +13,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dockerCli, removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeDatabaseServices,
+  removeDeployedApps,
+  requireDocker,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -92,17 +98,9 @@ afterAll(async () => {
   await browser?.close();
   await http?.close();
   await platform?.close();
-  await removeDeployedApps([appName, postgresName]);
+  await removeDeployedApps([appName]);
   await dockerCli(["stack", "rm", stackName]).catch(() => {});
-  // The database's data volume goes once its service's container has.
-  for (let attempt = 0; attempt < 30; attempt++) {
-    const removed = await dockerCli(["volume", "rm", `${postgresName}-data`]).then(
-      () => true,
-      (error) => /no such volume/i.test(String(error)),
-    );
-    if (removed) break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
+  await removeDatabaseServices([postgresName]);
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
   // buildDashboard's esbuild service would outlive a run of this file alone (tests/leftover-processes.ts).
   await stopEsbuild();

@@ -21,7 +21,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { serve } from "@hono/node-server";
-import { dockerCli, removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
+import {
+  removeComposeProjects,
+  removeDatabaseServices,
+  removeDeployedApps,
+  requireDocker,
+} from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -61,29 +66,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
-  await removeDeployedApps([...appNames, ...databases]);
-  for (const name of databases) {
-    // The volume is in use until the service's task has stopped.
-    for (let attempt = 0; attempt < 30; attempt++) {
-      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
-        () => true,
-        (error) => /no such volume/i.test(String(error)),
-      );
-      if (removed) break;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-  for (const name of stacks) {
-    const containers = await dockerCli([
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${name}`,
-    ]).catch(() => "");
-    for (const id of containers.split("\n").filter(Boolean))
-      await dockerCli(["rm", "-f", id]).catch(() => {});
-    await dockerCli(["network", "rm", `${name}_default`]).catch(() => {});
-  }
+  await removeDeployedApps(appNames);
+  await removeDatabaseServices(databases);
+  await removeComposeProjects(stacks);
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
 }, 120_000);

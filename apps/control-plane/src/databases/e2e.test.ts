@@ -19,7 +19,7 @@ import { sql } from "kysely";
 import mysql from "mysql2/promise";
 import pg from "pg";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Reconciler } from "../deployments/reconcile.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -69,17 +69,9 @@ async function settle(kind: string, operation: string, input: Record<string, unk
 }
 
 /** Tries `attempt` until it resolves (the database accepts connections) or `timeoutMs` passes. */
-async function eventually<T>(attempt: () => Promise<T>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
-}
+/** Retries `attempt` until it resolves, failing with its last error after `timeoutMs`. */
+const eventually = <T>(attempt: () => Promise<T>, timeoutMs = 90_000): Promise<T> =>
+  vi.waitFor(attempt, { timeout: timeoutMs, interval: 500 });
 
 async function exists(kind: "service" | "volume", name: string): Promise<boolean> {
   return dockerCli([kind, "inspect", name]).then(

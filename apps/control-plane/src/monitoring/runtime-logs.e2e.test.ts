@@ -11,7 +11,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dockerCli, removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeDatabaseServices,
+  removeDeployedApps,
+  requireDocker,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -93,18 +99,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await removeDeployedApps([appName, ...databaseNames]);
-  // A database's data volume goes once its service's container has.
-  for (const name of databaseNames) {
-    for (let attempt = 0; attempt < 30; attempt++) {
-      const removed = await dockerCli(["volume", "rm", `${name}-data`]).then(
-        () => true,
-        (error) => /no such volume/i.test(String(error)),
-      );
-      if (removed) break;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
+  await removeDeployedApps([appName]);
+  await removeDatabaseServices(databaseNames);
   await dockerCli(["stack", "rm", stackName]).catch(() => {});
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });

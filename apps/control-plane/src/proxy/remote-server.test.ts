@@ -2,59 +2,27 @@
  * An application on a remote server: its Traefik file goes to that server's agent (enrolled
  * over real NATS with JWT auth, its own main directory), never to this machine's.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
-import { NatsAgentTransport, type NatsConnection } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { insertTestServer, listen } from "../agents/testing/agents.ts";
-import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
-import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { readIfExists } from "./test-support.ts";
+import type { Session, TestPlatform } from "../testing/harness.ts";
+import { type RemoteProxyPlatform, readIfExists, startRemoteProxyPlatform } from "./test-support.ts";
 
-let nats: JwtNats;
+let remote: RemoteProxyPlatform;
 let platform: TestPlatform;
-let http: { url: string; close(): Promise<void> };
 let owner: Session;
 let localMain: string;
 let remoteMain: string;
-let remote: { agent: RunningAgent; connection: NatsConnection } | undefined;
 let serverId: string;
 const as = () => ({ token: owner.token });
 
 beforeAll(async () => {
-  nats = await startJwtNats();
-  localMain = await mkdtemp(path.join(tmpdir(), "cp-proxy-local-"));
-  remoteMain = await mkdtemp(path.join(tmpdir(), "cp-proxy-remote-"));
-  platform = await startTestPlatform(nats.env, { agents: { localAgent: { mainDirectory: localMain } } });
-  http = await listen(platform);
-  owner = await platform.registerOwner();
-  serverId = await insertTestServer(platform, owner.user.organizationId, "edge");
-  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
-  const enrollment = await enrollAgent({
-    controlPlaneUrl: http.url,
-    enrollmentToken: token,
-    stateDir: remoteMain,
-  });
-  const connection = await connectAgentNats({ ...enrollment, natsUrl: enrollment.natsUrl });
-  const agent = await startAgent({
-    serverId,
-    transport: new NatsAgentTransport(connection),
-    mainDirectory: remoteMain,
-  });
-  remote = { agent, connection };
+  remote = await startRemoteProxyPlatform((platform) => platform.registerOwner());
+  ({ platform, session: owner, localMain, remoteMain, serverId } = remote);
 }, 60_000);
 
 afterAll(async () => {
-  await remote?.agent.stop();
-  await remote?.connection.close();
-  await http?.close();
-  await platform?.close();
-  await nats?.stop();
-  for (const directory of [localMain, remoteMain])
-    if (directory) await rm(directory, { recursive: true, force: true });
+  await remote?.close();
 });
 
 describe("the proxy file of an application on a remote server", () => {
@@ -97,7 +65,7 @@ describe("the proxy file of an application on a remote server", () => {
       { name: "Offline app", environmentId: project.body.environment.environmentId, serverId },
       as(),
     );
-    await remote?.agent.stop();
+    await remote.agent.stop();
     const domain = await platform.mutate(
       "domain.create",
       {

@@ -4,61 +4,33 @@
  * enrolled over real NATS with JWT auth, its own main directory), never on this machine's, and a
  * file its application holds passes the same tenant rules as application.updateTraefikConfig.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
-import { NatsAgentTransport, type NatsConnection } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertTestServer, listen } from "../agents/testing/agents.ts";
-import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
-import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { readIfExists } from "./test-support.ts";
+import type { Session, TestPlatform } from "../testing/harness.ts";
+import { type RemoteProxyPlatform, readIfExists, startRemoteProxyPlatform } from "./test-support.ts";
 
-let nats: JwtNats;
+let remote: RemoteProxyPlatform;
 let platform: TestPlatform;
-let http: { url: string; close(): Promise<void> };
 let tenant: Session;
 let localMain: string;
 let remoteMain: string;
-let remote: { agent: RunningAgent; connection: NatsConnection } | undefined;
 let serverId: string;
 const as = (session = tenant) => ({ token: session.token });
 const remoteFile = (name: string) => path.join(remoteMain, "traefik", "dynamic", name);
 
 beforeAll(async () => {
-  nats = await startJwtNats();
-  localMain = await mkdtemp(path.join(tmpdir(), "cp-files-local-"));
-  remoteMain = await mkdtemp(path.join(tmpdir(), "cp-files-remote-"));
-  platform = await startTestPlatform(nats.env, { agents: { localAgent: { mainDirectory: localMain } } });
-  http = await listen(platform);
-  await platform.registerOwner(); // the instance organization's owner
-  tenant = await createUserDirectly(platform, { email: "tenant-files@example.com" });
-  serverId = await insertTestServer(platform, tenant.user.organizationId, "edge");
-  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
-  const enrollment = await enrollAgent({
-    controlPlaneUrl: http.url,
-    enrollmentToken: token,
-    stateDir: remoteMain,
+  // The instance organization's owner first, so that the tenant's organization is not the instance's.
+  remote = await startRemoteProxyPlatform(async (platform) => {
+    await platform.registerOwner();
+    return createUserDirectly(platform, { email: "tenant-files@example.com" });
   });
-  const connection = await connectAgentNats({ ...enrollment, natsUrl: enrollment.natsUrl });
-  const agent = await startAgent({
-    serverId,
-    transport: new NatsAgentTransport(connection),
-    mainDirectory: remoteMain,
-  });
-  remote = { agent, connection };
+  ({ platform, session: tenant, localMain, remoteMain, serverId } = remote);
 }, 60_000);
 
 afterAll(async () => {
-  await remote?.agent.stop();
-  await remote?.connection.close();
-  await http?.close();
-  await platform?.close();
-  await nats?.stop();
-  for (const directory of [localMain, remoteMain])
-    if (directory) await rm(directory, { recursive: true, force: true });
+  await remote?.close();
 });
 
 describe("a tenant's own server's dynamic files (serverId)", () => {
