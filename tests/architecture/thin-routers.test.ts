@@ -8,6 +8,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 const routers = path.resolve(import.meta.dirname, "../../apps/control-plane/src/routers");
+const source = path.resolve(routers, "..");
+const ROUTER_IMPORT = /from "(?:\.\.?\/)+routers\//;
 const QUERY = /\b(?:selectFrom|insertInto|updateTable|deleteFrom)\b|\bsql`|\btransaction\(\)/;
 
 describe("thin routers (issue 38)", () => {
@@ -34,5 +36,18 @@ describe("thin routers (issue 38)", () => {
       expect(QUERY.test(line), line).toBe(true);
     }
     expect(QUERY.test("findProject(db, organizationId, projectId)")).toBe(false);
+  });
+
+  it("dependencies point from routers to features: no module but app.ts imports a router file", () => {
+    const files = (readdirSync(source, { recursive: true }) as string[]).filter(
+      (file) => file.endsWith(".ts") && !file.endsWith(".test.ts") && !file.startsWith(`routers${path.sep}`),
+    );
+    expect(files.length).toBeGreaterThan(100);
+    const offenders = files.filter(
+      (file) => file !== "app.ts" && ROUTER_IMPORT.test(readFileSync(path.join(source, file), "utf8")),
+    );
+    expect(offenders).toEqual([]);
+    expect(ROUTER_IMPORT.test('import { checkedContainer } from "../routers/docker.ts";')).toBe(true);
+    expect(ROUTER_IMPORT.test('import { toBackupView } from "../backups/views.ts";')).toBe(false);
   });
 });

@@ -13,7 +13,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { errorBodyFor, resultEnvelope } from "../dispatcher.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { errorResponse, type OpenApiPathItem } from "../openapi.ts";
-import { checkedContainer } from "../routers/docker.ts";
+import { checkedContainer } from "./container-access.ts";
 import {
   CONTAINER_FILE_LIMIT_BYTES,
   containerPathSchema,

@@ -14,9 +14,8 @@ import { listApplicationCredentials, listApplicationDomains } from "../domains/r
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { findProvider, PROVIDER_ID_FIELD } from "../git-providers/repository.ts";
 import { PreparedOutput } from "../procedure.ts";
-import { portSchema } from "../routers/port.ts";
 import { findApplication, listApplicationPorts } from "./repository.ts";
-import { applicationDetailSchema } from "./schemas.ts";
+import { applicationDetailSchema, portSchema } from "./schemas.ts";
 import { toApplicationView } from "./views.ts";
 
 export const APPLICATION_DETAIL_CHANNEL = "platform_application_details";

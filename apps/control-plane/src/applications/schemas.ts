@@ -424,3 +424,17 @@ export const applicationSummarySchema = z.object({
 export const deletedSchema = z.object({ applicationId: z.string(), name: z.string(), appName: z.string() });
 
 export type ApplicationView = z.input<typeof applicationSchema>;
+
+/** A published port of an application (the port router, application.one). */
+export const protocolSchema = z.enum(["tcp", "udp"]);
+export const publishModeSchema = z.enum(["host", "ingress"]);
+
+export const portSchema = z.object({
+  portId: z.string(),
+  applicationId: z.string(),
+  publishedPort: z.number().int(),
+  targetPort: z.number().int(),
+  protocol: protocolSchema,
+  publishMode: publishModeSchema,
+  createdAt: z.string(),
+});

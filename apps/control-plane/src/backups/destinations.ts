@@ -7,7 +7,7 @@
  */
 import type { ObjectStorage } from "@platform/agent-protocol";
 import { z } from "zod";
-import type { ServiceContext } from "../context.ts";
+import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
 import type { Db } from "../db/database.ts";
@@ -259,4 +259,17 @@ export async function storageOf(ctx: ServiceContext, destination: Destination): 
     accessKey: destination.accessKey,
     secretAccessKey: ctx.secrets.decrypt(destination.secretAccessKeySealed, sealContext(destination)),
   };
+}
+
+/** The organization's destination named in an input, or a 404 naming destinationId. */
+export async function requireDestination(
+  ctx: ServiceContext,
+  caller: Caller,
+  destinationId: string,
+): Promise<Destination> {
+  const destination = await findDestination(ctx.db, caller.organizationId, destinationId);
+  if (!destination) {
+    throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
+  }
+  return destination;
 }

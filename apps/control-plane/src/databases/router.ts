@@ -16,6 +16,7 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { swarmJsonColumns } from "../applications/validation.ts";
 import { listDatabaseBackups } from "../backups/backups.ts";
+import { toBackupView } from "../backups/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import type { DatabaseServiceUpdate } from "../db/schema.ts";
 import { startDatabaseDeployment } from "../deployments/start.ts";
@@ -39,7 +40,6 @@ import {
 } from "../projects/permissions.ts";
 import { findEnvironment, isUniqueViolation } from "../projects/repository.ts";
 import { loadWebServerSettings } from "../proxy/static-config.ts";
-import { toView as toBackupView } from "../routers/backup.ts";
 import { claimHostPort } from "../servers/host-ports.ts";
 import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
 import { changeDatabaseCredentials } from "./credentials.ts";

@@ -5,10 +5,11 @@
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { type RemoteAgentPlatform, startRemoteAgentPlatform } from "../agents/testing/remote-agent.ts";
 import type { Session, TestPlatform } from "../testing/harness.ts";
-import { type RemoteProxyPlatform, readIfExists, startRemoteProxyPlatform } from "./test-support.ts";
+import { readIfExists } from "./test-support.ts";
 
-let remote: RemoteProxyPlatform;
+let remote: RemoteAgentPlatform;
 let platform: TestPlatform;
 let owner: Session;
 let localMain: string;
@@ -17,7 +18,7 @@ let serverId: string;
 const as = () => ({ token: owner.token });
 
 beforeAll(async () => {
-  remote = await startRemoteProxyPlatform((platform) => platform.registerOwner());
+  remote = await startRemoteAgentPlatform((platform) => platform.registerOwner());
   ({ platform, session: owner, localMain, remoteMain, serverId } = remote);
 }, 60_000);
 

@@ -8,11 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
-import { NatsAgentTransport } from "@platform/agent-protocol";
 import { expect } from "vitest";
-import { insertTestServer, listen } from "../agents/testing/agents.ts";
-import { startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
@@ -52,64 +48,6 @@ export async function startProxyTestPlatform(env: Record<string, string> = {}): 
     close: async () => {
       await platform.close();
       await rm(mainDirectory, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * A control plane on NATS with JWT auth, and a remote server of `ownerOf`'s organization whose
- * agent is enrolled over it with a main directory of its own (beside this machine's).
- */
-export interface RemoteProxyPlatform {
-  platform: TestPlatform;
-  /** The session `ownerOf` answered: the remote server's organization's member. */
-  session: Session;
-  serverId: string;
-  /** The remote server's agent (a test may stop it; close stops it again harmlessly). */
-  agent: RunningAgent;
-  localMain: string;
-  remoteMain: string;
-  close(): Promise<void>;
-}
-
-export async function startRemoteProxyPlatform(
-  ownerOf: (platform: TestPlatform) => Promise<Session>,
-): Promise<RemoteProxyPlatform> {
-  const nats = await startJwtNats();
-  const localMain = await mkdtemp(path.join(tmpdir(), "cp-proxy-local-"));
-  const remoteMain = await mkdtemp(path.join(tmpdir(), "cp-proxy-remote-"));
-  const platform = await startTestPlatform(nats.env, {
-    agents: { localAgent: { mainDirectory: localMain } },
-  });
-  const http = await listen(platform);
-  const session = await ownerOf(platform);
-  const serverId = await insertTestServer(platform, session.user.organizationId, "edge");
-  const { token } = await platform.ctx.agents.createEnrollmentToken(serverId);
-  const enrollment = await enrollAgent({
-    controlPlaneUrl: http.url,
-    enrollmentToken: token,
-    stateDir: remoteMain,
-  });
-  const connection = await connectAgentNats({ ...enrollment, natsUrl: enrollment.natsUrl });
-  const agent = await startAgent({
-    serverId,
-    transport: new NatsAgentTransport(connection),
-    mainDirectory: remoteMain,
-  });
-  return {
-    platform,
-    session,
-    serverId,
-    agent,
-    localMain,
-    remoteMain,
-    close: async () => {
-      await agent.stop();
-      await connection.close();
-      await http.close();
-      await platform.close();
-      await nats.stop();
-      for (const directory of [localMain, remoteMain]) await rm(directory, { recursive: true, force: true });
     },
   };
 }

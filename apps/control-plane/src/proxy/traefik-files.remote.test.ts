@@ -7,11 +7,12 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RemoteAgentPlatform, startRemoteAgentPlatform } from "../agents/testing/remote-agent.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import type { Session, TestPlatform } from "../testing/harness.ts";
-import { type RemoteProxyPlatform, readIfExists, startRemoteProxyPlatform } from "./test-support.ts";
+import { readIfExists } from "./test-support.ts";
 
-let remote: RemoteProxyPlatform;
+let remote: RemoteAgentPlatform;
 let platform: TestPlatform;
 let tenant: Session;
 let localMain: string;
@@ -22,7 +23,7 @@ const remoteFile = (name: string) => path.join(remoteMain, "traefik", "dynamic",
 
 beforeAll(async () => {
   // The instance organization's owner first, so that the tenant's organization is not the instance's.
-  remote = await startRemoteProxyPlatform(async (platform) => {
+  remote = await startRemoteAgentPlatform(async (platform) => {
     await platform.registerOwner();
     return createUserDirectly(platform, { email: "tenant-files@example.com" });
   });

@@ -15,140 +15,32 @@
  */
 import { listObjects } from "@platform/object-storage";
 import { z } from "zod";
+import { loadBackup, loadDatabase, requireInstanceAdmin, requireStack } from "../backups/access.ts";
 import {
   backupIdInput,
   backupSchema,
   createBackupInput,
   deleteBackup,
-  findBackupWithOrganization,
   idKeyOf,
   insertBackup,
   kindIdKeys,
-  lastRuns,
   type OwnedBackup,
   objectKeySchema,
   updateBackup,
   updateBackupInput,
 } from "../backups/backups.ts";
-import {
-  checkCredentials,
-  credentialsContext,
-  maskedCredentials,
-  sealCredentials,
-} from "../backups/compose-credentials.ts";
+import { checkCredentials, credentialsContext, sealCredentials } from "../backups/compose-credentials.ts";
 import { checkStackService, startComposeBackupRun } from "../backups/compose-runs.ts";
-import { findDestination, idSchema, storageOf, toDestinationView } from "../backups/destinations.ts";
+import { idSchema, requireDestination, storageOf } from "../backups/destinations.ts";
 import { startBackupRun, startRestoreRun } from "../backups/runs.ts";
+import { toBackupView } from "../backups/views.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
 import { startWebServerBackupRun, WEB_SERVER } from "../backups/web-server-runs.ts";
-import { findCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
-import { findDatabase } from "../databases/repository.ts";
 import type { BackupDatabaseType, BackupUpdate } from "../db/schema.ts";
-import { ApiError, badRequest, forbidden, notFound } from "../errors.ts";
-import { isInstanceAdmin } from "../organizations/instance.ts";
+import { badRequest } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { requireServiceAccess } from "../projects/permissions.ts";
 import { agentServerId } from "../servers/repository.ts";
-
-const label = (kind: string) => `${kind[0]!.toUpperCase()}${kind.slice(1)}`;
-
-/** A stack named in a backup's input, the caller's to see (404 naming composeId otherwise). */
-async function requireStack(ctx: ServiceContext, caller: Caller, composeId: string) {
-  const row = await findCompose(ctx.db, caller.organizationId, composeId);
-  if (!row) throw new ApiError("NOT_FOUND", "Compose not found (composeId)", { fields: ["composeId"] });
-  await requireServiceAccess(
-    ctx.db,
-    caller,
-    { serviceId: row.composeId, environmentId: row.environmentId, projectId: row.projectId },
-    "Compose",
-  );
-  return row;
-}
-
-/** The database service of `kind` named by `id`, of the caller's organization and visible to them. */
-async function loadDatabase(
-  ctx: ServiceContext,
-  caller: Caller,
-  kind: BackupDatabaseType,
-  id: string,
-  field: string,
-) {
-  const row = await findDatabase(ctx.db, caller.organizationId, kind, id);
-  if (!row) throw new ApiError("NOT_FOUND", `${label(kind)} not found (${field})`, { fields: [field] });
-  await requireServiceAccess(
-    ctx.db,
-    caller,
-    { serviceId: row.databaseId, environmentId: row.environmentId, projectId: row.projectId },
-    label(kind),
-  );
-  return row;
-}
-
-/** The control plane's own backup is the instance administrators' alone (403 for others). */
-async function requireInstanceAdmin(ctx: ServiceContext, caller: Caller): Promise<void> {
-  if (!(await isInstanceAdmin(ctx.db, caller))) {
-    throw forbidden(
-      "Only instance administrators manage the web-server backup: it holds every organization's data",
-    );
-  }
-}
-
-/** The backup when its database is visible to the caller (another organization's: 404). */
-export async function loadBackup(
-  ctx: ServiceContext,
-  caller: Caller,
-  backupId: string,
-): Promise<OwnedBackup> {
-  const backup = await findBackupWithOrganization(ctx.db, backupId);
-  if (!backup || backup.organizationId !== caller.organizationId) throw notFound("Backup");
-  if (backup.composeId) {
-    await requireStack(ctx, caller, backup.composeId).catch((error) => {
-      if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
-      throw error;
-    });
-    return backup;
-  }
-  if (backup.databaseType === WEB_SERVER || !backup.databaseId) {
-    await requireInstanceAdmin(ctx, caller);
-    return backup;
-  }
-  await loadDatabase(ctx, caller, backup.databaseType, backup.databaseId, "backupId").catch((error) => {
-    if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Backup");
-    throw error;
-  });
-  return backup;
-}
-
-async function requireDestination(ctx: ServiceContext, caller: Caller, destinationId: string) {
-  const destination = await findDestination(ctx.db, caller.organizationId, destinationId);
-  if (!destination) {
-    throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
-  }
-  return destination;
-}
-
-export async function toView(
-  ctx: ServiceContext,
-  backup: OwnedBackup,
-): Promise<z.infer<typeof backupSchema>> {
-  const destination = await findDestination(ctx.db, backup.organizationId, backup.destinationId);
-  const ids = Object.fromEntries(kindIdKeys.map((key) => [key, null])) as Record<
-    (typeof kindIdKeys)[number],
-    string | null
-  >;
-  if (backup.databaseType !== WEB_SERVER && backup.databaseId) {
-    ids[idKeyOf(backup.databaseType)] = backup.databaseId;
-  }
-  const { organizationId: _organization, databaseId: _database, metadata, ...fields } = backup;
-  return {
-    ...fields,
-    ...ids,
-    metadata: maskedCredentials(metadata as Record<string, unknown> | null),
-    destination: toDestinationView(destination!),
-    ...(await lastRuns(ctx.db, backup.backupId)),
-  };
-}
 
 /** Fields of compose backups only (a database inside a stack): refused on the others. */
 function refuseComposeFields(input: {
@@ -227,7 +119,7 @@ async function createWebServerBackup(
   refuseVerification(input);
   const backupId = await insertBackup(ctx.db, caller.userId, input, { databaseId: null });
   await ctx.backups.reschedule();
-  return toView(ctx, await loadBackup(ctx, caller, backupId));
+  return toBackupView(ctx, await loadBackup(ctx, caller, backupId));
 }
 
 /**
@@ -286,7 +178,7 @@ async function createComposeBackup(
     },
   });
   await ctx.backups.reschedule();
-  return toView(ctx, await loadBackup(ctx, caller, backupId));
+  return toBackupView(ctx, await loadBackup(ctx, caller, backupId));
 }
 
 /** backup.update of a stack's backup: its service (checked against the file) and credentials. */
@@ -389,7 +281,7 @@ export const backupRouter = defineRouter("backup", {
       await requireDestination(ctx, caller, input.destinationId);
       const backupId = await insertBackup(ctx.db, caller.userId, input, { databaseId });
       await ctx.backups.reschedule();
-      return toView(ctx, await loadBackup(ctx, caller, backupId));
+      return toBackupView(ctx, await loadBackup(ctx, caller, backupId));
     },
   }),
 
@@ -398,7 +290,8 @@ export const backupRouter = defineRouter("backup", {
     access: "member",
     input: backupIdInput,
     output: backupSchema,
-    handler: async ({ ctx, caller, input }) => toView(ctx, await loadBackup(ctx, caller, input.backupId)),
+    handler: async ({ ctx, caller, input }) =>
+      toBackupView(ctx, await loadBackup(ctx, caller, input.backupId)),
   }),
 
   update: mutation({

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { serverBelongsTo } from "../applications/repository.ts";
 import { idSchema } from "../applications/schemas.ts";
+import { loadBackup } from "../backups/access.ts";
 import { loadCallerCompose } from "../compose/repository.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { type DatabaseKind, databaseKinds } from "../databases/kinds.ts";
@@ -22,6 +23,7 @@ import {
   listTargetDeployments,
   toDeploymentView,
 } from "../deployments/repository.ts";
+import { deploymentSchema } from "../deployments/schemas.ts";
 import { stopDeployment } from "../deployments/stop.ts";
 import { conflict, notFound } from "../errors.ts";
 import { logTailSchema, runtimeLogsSchema, tailLines } from "../monitoring/runtime-logs.ts";
@@ -35,33 +37,7 @@ import {
   requireServiceAccess,
 } from "../projects/permissions.ts";
 import { loadSchedule } from "../schedules/schedules.ts";
-import { loadBackup } from "./backup.ts";
-import { loadVolumeBackup } from "./volume-backups.ts";
-
-const deploymentStatuses = ["idle", "running", "done", "error"] as const;
-
-export const deploymentSchema = z.object({
-  deploymentId: z.string(),
-  /** Null for a deployment of a database service. */
-  applicationId: z.string().nullable(),
-  title: z.string(),
-  description: z.string().nullable(),
-  status: z.enum(deploymentStatuses),
-  logPath: z.string(),
-  logs: z.string(),
-  errorMessage: z.string().nullable(),
-  commitHash: z.string().nullable(),
-  commitMessage: z.string().nullable(),
-  imageName: z.string().nullable(),
-  serverId: z.string().nullable(),
-  /** The build server whose agent built the image; null: built where it runs (or not built). */
-  buildServerId: z.string().nullable(),
-  createdAt: z.string(),
-  startedAt: z.string().nullable(),
-  completedAt: z.string().nullable(),
-  /** The rollback this deployment recorded (or, a rollback run, deployed): rollback.rollback. */
-  rollbackId: z.string().nullable(),
-});
+import { loadVolumeBackup } from "../volume-backups/access.ts";
 
 const centralizedSchema = deploymentSchema.extend({
   /** The application deployed; null for a database service's deployment. */

@@ -12,25 +12,12 @@
 import { z } from "zod";
 import { deletePort, findPort, insertPort, updatePort } from "../applications/ports.ts";
 import { findApplication } from "../applications/repository.ts";
-import { idSchema } from "../applications/schemas.ts";
+import { idSchema, portSchema, protocolSchema, publishModeSchema } from "../applications/schemas.ts";
 import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 
 const portNumberSchema = z.number().int().min(1).max(65535);
-const protocolSchema = z.enum(["tcp", "udp"]);
-const publishModeSchema = z.enum(["host", "ingress"]);
-
-export const portSchema = z.object({
-  portId: z.string(),
-  applicationId: z.string(),
-  publishedPort: z.number().int(),
-  targetPort: z.number().int(),
-  protocol: protocolSchema,
-  publishMode: publishModeSchema,
-  createdAt: z.string(),
-});
-
 const portIdInput = z.object({ portId: idSchema });
 
 export const portRouter = defineRouter("port", {

@@ -11,6 +11,7 @@ import { idSchema } from "../applications/schemas.ts";
 import { branchNameProblem } from "../applications/validation.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { listTargetDeployments, toDeploymentView } from "../deployments/repository.ts";
+import { deploymentSchema } from "../deployments/schemas.ts";
 import { toDomainView } from "../domains/schemas.ts";
 import { badRequest, notFound } from "../errors.ts";
 import {
@@ -23,7 +24,6 @@ import {
 } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { grantsOf, requireApplicationAccess, requireCanDeleteServices } from "../projects/permissions.ts";
-import { deploymentSchema } from "./deployment.ts";
 
 const previewIdInput = z.object({ previewDeploymentId: idSchema });
 

@@ -11,6 +11,7 @@ import type { Caller, ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { Schedule } from "../db/schema.ts";
 import { listTargetDeployments, toDeploymentView } from "../deployments/repository.ts";
+import { deploymentSchema } from "../deployments/schemas.ts";
 import { badRequest } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import {
@@ -38,7 +39,6 @@ import {
   scheduleTypes,
   updateScheduleInput,
 } from "../schedules/schedules.ts";
-import { deploymentSchema } from "./deployment.ts";
 
 const toView = (ctx: ServiceContext, row: Schedule): z.input<typeof scheduleSchema> => ({
   ...row,

@@ -14,6 +14,7 @@ import { createApiKey } from "../auth/api-key.ts";
 import { loginSucceeded, takeLoginAttempt } from "../auth/login-throttle.ts";
 import { hashPassword, verifyPassword } from "../auth/password.ts";
 import { backupSchema } from "../backups/backups.ts";
+import { toBackupView as backupView } from "../backups/views.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { randomToken, sha256Hex } from "../crypto/ids.ts";
 import { displayNameSchema } from "../display-name.ts";
@@ -66,7 +67,6 @@ import {
   userSchema,
 } from "../users/user-view.ts";
 import { listWebServerBackups } from "../users/web-server-backups.ts";
-import { toView as backupView } from "./backup.ts";
 
 /** Clients (Dokploy's UI among them) send "" for a field left empty: treat it as absent. */
 const blankAsAbsent = (value: unknown) => (value === "" ? undefined : value);

@@ -9,18 +9,17 @@
  */
 import { z } from "zod";
 import { objectKeySchema } from "../backups/backups.ts";
-import { findDestination, idSchema, toDestinationView } from "../backups/destinations.ts";
+import { findDestination, idSchema, requireDestination, toDestinationView } from "../backups/destinations.ts";
 import { manualAnswer, waitForRun } from "../backups/wait.ts";
-import type { Caller, ServiceContext } from "../context.ts";
+import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { VolumeBackup, VolumeBackupServiceType } from "../db/schema.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { checkVolumeName } from "../mounts/mounts.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
-import { requireServiceAccess } from "../projects/permissions.ts";
+import { loadService, loadVolumeBackup } from "../volume-backups/access.ts";
 import {
   deleteVolumeBackup,
-  findVolumeBackup,
   insertVolumeBackup,
   listServiceVolumeBackups,
   updateVolumeBackup,
@@ -29,7 +28,6 @@ import {
   checkServiceTypeClaim,
   createVolumeBackupInput,
   lastVolumeRun,
-  locateService,
   requireOwnVolume,
   type ServiceIdKey,
   serviceIdKeys,
@@ -43,46 +41,6 @@ import {
   volumeNameSchema,
   volumeServiceTypes,
 } from "../volume-backups/volume-backups.ts";
-
-const label = (type: string) => `${type[0]!.toUpperCase()}${type.slice(1)}`;
-
-/** The service of `type` named by `id`, of the caller's organization and visible to them (404 naming `field`). */
-async function loadService(
-  ctx: ServiceContext,
-  caller: Caller,
-  type: VolumeBackupServiceType,
-  id: string,
-  field: string,
-): Promise<VolumeService> {
-  const service = await locateService(ctx.db, caller.organizationId, type, id);
-  if (!service) throw new ApiError("NOT_FOUND", `${label(type)} not found (${field})`, { fields: [field] });
-  await requireServiceAccess(ctx.db, caller, service, label(type));
-  return service;
-}
-
-export async function loadVolumeBackup(
-  ctx: ServiceContext,
-  caller: Caller,
-  volumeBackupId: string,
-): Promise<{ row: VolumeBackup; service: VolumeService }> {
-  const row = await findVolumeBackup(ctx.db, caller.organizationId, volumeBackupId);
-  if (!row) throw notFound("Volume backup");
-  const service = await loadService(ctx, caller, row.serviceType, serviceIdOf(row), "volumeBackupId").catch(
-    (error) => {
-      if (error instanceof ApiError && error.code === "NOT_FOUND") throw notFound("Volume backup");
-      throw error;
-    },
-  );
-  return { row, service };
-}
-
-async function requireDestination(ctx: ServiceContext, caller: Caller, destinationId: string) {
-  const destination = await findDestination(ctx.db, caller.organizationId, destinationId);
-  if (!destination) {
-    throw new ApiError("NOT_FOUND", "Destination not found (destinationId)", { fields: ["destinationId"] });
-  }
-  return destination;
-}
 
 async function toView(ctx: ServiceContext, row: VolumeBackup): Promise<z.input<typeof volumeBackupSchema>> {
   const destination = await findDestination(ctx.db, row.organizationId, row.destinationId);
