@@ -63,6 +63,8 @@ export const sources = {
     "routers/settings.ts@009cb0552f28 (cleanSSHPrivateKey: adminProcedure, no input, sets sshPrivateKey null, true; getUpdateData: protectedProcedure.mutation, no input, getUpdateData() or DEFAULT_UPDATE_DATA {latestVersion: null, updateAvailable: false}; getReleaseTag: protectedProcedure query, getDokployImageTag()'s string) and later routers/settings.ts found by code search, commit not shown (cleanAllDeploymentQueue: adminProcedure, no input, answers cleanAllDeploymentQueue()'s true after removing the waiting jobs; getDockerDiskUsage: adminProcedure query, no input, services/docker.ts getDockerDiskUsage() rows {type, totalCount, active, size, reclaimable, sizeBytes}; updateRemoteServersOnly: adminProcedure {remoteServersOnly: boolean}, true); updateTraefikPorts: adminProcedure {serverId?, additionalPorts: [{targetPort, publishedPort, protocol tcp|udp|sctp}]}, checkPortInUse then writeTraefikSetup, true; writeTraefikEnv: adminProcedure {env: string, serverId?}, prepareEnvironmentVariables then writeTraefikSetup, true (routers/settings.ts@009cb0552f28)",
   settingsEngine:
     "a settings router of a Dokploy derivative found by code search, commit not shown (reloadServer, cleanMonitoring, updateServer: adminProcedure, no input, true; cleanMonitoring recreates the monitoring directory; updateServer runs `docker service update --force --image <image>:<latest>` when an update is installable; updateBuildsConcurrency: adminProcedure apiUpdateWebServerBuildsConcurrency {buildsConcurrency}, true, refused on the cloud) and routers/server.ts found by code search (updateBuildsConcurrency: apiUpdateServerBuildsConcurrency {serverId, buildsConcurrency}, the updated server row; UNAUTHORIZED for another organization's server); Dokploy's MCP tool list (settings-updateLogCleanup {cronExpression}; buildsConcurrency 1-100 per server, default 1)",
+  settingsGpu:
+    "routers/settings.ts@009cb0552f28 (setupGPU: adminProcedure {serverId?: string}, setupGPUSupport then {success: true}; checkGPUStatus: adminProcedure {serverId?: string}, checkGPUStatus's GPUInfo, on the cloud without serverId every field false/0/undefined), utils/gpu-setup.ts@12784ec0ff64 (GPUInfo {driverInstalled, driverVersion?, gpuModel?, runtimeInstalled, runtimeConfigured, cudaSupport, cudaVersion?, memoryInfo?, availableGPUs, swarmEnabled, gpuResources} from nvidia-smi queries, `command -v nvidia-container-runtime`, docker info's Runtimes and DefaultRuntime and the Swarm node's GPU generic resource; setupGPUSupport refuses without the driver or the runtime, writes daemon.json {runtimes.nvidia, default-runtime nvidia, node-generic-resources [GPU=<n>]}, sets swarm-resource in nvidia-container-runtime's config.toml, restarts docker, labels the node gpu=true) and a later routers/settings.ts found by code search, commit not shown (updateEnforceSSO: adminProcedure {enforceSSO: boolean}, updateWebServerSettings, true; refused on the cloud)",
   settingsFiles:
     "routers/settings.ts@009cb0552f28 (readDirectories: apiServerSchema, readDirectory's TreeDataItem[] {id, name, type, children?}; readTraefikFile: apiReadTraefikConfig {path, serverId?}, readConfigInPath's text; updateTraefikFile: apiModifyTraefikConfig {path, traefikConfig, serverId?}; read/updateMiddlewareTraefikConfig and read/updateWebServerTraefikConfig: adminProcedure, apiTraefikConfig {traefikConfig}, middlewares.yml and dokploy.yml), schemas by code search",
   postgres:
@@ -3185,6 +3187,25 @@ export const dokployProcedures: Record<string, Row> = {
     kind: "query",
     unverified:
       "the stored Dokploy routers/docker.ts (2a14ae0c7fd0) has no getServerHealth; issue 39 names its input {serverId?, sinceHours?}, its answer shape was not found",
+  },
+  "settings.checkGPUStatus": {
+    kind: "query",
+    source: "settingsGpu",
+    input: ["serverId"],
+    output:
+      "object:driverInstalled,driverVersion,gpuModel,runtimeInstalled,runtimeConfigured,cudaSupport,cudaVersion,memoryInfo,availableGPUs,swarmEnabled,gpuResources",
+  },
+  "settings.setupGPU": {
+    kind: "mutation",
+    source: "settingsGpu",
+    input: ["serverId"],
+    output: "object:success",
+  },
+  "settings.updateEnforceSSO": {
+    kind: "mutation",
+    source: "settingsGpu",
+    input: ["enforceSSO*"],
+    output: "boolean",
   },
   "settings.readDirectories": {
     kind: "query",

@@ -1282,6 +1282,20 @@ describe("container operations on another organization's server (docker.*, issue
   });
 });
 
+describe("GPU support of another organization's server (settings.checkGPUStatus, setupGPU, issue 41)", () => {
+  it.each([
+    ["settings.checkGPUStatus", "query"],
+    ["settings.setupGPU", "mutation"],
+  ] as const)("%s with the victim's serverId answers 404, its agent never asked", async (name, kind) => {
+    const input = { serverId: theirs.serverId };
+    const response =
+      kind === "query"
+        ? await platform.query(name, input, as(owner))
+        : await platform.mutate(name, input, as(owner));
+    expect(response.status, JSON.stringify(response.body)).toBe(404);
+  });
+});
+
 describe("patches through `id` and `type` (patch.*)", () => {
   it("reads and changes no other organization's application's or stack's patches (404), nothing changed", async () => {
     const before = await victimRows();

@@ -33,6 +33,9 @@ describe("loadAgentConfig", () => {
       hostRoot: "/",
       heartbeatIntervalMs: 10_000,
       platformNetwork: "platform-network",
+      nvidiaSmi: "nvidia-smi",
+      dockerDaemonConfig: "/etc/docker/daemon.json",
+      nvidiaRuntimeConfig: "/etc/nvidia-container-runtime/config.toml",
       stateDir,
       configFile: path.join(stateDir, "agent.json"),
     });
@@ -49,6 +52,9 @@ describe("loadAgentConfig", () => {
       AGENT_MAIN_DIR: "/srv/platform",
       AGENT_HEARTBEAT_INTERVAL_MS: "2500",
       AGENT_PLATFORM_NETWORK: "platform_stack-network",
+      AGENT_NVIDIA_SMI: "/opt/nvidia/bin/nvidia-smi",
+      AGENT_DOCKER_DAEMON_CONFIG: "/srv/docker/daemon.json",
+      AGENT_NVIDIA_RUNTIME_CONFIG: "/srv/nvidia/config.toml",
     });
     expect(config).toMatchObject({
       serverId: "srv-2",
@@ -58,6 +64,9 @@ describe("loadAgentConfig", () => {
       mainDirectory: "/srv/platform",
       heartbeatIntervalMs: 2500,
       platformNetwork: "platform_stack-network",
+      nvidiaSmi: "/opt/nvidia/bin/nvidia-smi",
+      dockerDaemonConfig: "/srv/docker/daemon.json",
+      nvidiaRuntimeConfig: "/srv/nvidia/config.toml",
     });
   });
 

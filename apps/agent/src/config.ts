@@ -10,6 +10,7 @@ import * as z from "zod";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS } from "./agent.ts";
 import { DEFAULT_MAIN_DIRECTORY } from "./core.ts";
 import { DEFAULT_DOCKER_SOCKET } from "./docker/engine.ts";
+import { DEFAULT_DOCKER_DAEMON_CONFIG, DEFAULT_NVIDIA_RUNTIME_CONFIG } from "./gpu/gpu.ts";
 import { PLATFORM_NETWORK } from "./validate/engine-facts.ts";
 
 export const DEFAULT_STATE_DIR = "/etc/platform/agent";
@@ -26,6 +27,9 @@ export const ENV_VARIABLES = {
   AGENT_HOST_ROOT: "hostRoot",
   AGENT_HEARTBEAT_INTERVAL_MS: "heartbeatIntervalMs",
   AGENT_PLATFORM_NETWORK: "platformNetwork",
+  AGENT_NVIDIA_SMI: "nvidiaSmi",
+  AGENT_DOCKER_DAEMON_CONFIG: "dockerDaemonConfig",
+  AGENT_NVIDIA_RUNTIME_CONFIG: "nvidiaRuntimeConfig",
 } as const;
 
 const configSchema = z.object({
@@ -41,6 +45,10 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "must be a Docker network name")
     .default(PLATFORM_NETWORK),
+  /** settings.checkGPUStatus / setupGPU: nvidia-smi, the engine's daemon.json, the runtime's config.toml. */
+  nvidiaSmi: z.string().min(1).default("nvidia-smi"),
+  dockerDaemonConfig: z.string().min(1).default(DEFAULT_DOCKER_DAEMON_CONFIG),
+  nvidiaRuntimeConfig: z.string().min(1).default(DEFAULT_NVIDIA_RUNTIME_CONFIG),
 });
 
 export type AgentConfig = z.infer<typeof configSchema> & { stateDir: string; configFile: string };

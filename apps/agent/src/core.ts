@@ -57,6 +57,7 @@ import { joinSwarm, leaveSwarm, listNodes, removeNode, swarmJoinToken, updateNod
 import { containerStats } from "./docker/stats.ts";
 import { allContainerStats, listSwarmServices } from "./docker/swarm-views.ts";
 import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/volumes.ts";
+import { checkGpu, type GpuOptions, setupGpu } from "./gpu/gpu.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
 import { registryLogin } from "./registry/login.ts";
@@ -85,8 +86,17 @@ export interface AgentCoreOptions {
   hostRoot?: string;
   /** systemd unit states for the audit (default: ask systemctl). */
   serviceProbe?: ServiceProbe;
-  /** PATH searched for rclone, nixpacks, pack and railpack (default: the agent's PATH). */
+  /**
+   * PATH searched for rclone, nixpacks, pack and railpack, nvidia-smi and
+   * nvidia-container-runtime (default: the agent's PATH).
+   */
   toolSearchPath?: string;
+  /** The nvidia-smi executable: a path, or a name looked up on toolSearchPath (default nvidia-smi). */
+  nvidiaSmi?: string;
+  /** The engine's daemon.json settings.setupGPU merges into (default /etc/docker/daemon.json). */
+  dockerDaemonConfig?: string;
+  /** nvidia-container-runtime's config.toml (default /etc/nvidia-container-runtime/config.toml). */
+  nvidiaRuntimeConfig?: string;
   /** Timeout of each `<tool> --version` (default 5000 ms). */
   toolTimeoutMs?: number;
   /** Reported hostname (default: os.hostname()). */
@@ -284,7 +294,19 @@ export class AgentCore {
     removeNetwork: (command) => removeNetwork(this.docker, command),
     listEngineNetworks: (command) => listEngineNetworks(this.docker, command),
     importNetwork: (command) => importNetwork(this.docker, command),
+    checkGpu: () => checkGpu(this.gpuOptions()),
+    setupGpu: () => setupGpu(this.gpuOptions()),
   };
+
+  private gpuOptions(): GpuOptions {
+    return {
+      docker: this.docker,
+      nvidiaSmi: this.options.nvidiaSmi,
+      searchPath: this.options.toolSearchPath,
+      daemonConfigPath: this.options.dockerDaemonConfig,
+      runtimeConfigPath: this.options.nvidiaRuntimeConfig,
+    };
+  }
 
   /** Stored samples of one service for the control plane (readAppMonitoring), owner-filtered. */
   private async readContainerMetrics(command: ReadContainerMetricsCommand) {

@@ -992,6 +992,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     `${CP}/deployments/build-slots.test.ts`,
   ),
   "docker.getServerHealth": applied("serverId sinceHours", `${CP}/maintenance/engine-settings.test.ts`),
+  "settings.checkGPUStatus": applied("serverId", `${CP}/gpu/gpu-support.test.ts`),
+  "settings.setupGPU": applied("serverId", `${CP}/gpu/gpu-support.test.ts`),
+  "settings.updateEnforceSSO": {
+    enforceSSO: refused(`${CP}/gpu/gpu-support.test.ts`, { enforceSSO: true }),
+  },
   "settings.readDirectories": applied("serverId", `${CP}/proxy/traefik-files.remote.test.ts`),
   "settings.readTraefikFile": {
     ...applied("path", `${CP}/proxy/traefik-files.test.ts`),

@@ -1824,6 +1824,19 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "How many deployments build on this machine at once (1-100); beyond them a deployment waits, still queued, for a slot. The queue's own concurrency (PLATFORM_DEPLOYMENT_CONCURRENCY) stays the bound across servers. Instance administrators only.",
   },
+  "settings.checkGPUStatus": {
+    description:
+      "The NVIDIA GPU support of the server (this machine, or serverId's) as its agent finds it, with Dokploy's fields: the driver and GPUs nvidia-smi lists (driverVersion, gpuModel, memoryInfo of the first GPU; availableGPUs), CUDA, nvidia-container-runtime on the agent's PATH (runtimeInstalled), the engine running the nvidia runtime by default (runtimeConfigured) and its Swarm node's GPU generic resource (swarmEnabled, gpuResources). A server without nvidia-smi answers driverInstalled false, not an error; unknown fields are left out. This machine is the instance administrator's.",
+  },
+  "settings.setupGPU": {
+    description:
+      "Configures the server's engine for its NVIDIA GPUs as Dokploy does: the nvidia runtime merged into its daemon.json as the default runtime with the GPUs as the node's generic resource (other settings kept), swarm-resource set in nvidia-container-runtime's config.toml, the Swarm node labelled gpu=true. The engine is not restarted: restartRequired says it must be (systemctl restart docker) before GPU support takes effect. A 409 names what is missing (the NVIDIA driver, nvidia-container-runtime, a Swarm node, a daemon.json that is not JSON) and nothing is changed.",
+    errors: [409],
+  },
+  "settings.updateEnforceSSO": {
+    description:
+      "Dokploy's switch making members sign in through SSO. No SSO provider can be configured here, so SSO is never enforced: enforceSSO false is accepted (nothing changes), true is a 400 naming enforceSSO, since it would lock every member out. Instance administrators only.",
+  },
   "settings.haveTraefikDashboardPortEnabled": {
     description:
       "Whether the proxy (this machine's, or serverId's) publishes its dashboard port, read from its service as Docker runs it; 404 when the proxy is not installed.",

@@ -369,6 +369,16 @@ export class AgentClient {
     return this.call(serverId, "restartControlPlane", command, timeoutMs);
   }
 
+  /** What the server offers NVIDIA GPUs with: driver, CUDA, container runtime, Swarm resource. */
+  checkGpu(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "checkGpu", {}, timeoutMs);
+  }
+
+  /** Configures the engine for NVIDIA GPUs (daemon.json); refused without driver or runtime. */
+  setupGpu(serverId: string, timeoutMs?: number) {
+    return this.call(serverId, "setupGpu", {}, timeoutMs);
+  }
+
   /** Removes unused Docker objects of one organization, or of the whole engine. */
   cleanDocker(serverId: string, command: CommandArgs<"cleanDocker">, timeoutMs?: number) {
     return this.call(serverId, "cleanDocker", command, timeoutMs);

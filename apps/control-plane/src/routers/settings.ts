@@ -13,7 +13,8 @@ import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, ServiceContext } from "../context.ts";
 import { databaseIsUp } from "../db/database.ts";
 import { diskUsageItemSchema, getDiskUsage } from "../docker-objects/index.ts";
-import { ApiError, forbidden } from "../errors.ts";
+import { ApiError, badRequest, forbidden } from "../errors.ts";
+import { checkGpuStatus, gpuSetupSchema, gpuStatusSchema, setupGpuSupport } from "../gpu/gpu-support.ts";
 import { buildsConcurrencySchema, setBuildsConcurrency } from "../maintenance/builds-concurrency.ts";
 import { setDockerCleanup } from "../maintenance/cleanup-schedule.ts";
 import { reloadControlPlane, updateControlPlane } from "../maintenance/control-plane-service.ts";
@@ -734,6 +735,50 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ ctx, caller, input }) => {
       const serverId = await targetServer(ctx, caller, input.serverId);
       await setProxyEnv(ctx, serverId, parseProxyEnv(input.env));
+      return success;
+    },
+  }),
+
+  checkGPUStatus: query({
+    summary:
+      "The NVIDIA GPU support of the server (this machine, or serverId's): driver, CUDA, container runtime and Swarm GPU resource, as its agent finds them",
+    access: "admin",
+    input: optionalServerId,
+    output: gpuStatusSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return checkGpuStatus(ctx, serverId);
+    },
+  }),
+
+  setupGPU: mutation({
+    summary:
+      "Make the server's engine run the nvidia runtime by default with its GPUs as Swarm resource (daemon.json); a 409 names a missing driver or runtime; the engine must then be restarted",
+    access: "admin",
+    input: optionalServerId,
+    output: gpuSetupSchema,
+    handler: async ({ ctx, caller, input }) => {
+      const serverId = await targetServer(ctx, caller, input?.serverId);
+      return setupGpuSupport(ctx, serverId);
+    },
+  }),
+
+  updateEnforceSSO: mutation({
+    summary:
+      "Whether members must sign in through SSO: only false is accepted, since no SSO provider can be configured and enforcing it would lock every member out",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: z.object({ enforceSSO: z.boolean() }),
+    output: successSchema,
+    handler: async ({ ctx, caller, input }) => {
+      await requireInstanceAdmin(ctx, caller);
+      // SSO is never enforced here: false is the state already, nothing to store.
+      if (input.enforceSSO) {
+        throw badRequest(
+          "Invalid input: enforceSSO: cannot be true: this platform has no SSO providers, so enforcing SSO would lock every member out",
+          { fields: ["enforceSSO"] },
+        );
+      }
       return success;
     },
   }),

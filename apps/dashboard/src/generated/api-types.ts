@@ -11475,6 +11475,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.checkGPUStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The NVIDIA GPU support of the server (this machine, or serverId's): driver, CUDA, container runtime and Swarm GPU resource, as its agent finds them
+         * @description The NVIDIA GPU support of the server (this machine, or serverId's) as its agent finds it, with Dokploy's fields: the driver and GPUs nvidia-smi lists (driverVersion, gpuModel, memoryInfo of the first GPU; availableGPUs), CUDA, nvidia-container-runtime on the agent's PATH (runtimeInstalled), the engine running the nvidia runtime by default (runtimeConfigured) and its Swarm node's GPU generic resource (swarmEnabled, gpuResources). A server without nvidia-smi answers driverInstalled false, not an error; unknown fields are left out. This machine is the instance administrator's.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `GET /api/trpc/settings.checkGPUStatus` with tRPC envelopes (see the trpc tag).
+         */
+        get: operations["settings.checkGPUStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.checkInfrastructureHealth": {
         parameters: {
             query?: never;
@@ -12315,6 +12339,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.setupGPU": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make the server's engine run the nvidia runtime by default with its GPUs as Swarm resource (daemon.json); a 409 names a missing driver or runtime; the engine must then be restarted
+         * @description Configures the server's engine for its NVIDIA GPUs as Dokploy does: the nvidia runtime merged into its daemon.json as the default runtime with the GPUs as the node's generic resource (other settings kept), swarm-resource set in nvidia-container-runtime's config.toml, the Swarm node labelled gpu=true. The engine is not restarted: restartRequired says it must be (systemctl restart docker) before GPU support takes effect. A 409 names what is missing (the NVIDIA driver, nvidia-container-runtime, a Swarm node, a daemon.json that is not JSON) and nothing is changed.
+         *
+         *     Requires the admin role (or owner).
+         *
+         *     Also served as `POST /api/trpc/settings.setupGPU` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.setupGPU"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.toggleDashboard": {
         parameters: {
             query?: never;
@@ -12405,6 +12453,30 @@ export interface paths {
          *     Also served as `POST /api/trpc/settings.updateDockerCleanup` with tRPC envelopes (see the trpc tag).
          */
         post: operations["settings.updateDockerCleanup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/settings.updateEnforceSSO": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether members must sign in through SSO: only false is accepted, since no SSO provider can be configured and enforcing it would lock every member out
+         * @description Dokploy's switch making members sign in through SSO. No SSO provider can be configured here, so SSO is never enforced: enforceSSO false is accepted (nothing changes), true is a 400 naming enforceSSO, since it would lock every member out. Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.updateEnforceSSO` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.updateEnforceSSO"];
         delete?: never;
         options?: never;
         head?: never;
@@ -38712,6 +38784,47 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.checkGPUStatus": {
+        parameters: {
+            query?: {
+                /** @description Id of the server */
+                serverId?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        driverInstalled: boolean;
+                        driverVersion?: string;
+                        gpuModel?: string;
+                        runtimeInstalled: boolean;
+                        runtimeConfigured: boolean;
+                        cudaSupport: boolean;
+                        cudaVersion?: string;
+                        memoryInfo?: string;
+                        availableGPUs: number;
+                        swarmEnabled: boolean;
+                        gpuResources: number;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.checkInfrastructureHealth": {
         parameters: {
             query?: never;
@@ -39905,6 +40018,59 @@ export interface operations {
             default: components["responses"]["ServerError"];
         };
     };
+    "settings.setupGPU": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    serverId?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        changed: boolean;
+                        restartRequired: boolean;
+                        message: string;
+                        status: {
+                            driverInstalled: boolean;
+                            driverVersion?: string;
+                            gpuModel?: string;
+                            runtimeInstalled: boolean;
+                            runtimeConfigured: boolean;
+                            cudaSupport: boolean;
+                            cudaVersion?: string;
+                            memoryInfo?: string;
+                            availableGPUs: number;
+                            swarmEnabled: boolean;
+                            gpuResources: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
     "settings.toggleDashboard": {
         parameters: {
             query?: never;
@@ -40048,6 +40214,41 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.updateEnforceSSO": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enforceSSO: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

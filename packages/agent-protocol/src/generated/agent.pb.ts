@@ -173,6 +173,11 @@ export interface CommandRequest {
   importNetwork?:
     | ImportNetworkCommand
     | undefined;
+  /** GPU support (99-100): settings.checkGPUStatus and settings.setupGPU. */
+  checkGpu?: CheckGpuCommand | undefined;
+  setupGpu?:
+    | SetupGpuCommand
+    | undefined;
   /** A job's outcome, for a control plane taking over the run of a copy that died (135). */
   awaitJob?: AwaitJobCommand | undefined;
 }
@@ -1571,6 +1576,8 @@ export interface CommandReply {
   engineNetworks?: EngineNetworkList | undefined;
   networkImported?: NetworkConfig | undefined;
   awaitJob?: AwaitJobResult | undefined;
+  gpuStatus?: GpuStatus | undefined;
+  gpuSetUp?: GpuSetUp | undefined;
 }
 
 export interface Error {
@@ -2388,4 +2395,56 @@ export interface ControlPlaneRestarted {
   found: boolean;
   /** The image the service runs from now on. */
   image: string;
+}
+
+/**
+ * What the server offers NVIDIA GPUs with (settings.checkGPUStatus): nvidia-smi's answers, the
+ * nvidia-container-runtime executable on the agent's PATH, and the engine's runtimes and its
+ * Swarm node's generic resources. A server without nvidia-smi answers driver_installed false.
+ */
+export interface CheckGpuCommand {
+}
+
+export interface GpuStatus {
+  driverInstalled: boolean;
+  /** "" when unknown (no driver); the first GPU's when there are several. */
+  driverVersion: string;
+  gpuModel: string;
+  /** nvidia-smi's memory.total of the first GPU, e.g. "24576 MiB". */
+  memoryInfo: string;
+  /** GPUs nvidia-smi lists. */
+  availableGpus: number;
+  cudaSupport: boolean;
+  cudaVersion: string;
+  /** nvidia-container-runtime is on the agent's PATH. */
+  runtimeInstalled: boolean;
+  /** The engine knows an "nvidia" runtime and runs it by default. */
+  runtimeConfigured: boolean;
+  /** The engine's Swarm node advertises a GPU generic resource ... */
+  swarmEnabled: boolean;
+  /** ... of this many GPUs. */
+  gpuResources: number;
+}
+
+/**
+ * Makes the engine run containers with the nvidia runtime by default and advertise the GPUs as
+ * the Swarm node's generic resource (settings.setupGPU): merged into the engine's daemon.json,
+ * swarm-resource set in nvidia-container-runtime's config.toml, the node labelled gpu=true.
+ * Refused (FAILED_PRECONDITION, nothing changed) without the driver, without
+ * nvidia-container-runtime, or when the engine is not a Swarm node. The engine is not restarted.
+ */
+export interface SetupGpuCommand {
+}
+
+export interface GpuSetUp {
+  /** The status after the setup (the engine's view changes only once it restarts). */
+  status?:
+    | GpuStatus
+    | undefined;
+  /** The daemon.json or config.toml were changed (false: they already said so). */
+  changed: boolean;
+  /** The engine must be restarted for the runtime and the generic resource to take effect. */
+  restartRequired: boolean;
+  /** The engine's configuration file written. */
+  daemonConfigPath: string;
 }

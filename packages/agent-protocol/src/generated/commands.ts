@@ -81,6 +81,8 @@ export interface CommandTable {
   removeNetwork: { command: pb.RemoveNetworkCommand; result: "networkRemoved"; reply: pb.NetworkRemoved };
   listEngineNetworks: { command: pb.ListEngineNetworksCommand; result: "engineNetworks"; reply: pb.EngineNetworkList };
   importNetwork: { command: pb.ImportNetworkCommand; result: "networkImported"; reply: pb.NetworkConfig };
+  checkGpu: { command: pb.CheckGpuCommand; result: "gpuStatus"; reply: pb.GpuStatus };
+  setupGpu: { command: pb.SetupGpuCommand; result: "gpuSetUp"; reply: pb.GpuSetUp };
   awaitJob: { command: pb.AwaitJobCommand; result: "awaitJob"; reply: pb.AwaitJobResult };
 }
 
@@ -160,6 +162,8 @@ export interface ReplyResultTable {
   engineNetworks: pb.EngineNetworkList;
   networkImported: pb.NetworkConfig;
   awaitJob: pb.AwaitJobResult;
+  gpuStatus: pb.GpuStatus;
+  gpuSetUp: pb.GpuSetUp;
 }
 
 /** Every (not nested) message of the package by its name, for codec.ts's asReceived. */
@@ -355,6 +359,10 @@ export interface MessageTypes {
   ServerHealth: pb.ServerHealth;
   RestartControlPlaneCommand: pb.RestartControlPlaneCommand;
   ControlPlaneRestarted: pb.ControlPlaneRestarted;
+  CheckGpuCommand: pb.CheckGpuCommand;
+  GpuStatus: pb.GpuStatus;
+  SetupGpuCommand: pb.SetupGpuCommand;
+  GpuSetUp: pb.GpuSetUp;
 }
 
 /** The `result` member that answers each command. */
@@ -431,5 +439,7 @@ export const RESULT_NAME_OF_COMMAND = {
   removeNetwork: "networkRemoved",
   listEngineNetworks: "engineNetworks",
   importNetwork: "networkImported",
+  checkGpu: "gpuStatus",
+  setupGpu: "gpuSetUp",
   awaitJob: "awaitJob",
 } as const;
