@@ -30,7 +30,8 @@ const replacementSchema = z
   .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters");
 
 const redirectIdInput = z.object({ redirectId: idSchema });
-const redirectSchema = z.object({
+/** A redirect as redirects.one answers it, and each of application.one's `redirects`. */
+export const redirectSchema = z.object({
   redirectId: z.string(),
   applicationId: z.string(),
   regex: z.string(),

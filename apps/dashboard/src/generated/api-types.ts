@@ -15490,6 +15490,15 @@ export interface operations {
                             password: "";
                             createdAt: string;
                         }[];
+                        redirects: {
+                            redirectId: string;
+                            applicationId: string;
+                            regex: string;
+                            replacement: string;
+                            permanent: boolean;
+                            uniqueConfigKey: number;
+                            createdAt: string;
+                        }[];
                     };
                 };
             };
