@@ -13,13 +13,28 @@ import { ConfirmButton, ErrorText, plural, Saved, Status, useLoad, useSubmit } f
 
 type Preview = Answer<"previewDeployment.all">[number];
 
-const PROVIDER_SOURCES = ["github", "gitlab", "bitbucket", "gitea"];
+/** The repository of a connected Git provider the application builds from, if any: previews need one. */
+function providerRepository(app: ApplicationSettings): string | null {
+  switch (app.sourceType) {
+    case "github":
+      return app.repository && `${app.owner ?? ""}/${app.repository}`;
+    case "gitlab":
+      return app.gitlabRepository;
+    case "bitbucket":
+      return app.bitbucketRepository;
+    case "gitea":
+      return app.giteaRepository && `${app.giteaOwner ?? ""}/${app.giteaRepository}`;
+    default:
+      return null;
+  }
+}
 
 export function PreviewDeployments({ app, onSaved }: { app: ApplicationSettings; onSaved: () => void }) {
   const previews = useLoad(
     () => query<Preview[]>("previewDeployment.all", { applicationId: app.applicationId }),
     app.applicationId,
   );
+  const repository = providerRepository(app);
   return (
     <>
       <PreviewSettings key={`preview-settings-${app.applicationId}`} app={app} onSaved={onSaved} />
@@ -33,9 +48,9 @@ export function PreviewDeployments({ app, onSaved }: { app: ApplicationSettings;
         <ErrorText error={previews.error} />
         {previews.data?.length === 0 && (
           <p class="muted">
-            {PROVIDER_SOURCES.includes(app.sourceType)
-              ? `No preview yet. ${app.isPreviewDeploymentsActive ? "Open" : "Turn previews on above, then open"} a pull request (a merge request on GitLab) on ${app.sourceType}'s repository of this application: each one gets its own service at a host under the wildcard domain, rebuilt on every commit and deleted when it is closed or merged.`
-              : `No preview yet. Previews are made of pull requests: connect this application to a repository of a Git provider (GitHub, GitLab, Bitbucket or Gitea) on its General tab, turn previews on above, then open a pull request there.`}
+            {repository
+              ? `No preview yet. ${app.isPreviewDeploymentsActive ? "Open" : "Turn previews on above, then open"} a pull request (a merge request on GitLab) on ${repository} (${app.sourceType}): each one gets its own service at a host under the wildcard domain, rebuilt on every commit and deleted when it is closed or merged.`
+              : "No preview yet. Previews are made of pull requests: connect this application to a repository of a Git provider (GitHub, GitLab, Bitbucket or Gitea) on its General tab, turn previews on above, then open a pull request there."}
           </p>
         )}
         <ul class="services" aria-label="Previews">

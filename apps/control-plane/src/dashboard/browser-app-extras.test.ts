@@ -129,7 +129,7 @@ describe("an application's redirects and previews, a stack's rollbacks", () => {
     await add.getByLabel("Replacement").fill("http://extras.example.com/$1");
     await add.getByLabel("Permanent").check();
     await add.getByRole("button", { name: "Add redirect" }).click();
-    await redirects.getByText("http://extras.example.com/$1").waitFor();
+    await redirects.getByText("http://extras.example.com/$1", { exact: true }).waitFor();
     const [row] = await platform.ctx.db
       .selectFrom("redirects")
       .selectAll()
@@ -149,7 +149,7 @@ describe("an application's redirects and previews, a stack's rollbacks", () => {
     await edit.getByLabel("Replacement").fill("http://moved.example.com/$1");
     await edit.getByLabel("Permanent").uncheck();
     await edit.getByRole("button", { name: "Save redirect" }).click();
-    await redirects.getByText("http://moved.example.com/$1").waitFor();
+    await redirects.getByText("http://moved.example.com/$1", { exact: true }).waitFor();
     file = await traefikFile(app.applicationId);
     expect(file).toContain("http://moved.example.com/$1");
     expect(file).not.toContain("http://extras.example.com/$1");
@@ -306,7 +306,7 @@ describe("an application's redirects and previews, a stack's rollbacks", () => {
       for (const route of routes) {
         await page.goto(`${base}/${route}`);
         await page.locator("main h1").first().waitFor();
-        await page.locator("main h2").first().waitFor();
+        await page.locator("main .card h2").first().waitFor();
         await page.waitForLoadState("networkidle");
         await checkAccessibility(page, `${label} ${route}`);
         if (phone) {
