@@ -1,14 +1,17 @@
 /**
  * An application's page, as Dokploy's: a header with its lifecycle (Deploy, Stop, Start, Reload,
  * Delete) and tabs General (source, build), Environment (variables, build arguments), Domains,
- * Deployments (with rollbacks), Logs (the running container's output), Monitoring and Advanced
- * (resources, command, ports, mounts, credentials, Swarm, registries). Each tab is a hash
+ * Preview Deployments (settings and the pull requests' previews), Deployments (with rollbacks),
+ * Logs (the running container's output), Monitoring and Advanced (resources, command, ports,
+ * redirects, mounts, credentials, Swarm, registries). Each tab is a hash
  * route, #/application/<id>/<tab>.
  */
 import { useState } from "preact/hooks";
 import { type Application, type Deployment, type Domain, mutate, query } from "./api.ts";
 import { type ApplicationSettings, ApplicationSettingsForms } from "./app-settings.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
+import { PreviewDeployments } from "./previews.tsx";
+import { Redirects } from "./redirects.tsx";
 import { RuntimeLogs } from "./runtime-logs.tsx";
 import { ServiceContainerGraph } from "./servers.tsx";
 import { Mounts, Resources } from "./service-parts.tsx";
@@ -18,6 +21,7 @@ const TABS = [
   ["general", "General"],
   ["environment", "Environment"],
   ["domains", "Domains"],
+  ["previews", "Preview Deployments"],
   ["deployments", "Deployments"],
   ["logs", "Logs"],
   ["monitoring", "Monitoring"],
@@ -86,6 +90,7 @@ export function ApplicationPage({ applicationId, tab = "general" }: { applicatio
         <EnvironmentVariables key={app.applicationId} application={app} onSaved={application.reload} />
       )}
       {tab === "domains" && <Domains applicationId={applicationId} />}
+      {app && tab === "previews" && <PreviewDeployments app={app} onSaved={application.reload} />}
       {tab === "deployments" && (
         <>
           <DeploymentsPanel deployments={deployments} onEnd={application.reload} />
@@ -114,6 +119,7 @@ export function ApplicationPage({ applicationId, tab = "general" }: { applicatio
           />
           <Command key={`command-${applicationId}`} app={app} onSaved={application.reload} />
           <Ports application={app} onChanged={application.reload} />
+          <Redirects app={app} onChanged={application.reload} />
           <Mounts serviceId={applicationId} serviceType="application" />
           <ApplicationSettingsForms part="advanced" app={app} onSaved={application.reload} />
         </>

@@ -1,16 +1,19 @@
 /**
  * Compose stacks: created in an environment with their compose file, a page to edit the file,
- * deploy with the live log, and the stack's deployments. The deployment queue of the
+ * deploy with the live log, and the stack's deployments with rollbacks. The deployment queue of the
  * organization is a page of its own.
  */
 import { useState } from "preact/hooks";
-import { type Answer, mutate, query } from "./api.ts";
+import { type Answer, type Deployment, mutate, query } from "./api.ts";
 import { appNameOf } from "./databases.tsx";
 import { DeploymentsPanel, useDeployments } from "./deployments.tsx";
 import { ComposeLogs } from "./runtime-logs.tsx";
 import { ActionButtons, Breadcrumb, Mounts, ServiceEnvironment, useProjectOf } from "./service-parts.tsx";
 import { ComposeSource } from "./source.tsx";
 import { ConfirmButton, ErrorText, href, Status, Tabs, useLoad, useSubmit } from "./ui.tsx";
+
+/** How many rollbacks a stack keeps (rollbacks/rollbacks.ts's ROLLBACKS_KEPT_PER_APPLICATION). */
+const ROLLBACKS_KEPT = 5;
 
 const EXAMPLE = `services:
   web:
@@ -165,7 +168,21 @@ export function ComposePage({ composeId, tab = "general" }: { composeId: string;
           onSaved={compose.reload}
         />
       )}
-      {tab === "deployments" && <DeploymentsPanel deployments={deployments} onEnd={compose.reload} />}
+      {tab === "deployments" && (
+        <>
+          <DeploymentsPanel deployments={deployments} onEnd={compose.reload} />
+          {stack && (
+            <ComposeRollbacks
+              stack={stack}
+              deployments={deployments.data ?? []}
+              onRolledBack={(deploymentId) => {
+                deployments.watch(deploymentId);
+                deployments.reload();
+              }}
+            />
+          )}
+        </>
+      )}
       {stack && tab === "logs" && (
         <ComposeLogs
           composeId={composeId}
@@ -176,6 +193,56 @@ export function ComposePage({ composeId, tab = "general" }: { composeId: string;
       )}
       {tab === "advanced" && <Mounts serviceId={composeId} serviceType="compose" />}
     </>
+  );
+}
+
+/**
+ * The stack's deployments whose images and converted file were kept (every successful one), each
+ * with a roll back (confirmed): the stack is deployed again from that file and those images.
+ */
+function ComposeRollbacks({
+  stack,
+  deployments,
+  onRolledBack,
+}: {
+  stack: Compose;
+  deployments: Deployment[];
+  onRolledBack: (deploymentId: string) => void;
+}) {
+  // The newest kept one is what runs now.
+  const kept = deployments.filter((d) => d.rollbackId).slice(1);
+  return (
+    <section class="card" aria-labelledby="compose-rollbacks-title">
+      <h2 id="compose-rollbacks-title">Rollbacks</h2>
+      <p class="muted">
+        Every successful deployment keeps the images its services ran and the compose file it used (the newest{" "}
+        {ROLLBACKS_KEPT}).
+      </p>
+      <ul class="services" aria-label="Rollbacks">
+        {kept.map((d) => {
+          const when = new Date(d.createdAt).toLocaleString();
+          return (
+            <li key={d.deploymentId}>
+              {d.title} <span class="muted">{when}</span>{" "}
+              <ConfirmButton
+                label={`Roll back to ${when}`}
+                title={`Roll back ${stack.name}?`}
+                consequence={`Every service of the stack ${stack.name} (${stack.appName}) is replaced by the images and the compose file of the deployment of ${when} (${d.title}); the running containers stop. The compose file saved on the General tab is not changed: the next deployment uses it again. A new deployment records the rollback.`}
+                confirmLabel="Roll back"
+                danger={false}
+                action={async () => {
+                  const answer = await mutate<{ deploymentId: string }>("rollback.rollback", {
+                    rollbackId: d.rollbackId,
+                  });
+                  onRolledBack(answer.deploymentId);
+                }}
+              />
+            </li>
+          );
+        })}
+        {kept.length === 0 && <li class="muted">Nothing to roll back to yet: deploy the stack twice.</li>}
+      </ul>
+    </section>
   );
 }
 

@@ -3,7 +3,7 @@
  * and serialized (db/notified-cache.ts), with the place (organization, project, environment) the
  * caller's access is checked against before the bytes are served. Triggers NOTIFY
  * `platform_application_details` on any write to a table the answer reads (migration
- * 20261127-10-application-detail-invalidation). Secrets never enter an answer: the view drops the
+ * 20261127-10-application-detail-invalidation, redirects since 20261204-30). Secrets never enter an answer: the view drops the
  * sealed fields and a credential's password is shown empty, whether cached or not.
  */
 import { z } from "zod";
@@ -14,6 +14,8 @@ import { listApplicationCredentials, listApplicationDomains } from "../domains/r
 import { domainSchema, securitySchema, toDomainView, toSecurityView } from "../domains/schemas.ts";
 import { findProvider, PROVIDER_ID_FIELD } from "../git-providers/repository.ts";
 import { PreparedOutput } from "../procedure.ts";
+import { listApplicationRedirects } from "../redirects/repository.ts";
+import { redirectSchema } from "../redirects/schemas.ts";
 import { findApplication, listApplicationPorts } from "./repository.ts";
 import { applicationDetailSchema, portSchema } from "./schemas.ts";
 import { toApplicationView } from "./views.ts";
@@ -32,12 +34,14 @@ export const APPLICATION_DETAIL_TABLES = [
   "ports",
   "security",
   "git_providers",
+  "redirects",
 ] as const;
 
 export const applicationOneSchema = applicationDetailSchema.extend({
   domains: z.array(domainSchema),
   ports: z.array(portSchema),
   security: z.array(securitySchema),
+  redirects: z.array(redirectSchema),
 });
 export type ApplicationOne = z.output<typeof applicationOneSchema>;
 
@@ -62,12 +66,13 @@ export async function loadApplicationDetail(
   const located = await findApplication(db, organizationId, applicationId);
   if (!located) return undefined;
   const { organizationId: _o, projectId, projectName, environmentName, ...application } = located;
-  // The four lists do not depend on each other: one round trip's wait, not four.
-  const [deployments, domains, ports, security] = await Promise.all([
+  // The five lists do not depend on each other: one round trip's wait, not five.
+  const [deployments, domains, ports, security, redirects] = await Promise.all([
     listDeployments(db, organizationId, { applicationId }),
     listApplicationDomains(db, applicationId),
     listApplicationPorts(db, applicationId),
     listApplicationCredentials(db, applicationId),
+    listApplicationRedirects(db, applicationId),
   ]);
   const answer = PreparedOutput.of(applicationOneSchema, {
     ...toApplicationView(application),
@@ -80,6 +85,7 @@ export async function loadApplicationDetail(
     domains: domains.map(toDomainView),
     ports,
     security: security.map(toSecurityView),
+    redirects,
     ...(await gitProviderAccess(db, organizationId, application)),
   });
   return {

@@ -31,6 +31,16 @@ export function findRedirect(
     .executeTakeFirst();
 }
 
+/** An application's redirects, in the order their middlewares apply. */
+export function listApplicationRedirects(db: Db, applicationId: string): Promise<Redirect[]> {
+  return db
+    .selectFrom("redirects")
+    .selectAll()
+    .where("applicationId", "=", applicationId)
+    .orderBy("uniqueConfigKey", "asc")
+    .execute();
+}
+
 /** Runs `change` and rewrites the application's Traefik file in one transaction. */
 async function changeRedirects(
   ctx: ServiceContext,

@@ -2,7 +2,8 @@
  * redirects.* against the in-process local agent writing into a temporary main directory: a
  * redirect becomes a redirectRegex middleware on the application's routers in its own Traefik
  * file (valid against the Traefik schema), changes and removal rewrite it, a regex Traefik cannot
- * read is a 400 naming `regex` with nothing stored, and another organization's ids are 404s.
+ * read is a 400 naming `regex` with nothing stored, application.one lists them, and another
+ * organization's ids are 404s.
  */
 import { validateDynamicConfig } from "@platform/traefik-config";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -86,6 +87,13 @@ describe("redirects through the application's Traefik file", () => {
     for (const router of routers) expect(router.middlewares?.[0]).toBe(name);
     const one = await test.platform.query("redirects.one", { redirectId }, as());
     expect(one.body).toMatchObject({ redirectId, permanent: true, applicationId: app.applicationId });
+    // application.one answers them too (as Dokploy's does), fresh after the write.
+    const application = await test.platform.query(
+      "application.one",
+      { applicationId: app.applicationId },
+      as(),
+    );
+    expect(application.body.redirects).toEqual([one.body]);
   });
 
   it("update rewrites the middleware; a regex Traefik cannot read is a 400 naming regex, nothing changed", async () => {
@@ -137,7 +145,11 @@ describe("redirects through the application's Traefik file", () => {
   });
 
   it("delete removes the middleware from the file", async () => {
+    const one = () => test.platform.query("application.one", { applicationId: app.applicationId }, as());
+    expect((await one()).body.redirects).toHaveLength(1);
     await test.platform.mutateOk("redirects.delete", { redirectId }, as());
+    // The answer kept by the application details cache is not served after the write.
+    expect((await one()).body.redirects).toEqual([]);
     expect(await rows()).toHaveLength(0);
     const parsed = await config();
     expect(

@@ -14,6 +14,7 @@ import { notFound } from "../errors.ts";
 import { defineRouter, mutation, query, success, successSchema } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
 import { deleteRedirect, findRedirect, insertRedirect, updateRedirect } from "../redirects/repository.ts";
+import { redirectSchema } from "../redirects/schemas.ts";
 
 const regexSchema = z
   .string()
@@ -30,16 +31,7 @@ const replacementSchema = z
   .refine((replacement) => !hasControlCharacter(replacement), "must not contain control characters");
 
 const redirectIdInput = z.object({ redirectId: idSchema });
-const redirectSchema = z.object({
-  redirectId: z.string(),
-  applicationId: z.string(),
-  regex: z.string(),
-  replacement: z.string(),
-  permanent: z.boolean(),
-  uniqueConfigKey: z.number().int(),
-  createdAt: z.string(),
-});
-
+/** A redirect as redirects.one answers it, and each of application.one's `redirects`. */
 async function loadRedirect(ctx: ServiceContext, caller: Caller, redirectId: string) {
   const redirect = await findRedirect(ctx.db, caller.organizationId, redirectId);
   if (!redirect) throw notFound("Redirect");

@@ -15562,6 +15562,15 @@ export interface operations {
                             password: "";
                             createdAt: string;
                         }[];
+                        redirects: {
+                            redirectId: string;
+                            applicationId: string;
+                            regex: string;
+                            replacement: string;
+                            permanent: boolean;
+                            uniqueConfigKey: number;
+                            createdAt: string;
+                        }[];
                     };
                 };
             };
