@@ -244,15 +244,15 @@ function EditServer({ server, onSaved }: { server: Server; onSaved: () => void }
           <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <label>
-          Description
+          Description of {server.name}
           <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
         </label>
         <label>
-          IP address or host name
+          IP address of {server.name}
           <input required value={ipAddress} onInput={(e) => setIpAddress(e.currentTarget.value)} />
         </label>
         <label>
-          SSH port
+          SSH port of {server.name}
           <input
             type="number"
             min={1}
@@ -263,11 +263,11 @@ function EditServer({ server, onSaved }: { server: Server; onSaved: () => void }
           />
         </label>
         <label>
-          SSH user
+          SSH user of {server.name}
           <input required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
         </label>
         <label>
-          SSH key
+          SSH key of {server.name}
           <select value={sshKeyId} onChange={(e) => setSshKeyId(e.currentTarget.value)}>
             <option value="">none (bootstrap command only)</option>
             {keys.data?.map((key) => (
