@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
+import { stop as stopEsbuild } from "esbuild";
 import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -56,15 +57,16 @@ afterAll(async () => {
   await http?.close();
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
+  await stopEsbuild();
 }, 60_000);
 
 const step = stepper("admin-");
 
 async function signIn(page: Page, password: string) {
   await page.goto(`${http.url}/`);
-  await page.getByLabel("Email").fill("owner@example.com");
-  await page.getByLabel("Password").fill(password);
-  await page.getByLabel("Password").press("Enter");
+  await page.getByLabel("Email", { exact: true }).fill("owner@example.com");
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByLabel("Password", { exact: true }).press("Enter");
   await page.getByRole("heading", { name: "Projects", level: 1 }).waitFor();
 }
 
@@ -88,7 +90,7 @@ describe("edit and delete in the dashboard", () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Servers" }).click();
     const item = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: /^edge/ }) });
     await item.waitFor();
-    await item.getByText("Edit edge").click();
+    await item.locator("summary", { hasText: "Edit edge" }).click();
     const edit = page.getByRole("form", { name: "Edit edge" });
     await edit.getByLabel("Name of edge").fill("edge-two");
     await edit.getByLabel("Description of edge").fill("the second edge");
@@ -174,7 +176,7 @@ describe("edit and delete in the dashboard", () => {
       .getByRole("listitem")
       .filter({ has: page.getByRole("heading", { name: /^Local/ }) });
     await registry.waitFor();
-    await registry.getByText("Edit Local").click();
+    await registry.locator("summary", { hasText: "Edit Local" }).click();
     const editRegistry = page.getByRole("form", { name: "Edit Local" });
     await editRegistry.getByLabel("Registry name").fill("Local mirror");
     await editRegistry.getByLabel("Registry user").fill("deployer");
@@ -220,7 +222,7 @@ describe("edit and delete in the dashboard", () => {
     await passwordForm.getByRole("button", { name: "Change password" }).click();
     await passwordForm.getByText(/Password changed/).waitFor();
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.getByLabel("Email").waitFor();
+    await page.getByLabel("Email", { exact: true }).waitFor();
     await signIn(page, NEW_PASSWORD);
 
     // ---- two-factor sign-in: enrolled with a code computed here, recovery codes shown, turned off.
@@ -241,13 +243,15 @@ describe("edit and delete in the dashboard", () => {
     const recovery = page.getByRole("list", { name: "Recovery codes" });
     await recovery.waitFor();
     expect(await recovery.getByRole("listitem").count()).toBe(10);
-    await twoFactor.getByText("On: sign-in asks for a code").waitFor();
+    await twoFactor
+      .getByText("On: sign-in asks for a code from your authenticator.", { exact: true })
+      .waitFor();
     await step(page, "two-factor-on");
     await twoFactor.getByLabel("Password (for recovery codes or to turn it off)").fill(NEW_PASSWORD);
     await twoFactor.getByRole("button", { name: "Turn two-factor sign-in off" }).click();
     expect(await dialog(page).textContent()).toMatch(/recovery codes are deleted/);
     await dialog(page).getByRole("button", { name: "Turn it off" }).click();
-    await twoFactor.getByText("Off: sign-in asks for the password only.").waitFor();
+    await twoFactor.getByText("Off: sign-in asks for the password only.", { exact: true }).waitFor();
     const user = await platform.ctx.db
       .selectFrom("users")
       .select("email")
