@@ -247,6 +247,13 @@ describe("edit and delete in the dashboard", () => {
       .getByText("On: sign-in asks for a code from your authenticator.", { exact: true })
       .waitFor();
     await step(page, "two-factor-on");
+    const firstCodes = await recovery.getByRole("listitem").allTextContents();
+    await twoFactor.getByLabel("Password (for recovery codes or to turn it off)").fill(NEW_PASSWORD);
+    await twoFactor.getByRole("button", { name: "New recovery codes" }).click();
+    await twoFactor.getByText("New recovery codes: the old ones no longer work.").waitFor();
+    const renewed = await recovery.getByRole("listitem").allTextContents();
+    expect(renewed).toHaveLength(10);
+    expect(renewed.filter((code) => firstCodes.includes(code))).toEqual([]);
     await twoFactor.getByLabel("Password (for recovery codes or to turn it off)").fill(NEW_PASSWORD);
     await twoFactor.getByRole("button", { name: "Turn two-factor sign-in off" }).click();
     expect(await dialog(page).textContent()).toMatch(/recovery codes are deleted/);
