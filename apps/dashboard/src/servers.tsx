@@ -187,9 +187,9 @@ function naming(server: { serverId: string; name: string }, message: string | un
 }
 
 /** Runs `action`; its failure's message names the server by its name. */
-async function asNamed(server: { serverId: string; name: string }, action: () => Promise<unknown>) {
+async function asNamed<T>(server: { serverId: string; name: string }, action: () => Promise<T>): Promise<T> {
   try {
-    await action();
+    return await action();
   } catch (failure) {
     throw new Error(naming(server, (failure as Error).message));
   }
@@ -430,10 +430,12 @@ function ServerItem({
             title={`Monitoring of ${server.name}`}
             config={monitored ?? null}
             save={(metricsConfig) =>
-              mutate<{ message: string }>("server.setupMonitoring", {
-                serverId: server.serverId,
-                metricsConfig,
-              })
+              asNamed(server, () =>
+                mutate<{ message: string }>("server.setupMonitoring", {
+                  serverId: server.serverId,
+                  metricsConfig,
+                }),
+              )
             }
             onSaved={setSaved}
           />
@@ -699,7 +701,9 @@ function DailyCleanup({
   const [message, setMessage] = useState("");
   const save = useSubmit(async () => {
     setMessage("");
-    await mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup, serverId: server.serverId });
+    await asNamed(server, () =>
+      mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup, serverId: server.serverId }),
+    );
     setMessage(cleanup ? "Daily cleanup on." : "Daily cleanup off.");
     onSaved();
   });
@@ -746,9 +750,9 @@ function Cleanup({ server }: { server?: { serverId: string; name: string } }) {
           setReport(undefined);
           setBusy(true);
           try {
-            setReport(
-              await mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {}),
-            );
+            const clean = () =>
+              mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {});
+            setReport(await (server ? asNamed(server, clean) : clean()));
           } finally {
             setBusy(false);
           }
