@@ -4,9 +4,9 @@
  * offered to members): domain, daily cleanup, Traefik (dashboard, traefik.yml), monitoring.
  */
 import { useState } from "preact/hooks";
-import { type Member, mutate, query, type User } from "./api.ts";
+import { type Answer, type Member, mutate, query, type User } from "./api.ts";
 import { type MetricsToken, MonitoringFields } from "./servers.tsx";
-import { ErrorText, useLoad, useSubmit } from "./ui.tsx";
+import { ConfirmButton, ErrorText, useLoad, useSubmit } from "./ui.tsx";
 
 interface Invitation {
   invitationId: string;
@@ -88,11 +88,16 @@ export function MembersPage({ user }: { user: User }) {
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<"member" | "admin">("member");
   const [invited, setInvited] = useState<{ email: string; link: string }>();
+  const invitations = useLoad(
+    () => query<Answer<"organization.allInvitations">>("organization.allInvitations"),
+    "invitations",
+  );
   const invite = useSubmit(async () => {
     const invitation = await mutate<Invitation>("organization.inviteMember", { email, role });
     const link = `${location.origin}/#/invite/${encodeURIComponent(invitation.invitationId)}/${encodeURIComponent(invitation.token)}/${encodeURIComponent(invitation.email)}`;
     setInvited({ email: invitation.email, link });
     setEmail("");
+    invitations.reload();
   });
   return (
     <>
@@ -105,8 +110,48 @@ export function MembersPage({ user }: { user: User }) {
             {user.role === "owner" && member.role !== "owner" && (
               <Permissions key={member.userId} member={member} onSaved={members.reload} />
             )}
+            {member.role !== "owner" &&
+              member.userId !== user.userId &&
+              (user.role === "owner" || member.role === "member") && (
+                <ConfirmButton
+                  label={`Remove ${member.email}`}
+                  title={`Remove ${member.email} from the organization?`}
+                  consequence={`${member.name || member.email} loses access to this organization's projects, services and servers at once: their sessions in it end and their API keys for it are deleted. An account that belongs to no other organization is deleted with it. They come back only with a new invitation.`}
+                  confirmLabel="Remove member"
+                  buttonClass="ghost"
+                  action={async () => {
+                    await mutate("user.remove", { userId: member.userId });
+                    members.reload();
+                  }}
+                />
+              )}
           </li>
         ))}
+      </ul>
+      <h2 id="invitations-title">Invitations</h2>
+      <ErrorText error={invitations.error} />
+      <ul class="services" aria-labelledby="invitations-title">
+        {invitations.data?.map((invitation) => (
+          <li key={invitation.invitationId}>
+            {invitation.email} <span class="badge">{invitation.role}</span>{" "}
+            <span class={`badge status-${invitation.status}`}>{invitation.status}</span>{" "}
+            <span class="muted">until {new Date(invitation.expiresAt).toLocaleDateString()}</span>{" "}
+            {invitation.status === "pending" && (
+              <ConfirmButton
+                label={`Cancel the invitation of ${invitation.email}`}
+                title={`Cancel the invitation of ${invitation.email}?`}
+                consequence={`The link sent to ${invitation.email} stops working; inviting them again makes a new one.`}
+                confirmLabel="Cancel invitation"
+                buttonClass="ghost"
+                action={async () => {
+                  await mutate("organization.removeInvitation", { invitationId: invitation.invitationId });
+                  invitations.reload();
+                }}
+              />
+            )}
+          </li>
+        ))}
+        {invitations.data?.length === 0 && <li class="muted">No invitation yet.</li>}
       </ul>
       <form onSubmit={invite.onSubmit} class="card inline" aria-labelledby="invite-title">
         <h2 id="invite-title">Invite a member</h2>

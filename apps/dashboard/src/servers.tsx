@@ -9,7 +9,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { ApiFailure, mutate, query, type User } from "./api.ts";
+import { type Answer, ApiFailure, mutate, query, type User } from "./api.ts";
+import { ClusterNodes } from "./cluster.tsx";
 import { ConfirmButton, ErrorText, Status, useLoad, useSubmit } from "./ui.tsx";
 
 export interface MetricsConfig {
@@ -178,13 +179,112 @@ export function MetricsGraph({
   );
 }
 
-interface Server {
-  serverId: string;
-  name: string;
-  ipAddress: string;
-  serverStatus: string;
-  serverType: string;
-  online: boolean;
+type Server = Answer<"server.all">[number];
+
+/** An error of the API or an agent, which names a server by its id, as the page says it: by name. */
+function naming(server: { serverId: string; name: string }, message: string | undefined): string | undefined {
+  return message?.replaceAll(server.serverId, server.name);
+}
+
+/** Runs `action`; its failure's message names the server by its name. */
+async function asNamed<T>(server: { serverId: string; name: string }, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (failure) {
+    throw new Error(naming(server, (failure as Error).message));
+  }
+}
+
+/** A server's Swarm nodes, asked of its agent only once the reader opens them. */
+function SwarmOf({ server, administers }: { server: Server; administers: boolean }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>Swarm nodes of {server.name}</summary>
+      {open && <ClusterNodes server={server} administers={administers} />}
+    </details>
+  );
+}
+
+/**
+ * A server's connection details as server.update takes them; the SSH key can be another of the
+ * organization's or none.
+ */
+function EditServer({ server, onSaved }: { server: Server; onSaved: () => void }) {
+  const [name, setName] = useState(server.name);
+  const [description, setDescription] = useState(server.description ?? "");
+  const [ipAddress, setIpAddress] = useState(server.ipAddress);
+  const [port, setPort] = useState(String(server.port));
+  const [username, setUsername] = useState(server.username);
+  const [sshKeyId, setSshKeyId] = useState(server.sshKeyId ?? "");
+  const keys = useLoad(() => query<SshKey[]>("sshKey.all"), "ssh-keys");
+  const [message, setMessage] = useState("");
+  const save = useSubmit(async () => {
+    setMessage("");
+    await asNamed(server, () =>
+      mutate("server.update", {
+        serverId: server.serverId,
+        name,
+        description: description || null,
+        ipAddress,
+        port: Number(port),
+        username,
+        sshKeyId: sshKeyId || null,
+      }),
+    );
+    setMessage(`${name} saved.`);
+    onSaved();
+  });
+  return (
+    <details>
+      <summary>Edit {server.name}</summary>
+      <form onSubmit={save.onSubmit} class="inline" aria-label={`Edit ${server.name}`}>
+        <label>
+          Name of {server.name}
+          <input required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <label>
+          Description of {server.name}
+          <input value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        </label>
+        <label>
+          IP address of {server.name}
+          <input required value={ipAddress} onInput={(e) => setIpAddress(e.currentTarget.value)} />
+        </label>
+        <label>
+          SSH port of {server.name}
+          <input
+            type="number"
+            min={1}
+            max={65535}
+            required
+            value={port}
+            onInput={(e) => setPort(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          SSH user of {server.name}
+          <input required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        </label>
+        <label>
+          SSH key of {server.name}
+          <select value={sshKeyId} onChange={(e) => setSshKeyId(e.currentTarget.value)}>
+            <option value="">none (bootstrap command only)</option>
+            {keys.data?.map((key) => (
+              <option key={key.sshKeyId} value={key.sshKeyId}>
+                {key.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit" disabled={save.busy}>
+          Save {server.name}
+        </button>
+        <span role="status">{message}</span>
+        <ErrorText error={save.error} />
+      </form>
+    </details>
+  );
 }
 
 type Checks = Record<string, Record<string, unknown> | boolean>;
@@ -285,13 +385,22 @@ function ServerItem({
             <button type="button" class="ghost" disabled={setup.busy} onClick={setup.onSubmit}>
               {setup.busy ? "Setting up over SSH…" : `Set up ${server.name} over SSH`}
             </button>
+            <ConfirmButton
+              label={`Remove ${server.name}`}
+              title={`Remove ${server.name}?`}
+              consequence={`${server.name} (${server.ipAddress}) is forgotten by the control plane: its settings, its monitoring and the certificates stored for it are deleted, and its agent is no longer accepted (adding it again needs a new enrolment). The API refuses while services are placed on it${server.totalSum > 0 ? ` (now ${server.totalSum})` : ""} or it builds applications: delete or move them first. Nothing on the machine itself is deleted.`}
+              confirmLabel="Remove server"
+              action={() =>
+                asNamed(server, () => mutate("server.remove", { serverId: server.serverId })).then(onChanged)
+              }
+            />
           </>
         )}
       </div>
+      {administers && <EditServer server={server} onSaved={onChanged} />}
+      <SwarmOf server={server} administers={administers} />
       {/* The agent's errors name the server by its id: the page says its name. */}
-      <ErrorText
-        error={(check.error ?? enroll.error ?? setup.error)?.replaceAll(server.serverId, server.name)}
-      />
+      <ErrorText error={naming(server, check.error ?? enroll.error ?? setup.error)} />
       {bootstrap && (
         <p>
           Run this on the server as root (the token works once):{" "}
@@ -321,10 +430,12 @@ function ServerItem({
             title={`Monitoring of ${server.name}`}
             config={monitored ?? null}
             save={(metricsConfig) =>
-              mutate<{ message: string }>("server.setupMonitoring", {
-                serverId: server.serverId,
-                metricsConfig,
-              })
+              asNamed(server, () =>
+                mutate<{ message: string }>("server.setupMonitoring", {
+                  serverId: server.serverId,
+                  metricsConfig,
+                }),
+              )
             }
             onSaved={setSaved}
           />
@@ -334,7 +445,7 @@ function ServerItem({
         <DailyCleanup server={server} enabled={detail.data.enableDockerCleanup} onSaved={detail.reload} />
       )}
       {administers && <Cleanup server={server} />}
-      <ErrorText error={detail.error} />
+      <ErrorText error={naming(server, detail.error)} />
       {monitored && !readable && (
         <p class="muted">Monitoring is set up; its graph is for the organization's administrators.</p>
       )}
@@ -590,7 +701,9 @@ function DailyCleanup({
   const [message, setMessage] = useState("");
   const save = useSubmit(async () => {
     setMessage("");
-    await mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup, serverId: server.serverId });
+    await asNamed(server, () =>
+      mutate("settings.updateDockerCleanup", { enableDockerCleanup: cleanup, serverId: server.serverId }),
+    );
     setMessage(cleanup ? "Daily cleanup on." : "Daily cleanup off.");
     onSaved();
   });
@@ -637,9 +750,9 @@ function Cleanup({ server }: { server?: { serverId: string; name: string } }) {
           setReport(undefined);
           setBusy(true);
           try {
-            setReport(
-              await mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {}),
-            );
+            const clean = () =>
+              mutate<CleanupReport>(`settings.${kind}`, server ? { serverId: server.serverId } : {});
+            setReport(await (server ? asNamed(server, clean) : clean()));
           } finally {
             setBusy(false);
           }
@@ -697,6 +810,7 @@ export function ServersPage({ user, instanceAdmin }: { user: User | undefined; i
           )
         )}
         {instanceAdmin && <Cleanup />}
+        {instanceAdmin && <ClusterNodes administers={administers} />}
       </section>
       <section class="card" aria-labelledby="servers-title">
         <h2 id="servers-title">Remote servers</h2>
