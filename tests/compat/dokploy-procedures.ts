@@ -173,7 +173,6 @@ const CLI_REFUSED = {
     "refused (400): a backup file never carries the platform's secret key; a web-server backup restores with the same PLATFORM_SECRET_KEY kept apart",
   freshVolumes:
     "refused (400) for now: a deployment never removes data; compose.delete {deleteVolumes: true} then compose.deploy does it explicitly",
-  mtu: "refused (400): an organization network takes the engine's MTU (the agent's CreateNetworkCommand has no MTU)",
   networkId:
     "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
   defaultRole:
@@ -3380,7 +3379,7 @@ export const dokployProcedures: Record<string, Row> = {
       enableIPv4: NETWORK_SET,
       enableIPv6: NETWORK_SET,
       ipam: NETWORK_SET,
-      mtu: CLI_REFUSED.mtu,
+      mtu: "Dokploy CLI 0.30.7's --mtu (newer Dokploy than the schema read): the driver option com.docker.network.driver.mtu, text or number, 68-65535; answered as mtu",
     },
   },
   "network.inspect": { kind: "query", source: "network", input: ["networkId*"], output: "any" },

@@ -1025,7 +1025,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "swarm.getContainerStats": applied("serverId", SWARM),
   "network.all": applied("serverId", NETWORKS),
   "network.one": applied("networkId", NETWORKS),
-  "network.create": applied("name driver internal serverId", NETWORKS),
+  "network.create": applied("name driver internal mtu serverId", NETWORKS),
   "network.inspect": applied("networkId", NETWORKS),
   "network.remove": applied("networkId", NETWORKS),
   "network.networksToSync": applied("serverId", NETWORK_ATTACH),

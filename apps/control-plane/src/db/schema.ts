@@ -1161,6 +1161,8 @@ export interface NetworkTable {
   internal: Generated<boolean>;
   attachable: Generated<boolean>;
   enableIpv6: Generated<boolean>;
+  /** The driver's MTU (migration 20261204-20-network-mtu); null: the engine's default. */
+  mtu: number | null;
   dockerId: string | null;
   createdAt: Timestamp;
 }

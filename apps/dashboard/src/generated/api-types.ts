@@ -29077,6 +29077,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29112,6 +29113,7 @@ export interface operations {
                     /** @enum {string} */
                     driver?: "overlay" | "bridge";
                     internal?: boolean;
+                    mtu?: number;
                     serverId?: string;
                 };
             };
@@ -29136,6 +29138,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29303,6 +29306,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29351,6 +29355,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29401,6 +29406,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29452,6 +29458,7 @@ export interface operations {
                             configOnly: boolean;
                             enableIPv4: boolean;
                             enableIPv6: boolean;
+                            mtu: number | null;
                             createdAt: string;
                             organizationId: string;
                             serverId: string | null;
@@ -29469,6 +29476,7 @@ export interface operations {
                             configOnly: boolean;
                             enableIPv4: boolean;
                             enableIPv6: boolean;
+                            mtu: number | null;
                             createdAt: string;
                             organizationId: string;
                             serverId: string | null;
