@@ -183,7 +183,6 @@ const CLI_REFUSED = {
     "refused (400): a git provider's visibility is its share flag (gitProvider.toggleShare), not a member grant",
   userInternal:
     "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
-  userNames: "refused (400): a user has one display name (`name`), not first and last names",
 } as const;
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
@@ -348,8 +347,8 @@ export const dokployProcedures: Record<string, Row> = {
       "apiUpdateUser is every column of Dokploy's user table (createSchema.partial(), table not read) plus password, currentPassword, name, metricsConfig, logCleanupCron",
     differs: {
       id: "accepted and checked: it must be the caller's own id (400 naming it)",
-      firstName: CLI_REFUSED.userNames,
-      lastName: CLI_REFUSED.userNames,
+      firstName: 'Dokploy CLI 0.30.7\'s profile name: stored and answered by user.get/one/all ("" clears it)',
+      lastName: 'Dokploy CLI 0.30.7\'s profile name: stored and answered by user.get/one/all ("" clears it)',
       ...Object.fromEntries(
         [
           "isRegistered",

@@ -246,7 +246,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.get": {},
   "user.update": {
     ...applied("email currentPassword password", USER),
-    ...shownOnly("name image"),
+    ...shownOnly("name image firstName lastName"),
     // Dokploy's CLI sends the user's own id: another is a 400 naming it.
     id: refused(USER),
   },

@@ -20,6 +20,9 @@ export interface UserTable {
   userId: string;
   email: string;
   name: string;
+  /** Dokploy's first and last names, "" when not given (migration 20261204-20-user-names). */
+  firstName: Generated<string>;
+  lastName: Generated<string>;
   image: string | null;
   passwordHash: string;
   /** A requested new email, applied once confirmed (issue 22 finding 5). */

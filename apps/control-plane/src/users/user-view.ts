@@ -12,6 +12,9 @@ export const userSchema = z.object({
   memberId: z.string(),
   email: z.string(),
   name: z.string(),
+  /** Dokploy's profile names (user.update), "" when not given. */
+  firstName: z.string(),
+  lastName: z.string(),
   image: z.string().nullable(),
   role: roleSchema,
   organizationId: z.string(),
@@ -55,6 +58,8 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.memberId",
       "users.email",
       "users.name",
+      "users.firstName",
+      "users.lastName",
       "users.image",
       "members.role",
       "members.organizationId",

@@ -16508,6 +16508,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16621,6 +16623,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16828,6 +16832,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16890,6 +16896,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -41198,6 +41206,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41487,6 +41497,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41607,6 +41619,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41669,6 +41683,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41998,6 +42014,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -42198,6 +42216,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -42367,6 +42387,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -42446,6 +42468,8 @@ export interface operations {
                 "application/json": {
                     id?: string;
                     name?: string;
+                    firstName?: "" | string;
+                    lastName?: "" | string;
                     email?: string;
                     image?: string | null;
                     currentPassword?: string;

@@ -67,6 +67,7 @@ import * as onboarding from "./20261203-61-onboarding.ts";
 import * as cliFields from "./20261203-70-cli-fields.ts";
 import * as composeBackups from "./20261203-80-compose-backups.ts";
 import * as networkMtu from "./20261204-20-network-mtu.ts";
+import * as userNames from "./20261204-20-user-names.ts";
 
 export const migrations: Record<string, Migration> = {
   "20261122-0001-foundation": foundation,
@@ -136,4 +137,5 @@ export const migrations: Record<string, Migration> = {
   "20261203-70-cli-fields": cliFields,
   "20261203-80-compose-backups": composeBackups,
   "20261204-20-network-mtu": networkMtu,
+  "20261204-20-user-names": userNames,
 };
