@@ -177,10 +177,6 @@ const CLI_REFUSED = {
     "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
   defaultRole:
     "refused (400): an invitation names its member's role (organization.inviteMember); an organization has no default role",
-  accessedServers:
-    "refused (400): our member grants are projects, environments and services; servers are the administrators'",
-  accessedGitProviders:
-    "refused (400): a git provider's visibility is its share flag (gitProvider.toggleShare), not a member grant",
   userInternal:
     "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
 } as const;
@@ -408,8 +404,10 @@ export const dokployProcedures: Record<string, Row> = {
       canAccessToGitProviders: LENIENT_PATCH,
       role: "our members have a role column that assignPermissions also sets (never owner)",
       canAccessAuditLog: "our own permission flag (the audit log is an organization setting)",
-      accessedServers: CLI_REFUSED.accessedServers,
-      accessedGitProviders: CLI_REFUSED.accessedGitProviders,
+      accessedServers:
+        "Dokploy CLI 0.30.7's grant: the remote servers (serverId) a member uses; null is not restricted (as our other lists); this machine is always reachable",
+      accessedGitProviders:
+        "Dokploy CLI 0.30.7's grant: the git providers (gitProviderId) a member uses among the shared ones; null is not restricted; a provider's creator keeps theirs",
       canCreateEnvironments: "newer Dokploy permission flag, absent at the commit read",
       canDeleteEnvironments: "newer Dokploy permission flag, absent at the commit read",
     },

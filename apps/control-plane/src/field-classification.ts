@@ -259,6 +259,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "id role canCreateProjects canDeleteProjects accessedProjects accessedEnvironments accessedServices canCreateServices canDeleteServices canCreateEnvironments canDeleteEnvironments canAccessToDocker canAccessToTraefikFiles canAccessToAPI canAccessToSSHKeys canAccessToGitProviders",
       PERMISSIONS,
     ),
+    ...applied("accessedServers accessedGitProviders", `${CP}/projects/server-provider-grants.test.ts`),
     // There is no audit log to gate yet: stored and shown.
     canAccessAuditLog: informational,
   },

@@ -45,6 +45,9 @@ export interface MemberTable {
   accessedProjects: string[] | null;
   accessedEnvironments: string[] | null;
   accessedServices: string[] | null;
+  /** The remote servers and git providers (gitProviderId) a member may use (migration 20261204-20-member-server-grants). */
+  accessedServers: Generated<string[] | null>;
+  accessedGitProviders: Generated<string[] | null>;
   canCreateServices: Generated<boolean>;
   canDeleteServices: Generated<boolean>;
   canCreateEnvironments: Generated<boolean>;

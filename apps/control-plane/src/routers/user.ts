@@ -444,6 +444,9 @@ export const userRouter = defineRouter("user", {
       accessedProjects: grantIds,
       accessedEnvironments: grantIds,
       accessedServices: grantIds,
+      // Remote servers (this machine is always reachable) and git providers by gitProviderId.
+      accessedServers: grantIds,
+      accessedGitProviders: grantIds,
       canCreateServices: z.boolean().optional(),
       canDeleteServices: z.boolean().optional(),
       canCreateEnvironments: z.boolean().optional(),

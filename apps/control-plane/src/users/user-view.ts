@@ -34,6 +34,8 @@ export const userSchema = z.object({
   accessedProjects: z.array(z.string()).nullable(),
   accessedEnvironments: z.array(z.string()).nullable(),
   accessedServices: z.array(z.string()).nullable(),
+  accessedServers: z.array(z.string()).nullable(),
+  accessedGitProviders: z.array(z.string()).nullable(),
   createdAt: z.string(),
   /** Whether the user signs in with a second factor (auth/two-factor.ts), as Dokploy's user row says. */
   twoFactorEnabled: z.boolean(),
@@ -78,6 +80,8 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.accessedProjects",
       "members.accessedEnvironments",
       "members.accessedServices",
+      "members.accessedServers",
+      "members.accessedGitProviders",
       "users.createdAt",
       (eb) =>
         eb

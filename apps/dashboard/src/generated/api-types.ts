@@ -16529,6 +16529,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16644,6 +16646,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16853,6 +16857,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16917,6 +16923,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -41227,6 +41235,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     }[];
@@ -41258,6 +41268,8 @@ export interface operations {
                     accessedProjects?: string[] | null;
                     accessedEnvironments?: string[] | null;
                     accessedServices?: string[] | null;
+                    accessedServers?: string[] | null;
+                    accessedGitProviders?: string[] | null;
                     canCreateServices?: boolean;
                     canDeleteServices?: boolean;
                     canCreateEnvironments?: boolean;
@@ -41518,6 +41530,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     };
@@ -41640,6 +41654,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         apiKeys: {
@@ -41704,6 +41720,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         backups: {
@@ -42035,6 +42053,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         serverIp: string | null;
@@ -42237,6 +42257,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     };
@@ -42408,6 +42430,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
