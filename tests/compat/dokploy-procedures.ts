@@ -171,8 +171,6 @@ const NETWORK_SET =
 const CLI_REFUSED = {
   includeEncryptionKey:
     "refused (400): a backup file never carries the platform's secret key; a web-server backup restores with the same PLATFORM_SECRET_KEY kept apart",
-  freshVolumes:
-    "refused (400) for now: a deployment never removes data; compose.delete {deleteVolumes: true} then compose.deploy does it explicitly",
   networkId:
     "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
   defaultRole:
@@ -180,6 +178,8 @@ const CLI_REFUSED = {
   userInternal:
     "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
 } as const;
+const FRESH_VOLUMES =
+  "Dokploy CLI 0.30.7's --freshVolumes: the deployment first removes the stack with its volumes (only those labelled as the organization's; others are left and named in the log), then deploys";
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
@@ -2507,7 +2507,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:success,message,composeId",
     differs: {
       "(output)": "we answer {success:true, deploymentId} of the queued deployment",
-      freshVolumes: CLI_REFUSED.freshVolumes,
+      freshVolumes: FRESH_VOLUMES,
     },
   },
   "compose.redeploy": {
@@ -2517,7 +2517,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:success,message,composeId",
     differs: {
       "(output)": "we answer {success:true, deploymentId} of the queued deployment",
-      freshVolumes: CLI_REFUSED.freshVolumes,
+      freshVolumes: FRESH_VOLUMES,
     },
   },
   "compose.start": {

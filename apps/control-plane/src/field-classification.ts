@@ -540,8 +540,16 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     ...shownOnly("name description"),
   },
-  "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
-  "compose.redeploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
+  "compose.deploy": {
+    ...applied("composeId", COMPOSE),
+    ...applied("freshVolumes", `${CP}/compose/docker-compose.e2e.test.ts`),
+    ...shownOnly("title description"),
+  },
+  "compose.redeploy": {
+    ...applied("composeId", COMPOSE),
+    ...applied("freshVolumes", `${CP}/compose/docker-compose.e2e.test.ts`),
+    ...shownOnly("title description"),
+  },
   "compose.start": applied("composeId", COMPOSE),
   "compose.stop": applied("composeId", COMPOSE),
   "compose.delete": applied("composeId deleteVolumes", COMPOSE),

@@ -738,6 +738,8 @@ export interface DeploymentTable {
     | "volumeRestore";
   title: string;
   description: string | null;
+  /** A compose stack's deploy that first removes the stack's own volumes (compose.deploy freshVolumes). */
+  freshVolumes: Generated<boolean>;
   status: Generated<DeploymentStatus>;
   /** "<ISO timestamp> <line>" lines, the last LOG_CAP_BYTES kept (deployments/logs.ts). */
   logs: Generated<string>;

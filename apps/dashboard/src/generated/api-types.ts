@@ -18801,6 +18801,7 @@ export interface operations {
                     composeId: string;
                     title?: string;
                     description?: string;
+                    freshVolumes?: boolean;
                 };
             };
         };
@@ -19602,6 +19603,7 @@ export interface operations {
                     composeId: string;
                     title?: string;
                     description?: string;
+                    freshVolumes?: boolean;
                 };
             };
         };
