@@ -212,8 +212,6 @@ const GITEA_ORGANIZATION =
   "not served: Dokploy accepts it and has no column for it (its gitea table stores nothing of it)";
 const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
-const DNS_UNPROXIED =
-  "refused (400): records are made DNS-only; Cloudflare's proxy would sit between clients and the server, where the proxy's HTTP-01 certificates and host-mode ports expect direct traffic (docs/decisions.md)";
 const DNS_RECORD =
   "Dokploy 0.30.7's domain caller of syncDnsProviderDomainRecords is not stored: the field that names a DNS provider for a domain's record is ours, named as dnsProvider's id";
 const FA_SERVER =
@@ -3618,14 +3616,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "dnsProvider",
     input: ["dnsProviderId*", "zoneId*", "type*", "name*", "content*", "ttl", "proxied"],
     output: "object:id",
-    differs: { proxied: DNS_UNPROXIED },
   },
   "dnsProvider.updateRecord": {
     kind: "mutation",
     source: "dnsProvider",
     input: ["dnsProviderId*", "zoneId*", "recordId*", "type*", "name*", "content*", "ttl", "proxied"],
     output: "object:id",
-    differs: { proxied: DNS_UNPROXIED },
   },
   "dnsProvider.deleteRecord": {
     kind: "mutation",

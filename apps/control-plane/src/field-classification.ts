@@ -1076,8 +1076,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "dnsProvider.testConnection": applied("dnsProviderId config", DNS_PROVIDERS),
   "dnsProvider.listZones": applied("dnsProviderId", DNS_PROVIDERS),
   "dnsProvider.listRecords": applied("dnsProviderId zoneId", DNS_PROVIDERS),
-  "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl", DNS_PROVIDERS),
-  "dnsProvider.updateRecord": applied("dnsProviderId zoneId recordId type name content ttl", DNS_PROVIDERS),
+  "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl proxied", DNS_PROVIDERS),
+  "dnsProvider.updateRecord": applied(
+    "dnsProviderId zoneId recordId type name content ttl proxied",
+    DNS_PROVIDERS,
+  ),
   "dnsProvider.deleteRecord": applied("dnsProviderId zoneId recordId", DNS_PROVIDERS),
   "forwardAuth.getAuthDomain": applied("serverId", FORWARD_AUTH),
   "forwardAuth.setAuthDomain": applied(

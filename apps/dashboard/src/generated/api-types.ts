@@ -20794,6 +20794,7 @@ export interface operations {
                     name: string;
                     content: string;
                     ttl?: number;
+                    proxied?: boolean;
                 };
             };
         };
@@ -20810,6 +20811,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     };
                 };
             };
@@ -20886,6 +20888,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     }[];
                 };
             };
@@ -21119,6 +21122,7 @@ export interface operations {
                     name: string;
                     content: string;
                     ttl?: number;
+                    proxied?: boolean;
                 };
             };
         };
@@ -21135,6 +21139,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     };
                 };
             };
