@@ -212,6 +212,8 @@ const GITEA_ORGANIZATION =
   "not served: Dokploy accepts it and has no column for it (its gitea table stores nothing of it)";
 const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
+const DOMAIN_FORWARD_AUTH =
+  "Dokploy CLI 0.30.7's field (newer Dokploy than the schema read): puts an application domain behind its server's forward auth (true) or serves it without (false), as forwardAuth.enable/disable; a 400 naming it while the server's authentication service is not running, or on a compose domain";
 const DNS_RECORD =
   "Dokploy 0.30.7's domain caller of syncDnsProviderDomainRecords is not stored: the field that names a DNS provider for a domain's record is ours, named as dnsProvider's id";
 const FA_SERVER =
@@ -1567,6 +1569,7 @@ export const dokployProcedures: Record<string, Row> = {
       mongoId: "accepted and checked: it must be the mount's own (400 naming it)",
       mysqlId: "accepted and checked: it must be the mount's own (400 naming it)",
       redisId: "accepted and checked: it must be the mount's own (400 naming it)",
+      libsqlId: "accepted and checked: it must be the mount's own (400 naming it)",
       composeId: "accepted and checked: it must be the mount's own (400 naming it)",
     },
   },
@@ -2100,6 +2103,7 @@ export const dokployProcedures: Record<string, Row> = {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
       dnsProviderId: DNS_RECORD,
+      forwardAuthEnabled: DOMAIN_FORWARD_AUTH,
     },
   },
   "domain.byApplicationId": {
@@ -2139,6 +2143,7 @@ export const dokployProcedures: Record<string, Row> = {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
       dnsProviderId: DNS_RECORD,
+      forwardAuthEnabled: DOMAIN_FORWARD_AUTH,
     },
   },
   "domain.toggleEnable": {

@@ -612,6 +612,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     mariadbId: refused(MOUNTS),
     mongoId: refused(MOUNTS),
     redisId: refused(MOUNTS),
+    libsqlId: refused(MOUNTS),
     composeId: refused(MOUNTS),
   },
   "mounts.remove": applied("mountId", MOUNTS),
@@ -644,6 +645,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // A preview's host is made by the preview (previews.test.ts sends a real preview's id).
     previewDeploymentId: refused(PREVIEWS),
     ...applied("dnsProviderId", DNS_PROVIDERS),
+    ...applied("forwardAuthEnabled", FORWARD_AUTH),
   },
   "domain.byApplicationId": applied("applicationId", DOMAIN),
   "domain.byComposeId": applied("composeId", DOMAIN),
@@ -655,6 +657,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     domainType: refused(DOMAIN),
     ...applied("dnsProviderId", DNS_PROVIDERS),
+    ...applied("forwardAuthEnabled", FORWARD_AUTH),
   },
   "domain.delete": applied("domainId", DOMAIN),
   "domain.toggleEnable": applied("domainId", DOMAIN),

@@ -22508,6 +22508,7 @@ export interface operations {
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
                     dnsProviderId?: string | null;
+                    forwardAuthEnabled?: boolean;
                     /**
                      * @default application
                      * @enum {string}
@@ -22803,6 +22804,7 @@ export interface operations {
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
                     dnsProviderId?: string | null;
+                    forwardAuthEnabled?: boolean;
                     enabled?: boolean;
                     /** @enum {string} */
                     domainType?: "application" | "compose" | "preview";
@@ -28106,6 +28108,7 @@ export interface operations {
                     mariadbId?: string | null;
                     mongoId?: string | null;
                     redisId?: string | null;
+                    libsqlId?: string | null;
                     composeId?: string | null;
                 };
             };
