@@ -27,10 +27,6 @@ const fixture = JSON.parse(readFileSync(new URL("./cli-options.json", import.met
   procedures: Record<string, string[]>;
 };
 
-/** Fields other branches own (forward auth on domains, libsql services): checked once merged. */
-const ownedElsewhere = (procedure: string, field: string) =>
-  field === "libsqlId" || (procedure.startsWith("domain.") && field === "forwardAuthEnabled");
-
 function inputFields(schema: Schema): Set<string> {
   const def = schema._zod.def;
   if (def.type === "object") return new Set(Object.keys(def.shape ?? {}));
@@ -60,7 +56,7 @@ describe(`the options of ${fixture.cli}`, () => {
       const differs = dokployProcedures[name]?.differs ?? {};
       for (const option of options) {
         const field = option.replace(/\*$/, "");
-        if (accepted.has(field) || field in differs || ownedElsewhere(name, field)) continue;
+        if (accepted.has(field) || field in differs) continue;
         problems.push(`${name}: ${field}`);
       }
     }

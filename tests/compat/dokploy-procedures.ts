@@ -173,21 +173,15 @@ const NETWORK_SET =
 const CLI_REFUSED = {
   includeEncryptionKey:
     "refused (400): a backup file never carries the platform's secret key; a web-server backup restores with the same PLATFORM_SECRET_KEY kept apart",
-  freshVolumes:
-    "refused (400) for now: a deployment never removes data; compose.delete {deleteVolumes: true} then compose.deploy does it explicitly",
-  mtu: "refused (400): an organization network takes the engine's MTU (the agent's CreateNetworkCommand has no MTU)",
   networkId:
     "refused (400): resync covers every labelled network of a server (serverId); one network's record is network.inspect",
   defaultRole:
     "refused (400): an invitation names its member's role (organization.inviteMember); an organization has no default role",
-  accessedServers:
-    "refused (400): our member grants are projects, environments and services; servers are the administrators'",
-  accessedGitProviders:
-    "refused (400): a git provider's visibility is its share flag (gitProvider.toggleShare), not a member grant",
   userInternal:
     "refused (400): Dokploy's own user columns (authentication, billing, licensing, moderation, timestamps) are not set through the profile",
-  userNames: "refused (400): a user has one display name (`name`), not first and last names",
 } as const;
+const FRESH_VOLUMES =
+  "Dokploy CLI 0.30.7's --freshVolumes: the deployment first removes the stack with its volumes (only those labelled as the organization's; others are left and named in the log), then deploys";
 const LENIENT = "optional with us: a Dokploy client always sends it, so nothing breaks";
 const LENIENT_PATCH =
   "optional with us: a field left out keeps its stored value, so a Dokploy client sending all of them works alike";
@@ -220,8 +214,8 @@ const GITEA_ORGANIZATION =
   "not served: Dokploy accepts it and has no column for it (its gitea table stores nothing of it)";
 const INTERNAL_URL =
   "ours: issue 25 names the internal URL of GitLab and Gitea, where the platform reaches them";
-const DNS_UNPROXIED =
-  "refused (400): records are made DNS-only; Cloudflare's proxy would sit between clients and the server, where the proxy's HTTP-01 certificates and host-mode ports expect direct traffic (docs/decisions.md)";
+const DOMAIN_FORWARD_AUTH =
+  "Dokploy CLI 0.30.7's field (newer Dokploy than the schema read): puts an application domain behind its server's forward auth (true) or serves it without (false), as forwardAuth.enable/disable; a 400 naming it while the server's authentication service is not running, or on a compose domain";
 const DNS_RECORD =
   "Dokploy 0.30.7's domain caller of syncDnsProviderDomainRecords is not stored: the field that names a DNS provider for a domain's record is ours, named as dnsProvider's id";
 const FA_SERVER =
@@ -351,8 +345,8 @@ export const dokployProcedures: Record<string, Row> = {
       "apiUpdateUser is every column of Dokploy's user table (createSchema.partial(), table not read) plus password, currentPassword, name, metricsConfig, logCleanupCron",
     differs: {
       id: "accepted and checked: it must be the caller's own id (400 naming it)",
-      firstName: CLI_REFUSED.userNames,
-      lastName: CLI_REFUSED.userNames,
+      firstName: 'Dokploy CLI 0.30.7\'s profile name: stored and answered by user.get/one/all ("" clears it)',
+      lastName: 'Dokploy CLI 0.30.7\'s profile name: stored and answered by user.get/one/all ("" clears it)',
       ...Object.fromEntries(
         [
           "isRegistered",
@@ -412,8 +406,10 @@ export const dokployProcedures: Record<string, Row> = {
       canAccessToGitProviders: LENIENT_PATCH,
       role: "our members have a role column that assignPermissions also sets (never owner)",
       canAccessAuditLog: "our own permission flag (the audit log is an organization setting)",
-      accessedServers: CLI_REFUSED.accessedServers,
-      accessedGitProviders: CLI_REFUSED.accessedGitProviders,
+      accessedServers:
+        "Dokploy CLI 0.30.7's grant: the remote servers (serverId) a member uses; null is not restricted (as our other lists); this machine is always reachable",
+      accessedGitProviders:
+        "Dokploy CLI 0.30.7's grant: the git providers (gitProviderId) a member uses among the shared ones; null is not restricted; a provider's creator keeps theirs",
       canCreateEnvironments: "newer Dokploy permission flag, absent at the commit read",
       canDeleteEnvironments: "newer Dokploy permission flag, absent at the commit read",
     },
@@ -1575,6 +1571,7 @@ export const dokployProcedures: Record<string, Row> = {
       mongoId: "accepted and checked: it must be the mount's own (400 naming it)",
       mysqlId: "accepted and checked: it must be the mount's own (400 naming it)",
       redisId: "accepted and checked: it must be the mount's own (400 naming it)",
+      libsqlId: "accepted and checked: it must be the mount's own (400 naming it)",
       composeId: "accepted and checked: it must be the mount's own (400 naming it)",
     },
   },
@@ -2108,6 +2105,7 @@ export const dokployProcedures: Record<string, Row> = {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
       dnsProviderId: DNS_RECORD,
+      forwardAuthEnabled: DOMAIN_FORWARD_AUTH,
     },
   },
   "domain.byApplicationId": {
@@ -2147,6 +2145,7 @@ export const dokployProcedures: Record<string, Row> = {
       certificate: "we also take a custom certificate",
       certificateKey: "we also take a custom certificate",
       dnsProviderId: DNS_RECORD,
+      forwardAuthEnabled: DOMAIN_FORWARD_AUTH,
     },
   },
   "domain.toggleEnable": {
@@ -2513,7 +2512,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:success,message,composeId",
     differs: {
       "(output)": "we answer {success:true, deploymentId} of the queued deployment",
-      freshVolumes: CLI_REFUSED.freshVolumes,
+      freshVolumes: FRESH_VOLUMES,
     },
   },
   "compose.redeploy": {
@@ -2523,7 +2522,7 @@ export const dokployProcedures: Record<string, Row> = {
     output: "object:success,message,composeId",
     differs: {
       "(output)": "we answer {success:true, deploymentId} of the queued deployment",
-      freshVolumes: CLI_REFUSED.freshVolumes,
+      freshVolumes: FRESH_VOLUMES,
     },
   },
   "compose.start": {
@@ -3401,7 +3400,7 @@ export const dokployProcedures: Record<string, Row> = {
       enableIPv4: NETWORK_SET,
       enableIPv6: NETWORK_SET,
       ipam: NETWORK_SET,
-      mtu: CLI_REFUSED.mtu,
+      mtu: "Dokploy CLI 0.30.7's --mtu (newer Dokploy than the schema read): the driver option com.docker.network.driver.mtu, text or number, 68-65535; answered as mtu",
     },
   },
   "network.inspect": { kind: "query", source: "network", input: ["networkId*"], output: "any" },
@@ -3643,14 +3642,12 @@ export const dokployProcedures: Record<string, Row> = {
     source: "dnsProvider",
     input: ["dnsProviderId*", "zoneId*", "type*", "name*", "content*", "ttl", "proxied"],
     output: "object:id",
-    differs: { proxied: DNS_UNPROXIED },
   },
   "dnsProvider.updateRecord": {
     kind: "mutation",
     source: "dnsProvider",
     input: ["dnsProviderId*", "zoneId*", "recordId*", "type*", "name*", "content*", "ttl", "proxied"],
     output: "object:id",
-    differs: { proxied: DNS_UNPROXIED },
   },
   "dnsProvider.deleteRecord": {
     kind: "mutation",

@@ -16,6 +16,7 @@ import type { Caller, RequestContext, ServiceContext } from "./context.ts";
 import { ApiError, type ErrorCode, fromZodError } from "./errors.ts";
 import { MAX_BATCH_CALLS, MAX_BODY_BYTES } from "./limits.ts";
 import { type AnyProcedure, PreparedOutput, type RouterDef } from "./procedure.ts";
+import { requireServerAccess } from "./projects/permissions.ts";
 import { inputFromQuery } from "./query-input.ts";
 
 export type ProcedureTable = Map<string, AnyProcedure>;
@@ -194,6 +195,7 @@ export class Dispatcher {
     // An absent input is read as {} when it must be an object, so a 400 names each missing field.
     if (!parsed.success && raw === undefined) parsed = procedure.input.safeParse({});
     if (!parsed.success) throw fromZodError(parsed.error);
+    if (caller?.role === "member") await requireNamedServersAccess(this.ctx, caller, parsed.data);
 
     const context: RequestContext = {
       ctx: this.ctx,
@@ -355,4 +357,16 @@ function trpcError(error: ApiError, path: string): unknown {
     data: { ...body.data, code: body.code, path },
   };
   return { error: superjson.serialize(shape) };
+}
+
+/**
+ * A member restricted to some servers (user.assignPermissions accessedServers) names no other
+ * one: every procedure's serverId and buildServerId are checked here, in one place (404 Server).
+ */
+async function requireNamedServersAccess(ctx: ServiceContext, caller: Caller, input: unknown): Promise<void> {
+  if (typeof input !== "object" || input === null) return;
+  for (const field of ["serverId", "buildServerId"] as const) {
+    const serverId = (input as Record<string, unknown>)[field];
+    if (typeof serverId === "string" && serverId !== "") await requireServerAccess(ctx.db, caller, serverId);
+  }
 }

@@ -246,7 +246,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "user.get": {},
   "user.update": {
     ...applied("email currentPassword password", USER),
-    ...shownOnly("name image"),
+    ...shownOnly("name image firstName lastName"),
     // Dokploy's CLI sends the user's own id: another is a 400 naming it.
     id: refused(USER),
   },
@@ -259,6 +259,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
       "id role canCreateProjects canDeleteProjects accessedProjects accessedEnvironments accessedServices canCreateServices canDeleteServices canCreateEnvironments canDeleteEnvironments canAccessToDocker canAccessToTraefikFiles canAccessToAPI canAccessToSSHKeys canAccessToGitProviders",
       PERMISSIONS,
     ),
+    ...applied("accessedServers accessedGitProviders", `${CP}/projects/server-provider-grants.test.ts`),
     // There is no audit log to gate yet: stored and shown.
     canAccessAuditLog: informational,
   },
@@ -539,8 +540,16 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     ...shownOnly("name description"),
   },
-  "compose.deploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
-  "compose.redeploy": { ...applied("composeId", COMPOSE), ...shownOnly("title description") },
+  "compose.deploy": {
+    ...applied("composeId", COMPOSE),
+    ...applied("freshVolumes", `${CP}/compose/docker-compose.e2e.test.ts`),
+    ...shownOnly("title description"),
+  },
+  "compose.redeploy": {
+    ...applied("composeId", COMPOSE),
+    ...applied("freshVolumes", `${CP}/compose/docker-compose.e2e.test.ts`),
+    ...shownOnly("title description"),
+  },
   "compose.start": applied("composeId", COMPOSE),
   "compose.stop": applied("composeId", COMPOSE),
   "compose.delete": applied("composeId deleteVolumes", COMPOSE),
@@ -603,6 +612,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     mariadbId: refused(MOUNTS),
     mongoId: refused(MOUNTS),
     redisId: refused(MOUNTS),
+    libsqlId: refused(MOUNTS),
     composeId: refused(MOUNTS),
   },
   "mounts.remove": applied("mountId", MOUNTS),
@@ -635,6 +645,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     // A preview's host is made by the preview (previews.test.ts sends a real preview's id).
     previewDeploymentId: refused(PREVIEWS),
     ...applied("dnsProviderId", DNS_PROVIDERS),
+    ...applied("forwardAuthEnabled", FORWARD_AUTH),
   },
   "domain.byApplicationId": applied("applicationId", DOMAIN),
   "domain.byComposeId": applied("composeId", DOMAIN),
@@ -646,6 +657,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
     ),
     domainType: refused(DOMAIN),
     ...applied("dnsProviderId", DNS_PROVIDERS),
+    ...applied("forwardAuthEnabled", FORWARD_AUTH),
   },
   "domain.delete": applied("domainId", DOMAIN),
   "domain.toggleEnable": applied("domainId", DOMAIN),
@@ -1030,7 +1042,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "swarm.getContainerStats": applied("serverId", SWARM),
   "network.all": applied("serverId", NETWORKS),
   "network.one": applied("networkId", NETWORKS),
-  "network.create": applied("name driver internal serverId", NETWORKS),
+  "network.create": applied("name driver internal mtu serverId", NETWORKS),
   "network.inspect": applied("networkId", NETWORKS),
   "network.remove": applied("networkId", NETWORKS),
   "network.networksToSync": applied("serverId", NETWORK_ATTACH),
@@ -1072,8 +1084,11 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "dnsProvider.testConnection": applied("dnsProviderId config", DNS_PROVIDERS),
   "dnsProvider.listZones": applied("dnsProviderId", DNS_PROVIDERS),
   "dnsProvider.listRecords": applied("dnsProviderId zoneId", DNS_PROVIDERS),
-  "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl", DNS_PROVIDERS),
-  "dnsProvider.updateRecord": applied("dnsProviderId zoneId recordId type name content ttl", DNS_PROVIDERS),
+  "dnsProvider.createRecord": applied("dnsProviderId zoneId type name content ttl proxied", DNS_PROVIDERS),
+  "dnsProvider.updateRecord": applied(
+    "dnsProviderId zoneId recordId type name content ttl proxied",
+    DNS_PROVIDERS,
+  ),
   "dnsProvider.deleteRecord": applied("dnsProviderId zoneId recordId", DNS_PROVIDERS),
   "forwardAuth.getAuthDomain": applied("serverId", FORWARD_AUTH),
   "forwardAuth.setAuthDomain": applied(

@@ -638,6 +638,7 @@ export const requests: CommandRequest[] = [
       internal: true,
       enableIpv6: false,
       labels: { "com.example.tier": "backend" },
+      mtu: 1450,
     },
   },
   {

@@ -103,6 +103,7 @@ export async function createNetwork(docker: Docker, command: CreateNetworkComman
       Internal: command.internal,
       EnableIPv6: command.enableIpv6,
       CheckDuplicate: true,
+      ...(command.mtu ? { Options: { "com.docker.network.driver.mtu": String(command.mtu) } } : {}),
       Labels: {
         ...(command.labels ?? {}),
         [MANAGED_LABEL]: "true",

@@ -306,6 +306,10 @@ export async function runComposeDeployment(
         `Isolated deployment: every service joins the stack's network ${collision.network}${collision.volumes ? `, volumes suffixed with -${collision.network}` : ""}`,
       );
     }
+    if (await deploysWithFreshVolumes(ctx, run.deploymentId)) {
+      await removeStackWithVolumes(ctx, row, serverId, log);
+      checkAborted();
+    }
     const tool = row.composeType === "stack" ? "docker stack deploy" : "Compose";
     log(`Deploying the ${converted.services.length} service(s) of ${row.appName} with ${tool}…`);
     const files = (await serviceMountsOf(ctx.db, "compose", row.composeId))
@@ -338,6 +342,51 @@ export async function runComposeDeployment(
     });
     return { imageName: "" };
   });
+}
+
+async function deploysWithFreshVolumes(ctx: ServiceContext, deploymentId: string): Promise<boolean> {
+  const deployment = await ctx.db
+    .selectFrom("deployments")
+    .select("freshVolumes")
+    .where("deploymentId", "=", deploymentId)
+    .executeTakeFirst();
+  return deployment?.freshVolumes ?? false;
+}
+
+/**
+ * compose.deploy/redeploy freshVolumes: the stack is removed with its volumes before it is
+ * deployed again, so it starts on empty ones. The agent removes only the volumes labelled as this
+ * stack's organization's and names the others it left (never a failure: they are not ours).
+ */
+async function removeStackWithVolumes(
+  ctx: ServiceContext,
+  row: LocatedCompose,
+  serverId: string,
+  log: (line: string) => void,
+): Promise<void> {
+  log(`Fresh volumes: removing the stack ${row.appName} and its volumes first…`);
+  const result = await callAgent(
+    serverId,
+    () =>
+      ctx.agents.client.stackAction(
+        serverId,
+        {
+          appName: row.appName,
+          composeType: row.composeType,
+          action: "REMOVE",
+          owner: ownerOfCompose(row),
+          removeVolumes: true,
+        },
+        STACK_ACTION_TIMEOUT_MS,
+      ),
+    ctx.logger,
+  ).catch((error: unknown) => fail(`Could not remove the stack's volumes: ${(error as Error).message}`));
+  log(
+    result.volumesRemoved.length > 0
+      ? `Removed volume(s): ${result.volumesRemoved.join(", ")}`
+      : "The stack had no volume to remove",
+  );
+  if (result.kept.length > 0) log(`Left in place (not this organization's): ${result.kept.join(", ")}`);
 }
 
 /**

@@ -143,6 +143,49 @@ describe("composeType docker-compose", () => {
   );
 
   it(
+    "freshVolumes (compose.deploy/redeploy) removes the stack's own volumes before deploying; a volume not labelled as the organization's stays; without it the data stays",
+    async () => {
+      const { composeId, appName } = await createAndDeploy();
+      const volume = `${appName}_data`;
+      const marker = () =>
+        dockerCli(["exec", `${appName}_web`, "cat", "/data/marker"]).then(
+          (text) => text.trim(),
+          () => undefined,
+        );
+      await dockerCli(["exec", `${appName}_web`, "sh", "-c", "echo kept > /data/marker"]);
+      // Someone else's volume carrying the project's label (no ownership labels): never removed.
+      const foreign = `${appName}_foreign`;
+      await dockerCli(["volume", "create", "--label", `com.docker.compose.project=${appName}`, foreign]);
+      try {
+        const plain = await ok("compose.redeploy", { composeId });
+        const plainRun = await platform.waitForDeployment(plain.deploymentId, DEPLOY_WAIT_MS);
+        expect(plainRun.status, plainRun.logs).toBe("done");
+        expect(await marker()).toBe("kept");
+
+        const fresh = await ok("compose.deploy", { composeId, freshVolumes: true });
+        const freshRun = await platform.waitForDeployment(fresh.deploymentId, DEPLOY_WAIT_MS);
+        expect(freshRun.status, freshRun.logs).toBe("done");
+        expect(freshRun.logs).toContain(`Removed volume(s): ${volume}`);
+        expect(freshRun.logs).toContain(foreign);
+        expect(await inspect("container", `${appName}_web`, "{{.State.Status}}")).toBe("running");
+        expect(await inspect("volume", volume, '{{index .Labels "platform.resource"}}')).toBe(
+          `compose:${composeId}`,
+        );
+        expect(await marker()).toBeUndefined();
+        expect(await inspect("volume", foreign, "{{.Name}}")).toBe(foreign);
+
+        const refused = await platform.mutate("compose.redeploy", { composeId, freshVolumes: "yes" }, as());
+        expect(refused.status).toBe(400);
+        expect(JSON.stringify(refused.body)).toContain("freshVolumes");
+      } finally {
+        await dockerCli(["volume", "rm", "-f", foreign]).catch(() => {});
+      }
+      await ok("compose.delete", { composeId, deleteVolumes: true });
+    },
+    DEPLOY_WAIT_MS * 4,
+  );
+
+  it(
     "deploys a stack from a branch of a repository: the file at composePath, its build context the repository's",
     async () => {
       const commit = await git.createRepo("stack", {

@@ -121,6 +121,8 @@ export const deployComposeInput = z.object({
   composeId: idSchema,
   title: z.string().max(500).optional(),
   description: z.string().max(1000).optional(),
+  /** Remove the stack (and its own volumes: ownership labels) before this deployment, as Dokploy's CLI asks. */
+  freshVolumes: z.boolean().optional(),
 });
 
 /**

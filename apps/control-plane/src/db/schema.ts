@@ -20,6 +20,9 @@ export interface UserTable {
   userId: string;
   email: string;
   name: string;
+  /** Dokploy's first and last names, "" when not given (migration 20261204-20-user-names). */
+  firstName: Generated<string>;
+  lastName: Generated<string>;
   image: string | null;
   passwordHash: string;
   /** A requested new email, applied once confirmed (issue 22 finding 5). */
@@ -42,6 +45,9 @@ export interface MemberTable {
   accessedProjects: string[] | null;
   accessedEnvironments: string[] | null;
   accessedServices: string[] | null;
+  /** The remote servers and git providers (gitProviderId) a member may use (migration 20261204-20-member-server-grants). */
+  accessedServers: Generated<string[] | null>;
+  accessedGitProviders: Generated<string[] | null>;
   canCreateServices: Generated<boolean>;
   canDeleteServices: Generated<boolean>;
   canCreateEnvironments: Generated<boolean>;
@@ -732,6 +738,8 @@ export interface DeploymentTable {
     | "volumeRestore";
   title: string;
   description: string | null;
+  /** A compose stack's deploy that first removes the stack's own volumes (compose.deploy freshVolumes). */
+  freshVolumes: Generated<boolean>;
   status: Generated<DeploymentStatus>;
   /** "<ISO timestamp> <line>" lines, the last LOG_CAP_BYTES kept (deployments/logs.ts). */
   logs: Generated<string>;
@@ -1161,6 +1169,8 @@ export interface NetworkTable {
   internal: Generated<boolean>;
   attachable: Generated<boolean>;
   enableIpv6: Generated<boolean>;
+  /** The driver's MTU (migration 20261204-20-network-mtu); null: the engine's default. */
+  mtu: number | null;
   dockerId: string | null;
   createdAt: Timestamp;
 }

@@ -97,6 +97,8 @@ export interface NewDeployment {
   archive?: { path: string; format: "zip" | "tar.gz" };
   /** A rollback run's rollback (rollbacks/). */
   restoresRollbackId?: string | null;
+  /** A compose stack's deploy that first removes the stack's own volumes. */
+  freshVolumes?: boolean;
   /**
    * A run of a backup or volume backup, or a restore or verification (backups/, volume-backups/):
    * what it moves, kept in its backup_runs row.

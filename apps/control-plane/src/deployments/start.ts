@@ -91,6 +91,8 @@ export async function startTargetDeployment(
     description?: string;
     /** kind rollback: the rollback to deploy. */
     restoresRollbackId?: string;
+    /** A compose stack's deploy that first removes the stack's own volumes. */
+    freshVolumes?: boolean;
   },
 ): Promise<{ deploymentId: string }> {
   // This machine runs only the instance organization's services (a 400 naming serverId).
@@ -102,6 +104,7 @@ export async function startTargetDeployment(
     description: input.description ?? null,
     serverId: input.serverId,
     restoresRollbackId: input.restoresRollbackId ?? null,
+    freshVolumes: input.freshVolumes ?? false,
   });
   await enqueueOrFail(ctx, deployment.deploymentId, input.target.id);
   return { deploymentId: deployment.deploymentId };

@@ -34,6 +34,7 @@ export interface DnsRecord {
   name: string;
   content: string;
   ttl: number;
+  proxied: boolean;
 }
 
 export interface DnsRecordFields {
@@ -42,6 +43,8 @@ export interface DnsRecordFields {
   content: string;
   /** Seconds; Cloudflare's 1 means "automatic" (its default when left out). */
   ttl?: number;
+  /** Through Cloudflare's proxy; false (DNS only, Cloudflare's default) when left out. */
+  proxied?: boolean;
 }
 
 type CloudflareContext = Pick<ServiceContext, "config">;
@@ -154,6 +157,7 @@ const toRecord = (record: Partial<DnsRecord>): DnsRecord => ({
   name: String(record.name),
   content: String(record.content),
   ttl: Number(record.ttl ?? 1),
+  proxied: record.proxied === true,
 });
 
 /** Every DNS record of a zone. */
@@ -194,6 +198,7 @@ const payload = (fields: DnsRecordFields) => ({
   name: fields.name,
   content: fields.content,
   ttl: fields.ttl ?? 1,
+  proxied: fields.proxied ?? false,
 });
 
 /** Creates a record (POST). */

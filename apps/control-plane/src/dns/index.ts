@@ -76,6 +76,8 @@ export const dnsRecordFieldsSchema = {
       "must not contain control characters",
     ),
   ttl: z.number().int().positive().max(86_400).optional(),
+  /** Cloudflare's proxy in front of the record (the orange cloud); DNS-only when left out. */
+  proxied: z.boolean().optional(),
 };
 
 export const dnsProviderSchema = z.object({
@@ -95,6 +97,7 @@ export const dnsRecordSchema = z.object({
   name: z.string(),
   content: z.string(),
   ttl: z.number(),
+  proxied: z.boolean(),
 });
 
 const sealContext = (row: { dnsProviderId: string; organizationId: string }): SecretContext => ({
@@ -297,7 +300,8 @@ export async function pointHostAtServer(
   try {
     const zone = zoneForHost(await listZones(ctx, token), target.host);
     if (!zone) throw dnsField(`no zone of the DNS provider holds ${target.host}`);
-    const fields = { type, name: target.host, content: ip } as const;
+    // A domain's own record stays DNS-only: the server's proxy answers its HTTP-01 challenges.
+    const fields = { type, name: target.host, content: ip, proxied: false } as const;
     const { record, created, previous } = await upsertRecord(ctx, token, zone.id, fields);
     const undo = async () => {
       if (created) await deleteRecord(ctx, token, zone.id, record.id);
@@ -307,6 +311,7 @@ export async function pointHostAtServer(
           name: previous.name,
           content: previous.content,
           ttl: previous.ttl,
+          proxied: previous.proxied,
         });
       }
     };

@@ -36,6 +36,8 @@ export const domainFields = {
   middlewares: z.array(middlewareNameSchema).max(20).nullish(),
   /** One of the organization's DNS providers: the host's record is made there (null: none). */
   dnsProviderId: id.nullish(),
+  /** Behind the server's forward auth (as forwardAuth.enable/disable); application domains only. */
+  forwardAuthEnabled: z.boolean().optional(),
 };
 
 export const createDomainInput = z.object({
@@ -62,6 +64,7 @@ export const updateDomainInput = z.object({
   customEntrypoint: domainFields.customEntrypoint,
   middlewares: domainFields.middlewares,
   dnsProviderId: domainFields.dnsProviderId,
+  forwardAuthEnabled: domainFields.forwardAuthEnabled,
   /** Whether the domain is routed (as domain.toggleEnable); not for a preview's domain. */
   enabled: z.boolean().optional(),
   /** Accepted as in Dokploy; a domain stays on its application (see the handler). */

@@ -27,12 +27,14 @@ const AUTH_IMAGE = "platform-test/forward-auth:latest";
 const CLIENT_SECRET = `client-secret-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
 const APP_HOST = `app.fa${process.pid}.test`;
 const AUTH_HOST = `auth.fa${process.pid}.test`;
+const SECOND_HOST = `second.fa${process.pid}.test`;
 
 let platform: TestPlatform;
 let owner: Session;
 let stranger: Session;
 let directory: string;
 let routerPort: number;
+let applicationId: string;
 const router = `fa-router-${process.pid}`;
 const appName = `fa-app-${process.pid}`;
 const services: string[] = [appName];
@@ -190,6 +192,7 @@ describe("forward auth on Docker through the routing stand-in", () => {
     );
     const deployment = await platform.waitForDeployment(deploymentId);
     expect(deployment.status, deployment.errorMessage ?? "").toBe("done");
+    applicationId = app.applicationId;
     const domain = await platform.mutateOk(
       "domain.create",
       {
@@ -217,6 +220,19 @@ describe("forward auth on Docker through the routing stand-in", () => {
     );
     expect(noDomain.status).toBe(400);
     expect(noDomain.body.error.data.fields).toEqual(["serverId"]);
+    // domain.create/update's forwardAuthEnabled (Dokploy CLI 0.30.7) are refused the same way, naming it.
+    const update = await platform.mutate("domain.update", { domainId, forwardAuthEnabled: true }, as(owner));
+    expect(update.status).toBe(400);
+    expect(update.body.error.data.fields).toEqual(["forwardAuthEnabled"]);
+    const create = await platform.mutate(
+      "domain.create",
+      { applicationId, host: SECOND_HOST, port: 8080, domainType: "application", forwardAuthEnabled: true },
+      as(owner),
+    );
+    expect(create.status).toBe(400);
+    expect(create.body.error.data.fields).toEqual(["forwardAuthEnabled"]);
+    const domains = await platform.query("domain.byApplicationId", { applicationId }, as(owner));
+    expect(domains.body.map((domain: { host: string }) => domain.host)).toEqual([APP_HOST]);
     expect((await platform.query("forwardAuth.status", { domainId }, as(owner))).body).toEqual({
       enabled: false,
     });
@@ -384,6 +400,37 @@ describe("forward auth on Docker through the routing stand-in", () => {
     expect(await expectAnswer(APP_HOST, 401)).toContain("forward-auth stand-in");
     expect(await expectAnswer(APP_HOST, 401, "_oauth2_proxy=wrong")).toContain("forward-auth stand-in");
     expect(await expectAnswer(APP_HOST, 200, `_oauth2_proxy=${CLIENT_SECRET}`)).toContain("protected-page");
+  }, 180_000);
+
+  it("domain.update and domain.create take forwardAuthEnabled as forwardAuth.disable/enable do", async () => {
+    const off = await platform.mutate("domain.update", { domainId, forwardAuthEnabled: false }, as(owner));
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    expect((await platform.query("forwardAuth.status", { domainId }, as(owner))).body).toEqual({
+      enabled: false,
+    });
+    expect(await expectAnswer(APP_HOST, 200)).toContain("protected-page");
+    const on = await platform.mutate("domain.update", { domainId, forwardAuthEnabled: true }, as(owner));
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+    expect((await platform.query("forwardAuth.status", { domainId }, as(owner))).body).toEqual({
+      enabled: true,
+    });
+    expect(await expectAnswer(APP_HOST, 401)).toContain("forward-auth stand-in");
+
+    const second = await platform.mutate(
+      "domain.create",
+      { applicationId, host: SECOND_HOST, port: 8080, domainType: "application", forwardAuthEnabled: true },
+      as(owner),
+    );
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(
+      (await platform.query("forwardAuth.status", { domainId: second.body.domainId }, as(owner))).body,
+    ).toEqual({ enabled: true });
+    expect(await expectAnswer(SECOND_HOST, 401)).toContain("forward-auth stand-in");
+    expect(await expectAnswer(SECOND_HOST, 200, `_oauth2_proxy=${CLIENT_SECRET}`)).toContain(
+      "protected-page",
+    );
+    const removed = await platform.mutate("domain.delete", { domainId: second.body.domainId }, as(owner));
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
   }, 180_000);
 
   it("refuses to remove the service or its domain while a domain is protected", async () => {

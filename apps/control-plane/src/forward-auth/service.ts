@@ -498,34 +498,68 @@ export function domainStatus(ctx: ServiceContext, domain: LocatedDomain) {
 }
 
 /**
+ * A 400 naming `field` unless the server's authentication service (serverId null: this machine)
+ * is deployed and running: what a domain needs before it is put behind it.
+ */
+export async function requireRunningForwardAuth(
+  ctx: ServiceContext,
+  organizationId: string,
+  application: { serverId: string | null },
+  field: "domainId" | "forwardAuthEnabled" = "domainId",
+): Promise<void> {
+  const settings = await findSettings(ctx.db, organizationId, application.serverId);
+  if (!settings?.providerId) {
+    throw badRequest(
+      `Invalid input: ${field}: deploy the authentication proxy for the domain's server first (forwardAuth.setAuthDomain, then forwardAuth.deployOnServer)`,
+      { fields: [field] },
+    );
+  }
+  if ((await serviceStatus(ctx, proxyServerOf(ctx, application), settings)) !== "running") {
+    throw badRequest(
+      `Invalid input: ${field}: the authentication proxy of the domain's server is not running: deploy it again (forwardAuth.deployOnServer)`,
+      { fields: [field] },
+    );
+  }
+}
+
+/**
  * Puts the domain behind its server's authentication service, which must be deployed and
- * running (a 400 naming domainId otherwise): the row and the application's Traefik file change in one transaction.
+ * running (a 400 naming `field` otherwise): the row and the application's Traefik file change in one transaction.
  */
 export async function enableOnDomain(
   ctx: ServiceContext,
   domain: LocatedDomain,
   application: { serverId: string | null },
+  field: "domainId" | "forwardAuthEnabled" = "domainId",
 ) {
   const applicationId = requireApplicationDomain(domain);
-  const agentId = proxyServerOf(ctx, application);
-  const settings = await findSettings(ctx.db, domain.organizationId, application.serverId);
-  if (!settings?.providerId) {
-    throw badRequest(
-      "Invalid input: domainId: deploy the authentication proxy for the domain's server first (forwardAuth.setAuthDomain, then forwardAuth.deployOnServer)",
-      { fields: ["domainId"] },
-    );
-  }
-  if ((await serviceStatus(ctx, agentId, settings)) !== "running") {
-    throw badRequest(
-      "Invalid input: domainId: the authentication proxy of the domain's server is not running: deploy it again (forwardAuth.deployOnServer)",
-      { fields: ["domainId"] },
-    );
-  }
+  await requireRunningForwardAuth(ctx, domain.organizationId, application, field);
   await ctx.db.transaction().execute(async (trx) => {
     await lockApplication(trx, applicationId);
     await protectDomain(trx, domain.domainId);
     await syncApplicationProxyWith(ctx, trx, applicationId);
   });
+}
+
+/**
+ * domain.create/update's forwardAuthEnabled (Dokploy's field): an application domain put behind
+ * its server's forward auth or served without it, as forwardAuth.enable/disable do. A compose
+ * domain cannot be protected (400 naming the field); false on it changes nothing.
+ */
+export async function setDomainForwardAuth(
+  ctx: ServiceContext,
+  domain: LocatedDomain,
+  application: { serverId: string | null } | undefined,
+  enabled: boolean,
+) {
+  if (domain.domainType !== "application" || !domain.applicationId || !application) {
+    if (!enabled) return;
+    throw badRequest("Invalid input: forwardAuthEnabled: forward auth protects application domains only", {
+      fields: ["forwardAuthEnabled"],
+    });
+  }
+  if (enabled) await enableOnDomain(ctx, domain, application, "forwardAuthEnabled");
+  else await disableOnDomain(ctx, domain);
 }
 
 export async function disableOnDomain(ctx: ServiceContext, domain: LocatedDomain) {

@@ -4,7 +4,7 @@
  * opened only to call the provider or to clone, never returned. Removing a provider disconnects
  * the applications that used it (their Git fields reset, status error with a message saying so).
  */
-import type { SelectQueryBuilder } from "kysely";
+import { type SelectQueryBuilder, sql } from "kysely";
 import type { ServiceContext } from "../context.ts";
 import { newId } from "../crypto/ids.ts";
 import type { SecretContext } from "../crypto/secret-box.ts";
@@ -98,7 +98,9 @@ export async function insertProvider(
 
 /**
  * Who looks at the providers: a provider not shared with the organization is seen only by its
- * creator and the organization's owners and administrators (gitProvider.toggleShare).
+ * creator and the organization's owners and administrators (gitProvider.toggleShare); a member
+ * restricted to some providers (user.assignPermissions accessedGitProviders) sees, of the
+ * shared ones, only those listed.
  */
 export interface ProviderViewer {
   userId: string;
@@ -111,7 +113,25 @@ function visibleTo<Q extends SelectQueryBuilder<Database, "gitProviders", GitPro
 ): Q {
   if (!viewer || viewer.role !== "member") return query;
   return query.where((eb) =>
-    eb.or([eb("sharedWithOrganization", "=", true), eb("userId", "=", viewer.userId)]),
+    eb.or([
+      eb("gitProviders.userId", "=", viewer.userId),
+      eb.and([
+        eb("sharedWithOrganization", "=", true),
+        eb.exists(
+          eb
+            .selectFrom("members")
+            .select("members.memberId")
+            .where("members.userId", "=", viewer.userId)
+            .whereRef("members.organizationId", "=", "gitProviders.organizationId")
+            .where((member) =>
+              member.or([
+                member("members.accessedGitProviders", "is", null),
+                sql<boolean>`${sql.ref("gitProviders.gitProviderId")} = any(${sql.ref("members.accessedGitProviders")})`,
+              ]),
+            ),
+        ),
+      ]),
+    ]),
   ) as Q;
 }
 

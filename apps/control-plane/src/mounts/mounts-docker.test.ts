@@ -179,6 +179,7 @@ describe("mounts on real Docker", () => {
       serviceType: "application",
       applicationId,
       postgresId: null,
+      libsqlId: null,
       mountPath: "/kept",
     });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
@@ -189,9 +190,11 @@ describe("mounts on real Docker", () => {
     // An owner id is looked up first: one the tenant has no such service by is a 404, like any unknown id.
     for (const input of [
       { applicationId: "another-application" },
-      ...(["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId", "composeId"] as const).map((key) => ({
-        [key]: applicationId,
-      })),
+      ...(["postgresId", "mysqlId", "mariadbId", "mongoId", "redisId", "libsqlId", "composeId"] as const).map(
+        (key) => ({
+          [key]: applicationId,
+        }),
+      ),
     ]) {
       const moved = await update({ ...input, mountPath: "/moved" });
       expect(moved.status, JSON.stringify(input)).toBe(404);

@@ -54,6 +54,8 @@ export const createNetworkInput = z.object({
   name: networkNameSchema,
   driver: z.enum(["overlay", "bridge"]).optional(),
   internal: z.boolean().optional(),
+  /** Dokploy's CLI sends it as text (`--mtu 1400`); Linux takes 68 up to 65535. */
+  mtu: z.coerce.number().int().min(68).max(65535).optional(),
   ...optionalServerId,
 });
 export type CreateNetworkInput = z.infer<typeof createNetworkInput>;
@@ -81,6 +83,8 @@ export const networkSchema = z.object({
   configOnly: z.boolean(),
   enableIPv4: z.boolean(),
   enableIPv6: z.boolean(),
+  /** The driver's MTU the network was created with; null: the engine's default. */
+  mtu: z.number().nullable(),
   createdAt: z.string(),
   organizationId: z.string(),
   serverId: z.string().nullable(),
@@ -99,6 +103,7 @@ export function toNetworkView(row: NetworkRow): z.infer<typeof networkSchema> {
     configOnly: false,
     enableIPv4: true,
     enableIPv6: row.enableIpv6,
+    mtu: row.mtu,
     createdAt: row.createdAt,
     organizationId: row.organizationId,
     serverId: row.serverId,
@@ -170,6 +175,7 @@ export async function createNetwork(ctx: ServiceContext, caller: Caller, input: 
     internal: input.internal ?? false,
     attachable: (input.driver ?? "overlay") === "overlay",
     enableIpv6: false,
+    mtu: input.mtu ?? null,
     dockerId: null,
     createdAt: new Date().toISOString(),
   };
@@ -442,6 +448,7 @@ async function recordEngineNetwork(
     Internal?: boolean;
     Attachable?: boolean;
     EnableIPv6?: boolean;
+    Options?: Record<string, string>;
   },
 ): Promise<NetworkRow> {
   const row: NetworkRow = {
@@ -454,6 +461,7 @@ async function recordEngineNetwork(
     internal: info.Internal ?? false,
     attachable: info.Attachable ?? false,
     enableIpv6: info.EnableIPv6 ?? false,
+    mtu: engineMtu(info.Options),
     dockerId: info.Id,
     createdAt: new Date().toISOString(),
   };
@@ -485,6 +493,12 @@ export async function recreateNetwork(ctx: ServiceContext, caller: Caller, netwo
   return toNetworkView(row);
 }
 
+/** The MTU an engine network was created with (its driver option), null when it has none. */
+function engineMtu(options: Record<string, string> | undefined): number | null {
+  const mtu = Number(options?.["com.docker.network.driver.mtu"]);
+  return Number.isInteger(mtu) && mtu > 0 ? mtu : null;
+}
+
 /** Creates the recorded network on its engine, as recorded, and keeps the engine's id on its row. */
 async function createOnEngine(ctx: ServiceContext, caller: Caller, row: NetworkRow): Promise<string> {
   const agent = agentOf(row);
@@ -500,6 +514,7 @@ async function createOnEngine(ctx: ServiceContext, caller: Caller, row: NetworkR
           driver: row.driver,
           internal: row.internal,
           enableIpv6: row.enableIpv6,
+          mtu: row.mtu ?? 0,
           labels: {},
         },
         60_000,

@@ -144,6 +144,48 @@ describe("network.*", () => {
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
   }, 60_000);
 
+  it("create takes mtu (as the CLI's text or a number): the engine's network has the driver option, one answers it; a bad one is a 400 naming mtu", async () => {
+    const created = await platform.mutate(
+      "network.create",
+      { name: `${prefix}-mtu`, mtu: "1400" },
+      as(owner),
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    dockerNames.push(created.body.dockerName);
+    expect(created.body.mtu).toBe(1400);
+    const engine = (await engineNetwork(created.body.dockerName)) as unknown as {
+      Options: Record<string, string>;
+    };
+    expect(engine.Options["com.docker.network.driver.mtu"]).toBe("1400");
+    const one = await platform.query("network.one", { networkId: created.body.networkId }, as(owner));
+    expect(one.body).toMatchObject({ mtu: 1400 });
+    const plain = await platform.mutate(
+      "network.create",
+      { name: `${prefix}-nomtu`, driver: "bridge" },
+      as(owner),
+    );
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    dockerNames.push(plain.body.dockerName);
+    expect(plain.body.mtu).toBeNull();
+    const plainEngine = (await engineNetwork(plain.body.dockerName)) as unknown as {
+      Options: Record<string, string> | null;
+    };
+    expect(plainEngine.Options?.["com.docker.network.driver.mtu"]).toBeUndefined();
+    for (const mtu of ["abc", 20, 70000]) {
+      const refused = await platform.mutate("network.create", { name: `${prefix}-badmtu`, mtu }, as(owner));
+      expect(refused.status).toBe(400);
+      expect(fieldsOf(refused.body)).toContain("mtu");
+    }
+    for (const network of [created, plain]) {
+      const removed = await platform.mutate(
+        "network.remove",
+        { networkId: network.body.networkId },
+        as(owner),
+      );
+      expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    }
+  }, 60_000);
+
   it("reserved names (platform-network, ingress, platform-*), a duplicate name and a member's create are refused, and nothing is created", async () => {
     for (const name of ["platform-network", "ingress", "Platform-net", "bridge", "-x"]) {
       const response = await platform.mutate("network.create", { name }, as(owner));

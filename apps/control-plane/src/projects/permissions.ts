@@ -7,6 +7,12 @@
  *   lists existed); a list, even empty, restricts. A service is seen only inside a seen
  *   environment, an environment only inside a seen project. Hidden objects answer 404, as
  *   another organization's do.
+ * - accessedServers / accessedGitProviders: the remote servers (by serverId; this machine is
+ *   always reachable) and git providers (by gitProviderId) they use. NULL is not restricted. A
+ *   server not listed is missing from the server lists and a 404 to any procedure naming it as
+ *   serverId or buildServerId (the dispatcher asks requireServerAccess); a provider not listed is
+ *   missing from the provider lists and a 404 wherever it is named (git-providers/repository.ts),
+ *   except to its creator.
  * - canCreateProjects / canCreateEnvironments / canCreateServices, canDeleteProjects /
  *   canDeleteEnvironments / canDeleteServices. Deleting a project deletes its environments and
  *   services, so canDeleteProjects also allows deleting environments and services.
@@ -15,12 +21,20 @@
  *   providers (requireFeature).
  * What a member creates is added to their lists when they are restricted, as Dokploy does.
  */
+
+import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { Caller, Feature } from "../context.ts";
 import type { Db } from "../db/database.ts";
 import { ownedBy, withOwner } from "../db/owned.ts";
 import type { Member } from "../db/schema.ts";
 import { forbidden, notFound } from "../errors.ts";
-import { existingEnvironmentIds, existingProjectIds, existingServiceIds } from "./repository.ts";
+import {
+  existingEnvironmentIds,
+  existingGitProviderIds,
+  existingProjectIds,
+  existingServerIds,
+  existingServiceIds,
+} from "./repository.ts";
 import {
   loadServiceSummaries,
   type ServiceKind,
@@ -192,6 +206,35 @@ export async function requireServiceAccess(
   return grants;
 }
 
+/** The remote servers a member may use; null when not restricted (owners, administrators). */
+export async function grantedServerIds(db: Db, caller: Caller): Promise<ReadonlySet<string> | null> {
+  if (privileged(caller)) return null;
+  const member = await db
+    .selectFrom("members")
+    .select("accessedServers")
+    .where("organizationId", "=", caller.organizationId)
+    .where("userId", "=", caller.userId)
+    .executeTakeFirst();
+  return asSet(member?.accessedServers ?? null);
+}
+
+/** The servers of a list the caller may use. */
+export async function onlyGrantedServers<S extends { serverId: string }>(
+  db: Db,
+  caller: Caller,
+  servers: S[],
+): Promise<S[]> {
+  const granted = await grantedServerIds(db, caller);
+  return granted === null ? servers : servers.filter((server) => granted.has(server.serverId));
+}
+
+/** 404 Server when a member restricted to other servers names this one (this machine: never). */
+export async function requireServerAccess(db: Db, caller: Caller, serverId: string): Promise<void> {
+  if (serverId === LOCAL_SERVER_ID) return;
+  const granted = await grantedServerIds(db, caller);
+  if (granted !== null && !granted.has(serverId)) throw notFound("Server");
+}
+
 /** project.create and project.duplicate into a new project. */
 export function requireCanCreateProjects(caller: Caller): void {
   if (!privileged(caller) && !caller.canCreateProjects) {
@@ -276,6 +319,8 @@ export interface GrantChanges {
   accessedProjects?: string[] | null | undefined;
   accessedEnvironments?: string[] | null | undefined;
   accessedServices?: string[] | null | undefined;
+  accessedServers?: string[] | null | undefined;
+  accessedGitProviders?: string[] | null | undefined;
   canCreateServices?: boolean | undefined;
   canDeleteServices?: boolean | undefined;
   canCreateEnvironments?: boolean | undefined;
@@ -300,6 +345,8 @@ export async function unknownGrantIds(
     ["accessedProjects", changes.accessedProjects, existingProjectIds],
     ["accessedEnvironments", changes.accessedEnvironments, existingEnvironmentIds],
     ["accessedServices", changes.accessedServices, existingServiceIds],
+    ["accessedServers", changes.accessedServers, existingServerIds],
+    ["accessedGitProviders", changes.accessedGitProviders, existingGitProviderIds],
   ] as const;
   const unknown: { field: keyof GrantChanges; ids: string[] }[] = [];
   for (const [field, ids, existing] of checks) {
@@ -323,6 +370,8 @@ export async function setMemberGrants(
     accessedProjects: dedupe(changes.accessedProjects),
     accessedEnvironments: dedupe(changes.accessedEnvironments),
     accessedServices: dedupe(changes.accessedServices),
+    accessedServers: dedupe(changes.accessedServers),
+    accessedGitProviders: dedupe(changes.accessedGitProviders),
     canCreateServices: changes.canCreateServices,
     canDeleteServices: changes.canDeleteServices,
     canCreateEnvironments: changes.canCreateEnvironments,

@@ -338,6 +338,38 @@ export async function existingProjectIds(
   return new Set(rows.map((row) => row.id));
 }
 
+/** Which of `serverIds` are the organization's servers. */
+export async function existingServerIds(
+  db: Db,
+  organizationId: string,
+  serverIds: readonly string[],
+): Promise<Set<string>> {
+  if (serverIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("servers")
+    .select("serverId as id")
+    .where("organizationId", "=", organizationId)
+    .where("serverId", "in", serverIds)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
+/** Which of `gitProviderIds` are the organization's git providers. */
+export async function existingGitProviderIds(
+  db: Db,
+  organizationId: string,
+  gitProviderIds: readonly string[],
+): Promise<Set<string>> {
+  if (gitProviderIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("gitProviders")
+    .select("gitProviderId as id")
+    .where("organizationId", "=", organizationId)
+    .where("gitProviderId", "in", gitProviderIds)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 /** Which of `environmentIds` are environments of the organization's projects. */
 export async function existingEnvironmentIds(
   db: Db,

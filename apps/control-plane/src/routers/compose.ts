@@ -131,7 +131,7 @@ async function queue(
   ctx: ServiceContext,
   row: LocatedCompose,
   kind: DeploymentKind,
-  input: { title?: string; description?: string },
+  input: { title?: string; description?: string; freshVolumes?: boolean },
 ) {
   if (!row.composeFile.trim() && row.sourceType === "raw") {
     throw badRequest("The compose service has no file yet: set composeFile first", {
@@ -145,6 +145,7 @@ async function queue(
     kind,
     title: input.title,
     description: input.description,
+    freshVolumes: input.freshVolumes,
   });
   return { success: true as const, deploymentId };
 }

@@ -171,7 +171,7 @@ describe("dnsProvider.*", () => {
     expect(cloudflare.seen.map((request) => request.query.page)).toEqual(["1", "2"]);
   });
 
-  it("createRecord, listRecords, updateRecord and deleteRecord edit the zone at Cloudflare", async () => {
+  it("createRecord, listRecords, updateRecord and deleteRecord edit the zone at Cloudflare; proxied goes to Cloudflare as sent (false when left out)", async () => {
     const zone = zoneId("example.com");
     const created = await call("dnsProvider.createRecord", {
       dnsProviderId: providerId,
@@ -180,10 +180,20 @@ describe("dnsProvider.*", () => {
       name: "www.example.com",
       content: "198.51.100.1",
       ttl: 300,
+      proxied: true,
     });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.proxied).toBe(true);
+    expect(cloudflare.seen.at(-1)).toMatchObject({ method: "POST", body: { proxied: true } });
     expect(recordsOf("example.com")).toEqual([
-      { id: created.body.id, type: "A", name: "www.example.com", content: "198.51.100.1", ttl: 300 },
+      {
+        id: created.body.id,
+        type: "A",
+        name: "www.example.com",
+        content: "198.51.100.1",
+        ttl: 300,
+        proxied: true,
+      },
     ]);
     // Dokploy's upsert: the same type and name overwrites the record.
     const again = await call("dnsProvider.createRecord", {
@@ -197,7 +207,14 @@ describe("dnsProvider.*", () => {
     expect(recordsOf("example.com")).toHaveLength(1);
     const listed = await read("dnsProvider.listRecords", { dnsProviderId: providerId, zoneId: zone }, member);
     expect(listed.body).toEqual([
-      { id: created.body.id, type: "A", name: "www.example.com", content: "198.51.100.2", ttl: 1 },
+      {
+        id: created.body.id,
+        type: "A",
+        name: "www.example.com",
+        content: "198.51.100.2",
+        ttl: 1,
+        proxied: false,
+      },
     ]);
     const updated = await call("dnsProvider.updateRecord", {
       dnsProviderId: providerId,
@@ -206,9 +223,27 @@ describe("dnsProvider.*", () => {
       type: "CNAME",
       name: "www.example.com",
       content: "example.com",
+      proxied: true,
     });
     expect(updated.status).toBe(200);
-    expect(recordsOf("example.com")[0]).toMatchObject({ type: "CNAME", content: "example.com" });
+    expect(updated.body.proxied).toBe(true);
+    expect(cloudflare.seen.at(-1)).toMatchObject({ method: "PUT", body: { proxied: true } });
+    expect(recordsOf("example.com")[0]).toMatchObject({
+      type: "CNAME",
+      content: "example.com",
+      proxied: true,
+    });
+    const notBoolean = await call("dnsProvider.updateRecord", {
+      dnsProviderId: providerId,
+      zoneId: zone,
+      recordId: created.body.id,
+      type: "CNAME",
+      name: "www.example.com",
+      content: "example.com",
+      proxied: "yes",
+    });
+    expect(notBoolean.status).toBe(400);
+    expect(notBoolean.body.error.data.fields).toContain("proxied");
     const deleted = await call("dnsProvider.deleteRecord", {
       dnsProviderId: providerId,
       zoneId: zone,
@@ -451,7 +486,14 @@ describe("a domain with a DNS provider", () => {
     });
     expect(overwritten.status).toBe(409);
     expect(recordsOf("example.com")).toEqual([
-      { id: existing.body.id, type: "A", name: "kept-record.example.com", content: "198.51.100.5", ttl: 120 },
+      {
+        id: existing.body.id,
+        type: "A",
+        name: "kept-record.example.com",
+        content: "198.51.100.5",
+        ttl: 120,
+        proxied: false,
+      },
     ]);
     await call("dnsProvider.deleteRecord", {
       dnsProviderId: providerId,

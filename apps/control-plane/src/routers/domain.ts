@@ -48,6 +48,7 @@ import {
   updateComposeDomain,
 } from "../domains/writes.ts";
 import { badRequest, notFound } from "../errors.ts";
+import { requireRunningForwardAuth, setDomainForwardAuth } from "../forward-auth/service.ts";
 import { loadCallerPreview } from "../previews/previews.ts";
 import { defineRouter, mutation, query } from "../procedure.ts";
 import { requireApplicationAccess } from "../projects/permissions.ts";
@@ -422,6 +423,9 @@ export const domainRouter = defineRouter("domain", {
         await loadCallerCompose(ctx.db, caller, input.composeId);
         throw field("composeId", "is used only when domainType is `compose`");
       }
+      if (input.forwardAuthEnabled && input.domainType !== "application") {
+        throw field("forwardAuthEnabled", "forward auth protects application domains only");
+      }
       refuseUnusedFields(input, input.domainType, input.certificateType);
       const settings = checkedSettings(
         {
@@ -455,6 +459,9 @@ export const domainRouter = defineRouter("domain", {
         );
       }
       await checkUserDomainRouting(ctx, caller, application, settings, null);
+      if (input.forwardAuthEnabled) {
+        await requireRunningForwardAuth(ctx, application.organizationId, application, "forwardAuthEnabled");
+      }
       const { certificateKey, ...columns } = settings;
       const change = {
         organizationId: application.organizationId,
@@ -463,11 +470,18 @@ export const domainRouter = defineRouter("domain", {
         dnsProviderId,
         serverId,
       };
-      return toDomainView(
-        await saveWithDnsRecord(ctx, change, () =>
-          insertApplicationDomain(ctx, application, columns, certificateKey ?? null),
-        ),
+      const created = await saveWithDnsRecord(ctx, change, () =>
+        insertApplicationDomain(ctx, application, columns, certificateKey ?? null),
       );
+      if (input.forwardAuthEnabled) {
+        await setDomainForwardAuth(
+          ctx,
+          { ...created, organizationId: application.organizationId },
+          application,
+          true,
+        );
+      }
+      return toDomainView(created);
     },
   }),
 
@@ -512,15 +526,28 @@ export const domainRouter = defineRouter("domain", {
       if (input.enabled !== undefined && existing.domainType === "preview") {
         throw field("enabled", "a preview's domain follows its preview deployment and leaves with it");
       }
-      const updated = await updateDomainSettings(ctx, caller, existing, input);
-      if (input.enabled === undefined || input.enabled === updated.enabled) return toDomainView(updated);
-      return toDomainView(
-        await toggleDomainEnabled(
+      const application = existing.applicationId
+        ? await findApplication(ctx.db, caller.organizationId, existing.applicationId)
+        : undefined;
+      if (input.forwardAuthEnabled) {
+        if (existing.domainType !== "application" || !application) {
+          throw field("forwardAuthEnabled", "forward auth protects application domains only");
+        }
+        await requireRunningForwardAuth(ctx, existing.organizationId, application, "forwardAuthEnabled");
+      }
+      let updated = await updateDomainSettings(ctx, caller, existing, input);
+      if (input.enabled !== undefined && input.enabled !== updated.enabled) {
+        updated = await toggleDomainEnabled(
           ctx,
           { ...updated, organizationId: existing.organizationId },
           input.enabled,
-        ),
-      );
+        );
+      }
+      if (input.forwardAuthEnabled !== undefined) {
+        const located = { ...updated, organizationId: existing.organizationId };
+        await setDomainForwardAuth(ctx, located, application, input.forwardAuthEnabled);
+      }
+      return toDomainView(updated);
     },
   }),
 

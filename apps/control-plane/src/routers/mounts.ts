@@ -68,6 +68,7 @@ const ownerClaimKeys = [
   "mariadbId",
   "mongoId",
   "redisId",
+  "libsqlId",
   "composeId",
 ] as const;
 type OwnerClaims = Partial<Record<(typeof ownerClaimKeys)[number], string | null>>;

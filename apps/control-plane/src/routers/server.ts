@@ -28,6 +28,7 @@ import {
   success,
   successSchema,
 } from "../procedure.ts";
+import { onlyGrantedServers } from "../projects/permissions.ts";
 import { ensureProxyOn } from "../proxy/proxy-service.ts";
 import { removeStoredCertificatesOf } from "../proxy/stored-certificates.ts";
 import { installScript } from "../servers/agent-artifact.ts";
@@ -224,7 +225,11 @@ export const serverRouter = defineRouter("server", {
     access: "member",
     input: noInput,
     output: z.array(serverSchema),
-    handler: async ({ ctx, caller }) => toServerViews(ctx, await listServers(ctx.db, caller.organizationId)),
+    handler: async ({ ctx, caller }) =>
+      toServerViews(
+        ctx,
+        await onlyGrantedServers(ctx.db, caller, await listServers(ctx.db, caller.organizationId)),
+      ),
   }),
 
   update: mutation({
@@ -449,7 +454,14 @@ export const serverRouter = defineRouter("server", {
     input: noInput,
     output: z.array(serverSchema),
     handler: async ({ ctx, caller }) =>
-      toServerViews(ctx, await serversWithSshKey(ctx, caller.organizationId, "deploy")),
+      toServerViews(
+        ctx,
+        await onlyGrantedServers(
+          ctx.db,
+          caller,
+          await serversWithSshKey(ctx, caller.organizationId, "deploy"),
+        ),
+      ),
   }),
 
   buildServers: query({
@@ -459,7 +471,14 @@ export const serverRouter = defineRouter("server", {
     input: noInput,
     output: z.array(serverSchema),
     handler: async ({ ctx, caller }) =>
-      toServerViews(ctx, await serversWithSshKey(ctx, caller.organizationId, "build")),
+      toServerViews(
+        ctx,
+        await onlyGrantedServers(
+          ctx.db,
+          caller,
+          await serversWithSshKey(ctx, caller.organizationId, "build"),
+        ),
+      ),
   }),
 
   allForPermissions: query({

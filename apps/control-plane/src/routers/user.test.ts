@@ -139,6 +139,39 @@ describe("user", () => {
       expect((await platform.query("user.get", {}, as(member))).body.image).toBe("/avatars/avatar-2.png");
     });
 
+    it('stores firstName and lastName (Dokploy CLI 0.30.7) and answers them in get, one and all; "" clears one, a control character is a 400 naming it', async () => {
+      const set = await platform.mutate(
+        "user.update",
+        { firstName: " Ada ", lastName: "Lovelace" },
+        as(member),
+      );
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect((await platform.query("user.get", {}, as(member))).body).toMatchObject({
+        firstName: "Ada",
+        lastName: "Lovelace",
+      });
+      expect((await platform.query("user.one", { userId: member.user.id }, as(admin))).body).toMatchObject({
+        firstName: "Ada",
+        lastName: "Lovelace",
+      });
+      const listed = (await platform.query("user.all", {}, as(admin))).body.find(
+        (u: any) => u.id === member.user.id,
+      );
+      expect(listed).toMatchObject({ firstName: "Ada", lastName: "Lovelace" });
+      expect((await platform.query("user.get", {}, as(owner))).body).toMatchObject({
+        firstName: "",
+        lastName: "",
+      });
+      const bad = await platform.mutate("user.update", { firstName: "Ada\u202e" }, as(member));
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.data.fields).toEqual(["firstName"]);
+      await platform.mutate("user.update", { lastName: "" }, as(member));
+      expect((await platform.query("user.get", {}, as(member))).body).toMatchObject({
+        firstName: "Ada",
+        lastName: "",
+      });
+    });
+
     it("sets and clears the image", async () => {
       await platform.mutate("user.update", { image: "/avatars/avatar-1.png" }, as(member));
       expect((await platform.query("user.get", {}, as(member))).body.image).toBe("/avatars/avatar-1.png");

@@ -257,6 +257,9 @@ export const userRouter = defineRouter("user", {
       /** Dokploy's profile form sends the user's own id: it must be the caller's. */
       id: z.string().min(1).max(100).optional(),
       name: z.preprocess(blankAsAbsent, displayNameSchema.optional()),
+      /** Dokploy's profile names; "" clears one. */
+      firstName: z.literal("").or(displayNameSchema).optional(),
+      lastName: z.literal("").or(displayNameSchema).optional(),
       email: z.preprocess(blankAsAbsent, emailSchema.optional()),
       image: z.string().max(262_144).nullish(),
       currentPassword: z.preprocess(blankAsAbsent, z.string().max(256).optional()),
@@ -290,6 +293,8 @@ export const userRouter = defineRouter("user", {
       // address is taken is not looked at, so the answer is the same for taken and free ones.
       await updateUser(ctx.db, caller.userId, {
         name: input.name,
+        firstName: input.firstName,
+        lastName: input.lastName,
         pendingEmail: newEmail ? input.email : undefined,
         image: input.image === "" ? null : input.image,
         passwordHash,
@@ -439,6 +444,9 @@ export const userRouter = defineRouter("user", {
       accessedProjects: grantIds,
       accessedEnvironments: grantIds,
       accessedServices: grantIds,
+      // Remote servers (this machine is always reachable) and git providers by gitProviderId.
+      accessedServers: grantIds,
+      accessedGitProviders: grantIds,
       canCreateServices: z.boolean().optional(),
       canDeleteServices: z.boolean().optional(),
       canCreateEnvironments: z.boolean().optional(),

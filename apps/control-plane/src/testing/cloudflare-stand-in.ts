@@ -16,6 +16,8 @@ export interface StandInRecord {
   name: string;
   content: string;
   ttl: number;
+  /** As sent (Cloudflare's default false when left out). */
+  proxied: boolean;
 }
 
 export interface SeenRequest {
@@ -128,6 +130,7 @@ export async function startCloudflareStandIn(
             name: fields!.name!,
             content: fields!.content!,
             ttl: fields!.ttl ?? 1,
+            proxied: fields!.proxied ?? false,
           };
           records.push(record);
           return send(200, record);
@@ -145,6 +148,7 @@ export async function startCloudflareStandIn(
           name: fields!.name!,
           content: fields!.content!,
           ttl: fields!.ttl ?? 1,
+          proxied: fields!.proxied ?? false,
         };
         return send(200, records[index]);
       }

@@ -138,6 +138,8 @@ export async function changeUserEmail(db: Db, userId: string, email: string): Pr
 
 export interface UserChanges {
   name?: string | undefined;
+  firstName?: string | undefined;
+  lastName?: string | undefined;
   pendingEmail?: string | undefined;
   image?: string | null | undefined;
   passwordHash?: string | undefined;

@@ -12,6 +12,9 @@ export const userSchema = z.object({
   memberId: z.string(),
   email: z.string(),
   name: z.string(),
+  /** Dokploy's profile names (user.update), "" when not given. */
+  firstName: z.string(),
+  lastName: z.string(),
   image: z.string().nullable(),
   role: roleSchema,
   organizationId: z.string(),
@@ -31,6 +34,8 @@ export const userSchema = z.object({
   accessedProjects: z.array(z.string()).nullable(),
   accessedEnvironments: z.array(z.string()).nullable(),
   accessedServices: z.array(z.string()).nullable(),
+  accessedServers: z.array(z.string()).nullable(),
+  accessedGitProviders: z.array(z.string()).nullable(),
   createdAt: z.string(),
   /** Whether the user signs in with a second factor (auth/two-factor.ts), as Dokploy's user row says. */
   twoFactorEnabled: z.boolean(),
@@ -55,6 +60,8 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.memberId",
       "users.email",
       "users.name",
+      "users.firstName",
+      "users.lastName",
       "users.image",
       "members.role",
       "members.organizationId",
@@ -73,6 +80,8 @@ export function selectUserViews(db: Db, organizationId: string) {
       "members.accessedProjects",
       "members.accessedEnvironments",
       "members.accessedServices",
+      "members.accessedServers",
+      "members.accessedGitProviders",
       "users.createdAt",
       (eb) =>
         eb

@@ -16589,6 +16589,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16608,6 +16610,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16702,6 +16706,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16721,6 +16727,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16909,6 +16917,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16928,6 +16938,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -16971,6 +16983,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -16990,6 +17004,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -18866,6 +18882,7 @@ export interface operations {
                     composeId: string;
                     title?: string;
                     description?: string;
+                    freshVolumes?: boolean;
                 };
             };
         };
@@ -19667,6 +19684,7 @@ export interface operations {
                     composeId: string;
                     title?: string;
                     description?: string;
+                    freshVolumes?: boolean;
                 };
             };
         };
@@ -20857,6 +20875,7 @@ export interface operations {
                     name: string;
                     content: string;
                     ttl?: number;
+                    proxied?: boolean;
                 };
             };
         };
@@ -20873,6 +20892,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     };
                 };
             };
@@ -20949,6 +20969,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     }[];
                 };
             };
@@ -21182,6 +21203,7 @@ export interface operations {
                     name: string;
                     content: string;
                     ttl?: number;
+                    proxied?: boolean;
                 };
             };
         };
@@ -21198,6 +21220,7 @@ export interface operations {
                         name: string;
                         content: string;
                         ttl: number;
+                        proxied: boolean;
                     };
                 };
             };
@@ -22566,6 +22589,7 @@ export interface operations {
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
                     dnsProviderId?: string | null;
+                    forwardAuthEnabled?: boolean;
                     /**
                      * @default application
                      * @enum {string}
@@ -22861,6 +22885,7 @@ export interface operations {
                     customEntrypoint?: ("" | string) | null;
                     middlewares?: string[] | null;
                     dnsProviderId?: string | null;
+                    forwardAuthEnabled?: boolean;
                     enabled?: boolean;
                     /** @enum {string} */
                     domainType?: "application" | "compose" | "preview";
@@ -28164,6 +28189,7 @@ export interface operations {
                     mariadbId?: string | null;
                     mongoId?: string | null;
                     redisId?: string | null;
+                    libsqlId?: string | null;
                     composeId?: string | null;
                 };
             };
@@ -29158,6 +29184,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29193,6 +29220,7 @@ export interface operations {
                     /** @enum {string} */
                     driver?: "overlay" | "bridge";
                     internal?: boolean;
+                    mtu?: number;
                     serverId?: string;
                 };
             };
@@ -29217,6 +29245,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29384,6 +29413,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29432,6 +29462,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29482,6 +29513,7 @@ export interface operations {
                         configOnly: boolean;
                         enableIPv4: boolean;
                         enableIPv6: boolean;
+                        mtu: number | null;
                         createdAt: string;
                         organizationId: string;
                         serverId: string | null;
@@ -29533,6 +29565,7 @@ export interface operations {
                             configOnly: boolean;
                             enableIPv4: boolean;
                             enableIPv6: boolean;
+                            mtu: number | null;
                             createdAt: string;
                             organizationId: string;
                             serverId: string | null;
@@ -29550,6 +29583,7 @@ export interface operations {
                             configOnly: boolean;
                             enableIPv4: boolean;
                             enableIPv6: boolean;
+                            mtu: number | null;
                             createdAt: string;
                             organizationId: string;
                             serverId: string | null;
@@ -41400,6 +41434,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41419,6 +41455,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     }[];
@@ -41450,6 +41488,8 @@ export interface operations {
                     accessedProjects?: string[] | null;
                     accessedEnvironments?: string[] | null;
                     accessedServices?: string[] | null;
+                    accessedServers?: string[] | null;
+                    accessedGitProviders?: string[] | null;
                     canCreateServices?: boolean;
                     canDeleteServices?: boolean;
                     canCreateEnvironments?: boolean;
@@ -41689,6 +41729,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41708,6 +41750,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     };
@@ -41809,6 +41853,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41828,6 +41874,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         apiKeys: {
@@ -41871,6 +41919,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -41890,6 +41940,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         backups: {
@@ -42200,6 +42252,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -42219,6 +42273,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                         serverIp: string | null;
@@ -42400,6 +42456,8 @@ export interface operations {
                         memberId: string;
                         email: string;
                         name: string;
+                        firstName: string;
+                        lastName: string;
                         image: string | null;
                         /** @enum {string} */
                         role: "owner" | "admin" | "member";
@@ -42419,6 +42477,8 @@ export interface operations {
                         accessedProjects: string[] | null;
                         accessedEnvironments: string[] | null;
                         accessedServices: string[] | null;
+                        accessedServers: string[] | null;
+                        accessedGitProviders: string[] | null;
                         createdAt: string;
                         twoFactorEnabled: boolean;
                     };
@@ -42569,6 +42629,8 @@ export interface operations {
                             memberId: string;
                             email: string;
                             name: string;
+                            firstName: string;
+                            lastName: string;
                             image: string | null;
                             /** @enum {string} */
                             role: "owner" | "admin" | "member";
@@ -42588,6 +42650,8 @@ export interface operations {
                             accessedProjects: string[] | null;
                             accessedEnvironments: string[] | null;
                             accessedServices: string[] | null;
+                            accessedServers: string[] | null;
+                            accessedGitProviders: string[] | null;
                             createdAt: string;
                             twoFactorEnabled: boolean;
                         };
@@ -42648,6 +42712,8 @@ export interface operations {
                 "application/json": {
                     id?: string;
                     name?: string;
+                    firstName?: "" | string;
+                    lastName?: "" | string;
                     email?: string;
                     image?: string | null;
                     currentPassword?: string;

@@ -2255,6 +2255,8 @@ export interface CreateNetworkCommand {
   enableIpv6: boolean;
   /** Extra labels (platform.* keys are refused). */
   labels: { [key: string]: string };
+  /** The driver's MTU (com.docker.network.driver.mtu); 0: the engine's default. */
+  mtu: number;
 }
 
 export interface CreateNetworkCommand_LabelsEntry {

@@ -66,6 +66,10 @@ import * as gitProviderShare from "./20261203-60-git-provider-share.ts";
 import * as onboarding from "./20261203-61-onboarding.ts";
 import * as cliFields from "./20261203-70-cli-fields.ts";
 import * as composeBackups from "./20261203-80-compose-backups.ts";
+import * as freshVolumes from "./20261204-20-fresh-volumes.ts";
+import * as memberServerGrants from "./20261204-20-member-server-grants.ts";
+import * as networkMtu from "./20261204-20-network-mtu.ts";
+import * as userNames from "./20261204-20-user-names.ts";
 import * as redirectDetailInvalidation from "./20261204-30-redirect-detail-invalidation.ts";
 
 export const migrations: Record<string, Migration> = {
@@ -135,5 +139,9 @@ export const migrations: Record<string, Migration> = {
   "20261203-61-onboarding": onboarding,
   "20261203-70-cli-fields": cliFields,
   "20261203-80-compose-backups": composeBackups,
+  "20261204-20-network-mtu": networkMtu,
+  "20261204-20-user-names": userNames,
+  "20261204-20-member-server-grants": memberServerGrants,
+  "20261204-20-fresh-volumes": freshVolumes,
   "20261204-30-redirect-detail-invalidation": redirectDetailInvalidation,
 };
