@@ -25,8 +25,10 @@ import { BackupsPage } from "./backups.tsx";
 import { CertificatesPage } from "./certificates.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
+import { DockerPage } from "./docker.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
 import { NotificationsPage } from "./notifications.tsx";
+import { RequestsPage } from "./requests.tsx";
 import { SchedulesPage } from "./schedules.tsx";
 import { ServersPage } from "./servers.tsx";
 import { TemplatesPage } from "./templates.tsx";
@@ -561,6 +563,8 @@ const PAGES: Record<string, (props: PageProps) => JSX.Element> = {
   notifications: () => <NotificationsPage />,
   certificates: () => <CertificatesPage />,
   settings: ({ user, instanceAdmin }) => (instanceAdmin ? <SettingsPage /> : <Projects user={user} />),
+  requests: ({ user, instanceAdmin }) => (instanceAdmin ? <RequestsPage /> : <Projects user={user} />),
+  docker: () => <DockerPage />,
 };
 
 /** The instance's pages in the sidebar: [route key, link text, who sees it]. */
@@ -576,6 +580,8 @@ const SIDEBAR_PAGES: readonly (readonly [string, string, "all" | "administers" |
   ["members", "Members", "administers"],
   ["api-keys", "API keys", "all"],
   ["settings", "Settings", "instance"],
+  ["requests", "Requests", "instance"],
+  ["docker", "Docker", "all"],
 ];
 
 function Loading() {
