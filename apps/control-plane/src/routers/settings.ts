@@ -229,7 +229,7 @@ export const settingsRouter = defineRouter("settings", {
       const serverId = await targetServer(ctx, caller, input?.serverId);
       const reloaded = await reloadProxy(ctx, serverId);
       if (!reloaded.found)
-        throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
+        throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`, { serverId });
       return success;
     },
   }),
