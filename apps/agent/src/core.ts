@@ -59,6 +59,7 @@ import { allContainerStats, listSwarmServices } from "./docker/swarm-views.ts";
 import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/volumes.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
+import { ensurePlatformNetwork } from "./proxy/service.ts";
 import { registryLogin } from "./registry/login.ts";
 import { swarmState } from "./validate/engine-facts.ts";
 import { validateServer } from "./validate/index.ts";
@@ -269,6 +270,7 @@ export class AgentCore {
     updateNode: (command) => updateNode(this.docker, command),
     removeNode: (command) => removeNode(this.docker, command.nodeId),
     leaveSwarm: () => leaveSwarm(this.docker),
+    ensurePlatformNetwork: () => ensurePlatformNetwork(this.docker, this.options.platformNetwork),
     listVolumes: (command) => listVolumes(this.docker, command),
     inspectVolume: (command) => inspectVolume(this.docker, command),
     removeVolume: (command) => removeVolume(this.docker, command),

@@ -32,6 +32,7 @@ import {
   saveInstanceSshPrivateKey,
 } from "../maintenance/instance-ssh-key.ts";
 import { logCleanupCronSchema } from "../maintenance/log-cleanup.ts";
+import { createLocalPlatformNetwork, platformNetworkSchema } from "../maintenance/platform-network.ts";
 import {
   readStatsLogs,
   readStatsLogsInput,
@@ -625,6 +626,19 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ ctx, caller, input }) => {
       const serverId = await targetServer(ctx, caller, input?.serverId);
       return cleanMonitoring(ctx, serverId);
+    },
+  }),
+
+  createPlatformNetwork: mutation({
+    summary:
+      "Create this machine's platform network (overlay, attachable) when it is missing, as the installer does; a deploy on this machine needs it",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: platformNetworkSchema,
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return createLocalPlatformNetwork(ctx);
     },
   }),
 
