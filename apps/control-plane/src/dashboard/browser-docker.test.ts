@@ -165,7 +165,7 @@ describe("the Requests and Docker pages", () => {
     await page.getByRole("button", { name: "Turn the access log off" }).waitFor();
     await page.getByText("No request recorded yet", { exact: false }).waitFor();
     expect(
-      (await platform.queryOk("settings.haveActivateRequests", {}, { token: owner.token })).enabled,
+      (await platform.query("settings.haveActivateRequests", {}, { token: owner.token })).body.enabled,
     ).toBe(true);
 
     // Requests recorded by the proxy (Traefik's JSON lines) are listed newest first.
@@ -235,12 +235,12 @@ describe("the Requests and Docker pages", () => {
     await files.getByRole("button", { name: "Delete delete-me.txt" }).click();
     await dialog.getByRole("button", { name: "Yes, delete delete-me.txt" }).click();
     await files.getByRole("button", { name: "delete-me.txt", exact: true }).waitFor({ state: "detached" });
-    const listed = await platform.queryOk(
+    const listed = await platform.query(
       "docker.listContainerFiles",
       { containerId, path: "/tmp" },
       { token: owner.token },
     );
-    expect(listed.map((entry: { name: string }) => entry.name)).not.toContain("delete-me.txt");
+    expect(listed.body.map((entry: { name: string }) => entry.name)).not.toContain("delete-me.txt");
 
     // Images and volumes are listed (the application's image among them).
     await page
