@@ -20,6 +20,17 @@ type Volume = Answer<"dockerVolume.getVolumes">[number];
 /** The server input every docker procedure takes: none for this machine. */
 const on = (serverId: string) => (serverId ? { serverId } : {});
 
+/**
+ * The engine computes one disk usage at a time and refuses a second meanwhile: the page's two
+ * readers of it (disk usage, the volumes' sizes) ask one after the other.
+ */
+let diskUsageTurn: Promise<unknown> = Promise.resolve();
+function oneDiskUsageAtATime<T>(load: () => Promise<T>): Promise<T> {
+  const next = diskUsageTurn.then(load, load);
+  diskUsageTurn = next.catch(() => undefined);
+  return next;
+}
+
 /** The service a container or volume belongs to, by the platform's names (appName-prefixed). */
 function serviceOf(name: string, services: ServiceChoice[] | undefined): ServiceChoice | undefined {
   return services?.find(
@@ -46,7 +57,10 @@ const parentOf = (path: string) => path.replace(/\/[^/]+\/?$/, "") || "/";
 
 function DiskUsage({ serverId }: { serverId: string }) {
   const usage = useLoad(
-    () => query<Answer<"dockerDiskUsage.getDiskUsage">>("dockerDiskUsage.getDiskUsage", on(serverId)),
+    () =>
+      oneDiskUsageAtATime(() =>
+        query<Answer<"dockerDiskUsage.getDiskUsage">>("dockerDiskUsage.getDiskUsage", on(serverId)),
+      ),
     `docker-usage-${serverId}`,
   );
   return (
@@ -349,9 +363,9 @@ function Volumes({ serverId, services }: { serverId: string; services: ServiceCh
     () =>
       Promise.all([
         query<Volume[]>("dockerVolume.getVolumes", on(serverId)),
-        query<Answer<"dockerVolume.getVolumesSize">>("dockerVolume.getVolumesSize", on(serverId)).catch(
-          () => [] as Answer<"dockerVolume.getVolumesSize">,
-        ),
+        oneDiskUsageAtATime(() =>
+          query<Answer<"dockerVolume.getVolumesSize">>("dockerVolume.getVolumesSize", on(serverId)),
+        ).catch(() => [] as Answer<"dockerVolume.getVolumesSize">),
       ]),
     `docker-volumes-${serverId}`,
   );
