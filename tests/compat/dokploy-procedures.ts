@@ -3168,6 +3168,11 @@ export const dokployProcedures: Record<string, Row> = {
       serverId: "we also clean the metrics a server's agent stored, as the other settings.clean* do",
     },
   },
+  "settings.createPlatformNetwork": {
+    kind: "mutation",
+    platformOnly:
+      "Dokploy's installer and server setup create dokploy-network; its dashboard has no way to create it on a machine that lacks it",
+  },
   "settings.reloadServer": { kind: "mutation", source: "settingsEngine", input: [], output: "boolean" },
   "settings.updateServer": { kind: "mutation", source: "settingsEngine", input: [], output: "boolean" },
   "settings.updateBuildsConcurrency": {

@@ -123,7 +123,7 @@ describe("a remote server driven through the API", () => {
     // Nothing answers on the server's subjects any more: calls through its agent are 503s.
     const validate = await api.query("server.validate", { serverId });
     expect(validate.status, JSON.stringify(validate.body)).toBe(503);
-    expect(validate.body.error.message).toBe(`The agent of server ${serverId} is not connected`);
+    expect(validate.body.error.message).toBe('The agent of server "remote" is not connected');
     // The workload does not depend on the agent.
     expect(await servedBody(publishedPort, "/", SERVED_PAGE)).toBe(SERVED_PAGE);
     expect(

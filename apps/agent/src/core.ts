@@ -60,6 +60,7 @@ import { inspectVolume, listVolumes, removeVolume, volumeFile } from "./docker/v
 import { checkGpu, type GpuOptions, setupGpu } from "./gpu/gpu.ts";
 import { Monitoring } from "./monitoring/index.ts";
 import { ProxyManager } from "./proxy/index.ts";
+import { ensurePlatformNetwork } from "./proxy/service.ts";
 import { registryLogin } from "./registry/login.ts";
 import { swarmState } from "./validate/engine-facts.ts";
 import { validateServer } from "./validate/index.ts";
@@ -279,6 +280,7 @@ export class AgentCore {
     updateNode: (command) => updateNode(this.docker, command),
     removeNode: (command) => removeNode(this.docker, command.nodeId),
     leaveSwarm: () => leaveSwarm(this.docker),
+    ensurePlatformNetwork: () => ensurePlatformNetwork(this.docker, this.options.platformNetwork),
     listVolumes: (command) => listVolumes(this.docker, command),
     inspectVolume: (command) => inspectVolume(this.docker, command),
     removeVolume: (command) => removeVolume(this.docker, command),

@@ -9,6 +9,7 @@ import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import superjson from "superjson";
 import { z } from "zod";
+import { withServerName } from "./agents/errors.ts";
 import { authenticate } from "./auth/caller.ts";
 import { clientAddress, fromLoopback } from "./auth/client-address.ts";
 import { credentialsOf, sessionCookiesOf } from "./auth/cookie-session.ts";
@@ -206,7 +207,12 @@ export class Dispatcher {
       fromLoopback: fromLoopback(c, this.ctx.config.trustedProxies),
       sessionCookies: sessionCookiesOf(c, this.ctx),
     };
-    const result = await procedure.handler({ ...context, input: parsed.data, caller });
+    let result: Awaited<ReturnType<AnyProcedure["handler"]>>;
+    try {
+      result = await procedure.handler({ ...context, input: parsed.data, caller });
+    } catch (error) {
+      throw await withServerName(this.ctx, caller?.organizationId, error);
+    }
     if (result instanceof PreparedOutput && result.schema === procedure.output) return result;
     const output = procedure.output.safeParse(result instanceof PreparedOutput ? result.data : result);
     if (!output.success) {

@@ -996,6 +996,7 @@ export const fieldClassification: Record<string, ProcedureFields> = {
   "settings.getUpdateData": {},
   "settings.updateLogCleanup": applied("cronExpression", `${CP}/maintenance/engine-settings.test.ts`),
   "settings.cleanMonitoring": applied("serverId", `${CP}/maintenance/engine-settings.test.ts`),
+  "settings.createPlatformNetwork": {},
   "settings.reloadServer": {},
   "settings.updateServer": {},
   "settings.updateBuildsConcurrency": applied("buildsConcurrency", `${CP}/deployments/build-slots.test.ts`),

@@ -1812,6 +1812,10 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
     description:
       "Deletes every metrics sample the agent (this machine's, or serverId's) stored; collection goes on. Answers the files and bytes removed.",
   },
+  "settings.createPlatformNetwork": {
+    description:
+      "Creates this machine's platform network (PLATFORM_NETWORK, overlay and attachable) when its engine has none, as the installer does: a deployment on this machine refused for the missing network succeeds once it exists. Answers its name and whether it was created (false: it existed). The proxy is not installed by this (settings.toggleDashboard does). Instance administrators only.",
+  },
   "settings.reloadServer": {
     description:
       "Restarts the control plane: its Swarm service gets a new task (docker service update --force). When the control plane runs as no Swarm service (PLATFORM_CONTROL_PLANE_SERVICE unset and its container none's), a 400 says how to restart it. Instance administrators only.",

@@ -5,6 +5,7 @@
 import { useState } from "preact/hooks";
 import type { Deployment } from "./api.ts";
 import { LiveLog } from "./log.tsx";
+import { MissingNetworkFix } from "./platform-network.tsx";
 import { ErrorText, Status, useLoad } from "./ui.tsx";
 
 /** The deployments, loaded from `load`, and which one's log is shown (`watch` picks another). */
@@ -40,6 +41,9 @@ export function DeploymentsPanel({
             </button>{" "}
             <Status value={d.status} /> <span class="muted">{new Date(d.createdAt).toLocaleString()}</span>
             {d.status === "error" && d.errorMessage && <span class="error-inline"> {d.errorMessage}</span>}
+            {d.status === "error" && d.errorMessage && d.deploymentId === data[0]?.deploymentId && (
+              <MissingNetworkFix message={d.errorMessage} serverId={d.serverId} />
+            )}
           </li>
         ))}
         {data?.length === 0 && <li class="muted">Not deployed yet.</li>}

@@ -25,10 +25,12 @@ import { BackupsPage } from "./backups.tsx";
 import { CertificatesPage } from "./certificates.tsx";
 import { ComposePage, NewCompose, QueuePage } from "./compose.tsx";
 import { DATABASE_KINDS, DatabasePage, NewDatabase } from "./databases.tsx";
+import { DockerPage } from "./docker.tsx";
 import { GitProvidersPage } from "./git-providers.tsx";
 import { NotificationsPage } from "./notifications.tsx";
 import { ProfilePage } from "./profile.tsx";
 import { RegistriesPage } from "./registries.tsx";
+import { RequestsPage } from "./requests.tsx";
 import { SchedulesPage } from "./schedules.tsx";
 import { ServersPage } from "./servers.tsx";
 import { TemplatesPage } from "./templates.tsx";
@@ -565,6 +567,8 @@ const PAGES: Record<string, (props: PageProps) => JSX.Element> = {
   settings: ({ user, instanceAdmin }) => (instanceAdmin ? <SettingsPage /> : <Projects user={user} />),
   registries: ({ user }) => <RegistriesPage user={user} />,
   profile: () => <ProfilePage />,
+  requests: ({ user, instanceAdmin }) => (instanceAdmin ? <RequestsPage /> : <Projects user={user} />),
+  docker: () => <DockerPage />,
 };
 
 /** The instance's pages in the sidebar: [route key, link text, who sees it]. */
@@ -582,6 +586,8 @@ const SIDEBAR_PAGES: readonly (readonly [string, string, "all" | "administers" |
   ["settings", "Settings", "instance"],
   ["registries", "Registries", "all"],
   ["profile", "Profile", "all"],
+  ["requests", "Requests", "instance"],
+  ["docker", "Docker", "all"],
 ];
 
 function Loading() {

@@ -568,6 +568,7 @@ export const requests: CommandRequest[] = [
   },
   { ...header, command: "removeNode", removeNode: { nodeId: "n1" } },
   { ...header, command: "leaveSwarm", leaveSwarm: {} },
+  { ...header, command: "ensurePlatformNetwork", ensurePlatformNetwork: {} },
   {
     ...header,
     command: "listVolumes",
@@ -1058,6 +1059,11 @@ export const replies: CommandReply[] = [
   { requestId: "r-1", result: "nodeUpdated", nodeUpdated: { nodeJson: '{"ID":"n1"}' } },
   { requestId: "r-1", result: "nodeRemoved", nodeRemoved: { removed: true } },
   { requestId: "r-1", result: "swarmLeft", swarmLeft: { left: true } },
+  {
+    requestId: "r-1",
+    result: "platformNetwork",
+    platformNetwork: { name: "platform-network", created: true },
+  },
   {
     requestId: "r-1",
     result: "volumes",

@@ -634,6 +634,28 @@ describe("ownership labels", () => {
     await expect(docker.getService(`${prefix}-no-network`).inspect()).rejects.toThrow();
   });
 
+  it("fails two replicas of one host-mode port on one node with Swarm's reason, long before its wait ends", async () => {
+    const port = await freePort();
+    // A wait far longer than the test's timeout: only the scheduler's refusal can end the deploy.
+    const { reply, log } = await deploy(
+      {
+        name: `${prefix}-two-on-one`,
+        image: TEST_IMAGE,
+        env: [],
+        command: ["httpd", "-f", "-p", "8080"],
+        replicas: 2,
+        networks: [NETWORK],
+        ports: [{ publishedPort: port, targetPort: 8080, protocol: "tcp", publishMode: "host" }],
+      },
+      900,
+    );
+    expect(reply, log).toMatchObject({ result: "error", error: { code: "FAILED" } });
+    if (reply.result === "error") {
+      expect(reply.error.message).toMatch(/no suitable node \(host-mode port already in use on 1 node\)/);
+      expect(reply.error.message).toContain("publish the port in ingress mode");
+    }
+  }, 120_000);
+
   it("refuses reserved and never-valid names; REMOVE of a never-valid one is nothing to remove", async () => {
     for (const name of ["platform-traefik", "Platform-agent", "..", "-rf", "--help", ".hidden", "a..b"]) {
       const { reply } = await deploy({ name, image: TEST_IMAGE, env: [], replicas: 1 });

@@ -43,6 +43,12 @@ import {
 
 const SECOND_NS = 1_000_000_000;
 const POLL_MS = 500;
+/**
+ * How long a task of the new spec may stay unschedulable ("no suitable node (host-mode port
+ * already in use on 1 node)") before the deployment fails with that reason: long enough for the
+ * old task of a rolling update to free its host port, much shorter than the whole wait.
+ */
+const UNSCHEDULABLE_GRACE_MS = 15_000;
 
 /** The command's owner, required: without one the agent would not know whose service it touches. */
 export function requireOwner(owner: ResourceOwner | undefined): ResourceOwner {
@@ -559,6 +565,7 @@ async function waitForConvergence(
   signal: AbortSignal,
 ): Promise<number> {
   const seen = new Map<string, string>();
+  const unschedulableSince = new Map<string, number>();
   let failure: string | undefined;
   let rollbackLogged = false;
   const deadline = Date.now() + waitMs;
@@ -582,6 +589,13 @@ async function waitForConvergence(
       (task) => task.DesiredState === "running" && task.Status?.State === "running",
     );
     const failed = current.find((task) => ["failed", "rejected"].includes(task.Status?.State ?? ""));
+    const stuck = unschedulable(current, unschedulableSince);
+    if (stuck) {
+      throw new CommandError(
+        "FAILED",
+        `Swarm cannot place the service's task ${stuck.Slot ?? ""}: ${stuck.Status?.Err}${hostPortHint(stuck)}`,
+      );
+    }
     const mode = modeKind(parseSwarmSettings(spec.swarmSettingsJson));
     if (mode !== "Replicated") {
       // A global service is up once a task runs (one per eligible node); a job once its tasks ran.
@@ -628,6 +642,36 @@ async function waitForConvergence(
     }
     await sleep(POLL_MS, signal);
   }
+}
+
+/**
+ * A task of the new spec the scheduler has refused to place (pending with "no suitable node …",
+ * such as two replicas publishing one host-mode port on one node) for UNSCHEDULABLE_GRACE_MS:
+ * waiting longer would not place it. `since` keeps when each task was first seen so.
+ */
+function unschedulable(current: SwarmTask[], since: Map<string, number>): SwarmTask | undefined {
+  const now = Date.now();
+  for (const task of current) {
+    const refused =
+      task.DesiredState === "running" &&
+      task.Status?.State === "pending" &&
+      /no suitable node/i.test(task.Status?.Err ?? "");
+    if (!refused) {
+      since.delete(task.ID);
+      continue;
+    }
+    const first = since.get(task.ID) ?? now;
+    since.set(task.ID, first);
+    if (now - first >= UNSCHEDULABLE_GRACE_MS) return task;
+  }
+  return undefined;
+}
+
+/** What to change when the refusal is a host-mode port: each node publishes it once. */
+function hostPortHint(task: SwarmTask): string {
+  return /host-mode port/i.test(task.Status?.Err ?? "")
+    ? " (a host-mode port is published once per node: use at most as many replicas as nodes, or publish the port in ingress mode)"
+    : "";
 }
 
 function failureReason(task: SwarmTask): string {

@@ -44,3 +44,27 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: str
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+let diskUsageTurn: Promise<unknown> = Promise.resolve();
+
+/**
+ * `docker system df`, one at a time: the engine refuses a disk usage while another runs ("a disk
+ * usage operation is already running", a 500), so this agent's own calls wait their turn and one
+ * refused because someone else's (the CLI, another process) runs is asked again a few times.
+ */
+export function systemDiskUsage(docker: Docker): Promise<unknown> {
+  const ask = async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await docker.df();
+      } catch (error) {
+        if (attempt >= 20 || !/disk usage operation is already running/.test(engineMessage(error)))
+          throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  };
+  const next = diskUsageTurn.then(ask, ask);
+  diskUsageTurn = next.catch(() => undefined);
+  return next;
+}

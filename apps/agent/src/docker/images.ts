@@ -28,7 +28,7 @@ import { isInContainerScope, isPlatformInternal, ORGANIZATION_LABEL } from "@pla
 import type Docker from "dockerode";
 import { HELPER_IMAGE } from "../backup/volume.ts";
 import { CommandError } from "../command-error.ts";
-import { engineMessage, engineStatus } from "./engine.ts";
+import { engineMessage, engineStatus, systemDiskUsage } from "./engine.ts";
 import { requireScope } from "./volumes.ts";
 
 const IMAGE_ID_PATTERN = /^(sha256:)?[a-f0-9]{12,64}$/;
@@ -216,7 +216,7 @@ const time = (value: string | null | undefined) => (value ? Date.parse(value) ||
 
 export async function diskUsage(docker: Docker, command: DiskUsageCommand): Promise<DiskUsage> {
   const scope = requireScope(command.scope);
-  const df = (await docker.df()) as {
+  const df = (await systemDiskUsage(docker)) as {
     Images?: DfImage[] | null;
     Containers?: DfContainer[] | null;
     Volumes?: DfVolume[] | null;

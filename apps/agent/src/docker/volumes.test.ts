@@ -291,4 +291,15 @@ describe("images and disk usage", () => {
     );
     expect(admin.items.map((entry) => entry.type)).toContain("Build Cache");
   }, 120_000);
+
+  it("answers disk usage and volume sizes asked at once (the engine runs one disk usage at a time)", async () => {
+    // The engine answers a second disk usage meanwhile with a 500: the agent asks in turn.
+    const answers = await Promise.all([
+      diskUsage(docker, asReceived("DiskUsageCommand", { scope: scopeA, buildCache: false })),
+      listVolumes(docker, asReceived("ListVolumesCommand", { scope: scopeA, withSize: true })),
+      diskUsage(docker, asReceived("DiskUsageCommand", { scope: adminB, buildCache: false })),
+      listVolumes(docker, asReceived("ListVolumesCommand", { scope: adminB, withSize: true })),
+    ]);
+    expect(answers).toHaveLength(4);
+  }, 120_000);
 });

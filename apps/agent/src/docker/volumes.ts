@@ -32,7 +32,7 @@ import { INTERNAL_LABEL, isInContainerScope } from "@platform/ownership";
 import type Docker from "dockerode";
 import { ensureHelperImage, HELPER_IMAGE } from "../backup/volume.ts";
 import { CommandError } from "../command-error.ts";
-import { engineMessage, engineStatus } from "./engine.ts";
+import { engineMessage, engineStatus, systemDiskUsage } from "./engine.ts";
 
 /** Docker's volume names (and Dokploy's check): no leading `.` or `-`, no `/`. */
 export const VOLUME_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
@@ -111,7 +111,7 @@ function toVolume(info: Docker.VolumeInspectInfo & { CreatedAt?: string }): Volu
 export async function listVolumes(docker: Docker, command: ListVolumesCommand): Promise<VolumeList> {
   const scope = requireScope(command.scope);
   const infos = command.withSize
-    ? (((await docker.df()) as { Volumes?: Docker.VolumeInspectInfo[] | null }).Volumes ?? [])
+    ? (((await systemDiskUsage(docker)) as { Volumes?: Docker.VolumeInspectInfo[] | null }).Volumes ?? [])
     : ((await docker.listVolumes()).Volumes ?? []);
   const volumes = infos
     .filter((info) => isInContainerScope((info.Labels ?? {}) as Record<string, string>, [info.Name], scope))

@@ -157,3 +157,29 @@ export async function requirePlatformNetwork(docker: Docker, name = PLATFORM_NET
     );
   }
 }
+
+/**
+ * The platform's overlay network, created as the installer creates it (overlay, attachable) when
+ * the engine has none (PLATFORM_LOCAL_PROXY=false skipped it); an existing one is left as it is.
+ * Needs an active Swarm manager, as its services do.
+ */
+export async function ensurePlatformNetwork(
+  docker: Docker,
+  name = PLATFORM_NETWORK,
+): Promise<{ name: string; created: boolean }> {
+  try {
+    await docker.getNetwork(name).inspect();
+    return { name, created: false };
+  } catch (error) {
+    if (engineStatus(error) !== 404) throw error;
+  }
+  await swarmManagerNodeId(docker);
+  try {
+    await docker.createNetwork({ Name: name, Driver: "overlay", Attachable: true, CheckDuplicate: true });
+  } catch (error) {
+    // Made meanwhile by another call: the same outcome.
+    if (engineStatus(error) === 409) return { name, created: false };
+    throw error;
+  }
+  return { name, created: true };
+}

@@ -6,7 +6,10 @@
 import { AgentCommandError, AgentTimeoutError, AgentUnavailableError } from "@platform/agent-protocol";
 import { InvalidNameError } from "@platform/names";
 import type { Logger } from "pino";
+import type { ServiceContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
+import { findServer } from "../servers/repository.ts";
+import { LOCAL_SERVER_ID } from "./hub.ts";
 
 export function agentErrorToApiError(error: unknown, serverId: string, logger?: Logger): ApiError {
   if (error instanceof ApiError) return error;
@@ -28,7 +31,9 @@ export function agentErrorToApiError(error: unknown, serverId: string, logger?: 
       case "INVALID_ARGUMENT":
         return new ApiError("BAD_REQUEST", error.agentMessage);
       case "NOT_FOUND":
-        return new ApiError("NOT_FOUND", `Not found on server ${serverId}: ${error.agentMessage}`);
+        return new ApiError("NOT_FOUND", `Not found on server ${serverId}: ${error.agentMessage}`, {
+          serverId,
+        });
       case "UNAVAILABLE":
         return new ApiError(
           "SERVICE_UNAVAILABLE",
@@ -58,7 +63,9 @@ export function agentErrorToApiError(error: unknown, serverId: string, logger?: 
     }
   }
   logger?.error({ err: error, serverId }, "agent command failed");
-  return new ApiError("INTERNAL_SERVER_ERROR", `The agent of server ${serverId} failed to run the command`);
+  return new ApiError("INTERNAL_SERVER_ERROR", `The agent of server ${serverId} failed to run the command`, {
+    serverId,
+  });
 }
 
 /** Runs one agent call and rethrows its failure as an ApiError. */
@@ -68,4 +75,28 @@ export async function callAgent<T>(serverId: string, call: () => Promise<T>, log
   } catch (error) {
     throw agentErrorToApiError(error, serverId, logger);
   }
+}
+
+/**
+ * The error with the server named as people know it: the messages above say `server <id>` (they
+ * are built where only the id is known); the API answers `server "<name>"`, or "this machine".
+ * A server the caller's organization does not own keeps the id it gave.
+ */
+export async function withServerName(
+  ctx: Pick<ServiceContext, "db">,
+  organizationId: string | undefined,
+  error: unknown,
+): Promise<unknown> {
+  if (!(error instanceof ApiError) || typeof error.data.serverId !== "string") return error;
+  const serverId = error.data.serverId;
+  const phrase = `server ${serverId}`;
+  if (!error.message.includes(phrase)) return error;
+  let name: string;
+  if (serverId === LOCAL_SERVER_ID) name = "this machine";
+  else {
+    const server = organizationId ? await findServer(ctx.db, organizationId, serverId) : undefined;
+    if (!server) return error;
+    name = `server "${server.name}"`;
+  }
+  return new ApiError(error.code, error.message.replaceAll(phrase, name), error.data, error.headers);
 }

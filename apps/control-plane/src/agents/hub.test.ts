@@ -61,7 +61,7 @@ describe("a control plane on a machine without Docker", () => {
       expect(response.status).toBe(503);
       expect(response.body.error.code).toBe("SERVICE_UNAVAILABLE");
       expect(response.body.error.message).toBe(
-        "Docker is not available on server local: the Docker Engine is not reachable at /nonexistent/docker.sock",
+        "Docker is not available on this machine: the Docker Engine is not reachable at /nonexistent/docker.sock",
       );
     }
   });

@@ -24,7 +24,8 @@ export async function saveServerIp(ctx: ServiceContext, serverIp: string): Promi
 /** The proxy's Swarm service on `serverId` as its agent reads it; 404 when it is not installed. */
 export async function inspectInstalledProxy(ctx: ServiceContext, serverId: string) {
   const inspection = await callAgent(serverId, () => ctx.agents.client.inspectProxy(serverId), ctx.logger);
-  if (!inspection.found) throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
+  if (!inspection.found)
+    throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`, { serverId });
   return inspection;
 }
 

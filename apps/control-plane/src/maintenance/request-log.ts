@@ -130,7 +130,8 @@ async function readStaticConfig(ctx: ServiceContext, serverId: string): Promise<
     () => ctx.agents.client.readProxyFile(serverId, "static", ""),
     ctx.logger,
   );
-  if (!file.exists) throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
+  if (!file.exists)
+    throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`, { serverId });
   const parsed = parseStaticConfig(file.content);
   if (!parsed.ok) throw invalidTraefikConfig(parsed.errors);
   return parsed.config as Record<string, unknown>;

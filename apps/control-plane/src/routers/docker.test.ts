@@ -300,11 +300,12 @@ describe.each(setups)("docker.* ($name)", (setup) => {
     expect(missing.body.error.code).toBe("NOT_FOUND");
   });
 
-  it("a server whose agent is not connected answers 503", async () => {
-    const serverId = await insertTestServer(platform, owner.user.organizationId);
+  it("a server whose agent is not connected answers 503, naming the server by its name", async () => {
+    const serverId = await insertTestServer(platform, owner.user.organizationId, "edge-paris");
     const response = await platform.query("docker.getContainers", { serverId }, as());
     expect(response.status).toBe(503);
-    expect(response.body.error.message).toBe(`The agent of server ${serverId} is not connected`);
+    expect(response.body.error.message).toBe('The agent of server "edge-paris" is not connected');
+    expect(response.body.error.data.serverId).toBe(serverId);
   });
 
   it("needs a session", async () => {

@@ -33,6 +33,7 @@ import {
   saveInstanceSshPrivateKey,
 } from "../maintenance/instance-ssh-key.ts";
 import { logCleanupCronSchema } from "../maintenance/log-cleanup.ts";
+import { createLocalPlatformNetwork, platformNetworkSchema } from "../maintenance/platform-network.ts";
 import {
   readStatsLogs,
   readStatsLogsInput,
@@ -230,7 +231,7 @@ export const settingsRouter = defineRouter("settings", {
       const serverId = await targetServer(ctx, caller, input?.serverId);
       const reloaded = await reloadProxy(ctx, serverId);
       if (!reloaded.found)
-        throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`);
+        throw new ApiError("NOT_FOUND", `The proxy is not installed on server ${serverId}`, { serverId });
       return success;
     },
   }),
@@ -626,6 +627,19 @@ export const settingsRouter = defineRouter("settings", {
     handler: async ({ ctx, caller, input }) => {
       const serverId = await targetServer(ctx, caller, input?.serverId);
       return cleanMonitoring(ctx, serverId);
+    },
+  }),
+
+  createPlatformNetwork: mutation({
+    summary:
+      "Create this machine's platform network (overlay, attachable) when it is missing, as the installer does; a deploy on this machine needs it",
+    access: "admin",
+    editions: SELF_HOSTED,
+    input: noInput,
+    output: platformNetworkSchema,
+    handler: async ({ ctx, caller }) => {
+      await requireInstanceAdmin(ctx, caller);
+      return createLocalPlatformNetwork(ctx);
     },
   }),
 

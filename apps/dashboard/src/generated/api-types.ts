@@ -11739,6 +11739,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings.createPlatformNetwork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create this machine's platform network (overlay, attachable) when it is missing, as the installer does; a deploy on this machine needs it
+         * @description Creates this machine's platform network (PLATFORM_NETWORK, overlay and attachable) when its engine has none, as the installer does: a deployment on this machine refused for the missing network succeeds once it exists. Answers its name and whether it was created (false: it existed). The proxy is not installed by this (settings.toggleDashboard does). Instance administrators only.
+         *
+         *     Requires the admin role (or owner). Only on the self-hosted edition.
+         *
+         *     Also served as `POST /api/trpc/settings.createPlatformNetwork` with tRPC envelopes (see the trpc tag).
+         */
+        post: operations["settings.createPlatformNetwork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings.getDockerDiskUsage": {
         parameters: {
             query?: never;
@@ -39261,6 +39285,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["ServerError"];
+        };
+    };
+    "settings.createPlatformNetwork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        created: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ServerError"];

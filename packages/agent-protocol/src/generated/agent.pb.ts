@@ -124,6 +124,10 @@ export interface CommandRequest {
   leaveSwarm?:
     | LeaveSwarmCommand
     | undefined;
+  /** The platform's overlay network of this server, made when missing (settings.createPlatformNetwork). */
+  ensurePlatformNetwork?:
+    | EnsurePlatformNetworkCommand
+    | undefined;
   /**
    * The proxy's Swarm service as Docker runs it: published ports and environment (settings.getTraefikPorts,
    * haveTraefikDashboardPortEnabled, readTraefikEnv). Settings reads take 120-129.
@@ -1500,6 +1504,18 @@ export interface SwarmLeft {
   left: boolean;
 }
 
+/**
+ * Creates the agent's platform network (overlay, attachable) when the engine has none, as the
+ * installer does; an existing one is left as it is.
+ */
+export interface EnsurePlatformNetworkCommand {
+}
+
+export interface PlatformNetwork {
+  name: string;
+  created: boolean;
+}
+
 export interface CommandReply {
   requestId: string;
   error?: Error | undefined;
@@ -1538,6 +1554,7 @@ export interface CommandReply {
   nodeUpdated?: NodeUpdated | undefined;
   nodeRemoved?: NodeRemoved | undefined;
   swarmLeft?: SwarmLeft | undefined;
+  platformNetwork?: PlatformNetwork | undefined;
   containerStats?: ContainerStatsList | undefined;
   monitoringSetUp?: MonitoringSetUp | undefined;
   containerMetrics?: ContainerMetricsList | undefined;

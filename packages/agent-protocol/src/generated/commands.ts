@@ -59,6 +59,7 @@ export interface CommandTable {
   updateNode: { command: pb.UpdateNodeCommand; result: "nodeUpdated"; reply: pb.NodeUpdated };
   removeNode: { command: pb.RemoveNodeCommand; result: "nodeRemoved"; reply: pb.NodeRemoved };
   leaveSwarm: { command: pb.LeaveSwarmCommand; result: "swarmLeft"; reply: pb.SwarmLeft };
+  ensurePlatformNetwork: { command: pb.EnsurePlatformNetworkCommand; result: "platformNetwork"; reply: pb.PlatformNetwork };
   inspectProxy: { command: pb.InspectProxyCommand; result: "proxyInspection"; reply: pb.ProxyInspection };
   listProxyFiles: { command: pb.ListProxyFilesCommand; result: "proxyFileList"; reply: pb.ProxyFileList };
   updateProxyService: { command: pb.UpdateProxyServiceCommand; result: "proxyServiceUpdated"; reply: pb.ProxyService };
@@ -124,6 +125,7 @@ export interface ReplyResultTable {
   nodeUpdated: pb.NodeUpdated;
   nodeRemoved: pb.NodeRemoved;
   swarmLeft: pb.SwarmLeft;
+  platformNetwork: pb.PlatformNetwork;
   containerStats: pb.ContainerStatsList;
   monitoringSetUp: pb.MonitoringSetUp;
   containerMetrics: pb.ContainerMetricsList;
@@ -279,6 +281,8 @@ export interface MessageTypes {
   NodeRemoved: pb.NodeRemoved;
   LeaveSwarmCommand: pb.LeaveSwarmCommand;
   SwarmLeft: pb.SwarmLeft;
+  EnsurePlatformNetworkCommand: pb.EnsurePlatformNetworkCommand;
+  PlatformNetwork: pb.PlatformNetwork;
   CommandReply: pb.CommandReply;
   Error: pb.Error;
   PingResult: pb.PingResult;
@@ -417,6 +421,7 @@ export const RESULT_NAME_OF_COMMAND = {
   updateNode: "nodeUpdated",
   removeNode: "nodeRemoved",
   leaveSwarm: "swarmLeft",
+  ensurePlatformNetwork: "platformNetwork",
   inspectProxy: "proxyInspection",
   listProxyFiles: "proxyFileList",
   updateProxyService: "proxyServiceUpdated",
