@@ -1815,6 +1815,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   "settings.createPlatformNetwork": {
     description:
       "Creates this machine's platform network (PLATFORM_NETWORK, overlay and attachable) when its engine has none, as the installer does: a deployment on this machine refused for the missing network succeeds once it exists. Answers its name and whether it was created (false: it existed). The proxy is not installed by this (settings.toggleDashboard does). Instance administrators only.",
+    example: {},
   },
   "settings.reloadServer": {
     description:
