@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { checkAccessibility, launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
+import { launchChromium, offlinePage, stepper, sweepThemesAndPhone } from "./browser-fixture.ts";
 
 const PASSWORD = "correct-horse-battery";
 const NEW_PASSWORD = "a-new-staple-for-the-horse";
@@ -272,36 +272,7 @@ describe("edit and delete in the dashboard", () => {
 
     // ---- the new pages in both themes, then on a phone: accessible, nothing wider than it.
     const routes = ["#/servers", "#/registries", "#/members", "#/profile"];
-    const sweep = async (label: string, phone: boolean) => {
-      for (const route of routes) {
-        await page.goto(`${http.url}/${route}`);
-        await page.locator("main h1").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        await checkAccessibility(page, `${label} ${route}`);
-        if (phone) {
-          const wide = await page.evaluate(() =>
-            document.documentElement.scrollWidth <= 390
-              ? []
-              : [...document.querySelectorAll("main *")]
-                  .filter((element) => element.getBoundingClientRect().right > 391)
-                  .slice(0, 3)
-                  .map(
-                    (element) =>
-                      `${element.tagName}.${element.className} ${element.getBoundingClientRect().right}`,
-                  ),
-          );
-          expect(wide, `${route} at 390 px`).toEqual([]);
-        }
-      }
-    };
-    await sweep("light", false);
-    await page.getByRole("button", { name: "Dark theme" }).click();
-    await sweep("dark", false);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await sweep("phone dark", true);
-    await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
-    await page.reload();
-    await sweep("phone light", true);
+    await sweepThemesAndPhone(page, http.url, routes);
 
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);

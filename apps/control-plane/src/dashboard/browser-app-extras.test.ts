@@ -22,7 +22,13 @@ import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import type { Session } from "../testing/harness.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { checkAccessibility, launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
+import {
+  checkAccessibility,
+  launchChromium,
+  offlinePage,
+  stepper,
+  sweepThemesAndPhone,
+} from "./browser-fixture.ts";
 
 const BUSYBOX = "platform-test/busybox:latest";
 
@@ -302,29 +308,6 @@ describe("an application's redirects and previews, a stack's rollbacks", () => {
       `#/application/${app.applicationId}/previews`,
       `#/compose/${stack.composeId}/deployments`,
     ];
-    const sweep = async (label: string, phone: boolean) => {
-      for (const route of routes) {
-        await page.goto(`${base}/${route}`);
-        await page.locator("main h1").first().waitFor();
-        await page.locator("main .card h2").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        await checkAccessibility(page, `${label} ${route}`);
-        if (phone) {
-          const wide = await page.evaluate(() =>
-            document.documentElement.scrollWidth <= 390
-              ? []
-              : [...document.querySelectorAll("main *")]
-                  .filter((element) => element.getBoundingClientRect().right > 391)
-                  .slice(0, 3)
-                  .map(
-                    (element) =>
-                      `${element.tagName}.${element.className} ${element.getBoundingClientRect().right}`,
-                  ),
-          );
-          expect(wide, `${route} at 390 px`).toEqual([]);
-        }
-      }
-    };
     // A redirect with a long regex in the list for the sweep: it must wrap, not widen the page.
     await platform.mutateOk(
       "redirects.create",
@@ -336,15 +319,7 @@ describe("an application's redirects and previews, a stack's rollbacks", () => {
       },
       { token: owner.token },
     );
-    await sweep("light", false);
-    await page.getByRole("button", { name: "Dark theme" }).click();
-    await sweep("dark", false);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await sweep("phone dark", true);
-    await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
-    await page.reload();
-    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("light");
-    await sweep("phone light", true);
+    await sweepThemesAndPhone(page, base, routes, (page) => page.locator("main .card h2").first().waitFor());
     await step(page, "phone");
 
     expect(elsewhere).toEqual([]);

@@ -27,7 +27,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { insertTestServer, listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { checkAccessibility, launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
+import {
+  checkAccessibility,
+  launchChromium,
+  offlinePage,
+  stepper,
+  sweepThemesAndPhone,
+} from "./browser-fixture.ts";
 
 const BUSYBOX = "platform-test/busybox:latest";
 const ACCESS_LOG_FIXTURE = new URL("../../../agent/src/proxy/fixtures/access.log", import.meta.url);
@@ -302,34 +308,7 @@ describe("the Requests and Docker pages", () => {
   it("both pages are accessible in both themes and do not scroll sideways at 390 px", async () => {
     const { page, context, problems } = await offlinePage(browser, http.url);
     await signIn(page);
-    const sweep = async (label: string, phone: boolean) => {
-      for (const route of ["#/requests", "#/docker"]) {
-        await page.goto(`${http.url}/${route}`);
-        await page.locator("main h1").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        await checkAccessibility(page, `${label} ${route}`);
-        if (phone) {
-          const wide = await page.evaluate(() =>
-            document.documentElement.scrollWidth <= 390
-              ? []
-              : [...document.querySelectorAll("main *")]
-                  .filter((element) => element.getBoundingClientRect().right > 391)
-                  .slice(0, 3)
-                  .map((element) => `${element.tagName}.${element.className}`),
-          );
-          expect(wide, `${route} at 390 px`).toEqual([]);
-        }
-      }
-    };
-    await sweep("light", false);
-    await page.getByRole("button", { name: "Dark theme" }).click();
-    await sweep("dark", false);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await sweep("phone dark", true);
-    await step(page, "phone-docker");
-    await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
-    await page.reload();
-    await sweep("phone light", true);
+    await sweepThemesAndPhone(page, http.url, ["#/requests", "#/docker"]);
     expect(problems).toEqual([]);
     await context.close();
   }, 300_000);

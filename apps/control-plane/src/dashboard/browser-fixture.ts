@@ -80,3 +80,51 @@ export function stepper(prefix: string) {
     });
   };
 }
+
+/** Up to three elements of the page's main content reaching past a 390 px phone's width. */
+export function widerThanPhone(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    document.documentElement.scrollWidth <= 390
+      ? []
+      : [...document.querySelectorAll("main *")]
+          .filter((element) => element.getBoundingClientRect().right > 391)
+          .slice(0, 3)
+          .map(
+            (element) => `${element.tagName}.${element.className} ${element.getBoundingClientRect().right}`,
+          ),
+  );
+}
+
+/**
+ * Visits each route in the light theme, then the dark one (the header's button), then at 390 px
+ * in the dark and (stored, read again on a reload) light themes: axe-core on each visit, and on
+ * the phone nothing wider than it. `ready` waits for what a route shows besides its heading.
+ * The page is left at 390 px in the light theme.
+ */
+export async function sweepThemesAndPhone(
+  page: Page,
+  base: string,
+  routes: readonly string[],
+  ready: (page: Page) => Promise<void> = async () => {},
+) {
+  const sweep = async (label: string, phone: boolean) => {
+    for (const route of routes) {
+      await page.goto(`${base}/${route}`);
+      await page.locator("main h1").first().waitFor();
+      await ready(page);
+      await page.waitForLoadState("networkidle");
+      await checkAccessibility(page, `${label} ${route}`);
+      if (phone) expect(await widerThanPhone(page), `${route} at 390 px`).toEqual([]);
+    }
+  };
+  await sweep("light", false);
+  await page.getByRole("button", { name: "Dark theme" }).click();
+  await sweep("dark", false);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await sweep("phone dark", true);
+  // A hash-only goto stays in the document: the light theme is read again on a reload.
+  await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
+  await page.reload();
+  expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("light");
+  await sweep("phone light", true);
+}

@@ -18,14 +18,20 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dockerCli, removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import { dockerCli, removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
 import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
-import { checkAccessibility, launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
+import {
+  checkAccessibility,
+  launchChromium,
+  offlinePage,
+  stepper,
+  sweepThemesAndPhone,
+} from "./browser-fixture.ts";
 
 const BUSYBOX = "platform-test/busybox:latest";
 const POSTGRES = process.env.PLATFORM_TEST_POSTGRES_IMAGE ?? "platform-test/db-postgres:15";
@@ -360,38 +366,7 @@ describe("the shell and the service pages", () => {
       "#/settings",
       "#/no-such-page",
     ];
-    const sweep = async (label: string, phone: boolean) => {
-      for (const route of routes) {
-        await page.goto(`${base}/${route}`);
-        await page.locator("main h1").first().waitFor();
-        await page.waitForLoadState("networkidle");
-        await checkAccessibility(page, `${label} ${route}`);
-        if (phone) {
-          const wide = await page.evaluate(() =>
-            document.documentElement.scrollWidth <= 390
-              ? []
-              : [...document.querySelectorAll("main *")]
-                  .filter((element) => element.getBoundingClientRect().right > 391)
-                  .slice(0, 3)
-                  .map(
-                    (element) =>
-                      `${element.tagName}.${element.className} ${element.getBoundingClientRect().right}`,
-                  ),
-          );
-          expect(wide, `${route} at 390 px`).toEqual([]);
-        }
-      }
-    };
-    await sweep("light", false);
-    await page.getByRole("button", { name: "Dark theme" }).click();
-    await sweep("dark", false);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await sweep("phone dark", true);
-    // A hash-only goto stays in the document: the light theme is read again on a reload.
-    await page.evaluate(() => localStorage.setItem("platform-theme", "light"));
-    await page.reload();
-    expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe("light");
-    await sweep("phone light", true);
+    await sweepThemesAndPhone(page, base, routes);
 
     // On the phone the top bar is short, and its Menu opens the sidebar, which a link closes.
     const bar = await page.locator("header.topbar").boundingBox();
