@@ -5,9 +5,10 @@
  * containers (docker.getContainers) each with a link to its service's logs and a files browser
  * (docker.listContainerFiles, readContainerFile, deleteContainerFile: text files only, deletion
  * confirmed and only in a running container), the images (dockerImage) and the volumes
- * (dockerVolume: name, size, the service that uses it, removal confirmed).
+ * (dockerVolume: name, size, the service that uses it, removal confirmed) each with the same
+ * files browser (listVolumeFiles, readVolumeFile, deleteVolumeFile).
  */
-import { useState } from "preact/hooks";
+import { useId, useState } from "preact/hooks";
 import { type Answer, mutate, query } from "./api.ts";
 import { ConfirmButton, loadServices, type ServiceChoice } from "./confirm.tsx";
 import { ServerPicker } from "./requests.tsx";
@@ -97,32 +98,41 @@ function DiskUsage({ serverId }: { serverId: string }) {
   );
 }
 
-/** A container's files: a directory listing, one text file open, deletion confirmed. */
-function FileBrowser({
-  container,
-  serverId,
-  onClose,
-}: {
-  container: Container;
-  serverId: string;
-  onClose: () => void;
-}) {
+/**
+ * Where a file browser reads: a container's or a volume's procedures and the input naming it.
+ * Without remove, nothing is deletable (a container that is not running).
+ */
+type FileSource = {
+  /** The container or volume, as the heading names it. */
+  name: string;
+  target: Record<string, string | undefined>;
+  list: "docker.listContainerFiles" | "dockerVolume.listVolumeFiles";
+  read: "docker.readContainerFile" | "dockerVolume.readVolumeFile";
+  remove?: "docker.deleteContainerFile" | "dockerVolume.deleteVolumeFile";
+  /** What deleting an entry loses, said after its path in the confirmation ("is deleted…"). */
+  lost: string;
+};
+
+/** A read answer: a volume's says whether the file is text (a container refuses binary files). */
+type FileText = Answer<"docker.readContainerFile"> & Partial<Answer<"dockerVolume.readVolumeFile">>;
+
+/** A container's or volume's files: a directory listing, one text file open, deletion confirmed. */
+function FileBrowser({ source, onClose }: { source: FileSource; onClose: () => void }) {
   const [directory, setDirectory] = useState("/");
   const [round, setRound] = useState(0);
   const [open, setOpen] = useState<{ path: string; text?: string; truncated?: boolean; error?: string }>();
-  const target = { containerId: container.containerId, ...on(serverId) };
+  const { target } = source;
+  const headingId = useId();
   const entries = useLoad(
-    () => query<FileEntry[]>("docker.listContainerFiles", { ...target, path: directory }),
-    `files-${container.containerId}-${directory}-${round}`,
+    () => query<FileEntry[]>(source.list, { ...target, path: directory }),
+    `files-${JSON.stringify(target)}-${directory}-${round}`,
   );
   const read = async (path: string) => {
     setOpen({ path });
     try {
-      const file = await query<Answer<"docker.readContainerFile">>("docker.readContainerFile", {
-        ...target,
-        path,
-      });
-      setOpen({ path, text: decodeText(file.content), truncated: file.truncated });
+      const file = await query<FileText>(source.read, { ...target, path });
+      if (file.binary) setOpen({ path, error: "This file is not text: it is not shown." });
+      else setOpen({ path, text: decodeText(file.content), truncated: file.truncated });
     } catch (failure) {
       setOpen({ path, error: failure instanceof Error ? failure.message : String(failure) });
     }
@@ -131,9 +141,9 @@ function FileBrowser({
     (a, b) => Number(b.isDirectory) - Number(a.isDirectory) || a.name.localeCompare(b.name),
   );
   return (
-    <section class="card" aria-labelledby="docker-files">
-      <h2 id="docker-files" class="wrap-anywhere">
-        Files of {container.name}
+    <section class="card" aria-labelledby={headingId}>
+      <h2 id={headingId} class="wrap-anywhere">
+        Files of {source.name}
       </h2>
       <div class="row">
         <p class="wrap-anywhere">
@@ -156,6 +166,7 @@ function FileBrowser({
       <ul class="services" aria-label={`Entries of ${directory}`}>
         {sorted.map((entry) => {
           const path = joinPath(directory, entry.name);
+          const remove = source.remove;
           return (
             <li key={entry.name} class="row">
               <button
@@ -165,12 +176,12 @@ function FileBrowser({
               >
                 {entry.isDirectory ? `${entry.name}/` : entry.name}
               </button>
-              {container.state === "running" && (
+              {remove && (
                 <ConfirmButton
                   label={`Delete ${entry.name}`}
-                  lost={`${path}${entry.isDirectory ? " and everything in it" : ""} is deleted from the container ${container.name}. A file of the image comes back when the container is recreated; anything else is gone.`}
+                  lost={`${path}${entry.isDirectory ? " and everything in it" : ""} ${source.lost}`}
                   action={async () => {
-                    await mutate("docker.deleteContainerFile", { ...target, path });
+                    await mutate(remove, { ...target, path });
                     if (open?.path === path) setOpen(undefined);
                     setRound((n) => n + 1);
                   }}
@@ -181,8 +192,8 @@ function FileBrowser({
         })}
       </ul>
       {open && (
-        <section aria-labelledby="docker-file" class="card">
-          <h3 id="docker-file" class="wrap-anywhere">
+        <section aria-labelledby={`${headingId}-open`} class="card">
+          <h3 id={`${headingId}-open`} class="wrap-anywhere">
             {open.path}
           </h3>
           <ErrorText error={open.error} />
@@ -279,8 +290,14 @@ function Containers({ serverId, services }: { serverId: string; services: Servic
       {browsing && (
         <FileBrowser
           key={browsing.containerId}
-          container={browsing}
-          serverId={serverId}
+          source={{
+            name: browsing.name,
+            target: { containerId: browsing.containerId, ...on(serverId) },
+            list: "docker.listContainerFiles",
+            read: "docker.readContainerFile",
+            remove: browsing.state === "running" ? "docker.deleteContainerFile" : undefined,
+            lost: `is deleted from the container ${browsing.name}. A file of the image comes back when the container is recreated; anything else is gone.`,
+          }}
           onClose={() => setBrowsing(undefined)}
         />
       )}
@@ -370,52 +387,80 @@ function Volumes({ serverId, services }: { serverId: string; services: ServiceCh
     `docker-volumes-${serverId}`,
   );
   const [list, sizes] = volumes.data ?? [undefined, []];
+  const [browsing, setBrowsing] = useState<Volume>();
   return (
-    <section class="card" aria-labelledby="docker-volumes">
-      <h2 id="docker-volumes">Volumes</h2>
-      <ErrorText error={volumes.error} />
-      {list?.length === 0 && <p class="muted">No volume on this server is yours to see.</p>}
-      {list && list.length > 0 && (
-        <div class="table-scroll">
-          <table class="list">
-            <caption>{plural(list.length, "volume")}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Size</th>
-                <th scope="col">Used by</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((volume) => {
-                const user = volumeUser(volume, services);
-                return (
-                  <tr key={volume.Name}>
-                    <td class="wrap-anywhere">{volume.Name}</td>
-                    <td>{sizes.find((size) => size.name === volume.Name)?.size ?? "—"}</td>
-                    <td class="wrap-anywhere">{user ? `${user.name} (${user.where})` : "—"}</td>
-                    <td>
-                      <ConfirmButton
-                        label={`Remove ${volume.Name}`}
-                        lost={`The volume ${volume.Name} and every file in it are deleted. A volume a container uses is refused.`}
-                        action={async () => {
-                          await mutate("dockerVolume.removeVolume", {
-                            volumeName: volume.Name,
-                            ...on(serverId),
-                          });
-                          volumes.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+    <>
+      <section class="card" aria-labelledby="docker-volumes">
+        <h2 id="docker-volumes">Volumes</h2>
+        <ErrorText error={volumes.error} />
+        {list?.length === 0 && <p class="muted">No volume on this server is yours to see.</p>}
+        {list && list.length > 0 && (
+          <div class="table-scroll">
+            <table class="list">
+              <caption>{plural(list.length, "volume")}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Used by</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((volume) => {
+                  const user = volumeUser(volume, services);
+                  return (
+                    <tr key={volume.Name}>
+                      <td class="wrap-anywhere">{volume.Name}</td>
+                      <td>{sizes.find((size) => size.name === volume.Name)?.size ?? "—"}</td>
+                      <td class="wrap-anywhere">{user ? `${user.name} (${user.where})` : "—"}</td>
+                      <td>
+                        <div class="row">
+                          <button
+                            type="button"
+                            class="ghost"
+                            aria-label={`Files of ${volume.Name}`}
+                            onClick={() => setBrowsing(volume)}
+                          >
+                            Files
+                          </button>
+                          <ConfirmButton
+                            label={`Remove ${volume.Name}`}
+                            lost={`The volume ${volume.Name} and every file in it are deleted. A volume a container uses is refused.`}
+                            action={async () => {
+                              await mutate("dockerVolume.removeVolume", {
+                                volumeName: volume.Name,
+                                ...on(serverId),
+                              });
+                              if (browsing?.Name === volume.Name) setBrowsing(undefined);
+                              volumes.reload();
+                            }}
+                          />
+                        </div>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {browsing && (
+        <FileBrowser
+          key={browsing.Name}
+          source={{
+            name: browsing.Name,
+            target: { volumeName: browsing.Name, ...on(serverId) },
+            list: "dockerVolume.listVolumeFiles",
+            read: "dockerVolume.readVolumeFile",
+            remove: "dockerVolume.deleteVolumeFile",
+            lost: `is deleted from the volume ${browsing.Name}, for every container that mounts it; it is gone.`,
+          }}
+          onClose={() => setBrowsing(undefined)}
+        />
       )}
-    </section>
+    </>
   );
 }
 

@@ -6,7 +6,8 @@
  *   recorded requests are listed newest first and filtered by status; turning it off again;
  * - Docker: a deployed application's container is listed with a link to its logs; its files are
  *   browsed, a text file is opened, a file is deleted after a confirmation (Cancel keeps it); the
- *   volumes and images are listed;
+ *   images are listed; the application's named volume is browsed the same way (a directory, a
+ *   file the test wrote, a file deleted after its confirmation);
  * - dead ends: this machine without its platform network (PLATFORM_LOCAL_PROXY=false and no
  *   installer): the failed deployment says so and offers its administrator a button that creates
  *   it, after which the deploy succeeds; two replicas publishing one host-mode port on this one node fail at once with the
@@ -18,7 +19,13 @@
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dockerCli, removeDeployedApps, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeDatabaseServices,
+  removeDeployedApps,
+  requireDocker,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { staticConfigFor, toYaml } from "@platform/traefik-config";
 import { stop as stopEsbuild } from "esbuild";
@@ -46,6 +53,8 @@ let owner: { token: string; user: { organizationId: string } };
 let environmentId: string;
 let applicationId: string;
 const appName = uniqueName("docker-page");
+/** The application's named volume, mounted at /data (removed with it: `<appName>-data`). */
+const volumeName = `${appName}-data`;
 /** This machine's platform network, missing until the page's button creates it. */
 const network = uniqueName("docker-page-net");
 const crowdedName = uniqueName("docker-crowded");
@@ -55,6 +64,8 @@ const ok = (name: string, input: Record<string, unknown>) =>
 
 beforeAll(async () => {
   await requireDocker();
+  // The volume file procedures' helper container: the test image, nothing pulled.
+  process.env.PLATFORM_VOLUME_TOOLS_IMAGE = BUSYBOX;
   await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-docker-"));
   platform = await startTestPlatform(
@@ -68,13 +79,21 @@ beforeAll(async () => {
   ({ applicationId } = await ok("application.create", { name: "web", appName, environmentId }));
   await ok("application.saveDockerProvider", { applicationId, dockerImage: BUSYBOX });
   await ok("application.update", { applicationId, command: "httpd -f -p 8080 -h /etc" });
+  await ok("mounts.create", {
+    type: "volume",
+    volumeName,
+    mountPath: "/data",
+    serviceType: "application",
+    serviceId: applicationId,
+  });
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
   await http?.close();
   await platform?.close();
-  await removeDeployedApps([appName, crowdedName]);
+  await removeDatabaseServices([appName]);
+  await removeDeployedApps([crowdedName]);
   // The network goes once the services' tasks have left it.
   for (let attempt = 0; attempt < 30; attempt++) {
     const removed = await dockerCli(["network", "rm", network]).then(
@@ -246,13 +265,49 @@ describe("the Requests and Docker pages", () => {
     );
     expect(listed.body.map((entry: { name: string }) => entry.name)).not.toContain("delete-me.txt");
 
-    // Images and volumes are listed (the application's image among them).
+    // Images are listed (the application's image among them).
     await page
       .getByRole("region", { name: "Images" })
       .getByRole("cell", { name: "platform-test/busybox", exact: true })
       .first()
       .waitFor();
-    await page.getByRole("region", { name: "Volumes" }).waitFor();
+    await files.getByRole("button", { name: "Close the files" }).click();
+
+    // The application's volume: a directory, a file the test wrote, a file deleted once confirmed.
+    await dockerCli(["exec", containerId, "mkdir", "-p", "/data/site"]);
+    await ok("dockerVolume.writeVolumeFile", {
+      volumeName,
+      path: "/site/index.txt",
+      content: "written by the test\n",
+    });
+    await ok("dockerVolume.writeVolumeFile", { volumeName, path: "/site/old.txt", content: "old\n" });
+    const volumeRow = page
+      .getByRole("region", { name: "Volumes" })
+      .getByRole("row")
+      .filter({ hasText: volumeName });
+    await volumeRow.getByRole("button", { name: `Files of ${volumeName}` }).click();
+    const volumeFiles = page.getByRole("region", { name: `Files of ${volumeName}` });
+    await volumeFiles.getByRole("button", { name: "site/" }).click();
+    await volumeFiles.getByText("/site", { exact: true }).waitFor();
+    await volumeFiles.getByRole("button", { name: "index.txt", exact: true }).click();
+    await volumeFiles
+      .getByRole("region", { name: "Text of /site/index.txt" })
+      .getByText("written by the test")
+      .waitFor();
+    await step(page, "volume-file-open");
+    await volumeFiles.getByRole("button", { name: "Delete old.txt" }).click();
+    const volumeDialog = page.getByRole("dialog", { name: "Delete old.txt?" });
+    await volumeDialog.getByText(`/site/old.txt is deleted from the volume ${volumeName}`).waitFor();
+    await volumeDialog.getByRole("button", { name: "Yes, delete old.txt" }).click();
+    await volumeFiles.getByRole("button", { name: "old.txt", exact: true }).waitFor({ state: "detached" });
+    const volumeListed = await platform.query(
+      "dockerVolume.listVolumeFiles",
+      { volumeName, path: "/site" },
+      { token: owner.token },
+    );
+    expect(volumeListed.body).toEqual([{ name: "index.txt", isDirectory: false }]);
+    await volumeFiles.getByRole("button", { name: "Up one directory" }).click();
+    await volumeFiles.getByRole("button", { name: "site/" }).waitFor();
 
     // A server whose agent is not connected: its error names it, never by its id.
     const serverId = await insertTestServer(platform, owner.user.organizationId, "edge-paris");
