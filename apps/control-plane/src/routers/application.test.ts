@@ -227,6 +227,7 @@ describe("application", () => {
         deployments: [],
         domains: [],
         ports: [],
+        redirects: [],
         security: [],
         hasGitProviderAccess: true,
         unauthorizedProvider: null,
