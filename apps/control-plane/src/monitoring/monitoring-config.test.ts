@@ -155,11 +155,11 @@ describe("monitoring set-up through the API", () => {
     expect(local.body[0]).toHaveProperty("memTotal");
 
     // Stand-in agents of two remote servers: they record the Bearer tokens they are sent.
-    const received: Record<string, string[]> = { mine: [], theirs: [] };
+    const received: { mine: string[]; theirs: string[] } = { mine: [], theirs: [] };
     const stubs: Server[] = [];
-    const startStub = async (host: string, name: string, wanted: string) => {
+    const startStub = async (host: string, name: keyof typeof received, wanted: string) => {
       const stub = createServer((request, response) => {
-        received[name]!.push(request.headers.authorization ?? "");
+        received[name].push(request.headers.authorization ?? "");
         const ok = request.headers.authorization === `Bearer ${wanted}`;
         response.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
         response.end(
