@@ -1024,6 +1024,10 @@ export const dokployProcedures: Record<string, Row> = {
     source: "monitoring",
     input: ["url*", "token*", "dataPoints*"],
     output: "any",
+    differs: {
+      token:
+        "optional: without it the stored token of the caller's server at that address and port is used, so the dashboard keeps the token out of the query's URL (Dokploy's CLI still sends it)",
+    },
   },
   "server.enrollmentCommand": {
     kind: "mutation",

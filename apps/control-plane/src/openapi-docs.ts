@@ -540,7 +540,7 @@ export const procedureDocs: Record<string, ProcedureDoc> = {
   },
   "server.getServerMetrics": {
     description:
-      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one \"could not be reached\"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).",
+      "Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one \"could not be reached\"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string). `token` is optional: without it the control plane uses the stored monitoring token of the caller's organization's server whose address and metrics port `url` names (this machine for the instance organization), for the owner and administrators, who may read that token; any other url is a 400 naming `token`, and another organization's token is never used. The dashboard sends none, so no token travels in a URL.",
   },
   "server.publicIp": {
     description:

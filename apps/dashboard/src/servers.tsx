@@ -1,9 +1,11 @@
 /**
  * Servers: the organization's servers (add one: its bootstrap command, or the set-up over SSH
  * with its log; validation and security audit), and metrics graphs (uPlot) of this machine and
- * of a service's containers, read through server.getServerMetrics from the agent's /metrics with
- * the monitoring token (user.getMetricsToken answers it to instance administrators only; server.one
- * a remote server's to the organization's administrators); the thresholds in force, and a Docker
+ * of a service's containers, read through server.getServerMetrics from the agent's /metrics
+ * without the monitoring token, which the control plane takes from the server's stored monitoring
+ * (a query's input is in its URL; graphs are shown to those who may read the token:
+ * user.getMetricsToken answers this machine's to instance administrators only, server.one a
+ * remote server's to the organization's administrators); the thresholds in force, and a Docker
  * cleanup now, of this machine or of a remote server.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -64,14 +66,12 @@ export const CONTAINER_LINES: Line[] = [
 
 export function MetricsGraph({
   url,
-  token,
   refreshSeconds,
   lines,
   label,
   giveUpAfter404s,
 }: {
   url: string;
-  token: string;
   refreshSeconds: number;
   lines: Line[];
   label: string;
@@ -91,7 +91,6 @@ export function MetricsGraph({
       try {
         const samples = await query<Record<string, unknown>[]>("server.getServerMetrics", {
           url,
-          token,
           dataPoints: "120",
         });
         if (!live || !box.current) return;
@@ -135,7 +134,7 @@ export function MetricsGraph({
         if (!live) return;
         setError((failure as Error).message);
         // Nothing to read there (a service without a running container): asking again each
-        // cycle for ever would only repeat the 404, and the token with it.
+        // cycle for ever would only repeat the 404.
         missing = failure instanceof ApiFailure && failure.status === 404 ? missing + 1 : 0;
         if (giveUpAfter404s !== undefined && missing >= giveUpAfter404s) {
           clearInterval(timer);
@@ -150,7 +149,7 @@ export function MetricsGraph({
       clearInterval(timer);
       plot?.destroy();
     };
-  }, [url, token, refreshSeconds, round]);
+  }, [url, refreshSeconds, round]);
   return (
     <figure class="metrics" aria-label={label}>
       <div ref={box} />
@@ -452,7 +451,6 @@ function ServerItem({
       {monitored && readable && (
         <MetricsGraph
           url={`http://${host}:${monitored.server.port}/metrics`}
-          token={monitored.server.token}
           refreshSeconds={monitored.server.refreshRate}
           lines={SERVER_LINES}
           label={`CPU and memory use of ${server.name}`}
@@ -788,7 +786,6 @@ export function ServersPage({ user, instanceAdmin }: { user: User | undefined; i
           <>
             <MetricsGraph
               url={base}
-              token={config.server.token}
               refreshSeconds={config.server.refreshRate}
               lines={SERVER_LINES}
               label="CPU and memory use of this machine"
@@ -854,7 +851,6 @@ function ContainerMetrics({ base, config }: { base: string; config: MetricsConfi
         <MetricsGraph
           key={shown}
           url={`${base}/containers?appName=${encodeURIComponent(shown)}`}
-          token={config.server.token}
           refreshSeconds={config.containers.refreshRate}
           lines={CONTAINER_LINES}
           label={`CPU and memory use of ${shown}'s containers`}
@@ -876,7 +872,6 @@ export function ServiceContainerGraph({ appName }: { appName: string }) {
       <h2 id="container-metrics-title">Container metrics</h2>
       <MetricsGraph
         url={`${base}/containers?appName=${encodeURIComponent(appName)}`}
-        token={config.server.token}
         refreshSeconds={config.containers.refreshRate}
         lines={CONTAINER_LINES}
         label={`CPU and memory use of ${appName}'s containers`}

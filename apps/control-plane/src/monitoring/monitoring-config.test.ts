@@ -4,17 +4,21 @@
  * field, applies a valid configuration live (the agent then serves /metrics with the token),
  * the token is shown sealed-at-rest and only to instance administrators (getMetricsToken,
  * getWebServerSettings), server.getServerMetrics reads the agent's series through the outbound
- * guard, another organization cannot set this machine up, and a sustained threshold is recorded
+ * guard (without a token: the stored one of the caller's own endpoint, never another
+ * organization's), another organization cannot set this machine up, and a sustained threshold is recorded
  * as a serverThreshold event.
  */
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
+import { insertServer } from "../testing/servers.ts";
 import { createOtherOrganization } from "../users/test-support.ts";
+import { storeMonitoringConfig } from "./monitoring-config.ts";
 
 let platform: TestPlatform;
 let owner: Session;
@@ -142,6 +146,108 @@ describe("monitoring set-up through the API", () => {
     expect(plainQuery.status).toBe(401);
     expect(metadata.status).toBe(400);
     expect(metadata.body.error.data.fields).toEqual(["url"]);
+  });
+
+  it("without a token, reads with the stored token of the caller's own endpoint only", async () => {
+    const local = await getServerMetrics({ url: `http://127.0.0.1:${port}/metrics`, dataPoints: "5" }, owner);
+    expect(local.status, JSON.stringify(local.body)).toBe(200);
+    expect(local.body.length).toBeGreaterThan(0);
+    expect(local.body[0]).toHaveProperty("memTotal");
+
+    // Stand-in agents of two remote servers: they record the Bearer tokens they are sent.
+    const received: { mine: string[]; theirs: string[] } = { mine: [], theirs: [] };
+    const stubs: Server[] = [];
+    const startStub = async (host: string, name: keyof typeof received, wanted: string) => {
+      const stub = createServer((request, response) => {
+        received[name].push(request.headers.authorization ?? "");
+        const ok = request.headers.authorization === `Bearer ${wanted}`;
+        response.writeHead(ok ? 200 : 401, { "content-type": "application/json" });
+        response.end(
+          JSON.stringify(
+            ok
+              ? [{ cpu: "12.5", memUsed: "40", timestamp: new Date().toISOString() }]
+              : {
+                  error: { code: "UNAUTHORIZED", message: "Unauthorized" },
+                },
+          ),
+        );
+      });
+      await new Promise<void>((resolve) => stub.listen(0, host, resolve));
+      stubs.push(stub);
+      return (stub.address() as { port: number }).port;
+    };
+    try {
+      const mineToken = "own-remote-monitoring-token-0123456789";
+      const theirToken = "their-remote-monitoring-token-0123456789";
+      const minePort = await startStub("127.0.0.2", "mine", mineToken);
+      const theirPort = await startStub("127.0.0.3", "theirs", theirToken);
+      const ownServer = await insertServer(platform.ctx.db, owner.user.organizationId, {
+        ipAddress: "127.0.0.2",
+      });
+      await storeMonitoringConfig(
+        platform.ctx,
+        owner.user.organizationId,
+        ownServer,
+        metricsConfig({ port: minePort, token: mineToken }),
+      );
+      const other = await createOtherOrganization(platform, "metrics-other@example.com");
+      const theirServer = await insertServer(platform.ctx.db, other.organizationId, {
+        ipAddress: "127.0.0.3",
+      });
+      await storeMonitoringConfig(
+        platform.ctx,
+        other.organizationId,
+        theirServer,
+        metricsConfig({ port: theirPort, token: theirToken }),
+      );
+
+      const mine = await getServerMetrics(
+        { url: `http://127.0.0.2:${minePort}/metrics`, dataPoints: "5" },
+        owner,
+      );
+      expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+      expect(mine.body).toEqual([expect.objectContaining({ cpu: "12.5" })]);
+      expect(received.mine).toEqual([`Bearer ${mineToken}`]);
+      // Another port of the same address is not its metrics endpoint.
+      const otherPort = await getServerMetrics(
+        { url: `http://127.0.0.2:${theirPort}/metrics`, dataPoints: "5" },
+        owner,
+      );
+      expect(otherPort.status).toBe(400);
+      expect(otherPort.body.error.data.fields).toEqual(["token"]);
+
+      const theirs = await getServerMetrics(
+        { url: `http://127.0.0.3:${theirPort}/metrics`, dataPoints: "5" },
+        owner,
+      );
+      expect(theirs.status).toBe(400);
+      expect(theirs.body.error.data.fields).toEqual(["token"]);
+      expect(theirs.body.error.message).toContain(
+        "token is required for a url that is not one of your servers' metrics endpoints",
+      );
+      expect(received.theirs).toEqual([]);
+
+      // A member, who may not read the stored token, must send one.
+      const member = await platform.addMember(owner, "member");
+      const byMember = await getServerMetrics(
+        { url: `http://127.0.0.1:${port}/metrics`, dataPoints: "5" },
+        member,
+      );
+      expect(byMember.status).toBe(400);
+      expect(byMember.body.error.data.fields).toEqual(["token"]);
+
+      // Dokploy's way, with the token, is unchanged (and used as sent).
+      const withToken = await getServerMetrics(
+        { url: `http://127.0.0.2:${minePort}/metrics`, token: "wrong-token", dataPoints: "5" },
+        owner,
+      );
+      expect(withToken.status).toBe(400);
+      expect(withToken.body.error.data.fields).toEqual(["token"]);
+      expect(received.mine.at(-1)).toBe("Bearer wrong-token");
+      expect(received.theirs).toEqual([]);
+    } finally {
+      for (const stub of stubs) stub.close();
+    }
   });
 
   it("keeps the token sealed and shows it only to instance administrators", async () => {

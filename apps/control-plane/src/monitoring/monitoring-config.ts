@@ -13,15 +13,23 @@ import {
   type MetricsConfig,
   metricsConfigSchema,
 } from "@platform/agent-protocol";
-import { checkOutboundHost, OutboundRefusedError } from "@platform/outbound-guard";
+import {
+  carriedIPv4,
+  checkOutboundHost,
+  normalizeHost,
+  OutboundRefusedError,
+  systemResolver,
+} from "@platform/outbound-guard";
 import type { Logger } from "pino";
 import { callAgent } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
-import type { ServiceContext } from "../context.ts";
+import type { Caller, ServiceContext } from "../context.ts";
 import { recordEvent } from "../deployments/events.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { instanceOrganizationId } from "../organizations/instance.ts";
-import { checkUserTarget } from "../outbound/own-addresses.ts";
+import { instanceOrganizationId, isInstanceOrganization } from "../organizations/instance.ts";
+import { checkUserTarget, hostInterfaceAddresses } from "../outbound/own-addresses.ts";
+import { loadWebServerSettings } from "../proxy/static-config.ts";
+import { controlPlanePublicIp } from "../servers/public-ip.ts";
 
 export { metricsConfigSchema };
 
@@ -209,26 +217,90 @@ const metricsUnreachable = () => badRequest("The metrics endpoint could not be r
 const isAgentTokenRefusal = (status: number, body: unknown) =>
   status === 401 && (body as { error?: { code?: unknown } } | null)?.error?.code === "UNAUTHORIZED";
 
+/** A host as compared with a server's address: bare, lower case, an IPv4 carried in IPv6 unwrapped. */
+const comparableHost = (host: string) => {
+  const bare = normalizeHost(host) ?? host.toLowerCase();
+  return carriedIPv4(bare) ?? bare;
+};
+
+/** Whether `host` names this machine: one of its addresses, serverIp, its public IP, or resolving to one. */
+async function isThisMachine(ctx: Pick<ServiceContext, "config" | "db">, host: string): Promise<boolean> {
+  const settings = await loadWebServerSettings(ctx.db);
+  const known = new Set(
+    [...hostInterfaceAddresses(), settings.serverIp ?? "", controlPlanePublicIp(ctx.config)]
+      .filter(Boolean)
+      .map(comparableHost),
+  );
+  if (known.has(host)) return true;
+  const addresses = await systemResolver.resolve(host).catch(() => [] as string[]);
+  return addresses.some((address) => known.has(comparableHost(address)));
+}
+
+const tokenRequired = (why: string) => badRequest(`Invalid input: token: ${why}`, { fields: ["token"] });
+
 /**
- * server.getServerMetrics: GET `<url>?limit=<dataPoints>` with the Bearer token, through
- * the outbound guard and the own-address rule (redirects are not followed). Only an agent's
+ * The monitoring token server.getServerMetrics uses when its caller sends none (the dashboard,
+ * which keeps tokens out of URLs): the stored token of the caller's organization's server whose
+ * address and metrics port `url` names (this machine for the instance organization). Only
+ * those who may read that token (owner and administrators; instance administrators for this
+ * machine) may use it; another organization's token is never looked at.
+ */
+export async function storedMetricsToken(
+  ctx: Pick<ServiceContext, "config" | "db" | "secrets">,
+  caller: Pick<Caller, "organizationId" | "role">,
+  url: URL,
+): Promise<string> {
+  const host = comparableHost(url.hostname);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const servers = await ctx.db
+    .selectFrom("servers")
+    .innerJoin("monitoringConfigs", "monitoringConfigs.serverId", "servers.serverId")
+    .select(["servers.serverId", "servers.ipAddress"])
+    .where("servers.organizationId", "=", caller.organizationId)
+    .where("monitoringConfigs.organizationId", "=", caller.organizationId)
+    .execute();
+  const candidates = servers
+    .filter((server) => comparableHost(server.ipAddress) === host)
+    .map((server) => server.serverId);
+  if ((await isInstanceOrganization(ctx.db, caller.organizationId)) && (await isThisMachine(ctx, host)))
+    candidates.push(LOCAL_SERVER_ID);
+  const tokens = new Set<string>();
+  for (const serverId of candidates) {
+    const config = await loadMonitoringConfig(ctx, caller.organizationId, serverId);
+    if (config && config.server.port === port) tokens.add(config.server.token);
+  }
+  if (tokens.size === 0)
+    throw tokenRequired("token is required for a url that is not one of your servers' metrics endpoints");
+  if (caller.role === "member")
+    throw tokenRequired(
+      "token is required: only the organization's owner and administrators read metrics with the stored token",
+    );
+  if (tokens.size > 1)
+    throw tokenRequired("token is required: more than one of your servers' metrics endpoints is at this url");
+  return [...tokens][0]!;
+}
+
+/**
+ * server.getServerMetrics: GET `<url>?limit=<dataPoints>` with the Bearer token (the given one,
+ * else storedMetricsToken's), through the outbound guard and the own-address rule (redirects are not followed). Only an agent's
  * own answers are told apart (its token refusal and its 7.5 messages); a refused, timed out,
  * reset or TLS-failed connection, garbage or any other HTTP answer is one "could not be
  * reached", so the URL cannot tell which ports of a host are open.
  */
 export async function fetchServerMetrics(
-  ctx: Pick<ServiceContext, "config" | "db">,
-  organizationId: string,
-  input: { url: string; token: string; dataPoints: string },
+  ctx: Pick<ServiceContext, "config" | "db" | "secrets">,
+  caller: Pick<Caller, "organizationId" | "role">,
+  input: { url: string; token?: string | undefined; dataPoints: string },
 ): Promise<unknown[]> {
   const base = new URL(input.url);
   const port = Number(base.port || (base.protocol === "https:" ? 443 : 80));
   try {
-    await checkUserTarget(ctx, organizationId, { host: base.hostname, port });
+    await checkUserTarget(ctx, caller.organizationId, { host: base.hostname, port });
   } catch (error) {
     if (!(error instanceof OutboundRefusedError)) throw error;
     throw badRequest(`Invalid input: url: ${error.message}`, { fields: ["url"] });
   }
+  const token = input.token ?? (await storedMetricsToken(ctx, caller, base));
   // As Dokploy: the url names the endpoint (…/metrics or …/metrics/containers?appName=…).
   const target = new URL(base);
   target.searchParams.set("limit", input.dataPoints);
@@ -236,7 +308,7 @@ export async function fetchServerMetrics(
   let text: string;
   try {
     const response = await fetch(target, {
-      headers: { authorization: `Bearer ${input.token}`, accept: "application/json" },
+      headers: { authorization: `Bearer ${token}`, accept: "application/json" },
       redirect: "manual",
       signal: AbortSignal.timeout(METRICS_FETCH_TIMEOUT_MS),
     });

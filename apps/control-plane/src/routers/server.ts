@@ -427,16 +427,16 @@ export const serverRouter = defineRouter("server", {
 
   getServerMetrics: query({
     summary:
-      "The metrics a server's agent serves at `url` (…/metrics, or …/metrics/containers?appName=…), read with the Bearer `token`",
+      "The metrics a server's agent serves at `url` (…/metrics, or …/metrics/containers?appName=…), read with the Bearer `token` (without it, the stored token of the caller's server at that address and port)",
     access: "member",
     input: z.object({
       url: z.url({ protocol: /^https?$/ }).max(2048),
-      token: z.string().min(1).max(512),
+      token: z.string().min(1).max(512).optional(),
       dataPoints: z.string().regex(/^(all|[1-9]\d{0,5})$/, 'must be a number from 1 or "all"'),
     }),
     output: z.array(z.record(z.string(), z.unknown())),
     handler: ({ ctx, caller, input }) =>
-      fetchServerMetrics(ctx, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+      fetchServerMetrics(ctx, caller, input) as Promise<Record<string, unknown>[]>,
   }),
 
   count: query({

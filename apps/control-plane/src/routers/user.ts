@@ -760,7 +760,7 @@ export const userRouter = defineRouter("user", {
     }),
     output: z.array(z.record(z.string(), z.unknown())),
     handler: ({ ctx, caller, input }) =>
-      fetchContainerMetrics(ctx, caller.organizationId, input) as Promise<Record<string, unknown>[]>,
+      fetchContainerMetrics(ctx, caller, input) as Promise<Record<string, unknown>[]>,
   }),
 
   getServerMetrics: query({

@@ -4,7 +4,7 @@
  * guard, the own-address rule, the agent's token): only the endpoint differs, as in Dokploy,
  * `<url>/metrics/containers?appName=<appName>`.
  */
-import type { ServiceContext } from "../context.ts";
+import type { Caller, ServiceContext } from "../context.ts";
 import { fetchServerMetrics } from "../monitoring/monitoring-config.ts";
 
 export function containerMetricsUrl(url: string, appName: string): string {
@@ -15,11 +15,11 @@ export function containerMetricsUrl(url: string, appName: string): string {
 }
 
 export function fetchContainerMetrics(
-  ctx: Pick<ServiceContext, "config" | "db">,
-  organizationId: string,
+  ctx: Pick<ServiceContext, "config" | "db" | "secrets">,
+  caller: Pick<Caller, "organizationId" | "role">,
   input: { url: string; token: string; appName: string; dataPoints: string },
 ): Promise<unknown[]> {
-  return fetchServerMetrics(ctx, organizationId, {
+  return fetchServerMetrics(ctx, caller, {
     url: containerMetricsUrl(input.url, input.appName),
     token: input.token,
     dataPoints: input.dataPoints,

@@ -11147,8 +11147,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The metrics a server's agent serves at `url` (…/metrics, or …/metrics/containers?appName=…), read with the Bearer `token`
-         * @description Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one "could not be reached"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string).
+         * The metrics a server's agent serves at `url` (…/metrics, or …/metrics/containers?appName=…), read with the Bearer `token` (without it, the stored token of the caller's server at that address and port)
+         * @description Reads an agent's metrics endpoint (`url`, e.g. http://<ip>:<port>/metrics) with its token through the outbound guard (the platform's own machines only for the organization owning them; every failure that would tell a port's state is one "could not be reached"); pass the input in tRPC's `?input=` form (a plain `?token=` is refused as a credential in a query string). `token` is optional: without it the control plane uses the stored monitoring token of the caller's organization's server whose address and metrics port `url` names (this machine for the instance organization), for the owner and administrators, who may read that token; any other url is a 400 naming `token`, and another organization's token is never used. The dashboard sends none, so no token travels in a URL.
          *
          *     Any member of the organization (some objects need a permission flag).
          *
@@ -38193,7 +38193,7 @@ export interface operations {
                 /** @description Only items whose url contains this text */
                 url: string;
                 /** @description Only items whose token contains this text */
-                token: string;
+                token?: string;
                 /** @description Only items whose dataPoints contains this text */
                 dataPoints: string;
             };
@@ -39299,6 +39299,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
