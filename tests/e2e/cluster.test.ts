@@ -593,7 +593,11 @@ describe("a Swarm of three engines driven through cluster.*", () => {
     expect(removed.body).toBe(true);
     expect((await nodes()).map((node) => node.Description.Hostname)).toEqual(["node-a", "node-b"]);
     // c's own agent left the Swarm: its engine is free to join another or start its own.
-    expect(await docker("c", ["info", "--format", "{{.Swarm.LocalNodeState}}"])).toBe("inactive");
+    await vi.waitFor(
+      async () =>
+        expect(await docker("c", ["info", "--format", "{{.Swarm.LocalNodeState}}"])).toBe("inactive"),
+      { timeout: 30_000, interval: 500 },
+    );
     expect(
       (await platform.mutate("cluster.removeWorker", { serverId: servers.a, nodeId: c.ID }, as())).status,
     ).toBe(404);

@@ -38,6 +38,9 @@ const JOIN_TIMEOUT_MS = 60_000;
 const nodeIdSchema = z
   .string()
   .regex(/^[a-z0-9]{1,64}$/, "must be a Swarm node id (lowercase letters and digits)");
+/** How long a removed node's agent may take to leave its Swarm (its tasks stop first). */
+const LEAVE_SWARM_TIMEOUT_MS = 60_000;
+
 const labelsSchema = z
   .record(
     z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._\-/]{0,127}$/, "must be a label key"),
@@ -263,12 +266,15 @@ export const clusterRouter = defineRouter("cluster", {
             }),
           ctx.logger,
         );
-        await ctx.agents.client.leaveSwarm(member.serverId).catch((error: unknown) => {
-          ctx.logger.warn(
-            { err: error, serverId: member.serverId },
-            "the removed node did not leave the Swarm",
-          );
-        });
+        // Leaving waits for the node's tasks to stop: longer than a command's usual deadline.
+        await ctx.agents.client
+          .leaveSwarm(member.serverId, LEAVE_SWARM_TIMEOUT_MS)
+          .catch((error: unknown) => {
+            ctx.logger.warn(
+              { err: error, serverId: member.serverId },
+              "the removed node did not leave the Swarm",
+            );
+          });
       }
       const removed = await callAgent(
         manager,
