@@ -32,7 +32,7 @@ const stop = async (platform: TestPlatform) => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  database = await createTestDatabase();
+  database = await createTestDatabase({ migrated: true });
 });
 
 afterAll(async () => {

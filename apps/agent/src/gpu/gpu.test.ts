@@ -4,7 +4,7 @@
  * is never touched and it is never restarted. The engine here has no nvidia runtime, so its part
  * of the answer is the real one (not configured, no GPU resource).
  */
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { asReceived, type CommandReply, makeCommandRequest } from "@platform/agent-protocol";
@@ -12,6 +12,7 @@ import type Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentCore } from "../core.ts";
 import { requireDocker } from "../testing/docker.ts";
+import { SYSTEM_PATH, writeFakeNvidiaRuntime, writeFakeNvidiaSmi } from "../testing/fake-gpu.ts";
 import { daemonConfigWithGpus, runtimeConfigWithSwarmResource } from "./gpu.ts";
 
 const serverId = "gpu-test";
@@ -24,23 +25,14 @@ let runtimeConfig: string;
 let nodeId = "";
 let hadGpuLabel = false;
 
-const FAKE_NVIDIA_SMI = `#!/bin/sh
-case "$*" in
-  "--query-gpu=driver_version,gpu_name,memory.total --format=csv,noheader")
-    echo "550.54.15, NVIDIA L4, 23034 MiB"
-    echo "550.54.15, NVIDIA L4, 23034 MiB" ;;
-  "-q")
-    echo "==============NVSMI LOG=============="
-    echo "Driver Version                            : 550.54.15"
-    echo "CUDA Version                              : 12.4" ;;
-  *) echo "unexpected arguments: $*" >&2; exit 9 ;;
-esac
-`;
-
-async function executable(file: string, text: string) {
-  await writeFile(file, text);
-  await chmod(file, 0o755);
-}
+const L4_PAIR = {
+  driverVersion: "550.54.15",
+  gpus: [
+    { name: "NVIDIA L4", memoryMiB: 23034 },
+    { name: "NVIDIA L4", memoryMiB: 23034 },
+  ],
+  cudaVersion: "12.4",
+};
 
 function core(searchPath: string, nvidiaSmi = path.join(directory, "missing", "nvidia-smi")) {
   return new AgentCore({
@@ -58,7 +50,6 @@ async function run(agent: AgentCore, command: "checkGpu" | "setupGpu"): Promise<
   return agent.handle(asReceived(makeCommandRequest(serverId, input as never, 30_000)));
 }
 
-const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 const ORIGINAL_DAEMON = `${JSON.stringify({ "log-driver": "json-file", runtimes: { crun: { path: "crun" } } }, null, 2)}\n`;
 const ORIGINAL_RUNTIME =
   '#swarm-resource = "DOCKER_RESOURCE_GPU"\ndisable-require = false\n\n[nvidia-container-cli]\nldconfig = "@/sbin/ldconfig"\n';
@@ -68,10 +59,10 @@ beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), "agent-gpu-"));
   withDriver = path.join(directory, "driver");
   withRuntime = path.join(directory, "runtime");
-  await executable(path.join(directory, "nvidia-smi"), FAKE_NVIDIA_SMI);
+  await writeFakeNvidiaSmi(directory, L4_PAIR);
   await Promise.all([mkdir(withDriver), mkdir(withRuntime)]);
-  await executable(path.join(withDriver, "nvidia-smi"), FAKE_NVIDIA_SMI);
-  await executable(path.join(withRuntime, "nvidia-container-runtime"), "#!/bin/sh\nexit 0\n");
+  await writeFakeNvidiaSmi(withDriver, L4_PAIR);
+  await writeFakeNvidiaRuntime(withRuntime);
   daemonConfig = path.join(directory, "docker", "daemon.json");
   runtimeConfig = path.join(directory, "nvidia-container-runtime", "config.toml");
   await mkdir(path.dirname(daemonConfig));

@@ -152,17 +152,37 @@ export async function removeDatabaseServices(appNames: readonly string[]): Promi
   }
 }
 
-/** Removes the containers and default network of `docker-compose` projects (not Swarm stacks). */
+/** The ids or names `docker <object> ls` lists with `label`, none when the engine cannot tell. */
+async function labelled(object: "container" | "network" | "volume", label: string): Promise<string[]> {
+  const args = object === "container" ? ["ps", "-aq"] : [object, "ls", "-q"];
+  const listed = await dockerCli([...args, "--filter", `label=${label}`]).catch(() => "");
+  return listed.split("\n").filter(Boolean);
+}
+
+/** Removes the containers, networks and volumes of `docker-compose` projects (not Swarm stacks). */
 export async function removeComposeProjects(projects: readonly string[]): Promise<void> {
   for (const name of projects) {
-    const containers = await dockerCli([
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${name}`,
-    ]).catch(() => "");
-    for (const id of containers.split("\n").filter(Boolean))
-      await dockerCli(["rm", "-f", id]).catch(() => {});
-    await dockerCli(["network", "rm", `${name}_default`]).catch(() => {});
+    const project = `com.docker.compose.project=${name}`;
+    for (const id of await labelled("container", project)) await dockerCli(["rm", "-f", id]).catch(() => {});
+    for (const id of await labelled("network", project))
+      await dockerCli(["network", "rm", id]).catch(() => {});
+    for (const id of await labelled("volume", project))
+      await dockerCli(["volume", "rm", "-f", id]).catch(() => {});
+  }
+}
+
+/**
+ * Removes Swarm stacks and, once their tasks are gone (volumes in use cannot be removed), their
+ * volumes.
+ */
+export async function removeSwarmStacks(stacks: readonly string[]): Promise<void> {
+  for (const name of stacks) await dockerCli(["stack", "rm", name]).catch(() => {});
+  for (const name of stacks) {
+    const namespace = `com.docker.stack.namespace=${name}`;
+    for (let attempt = 0; attempt < 30 && (await labelled("container", namespace)).length > 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    for (const id of await labelled("volume", namespace))
+      await dockerCli(["volume", "rm", "-f", id]).catch(() => {});
   }
 }

@@ -8,7 +8,7 @@ import { InvalidNameError } from "@platform/names";
 import type { Logger } from "pino";
 import type { ServiceContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import { findServer } from "../servers/repository.ts";
+import { findServer, findServerName } from "../servers/repository.ts";
 import { LOCAL_SERVER_ID } from "./hub.ts";
 
 export function agentErrorToApiError(error: unknown, serverId: string, logger?: Logger): ApiError {
@@ -99,4 +99,14 @@ export async function withServerName(
     name = `server "${server.name}"`;
   }
   return new ApiError(error.code, error.message.replaceAll(phrase, name), error.data, error.headers);
+}
+
+/**
+ * How a deployment's log names the server it runs on: "this machine", `server "<name>"`, or
+ * `server <id>` when the name cannot be read (the database may be what failed).
+ */
+export async function describeServer(ctx: Pick<ServiceContext, "db">, serverId: string): Promise<string> {
+  if (serverId === LOCAL_SERVER_ID) return "this machine";
+  const name = await findServerName(ctx.db, serverId).catch(() => undefined);
+  return name === undefined ? `server ${serverId}` : `server "${name}"`;
 }

@@ -6,7 +6,7 @@
  * server with the pushed image and the registry's credentials to pull it, and the rollback is kept
  * there with the registry's copy. A cancel during the build goes to the build server. A failure
  * on the build server (agent away, push refused) fails the deployment naming it, and nothing
- * reaches the application's server. The real build, push, pull and serve run in
+ * reaches the application's server; the application's server away fails it naming that one. The real build, push, pull and serve run in
  * tests/e2e/build-server.test.ts.
  */
 import {
@@ -181,6 +181,28 @@ describe("a deployment with a build server", () => {
     expect(new Set(sent.map(({ command, serverId }) => `${command}@${serverId}`))).toEqual(
       new Set([`buildImage@${buildServer}`]),
     );
+  });
+
+  it("an application's server whose agent is away fails the deployment naming that server by its name", async () => {
+    const app = await createApp("target-away");
+    fakeAgents(async (_serverId, command) => ({
+      imageName: command.imageName,
+      imageId: "sha256:abc",
+      pushedImage: `198.51.100.7:5000/team/${command.appName}:${command.jobId}`,
+      commitHash: "0123abc",
+      commitMessage: "first",
+      rollbackImage: "",
+    }));
+    vi.spyOn(platform.ctx.agents.client, "deployService").mockImplementation(async (serverId) => {
+      sent.push({ command: "deployService", serverId, body: {} });
+      throw new AgentUnavailableError(serverId, "deployService");
+    });
+    const row = await deploy(app.applicationId);
+    expect(row.status).toBe("error");
+    // Waited for (the watchdog's 2 s here), then given up on: both said with the server's name.
+    expect(row.logs).toContain('The agent of server "target" is not connected: waiting for it');
+    expect(row.errorMessage).toBe('The agent of server "target" is not connected');
+    expect(row.logs).not.toContain(targetServer);
   });
 
   it("a cancel during the build goes to the build server's agent", async () => {

@@ -12,7 +12,13 @@
  * for a branch that is not there); compose.import replaces a stack's file, variables, mounts and
  * domains with a sent template's, after checking them.
  */
-import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeComposeProjects,
+  removeSwarmStacks,
+  requireDocker,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { type GitServer, startGitServer } from "@platform/agent/testing/git-server.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -121,31 +127,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.close();
   await git?.close();
-  for (const name of stacks) {
-    const containers = await dockerCli([
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${name}`,
-    ]).catch(() => "");
-    for (const id of containers.split("\n").filter(Boolean))
-      await dockerCli(["rm", "-f", id]).catch(() => {});
-    for (const network of [`${name}_${name}`, `${name}_back`, `${name}_back-r2`])
-      await dockerCli(["network", "rm", network]).catch(() => {});
-    await dockerCli(["stack", "rm", name]).catch(() => {});
-  }
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  for (const name of stacks) {
-    const volumes = await dockerCli([
-      "volume",
-      "ls",
-      "-q",
-      "--filter",
-      `label=com.docker.stack.namespace=${name}`,
-    ]).catch(() => "");
-    for (const volume of volumes.split("\n").filter(Boolean))
-      await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
-  }
+  await removeComposeProjects(stacks);
+  await removeSwarmStacks(stacks);
 }, 120_000);
 
 describe("randomize", () => {

@@ -353,6 +353,17 @@ async function deploysWithFreshVolumes(ctx: ServiceContext, deploymentId: string
   return deployment?.freshVolumes ?? false;
 }
 
+/** The agent's command removing the stack's own objects (its volumes too with `removeVolumes`). */
+function removeStackCommand(row: LocatedCompose, removeVolumes: boolean) {
+  return {
+    appName: row.appName,
+    composeType: row.composeType,
+    action: "REMOVE" as const,
+    owner: ownerOfCompose(row),
+    removeVolumes,
+  };
+}
+
 /**
  * compose.deploy/redeploy freshVolumes: the stack is removed with its volumes before it is
  * deployed again, so it starts on empty ones. The agent removes only the volumes labelled as this
@@ -367,18 +378,7 @@ async function removeStackWithVolumes(
   log(`Fresh volumes: removing the stack ${row.appName} and its volumes first…`);
   const result = await callAgent(
     serverId,
-    () =>
-      ctx.agents.client.stackAction(
-        serverId,
-        {
-          appName: row.appName,
-          composeType: row.composeType,
-          action: "REMOVE",
-          owner: ownerOfCompose(row),
-          removeVolumes: true,
-        },
-        STACK_ACTION_TIMEOUT_MS,
-      ),
+    () => ctx.agents.client.stackAction(serverId, removeStackCommand(row, true), STACK_ACTION_TIMEOUT_MS),
     ctx.logger,
   ).catch((error: unknown) => fail(`Could not remove the stack's volumes: ${(error as Error).message}`));
   log(
@@ -493,17 +493,7 @@ export async function removeComposeStack(
 ): Promise<void> {
   const serverId = composeServerOf(row);
   const result = await removeServiceOf(ctx, serverId, row.appName, "compose", () =>
-    ctx.agents.client.stackAction(
-      serverId,
-      {
-        appName: row.appName,
-        composeType: row.composeType,
-        action: "REMOVE",
-        owner: ownerOfCompose(row),
-        removeVolumes: deleteVolumes,
-      },
-      STACK_ACTION_TIMEOUT_MS,
-    ),
+    ctx.agents.client.stackAction(serverId, removeStackCommand(row, deleteVolumes), STACK_ACTION_TIMEOUT_MS),
   );
   if ((result?.kept ?? []).length > 0) {
     ctx.logger.warn(

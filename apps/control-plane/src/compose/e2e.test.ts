@@ -17,7 +17,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
+import {
+  dockerCli,
+  removeComposeProjects,
+  removeSwarmStacks,
+  requireDocker,
+  uniqueName,
+} from "@platform/agent/testing/docker.ts";
 import { ownershipLabels } from "@platform/ownership";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -232,31 +238,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.close();
   catalogueServer?.close();
-  for (const name of stacks) {
-    const containers = await dockerCli([
-      "ps",
-      "-aq",
-      "--filter",
-      `label=com.docker.compose.project=${name}`,
-    ]).catch(() => "");
-    for (const id of containers.split("\n").filter(Boolean))
-      await dockerCli(["rm", "-f", id]).catch(() => {});
-  }
-  for (const name of stacks) {
-    await dockerCli(["stack", "rm", name]).catch(() => {});
-  }
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  for (const name of stacks) {
-    const volumes = await dockerCli([
-      "volume",
-      "ls",
-      "-q",
-      "--filter",
-      `label=com.docker.stack.namespace=${name}`,
-    ]).catch(() => "");
-    for (const volume of volumes.split("\n").filter(Boolean))
-      await dockerCli(["volume", "rm", "-f", volume]).catch(() => {});
-  }
+  await removeComposeProjects(stacks);
+  await removeSwarmStacks(stacks);
   for (const directory of directories) await rm(directory, { recursive: true, force: true });
 }, 120_000);
 

@@ -13,11 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
-import { stop as stopEsbuild } from "esbuild";
 import { Secret, TOTP } from "otpauth";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper, sweepThemesAndPhone } from "./browser-fixture.ts";
@@ -35,7 +33,6 @@ let serverId: string;
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-admin-"));
   platform = await startTestPlatform(
     { PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" },
@@ -57,7 +54,6 @@ afterAll(async () => {
   await http?.close();
   await platform?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  await stopEsbuild();
 }, 60_000);
 
 const step = stepper("admin-");

@@ -15,10 +15,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, requireDocker, uniqueName } from "@platform/agent/testing/docker.ts";
-import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import type { Session } from "../testing/harness.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -43,7 +41,6 @@ const stackNames: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-app-extras-"));
   platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
   http = await listen(platform);
@@ -60,7 +57,6 @@ afterAll(async () => {
   await platform?.close();
   for (const name of stackNames) await dockerCli(["stack", "rm", name]).catch(() => {});
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  await stopEsbuild();
 }, 120_000);
 
 const step = stepper("app-extras-");

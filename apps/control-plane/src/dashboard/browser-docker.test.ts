@@ -28,10 +28,8 @@ import {
 } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { staticConfigFor, toYaml } from "@platform/traefik-config";
-import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { insertTestServer, listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import {
@@ -66,7 +64,6 @@ beforeAll(async () => {
   await requireDocker();
   // The volume file procedures' helper container: the test image, nothing pulled.
   process.env.PLATFORM_VOLUME_TOOLS_IMAGE = BUSYBOX;
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-docker-"));
   platform = await startTestPlatform(
     { PLATFORM_NETWORK: network },
@@ -104,7 +101,6 @@ afterAll(async () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  await stopEsbuild();
 }, 120_000);
 
 const step = stepper("docker-");

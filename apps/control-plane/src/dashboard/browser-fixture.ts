@@ -3,7 +3,8 @@
  * request that is not to the control plane under test is refused and recorded), axe-core
  * added by the browser on each document (the CSP refuses page scripts), a check of every page
  * for serious or critical violations, and a screenshot of each step in test-artifacts/dashboard
- * (gitignored), named with the file's prefix.
+ * (gitignored), named with the file's prefix. The page served is dist/dashboard, which the suite's
+ * global setup builds again whenever a source is newer (tests/global-setup.ts).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -16,7 +16,6 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { seedRepo } from "../git-providers/testing/fixtures.ts";
 import { type StandIn, startStandIn } from "../git-providers/testing/stand-ins.ts";
@@ -34,7 +33,6 @@ let browser: Browser;
 let gitea: StandIn;
 
 beforeAll(async () => {
-  await buildDashboard();
   gitea = await startStandIn({
     kind: "gitea",
     gitUsername: "oauth2",

@@ -23,11 +23,9 @@ import {
 } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import { startTestS3, type TestS3 } from "@platform/object-storage/testing/s3.ts";
-import { stop as stopEsbuild } from "esbuild";
 import pg from "pg";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { issuedCertificate } from "../proxy/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { ARTIFACTS, checkAccessibility, launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
@@ -56,7 +54,6 @@ const ok = (name: string, input: Record<string, unknown>) => platform.mutateOk(n
 beforeAll(async () => {
   await requireDocker();
   for (const image of [POSTGRES_IMAGE, STATIC_HTTPD]) await dockerCli(["image", "inspect", image]);
-  await buildDashboard();
   s3 = await startTestS3();
   receiver = createServer((request, response) => {
     let body = "";
@@ -96,8 +93,6 @@ afterAll(async () => {
   receiver?.close();
   await s3?.close();
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  // buildDashboard's esbuild service would outlive a run of this file alone.
-  await stopEsbuild();
 }, 180_000);
 
 const step = stepper("instance-");

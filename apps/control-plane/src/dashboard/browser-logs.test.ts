@@ -20,10 +20,8 @@ import {
   requireDocker,
   uniqueName,
 } from "@platform/agent/testing/docker.ts";
-import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
@@ -45,7 +43,6 @@ const postgresName = uniqueName("logs-tab-pg");
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-logs-"));
   platform = await startTestPlatform(
     { PLATFORM_DEFAULT_IMAGE_POSTGRES: POSTGRES },
@@ -102,8 +99,6 @@ afterAll(async () => {
   await dockerCli(["stack", "rm", stackName]).catch(() => {});
   await removeDatabaseServices([postgresName]);
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  // buildDashboard's esbuild service would outlive a run of this file alone (tests/leftover-processes.ts).
-  await stopEsbuild();
 }, 90_000);
 
 async function signIn(page: Page, base: string) {

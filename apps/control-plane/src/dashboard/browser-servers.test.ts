@@ -19,7 +19,6 @@ import { dockerCli, requireDocker, TEST_IMAGE, uniqueName } from "@platform/agen
 import { freePort } from "@platform/agent/testing/net.ts";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { type AgentProcess, killAgentProcess, listen, startAgentProcess } from "../agents/testing/agents.ts";
 import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
@@ -37,7 +36,6 @@ const containers: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   nats = await startJwtNats();
   // The agent serves its metrics on this machine, which the control plane may then read.
   platform = await startTestPlatform({

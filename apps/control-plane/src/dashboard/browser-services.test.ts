@@ -19,10 +19,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { dockerCli, removeDeployedApps, requireDocker } from "@platform/agent/testing/docker.ts";
-import { stop as stopEsbuild } from "esbuild";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import {
@@ -48,7 +46,6 @@ const volumes: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-services-"));
   platform = await startTestPlatform({}, { agents: { localAgent: { mainDirectory } } });
   http = await listen(platform);
@@ -76,7 +73,6 @@ afterAll(async () => {
     }
   }
   if (mainDirectory) await rm(mainDirectory, { recursive: true, force: true });
-  await stopEsbuild();
 }, 120_000);
 
 const step = stepper("services-");

@@ -13,7 +13,6 @@ import { requireDocker } from "@platform/agent/testing/docker.ts";
 import { freePort } from "@platform/agent/testing/net.ts";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import {
   createApplication,
@@ -38,7 +37,6 @@ let dashboardPort: number;
 
 beforeAll(async () => {
   docker = await requireDocker();
-  await buildDashboard();
   await run("bash", [buildScript], { maxBuffer: 16 * 1024 * 1024 });
   test = await startProxyTestPlatform();
   dashboardPort = await freePort();

@@ -9,7 +9,6 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { issueSetupToken } from "../auth/setup-token.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
@@ -20,7 +19,6 @@ let base: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  await buildDashboard();
   platform = await startTestPlatform({ PLATFORM_TRUSTED_PROXIES: "127.0.0.1" });
   server = serve({ fetch: platform.app.fetch, hostname: "127.0.0.1", port: 0 });
   await new Promise((resolve) => server.once("listening", resolve));

@@ -9,7 +9,6 @@ import { serve } from "@hono/node-server";
 import { Secret, TOTP } from "otpauth";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
 
@@ -22,7 +21,6 @@ let backupCodes: string[] = [];
 let offsetMs = 0;
 
 beforeAll(async () => {
-  await buildDashboard();
   platform = await startTestPlatform();
   platform.ctx.now = () => new Date(Date.now() + offsetMs);
   server = serve({ fetch: platform.app.fetch, hostname: "127.0.0.1", port: 0 });

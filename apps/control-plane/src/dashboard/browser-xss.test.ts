@@ -11,7 +11,6 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { listen } from "../agents/testing/agents.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage } from "./browser-fixture.ts";
@@ -26,7 +25,6 @@ let owner: Session;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  await buildDashboard();
   platform = await startTestPlatform({ PLATFORM_OUTBOUND_ALLOW: "127.0.0.0/8" });
   http = await listen(platform);
   browser = await launchChromium();

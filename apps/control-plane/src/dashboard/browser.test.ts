@@ -30,7 +30,6 @@ import {
 import { freePort } from "@platform/agent/testing/net.ts";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildDashboard } from "../../../../scripts/build-dashboard.mjs";
 import { SESSION_COOKIE } from "../auth/cookie-session.ts";
 import { startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 import { launchChromium, offlinePage, stepper } from "./browser-fixture.ts";
@@ -50,7 +49,6 @@ const databases: string[] = [];
 
 beforeAll(async () => {
   await requireDocker();
-  await buildDashboard();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "dashboard-e2e-"));
   // This machine's agent serves its metrics on 127.0.0.1, which the control plane may read.
   platform = await startTestPlatform(

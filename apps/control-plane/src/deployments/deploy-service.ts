@@ -17,6 +17,7 @@ import {
   type ResourceOwner,
 } from "@platform/agent-protocol";
 import { InvalidNameError } from "@platform/names";
+import { describeServer } from "../agents/errors.ts";
 import { LOCAL_SERVER_ID } from "../agents/hub.ts";
 import type { ServiceContext } from "../context.ts";
 import { EnvSyntaxError } from "../env-vars.ts";
@@ -92,13 +93,15 @@ export async function runDeploymentSteps(
         // long as a job waits for its agent.
         const waitFor = agentWaitMs(ctx) - (Date.now() - startedAt);
         if (!(error instanceof AgentUnavailableError) || run.signal.aborted || waitFor <= 0) throw error;
-        if (!waitLogged) log(`The agent of server ${serverId} is not connected: waiting for it`);
+        if (!waitLogged)
+          log(`The agent of ${await describeServer(ctx, serverId)} is not connected: waiting for it`);
         waitLogged = true;
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000, waitFor)));
       }
     }
   } catch (error) {
-    const reason = maskSecrets(reasonOf(error, stage, serverId, run.signal), secrets);
+    const server = await describeServer(ctx, serverId);
+    const reason = maskSecrets(reasonOf(error, stage, server, run.signal), secrets);
     if (!(error instanceof DeploymentFailure) && !(error instanceof AgentCommandError)) {
       ctx.logger.warn({ deploymentId: run.deploymentId, reason }, "deployment failed");
     }
@@ -112,16 +115,15 @@ export async function runDeploymentSteps(
 const capitalized = (text: string) => `${text[0]!.toUpperCase()}${text.slice(1)}`;
 
 /** The reason of a failed step, fit for the deployment log. */
-function reasonOf(error: unknown, stage: string, serverId: string, signal: AbortSignal): string {
+function reasonOf(error: unknown, stage: string, server: string, signal: AbortSignal): string {
   if (signal.aborted) return "Deployment cancelled";
   if (error instanceof DeploymentFailure) return error.message;
   if (error instanceof AgentCommandError) {
     if (error.code === "CANCELLED") return "Deployment cancelled";
-    if (error.code === "UNIMPLEMENTED")
-      return `The agent of server ${serverId} cannot ${stage}: update the agent`;
+    if (error.code === "UNIMPLEMENTED") return `The agent of ${server} cannot ${stage}: update the agent`;
     return `${capitalized(stage)} failed: ${error.agentMessage}`;
   }
-  if (error instanceof AgentUnavailableError) return `The agent of server ${serverId} is not connected`;
+  if (error instanceof AgentUnavailableError) return `The agent of ${server} is not connected`;
   if (error instanceof AgentTimeoutError) {
     return `${capitalized(stage)} did not finish within ${Math.round(error.timeoutMs / 60_000)} minutes`;
   }

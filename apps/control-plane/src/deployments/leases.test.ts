@@ -30,7 +30,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined | fal
 
 describe("control planes sharing one database", () => {
   it("a starting control plane leaves a deployment another live one runs; of two starting together exactly one recovers a dead one's", async () => {
-    const { target: database, drop } = await createTestDatabase();
+    const { target: database, drop } = await createTestDatabase({ migrated: true });
     cleanups.push(drop);
     const secret = "leases-test-secret-key-0123456789abcdef";
     const gates = new Map<string, () => void>();

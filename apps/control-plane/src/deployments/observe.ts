@@ -15,6 +15,7 @@ import {
   type ObservedServices,
   type ResourceOwner,
 } from "@platform/agent-protocol";
+import { describeServer } from "../agents/errors.ts";
 import type { ServiceContext } from "../context.ts";
 
 /** Default DEPLOYMENT_WATCHDOG_MS: no sign of life for this long settles a deployment. */
@@ -234,7 +235,7 @@ export async function followAgentJob<T>(ctx: ServiceContext, options: FollowOpti
         if (Date.now() - startedAt > agentWaitMs(ctx)) throw first.error;
         if (!waitLogged) {
           waitLogged = true;
-          log(`The agent of server ${serverId} is not connected: waiting for it`);
+          log(`The agent of ${await describeServer(ctx, serverId)} is not connected: waiting for it`);
         }
         wait();
         await sleep(OBSERVE_INTERVAL_MS, signal);
@@ -255,7 +256,10 @@ export async function followAgentJob<T>(ctx: ServiceContext, options: FollowOpti
         observable = false;
         if (!reply) {
           throw (
-            lostError ?? new Error(`The agent of server ${serverId} is too old to tell this job's outcome`)
+            lostError ??
+            new Error(
+              `The agent of ${await describeServer(ctx, serverId)} is too old to tell this job's outcome`,
+            )
           );
         }
         continue;
@@ -263,7 +267,9 @@ export async function followAgentJob<T>(ctx: ServiceContext, options: FollowOpti
       // Unreachable: nothing is known. Wait without a slot; the watchdog does not run.
       if (!waitLogged) {
         waitLogged = true;
-        log(`The agent of server ${serverId} does not answer: waiting for it to tell the outcome`);
+        log(
+          `The agent of ${await describeServer(ctx, serverId)} does not answer: waiting for it to tell the outcome`,
+        );
       }
       wait();
       continue;
@@ -310,12 +316,16 @@ export async function followAgentJob<T>(ctx: ServiceContext, options: FollowOpti
       throw new JobNotFound(`No agent works on ${jobId} and its service does not show it`);
     }
     if (attempt >= MAX_RESENDS) {
-      throw new Error(`The agent of server ${serverId} lost the job ${attempt + 1} times; deploy again`);
+      throw new Error(
+        `The agent of ${await describeServer(ctx, serverId)} lost the job ${attempt + 1} times; deploy again`,
+      );
     }
     attempt++;
     absentSince = undefined;
     lastLife = Date.now();
-    log(`The agent of server ${serverId} has no trace of this job (restarted?): sending it again`);
+    log(
+      `The agent of ${await describeServer(ctx, serverId)} has no trace of this job (restarted?): sending it again`,
+    );
     reply = settle(send(attempt));
   }
 }

@@ -627,7 +627,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
     async () => {
       const crashNames = { ...queueNames, ackWaitMs: 2000 };
       const secret = randomBytes(32).toString("base64");
-      const created = await createTestDatabase();
+      const created = await createTestDatabase({ migrated: true });
       cleanups.push(created.drop);
       const before = new ScriptedPipeline();
       const dying = await startTestPlatform(
@@ -715,7 +715,7 @@ describe.each(modes)("the deployment queue ($mode)", ({ mode, env }) => {
 
   it("a stop hands the running job back to the queue: after a restart it runs again, before the jobs queued behind it", async () => {
     const secret = randomBytes(32).toString("base64");
-    const { target: database, drop } = await createTestDatabase();
+    const { target: database, drop } = await createTestDatabase({ migrated: true });
     cleanups.push(drop);
     const before = new ScriptedPipeline();
     const first = await start(before, 1, { database, secret, shutdownGraceMs: 300 });

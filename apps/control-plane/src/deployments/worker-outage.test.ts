@@ -79,7 +79,7 @@ describe("a deployment taken while the database is away", () => {
 
 describe("a deployment whose database goes away after the claim", () => {
   it("stores its outcome once the database is back: done, with its log, not left running", async () => {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase({ migrated: true });
     const proxy = await TcpProxy.start();
     const url = proxy.proxiedUrl((database.target as { url: string }).url);
     let finishRun: (() => void) | undefined;

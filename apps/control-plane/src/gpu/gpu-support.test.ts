@@ -5,11 +5,12 @@
  * whose daemon.json and config.toml are temporary files: the real engine is read (its runtimes,
  * its Swarm node) but never reconfigured or restarted.
  */
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { connectAgentNats, enrollAgent, type RunningAgent, startAgent } from "@platform/agent";
 import { requireDocker } from "@platform/agent/testing/docker.ts";
+import { SYSTEM_PATH, writeFakeNvidiaRuntime, writeFakeNvidiaSmi } from "@platform/agent/testing/fake-gpu.ts";
 import { NatsAgentTransport, type NatsConnection } from "@platform/agent-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertTestServer, listen } from "../agents/testing/agents.ts";
@@ -17,15 +18,6 @@ import { type JwtNats, startJwtNats } from "../agents/testing/nats-jwt.ts";
 import { createUserDirectly } from "../projects/test-support.ts";
 import { type Session, startTestPlatform, type TestPlatform } from "../testing/harness.ts";
 
-const FAKE_NVIDIA_SMI = `#!/bin/sh
-case "$*" in
-  "--query-gpu=driver_version,gpu_name,memory.total --format=csv,noheader")
-    echo "535.183.01, NVIDIA A100-SXM4-40GB, 40960 MiB" ;;
-  "-q") echo "CUDA Version                              : 12.2" ;;
-  *) exit 9 ;;
-esac
-`;
-const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
 const ORIGINAL_DAEMON = '{\n  "log-level": "warn"\n}\n';
 
 let nats: JwtNats;
@@ -53,13 +45,12 @@ beforeAll(async () => {
   directory = await mkdtemp(path.join(tmpdir(), "cp-gpu-"));
   const tools = path.join(directory, "bin");
   await mkdir(tools);
-  for (const [name, text] of [
-    ["nvidia-smi", FAKE_NVIDIA_SMI],
-    ["nvidia-container-runtime", "#!/bin/sh\nexit 0\n"],
-  ] as const) {
-    await writeFile(path.join(tools, name), text);
-    await chmod(path.join(tools, name), 0o755);
-  }
+  await writeFakeNvidiaSmi(tools, {
+    driverVersion: "535.183.01",
+    gpus: [{ name: "NVIDIA A100-SXM4-40GB", memoryMiB: 40960 }],
+    cudaVersion: "12.2",
+  });
+  await writeFakeNvidiaRuntime(tools);
   localDaemonConfig = path.join(directory, "local-daemon.json");
   remoteDaemonConfig = path.join(directory, "remote-daemon.json");
   await writeFile(localDaemonConfig, ORIGINAL_DAEMON);

@@ -104,7 +104,7 @@ beforeAll(async () => {
   docker = await requireDocker();
   mainDirectory = await mkdtemp(path.join(tmpdir(), "cp-cleanup-"));
   // No agent for this machine: a whole-engine cleanup cannot run by mistake.
-  database = await createTestDatabase();
+  database = await createTestDatabase({ migrated: true });
   platform = await startTestPlatform({}, { agents: { localAgent: false }, database: database.target });
   owner = await platform.registerOwner();
   tenant = await createUserDirectly(platform, { email: "tenant@example.com" });

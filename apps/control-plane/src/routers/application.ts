@@ -69,6 +69,7 @@ import {
   dropWaitingDeployments,
   stopRunningDeployment,
 } from "../deployments/stop.ts";
+import { addGeneratedApplicationDomain } from "../domains/service.ts";
 import { checkUserTraefikConfig } from "../domains/user-traefik-config.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import {
@@ -93,7 +94,6 @@ import { readApplicationTraefikConfig, updateApplicationTraefikConfig } from "..
 import { moveApplicationProxy } from "../proxy/sync.ts";
 import { checkRegistryReferences } from "../registries/repository.ts";
 import { checkSwarmInput, type SwarmInput } from "../servers/swarm-input.ts";
-import { addGeneratedApplicationDomain } from "./domain.ts";
 
 const JSON_COLUMNS = new Set(["watchPaths", "args", "previewLabels", ...swarmJsonColumns]);
 

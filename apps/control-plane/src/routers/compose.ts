@@ -65,6 +65,7 @@ import {
   stopRunningDeployment,
 } from "../deployments/stop.ts";
 import { composeDomainIds } from "../domains/repository.ts";
+import { addComposeDomain, generateHostFor } from "../domains/service.ts";
 import { deleteComposeDomain } from "../domains/writes.ts";
 import { badRequest, conflict, notFound } from "../errors.ts";
 import { readRuntimeLogs, runtimeLogInput, runtimeLogsSchema } from "../monitoring/runtime-logs.ts";
@@ -90,7 +91,6 @@ import {
   renderTemplateFiles,
   TemplateNotFoundError,
 } from "../templates/index.ts";
-import { addComposeDomain, generateHostFor } from "./domain.ts";
 
 const deployStartedSchema = z.object({ success: z.literal(true), deploymentId: z.string() });
 const statusAnswerSchema = z.object({

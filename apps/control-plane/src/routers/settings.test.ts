@@ -402,7 +402,7 @@ describe("settings on the cloud edition", () => {
 
 describe("the proxy of this machine at start (PLATFORM_LOCAL_PROXY)", () => {
   it("is installed with the stored settings when the control plane starts, and a failure only logs why", async () => {
-    const { target: database, drop } = await createTestDatabase();
+    const { target: database, drop } = await createTestDatabase({ migrated: true });
     const mainDirectory = await mkdtemp(path.join(tmpdir(), "cp-local-proxy-"));
     const proxyServiceName = `cp-local-proxy-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const localAgent = { mainDirectory, proxyServiceName };

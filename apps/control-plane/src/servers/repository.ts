@@ -45,6 +45,19 @@ export function findServer(db: Db, organizationId: string, serverId: string): Pr
     .executeTakeFirst();
 }
 
+/**
+ * A server's name by its id alone: for log lines of work already bound to that server (a
+ * deployment's), never for a caller's input.
+ */
+export async function findServerName(db: Db, serverId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("servers")
+    .select("name")
+    .where("serverId", "=", serverId)
+    .executeTakeFirst();
+  return row?.name;
+}
+
 /** The organization's servers, newest first. */
 export function listServers(db: Db, organizationId: string): Promise<Server[]> {
   return db

@@ -1,12 +1,13 @@
 /**
  * Integration harness: a control plane on a fresh database (a new Postgres database per
- * harness), called in-process through
+ * harness, copied from a migrated template), called in-process through
  * `app.request()`. Log lines are kept so tests can check that no secret reaches them.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import pino from "pino";
 import type { AgentHubOptions } from "../agents/agent-hub.ts";
@@ -14,7 +15,7 @@ import { createApp } from "../app.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { ServiceContext } from "../context.ts";
 import { buildServiceContext, REDACTED_LOG_PATHS } from "../context-builder.ts";
-import type { DatabaseTarget, PostgresTarget } from "../db/database.ts";
+import { type DatabaseTarget, migrateToLatest, openDatabase, type PostgresTarget } from "../db/database.ts";
 import type { DeploymentQueueOptions } from "../deployments/queue.ts";
 
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -138,32 +139,87 @@ export class TestPlatform {
   }
 }
 
-/** A fresh database on the test Postgres server, and its removal. */
-export async function createTestDatabase(): Promise<{ target: PostgresTarget; drop: () => Promise<void> }> {
-  const name = `platform_t_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+/** Waits (up to 5 s) until no session is connected to `name`: a closed pool's may still be ending. */
+async function waitUntilUnused(admin: pg.Client, name: string): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 50) {
+    const { rows } = await admin.query("select count(*)::int as n from pg_stat_activity where datname = $1", [
+      name,
+    ]);
+    if (rows[0].n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const databaseUrl = (name: string) => {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  return url.toString();
+};
+
+let migratedTemplate: Promise<string> | undefined;
+
+/**
+ * A database every migration ran on, which each platform's database is copied from (CREATE
+ * DATABASE … TEMPLATE): migrating every new database again took most of a platform's start.
+ * Named after the migrations' contents, made once on the server (under an advisory lock: the
+ * suite's workers start together), and never connected to again, as a template must not be.
+ */
+function templateDatabase(): Promise<string> {
+  migratedTemplate ??= (async () => {
+    const directory = fileURLToPath(new URL("../db/migrations/", import.meta.url));
+    const hash = createHash("sha256");
+    for (const file of readdirSync(directory).sort()) {
+      hash.update(file).update(readFileSync(path.join(directory, file)));
+    }
+    const name = `platform_tpl_${hash.digest("hex").slice(0, 16)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query("select pg_advisory_lock(hashtext('platform test template'))");
+      const existing = await admin.query("select 1 from pg_database where datname = $1", [name]);
+      if (existing.rowCount === 0) {
+        const building = `${name}_${randomBytes(4).toString("hex")}`;
+        await admin.query(`create database ${building}`);
+        const database = await openDatabase({ kind: "postgres", url: databaseUrl(building) });
+        try {
+          await migrateToLatest(database.db);
+        } finally {
+          await database.close();
+        }
+        await waitUntilUnused(admin, building);
+        await admin.query(`alter database ${building} rename to ${name}`);
+      }
+    } finally {
+      await admin.end();
+    }
+    return name;
+  })();
+  return migratedTemplate;
+}
+
+/**
+ * A fresh database on the test Postgres server, and its removal: empty, or with `migrated` a
+ * copy of one every migration ran on.
+ */
+export async function createTestDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<{ target: PostgresTarget; drop: () => Promise<void> }> {
+  const name = `platform_t_${randomBytes(6).toString("hex")}`;
+  const template = options.migrated ? ` template ${await templateDatabase()}` : "";
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}${template}`);
+  await admin.end();
   const drop = async () => {
     const dropper = new pg.Client({ connectionString: adminUrl });
     await dropper.connect();
-    // A closed pool's connections may still be ending; forcing the drop while they are would
-    // deliver "terminating connection" errors to clients nobody listens to any more.
-    for (let waited = 0; waited < 5_000; waited += 50) {
-      const { rows } = await dropper.query(
-        "select count(*)::int as n from pg_stat_activity where datname = $1",
-        [name],
-      );
-      if (rows[0].n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // Forcing the drop while a closed pool's connections are still ending would deliver
+    // "terminating connection" errors to clients nobody listens to any more.
+    await waitUntilUnused(dropper, name);
     await dropper.query(`drop database if exists ${name} with (force)`);
     await dropper.end();
   };
-  return { target: { kind: "postgres", url: url.toString() }, drop };
+  return { target: { kind: "postgres", url: databaseUrl(name) }, drop };
 }
 
 /**
@@ -194,7 +250,7 @@ export async function startTestPlatform(
   // A database given by the caller outlives the platform (a restart test starts another on it).
   const { target: database, drop: dropDatabase } = options.database
     ? { target: options.database, drop: async () => {} }
-    : await createTestDatabase();
+    : await createTestDatabase({ migrated: true });
   let running: Awaited<ReturnType<typeof buildServiceContext>>;
   try {
     running = await buildServiceContext(config, {
@@ -224,7 +280,7 @@ export async function startTestPlatformPair(): Promise<{
   b: TestPlatform;
   close: () => Promise<void>;
 }> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const env = { PLATFORM_SECRET_KEY: randomBytes(32).toString("base64") };
   const a = await startTestPlatform(env, { database: database.target });
   const b = await startTestPlatform(env, { database: database.target });
