@@ -56,6 +56,18 @@ function fakeAgents(build: (serverId: string, command: CommandArgs<"buildImage">
   vi.spyOn(client, "cancelJob").mockResolvedValue(undefined as never);
 }
 
+/** The build server's answer to a build that succeeded and pushed its image to the build registry. */
+async function builtAndPushed(_serverId: string, command: CommandArgs<"buildImage">) {
+  return {
+    imageName: command.imageName,
+    imageId: "sha256:abc",
+    pushedImage: `198.51.100.7:5000/team/${command.appName}:${command.jobId}`,
+    commitHash: "0123abc",
+    commitMessage: "first",
+    rollbackImage: "",
+  };
+}
+
 async function createApp(name: string) {
   const app = await ok("application.create", {
     name,
@@ -121,14 +133,7 @@ afterAll(async () => {
 describe("a deployment with a build server", () => {
   it("builds and pushes on the build server, deploys the pushed image on the application's server, and records both", async () => {
     const app = await createApp("ok");
-    fakeAgents(async (_serverId, command) => ({
-      imageName: command.imageName,
-      imageId: "sha256:abc",
-      pushedImage: `198.51.100.7:5000/team/${command.appName}:${command.jobId}`,
-      commitHash: "0123abc",
-      commitMessage: "first",
-      rollbackImage: "",
-    }));
+    fakeAgents(builtAndPushed);
     const row = await deploy(app.applicationId);
     expect(row.status, row.logs).toBe("done");
     expect(sent.map(({ command, serverId }) => [command, serverId])).toEqual([
@@ -185,14 +190,7 @@ describe("a deployment with a build server", () => {
 
   it("an application's server whose agent is away fails the deployment naming that server by its name", async () => {
     const app = await createApp("target-away");
-    fakeAgents(async (_serverId, command) => ({
-      imageName: command.imageName,
-      imageId: "sha256:abc",
-      pushedImage: `198.51.100.7:5000/team/${command.appName}:${command.jobId}`,
-      commitHash: "0123abc",
-      commitMessage: "first",
-      rollbackImage: "",
-    }));
+    fakeAgents(builtAndPushed);
     vi.spyOn(platform.ctx.agents.client, "deployService").mockImplementation(async (serverId) => {
       sent.push({ command: "deployService", serverId, body: {} });
       throw new AgentUnavailableError(serverId, "deployService");
