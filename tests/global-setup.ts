@@ -11,9 +11,9 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { killLeftovers, TEST_RUN_VARIABLE } from "./leftover-processes.ts";
+import { killLeftovers, processesMarkedWith, TEST_RUN_VARIABLE } from "./leftover-processes.ts";
 
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   if (process.env.PLATFORM_TEST_ENV !== "skip") {
     const script = path.resolve(import.meta.dirname, "../scripts/test-env.sh");
     const result = spawnSync("bash", [script], { stdio: ["ignore", "inherit", "pipe"], encoding: "utf8" });
@@ -33,7 +33,12 @@ export default function setup(): () => void {
   // Marked after the environment is up: its services are meant to outlive the run.
   const runId = randomUUID();
   process.env[TEST_RUN_VARIABLE] = runId;
-  return () => {
+  return async () => {
+    // The workers' own children (an esbuild service a file started in-process) exit a moment
+    // after their worker, which is closed just before this runs.
+    for (let waited = 0; waited < 3_000 && processesMarkedWith(runId).length > 0; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const leftovers = killLeftovers(runId);
     if (leftovers.length > 0) {
       throw new Error(

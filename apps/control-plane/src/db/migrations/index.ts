@@ -139,9 +139,9 @@ export const migrations: Record<string, Migration> = {
   "20261203-61-onboarding": onboarding,
   "20261203-70-cli-fields": cliFields,
   "20261203-80-compose-backups": composeBackups,
+  "20261204-20-fresh-volumes": freshVolumes,
+  "20261204-20-member-server-grants": memberServerGrants,
   "20261204-20-network-mtu": networkMtu,
   "20261204-20-user-names": userNames,
-  "20261204-20-member-server-grants": memberServerGrants,
-  "20261204-20-fresh-volumes": freshVolumes,
   "20261204-30-redirect-detail-invalidation": redirectDetailInvalidation,
 };
