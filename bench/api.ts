@@ -128,11 +128,15 @@ async function main(): Promise<void> {
     reference = start("bench/reference-server.ts", referencePort, { DATABASE_URL: database.url });
     await waitFor(`http://127.0.0.1:${referencePort}/health`);
     const referenceUrl = `http://127.0.0.1:${referencePort}/api/project.all`;
-    const [ours, theirs] = await Promise.all(
+    const [ours = "", theirs = ""] = await Promise.all(
       [`${base}/api/project.all`, referenceUrl].map(async (u) => (await fetch(u, { headers })).text()),
     );
-    if (ours === undefined || ours !== theirs) {
-      throw new Error("the reference server does not send project.all's bytes");
+    if (ours === "" || ours !== theirs) {
+      let at = 0;
+      while (at < ours.length && ours[at] === theirs[at]) at++;
+      throw new Error(
+        `the reference server does not send project.all's bytes: from byte ${at}, ours ${ours.slice(at, at + 160)} / the reference's ${theirs.slice(at, at + 160)}`,
+      );
     }
 
     const baseline = await measure("bare Hono hello-world", { url: `http://127.0.0.1:${helloPort}/` });

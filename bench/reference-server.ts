@@ -146,6 +146,7 @@ app.get("/api/project.all", async (c) => {
       mariadb: [],
       mongo: [],
       redis: [],
+      libsql: [],
       compose: [],
     });
     environmentsOf.set(e.projectId, list);
