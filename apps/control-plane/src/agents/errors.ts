@@ -77,10 +77,16 @@ export async function callAgent<T>(serverId: string, call: () => Promise<T>, log
   }
 }
 
+/** A server as people know it: "this machine", `server "<name>"`, or `server <id>` without a name. */
+function serverPhrase(serverId: string, name: string | undefined): string {
+  if (serverId === LOCAL_SERVER_ID) return "this machine";
+  return name === undefined ? `server ${serverId}` : `server "${name}"`;
+}
+
 /**
- * The error with the server named as people know it: the messages above say `server <id>` (they
- * are built where only the id is known); the API answers `server "<name>"`, or "this machine".
- * A server the caller's organization does not own keeps the id it gave.
+ * The error with the server named as people know it (serverPhrase): the messages above say
+ * `server <id>` (they are built where only the id is known). A server the caller's organization
+ * does not own keeps the id it gave.
  */
 export async function withServerName(
   ctx: Pick<ServiceContext, "db">,
@@ -91,22 +97,22 @@ export async function withServerName(
   const serverId = error.data.serverId;
   const phrase = `server ${serverId}`;
   if (!error.message.includes(phrase)) return error;
-  let name: string;
-  if (serverId === LOCAL_SERVER_ID) name = "this machine";
-  else {
+  let name: string | undefined;
+  if (serverId !== LOCAL_SERVER_ID) {
     const server = organizationId ? await findServer(ctx.db, organizationId, serverId) : undefined;
     if (!server) return error;
-    name = `server "${server.name}"`;
+    name = server.name;
   }
-  return new ApiError(error.code, error.message.replaceAll(phrase, name), error.data, error.headers);
+  const named = error.message.replaceAll(phrase, serverPhrase(serverId, name));
+  return new ApiError(error.code, named, error.data, error.headers);
 }
 
 /**
- * How a deployment's log names the server it runs on: "this machine", `server "<name>"`, or
- * `server <id>` when the name cannot be read (the database may be what failed).
+ * How a deployment's log names the server it runs on (serverPhrase); by its id when the name
+ * cannot be read (the database may be what failed).
  */
 export async function describeServer(ctx: Pick<ServiceContext, "db">, serverId: string): Promise<string> {
-  if (serverId === LOCAL_SERVER_ID) return "this machine";
-  const name = await findServerName(ctx.db, serverId).catch(() => undefined);
-  return name === undefined ? `server ${serverId}` : `server "${name}"`;
+  const name =
+    serverId === LOCAL_SERVER_ID ? undefined : await findServerName(ctx.db, serverId).catch(() => undefined);
+  return serverPhrase(serverId, name);
 }
